@@ -484,7 +484,7 @@ func (b *builder) backprop(k int) error {
 // concatenation or stacking (Rev_sides).
 func (o *opBuilder) revBlock() error {
 	op := o.op
-	if op.Accum != "add" && op.Accum != "" {
+	if op.Accum != ops.AccAdd && op.Accum != ops.NoAccum {
 		return o.fail("concatenation accumulating by %q is not differentiated", op.Accum)
 	}
 	dst := make([]int, len(op.RHS))
@@ -515,11 +515,11 @@ func (o *opBuilder) revBlock() error {
 // accumulating operation.
 func (o *opBuilder) accum(targets []int) error {
 	op := o.op
-	storeAcc := op.Proj.Accumulate && op.Accum != ""
+	storeAcc := op.Proj.Accumulate && op.Accum != ops.NoAccum
 	maxRule := false
 	acc := ops.LookupAccum(op.Accum)
 	switch {
-	case op.Accum == "":
+	case op.Accum == ops.NoAccum:
 		if !op.Proj.Injective {
 			return o.fail("an overwrite (`=:`) through a non-injective projection keeps the last write; it is not differentiated")
 		}
@@ -561,7 +561,7 @@ func (o *opBuilder) accum(targets []int) error {
 				}
 			}
 			if win.w >= 0 {
-				cond = apply("eq", o.load("ord", win.ord, win.ordIdx), o.load("w", win.w, op.Proj.LHS))
+				cond = apply(ops.Eq, o.load("ord", win.ord, win.ordIdx), o.load("w", win.w, op.Proj.LHS))
 			}
 		case !storeAcc && o.last[op.LHS] == o.k:
 			y = o.T
@@ -573,14 +573,14 @@ func (o *opBuilder) accum(targets []int) error {
 			return err
 		}
 		if cond != nil {
-			val = apply("where", cond, val, cnst(0))
+			val = apply(ops.Where, cond, val, cnst(0))
 		}
 		if acc != nil && acc.Grad == ops.NegSumGrad && storeAcc {
 			negate = !negate
 		}
-		accum := "add"
+		accum := ops.AccAdd
 		if negate {
-			accum = "sub"
+			accum = ops.AccSub
 		}
 		gi := o.grad[op.RHS[i]]
 		stores = append(stores, &loopir.ComputeStore{Tensor: gi, Index: op.Proj.RHS[i], Value: val, Accum: accum, Accumulate: true})
@@ -683,7 +683,7 @@ func (o *opBuilder) winner(vs func() []loopir.ProjExpr) (*winnerRecord, error) {
 	})
 	var stores []*loopir.ComputeStore
 	var point loopir.ProjExpr
-	if op.Prim == "id" {
+	if op.Prim == ops.ID {
 		point = o.V(0)
 	} else {
 		// Materialize the point's value in the program's precision so
@@ -693,8 +693,8 @@ func (o *opBuilder) winner(vs func() []loopir.ProjExpr) (*winnerRecord, error) {
 		point = o.load("s", s, nil)
 	}
 	ord := o.load("ord", rec.ord, idx)
-	val := apply("where", apply("eq", point, o.T()), ord, cnst(float64(n)))
-	stores = append(stores, &loopir.ComputeStore{Tensor: rec.w, Index: pr.LHS, Value: val, Accum: "min", Accumulate: true})
+	val := apply(ops.Where, apply(ops.Eq, point, o.T()), ord, cnst(float64(n)))
+	stores = append(stores, &loopir.ComputeStore{Tensor: rec.w, Index: pr.LHS, Value: val, Accum: ops.AccMin, Accumulate: true})
 	var parts []string
 	for _, s := range stores[:len(stores)-1] {
 		parts = append(parts, "s = "+o.format(s.Value))
@@ -735,7 +735,7 @@ func (o *opBuilder) scratchTensor() int {
 	return o.scratch
 }
 
-func apply(prim string, args ...loopir.ProjExpr) loopir.ProjExpr {
+func apply(prim ops.PrimName, args ...loopir.ProjExpr) loopir.ProjExpr {
 	return &loopir.ProjApply{Prim: prim, Args: args}
 }
 
@@ -777,7 +777,7 @@ func expand(t ops.Term, g loopir.ProjExpr, v func(int) loopir.ProjExpr, y func()
 }
 
 // infix returns the infix symbol of a binary primitive, or "".
-func infix(prim string) string {
+func infix(prim ops.PrimName) string {
 	if p := ops.Lookup(prim); p != nil {
 		return p.Symbol
 	}
@@ -805,7 +805,7 @@ func (o *opBuilder) format(e loopir.ProjExpr) string {
 		if op := infix(e.Prim); op != "" && len(args) == 2 {
 			return args[0] + " " + op + " " + args[1]
 		}
-		return e.Prim + "(" + strings.Join(args, ", ") + ")"
+		return string(e.Prim) + "(" + strings.Join(args, ", ") + ")"
 	}
 	return "?"
 }

@@ -39,7 +39,7 @@ func TestGradTablePrimitives(t *testing.T) {
 		}
 		src += [...]string{1: "let o = id a0", 2: "let o = a0 + a1", 3: "let o = fma a0 a1 a2"}[p.Arity]
 		prim := p.Name
-		cases = append(cases, gcase{name: prim, src: weighted(src, "o"), gens: gens, noGrad: noGrad,
+		cases = append(cases, gcase{name: string(prim), src: weighted(src, "o"), gens: gens, noGrad: noGrad,
 			graph: func(g *inference.Graph) {
 				for _, op := range g.Ops {
 					if g.Tensors[op.LHS].Name == "o" {

@@ -413,8 +413,8 @@ func (b *builder) use(id int) { b.g.Tensors[id].uses++ }
 // to the neutral element, accumulate by sum) unless the op says otherwise.
 func (b *builder) newOp(op *Op, hint string) *Tensor {
 	op.InitNeutral = true
-	if op.Accum == "" {
-		op.Accum = "add"
+	if op.Accum == ops.NoAccum {
+		op.Accum = ops.AccAdd
 	}
 	t := b.newTensor(b.anonName(hint), Result, op.Pos)
 	op.LHS = t.ID
@@ -439,16 +439,17 @@ func (b *builder) addOp(op *Op) {
 	b.g.Ops = append(b.g.Ops, op)
 }
 
-// unaryFuncs and binaryPrims index package ops's table: the unary
-// primitives applied as functions, and the binary primitive each infix
-// operator spells. Built once and never modified.
+// unaryFuncs and binaryPrims index package ops's table by the program
+// language's spellings: the unary primitive each function name applies,
+// and the binary primitive each infix operator spells. Built once and
+// never modified.
 var unaryFuncs, binaryPrims = primSpellings()
 
-func primSpellings() (map[string]bool, map[string]string) {
-	unary, binary := map[string]bool{}, map[string]string{}
+func primSpellings() (map[string]ops.PrimName, map[string]ops.PrimName) {
+	unary, binary := map[string]ops.PrimName{}, map[string]ops.PrimName{}
 	for _, p := range ops.Prims() {
 		if ops.IsFunc(p.Name, 1) {
-			unary[p.Name] = true
+			unary[string(p.Name)] = p.Name
 		}
 		for _, s := range p.Infix {
 			binary[s] = p.Name
@@ -473,14 +474,15 @@ func (b *builder) expr(e program.Expr, hint string) (int, error) {
 		}
 		return b.stack(e, hint)
 	case *program.Unary:
-		if !unaryFuncs[e.Func] {
+		prim, ok := unaryFuncs[e.Func]
+		if !ok {
 			return 0, errAt(KindParse, e.Pos, "unknown function %s", spec.Quote(e.Func))
 		}
 		x, err := b.expr(e.X, hint)
 		if err != nil {
 			return 0, err
 		}
-		op := &Op{Kind: OpPointwise, Prim: e.Func, RHS: []int{x}, Pos: e.Pos, Desc: fmt.Sprintf("pointwise %s", e.Func)}
+		op := &Op{Kind: OpPointwise, Prim: prim, RHS: []int{x}, Pos: e.Pos, Desc: fmt.Sprintf("pointwise %s", e.Func)}
 		return b.emit(op, hint)
 	case *program.Binary:
 		x, err := b.expr(e.X, hint)
@@ -507,7 +509,7 @@ func (b *builder) expr(e program.Expr, hint string) (int, error) {
 			return 0, err
 		}
 		n := b.number(b.anonName("num"), e.Exp, e.Pos)
-		op := &Op{Kind: OpPointwise, Prim: "pow", RHS: []int{x, n.ID}, Pos: e.Pos, Desc: `pointwise "**."`}
+		op := &Op{Kind: OpPointwise, Prim: ops.Pow, RHS: []int{x, n.ID}, Pos: e.Pos, Desc: `pointwise "**."`}
 		return b.emit(op, hint)
 	case *program.Ternary:
 		var args []int
@@ -518,7 +520,7 @@ func (b *builder) expr(e program.Expr, hint string) (int, error) {
 			}
 			args = append(args, id)
 		}
-		op := &Op{Kind: OpPointwise, Prim: e.Op, RHS: args, Pos: e.Pos, Desc: fmt.Sprintf("pointwise %s", e.Op)}
+		op := &Op{Kind: OpPointwise, Prim: ops.PrimName(e.Op), RHS: args, Pos: e.Pos, Desc: fmt.Sprintf("pointwise %s", e.Op)}
 		return b.emit(op, hint)
 	case *program.Einsum:
 		return b.einsumExpr(e, hint)
@@ -531,7 +533,7 @@ func (b *builder) expr(e program.Expr, hint string) (int, error) {
 			}
 			args = append(args, id)
 		}
-		op := &Op{Kind: OpBlock, Prim: "id", Accum: "add", InitNeutral: true, RHS: args, Pos: e.Pos,
+		op := &Op{Kind: OpBlock, Prim: ops.ID, Accum: ops.AccAdd, InitNeutral: true, RHS: args, Pos: e.Pos,
 			SpecSrc: e.Spec, SpecPos: specStart(e.SpecPos), Desc: fmt.Sprintf("concatenation \"++^\" %s", spec.Quote(e.Spec)), node: e}
 		return b.specOp(op, e.Captures, hint)
 	case *program.Slice:
@@ -542,7 +544,7 @@ func (b *builder) expr(e program.Expr, hint string) (int, error) {
 		if e.Index < 0 {
 			return 0, errAt(KindFixedIndex, e.Pos, "slice index %d is negative", e.Index)
 		}
-		op := &Op{Kind: OpSlice, Prim: "id", RHS: []int{x}, Index: e.Index, Pos: e.Pos, Desc: fmt.Sprintf("batch slice \"@|\" %d", e.Index)}
+		op := &Op{Kind: OpSlice, Prim: ops.ID, RHS: []int{x}, Index: e.Index, Pos: e.Pos, Desc: fmt.Sprintf("batch slice \"@|\" %d", e.Index)}
 		return b.emit(op, hint)
 	case *program.InlineParam:
 		return b.inlineParam(e)
@@ -668,7 +670,7 @@ func (b *builder) stack(e *program.Literal, hint string) (int, error) {
 	if len(args) == 0 {
 		return 0, errAt(KindParse, e.Pos, "empty literal")
 	}
-	op := &Op{Kind: OpStack, Prim: "id", RHS: args, Index: int(litKind(e.Kind)), Pos: e.Pos, Desc: "stacking literal"}
+	op := &Op{Kind: OpStack, Prim: ops.ID, RHS: args, Index: int(litKind(e.Kind)), Pos: e.Pos, Desc: "stacking literal"}
 	return b.emit(op, hint)
 }
 
@@ -689,15 +691,15 @@ func (b *builder) einsumExpr(e *program.Einsum, hint string) (int, error) {
 		InitNeutral: true, Desc: fmt.Sprintf("einsum %s %s", spec.Quote(e.Op), spec.Quote(e.Spec)), node: e}
 	switch e.Op {
 	case "+*":
-		op.Prim, op.Accum = "mul", "add"
+		op.Prim, op.Accum = ops.Mul, ops.AccAdd
 	case "+++":
-		op.Prim, op.Accum = "add", "add"
+		op.Prim, op.Accum = ops.Add, ops.AccAdd
 	case "++":
-		op.Prim, op.Accum = "id", "add"
+		op.Prim, op.Accum = ops.ID, ops.AccAdd
 	case "@^^":
-		op.Prim, op.Accum = "id", "max"
+		op.Prim, op.Accum = ops.ID, ops.AccMax
 	case "@^+":
-		op.Prim, op.Accum = "add", "max"
+		op.Prim, op.Accum = ops.Add, ops.AccMax
 	default:
 		return 0, errAt(KindParse, e.Pos, "unknown einsum operator %s", spec.Quote(e.Op))
 	}
@@ -1207,17 +1209,14 @@ func (b *builder) assign(st *program.AssignStmt) error {
 		return errAt(KindParse, p, "%v", err)
 	}
 	op.Accum, op.InitNeutral = accum, initNeutral
-	switch {
-	case st.Op == "":
-		op.Prim = "id"
-	case unaryFuncs[st.Op]:
-		op.Prim = st.Op
-	default:
-		prim, ok := binaryPrims[st.Op]
-		if !ok {
-			return errAt(KindParse, p, "unknown primitive %s", spec.Quote(st.Op))
-		}
+	if st.Op == "" {
+		op.Prim = ops.ID
+	} else if prim, ok := unaryFuncs[st.Op]; ok {
 		op.Prim = prim
+	} else if prim, ok := binaryPrims[st.Op]; ok {
+		op.Prim = prim
+	} else {
+		return errAt(KindParse, p, "unknown primitive %s", spec.Quote(st.Op))
 	}
 	logic := st.Logic
 	if logic == "" {
@@ -1264,9 +1263,9 @@ func (b *builder) assign(st *program.AssignStmt) error {
 	return b.s.run()
 }
 
-func accumOf(a string) (accum string, initNeutral bool, err error) {
+func accumOf(a string) (accum ops.AccumName, initNeutral bool, err error) {
 	if a == "=:" {
-		return "", true, nil
+		return ops.NoAccum, true, nil
 	}
 	rest, ok := strings.CutPrefix(a, "=:")
 	if ok {
@@ -1277,5 +1276,5 @@ func accumOf(a string) (accum string, initNeutral bool, err error) {
 	if acc := ops.AccumBySymbol(rest); acc != nil {
 		return acc.Name, initNeutral, nil
 	}
-	return "", false, fmt.Errorf("unknown assignment operator %s", spec.Quote(a))
+	return ops.NoAccum, false, fmt.Errorf("unknown assignment operator %s", spec.Quote(a))
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ocannlgen/ocannlgen/ops"
 	"github.com/ocannlgen/ocannlgen/spec"
 	"github.com/ocannlgen/ocannlgen/spec/program"
 )
@@ -215,16 +216,16 @@ const (
 // Op is an operation of the graph: LHS = prim(RHS...) with an accumulation.
 type Op struct {
 	Kind OpKind
-	// Prim names the primitive (package ops's table): "id", unary FUNC
-	// names, "add", "sub", "mul", "div", "pow", "lt", "eq", "ne",
-	// "where", "fma", ...; for einsum
-	// ops "mul" (+*), "add" (+++), "id" (++, ++^, @^^) or "add" with max
+	// Prim names the primitive (package ops's table): ops.ID, unary FUNC
+	// names, ops.Add, ops.Sub, ops.Mul, ops.Div, ops.Pow, ops.Lt, ops.Eq,
+	// ops.Ne, ops.Where, ops.FMA, ...; for einsum ops ops.Mul (+*),
+	// ops.Add (+++), ops.ID (++, ++^, @^^) or ops.Add with max
 	// accumulation (@^+).
-	Prim string
+	Prim ops.PrimName
 	// Accum is the accumulation operator (package ops's accumulators):
-	// "add" (sum), "max", "min", "mul", "sub", "div", or "" for a plain
-	// overwrite.
-	Accum string
+	// ops.AccAdd (sum), AccMax, AccMin, AccMul, AccSub, AccDiv, or
+	// ops.NoAccum for a plain overwrite.
+	Accum ops.AccumName
 	// InitNeutral reports whether the LHS is reset to the accumulator's
 	// neutral element first (the `=:` forms).
 	InitNeutral bool

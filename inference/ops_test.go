@@ -11,7 +11,11 @@ import (
 // checks the operation elaboration produced (and, for accumulators, its
 // accumulation): a spelling elaboration does not know fails here.
 func TestTablePrimitivesElaborate(t *testing.T) {
-	type want struct{ src, prim, accum string }
+	type want struct {
+		src   string
+		prim  ops.PrimName
+		accum ops.AccumName
+	}
 	var cases []want
 	for _, p := range ops.Prims() {
 		switch p.Syntax {
@@ -20,9 +24,9 @@ func TestTablePrimitivesElaborate(t *testing.T) {
 			if p.Arity == 3 {
 				args = " a b c"
 			}
-			cases = append(cases, want{"let r = " + p.Name + args, p.Name, ""})
+			cases = append(cases, want{"let r = " + string(p.Name) + args, p.Name, ""})
 			if p.Arity == 1 {
-				cases = append(cases, want{"t =: " + p.Name + " a", p.Name, ""})
+				cases = append(cases, want{"t =: " + string(p.Name) + " a", p.Name, ""})
 			}
 		case ops.Infix:
 			for _, s := range p.Infix {

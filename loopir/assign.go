@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ocannlgen/ocannlgen/inference"
+	"github.com/ocannlgen/ocannlgen/ops"
 	"github.com/ocannlgen/ocannlgen/rt"
 )
 
@@ -27,8 +28,10 @@ type AccumOp struct {
 	LHS int
 	RHS []int
 	// Prim is the primitive (see Arity); Accum the accumulation operator
-	// ("add", "sub", "mul", "div", "max", "min", or "" for overwrite).
-	Prim, Accum string
+	// (ops.AccAdd, AccSub, AccMul, AccDiv, AccMax, AccMin, or ops.NoAccum
+	// for overwrite).
+	Prim  ops.PrimName
+	Accum ops.AccumName
 	// InitNeutral records the `=:` form.
 	InitNeutral bool
 	// ZeroInit: fill the LHS with Neutral(Accum) before the loops.
@@ -213,7 +216,7 @@ func assignmentOf(g *inference.Graph, i int, op *inference.Op) (Assignment, erro
 		return &Block{
 			Desc: desc, Op: i, LHS: op.LHS, RHS: append([]int(nil), op.RHS...),
 			// Stacking (Accum "") writes each cell once: a plain store.
-			ZeroInit: op.Proj.ZeroInit, Accumulate: op.Proj.Accumulate && op.Accum != "", Proj: op.Proj,
+			ZeroInit: op.Proj.ZeroInit, Accumulate: op.Proj.Accumulate && op.Accum != ops.NoAccum, Proj: op.Proj,
 		}, nil
 	}
 	n := Arity(op.Prim)

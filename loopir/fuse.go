@@ -1,6 +1,10 @@
 package loopir
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ocannlgen/ocannlgen/ops"
+)
 
 // FusePointwise returns p with its single-use pointwise temporaries
 // fused into their reader: a top-level perfect nest storing
@@ -75,11 +79,11 @@ func fuseOne(q *Program, t int, accept Acceptor) bool {
 	}
 	w, r := touch[0], touch[1]
 	wLoops, wSt, ok := perfectNest(q.Ops[w.op].Body[w.i])
-	if !ok || wSt.Tensor != t || wSt.Accumulate && wSt.Accum != "" || exprReads(wSt.Value, t) {
+	if !ok || wSt.Tensor != t || wSt.Accumulate && wSt.Accum != ops.NoAccum || exprReads(wSt.Value, t) {
 		return false
 	}
 	rLoops, rSt, ok := perfectNest(q.Ops[r.op].Body[r.i])
-	if !ok || rSt.Tensor == t || rSt.Accumulate && rSt.Accum != "" {
+	if !ok || rSt.Tensor == t || rSt.Accumulate && rSt.Accum != ops.NoAccum {
 		return false
 	}
 	dims := q.Tensors[t].Dims

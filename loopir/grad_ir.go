@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ocannlgen/ocannlgen/inference"
+	"github.com/ocannlgen/ocannlgen/ops"
 )
 
 // Assignment kinds for backpropagation (package autodiff). They are
@@ -44,7 +45,7 @@ type ComputeStore struct {
 	Tensor     int
 	Index      []inference.Index
 	Value      ProjExpr
-	Accum      string
+	Accum      ops.AccumName
 	Accumulate bool
 }
 
@@ -64,7 +65,7 @@ type ProjConst struct{ Value float64 }
 
 // ProjApply applies a primitive (see Arity) to its arguments.
 type ProjApply struct {
-	Prim string
+	Prim ops.PrimName
 	Args []ProjExpr
 }
 
@@ -302,7 +303,7 @@ func (l *lowerer) projExpr(e ProjExpr) (Expr, bool, error) {
 			}
 			args[i] = v
 		}
-		if e.Prim == "id" && len(args) == 1 {
+		if e.Prim == ops.ID && len(args) == 1 {
 			return args[0], true, nil
 		}
 		return &Apply{Prim: e.Prim, Args: args}, true, nil
@@ -328,7 +329,7 @@ func (l *lowerer) computeBody(c *Compute) ([]Stmt, error) {
 		if err != nil || !ok {
 			return nil, err
 		}
-		out = append(out, &Store{Tensor: s.Tensor, Index: idx, Value: v, Accum: s.Accum, Accumulate: s.Accumulate && s.Accum != ""})
+		out = append(out, &Store{Tensor: s.Tensor, Index: idx, Value: v, Accum: s.Accum, Accumulate: s.Accumulate && s.Accum != ops.NoAccum})
 	}
 	return out, nil
 }
@@ -367,7 +368,7 @@ func (l *lowerer) revBlockBody(a *RevBlock) ([]Stmt, error) {
 		if d < 0 {
 			return nil, nil
 		}
-		return []Stmt{&Store{Tensor: d, Index: idxs[0], Value: &Load{Tensor: a.Src, Index: src}, Accum: "add", Accumulate: a.Accumulate}}, nil
+		return []Stmt{&Store{Tensor: d, Index: idxs[0], Value: &Load{Tensor: a.Src, Index: src}, Accum: ops.AccAdd, Accumulate: a.Accumulate}}, nil
 	}
 	name := func(i int) string {
 		if a.Dst[i] < 0 {

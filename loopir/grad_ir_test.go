@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ocannlgen/ocannlgen/inference"
+	"github.com/ocannlgen/ocannlgen/ops"
 )
 
 // extend lowers g with extra assignments built by f and runs it in
@@ -24,7 +25,7 @@ func gradExtend(t *testing.T, g *inference.Graph, f func(p *Program) error) (*Pr
 }
 
 func gradLoad(t int, idx []inference.Index) ProjExpr { return &ProjLoad{Tensor: t, Index: idx} }
-func gradApply(prim string, args ...ProjExpr) ProjExpr {
+func gradApply(prim ops.PrimName, args ...ProjExpr) ProjExpr {
 	return &ProjApply{Prim: prim, Args: args}
 }
 

@@ -1,5 +1,7 @@
 package loopir
 
+import "github.com/ocannlgen/ocannlgen/ops"
+
 // InlineScalarTemps returns p with its scalar temporaries inlined: a
 // store `s = e` of a scalar tensor s (no dims, not in keep) immediately
 // followed, in the same body, by a store whose value reads s, becomes
@@ -53,7 +55,7 @@ func InlineScalarTemps(p *Program, keep map[int]bool) (*Program, map[*Store]bool
 // whose value reads no candidate temp.
 func tempStore(s Stmt, cand map[int]bool) (*Store, bool) {
 	st, ok := s.(*Store)
-	if !ok || !cand[st.Tensor] || st.Accumulate && st.Accum != "" {
+	if !ok || !cand[st.Tensor] || st.Accumulate && st.Accum != ops.NoAccum {
 		return nil, false
 	}
 	reads := false
@@ -98,7 +100,7 @@ func checkTemps(body []Stmt, cand map[int]bool) {
 // inlinable reports whether the loads of t in e may become v: none is an
 // operand of an addition or subtraction when v is a product.
 func inlinable(e Expr, t int, v Expr) bool {
-	if a, ok := v.(*Apply); !ok || a.Prim != "mul" {
+	if a, ok := v.(*Apply); !ok || a.Prim != ops.Mul {
 		return true
 	}
 	ok := true
@@ -109,7 +111,7 @@ func inlinable(e Expr, t int, v Expr) bool {
 			return
 		}
 		for _, x := range a.Args {
-			if l, isLoad := x.(*Load); isLoad && l.Tensor == t && (a.Prim == "add" || a.Prim == "sub") {
+			if l, isLoad := x.(*Load); isLoad && l.Tensor == t && (a.Prim == ops.Add || a.Prim == ops.Sub) {
 				ok = false
 			}
 			walk(x)

@@ -1,6 +1,9 @@
 package loopir
 
-import "github.com/ocannlgen/ocannlgen/inference"
+import (
+	"github.com/ocannlgen/ocannlgen/inference"
+	"github.com/ocannlgen/ocannlgen/ops"
+)
 
 // Stmt is a loop-IR statement: *For, *Store, *Fill, *ResetPadding or
 // *FetchStmt.
@@ -18,14 +21,14 @@ type For struct {
 }
 
 // Store writes Value into Tensor at Index. With Accumulate, the cell
-// becomes accum(old, Value) for the accumulation operator Accum ("add",
-// "sub", "mul", "div", "max", "min"); otherwise (or when Accum is "") it
-// is overwritten.
+// becomes accum(old, Value) for the accumulation operator Accum
+// (ops.AccAdd, AccSub, AccMul, AccDiv, AccMax, AccMin); otherwise (or
+// when Accum is ops.NoAccum) it is overwritten.
 type Store struct {
 	Tensor     int
 	Index      []IndexExpr
 	Value      Expr
-	Accum      string
+	Accum      ops.AccumName
 	Accumulate bool
 }
 
@@ -116,7 +119,7 @@ type Load struct {
 
 // Apply applies the primitive Prim (see Arity for the names) to Args.
 type Apply struct {
-	Prim string
+	Prim ops.PrimName
 	Args []Expr
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ocannlgen/ocannlgen/inference"
+	"github.com/ocannlgen/ocannlgen/ops"
 )
 
 // Pass is one named lowering step over a Program: a plain value, composed
@@ -206,7 +207,7 @@ func lowerAssignment(p *Program, a Assignment) (*Operation, error) {
 		}
 		var body []Stmt
 		if a.ZeroInit {
-			body = append(body, &Fill{Tensor: a.LHS, Value: Neutral("add")})
+			body = append(body, &Fill{Tensor: a.LHS, Value: Neutral(ops.AccAdd)})
 		}
 		nest, err := l.nest(0, func() ([]Stmt, error) { return l.blockBody(a) })
 		if err != nil {
@@ -431,10 +432,10 @@ func (l *lowerer) accumBody(a *AccumOp) ([]Stmt, error) {
 		args[i] = &Load{Tensor: r, Index: idx}
 	}
 	var v Expr = &Apply{Prim: a.Prim, Args: args}
-	if a.Prim == "id" {
+	if a.Prim == ops.ID {
 		v = args[0]
 	}
-	return []Stmt{&Store{Tensor: a.LHS, Index: lhs, Value: v, Accum: a.Accum, Accumulate: a.Accumulate && a.Accum != ""}}, nil
+	return []Stmt{&Store{Tensor: a.LHS, Index: lhs, Value: v, Accum: a.Accum, Accumulate: a.Accumulate && a.Accum != ops.NoAccum}}, nil
 }
 
 // blockBody is the innermost statement of a Block: the one admitted
@@ -470,7 +471,7 @@ func (l *lowerer) blockBody(a *Block) ([]Stmt, error) {
 	case 0:
 		return nil, nil
 	case 1:
-		return []Stmt{&Store{Tensor: a.LHS, Index: lhs, Value: loads[0], Accum: "add", Accumulate: a.Accumulate}}, nil
+		return []Stmt{&Store{Tensor: a.LHS, Index: lhs, Value: loads[0], Accum: ops.AccAdd, Accumulate: a.Accumulate}}, nil
 	}
 	name := func(i int) string { return fmt.Sprintf("%d (%s)", i, l.p.Tensors[a.RHS[i]].Name) }
 	lt := &l.p.Tensors[a.LHS]

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/internal/testutil"
+	"github.com/ocannlgen/ocannlgen/ops"
 	"github.com/ocannlgen/ocannlgen/rt"
 )
 
@@ -434,7 +435,7 @@ func TestPrimitives(t *testing.T) {
 	xv := []float64{-1.5, 0, 0.25, 2}
 	yv := []float64{2, 0, 0.25, -1}
 	zv := []float64{3, 4, 5, 6}
-	unary := map[string][]float64{
+	unary := map[ops.PrimName][]float64{
 		"id":         {-1.5, 0, 0.25, 2},
 		"relu":       {0, 0, 0.25, 2},
 		"sat01":      {0, 0, 0.25, 1},
@@ -451,7 +452,7 @@ func TestPrimitives(t *testing.T) {
 		"log":        {math.NaN(), math.Inf(-1), math.Log(0.25), math.Log(2)},
 		"log2":       {math.NaN(), math.Inf(-1), -2, 1},
 	}
-	binary := map[string][]float64{
+	binary := map[ops.PrimName][]float64{
 		"add": {0.5, 0, 0.5, 1},
 		"sub": {-3.5, 0, 0, 3},
 		"mul": {-3, 0, 0.0625, -2},
@@ -461,7 +462,7 @@ func TestPrimitives(t *testing.T) {
 		"eq":  {0, 1, 1, 0},
 		"ne":  {1, 0, 0, 1},
 	}
-	ternary := map[string][]float64{
+	ternary := map[ops.PrimName][]float64{
 		"where": {2, 4, 0.25, -1},
 		"fma":   {0, 4, 5.0625, 4},
 	}
@@ -470,15 +471,15 @@ func TestPrimitives(t *testing.T) {
 	y := b.input("y", yv, 4)
 	z := b.input("z", zv, 4)
 	expect := map[string][]float64{}
-	add := func(prim string, want []float64, args ...int) {
-		r := b.result("r_"+prim, 4)
+	add := func(prim ops.PrimName, want []float64, args ...int) {
+		r := b.result("r_"+string(prim), 4)
 		var rhs [][]inference.Index
 		for range args {
 			rhs = append(rhs, ix(it(0)))
 		}
-		b.op(&inference.Op{Kind: inference.OpPointwise, Prim: prim, LHS: r, RHS: args, Desc: prim,
+		b.op(&inference.Op{Kind: inference.OpPointwise, Prim: prim, LHS: r, RHS: args, Desc: string(prim),
 			Proj: proj(flags{inj: true, surj: true}, product(f1(0, 4)), ix(it(0)), rhs...)})
-		expect["r_"+prim] = want
+		expect["r_"+string(prim)] = want
 	}
 	for prim, want := range unary {
 		add(prim, want, x)
@@ -511,7 +512,7 @@ func TestPrimitives(t *testing.T) {
 func TestAccumulators(t *testing.T) {
 	mv := []float64{3, -1, 2, 0.5, 4, -2}
 	cases := []struct {
-		accum string
+		accum ops.AccumName
 		fill  string
 		want  []float64
 	}{
@@ -527,7 +528,7 @@ func TestAccumulators(t *testing.T) {
 		m := b.input("m", mv, 2, 3)
 		r := b.result("r", 2)
 		b.op(&inference.Op{Kind: inference.OpEinsum, Prim: "id", Accum: c.accum, InitNeutral: true, LHS: r, RHS: []int{m},
-			Desc: "reduce " + c.accum, Proj: proj(flags{surj: true, zero: true, acc: true}, product(f1(0, 2), f1(1, 3)), ix(it(0)), ix(it(0), it(1)))})
+			Desc: "reduce " + string(c.accum), Proj: proj(flags{surj: true, zero: true, acc: true}, product(f1(0, 2), f1(1, 3)), ix(it(0)), ix(it(0), it(1)))})
 		p, s := runBoth(t, b.g)
 		expectValues(t, s, p, "r", c.want)
 		expectContains(t, p.String(), "fill r with "+c.fill+"\n")

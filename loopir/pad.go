@@ -2,6 +2,8 @@ package loopir
 
 import (
 	"fmt"
+
+	"github.com/ocannlgen/ocannlgen/ops"
 )
 
 // passPad applies the padding margins (digest §4.5–4.6): a padded
@@ -51,14 +53,14 @@ func passPad(p *Program) error {
 }
 
 // opAccum is the accumulation operator of an assignment.
-func opAccum(a Assignment) string {
+func opAccum(a Assignment) ops.AccumName {
 	switch a := a.(type) {
 	case *AccumOp:
 		return a.Accum
 	case *Block:
-		return "add"
+		return ops.AccAdd
 	}
-	return ""
+	return ops.NoAccum
 }
 
 func (p *Program) shiftIndex(t int, idx []IndexExpr) {

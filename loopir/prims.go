@@ -10,16 +10,16 @@ import (
 
 // Arity returns the number of operands of the primitive prim, or 0 if
 // prim is unknown (see package ops for the table).
-func Arity(prim string) int { return ops.Arity(prim) }
+func Arity(prim ops.PrimName) int { return ops.Arity(prim) }
 
-// validAccum reports whether a is an accumulation operator (or "", the
-// plain store).
-func validAccum(a string) bool { return a == "" || ops.LookupAccum(a) != nil }
+// validAccum reports whether a is an accumulation operator (or
+// ops.NoAccum, the plain store).
+func validAccum(a ops.AccumName) bool { return a == ops.NoAccum || ops.LookupAccum(a) != nil }
 
 // Neutral returns the neutral element of the accumulation operator
-// accum: 0 for add, sub and the plain store "", 1 for mul and div, -inf
+// accum: 0 for add, sub and the plain store ops.NoAccum, 1 for mul and div, -inf
 // for max and +inf for min (digest §4.4).
-func Neutral(accum string) float64 {
+func Neutral(accum ops.AccumName) float64 {
 	if a := ops.LookupAccum(accum); a != nil {
 		return a.Neutral
 	}
@@ -29,9 +29,9 @@ func Neutral(accum string) float64 {
 // ApplyPrim computes primitive prim on its operands a[0..Arity-1] exactly
 // as the interpreter does (float64 arithmetic). Code generators use it to
 // fold constants identically.
-func ApplyPrim(prim string, a *[3]float64) float64 { return applyPrim(prim, a) }
+func ApplyPrim(prim ops.PrimName, a *[3]float64) float64 { return applyPrim(prim, a) }
 
-func applyPrim(prim string, a *[3]float64) float64 {
+func applyPrim(prim ops.PrimName, a *[3]float64) float64 {
 	if p := ops.Lookup(prim); p != nil {
 		return p.Eval(a)
 	}
@@ -39,7 +39,7 @@ func applyPrim(prim string, a *[3]float64) float64 {
 }
 
 // accumulate combines the old cell value with v.
-func accumulate(accum string, old, v float64) float64 {
+func accumulate(accum ops.AccumName, old, v float64) float64 {
 	if a := ops.LookupAccum(accum); a != nil {
 		return a.Combine(old, v)
 	}

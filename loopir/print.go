@@ -145,7 +145,7 @@ func formatAccess(name string, idx []IndexExpr) string {
 
 // infix returns the pseudo-code's infix symbol of a binary primitive, or
 // "" when it prints as a call.
-func infix(prim string) string {
+func infix(prim ops.PrimName) string {
 	if p := ops.Lookup(prim); p != nil {
 		return p.Symbol
 	}
@@ -154,7 +154,7 @@ func infix(prim string) string {
 
 // formatPrim prints prim applied to already formatted operands; compound
 // operands (nested applications) are parenthesized in infix position.
-func formatPrim(prim string, args []string, compound []bool) string {
+func formatPrim(prim ops.PrimName, args []string, compound []bool) string {
 	if op := infix(prim); op != "" && len(args) == 2 {
 		a, c := args[0], args[1]
 		if compound[0] {
@@ -165,10 +165,10 @@ func formatPrim(prim string, args []string, compound []bool) string {
 		}
 		return a + " " + op + " " + c
 	}
-	if prim == "id" && len(args) == 1 {
+	if prim == ops.ID && len(args) == 1 {
 		return args[0]
 	}
-	return prim + "(" + strings.Join(args, ", ") + ")"
+	return string(prim) + "(" + strings.Join(args, ", ") + ")"
 }
 
 func (p *Program) formatExpr(e Expr) string {
@@ -183,7 +183,7 @@ func (p *Program) formatExpr(e Expr) string {
 		for i, a := range e.Args {
 			args[i] = p.formatExpr(a)
 			ap, ok := a.(*Apply)
-			compound[i] = ok && !(ap.Prim == "id" && len(ap.Args) == 1) && infix(ap.Prim) != ""
+			compound[i] = ok && !(ap.Prim == ops.ID && len(ap.Args) == 1) && infix(ap.Prim) != ""
 		}
 		return formatPrim(e.Prim, args, compound)
 	}
@@ -194,15 +194,15 @@ func (p *Program) formatExpr(e Expr) string {
 // "max="), from package ops's table; built once and never modified.
 var accumSymbol = accumNotations()
 
-func accumNotations() map[string]string {
-	m := map[string]string{}
+func accumNotations() map[ops.AccumName]string {
+	m := map[ops.AccumName]string{}
 	for _, a := range ops.Accums() {
 		m[a.Name] = a.Notation
 	}
 	return m
 }
 
-func storeOp(accum string, accumulate bool) string {
+func storeOp(accum ops.AccumName, accumulate bool) string {
 	if s, ok := accumSymbol[accum]; ok && accumulate {
 		return s
 	}
@@ -328,7 +328,7 @@ func (p *Program) dumpAssignment(b *strings.Builder, a Assignment) {
 		for i, r := range a.RHS {
 			args[i] = projAccess(p.name(r), a.Proj.RHS[i])
 		}
-		fmt.Fprintf(b, "%s %s %s\n", projAccess(p.name(a.LHS), a.Proj.LHS), storeOp(a.Accum, a.Accumulate && a.Accum != ""),
+		fmt.Fprintf(b, "%s %s %s\n", projAccess(p.name(a.LHS), a.Proj.LHS), storeOp(a.Accum, a.Accumulate && a.Accum != ops.NoAccum),
 			formatPrim(a.Prim, args, make([]bool, len(args))))
 		fmt.Fprintf(b, "  over %s\n", productString(a.Proj))
 	case *Block:
@@ -339,7 +339,7 @@ func (p *Program) dumpAssignment(b *strings.Builder, a Assignment) {
 		for i, r := range a.RHS {
 			args[i] = projAccess(p.name(r), a.Proj.RHS[i])
 		}
-		fmt.Fprintf(b, "%s %s block(%s)\n", projAccess(p.name(a.LHS), a.Proj.LHS), storeOp("add", a.Accumulate), strings.Join(args, ", "))
+		fmt.Fprintf(b, "%s %s block(%s)\n", projAccess(p.name(a.LHS), a.Proj.LHS), storeOp(ops.AccAdd, a.Accumulate), strings.Join(args, ", "))
 		fmt.Fprintf(b, "  over %s\n", productString(a.Proj))
 	}
 }

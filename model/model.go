@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ocannlgen/ocannlgen/ops"
 	"github.com/ocannlgen/ocannlgen/spec"
 	"github.com/ocannlgen/ocannlgen/spec/program"
 )
@@ -593,7 +594,7 @@ func (x *expander) expandEntry(e *program.EntryStmt) (*Entry, error) {
 		}
 		switch r.(type) {
 		case *program.Ident, *program.InlineParam, *program.Number, *program.DimRef:
-			r = &program.Unary{Pos: r.ExprPos(), Func: "id", X: r}
+			r = &program.Unary{Pos: r.ExprPos(), Func: string(ops.ID), X: r}
 		}
 		x.names[name] = true
 		x.out = append(x.out, &program.LetStmt{Pos: e.Result.ExprPos(), Name: name, Expr: r})

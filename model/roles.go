@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/ocannlgen/ocannlgen/inference"
+	"github.com/ocannlgen/ocannlgen/ops"
 	"github.com/ocannlgen/ocannlgen/spec"
 )
 
@@ -124,7 +125,7 @@ func paramRole(g *inference.Graph, id int) Role {
 				}
 			case op.Kind == inference.OpCompose && slot == 0 && len(t.Shape.Input) > 0:
 				raise(Role{Kind: RoleLinearWeight})
-			case vector && op.Kind == inference.OpPointwise && op.Prim == "mul":
+			case vector && op.Kind == inference.OpPointwise && op.Prim == ops.Mul:
 				raise(Role{Kind: RoleNormScale})
 			case vector:
 				raise(Role{Kind: RoleBias})

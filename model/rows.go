@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/ocannlgen/ocannlgen/inference"
+	"github.com/ocannlgen/ocannlgen/ops"
 	"github.com/ocannlgen/ocannlgen/spec"
 )
 
@@ -161,7 +162,7 @@ func (e *Entry) checkLossRows(g *inference.Graph) (bool, *Error) {
 	if red == nil {
 		return false, errAt(e.ResultPos, "loss %s: the loss does not sum over its run-time rows (<=N)", e.Name)
 	}
-	if red.Kind != inference.OpEinsum || red.Prim != "id" || red.Accum != "add" || len(red.RHS) != 1 {
+	if red.Kind != inference.OpEinsum || red.Prim != ops.ID || red.Accum != ops.AccAdd || len(red.RHS) != 1 {
 		return false, errAt(red.Pos, "loss %s: %s reduces the run-time rows (<=N) but is not a sum (++): a loss with run-time rows must be a sum of per-row terms, or their mean", e.Name, red.Desc)
 	}
 	result := Tensor(g, e.Result)
@@ -188,12 +189,12 @@ func (e *Entry) checkLossRows(g *inference.Graph) (bool, *Error) {
 		ok := false
 		if next.Kind == inference.OpPointwise {
 			switch {
-			case len(next.RHS) == 1 && (next.Prim == "neg" || next.Prim == "id"):
+			case len(next.RHS) == 1 && (next.Prim == ops.Neg || next.Prim == ops.ID):
 				ok = true
-			case len(next.RHS) == 2 && next.RHS[0] == cur && next.Prim == "div" && g.Tensors[next.RHS[1]].Kind == inference.DimScalar && g.Tensors[next.RHS[1]].DimRows && !divided:
+			case len(next.RHS) == 2 && next.RHS[0] == cur && next.Prim == ops.Div && g.Tensors[next.RHS[1]].Kind == inference.DimScalar && g.Tensors[next.RHS[1]].DimRows && !divided:
 				ok, divided, divOp = true, true, next
-			case len(next.RHS) == 2 && next.RHS[0] == cur && (next.Prim == "div" || next.Prim == "mul") && isConst(next.RHS[1]),
-				len(next.RHS) == 2 && next.RHS[1] == cur && next.Prim == "mul" && isConst(next.RHS[0]):
+			case len(next.RHS) == 2 && next.RHS[0] == cur && (next.Prim == ops.Div || next.Prim == ops.Mul) && isConst(next.RHS[1]),
+				len(next.RHS) == 2 && next.RHS[1] == cur && next.Prim == ops.Mul && isConst(next.RHS[0]):
 				ok = true
 			}
 		}

@@ -13,45 +13,45 @@ package ops
 // combines the old cell $0 with the new value $1.
 
 // cudaPrims maps a primitive's name to its recipe.
-var cudaPrims = map[string]string{
-	"id":   "$0",
-	"relu": "($0 > ($T)0 ? $0 : ($T)0)", // NaN gives 0, as the Go recipe
+var cudaPrims = map[PrimName]string{
+	ID:   "$0",
+	Relu: "($0 > ($T)0 ? $0 : ($T)0)", // NaN gives 0, as the Go recipe
 	// NaN stays NaN, as Go's min(1, max(0, x)).
-	"sat01":      "($0 != $0 ? $0 : ($0 < ($T)0 ? ($T)0 : ($0 > ($T)1 ? ($T)1 : $0)))",
-	"exp":        "exp($0)",
-	"log":        "log($0)",
-	"exp2":       "exp2($0)",
-	"log2":       "log2($0)",
-	"sin":        "sin($0)",
-	"cos":        "cos($0)",
-	"sqrt":       "sqrt($0)",
-	"recip":      "($T)1 / $0",
-	"recip_sqrt": "($T)1 / sqrt($0)",
-	"neg":        "-$0",
-	"tanh":       "tanh($0)",
-	"not":        "($0 == ($T)0 ? ($T)1 : ($T)0)",
-	"add":        "$0 + $1",
-	"sub":        "$0 - $1",
-	"mul":        "$0 * $1",
-	"div":        "$0 / $1",
-	"pow":        "pow($0, $1)",
-	"lt":         "($0 < $1 ? ($T)1 : ($T)0)",
-	"eq":         "($0 == $1 ? ($T)1 : ($T)0)",
-	"ne":         "($0 != $1 ? ($T)1 : ($T)0)",
-	"where":      "($0 != ($T)0 ? $1 : $2)",
+	Sat01:     "($0 != $0 ? $0 : ($0 < ($T)0 ? ($T)0 : ($0 > ($T)1 ? ($T)1 : $0)))",
+	Exp:       "exp($0)",
+	Log:       "log($0)",
+	Exp2:      "exp2($0)",
+	Log2:      "log2($0)",
+	Sin:       "sin($0)",
+	Cos:       "cos($0)",
+	Sqrt:      "sqrt($0)",
+	Recip:     "($T)1 / $0",
+	RecipSqrt: "($T)1 / sqrt($0)",
+	Neg:       "-$0",
+	Tanh:      "tanh($0)",
+	Not:       "($0 == ($T)0 ? ($T)1 : ($T)0)",
+	Add:       "$0 + $1",
+	Sub:       "$0 - $1",
+	Mul:       "$0 * $1",
+	Div:       "$0 / $1",
+	Pow:       "pow($0, $1)",
+	Lt:        "($0 < $1 ? ($T)1 : ($T)0)",
+	Eq:        "($0 == $1 ? ($T)1 : ($T)0)",
+	Ne:        "($0 != $1 ? ($T)1 : ($T)0)",
+	Where:     "($0 != ($T)0 ? $1 : $2)",
 	// In double, as the interpreter computes it.
-	"fma": "($T)((double)$0 * (double)$1 + (double)$2)",
+	FMA: "($T)((double)$0 * (double)$1 + (double)$2)",
 }
 
 // cudaAccums maps an accumulator's name to its recipe.
-var cudaAccums = map[string]string{
-	"add": "$0 + $1",
-	"sub": "$0 - $1",
-	"mul": "$0 * $1",
-	"div": "$0 / $1",
+var cudaAccums = map[AccumName]string{
+	AccAdd: "$0 + $1",
+	AccSub: "$0 - $1",
+	AccMul: "$0 * $1",
+	AccDiv: "$0 / $1",
 	// NaN propagates, as math.Max and math.Min.
-	"max": "(($0 != $0 || $1 != $1) ? $0 + $1 : ($0 > $1 ? $0 : $1))",
-	"min": "(($0 != $0 || $1 != $1) ? $0 + $1 : ($0 < $1 ? $0 : $1))",
+	AccMax: "(($0 != $0 || $1 != $1) ? $0 + $1 : ($0 > $1 ? $0 : $1))",
+	AccMin: "(($0 != $0 || $1 != $1) ? $0 + $1 : ($0 < $1 ? $0 : $1))",
 }
 
 // CUDA returns the primitive's CUDA C recipe ("" when it has none, which

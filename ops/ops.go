@@ -9,9 +9,10 @@
 // go:generate driver's reserved words (gen), arity checks, the pseudo-code
 // printer and the interpreter (loopir), backpropagation (autodiff) and the
 // Go emitter (emit/gocode) all read this table; none of them lists the
-// operations again. Adding a pointwise primitive that the program language
-// spells as a function application (`softplus x`) therefore touches this
-// package only. New infix operators also need the grammar (their
+// operations again, and names an entry only through the PrimName and
+// AccumName constants of names.go. Adding a pointwise primitive that the
+// program language spells as a function application (`softplus x`)
+// therefore touches this package only. New infix operators also need the grammar (their
 // precedence lives in spec/program's parser).
 //
 // The package imports nothing of the project, so every stage of the
@@ -42,8 +43,8 @@ const (
 // Prim is a pointwise primitive: result = Eval(operands), broadcast over
 // the operation's product space.
 type Prim struct {
-	// Name is the primitive's name in the IRs ("add", "tanh", "where").
-	Name string
+	// Name is the primitive's name in the IRs (Add, Tanh, Where).
+	Name PrimName
 	// Arity is the number of operands (1, 2 or 3).
 	Arity int
 	// Syntax says how the program language spells the primitive: Func
@@ -107,7 +108,7 @@ type Term struct {
 	Kind  TermKind
 	Arg   int
 	Value float64
-	Prim  string
+	Prim  PrimName
 	Args  []Term
 }
 
@@ -186,11 +187,11 @@ func (p *Prim) Domain(i int) Domain {
 }
 
 // Accum is a reduction accumulator: a store combines the cell's old
-// value with the new one as Combine(old, v). The plain store (accumulator
-// "") is not an entry.
+// value with the new one as Combine(old, v). The plain store (NoAccum)
+// is not an entry.
 type Accum struct {
-	// Name is the accumulator's name in the IRs ("add", "max").
-	Name string
+	// Name is the accumulator's name in the IRs (AccAdd, AccMax).
+	Name AccumName
 	// Symbol is the program language's spelling after "=" or "=:" in an
 	// assignment operator ("+" in =+ and =:+, "@^" in =@^).
 	Symbol string

@@ -50,7 +50,7 @@ func checkTerm(t *testing.T, p *Prim, e Term) {
 // needs: the interpreter's Eval, autodiff's rule per operand, the Go
 // emitter's recipe, the language's spelling.
 func TestPrimEntriesComplete(t *testing.T) {
-	seen := map[string]bool{}
+	seen := map[PrimName]bool{}
 	infix := map[string]bool{}
 	for _, p := range Prims() {
 		if p.Name == "" || seen[p.Name] {
@@ -80,13 +80,13 @@ func TestPrimEntriesComplete(t *testing.T) {
 		case p.Go.Branch != nil:
 			b := p.Go.Branch
 			for _, s := range []string{b.Init, b.Cond, b.Then} {
-				checkTemplate(t, p.Name, s, p.Arity, true)
+				checkTemplate(t, string(p.Name), s, p.Arity, true)
 			}
 			if b.Cond == "" || b.Then == "" {
 				t.Errorf("%s: a branch recipe needs Cond and Then", p.Name)
 			}
 		default:
-			checkTemplate(t, p.Name, p.Go.Expr, p.Arity, false)
+			checkTemplate(t, string(p.Name), p.Go.Expr, p.Arity, false)
 		}
 		switch p.Syntax {
 		case Func:
@@ -117,17 +117,17 @@ func TestAccumEntriesComplete(t *testing.T) {
 	seen := map[string]bool{}
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, a := range Accums() {
-		if a.Name == "" || seen[a.Name] || seen["sym "+a.Symbol] {
+		if a.Name == NoAccum || seen[string(a.Name)] || seen["sym "+a.Symbol] {
 			t.Errorf("accumulator %q or its symbol %q empty or repeated", a.Name, a.Symbol)
 		}
-		seen[a.Name], seen["sym "+a.Symbol] = true, true
+		seen[string(a.Name)], seen["sym "+a.Symbol] = true, true
 		if LookupAccum(a.Name) != a || AccumBySymbol(a.Symbol) != a {
 			t.Errorf("%s: lookups disagree with the table", a.Name)
 		}
 		if a.Combine == nil || a.Notation == "" || (a.Go.AssignOp == "") == (a.Go.Expr == "") {
 			t.Errorf("%s: needs Combine, Notation and exactly one Go form", a.Name)
 		}
-		checkTemplate(t, a.Name, a.Go.Expr, 2, false)
+		checkTemplate(t, string(a.Name), a.Go.Expr, 2, false)
 		// The neutral element leaves a value unchanged on the right.
 		for range 10 {
 			v := 4*r.Float64() - 2
@@ -144,9 +144,9 @@ func TestAccumEntriesComplete(t *testing.T) {
 // TestEvalValues checks evaluation against numbers computed by hand; a
 // primitive without such a number fails.
 func TestEvalValues(t *testing.T) {
-	checked := map[string]bool{}
+	checked := map[PrimName]bool{}
 	for _, c := range []struct {
-		prim string
+		prim PrimName
 		a    [3]float64
 		want float64
 	}{

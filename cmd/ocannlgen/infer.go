@@ -14,6 +14,7 @@ import (
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/loopir"
 	"github.com/ocannlgen/ocannlgen/model"
+	"github.com/ocannlgen/ocannlgen/ops"
 	"github.com/ocannlgen/ocannlgen/pipeline"
 	"github.com/ocannlgen/ocannlgen/spec"
 	"github.com/ocannlgen/ocannlgen/spec/program"
@@ -124,16 +125,16 @@ type jsonTensor struct {
 }
 
 type jsonOp struct {
-	LHS        string     `json:"lhs"`
-	Op         string     `json:"op"`
-	Prim       string     `json:"prim"`
-	Accum      string     `json:"accum"`
-	RHS        []string   `json:"rhs"`
-	Product    [][]int    `json:"product"`
-	LHSIndex   []string   `json:"lhs_index"`
-	RHSIndex   [][]string `json:"rhs_index"`
-	ZeroInit   bool       `json:"zero_init"`
-	Accumulate bool       `json:"accumulate"`
+	LHS        string        `json:"lhs"`
+	Op         string        `json:"op"`
+	Prim       ops.PrimName  `json:"prim"`
+	Accum      ops.AccumName `json:"accum"`
+	RHS        []string      `json:"rhs"`
+	Product    [][]int       `json:"product"`
+	LHSIndex   []string      `json:"lhs_index"`
+	RHSIndex   [][]string    `json:"rhs_index"`
+	ZeroInit   bool          `json:"zero_init"`
+	Accumulate bool          `json:"accumulate"`
 }
 
 var opKindNames = map[inference.OpKind]string{

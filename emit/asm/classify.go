@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/ops"
 )
 
 // Kind is the shape of a contraction micro-kernel.
@@ -182,11 +183,11 @@ func ClassifyFree(p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem
 	if elem != "float32" && elem != "float64" || len(loops) < 2 {
 		return nil
 	}
-	if !st.Accumulate || st.Accum != "add" {
+	if !st.Accumulate || st.Accum != ops.AccAdd {
 		return nil
 	}
 	ap, ok := st.Value.(*loopir.Apply)
-	if !ok || ap.Prim != "mul" || len(ap.Args) != 2 {
+	if !ok || ap.Prim != ops.Mul || len(ap.Args) != 2 {
 		return nil
 	}
 	la, ok1 := ap.Args[0].(*loopir.Load)

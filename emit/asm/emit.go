@@ -10,8 +10,8 @@ import (
 	"github.com/mmcloughlin/avo/reg"
 )
 
-// ops are the element-type-specific instructions.
-type ops struct {
+// vecOps are the element-type-specific instructions.
+type vecOps struct {
 	fma, add, addS, hadd, mask func(a, b, c operand.Op)
 	bcast2, movS2              func(a, b operand.Op)
 }
@@ -21,15 +21,15 @@ func v3(f func(...operand.Op)) func(a, b, c operand.Op) {
 	return func(a, b, c operand.Op) { f(a, b, c) }
 }
 
-func opsFor(elem string, c *build.Context) ops {
+func opsFor(elem string, c *build.Context) vecOps {
 	if elem == "float64" {
-		return ops{
+		return vecOps{
 			fma: v3(c.VFMADD231PD), add: v3(c.VADDPD), addS: v3(c.VADDSD), hadd: c.VHADDPD, mask: c.VMASKMOVPD,
 			bcast2: func(a, b operand.Op) { c.VBROADCASTSD(a, b) },
 			movS2:  func(a, b operand.Op) { c.VMOVSD(a, b) },
 		}
 	}
-	return ops{
+	return vecOps{
 		fma: v3(c.VFMADD231PS), add: v3(c.VADDPS), addS: v3(c.VADDSS), hadd: c.VHADDPS, mask: c.VMASKMOVPS,
 		bcast2: func(a, b operand.Op) { c.VBROADCASTSS(a, b) },
 		movS2:  func(a, b operand.Op) { c.VMOVSS(a, b) },
@@ -41,7 +41,7 @@ type kgen struct {
 	c      *build.Context
 	cfg    Config
 	s      *Spec
-	op     ops
+	op     vecOps
 	es     int // element size
 	lanes  int
 	labels int

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/ops"
 )
 
 // Explain describes, for every operation of a lowered program, which
@@ -83,14 +84,14 @@ func outerDesc(loops []*loopir.For) string {
 // whyNot names the first condition a nest fails.
 func whyNot(p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem string) string {
 	ap, ok := st.Value.(*loopir.Apply)
-	isProd := ok && ap.Prim == "mul" && len(ap.Args) == 2
+	isProd := ok && ap.Prim == ops.Mul && len(ap.Args) == 2
 	switch {
 	case st.Accumulate && redAccums[st.Accum] && !isProd:
 		return fmt.Sprintf("no reduction kernel: it needs a reduced axis of unit stride in the operands (at least %d long) or a kept one in C (at least %d), "+
 			"an expression over the pointwise primitives and %d elements per call", minReduceN, minAcrossN, MinReduceElems)
-	case !st.Accumulate || st.Accum != "add":
+	case !st.Accumulate || st.Accum != ops.AccAdd:
 		return "not a contraction, and not a pointwise map of a contiguous axis of at least " + fmt.Sprint(MinMapElems) + " elements (" + fmt.Sprint(MinCostlyMapElems) + " with exp, log or tanh) over the supported primitives, fitting the registers"
-	case !ok || ap.Prim != "mul" || len(ap.Args) != 2:
+	case !ok || ap.Prim != ops.Mul || len(ap.Args) != 2:
 		return "not a sum of products of two tensors"
 	}
 	work := 2

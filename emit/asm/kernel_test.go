@@ -12,6 +12,7 @@ import (
 
 	"github.com/ocannlgen/ocannlgen/internal/testutil"
 	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/ops"
 	"github.com/ocannlgen/ocannlgen/rt/cpu"
 )
 
@@ -269,7 +270,7 @@ func case%[1]d%[19]s() int {
 // types, stride-0 operands, accumulation and every tail length class.
 func mapCases() []MapSpec {
 	x := func(i int) loopir.Expr { return &loopir.Load{Tensor: i} }
-	ap := func(p string, args ...loopir.Expr) loopir.Expr { return &loopir.Apply{Prim: p, Args: args} }
+	ap := func(p ops.PrimName, args ...loopir.Expr) loopir.Expr { return &loopir.Apply{Prim: p, Args: args} }
 	k := func(v float64) loopir.Expr { return &loopir.Const{Value: v} }
 	var out []MapSpec
 	for _, elem := range []string{"float32", "float64"} {
@@ -379,7 +380,7 @@ func goExpr(e loopir.Expr, m *MapSpec) string {
 			return "where(" + a[0] + ", " + a[1] + ", " + a[2] + ")"
 		}
 		if _, ok := transPrims[e.Prim]; ok { // transHelpers
-			return e.Prim + "_(" + strings.Join(a, ", ") + ")"
+			return string(e.Prim) + "_(" + strings.Join(a, ", ") + ")"
 		}
 	}
 	panic("goExpr")

@@ -12,6 +12,7 @@ import (
 	"github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
 	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/ops"
 )
 
 // MapSpec is one specialized pointwise kernel: C[i] = f(X0[i], X1[i],
@@ -27,12 +28,13 @@ type MapSpec struct {
 	Stride0 []bool
 	// Accumulate: C[i] += f (otherwise C[i] = f).
 	Accumulate bool
-	// Combine, with Accumulate, replaces the addition: "max" (C[i] =
-	// max(C[i], f)) or "min", with Go's max and min (NaN wins, -0 < +0).
+	// Combine, with Accumulate, replaces the addition: ops.AccMax (C[i] =
+	// max(C[i], f)) or ops.AccMin, with Go's max and min (NaN wins, -0 <
+	// +0).
 	// Such a kernel may be called once per point of reduction loops left
 	// in Go (a max-pool's window): the result does not depend on the
 	// order. AVX2 only.
-	Combine string
+	Combine ops.AccumName
 	// Rows > 1 runs the map over Rows rows, RowStride[0] elements apart
 	// in C and RowStride[1+j] in operand j (0: the same row each time),
 	// e.g. a bias added to every row of short channel rows.
@@ -66,7 +68,7 @@ func exprKey(e loopir.Expr) string {
 		for i, a := range e.Args {
 			s[i] = exprKey(a)
 		}
-		return e.Prim + "(" + strings.Join(s, ",") + ")"
+		return string(e.Prim) + "(" + strings.Join(s, ",") + ")"
 	}
 	return "?"
 }
@@ -98,7 +100,7 @@ const (
 )
 
 // mapPrims are the primitives a pointwise kernel evaluates.
-var mapPrims = map[string]int{"add": 2, "sub": 2, "mul": 2, "div": 2, "relu": 1, "lt": 2, "eq": 2, "ne": 2, "where": 3, "id": 1}
+var mapPrims = map[ops.PrimName]int{ops.Add: 2, ops.Sub: 2, ops.Mul: 2, ops.Div: 2, ops.Relu: 1, ops.Lt: 2, ops.Eq: 2, ops.Ne: 2, ops.Where: 3, ops.ID: 1}
 
 // ClassifyMap recognizes a perfect nest that is a pointwise map over one
 // contiguous axis (after merging loops whose strides compose in every
@@ -125,11 +127,11 @@ func ClassifyMapNew(p *loopir.Program, loops []*loopir.For, st *loopir.Store, el
 	if elem != "float32" && elem != "float64" || len(loops) == 0 {
 		return nil
 	}
-	combine := ""
+	combine := ops.NoAccum
 	if st.Accumulate {
 		switch st.Accum {
-		case "add", "":
-		case "max", "min":
+		case ops.AccAdd, ops.NoAccum:
+		case ops.AccMax, ops.AccMin:
 			combine = st.Accum
 		default:
 			return nil
@@ -140,21 +142,21 @@ func ClassifyMapNew(p *loopir.Program, loops []*loopir.For, st *loopir.Store, el
 		return nil
 	}
 	// Reduction loops stay in Go around a max or min kernel.
-	axes, ok := mapAxes(p, loops, st, loads, free, combine != "")
+	axes, ok := mapAxes(p, loops, st, loads, free, combine != ops.NoAccum)
 	if !ok {
 		return nil
 	}
 	axes = mergeMapAxes(axes)
 	var rows2 *mapAxis
 	k, rows, ok := pickMapAxes(axes, minMapElems(expr))
-	if newForm || combine != "" {
+	if newForm || combine != ops.NoAccum {
 		k, rows, rows2, ok = pickMapAxes2(axes)
 	}
 	if !ok {
 		return nil
 	}
 	n := buildMapNest(loops, st, elem, expr, loads, k, rows, rows2)
-	if n != nil && combine != "" {
+	if n != nil && combine != ops.NoAccum {
 		n.Spec.Accumulate, n.Spec.Combine, n.Spec.AVX2Only = true, combine, true
 	}
 	if n != nil && rows2 != nil {
@@ -404,7 +406,7 @@ func nearestAxis(axes []*mapAxis, k, not *mapAxis) (n *mapAxis) {
 // when the kernel would span 1 GiB or more.
 func buildMapNest(loops []*loopir.For, st *loopir.Store, elem string, expr loopir.Expr, loads []*loopir.Load, k, rows, rows2 *mapAxis) *MapNest {
 	n := &MapNest{C: st.Tensor, Ins: loads}
-	n.Spec = MapSpec{Elem: elem, N: k.extent, Expr: expr, Accumulate: st.Accumulate && st.Accum == "add"}
+	n.Spec = MapSpec{Elem: elem, N: k.extent, Expr: expr, Accumulate: st.Accumulate && st.Accum == ops.AccAdd}
 	for _, s := range k.st[1:] {
 		n.Spec.Stride0 = append(n.Spec.Stride0, s == 0)
 	}
@@ -587,23 +589,23 @@ func (g *mgen) eval(e loopir.Expr, off int) reg.VecVirtual {
 			return v
 		}
 		switch e.Prim {
-		case "id":
+		case ops.ID:
 			return a[0]
-		case "add":
+		case ops.Add:
 			return g.binary(c.VADDPS, c.VADDPD, a[0], a[1])
-		case "sub":
+		case ops.Sub:
 			return g.binary(c.VSUBPS, c.VSUBPD, a[0], a[1])
-		case "mul":
+		case ops.Mul:
 			return g.binary(c.VMULPS, c.VMULPD, a[0], a[1])
-		case "div":
+		case ops.Div:
 			return g.binary(c.VDIVPS, c.VDIVPD, a[0], a[1])
-		case "relu":
+		case ops.Relu:
 			// max(x, 0) with x first: x > 0 ? x : 0, NaN and -0 give +0.
 			return g.binary(c.VMAXPS, c.VMAXPD, a[0], g.constVec(0))
-		case "lt", "eq", "ne":
-			pred := map[string]uint8{"lt": cmpLT, "eq": cmpEQ, "ne": cmpNEQ}[e.Prim]
+		case ops.Lt, ops.Eq, ops.Ne:
+			pred := map[ops.PrimName]uint8{ops.Lt: cmpLT, ops.Eq: cmpEQ, ops.Ne: cmpNEQ}[e.Prim]
 			return g.sel(g.cmp(pred, a[0], a[1]), g.constVec(1), g.constVec(0))
-		case "where":
+		case ops.Where:
 			return g.sel(g.cmp(cmpNEQ, a[0], g.constVec(0)), a[1], a[2])
 		}
 	}
@@ -623,7 +625,7 @@ func (g *mgen) body(cp reg.Register, off int) {
 			c.VMOVUPS(dst, t)
 		}
 		switch {
-		case g.m.Combine != "":
+		case g.m.Combine != ops.NoAccum:
 			t = g.goMinMax(g.m.Combine, t, v)
 		case g.es == 8:
 			c.VADDPD(t, v, t)
@@ -643,13 +645,13 @@ func (g *mgen) body(cp reg.Register, off int) {
 // its second operand for NaN and for equal operands, so the two orders
 // are combined (AND for max: max(+0, -0) = +0; OR for min: -0), and
 // where either is NaN the result is a + b (NaN).
-func (g *mgen) goMinMax(op string, a, b reg.VecVirtual) reg.VecVirtual {
+func (g *mgen) goMinMax(op ops.AccumName, a, b reg.VecVirtual) reg.VecVirtual {
 	c := g.c
 	if g.cfg.Wide {
 		panic("asm: max/min map kernels are AVX2 only")
 	}
 	var r1, r2, r reg.VecVirtual
-	if op == "max" {
+	if op == ops.AccMax {
 		r1, r2 = g.binary(c.VMAXPS, c.VMAXPD, a, b), g.binary(c.VMAXPS, c.VMAXPD, b, a)
 		r = g.binary(c.VANDPS, c.VANDPD, r1, r2)
 	} else {
@@ -791,8 +793,8 @@ func mapDesc(m *MapSpec) string {
 	op := "="
 	if m.Accumulate {
 		op = "+="
-		if m.Combine != "" {
-			op = m.Combine + "="
+		if m.Combine != ops.NoAccum {
+			op = string(m.Combine) + "="
 		}
 	}
 	return "c " + op + " " + exprKey(m.Expr)

@@ -11,6 +11,7 @@ import (
 	"github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
 	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/ops"
 )
 
 // ReduceKind is the shape of a reduction kernel.
@@ -45,7 +46,7 @@ func (k ReduceKind) String() string {
 type ReduceSpec struct {
 	Elem  string // "float32" or "float64"
 	Kind  ReduceKind
-	Accum string // "add", "sub", "max" or "min"
+	Accum ops.AccumName // ops.AccAdd, AccSub, AccMax or AccMin
 	// Expr is f, each Load's Tensor numbering the operand.
 	Expr loopir.Expr
 	// Stride0 marks the operands constant along the vector axis (read
@@ -74,9 +75,9 @@ func (r *ReduceSpec) key() string {
 // neutral is the accumulator's neutral element.
 func (r *ReduceSpec) neutral() float64 {
 	switch r.Accum {
-	case "max":
+	case ops.AccMax:
 		return math.Inf(-1)
-	case "min":
+	case ops.AccMin:
 		return math.Inf(1)
 	}
 	return 0
@@ -108,7 +109,7 @@ func usesSelect(e loopir.Expr) bool {
 		return false
 	}
 	switch ap.Prim {
-	case "add", "sub", "mul", "div", "id":
+	case ops.Add, ops.Sub, ops.Mul, ops.Div, ops.ID:
 	default:
 		return true
 	}
@@ -149,7 +150,7 @@ const (
 )
 
 // redAccums are the accumulators a reduction kernel runs.
-var redAccums = map[string]bool{"add": true, "sub": true, "max": true, "min": true}
+var redAccums = map[ops.AccumName]bool{ops.AccAdd: true, ops.AccSub: true, ops.AccMax: true, ops.AccMin: true}
 
 // ClassifyReduce recognizes a perfect nest that is a reduction a kernel
 // can run: the store accumulates (add, sub, max, min) a pointwise
@@ -203,8 +204,8 @@ func negAsMul(e loopir.Expr) loopir.Expr {
 	for i, a := range ap.Args {
 		args[i] = negAsMul(a)
 	}
-	if ap.Prim == "neg" && len(args) == 1 {
-		return &loopir.Apply{Prim: "mul", Args: []loopir.Expr{args[0], &loopir.Const{Value: -1}}}
+	if ap.Prim == ops.Neg && len(args) == 1 {
+		return &loopir.Apply{Prim: ops.Mul, Args: []loopir.Expr{args[0], &loopir.Const{Value: -1}}}
 	}
 	return &loopir.Apply{Prim: ap.Prim, Args: args}
 }
@@ -546,7 +547,7 @@ func (g *rgen) combine(dst, a, b reg.Register, subtract bool) reg.Register {
 	}
 	f64 := g.es == 8
 	switch g.r.Accum {
-	case "add", "sub":
+	case ops.AccAdd, ops.AccSub:
 		switch {
 		case subtract && f64:
 			c.VSUBPD(b, a, dst)
@@ -560,7 +561,7 @@ func (g *rgen) combine(dst, a, b reg.Register, subtract bool) reg.Register {
 		return dst
 	}
 	d, e, u := newv(), newv(), newv()
-	isMax := g.r.Accum == "max"
+	isMax := g.r.Accum == ops.AccMax
 	switch {
 	case f64 && isMax:
 		c.VMAXPD(b, a, d)
@@ -640,7 +641,7 @@ func (g *rgen) unroll(nv int) int {
 // temporaries for max and min).
 func (r *ReduceSpec) fixedRegs() int {
 	n := len(r.constants()) + len(r.Stride0) + 1 + exprRegs(r.Expr)
-	if r.Accum == "max" || r.Accum == "min" {
+	if r.Accum == ops.AccMax || r.Accum == ops.AccMin {
 		n += 3
 	}
 	return n
@@ -659,7 +660,7 @@ func exprRegs(e loopir.Expr) int {
 		need = max(need, exprRegs(a)+i)
 	}
 	switch ap.Prim {
-	case "lt", "eq", "ne", "where":
+	case ops.Lt, ops.Eq, ops.Ne, ops.Where:
 		need += 2
 	}
 	return need
@@ -760,7 +761,7 @@ func (g *rgen) finishRow(acc []reg.Register) {
 		c.VPERMILPS(operand.Imm(0xb1), x, t2)
 		x = g.combine(nil, x, t2, false)
 	}
-	if r.Init && r.InitVal == r.neutral() && (r.Accum == "max" || r.Accum == "min") {
+	if r.Init && r.InitVal == r.neutral() && (r.Accum == ops.AccMax || r.Accum == ops.AccMin) {
 		g.op.movS2(x, mem(g.cp, 0)) // max(-Inf, x) is x, NaN included
 		return
 	}
@@ -770,7 +771,7 @@ func (g *rgen) finishRow(acc []reg.Register) {
 	} else {
 		g.op.movS2(mem(g.cp, 0), cell)
 	}
-	out := g.combine(nil, cell, x, r.Accum == "sub")
+	out := g.combine(nil, cell, x, r.Accum == ops.AccSub)
 	g.op.movS2(out, mem(g.cp, 0))
 }
 
@@ -824,7 +825,7 @@ func (g *rgen) block(masks []reg.Register, advance bool) {
 	g.loop(r.Rows, "row", func() {
 		g.loadBcast(true)
 		for j, m := range masks {
-			g.combine(acc[j], acc[j], g.value(j*vb, m), r.Accum == "sub")
+			g.combine(acc[j], acc[j], g.value(j*vb, m), r.Accum == ops.AccSub)
 		}
 		g.bump(true, 0, false)
 	})

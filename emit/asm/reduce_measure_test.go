@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/ops"
 	"github.com/ocannlgen/ocannlgen/rt/cpu"
 )
 
@@ -22,7 +23,7 @@ func TestReduceSizeRule(t *testing.T) {
 	measureGate(t, "OCANNLGEN_MEASURE_REDUCE")
 	x0 := &loopir.Load{Tensor: 0}
 	var cases []ReduceSpec
-	for _, accum := range []string{"add", "max"} {
+	for _, accum := range []ops.AccumName{"add", "max"} {
 		for _, n := range []int{2, 3, 4, 8, 10, 16, 32} {
 			for _, rows := range []int{2, 4, 8, 16, 32, 64} {
 				cases = append(cases, ReduceSpec{Elem: "float32", Kind: AlongRows, Accum: accum, N: n, Rows: rows, RowStride: []int{1, n}, Expr: x0, Stride0: []bool{false}})
@@ -51,7 +52,7 @@ func TestReduceSizeRule(t *testing.T) {
 		if r.Kind == AcrossRows {
 			cells = r.N
 		}
-		upd := map[string]string{"add": "acc += x[i][j]", "max": "acc = max(acc, x[i][j])"}[r.Accum]
+		upd := map[ops.AccumName]string{"add": "acc += x[i][j]", "max": "acc = max(acc, x[i][j])"}[r.Accum]
 		var loops string
 		if r.Kind == AlongRows {
 			loops = fmt.Sprintf("for i := range %d {\n\t\t\tacc := c[i]\n\t\t\tfor j := range %d {\n\t\t\t\t%s\n\t\t\t}\n\t\t\tc[i] = acc\n\t\t}", r.Rows, r.N, upd)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/ops"
 	"github.com/ocannlgen/ocannlgen/rt/cpu"
 )
 
@@ -17,15 +18,15 @@ import (
 // value, tails and the unrolled group loop.
 func reduceCases() []ReduceSpec {
 	x := func(i int) loopir.Expr { return &loopir.Load{Tensor: i} }
-	ap := func(p string, args ...loopir.Expr) loopir.Expr { return &loopir.Apply{Prim: p, Args: args} }
+	ap := func(p ops.PrimName, args ...loopir.Expr) loopir.Expr { return &loopir.Apply{Prim: p, Args: args} }
 	k := func(v float64) loopir.Expr { return &loopir.Const{Value: v} }
 	var out []ReduceSpec
 	for _, elem := range []string{"float32", "float64"} {
-		al := func(accum string, n, rows int, rs []int, e loopir.Expr, s0 []bool) *ReduceSpec {
+		al := func(accum ops.AccumName, n, rows int, rs []int, e loopir.Expr, s0 []bool) *ReduceSpec {
 			out = append(out, ReduceSpec{Elem: elem, Kind: AlongRows, Accum: accum, N: n, Rows: rows, RowStride: rs, Expr: e, Stride0: s0})
 			return &out[len(out)-1]
 		}
-		ac := func(accum string, n, rows int, rs []int, e loopir.Expr, s0 []bool) *ReduceSpec {
+		ac := func(accum ops.AccumName, n, rows int, rs []int, e loopir.Expr, s0 []bool) *ReduceSpec {
 			out = append(out, ReduceSpec{Elem: elem, Kind: AcrossRows, Accum: accum, N: n, Rows: rows, RowStride: rs, Expr: e, Stride0: s0})
 			return &out[len(out)-1]
 		}
@@ -147,7 +148,7 @@ func writeReduceCase(b *bytes.Buffer, i int, r *ReduceSpec, name string) {
 		args = append(args, fmt.Sprintf("&x%d[0]", k))
 	}
 	m := &MapSpec{Elem: e, Rows: max(2, r.Rows), RowStride: r.RowStride, Stride0: r.Stride0}
-	upd := map[string]string{"add": "acc += v", "sub": "acc -= v", "max": "acc = max(acc, v)", "min": "acc = min(acc, v)"}[r.Accum]
+	upd := map[ops.AccumName]string{"add": "acc += v", "sub": "acc -= v", "max": "acc = max(acc, v)", "min": "acc = min(acc, v)"}[r.Accum]
 	start := "ref[cell]"
 	if r.Init {
 		start = fmt.Sprintf("%s(%v)", e, r.InitVal)
@@ -191,7 +192,7 @@ func TestClassifyReduce(t *testing.T) {
 	cases := []struct {
 		name, src  string
 		kind       ReduceKind
-		accum      string
+		accum      ops.AccumName
 		n, rows    int // n == 0: no reduction kernel
 		rowStride  []int
 		outer      int

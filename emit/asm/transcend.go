@@ -11,6 +11,7 @@ import (
 	"github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
 	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/ops"
 )
 
 // The transcendental and other unary primitives of the pointwise kernels
@@ -32,14 +33,14 @@ import (
 // has the measured error table (TestTranscendentalSweep).
 
 // transPrims are the primitives of this file, with their arity.
-var transPrims = map[string]int{
-	"exp": 1, "exp2": 1, "log": 1, "log2": 1, "tanh": 1, "sqrt": 1, "recip": 1, "recip_sqrt": 1,
-	"neg": 1, "not": 1, "sat01": 1, "fma": 3,
+var transPrims = map[ops.PrimName]int{
+	ops.Exp: 1, ops.Exp2: 1, ops.Log: 1, ops.Log2: 1, ops.Tanh: 1, ops.Sqrt: 1, ops.Recip: 1, ops.RecipSqrt: 1,
+	ops.Neg: 1, ops.Not: 1, ops.Sat01: 1, ops.FMA: 3,
 }
 
 // mapArity is the arity of a primitive a pointwise kernel evaluates;
 // known is false for the others.
-func mapArity(prim string) (n int, known bool) {
+func mapArity(prim ops.PrimName) (n int, known bool) {
 	if n, ok := mapPrims[prim]; ok {
 		return n, true
 	}
@@ -50,7 +51,7 @@ func mapArity(prim string) (n int, known bool) {
 // costlyPrims are the primitives whose Go path calls package math (tens
 // of nanoseconds an element), so that a kernel pays from fewer elements
 // than a map of adds (MinCostlyMapElems).
-var costlyPrims = map[string]bool{"exp": true, "exp2": true, "log": true, "log2": true, "tanh": true}
+var costlyPrims = map[ops.PrimName]bool{ops.Exp: true, ops.Exp2: true, ops.Log: true, ops.Log2: true, ops.Tanh: true}
 
 // MinCostlyMapElems is the shortest axis (or row set) a pointwise kernel
 // using a costly primitive (exp, log, tanh, ...) runs: measured on Zen 3
@@ -68,7 +69,7 @@ func minMapElems(e loopir.Expr) int {
 }
 
 // usesPrim reports whether e applies a primitive of set.
-func usesPrim[V any](e loopir.Expr, set map[string]V) bool {
+func usesPrim[V any](e loopir.Expr, set map[ops.PrimName]V) bool {
 	a, ok := e.(*loopir.Apply)
 	if !ok {
 		return false
@@ -178,40 +179,40 @@ func (g *mgen) ld(m operand.Mem) reg.VecVirtual {
 
 // transcend evaluates primitive prim of this file on a (the operands'
 // vectors); ok is false for the other primitives.
-func (g *mgen) transcend(prim string, a []reg.VecVirtual) (v reg.VecVirtual, ok bool) {
+func (g *mgen) transcend(prim ops.PrimName, a []reg.VecVirtual) (v reg.VecVirtual, ok bool) {
 	if _, mine := transPrims[prim]; !mine {
 		return nil, false
 	}
 	c := g.c
 	d := c.YMM()
 	switch prim {
-	case "sqrt":
+	case ops.Sqrt:
 		if g.es == 8 {
 			c.VSQRTPD(a[0], d)
 		} else {
 			c.VSQRTPS(a[0], d)
 		}
-	case "recip":
+	case ops.Recip:
 		if g.es == 8 {
 			c.VDIVPD(a[0], g.constVec(1), d)
 		} else {
 			c.VDIVPS(a[0], g.constVec(1), d)
 		}
-	case "neg":
+	case ops.Neg:
 		if g.es == 8 {
 			c.VXORPD(g.b64(1<<63), a[0], d)
 		} else {
 			c.VXORPS(g.b32(1<<31), a[0], d)
 		}
-	case "not":
+	case ops.Not:
 		return g.sel(g.cmp(cmpEQ, a[0], g.constVec(0)), g.constVec(1), g.constVec(0)), true
-	case "sat01":
+	case ops.Sat01:
 		g.sat01(a[0], d)
-	case "exp", "exp2":
+	case ops.Exp, ops.Exp2:
 		if g.es == 4 {
-			return g.exp32(a[0], prim == "exp2"), true
+			return g.exp32(a[0], prim == ops.Exp2), true
 		}
-		return g.exp64(a[0], prim == "exp2"), true
+		return g.exp64(a[0], prim == ops.Exp2), true
 	default:
 		return g.viaF64(a, g.f64Func(prim)), true
 	}
@@ -234,19 +235,19 @@ func (g *mgen) sat01(x, d reg.VecVirtual) {
 }
 
 // f64Func is the float64-lane implementation of prim.
-func (g *mgen) f64Func(prim string) func([]reg.VecVirtual) reg.VecVirtual {
+func (g *mgen) f64Func(prim ops.PrimName) func([]reg.VecVirtual) reg.VecVirtual {
 	switch prim {
-	case "exp":
+	case ops.Exp:
 		return func(x []reg.VecVirtual) reg.VecVirtual { return g.exp64(x[0], false) }
-	case "exp2":
+	case ops.Exp2:
 		return func(x []reg.VecVirtual) reg.VecVirtual { return g.exp64(x[0], true) }
-	case "log":
+	case ops.Log:
 		return func(x []reg.VecVirtual) reg.VecVirtual { return g.log64(x[0], false) }
-	case "log2":
+	case ops.Log2:
 		return func(x []reg.VecVirtual) reg.VecVirtual { return g.log64(x[0], true) }
-	case "tanh":
+	case ops.Tanh:
 		return func(x []reg.VecVirtual) reg.VecVirtual { return g.tanh64(x[0]) }
-	case "recip_sqrt":
+	case ops.RecipSqrt:
 		return func(x []reg.VecVirtual) reg.VecVirtual {
 			d := g.ld(g.k64(1))
 			s := g.c.YMM()
@@ -254,7 +255,7 @@ func (g *mgen) f64Func(prim string) func([]reg.VecVirtual) reg.VecVirtual {
 			g.c.VDIVPD(s, d, d)
 			return d
 		}
-	case "fma":
+	case ops.FMA:
 		// a*b + c rounded twice, as Go computes it in float64 (in a
 		// float32 kernel the product of two widened floats is exact).
 		return func(x []reg.VecVirtual) reg.VecVirtual {
@@ -264,7 +265,7 @@ func (g *mgen) f64Func(prim string) func([]reg.VecVirtual) reg.VecVirtual {
 			return d
 		}
 	}
-	panic("asm: no float64 implementation of " + prim)
+	panic("asm: no float64 implementation of " + string(prim))
 }
 
 // viaF64 applies f to the operands in float64 lanes: directly in a

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ocannlgen/ocannlgen/internal/testutil"
 	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/ops"
 	"github.com/ocannlgen/ocannlgen/rt/cpu"
 )
 
@@ -20,7 +21,7 @@ import (
 // Exact ones must match the Go path bit for bit (the sign of zero
 // included).
 type transFunc struct {
-	prim  string
+	prim  ops.PrimName
 	ref   string
 	ulp32 int
 	ulp64 int
@@ -49,7 +50,7 @@ var transFuncs = []transFunc{
 // writeMapCase, relative tolerance 1e-6).
 func transMapCases() []MapSpec {
 	x := func(i int) loopir.Expr { return &loopir.Load{Tensor: i} }
-	ap := func(p string, args ...loopir.Expr) loopir.Expr { return &loopir.Apply{Prim: p, Args: args} }
+	ap := func(p ops.PrimName, args ...loopir.Expr) loopir.Expr { return &loopir.Apply{Prim: p, Args: args} }
 	k := func(v float64) loopir.Expr { return &loopir.Const{Value: v} }
 	var out []MapSpec
 	for _, elem := range []string{"float32", "float64"} {
@@ -400,7 +401,7 @@ func fma64(k func(c, a, b, d *float64)) int {
 // emitted for the AVX-512 tier.
 func TestTranscendentalFit(t *testing.T) {
 	x := func(i int) loopir.Expr { return &loopir.Load{Tensor: i} }
-	ap := func(p string, args ...loopir.Expr) loopir.Expr { return &loopir.Apply{Prim: p, Args: args} }
+	ap := func(p ops.PrimName, args ...loopir.Expr) loopir.Expr { return &loopir.Apply{Prim: p, Args: args} }
 	// Six broadcast operands stay in registers across the loop.
 	var sum loopir.Expr = x(0)
 	for i := 1; i < 6; i++ {
@@ -455,7 +456,7 @@ func TestTranscendentalTiming(t *testing.T) {
 				continue
 			}
 			for _, n := range []int{8, 16, 64, 256, 1024, 4096} {
-				i := set.AddMap(MapSpec{Elem: elem, N: n, Expr: &loopir.Apply{Prim: prim, Args: []loopir.Expr{&loopir.Load{Tensor: 0}}}, Stride0: []bool{false}})
+				i := set.AddMap(MapSpec{Elem: elem, N: n, Expr: &loopir.Apply{Prim: ops.PrimName(prim), Args: []loopir.Expr{&loopir.Load{Tensor: 0}}}, Stride0: []bool{false}})
 				fmt.Fprintf(&b, "\t{\n\t\tx, c := make([]%[1]s, %[2]d), make([]%[1]s, %[2]d)\n\t\tfor j := range x {\n\t\t\tx[j] = %[1]s(j%%97)/31 + 0.01\n\t\t}\n", elem, n)
 				fmt.Fprintf(&b, "\t\tk := testing.Benchmark(func(b *testing.B) {\n\t\t\tfor range b.N {\n\t\t\t\t%s(&c[0], &x[0])\n\t\t\t}\n\t\t})\n", set.MapName(i, AVX2()))
 				fmt.Fprintf(&b, "\t\tg := testing.Benchmark(func(b *testing.B) {\n\t\t\tfor range b.N {\n\t\t\t\tfor j := range x {\n\t\t\t\t\tc[j] = %s(%s(float64(x[j])))\n\t\t\t\t}\n\t\t\t}\n\t\t})\n", elem, goFn[prim])

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ocannlgen/ocannlgen/emit/desc"
 	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/ops"
 )
 
 func ix(v, off int) loopir.IndexExpr {
@@ -13,7 +14,7 @@ func ix(v, off int) loopir.IndexExpr {
 }
 
 // pw is the nest for i<v> < n: t<dst>[i+0] = prim(t<src>[i+off]).
-func pw(v, n, dst, src, off int, prim string) loopir.Stmt {
+func pw(v, n, dst, src, off int, prim ops.PrimName) loopir.Stmt {
 	val := loopir.Expr(&loopir.Apply{Prim: prim, Args: []loopir.Expr{&loopir.Load{Tensor: src, Index: []loopir.IndexExpr{ix(v, off)}}}})
 	return &loopir.For{Var: v, Extent: n, Body: []loopir.Stmt{&loopir.Store{Tensor: dst, Index: []loopir.IndexExpr{ix(v, 0)}, Value: val}}}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/ops"
 )
 
 // gemmNest is a matmul-class nest: C[...] += A[...] * B[...] where the
@@ -55,11 +56,11 @@ func (g *kgen) gemmOf(n *nestInfo) *gemmNest {
 	}
 	st := n.stores[0]
 	last := n.prefix[len(n.prefix)-1]
-	if len(last.Body) != 1 || last.Body[0] != st || !st.Accumulate || st.Accum != "add" {
+	if len(last.Body) != 1 || last.Body[0] != st || !st.Accumulate || st.Accum != ops.AccAdd {
 		return nil
 	}
 	ap, ok := st.Value.(*loopir.Apply)
-	if !ok || ap.Prim != "mul" || len(ap.Args) != 2 {
+	if !ok || ap.Prim != ops.Mul || len(ap.Args) != 2 {
 		return nil
 	}
 	la, ok1 := ap.Args[0].(*loopir.Load)

@@ -226,7 +226,7 @@ func (g *kgen) store(s *loopir.Store, ind string) error {
 		return err
 	}
 	cell := fmt.Sprintf("t%d[%s]", s.Tensor, g.offset(s.Tensor, s.Index, nil))
-	if s.Accumulate && s.Accum != "" {
+	if s.Accumulate && s.Accum != ops.NoAccum {
 		a := ops.LookupAccum(s.Accum)
 		if a == nil || a.CUDA() == "" {
 			return fmt.Errorf("accumulator %q has no CUDA recipe", s.Accum)

@@ -20,7 +20,7 @@ const (
 
 // reduceNeutral is the neutral element of the associative accumulators
 // block reductions use.
-var reduceNeutral = map[string]float64{"add": 0, "max": math.Inf(-1), "min": math.Inf(1)}
+var reduceNeutral = map[ops.AccumName]float64{ops.AccAdd: 0, ops.AccMax: math.Inf(-1), ops.AccMin: math.Inf(1)}
 
 // reduceOf returns the reduction loops of a nest to reduce by blocks, or
 // nil.

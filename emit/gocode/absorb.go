@@ -6,6 +6,7 @@ import (
 	"github.com/dave/jennifer/jen"
 	"github.com/ocannlgen/ocannlgen/emit/asm"
 	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/ops"
 )
 
 // maxAbsorbCells bounds the nests whose cells planAbsorbs enumerates.
@@ -65,7 +66,7 @@ func (k *kgen) absorbable(t int) bool {
 // absorbingNest reports whether the nest adds into every cell of t once,
 // without reading t, and classifies as a map kernel when it overwrites.
 func (k *kgen) absorbingNest(loops []*loopir.For, st *loopir.Store, t int) bool {
-	if st.Tensor != t || !st.Accumulate || st.Accum != "add" || exprLoads(st.Value, t) {
+	if st.Tensor != t || !st.Accumulate || st.Accum != ops.AccAdd || exprLoads(st.Value, t) {
 		return false
 	}
 	if k.overwritingContraction(loops, st) {
@@ -118,8 +119,8 @@ func storeLoops(loops []*loopir.For, st *loopir.Store) []*loopir.For {
 // cell's zero plus the value: `c = f + 0`.
 func overwriteStore(st *loopir.Store) *loopir.Store {
 	ow := *st
-	ow.Accumulate, ow.Accum = false, ""
-	ow.Value = &loopir.Apply{Prim: "add", Args: []loopir.Expr{st.Value, &loopir.Const{Value: 0}}}
+	ow.Accumulate, ow.Accum = false, ops.NoAccum
+	ow.Value = &loopir.Apply{Prim: ops.Add, Args: []loopir.Expr{st.Value, &loopir.Const{Value: 0}}}
 	return &ow
 }
 

@@ -97,7 +97,7 @@ func (k *kgen) fromF64(c jen.Code) jen.Code {
 // folded exactly as loopir's interpreter computes them; a branch recipe
 // (relu, comparisons, not, where) emits statements into blk and returns
 // a temporary.
-func (k *kgen) prim(name string, args []val, blk *[]jen.Code) (val, error) {
+func (k *kgen) prim(name ops.PrimName, args []val, blk *[]jen.Code) (val, error) {
 	p := ops.Lookup(name)
 	if p == nil || p.Arity != len(args) {
 		return val{}, fmt.Errorf("primitive %q applied to %d operand(s)", name, len(args))
@@ -113,7 +113,7 @@ func (k *kgen) prim(name string, args []val, blk *[]jen.Code) (val, error) {
 		// once to the element type.
 		return k.constVal(evalPrim(name, &cvs)), nil
 	}
-	if name == "where" && args[0].konst {
+	if name == ops.Where && args[0].konst {
 		if args[0].cv != 0 {
 			return args[1], nil
 		}
@@ -124,7 +124,7 @@ func (k *kgen) prim(name string, args []val, blk *[]jen.Code) (val, error) {
 
 // update is the statement combining cell with v under the accumulation
 // operator (a plain store when !accumulate).
-func (k *kgen) update(cell func() jen.Code, accum string, accumulate bool, v val) (jen.Code, error) {
+func (k *kgen) update(cell func() jen.Code, accum ops.AccumName, accumulate bool, v val) (jen.Code, error) {
 	if a := ops.LookupAccum(accum); a != nil && accumulate {
 		return k.accumRecipe(a, cell, v)
 	}
@@ -171,4 +171,4 @@ func (k *kgen) literalBody(dims []int, vals []float64) jen.Code {
 
 // evalPrim computes a primitive on constants exactly as loopir's
 // interpreter does (the same function), so folded constants match.
-func evalPrim(prim string, a *[3]float64) float64 { return loopir.ApplyPrim(prim, a) }
+func evalPrim(prim ops.PrimName, a *[3]float64) float64 { return loopir.ApplyPrim(prim, a) }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/ocannlgen/ocannlgen/emit/desc"
 	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/ops"
 )
 
 // TestInlineScalarTemps: a scalar temporary read only by the next store
@@ -18,7 +19,7 @@ func TestInlineScalarTemps(t *testing.T) {
 		}
 		return &loopir.Load{Tensor: tn, Index: ix}
 	}
-	ap := func(p string, a ...loopir.Expr) loopir.Expr { return &loopir.Apply{Prim: p, Args: a} }
+	ap := func(p ops.PrimName, a ...loopir.Expr) loopir.Expr { return &loopir.Apply{Prim: p, Args: a} }
 	one := &loopir.Const{Value: 1}
 	prog := func(def loopir.Expr, use loopir.Expr, extra ...loopir.Stmt) *loopir.Program {
 		body := []loopir.Stmt{&loopir.For{Var: 0, Extent: 4, Body: []loopir.Stmt{

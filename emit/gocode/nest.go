@@ -7,6 +7,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/ops"
 )
 
 // A perfect nest (loops each holding exactly the next one, the innermost
@@ -312,7 +313,7 @@ func exprKey(e loopir.Expr) string {
 		for i, a := range e.Args {
 			s[i] = exprKey(a)
 		}
-		return e.Prim + "(" + strings.Join(s, ",") + ")"
+		return string(e.Prim) + "(" + strings.Join(s, ",") + ")"
 	}
 	return "?"
 }
@@ -373,7 +374,7 @@ func (c *chain) expr(e loopir.Expr, blk *[]jen.Code, noHoist bool) (val, error) 
 				return val{}, err
 			}
 			args[i] = v
-			if i == 0 && e.Prim == "where" && len(e.Args) == 3 && v.konst {
+			if i == 0 && e.Prim == ops.Where && len(e.Args) == 3 && v.konst {
 				// A constant condition selects one operand; the other is
 				// not compiled (nothing is hoisted for it).
 				if v.cv != 0 {

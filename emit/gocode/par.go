@@ -9,6 +9,7 @@ import (
 	"github.com/dave/jennifer/jen"
 	"github.com/ocannlgen/ocannlgen/emit/asm"
 	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/ops"
 )
 
 // Parallel nests (Options.Parallel). A perfect nest worth it runs as a
@@ -191,7 +192,7 @@ func goCost(e loopir.Expr) int {
 	walk = func(e loopir.Expr) {
 		if a, ok := e.(*loopir.Apply); ok {
 			switch a.Prim {
-			case "exp", "log", "exp2", "log2", "sin", "cos", "tanh", "pow":
+			case ops.Exp, ops.Log, ops.Exp2, ops.Log2, ops.Sin, ops.Cos, ops.Tanh, ops.Pow:
 				c += transcendentalCost
 			}
 			for _, x := range a.Args {
@@ -729,7 +730,7 @@ const maxPartialCells = 2048
 // in one sequence). Only additive reductions covering every cell of an
 // unpadded output of at most maxPartialCells cells.
 func (k *kgen) parReduce(loops []*loopir.For, st *loopir.Store, init *float64) ([]jen.Code, bool, error) {
-	if !k.par || len(loops) < 2 || k.inLoop > 0 || !st.Accumulate || st.Accum != "add" {
+	if !k.par || len(loops) < 2 || k.inLoop > 0 || !st.Accumulate || st.Accum != ops.AccAdd {
 		return nil, false, nil
 	}
 	pl := k.plan(loops, st)

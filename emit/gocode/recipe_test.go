@@ -35,7 +35,7 @@ func round(elem string, v float64) float64 {
 // recipeCase binds the named tensors of src to the kernel's parameters,
 // leaves getting the values draw gives them; a non-empty prim replaces
 // the primitive of the operation writing o.
-func recipeCase(t *testing.T, kernel, elem, src, prim string, params []pspec, draw func(name string, n int) []float64) *built {
+func recipeCase(t *testing.T, kernel, elem, src string, prim ops.PrimName, params []pspec, draw func(name string, n int) []float64) *built {
 	t.Helper()
 	b := &built{c: ecase{kernel: kernel, elem: elem, src: src, params: params}}
 	_, p := compileProgram(t, src, func(g *inference.Graph) {
@@ -81,12 +81,12 @@ func TestRecipesMatchEval(t *testing.T) {
 	f := &desc.File{Package: "main", Sources: []string{"recipe_test.go"}}
 	for _, elem := range []string{"float32", "float64"} {
 		for _, p := range ops.Prims() {
-			r := testutil.KeyedRand(p.Name+elem, 11)
+			r := testutil.KeyedRand(string(p.Name)+elem, 11)
 			var params []pspec
 			for i := range p.Arity {
 				params = append(params, pa(fmt.Sprintf("a%d", i)))
 			}
-			b := recipeCase(t, "Prim_"+p.Name+"_"+elem, elem, primSource(p, n), p.Name, append(params, out(pa("o"))),
+			b := recipeCase(t, "Prim_"+string(p.Name)+"_"+elem, elem, primSource(p, n), p.Name, append(params, out(pa("o"))),
 				func(name string, k int) []float64 {
 					d := p.Domain(int(name[1] - '0'))
 					vals := make([]float64, k)
@@ -148,8 +148,8 @@ func TestRecipesMatchEval(t *testing.T) {
 // neutral element (`=:`) and accumulates it into the existing t (`=`).
 func accumCase(t *testing.T, a *ops.Accum, elem string) *built {
 	src := fmt.Sprintf("input x : 4,4\ninput t : 4,4\n{r} =:%s x ~logic:\"ij=>i\"\nt =%s x\n", a.Symbol, a.Symbol)
-	r := testutil.KeyedRand(a.Name+elem, 13)
-	b := recipeCase(t, "Accum_"+a.Name+"_"+elem, elem, src, "", []pspec{pa("x"), out(pa("t")), out(pa("r"))},
+	r := testutil.KeyedRand(string(a.Name)+elem, 13)
+	b := recipeCase(t, "Accum_"+string(a.Name)+"_"+elem, elem, src, "", []pspec{pa("x"), out(pa("t")), out(pa("r"))},
 		func(string, int) []float64 {
 			vals := make([]float64, 16)
 			for i := range vals {

@@ -23,6 +23,7 @@ import (
 	"github.com/ocannlgen/ocannlgen/emit/desc"
 	"github.com/ocannlgen/ocannlgen/gen"
 	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/ops"
 )
 
 // entry binds a gallery function to a call that takes its operands as
@@ -235,9 +236,9 @@ func flops(k *desc.Kernel) float64 {
 			points *= float64(s)
 		}
 		switch {
-		case op.Prim == "mul" && op.Accum == "add" && op.Proj.Accumulate:
+		case op.Prim == ops.Mul && op.Accum == ops.AccAdd && op.Proj.Accumulate:
 			total += 2 * points
-		case op.Prim != "id" || op.Proj.Accumulate:
+		case op.Prim != ops.ID || op.Proj.Accumulate:
 			total += points
 		}
 	}

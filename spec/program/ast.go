@@ -294,7 +294,7 @@ type Literal struct {
 }
 
 // Unary is a function application `FUNC expr` (relu, exp, neg, ...).
-// Unary minus on a non-numeric operand is parsed as Func "neg".
+// Unary minus on a non-numeric operand is parsed as Func "neg" (ops.Neg).
 type Unary struct {
 	Pos  spec.Pos
 	Func string

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ocannlgen/ocannlgen/ops"
 	"github.com/ocannlgen/ocannlgen/spec"
 )
 
@@ -64,7 +65,7 @@ func numberText(n *Number) string {
 // operand is not a number written without a sign (-3 would read back as a
 // negative number, so neg of 3 is printed with the function name).
 func negPrefix(u *Unary) bool {
-	if u.Func != "neg" {
+	if u.Func != string(ops.Neg) {
 		return false
 	}
 	n, ok := u.X.(*Number)

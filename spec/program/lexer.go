@@ -293,11 +293,11 @@ func quoteString(s string) string {
 
 // isFunc reports whether name is a unary primitive (FUNC), applied as
 // `NAME atom` (package ops's table).
-func isFunc(name string) bool { return ops.IsFunc(name, 1) }
+func isFunc(name string) bool { return ops.IsFunc(ops.PrimName(name), 1) }
 
 // isTernary reports whether name is a ternary primitive, applied as
 // `NAME atom atom atom` (where, fma).
-func isTernary(name string) bool { return ops.IsFunc(name, 3) }
+func isTernary(name string) bool { return ops.IsFunc(ops.PrimName(name), 3) }
 
 // isKeyword reports whether name is reserved and cannot name a tensor.
 func isKeyword(name string) bool {

@@ -13,10 +13,10 @@ func TestTableSpellings(t *testing.T) {
 	for _, p := range ops.Prims() {
 		switch p.Syntax {
 		case ops.Func:
-			if !isKeyword(p.Name) || !IsKeyword(p.Name) {
+			if !isKeyword(string(p.Name)) || !IsKeyword(string(p.Name)) {
 				t.Errorf("%s: not a reserved word", p.Name)
 			}
-			src := p.Name + " a"
+			src := string(p.Name) + " a"
 			if p.Arity == 3 {
 				src += " b c"
 			}
@@ -27,11 +27,11 @@ func TestTableSpellings(t *testing.T) {
 			}
 			switch e := e.(type) {
 			case *Unary:
-				if p.Arity != 1 || e.Func != p.Name {
+				if p.Arity != 1 || e.Func != string(p.Name) {
 					t.Errorf("%s parsed as unary %q", src, e.Func)
 				}
 			case *Ternary:
-				if p.Arity != 3 || e.Op != p.Name {
+				if p.Arity != 3 || e.Op != string(p.Name) {
 					t.Errorf("%s parsed as ternary %q", src, e.Op)
 				}
 			default:

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ocannlgen/ocannlgen/ops"
 	"github.com/ocannlgen/ocannlgen/spec"
 )
 
@@ -789,7 +790,7 @@ func (p *parser) withMinus(operand func() Expr) Expr {
 		minus = append(minus, t.pos)
 	}
 	for k := len(minus) - 1; k >= 0; k-- {
-		x = track(p, &Unary{Pos: minus[k], Func: "neg", X: x}, x)
+		x = track(p, &Unary{Pos: minus[k], Func: string(ops.Neg), X: x}, x)
 	}
 	return x
 }
