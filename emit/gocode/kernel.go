@@ -793,64 +793,13 @@ func itoaFunc(name string) []jen.Code {
 // function generates the whole function declaration.
 func (k *kgen) function() (jen.Code, error) {
 	// The padded copies of parameters are generated first (their loop
-	// variables get the first synthetic names). An input's is kept when
-	// the body reads the copy; an Output's are always kept (the copy out
-	// writes every cell of the parameter). They mark the parameters'
-	// slice views used.
-	var copies, copyOut []jen.Code
-	pending := map[int][]jen.Code{}
-	for i := range k.k.Params {
-		pr := &k.k.Params[i]
-		t := pr.Tensor
-		if k.pin[t] == nil {
-			continue
-		}
-		if k.copiesIn(pr) {
-			pending[t] = k.padCopy(t, false)
-		}
-		if pr.Output {
-			copyOut = append(copyOut, k.padCopy(t, true)...)
-			k.pin[t].used = true
-		} else {
-			k.ts[t].st.used = false
-		}
+	// variables get the first synthetic names).
+	pending, copyOut := k.padCopies()
+	body, err := k.opsBody()
+	if err != nil {
+		return nil, err
 	}
-	var body []jen.Code
-	k.planAbsorbs()
-	var sq seqChain
-	for _, o := range k.p.Ops {
-		k.opUnits, k.open = nil, &sq
-		code, err := k.operation(o)
-		k.open = nil
-		if err != nil {
-			return nil, err
-		}
-		if len(code) > 0 && len(k.opUnits) == 0 && sq.hoists(opTensors(o)) {
-			sq.hoisted = append(sq.hoisted, code...)
-			continue
-		}
-		if len(code) > 0 {
-			us := pureUnits(code, k.opUnits)
-			if us == nil || !sq.admitsAll(us) {
-				body = k.flushSeq(&sq, body)
-				if !sq.admitsAll(us) {
-					us = nil // its nests do not chain with each other
-				}
-			}
-			if len(body) > 0 {
-				body = append(body, jen.Line())
-			}
-			for i, u := range us {
-				desc := code[0]
-				if i > 0 {
-					desc = jen.Null() // the operation's comment is the first nest's
-				}
-				sq.add(u, len(body), desc)
-			}
-			body = append(body, code...)
-		}
-	}
-	body = k.flushSeq(&sq, body)
+	var copies []jen.Code
 	// A local only its initialization references (its reads were folded
 	// away, as the literal in `where 1 x lit`) is neither initialized
 	// nor declared: Go rejects a variable that is only assigned.
@@ -922,6 +871,73 @@ func (k *kgen) function() (jen.Code, error) {
 		pro = append(pro, jen.Line())
 	}
 	return jen.Func().Id(k.k.Name).Params(params...).Block(append(pro, body...)...), nil
+}
+
+// padCopies generates the padded copies of the parameters: pending[t]
+// copies input t in (kept when the body reads the copy), copyOut copies
+// the outputs out (always kept: the copy out writes every cell of the
+// parameter). They mark the parameters' slice views used.
+func (k *kgen) padCopies() (pending map[int][]jen.Code, copyOut []jen.Code) {
+	pending = map[int][]jen.Code{}
+	for i := range k.k.Params {
+		pr := &k.k.Params[i]
+		t := pr.Tensor
+		if k.pin[t] == nil {
+			continue
+		}
+		if k.copiesIn(pr) {
+			pending[t] = k.padCopy(t, false)
+		}
+		if pr.Output {
+			copyOut = append(copyOut, k.padCopy(t, true)...)
+			k.pin[t].used = true
+		} else {
+			k.ts[t].st.used = false
+		}
+	}
+	return pending, copyOut
+}
+
+// opsBody generates the operations' code in program order, chaining the
+// parallel nests that can run as one job (seqChain).
+func (k *kgen) opsBody() ([]jen.Code, error) {
+	var body []jen.Code
+	k.planAbsorbs()
+	var sq seqChain
+	for _, o := range k.p.Ops {
+		k.opUnits, k.open = nil, &sq
+		code, err := k.operation(o)
+		k.open = nil
+		if err != nil {
+			return nil, err
+		}
+		if len(code) > 0 && len(k.opUnits) == 0 && sq.hoists(opTensors(o)) {
+			sq.hoisted = append(sq.hoisted, code...)
+			continue
+		}
+		if len(code) > 0 {
+			us := pureUnits(code, k.opUnits)
+			if us == nil || !sq.admitsAll(us) {
+				body = k.flushSeq(&sq, body)
+				if !sq.admitsAll(us) {
+					us = nil // its nests do not chain with each other
+				}
+			}
+			if len(body) > 0 {
+				body = append(body, jen.Line())
+			}
+			for i, u := range us {
+				desc := code[0]
+				if i > 0 {
+					desc = jen.Null() // the operation's comment is the first nest's
+				}
+				sq.add(u, len(body), desc)
+			}
+			body = append(body, code...)
+		}
+	}
+	body = k.flushSeq(&sq, body)
+	return body, nil
 }
 
 // takesScratch reports whether the function uses a scratch local, and
