@@ -78,11 +78,11 @@ func fuseOne(q *Program, t int, accept Acceptor) bool {
 		return false
 	}
 	w, r := touch[0], touch[1]
-	wLoops, wSt, ok := perfectNest(q.Ops[w.op].Body[w.i])
+	wLoops, wSt, ok := PerfectNest(q.Ops[w.op].Body[w.i])
 	if !ok || wSt.Tensor != t || wSt.Accumulate && wSt.Accum != ops.NoAccum || exprReads(wSt.Value, t) {
 		return false
 	}
-	rLoops, rSt, ok := perfectNest(q.Ops[r.op].Body[r.i])
+	rLoops, rSt, ok := PerfectNest(q.Ops[r.op].Body[r.i])
 	if !ok || rSt.Tensor == t || rSt.Accumulate && rSt.Accum != ops.NoAccum {
 		return false
 	}
@@ -93,7 +93,7 @@ func fuseOne(q *Program, t int, accept Acceptor) bool {
 	}
 	var load *Load
 	loads := 0
-	visitExprLoads(rSt.Value, func(l *Load) {
+	WalkLoads(rSt.Value, func(l *Load) {
 		if l.Tensor == t {
 			load, loads = l, loads+1
 		}
@@ -107,7 +107,7 @@ func fuseOne(q *Program, t int, accept Acceptor) bool {
 	// What e reads must not change between the two nests, nor be the
 	// reader's own store.
 	reads := map[int]bool{}
-	visitExprLoads(wSt.Value, func(l *Load) { reads[l.Tensor] = true })
+	WalkLoads(wSt.Value, func(l *Load) { reads[l.Tensor] = true })
 	if reads[rSt.Tensor] || writesBetween(q, w, r, reads) {
 		return false
 	}
@@ -135,26 +135,6 @@ func fuseOne(q *Program, t int, accept Acceptor) bool {
 	wo.Body = append(append([]Stmt(nil), wo.Body[:w.i]...), wo.Body[w.i+1:]...)
 	q.Ops[w.op] = &wo
 	return true
-}
-
-// perfectNest returns the loops and the store of a perfect nest (loops
-// each holding exactly one statement, ending in a store).
-func perfectNest(s Stmt) ([]*For, *Store, bool) {
-	var loops []*For
-	for {
-		switch x := s.(type) {
-		case *For:
-			if len(x.Body) != 1 {
-				return nil, nil, false
-			}
-			loops = append(loops, x)
-			s = x.Body[0]
-		case *Store:
-			return loops, x, len(loops) > 0
-		default:
-			return nil, nil, false
-		}
-	}
 }
 
 // rebuildNest is the perfect nest of loops (copied) around st.
@@ -231,20 +211,15 @@ func visitStmtWrites(s Stmt, f func(int)) {
 // fills, padding resets, fetches), at any depth.
 func Touches(s Stmt, t int) bool {
 	found := false
-	var walk func(s Stmt)
-	walk = func(s Stmt) {
+	WalkStmts([]Stmt{s}, func(s Stmt) {
 		switch s := s.(type) {
 		case *For:
-			for _, c := range s.Body {
-				walk(c)
-			}
 		case *Store:
 			found = found || s.Tensor == t || exprReads(s.Value, t)
 		default:
 			visitStmtWrites(s, func(u int) { found = found || u == t })
 		}
-	}
-	walk(s)
+	})
 	return found
 }
 

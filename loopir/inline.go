@@ -59,7 +59,7 @@ func tempStore(s Stmt, cand map[int]bool) (*Store, bool) {
 		return nil, false
 	}
 	reads := false
-	visitExprLoads(st.Value, func(l *Load) { reads = reads || cand[l.Tensor] })
+	WalkLoads(st.Value, func(l *Load) { reads = reads || cand[l.Tensor] })
 	return st, !reads
 }
 
@@ -84,7 +84,7 @@ func checkTemps(body []Stmt, cand map[int]bool) {
 			} else if cand[s.Tensor] {
 				delete(cand, s.Tensor)
 			}
-			visitExprLoads(s.Value, func(l *Load) {
+			WalkLoads(s.Value, func(l *Load) {
 				if !cand[l.Tensor] {
 					return
 				}
@@ -104,8 +104,7 @@ func inlinable(e Expr, t int, v Expr) bool {
 		return true
 	}
 	ok := true
-	var walk func(e Expr)
-	walk = func(e Expr) {
+	WalkExpr(e, func(e Expr) {
 		a, isApply := e.(*Apply)
 		if !isApply {
 			return
@@ -114,10 +113,8 @@ func inlinable(e Expr, t int, v Expr) bool {
 			if l, isLoad := x.(*Load); isLoad && l.Tensor == t && (a.Prim == ops.Add || a.Prim == ops.Sub) {
 				ok = false
 			}
-			walk(x)
 		}
-	}
-	walk(e)
+	})
 	return ok
 }
 
@@ -170,20 +167,9 @@ func substLoad(e Expr, t int, v Expr) Expr {
 	return e
 }
 
-func visitExprLoads(e Expr, f func(*Load)) {
-	switch e := e.(type) {
-	case *Load:
-		f(e)
-	case *Apply:
-		for _, a := range e.Args {
-			visitExprLoads(a, f)
-		}
-	}
-}
-
 // exprReads reports whether e loads tensor t.
 func exprReads(e Expr, t int) bool {
 	found := false
-	visitExprLoads(e, func(l *Load) { found = found || l.Tensor == t })
+	WalkLoads(e, func(l *Load) { found = found || l.Tensor == t })
 	return found
 }

@@ -31,7 +31,7 @@ func passPad(p *Program) error {
 		var reads []int
 		seen := map[int]bool{}
 		for _, s := range o.Body {
-			visitLoads(s, func(l *Load) {
+			WalkStoreLoads(s, func(l *Load) {
 				if p.Tensors[l.Tensor].padded() && !seen[l.Tensor] {
 					seen[l.Tensor] = true
 					reads = append(reads, l.Tensor)
@@ -95,28 +95,6 @@ func (p *Program) shiftExpr(e Expr) {
 		for _, a := range e.Args {
 			p.shiftExpr(a)
 		}
-	}
-}
-
-func visitLoads(s Stmt, f func(*Load)) {
-	var ve func(Expr)
-	ve = func(e Expr) {
-		switch e := e.(type) {
-		case *Load:
-			f(e)
-		case *Apply:
-			for _, a := range e.Args {
-				ve(a)
-			}
-		}
-	}
-	switch s := s.(type) {
-	case *For:
-		for _, c := range s.Body {
-			visitLoads(c, f)
-		}
-	case *Store:
-		ve(s.Value)
 	}
 }
 

@@ -18,7 +18,7 @@ func firstNest(t *testing.T, src string) (*loopir.Program, []*loopir.For, *loopi
 	o := p.Ops[len(p.Ops)-1]
 	for _, s := range o.Body {
 		if f, ok := s.(*loopir.For); ok {
-			loops, st := perfectNest(f)
+			loops, st, _ := loopir.PerfectNest(f)
 			if st == nil {
 				t.Fatalf("not a perfect nest:\n%s", p)
 			}

@@ -49,7 +49,7 @@ func Explain(p *loopir.Program, elem string, tiers ...Config) string {
 }
 
 func explainNest(p *loopir.Program, f *loopir.For, elem string, tiers []Config, inlined map[*loopir.Store]bool) string {
-	loops, st := perfectNest(f)
+	loops, st, _ := loopir.PerfectNest(f)
 	if st == nil {
 		return "Go loops (not a perfect nest)"
 	}
@@ -102,24 +102,6 @@ func whyNot(p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem strin
 		return fmt.Sprintf("%d flops, below the %d worth a kernel call", work, MinFlops)
 	}
 	return "no unit-stride axis for a broadcast or dot kernel, or too short"
-}
-
-// perfectNest returns the loops of a perfect nest ending in one store
-// (st nil otherwise).
-func perfectNest(f *loopir.For) ([]*loopir.For, *loopir.Store) {
-	loops := []*loopir.For{f}
-	for len(f.Body) == 1 {
-		switch b := f.Body[0].(type) {
-		case *loopir.For:
-			loops = append(loops, b)
-			f = b
-		case *loopir.Store:
-			return loops, b
-		default:
-			return nil, nil
-		}
-	}
-	return nil, nil
 }
 
 // FuseAcceptor is the loopir.FusePointwise acceptor of code with the

@@ -463,18 +463,11 @@ func idxEqual(a, b []loopir.IndexExpr) bool {
 // which every map kernel gets).
 func (m *MapSpec) constants() []float64 {
 	var out []float64
-	var walk func(e loopir.Expr)
-	walk = func(e loopir.Expr) {
-		switch e := e.(type) {
-		case *loopir.Const:
-			out = append(out, e.Value)
-		case *loopir.Apply:
-			for _, a := range e.Args {
-				walk(a)
-			}
+	loopir.WalkExpr(m.Expr, func(e loopir.Expr) {
+		if c, ok := e.(*loopir.Const); ok {
+			out = append(out, c.Value)
 		}
-	}
-	walk(m.Expr)
+	})
 	return out
 }
 

@@ -37,7 +37,10 @@ func analyze(s loopir.Stmt) *nestInfo {
 		}
 		cur = f.Body[0]
 	}
-	visit(s, n)
+	loopir.WalkStores(s, func(st *loopir.Store, _ map[int]int) {
+		n.stores = append(n.stores, st)
+		loopir.WalkLoads(st.Value, func(l *loopir.Load) { n.loads = append(n.loads, l) })
+	})
 	seen := map[int]bool{}
 	written := map[int]bool{}
 	for _, st := range n.stores {
@@ -63,33 +66,14 @@ func analyze(s loopir.Stmt) *nestInfo {
 	return n
 }
 
-func visit(s loopir.Stmt, n *nestInfo) {
-	switch s := s.(type) {
-	case *loopir.For:
-		for _, c := range s.Body {
-			visit(c, n)
-		}
-	case *loopir.Store:
-		n.stores = append(n.stores, s)
-		visitLoads(s.Value, n)
-	}
-}
-
-func visitLoads(e loopir.Expr, n *nestInfo) {
-	switch e := e.(type) {
-	case *loopir.Load:
-		n.loads = append(n.loads, e)
-	case *loopir.Apply:
-		for _, a := range e.Args {
-			visitLoads(a, n)
-		}
-	}
-}
-
 // ownsAxis reports whether variable v alone (c*v + offset) indexes one
 // axis of every store, the same axis with the same coefficient and offset
 // in each: then two values of v never write one cell, so v may be split
-// across threads.
+// across threads. Stricter than loopir.OwnsAxis (the Go backend's rule),
+// which it is kept apart from so that the kernels stay the same: an axis
+// must have exactly one term (a term of coefficient 0 is not ignored),
+// only the first axis of the first store that v drives is tried, and
+// the stores may differ in rank.
 func ownsAxis(stores []*loopir.Store, v int) bool {
 	axis, coeff, off := -1, 0, 0
 	for i, st := range stores {

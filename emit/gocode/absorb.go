@@ -45,7 +45,7 @@ func (k *kgen) planAbsorbs() {
 				continue
 			}
 			if fr, isFor := next.(*loopir.For); isFor {
-				if loops, st, perfectNest := perfect(fr); perfectNest && k.absorbingNest(loops, st, f.Tensor) {
+				if loops, st, perfectNest := loopir.PerfectNest(fr); perfectNest && k.absorbingNest(loops, st, f.Tensor) {
 					k.absorb[f] = st
 					k.absorbAt[st] = f
 				}

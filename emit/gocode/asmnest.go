@@ -83,7 +83,7 @@ func (k *kgen) asmFillElision(o *loopir.Operation) *elision {
 	if !ok || e.fill.Value != 0 || math.Signbit(e.fill.Value) {
 		return nil
 	}
-	loops, st, ok := perfect(e.loop)
+	loops, st, ok := loopir.PerfectNest(e.loop)
 	if !ok || st.Tensor != e.fill.Tensor || k.ts[st.Tensor].st.kind == sConst || padded(&k.p.Tensors[st.Tensor]) {
 		return nil
 	}

@@ -213,27 +213,6 @@ func padded(t *loopir.TensorInfo) bool {
 	return false
 }
 
-// visitStmts calls f on every statement of body, depth first.
-func visitStmts(body []loopir.Stmt, f func(loopir.Stmt)) {
-	for _, s := range body {
-		f(s)
-		if l, ok := s.(*loopir.For); ok {
-			visitStmts(l.Body, f)
-		}
-	}
-}
-
-func visitExpr(e loopir.Expr, f func(*loopir.Load)) {
-	switch e := e.(type) {
-	case *loopir.Load:
-		f(e)
-	case *loopir.Apply:
-		for _, a := range e.Args {
-			visitExpr(a, f)
-		}
-	}
-}
-
 // newKgen validates the kernel and binds every tensor to its storage.
 func newKgen(kn *desc.Kernel, set *asm.Set, par bool) (*kgen, error) {
 	k := &kgen{k: kn, asm: set, par: par, p: kn.Prog, elem: kn.Elem, names: newNamer(), loopNames: map[int]string{}, varUse: map[int]int{}, pin: map[int]*tstore{}}
@@ -279,7 +258,7 @@ func (k *kgen) scan() (int, error) {
 			return 0, k.fail("nil operation")
 		}
 		var err error
-		visitStmts(o.Body, func(s loopir.Stmt) {
+		loopir.WalkStmts(o.Body, func(s loopir.Stmt) {
 			t, fetch := -1, false
 			switch s := s.(type) {
 			case *loopir.For:
@@ -290,7 +269,7 @@ func (k *kgen) scan() (int, error) {
 				return
 			case *loopir.Store:
 				t = s.Tensor
-				visitExpr(s.Value, func(l *loopir.Load) {
+				loopir.WalkLoads(s.Value, func(l *loopir.Load) {
 					if l.Tensor < 0 || l.Tensor >= n {
 						err = k.fail("load of tensor %d, which does not exist", l.Tensor)
 						return
@@ -509,11 +488,11 @@ func (k *kgen) marginsStayZero(t int) bool {
 	ok := true
 	for _, o := range k.p.Ops {
 		for _, s := range o.Body {
-			visitStores(s, func(st *loopir.Store, ext map[int]int) {
+			loopir.WalkStores(s, func(st *loopir.Store, ext map[int]int) {
 				ok = ok && (st.Tensor != t || !storeOutside(ti, st, ext))
 			})
 		}
-		visitStmts(o.Body, func(s loopir.Stmt) {
+		loopir.WalkStmts(o.Body, func(s loopir.Stmt) {
 			switch s := s.(type) {
 			case *loopir.Fill:
 				ok = ok && (s.Tensor != t || sameFloat(s.Value, 0))
@@ -1007,7 +986,7 @@ func (k *kgen) zeroing() []jen.Code {
 func (k *kgen) overwrittenFirst(t int) bool {
 	for _, o := range k.p.Ops {
 		touches, reads, accum, filledFirst := false, false, false, false
-		visitStmts(o.Body, func(s loopir.Stmt) {
+		loopir.WalkStmts(o.Body, func(s loopir.Stmt) {
 			switch s := s.(type) {
 			case *loopir.Fill:
 				if s.Tensor == t && !touches {
@@ -1028,7 +1007,7 @@ func (k *kgen) overwrittenFirst(t int) bool {
 					touches = true
 					accum = accum || s.Accumulate
 				}
-				visitExpr(s.Value, func(l *loopir.Load) {
+				loopir.WalkLoads(s.Value, func(l *loopir.Load) {
 					if l.Tensor == t {
 						touches, reads = true, true
 					}
@@ -1099,7 +1078,7 @@ func (k *kgen) operation(o *loopir.Operation) ([]jen.Code, error) {
 		case *loopir.For:
 			var code []jen.Code
 			var err error
-			if loops, st, ok := perfect(s); ok && asmFill != nil && asmFill.loop == s {
+			if loops, st, ok := loopir.PerfectNest(s); ok && asmFill != nil && asmFill.loop == s {
 				code, err = k.chainAsmFill(loops, st, asmFill.fill)
 			} else if ok {
 				var init *float64
@@ -1188,29 +1167,9 @@ func storeOutside(ti *loopir.TensorInfo, s *loopir.Store, ext map[int]int) bool 
 	return false
 }
 
-// visitStores calls f on every store of s with the extents of the loops
-// around it.
-func visitStores(s loopir.Stmt, f func(st *loopir.Store, ext map[int]int)) {
-	ext := map[int]int{}
-	var walk func(s loopir.Stmt)
-	walk = func(s loopir.Stmt) {
-		switch s := s.(type) {
-		case *loopir.For:
-			ext[s.Var] = s.Extent
-			for _, c := range s.Body {
-				walk(c)
-			}
-			delete(ext, s.Var)
-		case *loopir.Store:
-			f(s, ext)
-		}
-	}
-	walk(s)
-}
-
 // noteWrites updates the freshness and margin knowledge after stores.
 func (k *kgen) noteWrites(s loopir.Stmt) {
-	visitStores(s, func(st *loopir.Store, ext map[int]int) {
+	loopir.WalkStores(s, func(st *loopir.Store, ext map[int]int) {
 		t := st.Tensor
 		k.ts[t].fresh = false
 		if ti := &k.p.Tensors[t]; padded(ti) && storeOutside(ti, st, ext) {
@@ -1445,11 +1404,11 @@ func (k *kgen) padCopy(t int, out bool) []jen.Code {
 // opTensors is the set of tensors an operation's statements touch.
 func opTensors(o *loopir.Operation) map[int]bool {
 	ts := map[int]bool{}
-	visitStmts(o.Body, func(s loopir.Stmt) {
+	loopir.WalkStmts(o.Body, func(s loopir.Stmt) {
 		switch s := s.(type) {
 		case *loopir.Store:
 			ts[s.Tensor] = true
-			visitExpr(s.Value, func(l *loopir.Load) { ts[l.Tensor] = true })
+			loopir.WalkLoads(s.Value, func(l *loopir.Load) { ts[l.Tensor] = true })
 		case *loopir.Fill:
 			ts[s.Tensor] = true
 		case *loopir.ResetPadding:

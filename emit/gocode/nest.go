@@ -88,24 +88,6 @@ type plan struct {
 	reordered bool
 }
 
-// perfect returns the loops of a perfect nest ending in one store.
-func perfect(f *loopir.For) ([]*loopir.For, *loopir.Store, bool) {
-	loops := []*loopir.For{f}
-	cur := f
-	for len(cur.Body) == 1 {
-		switch b := cur.Body[0].(type) {
-		case *loopir.For:
-			loops = append(loops, b)
-			cur = b
-		case *loopir.Store:
-			return loops, b, true
-		default:
-			return nil, nil, false
-		}
-	}
-	return nil, nil, false
-}
-
 func idxMentions(x loopir.IndexExpr, v int) bool {
 	for _, t := range x.Terms {
 		if t.Var == v && t.Coeff != 0 {
@@ -117,7 +99,7 @@ func idxMentions(x loopir.IndexExpr, v int) bool {
 
 func exprMentions(e loopir.Expr, v int) bool {
 	found := false
-	visitExpr(e, func(l *loopir.Load) {
+	loopir.WalkLoads(e, func(l *loopir.Load) {
 		for _, x := range l.Index {
 			found = found || idxMentions(x, v)
 		}
@@ -127,7 +109,7 @@ func exprMentions(e loopir.Expr, v int) bool {
 
 func exprLoads(e loopir.Expr, t int) bool {
 	found := false
-	visitExpr(e, func(l *loopir.Load) { found = found || l.Tensor == t })
+	loopir.WalkLoads(e, func(l *loopir.Load) { found = found || l.Tensor == t })
 	return found
 }
 
@@ -208,7 +190,7 @@ func (k *kgen) plan(loops []*loopir.For, st *loopir.Store) *plan {
 		if len(last.Terms) == 1 && last.Terms[0].Coeff == 1 && inChain[last.Terms[0].Var] != nil && !pl.red[last.Terms[0].Var] {
 			v := last.Terms[0].Var
 			unit := false
-			visitExpr(st.Value, func(l *loopir.Load) {
+			loopir.WalkLoads(st.Value, func(l *loopir.Load) {
 				if n := len(l.Index); n > 0 {
 					for _, t := range l.Index[n-1].Terms {
 						unit = unit || (t.Var == v && t.Coeff == 1)
@@ -290,7 +272,7 @@ func (c *chain) level(xs []loopir.IndexExpr) int {
 
 func (c *chain) exprLevel(e loopir.Expr) int {
 	l := 0
-	visitExpr(e, func(ld *loopir.Load) { l = max(l, c.level(ld.Index)) })
+	loopir.WalkLoads(e, func(ld *loopir.Load) { l = max(l, c.level(ld.Index)) })
 	return l
 }
 
@@ -333,7 +315,7 @@ func (c *chain) hoistable(e loopir.Expr) bool {
 		return false
 	}
 	reads := false
-	visitExpr(e, func(l *loopir.Load) { reads = reads || c.k.ts[l.Tensor].st.kind != sConst })
+	loopir.WalkLoads(e, func(l *loopir.Load) { reads = reads || c.k.ts[l.Tensor].st.kind != sConst })
 	return reads
 }
 
@@ -752,7 +734,7 @@ func (k *kgen) plainFor(f *loopir.For) ([]jen.Code, error) {
 		var err error
 		switch s := s.(type) {
 		case *loopir.For:
-			if loops, st, ok := perfect(s); ok {
+			if loops, st, ok := loopir.PerfectNest(s); ok {
 				code, err = k.chain(loops, st, nil)
 			} else {
 				code, err = k.plainFor(s)
@@ -808,7 +790,7 @@ func (k *kgen) fillElision(o *loopir.Operation) *elision {
 	if !ok {
 		return nil
 	}
-	loops, st, ok := perfect(e.loop)
+	loops, st, ok := loopir.PerfectNest(e.loop)
 	if !ok || st.Tensor != e.fill.Tensor || !st.Accumulate || k.ts[st.Tensor].st.kind == sConst {
 		return nil
 	}

@@ -72,28 +72,10 @@ func parParts(e int) int {
 	return 0
 }
 
-// splittable reports whether loop variable v alone drives an axis of the
-// stored index (so cells of different v never meet).
-func splittable(st *loopir.Store, v int) bool {
-	for _, x := range st.Index {
-		n, hit := 0, false
-		for _, t := range x.Terms {
-			if t.Coeff != 0 {
-				n++
-				hit = hit || t.Var == v
-			}
-		}
-		if n == 1 && hit {
-			return true
-		}
-	}
-	return false
-}
-
 // parTensors lists the tensors a nest touches (the stored one first).
 func parTensors(st *loopir.Store) []int {
 	ts := []int{st.Tensor}
-	visitExpr(st.Value, func(l *loopir.Load) {
+	loopir.WalkLoads(st.Value, func(l *loopir.Load) {
 		for _, t := range ts {
 			if t == l.Tensor {
 				return
@@ -188,19 +170,14 @@ const transcendentalCost = 8
 // softmax exp does 2^14 iterations but as much work as 2^17).
 func goCost(e loopir.Expr) int {
 	c := 1
-	var walk func(e loopir.Expr)
-	walk = func(e loopir.Expr) {
+	loopir.WalkExpr(e, func(e loopir.Expr) {
 		if a, ok := e.(*loopir.Apply); ok {
 			switch a.Prim {
 			case ops.Exp, ops.Log, ops.Exp2, ops.Log2, ops.Sin, ops.Cos, ops.Tanh, ops.Pow:
 				c += transcendentalCost
 			}
-			for _, x := range a.Args {
-				walk(x)
-			}
 		}
-	}
-	walk(e)
+	})
 	return c
 }
 
@@ -267,7 +244,7 @@ func (k *kgen) parSplit(loops []*loopir.For, st *loopir.Store, pre bool) (*loopi
 	}
 	var best *loopir.For
 	for _, l := range loops[:len(loops)-1] {
-		if pl.red[l.Var] || !splittable(st, l.Var) || parParts(l.Extent) == 0 {
+		if pl.red[l.Var] || !loopir.OwnsAxis(l.Var, st.Index) || parParts(l.Extent) == 0 {
 			continue
 		}
 		if l.Var == nVar && nParts(l.Extent) == 0 {
@@ -316,7 +293,7 @@ func (k *kgen) joinSplit(loops []*loopir.For, st *loopir.Store, pl *plan, n0 *as
 		}
 	}
 	for _, l := range loops[:len(loops)-1] {
-		if l.Extent != extent || parParts(l.Extent) != parts || pl.red[l.Var] || !splittable(st, l.Var) ||
+		if l.Extent != extent || parParts(l.Extent) != parts || pl.red[l.Var] || !loopir.OwnsAxis(l.Var, st.Index) ||
 			l.Var == pl.loops[len(pl.loops)-1].Var || n0 != nil && n0.Spec.Kind == asm.MVec && !outer[l.Var] {
 			continue
 		}
@@ -671,7 +648,7 @@ func (k *kgen) parLocals() {
 		if !ok {
 			return
 		}
-		loops, st, ok := perfect(f)
+		loops, st, ok := loopir.PerfectNest(f)
 		if !ok {
 			if shared, _, ok := k.parPlainPlan(f, true); ok {
 				for _, t := range shared {
@@ -870,7 +847,7 @@ func (pn *plainNest) scan(f *loopir.For, mult int) bool {
 			}
 		case *loopir.Store:
 			pn.iters += mult * goCost(s.Value)
-			visitExpr(s.Value, func(l *loopir.Load) {
+			loopir.WalkLoads(s.Value, func(l *loopir.Load) {
 				pn.access[l.Tensor] = append(pn.access[l.Tensor], plainAccess{idx: l.Index, body: &f.Body, pos: i})
 			})
 			pn.access[s.Tensor] = append(pn.access[s.Tensor], plainAccess{idx: s.Index, body: &f.Body, pos: i, store: true, accum: s.Accumulate})
@@ -882,39 +859,21 @@ func (pn *plainNest) scan(f *loopir.For, mult int) bool {
 	return true
 }
 
-// normIndex drops the terms with a zero coefficient.
-func normIndex(x loopir.IndexExpr) loopir.IndexExpr {
-	y := loopir.IndexExpr{Offset: x.Offset}
-	for _, t := range x.Terms {
-		if t.Coeff != 0 {
-			y.Terms = append(y.Terms, t)
-		}
-	}
-	return y
-}
-
+// sameIndex reports whether a and b are equal but for terms of
+// coefficient 0.
 func sameIndex(a, b loopir.IndexExpr) bool {
-	a, b = normIndex(a), normIndex(b)
+	a, b = a.Nonzero(), b.Nonzero()
 	return a.Offset == b.Offset && slices.Equal(a.Terms, b.Terms)
 }
 
 // partitioned reports whether some axis of every access is the same
 // c*v + offset (c != 0): iteration v of the loop touches only its cells.
 func partitioned(acc []plainAccess, v int) bool {
-	for a := range acc[0].idx {
-		x := normIndex(acc[0].idx[a])
-		if len(x.Terms) != 1 || x.Terms[0].Var != v {
-			continue
-		}
-		same := true
-		for _, ac := range acc[1:] {
-			same = same && len(ac.idx) == len(acc[0].idx) && sameIndex(ac.idx[a], x)
-		}
-		if same {
-			return true
-		}
+	idxs := make([][]loopir.IndexExpr, len(acc))
+	for i, ac := range acc {
+		idxs[i] = ac.idx
 	}
-	return false
+	return loopir.OwnsAxis(v, idxs...)
 }
 
 // private reports whether every access is in one loop body at one cell
@@ -946,40 +905,32 @@ func private(acc []plainAccess) bool {
 // progRefs counts the stores and loads of tensor t in the program.
 func (k *kgen) progRefs(t int) int {
 	n := 0
-	var walk func(s loopir.Stmt)
-	walk = func(s loopir.Stmt) {
-		switch s := s.(type) {
-		case *loopir.For:
-			for _, b := range s.Body {
-				walk(b)
-			}
-		case *loopir.Store:
-			if s.Tensor == t {
-				n++
-			}
-			visitExpr(s.Value, func(l *loopir.Load) {
-				if l.Tensor == t {
+	for _, o := range k.p.Ops {
+		loopir.WalkStmts(o.Body, func(s loopir.Stmt) {
+			switch s := s.(type) {
+			case *loopir.Store:
+				if s.Tensor == t {
 					n++
 				}
-			})
-		case *loopir.Fill:
-			if s.Tensor == t {
-				n++
+				loopir.WalkLoads(s.Value, func(l *loopir.Load) {
+					if l.Tensor == t {
+						n++
+					}
+				})
+			case *loopir.Fill:
+				if s.Tensor == t {
+					n++
+				}
+			case *loopir.ResetPadding:
+				if s.Tensor == t {
+					n++
+				}
+			case *loopir.FetchStmt:
+				if s.Tensor == t {
+					n++
+				}
 			}
-		case *loopir.ResetPadding:
-			if s.Tensor == t {
-				n++
-			}
-		case *loopir.FetchStmt:
-			if s.Tensor == t {
-				n++
-			}
-		}
-	}
-	for _, o := range k.p.Ops {
-		for _, s := range o.Body {
-			walk(s)
-		}
+		})
 	}
 	return n
 }

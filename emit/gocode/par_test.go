@@ -25,12 +25,12 @@ func TestSplittable(t *testing.T) {
 		{Terms: []loopir.IndexTerm{{Coeff: 1, Var: 2}}, Offset: 1},
 	}}
 	for v, want := range map[int]bool{0: true, 1: false, 2: true} {
-		if got := splittable(st, v); got != want {
-			t.Errorf("c: splittable(%d) = %v, want %v", v, got, want)
+		if got := loopir.OwnsAxis(v, st.Index); got != want {
+			t.Errorf("c: OwnsAxis(%d) = %v, want %v", v, got, want)
 		}
 	}
 	d := &loopir.Store{Tensor: 0, Index: []loopir.IndexExpr{{Terms: []loopir.IndexTerm{{Coeff: 1, Var: 0}, {Coeff: 1, Var: 2}}}}}
-	if splittable(d, 0) || splittable(d, 2) {
+	if loopir.OwnsAxis(0, d.Index) || loopir.OwnsAxis(2, d.Index) {
 		t.Error("d[i+k]: a loop sharing its axis was splittable")
 	}
 }

@@ -68,7 +68,7 @@ func (k *kgen) rowAccess(st *loopir.Store, split *loopir.For, parts int) *parUni
 		u.rows[t] = rowed
 	}
 	note(st.Tensor, st.Index)
-	visitExpr(st.Value, func(l *loopir.Load) { note(l.Tensor, l.Index) })
+	loopir.WalkLoads(st.Value, func(l *loopir.Load) { note(l.Tensor, l.Index) })
 	return u
 }
 

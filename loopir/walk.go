@@ -1,0 +1,129 @@
+package loopir
+
+import "slices"
+
+// The walkers and nest analyses the backends share.
+
+// WalkStmts calls f on every statement of body, depth first: a loop
+// before the statements of its body.
+func WalkStmts(body []Stmt, f func(Stmt)) {
+	for _, s := range body {
+		f(s)
+		if l, ok := s.(*For); ok {
+			WalkStmts(l.Body, f)
+		}
+	}
+}
+
+// WalkExpr calls f on e and every expression inside it, depth first: an
+// application before its arguments, left to right.
+func WalkExpr(e Expr, f func(Expr)) {
+	f(e)
+	if a, ok := e.(*Apply); ok {
+		for _, x := range a.Args {
+			WalkExpr(x, f)
+		}
+	}
+}
+
+// WalkLoads calls f on every load of e, left to right.
+func WalkLoads(e Expr, f func(*Load)) {
+	switch e := e.(type) {
+	case *Load:
+		f(e)
+	case *Apply:
+		for _, a := range e.Args {
+			WalkLoads(a, f)
+		}
+	}
+}
+
+// WalkStores calls f on every store of s, in order, with the extents of
+// the loops around it by loop variable. The map is reused: f must not
+// keep it.
+func WalkStores(s Stmt, f func(st *Store, ext map[int]int)) {
+	ext := map[int]int{}
+	var walk func(s Stmt)
+	walk = func(s Stmt) {
+		switch s := s.(type) {
+		case *For:
+			ext[s.Var] = s.Extent
+			for _, c := range s.Body {
+				walk(c)
+			}
+			delete(ext, s.Var)
+		case *Store:
+			f(s, ext)
+		}
+	}
+	walk(s)
+}
+
+// WalkStoreLoads calls f on every load of the values of the stores of s,
+// in order.
+func WalkStoreLoads(s Stmt, f func(*Load)) {
+	WalkStores(s, func(st *Store, _ map[int]int) { WalkLoads(st.Value, f) })
+}
+
+// PerfectNest returns the loops and the store of a perfect nest: loops
+// each holding exactly one statement, the innermost a store. ok is false
+// (and the loops and store nil) for anything else, a lone store included.
+func PerfectNest(s Stmt) (loops []*For, st *Store, ok bool) {
+	for {
+		switch x := s.(type) {
+		case *For:
+			if len(x.Body) != 1 {
+				return nil, nil, false
+			}
+			loops = append(loops, x)
+			s = x.Body[0]
+		case *Store:
+			if len(loops) == 0 {
+				return nil, nil, false
+			}
+			return loops, x, true
+		default:
+			return nil, nil, false
+		}
+	}
+}
+
+// Nonzero is x without its terms of coefficient 0.
+func (x IndexExpr) Nonzero() IndexExpr {
+	y := IndexExpr{Offset: x.Offset}
+	for _, t := range x.Terms {
+		if t.Coeff != 0 {
+			y.Terms = append(y.Terms, t)
+		}
+	}
+	return y
+}
+
+// OwnsAxis reports whether loop variable v alone drives one axis of
+// every index of idxs, as the same c*v + offset (c != 0, terms of
+// coefficient 0 ignored) on the same axis of each: then two values of v
+// never reach one cell through these indices, so the loop over v may be
+// split (into parts or across threads). idxs must not be empty.
+func OwnsAxis(v int, idxs ...[]IndexExpr) bool {
+	for a := range idxs[0] {
+		x := idxs[0][a].Nonzero()
+		if len(x.Terms) != 1 || x.Terms[0].Var != v {
+			continue
+		}
+		same := true
+		for _, y := range idxs[1:] {
+			same = same && len(y) == len(idxs[0]) && sameNonzero(y[a], x)
+		}
+		if same {
+			return true
+		}
+	}
+	return false
+}
+
+// sameNonzero reports whether a and b are equal but for terms of
+// coefficient 0.
+func sameNonzero(a, b IndexExpr) bool {
+	a, b = a.Nonzero(), b.Nonzero()
+	return a.Offset == b.Offset && slices.Equal(a.Terms, b.Terms)
+}
