@@ -90,14 +90,21 @@ func projErr(op *Op, format string, args ...any) error {
 // an inferred graph (Op.Proj) and the padding margins of tensors read by
 // padded convolutions (Tensor.Padding).
 func DeriveProjections(g *Graph) error {
+	return deriveProjections(g, Order{})
+}
+
+// deriveProjections is DeriveProjections processing the operations, and
+// each operation's projection equations, in the order o gives.
+func deriveProjections(g *Graph, o Order) error {
 	for _, t := range g.Tensors {
 		t.Padding = nil
 	}
-	for _, op := range g.Ops {
+	for _, op := range o.ops(g.Ops) {
 		prob, err := elaborate(g, op)
 		if err != nil {
 			return err
 		}
+		prob.eqs = o.apply(prob.eqs)
 		proj, pads, err := prob.solve()
 		if err != nil {
 			return err

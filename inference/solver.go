@@ -129,6 +129,15 @@ type solver struct {
 	conflict *shapeError
 	steps    int
 	maxSteps int
+	// perm, when not nil, reorders pending constraints (Order.Perm):
+	// each round of the queue (the constraints queued when the round
+	// starts) and each retry of the deferred constraints. roundEnd is
+	// where the current round ends.
+	perm     func(n int) []int
+	roundEnd int
+	// hold makes run a no-op (InferOrdered during elaboration): every
+	// operation's constraints stay queued for the first run after it.
+	hold bool
 }
 
 func newSolver() *solver {
@@ -158,8 +167,15 @@ func (s *solver) push(c constraint) { s.queue = append(s.queue, c) }
 // run processes the queue to a fixpoint, retrying deferred constraints
 // while bindings make progress.
 func (s *solver) run() error {
+	if s.hold {
+		return nil
+	}
 	for {
 		for s.head < len(s.queue) {
+			if s.perm != nil && s.head >= s.roundEnd {
+				s.permute(s.queue[s.head:])
+				s.roundEnd = len(s.queue)
+			}
 			c := s.queue[s.head]
 			s.head++
 			s.steps++
@@ -174,13 +190,16 @@ func (s *solver) run() error {
 			}
 		}
 		s.queue = s.queue[:0]
-		s.head = 0
+		s.head, s.roundEnd = 0, 0
 		if len(s.deferred) == 0 {
 			return nil
 		}
 		before := s.bindings
 		d := s.deferred
 		s.deferred = nil
+		if s.perm != nil {
+			s.permute(d)
+		}
 		for _, c := range d {
 			if err := s.process(c); err != nil {
 				return s.wrap(err, c.origin)
@@ -189,6 +208,17 @@ func (s *solver) run() error {
 		if s.bindings == before && s.head >= len(s.queue) {
 			return nil
 		}
+	}
+}
+
+// permute reorders cs by s.perm (Order.Perm).
+func (s *solver) permute(cs []constraint) {
+	if len(cs) < 2 {
+		return
+	}
+	cp := slices.Clone(cs)
+	for i, j := range s.perm(len(cs)) {
+		cs[i] = cp[j]
 	}
 }
 
@@ -344,11 +374,16 @@ func simplifyConcat(parts []dim) (dim, *shapeError) {
 		}
 		kept = append(kept, p)
 	}
+	if len(kept) == 1 {
+		// One non-empty component: 0 is the unit of concatenation, so
+		// the axis is that component, its basis included (1_∅^0 is 1_∅;
+		// merging bases made it 1_default once the parts were known,
+		// while a partly unknown 1_∅^k erased to the component:
+		// docs/formal.md, finding 2).
+		return kept[0], nil
+	}
 	if allConst {
 		return dconst(sum, basis), nil
-	}
-	if len(kept) == 1 {
-		return kept[0], nil
 	}
 	return dim{k: dConcat, parts: kept}, nil
 }
@@ -633,15 +668,23 @@ func (s *solver) unifyAffine(a, b dim) error {
 	case dAffine:
 		y := b.aff
 		if x.stride == y.stride && x.conv == y.conv && x.padded == y.padded && x.dilation == y.dilation {
-			if err := s.unifyDim(x.over, y.over); err != nil {
-				return err
+			if !x.conv || x.padded {
+				// n = s·o on both sides: the overs are equal.
+				return s.unifyDim(x.over, y.over)
 			}
-			if x.conv && !x.padded {
+			// Valid convolutions: s·o_x + d·k_x = s·o_y + d·k_y entails
+			// o_x = o_y only when the kernels are equal, and k_x = k_y
+			// only when the overs are; otherwise the equation waits for
+			// a size (unifying both was a guess: two valid convolutions
+			// with kernels 2 and 3 on one axis of 6 failed when the
+			// axis was not yet known, docs/formal.md).
+			switch {
+			case dimEqual(x.kernel, y.kernel):
+				return s.unifyDim(x.over, y.over)
+			case dimEqual(x.over, y.over):
 				return s.unifyDim(x.kernel, y.kernel)
 			}
-			return nil
-		}
-		if !x.conv && !y.conv {
+		} else if !x.conv && !y.conv {
 			// stride_x * o_x = stride_y * o_y: one over is a stride multiple of the other.
 			if x.stride%y.stride == 0 {
 				return s.unifyDim(y.over, dim{k: dAffine, aff: &affineDim{stride: x.stride / y.stride, over: x.over}})
@@ -649,7 +692,9 @@ func (s *solver) unifyAffine(a, b dim) error {
 			if y.stride%x.stride == 0 {
 				return s.unifyDim(x.over, dim{k: dAffine, aff: &affineDim{stride: y.stride / x.stride, over: y.over}})
 			}
-			return fail(KindStride, "unresolvable strides: %d and %d", x.stride, y.stride)
+			// Neither divides the other (2·o_x = 3·o_y): satisfiable
+			// (o_x = 3t, o_y = 2t), so the equation waits for a size
+			// rather than failing.
 		}
 	}
 	s.deferred = append(s.deferred, constraint{k: cDimEq, d1: a, d2: b, origin: s.cur})
