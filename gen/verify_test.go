@@ -118,6 +118,8 @@ func TestModelWithoutParameters(t *testing.T) {
 func TestEntryReturnsItsInput(t *testing.T) {
 	mustGenerate(t, modelSource("A", "entry e:", "input x : 2", "return x"))
 	mustFail(t, modelSource("A", "entry e:", "input x : 2", "let y = x", "return y"), 7, 17, "entry e returns y, which no operation computes (it is the input x)")
+	// A bare undefined name as the result (found by FuzzGenerate).
+	mustFail(t, modelSource("A", "entry e:", "input x : 2", "return nope"), 6, 17, `entry e returns nope, which is not defined: undefined name "nope"`)
 	mustFail(t, modelSource("A", "entry e:", "input x : 2", "let y = {w; o=[2]}", "return y"), 7, 17, "entry e returns y")
 	mustFail(t, modelSource("A", "entry e:", "input x : 2", "let y = 3", "return y"), 7, 17, "entry e returns y")
 	mustGenerate(t, modelSource("A", "entry e:", "input x : 2", "let y = x", "return id y"))

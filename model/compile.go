@@ -7,6 +7,7 @@ import (
 	"github.com/ocannlgen/ocannlgen/autodiff"
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/pipeline"
+	"github.com/ocannlgen/ocannlgen/spec"
 	"github.com/ocannlgen/ocannlgen/spec/program"
 )
 
@@ -122,7 +123,13 @@ func (r *Inferred) compileEntry(i int) *EntryKernel {
 // must compute it (an entry cannot return an input, a parameter or a
 // number as such), and a loss's must be a single number.
 func (e *Entry) checkResult(g *inference.Graph) error {
-	res := g.Tensors[Tensor(g, e.Result)]
+	id := Tensor(g, e.Result)
+	if id < 0 {
+		// Only a bare name reaches here undefined: an expression naming
+		// it fails in inference first.
+		return errAt(e.ResultPos, "entry %s returns %s, which is not defined: undefined name %s", e.Name, e.Result, spec.Quote(e.Result))
+	}
+	res := g.Tensors[id]
 	if res.Op < 0 {
 		return errAt(e.ResultPos, "entry %s returns %s, which no operation computes (it is the %s %s); return a value computed from it (e.g. id %s)", e.Name, e.Result, res.Kind, res.Name, e.Result)
 	}
