@@ -31,6 +31,7 @@ import (
 	"github.com/ocannlgen/ocannlgen/emit/cuda"
 	"github.com/ocannlgen/ocannlgen/emit/desc"
 	"github.com/ocannlgen/ocannlgen/emit/gocode"
+	"github.com/ocannlgen/ocannlgen/emit/target"
 )
 
 // OutputFile is the name of the generated file in each package directory.
@@ -392,7 +393,7 @@ func (g *pkgGen) collectNames(attempted, misplacedModels map[string]bool) {
 	// The dispatch flags of the assembly kernels (user code may read or
 	// set them, e.g. to compare the tiers).
 	for _, t := range asm.Tiers() {
-		g.names[t.Flag()] = true
+		g.names[asm.Tier(t).Flag()] = true
 	}
 	for n := range misplacedModels {
 		g.modelTypes[n] = true
@@ -710,7 +711,7 @@ func generateCUDA(res *Result, f *desc.File, dir string, on, check bool) *Error 
 	var content []byte
 	if on {
 		var err error
-		if content, err = cuda.Render(f); err != nil {
+		if content, err = cuda.Render(f, target.GPU()); err != nil {
 			return &Error{Pos: token.Position{Filename: res.CUDAFile}, Msg: err.Error()}
 		}
 	}

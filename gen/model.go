@@ -14,7 +14,7 @@ import (
 
 	"github.com/ocannlgen/ocannlgen/autodiff"
 	"github.com/ocannlgen/ocannlgen/emit/desc"
-	"github.com/ocannlgen/ocannlgen/emit/gocode"
+	"github.com/ocannlgen/ocannlgen/emit/target"
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/loopir"
 	"github.com/ocannlgen/ocannlgen/model"
@@ -455,8 +455,8 @@ func (c *modelCompiler) forward(g, kg *inference.Graph, e *model.Entry, method s
 		Doc: []string{fmt.Sprintf("Entry point %s of model %s.", e.Name, c.typeName)},
 		// Intermediates of more than 64 KiB go to a scratch struct held
 		// by the model (Go moves a local array of more than 128 KiB
-		// to the heap).
-		Scratch: me.Kernel + "Scratch", ScratchOver: gocode.DefaultScratchOver, PoolParam: true, ScratchOwned: true})
+		// to the heap); every CPU target's Loops.ScratchOver is the same.
+		Scratch: me.Kernel + "Scratch", ScratchOver: target.Generic().Loops.ScratchOver, PoolParam: true, ScratchOwned: true})
 	gm.Entries = append(gm.Entries, me)
 	return me, params
 }
@@ -482,7 +482,7 @@ func (c *modelCompiler) backward(g *inference.Graph, e *model.Entry, me desc.Mod
 	gm.Backward = gm.Name + "Backward"
 	c.kernels = append(c.kernels, &desc.Kernel{Name: gm.Backward, Elem: c.elem, Params: bparams, Prog: gr.Program,
 		Doc:     []string{fmt.Sprintf("Forward and backward pass of loss %s of model %s.", e.Name, c.typeName)},
-		Scratch: gm.Backward + "Scratch", ScratchOver: gocode.DefaultScratchOver, PoolParam: true, ScratchOwned: true})
+		Scratch: gm.Backward + "Scratch", ScratchOver: target.Generic().Loops.ScratchOver, PoolParam: true, ScratchOwned: true})
 }
 
 // entryMethod returns the Go method of entry e, an error when it is one

@@ -10,6 +10,8 @@
 //	ocannlgen infer --dump=STAGE FILE|-         print the program's state after a named stage of the
 //	                                            pipeline (--dump=list lists the stages)
 //	ocannlgen run [--json] [--f32] FILE|-      run the program with the reference interpreter
+//	ocannlgen targets                           print every code target's description (tiles,
+//	                                            thresholds, costs; package emit/target)
 //
 // See docs/language.md for the program language and docs/design.md for
 // the directives.
@@ -20,6 +22,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/ocannlgen/ocannlgen/emit/target"
 )
 
 func main() {
@@ -44,6 +48,8 @@ const usage = `usage:
                                               run the program with the reference interpreter
                                               (float64, or float32 with --f32) and print every named tensor;
                                               a program needing more than N MiB (default 4096) is refused
+  ocannlgen targets                           print the description of every code target (its tiles,
+                                              thresholds and costs: package emit/target)
 `
 
 // run executes the command line and returns the exit status.
@@ -56,6 +62,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runInfer(args[1:], stdin, stdout, stderr)
 	case "run":
 		return runRun(args[1:], stdin, stdout, stderr)
+	case "targets":
+		if len(args) > 1 {
+			fmt.Fprintf(stderr, "ocannlgen targets: takes no arguments\n")
+			return 2
+		}
+		printTargets(stdout)
+		return 0
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -65,4 +78,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "ocannlgen: unknown command %q\n%s", args[0], usage)
 	return 2
+}
+
+// printTargets prints every code target's description, one block each.
+func printTargets(w io.Writer) {
+	for _, c := range []target.CPU{target.Generic(), target.AVX2(), target.AVX512()} {
+		fmt.Fprintf(w, "# %s\n%s\n", c.Name, c)
+	}
+	g := target.GPU()
+	fmt.Fprintf(w, "# %s\n%s", g.Name, g)
 }

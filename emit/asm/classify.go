@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/ocannlgen/ocannlgen/emit/target"
 	"github.com/ocannlgen/ocannlgen/loopir"
 	"github.com/ocannlgen/ocannlgen/ops"
 )
@@ -117,29 +118,6 @@ type Nest struct {
 	OuterReduces bool
 }
 
-// MinFlops is the least work (2*M*N*K*K2) for which a nest is handed to
-// an assembly kernel: below it the call overhead (tens of nanoseconds)
-// and the tile tails outweigh the vector speed, and the Go loops stay.
-const MinFlops = 1024
-
-// Limits measured on the demos (a kernel call below them was slower
-// than the Go loops, or no faster):
-//
-//   - minDotK is the shortest reduction (K*K2) a dot kernel takes: below
-//     a vector of float32 lanes the masked steps do little work each;
-//   - minDotKVector is the shortest when the tile is a single row or
-//     column (M or N is 1): each sum then needs its own horizontal
-//     reduction;
-//   - minBroadcastN is the narrowest n of a broadcast kernel (the rest of
-//     the vector lanes are masked off): the moons demo's n=2 gradient ran
-//     slower than its Go loops, the CNN demo's n=3 kernel gradient of the
-//     one-channel convolution made the whole training step 1.4x faster.
-const (
-	minDotK       = 8
-	minDotKVector = 64
-	minBroadcastN = 3
-)
-
 // axis is one loop (or several merged loops) of a nest, with the flat
 // element stride of each tensor along it.
 type axis struct {
@@ -172,14 +150,14 @@ func flat(idx []loopir.IndexExpr, bufDims []int) (map[int]int, bool) {
 // width with its input channels) and outer loops. overwrite asks for a
 // kernel that stores instead of adding (the nest absorbs a pre-fill with
 // zero). It returns nil when the nest does not qualify.
-func Classify(p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem string, overwrite bool) *Nest {
-	return ClassifyFree(p, loops, st, elem, overwrite, nil)
+func Classify(kn target.Kernels, p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem string, overwrite bool) *Nest {
+	return ClassifyFree(kn, p, loops, st, elem, overwrite, nil)
 }
 
 // ClassifyFree is Classify where the indices may also mention the
 // variables of free, bound outside the nest (a part number of a loop
 // split between threads): they stay in the call's base addresses.
-func ClassifyFree(p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem string, overwrite bool, free map[int]bool) *Nest {
+func ClassifyFree(kn target.Kernels, p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem string, overwrite bool, free map[int]bool) *Nest {
 	if elem != "float32" && elem != "float64" || len(loops) < 2 {
 		return nil
 	}
@@ -225,21 +203,21 @@ func ClassifyFree(p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem
 	// The broadcast kernel unless its n axis is short and a dot kernel
 	// has a longer k.
 	var n *pick
-	b, d := pickBroadcast(axes), pickDot(axes)
+	b, d := pickBroadcast(axes, kn), pickDot(axes, kn)
 	switch {
-	case b != nil && (d == nil || b.Spec.N >= 16 || b.Spec.N >= d.Spec.K):
+	case b != nil && (d == nil || b.Spec.N >= kn.DotMaxN || b.Spec.N >= d.Spec.K):
 		n = b
 	case d != nil:
 		n = d
 	}
 	lanes := AVX2().lanes(&Spec{Elem: elem})
-	if v := pickMVec(axes, lanes); mvecPays(v, n, lanes) {
+	if v := pickMVec(axes, lanes, kn); mvecPays(v, n, lanes, kn) {
 		v.Spec.Elem = elem
-		if v.Spec.Flops() >= MinFlops && v.Spec.fitsImm32() {
+		if v.Spec.Flops() >= kn.MinFlops && v.Spec.fitsImm32() {
 			n = v
 		}
 	}
-	if n == nil || n.Spec.Flops() < MinFlops || !n.Spec.fitsImm32() {
+	if n == nil || n.Spec.Flops() < kn.MinFlops || !n.Spec.fitsImm32() {
 		return nil
 	}
 	n.C, n.A, n.B = st.Tensor, la.Tensor, lb.Tensor
@@ -247,7 +225,7 @@ func ClassifyFree(p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem
 		n.A, n.B = n.B, n.A
 	}
 	n.Spec.Elem = elem
-	n.Spec.Gather = n.Spec.Kind == Dot && gatherPays(&n.Spec)
+	n.Spec.Gather = n.Spec.Kind == Dot && gatherPays(&n.Spec, kn)
 	kernelVars := map[int]bool{}
 	for _, x := range n.axes {
 		for _, v := range x.vars {
@@ -336,7 +314,7 @@ func largest(axes []*axis, ok func(*axis) bool) *axis {
 // pickBroadcast finds a Broadcast kernel: an n axis of unit stride in C
 // and one operand (B, swapping the operands if needed), a k axis that C
 // does not depend on, and an m axis (or none) along C and A only.
-func pickBroadcast(axes []*axis) *pick {
+func pickBroadcast(axes []*axis, kn target.Kernels) *pick {
 	for _, swapped := range []bool{false, true} {
 		opA := func(x *axis) int {
 			if swapped {
@@ -352,7 +330,7 @@ func pickBroadcast(axes []*axis) *pick {
 		}
 		n := largest(axes, func(x *axis) bool { return x.c == 1 && opB(x) == 1 && opA(x) == 0 })
 		k := largest(axes, func(x *axis) bool { return x.c == 0 && opA(x) != 0 && opB(x) != 0 })
-		if n == nil || k == nil || n.extent < minBroadcastN {
+		if n == nil || k == nil || n.extent < kn.MinBroadcastN {
 			continue
 		}
 		m := largest(axes, func(x *axis) bool { return x.c != 0 && opA(x) != 0 && opB(x) == 0 && x.c >= n.extent })
@@ -370,7 +348,7 @@ func pickBroadcast(axes []*axis) *pick {
 // pickDot finds a Dot kernel: a k axis of unit stride in both operands
 // that C does not depend on, and m and n axes along C and one operand
 // each (at least one of them), with C's cells distinct.
-func pickDot(axes []*axis) *pick {
+func pickDot(axes []*axis, kn target.Kernels) *pick {
 	k := largest(axes, func(x *axis) bool { return x.c == 0 && x.a == 1 && x.b == 1 })
 	if k == nil {
 		return nil
@@ -398,7 +376,7 @@ func pickDot(axes []*axis) *pick {
 		p.axes = append(p.axes, k2)
 		p.Spec.K2, p.Spec.AK2, p.Spec.BK2 = k2.extent, k2.a, k2.b
 	}
-	if red := p.Spec.K * p.Spec.K2; red < minDotK || (p.Spec.M < 2 || p.Spec.N < 2) && red < minDotKVector {
+	if red := p.Spec.K * p.Spec.K2; red < kn.MinDotK || (p.Spec.M < 2 || p.Spec.N < 2) && red < kn.MinDotKVector {
 		return nil
 	}
 	return p

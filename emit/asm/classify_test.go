@@ -1,6 +1,7 @@
 package asm
 
 import (
+	"github.com/ocannlgen/ocannlgen/emit/target"
 	"testing"
 
 	"github.com/ocannlgen/ocannlgen/loopir"
@@ -75,7 +76,7 @@ let c = a ++ "i,j => i" `, nil, 0},
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			p, loops, st := firstNest(t, c.src)
-			n := Classify(p, loops, st, "float32", false)
+			n := Classify(target.AVX512().Kernels, p, loops, st, "float32", false)
 			if c.want == nil {
 				if n != nil {
 					t.Fatalf("got %+v, want the Go loops", n.Spec)
@@ -126,7 +127,7 @@ let y = sin x`, 0, 0, ""},
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			p, loops, st := firstNest(t, c.src)
-			m := ClassifyMap(p, loops, st, "float32")
+			m := ClassifyMap(target.AVX512().Kernels, p, loops, st, "float32")
 			if c.n == 0 {
 				if m != nil {
 					t.Fatalf("got a map over %d elements, want none", m.Spec.N)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ocannlgen/ocannlgen/emit/target"
 	"github.com/ocannlgen/ocannlgen/loopir"
 	"github.com/ocannlgen/ocannlgen/ops"
 )
@@ -16,13 +17,19 @@ import (
 // not (the kernel then stores instead of adding). Single-use pointwise
 // temporaries without a name are fused into their reader and scalar
 // temporaries inlined first, as the Go emitter does for a kernel's
-// locals (loopir.FusePointwise, InlineScalarTemps).
-func Explain(p *loopir.Program, elem string, tiers ...Config) string {
+// locals (loopir.FusePointwise, InlineScalarTemps). The kernels are
+// chosen with the first target's Kernels limits.
+func Explain(p *loopir.Program, elem string, targets ...target.CPU) string {
+	var tiers []Config
+	for _, t := range targets {
+		tiers = append(tiers, Tier(t))
+	}
+	kn := tiers[0].Kernels
 	keep := map[int]bool{}
 	for _, n := range p.Graph.Named {
 		keep[n.Tensor] = true
 	}
-	p, _ = loopir.FusePointwise(p, keep, FuseAcceptor(p, elem))
+	p, _ = loopir.FusePointwise(p, keep, FuseAcceptor(kn, p, elem))
 	p, inlined := loopir.InlineScalarTemps(p, nil)
 	var b strings.Builder
 	for _, o := range p.Ops {
@@ -35,7 +42,7 @@ func Explain(p *loopir.Program, elem string, tiers ...Config) string {
 			if !ok {
 				continue
 			}
-			lines = append(lines, explainNest(p, f, elem, tiers, inlined))
+			lines = append(lines, explainNest(kn, p, f, elem, tiers, inlined))
 		}
 		if len(lines) == 0 {
 			continue
@@ -48,23 +55,23 @@ func Explain(p *loopir.Program, elem string, tiers ...Config) string {
 	return b.String()
 }
 
-func explainNest(p *loopir.Program, f *loopir.For, elem string, tiers []Config, inlined map[*loopir.Store]bool) string {
+func explainNest(kn target.Kernels, p *loopir.Program, f *loopir.For, elem string, tiers []Config, inlined map[*loopir.Store]bool) string {
 	loops, st, _ := loopir.PerfectNest(f)
 	if st == nil {
 		return "Go loops (not a perfect nest)"
 	}
-	n := Classify(p, loops, st, elem, false)
+	n := Classify(kn, p, loops, st, elem, false)
 	if n == nil {
-		if m := ClassifyMapNew(p, loops, st, elem, nil, inlined[st]); m != nil {
+		if m := ClassifyMapNew(kn, p, loops, st, elem, nil, inlined[st]); m != nil {
 			if inlined[st] {
 				m.Spec.AVX2Only = true
 			}
 			return m.Spec.Describe(tiers...) + outerDesc(m.Outer) + "; Go loops when the tier is off"
 		}
-		if r := ClassifyReduce(p, loops, st, elem); r != nil {
+		if r := ClassifyReduce(kn, p, loops, st, elem); r != nil {
 			return r.Spec.Describe() + outerDesc(r.Outer) + "; Go loops when the tier is off"
 		}
-		return "Go loops (" + whyNot(p, loops, st, elem) + ")"
+		return "Go loops (" + whyNot(kn, p, loops, st, elem) + ")"
 	}
 	return n.Spec.Describe(tiers...) + outerDesc(n.Outer) + "; Go loops when the tier is off"
 }
@@ -82,15 +89,15 @@ func outerDesc(loops []*loopir.For) string {
 }
 
 // whyNot names the first condition a nest fails.
-func whyNot(p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem string) string {
+func whyNot(kn target.Kernels, p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem string) string {
 	ap, ok := st.Value.(*loopir.Apply)
 	isProd := ok && ap.Prim == ops.Mul && len(ap.Args) == 2
 	switch {
 	case st.Accumulate && redAccums[st.Accum] && !isProd:
 		return fmt.Sprintf("no reduction kernel: it needs a reduced axis of unit stride in the operands (at least %d long) or a kept one in C (at least %d), "+
-			"an expression over the pointwise primitives and %d elements per call", minReduceN, minAcrossN, MinReduceElems)
+			"an expression over the pointwise primitives and %d elements per call", kn.MinReduceN, kn.MinAcrossN, kn.MinReduceElems)
 	case !st.Accumulate || st.Accum != ops.AccAdd:
-		return "not a contraction, and not a pointwise map of a contiguous axis of at least " + fmt.Sprint(MinMapElems) + " elements (" + fmt.Sprint(MinCostlyMapElems) + " with exp, log or tanh) over the supported primitives, fitting the registers"
+		return "not a contraction, and not a pointwise map of a contiguous axis of at least " + fmt.Sprint(kn.MinMapElems) + " elements (" + fmt.Sprint(kn.MinCostlyMapElems) + " with exp, log or tanh) over the supported primitives, fitting the registers"
 	case !ok || ap.Prim != ops.Mul || len(ap.Args) != 2:
 		return "not a sum of products of two tensors"
 	}
@@ -98,8 +105,8 @@ func whyNot(p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem strin
 	for _, l := range loops {
 		work *= l.Extent
 	}
-	if work < MinFlops {
-		return fmt.Sprintf("%d flops, below the %d worth a kernel call", work, MinFlops)
+	if work < kn.MinFlops {
+		return fmt.Sprintf("%d flops, below the %d worth a kernel call", work, kn.MinFlops)
 	}
 	return "no unit-stride axis for a broadcast or dot kernel, or too short"
 }
@@ -108,9 +115,9 @@ func whyNot(p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem strin
 // assembly kernels: the fused nest must be a map kernel when either nest
 // was one (a fused tree the kernels cannot run, such as one of more than
 // 6 operands, would fall back to Go loops).
-func FuseAcceptor(p *loopir.Program, elem string) loopir.Acceptor {
+func FuseAcceptor(kn target.Kernels, p *loopir.Program, elem string) loopir.Acceptor {
 	isMap := func(loops []*loopir.For, st *loopir.Store) bool {
-		return ClassifyMapNew(p, loops, st, elem, nil, true) != nil
+		return ClassifyMapNew(kn, p, loops, st, elem, nil, true) != nil
 	}
 	return func(wl []*loopir.For, w *loopir.Store, rl []*loopir.For, r, fused *loopir.Store) bool {
 		return isMap(rl, fused) || !isMap(wl, w) && !isMap(rl, r)

@@ -3,6 +3,7 @@ package asm
 import (
 	"github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
+	"github.com/ocannlgen/ocannlgen/emit/target"
 )
 
 // The gathered broadcast form (AVX2 only) runs a Dot spec whose n axis is
@@ -15,16 +16,6 @@ import (
 // its frame, one row of N elements (zero-padded to whole vectors) per
 // reduction step. The dot kernel spends most of such a nest in
 // horizontal sums of vectors with K of their lanes used.
-
-// Limits of the gathered form: k steps unrolled (K), and the reduction
-// steps whose gathered rows the frame holds (K*K2).
-const (
-	gatherMaxK     = 32
-	gatherMaxSteps = 128
-	// gatherUnroll: at most this many reduction steps are unrolled
-	// completely; beyond, a loop runs over k2 with k unrolled.
-	gatherUnroll = 32
-)
 
 // gathers reports whether tier c runs s in the gathered broadcast form.
 func (s *Spec) gathers(c Config) bool { return s.Gather && !c.Wide && s.Kind == Dot }
@@ -40,7 +31,7 @@ func (c Config) gatherTile(s *Spec) (rows, nv int) {
 
 // gatherFits reports whether the gathered form can run s in tier c.
 func (c Config) gatherFits(s *Spec) bool {
-	if s.Kind != Dot || s.CN != 1 || s.K > gatherMaxK || s.K*max(1, s.K2) > gatherMaxSteps {
+	if s.Kind != Dot || s.CN != 1 || s.K > c.Kernels.GatherMaxK || s.K*max(1, s.K2) > c.Kernels.GatherMaxSteps {
 		return false
 	}
 	rows, nv := c.gatherTile(s)
@@ -57,15 +48,16 @@ func (c Config) gatherFits(s *Spec) bool {
 // or 3, both element types): the estimate picks no shape where the
 // gathered form is slower, and misses some at most 1.8x faster (small M
 // with K2 = 3, float32 N = 4).
-func gatherPays(s *Spec) bool {
+func gatherPays(s *Spec, kn target.Kernels) bool {
 	c := AVX2()
+	c.Kernels = kn
 	if !c.gatherFits(s) {
 		return false
 	}
 	l, k2 := c.lanes(s), max(1, s.K2)
 	_, nv := c.gatherTile(s)
 	steps := s.K * k2
-	dot := s.M * s.N * ((s.K+l-1)/l*k2 + 3)
+	dot := s.M * s.N * ((s.K+l-1)/l*k2 + kn.DotCellSteps)
 	return s.M*nv*steps+s.N*steps < dot
 }
 
@@ -158,7 +150,7 @@ func (g *kgen) tileGather(rows, nv int, aM, bufp, cM reg.Register) {
 		}
 	}
 	k2 := max(1, s.K2)
-	if s.K*k2 <= gatherUnroll {
+	if s.K*k2 <= g.cfg.Kernels.GatherUnroll {
 		for q := range k2 {
 			for k := range s.K {
 				step(aM, bufp, (k*s.AK+q*s.AK2)*g.es, (q*s.K+k)*row)

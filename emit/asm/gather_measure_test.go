@@ -3,6 +3,7 @@ package asm
 import (
 	"bytes"
 	"fmt"
+	"github.com/ocannlgen/ocannlgen/emit/target"
 	"testing"
 )
 
@@ -27,7 +28,7 @@ func TestGatherRule(t *testing.T) {
 						if m != 10 { // a batch: image and output planes apart
 							sp.AM, sp.CM = 144*ic, 100*n
 						}
-						if sp.Flops() < MinFlops || !AVX2().gatherFits(&sp) {
+						if sp.Flops() < target.AVX2().Kernels.MinFlops || !AVX2().gatherFits(&sp) {
 							continue
 						}
 						cases = append(cases, sp)
@@ -36,7 +37,7 @@ func TestGatherRule(t *testing.T) {
 			}
 		}
 	}
-	set := NewSet(AVX2())
+	set := NewSet(target.AVX2())
 	var b bytes.Buffer
 	b.WriteString("package main\n\nimport (\n\t\"fmt\"\n\t\"math\"\n\t\"os\"\n\t\"time\"\n)\n\nfunc best(f func()) float64 {\n\tb := 1e18\n\tn := 1\n\tfor {\n\t\tt := time.Now()\n\t\tfor range n {\n\t\t\tf()\n\t\t}\n\t\tif time.Since(t) > 2*time.Millisecond {\n\t\t\tbreak\n\t\t}\n\t\tn *= 2\n\t}\n\tfor range 7 {\n\t\tt := time.Now()\n\t\tfor range n {\n\t\t\tf()\n\t\t}\n\t\tb = min(b, float64(time.Since(t).Nanoseconds())/float64(n))\n\t}\n\treturn b\n}\n\nfunc main() {\n\tbad := 0\n")
 	for _, sp := range cases {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
+	"github.com/ocannlgen/ocannlgen/emit/target"
 )
 
 // The m-vector kind (AVX2 only) runs a contraction whose m axis has unit
@@ -17,25 +18,16 @@ import (
 // runs in one call streaming through A, and the sums are scattered into
 // C at the end (C is small).
 
-// Limits of the m-vector kind: the accumulators of one set (columns
-// times vectors) fit the registers with the A vectors and a broadcast.
-const (
-	mvecMaxAcc = 12
-	// mvecMinSteps is the shortest reduction (K*K2*K3) for which the
-	// final scatter into C is amortized.
-	mvecMinSteps = 32
-)
-
 // mvecShape is the tile of an MVec spec: vectors along m, columns.
 func (c Config) mvecShape(s *Spec) (nv, cols int) {
 	return (s.M + c.lanes(s) - 1) / c.lanes(s), s.N * max(1, s.N2)
 }
 
 // mvecFits reports whether tier c can run the MVec spec s: at most two
-// vectors along m, and the accumulators of one set within mvecMaxAcc.
+// vectors along m, and the accumulators of one set within Kernels.MVecMaxAcc.
 func (c Config) mvecFits(s *Spec) bool {
 	nv, cols := c.mvecShape(s)
-	return nv <= 2 && nv*cols <= mvecMaxAcc
+	return nv <= 2 && nv*cols <= c.Kernels.MVecMaxAcc
 }
 
 // mvecSets is the number of independent accumulator sets the innermost
@@ -164,13 +156,13 @@ func (g *kgen) scatter(acc [][]reg.VecVirtual, buf operand.Mem, cp reg.Register)
 // C's cells distinct. Other loops stay in Go around the call. Of the
 // two operand orders, the one whose m fills more of its vectors wins
 // (the first on ties).
-func pickMVec(axes []*axis, lanes int) *pick {
+func pickMVec(axes []*axis, lanes int, kn target.Kernels) *pick {
 	var best *pick
 	fill := func(p *pick) int { // lanes used per 1000
 		return 1000 * p.Spec.M / ((p.Spec.M + lanes - 1) / lanes * lanes)
 	}
 	for _, swapped := range []bool{false, true} {
-		if p := pickMVecOrder(axes, lanes, swapped); p != nil && (best == nil || fill(p) > fill(best)) {
+		if p := pickMVecOrder(axes, lanes, swapped, kn); p != nil && (best == nil || fill(p) > fill(best)) {
 			best = p
 		}
 	}
@@ -178,7 +170,7 @@ func pickMVec(axes []*axis, lanes int) *pick {
 }
 
 // pickMVecOrder is pickMVec for one operand order.
-func pickMVecOrder(axes []*axis, lanes int, swapped bool) *pick {
+func pickMVecOrder(axes []*axis, lanes int, swapped bool, kn target.Kernels) *pick {
 	opA, opB := func(x *axis) int { return x.a }, func(x *axis) int { return x.b }
 	if swapped {
 		opA, opB = opB, opA
@@ -195,7 +187,7 @@ func pickMVecOrder(axes []*axis, lanes int, swapped bool) *pick {
 	for _, x := range byExtent {
 		switch {
 		case x == m:
-		case x.c != 0 && opA(x) == 0 && opB(x) != 0 && len(cols) < 2 && width*x.extent <= mvecMaxAcc:
+		case x.c != 0 && opA(x) == 0 && opB(x) != 0 && len(cols) < 2 && width*x.extent <= kn.MVecMaxAcc:
 			cols = append(cols, x)
 			width *= x.extent
 		case x.c == 0 && opA(x) != 0 && opB(x) != 0 && len(reds) < 3:
@@ -247,7 +239,7 @@ func (s *Spec) cellsDistinct() bool {
 // classifier chose: a broadcast kernel whose vector is mostly idle (n
 // under a vector), where v's reduction is long enough to amortize the
 // scatter into C.
-func mvecPays(v, n *pick, lanes int) bool {
+func mvecPays(v, n *pick, lanes int, kn target.Kernels) bool {
 	return v != nil && n != nil && n.Spec.Kind == Broadcast && n.Spec.N < lanes &&
-		v.Spec.K*v.Spec.K2*v.Spec.K3 >= mvecMinSteps
+		v.Spec.K*v.Spec.K2*v.Spec.K3 >= kn.MVecMinSteps
 }

@@ -3,6 +3,7 @@ package asm
 import (
 	"bytes"
 	"fmt"
+	"github.com/ocannlgen/ocannlgen/emit/target"
 	"testing"
 )
 
@@ -24,7 +25,7 @@ func TestMVecRule(t *testing.T) {
 		for _, oc := range []int{4, 8} {
 			for _, b := range []int{32, 64, 256} {
 				for _, hw := range []int{4, 10} {
-					if elem == "float64" && oc > 4 || 6*oc*b < MinFlops {
+					if elem == "float64" && oc > 4 || 6*oc*b < target.AVX2().Kernels.MinFlops {
 						continue
 					}
 					shapes = append(shapes, shape{elem, oc, b, hw, hw})
@@ -32,7 +33,7 @@ func TestMVecRule(t *testing.T) {
 			}
 		}
 	}
-	set := NewSet(AVX2())
+	set := NewSet(target.AVX2())
 	var b bytes.Buffer
 	b.WriteString("package main\n\nimport (\n\t\"fmt\"\n\t\"math\"\n\t\"os\"\n\t\"time\"\n)\n\nfunc best(f func()) float64 {\n\tb := 1e18\n\tn := 1\n\tfor {\n\t\tt := time.Now()\n\t\tfor range n {\n\t\t\tf()\n\t\t}\n\t\tif time.Since(t) > 2*time.Millisecond {\n\t\t\tbreak\n\t\t}\n\t\tn *= 2\n\t}\n\tfor range 7 {\n\t\tt := time.Now()\n\t\tfor range n {\n\t\t\tf()\n\t\t}\n\t\tb = min(b, float64(time.Since(t).Nanoseconds())/float64(n))\n\t}\n\treturn b\n}\n\nfunc main() {\n\tbad := 0\n")
 	for _, s := range shapes {

@@ -11,6 +11,7 @@ import (
 	"github.com/mmcloughlin/avo/build"
 	"github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
+	"github.com/ocannlgen/ocannlgen/emit/target"
 	"github.com/ocannlgen/ocannlgen/loopir"
 	"github.com/ocannlgen/ocannlgen/ops"
 )
@@ -86,18 +87,9 @@ type MapNest struct {
 	ZIns [][]loopir.IndexExpr // the operands'
 }
 
-// MinMapElems is the shortest axis a pointwise kernel runs: shorter rows
-// leave the call overhead uncovered. maxMapIns bounds the operands (the
-// general registers hold one pointer each).
-const (
-	MinMapElems = 256
-	maxMapIns   = 6
-	// minMapRow is the shortest row of a map over rows.
-	minMapRow = 4
-	// minLocalMapElems is the least number of elements of a call whose
-	// two levels of rows follow C's memory order (see pickMapAxes2).
-	minLocalMapElems = 64
-)
+// maxMapIns bounds the operands of a pointwise kernel (the general
+// registers hold one pointer each).
+const maxMapIns = 6
 
 // mapPrims are the primitives a pointwise kernel evaluates.
 var mapPrims = map[ops.PrimName]int{ops.Add: 2, ops.Sub: 2, ops.Mul: 2, ops.Div: 2, ops.Relu: 1, ops.Lt: 2, ops.Eq: 2, ops.Ne: 2, ops.Where: 3, ops.ID: 1}
@@ -107,14 +99,14 @@ var mapPrims = map[ops.PrimName]int{ops.Add: 2, ops.Sub: 2, ops.Mul: 2, ops.Div:
 // tensor): every loop indexes the stored tensor, the value is made of
 // the primitives of mapPrims over loads of other tensors and constants,
 // and the store overwrites or adds. It returns nil otherwise.
-func ClassifyMap(p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem string) *MapNest {
-	return ClassifyMapFree(p, loops, st, elem, nil)
+func ClassifyMap(kn target.Kernels, p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem string) *MapNest {
+	return ClassifyMapFree(kn, p, loops, st, elem, nil)
 }
 
 // ClassifyMapFree is ClassifyMap where the indices may also mention the
 // variables of free, bound outside the nest (see ClassifyFree).
-func ClassifyMapFree(p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem string, free map[int]bool) *MapNest {
-	return ClassifyMapNew(p, loops, st, elem, free, false)
+func ClassifyMapFree(kn target.Kernels, p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem string, free map[int]bool) *MapNest {
+	return ClassifyMapNew(kn, p, loops, st, elem, free, false)
 }
 
 // ClassifyMapNew is ClassifyMapFree that, with newForm (a nest the
@@ -123,7 +115,7 @@ func ClassifyMapFree(p *loopir.Program, loops []*loopir.For, st *loopir.Store, e
 // kernel: the inner level along the axis of smallest stride in C (the
 // next cells in memory), the outer along the longest other axis, when
 // the kernel axis is short. Such a kernel is AVX2 only.
-func ClassifyMapNew(p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem string, free map[int]bool, newForm bool) *MapNest {
+func ClassifyMapNew(kn target.Kernels, p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem string, free map[int]bool, newForm bool) *MapNest {
 	if elem != "float32" && elem != "float64" || len(loops) == 0 {
 		return nil
 	}
@@ -148,9 +140,9 @@ func ClassifyMapNew(p *loopir.Program, loops []*loopir.For, st *loopir.Store, el
 	}
 	axes = mergeMapAxes(axes)
 	var rows2 *mapAxis
-	k, rows, ok := pickMapAxes(axes, minMapElems(expr))
+	k, rows, ok := pickMapAxes(axes, minMapElems(expr, kn), kn)
 	if newForm || combine != ops.NoAccum {
-		k, rows, rows2, ok = pickMapAxes2(axes)
+		k, rows, rows2, ok = pickMapAxes2(axes, kn)
 	}
 	if !ok {
 		return nil
@@ -318,7 +310,7 @@ func mergeMapAxes(axes []*mapAxis) []*mapAxis {
 // (MinMapElems, or MinCostlyMapElems for a costly primitive),
 // rows is the longest other axis, run as rows inside the kernel (nil
 // otherwise). ok is false when no axis fits or the rows stay too short.
-func pickMapAxes(axes []*mapAxis, minElems int) (k, rows *mapAxis, ok bool) {
+func pickMapAxes(axes []*mapAxis, minElems int, kn target.Kernels) (k, rows *mapAxis, ok bool) {
 	k = kernelAxis(axes)
 	if k == nil {
 		return nil, nil, false
@@ -329,7 +321,7 @@ func pickMapAxes(axes []*mapAxis, minElems int) (k, rows *mapAxis, ok bool) {
 				rows = x
 			}
 		}
-		if rows == nil || k.extent < minMapRow || k.extent*rows.extent < minElems {
+		if rows == nil || k.extent < kn.MinMapRow || k.extent*rows.extent < minElems {
 			return nil, nil, false
 		}
 	}
@@ -359,22 +351,22 @@ func kernelAxis(axes []*mapAxis) (k *mapAxis) {
 // a call's cells together (the max pool's backward at a batch of 256:
 // rows2 along the batch put 64 rows 3 KiB apart in every call, each cell
 // a cache miss).
-func pickMapAxes2(axes []*mapAxis) (k, rows, rows2 *mapAxis, ok bool) {
+func pickMapAxes2(axes []*mapAxis, kn target.Kernels) (k, rows, rows2 *mapAxis, ok bool) {
 	k = kernelAxis(axes)
 	if k == nil {
 		return nil, nil, nil, false
 	}
-	if k.extent >= MinMapElems {
+	if k.extent >= kn.MinMapElems {
 		return k, nil, nil, true
 	}
 	rows = nearestAxis(axes, k, nil)
-	if rows == nil || k.extent < minMapRow {
+	if rows == nil || k.extent < kn.MinMapRow {
 		return nil, nil, nil, false
 	}
-	if k.extent*rows.extent >= MinMapElems {
+	if k.extent*rows.extent >= kn.MinMapElems {
 		return k, rows, nil, true
 	}
-	if rows2 = nearestAxis(axes, k, rows); rows2 != nil && k.extent*rows.extent*rows2.extent >= minLocalMapElems {
+	if rows2 = nearestAxis(axes, k, rows); rows2 != nil && k.extent*rows.extent*rows2.extent >= kn.MinLocalMapElems {
 		return k, rows, rows2, true
 	}
 	rows2 = nil
@@ -383,7 +375,7 @@ func pickMapAxes2(axes []*mapAxis) (k, rows, rows2 *mapAxis, ok bool) {
 			rows2 = x
 		}
 	}
-	if rows2 == nil || k.extent*rows.extent*rows2.extent < MinMapElems {
+	if rows2 == nil || k.extent*rows.extent*rows2.extent < kn.MinMapElems {
 		return nil, nil, nil, false
 	}
 	return k, rows, rows2, true

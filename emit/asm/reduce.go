@@ -10,6 +10,7 @@ import (
 	"github.com/mmcloughlin/avo/build"
 	"github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
+	"github.com/ocannlgen/ocannlgen/emit/target"
 	"github.com/ocannlgen/ocannlgen/loopir"
 	"github.com/ocannlgen/ocannlgen/ops"
 )
@@ -136,18 +137,9 @@ type ReduceNest struct {
 	OuterReduces bool
 }
 
-// Size rules of the reduction kernels (TestReduceSizeRule measures a
-// kernel against the loops over small shapes; docs/design.md
-// "Reductions"): a call covers at least MinReduceElems elements; an
-// along-rows kernel's rows are at least minReduceN long (a max over rows
-// of 2 ran no faster than the loops), an across-rows kernel's at least
-// minAcrossN. Above these the kernels were 1.5-10x faster than the loops
-// even at 32 elements (AMD EPYC Zen 3, AVX2).
-const (
-	MinReduceElems = 32
-	minReduceN     = 4
-	minAcrossN     = 2
-)
+// The size rules of the reduction kernels are target.Kernels'
+// MinReduceElems, MinReduceN and MinAcrossN (TestReduceSizeRule
+// measures a kernel against the loops over small shapes).
 
 // redAccums are the accumulators a reduction kernel runs.
 var redAccums = map[ops.AccumName]bool{ops.AccAdd: true, ops.AccSub: true, ops.AccMax: true, ops.AccMin: true}
@@ -158,14 +150,14 @@ var redAccums = map[ops.AccumName]bool{ops.AccAdd: true, ops.AccSub: true, ops.A
 // C, and after merging loops whose strides compose either the reduced
 // axis has unit stride (AlongRows) or C's kept axis has (AcrossRows).
 // It returns nil otherwise.
-func ClassifyReduce(p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem string) *ReduceNest {
-	return ClassifyReduceFree(p, loops, st, elem, nil)
+func ClassifyReduce(kn target.Kernels, p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem string) *ReduceNest {
+	return ClassifyReduceFree(kn, p, loops, st, elem, nil)
 }
 
 // ClassifyReduceFree is ClassifyReduce where the indices may also
 // mention the variables of free, bound outside the nest (see
 // ClassifyFree).
-func ClassifyReduceFree(p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem string, free map[int]bool) *ReduceNest {
+func ClassifyReduceFree(kn target.Kernels, p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem string, free map[int]bool) *ReduceNest {
 	if elem != "float32" && elem != "float64" || len(loops) == 0 || !st.Accumulate || !redAccums[st.Accum] {
 		return nil
 	}
@@ -184,11 +176,11 @@ func ClassifyReduceFree(p *loopir.Program, loops []*loopir.For, st *loopir.Store
 		return nil
 	}
 	axes = mergeMapAxes(axes)
-	kind, vec, rows := pickReduceAxes(axes)
+	kind, vec, rows := pickReduceAxes(axes, kn)
 	if vec == nil {
 		return nil
 	}
-	return buildReduceNest(loops, st, elem, expr, loads, kind, vec, rows)
+	return buildReduceNest(kn, loops, st, elem, expr, loads, kind, vec, rows)
 }
 
 // negAsMul rewrites neg(x) as x * -1 (exact, signed zeros included; a
@@ -264,7 +256,7 @@ func unitOrZero(x *mapAxis) bool {
 // rows), else along rows when a reduced axis has unit or zero operand
 // strides (the longest; the rows are C's longest axis, or none). vec is
 // nil when neither fits.
-func pickReduceAxes(axes []*mapAxis) (kind ReduceKind, vec, rows *mapAxis) {
+func pickReduceAxes(axes []*mapAxis, kn target.Kernels) (kind ReduceKind, vec, rows *mapAxis) {
 	longest := func(ok func(*mapAxis) bool) *mapAxis {
 		var best *mapAxis
 		for _, x := range axes {
@@ -276,7 +268,7 @@ func pickReduceAxes(axes []*mapAxis) (kind ReduceKind, vec, rows *mapAxis) {
 	}
 	red := func(x *mapAxis) bool { return x.st[0] == 0 && x.extent > 1 }
 	n := longest(func(x *mapAxis) bool { return x.st[0] == 1 && unitOrZero(x) })
-	if r := longest(red); n != nil && r != nil && n.extent >= minAcrossN {
+	if r := longest(red); n != nil && r != nil && n.extent >= kn.MinAcrossN {
 		return AcrossRows, n, r
 	}
 	r := longest(func(x *mapAxis) bool { return red(x) && unitOrZero(x) })
@@ -289,7 +281,7 @@ func pickReduceAxes(axes []*mapAxis) (kind ReduceKind, vec, rows *mapAxis) {
 // buildReduceNest assembles the ReduceNest for the vector axis vec and
 // the rows axis (nil: one row), applying the size rules. It returns nil
 // when the kernel is too small or would span 1 GiB or more.
-func buildReduceNest(loops []*loopir.For, st *loopir.Store, elem string, expr loopir.Expr, loads []*loopir.Load, kind ReduceKind, vec, rows *mapAxis) *ReduceNest {
+func buildReduceNest(kn target.Kernels, loops []*loopir.For, st *loopir.Store, elem string, expr loopir.Expr, loads []*loopir.Load, kind ReduceKind, vec, rows *mapAxis) *ReduceNest {
 	n := &ReduceNest{C: st.Tensor, Ins: loads}
 	n.Spec = ReduceSpec{Elem: elem, Kind: kind, Accum: st.Accum, Expr: expr, N: vec.extent, Rows: 1, RowStride: make([]int, len(vec.st))}
 	for _, s := range vec.st[1:] {
@@ -305,11 +297,11 @@ func buildReduceNest(loops []*loopir.For, st *loopir.Store, elem string, expr lo
 			kv[v] = true
 		}
 	}
-	minN := minReduceN
+	minN := kn.MinReduceN
 	if kind == AcrossRows {
-		minN = minAcrossN
+		minN = kn.MinAcrossN
 	}
-	if n.Spec.N < minN || n.Spec.N*n.Spec.Rows < MinReduceElems || n.Spec.fixedRegs() > AVX2().Regs-2 {
+	if n.Spec.N < minN || n.Spec.N*n.Spec.Rows < kn.MinReduceElems || n.Spec.fixedRegs() > AVX2().Regs-2 {
 		return nil // too small, or too many registers (an initial value and one accumulator must fit)
 	}
 	span := int64(n.Spec.N) * 8
@@ -625,14 +617,10 @@ func (g *rgen) value(off int, mask reg.Register) reg.VecVirtual {
 	return v
 }
 
-// redUnroll is the most vector accumulators a kernel keeps (4 hide the
-// latency of the adds; the expression's registers need the rest).
-const redUnroll = 4
-
 // unroll is the number of vector accumulators for nv vectors of work,
 // fewer when the expression needs many registers.
 func (g *rgen) unroll(nv int) int {
-	return max(1, min(redUnroll, nv, g.cfg.Regs-g.r.fixedRegs()))
+	return max(1, min(g.cfg.Kernels.RedUnroll, nv, g.cfg.Regs-g.r.fixedRegs()))
 }
 
 // fixedRegs bounds the YMM registers a kernel needs besides its

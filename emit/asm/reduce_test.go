@@ -3,6 +3,7 @@ package asm
 import (
 	"bytes"
 	"fmt"
+	"github.com/ocannlgen/ocannlgen/emit/target"
 	"math"
 	"runtime"
 	"strings"
@@ -222,7 +223,7 @@ let y = relu x`, 0, "", 0, 0, nil, 0, false},
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			p, loops, st := firstNest(t, c.src)
-			r := ClassifyReduce(p, loops, st, "float32")
+			r := ClassifyReduce(target.AVX512().Kernels, p, loops, st, "float32")
 			if c.n == 0 {
 				if r != nil {
 					t.Fatalf("got %+v, want the Go loops", r.Spec)

@@ -10,6 +10,7 @@ import (
 	"github.com/mmcloughlin/avo/ir"
 	"github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
+	"github.com/ocannlgen/ocannlgen/emit/target"
 	"github.com/ocannlgen/ocannlgen/loopir"
 	"github.com/ocannlgen/ocannlgen/ops"
 )
@@ -29,8 +30,9 @@ import (
 // need no special path. exp and exp2 have a float32 version (exp32, four
 // times faster than widening, still within 1 ulp). sqrt and recip are the
 // exact VSQRTP and VDIVP (bit-identical to the Go path); recip_sqrt,
-// sat01, neg, not and fma match it bit for bit as well. docs/design.md
-// has the measured error table (TestTranscendentalSweep).
+// sat01, neg, not and fma match it bit for bit as well. docs/benchmarks.md
+// has the measured error table (TestTranscendentalSweep), docs/design.md
+// the bounds it guarantees.
 
 // transPrims are the primitives of this file, with their arity.
 var transPrims = map[ops.PrimName]int{
@@ -53,19 +55,12 @@ func mapArity(prim ops.PrimName) (n int, known bool) {
 // than a map of adds (MinCostlyMapElems).
 var costlyPrims = map[ops.PrimName]bool{ops.Exp: true, ops.Exp2: true, ops.Log: true, ops.Log2: true, ops.Tanh: true}
 
-// MinCostlyMapElems is the shortest axis (or row set) a pointwise kernel
-// using a costly primitive (exp, log, tanh, ...) runs: measured on Zen 3
-// (AVX2, TestTranscendentalTiming), a float32 exp map of 16 elements
-// takes 26 ns in the kernel against 560 ns in Go loops; the only loss
-// was float64 tanh of 8 small inputs (71 vs 65 ns), 16 won (99 vs 114).
-const MinCostlyMapElems = 16
-
 // minMapElems is the shortest axis a pointwise kernel evaluating e runs.
-func minMapElems(e loopir.Expr) int {
+func minMapElems(e loopir.Expr, kn target.Kernels) int {
 	if usesPrim(e, costlyPrims) {
-		return MinCostlyMapElems
+		return kn.MinCostlyMapElems
 	}
-	return MinMapElems
+	return kn.MinMapElems
 }
 
 // usesPrim reports whether e applies a primitive of set.
@@ -561,7 +556,7 @@ func checkNarrowRegs(f *ir.File, tierOf map[string]string, tiers []Config) error
 // registers (maps of transcend.go's primitives hold many temporaries; a
 // map that does not fit stays Go loops). It compiles the kernel alone.
 func (m *MapSpec) fitsAVX2() bool {
-	s := NewSet(AVX2())
+	s := NewSet(target.AVX2())
 	s.AddMap(*m)
 	_, err := s.Files("fit")
 	return err == nil

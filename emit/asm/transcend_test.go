@@ -3,6 +3,7 @@ package asm
 import (
 	"bytes"
 	"fmt"
+	"github.com/ocannlgen/ocannlgen/emit/target"
 	"os"
 	"runtime"
 	"slices"
@@ -411,7 +412,7 @@ func TestTranscendentalFit(t *testing.T) {
 	if big.fitsAVX2() {
 		t.Errorf("%s fits 16 registers, want not", mapDesc(&big))
 	}
-	s := NewSet(AVX2())
+	s := NewSet(target.AVX2())
 	s.AddMap(big)
 	if _, err := s.Files("p"); err == nil {
 		t.Errorf("Files of a map over 16 registers succeeded")
@@ -422,7 +423,7 @@ func TestTranscendentalFit(t *testing.T) {
 		prod = ap("mul", prod, x(i))
 	}
 	mid := MapSpec{Elem: "float32", N: 100, Expr: ap("add", prod, ap("tanh", x(0))), Stride0: []bool{false, true, true, true, true, true}}
-	s = NewSet(AVX2())
+	s = NewSet(target.AVX2())
 	s.AddMap(mid)
 	if _, err := s.Files("p"); err == nil || !strings.Contains(err.Error(), "more than 16 vector registers") {
 		t.Errorf("Files of a map over 16 registers: %v, want the register error", err)
@@ -431,7 +432,7 @@ func TestTranscendentalFit(t *testing.T) {
 	if !small.fitsAVX2() || !small.avx2Only() || small.EmitsIn(AVX512()) || !small.EmitsIn(AVX2()) {
 		t.Errorf("exp map: fits %v, AVX2 only %v, in AVX512 %v", small.fitsAVX2(), small.avx2Only(), small.EmitsIn(AVX512()))
 	}
-	if d := small.Describe(Tiers()...); !strings.HasSuffix(d, ": AVX2 (also on AVX-512 machines)") {
+	if d := small.Describe(AVX512(), AVX2()); !strings.HasSuffix(d, ": AVX2 (also on AVX-512 machines)") {
 		t.Errorf("Describe = %q", d)
 	}
 }
@@ -446,7 +447,7 @@ func TestTranscendentalTiming(t *testing.T) {
 	if which == "" || runtime.GOARCH != "amd64" || !cpu.Supported("AVX", "AVX2", "FMA3") {
 		t.Skip("set OCANNLGEN_TIMING=1 (or exp,log; amd64 with AVX2) to measure")
 	}
-	set := NewSet(AVX2())
+	set := NewSet(target.AVX2())
 	var b bytes.Buffer
 	b.WriteString("package main\n\nimport (\n\t\"fmt\"\n\t\"math\"\n\t\"testing\"\n)\n\nfunc main() {\n")
 	goFn := map[string]string{"exp": "math.Exp", "tanh": "math.Tanh", "log": "math.Log"}

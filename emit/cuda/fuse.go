@@ -119,7 +119,7 @@ func (g *kgen) emitFused(f *fusion) error {
 	}
 	sortInts(args)
 	total := extent(first.prefix)
-	g.launch(f.items[0].o, blocks(total), Block, false, args)
+	g.launch(f.items[0].o, g.blocks(total), g.t.Block, false, args)
 	if len(f.items) > 1 {
 		var descs []string
 		for _, it := range f.items[1:] {

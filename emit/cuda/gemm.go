@@ -87,10 +87,10 @@ func (g *kgen) gemmOf(n *nestInfo) *gemmNest {
 		}
 	}
 	M, N, K, Z := extent(gm.m), extent(gm.n), extent(gm.k), extent(gm.batch)
-	if len(gm.m) == 0 || len(gm.n) == 0 || M < gemmMin || N < gemmMin || K < gemmMin {
+	if len(gm.m) == 0 || len(gm.n) == 0 || M < g.t.GEMMMin || N < g.t.GEMMMin || K < g.t.GEMMMin {
 		return nil
 	}
-	if Z > 65535 || (M+tileM-1)/tileM > 65535 || int64(M)*int64(N)*int64(K) >= 1<<62 {
+	if Z > 65535 || (M+g.t.TileM-1)/g.t.TileM > 65535 || int64(M)*int64(N)*int64(K) >= 1<<62 {
 		return nil
 	}
 	return gm
@@ -127,19 +127,23 @@ func varNames(fs []*loopir.For) string {
 	return strings.Join(s, ",")
 }
 
-// gemm emits the tiled GEMM: a block computes a tileM x tileN tile of C
-// for one batch index (blockIdx.z), staging tileK-deep slices of A and B
-// in shared memory; each thread accumulates a regM x regN register block
-// (rows ty + 16 r, columns tx + 16 c) and adds it to C once.
+// gemm emits the tiled GEMM of the target's tiles (target.CUDA): a block
+// computes a TileM x TileN tile of C for one batch index (blockIdx.z),
+// staging TileK-deep slices of A and B in shared memory; each thread
+// accumulates a RegM x RegN register block (rows ty + TileM/RegM r,
+// columns tx + TileN/RegN c) and adds it to C once.
 func (g *kgen) gemm(o *loopir.Operation, n *nestInfo, gm *gemmNest) error {
 	M, N, K, Z := extent(gm.m), extent(gm.n), extent(gm.k), extent(gm.batch)
-	grid := [3]int{(N + tileN - 1) / tileN, (M + tileM - 1) / tileM, Z}
-	g.launch(o, grid, gemmThreads, true, n.args)
+	grid := [3]int{(N + g.t.TileN - 1) / g.t.TileN, (M + g.t.TileM - 1) / g.t.TileM, Z}
+	g.launch(o, grid, (g.t.TileM/g.t.RegM)*(g.t.TileN/g.t.RegN), true, n.args)
 	ct, it := g.ct, g.idxType()
 	w := g.b
+	tileM, tileN, tileK, regM, regN := g.t.TileM, g.t.TileN, g.t.TileK, g.t.RegM, g.t.RegN
+	tm, tn := tileM/regM, tileN/regN // threads along m and n
+	gemmThreads := tm * tn
 	fmt.Fprintf(w, "  // Tiled GEMM: C %dx%d += A * B over %d (rows %s, columns %s, reduced %s).\n", M, N, K, varNames(gm.m), varNames(gm.n), varNames(gm.k))
 	fmt.Fprintf(w, "  __shared__ %s As[%d][%d];\n  __shared__ %s Bs[%d][%d];\n", ct, tileK, tileM, ct, tileK, tileN)
-	fmt.Fprintf(w, "  const int tx = threadIdx.x %% 16, ty = threadIdx.x / 16;\n")
+	fmt.Fprintf(w, "  const int tx = threadIdx.x %% %d, ty = threadIdx.x / %d;\n", tn, tn)
 	fmt.Fprintf(w, "  const %[1]s m0 = (%[1]s)blockIdx.y * %[2]d, n0 = (%[1]s)blockIdx.x * %[3]d;\n", it, tileM, tileN)
 	if len(gm.batch) > 0 {
 		g.decode("  ", "zb", "blockIdx.z", gm.batch)
@@ -167,14 +171,14 @@ func (g *kgen) gemm(o *loopir.Operation, n *nestInfo, gm *gemmNest) error {
 	fmt.Fprintf(w, "    __syncthreads();\n")
 	fmt.Fprintf(w, "    #pragma unroll\n    for (int kk = 0; kk < %d; ++kk) {\n", tileK)
 	fmt.Fprintf(w, "      %s a[%d], b[%d];\n", ct, regM, regN)
-	fmt.Fprintf(w, "      #pragma unroll\n      for (int r = 0; r < %d; ++r) a[r] = As[kk][ty + 16 * r];\n", regM)
-	fmt.Fprintf(w, "      #pragma unroll\n      for (int c = 0; c < %d; ++c) b[c] = Bs[kk][tx + 16 * c];\n", regN)
+	fmt.Fprintf(w, "      #pragma unroll\n      for (int r = 0; r < %d; ++r) a[r] = As[kk][ty + %d * r];\n", regM, tm)
+	fmt.Fprintf(w, "      #pragma unroll\n      for (int c = 0; c < %d; ++c) b[c] = Bs[kk][tx + %d * c];\n", regN, tn)
 	fmt.Fprintf(w, "      #pragma unroll\n      for (int r = 0; r < %d; ++r)\n        #pragma unroll\n        for (int c = 0; c < %d; ++c) acc[r][c] += a[r] * b[c];\n", regM, regN)
 	fmt.Fprintf(w, "    }\n    __syncthreads();\n  }\n")
 	fmt.Fprintf(w, "  for (int r = 0; r < %d; ++r)\n    for (int c = 0; c < %d; ++c) {\n", regM, regN)
-	fmt.Fprintf(w, "      if (m0 + ty + 16 * r < %d && n0 + tx + 16 * c < %d) {\n", M, N)
-	g.decode("        ", "rm", "m0 + ty + 16 * r", gm.m)
-	g.decode("        ", "rn", "n0 + tx + 16 * c", gm.n)
+	fmt.Fprintf(w, "      if (m0 + ty + %d * r < %d && n0 + tx + %d * c < %d) {\n", tm, M, tn, N)
+	g.decode("        ", "rm", fmt.Sprintf("m0 + ty + %d * r", tm), gm.m)
+	g.decode("        ", "rn", fmt.Sprintf("n0 + tx + %d * c", tn), gm.n)
 	cell := fmt.Sprintf("t%d[%s]", gm.st.Tensor, g.offset(gm.st.Tensor, gm.st.Index, nil))
 	fmt.Fprintf(w, "        %s += acc[r][c];\n      }\n    }\n}\n", cell)
 	return nil

@@ -158,7 +158,7 @@ func (g *kgen) nest(o *loopir.Operation, s loopir.Stmt) error {
 	for _, f := range n.par {
 		total *= f.Extent
 	}
-	g.launch(o, blocks(total), Block, false, n.args)
+	g.launch(o, g.blocks(total), g.t.Block, false, n.args)
 	it := g.idxType()
 	fmt.Fprintf(g.b, "  %[1]s tid = (%[1]s)blockIdx.x * blockDim.x + threadIdx.x;\n  if (tid >= %[2]d) return;\n", it, total)
 	for i := len(n.par) - 1; i >= 0; i-- {

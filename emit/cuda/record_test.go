@@ -10,6 +10,7 @@ import (
 
 	"github.com/ocannlgen/ocannlgen/emit/cuda"
 	"github.com/ocannlgen/ocannlgen/emit/desc"
+	"github.com/ocannlgen/ocannlgen/emit/target"
 	"github.com/ocannlgen/ocannlgen/internal/testutil"
 	"github.com/ocannlgen/ocannlgen/pipeline"
 	rtcuda "github.com/ocannlgen/ocannlgen/rt/cuda"
@@ -130,7 +131,7 @@ func gemmSource(t *testing.T, n int) (*desc.Kernel, []byte, error) {
 	for _, name := range []string{"a", "b", "c"} {
 		k.Params = append(k.Params, desc.Param{Name: name, Tensor: testutil.Named(t, g, name), Output: name == "c"})
 	}
-	src, err := cuda.Render(&desc.File{Package: "gemm", Kernels: []*desc.Kernel{k}})
+	src, err := cuda.Render(&desc.File{Package: "gemm", Kernels: []*desc.Kernel{k}}, target.GPU())
 	return k, src, err
 }
 

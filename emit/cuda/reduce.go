@@ -12,12 +12,6 @@ import (
 // many values (a loss, a bias gradient summed over the batch), runs one
 // block per cell: the threads accumulate strided parts of the reduction,
 // then combine them in shared memory.
-const (
-	// reduceMaxCells and reduceMinLen bound the nests reduced by blocks.
-	reduceMaxCells = 1024
-	reduceMinLen   = 2048
-)
-
 // reduceNeutral is the neutral element of the associative accumulators
 // block reductions use.
 var reduceNeutral = map[ops.AccumName]float64{ops.AccAdd: 0, ops.AccMax: math.Inf(-1), ops.AccMin: math.Inf(1)}
@@ -45,7 +39,7 @@ func (g *kgen) reduceOf(n *nestInfo) []*loopir.For {
 			red = append(red, f)
 		}
 	}
-	if extent(n.par) > reduceMaxCells || extent(red) < reduceMinLen {
+	if extent(n.par) > g.t.ReduceMaxCells || extent(red) < g.t.ReduceMinLen {
 		return nil
 	}
 	return red
@@ -56,16 +50,16 @@ func (g *kgen) blockReduce(o *loopir.Operation, n *nestInfo, red []*loopir.For) 
 	st := n.stores[0]
 	acc := ops.LookupAccum(st.Accum)
 	cells, R := extent(n.par), extent(red)
-	g.launch(o, [3]int{cells, 1, 1}, Block, true, n.args)
+	g.launch(o, [3]int{cells, 1, 1}, g.t.Block, true, n.args)
 	ct, it := g.ct, g.idxType()
 	w := g.b
-	fmt.Fprintf(w, "  // Block reduction: %d values per cell, %d threads.\n", R, Block)
-	fmt.Fprintf(w, "  __shared__ %s part[%d];\n", ct, Block)
+	fmt.Fprintf(w, "  // Block reduction: %d values per cell, %d threads.\n", R, g.t.Block)
+	fmt.Fprintf(w, "  __shared__ %s part[%d];\n", ct, g.t.Block)
 	if len(n.par) > 0 {
 		g.decode("  ", "cx", "blockIdx.x", n.par)
 	}
 	fmt.Fprintf(w, "  %s a = %s;\n", ct, g.lit(reduceNeutral[st.Accum]))
-	fmt.Fprintf(w, "  for (%s r = threadIdx.x; r < %d; r += %d) {\n", it, R, Block)
+	fmt.Fprintf(w, "  for (%s r = threadIdx.x; r < %d; r += %d) {\n", it, R, g.t.Block)
 	g.decode("    ", "rx", "r", red)
 	g.tmp = 0
 	v, err := g.expr(st.Value, "    ")
@@ -74,7 +68,7 @@ func (g *kgen) blockReduce(o *loopir.Operation, n *nestInfo, red []*loopir.For) 
 	}
 	fmt.Fprintf(w, "    a = %s;\n  }\n", subst(acc.CUDA(), []string{"a", v}, ct))
 	fmt.Fprintf(w, "  part[threadIdx.x] = a;\n  __syncthreads();\n")
-	fmt.Fprintf(w, "  for (int s = %d; s > 0; s >>= 1) {\n", Block/2)
+	fmt.Fprintf(w, "  for (int s = %d; s > 0; s >>= 1) {\n", g.t.Block/2)
 	fmt.Fprintf(w, "    if ((int)threadIdx.x < s) part[threadIdx.x] = %s;\n", subst(acc.CUDA(), []string{"part[threadIdx.x]", "part[threadIdx.x + s]"}, ct))
 	fmt.Fprintf(w, "    __syncthreads();\n  }\n")
 	cell := fmt.Sprintf("t%d[%s]", st.Tensor, g.offset(st.Tensor, st.Index, nil))

@@ -94,7 +94,7 @@ type Kernel struct {
 	// the same time.
 	Scratch string
 	// ScratchOver is the size in bytes above which a local array goes
-	// to the scratch (0: all of them); see gocode.DefaultScratchOver.
+	// to the scratch (0: all of them); see target.Loops.ScratchOver.
 	ScratchOver int
 	// PoolParam: when the kernel has parallel nests, the function takes
 	// a parameter `pool *rt.Pool` (before the scratch) that runs them;

@@ -9,9 +9,6 @@ import (
 	"github.com/ocannlgen/ocannlgen/ops"
 )
 
-// maxAbsorbCells bounds the nests whose cells planAbsorbs enumerates.
-const maxAbsorbCells = 1 << 22
-
 // planAbsorbs finds the zero fills (of whole local arrays, the zeroing of
 // gradients) that the next statement touching the tensor overwrites
 // anyway: a perfect nest adding a value that does not read the tensor
@@ -60,7 +57,7 @@ func (k *kgen) planAbsorbs() {
 func (k *kgen) absorbable(t int) bool {
 	s := &k.ts[t].st
 	ti := &k.p.Tensors[t]
-	return s.kind == sLocal && s.param == nil && k.pin[t] == nil && !padded(ti) && ti.Size() <= maxAbsorbCells
+	return s.kind == sLocal && s.param == nil && k.pin[t] == nil && !padded(ti) && ti.Size() <= k.tgt.Loops.MaxAbsorbCells
 }
 
 // absorbingNest reports whether the nest adds into every cell of t once,
@@ -74,7 +71,7 @@ func (k *kgen) absorbingNest(loops []*loopir.For, st *loopir.Store, t int) bool 
 	}
 	ow := overwriteStore(st)
 	ow.Value = k.foldConstLoads(ow.Value)
-	if asm.ClassifyMapNew(k.p, loops, ow, k.elem, nil, true) == nil {
+	if asm.ClassifyMapNew(k.tgt.Kernels, k.p, loops, ow, k.elem, nil, true) == nil {
 		return false
 	}
 	return coversOnce(loops, st.Index, k.p.Tensors[t].BufDims)
@@ -85,7 +82,7 @@ func (k *kgen) absorbingNest(loops []*loopir.For, st *loopir.Store, t int) bool 
 // pre-fill: its accumulators start at +0, so the cells get the fill's
 // zero plus the sum).
 func (k *kgen) overwritingContraction(loops []*loopir.For, st *loopir.Store) bool {
-	n := asm.Classify(k.p, loops, st, k.elem, true)
+	n := asm.Classify(k.tgt.Kernels, k.p, loops, st, k.elem, true)
 	if n == nil {
 		return false
 	}

@@ -23,11 +23,11 @@ func (k *kgen) asmNest(loops []*loopir.For, st *loopir.Store, init *float64) ([]
 	// branch fills the tensor first and the kernel adds.
 	var n *asm.Nest
 	if init != nil && *init == 0 && !math.Signbit(*init) {
-		n = asm.ClassifyFree(k.p, loops, st, k.elem, true, k.free)
+		n = asm.ClassifyFree(k.tgt.Kernels, k.p, loops, st, k.elem, true, k.free)
 	}
 	var pre []jen.Code
 	if n == nil {
-		n = asm.ClassifyFree(k.p, loops, st, k.elem, false, k.free)
+		n = asm.ClassifyFree(k.tgt.Kernels, k.p, loops, st, k.elem, false, k.free)
 		if n != nil && init != nil {
 			bd := k.p.Tensors[st.Tensor].BufDims
 			pre = k.regionFill(st.Tensor, make([]int, len(bd)), bd, *init)
@@ -87,7 +87,7 @@ func (k *kgen) asmFillElision(o *loopir.Operation) *elision {
 	if !ok || st.Tensor != e.fill.Tensor || k.ts[st.Tensor].st.kind == sConst || padded(&k.p.Tensors[st.Tensor]) {
 		return nil
 	}
-	n := asm.Classify(k.p, loops, st, k.elem, true)
+	n := asm.Classify(k.tgt.Kernels, k.p, loops, st, k.elem, true)
 	if n == nil {
 		return nil
 	}
@@ -133,7 +133,7 @@ func (k *kgen) asmMapNest(loops []*loopir.For, st *loopir.Store, init *float64) 
 	// window: x + 0), not operands.
 	folded := *st
 	folded.Value = k.foldConstLoads(st.Value)
-	n := asm.ClassifyMapNew(k.p, loops, &folded, k.elem, k.free, k.curInlined)
+	n := asm.ClassifyMapNew(k.tgt.Kernels, k.p, loops, &folded, k.elem, k.free, k.curInlined)
 	if n == nil {
 		return nil, ""
 	}
@@ -195,13 +195,13 @@ func (k *kgen) asmRegionFill(t int, lo, hi []int, v float64) ([][]jen.Code, stri
 	}
 	spec := asm.MapSpec{Elem: k.elem, N: run, Expr: &loopir.Const{Value: v}, Stride0: []bool{}, AVX2Only: true}
 	rows := -1
-	if run < asm.MinMapElems {
+	if run < k.tgt.Kernels.MinMapElems {
 		for b := range first {
 			if hi[b]-lo[b] > 1 && (rows < 0 || hi[b]-lo[b] > hi[rows]-lo[rows]) {
 				rows = b
 			}
 		}
-		if rows < 0 || run < 4 || run*(hi[rows]-lo[rows]) < asm.MinMapElems {
+		if rows < 0 || run < k.tgt.Kernels.MinMapRow || run*(hi[rows]-lo[rows]) < k.tgt.Kernels.MinMapElems {
 			return nil, ""
 		}
 		spec.Rows, spec.RowStride = hi[rows]-lo[rows], []int{stride[rows]}

@@ -21,11 +21,3 @@ type Options struct {
 	// number of threads).
 	Parallel bool
 }
-
-// DefaultScratchOver is the ScratchOver of model kernels: local arrays of
-// more than 64 KiB go to the scratch, well below Go's 128 KiB limit for
-// a stack variable. Smaller ones stay on the stack, addressed from the
-// stack pointer: with every local in the scratch, the two-moons model's
-// Backward kernel (25 locals of at most 2 KiB) runs 7% more
-// instructions, for no measurable gain in time.
-const DefaultScratchOver = 64 << 10

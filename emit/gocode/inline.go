@@ -22,7 +22,7 @@ func inlineScalarTemps(p *loopir.Program, params []desc.Param) (*loopir.Program,
 func (k *kgen) fusePointwise(p *loopir.Program, params []desc.Param) *loopir.Program {
 	var accept loopir.Acceptor
 	if k.asm != nil {
-		accept = asm.FuseAcceptor(p, k.elem)
+		accept = asm.FuseAcceptor(k.tgt.Kernels, p, k.elem)
 	}
 	q, _ := loopir.FusePointwise(p, paramSet(params), accept)
 	return q

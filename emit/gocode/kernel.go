@@ -10,6 +10,7 @@ import (
 	"github.com/dave/jennifer/jen"
 	"github.com/ocannlgen/ocannlgen/emit/asm"
 	"github.com/ocannlgen/ocannlgen/emit/desc"
+	"github.com/ocannlgen/ocannlgen/emit/target"
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/loopir"
 )
@@ -120,7 +121,10 @@ type kgen struct {
 	absorb   map[*loopir.Fill]*loopir.Store
 	absorbAt map[*loopir.Store]*loopir.Fill
 	elem     string
-	names    *namer
+	// tgt is the CPU target whose tuning the emitter follows: the
+	// asm set's (its best tier), else target.Generic.
+	tgt   target.CPU
+	names *namer
 	// loopNames[v] names loop variable i<v>; synthetic region loops use
 	// ids from synthBase up.
 	loopNames map[int]string
@@ -215,7 +219,10 @@ func padded(t *loopir.TensorInfo) bool {
 
 // newKgen validates the kernel and binds every tensor to its storage.
 func newKgen(kn *desc.Kernel, set *asm.Set, par bool) (*kgen, error) {
-	k := &kgen{k: kn, asm: set, par: par, p: kn.Prog, elem: kn.Elem, names: newNamer(), loopNames: map[int]string{}, varUse: map[int]int{}, pin: map[int]*tstore{}}
+	k := &kgen{k: kn, asm: set, par: par, p: kn.Prog, elem: kn.Elem, tgt: target.Generic(), names: newNamer(), loopNames: map[int]string{}, varUse: map[int]int{}, pin: map[int]*tstore{}}
+	if set != nil {
+		k.tgt = set.Target()
+	}
 	if kn.Elem != "float32" && kn.Elem != "float64" {
 		return nil, k.fail("element type %q (want float32 or float64)", kn.Elem)
 	}

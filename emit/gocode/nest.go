@@ -29,7 +29,7 @@ import (
 //     nest covers every cell of the unpadded tensor once and absorbs the
 //     operation's Fill); the loops; cell = acc.
 //  3. After a move, the reduction loop around the innermost loop is
-//     unrolled (completely up to jamFull iterations, else by jamUnroll
+//     unrolled (completely up to Loops.JamFull iterations, else by JamUnroll
 //     with a remainder loop) and jammed: the innermost body loads the
 //     cell once, applies the copies' updates in order, stores it once.
 //  4. Loads and subexpressions that do not depend on the innermost loop
@@ -50,18 +50,12 @@ const (
 	modeAcc
 	// modeJam: the innermost loop is a non-reduction, unit-stride loop
 	// and the loop around it a reduction; that reduction loop is
-	// unrolled (fully when short, else by jamUnroll with a remainder
+	// unrolled (fully when at most Loops.JamFull long, else by Loops.JamUnroll
+	// with a remainder
 	// loop) and its copies jammed into the innermost loop, each cell
 	// going through a local variable that receives the copies' updates
 	// in the original order.
 	modeJam
-)
-
-// jamFull is the longest reduction loop unrolled completely; longer ones
-// are unrolled by jamUnroll.
-const (
-	jamFull   = 5
-	jamUnroll = 4
 )
 
 // plan is how a perfect nest is emitted.
@@ -227,7 +221,7 @@ func (k *kgen) plan(loops []*loopir.For, st *loopir.Store) *plan {
 		pl.coversAll = suffix == nred
 	case pl.safe && st.Accumulate && n >= 2 && !pl.red[pl.loops[n-1].Var] && pl.red[pl.loops[n-2].Var]:
 		pl.mode = modeJam
-		pl.full = pl.loops[n-2].Extent <= jamFull
+		pl.full = pl.loops[n-2].Extent <= k.tgt.Loops.JamFull
 		pl.coversAll = pl.full && nred == 1
 	}
 	return pl
@@ -586,12 +580,13 @@ func (c *chain) nestJam(i int, init *float64) ([]jen.Code, error) {
 		}
 		return inner(copies, init)()
 	}
-	m := r.Extent - r.Extent%jamUnroll
-	copies := make([]loopir.Expr, jamUnroll)
+	ju := c.k.tgt.Loops.JamUnroll
+	m := r.Extent - r.Extent%ju
+	copies := make([]loopir.Expr, ju)
 	for u := range copies {
 		copies[u] = substExpr(pl.st.Value, r.Var, u, true)
 	}
-	out, err := c.loop(r.Var, 0, m, jamUnroll, inner(copies, nil))
+	out, err := c.loop(r.Var, 0, m, ju, inner(copies, nil))
 	if err != nil || m == r.Extent {
 		return out, err
 	}
@@ -622,7 +617,7 @@ func (c *chain) note() string {
 		if pl.full {
 			parts = append(parts, fmt.Sprintf("%s unrolled and jammed into %s", r, k.loopName(pl.loops[n-1].Var)))
 		} else {
-			parts = append(parts, fmt.Sprintf("%s unrolled by %d and jammed into %s", r, jamUnroll, k.loopName(pl.loops[n-1].Var)))
+			parts = append(parts, fmt.Sprintf("%s unrolled by %d and jammed into %s", r, k.tgt.Loops.JamUnroll, k.loopName(pl.loops[n-1].Var)))
 		}
 	}
 	if len(parts) == 0 {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 	"github.com/ocannlgen/ocannlgen/emit/asm"
+	"github.com/ocannlgen/ocannlgen/emit/target"
 	"github.com/ocannlgen/ocannlgen/loopir"
 	"github.com/ocannlgen/ocannlgen/ops"
 )
@@ -24,9 +25,9 @@ import (
 // on 1 or 64 threads).
 //
 // The rule (parWorth): a nest runs in parallel when it does at least
-// ParMinGoIters iterations of Go loops, ParMinAsmIters multiply-adds of
-// an assembly contraction or ParMinMapIters elements of an assembly
-// pointwise map, and when every tensor it touches is a
+// Parallel.MinGoIters iterations of Go loops, MinAsmIters multiply-adds
+// of an assembly contraction or MinMapIters elements of an assembly
+// pointwise map (target.Parallel of the kernel's target), and when every tensor it touches is a
 // parameter, a constant, a scratch field or a local array Go allocates on
 // the heap anyway (over 128 KiB: a standalone kernel's padded copy of a
 // large input); a stack local cannot be shared with the pool's goroutines
@@ -36,33 +37,12 @@ import (
 // outside its call if there is one, else a broadcast kernel's n axis
 // when its parts are multiples of 32 elements, else any; the longest,
 // the outermost among equals. P is the largest divisor of E in 2..8, else in
-// 9..16; a loop with none is not split. A broadcast kernel's n axis takes
-// the largest P in 2..8 whose parts are multiples of 32 (nParts): the MLP
-// layer 32x784x128 runs as 4 parts of 32 columns with m whole, where 8
-// parts of 4 rows each re-read all of B per part from L2 (AVX2 on Zen 3:
-// 126 -> 86 us per call on one thread).
-const (
-	// ParMinGoIters is the least number of innermost iterations of a
-	// nest of Go loops handed to the pool (about 10-30 us of work,
-	// against a few microseconds to wake a worker), an iteration
-	// computing a transcendental function counting more (goCost).
-	ParMinGoIters = 1 << 15
-	// ParMinAsmIters is the least number of multiply-adds of a nest an
-	// assembly kernel runs handed to the pool (the kernels do 30-100
-	// per nanosecond).
-	ParMinAsmIters = 1 << 19
-	// ParMinMapIters is the least number of elements of a pointwise map
-	// an assembly kernel runs (asm.ClassifyMap) handed to the pool.
-	ParMinMapIters = 1 << 17
-)
-
-// minOutputParts: a nest whose output splits into fewer parts tries
-// partial sums over its reduction first (parReduce).
-const minOutputParts = 4
-
+// 9..16 (Parallel.PartRanges); a loop with none is not split. A broadcast
+// kernel's n axis takes the largest P in 2..8 whose parts are multiples
+// of 32 (nParts; Parallel.MaxSliverParts and SliverElems).
 // parParts is the number of parts of a loop of extent e (0: none).
-func parParts(e int) int {
-	for _, r := range [][2]int{{8, 2}, {16, 9}} {
+func parParts(pt target.Parallel, e int) int {
+	for _, r := range pt.PartRanges {
 		for p := r[0]; p >= r[1]; p-- {
 			if e%p == 0 {
 				return p
@@ -86,15 +66,10 @@ func parTensors(st *loopir.Store) []int {
 	return ts
 }
 
-// maxStackArray is the size of the largest local array Go keeps on the
-// stack: larger ones are allocated on the heap anyway, so sharing them
-// with the pool's goroutines costs nothing more.
-const maxStackArray = 128 << 10
-
 // heapLocal reports whether local t is a local array Go puts on the heap.
 func (k *kgen) heapLocal(t int) bool {
 	s := &k.ts[t].st
-	return s.kind == sLocal && !s.scratch && s.size*k.elemSize() > maxStackArray
+	return s.kind == sLocal && !s.scratch && s.size*k.elemSize() > k.tgt.Loops.MaxStackArray
 }
 
 // parWorth applies the size rule to a perfect nest; n0 is its assembly
@@ -105,42 +80,36 @@ func (k *kgen) parWorth(loops []*loopir.For, st *loopir.Store) (n0 *asm.Nest, ok
 		iters *= l.Extent
 	}
 	if k.asm != nil {
-		n0 = asm.Classify(k.p, loops, st, k.elem, false)
+		n0 = asm.Classify(k.tgt.Kernels, k.p, loops, st, k.elem, false)
 		if n0 != nil {
 			// A short reduction (a layer's input gradient through 4
 			// logits: 256x400 cells, K=4) is memory work: its cells count
 			// as a map's elements.
 			return n0, iters >= k.minAsmIters() || storedCells(loops, st) >= k.minMapIters()
 		}
-		if asm.ClassifyMap(k.p, loops, st, k.elem) != nil {
+		if asm.ClassifyMap(k.tgt.Kernels, k.p, loops, st, k.elem) != nil {
 			return nil, iters >= k.minMapIters()
 		}
 	}
-	return nil, iters*goCost(st.Value) >= k.minGoIters()
+	return nil, iters*goCost(k.tgt.Parallel, st.Value) >= k.minGoIters()
 }
-
-// ParModelDiv divides ParMinGoIters, ParMinAsmIters and ParMinMapIters in a model's
-// kernels (desc.Kernel.PoolParam): their nests run in one region per call,
-// where handing a nest to an awake worker costs about a microsecond
-// instead of a wake-up, so smaller nests pay (the attention step's
-// 65536-element pointwise maps and 2048x8 Go loops, 17% of its time
-// serial before).
-const ParModelDiv = 4
 
 // minGoIters, minAsmIters and minMapIters are the Go-loop, contraction
 // and map thresholds of this kernel.
 func (k *kgen) minGoIters() int {
+	pt := k.tgt.Parallel
 	if k.k.PoolParam {
-		return ParMinGoIters / ParModelDiv
+		return pt.MinGoIters / pt.ModelDiv
 	}
-	return ParMinGoIters
+	return pt.MinGoIters
 }
 
 func (k *kgen) minAsmIters() int {
+	pt := k.tgt.Parallel
 	if k.k.PoolParam {
-		return ParMinAsmIters / ParModelDiv
+		return pt.MinAsmIters / pt.ModelDiv
 	}
-	return ParMinAsmIters
+	return pt.MinAsmIters
 }
 
 // storedCells is the number of cells a perfect nest stores into: the
@@ -154,27 +123,22 @@ func storedCells(loops []*loopir.For, st *loopir.Store) int {
 }
 
 func (k *kgen) minMapIters() int {
+	pt := k.tgt.Parallel
 	if k.k.PoolParam {
-		return ParMinMapIters / ParModelDiv
+		return pt.MinMapIters / pt.ModelDiv
 	}
-	return ParMinMapIters
+	return pt.MinMapIters
 }
 
-// transcendentalCost is what a call of a math package function (exp,
-// log, tanh, ...) counts for in goCost: about ten times a multiply-add
-// iteration of the Go loops.
-const transcendentalCost = 8
-
 // goCost is the cost of computing e once in Go loops, in iterations:
-// 1, plus transcendentalCost per transcendental primitive (a 256x8x10
-// softmax exp does 2^14 iterations but as much work as 2^17).
-func goCost(e loopir.Expr) int {
+// 1, plus Parallel.TranscendentalCost per transcendental primitive.
+func goCost(pt target.Parallel, e loopir.Expr) int {
 	c := 1
 	loopir.WalkExpr(e, func(e loopir.Expr) {
 		if a, ok := e.(*loopir.Apply); ok {
 			switch a.Prim {
 			case ops.Exp, ops.Log, ops.Exp2, ops.Log2, ops.Sin, ops.Cos, ops.Tanh, ops.Pow:
-				c += transcendentalCost
+				c += pt.TranscendentalCost
 			}
 		}
 	})
@@ -229,25 +193,25 @@ func (k *kgen) parSplit(loops []*loopir.For, st *loopir.Store, pre bool) (*loopi
 	}
 	parts := func(l *loopir.For) int {
 		if l.Var == nVar {
-			return nParts(l.Extent)
+			return nParts(k.tgt.Parallel, l.Extent)
 		}
-		return parParts(l.Extent)
+		return parParts(k.tgt.Parallel, l.Extent)
 	}
 	// A contraction kernel's own axis counts its balance only when its
-	// parts stay minKernelPart long (a kernel gradient's 8 output
+	// parts stay Parallel.MinKernelPart long (a kernel gradient's 8 output
 	// channels in 8 parts would make 8 kernels of one row).
 	bal := func(l *loopir.For) int {
-		if n0 != nil && rank(l) == 0 && l.Extent/parts(l) < minKernelPart {
+		if n0 != nil && rank(l) == 0 && l.Extent/parts(l) < k.tgt.Parallel.MinKernelPart {
 			return 0
 		}
 		return balance(parts(l))
 	}
 	var best *loopir.For
 	for _, l := range loops[:len(loops)-1] {
-		if pl.red[l.Var] || !loopir.OwnsAxis(l.Var, st.Index) || parParts(l.Extent) == 0 {
+		if pl.red[l.Var] || !loopir.OwnsAxis(l.Var, st.Index) || parParts(k.tgt.Parallel, l.Extent) == 0 {
 			continue
 		}
-		if l.Var == nVar && nParts(l.Extent) == 0 {
+		if l.Var == nVar && nParts(k.tgt.Parallel, l.Extent) == 0 {
 			continue
 		}
 		if n0 != nil && n0.Spec.Kind == asm.MVec && !outer[l.Var] {
@@ -293,7 +257,7 @@ func (k *kgen) joinSplit(loops []*loopir.For, st *loopir.Store, pl *plan, n0 *as
 		}
 	}
 	for _, l := range loops[:len(loops)-1] {
-		if l.Extent != extent || parParts(l.Extent) != parts || pl.red[l.Var] || !loopir.OwnsAxis(l.Var, st.Index) ||
+		if l.Extent != extent || parParts(k.tgt.Parallel, l.Extent) != parts || pl.red[l.Var] || !loopir.OwnsAxis(l.Var, st.Index) ||
 			l.Var == pl.loops[len(pl.loops)-1].Var || n0 != nil && n0.Spec.Kind == asm.MVec && !outer[l.Var] {
 			continue
 		}
@@ -311,7 +275,7 @@ func (k *kgen) joinSplit(loops []*loopir.For, st *loopir.Store, pl *plan, n0 *as
 // chainable reports whether a perfect nest below the size rule might
 // join a chain (joinSplit): its first stored axis is a loop that could
 // be split. parLocals moves its tensors to the scratch.
-func chainable(loops []*loopir.For, st *loopir.Store) bool {
+func chainable(pt target.Parallel, loops []*loopir.For, st *loopir.Store) bool {
 	if len(loops) < 2 || len(st.Index) == 0 || exprLoads(st.Value, st.Tensor) {
 		return false
 	}
@@ -321,15 +285,11 @@ func chainable(loops []*loopir.For, st *loopir.Store) bool {
 	}
 	for _, l := range loops[:len(loops)-1] {
 		if l.Var == x.Terms[0].Var {
-			return parParts(l.Extent) > 0
+			return parParts(pt, l.Extent) > 0
 		}
 	}
 	return false
 }
-
-// minKernelPart is the least extent of a contraction kernel's axis in
-// one part for the split to count as balanced (see parSplit).
-const minKernelPart = 16
 
 // balance grades a number of parts by how evenly 2 and 4 threads share
 // them: 2 for a multiple of 4, 1 for even, 0 for odd (5 parts on 2
@@ -359,11 +319,12 @@ func better(bal, rank, ext, bal0, rank0, ext0 int) bool {
 }
 
 // nParts is the number of parts of a broadcast kernel's n loop of extent
-// e: the largest divisor of e in 2..8 whose parts are multiples of 32
-// elements (whole vectors in every tier), 0 if none.
-func nParts(e int) int {
-	for p := 8; p >= 2; p-- {
-		if e%p == 0 && (e/p)%32 == 0 {
+// e: the largest divisor of e in 2..MaxSliverParts whose parts are
+// multiples of SliverElems elements (whole vectors in every tier), 0 if
+// none.
+func nParts(pt target.Parallel, e int) int {
+	for p := pt.MaxSliverParts; p >= 2; p-- {
+		if e%p == 0 && (e/p)%pt.SliverElems == 0 {
 			return p
 		}
 	}
@@ -407,7 +368,7 @@ func splitExpr(e loopir.Expr, v, part, size int) loopir.Expr {
 // contraction kernel's, or a map kernel's that planAbsorbs chose.
 func (k *kgen) parChain(loops []*loopir.For, st *loopir.Store, init *float64, fill *loopir.Fill) ([]jen.Code, bool, error) {
 	split, parts := k.parSplit(loops, st, fill != nil || init != nil)
-	if split != nil && (parts < minOutputParts || balance(parts) == 0) && fill == nil {
+	if split != nil && (parts < k.tgt.Parallel.MinOutputParts || balance(parts) == 0) && fill == nil {
 		// Few output parts (a convolution's kernel gradient split on kh:
 		// 3 parts keep one of 2 threads idle a third of the nest), or an
 		// odd number: fixed partial sums over the reduction, when the
@@ -455,7 +416,7 @@ func (k *kgen) parChain(loops []*loopir.For, st *loopir.Store, init *float64, fi
 	if calls == nil && fill == nil {
 		calls, note = k.asmReduceNest(loops2, st2, init)
 	}
-	if calls == nil && k.asm != nil && (asm.Classify(k.p, loops, st, k.elem, false) != nil || fill == nil && init == nil && asm.ClassifyMap(k.p, loops, st, k.elem) != nil || fill == nil && k.wholeReduceKernel(loops, st)) {
+	if calls == nil && k.asm != nil && (asm.Classify(k.tgt.Kernels, k.p, loops, st, k.elem, false) != nil || fill == nil && init == nil && asm.ClassifyMap(k.tgt.Kernels, k.p, loops, st, k.elem) != nil || fill == nil && k.wholeReduceKernel(loops, st)) {
 		// The parts would lose the assembly kernel the whole nest has
 		// (too small once split): keep the nest serial.
 		return nil, false, nil
@@ -632,7 +593,7 @@ func (k *kgen) enterRegion() []jen.Code {
 }
 
 // parLocals marks the tensors of the perfect nests that may run in
-// parallel (at least ParMinGoIters iterations) when the kernel has a
+// parallel (at least Parallel.MinGoIters iterations) when the kernel has a
 // scratch to hold them; in a model's kernel (one region per call) with
 // such a nest, also those of the smaller nests that might join a chain
 // of parallel nests (chainable, joinSplit).
@@ -661,7 +622,7 @@ func (k *kgen) parLocals() {
 			for _, t := range parTensors(st) {
 				k.parLocal[t] = true
 			}
-		} else if k.k.PoolParam && chainable(loops, st) {
+		} else if k.k.PoolParam && chainable(k.tgt.Parallel, loops, st) {
 			small = append(small, parTensors(st))
 		}
 	}
@@ -691,12 +652,6 @@ type parRed struct {
 	combine func(rec string) []jen.Code
 }
 
-// maxPartialCells bounds the output of a reduction split between parts:
-// the record holds parts times as many partial sums, and their serial
-// combination adds as many values (16k: a few microseconds). The CNN's
-// conv2 kernel gradient, 1152 cells, needs 2048.
-const maxPartialCells = 2048
-
 // parReduce emits a nest whose only non-reduction loops cannot be split
 // (a bias gradient: a small output summed over the batch) as parts of
 // its outermost splittable reduction loop: part p adds its slice of the
@@ -705,7 +660,7 @@ const maxPartialCells = 2048
 // their order are fixed by the generator, so the bits do not depend on
 // the number of threads (they differ from the serial nest's, which adds
 // in one sequence). Only additive reductions covering every cell of an
-// unpadded output of at most maxPartialCells cells.
+// unpadded output of at most Parallel.MaxPartialCells cells.
 func (k *kgen) parReduce(loops []*loopir.For, st *loopir.Store, init *float64) ([]jen.Code, bool, error) {
 	if !k.par || len(loops) < 2 || k.inLoop > 0 || !st.Accumulate || st.Accum != ops.AccAdd {
 		return nil, false, nil
@@ -715,7 +670,7 @@ func (k *kgen) parReduce(loops []*loopir.For, st *loopir.Store, init *float64) (
 		return nil, false, nil
 	}
 	out := &k.p.Tensors[st.Tensor]
-	if out.Size() > maxPartialCells || k.ts[st.Tensor].st.kind == sConst {
+	if out.Size() > k.tgt.Parallel.MaxPartialCells || k.ts[st.Tensor].st.kind == sConst {
 		return nil, false, nil
 	}
 	for _, t := range parTensors(st) {
@@ -725,7 +680,7 @@ func (k *kgen) parReduce(loops []*loopir.For, st *loopir.Store, init *float64) (
 	}
 	var split *loopir.For
 	for _, l := range loops {
-		if pl.red[l.Var] && parParts(l.Extent) > 0 {
+		if pl.red[l.Var] && parParts(k.tgt.Parallel, l.Extent) > 0 {
 			split = l
 			break
 		}
@@ -733,7 +688,7 @@ func (k *kgen) parReduce(loops []*loopir.For, st *loopir.Store, init *float64) (
 	if split == nil {
 		return nil, false, nil
 	}
-	parts := parParts(split.Extent)
+	parts := parParts(k.tgt.Parallel, split.Extent)
 	size := split.Extent / parts
 	part := k.synthVar()
 	loops2 := make([]*loopir.For, len(loops))
@@ -763,7 +718,7 @@ func (k *kgen) parReduce(loops []*loopir.For, st *loopir.Store, init *float64) (
 	if err != nil {
 		return nil, false, err
 	}
-	if calls == nil && (k.asm != nil && asm.Classify(k.p, loops, st, k.elem, false) != nil || k.wholeReduceKernel(loops, st)) {
+	if calls == nil && (k.asm != nil && asm.Classify(k.tgt.Kernels, k.p, loops, st, k.elem, false) != nil || k.wholeReduceKernel(loops, st)) {
 		return nil, false, nil // the parts would lose the whole nest's assembly kernel
 	}
 	body := goCode
@@ -813,7 +768,7 @@ func (k *kgen) parReduce(loops []*loopir.For, st *loopir.Store, init *float64) (
 // its own). The parts run L's values in order and everything inside as
 // the serial nest does, so each cell gets the same updates in the same
 // order: the same bits as the serial nest, on any number of threads.
-// The size rule is the Go loops' (ParMinGoIters iterations of the
+// The size rule is the Go loops' (Parallel.MinGoIters iterations of the
 // stores, summed).
 
 // plainAccess is one store or load of a tensor in a plain nest: its
@@ -831,7 +786,8 @@ type plainAccess struct {
 type plainNest struct {
 	access  map[int][]plainAccess // by tensor
 	written map[int]bool
-	iters   int // innermost iterations of the stores, summed
+	iters   int             // innermost iterations of the stores, summed
+	pt      target.Parallel // counts goCost
 }
 
 // scanPlain records the accesses of the loop tree f (mult: iterations of
@@ -846,7 +802,7 @@ func (pn *plainNest) scan(f *loopir.For, mult int) bool {
 				return false
 			}
 		case *loopir.Store:
-			pn.iters += mult * goCost(s.Value)
+			pn.iters += mult * goCost(pn.pt, s.Value)
 			loopir.WalkLoads(s.Value, func(l *loopir.Load) {
 				pn.access[l.Tensor] = append(pn.access[l.Tensor], plainAccess{idx: l.Index, body: &f.Body, pos: i})
 			})
@@ -941,10 +897,10 @@ func (k *kgen) progRefs(t int) int {
 // serial. local: stack locals are accepted as shared (parLocals asks
 // which tensors to move to the scratch).
 func (k *kgen) parPlainPlan(f *loopir.For, local bool) (shared, priv []int, ok bool) {
-	if !k.par || k.inLoop > 0 || parParts(f.Extent) == 0 {
+	if !k.par || k.inLoop > 0 || parParts(k.tgt.Parallel, f.Extent) == 0 {
 		return nil, nil, false
 	}
-	pn := &plainNest{access: map[int][]plainAccess{}, written: map[int]bool{}}
+	pn := &plainNest{access: map[int][]plainAccess{}, written: map[int]bool{}, pt: k.tgt.Parallel}
 	if !pn.scan(f, 1) || pn.iters < k.minGoIters() {
 		return nil, nil, false
 	}
@@ -1007,7 +963,7 @@ func (k *kgen) parPlain(f *loopir.For) ([]jen.Code, bool, error) {
 	if !ok {
 		return nil, false, nil
 	}
-	parts := parParts(f.Extent)
+	parts := parParts(k.tgt.Parallel, f.Extent)
 	size := f.Extent / parts
 	part := k.synthVar()
 	f2 := splitStmt(f, f.Var, part, size).(*loopir.For)
@@ -1031,24 +987,10 @@ func (k *kgen) parPlain(f *loopir.For) ([]jen.Code, bool, error) {
 	return k.parRun(shared, f, parts, part, append(body, code...), nil), true, nil
 }
 
-// ParMinFillCells is the least number of cells of the zero fills in a
-// row of an operation (the gradients zeroed before a backward pass)
-// handed to the pool: a memory clear runs about ten times faster per
-// cell than a Go loop iteration.
-const ParMinFillCells = 1 << 17
-
-// fillParts is the number of parts of a parallel run of fills; a fill
-// takes part when its array's first dim is a multiple.
-const fillParts = 8
-
-// minParFill is the least number of cells of a fill run in parts
-// (smaller ones are cleared at once before the parts).
-const minParFill = 1 << 12
-
 // parFillable reports whether fill s may run in parts: a fill (with +0
 // a memory clear; otherwise loops, as the max pool's -inf) of at least
-// minParFill cells of a shared array (a parameter, a scratch field or a
-// heap local) whose first dim splits into fillParts, that the kernel
+// Parallel.MinPartFill cells of a shared array (a parameter, a scratch
+// field or a heap local) whose first dim splits into FillParts, that the kernel
 // must emit (not a fresh local).
 func (k *kgen) parFillable(s *loopir.Fill) bool {
 	if !k.par || k.inLoop > 0 {
@@ -1057,7 +999,7 @@ func (k *kgen) parFillable(s *loopir.Fill) bool {
 	kt := &k.ts[s.Tensor]
 	st := &kt.st
 	zero := s.Value == 0 && !math.Signbit(s.Value)
-	if st.kind == sConst || kt.fresh && zero || len(st.adims) == 0 || st.adims[0]%fillParts != 0 || st.size < minParFill {
+	if st.kind == sConst || kt.fresh && zero || len(st.adims) == 0 || st.adims[0]%k.tgt.Parallel.FillParts != 0 || st.size < k.tgt.Parallel.MinPartFill {
 		return false
 	}
 	return st.kind != sLocal || st.scratch || k.heapLocal(s.Tensor)
@@ -1088,9 +1030,9 @@ func (k *kgen) rowsFill(t int, lo, hi *jen.Statement, v float64) jen.Code {
 	)
 }
 
-// parFills emits fills (each parFillable) as fillParts parts on the
-// pool when they fill at least ParMinFillCells cells: part p fills
-// rows [p*d/fillParts, (p+1)*d/fillParts) of each array's first dim d.
+// parFills emits fills (each parFillable) as Parallel.FillParts parts on
+// the pool when they fill at least MinFillCells cells: part p fills
+// rows [p*d/FillParts, (p+1)*d/FillParts) of each array's first dim d.
 // ok is false when they stay serial (nothing emitted). The cells get
 // the same values whatever thread fills them.
 func (k *kgen) parFills(fills []*loopir.Fill) ([]jen.Code, bool) {
@@ -1098,7 +1040,7 @@ func (k *kgen) parFills(fills []*loopir.Fill) ([]jen.Code, bool) {
 	for _, f := range fills {
 		cells += k.ts[f.Tensor].st.size
 	}
-	if cells < ParMinFillCells {
+	if cells < k.tgt.Parallel.MinFillCells {
 		return nil, false
 	}
 	part := k.synthVar()
@@ -1107,7 +1049,7 @@ func (k *kgen) parFills(fills []*loopir.Fill) ([]jen.Code, bool) {
 	var ts []int
 	for _, f := range fills {
 		t := f.Tensor
-		rows := k.ts[t].st.adims[0] / fillParts
+		rows := k.ts[t].st.adims[0] / k.tgt.Parallel.FillParts
 		lo, hi := jen.Lit(rows).Op("*").Add(j), jen.Lit(rows).Op("*").Add(j).Op("+").Lit(rows)
 		if f.Value == 0 && !math.Signbit(f.Value) {
 			body = append(body, jen.Id("clear").Call(k.ref(t).Index(lo, hi)))
@@ -1120,18 +1062,14 @@ func (k *kgen) parFills(fills []*loopir.Fill) ([]jen.Code, bool) {
 			ts = append(ts, t)
 		}
 	}
-	return k.parRunDoc(ts, fmt.Sprintf("filling 1/%d of the first dim of %d arrays", fillParts, len(ts)), "the filled arrays", fillParts, part, body, nil), true
+	return k.parRunDoc(ts, fmt.Sprintf("filling 1/%d of the first dim of %d arrays", k.tgt.Parallel.FillParts, len(ts)), "the filled arrays", k.tgt.Parallel.FillParts, part, body, nil), true
 }
-
-// ParMinResetCells is the least number of margin cells of a parallel
-// margin reset (parReset).
-const ParMinResetCells = 1 << 14
 
 // parReset emits the margin reset of a padded tensor whose first axis is
 // not padded (a batch of images padded for a convolution) as parts of
 // that axis run by the pool, part p resetting the margins of its rows,
 // in a model's kernel (one region per call) when the margins hold at
-// least ParMinResetCells cells; ok is false otherwise (nothing emitted).
+// least Parallel.MinResetCells cells; ok is false otherwise (nothing emitted).
 // Its parts write only their rows, so it chains with the nests around
 // it that split the batch the same way (seq.go): the batch-256 CNN step
 // reset 300 KB of margins three times per step serially. The cells and
@@ -1152,8 +1090,8 @@ func (k *kgen) parReset(s *loopir.ResetPadding) ([]jen.Code, bool) {
 		inner *= ti.Dims[a]
 	}
 	e := ti.BufDims[0]
-	parts := parParts(e)
-	if parts == 0 || balance(parts) == 0 || prod(ti.BufDims)-inner < ParMinResetCells {
+	parts := parParts(k.tgt.Parallel, e)
+	if parts == 0 || balance(parts) == 0 || prod(ti.BufDims)-inner < k.tgt.Parallel.MinResetCells {
 		return nil, false
 	}
 	size := e / parts

@@ -1,6 +1,7 @@
 package gocode
 
 import (
+	"github.com/ocannlgen/ocannlgen/emit/target"
 	"strings"
 	"testing"
 
@@ -11,7 +12,7 @@ import (
 
 func TestParParts(t *testing.T) {
 	for e, want := range map[int]int{512: 8, 256: 8, 32: 8, 10: 5, 9: 3, 7: 7, 5: 5, 3: 3, 2: 2, 1: 0, 11: 11, 13: 13, 17: 0, 97: 0, 18: 6, 34: 2} {
-		if got := parParts(e); got != want {
+		if got := parParts(target.Generic().Parallel, e); got != want {
 			t.Errorf("parParts(%d) = %d, want %d", e, got, want)
 		}
 	}
@@ -40,7 +41,7 @@ func TestSplittable(t *testing.T) {
 func renderPar(t *testing.T, src, scratch string, set ...*asm.Set) string {
 	t.Helper()
 	_, p := compileProgram(t, src, nil)
-	k := &desc.Kernel{Name: "K", Elem: "float32", Prog: p, Scratch: scratch, ScratchOver: DefaultScratchOver, PoolParam: scratch != ""}
+	k := &desc.Kernel{Name: "K", Elem: "float32", Prog: p, Scratch: scratch, ScratchOver: target.Generic().Loops.ScratchOver, PoolParam: scratch != ""}
 	for i, ps := range []pspec{pa("a"), pa("b"), out(pa("c"))} {
 		_ = i
 		id := -1
@@ -165,10 +166,10 @@ func TestGoCost(t *testing.T) {
 	}{
 		{x, 1},
 		{&loopir.Apply{Prim: "add", Args: []loopir.Expr{x, x}}, 1},
-		{&loopir.Apply{Prim: "exp", Args: []loopir.Expr{x}}, 1 + transcendentalCost},
-		{&loopir.Apply{Prim: "mul", Args: []loopir.Expr{&loopir.Apply{Prim: "log", Args: []loopir.Expr{x}}, &loopir.Apply{Prim: "tanh", Args: []loopir.Expr{x}}}}, 1 + 2*transcendentalCost},
+		{&loopir.Apply{Prim: "exp", Args: []loopir.Expr{x}}, 1 + target.Generic().Parallel.TranscendentalCost},
+		{&loopir.Apply{Prim: "mul", Args: []loopir.Expr{&loopir.Apply{Prim: "log", Args: []loopir.Expr{x}}, &loopir.Apply{Prim: "tanh", Args: []loopir.Expr{x}}}}, 1 + 2*target.Generic().Parallel.TranscendentalCost},
 	} {
-		if got := goCost(c.e); got != c.want {
+		if got := goCost(target.Generic().Parallel, c.e); got != c.want {
 			t.Errorf("goCost(%v) = %d, want %d", c.e, got, c.want)
 		}
 	}
@@ -201,7 +202,7 @@ func TestParallelBalance(t *testing.T) {
 }
 
 // TestParallelShortReduction: a contraction with a short reduction
-// (2048x64 cells through K=2, 2^18 multiply-adds, under ParMinAsmIters)
+// (2048x64 cells through K=2, 2^18 multiply-adds, under Parallel.MinAsmIters)
 // runs in parts as the memory work it is: its cells count as a map's.
 func TestParallelShortReduction(t *testing.T) {
 	s := renderPar(t, "input a : 2048, 2\ninput b : 2, 64\nlet c = a +* \"ij;jk=>ik\" b", "", asm.NewSet(asm.Tiers()...))

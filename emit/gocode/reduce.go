@@ -19,7 +19,7 @@ func (k *kgen) asmReduceNest(loops []*loopir.For, st *loopir.Store, init *float6
 	if k.asm == nil {
 		return nil, ""
 	}
-	n := asm.ClassifyReduceFree(k.p, loops, st, k.elem, k.free)
+	n := asm.ClassifyReduceFree(k.tgt.Kernels, k.p, loops, st, k.elem, k.free)
 	if n == nil || k.ts[n.C].st.kind == sConst || init != nil && n.OuterReduces {
 		return nil, ""
 	}
@@ -62,5 +62,5 @@ func (k *kgen) asmReduceNest(loops []*loopir.For, st *loopir.Store, init *float6
 // wholeReduceKernel reports whether the unsplit nest runs a reduction
 // kernel (so that parts too small for one should keep it serial).
 func (k *kgen) wholeReduceKernel(loops []*loopir.For, st *loopir.Store) bool {
-	return k.asm != nil && asm.ClassifyReduce(k.p, loops, st, k.elem) != nil
+	return k.asm != nil && asm.ClassifyReduce(k.tgt.Kernels, k.p, loops, st, k.elem) != nil
 }

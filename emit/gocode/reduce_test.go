@@ -1,6 +1,7 @@
 package gocode
 
 import (
+	"github.com/ocannlgen/ocannlgen/emit/target"
 	"strings"
 	"testing"
 
@@ -29,7 +30,7 @@ func TestReduceDispatch(t *testing.T) {
 			if set.Len() != 1 {
 				t.Errorf("the set has %d kernels, want 1", set.Len())
 			}
-			out, err = Render(&desc.File{Package: "kern", Sources: []string{"model.go"}, Kernels: []*desc.Kernel{b.k}}, Options{Asm: asm.NewSet(asm.AVX512())})
+			out, err = Render(&desc.File{Package: "kern", Sources: []string{"model.go"}, Kernels: []*desc.Kernel{b.k}}, Options{Asm: asm.NewSet(target.AVX512())})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,6 +2,7 @@ package gocode
 
 import (
 	"fmt"
+	"github.com/ocannlgen/ocannlgen/emit/target"
 	"math"
 	"regexp"
 	"strconv"
@@ -321,7 +322,7 @@ func TestScratchAllocs(t *testing.T) {
 		g, p := compileProgram(t, src, nil)
 		k := &desc.Kernel{Name: name, Elem: "float32", Prog: p}
 		if scratch {
-			k.Scratch, k.ScratchOver = name+"Scratch", DefaultScratchOver
+			k.Scratch, k.ScratchOver = name+"Scratch", target.Generic().Loops.ScratchOver
 		}
 		for _, ps := range params {
 			k.Params = append(k.Params, desc.Param{Name: ps.name, Kind: ps.kind, Tensor: testutil.Named(t, g, ps.name), Output: ps.out})

@@ -271,138 +271,169 @@ func (c *checker) spec(op *inference.Op) {
 		c.fail(op.Desc, "no parsed spec")
 		return
 	}
-	type occ struct {
-		ax   spec.Axis
-		d    Dim
-		what string
-	}
-	var occs []occ
-	labelDim := map[string]Dim{}
-	labelWhere := map[string]string{}
-	rowVal := map[string][]Dim{}
-	rowWhere := map[string]string{}
-	slot := func(sl *spec.Slot, id int, what string) {
-		for k := range 3 {
-			kind := spec.Kind(k)
-			r := &sl.Rows[k]
-			ds := c.row(id, kind).Dims
-			where := fmt.Sprintf("%s %s (%s) %s row", what, c.name(id), op.SpecSrc, kind)
-			c.checked++
-			if !r.HasVar {
-				axes := r.Axes()
-				if len(axes) != len(ds) {
-					c.fail(op.Desc, "%s: %d axes in the spec, %d in the shape %v", where, len(axes), len(ds), dimsString(ds))
-					continue
-				}
-				for i, ax := range axes {
-					occs = append(occs, occ{ax, ds[i], where})
-				}
-				continue
-			}
-			nb, ne := len(r.Beg), len(r.End)
-			if nb+ne > len(ds) {
-				c.fail(op.Desc, "%s: %d flank axes in the spec, %d in the shape %v", where, nb+ne, len(ds), dimsString(ds))
-				continue
-			}
-			for i, ax := range r.Beg {
-				occs = append(occs, occ{ax, ds[i], where})
-			}
-			for i, ax := range r.End {
-				occs = append(occs, occ{ax, ds[len(ds)-ne+i], where})
-			}
-			mid := ds[nb : len(ds)-ne]
-			if prev, ok := rowVal[r.Var]; ok {
-				c.checked++
-				if !FlatEq(prev, mid) {
-					c.fail(op.Desc, "row variable %s is %v in %s and %v in %s", r.Var, dimsString(prev), rowWhere[r.Var], dimsString(mid), where)
-				}
-			} else {
-				rowVal[r.Var], rowWhere[r.Var] = mid, where
-			}
-		}
-	}
+	sc := &specCheck{c: c, op: op, labelDim: map[string]Dim{}, labelWhere: map[string]string{}, rowVal: map[string][]Dim{}, rowWhere: map[string]string{}}
 	for i := range sp.RHS {
 		if i >= len(op.RHS) {
 			c.fail(op.Desc, "more spec slots than operands")
 			return
 		}
-		slot(&sp.RHS[i], op.RHS[i], fmt.Sprintf("argument %d", i+1))
+		sc.slot(&sp.RHS[i], op.RHS[i], fmt.Sprintf("argument %d", i+1))
 	}
-	slot(&sp.LHS, op.LHS, "result")
+	sc.slot(&sp.LHS, op.LHS, "result")
 	if c.rowVals == nil {
 		c.rowVals = map[*inference.Op]map[string][]Dim{}
 	}
-	c.rowVals[op] = rowVal
-	// Plain labels: every occurrence is one dimension (DE: identity).
-	for _, o := range occs {
+	c.rowVals[op] = sc.rowVal
+	sc.labels()
+	for _, o := range sc.occs {
+		sc.indexed(o)
+	}
+}
+
+// specCheck is the state of checking one einsum or block (checker.spec):
+// the axis occurrences of its slots, the labels' dimensions and the row
+// variables' values found so far, with where each was found.
+type specCheck struct {
+	c          *checker
+	op         *inference.Op
+	occs       []occ
+	labelDim   map[string]Dim
+	labelWhere map[string]string
+	rowVal     map[string][]Dim
+	rowWhere   map[string]string
+}
+
+// occ is one axis of a spec slot with the dimension it faces.
+type occ struct {
+	ax   spec.Axis
+	d    Dim
+	what string
+}
+
+// slot matches the rows of slot sl against tensor id's: it records the
+// axes' occurrences and checks a row variable's value against its
+// earlier ones.
+func (sc *specCheck) slot(sl *spec.Slot, id int, what string) {
+	c, op := sc.c, sc.op
+	for k := range 3 {
+		kind := spec.Kind(k)
+		r := &sl.Rows[k]
+		ds := c.row(id, kind).Dims
+		where := fmt.Sprintf("%s %s (%s) %s row", what, c.name(id), op.SpecSrc, kind)
+		c.checked++
+		if !r.HasVar {
+			axes := r.Axes()
+			if len(axes) != len(ds) {
+				c.fail(op.Desc, "%s: %d axes in the spec, %d in the shape %v", where, len(axes), len(ds), dimsString(ds))
+				continue
+			}
+			for i, ax := range axes {
+				sc.occs = append(sc.occs, occ{ax, ds[i], where})
+			}
+			continue
+		}
+		nb, ne := len(r.Beg), len(r.End)
+		if nb+ne > len(ds) {
+			c.fail(op.Desc, "%s: %d flank axes in the spec, %d in the shape %v", where, nb+ne, len(ds), dimsString(ds))
+			continue
+		}
+		for i, ax := range r.Beg {
+			sc.occs = append(sc.occs, occ{ax, ds[i], where})
+		}
+		for i, ax := range r.End {
+			sc.occs = append(sc.occs, occ{ax, ds[len(ds)-ne+i], where})
+		}
+		mid := ds[nb : len(ds)-ne]
+		if prev, ok := sc.rowVal[r.Var]; ok {
+			c.checked++
+			if !FlatEq(prev, mid) {
+				c.fail(op.Desc, "row variable %s is %v in %s and %v in %s", r.Var, dimsString(prev), sc.rowWhere[r.Var], dimsString(mid), where)
+			}
+		} else {
+			sc.rowVal[r.Var], sc.rowWhere[r.Var] = mid, where
+		}
+	}
+}
+
+// labels checks the plain labels: every occurrence is one dimension
+// (DE: identity), the solution's size of the label.
+func (sc *specCheck) labels() {
+	c, op := sc.c, sc.op
+	for _, o := range sc.occs {
 		if o.ax.Kind != spec.AxisLabel {
 			continue
 		}
 		c.checked++
-		if d, ok := labelDim[o.ax.Label]; ok {
+		if d, ok := sc.labelDim[o.ax.Label]; ok {
 			if d != o.d {
-				c.fail(op.Desc, "label %s is %v in %s and %v in %s", o.ax.Label, d, labelWhere[o.ax.Label], o.d, o.what)
+				c.fail(op.Desc, "label %s is %v in %s and %v in %s", o.ax.Label, d, sc.labelWhere[o.ax.Label], o.d, o.what)
 			}
 			continue
 		}
-		labelDim[o.ax.Label], labelWhere[o.ax.Label] = o.d, o.what
+		sc.labelDim[o.ax.Label], sc.labelWhere[o.ax.Label] = o.d, o.what
 		if n, ok := op.Labels[o.ax.Label]; !ok || n != o.d.Size {
 			c.fail(op.Desc, "label %s: the axes give %v, the solution's labels %d (present: %v)", o.ax.Label, o.d, n, ok)
 		}
 	}
-	size := func(l string) (int, bool) {
-		if d, ok := labelDim[l]; ok {
-			return d.Size, true
-		}
-		n, ok := op.Labels[l]
-		if !ok {
-			c.fail(op.Desc, "label %s has no size (neither an axis nor the solution's labels)", l)
-		}
-		return n, ok
+}
+
+// size is the size of label l: its axes', else the solution's.
+func (sc *specCheck) size(l string) (int, bool) {
+	if d, ok := sc.labelDim[l]; ok {
+		return d.Size, true
 	}
-	for _, o := range occs {
-		switch o.ax.Kind {
-		case spec.AxisFixed:
-			c.checked++
-			if o.d.Size < o.ax.Fixed+1 {
-				c.fail(op.Desc, "fixed index %d on an axis of size %d in %s", o.ax.Fixed, o.d.Size, o.what)
-			}
-		case spec.AxisAffine:
-			c.checked++
-			a := o.ax.Affine
-			over, ok := size(a.Over)
+	n, ok := sc.op.Labels[l]
+	if !ok {
+		sc.c.fail(sc.op.Desc, "label %s has no size (neither an axis nor the solution's labels)", l)
+	}
+	return n, ok
+}
+
+// indexed checks an occurrence of a fixed index, an affine index or a
+// concatenation against the sizes its relation gives.
+func (sc *specCheck) indexed(o occ) {
+	c, op := sc.c, sc.op
+	switch o.ax.Kind {
+	case spec.AxisFixed:
+		c.checked++
+		if o.d.Size < o.ax.Fixed+1 {
+			c.fail(op.Desc, "fixed index %d on an axis of size %d in %s", o.ax.Fixed, o.d.Size, o.what)
+		}
+	case spec.AxisAffine:
+		c.checked++
+		a := o.ax.Affine
+		over, ok := sc.size(a.Over)
+		if !ok {
+			return
+		}
+		want := a.Stride * over
+		rel := fmt.Sprintf("%d·%d", a.Stride, over)
+		if a.Conv != nil && !a.Conv.Padded {
+			k, ok := sc.size(a.Conv.Kernel)
 			if !ok {
+				return
+			}
+			// n = s·(O−1) + 1 + (K−1)·d
+			want = a.Stride*(over-1) + 1 + (k-1)*a.Conv.Dilation
+			rel = fmt.Sprintf("%d·(%d−1) + 1 + (%d−1)·%d", a.Stride, over, k, a.Conv.Dilation)
+		}
+		if o.d.Size != want {
+			c.fail(op.Desc, "affine axis in %s: size %d, the relation gives %s = %d", o.what, o.d.Size, rel, want)
+		}
+	case spec.AxisConcat:
+		c.checked++
+		sum, ok := 0, true
+		for _, p := range o.ax.Concat {
+			if p.Label == "" {
+				sum += p.Size
 				continue
 			}
-			want := a.Stride * over
-			rel := fmt.Sprintf("%d·%d", a.Stride, over)
-			if a.Conv != nil && !a.Conv.Padded {
-				k, ok := size(a.Conv.Kernel)
-				if !ok {
-					continue
-				}
-				// n = s·(O−1) + 1 + (K−1)·d
-				want = a.Stride*(over-1) + 1 + (k-1)*a.Conv.Dilation
-				rel = fmt.Sprintf("%d·(%d−1) + 1 + (%d−1)·%d", a.Stride, over, k, a.Conv.Dilation)
-			}
-			if o.d.Size != want {
-				c.fail(op.Desc, "affine axis in %s: size %d, the relation gives %s = %d", o.what, o.d.Size, rel, want)
-			}
-		case spec.AxisConcat:
-			c.checked++
-			sum, ok := 0, true
-			for _, p := range o.ax.Concat {
-				if p.Label == "" {
-					sum += p.Size
-					continue
-				}
-				n, k := size(p.Label)
-				ok = ok && k
-				sum += n
-			}
-			if ok && o.d.Size != sum {
-				c.fail(op.Desc, "concatenated axis in %s: size %d, its components sum to %d", o.what, o.d.Size, sum)
-			}
+			n, k := sc.size(p.Label)
+			ok = ok && k
+			sum += n
+		}
+		if ok && o.d.Size != sum {
+			c.fail(op.Desc, "concatenated axis in %s: size %d, its components sum to %d", o.what, o.d.Size, sum)
 		}
 	}
 }

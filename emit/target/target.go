@@ -1,0 +1,358 @@
+// Package target describes the code targets of the emitters: for each,
+// one value holding its tiles, thresholds and costs, the way
+// cmd/compile's ssa.Config holds one architecture's. The emitters read
+// their tuning from these values and from nowhere else, so a new target
+// (bf16 AVX-512, a tensor-core GPU) is a new description plus its kernel
+// emitters, and a retuning is an edit of one field whose comment cites
+// the measurement behind it (docs/benchmarks.md has the logs).
+//
+// The CPU targets are Generic (Go loops only), AVX2 (amd64 AVX2+FMA) and
+// AVX512 (amd64 AVX-512F); CUDA is the GPU target. A generated amd64
+// package carries the AVX-512 and AVX2 kernels side by side, picked at
+// run time, with the Go loops in the other branch: its one schedule is
+// decided with the best tier's Loops, Parallel and Kernels, which every
+// CPU target shares today (TestSharedTuning pins it; a tier that wants
+// its own would need per-tier decisions in the emitter).
+//
+// The package imports no emitter; every emitter may import it.
+package target
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+)
+
+// CPU describes a CPU target.
+type CPU struct {
+	// Name names the target in printed schedules ("amd64 AVX-512").
+	Name string
+	// Loops tunes the Go loops the emitter writes.
+	Loops Loops
+	// Parallel tunes the split of loop nests into parts run on an
+	// rt.Pool (Options.Parallel of emit/gocode).
+	Parallel Parallel
+	// Kernels says when a nest is worth an assembly kernel; its zero
+	// value on Generic, which has none.
+	Kernels Kernels
+	// Vector is the vector tier: its registers and tiles; zero (Tier "")
+	// on Generic.
+	Vector Vector
+}
+
+// Loops tunes the Go loops.
+type Loops struct {
+	// JamFull is the longest reduction loop unroll-and-jam unrolls
+	// completely; longer ones are unrolled by JamUnroll with a
+	// remainder loop (docs/design.md, "Loop nests").
+	JamFull, JamUnroll int
+	// MaxStackArray is the size in bytes of the largest local array Go
+	// keeps on the stack (the gc compiler's limit for an implicitly
+	// sized variable): larger ones go to the heap anyway.
+	MaxStackArray int
+	// ScratchOver is the size in bytes above which a model kernel's local
+	// array goes to its scratch struct rather than the stack: with every
+	// local in the scratch, the two-moons model's Backward kernel (25
+	// locals of at most 2 KiB) ran 7% more instructions for no
+	// measurable gain in time; 64 KiB stays well below MaxStackArray.
+	ScratchOver int
+	// MaxAbsorbCells bounds the nests whose cells the fill-absorption
+	// planner enumerates to prove each cell is stored exactly once.
+	MaxAbsorbCells int
+}
+
+// Parallel tunes the split of nests into parts (emit/gocode par.go has
+// the rule). Every threshold counts work, never threads: the parts
+// depend only on the extents, so results are the same bits on any
+// number of threads.
+type Parallel struct {
+	// MinGoIters is the least number of innermost iterations of a nest
+	// of Go loops handed to the pool (about 10-30 us of work, against a
+	// few microseconds to wake a worker), an iteration computing a
+	// transcendental function counting TranscendentalCost more.
+	MinGoIters int
+	// MinAsmIters is the least number of multiply-adds of a nest an
+	// assembly contraction runs handed to the pool (the kernels do
+	// 30-100 per nanosecond).
+	MinAsmIters int
+	// MinMapIters is the least number of elements of a pointwise map an
+	// assembly kernel runs handed to the pool; a short contraction (a
+	// layer's input gradient through 4 logits: 256x400 cells, K=4) counts
+	// its stored cells against it, as memory work.
+	MinMapIters int
+	// ModelDiv divides MinGoIters, MinAsmIters and MinMapIters in a
+	// model's kernels: their nests run in one region per call, where
+	// handing a nest to an awake worker costs about a microsecond
+	// instead of a wake-up (the attention step's 65536-element maps and
+	// 2048x8 Go loops were 17% of its time serial before).
+	ModelDiv int
+	// TranscendentalCost is what a call of exp, log, tanh, sin, cos or
+	// pow counts for in the Go-loop cost, in iterations: about ten times
+	// a multiply-add iteration (a 256x8x10 softmax exp does 2^14
+	// iterations but as much work as 2^17).
+	TranscendentalCost int
+	// PartRanges are the ranges of part counts tried, in order, each
+	// from its first number down to its second: a loop of extent E is
+	// split into the largest divisor of E in the first range, else in
+	// the next.
+	PartRanges [][2]int
+	// MaxSliverParts is the most parts of a broadcast kernel's n axis,
+	// each a multiple of SliverElems elements (whole vectors on every
+	// tier): the MLP layer 32x784x128 runs as 4 parts of 32 columns
+	// with m whole, where 8 parts of 4 rows each re-read all of B per
+	// part from L2 (AVX2 on Zen 3: 126 -> 86 us per call on 1 thread).
+	MaxSliverParts, SliverElems int
+	// MinOutputParts: a nest whose output splits into fewer parts (or an
+	// odd number) tries fixed partial sums over its reduction first (a
+	// convolution's kernel gradient split on kh: 3 parts keep one of 2
+	// threads idle a third of the nest).
+	MinOutputParts int
+	// MinKernelPart is the least extent of a contraction kernel's own
+	// axis in one part for its split to count as balanced (a kernel
+	// gradient's 8 output channels in 8 parts would make 8 kernels of
+	// one row).
+	MinKernelPart int
+	// MaxPartialCells bounds the output of a reduction split into
+	// partial sums: the record holds parts times as many cells and their
+	// serial combination adds as many values (16k: a few microseconds).
+	// The CNN's conv2 kernel gradient, 1152 cells, needs 2048.
+	MaxPartialCells int
+	// MinFillCells is the least number of cells of the zero fills in a
+	// row of an operation (the gradients zeroed before a backward pass)
+	// handed to the pool: a memory clear runs about ten times faster per
+	// cell than a Go loop iteration.
+	MinFillCells int
+	// FillParts is the number of parts of a parallel run of fills; a
+	// fill takes part when its array's first dim is a multiple.
+	FillParts int
+	// MinPartFill is the least number of cells of a fill run in parts
+	// (smaller ones are cleared at once before the parts).
+	MinPartFill int
+	// MinResetCells is the least number of margin cells of a parallel
+	// margin reset of a padded tensor.
+	MinResetCells int
+}
+
+// Kernels says when a nest is worth an assembly kernel. The limits were
+// measured on the demos: below them a kernel call was slower than the Go
+// loops, or no faster (docs/benchmarks.md, "Measurements behind design
+// decisions").
+type Kernels struct {
+	// MinFlops is the least work (2*M*N*K*K2) of a contraction kernel:
+	// below it the call overhead (tens of nanoseconds) and the tile
+	// tails outweigh the vector speed.
+	MinFlops int
+	// MinDotK is the shortest reduction (K*K2) a dot kernel takes: below
+	// a vector of float32 lanes the masked steps do little work each.
+	// MinDotKVector is the shortest when the tile is a single row or
+	// column (M or N is 1): each sum then needs its own horizontal
+	// reduction.
+	MinDotK, MinDotKVector int
+	// MinBroadcastN is the narrowest n of a broadcast kernel (the rest
+	// of the lanes masked off): the moons demo's n=2 gradient ran slower
+	// than its Go loops, the CNN demo's n=3 kernel gradient of the
+	// one-channel convolution made the training step 1.4x faster.
+	MinBroadcastN int
+	// DotMaxN: a contraction both kernels can run takes the broadcast
+	// kernel unless its n is below DotMaxN and shorter than the dot
+	// kernel's k (a gradient's NT product with few columns).
+	DotMaxN int
+	// DotCellSteps is the cost, in vector steps, of a dot kernel's
+	// horizontal sum and store per C cell, in the estimate that picks
+	// the gathered form over the dot kernel (per row: one step per
+	// vector and reduction step plus one per gathered B element; per C
+	// cell of the dot kernel: ceil(K/lanes)*K2 + DotCellSteps). Checked
+	// by TestGatherRule on Zen 3 (190 shapes, M 4-256, N 4-16, K 3-24,
+	// K2 1 or 3, both element types): it picks no shape where the
+	// gathered form is slower, and misses some at most 1.8x faster.
+	DotCellSteps int
+	// GatherMaxK is the longest k a gathered dot kernel unrolls;
+	// GatherMaxSteps the most reduction steps (K*K2) whose gathered rows
+	// its frame holds; GatherUnroll the most steps unrolled completely
+	// (beyond, a loop over k2 runs with k unrolled).
+	GatherMaxK, GatherMaxSteps, GatherUnroll int
+	// MVecMaxAcc is the most accumulators of one set of an m-vector
+	// kernel (columns times vectors), fitting the registers with the A
+	// vectors and a broadcast; MVecMinSteps the shortest reduction
+	// (K*K2*K3) for which its final scatter into C is amortized.
+	MVecMaxAcc, MVecMinSteps int
+	// MinMapElems is the shortest axis (or set of rows) a pointwise
+	// kernel runs: shorter ones leave the call overhead uncovered.
+	MinMapElems int
+	// MinCostlyMapElems is the same for a map using exp, log or tanh:
+	// measured on Zen 3 (AVX2, TestTranscendentalTiming), a float32 exp
+	// map of 16 elements took 26 ns in the kernel against 560 ns in Go
+	// loops; the only loss was float64 tanh of 8 inputs (71 vs 65 ns),
+	// 16 won (99 vs 114).
+	MinCostlyMapElems int
+	// MinMapRow is the shortest row of a map over rows;
+	// MinLocalMapElems the least elements of a call whose two levels of
+	// rows follow C's memory order.
+	MinMapRow, MinLocalMapElems int
+	// MinReduceElems is the least elements a reduction kernel's call
+	// covers; MinReduceN the shortest row of an along-rows kernel (a max
+	// over rows of 2 ran no faster than the loops), MinAcrossN of an
+	// across-rows kernel. Above these the kernels were 1.5-10x faster
+	// than the loops even at 32 elements (AMD EPYC Zen 3, AVX2).
+	MinReduceElems, MinReduceN, MinAcrossN int
+	// RedUnroll is the most vector accumulators a reduction kernel keeps
+	// (4 hide the latency of the adds; the expression's registers need
+	// the rest).
+	RedUnroll int
+}
+
+// Vector is an amd64 vector tier: its registers and register tiles, and
+// its cache blocking. avo never spills registers, so every tile must
+// fit: a broadcast tile holds MR*NRVec accumulators, NRVec vectors of B,
+// one broadcast and one tail mask (16 YMM registers for 6x2); a dot tile
+// holds DotMR*DotNR accumulators, DotMR rows of A and DotNR rows of B
+// (15 for 3x3).
+type Vector struct {
+	// Tier names the tier in generated function names and comments
+	// ("AVX2", "AVX512").
+	Tier string
+	// Regs is the number of vector registers; VecBytes their width.
+	Regs, VecBytes int
+	// MR rows by NRVec vectors: the broadcast kernel's register tile.
+	MR, NRVec int
+	// DotMR by DotNR: the dot kernel's tile.
+	DotMR, DotNR int
+	// Wide: AVX-512 (ZMM registers, opmask tails, EVEX-only
+	// instructions); otherwise AVX2 (YMM, VMASKMOV tails).
+	Wide bool
+	// Require lists instruction sets the dispatch checks besides those
+	// avo reports (avo picks the VEX form of an instruction that also
+	// has an EVEX one, so it does not report AVX512VL for XMM/YMM
+	// operations the allocator may put in X16-X31).
+	Require []string
+	// KCBytes bounds the bytes of one k block of a B row sliver
+	// (KC*NRVec*VecBytes), so that the sliver stays in L1 while the
+	// kernel sweeps the m tiles.
+	KCBytes int
+	// WideTileMinM is the least M for which a broadcast kernel at least
+	// WideNRVec vectors wide takes the WideMR x WideNRVec tile (0: never).
+	// On AVX-512, 6x4 vectors (24 accumulators) load 6 broadcasts and 4 B
+	// vectors per 24 FMAs (14x2: 14 and 2 per 28), and its 6 A rows fill
+	// fewer L1 sets when A's rows are a power of two apart. Measured on
+	// an AVX-512 Xeon (Sapphire Rapids class): the 512^3 float32 product
+	// went from 0.84x to 1.0x OpenBLAS and the padded 64->64 conv held
+	// its speed, while the MLP layer (M=32) lost a fifth with it, hence
+	// the bound on M.
+	WideTileMinM, WideMR, WideNRVec int
+	// PackMTiles is the least number of m tiles over which packing a B
+	// sliver pays; a B whose rows span at most PackMinBBytes over K
+	// stays in L1 across the m tiles without packing (packing made the
+	// 64x64x64 float32 product about 5% slower).
+	PackMTiles, PackMinBBytes int
+}
+
+// CUDA describes the CUDA target.
+type CUDA struct {
+	// Name names the target.
+	Name string
+	// Block is the number of threads of a block of the
+	// one-thread-per-cell kernels.
+	Block int
+	// TileM x TileN output tiles and TileK-deep slices of the reduction,
+	// each thread of a (TileM/RegM) x (TileN/RegN) block computing a RegM
+	// x RegN register block: the tiled GEMM.
+	TileM, TileN, TileK, RegM, RegN int
+	// GEMMMin is the smallest M, N and K tiled as a GEMM (smaller ones
+	// waste most of a tile).
+	GEMMMin int
+	// ReduceMaxCells and ReduceMinLen bound the nests reduced one block
+	// per cell: at most ReduceMaxCells cells, each a reduction of at
+	// least ReduceMinLen values (a loss, a bias gradient summed over the
+	// batch).
+	ReduceMaxCells, ReduceMinLen int
+}
+
+// loops, parallel and kernels are the tuning every CPU target shares
+// (see the package comment).
+func loops() Loops {
+	return Loops{JamFull: 5, JamUnroll: 4, MaxStackArray: 128 << 10, ScratchOver: 64 << 10, MaxAbsorbCells: 1 << 22}
+}
+
+func parallel() Parallel {
+	return Parallel{
+		MinGoIters: 1 << 15, MinAsmIters: 1 << 19, MinMapIters: 1 << 17, ModelDiv: 4, TranscendentalCost: 8,
+		PartRanges: [][2]int{{8, 2}, {16, 9}}, MaxSliverParts: 8, SliverElems: 32,
+		MinOutputParts: 4, MinKernelPart: 16, MaxPartialCells: 2048,
+		MinFillCells: 1 << 17, FillParts: 8, MinPartFill: 1 << 12, MinResetCells: 1 << 14,
+	}
+}
+
+func kernels() Kernels {
+	return Kernels{
+		MinFlops: 1024, MinDotK: 8, MinDotKVector: 64, MinBroadcastN: 3, DotMaxN: 16, DotCellSteps: 3,
+		GatherMaxK: 32, GatherMaxSteps: 128, GatherUnroll: 32, MVecMaxAcc: 12, MVecMinSteps: 32,
+		MinMapElems: 256, MinCostlyMapElems: 16, MinMapRow: 4, MinLocalMapElems: 64,
+		MinReduceElems: 32, MinReduceN: 4, MinAcrossN: 2, RedUnroll: 4,
+	}
+}
+
+// Generic is the generic Go target: Go loops only, split in parts on an
+// rt.Pool when Parallel.
+func Generic() CPU {
+	return CPU{Name: "generic Go", Loops: loops(), Parallel: parallel()}
+}
+
+// AVX2 is the amd64 AVX2+FMA target: 16 YMM registers, a 6x16 float32
+// (6x8 float64) broadcast tile and a 3x3 dot tile, k blocks whose B
+// sliver fills at most 16 KiB.
+func AVX2() CPU {
+	return CPU{Name: "amd64 AVX2+FMA", Loops: loops(), Parallel: parallel(), Kernels: kernels(),
+		Vector: Vector{Tier: "AVX2", Regs: 16, VecBytes: 32, MR: 6, NRVec: 2, DotMR: 3, DotNR: 3, KCBytes: 16 << 10,
+			PackMTiles: 3, PackMinBBytes: 16 << 10}}
+}
+
+// AVX512 is the amd64 AVX-512 target: 32 ZMM registers, a 14x32 float32
+// (14x16 float64) broadcast tile (28 accumulators, 2 B vectors, 1
+// broadcast; 6x64 or 6x32 for kernels of at least WideTileMinM rows), a
+// 4x4 dot tile (16 + 4 + 4), opmask tails, k blocks whose B sliver fills
+// at most 32 KiB.
+func AVX512() CPU {
+	return CPU{Name: "amd64 AVX-512", Loops: loops(), Parallel: parallel(), Kernels: kernels(),
+		Vector: Vector{Tier: "AVX512", Regs: 32, VecBytes: 64, MR: 14, NRVec: 2, DotMR: 4, DotNR: 4, KCBytes: 32 << 10,
+			Wide: true, Require: []string{"AVX512F", "AVX512VL"},
+			WideTileMinM: 96, WideMR: 6, WideNRVec: 4, PackMTiles: 3, PackMinBBytes: 16 << 10}}
+}
+
+// GPU is the CUDA target: blocks of 256 threads, 64x64 GEMM tiles of
+// 16-deep k slices with 4x4 register blocks (16x16 threads), block
+// reductions of at most 1024 cells of at least 2048 values each.
+func GPU() CUDA {
+	return CUDA{Name: "CUDA", Block: 256, TileM: 64, TileN: 64, TileK: 16, RegM: 4, RegN: 4, GEMMMin: 8,
+		ReduceMaxCells: 1024, ReduceMinLen: 2048}
+}
+
+// String prints the description, one field a line (`ocannlgen
+// targets` prints every target's).
+func (c CPU) String() string { return describe(c) }
+
+// String prints the description, one field a line.
+func (c CUDA) String() string { return describe(c) }
+
+// describe prints v's fields, nested structs as dotted names; a nested
+// struct that is zero (Generic's Kernels and Vector) prints as "none".
+func describe(v any) string {
+	var b strings.Builder
+	var walk func(prefix string, v reflect.Value)
+	walk = func(prefix string, v reflect.Value) {
+		t := v.Type()
+		for i := range t.NumField() {
+			f, fv := t.Field(i), v.Field(i)
+			if f.Type.Kind() == reflect.Struct {
+				if fv.IsZero() {
+					fmt.Fprintf(&b, "%s%s = none\n", prefix, f.Name)
+					continue
+				}
+				walk(prefix+f.Name+".", fv)
+				continue
+			}
+			fmt.Fprintf(&b, "%s%s = %v\n", prefix, f.Name, fv.Interface())
+		}
+	}
+	walk("", reflect.ValueOf(v))
+	return b.String()
+}
