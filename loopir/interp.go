@@ -237,7 +237,7 @@ func (s *State[T]) interior(t int, f func(k, off int)) {
 // resetPadding sets every buffer cell outside the interior to v.
 func (s *State[T]) resetPadding(t int, v T) {
 	ti := &s.prog.Tensors[t]
-	if !ti.padded() {
+	if !ti.Padded() {
 		return
 	}
 	buf := s.bufs[t]

@@ -155,8 +155,8 @@ type TensorInfo struct {
 // Size is the number of unpadded cells.
 func (t *TensorInfo) Size() int { return prod(t.Dims) }
 
-// padded reports whether the tensor has a non-zero margin.
-func (t *TensorInfo) padded() bool {
+// Padded reports whether the tensor has a non-zero margin.
+func (t *TensorInfo) Padded() bool {
 	for _, p := range t.Padding {
 		if p.Left != 0 || p.Right != 0 {
 			return true

@@ -32,7 +32,7 @@ func passPad(p *Program) error {
 		seen := map[int]bool{}
 		for _, s := range o.Body {
 			WalkStoreLoads(s, func(l *Load) {
-				if p.Tensors[l.Tensor].padded() && !seen[l.Tensor] {
+				if p.Tensors[l.Tensor].Padded() && !seen[l.Tensor] {
 					seen[l.Tensor] = true
 					reads = append(reads, l.Tensor)
 				}
@@ -65,7 +65,7 @@ func opAccum(a Assignment) ops.AccumName {
 
 func (p *Program) shiftIndex(t int, idx []IndexExpr) {
 	ti := &p.Tensors[t]
-	if !ti.padded() {
+	if !ti.Padded() {
 		return
 	}
 	for a := range idx {

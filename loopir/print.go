@@ -29,7 +29,7 @@ func (p *Program) Dump(w io.Writer) {
 	}
 	var padded []string
 	for _, t := range p.Tensors {
-		if t.padded() {
+		if t.Padded() {
 			var ms []string
 			for _, m := range t.Padding {
 				ms = append(ms, fmt.Sprintf("%d+%d", m.Left, m.Right))

@@ -127,3 +127,10 @@ func sameNonzero(a, b IndexExpr) bool {
 	a, b = a.Nonzero(), b.Nonzero()
 	return a.Offset == b.Offset && slices.Equal(a.Terms, b.Terms)
 }
+
+// Reads reports whether e loads tensor t.
+func Reads(e Expr, t int) bool {
+	found := false
+	WalkLoads(e, func(l *Load) { found = found || l.Tensor == t })
+	return found
+}

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/ocannlgen/ocannlgen/emit/asm"
+	"github.com/ocannlgen/ocannlgen/emit/schedule"
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/loopir"
 	"github.com/ocannlgen/ocannlgen/model"
@@ -321,7 +322,7 @@ func explainKernels(w io.Writer, prog *loopir.Program, f cliFlags) {
 		return
 	}
 	fmt.Fprintf(w, "\n# kernels (float32; assembly tiers AVX512, AVX2)\n")
-	fmt.Fprint(w, asm.Explain(prog, "float32", asm.Tiers()...))
+	fmt.Fprint(w, schedule.Explain(prog, "float32", asm.Tiers()...))
 }
 
 // isModel reports whether a program holds model statements.

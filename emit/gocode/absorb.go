@@ -4,7 +4,7 @@ import (
 	"math"
 
 	"github.com/dave/jennifer/jen"
-	"github.com/ocannlgen/ocannlgen/emit/asm"
+	"github.com/ocannlgen/ocannlgen/emit/schedule"
 	"github.com/ocannlgen/ocannlgen/loopir"
 	"github.com/ocannlgen/ocannlgen/ops"
 )
@@ -57,21 +57,19 @@ func (k *kgen) planAbsorbs() {
 func (k *kgen) absorbable(t int) bool {
 	s := &k.ts[t].st
 	ti := &k.p.Tensors[t]
-	return s.kind == sLocal && s.param == nil && k.pin[t] == nil && !padded(ti) && ti.Size() <= k.tgt.Loops.MaxAbsorbCells
+	return s.kind == sLocal && s.param == nil && k.pin[t] == nil && !ti.Padded() && ti.Size() <= k.tgt.Loops.MaxAbsorbCells
 }
 
 // absorbingNest reports whether the nest adds into every cell of t once,
 // without reading t, and classifies as a map kernel when it overwrites.
 func (k *kgen) absorbingNest(loops []*loopir.For, st *loopir.Store, t int) bool {
-	if st.Tensor != t || !st.Accumulate || st.Accum != ops.AccAdd || exprLoads(st.Value, t) {
+	if st.Tensor != t || !st.Accumulate || st.Accum != ops.AccAdd || loopir.Reads(st.Value, t) {
 		return false
 	}
 	if k.overwritingContraction(loops, st) {
-		return coversOnce(storeLoops(loops, st), st.Index, k.p.Tensors[t].BufDims)
+		return coversOnce(schedule.StoreLoops(loops, st), st.Index, k.p.Tensors[t].BufDims)
 	}
-	ow := overwriteStore(st)
-	ow.Value = k.foldConstLoads(ow.Value)
-	if asm.ClassifyMapNew(k.tgt.Kernels, k.p, loops, ow, k.elem, nil, true) == nil {
+	if _, ok := k.tryWith(schedule.Map, loops, overwriteStore(st), schedule.Query{Elem: k.elem, Inlined: true, Fold: k.foldConstLoads}); !ok {
 		return false
 	}
 	return coversOnce(loops, st.Index, k.p.Tensors[t].BufDims)
@@ -82,34 +80,9 @@ func (k *kgen) absorbingNest(loops []*loopir.For, st *loopir.Store, t int) bool 
 // pre-fill: its accumulators start at +0, so the cells get the fill's
 // zero plus the sum).
 func (k *kgen) overwritingContraction(loops []*loopir.For, st *loopir.Store) bool {
-	n := asm.Classify(k.tgt.Kernels, k.p, loops, st, k.elem, true)
-	if n == nil {
-		return false
-	}
-	for _, t := range []int{n.C, n.A, n.B} {
-		if k.ts[t].st.kind == sConst {
-			return false
-		}
-	}
-	return true
-}
-
-// storeLoops are the loops whose variables the store's index mentions
-// (a contraction's without its reductions).
-func storeLoops(loops []*loopir.For, st *loopir.Store) []*loopir.For {
-	used := map[int]bool{}
-	for _, x := range st.Index {
-		for _, tm := range x.Terms {
-			used[tm.Var] = true
-		}
-	}
-	var out []*loopir.For
-	for _, l := range loops {
-		if used[l.Var] {
-			out = append(out, l)
-		}
-	}
-	return out
+	zero := 0.0
+	ch, ok := k.tryWith(schedule.Contraction, loops, st, schedule.Query{Elem: k.elem, Init: &zero, Const: k.isConst})
+	return ok && ch.Overwrite
 }
 
 // overwriteStore is st (an addition into the cell) as the store of the

@@ -5,6 +5,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 	"github.com/ocannlgen/ocannlgen/emit/asm"
+	"github.com/ocannlgen/ocannlgen/emit/schedule"
 	"github.com/ocannlgen/ocannlgen/loopir"
 )
 
@@ -16,30 +17,22 @@ import (
 // absorbs: only a plain zero can be absorbed (the kernel stores instead
 // of adding).
 func (k *kgen) asmNest(loops []*loopir.For, st *loopir.Store, init *float64) ([][]jen.Code, string) {
-	if k.asm == nil {
+	ch, ok := k.try(schedule.Contraction, loops, st, init)
+	if !ok {
 		return nil, ""
 	}
-	// A kernel that stores absorbs a pre-fill with zero; otherwise the
-	// branch fills the tensor first and the kernel adds.
-	var n *asm.Nest
-	if init != nil && *init == 0 && !math.Signbit(*init) {
-		n = asm.ClassifyFree(k.tgt.Kernels, k.p, loops, st, k.elem, true, k.free)
-	}
+	return k.contractionCalls(ch, init)
+}
+
+// contractionCalls renders the contraction kernel ch (asmNest). A kernel
+// that stores absorbs a pre-fill with zero; otherwise the branch fills
+// the tensor first and the kernel adds.
+func (k *kgen) contractionCalls(ch schedule.Choice, init *float64) ([][]jen.Code, string) {
+	n := ch.Contraction
 	var pre []jen.Code
-	if n == nil {
-		n = asm.ClassifyFree(k.tgt.Kernels, k.p, loops, st, k.elem, false, k.free)
-		if n != nil && init != nil {
-			bd := k.p.Tensors[st.Tensor].BufDims
-			pre = k.regionFill(st.Tensor, make([]int, len(bd)), bd, *init)
-		}
-	}
-	if n == nil {
-		return nil, ""
-	}
-	for _, t := range []int{n.C, n.A, n.B} {
-		if k.ts[t].st.kind == sConst {
-			return nil, ""
-		}
+	if ch.PreFill {
+		bd := k.p.Tensors[n.C].BufDims
+		pre = k.regionFill(n.C, make([]int, len(bd)), bd, *init)
 	}
 	idx := k.asm.Add(n.Spec)
 	var build func(name string, i int) jen.Code
@@ -84,13 +77,15 @@ func (k *kgen) asmFillElision(o *loopir.Operation) *elision {
 		return nil
 	}
 	loops, st, ok := loopir.PerfectNest(e.loop)
-	if !ok || st.Tensor != e.fill.Tensor || k.ts[st.Tensor].st.kind == sConst || padded(&k.p.Tensors[st.Tensor]) {
+	if !ok || st.Tensor != e.fill.Tensor || k.ts[st.Tensor].st.kind == sConst || k.p.Tensors[st.Tensor].Padded() {
 		return nil
 	}
-	n := asm.Classify(k.tgt.Kernels, k.p, loops, st, k.elem, true)
-	if n == nil {
+	zero := 0.0
+	ch, ok := k.tryWith(schedule.Contraction, loops, st, schedule.Query{Elem: k.elem, Init: &zero})
+	if !ok || !ch.Overwrite {
 		return nil
 	}
+	n := ch.Contraction
 	cells := n.Spec.M * n.Spec.N * max(1, n.Spec.N2)
 	for _, l := range n.Outer {
 		cells *= l.Extent
@@ -123,26 +118,20 @@ func (k *kgen) chainAsmFill(loops []*loopir.For, st *loopir.Store, fill *loopir.
 // its comment; nil when the nest is not such a map. A nest absorbing a
 // pre-fill is left to the Go loops.
 func (k *kgen) asmMapNest(loops []*loopir.For, st *loopir.Store, init *float64) ([][]jen.Code, string) {
-	if k.asm == nil || init != nil {
+	ch, ok := k.try(schedule.Map, loops, st, init)
+	if !ok {
 		return nil, ""
 	}
-	if k.ts[st.Tensor].st.kind == sConst {
-		return nil, ""
-	}
-	// Constant leaves are constants of the kernel (a max-pool's zero
-	// window: x + 0), not operands.
-	folded := *st
-	folded.Value = k.foldConstLoads(st.Value)
-	n := asm.ClassifyMapNew(k.tgt.Kernels, k.p, loops, &folded, k.elem, k.free, k.curInlined)
-	if n == nil {
-		return nil, ""
-	}
-	if k.curInlined || folded.Value != st.Value {
-		// A nest made perfect by inlining a scalar temporary (see
-		// inlineScalarTemps), or one with constant leaves folded: new
-		// forms, emitted for AVX2 only.
-		n.Spec.AVX2Only = true
-	}
+	return k.mapCalls(ch)
+}
+
+// mapCalls renders the map kernel ch (asmMapNest). Constant leaves are
+// constants of the kernel (a max-pool's zero window: x + 0), not
+// operands; a nest made perfect by inlining a scalar temporary (see
+// inlineScalarTemps), or one with constant leaves folded, runs in a new
+// form, emitted for AVX2 only.
+func (k *kgen) mapCalls(ch schedule.Choice) ([][]jen.Code, string) {
+	n := ch.Map
 	idx := k.asm.AddMap(n.Spec)
 	var build func(name string, i int) jen.Code
 	build = func(name string, i int) jen.Code {

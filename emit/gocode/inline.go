@@ -1,8 +1,8 @@
 package gocode
 
 import (
-	"github.com/ocannlgen/ocannlgen/emit/asm"
 	"github.com/ocannlgen/ocannlgen/emit/desc"
+	"github.com/ocannlgen/ocannlgen/emit/schedule"
 	"github.com/ocannlgen/ocannlgen/loopir"
 )
 
@@ -22,7 +22,7 @@ func inlineScalarTemps(p *loopir.Program, params []desc.Param) (*loopir.Program,
 func (k *kgen) fusePointwise(p *loopir.Program, params []desc.Param) *loopir.Program {
 	var accept loopir.Acceptor
 	if k.asm != nil {
-		accept = asm.FuseAcceptor(k.tgt.Kernels, p, k.elem)
+		accept = schedule.FuseAcceptor(k.asm.Tiers(), p, k.elem)
 	}
 	q, _ := loopir.FusePointwise(p, paramSet(params), accept)
 	return q

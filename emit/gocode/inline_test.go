@@ -54,7 +54,7 @@ func TestInlineScalarTemps(t *testing.T) {
 			t.Errorf("%s: the original program changed (%d statements, was %d)", c.name, got, before)
 		}
 		st := innerUse(q)
-		reads := exprLoads(st.Value, 0)
+		reads := loopir.Reads(st.Value, 0)
 		n := len(q.Ops[0].Body[0].(*loopir.For).Body)
 		if c.inline && (reads || n != 1 || !made[st]) {
 			t.Errorf("%s: not inlined (%d statements, reads the temp: %v)", c.name, n, reads)

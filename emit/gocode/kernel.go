@@ -10,6 +10,7 @@ import (
 	"github.com/dave/jennifer/jen"
 	"github.com/ocannlgen/ocannlgen/emit/asm"
 	"github.com/ocannlgen/ocannlgen/emit/desc"
+	"github.com/ocannlgen/ocannlgen/emit/schedule"
 	"github.com/ocannlgen/ocannlgen/emit/target"
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/loopir"
@@ -208,15 +209,6 @@ func prod(ds []int) int {
 	return n
 }
 
-func padded(t *loopir.TensorInfo) bool {
-	for _, m := range t.Padding {
-		if m.Left != 0 || m.Right != 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // newKgen validates the kernel and binds every tensor to its storage.
 func newKgen(kn *desc.Kernel, set *asm.Set, par bool) (*kgen, error) {
 	k := &kgen{k: kn, asm: set, par: par, p: kn.Prog, elem: kn.Elem, tgt: target.Generic(), names: newNamer(), loopNames: map[int]string{}, varUse: map[int]int{}, pin: map[int]*tstore{}}
@@ -364,7 +356,7 @@ func (k *kgen) bindParams() (locals []int, bases []string, err error) {
 	for i := range kn.Params {
 		pr := &kn.Params[i]
 		ti := &p.Tensors[pr.Tensor]
-		pad := padded(ti)
+		pad := ti.Padded()
 		if k.ts[pr.Tensor].written && !pr.Output {
 			return nil, nil, k.fail("parameter %s (tensor %s) is written by the program but is not marked Output", pr.Name, ti.Name)
 		}
@@ -426,7 +418,7 @@ func (k *kgen) bindUnbound(bound []bool, locals []int, bases []string) ([]int, [
 			continue
 		}
 		ti := &p.Tensors[t]
-		if f := k.ts[t].fetch; f != nil && !k.ts[t].written && !padded(ti) {
+		if f := k.ts[t].fetch; f != nil && !k.ts[t].written && !ti.Padded() {
 			if vs := k.fetchValues(f); allEqual(vs) {
 				v := 0.0
 				if len(vs) > 0 {
@@ -489,7 +481,7 @@ func (k *kgen) toScratch(t int) {
 // per call, serially).
 func (k *kgen) marginsStayZero(t int) bool {
 	ti := &k.p.Tensors[t]
-	if !padded(ti) {
+	if !ti.Padded() {
 		return false
 	}
 	ok := true
@@ -1179,7 +1171,7 @@ func (k *kgen) noteWrites(s loopir.Stmt) {
 	loopir.WalkStores(s, func(st *loopir.Store, ext map[int]int) {
 		t := st.Tensor
 		k.ts[t].fresh = false
-		if ti := &k.p.Tensors[t]; padded(ti) && storeOutside(ti, st, ext) {
+		if ti := &k.p.Tensors[t]; ti.Padded() && storeOutside(ti, st, ext) {
 			k.ts[t].marginKnown = false
 		}
 	})
@@ -1239,7 +1231,7 @@ func (k *kgen) marginsHold(s *loopir.ResetPadding) bool {
 func (k *kgen) resetPadding(s *loopir.ResetPadding) []jen.Code {
 	t := s.Tensor
 	ti := &k.p.Tensors[t]
-	if !padded(ti) || k.ts[t].st.kind == sConst {
+	if !ti.Padded() || k.ts[t].st.kind == sConst {
 		return nil
 	}
 	if k.marginsHold(s) {
@@ -1425,4 +1417,40 @@ func opTensors(o *loopir.Operation) map[int]bool {
 		}
 	})
 	return ts
+}
+
+// tiers are the assembly tiers of the kernel's code (nil without).
+func (k *kgen) tiers() []asm.Config {
+	if k.asm == nil {
+		return nil
+	}
+	return k.asm.Tiers()
+}
+
+// isConst reports whether tensor t is a constant of the emitted code
+// (sConst: no array a kernel could take).
+func (k *kgen) isConst(t int) bool { return k.ts[t].st.kind == sConst }
+
+// query is the schedule.Query of the nest being emitted, absorbing the
+// pre-fill init (nil: none).
+func (k *kgen) query(init *float64) schedule.Query {
+	return schedule.Query{Elem: k.elem, Free: k.free, Init: init, Inlined: k.curInlined, Const: k.isConst, Fold: k.foldConstLoads}
+}
+
+// try asks the schedule whether a kernel of family f runs the nest
+// being emitted.
+func (k *kgen) try(f schedule.Family, loops []*loopir.For, st *loopir.Store, init *float64) (schedule.Choice, bool) {
+	return k.tryWith(f, loops, st, k.query(init))
+}
+
+// tryWith is try with the query q.
+func (k *kgen) tryWith(f schedule.Family, loops []*loopir.For, st *loopir.Store, q schedule.Query) (schedule.Choice, bool) {
+	return schedule.Try(f, k.tiers(), k.p, loops, st, q)
+}
+
+// wholeKernel reports whether a kernel of family f runs the unsplit nest
+// (so that parts too small for one should keep it serial).
+func (k *kgen) wholeKernel(f schedule.Family, loops []*loopir.For, st *loopir.Store) bool {
+	_, ok := k.tryWith(f, loops, st, schedule.Query{Elem: k.elem})
+	return ok
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dave/jennifer/jen"
+	"github.com/ocannlgen/ocannlgen/emit/schedule"
 	"github.com/ocannlgen/ocannlgen/loopir"
 	"github.com/ocannlgen/ocannlgen/ops"
 )
@@ -40,47 +41,8 @@ import (
 //     fixed-size arrays with constant bounds, which the compiler proves in
 //     range (no bounds checks).
 
-// Modes of a chain.
-const (
-	// modePlain: the loops in order, the store in the innermost one.
-	modePlain = iota
-	// modeAcc: the trailing reduction loops accumulate in a local
-	// variable, loaded from (or initialized to the pre-fill value of)
-	// the cell and stored once.
-	modeAcc
-	// modeJam: the innermost loop is a non-reduction, unit-stride loop
-	// and the loop around it a reduction; that reduction loop is
-	// unrolled (fully when at most Loops.JamFull long, else by Loops.JamUnroll
-	// with a remainder
-	// loop) and its copies jammed into the innermost loop, each cell
-	// going through a local variable that receives the copies' updates
-	// in the original order.
-	modeJam
-)
-
-// plan is how a perfect nest is emitted.
-type plan struct {
-	orig  []*loopir.For
-	loops []*loopir.For // emission order, outermost first
-	st    *loopir.Store
-	red   map[int]bool // loop variable -> reduction loop
-	// safe: the LHS index maps the non-reduction loop variables
-	// injectively and the value does not read the stored tensor, so the
-	// nest may be reordered and jammed.
-	safe, reads bool
-	// bijective: additionally every buffer cell is written at exactly one
-	// point of the non-reduction loops (the nest covers the whole,
-	// unpadded tensor).
-	bijective bool
-	mode      int
-	accFrom   int
-	full      bool
-	// coversAll: every reduction loop runs inside one register
-	// accumulation, so a pre-fill can become the accumulator's initial
-	// value.
-	coversAll bool
-	reordered bool
-}
+// plan is how a perfect nest is emitted (schedule.LoopPlan).
+type plan = schedule.LoopPlan
 
 func idxMentions(x loopir.IndexExpr, v int) bool {
 	for _, t := range x.Terms {
@@ -101,130 +63,10 @@ func exprMentions(e loopir.Expr, v int) bool {
 	return found
 }
 
-func exprLoads(e loopir.Expr, t int) bool {
-	found := false
-	loopir.WalkLoads(e, func(l *loopir.Load) { found = found || l.Tensor == t })
-	return found
-}
-
-// plan decides the loop order and the emission mode of a perfect nest.
+// plan decides the loop order and the emission mode of a perfect nest
+// (schedule.Loops).
 func (k *kgen) plan(loops []*loopir.For, st *loopir.Store) *plan {
-	pl := &plan{orig: loops, loops: append([]*loopir.For(nil), loops...), st: st, red: map[int]bool{}}
-	inChain := map[int]*loopir.For{}
-	for _, l := range loops {
-		inChain[l.Var] = l
-		pl.red[l.Var] = true
-	}
-	for _, x := range st.Index {
-		for _, t := range x.Terms {
-			if t.Coeff != 0 {
-				delete(pl.red, t.Var)
-			}
-		}
-	}
-	pl.reads = exprLoads(st.Value, st.Tensor)
-	// Injectivity over the chain's non-reduction variables.
-	inj := true
-	seen := map[int]bool{}
-	ti := &k.p.Tensors[st.Tensor]
-	bij := !padded(ti) && len(st.Index) == len(ti.BufDims)
-	for a, x := range st.Index {
-		n := 0
-		for _, t := range x.Terms {
-			if t.Coeff == 0 || inChain[t.Var] == nil {
-				continue
-			}
-			n++
-			if seen[t.Var] {
-				inj = false
-			}
-			seen[t.Var] = true
-		}
-		if n > 1 {
-			inj = false
-		}
-		if !bij {
-			continue
-		}
-		switch {
-		case len(x.Terms) == 0:
-			bij = x.Offset == 0 && ti.BufDims[a] == 1
-		case len(x.Terms) == 1:
-			t := x.Terms[0]
-			bij = t.Coeff == 1 && x.Offset == 0 && inChain[t.Var] != nil && inChain[t.Var].Extent == ti.BufDims[a]
-		default:
-			bij = false
-		}
-	}
-	pl.safe = inj && !pl.reads
-	pl.bijective = pl.safe && bij
-	nred := 0
-	var lastRed *loopir.For
-	for _, l := range loops {
-		if pl.red[l.Var] {
-			nred++
-			lastRed = l
-		}
-	}
-	// Unit stride innermost: move the loop driving the LHS's last axis
-	// (with unit coefficient, also driving the last axis of an operand)
-	// inside the reduction loops, when it is the last non-reduction loop.
-	if pl.safe && nred > 0 && len(st.Index) > 0 {
-		last := st.Index[len(st.Index)-1]
-		if k.free != nil {
-			// A parallel part's number is a constant offset here.
-			var ts []loopir.IndexTerm
-			for _, t := range last.Terms {
-				if !k.free[t.Var] {
-					ts = append(ts, t)
-				}
-			}
-			last.Terms = ts
-		}
-		if len(last.Terms) == 1 && last.Terms[0].Coeff == 1 && inChain[last.Terms[0].Var] != nil && !pl.red[last.Terms[0].Var] {
-			v := last.Terms[0].Var
-			unit := false
-			loopir.WalkLoads(st.Value, func(l *loopir.Load) {
-				if n := len(l.Index); n > 0 {
-					for _, t := range l.Index[n-1].Terms {
-						unit = unit || (t.Var == v && t.Coeff == 1)
-					}
-				}
-			})
-			vpos := -1
-			for i, l := range loops {
-				if l.Var == v {
-					vpos = i
-				}
-			}
-			lastN := true
-			for _, l := range loops[vpos+1:] {
-				lastN = lastN && pl.red[l.Var]
-			}
-			ext := inChain[v].Extent
-			if unit && lastN && vpos < len(loops)-1 && (ext >= 4 || ext >= lastRed.Extent) {
-				order := append([]*loopir.For(nil), loops[:vpos]...)
-				order = append(order, loops[vpos+1:]...)
-				pl.loops = append(order, inChain[v])
-				pl.reordered = true
-			}
-		}
-	}
-	n := len(pl.loops)
-	suffix := 0
-	for suffix < n && pl.red[pl.loops[n-1-suffix].Var] {
-		suffix++
-	}
-	switch {
-	case suffix > 0 && st.Accumulate && !pl.reads:
-		pl.mode, pl.accFrom = modeAcc, n-suffix
-		pl.coversAll = suffix == nred
-	case pl.safe && st.Accumulate && n >= 2 && !pl.red[pl.loops[n-1].Var] && pl.red[pl.loops[n-2].Var]:
-		pl.mode = modeJam
-		pl.full = pl.loops[n-2].Extent <= k.tgt.Loops.JamFull
-		pl.coversAll = pl.full && nred == 1
-	}
-	return pl
+	return schedule.Loops(k.p, loops, st, k.free, k.tgt.Loops)
 }
 
 // sink collects the statements hoisted to one loop level.
@@ -305,7 +147,7 @@ func (k *kgen) nameBase(t int) string {
 // hoistable: an expression reading storage that is invariant in the
 // innermost loop and does not read the tensor the nest writes.
 func (c *chain) hoistable(e loopir.Expr) bool {
-	if c.inner < 0 || exprMentions(e, c.inner) || exprLoads(e, c.pl.st.Tensor) {
+	if c.inner < 0 || exprMentions(e, c.inner) || loopir.Reads(e, c.pl.St.Tensor) {
 		return false
 	}
 	reads := false
@@ -443,16 +285,16 @@ func (c *chain) loop(v, from, to, step int, body func() ([]jen.Code, error)) ([]
 	return []jen.Code{c.k.forStmt(v, from, to, step, used, append(s.stmts, inner...))}, nil
 }
 
-func (c *chain) cell() jen.Code { return c.access(c.pl.st.Tensor, c.pl.st.Index) }
+func (c *chain) cell() jen.Code { return c.access(c.pl.St.Tensor, c.pl.St.Index) }
 
 // storeBody is the innermost statement of a plain nest.
 func (c *chain) storeBody() ([]jen.Code, error) {
 	var blk []jen.Code
-	v, err := c.expr(c.pl.st.Value, &blk, false)
+	v, err := c.expr(c.pl.St.Value, &blk, false)
 	if err != nil {
 		return nil, err
 	}
-	st := c.pl.st
+	st := c.pl.St
 	u, err := c.k.update(c.cell, st.Accum, st.Accumulate, v)
 	if err != nil {
 		return nil, err
@@ -461,10 +303,10 @@ func (c *chain) storeBody() ([]jen.Code, error) {
 }
 
 func (c *chain) nestPlain(i int) ([]jen.Code, error) {
-	if i == len(c.pl.loops) {
+	if i == len(c.pl.Loops) {
 		return c.storeBody()
 	}
-	l := c.pl.loops[i]
+	l := c.pl.Loops[i]
 	return c.loop(l.Var, 0, l.Extent, 1, func() ([]jen.Code, error) { return c.nestPlain(i + 1) })
 }
 
@@ -479,27 +321,27 @@ func (c *chain) accInit(init *float64) jen.Code {
 
 func (c *chain) nestAcc(i int, init *float64) ([]jen.Code, error) {
 	pl := c.pl
-	if i < pl.accFrom {
-		l := pl.loops[i]
+	if i < pl.AccFrom {
+		l := pl.Loops[i]
 		return c.loop(l.Var, 0, l.Extent, 1, func() ([]jen.Code, error) { return c.nestAcc(i+1, init) })
 	}
 	acc := c.k.names.fresh("acc")
 	out := []jen.Code{jen.Id(acc).Op(":=").Add(c.accInit(init))}
 	var red func(j int) ([]jen.Code, error)
 	red = func(j int) ([]jen.Code, error) {
-		if j == len(pl.loops) {
+		if j == len(pl.Loops) {
 			var blk []jen.Code
-			v, err := c.expr(pl.st.Value, &blk, false)
+			v, err := c.expr(pl.St.Value, &blk, false)
 			if err != nil {
 				return nil, err
 			}
-			u, err := c.k.update(func() jen.Code { return jen.Id(acc) }, pl.st.Accum, true, v)
+			u, err := c.k.update(func() jen.Code { return jen.Id(acc) }, pl.St.Accum, true, v)
 			if err != nil {
 				return nil, err
 			}
 			return append(blk, u), nil
 		}
-		l := pl.loops[j]
+		l := pl.Loops[j]
 		return c.loop(l.Var, 0, l.Extent, 1, func() ([]jen.Code, error) { return red(j + 1) })
 	}
 	loops, err := red(i)
@@ -543,7 +385,7 @@ func substExpr(e loopir.Expr, v, u int, keep bool) loopir.Expr {
 // jamBody is the innermost body of a jammed nest: the cell goes through
 // a local variable receiving each unrolled copy's update in order.
 func (c *chain) jamBody(copies []loopir.Expr, init *float64) ([]jen.Code, error) {
-	st := c.pl.st
+	st := c.pl.St
 	acc := c.k.names.fresh("acc")
 	out := []jen.Code{jen.Id(acc).Op(":=").Add(c.accInit(init))}
 	for _, e := range copies {
@@ -562,21 +404,21 @@ func (c *chain) jamBody(copies []loopir.Expr, init *float64) ([]jen.Code, error)
 
 func (c *chain) nestJam(i int, init *float64) ([]jen.Code, error) {
 	pl := c.pl
-	n := len(pl.loops)
+	n := len(pl.Loops)
 	if i < n-2 {
-		l := pl.loops[i]
+		l := pl.Loops[i]
 		return c.loop(l.Var, 0, l.Extent, 1, func() ([]jen.Code, error) { return c.nestJam(i+1, init) })
 	}
-	r, v := pl.loops[n-2], pl.loops[n-1]
+	r, v := pl.Loops[n-2], pl.Loops[n-1]
 	inner := func(copies []loopir.Expr, init *float64) func() ([]jen.Code, error) {
 		return func() ([]jen.Code, error) {
 			return c.loop(v.Var, 0, v.Extent, 1, func() ([]jen.Code, error) { return c.jamBody(copies, init) })
 		}
 	}
-	if pl.full {
+	if pl.Full {
 		copies := make([]loopir.Expr, r.Extent)
 		for u := range copies {
-			copies[u] = substExpr(pl.st.Value, r.Var, u, false)
+			copies[u] = substExpr(pl.St.Value, r.Var, u, false)
 		}
 		return inner(copies, init)()
 	}
@@ -584,7 +426,7 @@ func (c *chain) nestJam(i int, init *float64) ([]jen.Code, error) {
 	m := r.Extent - r.Extent%ju
 	copies := make([]loopir.Expr, ju)
 	for u := range copies {
-		copies[u] = substExpr(pl.st.Value, r.Var, u, true)
+		copies[u] = substExpr(pl.St.Value, r.Var, u, true)
 	}
 	out, err := c.loop(r.Var, 0, m, ju, inner(copies, nil))
 	if err != nil || m == r.Extent {
@@ -601,23 +443,23 @@ func (c *chain) note() string {
 	pl := c.pl
 	k := c.k
 	var parts []string
-	if pl.reordered {
-		names := make([]string, len(pl.loops))
-		for i, l := range pl.loops {
+	if pl.Reordered {
+		names := make([]string, len(pl.Loops))
+		for i, l := range pl.Loops {
 			names[i] = k.loopName(l.Var)
 		}
 		parts = append(parts, "loops reordered to "+strings.Join(names, ", ")+" (unit stride innermost)")
 	}
-	n := len(pl.loops)
-	switch pl.mode {
-	case modeAcc:
+	n := len(pl.Loops)
+	switch pl.Mode {
+	case schedule.Acc:
 		parts = append(parts, "reduction accumulated in a local variable")
-	case modeJam:
-		r := k.loopName(pl.loops[n-2].Var)
-		if pl.full {
-			parts = append(parts, fmt.Sprintf("%s unrolled and jammed into %s", r, k.loopName(pl.loops[n-1].Var)))
+	case schedule.Jam:
+		r := k.loopName(pl.Loops[n-2].Var)
+		if pl.Full {
+			parts = append(parts, fmt.Sprintf("%s unrolled and jammed into %s", r, k.loopName(pl.Loops[n-1].Var)))
 		} else {
-			parts = append(parts, fmt.Sprintf("%s unrolled by %d and jammed into %s", r, k.tgt.Loops.JamUnroll, k.loopName(pl.loops[n-1].Var)))
+			parts = append(parts, fmt.Sprintf("%s unrolled by %d and jammed into %s", r, k.tgt.Loops.JamUnroll, k.loopName(pl.Loops[n-1].Var)))
 		}
 	}
 	if len(parts) == 0 {
@@ -653,12 +495,15 @@ func (k *kgen) chainNest(loops []*loopir.For, st *loopir.Store, init *float64) (
 	if code, ok, err := k.parChain(loops, st, init, nil); ok || err != nil {
 		return code, err
 	}
-	calls, note := k.asmNest(loops, st, init)
-	if calls == nil {
-		calls, note = k.asmMapNest(loops, st, init)
-	}
-	if calls == nil {
-		calls, note = k.asmReduceNest(loops, st, init)
+	var calls [][]jen.Code
+	var note string
+	switch ch := schedule.Choose(k.tiers(), k.p, loops, st, k.query(init)); ch.Family {
+	case schedule.Contraction:
+		calls, note = k.contractionCalls(ch, init)
+	case schedule.Map:
+		calls, note = k.mapCalls(ch)
+	case schedule.Reduce:
+		calls, note = k.reduceCalls(ch)
 	}
 	code, err := k.chainGo(loops, st, init)
 	if calls == nil || err != nil {
@@ -690,16 +535,16 @@ func (k *kgen) dispatch(calls [][]jen.Code, note string, code []jen.Code) []jen.
 func (k *kgen) chainGo(loops []*loopir.For, st *loopir.Store, init *float64) ([]jen.Code, error) {
 	pl := k.plan(loops, st)
 	c := &chain{k: k, pl: pl, pos: map[int]int{}, inner: -1}
-	if n := len(pl.loops); n > 0 {
-		c.inner, c.innerExt = pl.loops[n-1].Var, pl.loops[n-1].Extent
+	if n := len(pl.Loops); n > 0 {
+		c.inner, c.innerExt = pl.Loops[n-1].Var, pl.Loops[n-1].Extent
 	}
 	c.push()
 	var body []jen.Code
 	var err error
-	switch pl.mode {
-	case modeAcc:
+	switch pl.Mode {
+	case schedule.Acc:
 		body, err = c.nestAcc(0, init)
-	case modeJam:
+	case schedule.Jam:
 		body, err = c.nestJam(0, init)
 	default:
 		body, err = c.nestPlain(0)
@@ -789,7 +634,7 @@ func (k *kgen) fillElision(o *loopir.Operation) *elision {
 	if !ok || st.Tensor != e.fill.Tensor || !st.Accumulate || k.ts[st.Tensor].st.kind == sConst {
 		return nil
 	}
-	if pl := k.plan(loops, st); !pl.coversAll || !pl.bijective {
+	if pl := k.plan(loops, st); !pl.CoversAll || !pl.Bijective {
 		return nil
 	}
 	return &e

@@ -8,49 +8,11 @@ import (
 
 	"github.com/dave/jennifer/jen"
 	"github.com/ocannlgen/ocannlgen/emit/asm"
+	"github.com/ocannlgen/ocannlgen/emit/schedule"
 	"github.com/ocannlgen/ocannlgen/emit/target"
 	"github.com/ocannlgen/ocannlgen/loopir"
 	"github.com/ocannlgen/ocannlgen/ops"
 )
-
-// Parallel nests (Options.Parallel). A perfect nest worth it runs as a
-// fixed number of parts on an rt.Pool: one loop L (extent E) that is not
-// a reduction and alone drives an axis of the stored tensor is split as
-// L = (E/P)*part + L', so part p writes its own cells and only them; the
-// other loops, reductions included, run whole inside each part, so every
-// cell receives its updates in the serial order. P depends only on E,
-// never on the number of threads: the results are the same bits on any
-// number of threads (an assembly kernel, specialized for the part's
-// size, may round differently from the unsplit kernel, but identically
-// on 1 or 64 threads).
-//
-// The rule (parWorth): a nest runs in parallel when it does at least
-// Parallel.MinGoIters iterations of Go loops, MinAsmIters multiply-adds
-// of an assembly contraction or MinMapIters elements of an assembly
-// pointwise map (target.Parallel of the kernel's target), and when every tensor it touches is a
-// parameter, a constant, a scratch field or a local array Go allocates on
-// the heap anyway (over 128 KiB: a standalone kernel's padded copy of a
-// large input); a stack local cannot be shared with the pool's goroutines
-// without escaping to the heap.
-// The loop split is, among the splittable loops (not the innermost of
-// the nest nor of the emitted order), one the assembly kernel leaves
-// outside its call if there is one, else a broadcast kernel's n axis
-// when its parts are multiples of 32 elements, else any; the longest,
-// the outermost among equals. P is the largest divisor of E in 2..8, else in
-// 9..16 (Parallel.PartRanges); a loop with none is not split. A broadcast
-// kernel's n axis takes the largest P in 2..8 whose parts are multiples
-// of 32 (nParts; Parallel.MaxSliverParts and SliverElems).
-// parParts is the number of parts of a loop of extent e (0: none).
-func parParts(pt target.Parallel, e int) int {
-	for _, r := range pt.PartRanges {
-		for p := r[0]; p >= r[1]; p-- {
-			if e%p == 0 {
-				return p
-			}
-		}
-	}
-	return 0
-}
 
 // parTensors lists the tensors a nest touches (the stored one first).
 func parTensors(st *loopir.Store) []int {
@@ -72,79 +34,6 @@ func (k *kgen) heapLocal(t int) bool {
 	return s.kind == sLocal && !s.scratch && s.size*k.elemSize() > k.tgt.Loops.MaxStackArray
 }
 
-// parWorth applies the size rule to a perfect nest; n0 is its assembly
-// kernel, if any. Go loops count goCost iterations per iteration.
-func (k *kgen) parWorth(loops []*loopir.For, st *loopir.Store) (n0 *asm.Nest, ok bool) {
-	iters := 1
-	for _, l := range loops {
-		iters *= l.Extent
-	}
-	if k.asm != nil {
-		n0 = asm.Classify(k.tgt.Kernels, k.p, loops, st, k.elem, false)
-		if n0 != nil {
-			// A short reduction (a layer's input gradient through 4
-			// logits: 256x400 cells, K=4) is memory work: its cells count
-			// as a map's elements.
-			return n0, iters >= k.minAsmIters() || storedCells(loops, st) >= k.minMapIters()
-		}
-		if asm.ClassifyMap(k.tgt.Kernels, k.p, loops, st, k.elem) != nil {
-			return nil, iters >= k.minMapIters()
-		}
-	}
-	return nil, iters*goCost(k.tgt.Parallel, st.Value) >= k.minGoIters()
-}
-
-// minGoIters, minAsmIters and minMapIters are the Go-loop, contraction
-// and map thresholds of this kernel.
-func (k *kgen) minGoIters() int {
-	pt := k.tgt.Parallel
-	if k.k.PoolParam {
-		return pt.MinGoIters / pt.ModelDiv
-	}
-	return pt.MinGoIters
-}
-
-func (k *kgen) minAsmIters() int {
-	pt := k.tgt.Parallel
-	if k.k.PoolParam {
-		return pt.MinAsmIters / pt.ModelDiv
-	}
-	return pt.MinAsmIters
-}
-
-// storedCells is the number of cells a perfect nest stores into: the
-// product of the extents of the loops its store's index mentions.
-func storedCells(loops []*loopir.For, st *loopir.Store) int {
-	n := 1
-	for _, l := range storeLoops(loops, st) {
-		n *= l.Extent
-	}
-	return n
-}
-
-func (k *kgen) minMapIters() int {
-	pt := k.tgt.Parallel
-	if k.k.PoolParam {
-		return pt.MinMapIters / pt.ModelDiv
-	}
-	return pt.MinMapIters
-}
-
-// goCost is the cost of computing e once in Go loops, in iterations:
-// 1, plus Parallel.TranscendentalCost per transcendental primitive.
-func goCost(pt target.Parallel, e loopir.Expr) int {
-	c := 1
-	loopir.WalkExpr(e, func(e loopir.Expr) {
-		if a, ok := e.(*loopir.Apply); ok {
-			switch a.Prim {
-			case ops.Exp, ops.Log, ops.Exp2, ops.Log2, ops.Sin, ops.Cos, ops.Tanh, ops.Pow:
-				c += pt.TranscendentalCost
-			}
-		}
-	})
-	return c
-}
-
 // parSplit chooses the loop of a nest to split and its parts (nil: the
 // nest stays serial).
 //
@@ -160,77 +49,14 @@ func (k *kgen) parSplit(loops []*loopir.For, st *loopir.Store, pre bool) (*loopi
 		}
 	}
 	pl := k.plan(loops, st)
-	n0, worth := k.parWorth(loops, st)
-	if pl.reads {
+	n0, worth := schedule.Worth(k.tiers(), k.tgt, k.p, loops, st, k.elem, k.k.PoolParam)
+	if pl.Reads {
 		return nil, 0
 	}
 	if !worth {
 		return k.joinSplit(loops, st, pl, n0, pre)
 	}
-	outer := map[int]bool{}
-	if n0 != nil {
-		for _, l := range n0.Outer {
-			outer[l.Var] = true
-		}
-	}
-	// A broadcast kernel's n axis (unit stride in C) cut into slivers of
-	// whole vectors keeps m whole: no B sliver packed again per part and
-	// no extra m tail tiles.
-	nVar := -1
-	if n0 != nil && n0.Spec.Kind == asm.Broadcast && len(st.Index) > 0 {
-		if x := st.Index[len(st.Index)-1]; len(x.Terms) == 1 && x.Terms[0].Coeff == 1 {
-			nVar = x.Terms[0].Var
-		}
-	}
-	rank := func(l *loopir.For) int {
-		switch {
-		case outer[l.Var]:
-			return 2
-		case l.Var == nVar:
-			return 1
-		}
-		return 0
-	}
-	parts := func(l *loopir.For) int {
-		if l.Var == nVar {
-			return nParts(k.tgt.Parallel, l.Extent)
-		}
-		return parParts(k.tgt.Parallel, l.Extent)
-	}
-	// A contraction kernel's own axis counts its balance only when its
-	// parts stay Parallel.MinKernelPart long (a kernel gradient's 8 output
-	// channels in 8 parts would make 8 kernels of one row).
-	bal := func(l *loopir.For) int {
-		if n0 != nil && rank(l) == 0 && l.Extent/parts(l) < k.tgt.Parallel.MinKernelPart {
-			return 0
-		}
-		return balance(parts(l))
-	}
-	var best *loopir.For
-	for _, l := range loops[:len(loops)-1] {
-		if pl.red[l.Var] || !loopir.OwnsAxis(l.Var, st.Index) || parParts(k.tgt.Parallel, l.Extent) == 0 {
-			continue
-		}
-		if l.Var == nVar && nParts(k.tgt.Parallel, l.Extent) == 0 {
-			continue
-		}
-		if n0 != nil && n0.Spec.Kind == asm.MVec && !outer[l.Var] {
-			// An m-vector kernel split on its own axes loses vector
-			// lanes (m) or columns; partial sums over the reduction
-			// (parReduce) keep its tile whole.
-			continue
-		}
-		if l.Var == pl.loops[len(pl.loops)-1].Var && l.Var != nVar {
-			continue
-		}
-		if best == nil || better(bal(l), rank(l), l.Extent, bal(best), rank(best), best.Extent) {
-			best = l
-		}
-	}
-	if best == nil {
-		return nil, 0
-	}
-	return best, parts(best)
+	return schedule.SplitLoop(k.tgt.Parallel, loops, st, pl, n0)
 }
 
 // joinSplit splits a nest below the size rule when it can join the
@@ -257,8 +83,8 @@ func (k *kgen) joinSplit(loops []*loopir.For, st *loopir.Store, pl *plan, n0 *as
 		}
 	}
 	for _, l := range loops[:len(loops)-1] {
-		if l.Extent != extent || parParts(k.tgt.Parallel, l.Extent) != parts || pl.red[l.Var] || !loopir.OwnsAxis(l.Var, st.Index) ||
-			l.Var == pl.loops[len(pl.loops)-1].Var || n0 != nil && n0.Spec.Kind == asm.MVec && !outer[l.Var] {
+		if l.Extent != extent || schedule.Parts(k.tgt.Parallel, l.Extent) != parts || pl.Red[l.Var] || !loopir.OwnsAxis(l.Var, st.Index) ||
+			l.Var == pl.Loops[len(pl.Loops)-1].Var || n0 != nil && n0.Spec.Kind == asm.MVec && !outer[l.Var] {
 			continue
 		}
 		u := k.rowAccess(st, l, parts)
@@ -276,7 +102,7 @@ func (k *kgen) joinSplit(loops []*loopir.For, st *loopir.Store, pl *plan, n0 *as
 // join a chain (joinSplit): its first stored axis is a loop that could
 // be split. parLocals moves its tensors to the scratch.
 func chainable(pt target.Parallel, loops []*loopir.For, st *loopir.Store) bool {
-	if len(loops) < 2 || len(st.Index) == 0 || exprLoads(st.Value, st.Tensor) {
+	if len(loops) < 2 || len(st.Index) == 0 || loopir.Reads(st.Value, st.Tensor) {
 		return false
 	}
 	x := st.Index[0]
@@ -285,50 +111,10 @@ func chainable(pt target.Parallel, loops []*loopir.For, st *loopir.Store) bool {
 	}
 	for _, l := range loops[:len(loops)-1] {
 		if l.Var == x.Terms[0].Var {
-			return parParts(pt, l.Extent) > 0
+			return schedule.Parts(pt, l.Extent) > 0
 		}
 	}
 	return false
-}
-
-// balance grades a number of parts by how evenly 2 and 4 threads share
-// them: 2 for a multiple of 4, 1 for even, 0 for odd (5 parts on 2
-// threads leave one idle a fifth of the nest: the convolutions split on
-// 5 or 10 output rows, where their batch splits in 8).
-func balance(parts int) int {
-	switch {
-	case parts%4 == 0:
-		return 2
-	case parts%2 == 0:
-		return 1
-	}
-	return 0
-}
-
-// better orders the loops parSplit may split: by balance, then by rank
-// (a loop around the kernel call, then a broadcast kernel's n axis),
-// then by extent.
-func better(bal, rank, ext, bal0, rank0, ext0 int) bool {
-	if bal != bal0 {
-		return bal > bal0
-	}
-	if rank != rank0 {
-		return rank > rank0
-	}
-	return ext > ext0
-}
-
-// nParts is the number of parts of a broadcast kernel's n loop of extent
-// e: the largest divisor of e in 2..MaxSliverParts whose parts are
-// multiples of SliverElems elements (whole vectors in every tier), 0 if
-// none.
-func nParts(pt target.Parallel, e int) int {
-	for p := pt.MaxSliverParts; p >= 2; p-- {
-		if e%p == 0 && (e/p)%pt.SliverElems == 0 {
-			return p
-		}
-	}
-	return 0
 }
 
 // splitIndex rewrites the terms of v as (c*size)*part + c*v.
@@ -368,7 +154,7 @@ func splitExpr(e loopir.Expr, v, part, size int) loopir.Expr {
 // contraction kernel's, or a map kernel's that planAbsorbs chose.
 func (k *kgen) parChain(loops []*loopir.For, st *loopir.Store, init *float64, fill *loopir.Fill) ([]jen.Code, bool, error) {
 	split, parts := k.parSplit(loops, st, fill != nil || init != nil)
-	if split != nil && (parts < k.tgt.Parallel.MinOutputParts || balance(parts) == 0) && fill == nil {
+	if split != nil && (parts < k.tgt.Parallel.MinOutputParts || schedule.Balance(parts) == 0) && fill == nil {
 		// Few output parts (a convolution's kernel gradient split on kh:
 		// 3 parts keep one of 2 threads idle a third of the nest), or an
 		// odd number: fixed partial sums over the reduction, when the
@@ -416,7 +202,7 @@ func (k *kgen) parChain(loops []*loopir.For, st *loopir.Store, init *float64, fi
 	if calls == nil && fill == nil {
 		calls, note = k.asmReduceNest(loops2, st2, init)
 	}
-	if calls == nil && k.asm != nil && (asm.Classify(k.tgt.Kernels, k.p, loops, st, k.elem, false) != nil || fill == nil && init == nil && asm.ClassifyMap(k.tgt.Kernels, k.p, loops, st, k.elem) != nil || fill == nil && k.wholeReduceKernel(loops, st)) {
+	if calls == nil && (k.wholeKernel(schedule.Contraction, loops, st) || fill == nil && init == nil && k.wholeKernel(schedule.Map, loops, st) || fill == nil && k.wholeKernel(schedule.Reduce, loops, st)) {
 		// The parts would lose the assembly kernel the whole nest has
 		// (too small once split): keep the nest serial.
 		return nil, false, nil
@@ -618,7 +404,7 @@ func (k *kgen) parLocals() {
 			}
 			return
 		}
-		if _, worth := k.parWorth(loops, st); worth && len(loops) >= 2 && !exprLoads(st.Value, st.Tensor) {
+		if _, worth := schedule.Worth(k.tiers(), k.tgt, k.p, loops, st, k.elem, k.k.PoolParam); worth && len(loops) >= 2 && !loopir.Reads(st.Value, st.Tensor) {
 			for _, t := range parTensors(st) {
 				k.parLocal[t] = true
 			}
@@ -666,7 +452,7 @@ func (k *kgen) parReduce(loops []*loopir.For, st *loopir.Store, init *float64) (
 		return nil, false, nil
 	}
 	pl := k.plan(loops, st)
-	if _, worth := k.parWorth(loops, st); !worth || pl.reads || !pl.bijective {
+	if _, worth := schedule.Worth(k.tiers(), k.tgt, k.p, loops, st, k.elem, k.k.PoolParam); !worth || pl.Reads || !pl.Bijective {
 		return nil, false, nil
 	}
 	out := &k.p.Tensors[st.Tensor]
@@ -680,7 +466,7 @@ func (k *kgen) parReduce(loops []*loopir.For, st *loopir.Store, init *float64) (
 	}
 	var split *loopir.For
 	for _, l := range loops {
-		if pl.red[l.Var] && parParts(k.tgt.Parallel, l.Extent) > 0 {
+		if pl.Red[l.Var] && schedule.Parts(k.tgt.Parallel, l.Extent) > 0 {
 			split = l
 			break
 		}
@@ -688,7 +474,7 @@ func (k *kgen) parReduce(loops []*loopir.For, st *loopir.Store, init *float64) (
 	if split == nil {
 		return nil, false, nil
 	}
-	parts := parParts(k.tgt.Parallel, split.Extent)
+	parts := schedule.Parts(k.tgt.Parallel, split.Extent)
 	size := split.Extent / parts
 	part := k.synthVar()
 	loops2 := make([]*loopir.For, len(loops))
@@ -718,7 +504,7 @@ func (k *kgen) parReduce(loops []*loopir.For, st *loopir.Store, init *float64) (
 	if err != nil {
 		return nil, false, err
 	}
-	if calls == nil && (k.asm != nil && asm.Classify(k.tgt.Kernels, k.p, loops, st, k.elem, false) != nil || k.wholeReduceKernel(loops, st)) {
+	if calls == nil && (k.wholeKernel(schedule.Contraction, loops, st) || k.wholeKernel(schedule.Reduce, loops, st)) {
 		return nil, false, nil // the parts would lose the whole nest's assembly kernel
 	}
 	body := goCode
@@ -802,7 +588,7 @@ func (pn *plainNest) scan(f *loopir.For, mult int) bool {
 				return false
 			}
 		case *loopir.Store:
-			pn.iters += mult * goCost(pn.pt, s.Value)
+			pn.iters += mult * schedule.GoCost(pn.pt, s.Value)
 			loopir.WalkLoads(s.Value, func(l *loopir.Load) {
 				pn.access[l.Tensor] = append(pn.access[l.Tensor], plainAccess{idx: l.Index, body: &f.Body, pos: i})
 			})
@@ -897,11 +683,11 @@ func (k *kgen) progRefs(t int) int {
 // serial. local: stack locals are accepted as shared (parLocals asks
 // which tensors to move to the scratch).
 func (k *kgen) parPlainPlan(f *loopir.For, local bool) (shared, priv []int, ok bool) {
-	if !k.par || k.inLoop > 0 || parParts(k.tgt.Parallel, f.Extent) == 0 {
+	if !k.par || k.inLoop > 0 || schedule.Parts(k.tgt.Parallel, f.Extent) == 0 {
 		return nil, nil, false
 	}
 	pn := &plainNest{access: map[int][]plainAccess{}, written: map[int]bool{}, pt: k.tgt.Parallel}
-	if !pn.scan(f, 1) || pn.iters < k.minGoIters() {
+	if !pn.scan(f, 1) || pn.iters < schedule.MinGoIters(k.tgt.Parallel, k.k.PoolParam) {
 		return nil, nil, false
 	}
 	ts := make([]int, 0, len(pn.access))
@@ -963,7 +749,7 @@ func (k *kgen) parPlain(f *loopir.For) ([]jen.Code, bool, error) {
 	if !ok {
 		return nil, false, nil
 	}
-	parts := parParts(k.tgt.Parallel, f.Extent)
+	parts := schedule.Parts(k.tgt.Parallel, f.Extent)
 	size := f.Extent / parts
 	part := k.synthVar()
 	f2 := splitStmt(f, f.Var, part, size).(*loopir.For)
@@ -1078,7 +864,7 @@ func (k *kgen) parReset(s *loopir.ResetPadding) ([]jen.Code, bool) {
 	t := s.Tensor
 	ti := &k.p.Tensors[t]
 	st := &k.ts[t].st
-	if !k.par || !k.k.PoolParam || k.inLoop > 0 || !padded(ti) || st.kind == sConst || len(ti.BufDims) < 2 ||
+	if !k.par || !k.k.PoolParam || k.inLoop > 0 || !ti.Padded() || st.kind == sConst || len(ti.BufDims) < 2 ||
 		ti.Padding[0].Left != 0 || ti.Padding[0].Right != 0 || st.kind == sLocal && !st.scratch && !k.heapLocal(t) {
 		return nil, false
 	}
@@ -1090,8 +876,8 @@ func (k *kgen) parReset(s *loopir.ResetPadding) ([]jen.Code, bool) {
 		inner *= ti.Dims[a]
 	}
 	e := ti.BufDims[0]
-	parts := parParts(k.tgt.Parallel, e)
-	if parts == 0 || balance(parts) == 0 || prod(ti.BufDims)-inner < k.tgt.Parallel.MinResetCells {
+	parts := schedule.Parts(k.tgt.Parallel, e)
+	if parts == 0 || schedule.Balance(parts) == 0 || prod(ti.BufDims)-inner < k.tgt.Parallel.MinResetCells {
 		return nil, false
 	}
 	size := e / parts

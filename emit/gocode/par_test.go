@@ -7,16 +7,9 @@ import (
 
 	"github.com/ocannlgen/ocannlgen/emit/asm"
 	"github.com/ocannlgen/ocannlgen/emit/desc"
+	"github.com/ocannlgen/ocannlgen/emit/schedule"
 	"github.com/ocannlgen/ocannlgen/loopir"
 )
-
-func TestParParts(t *testing.T) {
-	for e, want := range map[int]int{512: 8, 256: 8, 32: 8, 10: 5, 9: 3, 7: 7, 5: 5, 3: 3, 2: 2, 1: 0, 11: 11, 13: 13, 17: 0, 97: 0, 18: 6, 34: 2} {
-		if got := parParts(target.Generic().Parallel, e); got != want {
-			t.Errorf("parParts(%d) = %d, want %d", e, got, want)
-		}
-	}
-}
 
 func TestSplittable(t *testing.T) {
 	// c[i][k] += a[i][j] * b[j][k] (vars 0, 2 drive c; 1 is the reduction)
@@ -158,23 +151,6 @@ func TestPlainAccessRules(t *testing.T) {
 	}
 }
 
-func TestGoCost(t *testing.T) {
-	x := &loopir.Load{Tensor: 0}
-	for _, c := range []struct {
-		e    loopir.Expr
-		want int
-	}{
-		{x, 1},
-		{&loopir.Apply{Prim: "add", Args: []loopir.Expr{x, x}}, 1},
-		{&loopir.Apply{Prim: "exp", Args: []loopir.Expr{x}}, 1 + target.Generic().Parallel.TranscendentalCost},
-		{&loopir.Apply{Prim: "mul", Args: []loopir.Expr{&loopir.Apply{Prim: "log", Args: []loopir.Expr{x}}, &loopir.Apply{Prim: "tanh", Args: []loopir.Expr{x}}}}, 1 + 2*target.Generic().Parallel.TranscendentalCost},
-	} {
-		if got := goCost(target.Generic().Parallel, c.e); got != c.want {
-			t.Errorf("goCost(%v) = %d, want %d", c.e, got, c.want)
-		}
-	}
-}
-
 // TestParallelBalance: a convolution over 5 output rows, whose kernel
 // runs over the batch, splits its batch in 8 parts (5 parts of rows
 // would leave one of 2 threads idle a fifth of the nest); its kernel
@@ -209,7 +185,7 @@ func TestParallelShortReduction(t *testing.T) {
 	if !strings.Contains(s, "region.Run(rec, 8)") {
 		t.Errorf("the K=2 product over 2048x64 cells stays serial:\n%s", s)
 	}
-	if n := storedCells([]*loopir.For{{Var: 0, Extent: 3}, {Var: 1, Extent: 5}, {Var: 2, Extent: 7}},
+	if n := schedule.StoredCells([]*loopir.For{{Var: 0, Extent: 3}, {Var: 1, Extent: 5}, {Var: 2, Extent: 7}},
 		&loopir.Store{Index: []loopir.IndexExpr{{Terms: []loopir.IndexTerm{{Coeff: 1, Var: 0}}}, {Terms: []loopir.IndexTerm{{Coeff: 2, Var: 2}}}}}); n != 21 {
 		t.Errorf("storedCells = %d, want 21", n)
 	}

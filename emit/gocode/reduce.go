@@ -1,10 +1,8 @@
 package gocode
 
 import (
-	"slices"
-
 	"github.com/dave/jennifer/jen"
-	"github.com/ocannlgen/ocannlgen/emit/asm"
+	"github.com/ocannlgen/ocannlgen/emit/schedule"
 	"github.com/ocannlgen/ocannlgen/loopir"
 )
 
@@ -16,25 +14,17 @@ import (
 // absorbs: the kernel starts from it, unless a Go loop around the call
 // is a reduction too (then the nest stays Go loops).
 func (k *kgen) asmReduceNest(loops []*loopir.For, st *loopir.Store, init *float64) ([][]jen.Code, string) {
-	if k.asm == nil {
+	ch, ok := k.try(schedule.Reduce, loops, st, init)
+	if !ok {
 		return nil, ""
 	}
-	n := asm.ClassifyReduceFree(k.tgt.Kernels, k.p, loops, st, k.elem, k.free)
-	if n == nil || k.ts[n.C].st.kind == sConst || init != nil && n.OuterReduces {
-		return nil, ""
-	}
-	for _, l := range n.Ins {
-		if k.ts[l.Tensor].st.kind == sConst {
-			return nil, ""
-		}
-	}
-	if init != nil {
-		n.Spec.Init, n.Spec.InitVal = true, *init
-	}
+	return k.reduceCalls(ch)
+}
+
+// reduceCalls renders the reduction kernel ch (asmReduceNest).
+func (k *kgen) reduceCalls(ch schedule.Choice) ([][]jen.Code, string) {
+	n := ch.Reduce
 	tiers := k.asm.Tiers()
-	if !slices.ContainsFunc(tiers, func(t asm.Config) bool { return !t.Wide }) {
-		return nil, "" // reduction kernels exist in the AVX2 tier only
-	}
 	idx := k.asm.AddReduce(n.Spec)
 	var build func(name string, i int) jen.Code
 	build = func(name string, i int) jen.Code {
@@ -57,10 +47,4 @@ func (k *kgen) asmReduceNest(loops []*loopir.For, st *loopir.Store, init *float6
 		}
 	}
 	return calls, "// " + n.Spec.Describe() + "."
-}
-
-// wholeReduceKernel reports whether the unsplit nest runs a reduction
-// kernel (so that parts too small for one should keep it serial).
-func (k *kgen) wholeReduceKernel(loops []*loopir.For, st *loopir.Store) bool {
-	return k.asm != nil && asm.ClassifyReduce(k.tgt.Kernels, k.p, loops, st, k.elem) != nil
 }

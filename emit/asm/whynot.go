@@ -1,0 +1,34 @@
+package asm
+
+import (
+	"fmt"
+
+	"github.com/ocannlgen/ocannlgen/emit/target"
+	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/ops"
+)
+
+// WhyNot names the first condition a perfect nest fails to run as an
+// assembly kernel under the limits kn (the explain output's reason for Go
+// loops).
+func WhyNot(kn target.Kernels, p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem string) string {
+	ap, ok := st.Value.(*loopir.Apply)
+	isProd := ok && ap.Prim == ops.Mul && len(ap.Args) == 2
+	switch {
+	case st.Accumulate && redAccums[st.Accum] && !isProd:
+		return fmt.Sprintf("no reduction kernel: it needs a reduced axis of unit stride in the operands (at least %d long) or a kept one in C (at least %d), "+
+			"an expression over the pointwise primitives and %d elements per call", kn.MinReduceN, kn.MinAcrossN, kn.MinReduceElems)
+	case !st.Accumulate || st.Accum != ops.AccAdd:
+		return "not a contraction, and not a pointwise map of a contiguous axis of at least " + fmt.Sprint(kn.MinMapElems) + " elements (" + fmt.Sprint(kn.MinCostlyMapElems) + " with exp, log or tanh) over the supported primitives, fitting the registers"
+	case !ok || ap.Prim != ops.Mul || len(ap.Args) != 2:
+		return "not a sum of products of two tensors"
+	}
+	work := 2
+	for _, l := range loops {
+		work *= l.Extent
+	}
+	if work < kn.MinFlops {
+		return fmt.Sprintf("%d flops, below the %d worth a kernel call", work, kn.MinFlops)
+	}
+	return "no unit-stride axis for a broadcast or dot kernel, or too short"
+}
