@@ -270,20 +270,14 @@ func (s *State[T]) fetch(f *FetchStmt) {
 		return
 	}
 	switch f.Kind {
-	case FetchZero:
-		s.interior(f.Tensor, func(_, off int) { buf[off] = 0 })
-	case FetchConst:
-		v := T(f.Value)
-		s.interior(f.Tensor, func(_, off int) { buf[off] = v })
-	case FetchRange:
-		s.interior(f.Tensor, func(k, off int) { buf[off] = T(k) })
-	case FetchValues:
-		n := len(f.Values)
-		s.interior(f.Tensor, func(k, off int) { buf[off] = T(f.Values[k%n]) })
-	case FetchRandom:
-		vs := make([]T, s.prog.Tensors[f.Tensor].Size())
-		RandomInit(vs, f.Key, f.Seed)
-		s.interior(f.Tensor, func(k, off int) { buf[off] = vs[k] })
+	case FetchZero, FetchConst, FetchRange, FetchValues, FetchRandom:
+		var zero T
+		elem := "float64"
+		if _, f32 := any(zero).(float32); f32 {
+			elem = "float32"
+		}
+		vs := FetchCells(f, s.prog.Tensors[f.Tensor].Size(), elem)
+		s.interior(f.Tensor, func(k, off int) { buf[off] = T(vs[k]) })
 	default:
 		panic(fmt.Sprintf("unknown fetch kind %d", f.Kind))
 	}

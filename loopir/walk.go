@@ -134,3 +134,40 @@ func Reads(e Expr, t int) bool {
 	WalkLoads(e, func(l *Load) { found = found || l.Tensor == t })
 	return found
 }
+
+// FetchCells returns the n cells (memory order, unpadded) a fetch of a
+// constant, a range, literal values or random values puts in its tensor,
+// as float64 at the precision of elem ("float32" or "float64"; random
+// cells are drawn at that precision, as generated code draws them). A
+// FetchZero, or FetchValues without values, gives zeros. The Go and CUDA
+// emitters materialize constant leaves with it.
+func FetchCells(f *FetchStmt, n int, elem string) []float64 {
+	out := make([]float64, n)
+	switch f.Kind {
+	case FetchConst:
+		for i := range out {
+			out[i] = f.Value
+		}
+	case FetchRange:
+		for i := range out {
+			out[i] = float64(i)
+		}
+	case FetchValues:
+		if len(f.Values) > 0 {
+			for i := range out {
+				out[i] = f.Values[i%len(f.Values)]
+			}
+		}
+	case FetchRandom:
+		if elem == "float32" {
+			vs := make([]float32, n)
+			RandomInit(vs, f.Key, f.Seed)
+			for i, v := range vs {
+				out[i] = float64(v)
+			}
+		} else {
+			RandomInit(out, f.Key, f.Seed)
+		}
+	}
+	return out
+}

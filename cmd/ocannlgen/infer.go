@@ -25,11 +25,15 @@ import (
 type cliFlags struct {
 	json  bool
 	loops bool
-	// kernels: with --loops, explain which kernel each loop nest becomes.
+	// kernels: with --loops, explain which kernel each loop nest becomes
+	// (the kernel view of the schedule).
 	kernels bool
-	f32     bool
-	dump    string
-	file    string
+	// schedule: print how the generated CPU code runs each loop nest
+	// (schedule.Plan).
+	schedule bool
+	f32      bool
+	dump     string
+	file     string
 	// maxMiB is run's memory budget in MiB (--max-mib N or --max-mib=N).
 	maxMiB int
 }
@@ -39,7 +43,7 @@ type cliFlags struct {
 // input file ("-" for standard input), which --dump=list does not need.
 func parseFlags(args []string, allowed ...string) (cliFlags, error) {
 	var f cliFlags
-	ptr := map[string]*bool{"json": &f.json, "loops": &f.loops, "f32": &f.f32, "kernels": &f.kernels}
+	ptr := map[string]*bool{"json": &f.json, "loops": &f.loops, "f32": &f.f32, "kernels": &f.kernels, "schedule": &f.schedule}
 	val := map[string]*string{"dump": &f.dump}
 	ok := map[string]bool{}
 	for _, a := range allowed {
@@ -240,9 +244,12 @@ func reportError(err error, file string, asJSON bool, stdout, stderr io.Writer) 
 }
 
 func runInfer(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	f, err := parseFlags(args, "json", "loops", "dump", "kernels")
-	if err == nil && f.dump != "" && (f.json || f.loops) {
-		err = fmt.Errorf("--dump cannot be combined with --json or --loops")
+	f, err := parseFlags(args, "json", "loops", "dump", "kernels", "schedule")
+	if err == nil && f.dump != "" && (f.json || f.loops || f.schedule) {
+		err = fmt.Errorf("--dump cannot be combined with --json, --loops or --schedule")
+	}
+	if err == nil && f.schedule && f.json {
+		err = fmt.Errorf("--schedule prints text; it cannot be combined with --json")
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "ocannlgen infer: %v\n%s", err, usage)
@@ -270,7 +277,7 @@ func runInfer(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// projections (--loops --json), the loop nests (--loops). A lowering
 	// error is reported after the shapes are printed.
 	goal := pipeline.Shapes
-	if f.loops {
+	if f.loops || f.schedule {
 		goal = pipeline.Lowered
 		if f.json {
 			goal = pipeline.Projected
@@ -310,19 +317,67 @@ func runInfer(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stdout)
 		res.Loops.Dump(stdout)
-		explainKernels(stdout, res.Loops, f)
+		explainKernels(stdout, res.Loops, f, namedTensors(res.Graph))
+	}
+	if f.schedule {
+		if err != nil {
+			return reportError(err, f.file, false, stdout, stderr)
+		}
+		fmt.Fprintln(stdout)
+		fmt.Fprint(stdout, scheduleOf(res.Loops, false, namedTensors(res.Graph)))
 	}
 	return 0
 }
 
+// scheduleOf is the schedule of prog as `go generate` emits it on
+// amd64: float32, the AVX-512 and AVX2 tiers, parallel nests (model: a
+// model's kernels); keep are the tensors the kernel binds to its
+// parameters (a program's named tensors).
+func scheduleOf(prog *loopir.Program, model bool, keep map[int]bool) *schedule.Schedule {
+	return schedule.Plan(prog, schedule.Options{Elem: "float32", Targets: asm.Tiers(), Parallel: true, Model: model, Keep: keep})
+}
+
+// namedTensors is the set of g's named tensors.
+func namedTensors(g *inference.Graph) map[int]bool {
+	keep := map[int]bool{}
+	for _, n := range g.Named {
+		keep[n.Tensor] = true
+	}
+	return keep
+}
+
 // explainKernels prints, with --kernels, which kernel each loop nest of
-// prog becomes in float32 generated code.
-func explainKernels(w io.Writer, prog *loopir.Program, f cliFlags) {
+// prog becomes in float32 generated code: the kernel view of its
+// schedule (keep as for scheduleOf).
+func explainKernels(w io.Writer, prog *loopir.Program, f cliFlags, keep map[int]bool) {
 	if !f.kernels {
 		return
 	}
 	fmt.Fprintf(w, "\n# kernels (float32; assembly tiers AVX512, AVX2)\n")
-	fmt.Fprint(w, schedule.Explain(prog, "float32", asm.Tiers()...))
+	fmt.Fprint(w, scheduleOf(prog, false, keep).Kernels())
+}
+
+// kernelParams are the tensors the generated kernel of entry k binds to
+// its parameters, as gen's model compiler binds them: the inputs, the
+// model's parameters and the result; a loss's forward-and-backward
+// kernel adds the parameters' gradients.
+func kernelParams(k *model.EntryKernel) map[int]bool {
+	g, e := k.Kernel.Graph, k.Entry
+	keep := map[int]bool{model.Tensor(g, e.Result): true}
+	for _, in := range e.Inputs {
+		keep[model.Tensor(g, in.Name)] = true
+	}
+	for _, id := range e.Params {
+		t := model.Tensor(g, id)
+		keep[t] = true
+		if e.Loss {
+			if gt := k.Kernel.Gradients.Of(t); gt >= 0 {
+				keep[gt] = true
+			}
+		}
+	}
+	delete(keep, -1)
+	return keep
 }
 
 // isModel reports whether a program holds model statements.
@@ -402,6 +457,16 @@ func inferModel(prog *program.Program, f cliFlags, stdout, stderr io.Writer) int
 		}
 	}
 	_ = tw.Flush()
+	if f.schedule {
+		for _, k := range cm.Kernels {
+			prog := k.Kernel.Loops
+			if k.Entry.Loss {
+				prog = k.Kernel.Gradients.Program
+			}
+			fmt.Fprintf(stdout, "\n# schedule of %s\n\n", k.Entry.Name)
+			fmt.Fprint(stdout, scheduleOf(prog, true, kernelParams(k)))
+		}
+	}
 	if !f.loops {
 		return 0
 	}
@@ -414,14 +479,14 @@ func inferModel(prog *program.Program, f cliFlags, stdout, stderr io.Writer) int
 		}
 		if !e.Loss {
 			k.Kernel.Loops.Dump(stdout)
-			explainKernels(stdout, k.Kernel.Loops, f)
+			explainKernels(stdout, k.Kernel.Loops, f, kernelParams(k))
 			continue
 		}
 		gr := k.Kernel.Gradients
 		fmt.Fprint(stdout, gr.Program.DumpOps(gr.Program.Ops[:gr.Forward]))
 		fmt.Fprintf(stdout, "\n# backward of %s\n", e.Name)
 		gr.Dump(stdout)
-		explainKernels(stdout, gr.Program, f)
+		explainKernels(stdout, gr.Program, f, kernelParams(k))
 	}
 	return 0
 }

@@ -5,8 +5,10 @@
 //
 //	ocannlgen [-check] [-v] [packages]          generate ocannl_gen.go for every package with
 //	                                            //ocannl: directives (what //go:generate ocannlgen runs)
-//	ocannlgen infer [--json] [--loops] FILE|-   print the inferred shape of every named
-//	                                            tensor (and with --loops every operation's loop nest)
+//	ocannlgen infer [--json] [--loops] [--schedule] FILE|-
+//	                                            print the inferred shape of every named tensor
+//	                                            (with --loops every operation's loop nest, with
+//	                                            --schedule how the generated code runs each nest)
 //	ocannlgen infer --dump=STAGE FILE|-         print the program's state after a named stage of the
 //	                                            pipeline (--dump=list lists the stages)
 //	ocannlgen run [--json] [--f32] FILE|-      run the program with the reference interpreter
@@ -35,11 +37,13 @@ const usage = `usage:
                                               with //ocannl: directives; -check writes nothing and
                                               exits 1 listing missing or out-of-date files; -v lists
                                               what was written
-  ocannlgen infer [--json] [--loops [--kernels]] FILE|-
+  ocannlgen infer [--json] [--loops [--kernels]] [--schedule] FILE|-
                                               infer and print the shape of every named tensor;
                                               --loops adds each operation's projections and loop nest;
                                               --kernels adds which kernel each nest becomes (assembly
-                                              micro-kernel shape, blocking and tier, or Go loops)
+                                              micro-kernel shape, blocking and tier, or Go loops);
+                                              --schedule adds how the generated code runs each nest
+                                              (kernel and tile, Go loop order and mode, parallel split)
   ocannlgen infer --dump=STAGE FILE|-         print the state after one named stage of the pipeline
                                               (parsing, each stage of shape inference, projections,
                                               each lowering pass, a model loss's backward pass) and

@@ -370,33 +370,12 @@ func (g *kgen) fetch(o *loopir.Operation, f *loopir.FetchStmt) error {
 	if n == 0 {
 		return nil
 	}
-	vals := make([]float64, n)
 	switch f.Kind {
-	case loopir.FetchConst:
-		for i := range vals {
-			vals[i] = f.Value
-		}
-	case loopir.FetchRange:
-		for i := range vals {
-			vals[i] = float64(i)
-		}
-	case loopir.FetchValues:
-		for i := range vals {
-			vals[i] = f.Values[i%len(f.Values)]
-		}
-	case loopir.FetchRandom:
-		if g.k.Elem == "float64" {
-			loopir.RandomInit(vals, f.Key, f.Seed)
-		} else {
-			v32 := make([]float32, n)
-			loopir.RandomInit(v32, f.Key, f.Seed)
-			for i, v := range v32 {
-				vals[i] = float64(v)
-			}
-		}
+	case loopir.FetchConst, loopir.FetchRange, loopir.FetchValues, loopir.FetchRandom:
 	default:
 		return fmt.Errorf("unknown fetch kind %v", f.Kind)
 	}
+	vals := loopir.FetchCells(f, n, g.k.Elem)
 	same := true
 	for _, v := range vals {
 		same = same && math.Float64bits(v) == math.Float64bits(vals[0])

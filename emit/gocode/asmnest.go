@@ -1,8 +1,6 @@
 package gocode
 
 import (
-	"math"
-
 	"github.com/dave/jennifer/jen"
 	"github.com/ocannlgen/ocannlgen/emit/asm"
 	"github.com/ocannlgen/ocannlgen/emit/schedule"
@@ -69,31 +67,7 @@ func (k *kgen) contractionCalls(ch schedule.Choice, init *float64) ([][]jen.Code
 // once per reduction (an overwriting kernel). The Go branch then fills
 // and runs the loops.
 func (k *kgen) asmFillElision(o *loopir.Operation) *elision {
-	if k.asm == nil {
-		return nil
-	}
-	e, ok := fillThenLoop(o)
-	if !ok || e.fill.Value != 0 || math.Signbit(e.fill.Value) {
-		return nil
-	}
-	loops, st, ok := loopir.PerfectNest(e.loop)
-	if !ok || st.Tensor != e.fill.Tensor || k.ts[st.Tensor].st.kind == sConst || k.p.Tensors[st.Tensor].Padded() {
-		return nil
-	}
-	zero := 0.0
-	ch, ok := k.tryWith(schedule.Contraction, loops, st, schedule.Query{Elem: k.elem, Init: &zero})
-	if !ok || !ch.Overwrite {
-		return nil
-	}
-	n := ch.Contraction
-	cells := n.Spec.M * n.Spec.N * max(1, n.Spec.N2)
-	for _, l := range n.Outer {
-		cells *= l.Extent
-	}
-	if cells != k.p.Tensors[st.Tensor].Size() {
-		return nil
-	}
-	return &e
+	return schedule.AsmElideFill(k.tiers(), k.p, o, k.elem, k.isConst)
 }
 
 // chainAsmFill emits a nest whose pre-fill the assembly kernel absorbs:
@@ -232,24 +206,8 @@ func (k *kgen) asmRegionFill(t int, lo, hi []int, v float64) ([][]jen.Code, stri
 // foldConstLoads returns e with the loads of constant leaves (sConst)
 // replaced by their value (e itself when it has none).
 func (k *kgen) foldConstLoads(e loopir.Expr) loopir.Expr {
-	switch e := e.(type) {
-	case *loopir.Load:
-		if s := &k.ts[e.Tensor].st; s.kind == sConst {
-			return &loopir.Const{Value: s.value}
-		}
-	case *loopir.Apply:
-		var args []loopir.Expr
-		for i, a := range e.Args {
-			if f := k.foldConstLoads(a); f != a && args == nil {
-				args = append([]loopir.Expr(nil), e.Args...)
-				args[i] = f
-			} else if args != nil {
-				args[i] = f
-			}
-		}
-		if args != nil {
-			return &loopir.Apply{Prim: e.Prim, Args: args}
-		}
-	}
-	return e
+	return schedule.FoldConsts(e, func(t int) (float64, bool) {
+		s := &k.ts[t].st
+		return s.value, s.kind == sConst
+	})
 }

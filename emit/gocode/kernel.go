@@ -413,20 +413,19 @@ func (k *kgen) bindParams() (locals []int, bases []string, err error) {
 // (a fetch of equal values) or a local, appended to locals and bases.
 func (k *kgen) bindUnbound(bound []bool, locals []int, bases []string) ([]int, []string) {
 	p := k.p
+	isBound := map[int]bool{}
+	for t, b := range bound {
+		isBound[t] = b
+	}
+	consts := schedule.ConstLeaves(p, isBound, k.elem)
 	for t := range p.Tensors {
 		if bound[t] {
 			continue
 		}
 		ti := &p.Tensors[t]
-		if f := k.ts[t].fetch; f != nil && !k.ts[t].written && !ti.Padded() {
-			if vs := k.fetchValues(f); allEqual(vs) {
-				v := 0.0
-				if len(vs) > 0 {
-					v = vs[0]
-				}
-				k.ts[t].st = tstore{kind: sConst, value: v, size: len(vs)}
-				continue
-			}
+		if v, ok := consts[t]; ok {
+			k.ts[t].st = tstore{kind: sConst, value: v, size: ti.Size()}
+			continue
 		}
 		dims := ti.BufDims
 		if len(dims) == 0 {
@@ -525,35 +524,7 @@ func allEqual(vs []float64) bool {
 // fetchValues computes a leaf's cells (unpadded, memory order) as the
 // interpreter does.
 func (k *kgen) fetchValues(f *loopir.FetchStmt) []float64 {
-	n := k.p.Tensors[f.Tensor].Size()
-	out := make([]float64, n)
-	switch f.Kind {
-	case loopir.FetchConst:
-		for i := range out {
-			out[i] = f.Value
-		}
-	case loopir.FetchRange:
-		for i := range out {
-			out[i] = float64(i)
-		}
-	case loopir.FetchValues:
-		if len(f.Values) > 0 {
-			for i := range out {
-				out[i] = f.Values[i%len(f.Values)]
-			}
-		}
-	case loopir.FetchRandom:
-		if k.elem == "float32" {
-			vs := make([]float32, n)
-			loopir.RandomInit(vs, f.Key, f.Seed)
-			for i, v := range vs {
-				out[i] = float64(v)
-			}
-		} else {
-			loopir.RandomInit(out, f.Key, f.Seed)
-		}
-	}
-	return out
+	return loopir.FetchCells(f, k.p.Tensors[f.Tensor].Size(), k.elem)
 }
 
 func (k *kgen) loopName(v int) string {
@@ -1056,7 +1027,7 @@ func (k *kgen) operation(o *loopir.Operation) ([]jen.Code, error) {
 			}
 			out = append(out, code...)
 		case *loopir.Fill:
-			if elide != nil && s == elide.fill || asmFill != nil && s == asmFill.fill || k.absorb[s] != nil || done[s] {
+			if elide != nil && s == elide.Fill || asmFill != nil && s == asmFill.Fill || k.absorb[s] != nil || done[s] {
 				continue
 			}
 			if !k.parFillable(s) {
@@ -1077,12 +1048,12 @@ func (k *kgen) operation(o *loopir.Operation) ([]jen.Code, error) {
 		case *loopir.For:
 			var code []jen.Code
 			var err error
-			if loops, st, ok := loopir.PerfectNest(s); ok && asmFill != nil && asmFill.loop == s {
-				code, err = k.chainAsmFill(loops, st, asmFill.fill)
+			if loops, st, ok := loopir.PerfectNest(s); ok && asmFill != nil && asmFill.Loop == s {
+				code, err = k.chainAsmFill(loops, st, asmFill.Fill)
 			} else if ok {
 				var init *float64
-				if elide != nil && elide.loop == s {
-					init = &elide.fill.Value
+				if elide != nil && elide.Loop == s {
+					init = &elide.Fill.Value
 				}
 				code, err = k.chain(loops, st, init)
 			} else if code, ok, err = k.parPlain(s); !ok && err == nil {
@@ -1123,7 +1094,7 @@ func (k *kgen) fillRun(stmts []loopir.Stmt, elide, asmFill *elision, done map[*l
 		if !ok {
 			break
 		}
-		if done[f] || elide != nil && f == elide.fill || asmFill != nil && f == asmFill.fill || k.absorb[f] != nil {
+		if done[f] || elide != nil && f == elide.Fill || asmFill != nil && f == asmFill.Fill || k.absorb[f] != nil {
 			continue
 		}
 		if k.parFillable(f) {

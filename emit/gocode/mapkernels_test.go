@@ -8,6 +8,7 @@ import (
 
 	"github.com/ocannlgen/ocannlgen/emit/asm"
 	"github.com/ocannlgen/ocannlgen/emit/desc"
+	"github.com/ocannlgen/ocannlgen/emit/schedule"
 	"github.com/ocannlgen/ocannlgen/internal/testutil"
 	"github.com/ocannlgen/ocannlgen/loopir"
 	"github.com/ocannlgen/ocannlgen/rt/cpu"
@@ -129,7 +130,7 @@ func TestCoversOnce(t *testing.T) {
 		{[]loopir.IndexExpr{v(1, 0), v(1, 1)}, []int{4, 4}, false},                                                  // misses a column
 	}
 	for i, c := range cases {
-		if got := coversOnce(loops, c.idx, c.bd); got != c.want {
+		if got := schedule.CoversOnce(loops, c.idx, c.bd); got != c.want {
 			t.Errorf("case %d: coversOnce = %v, want %v", i, got, c.want)
 		}
 	}

@@ -593,49 +593,11 @@ func (k *kgen) plainFor(f *loopir.For) ([]jen.Code, error) {
 	return []jen.Code{k.forStmt(f.Var, 0, f.Extent, 1, used, body)}, nil
 }
 
-type elision struct {
-	fill *loopir.Fill
-	loop *loopir.For
-}
+// elision is a fill an operation's nest absorbs (schedule.Elision).
+type elision = schedule.Elision
 
-// fillThenLoop matches an operation's body of the shape [resets,] one
-// fill, one loop, and returns the fill and the loop.
-func fillThenLoop(o *loopir.Operation) (elision, bool) {
-	var e elision
-	for _, s := range o.Body {
-		switch s := s.(type) {
-		case *loopir.ResetPadding:
-		case *loopir.Fill:
-			if e.fill != nil || e.loop != nil {
-				return e, false
-			}
-			e.fill = s
-		case *loopir.For:
-			if e.loop != nil || e.fill == nil {
-				return e, false
-			}
-			e.loop = s
-		default:
-			return e, false
-		}
-	}
-	return e, e.fill != nil && e.loop != nil
-}
-
-// fillElision finds an operation whose pre-fill is redundant: [resets,]
-// fill T, one perfect nest accumulating into every cell of T once in a
-// local variable, which then starts from the fill value.
+// fillElision finds an operation whose pre-fill its nest's Go loops
+// start from (schedule.ElideFill).
 func (k *kgen) fillElision(o *loopir.Operation) *elision {
-	e, ok := fillThenLoop(o)
-	if !ok {
-		return nil
-	}
-	loops, st, ok := loopir.PerfectNest(e.loop)
-	if !ok || st.Tensor != e.fill.Tensor || !st.Accumulate || k.ts[st.Tensor].st.kind == sConst {
-		return nil
-	}
-	if pl := k.plan(loops, st); !pl.CoversAll || !pl.Bijective {
-		return nil
-	}
-	return &e
+	return schedule.ElideFill(k.p, o, k.isConst, k.tgt.Loops)
 }

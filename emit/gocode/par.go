@@ -191,7 +191,7 @@ func (k *kgen) parChain(loops []*loopir.For, st *loopir.Store, init *float64, fi
 	if calls == nil && fill != nil && k.absorbAt[st] == fill {
 		// A map kernel absorbing the zero fill (planAbsorbs): each part
 		// stores its cells' values plus 0.
-		if calls, note = k.asmMapNest(loops2, overwriteStore(st2), nil); calls == nil {
+		if calls, note = k.asmMapNest(loops2, schedule.OverwriteStore(st2), nil); calls == nil {
 			return nil, false, nil
 		}
 		note = "// the zero fill absorbed: " + note[3:]

@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -105,22 +106,62 @@ func TestQuery(t *testing.T) {
 	}
 }
 
-// TestExplainIsChoose: the explain output (`ocannlgen infer --kernels`)
-// describes each nest with Choose's answer.
-func TestExplainIsChoose(t *testing.T) {
+// TestExplainIsPlan: the explain output (`ocannlgen infer --kernels`)
+// is the kernel view of the program's schedule: each nest's kernel as
+// Plan chose it (Choose, with the fills the nest absorbs).
+func TestExplainIsPlan(t *testing.T) {
 	for _, c := range nests {
 		res, err := pipeline.Compile(c.src, pipeline.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		out := Explain(res.Loops, "float32", target.AVX512(), target.AVX2())
-		p, loops, st := lastNest(t, c.src)
-		ch := Choose(tiers(), p, loops, st, Query{Elem: "float32"})
-		if want := ch.Describe(tiers()); c.want != GoLoops && !strings.Contains(out, want) {
-			t.Errorf("%s: the explanation lacks %q:\n%s", c.name, want, out)
+		keep := map[int]bool{}
+		for _, n := range res.Loops.Graph.Named {
+			keep[n.Tensor] = true
 		}
-		if c.want == GoLoops && !strings.Contains(out, "Go loops (") {
-			t.Errorf("%s: %s", c.name, out)
+		s := Plan(res.Loops, Options{Elem: "float32", Targets: []target.CPU{target.AVX512(), target.AVX2()}, Keep: keep})
+		if got := s.Nests[len(s.Nests)-1].Kernel.Family; got != c.want {
+			t.Errorf("%s: the schedule's kernel is %v, want %v", c.name, got, c.want)
 		}
+		for _, n := range s.Nests {
+			if want := "  " + n.kernelLine(s) + "\n"; !strings.Contains(out, want) {
+				t.Errorf("%s: the explanation lacks %q:\n%s", c.name, want, out)
+			}
+		}
+	}
+}
+
+// TestPlanSplit: the schedule of an MLP layer's product (32x128 cells,
+// K=784: 2^21.6 multiply-adds, over the size rule) splits the loop of its
+// 128 output units into 8 parts of 16 (the longest splittable loop with
+// the best balance), and prints it; the product of a tiny layer stays
+// serial, and a serial schedule prints no parallel line.
+func TestPlanSplit(t *testing.T) {
+	res, err := pipeline.Compile("input x : 32 | 784 = range\ninput w : 784 -> 128 = range\nlet h = w * x", pipeline.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Plan(res.Loops, Options{Elem: "float32", Targets: []target.CPU{target.AVX512(), target.AVX2()}, Parallel: true})
+	if len(s.Nests) != 1 {
+		t.Fatalf("%d nests:\n%s", len(s.Nests), s)
+	}
+	n := s.Nests[0]
+	if !n.Worth || n.Split == nil || n.Split.Extent != 128 || n.Parts != 8 || n.Kernel.Family != Contraction || n.FillMode != FillFolded {
+		t.Errorf("nest: worth %v split %v parts %d kernel %v fill %v\n%s", n.Worth, n.Split, n.Parts, n.Kernel.Family, n.FillMode, s)
+	}
+	if !strings.Contains(s.String(), fmt.Sprintf("parallel: i%d split into 8 parts of 16\n", n.Split.Var)) {
+		t.Errorf("the printed schedule lacks the split:\n%s", s)
+	}
+	res, err = pipeline.Compile("input x : 2 | 8 = range\ninput w : 8 -> 4 = range\nlet h = w * x", pipeline.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = Plan(res.Loops, Options{Elem: "float32", Parallel: true})
+	if n := s.Nests[0]; n.Worth || n.Split != nil || n.Kernel.Family != GoLoops {
+		t.Errorf("tiny layer: worth %v split %v kernel %v", n.Worth, n.Split, n.Kernel.Family)
+	}
+	if s := Plan(res.Loops, Options{Elem: "float32"}); strings.Contains(s.String(), "parallel:") {
+		t.Errorf("a serial schedule prints a parallel line:\n%s", s)
 	}
 }

@@ -1,0 +1,76 @@
+package gocode
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ocannlgen/ocannlgen/emit/asm"
+	"github.com/ocannlgen/ocannlgen/emit/desc"
+	"github.com/ocannlgen/ocannlgen/emit/schedule"
+)
+
+// kernelNote matches the comment the emitter writes before a kernel
+// call's dispatch: the kernel's description.
+var kernelNote = regexp.MustCompile(`(?m)^\s*// ((?:the zero fill absorbed: )?float(?:32|64) [a-z -]+(?:kernel| reduction kernel).*)\.$`)
+
+// regionFill matches a fill run as a map kernel without operands (not a
+// loop nest: the schedule does not list fills' kernels yet).
+var regionFill = regexp.MustCompile(`\(c = [-+]?(Inf|[0-9.e+-]+)\)`)
+
+// TestScheduleMatchesRendering: the schedule (`ocannlgen infer
+// --schedule`) is the emitter's: for forward and backward kernels of
+// contractions, maps, reductions, pooling and absorbed fills, the
+// kernels schedule.Plan lists, in order, are the kernels the rendered
+// function dispatches to (serial code, so that no nest is split).
+func TestScheduleMatchesRendering(t *testing.T) {
+	bs := []*built{
+		prepare(t, ecase{"MLP", "float32", `input x : 32 | 784
+input w : 784 -> 128
+input b : 128
+let h = relu((w * x) + b)
+let s = h ++ "... | ... -> i => ... | i"`, []pspec{pa("x"), pa("w"), pa("b"), out(pa("h")), out(pa("s"))}}),
+		prepare(t, ecase{"Softmax", "float64", `input x : 64 | 300
+let e = exp x
+let z = e ++ "... | i => ... | 0"
+let p = e /. z`, []pspec{pa("x"), out(pa("p"))}}),
+		prepareBackward(t, ecase{"PoolBackward", "float32", poolLossSrc, []pspec{pa("x"), out(pa("l"))}}, "l", []string{"x"}),
+		prepareBackward(t, ecase{"LayerBackward", "float32", `input x : 32 | 64
+input w : 64 -> 48
+let y = relu(w * x)
+let l = (y *. y) ++ "...|... => 0"`, []pspec{pa("x"), pa("w"), out(pa("l"))}}, "l", []string{"w", "x"}),
+	}
+	for _, b := range bs {
+		t.Run(b.k.Name, func(t *testing.T) {
+			src, err := Render(&desc.File{Package: "p", Kernels: []*desc.Kernel{b.k}}, Options{Asm: asm.NewSet(asm.Tiers()...)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, m := range kernelNote.FindAllStringSubmatch(funcText(t, string(src), b.k.Name), -1) {
+				if !regionFill.MatchString(m[1]) {
+					got = append(got, m[1])
+				}
+			}
+			s := schedule.Plan(b.k.Prog, schedule.Options{Elem: b.k.Elem, Targets: asm.Tiers(), Keep: paramSet(b.k.Params)})
+			var want []string
+			for _, n := range s.Nests {
+				if n.Kernel.Family == schedule.GoLoops {
+					continue
+				}
+				d := n.Kernel.Describe(s.Tiers)
+				if n.FillMode == schedule.FillAbsorbed && n.Kernel.Family == schedule.Map {
+					d = "the zero fill absorbed: " + d
+				}
+				want = append(want, d)
+			}
+			if len(want) == 0 {
+				t.Fatalf("no kernel in the schedule:\n%s", s)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("the rendered kernels differ from the schedule's:\n--- rendered\n%s\n--- schedule\n%s\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"), s)
+			}
+		})
+	}
+}

@@ -1,0 +1,230 @@
+package schedule
+
+import (
+	"math"
+
+	"github.com/ocannlgen/ocannlgen/emit/asm"
+	"github.com/ocannlgen/ocannlgen/emit/target"
+	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/ops"
+)
+
+// Elision is a fill an operation's nest absorbs: Fill, then Loop.
+type Elision struct {
+	Fill *loopir.Fill
+	Loop *loopir.For
+}
+
+// FillThenLoop matches an operation's body of the shape [resets,] one
+// fill, one loop, and returns the fill and the loop.
+func FillThenLoop(o *loopir.Operation) (Elision, bool) {
+	var e Elision
+	for _, s := range o.Body {
+		switch s := s.(type) {
+		case *loopir.ResetPadding:
+		case *loopir.Fill:
+			if e.Fill != nil || e.Loop != nil {
+				return e, false
+			}
+			e.Fill = s
+		case *loopir.For:
+			if e.Loop != nil || e.Fill == nil {
+				return e, false
+			}
+			e.Loop = s
+		default:
+			return e, false
+		}
+	}
+	return e, e.Fill != nil && e.Loop != nil
+}
+
+// ElideFill finds an operation whose pre-fill is redundant for the Go
+// loops: [resets,] fill T, one perfect nest accumulating into every cell
+// of T once in a local variable, which then starts from the fill value.
+// isConst reports the tensors held as constants (nil: none).
+func ElideFill(p *loopir.Program, o *loopir.Operation, isConst func(int) bool, lt target.Loops) *Elision {
+	e, ok := FillThenLoop(o)
+	if !ok {
+		return nil
+	}
+	loops, st, ok := loopir.PerfectNest(e.Loop)
+	if !ok || st.Tensor != e.Fill.Tensor || !st.Accumulate || isConst != nil && isConst(st.Tensor) {
+		return nil
+	}
+	if pl := Loops(p, loops, st, nil, lt); !pl.CoversAll || !pl.Bijective {
+		return nil
+	}
+	return &e
+}
+
+// AsmElideFill finds an operation whose pre-fill with zero an assembly
+// kernel can absorb although the Go loops cannot: [resets,] fill T with
+// +0, one perfect nest that stores into every cell of the unpadded T
+// once per reduction (an overwriting contraction). The Go branch then
+// fills and runs the loops.
+func AsmElideFill(tiers []asm.Config, p *loopir.Program, o *loopir.Operation, elem string, isConst func(int) bool) *Elision {
+	if len(tiers) == 0 {
+		return nil
+	}
+	e, ok := FillThenLoop(o)
+	if !ok || e.Fill.Value != 0 || math.Signbit(e.Fill.Value) {
+		return nil
+	}
+	loops, st, ok := loopir.PerfectNest(e.Loop)
+	if !ok || st.Tensor != e.Fill.Tensor || isConst != nil && isConst(st.Tensor) || p.Tensors[st.Tensor].Padded() {
+		return nil
+	}
+	zero := 0.0
+	ch, ok := Try(Contraction, tiers, p, loops, st, Query{Elem: elem, Init: &zero})
+	if !ok || !ch.Overwrite {
+		return nil
+	}
+	n := ch.Contraction
+	cells := n.Spec.M * n.Spec.N * max(1, n.Spec.N2)
+	for _, l := range n.Outer {
+		cells *= l.Extent
+	}
+	if cells != p.Tensors[st.Tensor].Size() {
+		return nil
+	}
+	return &e
+}
+
+// AbsorbEnv is what Absorbs needs of the emitter: which arrays may have
+// their fill absorbed (local arrays: not parameters, constants or
+// padded buffers, at most Loops.MaxAbsorbCells cells), which tensors are
+// constants, how constant leaves fold, and which fills an operation's
+// own nest absorbs already (ElideFill).
+type AbsorbEnv struct {
+	Elem       string
+	Absorbable func(t int) bool
+	Const      func(t int) bool
+	Fold       func(loopir.Expr) loopir.Expr
+	Elided     func(o *loopir.Operation) *Elision
+}
+
+// Absorbs finds the zero fills (of whole local arrays, the zeroing of
+// gradients) that the next statement touching the tensor overwrites
+// anyway: a perfect nest adding a value that does not read the tensor
+// into each of its cells exactly once, as a pointwise map kernel, or a
+// contraction kernel summing into each cell once. The map kernel then
+// stores `f + 0` (the sum with the zero the fill left, -0 included; AVX2
+// only: a new form), the contraction kernel its sums; the fill moves
+// into the Go branch. An operation's own pre-fill that ElideFill already
+// folds into its nest is left to it. It returns fill -> the nest's store
+// and the reverse.
+func Absorbs(tiers []asm.Config, p *loopir.Program, env AbsorbEnv) (map[*loopir.Fill]*loopir.Store, map[*loopir.Store]*loopir.Fill) {
+	absorb, at := map[*loopir.Fill]*loopir.Store{}, map[*loopir.Store]*loopir.Fill{}
+	if len(tiers) == 0 {
+		return absorb, at
+	}
+	var top []loopir.Stmt
+	elided := map[*loopir.Fill]bool{}
+	for _, o := range p.Ops {
+		top = append(top, o.Body...)
+		if e := env.Elided(o); e != nil {
+			elided[e.Fill] = true
+		}
+	}
+	for i, s := range top {
+		f, ok := s.(*loopir.Fill)
+		if !ok || f.Value != 0 || math.Signbit(f.Value) || !env.Absorbable(f.Tensor) || elided[f] {
+			continue
+		}
+		for _, next := range top[i+1:] {
+			if !loopir.Touches(next, f.Tensor) {
+				continue
+			}
+			if fr, isFor := next.(*loopir.For); isFor {
+				if loops, st, perfect := loopir.PerfectNest(fr); perfect && absorbingNest(tiers, p, env, loops, st, f.Tensor) {
+					absorb[f] = st
+					at[st] = f
+				}
+			}
+			break
+		}
+	}
+	return absorb, at
+}
+
+// absorbingNest reports whether the nest adds into every cell of t once,
+// without reading t, and runs as a kernel when it overwrites.
+func absorbingNest(tiers []asm.Config, p *loopir.Program, env AbsorbEnv, loops []*loopir.For, st *loopir.Store, t int) bool {
+	if st.Tensor != t || !st.Accumulate || st.Accum != ops.AccAdd || loopir.Reads(st.Value, t) {
+		return false
+	}
+	if OverwritingContraction(tiers, p, loops, st, env.Elem, env.Const) {
+		return CoversOnce(StoreLoops(loops, st), st.Index, p.Tensors[t].BufDims)
+	}
+	if _, ok := Try(Map, tiers, p, loops, OverwriteStore(st), Query{Elem: env.Elem, Inlined: true, Fold: env.Fold}); !ok {
+		return false
+	}
+	return CoversOnce(loops, st.Index, p.Tensors[t].BufDims)
+}
+
+// OverwritingContraction reports whether the nest runs as an assembly
+// contraction kernel that can store its sums (an absorbed zero
+// pre-fill: its accumulators start at +0, so the cells get the fill's
+// zero plus the sum).
+func OverwritingContraction(tiers []asm.Config, p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem string, isConst func(int) bool) bool {
+	zero := 0.0
+	ch, ok := Try(Contraction, tiers, p, loops, st, Query{Elem: elem, Init: &zero, Const: isConst})
+	return ok && ch.Overwrite
+}
+
+// OverwriteStore is st (an addition into the cell) as the store of the
+// cell's zero plus the value: `c = f + 0`.
+func OverwriteStore(st *loopir.Store) *loopir.Store {
+	ow := *st
+	ow.Accumulate, ow.Accum = false, ops.NoAccum
+	ow.Value = &loopir.Apply{Prim: ops.Add, Args: []loopir.Expr{st.Value, &loopir.Const{Value: 0}}}
+	return &ow
+}
+
+// CoversOnce reports whether the nest's index visits every cell of a
+// buffer of dims bd exactly once.
+func CoversOnce(loops []*loopir.For, idx []loopir.IndexExpr, bd []int) bool {
+	size := 1
+	for _, d := range bd {
+		size *= d
+	}
+	n := 1
+	for _, l := range loops {
+		n *= l.Extent
+	}
+	if n != size || len(idx) != len(bd) {
+		return false
+	}
+	seen := make([]bool, size)
+	vals := map[int]int{}
+	var walk func(i int) bool
+	walk = func(i int) bool {
+		if i == len(loops) {
+			off := 0
+			for a, x := range idx {
+				v := x.Offset
+				for _, tm := range x.Terms {
+					v += tm.Coeff * vals[tm.Var]
+				}
+				if v < 0 || v >= bd[a] {
+					return false
+				}
+				off = off*bd[a] + v
+			}
+			if seen[off] {
+				return false
+			}
+			seen[off] = true
+			return true
+		}
+		for v := range loops[i].Extent {
+			vals[loops[i].Var] = v
+			if !walk(i + 1) {
+				return false
+			}
+		}
+		return true
+	}
+	return walk(0)
+}

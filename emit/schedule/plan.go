@@ -1,0 +1,269 @@
+package schedule
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ocannlgen/ocannlgen/emit/asm"
+	"github.com/ocannlgen/ocannlgen/emit/target"
+	"github.com/ocannlgen/ocannlgen/loopir"
+)
+
+// Options say what code a Schedule is for.
+type Options struct {
+	// Elem is the element type ("float32" or "float64").
+	Elem string
+	// Targets are the CPU targets whose tiers the code carries, best
+	// first (asm.Tiers() for amd64); none: generic Go loops only.
+	Targets []target.CPU
+	// Parallel: the code runs worthy nests in parts on an rt.Pool;
+	// Model: the kernels are a model's (a region per call, thresholds
+	// divided by Parallel.ModelDiv).
+	Parallel, Model bool
+	// Keep are the tensors the pointwise fusion must keep (a kernel's
+	// parameters, a program's named tensors).
+	Keep map[int]bool
+}
+
+// Schedule is how the CPU code runs every loop nest of a lowered
+// program: the value `ocannlgen infer --schedule` prints and
+// `--kernels` shows part of. It holds the decisions this package makes
+// (Choose, Loops, Worth, SplitLoop); the Go emitter asks the same
+// functions as it renders, with what it knows besides (where each
+// array lives, the chain of parallel nests it is building, the fills it
+// absorbs).
+type Schedule struct {
+	// Target names the best target of Options.Targets (or Generic).
+	Target string
+	Options
+	// Tiers are the assembly tiers of the targets.
+	Tiers []asm.Config
+	// Program is the program as the emitter sees it: single-use
+	// pointwise temporaries fused into their readers and scalar
+	// temporaries inlined.
+	Program *loopir.Program
+	// Nests are the loop nests in program order.
+	Nests []Nest
+}
+
+// Nest is the schedule of one loop nest.
+type Nest struct {
+	// Op is the index of the nest's operation in Program.Ops; Desc its
+	// description.
+	Op   int
+	Desc string
+	// Loops are the nest's loops as lowered (a perfect nest's), Store
+	// its store; Store is nil for a loop that is not a perfect nest,
+	// which runs as written in Go loops.
+	Loops []*loopir.For
+	Store *loopir.Store
+	// Kernel is the kernel that runs it (Choose).
+	Kernel Choice
+	// Plan is how the Go loops run it (all of it, or the branch taken
+	// when no tier is on).
+	Plan *LoopPlan
+	// Fill is a fill the nest absorbs (nil: none), and how (FillMode).
+	Fill     *loopir.Fill
+	FillMode FillMode
+	// Worth: the nest passes the parallel size rule (Worth); Split and
+	// Parts are the loop split and its number of parts (nil: serial).
+	// The emitter splits it so when the arrays it touches can be shared
+	// with the pool's goroutines (not stack locals).
+	Worth bool
+	Split *loopir.For
+	Parts int
+}
+
+// FillMode is how a nest absorbs a fill.
+type FillMode int
+
+const (
+	// NoFill: the nest absorbs no fill.
+	NoFill FillMode = iota
+	// FillFolded: its operation's pre-fill is the Go loops' accumulator's
+	// initial value (ElideFill); a kernel starts from it too.
+	FillFolded
+	// FillStored: its operation's pre-fill with zero is absorbed by a
+	// contraction kernel that stores (AsmElideFill); the Go branch fills.
+	FillStored
+	// FillAbsorbed: an earlier zero fill of the tensor is absorbed by the
+	// nest's kernel, which stores (Absorbs); the Go branch fills.
+	FillAbsorbed
+)
+
+// Plan computes the schedule of p's nests for the code opts describes.
+func Plan(p *loopir.Program, opts Options) *Schedule {
+	s := &Schedule{Target: target.Generic().Name, Options: opts}
+	tgt := target.Generic()
+	if len(opts.Targets) > 0 {
+		tgt = opts.Targets[0]
+		s.Target = tgt.Name
+	}
+	for _, t := range opts.Targets {
+		s.Tiers = append(s.Tiers, asm.Tier(t))
+	}
+	var accept loopir.Acceptor
+	if len(s.Tiers) > 0 {
+		accept = FuseAcceptor(s.Tiers, p, opts.Elem)
+	}
+	p, _ = loopir.FusePointwise(p, opts.Keep, accept)
+	p, inlined := loopir.InlineScalarTemps(p, opts.Keep)
+	s.Program = p
+	consts := ConstLeaves(p, opts.Keep, opts.Elem)
+	isConst := func(t int) bool { _, ok := consts[t]; return ok }
+	fold := func(e loopir.Expr) loopir.Expr {
+		return FoldConsts(e, func(t int) (float64, bool) { v, ok := consts[t]; return v, ok })
+	}
+	elided := func(o *loopir.Operation) *Elision { return ElideFill(p, o, isConst, tgt.Loops) }
+	_, absorbAt := Absorbs(s.Tiers, p, AbsorbEnv{Elem: opts.Elem, Const: isConst, Fold: fold, Elided: elided,
+		Absorbable: func(t int) bool {
+			ti := &p.Tensors[t]
+			return !opts.Keep[t] && !isConst(t) && !ti.Padded() && ti.Size() <= tgt.Loops.MaxAbsorbCells
+		}})
+	for i, o := range p.Ops {
+		if _, ok := o.Assignment.(*loopir.Fetch); ok {
+			continue
+		}
+		elide := elided(o)
+		var asmElide *Elision
+		if elide == nil {
+			asmElide = AsmElideFill(s.Tiers, p, o, opts.Elem, isConst)
+		}
+		for _, st := range o.Body {
+			f, ok := st.(*loopir.For)
+			if !ok {
+				continue
+			}
+			n := Nest{Op: i, Desc: strings.ReplaceAll(o.Desc, "\n", " ")}
+			loops, store, perfect := loopir.PerfectNest(f)
+			if !perfect {
+				n.Loops = []*loopir.For{f}
+				s.Nests = append(s.Nests, n)
+				continue
+			}
+			n.Loops, n.Store = loops, store
+			q := Query{Elem: opts.Elem, Inlined: inlined[store], Const: isConst, Fold: fold}
+			zero := 0.0
+			switch {
+			case elide != nil && elide.Loop == f:
+				n.Fill, n.FillMode, q.Init = elide.Fill, FillFolded, &elide.Fill.Value
+			case asmElide != nil && asmElide.Loop == f:
+				n.Fill, n.FillMode, q.Init = asmElide.Fill, FillStored, &zero
+			case absorbAt[store] != nil:
+				n.Fill, n.FillMode = absorbAt[store], FillAbsorbed
+			}
+			switch {
+			case n.FillMode != FillAbsorbed:
+				n.Kernel = Choose(s.Tiers, p, loops, store, q)
+			case OverwritingContraction(s.Tiers, p, loops, store, opts.Elem, isConst):
+				q.Init = &zero
+				n.Kernel, _ = Try(Contraction, s.Tiers, p, loops, store, q)
+			default:
+				q.Inlined = true // a new form: AVX2 only
+				n.Kernel, _ = Try(Map, s.Tiers, p, loops, OverwriteStore(store), q)
+			}
+			n.Plan = Loops(p, loops, store, nil, tgt.Loops)
+			if opts.Parallel && len(loops) >= 2 {
+				var n0 *asm.Nest
+				n0, n.Worth = Worth(s.Tiers, tgt, p, loops, store, opts.Elem, opts.Model)
+				if n.Worth && !n.Plan.Reads {
+					n.Split, n.Parts = SplitLoop(tgt.Parallel, loops, store, n.Plan, n0)
+				}
+			}
+			s.Nests = append(s.Nests, n)
+		}
+	}
+	return s
+}
+
+// String prints the schedule: per operation, each nest's loops, kernel,
+// Go loop order and mode, and parallel split.
+func (s *Schedule) String() string {
+	var b strings.Builder
+	var tiers []string
+	for _, t := range s.Tiers {
+		tiers = append(tiers, t.Tier)
+	}
+	if len(tiers) == 0 {
+		tiers = []string{"none"}
+	}
+	par := "serial"
+	if s.Parallel {
+		par = "parallel"
+		if s.Model {
+			par += " (a model's kernels)"
+		}
+	}
+	fmt.Fprintf(&b, "# schedule: %s, %s; target %s (assembly tiers %s)\n", s.Elem, par, s.Target, strings.Join(tiers, ", "))
+	last := -1
+	for _, n := range s.Nests {
+		if n.Op != last {
+			fmt.Fprintf(&b, "# %s\n", n.Desc)
+			last = n.Op
+		}
+		b.WriteString(n.describe(s))
+	}
+	return b.String()
+}
+
+// describe prints one nest.
+func (n *Nest) describe(s *Schedule) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "  nest %s\n", loopList(n.Loops))
+	fmt.Fprintf(&b, "    kernel: %s\n", n.kernelLine(s))
+	if n.Store == nil {
+		return b.String()
+	}
+	switch n.FillMode {
+	case FillFolded:
+		fmt.Fprintf(&b, "    fill: %s = %v is the accumulators' initial value\n", s.Program.Tensors[n.Fill.Tensor].Name, n.Fill.Value)
+	case FillStored:
+		fmt.Fprintf(&b, "    fill: %s = 0 absorbed by the kernel, which stores (the Go branch fills)\n", s.Program.Tensors[n.Fill.Tensor].Name)
+	case FillAbsorbed:
+		fmt.Fprintf(&b, "    fill: an earlier zero fill of %s absorbed by the kernel, which stores (the Go branch fills)\n", s.Program.Tensors[n.Fill.Tensor].Name)
+	}
+	order := "as lowered"
+	if n.Plan.Reordered {
+		order = loopList(n.Plan.Loops) + " (unit stride innermost)"
+	}
+	mode := n.Plan.Mode.String()
+	if n.Plan.Mode == Jam {
+		r := n.Plan.Loops[len(n.Plan.Loops)-2]
+		if n.Plan.Full {
+			mode += fmt.Sprintf(" (i%d unrolled completely)", r.Var)
+		} else {
+			mode += fmt.Sprintf(" (i%d unrolled by %d)", r.Var, targetOf(s).Loops.JamUnroll)
+		}
+	}
+	fmt.Fprintf(&b, "    Go loops: order %s, %s\n", order, mode)
+	if s.Parallel {
+		switch {
+		case n.Split != nil:
+			fmt.Fprintf(&b, "    parallel: i%d split into %d parts of %d\n", n.Split.Var, n.Parts, n.Split.Extent/n.Parts)
+		case n.Worth && n.Plan.Reads:
+			b.WriteString("    parallel: serial (it reads the tensor it stores)\n")
+		case n.Worth:
+			b.WriteString("    parallel: serial (no loop to split; partial sums may share it)\n")
+		default:
+			b.WriteString("    parallel: serial unless it joins a chain (below the size rule)\n")
+		}
+	}
+	return b.String()
+}
+
+// targetOf is the schedule's best target.
+func targetOf(s *Schedule) target.CPU {
+	if len(s.Targets) > 0 {
+		return s.Targets[0]
+	}
+	return target.Generic()
+}
+
+// loopList names loops as i<var><<extent>, outermost first.
+func loopList(loops []*loopir.For) string {
+	var out []string
+	for _, l := range loops {
+		out = append(out, fmt.Sprintf("i%d<%d", l.Var, l.Extent))
+	}
+	return strings.Join(out, ", ")
+}
