@@ -1,6 +1,10 @@
 package loopir
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/ocannlgen/ocannlgen/ops"
+)
 
 // The walkers and nest analyses the backends share.
 
@@ -121,6 +125,33 @@ func OwnsAxis(v int, idxs ...[]IndexExpr) bool {
 	return false
 }
 
+// OwnsFirstAxis is the CUDA emitter's stricter form of OwnsAxis: v
+// alone (exactly one term, c*v + offset with c != 0; a term of
+// coefficient 0 is not ignored) indexes the first axis of the first
+// index it drives, and the same axis with the same coefficient and
+// offset in every other index (which may differ in rank). Only that
+// first axis is tried. It is kept beside OwnsAxis, not merged, so that
+// the generated CUDA kernels stay as they are; false when idxs is empty.
+func OwnsFirstAxis(v int, idxs ...[]IndexExpr) bool {
+	axis, coeff, off := -1, 0, 0
+	for i, idx := range idxs {
+		found := false
+		for a, x := range idx {
+			if len(x.Terms) == 1 && x.Terms[0].Var == v && x.Terms[0].Coeff != 0 {
+				if i == 0 && !found {
+					axis, coeff, off, found = a, x.Terms[0].Coeff, x.Offset, true
+				} else if a == axis && x.Terms[0].Coeff == coeff && x.Offset == off {
+					found = true
+				}
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return len(idxs) > 0
+}
+
 // sameNonzero reports whether a and b are equal but for terms of
 // coefficient 0.
 func sameNonzero(a, b IndexExpr) bool {
@@ -170,4 +201,39 @@ func FetchCells(f *FetchStmt, n int, elem string) []float64 {
 		}
 	}
 	return out
+}
+
+// FlatStrides returns each loop variable's element stride in a buffer of
+// dims bufDims indexed by idx (row-major: the sum over axes of the term's
+// coefficient times the axis's stride); ok is false when idx and bufDims
+// differ in rank. Variables idx does not mention are absent (stride 0).
+func FlatStrides(idx []IndexExpr, bufDims []int) (map[int]int, bool) {
+	if len(idx) != len(bufDims) {
+		return nil, false
+	}
+	st := map[int]int{}
+	mul := 1
+	for a := len(idx) - 1; a >= 0; a-- {
+		for _, t := range idx[a].Terms {
+			st[t.Var] += t.Coeff * mul
+		}
+		mul *= bufDims[a]
+	}
+	return st, true
+}
+
+// ProductOf matches a store that accumulates by addition the product of
+// two loads (a matmul-class contraction's body: c += a * b), returning
+// the loads.
+func ProductOf(st *Store) (a, b *Load, ok bool) {
+	if !st.Accumulate || st.Accum != ops.AccAdd {
+		return nil, nil, false
+	}
+	ap, isApply := st.Value.(*Apply)
+	if !isApply || ap.Prim != ops.Mul || len(ap.Args) != 2 {
+		return nil, nil, false
+	}
+	a, okA := ap.Args[0].(*Load)
+	b, okB := ap.Args[1].(*Load)
+	return a, b, okA && okB
 }

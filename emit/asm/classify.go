@@ -6,7 +6,6 @@ import (
 
 	"github.com/ocannlgen/ocannlgen/emit/target"
 	"github.com/ocannlgen/ocannlgen/loopir"
-	"github.com/ocannlgen/ocannlgen/ops"
 )
 
 // Kind is the shape of a contraction micro-kernel.
@@ -126,21 +125,6 @@ type axis struct {
 	c, a, b int
 }
 
-// flat computes the element strides of an index over the buffer dims.
-func flat(idx []loopir.IndexExpr, bufDims []int) (map[int]int, bool) {
-	if len(idx) != len(bufDims) {
-		return nil, false
-	}
-	st := map[int]int{}
-	mul := 1
-	for a := len(idx) - 1; a >= 0; a-- {
-		for _, t := range idx[a].Terms {
-			st[t.Var] += t.Coeff * mul
-		}
-		mul *= bufDims[a]
-	}
-	return st, true
-}
 
 // Classify recognizes a perfect nest (loops outermost first, ending in
 // st) that is a contraction an assembly kernel can run: st accumulates
@@ -161,21 +145,13 @@ func ClassifyFree(kn target.Kernels, p *loopir.Program, loops []*loopir.For, st 
 	if elem != "float32" && elem != "float64" || len(loops) < 2 {
 		return nil
 	}
-	if !st.Accumulate || st.Accum != ops.AccAdd {
+	la, lb, ok := loopir.ProductOf(st)
+	if !ok || la.Tensor == st.Tensor || lb.Tensor == st.Tensor {
 		return nil
 	}
-	ap, ok := st.Value.(*loopir.Apply)
-	if !ok || ap.Prim != ops.Mul || len(ap.Args) != 2 {
-		return nil
-	}
-	la, ok1 := ap.Args[0].(*loopir.Load)
-	lb, ok2 := ap.Args[1].(*loopir.Load)
-	if !ok1 || !ok2 || la.Tensor == st.Tensor || lb.Tensor == st.Tensor {
-		return nil
-	}
-	sc, okc := flat(st.Index, p.Tensors[st.Tensor].BufDims)
-	sa, oka := flat(la.Index, p.Tensors[la.Tensor].BufDims)
-	sb, okb := flat(lb.Index, p.Tensors[lb.Tensor].BufDims)
+	sc, okc := loopir.FlatStrides(st.Index, p.Tensors[st.Tensor].BufDims)
+	sa, oka := loopir.FlatStrides(la.Index, p.Tensors[la.Tensor].BufDims)
+	sb, okb := loopir.FlatStrides(lb.Index, p.Tensors[lb.Tensor].BufDims)
 	if !okc || !oka || !okb {
 		return nil
 	}

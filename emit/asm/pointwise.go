@@ -216,12 +216,12 @@ func mapOperands(st *loopir.Store) (expr loopir.Expr, loads []*loopir.Load, ok b
 // strideMaps flattens C's index and each load's into strides per loop
 // variable (see flat); ok is false when one is not flat.
 func strideMaps(p *loopir.Program, st *loopir.Store, loads []*loopir.Load) (sc map[int]int, ss []map[int]int, ok bool) {
-	if sc, ok = flat(st.Index, p.Tensors[st.Tensor].BufDims); !ok {
+	if sc, ok = loopir.FlatStrides(st.Index, p.Tensors[st.Tensor].BufDims); !ok {
 		return nil, nil, false
 	}
 	ss = make([]map[int]int, len(loads))
 	for i, l := range loads {
-		if ss[i], ok = flat(l.Index, p.Tensors[l.Tensor].BufDims); !ok {
+		if ss[i], ok = loopir.FlatStrides(l.Index, p.Tensors[l.Tensor].BufDims); !ok {
 			return nil, nil, false
 		}
 	}

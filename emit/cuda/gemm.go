@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/ocannlgen/ocannlgen/loopir"
-	"github.com/ocannlgen/ocannlgen/ops"
 )
 
 // gemmNest is a matmul-class nest: C[...] += A[...] * B[...] where the
@@ -34,19 +33,8 @@ func extent(fs []*loopir.For) int {
 // coeffOf is the coefficient of loop variable v in the flattened offset
 // of an access (0: the access does not depend on v).
 func (g *kgen) coeffOf(t int, idx []loopir.IndexExpr, v int) int {
-	bd := g.p.Tensors[t].BufDims
-	c, stride := 0, 1
-	for a := len(bd) - 1; a >= 0; a-- {
-		if a < len(idx) {
-			for _, tm := range idx[a].Terms {
-				if tm.Var == v {
-					c += tm.Coeff * stride
-				}
-			}
-		}
-		stride *= bd[a]
-	}
-	return c
+	st, _ := loopir.FlatStrides(idx, g.p.Tensors[t].BufDims)
+	return st[v]
 }
 
 // gemmOf recognizes a matmul-class nest, or returns nil.
@@ -56,16 +44,11 @@ func (g *kgen) gemmOf(n *nestInfo) *gemmNest {
 	}
 	st := n.stores[0]
 	last := n.prefix[len(n.prefix)-1]
-	if len(last.Body) != 1 || last.Body[0] != st || !st.Accumulate || st.Accum != ops.AccAdd {
+	if len(last.Body) != 1 || last.Body[0] != st {
 		return nil
 	}
-	ap, ok := st.Value.(*loopir.Apply)
-	if !ok || ap.Prim != ops.Mul || len(ap.Args) != 2 {
-		return nil
-	}
-	la, ok1 := ap.Args[0].(*loopir.Load)
-	lb, ok2 := ap.Args[1].(*loopir.Load)
-	if !ok1 || !ok2 {
+	la, lb, ok := loopir.ProductOf(st)
+	if !ok {
 		return nil
 	}
 	gm := &gemmNest{st: st, a: la, b: lb}

@@ -66,32 +66,14 @@ func analyze(s loopir.Stmt) *nestInfo {
 	return n
 }
 
-// ownsAxis reports whether variable v alone (c*v + offset) indexes one
-// axis of every store, the same axis with the same coefficient and offset
-// in each: then two values of v never write one cell, so v may be split
-// across threads. Stricter than loopir.OwnsAxis (the Go backend's rule),
-// which it is kept apart from so that the kernels stay the same: an axis
-// must have exactly one term (a term of coefficient 0 is not ignored),
-// only the first axis of the first store that v drives is tried, and
-// the stores may differ in rank.
+// ownsAxis reports whether v may be split across threads of a nest
+// storing stores: loopir.OwnsFirstAxis over their indices.
 func ownsAxis(stores []*loopir.Store, v int) bool {
-	axis, coeff, off := -1, 0, 0
+	idxs := make([][]loopir.IndexExpr, len(stores))
 	for i, st := range stores {
-		found := false
-		for a, x := range st.Index {
-			if len(x.Terms) == 1 && x.Terms[0].Var == v && x.Terms[0].Coeff != 0 {
-				if i == 0 && !found {
-					axis, coeff, off, found = a, x.Terms[0].Coeff, x.Offset, true
-				} else if a == axis && x.Terms[0].Coeff == coeff && x.Offset == off {
-					found = true
-				}
-			}
-		}
-		if !found {
-			return false
-		}
+		idxs[i] = st.Index
 	}
-	return len(stores) > 0
+	return loopir.OwnsFirstAxis(v, idxs...)
 }
 
 // offset renders the buffer offset of tensor t at idx, with loop
