@@ -331,10 +331,11 @@ func runInfer(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // scheduleOf is the schedule of prog as `go generate` emits it on
 // amd64: float32, the AVX-512 and AVX2 tiers, parallel nests (model: a
-// model's kernels); keep are the tensors the kernel binds to its
-// parameters (a program's named tensors).
+// model's kernels, with their scratch; otherwise a function kernel's);
+// keep are the tensors the kernel binds to its parameters (a program's
+// named tensors).
 func scheduleOf(prog *loopir.Program, model bool, keep map[int]bool) *schedule.Schedule {
-	return schedule.Plan(prog, schedule.Options{Elem: "float32", Targets: asm.Tiers(), Parallel: true, Model: model, Keep: keep})
+	return schedule.Plan(prog, schedule.Options{Elem: "float32", Targets: asm.Tiers(), Parallel: true, Model: model, Scratch: model, Keep: keep})
 }
 
 // namedTensors is the set of g's named tensors.

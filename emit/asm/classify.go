@@ -125,7 +125,6 @@ type axis struct {
 	c, a, b int
 }
 
-
 // Classify recognizes a perfect nest (loops outermost first, ending in
 // st) that is a contraction an assembly kernel can run: st accumulates
 // by addition the product of two loads of other tensors, every stride is

@@ -1,6 +1,7 @@
 package gocode
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -72,5 +73,41 @@ let l = (y *. y) ++ "...|... => 0"`, []pspec{pa("x"), pa("w"), out(pa("l"))}}, "
 				t.Errorf("the rendered kernels differ from the schedule's:\n--- rendered\n%s\n--- schedule\n%s\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"), s)
 			}
 		})
+	}
+}
+
+// TestScheduleSplitMatchesRendering: a nest the schedule splits is
+// rendered as that many parts on the pool, and one it keeps serial for
+// its stack local is rendered without parts.
+func TestScheduleSplitMatchesRendering(t *testing.T) {
+	src := "input x : 32 | 784\ninput w : 784 -> 128\nlet h = w * x\nlet y = relu h"
+	for _, c := range []struct {
+		name   string
+		params []pspec
+		stack  bool // h is a local on the stack
+	}{
+		{"LayerSplit", []pspec{pa("x"), pa("w"), out(pa("h")), out(pa("y"))}, false},
+		{"LayerStack", []pspec{pa("x"), pa("w"), out(pa("y"))}, true},
+	} {
+		b := prepare(t, ecase{c.name, "float32", src, c.params})
+		out, err := Render(&desc.File{Package: "p", Kernels: []*desc.Kernel{b.k}}, Options{Asm: asm.NewSet(asm.Tiers()...), Parallel: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fn := funcText(t, string(out), b.k.Name)
+		s := schedule.Plan(b.k.Prog, schedule.Options{Elem: "float32", Targets: asm.Tiers(), Parallel: true, Keep: paramSet(b.k.Params)})
+		n := s.Nests[0]
+		if n.Split == nil != c.stack || n.Stack != c.stack || !n.Worth {
+			t.Fatalf("%s: split %v stack %v worth %v:\n%s", c.name, n.Split, n.Stack, n.Worth, s)
+		}
+		if c.stack {
+			if strings.Contains(fn, " parts of ") {
+				t.Errorf("%s: the schedule keeps the product serial, the rendering splits it:\n%s", c.name, fn)
+			}
+			continue
+		}
+		if want := fmt.Sprintf("// %d parts of ", n.Parts); !strings.Contains(fn, want) {
+			t.Errorf("%s: the schedule splits into %d parts, the rendering has no %q:\n%s", c.name, n.Parts, want, fn)
+		}
 	}
 }

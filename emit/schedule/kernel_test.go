@@ -142,13 +142,25 @@ func TestPlanSplit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := Plan(res.Loops, Options{Elem: "float32", Targets: []target.CPU{target.AVX512(), target.AVX2()}, Parallel: true})
+	keep := map[int]bool{}
+	for _, n := range res.Loops.Graph.Named {
+		keep[n.Tensor] = true
+	}
+	tiers := []target.CPU{target.AVX512(), target.AVX2()}
+	// h a local of 16 KiB on the stack: the pool cannot share it.
+	if n := Plan(res.Loops, Options{Elem: "float32", Targets: tiers, Parallel: true}).Nests[0]; !n.Worth || !n.Stack || n.Split != nil {
+		t.Errorf("with h on the stack: worth %v stack %v split %v", n.Worth, n.Stack, n.Split)
+	}
+	s := Plan(res.Loops, Options{Elem: "float32", Targets: tiers, Parallel: true, Keep: keep})
 	if len(s.Nests) != 1 {
 		t.Fatalf("%d nests:\n%s", len(s.Nests), s)
 	}
 	n := s.Nests[0]
-	if !n.Worth || n.Split == nil || n.Split.Extent != 128 || n.Parts != 8 || n.Kernel.Family != Contraction || n.FillMode != FillFolded {
-		t.Errorf("nest: worth %v split %v parts %d kernel %v fill %v\n%s", n.Worth, n.Split, n.Parts, n.Kernel.Family, n.FillMode, s)
+	if !n.Worth || n.Stack || n.Split == nil || n.Split.Extent != 128 || n.Parts != 8 || n.Kernel.Family != Contraction || n.FillMode != FillFolded {
+		t.Fatalf("nest: worth %v split %v parts %d kernel %v fill %v\n%s", n.Worth, n.Split, n.Parts, n.Kernel.Family, n.FillMode, s)
+	}
+	if m := Plan(res.Loops, Options{Elem: "float32", Targets: tiers, Parallel: true, Scratch: true}).Nests[0]; m.Split == nil {
+		t.Errorf("with a scratch, the nest is not split")
 	}
 	if !strings.Contains(s.String(), fmt.Sprintf("parallel: i%d split into 8 parts of 16\n", n.Split.Var)) {
 		t.Errorf("the printed schedule lacks the split:\n%s", s)

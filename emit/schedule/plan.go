@@ -18,8 +18,12 @@ type Options struct {
 	Targets []target.CPU
 	// Parallel: the code runs worthy nests in parts on an rt.Pool;
 	// Model: the kernels are a model's (a region per call, thresholds
-	// divided by Parallel.ModelDiv).
-	Parallel, Model bool
+	// divided by Parallel.ModelDiv); Scratch: the kernel has a scratch
+	// struct, where the arrays of its parallel nests live (a model's
+	// kernels have one). Without, a local array of at most
+	// Loops.MaxStackArray bytes stays on the stack, which the pool's
+	// goroutines cannot share: its nests stay serial.
+	Parallel, Model, Scratch bool
 	// Keep are the tensors the pointwise fusion must keep (a kernel's
 	// parameters, a program's named tensors).
 	Keep map[int]bool
@@ -65,13 +69,12 @@ type Nest struct {
 	// Fill is a fill the nest absorbs (nil: none), and how (FillMode).
 	Fill     *loopir.Fill
 	FillMode FillMode
-	// Worth: the nest passes the parallel size rule (Worth); Split and
+	// Worth: the nest passes the parallel size rule (Worth); Stack: it
+	// touches a local array on the stack, so it stays serial; Split and
 	// Parts are the loop split and its number of parts (nil: serial).
-	// The emitter splits it so when the arrays it touches can be shared
-	// with the pool's goroutines (not stack locals).
-	Worth bool
-	Split *loopir.For
-	Parts int
+	Worth, Stack bool
+	Split        *loopir.For
+	Parts        int
 }
 
 // FillMode is how a nest absorbs a fill.
@@ -166,7 +169,8 @@ func Plan(p *loopir.Program, opts Options) *Schedule {
 			if opts.Parallel && len(loops) >= 2 {
 				var n0 *asm.Nest
 				n0, n.Worth = Worth(s.Tiers, tgt, p, loops, store, opts.Elem, opts.Model)
-				if n.Worth && !n.Plan.Reads {
+				n.Stack = !opts.Scratch && s.onStack(store, isConst)
+				if n.Worth && !n.Plan.Reads && !n.Stack {
 					n.Split, n.Parts = SplitLoop(tgt.Parallel, loops, store, n.Plan, n0)
 				}
 			}
@@ -174,6 +178,22 @@ func Plan(p *loopir.Program, opts Options) *Schedule {
 		}
 	}
 	return s
+}
+
+// onStack reports whether the nest storing st touches a local array
+// (not kept as a kernel parameter, not a constant) of at most
+// Loops.MaxStackArray bytes: Go keeps it on the stack.
+func (s *Schedule) onStack(st *loopir.Store, isConst func(int) bool) bool {
+	size := 4
+	if s.Elem == "float64" {
+		size = 8
+	}
+	stack := func(t int) bool {
+		return !s.Keep[t] && !isConst(t) && s.Program.Tensors[t].Size()*size <= targetOf(s).Loops.MaxStackArray
+	}
+	found := stack(st.Tensor)
+	loopir.WalkLoads(st.Value, func(l *loopir.Load) { found = found || stack(l.Tensor) })
+	return found
 }
 
 // String prints the schedule: per operation, each nest's loops, kernel,
@@ -240,6 +260,8 @@ func (n *Nest) describe(s *Schedule) string {
 		switch {
 		case n.Split != nil:
 			fmt.Fprintf(&b, "    parallel: i%d split into %d parts of %d\n", n.Split.Var, n.Parts, n.Split.Extent/n.Parts)
+		case n.Worth && n.Stack:
+			b.WriteString("    parallel: serial (it touches a local array on the stack)\n")
 		case n.Worth && n.Plan.Reads:
 			b.WriteString("    parallel: serial (it reads the tensor it stores)\n")
 		case n.Worth:
