@@ -16,6 +16,9 @@ func WhyNot(kn target.Kernels, p *loopir.Program, loops []*loopir.For, st *loopi
 	isProd := ok && ap.Prim == ops.Mul && len(ap.Args) == 2
 	switch {
 	case st.Accumulate && redAccums[st.Accum] && !isProd:
+		if why := reduceWhy(kn, p, loops, st, elem); why != "" {
+			return "no reduction kernel: " + why
+		}
 		return fmt.Sprintf("no reduction kernel: it needs a reduced axis of unit stride in the operands (at least %d long) or a kept one in C (at least %d), "+
 			"an expression over the pointwise primitives and %d elements per call", kn.MinReduceN, kn.MinAcrossN, kn.MinReduceElems)
 	case !st.Accumulate || st.Accum != ops.AccAdd:
@@ -31,4 +34,35 @@ func WhyNot(kn target.Kernels, p *loopir.Program, loops []*loopir.For, st *loopi
 		return fmt.Sprintf("%d flops, below the %d worth a kernel call", work, kn.MinFlops)
 	}
 	return "no unit-stride axis for a broadcast or dot kernel, or too short"
+}
+
+// reduceWhy names the register budget when it is what keeps a reduction
+// that otherwise qualifies out of the AVX2 reduction kernel ("" when it
+// is not): the constants, the broadcast operands, the accumulator and
+// the expression's temporaries must fit 2 fewer than the tier's
+// registers (an initial value and one accumulator).
+func reduceWhy(kn target.Kernels, p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem string) string {
+	if elem != "float32" && elem != "float64" || len(loops) == 0 {
+		return ""
+	}
+	expr, loads, ok := mapOperands(&loopir.Store{Tensor: st.Tensor, Value: negAsMul(st.Value)})
+	if !ok || len(loads) > maxMapIns || len(loads) == 0 || usesPrim(expr, transPrims) {
+		return ""
+	}
+	axes, ok := redAxes(p, loops, st, loads, nil)
+	if !ok {
+		return ""
+	}
+	kind, vec, _ := pickReduceAxes(mergeMapAxes(axes), kn)
+	if vec == nil {
+		return ""
+	}
+	r := ReduceSpec{Elem: elem, Kind: kind, Accum: st.Accum, Expr: expr, N: vec.extent}
+	for _, s := range vec.st[1:] {
+		r.Stride0 = append(r.Stride0, s == 0)
+	}
+	if need, have := r.fixedRegs(), AVX2().Regs-2; need > have {
+		return fmt.Sprintf("its expression, constants and accumulator need %d vector registers, the AVX2 reduction kernel has %d (reductions have no AVX-512 kernel)", need, have)
+	}
+	return ""
 }
