@@ -55,8 +55,8 @@
 // tensor whose layout its shape cannot tell is never loaded by shape
 // alone ([ErrAmbiguousLayout]). The kernel of a padded convolution with
 // an even window ([Tensor].EvenPadded) is padded on the left here and on
-// the right by PyTorch's padding='same', so [LayoutPyTorch] refuses it
-// unless [SafetensorsOptions].AllowEvenKernelPadding confirms it
+// the right by PyTorch's padding='same', so [LayoutPyTorch] (or a
+// Permute entry of PyTorch's permutation) refuses it unless [SafetensorsOptions].AllowEvenKernelPadding confirms it
 // ([ErrEvenKernelPadding]).
 //
 // Every loader follows one policy (docs/language.md, "The loading

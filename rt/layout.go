@@ -137,7 +137,8 @@ const ErrAmbiguousLayout = Error("ambiguous tensor layout")
 // file records for a tensor (LoadSafetensors).
 const ErrLayoutConflict = Error("layout option contradicts the file's recorded layout")
 
-// ErrEvenKernelPadding: LoadSafetensors with LayoutPyTorch refuses a conv
+// ErrEvenKernelPadding: LoadSafetensors with LayoutPyTorch (or a Permute
+// entry of the kernel's PyTorch permutation, TorchConv2d) refuses a conv
 // kernel whose padded convolution (`=+`) has a window spanning an even
 // number of cells (Tensor.EvenPadded), unless
 // SafetensorsOptions.AllowEvenKernelPadding confirms it. ocannlgen pads

@@ -559,12 +559,21 @@ func TestSafetensorsEvenKernelPadding(t *testing.T) {
 			t.Errorf("a file in ocannlgen's order, layout %v: %v", o.Layout, err)
 		}
 	}
-	// A Permute entry states the layout itself.
+	// A Permute entry with PyTorch's permutation reads PyTorch's weights
+	// as well: refused alike, loaded once confirmed.
 	ts = evenConv()
-	if err := LoadSafetensors(bytes.NewReader(file), ts, &SafetensorsOptions{Names: squareNames, Permute: map[string][]int{"c1.kernel": TorchConv2d()}}); err != nil {
-		t.Errorf("with a Permute entry: %v", err)
+	perm := map[string][]int{"c1.kernel": TorchConv2d()}
+	if err := LoadSafetensors(bytes.NewReader(file), ts, &SafetensorsOptions{Names: squareNames, Permute: perm}); !errors.Is(err, ErrEvenKernelPadding) || !allSentinel(ts) {
+		t.Errorf("with a PyTorch Permute entry: %v", err)
+	}
+	if err := LoadSafetensors(bytes.NewReader(file), ts, &SafetensorsOptions{Names: squareNames, Permute: perm, AllowEvenKernelPadding: true}); err != nil {
+		t.Errorf("with a PyTorch Permute entry, confirmed: %v", err)
 	}
 	checkConvKernel(t, ts[0].Data32, 4, 3, 2, 2)
+	// A Permute entry of ocannlgen's order (nil) is not PyTorch's.
+	if err := LoadSafetensors(bytes.NewReader(native), evenConv(), &SafetensorsOptions{Names: squareNames, Permute: map[string][]int{"c1.kernel": nil}}); err != nil {
+		t.Errorf("with a Permute entry in ocannlgen's order: %v", err)
+	}
 }
 
 // TestEvenPaddedValidation: EvenPadded belongs to a conv kernel and

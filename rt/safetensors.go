@@ -79,15 +79,16 @@ type SafetensorsOptions struct {
 	// `in -> out` parameter and needs none.
 	Permute map[string][]int
 	// AllowEvenKernelPadding confirms, for LoadSafetensors with
-	// LayoutPyTorch, the conv kernels whose padded convolution has an
+	// LayoutPyTorch or a Permute entry of a kernel's PyTorch permutation
+	// (TorchConv2d), the conv kernels whose padded convolution has an
 	// even window (Tensor.EvenPadded), which are refused otherwise
 	// (ErrEvenKernelPadding): ocannlgen pads the extra cell of an even
 	// window on the left (seed 002), PyTorch's padding='same' on the
 	// right, so such weights compute an output shifted by one cell unless
 	// they were trained with the seed's padding. A file written by
 	// SaveSafetensors (its layout recorded), another Layout, or a Permute
-	// entry for the kernel needs no confirmation. SaveSafetensors ignores
-	// it.
+	// entry of another permutation needs no confirmation.
+	// SaveSafetensors ignores it.
 	AllowEvenKernelPadding bool
 	// IgnoreExtra lets LoadSafetensors skip tensors of the file that no
 	// parameter maps to (an error otherwise); their data is read through,
@@ -473,6 +474,12 @@ func matchSafetensors(h *stHeader, ts []Tensor, files []string, opt *Safetensors
 			continue
 		}
 		perm, explicit := opt.explicitPerm(t.Name)
+		// An explicit PyTorch permutation of a file that does not record
+		// ocannlgen's layout is PyTorch's weights too: an even window
+		// padded on the other side needs the same confirmation.
+		if explicit && (rec == LayoutAuto || except[fn]) && len(t.EvenPadded) > 0 && !opt.AllowEvenKernelPadding && samePerm(perm, t.PyTorchPerm()) {
+			probs.add(evenKernelPadding(t, fn))
+		}
 		if !explicit {
 			recorded := rec != LayoutAuto && !except[fn]
 			switch l := opt.layout(); {
