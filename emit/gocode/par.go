@@ -117,36 +117,6 @@ func chainable(pt target.Parallel, loops []*loopir.For, st *loopir.Store) bool {
 	return false
 }
 
-// splitIndex rewrites the terms of v as (c*size)*part + c*v.
-func splitIndex(idx []loopir.IndexExpr, v, part, size int) []loopir.IndexExpr {
-	out := make([]loopir.IndexExpr, len(idx))
-	for a, x := range idx {
-		y := loopir.IndexExpr{Offset: x.Offset}
-		for _, t := range x.Terms {
-			y.Terms = append(y.Terms, t)
-			if t.Var == v && t.Coeff != 0 {
-				y.Terms = append(y.Terms, loopir.IndexTerm{Coeff: t.Coeff * size, Var: part})
-			}
-		}
-		out[a] = y
-	}
-	return out
-}
-
-func splitExpr(e loopir.Expr, v, part, size int) loopir.Expr {
-	switch e := e.(type) {
-	case *loopir.Load:
-		return &loopir.Load{Tensor: e.Tensor, Index: splitIndex(e.Index, v, part, size)}
-	case *loopir.Apply:
-		args := make([]loopir.Expr, len(e.Args))
-		for i, a := range e.Args {
-			args[i] = splitExpr(a, v, part, size)
-		}
-		return &loopir.Apply{Prim: e.Prim, Args: args}
-	}
-	return e
-}
-
 // parChain emits a perfect nest as parts run by the pool, when parSplit
 // says it pays; ok is false otherwise (nothing emitted). init is the
 // pre-fill value the nest absorbs; fill, when set, is a pre-fill with
@@ -178,8 +148,8 @@ func (k *kgen) parChain(loops []*loopir.For, st *loopir.Store, init *float64, fi
 			loops2[i].Extent = size
 		}
 	}
-	st2 := &loopir.Store{Tensor: st.Tensor, Index: splitIndex(st.Index, split.Var, part, size),
-		Value: splitExpr(st.Value, split.Var, part, size), Accum: st.Accum, Accumulate: st.Accumulate}
+	st2 := &loopir.Store{Tensor: st.Tensor, Index: schedule.SplitIndex(st.Index, split.Var, part, size),
+		Value: schedule.SplitExpr(st.Value, split.Var, part, size), Accum: st.Accum, Accumulate: st.Accumulate}
 	k.free, k.parPre = map[int]bool{part: true}, nil
 	defer func() { k.free, k.parPre = nil, nil }()
 	ainit := init
@@ -464,17 +434,10 @@ func (k *kgen) parReduce(loops []*loopir.For, st *loopir.Store, init *float64) (
 			return nil, false, nil
 		}
 	}
-	var split *loopir.For
-	for _, l := range loops {
-		if pl.Red[l.Var] && schedule.Parts(k.tgt.Parallel, l.Extent) > 0 {
-			split = l
-			break
-		}
-	}
+	split, parts := schedule.PartialSplit(k.tgt.Parallel, loops, pl)
 	if split == nil {
 		return nil, false, nil
 	}
-	parts := schedule.Parts(k.tgt.Parallel, split.Extent)
 	size := split.Extent / parts
 	part := k.synthVar()
 	loops2 := make([]*loopir.For, len(loops))
@@ -492,7 +455,7 @@ func (k *kgen) parReduce(loops []*loopir.For, st *loopir.Store, init *float64) (
 	red := &parRed{t: nt, name: k.names.fresh(k.nameBase(st.Tensor) + "Partial"), dims: dims}
 	k.ts = append(k.ts, ktensor{st: tstore{kind: sPtr, name: red.name, adims: dims, groups: groups, gstride: gstride, size: prod(dims), deref: true, used: true}})
 	st2 := &loopir.Store{Tensor: nt, Index: append([]loopir.IndexExpr{{Terms: []loopir.IndexTerm{{Coeff: 1, Var: part}}}}, st.Index...),
-		Value: splitExpr(st.Value, split.Var, part, size), Accum: st.Accum, Accumulate: true}
+		Value: schedule.SplitExpr(st.Value, split.Var, part, size), Accum: st.Accum, Accumulate: true}
 	k.free, k.parPre = map[int]bool{part: true}, nil
 	calls, note := k.asmNest(loops2, st2, nil)
 	if calls == nil {
@@ -735,8 +698,8 @@ func splitStmt(s loopir.Stmt, v, part, size int) loopir.Stmt {
 		}
 		return &loopir.For{Var: s.Var, Extent: s.Extent, Body: body}
 	case *loopir.Store:
-		return &loopir.Store{Tensor: s.Tensor, Index: splitIndex(s.Index, v, part, size),
-			Value: splitExpr(s.Value, v, part, size), Accum: s.Accum, Accumulate: s.Accumulate}
+		return &loopir.Store{Tensor: s.Tensor, Index: schedule.SplitIndex(s.Index, v, part, size),
+			Value: schedule.SplitExpr(s.Value, v, part, size), Accum: s.Accum, Accumulate: s.Accumulate}
 	}
 	return s
 }

@@ -111,3 +111,26 @@ func TestScheduleSplitMatchesRendering(t *testing.T) {
 		}
 	}
 }
+
+// TestSchedulePartialSumsMatchRendering: a bias gradient (a small output
+// summed over a long batch) has no output loop to split; the schedule
+// splits its batch into fixed partial sums, and so does the rendering.
+func TestSchedulePartialSumsMatchRendering(t *testing.T) {
+	b := prepare(t, ecase{"BiasGrad", "float32", "input g : 4096 | 16\nlet db = g ++ \"... | i => i\"", []pspec{pa("g"), out(pa("db"))}})
+	out, err := Render(&desc.File{Package: "p", Kernels: []*desc.Kernel{b.k}}, Options{Asm: asm.NewSet(asm.Tiers()...), Parallel: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn := funcText(t, string(out), b.k.Name)
+	s := schedule.Plan(b.k.Prog, schedule.Options{Elem: "float32", Targets: asm.Tiers(), Parallel: true, Keep: paramSet(b.k.Params)})
+	n := s.Nests[len(s.Nests)-1]
+	if !n.Partial || n.Split == nil {
+		t.Fatalf("the schedule has no partial sums:\n%s", s)
+	}
+	if want := fmt.Sprintf("// The %d partial sums, added in part order.", n.Parts); !strings.Contains(fn, want) {
+		t.Errorf("the schedule has %d partial sums, the rendering no %q:\n%s", n.Parts, want, fn)
+	}
+	if !strings.Contains(s.String(), fmt.Sprintf("parallel: partial sums over i%d in %d parts", n.Split.Var, n.Parts)) {
+		t.Errorf("the printed schedule lacks the partial sums:\n%s", s)
+	}
+}

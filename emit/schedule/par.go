@@ -237,3 +237,48 @@ func SliverParts(pt target.Parallel, e int) int {
 	}
 	return 0
 }
+
+// SplitIndex rewrites the terms of v as (c*size)*part + c*v.
+func SplitIndex(idx []loopir.IndexExpr, v, part, size int) []loopir.IndexExpr {
+	out := make([]loopir.IndexExpr, len(idx))
+	for a, x := range idx {
+		y := loopir.IndexExpr{Offset: x.Offset}
+		for _, t := range x.Terms {
+			y.Terms = append(y.Terms, t)
+			if t.Var == v && t.Coeff != 0 {
+				y.Terms = append(y.Terms, loopir.IndexTerm{Coeff: t.Coeff * size, Var: part})
+			}
+		}
+		out[a] = y
+	}
+	return out
+}
+
+// SplitExpr is e with its loads' indices rewritten by SplitIndex.
+func SplitExpr(e loopir.Expr, v, part, size int) loopir.Expr {
+	switch e := e.(type) {
+	case *loopir.Load:
+		return &loopir.Load{Tensor: e.Tensor, Index: SplitIndex(e.Index, v, part, size)}
+	case *loopir.Apply:
+		args := make([]loopir.Expr, len(e.Args))
+		for i, a := range e.Args {
+			args[i] = SplitExpr(a, v, part, size)
+		}
+		return &loopir.Apply{Prim: e.Prim, Args: args}
+	}
+	return e
+}
+
+// PartialSplit picks the reduction loop a nest's fixed partial sums split
+// (its outermost reduction loop with Parts), and the parts; nil when
+// none. The caller checks the rest of the rule: an additive reduction
+// worth splitting, covering every cell of an unpadded output of at most
+// Parallel.MaxPartialCells cells (pl.Bijective, not pl.Reads).
+func PartialSplit(pt target.Parallel, loops []*loopir.For, pl *LoopPlan) (*loopir.For, int) {
+	for _, l := range loops {
+		if pl.Red[l.Var] && Parts(pt, l.Extent) > 0 {
+			return l, Parts(pt, l.Extent)
+		}
+	}
+	return nil, 0
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/ocannlgen/ocannlgen/emit/asm"
 	"github.com/ocannlgen/ocannlgen/emit/target"
 	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/ops"
 )
 
 // Options say what code a Schedule is for.
@@ -70,11 +71,14 @@ type Nest struct {
 	Fill     *loopir.Fill
 	FillMode FillMode
 	// Worth: the nest passes the parallel size rule (Worth); Stack: it
-	// touches a local array on the stack, so it stays serial; Split and
-	// Parts are the loop split and its number of parts (nil: serial).
-	Worth, Stack bool
-	Split        *loopir.For
-	Parts        int
+	// touches a local array on the stack, so it stays serial; Lost: its
+	// parts would lose the assembly kernel the whole nest has, so it
+	// stays serial. Split and Parts are the loop split and its number of
+	// parts (nil: serial); Partial: Split is a reduction loop, each part
+	// adding into its own row of partial sums, combined in part order.
+	Worth, Stack, Lost, Partial bool
+	Split                       *loopir.For
+	Parts                       int
 }
 
 // FillMode is how a nest absorbs a fill.
@@ -167,17 +171,140 @@ func Plan(p *loopir.Program, opts Options) *Schedule {
 			}
 			n.Plan = Loops(p, loops, store, nil, tgt.Loops)
 			if opts.Parallel && len(loops) >= 2 {
-				var n0 *asm.Nest
-				n0, n.Worth = Worth(s.Tiers, tgt, p, loops, store, opts.Elem, opts.Model)
-				n.Stack = !opts.Scratch && s.onStack(store, isConst)
-				if n.Worth && !n.Plan.Reads && !n.Stack {
-					n.Split, n.Parts = SplitLoop(tgt.Parallel, loops, store, n.Plan, n0)
-				}
+				pq := Query{Elem: opts.Elem, Inlined: inlined[store] || n.FillMode == FillAbsorbed && n.Kernel.Family == Map, Const: isConst, Fold: fold}
+				s.parallel(&n, tgt, pq)
 			}
 			s.Nests = append(s.Nests, n)
 		}
 	}
 	return s
+}
+
+// partVar is the part-number variable of the nests the parallel rules
+// classify once split (no lowered loop uses it).
+const partVar = 1 << 30
+
+// parallel decides how nest n runs on the pool, as the Go emitter's
+// parChain does: split on a loop of its output (SplitLoop) unless its
+// parts would lose the whole nest's kernel; with few or unbalanced
+// output parts, or none, fixed partial sums over a reduction loop
+// (partial). q carries the nest's constants, folding and inlining.
+func (s *Schedule) parallel(n *Nest, tgt target.CPU, q Query) {
+	p, loops, st := s.Program, n.Loops, n.Store
+	var n0 *asm.Nest
+	n0, n.Worth = Worth(s.Tiers, tgt, p, loops, st, s.Elem, s.Model)
+	n.Stack = !s.Scratch && s.onStack(st, q.Const)
+	var split *loopir.For
+	parts := 0
+	if n.Worth && !n.Plan.Reads && !n.Stack {
+		split, parts = SplitLoop(tgt.Parallel, loops, st, n.Plan, n0)
+	}
+	fill := n.FillMode == FillStored || n.FillMode == FillAbsorbed
+	var init *float64
+	if n.FillMode == FillFolded {
+		init = &n.Fill.Value
+	}
+	if split != nil && (parts < tgt.Parallel.MinOutputParts || Balance(parts) == 0) && !fill && s.partial(n, tgt, q) {
+		return
+	}
+	if split == nil {
+		if !fill {
+			s.partial(n, tgt, q)
+		}
+		return
+	}
+	loops2, st2 := splitNest(loops, st, split, parts, st.Tensor, false)
+	pq := q
+	pq.Free, pq.Init = map[int]bool{partVar: true}, init
+	if fill {
+		zero := 0.0
+		pq.Init = &zero
+	}
+	_, ok := Try(Contraction, s.Tiers, p, loops2, st2, pq)
+	if !ok && n.FillMode == FillAbsorbed {
+		mq := pq
+		mq.Init = nil
+		if _, ok = Try(Map, s.Tiers, p, loops2, OverwriteStore(st2), mq); !ok {
+			n.Lost = true
+			return
+		}
+	}
+	pq.Init = init
+	if !ok && !fill {
+		_, ok = Try(Map, s.Tiers, p, loops2, st2, pq)
+	}
+	if !ok && !fill {
+		_, ok = Try(Reduce, s.Tiers, p, loops2, st2, pq)
+	}
+	if !ok && (s.whole(Contraction, loops, st) || !fill && init == nil && s.whole(Map, loops, st) || !fill && s.whole(Reduce, loops, st)) {
+		n.Lost = true
+		return
+	}
+	n.Split, n.Parts = split, parts
+}
+
+// partial decides fixed partial sums for n (the Go emitter's
+// parReduce): an additive reduction worth splitting, covering every cell
+// of an unpadded output of at most Parallel.MaxPartialCells cells, split
+// on its outermost reduction loop with parts, unless the parts would
+// lose the whole nest's contraction or reduction kernel.
+func (s *Schedule) partial(n *Nest, tgt target.CPU, q Query) bool {
+	p, loops, st := s.Program, n.Loops, n.Store
+	if !st.Accumulate || st.Accum != ops.AccAdd || !n.Worth || n.Plan.Reads || !n.Plan.Bijective || n.Stack {
+		return false
+	}
+	out := &p.Tensors[st.Tensor]
+	if out.Size() > tgt.Parallel.MaxPartialCells || q.isConst(st.Tensor) {
+		return false
+	}
+	split, parts := PartialSplit(tgt.Parallel, loops, n.Plan)
+	if split == nil {
+		return false
+	}
+	// The partial sums, a tensor of their own.
+	p2 := *p
+	dims := append([]int{parts}, out.BufDims...)
+	p2.Tensors = append(p.Tensors[:len(p.Tensors):len(p.Tensors)], loopir.TensorInfo{Name: out.Name + ".partial", Kind: out.Kind, Dims: dims, BufDims: dims})
+	loops2, st2 := splitNest(loops, st, split, parts, len(p.Tensors), true)
+	pq := q
+	pq.Free, pq.Init = map[int]bool{partVar: true}, nil
+	_, ok := Try(Contraction, s.Tiers, &p2, loops2, st2, pq)
+	if !ok {
+		_, ok = Try(Reduce, s.Tiers, &p2, loops2, st2, pq)
+	}
+	if !ok && (s.whole(Contraction, loops, st) || s.whole(Reduce, loops, st)) {
+		return false
+	}
+	n.Partial, n.Split, n.Parts = true, split, parts
+	return true
+}
+
+// splitNest is the nest of one part of loops split on split into parts:
+// the split loop runs its part's share, the indices add part*size. It
+// stores into tensor out, at [part, st's index...] when partial (a row
+// of partial sums), else at st's index.
+func splitNest(loops []*loopir.For, st *loopir.Store, split *loopir.For, parts, out int, partial bool) ([]*loopir.For, *loopir.Store) {
+	size := split.Extent / parts
+	loops2 := make([]*loopir.For, len(loops))
+	for i, l := range loops {
+		loops2[i] = &loopir.For{Var: l.Var, Extent: l.Extent}
+		if l == split {
+			loops2[i].Extent = size
+		}
+	}
+	st2 := &loopir.Store{Tensor: out, Index: SplitIndex(st.Index, split.Var, partVar, size),
+		Value: SplitExpr(st.Value, split.Var, partVar, size), Accum: st.Accum, Accumulate: st.Accumulate}
+	if partial {
+		st2.Index = append([]loopir.IndexExpr{{Terms: []loopir.IndexTerm{{Coeff: 1, Var: partVar}}}}, st.Index...)
+		st2.Accumulate = true
+	}
+	return loops2, st2
+}
+
+// whole reports whether a kernel of family f runs the unsplit nest.
+func (s *Schedule) whole(f Family, loops []*loopir.For, st *loopir.Store) bool {
+	_, ok := Try(f, s.Tiers, s.Program, loops, st, Query{Elem: s.Elem})
+	return ok
 }
 
 // onStack reports whether the nest storing st touches a local array
@@ -258,8 +385,12 @@ func (n *Nest) describe(s *Schedule) string {
 	fmt.Fprintf(&b, "    Go loops: order %s, %s\n", order, mode)
 	if s.Parallel {
 		switch {
+		case n.Split != nil && n.Partial:
+			fmt.Fprintf(&b, "    parallel: partial sums over i%d in %d parts of %d, combined in part order\n", n.Split.Var, n.Parts, n.Split.Extent/n.Parts)
 		case n.Split != nil:
 			fmt.Fprintf(&b, "    parallel: i%d split into %d parts of %d\n", n.Split.Var, n.Parts, n.Split.Extent/n.Parts)
+		case n.Lost:
+			b.WriteString("    parallel: serial (its parts would lose the assembly kernel)\n")
 		case n.Worth && n.Stack:
 			b.WriteString("    parallel: serial (it touches a local array on the stack)\n")
 		case n.Worth && n.Plan.Reads:
