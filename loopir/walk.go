@@ -237,3 +237,20 @@ func ProductOf(st *Store) (a, b *Load, ok bool) {
 	b, okB := ap.Args[1].(*Load)
 	return a, b, okA && okB
 }
+
+// MapIndices copies e with every load's index replaced by f(index); the
+// other leaves are shared. The rewrites of a nest's body (a parallel
+// part's split index, an unrolled copy's substituted variable) use it.
+func MapIndices(e Expr, f func([]IndexExpr) []IndexExpr) Expr {
+	switch e := e.(type) {
+	case *Load:
+		return &Load{Tensor: e.Tensor, Index: f(e.Index)}
+	case *Apply:
+		args := make([]Expr, len(e.Args))
+		for i, a := range e.Args {
+			args[i] = MapIndices(a, f)
+		}
+		return &Apply{Prim: e.Prim, Args: args}
+	}
+	return e
+}

@@ -355,10 +355,9 @@ func (c *chain) nestAcc(i int, init *float64) ([]jen.Code, error) {
 // substExpr copies e with loop variable v replaced by v+u (keep) or by
 // the constant u (!keep).
 func substExpr(e loopir.Expr, v, u int, keep bool) loopir.Expr {
-	switch e := e.(type) {
-	case *loopir.Load:
-		idx := make([]loopir.IndexExpr, len(e.Index))
-		for a, x := range e.Index {
+	return loopir.MapIndices(e, func(index []loopir.IndexExpr) []loopir.IndexExpr {
+		idx := make([]loopir.IndexExpr, len(index))
+		for a, x := range index {
 			y := loopir.IndexExpr{Offset: x.Offset}
 			for _, t := range x.Terms {
 				if t.Var == v {
@@ -371,15 +370,8 @@ func substExpr(e loopir.Expr, v, u int, keep bool) loopir.Expr {
 			}
 			idx[a] = y
 		}
-		return &loopir.Load{Tensor: e.Tensor, Index: idx}
-	case *loopir.Apply:
-		args := make([]loopir.Expr, len(e.Args))
-		for i, a := range e.Args {
-			args[i] = substExpr(a, v, u, keep)
-		}
-		return &loopir.Apply{Prim: e.Prim, Args: args}
-	}
-	return e
+		return idx
+	})
 }
 
 // jamBody is the innermost body of a jammed nest: the cell goes through

@@ -256,17 +256,7 @@ func SplitIndex(idx []loopir.IndexExpr, v, part, size int) []loopir.IndexExpr {
 
 // SplitExpr is e with its loads' indices rewritten by SplitIndex.
 func SplitExpr(e loopir.Expr, v, part, size int) loopir.Expr {
-	switch e := e.(type) {
-	case *loopir.Load:
-		return &loopir.Load{Tensor: e.Tensor, Index: SplitIndex(e.Index, v, part, size)}
-	case *loopir.Apply:
-		args := make([]loopir.Expr, len(e.Args))
-		for i, a := range e.Args {
-			args[i] = SplitExpr(a, v, part, size)
-		}
-		return &loopir.Apply{Prim: e.Prim, Args: args}
-	}
-	return e
+	return loopir.MapIndices(e, func(idx []loopir.IndexExpr) []loopir.IndexExpr { return SplitIndex(idx, v, part, size) })
 }
 
 // PartialSplit picks the reduction loop a nest's fixed partial sums split
