@@ -164,8 +164,15 @@ type kgen struct {
 	nextUnit *parUnit
 	opUnits  []*parUnit
 	// open is the chain of parallel nests being built, which a nest
-	// below the size rule may join (joinSplit).
+	// below the size rule may join (schedule.JoinSplit).
 	open *seqChain
+	// curOp and curStmt are the operation being emitted (its index in
+	// the program) and the statement of its body; units are the parallel
+	// nests emitted so far (each with its operation and statement), and
+	// chains the chains formed of them (see Schedules).
+	curOp, curStmt int
+	units          []*schedule.Unit
+	chains         []schedule.Chain
 	// fillOff0 is added to the first axis's index of the region fills
 	// (a parallel margin reset's part offset, parReset).
 	fillOff0 []loopir.IndexTerm
@@ -853,14 +860,14 @@ func (k *kgen) opsBody() ([]jen.Code, error) {
 	var body []jen.Code
 	k.planAbsorbs()
 	var sq seqChain
-	for _, o := range k.p.Ops {
-		k.opUnits, k.open = nil, &sq
+	for i, o := range k.p.Ops {
+		k.opUnits, k.open, k.curOp = nil, &sq, i
 		code, err := k.operation(o)
 		k.open = nil
 		if err != nil {
 			return nil, err
 		}
-		if len(code) > 0 && len(k.opUnits) == 0 && sq.hoists(opTensors(o)) {
+		if len(code) > 0 && len(k.opUnits) == 0 && sq.Hoists(opTensors(o)) {
 			sq.hoisted = append(sq.hoisted, code...)
 			continue
 		}
@@ -1014,6 +1021,7 @@ func (k *kgen) operation(o *loopir.Operation) ([]jen.Code, error) {
 	}
 	done := map[*loopir.Fill]bool{} // fills run in parallel with an earlier one
 	for i, s := range o.Body {
+		k.curStmt = i
 		switch s := s.(type) {
 		case *loopir.FetchStmt:
 			before := k.ts[s.Tensor].refs

@@ -7,7 +7,6 @@ import (
 	"strconv"
 
 	"github.com/dave/jennifer/jen"
-	"github.com/ocannlgen/ocannlgen/emit/asm"
 	"github.com/ocannlgen/ocannlgen/emit/schedule"
 	"github.com/ocannlgen/ocannlgen/emit/target"
 	"github.com/ocannlgen/ocannlgen/loopir"
@@ -35,86 +34,35 @@ func (k *kgen) heapLocal(t int) bool {
 }
 
 // parSplit chooses the loop of a nest to split and its parts (nil: the
-// nest stays serial).
+// nest stays serial); joined: the nest is below the size rule and splits
+// only to join the chain being built (schedule.JoinSplit).
 //
 // pre says the nest may need code before its parts (a fill of its
-// output): only for joinSplit.
-func (k *kgen) parSplit(loops []*loopir.For, st *loopir.Store, pre bool) (*loopir.For, int) {
+// output): only for joining a chain.
+func (k *kgen) parSplit(loops []*loopir.For, st *loopir.Store, pre bool) (split *loopir.For, parts int, joined bool) {
 	if !k.par || len(loops) < 2 || k.inLoop > 0 {
-		return nil, 0
+		return nil, 0, false
 	}
 	for _, t := range parTensors(st) {
 		if s := &k.ts[t].st; s.kind == sLocal && !s.scratch && !k.heapLocal(t) {
-			return nil, 0
+			return nil, 0, false
 		}
 	}
 	pl := k.plan(loops, st)
 	n0, worth := schedule.Worth(k.tiers(), k.tgt, k.p, loops, st, k.elem, k.k.PoolParam)
 	if pl.Reads {
-		return nil, 0
+		return nil, 0, false
 	}
 	if !worth {
-		return k.joinSplit(loops, st, pl, n0, pre)
-	}
-	return schedule.SplitLoop(k.tgt.Parallel, loops, st, pl, n0)
-}
-
-// joinSplit splits a nest below the size rule when it can join the
-// chain of parallel nests being built (k.open, seq.go): on a loop of the
-// chain's extent into the chain's parts, when the chain admits the
-// nest's accesses. In the chain its parts cost no barrier of their own
-// (the batch-256 attention step's layer-norm statistics, 2048-cell maps
-// over the batch rows, broke its chains and ran serially). pre: the nest
-// may need a fill of its output before its parts, so no earlier nest of
-// the chain may touch that output.
-func (k *kgen) joinSplit(loops []*loopir.For, st *loopir.Store, pl *plan, n0 *asm.Nest, pre bool) (*loopir.For, int) {
-	c := k.open
-	if c == nil || len(c.units) == 0 {
-		return nil, 0
-	}
-	parts, extent := c.units[0].parts, c.units[0].extent
-	outer := map[int]bool{}
-	if n0 != nil {
-		if n0.Spec.Kind == asm.Broadcast {
-			return nil, 0 // its split is on n, in slivers of whole vectors
+		var c *schedule.Chain
+		if k.open != nil {
+			c = &k.open.Chain
 		}
-		for _, l := range n0.Outer {
-			outer[l.Var] = true
-		}
+		split, parts = schedule.JoinSplit(k.tgt.Parallel, c, k.p, loops, st, pl, n0, pre)
+		return split, parts, split != nil
 	}
-	for _, l := range loops[:len(loops)-1] {
-		if l.Extent != extent || schedule.Parts(k.tgt.Parallel, l.Extent) != parts || pl.Red[l.Var] || !loopir.OwnsAxis(l.Var, st.Index) ||
-			l.Var == pl.Loops[len(pl.Loops)-1].Var || n0 != nil && n0.Spec.Kind == asm.MVec && !outer[l.Var] {
-			continue
-		}
-		u := k.rowAccess(st, l, parts)
-		if pre {
-			u.preWrites = []int{st.Tensor}
-		}
-		if c.admits(u) {
-			return l, parts
-		}
-	}
-	return nil, 0
-}
-
-// chainable reports whether a perfect nest below the size rule might
-// join a chain (joinSplit): its first stored axis is a loop that could
-// be split. parLocals moves its tensors to the scratch.
-func chainable(pt target.Parallel, loops []*loopir.For, st *loopir.Store) bool {
-	if len(loops) < 2 || len(st.Index) == 0 || loopir.Reads(st.Value, st.Tensor) {
-		return false
-	}
-	x := st.Index[0]
-	if x.Offset != 0 || len(x.Terms) != 1 || x.Terms[0].Coeff != 1 {
-		return false
-	}
-	for _, l := range loops[:len(loops)-1] {
-		if l.Var == x.Terms[0].Var {
-			return schedule.Parts(pt, l.Extent) > 0
-		}
-	}
-	return false
+	split, parts = schedule.SplitLoop(k.tgt.Parallel, loops, st, pl, n0)
+	return split, parts, false
 }
 
 // parChain emits a perfect nest as parts run by the pool, when parSplit
@@ -123,7 +71,7 @@ func chainable(pt target.Parallel, loops []*loopir.For, st *loopir.Store) bool {
 // zero only the assembly kernel absorbs (the Go loops need it first): a
 // contraction kernel's, or a map kernel's that planAbsorbs chose.
 func (k *kgen) parChain(loops []*loopir.For, st *loopir.Store, init *float64, fill *loopir.Fill) ([]jen.Code, bool, error) {
-	split, parts := k.parSplit(loops, st, fill != nil || init != nil)
+	split, parts, joined := k.parSplit(loops, st, fill != nil || init != nil)
 	if split != nil && (parts < k.tgt.Parallel.MinOutputParts || schedule.Balance(parts) == 0) && fill == nil {
 		// Few output parts (a convolution's kernel gradient split on kh:
 		// 3 parts keep one of 2 threads idle a third of the nest), or an
@@ -202,10 +150,11 @@ func (k *kgen) parChain(loops []*loopir.For, st *loopir.Store, init *float64, fi
 	// The nest may chain (seq.go); what runs before its parts writes only
 	// the stored tensor, and moves before the chain's job with it.
 	u := k.rowAccess(st, split, parts)
+	u.Joined = joined
 	if len(before) > 0 {
-		u.pre, u.preWrites = before, []int{st.Tensor}
+		u.pre, u.PreWrites = before, []int{st.Tensor}
 		if fill != nil && fill.Tensor != st.Tensor {
-			u.preWrites = append(u.preWrites, fill.Tensor)
+			u.PreWrites = append(u.PreWrites, fill.Tensor)
 		}
 	}
 	k.nextUnit = u
@@ -306,7 +255,9 @@ func (k *kgen) parRunDoc(ts []int, each, what string, parts, part int, body []je
 	k.nextUnit = nil
 	if unit != nil {
 		unit.rec, unit.run = rec, len(out)
+		unit.Op, unit.Stmt = k.curOp, k.curStmt
 		k.opUnits = append(k.opUnits, unit)
+		k.units = append(k.units, unit.Unit)
 	}
 	out = append(out, jen.Id(k.region).Dot("Run").Call(jen.Id(rec), jen.Lit(parts)))
 	if red != nil {
@@ -352,7 +303,7 @@ func (k *kgen) enterRegion() []jen.Code {
 // parallel (at least Parallel.MinGoIters iterations) when the kernel has a
 // scratch to hold them; in a model's kernel (one region per call) with
 // such a nest, also those of the smaller nests that might join a chain
-// of parallel nests (chainable, joinSplit).
+// of parallel nests (schedule.Chainable, JoinSplit).
 func (k *kgen) parLocals() {
 	k.parLocal = map[int]bool{}
 	if !k.par || k.k.Scratch == "" {
@@ -378,7 +329,7 @@ func (k *kgen) parLocals() {
 			for _, t := range parTensors(st) {
 				k.parLocal[t] = true
 			}
-		} else if k.k.PoolParam && chainable(k.tgt.Parallel, loops, st) {
+		} else if k.k.PoolParam && schedule.Chainable(k.tgt.Parallel, loops, st) {
 			small = append(small, parTensors(st))
 		}
 	}
@@ -855,7 +806,7 @@ func (k *kgen) parReset(s *loopir.ResetPadding) ([]jen.Code, bool) {
 	k.free, k.fillOff0 = nil, nil
 	k.ts[t].fresh = false
 	k.ts[t].marginKnown, k.ts[t].marginVal = true, s.Value
-	k.nextUnit = &parUnit{parts: parts, extent: e, rows: map[int]bool{t: true}, writes: map[int]bool{t: true}}
+	k.nextUnit = &parUnit{Unit: &schedule.Unit{Parts: parts, Extent: e, Rows: map[int]bool{t: true}, Writes: map[int]bool{t: true}, Var: -1}}
 	what := "the rows of " + st.name
 	return k.parRunDoc([]int{t}, fmt.Sprintf("for each %d rows of %s, their margins", size, ti.Name), what, parts, part, body, nil), true
 }
