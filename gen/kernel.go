@@ -1121,7 +1121,7 @@ func (j *kernelJob) infer(prog *synthProgram) *desc.Kernel {
 	// Locals Go would move to the heap (more than 128 KiB) go to a
 	// scratch the function takes from a pool: calls do not allocate.
 	k := &desc.Kernel{Name: genName(j.fn.Name.Name), Elem: out.elem, Prog: lp,
-		Scratch: genName(j.fn.Name.Name) + "Scratch", ScratchOver: 128 << 10, PoolScratch: true}
+		Scratch: genName(j.fn.Name.Name) + "Scratch", ScratchOver: KernelScratchOver, PoolScratch: true}
 	for _, p := range j.params {
 		id := find(j.declName(p), p.output)
 		if id < 0 {
@@ -1176,3 +1176,9 @@ func orEmpty(xs []int) []int {
 	}
 	return xs
 }
+
+// KernelScratchOver is the size in bytes above which a function kernel's
+// local array goes to the scratch the function takes from a pool (Go
+// moves a local array of more than 128 KiB to the heap: the calls would
+// allocate).
+const KernelScratchOver = 128 << 10

@@ -11,7 +11,10 @@ import (
 	"text/tabwriter"
 
 	"github.com/ocannlgen/ocannlgen/emit/asm"
+	"github.com/ocannlgen/ocannlgen/emit/desc"
+	"github.com/ocannlgen/ocannlgen/emit/gocode"
 	"github.com/ocannlgen/ocannlgen/emit/schedule"
+	"github.com/ocannlgen/ocannlgen/gen"
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/loopir"
 	"github.com/ocannlgen/ocannlgen/model"
@@ -324,7 +327,7 @@ func runInfer(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return reportError(err, f.file, false, stdout, stderr)
 		}
 		fmt.Fprintln(stdout)
-		fmt.Fprint(stdout, scheduleOf(res.Loops, false, namedTensors(res.Graph)))
+		return kernelSchedule(programKernel(res.Loops, res.Graph), stdout, stderr)
 	}
 	return 0
 }
@@ -333,9 +336,51 @@ func runInfer(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // amd64: float32, the AVX-512 and AVX2 tiers, parallel nests (model: a
 // model's kernels, with their scratch; otherwise a function kernel's);
 // keep are the tensors the kernel binds to its parameters (a program's
-// named tensors).
+// named tensors). It is Plan's alone: without the chains the Go code
+// forms (kernelSchedule).
 func scheduleOf(prog *loopir.Program, model bool, keep map[int]bool) *schedule.Schedule {
 	return schedule.Plan(prog, schedule.Options{Elem: "float32", Targets: asm.Tiers(), Parallel: true, Model: model, Scratch: model, Keep: keep})
+}
+
+// kernelSchedule prints the schedule of kernel kn as `go generate` emits
+// it on amd64 (float32, the AVX-512 and AVX2 tiers, parallel nests),
+// with the chains of parallel nests its Go code forms
+// (gocode.Schedule). A difference between the schedule and the code is
+// an internal error, reported on stderr after the schedule.
+func kernelSchedule(kn *desc.Kernel, stdout, stderr io.Writer) int {
+	s, err := gocode.Schedule(kn, gocode.Options{Asm: asm.NewSet(asm.Tiers()...), Parallel: true})
+	if s == nil {
+		fmt.Fprintf(stderr, "ocannlgen: %v\n", err)
+		return 1
+	}
+	fmt.Fprint(stdout, s)
+	if err != nil {
+		fmt.Fprintf(stderr, "ocannlgen: internal error: %s: %v\n", kn.Name, err)
+		return 1
+	}
+	return 0
+}
+
+// programKernel is the kernel `go generate` makes of a program for a
+// function binding every named tensor to a parameter (written ones as
+// outputs), with a pooled scratch for the large locals.
+func programKernel(prog *loopir.Program, g *inference.Graph) *desc.Kernel {
+	written := map[int]bool{}
+	for _, o := range prog.Ops {
+		loopir.WalkStmts(o.Body, func(s loopir.Stmt) {
+			switch s := s.(type) {
+			case *loopir.Store:
+				written[s.Tensor] = true
+			case *loopir.Fill:
+				written[s.Tensor] = true
+			}
+		})
+	}
+	kn := &desc.Kernel{Name: "Program", Elem: "float32", Prog: prog, Scratch: "ProgramScratch", ScratchOver: gen.KernelScratchOver, PoolScratch: true}
+	for i, n := range g.Named {
+		kn.Params = append(kn.Params, desc.Param{Name: "p" + strconv.Itoa(i), Kind: desc.PtrArray, Tensor: n.Tensor, Output: written[n.Tensor]})
+	}
+	return kn
 }
 
 // namedTensors is the set of g's named tensors.
@@ -459,13 +504,15 @@ func inferModel(prog *program.Program, f cliFlags, stdout, stderr io.Writer) int
 	}
 	_ = tw.Flush()
 	if f.schedule {
-		for _, k := range cm.Kernels {
-			prog := k.Kernel.Loops
-			if k.Entry.Loss {
-				prog = k.Kernel.Gradients.Program
+		kns, err := gen.ModelKernels(cm, "Model", "float32")
+		if err != nil {
+			return reportModelError(err, f, stdout, stderr)
+		}
+		for _, kn := range kns {
+			fmt.Fprintf(stdout, "\n# schedule of %s: %s\n\n", kn.Name, strings.Join(kn.Doc, " "))
+			if code := kernelSchedule(kn, stdout, stderr); code != 0 {
+				return code
 			}
-			fmt.Fprintf(stdout, "\n# schedule of %s\n\n", k.Entry.Name)
-			fmt.Fprint(stdout, scheduleOf(prog, true, kernelParams(k)))
 		}
 	}
 	if !f.loops {

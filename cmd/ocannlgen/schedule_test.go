@@ -8,13 +8,16 @@ import (
 )
 
 // TestInferSchedule pins `ocannlgen infer --schedule` on a program and
-// on a model file (golden files under testdata; -update rewrites them),
-// and checks that --kernels is a view of the same schedule: each kernel
-// line it prints is a nest's kernel line there.
+// on model files (golden files under testdata; -update rewrites them),
+// one of them a batch-256 CNN whose kernels run chains of parallel nests
+// (every nest in a chain says so, and each chain lists its members), and
+// checks that --kernels is a view of the same schedule: each kernel line
+// it prints is a nest's kernel line there.
 func TestInferSchedule(t *testing.T) {
 	for _, c := range []struct{ file, golden string }{
 		{"../../examples/programs/mlp.ocl", "schedule_mlp.golden"},
 		{"../../examples/programs/moons.ocl", "schedule_moons.golden"},
+		{"testdata/chains.ocl", "schedule_chains.golden"},
 	} {
 		t.Run(c.golden, func(t *testing.T) {
 			var out, errb bytes.Buffer
@@ -26,6 +29,13 @@ func TestInferSchedule(t *testing.T) {
 			for _, want := range []string{"# schedule: float32, parallel", "kernel: float32 dot kernel", "kernel: Go loops (", "Go loops: order", "parallel: "} {
 				if !strings.Contains(sched, want) {
 					t.Errorf("the schedule lacks %q", want)
+				}
+			}
+			if c.golden == "schedule_chains.golden" {
+				for _, want := range []string{"    chain 1: nest 1 of 2, one job\n", "# chain 2: 8 parts of 256 values, one job", "  the margin reset of net.max_pool#1/y (its rows)\n"} {
+					if !strings.Contains(sched, want) {
+						t.Errorf("the schedule lacks %q", want)
+					}
 				}
 			}
 			out.Reset()

@@ -7,7 +7,10 @@ import (
 	"strings"
 
 	"github.com/dave/jennifer/jen"
+	"github.com/ocannlgen/ocannlgen/emit/asm"
 	"github.com/ocannlgen/ocannlgen/emit/desc"
+	"github.com/ocannlgen/ocannlgen/emit/schedule"
+	"github.com/ocannlgen/ocannlgen/emit/target"
 	"github.com/ocannlgen/ocannlgen/loopir"
 )
 
@@ -221,4 +224,33 @@ func (k *kgen) doc() string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// Schedule renders kernel kn as Render would with opt (into a scratch
+// assembly set of opt.Asm's targets, which opt.Asm does not see) and
+// returns its schedule: schedule.Plan of its program for the same
+// options, with the chains of parallel nests the emitter formed (and the
+// splits it chose to form them) attached. The error of a kernel that
+// does not render is returned; a schedule that differs from the rendered
+// code is returned with the difference as the error.
+func Schedule(kn *desc.Kernel, opt Options) (*schedule.Schedule, error) {
+	if kn == nil {
+		return nil, fmt.Errorf("gocode: nil kernel")
+	}
+	var set *asm.Set
+	var targets []target.CPU
+	if opt.Asm != nil {
+		targets = opt.Asm.Targets()
+		set = asm.NewSet(targets...)
+	}
+	k, err := newKgen(kn, set, opt.Parallel)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := k.function(); err != nil {
+		return nil, err
+	}
+	s := schedule.Plan(kn.Prog, schedule.Options{Elem: kn.Elem, Targets: targets, Parallel: opt.Parallel,
+		Model: kn.PoolParam, Scratch: kn.Scratch != "", Keep: paramSet(kn.Params)})
+	return s, s.Attach(k.units, k.chains)
 }

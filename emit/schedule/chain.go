@@ -1,6 +1,9 @@
 package schedule
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/ocannlgen/ocannlgen/emit/asm"
 	"github.com/ocannlgen/ocannlgen/emit/target"
 	"github.com/ocannlgen/ocannlgen/loopir"
@@ -197,4 +200,74 @@ func Chainable(pt target.Parallel, loops []*loopir.For, st *loopir.Store) bool {
 		}
 	}
 	return false
+}
+
+// Attach records what the Go emitter decided while rendering the
+// schedule's program (with the same options): units are the parallel
+// nests and margin resets it split, chains the chains it formed of them.
+// A nest split only to join a chain (Unit.Joined) gets that split. The
+// error lists the units whose split differs from the schedule's, and the
+// nests the schedule splits that the emitter kept serial (none: the
+// schedule and the rendered code agree); the emitter's splits are kept,
+// since they are what runs.
+func (s *Schedule) Attach(units []*Unit, chains []Chain) error {
+	at := map[[2]int]int{}
+	for i := range s.Nests {
+		at[[2]int{s.Nests[i].Op, s.Nests[i].Stmt}] = i
+	}
+	var bad []string
+	split := map[int]bool{}
+	for _, u := range units {
+		i, ok := at[[2]int{u.Op, u.Stmt}]
+		if u.Var < 0 {
+			continue // a margin reset
+		}
+		if !ok {
+			bad = append(bad, fmt.Sprintf("operation %d statement %d: split, but no nest of the schedule", u.Op, u.Stmt))
+			continue
+		}
+		n := &s.Nests[i]
+		split[i] = true
+		var l *loopir.For
+		for _, f := range n.Loops {
+			if f.Var == u.Var {
+				l = f
+			}
+		}
+		if l == nil {
+			bad = append(bad, fmt.Sprintf("%s: split on i%d, not a loop of the nest", n.Desc, u.Var))
+			continue
+		}
+		if u.Joined != (n.Split == nil) || n.Split != nil && (n.Split.Var != u.Var || n.Parts != u.Parts) {
+			bad = append(bad, fmt.Sprintf("%s: the Go code splits i%d into %d parts, the schedule %s", n.Desc, u.Var, u.Parts, n.splitText()))
+		}
+		n.Split, n.Parts, n.Joined = l, u.Parts, u.Joined
+	}
+	for i := range s.Nests {
+		if n := &s.Nests[i]; n.Split != nil && !split[i] {
+			bad = append(bad, fmt.Sprintf("%s: the schedule %s, the Go code keeps it serial", n.Desc, n.splitText()))
+			n.Split, n.Parts, n.Partial = nil, 0, false
+		}
+	}
+	s.Chains = chains
+	for c, ch := range chains {
+		for _, u := range ch.Units {
+			if i, ok := at[[2]int{u.Op, u.Stmt}]; ok && u.Var >= 0 {
+				s.Nests[i].Chain = c + 1
+			}
+		}
+	}
+	s.Attached = true
+	if len(bad) > 0 {
+		return fmt.Errorf("the schedule differs from the Go code: %s", strings.Join(bad, "; "))
+	}
+	return nil
+}
+
+// splitText says how the schedule splits n.
+func (n *Nest) splitText() string {
+	if n.Split == nil {
+		return "keeps it serial"
+	}
+	return fmt.Sprintf("splits i%d into %d parts", n.Split.Var, n.Parts)
 }

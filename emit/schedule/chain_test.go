@@ -1,8 +1,11 @@
 package schedule
 
 import (
+	"strings"
 	"testing"
 
+	"github.com/ocannlgen/ocannlgen/emit/target"
+	"github.com/ocannlgen/ocannlgen/pipeline"
 	"github.com/ocannlgen/ocannlgen/rt"
 )
 
@@ -67,5 +70,57 @@ func TestChainAdmits(t *testing.T) {
 	sq.Units = append(sq.Units, unit(8, 256, map[int]bool{5: true}, 5))
 	if sq.Admits(unit(8, 256, map[int]bool{1: false}, 6)) {
 		t.Error("admits a nest reading across rows what the first nest wrote")
+	}
+}
+
+// TestAttach: Attach records the emitter's chains and its joined splits,
+// and reports a split that differs from the schedule's, and a nest the
+// schedule splits that the emitter kept serial.
+func TestAttach(t *testing.T) {
+	res, err := pipeline.Compile("input x : 16 | 784 = range\ninput w : 784 -> 128 = range\nlet h = w * x\nlet y = relu h", pipeline.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep := map[int]bool{}
+	for _, n := range res.Loops.Graph.Named {
+		keep[n.Tensor] = true
+	}
+	plan := func() *Schedule {
+		return Plan(res.Loops, Options{Elem: "float32", Targets: []target.CPU{target.AVX512(), target.AVX2()}, Parallel: true, Model: true, Scratch: true, Keep: keep})
+	}
+	s := plan()
+	var prod, relu *Nest
+	for i := range s.Nests {
+		switch {
+		case s.Nests[i].Kernel.Family == Contraction:
+			prod = &s.Nests[i]
+		case s.Nests[i].Kernel.Family == Map:
+			relu = &s.Nests[i]
+		}
+	}
+	if prod == nil || relu == nil || prod.Split == nil || relu.Split != nil {
+		t.Fatalf("want a split product and a serial relu:\n%s", s)
+	}
+	u1 := &Unit{Op: prod.Op, Stmt: prod.Stmt, Var: prod.Split.Var, Parts: prod.Parts, Extent: prod.Split.Extent}
+	u2 := &Unit{Op: relu.Op, Stmt: relu.Stmt, Var: relu.Loops[0].Var, Parts: prod.Parts, Extent: relu.Loops[0].Extent, Joined: true}
+	if err := s.Attach([]*Unit{u1, u2}, []Chain{{Units: []*Unit{u1, u2}}}); err != nil {
+		t.Fatal(err)
+	}
+	if prod.Chain != 1 || relu.Chain != 1 || !relu.Joined || relu.Split == nil || relu.Parts != prod.Parts {
+		t.Errorf("chain %d %d, relu joined %v split %v:\n%s", prod.Chain, relu.Chain, relu.Joined, relu.Split, s)
+	}
+	for _, want := range []string{"to join a chain (below the size rule)", "chain 1: nest 2 of 2, one job", "# chain 1: "} {
+		if !strings.Contains(s.String(), want) {
+			t.Errorf("the printed schedule lacks %q:\n%s", want, s)
+		}
+	}
+	s = plan()
+	bad := *u1
+	bad.Parts = prod.Parts / 2
+	if err := s.Attach([]*Unit{&bad}, nil); err == nil || !strings.Contains(err.Error(), "the Go code splits") {
+		t.Errorf("a different split: %v", err)
+	}
+	if err := plan().Attach(nil, nil); err == nil || !strings.Contains(err.Error(), "keeps it serial") {
+		t.Errorf("a split nest kept serial: %v", err)
 	}
 }

@@ -32,11 +32,12 @@ type Options struct {
 
 // Schedule is how the CPU code runs every loop nest of a lowered
 // program: the value `ocannlgen infer --schedule` prints and
-// `--kernels` shows part of. It holds the decisions this package makes
-// (Choose, Loops, Worth, SplitLoop); the Go emitter asks the same
-// functions as it renders, with what it knows besides (where each
-// array lives, the chain of parallel nests it is building, the fills it
-// absorbs).
+// `--kernels` shows part of. Plan computes the decisions this package
+// makes per nest (Choose, Loops, Worth, SplitLoop, the fills absorbed);
+// the Go emitter asks the same functions as it renders, with what it
+// knows besides (where each array lives, which statements produce
+// code), and applies the chain rule (Chain) as it goes: Attach records
+// the chains it formed (gocode.Schedule returns the schedule with them).
 type Schedule struct {
 	// Target names the best target of Options.Targets (or Generic).
 	Target string
@@ -49,14 +50,21 @@ type Schedule struct {
 	Program *loopir.Program
 	// Nests are the loop nests in program order.
 	Nests []Nest
+	// Chains are the chains of parallel nests the Go code runs as one
+	// job each (rt.Region.RunSeq), in order, once Attach recorded them;
+	// Attached says it did (without, a nest below the size rule may
+	// still join a chain).
+	Chains   []Chain
+	Attached bool
 }
 
 // Nest is the schedule of one loop nest.
 type Nest struct {
-	// Op is the index of the nest's operation in Program.Ops; Desc its
-	// description.
-	Op   int
-	Desc string
+	// Op is the index of the nest's operation in Program.Ops, Stmt the
+	// index of the nest's loop in the operation's body; Desc the
+	// operation's description.
+	Op, Stmt int
+	Desc     string
 	// Loops are the nest's loops as lowered (a perfect nest's), Store
 	// its store; Store is nil for a loop that is not a perfect nest,
 	// which runs as written in Go loops.
@@ -75,10 +83,15 @@ type Nest struct {
 	// parts would lose the assembly kernel the whole nest has, so it
 	// stays serial. Split and Parts are the loop split and its number of
 	// parts (nil: serial); Partial: Split is a reduction loop, each part
-	// adding into its own row of partial sums, combined in part order.
-	Worth, Stack, Lost, Partial bool
-	Split                       *loopir.For
-	Parts                       int
+	// adding into its own row of partial sums, combined in part order;
+	// Joined: the nest is below the size rule and splits only to join a
+	// chain (JoinSplit).
+	Worth, Stack, Lost, Partial, Joined bool
+	Split                               *loopir.For
+	Parts                               int
+	// Chain is the number of the chain the nest runs in (1-based, an
+	// index into Schedule.Chains plus one; 0: none).
+	Chain int
 }
 
 // FillMode is how a nest absorbs a fill.
@@ -136,12 +149,12 @@ func Plan(p *loopir.Program, opts Options) *Schedule {
 		if elide == nil {
 			asmElide = AsmElideFill(s.Tiers, p, o, opts.Elem, isConst)
 		}
-		for _, st := range o.Body {
+		for j, st := range o.Body {
 			f, ok := st.(*loopir.For)
 			if !ok {
 				continue
 			}
-			n := Nest{Op: i, Desc: strings.ReplaceAll(o.Desc, "\n", " ")}
+			n := Nest{Op: i, Stmt: j, Desc: strings.ReplaceAll(o.Desc, "\n", " ")}
 			loops, store, perfect := loopir.PerfectNest(f)
 			if !perfect {
 				n.Loops = []*loopir.For{f}
@@ -350,6 +363,18 @@ func (s *Schedule) String() string {
 		}
 		b.WriteString(n.describe(s))
 	}
+	for c, ch := range s.Chains {
+		fmt.Fprintf(&b, "# chain %d: %d parts of %d values, one job (rt.Region.RunSeq) running part j of each in order\n", c+1, ch.Units[0].Parts, ch.Units[0].Extent)
+		for _, u := range ch.Units {
+			if u.Var < 0 {
+				for t := range u.Writes {
+					fmt.Fprintf(&b, "  the margin reset of %s (its rows)\n", s.Program.Tensors[t].Name)
+				}
+				continue
+			}
+			fmt.Fprintf(&b, "  %s (i%d)\n", strings.ReplaceAll(s.Program.Ops[u.Op].Desc, "\n", " "), u.Var)
+		}
+	}
 	return b.String()
 }
 
@@ -387,6 +412,8 @@ func (n *Nest) describe(s *Schedule) string {
 		switch {
 		case n.Split != nil && n.Partial:
 			fmt.Fprintf(&b, "    parallel: partial sums over i%d in %d parts of %d, combined in part order\n", n.Split.Var, n.Parts, n.Split.Extent/n.Parts)
+		case n.Split != nil && n.Joined:
+			fmt.Fprintf(&b, "    parallel: i%d split into %d parts of %d to join a chain (below the size rule)\n", n.Split.Var, n.Parts, n.Split.Extent/n.Parts)
 		case n.Split != nil:
 			fmt.Fprintf(&b, "    parallel: i%d split into %d parts of %d\n", n.Split.Var, n.Parts, n.Split.Extent/n.Parts)
 		case n.Lost:
@@ -397,11 +424,26 @@ func (n *Nest) describe(s *Schedule) string {
 			b.WriteString("    parallel: serial (it reads the tensor it stores)\n")
 		case n.Worth:
 			b.WriteString("    parallel: serial (no loop to split; partial sums may share it)\n")
+		case s.Attached:
+			b.WriteString("    parallel: serial (below the size rule)\n")
 		default:
 			b.WriteString("    parallel: serial unless it joins a chain (below the size rule)\n")
 		}
+		if n.Chain > 0 {
+			fmt.Fprintf(&b, "    chain %d: nest %d of %d, one job\n", n.Chain, s.chainPos(n), len(s.Chains[n.Chain-1].Units))
+		}
 	}
 	return b.String()
+}
+
+// chainPos is n's position in its chain (1-based).
+func (s *Schedule) chainPos(n *Nest) int {
+	for i, u := range s.Chains[n.Chain-1].Units {
+		if u.Op == n.Op && u.Stmt == n.Stmt && u.Var >= 0 {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // targetOf is the schedule's best target.
