@@ -60,12 +60,12 @@ type Set struct {
 	target  target.CPU
 	targets []target.CPU
 	tiers   []Config
-	specs  []Spec
-	index  map[Spec]int
-	maps   []MapSpec
-	mindex map[string]int
-	reds   []ReduceSpec // reduction kernels (reduce.go), AVX2 tier only
-	rindex map[string]int
+	specs   []Spec
+	index   map[Spec]int
+	maps    []MapSpec
+	mindex  map[string]int
+	reds    []ReduceSpec // reduction kernels (reduce.go), AVX2 tier only
+	rindex  map[string]int
 }
 
 // NewSet returns an empty set emitting the tiers of the given CPU
