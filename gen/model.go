@@ -315,7 +315,8 @@ func (c *modelCompiler) params() *Error {
 			}
 		}
 		c.gm.Optim = &desc.ModelOptim{Kind: o.Kind, LR: o.LR, Momentum: o.Momentum, WeightDecay: o.WeightDecay, Nesterov: o.Nesterov,
-			Beta1: o.Beta1, Beta2: o.Beta2, Eps: o.Eps, ClipNorm: o.ClipNorm, LREnd: o.LREnd, Steps: o.Steps}
+			Beta1: o.Beta1, Beta2: o.Beta2, Eps: o.Eps, ClipNorm: o.ClipNorm,
+			Schedule: o.Schedule, LREnd: o.LREnd, Steps: o.Steps, Warmup: o.Warmup, StepSize: o.StepSize, Gamma: o.Gamma}
 	}
 	return nil
 }

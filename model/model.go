@@ -118,10 +118,17 @@ type Optim struct {
 	// ClipNorm > 0 clips the gradients by their global norm before every
 	// step (any kind).
 	ClipNorm float64
-	// LREnd and Steps describe a linear decay from LR to LREnd over Steps
-	// steps (Steps 0: constant LR).
-	LREnd float64
-	Steps int
+	// Schedule is the learning-rate schedule: "constant", "linear"
+	// (from LR to LREnd over Steps steps), "cosine" (half a cosine from
+	// LR to LREnd over Steps steps) or "step" (LR times Gamma every
+	// StepSize steps); Warmup steps first rise linearly to LR (see
+	// rt.LRSchedule, which each is equal to PyTorch's scheduler).
+	Schedule string
+	LREnd    float64
+	Steps    int
+	Warmup   int
+	StepSize int
+	Gamma    float64
 }
 
 // Error is an expansion error, or an entry's error that the model
@@ -358,10 +365,17 @@ func Expand(user, std *program.Program) (*Model, error) {
 
 // optimSettings lists each optimizer's settings, for errors.
 var optimSettings = map[string]string{
-	"sgd":   "lr, momentum, nesterov, weight_decay, lr_end, steps, clip_norm",
-	"adam":  "lr, beta1, beta2, eps, weight_decay, lr_end, steps, clip_norm",
-	"adamw": "lr, beta1, beta2, eps, weight_decay, lr_end, steps, clip_norm",
+	"sgd":   "lr, momentum, nesterov, weight_decay, clip_norm, " + scheduleSettings,
+	"adam":  "lr, beta1, beta2, eps, weight_decay, clip_norm, " + scheduleSettings,
+	"adamw": "lr, beta1, beta2, eps, weight_decay, clip_norm, " + scheduleSettings,
 }
+
+// scheduleSettings are the learning-rate schedule's settings, which
+// every optimizer takes.
+const scheduleSettings = "schedule, lr_end, steps, warmup, step_size, gamma"
+
+// schedules are the values of schedule=.
+var schedules = map[string]bool{"constant": true, "linear": true, "cosine": true, "step": true}
 
 func optim(s *program.OptimStmt) (*Optim, error) {
 	o := &Optim{Pos: s.Pos, Kind: s.Kind}
@@ -385,6 +399,20 @@ func optim(s *program.OptimStmt) (*Optim, error) {
 			}
 			o.Nesterov = true
 			continue
+		}
+		if st.Name == "schedule" {
+			if st.Word == "" || !schedules[st.Word] {
+				at := st.WordPos
+				if st.Word == "" {
+					at = st.Pos
+				}
+				return nil, fail(at, "schedule must be constant, linear, cosine or step (schedule=cosine)")
+			}
+			o.Schedule = st.Word
+			continue
+		}
+		if st.Word != "" {
+			return nil, fail(st.WordPos, "%s setting %s takes a number, not %s", s.Kind, st.Name, spec.Quote(st.Word))
 		}
 		if st.Value == nil {
 			return nil, fail(st.Pos, "%s setting %s needs a value (%s=NUMBER)", s.Kind, st.Name, st.Name)
@@ -415,6 +443,18 @@ func optim(s *program.OptimStmt) (*Optim, error) {
 				return nil, fail(st.Pos, "steps must be a positive integer")
 			}
 			o.Steps = int(v)
+		case st.Name == "step_size":
+			if v != math.Trunc(v) || v < 1 || v > 1<<40 {
+				return nil, fail(st.Pos, "step_size must be a positive integer")
+			}
+			o.StepSize = int(v)
+		case st.Name == "warmup":
+			if v != math.Trunc(v) || v < 0 || v > 1<<40 {
+				return nil, fail(st.Pos, "warmup must be a non-negative integer (a number of steps)")
+			}
+			o.Warmup = int(v)
+		case st.Name == "gamma":
+			o.Gamma = v
 		default:
 			return nil, fail(st.Pos, "unknown %s setting %s (known: %s)", s.Kind, spec.Quote(st.Name), optimSettings[s.Kind])
 		}
@@ -434,13 +474,55 @@ func optim(s *program.OptimStmt) (*Optim, error) {
 	if adam && !(o.Eps > 0) {
 		return nil, fail(s.Pos, "eps must be positive")
 	}
-	if seen["lr_end"] != seen["steps"] {
-		return nil, fail(s.Pos, "lr_end and steps go together (a linear decay from lr to lr_end over steps)")
+	if err := o.schedule(s.Pos, seen); err != nil {
+		return nil, err
 	}
 	if o.Nesterov && o.Momentum == 0 {
 		return nil, fail(s.Pos, "nesterov needs momentum > 0")
 	}
 	return o, nil
+}
+
+// schedule checks the learning-rate schedule's settings (seen: the
+// settings given) and completes o's: without schedule=, lr_end and steps
+// make it linear, and nothing constant.
+func (o *Optim) schedule(pos spec.Pos, seen map[string]bool) error {
+	if o.Schedule == "" {
+		o.Schedule = "constant"
+		if seen["lr_end"] || seen["steps"] {
+			o.Schedule = "linear"
+		}
+	}
+	switch o.Schedule {
+	case "linear":
+		if !seen["lr_end"] || !seen["steps"] {
+			return fail(pos, "lr_end and steps go together (a linear decay from lr to lr_end over steps)")
+		}
+	case "cosine":
+		if !seen["steps"] {
+			return fail(pos, "schedule=cosine needs steps (the decay from lr to lr_end, 0 by default, ends at that step)")
+		}
+	default:
+		for _, n := range []string{"lr_end", "steps"} {
+			if seen[n] {
+				return fail(pos, "%s belongs to schedule=linear or cosine, not %s", n, o.Schedule)
+			}
+		}
+	}
+	if o.Schedule == "step" {
+		if !seen["step_size"] {
+			return fail(pos, "schedule=step needs step_size (the number of steps between two decays by gamma, 0.1 by default)")
+		}
+		if !seen["gamma"] {
+			o.Gamma = 0.1 // PyTorch's StepLR default
+		}
+	} else if seen["step_size"] || seen["gamma"] {
+		return fail(pos, "step_size and gamma belong to schedule=step")
+	}
+	if (o.Schedule == "linear" || o.Schedule == "cosine") && o.Warmup >= o.Steps {
+		return fail(pos, "warmup (%d steps) must end before steps (%d)", o.Warmup, o.Steps)
+	}
+	return nil
 }
 
 // asInstance reads the right-hand side of a let as an instance: LAYER[...]

@@ -173,11 +173,16 @@ func TestOptimizerSettings(t *testing.T) {
 		line string
 		want Optim
 	}{
-		{"sgd lr=0.1 momentum=0.9 nesterov clip_norm=5", Optim{Kind: "sgd", LR: 0.1, Momentum: 0.9, Nesterov: true, ClipNorm: 5}},
-		{"adam lr=0.001", Optim{Kind: "adam", LR: 0.001, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8}},
-		{"adamw lr=0.001", Optim{Kind: "adamw", LR: 0.001, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.01}},
+		{"sgd lr=0.1 momentum=0.9 nesterov clip_norm=5", Optim{Kind: "sgd", LR: 0.1, Momentum: 0.9, Nesterov: true, ClipNorm: 5, Schedule: "constant"}},
+		{"adam lr=0.001", Optim{Kind: "adam", LR: 0.001, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, Schedule: "constant"}},
+		{"adamw lr=0.001", Optim{Kind: "adamw", LR: 0.001, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.01, Schedule: "constant"}},
 		{"adamw lr=0.002 beta1=0.8 beta2=0.99 eps=1e-6 weight_decay=0 clip_norm=1 lr_end=0 steps=10",
-			Optim{Kind: "adamw", LR: 0.002, Beta1: 0.8, Beta2: 0.99, Eps: 1e-6, ClipNorm: 1, Steps: 10}},
+			Optim{Kind: "adamw", LR: 0.002, Beta1: 0.8, Beta2: 0.99, Eps: 1e-6, ClipNorm: 1, Steps: 10, Schedule: "linear"}},
+		{"adamw lr=6e-4 schedule=cosine warmup=100 steps=5000 lr_end=6e-5",
+			Optim{Kind: "adamw", LR: 6e-4, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.01, Schedule: "cosine", Warmup: 100, Steps: 5000, LREnd: 6e-5}},
+		{"sgd lr=0.1 schedule=step step_size=30", Optim{Kind: "sgd", LR: 0.1, Schedule: "step", StepSize: 30, Gamma: 0.1}},
+		{"sgd lr=0.1 schedule=step step_size=7 gamma=0.5 warmup=10", Optim{Kind: "sgd", LR: 0.1, Schedule: "step", StepSize: 7, Gamma: 0.5, Warmup: 10}},
+		{"adam lr=0.1 warmup=50", Optim{Kind: "adam", LR: 0.1, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, Schedule: "constant", Warmup: 50}},
 	} {
 		m, err := expand(t, entry+c.line+"\n")
 		if err != nil {
@@ -191,7 +196,18 @@ func TestOptimizerSettings(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ line, err string }{
-		{"adam lr=0.1 momentum=0.9", `4:13: unknown adam setting "momentum" (known: lr, beta1, beta2, eps, weight_decay, lr_end, steps, clip_norm)`},
+		{"adam lr=0.1 momentum=0.9", `4:13: unknown adam setting "momentum" (known: lr, beta1, beta2, eps, weight_decay, clip_norm, schedule, lr_end, steps, warmup, step_size, gamma)`},
+		{"adam lr=0.1 schedule=cosinus steps=9", "4:22: schedule must be constant, linear, cosine or step"},
+		{"adam lr=0.1 schedule steps=9", "4:13: schedule must be constant, linear, cosine or step"},
+		{"adam lr=0.1 steps=many", `4:19: adam setting steps takes a number, not "many"`},
+		{"adam lr=0.1 schedule=cosine", "4:1: schedule=cosine needs steps"},
+		{"adam lr=0.1 schedule=cosine steps=10 warmup=10", "4:1: warmup (10 steps) must end before steps (10)"},
+		{"adam lr=0.1 schedule=linear steps=10", "4:1: lr_end and steps go together"},
+		{"adam lr=0.1 schedule=step", "4:1: schedule=step needs step_size"},
+		{"adam lr=0.1 schedule=step step_size=5 steps=100", "4:1: steps belongs to schedule=linear or cosine, not step"},
+		{"adam lr=0.1 gamma=0.5", "4:1: step_size and gamma belong to schedule=step"},
+		{"sgd lr=0.1 warmup=1.5", "4:12: warmup must be a non-negative integer"},
+		{"sgd lr=0.1 schedule=step step_size=0", "4:26: step_size must be a positive integer"},
 		{"adamw lr=0.1 nesterov", `4:14: adamw setting nesterov needs a value`},
 		{"sgd lr=0.1 beta1=0.9", `4:12: unknown sgd setting "beta1"`},
 		{"adam lr=0.1 beta2=1", "4:1: beta1 and beta2 must be below 1"},

@@ -118,7 +118,12 @@ type ModelOptim struct {
 	// ClipNorm > 0 clips the gradients by their global norm (rt.ClipScale)
 	// before each step.
 	ClipNorm float64
-	// LREnd and Steps: linear decay from LR to LREnd over Steps steps.
-	LREnd float64
-	Steps int
+	// Schedule is the learning-rate schedule ("constant", "linear",
+	// "cosine" or "step", as rt.LRSchedule's kinds), with its LREnd,
+	// Steps, Warmup, StepSize and Gamma.
+	Schedule      string
+	LREnd         float64
+	Steps, Warmup int
+	StepSize      int
+	Gamma         float64
 }

@@ -520,23 +520,41 @@ func (g *modelGen) optimizer() {
 	}
 }
 
-// learningRate emits LearningRate.
+// learningRate emits LearningRate: the optimizer line's schedule, a
+// linear decay without warmup written out (as before schedules had
+// names), any other one as an rt.LRSchedule literal.
 func (g *modelGen) learningRate() {
 	jf, o := g.jf, g.m.Optim
 	var lrBody []jen.Code
 	lrBody = append(lrBody, jen.If(jen.Id("m").Dot("LR").Op("!=").Nil()).Block(jen.Return(jen.Id("m").Dot("LR").Call(jen.Id("m").Dot("Step")))))
-	if o.Steps > 0 {
+	desc := fmt.Sprintf("%g", o.LR)
+	switch {
+	case o.Schedule == "linear" && o.Warmup == 0:
 		lrBody = append(lrBody,
 			// Step is clamped to [0, Steps] both ways: a negative Step
 			// (set by hand) must not extrapolate the schedule either.
 			jen.Id("s").Op(":=").Min(jen.Max(jen.Id("m").Dot("Step"), jen.Lit(0)), jen.Lit(o.Steps)),
 			jen.Return(jen.Lit(o.LR).Op("+").Parens(jen.Lit(o.LREnd).Op("-").Lit(o.LR)).Op("*").Float64().Call(jen.Id("s")).Op("/").Lit(float64(o.Steps))))
-	} else {
-		lrBody = append(lrBody, jen.Return(jen.Lit(o.LR)))
-	}
-	desc := fmt.Sprintf("%g", o.LR)
-	if o.Steps > 0 {
 		desc = fmt.Sprintf("%g falling linearly to %g over %d steps (a Step outside [0, %d] counts as the nearer end)", o.LR, o.LREnd, o.Steps, o.Steps)
+	case o.Schedule == "" || o.Schedule == "constant" && o.Warmup == 0:
+		lrBody = append(lrBody, jen.Return(jen.Lit(o.LR)))
+	default:
+		kind := map[string]string{"constant": "ConstantLR", "linear": "Linear", "cosine": "Cosine", "step": "StepDecay"}[o.Schedule]
+		fields := []jen.Code{jen.Id("Kind").Op(":").Qual(rtPath, kind), jen.Id("LR").Op(":").Lit(o.LR)}
+		switch o.Schedule {
+		case "linear", "cosine":
+			fields = append(fields, jen.Id("LREnd").Op(":").Lit(o.LREnd), jen.Id("Steps").Op(":").Lit(o.Steps))
+			desc = fmt.Sprintf("%g falling to %g over %d steps along %s", o.LR, o.LREnd, o.Steps, map[string]string{"linear": "a line", "cosine": "half a cosine"}[o.Schedule])
+		case "step":
+			fields = append(fields, jen.Id("StepSize").Op(":").Lit(o.StepSize), jen.Id("Gamma").Op(":").Lit(o.Gamma))
+			desc = fmt.Sprintf("%g multiplied by %g every %d steps", o.LR, o.Gamma, o.StepSize)
+		}
+		if o.Warmup > 0 {
+			fields = append(fields, jen.Id("Warmup").Op(":").Lit(o.Warmup))
+			desc += fmt.Sprintf(", after a linear warmup of %d steps", o.Warmup)
+		}
+		lrBody = append(lrBody, jen.Return(jen.Qual(rtPath, "LRSchedule").Values(fields...).Dot("At").Call(jen.Id("m").Dot("Step"))))
+		desc += " (rt.LRSchedule, equal to PyTorch's scheduler)"
 	}
 	doc(jf, "LearningRate is the learning rate of the next step: m.LR(m.Step) when LR is set, otherwise "+desc+".")
 	jf.Add(g.recv().Id("LearningRate").Params().Float64().Block(lrBody...))

@@ -134,6 +134,10 @@ type Setting struct {
 	Pos   spec.Pos
 	Name  string
 	Value *Number
+	// Word is a value written as a name (schedule=cosine); Value is
+	// then nil. WordPos is its position.
+	Word    string
+	WordPos spec.Pos
 }
 
 // AssignStmt is an assignment in the producer regime (OCANNL's %cd):

@@ -482,6 +482,8 @@ func (pr *printer) stmt(s Stmt) {
 			b.WriteString(" " + st.Name)
 			if st.Value != nil {
 				b.WriteString("=" + numberText(st.Value))
+			} else if st.Word != "" {
+				b.WriteString("=" + st.Word)
 			}
 		}
 	case *AssignStmt:

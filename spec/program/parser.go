@@ -1249,7 +1249,7 @@ func (p *parser) parseBlock(what string, inputs bool) ([]Stmt, Expr) {
 	}
 }
 
-// parseOptim parses `sgd NAME[=NUMBER] ...` (or adam, adamw).
+// parseOptim parses `sgd NAME[=NUMBER|=WORD] ...` (or adam, adamw).
 func (p *parser) parseOptim() Stmt {
 	kw := p.next()
 	o := &OptimStmt{Pos: kw.pos, Kind: kw.text}
@@ -1264,7 +1264,12 @@ func (p *parser) parseOptim() Stmt {
 		p.next()
 		st := Setting{Pos: t.pos, Name: t.text}
 		if p.acceptEq() {
-			st.Value = p.signedNumber("value of " + t.text)
+			if w := p.tok(); w.kind == tName {
+				p.next()
+				st.Word, st.WordPos = w.text, w.pos
+			} else {
+				st.Value = p.signedNumber("value of " + t.text)
+			}
 		}
 		o.Settings = append(o.Settings, st)
 	}

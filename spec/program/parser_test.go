@@ -768,6 +768,14 @@ sgd lr=0.1 momentum=0.9 nesterov weight_decay=1e-4
 	if again := q.String(); again != text {
 		t.Errorf("round trip differs:\n%s\n---\n%s", text, again)
 	}
+	// A setting's value may be a word (schedule=cosine).
+	w := mustParse(t, "adamw lr=6e-4 schedule=cosine warmup=100 steps=5000\n")
+	if o := w.Stmts[0].(*OptimStmt); len(o.Settings) != 4 || o.Settings[1].Word != "cosine" || o.Settings[1].Value != nil || o.Settings[1].WordPos.Col != 24 {
+		t.Errorf("schedule=cosine parsed as %+v", o.Settings)
+	}
+	if got := w.String(); got != "adamw lr=6e-4 schedule=cosine warmup=100 steps=5000\n" && got != "adamw lr=0.0006 schedule=cosine warmup=100 steps=5000\n" {
+		t.Errorf("prints as %q", got)
+	}
 	// loss and entry stay usable as tensor names.
 	mustParse(t, "input loss : 1 = 0\nlet entry = loss + 1\nlet sgd = entry\nlet adam = sgd\nlet adamw = adam")
 	for _, kind := range []string{"adam", "adamw"} {

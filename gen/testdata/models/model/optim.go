@@ -52,3 +52,27 @@ type AdamW32 struct{ ocannlAdamW32 }
 //ocannl:return (d *. d) ++ "...|... => 0"
 //ocannl:sgd lr=0.05 momentum=0.9 nesterov weight_decay=0.001 clip_norm=5
 type SGDClip64 struct{ ocannlSGDClip64 }
+
+// Cosine64 is AdamW on a cosine schedule after a linear warmup.
+//
+//ocannl:model float64
+//ocannl:let net = mlp2[8, 8]
+//ocannl:loss train:
+//ocannl:input x : 4 | 3
+//ocannl:input y : 4 | 2
+//ocannl:let d = net(x) - y
+//ocannl:return (d *. d) ++ "...|... => 0"
+//ocannl:adamw lr=0.02 schedule=cosine warmup=3 steps=20 lr_end=0.002
+type Cosine64 struct{ ocannlCosine64 }
+
+// StepSGD64 is SGD with momentum on a step-decay schedule after a warmup.
+//
+//ocannl:model float64
+//ocannl:let net = mlp2[8, 8]
+//ocannl:loss train:
+//ocannl:input x : 4 | 3
+//ocannl:input y : 4 | 2
+//ocannl:let d = net(x) - y
+//ocannl:return (d *. d) ++ "...|... => 0"
+//ocannl:sgd lr=0.05 momentum=0.9 schedule=step step_size=4 gamma=0.5 warmup=2
+type StepSGD64 struct{ ocannlStepSGD64 }

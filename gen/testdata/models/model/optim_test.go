@@ -23,7 +23,10 @@ type trainer[T float32 | float64] interface {
 type hyper struct {
 	kind                               string // sgd, adam, adamw
 	lr, lrEnd                          float64
-	steps                              int // schedule length; 0: constant lr
+	steps                              int    // schedule length; 0: constant lr
+	schedule                           string // "" (linear with steps, else constant), cosine, step
+	warmup, stepSize                   int
+	gamma                              float64
 	momentum                           float64
 	nesterov                           bool
 	beta1, beta2, eps, decay, clipNorm float64
@@ -52,10 +55,7 @@ func (r *reference) step(p, g [][]float64) {
 			r.v = append(r.v, make([]float64, len(gi)))
 		}
 	}
-	lr := h.lr
-	if h.steps > 0 {
-		lr = h.lr + (h.lrEnd-h.lr)*float64(min(r.t, h.steps))/float64(h.steps)
-	}
+	lr := h.rate(r.t)
 	coef := 1.0
 	if h.clipNorm > 0 {
 		ss := 0.0
@@ -97,6 +97,25 @@ func (r *reference) step(p, g [][]float64) {
 	}
 }
 
+// rate is the learning rate of step s (0 first): PyTorch's schedulers'
+// closed forms (LinearLR, CosineAnnealingLR, StepLR), after a warmup
+// rising as LinearLR from 1/(warmup+1) to 1 would.
+func (h *hyper) rate(s int) float64 {
+	if s < h.warmup {
+		return h.lr * float64(s+1) / float64(h.warmup+1)
+	}
+	t, n := s-h.warmup, h.steps-h.warmup
+	switch {
+	case h.schedule == "cosine":
+		return h.lrEnd + (h.lr-h.lrEnd)*(1+math.Cos(math.Pi*float64(min(t, n))/float64(n)))/2
+	case h.schedule == "step":
+		return h.lr * math.Pow(h.gamma, float64(t/h.stepSize))
+	case h.steps > 0:
+		return h.lr + (h.lrEnd-h.lr)*float64(min(t, n))/float64(n)
+	}
+	return h.lr
+}
+
 // arrays returns a struct of flat arrays (Params, Grads) as float64
 // copies, field by field (the fields are in ParamTensors' order).
 func arrays(s any) [][]float64 {
@@ -135,7 +154,7 @@ func checkOptimizer[T float32 | float64](t *testing.T, m trainer[T], h hyper, pa
 	ref := &reference{h: h}
 	clipped := 0
 	for s := range 25 {
-		if got, want := m.LearningRate(), h.lr+(h.lrEnd-h.lr)*float64(min(s, max(h.steps, 1)))/float64(max(h.steps, 1)); h.steps > 0 && math.Abs(got-want) > 1e-15 || h.steps == 0 && got != h.lr {
+		if got, want := m.LearningRate(), h.rate(s); math.Abs(got-want) > 1e-15*want {
 			t.Fatalf("step %d: learning rate %v, want %v", s, got, want)
 		}
 		m.Backward(x, y)
@@ -200,4 +219,16 @@ func TestSGDClip(t *testing.T) {
 	m := new(SGDClip64)
 	h := hyper{kind: "sgd", lr: 0.05, momentum: 0.9, nesterov: true, decay: 0.001, clipNorm: 5}
 	checkOptimizer[float64](t, m, h, func() any { return m.Params }, func() any { return m.Grads }, func() float64 { return m.GradNorm }, 1e-12)
+}
+
+// TestSchedules: AdamW on a cosine schedule with warmup and SGD on a step
+// decay with warmup take the learning rate of each step from the
+// schedule (checked before every step, past the cosine's end too).
+func TestSchedules(t *testing.T) {
+	c := new(Cosine64)
+	h := hyper{kind: "adamw", lr: 0.02, lrEnd: 0.002, steps: 20, schedule: "cosine", warmup: 3, beta1: 0.9, beta2: 0.999, eps: 1e-8, decay: 0.01}
+	checkOptimizer[float64](t, c, h, func() any { return c.Params }, func() any { return c.Grads }, nil, 1e-12)
+	s := new(StepSGD64)
+	h = hyper{kind: "sgd", lr: 0.05, momentum: 0.9, schedule: "step", stepSize: 4, gamma: 0.5, warmup: 2}
+	checkOptimizer[float64](t, s, h, func() any { return s.Params }, func() any { return s.Grads }, nil, 1e-12)
 }
