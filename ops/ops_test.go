@@ -168,6 +168,11 @@ func TestEvalValues(t *testing.T) {
 		{"recip_sqrt", [3]float64{4}, 0.5},
 		{"neg", [3]float64{2}, -2},
 		{"tanh", [3]float64{0}, 0},
+		{"erf", [3]float64{0}, 0},
+		{"erf", [3]float64{1}, 0.8427007929497149},
+		{"gelu", [3]float64{0}, 0},
+		{"gelu", [3]float64{1}, 0.841344746068543}, // Φ(1) = 0.84134474606854293, rounded twice
+		{"gelu_tanh", [3]float64{1}, 0.8411919906082768},
 		{"not", [3]float64{0}, 1},
 		{"not", [3]float64{-2}, 0},
 		{"add", [3]float64{2, 3}, 5},

@@ -20,6 +20,23 @@ func b2f(b bool) float64 {
 	return 0
 }
 
+// The GELU constants: geluK = √(2/π), geluA the cubic coefficient of
+// the tanh approximation, geluT its tanh term as a derivative term.
+const (
+	geluK = 0.7978845608028654
+	geluA = 0.044715
+)
+
+var geluT = ap(Tanh, ap(Mul, c(geluK), ap(Add, x(0), ap(Mul, c(geluA), ap(Mul, x(0), ap(Mul, x(0), x(0)))))))
+
+// geluErf is x Φ(x) as the Go recipe computes it.
+func geluErf(x float64) float64 { return 0.5 * x * (1 + math.Erf(x*0.7071067811865476)) }
+
+// geluTanh is the tanh approximation as the Go recipe computes it.
+func geluTanh(x float64) float64 {
+	return 0.5 * x * (1 + math.Tanh(geluK*(x+geluA*x*x*x)))
+}
+
 // Recipe helpers.
 func goMath(expr string) GoRecipe {
 	return GoRecipe{Expr: expr, Float64: true, Imports: []string{"math"}}
@@ -112,6 +129,32 @@ var prims = [...]Prim{
 		Grad:    []*Deriv{d(ap(Mul, g, ap(Sub, c(1), ap(Mul, y, y))))},
 		Go:      goMath("math.Tanh($0)"),
 		Domains: []Domain{{Lo: -2, Hi: 2}}},
+	{Name: Erf, Arity: 1, Syntax: Func,
+		Eval: func(a *[3]float64) float64 { return math.Erf(a[0]) },
+		// d erf x = 2/√π e^(-x²)
+		Grad:    []*Deriv{d(ap(Mul, g, ap(Mul, c(2/math.SqrtPi), ap(Exp, ap(Neg, ap(Mul, x(0), x(0)))))))},
+		Go:      goMath("math.Erf($0)"),
+		Domains: []Domain{{Lo: -3, Hi: 3}}},
+	// gelu x = x Φ(x) = x (1 + erf(x/√2))/2, PyTorch's default GELU.
+	{Name: Gelu, Arity: 1, Syntax: Func,
+		Eval: func(a *[3]float64) float64 { return geluErf(a[0]) },
+		// d gelu x = Φ(x) + x φ(x), φ(x) = e^(-x²/2)/√(2π)
+		Grad: []*Deriv{d(ap(Mul, g, ap(Add,
+			ap(Mul, c(0.5), ap(Add, c(1), ap(Erf, ap(Mul, x(0), c(1/math.Sqrt2))))),
+			ap(Mul, x(0), ap(Mul, c(1/math.Sqrt(2*math.Pi)), ap(Exp, ap(Mul, c(-0.5), ap(Mul, x(0), x(0)))))))))},
+		Go:      goMath("0.5 * $0 * (1 + math.Erf($0*0.7071067811865476))"),
+		Domains: []Domain{{Lo: -4, Hi: 4}}},
+	// gelu_tanh x = x (1 + tanh(√(2/π) (x + 0.044715 x³)))/2, PyTorch's
+	// GELU(approximate="tanh").
+	{Name: GeluTanh, Arity: 1, Syntax: Func,
+		Eval: func(a *[3]float64) float64 { return geluTanh(a[0]) },
+		// With u = √(2/π) (x + 0.044715 x³) and t = tanh u:
+		// (1 + t)/2 + x (1 - t²) √(2/π) (1 + 3·0.044715 x²)/2.
+		Grad: []*Deriv{d(ap(Mul, g, ap(Add,
+			ap(Mul, c(0.5), ap(Add, c(1), geluT)),
+			ap(Mul, ap(Mul, c(0.5*geluK), x(0)), ap(Mul, ap(Sub, c(1), ap(Mul, geluT, geluT)), ap(Add, c(1), ap(Mul, c(3*geluA), ap(Mul, x(0), x(0)))))))))},
+		Go:      goMath("0.5 * $0 * (1 + math.Tanh(0.7978845608028654*($0+0.044715*$0*$0*$0)))"),
+		Domains: []Domain{{Lo: -4, Hi: 4}}},
 	{Name: Not, Arity: 1, Syntax: Func,
 		Eval: func(a *[3]float64) float64 { return b2f(a[0] == 0) },
 		Grad: []*Deriv{nil},

@@ -117,7 +117,7 @@ func GoCost(pt target.Parallel, e loopir.Expr) int {
 	loopir.WalkExpr(e, func(e loopir.Expr) {
 		if a, ok := e.(*loopir.Apply); ok {
 			switch a.Prim {
-			case ops.Exp, ops.Log, ops.Exp2, ops.Log2, ops.Sin, ops.Cos, ops.Tanh, ops.Pow:
+			case ops.Exp, ops.Log, ops.Exp2, ops.Log2, ops.Sin, ops.Cos, ops.Tanh, ops.Pow, ops.Erf, ops.Gelu, ops.GeluTanh:
 				c += pt.TranscendentalCost
 			}
 		}

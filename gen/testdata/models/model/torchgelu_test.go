@@ -1,0 +1,69 @@
+package model
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"testing"
+
+	"github.com/ocannlgen/ocannlgen/rt"
+)
+
+// TestTorchGelu: the erf GELU and its tanh approximation, inside a small
+// network, give PyTorch's loss and every parameter gradient (PyTorch's
+// own float64 autograd, testdata/torchgelu) to 1e-12 relative.
+func TestTorchGelu(t *testing.T) {
+	state, err := os.ReadFile("testdata/torchgelu/torchgelu.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("testdata/torchgelu/torchgelu.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fx struct {
+		X, Y  []float64
+		Loss  float64
+		Grads map[string][]float64
+	}
+	if err := json.Unmarshal(b, &fx); err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]string{"l1.w": "fc1.weight", "l1.b": "fc1.bias", "l2.w": "fc2.weight", "l2.b": "fc2.bias", "l3.w": "fc3.weight", "l3.b": "fc3.bias"}
+	var m TorchGelu
+	if err := m.LoadSafetensors(bytes.NewReader(state), &rt.SafetensorsOptions{Names: names, Layout: rt.LayoutPyTorch}); err != nil {
+		t.Fatal(err)
+	}
+	var x [4][3]float64
+	var y [4][2]float64
+	for i := range 4 {
+		for j := range 3 {
+			x[i][j] = fx.X[3*i+j]
+		}
+		for j := range 2 {
+			y[i][j] = fx.Y[2*i+j]
+		}
+	}
+	if l := m.Backward(&x, &y); math.Abs(l-fx.Loss) > 1e-12*math.Abs(fx.Loss) {
+		t.Errorf("loss %.17g, PyTorch %.17g", l, fx.Loss)
+	}
+	ps, gs := m.ParamTensors(), arrays(m.Grads)
+	checked := 0
+	for i, p := range ps {
+		want := fx.Grads[names[p.Name]]
+		got := gs[i]
+		if len(want) != len(got) {
+			t.Fatalf("%s: %d gradient cells, PyTorch %d", p.Name, len(got), len(want))
+		}
+		for k := range want {
+			if math.Abs(got[k]-want[k]) > 1e-12*(1e-3+math.Abs(want[k])) {
+				t.Errorf("%s gradient [%d] = %.17g, PyTorch %.17g", p.Name, k, got[k], want[k])
+			}
+		}
+		checked++
+	}
+	if checked != 6 {
+		t.Errorf("%d parameters checked, want 6", checked)
+	}
+}
