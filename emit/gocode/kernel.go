@@ -233,7 +233,17 @@ func newKgen(kn *desc.Kernel, set *asm.Set, par bool) (*kgen, error) {
 		return nil, k.fail("the program is not fully lowered (passes run: %v)", p.Done)
 	}
 	k.p, k.inlined = inlineScalarTemps(k.fusePointwise(p, kn.Params), kn.Params)
-	k.ts = make([]ktensor, len(p.Tensors))
+	if set != nil {
+		// Contractions no kernel runs as laid out: an operand packed
+		// (schedule.Pack), the same program schedule.Plan schedules.
+		consts := schedule.ConstLeaves(k.p, paramSet(kn.Params), kn.Elem)
+		q := schedule.Query{Elem: kn.Elem, Const: func(t int) bool { _, ok := consts[t]; return ok },
+			Fold: func(e loopir.Expr) loopir.Expr {
+				return schedule.FoldConsts(e, func(t int) (float64, bool) { v, ok := consts[t]; return v, ok })
+			}}
+		k.p, k.inlined = schedule.PackProgram(set.Tiers(), k.p, k.inlined, q, k.tgt.Kernels.MinPackMACs)
+	}
+	k.ts = make([]ktensor, len(k.p.Tensors))
 	maxVar, err := k.scan()
 	if err != nil {
 		return nil, err

@@ -128,12 +128,13 @@ func Plan(p *loopir.Program, opts Options) *Schedule {
 	}
 	p, _ = loopir.FusePointwise(p, opts.Keep, accept)
 	p, inlined := loopir.InlineScalarTemps(p, opts.Keep)
-	s.Program = p
 	consts := ConstLeaves(p, opts.Keep, opts.Elem)
 	isConst := func(t int) bool { _, ok := consts[t]; return ok }
 	fold := func(e loopir.Expr) loopir.Expr {
 		return FoldConsts(e, func(t int) (float64, bool) { v, ok := consts[t]; return v, ok })
 	}
+	p, inlined = PackProgram(s.Tiers, p, inlined, Query{Elem: opts.Elem, Const: isConst, Fold: fold}, tgt.Kernels.MinPackMACs)
+	s.Program = p
 	elided := func(o *loopir.Operation) *Elision { return ElideFill(p, o, isConst, tgt.Loops) }
 	_, absorbAt := Absorbs(s.Tiers, p, AbsorbEnv{Elem: opts.Elem, Const: isConst, Fold: fold, Elided: elided,
 		Absorbable: func(t int) bool {

@@ -199,6 +199,13 @@ type Kernels struct {
 	// (4 hide the latency of the adds; the expression's registers need
 	// the rest).
 	RedUnroll int
+	// MinPackMACs is the least multiply-adds of a contraction that no
+	// kernel runs as written for which schedule.Pack copies an operand
+	// with its reduction axis last, so that a kernel runs it: 2^16, the
+	// size from which every contraction must have a kernel (issue 25);
+	// the copy is one pass over the operand, at least K times fewer
+	// moves than the product's multiply-adds.
+	MinPackMACs int
 }
 
 // Vector is an amd64 vector tier: its registers and register tiles, and
@@ -287,7 +294,7 @@ func kernels() Kernels {
 		MinFlops: 1024, MinDotK: 8, MinDotKVector: 64, MinBroadcastN: 3, DotMaxN: 16, DotCellSteps: 3,
 		GatherMaxK: 32, GatherMaxSteps: 128, GatherUnroll: 32, MVecMaxAcc: 12, MVecMinSteps: 32,
 		MinMapElems: 256, MinCostlyMapElems: 16, MinMapRow: 4, MinLocalMapElems: 64,
-		MinReduceElems: 32, MinReduceN: 4, MinAcrossN: 2, RedUnroll: 4,
+		MinReduceElems: 32, MinReduceN: 4, MinAcrossN: 2, RedUnroll: 4, MinPackMACs: 1 << 16,
 	}
 }
 
