@@ -143,6 +143,7 @@ func main() {
 	var cases []bcase
 	cases = append(cases, matmulCases(r)...)
 	cases = append(cases, convCase(r))
+	cases = append(cases, layoutCases(r)...)
 	fmt.Println()
 	fmt.Println("| case | implementation | GFLOP/s (best wall) | best wall µs/call | median wall µs/call | best thread-CPU µs/call | median thread-CPU µs/call | allocs/call |")
 	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|")
@@ -262,6 +263,56 @@ func matmulCases(r *rand.Rand) []bcase {
 	})
 	add("MLP layer 32x784x128", 32, 784, 128, func(a, b, c []float32) {
 		kernels.MLPLayer((*[32][784]float32)(unsafe.Pointer(&a[0])), (*[784][128]float32)(unsafe.Pointer(&b[0])), (*[32][128]float32)(unsafe.Pointer(&c[0])))
+	})
+	return out
+}
+
+// layoutCases: the four layouts of the 1024x384x1536 product (NN, NT,
+// TN, TT), each against OpenBLAS with the same transposes.
+func layoutCases(r *rand.Rand) []bcase {
+	const m, k, n = 1024, 384, 1536
+	var out []bcase
+	add := func(name string, ta, tb bool, gen func(a, b, c []float32)) {
+		a, b := make([]float32, m*k), make([]float32, k*n)
+		fill(r, a)
+		fill(r, b)
+		lda, ldb := k, n
+		if ta {
+			lda = m
+		}
+		if tb {
+			ldb = k
+		}
+		outs := [][]float32{make([]float32, m*n), make([]float32, m*n), make([]float32, m*n)}
+		cb := make([]float32, m*n)
+		bc := bcase{name: "layout " + name + " 1024x384x1536", flops: 2 * float64(m*n*k)}
+		gims, used := generated(func(out []float32) { gen(a, b, out) }, outs...)
+		bc.impls = append(gims, impl{"OpenBLAS sgemm", func() { sgemmT(m, n, k, a, lda, ta, b, ldb, tb, cb, n) }})
+		bc.check = func() float64 {
+			for _, im := range bc.impls {
+				im.setTier()
+				im.run()
+			}
+			d := 0.0
+			for _, o := range used {
+				d = max(d, maxRel(o, cb))
+			}
+			return d
+		}
+		out = append(out, bc)
+	}
+	p := func(s []float32) unsafe.Pointer { return unsafe.Pointer(&s[0]) }
+	add("NN", false, false, func(a, b, c []float32) {
+		kernels.LayoutNN((*[m][k]float32)(p(a)), (*[k][n]float32)(p(b)), (*[m][n]float32)(p(c)))
+	})
+	add("NT", false, true, func(a, b, c []float32) {
+		kernels.LayoutNT((*[m][k]float32)(p(a)), (*[n][k]float32)(p(b)), (*[m][n]float32)(p(c)))
+	})
+	add("TN", true, false, func(a, b, c []float32) {
+		kernels.LayoutTN((*[k][m]float32)(p(a)), (*[k][n]float32)(p(b)), (*[m][n]float32)(p(c)))
+	})
+	add("TT", true, true, func(a, b, c []float32) {
+		kernels.LayoutTT((*[k][m]float32)(p(a)), (*[n][k]float32)(p(b)), (*[m][n]float32)(p(c)))
 	})
 	return out
 }

@@ -41,3 +41,33 @@ func Conv2D(img *[8][32][32][64]float32, kernel *[64][3][3][64]float32, out *[8]
 func Conv2DPrepadded(img *[8][34][34][64]float32, kernel *[64][3][3][64]float32, out *[8][32][32][64]float32) {
 	ocannlConv2DPrepadded(img, kernel, out)
 }
+
+// The four layouts of a 1024x384x1536 product (M=1024, K=384, N=1536):
+// NN, NT (B stored [n][k]), TN (A stored [k][m]) and TT (both). TT has
+// no kernel as laid out: an operand is packed first (schedule.Pack).
+//
+//ocannl:einsum "i,j; j,k => i,k"
+func LayoutNN(a *[1024][384]float32, b *[384][1536]float32, out *[1024][1536]float32) {
+	ocannlLayoutNN(a, b, out)
+}
+
+// LayoutNT is the NT layout.
+//
+//ocannl:einsum "i,j; k,j => i,k"
+func LayoutNT(a *[1024][384]float32, b *[1536][384]float32, out *[1024][1536]float32) {
+	ocannlLayoutNT(a, b, out)
+}
+
+// LayoutTN is the TN layout.
+//
+//ocannl:einsum "j,i; j,k => i,k"
+func LayoutTN(a *[384][1024]float32, b *[384][1536]float32, out *[1024][1536]float32) {
+	ocannlLayoutTN(a, b, out)
+}
+
+// LayoutTT is the TT layout.
+//
+//ocannl:einsum "j,i; k,j => i,k"
+func LayoutTT(a *[384][1024]float32, b *[1536][384]float32, out *[1024][1536]float32) {
+	ocannlLayoutTT(a, b, out)
+}

@@ -41,6 +41,21 @@ func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
 
+// ocannlGemm5AVX512 runs a float32 broadcast kernel, M=1024 N=192 K=384 (6x64 tile); strides C 1536,1 A 384,1 B 1536,1.
+//
+//go:noescape
+func ocannlGemm5AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm6AVX512 runs a float32 dot kernel, M=1024 N=192 K=384 (4x4 tile); strides C 1536,1 A 384,1 B 1,384.
+//
+//go:noescape
+func ocannlGemm6AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm7AVX512 runs a float32 broadcast kernel, M=1024 N=192 K=384 (6x64 tile); strides C 1536,1 A 1,1024 B 1536,1.
+//
+//go:noescape
+func ocannlGemm7AVX512(c *float32, a *float32, b *float32)
+
 // ocannlMap0AVX512 runs a float32 pointwise kernel over 2048 elements: c = x0.
 //
 //go:noescape
@@ -70,6 +85,21 @@ func ocannlGemm3AVX2(c *float32, a *float32, b *float32)
 //
 //go:noescape
 func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm5AVX2 runs a float32 broadcast kernel, M=1024 N=192 K=384 (6x16 tile); strides C 1536,1 A 384,1 B 1536,1.
+//
+//go:noescape
+func ocannlGemm5AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm6AVX2 runs a float32 dot kernel, M=1024 N=192 K=384 (3x3 tile); strides C 1536,1 A 384,1 B 1,384.
+//
+//go:noescape
+func ocannlGemm6AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm7AVX2 runs a float32 broadcast kernel, M=1024 N=192 K=384 (6x16 tile); strides C 1536,1 A 1,1024 B 1536,1.
+//
+//go:noescape
+func ocannlGemm7AVX2(c *float32, a *float32, b *float32)
 
 // ocannlMap0AVX2 runs a float32 pointwise kernel over 2048 elements: c = x0.
 //

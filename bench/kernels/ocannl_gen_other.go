@@ -37,6 +37,21 @@ func ocannlGemm4AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm4AVX512 called without assembly")
 }
 
+// ocannlGemm5AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm5AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm5AVX512 called without assembly")
+}
+
+// ocannlGemm6AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm6AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm6AVX512 called without assembly")
+}
+
+// ocannlGemm7AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm7AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm7AVX512 called without assembly")
+}
+
 // ocannlMap0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap0AVX512 called without assembly") }
 
@@ -54,6 +69,15 @@ func ocannlGemm3AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm3AVX2 calle
 
 // ocannlGemm4AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm4AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm4AVX2 called without assembly") }
+
+// ocannlGemm5AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm5AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm5AVX2 called without assembly") }
+
+// ocannlGemm6AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm6AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm6AVX2 called without assembly") }
+
+// ocannlGemm7AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm7AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm7AVX2 called without assembly") }
 
 // ocannlMap0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }

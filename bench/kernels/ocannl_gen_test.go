@@ -14,7 +14,7 @@ import (
 
 // ocannlDirectives is the hash of this package's //ocannl: directives
 // (ocannlDirectiveHash) when ocannlgen generated ocannl_gen.go from them.
-const ocannlDirectives = "87b93cb952f9d840c3d95832abda26916379eb256e8d8efd5942ed08459da280"
+const ocannlDirectives = "13165dcf3168806ca8c9f3ac39b669c3746a65648a59d7a842105e2129b8b7f0"
 
 // TestOcannlGenerated fails when this package's //ocannl: directives
 // changed after ocannl_gen.go was generated from them, so that the tests

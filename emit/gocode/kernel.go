@@ -241,7 +241,7 @@ func newKgen(kn *desc.Kernel, set *asm.Set, par bool) (*kgen, error) {
 			Fold: func(e loopir.Expr) loopir.Expr {
 				return schedule.FoldConsts(e, func(t int) (float64, bool) { v, ok := consts[t]; return v, ok })
 			}}
-		k.p, k.inlined = schedule.PackProgram(set.Tiers(), k.p, k.inlined, q, k.tgt.Kernels.MinPackMACs)
+		k.p, k.inlined = schedule.PackProgram(set.Tiers(), k.p, k.inlined, q, k.tgt.Kernels)
 	}
 	k.ts = make([]ktensor, len(k.p.Tensors))
 	maxVar, err := k.scan()

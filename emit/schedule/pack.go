@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ocannlgen/ocannlgen/emit/asm"
+	"github.com/ocannlgen/ocannlgen/emit/target"
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/loopir"
 )
@@ -35,8 +36,9 @@ type Packed struct {
 // element type, constants and folding) of at least minMACs multiply-adds
 // that no kernel of tiers runs as written, when one runs it with that
 // operand packed: a 2-or-more-axis unpadded, non-constant tensor indexed
-// by plain loop variables, one of them the reduction loop.
-func Pack(tiers []asm.Config, p *loopir.Program, q Query, minMACs int) Packed {
+// by plain loop variables, one of them the reduction loop. The copy runs
+// the reduction axis in strips of strip values (see operations).
+func Pack(tiers []asm.Config, p *loopir.Program, q Query, minMACs, strip int) Packed {
 	if len(tiers) == 0 {
 		return Packed{}
 	}
@@ -59,7 +61,7 @@ func Pack(tiers []asm.Config, p *loopir.Program, q Query, minMACs int) Packed {
 		pk.tensor = len(out.Tensors)
 		out.Tensors = append(out.Tensors, pk.info)
 		pk.rewrite(pk.st)
-		packOp, op := pk.operations(o)
+		packOp, op := pk.operations(o, strip)
 		out.Ops = append(out.Ops, packOp, op)
 		stores[pk.st2] = pk.st
 	}
@@ -225,17 +227,35 @@ func sameIndices(a, b []loopir.IndexExpr) bool {
 }
 
 // operations are the packing operation and o rewritten to read the copy.
-func (pk *pack) operations(o *loopir.Operation) (*loopir.Operation, *loopir.Operation) {
-	// The copy's loops: the packed axes in order, each the variable that
-	// indexes it in the contraction (a loop of the contraction's extent).
-	idx := make([]loopir.IndexExpr, len(pk.perm))
+// The copy's loops run over the packed axes in order, each the variable
+// that indexes it in the contraction; with strip > 1 dividing the
+// reduction axis, that axis runs in strips of strip values, the strip
+// loop outermost: part of the copy reads strip rows of the operand
+// across, row by row, so the cache lines it reads serve strip
+// consecutive cells of each row it writes.
+func (pk *pack) operations(o *loopir.Operation, strip int) (*loopir.Operation, *loopir.Operation) {
+	n := len(pk.perm)
+	idx := make([]loopir.IndexExpr, n)
 	src := make([]loopir.IndexExpr, len(pk.idx))
+	copy(src, pk.idx)
 	var loops []*loopir.For
+	maxVar := 0
+	for _, x := range pk.idx {
+		maxVar = max(maxVar, x.Terms[0].Var)
+	}
 	for a, from := range pk.perm {
 		idx[a] = pk.idx[from]
 		loops = append(loops, &loopir.For{Var: pk.idx[from].Terms[0].Var, Extent: pk.info.Dims[a]})
 	}
-	copy(src, pk.idx)
+	if r := loops[n-1]; strip > 1 && r.Extent%strip == 0 && r.Extent > strip {
+		// r = strip*ro + ri: ro outermost, ri innermost.
+		ro := &loopir.For{Var: maxVar + 1, Extent: r.Extent / strip}
+		r.Extent = strip
+		x := loopir.IndexExpr{Terms: []loopir.IndexTerm{{Coeff: strip, Var: ro.Var}, {Coeff: 1, Var: r.Var}}}
+		idx[n-1] = x
+		src[pk.perm[n-1]] = x
+		loops = append([]*loopir.For{ro}, loops...)
+	}
 	var body loopir.Stmt = &loopir.Store{Tensor: pk.tensor, Index: idx, Value: &loopir.Load{Tensor: pk.t, Index: src}}
 	for i := len(loops) - 1; i >= 0; i-- {
 		loops[i].Body = []loopir.Stmt{body}
@@ -283,8 +303,8 @@ func rebuild(f *loopir.For, st, st2 *loopir.Store) loopir.Stmt {
 // PackProgram is Pack on p, whose stores inlined marks (the scalar
 // temporaries inlined into them, loopir.InlineScalarTemps): it returns
 // the program to emit and the marks of its stores.
-func PackProgram(tiers []asm.Config, p *loopir.Program, inlined map[*loopir.Store]bool, q Query, minMACs int) (*loopir.Program, map[*loopir.Store]bool) {
-	pk := Pack(tiers, p, q, minMACs)
+func PackProgram(tiers []asm.Config, p *loopir.Program, inlined map[*loopir.Store]bool, q Query, k target.Kernels) (*loopir.Program, map[*loopir.Store]bool) {
+	pk := Pack(tiers, p, q, k.MinPackMACs, k.PackStrip)
 	if pk.Program == nil {
 		return p, inlined
 	}

@@ -133,7 +133,7 @@ func Plan(p *loopir.Program, opts Options) *Schedule {
 	fold := func(e loopir.Expr) loopir.Expr {
 		return FoldConsts(e, func(t int) (float64, bool) { v, ok := consts[t]; return v, ok })
 	}
-	p, inlined = PackProgram(s.Tiers, p, inlined, Query{Elem: opts.Elem, Const: isConst, Fold: fold}, tgt.Kernels.MinPackMACs)
+	p, inlined = PackProgram(s.Tiers, p, inlined, Query{Elem: opts.Elem, Const: isConst, Fold: fold}, tgt.Kernels)
 	s.Program = p
 	elided := func(o *loopir.Operation) *Elision { return ElideFill(p, o, isConst, tgt.Loops) }
 	_, absorbAt := Absorbs(s.Tiers, p, AbsorbEnv{Elem: opts.Elem, Const: isConst, Fold: fold, Elided: elided,
