@@ -32,12 +32,13 @@ type Packed struct {
 	Stores map[*loopir.Store]*loopir.Store
 }
 
-// Pack packs an operand of every contraction of p (Query q gives the
+// Pack packs operands of every contraction of p (Query q gives the
 // element type, constants and folding) of at least minMACs multiply-adds
-// that no kernel of tiers runs as written, when one runs it with that
-// operand packed: a 2-or-more-axis unpadded, non-constant tensor indexed
-// by plain loop variables, one of them the reduction loop. The copy runs
-// the reduction axis in strips of strip values (see operations).
+// that no kernel of tiers runs as written, when one runs it with them
+// packed: one operand, else both; each a 2-or-more-axis unpadded,
+// non-constant tensor indexed by plain loop variables, one of them the
+// reduction loop. The copy runs the reduction axis in strips of strip
+// values (see operations).
 func Pack(tiers []asm.Config, p *loopir.Program, q Query, minMACs, strip int) Packed {
 	if len(tiers) == 0 {
 		return Packed{}
@@ -58,29 +59,36 @@ func Pack(tiers []asm.Config, p *loopir.Program, q Query, minMACs, strip int) Pa
 			cp.Ops = append([]*loopir.Operation(nil), p.Ops[:i]...)
 			out = &cp
 		}
-		pk.tensor = len(out.Tensors)
-		out.Tensors = append(out.Tensors, pk.info)
-		pk.rewrite(pk.st)
-		packOp, op := pk.operations(o, strip)
-		out.Ops = append(out.Ops, packOp, op)
+		for _, op := range pk.ops {
+			op.tensor = len(out.Tensors)
+			out.Tensors = append(out.Tensors, op.info)
+		}
+		pk.rewrite()
+		out.Ops = append(out.Ops, pk.operations(o, strip)...)
 		stores[pk.st2] = pk.st
 	}
 	return Packed{Program: out, Stores: stores}
 }
 
-// pack is one operand to pack: the load's tensor t, its packed layout
-// (perm[a] is the operand's axis that packed axis a holds) and the
-// contraction's store before (st) and after (st2) the rewrite.
+// pack is the packing of a contraction's operands: the nest's outer
+// loop, its store before (st) and after (st2) the rewrite.
 type pack struct {
+	ops     []*operand
+	loop    *loopir.For
+	st, st2 *loopir.Store
+}
+
+// operand is one operand to pack: the load's tensor t and index in the
+// nest, its packed layout (perm[a] is the operand's axis that packed axis
+// a holds) and the copy, tensor (its index in the program) and info.
+type operand struct {
 	t, tensor int
 	perm      []int
 	info      loopir.TensorInfo
-	loop      *loopir.For
-	st, st2   *loopir.Store
-	idx       []loopir.IndexExpr // the operand's index in the nest
+	idx       []loopir.IndexExpr
 }
 
-// packOp finds the operand of o's contraction to pack (nil: none).
+// packOp finds the operands of o's contraction to pack (nil: none).
 func packOp(tiers []asm.Config, p *loopir.Program, o *loopir.Operation, q Query, minMACs int) *pack {
 	var nest *loopir.For
 	for _, s := range o.Body {
@@ -118,21 +126,30 @@ func packOp(tiers []asm.Config, p *loopir.Program, o *loopir.Operation, q Query,
 			delete(red, tm.Var)
 		}
 	}
-	var loads []*loopir.Load
-	loopir.WalkLoads(st.Value, func(l *loopir.Load) { loads = append(loads, l) })
-	for _, l := range loads {
-		pk := packable(p, l, red, q)
-		if pk == nil {
-			continue
+	var cands []*operand
+	loopir.WalkLoads(st.Value, func(l *loopir.Load) {
+		if op := packable(p, l, red, q); op != nil {
+			cands = append(cands, op)
 		}
-		pk.loop, pk.st = nest, st
-		// The rewritten nest reads the packed copy (a tensor appended
-		// after p's: its index is len(p.Tensors) in the trial program).
+	})
+	var tries [][]*operand
+	for _, c := range cands {
+		tries = append(tries, []*operand{c})
+	}
+	if len(cands) == 2 && cands[0].t != cands[1].t {
+		tries = append(tries, cands)
+	}
+	for _, ops := range tries {
+		// The rewritten nest reads the packed copies (tensors appended
+		// after p's; Pack redoes the rewrite with their final indices).
 		trial := *p
-		trial.Tensors = append(p.Tensors[:len(p.Tensors):len(p.Tensors)], pk.info)
-		pk.tensor = len(p.Tensors)
-		st2 := pk.rewrite(st) // Pack redoes it with the tensor's final index
-		if _, ok := Try(Contraction, tiers, &trial, loops, st2, q); ok {
+		trial.Tensors = p.Tensors[:len(p.Tensors):len(p.Tensors)]
+		for _, op := range ops {
+			op.tensor = len(trial.Tensors)
+			trial.Tensors = append(trial.Tensors, op.info)
+		}
+		pk := &pack{ops: ops, loop: nest, st: st}
+		if _, ok := Try(Contraction, tiers, &trial, loops, pk.rewrite(), q); ok {
 			return pk
 		}
 	}
@@ -142,7 +159,7 @@ func packOp(tiers []asm.Config, p *loopir.Program, o *loopir.Operation, q Query,
 // packable returns the packing of load l's operand that puts its
 // reduction axis last (nil when the operand cannot be packed or its
 // reduction axis is last already).
-func packable(p *loopir.Program, l *loopir.Load, red map[int]bool, q Query) *pack {
+func packable(p *loopir.Program, l *loopir.Load, red map[int]bool, q Query) *operand {
 	ti := &p.Tensors[l.Tensor]
 	if len(l.Index) < 2 || ti.Padded() || q.isConst(l.Tensor) || len(ti.BufDims) != len(l.Index) {
 		return nil
@@ -165,33 +182,41 @@ func packable(p *loopir.Program, l *loopir.Load, red map[int]bool, q Query) *pac
 	if r < 0 || r == len(l.Index)-1 {
 		return nil
 	}
-	pk := &pack{t: l.Tensor, idx: l.Index}
+	op := &operand{t: l.Tensor, idx: l.Index}
 	for a := range l.Index {
 		if a != r {
-			pk.perm = append(pk.perm, a)
+			op.perm = append(op.perm, a)
 		}
 	}
-	pk.perm = append(pk.perm, r)
-	dims := make([]int, len(pk.perm))
-	for a, from := range pk.perm {
+	op.perm = append(op.perm, r)
+	dims := make([]int, len(op.perm))
+	for a, from := range op.perm {
 		dims[a] = ti.BufDims[from]
 	}
-	pk.info = loopir.TensorInfo{Name: ti.Name + ".packed", Kind: inference.Result, Dims: dims, BufDims: dims}
-	return pk
+	op.info = loopir.TensorInfo{Name: ti.Name + ".packed", Kind: inference.Result, Dims: dims, BufDims: dims}
+	return op
 }
 
-// rewrite is st reading the packed copy where it read the operand.
-func (pk *pack) rewrite(st *loopir.Store) *loopir.Store {
-	idx := make([]loopir.IndexExpr, len(pk.perm))
-	for a, from := range pk.perm {
-		idx[a] = pk.idx[from]
+// packedIndex is the copy's index in the nest.
+func (op *operand) packedIndex() []loopir.IndexExpr {
+	idx := make([]loopir.IndexExpr, len(op.perm))
+	for a, from := range op.perm {
+		idx[a] = op.idx[from]
 	}
+	return idx
+}
+
+// rewrite sets st2: st reading the packed copies where it read the
+// operands.
+func (pk *pack) rewrite() *loopir.Store {
 	var rw func(e loopir.Expr) loopir.Expr
 	rw = func(e loopir.Expr) loopir.Expr {
 		switch e := e.(type) {
 		case *loopir.Load:
-			if e.Tensor == pk.t && sameIndices(e.Index, pk.idx) {
-				return &loopir.Load{Tensor: pk.tensor, Index: idx}
+			for _, op := range pk.ops {
+				if e.Tensor == op.t && sameIndices(e.Index, op.idx) {
+					return &loopir.Load{Tensor: op.tensor, Index: op.packedIndex()}
+				}
 			}
 		case *loopir.Apply:
 			args := make([]loopir.Expr, len(e.Args))
@@ -202,8 +227,8 @@ func (pk *pack) rewrite(st *loopir.Store) *loopir.Store {
 		}
 		return e
 	}
-	st2 := *st
-	st2.Value = rw(st.Value)
+	st2 := *pk.st
+	st2.Value = rw(pk.st.Value)
 	pk.st2 = &st2
 	return &st2
 }
@@ -226,48 +251,13 @@ func sameIndices(a, b []loopir.IndexExpr) bool {
 	return true
 }
 
-// operations are the packing operation and o rewritten to read the copy.
-// The copy's loops run over the packed axes in order, each the variable
-// that indexes it in the contraction; with strip > 1 dividing the
-// reduction axis, that axis runs in strips of strip values, the strip
-// loop outermost: part of the copy reads strip rows of the operand
-// across, row by row, so the cache lines it reads serve strip
-// consecutive cells of each row it writes.
-func (pk *pack) operations(o *loopir.Operation, strip int) (*loopir.Operation, *loopir.Operation) {
-	n := len(pk.perm)
-	idx := make([]loopir.IndexExpr, n)
-	src := make([]loopir.IndexExpr, len(pk.idx))
-	copy(src, pk.idx)
-	var loops []*loopir.For
-	maxVar := 0
-	for _, x := range pk.idx {
-		maxVar = max(maxVar, x.Terms[0].Var)
+// operations are the packing operations and o rewritten to read the
+// copies.
+func (pk *pack) operations(o *loopir.Operation, strip int) []*loopir.Operation {
+	var out []*loopir.Operation
+	for _, op := range pk.ops {
+		out = append(out, op.operation(strip))
 	}
-	for a, from := range pk.perm {
-		idx[a] = pk.idx[from]
-		loops = append(loops, &loopir.For{Var: pk.idx[from].Terms[0].Var, Extent: pk.info.Dims[a]})
-	}
-	if r := loops[n-1]; strip > 1 && r.Extent%strip == 0 && r.Extent > strip {
-		// r = strip*ro + ri: ro outermost, ri innermost.
-		ro := &loopir.For{Var: maxVar + 1, Extent: r.Extent / strip}
-		r.Extent = strip
-		x := loopir.IndexExpr{Terms: []loopir.IndexTerm{{Coeff: strip, Var: ro.Var}, {Coeff: 1, Var: r.Var}}}
-		idx[n-1] = x
-		src[pk.perm[n-1]] = x
-		loops = append([]*loopir.For{ro}, loops...)
-	}
-	var body loopir.Stmt = &loopir.Store{Tensor: pk.tensor, Index: idx, Value: &loopir.Load{Tensor: pk.t, Index: src}}
-	for i := len(loops) - 1; i >= 0; i-- {
-		loops[i].Body = []loopir.Stmt{body}
-		body = loops[i]
-	}
-	perm := make([]string, len(pk.perm))
-	for a, from := range pk.perm {
-		perm[a] = fmt.Sprint(from)
-	}
-	desc := fmt.Sprintf("%s = %s packed: axes (%s), the reduction axis of the next operation last", pk.info.Name, strings.TrimSuffix(pk.info.Name, ".packed"), strings.Join(perm, ", "))
-	packOp := &loopir.Operation{Desc: desc, Op: -1, Body: []loopir.Stmt{body},
-		Assignment: &loopir.Block{Desc: desc, Op: -1, LHS: pk.tensor, RHS: []int{pk.t}, Proj: &inference.Projections{Injective: true, Surjective: true}}}
 	o2 := *o
 	o2.Body = make([]loopir.Stmt, len(o.Body))
 	for i, s := range o.Body {
@@ -276,7 +266,48 @@ func (pk *pack) operations(o *loopir.Operation, strip int) (*loopir.Operation, *
 		}
 		o2.Body[i] = s
 	}
-	return packOp, &o2
+	return append(out, &o2)
+}
+
+// operation is the copy of the operand. Its loops run over the packed
+// axes in order, each the variable that indexes it in the contraction;
+// with strip > 1 dividing the reduction axis, that axis runs in strips
+// of strip values, the strip loop outermost: the copy reads strip rows
+// of the operand across, row by row, so the cache lines it reads serve
+// strip consecutive cells of each row it writes.
+func (op *operand) operation(strip int) *loopir.Operation {
+	n := len(op.perm)
+	idx := op.packedIndex()
+	src := append([]loopir.IndexExpr(nil), op.idx...)
+	var loops []*loopir.For
+	maxVar := 0
+	for _, x := range op.idx {
+		maxVar = max(maxVar, x.Terms[0].Var)
+	}
+	for a, from := range op.perm {
+		loops = append(loops, &loopir.For{Var: op.idx[from].Terms[0].Var, Extent: op.info.Dims[a]})
+	}
+	if r := loops[n-1]; strip > 1 && r.Extent%strip == 0 && r.Extent > strip {
+		// r = strip*ro + ri: ro outermost, ri innermost.
+		ro := &loopir.For{Var: maxVar + 1, Extent: r.Extent / strip}
+		r.Extent = strip
+		x := loopir.IndexExpr{Terms: []loopir.IndexTerm{{Coeff: strip, Var: ro.Var}, {Coeff: 1, Var: r.Var}}}
+		idx[n-1] = x
+		src[op.perm[n-1]] = x
+		loops = append([]*loopir.For{ro}, loops...)
+	}
+	var body loopir.Stmt = &loopir.Store{Tensor: op.tensor, Index: idx, Value: &loopir.Load{Tensor: op.t, Index: src}}
+	for i := len(loops) - 1; i >= 0; i-- {
+		loops[i].Body = []loopir.Stmt{body}
+		body = loops[i]
+	}
+	perm := make([]string, len(op.perm))
+	for a, from := range op.perm {
+		perm[a] = fmt.Sprint(from)
+	}
+	desc := fmt.Sprintf("%s = %s packed: axes (%s), the reduction axis of the next operation last", op.info.Name, strings.TrimSuffix(op.info.Name, ".packed"), strings.Join(perm, ", "))
+	return &loopir.Operation{Desc: desc, Op: -1, Body: []loopir.Stmt{body},
+		Assignment: &loopir.Block{Desc: desc, Op: -1, LHS: op.tensor, RHS: []int{op.t}, Proj: &inference.Projections{Injective: true, Surjective: true}}}
 }
 
 // rebuild copies perfect nest f with its store st replaced by st2.
