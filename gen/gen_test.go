@@ -264,7 +264,7 @@ var badPackages = map[string][]string{
 	},
 	"badmodel": {
 		"badmodel/model.go:8:10: entry point runner would generate method Runner, a name the generated model uses for a field, method or type; rename it",
-		`badmodel/model.go:19:24: unknown adam setting "momentum" (known: lr, beta1, beta2, eps, weight_decay, lr_end, steps, clip_norm)`,
+		`badmodel/model.go:19:24: unknown adam setting "momentum" (known: lr, beta1, beta2, eps, weight_decay, clip_norm, schedule, lr_end, steps, warmup, step_size, gamma)`,
 	},
 	"nearmiss": {
 		`nearmiss/nearmiss.go:6:4: malformed ocannl directive "// ocannl:einsum \"i => i\"": write //ocannl:einsum "i => i" (no space or '+' before ocannl, no space before ':', lowercase)`,
