@@ -359,6 +359,22 @@ func (c *modelCompiler) param(p *model.Param, s inference.Shape, f string) (desc
 		}
 	case model.InitXavier:
 		mp.Init.Kind = "xavier"
+	case model.InitFanIn:
+		mp.Init.Kind = "fan_in"
+		if p.FanInOf != "" {
+			ws, ok := c.inf.Shapes[p.FanInOf]
+			if !ok {
+				return mp, ms.errAt(p.Pos, "parameter %s: fan_in(%s): the layer has no parameter %s", p.ID, p.InitText[len("fan_in("):len(p.InitText)-1], p.FanInOf)
+			}
+			if len(ws.Input) == 0 {
+				return mp, ms.errAt(p.Pos, "parameter %s: fan_in of %s needs input axes (its shape is %s)", p.ID, p.FanInOf, ws)
+			}
+			mp.Init.FanIn = prodDims(ws.Input)
+			break
+		}
+		if len(s.Input) == 0 {
+			return mp, ms.errAt(p.Pos, "fan_in initialization of %s needs input axes (its shape is %s)", p.ID, s)
+		}
 	case model.InitLiteral:
 		vals, err := literalCells(c.inf, p.ID)
 		if err != nil {

@@ -86,6 +86,10 @@ const (
 	InitKaiming
 	// InitXavier draws N(0, 2/(fan_in + fan_out)).
 	InitXavier
+	// InitFanIn draws uniformly on ±1/sqrt(fan_in): PyTorch's default
+	// for the weights of nn.Linear and nn.Conv2d (kaiming_uniform_ with
+	// a = sqrt(5)), rt.FanInUniform.
+	InitFanIn
 )
 
 // Param is a learnable parameter of the model.
@@ -101,6 +105,10 @@ type Param struct {
 	Literal *program.Literal
 	// InitText is the initializer as written, for comparing declarations.
 	InitText string
+	// FanInOf, for InitFanIn written `fan_in(w)`, is the identity of the
+	// parameter whose fan-in bounds the draw (PyTorch's bias of a linear
+	// or convolution layer takes its weight's); "" for the parameter's own.
+	FanInOf string
 }
 
 // Optim holds the optimizer's settings.
@@ -939,7 +947,7 @@ func (x *expander) apply(inst *instance, args []program.Expr, site spec.Pos, sc 
 }
 
 // namedInits are the initializer names of inline parameters.
-var namedInits = map[string]InitKind{"uniform": InitUniform, "normal": InitNormal, "kaiming": InitKaiming, "xavier": InitXavier}
+var namedInits = map[string]InitKind{"uniform": InitUniform, "normal": InitNormal, "kaiming": InitKaiming, "xavier": InitXavier, "fan_in": InitFanIn}
 
 // expr rewrites an expression of scope sc into the flat program.
 func (x *expander) expr(e program.Expr, sc *scope) (program.Expr, error) {
@@ -1121,9 +1129,23 @@ func (x *expander) inlineParam(e *program.InlineParam, sc *scope) (program.Expr,
 	case *program.Ident:
 		k, ok := namedInits[in.Name]
 		if !ok {
-			return nil, fail(x.at(sc, in.Pos), "unknown initializer %s (a number, a numeric literal, uniform, normal, kaiming or xavier)", spec.Quote(in.Name))
+			return nil, fail(x.at(sc, in.Pos), "unknown initializer %s (a number, a numeric literal, uniform, normal, kaiming, xavier or fan_in)", spec.Quote(in.Name))
 		}
 		prm.Init, prm.InitText = k, in.Name
+	case *program.Call:
+		// fan_in(w): the fan-in of the layer's parameter w.
+		f, ok := in.Callee.(*program.Ident)
+		var arg *program.Ident
+		if len(in.Args) == 1 {
+			arg, _ = in.Args[0].(*program.Ident)
+		}
+		if !ok || f.Name != "fan_in" || arg == nil {
+			return nil, fail(x.at(sc, in.Pos), "a parameter's initial value may apply only fan_in, to one of the layer's parameters: fan_in(w)")
+		}
+		prm.Init, prm.InitText, prm.FanInOf = InitFanIn, "fan_in("+arg.Name+")", arg.Name
+		if sc.paramPath != "" {
+			prm.FanInOf = sc.paramPath + "." + arg.Name
+		}
 	case *program.Number:
 		prm.Init, prm.Value, prm.InitText = InitConst, in.Value, strconv.FormatFloat(in.Value, 'g', -1, 64)
 		init = &program.Number{Pos: p, Value: in.Value, Text: in.Text}
@@ -1135,7 +1157,7 @@ func (x *expander) inlineParam(e *program.InlineParam, sc *scope) (program.Expr,
 		prm.Init, prm.Literal, prm.InitText = InitLiteral, r.(*program.Literal), program.Format(in)
 		init = r
 	default:
-		return nil, fail(x.at(sc, e.Init.ExprPos()), "a parameter's initial value must be a number, a numeric literal, or one of uniform, normal, kaiming, xavier")
+		return nil, fail(x.at(sc, e.Init.ExprPos()), "a parameter's initial value must be a number, a numeric literal, or one of uniform, normal, kaiming, xavier, fan_in")
 	}
 	var fields []program.Field
 	for _, f := range e.Fields {

@@ -136,6 +136,26 @@ func Xavier[T Float](dst []T, inner [4]uint32, fanIn, fanOut int, scaleSq float6
 	scaled(dst, inner, math.Sqrt(scaleSq/float64(fanIn+fanOut)))
 }
 
+// FanInUniform fills dst uniformly on [-1/sqrt(fanIn), 1/sqrt(fanIn)):
+// PyTorch's default for the weights of nn.Linear and nn.Conv2d
+// (kaiming_uniform_ with a = sqrt(5): gain sqrt(1/3) times sqrt(3/fanIn)),
+// fanIn the product of the parameter's input dimensions (a conv kernel's
+// kh*kw*ic). Cell k is 2*b*(u - 0.5) for its uniform number u (as in
+// [Uniform]), computed in float64 and rounded to T. It panics unless
+// fanIn > 0 and does not allocate.
+func FanInUniform[T Float](dst []T, inner [4]uint32, fanIn int) {
+	if fanIn <= 0 {
+		panic("rt: FanInUniform needs fanIn > 0")
+	}
+	checkCells(len(dst))
+	f32 := is32[T]()
+	b := 1 / math.Sqrt(float64(fanIn))
+	for k := range dst {
+		u := unit[T](f32, inner, k)
+		dst[k] = T(2 * b * (u - 0.5))
+	}
+}
+
 // scaled fills dst with the default draw times s.
 func scaled[T Float](dst []T, inner [4]uint32, s float64) {
 	checkCells(len(dst))

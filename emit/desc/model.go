@@ -63,7 +63,8 @@ func (p *ModelParam) Size() int {
 
 // ModelInit is how a parameter is initialized.
 type ModelInit struct {
-	// Kind is "uniform", "const", "literal", "normal", "kaiming" or "xavier".
+	// Kind is "uniform", "const", "literal", "normal", "kaiming", "xavier"
+	// or "fan_in".
 	Kind   string
 	Value  float64
 	Values []float64 // literal cells in memory order

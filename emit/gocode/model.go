@@ -208,6 +208,8 @@ func (g *modelGen) init() error {
 			body = append(body, jen.Qual(rtPath, "Normal").Call(dst, inner))
 		case "kaiming":
 			body = append(body, jen.Qual(rtPath, "Kaiming").Call(dst, inner, jen.Lit(p.Init.FanIn), jen.Qual(rtPath, "DefaultScaleSq")))
+		case "fan_in":
+			body = append(body, jen.Qual(rtPath, "FanInUniform").Call(dst, inner, jen.Lit(p.Init.FanIn)))
 		case "xavier":
 			body = append(body, jen.Qual(rtPath, "Xavier").Call(dst, inner, jen.Lit(p.Init.FanIn), jen.Lit(p.Init.FanOut), jen.Qual(rtPath, "DefaultScaleSq")))
 		case "const":

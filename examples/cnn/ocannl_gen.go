@@ -54,12 +54,12 @@ type ocannlCNN struct {
 // Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
 // adding or reordering parameters never changes the others. It does not allocate.
 func (m *ocannlCNN) Init(seed uint64) {
-	rt.DefaultInit(m.Params.NetConv1Kernel[:], rt.InnerKey(rt.ParamKey("net.conv1.kernel"), seed, false))
-	rt.Constant(m.Params.NetConv1Bias[:], float32(0))
-	rt.DefaultInit(m.Params.NetConv2Kernel[:], rt.InnerKey(rt.ParamKey("net.conv2.kernel"), seed, false))
-	rt.Constant(m.Params.NetConv2Bias[:], float32(0))
-	rt.DefaultInit(m.Params.NetHeadW[:], rt.InnerKey(rt.ParamKey("net.head.w"), seed, false))
-	rt.Constant(m.Params.NetHeadB[:], float32(0))
+	rt.FanInUniform(m.Params.NetConv1Kernel[:], rt.InnerKey(rt.ParamKey("net.conv1.kernel"), seed, false), 9)
+	rt.FanInUniform(m.Params.NetConv1Bias[:], rt.InnerKey(rt.ParamKey("net.conv1.bias"), seed, false), 9)
+	rt.FanInUniform(m.Params.NetConv2Kernel[:], rt.InnerKey(rt.ParamKey("net.conv2.kernel"), seed, false), 72)
+	rt.FanInUniform(m.Params.NetConv2Bias[:], rt.InnerKey(rt.ParamKey("net.conv2.bias"), seed, false), 72)
+	rt.FanInUniform(m.Params.NetHeadW[:], rt.InnerKey(rt.ParamKey("net.head.w"), seed, false), 400)
+	rt.FanInUniform(m.Params.NetHeadB[:], rt.InnerKey(rt.ParamKey("net.head.b"), seed, false), 400)
 	m.Grads = ocannlCNNParams{}
 	m.Step = 0
 	m.momentum = ocannlCNNParams{}

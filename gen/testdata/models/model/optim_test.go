@@ -199,7 +199,7 @@ func checkOptimizer[T float32 | float64](t *testing.T, m trainer[T], h hyper, pa
 
 func TestAdam(t *testing.T) {
 	m := new(Adam64)
-	h := hyper{kind: "adam", lr: 0.01, beta1: 0.8, beta2: 0.99, eps: 1e-6, decay: 0.01, clipNorm: 8}
+	h := hyper{kind: "adam", lr: 0.01, beta1: 0.8, beta2: 0.99, eps: 1e-6, decay: 0.01, clipNorm: 13}
 	checkOptimizer[float64](t, m, h, func() any { return m.Params }, func() any { return m.Grads }, func() float64 { return m.GradNorm }, 1e-12)
 }
 
