@@ -21,23 +21,27 @@ import (
 // tier; its dispatch is `if ocannlAVX2 { kernel } else { Go loops }`, and
 // AVX-512 machines run the AVX2 kernel).
 //
-// The functions the Go path computes in float64 (log, log2, tanh,
-// recip_sqrt, fma) are computed here in float64 lanes too: a float32
-// vector is widened into two float64 halves, each half is evaluated and
-// the halves are narrowed back. So float32 results are the float64 value
-// rounded once more, exactly as float32(math.Log(float64(x))) is:
-// denormal float32 results, overflow to +Inf and float32 denormal inputs
-// need no special path. exp and exp2 have a float32 version (exp32, four
-// times faster than widening, still within 1 ulp). sqrt and recip are the
-// exact VSQRTP and VDIVP (bit-identical to the Go path); recip_sqrt,
-// sat01, neg, not and fma match it bit for bit as well. docs/benchmarks.md
-// has the measured error table (TestTranscendentalSweep), docs/design.md
-// the bounds it guarantees.
+// The functions the Go path computes in float64 (log, log2, tanh, erf,
+// gelu, gelu_tanh, recip_sqrt, fma) are computed here in float64 lanes
+// too: a float32 vector is widened into two float64 halves, each half is
+// evaluated and the halves are narrowed back. So float32 results are the
+// float64 value rounded once more, exactly as float32(math.Log(float64(x)))
+// is: denormal float32 results, overflow to +Inf and float32 denormal
+// inputs need no special path. exp and exp2 have a float32 version
+// (exp32, four times faster than widening, still within 1 ulp). sqrt and
+// recip are the exact VSQRTP and VDIVP (bit-identical to the Go path);
+// recip_sqrt, sat01, neg, not and fma match it bit for bit as well, and
+// so do erf, gelu and gelu_tanh (Go's math compiled for GOAMD64 v1 or
+// v2): they repeat math.Erf, math.Tanh and amd64 math.Exp's FMA path
+// operation for operation (erf64, tanhGo64, expGo64), because gelu's
+// 1 + erf(x/√2) cancels for negative x and would turn one ulp of erf into
+// thousands. docs/benchmarks.md has the measured error table
+// (TestTranscendentalSweep), docs/design.md the bounds it guarantees.
 
 // transPrims are the primitives of this file, with their arity.
 var transPrims = map[ops.PrimName]int{
 	ops.Exp: 1, ops.Exp2: 1, ops.Log: 1, ops.Log2: 1, ops.Tanh: 1, ops.Sqrt: 1, ops.Recip: 1, ops.RecipSqrt: 1,
-	ops.Neg: 1, ops.Not: 1, ops.Sat01: 1, ops.FMA: 3,
+	ops.Neg: 1, ops.Not: 1, ops.Sat01: 1, ops.FMA: 3, ops.Erf: 1, ops.Gelu: 1, ops.GeluTanh: 1,
 }
 
 // mapArity is the arity of a primitive a pointwise kernel evaluates;
@@ -53,7 +57,8 @@ func mapArity(prim ops.PrimName) (n int, known bool) {
 // costlyPrims are the primitives whose Go path calls package math (tens
 // of nanoseconds an element), so that a kernel pays from fewer elements
 // than a map of adds (MinCostlyMapElems).
-var costlyPrims = map[ops.PrimName]bool{ops.Exp: true, ops.Exp2: true, ops.Log: true, ops.Log2: true, ops.Tanh: true}
+var costlyPrims = map[ops.PrimName]bool{ops.Exp: true, ops.Exp2: true, ops.Log: true, ops.Log2: true, ops.Tanh: true,
+	ops.Erf: true, ops.Gelu: true, ops.GeluTanh: true}
 
 // minMapElems is the shortest axis a pointwise kernel evaluating e runs.
 func minMapElems(e loopir.Expr, kn target.Kernels) int {
@@ -119,10 +124,13 @@ type vconsts struct {
 	data []vkey
 }
 
-// vkey is a constant: its bits and its lane size in bytes.
+// vkey is a constant: its bits and its lane size in bytes (the value in
+// every lane), or, with size 32, four float64 lanes lanes[0..3] (a
+// table for VPERMPS).
 type vkey struct {
-	bits uint64
-	size int
+	bits  uint64
+	size  int
+	lanes [4]uint64
 }
 
 func newVConsts(name string) *vconsts {
@@ -148,6 +156,12 @@ func (t *vconsts) emit(c *build.Context) {
 	c.StaticGlobal(t.name)
 	c.DataAttributes(attr.RODATA | attr.NOPTR)
 	for _, k := range t.data {
+		if k.size == 32 {
+			for _, u := range k.lanes {
+				c.AppendDatum(operand.U64(u))
+			}
+			continue
+		}
 		for range 32 / k.size {
 			if k.size == 8 {
 				c.AppendDatum(operand.U64(k.bits))
@@ -160,9 +174,9 @@ func (t *vconsts) emit(c *build.Context) {
 
 // k64 is the float64 constant v in every lane; b64 and b32 are bit
 // patterns in every 64- or 32-bit lane.
-func (g *mgen) k64(v float64) operand.Mem { return g.tr.at(vkey{math.Float64bits(v), 8}) }
-func (g *mgen) b64(u uint64) operand.Mem  { return g.tr.at(vkey{u, 8}) }
-func (g *mgen) b32(u uint32) operand.Mem  { return g.tr.at(vkey{uint64(u), 4}) }
+func (g *mgen) k64(v float64) operand.Mem { return g.tr.at(vkey{bits: math.Float64bits(v), size: 8}) }
+func (g *mgen) b64(u uint64) operand.Mem  { return g.tr.at(vkey{bits: u, size: 8}) }
+func (g *mgen) b32(u uint32) operand.Mem  { return g.tr.at(vkey{bits: uint64(u), size: 4}) }
 func (g *mgen) k32(v float32) operand.Mem { return g.b32(math.Float32bits(v)) }
 
 // ld loads a table constant into a new register.
@@ -242,6 +256,12 @@ func (g *mgen) f64Func(prim ops.PrimName) func([]reg.VecVirtual) reg.VecVirtual 
 		return func(x []reg.VecVirtual) reg.VecVirtual { return g.log64(x[0], true) }
 	case ops.Tanh:
 		return func(x []reg.VecVirtual) reg.VecVirtual { return g.tanh64(x[0]) }
+	case ops.Erf:
+		return func(x []reg.VecVirtual) reg.VecVirtual { return g.erf64(x[0], x[0]) }
+	case ops.Gelu:
+		return func(x []reg.VecVirtual) reg.VecVirtual { return g.gelu64(x[0]) }
+	case ops.GeluTanh:
+		return func(x []reg.VecVirtual) reg.VecVirtual { return g.geluTanh64(x[0]) }
 	case ops.RecipSqrt:
 		return func(x []reg.VecVirtual) reg.VecVirtual {
 			d := g.ld(g.k64(1))
@@ -683,3 +703,269 @@ func (g *mgen) exp32(x reg.VecVirtual, base2 bool) reg.VecVirtual {
 	}
 	return p
 }
+
+// Constants of Go's math.Erf (FreeBSD's s_erf.c).
+const (
+	erfErx      = 8.45062911510467529297e-01
+	erfEfx      = 1.28379167095512586316e-01
+	erfEfx8     = 1.02703333676410069053e+00
+	erfVeryTiny = 2.848094538889218e-306 // 0x0080000000000000
+	erfSmall    = 1.0 / (1 << 28)
+)
+
+// erfNum and erfDen are the coefficients of math.Erf's four rational
+// approximations, one column per interval of |x| ([0, 0.84375) in x²,
+// [0.84375, 1.25) in |x|-1, [1.25, 1/0.35) and [1/0.35, 6) in 1/x²),
+// highest degree first, padded with leading zeros to a common degree: a
+// padded Horner step is c + t*0 = c exactly, so each lane computes its
+// interval's polynomial bit for bit as Go does. erfDen stops at degree
+// 1 (every denominator's constant term is 1).
+var (
+	erfNum = [8][4]float64{
+		{0, 0, -9.81432934416914548592e+00, 0},
+		{0, -2.16637559486879084300e-03, -8.12874355063065934246e+01, -4.83519191608651397019e+02},
+		{0, 3.54783043256182359371e-02, -1.84605092906711035994e+02, -1.02509513161107724954e+03},
+		{-2.37630166566501626084e-05, -1.10894694282396677476e-01, -1.62396669462573470355e+02, -6.37566443368389627722e+02},
+		{-5.77027029648944159157e-03, 3.18346619901161753674e-01, -6.23753324503260060396e+01, -1.60636384855821916062e+02},
+		{-2.84817495755985104766e-02, -3.72207876035701323847e-01, -1.05586262253232909814e+01, -1.77579549177547519889e+01},
+		{-3.25042107247001499370e-01, 4.14856118683748331666e-01, -6.93858572707181764372e-01, -7.99283237680523006574e-01},
+		{1.28379167095512558561e-01, -2.36211856075265944077e-03, -9.86494403484714822705e-03, -9.86494292470009928597e-03},
+	}
+	erfDen = [8][4]float64{
+		{0, 0, -6.04244152148580987438e-02, 0},
+		{0, 0, 6.57024977031928170135e+00, -2.24409524465858183362e+01},
+		{0, 1.19844998467991074170e-02, 1.08635005541779435134e+02, 4.74528541206955367215e+02},
+		{-3.96022827877536812320e-06, 1.36370839120290507362e-02, 4.29008140027567833386e+02, 2.55305040643316442583e+03},
+		{1.32494738004321644526e-04, 1.26171219808761642112e-01, 6.45387271733267880336e+02, 3.19985821950859553908e+03},
+		{5.08130628187576562776e-03, 7.18286544141962662868e-02, 4.34565877475229228821e+02, 1.53672958608443695994e+03},
+		{6.50222499887672944485e-02, 5.40397917702171048937e-01, 1.37657754143519042600e+02, 3.25792512996573918826e+02},
+		{3.97917223959155352819e-01, 1.06420880400844228286e-01, 1.96512716674392571292e+01, 3.03380607434824582924e+01},
+	}
+)
+
+// tab is the table of four float64 lanes v, for VPERMPS.
+func (g *mgen) tab(v [4]float64) operand.Mem {
+	var k vkey
+	k.size = 32
+	for i, f := range v {
+		k.lanes[i] = math.Float64bits(f)
+	}
+	return g.tr.at(k)
+}
+
+// cmpGEOS is the predicate a >= b (false when unordered).
+const cmpGEOS = 13
+
+// erf64 is erf x in float64 lanes, Go's math.Erf vectorized without
+// branches, on |x| (the sign is put back at the end: Go's erf is odd bit
+// for bit, -0 gives -0, NaN stays NaN). Each lane's interval (|x| below
+// 0.84375, 1.25, 1/0.35, 6) indexes the coefficient tables through
+// VPERMPS, so one rational function num(t)/den(t) serves all four
+// intervals, evaluated as Go does (a multiply and an add a step, no FMA:
+// Go does not fuse them for GOAMD64 v1 and v2); then each interval's
+// final formula is computed and blended in: |x| + |x|*y (with Go's two
+// tiny-|x| cases), erx + y, 1 - e^(-z²-0.5625) e^((z-|x|)(z+|x|)+y)/|x|
+// (z is |x| with the low 32 bits cleared), and 1 from 6 on (+Inf too).
+func (g *mgen) erf64(x, sgn reg.VecVirtual) reg.VecVirtual {
+	c := g.c
+	ax := c.YMM()
+	c.VANDPD(g.b64(1<<63-1), x, ax)
+	// idx: each lane's interval k as VPERMPS dword indices (2k, 2k+1).
+	idx := g.ld(g.b64(1 << 32))
+	msk := c.YMM()
+	for _, b := range []float64{0.84375, 1.25, 1 / 0.35} {
+		c.VCMPPD(operand.Imm(cmpGEOS), g.k64(b), ax, msk)
+		c.VANDPD(g.b64(2<<32|2), msk, msk)
+		c.VPADDQ(msk, idx, idx)
+	}
+	// t: x², |x|-1 from 0.84375, 1/x² from 1.25.
+	x2, t := c.YMM(), c.YMM()
+	c.VMULPD(ax, ax, x2)
+	c.VSUBPD(g.k64(1), ax, t)
+	c.VCMPPD(operand.Imm(cmpLT), g.k64(0.84375), ax, msk)
+	c.VBLENDVPD(msk, x2, t, t)
+	r := g.ld(g.k64(1))
+	c.VDIVPD(x2, r, r)
+	c.VCMPPD(operand.Imm(cmpGEOS), g.k64(1.25), ax, msk)
+	c.VBLENDVPD(msk, r, t, t)
+	horner := func(rows [][4]float64) reg.VecVirtual {
+		p := c.YMM()
+		c.VPERMPS(g.tab(rows[0]), idx, p)
+		for _, row := range rows[1:] {
+			c.VMULPD(t, p, p)
+			c.VPERMPS(g.tab(row), idx, msk)
+			c.VADDPD(msk, p, p)
+		}
+		return p
+	}
+	y := horner(erfNum[:])
+	den := horner(erfDen[:])
+	c.VMULPD(t, den, den)
+	c.VADDPD(g.k64(1), den, den)
+	c.VDIVPD(den, y, y)
+	// |x| < 0.84375: |x| + |x|*y; below 2^-28 |x| + efx*|x|; below
+	// VeryTiny 0.125*(8|x| + efx8*|x|).
+	res, u := c.YMM(), c.YMM()
+	c.VMULPD(ax, y, res)
+	c.VADDPD(ax, res, res)
+	c.VMULPD(g.k64(erfEfx), ax, u)
+	c.VADDPD(ax, u, u)
+	c.VCMPPD(operand.Imm(cmpLT), g.k64(erfSmall), ax, msk)
+	c.VBLENDVPD(msk, u, res, res)
+	c.VMULPD(g.k64(8), ax, u)
+	c.VMULPD(g.k64(erfEfx8), ax, t)
+	c.VADDPD(t, u, u)
+	c.VMULPD(g.k64(0.125), u, u)
+	c.VCMPPD(operand.Imm(cmpLT), g.k64(erfVeryTiny), ax, msk)
+	c.VBLENDVPD(msk, u, res, res)
+	// [0.84375, 1.25): erx + y.
+	c.VADDPD(g.k64(erfErx), y, u)
+	c.VCMPPD(operand.Imm(cmpGEOS), g.k64(0.84375), ax, msk)
+	c.VBLENDVPD(msk, u, res, res)
+	// [1.25, 6): 1 - exp(-z*z-0.5625)*exp((z-|x|)*(z+|x|)+y)/|x|.
+	z := c.YMM()
+	c.VANDPD(g.b64(0xffffffff00000000), ax, z)
+	c.VMULPD(z, z, u)
+	c.VXORPD(g.b64(1<<63), u, u)
+	c.VSUBPD(g.k64(0.5625), u, u)
+	c.VSUBPD(ax, z, t)
+	c.VADDPD(ax, z, z)
+	c.VMULPD(z, t, t)
+	c.VADDPD(y, t, t)
+	e1 := g.expGo64(u)
+	e2 := g.expGo64(t)
+	c.VMULPD(e2, e1, e1)
+	c.VDIVPD(ax, e1, e1)
+	one := g.ld(g.k64(1))
+	c.VSUBPD(e1, one, one)
+	c.VCMPPD(operand.Imm(cmpGEOS), g.k64(1.25), ax, msk)
+	c.VBLENDVPD(msk, one, res, res)
+	c.VCMPPD(operand.Imm(cmpGEOS), g.k64(6), ax, msk)
+	c.VBLENDVPD(msk, g.k64(1), res, res)
+	c.VANDPD(g.b64(1<<63), sgn, u)
+	c.VORPD(u, res, res)
+	return res
+}
+
+// Go's amd64 math.Exp (exp_amd64.s) constants.
+const (
+	goExpLog2E = 1.4426950408889634073599246810018920
+	goExpLn2U  = 0.69314718055966295651160180568695068359375
+	goExpLn2L  = 0.28235290563031577122588448175013436025525412068e-12
+)
+
+// goExpCoeffs are exp_amd64.s's Taylor coefficients of (e^r - 1)/r,
+// highest degree first.
+var goExpCoeffs = [...]float64{2.4801587301587301587e-5, 1.9841269841269841270e-4, 1.3888888888888888889e-3,
+	8.3333333333333333333e-3, 4.1666666666666666667e-2, 1.6666666666666666667e-1, 0.5, 1.0}
+
+// expGo64 is e^x in float64 lanes computed as Go's amd64 math.Exp does
+// on a machine with FMA (exp_amd64.s, the path package math takes where
+// AVX and FMA exist, as they do wherever an AVX2 kernel runs), so bit
+// for bit the same, for x whose e^x is a normal float64 (the callers
+// keep to that): n = round(x*log2 e) (to even, as CVTSD2SL rounds),
+// r = (x - n*ln2U - n*ln2L)/16 by FMAs, e^r - 1 by the Taylor
+// polynomial, squared up four times ((e^r-1)(e^r-1+2) = e^2r - 1), + 1,
+// scaled by 2^n.
+func (g *mgen) expGo64(x reg.VecVirtual) reg.VecVirtual {
+	c := g.c
+	n := c.YMM()
+	c.VMULPD(g.k64(goExpLog2E), x, n)
+	c.VROUNDPD(operand.Imm(0), n, n)
+	r := g.ld(g.k64(goExpLn2U))
+	c.VFNMADD213PD(x, n, r) // x - n*ln2U
+	c.VFNMADD231PD(g.k64(goExpLn2L), n, r)
+	c.VMULPD(g.k64(0.0625), r, r)
+	p := g.poly(r, goExpCoeffs[:]...)
+	c.VMULPD(p, r, r)
+	for range 3 {
+		c.VADDPD(g.k64(2), r, p)
+		c.VMULPD(p, r, r)
+	}
+	c.VADDPD(g.k64(2), r, p)
+	c.VFMADD213PD(g.k64(1), p, r) // r*(r+2) + 1
+	c.VADDPD(g.k64(magic), n, n)
+	c.VPADDQ(g.b64(1023), n, n)
+	c.VPSLLQ(operand.Imm(52), n, n)
+	c.VMULPD(n, r, r)
+	return r
+}
+
+// gelu64 is Go's 0.5 * x * (1 + math.Erf(x*0.7071067811865476)) in
+// float64 lanes, each operation rounded as Go rounds it.
+func (g *mgen) gelu64(x reg.VecVirtual) reg.VecVirtual {
+	c := g.c
+	u := c.YMM()
+	c.VMULPD(g.k64(0.7071067811865476), x, u)
+	e := g.erf64(u, x) // u has x's sign
+	c.VADDPD(g.k64(1), e, e)
+	c.VMULPD(g.k64(0.5), x, u)
+	c.VMULPD(e, u, u)
+	return u
+}
+
+// geluTanh64 is Go's 0.5 * x * (1 + math.Tanh(0.7978845608028654*(x +
+// 0.044715*x*x*x))) in float64 lanes, each operation rounded as Go
+// rounds it, tanh by tanhGo64 (not tanh64, which can differ from
+// math.Tanh by an ulp: 1 + tanh cancels for negative x).
+func (g *mgen) geluTanh64(x reg.VecVirtual) reg.VecVirtual {
+	c := g.c
+	u := c.YMM()
+	c.VMULPD(g.k64(0.044715), x, u)
+	c.VMULPD(x, u, u)
+	c.VMULPD(x, u, u)
+	c.VADDPD(u, x, u)
+	c.VMULPD(g.k64(0.7978845608028654), u, u)
+	e := g.tanhGo64(u, x) // u has x's sign
+	c.VADDPD(g.k64(1), e, e)
+	c.VMULPD(g.k64(0.5), x, u)
+	c.VMULPD(e, u, u)
+	return u
+}
+
+// tanhGo64 is Go's math.Tanh in float64 lanes bit for bit (where e^x is
+// expGo64's): on |x|, |x| < 0.625 picks |x| + |x|*s*P(s)/Q(s) (s = x²,
+// P and Q by Horner's rule without FMA, as Go evaluates them), up to
+// MAXLOG/2 1 - 2/(e^2|x| + 1), beyond 1; then x's sign is put back (Go's
+// tanh is odd bit for bit; -0 stays -0, NaN stays NaN). Lanes beyond
+// MAXLOG/2 feed expGo64 out of its range and are blended away.
+func (g *mgen) tanhGo64(x, sgn reg.VecVirtual) reg.VecVirtual {
+	c := g.c
+	ax := c.YMM()
+	c.VANDPD(g.b64(1<<63-1), x, ax)
+	s := c.YMM()
+	c.VADDPD(ax, ax, s)
+	big := g.expGo64(s)
+	c.VADDPD(g.k64(1), big, big)
+	q := g.ld(g.k64(2))
+	c.VDIVPD(big, q, q)
+	one := g.ld(g.k64(1))
+	c.VSUBPD(q, one, one) // 1 - 2/(e+1)
+	c.VMULPD(ax, ax, s)
+	num := g.ld(g.k64(tanhP[0]))
+	c.VMULPD(s, num, num)
+	c.VADDPD(g.k64(tanhP[1]), num, num)
+	c.VMULPD(s, num, num)
+	c.VADDPD(g.k64(tanhP[2]), num, num)
+	den := c.YMM()
+	c.VADDPD(g.k64(tanhQ[0]), s, den)
+	c.VMULPD(s, den, den)
+	c.VADDPD(g.k64(tanhQ[1]), den, den)
+	c.VMULPD(s, den, den)
+	c.VADDPD(g.k64(tanhQ[2]), den, den)
+	c.VMULPD(ax, s, s)
+	c.VMULPD(num, s, s)
+	c.VDIVPD(den, s, s)
+	c.VADDPD(ax, s, s) // |x| + |x|*s*P/Q
+	msk := c.YMM()
+	c.VCMPPD(operand.Imm(cmpGEOS), g.k64(0.625), ax, msk)
+	c.VBLENDVPD(msk, one, s, s)
+	c.VCMPPD(operand.Imm(cmpGTOS), g.k64(0.5*tanhMaxLog), ax, msk)
+	c.VBLENDVPD(msk, g.k64(1), s, s)
+	c.VANDPD(g.b64(1<<63), sgn, ax)
+	c.VORPD(ax, s, s)
+	return s
+}
+
+// tanhMaxLog is math.Tanh's MAXLOG, log(2^127).
+const tanhMaxLog = 8.8029691931113054295988e+01

@@ -20,24 +20,31 @@ import (
 // math-package reference (Go over float64 x), and the largest error
 // allowed in ulps of the element type (docs/design.md's table).
 // Exact ones must match the Go path bit for bit (the sign of zero
-// included).
+// included). Dense ones are also swept over 200000 inputs in [-10, 10).
 type transFunc struct {
 	prim  ops.PrimName
 	ref   string
 	ulp32 int
 	ulp64 int
 	exact bool
+	dense bool
 }
 
 // transFuncs are the swept primitives. The bounds are the documented
 // maximum errors against package math (the Go path's value: for float32,
-// float32(math.F(float64(x)))).
+// float32(math.F(float64(x)))). erf, gelu and gelu_tanh compute Go's
+// math.Erf, math.Tanh and amd64 math.Exp operation for operation, so
+// they are exact: any difference in erf or tanh would be amplified in
+// the gelus where 1 + erf (1 + tanh) cancels, up to thousands of ulps.
 var transFuncs = []transFunc{
 	{prim: "exp", ref: "expRef", ulp32: 1, ulp64: 2},
 	{prim: "exp2", ref: "math.Exp2", ulp32: 1, ulp64: 2},
 	{prim: "log", ref: "logRef", ulp32: 1, ulp64: 2},
 	{prim: "log2", ref: "log2Ref", ulp32: 1, ulp64: 2},
 	{prim: "tanh", ref: "math.Tanh", ulp32: 1, ulp64: 2},
+	{prim: "erf", ref: "math.Erf", exact: true, dense: true},
+	{prim: "gelu", ref: "geluRef", exact: true, dense: true},
+	{prim: "gelu_tanh", ref: "geluTanhRef", exact: true, dense: true},
 	{prim: "sqrt", ref: "math.Sqrt", exact: true},
 	{prim: "recip", ref: "func(x float64) float64 { return 1 / x }", exact: true},
 	{prim: "recip_sqrt", ref: "func(x float64) float64 { return 1 / math.Sqrt(x) }", exact: true},
@@ -62,6 +69,9 @@ func transMapCases() []MapSpec {
 			MapSpec{Elem: elem, N: 19, Expr: ap("fma", x(0), x(1), ap("recip_sqrt", ap("add", ap("mul", x(2), x(2)), k(0.5)))), Stride0: []bool{false, false, true}},
 			MapSpec{Elem: elem, N: 263, Expr: ap("add", ap("neg", ap("not", x(0))), ap("add", ap("exp2", x(1)), ap("mul", ap("log2", ap("add", ap("mul", x(1), x(1)), k(2))), ap("recip", ap("add", x(1), k(3)))))), Stride0: []bool{false, false}, Accumulate: true},
 			MapSpec{Elem: elem, N: 16, Expr: ap("sqrt", ap("mul", x(0), x(0))), Stride0: []bool{false}},
+			// gelu of a bias add (the bias at stride 0 in a row, moving by row), plus erf.
+			MapSpec{Elem: elem, N: 150, Rows: 3, RowStride: []int{151, 150, 1}, Expr: ap("add", ap("gelu", ap("add", x(0), x(1))), ap("erf", x(0))), Stride0: []bool{false, true}},
+			MapSpec{Elem: elem, N: 45, Expr: ap("mul", ap("gelu_tanh", ap("sub", x(0), x(1))), x(1)), Stride0: []bool{false, true}, Accumulate: true},
 		)
 	}
 	return out
@@ -101,7 +111,7 @@ func TestTranscendentalSweep(t *testing.T) {
 			if elem == "float64" {
 				bound = f.ulp64
 			}
-			fmt.Fprintf(&b, "\tbad += sweep%s(%q, %s, %s, %d, %v)\n", elem[5:], f.prim, set.MapName(i, avx2), f.ref, bound, f.exact)
+			fmt.Fprintf(&b, "\tbad += sweep%s(%q, %s, %s, %d, %v, %v)\n", elem[5:], f.prim, set.MapName(i, avx2), f.ref, bound, f.exact, f.dense)
 		}
 		i := set.AddMap(MapSpec{Elem: elem, N: sweepChunk, Expr: &loopir.Apply{Prim: "fma", Args: []loopir.Expr{&loopir.Load{Tensor: 0}, &loopir.Load{Tensor: 1}, &loopir.Load{Tensor: 2}}}, Stride0: []bool{false, false, false}})
 		fmt.Fprintf(&b, "\tbad += fma%s(%s)\n", elem[5:], set.MapName(i, avx2))
@@ -143,6 +153,9 @@ func exp2_[T float32 | float64](x T) T       { return T(math.Exp2(float64(x))) }
 func log_[T float32 | float64](x T) T        { return T(math.Log(float64(x))) }
 func log2_[T float32 | float64](x T) T       { return T(math.Log2(float64(x))) }
 func tanh_[T float32 | float64](x T) T       { return T(math.Tanh(float64(x))) }
+func erf_[T float32 | float64](x T) T        { return T(math.Erf(float64(x))) }
+func gelu_[T float32 | float64](x T) T       { return T(geluRef(float64(x))) }
+func gelu_tanh_[T float32 | float64](x T) T  { return T(geluTanhRef(float64(x))) }
 func sqrt_[T float32 | float64](x T) T       { return T(math.Sqrt(float64(x))) }
 func recip_[T float32 | float64](x T) T      { return 1 / x }
 func recip_sqrt_[T float32 | float64](x T) T { return T(1 / math.Sqrt(float64(x))) }
@@ -188,6 +201,13 @@ func log2Ref(x float64) float64 {
 	}
 	l := logRef(x)
 	return math.FMA(l, math.Log2E, l*2.0355273740931033e-17)
+}
+
+// geluRef and geluTanhRef are ops' Go recipes of gelu and gelu_tanh.
+func geluRef(x float64) float64 { return 0.5 * x * (1 + math.Erf(x*0.7071067811865476)) }
+
+func geluTanhRef(x float64) float64 {
+	return 0.5 * x * (1 + math.Tanh(0.7978845608028654*(x+0.044715*x*x*x)))
 }
 
 func key32(f float32) int64 {
@@ -241,7 +261,35 @@ func specials() []float64 {
 		0.625, -0.625, 0.6249999, 44, -44, 22, 1e-8, -1e-8, 1e-300, math.Sqrt2, math.Sqrt2 / 2, 1.0000001, 0.9999999}
 }
 
-func inputs32() []float32 {
+// edges are erf's interval boundaries (|x| = 0.84375, 1.25, 1/0.35, 6,
+// 2^-28 and VeryTiny, and the x whose x/sqrt2 are those, for gelu),
+// tanh's, and large values, each with its float64 and float32 neighbours,
+// both signs.
+func edges() []float64 {
+	var out []float64
+	for _, b := range []float64{0.84375, 1.25, 1 / 0.35, 6, 0x1p-28, 2.848094538889218e-306, 0.625, 0.5 * 88.029691931113054295988,
+		0.84375 / 0.7071067811865476, 1.25 / 0.7071067811865476, 1 / 0.35 / 0.7071067811865476, 6 / 0.7071067811865476, 0x1p-28 / 0.7071067811865476,
+		1e10, 1e20, 1.5e34, 1e102, 1.6e103, 1e154, 1e200, 1e307} {
+		f := float32(b)
+		for _, v := range []float64{b, math.Nextafter(b, 0), math.Nextafter(b, math.Inf(1)), float64(f), float64(math.Nextafter32(f, 0)), float64(math.Nextafter32(f, float32(math.Inf(1))))} {
+			out = append(out, v, -v)
+		}
+	}
+	return out
+}
+
+// dense are extra inputs of the primitives marked dense: 200000 uniform
+// in [-10, 10), where erf and the gelus vary (and gelu's 1 + erf cancels).
+func dense(seed uint64) []float64 {
+	r := rand.New(rand.NewPCG(seed, 9))
+	xs := make([]float64, 200000)
+	for i := range xs {
+		xs[i] = r.Float64()*20 - 10
+	}
+	return xs
+}
+
+func inputs32(withDense bool) []float32 {
 	var xs []float32
 	for b := uint64(0); b < 1<<32; b += 4093 {
 		xs = append(xs, math.Float32frombits(uint32(b)))
@@ -256,13 +304,21 @@ func inputs32() []float32 {
 	for _, v := range specials() {
 		xs = append(xs, float32(v))
 	}
+	for _, v := range edges() {
+		xs = append(xs, float32(v))
+	}
+	if withDense {
+		for _, v := range dense(11) {
+			xs = append(xs, float32(v))
+		}
+	}
 	for len(xs)%chunk != 0 {
 		xs = append(xs, 1)
 	}
 	return xs
 }
 
-func inputs64() []float64 {
+func inputs64(withDense bool) []float64 {
 	r := rand.New(rand.NewPCG(3, 4))
 	var xs []float64
 	for range 300000 {
@@ -281,14 +337,18 @@ func inputs64() []float64 {
 		xs = append(xs, r.Float64()*4)
 	}
 	xs = append(xs, specials()...)
+	xs = append(xs, edges()...)
+	if withDense {
+		xs = append(xs, dense(12)...)
+	}
 	for len(xs)%chunk != 0 {
 		xs = append(xs, 1)
 	}
 	return xs
 }
 
-func sweep32(name string, k func(c, x *float32), ref func(float64) float64, bound int64, exact bool) int {
-	xs := inputs32()
+func sweep32(name string, k func(c, x *float32), ref func(float64) float64, bound int64, exact, withDense bool) int {
+	xs := inputs32(withDense)
 	out := make([]float32, len(xs))
 	for i := 0; i < len(xs); i += chunk {
 		k(&out[i], &xs[i])
@@ -298,8 +358,11 @@ func sweep32(name string, k func(c, x *float32), ref func(float64) float64, boun
 	bad, differ := 0, 0
 	for i, x := range xs {
 		w := float32(ref(float64(x)))
-		d := dist(float64(out[i]), float64(w), key32(out[i]), key32(w), exact, math.Float32bits(out[i]) == math.Float32bits(w))
-		if d < 0 || d > bound {
+		// Exact: the same bits (any NaN for a NaN, the sign of a zero); d,
+		// the distance in ulps, is reported for exact ones too.
+		same := math.Float32bits(out[i]) == math.Float32bits(w) || math.IsNaN(float64(out[i])) && math.IsNaN(float64(w))
+		d := dist(float64(out[i]), float64(w), key32(out[i]), key32(w), false, same)
+		if d < 0 || d > bound || exact && !same {
 			if bad < 5 {
 				fmt.Printf("%s float32: x=%g (%#x): got %g want %g\n", name, x, math.Float32bits(x), out[i], w)
 			}
@@ -308,7 +371,7 @@ func sweep32(name string, k func(c, x *float32), ref func(float64) float64, boun
 		if d > worst {
 			worst, at, got, want = d, x, out[i], w
 		}
-		if d != 0 {
+		if d != 0 || exact && !same {
 			differ++
 		}
 	}
@@ -316,8 +379,8 @@ func sweep32(name string, k func(c, x *float32), ref func(float64) float64, boun
 	return bad
 }
 
-func sweep64(name string, k func(c, x *float64), ref func(float64) float64, bound int64, exact bool) int {
-	xs := inputs64()
+func sweep64(name string, k func(c, x *float64), ref func(float64) float64, bound int64, exact, withDense bool) int {
+	xs := inputs64(withDense)
 	out := make([]float64, len(xs))
 	for i := 0; i < len(xs); i += chunk {
 		k(&out[i], &xs[i])
@@ -327,8 +390,9 @@ func sweep64(name string, k func(c, x *float64), ref func(float64) float64, boun
 	bad, differ := 0, 0
 	for i, x := range xs {
 		w := ref(x)
-		d := dist(out[i], w, key64(out[i]), key64(w), exact, math.Float64bits(out[i]) == math.Float64bits(w))
-		if d < 0 || d > bound {
+		same := math.Float64bits(out[i]) == math.Float64bits(w) || math.IsNaN(out[i]) && math.IsNaN(w)
+		d := dist(out[i], w, key64(out[i]), key64(w), false, same)
+		if d < 0 || d > bound || exact && !same {
 			if bad < 5 {
 				fmt.Printf("%s float64: x=%g (%#x): got %g want %g\n", name, x, math.Float64bits(x), out[i], w)
 			}
@@ -337,7 +401,7 @@ func sweep64(name string, k func(c, x *float64), ref func(float64) float64, boun
 		if d > worst {
 			worst, at, got, want = d, x, out[i], w
 		}
-		if d != 0 {
+		if d != 0 || exact && !same {
 			differ++
 		}
 	}
@@ -346,7 +410,7 @@ func sweep64(name string, k func(c, x *float64), ref func(float64) float64, boun
 }
 
 func fma32(k func(c, a, b, d *float32)) int {
-	xs := inputs32()
+	xs := inputs32(false)
 	n := len(xs)
 	a, b, d, out := make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
 	r := rand.New(rand.NewPCG(5, 6))
@@ -371,7 +435,7 @@ func fma32(k func(c, a, b, d *float32)) int {
 }
 
 func fma64(k func(c, a, b, d *float64)) int {
-	xs := inputs64()
+	xs := inputs64(false)
 	n := len(xs)
 	a, b, d, out := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
 	r := rand.New(rand.NewPCG(7, 8))
@@ -435,6 +499,17 @@ func TestTranscendentalFit(t *testing.T) {
 	if d := small.Describe(AVX512(), AVX2()); !strings.HasSuffix(d, ": AVX2 (also on AVX-512 machines)") {
 		t.Errorf("Describe = %q", d)
 	}
+	// erf, gelu and gelu_tanh of a bias add: AVX2-only kernels that fit,
+	// in both element types, run from MinCostlyMapElems elements.
+	kn := target.AVX2().Kernels
+	for _, elem := range []string{"float32", "float64"} {
+		for _, p := range []ops.PrimName{ops.Erf, ops.Gelu, ops.GeluTanh} {
+			m := MapSpec{Elem: elem, N: 100, Expr: ap(p, ap("add", x(0), x(1))), Stride0: []bool{false, true}}
+			if !m.fitsAVX2() || !m.avx2Only() || m.EmitsIn(AVX512()) || minMapElems(m.Expr, kn) != kn.MinCostlyMapElems {
+				t.Errorf("%s map: fits %v, AVX2 only %v, in AVX512 %v, from %d elements", mapDesc(&m), m.fitsAVX2(), m.avx2Only(), m.EmitsIn(AVX512()), minMapElems(m.Expr, kn))
+			}
+		}
+	}
 }
 
 // TestTranscendentalTiming prints the time per call of exp, tanh and
@@ -450,9 +525,9 @@ func TestTranscendentalTiming(t *testing.T) {
 	set := NewSet(target.AVX2())
 	var b bytes.Buffer
 	b.WriteString("package main\n\nimport (\n\t\"fmt\"\n\t\"math\"\n\t\"testing\"\n)\n\nfunc main() {\n")
-	goFn := map[string]string{"exp": "math.Exp", "tanh": "math.Tanh", "log": "math.Log"}
+	goFn := map[string]string{"exp": "math.Exp", "tanh": "math.Tanh", "log": "math.Log", "erf": "math.Erf", "gelu": "geluRef", "gelu_tanh": "geluTanhRef"}
 	for _, elem := range []string{"float32", "float64"} {
-		for _, prim := range []string{"exp", "tanh", "log"} {
+		for _, prim := range []string{"exp", "tanh", "log", "erf", "gelu", "gelu_tanh"} {
 			if which != "1" && !slices.Contains(strings.Split(which, ","), prim) {
 				continue
 			}
@@ -461,11 +536,13 @@ func TestTranscendentalTiming(t *testing.T) {
 				fmt.Fprintf(&b, "\t{\n\t\tx, c := make([]%[1]s, %[2]d), make([]%[1]s, %[2]d)\n\t\tfor j := range x {\n\t\t\tx[j] = %[1]s(j%%97)/31 + 0.01\n\t\t}\n", elem, n)
 				fmt.Fprintf(&b, "\t\tk := testing.Benchmark(func(b *testing.B) {\n\t\t\tfor range b.N {\n\t\t\t\t%s(&c[0], &x[0])\n\t\t\t}\n\t\t})\n", set.MapName(i, AVX2()))
 				fmt.Fprintf(&b, "\t\tg := testing.Benchmark(func(b *testing.B) {\n\t\t\tfor range b.N {\n\t\t\t\tfor j := range x {\n\t\t\t\t\tc[j] = %s(%s(float64(x[j])))\n\t\t\t\t}\n\t\t\t}\n\t\t})\n", elem, goFn[prim])
-				fmt.Fprintf(&b, "\t\tfmt.Printf(\"%%-4s %%s n=%%5d: kernel %%8.1f ns, Go loop %%8.1f ns (%%.1fx)\\n\", %q, %q, %d, float64(k.NsPerOp()), float64(g.NsPerOp()), float64(g.NsPerOp())/float64(k.NsPerOp()))\n\t}\n", prim, elem, n)
+				fmt.Fprintf(&b, "\t\tfmt.Printf(\"%%-9s %%s n=%%5d: kernel %%8.1f ns, Go loop %%8.1f ns (%%.1fx)\\n\", %q, %q, %d, float64(k.NsPerOp()), float64(g.NsPerOp()), float64(g.NsPerOp())/float64(k.NsPerOp()))\n\t}\n", prim, elem, n)
 			}
 		}
 	}
 	b.WriteString("}\n")
+	b.WriteString("\nfunc geluRef(x float64) float64 { return 0.5 * x * (1 + math.Erf(x*0.7071067811865476)) }\n")
+	b.WriteString("\nfunc geluTanhRef(x float64) float64 {\n\treturn 0.5 * x * (1 + math.Tanh(0.7978845608028654*(x+0.044715*x*x*x)))\n}\n")
 	files, err := set.Files("main")
 	if err != nil {
 		t.Fatal(err)

@@ -22,7 +22,7 @@ func WhyNot(kn target.Kernels, p *loopir.Program, loops []*loopir.For, st *loopi
 		return fmt.Sprintf("no reduction kernel: it needs a reduced axis of unit stride in the operands (at least %d long) or a kept one in C (at least %d), "+
 			"an expression over the pointwise primitives and %d elements per call", kn.MinReduceN, kn.MinAcrossN, kn.MinReduceElems)
 	case !st.Accumulate || st.Accum != ops.AccAdd:
-		return "not a contraction, and not a pointwise map of a contiguous axis of at least " + fmt.Sprint(kn.MinMapElems) + " elements (" + fmt.Sprint(kn.MinCostlyMapElems) + " with exp, log or tanh) over the supported primitives, fitting the registers"
+		return "not a contraction, and not a pointwise map of a contiguous axis of at least " + fmt.Sprint(kn.MinMapElems) + " elements (" + fmt.Sprint(kn.MinCostlyMapElems) + " with exp, log, tanh, erf or gelu) over the supported primitives, fitting the registers"
 	case !ok || ap.Prim != ops.Mul || len(ap.Args) != 2:
 		return "not a sum of products of two tensors"
 	}

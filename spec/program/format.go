@@ -477,15 +477,7 @@ func (pr *printer) stmt(s Stmt) {
 		b.WriteString(s.Name + ":")
 		pr.block(s.Body, s.Result)
 	case *OptimStmt:
-		b.WriteString(s.Kind)
-		for _, st := range s.Settings {
-			b.WriteString(" " + st.Name)
-			if st.Value != nil {
-				b.WriteString("=" + numberText(st.Value))
-			} else if st.Word != "" {
-				b.WriteString("=" + st.Word)
-			}
-		}
+		b.WriteString(optimText(s))
 	case *AssignStmt:
 		if s.Inline {
 			b.WriteString("{ " + s.Target + " }")
@@ -539,4 +531,19 @@ func (pr *printer) block(body []Stmt, result Expr) {
 	}
 	pr.b.WriteString("\n    return ")
 	pr.expr(result, lvCmp)
+}
+
+// optimText prints an optimizer statement: its kind and settings.
+func optimText(s *OptimStmt) string {
+	var b strings.Builder
+	b.WriteString(s.Kind)
+	for _, st := range s.Settings {
+		b.WriteString(" " + st.Name)
+		if st.Value != nil {
+			b.WriteString("=" + numberText(st.Value))
+		} else if st.Word != "" {
+			b.WriteString("=" + st.Word)
+		}
+	}
+	return b.String()
 }
