@@ -147,11 +147,11 @@ type %[1]s struct{ ocannl%[1]s }
 		optim string
 		want  string
 	}{
-		{16384, "sgd lr=0.1 momentum=0.9", "model.go:5:10: warning: model Wide needs 3.0 GiB for its state (the struct ocannlWide: 268451840 float32 parameters; Params 1.0 GiB, Grads 1.0 GiB, momentum 1.0 GiB, results 4 B, the other fields 24 B), more than the 1.0 GiB at which ocannlgen warns: a value of it may not fit in memory\n"},
+		{16384, "sgd lr=0.1 momentum=0.9", "model.go:5:10: warning: model Wide needs 3.0 GiB for its state (the struct ocannlWide: 268451840 float32 parameters; Params 1.0 GiB, Grads 1.0 GiB, momentum 1.0 GiB, results 4 B, the other fields 40 B), more than the 1.0 GiB at which ocannlgen warns: a value of it may not fit in memory\n"},
 		{8192, "sgd lr=0.1 momentum=0.9", ""},
 		// Adam's moments count: this one did not warn when only the
 		// parameters, gradients and momentum were counted.
-		{8192, "adamw lr=0.001", "model.go:5:10: warning: model Wide needs 1.0 GiB for its state (the struct ocannlWide: 67117056 float32 parameters; Params 256.0 MiB, Grads 256.0 MiB, Adam's first moments 256.0 MiB, Adam's second moments 256.0 MiB, results 4 B, the other fields 24 B), more than the 1.0 GiB at which ocannlgen warns: a value of it may not fit in memory\n"},
+		{8192, "adamw lr=0.001", "model.go:5:10: warning: model Wide needs 1.0 GiB for its state (the struct ocannlWide: 67117056 float32 parameters; Params 256.0 MiB, Grads 256.0 MiB, Adam's first moments 256.0 MiB, Adam's second moments 256.0 MiB, results 4 B, the other fields 40 B), more than the 1.0 GiB at which ocannlgen warns: a value of it may not fit in memory\n"},
 	} {
 		dir := testutil.WriteModule(t, map[string][]byte{"model.go": []byte("package gentest\n" + model("Wide", c.width, c.optim))})
 		t.Chdir(dir)

@@ -165,6 +165,10 @@ func (g *modelGen) stateType() {
 		if g.adam {
 			st = append(st, jen.Id("adamM").Id(ps), jen.Id("adamV").Id(ps))
 		}
+		if m.Backward != "" {
+			// What dist.CheckSame exchanges (SyncGrads, BroadcastParams).
+			st = append(st, jen.Id("distBuf").Index(jen.Lit(2)).Float64())
+		}
 	}
 	if m.Backward != "" || m.Loss >= 0 {
 		st = append(st, jen.Id("loss").Index(jen.Lit(1)).Id(m.Elem))
@@ -499,6 +503,7 @@ func (g *modelGen) optimizer() {
 	}
 	g.learningRate()
 	g.update()
+	defer g.distributed()
 	jf, m, recv, inputParams, inputArgs := g.jf, g.m, g.recv, g.inputParams, g.inputArgs
 	if m.Backward != "" && m.Entries[m.Loss].Rows > 0 {
 		e := &m.Entries[m.Loss]

@@ -6,6 +6,7 @@ package main
 import (
 	"bytes"
 	rt "github.com/ocannlgen/ocannlgen/rt"
+	dist "github.com/ocannlgen/ocannlgen/rt/dist"
 	"io"
 	"math"
 )
@@ -63,6 +64,7 @@ type ocannlReverser struct {
 	// LR, when set, gives the learning rate of each step instead of the model's schedule.
 	LR               func(step int) float64
 	momentum         ocannlReverserParams
+	distBuf          [2]float64
 	loss             [1]float32
 	outPredict       [64][8][10]float32
 	scratchTrainLoss ocannlReverserTrainLossScratch
@@ -152,6 +154,37 @@ func (m *ocannlReverser) TrainStep(tokens *[32][8][10]float32, targets *[32][8][
 	l := m.Backward(tokens, targets)
 	m.Update()
 	return l
+}
+
+// BroadcastParams copies rank root's parameters, optimizer state and Step into every rank of c, so
+// that all ranks start a data-parallel run from the same state (rank 0's fresh Init, or its
+// LoadCheckpoint). It first checks that every rank runs this model (dist.CheckSame of its
+// fingerprint 0x68147c28): a rank with other parameter shapes gets an error, before any update. Every
+// rank must call it.
+func (m *ocannlReverser) BroadcastParams(c dist.Comm, root int) error {
+	if err := dist.CheckSame(c, 0x68147c28, m.distBuf[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll32(c, root, m.Params.NetEmb[:], m.Params.NetPos[:], m.Params.NetAttention1WQ[:], m.Params.NetAttention1WK[:], m.Params.NetAttention1WV[:], m.Params.NetAttention1WO[:], m.Params.NetLayerNorm1Gamma[:], m.Params.NetLayerNorm1Beta[:], m.Params.NetDense1W[:], m.Params.NetDense1B[:], m.Params.NetLinear1W[:], m.Params.NetLinear1B[:], m.Params.NetLayerNorm2Gamma[:], m.Params.NetLayerNorm2Beta[:], m.Params.NetLinear2W[:], m.Params.NetLinear2B[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll32(c, root, m.momentum.NetEmb[:], m.momentum.NetPos[:], m.momentum.NetAttention1WQ[:], m.momentum.NetAttention1WK[:], m.momentum.NetAttention1WV[:], m.momentum.NetAttention1WO[:], m.momentum.NetLayerNorm1Gamma[:], m.momentum.NetLayerNorm1Beta[:], m.momentum.NetDense1W[:], m.momentum.NetDense1B[:], m.momentum.NetLinear1W[:], m.momentum.NetLinear1B[:], m.momentum.NetLayerNorm2Gamma[:], m.momentum.NetLayerNorm2Beta[:], m.momentum.NetLinear2W[:], m.momentum.NetLinear2B[:]); err != nil {
+		return err
+	}
+	return dist.BroadcastStep(c, root, &m.Step)
+}
+
+// SyncGrads replaces the gradients of the last Backward by their mean across the ranks of c
+// (dist.MeanGrads32: the same bits on every rank), after checking, as BroadcastParams does, that
+// every rank runs this model. A data-parallel step is Backward on the rank's shard of the
+// batch (dist.Shard), SyncGrads, Update: the ranks' parameters stay bit-identical, and
+// clip_norm, applied by Update to the averaged gradients, clips by their global norm. Every
+// rank must call it. It does not allocate.
+func (m *ocannlReverser) SyncGrads(c dist.Comm) error {
+	if err := dist.CheckSame(c, 0x68147c28, m.distBuf[:]); err != nil {
+		return err
+	}
+	return dist.MeanGrads32(c, m.Grads.NetEmb[:], m.Grads.NetPos[:], m.Grads.NetAttention1WQ[:], m.Grads.NetAttention1WK[:], m.Grads.NetAttention1WV[:], m.Grads.NetAttention1WO[:], m.Grads.NetLayerNorm1Gamma[:], m.Grads.NetLayerNorm1Beta[:], m.Grads.NetDense1W[:], m.Grads.NetDense1B[:], m.Grads.NetLinear1W[:], m.Grads.NetLinear1B[:], m.Grads.NetLayerNorm2Gamma[:], m.Grads.NetLayerNorm2Beta[:], m.Grads.NetLinear2W[:], m.Grads.NetLinear2B[:])
 }
 
 // ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each

@@ -6,6 +6,7 @@ package main
 import (
 	"bytes"
 	rt "github.com/ocannlgen/ocannlgen/rt"
+	dist "github.com/ocannlgen/ocannlgen/rt/dist"
 	"io"
 	"math"
 )
@@ -43,6 +44,7 @@ type ocannlCNN struct {
 	// LR, when set, gives the learning rate of each step instead of the model's schedule.
 	LR               func(step int) float64
 	momentum         ocannlCNNParams
+	distBuf          [2]float64
 	loss             [1]float32
 	outPredict       [256][4]float32
 	scratchTrainLoss ocannlCNNTrainLossScratch
@@ -112,6 +114,37 @@ func (m *ocannlCNN) TrainStep(images *[32][12][12][1]float32, labels *[32][4]flo
 	l := m.Backward(images, labels)
 	m.Update()
 	return l
+}
+
+// BroadcastParams copies rank root's parameters, optimizer state and Step into every rank of c, so
+// that all ranks start a data-parallel run from the same state (rank 0's fresh Init, or its
+// LoadCheckpoint). It first checks that every rank runs this model (dist.CheckSame of its
+// fingerprint 0x24082653): a rank with other parameter shapes gets an error, before any update. Every
+// rank must call it.
+func (m *ocannlCNN) BroadcastParams(c dist.Comm, root int) error {
+	if err := dist.CheckSame(c, 0x24082653, m.distBuf[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll32(c, root, m.Params.NetConv1Kernel[:], m.Params.NetConv1Bias[:], m.Params.NetConv2Kernel[:], m.Params.NetConv2Bias[:], m.Params.NetHeadW[:], m.Params.NetHeadB[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll32(c, root, m.momentum.NetConv1Kernel[:], m.momentum.NetConv1Bias[:], m.momentum.NetConv2Kernel[:], m.momentum.NetConv2Bias[:], m.momentum.NetHeadW[:], m.momentum.NetHeadB[:]); err != nil {
+		return err
+	}
+	return dist.BroadcastStep(c, root, &m.Step)
+}
+
+// SyncGrads replaces the gradients of the last Backward by their mean across the ranks of c
+// (dist.MeanGrads32: the same bits on every rank), after checking, as BroadcastParams does, that
+// every rank runs this model. A data-parallel step is Backward on the rank's shard of the
+// batch (dist.Shard), SyncGrads, Update: the ranks' parameters stay bit-identical, and
+// clip_norm, applied by Update to the averaged gradients, clips by their global norm. Every
+// rank must call it. It does not allocate.
+func (m *ocannlCNN) SyncGrads(c dist.Comm) error {
+	if err := dist.CheckSame(c, 0x24082653, m.distBuf[:]); err != nil {
+		return err
+	}
+	return dist.MeanGrads32(c, m.Grads.NetConv1Kernel[:], m.Grads.NetConv1Bias[:], m.Grads.NetConv2Kernel[:], m.Grads.NetConv2Bias[:], m.Grads.NetHeadW[:], m.Grads.NetHeadB[:])
 }
 
 // ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each

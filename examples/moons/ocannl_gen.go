@@ -6,6 +6,7 @@ package main
 import (
 	"bytes"
 	rt "github.com/ocannlgen/ocannlgen/rt"
+	dist "github.com/ocannlgen/ocannlgen/rt/dist"
 	"io"
 )
 
@@ -42,6 +43,7 @@ type ocannlMoons struct {
 	// LR, when set, gives the learning rate of each step instead of the model's schedule.
 	LR             func(step int) float64
 	momentum       ocannlMoonsParams
+	distBuf        [2]float64
 	loss           [1]float32
 	outClassify    [1][1]float32
 	outPredict     [256][1]float32
@@ -128,6 +130,37 @@ func (m *ocannlMoons) TrainStep(points *[32][2]float32, labels *[32][1]float32) 
 	l := m.Backward(points, labels)
 	m.Update()
 	return l
+}
+
+// BroadcastParams copies rank root's parameters, optimizer state and Step into every rank of c, so
+// that all ranks start a data-parallel run from the same state (rank 0's fresh Init, or its
+// LoadCheckpoint). It first checks that every rank runs this model (dist.CheckSame of its
+// fingerprint 0x8e357f8): a rank with other parameter shapes gets an error, before any update. Every
+// rank must call it.
+func (m *ocannlMoons) BroadcastParams(c dist.Comm, root int) error {
+	if err := dist.CheckSame(c, 0x8e357f8, m.distBuf[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll32(c, root, m.Params.NetW1[:], m.Params.NetB1[:], m.Params.NetW2[:], m.Params.NetB2[:], m.Params.NetW3[:], m.Params.NetB3[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll32(c, root, m.momentum.NetW1[:], m.momentum.NetB1[:], m.momentum.NetW2[:], m.momentum.NetB2[:], m.momentum.NetW3[:], m.momentum.NetB3[:]); err != nil {
+		return err
+	}
+	return dist.BroadcastStep(c, root, &m.Step)
+}
+
+// SyncGrads replaces the gradients of the last Backward by their mean across the ranks of c
+// (dist.MeanGrads32: the same bits on every rank), after checking, as BroadcastParams does, that
+// every rank runs this model. A data-parallel step is Backward on the rank's shard of the
+// batch (dist.Shard), SyncGrads, Update: the ranks' parameters stay bit-identical, and
+// clip_norm, applied by Update to the averaged gradients, clips by their global norm. Every
+// rank must call it. It does not allocate.
+func (m *ocannlMoons) SyncGrads(c dist.Comm) error {
+	if err := dist.CheckSame(c, 0x8e357f8, m.distBuf[:]); err != nil {
+		return err
+	}
+	return dist.MeanGrads32(c, m.Grads.NetW1[:], m.Grads.NetB1[:], m.Grads.NetW2[:], m.Grads.NetB2[:], m.Grads.NetW3[:], m.Grads.NetB3[:])
 }
 
 // ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each

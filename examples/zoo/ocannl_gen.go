@@ -6,6 +6,7 @@ package zoo
 import (
 	"bytes"
 	rt "github.com/ocannlgen/ocannlgen/rt"
+	dist "github.com/ocannlgen/ocannlgen/rt/dist"
 	"io"
 	"math"
 )
@@ -51,6 +52,7 @@ type ocannlLeNet struct {
 	// LR, when set, gives the learning rate of each step instead of the model's schedule.
 	LR               func(step int) float64
 	momentum         ocannlLeNetParams
+	distBuf          [2]float64
 	loss             [1]float64
 	outPredict       [1][3]float64
 	scratchTrainLoss ocannlLeNetTrainLossScratch
@@ -126,6 +128,37 @@ func (m *ocannlLeNet) TrainStep(images *[4][14][14][1]float64, labels *[4][3]flo
 	l := m.Backward(images, labels)
 	m.Update()
 	return l
+}
+
+// BroadcastParams copies rank root's parameters, optimizer state and Step into every rank of c, so
+// that all ranks start a data-parallel run from the same state (rank 0's fresh Init, or its
+// LoadCheckpoint). It first checks that every rank runs this model (dist.CheckSame of its
+// fingerprint 0x592a2156): a rank with other parameter shapes gets an error, before any update. Every
+// rank must call it.
+func (m *ocannlLeNet) BroadcastParams(c dist.Comm, root int) error {
+	if err := dist.CheckSame(c, 0x592a2156, m.distBuf[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll64(c, root, m.Params.NetConv2dValid1Kernel[:], m.Params.NetConv2dValid1Bias[:], m.Params.NetConv2dValid2Kernel[:], m.Params.NetConv2dValid2Bias[:], m.Params.NetDense2W[:], m.Params.NetDense2B[:], m.Params.NetDense1W[:], m.Params.NetDense1B[:], m.Params.NetLinear1W[:], m.Params.NetLinear1B[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll64(c, root, m.momentum.NetConv2dValid1Kernel[:], m.momentum.NetConv2dValid1Bias[:], m.momentum.NetConv2dValid2Kernel[:], m.momentum.NetConv2dValid2Bias[:], m.momentum.NetDense2W[:], m.momentum.NetDense2B[:], m.momentum.NetDense1W[:], m.momentum.NetDense1B[:], m.momentum.NetLinear1W[:], m.momentum.NetLinear1B[:]); err != nil {
+		return err
+	}
+	return dist.BroadcastStep(c, root, &m.Step)
+}
+
+// SyncGrads replaces the gradients of the last Backward by their mean across the ranks of c
+// (dist.MeanGrads64: the same bits on every rank), after checking, as BroadcastParams does, that
+// every rank runs this model. A data-parallel step is Backward on the rank's shard of the
+// batch (dist.Shard), SyncGrads, Update: the ranks' parameters stay bit-identical, and
+// clip_norm, applied by Update to the averaged gradients, clips by their global norm. Every
+// rank must call it. It does not allocate.
+func (m *ocannlLeNet) SyncGrads(c dist.Comm) error {
+	if err := dist.CheckSame(c, 0x592a2156, m.distBuf[:]); err != nil {
+		return err
+	}
+	return dist.MeanGrads64(c, m.Grads.NetConv2dValid1Kernel[:], m.Grads.NetConv2dValid1Bias[:], m.Grads.NetConv2dValid2Kernel[:], m.Grads.NetConv2dValid2Bias[:], m.Grads.NetDense2W[:], m.Grads.NetDense2B[:], m.Grads.NetDense1W[:], m.Grads.NetDense1B[:], m.Grads.NetLinear1W[:], m.Grads.NetLinear1B[:])
 }
 
 // ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
@@ -429,6 +462,7 @@ type ocannlVGG struct {
 	// LR, when set, gives the learning rate of each step instead of the model's schedule.
 	LR              func(step int) float64
 	momentum        ocannlVGGParams
+	distBuf         [2]float64
 	loss            [1]float64
 	scratchBackward ocannlVGGBackwardScratch
 }
@@ -496,6 +530,37 @@ func (m *ocannlVGG) TrainStep(images *[2][8][8][2]float64, labels *[2][3]float64
 	l := m.Backward(images, labels)
 	m.Update()
 	return l
+}
+
+// BroadcastParams copies rank root's parameters, optimizer state and Step into every rank of c, so
+// that all ranks start a data-parallel run from the same state (rank 0's fresh Init, or its
+// LoadCheckpoint). It first checks that every rank runs this model (dist.CheckSame of its
+// fingerprint 0x3ef3fffb): a rank with other parameter shapes gets an error, before any update. Every
+// rank must call it.
+func (m *ocannlVGG) BroadcastParams(c dist.Comm, root int) error {
+	if err := dist.CheckSame(c, 0x3ef3fffb, m.distBuf[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll64(c, root, m.Params.NetVggBlock2Conv2d2Kernel[:], m.Params.NetVggBlock2Conv2d2Bias[:], m.Params.NetVggBlock2Conv2d1Kernel[:], m.Params.NetVggBlock2Conv2d1Bias[:], m.Params.NetVggBlock1Conv2d2Kernel[:], m.Params.NetVggBlock1Conv2d2Bias[:], m.Params.NetVggBlock1Conv2d1Kernel[:], m.Params.NetVggBlock1Conv2d1Bias[:], m.Params.NetLinear1W[:], m.Params.NetLinear1B[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll64(c, root, m.momentum.NetVggBlock2Conv2d2Kernel[:], m.momentum.NetVggBlock2Conv2d2Bias[:], m.momentum.NetVggBlock2Conv2d1Kernel[:], m.momentum.NetVggBlock2Conv2d1Bias[:], m.momentum.NetVggBlock1Conv2d2Kernel[:], m.momentum.NetVggBlock1Conv2d2Bias[:], m.momentum.NetVggBlock1Conv2d1Kernel[:], m.momentum.NetVggBlock1Conv2d1Bias[:], m.momentum.NetLinear1W[:], m.momentum.NetLinear1B[:]); err != nil {
+		return err
+	}
+	return dist.BroadcastStep(c, root, &m.Step)
+}
+
+// SyncGrads replaces the gradients of the last Backward by their mean across the ranks of c
+// (dist.MeanGrads64: the same bits on every rank), after checking, as BroadcastParams does, that
+// every rank runs this model. A data-parallel step is Backward on the rank's shard of the
+// batch (dist.Shard), SyncGrads, Update: the ranks' parameters stay bit-identical, and
+// clip_norm, applied by Update to the averaged gradients, clips by their global norm. Every
+// rank must call it. It does not allocate.
+func (m *ocannlVGG) SyncGrads(c dist.Comm) error {
+	if err := dist.CheckSame(c, 0x3ef3fffb, m.distBuf[:]); err != nil {
+		return err
+	}
+	return dist.MeanGrads64(c, m.Grads.NetVggBlock2Conv2d2Kernel[:], m.Grads.NetVggBlock2Conv2d2Bias[:], m.Grads.NetVggBlock2Conv2d1Kernel[:], m.Grads.NetVggBlock2Conv2d1Bias[:], m.Grads.NetVggBlock1Conv2d2Kernel[:], m.Grads.NetVggBlock1Conv2d2Bias[:], m.Grads.NetVggBlock1Conv2d1Kernel[:], m.Grads.NetVggBlock1Conv2d1Bias[:], m.Grads.NetLinear1W[:], m.Grads.NetLinear1B[:])
 }
 
 // ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
@@ -775,6 +840,7 @@ type ocannlResNet struct {
 	// LR, when set, gives the learning rate of each step instead of the model's schedule.
 	LR              func(step int) float64
 	momentum        ocannlResNetParams
+	distBuf         [2]float64
 	loss            [1]float64
 	scratchBackward ocannlResNetBackwardScratch
 }
@@ -842,6 +908,37 @@ func (m *ocannlResNet) TrainStep(images *[2][8][8][1]float64, labels *[2][3]floa
 	l := m.Backward(images, labels)
 	m.Update()
 	return l
+}
+
+// BroadcastParams copies rank root's parameters, optimizer state and Step into every rank of c, so
+// that all ranks start a data-parallel run from the same state (rank 0's fresh Init, or its
+// LoadCheckpoint). It first checks that every rank runs this model (dist.CheckSame of its
+// fingerprint 0x1061dc88): a rank with other parameter shapes gets an error, before any update. Every
+// rank must call it.
+func (m *ocannlResNet) BroadcastParams(c dist.Comm, root int) error {
+	if err := dist.CheckSame(c, 0x1061dc88, m.distBuf[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll64(c, root, m.Params.NetConv2d1Kernel[:], m.Params.NetConv2d1Bias[:], m.Params.NetBasicBlock1Conv2d1Kernel[:], m.Params.NetBasicBlock1Conv2d1Bias[:], m.Params.NetBasicBlock1Conv2d2Kernel[:], m.Params.NetBasicBlock1Conv2d2Bias[:], m.Params.NetBasicBlock1Conv2d3Kernel[:], m.Params.NetBasicBlock1Conv2d3Bias[:], m.Params.NetLinear1W[:], m.Params.NetLinear1B[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll64(c, root, m.momentum.NetConv2d1Kernel[:], m.momentum.NetConv2d1Bias[:], m.momentum.NetBasicBlock1Conv2d1Kernel[:], m.momentum.NetBasicBlock1Conv2d1Bias[:], m.momentum.NetBasicBlock1Conv2d2Kernel[:], m.momentum.NetBasicBlock1Conv2d2Bias[:], m.momentum.NetBasicBlock1Conv2d3Kernel[:], m.momentum.NetBasicBlock1Conv2d3Bias[:], m.momentum.NetLinear1W[:], m.momentum.NetLinear1B[:]); err != nil {
+		return err
+	}
+	return dist.BroadcastStep(c, root, &m.Step)
+}
+
+// SyncGrads replaces the gradients of the last Backward by their mean across the ranks of c
+// (dist.MeanGrads64: the same bits on every rank), after checking, as BroadcastParams does, that
+// every rank runs this model. A data-parallel step is Backward on the rank's shard of the
+// batch (dist.Shard), SyncGrads, Update: the ranks' parameters stay bit-identical, and
+// clip_norm, applied by Update to the averaged gradients, clips by their global norm. Every
+// rank must call it. It does not allocate.
+func (m *ocannlResNet) SyncGrads(c dist.Comm) error {
+	if err := dist.CheckSame(c, 0x1061dc88, m.distBuf[:]); err != nil {
+		return err
+	}
+	return dist.MeanGrads64(c, m.Grads.NetConv2d1Kernel[:], m.Grads.NetConv2d1Bias[:], m.Grads.NetBasicBlock1Conv2d1Kernel[:], m.Grads.NetBasicBlock1Conv2d1Bias[:], m.Grads.NetBasicBlock1Conv2d2Kernel[:], m.Grads.NetBasicBlock1Conv2d2Bias[:], m.Grads.NetBasicBlock1Conv2d3Kernel[:], m.Grads.NetBasicBlock1Conv2d3Bias[:], m.Grads.NetLinear1W[:], m.Grads.NetLinear1B[:])
 }
 
 // ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
@@ -1109,6 +1206,7 @@ type ocannlNormalized struct {
 	// LR, when set, gives the learning rate of each step instead of the model's schedule.
 	LR          func(step int) float64
 	momentum    ocannlNormalizedParams
+	distBuf     [2]float64
 	loss        [1]float64
 	outPredict  [3][4]float64
 	outClassify [3][4]float64
@@ -1182,6 +1280,37 @@ func (m *ocannlNormalized) TrainStep(images *[2][6][6][1]float64, labels *[2][4]
 	l := m.Backward(images, labels)
 	m.Update()
 	return l
+}
+
+// BroadcastParams copies rank root's parameters, optimizer state and Step into every rank of c, so
+// that all ranks start a data-parallel run from the same state (rank 0's fresh Init, or its
+// LoadCheckpoint). It first checks that every rank runs this model (dist.CheckSame of its
+// fingerprint 0x5009dccb): a rank with other parameter shapes gets an error, before any update. Every
+// rank must call it.
+func (m *ocannlNormalized) BroadcastParams(c dist.Comm, root int) error {
+	if err := dist.CheckSame(c, 0x5009dccb, m.distBuf[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll64(c, root, m.Params.C1Kernel[:], m.Params.C1Bias[:], m.Params.HeadW[:], m.Params.HeadB[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll64(c, root, m.momentum.C1Kernel[:], m.momentum.C1Bias[:], m.momentum.HeadW[:], m.momentum.HeadB[:]); err != nil {
+		return err
+	}
+	return dist.BroadcastStep(c, root, &m.Step)
+}
+
+// SyncGrads replaces the gradients of the last Backward by their mean across the ranks of c
+// (dist.MeanGrads64: the same bits on every rank), after checking, as BroadcastParams does, that
+// every rank runs this model. A data-parallel step is Backward on the rank's shard of the
+// batch (dist.Shard), SyncGrads, Update: the ranks' parameters stay bit-identical, and
+// clip_norm, applied by Update to the averaged gradients, clips by their global norm. Every
+// rank must call it. It does not allocate.
+func (m *ocannlNormalized) SyncGrads(c dist.Comm) error {
+	if err := dist.CheckSame(c, 0x5009dccb, m.distBuf[:]); err != nil {
+		return err
+	}
+	return dist.MeanGrads64(c, m.Grads.C1Kernel[:], m.Grads.C1Bias[:], m.Grads.HeadW[:], m.Grads.HeadB[:])
 }
 
 // ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
@@ -1404,6 +1533,7 @@ type ocannlMobileNet struct {
 	// LR, when set, gives the learning rate of each step instead of the model's schedule.
 	LR       func(step int) float64
 	momentum ocannlMobileNetParams
+	distBuf  [2]float64
 	loss     [1]float64
 }
 
@@ -1462,6 +1592,37 @@ func (m *ocannlMobileNet) TrainStep(images *[2][6][6][3]float64, labels *[2][2]f
 	l := m.Backward(images, labels)
 	m.Update()
 	return l
+}
+
+// BroadcastParams copies rank root's parameters, optimizer state and Step into every rank of c, so
+// that all ranks start a data-parallel run from the same state (rank 0's fresh Init, or its
+// LoadCheckpoint). It first checks that every rank runs this model (dist.CheckSame of its
+// fingerprint 0x47b033bf): a rank with other parameter shapes gets an error, before any update. Every
+// rank must call it.
+func (m *ocannlMobileNet) BroadcastParams(c dist.Comm, root int) error {
+	if err := dist.CheckSame(c, 0x47b033bf, m.distBuf[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll64(c, root, m.Params.NetSeparable1Depthwise1Kernel[:], m.Params.NetSeparable1Depthwise1Bias[:], m.Params.NetSeparable1Conv2d1Kernel[:], m.Params.NetSeparable1Conv2d1Bias[:], m.Params.NetLinear1W[:], m.Params.NetLinear1B[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll64(c, root, m.momentum.NetSeparable1Depthwise1Kernel[:], m.momentum.NetSeparable1Depthwise1Bias[:], m.momentum.NetSeparable1Conv2d1Kernel[:], m.momentum.NetSeparable1Conv2d1Bias[:], m.momentum.NetLinear1W[:], m.momentum.NetLinear1B[:]); err != nil {
+		return err
+	}
+	return dist.BroadcastStep(c, root, &m.Step)
+}
+
+// SyncGrads replaces the gradients of the last Backward by their mean across the ranks of c
+// (dist.MeanGrads64: the same bits on every rank), after checking, as BroadcastParams does, that
+// every rank runs this model. A data-parallel step is Backward on the rank's shard of the
+// batch (dist.Shard), SyncGrads, Update: the ranks' parameters stay bit-identical, and
+// clip_norm, applied by Update to the averaged gradients, clips by their global norm. Every
+// rank must call it. It does not allocate.
+func (m *ocannlMobileNet) SyncGrads(c dist.Comm) error {
+	if err := dist.CheckSame(c, 0x47b033bf, m.distBuf[:]); err != nil {
+		return err
+	}
+	return dist.MeanGrads64(c, m.Grads.NetSeparable1Depthwise1Kernel[:], m.Grads.NetSeparable1Depthwise1Bias[:], m.Grads.NetSeparable1Conv2d1Kernel[:], m.Grads.NetSeparable1Conv2d1Bias[:], m.Grads.NetLinear1W[:], m.Grads.NetLinear1B[:])
 }
 
 // ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
@@ -1721,6 +1882,7 @@ type ocannlTransformer struct {
 	// LR, when set, gives the learning rate of each step instead of the model's schedule.
 	LR             func(step int) float64
 	momentum       ocannlTransformerParams
+	distBuf        [2]float64
 	loss           [1]float64
 	outPredict     [1][4][6]float64
 	outPredictMany [3][4][6]float64
@@ -1846,6 +2008,37 @@ func (m *ocannlTransformer) TrainStep(ids *[2][4]float64, targets *[2][4][6]floa
 	l := m.Backward(ids, targets)
 	m.Update()
 	return l
+}
+
+// BroadcastParams copies rank root's parameters, optimizer state and Step into every rank of c, so
+// that all ranks start a data-parallel run from the same state (rank 0's fresh Init, or its
+// LoadCheckpoint). It first checks that every rank runs this model (dist.CheckSame of its
+// fingerprint 0x6b00aed3): a rank with other parameter shapes gets an error, before any update. Every
+// rank must call it.
+func (m *ocannlTransformer) BroadcastParams(c dist.Comm, root int) error {
+	if err := dist.CheckSame(c, 0x6b00aed3, m.distBuf[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll64(c, root, m.Params.NetEmb[:], m.Params.NetPos[:], m.Params.NetEncoderBlock2LayerNorm1Gamma[:], m.Params.NetEncoderBlock2LayerNorm1Beta[:], m.Params.NetEncoderBlock2MaskedAttention1WQ[:], m.Params.NetEncoderBlock2MaskedAttention1WK[:], m.Params.NetEncoderBlock2MaskedAttention1WV[:], m.Params.NetEncoderBlock2MaskedAttention1WO[:], m.Params.NetEncoderBlock2LayerNorm2Gamma[:], m.Params.NetEncoderBlock2LayerNorm2Beta[:], m.Params.NetEncoderBlock2Dense1W[:], m.Params.NetEncoderBlock2Dense1B[:], m.Params.NetEncoderBlock2Linear1W[:], m.Params.NetEncoderBlock2Linear1B[:], m.Params.NetEncoderBlock1LayerNorm1Gamma[:], m.Params.NetEncoderBlock1LayerNorm1Beta[:], m.Params.NetEncoderBlock1MaskedAttention1WQ[:], m.Params.NetEncoderBlock1MaskedAttention1WK[:], m.Params.NetEncoderBlock1MaskedAttention1WV[:], m.Params.NetEncoderBlock1MaskedAttention1WO[:], m.Params.NetEncoderBlock1LayerNorm2Gamma[:], m.Params.NetEncoderBlock1LayerNorm2Beta[:], m.Params.NetEncoderBlock1Dense1W[:], m.Params.NetEncoderBlock1Dense1B[:], m.Params.NetEncoderBlock1Linear1W[:], m.Params.NetEncoderBlock1Linear1B[:], m.Params.NetLayerNorm1Gamma[:], m.Params.NetLayerNorm1Beta[:], m.Params.NetLinear1W[:], m.Params.NetLinear1B[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll64(c, root, m.momentum.NetEmb[:], m.momentum.NetPos[:], m.momentum.NetEncoderBlock2LayerNorm1Gamma[:], m.momentum.NetEncoderBlock2LayerNorm1Beta[:], m.momentum.NetEncoderBlock2MaskedAttention1WQ[:], m.momentum.NetEncoderBlock2MaskedAttention1WK[:], m.momentum.NetEncoderBlock2MaskedAttention1WV[:], m.momentum.NetEncoderBlock2MaskedAttention1WO[:], m.momentum.NetEncoderBlock2LayerNorm2Gamma[:], m.momentum.NetEncoderBlock2LayerNorm2Beta[:], m.momentum.NetEncoderBlock2Dense1W[:], m.momentum.NetEncoderBlock2Dense1B[:], m.momentum.NetEncoderBlock2Linear1W[:], m.momentum.NetEncoderBlock2Linear1B[:], m.momentum.NetEncoderBlock1LayerNorm1Gamma[:], m.momentum.NetEncoderBlock1LayerNorm1Beta[:], m.momentum.NetEncoderBlock1MaskedAttention1WQ[:], m.momentum.NetEncoderBlock1MaskedAttention1WK[:], m.momentum.NetEncoderBlock1MaskedAttention1WV[:], m.momentum.NetEncoderBlock1MaskedAttention1WO[:], m.momentum.NetEncoderBlock1LayerNorm2Gamma[:], m.momentum.NetEncoderBlock1LayerNorm2Beta[:], m.momentum.NetEncoderBlock1Dense1W[:], m.momentum.NetEncoderBlock1Dense1B[:], m.momentum.NetEncoderBlock1Linear1W[:], m.momentum.NetEncoderBlock1Linear1B[:], m.momentum.NetLayerNorm1Gamma[:], m.momentum.NetLayerNorm1Beta[:], m.momentum.NetLinear1W[:], m.momentum.NetLinear1B[:]); err != nil {
+		return err
+	}
+	return dist.BroadcastStep(c, root, &m.Step)
+}
+
+// SyncGrads replaces the gradients of the last Backward by their mean across the ranks of c
+// (dist.MeanGrads64: the same bits on every rank), after checking, as BroadcastParams does, that
+// every rank runs this model. A data-parallel step is Backward on the rank's shard of the
+// batch (dist.Shard), SyncGrads, Update: the ranks' parameters stay bit-identical, and
+// clip_norm, applied by Update to the averaged gradients, clips by their global norm. Every
+// rank must call it. It does not allocate.
+func (m *ocannlTransformer) SyncGrads(c dist.Comm) error {
+	if err := dist.CheckSame(c, 0x6b00aed3, m.distBuf[:]); err != nil {
+		return err
+	}
+	return dist.MeanGrads64(c, m.Grads.NetEmb[:], m.Grads.NetPos[:], m.Grads.NetEncoderBlock2LayerNorm1Gamma[:], m.Grads.NetEncoderBlock2LayerNorm1Beta[:], m.Grads.NetEncoderBlock2MaskedAttention1WQ[:], m.Grads.NetEncoderBlock2MaskedAttention1WK[:], m.Grads.NetEncoderBlock2MaskedAttention1WV[:], m.Grads.NetEncoderBlock2MaskedAttention1WO[:], m.Grads.NetEncoderBlock2LayerNorm2Gamma[:], m.Grads.NetEncoderBlock2LayerNorm2Beta[:], m.Grads.NetEncoderBlock2Dense1W[:], m.Grads.NetEncoderBlock2Dense1B[:], m.Grads.NetEncoderBlock2Linear1W[:], m.Grads.NetEncoderBlock2Linear1B[:], m.Grads.NetEncoderBlock1LayerNorm1Gamma[:], m.Grads.NetEncoderBlock1LayerNorm1Beta[:], m.Grads.NetEncoderBlock1MaskedAttention1WQ[:], m.Grads.NetEncoderBlock1MaskedAttention1WK[:], m.Grads.NetEncoderBlock1MaskedAttention1WV[:], m.Grads.NetEncoderBlock1MaskedAttention1WO[:], m.Grads.NetEncoderBlock1LayerNorm2Gamma[:], m.Grads.NetEncoderBlock1LayerNorm2Beta[:], m.Grads.NetEncoderBlock1Dense1W[:], m.Grads.NetEncoderBlock1Dense1B[:], m.Grads.NetEncoderBlock1Linear1W[:], m.Grads.NetEncoderBlock1Linear1B[:], m.Grads.NetLayerNorm1Gamma[:], m.Grads.NetLayerNorm1Beta[:], m.Grads.NetLinear1W[:], m.Grads.NetLinear1B[:])
 }
 
 // ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
@@ -2446,6 +2639,7 @@ type ocannlMixer struct {
 	// LR, when set, gives the learning rate of each step instead of the model's schedule.
 	LR       func(step int) float64
 	momentum ocannlMixerParams
+	distBuf  [2]float64
 	loss     [1]float64
 }
 
@@ -2520,6 +2714,37 @@ func (m *ocannlMixer) TrainStep(patches *[2][4][6]float64, labels *[2][3]float64
 	l := m.Backward(patches, labels)
 	m.Update()
 	return l
+}
+
+// BroadcastParams copies rank root's parameters, optimizer state and Step into every rank of c, so
+// that all ranks start a data-parallel run from the same state (rank 0's fresh Init, or its
+// LoadCheckpoint). It first checks that every rank runs this model (dist.CheckSame of its
+// fingerprint 0x43820813): a rank with other parameter shapes gets an error, before any update. Every
+// rank must call it.
+func (m *ocannlMixer) BroadcastParams(c dist.Comm, root int) error {
+	if err := dist.CheckSame(c, 0x43820813, m.distBuf[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll64(c, root, m.Params.NetLinear1W[:], m.Params.NetLinear1B[:], m.Params.NetMixerBlock1LayerNorm1Gamma[:], m.Params.NetMixerBlock1LayerNorm1Beta[:], m.Params.NetMixerBlock1Tok1[:], m.Params.NetMixerBlock1Tok2[:], m.Params.NetMixerBlock1Ch2[:], m.Params.NetMixerBlock1LayerNorm2Gamma[:], m.Params.NetMixerBlock1LayerNorm2Beta[:], m.Params.NetMixerBlock1Dense1W[:], m.Params.NetMixerBlock1Dense1B[:], m.Params.NetMixerBlock1Ch2B[:], m.Params.NetLinear2W[:], m.Params.NetLinear2B[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll64(c, root, m.momentum.NetLinear1W[:], m.momentum.NetLinear1B[:], m.momentum.NetMixerBlock1LayerNorm1Gamma[:], m.momentum.NetMixerBlock1LayerNorm1Beta[:], m.momentum.NetMixerBlock1Tok1[:], m.momentum.NetMixerBlock1Tok2[:], m.momentum.NetMixerBlock1Ch2[:], m.momentum.NetMixerBlock1LayerNorm2Gamma[:], m.momentum.NetMixerBlock1LayerNorm2Beta[:], m.momentum.NetMixerBlock1Dense1W[:], m.momentum.NetMixerBlock1Dense1B[:], m.momentum.NetMixerBlock1Ch2B[:], m.momentum.NetLinear2W[:], m.momentum.NetLinear2B[:]); err != nil {
+		return err
+	}
+	return dist.BroadcastStep(c, root, &m.Step)
+}
+
+// SyncGrads replaces the gradients of the last Backward by their mean across the ranks of c
+// (dist.MeanGrads64: the same bits on every rank), after checking, as BroadcastParams does, that
+// every rank runs this model. A data-parallel step is Backward on the rank's shard of the
+// batch (dist.Shard), SyncGrads, Update: the ranks' parameters stay bit-identical, and
+// clip_norm, applied by Update to the averaged gradients, clips by their global norm. Every
+// rank must call it. It does not allocate.
+func (m *ocannlMixer) SyncGrads(c dist.Comm) error {
+	if err := dist.CheckSame(c, 0x43820813, m.distBuf[:]); err != nil {
+		return err
+	}
+	return dist.MeanGrads64(c, m.Grads.NetLinear1W[:], m.Grads.NetLinear1B[:], m.Grads.NetMixerBlock1LayerNorm1Gamma[:], m.Grads.NetMixerBlock1LayerNorm1Beta[:], m.Grads.NetMixerBlock1Tok1[:], m.Grads.NetMixerBlock1Tok2[:], m.Grads.NetMixerBlock1Ch2[:], m.Grads.NetMixerBlock1LayerNorm2Gamma[:], m.Grads.NetMixerBlock1LayerNorm2Beta[:], m.Grads.NetMixerBlock1Dense1W[:], m.Grads.NetMixerBlock1Dense1B[:], m.Grads.NetMixerBlock1Ch2B[:], m.Grads.NetLinear2W[:], m.Grads.NetLinear2B[:])
 }
 
 // ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
@@ -2843,6 +3068,7 @@ type ocannlAutoencoder struct {
 	// LR, when set, gives the learning rate of each step instead of the model's schedule.
 	LR        func(step int) float64
 	momentum  ocannlAutoencoderParams
+	distBuf   [2]float64
 	loss      [1]float64
 	outEncode [1][3]float64
 }
@@ -2912,6 +3138,37 @@ func (m *ocannlAutoencoder) TrainStep(x *[4][12]float64) float64 {
 	l := m.Backward(x)
 	m.Update()
 	return l
+}
+
+// BroadcastParams copies rank root's parameters, optimizer state and Step into every rank of c, so
+// that all ranks start a data-parallel run from the same state (rank 0's fresh Init, or its
+// LoadCheckpoint). It first checks that every rank runs this model (dist.CheckSame of its
+// fingerprint 0x3788e9d6): a rank with other parameter shapes gets an error, before any update. Every
+// rank must call it.
+func (m *ocannlAutoencoder) BroadcastParams(c dist.Comm, root int) error {
+	if err := dist.CheckSame(c, 0x3788e9d6, m.distBuf[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll64(c, root, m.Params.EncDense1W[:], m.Params.EncDense1B[:], m.Params.EncLinear1W[:], m.Params.EncLinear1B[:], m.Params.DecWOut[:], m.Params.DecDense1W[:], m.Params.DecDense1B[:], m.Params.DecBOut[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll64(c, root, m.momentum.EncDense1W[:], m.momentum.EncDense1B[:], m.momentum.EncLinear1W[:], m.momentum.EncLinear1B[:], m.momentum.DecWOut[:], m.momentum.DecDense1W[:], m.momentum.DecDense1B[:], m.momentum.DecBOut[:]); err != nil {
+		return err
+	}
+	return dist.BroadcastStep(c, root, &m.Step)
+}
+
+// SyncGrads replaces the gradients of the last Backward by their mean across the ranks of c
+// (dist.MeanGrads64: the same bits on every rank), after checking, as BroadcastParams does, that
+// every rank runs this model. A data-parallel step is Backward on the rank's shard of the
+// batch (dist.Shard), SyncGrads, Update: the ranks' parameters stay bit-identical, and
+// clip_norm, applied by Update to the averaged gradients, clips by their global norm. Every
+// rank must call it. It does not allocate.
+func (m *ocannlAutoencoder) SyncGrads(c dist.Comm) error {
+	if err := dist.CheckSame(c, 0x3788e9d6, m.distBuf[:]); err != nil {
+		return err
+	}
+	return dist.MeanGrads64(c, m.Grads.EncDense1W[:], m.Grads.EncDense1B[:], m.Grads.EncLinear1W[:], m.Grads.EncLinear1B[:], m.Grads.DecWOut[:], m.Grads.DecDense1W[:], m.Grads.DecDense1B[:], m.Grads.DecBOut[:])
 }
 
 // ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
@@ -3175,6 +3432,7 @@ type ocannlRowsMLP struct {
 	// LR, when set, gives the learning rate of each step instead of the model's schedule.
 	LR         func(step int) float64
 	momentum   ocannlRowsMLPParams
+	distBuf    [2]float64
 	loss       [1]float64
 	rowGrads   ocannlRowsMLPParams
 	outPredict [4][2]float64
@@ -3276,6 +3534,37 @@ func (m *ocannlRowsMLP) TrainStep(x *[4][3]float64, y *[4][2]float64, n int) (fl
 	}
 	m.Update()
 	return l, nil
+}
+
+// BroadcastParams copies rank root's parameters, optimizer state and Step into every rank of c, so
+// that all ranks start a data-parallel run from the same state (rank 0's fresh Init, or its
+// LoadCheckpoint). It first checks that every rank runs this model (dist.CheckSame of its
+// fingerprint 0x7b145d9): a rank with other parameter shapes gets an error, before any update. Every
+// rank must call it.
+func (m *ocannlRowsMLP) BroadcastParams(c dist.Comm, root int) error {
+	if err := dist.CheckSame(c, 0x7b145d9, m.distBuf[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll64(c, root, m.Params.NetW1[:], m.Params.NetB1[:], m.Params.NetW2[:], m.Params.NetB2[:], m.Params.NetW3[:], m.Params.NetB3[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll64(c, root, m.momentum.NetW1[:], m.momentum.NetB1[:], m.momentum.NetW2[:], m.momentum.NetB2[:], m.momentum.NetW3[:], m.momentum.NetB3[:]); err != nil {
+		return err
+	}
+	return dist.BroadcastStep(c, root, &m.Step)
+}
+
+// SyncGrads replaces the gradients of the last Backward by their mean across the ranks of c
+// (dist.MeanGrads64: the same bits on every rank), after checking, as BroadcastParams does, that
+// every rank runs this model. A data-parallel step is Backward on the rank's shard of the
+// batch (dist.Shard), SyncGrads, Update: the ranks' parameters stay bit-identical, and
+// clip_norm, applied by Update to the averaged gradients, clips by their global norm. Every
+// rank must call it. It does not allocate.
+func (m *ocannlRowsMLP) SyncGrads(c dist.Comm) error {
+	if err := dist.CheckSame(c, 0x7b145d9, m.distBuf[:]); err != nil {
+		return err
+	}
+	return dist.MeanGrads64(c, m.Grads.NetW1[:], m.Grads.NetB1[:], m.Grads.NetW2[:], m.Grads.NetB2[:], m.Grads.NetW3[:], m.Grads.NetB3[:])
 }
 
 // ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
@@ -3511,6 +3800,7 @@ type ocannlRowsSeq struct {
 	// LR, when set, gives the learning rate of each step instead of the model's schedule.
 	LR         func(step int) float64
 	momentum   ocannlRowsSeqParams
+	distBuf    [2]float64
 	loss       [1]float64
 	rowGrads   ocannlRowsSeqParams
 	outPredict [3][2][2]float64
@@ -3604,6 +3894,37 @@ func (m *ocannlRowsSeq) TrainStep(x *[3][2][3]float64, y *[3][2][2]float64, n in
 	}
 	m.Update()
 	return l, nil
+}
+
+// BroadcastParams copies rank root's parameters, optimizer state and Step into every rank of c, so
+// that all ranks start a data-parallel run from the same state (rank 0's fresh Init, or its
+// LoadCheckpoint). It first checks that every rank runs this model (dist.CheckSame of its
+// fingerprint 0x7b145d9): a rank with other parameter shapes gets an error, before any update. Every
+// rank must call it.
+func (m *ocannlRowsSeq) BroadcastParams(c dist.Comm, root int) error {
+	if err := dist.CheckSame(c, 0x7b145d9, m.distBuf[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll64(c, root, m.Params.NetW1[:], m.Params.NetB1[:], m.Params.NetW2[:], m.Params.NetB2[:], m.Params.NetW3[:], m.Params.NetB3[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll64(c, root, m.momentum.NetW1[:], m.momentum.NetB1[:], m.momentum.NetW2[:], m.momentum.NetB2[:], m.momentum.NetW3[:], m.momentum.NetB3[:]); err != nil {
+		return err
+	}
+	return dist.BroadcastStep(c, root, &m.Step)
+}
+
+// SyncGrads replaces the gradients of the last Backward by their mean across the ranks of c
+// (dist.MeanGrads64: the same bits on every rank), after checking, as BroadcastParams does, that
+// every rank runs this model. A data-parallel step is Backward on the rank's shard of the
+// batch (dist.Shard), SyncGrads, Update: the ranks' parameters stay bit-identical, and
+// clip_norm, applied by Update to the averaged gradients, clips by their global norm. Every
+// rank must call it. It does not allocate.
+func (m *ocannlRowsSeq) SyncGrads(c dist.Comm) error {
+	if err := dist.CheckSame(c, 0x7b145d9, m.distBuf[:]); err != nil {
+		return err
+	}
+	return dist.MeanGrads64(c, m.Grads.NetW1[:], m.Grads.NetB1[:], m.Grads.NetW2[:], m.Grads.NetB2[:], m.Grads.NetW3[:], m.Grads.NetB3[:])
 }
 
 // ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each

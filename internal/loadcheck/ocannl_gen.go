@@ -6,6 +6,7 @@ package loadcheck
 import (
 	"bytes"
 	rt "github.com/ocannlgen/ocannlgen/rt"
+	dist "github.com/ocannlgen/ocannlgen/rt/dist"
 	"io"
 	"math"
 )
@@ -46,6 +47,7 @@ type ocannlAdamNet struct {
 	GradNorm float64
 	adamM    ocannlAdamNetParams
 	adamV    ocannlAdamNetParams
+	distBuf  [2]float64
 	loss     [1]float32
 }
 
@@ -119,6 +121,40 @@ func (m *ocannlAdamNet) TrainStep(x *[2][3]float32, y *[2][1]float32) float32 {
 	l := m.Backward(x, y)
 	m.Update()
 	return l
+}
+
+// BroadcastParams copies rank root's parameters, optimizer state and Step into every rank of c, so
+// that all ranks start a data-parallel run from the same state (rank 0's fresh Init, or its
+// LoadCheckpoint). It first checks that every rank runs this model (dist.CheckSame of its
+// fingerprint 0x1fafc299): a rank with other parameter shapes gets an error, before any update. Every
+// rank must call it.
+func (m *ocannlAdamNet) BroadcastParams(c dist.Comm, root int) error {
+	if err := dist.CheckSame(c, 0x1fafc299, m.distBuf[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll32(c, root, m.Params.NetW1[:], m.Params.NetB1[:], m.Params.NetW2[:], m.Params.NetB2[:], m.Params.NetW3[:], m.Params.NetB3[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll32(c, root, m.adamM.NetW1[:], m.adamM.NetB1[:], m.adamM.NetW2[:], m.adamM.NetB2[:], m.adamM.NetW3[:], m.adamM.NetB3[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll32(c, root, m.adamV.NetW1[:], m.adamV.NetB1[:], m.adamV.NetW2[:], m.adamV.NetB2[:], m.adamV.NetW3[:], m.adamV.NetB3[:]); err != nil {
+		return err
+	}
+	return dist.BroadcastStep(c, root, &m.Step)
+}
+
+// SyncGrads replaces the gradients of the last Backward by their mean across the ranks of c
+// (dist.MeanGrads32: the same bits on every rank), after checking, as BroadcastParams does, that
+// every rank runs this model. A data-parallel step is Backward on the rank's shard of the
+// batch (dist.Shard), SyncGrads, Update: the ranks' parameters stay bit-identical, and
+// clip_norm, applied by Update to the averaged gradients, clips by their global norm. Every
+// rank must call it. It does not allocate.
+func (m *ocannlAdamNet) SyncGrads(c dist.Comm) error {
+	if err := dist.CheckSame(c, 0x1fafc299, m.distBuf[:]); err != nil {
+		return err
+	}
+	return dist.MeanGrads32(c, m.Grads.NetW1[:], m.Grads.NetB1[:], m.Grads.NetW2[:], m.Grads.NetB2[:], m.Grads.NetW3[:], m.Grads.NetB3[:])
 }
 
 // ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
@@ -348,10 +384,11 @@ type ocannlAdamWNet struct {
 	// Step counts the optimizer steps taken (it drives the learning-rate schedule and Adam's bias correction).
 	Step int
 	// LR, when set, gives the learning rate of each step instead of the model's schedule.
-	LR    func(step int) float64
-	adamM ocannlAdamWNetParams
-	adamV ocannlAdamWNetParams
-	loss  [1]float64
+	LR      func(step int) float64
+	adamM   ocannlAdamWNetParams
+	adamV   ocannlAdamWNetParams
+	distBuf [2]float64
+	loss    [1]float64
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients and the optimizer state.
@@ -411,6 +448,40 @@ func (m *ocannlAdamWNet) TrainStep(x *[2][3]float64, y *[2][1]float64) float64 {
 	l := m.Backward(x, y)
 	m.Update()
 	return l
+}
+
+// BroadcastParams copies rank root's parameters, optimizer state and Step into every rank of c, so
+// that all ranks start a data-parallel run from the same state (rank 0's fresh Init, or its
+// LoadCheckpoint). It first checks that every rank runs this model (dist.CheckSame of its
+// fingerprint 0x56826b1a): a rank with other parameter shapes gets an error, before any update. Every
+// rank must call it.
+func (m *ocannlAdamWNet) BroadcastParams(c dist.Comm, root int) error {
+	if err := dist.CheckSame(c, 0x56826b1a, m.distBuf[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll64(c, root, m.Params.NetW1[:], m.Params.NetB1[:], m.Params.NetW2[:], m.Params.NetB2[:], m.Params.NetW3[:], m.Params.NetB3[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll64(c, root, m.adamM.NetW1[:], m.adamM.NetB1[:], m.adamM.NetW2[:], m.adamM.NetB2[:], m.adamM.NetW3[:], m.adamM.NetB3[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll64(c, root, m.adamV.NetW1[:], m.adamV.NetB1[:], m.adamV.NetW2[:], m.adamV.NetB2[:], m.adamV.NetW3[:], m.adamV.NetB3[:]); err != nil {
+		return err
+	}
+	return dist.BroadcastStep(c, root, &m.Step)
+}
+
+// SyncGrads replaces the gradients of the last Backward by their mean across the ranks of c
+// (dist.MeanGrads64: the same bits on every rank), after checking, as BroadcastParams does, that
+// every rank runs this model. A data-parallel step is Backward on the rank's shard of the
+// batch (dist.Shard), SyncGrads, Update: the ranks' parameters stay bit-identical, and
+// clip_norm, applied by Update to the averaged gradients, clips by their global norm. Every
+// rank must call it. It does not allocate.
+func (m *ocannlAdamWNet) SyncGrads(c dist.Comm) error {
+	if err := dist.CheckSame(c, 0x56826b1a, m.distBuf[:]); err != nil {
+		return err
+	}
+	return dist.MeanGrads64(c, m.Grads.NetW1[:], m.Grads.NetB1[:], m.Grads.NetW2[:], m.Grads.NetB2[:], m.Grads.NetW3[:], m.Grads.NetB3[:])
 }
 
 // ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
@@ -642,6 +713,7 @@ type ocannlSGDNet struct {
 	// LR, when set, gives the learning rate of each step instead of the model's schedule.
 	LR       func(step int) float64
 	momentum ocannlSGDNetParams
+	distBuf  [2]float64
 	loss     [1]float32
 }
 
@@ -701,6 +773,37 @@ func (m *ocannlSGDNet) TrainStep(x *[2][3]float32, y *[2][1]float32) float32 {
 	l := m.Backward(x, y)
 	m.Update()
 	return l
+}
+
+// BroadcastParams copies rank root's parameters, optimizer state and Step into every rank of c, so
+// that all ranks start a data-parallel run from the same state (rank 0's fresh Init, or its
+// LoadCheckpoint). It first checks that every rank runs this model (dist.CheckSame of its
+// fingerprint 0x1fafc299): a rank with other parameter shapes gets an error, before any update. Every
+// rank must call it.
+func (m *ocannlSGDNet) BroadcastParams(c dist.Comm, root int) error {
+	if err := dist.CheckSame(c, 0x1fafc299, m.distBuf[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll32(c, root, m.Params.NetW1[:], m.Params.NetB1[:], m.Params.NetW2[:], m.Params.NetB2[:], m.Params.NetW3[:], m.Params.NetB3[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll32(c, root, m.momentum.NetW1[:], m.momentum.NetB1[:], m.momentum.NetW2[:], m.momentum.NetB2[:], m.momentum.NetW3[:], m.momentum.NetB3[:]); err != nil {
+		return err
+	}
+	return dist.BroadcastStep(c, root, &m.Step)
+}
+
+// SyncGrads replaces the gradients of the last Backward by their mean across the ranks of c
+// (dist.MeanGrads32: the same bits on every rank), after checking, as BroadcastParams does, that
+// every rank runs this model. A data-parallel step is Backward on the rank's shard of the
+// batch (dist.Shard), SyncGrads, Update: the ranks' parameters stay bit-identical, and
+// clip_norm, applied by Update to the averaged gradients, clips by their global norm. Every
+// rank must call it. It does not allocate.
+func (m *ocannlSGDNet) SyncGrads(c dist.Comm) error {
+	if err := dist.CheckSame(c, 0x1fafc299, m.distBuf[:]); err != nil {
+		return err
+	}
+	return dist.MeanGrads32(c, m.Grads.NetW1[:], m.Grads.NetB1[:], m.Grads.NetW2[:], m.Grads.NetB2[:], m.Grads.NetW3[:], m.Grads.NetB3[:])
 }
 
 // ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
