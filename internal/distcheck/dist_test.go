@@ -3,12 +3,15 @@
 package distcheck
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,12 +26,15 @@ import (
 const (
 	childEnv = "OCANNLGEN_MPI_CHILD"
 	modeEnv  = "OCANNLGEN_DIST_MODE"
+	ckptEnv  = "OCANNLGEN_DIST_CHECKPOINT"
 	steps    = 20
 )
 
 // trainer is what the test needs of a generated model.
 type trainer interface {
 	Init(seed uint64)
+	SaveCheckpoint(w io.Writer) error
+	LoadCheckpoint(r io.Reader) error
 	Update()
 	BroadcastParams(c dist.Comm, root int) error
 	SyncGrads(c dist.Comm) error
@@ -133,13 +139,19 @@ func checksum(m trainer) float64 {
 // checks at every step that every rank holds rank 0's parameters, bit
 // for bit. It returns the final parameters.
 func trainRanks[T float32 | float64](t *testing.T, c dist.Comm, rk run[T], b int) []float64 {
-	xs, ys := data[T]()
 	rk.m.Init(uint64(7 + 100*c.Rank()))
+	return stepRanks(t, c, rk, b, 0, steps)
+}
+
+// stepRanks broadcasts rank 0's state and trains steps [from, to) on the
+// ranks as trainRanks does.
+func stepRanks[T float32 | float64](t *testing.T, c dist.Comm, rk run[T], b, from, to int) []float64 {
+	xs, ys := data[T]()
 	if err := rk.m.BroadcastParams(c, 0); err != nil {
 		t.Fatal(err)
 	}
 	n := c.Size() * b
-	for s := range steps {
+	for s := from; s < to; s++ {
 		lo, hi := dist.Shard(n, c.Rank(), c.Size())
 		rk.backward(batch(xs, s, n)[lo:hi], batch(ys, s, n)[lo:hi])
 		if err := rk.m.SyncGrads(c); err != nil {
@@ -160,9 +172,14 @@ func trainRanks[T float32 | float64](t *testing.T, c dist.Comm, rk run[T], b int
 
 // trainOne trains model full on the whole global batches in one process.
 func trainOne[T float32 | float64](full run[T], n int) []float64 {
-	xs, ys := data[T]()
 	full.m.Init(7)
-	for s := range steps {
+	return stepOne(full, n, 0, steps)
+}
+
+// stepOne trains steps [from, to) of full in one process.
+func stepOne[T float32 | float64](full run[T], n, from, to int) []float64 {
+	xs, ys := data[T]()
+	for s := from; s < to; s++ {
 		full.backward(batch(xs, s, n), batch(ys, s, n))
 		full.m.Update()
 	}
@@ -187,9 +204,11 @@ func compare(t *testing.T, what string, got, want []float64, tol float64) {
 	t.Logf("%s: largest difference %.3g of the largest parameter (elementwise at most %.3g)", what, diff/scale, elem)
 }
 
-// TestDataParallel trains on 2 and 4 ranks under mpirun (TestRank), and
-// runs 2 ranks of which one holds another model (it must be refused
-// before any update).
+// TestDataParallel trains on 2 and 4 ranks under mpirun (TestRank); runs
+// 2 ranks of which one holds another model (it must be refused before
+// any update); and saves a checkpoint from rank 0 halfway through a run
+// on 2 ranks, then resumes it on 4 ranks and on 1, each matching one
+// process resuming on the whole batches.
 func TestDataParallel(t *testing.T) {
 	if os.Getenv(childEnv) != "" {
 		t.Skip("a rank")
@@ -198,12 +217,13 @@ func TestDataParallel(t *testing.T) {
 	if err != nil {
 		t.Fatalf("mpirun not found (Debian: openmpi-bin): %v", err)
 	}
+	ckpt := filepath.Join(t.TempDir(), "ckpt")
 	for _, c := range []struct {
 		n    int
 		mode string
-	}{{2, "train"}, {4, "train"}, {2, "mismatch"}} {
+	}{{2, "train"}, {4, "train"}, {2, "mismatch"}, {2, "save"}, {4, "resume"}, {1, "resume"}} {
 		cmd := exec.Command(mpirun, "--oversubscribe", "--timeout", "120", "-np", strconv.Itoa(c.n), os.Args[0], "-test.run", "^TestRank$", "-test.v", "-test.count=1")
-		cmd.Env = append(os.Environ(), childEnv+"=1", modeEnv+"="+c.mode, "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+		cmd.Env = append(os.Environ(), childEnv+"=1", modeEnv+"="+c.mode, ckptEnv+"="+ckpt, "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("%d ranks, %s: %v\n%s", c.n, c.mode, err, out)
@@ -252,6 +272,44 @@ func TestRank(t *testing.T) {
 			t.Fatalf("rank %d: BroadcastParams with different models: %v", c.Rank(), err)
 		}
 		t.Logf("rank %d: %v", c.Rank(), err)
+	case "save":
+		// Half the run on these ranks; rank 0 writes the checkpoint.
+		rk := s2()
+		rk.m.Init(uint64(7 + 100*c.Rank()))
+		stepRanks(t, c, rk, b, 0, steps/2)
+		if c.Rank() == 0 {
+			var buf bytes.Buffer
+			if err := rk.m.SaveCheckpoint(&buf); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(os.Getenv(ckptEnv), buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	case "resume":
+		// The other half on another number of ranks: rank 0 loads the
+		// checkpoint, BroadcastParams gives it to the others; one process
+		// resuming from it on the whole batches must agree.
+		b2, err := os.ReadFile(os.Getenv(ckptEnv))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rk := s2()
+		rk.m.Init(uint64(100 + c.Rank()))
+		if c.Rank() == 0 {
+			if err := rk.m.LoadCheckpoint(bytes.NewReader(b2)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := stepRanks(t, c, rk, b, steps/2, steps)
+		if c.Rank() != 0 {
+			return
+		}
+		full := map[int]func() run[float32]{1: s2, 2: s4, 4: s8}[c.Size()]()
+		if err := full.m.LoadCheckpoint(bytes.NewReader(b2)); err != nil {
+			t.Fatal(err)
+		}
+		compare(t, fmt.Sprintf("resumed on %d ranks", c.Size()), got, stepOne(full, c.Size()*b, steps/2, steps), 1e-6)
 	default:
 		t.Fatalf("unknown mode %q", mode)
 	}
