@@ -215,6 +215,18 @@ func Transcendentals(x *[32][64]float32, out *[32][64]float32) { ocannlTranscend
 //ocannl:expr tanh x + log (exp x + 1) + sqrt (x *. x + 1) *. recip_sqrt (x *. x + 2) + exp2 (neg x) *. log2 (sat01 x + 1)
 func TranscendentalsF64(x *[32][64]float64, out *[32][64]float64) { ocannlTranscendentalsF64(x, out) }
 
+// Gelu applies the GELU activations and erf (AVX2 kernels, also on
+// AVX-512 machines): PyTorch's default GELU, its tanh approximation, and
+// erf itself, over a range where all of erf's intervals occur.
+//
+//ocannl:expr gelu (x *. 3) + gelu_tanh (x *. 3) + erf (x *. 4)
+func Gelu(x *[32][64]float32, out *[32][64]float32) { ocannlGelu(x, out) }
+
+// GeluF64 is Gelu in float64.
+//
+//ocannl:expr gelu (x *. 3) + gelu_tanh (x *. 3) + erf (x *. 4)
+func GeluF64(x *[32][64]float64, out *[32][64]float64) { ocannlGeluF64(x, out) }
+
 // Also generate CUDA C for the GPU path (ocannl_gen.cu; docs/language.md,
 // "The GPU path"). At the end of the file, so that the source positions the
 // generated Go quotes stay put.

@@ -70,6 +70,8 @@ func entries() []entry {
 		{"TranscendentalsF64", TranscendentalsF64, func(a []any) {
 			TranscendentalsF64(a[0].(*[32][64]float64), a[1].(*[32][64]float64))
 		}},
+		{"Gelu", Gelu, func(a []any) { Gelu(a[0].(*[32][64]f32), a[1].(*[32][64]f32)) }},
+		{"GeluF64", GeluF64, func(a []any) { GeluF64(a[0].(*[32][64]float64), a[1].(*[32][64]float64)) }},
 		{"Conv2D", Conv2D, func(a []any) {
 			Conv2D(a[0].(*[2][16][16][3]f32), a[1].(*[8][3][3][3]f32), a[2].(*[2][14][14][8]f32))
 		}},

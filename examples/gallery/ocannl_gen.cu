@@ -1948,3 +1948,187 @@ extern "C" __global__ void ocannlTranscendentalsF64_op0_4(double* __restrict__ t
 // @ocannl launch ocannlTranscendentalsF64_init_3 grid=1,1,1 block=256 sync=0 args=20
 // @ocannl launch ocannlTranscendentalsF64_op0_4 grid=8,1,1 block=256 sync=0 args=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24
 // @ocannl end ocannlTranscendentalsF64
+
+// Kernel ocannlGelu (float32).
+
+// init _num.1 (number)
+extern "C" __global__ void ocannlGelu_init_0(float* __restrict__ t1) {
+  int k = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= 1) return;
+  int r = k, off = 0;
+  off += (r % 1 + 0) * 1; r /= 1;
+  t1[off] = (float)3;
+}
+
+// init _num.2 (number)
+extern "C" __global__ void ocannlGelu_init_1(float* __restrict__ t4) {
+  int k = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= 1) return;
+  int r = k, off = 0;
+  off += (r % 1 + 0) * 1; r /= 1;
+  t4[off] = (float)3;
+}
+
+// init _num.3 (number)
+extern "C" __global__ void ocannlGelu_init_2(float* __restrict__ t8) {
+  int k = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= 1) return;
+  int r = k, off = 0;
+  off += (r % 1 + 0) * 1; r /= 1;
+  t8[off] = (float)4;
+}
+
+// _out.1 = pointwise "*." of x, _num.1
+extern "C" __global__ void ocannlGelu_op0_3(float* __restrict__ t0, float* __restrict__ t1, float* __restrict__ t2, float* __restrict__ t3, float* __restrict__ t4, float* __restrict__ t5, float* __restrict__ t6, float* __restrict__ t7, float* __restrict__ t8, float* __restrict__ t9, float* __restrict__ t10, float* __restrict__ t11) {
+  // Fused with: _out.2 = pointwise gelu of _out.1; _out.3 = pointwise "*." of x, _num.2; _out.4 = pointwise gelu_tanh of _out.3; _out.5 = pointwise "+" of _out.2, _out.4; _out.6 = pointwise "*." of x, _num.3; _out.7 = pointwise erf of _out.6; out = pointwise "+" of _out.5, _out.7.
+  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (tid >= 2048) return;
+  int px = tid;
+  const int i1 = px % 64; px /= 64;
+  const int i0 = px;
+  {
+    float v0 = t0[64 * i0 + i1] * t1[0];
+    t2[64 * i0 + i1] = v0;
+  }
+  {
+    float v1 = (float)0.5 * t2[64 * i0 + i1] * ((float)1 + erf(t2[64 * i0 + i1] * (float)0.7071067811865476));
+    t3[64 * i0 + i1] = v1;
+  }
+  {
+    float v2 = t0[64 * i0 + i1] * t4[0];
+    t5[64 * i0 + i1] = v2;
+  }
+  {
+    float v3 = (float)0.5 * t5[64 * i0 + i1] * ((float)1 + tanh((float)0.7978845608028654 * (t5[64 * i0 + i1] + (float)0.044715 * t5[64 * i0 + i1] * t5[64 * i0 + i1] * t5[64 * i0 + i1])));
+    t6[64 * i0 + i1] = v3;
+  }
+  {
+    float v4 = t3[64 * i0 + i1] + t6[64 * i0 + i1];
+    t7[64 * i0 + i1] = v4;
+  }
+  {
+    float v5 = t0[64 * i0 + i1] * t8[0];
+    t9[64 * i0 + i1] = v5;
+  }
+  {
+    float v6 = erf(t9[64 * i0 + i1]);
+    t10[64 * i0 + i1] = v6;
+  }
+  {
+    float v7 = t7[64 * i0 + i1] + t10[64 * i0 + i1];
+    t11[64 * i0 + i1] = v7;
+  }
+}
+
+// @ocannl kernel ocannlGelu float32
+// @ocannl buf 0 2048 x
+// @ocannl buf 1 1 _num.1
+// @ocannl buf 2 2048 _out.1
+// @ocannl buf 3 2048 _out.2
+// @ocannl buf 4 1 _num.2
+// @ocannl buf 5 2048 _out.3
+// @ocannl buf 6 2048 _out.4
+// @ocannl buf 7 2048 _out.5
+// @ocannl buf 8 1 _num.3
+// @ocannl buf 9 2048 _out.6
+// @ocannl buf 10 2048 _out.7
+// @ocannl buf 11 2048 out
+// @ocannl param 0 x in dims=32,64 buf=32,64 left=0,0
+// @ocannl param 11 out out dims=32,64 buf=32,64 left=0,0
+// @ocannl launch ocannlGelu_init_0 grid=1,1,1 block=256 sync=0 args=1
+// @ocannl launch ocannlGelu_init_1 grid=1,1,1 block=256 sync=0 args=4
+// @ocannl launch ocannlGelu_init_2 grid=1,1,1 block=256 sync=0 args=8
+// @ocannl launch ocannlGelu_op0_3 grid=8,1,1 block=256 sync=0 args=0,1,2,3,4,5,6,7,8,9,10,11
+// @ocannl end ocannlGelu
+
+// Kernel ocannlGeluF64 (float64).
+
+// init _num.1 (number)
+extern "C" __global__ void ocannlGeluF64_init_0(double* __restrict__ t1) {
+  int k = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= 1) return;
+  int r = k, off = 0;
+  off += (r % 1 + 0) * 1; r /= 1;
+  t1[off] = (double)3;
+}
+
+// init _num.2 (number)
+extern "C" __global__ void ocannlGeluF64_init_1(double* __restrict__ t4) {
+  int k = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= 1) return;
+  int r = k, off = 0;
+  off += (r % 1 + 0) * 1; r /= 1;
+  t4[off] = (double)3;
+}
+
+// init _num.3 (number)
+extern "C" __global__ void ocannlGeluF64_init_2(double* __restrict__ t8) {
+  int k = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= 1) return;
+  int r = k, off = 0;
+  off += (r % 1 + 0) * 1; r /= 1;
+  t8[off] = (double)4;
+}
+
+// _out.1 = pointwise "*." of x, _num.1
+extern "C" __global__ void ocannlGeluF64_op0_3(double* __restrict__ t0, double* __restrict__ t1, double* __restrict__ t2, double* __restrict__ t3, double* __restrict__ t4, double* __restrict__ t5, double* __restrict__ t6, double* __restrict__ t7, double* __restrict__ t8, double* __restrict__ t9, double* __restrict__ t10, double* __restrict__ t11) {
+  // Fused with: _out.2 = pointwise gelu of _out.1; _out.3 = pointwise "*." of x, _num.2; _out.4 = pointwise gelu_tanh of _out.3; _out.5 = pointwise "+" of _out.2, _out.4; _out.6 = pointwise "*." of x, _num.3; _out.7 = pointwise erf of _out.6; out = pointwise "+" of _out.5, _out.7.
+  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (tid >= 2048) return;
+  int px = tid;
+  const int i1 = px % 64; px /= 64;
+  const int i0 = px;
+  {
+    double v0 = t0[64 * i0 + i1] * t1[0];
+    t2[64 * i0 + i1] = v0;
+  }
+  {
+    double v1 = (double)0.5 * t2[64 * i0 + i1] * ((double)1 + erf(t2[64 * i0 + i1] * (double)0.7071067811865476));
+    t3[64 * i0 + i1] = v1;
+  }
+  {
+    double v2 = t0[64 * i0 + i1] * t4[0];
+    t5[64 * i0 + i1] = v2;
+  }
+  {
+    double v3 = (double)0.5 * t5[64 * i0 + i1] * ((double)1 + tanh((double)0.7978845608028654 * (t5[64 * i0 + i1] + (double)0.044715 * t5[64 * i0 + i1] * t5[64 * i0 + i1] * t5[64 * i0 + i1])));
+    t6[64 * i0 + i1] = v3;
+  }
+  {
+    double v4 = t3[64 * i0 + i1] + t6[64 * i0 + i1];
+    t7[64 * i0 + i1] = v4;
+  }
+  {
+    double v5 = t0[64 * i0 + i1] * t8[0];
+    t9[64 * i0 + i1] = v5;
+  }
+  {
+    double v6 = erf(t9[64 * i0 + i1]);
+    t10[64 * i0 + i1] = v6;
+  }
+  {
+    double v7 = t7[64 * i0 + i1] + t10[64 * i0 + i1];
+    t11[64 * i0 + i1] = v7;
+  }
+}
+
+// @ocannl kernel ocannlGeluF64 float64
+// @ocannl buf 0 2048 x
+// @ocannl buf 1 1 _num.1
+// @ocannl buf 2 2048 _out.1
+// @ocannl buf 3 2048 _out.2
+// @ocannl buf 4 1 _num.2
+// @ocannl buf 5 2048 _out.3
+// @ocannl buf 6 2048 _out.4
+// @ocannl buf 7 2048 _out.5
+// @ocannl buf 8 1 _num.3
+// @ocannl buf 9 2048 _out.6
+// @ocannl buf 10 2048 _out.7
+// @ocannl buf 11 2048 out
+// @ocannl param 0 x in dims=32,64 buf=32,64 left=0,0
+// @ocannl param 11 out out dims=32,64 buf=32,64 left=0,0
+// @ocannl launch ocannlGeluF64_init_0 grid=1,1,1 block=256 sync=0 args=1
+// @ocannl launch ocannlGeluF64_init_1 grid=1,1,1 block=256 sync=0 args=4
+// @ocannl launch ocannlGeluF64_init_2 grid=1,1,1 block=256 sync=0 args=8
+// @ocannl launch ocannlGeluF64_op0_3 grid=8,1,1 block=256 sync=0 args=0,1,2,3,4,5,6,7,8,9,10,11
+// @ocannl end ocannlGeluF64

@@ -176,6 +176,16 @@ func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap7AVX2(c *float64, x0 *float64)
 
+// ocannlMap8AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(add(gelu(mul(x0,3)),gelu_tanh(mul(x0,3))),erf(mul(x0,4))).
+//
+//go:noescape
+func ocannlMap8AVX2(c *float32, x0 *float32)
+
+// ocannlMap9AVX2 runs a float64 pointwise kernel over 2048 elements: c = add(add(gelu(mul(x0,3)),gelu_tanh(mul(x0,3))),erf(mul(x0,4))).
+//
+//go:noescape
+func ocannlMap9AVX2(c *float64, x0 *float64)
+
 // ocannlReduce0AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 64 rows of 100 elements.
 //
 //go:noescape

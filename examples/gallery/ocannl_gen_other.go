@@ -132,6 +132,12 @@ func ocannlMap6AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap6AVX2 calle
 // ocannlMap7AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap7AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap7AVX2 called without assembly") }
 
+// ocannlMap8AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap8AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap8AVX2 called without assembly") }
+
+// ocannlMap9AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap9AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap9AVX2 called without assembly") }
+
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce0AVX2 called without assembly") }
 

@@ -14,7 +14,7 @@ import (
 
 // ocannlDirectives is the hash of this package's //ocannl: directives
 // (ocannlDirectiveHash) when ocannlgen generated ocannl_gen.go from them.
-const ocannlDirectives = "29ba52c9afd48a9a1baf98c4dbc2ad290792261ea2231a474635a5afdb659d0c"
+const ocannlDirectives = "814d5782abeb469fe84e0fa6f947f8168a31fc5c0d112a9662efa0ffa61450c9"
 
 // TestOcannlGenerated fails when this package's //ocannl: directives
 // changed after ocannl_gen.go was generated from them, so that the tests
