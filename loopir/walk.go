@@ -254,3 +254,19 @@ func MapIndices(e Expr, f func([]IndexExpr) []IndexExpr) Expr {
 	}
 	return e
 }
+
+// Written is the set of tensors some store or fill of p writes.
+func Written(p *Program) map[int]bool {
+	w := map[int]bool{}
+	for _, o := range p.Ops {
+		WalkStmts(o.Body, func(s Stmt) {
+			switch s := s.(type) {
+			case *Store:
+				w[s.Tensor] = true
+			case *Fill:
+				w[s.Tensor] = true
+			}
+		})
+	}
+	return w
+}

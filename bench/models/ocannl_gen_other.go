@@ -142,6 +142,236 @@ func ocannlGemm26AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm26AVX512 called without assembly")
 }
 
+// ocannlGemm27AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm27AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm27AVX512 called without assembly")
+}
+
+// ocannlGemm28AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm28AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm28AVX512 called without assembly")
+}
+
+// ocannlGemm29AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm29AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm29AVX512 called without assembly")
+}
+
+// ocannlGemm30AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm30AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm30AVX512 called without assembly")
+}
+
+// ocannlGemm31AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm31AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm31AVX512 called without assembly")
+}
+
+// ocannlGemm32AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm32AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm32AVX512 called without assembly")
+}
+
+// ocannlGemm33AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm33AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm33AVX512 called without assembly")
+}
+
+// ocannlGemm34AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm34AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm34AVX512 called without assembly")
+}
+
+// ocannlGemm35AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm35AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm35AVX512 called without assembly")
+}
+
+// ocannlGemm36AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm36AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm36AVX512 called without assembly")
+}
+
+// ocannlGemm37AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm37AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm37AVX512 called without assembly")
+}
+
+// ocannlGemm38AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm38AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm38AVX512 called without assembly")
+}
+
+// ocannlGemm39AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm39AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm39AVX512 called without assembly")
+}
+
+// ocannlGemm40AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm40AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm40AVX512 called without assembly")
+}
+
+// ocannlGemm41AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm41AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm41AVX512 called without assembly")
+}
+
+// ocannlGemm42AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm42AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm42AVX512 called without assembly")
+}
+
+// ocannlGemm43AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm43AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm43AVX512 called without assembly")
+}
+
+// ocannlGemm44AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm44AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm44AVX512 called without assembly")
+}
+
+// ocannlGemm45AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm45AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm45AVX512 called without assembly")
+}
+
+// ocannlGemm46AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm46AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm46AVX512 called without assembly")
+}
+
+// ocannlGemm47AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm47AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm47AVX512 called without assembly")
+}
+
+// ocannlGemm48AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm48AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm48AVX512 called without assembly")
+}
+
+// ocannlGemm49AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm49AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm49AVX512 called without assembly")
+}
+
+// ocannlGemm50AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm50AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm50AVX512 called without assembly")
+}
+
+// ocannlGemm51AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm51AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm51AVX512 called without assembly")
+}
+
+// ocannlGemm52AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm52AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm52AVX512 called without assembly")
+}
+
+// ocannlGemm53AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm53AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm53AVX512 called without assembly")
+}
+
+// ocannlGemm54AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm54AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm54AVX512 called without assembly")
+}
+
+// ocannlGemm55AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm55AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm55AVX512 called without assembly")
+}
+
+// ocannlGemm56AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm56AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm56AVX512 called without assembly")
+}
+
+// ocannlGemm57AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm57AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm57AVX512 called without assembly")
+}
+
+// ocannlGemm58AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm58AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm58AVX512 called without assembly")
+}
+
+// ocannlGemm59AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm59AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm59AVX512 called without assembly")
+}
+
+// ocannlGemm60AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm60AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm60AVX512 called without assembly")
+}
+
+// ocannlGemm61AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm61AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm61AVX512 called without assembly")
+}
+
+// ocannlGemm62AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm62AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm62AVX512 called without assembly")
+}
+
+// ocannlGemm63AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm63AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm63AVX512 called without assembly")
+}
+
+// ocannlGemm64AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm64AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm64AVX512 called without assembly")
+}
+
+// ocannlGemm65AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm65AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm65AVX512 called without assembly")
+}
+
+// ocannlGemm66AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm66AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm66AVX512 called without assembly")
+}
+
+// ocannlGemm67AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm67AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm67AVX512 called without assembly")
+}
+
+// ocannlGemm68AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm68AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm68AVX512 called without assembly")
+}
+
+// ocannlGemm69AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm69AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm69AVX512 called without assembly")
+}
+
+// ocannlGemm70AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm70AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm70AVX512 called without assembly")
+}
+
+// ocannlGemm71AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm71AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm71AVX512 called without assembly")
+}
+
+// ocannlGemm72AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm72AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm72AVX512 called without assembly")
+}
+
 // ocannlMap0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap0AVX512 called without assembly")
@@ -295,6 +525,219 @@ func ocannlMap82AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap82AVX512 called without assembly")
 }
 
+// ocannlMap84AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap84AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap84AVX512 called without assembly")
+}
+
+// ocannlMap86AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap86AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap86AVX512 called without assembly")
+}
+
+// ocannlMap87AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap87AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap87AVX512 called without assembly") }
+
+// ocannlMap90AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap90AVX512(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap90AVX512 called without assembly")
+}
+
+// ocannlMap93AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap93AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap93AVX512 called without assembly")
+}
+
+// ocannlMap94AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap94AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap94AVX512 called without assembly")
+}
+
+// ocannlMap95AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap95AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap95AVX512 called without assembly")
+}
+
+// ocannlMap96AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap96AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap96AVX512 called without assembly")
+}
+
+// ocannlMap99AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap99AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap99AVX512 called without assembly")
+}
+
+// ocannlMap100AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap100AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap100AVX512 called without assembly")
+}
+
+// ocannlMap101AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap101AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap101AVX512 called without assembly")
+}
+
+// ocannlMap102AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap102AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap102AVX512 called without assembly")
+}
+
+// ocannlMap103AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap103AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlMap103AVX512 called without assembly")
+}
+
+// ocannlMap109AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap109AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap109AVX512 called without assembly")
+}
+
+// ocannlMap111AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap111AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap111AVX512 called without assembly")
+}
+
+// ocannlMap118AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap118AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap118AVX512 called without assembly")
+}
+
+// ocannlMap119AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap119AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlMap119AVX512 called without assembly")
+}
+
+// ocannlMap122AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap122AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlMap122AVX512 called without assembly")
+}
+
+// ocannlMap124AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap124AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlMap124AVX512 called without assembly")
+}
+
+// ocannlMap128AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap128AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap128AVX512 called without assembly")
+}
+
+// ocannlMap133AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap133AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap133AVX512 called without assembly")
+}
+
+// ocannlMap134AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap134AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap134AVX512 called without assembly")
+}
+
+// ocannlMap135AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap135AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap135AVX512 called without assembly")
+}
+
+// ocannlMap136AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap136AVX512(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap136AVX512 called without assembly")
+}
+
+// ocannlMap137AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap137AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap137AVX512 called without assembly")
+}
+
+// ocannlMap138AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap138AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap138AVX512 called without assembly")
+}
+
+// ocannlMap139AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap139AVX512(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap139AVX512 called without assembly")
+}
+
+// ocannlMap140AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap140AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap140AVX512 called without assembly")
+}
+
+// ocannlMap141AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap141AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap141AVX512 called without assembly")
+}
+
+// ocannlMap143AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap143AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap143AVX512 called without assembly")
+}
+
+// ocannlMap144AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap144AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap144AVX512 called without assembly")
+}
+
+// ocannlMap147AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap147AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap147AVX512 called without assembly")
+}
+
+// ocannlMap148AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap148AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap148AVX512 called without assembly")
+}
+
+// ocannlMap149AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap149AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlMap149AVX512 called without assembly")
+}
+
+// ocannlMap150AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap150AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap150AVX512 called without assembly")
+}
+
+// ocannlMap151AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap151AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap151AVX512 called without assembly")
+}
+
+// ocannlMap152AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap152AVX512(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap152AVX512 called without assembly")
+}
+
+// ocannlMap153AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap153AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap153AVX512 called without assembly")
+}
+
+// ocannlMap154AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap154AVX512(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap154AVX512 called without assembly")
+}
+
+// ocannlMap155AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap155AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap155AVX512 called without assembly")
+}
+
+// ocannlMap160AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap160AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap160AVX512 called without assembly")
+}
+
+// ocannlMap161AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap161AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap161AVX512 called without assembly")
+}
+
+// ocannlMap164AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap164AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlMap164AVX512 called without assembly")
+}
+
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }
 
@@ -375,6 +818,144 @@ func ocannlGemm25AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm25AVX2 cal
 
 // ocannlGemm26AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm26AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm26AVX2 called without assembly") }
+
+// ocannlGemm27AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm27AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm27AVX2 called without assembly") }
+
+// ocannlGemm28AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm28AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm28AVX2 called without assembly") }
+
+// ocannlGemm29AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm29AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm29AVX2 called without assembly") }
+
+// ocannlGemm30AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm30AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm30AVX2 called without assembly") }
+
+// ocannlGemm31AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm31AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm31AVX2 called without assembly") }
+
+// ocannlGemm32AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm32AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm32AVX2 called without assembly") }
+
+// ocannlGemm33AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm33AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm33AVX2 called without assembly") }
+
+// ocannlGemm34AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm34AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm34AVX2 called without assembly") }
+
+// ocannlGemm35AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm35AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm35AVX2 called without assembly") }
+
+// ocannlGemm36AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm36AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm36AVX2 called without assembly") }
+
+// ocannlGemm37AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm37AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm37AVX2 called without assembly") }
+
+// ocannlGemm38AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm38AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm38AVX2 called without assembly") }
+
+// ocannlGemm39AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm39AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm39AVX2 called without assembly") }
+
+// ocannlGemm40AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm40AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm40AVX2 called without assembly") }
+
+// ocannlGemm41AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm41AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm41AVX2 called without assembly") }
+
+// ocannlGemm42AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm42AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm42AVX2 called without assembly") }
+
+// ocannlGemm43AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm43AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm43AVX2 called without assembly") }
+
+// ocannlGemm44AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm44AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm44AVX2 called without assembly") }
+
+// ocannlGemm45AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm45AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm45AVX2 called without assembly") }
+
+// ocannlGemm46AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm46AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm46AVX2 called without assembly") }
+
+// ocannlGemm47AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm47AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm47AVX2 called without assembly") }
+
+// ocannlGemm48AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm48AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm48AVX2 called without assembly") }
+
+// ocannlGemm49AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm49AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm49AVX2 called without assembly") }
+
+// ocannlGemm50AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm50AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm50AVX2 called without assembly") }
+
+// ocannlGemm51AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm51AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm51AVX2 called without assembly") }
+
+// ocannlGemm52AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm52AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm52AVX2 called without assembly") }
+
+// ocannlGemm53AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm53AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm53AVX2 called without assembly") }
+
+// ocannlGemm54AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm54AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm54AVX2 called without assembly") }
+
+// ocannlGemm55AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm55AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm55AVX2 called without assembly") }
+
+// ocannlGemm56AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm56AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm56AVX2 called without assembly") }
+
+// ocannlGemm57AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm57AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm57AVX2 called without assembly") }
+
+// ocannlGemm58AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm58AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm58AVX2 called without assembly") }
+
+// ocannlGemm59AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm59AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm59AVX2 called without assembly") }
+
+// ocannlGemm60AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm60AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm60AVX2 called without assembly") }
+
+// ocannlGemm61AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm61AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm61AVX2 called without assembly") }
+
+// ocannlGemm62AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm62AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm62AVX2 called without assembly") }
+
+// ocannlGemm63AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm63AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm63AVX2 called without assembly") }
+
+// ocannlGemm64AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm64AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm64AVX2 called without assembly") }
+
+// ocannlGemm65AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm65AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm65AVX2 called without assembly") }
+
+// ocannlGemm66AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm66AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm66AVX2 called without assembly") }
+
+// ocannlGemm67AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm67AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm67AVX2 called without assembly") }
+
+// ocannlGemm68AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm68AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm68AVX2 called without assembly") }
+
+// ocannlGemm69AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm69AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm69AVX2 called without assembly") }
+
+// ocannlGemm70AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm70AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm70AVX2 called without assembly") }
+
+// ocannlGemm71AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm71AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm71AVX2 called without assembly") }
+
+// ocannlGemm72AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm72AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm72AVX2 called without assembly") }
 
 // ocannlMap0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }
@@ -648,6 +1229,382 @@ func ocannlMap82AVX2(c, x0, x1, x2 *float32) {
 // ocannlMap83AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap83AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap83AVX2 called without assembly") }
 
+// ocannlMap84AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap84AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap84AVX2 called without assembly") }
+
+// ocannlMap85AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap85AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap85AVX2 called without assembly") }
+
+// ocannlMap86AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap86AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap86AVX2 called without assembly") }
+
+// ocannlMap87AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap87AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap87AVX2 called without assembly") }
+
+// ocannlMap88AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap88AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap88AVX2 called without assembly") }
+
+// ocannlMap89AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap89AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap89AVX2 called without assembly") }
+
+// ocannlMap90AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap90AVX2(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap90AVX2 called without assembly")
+}
+
+// ocannlMap91AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap91AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap91AVX2 called without assembly")
+}
+
+// ocannlMap92AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap92AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap92AVX2 called without assembly") }
+
+// ocannlMap93AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap93AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap93AVX2 called without assembly") }
+
+// ocannlMap94AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap94AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap94AVX2 called without assembly") }
+
+// ocannlMap95AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap95AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap95AVX2 called without assembly")
+}
+
+// ocannlMap96AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap96AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap96AVX2 called without assembly") }
+
+// ocannlMap97AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap97AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap97AVX2 called without assembly") }
+
+// ocannlMap98AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap98AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap98AVX2 called without assembly") }
+
+// ocannlMap99AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap99AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap99AVX2 called without assembly")
+}
+
+// ocannlMap100AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap100AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap100AVX2 called without assembly")
+}
+
+// ocannlMap101AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap101AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap101AVX2 called without assembly")
+}
+
+// ocannlMap102AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap102AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap102AVX2 called without assembly")
+}
+
+// ocannlMap103AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap103AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap103AVX2 called without assembly") }
+
+// ocannlMap104AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap104AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap104AVX2 called without assembly") }
+
+// ocannlMap105AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap105AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap105AVX2 called without assembly")
+}
+
+// ocannlMap106AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap106AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap106AVX2 called without assembly") }
+
+// ocannlMap107AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap107AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap107AVX2 called without assembly")
+}
+
+// ocannlMap108AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap108AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap108AVX2 called without assembly") }
+
+// ocannlMap109AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap109AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap109AVX2 called without assembly")
+}
+
+// ocannlMap110AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap110AVX2(c *float32) { panic("ocannlgen: ocannlMap110AVX2 called without assembly") }
+
+// ocannlMap111AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap111AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap111AVX2 called without assembly")
+}
+
+// ocannlMap112AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap112AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap112AVX2 called without assembly") }
+
+// ocannlMap113AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap113AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap113AVX2 called without assembly")
+}
+
+// ocannlMap114AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap114AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap114AVX2 called without assembly")
+}
+
+// ocannlMap115AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap115AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap115AVX2 called without assembly")
+}
+
+// ocannlMap116AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap116AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap116AVX2 called without assembly") }
+
+// ocannlMap117AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap117AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap117AVX2 called without assembly") }
+
+// ocannlMap118AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap118AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap118AVX2 called without assembly")
+}
+
+// ocannlMap119AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap119AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap119AVX2 called without assembly") }
+
+// ocannlMap120AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap120AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap120AVX2 called without assembly")
+}
+
+// ocannlMap121AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap121AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap121AVX2 called without assembly") }
+
+// ocannlMap122AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap122AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap122AVX2 called without assembly") }
+
+// ocannlMap123AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap123AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap123AVX2 called without assembly")
+}
+
+// ocannlMap124AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap124AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap124AVX2 called without assembly") }
+
+// ocannlMap125AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap125AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap125AVX2 called without assembly")
+}
+
+// ocannlMap126AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap126AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap126AVX2 called without assembly") }
+
+// ocannlMap127AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap127AVX2(c *float32) { panic("ocannlgen: ocannlMap127AVX2 called without assembly") }
+
+// ocannlMap128AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap128AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap128AVX2 called without assembly")
+}
+
+// ocannlMap129AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap129AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap129AVX2 called without assembly")
+}
+
+// ocannlMap130AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap130AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap130AVX2 called without assembly")
+}
+
+// ocannlMap131AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap131AVX2(c *float32) { panic("ocannlgen: ocannlMap131AVX2 called without assembly") }
+
+// ocannlMap132AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap132AVX2(c *float32) { panic("ocannlgen: ocannlMap132AVX2 called without assembly") }
+
+// ocannlMap133AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap133AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap133AVX2 called without assembly")
+}
+
+// ocannlMap134AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap134AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap134AVX2 called without assembly")
+}
+
+// ocannlMap135AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap135AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap135AVX2 called without assembly")
+}
+
+// ocannlMap136AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap136AVX2(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap136AVX2 called without assembly")
+}
+
+// ocannlMap137AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap137AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap137AVX2 called without assembly")
+}
+
+// ocannlMap138AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap138AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap138AVX2 called without assembly")
+}
+
+// ocannlMap139AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap139AVX2(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap139AVX2 called without assembly")
+}
+
+// ocannlMap140AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap140AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap140AVX2 called without assembly")
+}
+
+// ocannlMap141AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap141AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap141AVX2 called without assembly")
+}
+
+// ocannlMap142AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap142AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap142AVX2 called without assembly") }
+
+// ocannlMap143AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap143AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap143AVX2 called without assembly")
+}
+
+// ocannlMap144AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap144AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap144AVX2 called without assembly")
+}
+
+// ocannlMap145AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap145AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap145AVX2 called without assembly") }
+
+// ocannlMap146AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap146AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap146AVX2 called without assembly") }
+
+// ocannlMap147AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap147AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap147AVX2 called without assembly")
+}
+
+// ocannlMap148AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap148AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap148AVX2 called without assembly")
+}
+
+// ocannlMap149AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap149AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap149AVX2 called without assembly") }
+
+// ocannlMap150AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap150AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap150AVX2 called without assembly")
+}
+
+// ocannlMap151AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap151AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap151AVX2 called without assembly")
+}
+
+// ocannlMap152AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap152AVX2(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap152AVX2 called without assembly")
+}
+
+// ocannlMap153AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap153AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap153AVX2 called without assembly")
+}
+
+// ocannlMap154AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap154AVX2(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap154AVX2 called without assembly")
+}
+
+// ocannlMap155AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap155AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap155AVX2 called without assembly")
+}
+
+// ocannlMap156AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap156AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap156AVX2 called without assembly") }
+
+// ocannlMap157AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap157AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap157AVX2 called without assembly")
+}
+
+// ocannlMap158AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap158AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap158AVX2 called without assembly") }
+
+// ocannlMap159AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap159AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap159AVX2 called without assembly") }
+
+// ocannlMap160AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap160AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap160AVX2 called without assembly")
+}
+
+// ocannlMap161AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap161AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap161AVX2 called without assembly")
+}
+
+// ocannlMap162AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap162AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap162AVX2 called without assembly") }
+
+// ocannlMap163AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap163AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap163AVX2 called without assembly") }
+
+// ocannlMap164AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap164AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap164AVX2 called without assembly") }
+
+// ocannlMap165AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap165AVX2(c *float32) { panic("ocannlgen: ocannlMap165AVX2 called without assembly") }
+
+// ocannlMap166AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap166AVX2(c *float32) { panic("ocannlgen: ocannlMap166AVX2 called without assembly") }
+
+// ocannlMap167AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap167AVX2(c *float32) { panic("ocannlgen: ocannlMap167AVX2 called without assembly") }
+
+// ocannlMap168AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap168AVX2(c *float32) { panic("ocannlgen: ocannlMap168AVX2 called without assembly") }
+
+// ocannlMap169AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap169AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap169AVX2 called without assembly")
+}
+
+// ocannlMap170AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap170AVX2(c *float32) { panic("ocannlgen: ocannlMap170AVX2 called without assembly") }
+
+// ocannlMap171AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap171AVX2(c *float32) { panic("ocannlgen: ocannlMap171AVX2 called without assembly") }
+
+// ocannlMap172AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap172AVX2(c *float32) { panic("ocannlgen: ocannlMap172AVX2 called without assembly") }
+
+// ocannlMap173AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap173AVX2(c *float32) { panic("ocannlgen: ocannlMap173AVX2 called without assembly") }
+
+// ocannlMap174AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap174AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap174AVX2 called without assembly") }
+
+// ocannlMap175AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap175AVX2(c *float32) { panic("ocannlgen: ocannlMap175AVX2 called without assembly") }
+
+// ocannlMap176AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap176AVX2(c *float32) { panic("ocannlgen: ocannlMap176AVX2 called without assembly") }
+
+// ocannlMap177AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap177AVX2(c *float32) { panic("ocannlgen: ocannlMap177AVX2 called without assembly") }
+
+// ocannlMap178AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap178AVX2(c *float32) { panic("ocannlgen: ocannlMap178AVX2 called without assembly") }
+
+// ocannlMap179AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap179AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap179AVX2 called without assembly") }
+
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce0AVX2 called without assembly") }
 
@@ -741,4 +1698,124 @@ func ocannlReduce21AVX2(c, x0 *float32) {
 // ocannlReduce22AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce22AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce22AVX2 called without assembly")
+}
+
+// ocannlReduce23AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce23AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce23AVX2 called without assembly")
+}
+
+// ocannlReduce24AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce24AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce24AVX2 called without assembly")
+}
+
+// ocannlReduce25AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce25AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce25AVX2 called without assembly")
+}
+
+// ocannlReduce26AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce26AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce26AVX2 called without assembly")
+}
+
+// ocannlReduce27AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce27AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce27AVX2 called without assembly")
+}
+
+// ocannlReduce28AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce28AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce28AVX2 called without assembly")
+}
+
+// ocannlReduce29AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce29AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce29AVX2 called without assembly")
+}
+
+// ocannlReduce30AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce30AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce30AVX2 called without assembly")
+}
+
+// ocannlReduce31AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce31AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce31AVX2 called without assembly")
+}
+
+// ocannlReduce32AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce32AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce32AVX2 called without assembly")
+}
+
+// ocannlReduce33AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce33AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlReduce33AVX2 called without assembly")
+}
+
+// ocannlReduce34AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce34AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce34AVX2 called without assembly")
+}
+
+// ocannlReduce35AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce35AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce35AVX2 called without assembly")
+}
+
+// ocannlReduce36AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce36AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce36AVX2 called without assembly")
+}
+
+// ocannlReduce37AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce37AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce37AVX2 called without assembly")
+}
+
+// ocannlReduce38AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce38AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce38AVX2 called without assembly")
+}
+
+// ocannlReduce39AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce39AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce39AVX2 called without assembly")
+}
+
+// ocannlReduce40AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce40AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce40AVX2 called without assembly")
+}
+
+// ocannlReduce41AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce41AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce41AVX2 called without assembly")
+}
+
+// ocannlReduce42AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce42AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce42AVX2 called without assembly")
+}
+
+// ocannlReduce43AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce43AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce43AVX2 called without assembly")
+}
+
+// ocannlReduce44AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce44AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce44AVX2 called without assembly")
+}
+
+// ocannlReduce45AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce45AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce45AVX2 called without assembly")
+}
+
+// ocannlReduce46AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce46AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce46AVX2 called without assembly")
 }

@@ -14,7 +14,7 @@ import (
 
 // ocannlDirectives is the hash of this package's //ocannl: directives
 // (ocannlDirectiveHash) when ocannlgen generated ocannl_gen.go from them.
-const ocannlDirectives = "568f88b233c1fc65b2047ca7055db5d10cadcbaafcb4b2514be77d5a54879dc4"
+const ocannlDirectives = "ec23c8e9a50f9b92b9f7b1a35c38ef6651b81588700d8e3a16635f098a9b77d6"
 
 // TestOcannlGenerated fails when this package's //ocannl: directives
 // changed after ocannl_gen.go was generated from them, so that the tests

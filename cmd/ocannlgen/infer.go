@@ -365,17 +365,7 @@ func kernelSchedule(kn *desc.Kernel, stdout, stderr io.Writer) int {
 // function binding every named tensor to a parameter (written ones as
 // outputs), with a pooled scratch for the large locals.
 func programKernel(prog *loopir.Program, g *inference.Graph) *desc.Kernel {
-	written := map[int]bool{}
-	for _, o := range prog.Ops {
-		loopir.WalkStmts(o.Body, func(s loopir.Stmt) {
-			switch s := s.(type) {
-			case *loopir.Store:
-				written[s.Tensor] = true
-			case *loopir.Fill:
-				written[s.Tensor] = true
-			}
-		})
-	}
+	written := loopir.Written(prog)
 	kn := &desc.Kernel{Name: "Program", Elem: "float32", Prog: prog, Scratch: "ProgramScratch", ScratchOver: gen.KernelScratchOver, PoolScratch: true}
 	for i, n := range g.Named {
 		kn.Params = append(kn.Params, desc.Param{Name: "p" + strconv.Itoa(i), Kind: desc.PtrArray, Tensor: n.Tensor, Output: written[n.Tensor]})

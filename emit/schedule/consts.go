@@ -14,16 +14,11 @@ import (
 // them into their expression (FoldConsts).
 func ConstLeaves(p *loopir.Program, bound map[int]bool, elem string) map[int]float64 {
 	fetch := map[int]*loopir.FetchStmt{}
-	written := map[int]bool{}
+	written := loopir.Written(p)
 	for _, o := range p.Ops {
 		loopir.WalkStmts(o.Body, func(s loopir.Stmt) {
-			switch s := s.(type) {
-			case *loopir.Store:
-				written[s.Tensor] = true
-			case *loopir.Fill:
-				written[s.Tensor] = true
-			case *loopir.FetchStmt:
-				fetch[s.Tensor] = s
+			if f, ok := s.(*loopir.FetchStmt); ok {
+				fetch[f.Tensor] = f
 			}
 		})
 	}

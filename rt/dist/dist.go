@@ -122,16 +122,18 @@ func MeanGrads32(c Comm, bufs ...[]float32) error {
 			return err
 		}
 		if n > 1 {
-			inv := float32(n)
+			d := float32(n)
 			for i := range b {
-				b[i] /= inv
+				b[i] /= d
 			}
 		}
 	}
 	return nil
 }
 
-// MeanGrads64 is MeanGrads32 for float64 buffers.
+// MeanGrads64 is MeanGrads32 for float64 buffers. (The two stay separate
+// functions: a generic one taking the sum as a method value allocates a
+// closure per call, and SyncGrads must not allocate.)
 func MeanGrads64(c Comm, bufs ...[]float64) error {
 	n := c.Size()
 	for _, b := range bufs {
@@ -139,9 +141,9 @@ func MeanGrads64(c Comm, bufs ...[]float64) error {
 			return err
 		}
 		if n > 1 {
-			inv := float64(n)
+			d := float64(n)
 			for i := range b {
-				b[i] /= inv
+				b[i] /= d
 			}
 		}
 	}
