@@ -34,7 +34,8 @@ func TestRuntimeDeps(t *testing.T) {
 }
 
 // TestGeneratedImports: every generated file of the examples imports only
-// the standard library, rt and rt/cpu.
+// the standard library, rt, rt/dist (standard library only itself, see
+// TestRuntimeDeps) and rt/cpu.
 func TestGeneratedImports(t *testing.T) {
 	root := testutil.RepoRoot(t)
 	files, err := filepath.Glob(filepath.Join(root, "examples", "*", "ocannl_gen*.go"))
@@ -50,7 +51,7 @@ func TestGeneratedImports(t *testing.T) {
 		for _, im := range af.Imports {
 			p, _ := strconv.Unquote(im.Path.Value)
 			switch {
-			case p == "github.com/ocannlgen/ocannlgen/rt":
+			case p == "github.com/ocannlgen/ocannlgen/rt", p == "github.com/ocannlgen/ocannlgen/rt/dist":
 			case p == "github.com/ocannlgen/ocannlgen/rt/cpu":
 				sawCPU = true
 			case !strings.Contains(strings.SplitN(p, "/", 2)[0], "."):
@@ -62,5 +63,18 @@ func TestGeneratedImports(t *testing.T) {
 	}
 	if !sawCPU {
 		t.Error("no generated file imports rt/cpu (no assembly kernels?)")
+	}
+}
+
+// TestDistStandardOnly: rt/dist, which every generated model with an
+// optimizer imports, depends on the standard library only.
+func TestDistStandardOnly(t *testing.T) {
+	root := testutil.RepoRoot(t)
+	out, err := testutil.GoCmd(t, root, nil, "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "./rt/dist")
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	if got := strings.Fields(out); len(got) != 1 || got[0] != "github.com/ocannlgen/ocannlgen/rt/dist" {
+		t.Errorf("rt/dist depends on %v", got)
 	}
 }
