@@ -204,3 +204,16 @@ func Exact(x *[16][64]float32, y *[16][64]float32, out *[16][64]float32) { ocann
 func ExactF64(x *[16][64]float64, y *[16][64]float64, out *[16][64]float64) {
 	ocannlExactF64(x, y, out)
 }
+
+// Gelus chains erf, gelu and gelu_tanh, which the kernels compute as the
+// Go loops do, bit for bit.
+//
+//ocannl:expr gelu x + gelu_tanh y + erf x
+func Gelus(x *[16][64]float32, y *[16][64]float32, out *[16][64]float32) { ocannlGelus(x, y, out) }
+
+// GelusF64 is Gelus in float64.
+//
+//ocannl:expr gelu x + gelu_tanh y + erf x
+func GelusF64(x *[16][64]float64, y *[16][64]float64, out *[16][64]float64) {
+	ocannlGelusF64(x, y, out)
+}

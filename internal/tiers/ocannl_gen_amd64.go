@@ -271,6 +271,16 @@ func ocannlMap29AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap30AVX2(c *float64, x0 *float64, x1 *float64)
 
+// ocannlMap31AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(add(gelu(x0),gelu_tanh(x1)),erf(x0)).
+//
+//go:noescape
+func ocannlMap31AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap32AVX2 runs a float64 pointwise kernel over 1024 elements: c = add(add(gelu(x0),gelu_tanh(x1)),erf(x0)).
+//
+//go:noescape
+func ocannlMap32AVX2(c *float64, x0 *float64, x1 *float64)
+
 // ocannlReduce0AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 1 rows of 1024 elements.
 //
 //go:noescape

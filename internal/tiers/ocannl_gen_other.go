@@ -195,6 +195,12 @@ func ocannlMap29AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap29AVX2 cal
 // ocannlMap30AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap30AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap30AVX2 called without assembly") }
 
+// ocannlMap31AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap31AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap31AVX2 called without assembly") }
+
+// ocannlMap32AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap32AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap32AVX2 called without assembly") }
+
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlReduce0AVX2 called without assembly")

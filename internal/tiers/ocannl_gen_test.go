@@ -14,7 +14,7 @@ import (
 
 // ocannlDirectives is the hash of this package's //ocannl: directives
 // (ocannlDirectiveHash) when ocannlgen generated ocannl_gen.go from them.
-const ocannlDirectives = "b8e98adf10f6211cb2df74c5c8dc3d967b18d421b30e3362021e69a6997e1ca4"
+const ocannlDirectives = "b6f7f21d0d4823f08db97ccbd42e1968f25d9932b80de927b195a3be9db8d84f"
 
 // TestOcannlGenerated fails when this package's //ocannl: directives
 // changed after ocannl_gen.go was generated from them, so that the tests
