@@ -1,0 +1,85 @@
+package models
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ocannlgen/ocannlgen/rt"
+)
+
+// trainsAllocFree checks a scale model's TrainStep on a fixed batch:
+// finite losses that decrease over steps steps, and no allocation.
+func trainsAllocFree(t *testing.T, steps int, step func() float32) {
+	t.Helper()
+	var ls []float32
+	for range steps {
+		l := step()
+		if math.IsNaN(float64(l)) || math.IsInf(float64(l), 0) {
+			t.Fatalf("non-finite loss after %v", ls)
+		}
+		ls = append(ls, l)
+	}
+	if !(ls[len(ls)-1] < ls[0]) {
+		t.Errorf("the loss did not decrease on a fixed batch: %v", ls)
+	}
+	if n := testing.AllocsPerRun(1, func() { step() }); n != 0 {
+		t.Errorf("%v allocs per TrainStep", n)
+	}
+}
+
+// TestResNet20Trains: the ResNet-20 of bench -scale trains on a random
+// batch, on 1 and 2 threads, without allocating.
+func TestResNet20Trains(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	images := new([ResNetBatch][32][32][3]float32)
+	labels := new([ResNetBatch][10]float32)
+	for i := range images {
+		for y := range images[i] {
+			for x := range images[i][y] {
+				for c := range images[i][y][x] {
+					images[i][y][x][c] = float32(r.NormFloat64())
+				}
+			}
+		}
+		labels[i][r.IntN(10)] = 1
+	}
+	for _, th := range []int{1, 2} {
+		m := new(ResNet20)
+		m.Init(1)
+		m.Pool = rt.NewPool(th)
+		trainsAllocFree(t, 3, func() float32 { return m.TrainStep(images, labels) })
+		m.Pool.Close()
+	}
+}
+
+// TestGPTTrains: the nanoGPT-size decoder (1.2 GiB of state, about a
+// second per step on one core) trains on a random batch with the causal
+// mask, without allocating. Skipped with -short.
+func TestGPTTrains(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 1.2 GiB model, seconds per step")
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	tokens := new([GPTBatch][GPTContext][GPTVocab]float32)
+	targets := new([GPTBatch][GPTContext][GPTVocab]float32)
+	mask := new([GPTContext][GPTContext]float32)
+	for b := range tokens {
+		prev := r.IntN(GPTVocab)
+		for p := range GPTContext {
+			next := r.IntN(GPTVocab)
+			tokens[b][p][prev], targets[b][p][next] = 1, 1
+			prev = next
+		}
+	}
+	for s := range mask {
+		for k := 0; k <= s; k++ {
+			mask[s][k] = 1
+		}
+	}
+	m := new(GPT)
+	m.Init(1)
+	m.Pool = rt.NewPool(2)
+	defer m.Pool.Close()
+	trainsAllocFree(t, 3, func() float32 { return m.TrainStep(tokens, targets, mask) })
+}

@@ -1,0 +1,81 @@
+package main
+
+// How the FLOPs of a training step are counted (the same counts are
+// used for PyTorch's step, bench/torch_scale.py, whose models compute
+// the same contractions):
+//
+//   - only contractions count: matrix products, attention's scores and
+//     context, convolutions. Elementwise work (biases, ReLU, layer norm,
+//     softmax, the loss, the optimizer update) is left out: it is a few
+//     percent of the FLOPs and is limited by memory, not by the FMA units.
+//   - a contraction of M multiply-adds costs 2M FLOP forward, and 4M
+//     backward: the gradient with respect to each of its two operands is
+//     a contraction of M multiply-adds. A contraction whose data operand
+//     needs no gradient (the token embedding applied to the one-hot
+//     inputs, the ResNet's first convolution applied to the images) costs
+//     2M backward. A step is thus about 3x the forward's 2M.
+//   - attention counts all T x T scores, masked or not: both
+//     implementations compute every score and mask afterwards.
+//   - a padded convolution with an H' x W' output, a k x k kernel, ic
+//     input and oc output channels is H'·W'·k²·ic·oc multiply-adds per
+//     image, including the products with padding zeros.
+
+// contraction is one contraction of a step: macs multiply-adds, and
+// whether the gradient with respect to its data operand is needed.
+type contraction struct {
+	macs      float64
+	inputGrad bool
+}
+
+func stepFLOP(cs []contraction) float64 {
+	f := 0.0
+	for _, c := range cs {
+		f += 2 * c.macs // forward
+		f += 2 * c.macs // weight (or second operand) gradient
+		if c.inputGrad {
+			f += 2 * c.macs
+		}
+	}
+	return f
+}
+
+// gptFLOP: batch 8 x context 128 = 1024 tokens, width 384, 6 heads of
+// 64, MLP 1536, vocabulary 256, 6 blocks: 69.86 GFLOP.
+func gptFLOP() float64 {
+	const n, t, d, h, dk, ff, v, blocks = 8 * 128, 128, 384, 6, 64, 1536, 256, 6
+	cs := []contraction{{n * v * d, false}} // token embedding (one-hot x matrix)
+	for range blocks {
+		cs = append(cs,
+			contraction{3 * n * d * h * dk, true}, // q, k, v projections
+			contraction{n * t * h * dk, true},     // scores q·k
+			contraction{n * t * h * dk, true},     // context attn·v
+			contraction{n * h * dk * d, true},     // output projection
+			contraction{n * d * ff, true},         // MLP up
+			contraction{n * ff * d, true},         // MLP down
+		)
+	}
+	cs = append(cs, contraction{n * d * v, true}) // head
+	return stepFLOP(cs)
+}
+
+// resnetFLOP: batch 32 of 32x32x3 images, ResNet-20 with projection
+// shortcuts: 7.81 GFLOP.
+func resnetFLOP() float64 {
+	const b = 32
+	conv := func(hw, k, ic, oc int) float64 { return float64(b * hw * hw * k * k * ic * oc) }
+	cs := []contraction{{conv(32, 3, 3, 16), false}} // stem, on the images
+	for range 6 {
+		cs = append(cs, contraction{conv(32, 3, 16, 16), true}) // stage 1: 3 blocks of 2 convolutions
+	}
+	for _, s := range []struct{ hw, ic, oc int }{{16, 16, 32}, {8, 32, 64}} {
+		cs = append(cs,
+			contraction{conv(s.hw, 3, s.ic, s.oc), true}, // stride-2 3x3
+			contraction{conv(s.hw, 1, s.ic, s.oc), true}, // stride-2 1x1 projection
+		)
+		for range 5 {
+			cs = append(cs, contraction{conv(s.hw, 3, s.oc, s.oc), true})
+		}
+	}
+	cs = append(cs, contraction{b * 64 * 10, true}) // head
+	return stepFLOP(cs)
+}

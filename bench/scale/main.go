@@ -1,0 +1,306 @@
+// Command scale times one training step (TrainStep: forward, backward,
+// optimizer update) of the two scale models of bench/models (scale.go):
+// GPT, a nanoGPT-char-sized decoder (6 blocks, width 384, context 128,
+// batch 8, AdamW), and ResNet20, a CIFAR-10 ResNet-20 without batch norm
+// (batch 32, SGD with momentum), on random data, on 1 or 2 threads; and
+// measures the machine's FMA peak (peak.go, peak_amd64.s) to put the
+// step's GFLOP/s against. bench/scale.sh runs it interleaved with the
+// PyTorch twins (bench/torch_scale.py); docs/benchmarks.md, "Scale
+// benchmarks", has the results.
+//
+//	scale -model gpt -threads 1 [-warmup 3] [-steps 5]
+//	scale -peak [-reps 5]
+//	scale -cpuprobe [-waitquiet 30s]
+//	scale -flops
+//
+// With -threads n the process runs at GOMAXPROCS=n and the model's Pool
+// is rt.NewPool(n). Before timing, the warmup steps run on the fixed
+// batch and must give finite losses, the last below the first (the step
+// trains); then -steps steps are timed one by one, by wall time and by
+// the process's CPU time (all threads, CLOCK_PROCESS_CPUTIME_ID), and
+// the medians are printed with the heap allocations of the timed loop
+// (0 at one thread; at two, the Go runtime's sudogs for the pool's
+// barrier wait, see docs/benchmarks.md). GFLOP/s are the step's FLOP
+// count (flops.go) over the median wall time. -cpuprofile FILE profiles
+// the timed steps; -allocprofile FILE writes allocation profiles after
+// the warmup and at the end (the profilers themselves allocate, so the
+// allocation count is meaningful only without them).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"strings"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/ocannlgen/ocannlgen/bench/models"
+	"github.com/ocannlgen/ocannlgen/rt"
+	"github.com/ocannlgen/ocannlgen/rt/cpu"
+)
+
+// model is one scale model ready to train on its fixed random batch.
+type model struct {
+	flop    float64 // FLOP per training step (flops.go)
+	setPool func(*rt.Pool)
+	step    func() float32
+}
+
+func gptModel() model {
+	m := new(models.GPT)
+	m.Init(1)
+	tokens := new([models.GPTBatch][models.GPTContext][models.GPTVocab]float32)
+	targets := new([models.GPTBatch][models.GPTContext][models.GPTVocab]float32)
+	mask := new([models.GPTContext][models.GPTContext]float32)
+	r := rand.New(rand.NewPCG(1, 2))
+	for b := range tokens {
+		// A random sequence of GPTContext+1 symbols: the inputs are its
+		// first GPTContext, the targets the next symbol at each position.
+		prev := r.IntN(models.GPTVocab)
+		for t := range models.GPTContext {
+			next := r.IntN(models.GPTVocab)
+			tokens[b][t][prev] = 1
+			targets[b][t][next] = 1
+			prev = next
+		}
+	}
+	for s := range mask {
+		for t := 0; t <= s; t++ {
+			mask[s][t] = 1 // query s sees keys t <= s
+		}
+	}
+	return model{
+		flop:    gptFLOP(),
+		setPool: func(p *rt.Pool) { m.Pool = p },
+		step:    func() float32 { return m.TrainStep(tokens, targets, mask) },
+	}
+}
+
+func resnetModel() model {
+	m := new(models.ResNet20)
+	m.Init(1)
+	images := new([models.ResNetBatch][32][32][3]float32)
+	labels := new([models.ResNetBatch][10]float32)
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range images {
+		for y := range images[i] {
+			for x := range images[i][y] {
+				for c := range images[i][y][x] {
+					images[i][y][x][c] = float32(r.NormFloat64())
+				}
+			}
+		}
+		labels[i][r.IntN(10)] = 1
+	}
+	return model{
+		flop:    resnetFLOP(),
+		setPool: func(p *rt.Pool) { m.Pool = p },
+		step:    func() float32 { return m.TrainStep(images, labels) },
+	}
+}
+
+func main() {
+	name := flag.String("model", "gpt", "the model: gpt or resnet")
+	threads := flag.Int("threads", 1, "threads: GOMAXPROCS and the model's rt.Pool")
+	warmup := flag.Int("warmup", 3, "untimed steps first (at least 2: their losses are checked)")
+	steps := flag.Int("steps", 5, "timed steps")
+	peak := flag.Bool("peak", false, "measure the FMA peaks at 1 and 2 threads instead")
+	reps := flag.Int("reps", 5, "with -peak: repetitions of each loop (about 0.2 s each)")
+	flops := flag.Bool("flops", false, "print each model's FLOP count per step and exit")
+	allocProfile := flag.String("allocprofile", "", "write profiles of every allocation (runtime.MemProfileRate 1) after the warmup (FILE.warmup) and at the end (FILE), to find what allocates in the timed loop")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the timed steps to this file")
+	probe := flag.Bool("cpuprobe", false, "print the CPUs two busy goroutines get over 200 ms (about 2 on an idle 2-core machine) and exit")
+	quiet := flag.Duration("waitquiet", 0, "with -cpuprobe: probe every second until the probe shows at least -quietcpus CPUs or this time has passed, then print the last probe")
+	quietCPUs := flag.Float64("quietcpus", 1.8, "with -waitquiet: the CPUs that count as a quiet machine")
+	flag.Parse()
+	if *probe {
+		runtime.GOMAXPROCS(2)
+		deadline := time.Now().Add(*quiet)
+		c := cpusAvailable()
+		for c < *quietCPUs && time.Now().Before(deadline) {
+			time.Sleep(time.Second)
+			c = cpusAvailable()
+		}
+		fmt.Printf("%.2f\n", c)
+		return
+	}
+	if *allocProfile != "" {
+		runtime.MemProfileRate = 1
+	}
+	if *flops {
+		fmt.Printf("flops model=gpt gflop=%.4f\nflops model=resnet gflop=%.4f\n", gptFLOP()/1e9, resnetFLOP()/1e9)
+		return
+	}
+	if *peak {
+		fmt.Printf("# cpu: %s (%d logical CPUs), %s\n", cpuModel(), runtime.NumCPU(), runtime.Version())
+		peaks(*reps)
+		return
+	}
+	if *warmup < 2 || *steps < 1 || *threads < 1 {
+		fmt.Fprintln(os.Stderr, "scale: need -warmup >= 2, -steps >= 1, -threads >= 1")
+		os.Exit(2)
+	}
+	runtime.GOMAXPROCS(*threads)
+	var mk func() model
+	switch *name {
+	case "gpt":
+		mk = gptModel
+	case "resnet":
+		mk = resnetModel
+	default:
+		fmt.Fprintf(os.Stderr, "scale: unknown model %q (gpt or resnet)\n", *name)
+		os.Exit(2)
+	}
+	m := mk()
+	pool := rt.NewPool(*threads)
+	m.setPool(pool)
+
+	// The check, untimed: finite losses that decrease on the fixed batch.
+	losses := make([]float32, *warmup)
+	for i := range losses {
+		losses[i] = m.step()
+	}
+	for _, l := range losses {
+		if math.IsNaN(float64(l)) || math.IsInf(float64(l), 0) {
+			fmt.Fprintf(os.Stderr, "scale: %s: a warmup step returned a non-finite loss: %v\n", *name, losses)
+			os.Exit(1)
+		}
+	}
+	if !(losses[len(losses)-1] < losses[0]) {
+		fmt.Fprintf(os.Stderr, "scale: %s: the loss did not decrease over %d steps on a fixed batch: %v\n", *name, *warmup, losses)
+		os.Exit(1)
+	}
+
+	if *allocProfile != "" {
+		writeAllocs(*allocProfile + ".warmup")
+	}
+	wall := make([]float64, *steps)
+	cpuT := make([]float64, *steps)
+	runtime.GC()
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "scale:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+	}
+	for i := range *steps {
+		t0, c0 := time.Now(), procCPU()
+		m.step()
+		wall[i] = time.Since(t0).Seconds() * 1e3
+		cpuT[i] = (procCPU() - c0).Seconds() * 1e3
+	}
+	runtime.ReadMemStats(&ms1)
+	if *cpuProfile != "" {
+		pprof.StopCPUProfile()
+	}
+	allocs := float64(ms1.Mallocs-ms0.Mallocs) / float64(*steps)
+	w, c := median(wall), median(cpuT)
+	ls := make([]string, len(losses))
+	for i, l := range losses {
+		ls[i] = fmt.Sprintf("%.4f", l)
+	}
+	fmt.Printf("result impl=ocannlgen model=%s dtype=f32 threads=%d steps=%d wall_ms=%.2f cpu_ms=%.2f gflop=%.4f gflops=%.2f allocs_per_step=%g tier=%s losses=%s walls=%s cpus=%s\n",
+		*name, *threads, *steps, w, c, m.flop/1e9, m.flop/w/1e6, allocs, tier(), strings.Join(ls, ","), join(wall), join(cpuT))
+	pool.Close()
+	if *allocProfile != "" {
+		writeAllocs(*allocProfile)
+	}
+}
+
+// writeAllocs writes the allocation profile so far to file; compare the
+// profile written after the warmup (file.warmup) with the final one by
+// go tool pprof -sample_index=alloc_objects -base file.warmup BINARY file.
+func writeAllocs(file string) {
+	// The profile may be up to two garbage collections old.
+	runtime.GC()
+	runtime.GC()
+	f, err := os.Create(file)
+	if err == nil {
+		err = pprof.Lookup("allocs").WriteTo(f, 0)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "scale:", err)
+		os.Exit(1)
+	}
+}
+
+func join(xs []float64) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprintf("%.1f", x)
+	}
+	return strings.Join(s, ",")
+}
+
+// tier is the best assembly tier the generated code runs here (the
+// generated dispatch's rule: rt/cpu with OCANNLGEN_CPU).
+func tier() string {
+	switch {
+	case cpu.Enabled(cpu.AVX512, "AVX512F", "AVX512VL"):
+		return "avx512"
+	case cpu.Enabled(cpu.AVX2, "AVX2", "FMA3"):
+		return "avx2"
+	}
+	return "go"
+}
+
+// procCPU is the CPU time of the whole process, all threads (Linux
+// CLOCK_PROCESS_CPUTIME_ID), as bench -scaling's.
+func procCPU() time.Duration {
+	const clockProcessCPUTime = 2 // CLOCK_PROCESS_CPUTIME_ID
+	var ts syscall.Timespec
+	_, _, _ = syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockProcessCPUTime, uintptr(unsafe.Pointer(&ts)), 0)
+	return time.Duration(ts.Nano())
+}
+
+// cpusAvailable is the CPU time two busy goroutines get per unit of wall
+// time over 200 ms (as bench -cpuprobe): about 2 on an idle 2-core
+// machine, less when other processes (or other guests of the host) take
+// the cores.
+func cpusAvailable() float64 {
+	c0, t0 := procCPU(), time.Now()
+	done := make(chan int)
+	for range 2 {
+		go func() {
+			x := 0
+			for time.Since(t0) < 200*time.Millisecond {
+				for i := range 10000 {
+					x += i
+				}
+			}
+			done <- x
+		}()
+	}
+	<-done
+	<-done
+	return float64(procCPU()-c0) / float64(time.Since(t0))
+}
+
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return "unknown"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}

@@ -1,0 +1,152 @@
+// The FMA peak loops of bench/scale (peak.go), written by hand. Each
+// loop runs n iterations of independent multiply-accumulates into
+// separate accumulator registers, so that the units' latency is hidden
+// by independent work and the loop measures their throughput; the loop
+// counter's DECQ/JNZ fuse into one macro-op beside them. The inputs are
+// broadcast constants (no memory traffic in the loop).
+
+#include "textflag.h"
+
+// func fmaZMM(n int, x float32)
+// 12 x VFMADD231PS on ZMM (16 float32 lanes, 32 FLOP each) per
+// iteration: 12 accumulators cover the FMA latency (4 cycles) at 2
+// ZMM FMAs per cycle (Zen 5; 8 would do).
+TEXT ·fmaZMM(SB), NOSPLIT, $0-12
+	MOVQ n+0(FP), CX
+	VBROADCASTSS x+8(FP), Z12
+	VBROADCASTSS x+8(FP), Z13
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+loopz:
+	VFMADD231PS Z13, Z12, Z0
+	VFMADD231PS Z13, Z12, Z1
+	VFMADD231PS Z13, Z12, Z2
+	VFMADD231PS Z13, Z12, Z3
+	VFMADD231PS Z13, Z12, Z4
+	VFMADD231PS Z13, Z12, Z5
+	VFMADD231PS Z13, Z12, Z6
+	VFMADD231PS Z13, Z12, Z7
+	VFMADD231PS Z13, Z12, Z8
+	VFMADD231PS Z13, Z12, Z9
+	VFMADD231PS Z13, Z12, Z10
+	VFMADD231PS Z13, Z12, Z11
+	DECQ CX
+	JNZ loopz
+	VZEROUPPER
+	RET
+
+// func fmaYMM(n int, x float32)
+// 12 x VFMADD231PS on YMM (8 float32 lanes, 16 FLOP each) per iteration.
+TEXT ·fmaYMM(SB), NOSPLIT, $0-12
+	MOVQ n+0(FP), CX
+	VBROADCASTSS x+8(FP), Y12
+	VBROADCASTSS x+8(FP), Y13
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+loopy:
+	VFMADD231PS Y13, Y12, Y0
+	VFMADD231PS Y13, Y12, Y1
+	VFMADD231PS Y13, Y12, Y2
+	VFMADD231PS Y13, Y12, Y3
+	VFMADD231PS Y13, Y12, Y4
+	VFMADD231PS Y13, Y12, Y5
+	VFMADD231PS Y13, Y12, Y6
+	VFMADD231PS Y13, Y12, Y7
+	VFMADD231PS Y13, Y12, Y8
+	VFMADD231PS Y13, Y12, Y9
+	VFMADD231PS Y13, Y12, Y10
+	VFMADD231PS Y13, Y12, Y11
+	DECQ CX
+	JNZ loopy
+	VZEROUPPER
+	RET
+
+// func dpbf16ZMM(n int, x uint32)
+// 24 x VDPBF16PS on ZMM per iteration: each of the 16 float32 lanes adds
+// the dot product of a pair of bfloat16 values (2 multiplies, 2 adds: 64
+// FLOP per instruction). 24 accumulators, not 12: on the Zen 5 of
+// docs/benchmarks.md the instruction's latency is longer than an FMA's,
+// and 12 accumulators ran about 12% slower (380-395 against 426-449
+// GFLOP/s). The Go assembler has no VDPBF16PS mnemonic, so each is
+// written as its bytes: EVEX.512.F3.0F38.W0 52 /r, here
+// VDPBF16PS zmm_i, zmm24, zmm25 in Intel order (zmm_i += the pairwise
+// dot products of zmm24 and zmm25); GNU objdump -d decodes the binary's
+// bytes as vdpbf16ps %zmm25,%zmm24,%zmm_i.
+TEXT ·dpbf16ZMM(SB), NOSPLIT, $0-12
+	MOVQ n+0(FP), CX
+	MOVL x+8(FP), AX
+	VPBROADCASTD AX, Z24
+	VPBROADCASTD AX, Z25
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+loopb:
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xc1 // VDPBF16PS Z25, Z24, Z0
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xc9 // VDPBF16PS Z25, Z24, Z1
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xd1 // VDPBF16PS Z25, Z24, Z2
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xd9 // VDPBF16PS Z25, Z24, Z3
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xe1 // VDPBF16PS Z25, Z24, Z4
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xe9 // VDPBF16PS Z25, Z24, Z5
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xf1 // VDPBF16PS Z25, Z24, Z6
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xf9 // VDPBF16PS Z25, Z24, Z7
+	BYTE $0x62; BYTE $0x12; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xc1 // VDPBF16PS Z25, Z24, Z8
+	BYTE $0x62; BYTE $0x12; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xc9 // VDPBF16PS Z25, Z24, Z9
+	BYTE $0x62; BYTE $0x12; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xd1 // VDPBF16PS Z25, Z24, Z10
+	BYTE $0x62; BYTE $0x12; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xd9 // VDPBF16PS Z25, Z24, Z11
+	BYTE $0x62; BYTE $0x12; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xe1 // VDPBF16PS Z25, Z24, Z12
+	BYTE $0x62; BYTE $0x12; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xe9 // VDPBF16PS Z25, Z24, Z13
+	BYTE $0x62; BYTE $0x12; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xf1 // VDPBF16PS Z25, Z24, Z14
+	BYTE $0x62; BYTE $0x12; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xf9 // VDPBF16PS Z25, Z24, Z15
+	BYTE $0x62; BYTE $0x82; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xc1 // VDPBF16PS Z25, Z24, Z16
+	BYTE $0x62; BYTE $0x82; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xc9 // VDPBF16PS Z25, Z24, Z17
+	BYTE $0x62; BYTE $0x82; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xd1 // VDPBF16PS Z25, Z24, Z18
+	BYTE $0x62; BYTE $0x82; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xd9 // VDPBF16PS Z25, Z24, Z19
+	BYTE $0x62; BYTE $0x82; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xe1 // VDPBF16PS Z25, Z24, Z20
+	BYTE $0x62; BYTE $0x82; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xe9 // VDPBF16PS Z25, Z24, Z21
+	BYTE $0x62; BYTE $0x82; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xf1 // VDPBF16PS Z25, Z24, Z22
+	BYTE $0x62; BYTE $0x82; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xf9 // VDPBF16PS Z25, Z24, Z23
+	DECQ CX
+	JNZ loopb
+	VZEROUPPER
+	RET
