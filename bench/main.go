@@ -14,9 +14,9 @@
 package main
 
 import (
-	"bufio"
 	"flag"
 	"fmt"
+	"github.com/ocannlgen/ocannlgen/bench/internal/host"
 	"github.com/ocannlgen/ocannlgen/rt"
 	"math"
 	"math/rand/v2"
@@ -123,12 +123,12 @@ func main() {
 	flag.Parse()
 	if *probe {
 		runtime.GOMAXPROCS(2)
-		fmt.Printf("%.2f\n", cpusAvailable())
+		fmt.Printf("%.2f\n", host.CPUsAvailable())
 		return
 	}
 	if *scale {
 		core := blasInit()
-		fmt.Printf("cpu: %s (%d logical CPUs)\n", cpuModel(), runtime.NumCPU())
+		fmt.Printf("cpu: %s (%d logical CPUs)\n", host.CPUModel(), runtime.NumCPU())
 		fmt.Printf("go: %s, GOMAXPROCS=2; OpenBLAS core: %s (OPENBLAS_CORETYPE=%q); assembly tier: %s\n", runtime.Version(), core, os.Getenv("OPENBLAS_CORETYPE"), bestTier())
 		scaling(*reps, *only, *spin)
 		return
@@ -136,7 +136,7 @@ func main() {
 	runtime.GOMAXPROCS(1)
 	runtime.LockOSThread()
 	core := blasInit()
-	fmt.Printf("cpu: %s\n", cpuModel())
+	fmt.Printf("cpu: %s\n", host.CPUModel())
 	fmt.Printf("go: %s, GOMAXPROCS=1; OpenBLAS core: %s (OPENBLAS_CORETYPE=%q); assembly tiers available: %s (OCANNLGEN_CPU=%q)\n",
 		runtime.Version(), core, os.Getenv("OPENBLAS_CORETYPE"), tiers(), os.Getenv("OCANNLGEN_CPU"))
 	r := rand.New(rand.NewPCG(1, 2))
@@ -210,21 +210,6 @@ func calibrate(f func()) int {
 		}
 		n *= 2
 	}
-}
-
-func cpuModel() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return "unknown"
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		if k, v, ok := strings.Cut(s.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "unknown"
 }
 
 // matmulCases: C = A*B for the three shapes.

@@ -2,11 +2,11 @@ package main
 
 import (
 	"fmt"
+	"github.com/ocannlgen/ocannlgen/bench/internal/host"
 	"math/rand/v2"
 	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 	"unsafe"
 
@@ -108,7 +108,7 @@ func scaling(reps int, only string, spin time.Duration) {
 	)
 
 	fmt.Println()
-	fmt.Printf("CPUs this process gets with 2 busy goroutines (before the table): %.2f\n", cpusAvailable())
+	fmt.Printf("CPUs this process gets with 2 busy goroutines (before the table): %.2f\n", host.CPUsAvailable())
 	fmt.Println("| case | implementation | 1 thread: best wall µs/call | 2 threads | speedup | 2 threads, worker asleep between nests, no back-off | speedup | median speedups | paired median speedup, 2 threads | process CPU µs/call: 1 thread, 2, 2 asleep (best) |")
 	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, c := range cases {
@@ -141,12 +141,12 @@ func timeImpl(name string, im scaleImpl, reps int) {
 		}
 		for _, th := range order {
 			im.set(th)
-			t0, c0 := time.Now(), procCPU()
+			t0, c0 := time.Now(), host.ProcCPU()
 			for range iters[th] {
 				im.run()
 			}
 			wall[th] = append(wall[th], float64(time.Since(t0).Microseconds())/float64(iters[th]))
-			cpu[th] = append(cpu[th], float64((procCPU()-c0).Microseconds())/float64(iters[th]))
+			cpu[th] = append(cpu[th], float64((host.ProcCPU()-c0).Microseconds())/float64(iters[th]))
 		}
 	}
 	b1, b2, b3 := slices.Min(wall[1]), slices.Min(wall[2]), slices.Min(wall[3])
@@ -169,38 +169,4 @@ func bestTier() string {
 		}
 	}
 	return "go"
-}
-
-// procCPU is the CPU time of the whole process, all threads (Linux
-// CLOCK_PROCESS_CPUTIME_ID): the pool's workers count, and a goroutine
-// moving between threads does not skew it (the thread clock of cpuNow
-// did, giving negative times).
-func procCPU() time.Duration {
-	const clockProcessCPUTime = 2 // CLOCK_PROCESS_CPUTIME_ID
-	var ts syscall.Timespec
-	_, _, _ = syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockProcessCPUTime, uintptr(unsafe.Pointer(&ts)), 0)
-	return time.Duration(ts.Nano())
-}
-
-// cpusAvailable is the CPU time two busy goroutines get per unit of wall
-// time over 200 ms: about 2 on an idle 2-core machine, less when other
-// processes (or other containers' cgroups) take the cores. Under 1.9 the
-// 2-thread column cannot show the kernels' scaling.
-func cpusAvailable() float64 {
-	c0, t0 := procCPU(), time.Now()
-	done := make(chan int)
-	for range 2 {
-		go func() {
-			x := 0
-			for time.Since(t0) < 200*time.Millisecond {
-				for i := range 10000 {
-					x += i
-				}
-			}
-			done <- x
-		}()
-	}
-	<-done
-	<-done
-	return float64(procCPU()-c0) / float64(time.Since(t0))
 }

@@ -30,15 +30,14 @@ package main
 import (
 	"flag"
 	"fmt"
+	"github.com/ocannlgen/ocannlgen/bench/internal/host"
 	"math"
 	"math/rand/v2"
 	"os"
 	"runtime"
 	"runtime/pprof"
 	"strings"
-	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/ocannlgen/ocannlgen/bench/models"
 	"github.com/ocannlgen/ocannlgen/rt"
@@ -122,10 +121,10 @@ func main() {
 	if *probe {
 		runtime.GOMAXPROCS(2)
 		deadline := time.Now().Add(*quiet)
-		c := cpusAvailable()
+		c := host.CPUsAvailable()
 		for c < *quietCPUs && time.Now().Before(deadline) {
 			time.Sleep(time.Second)
-			c = cpusAvailable()
+			c = host.CPUsAvailable()
 		}
 		fmt.Printf("%.2f\n", c)
 		return
@@ -138,7 +137,7 @@ func main() {
 		return
 	}
 	if *peak {
-		fmt.Printf("# cpu: %s (%d logical CPUs), %s\n", cpuModel(), runtime.NumCPU(), runtime.Version())
+		fmt.Printf("# cpu: %s (%d logical CPUs), %s\n", host.CPUModel(), runtime.NumCPU(), runtime.Version())
 		peaks(*reps)
 		return
 	}
@@ -197,10 +196,10 @@ func main() {
 		defer f.Close()
 	}
 	for i := range *steps {
-		t0, c0 := time.Now(), procCPU()
+		t0, c0 := time.Now(), host.ProcCPU()
 		m.step()
 		wall[i] = time.Since(t0).Seconds() * 1e3
-		cpuT[i] = (procCPU() - c0).Seconds() * 1e3
+		cpuT[i] = (host.ProcCPU() - c0).Seconds() * 1e3
 	}
 	runtime.ReadMemStats(&ms1)
 	if *cpuProfile != "" {
@@ -258,49 +257,4 @@ func tier() string {
 		return "avx2"
 	}
 	return "go"
-}
-
-// procCPU is the CPU time of the whole process, all threads (Linux
-// CLOCK_PROCESS_CPUTIME_ID), as bench -scaling's.
-func procCPU() time.Duration {
-	const clockProcessCPUTime = 2 // CLOCK_PROCESS_CPUTIME_ID
-	var ts syscall.Timespec
-	_, _, _ = syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockProcessCPUTime, uintptr(unsafe.Pointer(&ts)), 0)
-	return time.Duration(ts.Nano())
-}
-
-// cpusAvailable is the CPU time two busy goroutines get per unit of wall
-// time over 200 ms (as bench -cpuprobe): about 2 on an idle 2-core
-// machine, less when other processes (or other guests of the host) take
-// the cores.
-func cpusAvailable() float64 {
-	c0, t0 := procCPU(), time.Now()
-	done := make(chan int)
-	for range 2 {
-		go func() {
-			x := 0
-			for time.Since(t0) < 200*time.Millisecond {
-				for i := range 10000 {
-					x += i
-				}
-			}
-			done <- x
-		}()
-	}
-	<-done
-	<-done
-	return float64(procCPU()-c0) / float64(time.Since(t0))
-}
-
-func cpuModel() string {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return "unknown"
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "unknown"
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/ocannlgen/ocannlgen/bench/internal/host"
 	"runtime"
 	"slices"
 	"sync"
@@ -56,10 +57,10 @@ func measurePeak(l peakLoop, threads, reps int) peakResult {
 			}()
 		}
 		time.Sleep(5 * time.Millisecond) // let every goroutine reach its thread
-		t0, c0 := time.Now(), procCPU()
+		t0, c0 := time.Now(), host.ProcCPU()
 		close(start)
 		wg.Wait()
-		w, c := time.Since(t0).Seconds(), (procCPU() - c0).Seconds()
+		w, c := time.Since(t0).Seconds(), (host.ProcCPU() - c0).Seconds()
 		total := float64(threads) * float64(n) * l.flops
 		walls = append(walls, total/w/1e9)
 		cpus = append(cpus, total/c/1e9)
