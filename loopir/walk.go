@@ -242,13 +242,19 @@ func ProductOf(st *Store) (a, b *Load, ok bool) {
 // other leaves are shared. The rewrites of a nest's body (a parallel
 // part's split index, an unrolled copy's substituted variable) use it.
 func MapIndices(e Expr, f func([]IndexExpr) []IndexExpr) Expr {
+	return MapLoads(e, func(l *Load) Expr { return &Load{Tensor: l.Tensor, Index: f(l.Index)} })
+}
+
+// MapLoads copies e with every load replaced by f(load); the other leaves
+// are shared (schedule.Pack points loads at a packed copy with it).
+func MapLoads(e Expr, f func(*Load) Expr) Expr {
 	switch e := e.(type) {
 	case *Load:
-		return &Load{Tensor: e.Tensor, Index: f(e.Index)}
+		return f(e)
 	case *Apply:
 		args := make([]Expr, len(e.Args))
 		for i, a := range e.Args {
-			args[i] = MapIndices(a, f)
+			args[i] = MapLoads(a, f)
 		}
 		return &Apply{Prim: e.Prim, Args: args}
 	}

@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ocannlgen/ocannlgen/emit/asm"
@@ -209,46 +210,19 @@ func (op *operand) packedIndex() []loopir.IndexExpr {
 // rewrite sets st2: st reading the packed copies where it read the
 // operands.
 func (pk *pack) rewrite() *loopir.Store {
-	var rw func(e loopir.Expr) loopir.Expr
-	rw = func(e loopir.Expr) loopir.Expr {
-		switch e := e.(type) {
-		case *loopir.Load:
-			for _, op := range pk.ops {
-				if e.Tensor == op.t && sameIndices(e.Index, op.idx) {
-					return &loopir.Load{Tensor: op.tensor, Index: op.packedIndex()}
-				}
-			}
-		case *loopir.Apply:
-			args := make([]loopir.Expr, len(e.Args))
-			for i, a := range e.Args {
-				args[i] = rw(a)
-			}
-			return &loopir.Apply{Prim: e.Prim, Args: args}
-		}
-		return e
-	}
 	st2 := *pk.st
-	st2.Value = rw(pk.st.Value)
+	st2.Value = loopir.MapLoads(pk.st.Value, func(l *loopir.Load) loopir.Expr {
+		for _, op := range pk.ops {
+			if l.Tensor == op.t && slices.EqualFunc(l.Index, op.idx, func(x, y loopir.IndexExpr) bool {
+				return x.Offset == y.Offset && slices.Equal(x.Terms, y.Terms)
+			}) {
+				return &loopir.Load{Tensor: op.tensor, Index: op.packedIndex()}
+			}
+		}
+		return l
+	})
 	pk.st2 = &st2
 	return &st2
-}
-
-// sameIndices reports whether two indices are equal.
-func sameIndices(a, b []loopir.IndexExpr) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i].Offset != b[i].Offset || len(a[i].Terms) != len(b[i].Terms) {
-			return false
-		}
-		for j := range a[i].Terms {
-			if a[i].Terms[j] != b[i].Terms[j] {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // operations are the packing operations and o rewritten to read the
