@@ -897,11 +897,7 @@ func (g *mgen) gelu64(x reg.VecVirtual) reg.VecVirtual {
 	c := g.c
 	u := c.YMM()
 	c.VMULPD(g.k64(0.7071067811865476), x, u)
-	e := g.erf64(u, x) // u has x's sign
-	c.VADDPD(g.k64(1), e, e)
-	c.VMULPD(g.k64(0.5), x, u)
-	c.VMULPD(e, u, u)
-	return u
+	return g.halfXOnePlus(x, g.erf64(u, x), u) // u has x's sign
 }
 
 // geluTanh64 is Go's 0.5 * x * (1 + math.Tanh(0.7978845608028654*(x +
@@ -916,7 +912,13 @@ func (g *mgen) geluTanh64(x reg.VecVirtual) reg.VecVirtual {
 	c.VMULPD(x, u, u)
 	c.VADDPD(u, x, u)
 	c.VMULPD(g.k64(0.7978845608028654), u, u)
-	e := g.tanhGo64(u, x) // u has x's sign
+	return g.halfXOnePlus(x, g.tanhGo64(u, x), u) // u has x's sign
+}
+
+// halfXOnePlus is both GELUs' 0.5 * x * (1 + e), rounded as Go rounds it,
+// into u (a temporary the caller is done with).
+func (g *mgen) halfXOnePlus(x, e, u reg.VecVirtual) reg.VecVirtual {
+	c := g.c
 	c.VADDPD(g.k64(1), e, e)
 	c.VMULPD(g.k64(0.5), x, u)
 	c.VMULPD(e, u, u)
