@@ -163,6 +163,11 @@ func differentiable(op *inference.Op, i int) bool {
 	if op.Kind == inference.OpBlock || op.Kind == inference.OpStack {
 		return true
 	}
+	if op.Kind == inference.OpGather {
+		// The index input selects positions; only the gathered operand
+		// has a gradient (scattered back to the selected positions).
+		return i == 0
+	}
 	if p := ops.Lookup(op.Prim); p != nil && i < len(p.Grad) {
 		return p.Grad[i] != nil
 	}

@@ -364,6 +364,22 @@ func blkNear(t *testing.T, what string, got, want []float64) {
 }
 
 // blkOneHot gives rows of n cells with a single 1 at a pseudo-random class.
+// blkIndices draws n positions in [0, bound) (an index input's cells),
+// each position at least once when n >= bound.
+func blkIndices(bound int) gen {
+	return func(r *rand.Rand, n int) []float64 {
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = float64(r.IntN(bound))
+			if i < bound && n >= bound {
+				out[i] = float64(i)
+			}
+		}
+		r.Shuffle(n, func(i, j int) { out[i], out[j] = out[j], out[i] })
+		return out
+	}
+}
+
 func blkOneHot(rows, n int) gen {
 	return func(r *rand.Rand, _ int) []float64 {
 		out := make([]float64, rows*n)
@@ -408,6 +424,11 @@ let result = (margin ++ "..b.. | ... -> ... => 0" ["b"]) /. dim b`
 let z = logits - m
 let logp = z - log ((exp z) ++ "... | ... -> ..., c => ... | ... -> ..., 0")
 let result = -(((onehot *. logp) ++ "..b.. | ... -> ... => 0" ["b"]) /. dim b)`
+	crossEntropyIndexBody = `let m = logits @^^ "... | ... -> ..., c => ... | ... -> ..., 0"
+let z = logits - m
+let logp = z - log ((exp z) ++ "... | ... -> ..., c => ... | ... -> ..., 0")
+let picked = logp @@ "..b.. | c; ..b.. | => ..b.. |" targets
+let result = -((picked ++ "..b.. | => 0" ["b"]) /. dim b)`
 	attentionHead = `let q = {w_q} * x
 let k = {w_k} * x
 let v = {w_v} * x
@@ -661,11 +682,54 @@ let result = z - log ((exp z) ++ "... | ... -> ..., c => ... | ... -> ..., 0")`,
 			},
 		}
 	}
+	ceIndex := func(name, batch string, nb, nc int) blockCase {
+		return blockCase{
+			name: name, layer: "cross_entropy/index",
+			decl:         fmt.Sprintf("input logits : %s | %d\ninput targets : %s | index %d", batch, nc, batch, nc),
+			body:         crossEntropyIndexBody,
+			lossIsResult: true,
+			gens:         map[string]gen{"logits": uniform(-3, 3), "targets": blkIndices(nc)},
+			noGrad:       []string{"targets"},
+			shapes:       map[string]string{"picked": batch + " | ", "result": "1"},
+			ref: func(t *testing.T, v func(string) []float64) {
+				lp := blkAlongAxis(v("logits"), []int{nb, nc}, 1, logSoftmaxRef)
+				y, want := v("targets"), 0.0
+				for i := range y {
+					want -= lp[i*nc+int(y[i])] / float64(nb)
+				}
+				blkNear(t, "result", v("result"), []float64{want})
+			},
+		}
+	}
+	embedding := func(name, batch string, nb, rows, d int) blockCase {
+		return blockCase{
+			name: name, layer: "embedding/index", cfg: map[string]string{"d": fmt.Sprint(d)},
+			decl:   fmt.Sprintf("input ids : %s | index %d", batch, rows),
+			body:   fmt.Sprintf(`let result = {table; o=[%d]} @@ "k -> o; ..b.. | => ..b.. | o" ids`, d),
+			gens:   map[string]gen{"ids": blkIndices(rows)},
+			noGrad: []string{"ids"},
+			shapes: map[string]string{"table": fmt.Sprintf("%d -> %d", rows, d), "result": fmt.Sprintf("%s | %d", batch, d)},
+			ref: func(t *testing.T, v func(string) []float64) {
+				ids, table := v("ids"), v("table")
+				want := make([]float64, nb*d)
+				for b := range nb {
+					for o := range d {
+						want[b*d+o] = table[o*rows+int(ids[b])]
+					}
+				}
+				blkNear(t, "result", v("result"), want)
+			},
+		}
+	}
 	return append(cs,
 		hinge("hinge", "6 | 1", 6),
 		hinge("hinge, two batch axes", "2,3 | 1", 6),
 		ce("cross_entropy", "5 | 4", 5, 4),
 		ce("cross_entropy, two batch axes", "2,3 | 4", 6, 4),
+		ceIndex("cross_entropy, index targets", "5", 5, 4),
+		ceIndex("cross_entropy, index targets, two batch axes", "2,3", 6, 4),
+		embedding("embedding", "6", 6, 4, 3),
+		embedding("embedding, two batch axes", "2,3", 6, 5, 2),
 	)
 }
 
@@ -870,7 +934,13 @@ func blkParseStd(t *testing.T, text string) map[string]*stdLayer {
 				}
 			}
 			for _, a := range strings.Split(m[3], ",") {
+				// `NAME : index` takes an index input; such a layer is
+				// the index variant of its name, keyed "NAME/index".
+				a, idx := strings.CutSuffix(strings.TrimSpace(a), ": index")
 				ly.args = append(ly.args, strings.TrimSpace(a))
+				if idx && !strings.HasSuffix(ly.name, "/index") {
+					ly.name += "/index"
+				}
 			}
 			if layers[ly.name] != nil {
 				t.Fatalf("layer %s defined twice", ly.name)
@@ -993,7 +1063,7 @@ func TestStdLibraryMatchesFlatForms(t *testing.T) {
 	layers := blkParseStd(t, string(text))
 	want := []string{"dense", "linear", "mlp2", "softmax", "log_softmax", "layer_norm",
 		"attention", "masked_attention", "conv2d", "conv2d_valid", "max_pool", "avg_pool",
-		"hinge", "cross_entropy"}
+		"hinge", "cross_entropy", "cross_entropy/index", "embedding/index"}
 	if got := slices.Sorted(func(yield func(string) bool) {
 		for n := range layers {
 			if !yield(n) {

@@ -436,7 +436,7 @@ func (c *modelCompiler) forward(g, kg *inference.Graph, e *model.Entry, method s
 	for _, in := range e.Inputs {
 		t, kt := model.Tensor(g, in.Name), model.Tensor(kg, in.Name)
 		dims := sizes(g.Tensors[t].Shape.Dims())
-		me.Inputs = append(me.Inputs, desc.ModelInput{Name: in.Name, Dims: dims, Rows: rows > 0 && model.HasRows(g.Tensors[t].Shape)})
+		me.Inputs = append(me.Inputs, desc.ModelInput{Name: in.Name, Dims: dims, Rows: rows > 0 && model.HasRows(g.Tensors[t].Shape), IndexBound: g.Tensors[t].IndexBound})
 		params = append(params, desc.Param{Name: in.Name, Kind: desc.PtrArray, Tensor: kt, ArrayDims: orOne(sizes(kg.Tensors[kt].Shape.Dims()))})
 	}
 	for _, id := range e.Params {

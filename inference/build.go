@@ -147,6 +147,9 @@ func (b *builder) stmt(st program.Stmt) error {
 		if err := b.setDeclShape(t, st.Shape); err != nil {
 			return err
 		}
+		if err := b.setIndexBound(t, st); err != nil {
+			return err
+		}
 		if err := b.setInit(t, st.Init); err != nil {
 			return err
 		}
@@ -700,6 +703,9 @@ func (b *builder) einsumExpr(e *program.Einsum, hint string) (int, error) {
 		op.Prim, op.Accum = ops.ID, ops.AccMax
 	case "@^+":
 		op.Prim, op.Accum = ops.Add, ops.AccMax
+	case "@@":
+		op.Kind, op.Prim, op.Accum = OpGather, ops.ID, ops.AccAdd
+		op.Desc = fmt.Sprintf("gather %s %s", spec.Quote(e.Op), spec.Quote(e.Spec))
 	default:
 		return 0, errAt(KindParse, e.Pos, "unknown einsum operator %s", spec.Quote(e.Op))
 	}
@@ -717,6 +723,9 @@ func (b *builder) specOp(op *Op, caps []program.Capture, hint string) (int, erro
 	if len(sp.RHS) != len(op.RHS) {
 		return 0, &Error{Kind: KindArity, Pos: op.Pos, Msg: fmt.Sprintf("spec %s has %d argument slot(s) but the operation has %d operand(s)", spec.Quote(op.SpecSrc), len(sp.RHS), len(op.RHS))}
 	}
+	if err := b.checkIndexOperands(op); err != nil {
+		return 0, err
+	}
 	t := b.newOp(op, hint)
 	env, err := b.emitSpec(op, t.ID)
 	if err != nil {
@@ -725,6 +734,11 @@ func (b *builder) specOp(op *Op, caps []program.Capture, hint string) (int, erro
 	op.env = env
 	if err := b.bindCaptures(op, env, caps); err != nil {
 		return 0, err
+	}
+	if op.Kind == OpGather {
+		if err := b.gatherBound(op, env); err != nil {
+			return 0, err
+		}
 	}
 	if err := b.s.run(); err != nil {
 		return 0, err
@@ -744,6 +758,9 @@ func (b *builder) specErr(err error, op *Op) error {
 
 // emit creates the result of a non-spec op, emits its constraints and solves.
 func (b *builder) emit(op *Op, hint string) (int, error) {
+	if err := b.checkIndexOperands(op); err != nil {
+		return 0, err
+	}
 	t := b.newOp(op, hint)
 	b.emitOp(op)
 	if err := b.s.run(); err != nil {
@@ -1223,6 +1240,9 @@ func (b *builder) assign(st *program.AssignStmt) error {
 		logic = "."
 	}
 	op.Desc = fmt.Sprintf("assignment %s %s ~logic:%s", st.Target, st.Accum, spec.Quote(logic))
+	if err := b.checkIndexOperands(op); err != nil {
+		return err
+	}
 	switch logic {
 	case ".":
 		op.Kind = OpPointwise

@@ -25,6 +25,8 @@ const (
 	KindConcat       ErrorKind = "concat"
 	KindFixedIndex   ErrorKind = "fixed-index"
 	KindTotalElems   ErrorKind = "total-elems"
+	// KindIndex is a misused index input or a malformed gather.
+	KindIndex ErrorKind = "index"
 	// KindSize: a tensor has more axes or cells than generated code can
 	// hold (MaxAxes, MaxElems).
 	KindSize ErrorKind = "size"

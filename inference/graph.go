@@ -152,6 +152,9 @@ type Tensor struct {
 	// DimRows marks a DimScalar whose count includes a run-time rows axis
 	// (BasisRows): its value is the bound, not the rows of a call.
 	DimRows bool
+	// IndexBound is, for an index input (`BATCH | index N`), N: its cells
+	// are int32 positions in [0, N). Zero for float tensors.
+	IndexBound int
 	// Padding is the per-axis margin (memory order) required by padded
 	// convolutions reading this tensor; nil when unpadded. Filled by
 	// DeriveProjections.
@@ -211,6 +214,10 @@ const (
 	OpSlice
 	// OpStack stacks equally shaped tensors along a new leading axis.
 	OpStack
+	// OpGather is `x @@ "spec" ids`: an einsum whose one label of x's slot
+	// that no other slot names is not iterated but read from the index
+	// input ids (docs/design.md, "Index inputs and the gather").
+	OpGather
 )
 
 // Op is an operation of the graph: LHS = prim(RHS...) with an accumulation.
@@ -246,6 +253,12 @@ type Op struct {
 	Proj *Projections
 	// Labels maps each spec label of this application to its solved size.
 	Labels map[string]int
+	// GatherLabel is an OpGather's gathered label: the one label of its
+	// first operand's slot that no other slot names.
+	GatherLabel string
+	// GatherAxis is the memory-order axis of the first operand that an
+	// OpGather's index input selects (set by DeriveProjections).
+	GatherAxis int
 
 	origin int32
 	env    *specEnv

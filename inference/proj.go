@@ -109,6 +109,9 @@ func deriveProjections(g *Graph, o Order) error {
 		if err != nil {
 			return err
 		}
+		if op.Kind == OpGather {
+			gatherIndex(op, proj)
+		}
 		op.Proj = proj
 		for slot, axes := range pads {
 			t := g.Tensors[prob.tensorOf(slot)]
@@ -251,6 +254,13 @@ func elaborate(g *Graph, op *Op) (*projProblem, error) {
 		}
 	case OpEinsum, OpBlock:
 		if err := p.spec(); err != nil {
+			return nil, err
+		}
+	case OpGather:
+		if err := p.spec(); err != nil {
+			return nil, err
+		}
+		if err := p.gatherPin(); err != nil {
 			return nil, err
 		}
 	}

@@ -22,6 +22,11 @@ const (
 	// a time, and the axis position is the active part's iterator plus the
 	// sizes of the parts before it.
 	IdxConcat
+	// IdxData indexes the axis at a position read from data: the value of
+	// the index tensor Index.Data (an index input, graph tensor id) at its
+	// own index map Index.DataIndex (IdxFixed or IdxIter entries). Only a
+	// gather (`@@`) makes one, on the gathered axis of its first operand.
+	IdxData
 )
 
 // Term is coeff*iterator.
@@ -46,6 +51,9 @@ type Index struct {
 	Terms  []Term
 	Offset int
 	Parts  []ConcatPart
+	// Data and DataIndex describe an IdxData index.
+	Data      int
+	DataIndex []Index
 }
 
 // Iters returns the iterators the index mentions.
@@ -65,6 +73,12 @@ func (x Index) Iters() []int {
 			if p.Iter >= 0 {
 				out = append(out, p.Iter)
 			}
+		}
+		return out
+	case IdxData:
+		var out []int
+		for _, d := range x.DataIndex {
+			out = append(out, d.Iters()...)
 		}
 		return out
 	}
@@ -106,6 +120,12 @@ func (x Index) String() string {
 			}
 		}
 		return "concat(" + strings.Join(p, ",") + ")"
+	case IdxData:
+		p := make([]string, len(x.DataIndex))
+		for i, d := range x.DataIndex {
+			p[i] = d.String()
+		}
+		return fmt.Sprintf("t%d[%s]", x.Data, strings.Join(p, ","))
 	}
 	return "?"
 }

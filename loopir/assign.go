@@ -146,6 +146,8 @@ func passAssign(p *Program) error {
 			Dims:    dims,
 			Padding: append([]inference.Padding(nil), t.Padding...),
 			BufDims: append([]int(nil), dims...),
+
+			IndexBound: t.IndexBound,
 		}
 		if f := fetchOf(t); f != nil {
 			f.Tensor = i
@@ -217,6 +219,17 @@ func assignmentOf(g *inference.Graph, i int, op *inference.Op) (Assignment, erro
 			Desc: desc, Op: i, LHS: op.LHS, RHS: append([]int(nil), op.RHS...),
 			// Stacking (Accum "") writes each cell once: a plain store.
 			ZeroInit: op.Proj.ZeroInit, Accumulate: op.Proj.Accumulate && op.Accum != ops.NoAccum, Proj: op.Proj,
+		}, nil
+	}
+	if op.Kind == inference.OpGather {
+		// The index input is read through the IdxData index of the
+		// gathered axis, not as a value.
+		proj := *op.Proj
+		proj.RHS, proj.RHSDims = proj.RHS[:1], proj.RHSDims[:1]
+		return &AccumOp{
+			Desc: desc, Op: i, LHS: op.LHS, RHS: []int{op.RHS[0]},
+			Prim: op.Prim, Accum: op.Accum, InitNeutral: op.InitNeutral,
+			ZeroInit: proj.ZeroInit, Accumulate: proj.Accumulate, Proj: &proj,
 		}, nil
 	}
 	n := Arity(op.Prim)

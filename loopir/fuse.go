@@ -78,6 +78,9 @@ func fuseOne(q *Program, t int, accept Acceptor) bool {
 		return false
 	}
 	w, r := touch[0], touch[1]
+	if StmtDynamic(q.Ops[w.op].Body[w.i]) || StmtDynamic(q.Ops[r.op].Body[r.i]) {
+		return false // gathers and scatters stay as they are
+	}
 	wLoops, wSt, ok := PerfectNest(q.Ops[w.op].Body[w.i])
 	if !ok || wSt.Tensor != t || wSt.Accumulate && wSt.Accum != ops.NoAccum || exprReads(wSt.Value, t) {
 		return false

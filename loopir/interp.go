@@ -131,11 +131,7 @@ func (s *State[T]) offset(t int, idx []IndexExpr) int {
 	st := s.strides[t]
 	off := 0
 	for a := range idx {
-		x := &idx[a]
-		v := x.Offset
-		for _, tm := range x.Terms {
-			v += tm.Coeff * s.env[tm.Var]
-		}
+		v := s.indexValue(&idx[a])
 		if v < 0 || v >= dims[a] {
 			panic(s.accessError(t, idx))
 		}
@@ -144,14 +140,23 @@ func (s *State[T]) offset(t int, idx []IndexExpr) int {
 	return off
 }
 
+// indexValue evaluates one index at the current loop variables, reading
+// a gathered position from its index tensor.
+func (s *State[T]) indexValue(x *IndexExpr) int {
+	v := x.Offset
+	for _, tm := range x.Terms {
+		v += tm.Coeff * s.env[tm.Var]
+	}
+	if d := x.Data; d != nil {
+		v += int(s.bufs[d.Tensor][s.offset(d.Tensor, d.Index)])
+	}
+	return v
+}
+
 func (s *State[T]) accessError(t int, idx []IndexExpr) accessError {
 	vals := make([]int, len(idx))
-	for a, x := range idx {
-		v := x.Offset
-		for _, tm := range x.Terms {
-			v += tm.Coeff * s.env[tm.Var]
-		}
-		vals[a] = v
+	for a := range idx {
+		vals[a] = s.indexValue(&idx[a])
 	}
 	return accessError{tensor: t, index: vals}
 }

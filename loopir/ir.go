@@ -133,10 +133,41 @@ type IndexTerm struct {
 	Var   int
 }
 
-// IndexExpr is an affine index over loop variables: sum(Terms) + Offset.
+// IndexExpr is an affine index over loop variables: sum(Terms) + Offset,
+// plus, for a gathered axis, the int32 value Data reads.
 type IndexExpr struct {
 	Terms  []IndexTerm
 	Offset int
+	// Data, when not nil, adds the value of an index input at an affine
+	// index (a gather's selected position, docs/design.md "Index inputs
+	// and the gather"). Passes that analyse or rewrite affine indices
+	// treat such an index as opaque (see Dynamic).
+	Data *DataIndex
+}
+
+// DataIndex is the data-dependent part of an index: the int32 cell of
+// index tensor Tensor at Index (affine, never itself dynamic).
+type DataIndex struct {
+	Tensor int
+	Index  []IndexExpr
+	// Name is the index tensor's name, for printing.
+	Name string
+	// Scale multiplies the value read (a backend's flattened view of the
+	// indexed tensor); 0 means 1.
+	Scale int
+}
+
+// Dynamic reports whether the index depends on data.
+func (x IndexExpr) Dynamic() bool { return x.Data != nil }
+
+// AnyDynamic reports whether some index of idx depends on data.
+func AnyDynamic(idx []IndexExpr) bool {
+	for _, x := range idx {
+		if x.Data != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // TensorInfo describes a tensor's storage.
@@ -150,6 +181,9 @@ type TensorInfo struct {
 	// BufDims are the buffer's dims: Dims plus the margins once the "pad"
 	// pass has run, Dims before.
 	BufDims []int
+	// IndexBound is, for an index input, the bound of its int32 cells
+	// (inference.Tensor.IndexBound); zero for float tensors.
+	IndexBound int
 }
 
 // Size is the number of unpadded cells.

@@ -375,6 +375,16 @@ func (l *lowerer) resolve(x inference.Index) (e IndexExpr, ok bool, err error) {
 		}
 		e.Offset = foundOff
 		return e, true, nil
+	case inference.IdxData:
+		idx, ok, err := l.access(x.DataIndex)
+		if err != nil || !ok {
+			return IndexExpr{}, ok, err
+		}
+		if AnyDynamic(idx) {
+			return IndexExpr{}, false, l.fail("the index of a gathered position is itself data-dependent")
+		}
+		e.Data = &DataIndex{Tensor: x.Data, Index: idx, Name: l.p.Tensors[x.Data].Name}
+		return e, true, nil
 	}
 	return IndexExpr{}, false, l.fail("unknown index kind %d", x.Kind)
 }
@@ -400,7 +410,7 @@ func normalize(e IndexExpr) IndexExpr {
 			out = append(out, t)
 		}
 	}
-	return IndexExpr{Terms: out, Offset: e.Offset}
+	return IndexExpr{Terms: out, Offset: e.Offset, Data: e.Data}
 }
 
 // access resolves a whole multi-index.

@@ -124,7 +124,17 @@ func (e IndexExpr) String() string {
 		}
 		fmt.Fprintf(&b, "i%d", t.Var)
 	}
+	if e.Data != nil {
+		if len(e.Terms) > 0 {
+			b.WriteString(" + ")
+		}
+		b.WriteString(formatAccess(e.Data.Name, e.Data.Index))
+	}
 	switch {
+	case len(e.Terms) == 0 && e.Data != nil:
+		if e.Offset != 0 {
+			fmt.Fprintf(&b, " %+d", e.Offset)
+		}
 	case len(e.Terms) == 0:
 		fmt.Fprintf(&b, "%d", e.Offset)
 	case e.Offset > 0:

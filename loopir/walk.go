@@ -94,7 +94,7 @@ func PerfectNest(s Stmt) (loops []*For, st *Store, ok bool) {
 
 // Nonzero is x without its terms of coefficient 0.
 func (x IndexExpr) Nonzero() IndexExpr {
-	y := IndexExpr{Offset: x.Offset}
+	y := IndexExpr{Offset: x.Offset, Data: x.Data}
 	for _, t := range x.Terms {
 		if t.Coeff != 0 {
 			y.Terms = append(y.Terms, t)
@@ -111,7 +111,7 @@ func (x IndexExpr) Nonzero() IndexExpr {
 func OwnsAxis(v int, idxs ...[]IndexExpr) bool {
 	for a := range idxs[0] {
 		x := idxs[0][a].Nonzero()
-		if len(x.Terms) != 1 || x.Terms[0].Var != v {
+		if len(x.Terms) != 1 || x.Terms[0].Var != v || x.Data != nil {
 			continue
 		}
 		same := true
@@ -137,7 +137,7 @@ func OwnsFirstAxis(v int, idxs ...[]IndexExpr) bool {
 	for i, idx := range idxs {
 		found := false
 		for a, x := range idx {
-			if len(x.Terms) == 1 && x.Terms[0].Var == v && x.Terms[0].Coeff != 0 {
+			if len(x.Terms) == 1 && x.Terms[0].Var == v && x.Terms[0].Coeff != 0 && x.Data == nil {
 				if i == 0 && !found {
 					axis, coeff, off, found = a, x.Terms[0].Coeff, x.Offset, true
 				} else if a == axis && x.Terms[0].Coeff == coeff && x.Offset == off {
@@ -156,7 +156,7 @@ func OwnsFirstAxis(v int, idxs ...[]IndexExpr) bool {
 // coefficient 0.
 func sameNonzero(a, b IndexExpr) bool {
 	a, b = a.Nonzero(), b.Nonzero()
-	return a.Offset == b.Offset && slices.Equal(a.Terms, b.Terms)
+	return a.Offset == b.Offset && slices.Equal(a.Terms, b.Terms) && a.Data == nil && b.Data == nil
 }
 
 // Reads reports whether e loads tensor t.
@@ -208,7 +208,7 @@ func FetchCells(f *FetchStmt, n int, elem string) []float64 {
 // coefficient times the axis's stride); ok is false when idx and bufDims
 // differ in rank. Variables idx does not mention are absent (stride 0).
 func FlatStrides(idx []IndexExpr, bufDims []int) (map[int]int, bool) {
-	if len(idx) != len(bufDims) {
+	if len(idx) != len(bufDims) || AnyDynamic(idx) {
 		return nil, false
 	}
 	st := map[int]int{}
@@ -275,4 +275,20 @@ func Written(p *Program) map[int]bool {
 		})
 	}
 	return w
+}
+
+// StmtDynamic reports whether a store or load inside s indexes through
+// data (a gather or its scatter): the backends run such a nest as plain
+// serial loops and leave it out of fusion and kernel matching.
+func StmtDynamic(s Stmt) bool {
+	found := false
+	WalkStmts([]Stmt{s}, func(s Stmt) {
+		st, ok := s.(*Store)
+		if !ok || found {
+			return
+		}
+		found = AnyDynamic(st.Index)
+		WalkLoads(st.Value, func(l *Load) { found = found || AnyDynamic(l.Index) })
+	})
+	return found
 }

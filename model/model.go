@@ -181,6 +181,10 @@ const (
 type layerDef struct {
 	st  *program.LayerStmt
 	std bool
+	// alt is the other definition of the same name, which differs in the
+	// arguments declared `NAME : index` (cross_entropy with one-hot or
+	// index targets); an application takes the one its arguments fit.
+	alt *layerDef
 }
 
 // cfgVal is a configuration value.
@@ -262,6 +266,8 @@ type expander struct {
 	names    map[string]bool
 	entryTop *instance // holds the entry's own anonymous and let instances
 	apps     int       // layer applications inlined into the entry so far
+	// indexed holds the flat names bound to an index input.
+	indexed map[string]bool
 }
 
 func fail(p spec.Pos, format string, args ...any) error {
@@ -285,18 +291,22 @@ func Expand(user, std *program.Program) (*Model, error) {
 			if !ok {
 				return nil, fail(s.StmtPos(), "the library may only define layers")
 			}
-			x.layers[l.Name] = &layerDef{st: l, std: true}
+			if err := x.define(&layerDef{st: l, std: true}); err != nil {
+				return nil, err
+			}
 		}
 	}
 	m := &Model{}
 	userLayers := map[string]bool{}
 	for _, s := range user.Stmts {
 		if l, ok := s.(*program.LayerStmt); ok {
-			if userLayers[l.Name] {
-				return nil, fail(l.Pos, "layer %s is defined twice", l.Name)
+			if !userLayers[l.Name] {
+				delete(x.layers, l.Name) // a user layer replaces the library's
 			}
 			userLayers[l.Name] = true
-			x.layers[l.Name] = &layerDef{st: l}
+			if err := x.define(&layerDef{st: l}); err != nil {
+				return nil, err
+			}
 		}
 	}
 	topNames := map[string]bool{}
@@ -639,7 +649,7 @@ func (x *expander) bindConfig(def *layerDef, args []program.ConfigArg, site spec
 // expandEntry builds the flat program of one entry point.
 func (x *expander) expandEntry(e *program.EntryStmt) (*Entry, error) {
 	x.out, x.used, x.stack, x.apps = nil, map[string]bool{}, nil, 0
-	x.names = map[string]bool{}
+	x.names, x.indexed = map[string]bool{}, map[string]bool{}
 	ent := &Entry{Name: e.Name, Loss: e.Loss, Pos: e.Pos, ParamPos: map[string]spec.Pos{}, argUses: map[program.Expr][]*argUse{}}
 	x.entry = ent
 	x.entryTop = x.newInstance(nil, nil, e.Name)
@@ -661,6 +671,9 @@ func (x *expander) expandEntry(e *program.EntryStmt) (*Entry, error) {
 			ent.Inputs = append(ent.Inputs, &in)
 			x.out = append(x.out, &in)
 			sc.vars[s.Name] = binding{tensor: s.Name}
+			if s.Shape != nil && s.Shape.Index != nil {
+				x.indexed[s.Name] = true
+			}
 		default:
 			if err := x.bodyStmt(s, sc); err != nil {
 				return nil, err
@@ -835,6 +848,9 @@ func (x *expander) bodyStmt(s program.Stmt, sc *scope) error {
 		x.names[name] = true
 		x.out = append(x.out, &program.LetStmt{Pos: x.at(sc, s.Pos), Name: name, Expr: e})
 		sc.vars[s.Name] = binding{tensor: name}
+		if id, ok := e.(*program.Ident); ok && x.indexed[id.Name] {
+			x.indexed[name] = true
+		}
 		return nil
 	case *program.DimStmt:
 		d := &program.DimStmt{Pos: x.at(sc, s.Pos), Name: s.Name, Value: s.Value}
@@ -878,7 +894,10 @@ func (x *expander) intCfg(sc *scope, name string, p spec.Pos, what string) (int,
 
 // apply inlines one application of inst to args.
 func (x *expander) apply(inst *instance, args []program.Expr, site spec.Pos, sc *scope) (program.Expr, error) {
-	l := inst.def.st
+	l, err := x.variant(inst.def, args, site, sc)
+	if err != nil {
+		return nil, err
+	}
 	if len(x.stack) >= maxDepth {
 		return nil, fail(x.at(sc, site), "layer applications nest deeper than %d", maxDepth)
 	}

@@ -129,7 +129,9 @@ type jsonTensor struct {
 	Output  []any     `json:"output"`
 	Padding [][2]int  `json:"padding,omitempty"`
 	Values  []float64 `json:"values,omitempty"`
-	values  bool
+	// Index is an index input's bound (`BATCH | index N`).
+	Index  int `json:"index,omitempty"`
+	values bool
 }
 
 type jsonOp struct {
@@ -147,7 +149,7 @@ type jsonOp struct {
 
 var opKindNames = map[inference.OpKind]string{
 	inference.OpPointwise: "pointwise", inference.OpCompose: "compose", inference.OpTranspose: "transpose",
-	inference.OpEinsum: "einsum", inference.OpBlock: "concat", inference.OpSlice: "slice", inference.OpStack: "stack",
+	inference.OpEinsum: "einsum", inference.OpBlock: "concat", inference.OpSlice: "slice", inference.OpStack: "stack", inference.OpGather: "gather",
 }
 
 func indexStrings(xs []inference.Index) []string {
@@ -182,6 +184,7 @@ func tensorJSON(g *inference.Graph, n inference.NamedTensor) jsonTensor {
 	jt := jsonTensor{
 		Name: n.Name, Kind: n.Kind.String(),
 		Batch: jsonDims(t.Shape.Batch), Input: jsonDims(t.Shape.Input), Output: jsonDims(t.Shape.Output),
+		Index: t.IndexBound,
 	}
 	for _, p := range t.Padding {
 		jt.Padding = append(jt.Padding, [2]int{p.Left, p.Right})
@@ -311,7 +314,7 @@ func runInfer(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	for _, n := range g.Named {
 		t := g.Tensors[n.Tensor]
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", n.Name, n.Kind, t.Shape)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", n.Name, n.Kind, t.ShapeText())
 	}
 	_ = tw.Flush()
 	if f.loops {
@@ -489,7 +492,7 @@ func inferModel(prog *program.Program, f cliFlags, stdout, stderr io.Writer) int
 		}
 		fmt.Fprintf(tw, "\n# %s %s (result %s)\n", kind, e.Name, e.Result)
 		for _, n := range inf.Graphs[i].Named {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", n.Name, n.Kind, inf.Graphs[i].Tensors[n.Tensor].Shape)
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", n.Name, n.Kind, inf.Graphs[i].Tensors[n.Tensor].ShapeText())
 		}
 	}
 	_ = tw.Flush()

@@ -106,6 +106,30 @@ type ModelInput struct {
 	// Rows marks an input whose leftmost axis is the entry's run-time
 	// rows axis.
 	Rows bool
+	// IndexBound, for an index input (`BATCH | index N`), is N: the Go
+	// array holds int32, and the method checks every cell it reads is
+	// in [0, N) before running the kernel (rt.IndexError otherwise).
+	IndexBound int
+}
+
+// Elem is the input's Go element type: int32 for an index input, elem
+// (the model's float type) otherwise.
+func (in *ModelInput) Elem(elem string) string {
+	if in.IndexBound > 0 {
+		return "int32"
+	}
+	return elem
+}
+
+// Indexed reports whether the entry takes an index input: its fixed-batch
+// methods then return an error as well (a position out of range).
+func (e *ModelEntry) Indexed() bool {
+	for i := range e.Inputs {
+		if e.Inputs[i].IndexBound > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // ModelOptim is the optimizer setting: Kind "sgd" (see rt.SGD), "adam"

@@ -585,6 +585,18 @@ func (k *kgen) affine(e loopir.IndexExpr) *jen.Statement {
 		s.Id(k.loopName(t.Var))
 		first = false
 	}
+	if d := e.Data; d != nil {
+		// A gathered position: the index input's int32 cell, validated
+		// against its bound before the kernel runs.
+		if !first {
+			s.Op("+")
+		}
+		if d.Scale > 1 {
+			s.Lit(d.Scale).Op("*")
+		}
+		s.Int().Call(k.directAccess(d.Tensor, d.Index))
+		first = false
+	}
 	switch {
 	case first:
 		s.Lit(e.Offset)
@@ -607,6 +619,11 @@ func groupIndex(s *tstore, idx []loopir.IndexExpr) []loopir.IndexExpr {
 			}
 			st := s.gstride[a]
 			e.Offset += st * idx[a].Offset
+			if d := idx[a].Data; d != nil {
+				scaled := *d
+				scaled.Scale = st * max(d.Scale, 1)
+				e.Data = &scaled
+			}
 			for _, t := range idx[a].Terms {
 				merged := false
 				for i := range e.Terms {
@@ -643,16 +660,28 @@ func (k *kgen) whole(t int) *jen.Statement {
 }
 
 // arrayType is [d0][d1]...elem.
-func (k *kgen) arrayType(dims []int) *jen.Statement {
+func (k *kgen) arrayType(dims []int) *jen.Statement { return arrayOf(dims, k.elem) }
+
+// arrayOf is [d0][d1]...elem.
+func arrayOf(dims []int, elem string) *jen.Statement {
 	s := jen.Null()
 	for _, d := range dims {
 		s.Index(jen.Lit(d))
 	}
-	return s.Id(k.elem)
+	return s.Id(elem)
+}
+
+// elemOf is the Go element type of tensor t: int32 for an index input,
+// the kernel's float type otherwise.
+func (k *kgen) elemOf(t int) string {
+	if k.p.Tensors[t].IndexBound > 0 {
+		return "int32"
+	}
+	return k.elem
 }
 
 // storageType is the Go type of t's whole array.
-func (k *kgen) storageType(t int) *jen.Statement { return k.arrayType(k.ts[t].st.adims) }
+func (k *kgen) storageType(t int) *jen.Statement { return arrayOf(k.ts[t].st.adims, k.elemOf(t)) }
 
 // arrayAccess is t's array indexed by the array indices g.
 func (k *kgen) arrayAccess(t int, g []loopir.IndexExpr) *jen.Statement {
@@ -798,7 +827,7 @@ func (k *kgen) function() (jen.Code, error) {
 		pr := &k.k.Params[i]
 		s := k.paramStore(pr.Tensor)
 		if pr.Kind == desc.Slice {
-			params = append(params, jen.Id(pr.Name).Index().Id(k.elem))
+			params = append(params, jen.Id(pr.Name).Index().Id(k.elemOf(pr.Tensor)))
 			if itoa == "" {
 				itoa = k.names.fresh("itoa")
 				pro = append(pro, itoaFunc(itoa)...)
@@ -808,11 +837,11 @@ func (k *kgen) function() (jen.Code, error) {
 				jen.Panic(jen.Lit(msg).Op("+").Id(itoa).Call(jen.Len(jen.Id(pr.Name))).Op("+").Lit(", want "+strconv.Itoa(s.size))),
 			))
 			if s.used {
-				views = append(views, jen.Id(s.name).Op(":=").Parens(jen.Op("*").Add(k.arrayType(s.adims))).Call(jen.Id(pr.Name)))
+				views = append(views, jen.Id(s.name).Op(":=").Parens(jen.Op("*").Add(arrayOf(s.adims, k.elemOf(pr.Tensor)))).Call(jen.Id(pr.Name)))
 			}
 			continue
 		}
-		params = append(params, jen.Id(pr.Name).Op("*").Add(k.arrayType(s.adims)))
+		params = append(params, jen.Id(pr.Name).Op("*").Add(arrayOf(s.adims, k.elemOf(pr.Tensor))))
 	}
 	if k.pool != "" {
 		params = append(params, jen.Id(k.pool).Op("*").Qual(rtPath, "Pool"))
@@ -1066,7 +1095,9 @@ func (k *kgen) operation(o *loopir.Operation) ([]jen.Code, error) {
 		case *loopir.For:
 			var code []jen.Code
 			var err error
-			if loops, st, ok := loopir.PerfectNest(s); ok && asmFill != nil && asmFill.Loop == s {
+			if loopir.StmtDynamic(s) {
+				code, err = k.dataNest(s)
+			} else if loops, st, ok := loopir.PerfectNest(s); ok && asmFill != nil && asmFill.Loop == s {
 				code, err = k.chainAsmFill(loops, st, asmFill.Fill)
 			} else if ok {
 				var init *float64
@@ -1083,7 +1114,13 @@ func (k *kgen) operation(o *loopir.Operation) ([]jen.Code, error) {
 			out = append(out, code...)
 			k.noteWrites(s)
 		case *loopir.Store:
-			code, err := k.chain(nil, s, nil)
+			var code []jen.Code
+			var err error
+			if loopir.StmtDynamic(s) {
+				code, err = k.dataNest(s)
+			} else {
+				code, err = k.chain(nil, s, nil)
+			}
 			if err != nil {
 				return nil, err
 			}

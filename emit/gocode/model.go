@@ -103,7 +103,7 @@ func (g *modelGen) inputParams(e *desc.ModelEntry) []jen.Code {
 	m := g.m
 	var out []jen.Code
 	for _, in := range e.Inputs {
-		out = append(out, jen.Id(in.Name).Op("*").Add(arrType(in.Dims, m.Elem)))
+		out = append(out, jen.Id(in.Name).Op("*").Add(arrType(in.Dims, in.Elem(m.Elem))))
 	}
 	return out
 }
@@ -258,6 +258,9 @@ func (g *modelGen) entries() {
 		switch {
 		case e.Loss && e.Rows > 0:
 			g.rowsLoss(e)
+		case e.Loss && e.Indexed():
+			doc(jf, e.Doc)
+			g.checkedLoss(e)
 		case e.Loss:
 			doc(jf, e.Doc)
 			jf.Add(recv().Id(e.Method).Params(inputParams(e)...).Id(m.Elem).Block(
@@ -267,6 +270,9 @@ func (g *modelGen) entries() {
 		case e.Rows > 0:
 			doc(jf, e.Doc)
 			g.rowsEntry(e, recv(), params, "m")
+		case e.Indexed():
+			doc(jf, e.Doc)
+			g.checkedEntry(e, recv(), params, "m")
 		default:
 			doc(jf, e.Doc)
 			jf.Add(recv().Id(e.Method).Params(inputParams(e)...).Op("*").Add(arrType(e.OutDims, m.Elem)).Block(
@@ -303,13 +309,14 @@ func (g *modelGen) rowsEntry(e *desc.ModelEntry, recv, params *jen.Statement, se
 	jf, m := g.jf, g.m
 	out := jen.Id(self).Dot("out" + e.Method)
 	args := g.entryArgs(e, params, self, rowOf(out.Clone(), e.OutDims, m.Elem), g.rowArgs(e))
-	jf.Add(recv.Id(e.Method).Params(append(g.inputParams(e), jen.Id("n").Int())...).Params(jen.Op("*").Add(arrType(e.OutDims, m.Elem)), jen.Error()).Block(
-		g.checkRows(e.Method, e, 0, jen.Nil()),
+	body := append([]jen.Code{g.checkRows(e.Method, e, 0, jen.Nil())}, g.indexChecks(e, jen.Nil())...)
+	body = append(body,
 		jen.For(jen.Id("i").Op(":=").Range().Id("n")).Block(
 			jen.Id(e.Kernel).Call(args...),
 		),
 		jen.Return(jen.Op("&").Add(out), jen.Nil()),
-	))
+	)
+	jf.Add(recv.Id(e.Method).Params(append(g.inputParams(e), jen.Id("n").Int())...).Params(jen.Op("*").Add(arrType(e.OutDims, m.Elem)), jen.Error()).Block(body...))
 }
 
 // rowArgs is an entry's input arguments for its one-row kernel: row i of
@@ -318,7 +325,7 @@ func (g *modelGen) rowArgs(e *desc.ModelEntry) []jen.Code {
 	var args []jen.Code
 	for _, in := range e.Inputs {
 		if in.Rows {
-			args = append(args, rowOf(jen.Id(in.Name), in.Dims, g.m.Elem))
+			args = append(args, rowOf(jen.Id(in.Name), in.Dims, in.Elem(g.m.Elem)))
 		} else {
 			args = append(args, jen.Id(in.Name))
 		}
@@ -339,14 +346,14 @@ func (g *modelGen) checkRows(method string, e *desc.ModelEntry, lo int, zero jen
 func (g *modelGen) rowsLoss(e *desc.ModelEntry) {
 	jf, m := g.jf, g.m
 	args := g.entryArgs(e, jen.Id("m").Dot("Params"), "m", jen.Op("&").Id("m").Dot("loss"), g.rowArgs(e))
-	body := []jen.Code{
-		g.checkRows(e.Method, e, 1, jen.Lit(0)),
+	body := append([]jen.Code{g.checkRows(e.Method, e, 1, jen.Lit(0))}, g.indexChecks(e, jen.Lit(0))...)
+	body = append(body,
 		jen.Var().Id("sum").Id(m.Elem),
 		jen.For(jen.Id("i").Op(":=").Range().Id("n")).Block(
 			jen.Id(e.Kernel).Call(args...),
 			jen.Id("sum").Op("+=").Id("m").Dot("loss").Index(jen.Lit(0)),
 		),
-	}
+	)
 	if e.RowsMean {
 		body = append(body, jen.Id("sum").Op("/=").Id(m.Elem).Call(jen.Id("n")))
 	}
@@ -378,12 +385,12 @@ func (g *modelGen) rowsBackward(e *desc.ModelEntry) {
 	for _, pi := range m.BackwardGrads {
 		loop = append(loop, jen.Qual(rtPath, "AddTo").Call(field("Grads", pi).Index(jen.Empty(), jen.Empty()), field("rowGrads", pi).Index(jen.Empty(), jen.Empty())))
 	}
-	body := []jen.Code{
-		g.checkRows("Backward", e, 1, jen.Lit(0)),
+	body := append([]jen.Code{g.checkRows("Backward", e, 1, jen.Lit(0))}, g.indexChecks(e, jen.Lit(0))...)
+	body = append(body,
 		jen.Id("m").Dot("Grads").Op("=").Id(g.ps).Values(),
 		jen.Var().Id("sum").Id(m.Elem),
 		jen.For(jen.Id("i").Op(":=").Range().Id("n")).Block(loop...),
-	}
+	)
 	if e.RowsMean {
 		body = append(body, jen.Id("sum").Op("/=").Id(m.Elem).Call(jen.Id("n")))
 		for _, pi := range m.BackwardGrads {
@@ -450,6 +457,11 @@ func (g *modelGen) runner() {
 			continue
 		}
 		doc(jf, fmt.Sprintf("%s is the model's %s, with the result held in r until r's next %s call.\nIt does not allocate.", e.Method, e.Method, e.Method))
+		if e.Indexed() {
+			g.checkedEntry(e, recv, jen.Id("r").Dot("params"), "r")
+			jf.Line()
+			continue
+		}
 		jf.Add(recv.Id(e.Method).Params(inputParams(e)...).Op("*").Add(arrType(e.OutDims, m.Elem)).Block(
 			jen.Id(e.Kernel).Call(g.entryArgs(e, jen.Id("r").Dot("params"), "r", jen.Op("&").Id("r").Dot("out"+e.Method), g.inputArgs(e))...),
 			jen.Return(jen.Op("&").Id("r").Dot("out"+e.Method)),
@@ -489,6 +501,13 @@ func (g *modelGen) backward() {
 				body = append(body, field("Grads", i).Op("=").Index(jen.Lit(max(p.Size(), 1))).Id(m.Elem).Values())
 			}
 		}
+		if e.Indexed() {
+			body = append(g.indexChecks(e, jen.Lit(0)), body...)
+			body = append(body, jen.Id(m.Backward).Call(args...), jen.Return(jen.Id("m").Dot("loss").Index(jen.Lit(0)), jen.Nil()))
+			jf.Add(recv().Id("Backward").Params(inputParams(e)...).Params(jen.Id(m.Elem), jen.Error()).Block(body...))
+			jf.Line()
+			return
+		}
 		body = append(body, jen.Id(m.Backward).Call(args...), jen.Return(jen.Id("m").Dot("loss").Index(jen.Lit(0))))
 		jf.Add(recv().Id("Backward").Params(inputParams(e)...).Id(m.Elem).Block(body...))
 		jf.Line()
@@ -505,7 +524,17 @@ func (g *modelGen) optimizer() {
 	g.update()
 	defer g.distributed()
 	jf, m, recv, inputParams, inputArgs := g.jf, g.m, g.recv, g.inputParams, g.inputArgs
-	if m.Backward != "" && m.Entries[m.Loss].Rows > 0 {
+	if m.Backward != "" && m.Entries[m.Loss].Rows == 0 && m.Entries[m.Loss].Indexed() {
+		e := &m.Entries[m.Loss]
+		doc(jf, "TrainStep runs Backward on the inputs, then Update, and returns the loss before the update;\nan index out of range is Backward's error, and nothing is updated. It does not allocate.")
+		jf.Add(recv().Id("TrainStep").Params(inputParams(e)...).Params(jen.Id(m.Elem), jen.Error()).Block(
+			jen.List(jen.Id("l"), jen.Err()).Op(":=").Id("m").Dot("Backward").Call(inputArgs(e)...),
+			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Lit(0), jen.Err())),
+			jen.Id("m").Dot("Update").Call(),
+			jen.Return(jen.Id("l"), jen.Nil()),
+		))
+		jf.Line()
+	} else if m.Backward != "" && m.Entries[m.Loss].Rows > 0 {
 		e := &m.Entries[m.Loss]
 		doc(jf, "TrainStep runs Backward on the first n rows of the inputs, then Update, and returns the loss\nbefore the update; a bad n is Backward's error, and nothing is updated. It does not allocate.")
 		jf.Add(recv().Id("TrainStep").Params(append(inputParams(e), jen.Id("n").Int())...).Params(jen.Id(m.Elem), jen.Error()).Block(

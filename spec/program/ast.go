@@ -85,6 +85,9 @@ type LayerStmt struct {
 type Name struct {
 	Pos  spec.Pos
 	Name string
+	// Index marks a layer's tensor argument declared `NAME : index`: it
+	// takes an index input (docs/language.md, "Index inputs").
+	Index bool
 }
 
 // ConfigParam is a configuration argument of a layer, with an optional
@@ -199,6 +202,11 @@ type ShapeDecl struct {
 	Batch  *RowDecl
 	Input  *RowDecl
 	Output *RowDecl
+	// Index is the bound of an index input, `BATCH | index N`: the tensor
+	// holds int32 values in [0, N) that index an axis of size N through a
+	// gather (`@@`); its shape is the batch row with no input or output
+	// axes (Output is then an empty row). Nil for float tensors.
+	Index *DimDecl
 }
 
 // RowDecl is one declared row: '?' (Unknown) or a list of dims (possibly empty).
@@ -328,7 +336,9 @@ type Capture struct {
 }
 
 // Einsum is a spec-carrying operation:
-// binary "+*", "@^+", "+++" (Y != nil) and unary "++", "@^^" (Y == nil).
+// binary "+*", "@^+", "+++", "@@" (Y != nil) and unary "++", "@^^" (Y == nil).
+// "@@" is the gather: Y is an index tensor whose values select positions
+// of the one axis of X's slot that no other slot names.
 type Einsum struct {
 	Pos      spec.Pos // position of the operator
 	Op       string

@@ -367,7 +367,10 @@ func writeShape(b *strings.Builder, s *ShapeDecl) {
 		writeRow(&sb, s.Input)
 		sb.WriteString(" -> ")
 	}
-	if s.Output != nil {
+	if s.Index != nil {
+		sb.WriteString("index ")
+		writeRow(&sb, &RowDecl{Dims: []DimDecl{*s.Index}})
+	} else if s.Output != nil {
 		writeRow(&sb, s.Output)
 	}
 	b.WriteString(" :")
@@ -459,6 +462,9 @@ func (pr *printer) stmt(s Stmt) {
 				b.WriteString(", ")
 			}
 			b.WriteString(a.Name)
+			if a.Index {
+				b.WriteString(" : index")
+			}
 		}
 		b.WriteByte(')')
 		if !s.Block {

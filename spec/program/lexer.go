@@ -72,7 +72,7 @@ func matchOp(s string) (op string, accum bool) {
 	}
 	for _, o := range [...]string{
 		"**.", "+++", "++^", "@^+", "@^^",
-		"*.", "/.", "++", "+*", "@|", "->", "<>", "[|", "|]",
+		"*.", "/.", "++", "+*", "@|", "@@", "->", "<>", "[|", "|]",
 		"*", "/", "+", "-", "<", "=", "(", ")", "[", "]", "{", "}",
 		",", ";", ":", "|", "?",
 	} {
@@ -181,7 +181,7 @@ func lex(src string) []token {
 		if op == "" {
 			switch {
 			case c == '@':
-				return fail(i, `unknown operator starting with "@" (expected "@^+", "@^^" or "@|")`)
+				return fail(i, `unknown operator starting with "@" (expected "@^+", "@^^", "@@" or "@|")`)
 			case c < utf8.RuneSelf:
 				return fail(i, fmt.Sprintf("unexpected character %q", rune(c)))
 			}

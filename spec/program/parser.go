@@ -433,15 +433,26 @@ func (p *parser) parseAssign() Stmt {
 
 func (p *parser) parseShape() *ShapeDecl {
 	s := &ShapeDecl{Pos: p.tok().pos}
+	if p.atIndex() {
+		p.fail(p.tok().pos, "an index input needs its batch axes first: write BATCH | index N (for instance 8, 128 | index 256)")
+	}
 	r := p.parseRow()
 	if p.tok().isOp("|") {
 		p.next()
 		s.Batch = r
+		if p.atIndex() {
+			s.Index = p.parseIndex()
+			s.Output = &RowDecl{Pos: s.Index.Pos}
+			return s
+		}
 		r = p.parseRow()
 	}
 	if p.tok().isOp("->") {
 		p.next()
 		s.Input = r
+		if p.atIndex() {
+			p.fail(p.tok().pos, "an index input has no input axes: write BATCH | index N")
+		}
 		r = p.parseRow()
 	}
 	s.Output = r
@@ -449,6 +460,41 @@ func (p *parser) parseShape() *ShapeDecl {
 		p.fail(t.pos, "unexpected %s in shape (the form is batch | input -> output)", t.describe())
 	}
 	return s
+}
+
+// atIndex reports whether the next tokens are `index N` (or `index NAME`):
+// an index input's bound.
+func (p *parser) atIndex() bool {
+	t, n := p.tok(), p.peek(1)
+	return t.kind == tName && t.text == "index" && (n.kind == tNumber || n.kind == tName) && n.pos.Line == t.pos.Line
+}
+
+// parseIndex parses `index N` after the batch row: the whole output row of
+// an index input.
+func (p *parser) parseIndex() *DimDecl {
+	p.next()
+	var d DimDecl
+	if n := p.tok(); n.kind == tName {
+		p.next()
+		d = DimDecl{Pos: n.pos, Name: n.text}
+	} else {
+		size, pos := p.expectInt("index bound")
+		d = DimDecl{Pos: pos, Size: size}
+	}
+	if d.Name == "" && d.Size <= 0 {
+		p.fail(d.Pos, "index %d: the bound of an index input must be positive (the size of the axis its values index)", d.Size)
+	}
+	if t := p.tok(); t.isOp(",") || t.isOp("|") || t.isOp("->") || t.isOp(":") {
+		p.fail(t.pos, "unexpected %s after index %s: `index N` is the whole output row of an index input (BATCH | index N)", t.describe(), p.describeDim(d))
+	}
+	return &d
+}
+
+func (p *parser) describeDim(d DimDecl) string {
+	if d.Name != "" {
+		return d.Name
+	}
+	return strconv.Itoa(d.Size)
 }
 
 func (p *parser) parseRow() *RowDecl {
@@ -690,7 +736,7 @@ func (p *parser) parseAdd() Expr {
 			p.next()
 			y := p.parseMul()
 			x = track(p, &Binary{Pos: t.pos, Op: t.text, X: x, Y: y}, x, y)
-		case t.isOp("+*"), t.isOp("+++"):
+		case t.isOp("+*"), t.isOp("+++"), t.isOp("@@"):
 			p.next()
 			e := &Einsum{Pos: t.pos, Op: t.text, X: x}
 			e.Spec, e.SpecPos, e.Captures = p.parseSpec(t.text)
@@ -1161,7 +1207,16 @@ func (p *parser) parseLayer() Stmt {
 			p.fail(n.pos, "argument %s is declared twice", spec.Quote(n.text))
 		}
 		seen[n.text] = true
-		l.Args = append(l.Args, Name{Pos: n.pos, Name: n.text})
+		arg := Name{Pos: n.pos, Name: n.text}
+		if p.tok().isOp(":") {
+			p.next()
+			if k := p.tok(); k.kind != tName || k.text != "index" {
+				p.failTok(k, "expected index after ':' in the tensor argument %s of layer %s (an argument declared NAME : index takes an index input), found %s", spec.Clip(n.text), spec.Clip(name.text), k.describe())
+			}
+			p.next()
+			arg.Index = true
+		}
+		l.Args = append(l.Args, arg)
 		switch c := p.tok(); {
 		case c.isOp(","):
 			p.next()

@@ -1,0 +1,73 @@
+package gocode
+
+import (
+	"fmt"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/ocannlgen/ocannlgen/emit/desc"
+)
+
+// indexChecks is the check of entry e's index inputs that opens its
+// methods: every cell the kernels read must be a position in [0, bound),
+// else the method returns zero and an *rt.IndexError naming the input,
+// the cell and the value, before anything is written. With run-time
+// rows, an input carrying the rows axis is checked on its first n rows.
+// The loop variables start with "_", which no input name does.
+func (g *modelGen) indexChecks(e *desc.ModelEntry, zero jen.Code) []jen.Code {
+	var out []jen.Code
+	for _, in := range e.Inputs {
+		if in.IndexBound <= 0 {
+			continue
+		}
+		dims := in.Dims
+		if len(dims) == 0 {
+			dims = []int{1}
+		}
+		vars := make([]jen.Code, len(dims))
+		cell := jen.Id(in.Name)
+		for a := range dims {
+			vars[a] = jen.Id(fmt.Sprintf("_i%d", a))
+			cell = cell.Index(jen.Id(fmt.Sprintf("_i%d", a)))
+		}
+		args := append([]jen.Code{jen.Lit(in.Name), jen.Id("_v"), jen.Lit(in.IndexBound)}, vars...)
+		var body jen.Code = jen.If(jen.Id("_v").Op(":=").Add(cell), jen.Id("_v").Op("<").Lit(0).Op("||").Id("_v").Op(">=").Lit(in.IndexBound)).Block(
+			jen.Return(zero, jen.Qual(rtPath, "NewIndexError").Call(args...)),
+		)
+		for a := len(dims) - 1; a >= 0; a-- {
+			var n jen.Code = jen.Lit(dims[a])
+			if a == 0 && in.Rows {
+				n = jen.Id("n")
+			}
+			body = jen.For(jen.Id(fmt.Sprintf("_i%d", a)).Op(":=").Range().Add(n)).Block(body)
+		}
+		out = append(out, body)
+	}
+	return out
+}
+
+// checkedLoss emits the method of a fixed-batch loss with index inputs:
+// (loss, error).
+func (g *modelGen) checkedLoss(e *desc.ModelEntry) {
+	m := g.m
+	body := g.indexChecks(e, jen.Lit(0))
+	body = append(body,
+		jen.Id(e.Kernel).Call(g.entryArgs(e, jen.Id("m").Dot("Params"), "m", jen.Op("&").Id("m").Dot("loss"), g.inputArgs(e))...),
+		jen.Return(jen.Id("m").Dot("loss").Index(jen.Lit(0)), jen.Nil()),
+	)
+	g.jf.Add(g.recv().Id(e.Method).Params(g.inputParams(e)...).Params(jen.Id(m.Elem), jen.Error()).Block(body...))
+}
+
+// checkedEntry emits, on receiver recv (named self, whose parameters are
+// params), the method of a fixed-batch predictor with index inputs:
+// (result, error).
+func (g *modelGen) checkedEntry(e *desc.ModelEntry, recv, params *jen.Statement, self string) {
+	m := g.m
+	out := jen.Op("&").Id(self).Dot("out" + e.Method)
+	body := g.indexChecks(e, jen.Nil())
+	body = append(body,
+		jen.Id(e.Kernel).Call(g.entryArgs(e, params, self, out.Clone(), g.inputArgs(e))...),
+		jen.Return(out, jen.Nil()),
+	)
+	g.jf.Add(recv.Id(e.Method).Params(g.inputParams(e)...).Params(jen.Op("*").Add(arrType(e.OutDims, m.Elem)), jen.Error()).Block(body...))
+}

@@ -1,0 +1,48 @@
+// Package gathercheck checks index inputs and the gather (`@@`): the
+// generated kernels against the loop-IR interpreter and plain Go loops,
+// gradients against central differences, and the embedding and
+// class-index cross-entropy against PyTorch.
+package gathercheck
+
+//go:generate go run ../../cmd/ocannlgen
+
+// Embed gathers rows of a 10 -> 5 table for 4 x 3 token ids.
+//
+//ocannl:model float64
+//ocannl:loss objective:
+//ocannl:input ids : 4, 3 | index 10
+//ocannl:input r : 4, 3 | 5
+//ocannl:let e = {table = normal; o=[5]} @@ "k -> o; ..b.. | => ..b.. | o" ids
+//ocannl:return e +* "...|...->...; ...|...->... => 0" r
+type Embed struct {
+	ocannlEmbed
+}
+
+// CE is the class-index cross-entropy of a linear layer's logits.
+//
+//ocannl:model float64
+//ocannl:loss objective:
+//ocannl:input x : 6 | 4
+//ocannl:input y : 6 | index 3
+//ocannl:let net = linear[3]
+//ocannl:return cross_entropy(net(x), y)
+type CE struct {
+	ocannlCE
+}
+
+// EmbedCE is PyTorch's nn.Embedding(10, 5), nn.Linear(5, 7) and
+// F.cross_entropy with class-index targets (testdata/torchembed).
+//
+//ocannl:model float64
+//ocannl:let emb = embedding[5]
+//ocannl:let head = linear[7]
+//ocannl:loss objective:
+//ocannl:input ids : 4, 3 | index 10
+//ocannl:input y : 4, 3 | index 7
+//ocannl:return cross_entropy(head(emb(ids)), y)
+//ocannl:entry predict:
+//ocannl:input ids : 2 | index 10
+//ocannl:return head(emb(ids))
+type EmbedCE struct {
+	ocannlEmbedCE
+}
