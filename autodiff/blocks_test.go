@@ -705,16 +705,16 @@ let result = z - log ((exp z) ++ "... | ... -> ..., c => ... | ... -> ..., 0")`,
 		return blockCase{
 			name: name, layer: "embedding/index", cfg: map[string]string{"d": fmt.Sprint(d)},
 			decl:   fmt.Sprintf("input ids : %s | index %d", batch, rows),
-			body:   fmt.Sprintf(`let result = {table; o=[%d]} @@ "k -> o; ..b.. | => ..b.. | o" ids`, d),
+			body:   fmt.Sprintf("let e = {table} @@ \"k, o; ..b.. | => ..b.. | o\" [\"o\"] ids\ndim o = %d\nlet result = e", d),
 			gens:   map[string]gen{"ids": blkIndices(rows)},
 			noGrad: []string{"ids"},
-			shapes: map[string]string{"table": fmt.Sprintf("%d -> %d", rows, d), "result": fmt.Sprintf("%s | %d", batch, d)},
+			shapes: map[string]string{"table": fmt.Sprintf("%d,%d", rows, d), "result": fmt.Sprintf("%s | %d", batch, d)},
 			ref: func(t *testing.T, v func(string) []float64) {
 				ids, table := v("ids"), v("table")
 				want := make([]float64, nb*d)
 				for b := range nb {
 					for o := range d {
-						want[b*d+o] = table[o*rows+int(ids[b])]
+						want[b*d+o] = table[int(ids[b])*d+o]
 					}
 				}
 				blkNear(t, "result", v("result"), want)

@@ -320,6 +320,9 @@ func (g *kgen) stmt(o *loopir.Operation, s loopir.Stmt) error {
 	case *loopir.ResetPadding:
 		return g.resetPadding(o, s)
 	case *loopir.For, *loopir.Store:
+		if loopir.StmtDynamic(s) {
+			return fmt.Errorf("%s: the CUDA back end does not run gathers (x @@ spec ids) yet; generate this model without //ocannl:cuda", o.Desc)
+		}
 		return g.nest(o, s)
 	}
 	return fmt.Errorf("unknown statement %T", s)

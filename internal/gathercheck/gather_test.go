@@ -193,8 +193,8 @@ type torchEmbed struct {
 
 // TestTorchEmbedCE checks nn.Embedding, nn.Linear and F.cross_entropy
 // with class indices against PyTorch 1.13 in float64: the loss and every
-// parameter gradient to 1e-12 relative. PyTorch stores the embedding
-// weight [10][5]; the table is 10 -> 5, stored [5][10].
+// parameter gradient to 1e-12 relative. The table (10, 5) is stored
+// [10][5], as PyTorch's weight.
 func TestTorchEmbedCE(t *testing.T) {
 	b, err := os.ReadFile("testdata/torchembed/torchembed.json")
 	if err != nil {
@@ -205,11 +205,7 @@ func TestTorchEmbedCE(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := new(EmbedCE)
-	for k := range 10 {
-		for d := range 5 {
-			m.Params.EmbTable[10*d+k] = f.Emb[5*k+d]
-		}
-	}
+	copy(m.Params.EmbTable[:], f.Emb)
 	copy(m.Params.HeadW[:], f.HW)
 	copy(m.Params.HeadB[:], f.HB)
 	var ids, y [4][3]int32
@@ -223,11 +219,9 @@ func TestTorchEmbedCE(t *testing.T) {
 	if relErr(l, f.Loss) > 1e-12 {
 		t.Fatalf("loss %v, PyTorch %v", l, f.Loss)
 	}
-	for k := range 10 {
-		for d := range 5 {
-			if g, w := m.Grads.EmbTable[10*d+k], f.EmbGrad[5*k+d]; relErr(g, w) > 1e-12 {
-				t.Fatalf("emb grad [%d][%d] = %v, PyTorch %v", k, d, g, w)
-			}
+	for i, w := range f.EmbGrad {
+		if relErr(m.Grads.EmbTable[i], w) > 1e-12 {
+			t.Fatalf("emb grad [%d][%d] = %v, PyTorch %v", i/5, i%5, m.Grads.EmbTable[i], w)
 		}
 	}
 	for i, w := range f.HWGrad {
@@ -254,4 +248,66 @@ func TestTorchEmbedCE(t *testing.T) {
 			t.Fatalf("predict[0][%d] = %v, want %v", c, p[0][c], want)
 		}
 	}
+}
+
+// TestRowsMatchFixed checks a loss and a predictor with run-time rows and
+// index inputs: on n = 4 rows they equal the fixed-batch model EmbedCE,
+// on n = 2 rows EmbedCE2 (the fixed model of 2 rows); a bad id in a row
+// past n is not read.
+func TestRowsMatchFixed(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	rows, fixed, two := new(EmbedCERows), new(EmbedCE), new(EmbedCE2)
+	rows.Init(3)
+	fixed.Params = ocannlEmbedCEParams(rows.Params)
+	two.Params = ocannlEmbedCE2Params(rows.Params)
+	var ids, y [4][3]int32
+	for i := range ids {
+		for j := range ids[i] {
+			ids[i][j], y[i][j] = int32(rng.IntN(10)), int32(rng.IntN(7))
+		}
+	}
+	near := func(what string, got, want []float64) {
+		t.Helper()
+		for i := range want {
+			if relErr(got[i], want[i]) > 1e-12 {
+				t.Fatalf("%s[%d] = %v, want %v", what, i, got[i], want[i])
+			}
+		}
+	}
+	l, err := rows.Backward(&ids, &y, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lf, err := fixed.Backward(&ids, &y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near("loss, n=4", []float64{l}, []float64{lf})
+	near("emb grad, n=4", rows.Grads.EmbTable[:], fixed.Grads.EmbTable[:])
+	near("head grad, n=4", rows.Grads.HeadW[:], fixed.Grads.HeadW[:])
+	ids[3][0] = 99 // past n: never read
+	l, err = rows.Backward(&ids, &y, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l2, err := two.Backward((*[2][3]int32)(ids[:2]), (*[2][3]int32)(y[:2]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	near("loss, n=2", []float64{l}, []float64{l2})
+	near("emb grad, n=2", rows.Grads.EmbTable[:], two.Grads.EmbTable[:])
+	near("head bias grad, n=2", rows.Grads.HeadB[:], two.Grads.HeadB[:])
+	if _, err := rows.Backward(&ids, &y, 4); err == nil {
+		t.Fatal("a bad id in row 3 of 4 was accepted")
+	}
+	p, err := rows.Predict(&[4]int32{1, 2, 3, 4}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := fixed.Predict(&[2]int32{1, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	near("predict", p[0][:], pf[0][:])
+	near("predict row 1", p[1][:], pf[1][:])
 }

@@ -46,3 +46,32 @@ type CE struct {
 type EmbedCE struct {
 	ocannlEmbedCE
 }
+
+// EmbedCERows is EmbedCE with a run-time number of rows (at most 4).
+//
+//ocannl:model float64
+//ocannl:let emb = embedding[5]
+//ocannl:let head = linear[7]
+//ocannl:loss objective:
+//ocannl:input ids : <=4, 3 | index 10
+//ocannl:input y : <=4, 3 | index 7
+//ocannl:return cross_entropy(head(emb(ids)), y)
+//ocannl:entry predict:
+//ocannl:input ids : <=4 | index 10
+//ocannl:return head(emb(ids))
+type EmbedCERows struct {
+	ocannlEmbedCERows
+}
+
+// EmbedCE2 is EmbedCE on 2 rows.
+//
+//ocannl:model float64
+//ocannl:let emb = embedding[5]
+//ocannl:let head = linear[7]
+//ocannl:loss objective:
+//ocannl:input ids : 2, 3 | index 10
+//ocannl:input y : 2, 3 | index 7
+//ocannl:return cross_entropy(head(emb(ids)), y)
+type EmbedCE2 struct {
+	ocannlEmbedCE2
+}

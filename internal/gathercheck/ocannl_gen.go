@@ -254,7 +254,7 @@ func (m *ocannlCE) UnmarshalBinary(data []byte) error {
 
 // ocannlEmbedCEParams holds one value per cell of every parameter of EmbedCE, flattened in memory order (batch, output, input).
 type ocannlEmbedCEParams struct {
-	// EmbTable is emb.table: shape 10 -> 5, memory order [5][10].
+	// EmbTable is emb.table: shape 10,5, memory order [10][5].
 	EmbTable [50]float64
 	// HeadW is head.w: shape 5 -> 7, memory order [7][5].
 	HeadW [35]float64
@@ -346,9 +346,9 @@ func (m *ocannlEmbedCE) Backward(ids *[4][3]int32, y *[4][3]int32) (float64, err
 func (m *ocannlEmbedCE) ParamTensors() []rt.Tensor {
 	return []rt.Tensor{{
 		Data64: m.Params.EmbTable[:],
-		Dims:   []int{5, 10},
+		Dims:   []int{10, 5},
 		Name:   "emb.table",
-		Role:   rt.RoleOther,
+		Role:   rt.RoleBias,
 	}, {
 		Data64: m.Params.HeadW[:],
 		Dims:   []int{7, 5},
@@ -444,6 +444,386 @@ func (r *ocannlEmbedCERunner) Predict(ids *[2]int32) (*[2][7]float64, error) {
 	}
 	ocannlEmbedCEPredict(ids, &r.params.EmbTable, &r.params.HeadW, &r.params.HeadB, &r.outPredict)
 	return &r.outPredict, nil
+}
+
+// ocannlEmbedCERowsParams holds one value per cell of every parameter of EmbedCERows, flattened in memory order (batch, output, input).
+type ocannlEmbedCERowsParams struct {
+	// EmbTable is emb.table: shape 10,5, memory order [10][5].
+	EmbTable [50]float64
+	// HeadW is head.w: shape 5 -> 7, memory order [7][5].
+	HeadW [35]float64
+	// HeadB is head.b: shape 7, memory order [7].
+	HeadB [7]float64
+}
+
+// ocannlEmbedCERows is the generated state of EmbedCERows: embed it in EmbedCERows. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
+type ocannlEmbedCERows struct {
+	// Params are the learnable parameters.
+	Params ocannlEmbedCERowsParams
+	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
+	Grads ocannlEmbedCERowsParams
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool       *rt.Pool
+	loss       [1]float64
+	rowGrads   ocannlEmbedCERowsParams
+	outPredict [4][7]float64
+}
+
+// Init sets every parameter to its initial value for the given seed and clears the gradients.
+// Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
+// adding or reordering parameters never changes the others. It does not allocate.
+func (m *ocannlEmbedCERows) Init(seed uint64) {
+	rt.Normal(m.Params.EmbTable[:], rt.InnerKey(rt.ParamKey("emb.table"), seed, false))
+	rt.FanInUniform(m.Params.HeadW[:], rt.InnerKey(rt.ParamKey("head.w"), seed, false), 5)
+	rt.FanInUniform(m.Params.HeadB[:], rt.InnerKey(rt.ParamKey("head.b"), seed, false), 5)
+	m.Grads = ocannlEmbedCERowsParams{}
+}
+
+// ObjectiveLoss runs entry point objective of EmbedCERows (forward only) on the first n rows of its inputs and returns the loss (1 <= n <= 4, otherwise it returns an *rt.RowsError). It does not allocate.
+func (m *ocannlEmbedCERows) ObjectiveLoss(ids *[4][3]int32, y *[4][3]int32, n int) (float64, error) {
+	if err := rt.CheckRows("ObjectiveLoss", n, 1, 4); err != nil {
+		return 0, err
+	}
+	for _i0 := range n {
+		for _i1 := range 3 {
+			if _v := ids[_i0][_i1]; _v < 0 || _v >= 10 {
+				return 0, rt.NewIndexError("ids", _v, 10, _i0, _i1)
+			}
+		}
+	}
+	for _i0 := range n {
+		for _i1 := range 3 {
+			if _v := y[_i0][_i1]; _v < 0 || _v >= 7 {
+				return 0, rt.NewIndexError("y", _v, 7, _i0, _i1)
+			}
+		}
+	}
+	var sum float64
+	for i := range n {
+		ocannlEmbedCERowsObjectiveLoss((*[1][3]int32)(ids[i:i+1]), (*[1][3]int32)(y[i:i+1]), &m.Params.EmbTable, &m.Params.HeadW, &m.Params.HeadB, &m.loss)
+		sum += m.loss[0]
+	}
+	sum /= float64(n)
+	m.loss[0] = sum
+	return sum, nil
+}
+
+// Predict runs entry point predict of EmbedCERows on the first n rows of its inputs (0 <= n <= 4, otherwise it returns an *rt.RowsError and reads and writes nothing) and returns its result, shape <=4 | 7, held in m until the next call: rows n and after keep what they held. It does not allocate.
+func (m *ocannlEmbedCERows) Predict(ids *[4]int32, n int) (*[4][7]float64, error) {
+	if err := rt.CheckRows("Predict", n, 0, 4); err != nil {
+		return nil, err
+	}
+	for _i0 := range n {
+		if _v := ids[_i0]; _v < 0 || _v >= 10 {
+			return nil, rt.NewIndexError("ids", _v, 10, _i0)
+		}
+	}
+	for i := range n {
+		ocannlEmbedCERowsPredict((*[1]int32)(ids[i:i+1]), &m.Params.EmbTable, &m.Params.HeadW, &m.Params.HeadB, (*[1][7]float64)(m.outPredict[i:i+1]))
+	}
+	return &m.outPredict, nil
+}
+
+// Backward computes the loss ObjectiveLoss on the first n rows of the inputs (1 <= n <= 4, otherwise it
+// returns an *rt.RowsError) and its gradient with respect to every parameter, into m.Grads
+// (zeroed first), and returns the loss. It does not allocate.
+func (m *ocannlEmbedCERows) Backward(ids *[4][3]int32, y *[4][3]int32, n int) (float64, error) {
+	if err := rt.CheckRows("Backward", n, 1, 4); err != nil {
+		return 0, err
+	}
+	for _i0 := range n {
+		for _i1 := range 3 {
+			if _v := ids[_i0][_i1]; _v < 0 || _v >= 10 {
+				return 0, rt.NewIndexError("ids", _v, 10, _i0, _i1)
+			}
+		}
+	}
+	for _i0 := range n {
+		for _i1 := range 3 {
+			if _v := y[_i0][_i1]; _v < 0 || _v >= 7 {
+				return 0, rt.NewIndexError("y", _v, 7, _i0, _i1)
+			}
+		}
+	}
+	m.Grads = ocannlEmbedCERowsParams{}
+	var sum float64
+	for i := range n {
+		ocannlEmbedCERowsBackward((*[1][3]int32)(ids[i:i+1]), (*[1][3]int32)(y[i:i+1]), &m.Params.EmbTable, &m.Params.HeadW, &m.Params.HeadB, &m.rowGrads.EmbTable, &m.rowGrads.HeadW, &m.rowGrads.HeadB, &m.loss)
+		sum += m.loss[0]
+		rt.AddTo(m.Grads.EmbTable[:], m.rowGrads.EmbTable[:])
+		rt.AddTo(m.Grads.HeadW[:], m.rowGrads.HeadW[:])
+		rt.AddTo(m.Grads.HeadB[:], m.rowGrads.HeadB[:])
+	}
+	sum /= float64(n)
+	rt.Scale(m.Grads.EmbTable[:], 1/float64(n))
+	rt.Scale(m.Grads.HeadW[:], 1/float64(n))
+	rt.Scale(m.Grads.HeadB[:], 1/float64(n))
+	m.loss[0] = sum
+	return sum, nil
+}
+
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
+func (m *ocannlEmbedCERows) ParamTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data64: m.Params.EmbTable[:],
+		Dims:   []int{10, 5},
+		Name:   "emb.table",
+		Role:   rt.RoleBias,
+	}, {
+		Data64: m.Params.HeadW[:],
+		Dims:   []int{7, 5},
+		Name:   "head.w",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data64: m.Params.HeadB[:],
+		Dims:   []int{7},
+		Name:   "head.b",
+		Role:   rt.RoleBias,
+	}}
+}
+
+// Save writes the parameters to w in rt's parameter file format.
+func (m *ocannlEmbedCERows) Save(w io.Writer) error {
+	return rt.Save(w, m.ParamTensors())
+}
+
+// Load reads parameters saved by Save. A file whose tensors differ in name, element type
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
+func (m *ocannlEmbedCERows) Load(r io.Reader) error {
+	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
+func (m *ocannlEmbedCERows) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
+func (m *ocannlEmbedCERows) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
+// MarshalBinary encodes the parameters as Save does.
+func (m *ocannlEmbedCERows) MarshalBinary() ([]byte, error) {
+	var b bytes.Buffer
+	err := m.Save(&b)
+	return b.Bytes(), err
+}
+
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
+func (m *ocannlEmbedCERows) UnmarshalBinary(data []byte) error {
+	return rt.Unmarshal(data, m.ParamTensors())
+}
+
+// ocannlEmbedCERowsRunner runs the inference entry points of EmbedCERows (Predict)
+// on the parameters of the model it came from, which it reads and never writes. It holds its own
+// results and scratch space: runners of one model may run at the same time, one goroutine each,
+// while nothing changes the model's parameters (no TrainStep, Update, Init, Load or
+// LoadCheckpoint during their calls).
+type ocannlEmbedCERowsRunner struct {
+	// Pool runs the large loop nests of the runner's kernels (nil: rt.DefaultPool()); NewRunner sets it to the model's.
+	Pool       *rt.Pool
+	params     *ocannlEmbedCERowsParams
+	outPredict [4][7]float64
+}
+
+// NewRunner returns a runner of m's inference entry points (Predict) reading m.Params.
+// Create one per goroutine; its calls do not allocate.
+func (m *ocannlEmbedCERows) NewRunner() *ocannlEmbedCERowsRunner {
+	return &ocannlEmbedCERowsRunner{
+		Pool:   m.Pool,
+		params: &m.Params,
+	}
+}
+
+// Predict is the model's Predict (rows 0 to n-1 of the inputs, 0 <= n <= 4), with the result held
+// in r until r's next Predict call. It does not allocate.
+func (r *ocannlEmbedCERowsRunner) Predict(ids *[4]int32, n int) (*[4][7]float64, error) {
+	if err := rt.CheckRows("Predict", n, 0, 4); err != nil {
+		return nil, err
+	}
+	for _i0 := range n {
+		if _v := ids[_i0]; _v < 0 || _v >= 10 {
+			return nil, rt.NewIndexError("ids", _v, 10, _i0)
+		}
+	}
+	for i := range n {
+		ocannlEmbedCERowsPredict((*[1]int32)(ids[i:i+1]), &r.params.EmbTable, &r.params.HeadW, &r.params.HeadB, (*[1][7]float64)(r.outPredict[i:i+1]))
+	}
+	return &r.outPredict, nil
+}
+
+// ocannlEmbedCE2Params holds one value per cell of every parameter of EmbedCE2, flattened in memory order (batch, output, input).
+type ocannlEmbedCE2Params struct {
+	// EmbTable is emb.table: shape 10,5, memory order [10][5].
+	EmbTable [50]float64
+	// HeadW is head.w: shape 5 -> 7, memory order [7][5].
+	HeadW [35]float64
+	// HeadB is head.b: shape 7, memory order [7].
+	HeadB [7]float64
+}
+
+// ocannlEmbedCE2 is the generated state of EmbedCE2: embed it in EmbedCE2. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
+type ocannlEmbedCE2 struct {
+	// Params are the learnable parameters.
+	Params ocannlEmbedCE2Params
+	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
+	Grads ocannlEmbedCE2Params
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	loss [1]float64
+}
+
+// Init sets every parameter to its initial value for the given seed and clears the gradients.
+// Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
+// adding or reordering parameters never changes the others. It does not allocate.
+func (m *ocannlEmbedCE2) Init(seed uint64) {
+	rt.Normal(m.Params.EmbTable[:], rt.InnerKey(rt.ParamKey("emb.table"), seed, false))
+	rt.FanInUniform(m.Params.HeadW[:], rt.InnerKey(rt.ParamKey("head.w"), seed, false), 5)
+	rt.FanInUniform(m.Params.HeadB[:], rt.InnerKey(rt.ParamKey("head.b"), seed, false), 5)
+	m.Grads = ocannlEmbedCE2Params{}
+}
+
+// ObjectiveLoss runs entry point objective of EmbedCE2 (forward only) and returns the loss. It does not allocate.
+func (m *ocannlEmbedCE2) ObjectiveLoss(ids *[2][3]int32, y *[2][3]int32) (float64, error) {
+	for _i0 := range 2 {
+		for _i1 := range 3 {
+			if _v := ids[_i0][_i1]; _v < 0 || _v >= 10 {
+				return 0, rt.NewIndexError("ids", _v, 10, _i0, _i1)
+			}
+		}
+	}
+	for _i0 := range 2 {
+		for _i1 := range 3 {
+			if _v := y[_i0][_i1]; _v < 0 || _v >= 7 {
+				return 0, rt.NewIndexError("y", _v, 7, _i0, _i1)
+			}
+		}
+	}
+	ocannlEmbedCE2ObjectiveLoss(ids, y, &m.Params.EmbTable, &m.Params.HeadW, &m.Params.HeadB, &m.loss)
+	return m.loss[0], nil
+}
+
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
+// every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
+func (m *ocannlEmbedCE2) Backward(ids *[2][3]int32, y *[2][3]int32) (float64, error) {
+	for _i0 := range 2 {
+		for _i1 := range 3 {
+			if _v := ids[_i0][_i1]; _v < 0 || _v >= 10 {
+				return 0, rt.NewIndexError("ids", _v, 10, _i0, _i1)
+			}
+		}
+	}
+	for _i0 := range 2 {
+		for _i1 := range 3 {
+			if _v := y[_i0][_i1]; _v < 0 || _v >= 7 {
+				return 0, rt.NewIndexError("y", _v, 7, _i0, _i1)
+			}
+		}
+	}
+	ocannlEmbedCE2Backward(ids, y, &m.Params.EmbTable, &m.Params.HeadW, &m.Params.HeadB, &m.Grads.EmbTable, &m.Grads.HeadW, &m.Grads.HeadB, &m.loss)
+	return m.loss[0], nil
+}
+
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
+func (m *ocannlEmbedCE2) ParamTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data64: m.Params.EmbTable[:],
+		Dims:   []int{10, 5},
+		Name:   "emb.table",
+		Role:   rt.RoleBias,
+	}, {
+		Data64: m.Params.HeadW[:],
+		Dims:   []int{7, 5},
+		Name:   "head.w",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data64: m.Params.HeadB[:],
+		Dims:   []int{7},
+		Name:   "head.b",
+		Role:   rt.RoleBias,
+	}}
+}
+
+// Save writes the parameters to w in rt's parameter file format.
+func (m *ocannlEmbedCE2) Save(w io.Writer) error {
+	return rt.Save(w, m.ParamTensors())
+}
+
+// Load reads parameters saved by Save. A file whose tensors differ in name, element type
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
+func (m *ocannlEmbedCE2) Load(r io.Reader) error {
+	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
+func (m *ocannlEmbedCE2) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
+func (m *ocannlEmbedCE2) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
+// MarshalBinary encodes the parameters as Save does.
+func (m *ocannlEmbedCE2) MarshalBinary() ([]byte, error) {
+	var b bytes.Buffer
+	err := m.Save(&b)
+	return b.Bytes(), err
+}
+
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
+func (m *ocannlEmbedCE2) UnmarshalBinary(data []byte) error {
+	return rt.Unmarshal(data, m.ParamTensors())
 }
 
 // ocannlEmbedObjectiveLoss runs a tensor program generated by ocannlgen.
@@ -1335,8 +1715,8 @@ func ocannlCEBackward(x *[6][4]float64, y *[6]int32, pObjectiveNetW *[12]float64
 //
 //	ids: 4,3 |  (input, parameter ids)
 //	y: 4,3 |  (input, parameter y)
-//	emb.table: 10 -> 5 (param, parameter pEmbTable)
-//	head/x: 4,3 | 5 (let, local)
+//	emb.table: 10,5 (param, parameter pEmbTable)
+//	emb/e: 4,3 | 5 (let, local)
 //	head.w: 5 -> 7 (param, parameter pHeadW)
 //	_objective.cross_entropy#1/logits.1: 4,3 | 7 (let, local)
 //	head.b: 7 (param, parameter pHeadB)
@@ -1358,19 +1738,19 @@ func ocannlCEBackward(x *[6][4]float64, y *[6]int32, pObjectiveNetW *[12]float64
 //	# init _dim_b.1 (dim)
 //	init _dim_b.1: constant 12
 //
-//	# head/x = gather "@@" "k -> o; ..b.. | => ..b.. | o" of emb.table, ids
+//	# emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
 //	    for i2 in 0..4:
-//	      head/x[i0, i1, i2] = emb.table[i2, ids[i0, i1]]
+//	      emb/e[i0, i1, i2] = emb.table[ids[i0, i1], i2]
 //
-//	# _objective.cross_entropy#1/logits.1 = compose "*" of head.w, head/x
+//	# _objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e
 //	fill _objective.cross_entropy#1/logits.1 with 0
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
 //	    for i2 in 0..6:
 //	      for i3 in 0..4:  # reduction
-//	        _objective.cross_entropy#1/logits.1[i0, i1, i2] += head.w[i2, i3] * head/x[i0, i1, i3]
+//	        _objective.cross_entropy#1/logits.1[i0, i1, i2] += head.w[i2, i3] * emb/e[i0, i1, i3]
 //
 //	# objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b
 //	for i0 in 0..3:
@@ -1432,7 +1812,7 @@ func ocannlCEBackward(x *[6][4]float64, y *[6]int32, pObjectiveNetW *[12]float64
 //	# objective = pointwise neg of _objective.2
 //	objective[0] = neg(_objective.2[0])
 func ocannlEmbedCEObjectiveLoss(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]float64, pHeadW *[35]float64, pHeadB *[7]float64, out *[1]float64) {
-	var head_x [4][3][5]float64
+	var emb_e [4][3][5]float64
 	var objective_cross_entropy_1_logits_1 [4][3][7]float64
 	var objective_cross_entropy_1_logits [4][3][7]float64
 	var objective_cross_entropy_1_m [4][3][1]float64
@@ -1445,31 +1825,31 @@ func ocannlEmbedCEObjectiveLoss(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50
 	var objective_1 [1]float64
 	var objective_2 [1]float64
 
-	// head/x = gather "@@" "k -> o; ..b.. | => ..b.. | o" of emb.table, ids
+	// emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids
 	for i0 := range 4 {
 		for i1 := range 3 {
 			for i2 := range 5 {
-				head_x[i0][i1][i2] = pEmbTable[10*i2+int(ids[i0][i1])]
+				emb_e[i0][i1][i2] = pEmbTable[i2+5*int(ids[i0][i1])]
 			}
 		}
 	}
 
-	// _objective.cross_entropy#1/logits.1 = compose "*" of head.w, head/x
+	// _objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e
 	// float64 along-rows add reduction kernel, 12 rows of 5 elements into 12 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i2 := range 7 {
-			ocannlReduce1AVX2(&objective_cross_entropy_1_logits_1[0][0][i2], &pHeadW[5*i2], &head_x[0][0][0])
+			ocannlReduce1AVX2(&objective_cross_entropy_1_logits_1[0][0][i2], &pHeadW[5*i2], &emb_e[0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 3 {
-				head_xRow := &head_x[i0][i1]
+				emb_eRow := &emb_e[i0][i1]
 				for i2 := range 7 {
 					pHeadWRow := (*[5]float64)(pHeadW[5*i2 : 5*i2+5])
 					acc := float64(0)
 					for i3 := range 5 {
-						acc += pHeadWRow[i3] * head_xRow[i3]
+						acc += pHeadWRow[i3] * emb_eRow[i3]
 					}
 					objective_cross_entropy_1_logits_1[i0][i1][i2] = acc
 				}
@@ -1606,8 +1986,8 @@ func ocannlEmbedCEObjectiveLoss(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50
 //
 //	ids: 4,3 |  (input, parameter ids)
 //	y: 4,3 |  (input, parameter y)
-//	emb.table: 10 -> 5 (param, parameter pEmbTable)
-//	head/x: 4,3 | 5 (let, local)
+//	emb.table: 10,5 (param, parameter pEmbTable)
+//	emb/e: 4,3 | 5 (let, local)
 //	head.w: 5 -> 7 (param, parameter pHeadW)
 //	_objective.cross_entropy#1/logits.1: 4,3 | 7 (let, local)
 //	head.b: 7 (param, parameter pHeadB)
@@ -1623,8 +2003,8 @@ func ocannlEmbedCEObjectiveLoss(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50
 //	_dim_b.1: 1 (dim, constant)
 //	_objective.2: 1 (let, local)
 //	objective: 1 (let, output parameter loss)
-//	emb.table.grad: [5 10] (let, output parameter gEmbTable)
-//	head/x.grad: [4 3 5] (let, local)
+//	emb.table.grad: [10 5] (let, output parameter gEmbTable)
+//	emb/e.grad: [4 3 5] (let, local)
 //	head.w.grad: [7 5] (let, output parameter gHeadW)
 //	_objective.cross_entropy#1/logits.1.grad: [4 3 7] (let, local)
 //	head.b.grad: [7] (let, output parameter gHeadB)
@@ -1650,19 +2030,19 @@ func ocannlEmbedCEObjectiveLoss(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50
 //	# init _ordinals.1 (the ordinals of [7] reduced points)
 //	init _ordinals.1: range over offsets
 //
-//	# head/x = gather "@@" "k -> o; ..b.. | => ..b.. | o" of emb.table, ids
+//	# emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
 //	    for i2 in 0..4:
-//	      head/x[i0, i1, i2] = emb.table[i2, ids[i0, i1]]
+//	      emb/e[i0, i1, i2] = emb.table[ids[i0, i1], i2]
 //
-//	# _objective.cross_entropy#1/logits.1 = compose "*" of head.w, head/x
+//	# _objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e
 //	fill _objective.cross_entropy#1/logits.1 with 0
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
 //	    for i2 in 0..6:
 //	      for i3 in 0..4:  # reduction
-//	        _objective.cross_entropy#1/logits.1[i0, i1, i2] += head.w[i2, i3] * head/x[i0, i1, i3]
+//	        _objective.cross_entropy#1/logits.1[i0, i1, i2] += head.w[i2, i3] * emb/e[i0, i1, i3]
 //
 //	# objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b
 //	for i0 in 0..3:
@@ -1726,7 +2106,7 @@ func ocannlEmbedCEObjectiveLoss(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50
 //
 //	# zero the gradients
 //	fill emb.table.grad with 0
-//	fill head/x.grad with 0
+//	fill emb/e.grad with 0
 //	fill head.w.grad with 0
 //	fill _objective.cross_entropy#1/logits.1.grad with 0
 //	fill head.b.grad with 0
@@ -1829,27 +2209,27 @@ func ocannlEmbedCEObjectiveLoss(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50
 //	    for i2 in 0..6:
 //	      head.b.grad[i2] += objective.cross_entropy#1/logits.grad[i0, i1, i2]
 //
-//	# backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, head/x): g1 =+ g * v2; g1 is head.w.grad
+//	# backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g1 =+ g * v2; g1 is head.w.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..6:
 //	      for i3 in 0..4:
-//	        head.w.grad[i2, i3] += _objective.cross_entropy#1/logits.1.grad[i0, i1, i2] * head/x[i0, i1, i3]
+//	        head.w.grad[i2, i3] += _objective.cross_entropy#1/logits.1.grad[i0, i1, i2] * emb/e[i0, i1, i3]
 //
-//	# backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, head/x): g2 =+ v1 * g; g2 is head/x.grad
+//	# backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g2 =+ v1 * g; g2 is emb/e.grad
 //	for i0 in 0..3:
 //	  for i1 in 0..2:
 //	    for i2 in 0..6:  # reduction
 //	      for i3 in 0..4:
-//	        head/x.grad[i0, i1, i3] += head.w[i2, i3] * _objective.cross_entropy#1/logits.1.grad[i0, i1, i2]
+//	        emb/e.grad[i0, i1, i3] += head.w[i2, i3] * _objective.cross_entropy#1/logits.1.grad[i0, i1, i2]
 //
-//	# backprop of op 0 (head/x = gather "@@" "k -> o; ..b.. | => ..b.. | o" of emb.table, ids): g1 =+ g; g1 is emb.table.grad
+//	# backprop of op 0 (emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids): g1 =+ g; g1 is emb.table.grad
 //	for i0 in 0..3:  # reduction
 //	  for i1 in 0..2:  # reduction
 //	    for i2 in 0..4:
-//	      emb.table.grad[i2, ids[i0, i1]] += head/x.grad[i0, i1, i2]
+//	      emb.table.grad[ids[i0, i1], i2] += emb/e.grad[i0, i1, i2]
 func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]float64, pHeadW *[35]float64, pHeadB *[7]float64, gEmbTable *[50]float64, gHeadW *[35]float64, gHeadB *[7]float64, loss *[1]float64) {
-	var head_x [4][3][5]float64
+	var emb_e [4][3][5]float64
 	var objective_cross_entropy_1_logits_1 [4][3][7]float64
 	var objective_cross_entropy_1_logits [4][3][7]float64
 	var objective_cross_entropy_1_m [4][3][1]float64
@@ -1861,7 +2241,7 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 	var objective_cross_entropy_1_picked [4][3]float64
 	var objective_1 [1]float64
 	var objective_2 [1]float64
-	var head_x_grad [4][3][5]float64
+	var emb_e_grad [4][3][5]float64
 	var objective_cross_entropy_1_logits_1_grad [4][3][7]float64
 	var objective_cross_entropy_1_logits_grad [4][3][7]float64
 	var objective_cross_entropy_1_m_grad [4][3][1]float64
@@ -1880,31 +2260,31 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 	// init _ordinals.1 (the ordinals of [7] reduced points)
 	ordinals_1 = [7]float64{0, 1, 2, 3, 4, 5, 6}
 
-	// head/x = gather "@@" "k -> o; ..b.. | => ..b.. | o" of emb.table, ids
+	// emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids
 	for i0 := range 4 {
 		for i1 := range 3 {
 			for i2 := range 5 {
-				head_x[i0][i1][i2] = pEmbTable[10*i2+int(ids[i0][i1])]
+				emb_e[i0][i1][i2] = pEmbTable[i2+5*int(ids[i0][i1])]
 			}
 		}
 	}
 
-	// _objective.cross_entropy#1/logits.1 = compose "*" of head.w, head/x
+	// _objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e
 	// float64 along-rows add reduction kernel, 12 rows of 5 elements into 12 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i2 := range 7 {
-			ocannlReduce1AVX2(&objective_cross_entropy_1_logits_1[0][0][i2], &pHeadW[5*i2], &head_x[0][0][0])
+			ocannlReduce1AVX2(&objective_cross_entropy_1_logits_1[0][0][i2], &pHeadW[5*i2], &emb_e[0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 3 {
-				head_xRow := &head_x[i0][i1]
+				emb_eRow := &emb_e[i0][i1]
 				for i2 := range 7 {
 					pHeadWRow := (*[5]float64)(pHeadW[5*i2 : 5*i2+5])
 					acc := float64(0)
 					for i3 := range 5 {
-						acc += pHeadWRow[i3] * head_xRow[i3]
+						acc += pHeadWRow[i3] * emb_eRow[i3]
 					}
 					objective_cross_entropy_1_logits_1[i0][i1][i2] = acc
 				}
@@ -2233,40 +2613,40 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 		}
 	}
 
-	// backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, head/x): g1 =+ g * v2; g1 is head.w.grad
+	// backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g1 =+ g * v2; g1 is head.w.grad
 	// float64 across-rows add reduction kernel, 12 rows of 5 elements into 5 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i2 := range 7 {
-			ocannlReduce6AVX2(&gHeadW[5*i2], &objective_cross_entropy_1_logits_1_grad[0][0][i2], &head_x[0][0][0])
+			ocannlReduce6AVX2(&gHeadW[5*i2], &objective_cross_entropy_1_logits_1_grad[0][0][i2], &emb_e[0][0][0])
 		}
 	} else {
 		for i0 := range 4 {
 			for i1 := range 3 {
-				head_xRow2 := &head_x[i0][i1]
+				emb_eRow2 := &emb_e[i0][i1]
 				for i2 := range 7 {
 					objective_cross_entropy_1_logits_1_gradV := objective_cross_entropy_1_logits_1_grad[i0][i1][i2]
 					gHeadWRow := (*[5]float64)(gHeadW[5*i2 : 5*i2+5])
 					for i3 := range 5 {
-						gHeadWRow[i3] += objective_cross_entropy_1_logits_1_gradV * head_xRow2[i3]
+						gHeadWRow[i3] += objective_cross_entropy_1_logits_1_gradV * emb_eRow2[i3]
 					}
 				}
 			}
 		}
 	}
 
-	// backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, head/x): g2 =+ v1 * g; g2 is head/x.grad
+	// backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g2 =+ v1 * g; g2 is emb/e.grad
 	// float64 across-rows add reduction kernel, 7 rows of 5 elements into 5 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
 			for i1 := range 3 {
-				ocannlReduce7AVX2(&head_x_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
+				ocannlReduce7AVX2(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
 			}
 		}
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 3 {
-				head_x_gradRow := &head_x_grad[i0][i1]
+				emb_e_gradRow := &emb_e_grad[i0][i1]
 				for i2 := 0; i2 < 4; i2 += 4 {
 					pHeadWRow2 := (*[5]float64)(pHeadW[5*i2 : 5*i2+5])
 					objective_cross_entropy_1_logits_1_gradV2 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2]
@@ -2277,30 +2657,30 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 					pHeadWRow5 := (*[5]float64)(pHeadW[5*i2+15 : 5*i2+20])
 					objective_cross_entropy_1_logits_1_gradV5 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2+3]
 					for i3 := range 5 {
-						acc9 := head_x_gradRow[i3]
+						acc9 := emb_e_gradRow[i3]
 						acc9 += pHeadWRow2[i3] * objective_cross_entropy_1_logits_1_gradV2
 						acc9 += pHeadWRow3[i3] * objective_cross_entropy_1_logits_1_gradV3
 						acc9 += pHeadWRow4[i3] * objective_cross_entropy_1_logits_1_gradV4
 						acc9 += pHeadWRow5[i3] * objective_cross_entropy_1_logits_1_gradV5
-						head_x_gradRow[i3] = acc9
+						emb_e_gradRow[i3] = acc9
 					}
 				}
 				for i2 := 4; i2 < 7; i2++ {
 					pHeadWRow6 := (*[5]float64)(pHeadW[5*i2 : 5*i2+5])
 					objective_cross_entropy_1_logits_1_gradV6 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2]
 					for i3 := range 5 {
-						head_x_gradRow[i3] += pHeadWRow6[i3] * objective_cross_entropy_1_logits_1_gradV6
+						emb_e_gradRow[i3] += pHeadWRow6[i3] * objective_cross_entropy_1_logits_1_gradV6
 					}
 				}
 			}
 		}
 	}
 
-	// backprop of op 0 (head/x = gather "@@" "k -> o; ..b.. | => ..b.. | o" of emb.table, ids): g1 =+ g; g1 is emb.table.grad
+	// backprop of op 0 (emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids): g1 =+ g; g1 is emb.table.grad
 	for i0 := range 4 {
 		for i1 := range 3 {
 			for i2 := range 5 {
-				gEmbTable[10*i2+int(ids[i0][i1])] += head_x_grad[i0][i1][i2]
+				gEmbTable[i2+5*int(ids[i0][i1])] += emb_e_grad[i0][i1][i2]
 			}
 		}
 	}
@@ -2313,8 +2693,8 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 // Tensors (batch | input -> output):
 //
 //	ids: 2 |  (input, parameter ids)
-//	emb.table: 10 -> 5 (param, parameter pEmbTable)
-//	head/x: 2 | 5 (let, local)
+//	emb.table: 10,5 (param, parameter pEmbTable)
+//	emb/e: 2 | 5 (let, local)
 //	head.w: 5 -> 7 (param, parameter pHeadW)
 //	_predict.1: 2 | 7 (let, local)
 //	head.b: 7 (param, parameter pHeadB)
@@ -2322,48 +2702,48 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 //
 // Loop nests:
 //
-//	# head/x = gather "@@" "k -> o; ..b.. | => ..b.. | o" of emb.table, ids
+//	# emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids
 //	for i0 in 0..1:
 //	  for i1 in 0..4:
-//	    head/x[i0, i1] = emb.table[i1, ids[i0]]
+//	    emb/e[i0, i1] = emb.table[ids[i0], i1]
 //
-//	# _predict.1 = compose "*" of head.w, head/x
+//	# _predict.1 = compose "*" of head.w, emb/e
 //	fill _predict.1 with 0
 //	for i0 in 0..1:
 //	  for i1 in 0..6:
 //	    for i2 in 0..4:  # reduction
-//	      _predict.1[i0, i1] += head.w[i1, i2] * head/x[i0, i2]
+//	      _predict.1[i0, i1] += head.w[i1, i2] * emb/e[i0, i2]
 //
 //	# predict = pointwise "+" of _predict.1, head.b
 //	for i0 in 0..1:
 //	  for i1 in 0..6:
 //	    predict[i0, i1] = _predict.1[i0, i1] + head.b[i1]
 func ocannlEmbedCEPredict(ids *[2]int32, pEmbTable *[50]float64, pHeadW *[35]float64, pHeadB *[7]float64, out *[2][7]float64) {
-	var head_x [2][5]float64
+	var emb_e [2][5]float64
 	var predict_1 [2][7]float64
 
-	// head/x = gather "@@" "k -> o; ..b.. | => ..b.. | o" of emb.table, ids
+	// emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids
 	for i0 := range 2 {
 		for i1 := range 5 {
-			head_x[i0][i1] = pEmbTable[10*i1+int(ids[i0])]
+			emb_e[i0][i1] = pEmbTable[i1+5*int(ids[i0])]
 		}
 	}
 
-	// _predict.1 = compose "*" of head.w, head/x
+	// _predict.1 = compose "*" of head.w, emb/e
 	// float64 along-rows add reduction kernel, 7 rows of 5 elements into 7 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce8AVX2(&predict_1[i0][0], &pHeadW[0], &head_x[i0][0])
+			ocannlReduce8AVX2(&predict_1[i0][0], &pHeadW[0], &emb_e[i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
-			head_xRow := &head_x[i0]
+			emb_eRow := &emb_e[i0]
 			for i1 := range 7 {
 				pHeadWRow := (*[5]float64)(pHeadW[5*i1 : 5*i1+5])
 				acc := float64(0)
 				for i2 := range 5 {
-					acc += pHeadWRow[i2] * head_xRow[i2]
+					acc += pHeadWRow[i2] * emb_eRow[i2]
 				}
 				predict_1[i0][i1] = acc
 			}
@@ -2376,6 +2756,1864 @@ func ocannlEmbedCEPredict(ids *[2]int32, pEmbTable *[50]float64, pHeadW *[35]flo
 		outRow := &out[i0]
 		for i1 := range 7 {
 			outRow[i1] = predict_1Row[i1] + pHeadB[i1]
+		}
+	}
+}
+
+// ocannlEmbedCERowsObjectiveLoss runs a tensor program generated by ocannlgen.
+//
+// Entry point objective of model EmbedCERows.
+//
+// Tensors (batch | input -> output):
+//
+//	ids: 1,3 |  (input, parameter ids)
+//	y: 1,3 |  (input, parameter y)
+//	emb.table: 10,5 (param, parameter pEmbTable)
+//	emb/e: 1,3 | 5 (let, local)
+//	head.w: 5 -> 7 (param, parameter pHeadW)
+//	_objective.cross_entropy#1/logits.1: 1,3 | 7 (let, local)
+//	head.b: 7 (param, parameter pHeadB)
+//	objective.cross_entropy#1/logits: 1,3 | 7 (let, local)
+//	objective.cross_entropy#1/m: 1,3 | 1 (let, local)
+//	objective.cross_entropy#1/z: 1,3 | 7 (let, local)
+//	_objective.cross_entropy#1/logp.1: 1,3 | 7 (let, local)
+//	_objective.cross_entropy#1/logp.2: 1,3 | 1 (let, local)
+//	_objective.cross_entropy#1/logp.3: 1,3 | 1 (let, local)
+//	objective.cross_entropy#1/logp: 1,3 | 7 (let, local)
+//	objective.cross_entropy#1/picked: 1,3 |  (let, local)
+//	_objective.1: 1 (let, local)
+//	_dim_b.1: 1 (dim, constant)
+//	_objective.2: 1 (let, local)
+//	objective: 1 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# init _dim_b.1 (dim)
+//	init _dim_b.1: constant 3
+//
+//	# emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids
+//	for i0 in 0..2:
+//	  for i1 in 0..4:
+//	    emb/e[0, i0, i1] = emb.table[ids[0, i0], i1]
+//
+//	# _objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e
+//	fill _objective.cross_entropy#1/logits.1 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..6:
+//	    for i2 in 0..4:  # reduction
+//	      _objective.cross_entropy#1/logits.1[0, i0, i1] += head.w[i1, i2] * emb/e[0, i0, i2]
+//
+//	# objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b
+//	for i0 in 0..2:
+//	  for i1 in 0..6:
+//	    objective.cross_entropy#1/logits[0, i0, i1] = _objective.cross_entropy#1/logits.1[0, i0, i1] + head.b[i1]
+//
+//	# objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits
+//	fill objective.cross_entropy#1/m with -inf
+//	for i0 in 0..2:
+//	  for i1 in 0..6:  # reduction
+//	    objective.cross_entropy#1/m[0, i0, 0] max= objective.cross_entropy#1/logits[0, i0, i1]
+//
+//	# objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m
+//	for i0 in 0..2:
+//	  for i1 in 0..6:
+//	    objective.cross_entropy#1/z[0, i0, i1] = objective.cross_entropy#1/logits[0, i0, i1] - objective.cross_entropy#1/m[0, i0, 0]
+//
+//	# _objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z
+//	for i0 in 0..2:
+//	  for i1 in 0..6:
+//	    _objective.cross_entropy#1/logp.1[0, i0, i1] = exp(objective.cross_entropy#1/z[0, i0, i1])
+//
+//	# _objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1
+//	fill _objective.cross_entropy#1/logp.2 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..6:  # reduction
+//	    _objective.cross_entropy#1/logp.2[0, i0, 0] += _objective.cross_entropy#1/logp.1[0, i0, i1]
+//
+//	# _objective.cross_entropy#1/logp.3 = pointwise log of _objective.cross_entropy#1/logp.2
+//	for i0 in 0..2:
+//	  _objective.cross_entropy#1/logp.3[0, i0, 0] = log(_objective.cross_entropy#1/logp.2[0, i0, 0])
+//
+//	# objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3
+//	for i0 in 0..2:
+//	  for i1 in 0..6:
+//	    objective.cross_entropy#1/logp[0, i0, i1] = objective.cross_entropy#1/z[0, i0, i1] - _objective.cross_entropy#1/logp.3[0, i0, 0]
+//
+//	# objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y
+//	for i0 in 0..2:
+//	  objective.cross_entropy#1/picked[0, i0] = objective.cross_entropy#1/logp[0, i0, y[0, i0]]
+//
+//	# _objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked
+//	fill _objective.1 with 0
+//	for i0 in 0..2:  # reduction
+//	  _objective.1[0] += objective.cross_entropy#1/picked[0, i0]
+//
+//	# _objective.2 = pointwise "/." of _objective.1, _dim_b.1
+//	_objective.2[0] = _objective.1[0] / _dim_b.1[0]
+//
+//	# objective = pointwise neg of _objective.2
+//	objective[0] = neg(_objective.2[0])
+func ocannlEmbedCERowsObjectiveLoss(ids *[1][3]int32, y *[1][3]int32, pEmbTable *[50]float64, pHeadW *[35]float64, pHeadB *[7]float64, out *[1]float64) {
+	var emb_e [1][3][5]float64
+	var objective_cross_entropy_1_logits_1 [1][3][7]float64
+	var objective_cross_entropy_1_logits [1][3][7]float64
+	var objective_cross_entropy_1_m [1][3][1]float64
+	var objective_cross_entropy_1_z [1][3][7]float64
+	var objective_cross_entropy_1_logp_1 [1][3][7]float64
+	var objective_cross_entropy_1_logp_2 [1][3][1]float64
+	var objective_cross_entropy_1_logp_3 [1][3][1]float64
+	var objective_cross_entropy_1_logp [1][3][7]float64
+	var objective_cross_entropy_1_picked [1][3]float64
+	var objective_1 [1]float64
+	var objective_2 [1]float64
+
+	// emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids
+	for i0 := range 3 {
+		for i1 := range 5 {
+			emb_e[0][i0][i1] = pEmbTable[i1+5*int(ids[0][i0])]
+		}
+	}
+
+	// _objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e
+	// float64 along-rows add reduction kernel, 7 rows of 5 elements into 7 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 3 {
+			ocannlReduce8AVX2(&objective_cross_entropy_1_logits_1[0][i0][0], &pHeadW[0], &emb_e[0][i0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 3 {
+			emb_eRow := &emb_e[0][i0]
+			for i1 := range 7 {
+				pHeadWRow := (*[5]float64)(pHeadW[5*i1 : 5*i1+5])
+				acc := float64(0)
+				for i2 := range 5 {
+					acc += pHeadWRow[i2] * emb_eRow[i2]
+				}
+				objective_cross_entropy_1_logits_1[0][i0][i1] = acc
+			}
+		}
+	}
+
+	// objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b
+	for i0 := range 3 {
+		objective_cross_entropy_1_logits_1Row := &objective_cross_entropy_1_logits_1[0][i0]
+		objective_cross_entropy_1_logitsRow := &objective_cross_entropy_1_logits[0][i0]
+		for i1 := range 7 {
+			objective_cross_entropy_1_logitsRow[i1] = objective_cross_entropy_1_logits_1Row[i1] + pHeadB[i1]
+		}
+	}
+
+	// objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits
+	// reduction accumulated in a local variable.
+	for i0 := range 3 {
+		objective_cross_entropy_1_logitsRow2 := &objective_cross_entropy_1_logits[0][i0]
+		acc2 := math.Inf(-1)
+		for i1 := range 7 {
+			acc2 = max(acc2, objective_cross_entropy_1_logitsRow2[i1])
+		}
+		objective_cross_entropy_1_m[0][i0][0] = acc2
+	}
+
+	// objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m
+	for i0 := range 3 {
+		objective_cross_entropy_1_logitsRow3 := &objective_cross_entropy_1_logits[0][i0]
+		objective_cross_entropy_1_mV := objective_cross_entropy_1_m[0][i0][0]
+		objective_cross_entropy_1_zRow := &objective_cross_entropy_1_z[0][i0]
+		for i1 := range 7 {
+			objective_cross_entropy_1_zRow[i1] = objective_cross_entropy_1_logitsRow3[i1] - objective_cross_entropy_1_mV
+		}
+	}
+
+	// _objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z
+	// float64 pointwise kernel over 21 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap2AVX2(&objective_cross_entropy_1_logp_1[0][0][0], &objective_cross_entropy_1_z[0][0][0])
+	} else {
+		for i0 := range 3 {
+			objective_cross_entropy_1_zRow2 := &objective_cross_entropy_1_z[0][i0]
+			objective_cross_entropy_1_logp_1Row := &objective_cross_entropy_1_logp_1[0][i0]
+			for i1 := range 7 {
+				objective_cross_entropy_1_logp_1Row[i1] = math.Exp(objective_cross_entropy_1_zRow2[i1])
+			}
+		}
+	}
+
+	// _objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1
+	// reduction accumulated in a local variable.
+	for i0 := range 3 {
+		objective_cross_entropy_1_logp_1Row2 := &objective_cross_entropy_1_logp_1[0][i0]
+		acc3 := float64(0)
+		for i1 := range 7 {
+			acc3 += objective_cross_entropy_1_logp_1Row2[i1]
+		}
+		objective_cross_entropy_1_logp_2[0][i0][0] = acc3
+	}
+
+	// _objective.cross_entropy#1/logp.3 = pointwise log of _objective.cross_entropy#1/logp.2
+	objective_cross_entropy_1_logp_2Row := &objective_cross_entropy_1_logp_2[0]
+	objective_cross_entropy_1_logp_3Row := &objective_cross_entropy_1_logp_3[0]
+	for i0 := range 3 {
+		objective_cross_entropy_1_logp_3Row[i0][0] = math.Log(objective_cross_entropy_1_logp_2Row[i0][0])
+	}
+
+	// objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3
+	for i0 := range 3 {
+		objective_cross_entropy_1_zRow3 := &objective_cross_entropy_1_z[0][i0]
+		objective_cross_entropy_1_logp_3V := objective_cross_entropy_1_logp_3[0][i0][0]
+		objective_cross_entropy_1_logpRow := &objective_cross_entropy_1_logp[0][i0]
+		for i1 := range 7 {
+			objective_cross_entropy_1_logpRow[i1] = objective_cross_entropy_1_zRow3[i1] - objective_cross_entropy_1_logp_3V
+		}
+	}
+
+	// objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y
+	for i0 := range 3 {
+		objective_cross_entropy_1_picked[0][i0] = objective_cross_entropy_1_logp[0][i0][int(y[0][i0])]
+	}
+
+	// _objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked
+	// reduction accumulated in a local variable.
+	objective_cross_entropy_1_pickedRow := &objective_cross_entropy_1_picked[0]
+	acc4 := float64(0)
+	for i0 := range 3 {
+		acc4 += objective_cross_entropy_1_pickedRow[i0]
+	}
+	objective_1[0] = acc4
+
+	// _objective.2 = pointwise "/." of _objective.1, _dim_b.1
+	objective_2[0] = objective_1[0] / 3
+
+	// objective = pointwise neg of _objective.2
+	out[0] = -objective_2[0]
+}
+
+// ocannlEmbedCERowsBackward runs a tensor program generated by ocannlgen.
+//
+// Forward and backward pass of loss objective of model EmbedCERows.
+//
+// Tensors (batch | input -> output):
+//
+//	ids: 1,3 |  (input, parameter ids)
+//	y: 1,3 |  (input, parameter y)
+//	emb.table: 10,5 (param, parameter pEmbTable)
+//	emb/e: 1,3 | 5 (let, local)
+//	head.w: 5 -> 7 (param, parameter pHeadW)
+//	_objective.cross_entropy#1/logits.1: 1,3 | 7 (let, local)
+//	head.b: 7 (param, parameter pHeadB)
+//	objective.cross_entropy#1/logits: 1,3 | 7 (let, local)
+//	objective.cross_entropy#1/m: 1,3 | 1 (let, local)
+//	objective.cross_entropy#1/z: 1,3 | 7 (let, local)
+//	_objective.cross_entropy#1/logp.1: 1,3 | 7 (let, local)
+//	_objective.cross_entropy#1/logp.2: 1,3 | 1 (let, local)
+//	_objective.cross_entropy#1/logp.3: 1,3 | 1 (let, local)
+//	objective.cross_entropy#1/logp: 1,3 | 7 (let, local)
+//	objective.cross_entropy#1/picked: 1,3 |  (let, local)
+//	_objective.1: 1 (let, local)
+//	_dim_b.1: 1 (dim, constant)
+//	_objective.2: 1 (let, local)
+//	objective: 1 (let, output parameter loss)
+//	emb.table.grad: [10 5] (let, output parameter gEmbTable)
+//	emb/e.grad: [1 3 5] (let, local)
+//	head.w.grad: [7 5] (let, output parameter gHeadW)
+//	_objective.cross_entropy#1/logits.1.grad: [1 3 7] (let, local)
+//	head.b.grad: [7] (let, output parameter gHeadB)
+//	objective.cross_entropy#1/logits.grad: [1 3 7] (let, local)
+//	objective.cross_entropy#1/m.grad: [1 3 1] (let, local)
+//	objective.cross_entropy#1/z.grad: [1 3 7] (let, local)
+//	_objective.cross_entropy#1/logp.1.grad: [1 3 7] (let, local)
+//	_objective.cross_entropy#1/logp.2.grad: [1 3 1] (let, local)
+//	_objective.cross_entropy#1/logp.3.grad: [1 3 1] (let, local)
+//	objective.cross_entropy#1/logp.grad: [1 3 7] (let, local)
+//	objective.cross_entropy#1/picked.grad: [1 3] (let, local)
+//	_objective.1.grad: [1] (let, local)
+//	_objective.2.grad: [1] (let, local)
+//	objective.grad: [1] (let, local)
+//	_ordinals.1: [7] (literal, local)
+//	objective.cross_entropy#1/m.argmax@3: [1 3 1] (let, local)
+//
+// Loop nests:
+//
+//	# init _dim_b.1 (dim)
+//	init _dim_b.1: constant 3
+//
+//	# init _ordinals.1 (the ordinals of [7] reduced points)
+//	init _ordinals.1: range over offsets
+//
+//	# emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids
+//	for i0 in 0..2:
+//	  for i1 in 0..4:
+//	    emb/e[0, i0, i1] = emb.table[ids[0, i0], i1]
+//
+//	# _objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e
+//	fill _objective.cross_entropy#1/logits.1 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..6:
+//	    for i2 in 0..4:  # reduction
+//	      _objective.cross_entropy#1/logits.1[0, i0, i1] += head.w[i1, i2] * emb/e[0, i0, i2]
+//
+//	# objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b
+//	for i0 in 0..2:
+//	  for i1 in 0..6:
+//	    objective.cross_entropy#1/logits[0, i0, i1] = _objective.cross_entropy#1/logits.1[0, i0, i1] + head.b[i1]
+//
+//	# objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits
+//	fill objective.cross_entropy#1/m with -inf
+//	for i0 in 0..2:
+//	  for i1 in 0..6:  # reduction
+//	    objective.cross_entropy#1/m[0, i0, 0] max= objective.cross_entropy#1/logits[0, i0, i1]
+//
+//	# objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m
+//	for i0 in 0..2:
+//	  for i1 in 0..6:
+//	    objective.cross_entropy#1/z[0, i0, i1] = objective.cross_entropy#1/logits[0, i0, i1] - objective.cross_entropy#1/m[0, i0, 0]
+//
+//	# _objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z
+//	for i0 in 0..2:
+//	  for i1 in 0..6:
+//	    _objective.cross_entropy#1/logp.1[0, i0, i1] = exp(objective.cross_entropy#1/z[0, i0, i1])
+//
+//	# _objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1
+//	fill _objective.cross_entropy#1/logp.2 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..6:  # reduction
+//	    _objective.cross_entropy#1/logp.2[0, i0, 0] += _objective.cross_entropy#1/logp.1[0, i0, i1]
+//
+//	# _objective.cross_entropy#1/logp.3 = pointwise log of _objective.cross_entropy#1/logp.2
+//	for i0 in 0..2:
+//	  _objective.cross_entropy#1/logp.3[0, i0, 0] = log(_objective.cross_entropy#1/logp.2[0, i0, 0])
+//
+//	# objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3
+//	for i0 in 0..2:
+//	  for i1 in 0..6:
+//	    objective.cross_entropy#1/logp[0, i0, i1] = objective.cross_entropy#1/z[0, i0, i1] - _objective.cross_entropy#1/logp.3[0, i0, 0]
+//
+//	# objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y
+//	for i0 in 0..2:
+//	  objective.cross_entropy#1/picked[0, i0] = objective.cross_entropy#1/logp[0, i0, y[0, i0]]
+//
+//	# _objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked
+//	fill _objective.1 with 0
+//	for i0 in 0..2:  # reduction
+//	  _objective.1[0] += objective.cross_entropy#1/picked[0, i0]
+//
+//	# _objective.2 = pointwise "/." of _objective.1, _dim_b.1
+//	_objective.2[0] = _objective.1[0] / _dim_b.1[0]
+//
+//	# objective = pointwise neg of _objective.2
+//	objective[0] = neg(_objective.2[0])
+//
+//	# zero the gradients
+//	fill emb.table.grad with 0
+//	fill emb/e.grad with 0
+//	fill head.w.grad with 0
+//	fill _objective.cross_entropy#1/logits.1.grad with 0
+//	fill head.b.grad with 0
+//	fill objective.cross_entropy#1/logits.grad with 0
+//	fill objective.cross_entropy#1/m.grad with 0
+//	fill objective.cross_entropy#1/z.grad with 0
+//	fill _objective.cross_entropy#1/logp.1.grad with 0
+//	fill _objective.cross_entropy#1/logp.2.grad with 0
+//	fill _objective.cross_entropy#1/logp.3.grad with 0
+//	fill objective.cross_entropy#1/logp.grad with 0
+//	fill objective.cross_entropy#1/picked.grad with 0
+//	fill _objective.1.grad with 0
+//	fill _objective.2.grad with 0
+//	fill objective.grad with 0
+//
+//	# objective.grad = 1
+//	objective.grad[0] = 1
+//
+//	# backprop of op 12 (objective = pointwise neg of _objective.2): g1 =+ neg(g); g1 is _objective.2.grad
+//	_objective.2.grad[0] += neg(objective.grad[0])
+//
+//	# backprop of op 11 (_objective.2 = pointwise "/." of _objective.1, _dim_b.1): g1 =+ g / v2; g1 is _objective.1.grad
+//	_objective.1.grad[0] += _objective.2.grad[0] / _dim_b.1[0]
+//
+//	# backprop of op 10 (_objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked): g1 =+ g; g1 is objective.cross_entropy#1/picked.grad
+//	for i0 in 0..2:
+//	  objective.cross_entropy#1/picked.grad[0, i0] += _objective.1.grad[0]
+//
+//	# backprop of op 9 (objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y): g1 =+ g; g1 is objective.cross_entropy#1/logp.grad
+//	for i0 in 0..2:
+//	  objective.cross_entropy#1/logp.grad[0, i0, y[0, i0]] += objective.cross_entropy#1/picked.grad[0, i0]
+//
+//	# backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad
+//	for i0 in 0..2:
+//	  for i1 in 0..6:
+//	    objective.cross_entropy#1/z.grad[0, i0, i1] += objective.cross_entropy#1/logp.grad[0, i0, i1]
+//
+//	# backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g2 =- g; g2 is _objective.cross_entropy#1/logp.3.grad
+//	for i0 in 0..2:
+//	  for i1 in 0..6:  # reduction
+//	    _objective.cross_entropy#1/logp.3.grad[0, i0, 0] -= objective.cross_entropy#1/logp.grad[0, i0, i1]
+//
+//	# backprop of op 7 (_objective.cross_entropy#1/logp.3 = pointwise log of _objective.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _objective.cross_entropy#1/logp.2.grad
+//	for i0 in 0..2:
+//	  _objective.cross_entropy#1/logp.2.grad[0, i0, 0] += _objective.cross_entropy#1/logp.3.grad[0, i0, 0] / _objective.cross_entropy#1/logp.2[0, i0, 0]
+//
+//	# backprop of op 6 (_objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1): g1 =+ g; g1 is _objective.cross_entropy#1/logp.1.grad
+//	for i0 in 0..2:
+//	  for i1 in 0..6:
+//	    _objective.cross_entropy#1/logp.1.grad[0, i0, i1] += _objective.cross_entropy#1/logp.2.grad[0, i0, 0]
+//
+//	# backprop of op 5 (_objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z): g1 =+ g * t; g1 is objective.cross_entropy#1/z.grad
+//	for i0 in 0..2:
+//	  for i1 in 0..6:
+//	    objective.cross_entropy#1/z.grad[0, i0, i1] += _objective.cross_entropy#1/logp.1.grad[0, i0, i1] * _objective.cross_entropy#1/logp.1[0, i0, i1]
+//
+//	# backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad
+//	for i0 in 0..2:
+//	  for i1 in 0..6:
+//	    objective.cross_entropy#1/logits.grad[0, i0, i1] += objective.cross_entropy#1/z.grad[0, i0, i1]
+//
+//	# backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g2 =- g; g2 is objective.cross_entropy#1/m.grad
+//	for i0 in 0..2:
+//	  for i1 in 0..6:  # reduction
+//	    objective.cross_entropy#1/m.grad[0, i0, 0] -= objective.cross_entropy#1/z.grad[0, i0, i1]
+//
+//	# backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): objective.cross_entropy#1/m.argmax@3 = 7 (no winner yet)
+//	fill objective.cross_entropy#1/m.argmax@3 with 7
+//
+//	# backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 7); w is objective.cross_entropy#1/m.argmax@3
+//	for i0 in 0..2:
+//	  for i1 in 0..6:  # reduction
+//	    objective.cross_entropy#1/m.argmax@3[0, i0, 0] min= where(objective.cross_entropy#1/logits[0, i0, i1] == objective.cross_entropy#1/m[0, i0, 0], _ordinals.1[i1], 7)
+//
+//	# backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is objective.cross_entropy#1/logits.grad
+//	for i0 in 0..2:
+//	  for i1 in 0..6:
+//	    objective.cross_entropy#1/logits.grad[0, i0, i1] += where(_ordinals.1[i1] == objective.cross_entropy#1/m.argmax@3[0, i0, 0], objective.cross_entropy#1/m.grad[0, i0, 0], 0)
+//
+//	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
+//	for i0 in 0..2:
+//	  for i1 in 0..6:
+//	    _objective.cross_entropy#1/logits.1.grad[0, i0, i1] += objective.cross_entropy#1/logits.grad[0, i0, i1]
+//
+//	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
+//	for i0 in 0..2:  # reduction
+//	  for i1 in 0..6:
+//	    head.b.grad[i1] += objective.cross_entropy#1/logits.grad[0, i0, i1]
+//
+//	# backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g1 =+ g * v2; g1 is head.w.grad
+//	for i0 in 0..2:  # reduction
+//	  for i1 in 0..6:
+//	    for i2 in 0..4:
+//	      head.w.grad[i1, i2] += _objective.cross_entropy#1/logits.1.grad[0, i0, i1] * emb/e[0, i0, i2]
+//
+//	# backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g2 =+ v1 * g; g2 is emb/e.grad
+//	for i0 in 0..2:
+//	  for i1 in 0..6:  # reduction
+//	    for i2 in 0..4:
+//	      emb/e.grad[0, i0, i2] += head.w[i1, i2] * _objective.cross_entropy#1/logits.1.grad[0, i0, i1]
+//
+//	# backprop of op 0 (emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids): g1 =+ g; g1 is emb.table.grad
+//	for i0 in 0..2:  # reduction
+//	  for i1 in 0..4:
+//	    emb.table.grad[ids[0, i0], i1] += emb/e.grad[0, i0, i1]
+func ocannlEmbedCERowsBackward(ids *[1][3]int32, y *[1][3]int32, pEmbTable *[50]float64, pHeadW *[35]float64, pHeadB *[7]float64, gEmbTable *[50]float64, gHeadW *[35]float64, gHeadB *[7]float64, loss *[1]float64) {
+	var emb_e [1][3][5]float64
+	var objective_cross_entropy_1_logits_1 [1][3][7]float64
+	var objective_cross_entropy_1_logits [1][3][7]float64
+	var objective_cross_entropy_1_m [1][3][1]float64
+	var objective_cross_entropy_1_z [1][3][7]float64
+	var objective_cross_entropy_1_logp_1 [1][3][7]float64
+	var objective_cross_entropy_1_logp_2 [1][3][1]float64
+	var objective_cross_entropy_1_logp_3 [1][3][1]float64
+	var objective_cross_entropy_1_logp [1][3][7]float64
+	var objective_cross_entropy_1_picked [1][3]float64
+	var objective_1 [1]float64
+	var objective_2 [1]float64
+	var emb_e_grad [1][3][5]float64
+	var objective_cross_entropy_1_logits_1_grad [1][3][7]float64
+	var objective_cross_entropy_1_logits_grad [1][3][7]float64
+	var objective_cross_entropy_1_m_grad [1][3][1]float64
+	var objective_cross_entropy_1_z_grad [1][3][7]float64
+	var objective_cross_entropy_1_logp_1_grad [1][3][7]float64
+	var objective_cross_entropy_1_logp_2_grad [1][3][1]float64
+	var objective_cross_entropy_1_logp_3_grad [1][3][1]float64
+	var objective_cross_entropy_1_logp_grad [1][3][7]float64
+	var objective_cross_entropy_1_picked_grad [1][3]float64
+	var objective_1_grad [1]float64
+	var objective_2_grad [1]float64
+	var objective_grad [1]float64
+	var ordinals_1 [7]float64
+	var objective_cross_entropy_1_m_argmax_3 [1][3][1]float64
+
+	// init _ordinals.1 (the ordinals of [7] reduced points)
+	ordinals_1 = [7]float64{0, 1, 2, 3, 4, 5, 6}
+
+	// emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids
+	for i0 := range 3 {
+		for i1 := range 5 {
+			emb_e[0][i0][i1] = pEmbTable[i1+5*int(ids[0][i0])]
+		}
+	}
+
+	// _objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e
+	// float64 along-rows add reduction kernel, 7 rows of 5 elements into 7 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 3 {
+			ocannlReduce8AVX2(&objective_cross_entropy_1_logits_1[0][i0][0], &pHeadW[0], &emb_e[0][i0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 3 {
+			emb_eRow := &emb_e[0][i0]
+			for i1 := range 7 {
+				pHeadWRow := (*[5]float64)(pHeadW[5*i1 : 5*i1+5])
+				acc := float64(0)
+				for i2 := range 5 {
+					acc += pHeadWRow[i2] * emb_eRow[i2]
+				}
+				objective_cross_entropy_1_logits_1[0][i0][i1] = acc
+			}
+		}
+	}
+
+	// objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b
+	for i0 := range 3 {
+		objective_cross_entropy_1_logits_1Row := &objective_cross_entropy_1_logits_1[0][i0]
+		objective_cross_entropy_1_logitsRow := &objective_cross_entropy_1_logits[0][i0]
+		for i1 := range 7 {
+			objective_cross_entropy_1_logitsRow[i1] = objective_cross_entropy_1_logits_1Row[i1] + pHeadB[i1]
+		}
+	}
+
+	// objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits
+	// reduction accumulated in a local variable.
+	for i0 := range 3 {
+		objective_cross_entropy_1_logitsRow2 := &objective_cross_entropy_1_logits[0][i0]
+		acc2 := math.Inf(-1)
+		for i1 := range 7 {
+			acc2 = max(acc2, objective_cross_entropy_1_logitsRow2[i1])
+		}
+		objective_cross_entropy_1_m[0][i0][0] = acc2
+	}
+
+	// objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m
+	for i0 := range 3 {
+		objective_cross_entropy_1_logitsRow3 := &objective_cross_entropy_1_logits[0][i0]
+		objective_cross_entropy_1_mV := objective_cross_entropy_1_m[0][i0][0]
+		objective_cross_entropy_1_zRow := &objective_cross_entropy_1_z[0][i0]
+		for i1 := range 7 {
+			objective_cross_entropy_1_zRow[i1] = objective_cross_entropy_1_logitsRow3[i1] - objective_cross_entropy_1_mV
+		}
+	}
+
+	// _objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z
+	// float64 pointwise kernel over 21 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap2AVX2(&objective_cross_entropy_1_logp_1[0][0][0], &objective_cross_entropy_1_z[0][0][0])
+	} else {
+		for i0 := range 3 {
+			objective_cross_entropy_1_zRow2 := &objective_cross_entropy_1_z[0][i0]
+			objective_cross_entropy_1_logp_1Row := &objective_cross_entropy_1_logp_1[0][i0]
+			for i1 := range 7 {
+				objective_cross_entropy_1_logp_1Row[i1] = math.Exp(objective_cross_entropy_1_zRow2[i1])
+			}
+		}
+	}
+
+	// _objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1
+	// reduction accumulated in a local variable.
+	for i0 := range 3 {
+		objective_cross_entropy_1_logp_1Row2 := &objective_cross_entropy_1_logp_1[0][i0]
+		acc3 := float64(0)
+		for i1 := range 7 {
+			acc3 += objective_cross_entropy_1_logp_1Row2[i1]
+		}
+		objective_cross_entropy_1_logp_2[0][i0][0] = acc3
+	}
+
+	// _objective.cross_entropy#1/logp.3 = pointwise log of _objective.cross_entropy#1/logp.2
+	objective_cross_entropy_1_logp_2Row := &objective_cross_entropy_1_logp_2[0]
+	objective_cross_entropy_1_logp_3Row := &objective_cross_entropy_1_logp_3[0]
+	for i0 := range 3 {
+		objective_cross_entropy_1_logp_3Row[i0][0] = math.Log(objective_cross_entropy_1_logp_2Row[i0][0])
+	}
+
+	// objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3
+	for i0 := range 3 {
+		objective_cross_entropy_1_zRow3 := &objective_cross_entropy_1_z[0][i0]
+		objective_cross_entropy_1_logp_3V := objective_cross_entropy_1_logp_3[0][i0][0]
+		objective_cross_entropy_1_logpRow := &objective_cross_entropy_1_logp[0][i0]
+		for i1 := range 7 {
+			objective_cross_entropy_1_logpRow[i1] = objective_cross_entropy_1_zRow3[i1] - objective_cross_entropy_1_logp_3V
+		}
+	}
+
+	// objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y
+	for i0 := range 3 {
+		objective_cross_entropy_1_picked[0][i0] = objective_cross_entropy_1_logp[0][i0][int(y[0][i0])]
+	}
+
+	// _objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked
+	// reduction accumulated in a local variable.
+	objective_cross_entropy_1_pickedRow := &objective_cross_entropy_1_picked[0]
+	acc4 := float64(0)
+	for i0 := range 3 {
+		acc4 += objective_cross_entropy_1_pickedRow[i0]
+	}
+	objective_1[0] = acc4
+
+	// _objective.2 = pointwise "/." of _objective.1, _dim_b.1
+	objective_2[0] = objective_1[0] / 3
+
+	// objective = pointwise neg of _objective.2
+	loss[0] = -objective_2[0]
+
+	// zero the gradients
+	*gEmbTable = [50]float64{}
+	*gHeadW = [35]float64{}
+	*gHeadB = [7]float64{}
+
+	// objective.grad = 1
+	objective_grad[0] = 1
+
+	// backprop of op 12 (objective = pointwise neg of _objective.2): g1 =+ neg(g); g1 is _objective.2.grad
+	objective_2_grad[0] += -objective_grad[0]
+
+	// backprop of op 11 (_objective.2 = pointwise "/." of _objective.1, _dim_b.1): g1 =+ g / v2; g1 is _objective.1.grad
+	objective_1_grad[0] += objective_2_grad[0] / 3
+
+	// backprop of op 10 (_objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked): g1 =+ g; g1 is objective.cross_entropy#1/picked.grad
+	objective_1_gradV := objective_1_grad[0]
+	objective_cross_entropy_1_picked_gradRow := &objective_cross_entropy_1_picked_grad[0]
+	for i0 := range 3 {
+		objective_cross_entropy_1_picked_gradRow[i0] += objective_1_gradV
+	}
+
+	// backprop of op 9 (objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y): g1 =+ g; g1 is objective.cross_entropy#1/logp.grad
+	for i0 := range 3 {
+		objective_cross_entropy_1_logp_grad[0][i0][int(y[0][i0])] += objective_cross_entropy_1_picked_grad[0][i0]
+	}
+
+	// backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad
+	for i0 := range 3 {
+		objective_cross_entropy_1_logp_gradRow := &objective_cross_entropy_1_logp_grad[0][i0]
+		objective_cross_entropy_1_z_gradRow := &objective_cross_entropy_1_z_grad[0][i0]
+		for i1 := range 7 {
+			objective_cross_entropy_1_z_gradRow[i1] += objective_cross_entropy_1_logp_gradRow[i1]
+		}
+	}
+
+	// backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g2 =- g; g2 is _objective.cross_entropy#1/logp.3.grad
+	// reduction accumulated in a local variable.
+	for i0 := range 3 {
+		objective_cross_entropy_1_logp_gradRow2 := &objective_cross_entropy_1_logp_grad[0][i0]
+		acc5 := objective_cross_entropy_1_logp_3_grad[0][i0][0]
+		for i1 := range 7 {
+			acc5 -= objective_cross_entropy_1_logp_gradRow2[i1]
+		}
+		objective_cross_entropy_1_logp_3_grad[0][i0][0] = acc5
+	}
+
+	// backprop of op 7 (_objective.cross_entropy#1/logp.3 = pointwise log of _objective.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _objective.cross_entropy#1/logp.2.grad
+	objective_cross_entropy_1_logp_3_gradRow := &objective_cross_entropy_1_logp_3_grad[0]
+	objective_cross_entropy_1_logp_2Row2 := &objective_cross_entropy_1_logp_2[0]
+	objective_cross_entropy_1_logp_2_gradRow := &objective_cross_entropy_1_logp_2_grad[0]
+	for i0 := range 3 {
+		objective_cross_entropy_1_logp_2_gradRow[i0][0] += objective_cross_entropy_1_logp_3_gradRow[i0][0] / objective_cross_entropy_1_logp_2Row2[i0][0]
+	}
+
+	// backprop of op 6 (_objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1): g1 =+ g; g1 is _objective.cross_entropy#1/logp.1.grad
+	for i0 := range 3 {
+		objective_cross_entropy_1_logp_2_gradV := objective_cross_entropy_1_logp_2_grad[0][i0][0]
+		objective_cross_entropy_1_logp_1_gradRow := &objective_cross_entropy_1_logp_1_grad[0][i0]
+		for i1 := range 7 {
+			objective_cross_entropy_1_logp_1_gradRow[i1] += objective_cross_entropy_1_logp_2_gradV
+		}
+	}
+
+	// backprop of op 5 (_objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z): g1 =+ g * t; g1 is objective.cross_entropy#1/z.grad
+	for i0 := range 3 {
+		objective_cross_entropy_1_logp_1_gradRow2 := &objective_cross_entropy_1_logp_1_grad[0][i0]
+		objective_cross_entropy_1_logp_1Row3 := &objective_cross_entropy_1_logp_1[0][i0]
+		objective_cross_entropy_1_z_gradRow2 := &objective_cross_entropy_1_z_grad[0][i0]
+		for i1 := range 7 {
+			objective_cross_entropy_1_z_gradRow2[i1] += objective_cross_entropy_1_logp_1_gradRow2[i1] * objective_cross_entropy_1_logp_1Row3[i1]
+		}
+	}
+
+	// backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad
+	for i0 := range 3 {
+		objective_cross_entropy_1_z_gradRow3 := &objective_cross_entropy_1_z_grad[0][i0]
+		objective_cross_entropy_1_logits_gradRow := &objective_cross_entropy_1_logits_grad[0][i0]
+		for i1 := range 7 {
+			objective_cross_entropy_1_logits_gradRow[i1] += objective_cross_entropy_1_z_gradRow3[i1]
+		}
+	}
+
+	// backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g2 =- g; g2 is objective.cross_entropy#1/m.grad
+	// reduction accumulated in a local variable.
+	for i0 := range 3 {
+		objective_cross_entropy_1_z_gradRow4 := &objective_cross_entropy_1_z_grad[0][i0]
+		acc6 := objective_cross_entropy_1_m_grad[0][i0][0]
+		for i1 := range 7 {
+			acc6 -= objective_cross_entropy_1_z_gradRow4[i1]
+		}
+		objective_cross_entropy_1_m_grad[0][i0][0] = acc6
+	}
+
+	// backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): objective.cross_entropy#1/m.argmax@3 = 7 (no winner yet)
+	for j := range 3 {
+		objective_cross_entropy_1_m_argmax_3[0][j][0] = 7
+	}
+
+	// backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 7); w is objective.cross_entropy#1/m.argmax@3
+	// reduction accumulated in a local variable.
+	for i0 := range 3 {
+		objective_cross_entropy_1_logitsRow4 := &objective_cross_entropy_1_logits[0][i0]
+		objective_cross_entropy_1_mV2 := objective_cross_entropy_1_m[0][i0][0]
+		acc7 := objective_cross_entropy_1_m_argmax_3[0][i0][0]
+		for i1 := range 7 {
+			var r float64
+			if objective_cross_entropy_1_logitsRow4[i1] == objective_cross_entropy_1_mV2 {
+				r = 1
+			}
+			r2 := float64(7)
+			if r != 0 {
+				r2 = ordinals_1[i1]
+			}
+			acc7 = min(acc7, r2)
+		}
+		objective_cross_entropy_1_m_argmax_3[0][i0][0] = acc7
+	}
+
+	// backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is objective.cross_entropy#1/logits.grad
+	for i0 := range 3 {
+		objective_cross_entropy_1_m_argmax_3V := objective_cross_entropy_1_m_argmax_3[0][i0][0]
+		objective_cross_entropy_1_m_gradV := objective_cross_entropy_1_m_grad[0][i0][0]
+		objective_cross_entropy_1_logits_gradRow2 := &objective_cross_entropy_1_logits_grad[0][i0]
+		for i1 := range 7 {
+			var r3 float64
+			if ordinals_1[i1] == objective_cross_entropy_1_m_argmax_3V {
+				r3 = 1
+			}
+			r4 := float64(0)
+			if r3 != 0 {
+				r4 = objective_cross_entropy_1_m_gradV
+			}
+			objective_cross_entropy_1_logits_gradRow2[i1] += r4
+		}
+	}
+
+	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
+	for i0 := range 3 {
+		objective_cross_entropy_1_logits_gradRow3 := &objective_cross_entropy_1_logits_grad[0][i0]
+		objective_cross_entropy_1_logits_1_gradRow := &objective_cross_entropy_1_logits_1_grad[0][i0]
+		for i1 := range 7 {
+			objective_cross_entropy_1_logits_1_gradRow[i1] += objective_cross_entropy_1_logits_gradRow3[i1]
+		}
+	}
+
+	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
+	// i0 unrolled and jammed into i1.
+	objective_cross_entropy_1_logits_gradRow4 := &objective_cross_entropy_1_logits_grad[0][0]
+	objective_cross_entropy_1_logits_gradRow5 := &objective_cross_entropy_1_logits_grad[0][1]
+	objective_cross_entropy_1_logits_gradRow6 := &objective_cross_entropy_1_logits_grad[0][2]
+	for i1 := range 7 {
+		acc8 := gHeadB[i1]
+		acc8 += objective_cross_entropy_1_logits_gradRow4[i1]
+		acc8 += objective_cross_entropy_1_logits_gradRow5[i1]
+		acc8 += objective_cross_entropy_1_logits_gradRow6[i1]
+		gHeadB[i1] = acc8
+	}
+
+	// backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g1 =+ g * v2; g1 is head.w.grad
+	for i0 := range 3 {
+		emb_eRow2 := &emb_e[0][i0]
+		for i1 := range 7 {
+			objective_cross_entropy_1_logits_1_gradV := objective_cross_entropy_1_logits_1_grad[0][i0][i1]
+			gHeadWRow := (*[5]float64)(gHeadW[5*i1 : 5*i1+5])
+			for i2 := range 5 {
+				gHeadWRow[i2] += objective_cross_entropy_1_logits_1_gradV * emb_eRow2[i2]
+			}
+		}
+	}
+
+	// backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g2 =+ v1 * g; g2 is emb/e.grad
+	// float64 across-rows add reduction kernel, 7 rows of 5 elements into 5 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 3 {
+			ocannlReduce7AVX2(&emb_e_grad[0][i0][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[0][i0][0])
+		}
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		for i0 := range 3 {
+			emb_e_gradRow := &emb_e_grad[0][i0]
+			for i1 := 0; i1 < 4; i1 += 4 {
+				pHeadWRow2 := (*[5]float64)(pHeadW[5*i1 : 5*i1+5])
+				objective_cross_entropy_1_logits_1_gradV2 := objective_cross_entropy_1_logits_1_grad[0][i0][i1]
+				pHeadWRow3 := (*[5]float64)(pHeadW[5*i1+5 : 5*i1+10])
+				objective_cross_entropy_1_logits_1_gradV3 := objective_cross_entropy_1_logits_1_grad[0][i0][i1+1]
+				pHeadWRow4 := (*[5]float64)(pHeadW[5*i1+10 : 5*i1+15])
+				objective_cross_entropy_1_logits_1_gradV4 := objective_cross_entropy_1_logits_1_grad[0][i0][i1+2]
+				pHeadWRow5 := (*[5]float64)(pHeadW[5*i1+15 : 5*i1+20])
+				objective_cross_entropy_1_logits_1_gradV5 := objective_cross_entropy_1_logits_1_grad[0][i0][i1+3]
+				for i2 := range 5 {
+					acc9 := emb_e_gradRow[i2]
+					acc9 += pHeadWRow2[i2] * objective_cross_entropy_1_logits_1_gradV2
+					acc9 += pHeadWRow3[i2] * objective_cross_entropy_1_logits_1_gradV3
+					acc9 += pHeadWRow4[i2] * objective_cross_entropy_1_logits_1_gradV4
+					acc9 += pHeadWRow5[i2] * objective_cross_entropy_1_logits_1_gradV5
+					emb_e_gradRow[i2] = acc9
+				}
+			}
+			for i1 := 4; i1 < 7; i1++ {
+				pHeadWRow6 := (*[5]float64)(pHeadW[5*i1 : 5*i1+5])
+				objective_cross_entropy_1_logits_1_gradV6 := objective_cross_entropy_1_logits_1_grad[0][i0][i1]
+				for i2 := range 5 {
+					emb_e_gradRow[i2] += pHeadWRow6[i2] * objective_cross_entropy_1_logits_1_gradV6
+				}
+			}
+		}
+	}
+
+	// backprop of op 0 (emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids): g1 =+ g; g1 is emb.table.grad
+	for i0 := range 3 {
+		for i1 := range 5 {
+			gEmbTable[i1+5*int(ids[0][i0])] += emb_e_grad[0][i0][i1]
+		}
+	}
+}
+
+// ocannlEmbedCERowsPredict runs a tensor program generated by ocannlgen.
+//
+// Entry point predict of model EmbedCERows.
+//
+// Tensors (batch | input -> output):
+//
+//	ids: 1 |  (input, parameter ids)
+//	emb.table: 10,5 (param, parameter pEmbTable)
+//	emb/e: 1 | 5 (let, local)
+//	head.w: 5 -> 7 (param, parameter pHeadW)
+//	_predict.1: 1 | 7 (let, local)
+//	head.b: 7 (param, parameter pHeadB)
+//	predict: 1 | 7 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids
+//	for i0 in 0..4:
+//	  emb/e[0, i0] = emb.table[ids[0], i0]
+//
+//	# _predict.1 = compose "*" of head.w, emb/e
+//	fill _predict.1 with 0
+//	for i0 in 0..6:
+//	  for i1 in 0..4:  # reduction
+//	    _predict.1[0, i0] += head.w[i0, i1] * emb/e[0, i1]
+//
+//	# predict = pointwise "+" of _predict.1, head.b
+//	for i0 in 0..6:
+//	  predict[0, i0] = _predict.1[0, i0] + head.b[i0]
+func ocannlEmbedCERowsPredict(ids *[1]int32, pEmbTable *[50]float64, pHeadW *[35]float64, pHeadB *[7]float64, out *[1][7]float64) {
+	var emb_e [1][5]float64
+	var predict_1 [1][7]float64
+
+	// emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids
+	for i0 := range 5 {
+		emb_e[0][i0] = pEmbTable[i0+5*int(ids[0])]
+	}
+
+	// _predict.1 = compose "*" of head.w, emb/e
+	// float64 along-rows add reduction kernel, 7 rows of 5 elements into 7 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce8AVX2(&predict_1[0][0], &pHeadW[0], &emb_e[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		emb_eRow := &emb_e[0]
+		for i0 := range 7 {
+			pHeadWRow := (*[5]float64)(pHeadW[5*i0 : 5*i0+5])
+			acc := float64(0)
+			for i1 := range 5 {
+				acc += pHeadWRow[i1] * emb_eRow[i1]
+			}
+			predict_1[0][i0] = acc
+		}
+	}
+
+	// predict = pointwise "+" of _predict.1, head.b
+	predict_1Row := &predict_1[0]
+	outRow := &out[0]
+	for i0 := range 7 {
+		outRow[i0] = predict_1Row[i0] + pHeadB[i0]
+	}
+}
+
+// ocannlEmbedCE2ObjectiveLoss runs a tensor program generated by ocannlgen.
+//
+// Entry point objective of model EmbedCE2.
+//
+// Tensors (batch | input -> output):
+//
+//	ids: 2,3 |  (input, parameter ids)
+//	y: 2,3 |  (input, parameter y)
+//	emb.table: 10,5 (param, parameter pEmbTable)
+//	emb/e: 2,3 | 5 (let, local)
+//	head.w: 5 -> 7 (param, parameter pHeadW)
+//	_objective.cross_entropy#1/logits.1: 2,3 | 7 (let, local)
+//	head.b: 7 (param, parameter pHeadB)
+//	objective.cross_entropy#1/logits: 2,3 | 7 (let, local)
+//	objective.cross_entropy#1/m: 2,3 | 1 (let, local)
+//	objective.cross_entropy#1/z: 2,3 | 7 (let, local)
+//	_objective.cross_entropy#1/logp.1: 2,3 | 7 (let, local)
+//	_objective.cross_entropy#1/logp.2: 2,3 | 1 (let, local)
+//	_objective.cross_entropy#1/logp.3: 2,3 | 1 (let, local)
+//	objective.cross_entropy#1/logp: 2,3 | 7 (let, local)
+//	objective.cross_entropy#1/picked: 2,3 |  (let, local)
+//	_objective.1: 1 (let, local)
+//	_dim_b.1: 1 (dim, constant)
+//	_objective.2: 1 (let, local)
+//	objective: 1 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# init _dim_b.1 (dim)
+//	init _dim_b.1: constant 6
+//
+//	# emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..4:
+//	      emb/e[i0, i1, i2] = emb.table[ids[i0, i1], i2]
+//
+//	# _objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e
+//	fill _objective.cross_entropy#1/logits.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      for i3 in 0..4:  # reduction
+//	        _objective.cross_entropy#1/logits.1[i0, i1, i2] += head.w[i2, i3] * emb/e[i0, i1, i3]
+//
+//	# objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      objective.cross_entropy#1/logits[i0, i1, i2] = _objective.cross_entropy#1/logits.1[i0, i1, i2] + head.b[i2]
+//
+//	# objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits
+//	fill objective.cross_entropy#1/m with -inf
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:  # reduction
+//	      objective.cross_entropy#1/m[i0, i1, 0] max= objective.cross_entropy#1/logits[i0, i1, i2]
+//
+//	# objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      objective.cross_entropy#1/z[i0, i1, i2] = objective.cross_entropy#1/logits[i0, i1, i2] - objective.cross_entropy#1/m[i0, i1, 0]
+//
+//	# _objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      _objective.cross_entropy#1/logp.1[i0, i1, i2] = exp(objective.cross_entropy#1/z[i0, i1, i2])
+//
+//	# _objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1
+//	fill _objective.cross_entropy#1/logp.2 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:  # reduction
+//	      _objective.cross_entropy#1/logp.2[i0, i1, 0] += _objective.cross_entropy#1/logp.1[i0, i1, i2]
+//
+//	# _objective.cross_entropy#1/logp.3 = pointwise log of _objective.cross_entropy#1/logp.2
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    _objective.cross_entropy#1/logp.3[i0, i1, 0] = log(_objective.cross_entropy#1/logp.2[i0, i1, 0])
+//
+//	# objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      objective.cross_entropy#1/logp[i0, i1, i2] = objective.cross_entropy#1/z[i0, i1, i2] - _objective.cross_entropy#1/logp.3[i0, i1, 0]
+//
+//	# objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    objective.cross_entropy#1/picked[i0, i1] = objective.cross_entropy#1/logp[i0, i1, y[i0, i1]]
+//
+//	# _objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked
+//	fill _objective.1 with 0
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..2:  # reduction
+//	    _objective.1[0] += objective.cross_entropy#1/picked[i0, i1]
+//
+//	# _objective.2 = pointwise "/." of _objective.1, _dim_b.1
+//	_objective.2[0] = _objective.1[0] / _dim_b.1[0]
+//
+//	# objective = pointwise neg of _objective.2
+//	objective[0] = neg(_objective.2[0])
+func ocannlEmbedCE2ObjectiveLoss(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]float64, pHeadW *[35]float64, pHeadB *[7]float64, out *[1]float64) {
+	var emb_e [2][3][5]float64
+	var objective_cross_entropy_1_logits_1 [2][3][7]float64
+	var objective_cross_entropy_1_logits [2][3][7]float64
+	var objective_cross_entropy_1_m [2][3][1]float64
+	var objective_cross_entropy_1_z [2][3][7]float64
+	var objective_cross_entropy_1_logp_1 [2][3][7]float64
+	var objective_cross_entropy_1_logp_2 [2][3][1]float64
+	var objective_cross_entropy_1_logp_3 [2][3][1]float64
+	var objective_cross_entropy_1_logp [2][3][7]float64
+	var objective_cross_entropy_1_picked [2][3]float64
+	var objective_1 [1]float64
+	var objective_2 [1]float64
+
+	// emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids
+	for i0 := range 2 {
+		for i1 := range 3 {
+			for i2 := range 5 {
+				emb_e[i0][i1][i2] = pEmbTable[i2+5*int(ids[i0][i1])]
+			}
+		}
+	}
+
+	// _objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e
+	// float64 along-rows add reduction kernel, 7 rows of 5 elements into 7 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			for i1 := range 3 {
+				ocannlReduce8AVX2(&objective_cross_entropy_1_logits_1[i0][i1][0], &pHeadW[0], &emb_e[i0][i1][0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 3 {
+				emb_eRow := &emb_e[i0][i1]
+				for i2 := range 7 {
+					pHeadWRow := (*[5]float64)(pHeadW[5*i2 : 5*i2+5])
+					acc := float64(0)
+					for i3 := range 5 {
+						acc += pHeadWRow[i3] * emb_eRow[i3]
+					}
+					objective_cross_entropy_1_logits_1[i0][i1][i2] = acc
+				}
+			}
+		}
+	}
+
+	// objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b
+	for i0 := range 2 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_logits_1Row := &objective_cross_entropy_1_logits_1[i0][i1]
+			objective_cross_entropy_1_logitsRow := &objective_cross_entropy_1_logits[i0][i1]
+			for i2 := range 7 {
+				objective_cross_entropy_1_logitsRow[i2] = objective_cross_entropy_1_logits_1Row[i2] + pHeadB[i2]
+			}
+		}
+	}
+
+	// objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits
+	// float64 along-rows max reduction kernel, 6 rows of 7 elements into 6 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&objective_cross_entropy_1_m[0][0][0], &objective_cross_entropy_1_logits[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 3 {
+				objective_cross_entropy_1_logitsRow2 := &objective_cross_entropy_1_logits[i0][i1]
+				acc2 := math.Inf(-1)
+				for i2 := range 7 {
+					acc2 = max(acc2, objective_cross_entropy_1_logitsRow2[i2])
+				}
+				objective_cross_entropy_1_m[i0][i1][0] = acc2
+			}
+		}
+	}
+
+	// objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m
+	for i0 := range 2 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_logitsRow3 := &objective_cross_entropy_1_logits[i0][i1]
+			objective_cross_entropy_1_mV := objective_cross_entropy_1_m[i0][i1][0]
+			objective_cross_entropy_1_zRow := &objective_cross_entropy_1_z[i0][i1]
+			for i2 := range 7 {
+				objective_cross_entropy_1_zRow[i2] = objective_cross_entropy_1_logitsRow3[i2] - objective_cross_entropy_1_mV
+			}
+		}
+	}
+
+	// _objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z
+	// float64 pointwise kernel over 42 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap3AVX2(&objective_cross_entropy_1_logp_1[0][0][0], &objective_cross_entropy_1_z[0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 3 {
+				objective_cross_entropy_1_zRow2 := &objective_cross_entropy_1_z[i0][i1]
+				objective_cross_entropy_1_logp_1Row := &objective_cross_entropy_1_logp_1[i0][i1]
+				for i2 := range 7 {
+					objective_cross_entropy_1_logp_1Row[i2] = math.Exp(objective_cross_entropy_1_zRow2[i2])
+				}
+			}
+		}
+	}
+
+	// _objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1
+	// float64 along-rows add reduction kernel, 6 rows of 7 elements into 6 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce10AVX2(&objective_cross_entropy_1_logp_2[0][0][0], &objective_cross_entropy_1_logp_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 3 {
+				objective_cross_entropy_1_logp_1Row2 := &objective_cross_entropy_1_logp_1[i0][i1]
+				acc3 := float64(0)
+				for i2 := range 7 {
+					acc3 += objective_cross_entropy_1_logp_1Row2[i2]
+				}
+				objective_cross_entropy_1_logp_2[i0][i1][0] = acc3
+			}
+		}
+	}
+
+	// _objective.cross_entropy#1/logp.3 = pointwise log of _objective.cross_entropy#1/logp.2
+	for i0 := range 2 {
+		objective_cross_entropy_1_logp_2Row := &objective_cross_entropy_1_logp_2[i0]
+		objective_cross_entropy_1_logp_3Row := &objective_cross_entropy_1_logp_3[i0]
+		for i1 := range 3 {
+			objective_cross_entropy_1_logp_3Row[i1][0] = math.Log(objective_cross_entropy_1_logp_2Row[i1][0])
+		}
+	}
+
+	// objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3
+	for i0 := range 2 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_zRow3 := &objective_cross_entropy_1_z[i0][i1]
+			objective_cross_entropy_1_logp_3V := objective_cross_entropy_1_logp_3[i0][i1][0]
+			objective_cross_entropy_1_logpRow := &objective_cross_entropy_1_logp[i0][i1]
+			for i2 := range 7 {
+				objective_cross_entropy_1_logpRow[i2] = objective_cross_entropy_1_zRow3[i2] - objective_cross_entropy_1_logp_3V
+			}
+		}
+	}
+
+	// objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y
+	for i0 := range 2 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_picked[i0][i1] = objective_cross_entropy_1_logp[i0][i1][int(y[i0][i1])]
+		}
+	}
+
+	// _objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked
+	// reduction accumulated in a local variable.
+	acc4 := float64(0)
+	for i0 := range 2 {
+		objective_cross_entropy_1_pickedRow := &objective_cross_entropy_1_picked[i0]
+		for i1 := range 3 {
+			acc4 += objective_cross_entropy_1_pickedRow[i1]
+		}
+	}
+	objective_1[0] = acc4
+
+	// _objective.2 = pointwise "/." of _objective.1, _dim_b.1
+	objective_2[0] = objective_1[0] / 6
+
+	// objective = pointwise neg of _objective.2
+	out[0] = -objective_2[0]
+}
+
+// ocannlEmbedCE2Backward runs a tensor program generated by ocannlgen.
+//
+// Forward and backward pass of loss objective of model EmbedCE2.
+//
+// Tensors (batch | input -> output):
+//
+//	ids: 2,3 |  (input, parameter ids)
+//	y: 2,3 |  (input, parameter y)
+//	emb.table: 10,5 (param, parameter pEmbTable)
+//	emb/e: 2,3 | 5 (let, local)
+//	head.w: 5 -> 7 (param, parameter pHeadW)
+//	_objective.cross_entropy#1/logits.1: 2,3 | 7 (let, local)
+//	head.b: 7 (param, parameter pHeadB)
+//	objective.cross_entropy#1/logits: 2,3 | 7 (let, local)
+//	objective.cross_entropy#1/m: 2,3 | 1 (let, local)
+//	objective.cross_entropy#1/z: 2,3 | 7 (let, local)
+//	_objective.cross_entropy#1/logp.1: 2,3 | 7 (let, local)
+//	_objective.cross_entropy#1/logp.2: 2,3 | 1 (let, local)
+//	_objective.cross_entropy#1/logp.3: 2,3 | 1 (let, local)
+//	objective.cross_entropy#1/logp: 2,3 | 7 (let, local)
+//	objective.cross_entropy#1/picked: 2,3 |  (let, local)
+//	_objective.1: 1 (let, local)
+//	_dim_b.1: 1 (dim, constant)
+//	_objective.2: 1 (let, local)
+//	objective: 1 (let, output parameter loss)
+//	emb.table.grad: [10 5] (let, output parameter gEmbTable)
+//	emb/e.grad: [2 3 5] (let, local)
+//	head.w.grad: [7 5] (let, output parameter gHeadW)
+//	_objective.cross_entropy#1/logits.1.grad: [2 3 7] (let, local)
+//	head.b.grad: [7] (let, output parameter gHeadB)
+//	objective.cross_entropy#1/logits.grad: [2 3 7] (let, local)
+//	objective.cross_entropy#1/m.grad: [2 3 1] (let, local)
+//	objective.cross_entropy#1/z.grad: [2 3 7] (let, local)
+//	_objective.cross_entropy#1/logp.1.grad: [2 3 7] (let, local)
+//	_objective.cross_entropy#1/logp.2.grad: [2 3 1] (let, local)
+//	_objective.cross_entropy#1/logp.3.grad: [2 3 1] (let, local)
+//	objective.cross_entropy#1/logp.grad: [2 3 7] (let, local)
+//	objective.cross_entropy#1/picked.grad: [2 3] (let, local)
+//	_objective.1.grad: [1] (let, local)
+//	_objective.2.grad: [1] (let, local)
+//	objective.grad: [1] (let, local)
+//	_ordinals.1: [7] (literal, local)
+//	objective.cross_entropy#1/m.argmax@3: [2 3 1] (let, local)
+//
+// Loop nests:
+//
+//	# init _dim_b.1 (dim)
+//	init _dim_b.1: constant 6
+//
+//	# init _ordinals.1 (the ordinals of [7] reduced points)
+//	init _ordinals.1: range over offsets
+//
+//	# emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..4:
+//	      emb/e[i0, i1, i2] = emb.table[ids[i0, i1], i2]
+//
+//	# _objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e
+//	fill _objective.cross_entropy#1/logits.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      for i3 in 0..4:  # reduction
+//	        _objective.cross_entropy#1/logits.1[i0, i1, i2] += head.w[i2, i3] * emb/e[i0, i1, i3]
+//
+//	# objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      objective.cross_entropy#1/logits[i0, i1, i2] = _objective.cross_entropy#1/logits.1[i0, i1, i2] + head.b[i2]
+//
+//	# objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits
+//	fill objective.cross_entropy#1/m with -inf
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:  # reduction
+//	      objective.cross_entropy#1/m[i0, i1, 0] max= objective.cross_entropy#1/logits[i0, i1, i2]
+//
+//	# objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      objective.cross_entropy#1/z[i0, i1, i2] = objective.cross_entropy#1/logits[i0, i1, i2] - objective.cross_entropy#1/m[i0, i1, 0]
+//
+//	# _objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      _objective.cross_entropy#1/logp.1[i0, i1, i2] = exp(objective.cross_entropy#1/z[i0, i1, i2])
+//
+//	# _objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1
+//	fill _objective.cross_entropy#1/logp.2 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:  # reduction
+//	      _objective.cross_entropy#1/logp.2[i0, i1, 0] += _objective.cross_entropy#1/logp.1[i0, i1, i2]
+//
+//	# _objective.cross_entropy#1/logp.3 = pointwise log of _objective.cross_entropy#1/logp.2
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    _objective.cross_entropy#1/logp.3[i0, i1, 0] = log(_objective.cross_entropy#1/logp.2[i0, i1, 0])
+//
+//	# objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      objective.cross_entropy#1/logp[i0, i1, i2] = objective.cross_entropy#1/z[i0, i1, i2] - _objective.cross_entropy#1/logp.3[i0, i1, 0]
+//
+//	# objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    objective.cross_entropy#1/picked[i0, i1] = objective.cross_entropy#1/logp[i0, i1, y[i0, i1]]
+//
+//	# _objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked
+//	fill _objective.1 with 0
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..2:  # reduction
+//	    _objective.1[0] += objective.cross_entropy#1/picked[i0, i1]
+//
+//	# _objective.2 = pointwise "/." of _objective.1, _dim_b.1
+//	_objective.2[0] = _objective.1[0] / _dim_b.1[0]
+//
+//	# objective = pointwise neg of _objective.2
+//	objective[0] = neg(_objective.2[0])
+//
+//	# zero the gradients
+//	fill emb.table.grad with 0
+//	fill emb/e.grad with 0
+//	fill head.w.grad with 0
+//	fill _objective.cross_entropy#1/logits.1.grad with 0
+//	fill head.b.grad with 0
+//	fill objective.cross_entropy#1/logits.grad with 0
+//	fill objective.cross_entropy#1/m.grad with 0
+//	fill objective.cross_entropy#1/z.grad with 0
+//	fill _objective.cross_entropy#1/logp.1.grad with 0
+//	fill _objective.cross_entropy#1/logp.2.grad with 0
+//	fill _objective.cross_entropy#1/logp.3.grad with 0
+//	fill objective.cross_entropy#1/logp.grad with 0
+//	fill objective.cross_entropy#1/picked.grad with 0
+//	fill _objective.1.grad with 0
+//	fill _objective.2.grad with 0
+//	fill objective.grad with 0
+//
+//	# objective.grad = 1
+//	objective.grad[0] = 1
+//
+//	# backprop of op 12 (objective = pointwise neg of _objective.2): g1 =+ neg(g); g1 is _objective.2.grad
+//	_objective.2.grad[0] += neg(objective.grad[0])
+//
+//	# backprop of op 11 (_objective.2 = pointwise "/." of _objective.1, _dim_b.1): g1 =+ g / v2; g1 is _objective.1.grad
+//	_objective.1.grad[0] += _objective.2.grad[0] / _dim_b.1[0]
+//
+//	# backprop of op 10 (_objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked): g1 =+ g; g1 is objective.cross_entropy#1/picked.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    objective.cross_entropy#1/picked.grad[i0, i1] += _objective.1.grad[0]
+//
+//	# backprop of op 9 (objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y): g1 =+ g; g1 is objective.cross_entropy#1/logp.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    objective.cross_entropy#1/logp.grad[i0, i1, y[i0, i1]] += objective.cross_entropy#1/picked.grad[i0, i1]
+//
+//	# backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      objective.cross_entropy#1/z.grad[i0, i1, i2] += objective.cross_entropy#1/logp.grad[i0, i1, i2]
+//
+//	# backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g2 =- g; g2 is _objective.cross_entropy#1/logp.3.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:  # reduction
+//	      _objective.cross_entropy#1/logp.3.grad[i0, i1, 0] -= objective.cross_entropy#1/logp.grad[i0, i1, i2]
+//
+//	# backprop of op 7 (_objective.cross_entropy#1/logp.3 = pointwise log of _objective.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _objective.cross_entropy#1/logp.2.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    _objective.cross_entropy#1/logp.2.grad[i0, i1, 0] += _objective.cross_entropy#1/logp.3.grad[i0, i1, 0] / _objective.cross_entropy#1/logp.2[i0, i1, 0]
+//
+//	# backprop of op 6 (_objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1): g1 =+ g; g1 is _objective.cross_entropy#1/logp.1.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      _objective.cross_entropy#1/logp.1.grad[i0, i1, i2] += _objective.cross_entropy#1/logp.2.grad[i0, i1, 0]
+//
+//	# backprop of op 5 (_objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z): g1 =+ g * t; g1 is objective.cross_entropy#1/z.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      objective.cross_entropy#1/z.grad[i0, i1, i2] += _objective.cross_entropy#1/logp.1.grad[i0, i1, i2] * _objective.cross_entropy#1/logp.1[i0, i1, i2]
+//
+//	# backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      objective.cross_entropy#1/logits.grad[i0, i1, i2] += objective.cross_entropy#1/z.grad[i0, i1, i2]
+//
+//	# backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g2 =- g; g2 is objective.cross_entropy#1/m.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:  # reduction
+//	      objective.cross_entropy#1/m.grad[i0, i1, 0] -= objective.cross_entropy#1/z.grad[i0, i1, i2]
+//
+//	# backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): objective.cross_entropy#1/m.argmax@3 = 7 (no winner yet)
+//	fill objective.cross_entropy#1/m.argmax@3 with 7
+//
+//	# backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 7); w is objective.cross_entropy#1/m.argmax@3
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:  # reduction
+//	      objective.cross_entropy#1/m.argmax@3[i0, i1, 0] min= where(objective.cross_entropy#1/logits[i0, i1, i2] == objective.cross_entropy#1/m[i0, i1, 0], _ordinals.1[i2], 7)
+//
+//	# backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is objective.cross_entropy#1/logits.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      objective.cross_entropy#1/logits.grad[i0, i1, i2] += where(_ordinals.1[i2] == objective.cross_entropy#1/m.argmax@3[i0, i1, 0], objective.cross_entropy#1/m.grad[i0, i1, 0], 0)
+//
+//	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      _objective.cross_entropy#1/logits.1.grad[i0, i1, i2] += objective.cross_entropy#1/logits.grad[i0, i1, i2]
+//
+//	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..2:  # reduction
+//	    for i2 in 0..6:
+//	      head.b.grad[i2] += objective.cross_entropy#1/logits.grad[i0, i1, i2]
+//
+//	# backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g1 =+ g * v2; g1 is head.w.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..2:  # reduction
+//	    for i2 in 0..6:
+//	      for i3 in 0..4:
+//	        head.w.grad[i2, i3] += _objective.cross_entropy#1/logits.1.grad[i0, i1, i2] * emb/e[i0, i1, i3]
+//
+//	# backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g2 =+ v1 * g; g2 is emb/e.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:  # reduction
+//	      for i3 in 0..4:
+//	        emb/e.grad[i0, i1, i3] += head.w[i2, i3] * _objective.cross_entropy#1/logits.1.grad[i0, i1, i2]
+//
+//	# backprop of op 0 (emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids): g1 =+ g; g1 is emb.table.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..2:  # reduction
+//	    for i2 in 0..4:
+//	      emb.table.grad[ids[i0, i1], i2] += emb/e.grad[i0, i1, i2]
+func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]float64, pHeadW *[35]float64, pHeadB *[7]float64, gEmbTable *[50]float64, gHeadW *[35]float64, gHeadB *[7]float64, loss *[1]float64) {
+	var emb_e [2][3][5]float64
+	var objective_cross_entropy_1_logits_1 [2][3][7]float64
+	var objective_cross_entropy_1_logits [2][3][7]float64
+	var objective_cross_entropy_1_m [2][3][1]float64
+	var objective_cross_entropy_1_z [2][3][7]float64
+	var objective_cross_entropy_1_logp_1 [2][3][7]float64
+	var objective_cross_entropy_1_logp_2 [2][3][1]float64
+	var objective_cross_entropy_1_logp_3 [2][3][1]float64
+	var objective_cross_entropy_1_logp [2][3][7]float64
+	var objective_cross_entropy_1_picked [2][3]float64
+	var objective_1 [1]float64
+	var objective_2 [1]float64
+	var emb_e_grad [2][3][5]float64
+	var objective_cross_entropy_1_logits_1_grad [2][3][7]float64
+	var objective_cross_entropy_1_logits_grad [2][3][7]float64
+	var objective_cross_entropy_1_m_grad [2][3][1]float64
+	var objective_cross_entropy_1_z_grad [2][3][7]float64
+	var objective_cross_entropy_1_logp_1_grad [2][3][7]float64
+	var objective_cross_entropy_1_logp_2_grad [2][3][1]float64
+	var objective_cross_entropy_1_logp_3_grad [2][3][1]float64
+	var objective_cross_entropy_1_logp_grad [2][3][7]float64
+	var objective_cross_entropy_1_picked_grad [2][3]float64
+	var objective_1_grad [1]float64
+	var objective_2_grad [1]float64
+	var objective_grad [1]float64
+	var ordinals_1 [7]float64
+	var objective_cross_entropy_1_m_argmax_3 [2][3][1]float64
+
+	// init _ordinals.1 (the ordinals of [7] reduced points)
+	ordinals_1 = [7]float64{0, 1, 2, 3, 4, 5, 6}
+
+	// emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids
+	for i0 := range 2 {
+		for i1 := range 3 {
+			for i2 := range 5 {
+				emb_e[i0][i1][i2] = pEmbTable[i2+5*int(ids[i0][i1])]
+			}
+		}
+	}
+
+	// _objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e
+	// float64 along-rows add reduction kernel, 7 rows of 5 elements into 7 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			for i1 := range 3 {
+				ocannlReduce8AVX2(&objective_cross_entropy_1_logits_1[i0][i1][0], &pHeadW[0], &emb_e[i0][i1][0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 3 {
+				emb_eRow := &emb_e[i0][i1]
+				for i2 := range 7 {
+					pHeadWRow := (*[5]float64)(pHeadW[5*i2 : 5*i2+5])
+					acc := float64(0)
+					for i3 := range 5 {
+						acc += pHeadWRow[i3] * emb_eRow[i3]
+					}
+					objective_cross_entropy_1_logits_1[i0][i1][i2] = acc
+				}
+			}
+		}
+	}
+
+	// objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b
+	for i0 := range 2 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_logits_1Row := &objective_cross_entropy_1_logits_1[i0][i1]
+			objective_cross_entropy_1_logitsRow := &objective_cross_entropy_1_logits[i0][i1]
+			for i2 := range 7 {
+				objective_cross_entropy_1_logitsRow[i2] = objective_cross_entropy_1_logits_1Row[i2] + pHeadB[i2]
+			}
+		}
+	}
+
+	// objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits
+	// float64 along-rows max reduction kernel, 6 rows of 7 elements into 6 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&objective_cross_entropy_1_m[0][0][0], &objective_cross_entropy_1_logits[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 3 {
+				objective_cross_entropy_1_logitsRow2 := &objective_cross_entropy_1_logits[i0][i1]
+				acc2 := math.Inf(-1)
+				for i2 := range 7 {
+					acc2 = max(acc2, objective_cross_entropy_1_logitsRow2[i2])
+				}
+				objective_cross_entropy_1_m[i0][i1][0] = acc2
+			}
+		}
+	}
+
+	// objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m
+	for i0 := range 2 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_logitsRow3 := &objective_cross_entropy_1_logits[i0][i1]
+			objective_cross_entropy_1_mV := objective_cross_entropy_1_m[i0][i1][0]
+			objective_cross_entropy_1_zRow := &objective_cross_entropy_1_z[i0][i1]
+			for i2 := range 7 {
+				objective_cross_entropy_1_zRow[i2] = objective_cross_entropy_1_logitsRow3[i2] - objective_cross_entropy_1_mV
+			}
+		}
+	}
+
+	// _objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z
+	// float64 pointwise kernel over 42 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap3AVX2(&objective_cross_entropy_1_logp_1[0][0][0], &objective_cross_entropy_1_z[0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 3 {
+				objective_cross_entropy_1_zRow2 := &objective_cross_entropy_1_z[i0][i1]
+				objective_cross_entropy_1_logp_1Row := &objective_cross_entropy_1_logp_1[i0][i1]
+				for i2 := range 7 {
+					objective_cross_entropy_1_logp_1Row[i2] = math.Exp(objective_cross_entropy_1_zRow2[i2])
+				}
+			}
+		}
+	}
+
+	// _objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1
+	// float64 along-rows add reduction kernel, 6 rows of 7 elements into 6 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce10AVX2(&objective_cross_entropy_1_logp_2[0][0][0], &objective_cross_entropy_1_logp_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 3 {
+				objective_cross_entropy_1_logp_1Row2 := &objective_cross_entropy_1_logp_1[i0][i1]
+				acc3 := float64(0)
+				for i2 := range 7 {
+					acc3 += objective_cross_entropy_1_logp_1Row2[i2]
+				}
+				objective_cross_entropy_1_logp_2[i0][i1][0] = acc3
+			}
+		}
+	}
+
+	// _objective.cross_entropy#1/logp.3 = pointwise log of _objective.cross_entropy#1/logp.2
+	for i0 := range 2 {
+		objective_cross_entropy_1_logp_2Row := &objective_cross_entropy_1_logp_2[i0]
+		objective_cross_entropy_1_logp_3Row := &objective_cross_entropy_1_logp_3[i0]
+		for i1 := range 3 {
+			objective_cross_entropy_1_logp_3Row[i1][0] = math.Log(objective_cross_entropy_1_logp_2Row[i1][0])
+		}
+	}
+
+	// objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3
+	for i0 := range 2 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_zRow3 := &objective_cross_entropy_1_z[i0][i1]
+			objective_cross_entropy_1_logp_3V := objective_cross_entropy_1_logp_3[i0][i1][0]
+			objective_cross_entropy_1_logpRow := &objective_cross_entropy_1_logp[i0][i1]
+			for i2 := range 7 {
+				objective_cross_entropy_1_logpRow[i2] = objective_cross_entropy_1_zRow3[i2] - objective_cross_entropy_1_logp_3V
+			}
+		}
+	}
+
+	// objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y
+	for i0 := range 2 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_picked[i0][i1] = objective_cross_entropy_1_logp[i0][i1][int(y[i0][i1])]
+		}
+	}
+
+	// _objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked
+	// reduction accumulated in a local variable.
+	acc4 := float64(0)
+	for i0 := range 2 {
+		objective_cross_entropy_1_pickedRow := &objective_cross_entropy_1_picked[i0]
+		for i1 := range 3 {
+			acc4 += objective_cross_entropy_1_pickedRow[i1]
+		}
+	}
+	objective_1[0] = acc4
+
+	// _objective.2 = pointwise "/." of _objective.1, _dim_b.1
+	objective_2[0] = objective_1[0] / 6
+
+	// objective = pointwise neg of _objective.2
+	loss[0] = -objective_2[0]
+
+	// zero the gradients
+	*gEmbTable = [50]float64{}
+	*gHeadW = [35]float64{}
+	*gHeadB = [7]float64{}
+
+	// objective.grad = 1
+	objective_grad[0] = 1
+
+	// backprop of op 12 (objective = pointwise neg of _objective.2): g1 =+ neg(g); g1 is _objective.2.grad
+	objective_2_grad[0] += -objective_grad[0]
+
+	// backprop of op 11 (_objective.2 = pointwise "/." of _objective.1, _dim_b.1): g1 =+ g / v2; g1 is _objective.1.grad
+	objective_1_grad[0] += objective_2_grad[0] / 6
+
+	// backprop of op 10 (_objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked): g1 =+ g; g1 is objective.cross_entropy#1/picked.grad
+	objective_1_gradV := objective_1_grad[0]
+	for i0 := range 2 {
+		objective_cross_entropy_1_picked_gradRow := &objective_cross_entropy_1_picked_grad[i0]
+		for i1 := range 3 {
+			objective_cross_entropy_1_picked_gradRow[i1] += objective_1_gradV
+		}
+	}
+
+	// backprop of op 9 (objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y): g1 =+ g; g1 is objective.cross_entropy#1/logp.grad
+	for i0 := range 2 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_logp_grad[i0][i1][int(y[i0][i1])] += objective_cross_entropy_1_picked_grad[i0][i1]
+		}
+	}
+
+	// backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad
+	for i0 := range 2 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_logp_gradRow := &objective_cross_entropy_1_logp_grad[i0][i1]
+			objective_cross_entropy_1_z_gradRow := &objective_cross_entropy_1_z_grad[i0][i1]
+			for i2 := range 7 {
+				objective_cross_entropy_1_z_gradRow[i2] += objective_cross_entropy_1_logp_gradRow[i2]
+			}
+		}
+	}
+
+	// backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g2 =- g; g2 is _objective.cross_entropy#1/logp.3.grad
+	// float64 along-rows sub reduction kernel, 6 rows of 7 elements into 6 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce11AVX2(&objective_cross_entropy_1_logp_3_grad[0][0][0], &objective_cross_entropy_1_logp_grad[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 3 {
+				objective_cross_entropy_1_logp_gradRow2 := &objective_cross_entropy_1_logp_grad[i0][i1]
+				acc5 := objective_cross_entropy_1_logp_3_grad[i0][i1][0]
+				for i2 := range 7 {
+					acc5 -= objective_cross_entropy_1_logp_gradRow2[i2]
+				}
+				objective_cross_entropy_1_logp_3_grad[i0][i1][0] = acc5
+			}
+		}
+	}
+
+	// backprop of op 7 (_objective.cross_entropy#1/logp.3 = pointwise log of _objective.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _objective.cross_entropy#1/logp.2.grad
+	for i0 := range 2 {
+		objective_cross_entropy_1_logp_3_gradRow := &objective_cross_entropy_1_logp_3_grad[i0]
+		objective_cross_entropy_1_logp_2Row2 := &objective_cross_entropy_1_logp_2[i0]
+		objective_cross_entropy_1_logp_2_gradRow := &objective_cross_entropy_1_logp_2_grad[i0]
+		for i1 := range 3 {
+			objective_cross_entropy_1_logp_2_gradRow[i1][0] += objective_cross_entropy_1_logp_3_gradRow[i1][0] / objective_cross_entropy_1_logp_2Row2[i1][0]
+		}
+	}
+
+	// backprop of op 6 (_objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1): g1 =+ g; g1 is _objective.cross_entropy#1/logp.1.grad
+	for i0 := range 2 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_logp_2_gradV := objective_cross_entropy_1_logp_2_grad[i0][i1][0]
+			objective_cross_entropy_1_logp_1_gradRow := &objective_cross_entropy_1_logp_1_grad[i0][i1]
+			for i2 := range 7 {
+				objective_cross_entropy_1_logp_1_gradRow[i2] += objective_cross_entropy_1_logp_2_gradV
+			}
+		}
+	}
+
+	// backprop of op 5 (_objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z): g1 =+ g * t; g1 is objective.cross_entropy#1/z.grad
+	for i0 := range 2 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_logp_1_gradRow2 := &objective_cross_entropy_1_logp_1_grad[i0][i1]
+			objective_cross_entropy_1_logp_1Row3 := &objective_cross_entropy_1_logp_1[i0][i1]
+			objective_cross_entropy_1_z_gradRow2 := &objective_cross_entropy_1_z_grad[i0][i1]
+			for i2 := range 7 {
+				objective_cross_entropy_1_z_gradRow2[i2] += objective_cross_entropy_1_logp_1_gradRow2[i2] * objective_cross_entropy_1_logp_1Row3[i2]
+			}
+		}
+	}
+
+	// backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad
+	for i0 := range 2 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_z_gradRow3 := &objective_cross_entropy_1_z_grad[i0][i1]
+			objective_cross_entropy_1_logits_gradRow := &objective_cross_entropy_1_logits_grad[i0][i1]
+			for i2 := range 7 {
+				objective_cross_entropy_1_logits_gradRow[i2] += objective_cross_entropy_1_z_gradRow3[i2]
+			}
+		}
+	}
+
+	// backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g2 =- g; g2 is objective.cross_entropy#1/m.grad
+	// float64 along-rows sub reduction kernel, 6 rows of 7 elements into 6 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce11AVX2(&objective_cross_entropy_1_m_grad[0][0][0], &objective_cross_entropy_1_z_grad[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 3 {
+				objective_cross_entropy_1_z_gradRow4 := &objective_cross_entropy_1_z_grad[i0][i1]
+				acc6 := objective_cross_entropy_1_m_grad[i0][i1][0]
+				for i2 := range 7 {
+					acc6 -= objective_cross_entropy_1_z_gradRow4[i2]
+				}
+				objective_cross_entropy_1_m_grad[i0][i1][0] = acc6
+			}
+		}
+	}
+
+	// backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): objective.cross_entropy#1/m.argmax@3 = 7 (no winner yet)
+	for j := range 2 {
+		for j2 := range 3 {
+			objective_cross_entropy_1_m_argmax_3[j][j2][0] = 7
+		}
+	}
+
+	// backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 7); w is objective.cross_entropy#1/m.argmax@3
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_logitsRow4 := &objective_cross_entropy_1_logits[i0][i1]
+			objective_cross_entropy_1_mV2 := objective_cross_entropy_1_m[i0][i1][0]
+			acc7 := objective_cross_entropy_1_m_argmax_3[i0][i1][0]
+			for i2 := range 7 {
+				var r float64
+				if objective_cross_entropy_1_logitsRow4[i2] == objective_cross_entropy_1_mV2 {
+					r = 1
+				}
+				r2 := float64(7)
+				if r != 0 {
+					r2 = ordinals_1[i2]
+				}
+				acc7 = min(acc7, r2)
+			}
+			objective_cross_entropy_1_m_argmax_3[i0][i1][0] = acc7
+		}
+	}
+
+	// backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is objective.cross_entropy#1/logits.grad
+	for i0 := range 2 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_m_argmax_3V := objective_cross_entropy_1_m_argmax_3[i0][i1][0]
+			objective_cross_entropy_1_m_gradV := objective_cross_entropy_1_m_grad[i0][i1][0]
+			objective_cross_entropy_1_logits_gradRow2 := &objective_cross_entropy_1_logits_grad[i0][i1]
+			for i2 := range 7 {
+				var r3 float64
+				if ordinals_1[i2] == objective_cross_entropy_1_m_argmax_3V {
+					r3 = 1
+				}
+				r4 := float64(0)
+				if r3 != 0 {
+					r4 = objective_cross_entropy_1_m_gradV
+				}
+				objective_cross_entropy_1_logits_gradRow2[i2] += r4
+			}
+		}
+	}
+
+	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
+	for i0 := range 2 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_logits_gradRow3 := &objective_cross_entropy_1_logits_grad[i0][i1]
+			objective_cross_entropy_1_logits_1_gradRow := &objective_cross_entropy_1_logits_1_grad[i0][i1]
+			for i2 := range 7 {
+				objective_cross_entropy_1_logits_1_gradRow[i2] += objective_cross_entropy_1_logits_gradRow3[i2]
+			}
+		}
+	}
+
+	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
+	// float64 across-rows add reduction kernel, 6 rows of 7 elements into 7 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce12AVX2(&gHeadB[0], &objective_cross_entropy_1_logits_grad[0][0][0])
+	} else {
+		// i1 unrolled and jammed into i2.
+		for i0 := range 2 {
+			objective_cross_entropy_1_logits_gradRow4 := &objective_cross_entropy_1_logits_grad[i0][0]
+			objective_cross_entropy_1_logits_gradRow5 := &objective_cross_entropy_1_logits_grad[i0][1]
+			objective_cross_entropy_1_logits_gradRow6 := &objective_cross_entropy_1_logits_grad[i0][2]
+			for i2 := range 7 {
+				acc8 := gHeadB[i2]
+				acc8 += objective_cross_entropy_1_logits_gradRow4[i2]
+				acc8 += objective_cross_entropy_1_logits_gradRow5[i2]
+				acc8 += objective_cross_entropy_1_logits_gradRow6[i2]
+				gHeadB[i2] = acc8
+			}
+		}
+	}
+
+	// backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g1 =+ g * v2; g1 is head.w.grad
+	for i0 := range 2 {
+		for i1 := range 3 {
+			emb_eRow2 := &emb_e[i0][i1]
+			for i2 := range 7 {
+				objective_cross_entropy_1_logits_1_gradV := objective_cross_entropy_1_logits_1_grad[i0][i1][i2]
+				gHeadWRow := (*[5]float64)(gHeadW[5*i2 : 5*i2+5])
+				for i3 := range 5 {
+					gHeadWRow[i3] += objective_cross_entropy_1_logits_1_gradV * emb_eRow2[i3]
+				}
+			}
+		}
+	}
+
+	// backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g2 =+ v1 * g; g2 is emb/e.grad
+	// float64 across-rows add reduction kernel, 7 rows of 5 elements into 5 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			for i1 := range 3 {
+				ocannlReduce7AVX2(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
+			}
+		}
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 3 {
+				emb_e_gradRow := &emb_e_grad[i0][i1]
+				for i2 := 0; i2 < 4; i2 += 4 {
+					pHeadWRow2 := (*[5]float64)(pHeadW[5*i2 : 5*i2+5])
+					objective_cross_entropy_1_logits_1_gradV2 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					pHeadWRow3 := (*[5]float64)(pHeadW[5*i2+5 : 5*i2+10])
+					objective_cross_entropy_1_logits_1_gradV3 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2+1]
+					pHeadWRow4 := (*[5]float64)(pHeadW[5*i2+10 : 5*i2+15])
+					objective_cross_entropy_1_logits_1_gradV4 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2+2]
+					pHeadWRow5 := (*[5]float64)(pHeadW[5*i2+15 : 5*i2+20])
+					objective_cross_entropy_1_logits_1_gradV5 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2+3]
+					for i3 := range 5 {
+						acc9 := emb_e_gradRow[i3]
+						acc9 += pHeadWRow2[i3] * objective_cross_entropy_1_logits_1_gradV2
+						acc9 += pHeadWRow3[i3] * objective_cross_entropy_1_logits_1_gradV3
+						acc9 += pHeadWRow4[i3] * objective_cross_entropy_1_logits_1_gradV4
+						acc9 += pHeadWRow5[i3] * objective_cross_entropy_1_logits_1_gradV5
+						emb_e_gradRow[i3] = acc9
+					}
+				}
+				for i2 := 4; i2 < 7; i2++ {
+					pHeadWRow6 := (*[5]float64)(pHeadW[5*i2 : 5*i2+5])
+					objective_cross_entropy_1_logits_1_gradV6 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					for i3 := range 5 {
+						emb_e_gradRow[i3] += pHeadWRow6[i3] * objective_cross_entropy_1_logits_1_gradV6
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 0 (emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids): g1 =+ g; g1 is emb.table.grad
+	for i0 := range 2 {
+		for i1 := range 3 {
+			for i2 := range 5 {
+				gEmbTable[i2+5*int(ids[i0][i1])] += emb_e_grad[i0][i1][i2]
+			}
 		}
 	}
 }

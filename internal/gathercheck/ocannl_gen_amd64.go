@@ -26,6 +26,16 @@ func ocannlMap0AVX2(c *float64, x0 *float64)
 //go:noescape
 func ocannlMap1AVX2(c *float64, x0 *float64)
 
+// ocannlMap2AVX2 runs a float64 pointwise kernel over 21 elements: c = exp(x0).
+//
+//go:noescape
+func ocannlMap2AVX2(c *float64, x0 *float64)
+
+// ocannlMap3AVX2 runs a float64 pointwise kernel over 42 elements: c = exp(x0).
+//
+//go:noescape
+func ocannlMap3AVX2(c *float64, x0 *float64)
+
 // ocannlReduce0AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 1 rows of 60 elements.
 //
 //go:noescape
@@ -70,3 +80,23 @@ func ocannlReduce7AVX2(c *float64, x0 *float64, x1 *float64)
 //
 //go:noescape
 func ocannlReduce8AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce9AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 6 rows of 7 elements.
+//
+//go:noescape
+func ocannlReduce9AVX2(c *float64, x0 *float64)
+
+// ocannlReduce10AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 6 rows of 7 elements.
+//
+//go:noescape
+func ocannlReduce10AVX2(c *float64, x0 *float64)
+
+// ocannlReduce11AVX2 runs a float64 along-rows sub reduction kernel: c = c sub x0, 6 rows of 7 elements.
+//
+//go:noescape
+func ocannlReduce11AVX2(c *float64, x0 *float64)
+
+// ocannlReduce12AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 6 rows of 7 elements.
+//
+//go:noescape
+func ocannlReduce12AVX2(c *float64, x0 *float64)

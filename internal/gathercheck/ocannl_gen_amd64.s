@@ -323,6 +323,346 @@ DATA ocannlMap1AVX2Consts<>+624(SB)/8, $0x00000000000003ff
 DATA ocannlMap1AVX2Consts<>+632(SB)/8, $0x00000000000003ff
 GLOBL ocannlMap1AVX2Consts<>(SB), RODATA|NOPTR, $640
 
+// func ocannlMap2AVX2(c *float64, x0 *float64)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap2AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	VMOVUPS      ocannlMask64<>+24(SB), Y0
+	MOVQ         $0x00000005, DX
+
+e1:
+	VMOVUPS      (CX), Y1
+	VMOVUPD      ocannlMap2AVX2Consts<>+0(SB), Y2
+	VMAXPD       Y1, Y2, Y1
+	VMOVUPD      ocannlMap2AVX2Consts<>+32(SB), Y2
+	VMINPD       Y1, Y2, Y1
+	VMULPD       ocannlMap2AVX2Consts<>+64(SB), Y1, Y2
+	VROUNDPD     $0x00, Y2, Y2
+	VFNMADD231PD ocannlMap2AVX2Consts<>+96(SB), Y2, Y1
+	VFNMADD231PD ocannlMap2AVX2Consts<>+128(SB), Y2, Y1
+	VMOVUPD      ocannlMap2AVX2Consts<>+160(SB), Y3
+	VFMADD213PD  ocannlMap2AVX2Consts<>+192(SB), Y1, Y3
+	VFMADD213PD  ocannlMap2AVX2Consts<>+224(SB), Y1, Y3
+	VFMADD213PD  ocannlMap2AVX2Consts<>+256(SB), Y1, Y3
+	VFMADD213PD  ocannlMap2AVX2Consts<>+288(SB), Y1, Y3
+	VFMADD213PD  ocannlMap2AVX2Consts<>+320(SB), Y1, Y3
+	VFMADD213PD  ocannlMap2AVX2Consts<>+352(SB), Y1, Y3
+	VFMADD213PD  ocannlMap2AVX2Consts<>+384(SB), Y1, Y3
+	VFMADD213PD  ocannlMap2AVX2Consts<>+416(SB), Y1, Y3
+	VFMADD213PD  ocannlMap2AVX2Consts<>+448(SB), Y1, Y3
+	VFMADD213PD  ocannlMap2AVX2Consts<>+480(SB), Y1, Y3
+	VFMADD213PD  ocannlMap2AVX2Consts<>+512(SB), Y1, Y3
+	VFMADD213PD  ocannlMap2AVX2Consts<>+544(SB), Y1, Y3
+	VFMADD213PD  ocannlMap2AVX2Consts<>+544(SB), Y1, Y3
+	VMULPD       ocannlMap2AVX2Consts<>+512(SB), Y2, Y1
+	VROUNDPD     $0x01, Y1, Y1
+	VSUBPD       Y1, Y2, Y2
+	VADDPD       ocannlMap2AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap2AVX2Consts<>+608(SB), Y1, Y1
+	VPSLLQ       $0x34, Y1, Y1
+	VMULPD       Y1, Y3, Y3
+	VADDPD       ocannlMap2AVX2Consts<>+576(SB), Y2, Y2
+	VPADDQ       ocannlMap2AVX2Consts<>+608(SB), Y2, Y2
+	VPSLLQ       $0x34, Y2, Y2
+	VMULPD       Y2, Y3, Y3
+	VMOVUPS      Y3, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VMASKMOVPD   (CX), Y0, Y1
+	VMOVUPD      ocannlMap2AVX2Consts<>+0(SB), Y2
+	VMAXPD       Y1, Y2, Y1
+	VMOVUPD      ocannlMap2AVX2Consts<>+32(SB), Y2
+	VMINPD       Y1, Y2, Y1
+	VMULPD       ocannlMap2AVX2Consts<>+64(SB), Y1, Y2
+	VROUNDPD     $0x00, Y2, Y2
+	VFNMADD231PD ocannlMap2AVX2Consts<>+96(SB), Y2, Y1
+	VFNMADD231PD ocannlMap2AVX2Consts<>+128(SB), Y2, Y1
+	VMOVUPD      ocannlMap2AVX2Consts<>+160(SB), Y3
+	VFMADD213PD  ocannlMap2AVX2Consts<>+192(SB), Y1, Y3
+	VFMADD213PD  ocannlMap2AVX2Consts<>+224(SB), Y1, Y3
+	VFMADD213PD  ocannlMap2AVX2Consts<>+256(SB), Y1, Y3
+	VFMADD213PD  ocannlMap2AVX2Consts<>+288(SB), Y1, Y3
+	VFMADD213PD  ocannlMap2AVX2Consts<>+320(SB), Y1, Y3
+	VFMADD213PD  ocannlMap2AVX2Consts<>+352(SB), Y1, Y3
+	VFMADD213PD  ocannlMap2AVX2Consts<>+384(SB), Y1, Y3
+	VFMADD213PD  ocannlMap2AVX2Consts<>+416(SB), Y1, Y3
+	VFMADD213PD  ocannlMap2AVX2Consts<>+448(SB), Y1, Y3
+	VFMADD213PD  ocannlMap2AVX2Consts<>+480(SB), Y1, Y3
+	VFMADD213PD  ocannlMap2AVX2Consts<>+512(SB), Y1, Y3
+	VFMADD213PD  ocannlMap2AVX2Consts<>+544(SB), Y1, Y3
+	VFMADD213PD  ocannlMap2AVX2Consts<>+544(SB), Y1, Y3
+	VMULPD       ocannlMap2AVX2Consts<>+512(SB), Y2, Y1
+	VROUNDPD     $0x01, Y1, Y1
+	VSUBPD       Y1, Y2, Y2
+	VADDPD       ocannlMap2AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap2AVX2Consts<>+608(SB), Y1, Y1
+	VPSLLQ       $0x34, Y1, Y1
+	VMULPD       Y1, Y3, Y3
+	VADDPD       ocannlMap2AVX2Consts<>+576(SB), Y2, Y2
+	VPADDQ       ocannlMap2AVX2Consts<>+608(SB), Y2, Y2
+	VPSLLQ       $0x34, Y2, Y2
+	VMULPD       Y2, Y3, Y3
+	VMASKMOVPD   Y3, Y0, (AX)
+	VZEROUPPER
+	RET
+
+DATA ocannlMap2AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap2AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap2AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap2AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap2AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap2AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap2AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap2AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap2AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap2AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap2AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap2AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap2AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap2AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap2AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap2AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap2AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap2AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap2AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap2AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap2AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap2AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap2AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap2AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap2AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap2AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap2AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap2AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap2AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap2AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap2AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap2AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap2AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap2AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap2AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap2AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap2AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap2AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap2AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap2AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap2AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap2AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap2AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap2AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap2AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap2AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap2AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap2AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap2AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap2AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap2AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap2AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap2AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap2AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap2AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap2AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap2AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap2AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap2AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap2AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap2AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap2AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap2AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap2AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap2AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap2AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap2AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap2AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap2AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap2AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap2AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap2AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap2AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap2AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap2AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap2AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap2AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap2AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap2AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap2AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap2AVX2Consts<>(SB), RODATA|NOPTR, $640
+
+// func ocannlMap3AVX2(c *float64, x0 *float64)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap3AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	VMOVUPS      ocannlMask64<>+16(SB), Y0
+	MOVQ         $0x0000000a, DX
+
+e1:
+	VMOVUPS      (CX), Y1
+	VMOVUPD      ocannlMap3AVX2Consts<>+0(SB), Y2
+	VMAXPD       Y1, Y2, Y1
+	VMOVUPD      ocannlMap3AVX2Consts<>+32(SB), Y2
+	VMINPD       Y1, Y2, Y1
+	VMULPD       ocannlMap3AVX2Consts<>+64(SB), Y1, Y2
+	VROUNDPD     $0x00, Y2, Y2
+	VFNMADD231PD ocannlMap3AVX2Consts<>+96(SB), Y2, Y1
+	VFNMADD231PD ocannlMap3AVX2Consts<>+128(SB), Y2, Y1
+	VMOVUPD      ocannlMap3AVX2Consts<>+160(SB), Y3
+	VFMADD213PD  ocannlMap3AVX2Consts<>+192(SB), Y1, Y3
+	VFMADD213PD  ocannlMap3AVX2Consts<>+224(SB), Y1, Y3
+	VFMADD213PD  ocannlMap3AVX2Consts<>+256(SB), Y1, Y3
+	VFMADD213PD  ocannlMap3AVX2Consts<>+288(SB), Y1, Y3
+	VFMADD213PD  ocannlMap3AVX2Consts<>+320(SB), Y1, Y3
+	VFMADD213PD  ocannlMap3AVX2Consts<>+352(SB), Y1, Y3
+	VFMADD213PD  ocannlMap3AVX2Consts<>+384(SB), Y1, Y3
+	VFMADD213PD  ocannlMap3AVX2Consts<>+416(SB), Y1, Y3
+	VFMADD213PD  ocannlMap3AVX2Consts<>+448(SB), Y1, Y3
+	VFMADD213PD  ocannlMap3AVX2Consts<>+480(SB), Y1, Y3
+	VFMADD213PD  ocannlMap3AVX2Consts<>+512(SB), Y1, Y3
+	VFMADD213PD  ocannlMap3AVX2Consts<>+544(SB), Y1, Y3
+	VFMADD213PD  ocannlMap3AVX2Consts<>+544(SB), Y1, Y3
+	VMULPD       ocannlMap3AVX2Consts<>+512(SB), Y2, Y1
+	VROUNDPD     $0x01, Y1, Y1
+	VSUBPD       Y1, Y2, Y2
+	VADDPD       ocannlMap3AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap3AVX2Consts<>+608(SB), Y1, Y1
+	VPSLLQ       $0x34, Y1, Y1
+	VMULPD       Y1, Y3, Y3
+	VADDPD       ocannlMap3AVX2Consts<>+576(SB), Y2, Y2
+	VPADDQ       ocannlMap3AVX2Consts<>+608(SB), Y2, Y2
+	VPSLLQ       $0x34, Y2, Y2
+	VMULPD       Y2, Y3, Y3
+	VMOVUPS      Y3, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VMASKMOVPD   (CX), Y0, Y1
+	VMOVUPD      ocannlMap3AVX2Consts<>+0(SB), Y2
+	VMAXPD       Y1, Y2, Y1
+	VMOVUPD      ocannlMap3AVX2Consts<>+32(SB), Y2
+	VMINPD       Y1, Y2, Y1
+	VMULPD       ocannlMap3AVX2Consts<>+64(SB), Y1, Y2
+	VROUNDPD     $0x00, Y2, Y2
+	VFNMADD231PD ocannlMap3AVX2Consts<>+96(SB), Y2, Y1
+	VFNMADD231PD ocannlMap3AVX2Consts<>+128(SB), Y2, Y1
+	VMOVUPD      ocannlMap3AVX2Consts<>+160(SB), Y3
+	VFMADD213PD  ocannlMap3AVX2Consts<>+192(SB), Y1, Y3
+	VFMADD213PD  ocannlMap3AVX2Consts<>+224(SB), Y1, Y3
+	VFMADD213PD  ocannlMap3AVX2Consts<>+256(SB), Y1, Y3
+	VFMADD213PD  ocannlMap3AVX2Consts<>+288(SB), Y1, Y3
+	VFMADD213PD  ocannlMap3AVX2Consts<>+320(SB), Y1, Y3
+	VFMADD213PD  ocannlMap3AVX2Consts<>+352(SB), Y1, Y3
+	VFMADD213PD  ocannlMap3AVX2Consts<>+384(SB), Y1, Y3
+	VFMADD213PD  ocannlMap3AVX2Consts<>+416(SB), Y1, Y3
+	VFMADD213PD  ocannlMap3AVX2Consts<>+448(SB), Y1, Y3
+	VFMADD213PD  ocannlMap3AVX2Consts<>+480(SB), Y1, Y3
+	VFMADD213PD  ocannlMap3AVX2Consts<>+512(SB), Y1, Y3
+	VFMADD213PD  ocannlMap3AVX2Consts<>+544(SB), Y1, Y3
+	VFMADD213PD  ocannlMap3AVX2Consts<>+544(SB), Y1, Y3
+	VMULPD       ocannlMap3AVX2Consts<>+512(SB), Y2, Y1
+	VROUNDPD     $0x01, Y1, Y1
+	VSUBPD       Y1, Y2, Y2
+	VADDPD       ocannlMap3AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap3AVX2Consts<>+608(SB), Y1, Y1
+	VPSLLQ       $0x34, Y1, Y1
+	VMULPD       Y1, Y3, Y3
+	VADDPD       ocannlMap3AVX2Consts<>+576(SB), Y2, Y2
+	VPADDQ       ocannlMap3AVX2Consts<>+608(SB), Y2, Y2
+	VPSLLQ       $0x34, Y2, Y2
+	VMULPD       Y2, Y3, Y3
+	VMASKMOVPD   Y3, Y0, (AX)
+	VZEROUPPER
+	RET
+
+DATA ocannlMap3AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap3AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap3AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap3AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap3AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap3AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap3AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap3AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap3AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap3AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap3AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap3AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap3AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap3AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap3AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap3AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap3AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap3AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap3AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap3AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap3AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap3AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap3AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap3AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap3AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap3AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap3AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap3AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap3AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap3AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap3AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap3AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap3AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap3AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap3AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap3AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap3AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap3AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap3AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap3AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap3AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap3AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap3AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap3AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap3AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap3AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap3AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap3AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap3AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap3AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap3AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap3AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap3AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap3AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap3AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap3AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap3AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap3AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap3AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap3AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap3AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap3AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap3AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap3AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap3AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap3AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap3AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap3AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap3AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap3AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap3AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap3AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap3AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap3AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap3AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap3AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap3AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap3AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap3AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap3AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap3AVX2Consts<>(SB), RODATA|NOPTR, $640
+
 // func ocannlReduce0AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
 TEXT ·ocannlReduce0AVX2(SB), NOSPLIT, $0-24
@@ -636,5 +976,124 @@ row1:
 	ADDQ         $+40, CX
 	DECQ         BX
 	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce9AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+16(SB), Y0
+	VMOVUPS      ocannlMask64<>+8(SB), Y1
+	MOVQ         $0x00000006, DX
+
+row1:
+	VMOVUPS      (CX), Y2
+	VMASKMOVPD   32(CX), Y1, Y3
+	VBLENDVPD    Y1, Y3, Y0, Y3
+	VMAXPD       Y3, Y2, Y4
+	VMAXPD       Y2, Y3, Y5
+	VCMPPD       $0x03, Y3, Y2, Y2
+	VANDPD       Y5, Y4, Y3
+	VORPD        Y2, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X2
+	VMAXPD       X2, X3, X4
+	VMAXPD       X3, X2, X5
+	VCMPPD       $0x03, X2, X3, X2
+	VANDPD       X5, X4, X3
+	VORPD        X2, X3, X3
+	VPERMILPD    $0x01, X3, X2
+	VMAXPD       X2, X3, X4
+	VMAXPD       X3, X2, X5
+	VCMPPD       $0x03, X2, X3, X2
+	VANDPD       X5, X4, X3
+	VORPD        X2, X3, X3
+	VMOVSD       X3, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+56, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce10AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      ocannlMask64<>+8(SB), Y1
+	MOVQ         $0x00000006, DX
+
+row1:
+	VMOVUPS      (CX), Y2
+	VMASKMOVPD   32(CX), Y1, Y3
+	VBLENDVPD    Y1, Y3, Y0, Y3
+	VADDPD       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPD       X3, X2, X2
+	VPERMILPD    $0x01, X2, X3
+	VADDPD       X3, X2, X2
+	VMOVSD       ocannlConst64<>+0(SB), X3
+	VADDPD       X2, X3, X2
+	VMOVSD       X2, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+56, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce11AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      ocannlMask64<>+8(SB), Y1
+	MOVQ         $0x00000006, DX
+
+row1:
+	VMOVUPS      (CX), Y2
+	VMASKMOVPD   32(CX), Y1, Y3
+	VBLENDVPD    Y1, Y3, Y0, Y3
+	VADDPD       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPD       X3, X2, X2
+	VPERMILPD    $0x01, X2, X3
+	VADDPD       X3, X2, X2
+	VMOVSD       (AX), X3
+	VSUBPD       X2, X3, X2
+	VMOVSD       X2, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+56, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce12AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      ocannlMask64<>+8(SB), Y1
+	VMOVUPS      (AX), Y2
+	VMASKMOVPD   32(AX), Y1, Y3
+	MOVQ         $0x00000006, DX
+
+row1:
+	VMOVUPS    (CX), Y4
+	VADDPD     Y4, Y2, Y2
+	VMASKMOVPD 32(CX), Y1, Y4
+	VBLENDVPD  Y1, Y4, Y0, Y4
+	VADDPD     Y4, Y3, Y3
+	ADDQ       $+56, CX
+	DECQ       DX
+	JNZ        row1
+	VMOVUPS    Y2, (AX)
+	VMASKMOVPD Y3, Y1, 32(AX)
 	VZEROUPPER
 	RET

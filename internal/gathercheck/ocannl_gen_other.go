@@ -18,6 +18,12 @@ func ocannlMap0AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap0AVX2 called wi
 // ocannlMap1AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap1AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap1AVX2 called without assembly") }
 
+// ocannlMap2AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap2AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap2AVX2 called without assembly") }
+
+// ocannlMap3AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap3AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap3AVX2 called without assembly") }
+
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce0AVX2 called without assembly")
@@ -53,4 +59,22 @@ func ocannlReduce7AVX2(c, x0, x1 *float64) {
 // ocannlReduce8AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce8AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce8AVX2 called without assembly")
+}
+
+// ocannlReduce9AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce9AVX2(c, x0 *float64) { panic("ocannlgen: ocannlReduce9AVX2 called without assembly") }
+
+// ocannlReduce10AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce10AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce10AVX2 called without assembly")
+}
+
+// ocannlReduce11AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce11AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce11AVX2 called without assembly")
+}
+
+// ocannlReduce12AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce12AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce12AVX2 called without assembly")
 }

@@ -14,7 +14,7 @@ import (
 
 // ocannlDirectives is the hash of this package's //ocannl: directives
 // (ocannlDirectiveHash) when ocannlgen generated ocannl_gen.go from them.
-const ocannlDirectives = "e284ec04255428d1f20e15de8f4de7b66ad6016d37e2d8b6448fb20494ffbfe4"
+const ocannlDirectives = "69169228e9933a7e0d06e451fc23148e9181b62ea53134446a54a391e10c676f"
 
 // TestOcannlGenerated fails when this package's //ocannl: directives
 // changed after ocannl_gen.go was generated from them, so that the tests

@@ -51,3 +51,15 @@ type Tropical struct {
 type BigPool struct {
 	ocannlBigPool
 }
+
+// Embed gathers columns of a 64 -> 96 table for 32 x 16 token ids; the
+// loss is sum(e * r), so the table's gradient is exactly the scatter-add
+// of r (e's gradient is r itself).
+//
+//ocannl:model
+//ocannl:loss objective:
+//ocannl:input ids : 32, 16 | index 64
+//ocannl:input r : 32, 16 | 96
+//ocannl:let e = {table; o=[96]} @@ "k -> o; ..b.. | => ..b.. | o" ids
+//ocannl:return e +* "...|...->...; ...|...->... => 0" r
+type Embed struct{ ocannlEmbed }

@@ -440,6 +440,127 @@ func (m *ocannlBigPool) UnmarshalBinary(data []byte) error {
 	return rt.Unmarshal(data, m.ParamTensors())
 }
 
+// ocannlEmbedParams holds one value per cell of every parameter of Embed, flattened in memory order (batch, output, input).
+type ocannlEmbedParams struct {
+	// Table is table: shape 64 -> 96, memory order [96][64].
+	Table [6144]float32
+}
+
+// ocannlEmbed is the generated state of Embed: embed it in Embed. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
+type ocannlEmbed struct {
+	// Params are the learnable parameters.
+	Params ocannlEmbedParams
+	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
+	Grads ocannlEmbedParams
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool                 *rt.Pool
+	loss                 [1]float32
+	scratchObjectiveLoss ocannlEmbedObjectiveLossScratch
+	scratchBackward      ocannlEmbedBackwardScratch
+}
+
+// Init sets every parameter to its initial value for the given seed and clears the gradients.
+// Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
+// adding or reordering parameters never changes the others. It does not allocate.
+func (m *ocannlEmbed) Init(seed uint64) {
+	rt.DefaultInit(m.Params.Table[:], rt.InnerKey(rt.ParamKey("table"), seed, false))
+	m.Grads = ocannlEmbedParams{}
+}
+
+// ObjectiveLoss runs entry point objective of Embed (forward only) and returns the loss. It does not allocate.
+func (m *ocannlEmbed) ObjectiveLoss(ids *[32][16]int32, r *[32][16][96]float32) (float32, error) {
+	for _i0 := range 32 {
+		for _i1 := range 16 {
+			if _v := ids[_i0][_i1]; _v < 0 || _v >= 64 {
+				return 0, rt.NewIndexError("ids", _v, 64, _i0, _i1)
+			}
+		}
+	}
+	ocannlEmbedObjectiveLoss(ids, r, &m.Params.Table, &m.loss, m.Pool, &m.scratchObjectiveLoss)
+	return m.loss[0], nil
+}
+
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
+// every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
+func (m *ocannlEmbed) Backward(ids *[32][16]int32, r *[32][16][96]float32) (float32, error) {
+	for _i0 := range 32 {
+		for _i1 := range 16 {
+			if _v := ids[_i0][_i1]; _v < 0 || _v >= 64 {
+				return 0, rt.NewIndexError("ids", _v, 64, _i0, _i1)
+			}
+		}
+	}
+	ocannlEmbedBackward(ids, r, &m.Params.Table, &m.Grads.Table, &m.loss, m.Pool, &m.scratchBackward)
+	return m.loss[0], nil
+}
+
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
+func (m *ocannlEmbed) ParamTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data32: m.Params.Table[:],
+		Dims:   []int{96, 64},
+		Name:   "table",
+		Role:   rt.RoleOther,
+	}}
+}
+
+// Save writes the parameters to w in rt's parameter file format.
+func (m *ocannlEmbed) Save(w io.Writer) error {
+	return rt.Save(w, m.ParamTensors())
+}
+
+// Load reads parameters saved by Save. A file whose tensors differ in name, element type
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
+func (m *ocannlEmbed) Load(r io.Reader) error {
+	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
+func (m *ocannlEmbed) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
+func (m *ocannlEmbed) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
+// MarshalBinary encodes the parameters as Save does.
+func (m *ocannlEmbed) MarshalBinary() ([]byte, error) {
+	var b bytes.Buffer
+	err := m.Save(&b)
+	return b.Bytes(), err
+}
+
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
+func (m *ocannlEmbed) UnmarshalBinary(data []byte) error {
+	return rt.Unmarshal(data, m.ParamTensors())
+}
+
 // ocannlPoolObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Pool.
@@ -2176,6 +2297,302 @@ func (r13 *ocannlBigPoolBackwardPart5) Part(j15 int) {
 // ocannlBigPoolBackwardPart5Records holds the free ocannlBigPoolBackwardPart5 records.
 var ocannlBigPoolBackwardPart5Records rt.Records[ocannlBigPoolBackwardPart5]
 
+// ocannlEmbedObjectiveLoss runs a tensor program generated by ocannlgen.
+//
+// Entry point objective of model Embed.
+//
+// Tensors (batch | input -> output):
+//
+//	ids: 32,16 |  (input, parameter ids)
+//	r: 32,16 | 96 (input, parameter r)
+//	table: 64 -> 96 (param, parameter pTable)
+//	e: 32,16 | 96 (let, local, in scratch field e)
+//	objective: 1 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# e = gather "@@" "k -> o; ..b.. | => ..b.. | o" of table, ids
+//	for i0 in 0..31:
+//	  for i1 in 0..15:
+//	    for i2 in 0..95:
+//	      e[i0, i1, i2] = table[i2, ids[i0, i1]]
+//
+//	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of e, r
+//	fill objective with 0
+//	for i0 in 0..31:  # reduction
+//	  for i1 in 0..15:  # reduction
+//	    for i2 in 0..95:  # reduction
+//	      objective[0] += e[i0, i1, i2] * r[i0, i1, i2]
+func ocannlEmbedObjectiveLoss(ids *[32][16]int32, r *[32][16][96]float32, pTable *[6144]float32, out *[1]float32, pool *rt.Pool, scratch *ocannlEmbedObjectiveLossScratch) {
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
+
+	// e = gather "@@" "k -> o; ..b.. | => ..b.. | o" of table, ids
+	for i0 := range 32 {
+		for i1 := range 16 {
+			for i2 := range 96 {
+				scratch.e[i0][i1][i2] = pTable[64*i2+int(ids[i0][i1])]
+			}
+		}
+	}
+
+	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of e, r
+	// 8 parts of i0 on the pool.
+	rec := ocannlEmbedObjectiveLossPart0Records.Get()
+	rec.r = r
+	rec.scratch = scratch
+	region.Run(rec, 8)
+	// The 8 partial sums, added in part order.
+	for j2 := range 1 {
+		acc2 := float32(0)
+		acc2 += rec.outPartial[0][j2]
+		acc2 += rec.outPartial[1][j2]
+		acc2 += rec.outPartial[2][j2]
+		acc2 += rec.outPartial[3][j2]
+		acc2 += rec.outPartial[4][j2]
+		acc2 += rec.outPartial[5][j2]
+		acc2 += rec.outPartial[6][j2]
+		acc2 += rec.outPartial[7][j2]
+		out[j2] = acc2
+	}
+	rec.r = nil
+	rec.scratch = nil
+	ocannlEmbedObjectiveLossPart0Records.Put(rec)
+}
+
+// ocannlEmbedObjectiveLossScratch holds the local arrays of ocannlEmbedObjectiveLoss too large for the stack. Their
+// contents are garbage between calls; calls running at the same time need one each.
+type ocannlEmbedObjectiveLossScratch struct {
+	e [32][16][96]float32
+}
+
+// ocannlEmbedObjectiveLossPart0 is the task record of a loop nest of ocannlEmbedObjectiveLoss that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlEmbedObjectiveLossPart0 struct {
+	r          *[32][16][96]float32
+	scratch    *ocannlEmbedObjectiveLossScratch
+	outPartial [8][1]float32
+}
+
+// Part runs part j of the nest (0 <= j < 8).
+func (r2 *ocannlEmbedObjectiveLossPart0) Part(j int) {
+	r, scratch, outPartial := r2.r, r2.scratch, &r2.outPartial
+	outPartial[j] = [1]float32{}
+	// float32 along-rows add reduction kernel, 1 rows of 6144 elements into 1 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce7AVX2(&outPartial[j][0], &scratch.e[4*j][0][0], &r[4*j][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc := outPartial[j][0]
+		for i0 := range 4 {
+			for i1 := range 16 {
+				eRow := &scratch.e[i0+4*j][i1]
+				rRow := &r[i0+4*j][i1]
+				for i2 := range 96 {
+					acc += eRow[i2] * rRow[i2]
+				}
+			}
+		}
+		outPartial[j][0] = acc
+	}
+}
+
+// ocannlEmbedObjectiveLossPart0Records holds the free ocannlEmbedObjectiveLossPart0 records.
+var ocannlEmbedObjectiveLossPart0Records rt.Records[ocannlEmbedObjectiveLossPart0]
+
+// ocannlEmbedBackward runs a tensor program generated by ocannlgen.
+//
+// Forward and backward pass of loss objective of model Embed.
+//
+// Tensors (batch | input -> output):
+//
+//	ids: 32,16 |  (input, parameter ids)
+//	r: 32,16 | 96 (input, parameter r)
+//	table: 64 -> 96 (param, parameter pTable)
+//	e: 32,16 | 96 (let, local, in scratch field e)
+//	objective: 1 (let, output parameter loss)
+//	table.grad: [96 64] (let, output parameter gTable)
+//	e.grad: [32 16 96] (let, local, in scratch field e_grad)
+//	objective.grad: [1] (let, local, in scratch field objective_grad)
+//
+// Loop nests:
+//
+//	# e = gather "@@" "k -> o; ..b.. | => ..b.. | o" of table, ids
+//	for i0 in 0..31:
+//	  for i1 in 0..15:
+//	    for i2 in 0..95:
+//	      e[i0, i1, i2] = table[i2, ids[i0, i1]]
+//
+//	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of e, r
+//	fill objective with 0
+//	for i0 in 0..31:  # reduction
+//	  for i1 in 0..15:  # reduction
+//	    for i2 in 0..95:  # reduction
+//	      objective[0] += e[i0, i1, i2] * r[i0, i1, i2]
+//
+//	# zero the gradients
+//	fill table.grad with 0
+//	fill e.grad with 0
+//	fill objective.grad with 0
+//
+//	# objective.grad = 1
+//	objective.grad[0] = 1
+//
+//	# backprop of op 1 (objective = einsum "+*" "...|...->...; ...|...->... => 0" of e, r): g1 =+ g * v2; g1 is e.grad
+//	for i0 in 0..31:
+//	  for i1 in 0..15:
+//	    for i2 in 0..95:
+//	      e.grad[i0, i1, i2] += objective.grad[0] * r[i0, i1, i2]
+//
+//	# backprop of op 0 (e = gather "@@" "k -> o; ..b.. | => ..b.. | o" of table, ids): g1 =+ g; g1 is table.grad
+//	for i0 in 0..31:  # reduction
+//	  for i1 in 0..15:  # reduction
+//	    for i2 in 0..95:
+//	      table.grad[i2, ids[i0, i1]] += e.grad[i0, i1, i2]
+func ocannlEmbedBackward(ids *[32][16]int32, r *[32][16][96]float32, pTable *[6144]float32, gTable *[6144]float32, loss *[1]float32, pool *rt.Pool, scratch *ocannlEmbedBackwardScratch) {
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
+
+	// e = gather "@@" "k -> o; ..b.. | => ..b.. | o" of table, ids
+	for i0 := range 32 {
+		for i1 := range 16 {
+			for i2 := range 96 {
+				scratch.e[i0][i1][i2] = pTable[64*i2+int(ids[i0][i1])]
+			}
+		}
+	}
+
+	// zero the gradients
+
+	*gTable = [6144]float32{}
+
+	scratch.objective_grad = [1]float32{}
+
+	// objective.grad = 1
+
+	scratch.objective_grad[0] = 1
+
+	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of e, r
+	// 8 parts of i0 on the pool.
+	rec := ocannlEmbedBackwardPart0Records.Get()
+	rec.r = r
+	rec.scratch = scratch
+
+	// backprop of op 1 (objective = einsum "+*" "...|...->...; ...|...->... => 0" of e, r): g1 =+ g * v2; g1 is e.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.e_grad = [32][16][96]float32{}
+	}
+	// 8 parts of i0 on the pool.
+	rec2 := ocannlEmbedBackwardPart1Records.Get()
+	rec2.r = r
+	rec2.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec, rec2)
+	// The 8 partial sums, added in part order.
+	for j2 := range 1 {
+		acc2 := float32(0)
+		acc2 += rec.lossPartial[0][j2]
+		acc2 += rec.lossPartial[1][j2]
+		acc2 += rec.lossPartial[2][j2]
+		acc2 += rec.lossPartial[3][j2]
+		acc2 += rec.lossPartial[4][j2]
+		acc2 += rec.lossPartial[5][j2]
+		acc2 += rec.lossPartial[6][j2]
+		acc2 += rec.lossPartial[7][j2]
+		loss[j2] = acc2
+	}
+	rec.r = nil
+	rec.scratch = nil
+	ocannlEmbedBackwardPart0Records.Put(rec)
+	*rec2 = ocannlEmbedBackwardPart1{}
+	ocannlEmbedBackwardPart1Records.Put(rec2)
+
+	// backprop of op 0 (e = gather "@@" "k -> o; ..b.. | => ..b.. | o" of table, ids): g1 =+ g; g1 is table.grad
+	for i0 := range 32 {
+		for i1 := range 16 {
+			for i2 := range 96 {
+				gTable[64*i2+int(ids[i0][i1])] += scratch.e_grad[i0][i1][i2]
+			}
+		}
+	}
+}
+
+// ocannlEmbedBackwardScratch holds the local arrays of ocannlEmbedBackward too large for the stack. Their
+// contents are garbage between calls; calls running at the same time need one each.
+type ocannlEmbedBackwardScratch struct {
+	e              [32][16][96]float32
+	e_grad         [32][16][96]float32
+	objective_grad [1]float32
+}
+
+// ocannlEmbedBackwardPart0 is the task record of a loop nest of ocannlEmbedBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlEmbedBackwardPart0 struct {
+	r           *[32][16][96]float32
+	scratch     *ocannlEmbedBackwardScratch
+	lossPartial [8][1]float32
+}
+
+// Part runs part j of the nest (0 <= j < 8).
+func (r2 *ocannlEmbedBackwardPart0) Part(j int) {
+	r, scratch, lossPartial := r2.r, r2.scratch, &r2.lossPartial
+	lossPartial[j] = [1]float32{}
+	// float32 along-rows add reduction kernel, 1 rows of 6144 elements into 1 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce7AVX2(&lossPartial[j][0], &scratch.e[4*j][0][0], &r[4*j][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc := lossPartial[j][0]
+		for i0 := range 4 {
+			for i1 := range 16 {
+				eRow := &scratch.e[i0+4*j][i1]
+				rRow := &r[i0+4*j][i1]
+				for i2 := range 96 {
+					acc += eRow[i2] * rRow[i2]
+				}
+			}
+		}
+		lossPartial[j][0] = acc
+	}
+}
+
+// ocannlEmbedBackwardPart0Records holds the free ocannlEmbedBackwardPart0 records.
+var ocannlEmbedBackwardPart0Records rt.Records[ocannlEmbedBackwardPart0]
+
+// ocannlEmbedBackwardPart1 is the task record of a loop nest of ocannlEmbedBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlEmbedBackwardPart1 struct {
+	r       *[32][16][96]float32
+	scratch *ocannlEmbedBackwardScratch
+}
+
+// Part runs part j3 of the nest (0 <= j3 < 8).
+func (r3 *ocannlEmbedBackwardPart1) Part(j3 int) {
+	r, scratch := r3.r, r3.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 6144 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap12AVX2(&scratch.e_grad[4*j3][0][0], &scratch.objective_grad[0], &r[4*j3][0][0])
+	} else {
+		objective_gradV := scratch.objective_grad[0]
+		for i0 := range 4 {
+			for i1 := range 16 {
+				rRow2 := &r[i0+4*j3][i1]
+				e_gradRow := &scratch.e_grad[i0+4*j3][i1]
+				for i2 := range 96 {
+					e_gradRow[i2] += objective_gradV * rRow2[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlEmbedBackwardPart1Records holds the free ocannlEmbedBackwardPart1 records.
+var ocannlEmbedBackwardPart1Records rt.Records[ocannlEmbedBackwardPart1]
+
 // ocannlMatMul runs a tensor program generated by ocannlgen.
 //
 // //ocannl:einsum "i,j; j,k => i,k"
@@ -2469,11 +2886,11 @@ func ocannlConvPadded(img *[2][16][16][3]float32, kernel *[8][3][3][3]float32, o
 	// float32 pointwise kernel over 16 rows of 48 elements (c = x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap12AVX512(&img2[i0][1][1][0], &img[i0][0][0][0])
+			ocannlMap13AVX512(&img2[i0][1][1][0], &img[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap12AVX2(&img2[i0][1][1][0], &img[i0][0][0][0])
+			ocannlMap13AVX2(&img2[i0][1][1][0], &img[i0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -2687,7 +3104,7 @@ func ocannlArith(x *[32][64]float32, y *[32][64]float32, out *[32][64]float32) {
 	// out = pointwise "+" of _out.4, _out.6, with _out.4 = pointwise relu of _out.3, with _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise "*." of x, y fused, with _out.2 = pointwise "/." of x, y fused fused fused, with _out.6 = pointwise "*." of _out.5, _num.1, with _out.5 = pointwise "-" of x, y fused fused
 	// float32 pointwise kernel over 2048 elements (c = add(relu(sub(mul(x0,x1),div(x0,x1))),mul(sub(x0,x1),2))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap13AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap14AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 32 {
 			xRow := &x[i0]
@@ -2747,7 +3164,7 @@ func ocannlArithF64(x *[32][64]float64, y *[32][64]float64, out *[32][64]float64
 	// out = pointwise "+" of _out.4, _out.6, with _out.4 = pointwise relu of _out.3, with _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise "*." of x, y fused, with _out.2 = pointwise "/." of x, y fused fused fused, with _out.6 = pointwise "*." of _out.5, _num.1, with _out.5 = pointwise "-" of x, y fused fused
 	// float64 pointwise kernel over 2048 elements (c = add(relu(sub(mul(x0,x1),div(x0,x1))),mul(sub(x0,x1),2))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap14AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap15AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 32 {
 			xRow := &x[i0]
@@ -2797,9 +3214,9 @@ func ocannlCompare(x *[32][64]float32, y *[32][64]float32, out *[32][64]float32)
 	// out = pointwise where of _out.1, _out.2, _out.4, with _out.1 = pointwise "<" of x, y fused, with _out.2 = pointwise "=" of x, y fused, with _out.4 = pointwise "+" of _out.3, y, with _out.3 = pointwise "<>" of x, y fused fused
 	// float32 pointwise kernel over 2048 elements (c = where(lt(x0,x1),eq(x0,x1),add(ne(x0,x1),x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap15AVX512(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap16AVX512(&out[0][0], &x[0][0], &y[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap15AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap16AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 32 {
 			xRow := &x[i0]
@@ -2865,7 +3282,7 @@ func ocannlGate(x *[32][64]float32, y *[32][64]float32, g *[32][64]float32, out 
 	// _out.2 = pointwise where of _out.1, g, _num.1, with _out.1 = pointwise "=" of y, x fused
 	// float32 pointwise kernel over 2048 elements (c = where(eq(x0,x1),x2,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap16AVX2(&out_2[0][0], &y[0][0], &x[0][0], &g[0][0])
+		ocannlMap17AVX2(&out_2[0][0], &y[0][0], &x[0][0], &g[0][0])
 	} else {
 		for i0 := range 32 {
 			yRow := &y[i0]
@@ -2889,9 +3306,9 @@ func ocannlGate(x *[32][64]float32, y *[32][64]float32, g *[32][64]float32, out 
 	// out = assignment out =+ ~logic:"." of _out.2
 	// float32 pointwise kernel over 2048 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap17AVX512(&out[0][0], &out_2[0][0])
+		ocannlMap18AVX512(&out[0][0], &out_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap17AVX2(&out[0][0], &out_2[0][0])
+		ocannlMap18AVX2(&out[0][0], &out_2[0][0])
 	} else {
 		for i0 := range 32 {
 			out_2Row2 := &out_2[i0]
@@ -3017,7 +3434,7 @@ func ocannlMinInto(x *[32][64]float32, out *[32][64]float32) {
 	// out = assignment out =@- ~logic:"." of x
 	// float32 pointwise kernel over 2048 elements (c min= x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap18AVX2(&out[0][0], &x[0][0])
+		ocannlMap19AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 32 {
 			xRow := &x[i0]
@@ -3050,7 +3467,7 @@ func ocannlSumRows(x *[64][100]float32, out *[64]float32) {
 	// out = einsum "++" "i,j => i" of x
 	// float32 along-rows add reduction kernel, 64 rows of 100 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce7AVX2(&out[0], &x[0][0])
+		ocannlReduce8AVX2(&out[0], &x[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -3086,7 +3503,7 @@ func ocannlSumCols(x *[200][16]float32, out *[16]float32) {
 	*out = [16]float32{}
 	// float32 across-rows add reduction kernel, 200 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&out[0], &x[0][0])
+		ocannlReduce9AVX2(&out[0], &x[0][0])
 	} else {
 		// loops reordered to i1, i0 (unit stride innermost); i1 unrolled by 4 and jammed into i0.
 		for i1 := 0; i1 < 200; i1 += 4 {
@@ -3127,7 +3544,7 @@ func ocannlMaxRows(x *[64][100]float32, out *[64]float32) {
 	// out = einsum "@^^" "i,j => i" of x
 	// float32 along-rows max reduction kernel, 64 rows of 100 elements into 64 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce9AVX2(&out[0], &x[0][0])
+		ocannlReduce10AVX2(&out[0], &x[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -3162,7 +3579,7 @@ func ocannlMaxRowsF64(x *[48][10]float64, out *[48]float64) {
 	// out = einsum "@^^" "i,j => i" of x
 	// float64 along-rows max reduction kernel, 48 rows of 10 elements into 48 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&out[0], &x[0][0])
+		ocannlReduce11AVX2(&out[0], &x[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 48 {
@@ -3200,7 +3617,7 @@ func ocannlMaxCols(x *[100][64]float32, out *[64]float32) {
 	}
 	// float32 across-rows max reduction kernel, 100 rows of 64 elements into 64 cells (c = c max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce11AVX2(&out[0], &x[0][0])
+		ocannlReduce12AVX2(&out[0], &x[0][0])
 	} else {
 		// loops reordered to i1, i0 (unit stride innermost); i1 unrolled by 4 and jammed into i0.
 		for i1 := 0; i1 < 100; i1 += 4 {
@@ -3241,7 +3658,7 @@ func ocannlMinRows(x *[64][100]float32, out *[64]float32) {
 	// out = assignment out =:@- ~logic:"i,j => i" of x
 	// float32 along-rows min reduction kernel, 64 rows of 100 elements into 64 cells (c = +Inf min x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce12AVX2(&out[0], &x[0][0])
+		ocannlReduce13AVX2(&out[0], &x[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -3275,7 +3692,7 @@ func ocannlExp(x *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise exp of x
 	// float32 pointwise kernel over 1024 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap19AVX2(&out[0][0], &x[0][0])
+		ocannlMap20AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -3307,7 +3724,7 @@ func ocannlExpF64(x *[16][64]float64, out *[16][64]float64) {
 	// out = pointwise exp of x
 	// float64 pointwise kernel over 1024 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap20AVX2(&out[0][0], &x[0][0])
+		ocannlMap21AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -3339,7 +3756,7 @@ func ocannlExp2(x *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise exp2 of x
 	// float32 pointwise kernel over 1024 elements (c = exp2(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap21AVX2(&out[0][0], &x[0][0])
+		ocannlMap22AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -3371,7 +3788,7 @@ func ocannlExp2F64(x *[16][64]float64, out *[16][64]float64) {
 	// out = pointwise exp2 of x
 	// float64 pointwise kernel over 1024 elements (c = exp2(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap22AVX2(&out[0][0], &x[0][0])
+		ocannlMap23AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -3403,7 +3820,7 @@ func ocannlLog(x *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise log of x
 	// float32 pointwise kernel over 1024 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap23AVX2(&out[0][0], &x[0][0])
+		ocannlMap24AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -3435,7 +3852,7 @@ func ocannlLogF64(x *[16][64]float64, out *[16][64]float64) {
 	// out = pointwise log of x
 	// float64 pointwise kernel over 1024 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap24AVX2(&out[0][0], &x[0][0])
+		ocannlMap25AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -3467,7 +3884,7 @@ func ocannlLog2(x *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise log2 of x
 	// float32 pointwise kernel over 1024 elements (c = log2(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap25AVX2(&out[0][0], &x[0][0])
+		ocannlMap26AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -3499,7 +3916,7 @@ func ocannlLog2F64(x *[16][64]float64, out *[16][64]float64) {
 	// out = pointwise log2 of x
 	// float64 pointwise kernel over 1024 elements (c = log2(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap26AVX2(&out[0][0], &x[0][0])
+		ocannlMap27AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -3531,7 +3948,7 @@ func ocannlTanh(x *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise tanh of x
 	// float32 pointwise kernel over 1024 elements (c = tanh(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap27AVX2(&out[0][0], &x[0][0])
+		ocannlMap28AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -3563,7 +3980,7 @@ func ocannlTanhF64(x *[16][64]float64, out *[16][64]float64) {
 	// out = pointwise tanh of x
 	// float64 pointwise kernel over 1024 elements (c = tanh(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&out[0][0], &x[0][0])
+		ocannlMap29AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -3629,7 +4046,7 @@ func ocannlExact(x *[16][64]float32, y *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise "+" of _out.10, _out.11, with _out.10 = pointwise "+" of _out.8, _out.9, with _out.8 = pointwise "-" of _out.5, _out.7, with _out.5 = pointwise "+" of _out.3, _out.4, with _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise sqrt of x fused, with _out.2 = pointwise recip of y fused fused, with _out.4 = pointwise recip_sqrt of x fused fused, with _out.7 = pointwise neg of _out.6, with _out.6 = pointwise sat01 of y fused fused fused, with _out.9 = pointwise not of x fused fused, with _out.11 = pointwise fma of x, y, x fused
 	// float32 pointwise kernel over 1024 elements (c = add(add(sub(add(sub(sqrt(x0),recip(x1)),recip_sqrt(x0)),neg(sat01(x1))),not(x0)),fma(x0,x1,x0))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap29AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap30AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -3700,7 +4117,7 @@ func ocannlExactF64(x *[16][64]float64, y *[16][64]float64, out *[16][64]float64
 	// out = pointwise "+" of _out.10, _out.11, with _out.10 = pointwise "+" of _out.8, _out.9, with _out.8 = pointwise "-" of _out.5, _out.7, with _out.5 = pointwise "+" of _out.3, _out.4, with _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise sqrt of x fused, with _out.2 = pointwise recip of y fused fused, with _out.4 = pointwise recip_sqrt of x fused fused, with _out.7 = pointwise neg of _out.6, with _out.6 = pointwise sat01 of y fused fused fused, with _out.9 = pointwise not of x fused fused, with _out.11 = pointwise fma of x, y, x fused
 	// float64 pointwise kernel over 1024 elements (c = add(add(sub(add(sub(sqrt(x0),recip(x1)),recip_sqrt(x0)),neg(sat01(x1))),not(x0)),fma(x0,x1,x0))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap30AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap31AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -3750,7 +4167,7 @@ func ocannlGelus(x *[16][64]float32, y *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise "+" of _out.3, _out.4, with _out.3 = pointwise "+" of _out.1, _out.2, with _out.1 = pointwise gelu of x fused, with _out.2 = pointwise gelu_tanh of y fused fused, with _out.4 = pointwise erf of x fused
 	// float32 pointwise kernel over 1024 elements (c = add(add(gelu(x0),gelu_tanh(x1)),erf(x0))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap31AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap32AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -3796,7 +4213,7 @@ func ocannlGelusF64(x *[16][64]float64, y *[16][64]float64, out *[16][64]float64
 	// out = pointwise "+" of _out.3, _out.4, with _out.3 = pointwise "+" of _out.1, _out.2, with _out.1 = pointwise gelu of x fused, with _out.2 = pointwise gelu_tanh of y fused fused, with _out.4 = pointwise erf of x fused
 	// float64 pointwise kernel over 1024 elements (c = add(add(gelu(x0),gelu_tanh(x1)),erf(x0))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap32AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap33AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]

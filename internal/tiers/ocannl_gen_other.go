@@ -57,16 +57,16 @@ func ocannlMap11AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap11AVX512 called without assembly")
 }
 
-// ocannlMap12AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap12AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap12AVX512 called without assembly") }
+// ocannlMap13AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap13AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap13AVX512 called without assembly") }
 
-// ocannlMap15AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap15AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap15AVX512 called without assembly")
+// ocannlMap16AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap16AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap16AVX512 called without assembly")
 }
 
-// ocannlMap17AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap17AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap17AVX512 called without assembly") }
+// ocannlMap18AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap18AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap18AVX512 called without assembly") }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }
@@ -137,24 +137,24 @@ func ocannlMap11AVX2(c, x0, x1, x2 *float32) {
 }
 
 // ocannlMap12AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap12AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap12AVX2 called without assembly") }
+func ocannlMap12AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap12AVX2 called without assembly") }
 
 // ocannlMap13AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap13AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap13AVX2 called without assembly") }
+func ocannlMap13AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap13AVX2 called without assembly") }
 
 // ocannlMap14AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap14AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap14AVX2 called without assembly") }
+func ocannlMap14AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap14AVX2 called without assembly") }
 
 // ocannlMap15AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap15AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
+func ocannlMap15AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap15AVX2 called without assembly") }
 
 // ocannlMap16AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap16AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap16AVX2 called without assembly")
-}
+func ocannlMap16AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap16AVX2 called without assembly") }
 
 // ocannlMap17AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap17AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap17AVX2 called without assembly") }
+func ocannlMap17AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap17AVX2 called without assembly")
+}
 
 // ocannlMap18AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap18AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap18AVX2 called without assembly") }
@@ -163,43 +163,46 @@ func ocannlMap18AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap18AVX2 called 
 func ocannlMap19AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap19AVX2 called without assembly") }
 
 // ocannlMap20AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap20AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap20AVX2 called without assembly") }
+func ocannlMap20AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap20AVX2 called without assembly") }
 
 // ocannlMap21AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap21AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }
+func ocannlMap21AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap21AVX2 called without assembly") }
 
 // ocannlMap22AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap22AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
+func ocannlMap22AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap22AVX2 called without assembly") }
 
 // ocannlMap23AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap23AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
+func ocannlMap23AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap23AVX2 called without assembly") }
 
 // ocannlMap24AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap24AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap24AVX2 called without assembly") }
+func ocannlMap24AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap24AVX2 called without assembly") }
 
 // ocannlMap25AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap25AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap25AVX2 called without assembly") }
+func ocannlMap25AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap25AVX2 called without assembly") }
 
 // ocannlMap26AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap26AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap26AVX2 called without assembly") }
+func ocannlMap26AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap26AVX2 called without assembly") }
 
 // ocannlMap27AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap27AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap27AVX2 called without assembly") }
+func ocannlMap27AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap27AVX2 called without assembly") }
 
 // ocannlMap28AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap28AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap28AVX2 called without assembly") }
+func ocannlMap28AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap28AVX2 called without assembly") }
 
 // ocannlMap29AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap29AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap29AVX2 called without assembly") }
+func ocannlMap29AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap29AVX2 called without assembly") }
 
 // ocannlMap30AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap30AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap30AVX2 called without assembly") }
+func ocannlMap30AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap30AVX2 called without assembly") }
 
 // ocannlMap31AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap31AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap31AVX2 called without assembly") }
+func ocannlMap31AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap31AVX2 called without assembly") }
 
 // ocannlMap32AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap32AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap32AVX2 called without assembly") }
+func ocannlMap32AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap32AVX2 called without assembly") }
+
+// ocannlMap33AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap33AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap33AVX2 called without assembly") }
 
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX2(c, x0, x1 *float32) {
@@ -235,7 +238,9 @@ func ocannlReduce6AVX2(c, x0, x1 *float32) {
 }
 
 // ocannlReduce7AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce7AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce7AVX2 called without assembly") }
+func ocannlReduce7AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlReduce7AVX2 called without assembly")
+}
 
 // ocannlReduce8AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce8AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce8AVX2 called without assembly") }
@@ -244,16 +249,21 @@ func ocannlReduce8AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce8AVX2 cal
 func ocannlReduce9AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce9AVX2 called without assembly") }
 
 // ocannlReduce10AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce10AVX2(c, x0 *float64) {
+func ocannlReduce10AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce10AVX2 called without assembly")
 }
 
 // ocannlReduce11AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce11AVX2(c, x0 *float32) {
+func ocannlReduce11AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce11AVX2 called without assembly")
 }
 
 // ocannlReduce12AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce12AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce12AVX2 called without assembly")
+}
+
+// ocannlReduce13AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce13AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce13AVX2 called without assembly")
 }

@@ -14,7 +14,7 @@ import (
 
 // ocannlDirectives is the hash of this package's //ocannl: directives
 // (ocannlDirectiveHash) when ocannlgen generated ocannl_gen.go from them.
-const ocannlDirectives = "b6f7f21d0d4823f08db97ccbd42e1968f25d9932b80de927b195a3be9db8d84f"
+const ocannlDirectives = "109572dc88ea9f0f56a6aaa7dbf41033bc7a49d8ed0763a7290b421f0d7c2a9e"
 
 // TestOcannlGenerated fails when this package's //ocannl: directives
 // changed after ocannl_gen.go was generated from them, so that the tests
