@@ -729,6 +729,31 @@ let result = z - log ((exp z) ++ "... | ... -> ..., c => ... | ... -> ..., 0")`,
 		ceIndex("cross_entropy, index targets", "5", 5, 4),
 		ceIndex("cross_entropy, index targets, two batch axes", "2,3", 6, 4),
 		embedding("embedding", "6", 6, 4, 3),
+		blockCase{
+			name: "dropout", layer: "dropout", cfg: map[string]string{"p": "0.5"},
+			decl:   "input x : 3 | 4, 5\nleaf mask = dropout 0.5",
+			body:   `let result = x +* "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." mask`,
+			gens:   map[string]gen{"mask": keep},
+			shapes: map[string]string{"mask": "3 | 4,5", "result": "3 | 4,5"},
+			ref: func(t *testing.T, v func(string) []float64) {
+				x, mask := v("x"), v("mask")
+				want := make([]float64, len(x))
+				zeros := 0
+				for i := range x {
+					if mask[i] != 0 && mask[i] != 2 {
+						t.Fatalf("mask cell %d is %v, want 0 or 1/(1-0.5)", i, mask[i])
+					}
+					if mask[i] == 0 {
+						zeros++
+					}
+					want[i] = x[i] * mask[i]
+				}
+				if zeros == 0 || zeros == len(x) {
+					t.Fatalf("the mask drops %d of %d cells", zeros, len(x))
+				}
+				blkNear(t, "result", v("result"), want)
+			},
+		},
 		embedding("embedding, two batch axes", "2,3", 6, 5, 2),
 	)
 }
@@ -1052,7 +1077,11 @@ func blkNormLines(s string) []string {
 // namedInit matches a parameter's named initializer.
 var (
 	namedInit = regexp.MustCompile(`\{(\w+) = (?:uniform|normal|kaiming|xavier|fan_in)\b`)
-	fanInOf   = regexp.MustCompile(`\{(\w+) = fan_in\(\w+\)`)
+	// dropoutInit matches a dropout mask, `{mask = dropout(p)}`, which a
+	// loss entry's expansion turns into the leaf `mask` (declared `leaf
+	// mask = dropout p` in the flat form).
+	dropoutInit = regexp.MustCompile(`\{(\w+) = dropout\([^)]*\)\}`)
+	fanInOf     = regexp.MustCompile(`\{(\w+) = fan_in\(\w+\)`)
 )
 
 func TestStdLibraryMatchesFlatForms(t *testing.T) {
@@ -1063,7 +1092,7 @@ func TestStdLibraryMatchesFlatForms(t *testing.T) {
 	layers := blkParseStd(t, string(text))
 	want := []string{"dense", "linear", "mlp2", "softmax", "log_softmax", "layer_norm",
 		"attention", "masked_attention", "conv2d", "conv2d_valid", "max_pool", "avg_pool",
-		"hinge", "cross_entropy", "cross_entropy/index", "embedding/index"}
+		"hinge", "cross_entropy", "cross_entropy/index", "embedding/index", "dropout"}
 	if got := slices.Sorted(func(yield func(string) bool) {
 		for n := range layers {
 			if !yield(n) {
@@ -1114,6 +1143,7 @@ func TestStdLibraryMatchesFlatForms(t *testing.T) {
 			// `{b = fan_in(w)}`), which the gradient checks do not
 			// depend on.
 			s = fanInOf.ReplaceAllString(s, "{$1 = 0.")
+			s = dropoutInit.ReplaceAllString(s, "$1")
 			exp = append(exp, blkNormLines(namedInit.ReplaceAllString(s, "{$1"))...)
 		}
 		if flat := blkNormLines(c.body); !slices.Equal(exp, flat) {

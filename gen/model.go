@@ -18,6 +18,7 @@ import (
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/loopir"
 	"github.com/ocannlgen/ocannlgen/model"
+	"github.com/ocannlgen/ocannlgen/rt"
 	"github.com/ocannlgen/ocannlgen/spec"
 	"github.com/ocannlgen/ocannlgen/spec/program"
 )
@@ -167,12 +168,19 @@ func (ms *modelSrc) resolveSizes(stmts []program.Stmt) ([]desc.Guard, error) {
 		if sd == nil {
 			continue
 		}
-		for _, r := range []*program.RowDecl{sd.Batch, sd.Input, sd.Output} {
+		rows := []*program.RowDecl{sd.Batch, sd.Input, sd.Output}
+		if sd.Index != nil {
+			rows = append(rows, &program.RowDecl{Dims: []program.DimDecl{*sd.Index}})
+		}
+		for k, r := range rows {
 			if r == nil {
 				continue
 			}
 			for i := range r.Dims {
 				d := &r.Dims[i]
+				if k == 3 {
+					d = sd.Index // the index bound, `index NAME`
+				}
 				if d.Name == "" {
 					continue
 				}
@@ -444,6 +452,13 @@ func (c *modelCompiler) forward(g, kg *inference.Graph, e *model.Entry, method s
 		me.Params = append(me.Params, pi)
 		params = append(params, desc.Param{Name: "p" + gm.Params[pi].Field, Kind: desc.PtrArray, Tensor: model.Tensor(kg, id), ArrayDims: []int{max(gm.Params[pi].Size(), 1)}})
 	}
+	for _, nz := range e.Noise {
+		t := model.Tensor(kg, nz.Name)
+		f := goFieldName(nz.Name)
+		size := max(prodDims(kg.Tensors[t].Shape.Dims()), 1)
+		me.Noise = append(me.Noise, desc.ModelNoise{Field: f, Size: size, P: nz.P, Key: rt.ParamKey(nz.Name)})
+		params = append(params, desc.Param{Name: "n" + f, Kind: desc.PtrArray, Tensor: t, ArrayDims: []int{size}})
+	}
 	res := g.Tensors[model.Tensor(g, e.Result)]
 	outDims := orOne(sizes(res.Shape.Dims()))
 	if e.Loss {
@@ -483,7 +498,7 @@ func (c *modelCompiler) forward(g, kg *inference.Graph, e *model.Entry, method s
 func (c *modelCompiler) backward(g *inference.Graph, e *model.Entry, me desc.ModelEntry, params []desc.Param, gr *autodiff.Gradients) {
 	gm := c.gm
 	var bparams []desc.Param
-	bparams = append(bparams, params[:len(e.Inputs)+len(e.Params)]...)
+	bparams = append(bparams, params[:len(e.Inputs)+len(e.Params)+len(e.Noise)]...)
 	gm.BackwardParams = me.Params
 	for _, id := range e.Params {
 		pi := c.index[id]

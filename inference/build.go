@@ -256,6 +256,14 @@ func (b *builder) setInit(t *Tensor, in *program.Init) error {
 	switch in.Kind {
 	case program.InitRange:
 		t.Init = TensorInit{Kind: InitRange}
+	case program.InitDropout:
+		if t.Kind != Leaf {
+			return errAt(KindParse, in.Pos, "%s: only a leaf can be a dropout mask (leaf NAME = dropout P)", t.Name)
+		}
+		if !(in.Number >= 0 && in.Number < 1) {
+			return errAt(KindParse, in.Pos, "dropout %g: the probability of dropping a cell must be in [0, 1)", in.Number)
+		}
+		t.Init = TensorInit{Kind: InitDropout, Value: in.Number}
 	case program.InitNumber:
 		t.Init = TensorInit{Kind: InitConst, Value: in.Number}
 	case program.InitLiteral:

@@ -185,6 +185,9 @@ const (
 	InitValues
 	// InitRandom is a parameter's default random initialization.
 	InitRandom
+	// InitDropout makes a leaf a dropout mask of probability Value
+	// (rt.DropoutMask): 0 or 1/(1-Value) per cell, drawn per training step.
+	InitDropout
 )
 
 // TensorInit is a leaf initializer.

@@ -186,6 +186,8 @@ func fetchOf(t *inference.Tensor) *Fetch {
 		f.Kind, f.Values = FetchValues, append([]float64(nil), t.Init.Values...)
 	case inference.InitRandom:
 		f.Kind, f.Key, f.Seed = FetchRandom, rt.ParamKey(t.Name), rt.DefaultSeed
+	case inference.InitDropout:
+		f.Kind, f.Key, f.Value = FetchDropout, rt.ParamKey(t.Name), t.Init.Value
 	}
 	return f
 }

@@ -275,7 +275,7 @@ func (s *State[T]) fetch(f *FetchStmt) {
 		return
 	}
 	switch f.Kind {
-	case FetchZero, FetchConst, FetchRange, FetchValues, FetchRandom:
+	case FetchZero, FetchConst, FetchRange, FetchValues, FetchRandom, FetchDropout:
 		var zero T
 		elem := "float64"
 		if _, f32 := any(zero).(float32); f32 {

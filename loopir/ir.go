@@ -65,6 +65,10 @@ const (
 	// 0.5*(uniform-0.5) with uniform from the light Threefry-4x32 keyed
 	// by Key and Seed, exactly rt.DefaultInit (see RandomInit).
 	FetchRandom
+	// FetchDropout is a dropout mask of probability Value
+	// (rt.DropoutMask keyed by Key, with Seed and step 0 here: generated
+	// models fill the mask of each training step themselves).
+	FetchDropout
 )
 
 // String names the kind as Dump prints it.
@@ -80,6 +84,8 @@ func (k FetchKind) String() string {
 		return "values"
 	case FetchRandom:
 		return "random"
+	case FetchDropout:
+		return "dropout mask"
 	}
 	return "?"
 }

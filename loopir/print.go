@@ -236,6 +236,8 @@ func (p *Program) formatFetch(t int, k FetchKind, v float64, vs []float64, key [
 		return fmt.Sprintf("init %s: values [%s]", n, strings.Join(s, ", "))
 	case FetchRandom:
 		return fmt.Sprintf("init %s: 0.5 * (uniform(threefry(threefry(key=%#x, seed=%d), offset)) - 0.5)", n, key, seed)
+	case FetchDropout:
+		return fmt.Sprintf("init %s: dropout mask of probability %s (0 or 1/(1-p), rt.DropoutMask(key=%#x, seed, step))", n, formatFloat(v), key)
 	}
 	return fmt.Sprintf("init %s: %s", n, k)
 }

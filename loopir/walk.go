@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/ocannlgen/ocannlgen/ops"
+	"github.com/ocannlgen/ocannlgen/rt"
 )
 
 // The walkers and nest analyses the backends share.
@@ -188,6 +189,16 @@ func FetchCells(f *FetchStmt, n int, elem string) []float64 {
 			for i := range out {
 				out[i] = f.Values[i%len(f.Values)]
 			}
+		}
+	case FetchDropout:
+		if elem == "float32" {
+			vs := make([]float32, n)
+			rt.DropoutMask(vs, f.Value, f.Key, f.Seed, 0)
+			for i, v := range vs {
+				out[i] = float64(v)
+			}
+		} else {
+			rt.DropoutMask(out, f.Value, f.Key, f.Seed, 0)
 		}
 	case FetchRandom:
 		if elem == "float32" {

@@ -62,6 +62,11 @@ type Entry struct {
 	// ParamPos is where each parameter is first used in this entry (the
 	// inline parameter, or the application site for a library layer).
 	ParamPos map[string]spec.Pos
+	// Noise are the dropout masks of a loss entry (`{mask = dropout(p)}`,
+	// the standard layer dropout[p]), leaves of Prog that the generated
+	// methods fill at every training step; in other entries a dropout is
+	// the identity.
+	Noise []Noise
 
 	// argUses maps each spec operation of Prog inlined from a layer body
 	// to its operands that are the layer's tensor arguments (nil for the
@@ -1152,6 +1157,9 @@ func (x *expander) inlineParam(e *program.InlineParam, sc *scope) (program.Expr,
 		}
 		prm.Init, prm.InitText = k, in.Name
 	case *program.Call:
+		if f, ok := in.Callee.(*program.Ident); ok && f.Name == "dropout" {
+			return x.noise(e, in, sc)
+		}
 		// fan_in(w): the fan-in of the layer's parameter w.
 		f, ok := in.Callee.(*program.Ident)
 		var arg *program.Ident

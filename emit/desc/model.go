@@ -97,6 +97,20 @@ type ModelEntry struct {
 	// by the number of rows (a mean over them): the method sums the
 	// one-row losses (and Backward their gradients) and divides by n.
 	RowsMean bool
+	// Noise are the loss entry's dropout masks, passed to its kernels
+	// after the parameters.
+	Noise []ModelNoise
+}
+
+// ModelNoise is a dropout mask of the loss entry: a model field
+// ("noise"+Field, [Size]Elem) that the loss method, Backward and
+// TrainStep fill with rt.DropoutMask(P, Key, m.Seed, m.Step) before
+// running a kernel, which takes it as the parameter "n"+Field.
+type ModelNoise struct {
+	Field string
+	Size  int
+	P     float64
+	Key   [4]uint32
 }
 
 // ModelInput is an input argument of an entry.

@@ -173,6 +173,7 @@ func (g *modelGen) stateType() {
 	if m.Backward != "" || m.Loss >= 0 {
 		st = append(st, jen.Id("loss").Index(jen.Lit(1)).Id(m.Elem))
 	}
+	st = append(st, g.noiseFields()...)
 	if m.Backward != "" && m.Entries[m.Loss].Rows > 0 {
 		st = append(st, jen.Id("rowGrads").Id(ps))
 	}
@@ -229,6 +230,9 @@ func (g *modelGen) init() error {
 		}
 	}
 	body = append(body, jen.Id("m").Dot("Grads").Op("=").Id(ps).Values())
+	if g.noise() != nil {
+		body = append(body, jen.Id("m").Dot("Seed").Op("=").Id("seed"))
+	}
 	if m.Optim != nil {
 		body = append(body, jen.Id("m").Dot("Step").Op("=").Lit(0))
 		if m.Optim.ClipNorm > 0 {
@@ -263,10 +267,10 @@ func (g *modelGen) entries() {
 			g.checkedLoss(e)
 		case e.Loss:
 			doc(jf, e.Doc)
-			jf.Add(recv().Id(e.Method).Params(inputParams(e)...).Id(m.Elem).Block(
+			jf.Add(recv().Id(e.Method).Params(inputParams(e)...).Id(m.Elem).Block(append(g.noiseFill(e),
 				jen.Id(e.Kernel).Call(g.entryArgs(e, params, "m", jen.Op("&").Id("m").Dot("loss"), g.inputArgs(e))...),
 				jen.Return(jen.Id("m").Dot("loss").Index(jen.Lit(0))),
-			))
+			)...))
 		case e.Rows > 0:
 			doc(jf, e.Doc)
 			g.rowsEntry(e, recv(), params, "m")
@@ -291,6 +295,9 @@ func (g *modelGen) entryArgs(e *desc.ModelEntry, params *jen.Statement, self str
 	args := inputs
 	for _, pi := range e.Params {
 		args = append(args, jen.Op("&").Add(params.Clone().Dot(g.m.Params[pi].Field)))
+	}
+	for _, nz := range e.Noise {
+		args = append(args, jen.Op("&").Id(self).Dot("noise"+nz.Field))
 	}
 	args = append(args, out)
 	if g.pool[e.Kernel] {
@@ -481,6 +488,9 @@ func (g *modelGen) backward() {
 		for _, pi := range m.BackwardParams {
 			args = append(args, jen.Op("&").Add(field("Params", pi)))
 		}
+		for _, nz := range e.Noise {
+			args = append(args, jen.Op("&").Id("m").Dot("noise"+nz.Field))
+		}
 		for _, pi := range m.BackwardGrads {
 			args = append(args, jen.Op("&").Add(field("Grads", pi)))
 		}
@@ -495,7 +505,7 @@ func (g *modelGen) backward() {
 			"every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.", e.Method))
 		// The kernel writes the gradients of the parameters the loss
 		// depends on; the others are zero.
-		var body []jen.Code
+		body := g.noiseFill(e)
 		for i, p := range m.Params {
 			if !slices.Contains(m.BackwardGrads, i) {
 				body = append(body, field("Grads", i).Op("=").Index(jen.Lit(max(p.Size(), 1))).Id(m.Elem).Values())

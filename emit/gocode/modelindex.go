@@ -50,7 +50,7 @@ func (g *modelGen) indexChecks(e *desc.ModelEntry, zero jen.Code) []jen.Code {
 // (loss, error).
 func (g *modelGen) checkedLoss(e *desc.ModelEntry) {
 	m := g.m
-	body := g.indexChecks(e, jen.Lit(0))
+	body := append(g.indexChecks(e, jen.Lit(0)), g.noiseFill(e)...)
 	body = append(body,
 		jen.Id(e.Kernel).Call(g.entryArgs(e, jen.Id("m").Dot("Params"), "m", jen.Op("&").Id("m").Dot("loss"), g.inputArgs(e))...),
 		jen.Return(jen.Id("m").Dot("loss").Index(jen.Lit(0)), jen.Nil()),
@@ -70,4 +70,49 @@ func (g *modelGen) checkedEntry(e *desc.ModelEntry, recv, params *jen.Statement,
 		jen.Return(out, jen.Nil()),
 	)
 	g.jf.Add(recv.Id(e.Method).Params(g.inputParams(e)...).Params(jen.Op("*").Add(arrType(e.OutDims, m.Elem)), jen.Error()).Block(body...))
+}
+
+// noise is the loss entry's dropout masks (nil when it has none).
+func (g *modelGen) noise() []desc.ModelNoise {
+	if g.m.Loss < 0 {
+		return nil
+	}
+	return g.m.Entries[g.m.Loss].Noise
+}
+
+// noiseFields are the model's fields for dropout: Seed and one array per
+// mask of the loss entry.
+func (g *modelGen) noiseFields() []jen.Code {
+	nz := g.noise()
+	if nz == nil {
+		return nil
+	}
+	st := []jen.Code{
+		jen.Comment("Seed is the seed Init was given; with Step it keys the dropout masks of each training step"),
+		jen.Comment("(set it after Load to resume a run's sequence of masks)."),
+		jen.Id("Seed").Uint64(),
+	}
+	for _, n := range nz {
+		st = append(st, jen.Id("noise"+n.Field).Index(jen.Lit(n.Size)).Id(g.m.Elem))
+	}
+	return st
+}
+
+// noiseFill is the code that draws the dropout masks of entry e for the
+// current step (rt.DropoutMask) before its kernel runs.
+func (g *modelGen) noiseFill(e *desc.ModelEntry) []jen.Code {
+	var out []jen.Code
+	var step jen.Code = jen.Lit(0)
+	if g.m.Optim != nil {
+		step = jen.Id("m").Dot("Step")
+	}
+	for _, n := range e.Noise {
+		key := make([]jen.Code, 4)
+		for i, w := range n.Key {
+			key[i] = jen.Lit(int(w))
+		}
+		out = append(out, jen.Qual(rtPath, "DropoutMask").Call(jen.Id("m").Dot("noise"+n.Field).Index(jen.Empty(), jen.Empty()),
+			jen.Lit(n.P), jen.Index(jen.Lit(4)).Uint32().Values(key...), jen.Id("m").Dot("Seed"), step))
+	}
+	return out
 }

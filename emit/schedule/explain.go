@@ -43,6 +43,8 @@ func (s *Schedule) Kernels() string {
 // kernelLine is the nest's kernel as one line.
 func (n *Nest) kernelLine(s *Schedule) string {
 	switch {
+	case n.Data:
+		return "Go loops, serial, in IR order (a gather: positions read from an index input)"
 	case n.Store == nil:
 		return "Go loops (not a perfect nest)"
 	case n.Kernel.Family != GoLoops:

@@ -86,7 +86,10 @@ type Nest struct {
 	// adding into its own row of partial sums, combined in part order;
 	// Joined: the nest is below the size rule and splits only to join a
 	// chain (JoinSplit).
-	Worth, Stack, Lost, Partial, Joined bool
+	// Data: the nest reads or writes through a data-dependent index (a
+	// gather or its scatter-add); it runs as written, in serial Go loops
+	// (Loops holds its outer loop, Store is nil).
+	Worth, Stack, Lost, Partial, Joined, Data bool
 	Split                               *loopir.For
 	Parts                               int
 	// Chain is the number of the chain the nest runs in (1-based, an
@@ -156,6 +159,11 @@ func Plan(p *loopir.Program, opts Options) *Schedule {
 				continue
 			}
 			n := Nest{Op: i, Stmt: j, Desc: strings.ReplaceAll(o.Desc, "\n", " ")}
+			if loopir.StmtDynamic(f) {
+				n.Loops, n.Data = []*loopir.For{f}, true
+				s.Nests = append(s.Nests, n)
+				continue
+			}
 			loops, store, perfect := loopir.PerfectNest(f)
 			if !perfect {
 				n.Loops = []*loopir.For{f}

@@ -75,3 +75,19 @@ type EmbedCERows struct {
 type EmbedCE2 struct {
 	ocannlEmbedCE2
 }
+
+// Drop is a linear layer with dropout before it, trained by SGD.
+//
+//ocannl:model float64
+//ocannl:let head = linear[3]
+//ocannl:loss objective:
+//ocannl:input x : 5 | 8
+//ocannl:input y : 5 | index 3
+//ocannl:return cross_entropy(head(dropout[0.25](x)), y)
+//ocannl:entry predict:
+//ocannl:input x : 5 | 8
+//ocannl:return head(dropout[0.25](x))
+//ocannl:sgd lr=0.1
+type Drop struct {
+	ocannlDrop
+}

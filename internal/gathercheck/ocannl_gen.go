@@ -6,6 +6,7 @@ package gathercheck
 import (
 	"bytes"
 	rt "github.com/ocannlgen/ocannlgen/rt"
+	dist "github.com/ocannlgen/ocannlgen/rt/dist"
 	"io"
 	"math"
 )
@@ -824,6 +825,273 @@ func (m *ocannlEmbedCE2) MarshalBinary() ([]byte, error) {
 // encoded parameters are an error (rt.ErrTrailingData).
 func (m *ocannlEmbedCE2) UnmarshalBinary(data []byte) error {
 	return rt.Unmarshal(data, m.ParamTensors())
+}
+
+// ocannlDropParams holds one value per cell of every parameter of Drop, flattened in memory order (batch, output, input).
+type ocannlDropParams struct {
+	// HeadW is head.w: shape 8 -> 3, memory order [3][8].
+	HeadW [24]float64
+	// HeadB is head.b: shape 3, memory order [3].
+	HeadB [3]float64
+}
+
+// ocannlDrop is the generated state of Drop: embed it in Drop. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
+type ocannlDrop struct {
+	// Params are the learnable parameters.
+	Params ocannlDropParams
+	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
+	Grads ocannlDropParams
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	// Step counts the optimizer steps taken (it drives the learning-rate schedule).
+	Step int
+	// LR, when set, gives the learning rate of each step instead of the model's schedule.
+	LR      func(step int) float64
+	distBuf [2]float64
+	loss    [1]float64
+	// Seed is the seed Init was given; with Step it keys the dropout masks of each training step
+	// (set it after Load to resume a run's sequence of masks).
+	Seed                       uint64
+	noiseObjectiveDropout1Mask [40]float64
+	outPredict                 [5][3]float64
+}
+
+// Init sets every parameter to its initial value for the given seed and clears the gradients and the optimizer state.
+// Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
+// adding or reordering parameters never changes the others. It does not allocate.
+func (m *ocannlDrop) Init(seed uint64) {
+	rt.FanInUniform(m.Params.HeadW[:], rt.InnerKey(rt.ParamKey("head.w"), seed, false), 8)
+	rt.FanInUniform(m.Params.HeadB[:], rt.InnerKey(rt.ParamKey("head.b"), seed, false), 8)
+	m.Grads = ocannlDropParams{}
+	m.Seed = seed
+	m.Step = 0
+}
+
+// ObjectiveLoss runs entry point objective of Drop (forward only) and returns the loss. It does not allocate.
+func (m *ocannlDrop) ObjectiveLoss(x *[5][8]float64, y *[5]int32) (float64, error) {
+	for _i0 := range 5 {
+		if _v := y[_i0]; _v < 0 || _v >= 3 {
+			return 0, rt.NewIndexError("y", _v, 3, _i0)
+		}
+	}
+	rt.DropoutMask(m.noiseObjectiveDropout1Mask[:], 0.25, [4]uint32{3546215398, 953875041, 1, 0}, m.Seed, m.Step)
+	ocannlDropObjectiveLoss(x, y, &m.Params.HeadW, &m.Params.HeadB, &m.noiseObjectiveDropout1Mask, &m.loss)
+	return m.loss[0], nil
+}
+
+// Predict runs entry point predict of Drop and returns its result, shape 5 | 3, held in m until the next call. It does not allocate.
+func (m *ocannlDrop) Predict(x *[5][8]float64) *[5][3]float64 {
+	ocannlDropPredict(x, &m.Params.HeadW, &m.Params.HeadB, &m.outPredict)
+	return &m.outPredict
+}
+
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
+// every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
+func (m *ocannlDrop) Backward(x *[5][8]float64, y *[5]int32) (float64, error) {
+	for _i0 := range 5 {
+		if _v := y[_i0]; _v < 0 || _v >= 3 {
+			return 0, rt.NewIndexError("y", _v, 3, _i0)
+		}
+	}
+	rt.DropoutMask(m.noiseObjectiveDropout1Mask[:], 0.25, [4]uint32{3546215398, 953875041, 1, 0}, m.Seed, m.Step)
+	ocannlDropBackward(x, y, &m.Params.HeadW, &m.Params.HeadB, &m.noiseObjectiveDropout1Mask, &m.Grads.HeadW, &m.Grads.HeadB, &m.loss)
+	return m.loss[0], nil
+}
+
+// LearningRate is the learning rate of the next step: m.LR(m.Step) when LR is set, otherwise 0.1.
+func (m *ocannlDrop) LearningRate() float64 {
+	if m.LR != nil {
+		return m.LR(m.Step)
+	}
+	return 0.1
+}
+
+// Update applies one SGD step (momentum 0, nesterov false, weight decay 0) to every
+// parameter using m.Grads, and advances m.Step (rt.NextStep: saturating at rt.MaxStep). It does not allocate.
+func (m *ocannlDrop) Update() {
+	lr := float64(m.LearningRate())
+	rt.SGD(m.Params.HeadW[:], m.Grads.HeadW[:], nil, lr, 0.0, 0.0, false)
+	rt.SGD(m.Params.HeadB[:], m.Grads.HeadB[:], nil, lr, 0.0, 0.0, false)
+	m.Step = rt.NextStep(m.Step)
+}
+
+// TrainStep runs Backward on the inputs, then Update, and returns the loss before the update;
+// an index out of range is Backward's error, and nothing is updated. It does not allocate.
+func (m *ocannlDrop) TrainStep(x *[5][8]float64, y *[5]int32) (float64, error) {
+	l, err := m.Backward(x, y)
+	if err != nil {
+		return 0, err
+	}
+	m.Update()
+	return l, nil
+}
+
+// BroadcastParams copies rank root's parameters, optimizer state and Step into every rank of c, so
+// that all ranks start a data-parallel run from the same state (rank 0's fresh Init, or its
+// LoadCheckpoint). It first checks that every rank runs this model (dist.CheckSame of its
+// fingerprint 0x8ab44b1): a rank with other parameter shapes gets an error, before any update. Every
+// rank must call it.
+func (m *ocannlDrop) BroadcastParams(c dist.Comm, root int) error {
+	if err := dist.CheckSame(c, 0x8ab44b1, m.distBuf[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll64(c, root, m.Params.HeadW[:], m.Params.HeadB[:]); err != nil {
+		return err
+	}
+	return dist.BroadcastStep(c, root, &m.Step)
+}
+
+// SyncGrads replaces the gradients of the last Backward by their mean across the ranks of c
+// (dist.MeanGrads64: the same bits on every rank), after checking, as BroadcastParams does, that
+// every rank runs this model. A data-parallel step is Backward on the rank's shard of the
+// batch (dist.Shard), SyncGrads, Update: the ranks' parameters stay bit-identical, and
+// clip_norm, applied by Update to the averaged gradients, clips by their global norm. Every
+// rank must call it. It does not allocate.
+func (m *ocannlDrop) SyncGrads(c dist.Comm) error {
+	if err := dist.CheckSame(c, 0x8ab44b1, m.distBuf[:]); err != nil {
+		return err
+	}
+	return dist.MeanGrads64(c, m.Grads.HeadW[:], m.Grads.HeadB[:])
+}
+
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
+func (m *ocannlDrop) ParamTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data64: m.Params.HeadW[:],
+		Dims:   []int{3, 8},
+		Name:   "head.w",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data64: m.Params.HeadB[:],
+		Dims:   []int{3},
+		Name:   "head.b",
+		Role:   rt.RoleBias,
+	}}
+}
+
+// Save writes the parameters to w in rt's parameter file format (not the optimizer's state
+// or Step: SaveCheckpoint writes those too).
+func (m *ocannlDrop) Save(w io.Writer) error {
+	return rt.Save(w, m.ParamTensors())
+}
+
+// Load reads parameters saved by Save. A file whose tensors differ in name, element type
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
+func (m *ocannlDrop) Load(r io.Reader) error {
+	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
+func (m *ocannlDrop) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
+func (m *ocannlDrop) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
+// MarshalBinary encodes the parameters as Save does.
+func (m *ocannlDrop) MarshalBinary() ([]byte, error) {
+	var b bytes.Buffer
+	err := m.Save(&b)
+	return b.Bytes(), err
+}
+
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
+func (m *ocannlDrop) UnmarshalBinary(data []byte) error {
+	return rt.Unmarshal(data, m.ParamTensors())
+}
+
+// checkpointTensors lists the parameters, named by identity, and no optimizer state,
+// as rt.Tensor views of m.
+func (m *ocannlDrop) checkpointTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data64: m.Params.HeadW[:],
+		Dims:   []int{3, 8},
+		Name:   "head.w",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data64: m.Params.HeadB[:],
+		Dims:   []int{3},
+		Name:   "head.b",
+		Role:   rt.RoleBias,
+	}}
+}
+
+// SaveCheckpoint writes the training state to w: m.Step, the parameters and the
+// optimizer's state (rt.SaveCheckpoint, optimizer "sgd"). Training resumed from it with
+// LoadCheckpoint takes, on the same inputs, the same steps bit for bit as training that never
+// stopped. Save writes the parameters alone.
+func (m *ocannlDrop) SaveCheckpoint(w io.Writer) error {
+	return rt.SaveCheckpoint(w, m.Step, "sgd", m.checkpointTensors())
+}
+
+// LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, one whose
+// tensors differ in name, element type or shape (every mismatch is listed), or one holding state
+// the optimizer cannot run (NaN or infinite values, a step above rt.MaxStep, a negative second
+// moment of Adam: rt.ErrNonFinite, rt.ErrOutOfRange) is rejected and m is left unchanged. The
+// gradients are not part of a checkpoint.
+func (m *ocannlDrop) LoadCheckpoint(r io.Reader) error {
+	step, err := rt.LoadCheckpoint(r, "sgd", m.checkpointTensors())
+	if err != nil {
+		return err
+	}
+	m.Step = step
+	return nil
+}
+
+// ocannlDropRunner runs the inference entry points of Drop (Predict)
+// on the parameters of the model it came from, which it reads and never writes. It holds its own
+// results and scratch space: runners of one model may run at the same time, one goroutine each,
+// while nothing changes the model's parameters (no TrainStep, Update, Init, Load or
+// LoadCheckpoint during their calls).
+type ocannlDropRunner struct {
+	// Pool runs the large loop nests of the runner's kernels (nil: rt.DefaultPool()); NewRunner sets it to the model's.
+	Pool       *rt.Pool
+	params     *ocannlDropParams
+	outPredict [5][3]float64
+}
+
+// NewRunner returns a runner of m's inference entry points (Predict) reading m.Params.
+// Create one per goroutine; its calls do not allocate.
+func (m *ocannlDrop) NewRunner() *ocannlDropRunner {
+	return &ocannlDropRunner{
+		Pool:   m.Pool,
+		params: &m.Params,
+	}
+}
+
+// Predict is the model's Predict, with the result held in r until r's next Predict call.
+// It does not allocate.
+func (r *ocannlDropRunner) Predict(x *[5][8]float64) *[5][3]float64 {
+	ocannlDropPredict(x, &r.params.HeadW, &r.params.HeadB, &r.outPredict)
+	return &r.outPredict
 }
 
 // ocannlEmbedObjectiveLoss runs a tensor program generated by ocannlgen.
@@ -4614,6 +4882,839 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 			for i2 := range 5 {
 				gEmbTable[i2+5*int(ids[i0][i1])] += emb_e_grad[i0][i1][i2]
 			}
+		}
+	}
+}
+
+// ocannlDropObjectiveLoss runs a tensor program generated by ocannlgen.
+//
+// Entry point objective of model Drop.
+//
+// Tensors (batch | input -> output):
+//
+//	x: 5 | 8 (input, parameter x)
+//	y: 5 |  (input, parameter y)
+//	objective.dropout#1/mask: 5 | 8 (leaf, parameter nObjectiveDropout1Mask)
+//	head/x: 5 | 8 (let, local)
+//	head.w: 8 -> 3 (param, parameter pHeadW)
+//	_objective.cross_entropy#1/logits.1: 5 | 3 (let, local)
+//	head.b: 3 (param, parameter pHeadB)
+//	objective.cross_entropy#1/logits: 5 | 3 (let, local)
+//	objective.cross_entropy#1/m: 5 | 1 (let, local)
+//	objective.cross_entropy#1/z: 5 | 3 (let, local)
+//	_objective.cross_entropy#1/logp.1: 5 | 3 (let, local)
+//	_objective.cross_entropy#1/logp.2: 5 | 1 (let, local)
+//	_objective.cross_entropy#1/logp.3: 5 | 1 (let, local)
+//	objective.cross_entropy#1/logp: 5 | 3 (let, local)
+//	objective.cross_entropy#1/picked: 5 |  (let, local)
+//	_objective.1: 1 (let, local)
+//	_dim_b.1: 1 (dim, constant)
+//	_objective.2: 1 (let, local)
+//	objective: 1 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# init _dim_b.1 (dim)
+//	init _dim_b.1: constant 5
+//
+//	# head/x = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of x, objective.dropout#1/mask
+//	for i0 in 0..4:
+//	  for i1 in 0..7:
+//	    head/x[i0, i1] = x[i0, i1] * objective.dropout#1/mask[i0, i1]
+//
+//	# _objective.cross_entropy#1/logits.1 = compose "*" of head.w, head/x
+//	fill _objective.cross_entropy#1/logits.1 with 0
+//	for i0 in 0..4:
+//	  for i1 in 0..2:
+//	    for i2 in 0..7:  # reduction
+//	      _objective.cross_entropy#1/logits.1[i0, i1] += head.w[i1, i2] * head/x[i0, i2]
+//
+//	# objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b
+//	for i0 in 0..4:
+//	  for i1 in 0..2:
+//	    objective.cross_entropy#1/logits[i0, i1] = _objective.cross_entropy#1/logits.1[i0, i1] + head.b[i1]
+//
+//	# objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits
+//	fill objective.cross_entropy#1/m with -inf
+//	for i0 in 0..4:
+//	  for i1 in 0..2:  # reduction
+//	    objective.cross_entropy#1/m[i0, 0] max= objective.cross_entropy#1/logits[i0, i1]
+//
+//	# objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m
+//	for i0 in 0..4:
+//	  for i1 in 0..2:
+//	    objective.cross_entropy#1/z[i0, i1] = objective.cross_entropy#1/logits[i0, i1] - objective.cross_entropy#1/m[i0, 0]
+//
+//	# _objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z
+//	for i0 in 0..4:
+//	  for i1 in 0..2:
+//	    _objective.cross_entropy#1/logp.1[i0, i1] = exp(objective.cross_entropy#1/z[i0, i1])
+//
+//	# _objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1
+//	fill _objective.cross_entropy#1/logp.2 with 0
+//	for i0 in 0..4:
+//	  for i1 in 0..2:  # reduction
+//	    _objective.cross_entropy#1/logp.2[i0, 0] += _objective.cross_entropy#1/logp.1[i0, i1]
+//
+//	# _objective.cross_entropy#1/logp.3 = pointwise log of _objective.cross_entropy#1/logp.2
+//	for i0 in 0..4:
+//	  _objective.cross_entropy#1/logp.3[i0, 0] = log(_objective.cross_entropy#1/logp.2[i0, 0])
+//
+//	# objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3
+//	for i0 in 0..4:
+//	  for i1 in 0..2:
+//	    objective.cross_entropy#1/logp[i0, i1] = objective.cross_entropy#1/z[i0, i1] - _objective.cross_entropy#1/logp.3[i0, 0]
+//
+//	# objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y
+//	for i0 in 0..4:
+//	  objective.cross_entropy#1/picked[i0] = objective.cross_entropy#1/logp[i0, y[i0]]
+//
+//	# _objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked
+//	fill _objective.1 with 0
+//	for i0 in 0..4:  # reduction
+//	  _objective.1[0] += objective.cross_entropy#1/picked[i0]
+//
+//	# _objective.2 = pointwise "/." of _objective.1, _dim_b.1
+//	_objective.2[0] = _objective.1[0] / _dim_b.1[0]
+//
+//	# objective = pointwise neg of _objective.2
+//	objective[0] = neg(_objective.2[0])
+func ocannlDropObjectiveLoss(x *[5][8]float64, y *[5]int32, pHeadW *[24]float64, pHeadB *[3]float64, nObjectiveDropout1Mask *[40]float64, out *[1]float64) {
+	var head_x [5][8]float64
+	var objective_cross_entropy_1_logits_1 [5][3]float64
+	var objective_cross_entropy_1_logits [5][3]float64
+	var objective_cross_entropy_1_m [5][1]float64
+	var objective_cross_entropy_1_z [5][3]float64
+	var objective_cross_entropy_1_logp_1 [5][3]float64
+	var objective_cross_entropy_1_logp_2 [5][1]float64
+	var objective_cross_entropy_1_logp_3 [5][1]float64
+	var objective_cross_entropy_1_logp [5][3]float64
+	var objective_cross_entropy_1_picked [5]float64
+	var objective_1 [1]float64
+	var objective_2 [1]float64
+
+	// head/x = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of x, objective.dropout#1/mask
+	for i0 := range 5 {
+		xRow := &x[i0]
+		nObjectiveDropout1MaskRow := (*[8]float64)(nObjectiveDropout1Mask[8*i0 : 8*i0+8])
+		head_xRow := &head_x[i0]
+		for i1 := range 8 {
+			head_xRow[i1] = xRow[i1] * nObjectiveDropout1MaskRow[i1]
+		}
+	}
+
+	// _objective.cross_entropy#1/logits.1 = compose "*" of head.w, head/x
+	// float64 along-rows add reduction kernel, 5 rows of 8 elements into 5 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i1 := range 3 {
+			ocannlReduce13AVX2(&objective_cross_entropy_1_logits_1[0][i1], &pHeadW[8*i1], &head_x[0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 5 {
+			head_xRow2 := &head_x[i0]
+			for i1 := range 3 {
+				pHeadWRow := (*[8]float64)(pHeadW[8*i1 : 8*i1+8])
+				acc := float64(0)
+				for i2 := range 8 {
+					acc += pHeadWRow[i2] * head_xRow2[i2]
+				}
+				objective_cross_entropy_1_logits_1[i0][i1] = acc
+			}
+		}
+	}
+
+	// objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b
+	for i0 := range 5 {
+		objective_cross_entropy_1_logits_1Row := &objective_cross_entropy_1_logits_1[i0]
+		objective_cross_entropy_1_logitsRow := &objective_cross_entropy_1_logits[i0]
+		for i1 := range 3 {
+			objective_cross_entropy_1_logitsRow[i1] = objective_cross_entropy_1_logits_1Row[i1] + pHeadB[i1]
+		}
+	}
+
+	// objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits
+	// reduction accumulated in a local variable.
+	for i0 := range 5 {
+		objective_cross_entropy_1_logitsRow2 := &objective_cross_entropy_1_logits[i0]
+		acc2 := math.Inf(-1)
+		for i1 := range 3 {
+			acc2 = max(acc2, objective_cross_entropy_1_logitsRow2[i1])
+		}
+		objective_cross_entropy_1_m[i0][0] = acc2
+	}
+
+	// objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m
+	for i0 := range 5 {
+		objective_cross_entropy_1_logitsRow3 := &objective_cross_entropy_1_logits[i0]
+		objective_cross_entropy_1_mV := objective_cross_entropy_1_m[i0][0]
+		objective_cross_entropy_1_zRow := &objective_cross_entropy_1_z[i0]
+		for i1 := range 3 {
+			objective_cross_entropy_1_zRow[i1] = objective_cross_entropy_1_logitsRow3[i1] - objective_cross_entropy_1_mV
+		}
+	}
+
+	// _objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z
+	for i0 := range 5 {
+		objective_cross_entropy_1_zRow2 := &objective_cross_entropy_1_z[i0]
+		objective_cross_entropy_1_logp_1Row := &objective_cross_entropy_1_logp_1[i0]
+		for i1 := range 3 {
+			objective_cross_entropy_1_logp_1Row[i1] = math.Exp(objective_cross_entropy_1_zRow2[i1])
+		}
+	}
+
+	// _objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1
+	// reduction accumulated in a local variable.
+	for i0 := range 5 {
+		objective_cross_entropy_1_logp_1Row2 := &objective_cross_entropy_1_logp_1[i0]
+		acc3 := float64(0)
+		for i1 := range 3 {
+			acc3 += objective_cross_entropy_1_logp_1Row2[i1]
+		}
+		objective_cross_entropy_1_logp_2[i0][0] = acc3
+	}
+
+	// _objective.cross_entropy#1/logp.3 = pointwise log of _objective.cross_entropy#1/logp.2
+	for i0 := range 5 {
+		objective_cross_entropy_1_logp_3[i0][0] = math.Log(objective_cross_entropy_1_logp_2[i0][0])
+	}
+
+	// objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3
+	for i0 := range 5 {
+		objective_cross_entropy_1_zRow3 := &objective_cross_entropy_1_z[i0]
+		objective_cross_entropy_1_logp_3V := objective_cross_entropy_1_logp_3[i0][0]
+		objective_cross_entropy_1_logpRow := &objective_cross_entropy_1_logp[i0]
+		for i1 := range 3 {
+			objective_cross_entropy_1_logpRow[i1] = objective_cross_entropy_1_zRow3[i1] - objective_cross_entropy_1_logp_3V
+		}
+	}
+
+	// objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y
+	for i0 := range 5 {
+		objective_cross_entropy_1_picked[i0] = objective_cross_entropy_1_logp[i0][int(y[i0])]
+	}
+
+	// _objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked
+	// reduction accumulated in a local variable.
+	acc4 := float64(0)
+	for i0 := range 5 {
+		acc4 += objective_cross_entropy_1_picked[i0]
+	}
+	objective_1[0] = acc4
+
+	// _objective.2 = pointwise "/." of _objective.1, _dim_b.1
+	objective_2[0] = objective_1[0] / 5
+
+	// objective = pointwise neg of _objective.2
+	out[0] = -objective_2[0]
+}
+
+// ocannlDropBackward runs a tensor program generated by ocannlgen.
+//
+// Forward and backward pass of loss objective of model Drop.
+//
+// Tensors (batch | input -> output):
+//
+//	x: 5 | 8 (input, parameter x)
+//	y: 5 |  (input, parameter y)
+//	objective.dropout#1/mask: 5 | 8 (leaf, parameter nObjectiveDropout1Mask)
+//	head/x: 5 | 8 (let, local)
+//	head.w: 8 -> 3 (param, parameter pHeadW)
+//	_objective.cross_entropy#1/logits.1: 5 | 3 (let, local)
+//	head.b: 3 (param, parameter pHeadB)
+//	objective.cross_entropy#1/logits: 5 | 3 (let, local)
+//	objective.cross_entropy#1/m: 5 | 1 (let, local)
+//	objective.cross_entropy#1/z: 5 | 3 (let, local)
+//	_objective.cross_entropy#1/logp.1: 5 | 3 (let, local)
+//	_objective.cross_entropy#1/logp.2: 5 | 1 (let, local)
+//	_objective.cross_entropy#1/logp.3: 5 | 1 (let, local)
+//	objective.cross_entropy#1/logp: 5 | 3 (let, local)
+//	objective.cross_entropy#1/picked: 5 |  (let, local)
+//	_objective.1: 1 (let, local)
+//	_dim_b.1: 1 (dim, constant)
+//	_objective.2: 1 (let, local)
+//	objective: 1 (let, output parameter loss)
+//	head.w.grad: [3 8] (let, output parameter gHeadW)
+//	_objective.cross_entropy#1/logits.1.grad: [5 3] (let, local)
+//	head.b.grad: [3] (let, output parameter gHeadB)
+//	objective.cross_entropy#1/logits.grad: [5 3] (let, local)
+//	objective.cross_entropy#1/m.grad: [5 1] (let, local)
+//	objective.cross_entropy#1/z.grad: [5 3] (let, local)
+//	_objective.cross_entropy#1/logp.1.grad: [5 3] (let, local)
+//	_objective.cross_entropy#1/logp.2.grad: [5 1] (let, local)
+//	_objective.cross_entropy#1/logp.3.grad: [5 1] (let, local)
+//	objective.cross_entropy#1/logp.grad: [5 3] (let, local)
+//	objective.cross_entropy#1/picked.grad: [5] (let, local)
+//	_objective.1.grad: [1] (let, local)
+//	_objective.2.grad: [1] (let, local)
+//	objective.grad: [1] (let, local)
+//	_ordinals.1: [3] (literal, local)
+//	objective.cross_entropy#1/m.argmax@3: [5 1] (let, local)
+//
+// Loop nests:
+//
+//	# init _dim_b.1 (dim)
+//	init _dim_b.1: constant 5
+//
+//	# init _ordinals.1 (the ordinals of [3] reduced points)
+//	init _ordinals.1: range over offsets
+//
+//	# head/x = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of x, objective.dropout#1/mask
+//	for i0 in 0..4:
+//	  for i1 in 0..7:
+//	    head/x[i0, i1] = x[i0, i1] * objective.dropout#1/mask[i0, i1]
+//
+//	# _objective.cross_entropy#1/logits.1 = compose "*" of head.w, head/x
+//	fill _objective.cross_entropy#1/logits.1 with 0
+//	for i0 in 0..4:
+//	  for i1 in 0..2:
+//	    for i2 in 0..7:  # reduction
+//	      _objective.cross_entropy#1/logits.1[i0, i1] += head.w[i1, i2] * head/x[i0, i2]
+//
+//	# objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b
+//	for i0 in 0..4:
+//	  for i1 in 0..2:
+//	    objective.cross_entropy#1/logits[i0, i1] = _objective.cross_entropy#1/logits.1[i0, i1] + head.b[i1]
+//
+//	# objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits
+//	fill objective.cross_entropy#1/m with -inf
+//	for i0 in 0..4:
+//	  for i1 in 0..2:  # reduction
+//	    objective.cross_entropy#1/m[i0, 0] max= objective.cross_entropy#1/logits[i0, i1]
+//
+//	# objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m
+//	for i0 in 0..4:
+//	  for i1 in 0..2:
+//	    objective.cross_entropy#1/z[i0, i1] = objective.cross_entropy#1/logits[i0, i1] - objective.cross_entropy#1/m[i0, 0]
+//
+//	# _objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z
+//	for i0 in 0..4:
+//	  for i1 in 0..2:
+//	    _objective.cross_entropy#1/logp.1[i0, i1] = exp(objective.cross_entropy#1/z[i0, i1])
+//
+//	# _objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1
+//	fill _objective.cross_entropy#1/logp.2 with 0
+//	for i0 in 0..4:
+//	  for i1 in 0..2:  # reduction
+//	    _objective.cross_entropy#1/logp.2[i0, 0] += _objective.cross_entropy#1/logp.1[i0, i1]
+//
+//	# _objective.cross_entropy#1/logp.3 = pointwise log of _objective.cross_entropy#1/logp.2
+//	for i0 in 0..4:
+//	  _objective.cross_entropy#1/logp.3[i0, 0] = log(_objective.cross_entropy#1/logp.2[i0, 0])
+//
+//	# objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3
+//	for i0 in 0..4:
+//	  for i1 in 0..2:
+//	    objective.cross_entropy#1/logp[i0, i1] = objective.cross_entropy#1/z[i0, i1] - _objective.cross_entropy#1/logp.3[i0, 0]
+//
+//	# objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y
+//	for i0 in 0..4:
+//	  objective.cross_entropy#1/picked[i0] = objective.cross_entropy#1/logp[i0, y[i0]]
+//
+//	# _objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked
+//	fill _objective.1 with 0
+//	for i0 in 0..4:  # reduction
+//	  _objective.1[0] += objective.cross_entropy#1/picked[i0]
+//
+//	# _objective.2 = pointwise "/." of _objective.1, _dim_b.1
+//	_objective.2[0] = _objective.1[0] / _dim_b.1[0]
+//
+//	# objective = pointwise neg of _objective.2
+//	objective[0] = neg(_objective.2[0])
+//
+//	# zero the gradients
+//	fill head.w.grad with 0
+//	fill _objective.cross_entropy#1/logits.1.grad with 0
+//	fill head.b.grad with 0
+//	fill objective.cross_entropy#1/logits.grad with 0
+//	fill objective.cross_entropy#1/m.grad with 0
+//	fill objective.cross_entropy#1/z.grad with 0
+//	fill _objective.cross_entropy#1/logp.1.grad with 0
+//	fill _objective.cross_entropy#1/logp.2.grad with 0
+//	fill _objective.cross_entropy#1/logp.3.grad with 0
+//	fill objective.cross_entropy#1/logp.grad with 0
+//	fill objective.cross_entropy#1/picked.grad with 0
+//	fill _objective.1.grad with 0
+//	fill _objective.2.grad with 0
+//	fill objective.grad with 0
+//
+//	# objective.grad = 1
+//	objective.grad[0] = 1
+//
+//	# backprop of op 12 (objective = pointwise neg of _objective.2): g1 =+ neg(g); g1 is _objective.2.grad
+//	_objective.2.grad[0] += neg(objective.grad[0])
+//
+//	# backprop of op 11 (_objective.2 = pointwise "/." of _objective.1, _dim_b.1): g1 =+ g / v2; g1 is _objective.1.grad
+//	_objective.1.grad[0] += _objective.2.grad[0] / _dim_b.1[0]
+//
+//	# backprop of op 10 (_objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked): g1 =+ g; g1 is objective.cross_entropy#1/picked.grad
+//	for i0 in 0..4:
+//	  objective.cross_entropy#1/picked.grad[i0] += _objective.1.grad[0]
+//
+//	# backprop of op 9 (objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y): g1 =+ g; g1 is objective.cross_entropy#1/logp.grad
+//	for i0 in 0..4:
+//	  objective.cross_entropy#1/logp.grad[i0, y[i0]] += objective.cross_entropy#1/picked.grad[i0]
+//
+//	# backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad
+//	for i0 in 0..4:
+//	  for i1 in 0..2:
+//	    objective.cross_entropy#1/z.grad[i0, i1] += objective.cross_entropy#1/logp.grad[i0, i1]
+//
+//	# backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g2 =- g; g2 is _objective.cross_entropy#1/logp.3.grad
+//	for i0 in 0..4:
+//	  for i1 in 0..2:  # reduction
+//	    _objective.cross_entropy#1/logp.3.grad[i0, 0] -= objective.cross_entropy#1/logp.grad[i0, i1]
+//
+//	# backprop of op 7 (_objective.cross_entropy#1/logp.3 = pointwise log of _objective.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _objective.cross_entropy#1/logp.2.grad
+//	for i0 in 0..4:
+//	  _objective.cross_entropy#1/logp.2.grad[i0, 0] += _objective.cross_entropy#1/logp.3.grad[i0, 0] / _objective.cross_entropy#1/logp.2[i0, 0]
+//
+//	# backprop of op 6 (_objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1): g1 =+ g; g1 is _objective.cross_entropy#1/logp.1.grad
+//	for i0 in 0..4:
+//	  for i1 in 0..2:
+//	    _objective.cross_entropy#1/logp.1.grad[i0, i1] += _objective.cross_entropy#1/logp.2.grad[i0, 0]
+//
+//	# backprop of op 5 (_objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z): g1 =+ g * t; g1 is objective.cross_entropy#1/z.grad
+//	for i0 in 0..4:
+//	  for i1 in 0..2:
+//	    objective.cross_entropy#1/z.grad[i0, i1] += _objective.cross_entropy#1/logp.1.grad[i0, i1] * _objective.cross_entropy#1/logp.1[i0, i1]
+//
+//	# backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad
+//	for i0 in 0..4:
+//	  for i1 in 0..2:
+//	    objective.cross_entropy#1/logits.grad[i0, i1] += objective.cross_entropy#1/z.grad[i0, i1]
+//
+//	# backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g2 =- g; g2 is objective.cross_entropy#1/m.grad
+//	for i0 in 0..4:
+//	  for i1 in 0..2:  # reduction
+//	    objective.cross_entropy#1/m.grad[i0, 0] -= objective.cross_entropy#1/z.grad[i0, i1]
+//
+//	# backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): objective.cross_entropy#1/m.argmax@3 = 3 (no winner yet)
+//	fill objective.cross_entropy#1/m.argmax@3 with 3
+//
+//	# backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 3); w is objective.cross_entropy#1/m.argmax@3
+//	for i0 in 0..4:
+//	  for i1 in 0..2:  # reduction
+//	    objective.cross_entropy#1/m.argmax@3[i0, 0] min= where(objective.cross_entropy#1/logits[i0, i1] == objective.cross_entropy#1/m[i0, 0], _ordinals.1[i1], 3)
+//
+//	# backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is objective.cross_entropy#1/logits.grad
+//	for i0 in 0..4:
+//	  for i1 in 0..2:
+//	    objective.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == objective.cross_entropy#1/m.argmax@3[i0, 0], objective.cross_entropy#1/m.grad[i0, 0], 0)
+//
+//	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
+//	for i0 in 0..4:
+//	  for i1 in 0..2:
+//	    _objective.cross_entropy#1/logits.1.grad[i0, i1] += objective.cross_entropy#1/logits.grad[i0, i1]
+//
+//	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
+//	for i0 in 0..4:  # reduction
+//	  for i1 in 0..2:
+//	    head.b.grad[i1] += objective.cross_entropy#1/logits.grad[i0, i1]
+//
+//	# backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, head/x): g1 =+ g * v2; g1 is head.w.grad
+//	for i0 in 0..4:  # reduction
+//	  for i1 in 0..2:
+//	    for i2 in 0..7:
+//	      head.w.grad[i1, i2] += _objective.cross_entropy#1/logits.1.grad[i0, i1] * head/x[i0, i2]
+func ocannlDropBackward(x *[5][8]float64, y *[5]int32, pHeadW *[24]float64, pHeadB *[3]float64, nObjectiveDropout1Mask *[40]float64, gHeadW *[24]float64, gHeadB *[3]float64, loss *[1]float64) {
+	var head_x [5][8]float64
+	var objective_cross_entropy_1_logits_1 [5][3]float64
+	var objective_cross_entropy_1_logits [5][3]float64
+	var objective_cross_entropy_1_m [5][1]float64
+	var objective_cross_entropy_1_z [5][3]float64
+	var objective_cross_entropy_1_logp_1 [5][3]float64
+	var objective_cross_entropy_1_logp_2 [5][1]float64
+	var objective_cross_entropy_1_logp_3 [5][1]float64
+	var objective_cross_entropy_1_logp [5][3]float64
+	var objective_cross_entropy_1_picked [5]float64
+	var objective_1 [1]float64
+	var objective_2 [1]float64
+	var objective_cross_entropy_1_logits_1_grad [5][3]float64
+	var objective_cross_entropy_1_logits_grad [5][3]float64
+	var objective_cross_entropy_1_m_grad [5][1]float64
+	var objective_cross_entropy_1_z_grad [5][3]float64
+	var objective_cross_entropy_1_logp_1_grad [5][3]float64
+	var objective_cross_entropy_1_logp_2_grad [5][1]float64
+	var objective_cross_entropy_1_logp_3_grad [5][1]float64
+	var objective_cross_entropy_1_logp_grad [5][3]float64
+	var objective_cross_entropy_1_picked_grad [5]float64
+	var objective_1_grad [1]float64
+	var objective_2_grad [1]float64
+	var objective_grad [1]float64
+	var ordinals_1 [3]float64
+	var objective_cross_entropy_1_m_argmax_3 [5][1]float64
+
+	// init _ordinals.1 (the ordinals of [3] reduced points)
+	ordinals_1 = [3]float64{0, 1, 2}
+
+	// head/x = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of x, objective.dropout#1/mask
+	for i0 := range 5 {
+		xRow := &x[i0]
+		nObjectiveDropout1MaskRow := (*[8]float64)(nObjectiveDropout1Mask[8*i0 : 8*i0+8])
+		head_xRow := &head_x[i0]
+		for i1 := range 8 {
+			head_xRow[i1] = xRow[i1] * nObjectiveDropout1MaskRow[i1]
+		}
+	}
+
+	// _objective.cross_entropy#1/logits.1 = compose "*" of head.w, head/x
+	// float64 along-rows add reduction kernel, 5 rows of 8 elements into 5 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i1 := range 3 {
+			ocannlReduce13AVX2(&objective_cross_entropy_1_logits_1[0][i1], &pHeadW[8*i1], &head_x[0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 5 {
+			head_xRow2 := &head_x[i0]
+			for i1 := range 3 {
+				pHeadWRow := (*[8]float64)(pHeadW[8*i1 : 8*i1+8])
+				acc := float64(0)
+				for i2 := range 8 {
+					acc += pHeadWRow[i2] * head_xRow2[i2]
+				}
+				objective_cross_entropy_1_logits_1[i0][i1] = acc
+			}
+		}
+	}
+
+	// objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b
+	for i0 := range 5 {
+		objective_cross_entropy_1_logits_1Row := &objective_cross_entropy_1_logits_1[i0]
+		objective_cross_entropy_1_logitsRow := &objective_cross_entropy_1_logits[i0]
+		for i1 := range 3 {
+			objective_cross_entropy_1_logitsRow[i1] = objective_cross_entropy_1_logits_1Row[i1] + pHeadB[i1]
+		}
+	}
+
+	// objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits
+	// reduction accumulated in a local variable.
+	for i0 := range 5 {
+		objective_cross_entropy_1_logitsRow2 := &objective_cross_entropy_1_logits[i0]
+		acc2 := math.Inf(-1)
+		for i1 := range 3 {
+			acc2 = max(acc2, objective_cross_entropy_1_logitsRow2[i1])
+		}
+		objective_cross_entropy_1_m[i0][0] = acc2
+	}
+
+	// objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m
+	for i0 := range 5 {
+		objective_cross_entropy_1_logitsRow3 := &objective_cross_entropy_1_logits[i0]
+		objective_cross_entropy_1_mV := objective_cross_entropy_1_m[i0][0]
+		objective_cross_entropy_1_zRow := &objective_cross_entropy_1_z[i0]
+		for i1 := range 3 {
+			objective_cross_entropy_1_zRow[i1] = objective_cross_entropy_1_logitsRow3[i1] - objective_cross_entropy_1_mV
+		}
+	}
+
+	// _objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z
+	for i0 := range 5 {
+		objective_cross_entropy_1_zRow2 := &objective_cross_entropy_1_z[i0]
+		objective_cross_entropy_1_logp_1Row := &objective_cross_entropy_1_logp_1[i0]
+		for i1 := range 3 {
+			objective_cross_entropy_1_logp_1Row[i1] = math.Exp(objective_cross_entropy_1_zRow2[i1])
+		}
+	}
+
+	// _objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1
+	// reduction accumulated in a local variable.
+	for i0 := range 5 {
+		objective_cross_entropy_1_logp_1Row2 := &objective_cross_entropy_1_logp_1[i0]
+		acc3 := float64(0)
+		for i1 := range 3 {
+			acc3 += objective_cross_entropy_1_logp_1Row2[i1]
+		}
+		objective_cross_entropy_1_logp_2[i0][0] = acc3
+	}
+
+	// _objective.cross_entropy#1/logp.3 = pointwise log of _objective.cross_entropy#1/logp.2
+	for i0 := range 5 {
+		objective_cross_entropy_1_logp_3[i0][0] = math.Log(objective_cross_entropy_1_logp_2[i0][0])
+	}
+
+	// objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3
+	for i0 := range 5 {
+		objective_cross_entropy_1_zRow3 := &objective_cross_entropy_1_z[i0]
+		objective_cross_entropy_1_logp_3V := objective_cross_entropy_1_logp_3[i0][0]
+		objective_cross_entropy_1_logpRow := &objective_cross_entropy_1_logp[i0]
+		for i1 := range 3 {
+			objective_cross_entropy_1_logpRow[i1] = objective_cross_entropy_1_zRow3[i1] - objective_cross_entropy_1_logp_3V
+		}
+	}
+
+	// objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y
+	for i0 := range 5 {
+		objective_cross_entropy_1_picked[i0] = objective_cross_entropy_1_logp[i0][int(y[i0])]
+	}
+
+	// _objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked
+	// reduction accumulated in a local variable.
+	acc4 := float64(0)
+	for i0 := range 5 {
+		acc4 += objective_cross_entropy_1_picked[i0]
+	}
+	objective_1[0] = acc4
+
+	// _objective.2 = pointwise "/." of _objective.1, _dim_b.1
+	objective_2[0] = objective_1[0] / 5
+
+	// objective = pointwise neg of _objective.2
+	loss[0] = -objective_2[0]
+
+	// zero the gradients
+	*gHeadW = [24]float64{}
+	*gHeadB = [3]float64{}
+
+	// objective.grad = 1
+	objective_grad[0] = 1
+
+	// backprop of op 12 (objective = pointwise neg of _objective.2): g1 =+ neg(g); g1 is _objective.2.grad
+	objective_2_grad[0] += -objective_grad[0]
+
+	// backprop of op 11 (_objective.2 = pointwise "/." of _objective.1, _dim_b.1): g1 =+ g / v2; g1 is _objective.1.grad
+	objective_1_grad[0] += objective_2_grad[0] / 5
+
+	// backprop of op 10 (_objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked): g1 =+ g; g1 is objective.cross_entropy#1/picked.grad
+	objective_1_gradV := objective_1_grad[0]
+	for i0 := range 5 {
+		objective_cross_entropy_1_picked_grad[i0] += objective_1_gradV
+	}
+
+	// backprop of op 9 (objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y): g1 =+ g; g1 is objective.cross_entropy#1/logp.grad
+	for i0 := range 5 {
+		objective_cross_entropy_1_logp_grad[i0][int(y[i0])] += objective_cross_entropy_1_picked_grad[i0]
+	}
+
+	// backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad
+	for i0 := range 5 {
+		objective_cross_entropy_1_logp_gradRow := &objective_cross_entropy_1_logp_grad[i0]
+		objective_cross_entropy_1_z_gradRow := &objective_cross_entropy_1_z_grad[i0]
+		for i1 := range 3 {
+			objective_cross_entropy_1_z_gradRow[i1] += objective_cross_entropy_1_logp_gradRow[i1]
+		}
+	}
+
+	// backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g2 =- g; g2 is _objective.cross_entropy#1/logp.3.grad
+	// reduction accumulated in a local variable.
+	for i0 := range 5 {
+		objective_cross_entropy_1_logp_gradRow2 := &objective_cross_entropy_1_logp_grad[i0]
+		acc5 := objective_cross_entropy_1_logp_3_grad[i0][0]
+		for i1 := range 3 {
+			acc5 -= objective_cross_entropy_1_logp_gradRow2[i1]
+		}
+		objective_cross_entropy_1_logp_3_grad[i0][0] = acc5
+	}
+
+	// backprop of op 7 (_objective.cross_entropy#1/logp.3 = pointwise log of _objective.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _objective.cross_entropy#1/logp.2.grad
+	for i0 := range 5 {
+		objective_cross_entropy_1_logp_2_grad[i0][0] += objective_cross_entropy_1_logp_3_grad[i0][0] / objective_cross_entropy_1_logp_2[i0][0]
+	}
+
+	// backprop of op 6 (_objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1): g1 =+ g; g1 is _objective.cross_entropy#1/logp.1.grad
+	for i0 := range 5 {
+		objective_cross_entropy_1_logp_2_gradV := objective_cross_entropy_1_logp_2_grad[i0][0]
+		objective_cross_entropy_1_logp_1_gradRow := &objective_cross_entropy_1_logp_1_grad[i0]
+		for i1 := range 3 {
+			objective_cross_entropy_1_logp_1_gradRow[i1] += objective_cross_entropy_1_logp_2_gradV
+		}
+	}
+
+	// backprop of op 5 (_objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z): g1 =+ g * t; g1 is objective.cross_entropy#1/z.grad
+	for i0 := range 5 {
+		objective_cross_entropy_1_logp_1_gradRow2 := &objective_cross_entropy_1_logp_1_grad[i0]
+		objective_cross_entropy_1_logp_1Row3 := &objective_cross_entropy_1_logp_1[i0]
+		objective_cross_entropy_1_z_gradRow2 := &objective_cross_entropy_1_z_grad[i0]
+		for i1 := range 3 {
+			objective_cross_entropy_1_z_gradRow2[i1] += objective_cross_entropy_1_logp_1_gradRow2[i1] * objective_cross_entropy_1_logp_1Row3[i1]
+		}
+	}
+
+	// backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad
+	for i0 := range 5 {
+		objective_cross_entropy_1_z_gradRow3 := &objective_cross_entropy_1_z_grad[i0]
+		objective_cross_entropy_1_logits_gradRow := &objective_cross_entropy_1_logits_grad[i0]
+		for i1 := range 3 {
+			objective_cross_entropy_1_logits_gradRow[i1] += objective_cross_entropy_1_z_gradRow3[i1]
+		}
+	}
+
+	// backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g2 =- g; g2 is objective.cross_entropy#1/m.grad
+	// reduction accumulated in a local variable.
+	for i0 := range 5 {
+		objective_cross_entropy_1_z_gradRow4 := &objective_cross_entropy_1_z_grad[i0]
+		acc6 := objective_cross_entropy_1_m_grad[i0][0]
+		for i1 := range 3 {
+			acc6 -= objective_cross_entropy_1_z_gradRow4[i1]
+		}
+		objective_cross_entropy_1_m_grad[i0][0] = acc6
+	}
+
+	// backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): objective.cross_entropy#1/m.argmax@3 = 3 (no winner yet)
+	for j := range 5 {
+		objective_cross_entropy_1_m_argmax_3[j][0] = 3
+	}
+
+	// backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 3); w is objective.cross_entropy#1/m.argmax@3
+	// reduction accumulated in a local variable.
+	for i0 := range 5 {
+		objective_cross_entropy_1_logitsRow4 := &objective_cross_entropy_1_logits[i0]
+		objective_cross_entropy_1_mV2 := objective_cross_entropy_1_m[i0][0]
+		acc7 := objective_cross_entropy_1_m_argmax_3[i0][0]
+		for i1 := range 3 {
+			var r float64
+			if objective_cross_entropy_1_logitsRow4[i1] == objective_cross_entropy_1_mV2 {
+				r = 1
+			}
+			r2 := float64(3)
+			if r != 0 {
+				r2 = ordinals_1[i1]
+			}
+			acc7 = min(acc7, r2)
+		}
+		objective_cross_entropy_1_m_argmax_3[i0][0] = acc7
+	}
+
+	// backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is objective.cross_entropy#1/logits.grad
+	for i0 := range 5 {
+		objective_cross_entropy_1_m_argmax_3V := objective_cross_entropy_1_m_argmax_3[i0][0]
+		objective_cross_entropy_1_m_gradV := objective_cross_entropy_1_m_grad[i0][0]
+		objective_cross_entropy_1_logits_gradRow2 := &objective_cross_entropy_1_logits_grad[i0]
+		for i1 := range 3 {
+			var r3 float64
+			if ordinals_1[i1] == objective_cross_entropy_1_m_argmax_3V {
+				r3 = 1
+			}
+			r4 := float64(0)
+			if r3 != 0 {
+				r4 = objective_cross_entropy_1_m_gradV
+			}
+			objective_cross_entropy_1_logits_gradRow2[i1] += r4
+		}
+	}
+
+	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
+	for i0 := range 5 {
+		objective_cross_entropy_1_logits_gradRow3 := &objective_cross_entropy_1_logits_grad[i0]
+		objective_cross_entropy_1_logits_1_gradRow := &objective_cross_entropy_1_logits_1_grad[i0]
+		for i1 := range 3 {
+			objective_cross_entropy_1_logits_1_gradRow[i1] += objective_cross_entropy_1_logits_gradRow3[i1]
+		}
+	}
+
+	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
+	// i0 unrolled and jammed into i1.
+	objective_cross_entropy_1_logits_gradRow4 := &objective_cross_entropy_1_logits_grad[0]
+	objective_cross_entropy_1_logits_gradRow5 := &objective_cross_entropy_1_logits_grad[1]
+	objective_cross_entropy_1_logits_gradRow6 := &objective_cross_entropy_1_logits_grad[2]
+	objective_cross_entropy_1_logits_gradRow7 := &objective_cross_entropy_1_logits_grad[3]
+	objective_cross_entropy_1_logits_gradRow8 := &objective_cross_entropy_1_logits_grad[4]
+	for i1 := range 3 {
+		acc8 := gHeadB[i1]
+		acc8 += objective_cross_entropy_1_logits_gradRow4[i1]
+		acc8 += objective_cross_entropy_1_logits_gradRow5[i1]
+		acc8 += objective_cross_entropy_1_logits_gradRow6[i1]
+		acc8 += objective_cross_entropy_1_logits_gradRow7[i1]
+		acc8 += objective_cross_entropy_1_logits_gradRow8[i1]
+		gHeadB[i1] = acc8
+	}
+
+	// backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, head/x): g1 =+ g * v2; g1 is head.w.grad
+	// float64 across-rows add reduction kernel, 5 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i1 := range 3 {
+			ocannlReduce14AVX2(&gHeadW[8*i1], &objective_cross_entropy_1_logits_1_grad[0][i1], &head_x[0][0])
+		}
+	} else {
+		for i0 := range 5 {
+			head_xRow3 := &head_x[i0]
+			for i1 := range 3 {
+				objective_cross_entropy_1_logits_1_gradV := objective_cross_entropy_1_logits_1_grad[i0][i1]
+				gHeadWRow := (*[8]float64)(gHeadW[8*i1 : 8*i1+8])
+				for i2 := range 8 {
+					gHeadWRow[i2] += objective_cross_entropy_1_logits_1_gradV * head_xRow3[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlDropPredict runs a tensor program generated by ocannlgen.
+//
+// Entry point predict of model Drop.
+//
+// Tensors (batch | input -> output):
+//
+//	x: 5 | 8 (input, parameter x)
+//	predict.dropout#1/mask: 5 | 8 (leaf, constant)
+//	head/x: 5 | 8 (let, local)
+//	head.w: 8 -> 3 (param, parameter pHeadW)
+//	_predict.1: 5 | 3 (let, local)
+//	head.b: 3 (param, parameter pHeadB)
+//	predict: 5 | 3 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# init predict.dropout#1/mask (leaf)
+//	init predict.dropout#1/mask: constant 1
+//
+//	# head/x = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of x, predict.dropout#1/mask
+//	for i0 in 0..4:
+//	  for i1 in 0..7:
+//	    head/x[i0, i1] = x[i0, i1] * predict.dropout#1/mask[i0, i1]
+//
+//	# _predict.1 = compose "*" of head.w, head/x
+//	fill _predict.1 with 0
+//	for i0 in 0..4:
+//	  for i1 in 0..2:
+//	    for i2 in 0..7:  # reduction
+//	      _predict.1[i0, i1] += head.w[i1, i2] * head/x[i0, i2]
+//
+//	# predict = pointwise "+" of _predict.1, head.b
+//	for i0 in 0..4:
+//	  for i1 in 0..2:
+//	    predict[i0, i1] = _predict.1[i0, i1] + head.b[i1]
+func ocannlDropPredict(x *[5][8]float64, pHeadW *[24]float64, pHeadB *[3]float64, out *[5][3]float64) {
+	var head_x [5][8]float64
+	var predict_1 [5][3]float64
+
+	// head/x = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of x, predict.dropout#1/mask
+	for i0 := range 5 {
+		xRow := &x[i0]
+		head_xRow := &head_x[i0]
+		for i1 := range 8 {
+			head_xRow[i1] = xRow[i1] * 1
+		}
+	}
+
+	// _predict.1 = compose "*" of head.w, head/x
+	// float64 along-rows add reduction kernel, 5 rows of 8 elements into 5 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i1 := range 3 {
+			ocannlReduce13AVX2(&predict_1[0][i1], &pHeadW[8*i1], &head_x[0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 5 {
+			head_xRow2 := &head_x[i0]
+			for i1 := range 3 {
+				pHeadWRow := (*[8]float64)(pHeadW[8*i1 : 8*i1+8])
+				acc := float64(0)
+				for i2 := range 8 {
+					acc += pHeadWRow[i2] * head_xRow2[i2]
+				}
+				predict_1[i0][i1] = acc
+			}
+		}
+	}
+
+	// predict = pointwise "+" of _predict.1, head.b
+	for i0 := range 5 {
+		predict_1Row := &predict_1[i0]
+		outRow := &out[i0]
+		for i1 := range 3 {
+			outRow[i1] = predict_1Row[i1] + pHeadB[i1]
 		}
 	}
 }

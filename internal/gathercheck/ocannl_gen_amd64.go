@@ -100,3 +100,13 @@ func ocannlReduce11AVX2(c *float64, x0 *float64)
 //
 //go:noescape
 func ocannlReduce12AVX2(c *float64, x0 *float64)
+
+// ocannlReduce13AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 5 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce13AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce14AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce14AVX2(c *float64, x0 *float64, x1 *float64)

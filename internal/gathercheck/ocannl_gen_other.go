@@ -78,3 +78,13 @@ func ocannlReduce11AVX2(c, x0 *float64) {
 func ocannlReduce12AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce12AVX2 called without assembly")
 }
+
+// ocannlReduce13AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce13AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce13AVX2 called without assembly")
+}
+
+// ocannlReduce14AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce14AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce14AVX2 called without assembly")
+}

@@ -14,7 +14,7 @@ import (
 
 // ocannlDirectives is the hash of this package's //ocannl: directives
 // (ocannlDirectiveHash) when ocannlgen generated ocannl_gen.go from them.
-const ocannlDirectives = "69169228e9933a7e0d06e451fc23148e9181b62ea53134446a54a391e10c676f"
+const ocannlDirectives = "371342e4c7563e660dd1ec1178c486f86e40beba59a4883bab2b58db5b75f754"
 
 // TestOcannlGenerated fails when this package's //ocannl: directives
 // changed after ocannl_gen.go was generated from them, so that the tests

@@ -241,6 +241,11 @@ const (
 	InitNumber
 	// InitLiteral fills the cells from Literal, whose nesting also gives the shape.
 	InitLiteral
+	// InitDropout (`leaf NAME = dropout P`, what the model layer dropout
+	// expands to in a loss entry) makes the leaf a dropout mask: each cell
+	// is 0 with probability P and 1/(1-P) otherwise, drawn afresh at every
+	// training step (rt.DropoutMask). Number holds P.
+	InitDropout
 )
 
 // Init is an initializer.

@@ -387,6 +387,8 @@ func (pr *printer) init(in *Init) {
 	switch in.Kind {
 	case InitRange:
 		pr.b.WriteString("range")
+	case InitDropout:
+		pr.b.WriteString("dropout " + formatFloat(in.Number))
 	case InitNumber:
 		pr.b.WriteString(formatFloat(in.Number))
 	case InitLiteral:

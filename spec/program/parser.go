@@ -553,6 +553,11 @@ func (p *parser) parseInit() *Init {
 		p.next()
 		return &Init{Pos: t.pos, Kind: InitRange}
 	}
+	if t.isName("dropout") {
+		p.next()
+		n := p.signedNumber("dropout probability")
+		return &Init{Pos: t.pos, Kind: InitDropout, Number: n.Value}
+	}
 	if !(t.kind == tNumber || t.isOp("-") || t.isOp("(") || t.isOp("[") || t.isOp("[|")) {
 		p.failTok(t, "expected an initializer (range, a number or a literal) after '=', found %s", t.describe())
 	}
