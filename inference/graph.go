@@ -211,6 +211,9 @@ const (
 	OpSlice
 	// OpStack stacks equally shaped tensors along a new leading axis.
 	OpStack
+	// OpFlatten is `flatten x`: the batch and input rows of x, and one
+	// output axis, the product of x's output axes, indexed row-major.
+	OpFlatten
 )
 
 // Op is an operation of the graph: LHS = prim(RHS...) with an accumulation.
