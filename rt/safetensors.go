@@ -683,10 +683,10 @@ func SaveSafetensors(w io.Writer, ts []Tensor, opt *SafetensorsOptions) error {
 		written = LayoutPyTorch
 	}
 	type named struct {
-		file string
-		t    *Tensor
-		perm []int
-		dims []int // the dims perm permutes (t.Dims, or its View's)
+		file  string
+		t     *Tensor
+		perm  []int
+		dims  []int // the dims perm permutes (t.Dims, or its View's)
 		shape []int // the file tensor's shape
 	}
 	files, err := checkOptions("safetensors", ts, opt)
