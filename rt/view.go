@@ -34,7 +34,8 @@ type View struct {
 // PyTorch CNN's `conv -> flatten(1) -> Linear` state_dict loads (with
 // Layout LayoutPyTorch for the conv kernels) and saves back with no
 // reshaping in Python. The parameter is viewed as [o][h][w][c] and the
-// file tensor as [o][c][h][w], stored [o][c*h*w].
+// file tensor as [o][c][h][w], stored [o][c*h*w]. Only c and the
+// product h*w matter: either order flattens the spatial cells alike.
 func TorchFlattenLinear(c, h, w int) View {
 	return View{Dims: []int{-1, h, w, c}, Perm: []int{0, 2, 3, 1}, File: []int{-1, c * h * w}}
 }

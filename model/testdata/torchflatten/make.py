@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Writes the PyTorch fixture of flatten_test.go (TestTorchFlatten).
+"""Writes the PyTorch fixture of TestTorchFlatten (model/flatten_test.go in
+the repository root and gen/testdata/models/model/torchflatten_test.go,
+which have a copy of this directory).
 
 Run from this directory with Debian's python3 and python3-torch:
 /usr/bin/python3 make.py.
