@@ -3,8 +3,10 @@ package model
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -31,7 +33,8 @@ entry predict:
 // TestTorchFlatten: a model whose conv2d feeds flatten and a linear layer
 // loads the state_dict of the PyTorch CNN that computes the same with
 // x.flatten(1) on NCHW images (Layout LayoutPyTorch for the conv kernel,
-// rt.TorchFlattenLinear for the linear weight), and gives PyTorch's
+// rt.TorchFlattenLinear for the linear weight, which the layout alone
+// refuses as ambiguous), and gives PyTorch's
 // logits, loss and every parameter gradient (PyTorch's own float64
 // autograd) to 1e-9 relative, run by the reference interpreter in float64.
 // The gradients are compared in PyTorch's layout by index arithmetic
@@ -87,7 +90,18 @@ func TestTorchFlatten(t *testing.T) {
 		}
 		ts = append(ts, rt.Tensor{Name: n, Dims: dims, Data64: make([]float64, sh.Size())})
 	}
-	ts[0].Role = rt.RoleConvKernel
+	// The roles generated ParamTensors give: c1.kernel a conv kernel,
+	// fc.w a linear weight after a flatten of 4, 5, 3.
+	roles := c.ParamRoles()
+	if r := roles["fc.w"]; r.Kind != RoleLinearWeight || !slices.Equal(r.Flattened, []int{H, W, C}) {
+		t.Fatalf("fc.w: role %v, Flattened %v", r.Kind, r.Flattened)
+	}
+	ts[0].Role, ts[0].Spatial = rt.RoleConvKernel, roles["c1.kernel"].Spatial
+	ts[2].Role, ts[2].Flattened = rt.RoleLinearWeight, roles["fc.w"].Flattened
+	// PyTorch's layout alone leaves fc.w's order open: refused.
+	if err := rt.LoadSafetensors(bytes.NewReader(state), ts, &rt.SafetensorsOptions{Names: names, Layout: rt.LayoutPyTorch}); !errors.Is(err, rt.ErrAmbiguousLayout) {
+		t.Errorf("LayoutPyTorch without a View: got %v, want rt.ErrAmbiguousLayout", err)
+	}
 	opt := &rt.SafetensorsOptions{Names: names, Layout: rt.LayoutPyTorch, Views: map[string]rt.View{"fc.w": rt.TorchFlattenLinear(C, H, W)}}
 	if err := rt.LoadSafetensors(bytes.NewReader(state), ts, opt); err != nil {
 		t.Fatal(err)

@@ -529,6 +529,10 @@ func matchSafetensors(h *stHeader, ts []Tensor, files []string, opt *Safetensors
 		}
 		if !explicit {
 			recorded := rec != LayoutAuto && !except[fn]
+			if l := opt.layout(); len(t.Flattened) > 0 && (l == LayoutPyTorch || l == LayoutAuto && !recorded) {
+				probs.add(flattenAmbiguous(t, fn, false))
+				continue
+			}
 			switch l := opt.layout(); {
 			case l != LayoutAuto:
 				perm = layoutPerm(t, l)
@@ -714,6 +718,9 @@ func SaveSafetensors(w io.Writer, ts []Tensor, opt *SafetensorsOptions) error {
 				except = append(except, fn)
 			}
 		} else {
+			if written == LayoutPyTorch && len(t.Flattened) > 0 {
+				return flattenAmbiguous(t, fn, true)
+			}
 			perm = layoutPerm(t, written)
 		}
 		order[i] = named{fn, t, perm, t.Dims, permuted(t.Dims, perm)}

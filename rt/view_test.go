@@ -8,27 +8,23 @@ import (
 	"testing"
 )
 
-// torchFlatFile writes, as a PyTorch state_dict would, the weight of an
-// nn.Linear(c*h*w, o) fed by x.flatten(1) of NCHW activations: cell
-// [k][ch][y][x] (input index ch*h*w + y*w + x) holds k*1000 + ch*100 +
-// y*10 + x.
+// torchFlatFile writes, as PyTorch's exporter would (torchFile: no
+// ocannlgen metadata), the weight of an nn.Linear(c*h*w, o) fed by
+// x.flatten(1) of NCHW activations: cell [k][ch][y][x] (input index
+// ch*h*w + y*w + x) holds k*1000 + ch*100 + y*10 + x.
 func torchFlatFile(t *testing.T, o, c, h, w int) []byte {
 	t.Helper()
-	raw := Tensor{Name: "fc.weight", Dims: []int{o, c * h * w}, Data64: make([]float64, o*c*h*w)}
+	data := make([]float32, o*c*h*w)
 	for k := range o {
 		for ch := range c {
 			for y := range h {
 				for x := range w {
-					raw.Data64[k*c*h*w+ch*h*w+y*w+x] = float64(k*1000 + ch*100 + y*10 + x)
+					data[k*c*h*w+ch*h*w+y*w+x] = float32(k*1000 + ch*100 + y*10 + x)
 				}
 			}
 		}
 	}
-	var buf bytes.Buffer
-	if err := SaveSafetensors(&buf, []Tensor{raw}, &SafetensorsOptions{Layout: LayoutPyTorch}); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return torchFile(t, []string{"fc.weight"}, [][]int{{o, c * h * w}}, [][]float32{data})
 }
 
 // checkFlatLinear checks that w : h*w*c -> o holds, at input index
@@ -161,5 +157,72 @@ func TestViewErrors(t *testing.T) {
 	}
 	if err := LoadSafetensors(bytes.NewReader(bad), fresh(), nil); err == nil || !errors.Is(err, ErrInvalid) {
 		t.Errorf("a recorded View that is not a permutation: got %v", err)
+	}
+}
+
+// TestFlattenedAmbiguous: a linear weight whose input axis a flatten
+// fills (Tensor.Flattened, as generated ParamTensors set it) is never
+// read or written in PyTorch's layout by shape alone: LoadSafetensors
+// refuses it with LayoutPyTorch, and with LayoutAuto from a file that
+// records no layout, naming the View to set; LayoutNative, a Permute or
+// Views entry, or the layout our own file records read it; and
+// SaveSafetensors with LayoutPyTorch refuses it without an entry.
+// Flattened on another role, or not matching the dims, is ErrInvalid.
+func TestFlattenedAmbiguous(t *testing.T) {
+	const o, c, h, w = 2, 3, 4, 5
+	file := torchFlatFile(t, o, c, h, w)
+	fresh := func() []Tensor {
+		return []Tensor{{Name: "fc.w", Dims: []int{o, h * w * c}, Data64: make([]float64, o*h*w*c), Role: RoleLinearWeight, Flattened: []int{h, w, c}}}
+	}
+	names := map[string]string{"fc.w": "fc.weight"}
+	want := `rt: safetensors: tensor "fc.w" (linear weight, file tensor "fc.weight", dims [2 60]): its input axis is a flatten of axes [4 5 3], and the file's shape cannot tell in which order the file holds them: ` +
+		`PyTorch's x.flatten(1) of NCHW activations puts the channels first, ocannlgen's flatten of channels-last ones last, with the same shape; ` +
+		`set SafetensorsOptions.Views["fc.w"] = rt.TorchFlattenLinear(3, 4, 5) for a PyTorch CNN's flatten(1) of NCHW, or Permute["fc.w"] = nil (or Layout rt.LayoutNative) for the order of ocannlgen's flatten: ambiguous tensor layout`
+	for _, l := range []Layout{LayoutPyTorch, LayoutAuto} {
+		ts := fresh()
+		err := LoadSafetensors(bytes.NewReader(file), ts, &SafetensorsOptions{Names: names, Layout: l})
+		if !errors.Is(err, ErrAmbiguousLayout) || err.Error() != want {
+			t.Errorf("Layout %v: got %v\nwant %s", l, err, want)
+		}
+		if slices.ContainsFunc(ts[0].Data64, func(v float64) bool { return v != 0 }) {
+			t.Error("a refused load changed the tensor")
+		}
+	}
+	ts := fresh()
+	if err := LoadSafetensors(bytes.NewReader(file), ts, &SafetensorsOptions{Names: names, Layout: LayoutPyTorch, Views: map[string]View{"fc.w": TorchFlattenLinear(c, h, w)}}); err != nil {
+		t.Fatal(err)
+	}
+	checkFlatLinear(t, ts[0].Data64, o, c, h, w)
+	for _, opt := range []*SafetensorsOptions{{Names: names, Layout: LayoutNative}, {Names: names, Permute: map[string][]int{"fc.w": nil}}} {
+		if err := LoadSafetensors(bytes.NewReader(file), fresh(), opt); err != nil {
+			t.Errorf("%+v: %v", opt, err)
+		}
+	}
+	// Saving: refused in PyTorch's layout without an entry, written with
+	// one; our native file records its layout and reads back by itself.
+	var buf bytes.Buffer
+	err := SaveSafetensors(&buf, ts, &SafetensorsOptions{Names: names, Layout: LayoutPyTorch})
+	if !errors.Is(err, ErrAmbiguousLayout) || !strings.Contains(err.Error(), "PyTorch's layout does not say in which order to write them") {
+		t.Errorf("SaveSafetensors with LayoutPyTorch: %v", err)
+	}
+	if err := SaveSafetensors(&buf, ts, &SafetensorsOptions{Names: names, Layout: LayoutPyTorch, Views: map[string]View{"fc.w": TorchFlattenLinear(c, h, w)}}); err != nil {
+		t.Fatal(err)
+	}
+	buf.Reset()
+	if err := SaveSafetensors(&buf, ts, &SafetensorsOptions{Names: names}); err != nil {
+		t.Fatal(err)
+	}
+	back := fresh()
+	if err := LoadSafetensors(bytes.NewReader(buf.Bytes()), back, &SafetensorsOptions{Names: names}); err != nil || !slices.Equal(back[0].Data64, ts[0].Data64) {
+		t.Errorf("our native file: %v", err)
+	}
+	for _, bad := range []Tensor{
+		{Name: "b", Dims: []int{60}, Data64: make([]float64, 60), Role: RoleBias, Flattened: []int{4, 5, 3}},
+		{Name: "w", Dims: []int{2, 60}, Data64: make([]float64, 120), Role: RoleLinearWeight, Flattened: []int{4, 5, 2}},
+		{Name: "w", Dims: []int{2, 60}, Data64: make([]float64, 120), Role: RoleLinearWeight, Flattened: []int{60}},
+	} {
+		if err := SaveSafetensors(&bytes.Buffer{}, []Tensor{bad}, nil); !errors.Is(err, ErrInvalid) {
+			t.Errorf("Flattened %v on %s %v: got %v, want ErrInvalid", bad.Flattened, bad.Role, bad.Dims, err)
+		}
 	}
 }

@@ -3,9 +3,11 @@ package model
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ocannlgen/ocannlgen/rt"
@@ -25,9 +27,9 @@ func flattenOptions() *rt.SafetensorsOptions {
 // TestTorchFlatten: the generated model loads the state_dict of a PyTorch
 // CNN whose x.flatten(1) (NCHW) feeds a Linear with no reshaping in
 // Python, and gives PyTorch's logits, loss and every parameter gradient
-// to 1e-9 relative; saved back with the same options, the file holds the
-// state_dict's tensors bit for bit, and it reloads without the View (the
-// file records it).
+// to 1e-9 relative; without the View, fc.w is refused (ambiguous); saved
+// back with the same options, the file holds the state_dict's tensors bit
+// for bit, and it reloads without the View (the file records it).
 func TestTorchFlatten(t *testing.T) {
 	state, err := os.ReadFile("testdata/torchflatten/torchflatten.safetensors")
 	if err != nil {
@@ -47,7 +49,15 @@ func TestTorchFlatten(t *testing.T) {
 	if err := json.Unmarshal(b, &fx); err != nil {
 		t.Fatal(err)
 	}
+	// The preset alone does not say in which order PyTorch flattened:
+	// fc.w is refused, naming the View, and nothing is loaded.
 	var m TorchFlatten
+	m.Init(1)
+	before := m.Params
+	err = m.LoadSafetensors(bytes.NewReader(state), &rt.SafetensorsOptions{Names: flattenNames, Layout: rt.LayoutPyTorch})
+	if !errors.Is(err, rt.ErrAmbiguousLayout) || !strings.Contains(err.Error(), `Views["fc.w"] = rt.TorchFlattenLinear(3, 4, 5)`) || m.Params != before {
+		t.Errorf("LayoutPyTorch without the View: %v", err)
+	}
 	if err := m.LoadSafetensors(bytes.NewReader(state), flattenOptions()); err != nil {
 		t.Fatal(err)
 	}
