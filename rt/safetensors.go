@@ -501,12 +501,17 @@ func matchSafetensors(h *stHeader, ts []Tensor, files []string, opt *Safetensors
 		}
 		perm, explicit := opt.explicitPerm(t.Name)
 		v, viewed := opt.explicitView(t.Name)
+		recordedView := false
 		if !viewed && !explicit {
 			v, viewed = views[fn]
+			recordedView = viewed
 		}
 		if viewed {
 			rv, err := v.resolve(t.Name, t.cells())
 			if err != nil {
+				if recordedView {
+					err = fmt.Errorf("rt: safetensors: the view __metadata__ %q records for file tensor %s does not fit the parameter: %w: %w", ViewsMetadataKey, quote(fn), ErrSafetensors, err)
+				}
 				probs.add(err)
 				continue
 			}

@@ -47,6 +47,10 @@ func TorchFlattenLinear(c, h, w int) View {
 // otherwise, so a file written with Views reads back without options.
 const ViewsMetadataKey = "ocannlgen.views"
 
+// maxViewAxes bounds a View's axes (a recorded View comes from the file:
+// its rank sets the work per cell of the conversion).
+const maxViewAxes = 16
+
 // resolveDims replaces the -1 of dims by the size that the other entries
 // leave of n cells.
 func resolveDims(dims []int, n int) ([]int, bool) {
@@ -83,6 +87,9 @@ func overflowsInt(a, b int) bool { return b != 0 && a > (1<<62)/b }
 // regrouping into File in order (checked by cells only: any row-major
 // regrouping of the same cells is one).
 func (v View) resolve(name string, n int) (View, error) {
+	if len(v.Dims) > maxViewAxes || len(v.File) > maxViewAxes {
+		return View{}, fmt.Errorf("rt: safetensors: tensor %q: a View has at most %d axes (dims %d, file %d): %w", name, maxViewAxes, len(v.Dims), len(v.File), ErrInvalid)
+	}
 	dims, ok := resolveDims(v.Dims, n)
 	if !ok {
 		return View{}, fmt.Errorf("rt: safetensors: tensor %q: View dims %v do not hold its %d cells (positive sizes and at most one -1): %w", name, v.Dims, n, ErrInvalid)

@@ -155,8 +155,16 @@ func TestViewErrors(t *testing.T) {
 	if bytes.Equal(bad, buf.Bytes()) {
 		t.Fatalf("the recorded View is not where the test looks: %q", buf.Bytes()[:300])
 	}
-	if err := LoadSafetensors(bytes.NewReader(bad), fresh(), nil); err == nil || !errors.Is(err, ErrInvalid) {
+	if err := LoadSafetensors(bytes.NewReader(bad), fresh(), nil); err == nil || !errors.Is(err, ErrSafetensors) || !strings.Contains(err.Error(), "is not a permutation") {
 		t.Errorf("a recorded View that is not a permutation: got %v", err)
+	}
+	long := View{Dims: make([]int, 17), Perm: identityPerm(17), File: []int{-1}}
+	for i := range long.Dims {
+		long.Dims[i] = 1
+	}
+	long.Dims[0] = -1
+	if err := LoadSafetensors(bytes.NewReader(file), fresh(), &SafetensorsOptions{Views: map[string]View{"fc.weight": long}}); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "at most 16 axes") {
+		t.Errorf("a View of 17 axes: got %v", err)
 	}
 }
 
