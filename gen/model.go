@@ -313,6 +313,9 @@ func (c *modelCompiler) params() *Error {
 		if mp.Role == "RoleConvKernel" {
 			mp.EvenPadded = roles[p.ID].EvenPadded
 		}
+		if mp.Role == "RoleLinearWeight" {
+			mp.Flattened = roles[p.ID].Flattened
+		}
 		c.index[p.ID] = len(c.gm.Params)
 		c.gm.Params = append(c.gm.Params, mp)
 	}

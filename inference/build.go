@@ -485,6 +485,9 @@ func (b *builder) expr(e program.Expr, hint string) (int, error) {
 		}
 		return b.stack(e, hint)
 	case *program.Unary:
+		if e.Func == program.Flatten {
+			return b.flatten(e, hint)
+		}
 		prim, ok := unaryFuncs[e.Func]
 		if !ok {
 			return 0, errAt(KindParse, e.Pos, "unknown function %s", spec.Quote(e.Func))
@@ -567,6 +570,18 @@ func (b *builder) expr(e program.Expr, hint string) (int, error) {
 		return 0, errAt(KindParse, e.ExprPos(), "a layer application or instance is only allowed in a model (package model expands them)")
 	}
 	return 0, errAt(KindParse, e.ExprPos(), "unsupported expression %T", e)
+}
+
+// flatten elaborates `flatten x` (OpFlatten): an identity whose result
+// keeps x's batch and input rows and has one output axis, the product of
+// x's output axes.
+func (b *builder) flatten(e *program.Unary, hint string) (int, error) {
+	x, err := b.expr(e.X, hint)
+	if err != nil {
+		return 0, err
+	}
+	op := &Op{Kind: OpFlatten, Prim: ops.ID, RHS: []int{x}, Pos: e.Pos, Desc: "flatten"}
+	return b.emit(op, hint)
 }
 
 // specStart is the position of a spec's first character, given the
@@ -818,6 +833,13 @@ func (b *builder) emitOp(op *Op) {
 		b.rowEq(row{beg: append([]dim{v}, cb.beg...), v: cb.v, end: cb.end}, s1.rows[spec.Batch], o)
 		b.rowEq(cur.rows[spec.Input], s1.rows[spec.Input], o)
 		b.rowEq(cur.rows[spec.Output], s1.rows[spec.Output], o)
+	case OpFlatten:
+		s1 := b.g.Tensors[op.RHS[0]]
+		b.rowEq(cur.rows[spec.Batch], s1.rows[spec.Batch], o)
+		b.rowEq(cur.rows[spec.Input], s1.rows[spec.Input], o)
+		d := b.s.newDim("flatten", o)
+		b.rowEq(cur.rows[spec.Output], closedRow(d), o)
+		b.s.push(constraint{k: cProduct, d1: d, r1: s1.rows[spec.Output], origin: o})
 	case OpStack:
 		kind := spec.Kind(op.Index)
 		var vars [3]int32
@@ -1236,6 +1258,8 @@ func (b *builder) assign(st *program.AssignStmt) error {
 	op.Accum, op.InitNeutral = accum, initNeutral
 	if st.Op == "" {
 		op.Prim = ops.ID
+	} else if st.Op == program.Flatten {
+		return errAt(KindParse, p, "flatten is not a primitive of an assignment: write let %s = flatten EXPR", spec.Clip(st.Target))
 	} else if prim, ok := unaryFuncs[st.Op]; ok {
 		op.Prim = prim
 	} else if prim, ok := binaryPrims[st.Op]; ok {

@@ -267,6 +267,9 @@ func (b *builder) leftovers() error {
 			err = fail(KindRankCycle, "unresolvable row constraint %v", c)
 		case cAtLeast:
 			err = fail(KindFixedIndex, "cannot check that a fixed index %d fits the axis %s", c.n-1, s.dimString(s.resolve(c.d1)))
+		case cProduct:
+			err = fail(KindHiddenDim, "flatten: cannot infer the sizes of the axes %s it flattens (into an axis of size %s); give the operand's output axes by use or by a declared shape",
+				s.rowString(s.resolveRow(c.r1)), s.dimString(s.resolve(c.d1)))
 		default:
 			err = fail(KindStride, "unresolvable dimension constraint %v", c)
 		}
@@ -876,6 +879,9 @@ func (b *builder) inDeferred(v int32) bool {
 		case cRowEq, cRowIneq:
 			rows = append(rows, c.r1, c.r2)
 		case cTotal:
+			rows = append(rows, c.r1)
+		case cProduct:
+			dims = append(dims, c.d1)
 			rows = append(rows, c.r1)
 		}
 		for _, r := range rows {

@@ -29,6 +29,7 @@ func FuzzInfer(f *testing.F) {
 		"input t1 : 4 = range\ninput t2 : 4 = range\n{t} =:+ id t1 ~logic:\"i => 2*i\"\nt =+ id t2 ~logic:\"i => 2*i + 1\"\n",
 		genMLP(3), genTransformer(1),
 		"input f : 8 = 1\nlet p = id f\nlet c = id p\ninput q : 2,8 = 1\nlet r = q *. c\n",
+		"input x : 2 | 3 -> 4,5 = range\nleaf l\nlet y = {w; o=[2]} * flatten (x + l)\nlet z = flatten (x ++ \"... | ... -> a, b => ... | ... -> a, b, c\" [\"c\"]) +* \"... | ... -> k; k => ...\" {v}\n",
 	} {
 		f.Add(s)
 	}

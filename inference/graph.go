@@ -221,6 +221,9 @@ const (
 	// that no other slot names is not iterated but read from the index
 	// input ids (docs/design.md, "Index inputs and the gather").
 	OpGather
+	// OpFlatten is `flatten x`: the batch and input rows of x, and one
+	// output axis, the product of x's output axes, indexed row-major.
+	OpFlatten
 )
 
 // Op is an operation of the graph: LHS = prim(RHS...) with an accumulation.

@@ -60,6 +60,14 @@ type derivedIdx struct {
 	kernel   int // node
 	offset   int
 	parts    []derivedPart // concat
+	// sum, when not nil (with affine set), is a flattened index: the sum
+	// of coeff*node over its terms (OpFlatten); over and kernel are -1.
+	sum []derivedTerm
+}
+
+// derivedTerm is one term coeff*node of a flattened index.
+type derivedTerm struct {
+	coeff, node int
 }
 
 type derivedPart struct {
@@ -252,6 +260,10 @@ func elaborate(g *Graph, op *Op) (*projProblem, error) {
 				}
 			}
 		}
+	case OpFlatten:
+		if err := p.flatten(); err != nil {
+			return nil, err
+		}
 	case OpEinsum, OpBlock:
 		if err := p.spec(); err != nil {
 			return nil, err
@@ -265,6 +277,33 @@ func elaborate(g *Graph, op *Op) (*projProblem, error) {
 		}
 	}
 	return p, nil
+}
+
+// flatten elaborates `flatten x`: the batch and input rows co-iterate, and
+// the result's one output axis is the row-major offset of x's output
+// axes, sum of i_k * (the product of the sizes after axis k): the axes
+// keep their own iterators (rule 6) and the result's axis is derived.
+func (p *projProblem) flatten() error {
+	for _, k := range []spec.Kind{spec.Batch, spec.Input} {
+		if err := p.eqList(p.rowAll(0, k), p.rowAll(1, k)); err != nil {
+			return err
+		}
+	}
+	lo, ro := p.rowAll(0, spec.Output), p.rowAll(1, spec.Output)
+	if len(lo) != 1 || len(ro) == 0 {
+		return projErr(p.op, "flatten: a result of %d output axes from an operand of %d", len(lo), len(ro))
+	}
+	d := &derivedIdx{affine: true, over: -1, kernel: -1, sum: make([]derivedTerm, len(ro))}
+	stride := 1
+	for i := len(ro) - 1; i >= 0; i-- {
+		d.sum[i] = derivedTerm{coeff: stride, node: ro[i]}
+		stride *= p.size[ro[i]]
+	}
+	if stride != p.size[lo[0]] {
+		return projErr(p.op, "flatten: the result's axis has size %d, the operand's output axes %d cells", p.size[lo[0]], stride)
+	}
+	p.derived[lo[0]] = d
+	return nil
 }
 
 func (p *projProblem) eqList(a, b []int) error {
@@ -521,6 +560,14 @@ func (s *projSolver) classesOf(node int) []int {
 	p, u, gets := s.p, s.u, s.gets
 	if d, ok := p.derived[node]; ok {
 		var out []int
+		if d.sum != nil {
+			for _, t := range d.sum {
+				if r := u.find(t.node); gets(r) {
+					out = append(out, r)
+				}
+			}
+			return out
+		}
 		if d.affine {
 			for _, x := range []int{d.over, d.kernel} {
 				if x >= 0 && gets(u.find(x)) {
@@ -698,6 +745,12 @@ func (s *projSolver) indexOf(slot, ax, node int) (Index, error) {
 			}
 			terms = append(terms, Term{Coeff: coeff, Iter: x.Iter})
 		}
+	}
+	if d.sum != nil {
+		for _, t := range d.sum {
+			add(t.coeff, classIndex(t.node))
+		}
+		return normalizeAffine(terms, off), nil
 	}
 	add(d.stride, classIndex(d.over))
 	if d.conv {

@@ -29,6 +29,7 @@ const (
 	cRowIneq
 	cTotal   // product of r1's dims equals n
 	cAtLeast // d1's size is at least n (a fixed index met an unresolved term)
+	cProduct // d1 is the product of r1's dims (flatten)
 )
 
 // constraint is one atomic constraint with its provenance.
@@ -52,6 +53,8 @@ func (c constraint) String() string {
 		return fmt.Sprintf("%v ⊑ %v", c.r1, c.r2)
 	case cTotal:
 		return fmt.Sprintf("elems%v = %d", c.r1, c.n)
+	case cProduct:
+		return fmt.Sprintf("%v = elems%v", c.d1, c.r1)
 	}
 	return "?"
 }
@@ -247,6 +250,8 @@ func (s *solver) process(c constraint) error {
 		return s.checkTotal(c)
 	case cAtLeast:
 		return s.applyAtLeast(c.d1, c.n, c.origin)
+	case cProduct:
+		return s.checkProduct(c)
 	}
 	return nil
 }
@@ -1325,6 +1330,48 @@ func (s *solver) checkTotal(c constraint) error {
 		return s.unifyDim(unknown[0], dconst(c.n/prod, BasisDefault))
 	}
 	s.deferred = append(s.deferred, constraint{k: cTotal, r1: r, n: c.n, origin: c.origin})
+	return nil
+}
+
+// checkProduct enforces c.d1 = the product of c.r1's dims (flatten: the
+// result's axis and the operand's output row). A closed row of known dims
+// gives d1 its product; a closed row of one axis is that axis (keeping
+// its basis, or its variable); a closed row with a single unknown dim
+// and a known d1 gives that dim by division. Anything else waits.
+func (s *solver) checkProduct(c constraint) error {
+	r := s.resolveRow(c.r1)
+	ds := r.flat()
+	if !r.open() && len(ds) == 0 {
+		return fail(KindRankMismatch, "flatten: the operand has no output axes to flatten")
+	}
+	if !r.open() && len(ds) == 1 {
+		return s.unifyDim(c.d1, ds[0])
+	}
+	prod := 1
+	var unknown []dim
+	for _, d := range ds {
+		d = s.resolve(d)
+		if d.k != dConst {
+			unknown = append(unknown, d)
+			continue
+		}
+		if overflows(float64(prod) * float64(d.n)) {
+			return fail(KindSize, "flatten: the axes %s have too many elements", s.rowString(r))
+		}
+		prod *= d.n
+	}
+	if !r.open() && len(unknown) == 0 {
+		return s.unifyDim(c.d1, dconst(prod, BasisDefault))
+	}
+	if t := s.resolve(c.d1); t.k == dConst {
+		if t.n%prod != 0 {
+			return fail(KindTotalElems, "flatten: the result's axis has size %d, not a multiple of %d, the product of the known axes of %s", t.n, prod, s.rowString(r))
+		}
+		if !r.open() && len(unknown) == 1 {
+			return s.unifyDim(unknown[0], dconst(t.n/prod, BasisDefault))
+		}
+	}
+	s.deferred = append(s.deferred, constraint{k: cProduct, d1: c.d1, r1: r, origin: c.origin})
 	return nil
 }
 

@@ -64,6 +64,9 @@ func (x *expander) derivedArg(e program.Expr, sc *scope) (int, bool) {
 			i, ok := sc.fromArg[v.Name]
 			return i, ok
 		case *program.Unary:
+			if v.Func == program.Flatten {
+				return 0, false // not the argument's shape
+			}
 			e = v.X
 		default:
 			return 0, false

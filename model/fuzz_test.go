@@ -16,6 +16,7 @@ func FuzzModel(f *testing.F) {
 	f.Add("layer r(x) = r(x)\nentry e:\ninput x : 2\nreturn r(x)\n")
 	f.Add("let a = dense[4]\nlet b = a\nentry e:\ninput x : 1 | 2\nreturn a(b(x))\n")
 	f.Add("entry e:\ninput x : 4 | 6,6,1\nreturn max_pool(conv2d_valid[2](x))\n")
+	f.Add("let c = conv2d[2]\nloss t:\ninput x : 2 | 4,4,1\nreturn (linear[3](flatten(relu(c(x)))) ++ \"...|... => 0\")\n")
 	f.Add("layer l[o](x) = {w = fan_in} * x + {b = fan_in(w); o=[o]}\nloss t:\ninput x : 2 | 3\nreturn (gelu(l[4](x)) ++ \"...|... => 0\")\nadamw lr=6e-4 schedule=cosine warmup=2 steps=9 lr_end=0\n")
 	f.Add("let n = linear[2]\nloss t:\ninput x : 2 | 3\nreturn (n(x) ++ \"...|... => 0\")\nsgd lr=0.1 schedule=step step_size=3 gamma=0.5\n")
 	f.Add("layer c[s](x) = x ++ \"$s*o<+k => o\" [\"k\"]\nentry e:\ninput x : 8\nreturn c[2](x)\n")

@@ -49,6 +49,12 @@ type Role struct {
 	// 002), PyTorch's padding='same' on the right (rt.Tensor.EvenPadded,
 	// rt.ErrEvenKernelPadding). Nil when there are none.
 	EvenPadded []int
+	// Flattened are, for a linear weight w of `w * flatten x` (through
+	// unary pointwise operations: `w * relu (flatten x)` too), the sizes
+	// of x's output axes that flatten merged into w's input axis, when
+	// there are at least two (rt.Tensor.Flattened: PyTorch's twin may
+	// flatten them in another order); nil otherwise.
+	Flattened []int
 }
 
 // ParamRoles derives each parameter's role from the operations of every
@@ -77,6 +83,9 @@ func (r *Inferred) ParamRoles() map[string]Role {
 				roles[name] = got
 			case got.Kind == old.Kind && got.Kind == RoleConvKernel:
 				old.EvenPadded = union(old.EvenPadded, got.EvenPadded, old.Spatial)
+				roles[name] = old
+			case got.Kind == old.Kind && got.Kind == RoleLinearWeight && old.Flattened == nil:
+				old.Flattened = got.Flattened
 				roles[name] = old
 			}
 		}
@@ -109,6 +118,8 @@ func paramRole(g *inference.Graph, id int) Role {
 			role = r
 		case r.Kind == role.Kind && r.Kind == RoleConvKernel:
 			role.EvenPadded = union(role.EvenPadded, r.EvenPadded, role.Spatial)
+		case r.Kind == role.Kind && r.Kind == RoleLinearWeight && role.Flattened == nil:
+			role.Flattened = r.Flattened
 		}
 	}
 	for _, op := range g.Ops {
@@ -124,7 +135,7 @@ func paramRole(g *inference.Graph, id int) Role {
 					raise(Role{Kind: RoleBias})
 				}
 			case op.Kind == inference.OpCompose && slot == 0 && len(t.Shape.Input) > 0:
-				raise(Role{Kind: RoleLinearWeight})
+				raise(Role{Kind: RoleLinearWeight, Flattened: flattenedInput(g, t, op.RHS[1])})
 			case vector && op.Kind == inference.OpPointwise && op.Prim == ops.Mul:
 				raise(Role{Kind: RoleNormScale})
 			case vector:
@@ -133,6 +144,43 @@ func paramRole(g *inference.Graph, id int) Role {
 		}
 	}
 	return role
+}
+
+// flattenedInput returns the sizes of the output axes of x when w's
+// one input axis is contracted with `flatten x` (x's output row of at
+// least two axes), found through the unary pointwise operations between
+// the flatten and the composition; nil otherwise.
+func flattenedInput(g *inference.Graph, w *inference.Tensor, rhs int) []int {
+	if len(w.Shape.Input) != 1 {
+		return nil
+	}
+	for {
+		t := g.Tensors[rhs]
+		if t.Op < 0 {
+			return nil
+		}
+		op := g.Ops[t.Op]
+		switch {
+		case op.Kind == inference.OpFlatten:
+			out := g.Tensors[op.RHS[0]].Shape.Output
+			if len(out) < 2 {
+				return nil
+			}
+			return sizes(out)
+		case op.Kind == inference.OpPointwise && len(op.RHS) == 1 && !op.Assign:
+			rhs = op.RHS[0]
+		default:
+			return nil
+		}
+	}
+}
+
+func sizes(ds []inference.Dim) []int {
+	out := make([]int, len(ds))
+	for i, d := range ds {
+		out[i] = d.Size
+	}
+	return out
 }
 
 // convSpatial returns the memory-order axes of slot's tensor (of shape s)

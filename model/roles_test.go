@@ -125,3 +125,35 @@ entry rows:
 		}
 	}
 }
+
+// TestFlattenedRole: a linear weight contracted with `flatten x` (also
+// through unary pointwise functions) records the sizes of x's output
+// axes; one fed by a flatten of a single axis, or by no flatten, does not.
+func TestFlattenedRole(t *testing.T) {
+	const src = `
+let a = linear[3]
+let b = linear[2]
+let c = linear[2]
+let d = linear[2]
+entry e:
+    input x : 2 | 4, 5, 3
+    input v : 2 | 7
+    let h = a(relu(flatten(x)))
+    return b(h) + c(flatten(v)) + d(flatten(exp(x) ++ "... | h, w, c => ... | h, c"))
+`
+	m, err := expand(t, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inf, err := m.Infer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	roles := inf.ParamRoles()
+	for id, want := range map[string][]int{"a.w": {4, 5, 3}, "b.w": nil, "c.w": nil, "d.w": {4, 3}} {
+		r := roles[id]
+		if r.Kind != RoleLinearWeight || !slices.Equal(r.Flattened, want) {
+			t.Errorf("%s: role %v, Flattened %v; want a linear weight, Flattened %v", id, r.Kind, r.Flattened, want)
+		}
+	}
+}

@@ -198,6 +198,7 @@ func FuzzLoadSafetensors(f *testing.F) {
 	n := binary.LittleEndian.Uint64(good)
 	f.Add(good[8 : 8+n])
 	f.Add([]byte(`{"w":{"dtype":"F64","shape":[2],"data_offsets":[0,16]},"__metadata__":{"a":"b"}}`))
+	f.Add([]byte(`{"w":{"dtype":"F64","shape":[2],"data_offsets":[0,16]},"__metadata__":{"ocannlgen.layout":"native","ocannlgen.views":"{\"w\":{\"dims\":[2,1],\"perm\":[1,0],\"file\":[2]}}"}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkAllOrNothing(t, fixtureTensors(), func(dst []Tensor) error {
 			return LoadSafetensors(bytes.NewReader(data), dst, fixtureOptions())

@@ -228,10 +228,13 @@ func (t *Tensor) PyTorchPerm() []int {
 	return perm
 }
 
-// checkRole validates t's Role, Spatial and EvenPadded.
+// checkRole validates t's Role, Spatial, EvenPadded and Flattened.
 func (t *Tensor) checkRole(op string) error {
 	if t.Role > RoleOther {
 		return fmt.Errorf("rt: %s: tensor %q: unknown role %d: %w", op, t.Name, t.Role, ErrInvalid)
+	}
+	if err := t.checkFlattened(op); err != nil {
+		return err
 	}
 	if t.Spatial == nil {
 		return t.checkEvenPadded(op)
@@ -263,6 +266,53 @@ func (t *Tensor) checkEvenPadded(op string) error {
 		}
 	}
 	return nil
+}
+
+// checkFlattened validates t's Flattened: on a linear weight, at least
+// two positive sizes whose product is the last axis of t's dims.
+func (t *Tensor) checkFlattened(op string) error {
+	if t.Flattened == nil {
+		return nil
+	}
+	if t.Role != RoleLinearWeight {
+		return fmt.Errorf("rt: %s: tensor %q: Flattened %v set on a tensor of role %s (only a linear weight's input axis is flattened): %w", op, t.Name, t.Flattened, t.Role, ErrInvalid)
+	}
+	n := 1
+	for _, d := range t.Flattened {
+		if d <= 0 || overflowsInt(n, d) {
+			n = -1
+			break
+		}
+		n *= d
+	}
+	if len(t.Flattened) < 2 || len(t.Dims) == 0 || n != t.Dims[len(t.Dims)-1] {
+		return fmt.Errorf("rt: %s: tensor %q: Flattened %v must be at least two positive sizes whose product is the last axis of dims %v: %w", op, t.Name, t.Flattened, t.Dims, ErrInvalid)
+	}
+	return nil
+}
+
+// flattenAmbiguous is the error for a linear weight after a flatten
+// (t.Flattened) that nothing says how to read or write in PyTorch's order.
+func flattenAmbiguous(t *Tensor, fn string, save bool) error {
+	f := t.Flattened
+	c, hw := f[len(f)-1], 1
+	for _, d := range f[:len(f)-1] {
+		hw *= d
+	}
+	h, w := hw, 1
+	if len(f) == 3 {
+		h, w = f[0], f[1]
+	}
+	what := "the file's shape cannot tell in which order the file holds them"
+	how := fmt.Sprintf("Permute[%q] = nil (or Layout rt.LayoutNative) for the order of ocannlgen's flatten", t.Name)
+	if save {
+		what = "PyTorch's layout does not say in which order to write them"
+		how = fmt.Sprintf("Permute[%q] = nil for the order of ocannlgen's flatten", t.Name)
+	}
+	return fmt.Errorf("rt: safetensors: tensor %q (%s, file tensor %q, dims %v): its input axis is a flatten of axes %v, and %s: "+
+		"PyTorch's x.flatten(1) of NCHW activations puts the channels first, ocannlgen's flatten of channels-last ones last, with the same shape; "+
+		"set SafetensorsOptions.Views[%q] = rt.TorchFlattenLinear(%d, %d, %d) for a PyTorch CNN's flatten(1) of NCHW, or %s: %w",
+		t.Name, t.Role, fn, t.Dims, f, what, t.Name, c, h, w, how, ErrAmbiguousLayout)
 }
 
 // isIdentity reports whether perm is nil or the identity.

@@ -50,6 +50,19 @@ type Tensor struct {
 	// ErrEvenKernelPadding). Generated ParamTensors set it; nil for the
 	// other roles and for odd windows. Save and Load ignore it.
 	EvenPadded []int
+	// Flattened lists, for a RoleLinearWeight tensor whose input axis (its
+	// last) a `flatten` fills, the sizes of the axes it flattened, at
+	// least two (e.g. [4 5 3] for a linear layer applied to flatten x,
+	// x : ... | 4, 5, 3); nil otherwise. PyTorch's twin of such a layer
+	// may flatten the activations in another order (x.flatten(1) of
+	// NCHW activations puts the channels first) and the file's shape
+	// cannot tell, so LoadSafetensors refuses the tensor
+	// (ErrAmbiguousLayout) unless a Views or Permute entry, the Layout
+	// LayoutNative or the layout the file records says how to read it,
+	// and SaveSafetensors with LayoutPyTorch refuses it unless a Views or
+	// Permute entry says how to write it. Generated ParamTensors set it.
+	// Save and Load ignore it.
+	Flattened []int
 	// Domain is the set of values the loaders accept in the tensor: the
 	// zero value, DomainFinite, refuses NaN and infinities; DomainAny lets
 	// them through (see Domain). Save ignores it.

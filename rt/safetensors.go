@@ -78,6 +78,16 @@ type SafetensorsOptions struct {
 	// nn.Linear weight ([out][in]) already matches the memory order of an
 	// `in -> out` parameter and needs none.
 	Permute map[string][]int
+	// Views maps a parameter name (every key must be one, and not also a
+	// key of Permute) to a View: a conversion that regroups the axes as
+	// well as permuting them, such as TorchFlattenLinear for the weight of
+	// a PyTorch Linear fed by flatten(1) of NCHW activations.
+	// LoadSafetensors reads the file tensor, of the View's File dims,
+	// through it, and SaveSafetensors writes it so, recording the View
+	// (ViewsMetadataKey), so a round trip is the identity and the file
+	// reads back without options. An entry overrides Layout and the
+	// file's recorded layout for that parameter.
+	Views map[string]View
 	// AllowEvenKernelPadding confirms, for LoadSafetensors with
 	// LayoutPyTorch or a Permute entry of a kernel's PyTorch permutation
 	// (TorchConv2d), the conv kernels whose padded convolution has an
@@ -309,7 +319,7 @@ func checkOptions(op string, ts []Tensor, opt *SafetensorsOptions) ([]string, er
 		for _, m := range []struct {
 			field string
 			keys  []string
-		}{{"Names", mapKeys(opt.Names)}, {"Permute", mapKeys(opt.Permute)}} {
+		}{{"Names", mapKeys(opt.Names)}, {"Permute", mapKeys(opt.Permute)}, {"Views", mapKeys(opt.Views)}} {
 			for _, k := range m.keys {
 				if !have[k] {
 					probs.add(fmt.Errorf("rt: %s: SafetensorsOptions.%s[%s] names no tensor (the names are the parameters' identities, Tensor.Name): %w", op, m.field, quote(k), ErrInvalid))
@@ -332,8 +342,16 @@ func checkOptions(op string, ts []Tensor, opt *SafetensorsOptions) ([]string, er
 			continue
 		}
 		owner[fn] = t.Name
-		if perm, ok := opt.explicitPerm(t.Name); ok {
+		perm, permOK := opt.explicitPerm(t.Name)
+		if permOK {
 			if err := checkPerm(t.Name, perm, len(t.Dims)); err != nil {
+				probs.add(err)
+			}
+		}
+		if v, ok := opt.explicitView(t.Name); ok {
+			if permOK {
+				probs.add(fmt.Errorf("rt: %s: tensor %q has both a Permute and a Views entry (a View permutes too): %w", op, t.Name, ErrInvalid))
+			} else if _, err := v.resolve(t.Name, t.cells()); err != nil {
 				probs.add(err)
 			}
 		}
@@ -414,7 +432,11 @@ func LoadSafetensors(r io.Reader, ts []Tensor, opt *SafetensorsOptions) error {
 	if err != nil {
 		return err
 	}
-	used, perms, probs := matchSafetensors(h, ts, files, opt, rec, except)
+	views, err := recordedViews(h.md)
+	if err != nil {
+		return err
+	}
+	used, perms, dims, probs := matchSafetensors(h, ts, files, opt, rec, except, views)
 	if err := probs.err(); err != nil {
 		return err
 	}
@@ -438,7 +460,7 @@ func LoadSafetensors(r io.Reader, ts []Tensor, opt *SafetensorsOptions) error {
 	for i := range ts {
 		t := &ts[i]
 		dt, buf := h.entries[files[i]].dtype, data[i]
-		forEachPermuted(t.Dims, perms[i], func(dst, src int) {
+		forEachPermuted(dims[i], perms[i], func(dst, src int) {
 			v := decodeElem(dt, buf, src)
 			if t.Data64 != nil {
 				t.Data64[dst] = v
@@ -455,14 +477,18 @@ func LoadSafetensors(r io.Reader, ts []Tensor, opt *SafetensorsOptions) error {
 // mistyped, mis-shaped and ambiguous tensors, layout conflicts with the
 // layout the file records (rec, except those in except), and
 // even-window kernels from PyTorch unless confirmed. used maps a file
-// name to its index in ts; perms[i] is ts[i]'s layout permutation.
-func matchSafetensors(h *stHeader, ts []Tensor, files []string, opt *SafetensorsOptions, rec Layout, except map[string]bool) (used map[string]int, perms [][]int, probs problems) {
+// name to its index in ts; perms[i] is ts[i]'s layout permutation of the
+// dims dims[i] (its own, or its View's, from opt.Views or else from the
+// views the file records, by file name).
+func matchSafetensors(h *stHeader, ts []Tensor, files []string, opt *SafetensorsOptions, rec Layout, except map[string]bool, views map[string]View) (used map[string]int, perms, dims [][]int, probs problems) {
 	probs = problems{op: "safetensors"}
 	used = make(map[string]int, len(ts)) // file name -> index into ts
 	perms = make([][]int, len(ts))
+	dims = make([][]int, len(ts))
 	for i := range ts {
 		t := &ts[i]
 		fn := files[i]
+		dims[i] = t.Dims
 		used[fn] = i
 		e, ok := h.entries[fn]
 		if !ok {
@@ -474,6 +500,32 @@ func matchSafetensors(h *stHeader, ts []Tensor, files []string, opt *Safetensors
 			continue
 		}
 		perm, explicit := opt.explicitPerm(t.Name)
+		v, viewed := opt.explicitView(t.Name)
+		recordedView := false
+		if !viewed && !explicit {
+			v, viewed = views[fn]
+			recordedView = viewed
+		}
+		if viewed {
+			rv, err := v.resolve(t.Name, t.cells())
+			if err != nil {
+				if recordedView {
+					err = fmt.Errorf("rt: safetensors: the view __metadata__ %q records for file tensor %s does not fit the parameter: %w: %w", ViewsMetadataKey, quote(fn), ErrSafetensors, err)
+				}
+				probs.add(err)
+				continue
+			}
+			perms[i], dims[i] = rv.Perm, rv.Dims
+			if !slices.Equal(e.shape, rv.File) {
+				se := &ShapeError{Name: t.Name, File: slices.Clone(e.shape), Want: rv.File,
+					Hint: fmt.Sprintf("the tensor is read through a View (%v viewed as %v, permuted by %v, stored %v)", t.Dims, rv.Dims, rv.Perm, rv.File)}
+				if fn != t.Name {
+					se.FileName = fn
+				}
+				probs.add(se)
+			}
+			continue
+		}
 		// An explicit PyTorch permutation of a file that does not record
 		// ocannlgen's layout is PyTorch's weights too: an even window
 		// padded on the other side needs the same confirmation.
@@ -482,6 +534,10 @@ func matchSafetensors(h *stHeader, ts []Tensor, files []string, opt *Safetensors
 		}
 		if !explicit {
 			recorded := rec != LayoutAuto && !except[fn]
+			if l := opt.layout(); len(t.Flattened) > 0 && (l == LayoutPyTorch || l == LayoutAuto && !recorded) {
+				probs.add(flattenAmbiguous(t, fn, false))
+				continue
+			}
 			switch l := opt.layout(); {
 			case l != LayoutAuto:
 				perm = layoutPerm(t, l)
@@ -524,7 +580,7 @@ func matchSafetensors(h *stHeader, ts []Tensor, files []string, opt *Safetensors
 			probs.add(fmt.Errorf("rt: safetensors: tensor %s (%s %s) is in the file but no parameter maps to it: %w", quote(e.name), dtypeText(e.dtype), dimsText(e.shape), ErrExtra))
 		}
 	}
-	return used, perms, probs
+	return used, perms, dims, probs
 }
 
 // readSafetensorsData reads the data buffer in file order: the tensors
@@ -636,9 +692,11 @@ func SaveSafetensors(w io.Writer, ts []Tensor, opt *SafetensorsOptions) error {
 		written = LayoutPyTorch
 	}
 	type named struct {
-		file string
-		t    *Tensor
-		perm []int
+		file  string
+		t     *Tensor
+		perm  []int
+		dims  []int // the dims perm permutes (t.Dims, or its View's)
+		shape []int // the file tensor's shape
 	}
 	files, err := checkOptions("safetensors", ts, opt)
 	if err != nil {
@@ -646,18 +704,31 @@ func SaveSafetensors(w io.Writer, ts []Tensor, opt *SafetensorsOptions) error {
 	}
 	order := make([]named, len(ts))
 	var except []string
+	views := map[string]View{}
 	for i := range ts {
 		t := &ts[i]
 		fn := files[i]
+		if v, ok := opt.explicitView(t.Name); ok {
+			rv, err := v.resolve(t.Name, t.cells())
+			if err != nil {
+				return err // checkOptions resolved it already
+			}
+			views[fn] = rv
+			order[i] = named{fn, t, rv.Perm, rv.Dims, rv.File}
+			continue
+		}
 		perm, explicit := opt.explicitPerm(t.Name)
 		if explicit {
 			if !samePerm(perm, layoutPerm(t, written)) {
 				except = append(except, fn)
 			}
 		} else {
+			if written == LayoutPyTorch && len(t.Flattened) > 0 {
+				return flattenAmbiguous(t, fn, true)
+			}
 			perm = layoutPerm(t, written)
 		}
-		order[i] = named{fn, t, perm}
+		order[i] = named{fn, t, perm, t.Dims, permuted(t.Dims, perm)}
 	}
 	md := map[string]string{LayoutMetadataKey: written.String()}
 	if len(except) > 0 {
@@ -667,13 +738,20 @@ func SaveSafetensors(w io.Writer, ts []Tensor, opt *SafetensorsOptions) error {
 		}
 		md[PermutedMetadataKey] = string(b)
 	}
+	if len(views) > 0 {
+		b, err := json.Marshal(views)
+		if err != nil {
+			return fmt.Errorf("rt: safetensors: metadata: %w", err)
+		}
+		md[ViewsMetadataKey] = string(b)
+	}
 	if opt != nil {
 		for k, v := range opt.Metadata {
 			if ours, ok := md[k]; ok && ours != v {
 				return fmt.Errorf("rt: safetensors: Metadata[%q] is %q, but the file is written with %q (the key records the layout): %w", k, v, ours, ErrInvalid)
 			}
-			if k == PermutedMetadataKey {
-				return fmt.Errorf("rt: safetensors: Metadata[%q] is reserved (it records the tensors a Permute entry writes): %w", k, ErrInvalid)
+			if k == PermutedMetadataKey || k == ViewsMetadataKey {
+				return fmt.Errorf("rt: safetensors: Metadata[%q] is reserved (it records the tensors a Permute or Views entry writes): %w", k, ErrInvalid)
 			}
 			md[k] = v
 		}
@@ -695,7 +773,7 @@ func SaveSafetensors(w io.Writer, ts []Tensor, opt *SafetensorsOptions) error {
 		if nt.t.Data64 != nil {
 			size, dt = 8, "F64"
 		}
-		shape := permuted(nt.t.Dims, nt.perm)
+		shape := nt.shape
 		if shape == nil {
 			shape = []int{}
 		}
@@ -723,13 +801,13 @@ func SaveSafetensors(w io.Writer, ts []Tensor, opt *SafetensorsOptions) error {
 		start := len(out)
 		if t.Data64 != nil {
 			out = append(out, make([]byte, 8*len(t.Data64))...)
-			forEachPermuted(t.Dims, nt.perm, func(dst, src int) {
+			forEachPermuted(nt.dims, nt.perm, func(dst, src int) {
 				binary.LittleEndian.PutUint64(out[start+8*src:], math.Float64bits(t.Data64[dst]))
 			})
 			continue
 		}
 		out = append(out, make([]byte, 4*len(t.Data32))...)
-		forEachPermuted(t.Dims, nt.perm, func(dst, src int) {
+		forEachPermuted(nt.dims, nt.perm, func(dst, src int) {
 			binary.LittleEndian.PutUint32(out[start+4*src:], math.Float32bits(t.Data32[dst]))
 		})
 	}

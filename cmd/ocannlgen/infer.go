@@ -150,6 +150,7 @@ type jsonOp struct {
 var opKindNames = map[inference.OpKind]string{
 	inference.OpPointwise: "pointwise", inference.OpCompose: "compose", inference.OpTranspose: "transpose",
 	inference.OpEinsum: "einsum", inference.OpBlock: "concat", inference.OpSlice: "slice", inference.OpStack: "stack", inference.OpGather: "gather",
+	inference.OpFlatten: "flatten",
 }
 
 func indexStrings(xs []inference.Index) []string {

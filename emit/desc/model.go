@@ -50,6 +50,9 @@ type ModelParam struct {
 	// convolution reads with an even window (rt.Tensor.EvenPadded), nil
 	// otherwise.
 	EvenPadded []int
+	// Flattened are, for a linear weight fed by a flatten, the sizes of
+	// the axes flatten merged (rt.Tensor.Flattened), nil otherwise.
+	Flattened []int
 }
 
 // Size is the number of cells.

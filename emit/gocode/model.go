@@ -723,7 +723,7 @@ func (g *modelGen) persistence() {
 		"tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond\n"+
 		"the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or\n"+
 		"opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.\n"+
-		"opt may be nil."+g.evenPaddedDoc())
+		"opt may be nil."+g.evenPaddedDoc()+g.flattenedDoc())
 	jf.Add(recv().Id("LoadSafetensors").Params(jen.Id("r").Qual("io", "Reader"), jen.Id("opt").Op("*").Qual(rtPath, "SafetensorsOptions")).Error().Block(
 		jen.Return(jen.Qual(rtPath, "LoadSafetensors").Call(jen.Id("r"), jen.Id("m").Dot("ParamTensors").Call(), jen.Id("opt"))),
 	))
@@ -769,6 +769,24 @@ func (g *modelGen) evenPaddedDoc() string {
 		"pads the extra cell of an even window on the left, PyTorch's padding='same' on the right."
 }
 
+// flattenedDoc is what the doc of LoadSafetensors adds when a linear
+// weight of the model is fed by a flatten (desc.ModelParam.Flattened):
+// its order in a PyTorch file must be given.
+func (g *modelGen) flattenedDoc() string {
+	var ids []string
+	for _, p := range g.m.Params {
+		if len(p.Flattened) > 0 {
+			ids = append(ids, p.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return ""
+	}
+	return "\n\nThe linear weights fed by a flatten (" + strings.Join(ids, ", ") + ") are refused from a file that\n" +
+		"records no layout, and with opt.Layout = rt.LayoutPyTorch, unless opt.Views (rt.TorchFlattenLinear\n" +
+		"for PyTorch's x.flatten(1) of NCHW activations) or opt.Permute gives their order (rt.ErrAmbiguousLayout)."
+}
+
 // tensors lists the arrays of a parameter set (Params, Grads or an
 // optimizer state) as rt.Tensor literals named prefix+identity.
 func (g *modelGen) tensors(set, prefix string) []jen.Code {
@@ -792,7 +810,7 @@ func (g *modelGen) tensors(set, prefix string) []jen.Code {
 		// the optimizer's state is never exchanged with PyTorch.
 		if set == "Params" && prefix == "" && p.Role != "" {
 			fields[jen.Id("Role")] = jen.Qual(rtPath, p.Role)
-			for field, axes := range map[string][]int{"Spatial": p.Spatial, "EvenPadded": p.EvenPadded} {
+			for field, axes := range map[string][]int{"Spatial": p.Spatial, "EvenPadded": p.EvenPadded, "Flattened": p.Flattened} {
 				if axes == nil {
 					continue
 				}

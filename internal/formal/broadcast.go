@@ -253,6 +253,20 @@ func (c *checker) op(op *inference.Op, caps []string) {
 			}
 			c.eq(op.Desc, c.row(cur, kind).Dims, c.name(cur)+" "+kind.String(), want, "the stacked operands' "+kind.String())
 		}
+	case inference.OpFlatten:
+		// cur.B ≈ s.B, cur.I ≈ s.I; cur.O is one axis of s.O's cells.
+		s := op.RHS[0]
+		c.eq(op.Desc, c.row(s, B).Dims, c.name(s)+" batch", c.row(cur, B).Dims, c.name(cur)+" batch")
+		c.eq(op.Desc, c.row(s, I).Dims, c.name(s)+" input", c.row(cur, I).Dims, c.name(cur)+" input")
+		c.checked++
+		so, co := c.row(s, O).Dims, c.row(cur, O).Dims
+		n := 1
+		for _, d := range so {
+			n *= d.Size
+		}
+		if len(so) == 0 || len(co) != 1 || co[0].Size != n {
+			c.fail(op.Desc, "%s output %v is not one axis of the %d cells of %s output %v", c.name(cur), dimsString(co), n, c.name(s), dimsString(so))
+		}
 	case inference.OpEinsum, inference.OpBlock:
 		c.spec(op)
 	default:

@@ -82,6 +82,9 @@ func TestCheckerRejects(t *testing.T) {
 		{"input x : 4 | 3 = range\nlet y = x @| 2\n", "y", 0},
 		{"input x : 3 = range\nlet y = [x; x]\n", "y", 0},
 		{"input x : 3 = range\nlet y = x + 1\n", "x", 0},
+		{"input x : 2 | 3, 4 = range\nlet y = flatten x\n", "y", 1},
+		{"input x : 2 | 3, 4 = range\nlet y = flatten x\n", "x", 2},
+		{"input x : 2 | 5 -> 3, 4 = range\nlet y = flatten x\n", "y", 2},
 	} {
 		p, err := program.Parse(c.src)
 		if err != nil {

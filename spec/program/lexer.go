@@ -291,9 +291,14 @@ func quoteString(s string) string {
 	return b.String()
 }
 
+// Flatten is the function `flatten x`, applied as a unary primitive is
+// (a *Unary with this Func), which is no primitive: it reshapes x's
+// output axes into one (docs/language.md, "Expressions").
+const Flatten = "flatten"
+
 // isFunc reports whether name is a unary primitive (FUNC), applied as
-// `NAME atom` (package ops's table).
-func isFunc(name string) bool { return ops.IsFunc(ops.PrimName(name), 1) }
+// `NAME atom` (package ops's table), or flatten.
+func isFunc(name string) bool { return name == Flatten || ops.IsFunc(ops.PrimName(name), 1) }
 
 // isTernary reports whether name is a ternary primitive, applied as
 // `NAME atom atom atom` (where, fma).
