@@ -364,6 +364,40 @@ func blkNear(t *testing.T, what string, got, want []float64) {
 }
 
 // blkOneHot gives rows of n cells with a single 1 at a pseudo-random class.
+// blkTrainMode rewrites running(stat, {state}, m [, value]) to its
+// training-mode value, value or else stat (what a loss entry's expansion
+// computes; the flat forms check training mode).
+func blkTrainMode(s string) string {
+	for {
+		i := strings.Index(s, "running(")
+		if i < 0 {
+			return s
+		}
+		var args []string
+		depth, start, j := 0, i+len("running("), i+len("running(")
+	scan:
+		for ; j < len(s); j++ {
+			switch c := s[j]; {
+			case c == '(' || c == '{' || c == '[':
+				depth++
+			case (c == ')' || c == '}' || c == ']') && depth > 0:
+				depth--
+			case c == ')':
+				args = append(args, strings.TrimSpace(s[start:j]))
+				break scan
+			case c == ',' && depth == 0:
+				args = append(args, strings.TrimSpace(s[start:j]))
+				start = j + 1
+			}
+		}
+		v := args[0]
+		if len(args) == 4 {
+			v = args[3]
+		}
+		s = s[:i] + v + s[j+1:]
+	}
+}
+
 // blkIndices draws n positions in [0, bound) (an index input's cells),
 // each position at least once when n >= bound.
 func blkIndices(bound int) gen {
@@ -424,6 +458,15 @@ let result = (margin ++ "..b.. | ... -> ... => 0" ["b"]) /. dim b`
 let z = logits - m
 let logp = z - log ((exp z) ++ "... | ... -> ..., c => ... | ... -> ..., 0")
 let result = -(((onehot *. logp) ++ "..b.. | ... -> ... => 0" ["b"]) /. dim b)`
+	batchNormBody = `let mean = (x ++ "..b.. | ..s.., c => c" ["b"; "s"]) /. (dim b *. dim s)
+let centered = x +++ "..b.. | ..s.., c; c => ..b.. | ..s.., c" (neg mean)
+let var = ((centered *. centered) ++ "..b.. | ..s.., c => c") /. (dim b *. dim s)
+let n = dim b *. dim s
+let mu = mean
+let sigma2 = var
+let scale = {gamma = 1.} *. recip_sqrt (sigma2 + 1e-5)
+let shift = {beta = 0.} - mu *. scale
+let result = (x +* "..b.. | ..s.., c; c => ..b.. | ..s.., c" scale) +++ "..b.. | ..s.., c; c => ..b.. | ..s.., c" shift`
 	crossEntropyIndexBody = `let m = logits @^^ "... | ... -> ..., c => ... | ... -> ..., 0"
 let z = logits - m
 let logp = z - log ((exp z) ++ "... | ... -> ..., c => ... | ... -> ..., 0")
@@ -701,6 +744,35 @@ let result = z - log ((exp z) ++ "... | ... -> ..., c => ... | ... -> ..., 0")`,
 			},
 		}
 	}
+	batchNorm := func(name, shape string, nb, ns, nc int) blockCase {
+		return blockCase{
+			name: name, layer: "batch_norm",
+			decl: "input x : " + shape,
+			body: batchNormBody,
+			gens: map[string]gen{"x": uniform(-2, 3)},
+			shapes: map[string]string{"mean": fmt.Sprint(nc), "gamma": fmt.Sprint(nc), "beta": fmt.Sprint(nc),
+				"result": strings.ReplaceAll(shape, ", ", ",")},
+			ref: func(t *testing.T, v func(string) []float64) {
+				x, g, bt := v("x"), v("gamma"), v("beta")
+				n := nb * ns
+				want := make([]float64, len(x))
+				for c := range nc {
+					var mean, vr float64
+					for k := range n {
+						mean += x[k*nc+c] / float64(n)
+					}
+					for k := range n {
+						d := x[k*nc+c] - mean
+						vr += d * d / float64(n)
+					}
+					for k := range n {
+						want[k*nc+c] = (x[k*nc+c]-mean)/math.Sqrt(vr+1e-5)*g[c] + bt[c]
+					}
+				}
+				blkNear(t, "result", v("result"), want)
+			},
+		}
+	}
 	embedding := func(name, batch string, nb, rows, d int) blockCase {
 		return blockCase{
 			name: name, layer: "embedding/index", cfg: map[string]string{"d": fmt.Sprint(d)},
@@ -729,6 +801,8 @@ let result = z - log ((exp z) ++ "... | ... -> ..., c => ... | ... -> ..., 0")`,
 		ceIndex("cross_entropy, index targets", "5", 5, 4),
 		ceIndex("cross_entropy, index targets, two batch axes", "2,3", 6, 4),
 		embedding("embedding", "6", 6, 4, 3),
+		batchNorm("batch_norm", "4 | 3,2,3", 4, 6, 3),
+		batchNorm("batch_norm, one-dimensional", "5 | 4", 5, 1, 4),
 		blockCase{
 			name: "dropout", layer: "dropout", cfg: map[string]string{"p": "0.5"},
 			decl:   "input x : 3 | 4, 5\nleaf mask = dropout 0.5",
@@ -1092,7 +1166,7 @@ func TestStdLibraryMatchesFlatForms(t *testing.T) {
 	layers := blkParseStd(t, string(text))
 	want := []string{"dense", "linear", "mlp2", "softmax", "log_softmax", "layer_norm",
 		"attention", "masked_attention", "conv2d", "conv2d_valid", "max_pool", "avg_pool",
-		"hinge", "cross_entropy", "cross_entropy/index", "embedding/index", "dropout"}
+		"hinge", "cross_entropy", "cross_entropy/index", "embedding/index", "dropout", "batch_norm"}
 	if got := slices.Sorted(func(yield func(string) bool) {
 		for n := range layers {
 			if !yield(n) {
@@ -1144,6 +1218,7 @@ func TestStdLibraryMatchesFlatForms(t *testing.T) {
 			// depend on.
 			s = fanInOf.ReplaceAllString(s, "{$1 = 0.")
 			s = dropoutInit.ReplaceAllString(s, "$1")
+			s = blkTrainMode(s)
 			exp = append(exp, blkNormLines(namedInit.ReplaceAllString(s, "{$1"))...)
 		}
 		if flat := blkNormLines(c.body); !slices.Equal(exp, flat) {

@@ -351,7 +351,7 @@ func rtRole(r model.Role) (string, []int) {
 // param describes parameter p, of shape s, stored in field f.
 func (c *modelCompiler) param(p *model.Param, s inference.Shape, f string) (desc.ModelParam, *Error) {
 	ms := c.ms
-	mp := desc.ModelParam{Field: f, ID: p.ID, Shape: s.String(), Dims: sizes(s.Dims())}
+	mp := desc.ModelParam{Field: f, ID: p.ID, Shape: s.String(), Dims: sizes(s.Dims()), State: p.State}
 	mp.Init.FanIn, mp.Init.FanOut = prodDims(s.Input), prodDims(s.Output)
 	switch p.Init {
 	case model.InitUniform:
@@ -462,6 +462,17 @@ func (c *modelCompiler) forward(g, kg *inference.Graph, e *model.Entry, method s
 		me.Noise = append(me.Noise, desc.ModelNoise{Field: f, Size: size, P: nz.P, Key: rt.ParamKey(nz.Name)})
 		params = append(params, desc.Param{Name: "n" + f, Kind: desc.PtrArray, Tensor: t, ArrayDims: []int{size}})
 	}
+	for _, tr := range e.Tracks {
+		t := model.Tensor(kg, tr.Stat)
+		f := goFieldName(tr.Stat)
+		size := max(prodDims(kg.Tensors[t].Shape.Dims()), 1)
+		counter := -1
+		if tr.Counter != "" {
+			counter = c.index[tr.Counter]
+		}
+		me.Tracks = append(me.Tracks, desc.ModelTrack{State: c.index[tr.State], StatField: f, Size: size, Momentum: tr.Momentum, Counter: counter})
+		params = append(params, desc.Param{Name: "s" + f, Kind: desc.PtrArray, Tensor: t, ArrayDims: []int{size}, Output: true})
+	}
 	res := g.Tensors[model.Tensor(g, e.Result)]
 	outDims := orOne(sizes(res.Shape.Dims()))
 	if e.Loss {
@@ -501,7 +512,7 @@ func (c *modelCompiler) forward(g, kg *inference.Graph, e *model.Entry, method s
 func (c *modelCompiler) backward(g *inference.Graph, e *model.Entry, me desc.ModelEntry, params []desc.Param, gr *autodiff.Gradients) {
 	gm := c.gm
 	var bparams []desc.Param
-	bparams = append(bparams, params[:len(e.Inputs)+len(e.Params)+len(e.Noise)]...)
+	bparams = append(bparams, params[:len(e.Inputs)+len(e.Params)+len(e.Noise)+len(e.Tracks)]...)
 	gm.BackwardParams = me.Params
 	for _, id := range e.Params {
 		pi := c.index[id]

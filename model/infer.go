@@ -98,7 +98,30 @@ func (m *Model) Infer() (*Inferred, error) {
 	if firstErr != nil {
 		return nil, firstErr
 	}
+	if err := r.stateShapes(); err != nil {
+		return nil, err
+	}
 	return r, nil
+}
+
+// stateShapes gives each running statistic's state parameter its
+// statistic's shape (the loss entry does not read the state, so no entry
+// may have inferred it; an evaluation entry that did must agree), and
+// each update counter no axes (one cell).
+func (r *Inferred) stateShapes() error {
+	for i, e := range r.Model.Entries {
+		for _, tr := range e.Tracks {
+			s := r.Graphs[i].Tensors[Tensor(r.Graphs[i], tr.Stat)].Shape
+			if old, ok := r.Shapes[tr.State]; ok && old.String() != s.String() {
+				return &Error{Pos: e.Pos, Msg: fmt.Sprintf("running statistic %s has shape %s in entry %s, but its state %s has shape %s in another entry", tr.Stat, s, e.Name, tr.State, old)}
+			}
+			r.Shapes[tr.State] = s
+			if tr.Counter != "" {
+				r.Shapes[tr.Counter] = inference.Shape{} // a scalar, as PyTorch's
+			}
+		}
+	}
+	return nil
 }
 
 // batchMismatch explains an entry's shape error caused by inputs

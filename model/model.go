@@ -62,6 +62,9 @@ type Entry struct {
 	// ParamPos is where each parameter is first used in this entry (the
 	// inline parameter, or the application site for a library layer).
 	ParamPos map[string]spec.Pos
+	// Tracks are the running statistics a loss entry updates after each
+	// training step (running(...), the standard batch_norm).
+	Tracks []Track
 	// Noise are the dropout masks of a loss entry (`{mask = dropout(p)}`,
 	// the standard layer dropout[p]), leaves of Prog that the generated
 	// methods fill at every training step; in other entries a dropout is
@@ -114,6 +117,11 @@ type Param struct {
 	// parameter whose fan-in bounds the draw (PyTorch's bias of a linear
 	// or convolution layer takes its weight's); "" for the parameter's own.
 	FanInOf string
+	// State marks model state that is not trained: a running statistic
+	// (the second argument of running(...)) or a step counter. It is
+	// saved and loaded with the parameters but gets no gradient and no
+	// optimizer update; TrainStep updates it (Entry.Tracks).
+	State bool
 }
 
 // Optim holds the optimizer's settings.
@@ -273,6 +281,9 @@ type expander struct {
 	apps     int       // layer applications inlined into the entry so far
 	// indexed holds the flat names bound to an index input.
 	indexed map[string]bool
+	// discarded: an evaluation entry applied running(...), whose
+	// statistic the entry does not compute (dropDead removes it).
+	discarded bool
 }
 
 func fail(p spec.Pos, format string, args ...any) error {
@@ -654,7 +665,7 @@ func (x *expander) bindConfig(def *layerDef, args []program.ConfigArg, site spec
 // expandEntry builds the flat program of one entry point.
 func (x *expander) expandEntry(e *program.EntryStmt) (*Entry, error) {
 	x.out, x.used, x.stack, x.apps = nil, map[string]bool{}, nil, 0
-	x.names, x.indexed = map[string]bool{}, map[string]bool{}
+	x.names, x.indexed, x.discarded = map[string]bool{}, map[string]bool{}, false
 	ent := &Entry{Name: e.Name, Loss: e.Loss, Pos: e.Pos, ParamPos: map[string]spec.Pos{}, argUses: map[program.Expr][]*argUse{}}
 	x.entry = ent
 	x.entryTop = x.newInstance(nil, nil, e.Name)
@@ -707,6 +718,9 @@ func (x *expander) expandEntry(e *program.EntryStmt) (*Entry, error) {
 		x.names[name] = true
 		x.out = append(x.out, &program.LetStmt{Pos: e.Result.ExprPos(), Name: name, Expr: r})
 		ent.Result = name
+	}
+	if x.discarded {
+		x.dropDead(ent.Result)
 	}
 	ent.Prog = &program.Program{Stmts: x.out}
 	return ent, nil
@@ -1084,6 +1098,11 @@ func (x *expander) expr(e program.Expr, sc *scope) (program.Expr, error) {
 	case *program.Instance:
 		return nil, fail(x.at(sc, e.Pos), "an instance %s[...] must be bound with let or applied to arguments", e.Layer)
 	case *program.Call:
+		if f, ok := e.Callee.(*program.Ident); ok && f.Name == "running" && x.layers["running"] == nil {
+			if _, bound := sc.vars["running"]; !bound {
+				return x.running(e, sc)
+			}
+		}
 		return x.call(e, sc)
 	}
 	return nil, fail(x.at(sc, e.ExprPos()), "unsupported expression %T", e)

@@ -42,3 +42,16 @@ func DropoutMask[T Float](dst []T, p float64, key [4]uint32, seed uint64, step i
 		}
 	}
 }
+
+// RunningUpdate moves a running statistic towards a batch's, as PyTorch's
+// BatchNorm does in training: state[i] = (1-momentum)*state[i] +
+// momentum*stat[i], computed in float64 and rounded to T. The lengths
+// must agree. It does not allocate.
+func RunningUpdate[T Float](state, stat []T, momentum float64) {
+	if len(state) != len(stat) {
+		panic("rt: RunningUpdate: lengths differ")
+	}
+	for i := range state {
+		state[i] = T((1-momentum)*float64(state[i]) + momentum*float64(stat[i]))
+	}
+}

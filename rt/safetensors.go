@@ -162,7 +162,7 @@ type stHeaderEntry struct {
 }
 
 // dtypeSize is the byte size of the dtypes LoadSafetensors converts.
-var dtypeSize = map[string]int{"F64": 8, "F32": 4, "F16": 2, "BF16": 2}
+var dtypeSize = map[string]int{"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8}
 
 // checkPerm validates a permutation of rank axes.
 func checkPerm(name string, perm []int, rank int) error {
@@ -244,6 +244,9 @@ func decodeElem(dt string, b []byte, i int) float64 {
 		return float64(math.Float32frombits(uint32(binary.LittleEndian.Uint16(b[2*i:])) << 16))
 	case "F16":
 		return halfToFloat(binary.LittleEndian.Uint16(b[2*i:]))
+	case "I64":
+		// PyTorch's BatchNorm num_batches_tracked (a step counter).
+		return float64(int64(binary.LittleEndian.Uint64(b[8*i:])))
 	}
 	return math.NaN()
 }

@@ -40,6 +40,10 @@ type ModelParam struct {
 	Shape string
 	Dims  []int
 	Init  ModelInit
+	// State marks model state that is not trained (a running statistic, a
+	// step counter): Update leaves it alone; TrainStep updates it
+	// (ModelEntry.Tracks).
+	State bool
 	// Role names the rt.Role constant of the parameter (RoleConvKernel),
 	// set in ParamTensors; "" for none (rt.RoleUnknown).
 	Role string
@@ -103,6 +107,22 @@ type ModelEntry struct {
 	// Noise are the loss entry's dropout masks, passed to its kernels
 	// after the parameters.
 	Noise []ModelNoise
+	// Tracks are the loss entry's running statistics: its kernels write
+	// each statistic to the model field "stat"+StatField (a parameter
+	// "s"+StatField after the masks), and TrainStep then moves the state
+	// parameter towards it.
+	Tracks []ModelTrack
+}
+
+// ModelTrack is a running statistic: after a training step, parameter
+// State becomes (1-Momentum)*State + Momentum*stat, and parameter
+// Counter (-1: none) counts the steps.
+type ModelTrack struct {
+	State     int
+	StatField string
+	Size      int
+	Momentum  float64
+	Counter   int
 }
 
 // ModelNoise is a dropout mask of the loss entry: a model field

@@ -174,6 +174,11 @@ func (g *modelGen) stateType() {
 		st = append(st, jen.Id("loss").Index(jen.Lit(1)).Id(m.Elem))
 	}
 	st = append(st, g.noiseFields()...)
+	if m.Loss >= 0 {
+		for _, tr := range m.Entries[m.Loss].Tracks {
+			st = append(st, jen.Id("stat"+tr.StatField).Index(jen.Lit(tr.Size)).Id(m.Elem))
+		}
+	}
 	if m.Backward != "" && m.Entries[m.Loss].Rows > 0 {
 		st = append(st, jen.Id("rowGrads").Id(ps))
 	}
@@ -298,6 +303,9 @@ func (g *modelGen) entryArgs(e *desc.ModelEntry, params *jen.Statement, self str
 	}
 	for _, nz := range e.Noise {
 		args = append(args, jen.Op("&").Id(self).Dot("noise"+nz.Field))
+	}
+	for _, tr := range e.Tracks {
+		args = append(args, jen.Op("&").Id(self).Dot("stat"+tr.StatField))
 	}
 	args = append(args, out)
 	if g.pool[e.Kernel] {
@@ -491,6 +499,9 @@ func (g *modelGen) backward() {
 		for _, nz := range e.Noise {
 			args = append(args, jen.Op("&").Id("m").Dot("noise"+nz.Field))
 		}
+		for _, tr := range e.Tracks {
+			args = append(args, jen.Op("&").Id("m").Dot("stat"+tr.StatField))
+		}
 		for _, pi := range m.BackwardGrads {
 			args = append(args, jen.Op("&").Add(field("Grads", pi)))
 		}
@@ -536,13 +547,14 @@ func (g *modelGen) optimizer() {
 	jf, m, recv, inputParams, inputArgs := g.jf, g.m, g.recv, g.inputParams, g.inputArgs
 	if m.Backward != "" && m.Entries[m.Loss].Rows == 0 && m.Entries[m.Loss].Indexed() {
 		e := &m.Entries[m.Loss]
-		doc(jf, "TrainStep runs Backward on the inputs, then Update, and returns the loss before the update;\nan index out of range is Backward's error, and nothing is updated. It does not allocate.")
-		jf.Add(recv().Id("TrainStep").Params(inputParams(e)...).Params(jen.Id(m.Elem), jen.Error()).Block(
+		doc(jf, "TrainStep runs Backward on the inputs, then Update, and returns the loss before the update;\nan index out of range is Backward's error, and nothing is updated. It does not allocate."+g.tracksDoc(e))
+		jf.Add(recv().Id("TrainStep").Params(inputParams(e)...).Params(jen.Id(m.Elem), jen.Error()).Block(append(append([]jen.Code{
 			jen.List(jen.Id("l"), jen.Err()).Op(":=").Id("m").Dot("Backward").Call(inputArgs(e)...),
-			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Lit(0), jen.Err())),
+			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Lit(0), jen.Err()))},
+			g.trackUpdates(e)...),
 			jen.Id("m").Dot("Update").Call(),
 			jen.Return(jen.Id("l"), jen.Nil()),
-		))
+		)...))
 		jf.Line()
 	} else if m.Backward != "" && m.Entries[m.Loss].Rows > 0 {
 		e := &m.Entries[m.Loss]
@@ -556,12 +568,13 @@ func (g *modelGen) optimizer() {
 		jf.Line()
 	} else if m.Backward != "" {
 		e := &m.Entries[m.Loss]
-		doc(jf, "TrainStep runs Backward on the inputs, then Update, and returns the loss before the update.\nIt does not allocate.")
-		jf.Add(recv().Id("TrainStep").Params(inputParams(e)...).Id(m.Elem).Block(
-			jen.Id("l").Op(":=").Id("m").Dot("Backward").Call(inputArgs(e)...),
+		doc(jf, "TrainStep runs Backward on the inputs, then Update, and returns the loss before the update.\nIt does not allocate."+g.tracksDoc(e))
+		jf.Add(recv().Id("TrainStep").Params(inputParams(e)...).Id(m.Elem).Block(append(append([]jen.Code{
+			jen.Id("l").Op(":=").Id("m").Dot("Backward").Call(inputArgs(e)...)},
+			g.trackUpdates(e)...),
 			jen.Id("m").Dot("Update").Call(),
 			jen.Return(jen.Id("l")),
-		))
+		)...))
 		jf.Line()
 	}
 }
@@ -642,6 +655,9 @@ func (g *modelGen) update() {
 	if g.adam {
 		up = append(up, nextStep())
 		for i := range m.Params {
+			if m.Params[i].State {
+				continue
+			}
 			up = append(up, jen.Qual(rtPath, "Adam").Call(g.sliceOf("Params", i), g.sliceOf("Grads", i), g.sliceOf("adamM", i), g.sliceOf("adamV", i),
 				jen.Id("m").Dot("Step"), jen.Id("lr"), lit(o.Beta1, m.Elem), lit(o.Beta2, m.Elem), lit(o.Eps, m.Elem), lit(o.WeightDecay, m.Elem), jen.Lit(o.Kind == "adamw")))
 		}
@@ -654,6 +670,9 @@ func (g *modelGen) update() {
 			"using m.Grads.%s It does not allocate.", name, o.Beta1, o.Beta2, o.Eps, wd, o.WeightDecay, clipDoc))
 	} else {
 		for i := range m.Params {
+			if m.Params[i].State {
+				continue
+			}
 			var mom jen.Code = jen.Nil()
 			if g.momentum {
 				mom = g.sliceOf("momentum", i)

@@ -116,3 +116,28 @@ func (g *modelGen) noiseFill(e *desc.ModelEntry) []jen.Code {
 	}
 	return out
 }
+
+// trackUpdates is the code that moves each running statistic's state
+// towards the value the last Backward computed (rt.RunningUpdate) and
+// advances the update counters, once each.
+func (g *modelGen) trackUpdates(e *desc.ModelEntry) []jen.Code {
+	var out []jen.Code
+	counted := map[int]bool{}
+	for _, tr := range e.Tracks {
+		out = append(out, jen.Qual(rtPath, "RunningUpdate").Call(g.sliceOf("Params", tr.State),
+			jen.Id("m").Dot("stat"+tr.StatField).Index(jen.Empty(), jen.Empty()), jen.Lit(tr.Momentum)))
+		if tr.Counter >= 0 && !counted[tr.Counter] {
+			counted[tr.Counter] = true
+			out = append(out, g.field("Params", tr.Counter).Index(jen.Lit(0)).Op("++"))
+		}
+	}
+	return out
+}
+
+// tracksDoc documents TrainStep's running-statistics updates.
+func (g *modelGen) tracksDoc(e *desc.ModelEntry) string {
+	if len(e.Tracks) == 0 {
+		return ""
+	}
+	return "\nBetween the two it moves the running statistics towards the step's (rt.RunningUpdate) and counts\nthe step in their num_batches_tracked."
+}

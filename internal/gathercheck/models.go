@@ -91,3 +91,20 @@ type EmbedCE2 struct {
 type Drop struct {
 	ocannlDrop
 }
+
+// BN is PyTorch's nn.BatchNorm2d(3) on channels-last 4 x 5 x 2 images,
+// trained by SGD on sum(bn(x) * r) (testdata/torchbn).
+//
+//ocannl:model float64
+//ocannl:let bn = batch_norm[]
+//ocannl:loss objective:
+//ocannl:input x : 4 | 5, 2, 3
+//ocannl:input r : 4 | 5, 2, 3
+//ocannl:return (bn(x) *. r) ++ "...|... => 0"
+//ocannl:entry predict:
+//ocannl:input x : 4 | 5, 2, 3
+//ocannl:return bn(x)
+//ocannl:sgd lr=0.1
+type BN struct {
+	ocannlBN
+}

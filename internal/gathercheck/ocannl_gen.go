@@ -1094,6 +1094,302 @@ func (r *ocannlDropRunner) Predict(x *[5][8]float64) *[5][3]float64 {
 	return &r.outPredict
 }
 
+// ocannlBNParams holds one value per cell of every parameter of BN, flattened in memory order (batch, output, input).
+type ocannlBNParams struct {
+	// BnRunningMean is bn.running_mean: shape 3, memory order [3].
+	BnRunningMean [3]float64
+	// BnNumBatchesTracked is bn.num_batches_tracked: shape [], memory order [1].
+	BnNumBatchesTracked [1]float64
+	// BnRunningVar is bn.running_var: shape 3, memory order [3].
+	BnRunningVar [3]float64
+	// BnGamma is bn.gamma: shape 3, memory order [3].
+	BnGamma [3]float64
+	// BnBeta is bn.beta: shape 3, memory order [3].
+	BnBeta [3]float64
+}
+
+// ocannlBN is the generated state of BN: embed it in BN. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
+type ocannlBN struct {
+	// Params are the learnable parameters.
+	Params ocannlBNParams
+	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
+	Grads ocannlBNParams
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	// Step counts the optimizer steps taken (it drives the learning-rate schedule).
+	Step int
+	// LR, when set, gives the learning rate of each step instead of the model's schedule.
+	LR         func(step int) float64
+	distBuf    [2]float64
+	loss       [1]float64
+	statBnMean [3]float64
+	statBnStat [3]float64
+	outPredict [4][5][2][3]float64
+}
+
+// Init sets every parameter to its initial value for the given seed and clears the gradients and the optimizer state.
+// Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
+// adding or reordering parameters never changes the others. It does not allocate.
+func (m *ocannlBN) Init(seed uint64) {
+	rt.Constant(m.Params.BnRunningMean[:], 0.0)
+	rt.Constant(m.Params.BnNumBatchesTracked[:], 0.0)
+	rt.Constant(m.Params.BnRunningVar[:], 1.0)
+	rt.Constant(m.Params.BnGamma[:], 1.0)
+	rt.Constant(m.Params.BnBeta[:], 0.0)
+	m.Grads = ocannlBNParams{}
+	m.Step = 0
+}
+
+// ObjectiveLoss runs entry point objective of BN (forward only) and returns the loss. It does not allocate.
+func (m *ocannlBN) ObjectiveLoss(x *[4][5][2][3]float64, r *[4][5][2][3]float64) float64 {
+	ocannlBNObjectiveLoss(x, r, &m.Params.BnGamma, &m.Params.BnBeta, &m.statBnMean, &m.statBnStat, &m.loss)
+	return m.loss[0]
+}
+
+// Predict runs entry point predict of BN and returns its result, shape 4 | 5,2,3, held in m until the next call. It does not allocate.
+func (m *ocannlBN) Predict(x *[4][5][2][3]float64) *[4][5][2][3]float64 {
+	ocannlBNPredict(x, &m.Params.BnRunningMean, &m.Params.BnRunningVar, &m.Params.BnGamma, &m.Params.BnBeta, &m.outPredict)
+	return &m.outPredict
+}
+
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
+// every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
+func (m *ocannlBN) Backward(x *[4][5][2][3]float64, r *[4][5][2][3]float64) float64 {
+	m.Grads.BnRunningMean = [3]float64{}
+	m.Grads.BnNumBatchesTracked = [1]float64{}
+	m.Grads.BnRunningVar = [3]float64{}
+	ocannlBNBackward(x, r, &m.Params.BnGamma, &m.Params.BnBeta, &m.statBnMean, &m.statBnStat, &m.Grads.BnGamma, &m.Grads.BnBeta, &m.loss)
+	return m.loss[0]
+}
+
+// LearningRate is the learning rate of the next step: m.LR(m.Step) when LR is set, otherwise 0.1.
+func (m *ocannlBN) LearningRate() float64 {
+	if m.LR != nil {
+		return m.LR(m.Step)
+	}
+	return 0.1
+}
+
+// Update applies one SGD step (momentum 0, nesterov false, weight decay 0) to every
+// parameter using m.Grads, and advances m.Step (rt.NextStep: saturating at rt.MaxStep). It does not allocate.
+func (m *ocannlBN) Update() {
+	lr := float64(m.LearningRate())
+	rt.SGD(m.Params.BnGamma[:], m.Grads.BnGamma[:], nil, lr, 0.0, 0.0, false)
+	rt.SGD(m.Params.BnBeta[:], m.Grads.BnBeta[:], nil, lr, 0.0, 0.0, false)
+	m.Step = rt.NextStep(m.Step)
+}
+
+// TrainStep runs Backward on the inputs, then Update, and returns the loss before the update.
+// It does not allocate.
+// Between the two it moves the running statistics towards the step's (rt.RunningUpdate) and counts
+// the step in their num_batches_tracked.
+func (m *ocannlBN) TrainStep(x *[4][5][2][3]float64, r *[4][5][2][3]float64) float64 {
+	l := m.Backward(x, r)
+	rt.RunningUpdate(m.Params.BnRunningMean[:], m.statBnMean[:], 0.1)
+	m.Params.BnNumBatchesTracked[0]++
+	rt.RunningUpdate(m.Params.BnRunningVar[:], m.statBnStat[:], 0.1)
+	m.Update()
+	return l
+}
+
+// BroadcastParams copies rank root's parameters, optimizer state and Step into every rank of c, so
+// that all ranks start a data-parallel run from the same state (rank 0's fresh Init, or its
+// LoadCheckpoint). It first checks that every rank runs this model (dist.CheckSame of its
+// fingerprint 0x1dc4cbe1): a rank with other parameter shapes gets an error, before any update. Every
+// rank must call it.
+func (m *ocannlBN) BroadcastParams(c dist.Comm, root int) error {
+	if err := dist.CheckSame(c, 0x1dc4cbe1, m.distBuf[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll64(c, root, m.Params.BnRunningMean[:], m.Params.BnNumBatchesTracked[:], m.Params.BnRunningVar[:], m.Params.BnGamma[:], m.Params.BnBeta[:]); err != nil {
+		return err
+	}
+	return dist.BroadcastStep(c, root, &m.Step)
+}
+
+// SyncGrads replaces the gradients of the last Backward by their mean across the ranks of c
+// (dist.MeanGrads64: the same bits on every rank), after checking, as BroadcastParams does, that
+// every rank runs this model. A data-parallel step is Backward on the rank's shard of the
+// batch (dist.Shard), SyncGrads, Update: the ranks' parameters stay bit-identical, and
+// clip_norm, applied by Update to the averaged gradients, clips by their global norm. Every
+// rank must call it. It does not allocate.
+func (m *ocannlBN) SyncGrads(c dist.Comm) error {
+	if err := dist.CheckSame(c, 0x1dc4cbe1, m.distBuf[:]); err != nil {
+		return err
+	}
+	return dist.MeanGrads64(c, m.Grads.BnRunningMean[:], m.Grads.BnNumBatchesTracked[:], m.Grads.BnRunningVar[:], m.Grads.BnGamma[:], m.Grads.BnBeta[:])
+}
+
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
+func (m *ocannlBN) ParamTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data64: m.Params.BnRunningMean[:],
+		Dims:   []int{3},
+		Name:   "bn.running_mean",
+		Role:   rt.RoleOther,
+	}, {
+		Data64: m.Params.BnNumBatchesTracked[:],
+		Dims:   []int{},
+		Name:   "bn.num_batches_tracked",
+		Role:   rt.RoleOther,
+	}, {
+		Data64: m.Params.BnRunningVar[:],
+		Dims:   []int{3},
+		Name:   "bn.running_var",
+		Role:   rt.RoleOther,
+	}, {
+		Data64: m.Params.BnGamma[:],
+		Dims:   []int{3},
+		Name:   "bn.gamma",
+		Role:   rt.RoleNormScale,
+	}, {
+		Data64: m.Params.BnBeta[:],
+		Dims:   []int{3},
+		Name:   "bn.beta",
+		Role:   rt.RoleBias,
+	}}
+}
+
+// Save writes the parameters to w in rt's parameter file format (not the optimizer's state
+// or Step: SaveCheckpoint writes those too).
+func (m *ocannlBN) Save(w io.Writer) error {
+	return rt.Save(w, m.ParamTensors())
+}
+
+// Load reads parameters saved by Save. A file whose tensors differ in name, element type
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
+func (m *ocannlBN) Load(r io.Reader) error {
+	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
+func (m *ocannlBN) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
+func (m *ocannlBN) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
+// MarshalBinary encodes the parameters as Save does.
+func (m *ocannlBN) MarshalBinary() ([]byte, error) {
+	var b bytes.Buffer
+	err := m.Save(&b)
+	return b.Bytes(), err
+}
+
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
+func (m *ocannlBN) UnmarshalBinary(data []byte) error {
+	return rt.Unmarshal(data, m.ParamTensors())
+}
+
+// checkpointTensors lists the parameters, named by identity, and no optimizer state,
+// as rt.Tensor views of m.
+func (m *ocannlBN) checkpointTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data64: m.Params.BnRunningMean[:],
+		Dims:   []int{3},
+		Name:   "bn.running_mean",
+		Role:   rt.RoleOther,
+	}, {
+		Data64: m.Params.BnNumBatchesTracked[:],
+		Dims:   []int{},
+		Name:   "bn.num_batches_tracked",
+		Role:   rt.RoleOther,
+	}, {
+		Data64: m.Params.BnRunningVar[:],
+		Dims:   []int{3},
+		Name:   "bn.running_var",
+		Role:   rt.RoleOther,
+	}, {
+		Data64: m.Params.BnGamma[:],
+		Dims:   []int{3},
+		Name:   "bn.gamma",
+		Role:   rt.RoleNormScale,
+	}, {
+		Data64: m.Params.BnBeta[:],
+		Dims:   []int{3},
+		Name:   "bn.beta",
+		Role:   rt.RoleBias,
+	}}
+}
+
+// SaveCheckpoint writes the training state to w: m.Step, the parameters and the
+// optimizer's state (rt.SaveCheckpoint, optimizer "sgd"). Training resumed from it with
+// LoadCheckpoint takes, on the same inputs, the same steps bit for bit as training that never
+// stopped. Save writes the parameters alone.
+func (m *ocannlBN) SaveCheckpoint(w io.Writer) error {
+	return rt.SaveCheckpoint(w, m.Step, "sgd", m.checkpointTensors())
+}
+
+// LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, one whose
+// tensors differ in name, element type or shape (every mismatch is listed), or one holding state
+// the optimizer cannot run (NaN or infinite values, a step above rt.MaxStep, a negative second
+// moment of Adam: rt.ErrNonFinite, rt.ErrOutOfRange) is rejected and m is left unchanged. The
+// gradients are not part of a checkpoint.
+func (m *ocannlBN) LoadCheckpoint(r io.Reader) error {
+	step, err := rt.LoadCheckpoint(r, "sgd", m.checkpointTensors())
+	if err != nil {
+		return err
+	}
+	m.Step = step
+	return nil
+}
+
+// ocannlBNRunner runs the inference entry points of BN (Predict)
+// on the parameters of the model it came from, which it reads and never writes. It holds its own
+// results and scratch space: runners of one model may run at the same time, one goroutine each,
+// while nothing changes the model's parameters (no TrainStep, Update, Init, Load or
+// LoadCheckpoint during their calls).
+type ocannlBNRunner struct {
+	// Pool runs the large loop nests of the runner's kernels (nil: rt.DefaultPool()); NewRunner sets it to the model's.
+	Pool       *rt.Pool
+	params     *ocannlBNParams
+	outPredict [4][5][2][3]float64
+}
+
+// NewRunner returns a runner of m's inference entry points (Predict) reading m.Params.
+// Create one per goroutine; its calls do not allocate.
+func (m *ocannlBN) NewRunner() *ocannlBNRunner {
+	return &ocannlBNRunner{
+		Pool:   m.Pool,
+		params: &m.Params,
+	}
+}
+
+// Predict is the model's Predict, with the result held in r until r's next Predict call.
+// It does not allocate.
+func (r *ocannlBNRunner) Predict(x *[4][5][2][3]float64) *[4][5][2][3]float64 {
+	ocannlBNPredict(x, &r.params.BnRunningMean, &r.params.BnRunningVar, &r.params.BnGamma, &r.params.BnBeta, &r.outPredict)
+	return &r.outPredict
+}
+
 // ocannlEmbedObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Embed.
@@ -5715,6 +6011,929 @@ func ocannlDropPredict(x *[5][8]float64, pHeadW *[24]float64, pHeadB *[3]float64
 		outRow := &out[i0]
 		for i1 := range 3 {
 			outRow[i1] = predict_1Row[i1] + pHeadB[i1]
+		}
+	}
+}
+
+// ocannlBNObjectiveLoss runs a tensor program generated by ocannlgen.
+//
+// Entry point objective of model BN.
+//
+// Tensors (batch | input -> output):
+//
+//	x: 4 | 5,2,3 (input, parameter x)
+//	r: 4 | 5,2,3 (input, parameter r)
+//	_bn/mean.1: 3 (let, local)
+//	_dim_b.1: 1 (dim, constant)
+//	_dim_s.1: 1 (dim, constant)
+//	_bn/mean.2: 1 (let, local)
+//	bn/mean: 3 (let, output parameter sBnMean)
+//	_bn/centered.1: 3 (let, local)
+//	bn/centered: 4 | 5,2,3 (let, local)
+//	_bn/var.1: 4 | 5,2,3 (let, local)
+//	_bn/var.2: 3 (let, local)
+//	_dim_b.2: 1 (dim, constant)
+//	_dim_s.2: 1 (dim, constant)
+//	_bn/var.3: 1 (let, local)
+//	bn/var: 3 (let, local)
+//	_dim_b.3: 1 (dim, constant)
+//	_dim_s.3: 1 (dim, constant)
+//	bn/n: 1 (let, local)
+//	_num.1: 1 (number, constant)
+//	_bn/stat.1: 1 (let, local)
+//	_bn/stat.2: 1 (let, local)
+//	bn/stat: 3 (let, output parameter sBnStat)
+//	bn.gamma: 3 (param, parameter pBnGamma)
+//	_num.2: 1 (number, constant)
+//	_bn/scale.1: 3 (let, local)
+//	_bn/scale.2: 3 (let, local)
+//	bn/scale: 3 (let, local)
+//	bn.beta: 3 (param, parameter pBnBeta)
+//	_bn/shift.1: 3 (let, local)
+//	bn/shift: 3 (let, local)
+//	_objective.1: 4 | 5,2,3 (let, local)
+//	_objective.2: 4 | 5,2,3 (let, local)
+//	_objective.3: 4 | 5,2,3 (let, local)
+//	objective: 1 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# init _dim_b.1 (dim)
+//	init _dim_b.1: constant 4
+//
+//	# init _dim_s.1 (dim)
+//	init _dim_s.1: constant 10
+//
+//	# init _dim_b.2 (dim)
+//	init _dim_b.2: constant 4
+//
+//	# init _dim_s.2 (dim)
+//	init _dim_s.2: constant 10
+//
+//	# init _dim_b.3 (dim)
+//	init _dim_b.3: constant 4
+//
+//	# init _dim_s.3 (dim)
+//	init _dim_s.3: constant 10
+//
+//	# init _num.1 (number)
+//	init _num.1: constant 1
+//
+//	# init _num.2 (number)
+//	init _num.2: constant 1e-05
+//
+//	# _bn/mean.1 = einsum "++" "..b.. | ..s.., c => c" of x
+//	fill _bn/mean.1 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:  # reduction
+//	    for i2 in 0..4:  # reduction
+//	      for i3 in 0..1:  # reduction
+//	        _bn/mean.1[i0] += x[i1, i2, i3, i0]
+//
+//	# _bn/mean.2 = pointwise "*." of _dim_b.1, _dim_s.1
+//	_bn/mean.2[0] = _dim_b.1[0] * _dim_s.1[0]
+//
+//	# bn/mean = pointwise "/." of _bn/mean.1, _bn/mean.2
+//	for i0 in 0..2:
+//	  bn/mean[i0] = _bn/mean.1[i0] / _bn/mean.2[0]
+//
+//	# _bn/centered.1 = pointwise neg of bn/mean
+//	for i0 in 0..2:
+//	  _bn/centered.1[i0] = neg(bn/mean[i0])
+//
+//	# bn/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of x, _bn/centered.1
+//	for i0 in 0..3:
+//	  for i1 in 0..4:
+//	    for i2 in 0..1:
+//	      for i3 in 0..2:
+//	        bn/centered[i0, i1, i2, i3] = x[i0, i1, i2, i3] + _bn/centered.1[i3]
+//
+//	# _bn/var.1 = pointwise "*." of bn/centered, bn/centered
+//	for i0 in 0..3:
+//	  for i1 in 0..4:
+//	    for i2 in 0..1:
+//	      for i3 in 0..2:
+//	        _bn/var.1[i0, i1, i2, i3] = bn/centered[i0, i1, i2, i3] * bn/centered[i0, i1, i2, i3]
+//
+//	# _bn/var.2 = einsum "++" "..b.. | ..s.., c => c" of _bn/var.1
+//	fill _bn/var.2 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:  # reduction
+//	    for i2 in 0..4:  # reduction
+//	      for i3 in 0..1:  # reduction
+//	        _bn/var.2[i0] += _bn/var.1[i1, i2, i3, i0]
+//
+//	# _bn/var.3 = pointwise "*." of _dim_b.2, _dim_s.2
+//	_bn/var.3[0] = _dim_b.2[0] * _dim_s.2[0]
+//
+//	# bn/var = pointwise "/." of _bn/var.2, _bn/var.3
+//	for i0 in 0..2:
+//	  bn/var[i0] = _bn/var.2[i0] / _bn/var.3[0]
+//
+//	# bn/n = pointwise "*." of _dim_b.3, _dim_s.3
+//	bn/n[0] = _dim_b.3[0] * _dim_s.3[0]
+//
+//	# _bn/stat.1 = pointwise "-" of bn/n, _num.1
+//	_bn/stat.1[0] = bn/n[0] - _num.1[0]
+//
+//	# _bn/stat.2 = pointwise "/." of bn/n, _bn/stat.1
+//	_bn/stat.2[0] = bn/n[0] / _bn/stat.1[0]
+//
+//	# bn/stat = pointwise "*." of bn/var, _bn/stat.2
+//	for i0 in 0..2:
+//	  bn/stat[i0] = bn/var[i0] * _bn/stat.2[0]
+//
+//	# _bn/scale.1 = pointwise "+" of bn/var, _num.2
+//
+//	# _bn/scale.2 = pointwise recip_sqrt of _bn/scale.1, with _bn/scale.1 = pointwise "+" of bn/var, _num.2 fused
+//
+//	# bn/scale = pointwise "*." of bn.gamma, _bn/scale.2, with _bn/scale.2 = pointwise recip_sqrt of _bn/scale.1, with _bn/scale.1 = pointwise "+" of bn/var, _num.2 fused fused
+//	for i0 in 0..2:
+//	  bn/scale[i0] = bn.gamma[i0] * recip_sqrt(bn/var[i0] + _num.2[0])
+//
+//	# _bn/shift.1 = pointwise "*." of bn/mean, bn/scale
+//
+//	# bn/shift = pointwise "-" of bn.beta, _bn/shift.1, with _bn/shift.1 = pointwise "*." of bn/mean, bn/scale fused
+//	for i0 in 0..2:
+//	  bn/shift[i0] = bn.beta[i0] - (bn/mean[i0] * bn/scale[i0])
+//
+//	# _objective.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of x, bn/scale
+//
+//	# _objective.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _objective.1, bn/shift, with _objective.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of x, bn/scale fused
+//
+//	# _objective.3 = pointwise "*." of _objective.2, r, with _objective.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _objective.1, bn/shift, with _objective.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of x, bn/scale fused fused
+//	for i0 in 0..3:
+//	  for i1 in 0..4:
+//	    for i2 in 0..1:
+//	      for i3 in 0..2:
+//	        _objective.3[i0, i1, i2, i3] = ((x[i0, i1, i2, i3] * bn/scale[i3]) + bn/shift[i3]) * r[i0, i1, i2, i3]
+//
+//	# objective = einsum "++" "...|... => 0" of _objective.3
+//	fill objective with 0
+//	for i0 in 0..3:  # reduction
+//	  for i1 in 0..4:  # reduction
+//	    for i2 in 0..1:  # reduction
+//	      for i3 in 0..2:  # reduction
+//	        objective[0] += _objective.3[i0, i1, i2, i3]
+func ocannlBNObjectiveLoss(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGamma *[3]float64, pBnBeta *[3]float64, sBnMean *[3]float64, sBnStat *[3]float64, out *[1]float64) {
+	var bn_mean_1 [3]float64
+	var bn_mean_2 [1]float64
+	var bn_centered_1 [3]float64
+	var bn_centered [4][5][2][3]float64
+	var bn_var_1 [4][5][2][3]float64
+	var bn_var_2 [3]float64
+	var bn_var_3 [1]float64
+	var bn_var [3]float64
+	var bn_n [1]float64
+	var bn_stat_1 [1]float64
+	var bn_stat_2 [1]float64
+	var bn_scale [3]float64
+	var bn_shift [3]float64
+	var objective_3 [4][5][2][3]float64
+
+	// _bn/mean.1 = einsum "++" "..b.. | ..s.., c => c" of x
+	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce15AVX2(&bn_mean_1[0], &x[0][0][0][0])
+	} else {
+		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
+		for i1 := range 4 {
+			for i2 := range 5 {
+				xRow := &x[i1][i2][0]
+				xRow2 := &x[i1][i2][1]
+				for i0 := range 3 {
+					acc := bn_mean_1[i0]
+					acc += xRow[i0]
+					acc += xRow2[i0]
+					bn_mean_1[i0] = acc
+				}
+			}
+		}
+	}
+
+	// _bn/mean.2 = pointwise "*." of _dim_b.1, _dim_s.1
+	bn_mean_2[0] = 40
+
+	// bn/mean = pointwise "/." of _bn/mean.1, _bn/mean.2
+	bn_mean_2V := bn_mean_2[0]
+	for i0 := range 3 {
+		sBnMean[i0] = bn_mean_1[i0] / bn_mean_2V
+	}
+
+	// _bn/centered.1 = pointwise neg of bn/mean
+	for i0 := range 3 {
+		bn_centered_1[i0] = -sBnMean[i0]
+	}
+
+	// bn/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of x, _bn/centered.1
+	for i0 := range 4 {
+		for i1 := range 5 {
+			for i2 := range 2 {
+				xRow3 := &x[i0][i1][i2]
+				bn_centeredRow := &bn_centered[i0][i1][i2]
+				for i3 := range 3 {
+					bn_centeredRow[i3] = xRow3[i3] + bn_centered_1[i3]
+				}
+			}
+		}
+	}
+
+	// _bn/var.1 = pointwise "*." of bn/centered, bn/centered
+	for i0 := range 4 {
+		for i1 := range 5 {
+			for i2 := range 2 {
+				bn_centeredRow2 := &bn_centered[i0][i1][i2]
+				bn_var_1Row := &bn_var_1[i0][i1][i2]
+				for i3 := range 3 {
+					bn_var_1Row[i3] = bn_centeredRow2[i3] * bn_centeredRow2[i3]
+				}
+			}
+		}
+	}
+
+	// _bn/var.2 = einsum "++" "..b.. | ..s.., c => c" of _bn/var.1
+	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce15AVX2(&bn_var_2[0], &bn_var_1[0][0][0][0])
+	} else {
+		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
+		for i1 := range 4 {
+			for i2 := range 5 {
+				bn_var_1Row2 := &bn_var_1[i1][i2][0]
+				bn_var_1Row3 := &bn_var_1[i1][i2][1]
+				for i0 := range 3 {
+					acc2 := bn_var_2[i0]
+					acc2 += bn_var_1Row2[i0]
+					acc2 += bn_var_1Row3[i0]
+					bn_var_2[i0] = acc2
+				}
+			}
+		}
+	}
+
+	// _bn/var.3 = pointwise "*." of _dim_b.2, _dim_s.2
+	bn_var_3[0] = 40
+
+	// bn/var = pointwise "/." of _bn/var.2, _bn/var.3
+	bn_var_3V := bn_var_3[0]
+	for i0 := range 3 {
+		bn_var[i0] = bn_var_2[i0] / bn_var_3V
+	}
+
+	// bn/n = pointwise "*." of _dim_b.3, _dim_s.3
+	bn_n[0] = 40
+
+	// _bn/stat.1 = pointwise "-" of bn/n, _num.1
+	bn_stat_1[0] = bn_n[0] - 1
+
+	// _bn/stat.2 = pointwise "/." of bn/n, _bn/stat.1
+	bn_stat_2[0] = bn_n[0] / bn_stat_1[0]
+
+	// bn/stat = pointwise "*." of bn/var, _bn/stat.2
+	bn_stat_2V := bn_stat_2[0]
+	for i0 := range 3 {
+		sBnStat[i0] = bn_var[i0] * bn_stat_2V
+	}
+
+	// bn/scale = pointwise "*." of bn.gamma, _bn/scale.2, with _bn/scale.2 = pointwise recip_sqrt of _bn/scale.1, with _bn/scale.1 = pointwise "+" of bn/var, _num.2 fused fused
+	for i0 := range 3 {
+		bn_scale[i0] = pBnGamma[i0] * (1 / math.Sqrt(bn_var[i0]+1e-05))
+	}
+
+	// bn/shift = pointwise "-" of bn.beta, _bn/shift.1, with _bn/shift.1 = pointwise "*." of bn/mean, bn/scale fused
+	for i0 := range 3 {
+		bn_shift[i0] = pBnBeta[i0] - (sBnMean[i0] * bn_scale[i0])
+	}
+
+	// _objective.3 = pointwise "*." of _objective.2, r, with _objective.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _objective.1, bn/shift, with _objective.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of x, bn/scale fused fused
+	for i0 := range 4 {
+		for i1 := range 5 {
+			for i2 := range 2 {
+				xRow4 := &x[i0][i1][i2]
+				rRow := &r[i0][i1][i2]
+				objective_3Row := &objective_3[i0][i1][i2]
+				for i3 := range 3 {
+					objective_3Row[i3] = ((xRow4[i3] * bn_scale[i3]) + bn_shift[i3]) * rRow[i3]
+				}
+			}
+		}
+	}
+
+	// objective = einsum "++" "...|... => 0" of _objective.3
+	// float64 along-rows add reduction kernel, 1 rows of 120 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce16AVX2(&out[0], &objective_3[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc3 := float64(0)
+		for i0 := range 4 {
+			for i1 := range 5 {
+				for i2 := range 2 {
+					objective_3Row2 := &objective_3[i0][i1][i2]
+					for i3 := range 3 {
+						acc3 += objective_3Row2[i3]
+					}
+				}
+			}
+		}
+		out[0] = acc3
+	}
+}
+
+// ocannlBNBackward runs a tensor program generated by ocannlgen.
+//
+// Forward and backward pass of loss objective of model BN.
+//
+// Tensors (batch | input -> output):
+//
+//	x: 4 | 5,2,3 (input, parameter x)
+//	r: 4 | 5,2,3 (input, parameter r)
+//	_bn/mean.1: 3 (let, local)
+//	_dim_b.1: 1 (dim, constant)
+//	_dim_s.1: 1 (dim, constant)
+//	_bn/mean.2: 1 (let, local)
+//	bn/mean: 3 (let, output parameter sBnMean)
+//	_bn/centered.1: 3 (let, local)
+//	bn/centered: 4 | 5,2,3 (let, local)
+//	_bn/var.1: 4 | 5,2,3 (let, local)
+//	_bn/var.2: 3 (let, local)
+//	_dim_b.2: 1 (dim, constant)
+//	_dim_s.2: 1 (dim, constant)
+//	_bn/var.3: 1 (let, local)
+//	bn/var: 3 (let, local)
+//	_dim_b.3: 1 (dim, constant)
+//	_dim_s.3: 1 (dim, constant)
+//	bn/n: 1 (let, local)
+//	_num.1: 1 (number, constant)
+//	_bn/stat.1: 1 (let, local)
+//	_bn/stat.2: 1 (let, local)
+//	bn/stat: 3 (let, output parameter sBnStat)
+//	bn.gamma: 3 (param, parameter pBnGamma)
+//	_num.2: 1 (number, constant)
+//	_bn/scale.1: 3 (let, local)
+//	_bn/scale.2: 3 (let, local)
+//	bn/scale: 3 (let, local)
+//	bn.beta: 3 (param, parameter pBnBeta)
+//	_bn/shift.1: 3 (let, local)
+//	bn/shift: 3 (let, local)
+//	_objective.1: 4 | 5,2,3 (let, local)
+//	_objective.2: 4 | 5,2,3 (let, local)
+//	_objective.3: 4 | 5,2,3 (let, local)
+//	objective: 1 (let, output parameter loss)
+//	bn.gamma.grad: [3] (let, output parameter gBnGamma)
+//	bn/scale.grad: [3] (let, local)
+//	bn.beta.grad: [3] (let, output parameter gBnBeta)
+//	_bn/shift.1.grad: [3] (let, local)
+//	bn/shift.grad: [3] (let, local)
+//	_objective.1.grad: [4 5 2 3] (let, local)
+//	_objective.2.grad: [4 5 2 3] (let, local)
+//	_objective.3.grad: [4 5 2 3] (let, local)
+//	objective.grad: [1] (let, local)
+//
+// Loop nests:
+//
+//	# init _dim_b.1 (dim)
+//	init _dim_b.1: constant 4
+//
+//	# init _dim_s.1 (dim)
+//	init _dim_s.1: constant 10
+//
+//	# init _dim_b.2 (dim)
+//	init _dim_b.2: constant 4
+//
+//	# init _dim_s.2 (dim)
+//	init _dim_s.2: constant 10
+//
+//	# init _dim_b.3 (dim)
+//	init _dim_b.3: constant 4
+//
+//	# init _dim_s.3 (dim)
+//	init _dim_s.3: constant 10
+//
+//	# init _num.1 (number)
+//	init _num.1: constant 1
+//
+//	# init _num.2 (number)
+//	init _num.2: constant 1e-05
+//
+//	# _bn/mean.1 = einsum "++" "..b.. | ..s.., c => c" of x
+//	fill _bn/mean.1 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:  # reduction
+//	    for i2 in 0..4:  # reduction
+//	      for i3 in 0..1:  # reduction
+//	        _bn/mean.1[i0] += x[i1, i2, i3, i0]
+//
+//	# _bn/mean.2 = pointwise "*." of _dim_b.1, _dim_s.1
+//	_bn/mean.2[0] = _dim_b.1[0] * _dim_s.1[0]
+//
+//	# bn/mean = pointwise "/." of _bn/mean.1, _bn/mean.2
+//	for i0 in 0..2:
+//	  bn/mean[i0] = _bn/mean.1[i0] / _bn/mean.2[0]
+//
+//	# _bn/centered.1 = pointwise neg of bn/mean
+//	for i0 in 0..2:
+//	  _bn/centered.1[i0] = neg(bn/mean[i0])
+//
+//	# bn/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of x, _bn/centered.1
+//	for i0 in 0..3:
+//	  for i1 in 0..4:
+//	    for i2 in 0..1:
+//	      for i3 in 0..2:
+//	        bn/centered[i0, i1, i2, i3] = x[i0, i1, i2, i3] + _bn/centered.1[i3]
+//
+//	# _bn/var.1 = pointwise "*." of bn/centered, bn/centered
+//	for i0 in 0..3:
+//	  for i1 in 0..4:
+//	    for i2 in 0..1:
+//	      for i3 in 0..2:
+//	        _bn/var.1[i0, i1, i2, i3] = bn/centered[i0, i1, i2, i3] * bn/centered[i0, i1, i2, i3]
+//
+//	# _bn/var.2 = einsum "++" "..b.. | ..s.., c => c" of _bn/var.1
+//	fill _bn/var.2 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:  # reduction
+//	    for i2 in 0..4:  # reduction
+//	      for i3 in 0..1:  # reduction
+//	        _bn/var.2[i0] += _bn/var.1[i1, i2, i3, i0]
+//
+//	# _bn/var.3 = pointwise "*." of _dim_b.2, _dim_s.2
+//	_bn/var.3[0] = _dim_b.2[0] * _dim_s.2[0]
+//
+//	# bn/var = pointwise "/." of _bn/var.2, _bn/var.3
+//	for i0 in 0..2:
+//	  bn/var[i0] = _bn/var.2[i0] / _bn/var.3[0]
+//
+//	# bn/n = pointwise "*." of _dim_b.3, _dim_s.3
+//	bn/n[0] = _dim_b.3[0] * _dim_s.3[0]
+//
+//	# _bn/stat.1 = pointwise "-" of bn/n, _num.1
+//	_bn/stat.1[0] = bn/n[0] - _num.1[0]
+//
+//	# _bn/stat.2 = pointwise "/." of bn/n, _bn/stat.1
+//	_bn/stat.2[0] = bn/n[0] / _bn/stat.1[0]
+//
+//	# bn/stat = pointwise "*." of bn/var, _bn/stat.2
+//	for i0 in 0..2:
+//	  bn/stat[i0] = bn/var[i0] * _bn/stat.2[0]
+//
+//	# _bn/scale.1 = pointwise "+" of bn/var, _num.2
+//
+//	# _bn/scale.2 = pointwise recip_sqrt of _bn/scale.1, with _bn/scale.1 = pointwise "+" of bn/var, _num.2 fused
+//	for i0 in 0..2:
+//	  _bn/scale.2[i0] = recip_sqrt(bn/var[i0] + _num.2[0])
+//
+//	# bn/scale = pointwise "*." of bn.gamma, _bn/scale.2
+//	for i0 in 0..2:
+//	  bn/scale[i0] = bn.gamma[i0] * _bn/scale.2[i0]
+//
+//	# _bn/shift.1 = pointwise "*." of bn/mean, bn/scale
+//
+//	# bn/shift = pointwise "-" of bn.beta, _bn/shift.1, with _bn/shift.1 = pointwise "*." of bn/mean, bn/scale fused
+//	for i0 in 0..2:
+//	  bn/shift[i0] = bn.beta[i0] - (bn/mean[i0] * bn/scale[i0])
+//
+//	# _objective.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of x, bn/scale
+//
+//	# _objective.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _objective.1, bn/shift, with _objective.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of x, bn/scale fused
+//
+//	# _objective.3 = pointwise "*." of _objective.2, r, with _objective.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _objective.1, bn/shift, with _objective.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of x, bn/scale fused fused
+//	for i0 in 0..3:
+//	  for i1 in 0..4:
+//	    for i2 in 0..1:
+//	      for i3 in 0..2:
+//	        _objective.3[i0, i1, i2, i3] = ((x[i0, i1, i2, i3] * bn/scale[i3]) + bn/shift[i3]) * r[i0, i1, i2, i3]
+//
+//	# objective = einsum "++" "...|... => 0" of _objective.3
+//	fill objective with 0
+//	for i0 in 0..3:  # reduction
+//	  for i1 in 0..4:  # reduction
+//	    for i2 in 0..1:  # reduction
+//	      for i3 in 0..2:  # reduction
+//	        objective[0] += _objective.3[i0, i1, i2, i3]
+//
+//	# zero the gradients
+//	fill bn.gamma.grad with 0
+//	fill bn/scale.grad with 0
+//	fill bn.beta.grad with 0
+//	fill _bn/shift.1.grad with 0
+//	fill bn/shift.grad with 0
+//	fill _objective.1.grad with 0
+//	fill _objective.2.grad with 0
+//	fill _objective.3.grad with 0
+//	fill objective.grad with 0
+//
+//	# objective.grad = 1
+//	objective.grad[0] = 1
+//
+//	# backprop of op 21 (objective = einsum "++" "...|... => 0" of _objective.3): g1 =+ g; g1 is _objective.3.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..4:
+//	    for i2 in 0..1:
+//	      for i3 in 0..2:
+//	        _objective.3.grad[i0, i1, i2, i3] += objective.grad[0]
+//
+//	# backprop of op 20 (_objective.3 = pointwise "*." of _objective.2, r): g1 =+ g * v2; g1 is _objective.2.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..4:
+//	    for i2 in 0..1:
+//	      for i3 in 0..2:
+//	        _objective.2.grad[i0, i1, i2, i3] += _objective.3.grad[i0, i1, i2, i3] * r[i0, i1, i2, i3]
+//
+//	# backprop of op 19 (_objective.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _objective.1, bn/shift): g1 =+ g; g1 is _objective.1.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..4:
+//	    for i2 in 0..1:
+//	      for i3 in 0..2:
+//	        _objective.1.grad[i0, i1, i2, i3] += _objective.2.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 19 (_objective.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _objective.1, bn/shift): g2 =+ g; g2 is bn/shift.grad
+//	for i0 in 0..3:  # reduction
+//	  for i1 in 0..4:  # reduction
+//	    for i2 in 0..1:  # reduction
+//	      for i3 in 0..2:
+//	        bn/shift.grad[i3] += _objective.2.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 18 (_objective.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of x, bn/scale): g2 =+ v1 * g; g2 is bn/scale.grad
+//	for i0 in 0..3:  # reduction
+//	  for i1 in 0..4:  # reduction
+//	    for i2 in 0..1:  # reduction
+//	      for i3 in 0..2:
+//	        bn/scale.grad[i3] += x[i0, i1, i2, i3] * _objective.1.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 17 (bn/shift = pointwise "-" of bn.beta, _bn/shift.1): g1 =+ g; g1 is bn.beta.grad
+//	for i0 in 0..2:
+//	  bn.beta.grad[i0] += bn/shift.grad[i0]
+//
+//	# backprop of op 17 (bn/shift = pointwise "-" of bn.beta, _bn/shift.1): g2 =- g; g2 is _bn/shift.1.grad
+//	for i0 in 0..2:
+//	  _bn/shift.1.grad[i0] -= bn/shift.grad[i0]
+//
+//	# backprop of op 16 (_bn/shift.1 = pointwise "*." of bn/mean, bn/scale): g2 =+ v1 * g; g2 is bn/scale.grad
+//	for i0 in 0..2:
+//	  bn/scale.grad[i0] += bn/mean[i0] * _bn/shift.1.grad[i0]
+//
+//	# backprop of op 15 (bn/scale = pointwise "*." of bn.gamma, _bn/scale.2): g1 =+ g * v2; g1 is bn.gamma.grad
+//	for i0 in 0..2:
+//	  bn.gamma.grad[i0] += bn/scale.grad[i0] * _bn/scale.2[i0]
+func ocannlBNBackward(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGamma *[3]float64, pBnBeta *[3]float64, sBnMean *[3]float64, sBnStat *[3]float64, gBnGamma *[3]float64, gBnBeta *[3]float64, loss *[1]float64) {
+	var bn_mean_1 [3]float64
+	var bn_mean_2 [1]float64
+	var bn_centered_1 [3]float64
+	var bn_centered [4][5][2][3]float64
+	var bn_var_1 [4][5][2][3]float64
+	var bn_var_2 [3]float64
+	var bn_var_3 [1]float64
+	var bn_var [3]float64
+	var bn_n [1]float64
+	var bn_stat_1 [1]float64
+	var bn_stat_2 [1]float64
+	var bn_scale_2 [3]float64
+	var bn_scale [3]float64
+	var bn_shift [3]float64
+	var objective_3 [4][5][2][3]float64
+	var bn_scale_grad [3]float64
+	var bn_shift_1_grad [3]float64
+	var bn_shift_grad [3]float64
+	var objective_1_grad [4][5][2][3]float64
+	var objective_2_grad [4][5][2][3]float64
+	var objective_3_grad [4][5][2][3]float64
+	var objective_grad [1]float64
+
+	// _bn/mean.1 = einsum "++" "..b.. | ..s.., c => c" of x
+	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce15AVX2(&bn_mean_1[0], &x[0][0][0][0])
+	} else {
+		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
+		for i1 := range 4 {
+			for i2 := range 5 {
+				xRow := &x[i1][i2][0]
+				xRow2 := &x[i1][i2][1]
+				for i0 := range 3 {
+					acc := bn_mean_1[i0]
+					acc += xRow[i0]
+					acc += xRow2[i0]
+					bn_mean_1[i0] = acc
+				}
+			}
+		}
+	}
+
+	// _bn/mean.2 = pointwise "*." of _dim_b.1, _dim_s.1
+	bn_mean_2[0] = 40
+
+	// bn/mean = pointwise "/." of _bn/mean.1, _bn/mean.2
+	bn_mean_2V := bn_mean_2[0]
+	for i0 := range 3 {
+		sBnMean[i0] = bn_mean_1[i0] / bn_mean_2V
+	}
+
+	// _bn/centered.1 = pointwise neg of bn/mean
+	for i0 := range 3 {
+		bn_centered_1[i0] = -sBnMean[i0]
+	}
+
+	// bn/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of x, _bn/centered.1
+	for i0 := range 4 {
+		for i1 := range 5 {
+			for i2 := range 2 {
+				xRow3 := &x[i0][i1][i2]
+				bn_centeredRow := &bn_centered[i0][i1][i2]
+				for i3 := range 3 {
+					bn_centeredRow[i3] = xRow3[i3] + bn_centered_1[i3]
+				}
+			}
+		}
+	}
+
+	// _bn/var.1 = pointwise "*." of bn/centered, bn/centered
+	for i0 := range 4 {
+		for i1 := range 5 {
+			for i2 := range 2 {
+				bn_centeredRow2 := &bn_centered[i0][i1][i2]
+				bn_var_1Row := &bn_var_1[i0][i1][i2]
+				for i3 := range 3 {
+					bn_var_1Row[i3] = bn_centeredRow2[i3] * bn_centeredRow2[i3]
+				}
+			}
+		}
+	}
+
+	// _bn/var.2 = einsum "++" "..b.. | ..s.., c => c" of _bn/var.1
+	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce15AVX2(&bn_var_2[0], &bn_var_1[0][0][0][0])
+	} else {
+		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
+		for i1 := range 4 {
+			for i2 := range 5 {
+				bn_var_1Row2 := &bn_var_1[i1][i2][0]
+				bn_var_1Row3 := &bn_var_1[i1][i2][1]
+				for i0 := range 3 {
+					acc2 := bn_var_2[i0]
+					acc2 += bn_var_1Row2[i0]
+					acc2 += bn_var_1Row3[i0]
+					bn_var_2[i0] = acc2
+				}
+			}
+		}
+	}
+
+	// _bn/var.3 = pointwise "*." of _dim_b.2, _dim_s.2
+	bn_var_3[0] = 40
+
+	// bn/var = pointwise "/." of _bn/var.2, _bn/var.3
+	bn_var_3V := bn_var_3[0]
+	for i0 := range 3 {
+		bn_var[i0] = bn_var_2[i0] / bn_var_3V
+	}
+
+	// bn/n = pointwise "*." of _dim_b.3, _dim_s.3
+	bn_n[0] = 40
+
+	// _bn/stat.1 = pointwise "-" of bn/n, _num.1
+	bn_stat_1[0] = bn_n[0] - 1
+
+	// _bn/stat.2 = pointwise "/." of bn/n, _bn/stat.1
+	bn_stat_2[0] = bn_n[0] / bn_stat_1[0]
+
+	// bn/stat = pointwise "*." of bn/var, _bn/stat.2
+	bn_stat_2V := bn_stat_2[0]
+	for i0 := range 3 {
+		sBnStat[i0] = bn_var[i0] * bn_stat_2V
+	}
+
+	// _bn/scale.2 = pointwise recip_sqrt of _bn/scale.1, with _bn/scale.1 = pointwise "+" of bn/var, _num.2 fused
+	for i0 := range 3 {
+		bn_scale_2[i0] = 1 / math.Sqrt(bn_var[i0]+1e-05)
+	}
+
+	// bn/scale = pointwise "*." of bn.gamma, _bn/scale.2
+	for i0 := range 3 {
+		bn_scale[i0] = pBnGamma[i0] * bn_scale_2[i0]
+	}
+
+	// bn/shift = pointwise "-" of bn.beta, _bn/shift.1, with _bn/shift.1 = pointwise "*." of bn/mean, bn/scale fused
+	for i0 := range 3 {
+		bn_shift[i0] = pBnBeta[i0] - (sBnMean[i0] * bn_scale[i0])
+	}
+
+	// _objective.3 = pointwise "*." of _objective.2, r, with _objective.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _objective.1, bn/shift, with _objective.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of x, bn/scale fused fused
+	for i0 := range 4 {
+		for i1 := range 5 {
+			for i2 := range 2 {
+				xRow4 := &x[i0][i1][i2]
+				rRow := &r[i0][i1][i2]
+				objective_3Row := &objective_3[i0][i1][i2]
+				for i3 := range 3 {
+					objective_3Row[i3] = ((xRow4[i3] * bn_scale[i3]) + bn_shift[i3]) * rRow[i3]
+				}
+			}
+		}
+	}
+
+	// objective = einsum "++" "...|... => 0" of _objective.3
+	// float64 along-rows add reduction kernel, 1 rows of 120 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce16AVX2(&loss[0], &objective_3[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc3 := float64(0)
+		for i0 := range 4 {
+			for i1 := range 5 {
+				for i2 := range 2 {
+					objective_3Row2 := &objective_3[i0][i1][i2]
+					for i3 := range 3 {
+						acc3 += objective_3Row2[i3]
+					}
+				}
+			}
+		}
+		loss[0] = acc3
+	}
+
+	// zero the gradients
+	*gBnGamma = [3]float64{}
+	*gBnBeta = [3]float64{}
+
+	// objective.grad = 1
+	objective_grad[0] = 1
+
+	// backprop of op 21 (objective = einsum "++" "...|... => 0" of _objective.3): g1 =+ g; g1 is _objective.3.grad
+	objective_gradV := objective_grad[0]
+	for i0 := range 4 {
+		for i1 := range 5 {
+			for i2 := range 2 {
+				objective_3_gradRow := &objective_3_grad[i0][i1][i2]
+				for i3 := range 3 {
+					objective_3_gradRow[i3] += objective_gradV
+				}
+			}
+		}
+	}
+
+	// backprop of op 20 (_objective.3 = pointwise "*." of _objective.2, r): g1 =+ g * v2; g1 is _objective.2.grad
+	for i0 := range 4 {
+		for i1 := range 5 {
+			for i2 := range 2 {
+				objective_3_gradRow2 := &objective_3_grad[i0][i1][i2]
+				rRow2 := &r[i0][i1][i2]
+				objective_2_gradRow := &objective_2_grad[i0][i1][i2]
+				for i3 := range 3 {
+					objective_2_gradRow[i3] += objective_3_gradRow2[i3] * rRow2[i3]
+				}
+			}
+		}
+	}
+
+	// backprop of op 19 (_objective.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _objective.1, bn/shift): g1 =+ g; g1 is _objective.1.grad
+	for i0 := range 4 {
+		for i1 := range 5 {
+			for i2 := range 2 {
+				objective_2_gradRow2 := &objective_2_grad[i0][i1][i2]
+				objective_1_gradRow := &objective_1_grad[i0][i1][i2]
+				for i3 := range 3 {
+					objective_1_gradRow[i3] += objective_2_gradRow2[i3]
+				}
+			}
+		}
+	}
+
+	// backprop of op 19 (_objective.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _objective.1, bn/shift): g2 =+ g; g2 is bn/shift.grad
+	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce15AVX2(&bn_shift_grad[0], &objective_2_grad[0][0][0][0])
+	} else {
+		// i2 unrolled and jammed into i3.
+		for i0 := range 4 {
+			for i1 := range 5 {
+				objective_2_gradRow3 := &objective_2_grad[i0][i1][0]
+				objective_2_gradRow4 := &objective_2_grad[i0][i1][1]
+				for i3 := range 3 {
+					acc4 := bn_shift_grad[i3]
+					acc4 += objective_2_gradRow3[i3]
+					acc4 += objective_2_gradRow4[i3]
+					bn_shift_grad[i3] = acc4
+				}
+			}
+		}
+	}
+
+	// backprop of op 18 (_objective.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of x, bn/scale): g2 =+ v1 * g; g2 is bn/scale.grad
+	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce17AVX2(&bn_scale_grad[0], &x[0][0][0][0], &objective_1_grad[0][0][0][0])
+	} else {
+		// i2 unrolled and jammed into i3.
+		for i0 := range 4 {
+			for i1 := range 5 {
+				xRow5 := &x[i0][i1][0]
+				objective_1_gradRow2 := &objective_1_grad[i0][i1][0]
+				xRow6 := &x[i0][i1][1]
+				objective_1_gradRow3 := &objective_1_grad[i0][i1][1]
+				for i3 := range 3 {
+					acc5 := bn_scale_grad[i3]
+					acc5 += xRow5[i3] * objective_1_gradRow2[i3]
+					acc5 += xRow6[i3] * objective_1_gradRow3[i3]
+					bn_scale_grad[i3] = acc5
+				}
+			}
+		}
+	}
+
+	// backprop of op 17 (bn/shift = pointwise "-" of bn.beta, _bn/shift.1): g1 =+ g; g1 is bn.beta.grad
+	for i0 := range 3 {
+		gBnBeta[i0] += bn_shift_grad[i0]
+	}
+
+	// backprop of op 17 (bn/shift = pointwise "-" of bn.beta, _bn/shift.1): g2 =- g; g2 is _bn/shift.1.grad
+	for i0 := range 3 {
+		bn_shift_1_grad[i0] -= bn_shift_grad[i0]
+	}
+
+	// backprop of op 16 (_bn/shift.1 = pointwise "*." of bn/mean, bn/scale): g2 =+ v1 * g; g2 is bn/scale.grad
+	for i0 := range 3 {
+		bn_scale_grad[i0] += sBnMean[i0] * bn_shift_1_grad[i0]
+	}
+
+	// backprop of op 15 (bn/scale = pointwise "*." of bn.gamma, _bn/scale.2): g1 =+ g * v2; g1 is bn.gamma.grad
+	for i0 := range 3 {
+		gBnGamma[i0] += bn_scale_grad[i0] * bn_scale_2[i0]
+	}
+}
+
+// ocannlBNPredict runs a tensor program generated by ocannlgen.
+//
+// Entry point predict of model BN.
+//
+// Tensors (batch | input -> output):
+//
+//	x: 4 | 5,2,3 (input, parameter x)
+//	bn.running_mean: 3 (param, parameter pBnRunningMean)
+//	bn.running_var: 3 (param, parameter pBnRunningVar)
+//	bn.gamma: 3 (param, parameter pBnGamma)
+//	_num.1: 1 (number, constant)
+//	_bn/scale.1: 3 (let, local)
+//	_bn/scale.2: 3 (let, local)
+//	bn/scale: 3 (let, local)
+//	bn.beta: 3 (param, parameter pBnBeta)
+//	_bn/shift.1: 3 (let, local)
+//	bn/shift: 3 (let, local)
+//	_predict.1: 4 | 5,2,3 (let, local)
+//	predict: 4 | 5,2,3 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# init _num.1 (number)
+//	init _num.1: constant 1e-05
+//
+//	# _bn/scale.1 = pointwise "+" of bn.running_var, _num.1
+//
+//	# _bn/scale.2 = pointwise recip_sqrt of _bn/scale.1, with _bn/scale.1 = pointwise "+" of bn.running_var, _num.1 fused
+//
+//	# bn/scale = pointwise "*." of bn.gamma, _bn/scale.2, with _bn/scale.2 = pointwise recip_sqrt of _bn/scale.1, with _bn/scale.1 = pointwise "+" of bn.running_var, _num.1 fused fused
+//	for i0 in 0..2:
+//	  bn/scale[i0] = bn.gamma[i0] * recip_sqrt(bn.running_var[i0] + _num.1[0])
+//
+//	# _bn/shift.1 = pointwise "*." of bn.running_mean, bn/scale
+//
+//	# bn/shift = pointwise "-" of bn.beta, _bn/shift.1, with _bn/shift.1 = pointwise "*." of bn.running_mean, bn/scale fused
+//	for i0 in 0..2:
+//	  bn/shift[i0] = bn.beta[i0] - (bn.running_mean[i0] * bn/scale[i0])
+//
+//	# _predict.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of x, bn/scale
+//
+//	# predict = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _predict.1, bn/shift, with _predict.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of x, bn/scale fused
+//	for i0 in 0..3:
+//	  for i1 in 0..4:
+//	    for i2 in 0..1:
+//	      for i3 in 0..2:
+//	        predict[i0, i1, i2, i3] = (x[i0, i1, i2, i3] * bn/scale[i3]) + bn/shift[i3]
+func ocannlBNPredict(x *[4][5][2][3]float64, pBnRunningMean *[3]float64, pBnRunningVar *[3]float64, pBnGamma *[3]float64, pBnBeta *[3]float64, out *[4][5][2][3]float64) {
+	var bn_scale [3]float64
+	var bn_shift [3]float64
+
+	// bn/scale = pointwise "*." of bn.gamma, _bn/scale.2, with _bn/scale.2 = pointwise recip_sqrt of _bn/scale.1, with _bn/scale.1 = pointwise "+" of bn.running_var, _num.1 fused fused
+	for i0 := range 3 {
+		bn_scale[i0] = pBnGamma[i0] * (1 / math.Sqrt(pBnRunningVar[i0]+1e-05))
+	}
+
+	// bn/shift = pointwise "-" of bn.beta, _bn/shift.1, with _bn/shift.1 = pointwise "*." of bn.running_mean, bn/scale fused
+	for i0 := range 3 {
+		bn_shift[i0] = pBnBeta[i0] - (pBnRunningMean[i0] * bn_scale[i0])
+	}
+
+	// predict = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _predict.1, bn/shift, with _predict.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of x, bn/scale fused
+	for i0 := range 4 {
+		for i1 := range 5 {
+			for i2 := range 2 {
+				xRow := &x[i0][i1][i2]
+				outRow := &out[i0][i1][i2]
+				for i3 := range 3 {
+					outRow[i3] = (xRow[i3] * bn_scale[i3]) + bn_shift[i3]
+				}
+			}
 		}
 	}
 }

@@ -110,3 +110,18 @@ func ocannlReduce13AVX2(c *float64, x0 *float64, x1 *float64)
 //
 //go:noescape
 func ocannlReduce14AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce15AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 40 rows of 3 elements.
+//
+//go:noescape
+func ocannlReduce15AVX2(c *float64, x0 *float64)
+
+// ocannlReduce16AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 1 rows of 120 elements.
+//
+//go:noescape
+func ocannlReduce16AVX2(c *float64, x0 *float64)
+
+// ocannlReduce17AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 40 rows of 3 elements.
+//
+//go:noescape
+func ocannlReduce17AVX2(c *float64, x0 *float64, x1 *float64)

@@ -1159,3 +1159,92 @@ row1:
 	ADDQ         $+64, AX
 	VZEROUPPER
 	RET
+
+// func ocannlReduce15AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      ocannlMask64<>+8(SB), Y1
+	VMASKMOVPD   (AX), Y1, Y2
+	MOVQ         $0x00000028, DX
+
+row1:
+	VMASKMOVPD (CX), Y1, Y3
+	VBLENDVPD  Y1, Y3, Y0, Y3
+	VADDPD     Y3, Y2, Y2
+	ADDQ       $+24, CX
+	DECQ       DX
+	JNZ        row1
+	VMASKMOVPD Y2, Y1, (AX)
+	VZEROUPPER
+	RET
+
+// func ocannlReduce16AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (CX), Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      64(CX), Y2
+	VMOVUPS      96(CX), Y3
+	ADDQ         $+128, CX
+	MOVQ         $0x00000006, DX
+
+grp1:
+	VMOVUPS      (CX), Y4
+	VADDPD       Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VADDPD       Y4, Y1, Y1
+	VMOVUPS      64(CX), Y4
+	VADDPD       Y4, Y2, Y2
+	VMOVUPS      96(CX), Y4
+	VADDPD       Y4, Y3, Y3
+	ADDQ         $+128, CX
+	DECQ         DX
+	JNZ          grp1
+	VMOVUPS      (CX), Y4
+	VADDPD       Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VADDPD       Y4, Y1, Y1
+	VADDPD       Y1, Y0, Y0
+	VADDPD       Y3, Y2, Y1
+	VADDPD       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $0x01, X0, X1
+	VADDPD       X1, X0, X0
+	VMOVSD       ocannlConst64<>+0(SB), X1
+	VADDPD       X0, X1, X0
+	VMOVSD       X0, (AX)
+	ADDQ         $-896, CX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce17AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      ocannlMask64<>+8(SB), Y1
+	VMASKMOVPD   (AX), Y1, Y2
+	MOVQ         $0x00000028, BX
+
+row1:
+	VMASKMOVPD (CX), Y1, Y3
+	VMASKMOVPD (DX), Y1, Y4
+	VMULPD     Y4, Y3, Y3
+	VBLENDVPD  Y1, Y3, Y0, Y3
+	VADDPD     Y3, Y2, Y2
+	ADDQ       $+24, CX
+	ADDQ       $+24, DX
+	DECQ       BX
+	JNZ        row1
+	VMASKMOVPD Y2, Y1, (AX)
+	VZEROUPPER
+	RET

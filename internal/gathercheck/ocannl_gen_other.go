@@ -88,3 +88,18 @@ func ocannlReduce13AVX2(c, x0, x1 *float64) {
 func ocannlReduce14AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce14AVX2 called without assembly")
 }
+
+// ocannlReduce15AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce15AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce15AVX2 called without assembly")
+}
+
+// ocannlReduce16AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce16AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce16AVX2 called without assembly")
+}
+
+// ocannlReduce17AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce17AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce17AVX2 called without assembly")
+}

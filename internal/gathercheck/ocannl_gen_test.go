@@ -14,7 +14,7 @@ import (
 
 // ocannlDirectives is the hash of this package's //ocannl: directives
 // (ocannlDirectiveHash) when ocannlgen generated ocannl_gen.go from them.
-const ocannlDirectives = "371342e4c7563e660dd1ec1178c486f86e40beba59a4883bab2b58db5b75f754"
+const ocannlDirectives = "f78196acbada8f0a953c691ffa29bb5b6fe66e2a1a045ea3404f1d24b8c9db75"
 
 // TestOcannlGenerated fails when this package's //ocannl: directives
 // changed after ocannl_gen.go was generated from them, so that the tests
