@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the PyTorch fixture of gathercheck's TestTorchEmbedCE (model
+"""Writes the PyTorch fixture of layercheck's TestTorchEmbedCE (model
 EmbedCE in models.go).
 
 Run from this directory with Debian's python3 and python3-torch:

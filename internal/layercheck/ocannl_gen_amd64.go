@@ -2,7 +2,7 @@
 
 //go:build amd64 && gc && !purego
 
-package gathercheck
+package layercheck
 
 import "github.com/ocannlgen/ocannlgen/rt/cpu"
 

@@ -1,8 +1,9 @@
-// Package gathercheck checks index inputs and the gather (`@@`): the
-// generated kernels against the loop-IR interpreter and plain Go loops,
-// gradients against central differences, and the embedding and
-// class-index cross-entropy against PyTorch.
-package gathercheck
+// Package layercheck checks the layers of real models in generated code:
+// index inputs and the gather (`@@`), embedding and class-index
+// cross-entropy, dropout, batch norm with its running statistics, and
+// run-time rows with index inputs, against plain Go loops, central
+// differences and PyTorch twins (testdata).
+package layercheck
 
 //go:generate go run ../../cmd/ocannlgen
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the PyTorch fixture of gathercheck's TestTorchBatchNorm (model
+"""Writes the PyTorch fixture of layercheck's TestTorchBatchNorm (model
 BN in models.go).
 
 Run from this directory with Debian's python3 and python3-torch:

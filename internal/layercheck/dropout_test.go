@@ -1,4 +1,4 @@
-package gathercheck
+package layercheck
 
 import (
 	"math"

@@ -2,7 +2,7 @@
 
 //go:build !amd64 || !gc || purego
 
-package gathercheck
+package layercheck
 
 // ocannlAVX512 is false: this build has no assembly kernels (not amd64, not gc, or the
 // purego tag), so the generated code runs its Go loops.
