@@ -291,3 +291,37 @@ type RowsMLP struct {
 type RowsSeq struct {
 	ocannlRowsSeq
 }
+
+// ResNetBN is a small residual network with batch norm, PyTorch's ResNet
+// pattern: a 3x3 convolution, batch norm and ReLU, then a basic block
+// (conv, batch norm, ReLU, conv, batch norm, plus the block's input,
+// ReLU), global average pooling and a linear layer, trained with
+// class-index cross-entropy. In training the batch norms normalize by the
+// batch's statistics and TrainStep updates their running statistics;
+// Predict normalizes by those.
+//
+//	images   B | 4, 4, 2
+//	stem     B | 4, 4, 4   (conv2d, batch_norm, relu)
+//	block    B | 4, 4, 4   (residual basic block)
+//	pool     B | 4
+//	head     B | 3
+//
+//ocannl:model float64
+//ocannl:layer basic[c](x) = relu(x + batch_norm[](conv2d[c](relu(batch_norm[](conv2d[c](x))))))
+//ocannl:layer resnet(x):
+//ocannl:let h0 = relu(batch_norm[](conv2d[4](x)))
+//ocannl:let h1 = basic[4](h0)
+//ocannl:let pooled = (h1 ++ "... | h, w, c => ... | c") *. 0.0625
+//ocannl:return linear[3](pooled)
+//ocannl:let net = resnet[]
+//ocannl:loss train:
+//ocannl:input images : 4 | 4, 4, 2
+//ocannl:input labels : 4 | index 3
+//ocannl:return cross_entropy(net(images), labels)
+//ocannl:entry predict:
+//ocannl:input images : 4 | 4, 4, 2
+//ocannl:return net(images)
+//ocannl:sgd lr=0.1 momentum=0.9
+type ResNetBN struct {
+	ocannlResNetBN
+}

@@ -4127,6 +4127,681 @@ func (r *ocannlRowsSeqRunner) Predict(x *[3][2][3]float64) *[3][2][2]float64 {
 	return &r.outPredict
 }
 
+// ocannlResNetBNParams holds one value per cell of every parameter of ResNetBN, flattened in memory order (batch, output, input).
+type ocannlResNetBNParams struct {
+	// NetConv2d1Kernel is net.conv2d#1.kernel: shape 3,3,2 -> 4, memory order [4][3][3][2].
+	NetConv2d1Kernel [72]float64
+	// NetConv2d1Bias is net.conv2d#1.bias: shape 4, memory order [4].
+	NetConv2d1Bias [4]float64
+	// NetBatchNorm1RunningMean is net.batch_norm#1.running_mean: shape 4, memory order [4].
+	NetBatchNorm1RunningMean [4]float64
+	// NetBatchNorm1NumBatchesTracked is net.batch_norm#1.num_batches_tracked: shape [], memory order [1].
+	NetBatchNorm1NumBatchesTracked [1]float64
+	// NetBatchNorm1RunningVar is net.batch_norm#1.running_var: shape 4, memory order [4].
+	NetBatchNorm1RunningVar [4]float64
+	// NetBatchNorm1Gamma is net.batch_norm#1.gamma: shape 4, memory order [4].
+	NetBatchNorm1Gamma [4]float64
+	// NetBatchNorm1Beta is net.batch_norm#1.beta: shape 4, memory order [4].
+	NetBatchNorm1Beta [4]float64
+	// NetBasic1Conv2d2Kernel is net.basic#1.conv2d#2.kernel: shape 3,3,4 -> 4, memory order [4][3][3][4].
+	NetBasic1Conv2d2Kernel [144]float64
+	// NetBasic1Conv2d2Bias is net.basic#1.conv2d#2.bias: shape 4, memory order [4].
+	NetBasic1Conv2d2Bias [4]float64
+	// NetBasic1BatchNorm2RunningMean is net.basic#1.batch_norm#2.running_mean: shape 4, memory order [4].
+	NetBasic1BatchNorm2RunningMean [4]float64
+	// NetBasic1BatchNorm2NumBatchesTracked is net.basic#1.batch_norm#2.num_batches_tracked: shape [], memory order [1].
+	NetBasic1BatchNorm2NumBatchesTracked [1]float64
+	// NetBasic1BatchNorm2RunningVar is net.basic#1.batch_norm#2.running_var: shape 4, memory order [4].
+	NetBasic1BatchNorm2RunningVar [4]float64
+	// NetBasic1BatchNorm2Gamma is net.basic#1.batch_norm#2.gamma: shape 4, memory order [4].
+	NetBasic1BatchNorm2Gamma [4]float64
+	// NetBasic1BatchNorm2Beta is net.basic#1.batch_norm#2.beta: shape 4, memory order [4].
+	NetBasic1BatchNorm2Beta [4]float64
+	// NetBasic1Conv2d1Kernel is net.basic#1.conv2d#1.kernel: shape 3,3,4 -> 4, memory order [4][3][3][4].
+	NetBasic1Conv2d1Kernel [144]float64
+	// NetBasic1Conv2d1Bias is net.basic#1.conv2d#1.bias: shape 4, memory order [4].
+	NetBasic1Conv2d1Bias [4]float64
+	// NetBasic1BatchNorm1RunningMean is net.basic#1.batch_norm#1.running_mean: shape 4, memory order [4].
+	NetBasic1BatchNorm1RunningMean [4]float64
+	// NetBasic1BatchNorm1NumBatchesTracked is net.basic#1.batch_norm#1.num_batches_tracked: shape [], memory order [1].
+	NetBasic1BatchNorm1NumBatchesTracked [1]float64
+	// NetBasic1BatchNorm1RunningVar is net.basic#1.batch_norm#1.running_var: shape 4, memory order [4].
+	NetBasic1BatchNorm1RunningVar [4]float64
+	// NetBasic1BatchNorm1Gamma is net.basic#1.batch_norm#1.gamma: shape 4, memory order [4].
+	NetBasic1BatchNorm1Gamma [4]float64
+	// NetBasic1BatchNorm1Beta is net.basic#1.batch_norm#1.beta: shape 4, memory order [4].
+	NetBasic1BatchNorm1Beta [4]float64
+	// NetLinear1W is net.linear#1.w: shape 4 -> 3, memory order [3][4].
+	NetLinear1W [12]float64
+	// NetLinear1B is net.linear#1.b: shape 3, memory order [3].
+	NetLinear1B [3]float64
+}
+
+// ocannlResNetBN is the generated state of ResNetBN: embed it in ResNetBN. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
+type ocannlResNetBN struct {
+	// Params are the learnable parameters.
+	Params ocannlResNetBNParams
+	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
+	Grads ocannlResNetBNParams
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	// Step counts the optimizer steps taken (it drives the learning-rate schedule).
+	Step int
+	// LR, when set, gives the learning rate of each step instead of the model's schedule.
+	LR                          func(step int) float64
+	momentum                    ocannlResNetBNParams
+	distBuf                     [2]float64
+	loss                        [1]float64
+	statNetBatchNorm1Mean       [4]float64
+	statNetBatchNorm1Stat       [4]float64
+	statNetBasic1BatchNorm2Mean [4]float64
+	statNetBasic1BatchNorm2Stat [4]float64
+	statNetBasic1BatchNorm1Mean [4]float64
+	statNetBasic1BatchNorm1Stat [4]float64
+	outPredict                  [4][3]float64
+	scratchBackward             ocannlResNetBNBackwardScratch
+}
+
+// Init sets every parameter to its initial value for the given seed and clears the gradients and the optimizer state.
+// Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
+// adding or reordering parameters never changes the others. It does not allocate.
+func (m *ocannlResNetBN) Init(seed uint64) {
+	rt.FanInUniform(m.Params.NetConv2d1Kernel[:], rt.InnerKey(rt.ParamKey("net.conv2d#1.kernel"), seed, false), 18)
+	rt.FanInUniform(m.Params.NetConv2d1Bias[:], rt.InnerKey(rt.ParamKey("net.conv2d#1.bias"), seed, false), 18)
+	rt.Constant(m.Params.NetBatchNorm1RunningMean[:], 0.0)
+	rt.Constant(m.Params.NetBatchNorm1NumBatchesTracked[:], 0.0)
+	rt.Constant(m.Params.NetBatchNorm1RunningVar[:], 1.0)
+	rt.Constant(m.Params.NetBatchNorm1Gamma[:], 1.0)
+	rt.Constant(m.Params.NetBatchNorm1Beta[:], 0.0)
+	rt.FanInUniform(m.Params.NetBasic1Conv2d2Kernel[:], rt.InnerKey(rt.ParamKey("net.basic#1.conv2d#2.kernel"), seed, false), 36)
+	rt.FanInUniform(m.Params.NetBasic1Conv2d2Bias[:], rt.InnerKey(rt.ParamKey("net.basic#1.conv2d#2.bias"), seed, false), 36)
+	rt.Constant(m.Params.NetBasic1BatchNorm2RunningMean[:], 0.0)
+	rt.Constant(m.Params.NetBasic1BatchNorm2NumBatchesTracked[:], 0.0)
+	rt.Constant(m.Params.NetBasic1BatchNorm2RunningVar[:], 1.0)
+	rt.Constant(m.Params.NetBasic1BatchNorm2Gamma[:], 1.0)
+	rt.Constant(m.Params.NetBasic1BatchNorm2Beta[:], 0.0)
+	rt.FanInUniform(m.Params.NetBasic1Conv2d1Kernel[:], rt.InnerKey(rt.ParamKey("net.basic#1.conv2d#1.kernel"), seed, false), 36)
+	rt.FanInUniform(m.Params.NetBasic1Conv2d1Bias[:], rt.InnerKey(rt.ParamKey("net.basic#1.conv2d#1.bias"), seed, false), 36)
+	rt.Constant(m.Params.NetBasic1BatchNorm1RunningMean[:], 0.0)
+	rt.Constant(m.Params.NetBasic1BatchNorm1NumBatchesTracked[:], 0.0)
+	rt.Constant(m.Params.NetBasic1BatchNorm1RunningVar[:], 1.0)
+	rt.Constant(m.Params.NetBasic1BatchNorm1Gamma[:], 1.0)
+	rt.Constant(m.Params.NetBasic1BatchNorm1Beta[:], 0.0)
+	rt.FanInUniform(m.Params.NetLinear1W[:], rt.InnerKey(rt.ParamKey("net.linear#1.w"), seed, false), 4)
+	rt.FanInUniform(m.Params.NetLinear1B[:], rt.InnerKey(rt.ParamKey("net.linear#1.b"), seed, false), 4)
+	m.Grads = ocannlResNetBNParams{}
+	m.Step = 0
+	m.momentum = ocannlResNetBNParams{}
+}
+
+// TrainLoss runs entry point train of ResNetBN (forward only) and returns the loss. It does not allocate.
+func (m *ocannlResNetBN) TrainLoss(images *[4][4][4][2]float64, labels *[4]int32) (float64, error) {
+	for _i0 := range 4 {
+		if _v := labels[_i0]; _v < 0 || _v >= 3 {
+			return 0, rt.NewIndexError("labels", _v, 3, _i0)
+		}
+	}
+	ocannlResNetBNTrainLoss(images, labels, &m.Params.NetConv2d1Kernel, &m.Params.NetConv2d1Bias, &m.Params.NetBatchNorm1Gamma, &m.Params.NetBatchNorm1Beta, &m.Params.NetBasic1Conv2d2Kernel, &m.Params.NetBasic1Conv2d2Bias, &m.Params.NetBasic1BatchNorm2Gamma, &m.Params.NetBasic1BatchNorm2Beta, &m.Params.NetBasic1Conv2d1Kernel, &m.Params.NetBasic1Conv2d1Bias, &m.Params.NetBasic1BatchNorm1Gamma, &m.Params.NetBasic1BatchNorm1Beta, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.statNetBatchNorm1Mean, &m.statNetBatchNorm1Stat, &m.statNetBasic1BatchNorm2Mean, &m.statNetBasic1BatchNorm2Stat, &m.statNetBasic1BatchNorm1Mean, &m.statNetBasic1BatchNorm1Stat, &m.loss)
+	return m.loss[0], nil
+}
+
+// Predict runs entry point predict of ResNetBN and returns its result, shape 4 | 3, held in m until the next call. It does not allocate.
+func (m *ocannlResNetBN) Predict(images *[4][4][4][2]float64) *[4][3]float64 {
+	ocannlResNetBNPredict(images, &m.Params.NetConv2d1Kernel, &m.Params.NetConv2d1Bias, &m.Params.NetBatchNorm1RunningMean, &m.Params.NetBatchNorm1RunningVar, &m.Params.NetBatchNorm1Gamma, &m.Params.NetBatchNorm1Beta, &m.Params.NetBasic1Conv2d2Kernel, &m.Params.NetBasic1Conv2d2Bias, &m.Params.NetBasic1BatchNorm2RunningMean, &m.Params.NetBasic1BatchNorm2RunningVar, &m.Params.NetBasic1BatchNorm2Gamma, &m.Params.NetBasic1BatchNorm2Beta, &m.Params.NetBasic1Conv2d1Kernel, &m.Params.NetBasic1Conv2d1Bias, &m.Params.NetBasic1BatchNorm1RunningMean, &m.Params.NetBasic1BatchNorm1RunningVar, &m.Params.NetBasic1BatchNorm1Gamma, &m.Params.NetBasic1BatchNorm1Beta, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.outPredict)
+	return &m.outPredict
+}
+
+// Backward computes the loss TrainLoss at the given inputs and its gradient with respect to
+// every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
+func (m *ocannlResNetBN) Backward(images *[4][4][4][2]float64, labels *[4]int32) (float64, error) {
+	for _i0 := range 4 {
+		if _v := labels[_i0]; _v < 0 || _v >= 3 {
+			return 0, rt.NewIndexError("labels", _v, 3, _i0)
+		}
+	}
+	m.Grads.NetBatchNorm1RunningMean = [4]float64{}
+	m.Grads.NetBatchNorm1NumBatchesTracked = [1]float64{}
+	m.Grads.NetBatchNorm1RunningVar = [4]float64{}
+	m.Grads.NetBasic1BatchNorm2RunningMean = [4]float64{}
+	m.Grads.NetBasic1BatchNorm2NumBatchesTracked = [1]float64{}
+	m.Grads.NetBasic1BatchNorm2RunningVar = [4]float64{}
+	m.Grads.NetBasic1BatchNorm1RunningMean = [4]float64{}
+	m.Grads.NetBasic1BatchNorm1NumBatchesTracked = [1]float64{}
+	m.Grads.NetBasic1BatchNorm1RunningVar = [4]float64{}
+	ocannlResNetBNBackward(images, labels, &m.Params.NetConv2d1Kernel, &m.Params.NetConv2d1Bias, &m.Params.NetBatchNorm1Gamma, &m.Params.NetBatchNorm1Beta, &m.Params.NetBasic1Conv2d2Kernel, &m.Params.NetBasic1Conv2d2Bias, &m.Params.NetBasic1BatchNorm2Gamma, &m.Params.NetBasic1BatchNorm2Beta, &m.Params.NetBasic1Conv2d1Kernel, &m.Params.NetBasic1Conv2d1Bias, &m.Params.NetBasic1BatchNorm1Gamma, &m.Params.NetBasic1BatchNorm1Beta, &m.Params.NetLinear1W, &m.Params.NetLinear1B, &m.statNetBatchNorm1Mean, &m.statNetBatchNorm1Stat, &m.statNetBasic1BatchNorm2Mean, &m.statNetBasic1BatchNorm2Stat, &m.statNetBasic1BatchNorm1Mean, &m.statNetBasic1BatchNorm1Stat, &m.Grads.NetConv2d1Kernel, &m.Grads.NetConv2d1Bias, &m.Grads.NetBatchNorm1Gamma, &m.Grads.NetBatchNorm1Beta, &m.Grads.NetBasic1Conv2d2Kernel, &m.Grads.NetBasic1Conv2d2Bias, &m.Grads.NetBasic1BatchNorm2Gamma, &m.Grads.NetBasic1BatchNorm2Beta, &m.Grads.NetBasic1Conv2d1Kernel, &m.Grads.NetBasic1Conv2d1Bias, &m.Grads.NetBasic1BatchNorm1Gamma, &m.Grads.NetBasic1BatchNorm1Beta, &m.Grads.NetLinear1W, &m.Grads.NetLinear1B, &m.loss, m.Pool, &m.scratchBackward)
+	return m.loss[0], nil
+}
+
+// LearningRate is the learning rate of the next step: m.LR(m.Step) when LR is set, otherwise 0.1.
+func (m *ocannlResNetBN) LearningRate() float64 {
+	if m.LR != nil {
+		return m.LR(m.Step)
+	}
+	return 0.1
+}
+
+// Update applies one SGD step (momentum 0.9, nesterov false, weight decay 0) to every
+// parameter using m.Grads, and advances m.Step (rt.NextStep: saturating at rt.MaxStep). It does not allocate.
+func (m *ocannlResNetBN) Update() {
+	lr := float64(m.LearningRate())
+	rt.SGD(m.Params.NetConv2d1Kernel[:], m.Grads.NetConv2d1Kernel[:], m.momentum.NetConv2d1Kernel[:], lr, 0.9, 0.0, false)
+	rt.SGD(m.Params.NetConv2d1Bias[:], m.Grads.NetConv2d1Bias[:], m.momentum.NetConv2d1Bias[:], lr, 0.9, 0.0, false)
+	rt.SGD(m.Params.NetBatchNorm1Gamma[:], m.Grads.NetBatchNorm1Gamma[:], m.momentum.NetBatchNorm1Gamma[:], lr, 0.9, 0.0, false)
+	rt.SGD(m.Params.NetBatchNorm1Beta[:], m.Grads.NetBatchNorm1Beta[:], m.momentum.NetBatchNorm1Beta[:], lr, 0.9, 0.0, false)
+	rt.SGD(m.Params.NetBasic1Conv2d2Kernel[:], m.Grads.NetBasic1Conv2d2Kernel[:], m.momentum.NetBasic1Conv2d2Kernel[:], lr, 0.9, 0.0, false)
+	rt.SGD(m.Params.NetBasic1Conv2d2Bias[:], m.Grads.NetBasic1Conv2d2Bias[:], m.momentum.NetBasic1Conv2d2Bias[:], lr, 0.9, 0.0, false)
+	rt.SGD(m.Params.NetBasic1BatchNorm2Gamma[:], m.Grads.NetBasic1BatchNorm2Gamma[:], m.momentum.NetBasic1BatchNorm2Gamma[:], lr, 0.9, 0.0, false)
+	rt.SGD(m.Params.NetBasic1BatchNorm2Beta[:], m.Grads.NetBasic1BatchNorm2Beta[:], m.momentum.NetBasic1BatchNorm2Beta[:], lr, 0.9, 0.0, false)
+	rt.SGD(m.Params.NetBasic1Conv2d1Kernel[:], m.Grads.NetBasic1Conv2d1Kernel[:], m.momentum.NetBasic1Conv2d1Kernel[:], lr, 0.9, 0.0, false)
+	rt.SGD(m.Params.NetBasic1Conv2d1Bias[:], m.Grads.NetBasic1Conv2d1Bias[:], m.momentum.NetBasic1Conv2d1Bias[:], lr, 0.9, 0.0, false)
+	rt.SGD(m.Params.NetBasic1BatchNorm1Gamma[:], m.Grads.NetBasic1BatchNorm1Gamma[:], m.momentum.NetBasic1BatchNorm1Gamma[:], lr, 0.9, 0.0, false)
+	rt.SGD(m.Params.NetBasic1BatchNorm1Beta[:], m.Grads.NetBasic1BatchNorm1Beta[:], m.momentum.NetBasic1BatchNorm1Beta[:], lr, 0.9, 0.0, false)
+	rt.SGD(m.Params.NetLinear1W[:], m.Grads.NetLinear1W[:], m.momentum.NetLinear1W[:], lr, 0.9, 0.0, false)
+	rt.SGD(m.Params.NetLinear1B[:], m.Grads.NetLinear1B[:], m.momentum.NetLinear1B[:], lr, 0.9, 0.0, false)
+	m.Step = rt.NextStep(m.Step)
+}
+
+// TrainStep runs Backward on the inputs, then Update, and returns the loss before the update;
+// an index out of range is Backward's error, and nothing is updated. It does not allocate.
+// Between the two it moves the running statistics towards the step's (rt.RunningUpdate) and counts
+// the step in their num_batches_tracked.
+func (m *ocannlResNetBN) TrainStep(images *[4][4][4][2]float64, labels *[4]int32) (float64, error) {
+	l, err := m.Backward(images, labels)
+	if err != nil {
+		return 0, err
+	}
+	rt.RunningUpdate(m.Params.NetBatchNorm1RunningMean[:], m.statNetBatchNorm1Mean[:], 0.1)
+	m.Params.NetBatchNorm1NumBatchesTracked[0]++
+	rt.RunningUpdate(m.Params.NetBatchNorm1RunningVar[:], m.statNetBatchNorm1Stat[:], 0.1)
+	rt.RunningUpdate(m.Params.NetBasic1BatchNorm2RunningMean[:], m.statNetBasic1BatchNorm2Mean[:], 0.1)
+	m.Params.NetBasic1BatchNorm2NumBatchesTracked[0]++
+	rt.RunningUpdate(m.Params.NetBasic1BatchNorm2RunningVar[:], m.statNetBasic1BatchNorm2Stat[:], 0.1)
+	rt.RunningUpdate(m.Params.NetBasic1BatchNorm1RunningMean[:], m.statNetBasic1BatchNorm1Mean[:], 0.1)
+	m.Params.NetBasic1BatchNorm1NumBatchesTracked[0]++
+	rt.RunningUpdate(m.Params.NetBasic1BatchNorm1RunningVar[:], m.statNetBasic1BatchNorm1Stat[:], 0.1)
+	m.Update()
+	return l, nil
+}
+
+// BroadcastParams copies rank root's parameters, optimizer state and Step into every rank of c, so
+// that all ranks start a data-parallel run from the same state (rank 0's fresh Init, or its
+// LoadCheckpoint). It first checks that every rank runs this model (dist.CheckSame of its
+// fingerprint 0x5fd4e3f7): a rank with other parameter shapes gets an error, before any update. Every
+// rank must call it.
+func (m *ocannlResNetBN) BroadcastParams(c dist.Comm, root int) error {
+	if err := dist.CheckSame(c, 0x5fd4e3f7, m.distBuf[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll64(c, root, m.Params.NetConv2d1Kernel[:], m.Params.NetConv2d1Bias[:], m.Params.NetBatchNorm1RunningMean[:], m.Params.NetBatchNorm1NumBatchesTracked[:], m.Params.NetBatchNorm1RunningVar[:], m.Params.NetBatchNorm1Gamma[:], m.Params.NetBatchNorm1Beta[:], m.Params.NetBasic1Conv2d2Kernel[:], m.Params.NetBasic1Conv2d2Bias[:], m.Params.NetBasic1BatchNorm2RunningMean[:], m.Params.NetBasic1BatchNorm2NumBatchesTracked[:], m.Params.NetBasic1BatchNorm2RunningVar[:], m.Params.NetBasic1BatchNorm2Gamma[:], m.Params.NetBasic1BatchNorm2Beta[:], m.Params.NetBasic1Conv2d1Kernel[:], m.Params.NetBasic1Conv2d1Bias[:], m.Params.NetBasic1BatchNorm1RunningMean[:], m.Params.NetBasic1BatchNorm1NumBatchesTracked[:], m.Params.NetBasic1BatchNorm1RunningVar[:], m.Params.NetBasic1BatchNorm1Gamma[:], m.Params.NetBasic1BatchNorm1Beta[:], m.Params.NetLinear1W[:], m.Params.NetLinear1B[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll64(c, root, m.momentum.NetConv2d1Kernel[:], m.momentum.NetConv2d1Bias[:], m.momentum.NetBatchNorm1RunningMean[:], m.momentum.NetBatchNorm1NumBatchesTracked[:], m.momentum.NetBatchNorm1RunningVar[:], m.momentum.NetBatchNorm1Gamma[:], m.momentum.NetBatchNorm1Beta[:], m.momentum.NetBasic1Conv2d2Kernel[:], m.momentum.NetBasic1Conv2d2Bias[:], m.momentum.NetBasic1BatchNorm2RunningMean[:], m.momentum.NetBasic1BatchNorm2NumBatchesTracked[:], m.momentum.NetBasic1BatchNorm2RunningVar[:], m.momentum.NetBasic1BatchNorm2Gamma[:], m.momentum.NetBasic1BatchNorm2Beta[:], m.momentum.NetBasic1Conv2d1Kernel[:], m.momentum.NetBasic1Conv2d1Bias[:], m.momentum.NetBasic1BatchNorm1RunningMean[:], m.momentum.NetBasic1BatchNorm1NumBatchesTracked[:], m.momentum.NetBasic1BatchNorm1RunningVar[:], m.momentum.NetBasic1BatchNorm1Gamma[:], m.momentum.NetBasic1BatchNorm1Beta[:], m.momentum.NetLinear1W[:], m.momentum.NetLinear1B[:]); err != nil {
+		return err
+	}
+	return dist.BroadcastStep(c, root, &m.Step)
+}
+
+// SyncGrads replaces the gradients of the last Backward by their mean across the ranks of c
+// (dist.MeanGrads64: the same bits on every rank), after checking, as BroadcastParams does, that
+// every rank runs this model. A data-parallel step is Backward on the rank's shard of the
+// batch (dist.Shard), SyncGrads, Update: the ranks' parameters stay bit-identical, and
+// clip_norm, applied by Update to the averaged gradients, clips by their global norm. Every
+// rank must call it. It does not allocate.
+func (m *ocannlResNetBN) SyncGrads(c dist.Comm) error {
+	if err := dist.CheckSame(c, 0x5fd4e3f7, m.distBuf[:]); err != nil {
+		return err
+	}
+	return dist.MeanGrads64(c, m.Grads.NetConv2d1Kernel[:], m.Grads.NetConv2d1Bias[:], m.Grads.NetBatchNorm1RunningMean[:], m.Grads.NetBatchNorm1NumBatchesTracked[:], m.Grads.NetBatchNorm1RunningVar[:], m.Grads.NetBatchNorm1Gamma[:], m.Grads.NetBatchNorm1Beta[:], m.Grads.NetBasic1Conv2d2Kernel[:], m.Grads.NetBasic1Conv2d2Bias[:], m.Grads.NetBasic1BatchNorm2RunningMean[:], m.Grads.NetBasic1BatchNorm2NumBatchesTracked[:], m.Grads.NetBasic1BatchNorm2RunningVar[:], m.Grads.NetBasic1BatchNorm2Gamma[:], m.Grads.NetBasic1BatchNorm2Beta[:], m.Grads.NetBasic1Conv2d1Kernel[:], m.Grads.NetBasic1Conv2d1Bias[:], m.Grads.NetBasic1BatchNorm1RunningMean[:], m.Grads.NetBasic1BatchNorm1NumBatchesTracked[:], m.Grads.NetBasic1BatchNorm1RunningVar[:], m.Grads.NetBasic1BatchNorm1Gamma[:], m.Grads.NetBasic1BatchNorm1Beta[:], m.Grads.NetLinear1W[:], m.Grads.NetLinear1B[:])
+}
+
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
+func (m *ocannlResNetBN) ParamTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data64:  m.Params.NetConv2d1Kernel[:],
+		Dims:    []int{4, 3, 3, 2},
+		Name:    "net.conv2d#1.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
+	}, {
+		Data64: m.Params.NetConv2d1Bias[:],
+		Dims:   []int{4},
+		Name:   "net.conv2d#1.bias",
+		Role:   rt.RoleBias,
+	}, {
+		Data64: m.Params.NetBatchNorm1RunningMean[:],
+		Dims:   []int{4},
+		Name:   "net.batch_norm#1.running_mean",
+		Role:   rt.RoleOther,
+	}, {
+		Data64: m.Params.NetBatchNorm1NumBatchesTracked[:],
+		Dims:   []int{},
+		Name:   "net.batch_norm#1.num_batches_tracked",
+		Role:   rt.RoleOther,
+	}, {
+		Data64: m.Params.NetBatchNorm1RunningVar[:],
+		Dims:   []int{4},
+		Name:   "net.batch_norm#1.running_var",
+		Role:   rt.RoleOther,
+	}, {
+		Data64: m.Params.NetBatchNorm1Gamma[:],
+		Dims:   []int{4},
+		Name:   "net.batch_norm#1.gamma",
+		Role:   rt.RoleNormScale,
+	}, {
+		Data64: m.Params.NetBatchNorm1Beta[:],
+		Dims:   []int{4},
+		Name:   "net.batch_norm#1.beta",
+		Role:   rt.RoleBias,
+	}, {
+		Data64:  m.Params.NetBasic1Conv2d2Kernel[:],
+		Dims:    []int{4, 3, 3, 4},
+		Name:    "net.basic#1.conv2d#2.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
+	}, {
+		Data64: m.Params.NetBasic1Conv2d2Bias[:],
+		Dims:   []int{4},
+		Name:   "net.basic#1.conv2d#2.bias",
+		Role:   rt.RoleBias,
+	}, {
+		Data64: m.Params.NetBasic1BatchNorm2RunningMean[:],
+		Dims:   []int{4},
+		Name:   "net.basic#1.batch_norm#2.running_mean",
+		Role:   rt.RoleOther,
+	}, {
+		Data64: m.Params.NetBasic1BatchNorm2NumBatchesTracked[:],
+		Dims:   []int{},
+		Name:   "net.basic#1.batch_norm#2.num_batches_tracked",
+		Role:   rt.RoleOther,
+	}, {
+		Data64: m.Params.NetBasic1BatchNorm2RunningVar[:],
+		Dims:   []int{4},
+		Name:   "net.basic#1.batch_norm#2.running_var",
+		Role:   rt.RoleOther,
+	}, {
+		Data64: m.Params.NetBasic1BatchNorm2Gamma[:],
+		Dims:   []int{4},
+		Name:   "net.basic#1.batch_norm#2.gamma",
+		Role:   rt.RoleNormScale,
+	}, {
+		Data64: m.Params.NetBasic1BatchNorm2Beta[:],
+		Dims:   []int{4},
+		Name:   "net.basic#1.batch_norm#2.beta",
+		Role:   rt.RoleBias,
+	}, {
+		Data64:  m.Params.NetBasic1Conv2d1Kernel[:],
+		Dims:    []int{4, 3, 3, 4},
+		Name:    "net.basic#1.conv2d#1.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
+	}, {
+		Data64: m.Params.NetBasic1Conv2d1Bias[:],
+		Dims:   []int{4},
+		Name:   "net.basic#1.conv2d#1.bias",
+		Role:   rt.RoleBias,
+	}, {
+		Data64: m.Params.NetBasic1BatchNorm1RunningMean[:],
+		Dims:   []int{4},
+		Name:   "net.basic#1.batch_norm#1.running_mean",
+		Role:   rt.RoleOther,
+	}, {
+		Data64: m.Params.NetBasic1BatchNorm1NumBatchesTracked[:],
+		Dims:   []int{},
+		Name:   "net.basic#1.batch_norm#1.num_batches_tracked",
+		Role:   rt.RoleOther,
+	}, {
+		Data64: m.Params.NetBasic1BatchNorm1RunningVar[:],
+		Dims:   []int{4},
+		Name:   "net.basic#1.batch_norm#1.running_var",
+		Role:   rt.RoleOther,
+	}, {
+		Data64: m.Params.NetBasic1BatchNorm1Gamma[:],
+		Dims:   []int{4},
+		Name:   "net.basic#1.batch_norm#1.gamma",
+		Role:   rt.RoleNormScale,
+	}, {
+		Data64: m.Params.NetBasic1BatchNorm1Beta[:],
+		Dims:   []int{4},
+		Name:   "net.basic#1.batch_norm#1.beta",
+		Role:   rt.RoleBias,
+	}, {
+		Data64: m.Params.NetLinear1W[:],
+		Dims:   []int{3, 4},
+		Name:   "net.linear#1.w",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data64: m.Params.NetLinear1B[:],
+		Dims:   []int{3},
+		Name:   "net.linear#1.b",
+		Role:   rt.RoleBias,
+	}}
+}
+
+// Save writes the parameters to w in rt's parameter file format (not the optimizer's state
+// or Step: SaveCheckpoint writes those too).
+func (m *ocannlResNetBN) Save(w io.Writer) error {
+	return rt.Save(w, m.ParamTensors())
+}
+
+// Load reads parameters saved by Save. A file whose tensors differ in name, element type
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
+func (m *ocannlResNetBN) Load(r io.Reader) error {
+	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
+func (m *ocannlResNetBN) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
+func (m *ocannlResNetBN) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
+// MarshalBinary encodes the parameters as Save does.
+func (m *ocannlResNetBN) MarshalBinary() ([]byte, error) {
+	var b bytes.Buffer
+	err := m.Save(&b)
+	return b.Bytes(), err
+}
+
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
+func (m *ocannlResNetBN) UnmarshalBinary(data []byte) error {
+	return rt.Unmarshal(data, m.ParamTensors())
+}
+
+// checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
+// as rt.Tensor views of m.
+func (m *ocannlResNetBN) checkpointTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data64:  m.Params.NetConv2d1Kernel[:],
+		Dims:    []int{4, 3, 3, 2},
+		Name:    "net.conv2d#1.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
+	}, {
+		Data64: m.Params.NetConv2d1Bias[:],
+		Dims:   []int{4},
+		Name:   "net.conv2d#1.bias",
+		Role:   rt.RoleBias,
+	}, {
+		Data64: m.Params.NetBatchNorm1RunningMean[:],
+		Dims:   []int{4},
+		Name:   "net.batch_norm#1.running_mean",
+		Role:   rt.RoleOther,
+	}, {
+		Data64: m.Params.NetBatchNorm1NumBatchesTracked[:],
+		Dims:   []int{},
+		Name:   "net.batch_norm#1.num_batches_tracked",
+		Role:   rt.RoleOther,
+	}, {
+		Data64: m.Params.NetBatchNorm1RunningVar[:],
+		Dims:   []int{4},
+		Name:   "net.batch_norm#1.running_var",
+		Role:   rt.RoleOther,
+	}, {
+		Data64: m.Params.NetBatchNorm1Gamma[:],
+		Dims:   []int{4},
+		Name:   "net.batch_norm#1.gamma",
+		Role:   rt.RoleNormScale,
+	}, {
+		Data64: m.Params.NetBatchNorm1Beta[:],
+		Dims:   []int{4},
+		Name:   "net.batch_norm#1.beta",
+		Role:   rt.RoleBias,
+	}, {
+		Data64:  m.Params.NetBasic1Conv2d2Kernel[:],
+		Dims:    []int{4, 3, 3, 4},
+		Name:    "net.basic#1.conv2d#2.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
+	}, {
+		Data64: m.Params.NetBasic1Conv2d2Bias[:],
+		Dims:   []int{4},
+		Name:   "net.basic#1.conv2d#2.bias",
+		Role:   rt.RoleBias,
+	}, {
+		Data64: m.Params.NetBasic1BatchNorm2RunningMean[:],
+		Dims:   []int{4},
+		Name:   "net.basic#1.batch_norm#2.running_mean",
+		Role:   rt.RoleOther,
+	}, {
+		Data64: m.Params.NetBasic1BatchNorm2NumBatchesTracked[:],
+		Dims:   []int{},
+		Name:   "net.basic#1.batch_norm#2.num_batches_tracked",
+		Role:   rt.RoleOther,
+	}, {
+		Data64: m.Params.NetBasic1BatchNorm2RunningVar[:],
+		Dims:   []int{4},
+		Name:   "net.basic#1.batch_norm#2.running_var",
+		Role:   rt.RoleOther,
+	}, {
+		Data64: m.Params.NetBasic1BatchNorm2Gamma[:],
+		Dims:   []int{4},
+		Name:   "net.basic#1.batch_norm#2.gamma",
+		Role:   rt.RoleNormScale,
+	}, {
+		Data64: m.Params.NetBasic1BatchNorm2Beta[:],
+		Dims:   []int{4},
+		Name:   "net.basic#1.batch_norm#2.beta",
+		Role:   rt.RoleBias,
+	}, {
+		Data64:  m.Params.NetBasic1Conv2d1Kernel[:],
+		Dims:    []int{4, 3, 3, 4},
+		Name:    "net.basic#1.conv2d#1.kernel",
+		Role:    rt.RoleConvKernel,
+		Spatial: []int{1, 2},
+	}, {
+		Data64: m.Params.NetBasic1Conv2d1Bias[:],
+		Dims:   []int{4},
+		Name:   "net.basic#1.conv2d#1.bias",
+		Role:   rt.RoleBias,
+	}, {
+		Data64: m.Params.NetBasic1BatchNorm1RunningMean[:],
+		Dims:   []int{4},
+		Name:   "net.basic#1.batch_norm#1.running_mean",
+		Role:   rt.RoleOther,
+	}, {
+		Data64: m.Params.NetBasic1BatchNorm1NumBatchesTracked[:],
+		Dims:   []int{},
+		Name:   "net.basic#1.batch_norm#1.num_batches_tracked",
+		Role:   rt.RoleOther,
+	}, {
+		Data64: m.Params.NetBasic1BatchNorm1RunningVar[:],
+		Dims:   []int{4},
+		Name:   "net.basic#1.batch_norm#1.running_var",
+		Role:   rt.RoleOther,
+	}, {
+		Data64: m.Params.NetBasic1BatchNorm1Gamma[:],
+		Dims:   []int{4},
+		Name:   "net.basic#1.batch_norm#1.gamma",
+		Role:   rt.RoleNormScale,
+	}, {
+		Data64: m.Params.NetBasic1BatchNorm1Beta[:],
+		Dims:   []int{4},
+		Name:   "net.basic#1.batch_norm#1.beta",
+		Role:   rt.RoleBias,
+	}, {
+		Data64: m.Params.NetLinear1W[:],
+		Dims:   []int{3, 4},
+		Name:   "net.linear#1.w",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data64: m.Params.NetLinear1B[:],
+		Dims:   []int{3},
+		Name:   "net.linear#1.b",
+		Role:   rt.RoleBias,
+	}, {
+		Data64: m.momentum.NetConv2d1Kernel[:],
+		Dims:   []int{4, 3, 3, 2},
+		Name:   "momentum/net.conv2d#1.kernel",
+	}, {
+		Data64: m.momentum.NetConv2d1Bias[:],
+		Dims:   []int{4},
+		Name:   "momentum/net.conv2d#1.bias",
+	}, {
+		Data64: m.momentum.NetBatchNorm1RunningMean[:],
+		Dims:   []int{4},
+		Name:   "momentum/net.batch_norm#1.running_mean",
+	}, {
+		Data64: m.momentum.NetBatchNorm1NumBatchesTracked[:],
+		Dims:   []int{},
+		Name:   "momentum/net.batch_norm#1.num_batches_tracked",
+	}, {
+		Data64: m.momentum.NetBatchNorm1RunningVar[:],
+		Dims:   []int{4},
+		Name:   "momentum/net.batch_norm#1.running_var",
+	}, {
+		Data64: m.momentum.NetBatchNorm1Gamma[:],
+		Dims:   []int{4},
+		Name:   "momentum/net.batch_norm#1.gamma",
+	}, {
+		Data64: m.momentum.NetBatchNorm1Beta[:],
+		Dims:   []int{4},
+		Name:   "momentum/net.batch_norm#1.beta",
+	}, {
+		Data64: m.momentum.NetBasic1Conv2d2Kernel[:],
+		Dims:   []int{4, 3, 3, 4},
+		Name:   "momentum/net.basic#1.conv2d#2.kernel",
+	}, {
+		Data64: m.momentum.NetBasic1Conv2d2Bias[:],
+		Dims:   []int{4},
+		Name:   "momentum/net.basic#1.conv2d#2.bias",
+	}, {
+		Data64: m.momentum.NetBasic1BatchNorm2RunningMean[:],
+		Dims:   []int{4},
+		Name:   "momentum/net.basic#1.batch_norm#2.running_mean",
+	}, {
+		Data64: m.momentum.NetBasic1BatchNorm2NumBatchesTracked[:],
+		Dims:   []int{},
+		Name:   "momentum/net.basic#1.batch_norm#2.num_batches_tracked",
+	}, {
+		Data64: m.momentum.NetBasic1BatchNorm2RunningVar[:],
+		Dims:   []int{4},
+		Name:   "momentum/net.basic#1.batch_norm#2.running_var",
+	}, {
+		Data64: m.momentum.NetBasic1BatchNorm2Gamma[:],
+		Dims:   []int{4},
+		Name:   "momentum/net.basic#1.batch_norm#2.gamma",
+	}, {
+		Data64: m.momentum.NetBasic1BatchNorm2Beta[:],
+		Dims:   []int{4},
+		Name:   "momentum/net.basic#1.batch_norm#2.beta",
+	}, {
+		Data64: m.momentum.NetBasic1Conv2d1Kernel[:],
+		Dims:   []int{4, 3, 3, 4},
+		Name:   "momentum/net.basic#1.conv2d#1.kernel",
+	}, {
+		Data64: m.momentum.NetBasic1Conv2d1Bias[:],
+		Dims:   []int{4},
+		Name:   "momentum/net.basic#1.conv2d#1.bias",
+	}, {
+		Data64: m.momentum.NetBasic1BatchNorm1RunningMean[:],
+		Dims:   []int{4},
+		Name:   "momentum/net.basic#1.batch_norm#1.running_mean",
+	}, {
+		Data64: m.momentum.NetBasic1BatchNorm1NumBatchesTracked[:],
+		Dims:   []int{},
+		Name:   "momentum/net.basic#1.batch_norm#1.num_batches_tracked",
+	}, {
+		Data64: m.momentum.NetBasic1BatchNorm1RunningVar[:],
+		Dims:   []int{4},
+		Name:   "momentum/net.basic#1.batch_norm#1.running_var",
+	}, {
+		Data64: m.momentum.NetBasic1BatchNorm1Gamma[:],
+		Dims:   []int{4},
+		Name:   "momentum/net.basic#1.batch_norm#1.gamma",
+	}, {
+		Data64: m.momentum.NetBasic1BatchNorm1Beta[:],
+		Dims:   []int{4},
+		Name:   "momentum/net.basic#1.batch_norm#1.beta",
+	}, {
+		Data64: m.momentum.NetLinear1W[:],
+		Dims:   []int{3, 4},
+		Name:   "momentum/net.linear#1.w",
+	}, {
+		Data64: m.momentum.NetLinear1B[:],
+		Dims:   []int{3},
+		Name:   "momentum/net.linear#1.b",
+	}}
+}
+
+// SaveCheckpoint writes the training state to w: m.Step, the parameters and the
+// optimizer's state (rt.SaveCheckpoint, optimizer "sgd momentum"). Training resumed from it with
+// LoadCheckpoint takes, on the same inputs, the same steps bit for bit as training that never
+// stopped. Save writes the parameters alone.
+func (m *ocannlResNetBN) SaveCheckpoint(w io.Writer) error {
+	return rt.SaveCheckpoint(w, m.Step, "sgd momentum", m.checkpointTensors())
+}
+
+// LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, one whose
+// tensors differ in name, element type or shape (every mismatch is listed), or one holding state
+// the optimizer cannot run (NaN or infinite values, a step above rt.MaxStep, a negative second
+// moment of Adam: rt.ErrNonFinite, rt.ErrOutOfRange) is rejected and m is left unchanged. The
+// gradients are not part of a checkpoint.
+func (m *ocannlResNetBN) LoadCheckpoint(r io.Reader) error {
+	step, err := rt.LoadCheckpoint(r, "sgd momentum", m.checkpointTensors())
+	if err != nil {
+		return err
+	}
+	m.Step = step
+	return nil
+}
+
+// ocannlResNetBNRunner runs the inference entry points of ResNetBN (Predict)
+// on the parameters of the model it came from, which it reads and never writes. It holds its own
+// results and scratch space: runners of one model may run at the same time, one goroutine each,
+// while nothing changes the model's parameters (no TrainStep, Update, Init, Load or
+// LoadCheckpoint during their calls).
+type ocannlResNetBNRunner struct {
+	// Pool runs the large loop nests of the runner's kernels (nil: rt.DefaultPool()); NewRunner sets it to the model's.
+	Pool       *rt.Pool
+	params     *ocannlResNetBNParams
+	outPredict [4][3]float64
+}
+
+// NewRunner returns a runner of m's inference entry points (Predict) reading m.Params.
+// Create one per goroutine; its calls do not allocate.
+func (m *ocannlResNetBN) NewRunner() *ocannlResNetBNRunner {
+	return &ocannlResNetBNRunner{
+		Pool:   m.Pool,
+		params: &m.Params,
+	}
+}
+
+// Predict is the model's Predict, with the result held in r until r's next Predict call.
+// It does not allocate.
+func (r *ocannlResNetBNRunner) Predict(images *[4][4][4][2]float64) *[4][3]float64 {
+	ocannlResNetBNPredict(images, &r.params.NetConv2d1Kernel, &r.params.NetConv2d1Bias, &r.params.NetBatchNorm1RunningMean, &r.params.NetBatchNorm1RunningVar, &r.params.NetBatchNorm1Gamma, &r.params.NetBatchNorm1Beta, &r.params.NetBasic1Conv2d2Kernel, &r.params.NetBasic1Conv2d2Bias, &r.params.NetBasic1BatchNorm2RunningMean, &r.params.NetBasic1BatchNorm2RunningVar, &r.params.NetBasic1BatchNorm2Gamma, &r.params.NetBasic1BatchNorm2Beta, &r.params.NetBasic1Conv2d1Kernel, &r.params.NetBasic1Conv2d1Bias, &r.params.NetBasic1BatchNorm1RunningMean, &r.params.NetBasic1BatchNorm1RunningVar, &r.params.NetBasic1BatchNorm1Gamma, &r.params.NetBasic1BatchNorm1Beta, &r.params.NetLinear1W, &r.params.NetLinear1B, &r.outPredict)
+	return &r.outPredict
+}
+
 // ocannlLeNetTrainLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point train of model LeNet.
@@ -37228,6 +37903,5920 @@ func ocannlRowsSeqPredict(x *[3][2][3]float64, pNetW1 *[18]float64, pNetB1 *[6]f
 			for i2 := range 2 {
 				outRow[i2] = predict_1Row[i2] + pNetB3[i2]
 			}
+		}
+	}
+}
+
+// ocannlResNetBNTrainLoss runs a tensor program generated by ocannlgen.
+//
+// Entry point train of model ResNetBN.
+//
+// Tensors (batch | input -> output):
+//
+//	images: 4 | 4,4,2 (input, parameter images, copied into the padded local imagesPad)
+//	labels: 4 |  (input, parameter labels)
+//	net.conv2d#1.kernel: 3,3,2 -> 4 (param, parameter pNetConv2d1Kernel)
+//	net.conv2d#1/y: 4 | 4,4,4 (let, local)
+//	net.conv2d#1.bias: 4 (param, parameter pNetConv2d1Bias)
+//	net.batch_norm#1/x: 4 | 4,4,4 (let, local)
+//	_net.batch_norm#1/mean.1: 4 (let, local)
+//	_dim_b.1: 1 (dim, constant)
+//	_dim_s.1: 1 (dim, constant)
+//	_net.batch_norm#1/mean.2: 1 (let, local)
+//	net.batch_norm#1/mean: 4 (let, output parameter sNetBatchNorm1Mean)
+//	_net.batch_norm#1/centered.1: 4 (let, local)
+//	net.batch_norm#1/centered: 4 | 4,4,4 (let, local)
+//	_net.batch_norm#1/var.1: 4 | 4,4,4 (let, local)
+//	_net.batch_norm#1/var.2: 4 (let, local)
+//	_dim_b.2: 1 (dim, constant)
+//	_dim_s.2: 1 (dim, constant)
+//	_net.batch_norm#1/var.3: 1 (let, local)
+//	net.batch_norm#1/var: 4 (let, local)
+//	_dim_b.3: 1 (dim, constant)
+//	_dim_s.3: 1 (dim, constant)
+//	net.batch_norm#1/n: 1 (let, local)
+//	_num.1: 1 (number, constant)
+//	_net.batch_norm#1/stat.1: 1 (let, local)
+//	_net.batch_norm#1/stat.2: 1 (let, local)
+//	net.batch_norm#1/stat: 4 (let, output parameter sNetBatchNorm1Stat)
+//	net.batch_norm#1.gamma: 4 (param, parameter pNetBatchNorm1Gamma)
+//	_num.2: 1 (number, constant)
+//	_net.batch_norm#1/scale.1: 4 (let, local)
+//	_net.batch_norm#1/scale.2: 4 (let, local)
+//	net.batch_norm#1/scale: 4 (let, local)
+//	net.batch_norm#1.beta: 4 (param, parameter pNetBatchNorm1Beta)
+//	_net.batch_norm#1/shift.1: 4 (let, local)
+//	net.batch_norm#1/shift: 4 (let, local)
+//	_net/h0.1: 4 | 4,4,4 (let, local)
+//	_net/h0.2: 4 | 4,4,4 (let, local)
+//	net/h0: 4 | 4,4,4 (let, local)
+//	net.basic#1.conv2d#2.kernel: 3,3,4 -> 4 (param, parameter pNetBasic1Conv2d2Kernel)
+//	net.basic#1.conv2d#2/y: 4 | 4,4,4 (let, local)
+//	net.basic#1.conv2d#2.bias: 4 (param, parameter pNetBasic1Conv2d2Bias)
+//	net.basic#1.batch_norm#2/x: 4 | 4,4,4 (let, local)
+//	_net.basic#1.batch_norm#2/mean.1: 4 (let, local)
+//	_dim_b.4: 1 (dim, constant)
+//	_dim_s.4: 1 (dim, constant)
+//	_net.basic#1.batch_norm#2/mean.2: 1 (let, local)
+//	net.basic#1.batch_norm#2/mean: 4 (let, output parameter sNetBasic1BatchNorm2Mean)
+//	_net.basic#1.batch_norm#2/centered.1: 4 (let, local)
+//	net.basic#1.batch_norm#2/centered: 4 | 4,4,4 (let, local)
+//	_net.basic#1.batch_norm#2/var.1: 4 | 4,4,4 (let, local)
+//	_net.basic#1.batch_norm#2/var.2: 4 (let, local)
+//	_dim_b.5: 1 (dim, constant)
+//	_dim_s.5: 1 (dim, constant)
+//	_net.basic#1.batch_norm#2/var.3: 1 (let, local)
+//	net.basic#1.batch_norm#2/var: 4 (let, local)
+//	_dim_b.6: 1 (dim, constant)
+//	_dim_s.6: 1 (dim, constant)
+//	net.basic#1.batch_norm#2/n: 1 (let, local)
+//	_num.3: 1 (number, constant)
+//	_net.basic#1.batch_norm#2/stat.1: 1 (let, local)
+//	_net.basic#1.batch_norm#2/stat.2: 1 (let, local)
+//	net.basic#1.batch_norm#2/stat: 4 (let, output parameter sNetBasic1BatchNorm2Stat)
+//	net.basic#1.batch_norm#2.gamma: 4 (param, parameter pNetBasic1BatchNorm2Gamma)
+//	_num.4: 1 (number, constant)
+//	_net.basic#1.batch_norm#2/scale.1: 4 (let, local)
+//	_net.basic#1.batch_norm#2/scale.2: 4 (let, local)
+//	net.basic#1.batch_norm#2/scale: 4 (let, local)
+//	net.basic#1.batch_norm#2.beta: 4 (param, parameter pNetBasic1BatchNorm2Beta)
+//	_net.basic#1.batch_norm#2/shift.1: 4 (let, local)
+//	net.basic#1.batch_norm#2/shift: 4 (let, local)
+//	_net.basic#1.conv2d#1/x.1: 4 | 4,4,4 (let, local)
+//	_net.basic#1.conv2d#1/x.2: 4 | 4,4,4 (let, local)
+//	net.basic#1.conv2d#1/x: 4 | 4,4,4 (let, local)
+//	net.basic#1.conv2d#1.kernel: 3,3,4 -> 4 (param, parameter pNetBasic1Conv2d1Kernel)
+//	net.basic#1.conv2d#1/y: 4 | 4,4,4 (let, local)
+//	net.basic#1.conv2d#1.bias: 4 (param, parameter pNetBasic1Conv2d1Bias)
+//	net.basic#1.batch_norm#1/x: 4 | 4,4,4 (let, local)
+//	_net.basic#1.batch_norm#1/mean.1: 4 (let, local)
+//	_dim_b.7: 1 (dim, constant)
+//	_dim_s.7: 1 (dim, constant)
+//	_net.basic#1.batch_norm#1/mean.2: 1 (let, local)
+//	net.basic#1.batch_norm#1/mean: 4 (let, output parameter sNetBasic1BatchNorm1Mean)
+//	_net.basic#1.batch_norm#1/centered.1: 4 (let, local)
+//	net.basic#1.batch_norm#1/centered: 4 | 4,4,4 (let, local)
+//	_net.basic#1.batch_norm#1/var.1: 4 | 4,4,4 (let, local)
+//	_net.basic#1.batch_norm#1/var.2: 4 (let, local)
+//	_dim_b.8: 1 (dim, constant)
+//	_dim_s.8: 1 (dim, constant)
+//	_net.basic#1.batch_norm#1/var.3: 1 (let, local)
+//	net.basic#1.batch_norm#1/var: 4 (let, local)
+//	_dim_b.9: 1 (dim, constant)
+//	_dim_s.9: 1 (dim, constant)
+//	net.basic#1.batch_norm#1/n: 1 (let, local)
+//	_num.5: 1 (number, constant)
+//	_net.basic#1.batch_norm#1/stat.1: 1 (let, local)
+//	_net.basic#1.batch_norm#1/stat.2: 1 (let, local)
+//	net.basic#1.batch_norm#1/stat: 4 (let, output parameter sNetBasic1BatchNorm1Stat)
+//	net.basic#1.batch_norm#1.gamma: 4 (param, parameter pNetBasic1BatchNorm1Gamma)
+//	_num.6: 1 (number, constant)
+//	_net.basic#1.batch_norm#1/scale.1: 4 (let, local)
+//	_net.basic#1.batch_norm#1/scale.2: 4 (let, local)
+//	net.basic#1.batch_norm#1/scale: 4 (let, local)
+//	net.basic#1.batch_norm#1.beta: 4 (param, parameter pNetBasic1BatchNorm1Beta)
+//	_net.basic#1.batch_norm#1/shift.1: 4 (let, local)
+//	net.basic#1.batch_norm#1/shift: 4 (let, local)
+//	_net/h1.1: 4 | 4,4,4 (let, local)
+//	_net/h1.2: 4 | 4,4,4 (let, local)
+//	_net/h1.3: 4 | 4,4,4 (let, local)
+//	net/h1: 4 | 4,4,4 (let, local)
+//	_net/pooled.1: 4 | 4 (let, local)
+//	_num.7: 1 (number, constant)
+//	net/pooled: 4 | 4 (let, local)
+//	net.linear#1.w: 4 -> 3 (param, parameter pNetLinear1W)
+//	_train.cross_entropy#1/logits.1: 4 | 3 (let, local)
+//	net.linear#1.b: 3 (param, parameter pNetLinear1B)
+//	train.cross_entropy#1/logits: 4 | 3 (let, local)
+//	train.cross_entropy#1/m: 4 | 1 (let, local)
+//	train.cross_entropy#1/z: 4 | 3 (let, local)
+//	_train.cross_entropy#1/logp.1: 4 | 3 (let, local)
+//	_train.cross_entropy#1/logp.2: 4 | 1 (let, local)
+//	_train.cross_entropy#1/logp.3: 4 | 1 (let, local)
+//	train.cross_entropy#1/logp: 4 | 3 (let, local)
+//	train.cross_entropy#1/picked: 4 |  (let, local)
+//	_train.1: 1 (let, local)
+//	_dim_b.10: 1 (dim, constant)
+//	_train.2: 1 (let, local)
+//	train: 1 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# padded images: dims 4x4x4x2, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 4x7x7x2
+//	# padded net/h0: dims 4x4x4x4, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 4x7x7x4
+//	# padded net.basic#1.conv2d#1/x: dims 4x4x4x4, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 4x7x7x4
+//
+//	# init _dim_b.1 (dim)
+//	init _dim_b.1: constant 4
+//
+//	# init _dim_s.1 (dim)
+//	init _dim_s.1: constant 16
+//
+//	# init _dim_b.2 (dim)
+//	init _dim_b.2: constant 4
+//
+//	# init _dim_s.2 (dim)
+//	init _dim_s.2: constant 16
+//
+//	# init _dim_b.3 (dim)
+//	init _dim_b.3: constant 4
+//
+//	# init _dim_s.3 (dim)
+//	init _dim_s.3: constant 16
+//
+//	# init _num.1 (number)
+//	init _num.1: constant 1
+//
+//	# init _num.2 (number)
+//	init _num.2: constant 1e-05
+//
+//	# init _dim_b.4 (dim)
+//	init _dim_b.4: constant 4
+//
+//	# init _dim_s.4 (dim)
+//	init _dim_s.4: constant 16
+//
+//	# init _dim_b.5 (dim)
+//	init _dim_b.5: constant 4
+//
+//	# init _dim_s.5 (dim)
+//	init _dim_s.5: constant 16
+//
+//	# init _dim_b.6 (dim)
+//	init _dim_b.6: constant 4
+//
+//	# init _dim_s.6 (dim)
+//	init _dim_s.6: constant 16
+//
+//	# init _num.3 (number)
+//	init _num.3: constant 1
+//
+//	# init _num.4 (number)
+//	init _num.4: constant 1e-05
+//
+//	# init _dim_b.7 (dim)
+//	init _dim_b.7: constant 4
+//
+//	# init _dim_s.7 (dim)
+//	init _dim_s.7: constant 16
+//
+//	# init _dim_b.8 (dim)
+//	init _dim_b.8: constant 4
+//
+//	# init _dim_s.8 (dim)
+//	init _dim_s.8: constant 16
+//
+//	# init _dim_b.9 (dim)
+//	init _dim_b.9: constant 4
+//
+//	# init _dim_s.9 (dim)
+//	init _dim_s.9: constant 16
+//
+//	# init _num.5 (number)
+//	init _num.5: constant 1
+//
+//	# init _num.6 (number)
+//	init _num.6: constant 1e-05
+//
+//	# init _num.7 (number)
+//	init _num.7: constant 0.0625
+//
+//	# init _dim_b.10 (dim)
+//	init _dim_b.10: constant 4
+//
+//	# net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#1.kernel
+//	reset padding of images to 0
+//	fill net.conv2d#1/y with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        for i4 in 0..2:  # reduction
+//	          for i5 in 0..2:  # reduction
+//	            for i6 in 0..1:  # reduction
+//	              net.conv2d#1/y[i0, i1, i2, i3] += images[i0, i1 + i4, i2 + i5, i6] * net.conv2d#1.kernel[i3, i4, i5, i6]
+//
+//	# net.batch_norm#1/x = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net.batch_norm#1/x[i0, i1, i2, i3] = net.conv2d#1/y[i0, i1, i2, i3] + net.conv2d#1.bias[i3]
+//
+//	# _net.batch_norm#1/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.batch_norm#1/x
+//	fill _net.batch_norm#1/mean.1 with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..3:  # reduction
+//	    for i2 in 0..3:  # reduction
+//	      for i3 in 0..3:  # reduction
+//	        _net.batch_norm#1/mean.1[i0] += net.batch_norm#1/x[i1, i2, i3, i0]
+//
+//	# _net.batch_norm#1/mean.2 = pointwise "*." of _dim_b.1, _dim_s.1
+//	_net.batch_norm#1/mean.2[0] = _dim_b.1[0] * _dim_s.1[0]
+//
+//	# net.batch_norm#1/mean = pointwise "/." of _net.batch_norm#1/mean.1, _net.batch_norm#1/mean.2
+//	for i0 in 0..3:
+//	  net.batch_norm#1/mean[i0] = _net.batch_norm#1/mean.1[i0] / _net.batch_norm#1/mean.2[0]
+//
+//	# _net.batch_norm#1/centered.1 = pointwise neg of net.batch_norm#1/mean
+//	for i0 in 0..3:
+//	  _net.batch_norm#1/centered.1[i0] = neg(net.batch_norm#1/mean[i0])
+//
+//	# net.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, _net.batch_norm#1/centered.1
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net.batch_norm#1/centered[i0, i1, i2, i3] = net.batch_norm#1/x[i0, i1, i2, i3] + _net.batch_norm#1/centered.1[i3]
+//
+//	# _net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        _net.batch_norm#1/var.1[i0, i1, i2, i3] = net.batch_norm#1/centered[i0, i1, i2, i3] * net.batch_norm#1/centered[i0, i1, i2, i3]
+//
+//	# _net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1
+//	fill _net.batch_norm#1/var.2 with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..3:  # reduction
+//	    for i2 in 0..3:  # reduction
+//	      for i3 in 0..3:  # reduction
+//	        _net.batch_norm#1/var.2[i0] += _net.batch_norm#1/var.1[i1, i2, i3, i0]
+//
+//	# _net.batch_norm#1/var.3 = pointwise "*." of _dim_b.2, _dim_s.2
+//	_net.batch_norm#1/var.3[0] = _dim_b.2[0] * _dim_s.2[0]
+//
+//	# net.batch_norm#1/var = pointwise "/." of _net.batch_norm#1/var.2, _net.batch_norm#1/var.3
+//	for i0 in 0..3:
+//	  net.batch_norm#1/var[i0] = _net.batch_norm#1/var.2[i0] / _net.batch_norm#1/var.3[0]
+//
+//	# net.batch_norm#1/n = pointwise "*." of _dim_b.3, _dim_s.3
+//	net.batch_norm#1/n[0] = _dim_b.3[0] * _dim_s.3[0]
+//
+//	# _net.batch_norm#1/stat.1 = pointwise "-" of net.batch_norm#1/n, _num.1
+//	_net.batch_norm#1/stat.1[0] = net.batch_norm#1/n[0] - _num.1[0]
+//
+//	# _net.batch_norm#1/stat.2 = pointwise "/." of net.batch_norm#1/n, _net.batch_norm#1/stat.1
+//	_net.batch_norm#1/stat.2[0] = net.batch_norm#1/n[0] / _net.batch_norm#1/stat.1[0]
+//
+//	# net.batch_norm#1/stat = pointwise "*." of net.batch_norm#1/var, _net.batch_norm#1/stat.2
+//	for i0 in 0..3:
+//	  net.batch_norm#1/stat[i0] = net.batch_norm#1/var[i0] * _net.batch_norm#1/stat.2[0]
+//
+//	# _net.batch_norm#1/scale.1 = pointwise "+" of net.batch_norm#1/var, _num.2
+//
+//	# _net.batch_norm#1/scale.2 = pointwise recip_sqrt of _net.batch_norm#1/scale.1, with _net.batch_norm#1/scale.1 = pointwise "+" of net.batch_norm#1/var, _num.2 fused
+//
+//	# net.batch_norm#1/scale = pointwise "*." of net.batch_norm#1.gamma, _net.batch_norm#1/scale.2, with _net.batch_norm#1/scale.2 = pointwise recip_sqrt of _net.batch_norm#1/scale.1, with _net.batch_norm#1/scale.1 = pointwise "+" of net.batch_norm#1/var, _num.2 fused fused
+//	for i0 in 0..3:
+//	  net.batch_norm#1/scale[i0] = net.batch_norm#1.gamma[i0] * recip_sqrt(net.batch_norm#1/var[i0] + _num.2[0])
+//
+//	# _net.batch_norm#1/shift.1 = pointwise "*." of net.batch_norm#1/mean, net.batch_norm#1/scale
+//
+//	# net.batch_norm#1/shift = pointwise "-" of net.batch_norm#1.beta, _net.batch_norm#1/shift.1, with _net.batch_norm#1/shift.1 = pointwise "*." of net.batch_norm#1/mean, net.batch_norm#1/scale fused
+//	for i0 in 0..3:
+//	  net.batch_norm#1/shift[i0] = net.batch_norm#1.beta[i0] - (net.batch_norm#1/mean[i0] * net.batch_norm#1/scale[i0])
+//
+//	# _net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale
+//
+//	# _net/h0.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h0.1, net.batch_norm#1/shift, with _net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale fused
+//
+//	# net/h0 = pointwise relu of _net/h0.2, with _net/h0.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h0.1, net.batch_norm#1/shift, with _net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale fused fused
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net/h0[i0, i1 + 1, i2 + 1, i3] = relu((net.batch_norm#1/x[i0, i1, i2, i3] * net.batch_norm#1/scale[i3]) + net.batch_norm#1/shift[i3])
+//
+//	# net.basic#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/h0, net.basic#1.conv2d#2.kernel
+//	reset padding of net/h0 to 0
+//	fill net.basic#1.conv2d#2/y with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        for i4 in 0..2:  # reduction
+//	          for i5 in 0..2:  # reduction
+//	            for i6 in 0..3:  # reduction
+//	              net.basic#1.conv2d#2/y[i0, i1, i2, i3] += net/h0[i0, i1 + i4, i2 + i5, i6] * net.basic#1.conv2d#2.kernel[i3, i4, i5, i6]
+//
+//	# net.basic#1.batch_norm#2/x = pointwise "+" of net.basic#1.conv2d#2/y, net.basic#1.conv2d#2.bias
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net.basic#1.batch_norm#2/x[i0, i1, i2, i3] = net.basic#1.conv2d#2/y[i0, i1, i2, i3] + net.basic#1.conv2d#2.bias[i3]
+//
+//	# _net.basic#1.batch_norm#2/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.basic#1.batch_norm#2/x
+//	fill _net.basic#1.batch_norm#2/mean.1 with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..3:  # reduction
+//	    for i2 in 0..3:  # reduction
+//	      for i3 in 0..3:  # reduction
+//	        _net.basic#1.batch_norm#2/mean.1[i0] += net.basic#1.batch_norm#2/x[i1, i2, i3, i0]
+//
+//	# _net.basic#1.batch_norm#2/mean.2 = pointwise "*." of _dim_b.4, _dim_s.4
+//	_net.basic#1.batch_norm#2/mean.2[0] = _dim_b.4[0] * _dim_s.4[0]
+//
+//	# net.basic#1.batch_norm#2/mean = pointwise "/." of _net.basic#1.batch_norm#2/mean.1, _net.basic#1.batch_norm#2/mean.2
+//	for i0 in 0..3:
+//	  net.basic#1.batch_norm#2/mean[i0] = _net.basic#1.batch_norm#2/mean.1[i0] / _net.basic#1.batch_norm#2/mean.2[0]
+//
+//	# _net.basic#1.batch_norm#2/centered.1 = pointwise neg of net.basic#1.batch_norm#2/mean
+//	for i0 in 0..3:
+//	  _net.basic#1.batch_norm#2/centered.1[i0] = neg(net.basic#1.batch_norm#2/mean[i0])
+//
+//	# net.basic#1.batch_norm#2/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, _net.basic#1.batch_norm#2/centered.1
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net.basic#1.batch_norm#2/centered[i0, i1, i2, i3] = net.basic#1.batch_norm#2/x[i0, i1, i2, i3] + _net.basic#1.batch_norm#2/centered.1[i3]
+//
+//	# _net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        _net.basic#1.batch_norm#2/var.1[i0, i1, i2, i3] = net.basic#1.batch_norm#2/centered[i0, i1, i2, i3] * net.basic#1.batch_norm#2/centered[i0, i1, i2, i3]
+//
+//	# _net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1
+//	fill _net.basic#1.batch_norm#2/var.2 with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..3:  # reduction
+//	    for i2 in 0..3:  # reduction
+//	      for i3 in 0..3:  # reduction
+//	        _net.basic#1.batch_norm#2/var.2[i0] += _net.basic#1.batch_norm#2/var.1[i1, i2, i3, i0]
+//
+//	# _net.basic#1.batch_norm#2/var.3 = pointwise "*." of _dim_b.5, _dim_s.5
+//	_net.basic#1.batch_norm#2/var.3[0] = _dim_b.5[0] * _dim_s.5[0]
+//
+//	# net.basic#1.batch_norm#2/var = pointwise "/." of _net.basic#1.batch_norm#2/var.2, _net.basic#1.batch_norm#2/var.3
+//	for i0 in 0..3:
+//	  net.basic#1.batch_norm#2/var[i0] = _net.basic#1.batch_norm#2/var.2[i0] / _net.basic#1.batch_norm#2/var.3[0]
+//
+//	# net.basic#1.batch_norm#2/n = pointwise "*." of _dim_b.6, _dim_s.6
+//	net.basic#1.batch_norm#2/n[0] = _dim_b.6[0] * _dim_s.6[0]
+//
+//	# _net.basic#1.batch_norm#2/stat.1 = pointwise "-" of net.basic#1.batch_norm#2/n, _num.3
+//	_net.basic#1.batch_norm#2/stat.1[0] = net.basic#1.batch_norm#2/n[0] - _num.3[0]
+//
+//	# _net.basic#1.batch_norm#2/stat.2 = pointwise "/." of net.basic#1.batch_norm#2/n, _net.basic#1.batch_norm#2/stat.1
+//	_net.basic#1.batch_norm#2/stat.2[0] = net.basic#1.batch_norm#2/n[0] / _net.basic#1.batch_norm#2/stat.1[0]
+//
+//	# net.basic#1.batch_norm#2/stat = pointwise "*." of net.basic#1.batch_norm#2/var, _net.basic#1.batch_norm#2/stat.2
+//	for i0 in 0..3:
+//	  net.basic#1.batch_norm#2/stat[i0] = net.basic#1.batch_norm#2/var[i0] * _net.basic#1.batch_norm#2/stat.2[0]
+//
+//	# _net.basic#1.batch_norm#2/scale.1 = pointwise "+" of net.basic#1.batch_norm#2/var, _num.4
+//
+//	# _net.basic#1.batch_norm#2/scale.2 = pointwise recip_sqrt of _net.basic#1.batch_norm#2/scale.1, with _net.basic#1.batch_norm#2/scale.1 = pointwise "+" of net.basic#1.batch_norm#2/var, _num.4 fused
+//
+//	# net.basic#1.batch_norm#2/scale = pointwise "*." of net.basic#1.batch_norm#2.gamma, _net.basic#1.batch_norm#2/scale.2, with _net.basic#1.batch_norm#2/scale.2 = pointwise recip_sqrt of _net.basic#1.batch_norm#2/scale.1, with _net.basic#1.batch_norm#2/scale.1 = pointwise "+" of net.basic#1.batch_norm#2/var, _num.4 fused fused
+//	for i0 in 0..3:
+//	  net.basic#1.batch_norm#2/scale[i0] = net.basic#1.batch_norm#2.gamma[i0] * recip_sqrt(net.basic#1.batch_norm#2/var[i0] + _num.4[0])
+//
+//	# _net.basic#1.batch_norm#2/shift.1 = pointwise "*." of net.basic#1.batch_norm#2/mean, net.basic#1.batch_norm#2/scale
+//
+//	# net.basic#1.batch_norm#2/shift = pointwise "-" of net.basic#1.batch_norm#2.beta, _net.basic#1.batch_norm#2/shift.1, with _net.basic#1.batch_norm#2/shift.1 = pointwise "*." of net.basic#1.batch_norm#2/mean, net.basic#1.batch_norm#2/scale fused
+//	for i0 in 0..3:
+//	  net.basic#1.batch_norm#2/shift[i0] = net.basic#1.batch_norm#2.beta[i0] - (net.basic#1.batch_norm#2/mean[i0] * net.basic#1.batch_norm#2/scale[i0])
+//
+//	# _net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale
+//
+//	# _net.basic#1.conv2d#1/x.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net.basic#1.conv2d#1/x.1, net.basic#1.batch_norm#2/shift, with _net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale fused
+//
+//	# net.basic#1.conv2d#1/x = pointwise relu of _net.basic#1.conv2d#1/x.2, with _net.basic#1.conv2d#1/x.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net.basic#1.conv2d#1/x.1, net.basic#1.batch_norm#2/shift, with _net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale fused fused
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net.basic#1.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = relu((net.basic#1.batch_norm#2/x[i0, i1, i2, i3] * net.basic#1.batch_norm#2/scale[i3]) + net.basic#1.batch_norm#2/shift[i3])
+//
+//	# net.basic#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic#1.conv2d#1/x, net.basic#1.conv2d#1.kernel
+//	reset padding of net.basic#1.conv2d#1/x to 0
+//	fill net.basic#1.conv2d#1/y with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        for i4 in 0..2:  # reduction
+//	          for i5 in 0..2:  # reduction
+//	            for i6 in 0..3:  # reduction
+//	              net.basic#1.conv2d#1/y[i0, i1, i2, i3] += net.basic#1.conv2d#1/x[i0, i1 + i4, i2 + i5, i6] * net.basic#1.conv2d#1.kernel[i3, i4, i5, i6]
+//
+//	# net.basic#1.batch_norm#1/x = pointwise "+" of net.basic#1.conv2d#1/y, net.basic#1.conv2d#1.bias
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net.basic#1.batch_norm#1/x[i0, i1, i2, i3] = net.basic#1.conv2d#1/y[i0, i1, i2, i3] + net.basic#1.conv2d#1.bias[i3]
+//
+//	# _net.basic#1.batch_norm#1/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.basic#1.batch_norm#1/x
+//	fill _net.basic#1.batch_norm#1/mean.1 with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..3:  # reduction
+//	    for i2 in 0..3:  # reduction
+//	      for i3 in 0..3:  # reduction
+//	        _net.basic#1.batch_norm#1/mean.1[i0] += net.basic#1.batch_norm#1/x[i1, i2, i3, i0]
+//
+//	# _net.basic#1.batch_norm#1/mean.2 = pointwise "*." of _dim_b.7, _dim_s.7
+//	_net.basic#1.batch_norm#1/mean.2[0] = _dim_b.7[0] * _dim_s.7[0]
+//
+//	# net.basic#1.batch_norm#1/mean = pointwise "/." of _net.basic#1.batch_norm#1/mean.1, _net.basic#1.batch_norm#1/mean.2
+//	for i0 in 0..3:
+//	  net.basic#1.batch_norm#1/mean[i0] = _net.basic#1.batch_norm#1/mean.1[i0] / _net.basic#1.batch_norm#1/mean.2[0]
+//
+//	# _net.basic#1.batch_norm#1/centered.1 = pointwise neg of net.basic#1.batch_norm#1/mean
+//	for i0 in 0..3:
+//	  _net.basic#1.batch_norm#1/centered.1[i0] = neg(net.basic#1.batch_norm#1/mean[i0])
+//
+//	# net.basic#1.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, _net.basic#1.batch_norm#1/centered.1
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net.basic#1.batch_norm#1/centered[i0, i1, i2, i3] = net.basic#1.batch_norm#1/x[i0, i1, i2, i3] + _net.basic#1.batch_norm#1/centered.1[i3]
+//
+//	# _net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        _net.basic#1.batch_norm#1/var.1[i0, i1, i2, i3] = net.basic#1.batch_norm#1/centered[i0, i1, i2, i3] * net.basic#1.batch_norm#1/centered[i0, i1, i2, i3]
+//
+//	# _net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1
+//	fill _net.basic#1.batch_norm#1/var.2 with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..3:  # reduction
+//	    for i2 in 0..3:  # reduction
+//	      for i3 in 0..3:  # reduction
+//	        _net.basic#1.batch_norm#1/var.2[i0] += _net.basic#1.batch_norm#1/var.1[i1, i2, i3, i0]
+//
+//	# _net.basic#1.batch_norm#1/var.3 = pointwise "*." of _dim_b.8, _dim_s.8
+//	_net.basic#1.batch_norm#1/var.3[0] = _dim_b.8[0] * _dim_s.8[0]
+//
+//	# net.basic#1.batch_norm#1/var = pointwise "/." of _net.basic#1.batch_norm#1/var.2, _net.basic#1.batch_norm#1/var.3
+//	for i0 in 0..3:
+//	  net.basic#1.batch_norm#1/var[i0] = _net.basic#1.batch_norm#1/var.2[i0] / _net.basic#1.batch_norm#1/var.3[0]
+//
+//	# net.basic#1.batch_norm#1/n = pointwise "*." of _dim_b.9, _dim_s.9
+//	net.basic#1.batch_norm#1/n[0] = _dim_b.9[0] * _dim_s.9[0]
+//
+//	# _net.basic#1.batch_norm#1/stat.1 = pointwise "-" of net.basic#1.batch_norm#1/n, _num.5
+//	_net.basic#1.batch_norm#1/stat.1[0] = net.basic#1.batch_norm#1/n[0] - _num.5[0]
+//
+//	# _net.basic#1.batch_norm#1/stat.2 = pointwise "/." of net.basic#1.batch_norm#1/n, _net.basic#1.batch_norm#1/stat.1
+//	_net.basic#1.batch_norm#1/stat.2[0] = net.basic#1.batch_norm#1/n[0] / _net.basic#1.batch_norm#1/stat.1[0]
+//
+//	# net.basic#1.batch_norm#1/stat = pointwise "*." of net.basic#1.batch_norm#1/var, _net.basic#1.batch_norm#1/stat.2
+//	for i0 in 0..3:
+//	  net.basic#1.batch_norm#1/stat[i0] = net.basic#1.batch_norm#1/var[i0] * _net.basic#1.batch_norm#1/stat.2[0]
+//
+//	# _net.basic#1.batch_norm#1/scale.1 = pointwise "+" of net.basic#1.batch_norm#1/var, _num.6
+//
+//	# _net.basic#1.batch_norm#1/scale.2 = pointwise recip_sqrt of _net.basic#1.batch_norm#1/scale.1, with _net.basic#1.batch_norm#1/scale.1 = pointwise "+" of net.basic#1.batch_norm#1/var, _num.6 fused
+//
+//	# net.basic#1.batch_norm#1/scale = pointwise "*." of net.basic#1.batch_norm#1.gamma, _net.basic#1.batch_norm#1/scale.2, with _net.basic#1.batch_norm#1/scale.2 = pointwise recip_sqrt of _net.basic#1.batch_norm#1/scale.1, with _net.basic#1.batch_norm#1/scale.1 = pointwise "+" of net.basic#1.batch_norm#1/var, _num.6 fused fused
+//	for i0 in 0..3:
+//	  net.basic#1.batch_norm#1/scale[i0] = net.basic#1.batch_norm#1.gamma[i0] * recip_sqrt(net.basic#1.batch_norm#1/var[i0] + _num.6[0])
+//
+//	# _net.basic#1.batch_norm#1/shift.1 = pointwise "*." of net.basic#1.batch_norm#1/mean, net.basic#1.batch_norm#1/scale
+//
+//	# net.basic#1.batch_norm#1/shift = pointwise "-" of net.basic#1.batch_norm#1.beta, _net.basic#1.batch_norm#1/shift.1, with _net.basic#1.batch_norm#1/shift.1 = pointwise "*." of net.basic#1.batch_norm#1/mean, net.basic#1.batch_norm#1/scale fused
+//	for i0 in 0..3:
+//	  net.basic#1.batch_norm#1/shift[i0] = net.basic#1.batch_norm#1.beta[i0] - (net.basic#1.batch_norm#1/mean[i0] * net.basic#1.batch_norm#1/scale[i0])
+//
+//	# _net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, net.basic#1.batch_norm#1/scale
+//
+//	# _net/h1.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h1.1, net.basic#1.batch_norm#1/shift, with _net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, net.basic#1.batch_norm#1/scale fused
+//
+//	# _net/h1.3 = pointwise "+" of net/h0, _net/h1.2, with _net/h1.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h1.1, net.basic#1.batch_norm#1/shift, with _net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, net.basic#1.batch_norm#1/scale fused fused
+//	reset padding of net/h0 to 0
+//
+//	# net/h1 = pointwise relu of _net/h1.3, with _net/h1.3 = pointwise "+" of net/h0, _net/h1.2, with _net/h1.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h1.1, net.basic#1.batch_norm#1/shift, with _net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, net.basic#1.batch_norm#1/scale fused fused fused
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net/h1[i0, i1, i2, i3] = relu(net/h0[i0, i1 + 1, i2 + 1, i3] + ((net.basic#1.batch_norm#1/x[i0, i1, i2, i3] * net.basic#1.batch_norm#1/scale[i3]) + net.basic#1.batch_norm#1/shift[i3]))
+//
+//	# _net/pooled.1 = einsum "++" "... | h, w, c => ... | c" of net/h1
+//	fill _net/pooled.1 with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:  # reduction
+//	      for i3 in 0..3:  # reduction
+//	        _net/pooled.1[i0, i1] += net/h1[i0, i2, i3, i1]
+//
+//	# net/pooled = pointwise "*." of _net/pooled.1, _num.7
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    net/pooled[i0, i1] = _net/pooled.1[i0, i1] * _num.7[0]
+//
+//	# _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/pooled
+//	fill _train.cross_entropy#1/logits.1 with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    for i2 in 0..3:  # reduction
+//	      _train.cross_entropy#1/logits.1[i0, i1] += net.linear#1.w[i1, i2] * net/pooled[i0, i2]
+//
+//	# train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    train.cross_entropy#1/logits[i0, i1] = _train.cross_entropy#1/logits.1[i0, i1] + net.linear#1.b[i1]
+//
+//	# train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+//	fill train.cross_entropy#1/m with -inf
+//	for i0 in 0..3:
+//	  for i1 in 0..2:  # reduction
+//	    train.cross_entropy#1/m[i0, 0] max= train.cross_entropy#1/logits[i0, i1]
+//
+//	# train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    train.cross_entropy#1/z[i0, i1] = train.cross_entropy#1/logits[i0, i1] - train.cross_entropy#1/m[i0, 0]
+//
+//	# _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    _train.cross_entropy#1/logp.1[i0, i1] = exp(train.cross_entropy#1/z[i0, i1])
+//
+//	# _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+//	fill _train.cross_entropy#1/logp.2 with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..2:  # reduction
+//	    _train.cross_entropy#1/logp.2[i0, 0] += _train.cross_entropy#1/logp.1[i0, i1]
+//
+//	# _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+//	for i0 in 0..3:
+//	  _train.cross_entropy#1/logp.3[i0, 0] = log(_train.cross_entropy#1/logp.2[i0, 0])
+//
+//	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    train.cross_entropy#1/logp[i0, i1] = train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0]
+//
+//	# train.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of train.cross_entropy#1/logp, labels
+//	for i0 in 0..3:
+//	  train.cross_entropy#1/picked[i0] = train.cross_entropy#1/logp[i0, labels[i0]]
+//
+//	# _train.1 = einsum "++" "..b.. | => 0" of train.cross_entropy#1/picked
+//	fill _train.1 with 0
+//	for i0 in 0..3:  # reduction
+//	  _train.1[0] += train.cross_entropy#1/picked[i0]
+//
+//	# _train.2 = pointwise "/." of _train.1, _dim_b.10
+//	_train.2[0] = _train.1[0] / _dim_b.10[0]
+//
+//	# train = pointwise neg of _train.2
+//	train[0] = neg(_train.2[0])
+func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNetConv2d1Kernel *[72]float64, pNetConv2d1Bias *[4]float64, pNetBatchNorm1Gamma *[4]float64, pNetBatchNorm1Beta *[4]float64, pNetBasic1Conv2d2Kernel *[144]float64, pNetBasic1Conv2d2Bias *[4]float64, pNetBasic1BatchNorm2Gamma *[4]float64, pNetBasic1BatchNorm2Beta *[4]float64, pNetBasic1Conv2d1Kernel *[144]float64, pNetBasic1Conv2d1Bias *[4]float64, pNetBasic1BatchNorm1Gamma *[4]float64, pNetBasic1BatchNorm1Beta *[4]float64, pNetLinear1W *[12]float64, pNetLinear1B *[3]float64, sNetBatchNorm1Mean *[4]float64, sNetBatchNorm1Stat *[4]float64, sNetBasic1BatchNorm2Mean *[4]float64, sNetBasic1BatchNorm2Stat *[4]float64, sNetBasic1BatchNorm1Mean *[4]float64, sNetBasic1BatchNorm1Stat *[4]float64, out *[1]float64) {
+	var imagesPad [4][7][7][2]float64
+	var net_conv2d_1_y [4][4][4][4]float64
+	var net_batch_norm_1_x [4][4][4][4]float64
+	var net_batch_norm_1_mean_1 [4]float64
+	var net_batch_norm_1_mean_2 [1]float64
+	var net_batch_norm_1_centered_1 [4]float64
+	var net_batch_norm_1_centered [4][4][4][4]float64
+	var net_batch_norm_1_var_1 [4][4][4][4]float64
+	var net_batch_norm_1_var_2 [4]float64
+	var net_batch_norm_1_var_3 [1]float64
+	var net_batch_norm_1_var [4]float64
+	var net_batch_norm_1_n [1]float64
+	var net_batch_norm_1_stat_1 [1]float64
+	var net_batch_norm_1_stat_2 [1]float64
+	var net_batch_norm_1_scale [4]float64
+	var net_batch_norm_1_shift [4]float64
+	var net_h0 [4][7][7][4]float64
+	var net_basic_1_conv2d_2_y [4][4][4][4]float64
+	var net_basic_1_batch_norm_2_x [4][4][4][4]float64
+	var net_basic_1_batch_norm_2_mean_1 [4]float64
+	var net_basic_1_batch_norm_2_mean_2 [1]float64
+	var net_basic_1_batch_norm_2_centered_1 [4]float64
+	var net_basic_1_batch_norm_2_centered [4][4][4][4]float64
+	var net_basic_1_batch_norm_2_var_1 [4][4][4][4]float64
+	var net_basic_1_batch_norm_2_var_2 [4]float64
+	var net_basic_1_batch_norm_2_var_3 [1]float64
+	var net_basic_1_batch_norm_2_var [4]float64
+	var net_basic_1_batch_norm_2_n [1]float64
+	var net_basic_1_batch_norm_2_stat_1 [1]float64
+	var net_basic_1_batch_norm_2_stat_2 [1]float64
+	var net_basic_1_batch_norm_2_scale [4]float64
+	var net_basic_1_batch_norm_2_shift [4]float64
+	var net_basic_1_conv2d_1_x [4][7][7][4]float64
+	var net_basic_1_conv2d_1_y [4][4][4][4]float64
+	var net_basic_1_batch_norm_1_x [4][4][4][4]float64
+	var net_basic_1_batch_norm_1_mean_1 [4]float64
+	var net_basic_1_batch_norm_1_mean_2 [1]float64
+	var net_basic_1_batch_norm_1_centered_1 [4]float64
+	var net_basic_1_batch_norm_1_centered [4][4][4][4]float64
+	var net_basic_1_batch_norm_1_var_1 [4][4][4][4]float64
+	var net_basic_1_batch_norm_1_var_2 [4]float64
+	var net_basic_1_batch_norm_1_var_3 [1]float64
+	var net_basic_1_batch_norm_1_var [4]float64
+	var net_basic_1_batch_norm_1_n [1]float64
+	var net_basic_1_batch_norm_1_stat_1 [1]float64
+	var net_basic_1_batch_norm_1_stat_2 [1]float64
+	var net_basic_1_batch_norm_1_scale [4]float64
+	var net_basic_1_batch_norm_1_shift [4]float64
+	var net_h1 [4][4][4][4]float64
+	var net_pooled_1 [4][4]float64
+	var net_pooled [4][4]float64
+	var train_cross_entropy_1_logits_1 [4][3]float64
+	var train_cross_entropy_1_logits [4][3]float64
+	var train_cross_entropy_1_m [4][1]float64
+	var train_cross_entropy_1_z [4][3]float64
+	var train_cross_entropy_1_logp_1 [4][3]float64
+	var train_cross_entropy_1_logp_2 [4][1]float64
+	var train_cross_entropy_1_logp_3 [4][1]float64
+	var train_cross_entropy_1_logp [4][3]float64
+	var train_cross_entropy_1_picked [4]float64
+	var train_1 [1]float64
+	var train_2 [1]float64
+	// imagesPad is images with padding margins: the interior is copied on entry.
+	for j := range 4 {
+		for j2 := range 4 {
+			copy(imagesPad[j][j2+1][1:5], images[j][j2][:])
+		}
+	}
+
+	// net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#1.kernel
+	// reduction accumulated in a local variable.
+	for i0 := range 4 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				for i3 := range 4 {
+					acc := float64(0)
+					for i4 := range 3 {
+						for i5 := range 3 {
+							imagesPadRow := &imagesPad[i0][i1+i4][i2+i5]
+							pNetConv2d1KernelRow := (*[2]float64)(pNetConv2d1Kernel[18*i3+6*i4+2*i5 : 18*i3+6*i4+2*i5+2])
+							for i6 := range 2 {
+								acc += imagesPadRow[i6] * pNetConv2d1KernelRow[i6]
+							}
+						}
+					}
+					net_conv2d_1_y[i0][i1][i2][i3] = acc
+				}
+			}
+		}
+	}
+
+	// net.batch_norm#1/x = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
+	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap46AVX512(&net_batch_norm_1_x[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap46AVX2(&net_batch_norm_1_x[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_conv2d_1_yRow := &net_conv2d_1_y[i0][i1][i2]
+					net_batch_norm_1_xRow := &net_batch_norm_1_x[i0][i1][i2]
+					for i3 := range 4 {
+						net_batch_norm_1_xRow[i3] = net_conv2d_1_yRow[i3] + pNetConv2d1Bias[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// _net.batch_norm#1/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.batch_norm#1/x
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce80AVX2(&net_batch_norm_1_mean_1[0], &net_batch_norm_1_x[0][0][0][0])
+	} else {
+		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
+		for i1 := range 4 {
+			for i2 := range 4 {
+				net_batch_norm_1_xRow2 := &net_batch_norm_1_x[i1][i2][0]
+				net_batch_norm_1_xRow3 := &net_batch_norm_1_x[i1][i2][1]
+				net_batch_norm_1_xRow4 := &net_batch_norm_1_x[i1][i2][2]
+				net_batch_norm_1_xRow5 := &net_batch_norm_1_x[i1][i2][3]
+				for i0 := range 4 {
+					acc2 := net_batch_norm_1_mean_1[i0]
+					acc2 += net_batch_norm_1_xRow2[i0]
+					acc2 += net_batch_norm_1_xRow3[i0]
+					acc2 += net_batch_norm_1_xRow4[i0]
+					acc2 += net_batch_norm_1_xRow5[i0]
+					net_batch_norm_1_mean_1[i0] = acc2
+				}
+			}
+		}
+	}
+
+	// _net.batch_norm#1/mean.2 = pointwise "*." of _dim_b.1, _dim_s.1
+	net_batch_norm_1_mean_2[0] = 64
+
+	// net.batch_norm#1/mean = pointwise "/." of _net.batch_norm#1/mean.1, _net.batch_norm#1/mean.2
+	net_batch_norm_1_mean_2V := net_batch_norm_1_mean_2[0]
+	for i0 := range 4 {
+		sNetBatchNorm1Mean[i0] = net_batch_norm_1_mean_1[i0] / net_batch_norm_1_mean_2V
+	}
+
+	// _net.batch_norm#1/centered.1 = pointwise neg of net.batch_norm#1/mean
+	for i0 := range 4 {
+		net_batch_norm_1_centered_1[i0] = -sNetBatchNorm1Mean[i0]
+	}
+
+	// net.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, _net.batch_norm#1/centered.1
+	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap46AVX512(&net_batch_norm_1_centered[0][0][0][0], &net_batch_norm_1_x[0][0][0][0], &net_batch_norm_1_centered_1[0])
+	} else if ocannlAVX2 {
+		ocannlMap46AVX2(&net_batch_norm_1_centered[0][0][0][0], &net_batch_norm_1_x[0][0][0][0], &net_batch_norm_1_centered_1[0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_batch_norm_1_xRow6 := &net_batch_norm_1_x[i0][i1][i2]
+					net_batch_norm_1_centeredRow := &net_batch_norm_1_centered[i0][i1][i2]
+					for i3 := range 4 {
+						net_batch_norm_1_centeredRow[i3] = net_batch_norm_1_xRow6[i3] + net_batch_norm_1_centered_1[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// _net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered
+	// float64 pointwise kernel over 256 elements (c = mul(x0,x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap47AVX512(&net_batch_norm_1_var_1[0][0][0][0], &net_batch_norm_1_centered[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap47AVX2(&net_batch_norm_1_var_1[0][0][0][0], &net_batch_norm_1_centered[0][0][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_batch_norm_1_centeredRow2 := &net_batch_norm_1_centered[i0][i1][i2]
+					net_batch_norm_1_var_1Row := &net_batch_norm_1_var_1[i0][i1][i2]
+					for i3 := range 4 {
+						net_batch_norm_1_var_1Row[i3] = net_batch_norm_1_centeredRow2[i3] * net_batch_norm_1_centeredRow2[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// _net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce80AVX2(&net_batch_norm_1_var_2[0], &net_batch_norm_1_var_1[0][0][0][0])
+	} else {
+		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
+		for i1 := range 4 {
+			for i2 := range 4 {
+				net_batch_norm_1_var_1Row2 := &net_batch_norm_1_var_1[i1][i2][0]
+				net_batch_norm_1_var_1Row3 := &net_batch_norm_1_var_1[i1][i2][1]
+				net_batch_norm_1_var_1Row4 := &net_batch_norm_1_var_1[i1][i2][2]
+				net_batch_norm_1_var_1Row5 := &net_batch_norm_1_var_1[i1][i2][3]
+				for i0 := range 4 {
+					acc3 := net_batch_norm_1_var_2[i0]
+					acc3 += net_batch_norm_1_var_1Row2[i0]
+					acc3 += net_batch_norm_1_var_1Row3[i0]
+					acc3 += net_batch_norm_1_var_1Row4[i0]
+					acc3 += net_batch_norm_1_var_1Row5[i0]
+					net_batch_norm_1_var_2[i0] = acc3
+				}
+			}
+		}
+	}
+
+	// _net.batch_norm#1/var.3 = pointwise "*." of _dim_b.2, _dim_s.2
+	net_batch_norm_1_var_3[0] = 64
+
+	// net.batch_norm#1/var = pointwise "/." of _net.batch_norm#1/var.2, _net.batch_norm#1/var.3
+	net_batch_norm_1_var_3V := net_batch_norm_1_var_3[0]
+	for i0 := range 4 {
+		net_batch_norm_1_var[i0] = net_batch_norm_1_var_2[i0] / net_batch_norm_1_var_3V
+	}
+
+	// net.batch_norm#1/n = pointwise "*." of _dim_b.3, _dim_s.3
+	net_batch_norm_1_n[0] = 64
+
+	// _net.batch_norm#1/stat.1 = pointwise "-" of net.batch_norm#1/n, _num.1
+	net_batch_norm_1_stat_1[0] = net_batch_norm_1_n[0] - 1
+
+	// _net.batch_norm#1/stat.2 = pointwise "/." of net.batch_norm#1/n, _net.batch_norm#1/stat.1
+	net_batch_norm_1_stat_2[0] = net_batch_norm_1_n[0] / net_batch_norm_1_stat_1[0]
+
+	// net.batch_norm#1/stat = pointwise "*." of net.batch_norm#1/var, _net.batch_norm#1/stat.2
+	net_batch_norm_1_stat_2V := net_batch_norm_1_stat_2[0]
+	for i0 := range 4 {
+		sNetBatchNorm1Stat[i0] = net_batch_norm_1_var[i0] * net_batch_norm_1_stat_2V
+	}
+
+	// net.batch_norm#1/scale = pointwise "*." of net.batch_norm#1.gamma, _net.batch_norm#1/scale.2, with _net.batch_norm#1/scale.2 = pointwise recip_sqrt of _net.batch_norm#1/scale.1, with _net.batch_norm#1/scale.1 = pointwise "+" of net.batch_norm#1/var, _num.2 fused fused
+	for i0 := range 4 {
+		net_batch_norm_1_scale[i0] = pNetBatchNorm1Gamma[i0] * (1 / math.Sqrt(net_batch_norm_1_var[i0]+1e-05))
+	}
+
+	// net.batch_norm#1/shift = pointwise "-" of net.batch_norm#1.beta, _net.batch_norm#1/shift.1, with _net.batch_norm#1/shift.1 = pointwise "*." of net.batch_norm#1/mean, net.batch_norm#1/scale fused
+	for i0 := range 4 {
+		net_batch_norm_1_shift[i0] = pNetBatchNorm1Beta[i0] - (sNetBatchNorm1Mean[i0] * net_batch_norm_1_scale[i0])
+	}
+
+	// net/h0 = pointwise relu of _net/h0.2, with _net/h0.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h0.1, net.batch_norm#1/shift, with _net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale fused fused
+	for i0 := range 4 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				net_batch_norm_1_xRow7 := &net_batch_norm_1_x[i0][i1][i2]
+				net_h0Row := &net_h0[i0][i1+1][i2+1]
+				for i3 := range 4 {
+					r := (net_batch_norm_1_xRow7[i3] * net_batch_norm_1_scale[i3]) + net_batch_norm_1_shift[i3]
+					if !(r > 0) {
+						r = 0
+					}
+					net_h0Row[i3] = r
+				}
+			}
+		}
+	}
+
+	// net.basic#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/h0, net.basic#1.conv2d#2.kernel
+	// float64 dot kernel M=4 N=4 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				ocannlGemm42AVX512(&net_basic_1_conv2d_2_y[0][i1][i2][0], &net_h0[0][i1][i2][0], &pNetBasic1Conv2d2Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				ocannlGemm42AVX2(&net_basic_1_conv2d_2_y[0][i1][i2][0], &net_h0[0][i1][i2][0], &pNetBasic1Conv2d2Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 4 {
+						acc4 := float64(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_h0Row2 := &net_h0[i0][i1+i4][i2+i5]
+								pNetBasic1Conv2d2KernelRow := (*[4]float64)(pNetBasic1Conv2d2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
+								for i6 := range 4 {
+									acc4 += net_h0Row2[i6] * pNetBasic1Conv2d2KernelRow[i6]
+								}
+							}
+						}
+						net_basic_1_conv2d_2_y[i0][i1][i2][i3] = acc4
+					}
+				}
+			}
+		}
+	}
+
+	// net.basic#1.batch_norm#2/x = pointwise "+" of net.basic#1.conv2d#2/y, net.basic#1.conv2d#2.bias
+	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap46AVX512(&net_basic_1_batch_norm_2_x[0][0][0][0], &net_basic_1_conv2d_2_y[0][0][0][0], &pNetBasic1Conv2d2Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap46AVX2(&net_basic_1_batch_norm_2_x[0][0][0][0], &net_basic_1_conv2d_2_y[0][0][0][0], &pNetBasic1Conv2d2Bias[0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_1_conv2d_2_yRow := &net_basic_1_conv2d_2_y[i0][i1][i2]
+					net_basic_1_batch_norm_2_xRow := &net_basic_1_batch_norm_2_x[i0][i1][i2]
+					for i3 := range 4 {
+						net_basic_1_batch_norm_2_xRow[i3] = net_basic_1_conv2d_2_yRow[i3] + pNetBasic1Conv2d2Bias[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// _net.basic#1.batch_norm#2/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.basic#1.batch_norm#2/x
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce80AVX2(&net_basic_1_batch_norm_2_mean_1[0], &net_basic_1_batch_norm_2_x[0][0][0][0])
+	} else {
+		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
+		for i1 := range 4 {
+			for i2 := range 4 {
+				net_basic_1_batch_norm_2_xRow2 := &net_basic_1_batch_norm_2_x[i1][i2][0]
+				net_basic_1_batch_norm_2_xRow3 := &net_basic_1_batch_norm_2_x[i1][i2][1]
+				net_basic_1_batch_norm_2_xRow4 := &net_basic_1_batch_norm_2_x[i1][i2][2]
+				net_basic_1_batch_norm_2_xRow5 := &net_basic_1_batch_norm_2_x[i1][i2][3]
+				for i0 := range 4 {
+					acc5 := net_basic_1_batch_norm_2_mean_1[i0]
+					acc5 += net_basic_1_batch_norm_2_xRow2[i0]
+					acc5 += net_basic_1_batch_norm_2_xRow3[i0]
+					acc5 += net_basic_1_batch_norm_2_xRow4[i0]
+					acc5 += net_basic_1_batch_norm_2_xRow5[i0]
+					net_basic_1_batch_norm_2_mean_1[i0] = acc5
+				}
+			}
+		}
+	}
+
+	// _net.basic#1.batch_norm#2/mean.2 = pointwise "*." of _dim_b.4, _dim_s.4
+	net_basic_1_batch_norm_2_mean_2[0] = 64
+
+	// net.basic#1.batch_norm#2/mean = pointwise "/." of _net.basic#1.batch_norm#2/mean.1, _net.basic#1.batch_norm#2/mean.2
+	net_basic_1_batch_norm_2_mean_2V := net_basic_1_batch_norm_2_mean_2[0]
+	for i0 := range 4 {
+		sNetBasic1BatchNorm2Mean[i0] = net_basic_1_batch_norm_2_mean_1[i0] / net_basic_1_batch_norm_2_mean_2V
+	}
+
+	// _net.basic#1.batch_norm#2/centered.1 = pointwise neg of net.basic#1.batch_norm#2/mean
+	for i0 := range 4 {
+		net_basic_1_batch_norm_2_centered_1[i0] = -sNetBasic1BatchNorm2Mean[i0]
+	}
+
+	// net.basic#1.batch_norm#2/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, _net.basic#1.batch_norm#2/centered.1
+	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap46AVX512(&net_basic_1_batch_norm_2_centered[0][0][0][0], &net_basic_1_batch_norm_2_x[0][0][0][0], &net_basic_1_batch_norm_2_centered_1[0])
+	} else if ocannlAVX2 {
+		ocannlMap46AVX2(&net_basic_1_batch_norm_2_centered[0][0][0][0], &net_basic_1_batch_norm_2_x[0][0][0][0], &net_basic_1_batch_norm_2_centered_1[0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_1_batch_norm_2_xRow6 := &net_basic_1_batch_norm_2_x[i0][i1][i2]
+					net_basic_1_batch_norm_2_centeredRow := &net_basic_1_batch_norm_2_centered[i0][i1][i2]
+					for i3 := range 4 {
+						net_basic_1_batch_norm_2_centeredRow[i3] = net_basic_1_batch_norm_2_xRow6[i3] + net_basic_1_batch_norm_2_centered_1[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// _net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered
+	// float64 pointwise kernel over 256 elements (c = mul(x0,x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap47AVX512(&net_basic_1_batch_norm_2_var_1[0][0][0][0], &net_basic_1_batch_norm_2_centered[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap47AVX2(&net_basic_1_batch_norm_2_var_1[0][0][0][0], &net_basic_1_batch_norm_2_centered[0][0][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_1_batch_norm_2_centeredRow2 := &net_basic_1_batch_norm_2_centered[i0][i1][i2]
+					net_basic_1_batch_norm_2_var_1Row := &net_basic_1_batch_norm_2_var_1[i0][i1][i2]
+					for i3 := range 4 {
+						net_basic_1_batch_norm_2_var_1Row[i3] = net_basic_1_batch_norm_2_centeredRow2[i3] * net_basic_1_batch_norm_2_centeredRow2[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// _net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce80AVX2(&net_basic_1_batch_norm_2_var_2[0], &net_basic_1_batch_norm_2_var_1[0][0][0][0])
+	} else {
+		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
+		for i1 := range 4 {
+			for i2 := range 4 {
+				net_basic_1_batch_norm_2_var_1Row2 := &net_basic_1_batch_norm_2_var_1[i1][i2][0]
+				net_basic_1_batch_norm_2_var_1Row3 := &net_basic_1_batch_norm_2_var_1[i1][i2][1]
+				net_basic_1_batch_norm_2_var_1Row4 := &net_basic_1_batch_norm_2_var_1[i1][i2][2]
+				net_basic_1_batch_norm_2_var_1Row5 := &net_basic_1_batch_norm_2_var_1[i1][i2][3]
+				for i0 := range 4 {
+					acc6 := net_basic_1_batch_norm_2_var_2[i0]
+					acc6 += net_basic_1_batch_norm_2_var_1Row2[i0]
+					acc6 += net_basic_1_batch_norm_2_var_1Row3[i0]
+					acc6 += net_basic_1_batch_norm_2_var_1Row4[i0]
+					acc6 += net_basic_1_batch_norm_2_var_1Row5[i0]
+					net_basic_1_batch_norm_2_var_2[i0] = acc6
+				}
+			}
+		}
+	}
+
+	// _net.basic#1.batch_norm#2/var.3 = pointwise "*." of _dim_b.5, _dim_s.5
+	net_basic_1_batch_norm_2_var_3[0] = 64
+
+	// net.basic#1.batch_norm#2/var = pointwise "/." of _net.basic#1.batch_norm#2/var.2, _net.basic#1.batch_norm#2/var.3
+	net_basic_1_batch_norm_2_var_3V := net_basic_1_batch_norm_2_var_3[0]
+	for i0 := range 4 {
+		net_basic_1_batch_norm_2_var[i0] = net_basic_1_batch_norm_2_var_2[i0] / net_basic_1_batch_norm_2_var_3V
+	}
+
+	// net.basic#1.batch_norm#2/n = pointwise "*." of _dim_b.6, _dim_s.6
+	net_basic_1_batch_norm_2_n[0] = 64
+
+	// _net.basic#1.batch_norm#2/stat.1 = pointwise "-" of net.basic#1.batch_norm#2/n, _num.3
+	net_basic_1_batch_norm_2_stat_1[0] = net_basic_1_batch_norm_2_n[0] - 1
+
+	// _net.basic#1.batch_norm#2/stat.2 = pointwise "/." of net.basic#1.batch_norm#2/n, _net.basic#1.batch_norm#2/stat.1
+	net_basic_1_batch_norm_2_stat_2[0] = net_basic_1_batch_norm_2_n[0] / net_basic_1_batch_norm_2_stat_1[0]
+
+	// net.basic#1.batch_norm#2/stat = pointwise "*." of net.basic#1.batch_norm#2/var, _net.basic#1.batch_norm#2/stat.2
+	net_basic_1_batch_norm_2_stat_2V := net_basic_1_batch_norm_2_stat_2[0]
+	for i0 := range 4 {
+		sNetBasic1BatchNorm2Stat[i0] = net_basic_1_batch_norm_2_var[i0] * net_basic_1_batch_norm_2_stat_2V
+	}
+
+	// net.basic#1.batch_norm#2/scale = pointwise "*." of net.basic#1.batch_norm#2.gamma, _net.basic#1.batch_norm#2/scale.2, with _net.basic#1.batch_norm#2/scale.2 = pointwise recip_sqrt of _net.basic#1.batch_norm#2/scale.1, with _net.basic#1.batch_norm#2/scale.1 = pointwise "+" of net.basic#1.batch_norm#2/var, _num.4 fused fused
+	for i0 := range 4 {
+		net_basic_1_batch_norm_2_scale[i0] = pNetBasic1BatchNorm2Gamma[i0] * (1 / math.Sqrt(net_basic_1_batch_norm_2_var[i0]+1e-05))
+	}
+
+	// net.basic#1.batch_norm#2/shift = pointwise "-" of net.basic#1.batch_norm#2.beta, _net.basic#1.batch_norm#2/shift.1, with _net.basic#1.batch_norm#2/shift.1 = pointwise "*." of net.basic#1.batch_norm#2/mean, net.basic#1.batch_norm#2/scale fused
+	for i0 := range 4 {
+		net_basic_1_batch_norm_2_shift[i0] = pNetBasic1BatchNorm2Beta[i0] - (sNetBasic1BatchNorm2Mean[i0] * net_basic_1_batch_norm_2_scale[i0])
+	}
+
+	// net.basic#1.conv2d#1/x = pointwise relu of _net.basic#1.conv2d#1/x.2, with _net.basic#1.conv2d#1/x.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net.basic#1.conv2d#1/x.1, net.basic#1.batch_norm#2/shift, with _net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale fused fused
+	for i0 := range 4 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				net_basic_1_batch_norm_2_xRow7 := &net_basic_1_batch_norm_2_x[i0][i1][i2]
+				net_basic_1_conv2d_1_xRow := &net_basic_1_conv2d_1_x[i0][i1+1][i2+1]
+				for i3 := range 4 {
+					r2 := (net_basic_1_batch_norm_2_xRow7[i3] * net_basic_1_batch_norm_2_scale[i3]) + net_basic_1_batch_norm_2_shift[i3]
+					if !(r2 > 0) {
+						r2 = 0
+					}
+					net_basic_1_conv2d_1_xRow[i3] = r2
+				}
+			}
+		}
+	}
+
+	// net.basic#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic#1.conv2d#1/x, net.basic#1.conv2d#1.kernel
+	// float64 dot kernel M=4 N=4 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				ocannlGemm42AVX512(&net_basic_1_conv2d_1_y[0][i1][i2][0], &net_basic_1_conv2d_1_x[0][i1][i2][0], &pNetBasic1Conv2d1Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				ocannlGemm42AVX2(&net_basic_1_conv2d_1_y[0][i1][i2][0], &net_basic_1_conv2d_1_x[0][i1][i2][0], &pNetBasic1Conv2d1Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 4 {
+						acc7 := float64(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_basic_1_conv2d_1_xRow2 := &net_basic_1_conv2d_1_x[i0][i1+i4][i2+i5]
+								pNetBasic1Conv2d1KernelRow := (*[4]float64)(pNetBasic1Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
+								for i6 := range 4 {
+									acc7 += net_basic_1_conv2d_1_xRow2[i6] * pNetBasic1Conv2d1KernelRow[i6]
+								}
+							}
+						}
+						net_basic_1_conv2d_1_y[i0][i1][i2][i3] = acc7
+					}
+				}
+			}
+		}
+	}
+
+	// net.basic#1.batch_norm#1/x = pointwise "+" of net.basic#1.conv2d#1/y, net.basic#1.conv2d#1.bias
+	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap46AVX512(&net_basic_1_batch_norm_1_x[0][0][0][0], &net_basic_1_conv2d_1_y[0][0][0][0], &pNetBasic1Conv2d1Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap46AVX2(&net_basic_1_batch_norm_1_x[0][0][0][0], &net_basic_1_conv2d_1_y[0][0][0][0], &pNetBasic1Conv2d1Bias[0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_1_conv2d_1_yRow := &net_basic_1_conv2d_1_y[i0][i1][i2]
+					net_basic_1_batch_norm_1_xRow := &net_basic_1_batch_norm_1_x[i0][i1][i2]
+					for i3 := range 4 {
+						net_basic_1_batch_norm_1_xRow[i3] = net_basic_1_conv2d_1_yRow[i3] + pNetBasic1Conv2d1Bias[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// _net.basic#1.batch_norm#1/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.basic#1.batch_norm#1/x
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce80AVX2(&net_basic_1_batch_norm_1_mean_1[0], &net_basic_1_batch_norm_1_x[0][0][0][0])
+	} else {
+		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
+		for i1 := range 4 {
+			for i2 := range 4 {
+				net_basic_1_batch_norm_1_xRow2 := &net_basic_1_batch_norm_1_x[i1][i2][0]
+				net_basic_1_batch_norm_1_xRow3 := &net_basic_1_batch_norm_1_x[i1][i2][1]
+				net_basic_1_batch_norm_1_xRow4 := &net_basic_1_batch_norm_1_x[i1][i2][2]
+				net_basic_1_batch_norm_1_xRow5 := &net_basic_1_batch_norm_1_x[i1][i2][3]
+				for i0 := range 4 {
+					acc8 := net_basic_1_batch_norm_1_mean_1[i0]
+					acc8 += net_basic_1_batch_norm_1_xRow2[i0]
+					acc8 += net_basic_1_batch_norm_1_xRow3[i0]
+					acc8 += net_basic_1_batch_norm_1_xRow4[i0]
+					acc8 += net_basic_1_batch_norm_1_xRow5[i0]
+					net_basic_1_batch_norm_1_mean_1[i0] = acc8
+				}
+			}
+		}
+	}
+
+	// _net.basic#1.batch_norm#1/mean.2 = pointwise "*." of _dim_b.7, _dim_s.7
+	net_basic_1_batch_norm_1_mean_2[0] = 64
+
+	// net.basic#1.batch_norm#1/mean = pointwise "/." of _net.basic#1.batch_norm#1/mean.1, _net.basic#1.batch_norm#1/mean.2
+	net_basic_1_batch_norm_1_mean_2V := net_basic_1_batch_norm_1_mean_2[0]
+	for i0 := range 4 {
+		sNetBasic1BatchNorm1Mean[i0] = net_basic_1_batch_norm_1_mean_1[i0] / net_basic_1_batch_norm_1_mean_2V
+	}
+
+	// _net.basic#1.batch_norm#1/centered.1 = pointwise neg of net.basic#1.batch_norm#1/mean
+	for i0 := range 4 {
+		net_basic_1_batch_norm_1_centered_1[i0] = -sNetBasic1BatchNorm1Mean[i0]
+	}
+
+	// net.basic#1.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, _net.basic#1.batch_norm#1/centered.1
+	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap46AVX512(&net_basic_1_batch_norm_1_centered[0][0][0][0], &net_basic_1_batch_norm_1_x[0][0][0][0], &net_basic_1_batch_norm_1_centered_1[0])
+	} else if ocannlAVX2 {
+		ocannlMap46AVX2(&net_basic_1_batch_norm_1_centered[0][0][0][0], &net_basic_1_batch_norm_1_x[0][0][0][0], &net_basic_1_batch_norm_1_centered_1[0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_1_batch_norm_1_xRow6 := &net_basic_1_batch_norm_1_x[i0][i1][i2]
+					net_basic_1_batch_norm_1_centeredRow := &net_basic_1_batch_norm_1_centered[i0][i1][i2]
+					for i3 := range 4 {
+						net_basic_1_batch_norm_1_centeredRow[i3] = net_basic_1_batch_norm_1_xRow6[i3] + net_basic_1_batch_norm_1_centered_1[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// _net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered
+	// float64 pointwise kernel over 256 elements (c = mul(x0,x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap47AVX512(&net_basic_1_batch_norm_1_var_1[0][0][0][0], &net_basic_1_batch_norm_1_centered[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap47AVX2(&net_basic_1_batch_norm_1_var_1[0][0][0][0], &net_basic_1_batch_norm_1_centered[0][0][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_1_batch_norm_1_centeredRow2 := &net_basic_1_batch_norm_1_centered[i0][i1][i2]
+					net_basic_1_batch_norm_1_var_1Row := &net_basic_1_batch_norm_1_var_1[i0][i1][i2]
+					for i3 := range 4 {
+						net_basic_1_batch_norm_1_var_1Row[i3] = net_basic_1_batch_norm_1_centeredRow2[i3] * net_basic_1_batch_norm_1_centeredRow2[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// _net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce80AVX2(&net_basic_1_batch_norm_1_var_2[0], &net_basic_1_batch_norm_1_var_1[0][0][0][0])
+	} else {
+		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
+		for i1 := range 4 {
+			for i2 := range 4 {
+				net_basic_1_batch_norm_1_var_1Row2 := &net_basic_1_batch_norm_1_var_1[i1][i2][0]
+				net_basic_1_batch_norm_1_var_1Row3 := &net_basic_1_batch_norm_1_var_1[i1][i2][1]
+				net_basic_1_batch_norm_1_var_1Row4 := &net_basic_1_batch_norm_1_var_1[i1][i2][2]
+				net_basic_1_batch_norm_1_var_1Row5 := &net_basic_1_batch_norm_1_var_1[i1][i2][3]
+				for i0 := range 4 {
+					acc9 := net_basic_1_batch_norm_1_var_2[i0]
+					acc9 += net_basic_1_batch_norm_1_var_1Row2[i0]
+					acc9 += net_basic_1_batch_norm_1_var_1Row3[i0]
+					acc9 += net_basic_1_batch_norm_1_var_1Row4[i0]
+					acc9 += net_basic_1_batch_norm_1_var_1Row5[i0]
+					net_basic_1_batch_norm_1_var_2[i0] = acc9
+				}
+			}
+		}
+	}
+
+	// _net.basic#1.batch_norm#1/var.3 = pointwise "*." of _dim_b.8, _dim_s.8
+	net_basic_1_batch_norm_1_var_3[0] = 64
+
+	// net.basic#1.batch_norm#1/var = pointwise "/." of _net.basic#1.batch_norm#1/var.2, _net.basic#1.batch_norm#1/var.3
+	net_basic_1_batch_norm_1_var_3V := net_basic_1_batch_norm_1_var_3[0]
+	for i0 := range 4 {
+		net_basic_1_batch_norm_1_var[i0] = net_basic_1_batch_norm_1_var_2[i0] / net_basic_1_batch_norm_1_var_3V
+	}
+
+	// net.basic#1.batch_norm#1/n = pointwise "*." of _dim_b.9, _dim_s.9
+	net_basic_1_batch_norm_1_n[0] = 64
+
+	// _net.basic#1.batch_norm#1/stat.1 = pointwise "-" of net.basic#1.batch_norm#1/n, _num.5
+	net_basic_1_batch_norm_1_stat_1[0] = net_basic_1_batch_norm_1_n[0] - 1
+
+	// _net.basic#1.batch_norm#1/stat.2 = pointwise "/." of net.basic#1.batch_norm#1/n, _net.basic#1.batch_norm#1/stat.1
+	net_basic_1_batch_norm_1_stat_2[0] = net_basic_1_batch_norm_1_n[0] / net_basic_1_batch_norm_1_stat_1[0]
+
+	// net.basic#1.batch_norm#1/stat = pointwise "*." of net.basic#1.batch_norm#1/var, _net.basic#1.batch_norm#1/stat.2
+	net_basic_1_batch_norm_1_stat_2V := net_basic_1_batch_norm_1_stat_2[0]
+	for i0 := range 4 {
+		sNetBasic1BatchNorm1Stat[i0] = net_basic_1_batch_norm_1_var[i0] * net_basic_1_batch_norm_1_stat_2V
+	}
+
+	// net.basic#1.batch_norm#1/scale = pointwise "*." of net.basic#1.batch_norm#1.gamma, _net.basic#1.batch_norm#1/scale.2, with _net.basic#1.batch_norm#1/scale.2 = pointwise recip_sqrt of _net.basic#1.batch_norm#1/scale.1, with _net.basic#1.batch_norm#1/scale.1 = pointwise "+" of net.basic#1.batch_norm#1/var, _num.6 fused fused
+	for i0 := range 4 {
+		net_basic_1_batch_norm_1_scale[i0] = pNetBasic1BatchNorm1Gamma[i0] * (1 / math.Sqrt(net_basic_1_batch_norm_1_var[i0]+1e-05))
+	}
+
+	// net.basic#1.batch_norm#1/shift = pointwise "-" of net.basic#1.batch_norm#1.beta, _net.basic#1.batch_norm#1/shift.1, with _net.basic#1.batch_norm#1/shift.1 = pointwise "*." of net.basic#1.batch_norm#1/mean, net.basic#1.batch_norm#1/scale fused
+	for i0 := range 4 {
+		net_basic_1_batch_norm_1_shift[i0] = pNetBasic1BatchNorm1Beta[i0] - (sNetBasic1BatchNorm1Mean[i0] * net_basic_1_batch_norm_1_scale[i0])
+	}
+
+	// net/h1 = pointwise relu of _net/h1.3, with _net/h1.3 = pointwise "+" of net/h0, _net/h1.2, with _net/h1.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h1.1, net.basic#1.batch_norm#1/shift, with _net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, net.basic#1.batch_norm#1/scale fused fused fused
+	for i0 := range 4 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				net_h0Row3 := &net_h0[i0][i1+1][i2+1]
+				net_basic_1_batch_norm_1_xRow7 := &net_basic_1_batch_norm_1_x[i0][i1][i2]
+				net_h1Row := &net_h1[i0][i1][i2]
+				for i3 := range 4 {
+					r3 := net_h0Row3[i3] + ((net_basic_1_batch_norm_1_xRow7[i3] * net_basic_1_batch_norm_1_scale[i3]) + net_basic_1_batch_norm_1_shift[i3])
+					if !(r3 > 0) {
+						r3 = 0
+					}
+					net_h1Row[i3] = r3
+				}
+			}
+		}
+	}
+
+	// _net/pooled.1 = einsum "++" "... | h, w, c => ... | c" of net/h1
+	// float64 across-rows add reduction kernel, 16 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 4 {
+			ocannlReduce81AVX2(&net_pooled_1[i0][0], &net_h1[i0][0][0][0])
+		}
+	} else {
+		// loops reordered to i0, i2, i3, i1 (unit stride innermost); i3 unrolled and jammed into i1.
+		for i0 := range 4 {
+			net_pooled_1Row := &net_pooled_1[i0]
+			for i2 := range 4 {
+				net_h1Row2 := &net_h1[i0][i2][0]
+				net_h1Row3 := &net_h1[i0][i2][1]
+				net_h1Row4 := &net_h1[i0][i2][2]
+				net_h1Row5 := &net_h1[i0][i2][3]
+				for i1 := range 4 {
+					acc10 := net_pooled_1Row[i1]
+					acc10 += net_h1Row2[i1]
+					acc10 += net_h1Row3[i1]
+					acc10 += net_h1Row4[i1]
+					acc10 += net_h1Row5[i1]
+					net_pooled_1Row[i1] = acc10
+				}
+			}
+		}
+	}
+
+	// net/pooled = pointwise "*." of _net/pooled.1, _num.7
+	for i0 := range 4 {
+		net_pooled_1Row2 := &net_pooled_1[i0]
+		net_pooledRow := &net_pooled[i0]
+		for i1 := range 4 {
+			net_pooledRow[i1] = net_pooled_1Row2[i1] * 0.0625
+		}
+	}
+
+	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/pooled
+	// reduction accumulated in a local variable.
+	for i0 := range 4 {
+		net_pooledRow2 := &net_pooled[i0]
+		for i1 := range 3 {
+			pNetLinear1WRow := (*[4]float64)(pNetLinear1W[4*i1 : 4*i1+4])
+			acc11 := float64(0)
+			for i2 := range 4 {
+				acc11 += pNetLinear1WRow[i2] * net_pooledRow2[i2]
+			}
+			train_cross_entropy_1_logits_1[i0][i1] = acc11
+		}
+	}
+
+	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b
+	for i0 := range 4 {
+		train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0]
+		train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[i0]
+		for i1 := range 3 {
+			train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetLinear1B[i1]
+		}
+	}
+
+	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+	// reduction accumulated in a local variable.
+	for i0 := range 4 {
+		train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0]
+		acc12 := math.Inf(-1)
+		for i1 := range 3 {
+			acc12 = max(acc12, train_cross_entropy_1_logitsRow2[i1])
+		}
+		train_cross_entropy_1_m[i0][0] = acc12
+	}
+
+	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+	for i0 := range 4 {
+		train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][0]
+		train_cross_entropy_1_zRow := &train_cross_entropy_1_z[i0]
+		for i1 := range 3 {
+			train_cross_entropy_1_zRow[i1] = train_cross_entropy_1_logitsRow3[i1] - train_cross_entropy_1_mV
+		}
+	}
+
+	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+	for i0 := range 4 {
+		train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_1Row := &train_cross_entropy_1_logp_1[i0]
+		for i1 := range 3 {
+			train_cross_entropy_1_logp_1Row[i1] = math.Exp(train_cross_entropy_1_zRow2[i1])
+		}
+	}
+
+	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+	// reduction accumulated in a local variable.
+	for i0 := range 4 {
+		train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0]
+		acc13 := float64(0)
+		for i1 := range 3 {
+			acc13 += train_cross_entropy_1_logp_1Row2[i1]
+		}
+		train_cross_entropy_1_logp_2[i0][0] = acc13
+	}
+
+	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+	for i0 := range 4 {
+		train_cross_entropy_1_logp_3[i0][0] = math.Log(train_cross_entropy_1_logp_2[i0][0])
+	}
+
+	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
+	for i0 := range 4 {
+		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
+		train_cross_entropy_1_logpRow := &train_cross_entropy_1_logp[i0]
+		for i1 := range 3 {
+			train_cross_entropy_1_logpRow[i1] = train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V
+		}
+	}
+
+	// train.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of train.cross_entropy#1/logp, labels
+	for i0 := range 4 {
+		train_cross_entropy_1_picked[i0] = train_cross_entropy_1_logp[i0][int(labels[i0])]
+	}
+
+	// _train.1 = einsum "++" "..b.. | => 0" of train.cross_entropy#1/picked
+	// reduction accumulated in a local variable.
+	acc14 := float64(0)
+	for i0 := range 4 {
+		acc14 += train_cross_entropy_1_picked[i0]
+	}
+	train_1[0] = acc14
+
+	// _train.2 = pointwise "/." of _train.1, _dim_b.10
+	train_2[0] = train_1[0] / 4
+
+	// train = pointwise neg of _train.2
+	out[0] = -train_2[0]
+}
+
+// ocannlResNetBNBackward runs a tensor program generated by ocannlgen.
+//
+// Forward and backward pass of loss train of model ResNetBN.
+//
+// Tensors (batch | input -> output):
+//
+//	images: 4 | 4,4,2 (input, parameter images, copied into the padded scratch field imagesPad)
+//	labels: 4 |  (input, parameter labels)
+//	net.conv2d#1.kernel: 3,3,2 -> 4 (param, parameter pNetConv2d1Kernel)
+//	net.conv2d#1/y: 4 | 4,4,4 (let, local, in scratch field net_conv2d_1_y)
+//	net.conv2d#1.bias: 4 (param, parameter pNetConv2d1Bias)
+//	net.batch_norm#1/x: 4 | 4,4,4 (let, local, in scratch field net_batch_norm_1_x)
+//	_net.batch_norm#1/mean.1: 4 (let, local, in scratch field net_batch_norm_1_mean_1)
+//	_dim_b.1: 1 (dim, constant)
+//	_dim_s.1: 1 (dim, constant)
+//	_net.batch_norm#1/mean.2: 1 (let, local)
+//	net.batch_norm#1/mean: 4 (let, output parameter sNetBatchNorm1Mean)
+//	_net.batch_norm#1/centered.1: 4 (let, local, in scratch field net_batch_norm_1_centered_1)
+//	net.batch_norm#1/centered: 4 | 4,4,4 (let, local, in scratch field net_batch_norm_1_centered)
+//	_net.batch_norm#1/var.1: 4 | 4,4,4 (let, local, in scratch field net_batch_norm_1_var_1)
+//	_net.batch_norm#1/var.2: 4 (let, local, in scratch field net_batch_norm_1_var_2)
+//	_dim_b.2: 1 (dim, constant)
+//	_dim_s.2: 1 (dim, constant)
+//	_net.batch_norm#1/var.3: 1 (let, local)
+//	net.batch_norm#1/var: 4 (let, local)
+//	_dim_b.3: 1 (dim, constant)
+//	_dim_s.3: 1 (dim, constant)
+//	net.batch_norm#1/n: 1 (let, local)
+//	_num.1: 1 (number, constant)
+//	_net.batch_norm#1/stat.1: 1 (let, local)
+//	_net.batch_norm#1/stat.2: 1 (let, local)
+//	net.batch_norm#1/stat: 4 (let, output parameter sNetBatchNorm1Stat)
+//	net.batch_norm#1.gamma: 4 (param, parameter pNetBatchNorm1Gamma)
+//	_num.2: 1 (number, constant)
+//	_net.batch_norm#1/scale.1: 4 (let, local)
+//	_net.batch_norm#1/scale.2: 4 (let, local)
+//	net.batch_norm#1/scale: 4 (let, local, in scratch field net_batch_norm_1_scale)
+//	net.batch_norm#1.beta: 4 (param, parameter pNetBatchNorm1Beta)
+//	_net.batch_norm#1/shift.1: 4 (let, local)
+//	net.batch_norm#1/shift: 4 (let, local, in scratch field net_batch_norm_1_shift)
+//	_net/h0.1: 4 | 4,4,4 (let, local)
+//	_net/h0.2: 4 | 4,4,4 (let, local, in scratch field net_h0_2)
+//	net/h0: 4 | 4,4,4 (let, local, in scratch field net_h0)
+//	net.basic#1.conv2d#2.kernel: 3,3,4 -> 4 (param, parameter pNetBasic1Conv2d2Kernel)
+//	net.basic#1.conv2d#2/y: 4 | 4,4,4 (let, local, in scratch field net_basic_1_conv2d_2_y)
+//	net.basic#1.conv2d#2.bias: 4 (param, parameter pNetBasic1Conv2d2Bias)
+//	net.basic#1.batch_norm#2/x: 4 | 4,4,4 (let, local, in scratch field net_basic_1_batch_norm_2_x)
+//	_net.basic#1.batch_norm#2/mean.1: 4 (let, local, in scratch field net_basic_1_batch_norm_2_mean_1)
+//	_dim_b.4: 1 (dim, constant)
+//	_dim_s.4: 1 (dim, constant)
+//	_net.basic#1.batch_norm#2/mean.2: 1 (let, local)
+//	net.basic#1.batch_norm#2/mean: 4 (let, output parameter sNetBasic1BatchNorm2Mean)
+//	_net.basic#1.batch_norm#2/centered.1: 4 (let, local, in scratch field net_basic_1_batch_norm_2_centered_1)
+//	net.basic#1.batch_norm#2/centered: 4 | 4,4,4 (let, local, in scratch field net_basic_1_batch_norm_2_centered)
+//	_net.basic#1.batch_norm#2/var.1: 4 | 4,4,4 (let, local, in scratch field net_basic_1_batch_norm_2_var_1)
+//	_net.basic#1.batch_norm#2/var.2: 4 (let, local, in scratch field net_basic_1_batch_norm_2_var_2)
+//	_dim_b.5: 1 (dim, constant)
+//	_dim_s.5: 1 (dim, constant)
+//	_net.basic#1.batch_norm#2/var.3: 1 (let, local)
+//	net.basic#1.batch_norm#2/var: 4 (let, local)
+//	_dim_b.6: 1 (dim, constant)
+//	_dim_s.6: 1 (dim, constant)
+//	net.basic#1.batch_norm#2/n: 1 (let, local)
+//	_num.3: 1 (number, constant)
+//	_net.basic#1.batch_norm#2/stat.1: 1 (let, local)
+//	_net.basic#1.batch_norm#2/stat.2: 1 (let, local)
+//	net.basic#1.batch_norm#2/stat: 4 (let, output parameter sNetBasic1BatchNorm2Stat)
+//	net.basic#1.batch_norm#2.gamma: 4 (param, parameter pNetBasic1BatchNorm2Gamma)
+//	_num.4: 1 (number, constant)
+//	_net.basic#1.batch_norm#2/scale.1: 4 (let, local)
+//	_net.basic#1.batch_norm#2/scale.2: 4 (let, local)
+//	net.basic#1.batch_norm#2/scale: 4 (let, local, in scratch field net_basic_1_batch_norm_2_scale)
+//	net.basic#1.batch_norm#2.beta: 4 (param, parameter pNetBasic1BatchNorm2Beta)
+//	_net.basic#1.batch_norm#2/shift.1: 4 (let, local)
+//	net.basic#1.batch_norm#2/shift: 4 (let, local, in scratch field net_basic_1_batch_norm_2_shift)
+//	_net.basic#1.conv2d#1/x.1: 4 | 4,4,4 (let, local)
+//	_net.basic#1.conv2d#1/x.2: 4 | 4,4,4 (let, local, in scratch field net_basic_1_conv2d_1_x_2)
+//	net.basic#1.conv2d#1/x: 4 | 4,4,4 (let, local, in scratch field net_basic_1_conv2d_1_x)
+//	net.basic#1.conv2d#1.kernel: 3,3,4 -> 4 (param, parameter pNetBasic1Conv2d1Kernel)
+//	net.basic#1.conv2d#1/y: 4 | 4,4,4 (let, local, in scratch field net_basic_1_conv2d_1_y)
+//	net.basic#1.conv2d#1.bias: 4 (param, parameter pNetBasic1Conv2d1Bias)
+//	net.basic#1.batch_norm#1/x: 4 | 4,4,4 (let, local, in scratch field net_basic_1_batch_norm_1_x)
+//	_net.basic#1.batch_norm#1/mean.1: 4 (let, local, in scratch field net_basic_1_batch_norm_1_mean_1)
+//	_dim_b.7: 1 (dim, constant)
+//	_dim_s.7: 1 (dim, constant)
+//	_net.basic#1.batch_norm#1/mean.2: 1 (let, local)
+//	net.basic#1.batch_norm#1/mean: 4 (let, output parameter sNetBasic1BatchNorm1Mean)
+//	_net.basic#1.batch_norm#1/centered.1: 4 (let, local, in scratch field net_basic_1_batch_norm_1_centered_1)
+//	net.basic#1.batch_norm#1/centered: 4 | 4,4,4 (let, local, in scratch field net_basic_1_batch_norm_1_centered)
+//	_net.basic#1.batch_norm#1/var.1: 4 | 4,4,4 (let, local, in scratch field net_basic_1_batch_norm_1_var_1)
+//	_net.basic#1.batch_norm#1/var.2: 4 (let, local, in scratch field net_basic_1_batch_norm_1_var_2)
+//	_dim_b.8: 1 (dim, constant)
+//	_dim_s.8: 1 (dim, constant)
+//	_net.basic#1.batch_norm#1/var.3: 1 (let, local)
+//	net.basic#1.batch_norm#1/var: 4 (let, local)
+//	_dim_b.9: 1 (dim, constant)
+//	_dim_s.9: 1 (dim, constant)
+//	net.basic#1.batch_norm#1/n: 1 (let, local)
+//	_num.5: 1 (number, constant)
+//	_net.basic#1.batch_norm#1/stat.1: 1 (let, local)
+//	_net.basic#1.batch_norm#1/stat.2: 1 (let, local)
+//	net.basic#1.batch_norm#1/stat: 4 (let, output parameter sNetBasic1BatchNorm1Stat)
+//	net.basic#1.batch_norm#1.gamma: 4 (param, parameter pNetBasic1BatchNorm1Gamma)
+//	_num.6: 1 (number, constant)
+//	_net.basic#1.batch_norm#1/scale.1: 4 (let, local)
+//	_net.basic#1.batch_norm#1/scale.2: 4 (let, local)
+//	net.basic#1.batch_norm#1/scale: 4 (let, local, in scratch field net_basic_1_batch_norm_1_scale)
+//	net.basic#1.batch_norm#1.beta: 4 (param, parameter pNetBasic1BatchNorm1Beta)
+//	_net.basic#1.batch_norm#1/shift.1: 4 (let, local)
+//	net.basic#1.batch_norm#1/shift: 4 (let, local, in scratch field net_basic_1_batch_norm_1_shift)
+//	_net/h1.1: 4 | 4,4,4 (let, local)
+//	_net/h1.2: 4 | 4,4,4 (let, local)
+//	_net/h1.3: 4 | 4,4,4 (let, local, in scratch field net_h1_3)
+//	net/h1: 4 | 4,4,4 (let, local, in scratch field net_h1)
+//	_net/pooled.1: 4 | 4 (let, local, in scratch field net_pooled_1)
+//	_num.7: 1 (number, constant)
+//	net/pooled: 4 | 4 (let, local, in scratch field net_pooled)
+//	net.linear#1.w: 4 -> 3 (param, parameter pNetLinear1W)
+//	_train.cross_entropy#1/logits.1: 4 | 3 (let, local, in scratch field train_cross_entropy_1_logits_1)
+//	net.linear#1.b: 3 (param, parameter pNetLinear1B)
+//	train.cross_entropy#1/logits: 4 | 3 (let, local, in scratch field train_cross_entropy_1_logits)
+//	train.cross_entropy#1/m: 4 | 1 (let, local, in scratch field train_cross_entropy_1_m)
+//	train.cross_entropy#1/z: 4 | 3 (let, local, in scratch field train_cross_entropy_1_z)
+//	_train.cross_entropy#1/logp.1: 4 | 3 (let, local, in scratch field train_cross_entropy_1_logp_1)
+//	_train.cross_entropy#1/logp.2: 4 | 1 (let, local, in scratch field train_cross_entropy_1_logp_2)
+//	_train.cross_entropy#1/logp.3: 4 | 1 (let, local, in scratch field train_cross_entropy_1_logp_3)
+//	train.cross_entropy#1/logp: 4 | 3 (let, local, in scratch field train_cross_entropy_1_logp)
+//	train.cross_entropy#1/picked: 4 |  (let, local)
+//	_train.1: 1 (let, local)
+//	_dim_b.10: 1 (dim, constant)
+//	_train.2: 1 (let, local)
+//	train: 1 (let, output parameter loss)
+//	net.conv2d#1.kernel.grad: [4 3 3 2] (let, output parameter gNetConv2d1Kernel)
+//	net.conv2d#1/y.grad: [4 4 4 4] (let, local, in scratch field net_conv2d_1_y_grad)
+//	net.conv2d#1.bias.grad: [4] (let, output parameter gNetConv2d1Bias)
+//	net.batch_norm#1/x.grad: [4 4 4 4] (let, local, in scratch field net_batch_norm_1_x_grad)
+//	_net.batch_norm#1/mean.1.grad: [4] (let, local, in scratch field net_batch_norm_1_mean_1_grad)
+//	net.batch_norm#1/mean.grad: [4] (let, local)
+//	_net.batch_norm#1/centered.1.grad: [4] (let, local)
+//	net.batch_norm#1/centered.grad: [4 4 4 4] (let, local, in scratch field net_batch_norm_1_centered_grad)
+//	_net.batch_norm#1/var.1.grad: [4 4 4 4] (let, local, in scratch field net_batch_norm_1_var_1_grad)
+//	_net.batch_norm#1/var.2.grad: [4] (let, local, in scratch field net_batch_norm_1_var_2_grad)
+//	net.batch_norm#1/var.grad: [4] (let, local)
+//	net.batch_norm#1.gamma.grad: [4] (let, output parameter gNetBatchNorm1Gamma)
+//	_net.batch_norm#1/scale.1.grad: [4] (let, local)
+//	_net.batch_norm#1/scale.2.grad: [4] (let, local)
+//	net.batch_norm#1/scale.grad: [4] (let, local)
+//	net.batch_norm#1.beta.grad: [4] (let, output parameter gNetBatchNorm1Beta)
+//	_net.batch_norm#1/shift.1.grad: [4] (let, local)
+//	net.batch_norm#1/shift.grad: [4] (let, local)
+//	_net/h0.1.grad: [4 4 4 4] (let, local, in scratch field net_h0_1_grad)
+//	_net/h0.2.grad: [4 4 4 4] (let, local, in scratch field net_h0_2_grad)
+//	net/h0.grad: [4 4 4 4] (let, local, in scratch field net_h0_grad)
+//	net.basic#1.conv2d#2.kernel.grad: [4 3 3 4] (let, output parameter gNetBasic1Conv2d2Kernel)
+//	net.basic#1.conv2d#2/y.grad: [4 4 4 4] (let, local, in scratch field net_basic_1_conv2d_2_y_grad)
+//	net.basic#1.conv2d#2.bias.grad: [4] (let, output parameter gNetBasic1Conv2d2Bias)
+//	net.basic#1.batch_norm#2/x.grad: [4 4 4 4] (let, local, in scratch field net_basic_1_batch_norm_2_x_grad)
+//	_net.basic#1.batch_norm#2/mean.1.grad: [4] (let, local, in scratch field net_basic_1_batch_norm_2_mean_1_grad)
+//	net.basic#1.batch_norm#2/mean.grad: [4] (let, local)
+//	_net.basic#1.batch_norm#2/centered.1.grad: [4] (let, local)
+//	net.basic#1.batch_norm#2/centered.grad: [4 4 4 4] (let, local, in scratch field net_basic_1_batch_norm_2_centered_grad)
+//	_net.basic#1.batch_norm#2/var.1.grad: [4 4 4 4] (let, local, in scratch field net_basic_1_batch_norm_2_var_1_grad)
+//	_net.basic#1.batch_norm#2/var.2.grad: [4] (let, local, in scratch field net_basic_1_batch_norm_2_var_2_grad)
+//	net.basic#1.batch_norm#2/var.grad: [4] (let, local)
+//	net.basic#1.batch_norm#2.gamma.grad: [4] (let, output parameter gNetBasic1BatchNorm2Gamma)
+//	_net.basic#1.batch_norm#2/scale.1.grad: [4] (let, local)
+//	_net.basic#1.batch_norm#2/scale.2.grad: [4] (let, local)
+//	net.basic#1.batch_norm#2/scale.grad: [4] (let, local)
+//	net.basic#1.batch_norm#2.beta.grad: [4] (let, output parameter gNetBasic1BatchNorm2Beta)
+//	_net.basic#1.batch_norm#2/shift.1.grad: [4] (let, local)
+//	net.basic#1.batch_norm#2/shift.grad: [4] (let, local)
+//	_net.basic#1.conv2d#1/x.1.grad: [4 4 4 4] (let, local, in scratch field net_basic_1_conv2d_1_x_1_grad)
+//	_net.basic#1.conv2d#1/x.2.grad: [4 4 4 4] (let, local, in scratch field net_basic_1_conv2d_1_x_2_grad)
+//	net.basic#1.conv2d#1/x.grad: [4 4 4 4] (let, local, in scratch field net_basic_1_conv2d_1_x_grad)
+//	net.basic#1.conv2d#1.kernel.grad: [4 3 3 4] (let, output parameter gNetBasic1Conv2d1Kernel)
+//	net.basic#1.conv2d#1/y.grad: [4 4 4 4] (let, local, in scratch field net_basic_1_conv2d_1_y_grad)
+//	net.basic#1.conv2d#1.bias.grad: [4] (let, output parameter gNetBasic1Conv2d1Bias)
+//	net.basic#1.batch_norm#1/x.grad: [4 4 4 4] (let, local, in scratch field net_basic_1_batch_norm_1_x_grad)
+//	_net.basic#1.batch_norm#1/mean.1.grad: [4] (let, local, in scratch field net_basic_1_batch_norm_1_mean_1_grad)
+//	net.basic#1.batch_norm#1/mean.grad: [4] (let, local)
+//	_net.basic#1.batch_norm#1/centered.1.grad: [4] (let, local)
+//	net.basic#1.batch_norm#1/centered.grad: [4 4 4 4] (let, local, in scratch field net_basic_1_batch_norm_1_centered_grad)
+//	_net.basic#1.batch_norm#1/var.1.grad: [4 4 4 4] (let, local, in scratch field net_basic_1_batch_norm_1_var_1_grad)
+//	_net.basic#1.batch_norm#1/var.2.grad: [4] (let, local, in scratch field net_basic_1_batch_norm_1_var_2_grad)
+//	net.basic#1.batch_norm#1/var.grad: [4] (let, local)
+//	net.basic#1.batch_norm#1.gamma.grad: [4] (let, output parameter gNetBasic1BatchNorm1Gamma)
+//	_net.basic#1.batch_norm#1/scale.1.grad: [4] (let, local)
+//	_net.basic#1.batch_norm#1/scale.2.grad: [4] (let, local)
+//	net.basic#1.batch_norm#1/scale.grad: [4] (let, local)
+//	net.basic#1.batch_norm#1.beta.grad: [4] (let, output parameter gNetBasic1BatchNorm1Beta)
+//	_net.basic#1.batch_norm#1/shift.1.grad: [4] (let, local)
+//	net.basic#1.batch_norm#1/shift.grad: [4] (let, local)
+//	_net/h1.1.grad: [4 4 4 4] (let, local, in scratch field net_h1_1_grad)
+//	_net/h1.2.grad: [4 4 4 4] (let, local, in scratch field net_h1_2_grad)
+//	_net/h1.3.grad: [4 4 4 4] (let, local, in scratch field net_h1_3_grad)
+//	net/h1.grad: [4 4 4 4] (let, local, in scratch field net_h1_grad)
+//	_net/pooled.1.grad: [4 4] (let, local, in scratch field net_pooled_1_grad)
+//	net/pooled.grad: [4 4] (let, local, in scratch field net_pooled_grad)
+//	net.linear#1.w.grad: [3 4] (let, output parameter gNetLinear1W)
+//	_train.cross_entropy#1/logits.1.grad: [4 3] (let, local, in scratch field train_cross_entropy_1_logits_1_grad)
+//	net.linear#1.b.grad: [3] (let, output parameter gNetLinear1B)
+//	train.cross_entropy#1/logits.grad: [4 3] (let, local, in scratch field train_cross_entropy_1_logits_grad)
+//	train.cross_entropy#1/m.grad: [4 1] (let, local, in scratch field train_cross_entropy_1_m_grad)
+//	train.cross_entropy#1/z.grad: [4 3] (let, local, in scratch field train_cross_entropy_1_z_grad)
+//	_train.cross_entropy#1/logp.1.grad: [4 3] (let, local, in scratch field train_cross_entropy_1_logp_1_grad)
+//	_train.cross_entropy#1/logp.2.grad: [4 1] (let, local, in scratch field train_cross_entropy_1_logp_2_grad)
+//	_train.cross_entropy#1/logp.3.grad: [4 1] (let, local, in scratch field train_cross_entropy_1_logp_3_grad)
+//	train.cross_entropy#1/logp.grad: [4 3] (let, local, in scratch field train_cross_entropy_1_logp_grad)
+//	train.cross_entropy#1/picked.grad: [4] (let, local)
+//	_train.1.grad: [1] (let, local)
+//	_train.2.grad: [1] (let, local)
+//	train.grad: [1] (let, local)
+//	_ordinals.1: [3] (literal, local, in scratch field ordinals_1)
+//	train.cross_entropy#1/m.argmax@74: [4 1] (let, local, in scratch field train_cross_entropy_1_m_argmax_74)
+//
+// Loop nests:
+//
+//	# padded images: dims 4x4x4x2, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 4x7x7x2
+//	# padded net/h0: dims 4x4x4x4, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 4x7x7x4
+//	# padded net.basic#1.conv2d#1/x: dims 4x4x4x4, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 4x7x7x4
+//	# padded net/h0.grad: dims 4x4x4x4, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 4x7x7x4
+//	# padded net.basic#1.conv2d#1/x.grad: dims 4x4x4x4, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 4x7x7x4
+//
+//	# init _dim_b.1 (dim)
+//	init _dim_b.1: constant 4
+//
+//	# init _dim_s.1 (dim)
+//	init _dim_s.1: constant 16
+//
+//	# init _dim_b.2 (dim)
+//	init _dim_b.2: constant 4
+//
+//	# init _dim_s.2 (dim)
+//	init _dim_s.2: constant 16
+//
+//	# init _dim_b.3 (dim)
+//	init _dim_b.3: constant 4
+//
+//	# init _dim_s.3 (dim)
+//	init _dim_s.3: constant 16
+//
+//	# init _num.1 (number)
+//	init _num.1: constant 1
+//
+//	# init _num.2 (number)
+//	init _num.2: constant 1e-05
+//
+//	# init _dim_b.4 (dim)
+//	init _dim_b.4: constant 4
+//
+//	# init _dim_s.4 (dim)
+//	init _dim_s.4: constant 16
+//
+//	# init _dim_b.5 (dim)
+//	init _dim_b.5: constant 4
+//
+//	# init _dim_s.5 (dim)
+//	init _dim_s.5: constant 16
+//
+//	# init _dim_b.6 (dim)
+//	init _dim_b.6: constant 4
+//
+//	# init _dim_s.6 (dim)
+//	init _dim_s.6: constant 16
+//
+//	# init _num.3 (number)
+//	init _num.3: constant 1
+//
+//	# init _num.4 (number)
+//	init _num.4: constant 1e-05
+//
+//	# init _dim_b.7 (dim)
+//	init _dim_b.7: constant 4
+//
+//	# init _dim_s.7 (dim)
+//	init _dim_s.7: constant 16
+//
+//	# init _dim_b.8 (dim)
+//	init _dim_b.8: constant 4
+//
+//	# init _dim_s.8 (dim)
+//	init _dim_s.8: constant 16
+//
+//	# init _dim_b.9 (dim)
+//	init _dim_b.9: constant 4
+//
+//	# init _dim_s.9 (dim)
+//	init _dim_s.9: constant 16
+//
+//	# init _num.5 (number)
+//	init _num.5: constant 1
+//
+//	# init _num.6 (number)
+//	init _num.6: constant 1e-05
+//
+//	# init _num.7 (number)
+//	init _num.7: constant 0.0625
+//
+//	# init _dim_b.10 (dim)
+//	init _dim_b.10: constant 4
+//
+//	# init _ordinals.1 (the ordinals of [3] reduced points)
+//	init _ordinals.1: range over offsets
+//
+//	# net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#1.kernel
+//	reset padding of images to 0
+//	fill net.conv2d#1/y with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        for i4 in 0..2:  # reduction
+//	          for i5 in 0..2:  # reduction
+//	            for i6 in 0..1:  # reduction
+//	              net.conv2d#1/y[i0, i1, i2, i3] += images[i0, i1 + i4, i2 + i5, i6] * net.conv2d#1.kernel[i3, i4, i5, i6]
+//
+//	# net.batch_norm#1/x = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net.batch_norm#1/x[i0, i1, i2, i3] = net.conv2d#1/y[i0, i1, i2, i3] + net.conv2d#1.bias[i3]
+//
+//	# _net.batch_norm#1/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.batch_norm#1/x
+//	fill _net.batch_norm#1/mean.1 with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..3:  # reduction
+//	    for i2 in 0..3:  # reduction
+//	      for i3 in 0..3:  # reduction
+//	        _net.batch_norm#1/mean.1[i0] += net.batch_norm#1/x[i1, i2, i3, i0]
+//
+//	# _net.batch_norm#1/mean.2 = pointwise "*." of _dim_b.1, _dim_s.1
+//	_net.batch_norm#1/mean.2[0] = _dim_b.1[0] * _dim_s.1[0]
+//
+//	# net.batch_norm#1/mean = pointwise "/." of _net.batch_norm#1/mean.1, _net.batch_norm#1/mean.2
+//	for i0 in 0..3:
+//	  net.batch_norm#1/mean[i0] = _net.batch_norm#1/mean.1[i0] / _net.batch_norm#1/mean.2[0]
+//
+//	# _net.batch_norm#1/centered.1 = pointwise neg of net.batch_norm#1/mean
+//	for i0 in 0..3:
+//	  _net.batch_norm#1/centered.1[i0] = neg(net.batch_norm#1/mean[i0])
+//
+//	# net.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, _net.batch_norm#1/centered.1
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net.batch_norm#1/centered[i0, i1, i2, i3] = net.batch_norm#1/x[i0, i1, i2, i3] + _net.batch_norm#1/centered.1[i3]
+//
+//	# _net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        _net.batch_norm#1/var.1[i0, i1, i2, i3] = net.batch_norm#1/centered[i0, i1, i2, i3] * net.batch_norm#1/centered[i0, i1, i2, i3]
+//
+//	# _net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1
+//	fill _net.batch_norm#1/var.2 with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..3:  # reduction
+//	    for i2 in 0..3:  # reduction
+//	      for i3 in 0..3:  # reduction
+//	        _net.batch_norm#1/var.2[i0] += _net.batch_norm#1/var.1[i1, i2, i3, i0]
+//
+//	# _net.batch_norm#1/var.3 = pointwise "*." of _dim_b.2, _dim_s.2
+//	_net.batch_norm#1/var.3[0] = _dim_b.2[0] * _dim_s.2[0]
+//
+//	# net.batch_norm#1/var = pointwise "/." of _net.batch_norm#1/var.2, _net.batch_norm#1/var.3
+//	for i0 in 0..3:
+//	  net.batch_norm#1/var[i0] = _net.batch_norm#1/var.2[i0] / _net.batch_norm#1/var.3[0]
+//
+//	# net.batch_norm#1/n = pointwise "*." of _dim_b.3, _dim_s.3
+//	net.batch_norm#1/n[0] = _dim_b.3[0] * _dim_s.3[0]
+//
+//	# _net.batch_norm#1/stat.1 = pointwise "-" of net.batch_norm#1/n, _num.1
+//	_net.batch_norm#1/stat.1[0] = net.batch_norm#1/n[0] - _num.1[0]
+//
+//	# _net.batch_norm#1/stat.2 = pointwise "/." of net.batch_norm#1/n, _net.batch_norm#1/stat.1
+//	_net.batch_norm#1/stat.2[0] = net.batch_norm#1/n[0] / _net.batch_norm#1/stat.1[0]
+//
+//	# net.batch_norm#1/stat = pointwise "*." of net.batch_norm#1/var, _net.batch_norm#1/stat.2
+//	for i0 in 0..3:
+//	  net.batch_norm#1/stat[i0] = net.batch_norm#1/var[i0] * _net.batch_norm#1/stat.2[0]
+//
+//	# _net.batch_norm#1/scale.1 = pointwise "+" of net.batch_norm#1/var, _num.2
+//
+//	# _net.batch_norm#1/scale.2 = pointwise recip_sqrt of _net.batch_norm#1/scale.1, with _net.batch_norm#1/scale.1 = pointwise "+" of net.batch_norm#1/var, _num.2 fused
+//	for i0 in 0..3:
+//	  _net.batch_norm#1/scale.2[i0] = recip_sqrt(net.batch_norm#1/var[i0] + _num.2[0])
+//
+//	# net.batch_norm#1/scale = pointwise "*." of net.batch_norm#1.gamma, _net.batch_norm#1/scale.2
+//	for i0 in 0..3:
+//	  net.batch_norm#1/scale[i0] = net.batch_norm#1.gamma[i0] * _net.batch_norm#1/scale.2[i0]
+//
+//	# _net.batch_norm#1/shift.1 = pointwise "*." of net.batch_norm#1/mean, net.batch_norm#1/scale
+//
+//	# net.batch_norm#1/shift = pointwise "-" of net.batch_norm#1.beta, _net.batch_norm#1/shift.1, with _net.batch_norm#1/shift.1 = pointwise "*." of net.batch_norm#1/mean, net.batch_norm#1/scale fused
+//	for i0 in 0..3:
+//	  net.batch_norm#1/shift[i0] = net.batch_norm#1.beta[i0] - (net.batch_norm#1/mean[i0] * net.batch_norm#1/scale[i0])
+//
+//	# _net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale
+//
+//	# _net/h0.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h0.1, net.batch_norm#1/shift, with _net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale fused
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        _net/h0.2[i0, i1, i2, i3] = (net.batch_norm#1/x[i0, i1, i2, i3] * net.batch_norm#1/scale[i3]) + net.batch_norm#1/shift[i3]
+//
+//	# net/h0 = pointwise relu of _net/h0.2
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net/h0[i0, i1 + 1, i2 + 1, i3] = relu(_net/h0.2[i0, i1, i2, i3])
+//
+//	# net.basic#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/h0, net.basic#1.conv2d#2.kernel
+//	reset padding of net/h0 to 0
+//	fill net.basic#1.conv2d#2/y with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        for i4 in 0..2:  # reduction
+//	          for i5 in 0..2:  # reduction
+//	            for i6 in 0..3:  # reduction
+//	              net.basic#1.conv2d#2/y[i0, i1, i2, i3] += net/h0[i0, i1 + i4, i2 + i5, i6] * net.basic#1.conv2d#2.kernel[i3, i4, i5, i6]
+//
+//	# net.basic#1.batch_norm#2/x = pointwise "+" of net.basic#1.conv2d#2/y, net.basic#1.conv2d#2.bias
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net.basic#1.batch_norm#2/x[i0, i1, i2, i3] = net.basic#1.conv2d#2/y[i0, i1, i2, i3] + net.basic#1.conv2d#2.bias[i3]
+//
+//	# _net.basic#1.batch_norm#2/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.basic#1.batch_norm#2/x
+//	fill _net.basic#1.batch_norm#2/mean.1 with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..3:  # reduction
+//	    for i2 in 0..3:  # reduction
+//	      for i3 in 0..3:  # reduction
+//	        _net.basic#1.batch_norm#2/mean.1[i0] += net.basic#1.batch_norm#2/x[i1, i2, i3, i0]
+//
+//	# _net.basic#1.batch_norm#2/mean.2 = pointwise "*." of _dim_b.4, _dim_s.4
+//	_net.basic#1.batch_norm#2/mean.2[0] = _dim_b.4[0] * _dim_s.4[0]
+//
+//	# net.basic#1.batch_norm#2/mean = pointwise "/." of _net.basic#1.batch_norm#2/mean.1, _net.basic#1.batch_norm#2/mean.2
+//	for i0 in 0..3:
+//	  net.basic#1.batch_norm#2/mean[i0] = _net.basic#1.batch_norm#2/mean.1[i0] / _net.basic#1.batch_norm#2/mean.2[0]
+//
+//	# _net.basic#1.batch_norm#2/centered.1 = pointwise neg of net.basic#1.batch_norm#2/mean
+//	for i0 in 0..3:
+//	  _net.basic#1.batch_norm#2/centered.1[i0] = neg(net.basic#1.batch_norm#2/mean[i0])
+//
+//	# net.basic#1.batch_norm#2/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, _net.basic#1.batch_norm#2/centered.1
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net.basic#1.batch_norm#2/centered[i0, i1, i2, i3] = net.basic#1.batch_norm#2/x[i0, i1, i2, i3] + _net.basic#1.batch_norm#2/centered.1[i3]
+//
+//	# _net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        _net.basic#1.batch_norm#2/var.1[i0, i1, i2, i3] = net.basic#1.batch_norm#2/centered[i0, i1, i2, i3] * net.basic#1.batch_norm#2/centered[i0, i1, i2, i3]
+//
+//	# _net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1
+//	fill _net.basic#1.batch_norm#2/var.2 with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..3:  # reduction
+//	    for i2 in 0..3:  # reduction
+//	      for i3 in 0..3:  # reduction
+//	        _net.basic#1.batch_norm#2/var.2[i0] += _net.basic#1.batch_norm#2/var.1[i1, i2, i3, i0]
+//
+//	# _net.basic#1.batch_norm#2/var.3 = pointwise "*." of _dim_b.5, _dim_s.5
+//	_net.basic#1.batch_norm#2/var.3[0] = _dim_b.5[0] * _dim_s.5[0]
+//
+//	# net.basic#1.batch_norm#2/var = pointwise "/." of _net.basic#1.batch_norm#2/var.2, _net.basic#1.batch_norm#2/var.3
+//	for i0 in 0..3:
+//	  net.basic#1.batch_norm#2/var[i0] = _net.basic#1.batch_norm#2/var.2[i0] / _net.basic#1.batch_norm#2/var.3[0]
+//
+//	# net.basic#1.batch_norm#2/n = pointwise "*." of _dim_b.6, _dim_s.6
+//	net.basic#1.batch_norm#2/n[0] = _dim_b.6[0] * _dim_s.6[0]
+//
+//	# _net.basic#1.batch_norm#2/stat.1 = pointwise "-" of net.basic#1.batch_norm#2/n, _num.3
+//	_net.basic#1.batch_norm#2/stat.1[0] = net.basic#1.batch_norm#2/n[0] - _num.3[0]
+//
+//	# _net.basic#1.batch_norm#2/stat.2 = pointwise "/." of net.basic#1.batch_norm#2/n, _net.basic#1.batch_norm#2/stat.1
+//	_net.basic#1.batch_norm#2/stat.2[0] = net.basic#1.batch_norm#2/n[0] / _net.basic#1.batch_norm#2/stat.1[0]
+//
+//	# net.basic#1.batch_norm#2/stat = pointwise "*." of net.basic#1.batch_norm#2/var, _net.basic#1.batch_norm#2/stat.2
+//	for i0 in 0..3:
+//	  net.basic#1.batch_norm#2/stat[i0] = net.basic#1.batch_norm#2/var[i0] * _net.basic#1.batch_norm#2/stat.2[0]
+//
+//	# _net.basic#1.batch_norm#2/scale.1 = pointwise "+" of net.basic#1.batch_norm#2/var, _num.4
+//
+//	# _net.basic#1.batch_norm#2/scale.2 = pointwise recip_sqrt of _net.basic#1.batch_norm#2/scale.1, with _net.basic#1.batch_norm#2/scale.1 = pointwise "+" of net.basic#1.batch_norm#2/var, _num.4 fused
+//	for i0 in 0..3:
+//	  _net.basic#1.batch_norm#2/scale.2[i0] = recip_sqrt(net.basic#1.batch_norm#2/var[i0] + _num.4[0])
+//
+//	# net.basic#1.batch_norm#2/scale = pointwise "*." of net.basic#1.batch_norm#2.gamma, _net.basic#1.batch_norm#2/scale.2
+//	for i0 in 0..3:
+//	  net.basic#1.batch_norm#2/scale[i0] = net.basic#1.batch_norm#2.gamma[i0] * _net.basic#1.batch_norm#2/scale.2[i0]
+//
+//	# _net.basic#1.batch_norm#2/shift.1 = pointwise "*." of net.basic#1.batch_norm#2/mean, net.basic#1.batch_norm#2/scale
+//
+//	# net.basic#1.batch_norm#2/shift = pointwise "-" of net.basic#1.batch_norm#2.beta, _net.basic#1.batch_norm#2/shift.1, with _net.basic#1.batch_norm#2/shift.1 = pointwise "*." of net.basic#1.batch_norm#2/mean, net.basic#1.batch_norm#2/scale fused
+//	for i0 in 0..3:
+//	  net.basic#1.batch_norm#2/shift[i0] = net.basic#1.batch_norm#2.beta[i0] - (net.basic#1.batch_norm#2/mean[i0] * net.basic#1.batch_norm#2/scale[i0])
+//
+//	# _net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale
+//
+//	# _net.basic#1.conv2d#1/x.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net.basic#1.conv2d#1/x.1, net.basic#1.batch_norm#2/shift, with _net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale fused
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        _net.basic#1.conv2d#1/x.2[i0, i1, i2, i3] = (net.basic#1.batch_norm#2/x[i0, i1, i2, i3] * net.basic#1.batch_norm#2/scale[i3]) + net.basic#1.batch_norm#2/shift[i3]
+//
+//	# net.basic#1.conv2d#1/x = pointwise relu of _net.basic#1.conv2d#1/x.2
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net.basic#1.conv2d#1/x[i0, i1 + 1, i2 + 1, i3] = relu(_net.basic#1.conv2d#1/x.2[i0, i1, i2, i3])
+//
+//	# net.basic#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic#1.conv2d#1/x, net.basic#1.conv2d#1.kernel
+//	reset padding of net.basic#1.conv2d#1/x to 0
+//	fill net.basic#1.conv2d#1/y with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        for i4 in 0..2:  # reduction
+//	          for i5 in 0..2:  # reduction
+//	            for i6 in 0..3:  # reduction
+//	              net.basic#1.conv2d#1/y[i0, i1, i2, i3] += net.basic#1.conv2d#1/x[i0, i1 + i4, i2 + i5, i6] * net.basic#1.conv2d#1.kernel[i3, i4, i5, i6]
+//
+//	# net.basic#1.batch_norm#1/x = pointwise "+" of net.basic#1.conv2d#1/y, net.basic#1.conv2d#1.bias
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net.basic#1.batch_norm#1/x[i0, i1, i2, i3] = net.basic#1.conv2d#1/y[i0, i1, i2, i3] + net.basic#1.conv2d#1.bias[i3]
+//
+//	# _net.basic#1.batch_norm#1/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.basic#1.batch_norm#1/x
+//	fill _net.basic#1.batch_norm#1/mean.1 with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..3:  # reduction
+//	    for i2 in 0..3:  # reduction
+//	      for i3 in 0..3:  # reduction
+//	        _net.basic#1.batch_norm#1/mean.1[i0] += net.basic#1.batch_norm#1/x[i1, i2, i3, i0]
+//
+//	# _net.basic#1.batch_norm#1/mean.2 = pointwise "*." of _dim_b.7, _dim_s.7
+//	_net.basic#1.batch_norm#1/mean.2[0] = _dim_b.7[0] * _dim_s.7[0]
+//
+//	# net.basic#1.batch_norm#1/mean = pointwise "/." of _net.basic#1.batch_norm#1/mean.1, _net.basic#1.batch_norm#1/mean.2
+//	for i0 in 0..3:
+//	  net.basic#1.batch_norm#1/mean[i0] = _net.basic#1.batch_norm#1/mean.1[i0] / _net.basic#1.batch_norm#1/mean.2[0]
+//
+//	# _net.basic#1.batch_norm#1/centered.1 = pointwise neg of net.basic#1.batch_norm#1/mean
+//	for i0 in 0..3:
+//	  _net.basic#1.batch_norm#1/centered.1[i0] = neg(net.basic#1.batch_norm#1/mean[i0])
+//
+//	# net.basic#1.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, _net.basic#1.batch_norm#1/centered.1
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net.basic#1.batch_norm#1/centered[i0, i1, i2, i3] = net.basic#1.batch_norm#1/x[i0, i1, i2, i3] + _net.basic#1.batch_norm#1/centered.1[i3]
+//
+//	# _net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        _net.basic#1.batch_norm#1/var.1[i0, i1, i2, i3] = net.basic#1.batch_norm#1/centered[i0, i1, i2, i3] * net.basic#1.batch_norm#1/centered[i0, i1, i2, i3]
+//
+//	# _net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1
+//	fill _net.basic#1.batch_norm#1/var.2 with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..3:  # reduction
+//	    for i2 in 0..3:  # reduction
+//	      for i3 in 0..3:  # reduction
+//	        _net.basic#1.batch_norm#1/var.2[i0] += _net.basic#1.batch_norm#1/var.1[i1, i2, i3, i0]
+//
+//	# _net.basic#1.batch_norm#1/var.3 = pointwise "*." of _dim_b.8, _dim_s.8
+//	_net.basic#1.batch_norm#1/var.3[0] = _dim_b.8[0] * _dim_s.8[0]
+//
+//	# net.basic#1.batch_norm#1/var = pointwise "/." of _net.basic#1.batch_norm#1/var.2, _net.basic#1.batch_norm#1/var.3
+//	for i0 in 0..3:
+//	  net.basic#1.batch_norm#1/var[i0] = _net.basic#1.batch_norm#1/var.2[i0] / _net.basic#1.batch_norm#1/var.3[0]
+//
+//	# net.basic#1.batch_norm#1/n = pointwise "*." of _dim_b.9, _dim_s.9
+//	net.basic#1.batch_norm#1/n[0] = _dim_b.9[0] * _dim_s.9[0]
+//
+//	# _net.basic#1.batch_norm#1/stat.1 = pointwise "-" of net.basic#1.batch_norm#1/n, _num.5
+//	_net.basic#1.batch_norm#1/stat.1[0] = net.basic#1.batch_norm#1/n[0] - _num.5[0]
+//
+//	# _net.basic#1.batch_norm#1/stat.2 = pointwise "/." of net.basic#1.batch_norm#1/n, _net.basic#1.batch_norm#1/stat.1
+//	_net.basic#1.batch_norm#1/stat.2[0] = net.basic#1.batch_norm#1/n[0] / _net.basic#1.batch_norm#1/stat.1[0]
+//
+//	# net.basic#1.batch_norm#1/stat = pointwise "*." of net.basic#1.batch_norm#1/var, _net.basic#1.batch_norm#1/stat.2
+//	for i0 in 0..3:
+//	  net.basic#1.batch_norm#1/stat[i0] = net.basic#1.batch_norm#1/var[i0] * _net.basic#1.batch_norm#1/stat.2[0]
+//
+//	# _net.basic#1.batch_norm#1/scale.1 = pointwise "+" of net.basic#1.batch_norm#1/var, _num.6
+//
+//	# _net.basic#1.batch_norm#1/scale.2 = pointwise recip_sqrt of _net.basic#1.batch_norm#1/scale.1, with _net.basic#1.batch_norm#1/scale.1 = pointwise "+" of net.basic#1.batch_norm#1/var, _num.6 fused
+//	for i0 in 0..3:
+//	  _net.basic#1.batch_norm#1/scale.2[i0] = recip_sqrt(net.basic#1.batch_norm#1/var[i0] + _num.6[0])
+//
+//	# net.basic#1.batch_norm#1/scale = pointwise "*." of net.basic#1.batch_norm#1.gamma, _net.basic#1.batch_norm#1/scale.2
+//	for i0 in 0..3:
+//	  net.basic#1.batch_norm#1/scale[i0] = net.basic#1.batch_norm#1.gamma[i0] * _net.basic#1.batch_norm#1/scale.2[i0]
+//
+//	# _net.basic#1.batch_norm#1/shift.1 = pointwise "*." of net.basic#1.batch_norm#1/mean, net.basic#1.batch_norm#1/scale
+//
+//	# net.basic#1.batch_norm#1/shift = pointwise "-" of net.basic#1.batch_norm#1.beta, _net.basic#1.batch_norm#1/shift.1, with _net.basic#1.batch_norm#1/shift.1 = pointwise "*." of net.basic#1.batch_norm#1/mean, net.basic#1.batch_norm#1/scale fused
+//	for i0 in 0..3:
+//	  net.basic#1.batch_norm#1/shift[i0] = net.basic#1.batch_norm#1.beta[i0] - (net.basic#1.batch_norm#1/mean[i0] * net.basic#1.batch_norm#1/scale[i0])
+//
+//	# _net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, net.basic#1.batch_norm#1/scale
+//
+//	# _net/h1.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h1.1, net.basic#1.batch_norm#1/shift, with _net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, net.basic#1.batch_norm#1/scale fused
+//
+//	# _net/h1.3 = pointwise "+" of net/h0, _net/h1.2, with _net/h1.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h1.1, net.basic#1.batch_norm#1/shift, with _net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, net.basic#1.batch_norm#1/scale fused fused
+//	reset padding of net/h0 to 0
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        _net/h1.3[i0, i1, i2, i3] = net/h0[i0, i1 + 1, i2 + 1, i3] + ((net.basic#1.batch_norm#1/x[i0, i1, i2, i3] * net.basic#1.batch_norm#1/scale[i3]) + net.basic#1.batch_norm#1/shift[i3])
+//
+//	# net/h1 = pointwise relu of _net/h1.3
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net/h1[i0, i1, i2, i3] = relu(_net/h1.3[i0, i1, i2, i3])
+//
+//	# _net/pooled.1 = einsum "++" "... | h, w, c => ... | c" of net/h1
+//	fill _net/pooled.1 with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:  # reduction
+//	      for i3 in 0..3:  # reduction
+//	        _net/pooled.1[i0, i1] += net/h1[i0, i2, i3, i1]
+//
+//	# net/pooled = pointwise "*." of _net/pooled.1, _num.7
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    net/pooled[i0, i1] = _net/pooled.1[i0, i1] * _num.7[0]
+//
+//	# _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/pooled
+//	fill _train.cross_entropy#1/logits.1 with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    for i2 in 0..3:  # reduction
+//	      _train.cross_entropy#1/logits.1[i0, i1] += net.linear#1.w[i1, i2] * net/pooled[i0, i2]
+//
+//	# train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    train.cross_entropy#1/logits[i0, i1] = _train.cross_entropy#1/logits.1[i0, i1] + net.linear#1.b[i1]
+//
+//	# train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+//	fill train.cross_entropy#1/m with -inf
+//	for i0 in 0..3:
+//	  for i1 in 0..2:  # reduction
+//	    train.cross_entropy#1/m[i0, 0] max= train.cross_entropy#1/logits[i0, i1]
+//
+//	# train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    train.cross_entropy#1/z[i0, i1] = train.cross_entropy#1/logits[i0, i1] - train.cross_entropy#1/m[i0, 0]
+//
+//	# _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    _train.cross_entropy#1/logp.1[i0, i1] = exp(train.cross_entropy#1/z[i0, i1])
+//
+//	# _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+//	fill _train.cross_entropy#1/logp.2 with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..2:  # reduction
+//	    _train.cross_entropy#1/logp.2[i0, 0] += _train.cross_entropy#1/logp.1[i0, i1]
+//
+//	# _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+//	for i0 in 0..3:
+//	  _train.cross_entropy#1/logp.3[i0, 0] = log(_train.cross_entropy#1/logp.2[i0, 0])
+//
+//	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    train.cross_entropy#1/logp[i0, i1] = train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0]
+//
+//	# train.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of train.cross_entropy#1/logp, labels
+//	for i0 in 0..3:
+//	  train.cross_entropy#1/picked[i0] = train.cross_entropy#1/logp[i0, labels[i0]]
+//
+//	# _train.1 = einsum "++" "..b.. | => 0" of train.cross_entropy#1/picked
+//	fill _train.1 with 0
+//	for i0 in 0..3:  # reduction
+//	  _train.1[0] += train.cross_entropy#1/picked[i0]
+//
+//	# _train.2 = pointwise "/." of _train.1, _dim_b.10
+//	_train.2[0] = _train.1[0] / _dim_b.10[0]
+//
+//	# train = pointwise neg of _train.2
+//	train[0] = neg(_train.2[0])
+//
+//	# zero the gradients
+//	fill net.conv2d#1.kernel.grad with 0
+//	fill net.conv2d#1/y.grad with 0
+//	fill net.conv2d#1.bias.grad with 0
+//	fill net.batch_norm#1/x.grad with 0
+//	fill _net.batch_norm#1/mean.1.grad with 0
+//	fill net.batch_norm#1/mean.grad with 0
+//	fill _net.batch_norm#1/centered.1.grad with 0
+//	fill net.batch_norm#1/centered.grad with 0
+//	fill _net.batch_norm#1/var.1.grad with 0
+//	fill _net.batch_norm#1/var.2.grad with 0
+//	fill net.batch_norm#1/var.grad with 0
+//	fill net.batch_norm#1.gamma.grad with 0
+//	fill _net.batch_norm#1/scale.1.grad with 0
+//	fill _net.batch_norm#1/scale.2.grad with 0
+//	fill net.batch_norm#1/scale.grad with 0
+//	fill net.batch_norm#1.beta.grad with 0
+//	fill _net.batch_norm#1/shift.1.grad with 0
+//	fill net.batch_norm#1/shift.grad with 0
+//	fill _net/h0.1.grad with 0
+//	fill _net/h0.2.grad with 0
+//	fill net/h0.grad with 0
+//	fill net.basic#1.conv2d#2.kernel.grad with 0
+//	fill net.basic#1.conv2d#2/y.grad with 0
+//	fill net.basic#1.conv2d#2.bias.grad with 0
+//	fill net.basic#1.batch_norm#2/x.grad with 0
+//	fill _net.basic#1.batch_norm#2/mean.1.grad with 0
+//	fill net.basic#1.batch_norm#2/mean.grad with 0
+//	fill _net.basic#1.batch_norm#2/centered.1.grad with 0
+//	fill net.basic#1.batch_norm#2/centered.grad with 0
+//	fill _net.basic#1.batch_norm#2/var.1.grad with 0
+//	fill _net.basic#1.batch_norm#2/var.2.grad with 0
+//	fill net.basic#1.batch_norm#2/var.grad with 0
+//	fill net.basic#1.batch_norm#2.gamma.grad with 0
+//	fill _net.basic#1.batch_norm#2/scale.1.grad with 0
+//	fill _net.basic#1.batch_norm#2/scale.2.grad with 0
+//	fill net.basic#1.batch_norm#2/scale.grad with 0
+//	fill net.basic#1.batch_norm#2.beta.grad with 0
+//	fill _net.basic#1.batch_norm#2/shift.1.grad with 0
+//	fill net.basic#1.batch_norm#2/shift.grad with 0
+//	fill _net.basic#1.conv2d#1/x.1.grad with 0
+//	fill _net.basic#1.conv2d#1/x.2.grad with 0
+//	fill net.basic#1.conv2d#1/x.grad with 0
+//	fill net.basic#1.conv2d#1.kernel.grad with 0
+//	fill net.basic#1.conv2d#1/y.grad with 0
+//	fill net.basic#1.conv2d#1.bias.grad with 0
+//	fill net.basic#1.batch_norm#1/x.grad with 0
+//	fill _net.basic#1.batch_norm#1/mean.1.grad with 0
+//	fill net.basic#1.batch_norm#1/mean.grad with 0
+//	fill _net.basic#1.batch_norm#1/centered.1.grad with 0
+//	fill net.basic#1.batch_norm#1/centered.grad with 0
+//	fill _net.basic#1.batch_norm#1/var.1.grad with 0
+//	fill _net.basic#1.batch_norm#1/var.2.grad with 0
+//	fill net.basic#1.batch_norm#1/var.grad with 0
+//	fill net.basic#1.batch_norm#1.gamma.grad with 0
+//	fill _net.basic#1.batch_norm#1/scale.1.grad with 0
+//	fill _net.basic#1.batch_norm#1/scale.2.grad with 0
+//	fill net.basic#1.batch_norm#1/scale.grad with 0
+//	fill net.basic#1.batch_norm#1.beta.grad with 0
+//	fill _net.basic#1.batch_norm#1/shift.1.grad with 0
+//	fill net.basic#1.batch_norm#1/shift.grad with 0
+//	fill _net/h1.1.grad with 0
+//	fill _net/h1.2.grad with 0
+//	fill _net/h1.3.grad with 0
+//	fill net/h1.grad with 0
+//	fill _net/pooled.1.grad with 0
+//	fill net/pooled.grad with 0
+//	fill net.linear#1.w.grad with 0
+//	fill _train.cross_entropy#1/logits.1.grad with 0
+//	fill net.linear#1.b.grad with 0
+//	fill train.cross_entropy#1/logits.grad with 0
+//	fill train.cross_entropy#1/m.grad with 0
+//	fill train.cross_entropy#1/z.grad with 0
+//	fill _train.cross_entropy#1/logp.1.grad with 0
+//	fill _train.cross_entropy#1/logp.2.grad with 0
+//	fill _train.cross_entropy#1/logp.3.grad with 0
+//	fill train.cross_entropy#1/logp.grad with 0
+//	fill train.cross_entropy#1/picked.grad with 0
+//	fill _train.1.grad with 0
+//	fill _train.2.grad with 0
+//	fill train.grad with 0
+//
+//	# train.grad = 1
+//	train.grad[0] = 1
+//
+//	# backprop of op 83 (train = pointwise neg of _train.2): g1 =+ neg(g); g1 is _train.2.grad
+//	_train.2.grad[0] += neg(train.grad[0])
+//
+//	# backprop of op 82 (_train.2 = pointwise "/." of _train.1, _dim_b.10): g1 =+ g / v2; g1 is _train.1.grad
+//	_train.1.grad[0] += _train.2.grad[0] / _dim_b.10[0]
+//
+//	# backprop of op 81 (_train.1 = einsum "++" "..b.. | => 0" of train.cross_entropy#1/picked): g1 =+ g; g1 is train.cross_entropy#1/picked.grad
+//	for i0 in 0..3:
+//	  train.cross_entropy#1/picked.grad[i0] += _train.1.grad[0]
+//
+//	# backprop of op 80 (train.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of train.cross_entropy#1/logp, labels): g1 =+ g; g1 is train.cross_entropy#1/logp.grad
+//	for i0 in 0..3:
+//	  train.cross_entropy#1/logp.grad[i0, labels[i0]] += train.cross_entropy#1/picked.grad[i0]
+//
+//	# backprop of op 79 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//
+//	# backprop of op 79 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..2:  # reduction
+//	    _train.cross_entropy#1/logp.3.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
+//
+//	# backprop of op 78 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
+//	for i0 in 0..3:
+//	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
+//
+//	# backprop of op 77 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//
+//	# backprop of op 76 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//
+//	# backprop of op 75 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//
+//	# backprop of op 75 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..2:  # reduction
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//
+//	# backprop of op 74 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@74 = 3 (no winner yet)
+//	fill train.cross_entropy#1/m.argmax@74 with 3
+//
+//	# backprop of op 74 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 3); w is train.cross_entropy#1/m.argmax@74
+//	for i0 in 0..3:
+//	  for i1 in 0..2:  # reduction
+//	    train.cross_entropy#1/m.argmax@74[i0, 0] min= where(train.cross_entropy#1/logits[i0, i1] == train.cross_entropy#1/m[i0, 0], _ordinals.1[i1], 3)
+//
+//	# backprop of op 74 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@74[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//
+//	# backprop of op 73 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//
+//	# backprop of op 73 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
+//	for i0 in 0..3:  # reduction
+//	  for i1 in 0..2:
+//	    net.linear#1.b.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//
+//	# backprop of op 72 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/pooled): g1 =+ g * v2; g1 is net.linear#1.w.grad
+//	for i0 in 0..3:  # reduction
+//	  for i1 in 0..2:
+//	    for i2 in 0..3:
+//	      net.linear#1.w.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net/pooled[i0, i2]
+//
+//	# backprop of op 72 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/pooled): g2 =+ v1 * g; g2 is net/pooled.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..2:  # reduction
+//	    for i2 in 0..3:
+//	      net/pooled.grad[i0, i2] += net.linear#1.w[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//
+//	# backprop of op 71 (net/pooled = pointwise "*." of _net/pooled.1, _num.7): g1 =+ g * v2; g1 is _net/pooled.1.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    _net/pooled.1.grad[i0, i1] += net/pooled.grad[i0, i1] * _num.7[0]
+//
+//	# backprop of op 70 (_net/pooled.1 = einsum "++" "... | h, w, c => ... | c" of net/h1): g1 =+ g; g1 is net/h1.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net/h1.grad[i0, i2, i3, i1] += _net/pooled.1.grad[i0, i1]
+//
+//	# backprop of op 69 (net/h1 = pointwise relu of _net/h1.3): g1 =+ where((0 < v1), g, 0); g1 is _net/h1.3.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        _net/h1.3.grad[i0, i1, i2, i3] += where(0 < _net/h1.3[i0, i1, i2, i3], net/h1.grad[i0, i1, i2, i3], 0)
+//
+//	# backprop of op 68 (_net/h1.3 = pointwise "+" of net/h0, _net/h1.2): g1 =+ g; g1 is net/h0.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net/h0.grad[i0, i1 + 1, i2 + 1, i3] += _net/h1.3.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 68 (_net/h1.3 = pointwise "+" of net/h0, _net/h1.2): g2 =+ g; g2 is _net/h1.2.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        _net/h1.2.grad[i0, i1, i2, i3] += _net/h1.3.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 67 (_net/h1.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h1.1, net.basic#1.batch_norm#1/shift): g1 =+ g; g1 is _net/h1.1.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        _net/h1.1.grad[i0, i1, i2, i3] += _net/h1.2.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 67 (_net/h1.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h1.1, net.basic#1.batch_norm#1/shift): g2 =+ g; g2 is net.basic#1.batch_norm#1/shift.grad
+//	for i0 in 0..3:  # reduction
+//	  for i1 in 0..3:  # reduction
+//	    for i2 in 0..3:  # reduction
+//	      for i3 in 0..3:
+//	        net.basic#1.batch_norm#1/shift.grad[i3] += _net/h1.2.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 66 (_net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, net.basic#1.batch_norm#1/scale): g1 =+ g * v2; g1 is net.basic#1.batch_norm#1/x.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net.basic#1.batch_norm#1/x.grad[i0, i1, i2, i3] += _net/h1.1.grad[i0, i1, i2, i3] * net.basic#1.batch_norm#1/scale[i3]
+//
+//	# backprop of op 66 (_net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, net.basic#1.batch_norm#1/scale): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#1/scale.grad
+//	for i0 in 0..3:  # reduction
+//	  for i1 in 0..3:  # reduction
+//	    for i2 in 0..3:  # reduction
+//	      for i3 in 0..3:
+//	        net.basic#1.batch_norm#1/scale.grad[i3] += net.basic#1.batch_norm#1/x[i0, i1, i2, i3] * _net/h1.1.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 65 (net.basic#1.batch_norm#1/shift = pointwise "-" of net.basic#1.batch_norm#1.beta, _net.basic#1.batch_norm#1/shift.1): g1 =+ g; g1 is net.basic#1.batch_norm#1.beta.grad
+//	for i0 in 0..3:
+//	  net.basic#1.batch_norm#1.beta.grad[i0] += net.basic#1.batch_norm#1/shift.grad[i0]
+//
+//	# backprop of op 65 (net.basic#1.batch_norm#1/shift = pointwise "-" of net.basic#1.batch_norm#1.beta, _net.basic#1.batch_norm#1/shift.1): g2 =- g; g2 is _net.basic#1.batch_norm#1/shift.1.grad
+//	for i0 in 0..3:
+//	  _net.basic#1.batch_norm#1/shift.1.grad[i0] -= net.basic#1.batch_norm#1/shift.grad[i0]
+//
+//	# backprop of op 64 (_net.basic#1.batch_norm#1/shift.1 = pointwise "*." of net.basic#1.batch_norm#1/mean, net.basic#1.batch_norm#1/scale): g1 =+ g * v2; g1 is net.basic#1.batch_norm#1/mean.grad
+//	for i0 in 0..3:
+//	  net.basic#1.batch_norm#1/mean.grad[i0] += _net.basic#1.batch_norm#1/shift.1.grad[i0] * net.basic#1.batch_norm#1/scale[i0]
+//
+//	# backprop of op 64 (_net.basic#1.batch_norm#1/shift.1 = pointwise "*." of net.basic#1.batch_norm#1/mean, net.basic#1.batch_norm#1/scale): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#1/scale.grad
+//	for i0 in 0..3:
+//	  net.basic#1.batch_norm#1/scale.grad[i0] += net.basic#1.batch_norm#1/mean[i0] * _net.basic#1.batch_norm#1/shift.1.grad[i0]
+//
+//	# backprop of op 63 (net.basic#1.batch_norm#1/scale = pointwise "*." of net.basic#1.batch_norm#1.gamma, _net.basic#1.batch_norm#1/scale.2): g1 =+ g * v2; g1 is net.basic#1.batch_norm#1.gamma.grad
+//	for i0 in 0..3:
+//	  net.basic#1.batch_norm#1.gamma.grad[i0] += net.basic#1.batch_norm#1/scale.grad[i0] * _net.basic#1.batch_norm#1/scale.2[i0]
+//
+//	# backprop of op 63 (net.basic#1.batch_norm#1/scale = pointwise "*." of net.basic#1.batch_norm#1.gamma, _net.basic#1.batch_norm#1/scale.2): g2 =+ v1 * g; g2 is _net.basic#1.batch_norm#1/scale.2.grad
+//	for i0 in 0..3:
+//	  _net.basic#1.batch_norm#1/scale.2.grad[i0] += net.basic#1.batch_norm#1.gamma[i0] * net.basic#1.batch_norm#1/scale.grad[i0]
+//
+//	# backprop of op 62 (_net.basic#1.batch_norm#1/scale.2 = pointwise recip_sqrt of _net.basic#1.batch_norm#1/scale.1): g1 =+ g * (-0.5 * (t * (t * t))); g1 is _net.basic#1.batch_norm#1/scale.1.grad
+//	for i0 in 0..3:
+//	  _net.basic#1.batch_norm#1/scale.1.grad[i0] += _net.basic#1.batch_norm#1/scale.2.grad[i0] * (-0.5 * (_net.basic#1.batch_norm#1/scale.2[i0] * (_net.basic#1.batch_norm#1/scale.2[i0] * _net.basic#1.batch_norm#1/scale.2[i0])))
+//
+//	# backprop of op 61 (_net.basic#1.batch_norm#1/scale.1 = pointwise "+" of net.basic#1.batch_norm#1/var, _num.6): g1 =+ g; g1 is net.basic#1.batch_norm#1/var.grad
+//	for i0 in 0..3:
+//	  net.basic#1.batch_norm#1/var.grad[i0] += _net.basic#1.batch_norm#1/scale.1.grad[i0]
+//
+//	# backprop of op 56 (net.basic#1.batch_norm#1/var = pointwise "/." of _net.basic#1.batch_norm#1/var.2, _net.basic#1.batch_norm#1/var.3): g1 =+ g / v2; g1 is _net.basic#1.batch_norm#1/var.2.grad
+//	for i0 in 0..3:
+//	  _net.basic#1.batch_norm#1/var.2.grad[i0] += net.basic#1.batch_norm#1/var.grad[i0] / _net.basic#1.batch_norm#1/var.3[0]
+//
+//	# backprop of op 54 (_net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1): g1 =+ g; g1 is _net.basic#1.batch_norm#1/var.1.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        _net.basic#1.batch_norm#1/var.1.grad[i1, i2, i3, i0] += _net.basic#1.batch_norm#1/var.2.grad[i0]
+//
+//	# backprop of op 53 (_net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered): g1 =+ g * v2; g1 is net.basic#1.batch_norm#1/centered.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net.basic#1.batch_norm#1/centered.grad[i0, i1, i2, i3] += _net.basic#1.batch_norm#1/var.1.grad[i0, i1, i2, i3] * net.basic#1.batch_norm#1/centered[i0, i1, i2, i3]
+//
+//	# backprop of op 53 (_net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#1/centered.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net.basic#1.batch_norm#1/centered.grad[i0, i1, i2, i3] += net.basic#1.batch_norm#1/centered[i0, i1, i2, i3] * _net.basic#1.batch_norm#1/var.1.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 52 (net.basic#1.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, _net.basic#1.batch_norm#1/centered.1): g1 =+ g; g1 is net.basic#1.batch_norm#1/x.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net.basic#1.batch_norm#1/x.grad[i0, i1, i2, i3] += net.basic#1.batch_norm#1/centered.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 52 (net.basic#1.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, _net.basic#1.batch_norm#1/centered.1): g2 =+ g; g2 is _net.basic#1.batch_norm#1/centered.1.grad
+//	for i0 in 0..3:  # reduction
+//	  for i1 in 0..3:  # reduction
+//	    for i2 in 0..3:  # reduction
+//	      for i3 in 0..3:
+//	        _net.basic#1.batch_norm#1/centered.1.grad[i3] += net.basic#1.batch_norm#1/centered.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 51 (_net.basic#1.batch_norm#1/centered.1 = pointwise neg of net.basic#1.batch_norm#1/mean): g1 =+ neg(g); g1 is net.basic#1.batch_norm#1/mean.grad
+//	for i0 in 0..3:
+//	  net.basic#1.batch_norm#1/mean.grad[i0] += neg(_net.basic#1.batch_norm#1/centered.1.grad[i0])
+//
+//	# backprop of op 50 (net.basic#1.batch_norm#1/mean = pointwise "/." of _net.basic#1.batch_norm#1/mean.1, _net.basic#1.batch_norm#1/mean.2): g1 =+ g / v2; g1 is _net.basic#1.batch_norm#1/mean.1.grad
+//	for i0 in 0..3:
+//	  _net.basic#1.batch_norm#1/mean.1.grad[i0] += net.basic#1.batch_norm#1/mean.grad[i0] / _net.basic#1.batch_norm#1/mean.2[0]
+//
+//	# backprop of op 48 (_net.basic#1.batch_norm#1/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.basic#1.batch_norm#1/x): g1 =+ g; g1 is net.basic#1.batch_norm#1/x.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net.basic#1.batch_norm#1/x.grad[i1, i2, i3, i0] += _net.basic#1.batch_norm#1/mean.1.grad[i0]
+//
+//	# backprop of op 47 (net.basic#1.batch_norm#1/x = pointwise "+" of net.basic#1.conv2d#1/y, net.basic#1.conv2d#1.bias): g1 =+ g; g1 is net.basic#1.conv2d#1/y.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net.basic#1.conv2d#1/y.grad[i0, i1, i2, i3] += net.basic#1.batch_norm#1/x.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 47 (net.basic#1.batch_norm#1/x = pointwise "+" of net.basic#1.conv2d#1/y, net.basic#1.conv2d#1.bias): g2 =+ g; g2 is net.basic#1.conv2d#1.bias.grad
+//	for i0 in 0..3:  # reduction
+//	  for i1 in 0..3:  # reduction
+//	    for i2 in 0..3:  # reduction
+//	      for i3 in 0..3:
+//	        net.basic#1.conv2d#1.bias.grad[i3] += net.basic#1.batch_norm#1/x.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 46 (net.basic#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic#1.conv2d#1/x, net.basic#1.conv2d#1.kernel): g1 =+ g * v2; g1 is net.basic#1.conv2d#1/x.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:  # reduction
+//	        for i4 in 0..2:
+//	          for i5 in 0..2:
+//	            for i6 in 0..3:
+//	              net.basic#1.conv2d#1/x.grad[i0, i1 + i4, i2 + i5, i6] += net.basic#1.conv2d#1/y.grad[i0, i1, i2, i3] * net.basic#1.conv2d#1.kernel[i3, i4, i5, i6]
+//
+//	# backprop of op 46 (net.basic#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic#1.conv2d#1/x, net.basic#1.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.basic#1.conv2d#1.kernel.grad
+//	reset padding of net.basic#1.conv2d#1/x to 0
+//	for i0 in 0..3:  # reduction
+//	  for i1 in 0..3:  # reduction
+//	    for i2 in 0..3:  # reduction
+//	      for i3 in 0..3:
+//	        for i4 in 0..2:
+//	          for i5 in 0..2:
+//	            for i6 in 0..3:
+//	              net.basic#1.conv2d#1.kernel.grad[i3, i4, i5, i6] += net.basic#1.conv2d#1/x[i0, i1 + i4, i2 + i5, i6] * net.basic#1.conv2d#1/y.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 45 (net.basic#1.conv2d#1/x = pointwise relu of _net.basic#1.conv2d#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.basic#1.conv2d#1/x.2.grad
+//	reset padding of net.basic#1.conv2d#1/x.grad to 0
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        _net.basic#1.conv2d#1/x.2.grad[i0, i1, i2, i3] += where(0 < _net.basic#1.conv2d#1/x.2[i0, i1, i2, i3], net.basic#1.conv2d#1/x.grad[i0, i1 + 1, i2 + 1, i3], 0)
+//
+//	# backprop of op 44 (_net.basic#1.conv2d#1/x.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net.basic#1.conv2d#1/x.1, net.basic#1.batch_norm#2/shift): g1 =+ g; g1 is _net.basic#1.conv2d#1/x.1.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        _net.basic#1.conv2d#1/x.1.grad[i0, i1, i2, i3] += _net.basic#1.conv2d#1/x.2.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 44 (_net.basic#1.conv2d#1/x.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net.basic#1.conv2d#1/x.1, net.basic#1.batch_norm#2/shift): g2 =+ g; g2 is net.basic#1.batch_norm#2/shift.grad
+//	for i0 in 0..3:  # reduction
+//	  for i1 in 0..3:  # reduction
+//	    for i2 in 0..3:  # reduction
+//	      for i3 in 0..3:
+//	        net.basic#1.batch_norm#2/shift.grad[i3] += _net.basic#1.conv2d#1/x.2.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 43 (_net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale): g1 =+ g * v2; g1 is net.basic#1.batch_norm#2/x.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net.basic#1.batch_norm#2/x.grad[i0, i1, i2, i3] += _net.basic#1.conv2d#1/x.1.grad[i0, i1, i2, i3] * net.basic#1.batch_norm#2/scale[i3]
+//
+//	# backprop of op 43 (_net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#2/scale.grad
+//	for i0 in 0..3:  # reduction
+//	  for i1 in 0..3:  # reduction
+//	    for i2 in 0..3:  # reduction
+//	      for i3 in 0..3:
+//	        net.basic#1.batch_norm#2/scale.grad[i3] += net.basic#1.batch_norm#2/x[i0, i1, i2, i3] * _net.basic#1.conv2d#1/x.1.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 42 (net.basic#1.batch_norm#2/shift = pointwise "-" of net.basic#1.batch_norm#2.beta, _net.basic#1.batch_norm#2/shift.1): g1 =+ g; g1 is net.basic#1.batch_norm#2.beta.grad
+//	for i0 in 0..3:
+//	  net.basic#1.batch_norm#2.beta.grad[i0] += net.basic#1.batch_norm#2/shift.grad[i0]
+//
+//	# backprop of op 42 (net.basic#1.batch_norm#2/shift = pointwise "-" of net.basic#1.batch_norm#2.beta, _net.basic#1.batch_norm#2/shift.1): g2 =- g; g2 is _net.basic#1.batch_norm#2/shift.1.grad
+//	for i0 in 0..3:
+//	  _net.basic#1.batch_norm#2/shift.1.grad[i0] -= net.basic#1.batch_norm#2/shift.grad[i0]
+//
+//	# backprop of op 41 (_net.basic#1.batch_norm#2/shift.1 = pointwise "*." of net.basic#1.batch_norm#2/mean, net.basic#1.batch_norm#2/scale): g1 =+ g * v2; g1 is net.basic#1.batch_norm#2/mean.grad
+//	for i0 in 0..3:
+//	  net.basic#1.batch_norm#2/mean.grad[i0] += _net.basic#1.batch_norm#2/shift.1.grad[i0] * net.basic#1.batch_norm#2/scale[i0]
+//
+//	# backprop of op 41 (_net.basic#1.batch_norm#2/shift.1 = pointwise "*." of net.basic#1.batch_norm#2/mean, net.basic#1.batch_norm#2/scale): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#2/scale.grad
+//	for i0 in 0..3:
+//	  net.basic#1.batch_norm#2/scale.grad[i0] += net.basic#1.batch_norm#2/mean[i0] * _net.basic#1.batch_norm#2/shift.1.grad[i0]
+//
+//	# backprop of op 40 (net.basic#1.batch_norm#2/scale = pointwise "*." of net.basic#1.batch_norm#2.gamma, _net.basic#1.batch_norm#2/scale.2): g1 =+ g * v2; g1 is net.basic#1.batch_norm#2.gamma.grad
+//	for i0 in 0..3:
+//	  net.basic#1.batch_norm#2.gamma.grad[i0] += net.basic#1.batch_norm#2/scale.grad[i0] * _net.basic#1.batch_norm#2/scale.2[i0]
+//
+//	# backprop of op 40 (net.basic#1.batch_norm#2/scale = pointwise "*." of net.basic#1.batch_norm#2.gamma, _net.basic#1.batch_norm#2/scale.2): g2 =+ v1 * g; g2 is _net.basic#1.batch_norm#2/scale.2.grad
+//	for i0 in 0..3:
+//	  _net.basic#1.batch_norm#2/scale.2.grad[i0] += net.basic#1.batch_norm#2.gamma[i0] * net.basic#1.batch_norm#2/scale.grad[i0]
+//
+//	# backprop of op 39 (_net.basic#1.batch_norm#2/scale.2 = pointwise recip_sqrt of _net.basic#1.batch_norm#2/scale.1): g1 =+ g * (-0.5 * (t * (t * t))); g1 is _net.basic#1.batch_norm#2/scale.1.grad
+//	for i0 in 0..3:
+//	  _net.basic#1.batch_norm#2/scale.1.grad[i0] += _net.basic#1.batch_norm#2/scale.2.grad[i0] * (-0.5 * (_net.basic#1.batch_norm#2/scale.2[i0] * (_net.basic#1.batch_norm#2/scale.2[i0] * _net.basic#1.batch_norm#2/scale.2[i0])))
+//
+//	# backprop of op 38 (_net.basic#1.batch_norm#2/scale.1 = pointwise "+" of net.basic#1.batch_norm#2/var, _num.4): g1 =+ g; g1 is net.basic#1.batch_norm#2/var.grad
+//	for i0 in 0..3:
+//	  net.basic#1.batch_norm#2/var.grad[i0] += _net.basic#1.batch_norm#2/scale.1.grad[i0]
+//
+//	# backprop of op 33 (net.basic#1.batch_norm#2/var = pointwise "/." of _net.basic#1.batch_norm#2/var.2, _net.basic#1.batch_norm#2/var.3): g1 =+ g / v2; g1 is _net.basic#1.batch_norm#2/var.2.grad
+//	for i0 in 0..3:
+//	  _net.basic#1.batch_norm#2/var.2.grad[i0] += net.basic#1.batch_norm#2/var.grad[i0] / _net.basic#1.batch_norm#2/var.3[0]
+//
+//	# backprop of op 31 (_net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1): g1 =+ g; g1 is _net.basic#1.batch_norm#2/var.1.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        _net.basic#1.batch_norm#2/var.1.grad[i1, i2, i3, i0] += _net.basic#1.batch_norm#2/var.2.grad[i0]
+//
+//	# backprop of op 30 (_net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered): g1 =+ g * v2; g1 is net.basic#1.batch_norm#2/centered.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net.basic#1.batch_norm#2/centered.grad[i0, i1, i2, i3] += _net.basic#1.batch_norm#2/var.1.grad[i0, i1, i2, i3] * net.basic#1.batch_norm#2/centered[i0, i1, i2, i3]
+//
+//	# backprop of op 30 (_net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#2/centered.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net.basic#1.batch_norm#2/centered.grad[i0, i1, i2, i3] += net.basic#1.batch_norm#2/centered[i0, i1, i2, i3] * _net.basic#1.batch_norm#2/var.1.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 29 (net.basic#1.batch_norm#2/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, _net.basic#1.batch_norm#2/centered.1): g1 =+ g; g1 is net.basic#1.batch_norm#2/x.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net.basic#1.batch_norm#2/x.grad[i0, i1, i2, i3] += net.basic#1.batch_norm#2/centered.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 29 (net.basic#1.batch_norm#2/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, _net.basic#1.batch_norm#2/centered.1): g2 =+ g; g2 is _net.basic#1.batch_norm#2/centered.1.grad
+//	for i0 in 0..3:  # reduction
+//	  for i1 in 0..3:  # reduction
+//	    for i2 in 0..3:  # reduction
+//	      for i3 in 0..3:
+//	        _net.basic#1.batch_norm#2/centered.1.grad[i3] += net.basic#1.batch_norm#2/centered.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 28 (_net.basic#1.batch_norm#2/centered.1 = pointwise neg of net.basic#1.batch_norm#2/mean): g1 =+ neg(g); g1 is net.basic#1.batch_norm#2/mean.grad
+//	for i0 in 0..3:
+//	  net.basic#1.batch_norm#2/mean.grad[i0] += neg(_net.basic#1.batch_norm#2/centered.1.grad[i0])
+//
+//	# backprop of op 27 (net.basic#1.batch_norm#2/mean = pointwise "/." of _net.basic#1.batch_norm#2/mean.1, _net.basic#1.batch_norm#2/mean.2): g1 =+ g / v2; g1 is _net.basic#1.batch_norm#2/mean.1.grad
+//	for i0 in 0..3:
+//	  _net.basic#1.batch_norm#2/mean.1.grad[i0] += net.basic#1.batch_norm#2/mean.grad[i0] / _net.basic#1.batch_norm#2/mean.2[0]
+//
+//	# backprop of op 25 (_net.basic#1.batch_norm#2/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.basic#1.batch_norm#2/x): g1 =+ g; g1 is net.basic#1.batch_norm#2/x.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net.basic#1.batch_norm#2/x.grad[i1, i2, i3, i0] += _net.basic#1.batch_norm#2/mean.1.grad[i0]
+//
+//	# backprop of op 24 (net.basic#1.batch_norm#2/x = pointwise "+" of net.basic#1.conv2d#2/y, net.basic#1.conv2d#2.bias): g1 =+ g; g1 is net.basic#1.conv2d#2/y.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net.basic#1.conv2d#2/y.grad[i0, i1, i2, i3] += net.basic#1.batch_norm#2/x.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 24 (net.basic#1.batch_norm#2/x = pointwise "+" of net.basic#1.conv2d#2/y, net.basic#1.conv2d#2.bias): g2 =+ g; g2 is net.basic#1.conv2d#2.bias.grad
+//	for i0 in 0..3:  # reduction
+//	  for i1 in 0..3:  # reduction
+//	    for i2 in 0..3:  # reduction
+//	      for i3 in 0..3:
+//	        net.basic#1.conv2d#2.bias.grad[i3] += net.basic#1.batch_norm#2/x.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 23 (net.basic#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/h0, net.basic#1.conv2d#2.kernel): g1 =+ g * v2; g1 is net/h0.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:  # reduction
+//	        for i4 in 0..2:
+//	          for i5 in 0..2:
+//	            for i6 in 0..3:
+//	              net/h0.grad[i0, i1 + i4, i2 + i5, i6] += net.basic#1.conv2d#2/y.grad[i0, i1, i2, i3] * net.basic#1.conv2d#2.kernel[i3, i4, i5, i6]
+//
+//	# backprop of op 23 (net.basic#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/h0, net.basic#1.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.basic#1.conv2d#2.kernel.grad
+//	reset padding of net/h0 to 0
+//	for i0 in 0..3:  # reduction
+//	  for i1 in 0..3:  # reduction
+//	    for i2 in 0..3:  # reduction
+//	      for i3 in 0..3:
+//	        for i4 in 0..2:
+//	          for i5 in 0..2:
+//	            for i6 in 0..3:
+//	              net.basic#1.conv2d#2.kernel.grad[i3, i4, i5, i6] += net/h0[i0, i1 + i4, i2 + i5, i6] * net.basic#1.conv2d#2/y.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 22 (net/h0 = pointwise relu of _net/h0.2): g1 =+ where((0 < v1), g, 0); g1 is _net/h0.2.grad
+//	reset padding of net/h0.grad to 0
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        _net/h0.2.grad[i0, i1, i2, i3] += where(0 < _net/h0.2[i0, i1, i2, i3], net/h0.grad[i0, i1 + 1, i2 + 1, i3], 0)
+//
+//	# backprop of op 21 (_net/h0.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h0.1, net.batch_norm#1/shift): g1 =+ g; g1 is _net/h0.1.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        _net/h0.1.grad[i0, i1, i2, i3] += _net/h0.2.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 21 (_net/h0.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h0.1, net.batch_norm#1/shift): g2 =+ g; g2 is net.batch_norm#1/shift.grad
+//	for i0 in 0..3:  # reduction
+//	  for i1 in 0..3:  # reduction
+//	    for i2 in 0..3:  # reduction
+//	      for i3 in 0..3:
+//	        net.batch_norm#1/shift.grad[i3] += _net/h0.2.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 20 (_net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale): g1 =+ g * v2; g1 is net.batch_norm#1/x.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net.batch_norm#1/x.grad[i0, i1, i2, i3] += _net/h0.1.grad[i0, i1, i2, i3] * net.batch_norm#1/scale[i3]
+//
+//	# backprop of op 20 (_net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale): g2 =+ v1 * g; g2 is net.batch_norm#1/scale.grad
+//	for i0 in 0..3:  # reduction
+//	  for i1 in 0..3:  # reduction
+//	    for i2 in 0..3:  # reduction
+//	      for i3 in 0..3:
+//	        net.batch_norm#1/scale.grad[i3] += net.batch_norm#1/x[i0, i1, i2, i3] * _net/h0.1.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 19 (net.batch_norm#1/shift = pointwise "-" of net.batch_norm#1.beta, _net.batch_norm#1/shift.1): g1 =+ g; g1 is net.batch_norm#1.beta.grad
+//	for i0 in 0..3:
+//	  net.batch_norm#1.beta.grad[i0] += net.batch_norm#1/shift.grad[i0]
+//
+//	# backprop of op 19 (net.batch_norm#1/shift = pointwise "-" of net.batch_norm#1.beta, _net.batch_norm#1/shift.1): g2 =- g; g2 is _net.batch_norm#1/shift.1.grad
+//	for i0 in 0..3:
+//	  _net.batch_norm#1/shift.1.grad[i0] -= net.batch_norm#1/shift.grad[i0]
+//
+//	# backprop of op 18 (_net.batch_norm#1/shift.1 = pointwise "*." of net.batch_norm#1/mean, net.batch_norm#1/scale): g1 =+ g * v2; g1 is net.batch_norm#1/mean.grad
+//	for i0 in 0..3:
+//	  net.batch_norm#1/mean.grad[i0] += _net.batch_norm#1/shift.1.grad[i0] * net.batch_norm#1/scale[i0]
+//
+//	# backprop of op 18 (_net.batch_norm#1/shift.1 = pointwise "*." of net.batch_norm#1/mean, net.batch_norm#1/scale): g2 =+ v1 * g; g2 is net.batch_norm#1/scale.grad
+//	for i0 in 0..3:
+//	  net.batch_norm#1/scale.grad[i0] += net.batch_norm#1/mean[i0] * _net.batch_norm#1/shift.1.grad[i0]
+//
+//	# backprop of op 17 (net.batch_norm#1/scale = pointwise "*." of net.batch_norm#1.gamma, _net.batch_norm#1/scale.2): g1 =+ g * v2; g1 is net.batch_norm#1.gamma.grad
+//	for i0 in 0..3:
+//	  net.batch_norm#1.gamma.grad[i0] += net.batch_norm#1/scale.grad[i0] * _net.batch_norm#1/scale.2[i0]
+//
+//	# backprop of op 17 (net.batch_norm#1/scale = pointwise "*." of net.batch_norm#1.gamma, _net.batch_norm#1/scale.2): g2 =+ v1 * g; g2 is _net.batch_norm#1/scale.2.grad
+//	for i0 in 0..3:
+//	  _net.batch_norm#1/scale.2.grad[i0] += net.batch_norm#1.gamma[i0] * net.batch_norm#1/scale.grad[i0]
+//
+//	# backprop of op 16 (_net.batch_norm#1/scale.2 = pointwise recip_sqrt of _net.batch_norm#1/scale.1): g1 =+ g * (-0.5 * (t * (t * t))); g1 is _net.batch_norm#1/scale.1.grad
+//	for i0 in 0..3:
+//	  _net.batch_norm#1/scale.1.grad[i0] += _net.batch_norm#1/scale.2.grad[i0] * (-0.5 * (_net.batch_norm#1/scale.2[i0] * (_net.batch_norm#1/scale.2[i0] * _net.batch_norm#1/scale.2[i0])))
+//
+//	# backprop of op 15 (_net.batch_norm#1/scale.1 = pointwise "+" of net.batch_norm#1/var, _num.2): g1 =+ g; g1 is net.batch_norm#1/var.grad
+//	for i0 in 0..3:
+//	  net.batch_norm#1/var.grad[i0] += _net.batch_norm#1/scale.1.grad[i0]
+//
+//	# backprop of op 10 (net.batch_norm#1/var = pointwise "/." of _net.batch_norm#1/var.2, _net.batch_norm#1/var.3): g1 =+ g / v2; g1 is _net.batch_norm#1/var.2.grad
+//	for i0 in 0..3:
+//	  _net.batch_norm#1/var.2.grad[i0] += net.batch_norm#1/var.grad[i0] / _net.batch_norm#1/var.3[0]
+//
+//	# backprop of op 8 (_net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1): g1 =+ g; g1 is _net.batch_norm#1/var.1.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        _net.batch_norm#1/var.1.grad[i1, i2, i3, i0] += _net.batch_norm#1/var.2.grad[i0]
+//
+//	# backprop of op 7 (_net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered): g1 =+ g * v2; g1 is net.batch_norm#1/centered.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net.batch_norm#1/centered.grad[i0, i1, i2, i3] += _net.batch_norm#1/var.1.grad[i0, i1, i2, i3] * net.batch_norm#1/centered[i0, i1, i2, i3]
+//
+//	# backprop of op 7 (_net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered): g2 =+ v1 * g; g2 is net.batch_norm#1/centered.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net.batch_norm#1/centered.grad[i0, i1, i2, i3] += net.batch_norm#1/centered[i0, i1, i2, i3] * _net.batch_norm#1/var.1.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 6 (net.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, _net.batch_norm#1/centered.1): g1 =+ g; g1 is net.batch_norm#1/x.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net.batch_norm#1/x.grad[i0, i1, i2, i3] += net.batch_norm#1/centered.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 6 (net.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, _net.batch_norm#1/centered.1): g2 =+ g; g2 is _net.batch_norm#1/centered.1.grad
+//	for i0 in 0..3:  # reduction
+//	  for i1 in 0..3:  # reduction
+//	    for i2 in 0..3:  # reduction
+//	      for i3 in 0..3:
+//	        _net.batch_norm#1/centered.1.grad[i3] += net.batch_norm#1/centered.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 5 (_net.batch_norm#1/centered.1 = pointwise neg of net.batch_norm#1/mean): g1 =+ neg(g); g1 is net.batch_norm#1/mean.grad
+//	for i0 in 0..3:
+//	  net.batch_norm#1/mean.grad[i0] += neg(_net.batch_norm#1/centered.1.grad[i0])
+//
+//	# backprop of op 4 (net.batch_norm#1/mean = pointwise "/." of _net.batch_norm#1/mean.1, _net.batch_norm#1/mean.2): g1 =+ g / v2; g1 is _net.batch_norm#1/mean.1.grad
+//	for i0 in 0..3:
+//	  _net.batch_norm#1/mean.1.grad[i0] += net.batch_norm#1/mean.grad[i0] / _net.batch_norm#1/mean.2[0]
+//
+//	# backprop of op 2 (_net.batch_norm#1/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.batch_norm#1/x): g1 =+ g; g1 is net.batch_norm#1/x.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net.batch_norm#1/x.grad[i1, i2, i3, i0] += _net.batch_norm#1/mean.1.grad[i0]
+//
+//	# backprop of op 1 (net.batch_norm#1/x = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g1 =+ g; g1 is net.conv2d#1/y.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net.conv2d#1/y.grad[i0, i1, i2, i3] += net.batch_norm#1/x.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 1 (net.batch_norm#1/x = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g2 =+ g; g2 is net.conv2d#1.bias.grad
+//	for i0 in 0..3:  # reduction
+//	  for i1 in 0..3:  # reduction
+//	    for i2 in 0..3:  # reduction
+//	      for i3 in 0..3:
+//	        net.conv2d#1.bias.grad[i3] += net.batch_norm#1/x.grad[i0, i1, i2, i3]
+//
+//	# backprop of op 0 (net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.conv2d#1.kernel.grad
+//	reset padding of images to 0
+//	for i0 in 0..3:  # reduction
+//	  for i1 in 0..3:  # reduction
+//	    for i2 in 0..3:  # reduction
+//	      for i3 in 0..3:
+//	        for i4 in 0..2:
+//	          for i5 in 0..2:
+//	            for i6 in 0..1:
+//	              net.conv2d#1.kernel.grad[i3, i4, i5, i6] += images[i0, i1 + i4, i2 + i5, i6] * net.conv2d#1/y.grad[i0, i1, i2, i3]
+func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetConv2d1Kernel *[72]float64, pNetConv2d1Bias *[4]float64, pNetBatchNorm1Gamma *[4]float64, pNetBatchNorm1Beta *[4]float64, pNetBasic1Conv2d2Kernel *[144]float64, pNetBasic1Conv2d2Bias *[4]float64, pNetBasic1BatchNorm2Gamma *[4]float64, pNetBasic1BatchNorm2Beta *[4]float64, pNetBasic1Conv2d1Kernel *[144]float64, pNetBasic1Conv2d1Bias *[4]float64, pNetBasic1BatchNorm1Gamma *[4]float64, pNetBasic1BatchNorm1Beta *[4]float64, pNetLinear1W *[12]float64, pNetLinear1B *[3]float64, sNetBatchNorm1Mean *[4]float64, sNetBatchNorm1Stat *[4]float64, sNetBasic1BatchNorm2Mean *[4]float64, sNetBasic1BatchNorm2Stat *[4]float64, sNetBasic1BatchNorm1Mean *[4]float64, sNetBasic1BatchNorm1Stat *[4]float64, gNetConv2d1Kernel *[72]float64, gNetConv2d1Bias *[4]float64, gNetBatchNorm1Gamma *[4]float64, gNetBatchNorm1Beta *[4]float64, gNetBasic1Conv2d2Kernel *[144]float64, gNetBasic1Conv2d2Bias *[4]float64, gNetBasic1BatchNorm2Gamma *[4]float64, gNetBasic1BatchNorm2Beta *[4]float64, gNetBasic1Conv2d1Kernel *[144]float64, gNetBasic1Conv2d1Bias *[4]float64, gNetBasic1BatchNorm1Gamma *[4]float64, gNetBasic1BatchNorm1Beta *[4]float64, gNetLinear1W *[12]float64, gNetLinear1B *[3]float64, loss *[1]float64, pool *rt.Pool, scratch *ocannlResNetBNBackwardScratch) {
+	var net_batch_norm_1_mean_2 [1]float64
+	var net_batch_norm_1_var_3 [1]float64
+	var net_batch_norm_1_var [4]float64
+	var net_batch_norm_1_n [1]float64
+	var net_batch_norm_1_stat_1 [1]float64
+	var net_batch_norm_1_stat_2 [1]float64
+	var net_batch_norm_1_scale_2 [4]float64
+	var net_basic_1_batch_norm_2_mean_2 [1]float64
+	var net_basic_1_batch_norm_2_var_3 [1]float64
+	var net_basic_1_batch_norm_2_var [4]float64
+	var net_basic_1_batch_norm_2_n [1]float64
+	var net_basic_1_batch_norm_2_stat_1 [1]float64
+	var net_basic_1_batch_norm_2_stat_2 [1]float64
+	var net_basic_1_batch_norm_2_scale_2 [4]float64
+	var net_basic_1_batch_norm_1_mean_2 [1]float64
+	var net_basic_1_batch_norm_1_var_3 [1]float64
+	var net_basic_1_batch_norm_1_var [4]float64
+	var net_basic_1_batch_norm_1_n [1]float64
+	var net_basic_1_batch_norm_1_stat_1 [1]float64
+	var net_basic_1_batch_norm_1_stat_2 [1]float64
+	var net_basic_1_batch_norm_1_scale_2 [4]float64
+	var train_cross_entropy_1_picked [4]float64
+	var train_1 [1]float64
+	var train_2 [1]float64
+	var net_batch_norm_1_mean_grad [4]float64
+	var net_batch_norm_1_centered_1_grad [4]float64
+	var net_batch_norm_1_var_grad [4]float64
+	var net_batch_norm_1_scale_1_grad [4]float64
+	var net_batch_norm_1_scale_2_grad [4]float64
+	var net_batch_norm_1_scale_grad [4]float64
+	var net_batch_norm_1_shift_1_grad [4]float64
+	var net_batch_norm_1_shift_grad [4]float64
+	var net_basic_1_batch_norm_2_mean_grad [4]float64
+	var net_basic_1_batch_norm_2_centered_1_grad [4]float64
+	var net_basic_1_batch_norm_2_var_grad [4]float64
+	var net_basic_1_batch_norm_2_scale_1_grad [4]float64
+	var net_basic_1_batch_norm_2_scale_2_grad [4]float64
+	var net_basic_1_batch_norm_2_scale_grad [4]float64
+	var net_basic_1_batch_norm_2_shift_1_grad [4]float64
+	var net_basic_1_batch_norm_2_shift_grad [4]float64
+	var net_basic_1_batch_norm_1_mean_grad [4]float64
+	var net_basic_1_batch_norm_1_centered_1_grad [4]float64
+	var net_basic_1_batch_norm_1_var_grad [4]float64
+	var net_basic_1_batch_norm_1_scale_1_grad [4]float64
+	var net_basic_1_batch_norm_1_scale_2_grad [4]float64
+	var net_basic_1_batch_norm_1_scale_grad [4]float64
+	var net_basic_1_batch_norm_1_shift_1_grad [4]float64
+	var net_basic_1_batch_norm_1_shift_grad [4]float64
+	var train_cross_entropy_1_picked_grad [4]float64
+	var train_1_grad [1]float64
+	var train_2_grad [1]float64
+	var train_grad [1]float64
+	// scratch.imagesPad is images with padding margins: the interior is copied on entry.
+	for j := range 4 {
+		for j2 := range 4 {
+			copy(scratch.imagesPad[j][j2+1][1:5], images[j][j2][:])
+		}
+	}
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
+
+	// init _ordinals.1 (the ordinals of [3] reduced points)
+	scratch.ordinals_1 = [3]float64{0, 1, 2}
+
+	// net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#1.kernel
+	for j3 := range 4 {
+		for j4 := range 7 {
+			for j5 := range 2 {
+				scratch.imagesPad[j3][0][j4][j5] = 0
+			}
+		}
+	}
+	for j6 := range 4 {
+		for j7 := 5; j7 < 7; j7++ {
+			for j8 := range 7 {
+				for j9 := range 2 {
+					scratch.imagesPad[j6][j7][j8][j9] = 0
+				}
+			}
+		}
+	}
+	for j10 := range 4 {
+		for j11 := 1; j11 < 5; j11++ {
+			for j12 := range 2 {
+				scratch.imagesPad[j10][j11][0][j12] = 0
+			}
+		}
+	}
+	for j13 := range 4 {
+		for j14 := 1; j14 < 5; j14++ {
+			for j15 := 5; j15 < 7; j15++ {
+				for j16 := range 2 {
+					scratch.imagesPad[j13][j14][j15][j16] = 0
+				}
+			}
+		}
+	}
+	// reduction accumulated in a local variable.
+	for i0 := range 4 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				for i3 := range 4 {
+					acc := float64(0)
+					for i4 := range 3 {
+						for i5 := range 3 {
+							imagesPadRow := &scratch.imagesPad[i0][i1+i4][i2+i5]
+							pNetConv2d1KernelRow := (*[2]float64)(pNetConv2d1Kernel[18*i3+6*i4+2*i5 : 18*i3+6*i4+2*i5+2])
+							for i6 := range 2 {
+								acc += imagesPadRow[i6] * pNetConv2d1KernelRow[i6]
+							}
+						}
+					}
+					scratch.net_conv2d_1_y[i0][i1][i2][i3] = acc
+				}
+			}
+		}
+	}
+
+	// net.batch_norm#1/x = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
+	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap46AVX512(&scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap46AVX2(&scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_conv2d_1_yRow := &scratch.net_conv2d_1_y[i0][i1][i2]
+					net_batch_norm_1_xRow := &scratch.net_batch_norm_1_x[i0][i1][i2]
+					for i3 := range 4 {
+						net_batch_norm_1_xRow[i3] = net_conv2d_1_yRow[i3] + pNetConv2d1Bias[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// _net.batch_norm#1/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.batch_norm#1/x
+	scratch.net_batch_norm_1_mean_1 = [4]float64{}
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce80AVX2(&scratch.net_batch_norm_1_mean_1[0], &scratch.net_batch_norm_1_x[0][0][0][0])
+	} else {
+		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
+		for i1 := range 4 {
+			for i2 := range 4 {
+				net_batch_norm_1_xRow2 := &scratch.net_batch_norm_1_x[i1][i2][0]
+				net_batch_norm_1_xRow3 := &scratch.net_batch_norm_1_x[i1][i2][1]
+				net_batch_norm_1_xRow4 := &scratch.net_batch_norm_1_x[i1][i2][2]
+				net_batch_norm_1_xRow5 := &scratch.net_batch_norm_1_x[i1][i2][3]
+				for i0 := range 4 {
+					acc2 := scratch.net_batch_norm_1_mean_1[i0]
+					acc2 += net_batch_norm_1_xRow2[i0]
+					acc2 += net_batch_norm_1_xRow3[i0]
+					acc2 += net_batch_norm_1_xRow4[i0]
+					acc2 += net_batch_norm_1_xRow5[i0]
+					scratch.net_batch_norm_1_mean_1[i0] = acc2
+				}
+			}
+		}
+	}
+
+	// _net.batch_norm#1/mean.2 = pointwise "*." of _dim_b.1, _dim_s.1
+	net_batch_norm_1_mean_2[0] = 64
+
+	// net.batch_norm#1/mean = pointwise "/." of _net.batch_norm#1/mean.1, _net.batch_norm#1/mean.2
+	net_batch_norm_1_mean_2V := net_batch_norm_1_mean_2[0]
+	for i0 := range 4 {
+		sNetBatchNorm1Mean[i0] = scratch.net_batch_norm_1_mean_1[i0] / net_batch_norm_1_mean_2V
+	}
+
+	// _net.batch_norm#1/centered.1 = pointwise neg of net.batch_norm#1/mean
+	for i0 := range 4 {
+		scratch.net_batch_norm_1_centered_1[i0] = -sNetBatchNorm1Mean[i0]
+	}
+
+	// net.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, _net.batch_norm#1/centered.1
+	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap46AVX512(&scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_batch_norm_1_centered_1[0])
+	} else if ocannlAVX2 {
+		ocannlMap46AVX2(&scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_batch_norm_1_centered_1[0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_batch_norm_1_xRow6 := &scratch.net_batch_norm_1_x[i0][i1][i2]
+					net_batch_norm_1_centeredRow := &scratch.net_batch_norm_1_centered[i0][i1][i2]
+					for i3 := range 4 {
+						net_batch_norm_1_centeredRow[i3] = net_batch_norm_1_xRow6[i3] + scratch.net_batch_norm_1_centered_1[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// _net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered
+	// float64 pointwise kernel over 256 elements (c = mul(x0,x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap47AVX512(&scratch.net_batch_norm_1_var_1[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap47AVX2(&scratch.net_batch_norm_1_var_1[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_batch_norm_1_centeredRow2 := &scratch.net_batch_norm_1_centered[i0][i1][i2]
+					net_batch_norm_1_var_1Row := &scratch.net_batch_norm_1_var_1[i0][i1][i2]
+					for i3 := range 4 {
+						net_batch_norm_1_var_1Row[i3] = net_batch_norm_1_centeredRow2[i3] * net_batch_norm_1_centeredRow2[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// _net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1
+	scratch.net_batch_norm_1_var_2 = [4]float64{}
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce80AVX2(&scratch.net_batch_norm_1_var_2[0], &scratch.net_batch_norm_1_var_1[0][0][0][0])
+	} else {
+		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
+		for i1 := range 4 {
+			for i2 := range 4 {
+				net_batch_norm_1_var_1Row2 := &scratch.net_batch_norm_1_var_1[i1][i2][0]
+				net_batch_norm_1_var_1Row3 := &scratch.net_batch_norm_1_var_1[i1][i2][1]
+				net_batch_norm_1_var_1Row4 := &scratch.net_batch_norm_1_var_1[i1][i2][2]
+				net_batch_norm_1_var_1Row5 := &scratch.net_batch_norm_1_var_1[i1][i2][3]
+				for i0 := range 4 {
+					acc3 := scratch.net_batch_norm_1_var_2[i0]
+					acc3 += net_batch_norm_1_var_1Row2[i0]
+					acc3 += net_batch_norm_1_var_1Row3[i0]
+					acc3 += net_batch_norm_1_var_1Row4[i0]
+					acc3 += net_batch_norm_1_var_1Row5[i0]
+					scratch.net_batch_norm_1_var_2[i0] = acc3
+				}
+			}
+		}
+	}
+
+	// _net.batch_norm#1/var.3 = pointwise "*." of _dim_b.2, _dim_s.2
+	net_batch_norm_1_var_3[0] = 64
+
+	// net.batch_norm#1/var = pointwise "/." of _net.batch_norm#1/var.2, _net.batch_norm#1/var.3
+	net_batch_norm_1_var_3V := net_batch_norm_1_var_3[0]
+	for i0 := range 4 {
+		net_batch_norm_1_var[i0] = scratch.net_batch_norm_1_var_2[i0] / net_batch_norm_1_var_3V
+	}
+
+	// net.batch_norm#1/n = pointwise "*." of _dim_b.3, _dim_s.3
+	net_batch_norm_1_n[0] = 64
+
+	// _net.batch_norm#1/stat.1 = pointwise "-" of net.batch_norm#1/n, _num.1
+	net_batch_norm_1_stat_1[0] = net_batch_norm_1_n[0] - 1
+
+	// _net.batch_norm#1/stat.2 = pointwise "/." of net.batch_norm#1/n, _net.batch_norm#1/stat.1
+	net_batch_norm_1_stat_2[0] = net_batch_norm_1_n[0] / net_batch_norm_1_stat_1[0]
+
+	// net.batch_norm#1/stat = pointwise "*." of net.batch_norm#1/var, _net.batch_norm#1/stat.2
+	net_batch_norm_1_stat_2V := net_batch_norm_1_stat_2[0]
+	for i0 := range 4 {
+		sNetBatchNorm1Stat[i0] = net_batch_norm_1_var[i0] * net_batch_norm_1_stat_2V
+	}
+
+	// _net.batch_norm#1/scale.2 = pointwise recip_sqrt of _net.batch_norm#1/scale.1, with _net.batch_norm#1/scale.1 = pointwise "+" of net.batch_norm#1/var, _num.2 fused
+	for i0 := range 4 {
+		net_batch_norm_1_scale_2[i0] = 1 / math.Sqrt(net_batch_norm_1_var[i0]+1e-05)
+	}
+
+	// net.batch_norm#1/scale = pointwise "*." of net.batch_norm#1.gamma, _net.batch_norm#1/scale.2
+	for i0 := range 4 {
+		scratch.net_batch_norm_1_scale[i0] = pNetBatchNorm1Gamma[i0] * net_batch_norm_1_scale_2[i0]
+	}
+
+	// net.batch_norm#1/shift = pointwise "-" of net.batch_norm#1.beta, _net.batch_norm#1/shift.1, with _net.batch_norm#1/shift.1 = pointwise "*." of net.batch_norm#1/mean, net.batch_norm#1/scale fused
+	for i0 := range 4 {
+		scratch.net_batch_norm_1_shift[i0] = pNetBatchNorm1Beta[i0] - (sNetBatchNorm1Mean[i0] * scratch.net_batch_norm_1_scale[i0])
+	}
+
+	// _net/h0.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h0.1, net.batch_norm#1/shift, with _net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale fused
+	// float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),x2)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap48AVX512(&scratch.net_h0_2[0][0][0][0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_batch_norm_1_scale[0], &scratch.net_batch_norm_1_shift[0])
+	} else if ocannlAVX2 {
+		ocannlMap48AVX2(&scratch.net_h0_2[0][0][0][0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_batch_norm_1_scale[0], &scratch.net_batch_norm_1_shift[0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_batch_norm_1_xRow7 := &scratch.net_batch_norm_1_x[i0][i1][i2]
+					net_h0_2Row := &scratch.net_h0_2[i0][i1][i2]
+					for i3 := range 4 {
+						net_h0_2Row[i3] = (net_batch_norm_1_xRow7[i3] * scratch.net_batch_norm_1_scale[i3]) + scratch.net_batch_norm_1_shift[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// net/h0 = pointwise relu of _net/h0.2
+	for i0 := range 4 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				net_h0_2Row2 := &scratch.net_h0_2[i0][i1][i2]
+				net_h0Row := &scratch.net_h0[i0][i1+1][i2+1]
+				for i3 := range 4 {
+					r := net_h0_2Row2[i3]
+					if !(r > 0) {
+						r = 0
+					}
+					net_h0Row[i3] = r
+				}
+			}
+		}
+	}
+
+	// net.basic#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/h0, net.basic#1.conv2d#2.kernel
+	// float64 dot kernel M=4 N=4 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				ocannlGemm42AVX512(&scratch.net_basic_1_conv2d_2_y[0][i1][i2][0], &scratch.net_h0[0][i1][i2][0], &pNetBasic1Conv2d2Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				ocannlGemm42AVX2(&scratch.net_basic_1_conv2d_2_y[0][i1][i2][0], &scratch.net_h0[0][i1][i2][0], &pNetBasic1Conv2d2Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 4 {
+						acc4 := float64(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_h0Row2 := &scratch.net_h0[i0][i1+i4][i2+i5]
+								pNetBasic1Conv2d2KernelRow := (*[4]float64)(pNetBasic1Conv2d2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
+								for i6 := range 4 {
+									acc4 += net_h0Row2[i6] * pNetBasic1Conv2d2KernelRow[i6]
+								}
+							}
+						}
+						scratch.net_basic_1_conv2d_2_y[i0][i1][i2][i3] = acc4
+					}
+				}
+			}
+		}
+	}
+
+	// net.basic#1.batch_norm#2/x = pointwise "+" of net.basic#1.conv2d#2/y, net.basic#1.conv2d#2.bias
+	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap46AVX512(&scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_2_y[0][0][0][0], &pNetBasic1Conv2d2Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap46AVX2(&scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_2_y[0][0][0][0], &pNetBasic1Conv2d2Bias[0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_1_conv2d_2_yRow := &scratch.net_basic_1_conv2d_2_y[i0][i1][i2]
+					net_basic_1_batch_norm_2_xRow := &scratch.net_basic_1_batch_norm_2_x[i0][i1][i2]
+					for i3 := range 4 {
+						net_basic_1_batch_norm_2_xRow[i3] = net_basic_1_conv2d_2_yRow[i3] + pNetBasic1Conv2d2Bias[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// _net.basic#1.batch_norm#2/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.basic#1.batch_norm#2/x
+	scratch.net_basic_1_batch_norm_2_mean_1 = [4]float64{}
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce80AVX2(&scratch.net_basic_1_batch_norm_2_mean_1[0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0])
+	} else {
+		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
+		for i1 := range 4 {
+			for i2 := range 4 {
+				net_basic_1_batch_norm_2_xRow2 := &scratch.net_basic_1_batch_norm_2_x[i1][i2][0]
+				net_basic_1_batch_norm_2_xRow3 := &scratch.net_basic_1_batch_norm_2_x[i1][i2][1]
+				net_basic_1_batch_norm_2_xRow4 := &scratch.net_basic_1_batch_norm_2_x[i1][i2][2]
+				net_basic_1_batch_norm_2_xRow5 := &scratch.net_basic_1_batch_norm_2_x[i1][i2][3]
+				for i0 := range 4 {
+					acc5 := scratch.net_basic_1_batch_norm_2_mean_1[i0]
+					acc5 += net_basic_1_batch_norm_2_xRow2[i0]
+					acc5 += net_basic_1_batch_norm_2_xRow3[i0]
+					acc5 += net_basic_1_batch_norm_2_xRow4[i0]
+					acc5 += net_basic_1_batch_norm_2_xRow5[i0]
+					scratch.net_basic_1_batch_norm_2_mean_1[i0] = acc5
+				}
+			}
+		}
+	}
+
+	// _net.basic#1.batch_norm#2/mean.2 = pointwise "*." of _dim_b.4, _dim_s.4
+	net_basic_1_batch_norm_2_mean_2[0] = 64
+
+	// net.basic#1.batch_norm#2/mean = pointwise "/." of _net.basic#1.batch_norm#2/mean.1, _net.basic#1.batch_norm#2/mean.2
+	net_basic_1_batch_norm_2_mean_2V := net_basic_1_batch_norm_2_mean_2[0]
+	for i0 := range 4 {
+		sNetBasic1BatchNorm2Mean[i0] = scratch.net_basic_1_batch_norm_2_mean_1[i0] / net_basic_1_batch_norm_2_mean_2V
+	}
+
+	// _net.basic#1.batch_norm#2/centered.1 = pointwise neg of net.basic#1.batch_norm#2/mean
+	for i0 := range 4 {
+		scratch.net_basic_1_batch_norm_2_centered_1[i0] = -sNetBasic1BatchNorm2Mean[i0]
+	}
+
+	// net.basic#1.batch_norm#2/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, _net.basic#1.batch_norm#2/centered.1
+	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap46AVX512(&scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_1[0])
+	} else if ocannlAVX2 {
+		ocannlMap46AVX2(&scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_1[0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_1_batch_norm_2_xRow6 := &scratch.net_basic_1_batch_norm_2_x[i0][i1][i2]
+					net_basic_1_batch_norm_2_centeredRow := &scratch.net_basic_1_batch_norm_2_centered[i0][i1][i2]
+					for i3 := range 4 {
+						net_basic_1_batch_norm_2_centeredRow[i3] = net_basic_1_batch_norm_2_xRow6[i3] + scratch.net_basic_1_batch_norm_2_centered_1[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// _net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered
+	// float64 pointwise kernel over 256 elements (c = mul(x0,x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap47AVX512(&scratch.net_basic_1_batch_norm_2_var_1[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap47AVX2(&scratch.net_basic_1_batch_norm_2_var_1[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_1_batch_norm_2_centeredRow2 := &scratch.net_basic_1_batch_norm_2_centered[i0][i1][i2]
+					net_basic_1_batch_norm_2_var_1Row := &scratch.net_basic_1_batch_norm_2_var_1[i0][i1][i2]
+					for i3 := range 4 {
+						net_basic_1_batch_norm_2_var_1Row[i3] = net_basic_1_batch_norm_2_centeredRow2[i3] * net_basic_1_batch_norm_2_centeredRow2[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// _net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1
+	scratch.net_basic_1_batch_norm_2_var_2 = [4]float64{}
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce80AVX2(&scratch.net_basic_1_batch_norm_2_var_2[0], &scratch.net_basic_1_batch_norm_2_var_1[0][0][0][0])
+	} else {
+		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
+		for i1 := range 4 {
+			for i2 := range 4 {
+				net_basic_1_batch_norm_2_var_1Row2 := &scratch.net_basic_1_batch_norm_2_var_1[i1][i2][0]
+				net_basic_1_batch_norm_2_var_1Row3 := &scratch.net_basic_1_batch_norm_2_var_1[i1][i2][1]
+				net_basic_1_batch_norm_2_var_1Row4 := &scratch.net_basic_1_batch_norm_2_var_1[i1][i2][2]
+				net_basic_1_batch_norm_2_var_1Row5 := &scratch.net_basic_1_batch_norm_2_var_1[i1][i2][3]
+				for i0 := range 4 {
+					acc6 := scratch.net_basic_1_batch_norm_2_var_2[i0]
+					acc6 += net_basic_1_batch_norm_2_var_1Row2[i0]
+					acc6 += net_basic_1_batch_norm_2_var_1Row3[i0]
+					acc6 += net_basic_1_batch_norm_2_var_1Row4[i0]
+					acc6 += net_basic_1_batch_norm_2_var_1Row5[i0]
+					scratch.net_basic_1_batch_norm_2_var_2[i0] = acc6
+				}
+			}
+		}
+	}
+
+	// _net.basic#1.batch_norm#2/var.3 = pointwise "*." of _dim_b.5, _dim_s.5
+	net_basic_1_batch_norm_2_var_3[0] = 64
+
+	// net.basic#1.batch_norm#2/var = pointwise "/." of _net.basic#1.batch_norm#2/var.2, _net.basic#1.batch_norm#2/var.3
+	net_basic_1_batch_norm_2_var_3V := net_basic_1_batch_norm_2_var_3[0]
+	for i0 := range 4 {
+		net_basic_1_batch_norm_2_var[i0] = scratch.net_basic_1_batch_norm_2_var_2[i0] / net_basic_1_batch_norm_2_var_3V
+	}
+
+	// net.basic#1.batch_norm#2/n = pointwise "*." of _dim_b.6, _dim_s.6
+	net_basic_1_batch_norm_2_n[0] = 64
+
+	// _net.basic#1.batch_norm#2/stat.1 = pointwise "-" of net.basic#1.batch_norm#2/n, _num.3
+	net_basic_1_batch_norm_2_stat_1[0] = net_basic_1_batch_norm_2_n[0] - 1
+
+	// _net.basic#1.batch_norm#2/stat.2 = pointwise "/." of net.basic#1.batch_norm#2/n, _net.basic#1.batch_norm#2/stat.1
+	net_basic_1_batch_norm_2_stat_2[0] = net_basic_1_batch_norm_2_n[0] / net_basic_1_batch_norm_2_stat_1[0]
+
+	// net.basic#1.batch_norm#2/stat = pointwise "*." of net.basic#1.batch_norm#2/var, _net.basic#1.batch_norm#2/stat.2
+	net_basic_1_batch_norm_2_stat_2V := net_basic_1_batch_norm_2_stat_2[0]
+	for i0 := range 4 {
+		sNetBasic1BatchNorm2Stat[i0] = net_basic_1_batch_norm_2_var[i0] * net_basic_1_batch_norm_2_stat_2V
+	}
+
+	// _net.basic#1.batch_norm#2/scale.2 = pointwise recip_sqrt of _net.basic#1.batch_norm#2/scale.1, with _net.basic#1.batch_norm#2/scale.1 = pointwise "+" of net.basic#1.batch_norm#2/var, _num.4 fused
+	for i0 := range 4 {
+		net_basic_1_batch_norm_2_scale_2[i0] = 1 / math.Sqrt(net_basic_1_batch_norm_2_var[i0]+1e-05)
+	}
+
+	// net.basic#1.batch_norm#2/scale = pointwise "*." of net.basic#1.batch_norm#2.gamma, _net.basic#1.batch_norm#2/scale.2
+	for i0 := range 4 {
+		scratch.net_basic_1_batch_norm_2_scale[i0] = pNetBasic1BatchNorm2Gamma[i0] * net_basic_1_batch_norm_2_scale_2[i0]
+	}
+
+	// net.basic#1.batch_norm#2/shift = pointwise "-" of net.basic#1.batch_norm#2.beta, _net.basic#1.batch_norm#2/shift.1, with _net.basic#1.batch_norm#2/shift.1 = pointwise "*." of net.basic#1.batch_norm#2/mean, net.basic#1.batch_norm#2/scale fused
+	for i0 := range 4 {
+		scratch.net_basic_1_batch_norm_2_shift[i0] = pNetBasic1BatchNorm2Beta[i0] - (sNetBasic1BatchNorm2Mean[i0] * scratch.net_basic_1_batch_norm_2_scale[i0])
+	}
+
+	// _net.basic#1.conv2d#1/x.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net.basic#1.conv2d#1/x.1, net.basic#1.batch_norm#2/shift, with _net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale fused
+	// float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),x2)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap48AVX512(&scratch.net_basic_1_conv2d_1_x_2[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0], &scratch.net_basic_1_batch_norm_2_shift[0])
+	} else if ocannlAVX2 {
+		ocannlMap48AVX2(&scratch.net_basic_1_conv2d_1_x_2[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0], &scratch.net_basic_1_batch_norm_2_shift[0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_1_batch_norm_2_xRow7 := &scratch.net_basic_1_batch_norm_2_x[i0][i1][i2]
+					net_basic_1_conv2d_1_x_2Row := &scratch.net_basic_1_conv2d_1_x_2[i0][i1][i2]
+					for i3 := range 4 {
+						net_basic_1_conv2d_1_x_2Row[i3] = (net_basic_1_batch_norm_2_xRow7[i3] * scratch.net_basic_1_batch_norm_2_scale[i3]) + scratch.net_basic_1_batch_norm_2_shift[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// net.basic#1.conv2d#1/x = pointwise relu of _net.basic#1.conv2d#1/x.2
+	for i0 := range 4 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				net_basic_1_conv2d_1_x_2Row2 := &scratch.net_basic_1_conv2d_1_x_2[i0][i1][i2]
+				net_basic_1_conv2d_1_xRow := &scratch.net_basic_1_conv2d_1_x[i0][i1+1][i2+1]
+				for i3 := range 4 {
+					r2 := net_basic_1_conv2d_1_x_2Row2[i3]
+					if !(r2 > 0) {
+						r2 = 0
+					}
+					net_basic_1_conv2d_1_xRow[i3] = r2
+				}
+			}
+		}
+	}
+
+	// net.basic#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic#1.conv2d#1/x, net.basic#1.conv2d#1.kernel
+	// float64 dot kernel M=4 N=4 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				ocannlGemm42AVX512(&scratch.net_basic_1_conv2d_1_y[0][i1][i2][0], &scratch.net_basic_1_conv2d_1_x[0][i1][i2][0], &pNetBasic1Conv2d1Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				ocannlGemm42AVX2(&scratch.net_basic_1_conv2d_1_y[0][i1][i2][0], &scratch.net_basic_1_conv2d_1_x[0][i1][i2][0], &pNetBasic1Conv2d1Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 4 {
+						acc7 := float64(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_basic_1_conv2d_1_xRow2 := &scratch.net_basic_1_conv2d_1_x[i0][i1+i4][i2+i5]
+								pNetBasic1Conv2d1KernelRow := (*[4]float64)(pNetBasic1Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
+								for i6 := range 4 {
+									acc7 += net_basic_1_conv2d_1_xRow2[i6] * pNetBasic1Conv2d1KernelRow[i6]
+								}
+							}
+						}
+						scratch.net_basic_1_conv2d_1_y[i0][i1][i2][i3] = acc7
+					}
+				}
+			}
+		}
+	}
+
+	// net.basic#1.batch_norm#1/x = pointwise "+" of net.basic#1.conv2d#1/y, net.basic#1.conv2d#1.bias
+	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap46AVX512(&scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_y[0][0][0][0], &pNetBasic1Conv2d1Bias[0])
+	} else if ocannlAVX2 {
+		ocannlMap46AVX2(&scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_y[0][0][0][0], &pNetBasic1Conv2d1Bias[0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_1_conv2d_1_yRow := &scratch.net_basic_1_conv2d_1_y[i0][i1][i2]
+					net_basic_1_batch_norm_1_xRow := &scratch.net_basic_1_batch_norm_1_x[i0][i1][i2]
+					for i3 := range 4 {
+						net_basic_1_batch_norm_1_xRow[i3] = net_basic_1_conv2d_1_yRow[i3] + pNetBasic1Conv2d1Bias[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// _net.basic#1.batch_norm#1/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.basic#1.batch_norm#1/x
+	scratch.net_basic_1_batch_norm_1_mean_1 = [4]float64{}
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce80AVX2(&scratch.net_basic_1_batch_norm_1_mean_1[0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0])
+	} else {
+		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
+		for i1 := range 4 {
+			for i2 := range 4 {
+				net_basic_1_batch_norm_1_xRow2 := &scratch.net_basic_1_batch_norm_1_x[i1][i2][0]
+				net_basic_1_batch_norm_1_xRow3 := &scratch.net_basic_1_batch_norm_1_x[i1][i2][1]
+				net_basic_1_batch_norm_1_xRow4 := &scratch.net_basic_1_batch_norm_1_x[i1][i2][2]
+				net_basic_1_batch_norm_1_xRow5 := &scratch.net_basic_1_batch_norm_1_x[i1][i2][3]
+				for i0 := range 4 {
+					acc8 := scratch.net_basic_1_batch_norm_1_mean_1[i0]
+					acc8 += net_basic_1_batch_norm_1_xRow2[i0]
+					acc8 += net_basic_1_batch_norm_1_xRow3[i0]
+					acc8 += net_basic_1_batch_norm_1_xRow4[i0]
+					acc8 += net_basic_1_batch_norm_1_xRow5[i0]
+					scratch.net_basic_1_batch_norm_1_mean_1[i0] = acc8
+				}
+			}
+		}
+	}
+
+	// _net.basic#1.batch_norm#1/mean.2 = pointwise "*." of _dim_b.7, _dim_s.7
+	net_basic_1_batch_norm_1_mean_2[0] = 64
+
+	// net.basic#1.batch_norm#1/mean = pointwise "/." of _net.basic#1.batch_norm#1/mean.1, _net.basic#1.batch_norm#1/mean.2
+	net_basic_1_batch_norm_1_mean_2V := net_basic_1_batch_norm_1_mean_2[0]
+	for i0 := range 4 {
+		sNetBasic1BatchNorm1Mean[i0] = scratch.net_basic_1_batch_norm_1_mean_1[i0] / net_basic_1_batch_norm_1_mean_2V
+	}
+
+	// _net.basic#1.batch_norm#1/centered.1 = pointwise neg of net.basic#1.batch_norm#1/mean
+	for i0 := range 4 {
+		scratch.net_basic_1_batch_norm_1_centered_1[i0] = -sNetBasic1BatchNorm1Mean[i0]
+	}
+
+	// net.basic#1.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, _net.basic#1.batch_norm#1/centered.1
+	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap46AVX512(&scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_1[0])
+	} else if ocannlAVX2 {
+		ocannlMap46AVX2(&scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_1[0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_1_batch_norm_1_xRow6 := &scratch.net_basic_1_batch_norm_1_x[i0][i1][i2]
+					net_basic_1_batch_norm_1_centeredRow := &scratch.net_basic_1_batch_norm_1_centered[i0][i1][i2]
+					for i3 := range 4 {
+						net_basic_1_batch_norm_1_centeredRow[i3] = net_basic_1_batch_norm_1_xRow6[i3] + scratch.net_basic_1_batch_norm_1_centered_1[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// _net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered
+	// float64 pointwise kernel over 256 elements (c = mul(x0,x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap47AVX512(&scratch.net_basic_1_batch_norm_1_var_1[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap47AVX2(&scratch.net_basic_1_batch_norm_1_var_1[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_1_batch_norm_1_centeredRow2 := &scratch.net_basic_1_batch_norm_1_centered[i0][i1][i2]
+					net_basic_1_batch_norm_1_var_1Row := &scratch.net_basic_1_batch_norm_1_var_1[i0][i1][i2]
+					for i3 := range 4 {
+						net_basic_1_batch_norm_1_var_1Row[i3] = net_basic_1_batch_norm_1_centeredRow2[i3] * net_basic_1_batch_norm_1_centeredRow2[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// _net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1
+	scratch.net_basic_1_batch_norm_1_var_2 = [4]float64{}
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce80AVX2(&scratch.net_basic_1_batch_norm_1_var_2[0], &scratch.net_basic_1_batch_norm_1_var_1[0][0][0][0])
+	} else {
+		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
+		for i1 := range 4 {
+			for i2 := range 4 {
+				net_basic_1_batch_norm_1_var_1Row2 := &scratch.net_basic_1_batch_norm_1_var_1[i1][i2][0]
+				net_basic_1_batch_norm_1_var_1Row3 := &scratch.net_basic_1_batch_norm_1_var_1[i1][i2][1]
+				net_basic_1_batch_norm_1_var_1Row4 := &scratch.net_basic_1_batch_norm_1_var_1[i1][i2][2]
+				net_basic_1_batch_norm_1_var_1Row5 := &scratch.net_basic_1_batch_norm_1_var_1[i1][i2][3]
+				for i0 := range 4 {
+					acc9 := scratch.net_basic_1_batch_norm_1_var_2[i0]
+					acc9 += net_basic_1_batch_norm_1_var_1Row2[i0]
+					acc9 += net_basic_1_batch_norm_1_var_1Row3[i0]
+					acc9 += net_basic_1_batch_norm_1_var_1Row4[i0]
+					acc9 += net_basic_1_batch_norm_1_var_1Row5[i0]
+					scratch.net_basic_1_batch_norm_1_var_2[i0] = acc9
+				}
+			}
+		}
+	}
+
+	// _net.basic#1.batch_norm#1/var.3 = pointwise "*." of _dim_b.8, _dim_s.8
+	net_basic_1_batch_norm_1_var_3[0] = 64
+
+	// net.basic#1.batch_norm#1/var = pointwise "/." of _net.basic#1.batch_norm#1/var.2, _net.basic#1.batch_norm#1/var.3
+	net_basic_1_batch_norm_1_var_3V := net_basic_1_batch_norm_1_var_3[0]
+	for i0 := range 4 {
+		net_basic_1_batch_norm_1_var[i0] = scratch.net_basic_1_batch_norm_1_var_2[i0] / net_basic_1_batch_norm_1_var_3V
+	}
+
+	// net.basic#1.batch_norm#1/n = pointwise "*." of _dim_b.9, _dim_s.9
+	net_basic_1_batch_norm_1_n[0] = 64
+
+	// _net.basic#1.batch_norm#1/stat.1 = pointwise "-" of net.basic#1.batch_norm#1/n, _num.5
+	net_basic_1_batch_norm_1_stat_1[0] = net_basic_1_batch_norm_1_n[0] - 1
+
+	// _net.basic#1.batch_norm#1/stat.2 = pointwise "/." of net.basic#1.batch_norm#1/n, _net.basic#1.batch_norm#1/stat.1
+	net_basic_1_batch_norm_1_stat_2[0] = net_basic_1_batch_norm_1_n[0] / net_basic_1_batch_norm_1_stat_1[0]
+
+	// net.basic#1.batch_norm#1/stat = pointwise "*." of net.basic#1.batch_norm#1/var, _net.basic#1.batch_norm#1/stat.2
+	net_basic_1_batch_norm_1_stat_2V := net_basic_1_batch_norm_1_stat_2[0]
+	for i0 := range 4 {
+		sNetBasic1BatchNorm1Stat[i0] = net_basic_1_batch_norm_1_var[i0] * net_basic_1_batch_norm_1_stat_2V
+	}
+
+	// _net.basic#1.batch_norm#1/scale.2 = pointwise recip_sqrt of _net.basic#1.batch_norm#1/scale.1, with _net.basic#1.batch_norm#1/scale.1 = pointwise "+" of net.basic#1.batch_norm#1/var, _num.6 fused
+	for i0 := range 4 {
+		net_basic_1_batch_norm_1_scale_2[i0] = 1 / math.Sqrt(net_basic_1_batch_norm_1_var[i0]+1e-05)
+	}
+
+	// net.basic#1.batch_norm#1/scale = pointwise "*." of net.basic#1.batch_norm#1.gamma, _net.basic#1.batch_norm#1/scale.2
+	for i0 := range 4 {
+		scratch.net_basic_1_batch_norm_1_scale[i0] = pNetBasic1BatchNorm1Gamma[i0] * net_basic_1_batch_norm_1_scale_2[i0]
+	}
+
+	// net.basic#1.batch_norm#1/shift = pointwise "-" of net.basic#1.batch_norm#1.beta, _net.basic#1.batch_norm#1/shift.1, with _net.basic#1.batch_norm#1/shift.1 = pointwise "*." of net.basic#1.batch_norm#1/mean, net.basic#1.batch_norm#1/scale fused
+	for i0 := range 4 {
+		scratch.net_basic_1_batch_norm_1_shift[i0] = pNetBasic1BatchNorm1Beta[i0] - (sNetBasic1BatchNorm1Mean[i0] * scratch.net_basic_1_batch_norm_1_scale[i0])
+	}
+
+	// _net/h1.3 = pointwise "+" of net/h0, _net/h1.2, with _net/h1.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h1.1, net.basic#1.batch_norm#1/shift, with _net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, net.basic#1.batch_norm#1/scale fused fused
+	for i0 := range 4 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				net_h0Row3 := &scratch.net_h0[i0][i1+1][i2+1]
+				net_basic_1_batch_norm_1_xRow7 := &scratch.net_basic_1_batch_norm_1_x[i0][i1][i2]
+				net_h1_3Row := &scratch.net_h1_3[i0][i1][i2]
+				for i3 := range 4 {
+					net_h1_3Row[i3] = net_h0Row3[i3] + ((net_basic_1_batch_norm_1_xRow7[i3] * scratch.net_basic_1_batch_norm_1_scale[i3]) + scratch.net_basic_1_batch_norm_1_shift[i3])
+				}
+			}
+		}
+	}
+
+	// net/h1 = pointwise relu of _net/h1.3
+	// float64 pointwise kernel over 256 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_h1[0][0][0][0], &scratch.net_h1_3[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap30AVX2(&scratch.net_h1[0][0][0][0], &scratch.net_h1_3[0][0][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_h1_3Row2 := &scratch.net_h1_3[i0][i1][i2]
+					net_h1Row := &scratch.net_h1[i0][i1][i2]
+					for i3 := range 4 {
+						r3 := net_h1_3Row2[i3]
+						if !(r3 > 0) {
+							r3 = 0
+						}
+						net_h1Row[i3] = r3
+					}
+				}
+			}
+		}
+	}
+
+	// _net/pooled.1 = einsum "++" "... | h, w, c => ... | c" of net/h1
+	scratch.net_pooled_1 = [4][4]float64{}
+	// float64 across-rows add reduction kernel, 16 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 4 {
+			ocannlReduce81AVX2(&scratch.net_pooled_1[i0][0], &scratch.net_h1[i0][0][0][0])
+		}
+	} else {
+		// loops reordered to i0, i2, i3, i1 (unit stride innermost); i3 unrolled and jammed into i1.
+		for i0 := range 4 {
+			net_pooled_1Row := &scratch.net_pooled_1[i0]
+			for i2 := range 4 {
+				net_h1Row2 := &scratch.net_h1[i0][i2][0]
+				net_h1Row3 := &scratch.net_h1[i0][i2][1]
+				net_h1Row4 := &scratch.net_h1[i0][i2][2]
+				net_h1Row5 := &scratch.net_h1[i0][i2][3]
+				for i1 := range 4 {
+					acc10 := net_pooled_1Row[i1]
+					acc10 += net_h1Row2[i1]
+					acc10 += net_h1Row3[i1]
+					acc10 += net_h1Row4[i1]
+					acc10 += net_h1Row5[i1]
+					net_pooled_1Row[i1] = acc10
+				}
+			}
+		}
+	}
+
+	// net/pooled = pointwise "*." of _net/pooled.1, _num.7
+	for i0 := range 4 {
+		net_pooled_1Row2 := &scratch.net_pooled_1[i0]
+		net_pooledRow := &scratch.net_pooled[i0]
+		for i1 := range 4 {
+			net_pooledRow[i1] = net_pooled_1Row2[i1] * 0.0625
+		}
+	}
+
+	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/pooled
+	// reduction accumulated in a local variable.
+	for i0 := range 4 {
+		net_pooledRow2 := &scratch.net_pooled[i0]
+		for i1 := range 3 {
+			pNetLinear1WRow := (*[4]float64)(pNetLinear1W[4*i1 : 4*i1+4])
+			acc11 := float64(0)
+			for i2 := range 4 {
+				acc11 += pNetLinear1WRow[i2] * net_pooledRow2[i2]
+			}
+			scratch.train_cross_entropy_1_logits_1[i0][i1] = acc11
+		}
+	}
+
+	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b
+	for i0 := range 4 {
+		train_cross_entropy_1_logits_1Row := &scratch.train_cross_entropy_1_logits_1[i0]
+		train_cross_entropy_1_logitsRow := &scratch.train_cross_entropy_1_logits[i0]
+		for i1 := range 3 {
+			train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetLinear1B[i1]
+		}
+	}
+
+	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+	// reduction accumulated in a local variable.
+	for i0 := range 4 {
+		train_cross_entropy_1_logitsRow2 := &scratch.train_cross_entropy_1_logits[i0]
+		acc12 := math.Inf(-1)
+		for i1 := range 3 {
+			acc12 = max(acc12, train_cross_entropy_1_logitsRow2[i1])
+		}
+		scratch.train_cross_entropy_1_m[i0][0] = acc12
+	}
+
+	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+	for i0 := range 4 {
+		train_cross_entropy_1_logitsRow3 := &scratch.train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_mV := scratch.train_cross_entropy_1_m[i0][0]
+		train_cross_entropy_1_zRow := &scratch.train_cross_entropy_1_z[i0]
+		for i1 := range 3 {
+			train_cross_entropy_1_zRow[i1] = train_cross_entropy_1_logitsRow3[i1] - train_cross_entropy_1_mV
+		}
+	}
+
+	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+	for i0 := range 4 {
+		train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_1Row := &scratch.train_cross_entropy_1_logp_1[i0]
+		for i1 := range 3 {
+			train_cross_entropy_1_logp_1Row[i1] = math.Exp(train_cross_entropy_1_zRow2[i1])
+		}
+	}
+
+	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+	// reduction accumulated in a local variable.
+	for i0 := range 4 {
+		train_cross_entropy_1_logp_1Row2 := &scratch.train_cross_entropy_1_logp_1[i0]
+		acc13 := float64(0)
+		for i1 := range 3 {
+			acc13 += train_cross_entropy_1_logp_1Row2[i1]
+		}
+		scratch.train_cross_entropy_1_logp_2[i0][0] = acc13
+	}
+
+	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+	for i0 := range 4 {
+		scratch.train_cross_entropy_1_logp_3[i0][0] = math.Log(scratch.train_cross_entropy_1_logp_2[i0][0])
+	}
+
+	// train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
+	for i0 := range 4 {
+		train_cross_entropy_1_zRow3 := &scratch.train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_3V := scratch.train_cross_entropy_1_logp_3[i0][0]
+		train_cross_entropy_1_logpRow := &scratch.train_cross_entropy_1_logp[i0]
+		for i1 := range 3 {
+			train_cross_entropy_1_logpRow[i1] = train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V
+		}
+	}
+
+	// train.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of train.cross_entropy#1/logp, labels
+	for i0 := range 4 {
+		train_cross_entropy_1_picked[i0] = scratch.train_cross_entropy_1_logp[i0][int(labels[i0])]
+	}
+
+	// _train.1 = einsum "++" "..b.. | => 0" of train.cross_entropy#1/picked
+	// reduction accumulated in a local variable.
+	acc14 := float64(0)
+	for i0 := range 4 {
+		acc14 += train_cross_entropy_1_picked[i0]
+	}
+	train_1[0] = acc14
+
+	// _train.2 = pointwise "/." of _train.1, _dim_b.10
+	train_2[0] = train_1[0] / 4
+
+	// train = pointwise neg of _train.2
+	loss[0] = -train_2[0]
+
+	// zero the gradients
+	*gNetConv2d1Kernel = [72]float64{}
+	*gNetConv2d1Bias = [4]float64{}
+	scratch.net_batch_norm_1_mean_1_grad = [4]float64{}
+	scratch.net_batch_norm_1_var_2_grad = [4]float64{}
+	*gNetBatchNorm1Gamma = [4]float64{}
+	*gNetBatchNorm1Beta = [4]float64{}
+	scratch.net_h0_grad = [4][7][7][4]float64{}
+	*gNetBasic1Conv2d2Kernel = [144]float64{}
+	*gNetBasic1Conv2d2Bias = [4]float64{}
+	scratch.net_basic_1_batch_norm_2_mean_1_grad = [4]float64{}
+	scratch.net_basic_1_batch_norm_2_var_2_grad = [4]float64{}
+	*gNetBasic1BatchNorm2Gamma = [4]float64{}
+	*gNetBasic1BatchNorm2Beta = [4]float64{}
+	scratch.net_basic_1_conv2d_1_x_grad = [4][7][7][4]float64{}
+	*gNetBasic1Conv2d1Kernel = [144]float64{}
+	*gNetBasic1Conv2d1Bias = [4]float64{}
+	scratch.net_basic_1_batch_norm_1_mean_1_grad = [4]float64{}
+	scratch.net_basic_1_batch_norm_1_var_2_grad = [4]float64{}
+	*gNetBasic1BatchNorm1Gamma = [4]float64{}
+	*gNetBasic1BatchNorm1Beta = [4]float64{}
+	scratch.net_pooled_1_grad = [4][4]float64{}
+	scratch.net_pooled_grad = [4][4]float64{}
+	*gNetLinear1W = [12]float64{}
+	scratch.train_cross_entropy_1_logits_1_grad = [4][3]float64{}
+	*gNetLinear1B = [3]float64{}
+	scratch.train_cross_entropy_1_logits_grad = [4][3]float64{}
+	scratch.train_cross_entropy_1_m_grad = [4][1]float64{}
+	scratch.train_cross_entropy_1_z_grad = [4][3]float64{}
+	scratch.train_cross_entropy_1_logp_1_grad = [4][3]float64{}
+	scratch.train_cross_entropy_1_logp_2_grad = [4][1]float64{}
+	scratch.train_cross_entropy_1_logp_3_grad = [4][1]float64{}
+	scratch.train_cross_entropy_1_logp_grad = [4][3]float64{}
+
+	// train.grad = 1
+	train_grad[0] = 1
+
+	// backprop of op 83 (train = pointwise neg of _train.2): g1 =+ neg(g); g1 is _train.2.grad
+	train_2_grad[0] += -train_grad[0]
+
+	// backprop of op 82 (_train.2 = pointwise "/." of _train.1, _dim_b.10): g1 =+ g / v2; g1 is _train.1.grad
+	train_1_grad[0] += train_2_grad[0] / 4
+
+	// backprop of op 81 (_train.1 = einsum "++" "..b.. | => 0" of train.cross_entropy#1/picked): g1 =+ g; g1 is train.cross_entropy#1/picked.grad
+	train_1_gradV := train_1_grad[0]
+	for i0 := range 4 {
+		train_cross_entropy_1_picked_grad[i0] += train_1_gradV
+	}
+
+	// backprop of op 80 (train.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of train.cross_entropy#1/logp, labels): g1 =+ g; g1 is train.cross_entropy#1/logp.grad
+	for i0 := range 4 {
+		scratch.train_cross_entropy_1_logp_grad[i0][int(labels[i0])] += train_cross_entropy_1_picked_grad[i0]
+	}
+
+	// backprop of op 79 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
+	for i0 := range 4 {
+		train_cross_entropy_1_logp_gradRow := &scratch.train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_z_gradRow := &scratch.train_cross_entropy_1_z_grad[i0]
+		for i1 := range 3 {
+			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow[i1]
+		}
+	}
+
+	// backprop of op 79 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
+	// reduction accumulated in a local variable.
+	for i0 := range 4 {
+		train_cross_entropy_1_logp_gradRow2 := &scratch.train_cross_entropy_1_logp_grad[i0]
+		acc15 := scratch.train_cross_entropy_1_logp_3_grad[i0][0]
+		for i1 := range 3 {
+			acc15 -= train_cross_entropy_1_logp_gradRow2[i1]
+		}
+		scratch.train_cross_entropy_1_logp_3_grad[i0][0] = acc15
+	}
+
+	// backprop of op 78 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
+	for i0 := range 4 {
+		scratch.train_cross_entropy_1_logp_2_grad[i0][0] += scratch.train_cross_entropy_1_logp_3_grad[i0][0] / scratch.train_cross_entropy_1_logp_2[i0][0]
+	}
+
+	// backprop of op 77 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
+	for i0 := range 4 {
+		train_cross_entropy_1_logp_2_gradV := scratch.train_cross_entropy_1_logp_2_grad[i0][0]
+		train_cross_entropy_1_logp_1_gradRow := &scratch.train_cross_entropy_1_logp_1_grad[i0]
+		for i1 := range 3 {
+			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
+		}
+	}
+
+	// backprop of op 76 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+	for i0 := range 4 {
+		train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_1Row3 := &scratch.train_cross_entropy_1_logp_1[i0]
+		train_cross_entropy_1_z_gradRow2 := &scratch.train_cross_entropy_1_z_grad[i0]
+		for i1 := range 3 {
+			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+		}
+	}
+
+	// backprop of op 75 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
+	for i0 := range 4 {
+		train_cross_entropy_1_z_gradRow3 := &scratch.train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logits_gradRow := &scratch.train_cross_entropy_1_logits_grad[i0]
+		for i1 := range 3 {
+			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+		}
+	}
+
+	// backprop of op 75 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
+	// reduction accumulated in a local variable.
+	for i0 := range 4 {
+		train_cross_entropy_1_z_gradRow4 := &scratch.train_cross_entropy_1_z_grad[i0]
+		acc16 := scratch.train_cross_entropy_1_m_grad[i0][0]
+		for i1 := range 3 {
+			acc16 -= train_cross_entropy_1_z_gradRow4[i1]
+		}
+		scratch.train_cross_entropy_1_m_grad[i0][0] = acc16
+	}
+
+	// backprop of op 74 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@74 = 3 (no winner yet)
+	for j17 := range 4 {
+		scratch.train_cross_entropy_1_m_argmax_74[j17][0] = 3
+	}
+
+	// backprop of op 74 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 3); w is train.cross_entropy#1/m.argmax@74
+	// reduction accumulated in a local variable.
+	for i0 := range 4 {
+		train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
+		acc17 := scratch.train_cross_entropy_1_m_argmax_74[i0][0]
+		for i1 := range 3 {
+			var r4 float64
+			if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
+				r4 = 1
+			}
+			r5 := float64(3)
+			if r4 != 0 {
+				r5 = scratch.ordinals_1[i1]
+			}
+			acc17 = min(acc17, r5)
+		}
+		scratch.train_cross_entropy_1_m_argmax_74[i0][0] = acc17
+	}
+
+	// backprop of op 74 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
+	for i0 := range 4 {
+		train_cross_entropy_1_m_argmax_74V := scratch.train_cross_entropy_1_m_argmax_74[i0][0]
+		train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][0]
+		train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0]
+		for i1 := range 3 {
+			var r6 float64
+			if scratch.ordinals_1[i1] == train_cross_entropy_1_m_argmax_74V {
+				r6 = 1
+			}
+			r7 := float64(0)
+			if r6 != 0 {
+				r7 = train_cross_entropy_1_m_gradV
+			}
+			train_cross_entropy_1_logits_gradRow2[i1] += r7
+		}
+	}
+
+	// backprop of op 73 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
+	for i0 := range 4 {
+		train_cross_entropy_1_logits_gradRow3 := &scratch.train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logits_1_gradRow := &scratch.train_cross_entropy_1_logits_1_grad[i0]
+		for i1 := range 3 {
+			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+		}
+	}
+
+	// backprop of op 73 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
+	// i0 unrolled and jammed into i1.
+	train_cross_entropy_1_logits_gradRow4 := &scratch.train_cross_entropy_1_logits_grad[0]
+	train_cross_entropy_1_logits_gradRow5 := &scratch.train_cross_entropy_1_logits_grad[1]
+	train_cross_entropy_1_logits_gradRow6 := &scratch.train_cross_entropy_1_logits_grad[2]
+	train_cross_entropy_1_logits_gradRow7 := &scratch.train_cross_entropy_1_logits_grad[3]
+	for i1 := range 3 {
+		acc18 := gNetLinear1B[i1]
+		acc18 += train_cross_entropy_1_logits_gradRow4[i1]
+		acc18 += train_cross_entropy_1_logits_gradRow5[i1]
+		acc18 += train_cross_entropy_1_logits_gradRow6[i1]
+		acc18 += train_cross_entropy_1_logits_gradRow7[i1]
+		gNetLinear1B[i1] = acc18
+	}
+
+	// backprop of op 72 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/pooled): g1 =+ g * v2; g1 is net.linear#1.w.grad
+	for i0 := range 4 {
+		net_pooledRow3 := &scratch.net_pooled[i0]
+		for i1 := range 3 {
+			train_cross_entropy_1_logits_1_gradV := scratch.train_cross_entropy_1_logits_1_grad[i0][i1]
+			gNetLinear1WRow := (*[4]float64)(gNetLinear1W[4*i1 : 4*i1+4])
+			for i2 := range 4 {
+				gNetLinear1WRow[i2] += train_cross_entropy_1_logits_1_gradV * net_pooledRow3[i2]
+			}
+		}
+	}
+
+	// backprop of op 72 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/pooled): g2 =+ v1 * g; g2 is net/pooled.grad
+	// i1 unrolled and jammed into i2.
+	pNetLinear1WRow2 := (*[4]float64)(pNetLinear1W[0:4])
+	pNetLinear1WRow3 := (*[4]float64)(pNetLinear1W[4:8])
+	pNetLinear1WRow4 := (*[4]float64)(pNetLinear1W[8:12])
+	for i0 := range 4 {
+		net_pooled_gradRow := &scratch.net_pooled_grad[i0]
+		train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0][0]
+		train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0][1]
+		train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0][2]
+		for i2 := range 4 {
+			acc19 := net_pooled_gradRow[i2]
+			acc19 += pNetLinear1WRow2[i2] * train_cross_entropy_1_logits_1_gradV2
+			acc19 += pNetLinear1WRow3[i2] * train_cross_entropy_1_logits_1_gradV3
+			acc19 += pNetLinear1WRow4[i2] * train_cross_entropy_1_logits_1_gradV4
+			net_pooled_gradRow[i2] = acc19
+		}
+	}
+
+	// backprop of op 71 (net/pooled = pointwise "*." of _net/pooled.1, _num.7): g1 =+ g * v2; g1 is _net/pooled.1.grad
+	for i0 := range 4 {
+		net_pooled_gradRow2 := &scratch.net_pooled_grad[i0]
+		net_pooled_1_gradRow := &scratch.net_pooled_1_grad[i0]
+		for i1 := range 4 {
+			net_pooled_1_gradRow[i1] += net_pooled_gradRow2[i1] * 0.0625
+		}
+	}
+
+	// backprop of op 70 (_net/pooled.1 = einsum "++" "... | h, w, c => ... | c" of net/h1): g1 =+ g; g1 is net/h1.grad
+	// the zero fill absorbed: float64 pointwise kernel over 4x16 rows of 4 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap49AVX2(&scratch.net_h1_grad[0][0][0][0], &scratch.net_pooled_1_grad[0][0])
+	} else {
+		scratch.net_h1_grad = [4][4][4][4]float64{}
+		for i0 := range 4 {
+			for i1 := range 4 {
+				net_pooled_1_gradV := scratch.net_pooled_1_grad[i0][i1]
+				for i2 := range 4 {
+					net_h1_gradRow := &scratch.net_h1_grad[i0][i2]
+					for i3 := range 4 {
+						net_h1_gradRow[i3][i1] += net_pooled_1_gradV
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 69 (net/h1 = pointwise relu of _net/h1.3): g1 =+ where((0 < v1), g, 0); g1 is _net/h1.3.grad
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap32AVX2(&scratch.net_h1_3_grad[0][0][0][0], &scratch.net_h1_3[0][0][0][0], &scratch.net_h1_grad[0][0][0][0])
+	} else {
+		scratch.net_h1_3_grad = [4][4][4][4]float64{}
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_h1_3Row3 := &scratch.net_h1_3[i0][i1][i2]
+					net_h1_gradRow2 := &scratch.net_h1_grad[i0][i1][i2]
+					net_h1_3_gradRow := &scratch.net_h1_3_grad[i0][i1][i2]
+					for i3 := range 4 {
+						var r8 float64
+						if 0 < net_h1_3Row3[i3] {
+							r8 = 1
+						}
+						r9 := float64(0)
+						if r8 != 0 {
+							r9 = net_h1_gradRow2[i3]
+						}
+						net_h1_3_gradRow[i3] += r9
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 68 (_net/h1.3 = pointwise "+" of net/h0, _net/h1.2): g1 =+ g; g1 is net/h0.grad
+	for i0 := range 4 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				net_h1_3_gradRow2 := &scratch.net_h1_3_grad[i0][i1][i2]
+				net_h0_gradRow := &scratch.net_h0_grad[i0][i1+1][i2+1]
+				for i3 := range 4 {
+					net_h0_gradRow[i3] += net_h1_3_gradRow2[i3]
+				}
+			}
+		}
+	}
+
+	// backprop of op 68 (_net/h1.3 = pointwise "+" of net/h0, _net/h1.2): g2 =+ g; g2 is _net/h1.2.grad
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap33AVX2(&scratch.net_h1_2_grad[0][0][0][0], &scratch.net_h1_3_grad[0][0][0][0])
+	} else {
+		scratch.net_h1_2_grad = [4][4][4][4]float64{}
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_h1_3_gradRow3 := &scratch.net_h1_3_grad[i0][i1][i2]
+					net_h1_2_gradRow := &scratch.net_h1_2_grad[i0][i1][i2]
+					for i3 := range 4 {
+						net_h1_2_gradRow[i3] += net_h1_3_gradRow3[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 67 (_net/h1.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h1.1, net.basic#1.batch_norm#1/shift): g1 =+ g; g1 is _net/h1.1.grad
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap33AVX2(&scratch.net_h1_1_grad[0][0][0][0], &scratch.net_h1_2_grad[0][0][0][0])
+	} else {
+		scratch.net_h1_1_grad = [4][4][4][4]float64{}
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_h1_2_gradRow2 := &scratch.net_h1_2_grad[i0][i1][i2]
+					net_h1_1_gradRow := &scratch.net_h1_1_grad[i0][i1][i2]
+					for i3 := range 4 {
+						net_h1_1_gradRow[i3] += net_h1_2_gradRow2[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 67 (_net/h1.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h1.1, net.basic#1.batch_norm#1/shift): g2 =+ g; g2 is net.basic#1.batch_norm#1/shift.grad
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce80AVX2(&net_basic_1_batch_norm_1_shift_grad[0], &scratch.net_h1_2_grad[0][0][0][0])
+	} else {
+		// i2 unrolled and jammed into i3.
+		for i0 := range 4 {
+			for i1 := range 4 {
+				net_h1_2_gradRow3 := &scratch.net_h1_2_grad[i0][i1][0]
+				net_h1_2_gradRow4 := &scratch.net_h1_2_grad[i0][i1][1]
+				net_h1_2_gradRow5 := &scratch.net_h1_2_grad[i0][i1][2]
+				net_h1_2_gradRow6 := &scratch.net_h1_2_grad[i0][i1][3]
+				for i3 := range 4 {
+					acc20 := net_basic_1_batch_norm_1_shift_grad[i3]
+					acc20 += net_h1_2_gradRow3[i3]
+					acc20 += net_h1_2_gradRow4[i3]
+					acc20 += net_h1_2_gradRow5[i3]
+					acc20 += net_h1_2_gradRow6[i3]
+					net_basic_1_batch_norm_1_shift_grad[i3] = acc20
+				}
+			}
+		}
+	}
+
+	// backprop of op 66 (_net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, net.basic#1.batch_norm#1/scale): g1 =+ g * v2; g1 is net.basic#1.batch_norm#1/x.grad
+	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap50AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h1_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_scale[0])
+	} else {
+		scratch.net_basic_1_batch_norm_1_x_grad = [4][4][4][4]float64{}
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_h1_1_gradRow2 := &scratch.net_h1_1_grad[i0][i1][i2]
+					net_basic_1_batch_norm_1_x_gradRow := &scratch.net_basic_1_batch_norm_1_x_grad[i0][i1][i2]
+					for i3 := range 4 {
+						net_basic_1_batch_norm_1_x_gradRow[i3] += net_h1_1_gradRow2[i3] * scratch.net_basic_1_batch_norm_1_scale[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 66 (_net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, net.basic#1.batch_norm#1/scale): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#1/scale.grad
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce82AVX2(&net_basic_1_batch_norm_1_scale_grad[0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_h1_1_grad[0][0][0][0])
+	} else {
+		// i2 unrolled and jammed into i3.
+		for i0 := range 4 {
+			for i1 := range 4 {
+				net_basic_1_batch_norm_1_xRow8 := &scratch.net_basic_1_batch_norm_1_x[i0][i1][0]
+				net_h1_1_gradRow3 := &scratch.net_h1_1_grad[i0][i1][0]
+				net_basic_1_batch_norm_1_xRow9 := &scratch.net_basic_1_batch_norm_1_x[i0][i1][1]
+				net_h1_1_gradRow4 := &scratch.net_h1_1_grad[i0][i1][1]
+				net_basic_1_batch_norm_1_xRow10 := &scratch.net_basic_1_batch_norm_1_x[i0][i1][2]
+				net_h1_1_gradRow5 := &scratch.net_h1_1_grad[i0][i1][2]
+				net_basic_1_batch_norm_1_xRow11 := &scratch.net_basic_1_batch_norm_1_x[i0][i1][3]
+				net_h1_1_gradRow6 := &scratch.net_h1_1_grad[i0][i1][3]
+				for i3 := range 4 {
+					acc21 := net_basic_1_batch_norm_1_scale_grad[i3]
+					acc21 += net_basic_1_batch_norm_1_xRow8[i3] * net_h1_1_gradRow3[i3]
+					acc21 += net_basic_1_batch_norm_1_xRow9[i3] * net_h1_1_gradRow4[i3]
+					acc21 += net_basic_1_batch_norm_1_xRow10[i3] * net_h1_1_gradRow5[i3]
+					acc21 += net_basic_1_batch_norm_1_xRow11[i3] * net_h1_1_gradRow6[i3]
+					net_basic_1_batch_norm_1_scale_grad[i3] = acc21
+				}
+			}
+		}
+	}
+
+	// backprop of op 65 (net.basic#1.batch_norm#1/shift = pointwise "-" of net.basic#1.batch_norm#1.beta, _net.basic#1.batch_norm#1/shift.1): g1 =+ g; g1 is net.basic#1.batch_norm#1.beta.grad
+	for i0 := range 4 {
+		gNetBasic1BatchNorm1Beta[i0] += net_basic_1_batch_norm_1_shift_grad[i0]
+	}
+
+	// backprop of op 65 (net.basic#1.batch_norm#1/shift = pointwise "-" of net.basic#1.batch_norm#1.beta, _net.basic#1.batch_norm#1/shift.1): g2 =- g; g2 is _net.basic#1.batch_norm#1/shift.1.grad
+	for i0 := range 4 {
+		net_basic_1_batch_norm_1_shift_1_grad[i0] -= net_basic_1_batch_norm_1_shift_grad[i0]
+	}
+
+	// backprop of op 64 (_net.basic#1.batch_norm#1/shift.1 = pointwise "*." of net.basic#1.batch_norm#1/mean, net.basic#1.batch_norm#1/scale): g1 =+ g * v2; g1 is net.basic#1.batch_norm#1/mean.grad
+	for i0 := range 4 {
+		net_basic_1_batch_norm_1_mean_grad[i0] += net_basic_1_batch_norm_1_shift_1_grad[i0] * scratch.net_basic_1_batch_norm_1_scale[i0]
+	}
+
+	// backprop of op 64 (_net.basic#1.batch_norm#1/shift.1 = pointwise "*." of net.basic#1.batch_norm#1/mean, net.basic#1.batch_norm#1/scale): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#1/scale.grad
+	for i0 := range 4 {
+		net_basic_1_batch_norm_1_scale_grad[i0] += sNetBasic1BatchNorm1Mean[i0] * net_basic_1_batch_norm_1_shift_1_grad[i0]
+	}
+
+	// backprop of op 63 (net.basic#1.batch_norm#1/scale = pointwise "*." of net.basic#1.batch_norm#1.gamma, _net.basic#1.batch_norm#1/scale.2): g1 =+ g * v2; g1 is net.basic#1.batch_norm#1.gamma.grad
+	for i0 := range 4 {
+		gNetBasic1BatchNorm1Gamma[i0] += net_basic_1_batch_norm_1_scale_grad[i0] * net_basic_1_batch_norm_1_scale_2[i0]
+	}
+
+	// backprop of op 63 (net.basic#1.batch_norm#1/scale = pointwise "*." of net.basic#1.batch_norm#1.gamma, _net.basic#1.batch_norm#1/scale.2): g2 =+ v1 * g; g2 is _net.basic#1.batch_norm#1/scale.2.grad
+	for i0 := range 4 {
+		net_basic_1_batch_norm_1_scale_2_grad[i0] += pNetBasic1BatchNorm1Gamma[i0] * net_basic_1_batch_norm_1_scale_grad[i0]
+	}
+
+	// backprop of op 62 (_net.basic#1.batch_norm#1/scale.2 = pointwise recip_sqrt of _net.basic#1.batch_norm#1/scale.1): g1 =+ g * (-0.5 * (t * (t * t))); g1 is _net.basic#1.batch_norm#1/scale.1.grad
+	for i0 := range 4 {
+		net_basic_1_batch_norm_1_scale_1_grad[i0] += net_basic_1_batch_norm_1_scale_2_grad[i0] * ((-0.5) * (net_basic_1_batch_norm_1_scale_2[i0] * (net_basic_1_batch_norm_1_scale_2[i0] * net_basic_1_batch_norm_1_scale_2[i0])))
+	}
+
+	// backprop of op 61 (_net.basic#1.batch_norm#1/scale.1 = pointwise "+" of net.basic#1.batch_norm#1/var, _num.6): g1 =+ g; g1 is net.basic#1.batch_norm#1/var.grad
+	for i0 := range 4 {
+		net_basic_1_batch_norm_1_var_grad[i0] += net_basic_1_batch_norm_1_scale_1_grad[i0]
+	}
+
+	// backprop of op 56 (net.basic#1.batch_norm#1/var = pointwise "/." of _net.basic#1.batch_norm#1/var.2, _net.basic#1.batch_norm#1/var.3): g1 =+ g / v2; g1 is _net.basic#1.batch_norm#1/var.2.grad
+	net_basic_1_batch_norm_1_var_3V2 := net_basic_1_batch_norm_1_var_3[0]
+	for i0 := range 4 {
+		scratch.net_basic_1_batch_norm_1_var_2_grad[i0] += net_basic_1_batch_norm_1_var_grad[i0] / net_basic_1_batch_norm_1_var_3V2
+	}
+
+	// backprop of op 54 (_net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1): g1 =+ g; g1 is _net.basic#1.batch_norm#1/var.1.grad
+	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap51AVX2(&scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_2_grad[0])
+	} else {
+		scratch.net_basic_1_batch_norm_1_var_1_grad = [4][4][4][4]float64{}
+		for i0 := range 4 {
+			net_basic_1_batch_norm_1_var_2_gradV := scratch.net_basic_1_batch_norm_1_var_2_grad[i0]
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_1_batch_norm_1_var_1_gradRow := &scratch.net_basic_1_batch_norm_1_var_1_grad[i1][i2]
+					for i3 := range 4 {
+						net_basic_1_batch_norm_1_var_1_gradRow[i3][i0] += net_basic_1_batch_norm_1_var_2_gradV
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 53 (_net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered): g1 =+ g * v2; g1 is net.basic#1.batch_norm#1/centered.grad
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap52AVX2(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
+	} else {
+		scratch.net_basic_1_batch_norm_1_centered_grad = [4][4][4][4]float64{}
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_1_batch_norm_1_var_1_gradRow2 := &scratch.net_basic_1_batch_norm_1_var_1_grad[i0][i1][i2]
+					net_basic_1_batch_norm_1_centeredRow3 := &scratch.net_basic_1_batch_norm_1_centered[i0][i1][i2]
+					net_basic_1_batch_norm_1_centered_gradRow := &scratch.net_basic_1_batch_norm_1_centered_grad[i0][i1][i2]
+					for i3 := range 4 {
+						net_basic_1_batch_norm_1_centered_gradRow[i3] += net_basic_1_batch_norm_1_var_1_gradRow2[i3] * net_basic_1_batch_norm_1_centeredRow3[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 53 (_net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#1/centered.grad
+	// float64 pointwise kernel over 256 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap53AVX512(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap53AVX2(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_1_batch_norm_1_centeredRow4 := &scratch.net_basic_1_batch_norm_1_centered[i0][i1][i2]
+					net_basic_1_batch_norm_1_var_1_gradRow3 := &scratch.net_basic_1_batch_norm_1_var_1_grad[i0][i1][i2]
+					net_basic_1_batch_norm_1_centered_gradRow2 := &scratch.net_basic_1_batch_norm_1_centered_grad[i0][i1][i2]
+					for i3 := range 4 {
+						net_basic_1_batch_norm_1_centered_gradRow2[i3] += net_basic_1_batch_norm_1_centeredRow4[i3] * net_basic_1_batch_norm_1_var_1_gradRow3[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 52 (net.basic#1.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, _net.basic#1.batch_norm#1/centered.1): g1 =+ g; g1 is net.basic#1.batch_norm#1/x.grad
+	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap54AVX512(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap54AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_1_batch_norm_1_centered_gradRow3 := &scratch.net_basic_1_batch_norm_1_centered_grad[i0][i1][i2]
+					net_basic_1_batch_norm_1_x_gradRow2 := &scratch.net_basic_1_batch_norm_1_x_grad[i0][i1][i2]
+					for i3 := range 4 {
+						net_basic_1_batch_norm_1_x_gradRow2[i3] += net_basic_1_batch_norm_1_centered_gradRow3[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 52 (net.basic#1.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, _net.basic#1.batch_norm#1/centered.1): g2 =+ g; g2 is _net.basic#1.batch_norm#1/centered.1.grad
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce80AVX2(&net_basic_1_batch_norm_1_centered_1_grad[0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
+	} else {
+		// i2 unrolled and jammed into i3.
+		for i0 := range 4 {
+			for i1 := range 4 {
+				net_basic_1_batch_norm_1_centered_gradRow4 := &scratch.net_basic_1_batch_norm_1_centered_grad[i0][i1][0]
+				net_basic_1_batch_norm_1_centered_gradRow5 := &scratch.net_basic_1_batch_norm_1_centered_grad[i0][i1][1]
+				net_basic_1_batch_norm_1_centered_gradRow6 := &scratch.net_basic_1_batch_norm_1_centered_grad[i0][i1][2]
+				net_basic_1_batch_norm_1_centered_gradRow7 := &scratch.net_basic_1_batch_norm_1_centered_grad[i0][i1][3]
+				for i3 := range 4 {
+					acc22 := net_basic_1_batch_norm_1_centered_1_grad[i3]
+					acc22 += net_basic_1_batch_norm_1_centered_gradRow4[i3]
+					acc22 += net_basic_1_batch_norm_1_centered_gradRow5[i3]
+					acc22 += net_basic_1_batch_norm_1_centered_gradRow6[i3]
+					acc22 += net_basic_1_batch_norm_1_centered_gradRow7[i3]
+					net_basic_1_batch_norm_1_centered_1_grad[i3] = acc22
+				}
+			}
+		}
+	}
+
+	// backprop of op 51 (_net.basic#1.batch_norm#1/centered.1 = pointwise neg of net.basic#1.batch_norm#1/mean): g1 =+ neg(g); g1 is net.basic#1.batch_norm#1/mean.grad
+	for i0 := range 4 {
+		net_basic_1_batch_norm_1_mean_grad[i0] += -net_basic_1_batch_norm_1_centered_1_grad[i0]
+	}
+
+	// backprop of op 50 (net.basic#1.batch_norm#1/mean = pointwise "/." of _net.basic#1.batch_norm#1/mean.1, _net.basic#1.batch_norm#1/mean.2): g1 =+ g / v2; g1 is _net.basic#1.batch_norm#1/mean.1.grad
+	net_basic_1_batch_norm_1_mean_2V2 := net_basic_1_batch_norm_1_mean_2[0]
+	for i0 := range 4 {
+		scratch.net_basic_1_batch_norm_1_mean_1_grad[i0] += net_basic_1_batch_norm_1_mean_grad[i0] / net_basic_1_batch_norm_1_mean_2V2
+	}
+
+	// backprop of op 48 (_net.basic#1.batch_norm#1/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.basic#1.batch_norm#1/x): g1 =+ g; g1 is net.basic#1.batch_norm#1/x.grad
+	// float64 pointwise kernel over 64 rows of 4 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap55AVX512(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_mean_1_grad[0])
+	} else if ocannlAVX2 {
+		ocannlMap55AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_mean_1_grad[0])
+	} else {
+		for i0 := range 4 {
+			net_basic_1_batch_norm_1_mean_1_gradV := scratch.net_basic_1_batch_norm_1_mean_1_grad[i0]
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_1_batch_norm_1_x_gradRow3 := &scratch.net_basic_1_batch_norm_1_x_grad[i1][i2]
+					for i3 := range 4 {
+						net_basic_1_batch_norm_1_x_gradRow3[i3][i0] += net_basic_1_batch_norm_1_mean_1_gradV
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 47 (net.basic#1.batch_norm#1/x = pointwise "+" of net.basic#1.conv2d#1/y, net.basic#1.conv2d#1.bias): g1 =+ g; g1 is net.basic#1.conv2d#1/y.grad
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap33AVX2(&scratch.net_basic_1_conv2d_1_y_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0])
+	} else {
+		scratch.net_basic_1_conv2d_1_y_grad = [4][4][4][4]float64{}
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_1_batch_norm_1_x_gradRow4 := &scratch.net_basic_1_batch_norm_1_x_grad[i0][i1][i2]
+					net_basic_1_conv2d_1_y_gradRow := &scratch.net_basic_1_conv2d_1_y_grad[i0][i1][i2]
+					for i3 := range 4 {
+						net_basic_1_conv2d_1_y_gradRow[i3] += net_basic_1_batch_norm_1_x_gradRow4[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 47 (net.basic#1.batch_norm#1/x = pointwise "+" of net.basic#1.conv2d#1/y, net.basic#1.conv2d#1.bias): g2 =+ g; g2 is net.basic#1.conv2d#1.bias.grad
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce80AVX2(&gNetBasic1Conv2d1Bias[0], &scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0])
+	} else {
+		// i2 unrolled and jammed into i3.
+		for i0 := range 4 {
+			for i1 := range 4 {
+				net_basic_1_batch_norm_1_x_gradRow5 := &scratch.net_basic_1_batch_norm_1_x_grad[i0][i1][0]
+				net_basic_1_batch_norm_1_x_gradRow6 := &scratch.net_basic_1_batch_norm_1_x_grad[i0][i1][1]
+				net_basic_1_batch_norm_1_x_gradRow7 := &scratch.net_basic_1_batch_norm_1_x_grad[i0][i1][2]
+				net_basic_1_batch_norm_1_x_gradRow8 := &scratch.net_basic_1_batch_norm_1_x_grad[i0][i1][3]
+				for i3 := range 4 {
+					acc23 := gNetBasic1Conv2d1Bias[i3]
+					acc23 += net_basic_1_batch_norm_1_x_gradRow5[i3]
+					acc23 += net_basic_1_batch_norm_1_x_gradRow6[i3]
+					acc23 += net_basic_1_batch_norm_1_x_gradRow7[i3]
+					acc23 += net_basic_1_batch_norm_1_x_gradRow8[i3]
+					gNetBasic1Conv2d1Bias[i3] = acc23
+				}
+			}
+		}
+	}
+
+	// backprop of op 46 (net.basic#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic#1.conv2d#1/x, net.basic#1.conv2d#1.kernel): g1 =+ g * v2; g1 is net.basic#1.conv2d#1/x.grad
+	// 4 parts of i0 on the pool.
+	rec := ocannlResNetBNBackwardPart0Records.Get()
+	rec.pNetBasic1Conv2d1Kernel = pNetBasic1Conv2d1Kernel
+	rec.scratch = scratch
+
+	// backprop of op 46 (net.basic#1.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic#1.conv2d#1/x, net.basic#1.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.basic#1.conv2d#1.kernel.grad
+	// 4 parts of i3 on the pool.
+	rec2 := ocannlResNetBNBackwardPart1Records.Get()
+	rec2.gNetBasic1Conv2d1Kernel = gNetBasic1Conv2d1Kernel
+	rec2.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(4, rec, rec2)
+	*rec = ocannlResNetBNBackwardPart0{}
+	ocannlResNetBNBackwardPart0Records.Put(rec)
+	*rec2 = ocannlResNetBNBackwardPart1{}
+	ocannlResNetBNBackwardPart1Records.Put(rec2)
+
+	// backprop of op 45 (net.basic#1.conv2d#1/x = pointwise relu of _net.basic#1.conv2d#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.basic#1.conv2d#1/x.2.grad
+	for j20 := range 4 {
+		for j21 := range 7 {
+			for j22 := range 4 {
+				scratch.net_basic_1_conv2d_1_x_grad[j20][0][j21][j22] = 0
+			}
+		}
+	}
+	for j23 := range 4 {
+		for j24 := 5; j24 < 7; j24++ {
+			for j25 := range 7 {
+				for j26 := range 4 {
+					scratch.net_basic_1_conv2d_1_x_grad[j23][j24][j25][j26] = 0
+				}
+			}
+		}
+	}
+	for j27 := range 4 {
+		for j28 := 1; j28 < 5; j28++ {
+			for j29 := range 4 {
+				scratch.net_basic_1_conv2d_1_x_grad[j27][j28][0][j29] = 0
+			}
+		}
+	}
+	for j30 := range 4 {
+		for j31 := 1; j31 < 5; j31++ {
+			for j32 := 5; j32 < 7; j32++ {
+				for j33 := range 4 {
+					scratch.net_basic_1_conv2d_1_x_grad[j30][j31][j32][j33] = 0
+				}
+			}
+		}
+	}
+	// the zero fill absorbed: float64 pointwise kernel over 4x4 rows of 16 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap56AVX2(&scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_grad[0][1][1][0])
+	} else {
+		scratch.net_basic_1_conv2d_1_x_2_grad = [4][4][4][4]float64{}
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_1_conv2d_1_x_2Row3 := &scratch.net_basic_1_conv2d_1_x_2[i0][i1][i2]
+					net_basic_1_conv2d_1_x_gradRow2 := &scratch.net_basic_1_conv2d_1_x_grad[i0][i1+1][i2+1]
+					net_basic_1_conv2d_1_x_2_gradRow := &scratch.net_basic_1_conv2d_1_x_2_grad[i0][i1][i2]
+					for i3 := range 4 {
+						var r12 float64
+						if 0 < net_basic_1_conv2d_1_x_2Row3[i3] {
+							r12 = 1
+						}
+						r13 := float64(0)
+						if r12 != 0 {
+							r13 = net_basic_1_conv2d_1_x_gradRow2[i3]
+						}
+						net_basic_1_conv2d_1_x_2_gradRow[i3] += r13
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 44 (_net.basic#1.conv2d#1/x.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net.basic#1.conv2d#1/x.1, net.basic#1.batch_norm#2/shift): g1 =+ g; g1 is _net.basic#1.conv2d#1/x.1.grad
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap33AVX2(&scratch.net_basic_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0])
+	} else {
+		scratch.net_basic_1_conv2d_1_x_1_grad = [4][4][4][4]float64{}
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_1_conv2d_1_x_2_gradRow2 := &scratch.net_basic_1_conv2d_1_x_2_grad[i0][i1][i2]
+					net_basic_1_conv2d_1_x_1_gradRow := &scratch.net_basic_1_conv2d_1_x_1_grad[i0][i1][i2]
+					for i3 := range 4 {
+						net_basic_1_conv2d_1_x_1_gradRow[i3] += net_basic_1_conv2d_1_x_2_gradRow2[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 44 (_net.basic#1.conv2d#1/x.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net.basic#1.conv2d#1/x.1, net.basic#1.batch_norm#2/shift): g2 =+ g; g2 is net.basic#1.batch_norm#2/shift.grad
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce80AVX2(&net_basic_1_batch_norm_2_shift_grad[0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0])
+	} else {
+		// i2 unrolled and jammed into i3.
+		for i0 := range 4 {
+			for i1 := range 4 {
+				net_basic_1_conv2d_1_x_2_gradRow3 := &scratch.net_basic_1_conv2d_1_x_2_grad[i0][i1][0]
+				net_basic_1_conv2d_1_x_2_gradRow4 := &scratch.net_basic_1_conv2d_1_x_2_grad[i0][i1][1]
+				net_basic_1_conv2d_1_x_2_gradRow5 := &scratch.net_basic_1_conv2d_1_x_2_grad[i0][i1][2]
+				net_basic_1_conv2d_1_x_2_gradRow6 := &scratch.net_basic_1_conv2d_1_x_2_grad[i0][i1][3]
+				for i3 := range 4 {
+					acc24 := net_basic_1_batch_norm_2_shift_grad[i3]
+					acc24 += net_basic_1_conv2d_1_x_2_gradRow3[i3]
+					acc24 += net_basic_1_conv2d_1_x_2_gradRow4[i3]
+					acc24 += net_basic_1_conv2d_1_x_2_gradRow5[i3]
+					acc24 += net_basic_1_conv2d_1_x_2_gradRow6[i3]
+					net_basic_1_batch_norm_2_shift_grad[i3] = acc24
+				}
+			}
+		}
+	}
+
+	// backprop of op 43 (_net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale): g1 =+ g * v2; g1 is net.basic#1.batch_norm#2/x.grad
+	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap50AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0])
+	} else {
+		scratch.net_basic_1_batch_norm_2_x_grad = [4][4][4][4]float64{}
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_1_conv2d_1_x_1_gradRow2 := &scratch.net_basic_1_conv2d_1_x_1_grad[i0][i1][i2]
+					net_basic_1_batch_norm_2_x_gradRow := &scratch.net_basic_1_batch_norm_2_x_grad[i0][i1][i2]
+					for i3 := range 4 {
+						net_basic_1_batch_norm_2_x_gradRow[i3] += net_basic_1_conv2d_1_x_1_gradRow2[i3] * scratch.net_basic_1_batch_norm_2_scale[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 43 (_net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#2/scale.grad
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce82AVX2(&net_basic_1_batch_norm_2_scale_grad[0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_1_grad[0][0][0][0])
+	} else {
+		// i2 unrolled and jammed into i3.
+		for i0 := range 4 {
+			for i1 := range 4 {
+				net_basic_1_batch_norm_2_xRow8 := &scratch.net_basic_1_batch_norm_2_x[i0][i1][0]
+				net_basic_1_conv2d_1_x_1_gradRow3 := &scratch.net_basic_1_conv2d_1_x_1_grad[i0][i1][0]
+				net_basic_1_batch_norm_2_xRow9 := &scratch.net_basic_1_batch_norm_2_x[i0][i1][1]
+				net_basic_1_conv2d_1_x_1_gradRow4 := &scratch.net_basic_1_conv2d_1_x_1_grad[i0][i1][1]
+				net_basic_1_batch_norm_2_xRow10 := &scratch.net_basic_1_batch_norm_2_x[i0][i1][2]
+				net_basic_1_conv2d_1_x_1_gradRow5 := &scratch.net_basic_1_conv2d_1_x_1_grad[i0][i1][2]
+				net_basic_1_batch_norm_2_xRow11 := &scratch.net_basic_1_batch_norm_2_x[i0][i1][3]
+				net_basic_1_conv2d_1_x_1_gradRow6 := &scratch.net_basic_1_conv2d_1_x_1_grad[i0][i1][3]
+				for i3 := range 4 {
+					acc25 := net_basic_1_batch_norm_2_scale_grad[i3]
+					acc25 += net_basic_1_batch_norm_2_xRow8[i3] * net_basic_1_conv2d_1_x_1_gradRow3[i3]
+					acc25 += net_basic_1_batch_norm_2_xRow9[i3] * net_basic_1_conv2d_1_x_1_gradRow4[i3]
+					acc25 += net_basic_1_batch_norm_2_xRow10[i3] * net_basic_1_conv2d_1_x_1_gradRow5[i3]
+					acc25 += net_basic_1_batch_norm_2_xRow11[i3] * net_basic_1_conv2d_1_x_1_gradRow6[i3]
+					net_basic_1_batch_norm_2_scale_grad[i3] = acc25
+				}
+			}
+		}
+	}
+
+	// backprop of op 42 (net.basic#1.batch_norm#2/shift = pointwise "-" of net.basic#1.batch_norm#2.beta, _net.basic#1.batch_norm#2/shift.1): g1 =+ g; g1 is net.basic#1.batch_norm#2.beta.grad
+	for i0 := range 4 {
+		gNetBasic1BatchNorm2Beta[i0] += net_basic_1_batch_norm_2_shift_grad[i0]
+	}
+
+	// backprop of op 42 (net.basic#1.batch_norm#2/shift = pointwise "-" of net.basic#1.batch_norm#2.beta, _net.basic#1.batch_norm#2/shift.1): g2 =- g; g2 is _net.basic#1.batch_norm#2/shift.1.grad
+	for i0 := range 4 {
+		net_basic_1_batch_norm_2_shift_1_grad[i0] -= net_basic_1_batch_norm_2_shift_grad[i0]
+	}
+
+	// backprop of op 41 (_net.basic#1.batch_norm#2/shift.1 = pointwise "*." of net.basic#1.batch_norm#2/mean, net.basic#1.batch_norm#2/scale): g1 =+ g * v2; g1 is net.basic#1.batch_norm#2/mean.grad
+	for i0 := range 4 {
+		net_basic_1_batch_norm_2_mean_grad[i0] += net_basic_1_batch_norm_2_shift_1_grad[i0] * scratch.net_basic_1_batch_norm_2_scale[i0]
+	}
+
+	// backprop of op 41 (_net.basic#1.batch_norm#2/shift.1 = pointwise "*." of net.basic#1.batch_norm#2/mean, net.basic#1.batch_norm#2/scale): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#2/scale.grad
+	for i0 := range 4 {
+		net_basic_1_batch_norm_2_scale_grad[i0] += sNetBasic1BatchNorm2Mean[i0] * net_basic_1_batch_norm_2_shift_1_grad[i0]
+	}
+
+	// backprop of op 40 (net.basic#1.batch_norm#2/scale = pointwise "*." of net.basic#1.batch_norm#2.gamma, _net.basic#1.batch_norm#2/scale.2): g1 =+ g * v2; g1 is net.basic#1.batch_norm#2.gamma.grad
+	for i0 := range 4 {
+		gNetBasic1BatchNorm2Gamma[i0] += net_basic_1_batch_norm_2_scale_grad[i0] * net_basic_1_batch_norm_2_scale_2[i0]
+	}
+
+	// backprop of op 40 (net.basic#1.batch_norm#2/scale = pointwise "*." of net.basic#1.batch_norm#2.gamma, _net.basic#1.batch_norm#2/scale.2): g2 =+ v1 * g; g2 is _net.basic#1.batch_norm#2/scale.2.grad
+	for i0 := range 4 {
+		net_basic_1_batch_norm_2_scale_2_grad[i0] += pNetBasic1BatchNorm2Gamma[i0] * net_basic_1_batch_norm_2_scale_grad[i0]
+	}
+
+	// backprop of op 39 (_net.basic#1.batch_norm#2/scale.2 = pointwise recip_sqrt of _net.basic#1.batch_norm#2/scale.1): g1 =+ g * (-0.5 * (t * (t * t))); g1 is _net.basic#1.batch_norm#2/scale.1.grad
+	for i0 := range 4 {
+		net_basic_1_batch_norm_2_scale_1_grad[i0] += net_basic_1_batch_norm_2_scale_2_grad[i0] * ((-0.5) * (net_basic_1_batch_norm_2_scale_2[i0] * (net_basic_1_batch_norm_2_scale_2[i0] * net_basic_1_batch_norm_2_scale_2[i0])))
+	}
+
+	// backprop of op 38 (_net.basic#1.batch_norm#2/scale.1 = pointwise "+" of net.basic#1.batch_norm#2/var, _num.4): g1 =+ g; g1 is net.basic#1.batch_norm#2/var.grad
+	for i0 := range 4 {
+		net_basic_1_batch_norm_2_var_grad[i0] += net_basic_1_batch_norm_2_scale_1_grad[i0]
+	}
+
+	// backprop of op 33 (net.basic#1.batch_norm#2/var = pointwise "/." of _net.basic#1.batch_norm#2/var.2, _net.basic#1.batch_norm#2/var.3): g1 =+ g / v2; g1 is _net.basic#1.batch_norm#2/var.2.grad
+	net_basic_1_batch_norm_2_var_3V2 := net_basic_1_batch_norm_2_var_3[0]
+	for i0 := range 4 {
+		scratch.net_basic_1_batch_norm_2_var_2_grad[i0] += net_basic_1_batch_norm_2_var_grad[i0] / net_basic_1_batch_norm_2_var_3V2
+	}
+
+	// backprop of op 31 (_net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1): g1 =+ g; g1 is _net.basic#1.batch_norm#2/var.1.grad
+	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap51AVX2(&scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_2_grad[0])
+	} else {
+		scratch.net_basic_1_batch_norm_2_var_1_grad = [4][4][4][4]float64{}
+		for i0 := range 4 {
+			net_basic_1_batch_norm_2_var_2_gradV := scratch.net_basic_1_batch_norm_2_var_2_grad[i0]
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_1_batch_norm_2_var_1_gradRow := &scratch.net_basic_1_batch_norm_2_var_1_grad[i1][i2]
+					for i3 := range 4 {
+						net_basic_1_batch_norm_2_var_1_gradRow[i3][i0] += net_basic_1_batch_norm_2_var_2_gradV
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 30 (_net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered): g1 =+ g * v2; g1 is net.basic#1.batch_norm#2/centered.grad
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap52AVX2(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
+	} else {
+		scratch.net_basic_1_batch_norm_2_centered_grad = [4][4][4][4]float64{}
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_1_batch_norm_2_var_1_gradRow2 := &scratch.net_basic_1_batch_norm_2_var_1_grad[i0][i1][i2]
+					net_basic_1_batch_norm_2_centeredRow3 := &scratch.net_basic_1_batch_norm_2_centered[i0][i1][i2]
+					net_basic_1_batch_norm_2_centered_gradRow := &scratch.net_basic_1_batch_norm_2_centered_grad[i0][i1][i2]
+					for i3 := range 4 {
+						net_basic_1_batch_norm_2_centered_gradRow[i3] += net_basic_1_batch_norm_2_var_1_gradRow2[i3] * net_basic_1_batch_norm_2_centeredRow3[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 30 (_net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#2/centered.grad
+	// float64 pointwise kernel over 256 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap53AVX512(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap53AVX2(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_1_batch_norm_2_centeredRow4 := &scratch.net_basic_1_batch_norm_2_centered[i0][i1][i2]
+					net_basic_1_batch_norm_2_var_1_gradRow3 := &scratch.net_basic_1_batch_norm_2_var_1_grad[i0][i1][i2]
+					net_basic_1_batch_norm_2_centered_gradRow2 := &scratch.net_basic_1_batch_norm_2_centered_grad[i0][i1][i2]
+					for i3 := range 4 {
+						net_basic_1_batch_norm_2_centered_gradRow2[i3] += net_basic_1_batch_norm_2_centeredRow4[i3] * net_basic_1_batch_norm_2_var_1_gradRow3[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 29 (net.basic#1.batch_norm#2/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, _net.basic#1.batch_norm#2/centered.1): g1 =+ g; g1 is net.basic#1.batch_norm#2/x.grad
+	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap54AVX512(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap54AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_1_batch_norm_2_centered_gradRow3 := &scratch.net_basic_1_batch_norm_2_centered_grad[i0][i1][i2]
+					net_basic_1_batch_norm_2_x_gradRow2 := &scratch.net_basic_1_batch_norm_2_x_grad[i0][i1][i2]
+					for i3 := range 4 {
+						net_basic_1_batch_norm_2_x_gradRow2[i3] += net_basic_1_batch_norm_2_centered_gradRow3[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 29 (net.basic#1.batch_norm#2/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, _net.basic#1.batch_norm#2/centered.1): g2 =+ g; g2 is _net.basic#1.batch_norm#2/centered.1.grad
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce80AVX2(&net_basic_1_batch_norm_2_centered_1_grad[0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
+	} else {
+		// i2 unrolled and jammed into i3.
+		for i0 := range 4 {
+			for i1 := range 4 {
+				net_basic_1_batch_norm_2_centered_gradRow4 := &scratch.net_basic_1_batch_norm_2_centered_grad[i0][i1][0]
+				net_basic_1_batch_norm_2_centered_gradRow5 := &scratch.net_basic_1_batch_norm_2_centered_grad[i0][i1][1]
+				net_basic_1_batch_norm_2_centered_gradRow6 := &scratch.net_basic_1_batch_norm_2_centered_grad[i0][i1][2]
+				net_basic_1_batch_norm_2_centered_gradRow7 := &scratch.net_basic_1_batch_norm_2_centered_grad[i0][i1][3]
+				for i3 := range 4 {
+					acc26 := net_basic_1_batch_norm_2_centered_1_grad[i3]
+					acc26 += net_basic_1_batch_norm_2_centered_gradRow4[i3]
+					acc26 += net_basic_1_batch_norm_2_centered_gradRow5[i3]
+					acc26 += net_basic_1_batch_norm_2_centered_gradRow6[i3]
+					acc26 += net_basic_1_batch_norm_2_centered_gradRow7[i3]
+					net_basic_1_batch_norm_2_centered_1_grad[i3] = acc26
+				}
+			}
+		}
+	}
+
+	// backprop of op 28 (_net.basic#1.batch_norm#2/centered.1 = pointwise neg of net.basic#1.batch_norm#2/mean): g1 =+ neg(g); g1 is net.basic#1.batch_norm#2/mean.grad
+	for i0 := range 4 {
+		net_basic_1_batch_norm_2_mean_grad[i0] += -net_basic_1_batch_norm_2_centered_1_grad[i0]
+	}
+
+	// backprop of op 27 (net.basic#1.batch_norm#2/mean = pointwise "/." of _net.basic#1.batch_norm#2/mean.1, _net.basic#1.batch_norm#2/mean.2): g1 =+ g / v2; g1 is _net.basic#1.batch_norm#2/mean.1.grad
+	net_basic_1_batch_norm_2_mean_2V2 := net_basic_1_batch_norm_2_mean_2[0]
+	for i0 := range 4 {
+		scratch.net_basic_1_batch_norm_2_mean_1_grad[i0] += net_basic_1_batch_norm_2_mean_grad[i0] / net_basic_1_batch_norm_2_mean_2V2
+	}
+
+	// backprop of op 25 (_net.basic#1.batch_norm#2/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.basic#1.batch_norm#2/x): g1 =+ g; g1 is net.basic#1.batch_norm#2/x.grad
+	// float64 pointwise kernel over 64 rows of 4 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap55AVX512(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_mean_1_grad[0])
+	} else if ocannlAVX2 {
+		ocannlMap55AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_mean_1_grad[0])
+	} else {
+		for i0 := range 4 {
+			net_basic_1_batch_norm_2_mean_1_gradV := scratch.net_basic_1_batch_norm_2_mean_1_grad[i0]
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_1_batch_norm_2_x_gradRow3 := &scratch.net_basic_1_batch_norm_2_x_grad[i1][i2]
+					for i3 := range 4 {
+						net_basic_1_batch_norm_2_x_gradRow3[i3][i0] += net_basic_1_batch_norm_2_mean_1_gradV
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 24 (net.basic#1.batch_norm#2/x = pointwise "+" of net.basic#1.conv2d#2/y, net.basic#1.conv2d#2.bias): g1 =+ g; g1 is net.basic#1.conv2d#2/y.grad
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap33AVX2(&scratch.net_basic_1_conv2d_2_y_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0])
+	} else {
+		scratch.net_basic_1_conv2d_2_y_grad = [4][4][4][4]float64{}
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_basic_1_batch_norm_2_x_gradRow4 := &scratch.net_basic_1_batch_norm_2_x_grad[i0][i1][i2]
+					net_basic_1_conv2d_2_y_gradRow := &scratch.net_basic_1_conv2d_2_y_grad[i0][i1][i2]
+					for i3 := range 4 {
+						net_basic_1_conv2d_2_y_gradRow[i3] += net_basic_1_batch_norm_2_x_gradRow4[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 24 (net.basic#1.batch_norm#2/x = pointwise "+" of net.basic#1.conv2d#2/y, net.basic#1.conv2d#2.bias): g2 =+ g; g2 is net.basic#1.conv2d#2.bias.grad
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce80AVX2(&gNetBasic1Conv2d2Bias[0], &scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0])
+	} else {
+		// i2 unrolled and jammed into i3.
+		for i0 := range 4 {
+			for i1 := range 4 {
+				net_basic_1_batch_norm_2_x_gradRow5 := &scratch.net_basic_1_batch_norm_2_x_grad[i0][i1][0]
+				net_basic_1_batch_norm_2_x_gradRow6 := &scratch.net_basic_1_batch_norm_2_x_grad[i0][i1][1]
+				net_basic_1_batch_norm_2_x_gradRow7 := &scratch.net_basic_1_batch_norm_2_x_grad[i0][i1][2]
+				net_basic_1_batch_norm_2_x_gradRow8 := &scratch.net_basic_1_batch_norm_2_x_grad[i0][i1][3]
+				for i3 := range 4 {
+					acc27 := gNetBasic1Conv2d2Bias[i3]
+					acc27 += net_basic_1_batch_norm_2_x_gradRow5[i3]
+					acc27 += net_basic_1_batch_norm_2_x_gradRow6[i3]
+					acc27 += net_basic_1_batch_norm_2_x_gradRow7[i3]
+					acc27 += net_basic_1_batch_norm_2_x_gradRow8[i3]
+					gNetBasic1Conv2d2Bias[i3] = acc27
+				}
+			}
+		}
+	}
+
+	// backprop of op 23 (net.basic#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/h0, net.basic#1.conv2d#2.kernel): g1 =+ g * v2; g1 is net/h0.grad
+	// 4 parts of i0 on the pool.
+	rec3 := ocannlResNetBNBackwardPart2Records.Get()
+	rec3.pNetBasic1Conv2d2Kernel = pNetBasic1Conv2d2Kernel
+	rec3.scratch = scratch
+
+	// backprop of op 23 (net.basic#1.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/h0, net.basic#1.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.basic#1.conv2d#2.kernel.grad
+	// 4 parts of i3 on the pool.
+	rec4 := ocannlResNetBNBackwardPart3Records.Get()
+	rec4.gNetBasic1Conv2d2Kernel = gNetBasic1Conv2d2Kernel
+	rec4.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(4, rec3, rec4)
+	*rec3 = ocannlResNetBNBackwardPart2{}
+	ocannlResNetBNBackwardPart2Records.Put(rec3)
+	*rec4 = ocannlResNetBNBackwardPart3{}
+	ocannlResNetBNBackwardPart3Records.Put(rec4)
+
+	// backprop of op 22 (net/h0 = pointwise relu of _net/h0.2): g1 =+ where((0 < v1), g, 0); g1 is _net/h0.2.grad
+	for j37 := range 4 {
+		for j38 := range 7 {
+			for j39 := range 4 {
+				scratch.net_h0_grad[j37][0][j38][j39] = 0
+			}
+		}
+	}
+	for j40 := range 4 {
+		for j41 := 5; j41 < 7; j41++ {
+			for j42 := range 7 {
+				for j43 := range 4 {
+					scratch.net_h0_grad[j40][j41][j42][j43] = 0
+				}
+			}
+		}
+	}
+	for j44 := range 4 {
+		for j45 := 1; j45 < 5; j45++ {
+			for j46 := range 4 {
+				scratch.net_h0_grad[j44][j45][0][j46] = 0
+			}
+		}
+	}
+	for j47 := range 4 {
+		for j48 := 1; j48 < 5; j48++ {
+			for j49 := 5; j49 < 7; j49++ {
+				for j50 := range 4 {
+					scratch.net_h0_grad[j47][j48][j49][j50] = 0
+				}
+			}
+		}
+	}
+	// the zero fill absorbed: float64 pointwise kernel over 4x4 rows of 16 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap56AVX2(&scratch.net_h0_2_grad[0][0][0][0], &scratch.net_h0_2[0][0][0][0], &scratch.net_h0_grad[0][1][1][0])
+	} else {
+		scratch.net_h0_2_grad = [4][4][4][4]float64{}
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_h0_2Row3 := &scratch.net_h0_2[i0][i1][i2]
+					net_h0_gradRow3 := &scratch.net_h0_grad[i0][i1+1][i2+1]
+					net_h0_2_gradRow := &scratch.net_h0_2_grad[i0][i1][i2]
+					for i3 := range 4 {
+						var r16 float64
+						if 0 < net_h0_2Row3[i3] {
+							r16 = 1
+						}
+						r17 := float64(0)
+						if r16 != 0 {
+							r17 = net_h0_gradRow3[i3]
+						}
+						net_h0_2_gradRow[i3] += r17
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 21 (_net/h0.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h0.1, net.batch_norm#1/shift): g1 =+ g; g1 is _net/h0.1.grad
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap33AVX2(&scratch.net_h0_1_grad[0][0][0][0], &scratch.net_h0_2_grad[0][0][0][0])
+	} else {
+		scratch.net_h0_1_grad = [4][4][4][4]float64{}
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_h0_2_gradRow2 := &scratch.net_h0_2_grad[i0][i1][i2]
+					net_h0_1_gradRow := &scratch.net_h0_1_grad[i0][i1][i2]
+					for i3 := range 4 {
+						net_h0_1_gradRow[i3] += net_h0_2_gradRow2[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 21 (_net/h0.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h0.1, net.batch_norm#1/shift): g2 =+ g; g2 is net.batch_norm#1/shift.grad
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce80AVX2(&net_batch_norm_1_shift_grad[0], &scratch.net_h0_2_grad[0][0][0][0])
+	} else {
+		// i2 unrolled and jammed into i3.
+		for i0 := range 4 {
+			for i1 := range 4 {
+				net_h0_2_gradRow3 := &scratch.net_h0_2_grad[i0][i1][0]
+				net_h0_2_gradRow4 := &scratch.net_h0_2_grad[i0][i1][1]
+				net_h0_2_gradRow5 := &scratch.net_h0_2_grad[i0][i1][2]
+				net_h0_2_gradRow6 := &scratch.net_h0_2_grad[i0][i1][3]
+				for i3 := range 4 {
+					acc28 := net_batch_norm_1_shift_grad[i3]
+					acc28 += net_h0_2_gradRow3[i3]
+					acc28 += net_h0_2_gradRow4[i3]
+					acc28 += net_h0_2_gradRow5[i3]
+					acc28 += net_h0_2_gradRow6[i3]
+					net_batch_norm_1_shift_grad[i3] = acc28
+				}
+			}
+		}
+	}
+
+	// backprop of op 20 (_net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale): g1 =+ g * v2; g1 is net.batch_norm#1/x.grad
+	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap50AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h0_1_grad[0][0][0][0], &scratch.net_batch_norm_1_scale[0])
+	} else {
+		scratch.net_batch_norm_1_x_grad = [4][4][4][4]float64{}
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_h0_1_gradRow2 := &scratch.net_h0_1_grad[i0][i1][i2]
+					net_batch_norm_1_x_gradRow := &scratch.net_batch_norm_1_x_grad[i0][i1][i2]
+					for i3 := range 4 {
+						net_batch_norm_1_x_gradRow[i3] += net_h0_1_gradRow2[i3] * scratch.net_batch_norm_1_scale[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 20 (_net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale): g2 =+ v1 * g; g2 is net.batch_norm#1/scale.grad
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce82AVX2(&net_batch_norm_1_scale_grad[0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_h0_1_grad[0][0][0][0])
+	} else {
+		// i2 unrolled and jammed into i3.
+		for i0 := range 4 {
+			for i1 := range 4 {
+				net_batch_norm_1_xRow8 := &scratch.net_batch_norm_1_x[i0][i1][0]
+				net_h0_1_gradRow3 := &scratch.net_h0_1_grad[i0][i1][0]
+				net_batch_norm_1_xRow9 := &scratch.net_batch_norm_1_x[i0][i1][1]
+				net_h0_1_gradRow4 := &scratch.net_h0_1_grad[i0][i1][1]
+				net_batch_norm_1_xRow10 := &scratch.net_batch_norm_1_x[i0][i1][2]
+				net_h0_1_gradRow5 := &scratch.net_h0_1_grad[i0][i1][2]
+				net_batch_norm_1_xRow11 := &scratch.net_batch_norm_1_x[i0][i1][3]
+				net_h0_1_gradRow6 := &scratch.net_h0_1_grad[i0][i1][3]
+				for i3 := range 4 {
+					acc29 := net_batch_norm_1_scale_grad[i3]
+					acc29 += net_batch_norm_1_xRow8[i3] * net_h0_1_gradRow3[i3]
+					acc29 += net_batch_norm_1_xRow9[i3] * net_h0_1_gradRow4[i3]
+					acc29 += net_batch_norm_1_xRow10[i3] * net_h0_1_gradRow5[i3]
+					acc29 += net_batch_norm_1_xRow11[i3] * net_h0_1_gradRow6[i3]
+					net_batch_norm_1_scale_grad[i3] = acc29
+				}
+			}
+		}
+	}
+
+	// backprop of op 19 (net.batch_norm#1/shift = pointwise "-" of net.batch_norm#1.beta, _net.batch_norm#1/shift.1): g1 =+ g; g1 is net.batch_norm#1.beta.grad
+	for i0 := range 4 {
+		gNetBatchNorm1Beta[i0] += net_batch_norm_1_shift_grad[i0]
+	}
+
+	// backprop of op 19 (net.batch_norm#1/shift = pointwise "-" of net.batch_norm#1.beta, _net.batch_norm#1/shift.1): g2 =- g; g2 is _net.batch_norm#1/shift.1.grad
+	for i0 := range 4 {
+		net_batch_norm_1_shift_1_grad[i0] -= net_batch_norm_1_shift_grad[i0]
+	}
+
+	// backprop of op 18 (_net.batch_norm#1/shift.1 = pointwise "*." of net.batch_norm#1/mean, net.batch_norm#1/scale): g1 =+ g * v2; g1 is net.batch_norm#1/mean.grad
+	for i0 := range 4 {
+		net_batch_norm_1_mean_grad[i0] += net_batch_norm_1_shift_1_grad[i0] * scratch.net_batch_norm_1_scale[i0]
+	}
+
+	// backprop of op 18 (_net.batch_norm#1/shift.1 = pointwise "*." of net.batch_norm#1/mean, net.batch_norm#1/scale): g2 =+ v1 * g; g2 is net.batch_norm#1/scale.grad
+	for i0 := range 4 {
+		net_batch_norm_1_scale_grad[i0] += sNetBatchNorm1Mean[i0] * net_batch_norm_1_shift_1_grad[i0]
+	}
+
+	// backprop of op 17 (net.batch_norm#1/scale = pointwise "*." of net.batch_norm#1.gamma, _net.batch_norm#1/scale.2): g1 =+ g * v2; g1 is net.batch_norm#1.gamma.grad
+	for i0 := range 4 {
+		gNetBatchNorm1Gamma[i0] += net_batch_norm_1_scale_grad[i0] * net_batch_norm_1_scale_2[i0]
+	}
+
+	// backprop of op 17 (net.batch_norm#1/scale = pointwise "*." of net.batch_norm#1.gamma, _net.batch_norm#1/scale.2): g2 =+ v1 * g; g2 is _net.batch_norm#1/scale.2.grad
+	for i0 := range 4 {
+		net_batch_norm_1_scale_2_grad[i0] += pNetBatchNorm1Gamma[i0] * net_batch_norm_1_scale_grad[i0]
+	}
+
+	// backprop of op 16 (_net.batch_norm#1/scale.2 = pointwise recip_sqrt of _net.batch_norm#1/scale.1): g1 =+ g * (-0.5 * (t * (t * t))); g1 is _net.batch_norm#1/scale.1.grad
+	for i0 := range 4 {
+		net_batch_norm_1_scale_1_grad[i0] += net_batch_norm_1_scale_2_grad[i0] * ((-0.5) * (net_batch_norm_1_scale_2[i0] * (net_batch_norm_1_scale_2[i0] * net_batch_norm_1_scale_2[i0])))
+	}
+
+	// backprop of op 15 (_net.batch_norm#1/scale.1 = pointwise "+" of net.batch_norm#1/var, _num.2): g1 =+ g; g1 is net.batch_norm#1/var.grad
+	for i0 := range 4 {
+		net_batch_norm_1_var_grad[i0] += net_batch_norm_1_scale_1_grad[i0]
+	}
+
+	// backprop of op 10 (net.batch_norm#1/var = pointwise "/." of _net.batch_norm#1/var.2, _net.batch_norm#1/var.3): g1 =+ g / v2; g1 is _net.batch_norm#1/var.2.grad
+	net_batch_norm_1_var_3V2 := net_batch_norm_1_var_3[0]
+	for i0 := range 4 {
+		scratch.net_batch_norm_1_var_2_grad[i0] += net_batch_norm_1_var_grad[i0] / net_batch_norm_1_var_3V2
+	}
+
+	// backprop of op 8 (_net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1): g1 =+ g; g1 is _net.batch_norm#1/var.1.grad
+	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap51AVX2(&scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_var_2_grad[0])
+	} else {
+		scratch.net_batch_norm_1_var_1_grad = [4][4][4][4]float64{}
+		for i0 := range 4 {
+			net_batch_norm_1_var_2_gradV := scratch.net_batch_norm_1_var_2_grad[i0]
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_batch_norm_1_var_1_gradRow := &scratch.net_batch_norm_1_var_1_grad[i1][i2]
+					for i3 := range 4 {
+						net_batch_norm_1_var_1_gradRow[i3][i0] += net_batch_norm_1_var_2_gradV
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 7 (_net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered): g1 =+ g * v2; g1 is net.batch_norm#1/centered.grad
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap52AVX2(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0])
+	} else {
+		scratch.net_batch_norm_1_centered_grad = [4][4][4][4]float64{}
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_batch_norm_1_var_1_gradRow2 := &scratch.net_batch_norm_1_var_1_grad[i0][i1][i2]
+					net_batch_norm_1_centeredRow3 := &scratch.net_batch_norm_1_centered[i0][i1][i2]
+					net_batch_norm_1_centered_gradRow := &scratch.net_batch_norm_1_centered_grad[i0][i1][i2]
+					for i3 := range 4 {
+						net_batch_norm_1_centered_gradRow[i3] += net_batch_norm_1_var_1_gradRow2[i3] * net_batch_norm_1_centeredRow3[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 7 (_net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered): g2 =+ v1 * g; g2 is net.batch_norm#1/centered.grad
+	// float64 pointwise kernel over 256 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap53AVX512(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap53AVX2(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_batch_norm_1_centeredRow4 := &scratch.net_batch_norm_1_centered[i0][i1][i2]
+					net_batch_norm_1_var_1_gradRow3 := &scratch.net_batch_norm_1_var_1_grad[i0][i1][i2]
+					net_batch_norm_1_centered_gradRow2 := &scratch.net_batch_norm_1_centered_grad[i0][i1][i2]
+					for i3 := range 4 {
+						net_batch_norm_1_centered_gradRow2[i3] += net_batch_norm_1_centeredRow4[i3] * net_batch_norm_1_var_1_gradRow3[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 6 (net.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, _net.batch_norm#1/centered.1): g1 =+ g; g1 is net.batch_norm#1/x.grad
+	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap54AVX512(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap54AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_batch_norm_1_centered_gradRow3 := &scratch.net_batch_norm_1_centered_grad[i0][i1][i2]
+					net_batch_norm_1_x_gradRow2 := &scratch.net_batch_norm_1_x_grad[i0][i1][i2]
+					for i3 := range 4 {
+						net_batch_norm_1_x_gradRow2[i3] += net_batch_norm_1_centered_gradRow3[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 6 (net.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, _net.batch_norm#1/centered.1): g2 =+ g; g2 is _net.batch_norm#1/centered.1.grad
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce80AVX2(&net_batch_norm_1_centered_1_grad[0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
+	} else {
+		// i2 unrolled and jammed into i3.
+		for i0 := range 4 {
+			for i1 := range 4 {
+				net_batch_norm_1_centered_gradRow4 := &scratch.net_batch_norm_1_centered_grad[i0][i1][0]
+				net_batch_norm_1_centered_gradRow5 := &scratch.net_batch_norm_1_centered_grad[i0][i1][1]
+				net_batch_norm_1_centered_gradRow6 := &scratch.net_batch_norm_1_centered_grad[i0][i1][2]
+				net_batch_norm_1_centered_gradRow7 := &scratch.net_batch_norm_1_centered_grad[i0][i1][3]
+				for i3 := range 4 {
+					acc30 := net_batch_norm_1_centered_1_grad[i3]
+					acc30 += net_batch_norm_1_centered_gradRow4[i3]
+					acc30 += net_batch_norm_1_centered_gradRow5[i3]
+					acc30 += net_batch_norm_1_centered_gradRow6[i3]
+					acc30 += net_batch_norm_1_centered_gradRow7[i3]
+					net_batch_norm_1_centered_1_grad[i3] = acc30
+				}
+			}
+		}
+	}
+
+	// backprop of op 5 (_net.batch_norm#1/centered.1 = pointwise neg of net.batch_norm#1/mean): g1 =+ neg(g); g1 is net.batch_norm#1/mean.grad
+	for i0 := range 4 {
+		net_batch_norm_1_mean_grad[i0] += -net_batch_norm_1_centered_1_grad[i0]
+	}
+
+	// backprop of op 4 (net.batch_norm#1/mean = pointwise "/." of _net.batch_norm#1/mean.1, _net.batch_norm#1/mean.2): g1 =+ g / v2; g1 is _net.batch_norm#1/mean.1.grad
+	net_batch_norm_1_mean_2V2 := net_batch_norm_1_mean_2[0]
+	for i0 := range 4 {
+		scratch.net_batch_norm_1_mean_1_grad[i0] += net_batch_norm_1_mean_grad[i0] / net_batch_norm_1_mean_2V2
+	}
+
+	// backprop of op 2 (_net.batch_norm#1/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.batch_norm#1/x): g1 =+ g; g1 is net.batch_norm#1/x.grad
+	// float64 pointwise kernel over 64 rows of 4 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap55AVX512(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_mean_1_grad[0])
+	} else if ocannlAVX2 {
+		ocannlMap55AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_mean_1_grad[0])
+	} else {
+		for i0 := range 4 {
+			net_batch_norm_1_mean_1_gradV := scratch.net_batch_norm_1_mean_1_grad[i0]
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_batch_norm_1_x_gradRow3 := &scratch.net_batch_norm_1_x_grad[i1][i2]
+					for i3 := range 4 {
+						net_batch_norm_1_x_gradRow3[i3][i0] += net_batch_norm_1_mean_1_gradV
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 1 (net.batch_norm#1/x = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g1 =+ g; g1 is net.conv2d#1/y.grad
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap33AVX2(&scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.net_batch_norm_1_x_grad[0][0][0][0])
+	} else {
+		scratch.net_conv2d_1_y_grad = [4][4][4][4]float64{}
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					net_batch_norm_1_x_gradRow4 := &scratch.net_batch_norm_1_x_grad[i0][i1][i2]
+					net_conv2d_1_y_gradRow := &scratch.net_conv2d_1_y_grad[i0][i1][i2]
+					for i3 := range 4 {
+						net_conv2d_1_y_gradRow[i3] += net_batch_norm_1_x_gradRow4[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 1 (net.batch_norm#1/x = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g2 =+ g; g2 is net.conv2d#1.bias.grad
+	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce80AVX2(&gNetConv2d1Bias[0], &scratch.net_batch_norm_1_x_grad[0][0][0][0])
+	} else {
+		// i2 unrolled and jammed into i3.
+		for i0 := range 4 {
+			for i1 := range 4 {
+				net_batch_norm_1_x_gradRow5 := &scratch.net_batch_norm_1_x_grad[i0][i1][0]
+				net_batch_norm_1_x_gradRow6 := &scratch.net_batch_norm_1_x_grad[i0][i1][1]
+				net_batch_norm_1_x_gradRow7 := &scratch.net_batch_norm_1_x_grad[i0][i1][2]
+				net_batch_norm_1_x_gradRow8 := &scratch.net_batch_norm_1_x_grad[i0][i1][3]
+				for i3 := range 4 {
+					acc31 := gNetConv2d1Bias[i3]
+					acc31 += net_batch_norm_1_x_gradRow5[i3]
+					acc31 += net_batch_norm_1_x_gradRow6[i3]
+					acc31 += net_batch_norm_1_x_gradRow7[i3]
+					acc31 += net_batch_norm_1_x_gradRow8[i3]
+					gNetConv2d1Bias[i3] = acc31
+				}
+			}
+		}
+	}
+
+	// backprop of op 0 (net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.conv2d#1.kernel.grad
+	for i0 := range 4 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				for i3 := range 4 {
+					net_conv2d_1_y_gradV := scratch.net_conv2d_1_y_grad[i0][i1][i2][i3]
+					for i4 := range 3 {
+						for i5 := range 3 {
+							imagesPadRow2 := &scratch.imagesPad[i0][i1+i4][i2+i5]
+							gNetConv2d1KernelRow := (*[2]float64)(gNetConv2d1Kernel[18*i3+6*i4+2*i5 : 18*i3+6*i4+2*i5+2])
+							for i6 := range 2 {
+								gNetConv2d1KernelRow[i6] += imagesPadRow2[i6] * net_conv2d_1_y_gradV
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlResNetBNBackwardScratch holds the local arrays of ocannlResNetBNBackward too large for the stack. Their
+// contents are garbage between calls; calls running at the same time need one each.
+type ocannlResNetBNBackwardScratch struct {
+	imagesPad                              [4][7][7][2]float64
+	net_conv2d_1_y                         [4][4][4][4]float64
+	net_batch_norm_1_x                     [4][4][4][4]float64
+	net_batch_norm_1_mean_1                [4]float64
+	net_batch_norm_1_centered_1            [4]float64
+	net_batch_norm_1_centered              [4][4][4][4]float64
+	net_batch_norm_1_var_1                 [4][4][4][4]float64
+	net_batch_norm_1_var_2                 [4]float64
+	net_batch_norm_1_scale                 [4]float64
+	net_batch_norm_1_shift                 [4]float64
+	net_h0_2                               [4][4][4][4]float64
+	net_h0                                 [4][7][7][4]float64
+	net_basic_1_conv2d_2_y                 [4][4][4][4]float64
+	net_basic_1_batch_norm_2_x             [4][4][4][4]float64
+	net_basic_1_batch_norm_2_mean_1        [4]float64
+	net_basic_1_batch_norm_2_centered_1    [4]float64
+	net_basic_1_batch_norm_2_centered      [4][4][4][4]float64
+	net_basic_1_batch_norm_2_var_1         [4][4][4][4]float64
+	net_basic_1_batch_norm_2_var_2         [4]float64
+	net_basic_1_batch_norm_2_scale         [4]float64
+	net_basic_1_batch_norm_2_shift         [4]float64
+	net_basic_1_conv2d_1_x_2               [4][4][4][4]float64
+	net_basic_1_conv2d_1_x                 [4][7][7][4]float64
+	net_basic_1_conv2d_1_y                 [4][4][4][4]float64
+	net_basic_1_batch_norm_1_x             [4][4][4][4]float64
+	net_basic_1_batch_norm_1_mean_1        [4]float64
+	net_basic_1_batch_norm_1_centered_1    [4]float64
+	net_basic_1_batch_norm_1_centered      [4][4][4][4]float64
+	net_basic_1_batch_norm_1_var_1         [4][4][4][4]float64
+	net_basic_1_batch_norm_1_var_2         [4]float64
+	net_basic_1_batch_norm_1_scale         [4]float64
+	net_basic_1_batch_norm_1_shift         [4]float64
+	net_h1_3                               [4][4][4][4]float64
+	net_h1                                 [4][4][4][4]float64
+	net_pooled_1                           [4][4]float64
+	net_pooled                             [4][4]float64
+	train_cross_entropy_1_logits_1         [4][3]float64
+	train_cross_entropy_1_logits           [4][3]float64
+	train_cross_entropy_1_m                [4][1]float64
+	train_cross_entropy_1_z                [4][3]float64
+	train_cross_entropy_1_logp_1           [4][3]float64
+	train_cross_entropy_1_logp_2           [4][1]float64
+	train_cross_entropy_1_logp_3           [4][1]float64
+	train_cross_entropy_1_logp             [4][3]float64
+	net_conv2d_1_y_grad                    [4][4][4][4]float64
+	net_batch_norm_1_x_grad                [4][4][4][4]float64
+	net_batch_norm_1_mean_1_grad           [4]float64
+	net_batch_norm_1_centered_grad         [4][4][4][4]float64
+	net_batch_norm_1_var_1_grad            [4][4][4][4]float64
+	net_batch_norm_1_var_2_grad            [4]float64
+	net_h0_1_grad                          [4][4][4][4]float64
+	net_h0_2_grad                          [4][4][4][4]float64
+	net_h0_grad                            [4][7][7][4]float64
+	net_basic_1_conv2d_2_y_grad            [4][4][4][4]float64
+	net_basic_1_batch_norm_2_x_grad        [4][4][4][4]float64
+	net_basic_1_batch_norm_2_mean_1_grad   [4]float64
+	net_basic_1_batch_norm_2_centered_grad [4][4][4][4]float64
+	net_basic_1_batch_norm_2_var_1_grad    [4][4][4][4]float64
+	net_basic_1_batch_norm_2_var_2_grad    [4]float64
+	net_basic_1_conv2d_1_x_1_grad          [4][4][4][4]float64
+	net_basic_1_conv2d_1_x_2_grad          [4][4][4][4]float64
+	net_basic_1_conv2d_1_x_grad            [4][7][7][4]float64
+	net_basic_1_conv2d_1_y_grad            [4][4][4][4]float64
+	net_basic_1_batch_norm_1_x_grad        [4][4][4][4]float64
+	net_basic_1_batch_norm_1_mean_1_grad   [4]float64
+	net_basic_1_batch_norm_1_centered_grad [4][4][4][4]float64
+	net_basic_1_batch_norm_1_var_1_grad    [4][4][4][4]float64
+	net_basic_1_batch_norm_1_var_2_grad    [4]float64
+	net_h1_1_grad                          [4][4][4][4]float64
+	net_h1_2_grad                          [4][4][4][4]float64
+	net_h1_3_grad                          [4][4][4][4]float64
+	net_h1_grad                            [4][4][4][4]float64
+	net_pooled_1_grad                      [4][4]float64
+	net_pooled_grad                        [4][4]float64
+	train_cross_entropy_1_logits_1_grad    [4][3]float64
+	train_cross_entropy_1_logits_grad      [4][3]float64
+	train_cross_entropy_1_m_grad           [4][1]float64
+	train_cross_entropy_1_z_grad           [4][3]float64
+	train_cross_entropy_1_logp_1_grad      [4][3]float64
+	train_cross_entropy_1_logp_2_grad      [4][1]float64
+	train_cross_entropy_1_logp_3_grad      [4][1]float64
+	train_cross_entropy_1_logp_grad        [4][3]float64
+	ordinals_1                             [3]float64
+	train_cross_entropy_1_m_argmax_74      [4][1]float64
+}
+
+// ocannlResNetBNBackwardPart0 is the task record of a loop nest of ocannlResNetBNBackward that runs in 4 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlResNetBNBackwardPart0 struct {
+	pNetBasic1Conv2d1Kernel *[144]float64
+	scratch                 *ocannlResNetBNBackwardScratch
+}
+
+// Part runs part j18 of the nest (0 <= j18 < 4).
+func (r10 *ocannlResNetBNBackwardPart0) Part(j18 int) {
+	pNetBasic1Conv2d1Kernel, scratch := r10.pNetBasic1Conv2d1Kernel, r10.scratch
+	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 1 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i4 := range 3 {
+						ocannlReduce20AVX2(&scratch.net_basic_1_conv2d_1_x_grad[i0+j18][i1+i4][i2][0], &scratch.net_basic_1_conv2d_1_y_grad[i0+j18][i1][i2][0], &pNetBasic1Conv2d1Kernel[12*i4])
+					}
+				}
+			}
+		}
+	} else {
+		for i0 := range 1 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 4 {
+						net_basic_1_conv2d_1_y_gradV := scratch.net_basic_1_conv2d_1_y_grad[i0+j18][i1][i2][i3]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								pNetBasic1Conv2d1KernelRow2 := (*[4]float64)(pNetBasic1Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
+								net_basic_1_conv2d_1_x_gradRow := &scratch.net_basic_1_conv2d_1_x_grad[i0+j18][i1+i4][i2+i5]
+								for i6 := range 4 {
+									net_basic_1_conv2d_1_x_gradRow[i6] += net_basic_1_conv2d_1_y_gradV * pNetBasic1Conv2d1KernelRow2[i6]
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlResNetBNBackwardPart0Records holds the free ocannlResNetBNBackwardPart0 records.
+var ocannlResNetBNBackwardPart0Records rt.Records[ocannlResNetBNBackwardPart0]
+
+// ocannlResNetBNBackwardPart1 is the task record of a loop nest of ocannlResNetBNBackward that runs in 4 parts, one
+// for each 1 values of i3 (see rt.Pool).
+type ocannlResNetBNBackwardPart1 struct {
+	gNetBasic1Conv2d1Kernel *[144]float64
+	scratch                 *ocannlResNetBNBackwardScratch
+}
+
+// Part runs part j19 of the nest (0 <= j19 < 4).
+func (r11 *ocannlResNetBNBackwardPart1) Part(j19 int) {
+	gNetBasic1Conv2d1Kernel, scratch := r11.gNetBasic1Conv2d1Kernel, r11.scratch
+	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				for i3 := range 1 {
+					for i4 := range 3 {
+						ocannlReduce83AVX2(&gNetBasic1Conv2d1Kernel[36*i3+36*j19+12*i4], &scratch.net_basic_1_conv2d_1_x[0][i1+i4][i2][0], &scratch.net_basic_1_conv2d_1_y_grad[0][i1][i2][i3+j19])
+					}
+				}
+			}
+		}
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 1 {
+						net_basic_1_conv2d_1_y_gradV2 := scratch.net_basic_1_conv2d_1_y_grad[i0][i1][i2][i3+j19]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_basic_1_conv2d_1_xRow3 := &scratch.net_basic_1_conv2d_1_x[i0][i1+i4][i2+i5]
+								gNetBasic1Conv2d1KernelRow := (*[4]float64)(gNetBasic1Conv2d1Kernel[36*i3+36*j19+12*i4+4*i5 : 36*i3+36*j19+12*i4+4*i5+4])
+								for i6 := range 4 {
+									gNetBasic1Conv2d1KernelRow[i6] += net_basic_1_conv2d_1_xRow3[i6] * net_basic_1_conv2d_1_y_gradV2
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlResNetBNBackwardPart1Records holds the free ocannlResNetBNBackwardPart1 records.
+var ocannlResNetBNBackwardPart1Records rt.Records[ocannlResNetBNBackwardPart1]
+
+// ocannlResNetBNBackwardPart2 is the task record of a loop nest of ocannlResNetBNBackward that runs in 4 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlResNetBNBackwardPart2 struct {
+	pNetBasic1Conv2d2Kernel *[144]float64
+	scratch                 *ocannlResNetBNBackwardScratch
+}
+
+// Part runs part j35 of the nest (0 <= j35 < 4).
+func (r14 *ocannlResNetBNBackwardPart2) Part(j35 int) {
+	pNetBasic1Conv2d2Kernel, scratch := r14.pNetBasic1Conv2d2Kernel, r14.scratch
+	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 1 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i4 := range 3 {
+						ocannlReduce20AVX2(&scratch.net_h0_grad[i0+j35][i1+i4][i2][0], &scratch.net_basic_1_conv2d_2_y_grad[i0+j35][i1][i2][0], &pNetBasic1Conv2d2Kernel[12*i4])
+					}
+				}
+			}
+		}
+	} else {
+		for i0 := range 1 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 4 {
+						net_basic_1_conv2d_2_y_gradV := scratch.net_basic_1_conv2d_2_y_grad[i0+j35][i1][i2][i3]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								pNetBasic1Conv2d2KernelRow2 := (*[4]float64)(pNetBasic1Conv2d2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
+								net_h0_gradRow2 := &scratch.net_h0_grad[i0+j35][i1+i4][i2+i5]
+								for i6 := range 4 {
+									net_h0_gradRow2[i6] += net_basic_1_conv2d_2_y_gradV * pNetBasic1Conv2d2KernelRow2[i6]
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlResNetBNBackwardPart2Records holds the free ocannlResNetBNBackwardPart2 records.
+var ocannlResNetBNBackwardPart2Records rt.Records[ocannlResNetBNBackwardPart2]
+
+// ocannlResNetBNBackwardPart3 is the task record of a loop nest of ocannlResNetBNBackward that runs in 4 parts, one
+// for each 1 values of i3 (see rt.Pool).
+type ocannlResNetBNBackwardPart3 struct {
+	gNetBasic1Conv2d2Kernel *[144]float64
+	scratch                 *ocannlResNetBNBackwardScratch
+}
+
+// Part runs part j36 of the nest (0 <= j36 < 4).
+func (r15 *ocannlResNetBNBackwardPart3) Part(j36 int) {
+	gNetBasic1Conv2d2Kernel, scratch := r15.gNetBasic1Conv2d2Kernel, r15.scratch
+	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				for i3 := range 1 {
+					for i4 := range 3 {
+						ocannlReduce83AVX2(&gNetBasic1Conv2d2Kernel[36*i3+36*j36+12*i4], &scratch.net_h0[0][i1+i4][i2][0], &scratch.net_basic_1_conv2d_2_y_grad[0][i1][i2][i3+j36])
+					}
+				}
+			}
+		}
+	} else {
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 1 {
+						net_basic_1_conv2d_2_y_gradV2 := scratch.net_basic_1_conv2d_2_y_grad[i0][i1][i2][i3+j36]
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_h0Row4 := &scratch.net_h0[i0][i1+i4][i2+i5]
+								gNetBasic1Conv2d2KernelRow := (*[4]float64)(gNetBasic1Conv2d2Kernel[36*i3+36*j36+12*i4+4*i5 : 36*i3+36*j36+12*i4+4*i5+4])
+								for i6 := range 4 {
+									gNetBasic1Conv2d2KernelRow[i6] += net_h0Row4[i6] * net_basic_1_conv2d_2_y_gradV2
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlResNetBNBackwardPart3Records holds the free ocannlResNetBNBackwardPart3 records.
+var ocannlResNetBNBackwardPart3Records rt.Records[ocannlResNetBNBackwardPart3]
+
+// ocannlResNetBNPredict runs a tensor program generated by ocannlgen.
+//
+// Entry point predict of model ResNetBN.
+//
+// Tensors (batch | input -> output):
+//
+//	images: 4 | 4,4,2 (input, parameter images, copied into the padded local imagesPad)
+//	net.conv2d#1.kernel: 3,3,2 -> 4 (param, parameter pNetConv2d1Kernel)
+//	net.conv2d#1/y: 4 | 4,4,4 (let, local)
+//	net.conv2d#1.bias: 4 (param, parameter pNetConv2d1Bias)
+//	net.batch_norm#1/x: 4 | 4,4,4 (let, local)
+//	net.batch_norm#1.running_mean: 4 (param, parameter pNetBatchNorm1RunningMean)
+//	net.batch_norm#1.running_var: 4 (param, parameter pNetBatchNorm1RunningVar)
+//	net.batch_norm#1.gamma: 4 (param, parameter pNetBatchNorm1Gamma)
+//	_num.1: 1 (number, constant)
+//	_net.batch_norm#1/scale.1: 4 (let, local)
+//	_net.batch_norm#1/scale.2: 4 (let, local)
+//	net.batch_norm#1/scale: 4 (let, local)
+//	net.batch_norm#1.beta: 4 (param, parameter pNetBatchNorm1Beta)
+//	_net.batch_norm#1/shift.1: 4 (let, local)
+//	net.batch_norm#1/shift: 4 (let, local)
+//	_net/h0.1: 4 | 4,4,4 (let, local)
+//	_net/h0.2: 4 | 4,4,4 (let, local)
+//	net/h0: 4 | 4,4,4 (let, local)
+//	net.basic#1.conv2d#2.kernel: 3,3,4 -> 4 (param, parameter pNetBasic1Conv2d2Kernel)
+//	net.basic#1.conv2d#2@2/y: 4 | 4,4,4 (let, local)
+//	net.basic#1.conv2d#2.bias: 4 (param, parameter pNetBasic1Conv2d2Bias)
+//	net.basic#1.batch_norm#2@2/x: 4 | 4,4,4 (let, local)
+//	net.basic#1.batch_norm#2.running_mean: 4 (param, parameter pNetBasic1BatchNorm2RunningMean)
+//	net.basic#1.batch_norm#2.running_var: 4 (param, parameter pNetBasic1BatchNorm2RunningVar)
+//	net.basic#1.batch_norm#2.gamma: 4 (param, parameter pNetBasic1BatchNorm2Gamma)
+//	_num.2: 1 (number, constant)
+//	_net.basic#1.batch_norm#2@2/scale.1: 4 (let, local)
+//	_net.basic#1.batch_norm#2@2/scale.2: 4 (let, local)
+//	net.basic#1.batch_norm#2@2/scale: 4 (let, local)
+//	net.basic#1.batch_norm#2.beta: 4 (param, parameter pNetBasic1BatchNorm2Beta)
+//	_net.basic#1.batch_norm#2@2/shift.1: 4 (let, local)
+//	net.basic#1.batch_norm#2@2/shift: 4 (let, local)
+//	_net.basic#1.conv2d#1@2/x.1: 4 | 4,4,4 (let, local)
+//	_net.basic#1.conv2d#1@2/x.2: 4 | 4,4,4 (let, local)
+//	net.basic#1.conv2d#1@2/x: 4 | 4,4,4 (let, local)
+//	net.basic#1.conv2d#1.kernel: 3,3,4 -> 4 (param, parameter pNetBasic1Conv2d1Kernel)
+//	net.basic#1.conv2d#1@2/y: 4 | 4,4,4 (let, local)
+//	net.basic#1.conv2d#1.bias: 4 (param, parameter pNetBasic1Conv2d1Bias)
+//	net.basic#1.batch_norm#1@2/x: 4 | 4,4,4 (let, local)
+//	net.basic#1.batch_norm#1.running_mean: 4 (param, parameter pNetBasic1BatchNorm1RunningMean)
+//	net.basic#1.batch_norm#1.running_var: 4 (param, parameter pNetBasic1BatchNorm1RunningVar)
+//	net.basic#1.batch_norm#1.gamma: 4 (param, parameter pNetBasic1BatchNorm1Gamma)
+//	_num.3: 1 (number, constant)
+//	_net.basic#1.batch_norm#1@2/scale.1: 4 (let, local)
+//	_net.basic#1.batch_norm#1@2/scale.2: 4 (let, local)
+//	net.basic#1.batch_norm#1@2/scale: 4 (let, local)
+//	net.basic#1.batch_norm#1.beta: 4 (param, parameter pNetBasic1BatchNorm1Beta)
+//	_net.basic#1.batch_norm#1@2/shift.1: 4 (let, local)
+//	net.basic#1.batch_norm#1@2/shift: 4 (let, local)
+//	_net/h1.1: 4 | 4,4,4 (let, local)
+//	_net/h1.2: 4 | 4,4,4 (let, local)
+//	_net/h1.3: 4 | 4,4,4 (let, local)
+//	net/h1: 4 | 4,4,4 (let, local)
+//	_net/pooled.1: 4 | 4 (let, local)
+//	_num.4: 1 (number, constant)
+//	net/pooled: 4 | 4 (let, local)
+//	net.linear#1.w: 4 -> 3 (param, parameter pNetLinear1W)
+//	_predict.1: 4 | 3 (let, local)
+//	net.linear#1.b: 3 (param, parameter pNetLinear1B)
+//	predict: 4 | 3 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# padded images: dims 4x4x4x2, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 4x7x7x2
+//	# padded net/h0: dims 4x4x4x4, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 4x7x7x4
+//	# padded net.basic#1.conv2d#1@2/x: dims 4x4x4x4, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 4x7x7x4
+//
+//	# init _num.1 (number)
+//	init _num.1: constant 1e-05
+//
+//	# init _num.2 (number)
+//	init _num.2: constant 1e-05
+//
+//	# init _num.3 (number)
+//	init _num.3: constant 1e-05
+//
+//	# init _num.4 (number)
+//	init _num.4: constant 0.0625
+//
+//	# net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#1.kernel
+//	reset padding of images to 0
+//	fill net.conv2d#1/y with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        for i4 in 0..2:  # reduction
+//	          for i5 in 0..2:  # reduction
+//	            for i6 in 0..1:  # reduction
+//	              net.conv2d#1/y[i0, i1, i2, i3] += images[i0, i1 + i4, i2 + i5, i6] * net.conv2d#1.kernel[i3, i4, i5, i6]
+//
+//	# net.batch_norm#1/x = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
+//
+//	# _net.batch_norm#1/scale.1 = pointwise "+" of net.batch_norm#1.running_var, _num.1
+//
+//	# _net.batch_norm#1/scale.2 = pointwise recip_sqrt of _net.batch_norm#1/scale.1, with _net.batch_norm#1/scale.1 = pointwise "+" of net.batch_norm#1.running_var, _num.1 fused
+//
+//	# net.batch_norm#1/scale = pointwise "*." of net.batch_norm#1.gamma, _net.batch_norm#1/scale.2, with _net.batch_norm#1/scale.2 = pointwise recip_sqrt of _net.batch_norm#1/scale.1, with _net.batch_norm#1/scale.1 = pointwise "+" of net.batch_norm#1.running_var, _num.1 fused fused
+//	for i0 in 0..3:
+//	  net.batch_norm#1/scale[i0] = net.batch_norm#1.gamma[i0] * recip_sqrt(net.batch_norm#1.running_var[i0] + _num.1[0])
+//
+//	# _net.batch_norm#1/shift.1 = pointwise "*." of net.batch_norm#1.running_mean, net.batch_norm#1/scale
+//
+//	# net.batch_norm#1/shift = pointwise "-" of net.batch_norm#1.beta, _net.batch_norm#1/shift.1, with _net.batch_norm#1/shift.1 = pointwise "*." of net.batch_norm#1.running_mean, net.batch_norm#1/scale fused
+//	for i0 in 0..3:
+//	  net.batch_norm#1/shift[i0] = net.batch_norm#1.beta[i0] - (net.batch_norm#1.running_mean[i0] * net.batch_norm#1/scale[i0])
+//
+//	# _net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale, with net.batch_norm#1/x = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias fused
+//
+//	# _net/h0.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h0.1, net.batch_norm#1/shift, with _net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale, with net.batch_norm#1/x = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias fused fused
+//
+//	# net/h0 = pointwise relu of _net/h0.2, with _net/h0.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h0.1, net.batch_norm#1/shift, with _net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale, with net.batch_norm#1/x = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias fused fused fused
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net/h0[i0, i1 + 1, i2 + 1, i3] = relu(((net.conv2d#1/y[i0, i1, i2, i3] + net.conv2d#1.bias[i3]) * net.batch_norm#1/scale[i3]) + net.batch_norm#1/shift[i3])
+//
+//	# net.basic#1.conv2d#2@2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/h0, net.basic#1.conv2d#2.kernel
+//	reset padding of net/h0 to 0
+//	fill net.basic#1.conv2d#2@2/y with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        for i4 in 0..2:  # reduction
+//	          for i5 in 0..2:  # reduction
+//	            for i6 in 0..3:  # reduction
+//	              net.basic#1.conv2d#2@2/y[i0, i1, i2, i3] += net/h0[i0, i1 + i4, i2 + i5, i6] * net.basic#1.conv2d#2.kernel[i3, i4, i5, i6]
+//
+//	# net.basic#1.batch_norm#2@2/x = pointwise "+" of net.basic#1.conv2d#2@2/y, net.basic#1.conv2d#2.bias
+//
+//	# _net.basic#1.batch_norm#2@2/scale.1 = pointwise "+" of net.basic#1.batch_norm#2.running_var, _num.2
+//
+//	# _net.basic#1.batch_norm#2@2/scale.2 = pointwise recip_sqrt of _net.basic#1.batch_norm#2@2/scale.1, with _net.basic#1.batch_norm#2@2/scale.1 = pointwise "+" of net.basic#1.batch_norm#2.running_var, _num.2 fused
+//
+//	# net.basic#1.batch_norm#2@2/scale = pointwise "*." of net.basic#1.batch_norm#2.gamma, _net.basic#1.batch_norm#2@2/scale.2, with _net.basic#1.batch_norm#2@2/scale.2 = pointwise recip_sqrt of _net.basic#1.batch_norm#2@2/scale.1, with _net.basic#1.batch_norm#2@2/scale.1 = pointwise "+" of net.basic#1.batch_norm#2.running_var, _num.2 fused fused
+//	for i0 in 0..3:
+//	  net.basic#1.batch_norm#2@2/scale[i0] = net.basic#1.batch_norm#2.gamma[i0] * recip_sqrt(net.basic#1.batch_norm#2.running_var[i0] + _num.2[0])
+//
+//	# _net.basic#1.batch_norm#2@2/shift.1 = pointwise "*." of net.basic#1.batch_norm#2.running_mean, net.basic#1.batch_norm#2@2/scale
+//
+//	# net.basic#1.batch_norm#2@2/shift = pointwise "-" of net.basic#1.batch_norm#2.beta, _net.basic#1.batch_norm#2@2/shift.1, with _net.basic#1.batch_norm#2@2/shift.1 = pointwise "*." of net.basic#1.batch_norm#2.running_mean, net.basic#1.batch_norm#2@2/scale fused
+//	for i0 in 0..3:
+//	  net.basic#1.batch_norm#2@2/shift[i0] = net.basic#1.batch_norm#2.beta[i0] - (net.basic#1.batch_norm#2.running_mean[i0] * net.basic#1.batch_norm#2@2/scale[i0])
+//
+//	# _net.basic#1.conv2d#1@2/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2@2/x, net.basic#1.batch_norm#2@2/scale, with net.basic#1.batch_norm#2@2/x = pointwise "+" of net.basic#1.conv2d#2@2/y, net.basic#1.conv2d#2.bias fused
+//
+//	# _net.basic#1.conv2d#1@2/x.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net.basic#1.conv2d#1@2/x.1, net.basic#1.batch_norm#2@2/shift, with _net.basic#1.conv2d#1@2/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2@2/x, net.basic#1.batch_norm#2@2/scale, with net.basic#1.batch_norm#2@2/x = pointwise "+" of net.basic#1.conv2d#2@2/y, net.basic#1.conv2d#2.bias fused fused
+//
+//	# net.basic#1.conv2d#1@2/x = pointwise relu of _net.basic#1.conv2d#1@2/x.2, with _net.basic#1.conv2d#1@2/x.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net.basic#1.conv2d#1@2/x.1, net.basic#1.batch_norm#2@2/shift, with _net.basic#1.conv2d#1@2/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2@2/x, net.basic#1.batch_norm#2@2/scale, with net.basic#1.batch_norm#2@2/x = pointwise "+" of net.basic#1.conv2d#2@2/y, net.basic#1.conv2d#2.bias fused fused fused
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net.basic#1.conv2d#1@2/x[i0, i1 + 1, i2 + 1, i3] = relu(((net.basic#1.conv2d#2@2/y[i0, i1, i2, i3] + net.basic#1.conv2d#2.bias[i3]) * net.basic#1.batch_norm#2@2/scale[i3]) + net.basic#1.batch_norm#2@2/shift[i3])
+//
+//	# net.basic#1.conv2d#1@2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic#1.conv2d#1@2/x, net.basic#1.conv2d#1.kernel
+//	reset padding of net.basic#1.conv2d#1@2/x to 0
+//	fill net.basic#1.conv2d#1@2/y with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        for i4 in 0..2:  # reduction
+//	          for i5 in 0..2:  # reduction
+//	            for i6 in 0..3:  # reduction
+//	              net.basic#1.conv2d#1@2/y[i0, i1, i2, i3] += net.basic#1.conv2d#1@2/x[i0, i1 + i4, i2 + i5, i6] * net.basic#1.conv2d#1.kernel[i3, i4, i5, i6]
+//
+//	# net.basic#1.batch_norm#1@2/x = pointwise "+" of net.basic#1.conv2d#1@2/y, net.basic#1.conv2d#1.bias
+//
+//	# _net.basic#1.batch_norm#1@2/scale.1 = pointwise "+" of net.basic#1.batch_norm#1.running_var, _num.3
+//
+//	# _net.basic#1.batch_norm#1@2/scale.2 = pointwise recip_sqrt of _net.basic#1.batch_norm#1@2/scale.1, with _net.basic#1.batch_norm#1@2/scale.1 = pointwise "+" of net.basic#1.batch_norm#1.running_var, _num.3 fused
+//
+//	# net.basic#1.batch_norm#1@2/scale = pointwise "*." of net.basic#1.batch_norm#1.gamma, _net.basic#1.batch_norm#1@2/scale.2, with _net.basic#1.batch_norm#1@2/scale.2 = pointwise recip_sqrt of _net.basic#1.batch_norm#1@2/scale.1, with _net.basic#1.batch_norm#1@2/scale.1 = pointwise "+" of net.basic#1.batch_norm#1.running_var, _num.3 fused fused
+//	for i0 in 0..3:
+//	  net.basic#1.batch_norm#1@2/scale[i0] = net.basic#1.batch_norm#1.gamma[i0] * recip_sqrt(net.basic#1.batch_norm#1.running_var[i0] + _num.3[0])
+//
+//	# _net.basic#1.batch_norm#1@2/shift.1 = pointwise "*." of net.basic#1.batch_norm#1.running_mean, net.basic#1.batch_norm#1@2/scale
+//
+//	# net.basic#1.batch_norm#1@2/shift = pointwise "-" of net.basic#1.batch_norm#1.beta, _net.basic#1.batch_norm#1@2/shift.1, with _net.basic#1.batch_norm#1@2/shift.1 = pointwise "*." of net.basic#1.batch_norm#1.running_mean, net.basic#1.batch_norm#1@2/scale fused
+//	for i0 in 0..3:
+//	  net.basic#1.batch_norm#1@2/shift[i0] = net.basic#1.batch_norm#1.beta[i0] - (net.basic#1.batch_norm#1.running_mean[i0] * net.basic#1.batch_norm#1@2/scale[i0])
+//
+//	# _net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1@2/x, net.basic#1.batch_norm#1@2/scale, with net.basic#1.batch_norm#1@2/x = pointwise "+" of net.basic#1.conv2d#1@2/y, net.basic#1.conv2d#1.bias fused
+//
+//	# _net/h1.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h1.1, net.basic#1.batch_norm#1@2/shift, with _net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1@2/x, net.basic#1.batch_norm#1@2/scale, with net.basic#1.batch_norm#1@2/x = pointwise "+" of net.basic#1.conv2d#1@2/y, net.basic#1.conv2d#1.bias fused fused
+//
+//	# _net/h1.3 = pointwise "+" of net/h0, _net/h1.2, with _net/h1.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h1.1, net.basic#1.batch_norm#1@2/shift, with _net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1@2/x, net.basic#1.batch_norm#1@2/scale, with net.basic#1.batch_norm#1@2/x = pointwise "+" of net.basic#1.conv2d#1@2/y, net.basic#1.conv2d#1.bias fused fused fused
+//	reset padding of net/h0 to 0
+//
+//	# net/h1 = pointwise relu of _net/h1.3, with _net/h1.3 = pointwise "+" of net/h0, _net/h1.2, with _net/h1.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h1.1, net.basic#1.batch_norm#1@2/shift, with _net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1@2/x, net.basic#1.batch_norm#1@2/scale, with net.basic#1.batch_norm#1@2/x = pointwise "+" of net.basic#1.conv2d#1@2/y, net.basic#1.conv2d#1.bias fused fused fused fused
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:
+//	      for i3 in 0..3:
+//	        net/h1[i0, i1, i2, i3] = relu(net/h0[i0, i1 + 1, i2 + 1, i3] + (((net.basic#1.conv2d#1@2/y[i0, i1, i2, i3] + net.basic#1.conv2d#1.bias[i3]) * net.basic#1.batch_norm#1@2/scale[i3]) + net.basic#1.batch_norm#1@2/shift[i3]))
+//
+//	# _net/pooled.1 = einsum "++" "... | h, w, c => ... | c" of net/h1
+//	fill _net/pooled.1 with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    for i2 in 0..3:  # reduction
+//	      for i3 in 0..3:  # reduction
+//	        _net/pooled.1[i0, i1] += net/h1[i0, i2, i3, i1]
+//
+//	# net/pooled = pointwise "*." of _net/pooled.1, _num.4
+//	for i0 in 0..3:
+//	  for i1 in 0..3:
+//	    net/pooled[i0, i1] = _net/pooled.1[i0, i1] * _num.4[0]
+//
+//	# _predict.1 = compose "*" of net.linear#1.w, net/pooled
+//	fill _predict.1 with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    for i2 in 0..3:  # reduction
+//	      _predict.1[i0, i1] += net.linear#1.w[i1, i2] * net/pooled[i0, i2]
+//
+//	# predict = pointwise "+" of _predict.1, net.linear#1.b
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    predict[i0, i1] = _predict.1[i0, i1] + net.linear#1.b[i1]
+func ocannlResNetBNPredict(images *[4][4][4][2]float64, pNetConv2d1Kernel *[72]float64, pNetConv2d1Bias *[4]float64, pNetBatchNorm1RunningMean *[4]float64, pNetBatchNorm1RunningVar *[4]float64, pNetBatchNorm1Gamma *[4]float64, pNetBatchNorm1Beta *[4]float64, pNetBasic1Conv2d2Kernel *[144]float64, pNetBasic1Conv2d2Bias *[4]float64, pNetBasic1BatchNorm2RunningMean *[4]float64, pNetBasic1BatchNorm2RunningVar *[4]float64, pNetBasic1BatchNorm2Gamma *[4]float64, pNetBasic1BatchNorm2Beta *[4]float64, pNetBasic1Conv2d1Kernel *[144]float64, pNetBasic1Conv2d1Bias *[4]float64, pNetBasic1BatchNorm1RunningMean *[4]float64, pNetBasic1BatchNorm1RunningVar *[4]float64, pNetBasic1BatchNorm1Gamma *[4]float64, pNetBasic1BatchNorm1Beta *[4]float64, pNetLinear1W *[12]float64, pNetLinear1B *[3]float64, out *[4][3]float64) {
+	var imagesPad [4][7][7][2]float64
+	var net_conv2d_1_y [4][4][4][4]float64
+	var net_batch_norm_1_scale [4]float64
+	var net_batch_norm_1_shift [4]float64
+	var net_h0 [4][7][7][4]float64
+	var net_basic_1_conv2d_2_2_y [4][4][4][4]float64
+	var net_basic_1_batch_norm_2_2_scale [4]float64
+	var net_basic_1_batch_norm_2_2_shift [4]float64
+	var net_basic_1_conv2d_1_2_x [4][7][7][4]float64
+	var net_basic_1_conv2d_1_2_y [4][4][4][4]float64
+	var net_basic_1_batch_norm_1_2_scale [4]float64
+	var net_basic_1_batch_norm_1_2_shift [4]float64
+	var net_h1 [4][4][4][4]float64
+	var net_pooled_1 [4][4]float64
+	var net_pooled [4][4]float64
+	var predict_1 [4][3]float64
+	// imagesPad is images with padding margins: the interior is copied on entry.
+	for j := range 4 {
+		for j2 := range 4 {
+			copy(imagesPad[j][j2+1][1:5], images[j][j2][:])
+		}
+	}
+
+	// net.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#1.kernel
+	// reduction accumulated in a local variable.
+	for i0 := range 4 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				for i3 := range 4 {
+					acc := float64(0)
+					for i4 := range 3 {
+						for i5 := range 3 {
+							imagesPadRow := &imagesPad[i0][i1+i4][i2+i5]
+							pNetConv2d1KernelRow := (*[2]float64)(pNetConv2d1Kernel[18*i3+6*i4+2*i5 : 18*i3+6*i4+2*i5+2])
+							for i6 := range 2 {
+								acc += imagesPadRow[i6] * pNetConv2d1KernelRow[i6]
+							}
+						}
+					}
+					net_conv2d_1_y[i0][i1][i2][i3] = acc
+				}
+			}
+		}
+	}
+
+	// net.batch_norm#1/scale = pointwise "*." of net.batch_norm#1.gamma, _net.batch_norm#1/scale.2, with _net.batch_norm#1/scale.2 = pointwise recip_sqrt of _net.batch_norm#1/scale.1, with _net.batch_norm#1/scale.1 = pointwise "+" of net.batch_norm#1.running_var, _num.1 fused fused
+	for i0 := range 4 {
+		net_batch_norm_1_scale[i0] = pNetBatchNorm1Gamma[i0] * (1 / math.Sqrt(pNetBatchNorm1RunningVar[i0]+1e-05))
+	}
+
+	// net.batch_norm#1/shift = pointwise "-" of net.batch_norm#1.beta, _net.batch_norm#1/shift.1, with _net.batch_norm#1/shift.1 = pointwise "*." of net.batch_norm#1.running_mean, net.batch_norm#1/scale fused
+	for i0 := range 4 {
+		net_batch_norm_1_shift[i0] = pNetBatchNorm1Beta[i0] - (pNetBatchNorm1RunningMean[i0] * net_batch_norm_1_scale[i0])
+	}
+
+	// net/h0 = pointwise relu of _net/h0.2, with _net/h0.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h0.1, net.batch_norm#1/shift, with _net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale, with net.batch_norm#1/x = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias fused fused fused
+	for i0 := range 4 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				net_conv2d_1_yRow := &net_conv2d_1_y[i0][i1][i2]
+				net_h0Row := &net_h0[i0][i1+1][i2+1]
+				for i3 := range 4 {
+					r := ((net_conv2d_1_yRow[i3] + pNetConv2d1Bias[i3]) * net_batch_norm_1_scale[i3]) + net_batch_norm_1_shift[i3]
+					if !(r > 0) {
+						r = 0
+					}
+					net_h0Row[i3] = r
+				}
+			}
+		}
+	}
+
+	// net.basic#1.conv2d#2@2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net/h0, net.basic#1.conv2d#2.kernel
+	// float64 dot kernel M=4 N=4 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				ocannlGemm42AVX512(&net_basic_1_conv2d_2_2_y[0][i1][i2][0], &net_h0[0][i1][i2][0], &pNetBasic1Conv2d2Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				ocannlGemm42AVX2(&net_basic_1_conv2d_2_2_y[0][i1][i2][0], &net_h0[0][i1][i2][0], &pNetBasic1Conv2d2Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 4 {
+						acc2 := float64(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_h0Row2 := &net_h0[i0][i1+i4][i2+i5]
+								pNetBasic1Conv2d2KernelRow := (*[4]float64)(pNetBasic1Conv2d2Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
+								for i6 := range 4 {
+									acc2 += net_h0Row2[i6] * pNetBasic1Conv2d2KernelRow[i6]
+								}
+							}
+						}
+						net_basic_1_conv2d_2_2_y[i0][i1][i2][i3] = acc2
+					}
+				}
+			}
+		}
+	}
+
+	// net.basic#1.batch_norm#2@2/scale = pointwise "*." of net.basic#1.batch_norm#2.gamma, _net.basic#1.batch_norm#2@2/scale.2, with _net.basic#1.batch_norm#2@2/scale.2 = pointwise recip_sqrt of _net.basic#1.batch_norm#2@2/scale.1, with _net.basic#1.batch_norm#2@2/scale.1 = pointwise "+" of net.basic#1.batch_norm#2.running_var, _num.2 fused fused
+	for i0 := range 4 {
+		net_basic_1_batch_norm_2_2_scale[i0] = pNetBasic1BatchNorm2Gamma[i0] * (1 / math.Sqrt(pNetBasic1BatchNorm2RunningVar[i0]+1e-05))
+	}
+
+	// net.basic#1.batch_norm#2@2/shift = pointwise "-" of net.basic#1.batch_norm#2.beta, _net.basic#1.batch_norm#2@2/shift.1, with _net.basic#1.batch_norm#2@2/shift.1 = pointwise "*." of net.basic#1.batch_norm#2.running_mean, net.basic#1.batch_norm#2@2/scale fused
+	for i0 := range 4 {
+		net_basic_1_batch_norm_2_2_shift[i0] = pNetBasic1BatchNorm2Beta[i0] - (pNetBasic1BatchNorm2RunningMean[i0] * net_basic_1_batch_norm_2_2_scale[i0])
+	}
+
+	// net.basic#1.conv2d#1@2/x = pointwise relu of _net.basic#1.conv2d#1@2/x.2, with _net.basic#1.conv2d#1@2/x.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net.basic#1.conv2d#1@2/x.1, net.basic#1.batch_norm#2@2/shift, with _net.basic#1.conv2d#1@2/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2@2/x, net.basic#1.batch_norm#2@2/scale, with net.basic#1.batch_norm#2@2/x = pointwise "+" of net.basic#1.conv2d#2@2/y, net.basic#1.conv2d#2.bias fused fused fused
+	for i0 := range 4 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				net_basic_1_conv2d_2_2_yRow := &net_basic_1_conv2d_2_2_y[i0][i1][i2]
+				net_basic_1_conv2d_1_2_xRow := &net_basic_1_conv2d_1_2_x[i0][i1+1][i2+1]
+				for i3 := range 4 {
+					r2 := ((net_basic_1_conv2d_2_2_yRow[i3] + pNetBasic1Conv2d2Bias[i3]) * net_basic_1_batch_norm_2_2_scale[i3]) + net_basic_1_batch_norm_2_2_shift[i3]
+					if !(r2 > 0) {
+						r2 = 0
+					}
+					net_basic_1_conv2d_1_2_xRow[i3] = r2
+				}
+			}
+		}
+	}
+
+	// net.basic#1.conv2d#1@2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic#1.conv2d#1@2/x, net.basic#1.conv2d#1.kernel
+	// float64 dot kernel M=4 N=4 K=12x3: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				ocannlGemm42AVX512(&net_basic_1_conv2d_1_2_y[0][i1][i2][0], &net_basic_1_conv2d_1_2_x[0][i1][i2][0], &pNetBasic1Conv2d1Kernel[0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				ocannlGemm42AVX2(&net_basic_1_conv2d_1_2_y[0][i1][i2][0], &net_basic_1_conv2d_1_2_x[0][i1][i2][0], &pNetBasic1Conv2d1Kernel[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 4 {
+				for i2 := range 4 {
+					for i3 := range 4 {
+						acc3 := float64(0)
+						for i4 := range 3 {
+							for i5 := range 3 {
+								net_basic_1_conv2d_1_2_xRow2 := &net_basic_1_conv2d_1_2_x[i0][i1+i4][i2+i5]
+								pNetBasic1Conv2d1KernelRow := (*[4]float64)(pNetBasic1Conv2d1Kernel[36*i3+12*i4+4*i5 : 36*i3+12*i4+4*i5+4])
+								for i6 := range 4 {
+									acc3 += net_basic_1_conv2d_1_2_xRow2[i6] * pNetBasic1Conv2d1KernelRow[i6]
+								}
+							}
+						}
+						net_basic_1_conv2d_1_2_y[i0][i1][i2][i3] = acc3
+					}
+				}
+			}
+		}
+	}
+
+	// net.basic#1.batch_norm#1@2/scale = pointwise "*." of net.basic#1.batch_norm#1.gamma, _net.basic#1.batch_norm#1@2/scale.2, with _net.basic#1.batch_norm#1@2/scale.2 = pointwise recip_sqrt of _net.basic#1.batch_norm#1@2/scale.1, with _net.basic#1.batch_norm#1@2/scale.1 = pointwise "+" of net.basic#1.batch_norm#1.running_var, _num.3 fused fused
+	for i0 := range 4 {
+		net_basic_1_batch_norm_1_2_scale[i0] = pNetBasic1BatchNorm1Gamma[i0] * (1 / math.Sqrt(pNetBasic1BatchNorm1RunningVar[i0]+1e-05))
+	}
+
+	// net.basic#1.batch_norm#1@2/shift = pointwise "-" of net.basic#1.batch_norm#1.beta, _net.basic#1.batch_norm#1@2/shift.1, with _net.basic#1.batch_norm#1@2/shift.1 = pointwise "*." of net.basic#1.batch_norm#1.running_mean, net.basic#1.batch_norm#1@2/scale fused
+	for i0 := range 4 {
+		net_basic_1_batch_norm_1_2_shift[i0] = pNetBasic1BatchNorm1Beta[i0] - (pNetBasic1BatchNorm1RunningMean[i0] * net_basic_1_batch_norm_1_2_scale[i0])
+	}
+
+	// net/h1 = pointwise relu of _net/h1.3, with _net/h1.3 = pointwise "+" of net/h0, _net/h1.2, with _net/h1.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h1.1, net.basic#1.batch_norm#1@2/shift, with _net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1@2/x, net.basic#1.batch_norm#1@2/scale, with net.basic#1.batch_norm#1@2/x = pointwise "+" of net.basic#1.conv2d#1@2/y, net.basic#1.conv2d#1.bias fused fused fused fused
+	for i0 := range 4 {
+		for i1 := range 4 {
+			for i2 := range 4 {
+				net_h0Row3 := &net_h0[i0][i1+1][i2+1]
+				net_basic_1_conv2d_1_2_yRow := &net_basic_1_conv2d_1_2_y[i0][i1][i2]
+				net_h1Row := &net_h1[i0][i1][i2]
+				for i3 := range 4 {
+					r3 := net_h0Row3[i3] + (((net_basic_1_conv2d_1_2_yRow[i3] + pNetBasic1Conv2d1Bias[i3]) * net_basic_1_batch_norm_1_2_scale[i3]) + net_basic_1_batch_norm_1_2_shift[i3])
+					if !(r3 > 0) {
+						r3 = 0
+					}
+					net_h1Row[i3] = r3
+				}
+			}
+		}
+	}
+
+	// _net/pooled.1 = einsum "++" "... | h, w, c => ... | c" of net/h1
+	// float64 across-rows add reduction kernel, 16 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 4 {
+			ocannlReduce81AVX2(&net_pooled_1[i0][0], &net_h1[i0][0][0][0])
+		}
+	} else {
+		// loops reordered to i0, i2, i3, i1 (unit stride innermost); i3 unrolled and jammed into i1.
+		for i0 := range 4 {
+			net_pooled_1Row := &net_pooled_1[i0]
+			for i2 := range 4 {
+				net_h1Row2 := &net_h1[i0][i2][0]
+				net_h1Row3 := &net_h1[i0][i2][1]
+				net_h1Row4 := &net_h1[i0][i2][2]
+				net_h1Row5 := &net_h1[i0][i2][3]
+				for i1 := range 4 {
+					acc4 := net_pooled_1Row[i1]
+					acc4 += net_h1Row2[i1]
+					acc4 += net_h1Row3[i1]
+					acc4 += net_h1Row4[i1]
+					acc4 += net_h1Row5[i1]
+					net_pooled_1Row[i1] = acc4
+				}
+			}
+		}
+	}
+
+	// net/pooled = pointwise "*." of _net/pooled.1, _num.4
+	for i0 := range 4 {
+		net_pooled_1Row2 := &net_pooled_1[i0]
+		net_pooledRow := &net_pooled[i0]
+		for i1 := range 4 {
+			net_pooledRow[i1] = net_pooled_1Row2[i1] * 0.0625
+		}
+	}
+
+	// _predict.1 = compose "*" of net.linear#1.w, net/pooled
+	// reduction accumulated in a local variable.
+	for i0 := range 4 {
+		net_pooledRow2 := &net_pooled[i0]
+		for i1 := range 3 {
+			pNetLinear1WRow := (*[4]float64)(pNetLinear1W[4*i1 : 4*i1+4])
+			acc5 := float64(0)
+			for i2 := range 4 {
+				acc5 += pNetLinear1WRow[i2] * net_pooledRow2[i2]
+			}
+			predict_1[i0][i1] = acc5
+		}
+	}
+
+	// predict = pointwise "+" of _predict.1, net.linear#1.b
+	for i0 := range 4 {
+		predict_1Row := &predict_1[i0]
+		outRow := &out[i0]
+		for i1 := range 3 {
+			outRow[i1] = predict_1Row[i1] + pNetLinear1B[i1]
 		}
 	}
 }

@@ -206,6 +206,11 @@ func ocannlGemm40AVX512(c *float64, a *float64, b *float64)
 //go:noescape
 func ocannlGemm41AVX512(c *float64, a *float64, b *float64)
 
+// ocannlGemm42AVX512 runs a float64 dot kernel, M=4 N=4 K=12 (4x4 tile); strides C 64,1 A 196,1 B 1,36.
+//
+//go:noescape
+func ocannlGemm42AVX512(c *float64, a *float64, b *float64)
+
 // ocannlMap0AVX512 runs a float64 pointwise kernel over 4 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
@@ -295,6 +300,36 @@ func ocannlMap37AVX512(c *float64, x0 *float64, x1 *float64)
 //
 //go:noescape
 func ocannlMap38AVX512(c *float64, x0 *float64)
+
+// ocannlMap46AVX512 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
+//
+//go:noescape
+func ocannlMap46AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap47AVX512 runs a float64 pointwise kernel over 256 elements: c = mul(x0,x0).
+//
+//go:noescape
+func ocannlMap47AVX512(c *float64, x0 *float64)
+
+// ocannlMap48AVX512 runs a float64 pointwise kernel over 4 elements: c = add(mul(x0,x1),x2).
+//
+//go:noescape
+func ocannlMap48AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
+
+// ocannlMap53AVX512 runs a float64 pointwise kernel over 256 elements: c += mul(x0,x1).
+//
+//go:noescape
+func ocannlMap53AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap54AVX512 runs a float64 pointwise kernel over 256 elements: c += x0.
+//
+//go:noescape
+func ocannlMap54AVX512(c *float64, x0 *float64)
+
+// ocannlMap55AVX512 runs a float64 pointwise kernel over 4 elements: c += x0.
+//
+//go:noescape
+func ocannlMap55AVX512(c *float64, x0 *float64)
 
 // ocannlGemm0AVX2 runs a float64 dot kernel, M=4 N=6 K=12 (3x3 tile); strides C 96,1 A 144,1 B 1,36.
 //
@@ -505,6 +540,11 @@ func ocannlGemm40AVX2(c *float64, a *float64, b *float64)
 //
 //go:noescape
 func ocannlGemm41AVX2(c *float64, a *float64, b *float64)
+
+// ocannlGemm42AVX2 runs a float64 dot kernel, M=4 N=4 K=12 (3x3 tile); strides C 64,1 A 196,1 B 1,36.
+//
+//go:noescape
+func ocannlGemm42AVX2(c *float64, a *float64, b *float64)
 
 // ocannlMap0AVX2 runs a float64 pointwise kernel over 4 elements: c = relu(add(x0,x1)).
 //
@@ -735,6 +775,61 @@ func ocannlMap44AVX2(c *float64, x0 *float64)
 //
 //go:noescape
 func ocannlMap45AVX2(c *float64, x0 *float64)
+
+// ocannlMap46AVX2 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
+//
+//go:noescape
+func ocannlMap46AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap47AVX2 runs a float64 pointwise kernel over 256 elements: c = mul(x0,x0).
+//
+//go:noescape
+func ocannlMap47AVX2(c *float64, x0 *float64)
+
+// ocannlMap48AVX2 runs a float64 pointwise kernel over 4 elements: c = add(mul(x0,x1),x2).
+//
+//go:noescape
+func ocannlMap48AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
+
+// ocannlMap49AVX2 runs a float64 pointwise kernel over 4 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap49AVX2(c *float64, x0 *float64)
+
+// ocannlMap50AVX2 runs a float64 pointwise kernel over 4 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap50AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap51AVX2 runs a float64 pointwise kernel over 4 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap51AVX2(c *float64, x0 *float64)
+
+// ocannlMap52AVX2 runs a float64 pointwise kernel over 256 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap52AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap53AVX2 runs a float64 pointwise kernel over 256 elements: c += mul(x0,x1).
+//
+//go:noescape
+func ocannlMap53AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap54AVX2 runs a float64 pointwise kernel over 256 elements: c += x0.
+//
+//go:noescape
+func ocannlMap54AVX2(c *float64, x0 *float64)
+
+// ocannlMap55AVX2 runs a float64 pointwise kernel over 4 elements: c += x0.
+//
+//go:noescape
+func ocannlMap55AVX2(c *float64, x0 *float64)
+
+// ocannlMap56AVX2 runs a float64 pointwise kernel over 16 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap56AVX2(c *float64, x0 *float64, x1 *float64)
 
 // ocannlReduce0AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 12 elements.
 //
@@ -1135,3 +1230,23 @@ func ocannlReduce78AVX2(c *float64, x0 *float64, x1 *float64)
 //
 //go:noescape
 func ocannlReduce79AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce80AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 64 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce80AVX2(c *float64, x0 *float64)
+
+// ocannlReduce81AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 16 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce81AVX2(c *float64, x0 *float64)
+
+// ocannlReduce82AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 64 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce82AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce83AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
+//
+//go:noescape
+func ocannlReduce83AVX2(c *float64, x0 *float64, x1 *float64)

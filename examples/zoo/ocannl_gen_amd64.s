@@ -5920,6 +5920,222 @@ k1:
 	VZEROUPPER
 	RET
 
+// func ocannlGemm42AVX512(c *float64, a *float64, b *float64)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·ocannlGemm42AVX512(SB), NOSPLIT, $0-24
+	MOVQ   c+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	MOVQ   AX, AX
+	MOVQ   AX, BX
+	VPSUBD Z0, Z0, Z0
+	VPSUBD Z1, Z1, Z1
+	VPSUBD Z2, Z2, Z2
+	VPSUBD Z3, Z3, Z3
+	VPSUBD Z4, Z4, Z4
+	VPSUBD Z5, Z5, Z5
+	VPSUBD Z6, Z6, Z6
+	VPSUBD Z7, Z7, Z7
+	VPSUBD Z8, Z8, Z8
+	VPSUBD Z9, Z9, Z9
+	VPSUBD Z10, Z10, Z10
+	VPSUBD Z11, Z11, Z11
+	VPSUBD Z12, Z12, Z12
+	VPSUBD Z13, Z13, Z13
+	VPSUBD Z14, Z14, Z14
+	VPSUBD Z15, Z15, Z15
+	MOVQ   CX, SI
+	MOVQ   DX, DI
+	MOVQ   $0x00000003, R8
+
+q1:
+	VMOVUPS       (SI), Z16
+	VMOVUPS       1568(SI), Z17
+	VMOVUPS       3136(SI), Z18
+	VMOVUPS       4704(SI), Z19
+	VMOVUPS       (DI), Z20
+	VFMADD231PD   Z16, Z20, Z0
+	VFMADD231PD   Z17, Z20, Z4
+	VFMADD231PD   Z18, Z20, Z8
+	VFMADD231PD   Z19, Z20, Z12
+	VMOVUPS       288(DI), Z20
+	VFMADD231PD   Z16, Z20, Z1
+	VFMADD231PD   Z17, Z20, Z5
+	VFMADD231PD   Z18, Z20, Z9
+	VFMADD231PD   Z19, Z20, Z13
+	VMOVUPS       576(DI), Z20
+	VFMADD231PD   Z16, Z20, Z2
+	VFMADD231PD   Z17, Z20, Z6
+	VFMADD231PD   Z18, Z20, Z10
+	VFMADD231PD   Z19, Z20, Z14
+	VMOVUPS       864(DI), Z20
+	VFMADD231PD   Z16, Z20, Z3
+	VFMADD231PD   Z17, Z20, Z7
+	VFMADD231PD   Z18, Z20, Z11
+	VFMADD231PD   Z19, Z20, Z15
+	ADDQ          $+64, SI
+	ADDQ          $+64, DI
+	MOVL          $0x0000000f, R9
+	KMOVW         R9, K1
+	VMOVUPD.Z     (SI), K1, Z16
+	VMOVUPD.Z     (DI), K1, Z17
+	VFMADD231PD   Z16, Z17, Z0
+	VMOVUPD.Z     288(DI), K1, Z17
+	VFMADD231PD   Z16, Z17, Z1
+	VMOVUPD.Z     576(DI), K1, Z17
+	VFMADD231PD   Z16, Z17, Z2
+	VMOVUPD.Z     864(DI), K1, Z17
+	VFMADD231PD   Z16, Z17, Z3
+	VMOVUPD.Z     1568(SI), K1, Z16
+	VMOVUPD.Z     (DI), K1, Z17
+	VFMADD231PD   Z16, Z17, Z4
+	VMOVUPD.Z     288(DI), K1, Z17
+	VFMADD231PD   Z16, Z17, Z5
+	VMOVUPD.Z     576(DI), K1, Z17
+	VFMADD231PD   Z16, Z17, Z6
+	VMOVUPD.Z     864(DI), K1, Z17
+	VFMADD231PD   Z16, Z17, Z7
+	VMOVUPD.Z     3136(SI), K1, Z16
+	VMOVUPD.Z     (DI), K1, Z17
+	VFMADD231PD   Z16, Z17, Z8
+	VMOVUPD.Z     288(DI), K1, Z17
+	VFMADD231PD   Z16, Z17, Z9
+	VMOVUPD.Z     576(DI), K1, Z17
+	VFMADD231PD   Z16, Z17, Z10
+	VMOVUPD.Z     864(DI), K1, Z17
+	VFMADD231PD   Z16, Z17, Z11
+	VMOVUPD.Z     4704(SI), K1, Z16
+	VMOVUPD.Z     (DI), K1, Z17
+	VFMADD231PD   Z16, Z17, Z12
+	VMOVUPD.Z     288(DI), K1, Z17
+	VFMADD231PD   Z16, Z17, Z13
+	VMOVUPD.Z     576(DI), K1, Z17
+	VFMADD231PD   Z16, Z17, Z14
+	VMOVUPD.Z     864(DI), K1, Z17
+	VFMADD231PD   Z16, Z17, Z15
+	ADDQ          $+160, SI
+	ADDQ          $+32, DI
+	DECQ          R8
+	JNZ           q1
+	VEXTRACTF64X4 $0x01, Z0, Y16
+	VADDPD        Y16, Y0, Y16
+	VEXTRACTF32X4 $0x01, Y16, X0
+	VADDPD        X0, X16, X16
+	VPERMILPD     $0x01, X16, X0
+	VADDPD        X0, X16, X16
+	VMOVSD        X16, (BX)
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPD        Y0, Y1, Y0
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPD        X1, X0, X0
+	VPERMILPD     $0x01, X0, X1
+	VADDPD        X1, X0, X0
+	VMOVSD        X0, 8(BX)
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPD        Y0, Y2, Y0
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPD        X1, X0, X0
+	VPERMILPD     $0x01, X0, X1
+	VADDPD        X1, X0, X0
+	VMOVSD        X0, 16(BX)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPD        Y0, Y3, Y0
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPD        X1, X0, X0
+	VPERMILPD     $0x01, X0, X1
+	VADDPD        X1, X0, X0
+	VMOVSD        X0, 24(BX)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPD        Y0, Y4, Y0
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPD        X1, X0, X0
+	VPERMILPD     $0x01, X0, X1
+	VADDPD        X1, X0, X0
+	VMOVSD        X0, 512(BX)
+	VEXTRACTF64X4 $0x01, Z5, Y0
+	VADDPD        Y0, Y5, Y0
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPD        X1, X0, X0
+	VPERMILPD     $0x01, X0, X1
+	VADDPD        X1, X0, X0
+	VMOVSD        X0, 520(BX)
+	VEXTRACTF64X4 $0x01, Z6, Y0
+	VADDPD        Y0, Y6, Y0
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPD        X1, X0, X0
+	VPERMILPD     $0x01, X0, X1
+	VADDPD        X1, X0, X0
+	VMOVSD        X0, 528(BX)
+	VEXTRACTF64X4 $0x01, Z7, Y0
+	VADDPD        Y0, Y7, Y0
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPD        X1, X0, X0
+	VPERMILPD     $0x01, X0, X1
+	VADDPD        X1, X0, X0
+	VMOVSD        X0, 536(BX)
+	VEXTRACTF64X4 $0x01, Z8, Y0
+	VADDPD        Y0, Y8, Y0
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPD        X1, X0, X0
+	VPERMILPD     $0x01, X0, X1
+	VADDPD        X1, X0, X0
+	VMOVSD        X0, 1024(BX)
+	VEXTRACTF64X4 $0x01, Z9, Y0
+	VADDPD        Y0, Y9, Y0
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPD        X1, X0, X0
+	VPERMILPD     $0x01, X0, X1
+	VADDPD        X1, X0, X0
+	VMOVSD        X0, 1032(BX)
+	VEXTRACTF64X4 $0x01, Z10, Y0
+	VADDPD        Y0, Y10, Y0
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPD        X1, X0, X0
+	VPERMILPD     $0x01, X0, X1
+	VADDPD        X1, X0, X0
+	VMOVSD        X0, 1040(BX)
+	VEXTRACTF64X4 $0x01, Z11, Y0
+	VADDPD        Y0, Y11, Y0
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPD        X1, X0, X0
+	VPERMILPD     $0x01, X0, X1
+	VADDPD        X1, X0, X0
+	VMOVSD        X0, 1048(BX)
+	VEXTRACTF64X4 $0x01, Z12, Y0
+	VADDPD        Y0, Y12, Y0
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPD        X1, X0, X0
+	VPERMILPD     $0x01, X0, X1
+	VADDPD        X1, X0, X0
+	VMOVSD        X0, 1536(BX)
+	VEXTRACTF64X4 $0x01, Z13, Y0
+	VADDPD        Y0, Y13, Y0
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPD        X1, X0, X0
+	VPERMILPD     $0x01, X0, X1
+	VADDPD        X1, X0, X0
+	VMOVSD        X0, 1544(BX)
+	VEXTRACTF64X4 $0x01, Z14, Y0
+	VADDPD        Y0, Y14, Y0
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPD        X1, X0, X0
+	VPERMILPD     $0x01, X0, X1
+	VADDPD        X1, X0, X0
+	VMOVSD        X0, 1552(BX)
+	VEXTRACTF64X4 $0x01, Z15, Y0
+	VADDPD        Y0, Y15, Y0
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPD        X1, X0, X0
+	VPERMILPD     $0x01, X0, X1
+	VADDPD        X1, X0, X0
+	VMOVSD        X0, 1560(BX)
+	ADDQ          $+1152, DX
+	ADDQ          $+32, BX
+	ADDQ          $+6272, CX
+	ADDQ          $+2048, AX
+	VZEROUPPER
+	RET
+
 // func ocannlMap0AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap0AVX512(SB), NOSPLIT, $0-24
@@ -6355,6 +6571,146 @@ e1:
 	ADDQ    $+64, CX
 	DECQ    DX
 	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap46AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z0
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000040, BX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z0
+	VMOVUPD.Z (DX), K1, Z1
+	VADDPD    Z1, Z0, Z0
+	VMOVUPD   Z0, K1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	DECQ      BX
+	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap47AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z0
+	MOVQ         $0x00000020, DX
+
+e1:
+	VMOVUPS (CX), Z0
+	VMOVUPS (CX), Z1
+	VMULPD  Z1, Z0, Z0
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap48AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z0
+	MOVL         $0x0000000f, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000040, SI
+
+row1:
+	VMOVUPD.Z (CX), K1, Z0
+	VMOVUPD.Z (DX), K1, Z1
+	VMULPD    Z1, Z0, Z0
+	VMOVUPD.Z (BX), K1, Z1
+	VADDPD    Z1, Z0, Z0
+	VMOVUPD   Z0, K1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	DECQ      SI
+	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap53AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z0
+	MOVQ         $0x00000020, BX
+
+e1:
+	VMOVUPS (CX), Z0
+	VMOVUPS (DX), Z1
+	VMULPD  Z1, Z0, Z0
+	VMOVUPS (AX), Z1
+	VADDPD  Z1, Z0, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap54AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z0
+	MOVQ         $0x00000020, DX
+
+e1:
+	VMOVUPS (CX), Z0
+	VMOVUPS (AX), Z1
+	VADDPD  Z1, Z0, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap55AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000040, DX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z0
+	VMOVUPD.Z (AX), K1, Z1
+	VADDPD    Z1, Z0, Z1
+	VMOVUPD   Z1, K1, (AX)
+	ADDQ      $+32, AX
+	DECQ      DX
+	JNZ       row1
 	VZEROUPPER
 	RET
 
@@ -12451,6 +12807,199 @@ k2:
 	VZEROUPPER
 	RET
 
+// func ocannlGemm42AVX2(c *float64, a *float64, b *float64)
+// Requires: AVX, FMA3
+TEXT ·ocannlGemm42AVX2(SB), NOSPLIT, $0-24
+	MOVQ   c+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	MOVQ   AX, AX
+	MOVQ   DX, BX
+	MOVQ   AX, SI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	MOVQ   CX, DI
+	MOVQ   BX, R8
+	MOVQ   $0x00000003, R9
+
+q1:
+	MOVQ $0x00000003, R10
+
+k2:
+	VMOVUPS      (DI), Y9
+	VMOVUPS      1568(DI), Y10
+	VMOVUPS      3136(DI), Y11
+	VMOVUPS      (R8), Y12
+	VFMADD231PD  Y9, Y12, Y0
+	VFMADD231PD  Y10, Y12, Y3
+	VFMADD231PD  Y11, Y12, Y6
+	VMOVUPS      288(R8), Y12
+	VFMADD231PD  Y9, Y12, Y1
+	VFMADD231PD  Y10, Y12, Y4
+	VFMADD231PD  Y11, Y12, Y7
+	VMOVUPS      576(R8), Y12
+	VFMADD231PD  Y9, Y12, Y2
+	VFMADD231PD  Y10, Y12, Y5
+	VFMADD231PD  Y11, Y12, Y8
+	ADDQ         $+32, DI
+	ADDQ         $+32, R8
+	DECQ         R10
+	JNZ          k2
+	ADDQ         $+128, DI
+	ADDQ         $+0, R8
+	DECQ         R9
+	JNZ          q1
+	VEXTRACTF128 $0x01, Y0, X9
+	VADDPD       X9, X0, X0
+	VHADDPD      X0, X0, X0
+	VMOVSD       X0, (SI)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPD       X0, X1, X1
+	VHADDPD      X1, X1, X1
+	VMOVSD       X1, 8(SI)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPD       X0, X2, X2
+	VHADDPD      X2, X2, X2
+	VMOVSD       X2, 16(SI)
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPD       X0, X3, X3
+	VHADDPD      X3, X3, X3
+	VMOVSD       X3, 512(SI)
+	VEXTRACTF128 $0x01, Y4, X0
+	VADDPD       X0, X4, X4
+	VHADDPD      X4, X4, X4
+	VMOVSD       X4, 520(SI)
+	VEXTRACTF128 $0x01, Y5, X0
+	VADDPD       X0, X5, X5
+	VHADDPD      X5, X5, X5
+	VMOVSD       X5, 528(SI)
+	VEXTRACTF128 $0x01, Y6, X0
+	VADDPD       X0, X6, X6
+	VHADDPD      X6, X6, X6
+	VMOVSD       X6, 1024(SI)
+	VEXTRACTF128 $0x01, Y7, X0
+	VADDPD       X0, X7, X7
+	VHADDPD      X7, X7, X7
+	VMOVSD       X7, 1032(SI)
+	VEXTRACTF128 $0x01, Y8, X0
+	VADDPD       X0, X8, X8
+	VHADDPD      X8, X8, X8
+	VMOVSD       X8, 1040(SI)
+	ADDQ         $+864, BX
+	ADDQ         $+24, SI
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	MOVQ         CX, DI
+	MOVQ         $0x00000003, R8
+
+q3:
+	MOVQ $0x00000003, R9
+
+k4:
+	VMOVUPS      (DI), Y3
+	VMOVUPS      1568(DI), Y4
+	VMOVUPS      3136(DI), Y5
+	VMOVUPS      (BX), Y6
+	VFMADD231PD  Y3, Y6, Y0
+	VFMADD231PD  Y4, Y6, Y1
+	VFMADD231PD  Y5, Y6, Y2
+	ADDQ         $+32, DI
+	ADDQ         $+32, BX
+	DECQ         R9
+	JNZ          k4
+	ADDQ         $+128, DI
+	ADDQ         $+0, BX
+	DECQ         R8
+	JNZ          q3
+	VEXTRACTF128 $0x01, Y0, X3
+	VADDPD       X3, X0, X0
+	VHADDPD      X0, X0, X0
+	VMOVSD       X0, (SI)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPD       X0, X1, X1
+	VHADDPD      X1, X1, X1
+	VMOVSD       X1, 512(SI)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPD       X0, X2, X2
+	VHADDPD      X2, X2, X2
+	VMOVSD       X2, 1024(SI)
+	ADDQ         $+4704, CX
+	ADDQ         $+1536, AX
+	MOVQ         AX, AX
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	MOVQ         CX, BX
+	MOVQ         DX, SI
+	MOVQ         $0x00000003, DI
+
+q5:
+	MOVQ $0x00000003, R8
+
+k6:
+	VMOVUPS      (BX), Y3
+	VMOVUPS      (SI), Y4
+	VFMADD231PD  Y3, Y4, Y0
+	VMOVUPS      288(SI), Y4
+	VFMADD231PD  Y3, Y4, Y1
+	VMOVUPS      576(SI), Y4
+	VFMADD231PD  Y3, Y4, Y2
+	ADDQ         $+32, BX
+	ADDQ         $+32, SI
+	DECQ         R8
+	JNZ          k6
+	ADDQ         $+128, BX
+	ADDQ         $+0, SI
+	DECQ         DI
+	JNZ          q5
+	VEXTRACTF128 $0x01, Y0, X3
+	VADDPD       X3, X0, X0
+	VHADDPD      X0, X0, X0
+	VMOVSD       X0, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPD       X0, X1, X1
+	VHADDPD      X1, X1, X1
+	VMOVSD       X1, 8(AX)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPD       X0, X2, X2
+	VHADDPD      X2, X2, X2
+	VMOVSD       X2, 16(AX)
+	ADDQ         $+864, DX
+	ADDQ         $+24, AX
+	VXORPS       Y0, Y0, Y0
+	MOVQ         DX, DX
+	MOVQ         $0x00000003, BX
+
+q7:
+	MOVQ $0x00000003, SI
+
+k8:
+	VMOVUPS      (CX), Y1
+	VMOVUPS      (DX), Y2
+	VFMADD231PD  Y1, Y2, Y0
+	ADDQ         $+32, CX
+	ADDQ         $+32, DX
+	DECQ         SI
+	JNZ          k8
+	ADDQ         $+128, CX
+	ADDQ         $+0, DX
+	DECQ         BX
+	JNZ          q7
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VHADDPD      X0, X0, X0
+	VMOVSD       X0, (AX)
+	VZEROUPPER
+	RET
+
 // func ocannlMap0AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
 TEXT ·ocannlMap0AVX2(SB), NOSPLIT, $0-24
@@ -14123,6 +14672,284 @@ e3:
 	ADDQ    $+64, CX
 	DECQ    DX
 	JNZ     rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap46AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	MOVQ         $0x00000040, BX
+
+row1:
+	VMOVUPS (CX), Y0
+	VMOVUPS (DX), Y1
+	VADDPD  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	ADDQ    $-32, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap47AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	MOVQ         $0x00000040, DX
+
+e1:
+	VMOVUPS (CX), Y0
+	VMOVUPS (CX), Y1
+	VMULPD  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap48AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
+// Requires: AVX
+TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	MOVQ         $0x00000040, SI
+
+row1:
+	VMOVUPS (CX), Y0
+	VMOVUPS (DX), Y1
+	VMULPD  Y1, Y0, Y0
+	VMOVUPS (BX), Y1
+	VADDPD  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	ADDQ    $+32, BX
+	ADDQ    $-32, DX
+	ADDQ    $-32, BX
+	DECQ    SI
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap49AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	MOVQ         $0x00000004, DX
+
+rowb1:
+	MOVQ $0x00000010, BX
+
+row2:
+	VMOVUPS (CX), Y1
+	VADDPD  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $-32, CX
+	DECQ    BX
+	JNZ     row2
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap50AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	MOVQ         $0x00000040, BX
+
+row1:
+	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VMULPD  Y2, Y1, Y1
+	VADDPD  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	ADDQ    $-32, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap51AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	MOVQ         $0x00000040, DX
+
+row1:
+	VMOVUPS (CX), Y1
+	VADDPD  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $-32, CX
+	DECQ    DX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap52AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	MOVQ         $0x00000040, BX
+
+e1:
+	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VMULPD  Y2, Y1, Y1
+	VADDPD  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap53AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	MOVQ         $0x00000040, BX
+
+e1:
+	VMOVUPS (CX), Y0
+	VMOVUPS (DX), Y1
+	VMULPD  Y1, Y0, Y0
+	VMOVUPS (AX), Y1
+	VADDPD  Y1, Y0, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap54AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	MOVQ         $0x00000040, DX
+
+e1:
+	VMOVUPS (CX), Y0
+	VMOVUPS (AX), Y1
+	VADDPD  Y1, Y0, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap55AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	MOVQ         $0x00000040, DX
+
+row1:
+	VMOVUPS (CX), Y0
+	VMOVUPS (AX), Y1
+	VADDPD  Y1, Y0, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	ADDQ    $-32, CX
+	DECQ    DX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap56AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	MOVQ         $0x00000004, BX
+
+rowb1:
+	MOVQ $0x00000004, SI
+
+row2:
+	MOVQ $0x00000004, DI
+
+e3:
+	VMOVUPS   (CX), Y2
+	VCMPPD    $0x01, Y2, Y0, Y2
+	VBLENDVPD Y2, Y1, Y0, Y2
+	VMOVUPS   (DX), Y3
+	VCMPPD    $0x04, Y0, Y2, Y2
+	VBLENDVPD Y2, Y3, Y0, Y2
+	VADDPD    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	ADDQ      $+32, DX
+	DECQ      DI
+	JNZ       e3
+	ADDQ      $+96, DX
+	DECQ      SI
+	JNZ       row2
+	ADDQ      $+672, DX
+	DECQ      BX
+	JNZ       rowb1
 	VZEROUPPER
 	RET
 
@@ -16926,5 +17753,109 @@ row1:
 	ADDQ         $+48, DX
 	DECQ         BX
 	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce80AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce80AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	MOVQ         $0x00000040, DX
+
+row1:
+	VMOVUPS (CX), Y1
+	VADDPD  Y1, Y0, Y0
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Y0, (AX)
+	ADDQ    $-2016, CX
+	ADDQ    $+32, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce81AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce81AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS (CX), Y1
+	VADDPD  Y1, Y0, Y0
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     row1
+	VMOVUPS Y0, (AX)
+	ADDQ    $-480, CX
+	ADDQ    $+32, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce82AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce82AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	MOVQ         $0x00000040, BX
+
+row1:
+	VMOVUPS (CX), Y1
+	VMOVUPS (DX), Y2
+	VMULPD  Y2, Y1, Y1
+	VADDPD  Y1, Y0, Y0
+	ADDQ    $+32, CX
+	ADDQ    $+32, DX
+	DECQ    BX
+	JNZ     row1
+	VMOVUPS Y0, (AX)
+	ADDQ    $-2016, CX
+	ADDQ    $-2016, DX
+	ADDQ    $+32, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce83AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce83AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	VMOVUPS      64(AX), Y2
+	MOVQ         $0x00000004, BX
+
+row1:
+	VBROADCASTSD (DX), Y3
+	VMOVUPS      (CX), Y4
+	VMULPD       Y3, Y4, Y4
+	VADDPD       Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VMULPD       Y3, Y4, Y4
+	VADDPD       Y4, Y1, Y1
+	VMOVUPS      64(CX), Y4
+	VMULPD       Y3, Y4, Y3
+	VADDPD       Y3, Y2, Y2
+	ADDQ         $+1568, CX
+	ADDQ         $+512, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y1, 32(AX)
+	VMOVUPS      Y2, 64(AX)
+	ADDQ         $-6176, CX
+	ADDQ         $-2048, DX
+	ADDQ         $+96, AX
 	VZEROUPPER
 	RET

@@ -202,6 +202,11 @@ func ocannlGemm41AVX512(c, a, b *float64) {
 	panic("ocannlgen: ocannlGemm41AVX512 called without assembly")
 }
 
+// ocannlGemm42AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm42AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm42AVX512 called without assembly")
+}
+
 // ocannlMap0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlMap0AVX512 called without assembly")
@@ -277,6 +282,30 @@ func ocannlMap37AVX512(c, x0, x1 *float64) {
 
 // ocannlMap38AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap38AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap38AVX512 called without assembly") }
+
+// ocannlMap46AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap46AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap46AVX512 called without assembly")
+}
+
+// ocannlMap47AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap47AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap47AVX512 called without assembly") }
+
+// ocannlMap48AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap48AVX512(c, x0, x1, x2 *float64) {
+	panic("ocannlgen: ocannlMap48AVX512 called without assembly")
+}
+
+// ocannlMap53AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap53AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap53AVX512 called without assembly")
+}
+
+// ocannlMap54AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap54AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap54AVX512 called without assembly") }
+
+// ocannlMap55AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap55AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap55AVX512 called without assembly") }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }
@@ -403,6 +432,9 @@ func ocannlGemm40AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm40AVX2 cal
 
 // ocannlGemm41AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm41AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm41AVX2 called without assembly") }
+
+// ocannlGemm42AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm42AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm42AVX2 called without assembly") }
 
 // ocannlMap0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }
@@ -551,6 +583,41 @@ func ocannlMap44AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap44AVX2 called 
 
 // ocannlMap45AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap45AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap45AVX2 called without assembly") }
+
+// ocannlMap46AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap46AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap46AVX2 called without assembly") }
+
+// ocannlMap47AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap47AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap47AVX2 called without assembly") }
+
+// ocannlMap48AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap48AVX2(c, x0, x1, x2 *float64) {
+	panic("ocannlgen: ocannlMap48AVX2 called without assembly")
+}
+
+// ocannlMap49AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap49AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap49AVX2 called without assembly") }
+
+// ocannlMap50AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap50AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap50AVX2 called without assembly") }
+
+// ocannlMap51AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap51AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap51AVX2 called without assembly") }
+
+// ocannlMap52AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap52AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap52AVX2 called without assembly") }
+
+// ocannlMap53AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap53AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap53AVX2 called without assembly") }
+
+// ocannlMap54AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap54AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap54AVX2 called without assembly") }
+
+// ocannlMap55AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap55AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap55AVX2 called without assembly") }
+
+// ocannlMap56AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap56AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap56AVX2 called without assembly") }
 
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX2(c, x0, x1 *float64) {
@@ -942,4 +1009,24 @@ func ocannlReduce78AVX2(c, x0, x1 *float64) {
 // ocannlReduce79AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce79AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce79AVX2 called without assembly")
+}
+
+// ocannlReduce80AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce80AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce80AVX2 called without assembly")
+}
+
+// ocannlReduce81AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce81AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce81AVX2 called without assembly")
+}
+
+// ocannlReduce82AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce82AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce82AVX2 called without assembly")
+}
+
+// ocannlReduce83AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce83AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce83AVX2 called without assembly")
 }

@@ -14,7 +14,7 @@ import (
 
 // ocannlDirectives is the hash of this package's //ocannl: directives
 // (ocannlDirectiveHash) when ocannlgen generated ocannl_gen.go from them.
-const ocannlDirectives = "416c795036f84af7c8efa22ce2b86a8eadf73ff7f561a2ac82834ddce8f98b2c"
+const ocannlDirectives = "5ca130d5055f00c53bf85b0db46c289d304f76c812becb259e7d885446f91d0b"
 
 // TestOcannlGenerated fails when this package's //ocannl: directives
 // changed after ocannl_gen.go was generated from them, so that the tests
