@@ -116,9 +116,11 @@ func (r *Inferred) stateShapes() error {
 				return &Error{Pos: e.Pos, Msg: fmt.Sprintf("running statistic %s has shape %s in entry %s, but its state %s has shape %s in another entry", tr.Stat, s, e.Name, tr.State, old)}
 			}
 			r.Shapes[tr.State] = s
-			if tr.Counter != "" {
-				r.Shapes[tr.Counter] = inference.Shape{} // a scalar, as PyTorch's
-			}
+		}
+	}
+	for _, p := range r.Model.Params {
+		if p.Counter {
+			r.Shapes[p.ID] = inference.Shape{} // a scalar, as PyTorch's
 		}
 	}
 	return nil

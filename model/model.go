@@ -122,6 +122,8 @@ type Param struct {
 	// saved and loaded with the parameters but gets no gradient and no
 	// optimizer update; TrainStep updates it (Entry.Tracks).
 	State bool
+	// Counter marks a state counting training steps (a scalar: no axes).
+	Counter bool
 }
 
 // Optim holds the optimizer's settings.

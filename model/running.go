@@ -61,6 +61,7 @@ func (x *expander) running(c *program.Call, sc *scope) (program.Expr, error) {
 		if p := x.params[stateID(st)]; p != nil {
 			p.State = true
 		}
+		x.counter(sc, stateID(st), at)
 		return st, nil
 	}
 	id, err := x.stateParam(ip, sc)
@@ -147,7 +148,7 @@ func (x *expander) counter(sc *scope, state string, at spec.Pos) string {
 	}
 	id := path + ".num_batches_tracked"
 	if _, ok := x.params[id]; !ok {
-		x.params[id] = &Param{ID: id, Pos: at, Init: InitConst, InitText: "0", State: true}
+		x.params[id] = &Param{ID: id, Pos: at, Init: InitConst, InitText: "0", State: true, Counter: true}
 		x.order = append(x.order, id)
 	}
 	return id
