@@ -68,3 +68,26 @@ func TestBadToken(t *testing.T) {
 		t.Fatal("a failed TrainStep changed the model")
 	}
 }
+
+// BenchmarkTrainStep is one training step of the demo's model (process
+// CPU time is what matters on a shared host). It does not allocate.
+func BenchmarkTrainStep(b *testing.B) {
+	m := new(CharLM)
+	m.Init(1)
+	mask := causalMask()
+	var x, y [Batch][Context]int32
+	for i := range Batch {
+		for j := range Context {
+			x[i][j], y[i][j] = int32((7*i+j)%Vocab), int32((3*i+5*j)%Vocab)
+		}
+	}
+	if _, err := m.TrainStep(&x, &y, mask); err != nil { // starts the pool
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := m.TrainStep(&x, &y, mask); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
