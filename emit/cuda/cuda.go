@@ -182,6 +182,9 @@ func renderKernel(b *strings.Builder, k *desc.Kernel, t target.CUDA) error {
 		if int64(bufSize(&g.p.Tensors[i])) >= 1<<31 {
 			g.wide = true
 		}
+		if t := &g.p.Tensors[i]; t.IndexBound > 1<<24 && k.Elem == "float32" {
+			return fmt.Errorf("index input %s: the CUDA back end holds positions as %s, exact up to 2^24, and its bound is %d; use //ocannl:model float64 for the GPU path", t.Name, k.Elem, t.IndexBound)
+		}
 	}
 	fmt.Fprintf(b, "\n// Kernel %s (%s).\n", k.Name, k.Elem)
 	var its []item
@@ -213,7 +216,13 @@ func renderKernel(b *strings.Builder, k *desc.Kernel, t target.CUDA) error {
 		for a, pd := range t.Padding {
 			left[a] = pd.Left
 		}
-		fmt.Fprintf(b, "// @ocannl param %d %s %s dims=%s buf=%s left=%s\n", pr.Tensor, pr.Name, dir, ints(t.Dims), ints(t.BufDims), ints(left))
+		idx := ""
+		if t.IndexBound > 0 {
+			// An index input: the session checks its positions against
+			// the bound, and holds them as floats on the device.
+			idx = fmt.Sprintf(" index=%d", t.IndexBound)
+		}
+		fmt.Fprintf(b, "// @ocannl param %d %s %s dims=%s buf=%s left=%s%s\n", pr.Tensor, pr.Name, dir, ints(t.Dims), ints(t.BufDims), ints(left), idx)
 	}
 	for _, l := range g.plan {
 		b.WriteString(l)
@@ -320,9 +329,6 @@ func (g *kgen) stmt(o *loopir.Operation, s loopir.Stmt) error {
 	case *loopir.ResetPadding:
 		return g.resetPadding(o, s)
 	case *loopir.For, *loopir.Store:
-		if loopir.StmtDynamic(s) {
-			return fmt.Errorf("%s: the CUDA back end does not run gathers (x @@ spec ids) yet; generate this model without //ocannl:cuda", o.Desc)
-		}
 		return g.nest(o, s)
 	}
 	return fmt.Errorf("unknown statement %T", s)

@@ -30,7 +30,7 @@ import (
 // loop-IR interpreter on random inputs.
 
 // emuPackages are the packages opted in to CUDA generation.
-var emuPackages = []string{"examples/gallery", "examples/moons", "examples/cnn", "examples/attention"}
+var emuPackages = []string{"examples/gallery", "examples/moons", "examples/cnn", "examples/attention", "internal/cudagather"}
 
 // emuRun is the packages the emulation tests compile and run (compiling
 // each package's CUDA C with g++ takes seconds): under -short only the
@@ -332,6 +332,16 @@ func randomInputs(k *desc.Kernel, seed uint64) (map[int][]float64, map[string]an
 			continue
 		}
 		vals := make([]float64, n)
+		if bound := k.Prog.Tensors[p.Tensor].IndexBound; bound > 0 {
+			// An index input: positions, given to the session as int32.
+			ids := make([]int32, n)
+			for i := range ids {
+				ids[i] = int32(r.IntN(bound))
+				vals[i] = float64(ids[i])
+			}
+			inputs[p.Tensor], io[p.Name] = vals, ids
+			continue
+		}
 		for i := range vals {
 			vals[i] = r.Float64()*2 - 1
 			if k.Elem == "float32" {

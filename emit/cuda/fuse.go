@@ -29,6 +29,9 @@ func pointwise(s loopir.Stmt) *nestInfo {
 	default:
 		return nil
 	}
+	if loopir.StmtDynamic(s) {
+		return nil // a gather runs in a kernel of its own
+	}
 	n := analyze(s)
 	if len(n.stores) != 1 || len(n.par) != len(n.prefix) {
 		return nil

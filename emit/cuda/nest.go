@@ -45,6 +45,19 @@ func analyze(s loopir.Stmt) *nestInfo {
 	written := map[int]bool{}
 	for _, st := range n.stores {
 		seen[st.Tensor], written[st.Tensor] = true, true
+		// A gather's index input is read through its indices.
+		for _, x := range st.Index {
+			if x.Data != nil {
+				seen[x.Data.Tensor] = true
+			}
+		}
+	}
+	for _, l := range n.loads {
+		for _, x := range l.Index {
+			if x.Data != nil {
+				seen[x.Data.Tensor] = true
+			}
+		}
 	}
 	hazard := false
 	for _, l := range n.loads {
@@ -98,6 +111,21 @@ func (g *kgen) offset(t int, idx []loopir.IndexExpr, names map[int]string) strin
 	}
 	slices.Sort(vars)
 	var parts []string
+	for a := range idx {
+		if d := idx[a].Data; d != nil && a < len(bd) {
+			// A gathered position: the index input's cell (an integer
+			// held as a float), scaled by the axis's stride.
+			st := 1
+			for b := a + 1; b < len(bd); b++ {
+				st *= bd[b]
+			}
+			cell := fmt.Sprintf("(%s)t%d[%s]", g.idxType(), d.Tensor, g.offset(d.Tensor, d.Index, names))
+			if st*max(d.Scale, 1) != 1 {
+				cell = fmt.Sprintf("%d * %s", st*max(d.Scale, 1), cell)
+			}
+			parts = append(parts, cell)
+		}
+	}
 	for _, v := range vars {
 		c := coeff[v]
 		if c == 0 {
@@ -130,11 +158,13 @@ func (g *kgen) nest(o *loopir.Operation, s loopir.Stmt) error {
 			return nil
 		}
 	}
-	if gm := g.gemmOf(n); gm != nil {
-		return g.gemm(o, n, gm)
-	}
-	if red := g.reduceOf(n); red != nil {
-		return g.blockReduce(o, n, red)
+	if !loopir.StmtDynamic(s) {
+		if gm := g.gemmOf(n); gm != nil {
+			return g.gemm(o, n, gm)
+		}
+		if red := g.reduceOf(n); red != nil {
+			return g.blockReduce(o, n, red)
+		}
 	}
 	total := 1
 	for _, f := range n.par {

@@ -67,6 +67,9 @@ type ParamPlan struct {
 	Name            string
 	Out             bool
 	Dims, Buf, Left []int
+	// Index is an index input's bound (0 for floats): Run takes its
+	// positions as an []int32 and checks each is in [0, Index).
+	Index int
 }
 
 // Size is the number of unpadded cells.
@@ -282,14 +285,23 @@ func parseBuf(k *KernelPlan, f []string) error {
 }
 
 func parseParam(k *KernelPlan, f []string) error {
+	index := 0
+	if len(f) == 8 {
+		v, ok := strings.CutPrefix(f[7], "index=")
+		n, err := strconv.Atoi(v)
+		if !ok || err != nil || n <= 0 || f[3] != "in" {
+			return fmt.Errorf("want index=N (N > 0) after the dims of an input")
+		}
+		index, f = n, f[:7]
+	}
 	if len(f) != 7 || (f[3] != "in" && f[3] != "out") {
-		return fmt.Errorf("want param ID NAME in|out dims=.. buf=.. left=..")
+		return fmt.Errorf("want param ID NAME in|out dims=.. buf=.. left=.. [index=N]")
 	}
 	t, err := strconv.Atoi(f[1])
 	if err != nil || t < 0 || t >= len(k.Bufs) {
 		return fmt.Errorf("bad tensor id %q", f[1])
 	}
-	pp := ParamPlan{Tensor: t, Name: f[2], Out: f[3] == "out"}
+	pp := ParamPlan{Tensor: t, Name: f[2], Out: f[3] == "out", Index: index}
 	for i, dst := range []*[]int{&pp.Dims, &pp.Buf, &pp.Left} {
 		key := [...]string{"dims=", "buf=", "left="}[i]
 		v, ok := strings.CutPrefix(f[4+i], key)

@@ -84,8 +84,15 @@ func encode(vals any, elem string) ([]byte, int, error) {
 		for i, x := range v {
 			f64[i] = float64(x)
 		}
+	case []int32:
+		// An index input: its positions, held on the device as floats
+		// (exact up to 2^24 in float32; the generator checks the bound).
+		f64 = make([]float64, len(v))
+		for i, x := range v {
+			f64[i] = float64(x)
+		}
 	default:
-		return nil, 0, fmt.Errorf("cuda: values of type %T (want []float32 or []float64)", vals)
+		return nil, 0, fmt.Errorf("cuda: values of type %T (want []float32, []float64, or []int32 for an index input)", vals)
 	}
 	es := elemSize(elem)
 	b := make([]byte, len(f64)*es)
@@ -128,6 +135,8 @@ func length(vals any) int {
 	case []float64:
 		return len(v)
 	case []float32:
+		return len(v)
+	case []int32:
 		return len(v)
 	}
 	return -1
@@ -256,6 +265,9 @@ func (s *Session) Run(kernel string, io map[string]any) error {
 		}
 		if length(v) != p.Size() {
 			return fmt.Errorf("cuda: run %s: %s has %d cells, want %d", kernel, p.Name, length(v), p.Size())
+		}
+		if err := checkIndex(kernel, &p, v); err != nil {
+			return err
 		}
 		b, _, err := encode(scatter(&p, v), k.Elem)
 		if err != nil {
@@ -443,4 +455,22 @@ func (s *Session) Close() error {
 	}
 	errs = append(errs, s.d.Close())
 	return errors.Join(errs...)
+}
+
+// checkIndex checks an index input's positions (an []int32, each in
+// [0, p.Index)); a float parameter must not be given an []int32.
+func checkIndex(kernel string, p *ParamPlan, v any) error {
+	ids, isIdx := v.([]int32)
+	switch {
+	case p.Index == 0 && isIdx:
+		return fmt.Errorf("cuda: run %s: %s is a float input, given an []int32", kernel, p.Name)
+	case p.Index > 0 && !isIdx:
+		return fmt.Errorf("cuda: run %s: %s is an index input: give its positions as an []int32, not %T", kernel, p.Name, v)
+	}
+	for i, x := range ids {
+		if x < 0 || int(x) >= p.Index {
+			return fmt.Errorf("cuda: run %s: index input %s: cell %d is %d, out of range: an index input holds positions 0 to %d", kernel, p.Name, i, x, p.Index-1)
+		}
+	}
+	return nil
 }
