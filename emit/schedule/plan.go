@@ -90,8 +90,8 @@ type Nest struct {
 	// gather or its scatter-add); it runs as written, in serial Go loops
 	// (Loops holds its outer loop, Store is nil).
 	Worth, Stack, Lost, Partial, Joined, Data bool
-	Split                               *loopir.For
-	Parts                               int
+	Split                                     *loopir.For
+	Parts                                     int
 	// Chain is the number of the chain the nest runs in (1-based, an
 	// index into Schedule.Chains plus one; 0: none).
 	Chain int
