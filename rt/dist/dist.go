@@ -47,10 +47,11 @@ type Comm interface {
 	Barrier() error
 	// Fail tells the other ranks that this one has failed with err (a
 	// training loop's own error: a data file that did not load, a loss
-	// that is not finite): their pending and next collectives return a
-	// *RankError naming this rank and err's text, instead of waiting for
-	// it. The Comm is unusable afterwards but for Close. It returns an
-	// error only when the message could not be sent.
+	// that is not finite): each of their collectives that this rank did
+	// not complete returns a *RankError naming this rank and err's text,
+	// at once instead of waiting for it. The Comm is unusable afterwards
+	// but for Close. It returns an error only when the message could not
+	// be sent.
 	Fail(err error) error
 	// Close ends the rank's part in the communicator. Once a rank has
 	// closed, a collective of the others that it did not complete

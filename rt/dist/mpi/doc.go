@@ -15,8 +15,9 @@
 // polled with MPI_Test against a deadline (Options.Timeout,
 // OCANNL_DIST_TIMEOUT, DefaultTimeout), while control messages travel
 // beside the collectives. A rank that calls Fail, or Close before the
-// others are done, makes their pending and next collectives return at
-// once a *dist.RankError naming it (with Fail's error text). A rank that
+// others are done, makes each of their collectives that it did not
+// complete return at once a *dist.RankError naming it (with Fail's error
+// text). A rank that
 // does not reach a collective in time (dead, stopped, or slower than the
 // deadline) is named by the others once the deadline and a grace period
 // pass. With mpirun's defaults a process that exits without finalizing

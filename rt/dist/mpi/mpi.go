@@ -185,9 +185,8 @@ type comm struct {
 	// seq counts the collectives completed (posted to MPI: a collective
 	// of an empty buffer, or on one rank, is not one).
 	seq int
-	// left[r] is how many collectives rank r had completed when it
-	// closed, -1 while it has not.
-	left []int
+	// stops[r] is rank r's end, once it said it failed or closed.
+	stops []stop
 	// failed is the first failure; every later collective returns it.
 	failed error
 	// stalled: ranks did not answer, so MPI_Finalize, which waits for
@@ -225,9 +224,9 @@ func OpenWith(o Options) (dist.Comm, error) {
 	if rc := C.ocn_open(&s, &call); rc != C.MPI_SUCCESS {
 		return nil, mpiErr(C.GoString(call), rc)
 	}
-	c := &comm{s: s, rank: int(s.rank), size: int(s.size), timeout: timeout, grace: grace(timeout), left: make([]int, int(s.size))}
-	for r := range c.left {
-		c.left[r] = -1
+	c := &comm{s: s, rank: int(s.rank), size: int(s.size), timeout: timeout, grace: grace(timeout), stops: make([]stop, int(s.size))}
+	for r := range c.stops {
+		c.stops[r].after = -1
 	}
 	return c, nil
 }
@@ -255,14 +254,23 @@ func (c *comm) ready(call string) error {
 	case c.failed != nil:
 		return c.failed
 	}
+	// The ranks that ended before this collective, the first one's
+	// reason (a failure before a departure), and the others with it.
 	var gone []int
-	for r, n := range c.left {
-		if n >= 0 && n <= c.seq {
+	reason := ""
+	for r, st := range c.stops {
+		if st.after < 0 || st.after > c.seq {
+			continue
+		}
+		if reason == "" || strings.HasPrefix(st.reason, "failed") && !strings.HasPrefix(reason, "failed") {
+			gone, reason = nil, st.reason
+		}
+		if st.reason == reason {
 			gone = append(gone, r)
 		}
 	}
 	if len(gone) > 0 {
-		return c.fail(&dist.RankError{Call: call, Seq: c.seq + 1, Ranks: gone, Reason: fmt.Sprintf("closed its communicator after %d collectives", c.left[gone[0]])})
+		return c.fail(&dist.RankError{Call: call, Seq: c.seq + 1, Ranks: gone, Reason: reason})
 	}
 	return nil
 }
@@ -273,6 +281,13 @@ func (c *comm) fail(err error) error {
 		c.failed = err
 	}
 	return c.failed
+}
+
+// stop is a rank's end: after its first after collectives (-1: it has
+// not ended) it failed or closed, which reason says.
+type stop struct {
+	after  int
+	reason string
 }
 
 // The collectives run one at a time on the staging buffer.
@@ -304,8 +319,8 @@ func (c *comm) run(call string, op opKind, n int, t C.MPI_Datatype, root int, st
 	if rc != C.MPI_SUCCESS {
 		return c.fail(fmt.Errorf("%s: %w", call, mpiErr(name, rc)))
 	}
-	deadline := start.Add(c.timeout)
-	for i := 0; ; i++ {
+	deadline, wait := start.Add(c.timeout), time.Now()
+	for {
 		var done C.int
 		if rc := C.ocn_test_op(c.s, &done); rc != C.MPI_SUCCESS {
 			return c.diagnose(call, nil, fmt.Errorf("%s: %w", name, mpiErr("MPI_Test", rc)))
@@ -320,17 +335,25 @@ func (c *comm) run(call string, op opKind, n int, t C.MPI_Datatype, root int, st
 		if time.Now().After(deadline) {
 			return c.diagnose(call, nil, nil)
 		}
-		pause(i)
+		pause(wait)
 	}
 }
 
-// pause backs off between two tests of a collective in flight: none for
-// the first 64 (ranks that arrive together meet within microseconds),
-// then sleeps growing by 5µs to 200µs, so that a rank waiting for a
-// slower one leaves it the CPU.
-func pause(i int) {
-	if i >= 64 {
-		time.Sleep(min(time.Duration(i-63)*5*time.Microsecond, 200*time.Microsecond))
+// spin is how long a collective in flight is tested without pause: as
+// long as ranks that arrive about together need to meet (on a loaded
+// machine a peer may be off its CPU for a few milliseconds), and short
+// beside a step's compute, which is what one rank waits for another
+// when the ranks are unbalanced.
+const spin = 5 * time.Millisecond
+
+// pause backs off between two tests of a collective in flight that
+// started waiting at start: none for spin (Open MPI's progress yields
+// the CPU when the ranks oversubscribe it, mpi_yield_when_idle), then
+// sleeps growing by 10µs to 500µs, so that a rank waiting for a slower
+// one leaves it the CPU.
+func pause(start time.Time) {
+	if since := time.Since(start); since >= spin {
+		time.Sleep(min(since/spin*10*time.Microsecond, 500*time.Microsecond))
 	}
 }
 
@@ -371,11 +394,10 @@ func (c *comm) poll(call string) error {
 			return nil
 		}
 		switch m.kind {
-		case C.OCN_FAILED:
-			return c.fail(&dist.RankError{Call: call, Seq: c.seq + 1, Ranks: []int{m.rank}, Reason: "failed: " + m.text})
-		case C.OCN_CLOSED:
-			c.left[m.rank] = m.seq
-			if m.seq <= c.seq {
+		case C.OCN_FAILED, C.OCN_CLOSED:
+			// A rank that ended after completing this collective lets it
+			// complete; the next one fails.
+			if c.ended(m) {
 				return c.ready(call)
 			}
 		case C.OCN_TIMEOUT:
@@ -384,6 +406,17 @@ func (c *comm) poll(call string) error {
 			return c.verdict(call, m)
 		}
 	}
+}
+
+// ended records the end of rank m.rank (a FAILED or CLOSED message), and
+// reports whether it came before this collective.
+func (c *comm) ended(m message) bool {
+	reason := "failed: " + m.text
+	if m.kind == C.OCN_CLOSED {
+		reason = fmt.Sprintf("closed its communicator after %d collectives", m.seq)
+	}
+	c.stops[m.rank] = stop{m.seq, reason}
+	return m.seq <= c.seq
 }
 
 // verdict is the failure another rank found when it gave up waiting for
@@ -417,8 +450,8 @@ func (c *comm) diagnose(call string, trigger *message, cause error) error {
 	if trigger != nil {
 		heard[trigger.rank] = true
 	}
-	for r, n := range c.left {
-		heard[r] = heard[r] || n >= seq // closed after completing this collective
+	for r, st := range c.stops {
+		heard[r] = heard[r] || st.after >= seq // ended after completing this collective
 	}
 	c.sendAll(C.OCN_TIMEOUT, seq, "")
 	end := time.Now().Add(c.grace)
@@ -433,11 +466,11 @@ func (c *comm) diagnose(call string, trigger *message, cause error) error {
 			continue
 		}
 		switch m.kind {
-		case C.OCN_FAILED:
-			return c.fail(&dist.RankError{Call: call, Seq: seq, Ranks: []int{m.rank}, Reason: "failed: " + m.text})
-		case C.OCN_CLOSED:
-			c.left[m.rank] = m.seq
-			heard[m.rank] = m.seq >= seq
+		case C.OCN_FAILED, C.OCN_CLOSED:
+			if c.ended(m) {
+				return c.ready(call) // the cause
+			}
+			heard[m.rank] = true
 		default:
 			heard[m.rank] = true
 		}
@@ -485,8 +518,9 @@ func (c *comm) sendAll(kind C.int, seq int, text string) error {
 			first = fmt.Errorf("mpi: a control message to rank %d dropped: the earlier ones are still in flight", r)
 		}
 	}
-	end := time.Now().Add(c.grace)
-	for i := 0; time.Now().Before(end); i++ {
+	now := time.Now()
+	end := now.Add(c.grace)
+	for time.Now().Before(end) {
 		var done C.int
 		if rc := C.ocn_test_sends(c.s, &done); rc != C.MPI_SUCCESS {
 			if first == nil {
@@ -497,7 +531,7 @@ func (c *comm) sendAll(kind C.int, seq int, text string) error {
 		if done != 0 {
 			break
 		}
-		pause(i)
+		pause(now)
 	}
 	return first
 }
