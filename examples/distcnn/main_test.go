@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/ocannlgen/ocannlgen/rt/cuda"
 	"github.com/ocannlgen/ocannlgen/rt/dist"
 )
 
@@ -18,7 +20,7 @@ const testSteps = 300
 // 2 and 3 ranks under mpirun).
 func TestOneProcess(t *testing.T) {
 	var out bytes.Buffer
-	acc, err := run(&out, dist.Local(), testSteps, 42)
+	acc, err := run(&out, dist.Local(), testSteps, 42, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +43,18 @@ func checkReport(t *testing.T, out string, acc float64, n int) {
 
 // TestNegativeSteps: a bad step count is an error, not a panic.
 func TestNegativeSteps(t *testing.T) {
-	if _, err := run(new(bytes.Buffer), dist.Local(), -1, 1); err == nil {
+	if _, err := run(new(bytes.Buffer), dist.Local(), -1, 1, false); err == nil {
 		t.Error("run with -1 steps succeeded")
+	}
+}
+
+// TestGPUWithoutCUDA: without the cuda tag -gpu is an error naming the
+// missing GPU path (every rank gets it: none falls back alone).
+func TestGPUWithoutCUDA(t *testing.T) {
+	if cuda.Available {
+		t.Skip("built with the cuda tag")
+	}
+	if _, err := run(new(bytes.Buffer), dist.Local(), 10, 1, true); !errors.Is(err, cuda.ErrNotBuilt) {
+		t.Errorf("run -gpu without the cuda tag: %v", err)
 	}
 }

@@ -2,6 +2,11 @@ package main
 
 //go:generate go run github.com/ocannlgen/ocannlgen/cmd/ocannlgen
 
+// Also generate CUDA C for the GPU path (-gpu: ocannl_gen.cu, with the
+// gradients averaged across the GPUs by NCCL).
+//
+//ocannl:cuda
+
 // CNN is examples/cnn's glyph classifier (a valid 3x3 convolution to 8
 // channels, ReLU, 2x2 max pooling, a padded 3x3 convolution to 16
 // channels, ReLU, a linear layer to the 4 class logits, softmax

@@ -51,7 +51,7 @@ func TestRank(t *testing.T) {
 	}
 	defer c.Close()
 	var out bytes.Buffer
-	acc, err := run(&out, c, testSteps, 42)
+	acc, err := run(&out, c, testSteps, 42, false)
 	if err != nil {
 		t.Fatal(fmt.Errorf("rank %d: %w", c.Rank(), err))
 	}

@@ -14,7 +14,7 @@ import (
 
 // ocannlDirectives is the hash of this package's //ocannl: directives
 // (ocannlDirectiveHash) when ocannlgen generated ocannl_gen.go from them.
-const ocannlDirectives = "18c7430f8b5d0e5dfe38e97902292d634be7657f619e8cd48611a1ad58b12b45"
+const ocannlDirectives = "ab248df4a974e8c254e074ef57a14e954ae06c0e37c2e7f8855ca65d149a01a4"
 
 // TestOcannlGenerated fails when this package's //ocannl: directives
 // changed after ocannl_gen.go was generated from them, so that the tests
