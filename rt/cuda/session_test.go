@@ -168,7 +168,7 @@ func TestSessionErrors(t *testing.T) {
 // TestParsePlan reads the committed generated files of the opted-in
 // examples, and rejects malformed plans with the line.
 func TestParsePlan(t *testing.T) {
-	for _, pkg := range []string{"gallery", "moons", "cnn", "attention"} {
+	for _, pkg := range []string{"gallery", "moons", "cnn", "attention", "distcnn"} {
 		b, err := os.ReadFile(filepath.Join("..", "..", "examples", pkg, "ocannl_gen.cu"))
 		if err != nil {
 			t.Fatal(err)
