@@ -41,8 +41,13 @@ typedef struct {
 	MPI_Request op;        // the collective in flight
 } ocn_state;
 
+// ocn_init initializes MPI unless it is; after MPI_Finalize it returns
+// MPI_ERR_OTHER (MPI cannot start again in the process).
 static int ocn_init(void) {
-	int inited = 0, provided = 0, rc;
+	int inited = 0, finalized = 0, provided = 0, rc;
+	rc = MPI_Finalized(&finalized);
+	if (rc != MPI_SUCCESS) return rc;
+	if (finalized) return MPI_ERR_OTHER;
 	rc = MPI_Initialized(&inited);
 	if (rc != MPI_SUCCESS || inited) return rc;
 	rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
@@ -147,6 +152,14 @@ static int ocn_cancel_recv(ocn_state *s) {
 	return MPI_Wait(&s->in_req, MPI_STATUS_IGNORE);
 }
 
+// ocn_free releases s, once MPI is finalized (no request in flight).
+static void ocn_free(ocn_state *s) {
+	free(s->out);
+	free(s->out_req);
+	free(s->stage);
+	free(s);
+}
+
 static int ocn_error_string(int code, char *buf, int len) {
 	int n = 0;
 	if (MPI_Error_string(code, buf, &n) != MPI_SUCCESS || n >= len) return 0;
@@ -216,7 +229,9 @@ func OpenWith(o Options) (dist.Comm, error) {
 		return nil, err
 	}
 	runtime.LockOSThread()
-	if rc := C.ocn_init(); rc != C.MPI_SUCCESS {
+	if rc := C.ocn_init(); rc == C.MPI_ERR_OTHER {
+		return nil, fmt.Errorf("mpi: Open after Close: MPI was finalized, and cannot start again in this process")
+	} else if rc != C.MPI_SUCCESS {
 		return nil, mpiErr("MPI_Init_thread", rc)
 	}
 	var s *C.ocn_state
@@ -676,6 +691,8 @@ func (c *comm) Close() error {
 	if rc := C.MPI_Finalize(); rc != C.MPI_SUCCESS {
 		return mpiErr("MPI_Finalize", rc)
 	}
+	C.ocn_free(c.s)
+	c.s = nil
 	if first != nil {
 		return fmt.Errorf("mpi: Close: %w", first)
 	}
