@@ -24,7 +24,8 @@ import (
 // Fault modes (OCANNL_DIST_FAULT=mode:rank:dir): at step faultStep,
 // rank `rank` calls Fail ("fail"), returns and closes its communicator
 // ("leave"), hangs (sleeps for an hour: a live process that neither the
-// system nor mpirun notices, "hang"), or exits with status 3 without
+// system nor mpirun notices, "hang"), sleeps 3s, longer than the 1s
+// deadline, then goes on ("slow"), or exits with status 3 without
 // finalizing MPI ("die"); the other ranks record what their SyncGrads of
 // that step returned in dir/rank<r>.json.
 const (
@@ -75,6 +76,7 @@ func TestFaults(t *testing.T) {
 		{3, 2, "leave", 30 * time.Second, nil},
 		{2, 1, "hang", 2 * time.Second, nil},
 		{3, 0, "hang", 2 * time.Second, nil},
+		{2, 1, "slow", time.Second, nil},
 		{3, 1, "die", 30 * time.Second, nil},
 		{2, 1, "die", 2 * time.Second, []string{"--mca", "orte_abort_on_non_zero_status", "0"}},
 	} {
@@ -143,18 +145,26 @@ func TestFaults(t *testing.T) {
 				if o.Role != "survivor" || !o.Failed || !slices.Equal(o.Ranks, []int{c.rank}) || o.Step != faultStep || o.Next == "" {
 					t.Errorf("%s: rank %d: %+v, want an error naming rank %d at step %d", name, r, o, c.rank, faultStep)
 				}
-				want := map[string]string{"fail": fmt.Sprintf("failed: step %d: the loss is not finite", faultStep), "leave": "closed its communicator after", "hang": "did not reach it within 2s", "die": "did not reach it within 2s"}[c.mode]
+				want := map[string]string{"fail": fmt.Sprintf("failed: step %d: the loss is not finite", faultStep), "leave": "closed its communicator after", "hang": "did not reach it within 2s", "die": "did not reach it within 2s", "slow": "did not reach it within 1s"}[c.mode]
 				if !strings.HasPrefix(o.Reason, want) || !strings.Contains(o.Err, fmt.Sprintf("rank %d ", c.rank)) {
 					t.Errorf("%s: rank %d: reason %q, want %q", name, r, o.Reason, want)
 				}
 				// A message arrives at once; a missing rank at the deadline
 				// plus the grace period (slack for a loaded machine).
 				lo, hi := 0.0, 5.0
-				if c.mode == "hang" || c.mode == "die" {
+				if c.mode == "hang" || c.mode == "die" || c.mode == "slow" {
 					lo, hi = c.timeout.Seconds(), c.timeout.Seconds()+0.5+3
 				}
 				if o.Seconds < lo || o.Seconds > hi {
 					t.Errorf("%s: rank %d: SyncGrads returned after %.2fs, want %.1f-%.1fs", name, r, o.Seconds, lo, hi)
+				}
+			}
+			if c.mode == "slow" {
+				// The slow rank, arriving after the others gave up, learns
+				// their finding (naming itself) at once.
+				o := got[c.rank]
+				if o.Role != "slow" || !slices.Equal(o.Ranks, []int{c.rank}) || !strings.Contains(o.Reason, "rank 0's finding") || o.Seconds > 1 {
+					t.Errorf("%s: the slow rank: %+v", name, o)
 				}
 			}
 		}()
@@ -221,6 +231,8 @@ func TestFaultRank(t *testing.T) {
 			case "hang":
 				time.Sleep(time.Hour) // until mpirun ends the job
 				t.Fatal("woke up")
+			case "slow":
+				time.Sleep(3 * time.Second)
 			case "die":
 				os.Exit(3)
 			}
@@ -239,11 +251,17 @@ func TestFaultRank(t *testing.T) {
 		if err := c.Barrier(); err != nil {
 			o.Next = err.Error()
 		}
+		if c.Rank() == faulty {
+			o.Role = mode
+		}
 		write(o)
-		if mode == "hang" || mode == "die" {
+		if mode == "hang" || mode == "die" || mode == "slow" {
 			// The survivors do not finalize MPI (it would wait for the
 			// missing rank): the first to exit ends the job, so each
 			// waits for the others' outcomes first.
+			if mode == "slow" {
+				faulty = -1 // it answers too
+			}
 			waitOutcomes(dir, c.Size(), faulty)
 		}
 		return

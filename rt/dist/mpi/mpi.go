@@ -399,14 +399,18 @@ func (c *comm) receive() (message, bool, error) {
 }
 
 // poll handles the control messages that have arrived while call waits.
+// A rank that gave up waiting (TIMEOUT) starts a diagnosis, unless a
+// finding (VERDICT) is among the messages already there: then this rank
+// came after the others gave up, and takes their finding.
 func (c *comm) poll(call string) error {
+	var timeout *message
 	for {
 		m, ok, err := c.receive()
 		if err != nil {
 			return c.fail(fmt.Errorf("%s: %w", call, err))
 		}
 		if !ok {
-			return nil
+			break
 		}
 		switch m.kind {
 		case C.OCN_FAILED, C.OCN_CLOSED:
@@ -416,11 +420,17 @@ func (c *comm) poll(call string) error {
 				return c.ready(call)
 			}
 		case C.OCN_TIMEOUT:
-			return c.diagnose(call, &m, nil)
+			if timeout == nil {
+				timeout = &m
+			}
 		case C.OCN_VERDICT:
 			return c.verdict(call, m)
 		}
 	}
+	if timeout != nil {
+		return c.diagnose(call, timeout, nil)
+	}
+	return nil
 }
 
 // ended records the end of rank m.rank (a FAILED or CLOSED message), and
