@@ -42,12 +42,12 @@ typedef struct {
 } ocn_state;
 
 // ocn_init initializes MPI unless it is; after MPI_Finalize it returns
-// MPI_ERR_OTHER (MPI cannot start again in the process).
+// -1 (MPI cannot start again in the process).
 static int ocn_init(void) {
 	int inited = 0, finalized = 0, provided = 0, rc;
 	rc = MPI_Finalized(&finalized);
 	if (rc != MPI_SUCCESS) return rc;
-	if (finalized) return MPI_ERR_OTHER;
+	if (finalized) return -1;
 	rc = MPI_Initialized(&inited);
 	if (rc != MPI_SUCCESS || inited) return rc;
 	rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
@@ -229,7 +229,7 @@ func OpenWith(o Options) (dist.Comm, error) {
 		return nil, err
 	}
 	runtime.LockOSThread()
-	if rc := C.ocn_init(); rc == C.MPI_ERR_OTHER {
+	if rc := C.ocn_init(); rc == -1 {
 		return nil, fmt.Errorf("mpi: Open after Close: MPI was finalized, and cannot start again in this process")
 	} else if rc != C.MPI_SUCCESS {
 		return nil, mpiErr("MPI_Init_thread", rc)
