@@ -120,8 +120,8 @@ func (nc *NCCL) ncclErr(call string, r C.ncclResult_t) error {
 // communicator's id, c broadcasts it, and every rank initializes its
 // part (ncclCommInitRank, which waits for all ranks). Every rank of c
 // must call it, each on its own GPU (OpenDevice with the rank's GPU on
-// its machine). timeout bounds each MeanAcross (0: OCANNL_DIST_TIMEOUT,
-// else 2 minutes).
+// its machine). timeout bounds the initialization and each MeanAcross
+// (0: OCANNL_DIST_TIMEOUT, else 2 minutes).
 func OpenNCCL(d *Device, c dist.Comm, timeout time.Duration) (*NCCL, error) {
 	if d == nil || d.closed {
 		return nil, fmt.Errorf("cuda: OpenNCCL on a closed device")
@@ -191,8 +191,28 @@ func OpenNCCL(d *Device, c dist.Comm, timeout time.Duration) (*NCCL, error) {
 	for i, x := range vals {
 		raw[i] = byte(x)
 	}
-	if err := nc.ncclErr("ncclCommInitRank", C.ocn_ncclCommInitRank(nc.api, &nc.comm, C.int(nc.size), &id, C.int(nc.rank))); err != nil {
-		return fail(err)
+	// ncclCommInitRank waits for every rank, and cannot be interrupted:
+	// it runs on a goroutine of its own, abandoned (with the loaded
+	// library) when the deadline passes first.
+	type initResult struct {
+		comm C.ncclComm_t
+		res  C.ncclResult_t
+	}
+	done := make(chan initResult, 1)
+	api, size, rank := nc.api, nc.size, nc.rank
+	go func() {
+		var r initResult
+		r.res = C.ocn_ncclCommInitRank(api, &r.comm, C.int(size), &id, C.int(rank))
+		done <- r
+	}()
+	select {
+	case r := <-done:
+		if err := nc.ncclErr("ncclCommInitRank", r.res); err != nil {
+			return fail(err)
+		}
+		nc.comm = r.comm
+	case <-time.After(nc.timeout):
+		return nil, fmt.Errorf("cuda: ncclCommInitRank did not complete within %v: a rank failed, died or hangs (set the deadline with OpenNCCL's timeout or %s); end the process", nc.timeout, ncclTimeoutEnv)
 	}
 	return nc, nil
 }

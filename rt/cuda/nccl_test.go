@@ -131,8 +131,8 @@ func onRanks(t *testing.T, n int, timeout time.Duration, f func(r int, s *Sessio
 // ranks are goroutines) over the fake driver: a missing NCCL named by
 // OpenNCCL; float32 and float64 buffers averaged on 2 and 3 ranks, the
 // same on every rank; a rank that does not come reported to the others
-// as NCCL's asynchronous error; a stream that does not finish stopped at
-// the deadline.
+// as NCCL's asynchronous error; an initialization and a stream that do
+// not finish stopped at the deadline.
 func TestNCCLWithFake(t *testing.T) {
 	nccl := fakeLibs(t)
 	t.Setenv("OCANNL_NCCL", filepath.Join(t.TempDir(), "missing.so"))
@@ -201,6 +201,16 @@ func TestNCCLWithFake(t *testing.T) {
 	if errs[1] != nil || errs[0] == nil || !strings.Contains(errs[0].Error(), "remote process exited") || time.Since(start) > 20*time.Second {
 		t.Errorf("a rank that does not come: %v (after %v)", errs, time.Since(start))
 	}
+
+	// Rank 1's initialization hangs: OpenNCCL returns at the deadline on
+	// that rank (the fake's other ranks do not wait for it).
+	t.Setenv("OCANNL_FAKE_INIT_HANG", "1")
+	start = time.Now()
+	errs = onRanks(t, 2, 200*time.Millisecond, func(r int, s *Session, nc *NCCL) error { return nil })
+	if errs[0] != nil || errs[1] == nil || !strings.Contains(errs[1].Error(), "ncclCommInitRank did not complete within 200ms") || time.Since(start) > 10*time.Second {
+		t.Errorf("an initialization that hangs: %v (after %v)", errs, time.Since(start))
+	}
+	t.Setenv("OCANNL_FAKE_INIT_HANG", "")
 
 	// The stream never finishes: the deadline stops MeanAcross.
 	t.Setenv("OCANNL_FAKE_BUSY", "1")

@@ -5,7 +5,8 @@
 // called it: rank 0's buffer gets the mean (or sum) of the ranks' buffers
 // summed in rank order, or every rank gets root's. A rank that does not
 // come within 2 s makes the others' collective end with the asynchronous
-// error ncclRemoteError (6), as NCCL reports a peer that failed.
+// error ncclRemoteError (6), as NCCL reports a peer that failed. With
+// OCANNL_FAKE_INIT_HANG set, rank 1's ncclCommInitRank hangs for 60 s.
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,8 @@ int ncclCommInitRank(void** out, int n, ncclUniqueId id, int rank) {
   unsigned long k;
   memcpy(&k, id.internal, sizeof k);
   if (n < 1 || n > 8 || rank < 0 || rank >= n || k == 0) return 4;  // ncclInvalidArgument
+  const char* hang = getenv("OCANNL_FAKE_INIT_HANG");
+  if (hang && *hang && rank == 1) sleep(60);  // a rank that never joins
   pthread_mutex_lock(&mu);
   group* g = NULL;
   for (int i = 0; i < 8 && !g; i++) if (groups[i].key == k) g = &groups[i];
