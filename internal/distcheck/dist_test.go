@@ -59,6 +59,12 @@ func s4() run[float32] {
 		return m.Backward((*[4][3]float32)(x), (*[4][4]float32)(y))
 	}}
 }
+func s6() run[float32] {
+	m := new(S6)
+	return run[float32]{m, func(x [][3]float32, y [][4]float32) float32 {
+		return m.Backward((*[6][3]float32)(x), (*[6][4]float32)(y))
+	}}
+}
 func s8() run[float32] {
 	m := new(S8)
 	return run[float32]{m, func(x [][3]float32, y [][4]float32) float32 {
@@ -75,6 +81,12 @@ func a4() run[float64] {
 	m := new(A4)
 	return run[float64]{m, func(x [][3]float64, y [][4]float64) float64 {
 		return m.Backward((*[4][3]float64)(x), (*[4][4]float64)(y))
+	}}
+}
+func a6() run[float64] {
+	m := new(A6)
+	return run[float64]{m, func(x [][3]float64, y [][4]float64) float64 {
+		return m.Backward((*[6][3]float64)(x), (*[6][4]float64)(y))
 	}}
 }
 func a8() run[float64] {
@@ -105,9 +117,10 @@ func data[T float32 | float64]() ([][3]T, [][4]T) {
 	return xs, ys
 }
 
-// batch is the global batch of step s, n rows.
+// batch is the global batch of step s, n rows (the dataset's first
+// len(rows)/n*n rows, in turn).
 func batch[T any](rows []T, s, n int) []T {
-	lo := s * n % len(rows)
+	lo := s * n % (len(rows) / n * n)
 	return rows[lo : lo+n]
 }
 
@@ -204,7 +217,7 @@ func compare(t *testing.T, what string, got, want []float64, tol float64) {
 	t.Logf("%s: largest difference %.3g of the largest parameter (elementwise at most %.3g)", what, diff/scale, elem)
 }
 
-// TestDataParallel trains on 2 and 4 ranks under mpirun (TestRank); runs
+// TestDataParallel trains on 2, 3 and 4 ranks under mpirun (TestRank); runs
 // 2 ranks of which one holds another model (it must be refused before
 // any update); and saves a checkpoint from rank 0 halfway through a run
 // on 2 ranks, then resumes it on 4 ranks and on 1, each matching one
@@ -221,7 +234,7 @@ func TestDataParallel(t *testing.T) {
 	for _, c := range []struct {
 		n    int
 		mode string
-	}{{2, "train"}, {4, "train"}, {2, "mismatch"}, {2, "save"}, {4, "resume"}, {1, "resume"}} {
+	}{{2, "train"}, {3, "train"}, {4, "train"}, {2, "mismatch"}, {2, "save"}, {4, "resume"}, {1, "resume"}} {
 		cmd := exec.Command(mpirun, "--oversubscribe", "--timeout", "120", "-np", strconv.Itoa(c.n), os.Args[0], "-test.run", "^TestRank$", "-test.v", "-test.count=1")
 		cmd.Env = append(os.Environ(), childEnv+"=1", modeEnv+"="+c.mode, ckptEnv+"="+ckpt, "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
 		out, err := cmd.CombinedOutput()
@@ -253,10 +266,8 @@ func TestRank(t *testing.T) {
 		if c.Rank() != 0 {
 			return
 		}
-		fullS, fullA := s4(), a4()
-		if c.Size() == 4 {
-			fullS, fullA = s8(), a8()
-		}
+		fullS := map[int]func() run[float32]{2: s4, 3: s6, 4: s8}[c.Size()]()
+		fullA := map[int]func() run[float64]{2: a4, 3: a6, 4: a8}[c.Size()]()
 		compare(t, fmt.Sprintf("float32 SGD, %d ranks", c.Size()), gotS, trainOne(fullS, c.Size()*b), 1e-6)
 		compare(t, fmt.Sprintf("float64 AdamW, %d ranks", c.Size()), gotA, trainOne(fullA, c.Size()*b), 1e-12)
 	case "mismatch":
@@ -305,7 +316,7 @@ func TestRank(t *testing.T) {
 		if c.Rank() != 0 {
 			return
 		}
-		full := map[int]func() run[float32]{1: s2, 2: s4, 4: s8}[c.Size()]()
+		full := map[int]func() run[float32]{1: s2, 2: s4, 3: s6, 4: s8}[c.Size()]()
 		if err := full.m.LoadCheckpoint(bytes.NewReader(b2)); err != nil {
 			t.Fatal(err)
 		}

@@ -633,6 +633,317 @@ func (m *ocannlS4) LoadCheckpoint(r io.Reader) error {
 	return nil
 }
 
+// ocannlS6Params holds one value per cell of every parameter of S6, flattened in memory order (batch, output, input).
+type ocannlS6Params struct {
+	// NetW1 is net.w1: shape 3 -> 16, memory order [16][3].
+	NetW1 [48]float32
+	// NetB1 is net.b1: shape 16, memory order [16].
+	NetB1 [16]float32
+	// NetW2 is net.w2: shape 16 -> 16, memory order [16][16].
+	NetW2 [256]float32
+	// NetB2 is net.b2: shape 16, memory order [16].
+	NetB2 [16]float32
+	// NetW3 is net.w3: shape 16 -> 4, memory order [4][16].
+	NetW3 [64]float32
+	// NetB3 is net.b3: shape 4, memory order [4].
+	NetB3 [4]float32
+}
+
+// ocannlS6 is the generated state of S6: embed it in S6. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
+type ocannlS6 struct {
+	// Params are the learnable parameters.
+	Params ocannlS6Params
+	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
+	Grads ocannlS6Params
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	// Step counts the optimizer steps taken (it drives the learning-rate schedule).
+	Step int
+	// LR, when set, gives the learning rate of each step instead of the model's schedule.
+	LR func(step int) float64
+	// GradNorm is the global norm of the gradients at the last Update, before clipping them to 2.
+	GradNorm float64
+	momentum ocannlS6Params
+	distBuf  [2]float64
+	loss     [1]float32
+}
+
+// Init sets every parameter to its initial value for the given seed and clears the gradients and the optimizer state.
+// Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
+// adding or reordering parameters never changes the others. It does not allocate.
+func (m *ocannlS6) Init(seed uint64) {
+	rt.FanInUniform(m.Params.NetW1[:], rt.InnerKey(rt.ParamKey("net.w1"), seed, false), 3)
+	rt.FanInUniform(m.Params.NetB1[:], rt.InnerKey(rt.ParamKey("net.b1"), seed, false), 3)
+	rt.FanInUniform(m.Params.NetW2[:], rt.InnerKey(rt.ParamKey("net.w2"), seed, false), 16)
+	rt.FanInUniform(m.Params.NetB2[:], rt.InnerKey(rt.ParamKey("net.b2"), seed, false), 16)
+	rt.FanInUniform(m.Params.NetW3[:], rt.InnerKey(rt.ParamKey("net.w3"), seed, false), 16)
+	rt.FanInUniform(m.Params.NetB3[:], rt.InnerKey(rt.ParamKey("net.b3"), seed, false), 16)
+	m.Grads = ocannlS6Params{}
+	m.Step = 0
+	m.GradNorm = 0
+	m.momentum = ocannlS6Params{}
+}
+
+// TrainLoss runs entry point train of S6 (forward only) and returns the loss. It does not allocate.
+func (m *ocannlS6) TrainLoss(x *[6][3]float32, y *[6][4]float32) float32 {
+	ocannlS6TrainLoss(x, y, &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.loss)
+	return m.loss[0]
+}
+
+// Backward computes the loss TrainLoss at the given inputs and its gradient with respect to
+// every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
+func (m *ocannlS6) Backward(x *[6][3]float32, y *[6][4]float32) float32 {
+	ocannlS6Backward(x, y, &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.Grads.NetW1, &m.Grads.NetB1, &m.Grads.NetW2, &m.Grads.NetB2, &m.Grads.NetW3, &m.Grads.NetB3, &m.loss)
+	return m.loss[0]
+}
+
+// LearningRate is the learning rate of the next step: m.LR(m.Step) when LR is set, otherwise 0.1.
+func (m *ocannlS6) LearningRate() float64 {
+	if m.LR != nil {
+		return m.LR(m.Step)
+	}
+	return 0.1
+}
+
+// Update applies one SGD step (momentum 0.9, nesterov false, weight decay 0.001) to every
+// parameter using m.Grads, and advances m.Step (rt.NextStep: saturating at rt.MaxStep).
+// Before the step it sets m.GradNorm to the global norm of m.Grads and, when that exceeds
+// 2, scales every gradient by 2/(GradNorm+1e-6) (rt.ClipScale, as torch.nn.utils.clip_grad_norm_). It does not allocate.
+func (m *ocannlS6) Update() {
+	lr := float32(m.LearningRate())
+	m.GradNorm = math.Sqrt(rt.SumSquares(m.Grads.NetW1[:]) + rt.SumSquares(m.Grads.NetB1[:]) + rt.SumSquares(m.Grads.NetW2[:]) + rt.SumSquares(m.Grads.NetB2[:]) + rt.SumSquares(m.Grads.NetW3[:]) + rt.SumSquares(m.Grads.NetB3[:]))
+	if s := float32(rt.ClipScale(m.GradNorm, 2.0)); s != 1 {
+		rt.Scale(m.Grads.NetW1[:], s)
+		rt.Scale(m.Grads.NetB1[:], s)
+		rt.Scale(m.Grads.NetW2[:], s)
+		rt.Scale(m.Grads.NetB2[:], s)
+		rt.Scale(m.Grads.NetW3[:], s)
+		rt.Scale(m.Grads.NetB3[:], s)
+	}
+	rt.SGD(m.Params.NetW1[:], m.Grads.NetW1[:], m.momentum.NetW1[:], lr, float32(0.9), float32(0.001), false)
+	rt.SGD(m.Params.NetB1[:], m.Grads.NetB1[:], m.momentum.NetB1[:], lr, float32(0.9), float32(0.001), false)
+	rt.SGD(m.Params.NetW2[:], m.Grads.NetW2[:], m.momentum.NetW2[:], lr, float32(0.9), float32(0.001), false)
+	rt.SGD(m.Params.NetB2[:], m.Grads.NetB2[:], m.momentum.NetB2[:], lr, float32(0.9), float32(0.001), false)
+	rt.SGD(m.Params.NetW3[:], m.Grads.NetW3[:], m.momentum.NetW3[:], lr, float32(0.9), float32(0.001), false)
+	rt.SGD(m.Params.NetB3[:], m.Grads.NetB3[:], m.momentum.NetB3[:], lr, float32(0.9), float32(0.001), false)
+	m.Step = rt.NextStep(m.Step)
+}
+
+// TrainStep runs Backward on the inputs, then Update, and returns the loss before the update.
+// It does not allocate.
+func (m *ocannlS6) TrainStep(x *[6][3]float32, y *[6][4]float32) float32 {
+	l := m.Backward(x, y)
+	m.Update()
+	return l
+}
+
+// BroadcastParams copies rank root's parameters, optimizer state and Step into every rank of c, so
+// that all ranks start a data-parallel run from the same state (rank 0's fresh Init, or its
+// LoadCheckpoint). It first checks that every rank runs this model (dist.CheckSame of its
+// fingerprint 0xa06f0d9): a rank with other parameter shapes gets an error, before any update. Every
+// rank must call it.
+func (m *ocannlS6) BroadcastParams(c dist.Comm, root int) error {
+	if err := dist.CheckSame(c, 0xa06f0d9, m.distBuf[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll32(c, root, m.Params.NetW1[:], m.Params.NetB1[:], m.Params.NetW2[:], m.Params.NetB2[:], m.Params.NetW3[:], m.Params.NetB3[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll32(c, root, m.momentum.NetW1[:], m.momentum.NetB1[:], m.momentum.NetW2[:], m.momentum.NetB2[:], m.momentum.NetW3[:], m.momentum.NetB3[:]); err != nil {
+		return err
+	}
+	return dist.BroadcastStep(c, root, &m.Step)
+}
+
+// SyncGrads replaces the gradients of the last Backward by their mean across the ranks of c
+// (dist.MeanGrads32: the same bits on every rank), after checking, as BroadcastParams does, that
+// every rank runs this model. A data-parallel step is Backward on the rank's shard of the
+// batch (dist.Shard), SyncGrads, Update: the ranks' parameters stay bit-identical, and
+// clip_norm, applied by Update to the averaged gradients, clips by their global norm. Every
+// rank must call it. It does not allocate.
+func (m *ocannlS6) SyncGrads(c dist.Comm) error {
+	if err := dist.CheckSame(c, 0xa06f0d9, m.distBuf[:]); err != nil {
+		return err
+	}
+	return dist.MeanGrads32(c, m.Grads.NetW1[:], m.Grads.NetB1[:], m.Grads.NetW2[:], m.Grads.NetB2[:], m.Grads.NetW3[:], m.Grads.NetB3[:])
+}
+
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
+func (m *ocannlS6) ParamTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data32: m.Params.NetW1[:],
+		Dims:   []int{16, 3},
+		Name:   "net.w1",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetB1[:],
+		Dims:   []int{16},
+		Name:   "net.b1",
+		Role:   rt.RoleBias,
+	}, {
+		Data32: m.Params.NetW2[:],
+		Dims:   []int{16, 16},
+		Name:   "net.w2",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetB2[:],
+		Dims:   []int{16},
+		Name:   "net.b2",
+		Role:   rt.RoleBias,
+	}, {
+		Data32: m.Params.NetW3[:],
+		Dims:   []int{4, 16},
+		Name:   "net.w3",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetB3[:],
+		Dims:   []int{4},
+		Name:   "net.b3",
+		Role:   rt.RoleBias,
+	}}
+}
+
+// Save writes the parameters to w in rt's parameter file format (not the optimizer's state
+// or Step: SaveCheckpoint writes those too).
+func (m *ocannlS6) Save(w io.Writer) error {
+	return rt.Save(w, m.ParamTensors())
+}
+
+// Load reads parameters saved by Save. A file whose tensors differ in name, element type
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
+func (m *ocannlS6) Load(r io.Reader) error {
+	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
+func (m *ocannlS6) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
+func (m *ocannlS6) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
+// MarshalBinary encodes the parameters as Save does.
+func (m *ocannlS6) MarshalBinary() ([]byte, error) {
+	var b bytes.Buffer
+	err := m.Save(&b)
+	return b.Bytes(), err
+}
+
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
+func (m *ocannlS6) UnmarshalBinary(data []byte) error {
+	return rt.Unmarshal(data, m.ParamTensors())
+}
+
+// checkpointTensors lists the parameters, named by identity, and the optimizer's state, named momentum/IDENTITY,
+// as rt.Tensor views of m.
+func (m *ocannlS6) checkpointTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data32: m.Params.NetW1[:],
+		Dims:   []int{16, 3},
+		Name:   "net.w1",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetB1[:],
+		Dims:   []int{16},
+		Name:   "net.b1",
+		Role:   rt.RoleBias,
+	}, {
+		Data32: m.Params.NetW2[:],
+		Dims:   []int{16, 16},
+		Name:   "net.w2",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetB2[:],
+		Dims:   []int{16},
+		Name:   "net.b2",
+		Role:   rt.RoleBias,
+	}, {
+		Data32: m.Params.NetW3[:],
+		Dims:   []int{4, 16},
+		Name:   "net.w3",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.NetB3[:],
+		Dims:   []int{4},
+		Name:   "net.b3",
+		Role:   rt.RoleBias,
+	}, {
+		Data32: m.momentum.NetW1[:],
+		Dims:   []int{16, 3},
+		Name:   "momentum/net.w1",
+	}, {
+		Data32: m.momentum.NetB1[:],
+		Dims:   []int{16},
+		Name:   "momentum/net.b1",
+	}, {
+		Data32: m.momentum.NetW2[:],
+		Dims:   []int{16, 16},
+		Name:   "momentum/net.w2",
+	}, {
+		Data32: m.momentum.NetB2[:],
+		Dims:   []int{16},
+		Name:   "momentum/net.b2",
+	}, {
+		Data32: m.momentum.NetW3[:],
+		Dims:   []int{4, 16},
+		Name:   "momentum/net.w3",
+	}, {
+		Data32: m.momentum.NetB3[:],
+		Dims:   []int{4},
+		Name:   "momentum/net.b3",
+	}}
+}
+
+// SaveCheckpoint writes the training state to w: m.Step, the parameters and the
+// optimizer's state (rt.SaveCheckpoint, optimizer "sgd momentum"). Training resumed from it with
+// LoadCheckpoint takes, on the same inputs, the same steps bit for bit as training that never
+// stopped. Save writes the parameters alone.
+func (m *ocannlS6) SaveCheckpoint(w io.Writer) error {
+	return rt.SaveCheckpoint(w, m.Step, "sgd momentum", m.checkpointTensors())
+}
+
+// LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, one whose
+// tensors differ in name, element type or shape (every mismatch is listed), or one holding state
+// the optimizer cannot run (NaN or infinite values, a step above rt.MaxStep, a negative second
+// moment of Adam: rt.ErrNonFinite, rt.ErrOutOfRange) is rejected and m is left unchanged. The
+// gradients are not part of a checkpoint.
+func (m *ocannlS6) LoadCheckpoint(r io.Reader) error {
+	step, err := rt.LoadCheckpoint(r, "sgd momentum", m.checkpointTensors())
+	if err != nil {
+		return err
+	}
+	m.Step = step
+	return nil
+}
+
 // ocannlS8Params holds one value per cell of every parameter of S8, flattened in memory order (batch, output, input).
 type ocannlS8Params struct {
 	// NetW1 is net.w1: shape 3 -> 16, memory order [16][3].
@@ -1618,6 +1929,347 @@ func (m *ocannlA4) SaveCheckpoint(w io.Writer) error {
 // moment of Adam: rt.ErrNonFinite, rt.ErrOutOfRange) is rejected and m is left unchanged. The
 // gradients are not part of a checkpoint.
 func (m *ocannlA4) LoadCheckpoint(r io.Reader) error {
+	step, err := rt.LoadCheckpoint(r, "adamw", m.checkpointTensors())
+	if err != nil {
+		return err
+	}
+	m.Step = step
+	return nil
+}
+
+// ocannlA6Params holds one value per cell of every parameter of A6, flattened in memory order (batch, output, input).
+type ocannlA6Params struct {
+	// NetW1 is net.w1: shape 3 -> 16, memory order [16][3].
+	NetW1 [48]float64
+	// NetB1 is net.b1: shape 16, memory order [16].
+	NetB1 [16]float64
+	// NetW2 is net.w2: shape 16 -> 16, memory order [16][16].
+	NetW2 [256]float64
+	// NetB2 is net.b2: shape 16, memory order [16].
+	NetB2 [16]float64
+	// NetW3 is net.w3: shape 16 -> 4, memory order [4][16].
+	NetW3 [64]float64
+	// NetB3 is net.b3: shape 4, memory order [4].
+	NetB3 [4]float64
+}
+
+// ocannlA6 is the generated state of A6: embed it in A6. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
+type ocannlA6 struct {
+	// Params are the learnable parameters.
+	Params ocannlA6Params
+	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
+	Grads ocannlA6Params
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool *rt.Pool
+	// Step counts the optimizer steps taken (it drives the learning-rate schedule and Adam's bias correction).
+	Step int
+	// LR, when set, gives the learning rate of each step instead of the model's schedule.
+	LR func(step int) float64
+	// GradNorm is the global norm of the gradients at the last Update, before clipping them to 1.
+	GradNorm float64
+	adamM    ocannlA6Params
+	adamV    ocannlA6Params
+	distBuf  [2]float64
+	loss     [1]float64
+}
+
+// Init sets every parameter to its initial value for the given seed and clears the gradients and the optimizer state.
+// Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
+// adding or reordering parameters never changes the others. It does not allocate.
+func (m *ocannlA6) Init(seed uint64) {
+	rt.FanInUniform(m.Params.NetW1[:], rt.InnerKey(rt.ParamKey("net.w1"), seed, false), 3)
+	rt.FanInUniform(m.Params.NetB1[:], rt.InnerKey(rt.ParamKey("net.b1"), seed, false), 3)
+	rt.FanInUniform(m.Params.NetW2[:], rt.InnerKey(rt.ParamKey("net.w2"), seed, false), 16)
+	rt.FanInUniform(m.Params.NetB2[:], rt.InnerKey(rt.ParamKey("net.b2"), seed, false), 16)
+	rt.FanInUniform(m.Params.NetW3[:], rt.InnerKey(rt.ParamKey("net.w3"), seed, false), 16)
+	rt.FanInUniform(m.Params.NetB3[:], rt.InnerKey(rt.ParamKey("net.b3"), seed, false), 16)
+	m.Grads = ocannlA6Params{}
+	m.Step = 0
+	m.GradNorm = 0
+	m.adamM = ocannlA6Params{}
+	m.adamV = ocannlA6Params{}
+}
+
+// TrainLoss runs entry point train of A6 (forward only) and returns the loss. It does not allocate.
+func (m *ocannlA6) TrainLoss(x *[6][3]float64, y *[6][4]float64) float64 {
+	ocannlA6TrainLoss(x, y, &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.loss)
+	return m.loss[0]
+}
+
+// Backward computes the loss TrainLoss at the given inputs and its gradient with respect to
+// every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
+func (m *ocannlA6) Backward(x *[6][3]float64, y *[6][4]float64) float64 {
+	ocannlA6Backward(x, y, &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.Grads.NetW1, &m.Grads.NetB1, &m.Grads.NetW2, &m.Grads.NetB2, &m.Grads.NetW3, &m.Grads.NetB3, &m.loss)
+	return m.loss[0]
+}
+
+// LearningRate is the learning rate of the next step: m.LR(m.Step) when LR is set, otherwise 0.01.
+func (m *ocannlA6) LearningRate() float64 {
+	if m.LR != nil {
+		return m.LR(m.Step)
+	}
+	return 0.01
+}
+
+// Update advances m.Step (rt.NextStep: saturating at rt.MaxStep) and applies one bias-corrected AdamW
+// step (rt.Adam: beta1 0.9, beta2 0.999, eps 1e-08, decoupled weight decay 0.01, step number m.Step) to every parameter
+// using m.Grads.
+// Before the step it sets m.GradNorm to the global norm of m.Grads and, when that exceeds
+// 1, scales every gradient by 1/(GradNorm+1e-6) (rt.ClipScale, as torch.nn.utils.clip_grad_norm_). It does not allocate.
+func (m *ocannlA6) Update() {
+	lr := float64(m.LearningRate())
+	m.GradNorm = math.Sqrt(rt.SumSquares(m.Grads.NetW1[:]) + rt.SumSquares(m.Grads.NetB1[:]) + rt.SumSquares(m.Grads.NetW2[:]) + rt.SumSquares(m.Grads.NetB2[:]) + rt.SumSquares(m.Grads.NetW3[:]) + rt.SumSquares(m.Grads.NetB3[:]))
+	if s := rt.ClipScale(m.GradNorm, 1.0); s != 1 {
+		rt.Scale(m.Grads.NetW1[:], s)
+		rt.Scale(m.Grads.NetB1[:], s)
+		rt.Scale(m.Grads.NetW2[:], s)
+		rt.Scale(m.Grads.NetB2[:], s)
+		rt.Scale(m.Grads.NetW3[:], s)
+		rt.Scale(m.Grads.NetB3[:], s)
+	}
+	m.Step = rt.NextStep(m.Step)
+	rt.Adam(m.Params.NetW1[:], m.Grads.NetW1[:], m.adamM.NetW1[:], m.adamV.NetW1[:], m.Step, lr, 0.9, 0.999, 1e-08, 0.01, true)
+	rt.Adam(m.Params.NetB1[:], m.Grads.NetB1[:], m.adamM.NetB1[:], m.adamV.NetB1[:], m.Step, lr, 0.9, 0.999, 1e-08, 0.01, true)
+	rt.Adam(m.Params.NetW2[:], m.Grads.NetW2[:], m.adamM.NetW2[:], m.adamV.NetW2[:], m.Step, lr, 0.9, 0.999, 1e-08, 0.01, true)
+	rt.Adam(m.Params.NetB2[:], m.Grads.NetB2[:], m.adamM.NetB2[:], m.adamV.NetB2[:], m.Step, lr, 0.9, 0.999, 1e-08, 0.01, true)
+	rt.Adam(m.Params.NetW3[:], m.Grads.NetW3[:], m.adamM.NetW3[:], m.adamV.NetW3[:], m.Step, lr, 0.9, 0.999, 1e-08, 0.01, true)
+	rt.Adam(m.Params.NetB3[:], m.Grads.NetB3[:], m.adamM.NetB3[:], m.adamV.NetB3[:], m.Step, lr, 0.9, 0.999, 1e-08, 0.01, true)
+}
+
+// TrainStep runs Backward on the inputs, then Update, and returns the loss before the update.
+// It does not allocate.
+func (m *ocannlA6) TrainStep(x *[6][3]float64, y *[6][4]float64) float64 {
+	l := m.Backward(x, y)
+	m.Update()
+	return l
+}
+
+// BroadcastParams copies rank root's parameters, optimizer state and Step into every rank of c, so
+// that all ranks start a data-parallel run from the same state (rank 0's fresh Init, or its
+// LoadCheckpoint). It first checks that every rank runs this model (dist.CheckSame of its
+// fingerprint 0x42be3c9a): a rank with other parameter shapes gets an error, before any update. Every
+// rank must call it.
+func (m *ocannlA6) BroadcastParams(c dist.Comm, root int) error {
+	if err := dist.CheckSame(c, 0x42be3c9a, m.distBuf[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll64(c, root, m.Params.NetW1[:], m.Params.NetB1[:], m.Params.NetW2[:], m.Params.NetB2[:], m.Params.NetW3[:], m.Params.NetB3[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll64(c, root, m.adamM.NetW1[:], m.adamM.NetB1[:], m.adamM.NetW2[:], m.adamM.NetB2[:], m.adamM.NetW3[:], m.adamM.NetB3[:]); err != nil {
+		return err
+	}
+	if err := dist.BroadcastAll64(c, root, m.adamV.NetW1[:], m.adamV.NetB1[:], m.adamV.NetW2[:], m.adamV.NetB2[:], m.adamV.NetW3[:], m.adamV.NetB3[:]); err != nil {
+		return err
+	}
+	return dist.BroadcastStep(c, root, &m.Step)
+}
+
+// SyncGrads replaces the gradients of the last Backward by their mean across the ranks of c
+// (dist.MeanGrads64: the same bits on every rank), after checking, as BroadcastParams does, that
+// every rank runs this model. A data-parallel step is Backward on the rank's shard of the
+// batch (dist.Shard), SyncGrads, Update: the ranks' parameters stay bit-identical, and
+// clip_norm, applied by Update to the averaged gradients, clips by their global norm. Every
+// rank must call it. It does not allocate.
+func (m *ocannlA6) SyncGrads(c dist.Comm) error {
+	if err := dist.CheckSame(c, 0x42be3c9a, m.distBuf[:]); err != nil {
+		return err
+	}
+	return dist.MeanGrads64(c, m.Grads.NetW1[:], m.Grads.NetB1[:], m.Grads.NetW2[:], m.Grads.NetB2[:], m.Grads.NetW3[:], m.Grads.NetB3[:])
+}
+
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
+func (m *ocannlA6) ParamTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data64: m.Params.NetW1[:],
+		Dims:   []int{16, 3},
+		Name:   "net.w1",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data64: m.Params.NetB1[:],
+		Dims:   []int{16},
+		Name:   "net.b1",
+		Role:   rt.RoleBias,
+	}, {
+		Data64: m.Params.NetW2[:],
+		Dims:   []int{16, 16},
+		Name:   "net.w2",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data64: m.Params.NetB2[:],
+		Dims:   []int{16},
+		Name:   "net.b2",
+		Role:   rt.RoleBias,
+	}, {
+		Data64: m.Params.NetW3[:],
+		Dims:   []int{4, 16},
+		Name:   "net.w3",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data64: m.Params.NetB3[:],
+		Dims:   []int{4},
+		Name:   "net.b3",
+		Role:   rt.RoleBias,
+	}}
+}
+
+// Save writes the parameters to w in rt's parameter file format (not the optimizer's state
+// or Step: SaveCheckpoint writes those too).
+func (m *ocannlA6) Save(w io.Writer) error {
+	return rt.Save(w, m.ParamTensors())
+}
+
+// Load reads parameters saved by Save. A file whose tensors differ in name, element type
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
+func (m *ocannlA6) Load(r io.Reader) error {
+	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
+func (m *ocannlA6) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
+func (m *ocannlA6) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
+// MarshalBinary encodes the parameters as Save does.
+func (m *ocannlA6) MarshalBinary() ([]byte, error) {
+	var b bytes.Buffer
+	err := m.Save(&b)
+	return b.Bytes(), err
+}
+
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
+func (m *ocannlA6) UnmarshalBinary(data []byte) error {
+	return rt.Unmarshal(data, m.ParamTensors())
+}
+
+// checkpointTensors lists the parameters, named by identity, and the optimizer's state, named adam.m/IDENTITY, adam.v/IDENTITY,
+// as rt.Tensor views of m.
+func (m *ocannlA6) checkpointTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data64: m.Params.NetW1[:],
+		Dims:   []int{16, 3},
+		Name:   "net.w1",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data64: m.Params.NetB1[:],
+		Dims:   []int{16},
+		Name:   "net.b1",
+		Role:   rt.RoleBias,
+	}, {
+		Data64: m.Params.NetW2[:],
+		Dims:   []int{16, 16},
+		Name:   "net.w2",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data64: m.Params.NetB2[:],
+		Dims:   []int{16},
+		Name:   "net.b2",
+		Role:   rt.RoleBias,
+	}, {
+		Data64: m.Params.NetW3[:],
+		Dims:   []int{4, 16},
+		Name:   "net.w3",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data64: m.Params.NetB3[:],
+		Dims:   []int{4},
+		Name:   "net.b3",
+		Role:   rt.RoleBias,
+	}, {
+		Data64: m.adamM.NetW1[:],
+		Dims:   []int{16, 3},
+		Name:   "adam.m/net.w1",
+	}, {
+		Data64: m.adamM.NetB1[:],
+		Dims:   []int{16},
+		Name:   "adam.m/net.b1",
+	}, {
+		Data64: m.adamM.NetW2[:],
+		Dims:   []int{16, 16},
+		Name:   "adam.m/net.w2",
+	}, {
+		Data64: m.adamM.NetB2[:],
+		Dims:   []int{16},
+		Name:   "adam.m/net.b2",
+	}, {
+		Data64: m.adamM.NetW3[:],
+		Dims:   []int{4, 16},
+		Name:   "adam.m/net.w3",
+	}, {
+		Data64: m.adamM.NetB3[:],
+		Dims:   []int{4},
+		Name:   "adam.m/net.b3",
+	}, {
+		Data64: m.adamV.NetW1[:],
+		Dims:   []int{16, 3},
+		Name:   "adam.v/net.w1",
+	}, {
+		Data64: m.adamV.NetB1[:],
+		Dims:   []int{16},
+		Name:   "adam.v/net.b1",
+	}, {
+		Data64: m.adamV.NetW2[:],
+		Dims:   []int{16, 16},
+		Name:   "adam.v/net.w2",
+	}, {
+		Data64: m.adamV.NetB2[:],
+		Dims:   []int{16},
+		Name:   "adam.v/net.b2",
+	}, {
+		Data64: m.adamV.NetW3[:],
+		Dims:   []int{4, 16},
+		Name:   "adam.v/net.w3",
+	}, {
+		Data64: m.adamV.NetB3[:],
+		Dims:   []int{4},
+		Name:   "adam.v/net.b3",
+	}}
+}
+
+// SaveCheckpoint writes the training state to w: m.Step, the parameters and the
+// optimizer's state (rt.SaveCheckpoint, optimizer "adamw"). Training resumed from it with
+// LoadCheckpoint takes, on the same inputs, the same steps bit for bit as training that never
+// stopped. Save writes the parameters alone.
+func (m *ocannlA6) SaveCheckpoint(w io.Writer) error {
+	return rt.SaveCheckpoint(w, m.Step, "adamw", m.checkpointTensors())
+}
+
+// LoadCheckpoint reads a checkpoint written by SaveCheckpoint into m: the parameters, the
+// optimizer's state and m.Step. A damaged file, one written for another optimizer, one whose
+// tensors differ in name, element type or shape (every mismatch is listed), or one holding state
+// the optimizer cannot run (NaN or infinite values, a step above rt.MaxStep, a negative second
+// moment of Adam: rt.ErrNonFinite, rt.ErrOutOfRange) is rejected and m is left unchanged. The
+// gradients are not part of a checkpoint.
+func (m *ocannlA6) LoadCheckpoint(r io.Reader) error {
 	step, err := rt.LoadCheckpoint(r, "adamw", m.checkpointTensors())
 	if err != nil {
 		return err
@@ -4407,6 +5059,1261 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 	}
 }
 
+// ocannlS6TrainLoss runs a tensor program generated by ocannlgen.
+//
+// Entry point train of model S6.
+//
+// Tensors (batch | input -> output):
+//
+//	x: 6 | 3 (input, parameter x)
+//	y: 6 | 4 (input, parameter y)
+//	net.w1: 3 -> 16 (param, parameter pNetW1)
+//	_net/a1.1: 6 | 16 (let, local)
+//	net.b1: 16 (param, parameter pNetB1)
+//	_net/a1.2: 6 | 16 (let, local)
+//	net/a1: 6 | 16 (let, local)
+//	net.w2: 16 -> 16 (param, parameter pNetW2)
+//	_net/a2.1: 6 | 16 (let, local)
+//	net.b2: 16 (param, parameter pNetB2)
+//	_net/a2.2: 6 | 16 (let, local)
+//	net/a2: 6 | 16 (let, local)
+//	net.w3: 16 -> 4 (param, parameter pNetW3)
+//	_train.cross_entropy#1/logits.1: 6 | 4 (let, local)
+//	net.b3: 4 (param, parameter pNetB3)
+//	train.cross_entropy#1/logits: 6 | 4 (let, local)
+//	train.cross_entropy#1/m: 6 | 1 (let, local)
+//	train.cross_entropy#1/z: 6 | 4 (let, local)
+//	_train.cross_entropy#1/logp.1: 6 | 4 (let, local)
+//	_train.cross_entropy#1/logp.2: 6 | 1 (let, local)
+//	_train.cross_entropy#1/logp.3: 6 | 1 (let, local)
+//	train.cross_entropy#1/logp: 6 | 4 (let, local)
+//	_train.1: 6 | 4 (let, local)
+//	_train.2: 1 (let, local)
+//	_dim_b.1: 1 (dim, constant)
+//	_train.3: 1 (let, local)
+//	train: 1 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# init _dim_b.1 (dim)
+//	init _dim_b.1: constant 6
+//
+//	# _net/a1.1 = compose "*" of net.w1, x
+//	fill _net/a1.1 with 0
+//	for i0 in 0..5:
+//	  for i1 in 0..15:
+//	    for i2 in 0..2:  # reduction
+//	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
+//
+//	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+//
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+//	for i0 in 0..5:
+//	  for i1 in 0..15:
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
+//
+//	# _net/a2.1 = compose "*" of net.w2, net/a1
+//	fill _net/a2.1 with 0
+//	for i0 in 0..5:
+//	  for i1 in 0..15:
+//	    for i2 in 0..15:  # reduction
+//	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
+//
+//	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+//
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+//	for i0 in 0..5:
+//	  for i1 in 0..15:
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
+//
+//	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
+//	fill _train.cross_entropy#1/logits.1 with 0
+//	for i0 in 0..5:
+//	  for i1 in 0..3:
+//	    for i2 in 0..15:  # reduction
+//	      _train.cross_entropy#1/logits.1[i0, i1] += net.w3[i1, i2] * net/a2[i0, i2]
+//
+//	# train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
+//	for i0 in 0..5:
+//	  for i1 in 0..3:
+//	    train.cross_entropy#1/logits[i0, i1] = _train.cross_entropy#1/logits.1[i0, i1] + net.b3[i1]
+//
+//	# train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+//	fill train.cross_entropy#1/m with -inf
+//	for i0 in 0..5:
+//	  for i1 in 0..3:  # reduction
+//	    train.cross_entropy#1/m[i0, 0] max= train.cross_entropy#1/logits[i0, i1]
+//
+//	# train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+//	for i0 in 0..5:
+//	  for i1 in 0..3:
+//	    train.cross_entropy#1/z[i0, i1] = train.cross_entropy#1/logits[i0, i1] - train.cross_entropy#1/m[i0, 0]
+//
+//	# _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+//	for i0 in 0..5:
+//	  for i1 in 0..3:
+//	    _train.cross_entropy#1/logp.1[i0, i1] = exp(train.cross_entropy#1/z[i0, i1])
+//
+//	# _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+//	fill _train.cross_entropy#1/logp.2 with 0
+//	for i0 in 0..5:
+//	  for i1 in 0..3:  # reduction
+//	    _train.cross_entropy#1/logp.2[i0, 0] += _train.cross_entropy#1/logp.1[i0, i1]
+//
+//	# _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+//	for i0 in 0..5:
+//	  _train.cross_entropy#1/logp.3[i0, 0] = log(_train.cross_entropy#1/logp.2[i0, 0])
+//
+//	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
+//
+//	# _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
+//	for i0 in 0..5:
+//	  for i1 in 0..3:
+//	    _train.1[i0, i1] = y[i0, i1] * (train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0])
+//
+//	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+//	fill _train.2 with 0
+//	for i0 in 0..5:  # reduction
+//	  for i1 in 0..3:  # reduction
+//	    _train.2[0] += _train.1[i0, i1]
+//
+//	# _train.3 = pointwise "/." of _train.2, _dim_b.1
+//	_train.3[0] = _train.2[0] / _dim_b.1[0]
+//
+//	# train = pointwise neg of _train.3
+//	train[0] = neg(_train.3[0])
+func ocannlS6TrainLoss(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, pNetB1 *[16]float32, pNetW2 *[256]float32, pNetB2 *[16]float32, pNetW3 *[64]float32, pNetB3 *[4]float32, out *[1]float32) {
+	var net_a1_1 [6][16]float32
+	var net_a1 [6][16]float32
+	var net_a2_1 [6][16]float32
+	var net_a2 [6][16]float32
+	var train_cross_entropy_1_logits_1 [6][4]float32
+	var train_cross_entropy_1_logits [6][4]float32
+	var train_cross_entropy_1_m [6][1]float32
+	var train_cross_entropy_1_z [6][4]float32
+	var train_cross_entropy_1_logp_1 [6][4]float32
+	var train_cross_entropy_1_logp_2 [6][1]float32
+	var train_cross_entropy_1_logp_3 [6][1]float32
+	var train_1 [6][4]float32
+	var train_2 [1]float32
+	var train_3 [1]float32
+
+	// _net/a1.1 = compose "*" of net.w1, x
+	// reduction accumulated in a local variable.
+	for i0 := range 6 {
+		xRow := &x[i0]
+		for i1 := range 16 {
+			pNetW1Row := (*[3]float32)(pNetW1[3*i1 : 3*i1+3])
+			acc := float32(0)
+			for i2 := range 3 {
+				acc += pNetW1Row[i2] * xRow[i2]
+			}
+			net_a1_1[i0][i1] = acc
+		}
+	}
+
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+	for i0 := range 6 {
+		net_a1_1Row := &net_a1_1[i0]
+		net_a1Row := &net_a1[i0]
+		for i1 := range 16 {
+			r := net_a1_1Row[i1] + pNetB1[i1]
+			if !(r > 0) {
+				r = 0
+			}
+			net_a1Row[i1] = r
+		}
+	}
+
+	// _net/a2.1 = compose "*" of net.w2, net/a1
+	// float32 dot kernel M=16 N=6 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm6AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm6AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 6 {
+			net_a1Row2 := &net_a1[i0]
+			for i1 := range 16 {
+				pNetW2Row := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
+				acc2 := float32(0)
+				for i2 := range 16 {
+					acc2 += pNetW2Row[i2] * net_a1Row2[i2]
+				}
+				net_a2_1[i0][i1] = acc2
+			}
+		}
+	}
+
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+	for i0 := range 6 {
+		net_a2_1Row := &net_a2_1[i0]
+		net_a2Row := &net_a2[i0]
+		for i1 := range 16 {
+			r2 := net_a2_1Row[i1] + pNetB2[i1]
+			if !(r2 > 0) {
+				r2 = 0
+			}
+			net_a2Row[i1] = r2
+		}
+	}
+
+	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
+	// float32 along-rows add reduction kernel, 6 rows of 16 elements into 6 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i1 := range 4 {
+			ocannlReduce7AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[16*i1], &net_a2[0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 6 {
+			net_a2Row2 := &net_a2[i0]
+			for i1 := range 4 {
+				pNetW3Row := (*[16]float32)(pNetW3[16*i1 : 16*i1+16])
+				acc3 := float32(0)
+				for i2 := range 16 {
+					acc3 += pNetW3Row[i2] * net_a2Row2[i2]
+				}
+				train_cross_entropy_1_logits_1[i0][i1] = acc3
+			}
+		}
+	}
+
+	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
+	for i0 := range 6 {
+		train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0]
+		train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[i0]
+		for i1 := range 4 {
+			train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetB3[i1]
+		}
+	}
+
+	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+	// reduction accumulated in a local variable.
+	for i0 := range 6 {
+		train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0]
+		acc4 := float32(math.Inf(-1))
+		for i1 := range 4 {
+			acc4 = max(acc4, train_cross_entropy_1_logitsRow2[i1])
+		}
+		train_cross_entropy_1_m[i0][0] = acc4
+	}
+
+	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+	for i0 := range 6 {
+		train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][0]
+		train_cross_entropy_1_zRow := &train_cross_entropy_1_z[i0]
+		for i1 := range 4 {
+			train_cross_entropy_1_zRow[i1] = train_cross_entropy_1_logitsRow3[i1] - train_cross_entropy_1_mV
+		}
+	}
+
+	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+	// float32 pointwise kernel over 24 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap1AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+	} else {
+		for i0 := range 6 {
+			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
+			train_cross_entropy_1_logp_1Row := &train_cross_entropy_1_logp_1[i0]
+			for i1 := range 4 {
+				train_cross_entropy_1_logp_1Row[i1] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i1])))
+			}
+		}
+	}
+
+	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+	// reduction accumulated in a local variable.
+	for i0 := range 6 {
+		train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0]
+		acc5 := float32(0)
+		for i1 := range 4 {
+			acc5 += train_cross_entropy_1_logp_1Row2[i1]
+		}
+		train_cross_entropy_1_logp_2[i0][0] = acc5
+	}
+
+	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+	for i0 := range 6 {
+		train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2[i0][0])))
+	}
+
+	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
+	for i0 := range 6 {
+		yRow := &y[i0]
+		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
+		train_1Row := &train_1[i0]
+		for i1 := range 4 {
+			train_1Row[i1] = yRow[i1] * (train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V)
+		}
+	}
+
+	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+	// reduction accumulated in a local variable.
+	acc6 := float32(0)
+	for i0 := range 6 {
+		train_1Row2 := &train_1[i0]
+		for i1 := range 4 {
+			acc6 += train_1Row2[i1]
+		}
+	}
+	train_2[0] = acc6
+
+	// _train.3 = pointwise "/." of _train.2, _dim_b.1
+	train_3[0] = train_2[0] / 6
+
+	// train = pointwise neg of _train.3
+	out[0] = -train_3[0]
+}
+
+// ocannlS6Backward runs a tensor program generated by ocannlgen.
+//
+// Forward and backward pass of loss train of model S6.
+//
+// Tensors (batch | input -> output):
+//
+//	x: 6 | 3 (input, parameter x)
+//	y: 6 | 4 (input, parameter y)
+//	net.w1: 3 -> 16 (param, parameter pNetW1)
+//	_net/a1.1: 6 | 16 (let, local)
+//	net.b1: 16 (param, parameter pNetB1)
+//	_net/a1.2: 6 | 16 (let, local)
+//	net/a1: 6 | 16 (let, local)
+//	net.w2: 16 -> 16 (param, parameter pNetW2)
+//	_net/a2.1: 6 | 16 (let, local)
+//	net.b2: 16 (param, parameter pNetB2)
+//	_net/a2.2: 6 | 16 (let, local)
+//	net/a2: 6 | 16 (let, local)
+//	net.w3: 16 -> 4 (param, parameter pNetW3)
+//	_train.cross_entropy#1/logits.1: 6 | 4 (let, local)
+//	net.b3: 4 (param, parameter pNetB3)
+//	train.cross_entropy#1/logits: 6 | 4 (let, local)
+//	train.cross_entropy#1/m: 6 | 1 (let, local)
+//	train.cross_entropy#1/z: 6 | 4 (let, local)
+//	_train.cross_entropy#1/logp.1: 6 | 4 (let, local)
+//	_train.cross_entropy#1/logp.2: 6 | 1 (let, local)
+//	_train.cross_entropy#1/logp.3: 6 | 1 (let, local)
+//	train.cross_entropy#1/logp: 6 | 4 (let, local)
+//	_train.1: 6 | 4 (let, local)
+//	_train.2: 1 (let, local)
+//	_dim_b.1: 1 (dim, constant)
+//	_train.3: 1 (let, local)
+//	train: 1 (let, output parameter loss)
+//	net.w1.grad: [16 3] (let, output parameter gNetW1)
+//	_net/a1.1.grad: [6 16] (let, local)
+//	net.b1.grad: [16] (let, output parameter gNetB1)
+//	_net/a1.2.grad: [6 16] (let, local)
+//	net/a1.grad: [6 16] (let, local)
+//	net.w2.grad: [16 16] (let, output parameter gNetW2)
+//	_net/a2.1.grad: [6 16] (let, local)
+//	net.b2.grad: [16] (let, output parameter gNetB2)
+//	_net/a2.2.grad: [6 16] (let, local)
+//	net/a2.grad: [6 16] (let, local)
+//	net.w3.grad: [4 16] (let, output parameter gNetW3)
+//	_train.cross_entropy#1/logits.1.grad: [6 4] (let, local)
+//	net.b3.grad: [4] (let, output parameter gNetB3)
+//	train.cross_entropy#1/logits.grad: [6 4] (let, local)
+//	train.cross_entropy#1/m.grad: [6 1] (let, local)
+//	train.cross_entropy#1/z.grad: [6 4] (let, local)
+//	_train.cross_entropy#1/logp.1.grad: [6 4] (let, local)
+//	_train.cross_entropy#1/logp.2.grad: [6 1] (let, local)
+//	_train.cross_entropy#1/logp.3.grad: [6 1] (let, local)
+//	train.cross_entropy#1/logp.grad: [6 4] (let, local)
+//	_train.1.grad: [6 4] (let, local)
+//	_train.2.grad: [1] (let, local)
+//	_train.3.grad: [1] (let, local)
+//	train.grad: [1] (let, local)
+//	_ordinals.1: [4] (literal, local)
+//	train.cross_entropy#1/m.argmax@8: [6 1] (let, local)
+//
+// Loop nests:
+//
+//	# init _dim_b.1 (dim)
+//	init _dim_b.1: constant 6
+//
+//	# init _ordinals.1 (the ordinals of [4] reduced points)
+//	init _ordinals.1: range over offsets
+//
+//	# _net/a1.1 = compose "*" of net.w1, x
+//	fill _net/a1.1 with 0
+//	for i0 in 0..5:
+//	  for i1 in 0..15:
+//	    for i2 in 0..2:  # reduction
+//	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
+//
+//	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+//	for i0 in 0..5:
+//	  for i1 in 0..15:
+//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
+//
+//	# net/a1 = pointwise relu of _net/a1.2
+//	for i0 in 0..5:
+//	  for i1 in 0..15:
+//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//
+//	# _net/a2.1 = compose "*" of net.w2, net/a1
+//	fill _net/a2.1 with 0
+//	for i0 in 0..5:
+//	  for i1 in 0..15:
+//	    for i2 in 0..15:  # reduction
+//	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
+//
+//	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+//	for i0 in 0..5:
+//	  for i1 in 0..15:
+//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
+//
+//	# net/a2 = pointwise relu of _net/a2.2
+//	for i0 in 0..5:
+//	  for i1 in 0..15:
+//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//
+//	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
+//	fill _train.cross_entropy#1/logits.1 with 0
+//	for i0 in 0..5:
+//	  for i1 in 0..3:
+//	    for i2 in 0..15:  # reduction
+//	      _train.cross_entropy#1/logits.1[i0, i1] += net.w3[i1, i2] * net/a2[i0, i2]
+//
+//	# train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
+//	for i0 in 0..5:
+//	  for i1 in 0..3:
+//	    train.cross_entropy#1/logits[i0, i1] = _train.cross_entropy#1/logits.1[i0, i1] + net.b3[i1]
+//
+//	# train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+//	fill train.cross_entropy#1/m with -inf
+//	for i0 in 0..5:
+//	  for i1 in 0..3:  # reduction
+//	    train.cross_entropy#1/m[i0, 0] max= train.cross_entropy#1/logits[i0, i1]
+//
+//	# train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+//	for i0 in 0..5:
+//	  for i1 in 0..3:
+//	    train.cross_entropy#1/z[i0, i1] = train.cross_entropy#1/logits[i0, i1] - train.cross_entropy#1/m[i0, 0]
+//
+//	# _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+//	for i0 in 0..5:
+//	  for i1 in 0..3:
+//	    _train.cross_entropy#1/logp.1[i0, i1] = exp(train.cross_entropy#1/z[i0, i1])
+//
+//	# _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+//	fill _train.cross_entropy#1/logp.2 with 0
+//	for i0 in 0..5:
+//	  for i1 in 0..3:  # reduction
+//	    _train.cross_entropy#1/logp.2[i0, 0] += _train.cross_entropy#1/logp.1[i0, i1]
+//
+//	# _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+//	for i0 in 0..5:
+//	  _train.cross_entropy#1/logp.3[i0, 0] = log(_train.cross_entropy#1/logp.2[i0, 0])
+//
+//	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
+//
+//	# _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
+//	for i0 in 0..5:
+//	  for i1 in 0..3:
+//	    _train.1[i0, i1] = y[i0, i1] * (train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0])
+//
+//	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+//	fill _train.2 with 0
+//	for i0 in 0..5:  # reduction
+//	  for i1 in 0..3:  # reduction
+//	    _train.2[0] += _train.1[i0, i1]
+//
+//	# _train.3 = pointwise "/." of _train.2, _dim_b.1
+//	_train.3[0] = _train.2[0] / _dim_b.1[0]
+//
+//	# train = pointwise neg of _train.3
+//	train[0] = neg(_train.3[0])
+//
+//	# zero the gradients
+//	fill net.w1.grad with 0
+//	fill _net/a1.1.grad with 0
+//	fill net.b1.grad with 0
+//	fill _net/a1.2.grad with 0
+//	fill net/a1.grad with 0
+//	fill net.w2.grad with 0
+//	fill _net/a2.1.grad with 0
+//	fill net.b2.grad with 0
+//	fill _net/a2.2.grad with 0
+//	fill net/a2.grad with 0
+//	fill net.w3.grad with 0
+//	fill _train.cross_entropy#1/logits.1.grad with 0
+//	fill net.b3.grad with 0
+//	fill train.cross_entropy#1/logits.grad with 0
+//	fill train.cross_entropy#1/m.grad with 0
+//	fill train.cross_entropy#1/z.grad with 0
+//	fill _train.cross_entropy#1/logp.1.grad with 0
+//	fill _train.cross_entropy#1/logp.2.grad with 0
+//	fill _train.cross_entropy#1/logp.3.grad with 0
+//	fill train.cross_entropy#1/logp.grad with 0
+//	fill _train.1.grad with 0
+//	fill _train.2.grad with 0
+//	fill _train.3.grad with 0
+//	fill train.grad with 0
+//
+//	# train.grad = 1
+//	train.grad[0] = 1
+//
+//	# backprop of op 17 (train = pointwise neg of _train.3): g1 =+ neg(g); g1 is _train.3.grad
+//	_train.3.grad[0] += neg(train.grad[0])
+//
+//	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
+//	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
+//
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+//	for i0 in 0..5:
+//	  for i1 in 0..3:
+//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//
+//	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
+//	for i0 in 0..5:
+//	  for i1 in 0..3:
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
+//
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
+//	for i0 in 0..5:
+//	  for i1 in 0..3:
+//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
+//	for i0 in 0..5:
+//	  for i1 in 0..3:  # reduction
+//	    _train.cross_entropy#1/logp.3.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
+//
+//	# backprop of op 12 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
+//	for i0 in 0..5:
+//	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
+//
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
+//	for i0 in 0..5:
+//	  for i1 in 0..3:
+//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//
+//	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+//	for i0 in 0..5:
+//	  for i1 in 0..3:
+//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
+//	for i0 in 0..5:
+//	  for i1 in 0..3:
+//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
+//	for i0 in 0..5:
+//	  for i1 in 0..3:  # reduction
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//
+//	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 4 (no winner yet)
+//	fill train.cross_entropy#1/m.argmax@8 with 4
+//
+//	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 4); w is train.cross_entropy#1/m.argmax@8
+//	for i0 in 0..5:
+//	  for i1 in 0..3:  # reduction
+//	    train.cross_entropy#1/m.argmax@8[i0, 0] min= where(train.cross_entropy#1/logits[i0, i1] == train.cross_entropy#1/m[i0, 0], _ordinals.1[i1], 4)
+//
+//	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
+//	for i0 in 0..5:
+//	  for i1 in 0..3:
+//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
+//	for i0 in 0..5:
+//	  for i1 in 0..3:
+//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
+//	for i0 in 0..5:  # reduction
+//	  for i1 in 0..3:
+//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//
+//	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
+//	for i0 in 0..5:  # reduction
+//	  for i1 in 0..3:
+//	    for i2 in 0..15:
+//	      net.w3.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net/a2[i0, i2]
+//
+//	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
+//	for i0 in 0..5:
+//	  for i1 in 0..3:  # reduction
+//	    for i2 in 0..15:
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	for i0 in 0..5:
+//	  for i1 in 0..15:
+//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
+//	for i0 in 0..5:
+//	  for i1 in 0..15:
+//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
+//	for i0 in 0..5:  # reduction
+//	  for i1 in 0..15:
+//	    net.b2.grad[i1] += _net/a2.2.grad[i0, i1]
+//
+//	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
+//	for i0 in 0..5:  # reduction
+//	  for i1 in 0..15:
+//	    for i2 in 0..15:
+//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//
+//	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
+//	for i0 in 0..5:
+//	  for i1 in 0..15:  # reduction
+//	    for i2 in 0..15:
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	for i0 in 0..5:
+//	  for i1 in 0..15:
+//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
+//	for i0 in 0..5:
+//	  for i1 in 0..15:
+//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
+//	for i0 in 0..5:  # reduction
+//	  for i1 in 0..15:
+//	    net.b1.grad[i1] += _net/a1.2.grad[i0, i1]
+//
+//	# backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
+//	for i0 in 0..5:  # reduction
+//	  for i1 in 0..15:
+//	    for i2 in 0..2:
+//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, pNetB1 *[16]float32, pNetW2 *[256]float32, pNetB2 *[16]float32, pNetW3 *[64]float32, pNetB3 *[4]float32, gNetW1 *[48]float32, gNetB1 *[16]float32, gNetW2 *[256]float32, gNetB2 *[16]float32, gNetW3 *[64]float32, gNetB3 *[4]float32, loss *[1]float32) {
+	var net_a1_1 [6][16]float32
+	var net_a1_2 [6][16]float32
+	var net_a1 [6][16]float32
+	var net_a2_1 [6][16]float32
+	var net_a2_2 [6][16]float32
+	var net_a2 [6][16]float32
+	var train_cross_entropy_1_logits_1 [6][4]float32
+	var train_cross_entropy_1_logits [6][4]float32
+	var train_cross_entropy_1_m [6][1]float32
+	var train_cross_entropy_1_z [6][4]float32
+	var train_cross_entropy_1_logp_1 [6][4]float32
+	var train_cross_entropy_1_logp_2 [6][1]float32
+	var train_cross_entropy_1_logp_3 [6][1]float32
+	var train_1 [6][4]float32
+	var train_2 [1]float32
+	var train_3 [1]float32
+	var net_a1_1_grad [6][16]float32
+	var net_a1_2_grad [6][16]float32
+	var net_a1_grad [6][16]float32
+	var net_a2_1_grad [6][16]float32
+	var net_a2_2_grad [6][16]float32
+	var net_a2_grad [6][16]float32
+	var train_cross_entropy_1_logits_1_grad [6][4]float32
+	var train_cross_entropy_1_logits_grad [6][4]float32
+	var train_cross_entropy_1_m_grad [6][1]float32
+	var train_cross_entropy_1_z_grad [6][4]float32
+	var train_cross_entropy_1_logp_1_grad [6][4]float32
+	var train_cross_entropy_1_logp_2_grad [6][1]float32
+	var train_cross_entropy_1_logp_3_grad [6][1]float32
+	var train_cross_entropy_1_logp_grad [6][4]float32
+	var train_1_grad [6][4]float32
+	var train_2_grad [1]float32
+	var train_3_grad [1]float32
+	var train_grad [1]float32
+	var ordinals_1 [4]float32
+	var train_cross_entropy_1_m_argmax_8 [6][1]float32
+
+	// init _ordinals.1 (the ordinals of [4] reduced points)
+	ordinals_1 = [4]float32{0, 1, 2, 3}
+
+	// _net/a1.1 = compose "*" of net.w1, x
+	// reduction accumulated in a local variable.
+	for i0 := range 6 {
+		xRow := &x[i0]
+		for i1 := range 16 {
+			pNetW1Row := (*[3]float32)(pNetW1[3*i1 : 3*i1+3])
+			acc := float32(0)
+			for i2 := range 3 {
+				acc += pNetW1Row[i2] * xRow[i2]
+			}
+			net_a1_1[i0][i1] = acc
+		}
+	}
+
+	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	for i0 := range 6 {
+		net_a1_1Row := &net_a1_1[i0]
+		net_a1_2Row := &net_a1_2[i0]
+		for i1 := range 16 {
+			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
+		}
+	}
+
+	// net/a1 = pointwise relu of _net/a1.2
+	for i0 := range 6 {
+		net_a1_2Row2 := &net_a1_2[i0]
+		net_a1Row := &net_a1[i0]
+		for i1 := range 16 {
+			r := net_a1_2Row2[i1]
+			if !(r > 0) {
+				r = 0
+			}
+			net_a1Row[i1] = r
+		}
+	}
+
+	// _net/a2.1 = compose "*" of net.w2, net/a1
+	// float32 dot kernel M=16 N=6 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm6AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm6AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 6 {
+			net_a1Row2 := &net_a1[i0]
+			for i1 := range 16 {
+				pNetW2Row := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
+				acc2 := float32(0)
+				for i2 := range 16 {
+					acc2 += pNetW2Row[i2] * net_a1Row2[i2]
+				}
+				net_a2_1[i0][i1] = acc2
+			}
+		}
+	}
+
+	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	for i0 := range 6 {
+		net_a2_1Row := &net_a2_1[i0]
+		net_a2_2Row := &net_a2_2[i0]
+		for i1 := range 16 {
+			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
+		}
+	}
+
+	// net/a2 = pointwise relu of _net/a2.2
+	for i0 := range 6 {
+		net_a2_2Row2 := &net_a2_2[i0]
+		net_a2Row := &net_a2[i0]
+		for i1 := range 16 {
+			r2 := net_a2_2Row2[i1]
+			if !(r2 > 0) {
+				r2 = 0
+			}
+			net_a2Row[i1] = r2
+		}
+	}
+
+	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
+	// float32 along-rows add reduction kernel, 6 rows of 16 elements into 6 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i1 := range 4 {
+			ocannlReduce7AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[16*i1], &net_a2[0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 6 {
+			net_a2Row2 := &net_a2[i0]
+			for i1 := range 4 {
+				pNetW3Row := (*[16]float32)(pNetW3[16*i1 : 16*i1+16])
+				acc3 := float32(0)
+				for i2 := range 16 {
+					acc3 += pNetW3Row[i2] * net_a2Row2[i2]
+				}
+				train_cross_entropy_1_logits_1[i0][i1] = acc3
+			}
+		}
+	}
+
+	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
+	for i0 := range 6 {
+		train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0]
+		train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[i0]
+		for i1 := range 4 {
+			train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetB3[i1]
+		}
+	}
+
+	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+	// reduction accumulated in a local variable.
+	for i0 := range 6 {
+		train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0]
+		acc4 := float32(math.Inf(-1))
+		for i1 := range 4 {
+			acc4 = max(acc4, train_cross_entropy_1_logitsRow2[i1])
+		}
+		train_cross_entropy_1_m[i0][0] = acc4
+	}
+
+	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+	for i0 := range 6 {
+		train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][0]
+		train_cross_entropy_1_zRow := &train_cross_entropy_1_z[i0]
+		for i1 := range 4 {
+			train_cross_entropy_1_zRow[i1] = train_cross_entropy_1_logitsRow3[i1] - train_cross_entropy_1_mV
+		}
+	}
+
+	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+	// float32 pointwise kernel over 24 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap1AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+	} else {
+		for i0 := range 6 {
+			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
+			train_cross_entropy_1_logp_1Row := &train_cross_entropy_1_logp_1[i0]
+			for i1 := range 4 {
+				train_cross_entropy_1_logp_1Row[i1] = float32(math.Exp(float64(train_cross_entropy_1_zRow2[i1])))
+			}
+		}
+	}
+
+	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+	// reduction accumulated in a local variable.
+	for i0 := range 6 {
+		train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0]
+		acc5 := float32(0)
+		for i1 := range 4 {
+			acc5 += train_cross_entropy_1_logp_1Row2[i1]
+		}
+		train_cross_entropy_1_logp_2[i0][0] = acc5
+	}
+
+	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+	for i0 := range 6 {
+		train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2[i0][0])))
+	}
+
+	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
+	for i0 := range 6 {
+		yRow := &y[i0]
+		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
+		train_1Row := &train_1[i0]
+		for i1 := range 4 {
+			train_1Row[i1] = yRow[i1] * (train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V)
+		}
+	}
+
+	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+	// reduction accumulated in a local variable.
+	acc6 := float32(0)
+	for i0 := range 6 {
+		train_1Row2 := &train_1[i0]
+		for i1 := range 4 {
+			acc6 += train_1Row2[i1]
+		}
+	}
+	train_2[0] = acc6
+
+	// _train.3 = pointwise "/." of _train.2, _dim_b.1
+	train_3[0] = train_2[0] / 6
+
+	// train = pointwise neg of _train.3
+	loss[0] = -train_3[0]
+
+	// zero the gradients
+	*gNetW1 = [48]float32{}
+	*gNetB1 = [16]float32{}
+	*gNetW2 = [256]float32{}
+	*gNetB2 = [16]float32{}
+	*gNetW3 = [64]float32{}
+	*gNetB3 = [4]float32{}
+
+	// train.grad = 1
+	train_grad[0] = 1
+
+	// backprop of op 17 (train = pointwise neg of _train.3): g1 =+ neg(g); g1 is _train.3.grad
+	train_3_grad[0] += -train_grad[0]
+
+	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
+	train_2_grad[0] += train_3_grad[0] / 6
+
+	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	train_2_gradV := train_2_grad[0]
+	for i0 := range 6 {
+		train_1_gradRow := &train_1_grad[i0]
+		for i1 := range 4 {
+			train_1_gradRow[i1] += train_2_gradV
+		}
+	}
+
+	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
+	for i0 := range 6 {
+		yRow2 := &y[i0]
+		train_1_gradRow2 := &train_1_grad[i0]
+		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
+		for i1 := range 4 {
+			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
+		}
+	}
+
+	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
+	for i0 := range 6 {
+		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
+		for i1 := range 4 {
+			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
+		}
+	}
+
+	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
+	// reduction accumulated in a local variable.
+	for i0 := range 6 {
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+		acc7 := train_cross_entropy_1_logp_3_grad[i0][0]
+		for i1 := range 4 {
+			acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+		}
+		train_cross_entropy_1_logp_3_grad[i0][0] = acc7
+	}
+
+	// backprop of op 12 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
+	for i0 := range 6 {
+		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
+	}
+
+	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
+	for i0 := range 6 {
+		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
+		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
+		for i1 := range 4 {
+			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
+		}
+	}
+
+	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+	for i0 := range 6 {
+		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
+		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		for i1 := range 4 {
+			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+		}
+	}
+
+	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
+	for i0 := range 6 {
+		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
+		for i1 := range 4 {
+			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+		}
+	}
+
+	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
+	// reduction accumulated in a local variable.
+	for i0 := range 6 {
+		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+		acc8 := train_cross_entropy_1_m_grad[i0][0]
+		for i1 := range 4 {
+			acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+		}
+		train_cross_entropy_1_m_grad[i0][0] = acc8
+	}
+
+	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 4 (no winner yet)
+	for j := range 6 {
+		train_cross_entropy_1_m_argmax_8[j][0] = 4
+	}
+
+	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 4); w is train.cross_entropy#1/m.argmax@8
+	// reduction accumulated in a local variable.
+	for i0 := range 6 {
+		train_cross_entropy_1_logitsRow4 := &train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][0]
+		acc9 := train_cross_entropy_1_m_argmax_8[i0][0]
+		for i1 := range 4 {
+			var r3 float32
+			if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
+				r3 = 1
+			}
+			r4 := float32(4)
+			if r3 != 0 {
+				r4 = ordinals_1[i1]
+			}
+			acc9 = min(acc9, r4)
+		}
+		train_cross_entropy_1_m_argmax_8[i0][0] = acc9
+	}
+
+	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
+	for i0 := range 6 {
+		train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[i0][0]
+		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
+		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		for i1 := range 4 {
+			var r5 float32
+			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
+				r5 = 1
+			}
+			r6 := float32(0)
+			if r5 != 0 {
+				r6 = train_cross_entropy_1_m_gradV
+			}
+			train_cross_entropy_1_logits_gradRow2[i1] += r6
+		}
+	}
+
+	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
+	for i0 := range 6 {
+		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
+		for i1 := range 4 {
+			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+		}
+	}
+
+	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
+	// i0 unrolled by 4 and jammed into i1.
+	for i0 := 0; i0 < 4; i0 += 4 {
+		train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0+1]
+		train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0+2]
+		train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[i0+3]
+		for i1 := range 4 {
+			acc10 := gNetB3[i1]
+			acc10 += train_cross_entropy_1_logits_gradRow4[i1]
+			acc10 += train_cross_entropy_1_logits_gradRow5[i1]
+			acc10 += train_cross_entropy_1_logits_gradRow6[i1]
+			acc10 += train_cross_entropy_1_logits_gradRow7[i1]
+			gNetB3[i1] = acc10
+		}
+	}
+	for i0 := 4; i0 < 6; i0++ {
+		train_cross_entropy_1_logits_gradRow8 := &train_cross_entropy_1_logits_grad[i0]
+		for i1 := range 4 {
+			gNetB3[i1] += train_cross_entropy_1_logits_gradRow8[i1]
+		}
+	}
+
+	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
+	// float32 across-rows add reduction kernel, 6 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i1 := range 4 {
+			ocannlReduce8AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+		}
+	} else {
+		for i0 := range 6 {
+			net_a2Row3 := &net_a2[i0]
+			for i1 := range 4 {
+				train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+				gNetW3Row := (*[16]float32)(gNetW3[16*i1 : 16*i1+16])
+				for i2 := range 16 {
+					gNetW3Row[i2] += train_cross_entropy_1_logits_1_gradV * net_a2Row3[i2]
+				}
+			}
+		}
+	}
+
+	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
+	// float32 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 6 {
+			ocannlReduce2AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+		}
+	} else {
+		// i1 unrolled and jammed into i2.
+		pNetW3Row2 := (*[16]float32)(pNetW3[0:16])
+		pNetW3Row3 := (*[16]float32)(pNetW3[16:32])
+		pNetW3Row4 := (*[16]float32)(pNetW3[32:48])
+		pNetW3Row5 := (*[16]float32)(pNetW3[48:64])
+		for i0 := range 6 {
+			net_a2_gradRow := &net_a2_grad[i0]
+			train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][0]
+			train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][1]
+			train_cross_entropy_1_logits_1_gradV4 := train_cross_entropy_1_logits_1_grad[i0][2]
+			train_cross_entropy_1_logits_1_gradV5 := train_cross_entropy_1_logits_1_grad[i0][3]
+			for i2 := range 16 {
+				acc11 := net_a2_gradRow[i2]
+				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_1_gradV2
+				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_1_gradV3
+				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_1_gradV4
+				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_1_gradV5
+				net_a2_gradRow[i2] = acc11
+			}
+		}
+	}
+
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	for i0 := range 6 {
+		net_a2_2Row3 := &net_a2_2[i0]
+		net_a2_gradRow2 := &net_a2_grad[i0]
+		net_a2_2_gradRow := &net_a2_2_grad[i0]
+		for i1 := range 16 {
+			var r7 float32
+			if 0 < net_a2_2Row3[i1] {
+				r7 = 1
+			}
+			r8 := float32(0)
+			if r7 != 0 {
+				r8 = net_a2_gradRow2[i1]
+			}
+			net_a2_2_gradRow[i1] += r8
+		}
+	}
+
+	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
+	for i0 := range 6 {
+		net_a2_2_gradRow2 := &net_a2_2_grad[i0]
+		net_a2_1_gradRow := &net_a2_1_grad[i0]
+		for i1 := range 16 {
+			net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
+		}
+	}
+
+	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
+	// float32 across-rows add reduction kernel, 6 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
+	} else {
+		// i0 unrolled by 4 and jammed into i1.
+		for i0 := 0; i0 < 4; i0 += 4 {
+			net_a2_2_gradRow3 := &net_a2_2_grad[i0]
+			net_a2_2_gradRow4 := &net_a2_2_grad[i0+1]
+			net_a2_2_gradRow5 := &net_a2_2_grad[i0+2]
+			net_a2_2_gradRow6 := &net_a2_2_grad[i0+3]
+			for i1 := range 16 {
+				acc12 := gNetB2[i1]
+				acc12 += net_a2_2_gradRow3[i1]
+				acc12 += net_a2_2_gradRow4[i1]
+				acc12 += net_a2_2_gradRow5[i1]
+				acc12 += net_a2_2_gradRow6[i1]
+				gNetB2[i1] = acc12
+			}
+		}
+		for i0 := 4; i0 < 6; i0++ {
+			net_a2_2_gradRow7 := &net_a2_2_grad[i0]
+			for i1 := range 16 {
+				gNetB2[i1] += net_a2_2_gradRow7[i1]
+			}
+		}
+	}
+
+	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
+	// float32 broadcast kernel M=16 N=16 K=6: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm7AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm7AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+	} else {
+		for i0 := range 6 {
+			net_a1Row3 := &net_a1[i0]
+			for i1 := range 16 {
+				net_a2_1_gradV := net_a2_1_grad[i0][i1]
+				gNetW2Row := (*[16]float32)(gNetW2[16*i1 : 16*i1+16])
+				for i2 := range 16 {
+					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+				}
+			}
+		}
+	}
+
+	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
+	// float32 broadcast kernel M=6 N=16 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm8AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+	} else if ocannlAVX2 {
+		ocannlGemm8AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		for i0 := range 6 {
+			net_a1_gradRow := &net_a1_grad[i0]
+			for i1 := 0; i1 < 16; i1 += 4 {
+				pNetW2Row2 := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
+				net_a2_1_gradV2 := net_a2_1_grad[i0][i1]
+				pNetW2Row3 := (*[16]float32)(pNetW2[16*i1+16 : 16*i1+32])
+				net_a2_1_gradV3 := net_a2_1_grad[i0][i1+1]
+				pNetW2Row4 := (*[16]float32)(pNetW2[16*i1+32 : 16*i1+48])
+				net_a2_1_gradV4 := net_a2_1_grad[i0][i1+2]
+				pNetW2Row5 := (*[16]float32)(pNetW2[16*i1+48 : 16*i1+64])
+				net_a2_1_gradV5 := net_a2_1_grad[i0][i1+3]
+				for i2 := range 16 {
+					acc13 := net_a1_gradRow[i2]
+					acc13 += pNetW2Row2[i2] * net_a2_1_gradV2
+					acc13 += pNetW2Row3[i2] * net_a2_1_gradV3
+					acc13 += pNetW2Row4[i2] * net_a2_1_gradV4
+					acc13 += pNetW2Row5[i2] * net_a2_1_gradV5
+					net_a1_gradRow[i2] = acc13
+				}
+			}
+		}
+	}
+
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	for i0 := range 6 {
+		net_a1_2Row3 := &net_a1_2[i0]
+		net_a1_gradRow2 := &net_a1_grad[i0]
+		net_a1_2_gradRow := &net_a1_2_grad[i0]
+		for i1 := range 16 {
+			var r9 float32
+			if 0 < net_a1_2Row3[i1] {
+				r9 = 1
+			}
+			r10 := float32(0)
+			if r9 != 0 {
+				r10 = net_a1_gradRow2[i1]
+			}
+			net_a1_2_gradRow[i1] += r10
+		}
+	}
+
+	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
+	for i0 := range 6 {
+		net_a1_2_gradRow2 := &net_a1_2_grad[i0]
+		net_a1_1_gradRow := &net_a1_1_grad[i0]
+		for i1 := range 16 {
+			net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
+		}
+	}
+
+	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
+	// float32 across-rows add reduction kernel, 6 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
+	} else {
+		// i0 unrolled by 4 and jammed into i1.
+		for i0 := 0; i0 < 4; i0 += 4 {
+			net_a1_2_gradRow3 := &net_a1_2_grad[i0]
+			net_a1_2_gradRow4 := &net_a1_2_grad[i0+1]
+			net_a1_2_gradRow5 := &net_a1_2_grad[i0+2]
+			net_a1_2_gradRow6 := &net_a1_2_grad[i0+3]
+			for i1 := range 16 {
+				acc14 := gNetB1[i1]
+				acc14 += net_a1_2_gradRow3[i1]
+				acc14 += net_a1_2_gradRow4[i1]
+				acc14 += net_a1_2_gradRow5[i1]
+				acc14 += net_a1_2_gradRow6[i1]
+				gNetB1[i1] = acc14
+			}
+		}
+		for i0 := 4; i0 < 6; i0++ {
+			net_a1_2_gradRow7 := &net_a1_2_grad[i0]
+			for i1 := range 16 {
+				gNetB1[i1] += net_a1_2_gradRow7[i1]
+			}
+		}
+	}
+
+	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
+	for i0 := range 6 {
+		xRow2 := &x[i0]
+		for i1 := range 16 {
+			net_a1_1_gradV := net_a1_1_grad[i0][i1]
+			gNetW1Row := (*[3]float32)(gNetW1[3*i1 : 3*i1+3])
+			for i2 := range 3 {
+				gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+			}
+		}
+	}
+}
+
 // ocannlS8TrainLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point train of model S8.
@@ -4576,9 +6483,9 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
 	// float32 dot kernel M=16 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm6AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm9AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm6AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm9AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -4610,9 +6517,9 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 	// float32 dot kernel M=4 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm7AVX512(&train_cross_entropy_1_logits_1[0][0], &pNetW3[0], &net_a2[0][0])
+		ocannlGemm10AVX512(&train_cross_entropy_1_logits_1[0][0], &pNetW3[0], &net_a2[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm7AVX2(&train_cross_entropy_1_logits_1[0][0], &pNetW3[0], &net_a2[0][0])
+		ocannlGemm10AVX2(&train_cross_entropy_1_logits_1[0][0], &pNetW3[0], &net_a2[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -4640,7 +6547,7 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float32 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce7AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
+		ocannlReduce10AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -4666,7 +6573,7 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap1AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap2AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 8 {
 			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
@@ -4680,7 +6587,7 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float32 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
+		ocannlReduce11AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -4712,7 +6619,7 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float32 along-rows add reduction kernel, 1 rows of 32 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce9AVX2(&train_2[0], &train_1[0][0])
+		ocannlReduce12AVX2(&train_2[0], &train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc6 := float32(0)
@@ -5132,9 +7039,9 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	// _net/a2.1 = compose "*" of net.w2, net/a1
 	// float32 dot kernel M=16 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm6AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm9AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm6AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm9AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -5175,9 +7082,9 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 	// float32 dot kernel M=4 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm7AVX512(&train_cross_entropy_1_logits_1[0][0], &pNetW3[0], &net_a2[0][0])
+		ocannlGemm10AVX512(&train_cross_entropy_1_logits_1[0][0], &pNetW3[0], &net_a2[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm7AVX2(&train_cross_entropy_1_logits_1[0][0], &pNetW3[0], &net_a2[0][0])
+		ocannlGemm10AVX2(&train_cross_entropy_1_logits_1[0][0], &pNetW3[0], &net_a2[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -5205,7 +7112,7 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float32 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce7AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
+		ocannlReduce10AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -5231,7 +7138,7 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap1AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap2AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 8 {
 			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
@@ -5245,7 +7152,7 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float32 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
+		ocannlReduce11AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -5277,7 +7184,7 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float32 along-rows add reduction kernel, 1 rows of 32 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce9AVX2(&train_2[0], &train_1[0][0])
+		ocannlReduce12AVX2(&train_2[0], &train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc6 := float32(0)
@@ -5344,7 +7251,7 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float32 along-rows sub reduction kernel, 8 rows of 4 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
+		ocannlReduce13AVX2(&train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -5393,7 +7300,7 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 8 rows of 4 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce13AVX2(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -5461,7 +7368,7 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float32 across-rows add reduction kernel, 8 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce11AVX2(&gNetB3[0], &train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce14AVX2(&gNetB3[0], &train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {
@@ -5483,9 +7390,9 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 	// float32 broadcast kernel M=4 N=16 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm8AVX512(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
+		ocannlGemm11AVX512(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm8AVX2(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
+		ocannlGemm11AVX2(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
 	} else {
 		for i0 := range 8 {
 			net_a2Row3 := &net_a2[i0]
@@ -5502,9 +7409,9 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 	// float32 broadcast kernel M=8 N=16 K=4: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&net_a2_grad[0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetW3[0])
+		ocannlGemm12AVX512(&net_a2_grad[0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&net_a2_grad[0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetW3[0])
+		ocannlGemm12AVX2(&net_a2_grad[0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetW3[0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		pNetW3Row2 := (*[16]float32)(pNetW3[0:16])
@@ -5558,7 +7465,7 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float32 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
+		ocannlReduce15AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {
@@ -5580,9 +7487,9 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// float32 broadcast kernel M=16 N=16 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm10AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm13AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm10AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm13AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
 	} else {
 		for i0 := range 8 {
 			net_a1Row3 := &net_a1[i0]
@@ -5599,9 +7506,9 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	// float32 broadcast kernel M=8 N=16 K=16: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm11AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm14AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm14AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 8 {
@@ -5657,7 +7564,7 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float32 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
+		ocannlReduce15AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {
@@ -5858,9 +7765,9 @@ func ocannlA2TrainLoss(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
 	// float64 dot kernel M=16 N=2 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm15AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm15AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -5893,7 +7800,7 @@ func ocannlA2TrainLoss(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, 
 	// float64 along-rows add reduction kernel, 4 rows of 16 elements into 4 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce13AVX2(&train_cross_entropy_1_logits_1[i0][0], &pNetW3[0], &net_a2[i0][0])
+			ocannlReduce16AVX2(&train_cross_entropy_1_logits_1[i0][0], &pNetW3[0], &net_a2[i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -6394,9 +8301,9 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	// _net/a2.1 = compose "*" of net.w2, net/a1
 	// float64 dot kernel M=16 N=2 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm15AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm15AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -6438,7 +8345,7 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	// float64 along-rows add reduction kernel, 4 rows of 16 elements into 4 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce13AVX2(&train_cross_entropy_1_logits_1[i0][0], &pNetW3[0], &net_a2[i0][0])
+			ocannlReduce16AVX2(&train_cross_entropy_1_logits_1[i0][0], &pNetW3[0], &net_a2[i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -6705,7 +8612,7 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	// float64 across-rows add reduction kernel, 2 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 4 {
-			ocannlReduce14AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+			ocannlReduce17AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -6724,7 +8631,7 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce15AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce18AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
 		}
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -6779,7 +8686,7 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float64 across-rows add reduction kernel, 2 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
+		ocannlReduce19AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
 		net_a2_2_gradRow3 := &net_a2_2_grad[0]
@@ -6795,9 +8702,9 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// float64 broadcast kernel M=16 N=16 K=2: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm16AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm16AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
 	} else {
 		for i0 := range 2 {
 			net_a1Row3 := &net_a1[i0]
@@ -6814,9 +8721,9 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	// float64 broadcast kernel M=2 N=16 K=16: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm14AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm17AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm17AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 2 {
@@ -6872,7 +8779,7 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float64 across-rows add reduction kernel, 2 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
+		ocannlReduce19AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
 		net_a1_2_gradRow3 := &net_a1_2_grad[0]
@@ -7067,9 +8974,9 @@ func ocannlA4TrainLoss(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
 	// float64 dot kernel M=16 N=4 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm18AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm18AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -7102,7 +9009,7 @@ func ocannlA4TrainLoss(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, 
 	// float64 along-rows add reduction kernel, 4 rows of 16 elements into 4 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 4 {
-			ocannlReduce17AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[16*i1], &net_a2[0][0])
+			ocannlReduce20AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[16*i1], &net_a2[0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -7152,7 +9059,7 @@ func ocannlA4TrainLoss(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float64 pointwise kernel over 16 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap2AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap3AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 4 {
 			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
@@ -7608,9 +9515,9 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	// _net/a2.1 = compose "*" of net.w2, net/a1
 	// float64 dot kernel M=16 N=4 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm18AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm18AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -7652,7 +9559,7 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	// float64 along-rows add reduction kernel, 4 rows of 16 elements into 4 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 4 {
-			ocannlReduce17AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[16*i1], &net_a2[0][0])
+			ocannlReduce20AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[16*i1], &net_a2[0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -7702,7 +9609,7 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float64 pointwise kernel over 16 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap2AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap3AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 4 {
 			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
@@ -7928,7 +9835,7 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 4 {
-			ocannlReduce18AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+			ocannlReduce21AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
 		}
 	} else {
 		for i0 := range 4 {
@@ -7947,7 +9854,7 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce15AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce18AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
 		}
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -8002,7 +9909,7 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce19AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
+		ocannlReduce22AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
 		net_a2_2_gradRow3 := &net_a2_2_grad[0]
@@ -8022,9 +9929,9 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// float64 broadcast kernel M=16 N=16 K=4: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm16AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm19AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm16AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm19AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
 	} else {
 		for i0 := range 4 {
 			net_a1Row3 := &net_a1[i0]
@@ -8041,9 +9948,9 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	// float64 broadcast kernel M=4 N=16 K=16: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm20AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm20AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 4 {
@@ -8099,7 +10006,7 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce19AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
+		ocannlReduce22AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
 		net_a1_2_gradRow3 := &net_a1_2_grad[0]
@@ -8118,6 +10025,1261 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 
 	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
 	for i0 := range 4 {
+		xRow2 := &x[i0]
+		for i1 := range 16 {
+			net_a1_1_gradV := net_a1_1_grad[i0][i1]
+			gNetW1Row := (*[3]float64)(gNetW1[3*i1 : 3*i1+3])
+			for i2 := range 3 {
+				gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+			}
+		}
+	}
+}
+
+// ocannlA6TrainLoss runs a tensor program generated by ocannlgen.
+//
+// Entry point train of model A6.
+//
+// Tensors (batch | input -> output):
+//
+//	x: 6 | 3 (input, parameter x)
+//	y: 6 | 4 (input, parameter y)
+//	net.w1: 3 -> 16 (param, parameter pNetW1)
+//	_net/a1.1: 6 | 16 (let, local)
+//	net.b1: 16 (param, parameter pNetB1)
+//	_net/a1.2: 6 | 16 (let, local)
+//	net/a1: 6 | 16 (let, local)
+//	net.w2: 16 -> 16 (param, parameter pNetW2)
+//	_net/a2.1: 6 | 16 (let, local)
+//	net.b2: 16 (param, parameter pNetB2)
+//	_net/a2.2: 6 | 16 (let, local)
+//	net/a2: 6 | 16 (let, local)
+//	net.w3: 16 -> 4 (param, parameter pNetW3)
+//	_train.cross_entropy#1/logits.1: 6 | 4 (let, local)
+//	net.b3: 4 (param, parameter pNetB3)
+//	train.cross_entropy#1/logits: 6 | 4 (let, local)
+//	train.cross_entropy#1/m: 6 | 1 (let, local)
+//	train.cross_entropy#1/z: 6 | 4 (let, local)
+//	_train.cross_entropy#1/logp.1: 6 | 4 (let, local)
+//	_train.cross_entropy#1/logp.2: 6 | 1 (let, local)
+//	_train.cross_entropy#1/logp.3: 6 | 1 (let, local)
+//	train.cross_entropy#1/logp: 6 | 4 (let, local)
+//	_train.1: 6 | 4 (let, local)
+//	_train.2: 1 (let, local)
+//	_dim_b.1: 1 (dim, constant)
+//	_train.3: 1 (let, local)
+//	train: 1 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# init _dim_b.1 (dim)
+//	init _dim_b.1: constant 6
+//
+//	# _net/a1.1 = compose "*" of net.w1, x
+//	fill _net/a1.1 with 0
+//	for i0 in 0..5:
+//	  for i1 in 0..15:
+//	    for i2 in 0..2:  # reduction
+//	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
+//
+//	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+//
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+//	for i0 in 0..5:
+//	  for i1 in 0..15:
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
+//
+//	# _net/a2.1 = compose "*" of net.w2, net/a1
+//	fill _net/a2.1 with 0
+//	for i0 in 0..5:
+//	  for i1 in 0..15:
+//	    for i2 in 0..15:  # reduction
+//	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
+//
+//	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+//
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+//	for i0 in 0..5:
+//	  for i1 in 0..15:
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
+//
+//	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
+//	fill _train.cross_entropy#1/logits.1 with 0
+//	for i0 in 0..5:
+//	  for i1 in 0..3:
+//	    for i2 in 0..15:  # reduction
+//	      _train.cross_entropy#1/logits.1[i0, i1] += net.w3[i1, i2] * net/a2[i0, i2]
+//
+//	# train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
+//	for i0 in 0..5:
+//	  for i1 in 0..3:
+//	    train.cross_entropy#1/logits[i0, i1] = _train.cross_entropy#1/logits.1[i0, i1] + net.b3[i1]
+//
+//	# train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+//	fill train.cross_entropy#1/m with -inf
+//	for i0 in 0..5:
+//	  for i1 in 0..3:  # reduction
+//	    train.cross_entropy#1/m[i0, 0] max= train.cross_entropy#1/logits[i0, i1]
+//
+//	# train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+//	for i0 in 0..5:
+//	  for i1 in 0..3:
+//	    train.cross_entropy#1/z[i0, i1] = train.cross_entropy#1/logits[i0, i1] - train.cross_entropy#1/m[i0, 0]
+//
+//	# _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+//	for i0 in 0..5:
+//	  for i1 in 0..3:
+//	    _train.cross_entropy#1/logp.1[i0, i1] = exp(train.cross_entropy#1/z[i0, i1])
+//
+//	# _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+//	fill _train.cross_entropy#1/logp.2 with 0
+//	for i0 in 0..5:
+//	  for i1 in 0..3:  # reduction
+//	    _train.cross_entropy#1/logp.2[i0, 0] += _train.cross_entropy#1/logp.1[i0, i1]
+//
+//	# _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+//	for i0 in 0..5:
+//	  _train.cross_entropy#1/logp.3[i0, 0] = log(_train.cross_entropy#1/logp.2[i0, 0])
+//
+//	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
+//
+//	# _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
+//	for i0 in 0..5:
+//	  for i1 in 0..3:
+//	    _train.1[i0, i1] = y[i0, i1] * (train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0])
+//
+//	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+//	fill _train.2 with 0
+//	for i0 in 0..5:  # reduction
+//	  for i1 in 0..3:  # reduction
+//	    _train.2[0] += _train.1[i0, i1]
+//
+//	# _train.3 = pointwise "/." of _train.2, _dim_b.1
+//	_train.3[0] = _train.2[0] / _dim_b.1[0]
+//
+//	# train = pointwise neg of _train.3
+//	train[0] = neg(_train.3[0])
+func ocannlA6TrainLoss(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, pNetB1 *[16]float64, pNetW2 *[256]float64, pNetB2 *[16]float64, pNetW3 *[64]float64, pNetB3 *[4]float64, out *[1]float64) {
+	var net_a1_1 [6][16]float64
+	var net_a1 [6][16]float64
+	var net_a2_1 [6][16]float64
+	var net_a2 [6][16]float64
+	var train_cross_entropy_1_logits_1 [6][4]float64
+	var train_cross_entropy_1_logits [6][4]float64
+	var train_cross_entropy_1_m [6][1]float64
+	var train_cross_entropy_1_z [6][4]float64
+	var train_cross_entropy_1_logp_1 [6][4]float64
+	var train_cross_entropy_1_logp_2 [6][1]float64
+	var train_cross_entropy_1_logp_3 [6][1]float64
+	var train_1 [6][4]float64
+	var train_2 [1]float64
+	var train_3 [1]float64
+
+	// _net/a1.1 = compose "*" of net.w1, x
+	// reduction accumulated in a local variable.
+	for i0 := range 6 {
+		xRow := &x[i0]
+		for i1 := range 16 {
+			pNetW1Row := (*[3]float64)(pNetW1[3*i1 : 3*i1+3])
+			acc := float64(0)
+			for i2 := range 3 {
+				acc += pNetW1Row[i2] * xRow[i2]
+			}
+			net_a1_1[i0][i1] = acc
+		}
+	}
+
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+	for i0 := range 6 {
+		net_a1_1Row := &net_a1_1[i0]
+		net_a1Row := &net_a1[i0]
+		for i1 := range 16 {
+			r := net_a1_1Row[i1] + pNetB1[i1]
+			if !(r > 0) {
+				r = 0
+			}
+			net_a1Row[i1] = r
+		}
+	}
+
+	// _net/a2.1 = compose "*" of net.w2, net/a1
+	// float64 dot kernel M=16 N=6 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm21AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm21AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 6 {
+			net_a1Row2 := &net_a1[i0]
+			for i1 := range 16 {
+				pNetW2Row := (*[16]float64)(pNetW2[16*i1 : 16*i1+16])
+				acc2 := float64(0)
+				for i2 := range 16 {
+					acc2 += pNetW2Row[i2] * net_a1Row2[i2]
+				}
+				net_a2_1[i0][i1] = acc2
+			}
+		}
+	}
+
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+	for i0 := range 6 {
+		net_a2_1Row := &net_a2_1[i0]
+		net_a2Row := &net_a2[i0]
+		for i1 := range 16 {
+			r2 := net_a2_1Row[i1] + pNetB2[i1]
+			if !(r2 > 0) {
+				r2 = 0
+			}
+			net_a2Row[i1] = r2
+		}
+	}
+
+	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
+	// float64 along-rows add reduction kernel, 6 rows of 16 elements into 6 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i1 := range 4 {
+			ocannlReduce23AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[16*i1], &net_a2[0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 6 {
+			net_a2Row2 := &net_a2[i0]
+			for i1 := range 4 {
+				pNetW3Row := (*[16]float64)(pNetW3[16*i1 : 16*i1+16])
+				acc3 := float64(0)
+				for i2 := range 16 {
+					acc3 += pNetW3Row[i2] * net_a2Row2[i2]
+				}
+				train_cross_entropy_1_logits_1[i0][i1] = acc3
+			}
+		}
+	}
+
+	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
+	for i0 := range 6 {
+		train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0]
+		train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[i0]
+		for i1 := range 4 {
+			train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetB3[i1]
+		}
+	}
+
+	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+	// reduction accumulated in a local variable.
+	for i0 := range 6 {
+		train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0]
+		acc4 := math.Inf(-1)
+		for i1 := range 4 {
+			acc4 = max(acc4, train_cross_entropy_1_logitsRow2[i1])
+		}
+		train_cross_entropy_1_m[i0][0] = acc4
+	}
+
+	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+	for i0 := range 6 {
+		train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][0]
+		train_cross_entropy_1_zRow := &train_cross_entropy_1_z[i0]
+		for i1 := range 4 {
+			train_cross_entropy_1_zRow[i1] = train_cross_entropy_1_logitsRow3[i1] - train_cross_entropy_1_mV
+		}
+	}
+
+	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+	// float64 pointwise kernel over 24 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap4AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+	} else {
+		for i0 := range 6 {
+			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
+			train_cross_entropy_1_logp_1Row := &train_cross_entropy_1_logp_1[i0]
+			for i1 := range 4 {
+				train_cross_entropy_1_logp_1Row[i1] = math.Exp(train_cross_entropy_1_zRow2[i1])
+			}
+		}
+	}
+
+	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+	// reduction accumulated in a local variable.
+	for i0 := range 6 {
+		train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0]
+		acc5 := float64(0)
+		for i1 := range 4 {
+			acc5 += train_cross_entropy_1_logp_1Row2[i1]
+		}
+		train_cross_entropy_1_logp_2[i0][0] = acc5
+	}
+
+	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+	for i0 := range 6 {
+		train_cross_entropy_1_logp_3[i0][0] = math.Log(train_cross_entropy_1_logp_2[i0][0])
+	}
+
+	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
+	for i0 := range 6 {
+		yRow := &y[i0]
+		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
+		train_1Row := &train_1[i0]
+		for i1 := range 4 {
+			train_1Row[i1] = yRow[i1] * (train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V)
+		}
+	}
+
+	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+	// reduction accumulated in a local variable.
+	acc6 := float64(0)
+	for i0 := range 6 {
+		train_1Row2 := &train_1[i0]
+		for i1 := range 4 {
+			acc6 += train_1Row2[i1]
+		}
+	}
+	train_2[0] = acc6
+
+	// _train.3 = pointwise "/." of _train.2, _dim_b.1
+	train_3[0] = train_2[0] / 6
+
+	// train = pointwise neg of _train.3
+	out[0] = -train_3[0]
+}
+
+// ocannlA6Backward runs a tensor program generated by ocannlgen.
+//
+// Forward and backward pass of loss train of model A6.
+//
+// Tensors (batch | input -> output):
+//
+//	x: 6 | 3 (input, parameter x)
+//	y: 6 | 4 (input, parameter y)
+//	net.w1: 3 -> 16 (param, parameter pNetW1)
+//	_net/a1.1: 6 | 16 (let, local)
+//	net.b1: 16 (param, parameter pNetB1)
+//	_net/a1.2: 6 | 16 (let, local)
+//	net/a1: 6 | 16 (let, local)
+//	net.w2: 16 -> 16 (param, parameter pNetW2)
+//	_net/a2.1: 6 | 16 (let, local)
+//	net.b2: 16 (param, parameter pNetB2)
+//	_net/a2.2: 6 | 16 (let, local)
+//	net/a2: 6 | 16 (let, local)
+//	net.w3: 16 -> 4 (param, parameter pNetW3)
+//	_train.cross_entropy#1/logits.1: 6 | 4 (let, local)
+//	net.b3: 4 (param, parameter pNetB3)
+//	train.cross_entropy#1/logits: 6 | 4 (let, local)
+//	train.cross_entropy#1/m: 6 | 1 (let, local)
+//	train.cross_entropy#1/z: 6 | 4 (let, local)
+//	_train.cross_entropy#1/logp.1: 6 | 4 (let, local)
+//	_train.cross_entropy#1/logp.2: 6 | 1 (let, local)
+//	_train.cross_entropy#1/logp.3: 6 | 1 (let, local)
+//	train.cross_entropy#1/logp: 6 | 4 (let, local)
+//	_train.1: 6 | 4 (let, local)
+//	_train.2: 1 (let, local)
+//	_dim_b.1: 1 (dim, constant)
+//	_train.3: 1 (let, local)
+//	train: 1 (let, output parameter loss)
+//	net.w1.grad: [16 3] (let, output parameter gNetW1)
+//	_net/a1.1.grad: [6 16] (let, local)
+//	net.b1.grad: [16] (let, output parameter gNetB1)
+//	_net/a1.2.grad: [6 16] (let, local)
+//	net/a1.grad: [6 16] (let, local)
+//	net.w2.grad: [16 16] (let, output parameter gNetW2)
+//	_net/a2.1.grad: [6 16] (let, local)
+//	net.b2.grad: [16] (let, output parameter gNetB2)
+//	_net/a2.2.grad: [6 16] (let, local)
+//	net/a2.grad: [6 16] (let, local)
+//	net.w3.grad: [4 16] (let, output parameter gNetW3)
+//	_train.cross_entropy#1/logits.1.grad: [6 4] (let, local)
+//	net.b3.grad: [4] (let, output parameter gNetB3)
+//	train.cross_entropy#1/logits.grad: [6 4] (let, local)
+//	train.cross_entropy#1/m.grad: [6 1] (let, local)
+//	train.cross_entropy#1/z.grad: [6 4] (let, local)
+//	_train.cross_entropy#1/logp.1.grad: [6 4] (let, local)
+//	_train.cross_entropy#1/logp.2.grad: [6 1] (let, local)
+//	_train.cross_entropy#1/logp.3.grad: [6 1] (let, local)
+//	train.cross_entropy#1/logp.grad: [6 4] (let, local)
+//	_train.1.grad: [6 4] (let, local)
+//	_train.2.grad: [1] (let, local)
+//	_train.3.grad: [1] (let, local)
+//	train.grad: [1] (let, local)
+//	_ordinals.1: [4] (literal, local)
+//	train.cross_entropy#1/m.argmax@8: [6 1] (let, local)
+//
+// Loop nests:
+//
+//	# init _dim_b.1 (dim)
+//	init _dim_b.1: constant 6
+//
+//	# init _ordinals.1 (the ordinals of [4] reduced points)
+//	init _ordinals.1: range over offsets
+//
+//	# _net/a1.1 = compose "*" of net.w1, x
+//	fill _net/a1.1 with 0
+//	for i0 in 0..5:
+//	  for i1 in 0..15:
+//	    for i2 in 0..2:  # reduction
+//	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
+//
+//	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+//	for i0 in 0..5:
+//	  for i1 in 0..15:
+//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
+//
+//	# net/a1 = pointwise relu of _net/a1.2
+//	for i0 in 0..5:
+//	  for i1 in 0..15:
+//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//
+//	# _net/a2.1 = compose "*" of net.w2, net/a1
+//	fill _net/a2.1 with 0
+//	for i0 in 0..5:
+//	  for i1 in 0..15:
+//	    for i2 in 0..15:  # reduction
+//	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
+//
+//	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+//	for i0 in 0..5:
+//	  for i1 in 0..15:
+//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
+//
+//	# net/a2 = pointwise relu of _net/a2.2
+//	for i0 in 0..5:
+//	  for i1 in 0..15:
+//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//
+//	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
+//	fill _train.cross_entropy#1/logits.1 with 0
+//	for i0 in 0..5:
+//	  for i1 in 0..3:
+//	    for i2 in 0..15:  # reduction
+//	      _train.cross_entropy#1/logits.1[i0, i1] += net.w3[i1, i2] * net/a2[i0, i2]
+//
+//	# train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
+//	for i0 in 0..5:
+//	  for i1 in 0..3:
+//	    train.cross_entropy#1/logits[i0, i1] = _train.cross_entropy#1/logits.1[i0, i1] + net.b3[i1]
+//
+//	# train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+//	fill train.cross_entropy#1/m with -inf
+//	for i0 in 0..5:
+//	  for i1 in 0..3:  # reduction
+//	    train.cross_entropy#1/m[i0, 0] max= train.cross_entropy#1/logits[i0, i1]
+//
+//	# train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+//	for i0 in 0..5:
+//	  for i1 in 0..3:
+//	    train.cross_entropy#1/z[i0, i1] = train.cross_entropy#1/logits[i0, i1] - train.cross_entropy#1/m[i0, 0]
+//
+//	# _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+//	for i0 in 0..5:
+//	  for i1 in 0..3:
+//	    _train.cross_entropy#1/logp.1[i0, i1] = exp(train.cross_entropy#1/z[i0, i1])
+//
+//	# _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+//	fill _train.cross_entropy#1/logp.2 with 0
+//	for i0 in 0..5:
+//	  for i1 in 0..3:  # reduction
+//	    _train.cross_entropy#1/logp.2[i0, 0] += _train.cross_entropy#1/logp.1[i0, i1]
+//
+//	# _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+//	for i0 in 0..5:
+//	  _train.cross_entropy#1/logp.3[i0, 0] = log(_train.cross_entropy#1/logp.2[i0, 0])
+//
+//	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
+//
+//	# _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
+//	for i0 in 0..5:
+//	  for i1 in 0..3:
+//	    _train.1[i0, i1] = y[i0, i1] * (train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0])
+//
+//	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+//	fill _train.2 with 0
+//	for i0 in 0..5:  # reduction
+//	  for i1 in 0..3:  # reduction
+//	    _train.2[0] += _train.1[i0, i1]
+//
+//	# _train.3 = pointwise "/." of _train.2, _dim_b.1
+//	_train.3[0] = _train.2[0] / _dim_b.1[0]
+//
+//	# train = pointwise neg of _train.3
+//	train[0] = neg(_train.3[0])
+//
+//	# zero the gradients
+//	fill net.w1.grad with 0
+//	fill _net/a1.1.grad with 0
+//	fill net.b1.grad with 0
+//	fill _net/a1.2.grad with 0
+//	fill net/a1.grad with 0
+//	fill net.w2.grad with 0
+//	fill _net/a2.1.grad with 0
+//	fill net.b2.grad with 0
+//	fill _net/a2.2.grad with 0
+//	fill net/a2.grad with 0
+//	fill net.w3.grad with 0
+//	fill _train.cross_entropy#1/logits.1.grad with 0
+//	fill net.b3.grad with 0
+//	fill train.cross_entropy#1/logits.grad with 0
+//	fill train.cross_entropy#1/m.grad with 0
+//	fill train.cross_entropy#1/z.grad with 0
+//	fill _train.cross_entropy#1/logp.1.grad with 0
+//	fill _train.cross_entropy#1/logp.2.grad with 0
+//	fill _train.cross_entropy#1/logp.3.grad with 0
+//	fill train.cross_entropy#1/logp.grad with 0
+//	fill _train.1.grad with 0
+//	fill _train.2.grad with 0
+//	fill _train.3.grad with 0
+//	fill train.grad with 0
+//
+//	# train.grad = 1
+//	train.grad[0] = 1
+//
+//	# backprop of op 17 (train = pointwise neg of _train.3): g1 =+ neg(g); g1 is _train.3.grad
+//	_train.3.grad[0] += neg(train.grad[0])
+//
+//	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
+//	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
+//
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+//	for i0 in 0..5:
+//	  for i1 in 0..3:
+//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//
+//	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
+//	for i0 in 0..5:
+//	  for i1 in 0..3:
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
+//
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
+//	for i0 in 0..5:
+//	  for i1 in 0..3:
+//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
+//	for i0 in 0..5:
+//	  for i1 in 0..3:  # reduction
+//	    _train.cross_entropy#1/logp.3.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
+//
+//	# backprop of op 12 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
+//	for i0 in 0..5:
+//	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
+//
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
+//	for i0 in 0..5:
+//	  for i1 in 0..3:
+//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//
+//	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+//	for i0 in 0..5:
+//	  for i1 in 0..3:
+//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
+//	for i0 in 0..5:
+//	  for i1 in 0..3:
+//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
+//	for i0 in 0..5:
+//	  for i1 in 0..3:  # reduction
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//
+//	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 4 (no winner yet)
+//	fill train.cross_entropy#1/m.argmax@8 with 4
+//
+//	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 4); w is train.cross_entropy#1/m.argmax@8
+//	for i0 in 0..5:
+//	  for i1 in 0..3:  # reduction
+//	    train.cross_entropy#1/m.argmax@8[i0, 0] min= where(train.cross_entropy#1/logits[i0, i1] == train.cross_entropy#1/m[i0, 0], _ordinals.1[i1], 4)
+//
+//	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
+//	for i0 in 0..5:
+//	  for i1 in 0..3:
+//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
+//	for i0 in 0..5:
+//	  for i1 in 0..3:
+//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
+//	for i0 in 0..5:  # reduction
+//	  for i1 in 0..3:
+//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//
+//	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
+//	for i0 in 0..5:  # reduction
+//	  for i1 in 0..3:
+//	    for i2 in 0..15:
+//	      net.w3.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net/a2[i0, i2]
+//
+//	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
+//	for i0 in 0..5:
+//	  for i1 in 0..3:  # reduction
+//	    for i2 in 0..15:
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	for i0 in 0..5:
+//	  for i1 in 0..15:
+//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
+//	for i0 in 0..5:
+//	  for i1 in 0..15:
+//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
+//	for i0 in 0..5:  # reduction
+//	  for i1 in 0..15:
+//	    net.b2.grad[i1] += _net/a2.2.grad[i0, i1]
+//
+//	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
+//	for i0 in 0..5:  # reduction
+//	  for i1 in 0..15:
+//	    for i2 in 0..15:
+//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//
+//	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
+//	for i0 in 0..5:
+//	  for i1 in 0..15:  # reduction
+//	    for i2 in 0..15:
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	for i0 in 0..5:
+//	  for i1 in 0..15:
+//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
+//	for i0 in 0..5:
+//	  for i1 in 0..15:
+//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
+//	for i0 in 0..5:  # reduction
+//	  for i1 in 0..15:
+//	    net.b1.grad[i1] += _net/a1.2.grad[i0, i1]
+//
+//	# backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
+//	for i0 in 0..5:  # reduction
+//	  for i1 in 0..15:
+//	    for i2 in 0..2:
+//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, pNetB1 *[16]float64, pNetW2 *[256]float64, pNetB2 *[16]float64, pNetW3 *[64]float64, pNetB3 *[4]float64, gNetW1 *[48]float64, gNetB1 *[16]float64, gNetW2 *[256]float64, gNetB2 *[16]float64, gNetW3 *[64]float64, gNetB3 *[4]float64, loss *[1]float64) {
+	var net_a1_1 [6][16]float64
+	var net_a1_2 [6][16]float64
+	var net_a1 [6][16]float64
+	var net_a2_1 [6][16]float64
+	var net_a2_2 [6][16]float64
+	var net_a2 [6][16]float64
+	var train_cross_entropy_1_logits_1 [6][4]float64
+	var train_cross_entropy_1_logits [6][4]float64
+	var train_cross_entropy_1_m [6][1]float64
+	var train_cross_entropy_1_z [6][4]float64
+	var train_cross_entropy_1_logp_1 [6][4]float64
+	var train_cross_entropy_1_logp_2 [6][1]float64
+	var train_cross_entropy_1_logp_3 [6][1]float64
+	var train_1 [6][4]float64
+	var train_2 [1]float64
+	var train_3 [1]float64
+	var net_a1_1_grad [6][16]float64
+	var net_a1_2_grad [6][16]float64
+	var net_a1_grad [6][16]float64
+	var net_a2_1_grad [6][16]float64
+	var net_a2_2_grad [6][16]float64
+	var net_a2_grad [6][16]float64
+	var train_cross_entropy_1_logits_1_grad [6][4]float64
+	var train_cross_entropy_1_logits_grad [6][4]float64
+	var train_cross_entropy_1_m_grad [6][1]float64
+	var train_cross_entropy_1_z_grad [6][4]float64
+	var train_cross_entropy_1_logp_1_grad [6][4]float64
+	var train_cross_entropy_1_logp_2_grad [6][1]float64
+	var train_cross_entropy_1_logp_3_grad [6][1]float64
+	var train_cross_entropy_1_logp_grad [6][4]float64
+	var train_1_grad [6][4]float64
+	var train_2_grad [1]float64
+	var train_3_grad [1]float64
+	var train_grad [1]float64
+	var ordinals_1 [4]float64
+	var train_cross_entropy_1_m_argmax_8 [6][1]float64
+
+	// init _ordinals.1 (the ordinals of [4] reduced points)
+	ordinals_1 = [4]float64{0, 1, 2, 3}
+
+	// _net/a1.1 = compose "*" of net.w1, x
+	// reduction accumulated in a local variable.
+	for i0 := range 6 {
+		xRow := &x[i0]
+		for i1 := range 16 {
+			pNetW1Row := (*[3]float64)(pNetW1[3*i1 : 3*i1+3])
+			acc := float64(0)
+			for i2 := range 3 {
+				acc += pNetW1Row[i2] * xRow[i2]
+			}
+			net_a1_1[i0][i1] = acc
+		}
+	}
+
+	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	for i0 := range 6 {
+		net_a1_1Row := &net_a1_1[i0]
+		net_a1_2Row := &net_a1_2[i0]
+		for i1 := range 16 {
+			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
+		}
+	}
+
+	// net/a1 = pointwise relu of _net/a1.2
+	for i0 := range 6 {
+		net_a1_2Row2 := &net_a1_2[i0]
+		net_a1Row := &net_a1[i0]
+		for i1 := range 16 {
+			r := net_a1_2Row2[i1]
+			if !(r > 0) {
+				r = 0
+			}
+			net_a1Row[i1] = r
+		}
+	}
+
+	// _net/a2.1 = compose "*" of net.w2, net/a1
+	// float64 dot kernel M=16 N=6 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm21AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm21AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 6 {
+			net_a1Row2 := &net_a1[i0]
+			for i1 := range 16 {
+				pNetW2Row := (*[16]float64)(pNetW2[16*i1 : 16*i1+16])
+				acc2 := float64(0)
+				for i2 := range 16 {
+					acc2 += pNetW2Row[i2] * net_a1Row2[i2]
+				}
+				net_a2_1[i0][i1] = acc2
+			}
+		}
+	}
+
+	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	for i0 := range 6 {
+		net_a2_1Row := &net_a2_1[i0]
+		net_a2_2Row := &net_a2_2[i0]
+		for i1 := range 16 {
+			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
+		}
+	}
+
+	// net/a2 = pointwise relu of _net/a2.2
+	for i0 := range 6 {
+		net_a2_2Row2 := &net_a2_2[i0]
+		net_a2Row := &net_a2[i0]
+		for i1 := range 16 {
+			r2 := net_a2_2Row2[i1]
+			if !(r2 > 0) {
+				r2 = 0
+			}
+			net_a2Row[i1] = r2
+		}
+	}
+
+	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
+	// float64 along-rows add reduction kernel, 6 rows of 16 elements into 6 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i1 := range 4 {
+			ocannlReduce23AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[16*i1], &net_a2[0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 6 {
+			net_a2Row2 := &net_a2[i0]
+			for i1 := range 4 {
+				pNetW3Row := (*[16]float64)(pNetW3[16*i1 : 16*i1+16])
+				acc3 := float64(0)
+				for i2 := range 16 {
+					acc3 += pNetW3Row[i2] * net_a2Row2[i2]
+				}
+				train_cross_entropy_1_logits_1[i0][i1] = acc3
+			}
+		}
+	}
+
+	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
+	for i0 := range 6 {
+		train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0]
+		train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[i0]
+		for i1 := range 4 {
+			train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetB3[i1]
+		}
+	}
+
+	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+	// reduction accumulated in a local variable.
+	for i0 := range 6 {
+		train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0]
+		acc4 := math.Inf(-1)
+		for i1 := range 4 {
+			acc4 = max(acc4, train_cross_entropy_1_logitsRow2[i1])
+		}
+		train_cross_entropy_1_m[i0][0] = acc4
+	}
+
+	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+	for i0 := range 6 {
+		train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][0]
+		train_cross_entropy_1_zRow := &train_cross_entropy_1_z[i0]
+		for i1 := range 4 {
+			train_cross_entropy_1_zRow[i1] = train_cross_entropy_1_logitsRow3[i1] - train_cross_entropy_1_mV
+		}
+	}
+
+	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+	// float64 pointwise kernel over 24 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap4AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+	} else {
+		for i0 := range 6 {
+			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
+			train_cross_entropy_1_logp_1Row := &train_cross_entropy_1_logp_1[i0]
+			for i1 := range 4 {
+				train_cross_entropy_1_logp_1Row[i1] = math.Exp(train_cross_entropy_1_zRow2[i1])
+			}
+		}
+	}
+
+	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+	// reduction accumulated in a local variable.
+	for i0 := range 6 {
+		train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0]
+		acc5 := float64(0)
+		for i1 := range 4 {
+			acc5 += train_cross_entropy_1_logp_1Row2[i1]
+		}
+		train_cross_entropy_1_logp_2[i0][0] = acc5
+	}
+
+	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+	for i0 := range 6 {
+		train_cross_entropy_1_logp_3[i0][0] = math.Log(train_cross_entropy_1_logp_2[i0][0])
+	}
+
+	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
+	for i0 := range 6 {
+		yRow := &y[i0]
+		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
+		train_1Row := &train_1[i0]
+		for i1 := range 4 {
+			train_1Row[i1] = yRow[i1] * (train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V)
+		}
+	}
+
+	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+	// reduction accumulated in a local variable.
+	acc6 := float64(0)
+	for i0 := range 6 {
+		train_1Row2 := &train_1[i0]
+		for i1 := range 4 {
+			acc6 += train_1Row2[i1]
+		}
+	}
+	train_2[0] = acc6
+
+	// _train.3 = pointwise "/." of _train.2, _dim_b.1
+	train_3[0] = train_2[0] / 6
+
+	// train = pointwise neg of _train.3
+	loss[0] = -train_3[0]
+
+	// zero the gradients
+	*gNetW1 = [48]float64{}
+	*gNetB1 = [16]float64{}
+	*gNetW2 = [256]float64{}
+	*gNetB2 = [16]float64{}
+	*gNetW3 = [64]float64{}
+	*gNetB3 = [4]float64{}
+
+	// train.grad = 1
+	train_grad[0] = 1
+
+	// backprop of op 17 (train = pointwise neg of _train.3): g1 =+ neg(g); g1 is _train.3.grad
+	train_3_grad[0] += -train_grad[0]
+
+	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
+	train_2_grad[0] += train_3_grad[0] / 6
+
+	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	train_2_gradV := train_2_grad[0]
+	for i0 := range 6 {
+		train_1_gradRow := &train_1_grad[i0]
+		for i1 := range 4 {
+			train_1_gradRow[i1] += train_2_gradV
+		}
+	}
+
+	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
+	for i0 := range 6 {
+		yRow2 := &y[i0]
+		train_1_gradRow2 := &train_1_grad[i0]
+		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
+		for i1 := range 4 {
+			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
+		}
+	}
+
+	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
+	for i0 := range 6 {
+		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
+		for i1 := range 4 {
+			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
+		}
+	}
+
+	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
+	// reduction accumulated in a local variable.
+	for i0 := range 6 {
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+		acc7 := train_cross_entropy_1_logp_3_grad[i0][0]
+		for i1 := range 4 {
+			acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+		}
+		train_cross_entropy_1_logp_3_grad[i0][0] = acc7
+	}
+
+	// backprop of op 12 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
+	for i0 := range 6 {
+		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
+	}
+
+	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
+	for i0 := range 6 {
+		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
+		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
+		for i1 := range 4 {
+			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
+		}
+	}
+
+	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+	for i0 := range 6 {
+		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
+		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		for i1 := range 4 {
+			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+		}
+	}
+
+	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
+	for i0 := range 6 {
+		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
+		for i1 := range 4 {
+			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+		}
+	}
+
+	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
+	// reduction accumulated in a local variable.
+	for i0 := range 6 {
+		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+		acc8 := train_cross_entropy_1_m_grad[i0][0]
+		for i1 := range 4 {
+			acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+		}
+		train_cross_entropy_1_m_grad[i0][0] = acc8
+	}
+
+	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 4 (no winner yet)
+	for j := range 6 {
+		train_cross_entropy_1_m_argmax_8[j][0] = 4
+	}
+
+	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 4); w is train.cross_entropy#1/m.argmax@8
+	// reduction accumulated in a local variable.
+	for i0 := range 6 {
+		train_cross_entropy_1_logitsRow4 := &train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][0]
+		acc9 := train_cross_entropy_1_m_argmax_8[i0][0]
+		for i1 := range 4 {
+			var r3 float64
+			if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
+				r3 = 1
+			}
+			r4 := float64(4)
+			if r3 != 0 {
+				r4 = ordinals_1[i1]
+			}
+			acc9 = min(acc9, r4)
+		}
+		train_cross_entropy_1_m_argmax_8[i0][0] = acc9
+	}
+
+	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
+	for i0 := range 6 {
+		train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[i0][0]
+		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
+		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		for i1 := range 4 {
+			var r5 float64
+			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
+				r5 = 1
+			}
+			r6 := float64(0)
+			if r5 != 0 {
+				r6 = train_cross_entropy_1_m_gradV
+			}
+			train_cross_entropy_1_logits_gradRow2[i1] += r6
+		}
+	}
+
+	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
+	for i0 := range 6 {
+		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
+		for i1 := range 4 {
+			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+		}
+	}
+
+	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
+	// i0 unrolled by 4 and jammed into i1.
+	for i0 := 0; i0 < 4; i0 += 4 {
+		train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[i0+1]
+		train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[i0+2]
+		train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[i0+3]
+		for i1 := range 4 {
+			acc10 := gNetB3[i1]
+			acc10 += train_cross_entropy_1_logits_gradRow4[i1]
+			acc10 += train_cross_entropy_1_logits_gradRow5[i1]
+			acc10 += train_cross_entropy_1_logits_gradRow6[i1]
+			acc10 += train_cross_entropy_1_logits_gradRow7[i1]
+			gNetB3[i1] = acc10
+		}
+	}
+	for i0 := 4; i0 < 6; i0++ {
+		train_cross_entropy_1_logits_gradRow8 := &train_cross_entropy_1_logits_grad[i0]
+		for i1 := range 4 {
+			gNetB3[i1] += train_cross_entropy_1_logits_gradRow8[i1]
+		}
+	}
+
+	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
+	// float64 across-rows add reduction kernel, 6 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i1 := range 4 {
+			ocannlReduce24AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+		}
+	} else {
+		for i0 := range 6 {
+			net_a2Row3 := &net_a2[i0]
+			for i1 := range 4 {
+				train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+				gNetW3Row := (*[16]float64)(gNetW3[16*i1 : 16*i1+16])
+				for i2 := range 16 {
+					gNetW3Row[i2] += train_cross_entropy_1_logits_1_gradV * net_a2Row3[i2]
+				}
+			}
+		}
+	}
+
+	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
+	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 6 {
+			ocannlReduce18AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+		}
+	} else {
+		// i1 unrolled and jammed into i2.
+		pNetW3Row2 := (*[16]float64)(pNetW3[0:16])
+		pNetW3Row3 := (*[16]float64)(pNetW3[16:32])
+		pNetW3Row4 := (*[16]float64)(pNetW3[32:48])
+		pNetW3Row5 := (*[16]float64)(pNetW3[48:64])
+		for i0 := range 6 {
+			net_a2_gradRow := &net_a2_grad[i0]
+			train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][0]
+			train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][1]
+			train_cross_entropy_1_logits_1_gradV4 := train_cross_entropy_1_logits_1_grad[i0][2]
+			train_cross_entropy_1_logits_1_gradV5 := train_cross_entropy_1_logits_1_grad[i0][3]
+			for i2 := range 16 {
+				acc11 := net_a2_gradRow[i2]
+				acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_1_gradV2
+				acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_1_gradV3
+				acc11 += pNetW3Row4[i2] * train_cross_entropy_1_logits_1_gradV4
+				acc11 += pNetW3Row5[i2] * train_cross_entropy_1_logits_1_gradV5
+				net_a2_gradRow[i2] = acc11
+			}
+		}
+	}
+
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	for i0 := range 6 {
+		net_a2_2Row3 := &net_a2_2[i0]
+		net_a2_gradRow2 := &net_a2_grad[i0]
+		net_a2_2_gradRow := &net_a2_2_grad[i0]
+		for i1 := range 16 {
+			var r7 float64
+			if 0 < net_a2_2Row3[i1] {
+				r7 = 1
+			}
+			r8 := float64(0)
+			if r7 != 0 {
+				r8 = net_a2_gradRow2[i1]
+			}
+			net_a2_2_gradRow[i1] += r8
+		}
+	}
+
+	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
+	for i0 := range 6 {
+		net_a2_2_gradRow2 := &net_a2_2_grad[i0]
+		net_a2_1_gradRow := &net_a2_1_grad[i0]
+		for i1 := range 16 {
+			net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
+		}
+	}
+
+	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
+	// float64 across-rows add reduction kernel, 6 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce25AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
+	} else {
+		// i0 unrolled by 4 and jammed into i1.
+		for i0 := 0; i0 < 4; i0 += 4 {
+			net_a2_2_gradRow3 := &net_a2_2_grad[i0]
+			net_a2_2_gradRow4 := &net_a2_2_grad[i0+1]
+			net_a2_2_gradRow5 := &net_a2_2_grad[i0+2]
+			net_a2_2_gradRow6 := &net_a2_2_grad[i0+3]
+			for i1 := range 16 {
+				acc12 := gNetB2[i1]
+				acc12 += net_a2_2_gradRow3[i1]
+				acc12 += net_a2_2_gradRow4[i1]
+				acc12 += net_a2_2_gradRow5[i1]
+				acc12 += net_a2_2_gradRow6[i1]
+				gNetB2[i1] = acc12
+			}
+		}
+		for i0 := 4; i0 < 6; i0++ {
+			net_a2_2_gradRow7 := &net_a2_2_grad[i0]
+			for i1 := range 16 {
+				gNetB2[i1] += net_a2_2_gradRow7[i1]
+			}
+		}
+	}
+
+	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
+	// float64 broadcast kernel M=16 N=16 K=6: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm22AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm22AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+	} else {
+		for i0 := range 6 {
+			net_a1Row3 := &net_a1[i0]
+			for i1 := range 16 {
+				net_a2_1_gradV := net_a2_1_grad[i0][i1]
+				gNetW2Row := (*[16]float64)(gNetW2[16*i1 : 16*i1+16])
+				for i2 := range 16 {
+					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+				}
+			}
+		}
+	}
+
+	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
+	// float64 broadcast kernel M=6 N=16 K=16: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm23AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+	} else if ocannlAVX2 {
+		ocannlGemm23AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		for i0 := range 6 {
+			net_a1_gradRow := &net_a1_grad[i0]
+			for i1 := 0; i1 < 16; i1 += 4 {
+				pNetW2Row2 := (*[16]float64)(pNetW2[16*i1 : 16*i1+16])
+				net_a2_1_gradV2 := net_a2_1_grad[i0][i1]
+				pNetW2Row3 := (*[16]float64)(pNetW2[16*i1+16 : 16*i1+32])
+				net_a2_1_gradV3 := net_a2_1_grad[i0][i1+1]
+				pNetW2Row4 := (*[16]float64)(pNetW2[16*i1+32 : 16*i1+48])
+				net_a2_1_gradV4 := net_a2_1_grad[i0][i1+2]
+				pNetW2Row5 := (*[16]float64)(pNetW2[16*i1+48 : 16*i1+64])
+				net_a2_1_gradV5 := net_a2_1_grad[i0][i1+3]
+				for i2 := range 16 {
+					acc13 := net_a1_gradRow[i2]
+					acc13 += pNetW2Row2[i2] * net_a2_1_gradV2
+					acc13 += pNetW2Row3[i2] * net_a2_1_gradV3
+					acc13 += pNetW2Row4[i2] * net_a2_1_gradV4
+					acc13 += pNetW2Row5[i2] * net_a2_1_gradV5
+					net_a1_gradRow[i2] = acc13
+				}
+			}
+		}
+	}
+
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	for i0 := range 6 {
+		net_a1_2Row3 := &net_a1_2[i0]
+		net_a1_gradRow2 := &net_a1_grad[i0]
+		net_a1_2_gradRow := &net_a1_2_grad[i0]
+		for i1 := range 16 {
+			var r9 float64
+			if 0 < net_a1_2Row3[i1] {
+				r9 = 1
+			}
+			r10 := float64(0)
+			if r9 != 0 {
+				r10 = net_a1_gradRow2[i1]
+			}
+			net_a1_2_gradRow[i1] += r10
+		}
+	}
+
+	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
+	for i0 := range 6 {
+		net_a1_2_gradRow2 := &net_a1_2_grad[i0]
+		net_a1_1_gradRow := &net_a1_1_grad[i0]
+		for i1 := range 16 {
+			net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
+		}
+	}
+
+	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
+	// float64 across-rows add reduction kernel, 6 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce25AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
+	} else {
+		// i0 unrolled by 4 and jammed into i1.
+		for i0 := 0; i0 < 4; i0 += 4 {
+			net_a1_2_gradRow3 := &net_a1_2_grad[i0]
+			net_a1_2_gradRow4 := &net_a1_2_grad[i0+1]
+			net_a1_2_gradRow5 := &net_a1_2_grad[i0+2]
+			net_a1_2_gradRow6 := &net_a1_2_grad[i0+3]
+			for i1 := range 16 {
+				acc14 := gNetB1[i1]
+				acc14 += net_a1_2_gradRow3[i1]
+				acc14 += net_a1_2_gradRow4[i1]
+				acc14 += net_a1_2_gradRow5[i1]
+				acc14 += net_a1_2_gradRow6[i1]
+				gNetB1[i1] = acc14
+			}
+		}
+		for i0 := 4; i0 < 6; i0++ {
+			net_a1_2_gradRow7 := &net_a1_2_grad[i0]
+			for i1 := range 16 {
+				gNetB1[i1] += net_a1_2_gradRow7[i1]
+			}
+		}
+	}
+
+	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
+	for i0 := range 6 {
 		xRow2 := &x[i0]
 		for i1 := range 16 {
 			net_a1_1_gradV := net_a1_1_grad[i0][i1]
@@ -8298,9 +11460,9 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
 	// float64 dot kernel M=16 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm24AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm24AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -8332,9 +11494,9 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 	// float64 dot kernel M=4 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm19AVX512(&train_cross_entropy_1_logits_1[0][0], &pNetW3[0], &net_a2[0][0])
+		ocannlGemm25AVX512(&train_cross_entropy_1_logits_1[0][0], &pNetW3[0], &net_a2[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm19AVX2(&train_cross_entropy_1_logits_1[0][0], &pNetW3[0], &net_a2[0][0])
+		ocannlGemm25AVX2(&train_cross_entropy_1_logits_1[0][0], &pNetW3[0], &net_a2[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -8362,7 +11524,7 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float64 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce20AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
+		ocannlReduce26AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -8388,7 +11550,7 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap3AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap5AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 8 {
 			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
@@ -8402,7 +11564,7 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce21AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
+		ocannlReduce27AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -8434,7 +11596,7 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float64 along-rows add reduction kernel, 1 rows of 32 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce22AVX2(&train_2[0], &train_1[0][0])
+		ocannlReduce28AVX2(&train_2[0], &train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc6 := float64(0)
@@ -8854,9 +12016,9 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	// _net/a2.1 = compose "*" of net.w2, net/a1
 	// float64 dot kernel M=16 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm24AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm24AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -8897,9 +12059,9 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
 	// float64 dot kernel M=4 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm19AVX512(&train_cross_entropy_1_logits_1[0][0], &pNetW3[0], &net_a2[0][0])
+		ocannlGemm25AVX512(&train_cross_entropy_1_logits_1[0][0], &pNetW3[0], &net_a2[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm19AVX2(&train_cross_entropy_1_logits_1[0][0], &pNetW3[0], &net_a2[0][0])
+		ocannlGemm25AVX2(&train_cross_entropy_1_logits_1[0][0], &pNetW3[0], &net_a2[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -8927,7 +12089,7 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float64 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce20AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
+		ocannlReduce26AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -8953,7 +12115,7 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float64 pointwise kernel over 32 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap3AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap5AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 8 {
 			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
@@ -8967,7 +12129,7 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce21AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
+		ocannlReduce27AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -8999,7 +12161,7 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float64 along-rows add reduction kernel, 1 rows of 32 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce22AVX2(&train_2[0], &train_1[0][0])
+		ocannlReduce28AVX2(&train_2[0], &train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc6 := float64(0)
@@ -9066,7 +12228,7 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 4 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce23AVX2(&train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
+		ocannlReduce29AVX2(&train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -9115,7 +12277,7 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 4 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce23AVX2(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce29AVX2(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -9183,7 +12345,7 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float64 across-rows add reduction kernel, 8 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce24AVX2(&gNetB3[0], &train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce30AVX2(&gNetB3[0], &train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {
@@ -9205,9 +12367,9 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
 	// float64 broadcast kernel M=4 N=16 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
+		ocannlGemm26AVX512(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
+		ocannlGemm26AVX2(&gNetW3[0], &train_cross_entropy_1_logits_1_grad[0][0], &net_a2[0][0])
 	} else {
 		for i0 := range 8 {
 			net_a2Row3 := &net_a2[i0]
@@ -9224,9 +12386,9 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
 	// float64 broadcast kernel M=8 N=16 K=4: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm21AVX512(&net_a2_grad[0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetW3[0])
+		ocannlGemm27AVX512(&net_a2_grad[0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&net_a2_grad[0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetW3[0])
+		ocannlGemm27AVX2(&net_a2_grad[0][0], &train_cross_entropy_1_logits_1_grad[0][0], &pNetW3[0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		pNetW3Row2 := (*[16]float64)(pNetW3[0:16])
@@ -9280,7 +12442,7 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float64 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce25AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
+		ocannlReduce31AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {
@@ -9302,9 +12464,9 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 	// float64 broadcast kernel M=16 N=16 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm28AVX512(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
+		ocannlGemm28AVX2(&gNetW2[0], &net_a2_1_grad[0][0], &net_a1[0][0])
 	} else {
 		for i0 := range 8 {
 			net_a1Row3 := &net_a1[i0]
@@ -9321,9 +12483,9 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	// float64 broadcast kernel M=8 N=16 K=16: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm23AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm29AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm23AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm29AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 8 {
@@ -9379,7 +12541,7 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float64 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce25AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
+		ocannlReduce31AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {

@@ -46,95 +46,125 @@ func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm5AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm6AVX512 runs a float32 dot kernel, M=16 N=8 K=16 (4x4 tile); strides C 1,16 A 16,1 B 1,16.
+// ocannlGemm6AVX512 runs a float32 dot kernel, M=16 N=6 K=16 (4x4 tile); strides C 1,16 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm6AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm7AVX512 runs a float32 dot kernel, M=4 N=8 K=16 (4x4 tile); strides C 1,4 A 16,1 B 1,16.
+// ocannlGemm7AVX512 runs a float32 broadcast kernel, M=16 N=16 K=6 (14x32 tile); strides C 16,1 A 1,16 B 16,1.
 //
 //go:noescape
 func ocannlGemm7AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm8AVX512 runs a float32 broadcast kernel, M=4 N=16 K=8 (14x32 tile); strides C 16,1 A 1,4 B 16,1.
+// ocannlGemm8AVX512 runs a float32 broadcast kernel, M=6 N=16 K=16 (14x32 tile); strides C 16,1 A 16,1 B 16,1.
 //
 //go:noescape
 func ocannlGemm8AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm9AVX512 runs a float32 broadcast kernel, M=8 N=16 K=4 (14x32 tile); strides C 16,1 A 4,1 B 16,1.
+// ocannlGemm9AVX512 runs a float32 dot kernel, M=16 N=8 K=16 (4x4 tile); strides C 1,16 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm9AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm10AVX512 runs a float32 broadcast kernel, M=16 N=16 K=8 (14x32 tile); strides C 16,1 A 1,16 B 16,1.
+// ocannlGemm10AVX512 runs a float32 dot kernel, M=4 N=8 K=16 (4x4 tile); strides C 1,4 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm10AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm11AVX512 runs a float32 broadcast kernel, M=8 N=16 K=16 (14x32 tile); strides C 16,1 A 16,1 B 16,1.
+// ocannlGemm11AVX512 runs a float32 broadcast kernel, M=4 N=16 K=8 (14x32 tile); strides C 16,1 A 1,4 B 16,1.
 //
 //go:noescape
 func ocannlGemm11AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm12AVX512 runs a float64 dot kernel, M=16 N=2 K=16 (4x4 tile); strides C 1,16 A 16,1 B 1,16.
+// ocannlGemm12AVX512 runs a float32 broadcast kernel, M=8 N=16 K=4 (14x32 tile); strides C 16,1 A 4,1 B 16,1.
 //
 //go:noescape
-func ocannlGemm12AVX512(c *float64, a *float64, b *float64)
+func ocannlGemm12AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm13AVX512 runs a float64 broadcast kernel, M=16 N=16 K=2 (14x16 tile); strides C 16,1 A 1,16 B 16,1.
+// ocannlGemm13AVX512 runs a float32 broadcast kernel, M=16 N=16 K=8 (14x32 tile); strides C 16,1 A 1,16 B 16,1.
 //
 //go:noescape
-func ocannlGemm13AVX512(c *float64, a *float64, b *float64)
+func ocannlGemm13AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm14AVX512 runs a float64 broadcast kernel, M=2 N=16 K=16 (14x16 tile); strides C 16,1 A 16,1 B 16,1.
+// ocannlGemm14AVX512 runs a float32 broadcast kernel, M=8 N=16 K=16 (14x32 tile); strides C 16,1 A 16,1 B 16,1.
 //
 //go:noescape
-func ocannlGemm14AVX512(c *float64, a *float64, b *float64)
+func ocannlGemm14AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm15AVX512 runs a float64 dot kernel, M=16 N=4 K=16 (4x4 tile); strides C 1,16 A 16,1 B 1,16.
+// ocannlGemm15AVX512 runs a float64 dot kernel, M=16 N=2 K=16 (4x4 tile); strides C 1,16 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm15AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm16AVX512 runs a float64 broadcast kernel, M=16 N=16 K=4 (14x16 tile); strides C 16,1 A 1,16 B 16,1.
+// ocannlGemm16AVX512 runs a float64 broadcast kernel, M=16 N=16 K=2 (14x16 tile); strides C 16,1 A 1,16 B 16,1.
 //
 //go:noescape
 func ocannlGemm16AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm17AVX512 runs a float64 broadcast kernel, M=4 N=16 K=16 (14x16 tile); strides C 16,1 A 16,1 B 16,1.
+// ocannlGemm17AVX512 runs a float64 broadcast kernel, M=2 N=16 K=16 (14x16 tile); strides C 16,1 A 16,1 B 16,1.
 //
 //go:noescape
 func ocannlGemm17AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm18AVX512 runs a float64 dot kernel, M=16 N=8 K=16 (4x4 tile); strides C 1,16 A 16,1 B 1,16.
+// ocannlGemm18AVX512 runs a float64 dot kernel, M=16 N=4 K=16 (4x4 tile); strides C 1,16 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm18AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm19AVX512 runs a float64 dot kernel, M=4 N=8 K=16 (4x4 tile); strides C 1,4 A 16,1 B 1,16.
+// ocannlGemm19AVX512 runs a float64 broadcast kernel, M=16 N=16 K=4 (14x16 tile); strides C 16,1 A 1,16 B 16,1.
 //
 //go:noescape
 func ocannlGemm19AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm20AVX512 runs a float64 broadcast kernel, M=4 N=16 K=8 (14x16 tile); strides C 16,1 A 1,4 B 16,1.
+// ocannlGemm20AVX512 runs a float64 broadcast kernel, M=4 N=16 K=16 (14x16 tile); strides C 16,1 A 16,1 B 16,1.
 //
 //go:noescape
 func ocannlGemm20AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm21AVX512 runs a float64 broadcast kernel, M=8 N=16 K=4 (14x16 tile); strides C 16,1 A 4,1 B 16,1.
+// ocannlGemm21AVX512 runs a float64 dot kernel, M=16 N=6 K=16 (4x4 tile); strides C 1,16 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm21AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm22AVX512 runs a float64 broadcast kernel, M=16 N=16 K=8 (14x16 tile); strides C 16,1 A 1,16 B 16,1.
+// ocannlGemm22AVX512 runs a float64 broadcast kernel, M=16 N=16 K=6 (14x16 tile); strides C 16,1 A 1,16 B 16,1.
 //
 //go:noescape
 func ocannlGemm22AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm23AVX512 runs a float64 broadcast kernel, M=8 N=16 K=16 (14x16 tile); strides C 16,1 A 16,1 B 16,1.
+// ocannlGemm23AVX512 runs a float64 broadcast kernel, M=6 N=16 K=16 (14x16 tile); strides C 16,1 A 16,1 B 16,1.
 //
 //go:noescape
 func ocannlGemm23AVX512(c *float64, a *float64, b *float64)
+
+// ocannlGemm24AVX512 runs a float64 dot kernel, M=16 N=8 K=16 (4x4 tile); strides C 1,16 A 16,1 B 1,16.
+//
+//go:noescape
+func ocannlGemm24AVX512(c *float64, a *float64, b *float64)
+
+// ocannlGemm25AVX512 runs a float64 dot kernel, M=4 N=8 K=16 (4x4 tile); strides C 1,4 A 16,1 B 1,16.
+//
+//go:noescape
+func ocannlGemm25AVX512(c *float64, a *float64, b *float64)
+
+// ocannlGemm26AVX512 runs a float64 broadcast kernel, M=4 N=16 K=8 (14x16 tile); strides C 16,1 A 1,4 B 16,1.
+//
+//go:noescape
+func ocannlGemm26AVX512(c *float64, a *float64, b *float64)
+
+// ocannlGemm27AVX512 runs a float64 broadcast kernel, M=8 N=16 K=4 (14x16 tile); strides C 16,1 A 4,1 B 16,1.
+//
+//go:noescape
+func ocannlGemm27AVX512(c *float64, a *float64, b *float64)
+
+// ocannlGemm28AVX512 runs a float64 broadcast kernel, M=16 N=16 K=8 (14x16 tile); strides C 16,1 A 1,16 B 16,1.
+//
+//go:noescape
+func ocannlGemm28AVX512(c *float64, a *float64, b *float64)
+
+// ocannlGemm29AVX512 runs a float64 broadcast kernel, M=8 N=16 K=16 (14x16 tile); strides C 16,1 A 16,1 B 16,1.
+//
+//go:noescape
+func ocannlGemm29AVX512(c *float64, a *float64, b *float64)
 
 // ocannlGemm0AVX2 runs a float32 dot kernel, M=16 N=2 K=16 (3x3 tile); strides C 1,16 A 16,1 B 1,16.
 //
@@ -166,115 +196,155 @@ func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm5AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm6AVX2 runs a float32 dot kernel, M=16 N=8 K=16 (3x3 tile); strides C 1,16 A 16,1 B 1,16.
+// ocannlGemm6AVX2 runs a float32 dot kernel, M=16 N=6 K=16 (3x3 tile); strides C 1,16 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm6AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm7AVX2 runs a float32 dot kernel, M=4 N=8 K=16 (3x3 tile); strides C 1,4 A 16,1 B 1,16.
+// ocannlGemm7AVX2 runs a float32 broadcast kernel, M=16 N=16 K=6 (6x16 tile); strides C 16,1 A 1,16 B 16,1.
 //
 //go:noescape
 func ocannlGemm7AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm8AVX2 runs a float32 broadcast kernel, M=4 N=16 K=8 (6x16 tile); strides C 16,1 A 1,4 B 16,1.
+// ocannlGemm8AVX2 runs a float32 broadcast kernel, M=6 N=16 K=16 (6x16 tile); strides C 16,1 A 16,1 B 16,1.
 //
 //go:noescape
 func ocannlGemm8AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm9AVX2 runs a float32 broadcast kernel, M=8 N=16 K=4 (6x16 tile); strides C 16,1 A 4,1 B 16,1.
+// ocannlGemm9AVX2 runs a float32 dot kernel, M=16 N=8 K=16 (3x3 tile); strides C 1,16 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm9AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm10AVX2 runs a float32 broadcast kernel, M=16 N=16 K=8 (6x16 tile); strides C 16,1 A 1,16 B 16,1.
+// ocannlGemm10AVX2 runs a float32 dot kernel, M=4 N=8 K=16 (3x3 tile); strides C 1,4 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm10AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm11AVX2 runs a float32 broadcast kernel, M=8 N=16 K=16 (6x16 tile); strides C 16,1 A 16,1 B 16,1.
+// ocannlGemm11AVX2 runs a float32 broadcast kernel, M=4 N=16 K=8 (6x16 tile); strides C 16,1 A 1,4 B 16,1.
 //
 //go:noescape
 func ocannlGemm11AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm12AVX2 runs a float64 dot kernel, M=16 N=2 K=16 (3x3 tile); strides C 1,16 A 16,1 B 1,16.
+// ocannlGemm12AVX2 runs a float32 broadcast kernel, M=8 N=16 K=4 (6x16 tile); strides C 16,1 A 4,1 B 16,1.
 //
 //go:noescape
-func ocannlGemm12AVX2(c *float64, a *float64, b *float64)
+func ocannlGemm12AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm13AVX2 runs a float64 broadcast kernel, M=16 N=16 K=2 (6x8 tile); strides C 16,1 A 1,16 B 16,1.
+// ocannlGemm13AVX2 runs a float32 broadcast kernel, M=16 N=16 K=8 (6x16 tile); strides C 16,1 A 1,16 B 16,1.
 //
 //go:noescape
-func ocannlGemm13AVX2(c *float64, a *float64, b *float64)
+func ocannlGemm13AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm14AVX2 runs a float64 broadcast kernel, M=2 N=16 K=16 (6x8 tile); strides C 16,1 A 16,1 B 16,1.
+// ocannlGemm14AVX2 runs a float32 broadcast kernel, M=8 N=16 K=16 (6x16 tile); strides C 16,1 A 16,1 B 16,1.
 //
 //go:noescape
-func ocannlGemm14AVX2(c *float64, a *float64, b *float64)
+func ocannlGemm14AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm15AVX2 runs a float64 dot kernel, M=16 N=4 K=16 (3x3 tile); strides C 1,16 A 16,1 B 1,16.
+// ocannlGemm15AVX2 runs a float64 dot kernel, M=16 N=2 K=16 (3x3 tile); strides C 1,16 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm15AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm16AVX2 runs a float64 broadcast kernel, M=16 N=16 K=4 (6x8 tile); strides C 16,1 A 1,16 B 16,1.
+// ocannlGemm16AVX2 runs a float64 broadcast kernel, M=16 N=16 K=2 (6x8 tile); strides C 16,1 A 1,16 B 16,1.
 //
 //go:noescape
 func ocannlGemm16AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm17AVX2 runs a float64 broadcast kernel, M=4 N=16 K=16 (6x8 tile); strides C 16,1 A 16,1 B 16,1.
+// ocannlGemm17AVX2 runs a float64 broadcast kernel, M=2 N=16 K=16 (6x8 tile); strides C 16,1 A 16,1 B 16,1.
 //
 //go:noescape
 func ocannlGemm17AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm18AVX2 runs a float64 dot kernel, M=16 N=8 K=16 (3x3 tile); strides C 1,16 A 16,1 B 1,16.
+// ocannlGemm18AVX2 runs a float64 dot kernel, M=16 N=4 K=16 (3x3 tile); strides C 1,16 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm18AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm19AVX2 runs a float64 dot kernel, M=4 N=8 K=16 (3x3 tile); strides C 1,4 A 16,1 B 1,16.
+// ocannlGemm19AVX2 runs a float64 broadcast kernel, M=16 N=16 K=4 (6x8 tile); strides C 16,1 A 1,16 B 16,1.
 //
 //go:noescape
 func ocannlGemm19AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm20AVX2 runs a float64 broadcast kernel, M=4 N=16 K=8 (6x8 tile); strides C 16,1 A 1,4 B 16,1.
+// ocannlGemm20AVX2 runs a float64 broadcast kernel, M=4 N=16 K=16 (6x8 tile); strides C 16,1 A 16,1 B 16,1.
 //
 //go:noescape
 func ocannlGemm20AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm21AVX2 runs a float64 broadcast kernel, M=8 N=16 K=4 (6x8 tile); strides C 16,1 A 4,1 B 16,1.
+// ocannlGemm21AVX2 runs a float64 dot kernel, M=16 N=6 K=16 (3x3 tile); strides C 1,16 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm21AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm22AVX2 runs a float64 broadcast kernel, M=16 N=16 K=8 (6x8 tile); strides C 16,1 A 1,16 B 16,1.
+// ocannlGemm22AVX2 runs a float64 broadcast kernel, M=16 N=16 K=6 (6x8 tile); strides C 16,1 A 1,16 B 16,1.
 //
 //go:noescape
 func ocannlGemm22AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm23AVX2 runs a float64 broadcast kernel, M=8 N=16 K=16 (6x8 tile); strides C 16,1 A 16,1 B 16,1.
+// ocannlGemm23AVX2 runs a float64 broadcast kernel, M=6 N=16 K=16 (6x8 tile); strides C 16,1 A 16,1 B 16,1.
 //
 //go:noescape
 func ocannlGemm23AVX2(c *float64, a *float64, b *float64)
+
+// ocannlGemm24AVX2 runs a float64 dot kernel, M=16 N=8 K=16 (3x3 tile); strides C 1,16 A 16,1 B 1,16.
+//
+//go:noescape
+func ocannlGemm24AVX2(c *float64, a *float64, b *float64)
+
+// ocannlGemm25AVX2 runs a float64 dot kernel, M=4 N=8 K=16 (3x3 tile); strides C 1,4 A 16,1 B 1,16.
+//
+//go:noescape
+func ocannlGemm25AVX2(c *float64, a *float64, b *float64)
+
+// ocannlGemm26AVX2 runs a float64 broadcast kernel, M=4 N=16 K=8 (6x8 tile); strides C 16,1 A 1,4 B 16,1.
+//
+//go:noescape
+func ocannlGemm26AVX2(c *float64, a *float64, b *float64)
+
+// ocannlGemm27AVX2 runs a float64 broadcast kernel, M=8 N=16 K=4 (6x8 tile); strides C 16,1 A 4,1 B 16,1.
+//
+//go:noescape
+func ocannlGemm27AVX2(c *float64, a *float64, b *float64)
+
+// ocannlGemm28AVX2 runs a float64 broadcast kernel, M=16 N=16 K=8 (6x8 tile); strides C 16,1 A 1,16 B 16,1.
+//
+//go:noescape
+func ocannlGemm28AVX2(c *float64, a *float64, b *float64)
+
+// ocannlGemm29AVX2 runs a float64 broadcast kernel, M=8 N=16 K=16 (6x8 tile); strides C 16,1 A 16,1 B 16,1.
+//
+//go:noescape
+func ocannlGemm29AVX2(c *float64, a *float64, b *float64)
 
 // ocannlMap0AVX2 runs a float32 pointwise kernel over 16 elements: c = exp(x0).
 //
 //go:noescape
 func ocannlMap0AVX2(c *float32, x0 *float32)
 
-// ocannlMap1AVX2 runs a float32 pointwise kernel over 32 elements: c = exp(x0).
+// ocannlMap1AVX2 runs a float32 pointwise kernel over 24 elements: c = exp(x0).
 //
 //go:noescape
 func ocannlMap1AVX2(c *float32, x0 *float32)
 
-// ocannlMap2AVX2 runs a float64 pointwise kernel over 16 elements: c = exp(x0).
+// ocannlMap2AVX2 runs a float32 pointwise kernel over 32 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap2AVX2(c *float64, x0 *float64)
+func ocannlMap2AVX2(c *float32, x0 *float32)
 
-// ocannlMap3AVX2 runs a float64 pointwise kernel over 32 elements: c = exp(x0).
+// ocannlMap3AVX2 runs a float64 pointwise kernel over 16 elements: c = exp(x0).
 //
 //go:noescape
 func ocannlMap3AVX2(c *float64, x0 *float64)
+
+// ocannlMap4AVX2 runs a float64 pointwise kernel over 24 elements: c = exp(x0).
+//
+//go:noescape
+func ocannlMap4AVX2(c *float64, x0 *float64)
+
+// ocannlMap5AVX2 runs a float64 pointwise kernel over 32 elements: c = exp(x0).
+//
+//go:noescape
+func ocannlMap5AVX2(c *float64, x0 *float64)
 
 // ocannlReduce0AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 16 elements.
 //
@@ -311,57 +381,57 @@ func ocannlReduce5AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlReduce6AVX2(c *float32, x0 *float32)
 
-// ocannlReduce7AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 8 rows of 4 elements.
+// ocannlReduce7AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 6 rows of 16 elements.
 //
 //go:noescape
-func ocannlReduce7AVX2(c *float32, x0 *float32)
+func ocannlReduce7AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce8AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 8 rows of 4 elements.
+// ocannlReduce8AVX2 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 6 rows of 16 elements.
 //
 //go:noescape
-func ocannlReduce8AVX2(c *float32, x0 *float32)
+func ocannlReduce8AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce9AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 32 elements.
+// ocannlReduce9AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 6 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce9AVX2(c *float32, x0 *float32)
 
-// ocannlReduce10AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 8 rows of 4 elements.
+// ocannlReduce10AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 8 rows of 4 elements.
 //
 //go:noescape
 func ocannlReduce10AVX2(c *float32, x0 *float32)
 
-// ocannlReduce11AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 4 elements.
+// ocannlReduce11AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 8 rows of 4 elements.
 //
 //go:noescape
 func ocannlReduce11AVX2(c *float32, x0 *float32)
 
-// ocannlReduce12AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 16 elements.
+// ocannlReduce12AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 32 elements.
 //
 //go:noescape
 func ocannlReduce12AVX2(c *float32, x0 *float32)
 
-// ocannlReduce13AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 16 elements.
+// ocannlReduce13AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 8 rows of 4 elements.
 //
 //go:noescape
-func ocannlReduce13AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce13AVX2(c *float32, x0 *float32)
 
-// ocannlReduce14AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 2 rows of 16 elements.
+// ocannlReduce14AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 4 elements.
 //
 //go:noescape
-func ocannlReduce14AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce14AVX2(c *float32, x0 *float32)
 
-// ocannlReduce15AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 16 elements.
+// ocannlReduce15AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 16 elements.
 //
 //go:noescape
-func ocannlReduce15AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce15AVX2(c *float32, x0 *float32)
 
-// ocannlReduce16AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 2 rows of 16 elements.
+// ocannlReduce16AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 16 elements.
 //
 //go:noescape
-func ocannlReduce16AVX2(c *float64, x0 *float64)
+func ocannlReduce16AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce17AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 16 elements.
+// ocannlReduce17AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 2 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce17AVX2(c *float64, x0 *float64, x1 *float64)
@@ -371,37 +441,67 @@ func ocannlReduce17AVX2(c *float64, x0 *float64, x1 *float64)
 //go:noescape
 func ocannlReduce18AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce19AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 4 rows of 16 elements.
+// ocannlReduce19AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 2 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce19AVX2(c *float64, x0 *float64)
 
-// ocannlReduce20AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 8 rows of 4 elements.
+// ocannlReduce20AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 16 elements.
 //
 //go:noescape
-func ocannlReduce20AVX2(c *float64, x0 *float64)
+func ocannlReduce20AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce21AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 8 rows of 4 elements.
+// ocannlReduce21AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 16 elements.
 //
 //go:noescape
-func ocannlReduce21AVX2(c *float64, x0 *float64)
+func ocannlReduce21AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce22AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 1 rows of 32 elements.
+// ocannlReduce22AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 4 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce22AVX2(c *float64, x0 *float64)
 
-// ocannlReduce23AVX2 runs a float64 along-rows sub reduction kernel: c = c sub x0, 8 rows of 4 elements.
+// ocannlReduce23AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 6 rows of 16 elements.
 //
 //go:noescape
-func ocannlReduce23AVX2(c *float64, x0 *float64)
+func ocannlReduce23AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce24AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 4 elements.
+// ocannlReduce24AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 6 rows of 16 elements.
 //
 //go:noescape
-func ocannlReduce24AVX2(c *float64, x0 *float64)
+func ocannlReduce24AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce25AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 16 elements.
+// ocannlReduce25AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 6 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce25AVX2(c *float64, x0 *float64)
+
+// ocannlReduce26AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 8 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce26AVX2(c *float64, x0 *float64)
+
+// ocannlReduce27AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 8 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce27AVX2(c *float64, x0 *float64)
+
+// ocannlReduce28AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 1 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce28AVX2(c *float64, x0 *float64)
+
+// ocannlReduce29AVX2 runs a float64 along-rows sub reduction kernel: c = c sub x0, 8 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce29AVX2(c *float64, x0 *float64)
+
+// ocannlReduce30AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce30AVX2(c *float64, x0 *float64)
+
+// ocannlReduce31AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce31AVX2(c *float64, x0 *float64)

@@ -73,17 +73,17 @@ func ocannlGemm11AVX512(c, a, b *float32) {
 }
 
 // ocannlGemm12AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm12AVX512(c, a, b *float64) {
+func ocannlGemm12AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm12AVX512 called without assembly")
 }
 
 // ocannlGemm13AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm13AVX512(c, a, b *float64) {
+func ocannlGemm13AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm13AVX512 called without assembly")
 }
 
 // ocannlGemm14AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm14AVX512(c, a, b *float64) {
+func ocannlGemm14AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm14AVX512 called without assembly")
 }
 
@@ -132,6 +132,36 @@ func ocannlGemm23AVX512(c, a, b *float64) {
 	panic("ocannlgen: ocannlGemm23AVX512 called without assembly")
 }
 
+// ocannlGemm24AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm24AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm24AVX512 called without assembly")
+}
+
+// ocannlGemm25AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm25AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm25AVX512 called without assembly")
+}
+
+// ocannlGemm26AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm26AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm26AVX512 called without assembly")
+}
+
+// ocannlGemm27AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm27AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm27AVX512 called without assembly")
+}
+
+// ocannlGemm28AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm28AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm28AVX512 called without assembly")
+}
+
+// ocannlGemm29AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm29AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm29AVX512 called without assembly")
+}
+
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }
 
@@ -169,13 +199,13 @@ func ocannlGemm10AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm10AVX2 cal
 func ocannlGemm11AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm11AVX2 called without assembly") }
 
 // ocannlGemm12AVX2 stands in for the assembly kernel; it is never called.
-func ocannlGemm12AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm12AVX2 called without assembly") }
+func ocannlGemm12AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm12AVX2 called without assembly") }
 
 // ocannlGemm13AVX2 stands in for the assembly kernel; it is never called.
-func ocannlGemm13AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm13AVX2 called without assembly") }
+func ocannlGemm13AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm13AVX2 called without assembly") }
 
 // ocannlGemm14AVX2 stands in for the assembly kernel; it is never called.
-func ocannlGemm14AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm14AVX2 called without assembly") }
+func ocannlGemm14AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm14AVX2 called without assembly") }
 
 // ocannlGemm15AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm15AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm15AVX2 called without assembly") }
@@ -204,6 +234,24 @@ func ocannlGemm22AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm22AVX2 cal
 // ocannlGemm23AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm23AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm23AVX2 called without assembly") }
 
+// ocannlGemm24AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm24AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm24AVX2 called without assembly") }
+
+// ocannlGemm25AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm25AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm25AVX2 called without assembly") }
+
+// ocannlGemm26AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm26AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm26AVX2 called without assembly") }
+
+// ocannlGemm27AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm27AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm27AVX2 called without assembly") }
+
+// ocannlGemm28AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm28AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm28AVX2 called without assembly") }
+
+// ocannlGemm29AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm29AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm29AVX2 called without assembly") }
+
 // ocannlMap0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }
 
@@ -211,10 +259,16 @@ func ocannlMap0AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap0AVX2 called wi
 func ocannlMap1AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap1AVX2 called without assembly") }
 
 // ocannlMap2AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap2AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap2AVX2 called without assembly") }
+func ocannlMap2AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap2AVX2 called without assembly") }
 
 // ocannlMap3AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap3AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap3AVX2 called without assembly") }
+
+// ocannlMap4AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap4AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap4AVX2 called without assembly") }
+
+// ocannlMap5AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap5AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap5AVX2 called without assembly") }
 
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX2(c, x0, x1 *float32) {
@@ -248,10 +302,14 @@ func ocannlReduce5AVX2(c, x0, x1 *float32) {
 func ocannlReduce6AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce6AVX2 called without assembly") }
 
 // ocannlReduce7AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce7AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce7AVX2 called without assembly") }
+func ocannlReduce7AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlReduce7AVX2 called without assembly")
+}
 
 // ocannlReduce8AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce8AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce8AVX2 called without assembly") }
+func ocannlReduce8AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlReduce8AVX2 called without assembly")
+}
 
 // ocannlReduce9AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce9AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce9AVX2 called without assembly") }
@@ -272,22 +330,22 @@ func ocannlReduce12AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce13AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce13AVX2(c, x0, x1 *float64) {
+func ocannlReduce13AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce13AVX2 called without assembly")
 }
 
 // ocannlReduce14AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce14AVX2(c, x0, x1 *float64) {
+func ocannlReduce14AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce14AVX2 called without assembly")
 }
 
 // ocannlReduce15AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce15AVX2(c, x0, x1 *float64) {
+func ocannlReduce15AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce15AVX2 called without assembly")
 }
 
 // ocannlReduce16AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce16AVX2(c, x0 *float64) {
+func ocannlReduce16AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce16AVX2 called without assembly")
 }
 
@@ -307,12 +365,12 @@ func ocannlReduce19AVX2(c, x0 *float64) {
 }
 
 // ocannlReduce20AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce20AVX2(c, x0 *float64) {
+func ocannlReduce20AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce20AVX2 called without assembly")
 }
 
 // ocannlReduce21AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce21AVX2(c, x0 *float64) {
+func ocannlReduce21AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce21AVX2 called without assembly")
 }
 
@@ -322,16 +380,46 @@ func ocannlReduce22AVX2(c, x0 *float64) {
 }
 
 // ocannlReduce23AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce23AVX2(c, x0 *float64) {
+func ocannlReduce23AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce23AVX2 called without assembly")
 }
 
 // ocannlReduce24AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce24AVX2(c, x0 *float64) {
+func ocannlReduce24AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce24AVX2 called without assembly")
 }
 
 // ocannlReduce25AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce25AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce25AVX2 called without assembly")
+}
+
+// ocannlReduce26AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce26AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce26AVX2 called without assembly")
+}
+
+// ocannlReduce27AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce27AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce27AVX2 called without assembly")
+}
+
+// ocannlReduce28AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce28AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce28AVX2 called without assembly")
+}
+
+// ocannlReduce29AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce29AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce29AVX2 called without assembly")
+}
+
+// ocannlReduce30AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce30AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce30AVX2 called without assembly")
+}
+
+// ocannlReduce31AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce31AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce31AVX2 called without assembly")
 }

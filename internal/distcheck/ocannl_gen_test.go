@@ -14,7 +14,7 @@ import (
 
 // ocannlDirectives is the hash of this package's //ocannl: directives
 // (ocannlDirectiveHash) when ocannlgen generated ocannl_gen.go from them.
-const ocannlDirectives = "22d9736645355002a50a6e6953310e01bb40284ba1898ca9eaf3cdd15a208926"
+const ocannlDirectives = "7b40b08a1a6c84844a761481fc71ac1ebfff403099166c1016c991a09a200c0c"
 
 // TestOcannlGenerated fails when this package's //ocannl: directives
 // changed after ocannl_gen.go was generated from them, so that the tests

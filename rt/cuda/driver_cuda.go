@@ -218,7 +218,11 @@ func loadSyms(lib unsafe.Pointer, a *C.ocannl_api, syms []struct {
 // and NVRTC (see nvrtcNames, or the path in OCANNL_NVRTC), and opens GPU 0.
 // Without them, or without a GPU, it returns an error naming what is
 // missing; the caller keeps its CPU path.
-func Open() (*Device, error) {
+func Open() (*Device, error) { return OpenDevice(0) }
+
+// OpenDevice is Open for GPU ordinal (0 first): with several ranks of a
+// data-parallel run on one machine (OpenNCCL), each opens its own.
+func OpenDevice(ordinal int) (*Device, error) {
 	d := &Device{api: (*C.ocannl_api)(C.calloc(1, C.size_t(unsafe.Sizeof(C.ocannl_api{}))))}
 	fail := func(err error) (*Device, error) {
 		d.release()
@@ -258,7 +262,7 @@ func Open() (*Device, error) {
 	if err := d.cuErr("cuInit", C.ocannl_cuInit(d.api)); err != nil {
 		return fail(err)
 	}
-	if err := d.cuErr("cuDeviceGet", C.ocannl_cuDeviceGet(d.api, &d.dev, 0)); err != nil {
+	if err := d.cuErr(fmt.Sprintf("cuDeviceGet(%d)", ordinal), C.ocannl_cuDeviceGet(d.api, &d.dev, C.int(ordinal))); err != nil {
 		return fail(err)
 	}
 	var v C.int

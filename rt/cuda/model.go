@@ -76,14 +76,35 @@ func (m *Model) Run(kernel string, io map[string]any) error { return m.s.Run(ker
 // TrainStep is the model's TrainStep on the device: the batch (the loss
 // entry's inputs by name) in, the forward and backward kernel, the loss
 // out, and an SGD update of every parameter with a gradient at learning
-// rate lr (pass the model value's LearningRate() to follow its schedule).
+// rate lr (pass the model value's LearningRate() to follow its schedule):
+// Backward, then Update.
 func (m *Model) TrainStep(batch map[string]any, lr float64) (float64, error) {
+	loss, err := m.Backward(batch)
+	if err != nil {
+		return 0, err
+	}
+	return loss, m.Update(lr)
+}
+
+// optimizer returns the model's SGD settings, or why the GPU path cannot
+// train it.
+func (m *Model) optimizer() (*OptimPlan, error) {
 	o := m.plan.Optim
 	switch {
 	case m.plan.Backward == "" || o == nil:
-		return 0, fmt.Errorf("cuda: model %s has no loss with an optimizer (//ocannl:sgd)", m.plan.Name)
+		return nil, fmt.Errorf("cuda: model %s has no loss with an optimizer (//ocannl:sgd)", m.plan.Name)
 	case o.Kind != "sgd" || o.ClipNorm > 0:
-		return 0, fmt.Errorf("cuda: model %s: the GPU path has only plain SGD (this model uses %s, clip_norm %g); train it on the CPU", m.plan.Name, o.Kind, o.ClipNorm)
+		return nil, fmt.Errorf("cuda: model %s: the GPU path has only plain SGD (this model uses %s, clip_norm %g); train it on the CPU", m.plan.Name, o.Kind, o.ClipNorm)
+	}
+	return o, nil
+}
+
+// Backward runs the loss's forward and backward kernel on the batch (the
+// loss entry's inputs by name) and returns the loss; the gradients stay
+// on the device, for SyncGrads and Update.
+func (m *Model) Backward(batch map[string]any) (float64, error) {
+	if _, err := m.optimizer(); err != nil {
+		return 0, err
 	}
 	loss := make([]float64, 1)
 	io := make(map[string]any, len(batch)+1)
@@ -94,13 +115,41 @@ func (m *Model) TrainStep(batch map[string]any, lr float64) (float64, error) {
 	if err := m.s.Run(m.plan.Backward, io); err != nil {
 		return 0, err
 	}
+	return loss[0], nil
+}
+
+// SyncGrads replaces the gradients of the last Backward by their mean
+// across the ranks of nc, on the devices (Session.MeanAcross): a
+// data-parallel step on the GPU is Backward on the rank's share of the
+// batch, SyncGrads, Update. Start every rank from the same parameters
+// (the host model's BroadcastParams, then Load).
+func (m *Model) SyncGrads(nc *NCCL) error {
+	if _, err := m.optimizer(); err != nil {
+		return err
+	}
+	var grads []string
+	for _, p := range m.plan.Params {
+		if p.Grad != "" {
+			grads = append(grads, p.Grad)
+		}
+	}
+	return m.s.MeanAcross(nc, grads...)
+}
+
+// Update applies the SGD update to every parameter with a gradient, at
+// learning rate lr.
+func (m *Model) Update(lr float64) error {
+	o, err := m.optimizer()
+	if err != nil {
+		return err
+	}
 	for _, p := range m.plan.Params {
 		if p.Grad == "" {
 			continue
 		}
 		if err := m.s.SGD(m.plan.Elem, p.Param, p.Grad, "m"+p.Param[1:], lr, o.Momentum, o.WeightDecay, o.Nesterov); err != nil {
-			return 0, err
+			return err
 		}
 	}
-	return loss[0], nil
+	return nil
 }

@@ -18,7 +18,19 @@
 // functions to launch, with which grids and buffers) is read from the
 // "@ocannl" comment lines of the generated file (ParsePlan).
 //
-// The package imports only the standard library.
+// Data-parallel training on several GPUs, one rank (process) each:
+// OpenNCCL loads NCCL (libnccl.so.2, or the path in OCANNL_NCCL) with
+// dlopen too and joins the ranks of a dist.Comm (rt/dist/mpi); a step is
+// Model.Backward on the rank's share of the batch, Model.SyncGrads (the
+// gradients averaged on the devices: ncclReduce with ncclAvg to rank 0,
+// then ncclBroadcast, so that every rank holds the same bits), and
+// Model.Update. A collective that does not complete within the deadline
+// (OCANNL_DIST_TIMEOUT, 2 minutes by default), or that NCCL reports
+// failed (a rank that died or left), aborts the communicator and returns
+// an error, never a hang.
+//
+// The package imports only the standard library and rt/dist (itself the
+// standard library only).
 package cuda
 
 import (

@@ -168,7 +168,7 @@ func TestSessionErrors(t *testing.T) {
 // TestParsePlan reads the committed generated files of the opted-in
 // examples, and rejects malformed plans with the line.
 func TestParsePlan(t *testing.T) {
-	for _, pkg := range []string{"gallery", "moons", "cnn", "attention"} {
+	for _, pkg := range []string{"gallery", "moons", "cnn", "attention", "distcnn"} {
 		b, err := os.ReadFile(filepath.Join("..", "..", "examples", pkg, "ocannl_gen.cu"))
 		if err != nil {
 			t.Fatal(err)
@@ -217,8 +217,9 @@ func TestParsePlan(t *testing.T) {
 }
 
 // TestDefaultBuildHasNoCgo: without the cuda tag the package has no cgo
-// file and Open says how to get the GPU path; with it, the cgo shim is
-// the only cgo file.
+// file and Open, OpenDevice and OpenNCCL say how to get the GPU path;
+// with it, the cgo shims of the driver and of NCCL are the only cgo
+// files.
 func TestDefaultBuildHasNoCgo(t *testing.T) {
 	if Available {
 		t.Skip("built with the cuda tag")
@@ -226,11 +227,17 @@ func TestDefaultBuildHasNoCgo(t *testing.T) {
 	if _, err := Open(); !errors.Is(err, ErrNotBuilt) {
 		t.Fatalf("Open without the cuda tag: %v, want ErrNotBuilt", err)
 	}
+	if _, err := OpenDevice(1); !errors.Is(err, ErrNotBuilt) {
+		t.Fatalf("OpenDevice without the cuda tag: %v, want ErrNotBuilt", err)
+	}
+	if _, err := OpenNCCL(nil, nil, 0); !errors.Is(err, ErrNotBuilt) {
+		t.Fatalf("OpenNCCL without the cuda tag: %v, want ErrNotBuilt", err)
+	}
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command")
 	}
-	for _, c := range []struct{ tags, want string }{{"", "[]"}, {"cuda", "[driver_cuda.go]"}} {
+	for _, c := range []struct{ tags, want string }{{"", "[]"}, {"cuda", "[driver_cuda.go nccl_cuda.go]"}} {
 		out, err := exec.Command(goTool, "list", "-tags="+c.tags, "-f", "{{.CgoFiles}}", ".").CombinedOutput()
 		if err != nil {
 			t.Fatalf("go list: %v\n%s", err, out)

@@ -22,6 +22,12 @@ import (
 // called with the same buffer lengths. A failed collective returns an
 // error naming the call; after one the Comm is unusable.
 //
+// A collective that cannot complete because another rank failed (Fail),
+// left (Close) or did not reach it in time returns an error wrapping
+// ErrRankFailed, a *RankError naming those ranks; an implementation
+// bounds the wait (package rt/dist/mpi: a deadline per collective), so
+// that a failure never leaves the others waiting forever.
+//
 // AllReduceSum leaves in every rank's buf the elementwise sum of all the
 // ranks' bufs, the same bits on every rank (an implementation reduces in
 // one fixed order, then broadcasts the result).
@@ -39,12 +45,76 @@ type Comm interface {
 	Broadcast64(buf []float64, root int) error
 	// Barrier returns when every rank has called it.
 	Barrier() error
-	// Close ends the rank's part in the communicator.
+	// Fail tells the other ranks that this one has failed with err (a
+	// training loop's own error: a data file that did not load, a loss
+	// that is not finite): each of their collectives that this rank did
+	// not complete returns a *RankError naming this rank and err's text,
+	// at once instead of waiting for it. The Comm is unusable afterwards
+	// but for Close. It returns an error only when the message could not
+	// be sent.
+	Fail(err error) error
+	// Close ends the rank's part in the communicator. Once a rank has
+	// closed, a collective of the others that it did not complete
+	// returns a *RankError naming it.
 	Close() error
 }
 
+// ErrRankFailed is wrapped by the error of a collective that could not
+// complete because another rank failed, left or did not reach it within
+// the communicator's deadline; errors.As gives the *RankError.
+var ErrRankFailed = errors.New("dist: another rank failed")
+
+// RankError is a collective's error naming the ranks that made it fail.
+// It wraps ErrRankFailed, and Err when not nil.
+type RankError struct {
+	// Call is the collective ("AllReduceSum32", "Broadcast64", ...) and
+	// Seq its number among the communicator's collectives, from 1.
+	Call string
+	Seq  int
+	// Ranks are the ranks that failed, left or did not answer, in
+	// ascending order.
+	Ranks []int
+	// Reason is what they did: "failed: " and the error they passed to
+	// Fail, "closed its communicator after 12 collectives", "did not
+	// reach it within 2m0s ...".
+	Reason string
+	// Err is an error of this rank's transport behind the failure, if
+	// any.
+	Err error
+}
+
+func (e *RankError) Error() string {
+	who := "rank"
+	if len(e.Ranks) > 1 {
+		who = "ranks"
+	}
+	for i, r := range e.Ranks {
+		if i > 0 {
+			who += ","
+		}
+		who += fmt.Sprintf(" %d", r)
+	}
+	msg := fmt.Sprintf("dist: %s (collective %d): %s %s", e.Call, e.Seq, who, e.Reason)
+	if len(e.Ranks) == 0 {
+		msg = fmt.Sprintf("dist: %s (collective %d): %s", e.Call, e.Seq, e.Reason)
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Unwrap returns ErrRankFailed, and Err when not nil.
+func (e *RankError) Unwrap() []error {
+	if e.Err != nil {
+		return []error{ErrRankFailed, e.Err}
+	}
+	return []error{ErrRankFailed}
+}
+
 // Local is the communicator of a single process (Size 1): every
-// collective leaves the buffers as they are. A training loop written for
+// collective leaves the buffers as they are, and Fail has no one to
+// tell. A training loop written for
 // a Comm runs unchanged without MPI.
 func Local() Comm { return local{} }
 
@@ -57,6 +127,7 @@ func (local) AllReduceSum64(buf []float64) error     { return nil }
 func (local) Broadcast32(buf []float32, _ int) error { return nil }
 func (local) Broadcast64(buf []float64, _ int) error { return nil }
 func (local) Barrier() error                         { return nil }
+func (local) Fail(error) error                       { return nil }
 func (local) Close() error                           { return nil }
 
 // Shard is rank's part [lo, hi) of n examples split between size ranks:

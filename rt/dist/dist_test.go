@@ -2,6 +2,7 @@ package dist
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 )
@@ -111,8 +112,9 @@ func (m *member) Broadcast64(buf []float64, root int) error {
 	})
 	return nil
 }
-func (m *member) Barrier() error { m.meet(func() {}); return nil }
-func (m *member) Close() error   { return nil }
+func (m *member) Barrier() error   { m.meet(func() {}); return nil }
+func (m *member) Close() error     { return nil }
+func (m *member) Fail(error) error { return nil }
 
 // onRanks runs f on every rank of an in-process group of n.
 func onRanks(n int, f func(c Comm) error) []error {
@@ -193,5 +195,34 @@ func TestMeanGrads(t *testing.T) {
 		if g[0] != 1.5 || g[1] != 1 || g[2] != 3 {
 			t.Errorf("rank %d: %v", r, g)
 		}
+	}
+}
+
+// TestRankError: the message names the collective and the ranks, and the
+// error wraps ErrRankFailed and the transport's error.
+func TestRankError(t *testing.T) {
+	cause := errors.New("MPI_Test failed")
+	for _, c := range []struct {
+		e    *RankError
+		want string
+	}{
+		{&RankError{Call: "AllReduceSum32", Seq: 7, Ranks: []int{2}, Reason: "failed: bad data"}, "dist: AllReduceSum32 (collective 7): rank 2 failed: bad data"},
+		{&RankError{Call: "Barrier", Seq: 1, Ranks: []int{0, 3}, Reason: "did not reach it within 1s"}, "dist: Barrier (collective 1): ranks 0, 3 did not reach it within 1s"},
+		{&RankError{Call: "Broadcast64", Seq: 2, Reason: "did not complete", Err: cause}, "dist: Broadcast64 (collective 2): did not complete: MPI_Test failed"},
+	} {
+		if got := c.e.Error(); got != c.want {
+			t.Errorf("Error() = %q, want %q", got, c.want)
+		}
+		var err error = c.e
+		if !errors.Is(err, ErrRankFailed) || errors.Is(err, cause) != (c.e.Err != nil) {
+			t.Errorf("%v: does not wrap ErrRankFailed (%v) or its cause", err, errors.Is(err, ErrRankFailed))
+		}
+		var e *RankError
+		if !errors.As(fmt.Errorf("SyncGrads: %w", err), &e) || e != c.e {
+			t.Errorf("errors.As(%v) failed", err)
+		}
+	}
+	if err := Local().Fail(errors.New("x")); err != nil {
+		t.Errorf("Local().Fail: %v", err)
 	}
 }

@@ -20,6 +20,9 @@ CUresult cuCtxSetCurrent(void* c) { return c == (void*)1 ? 0 : 201; }
 CUresult cuStreamCreate(void** s, unsigned f) { *s = (void*)2; return 0; }
 CUresult cuStreamDestroy_v2(void* s) { return 0; }
 CUresult cuStreamSynchronize(void* s) { return 0; }
+// cuStreamQuery (loaded by the NCCL shim): CUDA_ERROR_NOT_READY (600)
+// while OCANNL_FAKE_BUSY is set, a stream that never finishes.
+CUresult cuStreamQuery(void* s) { const char* b = getenv("OCANNL_FAKE_BUSY"); return b && *b ? 600 : 0; }
 CUresult cuModuleLoadData(void** m, const void* img) {
   if (strcmp((const char*)img, ptx) != 0) return 200;
   *m = (void*)3;

@@ -111,4 +111,15 @@ func TestRankCollectives(t *testing.T) {
 		t.Errorf("rank %d of %d: different fingerprints: %v", r, n, err)
 	}
 	t.Logf("rank %d of %d: %v", r, n, err)
+	// Closed, the communicator refuses collectives, and MPI cannot start
+	// again in the process.
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Barrier(); err == nil {
+		t.Error("a barrier on a closed communicator succeeded")
+	}
+	if c2, err := Open(); err == nil || !strings.Contains(err.Error(), "finalized") {
+		t.Errorf("Open after Close: %v, %v", c2, err)
+	}
 }

@@ -17,3 +17,11 @@ var ErrNoMPI = errors.New("mpi: built without mpi: rebuild with -tags mpi (needs
 
 // Open returns ErrNoMPI: this build has no MPI.
 func Open() (dist.Comm, error) { return nil, ErrNoMPI }
+
+// OpenWith checks o, then returns ErrNoMPI: this build has no MPI.
+func OpenWith(o Options) (dist.Comm, error) {
+	if _, err := o.timeout(); err != nil {
+		return nil, err
+	}
+	return nil, ErrNoMPI
+}
