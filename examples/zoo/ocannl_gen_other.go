@@ -202,6 +202,26 @@ func ocannlGemm41AVX512(c, a, b *float64) {
 	panic("ocannlgen: ocannlGemm41AVX512 called without assembly")
 }
 
+// ocannlGemm42AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm42AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm42AVX512 called without assembly")
+}
+
+// ocannlGemm43AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm43AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm43AVX512 called without assembly")
+}
+
+// ocannlGemm44AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm44AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm44AVX512 called without assembly")
+}
+
+// ocannlGemm45AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm45AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm45AVX512 called without assembly")
+}
+
 // ocannlMap0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlMap0AVX512 called without assembly")
@@ -404,6 +424,18 @@ func ocannlGemm40AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm40AVX2 cal
 // ocannlGemm41AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm41AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm41AVX2 called without assembly") }
 
+// ocannlGemm42AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm42AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm42AVX2 called without assembly") }
+
+// ocannlGemm43AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm43AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm43AVX2 called without assembly") }
+
+// ocannlGemm44AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm44AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm44AVX2 called without assembly") }
+
+// ocannlGemm45AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm45AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm45AVX2 called without assembly") }
+
 // ocannlMap0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }
 
@@ -550,7 +582,10 @@ func ocannlMap43AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap43AVX2 called 
 func ocannlMap44AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap44AVX2 called without assembly") }
 
 // ocannlMap45AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap45AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap45AVX2 called without assembly") }
+func ocannlMap45AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap45AVX2 called without assembly") }
+
+// ocannlMap46AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap46AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap46AVX2 called without assembly") }
 
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX2(c, x0, x1 *float64) {
@@ -865,7 +900,7 @@ func ocannlReduce63AVX2(c, x0, x1 *float64) {
 }
 
 // ocannlReduce64AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce64AVX2(c, x0, x1 *float64) {
+func ocannlReduce64AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce64AVX2 called without assembly")
 }
 
@@ -890,12 +925,12 @@ func ocannlReduce68AVX2(c, x0, x1 *float64) {
 }
 
 // ocannlReduce69AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce69AVX2(c, x0, x1 *float64) {
+func ocannlReduce69AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce69AVX2 called without assembly")
 }
 
 // ocannlReduce70AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce70AVX2(c, x0, x1 *float64) {
+func ocannlReduce70AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce70AVX2 called without assembly")
 }
 
@@ -925,7 +960,7 @@ func ocannlReduce75AVX2(c, x0, x1 *float64) {
 }
 
 // ocannlReduce76AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce76AVX2(c, x0 *float64) {
+func ocannlReduce76AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce76AVX2 called without assembly")
 }
 
@@ -942,4 +977,34 @@ func ocannlReduce78AVX2(c, x0, x1 *float64) {
 // ocannlReduce79AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce79AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce79AVX2 called without assembly")
+}
+
+// ocannlReduce80AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce80AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce80AVX2 called without assembly")
+}
+
+// ocannlReduce81AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce81AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce81AVX2 called without assembly")
+}
+
+// ocannlReduce82AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce82AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce82AVX2 called without assembly")
+}
+
+// ocannlReduce83AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce83AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce83AVX2 called without assembly")
+}
+
+// ocannlReduce84AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce84AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce84AVX2 called without assembly")
+}
+
+// ocannlReduce85AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce85AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce85AVX2 called without assembly")
 }
