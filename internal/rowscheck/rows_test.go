@@ -30,8 +30,8 @@ func grads8(p *ocannlRows8Params) []float64 {
 
 // TestRows8MatchRowByRow checks Rows8 (blocks of 8, 4 and 2 rows, then
 // single rows) for every n in 1..8: its loss, Backward's loss and
-// gradient and the predictions are the mean over the first n rows of
-// the one-row model's (Row1), and TrainStep's loss is Backward's.
+// gradient are the mean over the first n rows of the one-row model's
+// (Row1), and its predictions (the model's and a runner's) are Row1's.
 func TestRows8MatchRowByRow(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	m, one := new(Rows8), new(Row1)
@@ -43,6 +43,7 @@ func TestRows8MatchRowByRow(t *testing.T) {
 		}
 	}
 	one.Params = ocannlRow1Params(m.Params)
+	run := m.NewRunner()
 	var x [8][3]float64
 	var y [8][2]float64
 	for r := range x {
@@ -79,8 +80,14 @@ func TestRows8MatchRowByRow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		rp, err := run.Predict(&x, n)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for r := range n {
-			near(t, "prediction", p[r][:], one.Predict((*[1][3]float64)(x[r : r+1]))[0][:])
+			want := one.Predict((*[1][3]float64)(x[r : r+1]))[0][:]
+			near(t, "prediction", p[r][:], want)
+			near(t, "runner's prediction", rp[r][:], want)
 		}
 	}
 }
