@@ -425,12 +425,16 @@ func (g *modelGen) rowsLoss(e *desc.ModelEntry) {
 	call := func(b int) jen.Code {
 		return jen.Id(blockKernel(e.Kernel, b)).Call(g.blockArgs(e, b, jen.Id("m").Dot("Params"), "m", jen.Op("&").Id("m").Dot("loss"), g.rowArgs(e, b))...)
 	}
+	// A sum's first call does what the later ones do (sum += loss); a
+	// mean's records its rows.
+	var later func(b int) []jen.Code
+	if e.RowsMean {
+		later = func(b int) []jen.Code { return []jen.Code{call(b), g.laterLoss(e, b)} }
+	}
 	body = append(body, g.rowsSums(e)...)
 	body = append(body, blockRuns(e, func(b int) []jen.Code {
 		return append([]jen.Code{call(b)}, g.firstLoss(e, b)...)
-	}, g.laterOf(e, func(b int) []jen.Code {
-		return []jen.Code{call(b), g.laterLoss(e, b)}
-	}))...)
+	}, later)...)
 	body = append(body, g.rowsMean(e, nil)...)
 	body = append(body, jen.Id("m").Dot("loss").Index(jen.Lit(0)).Op("=").Id("sum"), jen.Return(jen.Id("sum"), jen.Nil()))
 	doc(jf, e.Doc)
@@ -470,16 +474,6 @@ func (g *modelGen) laterLoss(e *desc.ModelEntry, b int) jen.Code {
 // weight is b/_lead in the model's element type.
 func (g *modelGen) weight(b int) *jen.Statement {
 	return jen.Id(g.m.Elem).Call(jen.Lit(b)).Op("/").Id(g.m.Elem).Call(jen.Id("_lead"))
-}
-
-// laterOf is later, or nil (every call is coded as the first) for a loss
-// that is a sum and has no gradients to tell apart: only for the loss
-// method, whose first and later calls then do the same.
-func (g *modelGen) laterOf(e *desc.ModelEntry, later func(b int) []jen.Code) func(b int) []jen.Code {
-	if e.RowsMean {
-		return later
-	}
-	return nil
 }
 
 // rowsMean ends a mean loss's method: unless n is the rows of the first
