@@ -427,12 +427,86 @@ func (c *modelCompiler) entry(k *model.EntryKernel) *Error {
 	}
 	kg := k.Kernel.Graph
 	me, params := c.forward(k.Graph, kg, e, method, k.Kernel.Loops, k.Rows, k.RowsMean)
-	if !e.Loss {
-		return nil
+	if e.Loss {
+		gm.Loss = len(gm.Entries) - 1
+		c.backward(kg, e, me, params, k.Kernel.Gradients)
 	}
-	gm.Loss = len(gm.Entries) - 1
-	c.backward(kg, e, me, params, k.Kernel.Gradients)
+	// The kernels for blocks of rows: the same kernels, on arrays of
+	// b.Rows rows.
+	for _, b := range k.Blocks {
+		me := &gm.Entries[len(gm.Entries)-1]
+		bg := b.Kernel.Graph
+		if e.Loss && !sameGrads(e, kg, k.Kernel.Gradients, bg, b.Kernel.Gradients) {
+			continue // Backward passes every kernel the same gradients
+		}
+		me.Blocks = append(me.Blocks, b.Rows)
+		name := desc.BlockKernel(me.Kernel, b.Rows)
+		params := c.kernelParams(bg, e, me.OutDims)
+		fk := c.entryKernel(name, e, params, b.Kernel.Loops,
+			fmt.Sprintf("Entry point %s of model %s on a block of %d rows (of at most %d).", e.Name, c.typeName, b.Rows, k.Rows))
+		fk.RowBlock = true
+		c.kernels = append(c.kernels, fk)
+		if e.Loss {
+			bk := c.backwardKernel(desc.BlockKernel(gm.Backward, b.Rows), bg, e, params, b.Kernel.Gradients,
+				fmt.Sprintf("Forward and backward pass of loss %s of model %s on a block of %d rows (of at most %d).", e.Name, c.typeName, b.Rows, k.Rows))
+			bk.RowBlock = true
+			c.kernels = append(c.kernels, bk)
+		}
+	}
 	return nil
+}
+
+// sameGrads reports whether the backward programs a (of graph ga) and b
+// (of gb) of loss e compute the gradients of the same parameters.
+func sameGrads(e *model.Entry, ga *inference.Graph, a *autodiff.Gradients, gb *inference.Graph, b *autodiff.Gradients) bool {
+	for _, id := range e.Params {
+		if (a.Of(model.Tensor(ga, id)) >= 0) != (b.Of(model.Tensor(gb, id)) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// kernelParams is the parameters of the kernel of entry e compiled from
+// graph kg: its inputs, its parameters, then its result (a loss's: one
+// cell, outDims).
+func (c *modelCompiler) kernelParams(kg *inference.Graph, e *model.Entry, outDims []int) []desc.Param {
+	gm := c.gm
+	var params []desc.Param
+	for _, in := range e.Inputs {
+		kt := model.Tensor(kg, in.Name)
+		params = append(params, desc.Param{Name: in.Name, Kind: desc.PtrArray, Tensor: kt, ArrayDims: orOne(sizes(kg.Tensors[kt].Shape.Dims()))})
+	}
+	for _, id := range e.Params {
+		pi := c.index[id]
+		params = append(params, desc.Param{Name: "p" + gm.Params[pi].Field, Kind: desc.PtrArray, Tensor: model.Tensor(kg, id), ArrayDims: []int{max(gm.Params[pi].Size(), 1)}})
+	}
+	// A loss's dropout masks (inputs the methods fill) and running
+	// statistics (outputs TrainStep reads); an entry with run-time rows
+	// has neither.
+	for _, nz := range e.Noise {
+		t := model.Tensor(kg, nz.Name)
+		params = append(params, desc.Param{Name: "n" + goFieldName(nz.Name), Kind: desc.PtrArray, Tensor: t, ArrayDims: []int{max(prodDims(kg.Tensors[t].Shape.Dims()), 1)}})
+	}
+	for _, tr := range e.Tracks {
+		t := model.Tensor(kg, tr.Stat)
+		params = append(params, desc.Param{Name: "s" + goFieldName(tr.Stat), Kind: desc.PtrArray, Tensor: t, ArrayDims: []int{max(prodDims(kg.Tensors[t].Shape.Dims()), 1)}, Output: true})
+	}
+	krt := model.Tensor(kg, e.Result)
+	if !e.Loss {
+		outDims = orOne(sizes(kg.Tensors[krt].Shape.Dims()))
+	}
+	return append(params, desc.Param{Name: "out", Kind: desc.PtrArray, Tensor: krt, ArrayDims: outDims, Output: true})
+}
+
+// entryKernel is the kernel name of entry e, taking params, lowered to
+// lp, documented by doc.
+func (c *modelCompiler) entryKernel(name string, e *model.Entry, params []desc.Param, lp *loopir.Program, doc string) *desc.Kernel {
+	return &desc.Kernel{Name: name, Elem: c.elem, Params: params, Prog: lp, Doc: []string{doc},
+		// Intermediates of more than 64 KiB go to a scratch struct held
+		// by the model (Go moves a local array of more than 128 KiB
+		// to the heap); every CPU target's Loops.ScratchOver is the same.
+		Scratch: name + "Scratch", ScratchOver: target.Generic().Loops.ScratchOver, PoolParam: true, ScratchOwned: true}
 }
 
 // forward adds the kernel and the model entry of entry point e, lowered
@@ -443,35 +517,25 @@ func (c *modelCompiler) entry(k *model.EntryKernel) *Error {
 func (c *modelCompiler) forward(g, kg *inference.Graph, e *model.Entry, method string, lp *loopir.Program, rows int, mean bool) (desc.ModelEntry, []desc.Param) {
 	gm := c.gm
 	me := desc.ModelEntry{Method: method, Kernel: gm.Name + method, Loss: e.Loss, Rows: rows, RowsMean: mean}
-	var params []desc.Param
 	for _, in := range e.Inputs {
-		t, kt := model.Tensor(g, in.Name), model.Tensor(kg, in.Name)
+		t := model.Tensor(g, in.Name)
 		dims := sizes(g.Tensors[t].Shape.Dims())
 		me.Inputs = append(me.Inputs, desc.ModelInput{Name: in.Name, Dims: dims, Rows: rows > 0 && model.HasRows(g.Tensors[t].Shape), IndexBound: g.Tensors[t].IndexBound})
-		params = append(params, desc.Param{Name: in.Name, Kind: desc.PtrArray, Tensor: kt, ArrayDims: orOne(sizes(kg.Tensors[kt].Shape.Dims()))})
 	}
 	for _, id := range e.Params {
-		pi := c.index[id]
-		me.Params = append(me.Params, pi)
-		params = append(params, desc.Param{Name: "p" + gm.Params[pi].Field, Kind: desc.PtrArray, Tensor: model.Tensor(kg, id), ArrayDims: []int{max(gm.Params[pi].Size(), 1)}})
+		me.Params = append(me.Params, c.index[id])
 	}
 	for _, nz := range e.Noise {
 		t := model.Tensor(kg, nz.Name)
-		f := goFieldName(nz.Name)
-		size := max(prodDims(kg.Tensors[t].Shape.Dims()), 1)
-		me.Noise = append(me.Noise, desc.ModelNoise{Field: f, Size: size, P: nz.P, Key: rt.ParamKey(nz.Name)})
-		params = append(params, desc.Param{Name: "n" + f, Kind: desc.PtrArray, Tensor: t, ArrayDims: []int{size}})
+		me.Noise = append(me.Noise, desc.ModelNoise{Field: goFieldName(nz.Name), Size: max(prodDims(kg.Tensors[t].Shape.Dims()), 1), P: nz.P, Key: rt.ParamKey(nz.Name)})
 	}
 	for _, tr := range e.Tracks {
 		t := model.Tensor(kg, tr.Stat)
-		f := goFieldName(tr.Stat)
-		size := max(prodDims(kg.Tensors[t].Shape.Dims()), 1)
 		counter := -1
 		if tr.Counter != "" {
 			counter = c.index[tr.Counter]
 		}
-		me.Tracks = append(me.Tracks, desc.ModelTrack{State: c.index[tr.State], StatField: f, Size: size, Momentum: tr.Momentum, Counter: counter})
-		params = append(params, desc.Param{Name: "s" + f, Kind: desc.PtrArray, Tensor: t, ArrayDims: []int{size}, Output: true})
+		me.Tracks = append(me.Tracks, desc.ModelTrack{State: c.index[tr.State], StatField: goFieldName(tr.Stat), Size: max(prodDims(kg.Tensors[t].Shape.Dims()), 1), Momentum: tr.Momentum, Counter: counter})
 	}
 	res := g.Tensors[model.Tensor(g, e.Result)]
 	outDims := orOne(sizes(res.Shape.Dims()))
@@ -479,11 +543,7 @@ func (c *modelCompiler) forward(g, kg *inference.Graph, e *model.Entry, method s
 		outDims = []int{1}
 	}
 	me.OutDims = outDims
-	krt := model.Tensor(kg, e.Result)
-	if rows > 0 && !e.Loss {
-		outDims = orOne(sizes(kg.Tensors[krt].Shape.Dims()))
-	}
-	params = append(params, desc.Param{Name: "out", Kind: desc.PtrArray, Tensor: krt, ArrayDims: outDims, Output: true})
+	params := c.kernelParams(kg, e, outDims)
 	doc := fmt.Sprintf("%s runs entry point %s of %s", method, e.Name, c.typeName)
 	switch {
 	case e.Loss && rows > 0:
@@ -497,12 +557,11 @@ func (c *modelCompiler) forward(g, kg *inference.Graph, e *model.Entry, method s
 		doc += fmt.Sprintf(" and returns its result, shape %s, held in m until the next call.", res.Shape)
 	}
 	me.Doc = doc + " It does not allocate."
-	c.kernels = append(c.kernels, &desc.Kernel{Name: me.Kernel, Elem: c.elem, Params: params, Prog: lp,
-		Doc: []string{fmt.Sprintf("Entry point %s of model %s.", e.Name, c.typeName)},
-		// Intermediates of more than 64 KiB go to a scratch struct held
-		// by the model (Go moves a local array of more than 128 KiB
-		// to the heap); every CPU target's Loops.ScratchOver is the same.
-		Scratch: me.Kernel + "Scratch", ScratchOver: target.Generic().Loops.ScratchOver, PoolParam: true, ScratchOwned: true})
+	kdoc := fmt.Sprintf("Entry point %s of model %s.", e.Name, c.typeName)
+	if rows > 0 {
+		kdoc = fmt.Sprintf("Entry point %s of model %s on one row (of at most %d).", e.Name, c.typeName, rows)
+	}
+	c.kernels = append(c.kernels, c.entryKernel(me.Kernel, e, params, lp, kdoc))
 	gm.Entries = append(gm.Entries, me)
 	return me, params
 }
@@ -511,24 +570,40 @@ func (c *modelCompiler) forward(g, kg *inference.Graph, e *model.Entry, method s
 // forward entry me takes params, from its gradients gr.
 func (c *modelCompiler) backward(g *inference.Graph, e *model.Entry, me desc.ModelEntry, params []desc.Param, gr *autodiff.Gradients) {
 	gm := c.gm
+	gm.BackwardParams = me.Params
+	for _, id := range e.Params {
+		if pi := c.index[id]; gr.Of(model.Tensor(g, id)) >= 0 {
+			gm.BackwardGrads = append(gm.BackwardGrads, pi)
+		}
+	}
+	gm.Backward = gm.Name + "Backward"
+	doc := fmt.Sprintf("Forward and backward pass of loss %s of model %s.", e.Name, c.typeName)
+	if me.Rows > 0 {
+		doc = fmt.Sprintf("Forward and backward pass of loss %s of model %s on one row (of at most %d).", e.Name, c.typeName, me.Rows)
+	}
+	c.kernels = append(c.kernels, c.backwardKernel(gm.Backward, g, e, params, gr, doc))
+}
+
+// backwardKernel is the forward-and-backward kernel name of the loss e,
+// compiled from graph g, whose forward kernel takes params, from its
+// gradients gr: the inputs and parameters, the gradients of
+// Model.BackwardGrads, then the loss.
+func (c *modelCompiler) backwardKernel(name string, g *inference.Graph, e *model.Entry, params []desc.Param, gr *autodiff.Gradients, doc string) *desc.Kernel {
+	gm := c.gm
 	var bparams []desc.Param
 	bparams = append(bparams, params[:len(e.Inputs)+len(e.Params)+len(e.Noise)+len(e.Tracks)]...)
-	gm.BackwardParams = me.Params
 	for _, id := range e.Params {
 		pi := c.index[id]
 		gt := gr.Of(model.Tensor(g, id))
 		if gt < 0 {
 			continue
 		}
-		gm.BackwardGrads = append(gm.BackwardGrads, pi)
 		bparams = append(bparams, desc.Param{Name: "g" + gm.Params[pi].Field, Kind: desc.PtrArray, Tensor: gt, ArrayDims: []int{max(gm.Params[pi].Size(), 1)}, Output: true})
 	}
 	rt := model.Tensor(g, e.Result)
 	bparams = append(bparams, desc.Param{Name: "loss", Kind: desc.PtrArray, Tensor: rt, ArrayDims: []int{1}, Output: true})
-	gm.Backward = gm.Name + "Backward"
-	c.kernels = append(c.kernels, &desc.Kernel{Name: gm.Backward, Elem: c.elem, Params: bparams, Prog: gr.Program,
-		Doc:     []string{fmt.Sprintf("Forward and backward pass of loss %s of model %s.", e.Name, c.typeName)},
-		Scratch: gm.Backward + "Scratch", ScratchOver: target.Generic().Loops.ScratchOver, PoolParam: true, ScratchOwned: true})
+	return &desc.Kernel{Name: name, Elem: c.elem, Params: bparams, Prog: gr.Program, Doc: []string{doc},
+		Scratch: name + "Scratch", ScratchOver: target.Generic().Loops.ScratchOver, PoolParam: true, ScratchOwned: true}
 }
 
 // entryMethod returns the Go method of entry e, an error when it is one
@@ -611,7 +686,8 @@ func literalCells(inf *model.Inferred, id string) ([]float64, error) {
 // everything the generated struct (ocannlM of model M) holds, as
 // unsafe.Sizeof reports it on the target: the parameters, their
 // gradients, the optimizer's buffers (SGD's momentum, Adam's two
-// moments), one row's gradients for a loss with run-time rows, the entry
+// moments), a second set of gradients for a loss with run-time rows (its
+// calls after the first, on blocks of rows, write there), the entry
 // points' results, the kernels' scratch space, and the small fields
 // (Pool, Step, LR). The generator sizes the struct from the code it
 // emits (go/types, with the target's sizes), not from a list of what it
@@ -627,7 +703,7 @@ const StateWarnBytes = 1 << 30
 var stateGroups = map[string]string{
 	"Params": "Params", "Grads": "Grads", "momentum": "momentum",
 	"adamM": "Adam's first moments", "adamV": "Adam's second moments",
-	"rowGrads": "one row's gradients",
+	"rowGrads": "the gradients of later blocks of rows",
 }
 
 // stateWarning returns a warning when the state of gm (st, the size of

@@ -285,10 +285,16 @@ func renameAll(gm *desc.Model, kernels []*desc.Kernel, keep func(i, j int) bool)
 	u := copyUnit(gm, kernels)
 	for i := range u.gm.Entries {
 		e := &u.gm.Entries[i]
-		// The kernels of entry i: its own and, for the loss, Backward.
+		// The kernels of entry i: its own and, for the loss, Backward,
+		// each also for its blocks of rows.
 		var ks []*desc.Kernel
+		blocks := map[string]int{} // a block kernel of the entry: its rows
+		for _, b := range e.Blocks {
+			blocks[desc.BlockKernel(e.Kernel, b)] = b
+		}
 		for _, k := range u.kernels {
-			if k.Name == e.Kernel || e.Loss && k.Name == gm.Backward {
+			_, block := blocks[k.Name]
+			if k.Name == e.Kernel || block || e.Loss && (k.Name == gm.Backward || slices.ContainsFunc(e.Blocks, func(b int) bool { return k.Name == desc.BlockKernel(gm.Backward, b) })) {
 				ks = append(ks, k)
 			}
 		}
@@ -312,11 +318,15 @@ func renameAll(gm *desc.Model, kernels []*desc.Kernel, keep func(i, j int) bool)
 		}
 		method := fmt.Sprintf("OcannlRenamed%d", i)
 		for _, k := range ks {
-			if k.Name == e.Kernel {
-				k.Name = gm.Name + method
-				if k.Scratch != "" {
-					k.Scratch = k.Name + "Scratch"
-				}
+			name := gm.Name + method
+			if b, ok := blocks[k.Name]; ok {
+				name = desc.BlockKernel(name, b)
+			} else if k.Name != e.Kernel {
+				continue
+			}
+			k.Name = name
+			if k.Scratch != "" {
+				k.Scratch = k.Name + "Scratch"
 			}
 		}
 		e.Method, e.Kernel = method, gm.Name+method

@@ -37,6 +37,14 @@ type EntryKernel struct {
 	// of rows (a mean).
 	Rows     int
 	RowsMean bool
+	// Blocks are, for an entry with run-time rows, its kernels for blocks
+	// of more than one row (RowBlocks(Rows): Rows, Rows/2, ...), largest
+	// first, each compiled like Kernel from the entry inferred with that
+	// many rows (InferRows): the generated method covers its n rows with
+	// the largest blocks that fit, then Kernel row by row. A block whose
+	// inference or compilation fails is left out (the rows it would have
+	// covered go to the smaller blocks).
+	Blocks []RowBlock
 	// Err is the entry's error: an *Error at the position of the model
 	// text that breaks a model rule (its result, its run-time rows, a
 	// loss that depends on no parameter), or an *EntryError holding a
@@ -65,8 +73,9 @@ func InferProgram(prog *program.Program) (*Inferred, error) {
 // then each entry checked by the model rules (its result; for run-time
 // rows, on its projected graph: docs/language.md, "Run-time batch
 // sizes") and compiled by pipeline.CompileGraph from its graph or, for
-// run-time rows, from the entry inferred with one row, with the backward
-// program of the loss.
+// run-time rows, from the entry inferred with one row and with each of
+// its blocks of rows (EntryKernel.Blocks), with the backward program of
+// the loss.
 //
 // When expansion or inference fails, the result is nil. Otherwise every
 // entry is compiled, each with its own EntryKernel.Err, and the error
@@ -107,6 +116,9 @@ func (r *Inferred) compileEntry(i int) *EntryKernel {
 		opts.Backward = &pipeline.Backward{Loss: Tensor(kg, e.Result), ParamsOnly: true}
 	}
 	k.Kernel, err = pipeline.CompileGraph(kg, opts)
+	if err == nil {
+		k.Blocks = r.compileBlocks(i, k.Rows, opts)
+	}
 	var be *pipeline.BackwardError
 	switch {
 	case errors.As(err, &be) && errors.Is(be, autodiff.ErrNoParameter):
@@ -117,6 +129,55 @@ func (r *Inferred) compileEntry(i int) *EntryKernel {
 		k.Err = &EntryError{Entry: e.Name, Err: err}
 	}
 	return k
+}
+
+// RowBlock is the kernel of an entry with run-time rows for a block of
+// Rows contiguous rows.
+type RowBlock struct {
+	Rows   int
+	Kernel *pipeline.Result
+}
+
+// MaxRowBlocks bounds the number of block kernels of an entry with
+// run-time rows (each is a copy of the entry's kernels, specialized to
+// its row count): with <=N, the blocks are N, N/2, ..., N/2^(MaxRowBlocks-1),
+// so that at most N/2^MaxRowBlocks - 1 rows of a call, and fewer than 2
+// rows for N <= 2^MaxRowBlocks, run through the one-row kernel.
+const MaxRowBlocks = 6
+
+// RowBlocks returns the block sizes of an entry with run-time rows
+// bounded by n (<=n): n, n/2, n/4, ... (rounded down), largest first,
+// each at least 2 (one row is the entry's one-row kernel), at most
+// MaxRowBlocks of them; nil for n < 2.
+func RowBlocks(n int) []int {
+	var out []int
+	for b := n; b >= 2 && len(out) < MaxRowBlocks; b /= 2 {
+		out = append(out, b)
+	}
+	return out
+}
+
+// compileBlocks compiles entry i's kernels for the row blocks of its
+// run-time rows bound rows (RowBlocks), with opts (the backward of a
+// loss), leaving out a block that fails.
+func (r *Inferred) compileBlocks(i, rows int, opts pipeline.Options) []RowBlock {
+	var out []RowBlock
+	e := r.Entries[i]
+	for _, b := range RowBlocks(rows) {
+		g, err := r.InferRows(i, b)
+		if err != nil {
+			continue
+		}
+		if e.Loss {
+			opts.Backward = &pipeline.Backward{Loss: Tensor(g, e.Result), ParamsOnly: true}
+		}
+		res, err := pipeline.CompileGraph(g, opts)
+		if err != nil {
+			continue
+		}
+		out = append(out, RowBlock{Rows: b, Kernel: res})
+	}
+	return out
 }
 
 // checkResult checks the entry's result on its graph g: an operation

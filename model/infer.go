@@ -270,6 +270,13 @@ func Tensor(g *inference.Graph, name string) int {
 // that computes one row of an entry with run-time rows (docs/language.md,
 // "Run-time batch sizes").
 func (r *Inferred) InferOneRow(i int) (*inference.Graph, error) {
+	return r.InferRows(i, 1)
+}
+
+// InferRows is InferOneRow with rows rows (1 <= rows <= N) instead of
+// one: the graph of the kernel that computes a block of rows contiguous
+// rows at once.
+func (r *Inferred) InferRows(i, rows int) (*inference.Graph, error) {
 	e := r.Entries[i]
 	var changed []*program.DimDecl
 	for _, in := range e.Inputs {
@@ -285,7 +292,7 @@ func (r *Inferred) InferOneRow(i int) (*inference.Graph, error) {
 	sizes := make([]int, len(changed))
 	for k, d := range changed {
 		sizes[k] = d.Size
-		d.Size, d.Max = 1, false
+		d.Size, d.Max = rows, false
 	}
 	defer func() {
 		for k, d := range changed {

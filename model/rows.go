@@ -13,9 +13,10 @@ import (
 // whose inputs declare their leftmost batch axis `<=N` is inferred twice:
 // as declared, where the rows axis is an axis of size N with a basis of
 // its own (inference.BasisRows), to check the entry (checkRowsGraph) and
-// size the method's arrays; and with one row (InferOneRow), for the
-// kernel the method calls on each of the first n rows. Compile runs both
-// (kernelGraph).
+// size the method's arrays; with one row (InferOneRow), for the kernel
+// the method calls on single rows; and with each block of rows of
+// RowBlocks (InferRows), for the kernels the method calls on blocks of
+// contiguous rows. Compile runs them all (kernelGraph, compileBlocks).
 
 // errAt is an *Error at p.
 func errAt(p spec.Pos, format string, args ...any) *Error {

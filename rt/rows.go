@@ -38,3 +38,15 @@ func AddTo[T Float](dst, src []T) {
 		dst[i] += v
 	}
 }
+
+// AddScaled adds s times src to dst cell by cell (in T arithmetic: the
+// gradients of a block of rows of a mean loss, weighted by its share of
+// the rows). The lengths must agree.
+func AddScaled[T Float](dst, src []T, s T) {
+	if len(dst) != len(src) {
+		panic("rt: AddScaled: lengths differ")
+	}
+	for i, v := range src {
+		dst[i] += s * v
+	}
+}

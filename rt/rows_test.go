@@ -39,3 +39,17 @@ func TestAddToScale(t *testing.T) {
 	}()
 	AddTo(d, []float32{1})
 }
+
+func TestAddScaled(t *testing.T) {
+	d := []float64{1, 2, 3}
+	AddScaled(d, []float64{0.5, -2, 4}, 0.25)
+	if want := []float64{1.125, 1.5, 4}; !slices.Equal(d, want) {
+		t.Errorf("got %v, want %v", d, want)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("AddScaled with different lengths did not panic")
+		}
+	}()
+	AddScaled(d, []float64{1}, 1)
+}

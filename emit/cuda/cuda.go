@@ -45,6 +45,9 @@ func Render(f *desc.File, t target.CUDA) ([]byte, error) {
 	}
 	b.WriteString(prelude)
 	for _, k := range f.Kernels {
+		if k.RowBlock {
+			continue // the Go methods' (desc.Kernel.RowBlock)
+		}
 		if err := renderKernel(&b, k, t); err != nil {
 			return nil, fmt.Errorf("cuda: kernel %s: %w", k.Name, err)
 		}

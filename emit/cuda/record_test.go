@@ -186,3 +186,22 @@ func TestGEMMSource(t *testing.T) {
 		t.Fatal("a broken GEMM matches the interpreter")
 	}
 }
+
+// TestRowBlockKernelsLeftOut: the kernels of blocks of run-time rows
+// (desc.Kernel.RowBlock, the Go methods') are not in the CUDA file; the
+// entry's own kernel is.
+func TestRowBlockKernelsLeftOut(t *testing.T) {
+	k, _, err := gemmSource(t, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := *k
+	block.Name, block.RowBlock = desc.BlockKernel("Gemm", 4), true
+	src, err := cuda.Render(&desc.File{Package: "gemm", Kernels: []*desc.Kernel{k, &block}}, target.GPU())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), "Kernel Gemm ") || strings.Contains(string(src), block.Name) {
+		t.Errorf("the CUDA file should have kernel Gemm and not %s:\n%s", block.Name, src)
+	}
+}

@@ -115,4 +115,9 @@ type Kernel struct {
 	// there, so a padded array's margins that no statement writes (they
 	// stay +0) are not reset on every call.
 	ScratchOwned bool
+	// RowBlock marks the kernel of a model entry with run-time rows for a
+	// block of rows (ModelEntry.Blocks): the Go methods call it; the CUDA
+	// back end, whose GPU path runs the entries' own kernels, leaves it
+	// out.
+	RowBlock bool
 }

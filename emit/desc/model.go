@@ -1,5 +1,7 @@
 package desc
 
+import "fmt"
+
 // Model is the description of a generated model: a struct type
 // holding the parameters, gradients and optimizer state, and the methods
 // that call the model's kernels (which are in File.Kernels).
@@ -95,14 +97,16 @@ type ModelEntry struct {
 	Doc     string
 	// Rows, when positive, is the bound of the entry's run-time rows
 	// (docs/language.md, "Run-time batch sizes"): the method takes the
-	// number of rows n, checks 0 <= n <= Rows (rt.CheckRows), and calls the
-	// kernel, which computes one row, on row i of each input marked Rows
-	// and of the result, for i < n. Inputs and result keep their full
-	// dims (Rows rows); the kernel's are those with one row.
+	// number of rows n, checks 0 <= n <= Rows (rt.CheckRows), and covers
+	// the first n rows of each input marked Rows and of the result with
+	// the kernels of its Blocks, then with the kernel, which computes one
+	// row, on each row left. Inputs and result keep their full dims (Rows
+	// rows); the kernel's are those with one row.
 	Rows int
 	// RowsMean, for a loss with run-time rows, says that the loss divides
-	// by the number of rows (a mean over them): the method sums the
-	// one-row losses (and Backward their gradients) and divides by n.
+	// by the number of rows (a mean over them): the method adds up the
+	// losses of its calls (and Backward their gradients), each weighted
+	// by its rows, and divides by n.
 	RowsMean bool
 	// Noise are the loss entry's dropout masks, passed to its kernels
 	// after the parameters.
@@ -112,6 +116,15 @@ type ModelEntry struct {
 	// "s"+StatField after the masks), and TrainStep then moves the state
 	// parameter towards it.
 	Tracks []ModelTrack
+	// Blocks are, for an entry with run-time rows, the row counts (each
+	// more than 1, largest first) it also has kernels for: the kernel
+	// BlockKernel(Kernel, b) computes b contiguous rows at once (and, for
+	// the loss, BlockKernel(Model.Backward, b) their forward and backward
+	// pass), with the same parameters as Kernel but arrays of b rows. The
+	// method covers its n rows with the largest blocks that fit, in
+	// order, and the rest with Kernel row by row; a block's loss is the
+	// loss of its rows (their mean for RowsMean, weighted by b).
+	Blocks []int
 }
 
 // ModelTrack is a running statistic: after a training step, parameter
@@ -134,6 +147,15 @@ type ModelNoise struct {
 	Size  int
 	P     float64
 	Key   [4]uint32
+}
+
+// BlockKernel is the name of the kernel for a block of rows rows of the
+// entry (or backward) kernel named kernel (ModelEntry.Blocks): kernel
+// followed by _rows and the count. No other kernel of a model is so
+// named: their names end with a method name (or Backward), which starts
+// with an upper-case letter and has no '_'.
+func BlockKernel(kernel string, rows int) string {
+	return fmt.Sprintf("%s_rows%d", kernel, rows)
 }
 
 // ModelInput is an input argument of an entry.

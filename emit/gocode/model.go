@@ -14,17 +14,49 @@ import (
 // rtPath is the import path of the runtime package generated models use.
 const rtPath = "github.com/ocannlgen/ocannlgen/rt"
 
-// oneRow returns dims with the leftmost (rows) axis of size 1.
-func oneRow(dims []int) []int {
-	out := append([]int{1}, dims[1:]...)
-	return out
+// blockDims returns dims with the leftmost (rows) axis of size b.
+func blockDims(dims []int, b int) []int {
+	return append([]int{b}, dims[1:]...)
 }
 
-// rowOf is row i of the array *x (dims: memory dims, rows leftmost) as a
-// pointer to a one-row array: (*[1]...)(x[i:i+1]), which does not
-// allocate.
-func rowOf(x *jen.Statement, dims []int, elem string) *jen.Statement {
-	return jen.Parens(jen.Op("*").Add(arrType(oneRow(dims), elem))).Call(x.Index(jen.Id("i"), jen.Id("i").Op("+").Lit(1)))
+// blockOf is rows i to i+b-1 of the array *x (dims: memory dims, rows
+// leftmost) as a pointer to an array of b rows: (*[b]...)(x[i:i+b]),
+// which does not allocate.
+func blockOf(x *jen.Statement, dims []int, elem string, b int) *jen.Statement {
+	return jen.Parens(jen.Op("*").Add(arrType(blockDims(dims, b), elem))).Call(x.Index(jen.Id("i"), jen.Id("i").Op("+").Lit(b)))
+}
+
+// rowBlocks are the row counts entry e's kernels run on, largest first:
+// its blocks (desc.ModelEntry.Blocks), then 1 (the one-row kernel).
+func rowBlocks(e *desc.ModelEntry) []int {
+	return append(slices.Clone(e.Blocks), 1)
+}
+
+// blockKernel is the name of kernel's kernel for blocks of b rows (b = 1:
+// kernel itself).
+func blockKernel(kernel string, b int) string {
+	if b == 1 {
+		return kernel
+	}
+	return desc.BlockKernel(kernel, b)
+}
+
+// blockScratch is the field holding the scratch area of the kernel for
+// blocks of b rows of the kernel whose scratch field is field.
+func blockScratch(field string, b int) string {
+	if b == 1 {
+		return field
+	}
+	return fmt.Sprintf("%s_rows%d", field, b)
+}
+
+// blockLoop is the loop running body on the blocks of b rows that fit
+// in the first n rows from row i on, leaving i after them: i++ for b = 1.
+func blockLoop(b int, body ...jen.Code) jen.Code {
+	if b == 1 {
+		return jen.For(jen.Empty(), jen.Id("i").Op("<").Id("n"), jen.Id("i").Op("++")).Block(body...)
+	}
+	return jen.For(jen.Empty(), jen.Id("i").Op("+").Lit(b).Op("<=").Id("n"), jen.Id("i").Op("+=").Lit(b)).Block(body...)
 }
 
 func arrType(dims []int, elem string) *jen.Statement {
@@ -188,19 +220,33 @@ func (g *modelGen) stateType() {
 		}
 	}
 	// The kernels' scratch areas (their large intermediates).
-	for _, e := range m.Entries {
-		if s := scratch[e.Kernel]; s != "" {
-			st = append(st, jen.Id("scratch"+e.Method).Id(s))
-		}
+	for ei := range m.Entries {
+		st = append(st, g.scratchFields(&m.Entries[ei])...)
 	}
-	if s := scratch[m.Backward]; m.Backward != "" && s != "" {
-		st = append(st, jen.Id("scratchBackward").Id(s))
+	if m.Backward != "" {
+		for _, b := range rowBlocks(&m.Entries[m.Loss]) {
+			if s := scratch[blockKernel(m.Backward, b)]; s != "" {
+				st = append(st, jen.Id(blockScratch("scratchBackward", b)).Id(s))
+			}
+		}
 	}
 	doc(jf, fmt.Sprintf("%s is the generated state of %s: embed it in %s. Its zero value has all parameters zero; call Init.\n"+
 		"It also holds the results of the entry points and the kernels' scratch space (their intermediates\n"+
 		"too large for the stack), so its methods must not run at the same time on one value.", m.Name, m.Type, m.Type))
 	jf.Type().Id(m.Name).Struct(st...)
 	jf.Line()
+}
+
+// scratchFields are the fields holding the scratch areas of entry e's
+// kernels (one per block of rows for run-time rows).
+func (g *modelGen) scratchFields(e *desc.ModelEntry) []jen.Code {
+	var out []jen.Code
+	for _, b := range rowBlocks(e) {
+		if s := g.scratch[blockKernel(e.Kernel, b)]; s != "" {
+			out = append(out, jen.Id(blockScratch("scratch"+e.Method, b)).Id(s))
+		}
+	}
+	return out
 }
 
 // init emits Init.
@@ -297,6 +343,11 @@ func (g *modelGen) entries() {
 // parameters it uses (fields of params), then out (the result) and self's
 // scratch area for the kernel.
 func (g *modelGen) entryArgs(e *desc.ModelEntry, params *jen.Statement, self string, out jen.Code, inputs []jen.Code) []jen.Code {
+	return g.blockArgs(e, 1, params, self, out, inputs)
+}
+
+// blockArgs is entryArgs for the kernel of e for blocks of b rows.
+func (g *modelGen) blockArgs(e *desc.ModelEntry, b int, params *jen.Statement, self string, out jen.Code, inputs []jen.Code) []jen.Code {
 	args := inputs
 	for _, pi := range e.Params {
 		args = append(args, jen.Op("&").Add(params.Clone().Dot(g.m.Params[pi].Field)))
@@ -308,39 +359,61 @@ func (g *modelGen) entryArgs(e *desc.ModelEntry, params *jen.Statement, self str
 		args = append(args, jen.Op("&").Id(self).Dot("stat"+tr.StatField))
 	}
 	args = append(args, out)
-	if g.pool[e.Kernel] {
+	k := blockKernel(e.Kernel, b)
+	if g.pool[k] {
 		args = append(args, jen.Id(self).Dot("Pool"))
 	}
-	if g.scratch[e.Kernel] != "" {
-		args = append(args, jen.Op("&").Id(self).Dot("scratch"+e.Method))
+	if g.scratch[k] != "" {
+		args = append(args, jen.Op("&").Id(self).Dot(blockScratch("scratch"+e.Method, b)))
 	}
 	return args
 }
 
 // rowsEntry emits, on receiver recv (named self, whose parameters are
 // params), the method of an entry with run-time rows: check n, then run
-// the one-row kernel on each of the first n rows.
+// the kernels of its blocks of rows (blockRuns).
 func (g *modelGen) rowsEntry(e *desc.ModelEntry, recv, params *jen.Statement, self string) {
 	jf, m := g.jf, g.m
 	out := jen.Id(self).Dot("out" + e.Method)
-	args := g.entryArgs(e, params, self, rowOf(out.Clone(), e.OutDims, m.Elem), g.rowArgs(e))
 	body := append([]jen.Code{g.checkRows(e.Method, e, 0, jen.Nil())}, g.indexChecks(e, jen.Nil())...)
-	body = append(body,
-		jen.For(jen.Id("i").Op(":=").Range().Id("n")).Block(
-			jen.Id(e.Kernel).Call(args...),
-		),
-		jen.Return(jen.Op("&").Add(out), jen.Nil()),
-	)
+	body = append(body, blockRuns(e, func(b int) []jen.Code {
+		args := g.blockArgs(e, b, params, self, blockOf(out.Clone(), e.OutDims, m.Elem, b), g.rowArgs(e, b))
+		return []jen.Code{jen.Id(blockKernel(e.Kernel, b)).Call(args...)}
+	}, nil)...)
+	body = append(body, jen.Return(jen.Op("&").Add(out), jen.Nil()))
 	jf.Add(recv.Id(e.Method).Params(append(g.inputParams(e), jen.Id("n").Int())...).Params(jen.Op("*").Add(arrType(e.OutDims, m.Elem)), jen.Error()).Block(body...))
 }
 
-// rowArgs is an entry's input arguments for its one-row kernel: row i of
-// each input with the rows axis, the others whole.
-func (g *modelGen) rowArgs(e *desc.ModelEntry) []jen.Code {
+// blockRuns covers the first n rows of entry e with its kernels: the
+// largest block of rows first, each block as many times as it fits, then
+// the one-row kernel on the rows left, on rows i and after (i counts the
+// rows done). first(b) is the code of the first call, of b rows, later(b)
+// that of each later call (nil: first's). The block of all the rows runs
+// only when n is the bound, so as the first call.
+func blockRuns(e *desc.ModelEntry, first, later func(b int) []jen.Code) []jen.Code {
+	out := []jen.Code{jen.Id("i").Op(":=").Lit(0)}
+	for _, b := range rowBlocks(e) {
+		if b == e.Rows && b > 1 {
+			out = append(out, jen.If(jen.Id("n").Op("==").Lit(b)).Block(append(first(b), jen.Id("i").Op("=").Lit(b))...))
+			continue
+		}
+		body := first(b)
+		if later != nil {
+			body = []jen.Code{jen.If(jen.Id("i").Op("==").Lit(0)).Block(body...).Else().Block(later(b)...)}
+		}
+		out = append(out, blockLoop(b, body...))
+	}
+	return out
+}
+
+// rowArgs is an entry's input arguments for its kernel of blocks of b
+// rows: rows i to i+b-1 of each input with the rows axis, the others
+// whole.
+func (g *modelGen) rowArgs(e *desc.ModelEntry, b int) []jen.Code {
 	var args []jen.Code
 	for _, in := range e.Inputs {
 		if in.Rows {
-			args = append(args, rowOf(jen.Id(in.Name), in.Dims, in.Elem(g.m.Elem)))
+			args = append(args, blockOf(jen.Id(in.Name), in.Dims, in.Elem(g.m.Elem), b))
 		} else {
 			args = append(args, jen.Id(in.Name))
 		}
@@ -356,62 +429,132 @@ func (g *modelGen) checkRows(method string, e *desc.ModelEntry, lo int, zero jen
 	)
 }
 
-// rowsLoss emits the method of a loss with run-time rows: the sum of the
-// one-row losses over the first n rows, divided by n for a mean.
+// rowsLoss emits the method of a loss with run-time rows: the losses of
+// the calls of its kernels on the first n rows (blockRuns) added up; for
+// a mean, whose kernels give the mean over their rows, each call of b
+// rows weighted b/lead (lead: the rows of the first call), the sum then
+// scaled by lead/n, so that n = a block's rows gives that block's loss.
 func (g *modelGen) rowsLoss(e *desc.ModelEntry) {
 	jf, m := g.jf, g.m
-	args := g.entryArgs(e, jen.Id("m").Dot("Params"), "m", jen.Op("&").Id("m").Dot("loss"), g.rowArgs(e))
 	body := append([]jen.Code{g.checkRows(e.Method, e, 1, jen.Lit(0))}, g.indexChecks(e, jen.Lit(0))...)
-	body = append(body,
-		jen.Var().Id("sum").Id(m.Elem),
-		jen.For(jen.Id("i").Op(":=").Range().Id("n")).Block(
-			jen.Id(e.Kernel).Call(args...),
-			jen.Id("sum").Op("+=").Id("m").Dot("loss").Index(jen.Lit(0)),
-		),
-	)
-	if e.RowsMean {
-		body = append(body, jen.Id("sum").Op("/=").Id(m.Elem).Call(jen.Id("n")))
+	call := func(b int) jen.Code {
+		return jen.Id(blockKernel(e.Kernel, b)).Call(g.blockArgs(e, b, jen.Id("m").Dot("Params"), "m", jen.Op("&").Id("m").Dot("loss"), g.rowArgs(e, b))...)
 	}
+	// A sum's first call does what the later ones do (sum += loss); a
+	// mean's records its rows.
+	var later func(b int) []jen.Code
+	if e.RowsMean {
+		later = func(b int) []jen.Code { return []jen.Code{call(b), g.laterLoss(e, b)} }
+	}
+	body = append(body, g.rowsSums(e)...)
+	body = append(body, blockRuns(e, func(b int) []jen.Code {
+		return append([]jen.Code{call(b)}, g.firstLoss(e, b)...)
+	}, later)...)
+	body = append(body, g.rowsMean(e, nil)...)
 	body = append(body, jen.Id("m").Dot("loss").Index(jen.Lit(0)).Op("=").Id("sum"), jen.Return(jen.Id("sum"), jen.Nil()))
 	doc(jf, e.Doc)
 	jf.Add(g.recv().Id(e.Method).Params(append(g.inputParams(e), jen.Id("n").Int())...).Params(jen.Id(m.Elem), jen.Error()).Block(body...))
 }
 
-// rowsBackward emits Backward for a loss with run-time rows: the one-row
-// backward kernel on each of the first n rows, its gradients (in
-// m.rowGrads) summed into m.Grads, and divided by n for a mean.
+// rowsSums declares the sum of a rows loss's calls and, for a mean, the
+// rows of the first call (_lead: no input name starts with '_').
+func (g *modelGen) rowsSums(e *desc.ModelEntry) []jen.Code {
+	out := []jen.Code{jen.Var().Id("sum").Id(g.m.Elem)}
+	if e.RowsMean {
+		out = append(out, jen.Id("_lead").Op(":=").Lit(0))
+	}
+	return out
+}
+
+// firstLoss takes the loss of the first call, of b rows, into the sum
+// (still zero), and for a mean records b in _lead.
+func (g *modelGen) firstLoss(e *desc.ModelEntry, b int) []jen.Code {
+	l := jen.Id("m").Dot("loss").Index(jen.Lit(0))
+	if e.RowsMean {
+		return []jen.Code{jen.Id("sum").Op("=").Add(l), jen.Id("_lead").Op("=").Lit(b)}
+	}
+	return []jen.Code{jen.Id("sum").Op("+=").Add(l)}
+}
+
+// laterLoss adds the loss of a later call, of b rows, to the sum:
+// weighted b/_lead for a mean.
+func (g *modelGen) laterLoss(e *desc.ModelEntry, b int) jen.Code {
+	l := jen.Id("m").Dot("loss").Index(jen.Lit(0))
+	if e.RowsMean {
+		return jen.Id("sum").Op("+=").Add(g.weight(b)).Op("*").Add(l)
+	}
+	return jen.Id("sum").Op("+=").Add(l)
+}
+
+// weight is b/_lead in the model's element type.
+func (g *modelGen) weight(b int) *jen.Statement {
+	return jen.Id(g.m.Elem).Call(jen.Lit(b)).Op("/").Id(g.m.Elem).Call(jen.Id("_lead"))
+}
+
+// rowsMean ends a mean loss's method: unless n is the rows of the first
+// call, the sum (and the gradients grads) scaled by _lead/n.
+func (g *modelGen) rowsMean(e *desc.ModelEntry, grads []int) []jen.Code {
+	if !e.RowsMean {
+		return nil
+	}
+	m := g.m
+	s := jen.Id(m.Elem).Call(jen.Id("_lead")).Op("/").Id(m.Elem).Call(jen.Id("n"))
+	scale := []jen.Code{jen.Id("sum").Op("*=").Add(s.Clone())}
+	for _, pi := range grads {
+		scale = append(scale, jen.Qual(rtPath, "Scale").Call(g.field("Grads", pi).Index(jen.Empty(), jen.Empty()), s.Clone()))
+	}
+	return []jen.Code{jen.If(jen.Id("n").Op("!=").Id("_lead")).Block(scale...)}
+}
+
+// rowsBackward emits Backward for a loss with run-time rows: its backward
+// kernels on the first n rows (blockRuns), the first call writing its
+// gradients into m.Grads, each later one into m.rowGrads, added to
+// m.Grads; for a mean, weighted and scaled as the loss (rowsLoss), so
+// that n = a block's rows costs no pass over the gradients.
 func (g *modelGen) rowsBackward(e *desc.ModelEntry) {
 	jf, m, field := g.jf, g.m, g.field
-	args := g.rowArgs(e)
-	for _, pi := range m.BackwardParams {
-		args = append(args, jen.Op("&").Add(field("Params", pi)))
-	}
-	for _, pi := range m.BackwardGrads {
-		args = append(args, jen.Op("&").Add(field("rowGrads", pi)))
-	}
-	args = append(args, jen.Op("&").Id("m").Dot("loss"))
-	if g.pool[m.Backward] {
-		args = append(args, jen.Id("m").Dot("Pool"))
-	}
-	if g.scratch[m.Backward] != "" {
-		args = append(args, jen.Op("&").Id("m").Dot("scratchBackward"))
-	}
-	loop := []jen.Code{jen.Id(m.Backward).Call(args...), jen.Id("sum").Op("+=").Id("m").Dot("loss").Index(jen.Lit(0))}
-	for _, pi := range m.BackwardGrads {
-		loop = append(loop, jen.Qual(rtPath, "AddTo").Call(field("Grads", pi).Index(jen.Empty(), jen.Empty()), field("rowGrads", pi).Index(jen.Empty(), jen.Empty())))
+	call := func(b int, grads string) jen.Code {
+		args := g.rowArgs(e, b)
+		for _, pi := range m.BackwardParams {
+			args = append(args, jen.Op("&").Add(field("Params", pi)))
+		}
+		for _, pi := range m.BackwardGrads {
+			args = append(args, jen.Op("&").Add(field(grads, pi)))
+		}
+		args = append(args, jen.Op("&").Id("m").Dot("loss"))
+		k := blockKernel(m.Backward, b)
+		if g.pool[k] {
+			args = append(args, jen.Id("m").Dot("Pool"))
+		}
+		if g.scratch[k] != "" {
+			args = append(args, jen.Op("&").Id("m").Dot(blockScratch("scratchBackward", b)))
+		}
+		return jen.Id(k).Call(args...)
 	}
 	body := append([]jen.Code{g.checkRows("Backward", e, 1, jen.Lit(0))}, g.indexChecks(e, jen.Lit(0))...)
-	body = append(body,
-		jen.Id("m").Dot("Grads").Op("=").Id(g.ps).Values(),
-		jen.Var().Id("sum").Id(m.Elem),
-		jen.For(jen.Id("i").Op(":=").Range().Id("n")).Block(loop...),
-	)
-	if e.RowsMean {
-		body = append(body, jen.Id("sum").Op("/=").Id(m.Elem).Call(jen.Id("n")))
-		for _, pi := range m.BackwardGrads {
-			body = append(body, jen.Qual(rtPath, "Scale").Call(field("Grads", pi).Index(jen.Empty(), jen.Empty()), jen.Lit(1).Op("/").Id(m.Elem).Call(jen.Id("n"))))
+	// The kernels write the gradients of the parameters the loss depends
+	// on; the others are zero.
+	for i, p := range m.Params {
+		if !slices.Contains(m.BackwardGrads, i) {
+			body = append(body, field("Grads", i).Op("=").Index(jen.Lit(max(p.Size(), 1))).Id(m.Elem).Values())
 		}
 	}
+	body = append(body, g.rowsSums(e)...)
+	body = append(body, blockRuns(e, func(b int) []jen.Code {
+		return append([]jen.Code{call(b, "Grads")}, g.firstLoss(e, b)...)
+	}, func(b int) []jen.Code {
+		later := []jen.Code{call(b, "rowGrads")}
+		for _, pi := range m.BackwardGrads {
+			dst, src := field("Grads", pi).Index(jen.Empty(), jen.Empty()), field("rowGrads", pi).Index(jen.Empty(), jen.Empty())
+			if e.RowsMean {
+				later = append(later, jen.Qual(rtPath, "AddScaled").Call(dst, src, g.weight(b)))
+			} else {
+				later = append(later, jen.Qual(rtPath, "AddTo").Call(dst, src))
+			}
+		}
+		return append(later, g.laterLoss(e, b))
+	})...)
+	body = append(body, g.rowsMean(e, m.BackwardGrads)...)
 	body = append(body, jen.Id("m").Dot("loss").Index(jen.Lit(0)).Op("=").Id("sum"), jen.Return(jen.Id("sum"), jen.Nil()))
 	doc(jf, fmt.Sprintf("Backward computes the loss %s on the first n rows of the inputs (1 <= n <= %d, otherwise it\n"+
 		"returns an *rt.RowsError) and its gradient with respect to every parameter, into m.Grads\n"+
@@ -444,9 +587,7 @@ func (g *modelGen) runner() {
 	}
 	var names []string
 	for _, e := range methods {
-		if s := g.scratch[e.Kernel]; s != "" {
-			fields = append(fields, jen.Id("scratch"+e.Method).Id(s))
-		}
+		fields = append(fields, g.scratchFields(e)...)
 		names = append(names, e.Method)
 	}
 	doc(jf, fmt.Sprintf("%s runs the inference entry points of %s (%s)\n"+

@@ -143,7 +143,8 @@ func BenchmarkTrainStep(b *testing.B) {
 
 // TestScoreMatchesPredict checks the entry with run-time rows: for n
 // points its scores are the fixed-batch Predict's first n, for n from 0 to
-// the bound, without allocating; 257 points is an error.
+// the bound (at the bound, bit for bit), without allocating; 257 points is
+// an error.
 func TestScoreMatchesPredict(t *testing.T) {
 	points, _ := demo.Moons(256, 4, 0.1)
 	m := new(Moons)
@@ -161,6 +162,11 @@ func TestScoreMatchesPredict(t *testing.T) {
 				t.Errorf("n=%d: point %d scores %v, Predict %v", n, i, got[i][0], want[i][0])
 			}
 		}
+	}
+	// All 256 rows run Score's kernel for a block of 256 rows, Predict's
+	// code: the same bits.
+	if got, _ := m.Score(&p, 256); *got != want {
+		t.Error("Score of 256 points differs from Predict")
 	}
 	if _, err := m.Score(&p, 257); err == nil {
 		t.Error("Score(257 points): no error")

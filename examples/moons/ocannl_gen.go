@@ -41,14 +41,15 @@ type ocannlMoons struct {
 	// Step counts the optimizer steps taken (it drives the learning-rate schedule).
 	Step int
 	// LR, when set, gives the learning rate of each step instead of the model's schedule.
-	LR             func(step int) float64
-	momentum       ocannlMoonsParams
-	distBuf        [2]float64
-	loss           [1]float32
-	outClassify    [1][1]float32
-	outPredict     [256][1]float32
-	outScore       [256][1]float32
-	scratchPredict ocannlMoonsPredictScratch
+	LR                   func(step int) float64
+	momentum             ocannlMoonsParams
+	distBuf              [2]float64
+	loss                 [1]float32
+	outClassify          [1][1]float32
+	outPredict           [256][1]float32
+	outScore             [256][1]float32
+	scratchPredict       ocannlMoonsPredictScratch
+	scratchScore_rows256 ocannlMoonsScore_rows256Scratch
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients and the optimizer state.
@@ -89,7 +90,27 @@ func (m *ocannlMoons) Score(points *[256][2]float32, n int) (*[256][1]float32, e
 	if err := rt.CheckRows("Score", n, 0, 256); err != nil {
 		return nil, err
 	}
-	for i := range n {
+	i := 0
+	if n == 256 {
+		ocannlMoonsScore_rows256((*[256][2]float32)(points[i:i+256]), &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, (*[256][1]float32)(m.outScore[i:i+256]), m.Pool, &m.scratchScore_rows256)
+		i = 256
+	}
+	for ; i+128 <= n; i += 128 {
+		ocannlMoonsScore_rows128((*[128][2]float32)(points[i:i+128]), &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, (*[128][1]float32)(m.outScore[i:i+128]))
+	}
+	for ; i+64 <= n; i += 64 {
+		ocannlMoonsScore_rows64((*[64][2]float32)(points[i:i+64]), &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, (*[64][1]float32)(m.outScore[i:i+64]))
+	}
+	for ; i+32 <= n; i += 32 {
+		ocannlMoonsScore_rows32((*[32][2]float32)(points[i:i+32]), &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, (*[32][1]float32)(m.outScore[i:i+32]))
+	}
+	for ; i+16 <= n; i += 16 {
+		ocannlMoonsScore_rows16((*[16][2]float32)(points[i:i+16]), &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, (*[16][1]float32)(m.outScore[i:i+16]))
+	}
+	for ; i+8 <= n; i += 8 {
+		ocannlMoonsScore_rows8((*[8][2]float32)(points[i:i+8]), &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, (*[8][1]float32)(m.outScore[i:i+8]))
+	}
+	for ; i < n; i++ {
 		ocannlMoonsScore((*[1][2]float32)(points[i:i+1]), &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, (*[1][1]float32)(m.outScore[i:i+1]))
 	}
 	return &m.outScore, nil
@@ -342,12 +363,13 @@ func (m *ocannlMoons) LoadCheckpoint(r io.Reader) error {
 // LoadCheckpoint during their calls).
 type ocannlMoonsRunner struct {
 	// Pool runs the large loop nests of the runner's kernels (nil: rt.DefaultPool()); NewRunner sets it to the model's.
-	Pool           *rt.Pool
-	params         *ocannlMoonsParams
-	outClassify    [1][1]float32
-	outPredict     [256][1]float32
-	outScore       [256][1]float32
-	scratchPredict ocannlMoonsPredictScratch
+	Pool                 *rt.Pool
+	params               *ocannlMoonsParams
+	outClassify          [1][1]float32
+	outPredict           [256][1]float32
+	outScore             [256][1]float32
+	scratchPredict       ocannlMoonsPredictScratch
+	scratchScore_rows256 ocannlMoonsScore_rows256Scratch
 }
 
 // NewRunner returns a runner of m's inference entry points (Classify, Predict, Score) reading m.Params.
@@ -379,7 +401,27 @@ func (r *ocannlMoonsRunner) Score(points *[256][2]float32, n int) (*[256][1]floa
 	if err := rt.CheckRows("Score", n, 0, 256); err != nil {
 		return nil, err
 	}
-	for i := range n {
+	i := 0
+	if n == 256 {
+		ocannlMoonsScore_rows256((*[256][2]float32)(points[i:i+256]), &r.params.NetW1, &r.params.NetB1, &r.params.NetW2, &r.params.NetB2, &r.params.NetW3, &r.params.NetB3, (*[256][1]float32)(r.outScore[i:i+256]), r.Pool, &r.scratchScore_rows256)
+		i = 256
+	}
+	for ; i+128 <= n; i += 128 {
+		ocannlMoonsScore_rows128((*[128][2]float32)(points[i:i+128]), &r.params.NetW1, &r.params.NetB1, &r.params.NetW2, &r.params.NetB2, &r.params.NetW3, &r.params.NetB3, (*[128][1]float32)(r.outScore[i:i+128]))
+	}
+	for ; i+64 <= n; i += 64 {
+		ocannlMoonsScore_rows64((*[64][2]float32)(points[i:i+64]), &r.params.NetW1, &r.params.NetB1, &r.params.NetW2, &r.params.NetB2, &r.params.NetW3, &r.params.NetB3, (*[64][1]float32)(r.outScore[i:i+64]))
+	}
+	for ; i+32 <= n; i += 32 {
+		ocannlMoonsScore_rows32((*[32][2]float32)(points[i:i+32]), &r.params.NetW1, &r.params.NetB1, &r.params.NetW2, &r.params.NetB2, &r.params.NetW3, &r.params.NetB3, (*[32][1]float32)(r.outScore[i:i+32]))
+	}
+	for ; i+16 <= n; i += 16 {
+		ocannlMoonsScore_rows16((*[16][2]float32)(points[i:i+16]), &r.params.NetW1, &r.params.NetB1, &r.params.NetW2, &r.params.NetB2, &r.params.NetW3, &r.params.NetB3, (*[16][1]float32)(r.outScore[i:i+16]))
+	}
+	for ; i+8 <= n; i += 8 {
+		ocannlMoonsScore_rows8((*[8][2]float32)(points[i:i+8]), &r.params.NetW1, &r.params.NetB1, &r.params.NetW2, &r.params.NetB2, &r.params.NetW3, &r.params.NetB3, (*[8][1]float32)(r.outScore[i:i+8]))
+	}
+	for ; i < n; i++ {
 		ocannlMoonsScore((*[1][2]float32)(points[i:i+1]), &r.params.NetW1, &r.params.NetB1, &r.params.NetW2, &r.params.NetB2, &r.params.NetW3, &r.params.NetB3, (*[1][1]float32)(r.outScore[i:i+1]))
 	}
 	return &r.outScore, nil
@@ -1776,7 +1818,7 @@ var ocannlMoonsPredictPart4Records rt.Records[ocannlMoonsPredictPart4]
 
 // ocannlMoonsScore runs a tensor program generated by ocannlgen.
 //
-// Entry point score of model Moons.
+// Entry point score of model Moons on one row (of at most 256).
 //
 // Tensors (batch | input -> output):
 //
@@ -1918,4 +1960,1112 @@ func ocannlMoonsScore(points *[1][2]float32, pNetW1 *[32]float32, pNetB1 *[16]fl
 
 	// score = pointwise "+" of _score.1, net.b3
 	out[0][0] = score_1[0][0] + pNetB3[0]
+}
+
+// ocannlMoonsScore_rows256 runs a tensor program generated by ocannlgen.
+//
+// Entry point score of model Moons on a block of 256 rows (of at most 256).
+//
+// Tensors (batch | input -> output):
+//
+//	points: 256 | 2 (input, parameter points)
+//	net.w1: 2 -> 16 (param, parameter pNetW1)
+//	_net/a1.1: 256 | 16 (let, local, in scratch field net_a1_1)
+//	net.b1: 16 (param, parameter pNetB1)
+//	_net/a1.2: 256 | 16 (let, local)
+//	net/a1: 256 | 16 (let, local, in scratch field net_a1)
+//	net.w2: 16 -> 16 (param, parameter pNetW2)
+//	_net/a2.1: 256 | 16 (let, local, in scratch field net_a2_1)
+//	net.b2: 16 (param, parameter pNetB2)
+//	_net/a2.2: 256 | 16 (let, local)
+//	net/a2: 256 | 16 (let, local, in scratch field net_a2)
+//	net.w3: 16 -> 1 (param, parameter pNetW3)
+//	_score.1: 256 | 1 (let, local, in scratch field score_1)
+//	net.b3: 1 (param, parameter pNetB3)
+//	score: 256 | 1 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# _net/a1.1 = compose "*" of net.w1, points
+//	fill _net/a1.1 with 0
+//	for i0 in 0..255:
+//	  for i1 in 0..15:
+//	    for i2 in 0..1:  # reduction
+//	      _net/a1.1[i0, i1] += net.w1[i1, i2] * points[i0, i2]
+//
+//	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+//
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+//	for i0 in 0..255:
+//	  for i1 in 0..15:
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
+//
+//	# _net/a2.1 = compose "*" of net.w2, net/a1
+//	fill _net/a2.1 with 0
+//	for i0 in 0..255:
+//	  for i1 in 0..15:
+//	    for i2 in 0..15:  # reduction
+//	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
+//
+//	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+//
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+//	for i0 in 0..255:
+//	  for i1 in 0..15:
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
+//
+//	# _score.1 = compose "*" of net.w3, net/a2
+//	fill _score.1 with 0
+//	for i0 in 0..255:
+//	  for i1 in 0..15:  # reduction
+//	    _score.1[i0, 0] += net.w3[0, i1] * net/a2[i0, i1]
+//
+//	# score = pointwise "+" of _score.1, net.b3
+//	for i0 in 0..255:
+//	  score[i0, 0] = _score.1[i0, 0] + net.b3[0]
+func ocannlMoonsScore_rows256(points *[256][2]float32, pNetW1 *[32]float32, pNetB1 *[16]float32, pNetW2 *[256]float32, pNetB2 *[16]float32, pNetW3 *[16]float32, pNetB3 *[1]float32, out *[256][1]float32, pool *rt.Pool, scratch *ocannlMoonsScore_rows256Scratch) {
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
+
+	// _net/a1.1 = compose "*" of net.w1, points
+	// 8 parts of i0 on the pool.
+	rec := ocannlMoonsScore_rows256Part0Records.Get()
+	rec.pNetW1 = pNetW1
+	rec.points = points
+	rec.scratch = scratch
+
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+	// 8 parts of i0 on the pool.
+	rec2 := ocannlMoonsScore_rows256Part1Records.Get()
+	rec2.pNetB1 = pNetB1
+	rec2.scratch = scratch
+
+	// _net/a2.1 = compose "*" of net.w2, net/a1
+	// 8 parts of i0 on the pool.
+	rec3 := ocannlMoonsScore_rows256Part2Records.Get()
+	rec3.pNetW2 = pNetW2
+	rec3.scratch = scratch
+
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+	// 8 parts of i0 on the pool.
+	rec4 := ocannlMoonsScore_rows256Part3Records.Get()
+	rec4.pNetB2 = pNetB2
+	rec4.scratch = scratch
+
+	// _score.1 = compose "*" of net.w3, net/a2
+	// 8 parts of i0 on the pool.
+	rec5 := ocannlMoonsScore_rows256Part4Records.Get()
+	rec5.pNetW3 = pNetW3
+	rec5.scratch = scratch
+
+	// The 5 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec, rec2, rec3, rec4, rec5)
+	*rec = ocannlMoonsScore_rows256Part0{}
+	ocannlMoonsScore_rows256Part0Records.Put(rec)
+	*rec2 = ocannlMoonsScore_rows256Part1{}
+	ocannlMoonsScore_rows256Part1Records.Put(rec2)
+	*rec3 = ocannlMoonsScore_rows256Part2{}
+	ocannlMoonsScore_rows256Part2Records.Put(rec3)
+	*rec4 = ocannlMoonsScore_rows256Part3{}
+	ocannlMoonsScore_rows256Part3Records.Put(rec4)
+	*rec5 = ocannlMoonsScore_rows256Part4{}
+	ocannlMoonsScore_rows256Part4Records.Put(rec5)
+
+	// score = pointwise "+" of _score.1, net.b3
+	// float32 pointwise kernel over 256 elements (c = add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap6AVX512(&out[0][0], &scratch.score_1[0][0], &pNetB3[0])
+	} else if ocannlAVX2 {
+		ocannlMap6AVX2(&out[0][0], &scratch.score_1[0][0], &pNetB3[0])
+	} else {
+		pNetB3V := pNetB3[0]
+		for i0 := range 256 {
+			out[i0][0] = scratch.score_1[i0][0] + pNetB3V
+		}
+	}
+}
+
+// ocannlMoonsScore_rows256Scratch holds the local arrays of ocannlMoonsScore_rows256 too large for the stack. Their
+// contents are garbage between calls; calls running at the same time need one each.
+type ocannlMoonsScore_rows256Scratch struct {
+	net_a1_1 [256][16]float32
+	net_a1   [256][16]float32
+	net_a2_1 [256][16]float32
+	net_a2   [256][16]float32
+	score_1  [256][1]float32
+}
+
+// ocannlMoonsScore_rows256Part0 is the task record of a loop nest of ocannlMoonsScore_rows256 that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlMoonsScore_rows256Part0 struct {
+	pNetW1  *[32]float32
+	points  *[256][2]float32
+	scratch *ocannlMoonsScore_rows256Scratch
+}
+
+// Part runs part j of the nest (0 <= j < 8).
+func (r *ocannlMoonsScore_rows256Part0) Part(j int) {
+	pNetW1, points, scratch := r.pNetW1, r.points, r.scratch
+	// reduction accumulated in a local variable.
+	for i0 := range 32 {
+		pointsRow := &points[i0+32*j]
+		for i1 := range 16 {
+			pNetW1Row := (*[2]float32)(pNetW1[2*i1 : 2*i1+2])
+			acc := float32(0)
+			for i2 := range 2 {
+				acc += pNetW1Row[i2] * pointsRow[i2]
+			}
+			scratch.net_a1_1[i0+32*j][i1] = acc
+		}
+	}
+}
+
+// ocannlMoonsScore_rows256Part0Records holds the free ocannlMoonsScore_rows256Part0 records.
+var ocannlMoonsScore_rows256Part0Records rt.Records[ocannlMoonsScore_rows256Part0]
+
+// ocannlMoonsScore_rows256Part1 is the task record of a loop nest of ocannlMoonsScore_rows256 that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlMoonsScore_rows256Part1 struct {
+	pNetB1  *[16]float32
+	scratch *ocannlMoonsScore_rows256Scratch
+}
+
+// Part runs part j2 of the nest (0 <= j2 < 8).
+func (r3 *ocannlMoonsScore_rows256Part1) Part(j2 int) {
+	pNetB1, scratch := r3.pNetB1, r3.scratch
+	// float32 pointwise kernel over 32 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&scratch.net_a1[32*j2][0], &scratch.net_a1_1[32*j2][0], &pNetB1[0])
+	} else {
+		for i0 := range 32 {
+			net_a1_1Row := &scratch.net_a1_1[i0+32*j2]
+			net_a1Row := &scratch.net_a1[i0+32*j2]
+			for i1 := range 16 {
+				r2 := net_a1_1Row[i1] + pNetB1[i1]
+				if !(r2 > 0) {
+					r2 = 0
+				}
+				net_a1Row[i1] = r2
+			}
+		}
+	}
+}
+
+// ocannlMoonsScore_rows256Part1Records holds the free ocannlMoonsScore_rows256Part1 records.
+var ocannlMoonsScore_rows256Part1Records rt.Records[ocannlMoonsScore_rows256Part1]
+
+// ocannlMoonsScore_rows256Part2 is the task record of a loop nest of ocannlMoonsScore_rows256 that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlMoonsScore_rows256Part2 struct {
+	pNetW2  *[256]float32
+	scratch *ocannlMoonsScore_rows256Scratch
+}
+
+// Part runs part j3 of the nest (0 <= j3 < 8).
+func (r4 *ocannlMoonsScore_rows256Part2) Part(j3 int) {
+	pNetW2, scratch := r4.pNetW2, r4.scratch
+	// float32 dot kernel M=16 N=32 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm0AVX512(&scratch.net_a2_1[32*j3][0], &pNetW2[0], &scratch.net_a1[32*j3][0])
+	} else if ocannlAVX2 {
+		ocannlGemm0AVX2(&scratch.net_a2_1[32*j3][0], &pNetW2[0], &scratch.net_a1[32*j3][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			net_a1Row2 := &scratch.net_a1[i0+32*j3]
+			for i1 := range 16 {
+				pNetW2Row := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
+				acc2 := float32(0)
+				for i2 := range 16 {
+					acc2 += pNetW2Row[i2] * net_a1Row2[i2]
+				}
+				scratch.net_a2_1[i0+32*j3][i1] = acc2
+			}
+		}
+	}
+}
+
+// ocannlMoonsScore_rows256Part2Records holds the free ocannlMoonsScore_rows256Part2 records.
+var ocannlMoonsScore_rows256Part2Records rt.Records[ocannlMoonsScore_rows256Part2]
+
+// ocannlMoonsScore_rows256Part3 is the task record of a loop nest of ocannlMoonsScore_rows256 that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlMoonsScore_rows256Part3 struct {
+	pNetB2  *[16]float32
+	scratch *ocannlMoonsScore_rows256Scratch
+}
+
+// Part runs part j4 of the nest (0 <= j4 < 8).
+func (r6 *ocannlMoonsScore_rows256Part3) Part(j4 int) {
+	pNetB2, scratch := r6.pNetB2, r6.scratch
+	// float32 pointwise kernel over 32 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&scratch.net_a2[32*j4][0], &scratch.net_a2_1[32*j4][0], &pNetB2[0])
+	} else {
+		for i0 := range 32 {
+			net_a2_1Row := &scratch.net_a2_1[i0+32*j4]
+			net_a2Row := &scratch.net_a2[i0+32*j4]
+			for i1 := range 16 {
+				r5 := net_a2_1Row[i1] + pNetB2[i1]
+				if !(r5 > 0) {
+					r5 = 0
+				}
+				net_a2Row[i1] = r5
+			}
+		}
+	}
+}
+
+// ocannlMoonsScore_rows256Part3Records holds the free ocannlMoonsScore_rows256Part3 records.
+var ocannlMoonsScore_rows256Part3Records rt.Records[ocannlMoonsScore_rows256Part3]
+
+// ocannlMoonsScore_rows256Part4 is the task record of a loop nest of ocannlMoonsScore_rows256 that runs in 8 parts, one
+// for each 32 values of i0 (see rt.Pool).
+type ocannlMoonsScore_rows256Part4 struct {
+	pNetW3  *[16]float32
+	scratch *ocannlMoonsScore_rows256Scratch
+}
+
+// Part runs part j5 of the nest (0 <= j5 < 8).
+func (r7 *ocannlMoonsScore_rows256Part4) Part(j5 int) {
+	pNetW3, scratch := r7.pNetW3, r7.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 16 elements into 32 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce0AVX2(&scratch.score_1[32*j5][0], &pNetW3[0], &scratch.net_a2[32*j5][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			net_a2Row2 := &scratch.net_a2[i0+32*j5]
+			acc3 := float32(0)
+			for i1 := range 16 {
+				acc3 += pNetW3[i1] * net_a2Row2[i1]
+			}
+			scratch.score_1[i0+32*j5][0] = acc3
+		}
+	}
+}
+
+// ocannlMoonsScore_rows256Part4Records holds the free ocannlMoonsScore_rows256Part4 records.
+var ocannlMoonsScore_rows256Part4Records rt.Records[ocannlMoonsScore_rows256Part4]
+
+// ocannlMoonsScore_rows128 runs a tensor program generated by ocannlgen.
+//
+// Entry point score of model Moons on a block of 128 rows (of at most 256).
+//
+// Tensors (batch | input -> output):
+//
+//	points: 128 | 2 (input, parameter points)
+//	net.w1: 2 -> 16 (param, parameter pNetW1)
+//	_net/a1.1: 128 | 16 (let, local)
+//	net.b1: 16 (param, parameter pNetB1)
+//	_net/a1.2: 128 | 16 (let, local)
+//	net/a1: 128 | 16 (let, local)
+//	net.w2: 16 -> 16 (param, parameter pNetW2)
+//	_net/a2.1: 128 | 16 (let, local)
+//	net.b2: 16 (param, parameter pNetB2)
+//	_net/a2.2: 128 | 16 (let, local)
+//	net/a2: 128 | 16 (let, local)
+//	net.w3: 16 -> 1 (param, parameter pNetW3)
+//	_score.1: 128 | 1 (let, local)
+//	net.b3: 1 (param, parameter pNetB3)
+//	score: 128 | 1 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# _net/a1.1 = compose "*" of net.w1, points
+//	fill _net/a1.1 with 0
+//	for i0 in 0..127:
+//	  for i1 in 0..15:
+//	    for i2 in 0..1:  # reduction
+//	      _net/a1.1[i0, i1] += net.w1[i1, i2] * points[i0, i2]
+//
+//	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+//
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+//	for i0 in 0..127:
+//	  for i1 in 0..15:
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
+//
+//	# _net/a2.1 = compose "*" of net.w2, net/a1
+//	fill _net/a2.1 with 0
+//	for i0 in 0..127:
+//	  for i1 in 0..15:
+//	    for i2 in 0..15:  # reduction
+//	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
+//
+//	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+//
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+//	for i0 in 0..127:
+//	  for i1 in 0..15:
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
+//
+//	# _score.1 = compose "*" of net.w3, net/a2
+//	fill _score.1 with 0
+//	for i0 in 0..127:
+//	  for i1 in 0..15:  # reduction
+//	    _score.1[i0, 0] += net.w3[0, i1] * net/a2[i0, i1]
+//
+//	# score = pointwise "+" of _score.1, net.b3
+//	for i0 in 0..127:
+//	  score[i0, 0] = _score.1[i0, 0] + net.b3[0]
+func ocannlMoonsScore_rows128(points *[128][2]float32, pNetW1 *[32]float32, pNetB1 *[16]float32, pNetW2 *[256]float32, pNetB2 *[16]float32, pNetW3 *[16]float32, pNetB3 *[1]float32, out *[128][1]float32) {
+	var net_a1_1 [128][16]float32
+	var net_a1 [128][16]float32
+	var net_a2_1 [128][16]float32
+	var net_a2 [128][16]float32
+	var score_1 [128][1]float32
+
+	// _net/a1.1 = compose "*" of net.w1, points
+	// reduction accumulated in a local variable.
+	for i0 := range 128 {
+		pointsRow := &points[i0]
+		for i1 := range 16 {
+			pNetW1Row := (*[2]float32)(pNetW1[2*i1 : 2*i1+2])
+			acc := float32(0)
+			for i2 := range 2 {
+				acc += pNetW1Row[i2] * pointsRow[i2]
+			}
+			net_a1_1[i0][i1] = acc
+		}
+	}
+
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+	// float32 pointwise kernel over 128 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap7AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+	} else if ocannlAVX2 {
+		ocannlMap7AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+	} else {
+		for i0 := range 128 {
+			net_a1_1Row := &net_a1_1[i0]
+			net_a1Row := &net_a1[i0]
+			for i1 := range 16 {
+				r := net_a1_1Row[i1] + pNetB1[i1]
+				if !(r > 0) {
+					r = 0
+				}
+				net_a1Row[i1] = r
+			}
+		}
+	}
+
+	// _net/a2.1 = compose "*" of net.w2, net/a1
+	// float32 dot kernel M=16 N=128 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm4AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm4AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 128 {
+			net_a1Row2 := &net_a1[i0]
+			for i1 := range 16 {
+				pNetW2Row := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
+				acc2 := float32(0)
+				for i2 := range 16 {
+					acc2 += pNetW2Row[i2] * net_a1Row2[i2]
+				}
+				net_a2_1[i0][i1] = acc2
+			}
+		}
+	}
+
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+	// float32 pointwise kernel over 128 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap7AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+	} else if ocannlAVX2 {
+		ocannlMap7AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+	} else {
+		for i0 := range 128 {
+			net_a2_1Row := &net_a2_1[i0]
+			net_a2Row := &net_a2[i0]
+			for i1 := range 16 {
+				r2 := net_a2_1Row[i1] + pNetB2[i1]
+				if !(r2 > 0) {
+					r2 = 0
+				}
+				net_a2Row[i1] = r2
+			}
+		}
+	}
+
+	// _score.1 = compose "*" of net.w3, net/a2
+	// float32 along-rows add reduction kernel, 128 rows of 16 elements into 128 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce6AVX2(&score_1[0][0], &pNetW3[0], &net_a2[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 128 {
+			net_a2Row2 := &net_a2[i0]
+			acc3 := float32(0)
+			for i1 := range 16 {
+				acc3 += pNetW3[i1] * net_a2Row2[i1]
+			}
+			score_1[i0][0] = acc3
+		}
+	}
+
+	// score = pointwise "+" of _score.1, net.b3
+	pNetB3V := pNetB3[0]
+	for i0 := range 128 {
+		out[i0][0] = score_1[i0][0] + pNetB3V
+	}
+}
+
+// ocannlMoonsScore_rows64 runs a tensor program generated by ocannlgen.
+//
+// Entry point score of model Moons on a block of 64 rows (of at most 256).
+//
+// Tensors (batch | input -> output):
+//
+//	points: 64 | 2 (input, parameter points)
+//	net.w1: 2 -> 16 (param, parameter pNetW1)
+//	_net/a1.1: 64 | 16 (let, local)
+//	net.b1: 16 (param, parameter pNetB1)
+//	_net/a1.2: 64 | 16 (let, local)
+//	net/a1: 64 | 16 (let, local)
+//	net.w2: 16 -> 16 (param, parameter pNetW2)
+//	_net/a2.1: 64 | 16 (let, local)
+//	net.b2: 16 (param, parameter pNetB2)
+//	_net/a2.2: 64 | 16 (let, local)
+//	net/a2: 64 | 16 (let, local)
+//	net.w3: 16 -> 1 (param, parameter pNetW3)
+//	_score.1: 64 | 1 (let, local)
+//	net.b3: 1 (param, parameter pNetB3)
+//	score: 64 | 1 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# _net/a1.1 = compose "*" of net.w1, points
+//	fill _net/a1.1 with 0
+//	for i0 in 0..63:
+//	  for i1 in 0..15:
+//	    for i2 in 0..1:  # reduction
+//	      _net/a1.1[i0, i1] += net.w1[i1, i2] * points[i0, i2]
+//
+//	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+//
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+//	for i0 in 0..63:
+//	  for i1 in 0..15:
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
+//
+//	# _net/a2.1 = compose "*" of net.w2, net/a1
+//	fill _net/a2.1 with 0
+//	for i0 in 0..63:
+//	  for i1 in 0..15:
+//	    for i2 in 0..15:  # reduction
+//	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
+//
+//	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+//
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+//	for i0 in 0..63:
+//	  for i1 in 0..15:
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
+//
+//	# _score.1 = compose "*" of net.w3, net/a2
+//	fill _score.1 with 0
+//	for i0 in 0..63:
+//	  for i1 in 0..15:  # reduction
+//	    _score.1[i0, 0] += net.w3[0, i1] * net/a2[i0, i1]
+//
+//	# score = pointwise "+" of _score.1, net.b3
+//	for i0 in 0..63:
+//	  score[i0, 0] = _score.1[i0, 0] + net.b3[0]
+func ocannlMoonsScore_rows64(points *[64][2]float32, pNetW1 *[32]float32, pNetB1 *[16]float32, pNetW2 *[256]float32, pNetB2 *[16]float32, pNetW3 *[16]float32, pNetB3 *[1]float32, out *[64][1]float32) {
+	var net_a1_1 [64][16]float32
+	var net_a1 [64][16]float32
+	var net_a2_1 [64][16]float32
+	var net_a2 [64][16]float32
+	var score_1 [64][1]float32
+
+	// _net/a1.1 = compose "*" of net.w1, points
+	// reduction accumulated in a local variable.
+	for i0 := range 64 {
+		pointsRow := &points[i0]
+		for i1 := range 16 {
+			pNetW1Row := (*[2]float32)(pNetW1[2*i1 : 2*i1+2])
+			acc := float32(0)
+			for i2 := range 2 {
+				acc += pNetW1Row[i2] * pointsRow[i2]
+			}
+			net_a1_1[i0][i1] = acc
+		}
+	}
+
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+	// float32 pointwise kernel over 64 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+	} else if ocannlAVX2 {
+		ocannlMap8AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+	} else {
+		for i0 := range 64 {
+			net_a1_1Row := &net_a1_1[i0]
+			net_a1Row := &net_a1[i0]
+			for i1 := range 16 {
+				r := net_a1_1Row[i1] + pNetB1[i1]
+				if !(r > 0) {
+					r = 0
+				}
+				net_a1Row[i1] = r
+			}
+		}
+	}
+
+	// _net/a2.1 = compose "*" of net.w2, net/a1
+	// float32 dot kernel M=16 N=64 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm5AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm5AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 64 {
+			net_a1Row2 := &net_a1[i0]
+			for i1 := range 16 {
+				pNetW2Row := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
+				acc2 := float32(0)
+				for i2 := range 16 {
+					acc2 += pNetW2Row[i2] * net_a1Row2[i2]
+				}
+				net_a2_1[i0][i1] = acc2
+			}
+		}
+	}
+
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+	// float32 pointwise kernel over 64 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+	} else if ocannlAVX2 {
+		ocannlMap8AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+	} else {
+		for i0 := range 64 {
+			net_a2_1Row := &net_a2_1[i0]
+			net_a2Row := &net_a2[i0]
+			for i1 := range 16 {
+				r2 := net_a2_1Row[i1] + pNetB2[i1]
+				if !(r2 > 0) {
+					r2 = 0
+				}
+				net_a2Row[i1] = r2
+			}
+		}
+	}
+
+	// _score.1 = compose "*" of net.w3, net/a2
+	// float32 along-rows add reduction kernel, 64 rows of 16 elements into 64 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce7AVX2(&score_1[0][0], &pNetW3[0], &net_a2[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 64 {
+			net_a2Row2 := &net_a2[i0]
+			acc3 := float32(0)
+			for i1 := range 16 {
+				acc3 += pNetW3[i1] * net_a2Row2[i1]
+			}
+			score_1[i0][0] = acc3
+		}
+	}
+
+	// score = pointwise "+" of _score.1, net.b3
+	pNetB3V := pNetB3[0]
+	for i0 := range 64 {
+		out[i0][0] = score_1[i0][0] + pNetB3V
+	}
+}
+
+// ocannlMoonsScore_rows32 runs a tensor program generated by ocannlgen.
+//
+// Entry point score of model Moons on a block of 32 rows (of at most 256).
+//
+// Tensors (batch | input -> output):
+//
+//	points: 32 | 2 (input, parameter points)
+//	net.w1: 2 -> 16 (param, parameter pNetW1)
+//	_net/a1.1: 32 | 16 (let, local)
+//	net.b1: 16 (param, parameter pNetB1)
+//	_net/a1.2: 32 | 16 (let, local)
+//	net/a1: 32 | 16 (let, local)
+//	net.w2: 16 -> 16 (param, parameter pNetW2)
+//	_net/a2.1: 32 | 16 (let, local)
+//	net.b2: 16 (param, parameter pNetB2)
+//	_net/a2.2: 32 | 16 (let, local)
+//	net/a2: 32 | 16 (let, local)
+//	net.w3: 16 -> 1 (param, parameter pNetW3)
+//	_score.1: 32 | 1 (let, local)
+//	net.b3: 1 (param, parameter pNetB3)
+//	score: 32 | 1 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# _net/a1.1 = compose "*" of net.w1, points
+//	fill _net/a1.1 with 0
+//	for i0 in 0..31:
+//	  for i1 in 0..15:
+//	    for i2 in 0..1:  # reduction
+//	      _net/a1.1[i0, i1] += net.w1[i1, i2] * points[i0, i2]
+//
+//	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+//
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+//	for i0 in 0..31:
+//	  for i1 in 0..15:
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
+//
+//	# _net/a2.1 = compose "*" of net.w2, net/a1
+//	fill _net/a2.1 with 0
+//	for i0 in 0..31:
+//	  for i1 in 0..15:
+//	    for i2 in 0..15:  # reduction
+//	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
+//
+//	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+//
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+//	for i0 in 0..31:
+//	  for i1 in 0..15:
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
+//
+//	# _score.1 = compose "*" of net.w3, net/a2
+//	fill _score.1 with 0
+//	for i0 in 0..31:
+//	  for i1 in 0..15:  # reduction
+//	    _score.1[i0, 0] += net.w3[0, i1] * net/a2[i0, i1]
+//
+//	# score = pointwise "+" of _score.1, net.b3
+//	for i0 in 0..31:
+//	  score[i0, 0] = _score.1[i0, 0] + net.b3[0]
+func ocannlMoonsScore_rows32(points *[32][2]float32, pNetW1 *[32]float32, pNetB1 *[16]float32, pNetW2 *[256]float32, pNetB2 *[16]float32, pNetW3 *[16]float32, pNetB3 *[1]float32, out *[32][1]float32) {
+	var net_a1_1 [32][16]float32
+	var net_a1 [32][16]float32
+	var net_a2_1 [32][16]float32
+	var net_a2 [32][16]float32
+	var score_1 [32][1]float32
+
+	// _net/a1.1 = compose "*" of net.w1, points
+	// reduction accumulated in a local variable.
+	for i0 := range 32 {
+		pointsRow := &points[i0]
+		for i1 := range 16 {
+			pNetW1Row := (*[2]float32)(pNetW1[2*i1 : 2*i1+2])
+			acc := float32(0)
+			for i2 := range 2 {
+				acc += pNetW1Row[i2] * pointsRow[i2]
+			}
+			net_a1_1[i0][i1] = acc
+		}
+	}
+
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+	// float32 pointwise kernel over 32 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+	} else {
+		for i0 := range 32 {
+			net_a1_1Row := &net_a1_1[i0]
+			net_a1Row := &net_a1[i0]
+			for i1 := range 16 {
+				r := net_a1_1Row[i1] + pNetB1[i1]
+				if !(r > 0) {
+					r = 0
+				}
+				net_a1Row[i1] = r
+			}
+		}
+	}
+
+	// _net/a2.1 = compose "*" of net.w2, net/a1
+	// float32 dot kernel M=16 N=32 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm0AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm0AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			net_a1Row2 := &net_a1[i0]
+			for i1 := range 16 {
+				pNetW2Row := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
+				acc2 := float32(0)
+				for i2 := range 16 {
+					acc2 += pNetW2Row[i2] * net_a1Row2[i2]
+				}
+				net_a2_1[i0][i1] = acc2
+			}
+		}
+	}
+
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+	// float32 pointwise kernel over 32 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+	} else if ocannlAVX2 {
+		ocannlMap0AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+	} else {
+		for i0 := range 32 {
+			net_a2_1Row := &net_a2_1[i0]
+			net_a2Row := &net_a2[i0]
+			for i1 := range 16 {
+				r2 := net_a2_1Row[i1] + pNetB2[i1]
+				if !(r2 > 0) {
+					r2 = 0
+				}
+				net_a2Row[i1] = r2
+			}
+		}
+	}
+
+	// _score.1 = compose "*" of net.w3, net/a2
+	// float32 along-rows add reduction kernel, 32 rows of 16 elements into 32 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce0AVX2(&score_1[0][0], &pNetW3[0], &net_a2[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			net_a2Row2 := &net_a2[i0]
+			acc3 := float32(0)
+			for i1 := range 16 {
+				acc3 += pNetW3[i1] * net_a2Row2[i1]
+			}
+			score_1[i0][0] = acc3
+		}
+	}
+
+	// score = pointwise "+" of _score.1, net.b3
+	pNetB3V := pNetB3[0]
+	for i0 := range 32 {
+		out[i0][0] = score_1[i0][0] + pNetB3V
+	}
+}
+
+// ocannlMoonsScore_rows16 runs a tensor program generated by ocannlgen.
+//
+// Entry point score of model Moons on a block of 16 rows (of at most 256).
+//
+// Tensors (batch | input -> output):
+//
+//	points: 16 | 2 (input, parameter points)
+//	net.w1: 2 -> 16 (param, parameter pNetW1)
+//	_net/a1.1: 16 | 16 (let, local)
+//	net.b1: 16 (param, parameter pNetB1)
+//	_net/a1.2: 16 | 16 (let, local)
+//	net/a1: 16 | 16 (let, local)
+//	net.w2: 16 -> 16 (param, parameter pNetW2)
+//	_net/a2.1: 16 | 16 (let, local)
+//	net.b2: 16 (param, parameter pNetB2)
+//	_net/a2.2: 16 | 16 (let, local)
+//	net/a2: 16 | 16 (let, local)
+//	net.w3: 16 -> 1 (param, parameter pNetW3)
+//	_score.1: 16 | 1 (let, local)
+//	net.b3: 1 (param, parameter pNetB3)
+//	score: 16 | 1 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# _net/a1.1 = compose "*" of net.w1, points
+//	fill _net/a1.1 with 0
+//	for i0 in 0..15:
+//	  for i1 in 0..15:
+//	    for i2 in 0..1:  # reduction
+//	      _net/a1.1[i0, i1] += net.w1[i1, i2] * points[i0, i2]
+//
+//	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+//
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+//	for i0 in 0..15:
+//	  for i1 in 0..15:
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
+//
+//	# _net/a2.1 = compose "*" of net.w2, net/a1
+//	fill _net/a2.1 with 0
+//	for i0 in 0..15:
+//	  for i1 in 0..15:
+//	    for i2 in 0..15:  # reduction
+//	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
+//
+//	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+//
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+//	for i0 in 0..15:
+//	  for i1 in 0..15:
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
+//
+//	# _score.1 = compose "*" of net.w3, net/a2
+//	fill _score.1 with 0
+//	for i0 in 0..15:
+//	  for i1 in 0..15:  # reduction
+//	    _score.1[i0, 0] += net.w3[0, i1] * net/a2[i0, i1]
+//
+//	# score = pointwise "+" of _score.1, net.b3
+//	for i0 in 0..15:
+//	  score[i0, 0] = _score.1[i0, 0] + net.b3[0]
+func ocannlMoonsScore_rows16(points *[16][2]float32, pNetW1 *[32]float32, pNetB1 *[16]float32, pNetW2 *[256]float32, pNetB2 *[16]float32, pNetW3 *[16]float32, pNetB3 *[1]float32, out *[16][1]float32) {
+	var net_a1_1 [16][16]float32
+	var net_a1 [16][16]float32
+	var net_a2_1 [16][16]float32
+	var net_a2 [16][16]float32
+	var score_1 [16][1]float32
+
+	// _net/a1.1 = compose "*" of net.w1, points
+	// reduction accumulated in a local variable.
+	for i0 := range 16 {
+		pointsRow := &points[i0]
+		for i1 := range 16 {
+			pNetW1Row := (*[2]float32)(pNetW1[2*i1 : 2*i1+2])
+			acc := float32(0)
+			for i2 := range 2 {
+				acc += pNetW1Row[i2] * pointsRow[i2]
+			}
+			net_a1_1[i0][i1] = acc
+		}
+	}
+
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+	// float32 pointwise kernel over 16 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+	} else if ocannlAVX2 {
+		ocannlMap9AVX2(&net_a1[0][0], &net_a1_1[0][0], &pNetB1[0])
+	} else {
+		for i0 := range 16 {
+			net_a1_1Row := &net_a1_1[i0]
+			net_a1Row := &net_a1[i0]
+			for i1 := range 16 {
+				r := net_a1_1Row[i1] + pNetB1[i1]
+				if !(r > 0) {
+					r = 0
+				}
+				net_a1Row[i1] = r
+			}
+		}
+	}
+
+	// _net/a2.1 = compose "*" of net.w2, net/a1
+	// float32 dot kernel M=16 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm6AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm6AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			net_a1Row2 := &net_a1[i0]
+			for i1 := range 16 {
+				pNetW2Row := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
+				acc2 := float32(0)
+				for i2 := range 16 {
+					acc2 += pNetW2Row[i2] * net_a1Row2[i2]
+				}
+				net_a2_1[i0][i1] = acc2
+			}
+		}
+	}
+
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+	// float32 pointwise kernel over 16 rows of 16 elements (c = relu(add(x0,x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+	} else if ocannlAVX2 {
+		ocannlMap9AVX2(&net_a2[0][0], &net_a2_1[0][0], &pNetB2[0])
+	} else {
+		for i0 := range 16 {
+			net_a2_1Row := &net_a2_1[i0]
+			net_a2Row := &net_a2[i0]
+			for i1 := range 16 {
+				r2 := net_a2_1Row[i1] + pNetB2[i1]
+				if !(r2 > 0) {
+					r2 = 0
+				}
+				net_a2Row[i1] = r2
+			}
+		}
+	}
+
+	// _score.1 = compose "*" of net.w3, net/a2
+	// float32 along-rows add reduction kernel, 16 rows of 16 elements into 16 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce8AVX2(&score_1[0][0], &pNetW3[0], &net_a2[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			net_a2Row2 := &net_a2[i0]
+			acc3 := float32(0)
+			for i1 := range 16 {
+				acc3 += pNetW3[i1] * net_a2Row2[i1]
+			}
+			score_1[i0][0] = acc3
+		}
+	}
+
+	// score = pointwise "+" of _score.1, net.b3
+	pNetB3V := pNetB3[0]
+	for i0 := range 16 {
+		out[i0][0] = score_1[i0][0] + pNetB3V
+	}
+}
+
+// ocannlMoonsScore_rows8 runs a tensor program generated by ocannlgen.
+//
+// Entry point score of model Moons on a block of 8 rows (of at most 256).
+//
+// Tensors (batch | input -> output):
+//
+//	points: 8 | 2 (input, parameter points)
+//	net.w1: 2 -> 16 (param, parameter pNetW1)
+//	_net/a1.1: 8 | 16 (let, local)
+//	net.b1: 16 (param, parameter pNetB1)
+//	_net/a1.2: 8 | 16 (let, local)
+//	net/a1: 8 | 16 (let, local)
+//	net.w2: 16 -> 16 (param, parameter pNetW2)
+//	_net/a2.1: 8 | 16 (let, local)
+//	net.b2: 16 (param, parameter pNetB2)
+//	_net/a2.2: 8 | 16 (let, local)
+//	net/a2: 8 | 16 (let, local)
+//	net.w3: 16 -> 1 (param, parameter pNetW3)
+//	_score.1: 8 | 1 (let, local)
+//	net.b3: 1 (param, parameter pNetB3)
+//	score: 8 | 1 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# _net/a1.1 = compose "*" of net.w1, points
+//	fill _net/a1.1 with 0
+//	for i0 in 0..7:
+//	  for i1 in 0..15:
+//	    for i2 in 0..1:  # reduction
+//	      _net/a1.1[i0, i1] += net.w1[i1, i2] * points[i0, i2]
+//
+//	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+//
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+//	for i0 in 0..7:
+//	  for i1 in 0..15:
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
+//
+//	# _net/a2.1 = compose "*" of net.w2, net/a1
+//	fill _net/a2.1 with 0
+//	for i0 in 0..7:
+//	  for i1 in 0..15:
+//	    for i2 in 0..15:  # reduction
+//	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
+//
+//	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+//
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+//	for i0 in 0..7:
+//	  for i1 in 0..15:
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
+//
+//	# _score.1 = compose "*" of net.w3, net/a2
+//	fill _score.1 with 0
+//	for i0 in 0..7:
+//	  for i1 in 0..15:  # reduction
+//	    _score.1[i0, 0] += net.w3[0, i1] * net/a2[i0, i1]
+//
+//	# score = pointwise "+" of _score.1, net.b3
+//	for i0 in 0..7:
+//	  score[i0, 0] = _score.1[i0, 0] + net.b3[0]
+func ocannlMoonsScore_rows8(points *[8][2]float32, pNetW1 *[32]float32, pNetB1 *[16]float32, pNetW2 *[256]float32, pNetB2 *[16]float32, pNetW3 *[16]float32, pNetB3 *[1]float32, out *[8][1]float32) {
+	var net_a1_1 [8][16]float32
+	var net_a1 [8][16]float32
+	var net_a2_1 [8][16]float32
+	var net_a2 [8][16]float32
+	var score_1 [8][1]float32
+
+	// _net/a1.1 = compose "*" of net.w1, points
+	// reduction accumulated in a local variable.
+	for i0 := range 8 {
+		pointsRow := &points[i0]
+		for i1 := range 16 {
+			pNetW1Row := (*[2]float32)(pNetW1[2*i1 : 2*i1+2])
+			acc := float32(0)
+			for i2 := range 2 {
+				acc += pNetW1Row[i2] * pointsRow[i2]
+			}
+			net_a1_1[i0][i1] = acc
+		}
+	}
+
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+	for i0 := range 8 {
+		net_a1_1Row := &net_a1_1[i0]
+		net_a1Row := &net_a1[i0]
+		for i1 := range 16 {
+			r := net_a1_1Row[i1] + pNetB1[i1]
+			if !(r > 0) {
+				r = 0
+			}
+			net_a1Row[i1] = r
+		}
+	}
+
+	// _net/a2.1 = compose "*" of net.w2, net/a1
+	// float32 dot kernel M=16 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm7AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm7AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			net_a1Row2 := &net_a1[i0]
+			for i1 := range 16 {
+				pNetW2Row := (*[16]float32)(pNetW2[16*i1 : 16*i1+16])
+				acc2 := float32(0)
+				for i2 := range 16 {
+					acc2 += pNetW2Row[i2] * net_a1Row2[i2]
+				}
+				net_a2_1[i0][i1] = acc2
+			}
+		}
+	}
+
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+	for i0 := range 8 {
+		net_a2_1Row := &net_a2_1[i0]
+		net_a2Row := &net_a2[i0]
+		for i1 := range 16 {
+			r2 := net_a2_1Row[i1] + pNetB2[i1]
+			if !(r2 > 0) {
+				r2 = 0
+			}
+			net_a2Row[i1] = r2
+		}
+	}
+
+	// _score.1 = compose "*" of net.w3, net/a2
+	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&score_1[0][0], &pNetW3[0], &net_a2[0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			net_a2Row2 := &net_a2[i0]
+			acc3 := float32(0)
+			for i1 := range 16 {
+				acc3 += pNetW3[i1] * net_a2Row2[i1]
+			}
+			score_1[i0][0] = acc3
+		}
+	}
+
+	// score = pointwise "+" of _score.1, net.b3
+	pNetB3V := pNetB3[0]
+	for i0 := range 8 {
+		out[i0][0] = score_1[i0][0] + pNetB3V
+	}
 }

@@ -36,6 +36,26 @@ func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
 
+// ocannlGemm4AVX512 runs a float32 dot kernel, M=16 N=128 K=16 (4x4 tile); strides C 1,16 A 16,1 B 1,16.
+//
+//go:noescape
+func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm5AVX512 runs a float32 dot kernel, M=16 N=64 K=16 (4x4 tile); strides C 1,16 A 16,1 B 1,16.
+//
+//go:noescape
+func ocannlGemm5AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm6AVX512 runs a float32 dot kernel, M=16 N=16 K=16 (4x4 tile); strides C 1,16 A 16,1 B 1,16.
+//
+//go:noescape
+func ocannlGemm6AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm7AVX512 runs a float32 dot kernel, M=16 N=8 K=16 (4x4 tile); strides C 1,16 A 16,1 B 1,16.
+//
+//go:noescape
+func ocannlGemm7AVX512(c *float32, a *float32, b *float32)
+
 // ocannlMap0AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
@@ -56,6 +76,21 @@ func ocannlMap2AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
 
+// ocannlMap7AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
+//
+//go:noescape
+func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap8AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
+//
+//go:noescape
+func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap9AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
+//
+//go:noescape
+func ocannlMap9AVX512(c *float32, x0 *float32, x1 *float32)
+
 // ocannlGemm0AVX2 runs a float32 dot kernel, M=16 N=32 K=16 (3x3 tile); strides C 1,16 A 16,1 B 1,16.
 //
 //go:noescape
@@ -75,6 +110,26 @@ func ocannlGemm2AVX2(c *float32, a *float32, b *float32)
 //
 //go:noescape
 func ocannlGemm3AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm4AVX2 runs a float32 dot kernel, M=16 N=128 K=16 (3x3 tile); strides C 1,16 A 16,1 B 1,16.
+//
+//go:noescape
+func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm5AVX2 runs a float32 dot kernel, M=16 N=64 K=16 (3x3 tile); strides C 1,16 A 16,1 B 1,16.
+//
+//go:noescape
+func ocannlGemm5AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm6AVX2 runs a float32 dot kernel, M=16 N=16 K=16 (3x3 tile); strides C 1,16 A 16,1 B 1,16.
+//
+//go:noescape
+func ocannlGemm6AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm7AVX2 runs a float32 dot kernel, M=16 N=8 K=16 (3x3 tile); strides C 1,16 A 16,1 B 1,16.
+//
+//go:noescape
+func ocannlGemm7AVX2(c *float32, a *float32, b *float32)
 
 // ocannlMap0AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
@@ -111,6 +166,21 @@ func ocannlMap5AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap6AVX2(c *float32, x0 *float32, x1 *float32)
 
+// ocannlMap7AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
+//
+//go:noescape
+func ocannlMap7AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap8AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
+//
+//go:noescape
+func ocannlMap8AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap9AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
+//
+//go:noescape
+func ocannlMap9AVX2(c *float32, x0 *float32, x1 *float32)
+
 // ocannlReduce0AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 32 rows of 16 elements.
 //
 //go:noescape
@@ -140,3 +210,23 @@ func ocannlReduce4AVX2(c *float32, x0 *float32, x1 *float32)
 //
 //go:noescape
 func ocannlReduce5AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce6AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 128 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce6AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce7AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 64 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce7AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce8AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 16 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce8AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlReduce9AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce9AVX2(c *float32, x0 *float32, x1 *float32)

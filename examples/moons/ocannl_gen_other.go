@@ -32,6 +32,26 @@ func ocannlGemm3AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm3AVX512 called without assembly")
 }
 
+// ocannlGemm4AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm4AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm4AVX512 called without assembly")
+}
+
+// ocannlGemm5AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm5AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm5AVX512 called without assembly")
+}
+
+// ocannlGemm6AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm6AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm6AVX512 called without assembly")
+}
+
+// ocannlGemm7AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm7AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm7AVX512 called without assembly")
+}
+
 // ocannlMap0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap0AVX512 called without assembly")
@@ -50,6 +70,21 @@ func ocannlMap6AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap6AVX512 called without assembly")
 }
 
+// ocannlMap7AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap7AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap7AVX512 called without assembly")
+}
+
+// ocannlMap8AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap8AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap8AVX512 called without assembly")
+}
+
+// ocannlMap9AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap9AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap9AVX512 called without assembly")
+}
+
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }
 
@@ -61,6 +96,18 @@ func ocannlGemm2AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm2AVX2 calle
 
 // ocannlGemm3AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm3AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm3AVX2 called without assembly") }
+
+// ocannlGemm4AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm4AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm4AVX2 called without assembly") }
+
+// ocannlGemm5AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm5AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm5AVX2 called without assembly") }
+
+// ocannlGemm6AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm6AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm6AVX2 called without assembly") }
+
+// ocannlGemm7AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm7AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm7AVX2 called without assembly") }
 
 // ocannlMap0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }
@@ -82,6 +129,15 @@ func ocannlMap5AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap5AVX2 called wi
 
 // ocannlMap6AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap6AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap6AVX2 called without assembly") }
+
+// ocannlMap7AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap7AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap7AVX2 called without assembly") }
+
+// ocannlMap8AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap8AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap8AVX2 called without assembly") }
+
+// ocannlMap9AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap9AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap9AVX2 called without assembly") }
 
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX2(c, x0, x1 *float32) {
@@ -105,4 +161,24 @@ func ocannlReduce4AVX2(c, x0, x1 *float32) {
 // ocannlReduce5AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce5AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlReduce5AVX2 called without assembly")
+}
+
+// ocannlReduce6AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce6AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlReduce6AVX2 called without assembly")
+}
+
+// ocannlReduce7AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce7AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlReduce7AVX2 called without assembly")
+}
+
+// ocannlReduce8AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce8AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlReduce8AVX2 called without assembly")
+}
+
+// ocannlReduce9AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce9AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlReduce9AVX2 called without assembly")
 }

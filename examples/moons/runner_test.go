@@ -50,9 +50,9 @@ func TestRunnerConcurrent(t *testing.T) {
 					errs <- "Classify"
 				}
 				// Score's rows are chosen at run time: its first n rows are
-				// Predict's, up to float rounding (Score runs a one-row
-				// kernel in Go loops, Predict's 256 rows may run in the
-				// assembly kernels, which add in another order).
+				// Predict's, up to float rounding (Score runs kernels for
+				// blocks of fewer rows and a one-row kernel, which may add
+				// in another order than Predict's kernel of 256 rows).
 				n := (w*37 + k*11) % 257
 				got, err := r.Score(&in[b], n)
 				if err != nil {

@@ -1242,7 +1242,12 @@ func (m *ocannlNormalized) Classify(images *[3][6][6][1]float64, n int) (*[3][4]
 	if err := rt.CheckRows("Classify", n, 0, 3); err != nil {
 		return nil, err
 	}
-	for i := range n {
+	i := 0
+	if n == 3 {
+		ocannlNormalizedClassify_rows3((*[3][6][6][1]float64)(images[i:i+3]), &m.Params.C1Kernel, &m.Params.C1Bias, &m.Params.HeadW, &m.Params.HeadB, (*[3][4]float64)(m.outClassify[i:i+3]))
+		i = 3
+	}
+	for ; i < n; i++ {
 		ocannlNormalizedClassify((*[1][6][6][1]float64)(images[i:i+1]), &m.Params.C1Kernel, &m.Params.C1Bias, &m.Params.HeadW, &m.Params.HeadB, (*[1][4]float64)(m.outClassify[i:i+1]))
 	}
 	return &m.outClassify, nil
@@ -1494,7 +1499,12 @@ func (r *ocannlNormalizedRunner) Classify(images *[3][6][6][1]float64, n int) (*
 	if err := rt.CheckRows("Classify", n, 0, 3); err != nil {
 		return nil, err
 	}
-	for i := range n {
+	i := 0
+	if n == 3 {
+		ocannlNormalizedClassify_rows3((*[3][6][6][1]float64)(images[i:i+3]), &r.params.C1Kernel, &r.params.C1Bias, &r.params.HeadW, &r.params.HeadB, (*[3][4]float64)(r.outClassify[i:i+3]))
+		i = 3
+	}
+	for ; i < n; i++ {
 		ocannlNormalizedClassify((*[1][6][6][1]float64)(images[i:i+1]), &r.params.C1Kernel, &r.params.C1Bias, &r.params.HeadW, &r.params.HeadB, (*[1][4]float64)(r.outClassify[i:i+1]))
 	}
 	return &r.outClassify, nil
@@ -1944,7 +1954,12 @@ func (m *ocannlTransformer) PredictMany(ids *[3][4]float64, n int) (*[3][4][6]fl
 	if err := rt.CheckRows("PredictMany", n, 0, 3); err != nil {
 		return nil, err
 	}
-	for i := range n {
+	i := 0
+	if n == 3 {
+		ocannlTransformerPredictMany_rows3((*[3][4]float64)(ids[i:i+3]), &m.Params.NetEmb, &m.Params.NetPos, &m.Params.NetEncoderBlock2LayerNorm1Gamma, &m.Params.NetEncoderBlock2LayerNorm1Beta, &m.Params.NetEncoderBlock2MaskedAttention1WQ, &m.Params.NetEncoderBlock2MaskedAttention1WK, &m.Params.NetEncoderBlock2MaskedAttention1WV, &m.Params.NetEncoderBlock2MaskedAttention1WO, &m.Params.NetEncoderBlock2LayerNorm2Gamma, &m.Params.NetEncoderBlock2LayerNorm2Beta, &m.Params.NetEncoderBlock2Dense1W, &m.Params.NetEncoderBlock2Dense1B, &m.Params.NetEncoderBlock2Linear1W, &m.Params.NetEncoderBlock2Linear1B, &m.Params.NetEncoderBlock1LayerNorm1Gamma, &m.Params.NetEncoderBlock1LayerNorm1Beta, &m.Params.NetEncoderBlock1MaskedAttention1WQ, &m.Params.NetEncoderBlock1MaskedAttention1WK, &m.Params.NetEncoderBlock1MaskedAttention1WV, &m.Params.NetEncoderBlock1MaskedAttention1WO, &m.Params.NetEncoderBlock1LayerNorm2Gamma, &m.Params.NetEncoderBlock1LayerNorm2Beta, &m.Params.NetEncoderBlock1Dense1W, &m.Params.NetEncoderBlock1Dense1B, &m.Params.NetEncoderBlock1Linear1W, &m.Params.NetEncoderBlock1Linear1B, &m.Params.NetLayerNorm1Gamma, &m.Params.NetLayerNorm1Beta, &m.Params.NetLinear1W, &m.Params.NetLinear1B, (*[3][4][6]float64)(m.outPredictMany[i:i+3]))
+		i = 3
+	}
+	for ; i < n; i++ {
 		ocannlTransformerPredictMany((*[1][4]float64)(ids[i:i+1]), &m.Params.NetEmb, &m.Params.NetPos, &m.Params.NetEncoderBlock2LayerNorm1Gamma, &m.Params.NetEncoderBlock2LayerNorm1Beta, &m.Params.NetEncoderBlock2MaskedAttention1WQ, &m.Params.NetEncoderBlock2MaskedAttention1WK, &m.Params.NetEncoderBlock2MaskedAttention1WV, &m.Params.NetEncoderBlock2MaskedAttention1WO, &m.Params.NetEncoderBlock2LayerNorm2Gamma, &m.Params.NetEncoderBlock2LayerNorm2Beta, &m.Params.NetEncoderBlock2Dense1W, &m.Params.NetEncoderBlock2Dense1B, &m.Params.NetEncoderBlock2Linear1W, &m.Params.NetEncoderBlock2Linear1B, &m.Params.NetEncoderBlock1LayerNorm1Gamma, &m.Params.NetEncoderBlock1LayerNorm1Beta, &m.Params.NetEncoderBlock1MaskedAttention1WQ, &m.Params.NetEncoderBlock1MaskedAttention1WK, &m.Params.NetEncoderBlock1MaskedAttention1WV, &m.Params.NetEncoderBlock1MaskedAttention1WO, &m.Params.NetEncoderBlock1LayerNorm2Gamma, &m.Params.NetEncoderBlock1LayerNorm2Beta, &m.Params.NetEncoderBlock1Dense1W, &m.Params.NetEncoderBlock1Dense1B, &m.Params.NetEncoderBlock1Linear1W, &m.Params.NetEncoderBlock1Linear1B, &m.Params.NetLayerNorm1Gamma, &m.Params.NetLayerNorm1Beta, &m.Params.NetLinear1W, &m.Params.NetLinear1B, (*[1][4][6]float64)(m.outPredictMany[i:i+1]))
 	}
 	return &m.outPredictMany, nil
@@ -2584,7 +2599,12 @@ func (r *ocannlTransformerRunner) PredictMany(ids *[3][4]float64, n int) (*[3][4
 	if err := rt.CheckRows("PredictMany", n, 0, 3); err != nil {
 		return nil, err
 	}
-	for i := range n {
+	i := 0
+	if n == 3 {
+		ocannlTransformerPredictMany_rows3((*[3][4]float64)(ids[i:i+3]), &r.params.NetEmb, &r.params.NetPos, &r.params.NetEncoderBlock2LayerNorm1Gamma, &r.params.NetEncoderBlock2LayerNorm1Beta, &r.params.NetEncoderBlock2MaskedAttention1WQ, &r.params.NetEncoderBlock2MaskedAttention1WK, &r.params.NetEncoderBlock2MaskedAttention1WV, &r.params.NetEncoderBlock2MaskedAttention1WO, &r.params.NetEncoderBlock2LayerNorm2Gamma, &r.params.NetEncoderBlock2LayerNorm2Beta, &r.params.NetEncoderBlock2Dense1W, &r.params.NetEncoderBlock2Dense1B, &r.params.NetEncoderBlock2Linear1W, &r.params.NetEncoderBlock2Linear1B, &r.params.NetEncoderBlock1LayerNorm1Gamma, &r.params.NetEncoderBlock1LayerNorm1Beta, &r.params.NetEncoderBlock1MaskedAttention1WQ, &r.params.NetEncoderBlock1MaskedAttention1WK, &r.params.NetEncoderBlock1MaskedAttention1WV, &r.params.NetEncoderBlock1MaskedAttention1WO, &r.params.NetEncoderBlock1LayerNorm2Gamma, &r.params.NetEncoderBlock1LayerNorm2Beta, &r.params.NetEncoderBlock1Dense1W, &r.params.NetEncoderBlock1Dense1B, &r.params.NetEncoderBlock1Linear1W, &r.params.NetEncoderBlock1Linear1B, &r.params.NetLayerNorm1Gamma, &r.params.NetLayerNorm1Beta, &r.params.NetLinear1W, &r.params.NetLinear1B, (*[3][4][6]float64)(r.outPredictMany[i:i+3]))
+		i = 3
+	}
+	for ; i < n; i++ {
 		ocannlTransformerPredictMany((*[1][4]float64)(ids[i:i+1]), &r.params.NetEmb, &r.params.NetPos, &r.params.NetEncoderBlock2LayerNorm1Gamma, &r.params.NetEncoderBlock2LayerNorm1Beta, &r.params.NetEncoderBlock2MaskedAttention1WQ, &r.params.NetEncoderBlock2MaskedAttention1WK, &r.params.NetEncoderBlock2MaskedAttention1WV, &r.params.NetEncoderBlock2MaskedAttention1WO, &r.params.NetEncoderBlock2LayerNorm2Gamma, &r.params.NetEncoderBlock2LayerNorm2Beta, &r.params.NetEncoderBlock2Dense1W, &r.params.NetEncoderBlock2Dense1B, &r.params.NetEncoderBlock2Linear1W, &r.params.NetEncoderBlock2Linear1B, &r.params.NetEncoderBlock1LayerNorm1Gamma, &r.params.NetEncoderBlock1LayerNorm1Beta, &r.params.NetEncoderBlock1MaskedAttention1WQ, &r.params.NetEncoderBlock1MaskedAttention1WK, &r.params.NetEncoderBlock1MaskedAttention1WV, &r.params.NetEncoderBlock1MaskedAttention1WO, &r.params.NetEncoderBlock1LayerNorm2Gamma, &r.params.NetEncoderBlock1LayerNorm2Beta, &r.params.NetEncoderBlock1Dense1W, &r.params.NetEncoderBlock1Dense1B, &r.params.NetEncoderBlock1Linear1W, &r.params.NetEncoderBlock1Linear1B, &r.params.NetLayerNorm1Gamma, &r.params.NetLayerNorm1Beta, &r.params.NetLinear1W, &r.params.NetLinear1B, (*[1][4][6]float64)(r.outPredictMany[i:i+1]))
 	}
 	return &r.outPredictMany, nil
@@ -3459,11 +3479,37 @@ func (m *ocannlRowsMLP) TrainLoss(x *[4][3]float64, y *[4][2]float64, n int) (fl
 		return 0, err
 	}
 	var sum float64
-	for i := range n {
-		ocannlRowsMLPTrainLoss((*[1][3]float64)(x[i:i+1]), (*[1][2]float64)(y[i:i+1]), &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.loss)
-		sum += m.loss[0]
+	_lead := 0
+	i := 0
+	if n == 4 {
+		ocannlRowsMLPTrainLoss_rows4((*[4][3]float64)(x[i:i+4]), (*[4][2]float64)(y[i:i+4]), &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.loss)
+		sum = m.loss[0]
+		_lead = 4
+		i = 4
 	}
-	sum /= float64(n)
+	for ; i+2 <= n; i += 2 {
+		if i == 0 {
+			ocannlRowsMLPTrainLoss_rows2((*[2][3]float64)(x[i:i+2]), (*[2][2]float64)(y[i:i+2]), &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.loss)
+			sum = m.loss[0]
+			_lead = 2
+		} else {
+			ocannlRowsMLPTrainLoss_rows2((*[2][3]float64)(x[i:i+2]), (*[2][2]float64)(y[i:i+2]), &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.loss)
+			sum += float64(2) / float64(_lead) * m.loss[0]
+		}
+	}
+	for ; i < n; i++ {
+		if i == 0 {
+			ocannlRowsMLPTrainLoss((*[1][3]float64)(x[i:i+1]), (*[1][2]float64)(y[i:i+1]), &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.loss)
+			sum = m.loss[0]
+			_lead = 1
+		} else {
+			ocannlRowsMLPTrainLoss((*[1][3]float64)(x[i:i+1]), (*[1][2]float64)(y[i:i+1]), &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.loss)
+			sum += float64(1) / float64(_lead) * m.loss[0]
+		}
+	}
+	if n != _lead {
+		sum *= float64(_lead) / float64(n)
+	}
 	m.loss[0] = sum
 	return sum, nil
 }
@@ -3481,25 +3527,56 @@ func (m *ocannlRowsMLP) Backward(x *[4][3]float64, y *[4][2]float64, n int) (flo
 	if err := rt.CheckRows("Backward", n, 1, 4); err != nil {
 		return 0, err
 	}
-	m.Grads = ocannlRowsMLPParams{}
 	var sum float64
-	for i := range n {
-		ocannlRowsMLPBackward((*[1][3]float64)(x[i:i+1]), (*[1][2]float64)(y[i:i+1]), &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.rowGrads.NetW1, &m.rowGrads.NetB1, &m.rowGrads.NetW2, &m.rowGrads.NetB2, &m.rowGrads.NetW3, &m.rowGrads.NetB3, &m.loss)
-		sum += m.loss[0]
-		rt.AddTo(m.Grads.NetW1[:], m.rowGrads.NetW1[:])
-		rt.AddTo(m.Grads.NetB1[:], m.rowGrads.NetB1[:])
-		rt.AddTo(m.Grads.NetW2[:], m.rowGrads.NetW2[:])
-		rt.AddTo(m.Grads.NetB2[:], m.rowGrads.NetB2[:])
-		rt.AddTo(m.Grads.NetW3[:], m.rowGrads.NetW3[:])
-		rt.AddTo(m.Grads.NetB3[:], m.rowGrads.NetB3[:])
+	_lead := 0
+	i := 0
+	if n == 4 {
+		ocannlRowsMLPBackward_rows4((*[4][3]float64)(x[i:i+4]), (*[4][2]float64)(y[i:i+4]), &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.Grads.NetW1, &m.Grads.NetB1, &m.Grads.NetW2, &m.Grads.NetB2, &m.Grads.NetW3, &m.Grads.NetB3, &m.loss)
+		sum = m.loss[0]
+		_lead = 4
+		i = 4
 	}
-	sum /= float64(n)
-	rt.Scale(m.Grads.NetW1[:], 1/float64(n))
-	rt.Scale(m.Grads.NetB1[:], 1/float64(n))
-	rt.Scale(m.Grads.NetW2[:], 1/float64(n))
-	rt.Scale(m.Grads.NetB2[:], 1/float64(n))
-	rt.Scale(m.Grads.NetW3[:], 1/float64(n))
-	rt.Scale(m.Grads.NetB3[:], 1/float64(n))
+	for ; i+2 <= n; i += 2 {
+		if i == 0 {
+			ocannlRowsMLPBackward_rows2((*[2][3]float64)(x[i:i+2]), (*[2][2]float64)(y[i:i+2]), &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.Grads.NetW1, &m.Grads.NetB1, &m.Grads.NetW2, &m.Grads.NetB2, &m.Grads.NetW3, &m.Grads.NetB3, &m.loss)
+			sum = m.loss[0]
+			_lead = 2
+		} else {
+			ocannlRowsMLPBackward_rows2((*[2][3]float64)(x[i:i+2]), (*[2][2]float64)(y[i:i+2]), &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.rowGrads.NetW1, &m.rowGrads.NetB1, &m.rowGrads.NetW2, &m.rowGrads.NetB2, &m.rowGrads.NetW3, &m.rowGrads.NetB3, &m.loss)
+			rt.AddScaled(m.Grads.NetW1[:], m.rowGrads.NetW1[:], float64(2)/float64(_lead))
+			rt.AddScaled(m.Grads.NetB1[:], m.rowGrads.NetB1[:], float64(2)/float64(_lead))
+			rt.AddScaled(m.Grads.NetW2[:], m.rowGrads.NetW2[:], float64(2)/float64(_lead))
+			rt.AddScaled(m.Grads.NetB2[:], m.rowGrads.NetB2[:], float64(2)/float64(_lead))
+			rt.AddScaled(m.Grads.NetW3[:], m.rowGrads.NetW3[:], float64(2)/float64(_lead))
+			rt.AddScaled(m.Grads.NetB3[:], m.rowGrads.NetB3[:], float64(2)/float64(_lead))
+			sum += float64(2) / float64(_lead) * m.loss[0]
+		}
+	}
+	for ; i < n; i++ {
+		if i == 0 {
+			ocannlRowsMLPBackward((*[1][3]float64)(x[i:i+1]), (*[1][2]float64)(y[i:i+1]), &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.Grads.NetW1, &m.Grads.NetB1, &m.Grads.NetW2, &m.Grads.NetB2, &m.Grads.NetW3, &m.Grads.NetB3, &m.loss)
+			sum = m.loss[0]
+			_lead = 1
+		} else {
+			ocannlRowsMLPBackward((*[1][3]float64)(x[i:i+1]), (*[1][2]float64)(y[i:i+1]), &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.rowGrads.NetW1, &m.rowGrads.NetB1, &m.rowGrads.NetW2, &m.rowGrads.NetB2, &m.rowGrads.NetW3, &m.rowGrads.NetB3, &m.loss)
+			rt.AddScaled(m.Grads.NetW1[:], m.rowGrads.NetW1[:], float64(1)/float64(_lead))
+			rt.AddScaled(m.Grads.NetB1[:], m.rowGrads.NetB1[:], float64(1)/float64(_lead))
+			rt.AddScaled(m.Grads.NetW2[:], m.rowGrads.NetW2[:], float64(1)/float64(_lead))
+			rt.AddScaled(m.Grads.NetB2[:], m.rowGrads.NetB2[:], float64(1)/float64(_lead))
+			rt.AddScaled(m.Grads.NetW3[:], m.rowGrads.NetW3[:], float64(1)/float64(_lead))
+			rt.AddScaled(m.Grads.NetB3[:], m.rowGrads.NetB3[:], float64(1)/float64(_lead))
+			sum += float64(1) / float64(_lead) * m.loss[0]
+		}
+	}
+	if n != _lead {
+		sum *= float64(_lead) / float64(n)
+		rt.Scale(m.Grads.NetW1[:], float64(_lead)/float64(n))
+		rt.Scale(m.Grads.NetB1[:], float64(_lead)/float64(n))
+		rt.Scale(m.Grads.NetW2[:], float64(_lead)/float64(n))
+		rt.Scale(m.Grads.NetB2[:], float64(_lead)/float64(n))
+		rt.Scale(m.Grads.NetW3[:], float64(_lead)/float64(n))
+		rt.Scale(m.Grads.NetB3[:], float64(_lead)/float64(n))
+	}
 	m.loss[0] = sum
 	return sum, nil
 }
@@ -3827,7 +3904,13 @@ func (m *ocannlRowsSeq) TrainLoss(x *[3][2][3]float64, y *[3][2][2]float64, n in
 		return 0, err
 	}
 	var sum float64
-	for i := range n {
+	i := 0
+	if n == 3 {
+		ocannlRowsSeqTrainLoss_rows3((*[3][2][3]float64)(x[i:i+3]), (*[3][2][2]float64)(y[i:i+3]), &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.loss)
+		sum += m.loss[0]
+		i = 3
+	}
+	for ; i < n; i++ {
 		ocannlRowsSeqTrainLoss((*[1][2][3]float64)(x[i:i+1]), (*[1][2][2]float64)(y[i:i+1]), &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.loss)
 		sum += m.loss[0]
 	}
@@ -3848,17 +3931,27 @@ func (m *ocannlRowsSeq) Backward(x *[3][2][3]float64, y *[3][2][2]float64, n int
 	if err := rt.CheckRows("Backward", n, 1, 3); err != nil {
 		return 0, err
 	}
-	m.Grads = ocannlRowsSeqParams{}
 	var sum float64
-	for i := range n {
-		ocannlRowsSeqBackward((*[1][2][3]float64)(x[i:i+1]), (*[1][2][2]float64)(y[i:i+1]), &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.rowGrads.NetW1, &m.rowGrads.NetB1, &m.rowGrads.NetW2, &m.rowGrads.NetB2, &m.rowGrads.NetW3, &m.rowGrads.NetB3, &m.loss)
+	i := 0
+	if n == 3 {
+		ocannlRowsSeqBackward_rows3((*[3][2][3]float64)(x[i:i+3]), (*[3][2][2]float64)(y[i:i+3]), &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.Grads.NetW1, &m.Grads.NetB1, &m.Grads.NetW2, &m.Grads.NetB2, &m.Grads.NetW3, &m.Grads.NetB3, &m.loss)
 		sum += m.loss[0]
-		rt.AddTo(m.Grads.NetW1[:], m.rowGrads.NetW1[:])
-		rt.AddTo(m.Grads.NetB1[:], m.rowGrads.NetB1[:])
-		rt.AddTo(m.Grads.NetW2[:], m.rowGrads.NetW2[:])
-		rt.AddTo(m.Grads.NetB2[:], m.rowGrads.NetB2[:])
-		rt.AddTo(m.Grads.NetW3[:], m.rowGrads.NetW3[:])
-		rt.AddTo(m.Grads.NetB3[:], m.rowGrads.NetB3[:])
+		i = 3
+	}
+	for ; i < n; i++ {
+		if i == 0 {
+			ocannlRowsSeqBackward((*[1][2][3]float64)(x[i:i+1]), (*[1][2][2]float64)(y[i:i+1]), &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.Grads.NetW1, &m.Grads.NetB1, &m.Grads.NetW2, &m.Grads.NetB2, &m.Grads.NetW3, &m.Grads.NetB3, &m.loss)
+			sum += m.loss[0]
+		} else {
+			ocannlRowsSeqBackward((*[1][2][3]float64)(x[i:i+1]), (*[1][2][2]float64)(y[i:i+1]), &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.rowGrads.NetW1, &m.rowGrads.NetB1, &m.rowGrads.NetW2, &m.rowGrads.NetB2, &m.rowGrads.NetW3, &m.rowGrads.NetB3, &m.loss)
+			rt.AddTo(m.Grads.NetW1[:], m.rowGrads.NetW1[:])
+			rt.AddTo(m.Grads.NetB1[:], m.rowGrads.NetB1[:])
+			rt.AddTo(m.Grads.NetW2[:], m.rowGrads.NetW2[:])
+			rt.AddTo(m.Grads.NetB2[:], m.rowGrads.NetB2[:])
+			rt.AddTo(m.Grads.NetW3[:], m.rowGrads.NetW3[:])
+			rt.AddTo(m.Grads.NetB3[:], m.rowGrads.NetB3[:])
+			sum += m.loss[0]
+		}
 	}
 	m.loss[0] = sum
 	return sum, nil
@@ -15162,7 +15255,7 @@ func ocannlNormalizedPredict(images *[3][6][6][1]float64, pC1Kernel *[27]float64
 
 // ocannlNormalizedClassify runs a tensor program generated by ocannlgen.
 //
-// Entry point classify of model Normalized.
+// Entry point classify of model Normalized on one row (of at most 3).
 //
 // Tensors (batch | input -> output):
 //
@@ -15330,6 +15423,209 @@ func ocannlNormalizedClassify(images *[1][6][6][1]float64, pC1Kernel *[27]float6
 	outRow := &out[0]
 	for i0 := range 4 {
 		outRow[i0] = classify_1Row[i0] + pHeadB[i0]
+	}
+}
+
+// ocannlNormalizedClassify_rows3 runs a tensor program generated by ocannlgen.
+//
+// Entry point classify of model Normalized on a block of 3 rows (of at most 3).
+//
+// Tensors (batch | input -> output):
+//
+//	images: 3 | 6,6,1 (input, parameter images)
+//	_num.1: 1 (number, constant)
+//	_c1/x.1: 3 | 6,6,1 (let, local)
+//	_num.2: 1 (number, constant)
+//	c1/x: 3 | 6,6,1 (let, local)
+//	c1.kernel: 3,3,1 -> 3 (param, parameter pC1Kernel)
+//	c1/y: 3 | 6,6,3 (let, local)
+//	c1.bias: 3 (param, parameter pC1Bias)
+//	_head/x.1: 3 | 6,6,3 (let, local)
+//	head/x: 3 | 6,6,3 (let, local)
+//	head.w: 6,6,3 -> 4 (param, parameter pHeadW)
+//	_classify.1: 3 | 4 (let, local)
+//	head.b: 4 (param, parameter pHeadB)
+//	classify: 3 | 4 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# padded c1/x: dims 3x6x6x1, margins (left+right) 0+0, 1+2, 1+2, 0+0, buffer 3x9x9x1
+//
+//	# init _num.1 (number)
+//	init _num.1: constant 0.5
+//
+//	# init _num.2 (number)
+//	init _num.2: constant 2
+//
+//	# _c1/x.1 = pointwise "-" of images, _num.1
+//	for i0 in 0..2:
+//	  for i1 in 0..5:
+//	    for i2 in 0..5:
+//	      _c1/x.1[i0, i1, i2, 0] = images[i0, i1, i2, 0] - _num.1[0]
+//
+//	# c1/x = pointwise "*." of _c1/x.1, _num.2
+//	for i0 in 0..2:
+//	  for i1 in 0..5:
+//	    for i2 in 0..5:
+//	      c1/x[i0, i1 + 1, i2 + 1, 0] = _c1/x.1[i0, i1, i2, 0] * _num.2[0]
+//
+//	# c1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of c1/x, c1.kernel
+//	reset padding of c1/x to 0
+//	fill c1/y with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..5:
+//	    for i2 in 0..5:
+//	      for i3 in 0..2:
+//	        for i4 in 0..2:  # reduction
+//	          for i5 in 0..2:  # reduction
+//	            c1/y[i0, i1, i2, i3] += c1/x[i0, i1 + i4, i2 + i5, 0] * c1.kernel[i3, i4, i5, 0]
+//
+//	# _head/x.1 = pointwise "+" of c1/y, c1.bias
+//	for i0 in 0..2:
+//	  for i1 in 0..5:
+//	    for i2 in 0..5:
+//	      for i3 in 0..2:
+//	        _head/x.1[i0, i1, i2, i3] = c1/y[i0, i1, i2, i3] + c1.bias[i3]
+//
+//	# head/x = pointwise relu of _head/x.1
+//	for i0 in 0..2:
+//	  for i1 in 0..5:
+//	    for i2 in 0..5:
+//	      for i3 in 0..2:
+//	        head/x[i0, i1, i2, i3] = relu(_head/x.1[i0, i1, i2, i3])
+//
+//	# _classify.1 = compose "*" of head.w, head/x
+//	fill _classify.1 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..5:  # reduction
+//	      for i3 in 0..5:  # reduction
+//	        for i4 in 0..2:  # reduction
+//	          _classify.1[i0, i1] += head.w[i1, i2, i3, i4] * head/x[i0, i2, i3, i4]
+//
+//	# classify = pointwise "+" of _classify.1, head.b
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    classify[i0, i1] = _classify.1[i0, i1] + head.b[i1]
+func ocannlNormalizedClassify_rows3(images *[3][6][6][1]float64, pC1Kernel *[27]float64, pC1Bias *[3]float64, pHeadW *[432]float64, pHeadB *[4]float64, out *[3][4]float64) {
+	var c1_x_1 [3][6][6][1]float64
+	var c1_x [3][9][9][1]float64
+	var c1_y [3][6][6][3]float64
+	var head_x_1 [3][6][6][3]float64
+	var head_x [3][6][6][3]float64
+	var classify_1 [3][4]float64
+
+	// _c1/x.1 = pointwise "-" of images, _num.1
+	for i0 := range 3 {
+		for i1 := range 6 {
+			imagesRow := &images[i0][i1]
+			c1_x_1Row := &c1_x_1[i0][i1]
+			for i2 := range 6 {
+				c1_x_1Row[i2][0] = imagesRow[i2][0] - 0.5
+			}
+		}
+	}
+
+	// c1/x = pointwise "*." of _c1/x.1, _num.2
+	for i0 := range 3 {
+		for i1 := range 6 {
+			c1_x_1Row2 := &c1_x_1[i0][i1]
+			c1_xRow := &c1_x[i0][i1+1]
+			for i2 := range 6 {
+				c1_xRow[i2+1][0] = c1_x_1Row2[i2][0] * 2
+			}
+		}
+	}
+
+	// c1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of c1/x, c1.kernel
+	// reduction accumulated in a local variable.
+	for i0 := range 3 {
+		for i1 := range 6 {
+			for i2 := range 6 {
+				for i3 := range 3 {
+					acc := float64(0)
+					for i4 := range 3 {
+						c1_xRow2 := &c1_x[i0][i1+i4]
+						pC1KernelRow := (*[3]float64)(pC1Kernel[9*i3+3*i4 : 9*i3+3*i4+3])
+						for i5 := range 3 {
+							acc += c1_xRow2[i2+i5][0] * pC1KernelRow[i5]
+						}
+					}
+					c1_y[i0][i1][i2][i3] = acc
+				}
+			}
+		}
+	}
+
+	// _head/x.1 = pointwise "+" of c1/y, c1.bias
+	for i0 := range 3 {
+		for i1 := range 6 {
+			for i2 := range 6 {
+				c1_yRow := &c1_y[i0][i1][i2]
+				head_x_1Row := &head_x_1[i0][i1][i2]
+				for i3 := range 3 {
+					head_x_1Row[i3] = c1_yRow[i3] + pC1Bias[i3]
+				}
+			}
+		}
+	}
+
+	// head/x = pointwise relu of _head/x.1
+	// float64 pointwise kernel over 324 elements (c = relu(x0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap35AVX512(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap35AVX2(&head_x[0][0][0][0], &head_x_1[0][0][0][0])
+	} else {
+		for i0 := range 3 {
+			for i1 := range 6 {
+				for i2 := range 6 {
+					head_x_1Row2 := &head_x_1[i0][i1][i2]
+					head_xRow := &head_x[i0][i1][i2]
+					for i3 := range 3 {
+						r := head_x_1Row2[i3]
+						if !(r > 0) {
+							r = 0
+						}
+						head_xRow[i3] = r
+					}
+				}
+			}
+		}
+	}
+
+	// _classify.1 = compose "*" of head.w, head/x
+	// float64 dot kernel M=4 N=3 K=108: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm22AVX512(&classify_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm22AVX2(&classify_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 3 {
+			for i1 := range 4 {
+				acc2 := float64(0)
+				for i2 := range 6 {
+					for i3 := range 6 {
+						pHeadWRow := (*[3]float64)(pHeadW[108*i1+18*i2+3*i3 : 108*i1+18*i2+3*i3+3])
+						head_xRow2 := &head_x[i0][i2][i3]
+						for i4 := range 3 {
+							acc2 += pHeadWRow[i4] * head_xRow2[i4]
+						}
+					}
+				}
+				classify_1[i0][i1] = acc2
+			}
+		}
+	}
+
+	// classify = pointwise "+" of _classify.1, head.b
+	for i0 := range 3 {
+		classify_1Row := &classify_1[i0]
+		outRow := &out[i0]
+		for i1 := range 4 {
+			outRow[i1] = classify_1Row[i1] + pHeadB[i1]
+		}
 	}
 }
 
@@ -28402,7 +28698,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 
 // ocannlTransformerPredictMany runs a tensor program generated by ocannlgen.
 //
-// Entry point predict_many of model Transformer.
+// Entry point predict_many of model Transformer on one row (of at most 3).
 //
 // Tensors (batch | input -> output):
 //
@@ -30577,6 +30873,2183 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 }
 
+// ocannlTransformerPredictMany_rows3 runs a tensor program generated by ocannlgen.
+//
+// Entry point predict_many of model Transformer on a block of 3 rows (of at most 3).
+//
+// Tensors (batch | input -> output):
+//
+//	ids: 3,4 |  (input, parameter ids)
+//	net/mask: 4 | 4 ->  (literal, local)
+//	_lit.1: 6 (literal, local)
+//	net/onehot: 3,4 | 6 (let, local)
+//	net.emb: 6 -> 8 (param, parameter pNetEmb)
+//	_net/h.1: 3,4 | 8 (let, local)
+//	net.pos: 4 | 8 (param, parameter pNetPos)
+//	net/h: 3,4 | 8 (let, local)
+//	_net.encoder_block#2.layer_norm#1@3/mean.1: 3,4 | 1 (let, local)
+//	_dim_d.1: 1 (dim, constant)
+//	net.encoder_block#2.layer_norm#1@3/mean: 3,4 | 1 (let, local)
+//	net.encoder_block#2.layer_norm#1@3/centered: 3,4 | 8 (let, local)
+//	_net.encoder_block#2.layer_norm#1@3/var.1: 3,4 | 8 (let, local)
+//	_net.encoder_block#2.layer_norm#1@3/var.2: 3,4 | 1 (let, local)
+//	_dim_d.2: 1 (dim, constant)
+//	net.encoder_block#2.layer_norm#1@3/var: 3,4 | 1 (let, local)
+//	net.encoder_block#2.layer_norm#1.gamma: 8 (param, parameter pNetEncoderBlock2LayerNorm1Gamma)
+//	_net.encoder_block#2.masked_attention#1@3/x.1: 3,4 | 8 (let, local)
+//	_num.1: 1 (number, constant)
+//	_net.encoder_block#2.masked_attention#1@3/x.2: 3,4 | 1 (let, local)
+//	_net.encoder_block#2.masked_attention#1@3/x.3: 3,4 | 1 (let, local)
+//	_net.encoder_block#2.masked_attention#1@3/x.4: 3,4 | 8 (let, local)
+//	net.encoder_block#2.layer_norm#1.beta: 8 (param, parameter pNetEncoderBlock2LayerNorm1Beta)
+//	net.encoder_block#2.masked_attention#1@3/x: 3,4 | 8 (let, local)
+//	net.encoder_block#2.masked_attention#1.w_q: 8 -> 2,4 (param, parameter pNetEncoderBlock2MaskedAttention1WQ)
+//	net.encoder_block#2.masked_attention#1@3/q: 3,4 | 2,4 (let, local)
+//	net.encoder_block#2.masked_attention#1.w_k: 8 -> 2,4 (param, parameter pNetEncoderBlock2MaskedAttention1WK)
+//	net.encoder_block#2.masked_attention#1@3/k: 3,4 | 2,4 (let, local)
+//	net.encoder_block#2.masked_attention#1.w_v: 8 -> 2,4 (param, parameter pNetEncoderBlock2MaskedAttention1WV)
+//	net.encoder_block#2.masked_attention#1@3/v: 3,4 | 2,4 (let, local)
+//	_net.encoder_block#2.masked_attention#1@3/scores.1: 3,4 | 4 -> 2 (let, local)
+//	_dim_d.3: 1 (dim, constant)
+//	_net.encoder_block#2.masked_attention#1@3/scores.2: 1 (let, local)
+//	net.encoder_block#2.masked_attention#1@3/scores: 3,4 | 4 -> 2 (let, local)
+//	_num.2: 1 (number, constant)
+//	net.encoder_block#2.masked_attention#1@3/masked: 3,4 | 4 -> 2 (let, local)
+//	net.encoder_block#2.masked_attention#1@3/m: 3,4 | 1 -> 2 (let, local)
+//	_net.encoder_block#2.masked_attention#1@3/ex.1: 3,4 | 4 -> 2 (let, local)
+//	net.encoder_block#2.masked_attention#1@3/ex: 3,4 | 4 -> 2 (let, local)
+//	_net.encoder_block#2.masked_attention#1@3/attn.1: 3,4 | 1 -> 2 (let, local)
+//	net.encoder_block#2.masked_attention#1@3/attn: 3,4 | 4 -> 2 (let, local)
+//	net.encoder_block#2.masked_attention#1@3/ctx: 3,4 | 2,4 (let, local)
+//	net.encoder_block#2.masked_attention#1.w_o: 2,4 -> 8 (param, parameter pNetEncoderBlock2MaskedAttention1WO)
+//	_net.encoder_block#2/x1.1: 3,4 | 8 (let, local)
+//	net.encoder_block#2/x1: 3,4 | 8 (let, local)
+//	_net.encoder_block#2.layer_norm#2@3/mean.1: 3,4 | 1 (let, local)
+//	_dim_d.4: 1 (dim, constant)
+//	net.encoder_block#2.layer_norm#2@3/mean: 3,4 | 1 (let, local)
+//	net.encoder_block#2.layer_norm#2@3/centered: 3,4 | 8 (let, local)
+//	_net.encoder_block#2.layer_norm#2@3/var.1: 3,4 | 8 (let, local)
+//	_net.encoder_block#2.layer_norm#2@3/var.2: 3,4 | 1 (let, local)
+//	_dim_d.5: 1 (dim, constant)
+//	net.encoder_block#2.layer_norm#2@3/var: 3,4 | 1 (let, local)
+//	net.encoder_block#2.layer_norm#2.gamma: 8 (param, parameter pNetEncoderBlock2LayerNorm2Gamma)
+//	_net.encoder_block#2.dense#1@3/x.1: 3,4 | 8 (let, local)
+//	_num.3: 1 (number, constant)
+//	_net.encoder_block#2.dense#1@3/x.2: 3,4 | 1 (let, local)
+//	_net.encoder_block#2.dense#1@3/x.3: 3,4 | 1 (let, local)
+//	_net.encoder_block#2.dense#1@3/x.4: 3,4 | 8 (let, local)
+//	net.encoder_block#2.layer_norm#2.beta: 8 (param, parameter pNetEncoderBlock2LayerNorm2Beta)
+//	net.encoder_block#2.dense#1@3/x: 3,4 | 8 (let, local)
+//	net.encoder_block#2.dense#1.w: 8 -> 16 (param, parameter pNetEncoderBlock2Dense1W)
+//	_net.encoder_block#2.linear#1@3/x.1: 3,4 | 16 (let, local)
+//	net.encoder_block#2.dense#1.b: 16 (param, parameter pNetEncoderBlock2Dense1B)
+//	_net.encoder_block#2.linear#1@3/x.2: 3,4 | 16 (let, local)
+//	net.encoder_block#2.linear#1@3/x: 3,4 | 16 (let, local)
+//	net.encoder_block#2.linear#1.w: 16 -> 8 (param, parameter pNetEncoderBlock2Linear1W)
+//	_net.encoder_block#1/x.1: 3,4 | 8 (let, local)
+//	net.encoder_block#2.linear#1.b: 8 (param, parameter pNetEncoderBlock2Linear1B)
+//	_net.encoder_block#1/x.2: 3,4 | 8 (let, local)
+//	net.encoder_block#1/x: 3,4 | 8 (let, local)
+//	_net.encoder_block#1.layer_norm#1@3/mean.1: 3,4 | 1 (let, local)
+//	_dim_d.6: 1 (dim, constant)
+//	net.encoder_block#1.layer_norm#1@3/mean: 3,4 | 1 (let, local)
+//	net.encoder_block#1.layer_norm#1@3/centered: 3,4 | 8 (let, local)
+//	_net.encoder_block#1.layer_norm#1@3/var.1: 3,4 | 8 (let, local)
+//	_net.encoder_block#1.layer_norm#1@3/var.2: 3,4 | 1 (let, local)
+//	_dim_d.7: 1 (dim, constant)
+//	net.encoder_block#1.layer_norm#1@3/var: 3,4 | 1 (let, local)
+//	net.encoder_block#1.layer_norm#1.gamma: 8 (param, parameter pNetEncoderBlock1LayerNorm1Gamma)
+//	_net.encoder_block#1.masked_attention#1@3/x.1: 3,4 | 8 (let, local)
+//	_num.4: 1 (number, constant)
+//	_net.encoder_block#1.masked_attention#1@3/x.2: 3,4 | 1 (let, local)
+//	_net.encoder_block#1.masked_attention#1@3/x.3: 3,4 | 1 (let, local)
+//	_net.encoder_block#1.masked_attention#1@3/x.4: 3,4 | 8 (let, local)
+//	net.encoder_block#1.layer_norm#1.beta: 8 (param, parameter pNetEncoderBlock1LayerNorm1Beta)
+//	net.encoder_block#1.masked_attention#1@3/x: 3,4 | 8 (let, local)
+//	net.encoder_block#1.masked_attention#1.w_q: 8 -> 2,4 (param, parameter pNetEncoderBlock1MaskedAttention1WQ)
+//	net.encoder_block#1.masked_attention#1@3/q: 3,4 | 2,4 (let, local)
+//	net.encoder_block#1.masked_attention#1.w_k: 8 -> 2,4 (param, parameter pNetEncoderBlock1MaskedAttention1WK)
+//	net.encoder_block#1.masked_attention#1@3/k: 3,4 | 2,4 (let, local)
+//	net.encoder_block#1.masked_attention#1.w_v: 8 -> 2,4 (param, parameter pNetEncoderBlock1MaskedAttention1WV)
+//	net.encoder_block#1.masked_attention#1@3/v: 3,4 | 2,4 (let, local)
+//	_net.encoder_block#1.masked_attention#1@3/scores.1: 3,4 | 4 -> 2 (let, local)
+//	_dim_d.8: 1 (dim, constant)
+//	_net.encoder_block#1.masked_attention#1@3/scores.2: 1 (let, local)
+//	net.encoder_block#1.masked_attention#1@3/scores: 3,4 | 4 -> 2 (let, local)
+//	_num.5: 1 (number, constant)
+//	net.encoder_block#1.masked_attention#1@3/masked: 3,4 | 4 -> 2 (let, local)
+//	net.encoder_block#1.masked_attention#1@3/m: 3,4 | 1 -> 2 (let, local)
+//	_net.encoder_block#1.masked_attention#1@3/ex.1: 3,4 | 4 -> 2 (let, local)
+//	net.encoder_block#1.masked_attention#1@3/ex: 3,4 | 4 -> 2 (let, local)
+//	_net.encoder_block#1.masked_attention#1@3/attn.1: 3,4 | 1 -> 2 (let, local)
+//	net.encoder_block#1.masked_attention#1@3/attn: 3,4 | 4 -> 2 (let, local)
+//	net.encoder_block#1.masked_attention#1@3/ctx: 3,4 | 2,4 (let, local)
+//	net.encoder_block#1.masked_attention#1.w_o: 2,4 -> 8 (param, parameter pNetEncoderBlock1MaskedAttention1WO)
+//	_net.encoder_block#1/x1.1: 3,4 | 8 (let, local)
+//	net.encoder_block#1/x1: 3,4 | 8 (let, local)
+//	_net.encoder_block#1.layer_norm#2@3/mean.1: 3,4 | 1 (let, local)
+//	_dim_d.9: 1 (dim, constant)
+//	net.encoder_block#1.layer_norm#2@3/mean: 3,4 | 1 (let, local)
+//	net.encoder_block#1.layer_norm#2@3/centered: 3,4 | 8 (let, local)
+//	_net.encoder_block#1.layer_norm#2@3/var.1: 3,4 | 8 (let, local)
+//	_net.encoder_block#1.layer_norm#2@3/var.2: 3,4 | 1 (let, local)
+//	_dim_d.10: 1 (dim, constant)
+//	net.encoder_block#1.layer_norm#2@3/var: 3,4 | 1 (let, local)
+//	net.encoder_block#1.layer_norm#2.gamma: 8 (param, parameter pNetEncoderBlock1LayerNorm2Gamma)
+//	_net.encoder_block#1.dense#1@3/x.1: 3,4 | 8 (let, local)
+//	_num.6: 1 (number, constant)
+//	_net.encoder_block#1.dense#1@3/x.2: 3,4 | 1 (let, local)
+//	_net.encoder_block#1.dense#1@3/x.3: 3,4 | 1 (let, local)
+//	_net.encoder_block#1.dense#1@3/x.4: 3,4 | 8 (let, local)
+//	net.encoder_block#1.layer_norm#2.beta: 8 (param, parameter pNetEncoderBlock1LayerNorm2Beta)
+//	net.encoder_block#1.dense#1@3/x: 3,4 | 8 (let, local)
+//	net.encoder_block#1.dense#1.w: 8 -> 16 (param, parameter pNetEncoderBlock1Dense1W)
+//	_net.encoder_block#1.linear#1@3/x.1: 3,4 | 16 (let, local)
+//	net.encoder_block#1.dense#1.b: 16 (param, parameter pNetEncoderBlock1Dense1B)
+//	_net.encoder_block#1.linear#1@3/x.2: 3,4 | 16 (let, local)
+//	net.encoder_block#1.linear#1@3/x: 3,4 | 16 (let, local)
+//	net.encoder_block#1.linear#1.w: 16 -> 8 (param, parameter pNetEncoderBlock1Linear1W)
+//	_net/h2.1: 3,4 | 8 (let, local)
+//	net.encoder_block#1.linear#1.b: 8 (param, parameter pNetEncoderBlock1Linear1B)
+//	_net/h2.2: 3,4 | 8 (let, local)
+//	net/h2: 3,4 | 8 (let, local)
+//	_net.layer_norm#1/mean.1: 3,4 | 1 (let, local)
+//	_dim_d.11: 1 (dim, constant)
+//	net.layer_norm#1/mean: 3,4 | 1 (let, local)
+//	net.layer_norm#1/centered: 3,4 | 8 (let, local)
+//	_net.layer_norm#1/var.1: 3,4 | 8 (let, local)
+//	_net.layer_norm#1/var.2: 3,4 | 1 (let, local)
+//	_dim_d.12: 1 (dim, constant)
+//	net.layer_norm#1/var: 3,4 | 1 (let, local)
+//	net.layer_norm#1.gamma: 8 (param, parameter pNetLayerNorm1Gamma)
+//	_net.linear#1/x.1: 3,4 | 8 (let, local)
+//	_num.7: 1 (number, constant)
+//	_net.linear#1/x.2: 3,4 | 1 (let, local)
+//	_net.linear#1/x.3: 3,4 | 1 (let, local)
+//	_net.linear#1/x.4: 3,4 | 8 (let, local)
+//	net.layer_norm#1.beta: 8 (param, parameter pNetLayerNorm1Beta)
+//	net.linear#1/x: 3,4 | 8 (let, local)
+//	net.linear#1.w: 8 -> 6 (param, parameter pNetLinear1W)
+//	_predict_many.1: 3,4 | 6 (let, local)
+//	net.linear#1.b: 6 (param, parameter pNetLinear1B)
+//	predict_many: 3,4 | 6 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# init net/mask (literal)
+//	init net/mask: values [1, 0, 0, 0, 1, 1, 0, 0, ... (16 values)]
+//
+//	# init _lit.1 (literal)
+//	init _lit.1: values [0, 1, 2, 3, 4, 5]
+//
+//	# init _dim_d.1 (dim)
+//	init _dim_d.1: constant 8
+//
+//	# init _dim_d.2 (dim)
+//	init _dim_d.2: constant 8
+//
+//	# init _num.1 (number)
+//	init _num.1: constant 1e-05
+//
+//	# init _dim_d.3 (dim)
+//	init _dim_d.3: constant 4
+//
+//	# init _num.2 (number)
+//	init _num.2: constant -1e+09
+//
+//	# init _dim_d.4 (dim)
+//	init _dim_d.4: constant 8
+//
+//	# init _dim_d.5 (dim)
+//	init _dim_d.5: constant 8
+//
+//	# init _num.3 (number)
+//	init _num.3: constant 1e-05
+//
+//	# init _dim_d.6 (dim)
+//	init _dim_d.6: constant 8
+//
+//	# init _dim_d.7 (dim)
+//	init _dim_d.7: constant 8
+//
+//	# init _num.4 (number)
+//	init _num.4: constant 1e-05
+//
+//	# init _dim_d.8 (dim)
+//	init _dim_d.8: constant 4
+//
+//	# init _num.5 (number)
+//	init _num.5: constant -1e+09
+//
+//	# init _dim_d.9 (dim)
+//	init _dim_d.9: constant 8
+//
+//	# init _dim_d.10 (dim)
+//	init _dim_d.10: constant 8
+//
+//	# init _num.6 (number)
+//	init _num.6: constant 1e-05
+//
+//	# init _dim_d.11 (dim)
+//	init _dim_d.11: constant 8
+//
+//	# init _dim_d.12 (dim)
+//	init _dim_d.12: constant 8
+//
+//	# init _num.7 (number)
+//	init _num.7: constant 1e-05
+//
+//	# net/onehot = pointwise "=" of _lit.1, ids
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..5:
+//	      net/onehot[i0, i1, i2] = _lit.1[i2] == ids[i0, i1]
+//
+//	# _net/h.1 = compose "*" of net.emb, net/onehot
+//	fill _net/h.1 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..7:
+//	      for i3 in 0..5:  # reduction
+//	        _net/h.1[i0, i1, i2] += net.emb[i2, i3] * net/onehot[i0, i1, i3]
+//
+//	# net/h = pointwise "+" of _net/h.1, net.pos
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..7:
+//	      net/h[i0, i1, i2] = _net/h.1[i0, i1, i2] + net.pos[i1, i2]
+//
+//	# _net.encoder_block#2.layer_norm#1@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h
+//	fill _net.encoder_block#2.layer_norm#1@3/mean.1 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..7:  # reduction
+//	      _net.encoder_block#2.layer_norm#1@3/mean.1[i0, i1, 0] += net/h[i0, i1, i2]
+//
+//	# net.encoder_block#2.layer_norm#1@3/mean = pointwise "/." of _net.encoder_block#2.layer_norm#1@3/mean.1, _dim_d.1
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    net.encoder_block#2.layer_norm#1@3/mean[i0, i1, 0] = _net.encoder_block#2.layer_norm#1@3/mean.1[i0, i1, 0] / _dim_d.1[0]
+//
+//	# net.encoder_block#2.layer_norm#1@3/centered = pointwise "-" of net/h, net.encoder_block#2.layer_norm#1@3/mean
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..7:
+//	      net.encoder_block#2.layer_norm#1@3/centered[i0, i1, i2] = net/h[i0, i1, i2] - net.encoder_block#2.layer_norm#1@3/mean[i0, i1, 0]
+//
+//	# _net.encoder_block#2.layer_norm#1@3/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#1@3/centered, net.encoder_block#2.layer_norm#1@3/centered
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..7:
+//	      _net.encoder_block#2.layer_norm#1@3/var.1[i0, i1, i2] = net.encoder_block#2.layer_norm#1@3/centered[i0, i1, i2] * net.encoder_block#2.layer_norm#1@3/centered[i0, i1, i2]
+//
+//	# _net.encoder_block#2.layer_norm#1@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1@3/var.1
+//	fill _net.encoder_block#2.layer_norm#1@3/var.2 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..7:  # reduction
+//	      _net.encoder_block#2.layer_norm#1@3/var.2[i0, i1, 0] += _net.encoder_block#2.layer_norm#1@3/var.1[i0, i1, i2]
+//
+//	# net.encoder_block#2.layer_norm#1@3/var = pointwise "/." of _net.encoder_block#2.layer_norm#1@3/var.2, _dim_d.2
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    net.encoder_block#2.layer_norm#1@3/var[i0, i1, 0] = _net.encoder_block#2.layer_norm#1@3/var.2[i0, i1, 0] / _dim_d.2[0]
+//
+//	# _net.encoder_block#2.masked_attention#1@3/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#1.gamma, net.encoder_block#2.layer_norm#1@3/centered
+//
+//	# _net.encoder_block#2.masked_attention#1@3/x.2 = pointwise "+" of net.encoder_block#2.layer_norm#1@3/var, _num.1
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    _net.encoder_block#2.masked_attention#1@3/x.2[i0, i1, 0] = net.encoder_block#2.layer_norm#1@3/var[i0, i1, 0] + _num.1[0]
+//
+//	# _net.encoder_block#2.masked_attention#1@3/x.3 = pointwise sqrt of _net.encoder_block#2.masked_attention#1@3/x.2
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    _net.encoder_block#2.masked_attention#1@3/x.3[i0, i1, 0] = sqrt(_net.encoder_block#2.masked_attention#1@3/x.2[i0, i1, 0])
+//
+//	# _net.encoder_block#2.masked_attention#1@3/x.4 = pointwise "/." of _net.encoder_block#2.masked_attention#1@3/x.1, _net.encoder_block#2.masked_attention#1@3/x.3, with _net.encoder_block#2.masked_attention#1@3/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#1.gamma, net.encoder_block#2.layer_norm#1@3/centered fused
+//
+//	# net.encoder_block#2.masked_attention#1@3/x = pointwise "+" of _net.encoder_block#2.masked_attention#1@3/x.4, net.encoder_block#2.layer_norm#1.beta, with _net.encoder_block#2.masked_attention#1@3/x.4 = pointwise "/." of _net.encoder_block#2.masked_attention#1@3/x.1, _net.encoder_block#2.masked_attention#1@3/x.3, with _net.encoder_block#2.masked_attention#1@3/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#1.gamma, net.encoder_block#2.layer_norm#1@3/centered fused fused
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..7:
+//	      net.encoder_block#2.masked_attention#1@3/x[i0, i1, i2] = ((net.encoder_block#2.layer_norm#1.gamma[i2] * net.encoder_block#2.layer_norm#1@3/centered[i0, i1, i2]) / _net.encoder_block#2.masked_attention#1@3/x.3[i0, i1, 0]) + net.encoder_block#2.layer_norm#1.beta[i2]
+//
+//	# net.encoder_block#2.masked_attention#1@3/q = compose "*" of net.encoder_block#2.masked_attention#1.w_q, net.encoder_block#2.masked_attention#1@3/x
+//	fill net.encoder_block#2.masked_attention#1@3/q with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..1:
+//	      for i3 in 0..3:
+//	        for i4 in 0..7:  # reduction
+//	          net.encoder_block#2.masked_attention#1@3/q[i0, i1, i2, i3] += net.encoder_block#2.masked_attention#1.w_q[i2, i3, i4] * net.encoder_block#2.masked_attention#1@3/x[i0, i1, i4]
+//
+//	# net.encoder_block#2.masked_attention#1@3/k = compose "*" of net.encoder_block#2.masked_attention#1.w_k, net.encoder_block#2.masked_attention#1@3/x
+//	fill net.encoder_block#2.masked_attention#1@3/k with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..1:
+//	      for i3 in 0..3:
+//	        for i4 in 0..7:  # reduction
+//	          net.encoder_block#2.masked_attention#1@3/k[i0, i1, i2, i3] += net.encoder_block#2.masked_attention#1.w_k[i2, i3, i4] * net.encoder_block#2.masked_attention#1@3/x[i0, i1, i4]
+//
+//	# net.encoder_block#2.masked_attention#1@3/v = compose "*" of net.encoder_block#2.masked_attention#1.w_v, net.encoder_block#2.masked_attention#1@3/x
+//	fill net.encoder_block#2.masked_attention#1@3/v with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..1:
+//	      for i3 in 0..3:
+//	        for i4 in 0..7:  # reduction
+//	          net.encoder_block#2.masked_attention#1@3/v[i0, i1, i2, i3] += net.encoder_block#2.masked_attention#1.w_v[i2, i3, i4] * net.encoder_block#2.masked_attention#1@3/x[i0, i1, i4]
+//
+//	# _net.encoder_block#2.masked_attention#1@3/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.encoder_block#2.masked_attention#1@3/q, net.encoder_block#2.masked_attention#1@3/k
+//	fill _net.encoder_block#2.masked_attention#1@3/scores.1 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..1:
+//	      for i3 in 0..3:
+//	        for i4 in 0..3:  # reduction
+//	          _net.encoder_block#2.masked_attention#1@3/scores.1[i0, i1, i2, i3] += net.encoder_block#2.masked_attention#1@3/q[i0, i1, i2, i4] * net.encoder_block#2.masked_attention#1@3/k[i0, i3, i2, i4]
+//
+//	# _net.encoder_block#2.masked_attention#1@3/scores.2 = pointwise sqrt of _dim_d.3
+//	_net.encoder_block#2.masked_attention#1@3/scores.2[0] = sqrt(_dim_d.3[0])
+//
+//	# net.encoder_block#2.masked_attention#1@3/scores = pointwise "/." of _net.encoder_block#2.masked_attention#1@3/scores.1, _net.encoder_block#2.masked_attention#1@3/scores.2
+//
+//	# net.encoder_block#2.masked_attention#1@3/masked = pointwise where of net/mask, net.encoder_block#2.masked_attention#1@3/scores, _num.2, with net.encoder_block#2.masked_attention#1@3/scores = pointwise "/." of _net.encoder_block#2.masked_attention#1@3/scores.1, _net.encoder_block#2.masked_attention#1@3/scores.2 fused
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..1:
+//	      for i3 in 0..3:
+//	        net.encoder_block#2.masked_attention#1@3/masked[i0, i1, i2, i3] = where(net/mask[i1, i3], _net.encoder_block#2.masked_attention#1@3/scores.1[i0, i1, i2, i3] / _net.encoder_block#2.masked_attention#1@3/scores.2[0], _num.2[0])
+//
+//	# net.encoder_block#2.masked_attention#1@3/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@3/masked
+//	fill net.encoder_block#2.masked_attention#1@3/m with -inf
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..1:
+//	      for i3 in 0..3:  # reduction
+//	        net.encoder_block#2.masked_attention#1@3/m[i0, i1, i2, 0] max= net.encoder_block#2.masked_attention#1@3/masked[i0, i1, i2, i3]
+//
+//	# _net.encoder_block#2.masked_attention#1@3/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1@3/masked, net.encoder_block#2.masked_attention#1@3/m
+//
+//	# net.encoder_block#2.masked_attention#1@3/ex = pointwise exp of _net.encoder_block#2.masked_attention#1@3/ex.1, with _net.encoder_block#2.masked_attention#1@3/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1@3/masked, net.encoder_block#2.masked_attention#1@3/m fused
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..1:
+//	      for i3 in 0..3:
+//	        net.encoder_block#2.masked_attention#1@3/ex[i0, i1, i2, i3] = exp(net.encoder_block#2.masked_attention#1@3/masked[i0, i1, i2, i3] - net.encoder_block#2.masked_attention#1@3/m[i0, i1, i2, 0])
+//
+//	# _net.encoder_block#2.masked_attention#1@3/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@3/ex
+//	fill _net.encoder_block#2.masked_attention#1@3/attn.1 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..1:
+//	      for i3 in 0..3:  # reduction
+//	        _net.encoder_block#2.masked_attention#1@3/attn.1[i0, i1, i2, 0] += net.encoder_block#2.masked_attention#1@3/ex[i0, i1, i2, i3]
+//
+//	# net.encoder_block#2.masked_attention#1@3/attn = pointwise "/." of net.encoder_block#2.masked_attention#1@3/ex, _net.encoder_block#2.masked_attention#1@3/attn.1
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..1:
+//	      for i3 in 0..3:
+//	        net.encoder_block#2.masked_attention#1@3/attn[i0, i1, i2, i3] = net.encoder_block#2.masked_attention#1@3/ex[i0, i1, i2, i3] / _net.encoder_block#2.masked_attention#1@3/attn.1[i0, i1, i2, 0]
+//
+//	# net.encoder_block#2.masked_attention#1@3/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.encoder_block#2.masked_attention#1@3/attn, net.encoder_block#2.masked_attention#1@3/v
+//	fill net.encoder_block#2.masked_attention#1@3/ctx with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..1:
+//	      for i3 in 0..3:
+//	        for i4 in 0..3:  # reduction
+//	          net.encoder_block#2.masked_attention#1@3/ctx[i0, i1, i2, i3] += net.encoder_block#2.masked_attention#1@3/attn[i0, i1, i2, i4] * net.encoder_block#2.masked_attention#1@3/v[i0, i4, i2, i3]
+//
+//	# _net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1@3/ctx
+//	fill _net.encoder_block#2/x1.1 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..7:
+//	      for i3 in 0..1:  # reduction
+//	        for i4 in 0..3:  # reduction
+//	          _net.encoder_block#2/x1.1[i0, i1, i2] += net.encoder_block#2.masked_attention#1.w_o[i2, i3, i4] * net.encoder_block#2.masked_attention#1@3/ctx[i0, i1, i3, i4]
+//
+//	# net.encoder_block#2/x1 = pointwise "+" of net/h, _net.encoder_block#2/x1.1
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..7:
+//	      net.encoder_block#2/x1[i0, i1, i2] = net/h[i0, i1, i2] + _net.encoder_block#2/x1.1[i0, i1, i2]
+//
+//	# _net.encoder_block#2.layer_norm#2@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#2/x1
+//	fill _net.encoder_block#2.layer_norm#2@3/mean.1 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..7:  # reduction
+//	      _net.encoder_block#2.layer_norm#2@3/mean.1[i0, i1, 0] += net.encoder_block#2/x1[i0, i1, i2]
+//
+//	# net.encoder_block#2.layer_norm#2@3/mean = pointwise "/." of _net.encoder_block#2.layer_norm#2@3/mean.1, _dim_d.4
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    net.encoder_block#2.layer_norm#2@3/mean[i0, i1, 0] = _net.encoder_block#2.layer_norm#2@3/mean.1[i0, i1, 0] / _dim_d.4[0]
+//
+//	# net.encoder_block#2.layer_norm#2@3/centered = pointwise "-" of net.encoder_block#2/x1, net.encoder_block#2.layer_norm#2@3/mean
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..7:
+//	      net.encoder_block#2.layer_norm#2@3/centered[i0, i1, i2] = net.encoder_block#2/x1[i0, i1, i2] - net.encoder_block#2.layer_norm#2@3/mean[i0, i1, 0]
+//
+//	# _net.encoder_block#2.layer_norm#2@3/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2@3/centered, net.encoder_block#2.layer_norm#2@3/centered
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..7:
+//	      _net.encoder_block#2.layer_norm#2@3/var.1[i0, i1, i2] = net.encoder_block#2.layer_norm#2@3/centered[i0, i1, i2] * net.encoder_block#2.layer_norm#2@3/centered[i0, i1, i2]
+//
+//	# _net.encoder_block#2.layer_norm#2@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2@3/var.1
+//	fill _net.encoder_block#2.layer_norm#2@3/var.2 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..7:  # reduction
+//	      _net.encoder_block#2.layer_norm#2@3/var.2[i0, i1, 0] += _net.encoder_block#2.layer_norm#2@3/var.1[i0, i1, i2]
+//
+//	# net.encoder_block#2.layer_norm#2@3/var = pointwise "/." of _net.encoder_block#2.layer_norm#2@3/var.2, _dim_d.5
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    net.encoder_block#2.layer_norm#2@3/var[i0, i1, 0] = _net.encoder_block#2.layer_norm#2@3/var.2[i0, i1, 0] / _dim_d.5[0]
+//
+//	# _net.encoder_block#2.dense#1@3/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#2.gamma, net.encoder_block#2.layer_norm#2@3/centered
+//
+//	# _net.encoder_block#2.dense#1@3/x.2 = pointwise "+" of net.encoder_block#2.layer_norm#2@3/var, _num.3
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    _net.encoder_block#2.dense#1@3/x.2[i0, i1, 0] = net.encoder_block#2.layer_norm#2@3/var[i0, i1, 0] + _num.3[0]
+//
+//	# _net.encoder_block#2.dense#1@3/x.3 = pointwise sqrt of _net.encoder_block#2.dense#1@3/x.2
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    _net.encoder_block#2.dense#1@3/x.3[i0, i1, 0] = sqrt(_net.encoder_block#2.dense#1@3/x.2[i0, i1, 0])
+//
+//	# _net.encoder_block#2.dense#1@3/x.4 = pointwise "/." of _net.encoder_block#2.dense#1@3/x.1, _net.encoder_block#2.dense#1@3/x.3, with _net.encoder_block#2.dense#1@3/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#2.gamma, net.encoder_block#2.layer_norm#2@3/centered fused
+//
+//	# net.encoder_block#2.dense#1@3/x = pointwise "+" of _net.encoder_block#2.dense#1@3/x.4, net.encoder_block#2.layer_norm#2.beta, with _net.encoder_block#2.dense#1@3/x.4 = pointwise "/." of _net.encoder_block#2.dense#1@3/x.1, _net.encoder_block#2.dense#1@3/x.3, with _net.encoder_block#2.dense#1@3/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#2.gamma, net.encoder_block#2.layer_norm#2@3/centered fused fused
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..7:
+//	      net.encoder_block#2.dense#1@3/x[i0, i1, i2] = ((net.encoder_block#2.layer_norm#2.gamma[i2] * net.encoder_block#2.layer_norm#2@3/centered[i0, i1, i2]) / _net.encoder_block#2.dense#1@3/x.3[i0, i1, 0]) + net.encoder_block#2.layer_norm#2.beta[i2]
+//
+//	# _net.encoder_block#2.linear#1@3/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1@3/x
+//	fill _net.encoder_block#2.linear#1@3/x.1 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..15:
+//	      for i3 in 0..7:  # reduction
+//	        _net.encoder_block#2.linear#1@3/x.1[i0, i1, i2] += net.encoder_block#2.dense#1.w[i2, i3] * net.encoder_block#2.dense#1@3/x[i0, i1, i3]
+//
+//	# _net.encoder_block#2.linear#1@3/x.2 = pointwise "+" of _net.encoder_block#2.linear#1@3/x.1, net.encoder_block#2.dense#1.b
+//
+//	# net.encoder_block#2.linear#1@3/x = pointwise relu of _net.encoder_block#2.linear#1@3/x.2, with _net.encoder_block#2.linear#1@3/x.2 = pointwise "+" of _net.encoder_block#2.linear#1@3/x.1, net.encoder_block#2.dense#1.b fused
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..15:
+//	      net.encoder_block#2.linear#1@3/x[i0, i1, i2] = relu(_net.encoder_block#2.linear#1@3/x.1[i0, i1, i2] + net.encoder_block#2.dense#1.b[i2])
+//
+//	# _net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1@3/x
+//	fill _net.encoder_block#1/x.1 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..7:
+//	      for i3 in 0..15:  # reduction
+//	        _net.encoder_block#1/x.1[i0, i1, i2] += net.encoder_block#2.linear#1.w[i2, i3] * net.encoder_block#2.linear#1@3/x[i0, i1, i3]
+//
+//	# _net.encoder_block#1/x.2 = pointwise "+" of _net.encoder_block#1/x.1, net.encoder_block#2.linear#1.b
+//
+//	# net.encoder_block#1/x = pointwise "+" of net.encoder_block#2/x1, _net.encoder_block#1/x.2, with _net.encoder_block#1/x.2 = pointwise "+" of _net.encoder_block#1/x.1, net.encoder_block#2.linear#1.b fused
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..7:
+//	      net.encoder_block#1/x[i0, i1, i2] = net.encoder_block#2/x1[i0, i1, i2] + (_net.encoder_block#1/x.1[i0, i1, i2] + net.encoder_block#2.linear#1.b[i2])
+//
+//	# _net.encoder_block#1.layer_norm#1@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x
+//	fill _net.encoder_block#1.layer_norm#1@3/mean.1 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..7:  # reduction
+//	      _net.encoder_block#1.layer_norm#1@3/mean.1[i0, i1, 0] += net.encoder_block#1/x[i0, i1, i2]
+//
+//	# net.encoder_block#1.layer_norm#1@3/mean = pointwise "/." of _net.encoder_block#1.layer_norm#1@3/mean.1, _dim_d.6
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    net.encoder_block#1.layer_norm#1@3/mean[i0, i1, 0] = _net.encoder_block#1.layer_norm#1@3/mean.1[i0, i1, 0] / _dim_d.6[0]
+//
+//	# net.encoder_block#1.layer_norm#1@3/centered = pointwise "-" of net.encoder_block#1/x, net.encoder_block#1.layer_norm#1@3/mean
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..7:
+//	      net.encoder_block#1.layer_norm#1@3/centered[i0, i1, i2] = net.encoder_block#1/x[i0, i1, i2] - net.encoder_block#1.layer_norm#1@3/mean[i0, i1, 0]
+//
+//	# _net.encoder_block#1.layer_norm#1@3/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1@3/centered, net.encoder_block#1.layer_norm#1@3/centered
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..7:
+//	      _net.encoder_block#1.layer_norm#1@3/var.1[i0, i1, i2] = net.encoder_block#1.layer_norm#1@3/centered[i0, i1, i2] * net.encoder_block#1.layer_norm#1@3/centered[i0, i1, i2]
+//
+//	# _net.encoder_block#1.layer_norm#1@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1@3/var.1
+//	fill _net.encoder_block#1.layer_norm#1@3/var.2 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..7:  # reduction
+//	      _net.encoder_block#1.layer_norm#1@3/var.2[i0, i1, 0] += _net.encoder_block#1.layer_norm#1@3/var.1[i0, i1, i2]
+//
+//	# net.encoder_block#1.layer_norm#1@3/var = pointwise "/." of _net.encoder_block#1.layer_norm#1@3/var.2, _dim_d.7
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    net.encoder_block#1.layer_norm#1@3/var[i0, i1, 0] = _net.encoder_block#1.layer_norm#1@3/var.2[i0, i1, 0] / _dim_d.7[0]
+//
+//	# _net.encoder_block#1.masked_attention#1@3/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#1.gamma, net.encoder_block#1.layer_norm#1@3/centered
+//
+//	# _net.encoder_block#1.masked_attention#1@3/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#1@3/var, _num.4
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    _net.encoder_block#1.masked_attention#1@3/x.2[i0, i1, 0] = net.encoder_block#1.layer_norm#1@3/var[i0, i1, 0] + _num.4[0]
+//
+//	# _net.encoder_block#1.masked_attention#1@3/x.3 = pointwise sqrt of _net.encoder_block#1.masked_attention#1@3/x.2
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    _net.encoder_block#1.masked_attention#1@3/x.3[i0, i1, 0] = sqrt(_net.encoder_block#1.masked_attention#1@3/x.2[i0, i1, 0])
+//
+//	# _net.encoder_block#1.masked_attention#1@3/x.4 = pointwise "/." of _net.encoder_block#1.masked_attention#1@3/x.1, _net.encoder_block#1.masked_attention#1@3/x.3, with _net.encoder_block#1.masked_attention#1@3/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#1.gamma, net.encoder_block#1.layer_norm#1@3/centered fused
+//
+//	# net.encoder_block#1.masked_attention#1@3/x = pointwise "+" of _net.encoder_block#1.masked_attention#1@3/x.4, net.encoder_block#1.layer_norm#1.beta, with _net.encoder_block#1.masked_attention#1@3/x.4 = pointwise "/." of _net.encoder_block#1.masked_attention#1@3/x.1, _net.encoder_block#1.masked_attention#1@3/x.3, with _net.encoder_block#1.masked_attention#1@3/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#1.gamma, net.encoder_block#1.layer_norm#1@3/centered fused fused
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..7:
+//	      net.encoder_block#1.masked_attention#1@3/x[i0, i1, i2] = ((net.encoder_block#1.layer_norm#1.gamma[i2] * net.encoder_block#1.layer_norm#1@3/centered[i0, i1, i2]) / _net.encoder_block#1.masked_attention#1@3/x.3[i0, i1, 0]) + net.encoder_block#1.layer_norm#1.beta[i2]
+//
+//	# net.encoder_block#1.masked_attention#1@3/q = compose "*" of net.encoder_block#1.masked_attention#1.w_q, net.encoder_block#1.masked_attention#1@3/x
+//	fill net.encoder_block#1.masked_attention#1@3/q with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..1:
+//	      for i3 in 0..3:
+//	        for i4 in 0..7:  # reduction
+//	          net.encoder_block#1.masked_attention#1@3/q[i0, i1, i2, i3] += net.encoder_block#1.masked_attention#1.w_q[i2, i3, i4] * net.encoder_block#1.masked_attention#1@3/x[i0, i1, i4]
+//
+//	# net.encoder_block#1.masked_attention#1@3/k = compose "*" of net.encoder_block#1.masked_attention#1.w_k, net.encoder_block#1.masked_attention#1@3/x
+//	fill net.encoder_block#1.masked_attention#1@3/k with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..1:
+//	      for i3 in 0..3:
+//	        for i4 in 0..7:  # reduction
+//	          net.encoder_block#1.masked_attention#1@3/k[i0, i1, i2, i3] += net.encoder_block#1.masked_attention#1.w_k[i2, i3, i4] * net.encoder_block#1.masked_attention#1@3/x[i0, i1, i4]
+//
+//	# net.encoder_block#1.masked_attention#1@3/v = compose "*" of net.encoder_block#1.masked_attention#1.w_v, net.encoder_block#1.masked_attention#1@3/x
+//	fill net.encoder_block#1.masked_attention#1@3/v with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..1:
+//	      for i3 in 0..3:
+//	        for i4 in 0..7:  # reduction
+//	          net.encoder_block#1.masked_attention#1@3/v[i0, i1, i2, i3] += net.encoder_block#1.masked_attention#1.w_v[i2, i3, i4] * net.encoder_block#1.masked_attention#1@3/x[i0, i1, i4]
+//
+//	# _net.encoder_block#1.masked_attention#1@3/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.encoder_block#1.masked_attention#1@3/q, net.encoder_block#1.masked_attention#1@3/k
+//	fill _net.encoder_block#1.masked_attention#1@3/scores.1 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..1:
+//	      for i3 in 0..3:
+//	        for i4 in 0..3:  # reduction
+//	          _net.encoder_block#1.masked_attention#1@3/scores.1[i0, i1, i2, i3] += net.encoder_block#1.masked_attention#1@3/q[i0, i1, i2, i4] * net.encoder_block#1.masked_attention#1@3/k[i0, i3, i2, i4]
+//
+//	# _net.encoder_block#1.masked_attention#1@3/scores.2 = pointwise sqrt of _dim_d.8
+//	_net.encoder_block#1.masked_attention#1@3/scores.2[0] = sqrt(_dim_d.8[0])
+//
+//	# net.encoder_block#1.masked_attention#1@3/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1@3/scores.1, _net.encoder_block#1.masked_attention#1@3/scores.2
+//
+//	# net.encoder_block#1.masked_attention#1@3/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1@3/scores, _num.5, with net.encoder_block#1.masked_attention#1@3/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1@3/scores.1, _net.encoder_block#1.masked_attention#1@3/scores.2 fused
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..1:
+//	      for i3 in 0..3:
+//	        net.encoder_block#1.masked_attention#1@3/masked[i0, i1, i2, i3] = where(net/mask[i1, i3], _net.encoder_block#1.masked_attention#1@3/scores.1[i0, i1, i2, i3] / _net.encoder_block#1.masked_attention#1@3/scores.2[0], _num.5[0])
+//
+//	# net.encoder_block#1.masked_attention#1@3/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@3/masked
+//	fill net.encoder_block#1.masked_attention#1@3/m with -inf
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..1:
+//	      for i3 in 0..3:  # reduction
+//	        net.encoder_block#1.masked_attention#1@3/m[i0, i1, i2, 0] max= net.encoder_block#1.masked_attention#1@3/masked[i0, i1, i2, i3]
+//
+//	# _net.encoder_block#1.masked_attention#1@3/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1@3/masked, net.encoder_block#1.masked_attention#1@3/m
+//
+//	# net.encoder_block#1.masked_attention#1@3/ex = pointwise exp of _net.encoder_block#1.masked_attention#1@3/ex.1, with _net.encoder_block#1.masked_attention#1@3/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1@3/masked, net.encoder_block#1.masked_attention#1@3/m fused
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..1:
+//	      for i3 in 0..3:
+//	        net.encoder_block#1.masked_attention#1@3/ex[i0, i1, i2, i3] = exp(net.encoder_block#1.masked_attention#1@3/masked[i0, i1, i2, i3] - net.encoder_block#1.masked_attention#1@3/m[i0, i1, i2, 0])
+//
+//	# _net.encoder_block#1.masked_attention#1@3/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@3/ex
+//	fill _net.encoder_block#1.masked_attention#1@3/attn.1 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..1:
+//	      for i3 in 0..3:  # reduction
+//	        _net.encoder_block#1.masked_attention#1@3/attn.1[i0, i1, i2, 0] += net.encoder_block#1.masked_attention#1@3/ex[i0, i1, i2, i3]
+//
+//	# net.encoder_block#1.masked_attention#1@3/attn = pointwise "/." of net.encoder_block#1.masked_attention#1@3/ex, _net.encoder_block#1.masked_attention#1@3/attn.1
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..1:
+//	      for i3 in 0..3:
+//	        net.encoder_block#1.masked_attention#1@3/attn[i0, i1, i2, i3] = net.encoder_block#1.masked_attention#1@3/ex[i0, i1, i2, i3] / _net.encoder_block#1.masked_attention#1@3/attn.1[i0, i1, i2, 0]
+//
+//	# net.encoder_block#1.masked_attention#1@3/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.encoder_block#1.masked_attention#1@3/attn, net.encoder_block#1.masked_attention#1@3/v
+//	fill net.encoder_block#1.masked_attention#1@3/ctx with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..1:
+//	      for i3 in 0..3:
+//	        for i4 in 0..3:  # reduction
+//	          net.encoder_block#1.masked_attention#1@3/ctx[i0, i1, i2, i3] += net.encoder_block#1.masked_attention#1@3/attn[i0, i1, i2, i4] * net.encoder_block#1.masked_attention#1@3/v[i0, i4, i2, i3]
+//
+//	# _net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1@3/ctx
+//	fill _net.encoder_block#1/x1.1 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..7:
+//	      for i3 in 0..1:  # reduction
+//	        for i4 in 0..3:  # reduction
+//	          _net.encoder_block#1/x1.1[i0, i1, i2] += net.encoder_block#1.masked_attention#1.w_o[i2, i3, i4] * net.encoder_block#1.masked_attention#1@3/ctx[i0, i1, i3, i4]
+//
+//	# net.encoder_block#1/x1 = pointwise "+" of net.encoder_block#1/x, _net.encoder_block#1/x1.1
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..7:
+//	      net.encoder_block#1/x1[i0, i1, i2] = net.encoder_block#1/x[i0, i1, i2] + _net.encoder_block#1/x1.1[i0, i1, i2]
+//
+//	# _net.encoder_block#1.layer_norm#2@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x1
+//	fill _net.encoder_block#1.layer_norm#2@3/mean.1 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..7:  # reduction
+//	      _net.encoder_block#1.layer_norm#2@3/mean.1[i0, i1, 0] += net.encoder_block#1/x1[i0, i1, i2]
+//
+//	# net.encoder_block#1.layer_norm#2@3/mean = pointwise "/." of _net.encoder_block#1.layer_norm#2@3/mean.1, _dim_d.9
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    net.encoder_block#1.layer_norm#2@3/mean[i0, i1, 0] = _net.encoder_block#1.layer_norm#2@3/mean.1[i0, i1, 0] / _dim_d.9[0]
+//
+//	# net.encoder_block#1.layer_norm#2@3/centered = pointwise "-" of net.encoder_block#1/x1, net.encoder_block#1.layer_norm#2@3/mean
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..7:
+//	      net.encoder_block#1.layer_norm#2@3/centered[i0, i1, i2] = net.encoder_block#1/x1[i0, i1, i2] - net.encoder_block#1.layer_norm#2@3/mean[i0, i1, 0]
+//
+//	# _net.encoder_block#1.layer_norm#2@3/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2@3/centered, net.encoder_block#1.layer_norm#2@3/centered
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..7:
+//	      _net.encoder_block#1.layer_norm#2@3/var.1[i0, i1, i2] = net.encoder_block#1.layer_norm#2@3/centered[i0, i1, i2] * net.encoder_block#1.layer_norm#2@3/centered[i0, i1, i2]
+//
+//	# _net.encoder_block#1.layer_norm#2@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2@3/var.1
+//	fill _net.encoder_block#1.layer_norm#2@3/var.2 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..7:  # reduction
+//	      _net.encoder_block#1.layer_norm#2@3/var.2[i0, i1, 0] += _net.encoder_block#1.layer_norm#2@3/var.1[i0, i1, i2]
+//
+//	# net.encoder_block#1.layer_norm#2@3/var = pointwise "/." of _net.encoder_block#1.layer_norm#2@3/var.2, _dim_d.10
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    net.encoder_block#1.layer_norm#2@3/var[i0, i1, 0] = _net.encoder_block#1.layer_norm#2@3/var.2[i0, i1, 0] / _dim_d.10[0]
+//
+//	# _net.encoder_block#1.dense#1@3/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#2.gamma, net.encoder_block#1.layer_norm#2@3/centered
+//
+//	# _net.encoder_block#1.dense#1@3/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#2@3/var, _num.6
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    _net.encoder_block#1.dense#1@3/x.2[i0, i1, 0] = net.encoder_block#1.layer_norm#2@3/var[i0, i1, 0] + _num.6[0]
+//
+//	# _net.encoder_block#1.dense#1@3/x.3 = pointwise sqrt of _net.encoder_block#1.dense#1@3/x.2
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    _net.encoder_block#1.dense#1@3/x.3[i0, i1, 0] = sqrt(_net.encoder_block#1.dense#1@3/x.2[i0, i1, 0])
+//
+//	# _net.encoder_block#1.dense#1@3/x.4 = pointwise "/." of _net.encoder_block#1.dense#1@3/x.1, _net.encoder_block#1.dense#1@3/x.3, with _net.encoder_block#1.dense#1@3/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#2.gamma, net.encoder_block#1.layer_norm#2@3/centered fused
+//
+//	# net.encoder_block#1.dense#1@3/x = pointwise "+" of _net.encoder_block#1.dense#1@3/x.4, net.encoder_block#1.layer_norm#2.beta, with _net.encoder_block#1.dense#1@3/x.4 = pointwise "/." of _net.encoder_block#1.dense#1@3/x.1, _net.encoder_block#1.dense#1@3/x.3, with _net.encoder_block#1.dense#1@3/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#2.gamma, net.encoder_block#1.layer_norm#2@3/centered fused fused
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..7:
+//	      net.encoder_block#1.dense#1@3/x[i0, i1, i2] = ((net.encoder_block#1.layer_norm#2.gamma[i2] * net.encoder_block#1.layer_norm#2@3/centered[i0, i1, i2]) / _net.encoder_block#1.dense#1@3/x.3[i0, i1, 0]) + net.encoder_block#1.layer_norm#2.beta[i2]
+//
+//	# _net.encoder_block#1.linear#1@3/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1@3/x
+//	fill _net.encoder_block#1.linear#1@3/x.1 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..15:
+//	      for i3 in 0..7:  # reduction
+//	        _net.encoder_block#1.linear#1@3/x.1[i0, i1, i2] += net.encoder_block#1.dense#1.w[i2, i3] * net.encoder_block#1.dense#1@3/x[i0, i1, i3]
+//
+//	# _net.encoder_block#1.linear#1@3/x.2 = pointwise "+" of _net.encoder_block#1.linear#1@3/x.1, net.encoder_block#1.dense#1.b
+//
+//	# net.encoder_block#1.linear#1@3/x = pointwise relu of _net.encoder_block#1.linear#1@3/x.2, with _net.encoder_block#1.linear#1@3/x.2 = pointwise "+" of _net.encoder_block#1.linear#1@3/x.1, net.encoder_block#1.dense#1.b fused
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..15:
+//	      net.encoder_block#1.linear#1@3/x[i0, i1, i2] = relu(_net.encoder_block#1.linear#1@3/x.1[i0, i1, i2] + net.encoder_block#1.dense#1.b[i2])
+//
+//	# _net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1@3/x
+//	fill _net/h2.1 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..7:
+//	      for i3 in 0..15:  # reduction
+//	        _net/h2.1[i0, i1, i2] += net.encoder_block#1.linear#1.w[i2, i3] * net.encoder_block#1.linear#1@3/x[i0, i1, i3]
+//
+//	# _net/h2.2 = pointwise "+" of _net/h2.1, net.encoder_block#1.linear#1.b
+//
+//	# net/h2 = pointwise "+" of net.encoder_block#1/x1, _net/h2.2, with _net/h2.2 = pointwise "+" of _net/h2.1, net.encoder_block#1.linear#1.b fused
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..7:
+//	      net/h2[i0, i1, i2] = net.encoder_block#1/x1[i0, i1, i2] + (_net/h2.1[i0, i1, i2] + net.encoder_block#1.linear#1.b[i2])
+//
+//	# _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2
+//	fill _net.layer_norm#1/mean.1 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..7:  # reduction
+//	      _net.layer_norm#1/mean.1[i0, i1, 0] += net/h2[i0, i1, i2]
+//
+//	# net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.11
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    net.layer_norm#1/mean[i0, i1, 0] = _net.layer_norm#1/mean.1[i0, i1, 0] / _dim_d.11[0]
+//
+//	# net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..7:
+//	      net.layer_norm#1/centered[i0, i1, i2] = net/h2[i0, i1, i2] - net.layer_norm#1/mean[i0, i1, 0]
+//
+//	# _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..7:
+//	      _net.layer_norm#1/var.1[i0, i1, i2] = net.layer_norm#1/centered[i0, i1, i2] * net.layer_norm#1/centered[i0, i1, i2]
+//
+//	# _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
+//	fill _net.layer_norm#1/var.2 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..7:  # reduction
+//	      _net.layer_norm#1/var.2[i0, i1, 0] += _net.layer_norm#1/var.1[i0, i1, i2]
+//
+//	# net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.12
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    net.layer_norm#1/var[i0, i1, 0] = _net.layer_norm#1/var.2[i0, i1, 0] / _dim_d.12[0]
+//
+//	# _net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered
+//
+//	# _net.linear#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.7
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    _net.linear#1/x.2[i0, i1, 0] = net.layer_norm#1/var[i0, i1, 0] + _num.7[0]
+//
+//	# _net.linear#1/x.3 = pointwise sqrt of _net.linear#1/x.2
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    _net.linear#1/x.3[i0, i1, 0] = sqrt(_net.linear#1/x.2[i0, i1, 0])
+//
+//	# _net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3, with _net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused
+//
+//	# net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta, with _net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3, with _net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused fused
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..7:
+//	      net.linear#1/x[i0, i1, i2] = ((net.layer_norm#1.gamma[i2] * net.layer_norm#1/centered[i0, i1, i2]) / _net.linear#1/x.3[i0, i1, 0]) + net.layer_norm#1.beta[i2]
+//
+//	# _predict_many.1 = compose "*" of net.linear#1.w, net.linear#1/x
+//	fill _predict_many.1 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..5:
+//	      for i3 in 0..7:  # reduction
+//	        _predict_many.1[i0, i1, i2] += net.linear#1.w[i2, i3] * net.linear#1/x[i0, i1, i3]
+//
+//	# predict_many = pointwise "+" of _predict_many.1, net.linear#1.b
+//	for i0 in 0..2:
+//	  for i1 in 0..3:
+//	    for i2 in 0..5:
+//	      predict_many[i0, i1, i2] = _predict_many.1[i0, i1, i2] + net.linear#1.b[i2]
+func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64, pNetPos *[32]float64, pNetEncoderBlock2LayerNorm1Gamma *[8]float64, pNetEncoderBlock2LayerNorm1Beta *[8]float64, pNetEncoderBlock2MaskedAttention1WQ *[64]float64, pNetEncoderBlock2MaskedAttention1WK *[64]float64, pNetEncoderBlock2MaskedAttention1WV *[64]float64, pNetEncoderBlock2MaskedAttention1WO *[64]float64, pNetEncoderBlock2LayerNorm2Gamma *[8]float64, pNetEncoderBlock2LayerNorm2Beta *[8]float64, pNetEncoderBlock2Dense1W *[128]float64, pNetEncoderBlock2Dense1B *[16]float64, pNetEncoderBlock2Linear1W *[128]float64, pNetEncoderBlock2Linear1B *[8]float64, pNetEncoderBlock1LayerNorm1Gamma *[8]float64, pNetEncoderBlock1LayerNorm1Beta *[8]float64, pNetEncoderBlock1MaskedAttention1WQ *[64]float64, pNetEncoderBlock1MaskedAttention1WK *[64]float64, pNetEncoderBlock1MaskedAttention1WV *[64]float64, pNetEncoderBlock1MaskedAttention1WO *[64]float64, pNetEncoderBlock1LayerNorm2Gamma *[8]float64, pNetEncoderBlock1LayerNorm2Beta *[8]float64, pNetEncoderBlock1Dense1W *[128]float64, pNetEncoderBlock1Dense1B *[16]float64, pNetEncoderBlock1Linear1W *[128]float64, pNetEncoderBlock1Linear1B *[8]float64, pNetLayerNorm1Gamma *[8]float64, pNetLayerNorm1Beta *[8]float64, pNetLinear1W *[48]float64, pNetLinear1B *[6]float64, out *[3][4][6]float64) {
+	var net_mask [4][4]float64
+	var lit_1 [6]float64
+	var net_onehot [3][4][6]float64
+	var net_h_1 [3][4][8]float64
+	var net_h [3][4][8]float64
+	var net_encoder_block_2_layer_norm_1_3_mean_1 [3][4][1]float64
+	var net_encoder_block_2_layer_norm_1_3_mean [3][4][1]float64
+	var net_encoder_block_2_layer_norm_1_3_centered [3][4][8]float64
+	var net_encoder_block_2_layer_norm_1_3_var_1 [3][4][8]float64
+	var net_encoder_block_2_layer_norm_1_3_var_2 [3][4][1]float64
+	var net_encoder_block_2_layer_norm_1_3_var [3][4][1]float64
+	var net_encoder_block_2_masked_attention_1_3_x_2 [3][4][1]float64
+	var net_encoder_block_2_masked_attention_1_3_x_3 [3][4][1]float64
+	var net_encoder_block_2_masked_attention_1_3_x [3][4][8]float64
+	var net_encoder_block_2_masked_attention_1_3_q [3][4][2][4]float64
+	var net_encoder_block_2_masked_attention_1_3_k [3][4][2][4]float64
+	var net_encoder_block_2_masked_attention_1_3_v [3][4][2][4]float64
+	var net_encoder_block_2_masked_attention_1_3_scores_1 [3][4][2][4]float64
+	var net_encoder_block_2_masked_attention_1_3_scores_2 [1]float64
+	var net_encoder_block_2_masked_attention_1_3_masked [3][4][2][4]float64
+	var net_encoder_block_2_masked_attention_1_3_m [3][4][2][1]float64
+	var net_encoder_block_2_masked_attention_1_3_ex [3][4][2][4]float64
+	var net_encoder_block_2_masked_attention_1_3_attn_1 [3][4][2][1]float64
+	var net_encoder_block_2_masked_attention_1_3_attn [3][4][2][4]float64
+	var net_encoder_block_2_masked_attention_1_3_ctx [3][4][2][4]float64
+	var net_encoder_block_2_x1_1 [3][4][8]float64
+	var net_encoder_block_2_x1 [3][4][8]float64
+	var net_encoder_block_2_layer_norm_2_3_mean_1 [3][4][1]float64
+	var net_encoder_block_2_layer_norm_2_3_mean [3][4][1]float64
+	var net_encoder_block_2_layer_norm_2_3_centered [3][4][8]float64
+	var net_encoder_block_2_layer_norm_2_3_var_1 [3][4][8]float64
+	var net_encoder_block_2_layer_norm_2_3_var_2 [3][4][1]float64
+	var net_encoder_block_2_layer_norm_2_3_var [3][4][1]float64
+	var net_encoder_block_2_dense_1_3_x_2 [3][4][1]float64
+	var net_encoder_block_2_dense_1_3_x_3 [3][4][1]float64
+	var net_encoder_block_2_dense_1_3_x [3][4][8]float64
+	var net_encoder_block_2_linear_1_3_x_1 [3][4][16]float64
+	var net_encoder_block_2_linear_1_3_x [3][4][16]float64
+	var net_encoder_block_1_x_1 [3][4][8]float64
+	var net_encoder_block_1_x [3][4][8]float64
+	var net_encoder_block_1_layer_norm_1_3_mean_1 [3][4][1]float64
+	var net_encoder_block_1_layer_norm_1_3_mean [3][4][1]float64
+	var net_encoder_block_1_layer_norm_1_3_centered [3][4][8]float64
+	var net_encoder_block_1_layer_norm_1_3_var_1 [3][4][8]float64
+	var net_encoder_block_1_layer_norm_1_3_var_2 [3][4][1]float64
+	var net_encoder_block_1_layer_norm_1_3_var [3][4][1]float64
+	var net_encoder_block_1_masked_attention_1_3_x_2 [3][4][1]float64
+	var net_encoder_block_1_masked_attention_1_3_x_3 [3][4][1]float64
+	var net_encoder_block_1_masked_attention_1_3_x [3][4][8]float64
+	var net_encoder_block_1_masked_attention_1_3_q [3][4][2][4]float64
+	var net_encoder_block_1_masked_attention_1_3_k [3][4][2][4]float64
+	var net_encoder_block_1_masked_attention_1_3_v [3][4][2][4]float64
+	var net_encoder_block_1_masked_attention_1_3_scores_1 [3][4][2][4]float64
+	var net_encoder_block_1_masked_attention_1_3_scores_2 [1]float64
+	var net_encoder_block_1_masked_attention_1_3_masked [3][4][2][4]float64
+	var net_encoder_block_1_masked_attention_1_3_m [3][4][2][1]float64
+	var net_encoder_block_1_masked_attention_1_3_ex [3][4][2][4]float64
+	var net_encoder_block_1_masked_attention_1_3_attn_1 [3][4][2][1]float64
+	var net_encoder_block_1_masked_attention_1_3_attn [3][4][2][4]float64
+	var net_encoder_block_1_masked_attention_1_3_ctx [3][4][2][4]float64
+	var net_encoder_block_1_x1_1 [3][4][8]float64
+	var net_encoder_block_1_x1 [3][4][8]float64
+	var net_encoder_block_1_layer_norm_2_3_mean_1 [3][4][1]float64
+	var net_encoder_block_1_layer_norm_2_3_mean [3][4][1]float64
+	var net_encoder_block_1_layer_norm_2_3_centered [3][4][8]float64
+	var net_encoder_block_1_layer_norm_2_3_var_1 [3][4][8]float64
+	var net_encoder_block_1_layer_norm_2_3_var_2 [3][4][1]float64
+	var net_encoder_block_1_layer_norm_2_3_var [3][4][1]float64
+	var net_encoder_block_1_dense_1_3_x_2 [3][4][1]float64
+	var net_encoder_block_1_dense_1_3_x_3 [3][4][1]float64
+	var net_encoder_block_1_dense_1_3_x [3][4][8]float64
+	var net_encoder_block_1_linear_1_3_x_1 [3][4][16]float64
+	var net_encoder_block_1_linear_1_3_x [3][4][16]float64
+	var net_h2_1 [3][4][8]float64
+	var net_h2 [3][4][8]float64
+	var net_layer_norm_1_mean_1 [3][4][1]float64
+	var net_layer_norm_1_mean [3][4][1]float64
+	var net_layer_norm_1_centered [3][4][8]float64
+	var net_layer_norm_1_var_1 [3][4][8]float64
+	var net_layer_norm_1_var_2 [3][4][1]float64
+	var net_layer_norm_1_var [3][4][1]float64
+	var net_linear_1_x_2 [3][4][1]float64
+	var net_linear_1_x_3 [3][4][1]float64
+	var net_linear_1_x [3][4][8]float64
+	var predict_many_1 [3][4][6]float64
+
+	// init net/mask (literal)
+	net_mask = [4][4]float64{
+		{1, 0, 0, 0},
+		{1, 1, 0, 0},
+		{1, 1, 1, 0},
+		{1, 1, 1, 1},
+	}
+
+	// init _lit.1 (literal)
+	lit_1 = [6]float64{0, 1, 2, 3, 4, 5}
+
+	// net/onehot = pointwise "=" of _lit.1, ids
+	for i0 := range 3 {
+		for i1 := range 4 {
+			idsV := ids[i0][i1]
+			net_onehotRow := &net_onehot[i0][i1]
+			for i2 := range 6 {
+				var r float64
+				if lit_1[i2] == idsV {
+					r = 1
+				}
+				net_onehotRow[i2] = r
+			}
+		}
+	}
+
+	// _net/h.1 = compose "*" of net.emb, net/onehot
+	// float64 along-rows add reduction kernel, 12 rows of 6 elements into 12 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i2 := range 8 {
+			ocannlReduce63AVX2(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 3 {
+			for i1 := range 4 {
+				net_onehotRow2 := &net_onehot[i0][i1]
+				for i2 := range 8 {
+					pNetEmbRow := (*[6]float64)(pNetEmb[6*i2 : 6*i2+6])
+					acc := float64(0)
+					for i3 := range 6 {
+						acc += pNetEmbRow[i3] * net_onehotRow2[i3]
+					}
+					net_h_1[i0][i1][i2] = acc
+				}
+			}
+		}
+	}
+
+	// net/h = pointwise "+" of _net/h.1, net.pos
+	for i0 := range 3 {
+		for i1 := range 4 {
+			net_h_1Row := &net_h_1[i0][i1]
+			pNetPosRow := (*[8]float64)(pNetPos[8*i1 : 8*i1+8])
+			net_hRow := &net_h[i0][i1]
+			for i2 := range 8 {
+				net_hRow[i2] = net_h_1Row[i2] + pNetPosRow[i2]
+			}
+		}
+	}
+
+	// _net.encoder_block#2.layer_norm#1@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h
+	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce64AVX2(&net_encoder_block_2_layer_norm_1_3_mean_1[0][0][0], &net_h[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 3 {
+			for i1 := range 4 {
+				net_hRow2 := &net_h[i0][i1]
+				acc2 := float64(0)
+				for i2 := range 8 {
+					acc2 += net_hRow2[i2]
+				}
+				net_encoder_block_2_layer_norm_1_3_mean_1[i0][i1][0] = acc2
+			}
+		}
+	}
+
+	// net.encoder_block#2.layer_norm#1@3/mean = pointwise "/." of _net.encoder_block#2.layer_norm#1@3/mean.1, _dim_d.1
+	for i0 := range 3 {
+		net_encoder_block_2_layer_norm_1_3_mean_1Row := &net_encoder_block_2_layer_norm_1_3_mean_1[i0]
+		net_encoder_block_2_layer_norm_1_3_meanRow := &net_encoder_block_2_layer_norm_1_3_mean[i0]
+		for i1 := range 4 {
+			net_encoder_block_2_layer_norm_1_3_meanRow[i1][0] = net_encoder_block_2_layer_norm_1_3_mean_1Row[i1][0] / 8
+		}
+	}
+
+	// net.encoder_block#2.layer_norm#1@3/centered = pointwise "-" of net/h, net.encoder_block#2.layer_norm#1@3/mean
+	for i0 := range 3 {
+		for i1 := range 4 {
+			net_hRow3 := &net_h[i0][i1]
+			net_encoder_block_2_layer_norm_1_3_meanV := net_encoder_block_2_layer_norm_1_3_mean[i0][i1][0]
+			net_encoder_block_2_layer_norm_1_3_centeredRow := &net_encoder_block_2_layer_norm_1_3_centered[i0][i1]
+			for i2 := range 8 {
+				net_encoder_block_2_layer_norm_1_3_centeredRow[i2] = net_hRow3[i2] - net_encoder_block_2_layer_norm_1_3_meanV
+			}
+		}
+	}
+
+	// _net.encoder_block#2.layer_norm#1@3/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#1@3/centered, net.encoder_block#2.layer_norm#1@3/centered
+	for i0 := range 3 {
+		for i1 := range 4 {
+			net_encoder_block_2_layer_norm_1_3_centeredRow2 := &net_encoder_block_2_layer_norm_1_3_centered[i0][i1]
+			net_encoder_block_2_layer_norm_1_3_var_1Row := &net_encoder_block_2_layer_norm_1_3_var_1[i0][i1]
+			for i2 := range 8 {
+				net_encoder_block_2_layer_norm_1_3_var_1Row[i2] = net_encoder_block_2_layer_norm_1_3_centeredRow2[i2] * net_encoder_block_2_layer_norm_1_3_centeredRow2[i2]
+			}
+		}
+	}
+
+	// _net.encoder_block#2.layer_norm#1@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1@3/var.1
+	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce64AVX2(&net_encoder_block_2_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_3_var_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 3 {
+			for i1 := range 4 {
+				net_encoder_block_2_layer_norm_1_3_var_1Row2 := &net_encoder_block_2_layer_norm_1_3_var_1[i0][i1]
+				acc3 := float64(0)
+				for i2 := range 8 {
+					acc3 += net_encoder_block_2_layer_norm_1_3_var_1Row2[i2]
+				}
+				net_encoder_block_2_layer_norm_1_3_var_2[i0][i1][0] = acc3
+			}
+		}
+	}
+
+	// net.encoder_block#2.layer_norm#1@3/var = pointwise "/." of _net.encoder_block#2.layer_norm#1@3/var.2, _dim_d.2
+	for i0 := range 3 {
+		net_encoder_block_2_layer_norm_1_3_var_2Row := &net_encoder_block_2_layer_norm_1_3_var_2[i0]
+		net_encoder_block_2_layer_norm_1_3_varRow := &net_encoder_block_2_layer_norm_1_3_var[i0]
+		for i1 := range 4 {
+			net_encoder_block_2_layer_norm_1_3_varRow[i1][0] = net_encoder_block_2_layer_norm_1_3_var_2Row[i1][0] / 8
+		}
+	}
+
+	// _net.encoder_block#2.masked_attention#1@3/x.2 = pointwise "+" of net.encoder_block#2.layer_norm#1@3/var, _num.1
+	for i0 := range 3 {
+		net_encoder_block_2_layer_norm_1_3_varRow2 := &net_encoder_block_2_layer_norm_1_3_var[i0]
+		net_encoder_block_2_masked_attention_1_3_x_2Row := &net_encoder_block_2_masked_attention_1_3_x_2[i0]
+		for i1 := range 4 {
+			net_encoder_block_2_masked_attention_1_3_x_2Row[i1][0] = net_encoder_block_2_layer_norm_1_3_varRow2[i1][0] + 1e-05
+		}
+	}
+
+	// _net.encoder_block#2.masked_attention#1@3/x.3 = pointwise sqrt of _net.encoder_block#2.masked_attention#1@3/x.2
+	for i0 := range 3 {
+		net_encoder_block_2_masked_attention_1_3_x_2Row2 := &net_encoder_block_2_masked_attention_1_3_x_2[i0]
+		net_encoder_block_2_masked_attention_1_3_x_3Row := &net_encoder_block_2_masked_attention_1_3_x_3[i0]
+		for i1 := range 4 {
+			net_encoder_block_2_masked_attention_1_3_x_3Row[i1][0] = math.Sqrt(net_encoder_block_2_masked_attention_1_3_x_2Row2[i1][0])
+		}
+	}
+
+	// net.encoder_block#2.masked_attention#1@3/x = pointwise "+" of _net.encoder_block#2.masked_attention#1@3/x.4, net.encoder_block#2.layer_norm#1.beta, with _net.encoder_block#2.masked_attention#1@3/x.4 = pointwise "/." of _net.encoder_block#2.masked_attention#1@3/x.1, _net.encoder_block#2.masked_attention#1@3/x.3, with _net.encoder_block#2.masked_attention#1@3/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#1.gamma, net.encoder_block#2.layer_norm#1@3/centered fused fused
+	for i0 := range 3 {
+		for i1 := range 4 {
+			net_encoder_block_2_layer_norm_1_3_centeredRow3 := &net_encoder_block_2_layer_norm_1_3_centered[i0][i1]
+			net_encoder_block_2_masked_attention_1_3_x_3V := net_encoder_block_2_masked_attention_1_3_x_3[i0][i1][0]
+			net_encoder_block_2_masked_attention_1_3_xRow := &net_encoder_block_2_masked_attention_1_3_x[i0][i1]
+			for i2 := range 8 {
+				net_encoder_block_2_masked_attention_1_3_xRow[i2] = ((pNetEncoderBlock2LayerNorm1Gamma[i2] * net_encoder_block_2_layer_norm_1_3_centeredRow3[i2]) / net_encoder_block_2_masked_attention_1_3_x_3V) + pNetEncoderBlock2LayerNorm1Beta[i2]
+			}
+		}
+	}
+
+	// net.encoder_block#2.masked_attention#1@3/q = compose "*" of net.encoder_block#2.masked_attention#1.w_q, net.encoder_block#2.masked_attention#1@3/x
+	// float64 dot kernel M=8 N=12 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm36AVX512(&net_encoder_block_2_masked_attention_1_3_q[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_3_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm36AVX2(&net_encoder_block_2_masked_attention_1_3_q[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_3_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 3 {
+			for i1 := range 4 {
+				net_encoder_block_2_masked_attention_1_3_xRow2 := &net_encoder_block_2_masked_attention_1_3_x[i0][i1]
+				for i2 := range 2 {
+					for i3 := range 4 {
+						pNetEncoderBlock2MaskedAttention1WQRow := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WQ[32*i2+8*i3 : 32*i2+8*i3+8])
+						acc4 := float64(0)
+						for i4 := range 8 {
+							acc4 += pNetEncoderBlock2MaskedAttention1WQRow[i4] * net_encoder_block_2_masked_attention_1_3_xRow2[i4]
+						}
+						net_encoder_block_2_masked_attention_1_3_q[i0][i1][i2][i3] = acc4
+					}
+				}
+			}
+		}
+	}
+
+	// net.encoder_block#2.masked_attention#1@3/k = compose "*" of net.encoder_block#2.masked_attention#1.w_k, net.encoder_block#2.masked_attention#1@3/x
+	// float64 dot kernel M=8 N=12 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm36AVX512(&net_encoder_block_2_masked_attention_1_3_k[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_3_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm36AVX2(&net_encoder_block_2_masked_attention_1_3_k[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_3_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 3 {
+			for i1 := range 4 {
+				net_encoder_block_2_masked_attention_1_3_xRow3 := &net_encoder_block_2_masked_attention_1_3_x[i0][i1]
+				for i2 := range 2 {
+					for i3 := range 4 {
+						pNetEncoderBlock2MaskedAttention1WKRow := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WK[32*i2+8*i3 : 32*i2+8*i3+8])
+						acc5 := float64(0)
+						for i4 := range 8 {
+							acc5 += pNetEncoderBlock2MaskedAttention1WKRow[i4] * net_encoder_block_2_masked_attention_1_3_xRow3[i4]
+						}
+						net_encoder_block_2_masked_attention_1_3_k[i0][i1][i2][i3] = acc5
+					}
+				}
+			}
+		}
+	}
+
+	// net.encoder_block#2.masked_attention#1@3/v = compose "*" of net.encoder_block#2.masked_attention#1.w_v, net.encoder_block#2.masked_attention#1@3/x
+	// float64 dot kernel M=8 N=12 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm36AVX512(&net_encoder_block_2_masked_attention_1_3_v[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_3_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm36AVX2(&net_encoder_block_2_masked_attention_1_3_v[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_3_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 3 {
+			for i1 := range 4 {
+				net_encoder_block_2_masked_attention_1_3_xRow4 := &net_encoder_block_2_masked_attention_1_3_x[i0][i1]
+				for i2 := range 2 {
+					for i3 := range 4 {
+						pNetEncoderBlock2MaskedAttention1WVRow := (*[8]float64)(pNetEncoderBlock2MaskedAttention1WV[32*i2+8*i3 : 32*i2+8*i3+8])
+						acc6 := float64(0)
+						for i4 := range 8 {
+							acc6 += pNetEncoderBlock2MaskedAttention1WVRow[i4] * net_encoder_block_2_masked_attention_1_3_xRow4[i4]
+						}
+						net_encoder_block_2_masked_attention_1_3_v[i0][i1][i2][i3] = acc6
+					}
+				}
+			}
+		}
+	}
+
+	// _net.encoder_block#2.masked_attention#1@3/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.encoder_block#2.masked_attention#1@3/q, net.encoder_block#2.masked_attention#1@3/k
+	// reduction accumulated in a local variable.
+	for i0 := range 3 {
+		for i1 := range 4 {
+			for i2 := range 2 {
+				net_encoder_block_2_masked_attention_1_3_qRow := &net_encoder_block_2_masked_attention_1_3_q[i0][i1][i2]
+				for i3 := range 4 {
+					net_encoder_block_2_masked_attention_1_3_kRow := &net_encoder_block_2_masked_attention_1_3_k[i0][i3][i2]
+					acc7 := float64(0)
+					for i4 := range 4 {
+						acc7 += net_encoder_block_2_masked_attention_1_3_qRow[i4] * net_encoder_block_2_masked_attention_1_3_kRow[i4]
+					}
+					net_encoder_block_2_masked_attention_1_3_scores_1[i0][i1][i2][i3] = acc7
+				}
+			}
+		}
+	}
+
+	// _net.encoder_block#2.masked_attention#1@3/scores.2 = pointwise sqrt of _dim_d.3
+	net_encoder_block_2_masked_attention_1_3_scores_2[0] = 2
+
+	// net.encoder_block#2.masked_attention#1@3/masked = pointwise where of net/mask, net.encoder_block#2.masked_attention#1@3/scores, _num.2, with net.encoder_block#2.masked_attention#1@3/scores = pointwise "/." of _net.encoder_block#2.masked_attention#1@3/scores.1, _net.encoder_block#2.masked_attention#1@3/scores.2 fused
+	net_encoder_block_2_masked_attention_1_3_scores_2V := net_encoder_block_2_masked_attention_1_3_scores_2[0]
+	for i0 := range 3 {
+		for i1 := range 4 {
+			net_maskRow := &net_mask[i1]
+			for i2 := range 2 {
+				net_encoder_block_2_masked_attention_1_3_scores_1Row := &net_encoder_block_2_masked_attention_1_3_scores_1[i0][i1][i2]
+				net_encoder_block_2_masked_attention_1_3_maskedRow := &net_encoder_block_2_masked_attention_1_3_masked[i0][i1][i2]
+				for i3 := range 4 {
+					r2 := float64(-1e+09)
+					if net_maskRow[i3] != 0 {
+						r2 = net_encoder_block_2_masked_attention_1_3_scores_1Row[i3] / net_encoder_block_2_masked_attention_1_3_scores_2V
+					}
+					net_encoder_block_2_masked_attention_1_3_maskedRow[i3] = r2
+				}
+			}
+		}
+	}
+
+	// net.encoder_block#2.masked_attention#1@3/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@3/masked
+	// float64 along-rows max reduction kernel, 24 rows of 4 elements into 24 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce65AVX2(&net_encoder_block_2_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_masked[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 3 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					net_encoder_block_2_masked_attention_1_3_maskedRow2 := &net_encoder_block_2_masked_attention_1_3_masked[i0][i1][i2]
+					acc8 := math.Inf(-1)
+					for i3 := range 4 {
+						acc8 = max(acc8, net_encoder_block_2_masked_attention_1_3_maskedRow2[i3])
+					}
+					net_encoder_block_2_masked_attention_1_3_m[i0][i1][i2][0] = acc8
+				}
+			}
+		}
+	}
+
+	// net.encoder_block#2.masked_attention#1@3/ex = pointwise exp of _net.encoder_block#2.masked_attention#1@3/ex.1, with _net.encoder_block#2.masked_attention#1@3/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1@3/masked, net.encoder_block#2.masked_attention#1@3/m fused
+	// float64 pointwise kernel over 24 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap45AVX2(&net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_m[0][0][0][0])
+	} else {
+		for i0 := range 3 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					net_encoder_block_2_masked_attention_1_3_maskedRow3 := &net_encoder_block_2_masked_attention_1_3_masked[i0][i1][i2]
+					net_encoder_block_2_masked_attention_1_3_mV := net_encoder_block_2_masked_attention_1_3_m[i0][i1][i2][0]
+					net_encoder_block_2_masked_attention_1_3_exRow := &net_encoder_block_2_masked_attention_1_3_ex[i0][i1][i2]
+					for i3 := range 4 {
+						net_encoder_block_2_masked_attention_1_3_exRow[i3] = math.Exp(net_encoder_block_2_masked_attention_1_3_maskedRow3[i3] - net_encoder_block_2_masked_attention_1_3_mV)
+					}
+				}
+			}
+		}
+	}
+
+	// _net.encoder_block#2.masked_attention#1@3/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@3/ex
+	// float64 along-rows add reduction kernel, 24 rows of 4 elements into 24 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce66AVX2(&net_encoder_block_2_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 3 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					net_encoder_block_2_masked_attention_1_3_exRow2 := &net_encoder_block_2_masked_attention_1_3_ex[i0][i1][i2]
+					acc9 := float64(0)
+					for i3 := range 4 {
+						acc9 += net_encoder_block_2_masked_attention_1_3_exRow2[i3]
+					}
+					net_encoder_block_2_masked_attention_1_3_attn_1[i0][i1][i2][0] = acc9
+				}
+			}
+		}
+	}
+
+	// net.encoder_block#2.masked_attention#1@3/attn = pointwise "/." of net.encoder_block#2.masked_attention#1@3/ex, _net.encoder_block#2.masked_attention#1@3/attn.1
+	for i0 := range 3 {
+		for i1 := range 4 {
+			for i2 := range 2 {
+				net_encoder_block_2_masked_attention_1_3_exRow3 := &net_encoder_block_2_masked_attention_1_3_ex[i0][i1][i2]
+				net_encoder_block_2_masked_attention_1_3_attn_1V := net_encoder_block_2_masked_attention_1_3_attn_1[i0][i1][i2][0]
+				net_encoder_block_2_masked_attention_1_3_attnRow := &net_encoder_block_2_masked_attention_1_3_attn[i0][i1][i2]
+				for i3 := range 4 {
+					net_encoder_block_2_masked_attention_1_3_attnRow[i3] = net_encoder_block_2_masked_attention_1_3_exRow3[i3] / net_encoder_block_2_masked_attention_1_3_attn_1V
+				}
+			}
+		}
+	}
+
+	// net.encoder_block#2.masked_attention#1@3/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.encoder_block#2.masked_attention#1@3/attn, net.encoder_block#2.masked_attention#1@3/v
+	// loops reordered to i0, i1, i2, i4, i3 (unit stride innermost); i4 unrolled and jammed into i3.
+	for i0 := range 3 {
+		for i1 := range 4 {
+			for i2 := range 2 {
+				net_encoder_block_2_masked_attention_1_3_attnV := net_encoder_block_2_masked_attention_1_3_attn[i0][i1][i2][0]
+				net_encoder_block_2_masked_attention_1_3_vRow := &net_encoder_block_2_masked_attention_1_3_v[i0][0][i2]
+				net_encoder_block_2_masked_attention_1_3_attnV2 := net_encoder_block_2_masked_attention_1_3_attn[i0][i1][i2][1]
+				net_encoder_block_2_masked_attention_1_3_vRow2 := &net_encoder_block_2_masked_attention_1_3_v[i0][1][i2]
+				net_encoder_block_2_masked_attention_1_3_attnV3 := net_encoder_block_2_masked_attention_1_3_attn[i0][i1][i2][2]
+				net_encoder_block_2_masked_attention_1_3_vRow3 := &net_encoder_block_2_masked_attention_1_3_v[i0][2][i2]
+				net_encoder_block_2_masked_attention_1_3_attnV4 := net_encoder_block_2_masked_attention_1_3_attn[i0][i1][i2][3]
+				net_encoder_block_2_masked_attention_1_3_vRow4 := &net_encoder_block_2_masked_attention_1_3_v[i0][3][i2]
+				net_encoder_block_2_masked_attention_1_3_ctxRow := &net_encoder_block_2_masked_attention_1_3_ctx[i0][i1][i2]
+				for i3 := range 4 {
+					acc10 := float64(0)
+					acc10 += net_encoder_block_2_masked_attention_1_3_attnV * net_encoder_block_2_masked_attention_1_3_vRow[i3]
+					acc10 += net_encoder_block_2_masked_attention_1_3_attnV2 * net_encoder_block_2_masked_attention_1_3_vRow2[i3]
+					acc10 += net_encoder_block_2_masked_attention_1_3_attnV3 * net_encoder_block_2_masked_attention_1_3_vRow3[i3]
+					acc10 += net_encoder_block_2_masked_attention_1_3_attnV4 * net_encoder_block_2_masked_attention_1_3_vRow4[i3]
+					net_encoder_block_2_masked_attention_1_3_ctxRow[i3] = acc10
+				}
+			}
+		}
+	}
+
+	// _net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1@3/ctx
+	// float64 dot kernel M=8 N=12 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm36AVX512(&net_encoder_block_2_x1_1[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_3_ctx[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm36AVX2(&net_encoder_block_2_x1_1[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_3_ctx[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 3 {
+			for i1 := range 4 {
+				for i2 := range 8 {
+					acc11 := float64(0)
+					for i3 := range 2 {
+						pNetEncoderBlock2MaskedAttention1WORow := (*[4]float64)(pNetEncoderBlock2MaskedAttention1WO[8*i2+4*i3 : 8*i2+4*i3+4])
+						net_encoder_block_2_masked_attention_1_3_ctxRow2 := &net_encoder_block_2_masked_attention_1_3_ctx[i0][i1][i3]
+						for i4 := range 4 {
+							acc11 += pNetEncoderBlock2MaskedAttention1WORow[i4] * net_encoder_block_2_masked_attention_1_3_ctxRow2[i4]
+						}
+					}
+					net_encoder_block_2_x1_1[i0][i1][i2] = acc11
+				}
+			}
+		}
+	}
+
+	// net.encoder_block#2/x1 = pointwise "+" of net/h, _net.encoder_block#2/x1.1
+	for i0 := range 3 {
+		for i1 := range 4 {
+			net_hRow4 := &net_h[i0][i1]
+			net_encoder_block_2_x1_1Row := &net_encoder_block_2_x1_1[i0][i1]
+			net_encoder_block_2_x1Row := &net_encoder_block_2_x1[i0][i1]
+			for i2 := range 8 {
+				net_encoder_block_2_x1Row[i2] = net_hRow4[i2] + net_encoder_block_2_x1_1Row[i2]
+			}
+		}
+	}
+
+	// _net.encoder_block#2.layer_norm#2@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#2/x1
+	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce64AVX2(&net_encoder_block_2_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 3 {
+			for i1 := range 4 {
+				net_encoder_block_2_x1Row2 := &net_encoder_block_2_x1[i0][i1]
+				acc12 := float64(0)
+				for i2 := range 8 {
+					acc12 += net_encoder_block_2_x1Row2[i2]
+				}
+				net_encoder_block_2_layer_norm_2_3_mean_1[i0][i1][0] = acc12
+			}
+		}
+	}
+
+	// net.encoder_block#2.layer_norm#2@3/mean = pointwise "/." of _net.encoder_block#2.layer_norm#2@3/mean.1, _dim_d.4
+	for i0 := range 3 {
+		net_encoder_block_2_layer_norm_2_3_mean_1Row := &net_encoder_block_2_layer_norm_2_3_mean_1[i0]
+		net_encoder_block_2_layer_norm_2_3_meanRow := &net_encoder_block_2_layer_norm_2_3_mean[i0]
+		for i1 := range 4 {
+			net_encoder_block_2_layer_norm_2_3_meanRow[i1][0] = net_encoder_block_2_layer_norm_2_3_mean_1Row[i1][0] / 8
+		}
+	}
+
+	// net.encoder_block#2.layer_norm#2@3/centered = pointwise "-" of net.encoder_block#2/x1, net.encoder_block#2.layer_norm#2@3/mean
+	for i0 := range 3 {
+		for i1 := range 4 {
+			net_encoder_block_2_x1Row3 := &net_encoder_block_2_x1[i0][i1]
+			net_encoder_block_2_layer_norm_2_3_meanV := net_encoder_block_2_layer_norm_2_3_mean[i0][i1][0]
+			net_encoder_block_2_layer_norm_2_3_centeredRow := &net_encoder_block_2_layer_norm_2_3_centered[i0][i1]
+			for i2 := range 8 {
+				net_encoder_block_2_layer_norm_2_3_centeredRow[i2] = net_encoder_block_2_x1Row3[i2] - net_encoder_block_2_layer_norm_2_3_meanV
+			}
+		}
+	}
+
+	// _net.encoder_block#2.layer_norm#2@3/var.1 = pointwise "*." of net.encoder_block#2.layer_norm#2@3/centered, net.encoder_block#2.layer_norm#2@3/centered
+	for i0 := range 3 {
+		for i1 := range 4 {
+			net_encoder_block_2_layer_norm_2_3_centeredRow2 := &net_encoder_block_2_layer_norm_2_3_centered[i0][i1]
+			net_encoder_block_2_layer_norm_2_3_var_1Row := &net_encoder_block_2_layer_norm_2_3_var_1[i0][i1]
+			for i2 := range 8 {
+				net_encoder_block_2_layer_norm_2_3_var_1Row[i2] = net_encoder_block_2_layer_norm_2_3_centeredRow2[i2] * net_encoder_block_2_layer_norm_2_3_centeredRow2[i2]
+			}
+		}
+	}
+
+	// _net.encoder_block#2.layer_norm#2@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2@3/var.1
+	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce64AVX2(&net_encoder_block_2_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_3_var_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 3 {
+			for i1 := range 4 {
+				net_encoder_block_2_layer_norm_2_3_var_1Row2 := &net_encoder_block_2_layer_norm_2_3_var_1[i0][i1]
+				acc13 := float64(0)
+				for i2 := range 8 {
+					acc13 += net_encoder_block_2_layer_norm_2_3_var_1Row2[i2]
+				}
+				net_encoder_block_2_layer_norm_2_3_var_2[i0][i1][0] = acc13
+			}
+		}
+	}
+
+	// net.encoder_block#2.layer_norm#2@3/var = pointwise "/." of _net.encoder_block#2.layer_norm#2@3/var.2, _dim_d.5
+	for i0 := range 3 {
+		net_encoder_block_2_layer_norm_2_3_var_2Row := &net_encoder_block_2_layer_norm_2_3_var_2[i0]
+		net_encoder_block_2_layer_norm_2_3_varRow := &net_encoder_block_2_layer_norm_2_3_var[i0]
+		for i1 := range 4 {
+			net_encoder_block_2_layer_norm_2_3_varRow[i1][0] = net_encoder_block_2_layer_norm_2_3_var_2Row[i1][0] / 8
+		}
+	}
+
+	// _net.encoder_block#2.dense#1@3/x.2 = pointwise "+" of net.encoder_block#2.layer_norm#2@3/var, _num.3
+	for i0 := range 3 {
+		net_encoder_block_2_layer_norm_2_3_varRow2 := &net_encoder_block_2_layer_norm_2_3_var[i0]
+		net_encoder_block_2_dense_1_3_x_2Row := &net_encoder_block_2_dense_1_3_x_2[i0]
+		for i1 := range 4 {
+			net_encoder_block_2_dense_1_3_x_2Row[i1][0] = net_encoder_block_2_layer_norm_2_3_varRow2[i1][0] + 1e-05
+		}
+	}
+
+	// _net.encoder_block#2.dense#1@3/x.3 = pointwise sqrt of _net.encoder_block#2.dense#1@3/x.2
+	for i0 := range 3 {
+		net_encoder_block_2_dense_1_3_x_2Row2 := &net_encoder_block_2_dense_1_3_x_2[i0]
+		net_encoder_block_2_dense_1_3_x_3Row := &net_encoder_block_2_dense_1_3_x_3[i0]
+		for i1 := range 4 {
+			net_encoder_block_2_dense_1_3_x_3Row[i1][0] = math.Sqrt(net_encoder_block_2_dense_1_3_x_2Row2[i1][0])
+		}
+	}
+
+	// net.encoder_block#2.dense#1@3/x = pointwise "+" of _net.encoder_block#2.dense#1@3/x.4, net.encoder_block#2.layer_norm#2.beta, with _net.encoder_block#2.dense#1@3/x.4 = pointwise "/." of _net.encoder_block#2.dense#1@3/x.1, _net.encoder_block#2.dense#1@3/x.3, with _net.encoder_block#2.dense#1@3/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#2.gamma, net.encoder_block#2.layer_norm#2@3/centered fused fused
+	for i0 := range 3 {
+		for i1 := range 4 {
+			net_encoder_block_2_layer_norm_2_3_centeredRow3 := &net_encoder_block_2_layer_norm_2_3_centered[i0][i1]
+			net_encoder_block_2_dense_1_3_x_3V := net_encoder_block_2_dense_1_3_x_3[i0][i1][0]
+			net_encoder_block_2_dense_1_3_xRow := &net_encoder_block_2_dense_1_3_x[i0][i1]
+			for i2 := range 8 {
+				net_encoder_block_2_dense_1_3_xRow[i2] = ((pNetEncoderBlock2LayerNorm2Gamma[i2] * net_encoder_block_2_layer_norm_2_3_centeredRow3[i2]) / net_encoder_block_2_dense_1_3_x_3V) + pNetEncoderBlock2LayerNorm2Beta[i2]
+			}
+		}
+	}
+
+	// _net.encoder_block#2.linear#1@3/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1@3/x
+	// float64 dot kernel M=16 N=12 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm37AVX512(&net_encoder_block_2_linear_1_3_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_3_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm37AVX2(&net_encoder_block_2_linear_1_3_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_3_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 3 {
+			for i1 := range 4 {
+				net_encoder_block_2_dense_1_3_xRow2 := &net_encoder_block_2_dense_1_3_x[i0][i1]
+				for i2 := range 16 {
+					pNetEncoderBlock2Dense1WRow := (*[8]float64)(pNetEncoderBlock2Dense1W[8*i2 : 8*i2+8])
+					acc14 := float64(0)
+					for i3 := range 8 {
+						acc14 += pNetEncoderBlock2Dense1WRow[i3] * net_encoder_block_2_dense_1_3_xRow2[i3]
+					}
+					net_encoder_block_2_linear_1_3_x_1[i0][i1][i2] = acc14
+				}
+			}
+		}
+	}
+
+	// net.encoder_block#2.linear#1@3/x = pointwise relu of _net.encoder_block#2.linear#1@3/x.2, with _net.encoder_block#2.linear#1@3/x.2 = pointwise "+" of _net.encoder_block#2.linear#1@3/x.1, net.encoder_block#2.dense#1.b fused
+	for i0 := range 3 {
+		for i1 := range 4 {
+			net_encoder_block_2_linear_1_3_x_1Row := &net_encoder_block_2_linear_1_3_x_1[i0][i1]
+			net_encoder_block_2_linear_1_3_xRow := &net_encoder_block_2_linear_1_3_x[i0][i1]
+			for i2 := range 16 {
+				r3 := net_encoder_block_2_linear_1_3_x_1Row[i2] + pNetEncoderBlock2Dense1B[i2]
+				if !(r3 > 0) {
+					r3 = 0
+				}
+				net_encoder_block_2_linear_1_3_xRow[i2] = r3
+			}
+		}
+	}
+
+	// _net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1@3/x
+	// float64 dot kernel M=8 N=12 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm38AVX512(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_3_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm38AVX2(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_3_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 3 {
+			for i1 := range 4 {
+				net_encoder_block_2_linear_1_3_xRow2 := &net_encoder_block_2_linear_1_3_x[i0][i1]
+				for i2 := range 8 {
+					pNetEncoderBlock2Linear1WRow := (*[16]float64)(pNetEncoderBlock2Linear1W[16*i2 : 16*i2+16])
+					acc15 := float64(0)
+					for i3 := range 16 {
+						acc15 += pNetEncoderBlock2Linear1WRow[i3] * net_encoder_block_2_linear_1_3_xRow2[i3]
+					}
+					net_encoder_block_1_x_1[i0][i1][i2] = acc15
+				}
+			}
+		}
+	}
+
+	// net.encoder_block#1/x = pointwise "+" of net.encoder_block#2/x1, _net.encoder_block#1/x.2, with _net.encoder_block#1/x.2 = pointwise "+" of _net.encoder_block#1/x.1, net.encoder_block#2.linear#1.b fused
+	for i0 := range 3 {
+		for i1 := range 4 {
+			net_encoder_block_2_x1Row4 := &net_encoder_block_2_x1[i0][i1]
+			net_encoder_block_1_x_1Row := &net_encoder_block_1_x_1[i0][i1]
+			net_encoder_block_1_xRow := &net_encoder_block_1_x[i0][i1]
+			for i2 := range 8 {
+				net_encoder_block_1_xRow[i2] = net_encoder_block_2_x1Row4[i2] + (net_encoder_block_1_x_1Row[i2] + pNetEncoderBlock2Linear1B[i2])
+			}
+		}
+	}
+
+	// _net.encoder_block#1.layer_norm#1@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x
+	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce64AVX2(&net_encoder_block_1_layer_norm_1_3_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 3 {
+			for i1 := range 4 {
+				net_encoder_block_1_xRow2 := &net_encoder_block_1_x[i0][i1]
+				acc16 := float64(0)
+				for i2 := range 8 {
+					acc16 += net_encoder_block_1_xRow2[i2]
+				}
+				net_encoder_block_1_layer_norm_1_3_mean_1[i0][i1][0] = acc16
+			}
+		}
+	}
+
+	// net.encoder_block#1.layer_norm#1@3/mean = pointwise "/." of _net.encoder_block#1.layer_norm#1@3/mean.1, _dim_d.6
+	for i0 := range 3 {
+		net_encoder_block_1_layer_norm_1_3_mean_1Row := &net_encoder_block_1_layer_norm_1_3_mean_1[i0]
+		net_encoder_block_1_layer_norm_1_3_meanRow := &net_encoder_block_1_layer_norm_1_3_mean[i0]
+		for i1 := range 4 {
+			net_encoder_block_1_layer_norm_1_3_meanRow[i1][0] = net_encoder_block_1_layer_norm_1_3_mean_1Row[i1][0] / 8
+		}
+	}
+
+	// net.encoder_block#1.layer_norm#1@3/centered = pointwise "-" of net.encoder_block#1/x, net.encoder_block#1.layer_norm#1@3/mean
+	for i0 := range 3 {
+		for i1 := range 4 {
+			net_encoder_block_1_xRow3 := &net_encoder_block_1_x[i0][i1]
+			net_encoder_block_1_layer_norm_1_3_meanV := net_encoder_block_1_layer_norm_1_3_mean[i0][i1][0]
+			net_encoder_block_1_layer_norm_1_3_centeredRow := &net_encoder_block_1_layer_norm_1_3_centered[i0][i1]
+			for i2 := range 8 {
+				net_encoder_block_1_layer_norm_1_3_centeredRow[i2] = net_encoder_block_1_xRow3[i2] - net_encoder_block_1_layer_norm_1_3_meanV
+			}
+		}
+	}
+
+	// _net.encoder_block#1.layer_norm#1@3/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#1@3/centered, net.encoder_block#1.layer_norm#1@3/centered
+	for i0 := range 3 {
+		for i1 := range 4 {
+			net_encoder_block_1_layer_norm_1_3_centeredRow2 := &net_encoder_block_1_layer_norm_1_3_centered[i0][i1]
+			net_encoder_block_1_layer_norm_1_3_var_1Row := &net_encoder_block_1_layer_norm_1_3_var_1[i0][i1]
+			for i2 := range 8 {
+				net_encoder_block_1_layer_norm_1_3_var_1Row[i2] = net_encoder_block_1_layer_norm_1_3_centeredRow2[i2] * net_encoder_block_1_layer_norm_1_3_centeredRow2[i2]
+			}
+		}
+	}
+
+	// _net.encoder_block#1.layer_norm#1@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1@3/var.1
+	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce64AVX2(&net_encoder_block_1_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_3_var_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 3 {
+			for i1 := range 4 {
+				net_encoder_block_1_layer_norm_1_3_var_1Row2 := &net_encoder_block_1_layer_norm_1_3_var_1[i0][i1]
+				acc17 := float64(0)
+				for i2 := range 8 {
+					acc17 += net_encoder_block_1_layer_norm_1_3_var_1Row2[i2]
+				}
+				net_encoder_block_1_layer_norm_1_3_var_2[i0][i1][0] = acc17
+			}
+		}
+	}
+
+	// net.encoder_block#1.layer_norm#1@3/var = pointwise "/." of _net.encoder_block#1.layer_norm#1@3/var.2, _dim_d.7
+	for i0 := range 3 {
+		net_encoder_block_1_layer_norm_1_3_var_2Row := &net_encoder_block_1_layer_norm_1_3_var_2[i0]
+		net_encoder_block_1_layer_norm_1_3_varRow := &net_encoder_block_1_layer_norm_1_3_var[i0]
+		for i1 := range 4 {
+			net_encoder_block_1_layer_norm_1_3_varRow[i1][0] = net_encoder_block_1_layer_norm_1_3_var_2Row[i1][0] / 8
+		}
+	}
+
+	// _net.encoder_block#1.masked_attention#1@3/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#1@3/var, _num.4
+	for i0 := range 3 {
+		net_encoder_block_1_layer_norm_1_3_varRow2 := &net_encoder_block_1_layer_norm_1_3_var[i0]
+		net_encoder_block_1_masked_attention_1_3_x_2Row := &net_encoder_block_1_masked_attention_1_3_x_2[i0]
+		for i1 := range 4 {
+			net_encoder_block_1_masked_attention_1_3_x_2Row[i1][0] = net_encoder_block_1_layer_norm_1_3_varRow2[i1][0] + 1e-05
+		}
+	}
+
+	// _net.encoder_block#1.masked_attention#1@3/x.3 = pointwise sqrt of _net.encoder_block#1.masked_attention#1@3/x.2
+	for i0 := range 3 {
+		net_encoder_block_1_masked_attention_1_3_x_2Row2 := &net_encoder_block_1_masked_attention_1_3_x_2[i0]
+		net_encoder_block_1_masked_attention_1_3_x_3Row := &net_encoder_block_1_masked_attention_1_3_x_3[i0]
+		for i1 := range 4 {
+			net_encoder_block_1_masked_attention_1_3_x_3Row[i1][0] = math.Sqrt(net_encoder_block_1_masked_attention_1_3_x_2Row2[i1][0])
+		}
+	}
+
+	// net.encoder_block#1.masked_attention#1@3/x = pointwise "+" of _net.encoder_block#1.masked_attention#1@3/x.4, net.encoder_block#1.layer_norm#1.beta, with _net.encoder_block#1.masked_attention#1@3/x.4 = pointwise "/." of _net.encoder_block#1.masked_attention#1@3/x.1, _net.encoder_block#1.masked_attention#1@3/x.3, with _net.encoder_block#1.masked_attention#1@3/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#1.gamma, net.encoder_block#1.layer_norm#1@3/centered fused fused
+	for i0 := range 3 {
+		for i1 := range 4 {
+			net_encoder_block_1_layer_norm_1_3_centeredRow3 := &net_encoder_block_1_layer_norm_1_3_centered[i0][i1]
+			net_encoder_block_1_masked_attention_1_3_x_3V := net_encoder_block_1_masked_attention_1_3_x_3[i0][i1][0]
+			net_encoder_block_1_masked_attention_1_3_xRow := &net_encoder_block_1_masked_attention_1_3_x[i0][i1]
+			for i2 := range 8 {
+				net_encoder_block_1_masked_attention_1_3_xRow[i2] = ((pNetEncoderBlock1LayerNorm1Gamma[i2] * net_encoder_block_1_layer_norm_1_3_centeredRow3[i2]) / net_encoder_block_1_masked_attention_1_3_x_3V) + pNetEncoderBlock1LayerNorm1Beta[i2]
+			}
+		}
+	}
+
+	// net.encoder_block#1.masked_attention#1@3/q = compose "*" of net.encoder_block#1.masked_attention#1.w_q, net.encoder_block#1.masked_attention#1@3/x
+	// float64 dot kernel M=8 N=12 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm36AVX512(&net_encoder_block_1_masked_attention_1_3_q[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_3_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm36AVX2(&net_encoder_block_1_masked_attention_1_3_q[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_3_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 3 {
+			for i1 := range 4 {
+				net_encoder_block_1_masked_attention_1_3_xRow2 := &net_encoder_block_1_masked_attention_1_3_x[i0][i1]
+				for i2 := range 2 {
+					for i3 := range 4 {
+						pNetEncoderBlock1MaskedAttention1WQRow := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WQ[32*i2+8*i3 : 32*i2+8*i3+8])
+						acc18 := float64(0)
+						for i4 := range 8 {
+							acc18 += pNetEncoderBlock1MaskedAttention1WQRow[i4] * net_encoder_block_1_masked_attention_1_3_xRow2[i4]
+						}
+						net_encoder_block_1_masked_attention_1_3_q[i0][i1][i2][i3] = acc18
+					}
+				}
+			}
+		}
+	}
+
+	// net.encoder_block#1.masked_attention#1@3/k = compose "*" of net.encoder_block#1.masked_attention#1.w_k, net.encoder_block#1.masked_attention#1@3/x
+	// float64 dot kernel M=8 N=12 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm36AVX512(&net_encoder_block_1_masked_attention_1_3_k[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_3_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm36AVX2(&net_encoder_block_1_masked_attention_1_3_k[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_3_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 3 {
+			for i1 := range 4 {
+				net_encoder_block_1_masked_attention_1_3_xRow3 := &net_encoder_block_1_masked_attention_1_3_x[i0][i1]
+				for i2 := range 2 {
+					for i3 := range 4 {
+						pNetEncoderBlock1MaskedAttention1WKRow := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WK[32*i2+8*i3 : 32*i2+8*i3+8])
+						acc19 := float64(0)
+						for i4 := range 8 {
+							acc19 += pNetEncoderBlock1MaskedAttention1WKRow[i4] * net_encoder_block_1_masked_attention_1_3_xRow3[i4]
+						}
+						net_encoder_block_1_masked_attention_1_3_k[i0][i1][i2][i3] = acc19
+					}
+				}
+			}
+		}
+	}
+
+	// net.encoder_block#1.masked_attention#1@3/v = compose "*" of net.encoder_block#1.masked_attention#1.w_v, net.encoder_block#1.masked_attention#1@3/x
+	// float64 dot kernel M=8 N=12 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm36AVX512(&net_encoder_block_1_masked_attention_1_3_v[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_3_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm36AVX2(&net_encoder_block_1_masked_attention_1_3_v[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_3_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 3 {
+			for i1 := range 4 {
+				net_encoder_block_1_masked_attention_1_3_xRow4 := &net_encoder_block_1_masked_attention_1_3_x[i0][i1]
+				for i2 := range 2 {
+					for i3 := range 4 {
+						pNetEncoderBlock1MaskedAttention1WVRow := (*[8]float64)(pNetEncoderBlock1MaskedAttention1WV[32*i2+8*i3 : 32*i2+8*i3+8])
+						acc20 := float64(0)
+						for i4 := range 8 {
+							acc20 += pNetEncoderBlock1MaskedAttention1WVRow[i4] * net_encoder_block_1_masked_attention_1_3_xRow4[i4]
+						}
+						net_encoder_block_1_masked_attention_1_3_v[i0][i1][i2][i3] = acc20
+					}
+				}
+			}
+		}
+	}
+
+	// _net.encoder_block#1.masked_attention#1@3/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.encoder_block#1.masked_attention#1@3/q, net.encoder_block#1.masked_attention#1@3/k
+	// reduction accumulated in a local variable.
+	for i0 := range 3 {
+		for i1 := range 4 {
+			for i2 := range 2 {
+				net_encoder_block_1_masked_attention_1_3_qRow := &net_encoder_block_1_masked_attention_1_3_q[i0][i1][i2]
+				for i3 := range 4 {
+					net_encoder_block_1_masked_attention_1_3_kRow := &net_encoder_block_1_masked_attention_1_3_k[i0][i3][i2]
+					acc21 := float64(0)
+					for i4 := range 4 {
+						acc21 += net_encoder_block_1_masked_attention_1_3_qRow[i4] * net_encoder_block_1_masked_attention_1_3_kRow[i4]
+					}
+					net_encoder_block_1_masked_attention_1_3_scores_1[i0][i1][i2][i3] = acc21
+				}
+			}
+		}
+	}
+
+	// _net.encoder_block#1.masked_attention#1@3/scores.2 = pointwise sqrt of _dim_d.8
+	net_encoder_block_1_masked_attention_1_3_scores_2[0] = 2
+
+	// net.encoder_block#1.masked_attention#1@3/masked = pointwise where of net/mask, net.encoder_block#1.masked_attention#1@3/scores, _num.5, with net.encoder_block#1.masked_attention#1@3/scores = pointwise "/." of _net.encoder_block#1.masked_attention#1@3/scores.1, _net.encoder_block#1.masked_attention#1@3/scores.2 fused
+	net_encoder_block_1_masked_attention_1_3_scores_2V := net_encoder_block_1_masked_attention_1_3_scores_2[0]
+	for i0 := range 3 {
+		for i1 := range 4 {
+			net_maskRow2 := &net_mask[i1]
+			for i2 := range 2 {
+				net_encoder_block_1_masked_attention_1_3_scores_1Row := &net_encoder_block_1_masked_attention_1_3_scores_1[i0][i1][i2]
+				net_encoder_block_1_masked_attention_1_3_maskedRow := &net_encoder_block_1_masked_attention_1_3_masked[i0][i1][i2]
+				for i3 := range 4 {
+					r4 := float64(-1e+09)
+					if net_maskRow2[i3] != 0 {
+						r4 = net_encoder_block_1_masked_attention_1_3_scores_1Row[i3] / net_encoder_block_1_masked_attention_1_3_scores_2V
+					}
+					net_encoder_block_1_masked_attention_1_3_maskedRow[i3] = r4
+				}
+			}
+		}
+	}
+
+	// net.encoder_block#1.masked_attention#1@3/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@3/masked
+	// float64 along-rows max reduction kernel, 24 rows of 4 elements into 24 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce65AVX2(&net_encoder_block_1_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_masked[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 3 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					net_encoder_block_1_masked_attention_1_3_maskedRow2 := &net_encoder_block_1_masked_attention_1_3_masked[i0][i1][i2]
+					acc22 := math.Inf(-1)
+					for i3 := range 4 {
+						acc22 = max(acc22, net_encoder_block_1_masked_attention_1_3_maskedRow2[i3])
+					}
+					net_encoder_block_1_masked_attention_1_3_m[i0][i1][i2][0] = acc22
+				}
+			}
+		}
+	}
+
+	// net.encoder_block#1.masked_attention#1@3/ex = pointwise exp of _net.encoder_block#1.masked_attention#1@3/ex.1, with _net.encoder_block#1.masked_attention#1@3/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1@3/masked, net.encoder_block#1.masked_attention#1@3/m fused
+	// float64 pointwise kernel over 24 rows of 4 elements (c = exp(sub(x0,x1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap45AVX2(&net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_m[0][0][0][0])
+	} else {
+		for i0 := range 3 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					net_encoder_block_1_masked_attention_1_3_maskedRow3 := &net_encoder_block_1_masked_attention_1_3_masked[i0][i1][i2]
+					net_encoder_block_1_masked_attention_1_3_mV := net_encoder_block_1_masked_attention_1_3_m[i0][i1][i2][0]
+					net_encoder_block_1_masked_attention_1_3_exRow := &net_encoder_block_1_masked_attention_1_3_ex[i0][i1][i2]
+					for i3 := range 4 {
+						net_encoder_block_1_masked_attention_1_3_exRow[i3] = math.Exp(net_encoder_block_1_masked_attention_1_3_maskedRow3[i3] - net_encoder_block_1_masked_attention_1_3_mV)
+					}
+				}
+			}
+		}
+	}
+
+	// _net.encoder_block#1.masked_attention#1@3/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@3/ex
+	// float64 along-rows add reduction kernel, 24 rows of 4 elements into 24 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce66AVX2(&net_encoder_block_1_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 3 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					net_encoder_block_1_masked_attention_1_3_exRow2 := &net_encoder_block_1_masked_attention_1_3_ex[i0][i1][i2]
+					acc23 := float64(0)
+					for i3 := range 4 {
+						acc23 += net_encoder_block_1_masked_attention_1_3_exRow2[i3]
+					}
+					net_encoder_block_1_masked_attention_1_3_attn_1[i0][i1][i2][0] = acc23
+				}
+			}
+		}
+	}
+
+	// net.encoder_block#1.masked_attention#1@3/attn = pointwise "/." of net.encoder_block#1.masked_attention#1@3/ex, _net.encoder_block#1.masked_attention#1@3/attn.1
+	for i0 := range 3 {
+		for i1 := range 4 {
+			for i2 := range 2 {
+				net_encoder_block_1_masked_attention_1_3_exRow3 := &net_encoder_block_1_masked_attention_1_3_ex[i0][i1][i2]
+				net_encoder_block_1_masked_attention_1_3_attn_1V := net_encoder_block_1_masked_attention_1_3_attn_1[i0][i1][i2][0]
+				net_encoder_block_1_masked_attention_1_3_attnRow := &net_encoder_block_1_masked_attention_1_3_attn[i0][i1][i2]
+				for i3 := range 4 {
+					net_encoder_block_1_masked_attention_1_3_attnRow[i3] = net_encoder_block_1_masked_attention_1_3_exRow3[i3] / net_encoder_block_1_masked_attention_1_3_attn_1V
+				}
+			}
+		}
+	}
+
+	// net.encoder_block#1.masked_attention#1@3/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.encoder_block#1.masked_attention#1@3/attn, net.encoder_block#1.masked_attention#1@3/v
+	// loops reordered to i0, i1, i2, i4, i3 (unit stride innermost); i4 unrolled and jammed into i3.
+	for i0 := range 3 {
+		for i1 := range 4 {
+			for i2 := range 2 {
+				net_encoder_block_1_masked_attention_1_3_attnV := net_encoder_block_1_masked_attention_1_3_attn[i0][i1][i2][0]
+				net_encoder_block_1_masked_attention_1_3_vRow := &net_encoder_block_1_masked_attention_1_3_v[i0][0][i2]
+				net_encoder_block_1_masked_attention_1_3_attnV2 := net_encoder_block_1_masked_attention_1_3_attn[i0][i1][i2][1]
+				net_encoder_block_1_masked_attention_1_3_vRow2 := &net_encoder_block_1_masked_attention_1_3_v[i0][1][i2]
+				net_encoder_block_1_masked_attention_1_3_attnV3 := net_encoder_block_1_masked_attention_1_3_attn[i0][i1][i2][2]
+				net_encoder_block_1_masked_attention_1_3_vRow3 := &net_encoder_block_1_masked_attention_1_3_v[i0][2][i2]
+				net_encoder_block_1_masked_attention_1_3_attnV4 := net_encoder_block_1_masked_attention_1_3_attn[i0][i1][i2][3]
+				net_encoder_block_1_masked_attention_1_3_vRow4 := &net_encoder_block_1_masked_attention_1_3_v[i0][3][i2]
+				net_encoder_block_1_masked_attention_1_3_ctxRow := &net_encoder_block_1_masked_attention_1_3_ctx[i0][i1][i2]
+				for i3 := range 4 {
+					acc24 := float64(0)
+					acc24 += net_encoder_block_1_masked_attention_1_3_attnV * net_encoder_block_1_masked_attention_1_3_vRow[i3]
+					acc24 += net_encoder_block_1_masked_attention_1_3_attnV2 * net_encoder_block_1_masked_attention_1_3_vRow2[i3]
+					acc24 += net_encoder_block_1_masked_attention_1_3_attnV3 * net_encoder_block_1_masked_attention_1_3_vRow3[i3]
+					acc24 += net_encoder_block_1_masked_attention_1_3_attnV4 * net_encoder_block_1_masked_attention_1_3_vRow4[i3]
+					net_encoder_block_1_masked_attention_1_3_ctxRow[i3] = acc24
+				}
+			}
+		}
+	}
+
+	// _net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1@3/ctx
+	// float64 dot kernel M=8 N=12 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm36AVX512(&net_encoder_block_1_x1_1[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_3_ctx[0][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm36AVX2(&net_encoder_block_1_x1_1[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_3_ctx[0][0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 3 {
+			for i1 := range 4 {
+				for i2 := range 8 {
+					acc25 := float64(0)
+					for i3 := range 2 {
+						pNetEncoderBlock1MaskedAttention1WORow := (*[4]float64)(pNetEncoderBlock1MaskedAttention1WO[8*i2+4*i3 : 8*i2+4*i3+4])
+						net_encoder_block_1_masked_attention_1_3_ctxRow2 := &net_encoder_block_1_masked_attention_1_3_ctx[i0][i1][i3]
+						for i4 := range 4 {
+							acc25 += pNetEncoderBlock1MaskedAttention1WORow[i4] * net_encoder_block_1_masked_attention_1_3_ctxRow2[i4]
+						}
+					}
+					net_encoder_block_1_x1_1[i0][i1][i2] = acc25
+				}
+			}
+		}
+	}
+
+	// net.encoder_block#1/x1 = pointwise "+" of net.encoder_block#1/x, _net.encoder_block#1/x1.1
+	for i0 := range 3 {
+		for i1 := range 4 {
+			net_encoder_block_1_xRow4 := &net_encoder_block_1_x[i0][i1]
+			net_encoder_block_1_x1_1Row := &net_encoder_block_1_x1_1[i0][i1]
+			net_encoder_block_1_x1Row := &net_encoder_block_1_x1[i0][i1]
+			for i2 := range 8 {
+				net_encoder_block_1_x1Row[i2] = net_encoder_block_1_xRow4[i2] + net_encoder_block_1_x1_1Row[i2]
+			}
+		}
+	}
+
+	// _net.encoder_block#1.layer_norm#2@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x1
+	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce64AVX2(&net_encoder_block_1_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 3 {
+			for i1 := range 4 {
+				net_encoder_block_1_x1Row2 := &net_encoder_block_1_x1[i0][i1]
+				acc26 := float64(0)
+				for i2 := range 8 {
+					acc26 += net_encoder_block_1_x1Row2[i2]
+				}
+				net_encoder_block_1_layer_norm_2_3_mean_1[i0][i1][0] = acc26
+			}
+		}
+	}
+
+	// net.encoder_block#1.layer_norm#2@3/mean = pointwise "/." of _net.encoder_block#1.layer_norm#2@3/mean.1, _dim_d.9
+	for i0 := range 3 {
+		net_encoder_block_1_layer_norm_2_3_mean_1Row := &net_encoder_block_1_layer_norm_2_3_mean_1[i0]
+		net_encoder_block_1_layer_norm_2_3_meanRow := &net_encoder_block_1_layer_norm_2_3_mean[i0]
+		for i1 := range 4 {
+			net_encoder_block_1_layer_norm_2_3_meanRow[i1][0] = net_encoder_block_1_layer_norm_2_3_mean_1Row[i1][0] / 8
+		}
+	}
+
+	// net.encoder_block#1.layer_norm#2@3/centered = pointwise "-" of net.encoder_block#1/x1, net.encoder_block#1.layer_norm#2@3/mean
+	for i0 := range 3 {
+		for i1 := range 4 {
+			net_encoder_block_1_x1Row3 := &net_encoder_block_1_x1[i0][i1]
+			net_encoder_block_1_layer_norm_2_3_meanV := net_encoder_block_1_layer_norm_2_3_mean[i0][i1][0]
+			net_encoder_block_1_layer_norm_2_3_centeredRow := &net_encoder_block_1_layer_norm_2_3_centered[i0][i1]
+			for i2 := range 8 {
+				net_encoder_block_1_layer_norm_2_3_centeredRow[i2] = net_encoder_block_1_x1Row3[i2] - net_encoder_block_1_layer_norm_2_3_meanV
+			}
+		}
+	}
+
+	// _net.encoder_block#1.layer_norm#2@3/var.1 = pointwise "*." of net.encoder_block#1.layer_norm#2@3/centered, net.encoder_block#1.layer_norm#2@3/centered
+	for i0 := range 3 {
+		for i1 := range 4 {
+			net_encoder_block_1_layer_norm_2_3_centeredRow2 := &net_encoder_block_1_layer_norm_2_3_centered[i0][i1]
+			net_encoder_block_1_layer_norm_2_3_var_1Row := &net_encoder_block_1_layer_norm_2_3_var_1[i0][i1]
+			for i2 := range 8 {
+				net_encoder_block_1_layer_norm_2_3_var_1Row[i2] = net_encoder_block_1_layer_norm_2_3_centeredRow2[i2] * net_encoder_block_1_layer_norm_2_3_centeredRow2[i2]
+			}
+		}
+	}
+
+	// _net.encoder_block#1.layer_norm#2@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2@3/var.1
+	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce64AVX2(&net_encoder_block_1_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_3_var_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 3 {
+			for i1 := range 4 {
+				net_encoder_block_1_layer_norm_2_3_var_1Row2 := &net_encoder_block_1_layer_norm_2_3_var_1[i0][i1]
+				acc27 := float64(0)
+				for i2 := range 8 {
+					acc27 += net_encoder_block_1_layer_norm_2_3_var_1Row2[i2]
+				}
+				net_encoder_block_1_layer_norm_2_3_var_2[i0][i1][0] = acc27
+			}
+		}
+	}
+
+	// net.encoder_block#1.layer_norm#2@3/var = pointwise "/." of _net.encoder_block#1.layer_norm#2@3/var.2, _dim_d.10
+	for i0 := range 3 {
+		net_encoder_block_1_layer_norm_2_3_var_2Row := &net_encoder_block_1_layer_norm_2_3_var_2[i0]
+		net_encoder_block_1_layer_norm_2_3_varRow := &net_encoder_block_1_layer_norm_2_3_var[i0]
+		for i1 := range 4 {
+			net_encoder_block_1_layer_norm_2_3_varRow[i1][0] = net_encoder_block_1_layer_norm_2_3_var_2Row[i1][0] / 8
+		}
+	}
+
+	// _net.encoder_block#1.dense#1@3/x.2 = pointwise "+" of net.encoder_block#1.layer_norm#2@3/var, _num.6
+	for i0 := range 3 {
+		net_encoder_block_1_layer_norm_2_3_varRow2 := &net_encoder_block_1_layer_norm_2_3_var[i0]
+		net_encoder_block_1_dense_1_3_x_2Row := &net_encoder_block_1_dense_1_3_x_2[i0]
+		for i1 := range 4 {
+			net_encoder_block_1_dense_1_3_x_2Row[i1][0] = net_encoder_block_1_layer_norm_2_3_varRow2[i1][0] + 1e-05
+		}
+	}
+
+	// _net.encoder_block#1.dense#1@3/x.3 = pointwise sqrt of _net.encoder_block#1.dense#1@3/x.2
+	for i0 := range 3 {
+		net_encoder_block_1_dense_1_3_x_2Row2 := &net_encoder_block_1_dense_1_3_x_2[i0]
+		net_encoder_block_1_dense_1_3_x_3Row := &net_encoder_block_1_dense_1_3_x_3[i0]
+		for i1 := range 4 {
+			net_encoder_block_1_dense_1_3_x_3Row[i1][0] = math.Sqrt(net_encoder_block_1_dense_1_3_x_2Row2[i1][0])
+		}
+	}
+
+	// net.encoder_block#1.dense#1@3/x = pointwise "+" of _net.encoder_block#1.dense#1@3/x.4, net.encoder_block#1.layer_norm#2.beta, with _net.encoder_block#1.dense#1@3/x.4 = pointwise "/." of _net.encoder_block#1.dense#1@3/x.1, _net.encoder_block#1.dense#1@3/x.3, with _net.encoder_block#1.dense#1@3/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#2.gamma, net.encoder_block#1.layer_norm#2@3/centered fused fused
+	for i0 := range 3 {
+		for i1 := range 4 {
+			net_encoder_block_1_layer_norm_2_3_centeredRow3 := &net_encoder_block_1_layer_norm_2_3_centered[i0][i1]
+			net_encoder_block_1_dense_1_3_x_3V := net_encoder_block_1_dense_1_3_x_3[i0][i1][0]
+			net_encoder_block_1_dense_1_3_xRow := &net_encoder_block_1_dense_1_3_x[i0][i1]
+			for i2 := range 8 {
+				net_encoder_block_1_dense_1_3_xRow[i2] = ((pNetEncoderBlock1LayerNorm2Gamma[i2] * net_encoder_block_1_layer_norm_2_3_centeredRow3[i2]) / net_encoder_block_1_dense_1_3_x_3V) + pNetEncoderBlock1LayerNorm2Beta[i2]
+			}
+		}
+	}
+
+	// _net.encoder_block#1.linear#1@3/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1@3/x
+	// float64 dot kernel M=16 N=12 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm37AVX512(&net_encoder_block_1_linear_1_3_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_3_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm37AVX2(&net_encoder_block_1_linear_1_3_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_3_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 3 {
+			for i1 := range 4 {
+				net_encoder_block_1_dense_1_3_xRow2 := &net_encoder_block_1_dense_1_3_x[i0][i1]
+				for i2 := range 16 {
+					pNetEncoderBlock1Dense1WRow := (*[8]float64)(pNetEncoderBlock1Dense1W[8*i2 : 8*i2+8])
+					acc28 := float64(0)
+					for i3 := range 8 {
+						acc28 += pNetEncoderBlock1Dense1WRow[i3] * net_encoder_block_1_dense_1_3_xRow2[i3]
+					}
+					net_encoder_block_1_linear_1_3_x_1[i0][i1][i2] = acc28
+				}
+			}
+		}
+	}
+
+	// net.encoder_block#1.linear#1@3/x = pointwise relu of _net.encoder_block#1.linear#1@3/x.2, with _net.encoder_block#1.linear#1@3/x.2 = pointwise "+" of _net.encoder_block#1.linear#1@3/x.1, net.encoder_block#1.dense#1.b fused
+	for i0 := range 3 {
+		for i1 := range 4 {
+			net_encoder_block_1_linear_1_3_x_1Row := &net_encoder_block_1_linear_1_3_x_1[i0][i1]
+			net_encoder_block_1_linear_1_3_xRow := &net_encoder_block_1_linear_1_3_x[i0][i1]
+			for i2 := range 16 {
+				r5 := net_encoder_block_1_linear_1_3_x_1Row[i2] + pNetEncoderBlock1Dense1B[i2]
+				if !(r5 > 0) {
+					r5 = 0
+				}
+				net_encoder_block_1_linear_1_3_xRow[i2] = r5
+			}
+		}
+	}
+
+	// _net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1@3/x
+	// float64 dot kernel M=8 N=12 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm38AVX512(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_3_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm38AVX2(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_3_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 3 {
+			for i1 := range 4 {
+				net_encoder_block_1_linear_1_3_xRow2 := &net_encoder_block_1_linear_1_3_x[i0][i1]
+				for i2 := range 8 {
+					pNetEncoderBlock1Linear1WRow := (*[16]float64)(pNetEncoderBlock1Linear1W[16*i2 : 16*i2+16])
+					acc29 := float64(0)
+					for i3 := range 16 {
+						acc29 += pNetEncoderBlock1Linear1WRow[i3] * net_encoder_block_1_linear_1_3_xRow2[i3]
+					}
+					net_h2_1[i0][i1][i2] = acc29
+				}
+			}
+		}
+	}
+
+	// net/h2 = pointwise "+" of net.encoder_block#1/x1, _net/h2.2, with _net/h2.2 = pointwise "+" of _net/h2.1, net.encoder_block#1.linear#1.b fused
+	for i0 := range 3 {
+		for i1 := range 4 {
+			net_encoder_block_1_x1Row4 := &net_encoder_block_1_x1[i0][i1]
+			net_h2_1Row := &net_h2_1[i0][i1]
+			net_h2Row := &net_h2[i0][i1]
+			for i2 := range 8 {
+				net_h2Row[i2] = net_encoder_block_1_x1Row4[i2] + (net_h2_1Row[i2] + pNetEncoderBlock1Linear1B[i2])
+			}
+		}
+	}
+
+	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2
+	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce64AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 3 {
+			for i1 := range 4 {
+				net_h2Row2 := &net_h2[i0][i1]
+				acc30 := float64(0)
+				for i2 := range 8 {
+					acc30 += net_h2Row2[i2]
+				}
+				net_layer_norm_1_mean_1[i0][i1][0] = acc30
+			}
+		}
+	}
+
+	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.11
+	for i0 := range 3 {
+		net_layer_norm_1_mean_1Row := &net_layer_norm_1_mean_1[i0]
+		net_layer_norm_1_meanRow := &net_layer_norm_1_mean[i0]
+		for i1 := range 4 {
+			net_layer_norm_1_meanRow[i1][0] = net_layer_norm_1_mean_1Row[i1][0] / 8
+		}
+	}
+
+	// net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean
+	for i0 := range 3 {
+		for i1 := range 4 {
+			net_h2Row3 := &net_h2[i0][i1]
+			net_layer_norm_1_meanV := net_layer_norm_1_mean[i0][i1][0]
+			net_layer_norm_1_centeredRow := &net_layer_norm_1_centered[i0][i1]
+			for i2 := range 8 {
+				net_layer_norm_1_centeredRow[i2] = net_h2Row3[i2] - net_layer_norm_1_meanV
+			}
+		}
+	}
+
+	// _net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered
+	for i0 := range 3 {
+		for i1 := range 4 {
+			net_layer_norm_1_centeredRow2 := &net_layer_norm_1_centered[i0][i1]
+			net_layer_norm_1_var_1Row := &net_layer_norm_1_var_1[i0][i1]
+			for i2 := range 8 {
+				net_layer_norm_1_var_1Row[i2] = net_layer_norm_1_centeredRow2[i2] * net_layer_norm_1_centeredRow2[i2]
+			}
+		}
+	}
+
+	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
+	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce64AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 3 {
+			for i1 := range 4 {
+				net_layer_norm_1_var_1Row2 := &net_layer_norm_1_var_1[i0][i1]
+				acc31 := float64(0)
+				for i2 := range 8 {
+					acc31 += net_layer_norm_1_var_1Row2[i2]
+				}
+				net_layer_norm_1_var_2[i0][i1][0] = acc31
+			}
+		}
+	}
+
+	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.12
+	for i0 := range 3 {
+		net_layer_norm_1_var_2Row := &net_layer_norm_1_var_2[i0]
+		net_layer_norm_1_varRow := &net_layer_norm_1_var[i0]
+		for i1 := range 4 {
+			net_layer_norm_1_varRow[i1][0] = net_layer_norm_1_var_2Row[i1][0] / 8
+		}
+	}
+
+	// _net.linear#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.7
+	for i0 := range 3 {
+		net_layer_norm_1_varRow2 := &net_layer_norm_1_var[i0]
+		net_linear_1_x_2Row := &net_linear_1_x_2[i0]
+		for i1 := range 4 {
+			net_linear_1_x_2Row[i1][0] = net_layer_norm_1_varRow2[i1][0] + 1e-05
+		}
+	}
+
+	// _net.linear#1/x.3 = pointwise sqrt of _net.linear#1/x.2
+	for i0 := range 3 {
+		net_linear_1_x_2Row2 := &net_linear_1_x_2[i0]
+		net_linear_1_x_3Row := &net_linear_1_x_3[i0]
+		for i1 := range 4 {
+			net_linear_1_x_3Row[i1][0] = math.Sqrt(net_linear_1_x_2Row2[i1][0])
+		}
+	}
+
+	// net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta, with _net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3, with _net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered fused fused
+	for i0 := range 3 {
+		for i1 := range 4 {
+			net_layer_norm_1_centeredRow3 := &net_layer_norm_1_centered[i0][i1]
+			net_linear_1_x_3V := net_linear_1_x_3[i0][i1][0]
+			net_linear_1_xRow := &net_linear_1_x[i0][i1]
+			for i2 := range 8 {
+				net_linear_1_xRow[i2] = ((pNetLayerNorm1Gamma[i2] * net_layer_norm_1_centeredRow3[i2]) / net_linear_1_x_3V) + pNetLayerNorm1Beta[i2]
+			}
+		}
+	}
+
+	// _predict_many.1 = compose "*" of net.linear#1.w, net.linear#1/x
+	// float64 dot kernel M=6 N=12 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm39AVX512(&predict_many_1[0][0][0], &pNetLinear1W[0], &net_linear_1_x[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm39AVX2(&predict_many_1[0][0][0], &pNetLinear1W[0], &net_linear_1_x[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 3 {
+			for i1 := range 4 {
+				net_linear_1_xRow2 := &net_linear_1_x[i0][i1]
+				for i2 := range 6 {
+					pNetLinear1WRow := (*[8]float64)(pNetLinear1W[8*i2 : 8*i2+8])
+					acc32 := float64(0)
+					for i3 := range 8 {
+						acc32 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					}
+					predict_many_1[i0][i1][i2] = acc32
+				}
+			}
+		}
+	}
+
+	// predict_many = pointwise "+" of _predict_many.1, net.linear#1.b
+	for i0 := range 3 {
+		for i1 := range 4 {
+			predict_many_1Row := &predict_many_1[i0][i1]
+			outRow := &out[i0][i1]
+			for i2 := range 6 {
+				outRow[i2] = predict_many_1Row[i2] + pNetLinear1B[i2]
+			}
+		}
+	}
+}
+
 // ocannlMixerTrainLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point train of model Mixer.
@@ -31124,7 +33597,7 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 5 {
-				ocannlReduce63AVX2(&net_mixer_block_1_u_1[i0][i1][0], &net_mixer_block_1_t[i0][0][0], &pNetMixerBlock1Tok1[4*i1])
+				ocannlReduce67AVX2(&net_mixer_block_1_u_1[i0][i1][0], &net_mixer_block_1_t[i0][0][0], &pNetMixerBlock1Tok1[4*i1])
 			}
 		}
 	} else {
@@ -31172,7 +33645,7 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				ocannlReduce64AVX2(&net_mixer_block_1_x1_1[i0][i1][0], &net_mixer_block_1_u[i0][0][0], &pNetMixerBlock1Tok2[5*i1])
+				ocannlReduce68AVX2(&net_mixer_block_1_x1_1[i0][i1][0], &net_mixer_block_1_u[i0][0][0], &pNetMixerBlock1Tok2[5*i1])
 			}
 		}
 	} else {
@@ -31325,9 +33798,9 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	// _net/y.1 = compose "*" of net.mixer_block#1.dense#1.w, net.mixer_block#1.dense#1/x
 	// float64 dot kernel M=12 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm36AVX512(&net_y_1[0][0][0], &pNetMixerBlock1Dense1W[0], &net_mixer_block_1_dense_1_x[0][0][0])
+		ocannlGemm40AVX512(&net_y_1[0][0][0], &pNetMixerBlock1Dense1W[0], &net_mixer_block_1_dense_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm36AVX2(&net_y_1[0][0][0], &pNetMixerBlock1Dense1W[0], &net_mixer_block_1_dense_1_x[0][0][0])
+		ocannlGemm40AVX2(&net_y_1[0][0][0], &pNetMixerBlock1Dense1W[0], &net_mixer_block_1_dense_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -31363,9 +33836,9 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	// _net/y.4 = compose "*" of net.mixer_block#1.ch2, _net/y.3
 	// float64 dot kernel M=8 N=8 K=12: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm37AVX512(&net_y_4[0][0][0], &pNetMixerBlock1Ch2[0], &net_y_3[0][0][0])
+		ocannlGemm41AVX512(&net_y_4[0][0][0], &pNetMixerBlock1Ch2[0], &net_y_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm37AVX2(&net_y_4[0][0][0], &pNetMixerBlock1Ch2[0], &net_y_3[0][0][0])
+		ocannlGemm41AVX2(&net_y_4[0][0][0], &pNetMixerBlock1Ch2[0], &net_y_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -31399,7 +33872,7 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce65AVX2(&net_pooled_1[i0][0], &net_y[i0][0][0])
+			ocannlReduce69AVX2(&net_pooled_1[i0][0], &net_y[i0][0][0])
 		}
 	} else {
 		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled and jammed into i1.
@@ -32702,7 +35175,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 5 {
-				ocannlReduce63AVX2(&net_mixer_block_1_u_1[i0][i1][0], &net_mixer_block_1_t[i0][0][0], &pNetMixerBlock1Tok1[4*i1])
+				ocannlReduce67AVX2(&net_mixer_block_1_u_1[i0][i1][0], &net_mixer_block_1_t[i0][0][0], &pNetMixerBlock1Tok1[4*i1])
 			}
 		}
 	} else {
@@ -32750,7 +35223,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				ocannlReduce64AVX2(&net_mixer_block_1_x1_1[i0][i1][0], &net_mixer_block_1_u[i0][0][0], &pNetMixerBlock1Tok2[5*i1])
+				ocannlReduce68AVX2(&net_mixer_block_1_x1_1[i0][i1][0], &net_mixer_block_1_u[i0][0][0], &pNetMixerBlock1Tok2[5*i1])
 			}
 		}
 	} else {
@@ -32914,9 +35387,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// _net/y.1 = compose "*" of net.mixer_block#1.dense#1.w, net.mixer_block#1.dense#1/x
 	// float64 dot kernel M=12 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm36AVX512(&net_y_1[0][0][0], &pNetMixerBlock1Dense1W[0], &net_mixer_block_1_dense_1_x[0][0][0])
+		ocannlGemm40AVX512(&net_y_1[0][0][0], &pNetMixerBlock1Dense1W[0], &net_mixer_block_1_dense_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm36AVX2(&net_y_1[0][0][0], &pNetMixerBlock1Dense1W[0], &net_mixer_block_1_dense_1_x[0][0][0])
+		ocannlGemm40AVX2(&net_y_1[0][0][0], &pNetMixerBlock1Dense1W[0], &net_mixer_block_1_dense_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -32963,9 +35436,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// _net/y.4 = compose "*" of net.mixer_block#1.ch2, _net/y.3
 	// float64 dot kernel M=8 N=8 K=12: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm37AVX512(&net_y_4[0][0][0], &pNetMixerBlock1Ch2[0], &net_y_3[0][0][0])
+		ocannlGemm41AVX512(&net_y_4[0][0][0], &pNetMixerBlock1Ch2[0], &net_y_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm37AVX2(&net_y_4[0][0][0], &pNetMixerBlock1Ch2[0], &net_y_3[0][0][0])
+		ocannlGemm41AVX2(&net_y_4[0][0][0], &pNetMixerBlock1Ch2[0], &net_y_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -32999,7 +35472,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce65AVX2(&net_pooled_1[i0][0], &net_y[i0][0][0])
+			ocannlReduce69AVX2(&net_pooled_1[i0][0], &net_y[i0][0][0])
 		}
 	} else {
 		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled and jammed into i1.
@@ -33340,7 +35813,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 34 (_net/pooled.1 = einsum "++" "... p | c => ... | c" of net/y): g1 =+ g; g1 is net/y.grad
 	// the zero fill absorbed: float64 pointwise kernel over 2x4 rows of 8 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap45AVX2(&net_y_grad[0][0][0], &net_pooled_1_grad[0][0])
+		ocannlMap46AVX2(&net_y_grad[0][0][0], &net_pooled_1_grad[0][0])
 	} else {
 		for i0 := range 2 {
 			net_y_gradRow := &net_y_grad[i0]
@@ -33411,9 +35884,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 31 (_net/y.4 = compose "*" of net.mixer_block#1.ch2, _net/y.3): g1 =+ g * v2; g1 is net.mixer_block#1.ch2.grad
 	// float64 broadcast kernel M=8 N=12 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm38AVX512(&gNetMixerBlock1Ch2[0], &net_y_4_grad[0][0][0], &net_y_3[0][0][0])
+		ocannlGemm42AVX512(&gNetMixerBlock1Ch2[0], &net_y_4_grad[0][0][0], &net_y_3[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm38AVX2(&gNetMixerBlock1Ch2[0], &net_y_4_grad[0][0][0], &net_y_3[0][0][0])
+		ocannlGemm42AVX2(&gNetMixerBlock1Ch2[0], &net_y_4_grad[0][0][0], &net_y_3[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -33432,9 +35905,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 31 (_net/y.4 = compose "*" of net.mixer_block#1.ch2, _net/y.3): g2 =+ v1 * g; g2 is _net/y.3.grad
 	// float64 broadcast kernel M=8 N=12 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm39AVX512(&net_y_3_grad[0][0][0], &net_y_4_grad[0][0][0], &pNetMixerBlock1Ch2[0])
+		ocannlGemm43AVX512(&net_y_3_grad[0][0][0], &net_y_4_grad[0][0][0], &pNetMixerBlock1Ch2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm39AVX2(&net_y_3_grad[0][0][0], &net_y_4_grad[0][0][0], &pNetMixerBlock1Ch2[0])
+		ocannlGemm43AVX2(&net_y_3_grad[0][0][0], &net_y_4_grad[0][0][0], &pNetMixerBlock1Ch2[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
@@ -33496,7 +35969,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 29 (_net/y.2 = pointwise "+" of _net/y.1, net.mixer_block#1.dense#1.b): g2 =+ g; g2 is net.mixer_block#1.dense#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 12 elements into 12 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce66AVX2(&gNetMixerBlock1Dense1B[0], &net_y_2_grad[0][0][0])
+		ocannlReduce70AVX2(&gNetMixerBlock1Dense1B[0], &net_y_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -33518,9 +35991,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 28 (_net/y.1 = compose "*" of net.mixer_block#1.dense#1.w, net.mixer_block#1.dense#1/x): g1 =+ g * v2; g1 is net.mixer_block#1.dense#1.w.grad
 	// float64 broadcast kernel M=12 N=8 K=8: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm40AVX512(&gNetMixerBlock1Dense1W[0], &net_y_1_grad[0][0][0], &net_mixer_block_1_dense_1_x[0][0][0])
+		ocannlGemm44AVX512(&gNetMixerBlock1Dense1W[0], &net_y_1_grad[0][0][0], &net_mixer_block_1_dense_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm40AVX2(&gNetMixerBlock1Dense1W[0], &net_y_1_grad[0][0][0], &net_mixer_block_1_dense_1_x[0][0][0])
+		ocannlGemm44AVX2(&gNetMixerBlock1Dense1W[0], &net_y_1_grad[0][0][0], &net_mixer_block_1_dense_1_x[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -33539,9 +36012,9 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 28 (_net/y.1 = compose "*" of net.mixer_block#1.dense#1.w, net.mixer_block#1.dense#1/x): g2 =+ v1 * g; g2 is net.mixer_block#1.dense#1/x.grad
 	// float64 broadcast kernel M=8 N=8 K=12: AVX512 14x16 tile, one k block; AVX2 6x8 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm41AVX512(&net_mixer_block_1_dense_1_x_grad[0][0][0], &net_y_1_grad[0][0][0], &pNetMixerBlock1Dense1W[0])
+		ocannlGemm45AVX512(&net_mixer_block_1_dense_1_x_grad[0][0][0], &net_y_1_grad[0][0][0], &pNetMixerBlock1Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm41AVX2(&net_mixer_block_1_dense_1_x_grad[0][0][0], &net_y_1_grad[0][0][0], &pNetMixerBlock1Dense1W[0])
+		ocannlGemm45AVX2(&net_mixer_block_1_dense_1_x_grad[0][0][0], &net_y_1_grad[0][0][0], &pNetMixerBlock1Dense1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 2 {
@@ -33810,7 +36283,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i3 := range 5 {
-				ocannlReduce67AVX2(&net_mixer_block_1_u_grad[i0][i3][0], &net_mixer_block_1_x1_1_grad[i0][0][0], &pNetMixerBlock1Tok2[i3])
+				ocannlReduce71AVX2(&net_mixer_block_1_u_grad[i0][i3][0], &net_mixer_block_1_x1_1_grad[i0][0][0], &pNetMixerBlock1Tok2[i3])
 			}
 		}
 	} else {
@@ -33833,7 +36306,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				ocannlReduce68AVX2(&gNetMixerBlock1Tok2[5*i1], &net_mixer_block_1_u[i0][0][0], &net_mixer_block_1_x1_1_grad[i0][i1][0])
+				ocannlReduce72AVX2(&gNetMixerBlock1Tok2[5*i1], &net_mixer_block_1_u[i0][0][0], &net_mixer_block_1_x1_1_grad[i0][i1][0])
 			}
 		}
 	} else {
@@ -33885,7 +36358,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i3 := range 4 {
-				ocannlReduce69AVX2(&net_mixer_block_1_t_grad[i0][i3][0], &net_mixer_block_1_u_1_grad[i0][0][0], &pNetMixerBlock1Tok1[i3])
+				ocannlReduce73AVX2(&net_mixer_block_1_t_grad[i0][i3][0], &net_mixer_block_1_u_1_grad[i0][0][0], &pNetMixerBlock1Tok1[i3])
 			}
 		}
 	} else {
@@ -33908,7 +36381,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i3 := range 4 {
-				ocannlReduce70AVX2(&gNetMixerBlock1Tok1[i3], &net_mixer_block_1_t[i0][i3][0], &net_mixer_block_1_u_1_grad[i0][0][0])
+				ocannlReduce74AVX2(&gNetMixerBlock1Tok1[i3], &net_mixer_block_1_t[i0][i3][0], &net_mixer_block_1_u_1_grad[i0][0][0])
 			}
 		}
 	} else {
@@ -34326,7 +36799,7 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 	// float64 along-rows add reduction kernel, 8 rows of 12 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce71AVX2(&enc_linear_1_x_1[i0][0], &pEncDense1W[0], &x[i0][0])
+			ocannlReduce75AVX2(&enc_linear_1_x_1[i0][0], &pEncDense1W[0], &x[i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -34360,7 +36833,7 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 3 {
-			ocannlReduce72AVX2(&dec_z_1[0][i1], &pEncLinear1W[8*i1], &enc_linear_1_x[0][0])
+			ocannlReduce76AVX2(&dec_z_1[0][i1], &pEncLinear1W[8*i1], &enc_linear_1_x[0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -34417,7 +36890,7 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce73AVX2(&train_mse_1_a_4[i0][0], &pDecWOut[0], &train_mse_1_a_3[i0][0])
+			ocannlReduce77AVX2(&train_mse_1_a_4[i0][0], &pDecWOut[0], &train_mse_1_a_3[i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -34789,7 +37262,7 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 along-rows add reduction kernel, 8 rows of 12 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce71AVX2(&enc_linear_1_x_1[i0][0], &pEncDense1W[0], &x[i0][0])
+			ocannlReduce75AVX2(&enc_linear_1_x_1[i0][0], &pEncDense1W[0], &x[i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -34832,7 +37305,7 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 3 {
-			ocannlReduce72AVX2(&dec_z_1[0][i1], &pEncLinear1W[8*i1], &enc_linear_1_x[0][0])
+			ocannlReduce76AVX2(&dec_z_1[0][i1], &pEncLinear1W[8*i1], &enc_linear_1_x[0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -34898,7 +37371,7 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce73AVX2(&train_mse_1_a_4[i0][0], &pDecWOut[0], &train_mse_1_a_3[i0][0])
+			ocannlReduce77AVX2(&train_mse_1_a_4[i0][0], &pDecWOut[0], &train_mse_1_a_3[i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -35040,7 +37513,7 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 12 {
-			ocannlReduce74AVX2(&gDecWOut[8*i1], &train_mse_1_a_4_grad[0][i1], &train_mse_1_a_3[0][0])
+			ocannlReduce78AVX2(&gDecWOut[8*i1], &train_mse_1_a_4_grad[0][i1], &train_mse_1_a_3[0][0])
 		}
 	} else {
 		for i0 := range 4 {
@@ -35059,7 +37532,7 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 across-rows add reduction kernel, 12 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce75AVX2(&train_mse_1_a_3_grad[i0][0], &pDecWOut[0], &train_mse_1_a_4_grad[i0][0])
+			ocannlReduce79AVX2(&train_mse_1_a_3_grad[i0][0], &pDecWOut[0], &train_mse_1_a_4_grad[i0][0])
 		}
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -35116,7 +37589,7 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// backprop of op 7 (_train.mse#1/a.2 = pointwise "+" of _train.mse#1/a.1, dec.dense#1.b): g2 =+ g; g2 is dec.dense#1.b.grad
 	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce76AVX2(&gDecDense1B[0], &train_mse_1_a_2_grad[0][0])
+		ocannlReduce80AVX2(&gDecDense1B[0], &train_mse_1_a_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
 		train_mse_1_a_2_gradRow3 := &train_mse_1_a_2_grad[0]
@@ -35207,7 +37680,7 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 3 {
-			ocannlReduce77AVX2(&gEncLinear1W[8*i1], &dec_z_1_grad[0][i1], &enc_linear_1_x[0][0])
+			ocannlReduce81AVX2(&gEncLinear1W[8*i1], &dec_z_1_grad[0][i1], &enc_linear_1_x[0][0])
 		}
 	} else {
 		for i0 := range 4 {
@@ -35271,7 +37744,7 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// backprop of op 1 (_enc.linear#1/x.2 = pointwise "+" of _enc.linear#1/x.1, enc.dense#1.b): g2 =+ g; g2 is enc.dense#1.b.grad
 	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce76AVX2(&gEncDense1B[0], &enc_linear_1_x_2_grad[0][0])
+		ocannlReduce80AVX2(&gEncDense1B[0], &enc_linear_1_x_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
 		enc_linear_1_x_2_gradRow3 := &enc_linear_1_x_2_grad[0]
@@ -35292,7 +37765,7 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce78AVX2(&gEncDense1W[12*i1], &enc_linear_1_x_1_grad[0][i1], &x[0][0])
+			ocannlReduce82AVX2(&gEncDense1W[12*i1], &enc_linear_1_x_1_grad[0][i1], &x[0][0])
 		}
 	} else {
 		for i0 := range 4 {
@@ -35359,7 +37832,7 @@ func ocannlAutoencoderEncode(x *[1][12]float64, pEncDense1W *[96]float64, pEncDe
 	// _enc.linear#1/x.1 = compose "*" of enc.dense#1.w, x
 	// float64 along-rows add reduction kernel, 8 rows of 12 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce71AVX2(&enc_linear_1_x_1[0][0], &pEncDense1W[0], &x[0][0])
+		ocannlReduce75AVX2(&enc_linear_1_x_1[0][0], &pEncDense1W[0], &x[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		xRow := &x[0]
@@ -35413,7 +37886,7 @@ func ocannlAutoencoderEncode(x *[1][12]float64, pEncDense1W *[96]float64, pEncDe
 
 // ocannlRowsMLPTrainLoss runs a tensor program generated by ocannlgen.
 //
-// Entry point train of model RowsMLP.
+// Entry point train of model RowsMLP on one row (of at most 4).
 //
 // Tensors (batch | input -> output):
 //
@@ -35695,7 +38168,7 @@ func ocannlRowsMLPTrainLoss(x *[1][3]float64, y *[1][2]float64, pNetW1 *[18]floa
 
 // ocannlRowsMLPBackward runs a tensor program generated by ocannlgen.
 //
-// Forward and backward pass of loss train of model RowsMLP.
+// Forward and backward pass of loss train of model RowsMLP on one row (of at most 4).
 //
 // Tensors (batch | input -> output):
 //
@@ -36422,6 +38895,2294 @@ func ocannlRowsMLPBackward(x *[1][3]float64, y *[1][2]float64, pNetW1 *[18]float
 	}
 }
 
+// ocannlRowsMLPTrainLoss_rows4 runs a tensor program generated by ocannlgen.
+//
+// Entry point train of model RowsMLP on a block of 4 rows (of at most 4).
+//
+// Tensors (batch | input -> output):
+//
+//	x: 4 | 3 (input, parameter x)
+//	y: 4 | 2 (input, parameter y)
+//	net.w1: 3 -> 6 (param, parameter pNetW1)
+//	_net/a1.1: 4 | 6 (let, local)
+//	net.b1: 6 (param, parameter pNetB1)
+//	_net/a1.2: 4 | 6 (let, local)
+//	net/a1: 4 | 6 (let, local)
+//	net.w2: 6 -> 5 (param, parameter pNetW2)
+//	_net/a2.1: 4 | 5 (let, local)
+//	net.b2: 5 (param, parameter pNetB2)
+//	_net/a2.2: 4 | 5 (let, local)
+//	net/a2: 4 | 5 (let, local)
+//	net.w3: 5 -> 2 (param, parameter pNetW3)
+//	_train.cross_entropy#1/logits.1: 4 | 2 (let, local)
+//	net.b3: 2 (param, parameter pNetB3)
+//	train.cross_entropy#1/logits: 4 | 2 (let, local)
+//	train.cross_entropy#1/m: 4 | 1 (let, local)
+//	train.cross_entropy#1/z: 4 | 2 (let, local)
+//	_train.cross_entropy#1/logp.1: 4 | 2 (let, local)
+//	_train.cross_entropy#1/logp.2: 4 | 1 (let, local)
+//	_train.cross_entropy#1/logp.3: 4 | 1 (let, local)
+//	train.cross_entropy#1/logp: 4 | 2 (let, local)
+//	_train.1: 4 | 2 (let, local)
+//	_train.2: 1 (let, local)
+//	_dim_b.1: 1 (dim, constant)
+//	_train.3: 1 (let, local)
+//	train: 1 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# init _dim_b.1 (dim)
+//	init _dim_b.1: constant 4
+//
+//	# _net/a1.1 = compose "*" of net.w1, x
+//	fill _net/a1.1 with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..5:
+//	    for i2 in 0..2:  # reduction
+//	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
+//
+//	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+//
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+//	for i0 in 0..3:
+//	  for i1 in 0..5:
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
+//
+//	# _net/a2.1 = compose "*" of net.w2, net/a1
+//	fill _net/a2.1 with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..4:
+//	    for i2 in 0..5:  # reduction
+//	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
+//
+//	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+//
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+//	for i0 in 0..3:
+//	  for i1 in 0..4:
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
+//
+//	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
+//	fill _train.cross_entropy#1/logits.1 with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..1:
+//	    for i2 in 0..4:  # reduction
+//	      _train.cross_entropy#1/logits.1[i0, i1] += net.w3[i1, i2] * net/a2[i0, i2]
+//
+//	# train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
+//	for i0 in 0..3:
+//	  for i1 in 0..1:
+//	    train.cross_entropy#1/logits[i0, i1] = _train.cross_entropy#1/logits.1[i0, i1] + net.b3[i1]
+//
+//	# train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+//	fill train.cross_entropy#1/m with -inf
+//	for i0 in 0..3:
+//	  for i1 in 0..1:  # reduction
+//	    train.cross_entropy#1/m[i0, 0] max= train.cross_entropy#1/logits[i0, i1]
+//
+//	# train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+//	for i0 in 0..3:
+//	  for i1 in 0..1:
+//	    train.cross_entropy#1/z[i0, i1] = train.cross_entropy#1/logits[i0, i1] - train.cross_entropy#1/m[i0, 0]
+//
+//	# _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+//	for i0 in 0..3:
+//	  for i1 in 0..1:
+//	    _train.cross_entropy#1/logp.1[i0, i1] = exp(train.cross_entropy#1/z[i0, i1])
+//
+//	# _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+//	fill _train.cross_entropy#1/logp.2 with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..1:  # reduction
+//	    _train.cross_entropy#1/logp.2[i0, 0] += _train.cross_entropy#1/logp.1[i0, i1]
+//
+//	# _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+//	for i0 in 0..3:
+//	  _train.cross_entropy#1/logp.3[i0, 0] = log(_train.cross_entropy#1/logp.2[i0, 0])
+//
+//	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
+//
+//	# _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
+//	for i0 in 0..3:
+//	  for i1 in 0..1:
+//	    _train.1[i0, i1] = y[i0, i1] * (train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0])
+//
+//	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+//	fill _train.2 with 0
+//	for i0 in 0..3:  # reduction
+//	  for i1 in 0..1:  # reduction
+//	    _train.2[0] += _train.1[i0, i1]
+//
+//	# _train.3 = pointwise "/." of _train.2, _dim_b.1
+//	_train.3[0] = _train.2[0] / _dim_b.1[0]
+//
+//	# train = pointwise neg of _train.3
+//	train[0] = neg(_train.3[0])
+func ocannlRowsMLPTrainLoss_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]float64, pNetB1 *[6]float64, pNetW2 *[30]float64, pNetB2 *[5]float64, pNetW3 *[10]float64, pNetB3 *[2]float64, out *[1]float64) {
+	var net_a1_1 [4][6]float64
+	var net_a1 [4][6]float64
+	var net_a2_1 [4][5]float64
+	var net_a2 [4][5]float64
+	var train_cross_entropy_1_logits_1 [4][2]float64
+	var train_cross_entropy_1_logits [4][2]float64
+	var train_cross_entropy_1_m [4][1]float64
+	var train_cross_entropy_1_z [4][2]float64
+	var train_cross_entropy_1_logp_1 [4][2]float64
+	var train_cross_entropy_1_logp_2 [4][1]float64
+	var train_cross_entropy_1_logp_3 [4][1]float64
+	var train_1 [4][2]float64
+	var train_2 [1]float64
+	var train_3 [1]float64
+
+	// _net/a1.1 = compose "*" of net.w1, x
+	// reduction accumulated in a local variable.
+	for i0 := range 4 {
+		xRow := &x[i0]
+		for i1 := range 6 {
+			pNetW1Row := (*[3]float64)(pNetW1[3*i1 : 3*i1+3])
+			acc := float64(0)
+			for i2 := range 3 {
+				acc += pNetW1Row[i2] * xRow[i2]
+			}
+			net_a1_1[i0][i1] = acc
+		}
+	}
+
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+	for i0 := range 4 {
+		net_a1_1Row := &net_a1_1[i0]
+		net_a1Row := &net_a1[i0]
+		for i1 := range 6 {
+			r := net_a1_1Row[i1] + pNetB1[i1]
+			if !(r > 0) {
+				r = 0
+			}
+			net_a1Row[i1] = r
+		}
+	}
+
+	// _net/a2.1 = compose "*" of net.w2, net/a1
+	// reduction accumulated in a local variable.
+	for i0 := range 4 {
+		net_a1Row2 := &net_a1[i0]
+		for i1 := range 5 {
+			pNetW2Row := (*[6]float64)(pNetW2[6*i1 : 6*i1+6])
+			acc2 := float64(0)
+			for i2 := range 6 {
+				acc2 += pNetW2Row[i2] * net_a1Row2[i2]
+			}
+			net_a2_1[i0][i1] = acc2
+		}
+	}
+
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+	for i0 := range 4 {
+		net_a2_1Row := &net_a2_1[i0]
+		net_a2Row := &net_a2[i0]
+		for i1 := range 5 {
+			r2 := net_a2_1Row[i1] + pNetB2[i1]
+			if !(r2 > 0) {
+				r2 = 0
+			}
+			net_a2Row[i1] = r2
+		}
+	}
+
+	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
+	// reduction accumulated in a local variable.
+	for i0 := range 4 {
+		net_a2Row2 := &net_a2[i0]
+		for i1 := range 2 {
+			pNetW3Row := (*[5]float64)(pNetW3[5*i1 : 5*i1+5])
+			acc3 := float64(0)
+			for i2 := range 5 {
+				acc3 += pNetW3Row[i2] * net_a2Row2[i2]
+			}
+			train_cross_entropy_1_logits_1[i0][i1] = acc3
+		}
+	}
+
+	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
+	for i0 := range 4 {
+		train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0]
+		train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetB3[i1]
+		}
+	}
+
+	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+	// reduction accumulated in a local variable.
+	for i0 := range 4 {
+		train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0]
+		acc4 := math.Inf(-1)
+		for i1 := range 2 {
+			acc4 = max(acc4, train_cross_entropy_1_logitsRow2[i1])
+		}
+		train_cross_entropy_1_m[i0][0] = acc4
+	}
+
+	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+	for i0 := range 4 {
+		train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][0]
+		train_cross_entropy_1_zRow := &train_cross_entropy_1_z[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_zRow[i1] = train_cross_entropy_1_logitsRow3[i1] - train_cross_entropy_1_mV
+		}
+	}
+
+	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+	for i0 := range 4 {
+		train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_1Row := &train_cross_entropy_1_logp_1[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_logp_1Row[i1] = math.Exp(train_cross_entropy_1_zRow2[i1])
+		}
+	}
+
+	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+	// reduction accumulated in a local variable.
+	for i0 := range 4 {
+		train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0]
+		acc5 := float64(0)
+		for i1 := range 2 {
+			acc5 += train_cross_entropy_1_logp_1Row2[i1]
+		}
+		train_cross_entropy_1_logp_2[i0][0] = acc5
+	}
+
+	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+	for i0 := range 4 {
+		train_cross_entropy_1_logp_3[i0][0] = math.Log(train_cross_entropy_1_logp_2[i0][0])
+	}
+
+	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
+	for i0 := range 4 {
+		yRow := &y[i0]
+		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
+		train_1Row := &train_1[i0]
+		for i1 := range 2 {
+			train_1Row[i1] = yRow[i1] * (train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V)
+		}
+	}
+
+	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+	// reduction accumulated in a local variable.
+	acc6 := float64(0)
+	for i0 := range 4 {
+		train_1Row2 := &train_1[i0]
+		for i1 := range 2 {
+			acc6 += train_1Row2[i1]
+		}
+	}
+	train_2[0] = acc6
+
+	// _train.3 = pointwise "/." of _train.2, _dim_b.1
+	train_3[0] = train_2[0] / 4
+
+	// train = pointwise neg of _train.3
+	out[0] = -train_3[0]
+}
+
+// ocannlRowsMLPBackward_rows4 runs a tensor program generated by ocannlgen.
+//
+// Forward and backward pass of loss train of model RowsMLP on a block of 4 rows (of at most 4).
+//
+// Tensors (batch | input -> output):
+//
+//	x: 4 | 3 (input, parameter x)
+//	y: 4 | 2 (input, parameter y)
+//	net.w1: 3 -> 6 (param, parameter pNetW1)
+//	_net/a1.1: 4 | 6 (let, local)
+//	net.b1: 6 (param, parameter pNetB1)
+//	_net/a1.2: 4 | 6 (let, local)
+//	net/a1: 4 | 6 (let, local)
+//	net.w2: 6 -> 5 (param, parameter pNetW2)
+//	_net/a2.1: 4 | 5 (let, local)
+//	net.b2: 5 (param, parameter pNetB2)
+//	_net/a2.2: 4 | 5 (let, local)
+//	net/a2: 4 | 5 (let, local)
+//	net.w3: 5 -> 2 (param, parameter pNetW3)
+//	_train.cross_entropy#1/logits.1: 4 | 2 (let, local)
+//	net.b3: 2 (param, parameter pNetB3)
+//	train.cross_entropy#1/logits: 4 | 2 (let, local)
+//	train.cross_entropy#1/m: 4 | 1 (let, local)
+//	train.cross_entropy#1/z: 4 | 2 (let, local)
+//	_train.cross_entropy#1/logp.1: 4 | 2 (let, local)
+//	_train.cross_entropy#1/logp.2: 4 | 1 (let, local)
+//	_train.cross_entropy#1/logp.3: 4 | 1 (let, local)
+//	train.cross_entropy#1/logp: 4 | 2 (let, local)
+//	_train.1: 4 | 2 (let, local)
+//	_train.2: 1 (let, local)
+//	_dim_b.1: 1 (dim, constant)
+//	_train.3: 1 (let, local)
+//	train: 1 (let, output parameter loss)
+//	net.w1.grad: [6 3] (let, output parameter gNetW1)
+//	_net/a1.1.grad: [4 6] (let, local)
+//	net.b1.grad: [6] (let, output parameter gNetB1)
+//	_net/a1.2.grad: [4 6] (let, local)
+//	net/a1.grad: [4 6] (let, local)
+//	net.w2.grad: [5 6] (let, output parameter gNetW2)
+//	_net/a2.1.grad: [4 5] (let, local)
+//	net.b2.grad: [5] (let, output parameter gNetB2)
+//	_net/a2.2.grad: [4 5] (let, local)
+//	net/a2.grad: [4 5] (let, local)
+//	net.w3.grad: [2 5] (let, output parameter gNetW3)
+//	_train.cross_entropy#1/logits.1.grad: [4 2] (let, local)
+//	net.b3.grad: [2] (let, output parameter gNetB3)
+//	train.cross_entropy#1/logits.grad: [4 2] (let, local)
+//	train.cross_entropy#1/m.grad: [4 1] (let, local)
+//	train.cross_entropy#1/z.grad: [4 2] (let, local)
+//	_train.cross_entropy#1/logp.1.grad: [4 2] (let, local)
+//	_train.cross_entropy#1/logp.2.grad: [4 1] (let, local)
+//	_train.cross_entropy#1/logp.3.grad: [4 1] (let, local)
+//	train.cross_entropy#1/logp.grad: [4 2] (let, local)
+//	_train.1.grad: [4 2] (let, local)
+//	_train.2.grad: [1] (let, local)
+//	_train.3.grad: [1] (let, local)
+//	train.grad: [1] (let, local)
+//	_ordinals.1: [2] (literal, local)
+//	train.cross_entropy#1/m.argmax@8: [4 1] (let, local)
+//
+// Loop nests:
+//
+//	# init _dim_b.1 (dim)
+//	init _dim_b.1: constant 4
+//
+//	# init _ordinals.1 (the ordinals of [2] reduced points)
+//	init _ordinals.1: range over offsets
+//
+//	# _net/a1.1 = compose "*" of net.w1, x
+//	fill _net/a1.1 with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..5:
+//	    for i2 in 0..2:  # reduction
+//	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
+//
+//	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+//	for i0 in 0..3:
+//	  for i1 in 0..5:
+//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
+//
+//	# net/a1 = pointwise relu of _net/a1.2
+//	for i0 in 0..3:
+//	  for i1 in 0..5:
+//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//
+//	# _net/a2.1 = compose "*" of net.w2, net/a1
+//	fill _net/a2.1 with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..4:
+//	    for i2 in 0..5:  # reduction
+//	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
+//
+//	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+//	for i0 in 0..3:
+//	  for i1 in 0..4:
+//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
+//
+//	# net/a2 = pointwise relu of _net/a2.2
+//	for i0 in 0..3:
+//	  for i1 in 0..4:
+//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//
+//	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
+//	fill _train.cross_entropy#1/logits.1 with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..1:
+//	    for i2 in 0..4:  # reduction
+//	      _train.cross_entropy#1/logits.1[i0, i1] += net.w3[i1, i2] * net/a2[i0, i2]
+//
+//	# train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
+//	for i0 in 0..3:
+//	  for i1 in 0..1:
+//	    train.cross_entropy#1/logits[i0, i1] = _train.cross_entropy#1/logits.1[i0, i1] + net.b3[i1]
+//
+//	# train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+//	fill train.cross_entropy#1/m with -inf
+//	for i0 in 0..3:
+//	  for i1 in 0..1:  # reduction
+//	    train.cross_entropy#1/m[i0, 0] max= train.cross_entropy#1/logits[i0, i1]
+//
+//	# train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+//	for i0 in 0..3:
+//	  for i1 in 0..1:
+//	    train.cross_entropy#1/z[i0, i1] = train.cross_entropy#1/logits[i0, i1] - train.cross_entropy#1/m[i0, 0]
+//
+//	# _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+//	for i0 in 0..3:
+//	  for i1 in 0..1:
+//	    _train.cross_entropy#1/logp.1[i0, i1] = exp(train.cross_entropy#1/z[i0, i1])
+//
+//	# _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+//	fill _train.cross_entropy#1/logp.2 with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..1:  # reduction
+//	    _train.cross_entropy#1/logp.2[i0, 0] += _train.cross_entropy#1/logp.1[i0, i1]
+//
+//	# _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+//	for i0 in 0..3:
+//	  _train.cross_entropy#1/logp.3[i0, 0] = log(_train.cross_entropy#1/logp.2[i0, 0])
+//
+//	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
+//
+//	# _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
+//	for i0 in 0..3:
+//	  for i1 in 0..1:
+//	    _train.1[i0, i1] = y[i0, i1] * (train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0])
+//
+//	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+//	fill _train.2 with 0
+//	for i0 in 0..3:  # reduction
+//	  for i1 in 0..1:  # reduction
+//	    _train.2[0] += _train.1[i0, i1]
+//
+//	# _train.3 = pointwise "/." of _train.2, _dim_b.1
+//	_train.3[0] = _train.2[0] / _dim_b.1[0]
+//
+//	# train = pointwise neg of _train.3
+//	train[0] = neg(_train.3[0])
+//
+//	# zero the gradients
+//	fill net.w1.grad with 0
+//	fill _net/a1.1.grad with 0
+//	fill net.b1.grad with 0
+//	fill _net/a1.2.grad with 0
+//	fill net/a1.grad with 0
+//	fill net.w2.grad with 0
+//	fill _net/a2.1.grad with 0
+//	fill net.b2.grad with 0
+//	fill _net/a2.2.grad with 0
+//	fill net/a2.grad with 0
+//	fill net.w3.grad with 0
+//	fill _train.cross_entropy#1/logits.1.grad with 0
+//	fill net.b3.grad with 0
+//	fill train.cross_entropy#1/logits.grad with 0
+//	fill train.cross_entropy#1/m.grad with 0
+//	fill train.cross_entropy#1/z.grad with 0
+//	fill _train.cross_entropy#1/logp.1.grad with 0
+//	fill _train.cross_entropy#1/logp.2.grad with 0
+//	fill _train.cross_entropy#1/logp.3.grad with 0
+//	fill train.cross_entropy#1/logp.grad with 0
+//	fill _train.1.grad with 0
+//	fill _train.2.grad with 0
+//	fill _train.3.grad with 0
+//	fill train.grad with 0
+//
+//	# train.grad = 1
+//	train.grad[0] = 1
+//
+//	# backprop of op 17 (train = pointwise neg of _train.3): g1 =+ neg(g); g1 is _train.3.grad
+//	_train.3.grad[0] += neg(train.grad[0])
+//
+//	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
+//	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
+//
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..1:
+//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//
+//	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..1:
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
+//
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..1:
+//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..1:  # reduction
+//	    _train.cross_entropy#1/logp.3.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
+//
+//	# backprop of op 12 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
+//	for i0 in 0..3:
+//	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
+//
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..1:
+//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//
+//	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..1:
+//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..1:
+//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..1:  # reduction
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//
+//	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 2 (no winner yet)
+//	fill train.cross_entropy#1/m.argmax@8 with 2
+//
+//	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 2); w is train.cross_entropy#1/m.argmax@8
+//	for i0 in 0..3:
+//	  for i1 in 0..1:  # reduction
+//	    train.cross_entropy#1/m.argmax@8[i0, 0] min= where(train.cross_entropy#1/logits[i0, i1] == train.cross_entropy#1/m[i0, 0], _ordinals.1[i1], 2)
+//
+//	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..1:
+//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..1:
+//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
+//	for i0 in 0..3:  # reduction
+//	  for i1 in 0..1:
+//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//
+//	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
+//	for i0 in 0..3:  # reduction
+//	  for i1 in 0..1:
+//	    for i2 in 0..4:
+//	      net.w3.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net/a2[i0, i2]
+//
+//	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..1:  # reduction
+//	    for i2 in 0..4:
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..4:
+//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..4:
+//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
+//	for i0 in 0..3:  # reduction
+//	  for i1 in 0..4:
+//	    net.b2.grad[i1] += _net/a2.2.grad[i0, i1]
+//
+//	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
+//	for i0 in 0..3:  # reduction
+//	  for i1 in 0..4:
+//	    for i2 in 0..5:
+//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//
+//	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..4:  # reduction
+//	    for i2 in 0..5:
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..5:
+//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..5:
+//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
+//	for i0 in 0..3:  # reduction
+//	  for i1 in 0..5:
+//	    net.b1.grad[i1] += _net/a1.2.grad[i0, i1]
+//
+//	# backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
+//	for i0 in 0..3:  # reduction
+//	  for i1 in 0..5:
+//	    for i2 in 0..2:
+//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+func ocannlRowsMLPBackward_rows4(x *[4][3]float64, y *[4][2]float64, pNetW1 *[18]float64, pNetB1 *[6]float64, pNetW2 *[30]float64, pNetB2 *[5]float64, pNetW3 *[10]float64, pNetB3 *[2]float64, gNetW1 *[18]float64, gNetB1 *[6]float64, gNetW2 *[30]float64, gNetB2 *[5]float64, gNetW3 *[10]float64, gNetB3 *[2]float64, loss *[1]float64) {
+	var net_a1_1 [4][6]float64
+	var net_a1_2 [4][6]float64
+	var net_a1 [4][6]float64
+	var net_a2_1 [4][5]float64
+	var net_a2_2 [4][5]float64
+	var net_a2 [4][5]float64
+	var train_cross_entropy_1_logits_1 [4][2]float64
+	var train_cross_entropy_1_logits [4][2]float64
+	var train_cross_entropy_1_m [4][1]float64
+	var train_cross_entropy_1_z [4][2]float64
+	var train_cross_entropy_1_logp_1 [4][2]float64
+	var train_cross_entropy_1_logp_2 [4][1]float64
+	var train_cross_entropy_1_logp_3 [4][1]float64
+	var train_1 [4][2]float64
+	var train_2 [1]float64
+	var train_3 [1]float64
+	var net_a1_1_grad [4][6]float64
+	var net_a1_2_grad [4][6]float64
+	var net_a1_grad [4][6]float64
+	var net_a2_1_grad [4][5]float64
+	var net_a2_2_grad [4][5]float64
+	var net_a2_grad [4][5]float64
+	var train_cross_entropy_1_logits_1_grad [4][2]float64
+	var train_cross_entropy_1_logits_grad [4][2]float64
+	var train_cross_entropy_1_m_grad [4][1]float64
+	var train_cross_entropy_1_z_grad [4][2]float64
+	var train_cross_entropy_1_logp_1_grad [4][2]float64
+	var train_cross_entropy_1_logp_2_grad [4][1]float64
+	var train_cross_entropy_1_logp_3_grad [4][1]float64
+	var train_cross_entropy_1_logp_grad [4][2]float64
+	var train_1_grad [4][2]float64
+	var train_2_grad [1]float64
+	var train_3_grad [1]float64
+	var train_grad [1]float64
+	var ordinals_1 [2]float64
+	var train_cross_entropy_1_m_argmax_8 [4][1]float64
+
+	// init _ordinals.1 (the ordinals of [2] reduced points)
+	ordinals_1 = [2]float64{0, 1}
+
+	// _net/a1.1 = compose "*" of net.w1, x
+	// reduction accumulated in a local variable.
+	for i0 := range 4 {
+		xRow := &x[i0]
+		for i1 := range 6 {
+			pNetW1Row := (*[3]float64)(pNetW1[3*i1 : 3*i1+3])
+			acc := float64(0)
+			for i2 := range 3 {
+				acc += pNetW1Row[i2] * xRow[i2]
+			}
+			net_a1_1[i0][i1] = acc
+		}
+	}
+
+	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	for i0 := range 4 {
+		net_a1_1Row := &net_a1_1[i0]
+		net_a1_2Row := &net_a1_2[i0]
+		for i1 := range 6 {
+			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
+		}
+	}
+
+	// net/a1 = pointwise relu of _net/a1.2
+	for i0 := range 4 {
+		net_a1_2Row2 := &net_a1_2[i0]
+		net_a1Row := &net_a1[i0]
+		for i1 := range 6 {
+			r := net_a1_2Row2[i1]
+			if !(r > 0) {
+				r = 0
+			}
+			net_a1Row[i1] = r
+		}
+	}
+
+	// _net/a2.1 = compose "*" of net.w2, net/a1
+	// reduction accumulated in a local variable.
+	for i0 := range 4 {
+		net_a1Row2 := &net_a1[i0]
+		for i1 := range 5 {
+			pNetW2Row := (*[6]float64)(pNetW2[6*i1 : 6*i1+6])
+			acc2 := float64(0)
+			for i2 := range 6 {
+				acc2 += pNetW2Row[i2] * net_a1Row2[i2]
+			}
+			net_a2_1[i0][i1] = acc2
+		}
+	}
+
+	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	for i0 := range 4 {
+		net_a2_1Row := &net_a2_1[i0]
+		net_a2_2Row := &net_a2_2[i0]
+		for i1 := range 5 {
+			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
+		}
+	}
+
+	// net/a2 = pointwise relu of _net/a2.2
+	for i0 := range 4 {
+		net_a2_2Row2 := &net_a2_2[i0]
+		net_a2Row := &net_a2[i0]
+		for i1 := range 5 {
+			r2 := net_a2_2Row2[i1]
+			if !(r2 > 0) {
+				r2 = 0
+			}
+			net_a2Row[i1] = r2
+		}
+	}
+
+	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
+	// reduction accumulated in a local variable.
+	for i0 := range 4 {
+		net_a2Row2 := &net_a2[i0]
+		for i1 := range 2 {
+			pNetW3Row := (*[5]float64)(pNetW3[5*i1 : 5*i1+5])
+			acc3 := float64(0)
+			for i2 := range 5 {
+				acc3 += pNetW3Row[i2] * net_a2Row2[i2]
+			}
+			train_cross_entropy_1_logits_1[i0][i1] = acc3
+		}
+	}
+
+	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
+	for i0 := range 4 {
+		train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0]
+		train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetB3[i1]
+		}
+	}
+
+	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+	// reduction accumulated in a local variable.
+	for i0 := range 4 {
+		train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0]
+		acc4 := math.Inf(-1)
+		for i1 := range 2 {
+			acc4 = max(acc4, train_cross_entropy_1_logitsRow2[i1])
+		}
+		train_cross_entropy_1_m[i0][0] = acc4
+	}
+
+	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+	for i0 := range 4 {
+		train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][0]
+		train_cross_entropy_1_zRow := &train_cross_entropy_1_z[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_zRow[i1] = train_cross_entropy_1_logitsRow3[i1] - train_cross_entropy_1_mV
+		}
+	}
+
+	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+	for i0 := range 4 {
+		train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_1Row := &train_cross_entropy_1_logp_1[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_logp_1Row[i1] = math.Exp(train_cross_entropy_1_zRow2[i1])
+		}
+	}
+
+	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+	// reduction accumulated in a local variable.
+	for i0 := range 4 {
+		train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0]
+		acc5 := float64(0)
+		for i1 := range 2 {
+			acc5 += train_cross_entropy_1_logp_1Row2[i1]
+		}
+		train_cross_entropy_1_logp_2[i0][0] = acc5
+	}
+
+	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+	for i0 := range 4 {
+		train_cross_entropy_1_logp_3[i0][0] = math.Log(train_cross_entropy_1_logp_2[i0][0])
+	}
+
+	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
+	for i0 := range 4 {
+		yRow := &y[i0]
+		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
+		train_1Row := &train_1[i0]
+		for i1 := range 2 {
+			train_1Row[i1] = yRow[i1] * (train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V)
+		}
+	}
+
+	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+	// reduction accumulated in a local variable.
+	acc6 := float64(0)
+	for i0 := range 4 {
+		train_1Row2 := &train_1[i0]
+		for i1 := range 2 {
+			acc6 += train_1Row2[i1]
+		}
+	}
+	train_2[0] = acc6
+
+	// _train.3 = pointwise "/." of _train.2, _dim_b.1
+	train_3[0] = train_2[0] / 4
+
+	// train = pointwise neg of _train.3
+	loss[0] = -train_3[0]
+
+	// zero the gradients
+	*gNetW1 = [18]float64{}
+	*gNetB1 = [6]float64{}
+	*gNetW2 = [30]float64{}
+	*gNetB2 = [5]float64{}
+	*gNetW3 = [10]float64{}
+	*gNetB3 = [2]float64{}
+
+	// train.grad = 1
+	train_grad[0] = 1
+
+	// backprop of op 17 (train = pointwise neg of _train.3): g1 =+ neg(g); g1 is _train.3.grad
+	train_3_grad[0] += -train_grad[0]
+
+	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
+	train_2_grad[0] += train_3_grad[0] / 4
+
+	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	train_2_gradV := train_2_grad[0]
+	for i0 := range 4 {
+		train_1_gradRow := &train_1_grad[i0]
+		for i1 := range 2 {
+			train_1_gradRow[i1] += train_2_gradV
+		}
+	}
+
+	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
+	for i0 := range 4 {
+		yRow2 := &y[i0]
+		train_1_gradRow2 := &train_1_grad[i0]
+		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
+		}
+	}
+
+	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
+	for i0 := range 4 {
+		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
+		}
+	}
+
+	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
+	// reduction accumulated in a local variable.
+	for i0 := range 4 {
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+		acc7 := train_cross_entropy_1_logp_3_grad[i0][0]
+		for i1 := range 2 {
+			acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+		}
+		train_cross_entropy_1_logp_3_grad[i0][0] = acc7
+	}
+
+	// backprop of op 12 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
+	for i0 := range 4 {
+		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
+	}
+
+	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
+	for i0 := range 4 {
+		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
+		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
+		}
+	}
+
+	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+	for i0 := range 4 {
+		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
+		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+		}
+	}
+
+	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
+	for i0 := range 4 {
+		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+		}
+	}
+
+	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
+	// reduction accumulated in a local variable.
+	for i0 := range 4 {
+		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+		acc8 := train_cross_entropy_1_m_grad[i0][0]
+		for i1 := range 2 {
+			acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+		}
+		train_cross_entropy_1_m_grad[i0][0] = acc8
+	}
+
+	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 2 (no winner yet)
+	for j := range 4 {
+		train_cross_entropy_1_m_argmax_8[j][0] = 2
+	}
+
+	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 2); w is train.cross_entropy#1/m.argmax@8
+	// reduction accumulated in a local variable.
+	for i0 := range 4 {
+		train_cross_entropy_1_logitsRow4 := &train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][0]
+		acc9 := train_cross_entropy_1_m_argmax_8[i0][0]
+		for i1 := range 2 {
+			var r3 float64
+			if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
+				r3 = 1
+			}
+			r4 := float64(2)
+			if r3 != 0 {
+				r4 = ordinals_1[i1]
+			}
+			acc9 = min(acc9, r4)
+		}
+		train_cross_entropy_1_m_argmax_8[i0][0] = acc9
+	}
+
+	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
+	for i0 := range 4 {
+		train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[i0][0]
+		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
+		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		for i1 := range 2 {
+			var r5 float64
+			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
+				r5 = 1
+			}
+			r6 := float64(0)
+			if r5 != 0 {
+				r6 = train_cross_entropy_1_m_gradV
+			}
+			train_cross_entropy_1_logits_gradRow2[i1] += r6
+		}
+	}
+
+	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
+	for i0 := range 4 {
+		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+		}
+	}
+
+	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
+	// i0 unrolled and jammed into i1.
+	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[0]
+	train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[1]
+	train_cross_entropy_1_logits_gradRow6 := &train_cross_entropy_1_logits_grad[2]
+	train_cross_entropy_1_logits_gradRow7 := &train_cross_entropy_1_logits_grad[3]
+	for i1 := range 2 {
+		acc10 := gNetB3[i1]
+		acc10 += train_cross_entropy_1_logits_gradRow4[i1]
+		acc10 += train_cross_entropy_1_logits_gradRow5[i1]
+		acc10 += train_cross_entropy_1_logits_gradRow6[i1]
+		acc10 += train_cross_entropy_1_logits_gradRow7[i1]
+		gNetB3[i1] = acc10
+	}
+
+	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
+	for i0 := range 4 {
+		net_a2Row3 := &net_a2[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+			gNetW3Row := (*[5]float64)(gNetW3[5*i1 : 5*i1+5])
+			for i2 := range 5 {
+				gNetW3Row[i2] += train_cross_entropy_1_logits_1_gradV * net_a2Row3[i2]
+			}
+		}
+	}
+
+	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
+	// i1 unrolled and jammed into i2.
+	pNetW3Row2 := (*[5]float64)(pNetW3[0:5])
+	pNetW3Row3 := (*[5]float64)(pNetW3[5:10])
+	for i0 := range 4 {
+		net_a2_gradRow := &net_a2_grad[i0]
+		train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][0]
+		train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][1]
+		for i2 := range 5 {
+			acc11 := net_a2_gradRow[i2]
+			acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_1_gradV2
+			acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_1_gradV3
+			net_a2_gradRow[i2] = acc11
+		}
+	}
+
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	for i0 := range 4 {
+		net_a2_2Row3 := &net_a2_2[i0]
+		net_a2_gradRow2 := &net_a2_grad[i0]
+		net_a2_2_gradRow := &net_a2_2_grad[i0]
+		for i1 := range 5 {
+			var r7 float64
+			if 0 < net_a2_2Row3[i1] {
+				r7 = 1
+			}
+			r8 := float64(0)
+			if r7 != 0 {
+				r8 = net_a2_gradRow2[i1]
+			}
+			net_a2_2_gradRow[i1] += r8
+		}
+	}
+
+	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
+	for i0 := range 4 {
+		net_a2_2_gradRow2 := &net_a2_2_grad[i0]
+		net_a2_1_gradRow := &net_a2_1_grad[i0]
+		for i1 := range 5 {
+			net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
+		}
+	}
+
+	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
+	// i0 unrolled and jammed into i1.
+	net_a2_2_gradRow3 := &net_a2_2_grad[0]
+	net_a2_2_gradRow4 := &net_a2_2_grad[1]
+	net_a2_2_gradRow5 := &net_a2_2_grad[2]
+	net_a2_2_gradRow6 := &net_a2_2_grad[3]
+	for i1 := range 5 {
+		acc12 := gNetB2[i1]
+		acc12 += net_a2_2_gradRow3[i1]
+		acc12 += net_a2_2_gradRow4[i1]
+		acc12 += net_a2_2_gradRow5[i1]
+		acc12 += net_a2_2_gradRow6[i1]
+		gNetB2[i1] = acc12
+	}
+
+	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
+	for i0 := range 4 {
+		net_a1Row3 := &net_a1[i0]
+		for i1 := range 5 {
+			net_a2_1_gradV := net_a2_1_grad[i0][i1]
+			gNetW2Row := (*[6]float64)(gNetW2[6*i1 : 6*i1+6])
+			for i2 := range 6 {
+				gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+			}
+		}
+	}
+
+	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
+	// i1 unrolled and jammed into i2.
+	pNetW2Row2 := (*[6]float64)(pNetW2[0:6])
+	pNetW2Row3 := (*[6]float64)(pNetW2[6:12])
+	pNetW2Row4 := (*[6]float64)(pNetW2[12:18])
+	pNetW2Row5 := (*[6]float64)(pNetW2[18:24])
+	pNetW2Row6 := (*[6]float64)(pNetW2[24:30])
+	for i0 := range 4 {
+		net_a1_gradRow := &net_a1_grad[i0]
+		net_a2_1_gradV2 := net_a2_1_grad[i0][0]
+		net_a2_1_gradV3 := net_a2_1_grad[i0][1]
+		net_a2_1_gradV4 := net_a2_1_grad[i0][2]
+		net_a2_1_gradV5 := net_a2_1_grad[i0][3]
+		net_a2_1_gradV6 := net_a2_1_grad[i0][4]
+		for i2 := range 6 {
+			acc13 := net_a1_gradRow[i2]
+			acc13 += pNetW2Row2[i2] * net_a2_1_gradV2
+			acc13 += pNetW2Row3[i2] * net_a2_1_gradV3
+			acc13 += pNetW2Row4[i2] * net_a2_1_gradV4
+			acc13 += pNetW2Row5[i2] * net_a2_1_gradV5
+			acc13 += pNetW2Row6[i2] * net_a2_1_gradV6
+			net_a1_gradRow[i2] = acc13
+		}
+	}
+
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	for i0 := range 4 {
+		net_a1_2Row3 := &net_a1_2[i0]
+		net_a1_gradRow2 := &net_a1_grad[i0]
+		net_a1_2_gradRow := &net_a1_2_grad[i0]
+		for i1 := range 6 {
+			var r9 float64
+			if 0 < net_a1_2Row3[i1] {
+				r9 = 1
+			}
+			r10 := float64(0)
+			if r9 != 0 {
+				r10 = net_a1_gradRow2[i1]
+			}
+			net_a1_2_gradRow[i1] += r10
+		}
+	}
+
+	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
+	for i0 := range 4 {
+		net_a1_2_gradRow2 := &net_a1_2_grad[i0]
+		net_a1_1_gradRow := &net_a1_1_grad[i0]
+		for i1 := range 6 {
+			net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
+		}
+	}
+
+	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
+	// i0 unrolled and jammed into i1.
+	net_a1_2_gradRow3 := &net_a1_2_grad[0]
+	net_a1_2_gradRow4 := &net_a1_2_grad[1]
+	net_a1_2_gradRow5 := &net_a1_2_grad[2]
+	net_a1_2_gradRow6 := &net_a1_2_grad[3]
+	for i1 := range 6 {
+		acc14 := gNetB1[i1]
+		acc14 += net_a1_2_gradRow3[i1]
+		acc14 += net_a1_2_gradRow4[i1]
+		acc14 += net_a1_2_gradRow5[i1]
+		acc14 += net_a1_2_gradRow6[i1]
+		gNetB1[i1] = acc14
+	}
+
+	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
+	for i0 := range 4 {
+		xRow2 := &x[i0]
+		for i1 := range 6 {
+			net_a1_1_gradV := net_a1_1_grad[i0][i1]
+			gNetW1Row := (*[3]float64)(gNetW1[3*i1 : 3*i1+3])
+			for i2 := range 3 {
+				gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+			}
+		}
+	}
+}
+
+// ocannlRowsMLPTrainLoss_rows2 runs a tensor program generated by ocannlgen.
+//
+// Entry point train of model RowsMLP on a block of 2 rows (of at most 4).
+//
+// Tensors (batch | input -> output):
+//
+//	x: 2 | 3 (input, parameter x)
+//	y: 2 | 2 (input, parameter y)
+//	net.w1: 3 -> 6 (param, parameter pNetW1)
+//	_net/a1.1: 2 | 6 (let, local)
+//	net.b1: 6 (param, parameter pNetB1)
+//	_net/a1.2: 2 | 6 (let, local)
+//	net/a1: 2 | 6 (let, local)
+//	net.w2: 6 -> 5 (param, parameter pNetW2)
+//	_net/a2.1: 2 | 5 (let, local)
+//	net.b2: 5 (param, parameter pNetB2)
+//	_net/a2.2: 2 | 5 (let, local)
+//	net/a2: 2 | 5 (let, local)
+//	net.w3: 5 -> 2 (param, parameter pNetW3)
+//	_train.cross_entropy#1/logits.1: 2 | 2 (let, local)
+//	net.b3: 2 (param, parameter pNetB3)
+//	train.cross_entropy#1/logits: 2 | 2 (let, local)
+//	train.cross_entropy#1/m: 2 | 1 (let, local)
+//	train.cross_entropy#1/z: 2 | 2 (let, local)
+//	_train.cross_entropy#1/logp.1: 2 | 2 (let, local)
+//	_train.cross_entropy#1/logp.2: 2 | 1 (let, local)
+//	_train.cross_entropy#1/logp.3: 2 | 1 (let, local)
+//	train.cross_entropy#1/logp: 2 | 2 (let, local)
+//	_train.1: 2 | 2 (let, local)
+//	_train.2: 1 (let, local)
+//	_dim_b.1: 1 (dim, constant)
+//	_train.3: 1 (let, local)
+//	train: 1 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# init _dim_b.1 (dim)
+//	init _dim_b.1: constant 2
+//
+//	# _net/a1.1 = compose "*" of net.w1, x
+//	fill _net/a1.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..5:
+//	    for i2 in 0..2:  # reduction
+//	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
+//
+//	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+//
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+//	for i0 in 0..1:
+//	  for i1 in 0..5:
+//	    net/a1[i0, i1] = relu(_net/a1.1[i0, i1] + net.b1[i1])
+//
+//	# _net/a2.1 = compose "*" of net.w2, net/a1
+//	fill _net/a2.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..4:
+//	    for i2 in 0..5:  # reduction
+//	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
+//
+//	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+//
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+//	for i0 in 0..1:
+//	  for i1 in 0..4:
+//	    net/a2[i0, i1] = relu(_net/a2.1[i0, i1] + net.b2[i1])
+//
+//	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
+//	fill _train.cross_entropy#1/logits.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    for i2 in 0..4:  # reduction
+//	      _train.cross_entropy#1/logits.1[i0, i1] += net.w3[i1, i2] * net/a2[i0, i2]
+//
+//	# train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    train.cross_entropy#1/logits[i0, i1] = _train.cross_entropy#1/logits.1[i0, i1] + net.b3[i1]
+//
+//	# train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+//	fill train.cross_entropy#1/m with -inf
+//	for i0 in 0..1:
+//	  for i1 in 0..1:  # reduction
+//	    train.cross_entropy#1/m[i0, 0] max= train.cross_entropy#1/logits[i0, i1]
+//
+//	# train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    train.cross_entropy#1/z[i0, i1] = train.cross_entropy#1/logits[i0, i1] - train.cross_entropy#1/m[i0, 0]
+//
+//	# _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    _train.cross_entropy#1/logp.1[i0, i1] = exp(train.cross_entropy#1/z[i0, i1])
+//
+//	# _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+//	fill _train.cross_entropy#1/logp.2 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..1:  # reduction
+//	    _train.cross_entropy#1/logp.2[i0, 0] += _train.cross_entropy#1/logp.1[i0, i1]
+//
+//	# _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+//	for i0 in 0..1:
+//	  _train.cross_entropy#1/logp.3[i0, 0] = log(_train.cross_entropy#1/logp.2[i0, 0])
+//
+//	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
+//
+//	# _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    _train.1[i0, i1] = y[i0, i1] * (train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0])
+//
+//	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+//	fill _train.2 with 0
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..1:  # reduction
+//	    _train.2[0] += _train.1[i0, i1]
+//
+//	# _train.3 = pointwise "/." of _train.2, _dim_b.1
+//	_train.3[0] = _train.2[0] / _dim_b.1[0]
+//
+//	# train = pointwise neg of _train.3
+//	train[0] = neg(_train.3[0])
+func ocannlRowsMLPTrainLoss_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]float64, pNetB1 *[6]float64, pNetW2 *[30]float64, pNetB2 *[5]float64, pNetW3 *[10]float64, pNetB3 *[2]float64, out *[1]float64) {
+	var net_a1_1 [2][6]float64
+	var net_a1 [2][6]float64
+	var net_a2_1 [2][5]float64
+	var net_a2 [2][5]float64
+	var train_cross_entropy_1_logits_1 [2][2]float64
+	var train_cross_entropy_1_logits [2][2]float64
+	var train_cross_entropy_1_m [2][1]float64
+	var train_cross_entropy_1_z [2][2]float64
+	var train_cross_entropy_1_logp_1 [2][2]float64
+	var train_cross_entropy_1_logp_2 [2][1]float64
+	var train_cross_entropy_1_logp_3 [2][1]float64
+	var train_1 [2][2]float64
+	var train_2 [1]float64
+	var train_3 [1]float64
+
+	// _net/a1.1 = compose "*" of net.w1, x
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		xRow := &x[i0]
+		for i1 := range 6 {
+			pNetW1Row := (*[3]float64)(pNetW1[3*i1 : 3*i1+3])
+			acc := float64(0)
+			for i2 := range 3 {
+				acc += pNetW1Row[i2] * xRow[i2]
+			}
+			net_a1_1[i0][i1] = acc
+		}
+	}
+
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+	for i0 := range 2 {
+		net_a1_1Row := &net_a1_1[i0]
+		net_a1Row := &net_a1[i0]
+		for i1 := range 6 {
+			r := net_a1_1Row[i1] + pNetB1[i1]
+			if !(r > 0) {
+				r = 0
+			}
+			net_a1Row[i1] = r
+		}
+	}
+
+	// _net/a2.1 = compose "*" of net.w2, net/a1
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		net_a1Row2 := &net_a1[i0]
+		for i1 := range 5 {
+			pNetW2Row := (*[6]float64)(pNetW2[6*i1 : 6*i1+6])
+			acc2 := float64(0)
+			for i2 := range 6 {
+				acc2 += pNetW2Row[i2] * net_a1Row2[i2]
+			}
+			net_a2_1[i0][i1] = acc2
+		}
+	}
+
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+	for i0 := range 2 {
+		net_a2_1Row := &net_a2_1[i0]
+		net_a2Row := &net_a2[i0]
+		for i1 := range 5 {
+			r2 := net_a2_1Row[i1] + pNetB2[i1]
+			if !(r2 > 0) {
+				r2 = 0
+			}
+			net_a2Row[i1] = r2
+		}
+	}
+
+	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		net_a2Row2 := &net_a2[i0]
+		for i1 := range 2 {
+			pNetW3Row := (*[5]float64)(pNetW3[5*i1 : 5*i1+5])
+			acc3 := float64(0)
+			for i2 := range 5 {
+				acc3 += pNetW3Row[i2] * net_a2Row2[i2]
+			}
+			train_cross_entropy_1_logits_1[i0][i1] = acc3
+		}
+	}
+
+	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
+	for i0 := range 2 {
+		train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0]
+		train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetB3[i1]
+		}
+	}
+
+	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0]
+		acc4 := math.Inf(-1)
+		for i1 := range 2 {
+			acc4 = max(acc4, train_cross_entropy_1_logitsRow2[i1])
+		}
+		train_cross_entropy_1_m[i0][0] = acc4
+	}
+
+	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+	for i0 := range 2 {
+		train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][0]
+		train_cross_entropy_1_zRow := &train_cross_entropy_1_z[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_zRow[i1] = train_cross_entropy_1_logitsRow3[i1] - train_cross_entropy_1_mV
+		}
+	}
+
+	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+	for i0 := range 2 {
+		train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_1Row := &train_cross_entropy_1_logp_1[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_logp_1Row[i1] = math.Exp(train_cross_entropy_1_zRow2[i1])
+		}
+	}
+
+	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0]
+		acc5 := float64(0)
+		for i1 := range 2 {
+			acc5 += train_cross_entropy_1_logp_1Row2[i1]
+		}
+		train_cross_entropy_1_logp_2[i0][0] = acc5
+	}
+
+	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+	for i0 := range 2 {
+		train_cross_entropy_1_logp_3[i0][0] = math.Log(train_cross_entropy_1_logp_2[i0][0])
+	}
+
+	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
+	for i0 := range 2 {
+		yRow := &y[i0]
+		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
+		train_1Row := &train_1[i0]
+		for i1 := range 2 {
+			train_1Row[i1] = yRow[i1] * (train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V)
+		}
+	}
+
+	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+	// reduction accumulated in a local variable.
+	acc6 := float64(0)
+	for i0 := range 2 {
+		train_1Row2 := &train_1[i0]
+		for i1 := range 2 {
+			acc6 += train_1Row2[i1]
+		}
+	}
+	train_2[0] = acc6
+
+	// _train.3 = pointwise "/." of _train.2, _dim_b.1
+	train_3[0] = train_2[0] / 2
+
+	// train = pointwise neg of _train.3
+	out[0] = -train_3[0]
+}
+
+// ocannlRowsMLPBackward_rows2 runs a tensor program generated by ocannlgen.
+//
+// Forward and backward pass of loss train of model RowsMLP on a block of 2 rows (of at most 4).
+//
+// Tensors (batch | input -> output):
+//
+//	x: 2 | 3 (input, parameter x)
+//	y: 2 | 2 (input, parameter y)
+//	net.w1: 3 -> 6 (param, parameter pNetW1)
+//	_net/a1.1: 2 | 6 (let, local)
+//	net.b1: 6 (param, parameter pNetB1)
+//	_net/a1.2: 2 | 6 (let, local)
+//	net/a1: 2 | 6 (let, local)
+//	net.w2: 6 -> 5 (param, parameter pNetW2)
+//	_net/a2.1: 2 | 5 (let, local)
+//	net.b2: 5 (param, parameter pNetB2)
+//	_net/a2.2: 2 | 5 (let, local)
+//	net/a2: 2 | 5 (let, local)
+//	net.w3: 5 -> 2 (param, parameter pNetW3)
+//	_train.cross_entropy#1/logits.1: 2 | 2 (let, local)
+//	net.b3: 2 (param, parameter pNetB3)
+//	train.cross_entropy#1/logits: 2 | 2 (let, local)
+//	train.cross_entropy#1/m: 2 | 1 (let, local)
+//	train.cross_entropy#1/z: 2 | 2 (let, local)
+//	_train.cross_entropy#1/logp.1: 2 | 2 (let, local)
+//	_train.cross_entropy#1/logp.2: 2 | 1 (let, local)
+//	_train.cross_entropy#1/logp.3: 2 | 1 (let, local)
+//	train.cross_entropy#1/logp: 2 | 2 (let, local)
+//	_train.1: 2 | 2 (let, local)
+//	_train.2: 1 (let, local)
+//	_dim_b.1: 1 (dim, constant)
+//	_train.3: 1 (let, local)
+//	train: 1 (let, output parameter loss)
+//	net.w1.grad: [6 3] (let, output parameter gNetW1)
+//	_net/a1.1.grad: [2 6] (let, local)
+//	net.b1.grad: [6] (let, output parameter gNetB1)
+//	_net/a1.2.grad: [2 6] (let, local)
+//	net/a1.grad: [2 6] (let, local)
+//	net.w2.grad: [5 6] (let, output parameter gNetW2)
+//	_net/a2.1.grad: [2 5] (let, local)
+//	net.b2.grad: [5] (let, output parameter gNetB2)
+//	_net/a2.2.grad: [2 5] (let, local)
+//	net/a2.grad: [2 5] (let, local)
+//	net.w3.grad: [2 5] (let, output parameter gNetW3)
+//	_train.cross_entropy#1/logits.1.grad: [2 2] (let, local)
+//	net.b3.grad: [2] (let, output parameter gNetB3)
+//	train.cross_entropy#1/logits.grad: [2 2] (let, local)
+//	train.cross_entropy#1/m.grad: [2 1] (let, local)
+//	train.cross_entropy#1/z.grad: [2 2] (let, local)
+//	_train.cross_entropy#1/logp.1.grad: [2 2] (let, local)
+//	_train.cross_entropy#1/logp.2.grad: [2 1] (let, local)
+//	_train.cross_entropy#1/logp.3.grad: [2 1] (let, local)
+//	train.cross_entropy#1/logp.grad: [2 2] (let, local)
+//	_train.1.grad: [2 2] (let, local)
+//	_train.2.grad: [1] (let, local)
+//	_train.3.grad: [1] (let, local)
+//	train.grad: [1] (let, local)
+//	_ordinals.1: [2] (literal, local)
+//	train.cross_entropy#1/m.argmax@8: [2 1] (let, local)
+//
+// Loop nests:
+//
+//	# init _dim_b.1 (dim)
+//	init _dim_b.1: constant 2
+//
+//	# init _ordinals.1 (the ordinals of [2] reduced points)
+//	init _ordinals.1: range over offsets
+//
+//	# _net/a1.1 = compose "*" of net.w1, x
+//	fill _net/a1.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..5:
+//	    for i2 in 0..2:  # reduction
+//	      _net/a1.1[i0, i1] += net.w1[i1, i2] * x[i0, i2]
+//
+//	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+//	for i0 in 0..1:
+//	  for i1 in 0..5:
+//	    _net/a1.2[i0, i1] = _net/a1.1[i0, i1] + net.b1[i1]
+//
+//	# net/a1 = pointwise relu of _net/a1.2
+//	for i0 in 0..1:
+//	  for i1 in 0..5:
+//	    net/a1[i0, i1] = relu(_net/a1.2[i0, i1])
+//
+//	# _net/a2.1 = compose "*" of net.w2, net/a1
+//	fill _net/a2.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..4:
+//	    for i2 in 0..5:  # reduction
+//	      _net/a2.1[i0, i1] += net.w2[i1, i2] * net/a1[i0, i2]
+//
+//	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+//	for i0 in 0..1:
+//	  for i1 in 0..4:
+//	    _net/a2.2[i0, i1] = _net/a2.1[i0, i1] + net.b2[i1]
+//
+//	# net/a2 = pointwise relu of _net/a2.2
+//	for i0 in 0..1:
+//	  for i1 in 0..4:
+//	    net/a2[i0, i1] = relu(_net/a2.2[i0, i1])
+//
+//	# _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
+//	fill _train.cross_entropy#1/logits.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    for i2 in 0..4:  # reduction
+//	      _train.cross_entropy#1/logits.1[i0, i1] += net.w3[i1, i2] * net/a2[i0, i2]
+//
+//	# train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    train.cross_entropy#1/logits[i0, i1] = _train.cross_entropy#1/logits.1[i0, i1] + net.b3[i1]
+//
+//	# train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+//	fill train.cross_entropy#1/m with -inf
+//	for i0 in 0..1:
+//	  for i1 in 0..1:  # reduction
+//	    train.cross_entropy#1/m[i0, 0] max= train.cross_entropy#1/logits[i0, i1]
+//
+//	# train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    train.cross_entropy#1/z[i0, i1] = train.cross_entropy#1/logits[i0, i1] - train.cross_entropy#1/m[i0, 0]
+//
+//	# _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    _train.cross_entropy#1/logp.1[i0, i1] = exp(train.cross_entropy#1/z[i0, i1])
+//
+//	# _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+//	fill _train.cross_entropy#1/logp.2 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..1:  # reduction
+//	    _train.cross_entropy#1/logp.2[i0, 0] += _train.cross_entropy#1/logp.1[i0, i1]
+//
+//	# _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+//	for i0 in 0..1:
+//	  _train.cross_entropy#1/logp.3[i0, 0] = log(_train.cross_entropy#1/logp.2[i0, 0])
+//
+//	# train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3
+//
+//	# _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    _train.1[i0, i1] = y[i0, i1] * (train.cross_entropy#1/z[i0, i1] - _train.cross_entropy#1/logp.3[i0, 0])
+//
+//	# _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+//	fill _train.2 with 0
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..1:  # reduction
+//	    _train.2[0] += _train.1[i0, i1]
+//
+//	# _train.3 = pointwise "/." of _train.2, _dim_b.1
+//	_train.3[0] = _train.2[0] / _dim_b.1[0]
+//
+//	# train = pointwise neg of _train.3
+//	train[0] = neg(_train.3[0])
+//
+//	# zero the gradients
+//	fill net.w1.grad with 0
+//	fill _net/a1.1.grad with 0
+//	fill net.b1.grad with 0
+//	fill _net/a1.2.grad with 0
+//	fill net/a1.grad with 0
+//	fill net.w2.grad with 0
+//	fill _net/a2.1.grad with 0
+//	fill net.b2.grad with 0
+//	fill _net/a2.2.grad with 0
+//	fill net/a2.grad with 0
+//	fill net.w3.grad with 0
+//	fill _train.cross_entropy#1/logits.1.grad with 0
+//	fill net.b3.grad with 0
+//	fill train.cross_entropy#1/logits.grad with 0
+//	fill train.cross_entropy#1/m.grad with 0
+//	fill train.cross_entropy#1/z.grad with 0
+//	fill _train.cross_entropy#1/logp.1.grad with 0
+//	fill _train.cross_entropy#1/logp.2.grad with 0
+//	fill _train.cross_entropy#1/logp.3.grad with 0
+//	fill train.cross_entropy#1/logp.grad with 0
+//	fill _train.1.grad with 0
+//	fill _train.2.grad with 0
+//	fill _train.3.grad with 0
+//	fill train.grad with 0
+//
+//	# train.grad = 1
+//	train.grad[0] = 1
+//
+//	# backprop of op 17 (train = pointwise neg of _train.3): g1 =+ neg(g); g1 is _train.3.grad
+//	_train.3.grad[0] += neg(train.grad[0])
+//
+//	# backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
+//	_train.2.grad[0] += _train.3.grad[0] / _dim_b.1[0]
+//
+//	# backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    _train.1.grad[i0, i1] += _train.2.grad[0]
+//
+//	# backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    train.cross_entropy#1/logp.grad[i0, i1] += y[i0, i1] * _train.1.grad[i0, i1]
+//
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    train.cross_entropy#1/z.grad[i0, i1] += train.cross_entropy#1/logp.grad[i0, i1]
+//
+//	# backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..1:  # reduction
+//	    _train.cross_entropy#1/logp.3.grad[i0, 0] -= train.cross_entropy#1/logp.grad[i0, i1]
+//
+//	# backprop of op 12 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
+//	for i0 in 0..1:
+//	  _train.cross_entropy#1/logp.2.grad[i0, 0] += _train.cross_entropy#1/logp.3.grad[i0, 0] / _train.cross_entropy#1/logp.2[i0, 0]
+//
+//	# backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    _train.cross_entropy#1/logp.1.grad[i0, i1] += _train.cross_entropy#1/logp.2.grad[i0, 0]
+//
+//	# backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    train.cross_entropy#1/z.grad[i0, i1] += _train.cross_entropy#1/logp.1.grad[i0, i1] * _train.cross_entropy#1/logp.1[i0, i1]
+//
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    train.cross_entropy#1/logits.grad[i0, i1] += train.cross_entropy#1/z.grad[i0, i1]
+//
+//	# backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..1:  # reduction
+//	    train.cross_entropy#1/m.grad[i0, 0] -= train.cross_entropy#1/z.grad[i0, i1]
+//
+//	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 2 (no winner yet)
+//	fill train.cross_entropy#1/m.argmax@8 with 2
+//
+//	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 2); w is train.cross_entropy#1/m.argmax@8
+//	for i0 in 0..1:
+//	  for i1 in 0..1:  # reduction
+//	    train.cross_entropy#1/m.argmax@8[i0, 0] min= where(train.cross_entropy#1/logits[i0, i1] == train.cross_entropy#1/m[i0, 0], _ordinals.1[i1], 2)
+//
+//	# backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    train.cross_entropy#1/logits.grad[i0, i1] += where(_ordinals.1[i1] == train.cross_entropy#1/m.argmax@8[i0, 0], train.cross_entropy#1/m.grad[i0, 0], 0)
+//
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..1:
+//	    _train.cross_entropy#1/logits.1.grad[i0, i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//
+//	# backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..1:
+//	    net.b3.grad[i1] += train.cross_entropy#1/logits.grad[i0, i1]
+//
+//	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..1:
+//	    for i2 in 0..4:
+//	      net.w3.grad[i1, i2] += _train.cross_entropy#1/logits.1.grad[i0, i1] * net/a2[i0, i2]
+//
+//	# backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..1:  # reduction
+//	    for i2 in 0..4:
+//	      net/a2.grad[i0, i2] += net.w3[i1, i2] * _train.cross_entropy#1/logits.1.grad[i0, i1]
+//
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..4:
+//	    _net/a2.2.grad[i0, i1] += where(0 < _net/a2.2[i0, i1], net/a2.grad[i0, i1], 0)
+//
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..4:
+//	    _net/a2.1.grad[i0, i1] += _net/a2.2.grad[i0, i1]
+//
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..4:
+//	    net.b2.grad[i1] += _net/a2.2.grad[i0, i1]
+//
+//	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..4:
+//	    for i2 in 0..5:
+//	      net.w2.grad[i1, i2] += _net/a2.1.grad[i0, i1] * net/a1[i0, i2]
+//
+//	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..4:  # reduction
+//	    for i2 in 0..5:
+//	      net/a1.grad[i0, i2] += net.w2[i1, i2] * _net/a2.1.grad[i0, i1]
+//
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..5:
+//	    _net/a1.2.grad[i0, i1] += where(0 < _net/a1.2[i0, i1], net/a1.grad[i0, i1], 0)
+//
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..5:
+//	    _net/a1.1.grad[i0, i1] += _net/a1.2.grad[i0, i1]
+//
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..5:
+//	    net.b1.grad[i1] += _net/a1.2.grad[i0, i1]
+//
+//	# backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..5:
+//	    for i2 in 0..2:
+//	      net.w1.grad[i1, i2] += _net/a1.1.grad[i0, i1] * x[i0, i2]
+func ocannlRowsMLPBackward_rows2(x *[2][3]float64, y *[2][2]float64, pNetW1 *[18]float64, pNetB1 *[6]float64, pNetW2 *[30]float64, pNetB2 *[5]float64, pNetW3 *[10]float64, pNetB3 *[2]float64, gNetW1 *[18]float64, gNetB1 *[6]float64, gNetW2 *[30]float64, gNetB2 *[5]float64, gNetW3 *[10]float64, gNetB3 *[2]float64, loss *[1]float64) {
+	var net_a1_1 [2][6]float64
+	var net_a1_2 [2][6]float64
+	var net_a1 [2][6]float64
+	var net_a2_1 [2][5]float64
+	var net_a2_2 [2][5]float64
+	var net_a2 [2][5]float64
+	var train_cross_entropy_1_logits_1 [2][2]float64
+	var train_cross_entropy_1_logits [2][2]float64
+	var train_cross_entropy_1_m [2][1]float64
+	var train_cross_entropy_1_z [2][2]float64
+	var train_cross_entropy_1_logp_1 [2][2]float64
+	var train_cross_entropy_1_logp_2 [2][1]float64
+	var train_cross_entropy_1_logp_3 [2][1]float64
+	var train_1 [2][2]float64
+	var train_2 [1]float64
+	var train_3 [1]float64
+	var net_a1_1_grad [2][6]float64
+	var net_a1_2_grad [2][6]float64
+	var net_a1_grad [2][6]float64
+	var net_a2_1_grad [2][5]float64
+	var net_a2_2_grad [2][5]float64
+	var net_a2_grad [2][5]float64
+	var train_cross_entropy_1_logits_1_grad [2][2]float64
+	var train_cross_entropy_1_logits_grad [2][2]float64
+	var train_cross_entropy_1_m_grad [2][1]float64
+	var train_cross_entropy_1_z_grad [2][2]float64
+	var train_cross_entropy_1_logp_1_grad [2][2]float64
+	var train_cross_entropy_1_logp_2_grad [2][1]float64
+	var train_cross_entropy_1_logp_3_grad [2][1]float64
+	var train_cross_entropy_1_logp_grad [2][2]float64
+	var train_1_grad [2][2]float64
+	var train_2_grad [1]float64
+	var train_3_grad [1]float64
+	var train_grad [1]float64
+	var ordinals_1 [2]float64
+	var train_cross_entropy_1_m_argmax_8 [2][1]float64
+
+	// init _ordinals.1 (the ordinals of [2] reduced points)
+	ordinals_1 = [2]float64{0, 1}
+
+	// _net/a1.1 = compose "*" of net.w1, x
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		xRow := &x[i0]
+		for i1 := range 6 {
+			pNetW1Row := (*[3]float64)(pNetW1[3*i1 : 3*i1+3])
+			acc := float64(0)
+			for i2 := range 3 {
+				acc += pNetW1Row[i2] * xRow[i2]
+			}
+			net_a1_1[i0][i1] = acc
+		}
+	}
+
+	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	for i0 := range 2 {
+		net_a1_1Row := &net_a1_1[i0]
+		net_a1_2Row := &net_a1_2[i0]
+		for i1 := range 6 {
+			net_a1_2Row[i1] = net_a1_1Row[i1] + pNetB1[i1]
+		}
+	}
+
+	// net/a1 = pointwise relu of _net/a1.2
+	for i0 := range 2 {
+		net_a1_2Row2 := &net_a1_2[i0]
+		net_a1Row := &net_a1[i0]
+		for i1 := range 6 {
+			r := net_a1_2Row2[i1]
+			if !(r > 0) {
+				r = 0
+			}
+			net_a1Row[i1] = r
+		}
+	}
+
+	// _net/a2.1 = compose "*" of net.w2, net/a1
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		net_a1Row2 := &net_a1[i0]
+		for i1 := range 5 {
+			pNetW2Row := (*[6]float64)(pNetW2[6*i1 : 6*i1+6])
+			acc2 := float64(0)
+			for i2 := range 6 {
+				acc2 += pNetW2Row[i2] * net_a1Row2[i2]
+			}
+			net_a2_1[i0][i1] = acc2
+		}
+	}
+
+	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	for i0 := range 2 {
+		net_a2_1Row := &net_a2_1[i0]
+		net_a2_2Row := &net_a2_2[i0]
+		for i1 := range 5 {
+			net_a2_2Row[i1] = net_a2_1Row[i1] + pNetB2[i1]
+		}
+	}
+
+	// net/a2 = pointwise relu of _net/a2.2
+	for i0 := range 2 {
+		net_a2_2Row2 := &net_a2_2[i0]
+		net_a2Row := &net_a2[i0]
+		for i1 := range 5 {
+			r2 := net_a2_2Row2[i1]
+			if !(r2 > 0) {
+				r2 = 0
+			}
+			net_a2Row[i1] = r2
+		}
+	}
+
+	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		net_a2Row2 := &net_a2[i0]
+		for i1 := range 2 {
+			pNetW3Row := (*[5]float64)(pNetW3[5*i1 : 5*i1+5])
+			acc3 := float64(0)
+			for i2 := range 5 {
+				acc3 += pNetW3Row[i2] * net_a2Row2[i2]
+			}
+			train_cross_entropy_1_logits_1[i0][i1] = acc3
+		}
+	}
+
+	// train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3
+	for i0 := range 2 {
+		train_cross_entropy_1_logits_1Row := &train_cross_entropy_1_logits_1[i0]
+		train_cross_entropy_1_logitsRow := &train_cross_entropy_1_logits[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_logitsRow[i1] = train_cross_entropy_1_logits_1Row[i1] + pNetB3[i1]
+		}
+	}
+
+	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		train_cross_entropy_1_logitsRow2 := &train_cross_entropy_1_logits[i0]
+		acc4 := math.Inf(-1)
+		for i1 := range 2 {
+			acc4 = max(acc4, train_cross_entropy_1_logitsRow2[i1])
+		}
+		train_cross_entropy_1_m[i0][0] = acc4
+	}
+
+	// train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m
+	for i0 := range 2 {
+		train_cross_entropy_1_logitsRow3 := &train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_mV := train_cross_entropy_1_m[i0][0]
+		train_cross_entropy_1_zRow := &train_cross_entropy_1_z[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_zRow[i1] = train_cross_entropy_1_logitsRow3[i1] - train_cross_entropy_1_mV
+		}
+	}
+
+	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
+	for i0 := range 2 {
+		train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_1Row := &train_cross_entropy_1_logp_1[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_logp_1Row[i1] = math.Exp(train_cross_entropy_1_zRow2[i1])
+		}
+	}
+
+	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		train_cross_entropy_1_logp_1Row2 := &train_cross_entropy_1_logp_1[i0]
+		acc5 := float64(0)
+		for i1 := range 2 {
+			acc5 += train_cross_entropy_1_logp_1Row2[i1]
+		}
+		train_cross_entropy_1_logp_2[i0][0] = acc5
+	}
+
+	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
+	for i0 := range 2 {
+		train_cross_entropy_1_logp_3[i0][0] = math.Log(train_cross_entropy_1_logp_2[i0][0])
+	}
+
+	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
+	for i0 := range 2 {
+		yRow := &y[i0]
+		train_cross_entropy_1_zRow3 := &train_cross_entropy_1_z[i0]
+		train_cross_entropy_1_logp_3V := train_cross_entropy_1_logp_3[i0][0]
+		train_1Row := &train_1[i0]
+		for i1 := range 2 {
+			train_1Row[i1] = yRow[i1] * (train_cross_entropy_1_zRow3[i1] - train_cross_entropy_1_logp_3V)
+		}
+	}
+
+	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
+	// reduction accumulated in a local variable.
+	acc6 := float64(0)
+	for i0 := range 2 {
+		train_1Row2 := &train_1[i0]
+		for i1 := range 2 {
+			acc6 += train_1Row2[i1]
+		}
+	}
+	train_2[0] = acc6
+
+	// _train.3 = pointwise "/." of _train.2, _dim_b.1
+	train_3[0] = train_2[0] / 2
+
+	// train = pointwise neg of _train.3
+	loss[0] = -train_3[0]
+
+	// zero the gradients
+	*gNetW1 = [18]float64{}
+	*gNetB1 = [6]float64{}
+	*gNetW2 = [30]float64{}
+	*gNetB2 = [5]float64{}
+	*gNetW3 = [10]float64{}
+	*gNetB3 = [2]float64{}
+
+	// train.grad = 1
+	train_grad[0] = 1
+
+	// backprop of op 17 (train = pointwise neg of _train.3): g1 =+ neg(g); g1 is _train.3.grad
+	train_3_grad[0] += -train_grad[0]
+
+	// backprop of op 16 (_train.3 = pointwise "/." of _train.2, _dim_b.1): g1 =+ g / v2; g1 is _train.2.grad
+	train_2_grad[0] += train_3_grad[0] / 2
+
+	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	train_2_gradV := train_2_grad[0]
+	for i0 := range 2 {
+		train_1_gradRow := &train_1_grad[i0]
+		for i1 := range 2 {
+			train_1_gradRow[i1] += train_2_gradV
+		}
+	}
+
+	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
+	for i0 := range 2 {
+		yRow2 := &y[i0]
+		train_1_gradRow2 := &train_1_grad[i0]
+		train_cross_entropy_1_logp_gradRow := &train_cross_entropy_1_logp_grad[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_logp_gradRow[i1] += yRow2[i1] * train_1_gradRow2[i1]
+		}
+	}
+
+	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
+	for i0 := range 2 {
+		train_cross_entropy_1_logp_gradRow2 := &train_cross_entropy_1_logp_grad[i0]
+		train_cross_entropy_1_z_gradRow := &train_cross_entropy_1_z_grad[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_z_gradRow[i1] += train_cross_entropy_1_logp_gradRow2[i1]
+		}
+	}
+
+	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		train_cross_entropy_1_logp_gradRow3 := &train_cross_entropy_1_logp_grad[i0]
+		acc7 := train_cross_entropy_1_logp_3_grad[i0][0]
+		for i1 := range 2 {
+			acc7 -= train_cross_entropy_1_logp_gradRow3[i1]
+		}
+		train_cross_entropy_1_logp_3_grad[i0][0] = acc7
+	}
+
+	// backprop of op 12 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
+	for i0 := range 2 {
+		train_cross_entropy_1_logp_2_grad[i0][0] += train_cross_entropy_1_logp_3_grad[i0][0] / train_cross_entropy_1_logp_2[i0][0]
+	}
+
+	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
+	for i0 := range 2 {
+		train_cross_entropy_1_logp_2_gradV := train_cross_entropy_1_logp_2_grad[i0][0]
+		train_cross_entropy_1_logp_1_gradRow := &train_cross_entropy_1_logp_1_grad[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_logp_1_gradRow[i1] += train_cross_entropy_1_logp_2_gradV
+		}
+	}
+
+	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
+	for i0 := range 2 {
+		train_cross_entropy_1_logp_1_gradRow2 := &train_cross_entropy_1_logp_1_grad[i0]
+		train_cross_entropy_1_logp_1Row3 := &train_cross_entropy_1_logp_1[i0]
+		train_cross_entropy_1_z_gradRow2 := &train_cross_entropy_1_z_grad[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_z_gradRow2[i1] += train_cross_entropy_1_logp_1_gradRow2[i1] * train_cross_entropy_1_logp_1Row3[i1]
+		}
+	}
+
+	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
+	for i0 := range 2 {
+		train_cross_entropy_1_z_gradRow3 := &train_cross_entropy_1_z_grad[i0]
+		train_cross_entropy_1_logits_gradRow := &train_cross_entropy_1_logits_grad[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_logits_gradRow[i1] += train_cross_entropy_1_z_gradRow3[i1]
+		}
+	}
+
+	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		train_cross_entropy_1_z_gradRow4 := &train_cross_entropy_1_z_grad[i0]
+		acc8 := train_cross_entropy_1_m_grad[i0][0]
+		for i1 := range 2 {
+			acc8 -= train_cross_entropy_1_z_gradRow4[i1]
+		}
+		train_cross_entropy_1_m_grad[i0][0] = acc8
+	}
+
+	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 2 (no winner yet)
+	for j := range 2 {
+		train_cross_entropy_1_m_argmax_8[j][0] = 2
+	}
+
+	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 2); w is train.cross_entropy#1/m.argmax@8
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		train_cross_entropy_1_logitsRow4 := &train_cross_entropy_1_logits[i0]
+		train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][0]
+		acc9 := train_cross_entropy_1_m_argmax_8[i0][0]
+		for i1 := range 2 {
+			var r3 float64
+			if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
+				r3 = 1
+			}
+			r4 := float64(2)
+			if r3 != 0 {
+				r4 = ordinals_1[i1]
+			}
+			acc9 = min(acc9, r4)
+		}
+		train_cross_entropy_1_m_argmax_8[i0][0] = acc9
+	}
+
+	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
+	for i0 := range 2 {
+		train_cross_entropy_1_m_argmax_8V := train_cross_entropy_1_m_argmax_8[i0][0]
+		train_cross_entropy_1_m_gradV := train_cross_entropy_1_m_grad[i0][0]
+		train_cross_entropy_1_logits_gradRow2 := &train_cross_entropy_1_logits_grad[i0]
+		for i1 := range 2 {
+			var r5 float64
+			if ordinals_1[i1] == train_cross_entropy_1_m_argmax_8V {
+				r5 = 1
+			}
+			r6 := float64(0)
+			if r5 != 0 {
+				r6 = train_cross_entropy_1_m_gradV
+			}
+			train_cross_entropy_1_logits_gradRow2[i1] += r6
+		}
+	}
+
+	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
+	for i0 := range 2 {
+		train_cross_entropy_1_logits_gradRow3 := &train_cross_entropy_1_logits_grad[i0]
+		train_cross_entropy_1_logits_1_gradRow := &train_cross_entropy_1_logits_1_grad[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_logits_1_gradRow[i1] += train_cross_entropy_1_logits_gradRow3[i1]
+		}
+	}
+
+	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
+	// i0 unrolled and jammed into i1.
+	train_cross_entropy_1_logits_gradRow4 := &train_cross_entropy_1_logits_grad[0]
+	train_cross_entropy_1_logits_gradRow5 := &train_cross_entropy_1_logits_grad[1]
+	for i1 := range 2 {
+		acc10 := gNetB3[i1]
+		acc10 += train_cross_entropy_1_logits_gradRow4[i1]
+		acc10 += train_cross_entropy_1_logits_gradRow5[i1]
+		gNetB3[i1] = acc10
+	}
+
+	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
+	for i0 := range 2 {
+		net_a2Row3 := &net_a2[i0]
+		for i1 := range 2 {
+			train_cross_entropy_1_logits_1_gradV := train_cross_entropy_1_logits_1_grad[i0][i1]
+			gNetW3Row := (*[5]float64)(gNetW3[5*i1 : 5*i1+5])
+			for i2 := range 5 {
+				gNetW3Row[i2] += train_cross_entropy_1_logits_1_gradV * net_a2Row3[i2]
+			}
+		}
+	}
+
+	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
+	// i1 unrolled and jammed into i2.
+	pNetW3Row2 := (*[5]float64)(pNetW3[0:5])
+	pNetW3Row3 := (*[5]float64)(pNetW3[5:10])
+	for i0 := range 2 {
+		net_a2_gradRow := &net_a2_grad[i0]
+		train_cross_entropy_1_logits_1_gradV2 := train_cross_entropy_1_logits_1_grad[i0][0]
+		train_cross_entropy_1_logits_1_gradV3 := train_cross_entropy_1_logits_1_grad[i0][1]
+		for i2 := range 5 {
+			acc11 := net_a2_gradRow[i2]
+			acc11 += pNetW3Row2[i2] * train_cross_entropy_1_logits_1_gradV2
+			acc11 += pNetW3Row3[i2] * train_cross_entropy_1_logits_1_gradV3
+			net_a2_gradRow[i2] = acc11
+		}
+	}
+
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	for i0 := range 2 {
+		net_a2_2Row3 := &net_a2_2[i0]
+		net_a2_gradRow2 := &net_a2_grad[i0]
+		net_a2_2_gradRow := &net_a2_2_grad[i0]
+		for i1 := range 5 {
+			var r7 float64
+			if 0 < net_a2_2Row3[i1] {
+				r7 = 1
+			}
+			r8 := float64(0)
+			if r7 != 0 {
+				r8 = net_a2_gradRow2[i1]
+			}
+			net_a2_2_gradRow[i1] += r8
+		}
+	}
+
+	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
+	for i0 := range 2 {
+		net_a2_2_gradRow2 := &net_a2_2_grad[i0]
+		net_a2_1_gradRow := &net_a2_1_grad[i0]
+		for i1 := range 5 {
+			net_a2_1_gradRow[i1] += net_a2_2_gradRow2[i1]
+		}
+	}
+
+	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
+	// i0 unrolled and jammed into i1.
+	net_a2_2_gradRow3 := &net_a2_2_grad[0]
+	net_a2_2_gradRow4 := &net_a2_2_grad[1]
+	for i1 := range 5 {
+		acc12 := gNetB2[i1]
+		acc12 += net_a2_2_gradRow3[i1]
+		acc12 += net_a2_2_gradRow4[i1]
+		gNetB2[i1] = acc12
+	}
+
+	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
+	for i0 := range 2 {
+		net_a1Row3 := &net_a1[i0]
+		for i1 := range 5 {
+			net_a2_1_gradV := net_a2_1_grad[i0][i1]
+			gNetW2Row := (*[6]float64)(gNetW2[6*i1 : 6*i1+6])
+			for i2 := range 6 {
+				gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+			}
+		}
+	}
+
+	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
+	// i1 unrolled and jammed into i2.
+	pNetW2Row2 := (*[6]float64)(pNetW2[0:6])
+	pNetW2Row3 := (*[6]float64)(pNetW2[6:12])
+	pNetW2Row4 := (*[6]float64)(pNetW2[12:18])
+	pNetW2Row5 := (*[6]float64)(pNetW2[18:24])
+	pNetW2Row6 := (*[6]float64)(pNetW2[24:30])
+	for i0 := range 2 {
+		net_a1_gradRow := &net_a1_grad[i0]
+		net_a2_1_gradV2 := net_a2_1_grad[i0][0]
+		net_a2_1_gradV3 := net_a2_1_grad[i0][1]
+		net_a2_1_gradV4 := net_a2_1_grad[i0][2]
+		net_a2_1_gradV5 := net_a2_1_grad[i0][3]
+		net_a2_1_gradV6 := net_a2_1_grad[i0][4]
+		for i2 := range 6 {
+			acc13 := net_a1_gradRow[i2]
+			acc13 += pNetW2Row2[i2] * net_a2_1_gradV2
+			acc13 += pNetW2Row3[i2] * net_a2_1_gradV3
+			acc13 += pNetW2Row4[i2] * net_a2_1_gradV4
+			acc13 += pNetW2Row5[i2] * net_a2_1_gradV5
+			acc13 += pNetW2Row6[i2] * net_a2_1_gradV6
+			net_a1_gradRow[i2] = acc13
+		}
+	}
+
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	for i0 := range 2 {
+		net_a1_2Row3 := &net_a1_2[i0]
+		net_a1_gradRow2 := &net_a1_grad[i0]
+		net_a1_2_gradRow := &net_a1_2_grad[i0]
+		for i1 := range 6 {
+			var r9 float64
+			if 0 < net_a1_2Row3[i1] {
+				r9 = 1
+			}
+			r10 := float64(0)
+			if r9 != 0 {
+				r10 = net_a1_gradRow2[i1]
+			}
+			net_a1_2_gradRow[i1] += r10
+		}
+	}
+
+	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
+	for i0 := range 2 {
+		net_a1_2_gradRow2 := &net_a1_2_grad[i0]
+		net_a1_1_gradRow := &net_a1_1_grad[i0]
+		for i1 := range 6 {
+			net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
+		}
+	}
+
+	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
+	// i0 unrolled and jammed into i1.
+	net_a1_2_gradRow3 := &net_a1_2_grad[0]
+	net_a1_2_gradRow4 := &net_a1_2_grad[1]
+	for i1 := range 6 {
+		acc14 := gNetB1[i1]
+		acc14 += net_a1_2_gradRow3[i1]
+		acc14 += net_a1_2_gradRow4[i1]
+		gNetB1[i1] = acc14
+	}
+
+	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
+	for i0 := range 2 {
+		xRow2 := &x[i0]
+		for i1 := range 6 {
+			net_a1_1_gradV := net_a1_1_grad[i0][i1]
+			gNetW1Row := (*[3]float64)(gNetW1[3*i1 : 3*i1+3])
+			for i2 := range 3 {
+				gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
+			}
+		}
+	}
+}
+
 // ocannlRowsMLPPredict runs a tensor program generated by ocannlgen.
 //
 // Entry point predict of model RowsMLP.
@@ -36572,7 +41333,7 @@ func ocannlRowsMLPPredict(x *[4][3]float64, pNetW1 *[18]float64, pNetB1 *[6]floa
 
 // ocannlRowsSeqTrainLoss runs a tensor program generated by ocannlgen.
 //
-// Entry point train of model RowsSeq.
+// Entry point train of model RowsSeq on one row (of at most 3).
 //
 // Tensors (batch | input -> output):
 //
@@ -36892,7 +41653,7 @@ func ocannlRowsSeqTrainLoss(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[1
 
 // ocannlRowsSeqBackward runs a tensor program generated by ocannlgen.
 //
-// Forward and backward pass of loss train of model RowsSeq.
+// Forward and backward pass of loss train of model RowsSeq on one row (of at most 3).
 //
 // Tensors (batch | input -> output):
 //
@@ -37734,6 +42495,1302 @@ func ocannlRowsSeqBackward(x *[1][2][3]float64, y *[1][2][2]float64, pNetW1 *[18
 	}
 }
 
+// ocannlRowsSeqTrainLoss_rows3 runs a tensor program generated by ocannlgen.
+//
+// Entry point train of model RowsSeq on a block of 3 rows (of at most 3).
+//
+// Tensors (batch | input -> output):
+//
+//	x: 3,2 | 3 (input, parameter x)
+//	y: 3,2 | 2 (input, parameter y)
+//	net.w1: 3 -> 6 (param, parameter pNetW1)
+//	_net/a1.1: 3,2 | 6 (let, local)
+//	net.b1: 6 (param, parameter pNetB1)
+//	_net/a1.2: 3,2 | 6 (let, local)
+//	net/a1: 3,2 | 6 (let, local)
+//	net.w2: 6 -> 5 (param, parameter pNetW2)
+//	_net/a2.1: 3,2 | 5 (let, local)
+//	net.b2: 5 (param, parameter pNetB2)
+//	_net/a2.2: 3,2 | 5 (let, local)
+//	net/a2: 3,2 | 5 (let, local)
+//	net.w3: 5 -> 2 (param, parameter pNetW3)
+//	_train.log_softmax#1/x.1: 3,2 | 2 (let, local)
+//	net.b3: 2 (param, parameter pNetB3)
+//	train.log_softmax#1/x: 3,2 | 2 (let, local)
+//	train.log_softmax#1/m: 3,2 | 1 (let, local)
+//	train.log_softmax#1/z: 3,2 | 2 (let, local)
+//	_train.1: 3,2 | 2 (let, local)
+//	_train.2: 3,2 | 1 (let, local)
+//	_train.3: 3,2 | 1 (let, local)
+//	_train.4: 3,2 | 2 (let, local)
+//	_train.5: 3,2 | 2 (let, local)
+//	_train.6: 1 (let, local)
+//	train: 1 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# _net/a1.1 = compose "*" of net.w1, x
+//	fill _net/a1.1 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..5:
+//	      for i3 in 0..2:  # reduction
+//	        _net/a1.1[i0, i1, i2] += net.w1[i2, i3] * x[i0, i1, i3]
+//
+//	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+//
+//	# net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..5:
+//	      net/a1[i0, i1, i2] = relu(_net/a1.1[i0, i1, i2] + net.b1[i2])
+//
+//	# _net/a2.1 = compose "*" of net.w2, net/a1
+//	fill _net/a2.1 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..4:
+//	      for i3 in 0..5:  # reduction
+//	        _net/a2.1[i0, i1, i2] += net.w2[i2, i3] * net/a1[i0, i1, i3]
+//
+//	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+//
+//	# net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..4:
+//	      net/a2[i0, i1, i2] = relu(_net/a2.1[i0, i1, i2] + net.b2[i2])
+//
+//	# _train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2
+//	fill _train.log_softmax#1/x.1 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..1:
+//	      for i3 in 0..4:  # reduction
+//	        _train.log_softmax#1/x.1[i0, i1, i2] += net.w3[i2, i3] * net/a2[i0, i1, i3]
+//
+//	# train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..1:
+//	      train.log_softmax#1/x[i0, i1, i2] = _train.log_softmax#1/x.1[i0, i1, i2] + net.b3[i2]
+//
+//	# train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x
+//	fill train.log_softmax#1/m with -inf
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..1:  # reduction
+//	      train.log_softmax#1/m[i0, i1, 0] max= train.log_softmax#1/x[i0, i1, i2]
+//
+//	# train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..1:
+//	      train.log_softmax#1/z[i0, i1, i2] = train.log_softmax#1/x[i0, i1, i2] - train.log_softmax#1/m[i0, i1, 0]
+//
+//	# _train.1 = pointwise exp of train.log_softmax#1/z
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..1:
+//	      _train.1[i0, i1, i2] = exp(train.log_softmax#1/z[i0, i1, i2])
+//
+//	# _train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1
+//	fill _train.2 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..1:  # reduction
+//	      _train.2[i0, i1, 0] += _train.1[i0, i1, i2]
+//
+//	# _train.3 = pointwise log of _train.2
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    _train.3[i0, i1, 0] = log(_train.2[i0, i1, 0])
+//
+//	# _train.4 = pointwise "-" of train.log_softmax#1/z, _train.3
+//
+//	# _train.5 = pointwise "*." of y, _train.4, with _train.4 = pointwise "-" of train.log_softmax#1/z, _train.3 fused
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..1:
+//	      _train.5[i0, i1, i2] = y[i0, i1, i2] * (train.log_softmax#1/z[i0, i1, i2] - _train.3[i0, i1, 0])
+//
+//	# _train.6 = einsum "++" "... | ... -> ... => 0" of _train.5
+//	fill _train.6 with 0
+//	for i0 in 0..2:  # reduction
+//	  for i1 in 0..1:  # reduction
+//	    for i2 in 0..1:  # reduction
+//	      _train.6[0] += _train.5[i0, i1, i2]
+//
+//	# train = pointwise neg of _train.6
+//	train[0] = neg(_train.6[0])
+func ocannlRowsSeqTrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1 *[18]float64, pNetB1 *[6]float64, pNetW2 *[30]float64, pNetB2 *[5]float64, pNetW3 *[10]float64, pNetB3 *[2]float64, out *[1]float64) {
+	var net_a1_1 [3][2][6]float64
+	var net_a1 [3][2][6]float64
+	var net_a2_1 [3][2][5]float64
+	var net_a2 [3][2][5]float64
+	var train_log_softmax_1_x_1 [3][2][2]float64
+	var train_log_softmax_1_x [3][2][2]float64
+	var train_log_softmax_1_m [3][2][1]float64
+	var train_log_softmax_1_z [3][2][2]float64
+	var train_1 [3][2][2]float64
+	var train_2 [3][2][1]float64
+	var train_3 [3][2][1]float64
+	var train_5 [3][2][2]float64
+	var train_6 [1]float64
+
+	// _net/a1.1 = compose "*" of net.w1, x
+	// reduction accumulated in a local variable.
+	for i0 := range 3 {
+		for i1 := range 2 {
+			xRow := &x[i0][i1]
+			for i2 := range 6 {
+				pNetW1Row := (*[3]float64)(pNetW1[3*i2 : 3*i2+3])
+				acc := float64(0)
+				for i3 := range 3 {
+					acc += pNetW1Row[i3] * xRow[i3]
+				}
+				net_a1_1[i0][i1][i2] = acc
+			}
+		}
+	}
+
+	// net/a1 = pointwise relu of _net/a1.2, with _net/a1.2 = pointwise "+" of _net/a1.1, net.b1 fused
+	for i0 := range 3 {
+		for i1 := range 2 {
+			net_a1_1Row := &net_a1_1[i0][i1]
+			net_a1Row := &net_a1[i0][i1]
+			for i2 := range 6 {
+				r := net_a1_1Row[i2] + pNetB1[i2]
+				if !(r > 0) {
+					r = 0
+				}
+				net_a1Row[i2] = r
+			}
+		}
+	}
+
+	// _net/a2.1 = compose "*" of net.w2, net/a1
+	// float64 along-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i2 := range 5 {
+			ocannlReduce83AVX2(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 3 {
+			for i1 := range 2 {
+				net_a1Row2 := &net_a1[i0][i1]
+				for i2 := range 5 {
+					pNetW2Row := (*[6]float64)(pNetW2[6*i2 : 6*i2+6])
+					acc2 := float64(0)
+					for i3 := range 6 {
+						acc2 += pNetW2Row[i3] * net_a1Row2[i3]
+					}
+					net_a2_1[i0][i1][i2] = acc2
+				}
+			}
+		}
+	}
+
+	// net/a2 = pointwise relu of _net/a2.2, with _net/a2.2 = pointwise "+" of _net/a2.1, net.b2 fused
+	for i0 := range 3 {
+		for i1 := range 2 {
+			net_a2_1Row := &net_a2_1[i0][i1]
+			net_a2Row := &net_a2[i0][i1]
+			for i2 := range 5 {
+				r2 := net_a2_1Row[i2] + pNetB2[i2]
+				if !(r2 > 0) {
+					r2 = 0
+				}
+				net_a2Row[i2] = r2
+			}
+		}
+	}
+
+	// _train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2
+	// reduction accumulated in a local variable.
+	for i0 := range 3 {
+		for i1 := range 2 {
+			net_a2Row2 := &net_a2[i0][i1]
+			for i2 := range 2 {
+				pNetW3Row := (*[5]float64)(pNetW3[5*i2 : 5*i2+5])
+				acc3 := float64(0)
+				for i3 := range 5 {
+					acc3 += pNetW3Row[i3] * net_a2Row2[i3]
+				}
+				train_log_softmax_1_x_1[i0][i1][i2] = acc3
+			}
+		}
+	}
+
+	// train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3
+	for i0 := range 3 {
+		for i1 := range 2 {
+			train_log_softmax_1_x_1Row := &train_log_softmax_1_x_1[i0][i1]
+			train_log_softmax_1_xRow := &train_log_softmax_1_x[i0][i1]
+			for i2 := range 2 {
+				train_log_softmax_1_xRow[i2] = train_log_softmax_1_x_1Row[i2] + pNetB3[i2]
+			}
+		}
+	}
+
+	// train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x
+	// reduction accumulated in a local variable.
+	for i0 := range 3 {
+		for i1 := range 2 {
+			train_log_softmax_1_xRow2 := &train_log_softmax_1_x[i0][i1]
+			acc4 := math.Inf(-1)
+			for i2 := range 2 {
+				acc4 = max(acc4, train_log_softmax_1_xRow2[i2])
+			}
+			train_log_softmax_1_m[i0][i1][0] = acc4
+		}
+	}
+
+	// train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m
+	for i0 := range 3 {
+		for i1 := range 2 {
+			train_log_softmax_1_xRow3 := &train_log_softmax_1_x[i0][i1]
+			train_log_softmax_1_mV := train_log_softmax_1_m[i0][i1][0]
+			train_log_softmax_1_zRow := &train_log_softmax_1_z[i0][i1]
+			for i2 := range 2 {
+				train_log_softmax_1_zRow[i2] = train_log_softmax_1_xRow3[i2] - train_log_softmax_1_mV
+			}
+		}
+	}
+
+	// _train.1 = pointwise exp of train.log_softmax#1/z
+	for i0 := range 3 {
+		for i1 := range 2 {
+			train_log_softmax_1_zRow2 := &train_log_softmax_1_z[i0][i1]
+			train_1Row := &train_1[i0][i1]
+			for i2 := range 2 {
+				train_1Row[i2] = math.Exp(train_log_softmax_1_zRow2[i2])
+			}
+		}
+	}
+
+	// _train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1
+	// reduction accumulated in a local variable.
+	for i0 := range 3 {
+		for i1 := range 2 {
+			train_1Row2 := &train_1[i0][i1]
+			acc5 := float64(0)
+			for i2 := range 2 {
+				acc5 += train_1Row2[i2]
+			}
+			train_2[i0][i1][0] = acc5
+		}
+	}
+
+	// _train.3 = pointwise log of _train.2
+	for i0 := range 3 {
+		train_2Row := &train_2[i0]
+		train_3Row := &train_3[i0]
+		for i1 := range 2 {
+			train_3Row[i1][0] = math.Log(train_2Row[i1][0])
+		}
+	}
+
+	// _train.5 = pointwise "*." of y, _train.4, with _train.4 = pointwise "-" of train.log_softmax#1/z, _train.3 fused
+	for i0 := range 3 {
+		for i1 := range 2 {
+			yRow := &y[i0][i1]
+			train_log_softmax_1_zRow3 := &train_log_softmax_1_z[i0][i1]
+			train_3V := train_3[i0][i1][0]
+			train_5Row := &train_5[i0][i1]
+			for i2 := range 2 {
+				train_5Row[i2] = yRow[i2] * (train_log_softmax_1_zRow3[i2] - train_3V)
+			}
+		}
+	}
+
+	// _train.6 = einsum "++" "... | ... -> ... => 0" of _train.5
+	// reduction accumulated in a local variable.
+	acc6 := float64(0)
+	for i0 := range 3 {
+		for i1 := range 2 {
+			train_5Row2 := &train_5[i0][i1]
+			for i2 := range 2 {
+				acc6 += train_5Row2[i2]
+			}
+		}
+	}
+	train_6[0] = acc6
+
+	// train = pointwise neg of _train.6
+	out[0] = -train_6[0]
+}
+
+// ocannlRowsSeqBackward_rows3 runs a tensor program generated by ocannlgen.
+//
+// Forward and backward pass of loss train of model RowsSeq on a block of 3 rows (of at most 3).
+//
+// Tensors (batch | input -> output):
+//
+//	x: 3,2 | 3 (input, parameter x)
+//	y: 3,2 | 2 (input, parameter y)
+//	net.w1: 3 -> 6 (param, parameter pNetW1)
+//	_net/a1.1: 3,2 | 6 (let, local)
+//	net.b1: 6 (param, parameter pNetB1)
+//	_net/a1.2: 3,2 | 6 (let, local)
+//	net/a1: 3,2 | 6 (let, local)
+//	net.w2: 6 -> 5 (param, parameter pNetW2)
+//	_net/a2.1: 3,2 | 5 (let, local)
+//	net.b2: 5 (param, parameter pNetB2)
+//	_net/a2.2: 3,2 | 5 (let, local)
+//	net/a2: 3,2 | 5 (let, local)
+//	net.w3: 5 -> 2 (param, parameter pNetW3)
+//	_train.log_softmax#1/x.1: 3,2 | 2 (let, local)
+//	net.b3: 2 (param, parameter pNetB3)
+//	train.log_softmax#1/x: 3,2 | 2 (let, local)
+//	train.log_softmax#1/m: 3,2 | 1 (let, local)
+//	train.log_softmax#1/z: 3,2 | 2 (let, local)
+//	_train.1: 3,2 | 2 (let, local)
+//	_train.2: 3,2 | 1 (let, local)
+//	_train.3: 3,2 | 1 (let, local)
+//	_train.4: 3,2 | 2 (let, local)
+//	_train.5: 3,2 | 2 (let, local)
+//	_train.6: 1 (let, local)
+//	train: 1 (let, output parameter loss)
+//	net.w1.grad: [6 3] (let, output parameter gNetW1)
+//	_net/a1.1.grad: [3 2 6] (let, local)
+//	net.b1.grad: [6] (let, output parameter gNetB1)
+//	_net/a1.2.grad: [3 2 6] (let, local)
+//	net/a1.grad: [3 2 6] (let, local)
+//	net.w2.grad: [5 6] (let, output parameter gNetW2)
+//	_net/a2.1.grad: [3 2 5] (let, local)
+//	net.b2.grad: [5] (let, output parameter gNetB2)
+//	_net/a2.2.grad: [3 2 5] (let, local)
+//	net/a2.grad: [3 2 5] (let, local)
+//	net.w3.grad: [2 5] (let, output parameter gNetW3)
+//	_train.log_softmax#1/x.1.grad: [3 2 2] (let, local)
+//	net.b3.grad: [2] (let, output parameter gNetB3)
+//	train.log_softmax#1/x.grad: [3 2 2] (let, local)
+//	train.log_softmax#1/m.grad: [3 2 1] (let, local)
+//	train.log_softmax#1/z.grad: [3 2 2] (let, local)
+//	_train.1.grad: [3 2 2] (let, local)
+//	_train.2.grad: [3 2 1] (let, local)
+//	_train.3.grad: [3 2 1] (let, local)
+//	_train.4.grad: [3 2 2] (let, local)
+//	_train.5.grad: [3 2 2] (let, local)
+//	_train.6.grad: [1] (let, local)
+//	train.grad: [1] (let, local)
+//	_ordinals.1: [2] (literal, local)
+//	train.log_softmax#1/m.argmax@8: [3 2 1] (let, local)
+//
+// Loop nests:
+//
+//	# init _ordinals.1 (the ordinals of [2] reduced points)
+//	init _ordinals.1: range over offsets
+//
+//	# _net/a1.1 = compose "*" of net.w1, x
+//	fill _net/a1.1 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..5:
+//	      for i3 in 0..2:  # reduction
+//	        _net/a1.1[i0, i1, i2] += net.w1[i2, i3] * x[i0, i1, i3]
+//
+//	# _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..5:
+//	      _net/a1.2[i0, i1, i2] = _net/a1.1[i0, i1, i2] + net.b1[i2]
+//
+//	# net/a1 = pointwise relu of _net/a1.2
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..5:
+//	      net/a1[i0, i1, i2] = relu(_net/a1.2[i0, i1, i2])
+//
+//	# _net/a2.1 = compose "*" of net.w2, net/a1
+//	fill _net/a2.1 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..4:
+//	      for i3 in 0..5:  # reduction
+//	        _net/a2.1[i0, i1, i2] += net.w2[i2, i3] * net/a1[i0, i1, i3]
+//
+//	# _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..4:
+//	      _net/a2.2[i0, i1, i2] = _net/a2.1[i0, i1, i2] + net.b2[i2]
+//
+//	# net/a2 = pointwise relu of _net/a2.2
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..4:
+//	      net/a2[i0, i1, i2] = relu(_net/a2.2[i0, i1, i2])
+//
+//	# _train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2
+//	fill _train.log_softmax#1/x.1 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..1:
+//	      for i3 in 0..4:  # reduction
+//	        _train.log_softmax#1/x.1[i0, i1, i2] += net.w3[i2, i3] * net/a2[i0, i1, i3]
+//
+//	# train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..1:
+//	      train.log_softmax#1/x[i0, i1, i2] = _train.log_softmax#1/x.1[i0, i1, i2] + net.b3[i2]
+//
+//	# train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x
+//	fill train.log_softmax#1/m with -inf
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..1:  # reduction
+//	      train.log_softmax#1/m[i0, i1, 0] max= train.log_softmax#1/x[i0, i1, i2]
+//
+//	# train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..1:
+//	      train.log_softmax#1/z[i0, i1, i2] = train.log_softmax#1/x[i0, i1, i2] - train.log_softmax#1/m[i0, i1, 0]
+//
+//	# _train.1 = pointwise exp of train.log_softmax#1/z
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..1:
+//	      _train.1[i0, i1, i2] = exp(train.log_softmax#1/z[i0, i1, i2])
+//
+//	# _train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1
+//	fill _train.2 with 0
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..1:  # reduction
+//	      _train.2[i0, i1, 0] += _train.1[i0, i1, i2]
+//
+//	# _train.3 = pointwise log of _train.2
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    _train.3[i0, i1, 0] = log(_train.2[i0, i1, 0])
+//
+//	# _train.4 = pointwise "-" of train.log_softmax#1/z, _train.3
+//
+//	# _train.5 = pointwise "*." of y, _train.4, with _train.4 = pointwise "-" of train.log_softmax#1/z, _train.3 fused
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..1:
+//	      _train.5[i0, i1, i2] = y[i0, i1, i2] * (train.log_softmax#1/z[i0, i1, i2] - _train.3[i0, i1, 0])
+//
+//	# _train.6 = einsum "++" "... | ... -> ... => 0" of _train.5
+//	fill _train.6 with 0
+//	for i0 in 0..2:  # reduction
+//	  for i1 in 0..1:  # reduction
+//	    for i2 in 0..1:  # reduction
+//	      _train.6[0] += _train.5[i0, i1, i2]
+//
+//	# train = pointwise neg of _train.6
+//	train[0] = neg(_train.6[0])
+//
+//	# zero the gradients
+//	fill net.w1.grad with 0
+//	fill _net/a1.1.grad with 0
+//	fill net.b1.grad with 0
+//	fill _net/a1.2.grad with 0
+//	fill net/a1.grad with 0
+//	fill net.w2.grad with 0
+//	fill _net/a2.1.grad with 0
+//	fill net.b2.grad with 0
+//	fill _net/a2.2.grad with 0
+//	fill net/a2.grad with 0
+//	fill net.w3.grad with 0
+//	fill _train.log_softmax#1/x.1.grad with 0
+//	fill net.b3.grad with 0
+//	fill train.log_softmax#1/x.grad with 0
+//	fill train.log_softmax#1/m.grad with 0
+//	fill train.log_softmax#1/z.grad with 0
+//	fill _train.1.grad with 0
+//	fill _train.2.grad with 0
+//	fill _train.3.grad with 0
+//	fill _train.4.grad with 0
+//	fill _train.5.grad with 0
+//	fill _train.6.grad with 0
+//	fill train.grad with 0
+//
+//	# train.grad = 1
+//	train.grad[0] = 1
+//
+//	# backprop of op 16 (train = pointwise neg of _train.6): g1 =+ neg(g); g1 is _train.6.grad
+//	_train.6.grad[0] += neg(train.grad[0])
+//
+//	# backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..1:
+//	      _train.5.grad[i0, i1, i2] += _train.6.grad[0]
+//
+//	# backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..1:
+//	      _train.4.grad[i0, i1, i2] += y[i0, i1, i2] * _train.5.grad[i0, i1, i2]
+//
+//	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..1:
+//	      train.log_softmax#1/z.grad[i0, i1, i2] += _train.4.grad[i0, i1, i2]
+//
+//	# backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g2 =- g; g2 is _train.3.grad
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..1:  # reduction
+//	      _train.3.grad[i0, i1, 0] -= _train.4.grad[i0, i1, i2]
+//
+//	# backprop of op 12 (_train.3 = pointwise log of _train.2): g1 =+ g / v1; g1 is _train.2.grad
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    _train.2.grad[i0, i1, 0] += _train.3.grad[i0, i1, 0] / _train.2[i0, i1, 0]
+//
+//	# backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..1:
+//	      _train.1.grad[i0, i1, i2] += _train.2.grad[i0, i1, 0]
+//
+//	# backprop of op 10 (_train.1 = pointwise exp of train.log_softmax#1/z): g1 =+ g * t; g1 is train.log_softmax#1/z.grad
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..1:
+//	      train.log_softmax#1/z.grad[i0, i1, i2] += _train.1.grad[i0, i1, i2] * _train.1[i0, i1, i2]
+//
+//	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..1:
+//	      train.log_softmax#1/x.grad[i0, i1, i2] += train.log_softmax#1/z.grad[i0, i1, i2]
+//
+//	# backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g2 =- g; g2 is train.log_softmax#1/m.grad
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..1:  # reduction
+//	      train.log_softmax#1/m.grad[i0, i1, 0] -= train.log_softmax#1/z.grad[i0, i1, i2]
+//
+//	# backprop of op 8 (train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x): train.log_softmax#1/m.argmax@8 = 2 (no winner yet)
+//	fill train.log_softmax#1/m.argmax@8 with 2
+//
+//	# backprop of op 8 (train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x): the winners: w =@- where((v1 == t), ord, 2); w is train.log_softmax#1/m.argmax@8
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..1:  # reduction
+//	      train.log_softmax#1/m.argmax@8[i0, i1, 0] min= where(train.log_softmax#1/x[i0, i1, i2] == train.log_softmax#1/m[i0, i1, 0], _ordinals.1[i2], 2)
+//
+//	# backprop of op 8 (train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x): g1 =+ where((ord == w), g, 0); g1 is train.log_softmax#1/x.grad
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..1:
+//	      train.log_softmax#1/x.grad[i0, i1, i2] += where(_ordinals.1[i2] == train.log_softmax#1/m.argmax@8[i0, i1, 0], train.log_softmax#1/m.grad[i0, i1, 0], 0)
+//
+//	# backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g1 =+ g; g1 is _train.log_softmax#1/x.1.grad
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..1:
+//	      _train.log_softmax#1/x.1.grad[i0, i1, i2] += train.log_softmax#1/x.grad[i0, i1, i2]
+//
+//	# backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g2 =+ g; g2 is net.b3.grad
+//	for i0 in 0..2:  # reduction
+//	  for i1 in 0..1:  # reduction
+//	    for i2 in 0..1:
+//	      net.b3.grad[i2] += train.log_softmax#1/x.grad[i0, i1, i2]
+//
+//	# backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
+//	for i0 in 0..2:  # reduction
+//	  for i1 in 0..1:  # reduction
+//	    for i2 in 0..1:
+//	      for i3 in 0..4:
+//	        net.w3.grad[i2, i3] += _train.log_softmax#1/x.1.grad[i0, i1, i2] * net/a2[i0, i1, i3]
+//
+//	# backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..1:  # reduction
+//	      for i3 in 0..4:
+//	        net/a2.grad[i0, i1, i3] += net.w3[i2, i3] * _train.log_softmax#1/x.1.grad[i0, i1, i2]
+//
+//	# backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..4:
+//	      _net/a2.2.grad[i0, i1, i2] += where(0 < _net/a2.2[i0, i1, i2], net/a2.grad[i0, i1, i2], 0)
+//
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..4:
+//	      _net/a2.1.grad[i0, i1, i2] += _net/a2.2.grad[i0, i1, i2]
+//
+//	# backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
+//	for i0 in 0..2:  # reduction
+//	  for i1 in 0..1:  # reduction
+//	    for i2 in 0..4:
+//	      net.b2.grad[i2] += _net/a2.2.grad[i0, i1, i2]
+//
+//	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
+//	for i0 in 0..2:  # reduction
+//	  for i1 in 0..1:  # reduction
+//	    for i2 in 0..4:
+//	      for i3 in 0..5:
+//	        net.w2.grad[i2, i3] += _net/a2.1.grad[i0, i1, i2] * net/a1[i0, i1, i3]
+//
+//	# backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..4:  # reduction
+//	      for i3 in 0..5:
+//	        net/a1.grad[i0, i1, i3] += net.w2[i2, i3] * _net/a2.1.grad[i0, i1, i2]
+//
+//	# backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..5:
+//	      _net/a1.2.grad[i0, i1, i2] += where(0 < _net/a1.2[i0, i1, i2], net/a1.grad[i0, i1, i2], 0)
+//
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
+//	for i0 in 0..2:
+//	  for i1 in 0..1:
+//	    for i2 in 0..5:
+//	      _net/a1.1.grad[i0, i1, i2] += _net/a1.2.grad[i0, i1, i2]
+//
+//	# backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
+//	for i0 in 0..2:  # reduction
+//	  for i1 in 0..1:  # reduction
+//	    for i2 in 0..5:
+//	      net.b1.grad[i2] += _net/a1.2.grad[i0, i1, i2]
+//
+//	# backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
+//	for i0 in 0..2:  # reduction
+//	  for i1 in 0..1:  # reduction
+//	    for i2 in 0..5:
+//	      for i3 in 0..2:
+//	        net.w1.grad[i2, i3] += _net/a1.1.grad[i0, i1, i2] * x[i0, i1, i3]
+func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW1 *[18]float64, pNetB1 *[6]float64, pNetW2 *[30]float64, pNetB2 *[5]float64, pNetW3 *[10]float64, pNetB3 *[2]float64, gNetW1 *[18]float64, gNetB1 *[6]float64, gNetW2 *[30]float64, gNetB2 *[5]float64, gNetW3 *[10]float64, gNetB3 *[2]float64, loss *[1]float64) {
+	var net_a1_1 [3][2][6]float64
+	var net_a1_2 [3][2][6]float64
+	var net_a1 [3][2][6]float64
+	var net_a2_1 [3][2][5]float64
+	var net_a2_2 [3][2][5]float64
+	var net_a2 [3][2][5]float64
+	var train_log_softmax_1_x_1 [3][2][2]float64
+	var train_log_softmax_1_x [3][2][2]float64
+	var train_log_softmax_1_m [3][2][1]float64
+	var train_log_softmax_1_z [3][2][2]float64
+	var train_1 [3][2][2]float64
+	var train_2 [3][2][1]float64
+	var train_3 [3][2][1]float64
+	var train_5 [3][2][2]float64
+	var train_6 [1]float64
+	var net_a1_1_grad [3][2][6]float64
+	var net_a1_2_grad [3][2][6]float64
+	var net_a1_grad [3][2][6]float64
+	var net_a2_1_grad [3][2][5]float64
+	var net_a2_2_grad [3][2][5]float64
+	var net_a2_grad [3][2][5]float64
+	var train_log_softmax_1_x_1_grad [3][2][2]float64
+	var train_log_softmax_1_x_grad [3][2][2]float64
+	var train_log_softmax_1_m_grad [3][2][1]float64
+	var train_log_softmax_1_z_grad [3][2][2]float64
+	var train_1_grad [3][2][2]float64
+	var train_2_grad [3][2][1]float64
+	var train_3_grad [3][2][1]float64
+	var train_4_grad [3][2][2]float64
+	var train_5_grad [3][2][2]float64
+	var train_6_grad [1]float64
+	var train_grad [1]float64
+	var ordinals_1 [2]float64
+	var train_log_softmax_1_m_argmax_8 [3][2][1]float64
+
+	// init _ordinals.1 (the ordinals of [2] reduced points)
+	ordinals_1 = [2]float64{0, 1}
+
+	// _net/a1.1 = compose "*" of net.w1, x
+	// reduction accumulated in a local variable.
+	for i0 := range 3 {
+		for i1 := range 2 {
+			xRow := &x[i0][i1]
+			for i2 := range 6 {
+				pNetW1Row := (*[3]float64)(pNetW1[3*i2 : 3*i2+3])
+				acc := float64(0)
+				for i3 := range 3 {
+					acc += pNetW1Row[i3] * xRow[i3]
+				}
+				net_a1_1[i0][i1][i2] = acc
+			}
+		}
+	}
+
+	// _net/a1.2 = pointwise "+" of _net/a1.1, net.b1
+	for i0 := range 3 {
+		for i1 := range 2 {
+			net_a1_1Row := &net_a1_1[i0][i1]
+			net_a1_2Row := &net_a1_2[i0][i1]
+			for i2 := range 6 {
+				net_a1_2Row[i2] = net_a1_1Row[i2] + pNetB1[i2]
+			}
+		}
+	}
+
+	// net/a1 = pointwise relu of _net/a1.2
+	for i0 := range 3 {
+		for i1 := range 2 {
+			net_a1_2Row2 := &net_a1_2[i0][i1]
+			net_a1Row := &net_a1[i0][i1]
+			for i2 := range 6 {
+				r := net_a1_2Row2[i2]
+				if !(r > 0) {
+					r = 0
+				}
+				net_a1Row[i2] = r
+			}
+		}
+	}
+
+	// _net/a2.1 = compose "*" of net.w2, net/a1
+	// float64 along-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i2 := range 5 {
+			ocannlReduce83AVX2(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 3 {
+			for i1 := range 2 {
+				net_a1Row2 := &net_a1[i0][i1]
+				for i2 := range 5 {
+					pNetW2Row := (*[6]float64)(pNetW2[6*i2 : 6*i2+6])
+					acc2 := float64(0)
+					for i3 := range 6 {
+						acc2 += pNetW2Row[i3] * net_a1Row2[i3]
+					}
+					net_a2_1[i0][i1][i2] = acc2
+				}
+			}
+		}
+	}
+
+	// _net/a2.2 = pointwise "+" of _net/a2.1, net.b2
+	for i0 := range 3 {
+		for i1 := range 2 {
+			net_a2_1Row := &net_a2_1[i0][i1]
+			net_a2_2Row := &net_a2_2[i0][i1]
+			for i2 := range 5 {
+				net_a2_2Row[i2] = net_a2_1Row[i2] + pNetB2[i2]
+			}
+		}
+	}
+
+	// net/a2 = pointwise relu of _net/a2.2
+	for i0 := range 3 {
+		for i1 := range 2 {
+			net_a2_2Row2 := &net_a2_2[i0][i1]
+			net_a2Row := &net_a2[i0][i1]
+			for i2 := range 5 {
+				r2 := net_a2_2Row2[i2]
+				if !(r2 > 0) {
+					r2 = 0
+				}
+				net_a2Row[i2] = r2
+			}
+		}
+	}
+
+	// _train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2
+	// reduction accumulated in a local variable.
+	for i0 := range 3 {
+		for i1 := range 2 {
+			net_a2Row2 := &net_a2[i0][i1]
+			for i2 := range 2 {
+				pNetW3Row := (*[5]float64)(pNetW3[5*i2 : 5*i2+5])
+				acc3 := float64(0)
+				for i3 := range 5 {
+					acc3 += pNetW3Row[i3] * net_a2Row2[i3]
+				}
+				train_log_softmax_1_x_1[i0][i1][i2] = acc3
+			}
+		}
+	}
+
+	// train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3
+	for i0 := range 3 {
+		for i1 := range 2 {
+			train_log_softmax_1_x_1Row := &train_log_softmax_1_x_1[i0][i1]
+			train_log_softmax_1_xRow := &train_log_softmax_1_x[i0][i1]
+			for i2 := range 2 {
+				train_log_softmax_1_xRow[i2] = train_log_softmax_1_x_1Row[i2] + pNetB3[i2]
+			}
+		}
+	}
+
+	// train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x
+	// reduction accumulated in a local variable.
+	for i0 := range 3 {
+		for i1 := range 2 {
+			train_log_softmax_1_xRow2 := &train_log_softmax_1_x[i0][i1]
+			acc4 := math.Inf(-1)
+			for i2 := range 2 {
+				acc4 = max(acc4, train_log_softmax_1_xRow2[i2])
+			}
+			train_log_softmax_1_m[i0][i1][0] = acc4
+		}
+	}
+
+	// train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m
+	for i0 := range 3 {
+		for i1 := range 2 {
+			train_log_softmax_1_xRow3 := &train_log_softmax_1_x[i0][i1]
+			train_log_softmax_1_mV := train_log_softmax_1_m[i0][i1][0]
+			train_log_softmax_1_zRow := &train_log_softmax_1_z[i0][i1]
+			for i2 := range 2 {
+				train_log_softmax_1_zRow[i2] = train_log_softmax_1_xRow3[i2] - train_log_softmax_1_mV
+			}
+		}
+	}
+
+	// _train.1 = pointwise exp of train.log_softmax#1/z
+	for i0 := range 3 {
+		for i1 := range 2 {
+			train_log_softmax_1_zRow2 := &train_log_softmax_1_z[i0][i1]
+			train_1Row := &train_1[i0][i1]
+			for i2 := range 2 {
+				train_1Row[i2] = math.Exp(train_log_softmax_1_zRow2[i2])
+			}
+		}
+	}
+
+	// _train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1
+	// reduction accumulated in a local variable.
+	for i0 := range 3 {
+		for i1 := range 2 {
+			train_1Row2 := &train_1[i0][i1]
+			acc5 := float64(0)
+			for i2 := range 2 {
+				acc5 += train_1Row2[i2]
+			}
+			train_2[i0][i1][0] = acc5
+		}
+	}
+
+	// _train.3 = pointwise log of _train.2
+	for i0 := range 3 {
+		train_2Row := &train_2[i0]
+		train_3Row := &train_3[i0]
+		for i1 := range 2 {
+			train_3Row[i1][0] = math.Log(train_2Row[i1][0])
+		}
+	}
+
+	// _train.5 = pointwise "*." of y, _train.4, with _train.4 = pointwise "-" of train.log_softmax#1/z, _train.3 fused
+	for i0 := range 3 {
+		for i1 := range 2 {
+			yRow := &y[i0][i1]
+			train_log_softmax_1_zRow3 := &train_log_softmax_1_z[i0][i1]
+			train_3V := train_3[i0][i1][0]
+			train_5Row := &train_5[i0][i1]
+			for i2 := range 2 {
+				train_5Row[i2] = yRow[i2] * (train_log_softmax_1_zRow3[i2] - train_3V)
+			}
+		}
+	}
+
+	// _train.6 = einsum "++" "... | ... -> ... => 0" of _train.5
+	// reduction accumulated in a local variable.
+	acc6 := float64(0)
+	for i0 := range 3 {
+		for i1 := range 2 {
+			train_5Row2 := &train_5[i0][i1]
+			for i2 := range 2 {
+				acc6 += train_5Row2[i2]
+			}
+		}
+	}
+	train_6[0] = acc6
+
+	// train = pointwise neg of _train.6
+	loss[0] = -train_6[0]
+
+	// zero the gradients
+	*gNetW1 = [18]float64{}
+	*gNetB1 = [6]float64{}
+	*gNetW2 = [30]float64{}
+	*gNetB2 = [5]float64{}
+	*gNetW3 = [10]float64{}
+	*gNetB3 = [2]float64{}
+
+	// train.grad = 1
+	train_grad[0] = 1
+
+	// backprop of op 16 (train = pointwise neg of _train.6): g1 =+ neg(g); g1 is _train.6.grad
+	train_6_grad[0] += -train_grad[0]
+
+	// backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad
+	train_6_gradV := train_6_grad[0]
+	for i0 := range 3 {
+		for i1 := range 2 {
+			train_5_gradRow := &train_5_grad[i0][i1]
+			for i2 := range 2 {
+				train_5_gradRow[i2] += train_6_gradV
+			}
+		}
+	}
+
+	// backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
+	for i0 := range 3 {
+		for i1 := range 2 {
+			yRow2 := &y[i0][i1]
+			train_5_gradRow2 := &train_5_grad[i0][i1]
+			train_4_gradRow := &train_4_grad[i0][i1]
+			for i2 := range 2 {
+				train_4_gradRow[i2] += yRow2[i2] * train_5_gradRow2[i2]
+			}
+		}
+	}
+
+	// backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad
+	for i0 := range 3 {
+		for i1 := range 2 {
+			train_4_gradRow2 := &train_4_grad[i0][i1]
+			train_log_softmax_1_z_gradRow := &train_log_softmax_1_z_grad[i0][i1]
+			for i2 := range 2 {
+				train_log_softmax_1_z_gradRow[i2] += train_4_gradRow2[i2]
+			}
+		}
+	}
+
+	// backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g2 =- g; g2 is _train.3.grad
+	// reduction accumulated in a local variable.
+	for i0 := range 3 {
+		for i1 := range 2 {
+			train_4_gradRow3 := &train_4_grad[i0][i1]
+			acc7 := train_3_grad[i0][i1][0]
+			for i2 := range 2 {
+				acc7 -= train_4_gradRow3[i2]
+			}
+			train_3_grad[i0][i1][0] = acc7
+		}
+	}
+
+	// backprop of op 12 (_train.3 = pointwise log of _train.2): g1 =+ g / v1; g1 is _train.2.grad
+	for i0 := range 3 {
+		train_3_gradRow := &train_3_grad[i0]
+		train_2Row2 := &train_2[i0]
+		train_2_gradRow := &train_2_grad[i0]
+		for i1 := range 2 {
+			train_2_gradRow[i1][0] += train_3_gradRow[i1][0] / train_2Row2[i1][0]
+		}
+	}
+
+	// backprop of op 11 (_train.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.1): g1 =+ g; g1 is _train.1.grad
+	for i0 := range 3 {
+		for i1 := range 2 {
+			train_2_gradV := train_2_grad[i0][i1][0]
+			train_1_gradRow := &train_1_grad[i0][i1]
+			for i2 := range 2 {
+				train_1_gradRow[i2] += train_2_gradV
+			}
+		}
+	}
+
+	// backprop of op 10 (_train.1 = pointwise exp of train.log_softmax#1/z): g1 =+ g * t; g1 is train.log_softmax#1/z.grad
+	for i0 := range 3 {
+		for i1 := range 2 {
+			train_1_gradRow2 := &train_1_grad[i0][i1]
+			train_1Row3 := &train_1[i0][i1]
+			train_log_softmax_1_z_gradRow2 := &train_log_softmax_1_z_grad[i0][i1]
+			for i2 := range 2 {
+				train_log_softmax_1_z_gradRow2[i2] += train_1_gradRow2[i2] * train_1Row3[i2]
+			}
+		}
+	}
+
+	// backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad
+	for i0 := range 3 {
+		for i1 := range 2 {
+			train_log_softmax_1_z_gradRow3 := &train_log_softmax_1_z_grad[i0][i1]
+			train_log_softmax_1_x_gradRow := &train_log_softmax_1_x_grad[i0][i1]
+			for i2 := range 2 {
+				train_log_softmax_1_x_gradRow[i2] += train_log_softmax_1_z_gradRow3[i2]
+			}
+		}
+	}
+
+	// backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g2 =- g; g2 is train.log_softmax#1/m.grad
+	// reduction accumulated in a local variable.
+	for i0 := range 3 {
+		for i1 := range 2 {
+			train_log_softmax_1_z_gradRow4 := &train_log_softmax_1_z_grad[i0][i1]
+			acc8 := train_log_softmax_1_m_grad[i0][i1][0]
+			for i2 := range 2 {
+				acc8 -= train_log_softmax_1_z_gradRow4[i2]
+			}
+			train_log_softmax_1_m_grad[i0][i1][0] = acc8
+		}
+	}
+
+	// backprop of op 8 (train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x): train.log_softmax#1/m.argmax@8 = 2 (no winner yet)
+	for j := range 3 {
+		for j2 := range 2 {
+			train_log_softmax_1_m_argmax_8[j][j2][0] = 2
+		}
+	}
+
+	// backprop of op 8 (train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x): the winners: w =@- where((v1 == t), ord, 2); w is train.log_softmax#1/m.argmax@8
+	// reduction accumulated in a local variable.
+	for i0 := range 3 {
+		for i1 := range 2 {
+			train_log_softmax_1_xRow4 := &train_log_softmax_1_x[i0][i1]
+			train_log_softmax_1_mV2 := train_log_softmax_1_m[i0][i1][0]
+			acc9 := train_log_softmax_1_m_argmax_8[i0][i1][0]
+			for i2 := range 2 {
+				var r3 float64
+				if train_log_softmax_1_xRow4[i2] == train_log_softmax_1_mV2 {
+					r3 = 1
+				}
+				r4 := float64(2)
+				if r3 != 0 {
+					r4 = ordinals_1[i2]
+				}
+				acc9 = min(acc9, r4)
+			}
+			train_log_softmax_1_m_argmax_8[i0][i1][0] = acc9
+		}
+	}
+
+	// backprop of op 8 (train.log_softmax#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.log_softmax#1/x): g1 =+ where((ord == w), g, 0); g1 is train.log_softmax#1/x.grad
+	for i0 := range 3 {
+		for i1 := range 2 {
+			train_log_softmax_1_m_argmax_8V := train_log_softmax_1_m_argmax_8[i0][i1][0]
+			train_log_softmax_1_m_gradV := train_log_softmax_1_m_grad[i0][i1][0]
+			train_log_softmax_1_x_gradRow2 := &train_log_softmax_1_x_grad[i0][i1]
+			for i2 := range 2 {
+				var r5 float64
+				if ordinals_1[i2] == train_log_softmax_1_m_argmax_8V {
+					r5 = 1
+				}
+				r6 := float64(0)
+				if r5 != 0 {
+					r6 = train_log_softmax_1_m_gradV
+				}
+				train_log_softmax_1_x_gradRow2[i2] += r6
+			}
+		}
+	}
+
+	// backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g1 =+ g; g1 is _train.log_softmax#1/x.1.grad
+	for i0 := range 3 {
+		for i1 := range 2 {
+			train_log_softmax_1_x_gradRow3 := &train_log_softmax_1_x_grad[i0][i1]
+			train_log_softmax_1_x_1_gradRow := &train_log_softmax_1_x_1_grad[i0][i1]
+			for i2 := range 2 {
+				train_log_softmax_1_x_1_gradRow[i2] += train_log_softmax_1_x_gradRow3[i2]
+			}
+		}
+	}
+
+	// backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g2 =+ g; g2 is net.b3.grad
+	// i1 unrolled and jammed into i2.
+	for i0 := range 3 {
+		train_log_softmax_1_x_gradRow4 := &train_log_softmax_1_x_grad[i0][0]
+		train_log_softmax_1_x_gradRow5 := &train_log_softmax_1_x_grad[i0][1]
+		for i2 := range 2 {
+			acc10 := gNetB3[i2]
+			acc10 += train_log_softmax_1_x_gradRow4[i2]
+			acc10 += train_log_softmax_1_x_gradRow5[i2]
+			gNetB3[i2] = acc10
+		}
+	}
+
+	// backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g1 =+ g * v2; g1 is net.w3.grad
+	for i0 := range 3 {
+		for i1 := range 2 {
+			net_a2Row3 := &net_a2[i0][i1]
+			for i2 := range 2 {
+				train_log_softmax_1_x_1_gradV := train_log_softmax_1_x_1_grad[i0][i1][i2]
+				gNetW3Row := (*[5]float64)(gNetW3[5*i2 : 5*i2+5])
+				for i3 := range 5 {
+					gNetW3Row[i3] += train_log_softmax_1_x_1_gradV * net_a2Row3[i3]
+				}
+			}
+		}
+	}
+
+	// backprop of op 6 (_train.log_softmax#1/x.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
+	// i2 unrolled and jammed into i3.
+	pNetW3Row2 := (*[5]float64)(pNetW3[0:5])
+	pNetW3Row3 := (*[5]float64)(pNetW3[5:10])
+	for i0 := range 3 {
+		for i1 := range 2 {
+			net_a2_gradRow := &net_a2_grad[i0][i1]
+			train_log_softmax_1_x_1_gradV2 := train_log_softmax_1_x_1_grad[i0][i1][0]
+			train_log_softmax_1_x_1_gradV3 := train_log_softmax_1_x_1_grad[i0][i1][1]
+			for i3 := range 5 {
+				acc11 := net_a2_gradRow[i3]
+				acc11 += pNetW3Row2[i3] * train_log_softmax_1_x_1_gradV2
+				acc11 += pNetW3Row3[i3] * train_log_softmax_1_x_1_gradV3
+				net_a2_gradRow[i3] = acc11
+			}
+		}
+	}
+
+	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
+	for i0 := range 3 {
+		for i1 := range 2 {
+			net_a2_2Row3 := &net_a2_2[i0][i1]
+			net_a2_gradRow2 := &net_a2_grad[i0][i1]
+			net_a2_2_gradRow := &net_a2_2_grad[i0][i1]
+			for i2 := range 5 {
+				var r7 float64
+				if 0 < net_a2_2Row3[i2] {
+					r7 = 1
+				}
+				r8 := float64(0)
+				if r7 != 0 {
+					r8 = net_a2_gradRow2[i2]
+				}
+				net_a2_2_gradRow[i2] += r8
+			}
+		}
+	}
+
+	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
+	for i0 := range 3 {
+		for i1 := range 2 {
+			net_a2_2_gradRow2 := &net_a2_2_grad[i0][i1]
+			net_a2_1_gradRow := &net_a2_1_grad[i0][i1]
+			for i2 := range 5 {
+				net_a2_1_gradRow[i2] += net_a2_2_gradRow2[i2]
+			}
+		}
+	}
+
+	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
+	// i1 unrolled and jammed into i2.
+	for i0 := range 3 {
+		net_a2_2_gradRow3 := &net_a2_2_grad[i0][0]
+		net_a2_2_gradRow4 := &net_a2_2_grad[i0][1]
+		for i2 := range 5 {
+			acc12 := gNetB2[i2]
+			acc12 += net_a2_2_gradRow3[i2]
+			acc12 += net_a2_2_gradRow4[i2]
+			gNetB2[i2] = acc12
+		}
+	}
+
+	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
+	// float64 across-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i2 := range 5 {
+			ocannlReduce84AVX2(&gNetW2[6*i2], &net_a2_1_grad[0][0][i2], &net_a1[0][0][0])
+		}
+	} else {
+		for i0 := range 3 {
+			for i1 := range 2 {
+				net_a1Row3 := &net_a1[i0][i1]
+				for i2 := range 5 {
+					net_a2_1_gradV := net_a2_1_grad[i0][i1][i2]
+					gNetW2Row := (*[6]float64)(gNetW2[6*i2 : 6*i2+6])
+					for i3 := range 6 {
+						gNetW2Row[i3] += net_a2_1_gradV * net_a1Row3[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
+	// i2 unrolled and jammed into i3.
+	pNetW2Row2 := (*[6]float64)(pNetW2[0:6])
+	pNetW2Row3 := (*[6]float64)(pNetW2[6:12])
+	pNetW2Row4 := (*[6]float64)(pNetW2[12:18])
+	pNetW2Row5 := (*[6]float64)(pNetW2[18:24])
+	pNetW2Row6 := (*[6]float64)(pNetW2[24:30])
+	for i0 := range 3 {
+		for i1 := range 2 {
+			net_a1_gradRow := &net_a1_grad[i0][i1]
+			net_a2_1_gradV2 := net_a2_1_grad[i0][i1][0]
+			net_a2_1_gradV3 := net_a2_1_grad[i0][i1][1]
+			net_a2_1_gradV4 := net_a2_1_grad[i0][i1][2]
+			net_a2_1_gradV5 := net_a2_1_grad[i0][i1][3]
+			net_a2_1_gradV6 := net_a2_1_grad[i0][i1][4]
+			for i3 := range 6 {
+				acc13 := net_a1_gradRow[i3]
+				acc13 += pNetW2Row2[i3] * net_a2_1_gradV2
+				acc13 += pNetW2Row3[i3] * net_a2_1_gradV3
+				acc13 += pNetW2Row4[i3] * net_a2_1_gradV4
+				acc13 += pNetW2Row5[i3] * net_a2_1_gradV5
+				acc13 += pNetW2Row6[i3] * net_a2_1_gradV6
+				net_a1_gradRow[i3] = acc13
+			}
+		}
+	}
+
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	for i0 := range 3 {
+		for i1 := range 2 {
+			net_a1_2Row3 := &net_a1_2[i0][i1]
+			net_a1_gradRow2 := &net_a1_grad[i0][i1]
+			net_a1_2_gradRow := &net_a1_2_grad[i0][i1]
+			for i2 := range 6 {
+				var r9 float64
+				if 0 < net_a1_2Row3[i2] {
+					r9 = 1
+				}
+				r10 := float64(0)
+				if r9 != 0 {
+					r10 = net_a1_gradRow2[i2]
+				}
+				net_a1_2_gradRow[i2] += r10
+			}
+		}
+	}
+
+	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
+	for i0 := range 3 {
+		for i1 := range 2 {
+			net_a1_2_gradRow2 := &net_a1_2_grad[i0][i1]
+			net_a1_1_gradRow := &net_a1_1_grad[i0][i1]
+			for i2 := range 6 {
+				net_a1_1_gradRow[i2] += net_a1_2_gradRow2[i2]
+			}
+		}
+	}
+
+	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
+	// float64 across-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce85AVX2(&gNetB1[0], &net_a1_2_grad[0][0][0])
+	} else {
+		// i1 unrolled and jammed into i2.
+		for i0 := range 3 {
+			net_a1_2_gradRow3 := &net_a1_2_grad[i0][0]
+			net_a1_2_gradRow4 := &net_a1_2_grad[i0][1]
+			for i2 := range 6 {
+				acc14 := gNetB1[i2]
+				acc14 += net_a1_2_gradRow3[i2]
+				acc14 += net_a1_2_gradRow4[i2]
+				gNetB1[i2] = acc14
+			}
+		}
+	}
+
+	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
+	for i0 := range 3 {
+		for i1 := range 2 {
+			xRow2 := &x[i0][i1]
+			for i2 := range 6 {
+				net_a1_1_gradV := net_a1_1_grad[i0][i1][i2]
+				gNetW1Row := (*[3]float64)(gNetW1[3*i2 : 3*i2+3])
+				for i3 := range 3 {
+					gNetW1Row[i3] += net_a1_1_gradV * xRow2[i3]
+				}
+			}
+		}
+	}
+}
+
 // ocannlRowsSeqPredict runs a tensor program generated by ocannlgen.
 //
 // Entry point predict of model RowsSeq.
@@ -37845,7 +43902,7 @@ func ocannlRowsSeqPredict(x *[3][2][3]float64, pNetW1 *[18]float64, pNetB1 *[6]f
 	// float64 along-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i2 := range 5 {
-			ocannlReduce79AVX2(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
+			ocannlReduce83AVX2(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -38607,9 +44664,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// net.batch_norm#1/x = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&net_batch_norm_1_x[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap47AVX512(&net_batch_norm_1_x[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&net_batch_norm_1_x[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap47AVX2(&net_batch_norm_1_x[0][0][0][0], &net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -38627,7 +44684,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// _net.batch_norm#1/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.batch_norm#1/x
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce80AVX2(&net_batch_norm_1_mean_1[0], &net_batch_norm_1_x[0][0][0][0])
+		ocannlReduce86AVX2(&net_batch_norm_1_mean_1[0], &net_batch_norm_1_x[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -38665,9 +44722,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// net.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, _net.batch_norm#1/centered.1
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&net_batch_norm_1_centered[0][0][0][0], &net_batch_norm_1_x[0][0][0][0], &net_batch_norm_1_centered_1[0])
+		ocannlMap47AVX512(&net_batch_norm_1_centered[0][0][0][0], &net_batch_norm_1_x[0][0][0][0], &net_batch_norm_1_centered_1[0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&net_batch_norm_1_centered[0][0][0][0], &net_batch_norm_1_x[0][0][0][0], &net_batch_norm_1_centered_1[0])
+		ocannlMap47AVX2(&net_batch_norm_1_centered[0][0][0][0], &net_batch_norm_1_x[0][0][0][0], &net_batch_norm_1_centered_1[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -38685,9 +44742,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// _net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered
 	// float64 pointwise kernel over 256 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&net_batch_norm_1_var_1[0][0][0][0], &net_batch_norm_1_centered[0][0][0][0])
+		ocannlMap48AVX512(&net_batch_norm_1_var_1[0][0][0][0], &net_batch_norm_1_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&net_batch_norm_1_var_1[0][0][0][0], &net_batch_norm_1_centered[0][0][0][0])
+		ocannlMap48AVX2(&net_batch_norm_1_var_1[0][0][0][0], &net_batch_norm_1_centered[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -38705,7 +44762,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// _net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce80AVX2(&net_batch_norm_1_var_2[0], &net_batch_norm_1_var_1[0][0][0][0])
+		ocannlReduce86AVX2(&net_batch_norm_1_var_2[0], &net_batch_norm_1_var_1[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -38782,13 +44839,13 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	if ocannlAVX512 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				ocannlGemm42AVX512(&net_basic_1_conv2d_2_y[0][i1][i2][0], &net_h0[0][i1][i2][0], &pNetBasic1Conv2d2Kernel[0])
+				ocannlGemm46AVX512(&net_basic_1_conv2d_2_y[0][i1][i2][0], &net_h0[0][i1][i2][0], &pNetBasic1Conv2d2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				ocannlGemm42AVX2(&net_basic_1_conv2d_2_y[0][i1][i2][0], &net_h0[0][i1][i2][0], &pNetBasic1Conv2d2Kernel[0])
+				ocannlGemm46AVX2(&net_basic_1_conv2d_2_y[0][i1][i2][0], &net_h0[0][i1][i2][0], &pNetBasic1Conv2d2Kernel[0])
 			}
 		}
 	} else {
@@ -38817,9 +44874,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// net.basic#1.batch_norm#2/x = pointwise "+" of net.basic#1.conv2d#2/y, net.basic#1.conv2d#2.bias
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&net_basic_1_batch_norm_2_x[0][0][0][0], &net_basic_1_conv2d_2_y[0][0][0][0], &pNetBasic1Conv2d2Bias[0])
+		ocannlMap47AVX512(&net_basic_1_batch_norm_2_x[0][0][0][0], &net_basic_1_conv2d_2_y[0][0][0][0], &pNetBasic1Conv2d2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&net_basic_1_batch_norm_2_x[0][0][0][0], &net_basic_1_conv2d_2_y[0][0][0][0], &pNetBasic1Conv2d2Bias[0])
+		ocannlMap47AVX2(&net_basic_1_batch_norm_2_x[0][0][0][0], &net_basic_1_conv2d_2_y[0][0][0][0], &pNetBasic1Conv2d2Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -38837,7 +44894,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// _net.basic#1.batch_norm#2/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.basic#1.batch_norm#2/x
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce80AVX2(&net_basic_1_batch_norm_2_mean_1[0], &net_basic_1_batch_norm_2_x[0][0][0][0])
+		ocannlReduce86AVX2(&net_basic_1_batch_norm_2_mean_1[0], &net_basic_1_batch_norm_2_x[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -38875,9 +44932,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// net.basic#1.batch_norm#2/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, _net.basic#1.batch_norm#2/centered.1
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&net_basic_1_batch_norm_2_centered[0][0][0][0], &net_basic_1_batch_norm_2_x[0][0][0][0], &net_basic_1_batch_norm_2_centered_1[0])
+		ocannlMap47AVX512(&net_basic_1_batch_norm_2_centered[0][0][0][0], &net_basic_1_batch_norm_2_x[0][0][0][0], &net_basic_1_batch_norm_2_centered_1[0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&net_basic_1_batch_norm_2_centered[0][0][0][0], &net_basic_1_batch_norm_2_x[0][0][0][0], &net_basic_1_batch_norm_2_centered_1[0])
+		ocannlMap47AVX2(&net_basic_1_batch_norm_2_centered[0][0][0][0], &net_basic_1_batch_norm_2_x[0][0][0][0], &net_basic_1_batch_norm_2_centered_1[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -38895,9 +44952,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// _net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered
 	// float64 pointwise kernel over 256 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&net_basic_1_batch_norm_2_var_1[0][0][0][0], &net_basic_1_batch_norm_2_centered[0][0][0][0])
+		ocannlMap48AVX512(&net_basic_1_batch_norm_2_var_1[0][0][0][0], &net_basic_1_batch_norm_2_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&net_basic_1_batch_norm_2_var_1[0][0][0][0], &net_basic_1_batch_norm_2_centered[0][0][0][0])
+		ocannlMap48AVX2(&net_basic_1_batch_norm_2_var_1[0][0][0][0], &net_basic_1_batch_norm_2_centered[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -38915,7 +44972,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// _net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce80AVX2(&net_basic_1_batch_norm_2_var_2[0], &net_basic_1_batch_norm_2_var_1[0][0][0][0])
+		ocannlReduce86AVX2(&net_basic_1_batch_norm_2_var_2[0], &net_basic_1_batch_norm_2_var_1[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -38992,13 +45049,13 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	if ocannlAVX512 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				ocannlGemm42AVX512(&net_basic_1_conv2d_1_y[0][i1][i2][0], &net_basic_1_conv2d_1_x[0][i1][i2][0], &pNetBasic1Conv2d1Kernel[0])
+				ocannlGemm46AVX512(&net_basic_1_conv2d_1_y[0][i1][i2][0], &net_basic_1_conv2d_1_x[0][i1][i2][0], &pNetBasic1Conv2d1Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				ocannlGemm42AVX2(&net_basic_1_conv2d_1_y[0][i1][i2][0], &net_basic_1_conv2d_1_x[0][i1][i2][0], &pNetBasic1Conv2d1Kernel[0])
+				ocannlGemm46AVX2(&net_basic_1_conv2d_1_y[0][i1][i2][0], &net_basic_1_conv2d_1_x[0][i1][i2][0], &pNetBasic1Conv2d1Kernel[0])
 			}
 		}
 	} else {
@@ -39027,9 +45084,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// net.basic#1.batch_norm#1/x = pointwise "+" of net.basic#1.conv2d#1/y, net.basic#1.conv2d#1.bias
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&net_basic_1_batch_norm_1_x[0][0][0][0], &net_basic_1_conv2d_1_y[0][0][0][0], &pNetBasic1Conv2d1Bias[0])
+		ocannlMap47AVX512(&net_basic_1_batch_norm_1_x[0][0][0][0], &net_basic_1_conv2d_1_y[0][0][0][0], &pNetBasic1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&net_basic_1_batch_norm_1_x[0][0][0][0], &net_basic_1_conv2d_1_y[0][0][0][0], &pNetBasic1Conv2d1Bias[0])
+		ocannlMap47AVX2(&net_basic_1_batch_norm_1_x[0][0][0][0], &net_basic_1_conv2d_1_y[0][0][0][0], &pNetBasic1Conv2d1Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -39047,7 +45104,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// _net.basic#1.batch_norm#1/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.basic#1.batch_norm#1/x
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce80AVX2(&net_basic_1_batch_norm_1_mean_1[0], &net_basic_1_batch_norm_1_x[0][0][0][0])
+		ocannlReduce86AVX2(&net_basic_1_batch_norm_1_mean_1[0], &net_basic_1_batch_norm_1_x[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -39085,9 +45142,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// net.basic#1.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, _net.basic#1.batch_norm#1/centered.1
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&net_basic_1_batch_norm_1_centered[0][0][0][0], &net_basic_1_batch_norm_1_x[0][0][0][0], &net_basic_1_batch_norm_1_centered_1[0])
+		ocannlMap47AVX512(&net_basic_1_batch_norm_1_centered[0][0][0][0], &net_basic_1_batch_norm_1_x[0][0][0][0], &net_basic_1_batch_norm_1_centered_1[0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&net_basic_1_batch_norm_1_centered[0][0][0][0], &net_basic_1_batch_norm_1_x[0][0][0][0], &net_basic_1_batch_norm_1_centered_1[0])
+		ocannlMap47AVX2(&net_basic_1_batch_norm_1_centered[0][0][0][0], &net_basic_1_batch_norm_1_x[0][0][0][0], &net_basic_1_batch_norm_1_centered_1[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -39105,9 +45162,9 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// _net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered
 	// float64 pointwise kernel over 256 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&net_basic_1_batch_norm_1_var_1[0][0][0][0], &net_basic_1_batch_norm_1_centered[0][0][0][0])
+		ocannlMap48AVX512(&net_basic_1_batch_norm_1_var_1[0][0][0][0], &net_basic_1_batch_norm_1_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&net_basic_1_batch_norm_1_var_1[0][0][0][0], &net_basic_1_batch_norm_1_centered[0][0][0][0])
+		ocannlMap48AVX2(&net_basic_1_batch_norm_1_var_1[0][0][0][0], &net_basic_1_batch_norm_1_centered[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -39125,7 +45182,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// _net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce80AVX2(&net_basic_1_batch_norm_1_var_2[0], &net_basic_1_batch_norm_1_var_1[0][0][0][0])
+		ocannlReduce86AVX2(&net_basic_1_batch_norm_1_var_2[0], &net_basic_1_batch_norm_1_var_1[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -39202,7 +45259,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// float64 across-rows add reduction kernel, 16 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce81AVX2(&net_pooled_1[i0][0], &net_h1[i0][0][0][0])
+			ocannlReduce87AVX2(&net_pooled_1[i0][0], &net_h1[i0][0][0][0])
 		}
 	} else {
 		// loops reordered to i0, i2, i3, i1 (unit stride innermost); i3 unrolled and jammed into i1.
@@ -40823,9 +46880,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// net.batch_norm#1/x = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap47AVX512(&scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap47AVX2(&scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -40844,7 +46901,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	scratch.net_batch_norm_1_mean_1 = [4]float64{}
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce80AVX2(&scratch.net_batch_norm_1_mean_1[0], &scratch.net_batch_norm_1_x[0][0][0][0])
+		ocannlReduce86AVX2(&scratch.net_batch_norm_1_mean_1[0], &scratch.net_batch_norm_1_x[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -40882,9 +46939,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// net.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, _net.batch_norm#1/centered.1
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_batch_norm_1_centered_1[0])
+		ocannlMap47AVX512(&scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_batch_norm_1_centered_1[0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_batch_norm_1_centered_1[0])
+		ocannlMap47AVX2(&scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_batch_norm_1_centered_1[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -40902,9 +46959,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// _net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered
 	// float64 pointwise kernel over 256 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.net_batch_norm_1_var_1[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0])
+		ocannlMap48AVX512(&scratch.net_batch_norm_1_var_1[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_batch_norm_1_var_1[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0])
+		ocannlMap48AVX2(&scratch.net_batch_norm_1_var_1[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -40923,7 +46980,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	scratch.net_batch_norm_1_var_2 = [4]float64{}
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce80AVX2(&scratch.net_batch_norm_1_var_2[0], &scratch.net_batch_norm_1_var_1[0][0][0][0])
+		ocannlReduce86AVX2(&scratch.net_batch_norm_1_var_2[0], &scratch.net_batch_norm_1_var_1[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -40986,9 +47043,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// _net/h0.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h0.1, net.batch_norm#1/shift, with _net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale fused
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_h0_2[0][0][0][0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_batch_norm_1_scale[0], &scratch.net_batch_norm_1_shift[0])
+		ocannlMap49AVX512(&scratch.net_h0_2[0][0][0][0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_batch_norm_1_scale[0], &scratch.net_batch_norm_1_shift[0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_h0_2[0][0][0][0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_batch_norm_1_scale[0], &scratch.net_batch_norm_1_shift[0])
+		ocannlMap49AVX2(&scratch.net_h0_2[0][0][0][0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_batch_norm_1_scale[0], &scratch.net_batch_norm_1_shift[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -41025,13 +47082,13 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	if ocannlAVX512 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				ocannlGemm42AVX512(&scratch.net_basic_1_conv2d_2_y[0][i1][i2][0], &scratch.net_h0[0][i1][i2][0], &pNetBasic1Conv2d2Kernel[0])
+				ocannlGemm46AVX512(&scratch.net_basic_1_conv2d_2_y[0][i1][i2][0], &scratch.net_h0[0][i1][i2][0], &pNetBasic1Conv2d2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				ocannlGemm42AVX2(&scratch.net_basic_1_conv2d_2_y[0][i1][i2][0], &scratch.net_h0[0][i1][i2][0], &pNetBasic1Conv2d2Kernel[0])
+				ocannlGemm46AVX2(&scratch.net_basic_1_conv2d_2_y[0][i1][i2][0], &scratch.net_h0[0][i1][i2][0], &pNetBasic1Conv2d2Kernel[0])
 			}
 		}
 	} else {
@@ -41060,9 +47117,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// net.basic#1.batch_norm#2/x = pointwise "+" of net.basic#1.conv2d#2/y, net.basic#1.conv2d#2.bias
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_2_y[0][0][0][0], &pNetBasic1Conv2d2Bias[0])
+		ocannlMap47AVX512(&scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_2_y[0][0][0][0], &pNetBasic1Conv2d2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_2_y[0][0][0][0], &pNetBasic1Conv2d2Bias[0])
+		ocannlMap47AVX2(&scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_2_y[0][0][0][0], &pNetBasic1Conv2d2Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -41081,7 +47138,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	scratch.net_basic_1_batch_norm_2_mean_1 = [4]float64{}
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce80AVX2(&scratch.net_basic_1_batch_norm_2_mean_1[0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0])
+		ocannlReduce86AVX2(&scratch.net_basic_1_batch_norm_2_mean_1[0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -41119,9 +47176,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// net.basic#1.batch_norm#2/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, _net.basic#1.batch_norm#2/centered.1
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_1[0])
+		ocannlMap47AVX512(&scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_1[0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_1[0])
+		ocannlMap47AVX2(&scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_1[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -41139,9 +47196,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// _net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered
 	// float64 pointwise kernel over 256 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.net_basic_1_batch_norm_2_var_1[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
+		ocannlMap48AVX512(&scratch.net_basic_1_batch_norm_2_var_1[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_basic_1_batch_norm_2_var_1[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
+		ocannlMap48AVX2(&scratch.net_basic_1_batch_norm_2_var_1[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -41160,7 +47217,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	scratch.net_basic_1_batch_norm_2_var_2 = [4]float64{}
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce80AVX2(&scratch.net_basic_1_batch_norm_2_var_2[0], &scratch.net_basic_1_batch_norm_2_var_1[0][0][0][0])
+		ocannlReduce86AVX2(&scratch.net_basic_1_batch_norm_2_var_2[0], &scratch.net_basic_1_batch_norm_2_var_1[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -41223,9 +47280,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// _net.basic#1.conv2d#1/x.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net.basic#1.conv2d#1/x.1, net.basic#1.batch_norm#2/shift, with _net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale fused
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),x2)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_basic_1_conv2d_1_x_2[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0], &scratch.net_basic_1_batch_norm_2_shift[0])
+		ocannlMap49AVX512(&scratch.net_basic_1_conv2d_1_x_2[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0], &scratch.net_basic_1_batch_norm_2_shift[0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_basic_1_conv2d_1_x_2[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0], &scratch.net_basic_1_batch_norm_2_shift[0])
+		ocannlMap49AVX2(&scratch.net_basic_1_conv2d_1_x_2[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0], &scratch.net_basic_1_batch_norm_2_shift[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -41262,13 +47319,13 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	if ocannlAVX512 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				ocannlGemm42AVX512(&scratch.net_basic_1_conv2d_1_y[0][i1][i2][0], &scratch.net_basic_1_conv2d_1_x[0][i1][i2][0], &pNetBasic1Conv2d1Kernel[0])
+				ocannlGemm46AVX512(&scratch.net_basic_1_conv2d_1_y[0][i1][i2][0], &scratch.net_basic_1_conv2d_1_x[0][i1][i2][0], &pNetBasic1Conv2d1Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				ocannlGemm42AVX2(&scratch.net_basic_1_conv2d_1_y[0][i1][i2][0], &scratch.net_basic_1_conv2d_1_x[0][i1][i2][0], &pNetBasic1Conv2d1Kernel[0])
+				ocannlGemm46AVX2(&scratch.net_basic_1_conv2d_1_y[0][i1][i2][0], &scratch.net_basic_1_conv2d_1_x[0][i1][i2][0], &pNetBasic1Conv2d1Kernel[0])
 			}
 		}
 	} else {
@@ -41297,9 +47354,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// net.basic#1.batch_norm#1/x = pointwise "+" of net.basic#1.conv2d#1/y, net.basic#1.conv2d#1.bias
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_y[0][0][0][0], &pNetBasic1Conv2d1Bias[0])
+		ocannlMap47AVX512(&scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_y[0][0][0][0], &pNetBasic1Conv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_y[0][0][0][0], &pNetBasic1Conv2d1Bias[0])
+		ocannlMap47AVX2(&scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_y[0][0][0][0], &pNetBasic1Conv2d1Bias[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -41318,7 +47375,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	scratch.net_basic_1_batch_norm_1_mean_1 = [4]float64{}
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce80AVX2(&scratch.net_basic_1_batch_norm_1_mean_1[0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0])
+		ocannlReduce86AVX2(&scratch.net_basic_1_batch_norm_1_mean_1[0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -41356,9 +47413,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// net.basic#1.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, _net.basic#1.batch_norm#1/centered.1
 	// float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_1[0])
+		ocannlMap47AVX512(&scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_1[0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_1[0])
+		ocannlMap47AVX2(&scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_1[0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -41376,9 +47433,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// _net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered
 	// float64 pointwise kernel over 256 elements (c = mul(x0,x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap47AVX512(&scratch.net_basic_1_batch_norm_1_var_1[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
+		ocannlMap48AVX512(&scratch.net_basic_1_batch_norm_1_var_1[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_basic_1_batch_norm_1_var_1[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
+		ocannlMap48AVX2(&scratch.net_basic_1_batch_norm_1_var_1[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -41397,7 +47454,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	scratch.net_basic_1_batch_norm_1_var_2 = [4]float64{}
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce80AVX2(&scratch.net_basic_1_batch_norm_1_var_2[0], &scratch.net_basic_1_batch_norm_1_var_1[0][0][0][0])
+		ocannlReduce86AVX2(&scratch.net_basic_1_batch_norm_1_var_2[0], &scratch.net_basic_1_batch_norm_1_var_1[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -41500,7 +47557,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// float64 across-rows add reduction kernel, 16 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce81AVX2(&scratch.net_pooled_1[i0][0], &scratch.net_h1[i0][0][0][0])
+			ocannlReduce87AVX2(&scratch.net_pooled_1[i0][0], &scratch.net_h1[i0][0][0][0])
 		}
 	} else {
 		// loops reordered to i0, i2, i3, i1 (unit stride innermost); i3 unrolled and jammed into i1.
@@ -41858,7 +47915,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 70 (_net/pooled.1 = einsum "++" "... | h, w, c => ... | c" of net/h1): g1 =+ g; g1 is net/h1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 4x16 rows of 4 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_h1_grad[0][0][0][0], &scratch.net_pooled_1_grad[0][0])
+		ocannlMap50AVX2(&scratch.net_h1_grad[0][0][0][0], &scratch.net_pooled_1_grad[0][0])
 	} else {
 		scratch.net_h1_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -41956,7 +48013,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 67 (_net/h1.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h1.1, net.basic#1.batch_norm#1/shift): g2 =+ g; g2 is net.basic#1.batch_norm#1/shift.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce80AVX2(&net_basic_1_batch_norm_1_shift_grad[0], &scratch.net_h1_2_grad[0][0][0][0])
+		ocannlReduce86AVX2(&net_basic_1_batch_norm_1_shift_grad[0], &scratch.net_h1_2_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -41980,7 +48037,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 66 (_net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, net.basic#1.batch_norm#1/scale): g1 =+ g * v2; g1 is net.basic#1.batch_norm#1/x.grad
 	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h1_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_scale[0])
+		ocannlMap51AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h1_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_scale[0])
 	} else {
 		scratch.net_basic_1_batch_norm_1_x_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -41999,7 +48056,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 66 (_net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, net.basic#1.batch_norm#1/scale): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#1/scale.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce82AVX2(&net_basic_1_batch_norm_1_scale_grad[0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_h1_1_grad[0][0][0][0])
+		ocannlReduce88AVX2(&net_basic_1_batch_norm_1_scale_grad[0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_h1_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -42073,7 +48130,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 54 (_net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1): g1 =+ g; g1 is _net.basic#1.batch_norm#1/var.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_2_grad[0])
+		ocannlMap52AVX2(&scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_2_grad[0])
 	} else {
 		scratch.net_basic_1_batch_norm_1_var_1_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -42092,7 +48149,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 53 (_net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered): g1 =+ g * v2; g1 is net.basic#1.batch_norm#1/centered.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
+		ocannlMap53AVX2(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
 	} else {
 		scratch.net_basic_1_batch_norm_1_centered_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -42112,9 +48169,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 53 (_net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#1/centered.grad
 	// float64 pointwise kernel over 256 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0])
+		ocannlMap54AVX512(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0])
+		ocannlMap54AVX2(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -42133,9 +48190,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 52 (net.basic#1.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, _net.basic#1.batch_norm#1/centered.1): g1 =+ g; g1 is net.basic#1.batch_norm#1/x.grad
 	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap54AVX512(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
+		ocannlMap55AVX512(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap54AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
+		ocannlMap55AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -42153,7 +48210,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 52 (net.basic#1.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, _net.basic#1.batch_norm#1/centered.1): g2 =+ g; g2 is _net.basic#1.batch_norm#1/centered.1.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce80AVX2(&net_basic_1_batch_norm_1_centered_1_grad[0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
+		ocannlReduce86AVX2(&net_basic_1_batch_norm_1_centered_1_grad[0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -42188,9 +48245,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 48 (_net.basic#1.batch_norm#1/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.basic#1.batch_norm#1/x): g1 =+ g; g1 is net.basic#1.batch_norm#1/x.grad
 	// float64 pointwise kernel over 64 rows of 4 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap55AVX512(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_mean_1_grad[0])
+		ocannlMap56AVX512(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_mean_1_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap55AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_mean_1_grad[0])
+		ocannlMap56AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_mean_1_grad[0])
 	} else {
 		for i0 := range 4 {
 			net_basic_1_batch_norm_1_mean_1_gradV := scratch.net_basic_1_batch_norm_1_mean_1_grad[i0]
@@ -42227,7 +48284,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 47 (net.basic#1.batch_norm#1/x = pointwise "+" of net.basic#1.conv2d#1/y, net.basic#1.conv2d#1.bias): g2 =+ g; g2 is net.basic#1.conv2d#1.bias.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce80AVX2(&gNetBasic1Conv2d1Bias[0], &scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0])
+		ocannlReduce86AVX2(&gNetBasic1Conv2d1Bias[0], &scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -42303,7 +48360,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 	// the zero fill absorbed: float64 pointwise kernel over 4x4 rows of 16 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap56AVX2(&scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_grad[0][1][1][0])
+		ocannlMap57AVX2(&scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_grad[0][1][1][0])
 	} else {
 		scratch.net_basic_1_conv2d_1_x_2_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -42350,7 +48407,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 44 (_net.basic#1.conv2d#1/x.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net.basic#1.conv2d#1/x.1, net.basic#1.batch_norm#2/shift): g2 =+ g; g2 is net.basic#1.batch_norm#2/shift.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce80AVX2(&net_basic_1_batch_norm_2_shift_grad[0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0])
+		ocannlReduce86AVX2(&net_basic_1_batch_norm_2_shift_grad[0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -42374,7 +48431,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 43 (_net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale): g1 =+ g * v2; g1 is net.basic#1.batch_norm#2/x.grad
 	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0])
+		ocannlMap51AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0])
 	} else {
 		scratch.net_basic_1_batch_norm_2_x_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -42393,7 +48450,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 43 (_net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#2/scale.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce82AVX2(&net_basic_1_batch_norm_2_scale_grad[0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_1_grad[0][0][0][0])
+		ocannlReduce88AVX2(&net_basic_1_batch_norm_2_scale_grad[0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -42467,7 +48524,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 31 (_net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1): g1 =+ g; g1 is _net.basic#1.batch_norm#2/var.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_2_grad[0])
+		ocannlMap52AVX2(&scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_2_grad[0])
 	} else {
 		scratch.net_basic_1_batch_norm_2_var_1_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -42486,7 +48543,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 30 (_net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered): g1 =+ g * v2; g1 is net.basic#1.batch_norm#2/centered.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
+		ocannlMap53AVX2(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
 	} else {
 		scratch.net_basic_1_batch_norm_2_centered_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -42506,9 +48563,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 30 (_net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#2/centered.grad
 	// float64 pointwise kernel over 256 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0])
+		ocannlMap54AVX512(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0])
+		ocannlMap54AVX2(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -42527,9 +48584,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 29 (net.basic#1.batch_norm#2/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, _net.basic#1.batch_norm#2/centered.1): g1 =+ g; g1 is net.basic#1.batch_norm#2/x.grad
 	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap54AVX512(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
+		ocannlMap55AVX512(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap54AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
+		ocannlMap55AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -42547,7 +48604,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 29 (net.basic#1.batch_norm#2/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, _net.basic#1.batch_norm#2/centered.1): g2 =+ g; g2 is _net.basic#1.batch_norm#2/centered.1.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce80AVX2(&net_basic_1_batch_norm_2_centered_1_grad[0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
+		ocannlReduce86AVX2(&net_basic_1_batch_norm_2_centered_1_grad[0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -42582,9 +48639,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 25 (_net.basic#1.batch_norm#2/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.basic#1.batch_norm#2/x): g1 =+ g; g1 is net.basic#1.batch_norm#2/x.grad
 	// float64 pointwise kernel over 64 rows of 4 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap55AVX512(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_mean_1_grad[0])
+		ocannlMap56AVX512(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_mean_1_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap55AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_mean_1_grad[0])
+		ocannlMap56AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_mean_1_grad[0])
 	} else {
 		for i0 := range 4 {
 			net_basic_1_batch_norm_2_mean_1_gradV := scratch.net_basic_1_batch_norm_2_mean_1_grad[i0]
@@ -42621,7 +48678,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 24 (net.basic#1.batch_norm#2/x = pointwise "+" of net.basic#1.conv2d#2/y, net.basic#1.conv2d#2.bias): g2 =+ g; g2 is net.basic#1.conv2d#2.bias.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce80AVX2(&gNetBasic1Conv2d2Bias[0], &scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0])
+		ocannlReduce86AVX2(&gNetBasic1Conv2d2Bias[0], &scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -42697,7 +48754,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 	// the zero fill absorbed: float64 pointwise kernel over 4x4 rows of 16 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap56AVX2(&scratch.net_h0_2_grad[0][0][0][0], &scratch.net_h0_2[0][0][0][0], &scratch.net_h0_grad[0][1][1][0])
+		ocannlMap57AVX2(&scratch.net_h0_2_grad[0][0][0][0], &scratch.net_h0_2[0][0][0][0], &scratch.net_h0_grad[0][1][1][0])
 	} else {
 		scratch.net_h0_2_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -42744,7 +48801,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 21 (_net/h0.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h0.1, net.batch_norm#1/shift): g2 =+ g; g2 is net.batch_norm#1/shift.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce80AVX2(&net_batch_norm_1_shift_grad[0], &scratch.net_h0_2_grad[0][0][0][0])
+		ocannlReduce86AVX2(&net_batch_norm_1_shift_grad[0], &scratch.net_h0_2_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -42768,7 +48825,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 20 (_net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale): g1 =+ g * v2; g1 is net.batch_norm#1/x.grad
 	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h0_1_grad[0][0][0][0], &scratch.net_batch_norm_1_scale[0])
+		ocannlMap51AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h0_1_grad[0][0][0][0], &scratch.net_batch_norm_1_scale[0])
 	} else {
 		scratch.net_batch_norm_1_x_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -42787,7 +48844,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 20 (_net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale): g2 =+ v1 * g; g2 is net.batch_norm#1/scale.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce82AVX2(&net_batch_norm_1_scale_grad[0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_h0_1_grad[0][0][0][0])
+		ocannlReduce88AVX2(&net_batch_norm_1_scale_grad[0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_h0_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -42861,7 +48918,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 8 (_net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1): g1 =+ g; g1 is _net.batch_norm#1/var.1.grad
 	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_var_2_grad[0])
+		ocannlMap52AVX2(&scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_var_2_grad[0])
 	} else {
 		scratch.net_batch_norm_1_var_1_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -42880,7 +48937,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 7 (_net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered): g1 =+ g * v2; g1 is net.batch_norm#1/centered.grad
 	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0])
+		ocannlMap53AVX2(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0])
 	} else {
 		scratch.net_batch_norm_1_centered_grad = [4][4][4][4]float64{}
 		for i0 := range 4 {
@@ -42900,9 +48957,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 7 (_net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered): g2 =+ v1 * g; g2 is net.batch_norm#1/centered.grad
 	// float64 pointwise kernel over 256 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap53AVX512(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0])
+		ocannlMap54AVX512(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap53AVX2(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0])
+		ocannlMap54AVX2(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -42921,9 +48978,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 6 (net.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, _net.batch_norm#1/centered.1): g1 =+ g; g1 is net.batch_norm#1/x.grad
 	// float64 pointwise kernel over 256 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap54AVX512(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
+		ocannlMap55AVX512(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap54AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
+		ocannlMap55AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 4 {
@@ -42941,7 +48998,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 6 (net.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, _net.batch_norm#1/centered.1): g2 =+ g; g2 is _net.batch_norm#1/centered.1.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce80AVX2(&net_batch_norm_1_centered_1_grad[0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
+		ocannlReduce86AVX2(&net_batch_norm_1_centered_1_grad[0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -42976,9 +49033,9 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 2 (_net.batch_norm#1/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.batch_norm#1/x): g1 =+ g; g1 is net.batch_norm#1/x.grad
 	// float64 pointwise kernel over 64 rows of 4 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap55AVX512(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_mean_1_grad[0])
+		ocannlMap56AVX512(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_mean_1_grad[0])
 	} else if ocannlAVX2 {
-		ocannlMap55AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_mean_1_grad[0])
+		ocannlMap56AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_batch_norm_1_mean_1_grad[0])
 	} else {
 		for i0 := range 4 {
 			net_batch_norm_1_mean_1_gradV := scratch.net_batch_norm_1_mean_1_grad[i0]
@@ -43015,7 +49072,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 1 (net.batch_norm#1/x = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g2 =+ g; g2 is net.conv2d#1.bias.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce80AVX2(&gNetConv2d1Bias[0], &scratch.net_batch_norm_1_x_grad[0][0][0][0])
+		ocannlReduce86AVX2(&gNetConv2d1Bias[0], &scratch.net_batch_norm_1_x_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -43208,7 +49265,7 @@ func (r11 *ocannlResNetBNBackwardPart1) Part(j19 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce83AVX2(&gNetBasic1Conv2d1Kernel[36*i3+36*j19+12*i4], &scratch.net_basic_1_conv2d_1_x[0][i1+i4][i2][0], &scratch.net_basic_1_conv2d_1_y_grad[0][i1][i2][i3+j19])
+						ocannlReduce89AVX2(&gNetBasic1Conv2d1Kernel[36*i3+36*j19+12*i4], &scratch.net_basic_1_conv2d_1_x[0][i1+i4][i2][0], &scratch.net_basic_1_conv2d_1_y_grad[0][i1][i2][i3+j19])
 					}
 				}
 			}
@@ -43300,7 +49357,7 @@ func (r15 *ocannlResNetBNBackwardPart3) Part(j36 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce83AVX2(&gNetBasic1Conv2d2Kernel[36*i3+36*j36+12*i4], &scratch.net_h0[0][i1+i4][i2][0], &scratch.net_basic_1_conv2d_2_y_grad[0][i1][i2][i3+j36])
+						ocannlReduce89AVX2(&gNetBasic1Conv2d2Kernel[36*i3+36*j36+12*i4], &scratch.net_h0[0][i1+i4][i2][0], &scratch.net_basic_1_conv2d_2_y_grad[0][i1][i2][i3+j36])
 					}
 				}
 			}
@@ -43637,13 +49694,13 @@ func ocannlResNetBNPredict(images *[4][4][4][2]float64, pNetConv2d1Kernel *[72]f
 	if ocannlAVX512 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				ocannlGemm42AVX512(&net_basic_1_conv2d_2_2_y[0][i1][i2][0], &net_h0[0][i1][i2][0], &pNetBasic1Conv2d2Kernel[0])
+				ocannlGemm46AVX512(&net_basic_1_conv2d_2_2_y[0][i1][i2][0], &net_h0[0][i1][i2][0], &pNetBasic1Conv2d2Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				ocannlGemm42AVX2(&net_basic_1_conv2d_2_2_y[0][i1][i2][0], &net_h0[0][i1][i2][0], &pNetBasic1Conv2d2Kernel[0])
+				ocannlGemm46AVX2(&net_basic_1_conv2d_2_2_y[0][i1][i2][0], &net_h0[0][i1][i2][0], &pNetBasic1Conv2d2Kernel[0])
 			}
 		}
 	} else {
@@ -43701,13 +49758,13 @@ func ocannlResNetBNPredict(images *[4][4][4][2]float64, pNetConv2d1Kernel *[72]f
 	if ocannlAVX512 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				ocannlGemm42AVX512(&net_basic_1_conv2d_1_2_y[0][i1][i2][0], &net_basic_1_conv2d_1_2_x[0][i1][i2][0], &pNetBasic1Conv2d1Kernel[0])
+				ocannlGemm46AVX512(&net_basic_1_conv2d_1_2_y[0][i1][i2][0], &net_basic_1_conv2d_1_2_x[0][i1][i2][0], &pNetBasic1Conv2d1Kernel[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 4 {
 			for i2 := range 4 {
-				ocannlGemm42AVX2(&net_basic_1_conv2d_1_2_y[0][i1][i2][0], &net_basic_1_conv2d_1_2_x[0][i1][i2][0], &pNetBasic1Conv2d1Kernel[0])
+				ocannlGemm46AVX2(&net_basic_1_conv2d_1_2_y[0][i1][i2][0], &net_basic_1_conv2d_1_2_x[0][i1][i2][0], &pNetBasic1Conv2d1Kernel[0])
 			}
 		}
 	} else {
@@ -43765,7 +49822,7 @@ func ocannlResNetBNPredict(images *[4][4][4][2]float64, pNetConv2d1Kernel *[72]f
 	// float64 across-rows add reduction kernel, 16 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce81AVX2(&net_pooled_1[i0][0], &net_h1[i0][0][0][0])
+			ocannlReduce87AVX2(&net_pooled_1[i0][0], &net_h1[i0][0][0][0])
 		}
 	} else {
 		// loops reordered to i0, i2, i3, i1 (unit stride innermost); i3 unrolled and jammed into i1.

@@ -176,40 +176,60 @@ func ocannlGemm34AVX512(c *float64, a *float64, b *float64)
 //go:noescape
 func ocannlGemm35AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm36AVX512 runs a float64 dot kernel, M=12 N=8 K=8 (4x4 tile); strides C 1,12 A 8,1 B 1,8.
+// ocannlGemm36AVX512 runs a float64 dot kernel, M=8 N=12 K=8 (4x4 tile); strides C 1,8 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm36AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm37AVX512 runs a float64 dot kernel, M=8 N=8 K=12 (4x4 tile); strides C 1,8 A 12,1 B 1,12.
+// ocannlGemm37AVX512 runs a float64 dot kernel, M=16 N=12 K=8 (4x4 tile); strides C 1,16 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm37AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm38AVX512 runs a float64 broadcast kernel, M=8 N=12 K=8 (14x16 tile); strides C 12,1 A 1,8 B 12,1.
+// ocannlGemm38AVX512 runs a float64 dot kernel, M=8 N=12 K=16 (4x4 tile); strides C 1,8 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm38AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm39AVX512 runs a float64 broadcast kernel, M=8 N=12 K=8 (14x16 tile); strides C 12,1 A 8,1 B 12,1.
+// ocannlGemm39AVX512 runs a float64 dot kernel, M=6 N=12 K=8 (4x4 tile); strides C 1,6 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm39AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm40AVX512 runs a float64 broadcast kernel, M=12 N=8 K=8 (14x16 tile); strides C 8,1 A 1,12 B 8,1.
+// ocannlGemm40AVX512 runs a float64 dot kernel, M=12 N=8 K=8 (4x4 tile); strides C 1,12 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm40AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm41AVX512 runs a float64 broadcast kernel, M=8 N=8 K=12 (14x16 tile); strides C 8,1 A 12,1 B 8,1.
+// ocannlGemm41AVX512 runs a float64 dot kernel, M=8 N=8 K=12 (4x4 tile); strides C 1,8 A 12,1 B 1,12.
 //
 //go:noescape
 func ocannlGemm41AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm42AVX512 runs a float64 dot kernel, M=4 N=4 K=12 (4x4 tile); strides C 64,1 A 196,1 B 1,36.
+// ocannlGemm42AVX512 runs a float64 broadcast kernel, M=8 N=12 K=8 (14x16 tile); strides C 12,1 A 1,8 B 12,1.
 //
 //go:noescape
 func ocannlGemm42AVX512(c *float64, a *float64, b *float64)
+
+// ocannlGemm43AVX512 runs a float64 broadcast kernel, M=8 N=12 K=8 (14x16 tile); strides C 12,1 A 8,1 B 12,1.
+//
+//go:noescape
+func ocannlGemm43AVX512(c *float64, a *float64, b *float64)
+
+// ocannlGemm44AVX512 runs a float64 broadcast kernel, M=12 N=8 K=8 (14x16 tile); strides C 8,1 A 1,12 B 8,1.
+//
+//go:noescape
+func ocannlGemm44AVX512(c *float64, a *float64, b *float64)
+
+// ocannlGemm45AVX512 runs a float64 broadcast kernel, M=8 N=8 K=12 (14x16 tile); strides C 8,1 A 12,1 B 8,1.
+//
+//go:noescape
+func ocannlGemm45AVX512(c *float64, a *float64, b *float64)
+
+// ocannlGemm46AVX512 runs a float64 dot kernel, M=4 N=4 K=12 (4x4 tile); strides C 64,1 A 196,1 B 1,36.
+//
+//go:noescape
+func ocannlGemm46AVX512(c *float64, a *float64, b *float64)
 
 // ocannlMap0AVX512 runs a float64 pointwise kernel over 4 elements: c = relu(add(x0,x1)).
 //
@@ -301,35 +321,35 @@ func ocannlMap37AVX512(c *float64, x0 *float64, x1 *float64)
 //go:noescape
 func ocannlMap38AVX512(c *float64, x0 *float64)
 
-// ocannlMap46AVX512 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
+// ocannlMap47AVX512 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap46AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlMap47AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap47AVX512 runs a float64 pointwise kernel over 256 elements: c = mul(x0,x0).
+// ocannlMap48AVX512 runs a float64 pointwise kernel over 256 elements: c = mul(x0,x0).
 //
 //go:noescape
-func ocannlMap47AVX512(c *float64, x0 *float64)
+func ocannlMap48AVX512(c *float64, x0 *float64)
 
-// ocannlMap48AVX512 runs a float64 pointwise kernel over 4 elements: c = add(mul(x0,x1),x2).
+// ocannlMap49AVX512 runs a float64 pointwise kernel over 4 elements: c = add(mul(x0,x1),x2).
 //
 //go:noescape
-func ocannlMap48AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
+func ocannlMap49AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
 
-// ocannlMap53AVX512 runs a float64 pointwise kernel over 256 elements: c += mul(x0,x1).
+// ocannlMap54AVX512 runs a float64 pointwise kernel over 256 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap53AVX512(c *float64, x0 *float64, x1 *float64)
+func ocannlMap54AVX512(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap54AVX512 runs a float64 pointwise kernel over 256 elements: c += x0.
-//
-//go:noescape
-func ocannlMap54AVX512(c *float64, x0 *float64)
-
-// ocannlMap55AVX512 runs a float64 pointwise kernel over 4 elements: c += x0.
+// ocannlMap55AVX512 runs a float64 pointwise kernel over 256 elements: c += x0.
 //
 //go:noescape
 func ocannlMap55AVX512(c *float64, x0 *float64)
+
+// ocannlMap56AVX512 runs a float64 pointwise kernel over 4 elements: c += x0.
+//
+//go:noescape
+func ocannlMap56AVX512(c *float64, x0 *float64)
 
 // ocannlGemm0AVX2 runs a float64 dot kernel, M=4 N=6 K=12 (3x3 tile); strides C 96,1 A 144,1 B 1,36.
 //
@@ -511,40 +531,60 @@ func ocannlGemm34AVX2(c *float64, a *float64, b *float64)
 //go:noescape
 func ocannlGemm35AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm36AVX2 runs a float64 dot kernel, M=12 N=8 K=8 (3x3 tile); strides C 1,12 A 8,1 B 1,8.
+// ocannlGemm36AVX2 runs a float64 dot kernel, M=8 N=12 K=8 (3x3 tile); strides C 1,8 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm36AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm37AVX2 runs a float64 dot kernel, M=8 N=8 K=12 (3x3 tile); strides C 1,8 A 12,1 B 1,12.
+// ocannlGemm37AVX2 runs a float64 dot kernel, M=16 N=12 K=8 (3x3 tile); strides C 1,16 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm37AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm38AVX2 runs a float64 broadcast kernel, M=8 N=12 K=8 (6x8 tile); strides C 12,1 A 1,8 B 12,1.
+// ocannlGemm38AVX2 runs a float64 dot kernel, M=8 N=12 K=16 (3x3 tile); strides C 1,8 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm38AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm39AVX2 runs a float64 broadcast kernel, M=8 N=12 K=8 (6x8 tile); strides C 12,1 A 8,1 B 12,1.
+// ocannlGemm39AVX2 runs a float64 dot kernel, M=6 N=12 K=8 (3x3 tile); strides C 1,6 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm39AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm40AVX2 runs a float64 broadcast kernel, M=12 N=8 K=8 (6x8 tile); strides C 8,1 A 1,12 B 8,1.
+// ocannlGemm40AVX2 runs a float64 dot kernel, M=12 N=8 K=8 (3x3 tile); strides C 1,12 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm40AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm41AVX2 runs a float64 broadcast kernel, M=8 N=8 K=12 (6x8 tile); strides C 8,1 A 12,1 B 8,1.
+// ocannlGemm41AVX2 runs a float64 dot kernel, M=8 N=8 K=12 (3x3 tile); strides C 1,8 A 12,1 B 1,12.
 //
 //go:noescape
 func ocannlGemm41AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm42AVX2 runs a float64 dot kernel, M=4 N=4 K=12 (3x3 tile); strides C 64,1 A 196,1 B 1,36.
+// ocannlGemm42AVX2 runs a float64 broadcast kernel, M=8 N=12 K=8 (6x8 tile); strides C 12,1 A 1,8 B 12,1.
 //
 //go:noescape
 func ocannlGemm42AVX2(c *float64, a *float64, b *float64)
+
+// ocannlGemm43AVX2 runs a float64 broadcast kernel, M=8 N=12 K=8 (6x8 tile); strides C 12,1 A 8,1 B 12,1.
+//
+//go:noescape
+func ocannlGemm43AVX2(c *float64, a *float64, b *float64)
+
+// ocannlGemm44AVX2 runs a float64 broadcast kernel, M=12 N=8 K=8 (6x8 tile); strides C 8,1 A 1,12 B 8,1.
+//
+//go:noescape
+func ocannlGemm44AVX2(c *float64, a *float64, b *float64)
+
+// ocannlGemm45AVX2 runs a float64 broadcast kernel, M=8 N=8 K=12 (6x8 tile); strides C 8,1 A 12,1 B 8,1.
+//
+//go:noescape
+func ocannlGemm45AVX2(c *float64, a *float64, b *float64)
+
+// ocannlGemm46AVX2 runs a float64 dot kernel, M=4 N=4 K=12 (3x3 tile); strides C 64,1 A 196,1 B 1,36.
+//
+//go:noescape
+func ocannlGemm46AVX2(c *float64, a *float64, b *float64)
 
 // ocannlMap0AVX2 runs a float64 pointwise kernel over 4 elements: c = relu(add(x0,x1)).
 //
@@ -771,65 +811,70 @@ func ocannlMap43AVX2(c *float64, x0 *float64)
 //go:noescape
 func ocannlMap44AVX2(c *float64, x0 *float64)
 
-// ocannlMap45AVX2 runs a float64 pointwise kernel over 8 elements: c = add(x0,0).
+// ocannlMap45AVX2 runs a float64 pointwise kernel over 4 elements: c = exp(sub(x0,x1)).
 //
 //go:noescape
-func ocannlMap45AVX2(c *float64, x0 *float64)
+func ocannlMap45AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap46AVX2 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
+// ocannlMap46AVX2 runs a float64 pointwise kernel over 8 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap46AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap46AVX2(c *float64, x0 *float64)
 
-// ocannlMap47AVX2 runs a float64 pointwise kernel over 256 elements: c = mul(x0,x0).
+// ocannlMap47AVX2 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
 //
 //go:noescape
-func ocannlMap47AVX2(c *float64, x0 *float64)
+func ocannlMap47AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap48AVX2 runs a float64 pointwise kernel over 4 elements: c = add(mul(x0,x1),x2).
+// ocannlMap48AVX2 runs a float64 pointwise kernel over 256 elements: c = mul(x0,x0).
 //
 //go:noescape
-func ocannlMap48AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
+func ocannlMap48AVX2(c *float64, x0 *float64)
 
-// ocannlMap49AVX2 runs a float64 pointwise kernel over 4 elements: c = add(x0,0).
+// ocannlMap49AVX2 runs a float64 pointwise kernel over 4 elements: c = add(mul(x0,x1),x2).
 //
 //go:noescape
-func ocannlMap49AVX2(c *float64, x0 *float64)
+func ocannlMap49AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 
-// ocannlMap50AVX2 runs a float64 pointwise kernel over 4 elements: c = add(mul(x0,x1),0).
+// ocannlMap50AVX2 runs a float64 pointwise kernel over 4 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap50AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap50AVX2(c *float64, x0 *float64)
 
-// ocannlMap51AVX2 runs a float64 pointwise kernel over 4 elements: c = add(x0,0).
+// ocannlMap51AVX2 runs a float64 pointwise kernel over 4 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap51AVX2(c *float64, x0 *float64)
+func ocannlMap51AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap52AVX2 runs a float64 pointwise kernel over 256 elements: c = add(mul(x0,x1),0).
+// ocannlMap52AVX2 runs a float64 pointwise kernel over 4 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap52AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap52AVX2(c *float64, x0 *float64)
 
-// ocannlMap53AVX2 runs a float64 pointwise kernel over 256 elements: c += mul(x0,x1).
+// ocannlMap53AVX2 runs a float64 pointwise kernel over 256 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
 func ocannlMap53AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap54AVX2 runs a float64 pointwise kernel over 256 elements: c += x0.
+// ocannlMap54AVX2 runs a float64 pointwise kernel over 256 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap54AVX2(c *float64, x0 *float64)
+func ocannlMap54AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap55AVX2 runs a float64 pointwise kernel over 4 elements: c += x0.
+// ocannlMap55AVX2 runs a float64 pointwise kernel over 256 elements: c += x0.
 //
 //go:noescape
 func ocannlMap55AVX2(c *float64, x0 *float64)
 
-// ocannlMap56AVX2 runs a float64 pointwise kernel over 16 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap56AVX2 runs a float64 pointwise kernel over 4 elements: c += x0.
 //
 //go:noescape
-func ocannlMap56AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap56AVX2(c *float64, x0 *float64)
+
+// ocannlMap57AVX2 runs a float64 pointwise kernel over 16 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap57AVX2(c *float64, x0 *float64, x1 *float64)
 
 // ocannlReduce0AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 12 elements.
 //
@@ -1146,107 +1191,137 @@ func ocannlReduce61AVX2(c *float64, x0 *float64)
 //go:noescape
 func ocannlReduce62AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce63AVX2 runs a float64 across-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 8 elements.
+// ocannlReduce63AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 12 rows of 6 elements.
 //
 //go:noescape
 func ocannlReduce63AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce64AVX2 runs a float64 across-rows add reduction kernel: c = 0 add mul(x0,x1), 5 rows of 8 elements.
+// ocannlReduce64AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 12 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce64AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce64AVX2(c *float64, x0 *float64)
 
-// ocannlReduce65AVX2 runs a float64 across-rows add reduction kernel: c = 0 add x0, 4 rows of 8 elements.
+// ocannlReduce65AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 24 rows of 4 elements.
 //
 //go:noescape
 func ocannlReduce65AVX2(c *float64, x0 *float64)
 
-// ocannlReduce66AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 12 elements.
+// ocannlReduce66AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 24 rows of 4 elements.
 //
 //go:noescape
 func ocannlReduce66AVX2(c *float64, x0 *float64)
 
-// ocannlReduce67AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 8 elements.
+// ocannlReduce67AVX2 runs a float64 across-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce67AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce68AVX2 runs a float64 along-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
+// ocannlReduce68AVX2 runs a float64 across-rows add reduction kernel: c = 0 add mul(x0,x1), 5 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce68AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce69AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
+// ocannlReduce69AVX2 runs a float64 across-rows add reduction kernel: c = 0 add x0, 4 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce69AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce69AVX2(c *float64, x0 *float64)
 
-// ocannlReduce70AVX2 runs a float64 along-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
+// ocannlReduce70AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 12 elements.
 //
 //go:noescape
-func ocannlReduce70AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce70AVX2(c *float64, x0 *float64)
 
-// ocannlReduce71AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 12 elements.
+// ocannlReduce71AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce71AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce72AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 8 elements.
+// ocannlReduce72AVX2 runs a float64 along-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce72AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce73AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 12 rows of 8 elements.
+// ocannlReduce73AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce73AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce74AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 8 elements.
+// ocannlReduce74AVX2 runs a float64 along-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce74AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce75AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 12 rows of 8 elements.
+// ocannlReduce75AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 12 elements.
 //
 //go:noescape
 func ocannlReduce75AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce76AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 4 rows of 8 elements.
+// ocannlReduce76AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce76AVX2(c *float64, x0 *float64)
+func ocannlReduce76AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce77AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 8 elements.
+// ocannlReduce77AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 12 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce77AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce78AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
+// ocannlReduce78AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce78AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce79AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 6 rows of 6 elements.
+// ocannlReduce79AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 12 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce79AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce80AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 64 rows of 4 elements.
+// ocannlReduce80AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 4 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce80AVX2(c *float64, x0 *float64)
 
-// ocannlReduce81AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 16 rows of 4 elements.
+// ocannlReduce81AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce81AVX2(c *float64, x0 *float64)
+func ocannlReduce81AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce82AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 64 rows of 4 elements.
+// ocannlReduce82AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
 //
 //go:noescape
 func ocannlReduce82AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce83AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
+// ocannlReduce83AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 6 rows of 6 elements.
 //
 //go:noescape
 func ocannlReduce83AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce84AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 6 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce84AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce85AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 6 rows of 6 elements.
+//
+//go:noescape
+func ocannlReduce85AVX2(c *float64, x0 *float64)
+
+// ocannlReduce86AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 64 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce86AVX2(c *float64, x0 *float64)
+
+// ocannlReduce87AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 16 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce87AVX2(c *float64, x0 *float64)
+
+// ocannlReduce88AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 64 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce88AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce89AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
+//
+//go:noescape
+func ocannlReduce89AVX2(c *float64, x0 *float64, x1 *float64)

@@ -207,6 +207,26 @@ func ocannlGemm42AVX512(c, a, b *float64) {
 	panic("ocannlgen: ocannlGemm42AVX512 called without assembly")
 }
 
+// ocannlGemm43AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm43AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm43AVX512 called without assembly")
+}
+
+// ocannlGemm44AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm44AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm44AVX512 called without assembly")
+}
+
+// ocannlGemm45AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm45AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm45AVX512 called without assembly")
+}
+
+// ocannlGemm46AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm46AVX512(c, a, b *float64) {
+	panic("ocannlgen: ocannlGemm46AVX512 called without assembly")
+}
+
 // ocannlMap0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlMap0AVX512 called without assembly")
@@ -283,29 +303,29 @@ func ocannlMap37AVX512(c, x0, x1 *float64) {
 // ocannlMap38AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap38AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap38AVX512 called without assembly") }
 
-// ocannlMap46AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap46AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap46AVX512 called without assembly")
-}
-
 // ocannlMap47AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap47AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap47AVX512 called without assembly") }
+func ocannlMap47AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap47AVX512 called without assembly")
+}
 
 // ocannlMap48AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap48AVX512(c, x0, x1, x2 *float64) {
-	panic("ocannlgen: ocannlMap48AVX512 called without assembly")
-}
+func ocannlMap48AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap48AVX512 called without assembly") }
 
-// ocannlMap53AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap53AVX512(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlMap53AVX512 called without assembly")
+// ocannlMap49AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap49AVX512(c, x0, x1, x2 *float64) {
+	panic("ocannlgen: ocannlMap49AVX512 called without assembly")
 }
 
 // ocannlMap54AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap54AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap54AVX512 called without assembly") }
+func ocannlMap54AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap54AVX512 called without assembly")
+}
 
 // ocannlMap55AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap55AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap55AVX512 called without assembly") }
+
+// ocannlMap56AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap56AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap56AVX512 called without assembly") }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }
@@ -435,6 +455,18 @@ func ocannlGemm41AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm41AVX2 cal
 
 // ocannlGemm42AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm42AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm42AVX2 called without assembly") }
+
+// ocannlGemm43AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm43AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm43AVX2 called without assembly") }
+
+// ocannlGemm44AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm44AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm44AVX2 called without assembly") }
+
+// ocannlGemm45AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm45AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm45AVX2 called without assembly") }
+
+// ocannlGemm46AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm46AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm46AVX2 called without assembly") }
 
 // ocannlMap0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }
@@ -582,42 +614,45 @@ func ocannlMap43AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap43AVX2 called 
 func ocannlMap44AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap44AVX2 called without assembly") }
 
 // ocannlMap45AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap45AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap45AVX2 called without assembly") }
+func ocannlMap45AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap45AVX2 called without assembly") }
 
 // ocannlMap46AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap46AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap46AVX2 called without assembly") }
+func ocannlMap46AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap46AVX2 called without assembly") }
 
 // ocannlMap47AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap47AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap47AVX2 called without assembly") }
+func ocannlMap47AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap47AVX2 called without assembly") }
 
 // ocannlMap48AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap48AVX2(c, x0, x1, x2 *float64) {
-	panic("ocannlgen: ocannlMap48AVX2 called without assembly")
-}
+func ocannlMap48AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap48AVX2 called without assembly") }
 
 // ocannlMap49AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap49AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap49AVX2 called without assembly") }
+func ocannlMap49AVX2(c, x0, x1, x2 *float64) {
+	panic("ocannlgen: ocannlMap49AVX2 called without assembly")
+}
 
 // ocannlMap50AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap50AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap50AVX2 called without assembly") }
+func ocannlMap50AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap50AVX2 called without assembly") }
 
 // ocannlMap51AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap51AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap51AVX2 called without assembly") }
+func ocannlMap51AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap51AVX2 called without assembly") }
 
 // ocannlMap52AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap52AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap52AVX2 called without assembly") }
+func ocannlMap52AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap52AVX2 called without assembly") }
 
 // ocannlMap53AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap53AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap53AVX2 called without assembly") }
 
 // ocannlMap54AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap54AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap54AVX2 called without assembly") }
+func ocannlMap54AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap54AVX2 called without assembly") }
 
 // ocannlMap55AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap55AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap55AVX2 called without assembly") }
 
 // ocannlMap56AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap56AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap56AVX2 called without assembly") }
+func ocannlMap56AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap56AVX2 called without assembly") }
+
+// ocannlMap57AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap57AVX2(c, x0, x1 *float64) { panic("ocannlgen: ocannlMap57AVX2 called without assembly") }
 
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX2(c, x0, x1 *float64) {
@@ -932,7 +967,7 @@ func ocannlReduce63AVX2(c, x0, x1 *float64) {
 }
 
 // ocannlReduce64AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce64AVX2(c, x0, x1 *float64) {
+func ocannlReduce64AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce64AVX2 called without assembly")
 }
 
@@ -957,12 +992,12 @@ func ocannlReduce68AVX2(c, x0, x1 *float64) {
 }
 
 // ocannlReduce69AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce69AVX2(c, x0, x1 *float64) {
+func ocannlReduce69AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce69AVX2 called without assembly")
 }
 
 // ocannlReduce70AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce70AVX2(c, x0, x1 *float64) {
+func ocannlReduce70AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce70AVX2 called without assembly")
 }
 
@@ -992,7 +1027,7 @@ func ocannlReduce75AVX2(c, x0, x1 *float64) {
 }
 
 // ocannlReduce76AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce76AVX2(c, x0 *float64) {
+func ocannlReduce76AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce76AVX2 called without assembly")
 }
 
@@ -1017,7 +1052,7 @@ func ocannlReduce80AVX2(c, x0 *float64) {
 }
 
 // ocannlReduce81AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce81AVX2(c, x0 *float64) {
+func ocannlReduce81AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce81AVX2 called without assembly")
 }
 
@@ -1029,4 +1064,34 @@ func ocannlReduce82AVX2(c, x0, x1 *float64) {
 // ocannlReduce83AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce83AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce83AVX2 called without assembly")
+}
+
+// ocannlReduce84AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce84AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce84AVX2 called without assembly")
+}
+
+// ocannlReduce85AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce85AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce85AVX2 called without assembly")
+}
+
+// ocannlReduce86AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce86AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce86AVX2 called without assembly")
+}
+
+// ocannlReduce87AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce87AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce87AVX2 called without assembly")
+}
+
+// ocannlReduce88AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce88AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce88AVX2 called without assembly")
+}
+
+// ocannlReduce89AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce89AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce89AVX2 called without assembly")
 }

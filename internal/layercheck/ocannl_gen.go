@@ -504,11 +504,37 @@ func (m *ocannlEmbedCERows) ObjectiveLoss(ids *[4][3]int32, y *[4][3]int32, n in
 		}
 	}
 	var sum float64
-	for i := range n {
-		ocannlEmbedCERowsObjectiveLoss((*[1][3]int32)(ids[i:i+1]), (*[1][3]int32)(y[i:i+1]), &m.Params.EmbTable, &m.Params.HeadW, &m.Params.HeadB, &m.loss)
-		sum += m.loss[0]
+	_lead := 0
+	i := 0
+	if n == 4 {
+		ocannlEmbedCERowsObjectiveLoss_rows4((*[4][3]int32)(ids[i:i+4]), (*[4][3]int32)(y[i:i+4]), &m.Params.EmbTable, &m.Params.HeadW, &m.Params.HeadB, &m.loss)
+		sum = m.loss[0]
+		_lead = 4
+		i = 4
 	}
-	sum /= float64(n)
+	for ; i+2 <= n; i += 2 {
+		if i == 0 {
+			ocannlEmbedCERowsObjectiveLoss_rows2((*[2][3]int32)(ids[i:i+2]), (*[2][3]int32)(y[i:i+2]), &m.Params.EmbTable, &m.Params.HeadW, &m.Params.HeadB, &m.loss)
+			sum = m.loss[0]
+			_lead = 2
+		} else {
+			ocannlEmbedCERowsObjectiveLoss_rows2((*[2][3]int32)(ids[i:i+2]), (*[2][3]int32)(y[i:i+2]), &m.Params.EmbTable, &m.Params.HeadW, &m.Params.HeadB, &m.loss)
+			sum += float64(2) / float64(_lead) * m.loss[0]
+		}
+	}
+	for ; i < n; i++ {
+		if i == 0 {
+			ocannlEmbedCERowsObjectiveLoss((*[1][3]int32)(ids[i:i+1]), (*[1][3]int32)(y[i:i+1]), &m.Params.EmbTable, &m.Params.HeadW, &m.Params.HeadB, &m.loss)
+			sum = m.loss[0]
+			_lead = 1
+		} else {
+			ocannlEmbedCERowsObjectiveLoss((*[1][3]int32)(ids[i:i+1]), (*[1][3]int32)(y[i:i+1]), &m.Params.EmbTable, &m.Params.HeadW, &m.Params.HeadB, &m.loss)
+			sum += float64(1) / float64(_lead) * m.loss[0]
+		}
+	}
+	if n != _lead {
+		sum *= float64(_lead) / float64(n)
+	}
 	m.loss[0] = sum
 	return sum, nil
 }
@@ -523,7 +549,15 @@ func (m *ocannlEmbedCERows) Predict(ids *[4]int32, n int) (*[4][7]float64, error
 			return nil, rt.NewIndexError("ids", _v, 10, _i0)
 		}
 	}
-	for i := range n {
+	i := 0
+	if n == 4 {
+		ocannlEmbedCERowsPredict_rows4((*[4]int32)(ids[i:i+4]), &m.Params.EmbTable, &m.Params.HeadW, &m.Params.HeadB, (*[4][7]float64)(m.outPredict[i:i+4]))
+		i = 4
+	}
+	for ; i+2 <= n; i += 2 {
+		ocannlEmbedCERowsPredict_rows2((*[2]int32)(ids[i:i+2]), &m.Params.EmbTable, &m.Params.HeadW, &m.Params.HeadB, (*[2][7]float64)(m.outPredict[i:i+2]))
+	}
+	for ; i < n; i++ {
 		ocannlEmbedCERowsPredict((*[1]int32)(ids[i:i+1]), &m.Params.EmbTable, &m.Params.HeadW, &m.Params.HeadB, (*[1][7]float64)(m.outPredict[i:i+1]))
 	}
 	return &m.outPredict, nil
@@ -550,19 +584,47 @@ func (m *ocannlEmbedCERows) Backward(ids *[4][3]int32, y *[4][3]int32, n int) (f
 			}
 		}
 	}
-	m.Grads = ocannlEmbedCERowsParams{}
 	var sum float64
-	for i := range n {
-		ocannlEmbedCERowsBackward((*[1][3]int32)(ids[i:i+1]), (*[1][3]int32)(y[i:i+1]), &m.Params.EmbTable, &m.Params.HeadW, &m.Params.HeadB, &m.rowGrads.EmbTable, &m.rowGrads.HeadW, &m.rowGrads.HeadB, &m.loss)
-		sum += m.loss[0]
-		rt.AddTo(m.Grads.EmbTable[:], m.rowGrads.EmbTable[:])
-		rt.AddTo(m.Grads.HeadW[:], m.rowGrads.HeadW[:])
-		rt.AddTo(m.Grads.HeadB[:], m.rowGrads.HeadB[:])
+	_lead := 0
+	i := 0
+	if n == 4 {
+		ocannlEmbedCERowsBackward_rows4((*[4][3]int32)(ids[i:i+4]), (*[4][3]int32)(y[i:i+4]), &m.Params.EmbTable, &m.Params.HeadW, &m.Params.HeadB, &m.Grads.EmbTable, &m.Grads.HeadW, &m.Grads.HeadB, &m.loss)
+		sum = m.loss[0]
+		_lead = 4
+		i = 4
 	}
-	sum /= float64(n)
-	rt.Scale(m.Grads.EmbTable[:], 1/float64(n))
-	rt.Scale(m.Grads.HeadW[:], 1/float64(n))
-	rt.Scale(m.Grads.HeadB[:], 1/float64(n))
+	for ; i+2 <= n; i += 2 {
+		if i == 0 {
+			ocannlEmbedCERowsBackward_rows2((*[2][3]int32)(ids[i:i+2]), (*[2][3]int32)(y[i:i+2]), &m.Params.EmbTable, &m.Params.HeadW, &m.Params.HeadB, &m.Grads.EmbTable, &m.Grads.HeadW, &m.Grads.HeadB, &m.loss)
+			sum = m.loss[0]
+			_lead = 2
+		} else {
+			ocannlEmbedCERowsBackward_rows2((*[2][3]int32)(ids[i:i+2]), (*[2][3]int32)(y[i:i+2]), &m.Params.EmbTable, &m.Params.HeadW, &m.Params.HeadB, &m.rowGrads.EmbTable, &m.rowGrads.HeadW, &m.rowGrads.HeadB, &m.loss)
+			rt.AddScaled(m.Grads.EmbTable[:], m.rowGrads.EmbTable[:], float64(2)/float64(_lead))
+			rt.AddScaled(m.Grads.HeadW[:], m.rowGrads.HeadW[:], float64(2)/float64(_lead))
+			rt.AddScaled(m.Grads.HeadB[:], m.rowGrads.HeadB[:], float64(2)/float64(_lead))
+			sum += float64(2) / float64(_lead) * m.loss[0]
+		}
+	}
+	for ; i < n; i++ {
+		if i == 0 {
+			ocannlEmbedCERowsBackward((*[1][3]int32)(ids[i:i+1]), (*[1][3]int32)(y[i:i+1]), &m.Params.EmbTable, &m.Params.HeadW, &m.Params.HeadB, &m.Grads.EmbTable, &m.Grads.HeadW, &m.Grads.HeadB, &m.loss)
+			sum = m.loss[0]
+			_lead = 1
+		} else {
+			ocannlEmbedCERowsBackward((*[1][3]int32)(ids[i:i+1]), (*[1][3]int32)(y[i:i+1]), &m.Params.EmbTable, &m.Params.HeadW, &m.Params.HeadB, &m.rowGrads.EmbTable, &m.rowGrads.HeadW, &m.rowGrads.HeadB, &m.loss)
+			rt.AddScaled(m.Grads.EmbTable[:], m.rowGrads.EmbTable[:], float64(1)/float64(_lead))
+			rt.AddScaled(m.Grads.HeadW[:], m.rowGrads.HeadW[:], float64(1)/float64(_lead))
+			rt.AddScaled(m.Grads.HeadB[:], m.rowGrads.HeadB[:], float64(1)/float64(_lead))
+			sum += float64(1) / float64(_lead) * m.loss[0]
+		}
+	}
+	if n != _lead {
+		sum *= float64(_lead) / float64(n)
+		rt.Scale(m.Grads.EmbTable[:], float64(_lead)/float64(n))
+		rt.Scale(m.Grads.HeadW[:], float64(_lead)/float64(n))
+		rt.Scale(m.Grads.HeadB[:], float64(_lead)/float64(n))
+	}
 	m.loss[0] = sum
 	return sum, nil
 }
@@ -672,7 +734,15 @@ func (r *ocannlEmbedCERowsRunner) Predict(ids *[4]int32, n int) (*[4][7]float64,
 			return nil, rt.NewIndexError("ids", _v, 10, _i0)
 		}
 	}
-	for i := range n {
+	i := 0
+	if n == 4 {
+		ocannlEmbedCERowsPredict_rows4((*[4]int32)(ids[i:i+4]), &r.params.EmbTable, &r.params.HeadW, &r.params.HeadB, (*[4][7]float64)(r.outPredict[i:i+4]))
+		i = 4
+	}
+	for ; i+2 <= n; i += 2 {
+		ocannlEmbedCERowsPredict_rows2((*[2]int32)(ids[i:i+2]), &r.params.EmbTable, &r.params.HeadW, &r.params.HeadB, (*[2][7]float64)(r.outPredict[i:i+2]))
+	}
+	for ; i < n; i++ {
 		ocannlEmbedCERowsPredict((*[1]int32)(ids[i:i+1]), &r.params.EmbTable, &r.params.HeadW, &r.params.HeadB, (*[1][7]float64)(r.outPredict[i:i+1]))
 	}
 	return &r.outPredict, nil
@@ -3326,7 +3396,7 @@ func ocannlEmbedCEPredict(ids *[2]int32, pEmbTable *[50]float64, pHeadW *[35]flo
 
 // ocannlEmbedCERowsObjectiveLoss runs a tensor program generated by ocannlgen.
 //
-// Entry point objective of model EmbedCERows.
+// Entry point objective of model EmbedCERows on one row (of at most 4).
 //
 // Tensors (batch | input -> output):
 //
@@ -3554,7 +3624,7 @@ func ocannlEmbedCERowsObjectiveLoss(ids *[1][3]int32, y *[1][3]int32, pEmbTable 
 
 // ocannlEmbedCERowsBackward runs a tensor program generated by ocannlgen.
 //
-// Forward and backward pass of loss objective of model EmbedCERows.
+// Forward and backward pass of loss objective of model EmbedCERows on one row (of at most 4).
 //
 // Tensors (batch | input -> output):
 //
@@ -4143,9 +4213,1964 @@ func ocannlEmbedCERowsBackward(ids *[1][3]int32, y *[1][3]int32, pEmbTable *[50]
 	}
 }
 
+// ocannlEmbedCERowsObjectiveLoss_rows4 runs a tensor program generated by ocannlgen.
+//
+// Entry point objective of model EmbedCERows on a block of 4 rows (of at most 4).
+//
+// Tensors (batch | input -> output):
+//
+//	ids: 4,3 |  (input, parameter ids)
+//	y: 4,3 |  (input, parameter y)
+//	emb.table: 10,5 (param, parameter pEmbTable)
+//	emb/e: 4,3 | 5 (let, local)
+//	head.w: 5 -> 7 (param, parameter pHeadW)
+//	_objective.cross_entropy#1/logits.1: 4,3 | 7 (let, local)
+//	head.b: 7 (param, parameter pHeadB)
+//	objective.cross_entropy#1/logits: 4,3 | 7 (let, local)
+//	objective.cross_entropy#1/m: 4,3 | 1 (let, local)
+//	objective.cross_entropy#1/z: 4,3 | 7 (let, local)
+//	_objective.cross_entropy#1/logp.1: 4,3 | 7 (let, local)
+//	_objective.cross_entropy#1/logp.2: 4,3 | 1 (let, local)
+//	_objective.cross_entropy#1/logp.3: 4,3 | 1 (let, local)
+//	objective.cross_entropy#1/logp: 4,3 | 7 (let, local)
+//	objective.cross_entropy#1/picked: 4,3 |  (let, local)
+//	_objective.1: 1 (let, local)
+//	_dim_b.1: 1 (dim, constant)
+//	_objective.2: 1 (let, local)
+//	objective: 1 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# init _dim_b.1 (dim)
+//	init _dim_b.1: constant 12
+//
+//	# emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    for i2 in 0..4:
+//	      emb/e[i0, i1, i2] = emb.table[ids[i0, i1], i2]
+//
+//	# _objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e
+//	fill _objective.cross_entropy#1/logits.1 with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      for i3 in 0..4:  # reduction
+//	        _objective.cross_entropy#1/logits.1[i0, i1, i2] += head.w[i2, i3] * emb/e[i0, i1, i3]
+//
+//	# objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      objective.cross_entropy#1/logits[i0, i1, i2] = _objective.cross_entropy#1/logits.1[i0, i1, i2] + head.b[i2]
+//
+//	# objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits
+//	fill objective.cross_entropy#1/m with -inf
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:  # reduction
+//	      objective.cross_entropy#1/m[i0, i1, 0] max= objective.cross_entropy#1/logits[i0, i1, i2]
+//
+//	# objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      objective.cross_entropy#1/z[i0, i1, i2] = objective.cross_entropy#1/logits[i0, i1, i2] - objective.cross_entropy#1/m[i0, i1, 0]
+//
+//	# _objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      _objective.cross_entropy#1/logp.1[i0, i1, i2] = exp(objective.cross_entropy#1/z[i0, i1, i2])
+//
+//	# _objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1
+//	fill _objective.cross_entropy#1/logp.2 with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:  # reduction
+//	      _objective.cross_entropy#1/logp.2[i0, i1, 0] += _objective.cross_entropy#1/logp.1[i0, i1, i2]
+//
+//	# _objective.cross_entropy#1/logp.3 = pointwise log of _objective.cross_entropy#1/logp.2
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    _objective.cross_entropy#1/logp.3[i0, i1, 0] = log(_objective.cross_entropy#1/logp.2[i0, i1, 0])
+//
+//	# objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      objective.cross_entropy#1/logp[i0, i1, i2] = objective.cross_entropy#1/z[i0, i1, i2] - _objective.cross_entropy#1/logp.3[i0, i1, 0]
+//
+//	# objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    objective.cross_entropy#1/picked[i0, i1] = objective.cross_entropy#1/logp[i0, i1, y[i0, i1]]
+//
+//	# _objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked
+//	fill _objective.1 with 0
+//	for i0 in 0..3:  # reduction
+//	  for i1 in 0..2:  # reduction
+//	    _objective.1[0] += objective.cross_entropy#1/picked[i0, i1]
+//
+//	# _objective.2 = pointwise "/." of _objective.1, _dim_b.1
+//	_objective.2[0] = _objective.1[0] / _dim_b.1[0]
+//
+//	# objective = pointwise neg of _objective.2
+//	objective[0] = neg(_objective.2[0])
+func ocannlEmbedCERowsObjectiveLoss_rows4(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]float64, pHeadW *[35]float64, pHeadB *[7]float64, out *[1]float64) {
+	var emb_e [4][3][5]float64
+	var objective_cross_entropy_1_logits_1 [4][3][7]float64
+	var objective_cross_entropy_1_logits [4][3][7]float64
+	var objective_cross_entropy_1_m [4][3][1]float64
+	var objective_cross_entropy_1_z [4][3][7]float64
+	var objective_cross_entropy_1_logp_1 [4][3][7]float64
+	var objective_cross_entropy_1_logp_2 [4][3][1]float64
+	var objective_cross_entropy_1_logp_3 [4][3][1]float64
+	var objective_cross_entropy_1_logp [4][3][7]float64
+	var objective_cross_entropy_1_picked [4][3]float64
+	var objective_1 [1]float64
+	var objective_2 [1]float64
+
+	// emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids
+	for i0 := range 4 {
+		for i1 := range 3 {
+			for i2 := range 5 {
+				emb_e[i0][i1][i2] = pEmbTable[i2+5*int(ids[i0][i1])]
+			}
+		}
+	}
+
+	// _objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e
+	// float64 along-rows add reduction kernel, 12 rows of 5 elements into 12 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i2 := range 7 {
+			ocannlReduce1AVX2(&objective_cross_entropy_1_logits_1[0][0][i2], &pHeadW[5*i2], &emb_e[0][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 3 {
+				emb_eRow := &emb_e[i0][i1]
+				for i2 := range 7 {
+					pHeadWRow := (*[5]float64)(pHeadW[5*i2 : 5*i2+5])
+					acc := float64(0)
+					for i3 := range 5 {
+						acc += pHeadWRow[i3] * emb_eRow[i3]
+					}
+					objective_cross_entropy_1_logits_1[i0][i1][i2] = acc
+				}
+			}
+		}
+	}
+
+	// objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b
+	for i0 := range 4 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_logits_1Row := &objective_cross_entropy_1_logits_1[i0][i1]
+			objective_cross_entropy_1_logitsRow := &objective_cross_entropy_1_logits[i0][i1]
+			for i2 := range 7 {
+				objective_cross_entropy_1_logitsRow[i2] = objective_cross_entropy_1_logits_1Row[i2] + pHeadB[i2]
+			}
+		}
+	}
+
+	// objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits
+	// float64 along-rows max reduction kernel, 12 rows of 7 elements into 12 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&objective_cross_entropy_1_m[0][0][0], &objective_cross_entropy_1_logits[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 3 {
+				objective_cross_entropy_1_logitsRow2 := &objective_cross_entropy_1_logits[i0][i1]
+				acc2 := math.Inf(-1)
+				for i2 := range 7 {
+					acc2 = max(acc2, objective_cross_entropy_1_logitsRow2[i2])
+				}
+				objective_cross_entropy_1_m[i0][i1][0] = acc2
+			}
+		}
+	}
+
+	// objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m
+	for i0 := range 4 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_logitsRow3 := &objective_cross_entropy_1_logits[i0][i1]
+			objective_cross_entropy_1_mV := objective_cross_entropy_1_m[i0][i1][0]
+			objective_cross_entropy_1_zRow := &objective_cross_entropy_1_z[i0][i1]
+			for i2 := range 7 {
+				objective_cross_entropy_1_zRow[i2] = objective_cross_entropy_1_logitsRow3[i2] - objective_cross_entropy_1_mV
+			}
+		}
+	}
+
+	// _objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z
+	// float64 pointwise kernel over 84 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap1AVX2(&objective_cross_entropy_1_logp_1[0][0][0], &objective_cross_entropy_1_z[0][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 3 {
+				objective_cross_entropy_1_zRow2 := &objective_cross_entropy_1_z[i0][i1]
+				objective_cross_entropy_1_logp_1Row := &objective_cross_entropy_1_logp_1[i0][i1]
+				for i2 := range 7 {
+					objective_cross_entropy_1_logp_1Row[i2] = math.Exp(objective_cross_entropy_1_zRow2[i2])
+				}
+			}
+		}
+	}
+
+	// _objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1
+	// float64 along-rows add reduction kernel, 12 rows of 7 elements into 12 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce3AVX2(&objective_cross_entropy_1_logp_2[0][0][0], &objective_cross_entropy_1_logp_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 3 {
+				objective_cross_entropy_1_logp_1Row2 := &objective_cross_entropy_1_logp_1[i0][i1]
+				acc3 := float64(0)
+				for i2 := range 7 {
+					acc3 += objective_cross_entropy_1_logp_1Row2[i2]
+				}
+				objective_cross_entropy_1_logp_2[i0][i1][0] = acc3
+			}
+		}
+	}
+
+	// _objective.cross_entropy#1/logp.3 = pointwise log of _objective.cross_entropy#1/logp.2
+	for i0 := range 4 {
+		objective_cross_entropy_1_logp_2Row := &objective_cross_entropy_1_logp_2[i0]
+		objective_cross_entropy_1_logp_3Row := &objective_cross_entropy_1_logp_3[i0]
+		for i1 := range 3 {
+			objective_cross_entropy_1_logp_3Row[i1][0] = math.Log(objective_cross_entropy_1_logp_2Row[i1][0])
+		}
+	}
+
+	// objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3
+	for i0 := range 4 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_zRow3 := &objective_cross_entropy_1_z[i0][i1]
+			objective_cross_entropy_1_logp_3V := objective_cross_entropy_1_logp_3[i0][i1][0]
+			objective_cross_entropy_1_logpRow := &objective_cross_entropy_1_logp[i0][i1]
+			for i2 := range 7 {
+				objective_cross_entropy_1_logpRow[i2] = objective_cross_entropy_1_zRow3[i2] - objective_cross_entropy_1_logp_3V
+			}
+		}
+	}
+
+	// objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y
+	for i0 := range 4 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_picked[i0][i1] = objective_cross_entropy_1_logp[i0][i1][int(y[i0][i1])]
+		}
+	}
+
+	// _objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked
+	// reduction accumulated in a local variable.
+	acc4 := float64(0)
+	for i0 := range 4 {
+		objective_cross_entropy_1_pickedRow := &objective_cross_entropy_1_picked[i0]
+		for i1 := range 3 {
+			acc4 += objective_cross_entropy_1_pickedRow[i1]
+		}
+	}
+	objective_1[0] = acc4
+
+	// _objective.2 = pointwise "/." of _objective.1, _dim_b.1
+	objective_2[0] = objective_1[0] / 12
+
+	// objective = pointwise neg of _objective.2
+	out[0] = -objective_2[0]
+}
+
+// ocannlEmbedCERowsBackward_rows4 runs a tensor program generated by ocannlgen.
+//
+// Forward and backward pass of loss objective of model EmbedCERows on a block of 4 rows (of at most 4).
+//
+// Tensors (batch | input -> output):
+//
+//	ids: 4,3 |  (input, parameter ids)
+//	y: 4,3 |  (input, parameter y)
+//	emb.table: 10,5 (param, parameter pEmbTable)
+//	emb/e: 4,3 | 5 (let, local)
+//	head.w: 5 -> 7 (param, parameter pHeadW)
+//	_objective.cross_entropy#1/logits.1: 4,3 | 7 (let, local)
+//	head.b: 7 (param, parameter pHeadB)
+//	objective.cross_entropy#1/logits: 4,3 | 7 (let, local)
+//	objective.cross_entropy#1/m: 4,3 | 1 (let, local)
+//	objective.cross_entropy#1/z: 4,3 | 7 (let, local)
+//	_objective.cross_entropy#1/logp.1: 4,3 | 7 (let, local)
+//	_objective.cross_entropy#1/logp.2: 4,3 | 1 (let, local)
+//	_objective.cross_entropy#1/logp.3: 4,3 | 1 (let, local)
+//	objective.cross_entropy#1/logp: 4,3 | 7 (let, local)
+//	objective.cross_entropy#1/picked: 4,3 |  (let, local)
+//	_objective.1: 1 (let, local)
+//	_dim_b.1: 1 (dim, constant)
+//	_objective.2: 1 (let, local)
+//	objective: 1 (let, output parameter loss)
+//	emb.table.grad: [10 5] (let, output parameter gEmbTable)
+//	emb/e.grad: [4 3 5] (let, local)
+//	head.w.grad: [7 5] (let, output parameter gHeadW)
+//	_objective.cross_entropy#1/logits.1.grad: [4 3 7] (let, local)
+//	head.b.grad: [7] (let, output parameter gHeadB)
+//	objective.cross_entropy#1/logits.grad: [4 3 7] (let, local)
+//	objective.cross_entropy#1/m.grad: [4 3 1] (let, local)
+//	objective.cross_entropy#1/z.grad: [4 3 7] (let, local)
+//	_objective.cross_entropy#1/logp.1.grad: [4 3 7] (let, local)
+//	_objective.cross_entropy#1/logp.2.grad: [4 3 1] (let, local)
+//	_objective.cross_entropy#1/logp.3.grad: [4 3 1] (let, local)
+//	objective.cross_entropy#1/logp.grad: [4 3 7] (let, local)
+//	objective.cross_entropy#1/picked.grad: [4 3] (let, local)
+//	_objective.1.grad: [1] (let, local)
+//	_objective.2.grad: [1] (let, local)
+//	objective.grad: [1] (let, local)
+//	_ordinals.1: [7] (literal, local)
+//	objective.cross_entropy#1/m.argmax@3: [4 3 1] (let, local)
+//
+// Loop nests:
+//
+//	# init _dim_b.1 (dim)
+//	init _dim_b.1: constant 12
+//
+//	# init _ordinals.1 (the ordinals of [7] reduced points)
+//	init _ordinals.1: range over offsets
+//
+//	# emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    for i2 in 0..4:
+//	      emb/e[i0, i1, i2] = emb.table[ids[i0, i1], i2]
+//
+//	# _objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e
+//	fill _objective.cross_entropy#1/logits.1 with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      for i3 in 0..4:  # reduction
+//	        _objective.cross_entropy#1/logits.1[i0, i1, i2] += head.w[i2, i3] * emb/e[i0, i1, i3]
+//
+//	# objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      objective.cross_entropy#1/logits[i0, i1, i2] = _objective.cross_entropy#1/logits.1[i0, i1, i2] + head.b[i2]
+//
+//	# objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits
+//	fill objective.cross_entropy#1/m with -inf
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:  # reduction
+//	      objective.cross_entropy#1/m[i0, i1, 0] max= objective.cross_entropy#1/logits[i0, i1, i2]
+//
+//	# objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      objective.cross_entropy#1/z[i0, i1, i2] = objective.cross_entropy#1/logits[i0, i1, i2] - objective.cross_entropy#1/m[i0, i1, 0]
+//
+//	# _objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      _objective.cross_entropy#1/logp.1[i0, i1, i2] = exp(objective.cross_entropy#1/z[i0, i1, i2])
+//
+//	# _objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1
+//	fill _objective.cross_entropy#1/logp.2 with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:  # reduction
+//	      _objective.cross_entropy#1/logp.2[i0, i1, 0] += _objective.cross_entropy#1/logp.1[i0, i1, i2]
+//
+//	# _objective.cross_entropy#1/logp.3 = pointwise log of _objective.cross_entropy#1/logp.2
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    _objective.cross_entropy#1/logp.3[i0, i1, 0] = log(_objective.cross_entropy#1/logp.2[i0, i1, 0])
+//
+//	# objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      objective.cross_entropy#1/logp[i0, i1, i2] = objective.cross_entropy#1/z[i0, i1, i2] - _objective.cross_entropy#1/logp.3[i0, i1, 0]
+//
+//	# objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    objective.cross_entropy#1/picked[i0, i1] = objective.cross_entropy#1/logp[i0, i1, y[i0, i1]]
+//
+//	# _objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked
+//	fill _objective.1 with 0
+//	for i0 in 0..3:  # reduction
+//	  for i1 in 0..2:  # reduction
+//	    _objective.1[0] += objective.cross_entropy#1/picked[i0, i1]
+//
+//	# _objective.2 = pointwise "/." of _objective.1, _dim_b.1
+//	_objective.2[0] = _objective.1[0] / _dim_b.1[0]
+//
+//	# objective = pointwise neg of _objective.2
+//	objective[0] = neg(_objective.2[0])
+//
+//	# zero the gradients
+//	fill emb.table.grad with 0
+//	fill emb/e.grad with 0
+//	fill head.w.grad with 0
+//	fill _objective.cross_entropy#1/logits.1.grad with 0
+//	fill head.b.grad with 0
+//	fill objective.cross_entropy#1/logits.grad with 0
+//	fill objective.cross_entropy#1/m.grad with 0
+//	fill objective.cross_entropy#1/z.grad with 0
+//	fill _objective.cross_entropy#1/logp.1.grad with 0
+//	fill _objective.cross_entropy#1/logp.2.grad with 0
+//	fill _objective.cross_entropy#1/logp.3.grad with 0
+//	fill objective.cross_entropy#1/logp.grad with 0
+//	fill objective.cross_entropy#1/picked.grad with 0
+//	fill _objective.1.grad with 0
+//	fill _objective.2.grad with 0
+//	fill objective.grad with 0
+//
+//	# objective.grad = 1
+//	objective.grad[0] = 1
+//
+//	# backprop of op 12 (objective = pointwise neg of _objective.2): g1 =+ neg(g); g1 is _objective.2.grad
+//	_objective.2.grad[0] += neg(objective.grad[0])
+//
+//	# backprop of op 11 (_objective.2 = pointwise "/." of _objective.1, _dim_b.1): g1 =+ g / v2; g1 is _objective.1.grad
+//	_objective.1.grad[0] += _objective.2.grad[0] / _dim_b.1[0]
+//
+//	# backprop of op 10 (_objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked): g1 =+ g; g1 is objective.cross_entropy#1/picked.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    objective.cross_entropy#1/picked.grad[i0, i1] += _objective.1.grad[0]
+//
+//	# backprop of op 9 (objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y): g1 =+ g; g1 is objective.cross_entropy#1/logp.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    objective.cross_entropy#1/logp.grad[i0, i1, y[i0, i1]] += objective.cross_entropy#1/picked.grad[i0, i1]
+//
+//	# backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      objective.cross_entropy#1/z.grad[i0, i1, i2] += objective.cross_entropy#1/logp.grad[i0, i1, i2]
+//
+//	# backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g2 =- g; g2 is _objective.cross_entropy#1/logp.3.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:  # reduction
+//	      _objective.cross_entropy#1/logp.3.grad[i0, i1, 0] -= objective.cross_entropy#1/logp.grad[i0, i1, i2]
+//
+//	# backprop of op 7 (_objective.cross_entropy#1/logp.3 = pointwise log of _objective.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _objective.cross_entropy#1/logp.2.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    _objective.cross_entropy#1/logp.2.grad[i0, i1, 0] += _objective.cross_entropy#1/logp.3.grad[i0, i1, 0] / _objective.cross_entropy#1/logp.2[i0, i1, 0]
+//
+//	# backprop of op 6 (_objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1): g1 =+ g; g1 is _objective.cross_entropy#1/logp.1.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      _objective.cross_entropy#1/logp.1.grad[i0, i1, i2] += _objective.cross_entropy#1/logp.2.grad[i0, i1, 0]
+//
+//	# backprop of op 5 (_objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z): g1 =+ g * t; g1 is objective.cross_entropy#1/z.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      objective.cross_entropy#1/z.grad[i0, i1, i2] += _objective.cross_entropy#1/logp.1.grad[i0, i1, i2] * _objective.cross_entropy#1/logp.1[i0, i1, i2]
+//
+//	# backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      objective.cross_entropy#1/logits.grad[i0, i1, i2] += objective.cross_entropy#1/z.grad[i0, i1, i2]
+//
+//	# backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g2 =- g; g2 is objective.cross_entropy#1/m.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:  # reduction
+//	      objective.cross_entropy#1/m.grad[i0, i1, 0] -= objective.cross_entropy#1/z.grad[i0, i1, i2]
+//
+//	# backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): objective.cross_entropy#1/m.argmax@3 = 7 (no winner yet)
+//	fill objective.cross_entropy#1/m.argmax@3 with 7
+//
+//	# backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 7); w is objective.cross_entropy#1/m.argmax@3
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:  # reduction
+//	      objective.cross_entropy#1/m.argmax@3[i0, i1, 0] min= where(objective.cross_entropy#1/logits[i0, i1, i2] == objective.cross_entropy#1/m[i0, i1, 0], _ordinals.1[i2], 7)
+//
+//	# backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is objective.cross_entropy#1/logits.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      objective.cross_entropy#1/logits.grad[i0, i1, i2] += where(_ordinals.1[i2] == objective.cross_entropy#1/m.argmax@3[i0, i1, 0], objective.cross_entropy#1/m.grad[i0, i1, 0], 0)
+//
+//	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      _objective.cross_entropy#1/logits.1.grad[i0, i1, i2] += objective.cross_entropy#1/logits.grad[i0, i1, i2]
+//
+//	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
+//	for i0 in 0..3:  # reduction
+//	  for i1 in 0..2:  # reduction
+//	    for i2 in 0..6:
+//	      head.b.grad[i2] += objective.cross_entropy#1/logits.grad[i0, i1, i2]
+//
+//	# backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g1 =+ g * v2; g1 is head.w.grad
+//	for i0 in 0..3:  # reduction
+//	  for i1 in 0..2:  # reduction
+//	    for i2 in 0..6:
+//	      for i3 in 0..4:
+//	        head.w.grad[i2, i3] += _objective.cross_entropy#1/logits.1.grad[i0, i1, i2] * emb/e[i0, i1, i3]
+//
+//	# backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g2 =+ v1 * g; g2 is emb/e.grad
+//	for i0 in 0..3:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:  # reduction
+//	      for i3 in 0..4:
+//	        emb/e.grad[i0, i1, i3] += head.w[i2, i3] * _objective.cross_entropy#1/logits.1.grad[i0, i1, i2]
+//
+//	# backprop of op 0 (emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids): g1 =+ g; g1 is emb.table.grad
+//	for i0 in 0..3:  # reduction
+//	  for i1 in 0..2:  # reduction
+//	    for i2 in 0..4:
+//	      emb.table.grad[ids[i0, i1], i2] += emb/e.grad[i0, i1, i2]
+func ocannlEmbedCERowsBackward_rows4(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]float64, pHeadW *[35]float64, pHeadB *[7]float64, gEmbTable *[50]float64, gHeadW *[35]float64, gHeadB *[7]float64, loss *[1]float64) {
+	var emb_e [4][3][5]float64
+	var objective_cross_entropy_1_logits_1 [4][3][7]float64
+	var objective_cross_entropy_1_logits [4][3][7]float64
+	var objective_cross_entropy_1_m [4][3][1]float64
+	var objective_cross_entropy_1_z [4][3][7]float64
+	var objective_cross_entropy_1_logp_1 [4][3][7]float64
+	var objective_cross_entropy_1_logp_2 [4][3][1]float64
+	var objective_cross_entropy_1_logp_3 [4][3][1]float64
+	var objective_cross_entropy_1_logp [4][3][7]float64
+	var objective_cross_entropy_1_picked [4][3]float64
+	var objective_1 [1]float64
+	var objective_2 [1]float64
+	var emb_e_grad [4][3][5]float64
+	var objective_cross_entropy_1_logits_1_grad [4][3][7]float64
+	var objective_cross_entropy_1_logits_grad [4][3][7]float64
+	var objective_cross_entropy_1_m_grad [4][3][1]float64
+	var objective_cross_entropy_1_z_grad [4][3][7]float64
+	var objective_cross_entropy_1_logp_1_grad [4][3][7]float64
+	var objective_cross_entropy_1_logp_2_grad [4][3][1]float64
+	var objective_cross_entropy_1_logp_3_grad [4][3][1]float64
+	var objective_cross_entropy_1_logp_grad [4][3][7]float64
+	var objective_cross_entropy_1_picked_grad [4][3]float64
+	var objective_1_grad [1]float64
+	var objective_2_grad [1]float64
+	var objective_grad [1]float64
+	var ordinals_1 [7]float64
+	var objective_cross_entropy_1_m_argmax_3 [4][3][1]float64
+
+	// init _ordinals.1 (the ordinals of [7] reduced points)
+	ordinals_1 = [7]float64{0, 1, 2, 3, 4, 5, 6}
+
+	// emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids
+	for i0 := range 4 {
+		for i1 := range 3 {
+			for i2 := range 5 {
+				emb_e[i0][i1][i2] = pEmbTable[i2+5*int(ids[i0][i1])]
+			}
+		}
+	}
+
+	// _objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e
+	// float64 along-rows add reduction kernel, 12 rows of 5 elements into 12 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i2 := range 7 {
+			ocannlReduce1AVX2(&objective_cross_entropy_1_logits_1[0][0][i2], &pHeadW[5*i2], &emb_e[0][0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 3 {
+				emb_eRow := &emb_e[i0][i1]
+				for i2 := range 7 {
+					pHeadWRow := (*[5]float64)(pHeadW[5*i2 : 5*i2+5])
+					acc := float64(0)
+					for i3 := range 5 {
+						acc += pHeadWRow[i3] * emb_eRow[i3]
+					}
+					objective_cross_entropy_1_logits_1[i0][i1][i2] = acc
+				}
+			}
+		}
+	}
+
+	// objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b
+	for i0 := range 4 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_logits_1Row := &objective_cross_entropy_1_logits_1[i0][i1]
+			objective_cross_entropy_1_logitsRow := &objective_cross_entropy_1_logits[i0][i1]
+			for i2 := range 7 {
+				objective_cross_entropy_1_logitsRow[i2] = objective_cross_entropy_1_logits_1Row[i2] + pHeadB[i2]
+			}
+		}
+	}
+
+	// objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits
+	// float64 along-rows max reduction kernel, 12 rows of 7 elements into 12 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&objective_cross_entropy_1_m[0][0][0], &objective_cross_entropy_1_logits[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 3 {
+				objective_cross_entropy_1_logitsRow2 := &objective_cross_entropy_1_logits[i0][i1]
+				acc2 := math.Inf(-1)
+				for i2 := range 7 {
+					acc2 = max(acc2, objective_cross_entropy_1_logitsRow2[i2])
+				}
+				objective_cross_entropy_1_m[i0][i1][0] = acc2
+			}
+		}
+	}
+
+	// objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m
+	for i0 := range 4 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_logitsRow3 := &objective_cross_entropy_1_logits[i0][i1]
+			objective_cross_entropy_1_mV := objective_cross_entropy_1_m[i0][i1][0]
+			objective_cross_entropy_1_zRow := &objective_cross_entropy_1_z[i0][i1]
+			for i2 := range 7 {
+				objective_cross_entropy_1_zRow[i2] = objective_cross_entropy_1_logitsRow3[i2] - objective_cross_entropy_1_mV
+			}
+		}
+	}
+
+	// _objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z
+	// float64 pointwise kernel over 84 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap1AVX2(&objective_cross_entropy_1_logp_1[0][0][0], &objective_cross_entropy_1_z[0][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 3 {
+				objective_cross_entropy_1_zRow2 := &objective_cross_entropy_1_z[i0][i1]
+				objective_cross_entropy_1_logp_1Row := &objective_cross_entropy_1_logp_1[i0][i1]
+				for i2 := range 7 {
+					objective_cross_entropy_1_logp_1Row[i2] = math.Exp(objective_cross_entropy_1_zRow2[i2])
+				}
+			}
+		}
+	}
+
+	// _objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1
+	// float64 along-rows add reduction kernel, 12 rows of 7 elements into 12 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce3AVX2(&objective_cross_entropy_1_logp_2[0][0][0], &objective_cross_entropy_1_logp_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 3 {
+				objective_cross_entropy_1_logp_1Row2 := &objective_cross_entropy_1_logp_1[i0][i1]
+				acc3 := float64(0)
+				for i2 := range 7 {
+					acc3 += objective_cross_entropy_1_logp_1Row2[i2]
+				}
+				objective_cross_entropy_1_logp_2[i0][i1][0] = acc3
+			}
+		}
+	}
+
+	// _objective.cross_entropy#1/logp.3 = pointwise log of _objective.cross_entropy#1/logp.2
+	for i0 := range 4 {
+		objective_cross_entropy_1_logp_2Row := &objective_cross_entropy_1_logp_2[i0]
+		objective_cross_entropy_1_logp_3Row := &objective_cross_entropy_1_logp_3[i0]
+		for i1 := range 3 {
+			objective_cross_entropy_1_logp_3Row[i1][0] = math.Log(objective_cross_entropy_1_logp_2Row[i1][0])
+		}
+	}
+
+	// objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3
+	for i0 := range 4 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_zRow3 := &objective_cross_entropy_1_z[i0][i1]
+			objective_cross_entropy_1_logp_3V := objective_cross_entropy_1_logp_3[i0][i1][0]
+			objective_cross_entropy_1_logpRow := &objective_cross_entropy_1_logp[i0][i1]
+			for i2 := range 7 {
+				objective_cross_entropy_1_logpRow[i2] = objective_cross_entropy_1_zRow3[i2] - objective_cross_entropy_1_logp_3V
+			}
+		}
+	}
+
+	// objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y
+	for i0 := range 4 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_picked[i0][i1] = objective_cross_entropy_1_logp[i0][i1][int(y[i0][i1])]
+		}
+	}
+
+	// _objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked
+	// reduction accumulated in a local variable.
+	acc4 := float64(0)
+	for i0 := range 4 {
+		objective_cross_entropy_1_pickedRow := &objective_cross_entropy_1_picked[i0]
+		for i1 := range 3 {
+			acc4 += objective_cross_entropy_1_pickedRow[i1]
+		}
+	}
+	objective_1[0] = acc4
+
+	// _objective.2 = pointwise "/." of _objective.1, _dim_b.1
+	objective_2[0] = objective_1[0] / 12
+
+	// objective = pointwise neg of _objective.2
+	loss[0] = -objective_2[0]
+
+	// zero the gradients
+	*gEmbTable = [50]float64{}
+	*gHeadW = [35]float64{}
+	*gHeadB = [7]float64{}
+
+	// objective.grad = 1
+	objective_grad[0] = 1
+
+	// backprop of op 12 (objective = pointwise neg of _objective.2): g1 =+ neg(g); g1 is _objective.2.grad
+	objective_2_grad[0] += -objective_grad[0]
+
+	// backprop of op 11 (_objective.2 = pointwise "/." of _objective.1, _dim_b.1): g1 =+ g / v2; g1 is _objective.1.grad
+	objective_1_grad[0] += objective_2_grad[0] / 12
+
+	// backprop of op 10 (_objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked): g1 =+ g; g1 is objective.cross_entropy#1/picked.grad
+	objective_1_gradV := objective_1_grad[0]
+	for i0 := range 4 {
+		objective_cross_entropy_1_picked_gradRow := &objective_cross_entropy_1_picked_grad[i0]
+		for i1 := range 3 {
+			objective_cross_entropy_1_picked_gradRow[i1] += objective_1_gradV
+		}
+	}
+
+	// backprop of op 9 (objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y): g1 =+ g; g1 is objective.cross_entropy#1/logp.grad
+	for i0 := range 4 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_logp_grad[i0][i1][int(y[i0][i1])] += objective_cross_entropy_1_picked_grad[i0][i1]
+		}
+	}
+
+	// backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad
+	for i0 := range 4 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_logp_gradRow := &objective_cross_entropy_1_logp_grad[i0][i1]
+			objective_cross_entropy_1_z_gradRow := &objective_cross_entropy_1_z_grad[i0][i1]
+			for i2 := range 7 {
+				objective_cross_entropy_1_z_gradRow[i2] += objective_cross_entropy_1_logp_gradRow[i2]
+			}
+		}
+	}
+
+	// backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g2 =- g; g2 is _objective.cross_entropy#1/logp.3.grad
+	// float64 along-rows sub reduction kernel, 12 rows of 7 elements into 12 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce4AVX2(&objective_cross_entropy_1_logp_3_grad[0][0][0], &objective_cross_entropy_1_logp_grad[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 3 {
+				objective_cross_entropy_1_logp_gradRow2 := &objective_cross_entropy_1_logp_grad[i0][i1]
+				acc5 := objective_cross_entropy_1_logp_3_grad[i0][i1][0]
+				for i2 := range 7 {
+					acc5 -= objective_cross_entropy_1_logp_gradRow2[i2]
+				}
+				objective_cross_entropy_1_logp_3_grad[i0][i1][0] = acc5
+			}
+		}
+	}
+
+	// backprop of op 7 (_objective.cross_entropy#1/logp.3 = pointwise log of _objective.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _objective.cross_entropy#1/logp.2.grad
+	for i0 := range 4 {
+		objective_cross_entropy_1_logp_3_gradRow := &objective_cross_entropy_1_logp_3_grad[i0]
+		objective_cross_entropy_1_logp_2Row2 := &objective_cross_entropy_1_logp_2[i0]
+		objective_cross_entropy_1_logp_2_gradRow := &objective_cross_entropy_1_logp_2_grad[i0]
+		for i1 := range 3 {
+			objective_cross_entropy_1_logp_2_gradRow[i1][0] += objective_cross_entropy_1_logp_3_gradRow[i1][0] / objective_cross_entropy_1_logp_2Row2[i1][0]
+		}
+	}
+
+	// backprop of op 6 (_objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1): g1 =+ g; g1 is _objective.cross_entropy#1/logp.1.grad
+	for i0 := range 4 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_logp_2_gradV := objective_cross_entropy_1_logp_2_grad[i0][i1][0]
+			objective_cross_entropy_1_logp_1_gradRow := &objective_cross_entropy_1_logp_1_grad[i0][i1]
+			for i2 := range 7 {
+				objective_cross_entropy_1_logp_1_gradRow[i2] += objective_cross_entropy_1_logp_2_gradV
+			}
+		}
+	}
+
+	// backprop of op 5 (_objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z): g1 =+ g * t; g1 is objective.cross_entropy#1/z.grad
+	for i0 := range 4 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_logp_1_gradRow2 := &objective_cross_entropy_1_logp_1_grad[i0][i1]
+			objective_cross_entropy_1_logp_1Row3 := &objective_cross_entropy_1_logp_1[i0][i1]
+			objective_cross_entropy_1_z_gradRow2 := &objective_cross_entropy_1_z_grad[i0][i1]
+			for i2 := range 7 {
+				objective_cross_entropy_1_z_gradRow2[i2] += objective_cross_entropy_1_logp_1_gradRow2[i2] * objective_cross_entropy_1_logp_1Row3[i2]
+			}
+		}
+	}
+
+	// backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad
+	for i0 := range 4 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_z_gradRow3 := &objective_cross_entropy_1_z_grad[i0][i1]
+			objective_cross_entropy_1_logits_gradRow := &objective_cross_entropy_1_logits_grad[i0][i1]
+			for i2 := range 7 {
+				objective_cross_entropy_1_logits_gradRow[i2] += objective_cross_entropy_1_z_gradRow3[i2]
+			}
+		}
+	}
+
+	// backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g2 =- g; g2 is objective.cross_entropy#1/m.grad
+	// float64 along-rows sub reduction kernel, 12 rows of 7 elements into 12 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce4AVX2(&objective_cross_entropy_1_m_grad[0][0][0], &objective_cross_entropy_1_z_grad[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 3 {
+				objective_cross_entropy_1_z_gradRow4 := &objective_cross_entropy_1_z_grad[i0][i1]
+				acc6 := objective_cross_entropy_1_m_grad[i0][i1][0]
+				for i2 := range 7 {
+					acc6 -= objective_cross_entropy_1_z_gradRow4[i2]
+				}
+				objective_cross_entropy_1_m_grad[i0][i1][0] = acc6
+			}
+		}
+	}
+
+	// backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): objective.cross_entropy#1/m.argmax@3 = 7 (no winner yet)
+	for j := range 4 {
+		for j2 := range 3 {
+			objective_cross_entropy_1_m_argmax_3[j][j2][0] = 7
+		}
+	}
+
+	// backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 7); w is objective.cross_entropy#1/m.argmax@3
+	// reduction accumulated in a local variable.
+	for i0 := range 4 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_logitsRow4 := &objective_cross_entropy_1_logits[i0][i1]
+			objective_cross_entropy_1_mV2 := objective_cross_entropy_1_m[i0][i1][0]
+			acc7 := objective_cross_entropy_1_m_argmax_3[i0][i1][0]
+			for i2 := range 7 {
+				var r float64
+				if objective_cross_entropy_1_logitsRow4[i2] == objective_cross_entropy_1_mV2 {
+					r = 1
+				}
+				r2 := float64(7)
+				if r != 0 {
+					r2 = ordinals_1[i2]
+				}
+				acc7 = min(acc7, r2)
+			}
+			objective_cross_entropy_1_m_argmax_3[i0][i1][0] = acc7
+		}
+	}
+
+	// backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is objective.cross_entropy#1/logits.grad
+	for i0 := range 4 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_m_argmax_3V := objective_cross_entropy_1_m_argmax_3[i0][i1][0]
+			objective_cross_entropy_1_m_gradV := objective_cross_entropy_1_m_grad[i0][i1][0]
+			objective_cross_entropy_1_logits_gradRow2 := &objective_cross_entropy_1_logits_grad[i0][i1]
+			for i2 := range 7 {
+				var r3 float64
+				if ordinals_1[i2] == objective_cross_entropy_1_m_argmax_3V {
+					r3 = 1
+				}
+				r4 := float64(0)
+				if r3 != 0 {
+					r4 = objective_cross_entropy_1_m_gradV
+				}
+				objective_cross_entropy_1_logits_gradRow2[i2] += r4
+			}
+		}
+	}
+
+	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
+	for i0 := range 4 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_logits_gradRow3 := &objective_cross_entropy_1_logits_grad[i0][i1]
+			objective_cross_entropy_1_logits_1_gradRow := &objective_cross_entropy_1_logits_1_grad[i0][i1]
+			for i2 := range 7 {
+				objective_cross_entropy_1_logits_1_gradRow[i2] += objective_cross_entropy_1_logits_gradRow3[i2]
+			}
+		}
+	}
+
+	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
+	// float64 across-rows add reduction kernel, 12 rows of 7 elements into 7 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce5AVX2(&gHeadB[0], &objective_cross_entropy_1_logits_grad[0][0][0])
+	} else {
+		// i1 unrolled and jammed into i2.
+		for i0 := range 4 {
+			objective_cross_entropy_1_logits_gradRow4 := &objective_cross_entropy_1_logits_grad[i0][0]
+			objective_cross_entropy_1_logits_gradRow5 := &objective_cross_entropy_1_logits_grad[i0][1]
+			objective_cross_entropy_1_logits_gradRow6 := &objective_cross_entropy_1_logits_grad[i0][2]
+			for i2 := range 7 {
+				acc8 := gHeadB[i2]
+				acc8 += objective_cross_entropy_1_logits_gradRow4[i2]
+				acc8 += objective_cross_entropy_1_logits_gradRow5[i2]
+				acc8 += objective_cross_entropy_1_logits_gradRow6[i2]
+				gHeadB[i2] = acc8
+			}
+		}
+	}
+
+	// backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g1 =+ g * v2; g1 is head.w.grad
+	// float64 across-rows add reduction kernel, 12 rows of 5 elements into 5 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i2 := range 7 {
+			ocannlReduce6AVX2(&gHeadW[5*i2], &objective_cross_entropy_1_logits_1_grad[0][0][i2], &emb_e[0][0][0])
+		}
+	} else {
+		for i0 := range 4 {
+			for i1 := range 3 {
+				emb_eRow2 := &emb_e[i0][i1]
+				for i2 := range 7 {
+					objective_cross_entropy_1_logits_1_gradV := objective_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					gHeadWRow := (*[5]float64)(gHeadW[5*i2 : 5*i2+5])
+					for i3 := range 5 {
+						gHeadWRow[i3] += objective_cross_entropy_1_logits_1_gradV * emb_eRow2[i3]
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g2 =+ v1 * g; g2 is emb/e.grad
+	// float64 across-rows add reduction kernel, 7 rows of 5 elements into 5 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 4 {
+			for i1 := range 3 {
+				ocannlReduce7AVX2(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
+			}
+		}
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 4 {
+			for i1 := range 3 {
+				emb_e_gradRow := &emb_e_grad[i0][i1]
+				for i2 := 0; i2 < 4; i2 += 4 {
+					pHeadWRow2 := (*[5]float64)(pHeadW[5*i2 : 5*i2+5])
+					objective_cross_entropy_1_logits_1_gradV2 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					pHeadWRow3 := (*[5]float64)(pHeadW[5*i2+5 : 5*i2+10])
+					objective_cross_entropy_1_logits_1_gradV3 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2+1]
+					pHeadWRow4 := (*[5]float64)(pHeadW[5*i2+10 : 5*i2+15])
+					objective_cross_entropy_1_logits_1_gradV4 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2+2]
+					pHeadWRow5 := (*[5]float64)(pHeadW[5*i2+15 : 5*i2+20])
+					objective_cross_entropy_1_logits_1_gradV5 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2+3]
+					for i3 := range 5 {
+						acc9 := emb_e_gradRow[i3]
+						acc9 += pHeadWRow2[i3] * objective_cross_entropy_1_logits_1_gradV2
+						acc9 += pHeadWRow3[i3] * objective_cross_entropy_1_logits_1_gradV3
+						acc9 += pHeadWRow4[i3] * objective_cross_entropy_1_logits_1_gradV4
+						acc9 += pHeadWRow5[i3] * objective_cross_entropy_1_logits_1_gradV5
+						emb_e_gradRow[i3] = acc9
+					}
+				}
+				for i2 := 4; i2 < 7; i2++ {
+					pHeadWRow6 := (*[5]float64)(pHeadW[5*i2 : 5*i2+5])
+					objective_cross_entropy_1_logits_1_gradV6 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					for i3 := range 5 {
+						emb_e_gradRow[i3] += pHeadWRow6[i3] * objective_cross_entropy_1_logits_1_gradV6
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 0 (emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids): g1 =+ g; g1 is emb.table.grad
+	for i0 := range 4 {
+		for i1 := range 3 {
+			for i2 := range 5 {
+				gEmbTable[i2+5*int(ids[i0][i1])] += emb_e_grad[i0][i1][i2]
+			}
+		}
+	}
+}
+
+// ocannlEmbedCERowsObjectiveLoss_rows2 runs a tensor program generated by ocannlgen.
+//
+// Entry point objective of model EmbedCERows on a block of 2 rows (of at most 4).
+//
+// Tensors (batch | input -> output):
+//
+//	ids: 2,3 |  (input, parameter ids)
+//	y: 2,3 |  (input, parameter y)
+//	emb.table: 10,5 (param, parameter pEmbTable)
+//	emb/e: 2,3 | 5 (let, local)
+//	head.w: 5 -> 7 (param, parameter pHeadW)
+//	_objective.cross_entropy#1/logits.1: 2,3 | 7 (let, local)
+//	head.b: 7 (param, parameter pHeadB)
+//	objective.cross_entropy#1/logits: 2,3 | 7 (let, local)
+//	objective.cross_entropy#1/m: 2,3 | 1 (let, local)
+//	objective.cross_entropy#1/z: 2,3 | 7 (let, local)
+//	_objective.cross_entropy#1/logp.1: 2,3 | 7 (let, local)
+//	_objective.cross_entropy#1/logp.2: 2,3 | 1 (let, local)
+//	_objective.cross_entropy#1/logp.3: 2,3 | 1 (let, local)
+//	objective.cross_entropy#1/logp: 2,3 | 7 (let, local)
+//	objective.cross_entropy#1/picked: 2,3 |  (let, local)
+//	_objective.1: 1 (let, local)
+//	_dim_b.1: 1 (dim, constant)
+//	_objective.2: 1 (let, local)
+//	objective: 1 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# init _dim_b.1 (dim)
+//	init _dim_b.1: constant 6
+//
+//	# emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..4:
+//	      emb/e[i0, i1, i2] = emb.table[ids[i0, i1], i2]
+//
+//	# _objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e
+//	fill _objective.cross_entropy#1/logits.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      for i3 in 0..4:  # reduction
+//	        _objective.cross_entropy#1/logits.1[i0, i1, i2] += head.w[i2, i3] * emb/e[i0, i1, i3]
+//
+//	# objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      objective.cross_entropy#1/logits[i0, i1, i2] = _objective.cross_entropy#1/logits.1[i0, i1, i2] + head.b[i2]
+//
+//	# objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits
+//	fill objective.cross_entropy#1/m with -inf
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:  # reduction
+//	      objective.cross_entropy#1/m[i0, i1, 0] max= objective.cross_entropy#1/logits[i0, i1, i2]
+//
+//	# objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      objective.cross_entropy#1/z[i0, i1, i2] = objective.cross_entropy#1/logits[i0, i1, i2] - objective.cross_entropy#1/m[i0, i1, 0]
+//
+//	# _objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      _objective.cross_entropy#1/logp.1[i0, i1, i2] = exp(objective.cross_entropy#1/z[i0, i1, i2])
+//
+//	# _objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1
+//	fill _objective.cross_entropy#1/logp.2 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:  # reduction
+//	      _objective.cross_entropy#1/logp.2[i0, i1, 0] += _objective.cross_entropy#1/logp.1[i0, i1, i2]
+//
+//	# _objective.cross_entropy#1/logp.3 = pointwise log of _objective.cross_entropy#1/logp.2
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    _objective.cross_entropy#1/logp.3[i0, i1, 0] = log(_objective.cross_entropy#1/logp.2[i0, i1, 0])
+//
+//	# objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      objective.cross_entropy#1/logp[i0, i1, i2] = objective.cross_entropy#1/z[i0, i1, i2] - _objective.cross_entropy#1/logp.3[i0, i1, 0]
+//
+//	# objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    objective.cross_entropy#1/picked[i0, i1] = objective.cross_entropy#1/logp[i0, i1, y[i0, i1]]
+//
+//	# _objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked
+//	fill _objective.1 with 0
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..2:  # reduction
+//	    _objective.1[0] += objective.cross_entropy#1/picked[i0, i1]
+//
+//	# _objective.2 = pointwise "/." of _objective.1, _dim_b.1
+//	_objective.2[0] = _objective.1[0] / _dim_b.1[0]
+//
+//	# objective = pointwise neg of _objective.2
+//	objective[0] = neg(_objective.2[0])
+func ocannlEmbedCERowsObjectiveLoss_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]float64, pHeadW *[35]float64, pHeadB *[7]float64, out *[1]float64) {
+	var emb_e [2][3][5]float64
+	var objective_cross_entropy_1_logits_1 [2][3][7]float64
+	var objective_cross_entropy_1_logits [2][3][7]float64
+	var objective_cross_entropy_1_m [2][3][1]float64
+	var objective_cross_entropy_1_z [2][3][7]float64
+	var objective_cross_entropy_1_logp_1 [2][3][7]float64
+	var objective_cross_entropy_1_logp_2 [2][3][1]float64
+	var objective_cross_entropy_1_logp_3 [2][3][1]float64
+	var objective_cross_entropy_1_logp [2][3][7]float64
+	var objective_cross_entropy_1_picked [2][3]float64
+	var objective_1 [1]float64
+	var objective_2 [1]float64
+
+	// emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids
+	for i0 := range 2 {
+		for i1 := range 3 {
+			for i2 := range 5 {
+				emb_e[i0][i1][i2] = pEmbTable[i2+5*int(ids[i0][i1])]
+			}
+		}
+	}
+
+	// _objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e
+	// float64 along-rows add reduction kernel, 7 rows of 5 elements into 7 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			for i1 := range 3 {
+				ocannlReduce8AVX2(&objective_cross_entropy_1_logits_1[i0][i1][0], &pHeadW[0], &emb_e[i0][i1][0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 3 {
+				emb_eRow := &emb_e[i0][i1]
+				for i2 := range 7 {
+					pHeadWRow := (*[5]float64)(pHeadW[5*i2 : 5*i2+5])
+					acc := float64(0)
+					for i3 := range 5 {
+						acc += pHeadWRow[i3] * emb_eRow[i3]
+					}
+					objective_cross_entropy_1_logits_1[i0][i1][i2] = acc
+				}
+			}
+		}
+	}
+
+	// objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b
+	for i0 := range 2 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_logits_1Row := &objective_cross_entropy_1_logits_1[i0][i1]
+			objective_cross_entropy_1_logitsRow := &objective_cross_entropy_1_logits[i0][i1]
+			for i2 := range 7 {
+				objective_cross_entropy_1_logitsRow[i2] = objective_cross_entropy_1_logits_1Row[i2] + pHeadB[i2]
+			}
+		}
+	}
+
+	// objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits
+	// float64 along-rows max reduction kernel, 6 rows of 7 elements into 6 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&objective_cross_entropy_1_m[0][0][0], &objective_cross_entropy_1_logits[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 3 {
+				objective_cross_entropy_1_logitsRow2 := &objective_cross_entropy_1_logits[i0][i1]
+				acc2 := math.Inf(-1)
+				for i2 := range 7 {
+					acc2 = max(acc2, objective_cross_entropy_1_logitsRow2[i2])
+				}
+				objective_cross_entropy_1_m[i0][i1][0] = acc2
+			}
+		}
+	}
+
+	// objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m
+	for i0 := range 2 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_logitsRow3 := &objective_cross_entropy_1_logits[i0][i1]
+			objective_cross_entropy_1_mV := objective_cross_entropy_1_m[i0][i1][0]
+			objective_cross_entropy_1_zRow := &objective_cross_entropy_1_z[i0][i1]
+			for i2 := range 7 {
+				objective_cross_entropy_1_zRow[i2] = objective_cross_entropy_1_logitsRow3[i2] - objective_cross_entropy_1_mV
+			}
+		}
+	}
+
+	// _objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z
+	// float64 pointwise kernel over 42 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap3AVX2(&objective_cross_entropy_1_logp_1[0][0][0], &objective_cross_entropy_1_z[0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 3 {
+				objective_cross_entropy_1_zRow2 := &objective_cross_entropy_1_z[i0][i1]
+				objective_cross_entropy_1_logp_1Row := &objective_cross_entropy_1_logp_1[i0][i1]
+				for i2 := range 7 {
+					objective_cross_entropy_1_logp_1Row[i2] = math.Exp(objective_cross_entropy_1_zRow2[i2])
+				}
+			}
+		}
+	}
+
+	// _objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1
+	// float64 along-rows add reduction kernel, 6 rows of 7 elements into 6 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce10AVX2(&objective_cross_entropy_1_logp_2[0][0][0], &objective_cross_entropy_1_logp_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 3 {
+				objective_cross_entropy_1_logp_1Row2 := &objective_cross_entropy_1_logp_1[i0][i1]
+				acc3 := float64(0)
+				for i2 := range 7 {
+					acc3 += objective_cross_entropy_1_logp_1Row2[i2]
+				}
+				objective_cross_entropy_1_logp_2[i0][i1][0] = acc3
+			}
+		}
+	}
+
+	// _objective.cross_entropy#1/logp.3 = pointwise log of _objective.cross_entropy#1/logp.2
+	for i0 := range 2 {
+		objective_cross_entropy_1_logp_2Row := &objective_cross_entropy_1_logp_2[i0]
+		objective_cross_entropy_1_logp_3Row := &objective_cross_entropy_1_logp_3[i0]
+		for i1 := range 3 {
+			objective_cross_entropy_1_logp_3Row[i1][0] = math.Log(objective_cross_entropy_1_logp_2Row[i1][0])
+		}
+	}
+
+	// objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3
+	for i0 := range 2 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_zRow3 := &objective_cross_entropy_1_z[i0][i1]
+			objective_cross_entropy_1_logp_3V := objective_cross_entropy_1_logp_3[i0][i1][0]
+			objective_cross_entropy_1_logpRow := &objective_cross_entropy_1_logp[i0][i1]
+			for i2 := range 7 {
+				objective_cross_entropy_1_logpRow[i2] = objective_cross_entropy_1_zRow3[i2] - objective_cross_entropy_1_logp_3V
+			}
+		}
+	}
+
+	// objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y
+	for i0 := range 2 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_picked[i0][i1] = objective_cross_entropy_1_logp[i0][i1][int(y[i0][i1])]
+		}
+	}
+
+	// _objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked
+	// reduction accumulated in a local variable.
+	acc4 := float64(0)
+	for i0 := range 2 {
+		objective_cross_entropy_1_pickedRow := &objective_cross_entropy_1_picked[i0]
+		for i1 := range 3 {
+			acc4 += objective_cross_entropy_1_pickedRow[i1]
+		}
+	}
+	objective_1[0] = acc4
+
+	// _objective.2 = pointwise "/." of _objective.1, _dim_b.1
+	objective_2[0] = objective_1[0] / 6
+
+	// objective = pointwise neg of _objective.2
+	out[0] = -objective_2[0]
+}
+
+// ocannlEmbedCERowsBackward_rows2 runs a tensor program generated by ocannlgen.
+//
+// Forward and backward pass of loss objective of model EmbedCERows on a block of 2 rows (of at most 4).
+//
+// Tensors (batch | input -> output):
+//
+//	ids: 2,3 |  (input, parameter ids)
+//	y: 2,3 |  (input, parameter y)
+//	emb.table: 10,5 (param, parameter pEmbTable)
+//	emb/e: 2,3 | 5 (let, local)
+//	head.w: 5 -> 7 (param, parameter pHeadW)
+//	_objective.cross_entropy#1/logits.1: 2,3 | 7 (let, local)
+//	head.b: 7 (param, parameter pHeadB)
+//	objective.cross_entropy#1/logits: 2,3 | 7 (let, local)
+//	objective.cross_entropy#1/m: 2,3 | 1 (let, local)
+//	objective.cross_entropy#1/z: 2,3 | 7 (let, local)
+//	_objective.cross_entropy#1/logp.1: 2,3 | 7 (let, local)
+//	_objective.cross_entropy#1/logp.2: 2,3 | 1 (let, local)
+//	_objective.cross_entropy#1/logp.3: 2,3 | 1 (let, local)
+//	objective.cross_entropy#1/logp: 2,3 | 7 (let, local)
+//	objective.cross_entropy#1/picked: 2,3 |  (let, local)
+//	_objective.1: 1 (let, local)
+//	_dim_b.1: 1 (dim, constant)
+//	_objective.2: 1 (let, local)
+//	objective: 1 (let, output parameter loss)
+//	emb.table.grad: [10 5] (let, output parameter gEmbTable)
+//	emb/e.grad: [2 3 5] (let, local)
+//	head.w.grad: [7 5] (let, output parameter gHeadW)
+//	_objective.cross_entropy#1/logits.1.grad: [2 3 7] (let, local)
+//	head.b.grad: [7] (let, output parameter gHeadB)
+//	objective.cross_entropy#1/logits.grad: [2 3 7] (let, local)
+//	objective.cross_entropy#1/m.grad: [2 3 1] (let, local)
+//	objective.cross_entropy#1/z.grad: [2 3 7] (let, local)
+//	_objective.cross_entropy#1/logp.1.grad: [2 3 7] (let, local)
+//	_objective.cross_entropy#1/logp.2.grad: [2 3 1] (let, local)
+//	_objective.cross_entropy#1/logp.3.grad: [2 3 1] (let, local)
+//	objective.cross_entropy#1/logp.grad: [2 3 7] (let, local)
+//	objective.cross_entropy#1/picked.grad: [2 3] (let, local)
+//	_objective.1.grad: [1] (let, local)
+//	_objective.2.grad: [1] (let, local)
+//	objective.grad: [1] (let, local)
+//	_ordinals.1: [7] (literal, local)
+//	objective.cross_entropy#1/m.argmax@3: [2 3 1] (let, local)
+//
+// Loop nests:
+//
+//	# init _dim_b.1 (dim)
+//	init _dim_b.1: constant 6
+//
+//	# init _ordinals.1 (the ordinals of [7] reduced points)
+//	init _ordinals.1: range over offsets
+//
+//	# emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..4:
+//	      emb/e[i0, i1, i2] = emb.table[ids[i0, i1], i2]
+//
+//	# _objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e
+//	fill _objective.cross_entropy#1/logits.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      for i3 in 0..4:  # reduction
+//	        _objective.cross_entropy#1/logits.1[i0, i1, i2] += head.w[i2, i3] * emb/e[i0, i1, i3]
+//
+//	# objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      objective.cross_entropy#1/logits[i0, i1, i2] = _objective.cross_entropy#1/logits.1[i0, i1, i2] + head.b[i2]
+//
+//	# objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits
+//	fill objective.cross_entropy#1/m with -inf
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:  # reduction
+//	      objective.cross_entropy#1/m[i0, i1, 0] max= objective.cross_entropy#1/logits[i0, i1, i2]
+//
+//	# objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      objective.cross_entropy#1/z[i0, i1, i2] = objective.cross_entropy#1/logits[i0, i1, i2] - objective.cross_entropy#1/m[i0, i1, 0]
+//
+//	# _objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      _objective.cross_entropy#1/logp.1[i0, i1, i2] = exp(objective.cross_entropy#1/z[i0, i1, i2])
+//
+//	# _objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1
+//	fill _objective.cross_entropy#1/logp.2 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:  # reduction
+//	      _objective.cross_entropy#1/logp.2[i0, i1, 0] += _objective.cross_entropy#1/logp.1[i0, i1, i2]
+//
+//	# _objective.cross_entropy#1/logp.3 = pointwise log of _objective.cross_entropy#1/logp.2
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    _objective.cross_entropy#1/logp.3[i0, i1, 0] = log(_objective.cross_entropy#1/logp.2[i0, i1, 0])
+//
+//	# objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      objective.cross_entropy#1/logp[i0, i1, i2] = objective.cross_entropy#1/z[i0, i1, i2] - _objective.cross_entropy#1/logp.3[i0, i1, 0]
+//
+//	# objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    objective.cross_entropy#1/picked[i0, i1] = objective.cross_entropy#1/logp[i0, i1, y[i0, i1]]
+//
+//	# _objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked
+//	fill _objective.1 with 0
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..2:  # reduction
+//	    _objective.1[0] += objective.cross_entropy#1/picked[i0, i1]
+//
+//	# _objective.2 = pointwise "/." of _objective.1, _dim_b.1
+//	_objective.2[0] = _objective.1[0] / _dim_b.1[0]
+//
+//	# objective = pointwise neg of _objective.2
+//	objective[0] = neg(_objective.2[0])
+//
+//	# zero the gradients
+//	fill emb.table.grad with 0
+//	fill emb/e.grad with 0
+//	fill head.w.grad with 0
+//	fill _objective.cross_entropy#1/logits.1.grad with 0
+//	fill head.b.grad with 0
+//	fill objective.cross_entropy#1/logits.grad with 0
+//	fill objective.cross_entropy#1/m.grad with 0
+//	fill objective.cross_entropy#1/z.grad with 0
+//	fill _objective.cross_entropy#1/logp.1.grad with 0
+//	fill _objective.cross_entropy#1/logp.2.grad with 0
+//	fill _objective.cross_entropy#1/logp.3.grad with 0
+//	fill objective.cross_entropy#1/logp.grad with 0
+//	fill objective.cross_entropy#1/picked.grad with 0
+//	fill _objective.1.grad with 0
+//	fill _objective.2.grad with 0
+//	fill objective.grad with 0
+//
+//	# objective.grad = 1
+//	objective.grad[0] = 1
+//
+//	# backprop of op 12 (objective = pointwise neg of _objective.2): g1 =+ neg(g); g1 is _objective.2.grad
+//	_objective.2.grad[0] += neg(objective.grad[0])
+//
+//	# backprop of op 11 (_objective.2 = pointwise "/." of _objective.1, _dim_b.1): g1 =+ g / v2; g1 is _objective.1.grad
+//	_objective.1.grad[0] += _objective.2.grad[0] / _dim_b.1[0]
+//
+//	# backprop of op 10 (_objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked): g1 =+ g; g1 is objective.cross_entropy#1/picked.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    objective.cross_entropy#1/picked.grad[i0, i1] += _objective.1.grad[0]
+//
+//	# backprop of op 9 (objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y): g1 =+ g; g1 is objective.cross_entropy#1/logp.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    objective.cross_entropy#1/logp.grad[i0, i1, y[i0, i1]] += objective.cross_entropy#1/picked.grad[i0, i1]
+//
+//	# backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      objective.cross_entropy#1/z.grad[i0, i1, i2] += objective.cross_entropy#1/logp.grad[i0, i1, i2]
+//
+//	# backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g2 =- g; g2 is _objective.cross_entropy#1/logp.3.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:  # reduction
+//	      _objective.cross_entropy#1/logp.3.grad[i0, i1, 0] -= objective.cross_entropy#1/logp.grad[i0, i1, i2]
+//
+//	# backprop of op 7 (_objective.cross_entropy#1/logp.3 = pointwise log of _objective.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _objective.cross_entropy#1/logp.2.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    _objective.cross_entropy#1/logp.2.grad[i0, i1, 0] += _objective.cross_entropy#1/logp.3.grad[i0, i1, 0] / _objective.cross_entropy#1/logp.2[i0, i1, 0]
+//
+//	# backprop of op 6 (_objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1): g1 =+ g; g1 is _objective.cross_entropy#1/logp.1.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      _objective.cross_entropy#1/logp.1.grad[i0, i1, i2] += _objective.cross_entropy#1/logp.2.grad[i0, i1, 0]
+//
+//	# backprop of op 5 (_objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z): g1 =+ g * t; g1 is objective.cross_entropy#1/z.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      objective.cross_entropy#1/z.grad[i0, i1, i2] += _objective.cross_entropy#1/logp.1.grad[i0, i1, i2] * _objective.cross_entropy#1/logp.1[i0, i1, i2]
+//
+//	# backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      objective.cross_entropy#1/logits.grad[i0, i1, i2] += objective.cross_entropy#1/z.grad[i0, i1, i2]
+//
+//	# backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g2 =- g; g2 is objective.cross_entropy#1/m.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:  # reduction
+//	      objective.cross_entropy#1/m.grad[i0, i1, 0] -= objective.cross_entropy#1/z.grad[i0, i1, i2]
+//
+//	# backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): objective.cross_entropy#1/m.argmax@3 = 7 (no winner yet)
+//	fill objective.cross_entropy#1/m.argmax@3 with 7
+//
+//	# backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 7); w is objective.cross_entropy#1/m.argmax@3
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:  # reduction
+//	      objective.cross_entropy#1/m.argmax@3[i0, i1, 0] min= where(objective.cross_entropy#1/logits[i0, i1, i2] == objective.cross_entropy#1/m[i0, i1, 0], _ordinals.1[i2], 7)
+//
+//	# backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is objective.cross_entropy#1/logits.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      objective.cross_entropy#1/logits.grad[i0, i1, i2] += where(_ordinals.1[i2] == objective.cross_entropy#1/m.argmax@3[i0, i1, 0], objective.cross_entropy#1/m.grad[i0, i1, 0], 0)
+//
+//	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:
+//	      _objective.cross_entropy#1/logits.1.grad[i0, i1, i2] += objective.cross_entropy#1/logits.grad[i0, i1, i2]
+//
+//	# backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..2:  # reduction
+//	    for i2 in 0..6:
+//	      head.b.grad[i2] += objective.cross_entropy#1/logits.grad[i0, i1, i2]
+//
+//	# backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g1 =+ g * v2; g1 is head.w.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..2:  # reduction
+//	    for i2 in 0..6:
+//	      for i3 in 0..4:
+//	        head.w.grad[i2, i3] += _objective.cross_entropy#1/logits.1.grad[i0, i1, i2] * emb/e[i0, i1, i3]
+//
+//	# backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g2 =+ v1 * g; g2 is emb/e.grad
+//	for i0 in 0..1:
+//	  for i1 in 0..2:
+//	    for i2 in 0..6:  # reduction
+//	      for i3 in 0..4:
+//	        emb/e.grad[i0, i1, i3] += head.w[i2, i3] * _objective.cross_entropy#1/logits.1.grad[i0, i1, i2]
+//
+//	# backprop of op 0 (emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids): g1 =+ g; g1 is emb.table.grad
+//	for i0 in 0..1:  # reduction
+//	  for i1 in 0..2:  # reduction
+//	    for i2 in 0..4:
+//	      emb.table.grad[ids[i0, i1], i2] += emb/e.grad[i0, i1, i2]
+func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]float64, pHeadW *[35]float64, pHeadB *[7]float64, gEmbTable *[50]float64, gHeadW *[35]float64, gHeadB *[7]float64, loss *[1]float64) {
+	var emb_e [2][3][5]float64
+	var objective_cross_entropy_1_logits_1 [2][3][7]float64
+	var objective_cross_entropy_1_logits [2][3][7]float64
+	var objective_cross_entropy_1_m [2][3][1]float64
+	var objective_cross_entropy_1_z [2][3][7]float64
+	var objective_cross_entropy_1_logp_1 [2][3][7]float64
+	var objective_cross_entropy_1_logp_2 [2][3][1]float64
+	var objective_cross_entropy_1_logp_3 [2][3][1]float64
+	var objective_cross_entropy_1_logp [2][3][7]float64
+	var objective_cross_entropy_1_picked [2][3]float64
+	var objective_1 [1]float64
+	var objective_2 [1]float64
+	var emb_e_grad [2][3][5]float64
+	var objective_cross_entropy_1_logits_1_grad [2][3][7]float64
+	var objective_cross_entropy_1_logits_grad [2][3][7]float64
+	var objective_cross_entropy_1_m_grad [2][3][1]float64
+	var objective_cross_entropy_1_z_grad [2][3][7]float64
+	var objective_cross_entropy_1_logp_1_grad [2][3][7]float64
+	var objective_cross_entropy_1_logp_2_grad [2][3][1]float64
+	var objective_cross_entropy_1_logp_3_grad [2][3][1]float64
+	var objective_cross_entropy_1_logp_grad [2][3][7]float64
+	var objective_cross_entropy_1_picked_grad [2][3]float64
+	var objective_1_grad [1]float64
+	var objective_2_grad [1]float64
+	var objective_grad [1]float64
+	var ordinals_1 [7]float64
+	var objective_cross_entropy_1_m_argmax_3 [2][3][1]float64
+
+	// init _ordinals.1 (the ordinals of [7] reduced points)
+	ordinals_1 = [7]float64{0, 1, 2, 3, 4, 5, 6}
+
+	// emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids
+	for i0 := range 2 {
+		for i1 := range 3 {
+			for i2 := range 5 {
+				emb_e[i0][i1][i2] = pEmbTable[i2+5*int(ids[i0][i1])]
+			}
+		}
+	}
+
+	// _objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e
+	// float64 along-rows add reduction kernel, 7 rows of 5 elements into 7 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			for i1 := range 3 {
+				ocannlReduce8AVX2(&objective_cross_entropy_1_logits_1[i0][i1][0], &pHeadW[0], &emb_e[i0][i1][0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 3 {
+				emb_eRow := &emb_e[i0][i1]
+				for i2 := range 7 {
+					pHeadWRow := (*[5]float64)(pHeadW[5*i2 : 5*i2+5])
+					acc := float64(0)
+					for i3 := range 5 {
+						acc += pHeadWRow[i3] * emb_eRow[i3]
+					}
+					objective_cross_entropy_1_logits_1[i0][i1][i2] = acc
+				}
+			}
+		}
+	}
+
+	// objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b
+	for i0 := range 2 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_logits_1Row := &objective_cross_entropy_1_logits_1[i0][i1]
+			objective_cross_entropy_1_logitsRow := &objective_cross_entropy_1_logits[i0][i1]
+			for i2 := range 7 {
+				objective_cross_entropy_1_logitsRow[i2] = objective_cross_entropy_1_logits_1Row[i2] + pHeadB[i2]
+			}
+		}
+	}
+
+	// objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits
+	// float64 along-rows max reduction kernel, 6 rows of 7 elements into 6 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&objective_cross_entropy_1_m[0][0][0], &objective_cross_entropy_1_logits[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 3 {
+				objective_cross_entropy_1_logitsRow2 := &objective_cross_entropy_1_logits[i0][i1]
+				acc2 := math.Inf(-1)
+				for i2 := range 7 {
+					acc2 = max(acc2, objective_cross_entropy_1_logitsRow2[i2])
+				}
+				objective_cross_entropy_1_m[i0][i1][0] = acc2
+			}
+		}
+	}
+
+	// objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m
+	for i0 := range 2 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_logitsRow3 := &objective_cross_entropy_1_logits[i0][i1]
+			objective_cross_entropy_1_mV := objective_cross_entropy_1_m[i0][i1][0]
+			objective_cross_entropy_1_zRow := &objective_cross_entropy_1_z[i0][i1]
+			for i2 := range 7 {
+				objective_cross_entropy_1_zRow[i2] = objective_cross_entropy_1_logitsRow3[i2] - objective_cross_entropy_1_mV
+			}
+		}
+	}
+
+	// _objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z
+	// float64 pointwise kernel over 42 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap3AVX2(&objective_cross_entropy_1_logp_1[0][0][0], &objective_cross_entropy_1_z[0][0][0])
+	} else {
+		for i0 := range 2 {
+			for i1 := range 3 {
+				objective_cross_entropy_1_zRow2 := &objective_cross_entropy_1_z[i0][i1]
+				objective_cross_entropy_1_logp_1Row := &objective_cross_entropy_1_logp_1[i0][i1]
+				for i2 := range 7 {
+					objective_cross_entropy_1_logp_1Row[i2] = math.Exp(objective_cross_entropy_1_zRow2[i2])
+				}
+			}
+		}
+	}
+
+	// _objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1
+	// float64 along-rows add reduction kernel, 6 rows of 7 elements into 6 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce10AVX2(&objective_cross_entropy_1_logp_2[0][0][0], &objective_cross_entropy_1_logp_1[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 3 {
+				objective_cross_entropy_1_logp_1Row2 := &objective_cross_entropy_1_logp_1[i0][i1]
+				acc3 := float64(0)
+				for i2 := range 7 {
+					acc3 += objective_cross_entropy_1_logp_1Row2[i2]
+				}
+				objective_cross_entropy_1_logp_2[i0][i1][0] = acc3
+			}
+		}
+	}
+
+	// _objective.cross_entropy#1/logp.3 = pointwise log of _objective.cross_entropy#1/logp.2
+	for i0 := range 2 {
+		objective_cross_entropy_1_logp_2Row := &objective_cross_entropy_1_logp_2[i0]
+		objective_cross_entropy_1_logp_3Row := &objective_cross_entropy_1_logp_3[i0]
+		for i1 := range 3 {
+			objective_cross_entropy_1_logp_3Row[i1][0] = math.Log(objective_cross_entropy_1_logp_2Row[i1][0])
+		}
+	}
+
+	// objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3
+	for i0 := range 2 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_zRow3 := &objective_cross_entropy_1_z[i0][i1]
+			objective_cross_entropy_1_logp_3V := objective_cross_entropy_1_logp_3[i0][i1][0]
+			objective_cross_entropy_1_logpRow := &objective_cross_entropy_1_logp[i0][i1]
+			for i2 := range 7 {
+				objective_cross_entropy_1_logpRow[i2] = objective_cross_entropy_1_zRow3[i2] - objective_cross_entropy_1_logp_3V
+			}
+		}
+	}
+
+	// objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y
+	for i0 := range 2 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_picked[i0][i1] = objective_cross_entropy_1_logp[i0][i1][int(y[i0][i1])]
+		}
+	}
+
+	// _objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked
+	// reduction accumulated in a local variable.
+	acc4 := float64(0)
+	for i0 := range 2 {
+		objective_cross_entropy_1_pickedRow := &objective_cross_entropy_1_picked[i0]
+		for i1 := range 3 {
+			acc4 += objective_cross_entropy_1_pickedRow[i1]
+		}
+	}
+	objective_1[0] = acc4
+
+	// _objective.2 = pointwise "/." of _objective.1, _dim_b.1
+	objective_2[0] = objective_1[0] / 6
+
+	// objective = pointwise neg of _objective.2
+	loss[0] = -objective_2[0]
+
+	// zero the gradients
+	*gEmbTable = [50]float64{}
+	*gHeadW = [35]float64{}
+	*gHeadB = [7]float64{}
+
+	// objective.grad = 1
+	objective_grad[0] = 1
+
+	// backprop of op 12 (objective = pointwise neg of _objective.2): g1 =+ neg(g); g1 is _objective.2.grad
+	objective_2_grad[0] += -objective_grad[0]
+
+	// backprop of op 11 (_objective.2 = pointwise "/." of _objective.1, _dim_b.1): g1 =+ g / v2; g1 is _objective.1.grad
+	objective_1_grad[0] += objective_2_grad[0] / 6
+
+	// backprop of op 10 (_objective.1 = einsum "++" "..b.. | => 0" of objective.cross_entropy#1/picked): g1 =+ g; g1 is objective.cross_entropy#1/picked.grad
+	objective_1_gradV := objective_1_grad[0]
+	for i0 := range 2 {
+		objective_cross_entropy_1_picked_gradRow := &objective_cross_entropy_1_picked_grad[i0]
+		for i1 := range 3 {
+			objective_cross_entropy_1_picked_gradRow[i1] += objective_1_gradV
+		}
+	}
+
+	// backprop of op 9 (objective.cross_entropy#1/picked = gather "@@" "..b.. | c; ..b.. | => ..b.. |" of objective.cross_entropy#1/logp, y): g1 =+ g; g1 is objective.cross_entropy#1/logp.grad
+	for i0 := range 2 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_logp_grad[i0][i1][int(y[i0][i1])] += objective_cross_entropy_1_picked_grad[i0][i1]
+		}
+	}
+
+	// backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g1 =+ g; g1 is objective.cross_entropy#1/z.grad
+	for i0 := range 2 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_logp_gradRow := &objective_cross_entropy_1_logp_grad[i0][i1]
+			objective_cross_entropy_1_z_gradRow := &objective_cross_entropy_1_z_grad[i0][i1]
+			for i2 := range 7 {
+				objective_cross_entropy_1_z_gradRow[i2] += objective_cross_entropy_1_logp_gradRow[i2]
+			}
+		}
+	}
+
+	// backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g2 =- g; g2 is _objective.cross_entropy#1/logp.3.grad
+	// float64 along-rows sub reduction kernel, 6 rows of 7 elements into 6 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce11AVX2(&objective_cross_entropy_1_logp_3_grad[0][0][0], &objective_cross_entropy_1_logp_grad[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 3 {
+				objective_cross_entropy_1_logp_gradRow2 := &objective_cross_entropy_1_logp_grad[i0][i1]
+				acc5 := objective_cross_entropy_1_logp_3_grad[i0][i1][0]
+				for i2 := range 7 {
+					acc5 -= objective_cross_entropy_1_logp_gradRow2[i2]
+				}
+				objective_cross_entropy_1_logp_3_grad[i0][i1][0] = acc5
+			}
+		}
+	}
+
+	// backprop of op 7 (_objective.cross_entropy#1/logp.3 = pointwise log of _objective.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _objective.cross_entropy#1/logp.2.grad
+	for i0 := range 2 {
+		objective_cross_entropy_1_logp_3_gradRow := &objective_cross_entropy_1_logp_3_grad[i0]
+		objective_cross_entropy_1_logp_2Row2 := &objective_cross_entropy_1_logp_2[i0]
+		objective_cross_entropy_1_logp_2_gradRow := &objective_cross_entropy_1_logp_2_grad[i0]
+		for i1 := range 3 {
+			objective_cross_entropy_1_logp_2_gradRow[i1][0] += objective_cross_entropy_1_logp_3_gradRow[i1][0] / objective_cross_entropy_1_logp_2Row2[i1][0]
+		}
+	}
+
+	// backprop of op 6 (_objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1): g1 =+ g; g1 is _objective.cross_entropy#1/logp.1.grad
+	for i0 := range 2 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_logp_2_gradV := objective_cross_entropy_1_logp_2_grad[i0][i1][0]
+			objective_cross_entropy_1_logp_1_gradRow := &objective_cross_entropy_1_logp_1_grad[i0][i1]
+			for i2 := range 7 {
+				objective_cross_entropy_1_logp_1_gradRow[i2] += objective_cross_entropy_1_logp_2_gradV
+			}
+		}
+	}
+
+	// backprop of op 5 (_objective.cross_entropy#1/logp.1 = pointwise exp of objective.cross_entropy#1/z): g1 =+ g * t; g1 is objective.cross_entropy#1/z.grad
+	for i0 := range 2 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_logp_1_gradRow2 := &objective_cross_entropy_1_logp_1_grad[i0][i1]
+			objective_cross_entropy_1_logp_1Row3 := &objective_cross_entropy_1_logp_1[i0][i1]
+			objective_cross_entropy_1_z_gradRow2 := &objective_cross_entropy_1_z_grad[i0][i1]
+			for i2 := range 7 {
+				objective_cross_entropy_1_z_gradRow2[i2] += objective_cross_entropy_1_logp_1_gradRow2[i2] * objective_cross_entropy_1_logp_1Row3[i2]
+			}
+		}
+	}
+
+	// backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g1 =+ g; g1 is objective.cross_entropy#1/logits.grad
+	for i0 := range 2 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_z_gradRow3 := &objective_cross_entropy_1_z_grad[i0][i1]
+			objective_cross_entropy_1_logits_gradRow := &objective_cross_entropy_1_logits_grad[i0][i1]
+			for i2 := range 7 {
+				objective_cross_entropy_1_logits_gradRow[i2] += objective_cross_entropy_1_z_gradRow3[i2]
+			}
+		}
+	}
+
+	// backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g2 =- g; g2 is objective.cross_entropy#1/m.grad
+	// float64 along-rows sub reduction kernel, 6 rows of 7 elements into 6 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce11AVX2(&objective_cross_entropy_1_m_grad[0][0][0], &objective_cross_entropy_1_z_grad[0][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 3 {
+				objective_cross_entropy_1_z_gradRow4 := &objective_cross_entropy_1_z_grad[i0][i1]
+				acc6 := objective_cross_entropy_1_m_grad[i0][i1][0]
+				for i2 := range 7 {
+					acc6 -= objective_cross_entropy_1_z_gradRow4[i2]
+				}
+				objective_cross_entropy_1_m_grad[i0][i1][0] = acc6
+			}
+		}
+	}
+
+	// backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): objective.cross_entropy#1/m.argmax@3 = 7 (no winner yet)
+	for j := range 2 {
+		for j2 := range 3 {
+			objective_cross_entropy_1_m_argmax_3[j][j2][0] = 7
+		}
+	}
+
+	// backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 7); w is objective.cross_entropy#1/m.argmax@3
+	// reduction accumulated in a local variable.
+	for i0 := range 2 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_logitsRow4 := &objective_cross_entropy_1_logits[i0][i1]
+			objective_cross_entropy_1_mV2 := objective_cross_entropy_1_m[i0][i1][0]
+			acc7 := objective_cross_entropy_1_m_argmax_3[i0][i1][0]
+			for i2 := range 7 {
+				var r float64
+				if objective_cross_entropy_1_logitsRow4[i2] == objective_cross_entropy_1_mV2 {
+					r = 1
+				}
+				r2 := float64(7)
+				if r != 0 {
+					r2 = ordinals_1[i2]
+				}
+				acc7 = min(acc7, r2)
+			}
+			objective_cross_entropy_1_m_argmax_3[i0][i1][0] = acc7
+		}
+	}
+
+	// backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is objective.cross_entropy#1/logits.grad
+	for i0 := range 2 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_m_argmax_3V := objective_cross_entropy_1_m_argmax_3[i0][i1][0]
+			objective_cross_entropy_1_m_gradV := objective_cross_entropy_1_m_grad[i0][i1][0]
+			objective_cross_entropy_1_logits_gradRow2 := &objective_cross_entropy_1_logits_grad[i0][i1]
+			for i2 := range 7 {
+				var r3 float64
+				if ordinals_1[i2] == objective_cross_entropy_1_m_argmax_3V {
+					r3 = 1
+				}
+				r4 := float64(0)
+				if r3 != 0 {
+					r4 = objective_cross_entropy_1_m_gradV
+				}
+				objective_cross_entropy_1_logits_gradRow2[i2] += r4
+			}
+		}
+	}
+
+	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g1 =+ g; g1 is _objective.cross_entropy#1/logits.1.grad
+	for i0 := range 2 {
+		for i1 := range 3 {
+			objective_cross_entropy_1_logits_gradRow3 := &objective_cross_entropy_1_logits_grad[i0][i1]
+			objective_cross_entropy_1_logits_1_gradRow := &objective_cross_entropy_1_logits_1_grad[i0][i1]
+			for i2 := range 7 {
+				objective_cross_entropy_1_logits_1_gradRow[i2] += objective_cross_entropy_1_logits_gradRow3[i2]
+			}
+		}
+	}
+
+	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
+	// float64 across-rows add reduction kernel, 6 rows of 7 elements into 7 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce12AVX2(&gHeadB[0], &objective_cross_entropy_1_logits_grad[0][0][0])
+	} else {
+		// i1 unrolled and jammed into i2.
+		for i0 := range 2 {
+			objective_cross_entropy_1_logits_gradRow4 := &objective_cross_entropy_1_logits_grad[i0][0]
+			objective_cross_entropy_1_logits_gradRow5 := &objective_cross_entropy_1_logits_grad[i0][1]
+			objective_cross_entropy_1_logits_gradRow6 := &objective_cross_entropy_1_logits_grad[i0][2]
+			for i2 := range 7 {
+				acc8 := gHeadB[i2]
+				acc8 += objective_cross_entropy_1_logits_gradRow4[i2]
+				acc8 += objective_cross_entropy_1_logits_gradRow5[i2]
+				acc8 += objective_cross_entropy_1_logits_gradRow6[i2]
+				gHeadB[i2] = acc8
+			}
+		}
+	}
+
+	// backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g1 =+ g * v2; g1 is head.w.grad
+	for i0 := range 2 {
+		for i1 := range 3 {
+			emb_eRow2 := &emb_e[i0][i1]
+			for i2 := range 7 {
+				objective_cross_entropy_1_logits_1_gradV := objective_cross_entropy_1_logits_1_grad[i0][i1][i2]
+				gHeadWRow := (*[5]float64)(gHeadW[5*i2 : 5*i2+5])
+				for i3 := range 5 {
+					gHeadWRow[i3] += objective_cross_entropy_1_logits_1_gradV * emb_eRow2[i3]
+				}
+			}
+		}
+	}
+
+	// backprop of op 1 (_objective.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e): g2 =+ v1 * g; g2 is emb/e.grad
+	// float64 across-rows add reduction kernel, 7 rows of 5 elements into 5 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			for i1 := range 3 {
+				ocannlReduce7AVX2(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
+			}
+		}
+	} else {
+		// i2 unrolled by 4 and jammed into i3.
+		for i0 := range 2 {
+			for i1 := range 3 {
+				emb_e_gradRow := &emb_e_grad[i0][i1]
+				for i2 := 0; i2 < 4; i2 += 4 {
+					pHeadWRow2 := (*[5]float64)(pHeadW[5*i2 : 5*i2+5])
+					objective_cross_entropy_1_logits_1_gradV2 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					pHeadWRow3 := (*[5]float64)(pHeadW[5*i2+5 : 5*i2+10])
+					objective_cross_entropy_1_logits_1_gradV3 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2+1]
+					pHeadWRow4 := (*[5]float64)(pHeadW[5*i2+10 : 5*i2+15])
+					objective_cross_entropy_1_logits_1_gradV4 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2+2]
+					pHeadWRow5 := (*[5]float64)(pHeadW[5*i2+15 : 5*i2+20])
+					objective_cross_entropy_1_logits_1_gradV5 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2+3]
+					for i3 := range 5 {
+						acc9 := emb_e_gradRow[i3]
+						acc9 += pHeadWRow2[i3] * objective_cross_entropy_1_logits_1_gradV2
+						acc9 += pHeadWRow3[i3] * objective_cross_entropy_1_logits_1_gradV3
+						acc9 += pHeadWRow4[i3] * objective_cross_entropy_1_logits_1_gradV4
+						acc9 += pHeadWRow5[i3] * objective_cross_entropy_1_logits_1_gradV5
+						emb_e_gradRow[i3] = acc9
+					}
+				}
+				for i2 := 4; i2 < 7; i2++ {
+					pHeadWRow6 := (*[5]float64)(pHeadW[5*i2 : 5*i2+5])
+					objective_cross_entropy_1_logits_1_gradV6 := objective_cross_entropy_1_logits_1_grad[i0][i1][i2]
+					for i3 := range 5 {
+						emb_e_gradRow[i3] += pHeadWRow6[i3] * objective_cross_entropy_1_logits_1_gradV6
+					}
+				}
+			}
+		}
+	}
+
+	// backprop of op 0 (emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids): g1 =+ g; g1 is emb.table.grad
+	for i0 := range 2 {
+		for i1 := range 3 {
+			for i2 := range 5 {
+				gEmbTable[i2+5*int(ids[i0][i1])] += emb_e_grad[i0][i1][i2]
+			}
+		}
+	}
+}
+
 // ocannlEmbedCERowsPredict runs a tensor program generated by ocannlgen.
 //
-// Entry point predict of model EmbedCERows.
+// Entry point predict of model EmbedCERows on one row (of at most 4).
 //
 // Tensors (batch | input -> output):
 //
@@ -4203,6 +6228,154 @@ func ocannlEmbedCERowsPredict(ids *[1]int32, pEmbTable *[50]float64, pHeadW *[35
 	outRow := &out[0]
 	for i0 := range 7 {
 		outRow[i0] = predict_1Row[i0] + pHeadB[i0]
+	}
+}
+
+// ocannlEmbedCERowsPredict_rows4 runs a tensor program generated by ocannlgen.
+//
+// Entry point predict of model EmbedCERows on a block of 4 rows (of at most 4).
+//
+// Tensors (batch | input -> output):
+//
+//	ids: 4 |  (input, parameter ids)
+//	emb.table: 10,5 (param, parameter pEmbTable)
+//	emb/e: 4 | 5 (let, local)
+//	head.w: 5 -> 7 (param, parameter pHeadW)
+//	_predict.1: 4 | 7 (let, local)
+//	head.b: 7 (param, parameter pHeadB)
+//	predict: 4 | 7 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids
+//	for i0 in 0..3:
+//	  for i1 in 0..4:
+//	    emb/e[i0, i1] = emb.table[ids[i0], i1]
+//
+//	# _predict.1 = compose "*" of head.w, emb/e
+//	fill _predict.1 with 0
+//	for i0 in 0..3:
+//	  for i1 in 0..6:
+//	    for i2 in 0..4:  # reduction
+//	      _predict.1[i0, i1] += head.w[i1, i2] * emb/e[i0, i2]
+//
+//	# predict = pointwise "+" of _predict.1, head.b
+//	for i0 in 0..3:
+//	  for i1 in 0..6:
+//	    predict[i0, i1] = _predict.1[i0, i1] + head.b[i1]
+func ocannlEmbedCERowsPredict_rows4(ids *[4]int32, pEmbTable *[50]float64, pHeadW *[35]float64, pHeadB *[7]float64, out *[4][7]float64) {
+	var emb_e [4][5]float64
+	var predict_1 [4][7]float64
+
+	// emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids
+	for i0 := range 4 {
+		for i1 := range 5 {
+			emb_e[i0][i1] = pEmbTable[i1+5*int(ids[i0])]
+		}
+	}
+
+	// _predict.1 = compose "*" of head.w, emb/e
+	// float64 along-rows add reduction kernel, 7 rows of 5 elements into 7 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 4 {
+			ocannlReduce8AVX2(&predict_1[i0][0], &pHeadW[0], &emb_e[i0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			emb_eRow := &emb_e[i0]
+			for i1 := range 7 {
+				pHeadWRow := (*[5]float64)(pHeadW[5*i1 : 5*i1+5])
+				acc := float64(0)
+				for i2 := range 5 {
+					acc += pHeadWRow[i2] * emb_eRow[i2]
+				}
+				predict_1[i0][i1] = acc
+			}
+		}
+	}
+
+	// predict = pointwise "+" of _predict.1, head.b
+	for i0 := range 4 {
+		predict_1Row := &predict_1[i0]
+		outRow := &out[i0]
+		for i1 := range 7 {
+			outRow[i1] = predict_1Row[i1] + pHeadB[i1]
+		}
+	}
+}
+
+// ocannlEmbedCERowsPredict_rows2 runs a tensor program generated by ocannlgen.
+//
+// Entry point predict of model EmbedCERows on a block of 2 rows (of at most 4).
+//
+// Tensors (batch | input -> output):
+//
+//	ids: 2 |  (input, parameter ids)
+//	emb.table: 10,5 (param, parameter pEmbTable)
+//	emb/e: 2 | 5 (let, local)
+//	head.w: 5 -> 7 (param, parameter pHeadW)
+//	_predict.1: 2 | 7 (let, local)
+//	head.b: 7 (param, parameter pHeadB)
+//	predict: 2 | 7 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids
+//	for i0 in 0..1:
+//	  for i1 in 0..4:
+//	    emb/e[i0, i1] = emb.table[ids[i0], i1]
+//
+//	# _predict.1 = compose "*" of head.w, emb/e
+//	fill _predict.1 with 0
+//	for i0 in 0..1:
+//	  for i1 in 0..6:
+//	    for i2 in 0..4:  # reduction
+//	      _predict.1[i0, i1] += head.w[i1, i2] * emb/e[i0, i2]
+//
+//	# predict = pointwise "+" of _predict.1, head.b
+//	for i0 in 0..1:
+//	  for i1 in 0..6:
+//	    predict[i0, i1] = _predict.1[i0, i1] + head.b[i1]
+func ocannlEmbedCERowsPredict_rows2(ids *[2]int32, pEmbTable *[50]float64, pHeadW *[35]float64, pHeadB *[7]float64, out *[2][7]float64) {
+	var emb_e [2][5]float64
+	var predict_1 [2][7]float64
+
+	// emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids
+	for i0 := range 2 {
+		for i1 := range 5 {
+			emb_e[i0][i1] = pEmbTable[i1+5*int(ids[i0])]
+		}
+	}
+
+	// _predict.1 = compose "*" of head.w, emb/e
+	// float64 along-rows add reduction kernel, 7 rows of 5 elements into 7 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 2 {
+			ocannlReduce8AVX2(&predict_1[i0][0], &pHeadW[0], &emb_e[i0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			emb_eRow := &emb_e[i0]
+			for i1 := range 7 {
+				pHeadWRow := (*[5]float64)(pHeadW[5*i1 : 5*i1+5])
+				acc := float64(0)
+				for i2 := range 5 {
+					acc += pHeadWRow[i2] * emb_eRow[i2]
+				}
+				predict_1[i0][i1] = acc
+			}
+		}
+	}
+
+	// predict = pointwise "+" of _predict.1, head.b
+	for i0 := range 2 {
+		predict_1Row := &predict_1[i0]
+		outRow := &out[i0]
+		for i1 := range 7 {
+			outRow[i1] = predict_1Row[i1] + pHeadB[i1]
+		}
 	}
 }
 
