@@ -22,18 +22,9 @@ func (x *expander) noise(e *program.InlineParam, call *program.Call, sc *scope) 
 	if len(call.Args) != 1 || len(e.Fields) > 0 {
 		return nil, fail(x.at(sc, call.Pos), "a dropout mask is written {%s = dropout(p)}, with one probability and no fields", e.Name)
 	}
-	var prob float64
-	switch a := call.Args[0].(type) {
-	case *program.Number:
-		prob = a.Value
-	case *program.Ident:
-		b, ok := sc.vars[a.Name]
-		if !ok || b.cfg == nil || b.cfg.isStr {
-			return nil, fail(x.at(sc, a.Pos), "dropout(%s): %s is not a numeric configuration argument", a.Name, a.Name)
-		}
-		prob = b.cfg.num
-	default:
-		return nil, fail(x.at(sc, call.Args[0].ExprPos()), "dropout(p): p must be a number or a configuration argument")
+	prob, err := x.numberArg(call.Args[0], sc, "dropout(p): p")
+	if err != nil {
+		return nil, err
 	}
 	if !(prob >= 0 && prob < 1) {
 		return nil, fail(x.at(sc, call.Pos), "dropout(%g): the probability of dropping a cell must be in [0, 1)", prob)
@@ -55,4 +46,20 @@ func (x *expander) noise(e *program.InlineParam, call *program.Call, sc *scope) 
 	}
 	x.out = append(x.out, &program.LeafStmt{Pos: p, Name: name, Init: init})
 	return &program.Ident{Pos: p, Name: name}, nil
+}
+
+// numberArg is the value of a number, or of a name bound to a numeric
+// configuration argument (what, in errors).
+func (x *expander) numberArg(e program.Expr, sc *scope, what string) (float64, error) {
+	switch a := e.(type) {
+	case *program.Number:
+		return a.Value, nil
+	case *program.Ident:
+		b, ok := sc.vars[a.Name]
+		if !ok || b.cfg == nil || b.cfg.isStr {
+			return 0, fail(x.at(sc, a.Pos), "%s: %s is not a numeric configuration argument", what, a.Name)
+		}
+		return b.cfg.num, nil
+	}
+	return 0, fail(x.at(sc, e.ExprPos()), "%s must be a number or a configuration argument", what)
 }

@@ -36,18 +36,9 @@ func (x *expander) running(c *program.Call, sc *scope) (program.Expr, error) {
 	if !ok {
 		return nil, fail(x.at(sc, c.Args[1].ExprPos()), "running's second argument must be an inline parameter {NAME = INIT}, the state it updates")
 	}
-	var mom float64
-	switch a := c.Args[2].(type) {
-	case *program.Number:
-		mom = a.Value
-	case *program.Ident:
-		b, ok := sc.vars[a.Name]
-		if !ok || b.cfg == nil || b.cfg.isStr {
-			return nil, fail(x.at(sc, a.Pos), "running: the momentum %s is not a numeric configuration argument", a.Name)
-		}
-		mom = b.cfg.num
-	default:
-		return nil, fail(x.at(sc, c.Args[2].ExprPos()), "running: the momentum must be a number or a configuration argument")
+	mom, err := x.numberArg(c.Args[2], sc, "running: the momentum")
+	if err != nil {
+		return nil, err
 	}
 	if !(mom > 0 && mom <= 1) {
 		return nil, fail(at, "running: momentum %g must be in (0, 1]", mom)

@@ -462,6 +462,16 @@ func (p *parser) parseShape() *ShapeDecl {
 	return s
 }
 
+// parseDimSize parses a size: an integer, or a name (a Go constant).
+func (p *parser) parseDimSize(what string) DimDecl {
+	if n := p.tok(); n.kind == tName {
+		p.next()
+		return DimDecl{Pos: n.pos, Name: n.text}
+	}
+	size, pos := p.expectInt(what)
+	return DimDecl{Pos: pos, Size: size}
+}
+
 // atIndex reports whether the next tokens are `index N` (or `index NAME`):
 // an index input's bound.
 func (p *parser) atIndex() bool {
@@ -473,14 +483,7 @@ func (p *parser) atIndex() bool {
 // an index input.
 func (p *parser) parseIndex() *DimDecl {
 	p.next()
-	var d DimDecl
-	if n := p.tok(); n.kind == tName {
-		p.next()
-		d = DimDecl{Pos: n.pos, Name: n.text}
-	} else {
-		size, pos := p.expectInt("index bound")
-		d = DimDecl{Pos: pos, Size: size}
-	}
+	d := p.parseDimSize("index bound")
 	if d.Name == "" && d.Size <= 0 {
 		p.fail(d.Pos, "index %d: the bound of an index input must be positive (the size of the axis its values index)", d.Size)
 	}
@@ -519,14 +522,7 @@ func (p *parser) parseRow() *RowDecl {
 			p.next()
 			max = true
 		}
-		var d DimDecl
-		if n := p.tok(); n.kind == tName {
-			p.next()
-			d = DimDecl{Pos: n.pos, Name: n.text}
-		} else {
-			size, pos := p.expectInt("dimension size")
-			d = DimDecl{Pos: pos, Size: size}
-		}
+		d := p.parseDimSize("dimension size")
 		if max {
 			d.Pos, d.Max = start, true
 		}
