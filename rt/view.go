@@ -3,6 +3,7 @@ package rt
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -79,7 +80,7 @@ func resolveDims(dims []int, n int) ([]int, bool) {
 	return out, prod == n
 }
 
-func overflowsInt(a, b int) bool { return b != 0 && a > (1<<62)/b }
+func overflowsInt(a, b int) bool { return b != 0 && a > (math.MaxInt>>1)/b }
 
 // resolve checks v against a tensor of n cells and returns it with its
 // sizes resolved: Perm must permute Dims's axes, and Dims and File must
