@@ -44,7 +44,7 @@ func (s *Schedule) Kernels() string {
 func (n *Nest) kernelLine(s *Schedule) string {
 	switch {
 	case n.Data:
-		return "Go loops, serial, in IR order (a gather: positions read from an index input)"
+		return "Go loops, serial, in IR order (a gather: positions read from an index input); an innermost loop over a contiguous row runs in a map kernel when the row is long enough"
 	case n.Store == nil:
 		return "Go loops (not a perfect nest)"
 	case n.Kernel.Family != GoLoops:

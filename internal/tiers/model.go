@@ -63,3 +63,16 @@ type BigPool struct {
 //ocannl:let e = {table; o=[96]} @@ "k -> o; ..b.. | => ..b.. | o" ids
 //ocannl:return e +* "...|...->...; ...|...->... => 0" r
 type Embed struct{ ocannlEmbed }
+
+// EmbedRows is the standard embedding (a table of 64 rows of 512, stored
+// [64][512]) of 16 x 8 token ids, with the loss sum(e * r): each lookup
+// copies a row and its gradient adds a row, in the rows' assembly map
+// kernels on the AVX2 and AVX-512 tiers.
+//
+//ocannl:model
+//ocannl:let emb = embedding[512]
+//ocannl:loss objective:
+//ocannl:input ids : 16, 8 | index 64
+//ocannl:input r : 16, 8 | 512
+//ocannl:return emb(ids) +* "...|...->...; ...|...->... => 0" r
+type EmbedRows struct{ ocannlEmbedRows }

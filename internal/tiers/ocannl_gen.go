@@ -561,6 +561,127 @@ func (m *ocannlEmbed) UnmarshalBinary(data []byte) error {
 	return rt.Unmarshal(data, m.ParamTensors())
 }
 
+// ocannlEmbedRowsParams holds one value per cell of every parameter of EmbedRows, flattened in memory order (batch, output, input).
+type ocannlEmbedRowsParams struct {
+	// EmbTable is emb.table: shape 64,512, memory order [64][512].
+	EmbTable [32768]float32
+}
+
+// ocannlEmbedRows is the generated state of EmbedRows: embed it in EmbedRows. Its zero value has all parameters zero; call Init.
+// It also holds the results of the entry points and the kernels' scratch space (their intermediates
+// too large for the stack), so its methods must not run at the same time on one value.
+type ocannlEmbedRows struct {
+	// Params are the learnable parameters.
+	Params ocannlEmbedRowsParams
+	// Grads are the gradients of the loss computed by the last Backward or TrainStep.
+	Grads ocannlEmbedRowsParams
+	// Pool, when set, runs the large loop nests of the model's kernels; nil means rt.DefaultPool()
+	// (OCANNLGEN_THREADS or GOMAXPROCS threads). rt.NewPool(1) keeps the model on one thread. The
+	// results are the same bits whatever the number of threads.
+	Pool                 *rt.Pool
+	loss                 [1]float32
+	scratchObjectiveLoss ocannlEmbedRowsObjectiveLossScratch
+	scratchBackward      ocannlEmbedRowsBackwardScratch
+}
+
+// Init sets every parameter to its initial value for the given seed and clears the gradients.
+// Random values depend only on the seed, the parameter's identity and the cell (rt.ParamKey), so
+// adding or reordering parameters never changes the others. It does not allocate.
+func (m *ocannlEmbedRows) Init(seed uint64) {
+	rt.Normal(m.Params.EmbTable[:], rt.InnerKey(rt.ParamKey("emb.table"), seed, false))
+	m.Grads = ocannlEmbedRowsParams{}
+}
+
+// ObjectiveLoss runs entry point objective of EmbedRows (forward only) and returns the loss. It does not allocate.
+func (m *ocannlEmbedRows) ObjectiveLoss(ids *[16][8]int32, r *[16][8][512]float32) (float32, error) {
+	for _i0 := range 16 {
+		for _i1 := range 8 {
+			if _v := ids[_i0][_i1]; _v < 0 || _v >= 64 {
+				return 0, rt.NewIndexError("ids", _v, 64, _i0, _i1)
+			}
+		}
+	}
+	ocannlEmbedRowsObjectiveLoss(ids, r, &m.Params.EmbTable, &m.loss, m.Pool, &m.scratchObjectiveLoss)
+	return m.loss[0], nil
+}
+
+// Backward computes the loss ObjectiveLoss at the given inputs and its gradient with respect to
+// every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
+func (m *ocannlEmbedRows) Backward(ids *[16][8]int32, r *[16][8][512]float32) (float32, error) {
+	for _i0 := range 16 {
+		for _i1 := range 8 {
+			if _v := ids[_i0][_i1]; _v < 0 || _v >= 64 {
+				return 0, rt.NewIndexError("ids", _v, 64, _i0, _i1)
+			}
+		}
+	}
+	ocannlEmbedRowsBackward(ids, r, &m.Params.EmbTable, &m.Grads.EmbTable, &m.loss, m.Pool, &m.scratchBackward)
+	return m.loss[0], nil
+}
+
+// ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
+// with its role (rt.Role: a conv kernel, a linear weight, a bias...), which gives its layout in a
+// PyTorch state_dict (rt.SafetensorsOptions.Layout).
+func (m *ocannlEmbedRows) ParamTensors() []rt.Tensor {
+	return []rt.Tensor{{
+		Data32: m.Params.EmbTable[:],
+		Dims:   []int{64, 512},
+		Name:   "emb.table",
+		Role:   rt.RoleBias,
+	}}
+}
+
+// Save writes the parameters to w in rt's parameter file format.
+func (m *ocannlEmbedRows) Save(w io.Writer) error {
+	return rt.Save(w, m.ParamTensors())
+}
+
+// Load reads parameters saved by Save. A file whose tensors differ in name, element type
+// or shape (rt.ShapeError names the tensor and both shapes), or that holds NaN or infinite values
+// (rt.ErrNonFinite), is rejected and m is left unchanged.
+func (m *ocannlEmbedRows) Load(r io.Reader) error {
+	return rt.Load(r, m.ParamTensors())
+}
+
+// SaveSafetensors writes the parameters to w in the safetensors format (rt.SaveSafetensors):
+// each under its identity (net.w1) or the name opt.Names gives it, in its memory order (an
+// `in -> out` weight is [out][in], as PyTorch's nn.Linear), or with opt.Layout = rt.LayoutPyTorch
+// in the layout of the equivalent PyTorch module's state_dict (a conv kernel [oc][ic][kh][kw]), or
+// the layout opt.Permute gives. The file records its layout, so LoadSafetensors reads it back
+// without options. opt may be nil.
+func (m *ocannlEmbedRows) SaveSafetensors(w io.Writer, opt *rt.SafetensorsOptions) error {
+	return rt.SaveSafetensors(w, m.ParamTensors(), opt)
+}
+
+// LoadSafetensors reads the parameters from a safetensors file (rt.LoadSafetensors), e.g. one
+// exported from PyTorch: opt.Names maps parameter identities (net.w1) to the file's tensor names
+// (fc1.weight), opt.Layout says the file's layout (rt.LayoutPyTorch for the state_dict of the
+// equivalent nn.Module: conv kernels are converted from [oc][ic][kh][kw]; rt.LayoutNative for
+// ocannlgen's order; unset, the layout a file written by SaveSafetensors records), opt.Permute
+// overrides it per parameter, and F16, BF16, F32 and F64 data are converted. A parameter whose
+// layout its shape cannot tell (a 3x3 conv kernel on 3 channels) is refused unless the layout is
+// given or recorded (rt.ErrAmbiguousLayout). Every missing, extra, mismatching or ambiguous
+// tensor is listed in the error; NaN and infinite values (rt.ErrNonFinite) and values beyond
+// the parameters' element type (rt.ErrOutOfRange) are refused, and so are opt.Names or
+// opt.Permute keys that name no parameter (rt.ErrInvalid). On any error m is left unchanged.
+// opt may be nil.
+func (m *ocannlEmbedRows) LoadSafetensors(r io.Reader, opt *rt.SafetensorsOptions) error {
+	return rt.LoadSafetensors(r, m.ParamTensors(), opt)
+}
+
+// MarshalBinary encodes the parameters as Save does.
+func (m *ocannlEmbedRows) MarshalBinary() ([]byte, error) {
+	var b bytes.Buffer
+	err := m.Save(&b)
+	return b.Bytes(), err
+}
+
+// UnmarshalBinary decodes parameters encoded by MarshalBinary (see Load); bytes after the
+// encoded parameters are an error (rt.ErrTrailingData).
+func (m *ocannlEmbedRows) UnmarshalBinary(data []byte) error {
+	return rt.Unmarshal(data, m.ParamTensors())
+}
+
 // ocannlPoolObjectiveLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point objective of model Pool.
@@ -2593,6 +2714,323 @@ func (r3 *ocannlEmbedBackwardPart1) Part(j3 int) {
 // ocannlEmbedBackwardPart1Records holds the free ocannlEmbedBackwardPart1 records.
 var ocannlEmbedBackwardPart1Records rt.Records[ocannlEmbedBackwardPart1]
 
+// ocannlEmbedRowsObjectiveLoss runs a tensor program generated by ocannlgen.
+//
+// Entry point objective of model EmbedRows.
+//
+// Tensors (batch | input -> output):
+//
+//	ids: 16,8 |  (input, parameter ids)
+//	r: 16,8 | 512 (input, parameter r)
+//	emb.table: 64,512 (param, parameter pEmbTable)
+//	emb/e: 16,8 | 512 (let, local, in scratch field emb_e)
+//	objective: 1 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids
+//	for i0 in 0..15:
+//	  for i1 in 0..7:
+//	    for i2 in 0..511:
+//	      emb/e[i0, i1, i2] = emb.table[ids[i0, i1], i2]
+//
+//	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of emb/e, r
+//	fill objective with 0
+//	for i0 in 0..15:  # reduction
+//	  for i1 in 0..7:  # reduction
+//	    for i2 in 0..511:  # reduction
+//	      objective[0] += emb/e[i0, i1, i2] * r[i0, i1, i2]
+func ocannlEmbedRowsObjectiveLoss(ids *[16][8]int32, r *[16][8][512]float32, pEmbTable *[32768]float32, out *[1]float32, pool *rt.Pool, scratch *ocannlEmbedRowsObjectiveLossScratch) {
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
+
+	// emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids
+	for i0 := range 16 {
+		for i1 := range 8 {
+			// float32 pointwise kernel over 512 elements (c = x0): AVX512, AVX2.
+			if ocannlAVX512 {
+				ocannlMap13AVX512(&scratch.emb_e[i0][i1][0], &pEmbTable[512*int(ids[i0][i1])])
+			} else if ocannlAVX2 {
+				ocannlMap13AVX2(&scratch.emb_e[i0][i1][0], &pEmbTable[512*int(ids[i0][i1])])
+			} else {
+				for i2 := range 512 {
+					scratch.emb_e[i0][i1][i2] = pEmbTable[i2+512*int(ids[i0][i1])]
+				}
+			}
+		}
+	}
+
+	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of emb/e, r
+	// 8 parts of i0 on the pool.
+	rec := ocannlEmbedRowsObjectiveLossPart0Records.Get()
+	rec.r = r
+	rec.scratch = scratch
+	region.Run(rec, 8)
+	// The 8 partial sums, added in part order.
+	for j2 := range 1 {
+		acc2 := float32(0)
+		acc2 += rec.outPartial[0][j2]
+		acc2 += rec.outPartial[1][j2]
+		acc2 += rec.outPartial[2][j2]
+		acc2 += rec.outPartial[3][j2]
+		acc2 += rec.outPartial[4][j2]
+		acc2 += rec.outPartial[5][j2]
+		acc2 += rec.outPartial[6][j2]
+		acc2 += rec.outPartial[7][j2]
+		out[j2] = acc2
+	}
+	rec.r = nil
+	rec.scratch = nil
+	ocannlEmbedRowsObjectiveLossPart0Records.Put(rec)
+}
+
+// ocannlEmbedRowsObjectiveLossScratch holds the local arrays of ocannlEmbedRowsObjectiveLoss too large for the stack. Their
+// contents are garbage between calls; calls running at the same time need one each.
+type ocannlEmbedRowsObjectiveLossScratch struct {
+	emb_e [16][8][512]float32
+}
+
+// ocannlEmbedRowsObjectiveLossPart0 is the task record of a loop nest of ocannlEmbedRowsObjectiveLoss that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlEmbedRowsObjectiveLossPart0 struct {
+	r          *[16][8][512]float32
+	scratch    *ocannlEmbedRowsObjectiveLossScratch
+	outPartial [8][1]float32
+}
+
+// Part runs part j of the nest (0 <= j < 8).
+func (r2 *ocannlEmbedRowsObjectiveLossPart0) Part(j int) {
+	r, scratch, outPartial := r2.r, r2.scratch, &r2.outPartial
+	outPartial[j] = [1]float32{}
+	// float32 along-rows add reduction kernel, 1 rows of 8192 elements into 1 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce6AVX2(&outPartial[j][0], &scratch.emb_e[2*j][0][0], &r[2*j][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc := outPartial[j][0]
+		for i0 := range 2 {
+			for i1 := range 8 {
+				emb_eRow := &scratch.emb_e[i0+2*j][i1]
+				rRow := &r[i0+2*j][i1]
+				for i2 := range 512 {
+					acc += emb_eRow[i2] * rRow[i2]
+				}
+			}
+		}
+		outPartial[j][0] = acc
+	}
+}
+
+// ocannlEmbedRowsObjectiveLossPart0Records holds the free ocannlEmbedRowsObjectiveLossPart0 records.
+var ocannlEmbedRowsObjectiveLossPart0Records rt.Records[ocannlEmbedRowsObjectiveLossPart0]
+
+// ocannlEmbedRowsBackward runs a tensor program generated by ocannlgen.
+//
+// Forward and backward pass of loss objective of model EmbedRows.
+//
+// Tensors (batch | input -> output):
+//
+//	ids: 16,8 |  (input, parameter ids)
+//	r: 16,8 | 512 (input, parameter r)
+//	emb.table: 64,512 (param, parameter pEmbTable)
+//	emb/e: 16,8 | 512 (let, local, in scratch field emb_e)
+//	objective: 1 (let, output parameter loss)
+//	emb.table.grad: [64 512] (let, output parameter gEmbTable)
+//	emb/e.grad: [16 8 512] (let, local, in scratch field emb_e_grad)
+//	objective.grad: [1] (let, local, in scratch field objective_grad)
+//
+// Loop nests:
+//
+//	# emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids
+//	for i0 in 0..15:
+//	  for i1 in 0..7:
+//	    for i2 in 0..511:
+//	      emb/e[i0, i1, i2] = emb.table[ids[i0, i1], i2]
+//
+//	# objective = einsum "+*" "...|...->...; ...|...->... => 0" of emb/e, r
+//	fill objective with 0
+//	for i0 in 0..15:  # reduction
+//	  for i1 in 0..7:  # reduction
+//	    for i2 in 0..511:  # reduction
+//	      objective[0] += emb/e[i0, i1, i2] * r[i0, i1, i2]
+//
+//	# zero the gradients
+//	fill emb.table.grad with 0
+//	fill emb/e.grad with 0
+//	fill objective.grad with 0
+//
+//	# objective.grad = 1
+//	objective.grad[0] = 1
+//
+//	# backprop of op 1 (objective = einsum "+*" "...|...->...; ...|...->... => 0" of emb/e, r): g1 =+ g * v2; g1 is emb/e.grad
+//	for i0 in 0..15:
+//	  for i1 in 0..7:
+//	    for i2 in 0..511:
+//	      emb/e.grad[i0, i1, i2] += objective.grad[0] * r[i0, i1, i2]
+//
+//	# backprop of op 0 (emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids): g1 =+ g; g1 is emb.table.grad
+//	for i0 in 0..15:  # reduction
+//	  for i1 in 0..7:  # reduction
+//	    for i2 in 0..511:
+//	      emb.table.grad[ids[i0, i1], i2] += emb/e.grad[i0, i1, i2]
+func ocannlEmbedRowsBackward(ids *[16][8]int32, r *[16][8][512]float32, pEmbTable *[32768]float32, gEmbTable *[32768]float32, loss *[1]float32, pool *rt.Pool, scratch *ocannlEmbedRowsBackwardScratch) {
+	// The parallel nests below run in one region of the pool (see rt.Region).
+	region := pool.Enter()
+	defer region.Leave()
+
+	// emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids
+	for i0 := range 16 {
+		for i1 := range 8 {
+			// float32 pointwise kernel over 512 elements (c = x0): AVX512, AVX2.
+			if ocannlAVX512 {
+				ocannlMap13AVX512(&scratch.emb_e[i0][i1][0], &pEmbTable[512*int(ids[i0][i1])])
+			} else if ocannlAVX2 {
+				ocannlMap13AVX2(&scratch.emb_e[i0][i1][0], &pEmbTable[512*int(ids[i0][i1])])
+			} else {
+				for i2 := range 512 {
+					scratch.emb_e[i0][i1][i2] = pEmbTable[i2+512*int(ids[i0][i1])]
+				}
+			}
+		}
+	}
+
+	// zero the gradients
+
+	*gEmbTable = [32768]float32{}
+
+	scratch.objective_grad = [1]float32{}
+
+	// objective.grad = 1
+
+	scratch.objective_grad[0] = 1
+
+	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of emb/e, r
+	// 8 parts of i0 on the pool.
+	rec := ocannlEmbedRowsBackwardPart0Records.Get()
+	rec.r = r
+	rec.scratch = scratch
+
+	// backprop of op 1 (objective = einsum "+*" "...|...->...; ...|...->... => 0" of emb/e, r): g1 =+ g * v2; g1 is emb/e.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.emb_e_grad = [16][8][512]float32{}
+	}
+	// 8 parts of i0 on the pool.
+	rec2 := ocannlEmbedRowsBackwardPart1Records.Get()
+	rec2.r = r
+	rec2.scratch = scratch
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec, rec2)
+	// The 8 partial sums, added in part order.
+	for j2 := range 1 {
+		acc2 := float32(0)
+		acc2 += rec.lossPartial[0][j2]
+		acc2 += rec.lossPartial[1][j2]
+		acc2 += rec.lossPartial[2][j2]
+		acc2 += rec.lossPartial[3][j2]
+		acc2 += rec.lossPartial[4][j2]
+		acc2 += rec.lossPartial[5][j2]
+		acc2 += rec.lossPartial[6][j2]
+		acc2 += rec.lossPartial[7][j2]
+		loss[j2] = acc2
+	}
+	rec.r = nil
+	rec.scratch = nil
+	ocannlEmbedRowsBackwardPart0Records.Put(rec)
+	*rec2 = ocannlEmbedRowsBackwardPart1{}
+	ocannlEmbedRowsBackwardPart1Records.Put(rec2)
+
+	// backprop of op 0 (emb/e = gather "@@" "k, o; ..b.. | => ..b.. | o" of emb.table, ids): g1 =+ g; g1 is emb.table.grad
+	for i0 := range 16 {
+		for i1 := range 8 {
+			// float32 pointwise kernel over 512 elements (c += x0): AVX512, AVX2.
+			if ocannlAVX512 {
+				ocannlMap14AVX512(&gEmbTable[512*int(ids[i0][i1])], &scratch.emb_e_grad[i0][i1][0])
+			} else if ocannlAVX2 {
+				ocannlMap14AVX2(&gEmbTable[512*int(ids[i0][i1])], &scratch.emb_e_grad[i0][i1][0])
+			} else {
+				for i2 := range 512 {
+					gEmbTable[i2+512*int(ids[i0][i1])] += scratch.emb_e_grad[i0][i1][i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlEmbedRowsBackwardScratch holds the local arrays of ocannlEmbedRowsBackward too large for the stack. Their
+// contents are garbage between calls; calls running at the same time need one each.
+type ocannlEmbedRowsBackwardScratch struct {
+	emb_e          [16][8][512]float32
+	emb_e_grad     [16][8][512]float32
+	objective_grad [1]float32
+}
+
+// ocannlEmbedRowsBackwardPart0 is the task record of a loop nest of ocannlEmbedRowsBackward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlEmbedRowsBackwardPart0 struct {
+	r           *[16][8][512]float32
+	scratch     *ocannlEmbedRowsBackwardScratch
+	lossPartial [8][1]float32
+}
+
+// Part runs part j of the nest (0 <= j < 8).
+func (r2 *ocannlEmbedRowsBackwardPart0) Part(j int) {
+	r, scratch, lossPartial := r2.r, r2.scratch, &r2.lossPartial
+	lossPartial[j] = [1]float32{}
+	// float32 along-rows add reduction kernel, 1 rows of 8192 elements into 1 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce6AVX2(&lossPartial[j][0], &scratch.emb_e[2*j][0][0], &r[2*j][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		acc := lossPartial[j][0]
+		for i0 := range 2 {
+			for i1 := range 8 {
+				emb_eRow := &scratch.emb_e[i0+2*j][i1]
+				rRow := &r[i0+2*j][i1]
+				for i2 := range 512 {
+					acc += emb_eRow[i2] * rRow[i2]
+				}
+			}
+		}
+		lossPartial[j][0] = acc
+	}
+}
+
+// ocannlEmbedRowsBackwardPart0Records holds the free ocannlEmbedRowsBackwardPart0 records.
+var ocannlEmbedRowsBackwardPart0Records rt.Records[ocannlEmbedRowsBackwardPart0]
+
+// ocannlEmbedRowsBackwardPart1 is the task record of a loop nest of ocannlEmbedRowsBackward that runs in 8 parts, one
+// for each 2 values of i0 (see rt.Pool).
+type ocannlEmbedRowsBackwardPart1 struct {
+	r       *[16][8][512]float32
+	scratch *ocannlEmbedRowsBackwardScratch
+}
+
+// Part runs part j3 of the nest (0 <= j3 < 8).
+func (r3 *ocannlEmbedRowsBackwardPart1) Part(j3 int) {
+	r, scratch := r3.r, r3.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap8AVX2(&scratch.emb_e_grad[2*j3][0][0], &scratch.objective_grad[0], &r[2*j3][0][0])
+	} else {
+		objective_gradV := scratch.objective_grad[0]
+		for i0 := range 2 {
+			for i1 := range 8 {
+				rRow2 := &r[i0+2*j3][i1]
+				emb_e_gradRow := &scratch.emb_e_grad[i0+2*j3][i1]
+				for i2 := range 512 {
+					emb_e_gradRow[i2] += objective_gradV * rRow2[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlEmbedRowsBackwardPart1Records holds the free ocannlEmbedRowsBackwardPart1 records.
+var ocannlEmbedRowsBackwardPart1Records rt.Records[ocannlEmbedRowsBackwardPart1]
+
 // ocannlMatMul runs a tensor program generated by ocannlgen.
 //
 // //ocannl:einsum "i,j; j,k => i,k"
@@ -2886,11 +3324,11 @@ func ocannlConvPadded(img *[2][16][16][3]float32, kernel *[8][3][3][3]float32, o
 	// float32 pointwise kernel over 16 rows of 48 elements (c = x0): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap13AVX512(&img2[i0][1][1][0], &img[i0][0][0][0])
+			ocannlMap15AVX512(&img2[i0][1][1][0], &img[i0][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap13AVX2(&img2[i0][1][1][0], &img[i0][0][0][0])
+			ocannlMap15AVX2(&img2[i0][1][1][0], &img[i0][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -3104,7 +3542,7 @@ func ocannlArith(x *[32][64]float32, y *[32][64]float32, out *[32][64]float32) {
 	// out = pointwise "+" of _out.4, _out.6, with _out.4 = pointwise relu of _out.3, with _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise "*." of x, y fused, with _out.2 = pointwise "/." of x, y fused fused fused, with _out.6 = pointwise "*." of _out.5, _num.1, with _out.5 = pointwise "-" of x, y fused fused
 	// float32 pointwise kernel over 2048 elements (c = add(relu(sub(mul(x0,x1),div(x0,x1))),mul(sub(x0,x1),2))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap14AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap16AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 32 {
 			xRow := &x[i0]
@@ -3164,7 +3602,7 @@ func ocannlArithF64(x *[32][64]float64, y *[32][64]float64, out *[32][64]float64
 	// out = pointwise "+" of _out.4, _out.6, with _out.4 = pointwise relu of _out.3, with _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise "*." of x, y fused, with _out.2 = pointwise "/." of x, y fused fused fused, with _out.6 = pointwise "*." of _out.5, _num.1, with _out.5 = pointwise "-" of x, y fused fused
 	// float64 pointwise kernel over 2048 elements (c = add(relu(sub(mul(x0,x1),div(x0,x1))),mul(sub(x0,x1),2))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap15AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap17AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 32 {
 			xRow := &x[i0]
@@ -3214,9 +3652,9 @@ func ocannlCompare(x *[32][64]float32, y *[32][64]float32, out *[32][64]float32)
 	// out = pointwise where of _out.1, _out.2, _out.4, with _out.1 = pointwise "<" of x, y fused, with _out.2 = pointwise "=" of x, y fused, with _out.4 = pointwise "+" of _out.3, y, with _out.3 = pointwise "<>" of x, y fused fused
 	// float32 pointwise kernel over 2048 elements (c = where(lt(x0,x1),eq(x0,x1),add(ne(x0,x1),x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap16AVX512(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap18AVX512(&out[0][0], &x[0][0], &y[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap16AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap18AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 32 {
 			xRow := &x[i0]
@@ -3282,7 +3720,7 @@ func ocannlGate(x *[32][64]float32, y *[32][64]float32, g *[32][64]float32, out 
 	// _out.2 = pointwise where of _out.1, g, _num.1, with _out.1 = pointwise "=" of y, x fused
 	// float32 pointwise kernel over 2048 elements (c = where(eq(x0,x1),x2,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap17AVX2(&out_2[0][0], &y[0][0], &x[0][0], &g[0][0])
+		ocannlMap19AVX2(&out_2[0][0], &y[0][0], &x[0][0], &g[0][0])
 	} else {
 		for i0 := range 32 {
 			yRow := &y[i0]
@@ -3306,9 +3744,9 @@ func ocannlGate(x *[32][64]float32, y *[32][64]float32, g *[32][64]float32, out 
 	// out = assignment out =+ ~logic:"." of _out.2
 	// float32 pointwise kernel over 2048 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap18AVX512(&out[0][0], &out_2[0][0])
+		ocannlMap20AVX512(&out[0][0], &out_2[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap18AVX2(&out[0][0], &out_2[0][0])
+		ocannlMap20AVX2(&out[0][0], &out_2[0][0])
 	} else {
 		for i0 := range 32 {
 			out_2Row2 := &out_2[i0]
@@ -3434,7 +3872,7 @@ func ocannlMinInto(x *[32][64]float32, out *[32][64]float32) {
 	// out = assignment out =@- ~logic:"." of x
 	// float32 pointwise kernel over 2048 elements (c min= x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap19AVX2(&out[0][0], &x[0][0])
+		ocannlMap21AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 32 {
 			xRow := &x[i0]
@@ -3692,7 +4130,7 @@ func ocannlExp(x *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise exp of x
 	// float32 pointwise kernel over 1024 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap20AVX2(&out[0][0], &x[0][0])
+		ocannlMap22AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -3724,7 +4162,7 @@ func ocannlExpF64(x *[16][64]float64, out *[16][64]float64) {
 	// out = pointwise exp of x
 	// float64 pointwise kernel over 1024 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap21AVX2(&out[0][0], &x[0][0])
+		ocannlMap23AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -3756,7 +4194,7 @@ func ocannlExp2(x *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise exp2 of x
 	// float32 pointwise kernel over 1024 elements (c = exp2(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap22AVX2(&out[0][0], &x[0][0])
+		ocannlMap24AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -3788,7 +4226,7 @@ func ocannlExp2F64(x *[16][64]float64, out *[16][64]float64) {
 	// out = pointwise exp2 of x
 	// float64 pointwise kernel over 1024 elements (c = exp2(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap23AVX2(&out[0][0], &x[0][0])
+		ocannlMap25AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -3820,7 +4258,7 @@ func ocannlLog(x *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise log of x
 	// float32 pointwise kernel over 1024 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap24AVX2(&out[0][0], &x[0][0])
+		ocannlMap26AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -3852,7 +4290,7 @@ func ocannlLogF64(x *[16][64]float64, out *[16][64]float64) {
 	// out = pointwise log of x
 	// float64 pointwise kernel over 1024 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap25AVX2(&out[0][0], &x[0][0])
+		ocannlMap27AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -3884,7 +4322,7 @@ func ocannlLog2(x *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise log2 of x
 	// float32 pointwise kernel over 1024 elements (c = log2(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap26AVX2(&out[0][0], &x[0][0])
+		ocannlMap28AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -3916,7 +4354,7 @@ func ocannlLog2F64(x *[16][64]float64, out *[16][64]float64) {
 	// out = pointwise log2 of x
 	// float64 pointwise kernel over 1024 elements (c = log2(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap27AVX2(&out[0][0], &x[0][0])
+		ocannlMap29AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -3948,7 +4386,7 @@ func ocannlTanh(x *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise tanh of x
 	// float32 pointwise kernel over 1024 elements (c = tanh(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap28AVX2(&out[0][0], &x[0][0])
+		ocannlMap30AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -3980,7 +4418,7 @@ func ocannlTanhF64(x *[16][64]float64, out *[16][64]float64) {
 	// out = pointwise tanh of x
 	// float64 pointwise kernel over 1024 elements (c = tanh(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap29AVX2(&out[0][0], &x[0][0])
+		ocannlMap31AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4046,7 +4484,7 @@ func ocannlExact(x *[16][64]float32, y *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise "+" of _out.10, _out.11, with _out.10 = pointwise "+" of _out.8, _out.9, with _out.8 = pointwise "-" of _out.5, _out.7, with _out.5 = pointwise "+" of _out.3, _out.4, with _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise sqrt of x fused, with _out.2 = pointwise recip of y fused fused, with _out.4 = pointwise recip_sqrt of x fused fused, with _out.7 = pointwise neg of _out.6, with _out.6 = pointwise sat01 of y fused fused fused, with _out.9 = pointwise not of x fused fused, with _out.11 = pointwise fma of x, y, x fused
 	// float32 pointwise kernel over 1024 elements (c = add(add(sub(add(sub(sqrt(x0),recip(x1)),recip_sqrt(x0)),neg(sat01(x1))),not(x0)),fma(x0,x1,x0))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap30AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap32AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4117,7 +4555,7 @@ func ocannlExactF64(x *[16][64]float64, y *[16][64]float64, out *[16][64]float64
 	// out = pointwise "+" of _out.10, _out.11, with _out.10 = pointwise "+" of _out.8, _out.9, with _out.8 = pointwise "-" of _out.5, _out.7, with _out.5 = pointwise "+" of _out.3, _out.4, with _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise sqrt of x fused, with _out.2 = pointwise recip of y fused fused, with _out.4 = pointwise recip_sqrt of x fused fused, with _out.7 = pointwise neg of _out.6, with _out.6 = pointwise sat01 of y fused fused fused, with _out.9 = pointwise not of x fused fused, with _out.11 = pointwise fma of x, y, x fused
 	// float64 pointwise kernel over 1024 elements (c = add(add(sub(add(sub(sqrt(x0),recip(x1)),recip_sqrt(x0)),neg(sat01(x1))),not(x0)),fma(x0,x1,x0))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap31AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap33AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4167,7 +4605,7 @@ func ocannlGelus(x *[16][64]float32, y *[16][64]float32, out *[16][64]float32) {
 	// out = pointwise "+" of _out.3, _out.4, with _out.3 = pointwise "+" of _out.1, _out.2, with _out.1 = pointwise gelu of x fused, with _out.2 = pointwise gelu_tanh of y fused fused, with _out.4 = pointwise erf of x fused
 	// float32 pointwise kernel over 1024 elements (c = add(add(gelu(x0),gelu_tanh(x1)),erf(x0))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap32AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap34AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]
@@ -4213,7 +4651,7 @@ func ocannlGelusF64(x *[16][64]float64, y *[16][64]float64, out *[16][64]float64
 	// out = pointwise "+" of _out.3, _out.4, with _out.3 = pointwise "+" of _out.1, _out.2, with _out.1 = pointwise gelu of x fused, with _out.2 = pointwise gelu_tanh of y fused fused, with _out.4 = pointwise erf of x fused
 	// float64 pointwise kernel over 1024 elements (c = add(add(gelu(x0),gelu_tanh(x1)),erf(x0))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap33AVX2(&out[0][0], &x[0][0], &y[0][0])
+		ocannlMap35AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 16 {
 			xRow := &x[i0]

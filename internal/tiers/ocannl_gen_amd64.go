@@ -61,20 +61,30 @@ func ocannlMap5AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //go:noescape
 func ocannlMap11AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap13AVX512 runs a float32 pointwise kernel over 48 elements: c = x0.
+// ocannlMap13AVX512 runs a float32 pointwise kernel over 512 elements: c = x0.
 //
 //go:noescape
 func ocannlMap13AVX512(c *float32, x0 *float32)
 
-// ocannlMap16AVX512 runs a float32 pointwise kernel over 2048 elements: c = where(lt(x0,x1),eq(x0,x1),add(ne(x0,x1),x1)).
+// ocannlMap14AVX512 runs a float32 pointwise kernel over 512 elements: c += x0.
 //
 //go:noescape
-func ocannlMap16AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap14AVX512(c *float32, x0 *float32)
 
-// ocannlMap18AVX512 runs a float32 pointwise kernel over 2048 elements: c += x0.
+// ocannlMap15AVX512 runs a float32 pointwise kernel over 48 elements: c = x0.
 //
 //go:noescape
-func ocannlMap18AVX512(c *float32, x0 *float32)
+func ocannlMap15AVX512(c *float32, x0 *float32)
+
+// ocannlMap18AVX512 runs a float32 pointwise kernel over 2048 elements: c = where(lt(x0,x1),eq(x0,x1),add(ne(x0,x1),x1)).
+//
+//go:noescape
+func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap20AVX512 runs a float32 pointwise kernel over 2048 elements: c += x0.
+//
+//go:noescape
+func ocannlMap20AVX512(c *float32, x0 *float32)
 
 // ocannlGemm0AVX2 runs a float32 broadcast kernel, M=16 N=32 K=300 (6x16 tile); strides C 32,1 A 300,1 B 32,1.
 //
@@ -181,110 +191,120 @@ func ocannlMap11AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //go:noescape
 func ocannlMap12AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap13AVX2 runs a float32 pointwise kernel over 48 elements: c = x0.
+// ocannlMap13AVX2 runs a float32 pointwise kernel over 512 elements: c = x0.
 //
 //go:noescape
 func ocannlMap13AVX2(c *float32, x0 *float32)
 
-// ocannlMap14AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(relu(sub(mul(x0,x1),div(x0,x1))),mul(sub(x0,x1),2)).
+// ocannlMap14AVX2 runs a float32 pointwise kernel over 512 elements: c += x0.
 //
 //go:noescape
-func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap14AVX2(c *float32, x0 *float32)
 
-// ocannlMap15AVX2 runs a float64 pointwise kernel over 2048 elements: c = add(relu(sub(mul(x0,x1),div(x0,x1))),mul(sub(x0,x1),2)).
+// ocannlMap15AVX2 runs a float32 pointwise kernel over 48 elements: c = x0.
 //
 //go:noescape
-func ocannlMap15AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap15AVX2(c *float32, x0 *float32)
 
-// ocannlMap16AVX2 runs a float32 pointwise kernel over 2048 elements: c = where(lt(x0,x1),eq(x0,x1),add(ne(x0,x1),x1)).
+// ocannlMap16AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(relu(sub(mul(x0,x1),div(x0,x1))),mul(sub(x0,x1),2)).
 //
 //go:noescape
 func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap17AVX2 runs a float32 pointwise kernel over 2048 elements: c = where(eq(x0,x1),x2,0).
+// ocannlMap17AVX2 runs a float64 pointwise kernel over 2048 elements: c = add(relu(sub(mul(x0,x1),div(x0,x1))),mul(sub(x0,x1),2)).
 //
 //go:noescape
-func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap17AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlMap18AVX2 runs a float32 pointwise kernel over 2048 elements: c += x0.
+// ocannlMap18AVX2 runs a float32 pointwise kernel over 2048 elements: c = where(lt(x0,x1),eq(x0,x1),add(ne(x0,x1),x1)).
 //
 //go:noescape
-func ocannlMap18AVX2(c *float32, x0 *float32)
+func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap19AVX2 runs a float32 pointwise kernel over 2048 elements: c min= x0.
+// ocannlMap19AVX2 runs a float32 pointwise kernel over 2048 elements: c = where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap19AVX2(c *float32, x0 *float32)
+func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap20AVX2 runs a float32 pointwise kernel over 1024 elements: c = exp(x0).
+// ocannlMap20AVX2 runs a float32 pointwise kernel over 2048 elements: c += x0.
 //
 //go:noescape
 func ocannlMap20AVX2(c *float32, x0 *float32)
 
-// ocannlMap21AVX2 runs a float64 pointwise kernel over 1024 elements: c = exp(x0).
+// ocannlMap21AVX2 runs a float32 pointwise kernel over 2048 elements: c min= x0.
 //
 //go:noescape
-func ocannlMap21AVX2(c *float64, x0 *float64)
+func ocannlMap21AVX2(c *float32, x0 *float32)
 
-// ocannlMap22AVX2 runs a float32 pointwise kernel over 1024 elements: c = exp2(x0).
+// ocannlMap22AVX2 runs a float32 pointwise kernel over 1024 elements: c = exp(x0).
 //
 //go:noescape
 func ocannlMap22AVX2(c *float32, x0 *float32)
 
-// ocannlMap23AVX2 runs a float64 pointwise kernel over 1024 elements: c = exp2(x0).
+// ocannlMap23AVX2 runs a float64 pointwise kernel over 1024 elements: c = exp(x0).
 //
 //go:noescape
 func ocannlMap23AVX2(c *float64, x0 *float64)
 
-// ocannlMap24AVX2 runs a float32 pointwise kernel over 1024 elements: c = log(x0).
+// ocannlMap24AVX2 runs a float32 pointwise kernel over 1024 elements: c = exp2(x0).
 //
 //go:noescape
 func ocannlMap24AVX2(c *float32, x0 *float32)
 
-// ocannlMap25AVX2 runs a float64 pointwise kernel over 1024 elements: c = log(x0).
+// ocannlMap25AVX2 runs a float64 pointwise kernel over 1024 elements: c = exp2(x0).
 //
 //go:noescape
 func ocannlMap25AVX2(c *float64, x0 *float64)
 
-// ocannlMap26AVX2 runs a float32 pointwise kernel over 1024 elements: c = log2(x0).
+// ocannlMap26AVX2 runs a float32 pointwise kernel over 1024 elements: c = log(x0).
 //
 //go:noescape
 func ocannlMap26AVX2(c *float32, x0 *float32)
 
-// ocannlMap27AVX2 runs a float64 pointwise kernel over 1024 elements: c = log2(x0).
+// ocannlMap27AVX2 runs a float64 pointwise kernel over 1024 elements: c = log(x0).
 //
 //go:noescape
 func ocannlMap27AVX2(c *float64, x0 *float64)
 
-// ocannlMap28AVX2 runs a float32 pointwise kernel over 1024 elements: c = tanh(x0).
+// ocannlMap28AVX2 runs a float32 pointwise kernel over 1024 elements: c = log2(x0).
 //
 //go:noescape
 func ocannlMap28AVX2(c *float32, x0 *float32)
 
-// ocannlMap29AVX2 runs a float64 pointwise kernel over 1024 elements: c = tanh(x0).
+// ocannlMap29AVX2 runs a float64 pointwise kernel over 1024 elements: c = log2(x0).
 //
 //go:noescape
 func ocannlMap29AVX2(c *float64, x0 *float64)
 
-// ocannlMap30AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(add(sub(add(sub(sqrt(x0),recip(x1)),recip_sqrt(x0)),neg(sat01(x1))),not(x0)),fma(x0,x1,x0)).
+// ocannlMap30AVX2 runs a float32 pointwise kernel over 1024 elements: c = tanh(x0).
 //
 //go:noescape
-func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap30AVX2(c *float32, x0 *float32)
 
-// ocannlMap31AVX2 runs a float64 pointwise kernel over 1024 elements: c = add(add(sub(add(sub(sqrt(x0),recip(x1)),recip_sqrt(x0)),neg(sat01(x1))),not(x0)),fma(x0,x1,x0)).
+// ocannlMap31AVX2 runs a float64 pointwise kernel over 1024 elements: c = tanh(x0).
 //
 //go:noescape
-func ocannlMap31AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlMap31AVX2(c *float64, x0 *float64)
 
-// ocannlMap32AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(add(gelu(x0),gelu_tanh(x1)),erf(x0)).
+// ocannlMap32AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(add(sub(add(sub(sqrt(x0),recip(x1)),recip_sqrt(x0)),neg(sat01(x1))),not(x0)),fma(x0,x1,x0)).
 //
 //go:noescape
 func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap33AVX2 runs a float64 pointwise kernel over 1024 elements: c = add(add(gelu(x0),gelu_tanh(x1)),erf(x0)).
+// ocannlMap33AVX2 runs a float64 pointwise kernel over 1024 elements: c = add(add(sub(add(sub(sqrt(x0),recip(x1)),recip_sqrt(x0)),neg(sat01(x1))),not(x0)),fma(x0,x1,x0)).
 //
 //go:noescape
 func ocannlMap33AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap34AVX2 runs a float32 pointwise kernel over 1024 elements: c = add(add(gelu(x0),gelu_tanh(x1)),erf(x0)).
+//
+//go:noescape
+func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap35AVX2 runs a float64 pointwise kernel over 1024 elements: c = add(add(gelu(x0),gelu_tanh(x1)),erf(x0)).
+//
+//go:noescape
+func ocannlMap35AVX2(c *float64, x0 *float64, x1 *float64)
 
 // ocannlReduce0AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 1 rows of 1024 elements.
 //

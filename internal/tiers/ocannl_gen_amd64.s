@@ -1436,6 +1436,46 @@ TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
 	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000020, DX
+
+e1:
+	VMOVUPS (CX), Z0
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap14AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000020, DX
+
+e1:
+	VMOVUPS (CX), Z0
+	VMOVUPS (AX), Z1
+	VADDPS  Z1, Z0, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap15AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
 	MOVQ         $0x00000010, DX
 
 row1:
@@ -1454,9 +1494,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap16AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -1490,9 +1530,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX512(c *float32, x0 *float32)
+// func ocannlMap20AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -4579,6 +4619,46 @@ TEXT ·ocannlMap13AVX2(SB), NOSPLIT, $0-16
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000040, DX
+
+e1:
+	VMOVUPS (CX), Y0
+	VMOVUPS Y0, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap14AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000040, DX
+
+e1:
+	VMOVUPS (CX), Y0
+	VMOVUPS (AX), Y1
+	VADDPS  Y1, Y0, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap15AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
 	MOVQ         $0x00000010, DX
 
 row1:
@@ -4597,9 +4677,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap14AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap14AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4631,9 +4711,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap15AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap17AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap15AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4665,9 +4745,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap16AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap18AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap16AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4701,9 +4781,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap17AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlMap17AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4730,9 +4810,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap18AVX2(c *float32, x0 *float32)
+// func ocannlMap20AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap18AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -4751,9 +4831,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap19AVX2(c *float32, x0 *float32)
+// func ocannlMap21AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap19AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -4777,300 +4857,6 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap20AVX2(c *float32, x0 *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap20AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	VBROADCASTSS ocannlConst32<>+4(SB), Y0
-	MOVQ         $0x00000080, DX
-
-e1:
-	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap20AVX2Consts<>+0(SB), Y1
-	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap20AVX2Consts<>+32(SB), Y1
-	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap20AVX2Consts<>+64(SB), Y0, Y1
-	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap20AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap20AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap20AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap20AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap20AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap20AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap20AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap20AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap20AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap20AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap20AVX2Consts<>+320(SB), Y1, Y0
-	VROUNDPS     $0x01, Y0, Y0
-	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap20AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap20AVX2Consts<>+416(SB), Y0, Y0
-	VPSLLD       $0x17, Y0, Y0
-	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap20AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap20AVX2Consts<>+416(SB), Y1, Y1
-	VPSLLD       $0x17, Y1, Y1
-	VMULPS       Y1, Y2, Y2
-	VMOVUPS      Y2, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap20AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap20AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap20AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap20AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap20AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap20AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap20AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap20AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap20AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap20AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap20AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap20AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap20AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap20AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap20AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap20AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap20AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap20AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap20AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap20AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap20AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap20AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap20AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap20AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap20AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap20AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap20AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap20AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap20AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap20AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap20AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap20AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap20AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap20AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap20AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap20AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap20AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap20AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap20AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap20AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap20AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap20AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap20AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap20AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap20AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap20AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap20AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap20AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap20AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap20AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap20AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap20AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap20AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap20AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap20AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap20AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap20AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap20AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap20AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap20AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap20AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap20AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap20AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap20AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap20AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap20AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap20AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap20AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap20AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap20AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap20AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap20AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap20AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap20AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap20AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap20AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap20AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap20AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap20AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap20AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap20AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap20AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap20AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap20AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap20AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap20AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap20AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap20AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap20AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap20AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap20AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap20AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap20AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap20AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap20AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap20AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap20AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap20AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap20AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap20AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap20AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap20AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap20AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap20AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap20AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap20AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap20AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap20AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap20AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap20AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap20AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap20AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap20AVX2Consts<>(SB), RODATA|NOPTR, $448
-
-// func ocannlMap21AVX2(c *float64, x0 *float64)
-// Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap21AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VBROADCASTSD ocannlConst64<>+8(SB), Y0
-	MOVQ         $0x00000100, DX
-
-e1:
-	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap21AVX2Consts<>+0(SB), Y1
-	VMAXPD       Y0, Y1, Y0
-	VMOVUPD      ocannlMap21AVX2Consts<>+32(SB), Y1
-	VMINPD       Y0, Y1, Y0
-	VMULPD       ocannlMap21AVX2Consts<>+64(SB), Y0, Y1
-	VROUNDPD     $0x00, Y1, Y1
-	VFNMADD231PD ocannlMap21AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PD ocannlMap21AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap21AVX2Consts<>+160(SB), Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+512(SB), Y0, Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+544(SB), Y0, Y2
-	VFMADD213PD  ocannlMap21AVX2Consts<>+544(SB), Y0, Y2
-	VMULPD       ocannlMap21AVX2Consts<>+512(SB), Y1, Y0
-	VROUNDPD     $0x01, Y0, Y0
-	VSUBPD       Y0, Y1, Y1
-	VADDPD       ocannlMap21AVX2Consts<>+576(SB), Y0, Y0
-	VPADDQ       ocannlMap21AVX2Consts<>+608(SB), Y0, Y0
-	VPSLLQ       $0x34, Y0, Y0
-	VMULPD       Y0, Y2, Y2
-	VADDPD       ocannlMap21AVX2Consts<>+576(SB), Y1, Y1
-	VPADDQ       ocannlMap21AVX2Consts<>+608(SB), Y1, Y1
-	VPSLLQ       $0x34, Y1, Y1
-	VMULPD       Y1, Y2, Y2
-	VMOVUPS      Y2, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
-	VZEROUPPER
-	RET
-
-DATA ocannlMap21AVX2Consts<>+0(SB)/8, $0xc087700000000000
-DATA ocannlMap21AVX2Consts<>+8(SB)/8, $0xc087700000000000
-DATA ocannlMap21AVX2Consts<>+16(SB)/8, $0xc087700000000000
-DATA ocannlMap21AVX2Consts<>+24(SB)/8, $0xc087700000000000
-DATA ocannlMap21AVX2Consts<>+32(SB)/8, $0x4086300000000000
-DATA ocannlMap21AVX2Consts<>+40(SB)/8, $0x4086300000000000
-DATA ocannlMap21AVX2Consts<>+48(SB)/8, $0x4086300000000000
-DATA ocannlMap21AVX2Consts<>+56(SB)/8, $0x4086300000000000
-DATA ocannlMap21AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap21AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap21AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap21AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap21AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap21AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap21AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap21AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap21AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap21AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap21AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap21AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap21AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap21AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap21AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap21AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap21AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap21AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap21AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap21AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap21AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap21AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap21AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap21AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap21AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap21AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap21AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap21AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap21AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap21AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap21AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap21AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap21AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap21AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap21AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap21AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap21AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap21AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap21AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap21AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap21AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap21AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap21AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap21AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap21AVX2Consts<>+416(SB)/8, $0x3f81111111111111
-DATA ocannlMap21AVX2Consts<>+424(SB)/8, $0x3f81111111111111
-DATA ocannlMap21AVX2Consts<>+432(SB)/8, $0x3f81111111111111
-DATA ocannlMap21AVX2Consts<>+440(SB)/8, $0x3f81111111111111
-DATA ocannlMap21AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
-DATA ocannlMap21AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
-DATA ocannlMap21AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
-DATA ocannlMap21AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
-DATA ocannlMap21AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
-DATA ocannlMap21AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
-DATA ocannlMap21AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
-DATA ocannlMap21AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
-DATA ocannlMap21AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
-DATA ocannlMap21AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
-DATA ocannlMap21AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
-DATA ocannlMap21AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
-DATA ocannlMap21AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
-DATA ocannlMap21AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
-DATA ocannlMap21AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
-DATA ocannlMap21AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
-DATA ocannlMap21AVX2Consts<>+576(SB)/8, $0x4338000000000000
-DATA ocannlMap21AVX2Consts<>+584(SB)/8, $0x4338000000000000
-DATA ocannlMap21AVX2Consts<>+592(SB)/8, $0x4338000000000000
-DATA ocannlMap21AVX2Consts<>+600(SB)/8, $0x4338000000000000
-DATA ocannlMap21AVX2Consts<>+608(SB)/8, $0x00000000000003ff
-DATA ocannlMap21AVX2Consts<>+616(SB)/8, $0x00000000000003ff
-DATA ocannlMap21AVX2Consts<>+624(SB)/8, $0x00000000000003ff
-DATA ocannlMap21AVX2Consts<>+632(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap21AVX2Consts<>(SB), RODATA|NOPTR, $640
-
 // func ocannlMap22AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
 TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-16
@@ -5081,120 +4867,122 @@ TEXT ·ocannlMap22AVX2(SB), NOSPLIT, $0-16
 	MOVQ         $0x00000080, DX
 
 e1:
-	VMOVUPS     (CX), Y0
-	VMOVUPD     ocannlMap22AVX2Consts<>+0(SB), Y1
-	VMAXPS      Y0, Y1, Y0
-	VMOVUPD     ocannlMap22AVX2Consts<>+32(SB), Y1
-	VMINPS      Y0, Y1, Y0
-	VROUNDPS    $0x00, Y0, Y1
-	VSUBPS      Y1, Y0, Y0
-	VMOVUPD     ocannlMap22AVX2Consts<>+64(SB), Y2
-	VFMADD213PS ocannlMap22AVX2Consts<>+96(SB), Y0, Y2
-	VFMADD213PS ocannlMap22AVX2Consts<>+128(SB), Y0, Y2
-	VFMADD213PS ocannlMap22AVX2Consts<>+160(SB), Y0, Y2
-	VFMADD213PS ocannlMap22AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS ocannlMap22AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS ocannlMap22AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS ocannlMap22AVX2Consts<>+288(SB), Y0, Y2
-	VMULPS      ocannlMap22AVX2Consts<>+320(SB), Y1, Y0
-	VROUNDPS    $0x01, Y0, Y0
-	VSUBPS      Y0, Y1, Y1
-	VADDPS      ocannlMap22AVX2Consts<>+352(SB), Y0, Y0
-	VPADDD      ocannlMap22AVX2Consts<>+384(SB), Y0, Y0
-	VPSLLD      $0x17, Y0, Y0
-	VMULPS      Y0, Y2, Y2
-	VADDPS      ocannlMap22AVX2Consts<>+352(SB), Y1, Y1
-	VPADDD      ocannlMap22AVX2Consts<>+384(SB), Y1, Y1
-	VPSLLD      $0x17, Y1, Y1
-	VMULPS      Y1, Y2, Y2
-	VMOVUPS     Y2, (AX)
-	ADDQ        $+32, AX
-	ADDQ        $+32, CX
-	DECQ        DX
-	JNZ         e1
+	VMOVUPS      (CX), Y0
+	VMOVUPD      ocannlMap22AVX2Consts<>+0(SB), Y1
+	VMAXPS       Y0, Y1, Y0
+	VMOVUPD      ocannlMap22AVX2Consts<>+32(SB), Y1
+	VMINPS       Y0, Y1, Y0
+	VMULPS       ocannlMap22AVX2Consts<>+64(SB), Y0, Y1
+	VROUNDPS     $0x00, Y1, Y1
+	VFNMADD231PS ocannlMap22AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap22AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap22AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap22AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap22AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap22AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap22AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap22AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap22AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap22AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap22AVX2Consts<>+320(SB), Y1, Y0
+	VROUNDPS     $0x01, Y0, Y0
+	VSUBPS       Y0, Y1, Y1
+	VADDPS       ocannlMap22AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap22AVX2Consts<>+416(SB), Y0, Y0
+	VPSLLD       $0x17, Y0, Y0
+	VMULPS       Y0, Y2, Y2
+	VADDPS       ocannlMap22AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap22AVX2Consts<>+416(SB), Y1, Y1
+	VPSLLD       $0x17, Y1, Y1
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
 	VZEROUPPER
 	RET
 
-DATA ocannlMap22AVX2Consts<>+0(SB)/4, $0xc3170000
-DATA ocannlMap22AVX2Consts<>+4(SB)/4, $0xc3170000
-DATA ocannlMap22AVX2Consts<>+8(SB)/4, $0xc3170000
-DATA ocannlMap22AVX2Consts<>+12(SB)/4, $0xc3170000
-DATA ocannlMap22AVX2Consts<>+16(SB)/4, $0xc3170000
-DATA ocannlMap22AVX2Consts<>+20(SB)/4, $0xc3170000
-DATA ocannlMap22AVX2Consts<>+24(SB)/4, $0xc3170000
-DATA ocannlMap22AVX2Consts<>+28(SB)/4, $0xc3170000
-DATA ocannlMap22AVX2Consts<>+32(SB)/4, $0x43010000
-DATA ocannlMap22AVX2Consts<>+36(SB)/4, $0x43010000
-DATA ocannlMap22AVX2Consts<>+40(SB)/4, $0x43010000
-DATA ocannlMap22AVX2Consts<>+44(SB)/4, $0x43010000
-DATA ocannlMap22AVX2Consts<>+48(SB)/4, $0x43010000
-DATA ocannlMap22AVX2Consts<>+52(SB)/4, $0x43010000
-DATA ocannlMap22AVX2Consts<>+56(SB)/4, $0x43010000
-DATA ocannlMap22AVX2Consts<>+60(SB)/4, $0x43010000
-DATA ocannlMap22AVX2Consts<>+64(SB)/4, $0x377fe5fe
-DATA ocannlMap22AVX2Consts<>+68(SB)/4, $0x377fe5fe
-DATA ocannlMap22AVX2Consts<>+72(SB)/4, $0x377fe5fe
-DATA ocannlMap22AVX2Consts<>+76(SB)/4, $0x377fe5fe
-DATA ocannlMap22AVX2Consts<>+80(SB)/4, $0x377fe5fe
-DATA ocannlMap22AVX2Consts<>+84(SB)/4, $0x377fe5fe
-DATA ocannlMap22AVX2Consts<>+88(SB)/4, $0x377fe5fe
-DATA ocannlMap22AVX2Consts<>+92(SB)/4, $0x377fe5fe
-DATA ocannlMap22AVX2Consts<>+96(SB)/4, $0x39218489
-DATA ocannlMap22AVX2Consts<>+100(SB)/4, $0x39218489
-DATA ocannlMap22AVX2Consts<>+104(SB)/4, $0x39218489
-DATA ocannlMap22AVX2Consts<>+108(SB)/4, $0x39218489
-DATA ocannlMap22AVX2Consts<>+112(SB)/4, $0x39218489
-DATA ocannlMap22AVX2Consts<>+116(SB)/4, $0x39218489
-DATA ocannlMap22AVX2Consts<>+120(SB)/4, $0x39218489
-DATA ocannlMap22AVX2Consts<>+124(SB)/4, $0x39218489
-DATA ocannlMap22AVX2Consts<>+128(SB)/4, $0x3aaec3ff
-DATA ocannlMap22AVX2Consts<>+132(SB)/4, $0x3aaec3ff
-DATA ocannlMap22AVX2Consts<>+136(SB)/4, $0x3aaec3ff
-DATA ocannlMap22AVX2Consts<>+140(SB)/4, $0x3aaec3ff
-DATA ocannlMap22AVX2Consts<>+144(SB)/4, $0x3aaec3ff
-DATA ocannlMap22AVX2Consts<>+148(SB)/4, $0x3aaec3ff
-DATA ocannlMap22AVX2Consts<>+152(SB)/4, $0x3aaec3ff
-DATA ocannlMap22AVX2Consts<>+156(SB)/4, $0x3aaec3ff
-DATA ocannlMap22AVX2Consts<>+160(SB)/4, $0x3c1d955b
-DATA ocannlMap22AVX2Consts<>+164(SB)/4, $0x3c1d955b
-DATA ocannlMap22AVX2Consts<>+168(SB)/4, $0x3c1d955b
-DATA ocannlMap22AVX2Consts<>+172(SB)/4, $0x3c1d955b
-DATA ocannlMap22AVX2Consts<>+176(SB)/4, $0x3c1d955b
-DATA ocannlMap22AVX2Consts<>+180(SB)/4, $0x3c1d955b
-DATA ocannlMap22AVX2Consts<>+184(SB)/4, $0x3c1d955b
-DATA ocannlMap22AVX2Consts<>+188(SB)/4, $0x3c1d955b
-DATA ocannlMap22AVX2Consts<>+192(SB)/4, $0x3d635847
-DATA ocannlMap22AVX2Consts<>+196(SB)/4, $0x3d635847
-DATA ocannlMap22AVX2Consts<>+200(SB)/4, $0x3d635847
-DATA ocannlMap22AVX2Consts<>+204(SB)/4, $0x3d635847
-DATA ocannlMap22AVX2Consts<>+208(SB)/4, $0x3d635847
-DATA ocannlMap22AVX2Consts<>+212(SB)/4, $0x3d635847
-DATA ocannlMap22AVX2Consts<>+216(SB)/4, $0x3d635847
-DATA ocannlMap22AVX2Consts<>+220(SB)/4, $0x3d635847
-DATA ocannlMap22AVX2Consts<>+224(SB)/4, $0x3e75fdf0
-DATA ocannlMap22AVX2Consts<>+228(SB)/4, $0x3e75fdf0
-DATA ocannlMap22AVX2Consts<>+232(SB)/4, $0x3e75fdf0
-DATA ocannlMap22AVX2Consts<>+236(SB)/4, $0x3e75fdf0
-DATA ocannlMap22AVX2Consts<>+240(SB)/4, $0x3e75fdf0
-DATA ocannlMap22AVX2Consts<>+244(SB)/4, $0x3e75fdf0
-DATA ocannlMap22AVX2Consts<>+248(SB)/4, $0x3e75fdf0
-DATA ocannlMap22AVX2Consts<>+252(SB)/4, $0x3e75fdf0
-DATA ocannlMap22AVX2Consts<>+256(SB)/4, $0x3f317218
-DATA ocannlMap22AVX2Consts<>+260(SB)/4, $0x3f317218
-DATA ocannlMap22AVX2Consts<>+264(SB)/4, $0x3f317218
-DATA ocannlMap22AVX2Consts<>+268(SB)/4, $0x3f317218
-DATA ocannlMap22AVX2Consts<>+272(SB)/4, $0x3f317218
-DATA ocannlMap22AVX2Consts<>+276(SB)/4, $0x3f317218
-DATA ocannlMap22AVX2Consts<>+280(SB)/4, $0x3f317218
-DATA ocannlMap22AVX2Consts<>+284(SB)/4, $0x3f317218
-DATA ocannlMap22AVX2Consts<>+288(SB)/4, $0x3f800000
-DATA ocannlMap22AVX2Consts<>+292(SB)/4, $0x3f800000
-DATA ocannlMap22AVX2Consts<>+296(SB)/4, $0x3f800000
-DATA ocannlMap22AVX2Consts<>+300(SB)/4, $0x3f800000
-DATA ocannlMap22AVX2Consts<>+304(SB)/4, $0x3f800000
-DATA ocannlMap22AVX2Consts<>+308(SB)/4, $0x3f800000
-DATA ocannlMap22AVX2Consts<>+312(SB)/4, $0x3f800000
-DATA ocannlMap22AVX2Consts<>+316(SB)/4, $0x3f800000
+DATA ocannlMap22AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap22AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap22AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap22AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap22AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap22AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap22AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap22AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap22AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap22AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap22AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap22AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap22AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap22AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap22AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap22AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap22AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap22AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap22AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap22AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap22AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap22AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap22AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap22AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap22AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap22AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap22AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap22AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap22AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap22AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap22AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap22AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap22AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap22AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap22AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap22AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap22AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap22AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap22AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap22AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap22AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap22AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap22AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap22AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap22AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap22AVX2Consts<>+316(SB)/4, $0x3e2aaaab
 DATA ocannlMap22AVX2Consts<>+320(SB)/4, $0x3f000000
 DATA ocannlMap22AVX2Consts<>+324(SB)/4, $0x3f000000
 DATA ocannlMap22AVX2Consts<>+328(SB)/4, $0x3f000000
@@ -5203,23 +4991,31 @@ DATA ocannlMap22AVX2Consts<>+336(SB)/4, $0x3f000000
 DATA ocannlMap22AVX2Consts<>+340(SB)/4, $0x3f000000
 DATA ocannlMap22AVX2Consts<>+344(SB)/4, $0x3f000000
 DATA ocannlMap22AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap22AVX2Consts<>+352(SB)/4, $0x4b400000
-DATA ocannlMap22AVX2Consts<>+356(SB)/4, $0x4b400000
-DATA ocannlMap22AVX2Consts<>+360(SB)/4, $0x4b400000
-DATA ocannlMap22AVX2Consts<>+364(SB)/4, $0x4b400000
-DATA ocannlMap22AVX2Consts<>+368(SB)/4, $0x4b400000
-DATA ocannlMap22AVX2Consts<>+372(SB)/4, $0x4b400000
-DATA ocannlMap22AVX2Consts<>+376(SB)/4, $0x4b400000
-DATA ocannlMap22AVX2Consts<>+380(SB)/4, $0x4b400000
-DATA ocannlMap22AVX2Consts<>+384(SB)/4, $0x0000007f
-DATA ocannlMap22AVX2Consts<>+388(SB)/4, $0x0000007f
-DATA ocannlMap22AVX2Consts<>+392(SB)/4, $0x0000007f
-DATA ocannlMap22AVX2Consts<>+396(SB)/4, $0x0000007f
-DATA ocannlMap22AVX2Consts<>+400(SB)/4, $0x0000007f
-DATA ocannlMap22AVX2Consts<>+404(SB)/4, $0x0000007f
-DATA ocannlMap22AVX2Consts<>+408(SB)/4, $0x0000007f
-DATA ocannlMap22AVX2Consts<>+412(SB)/4, $0x0000007f
-GLOBL ocannlMap22AVX2Consts<>(SB), RODATA|NOPTR, $416
+DATA ocannlMap22AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap22AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap22AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap22AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap22AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap22AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap22AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap22AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap22AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap22AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap22AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap22AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap22AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap22AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap22AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap22AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap22AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap22AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap22AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap22AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap22AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap22AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap22AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap22AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap22AVX2Consts<>(SB), RODATA|NOPTR, $448
 
 // func ocannlMap23AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
@@ -5231,120 +5027,129 @@ TEXT ·ocannlMap23AVX2(SB), NOSPLIT, $0-16
 	MOVQ         $0x00000100, DX
 
 e1:
-	VMOVUPS     (CX), Y0
-	VMOVUPD     ocannlMap23AVX2Consts<>+0(SB), Y1
-	VMAXPD      Y0, Y1, Y0
-	VMOVUPD     ocannlMap23AVX2Consts<>+32(SB), Y1
-	VMINPD      Y0, Y1, Y0
-	VROUNDPD    $0x00, Y0, Y1
-	VSUBPD      Y1, Y0, Y0
-	VMULPD      ocannlMap23AVX2Consts<>+64(SB), Y0, Y0
-	VMOVUPD     ocannlMap23AVX2Consts<>+96(SB), Y2
-	VFMADD213PD ocannlMap23AVX2Consts<>+128(SB), Y0, Y2
-	VFMADD213PD ocannlMap23AVX2Consts<>+160(SB), Y0, Y2
-	VFMADD213PD ocannlMap23AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PD ocannlMap23AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PD ocannlMap23AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PD ocannlMap23AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PD ocannlMap23AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PD ocannlMap23AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PD ocannlMap23AVX2Consts<>+384(SB), Y0, Y2
-	VFMADD213PD ocannlMap23AVX2Consts<>+416(SB), Y0, Y2
-	VFMADD213PD ocannlMap23AVX2Consts<>+448(SB), Y0, Y2
-	VFMADD213PD ocannlMap23AVX2Consts<>+480(SB), Y0, Y2
-	VFMADD213PD ocannlMap23AVX2Consts<>+480(SB), Y0, Y2
-	VMULPD      ocannlMap23AVX2Consts<>+448(SB), Y1, Y0
-	VROUNDPD    $0x01, Y0, Y0
-	VSUBPD      Y0, Y1, Y1
-	VADDPD      ocannlMap23AVX2Consts<>+512(SB), Y0, Y0
-	VPADDQ      ocannlMap23AVX2Consts<>+544(SB), Y0, Y0
-	VPSLLQ      $0x34, Y0, Y0
-	VMULPD      Y0, Y2, Y2
-	VADDPD      ocannlMap23AVX2Consts<>+512(SB), Y1, Y1
-	VPADDQ      ocannlMap23AVX2Consts<>+544(SB), Y1, Y1
-	VPSLLQ      $0x34, Y1, Y1
-	VMULPD      Y1, Y2, Y2
-	VMOVUPS     Y2, (AX)
-	ADDQ        $+32, AX
-	ADDQ        $+32, CX
-	DECQ        DX
-	JNZ         e1
+	VMOVUPS      (CX), Y0
+	VMOVUPD      ocannlMap23AVX2Consts<>+0(SB), Y1
+	VMAXPD       Y0, Y1, Y0
+	VMOVUPD      ocannlMap23AVX2Consts<>+32(SB), Y1
+	VMINPD       Y0, Y1, Y0
+	VMULPD       ocannlMap23AVX2Consts<>+64(SB), Y0, Y1
+	VROUNDPD     $0x00, Y1, Y1
+	VFNMADD231PD ocannlMap23AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PD ocannlMap23AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap23AVX2Consts<>+160(SB), Y2
+	VFMADD213PD  ocannlMap23AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD  ocannlMap23AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD  ocannlMap23AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD  ocannlMap23AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD  ocannlMap23AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD  ocannlMap23AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD  ocannlMap23AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD  ocannlMap23AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD  ocannlMap23AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD  ocannlMap23AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD  ocannlMap23AVX2Consts<>+512(SB), Y0, Y2
+	VFMADD213PD  ocannlMap23AVX2Consts<>+544(SB), Y0, Y2
+	VFMADD213PD  ocannlMap23AVX2Consts<>+544(SB), Y0, Y2
+	VMULPD       ocannlMap23AVX2Consts<>+512(SB), Y1, Y0
+	VROUNDPD     $0x01, Y0, Y0
+	VSUBPD       Y0, Y1, Y1
+	VADDPD       ocannlMap23AVX2Consts<>+576(SB), Y0, Y0
+	VPADDQ       ocannlMap23AVX2Consts<>+608(SB), Y0, Y0
+	VPSLLQ       $0x34, Y0, Y0
+	VMULPD       Y0, Y2, Y2
+	VADDPD       ocannlMap23AVX2Consts<>+576(SB), Y1, Y1
+	VPADDQ       ocannlMap23AVX2Consts<>+608(SB), Y1, Y1
+	VPSLLQ       $0x34, Y1, Y1
+	VMULPD       Y1, Y2, Y2
+	VMOVUPS      Y2, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
 	VZEROUPPER
 	RET
 
-DATA ocannlMap23AVX2Consts<>+0(SB)/8, $0xc090e00000000000
-DATA ocannlMap23AVX2Consts<>+8(SB)/8, $0xc090e00000000000
-DATA ocannlMap23AVX2Consts<>+16(SB)/8, $0xc090e00000000000
-DATA ocannlMap23AVX2Consts<>+24(SB)/8, $0xc090e00000000000
-DATA ocannlMap23AVX2Consts<>+32(SB)/8, $0x4090040000000000
-DATA ocannlMap23AVX2Consts<>+40(SB)/8, $0x4090040000000000
-DATA ocannlMap23AVX2Consts<>+48(SB)/8, $0x4090040000000000
-DATA ocannlMap23AVX2Consts<>+56(SB)/8, $0x4090040000000000
-DATA ocannlMap23AVX2Consts<>+64(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap23AVX2Consts<>+72(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap23AVX2Consts<>+80(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap23AVX2Consts<>+88(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap23AVX2Consts<>+96(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap23AVX2Consts<>+104(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap23AVX2Consts<>+112(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap23AVX2Consts<>+120(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap23AVX2Consts<>+128(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap23AVX2Consts<>+136(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap23AVX2Consts<>+144(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap23AVX2Consts<>+152(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap23AVX2Consts<>+160(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap23AVX2Consts<>+168(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap23AVX2Consts<>+176(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap23AVX2Consts<>+184(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap23AVX2Consts<>+192(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap23AVX2Consts<>+200(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap23AVX2Consts<>+208(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap23AVX2Consts<>+216(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap23AVX2Consts<>+224(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap23AVX2Consts<>+232(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap23AVX2Consts<>+240(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap23AVX2Consts<>+248(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap23AVX2Consts<>+256(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap23AVX2Consts<>+264(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap23AVX2Consts<>+272(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap23AVX2Consts<>+280(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap23AVX2Consts<>+288(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap23AVX2Consts<>+296(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap23AVX2Consts<>+304(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap23AVX2Consts<>+312(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap23AVX2Consts<>+320(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap23AVX2Consts<>+328(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap23AVX2Consts<>+336(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap23AVX2Consts<>+344(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap23AVX2Consts<>+352(SB)/8, $0x3f81111111111111
-DATA ocannlMap23AVX2Consts<>+360(SB)/8, $0x3f81111111111111
-DATA ocannlMap23AVX2Consts<>+368(SB)/8, $0x3f81111111111111
-DATA ocannlMap23AVX2Consts<>+376(SB)/8, $0x3f81111111111111
-DATA ocannlMap23AVX2Consts<>+384(SB)/8, $0x3fa5555555555555
-DATA ocannlMap23AVX2Consts<>+392(SB)/8, $0x3fa5555555555555
-DATA ocannlMap23AVX2Consts<>+400(SB)/8, $0x3fa5555555555555
-DATA ocannlMap23AVX2Consts<>+408(SB)/8, $0x3fa5555555555555
-DATA ocannlMap23AVX2Consts<>+416(SB)/8, $0x3fc5555555555555
-DATA ocannlMap23AVX2Consts<>+424(SB)/8, $0x3fc5555555555555
-DATA ocannlMap23AVX2Consts<>+432(SB)/8, $0x3fc5555555555555
-DATA ocannlMap23AVX2Consts<>+440(SB)/8, $0x3fc5555555555555
-DATA ocannlMap23AVX2Consts<>+448(SB)/8, $0x3fe0000000000000
-DATA ocannlMap23AVX2Consts<>+456(SB)/8, $0x3fe0000000000000
-DATA ocannlMap23AVX2Consts<>+464(SB)/8, $0x3fe0000000000000
-DATA ocannlMap23AVX2Consts<>+472(SB)/8, $0x3fe0000000000000
-DATA ocannlMap23AVX2Consts<>+480(SB)/8, $0x3ff0000000000000
-DATA ocannlMap23AVX2Consts<>+488(SB)/8, $0x3ff0000000000000
-DATA ocannlMap23AVX2Consts<>+496(SB)/8, $0x3ff0000000000000
-DATA ocannlMap23AVX2Consts<>+504(SB)/8, $0x3ff0000000000000
-DATA ocannlMap23AVX2Consts<>+512(SB)/8, $0x4338000000000000
-DATA ocannlMap23AVX2Consts<>+520(SB)/8, $0x4338000000000000
-DATA ocannlMap23AVX2Consts<>+528(SB)/8, $0x4338000000000000
-DATA ocannlMap23AVX2Consts<>+536(SB)/8, $0x4338000000000000
-DATA ocannlMap23AVX2Consts<>+544(SB)/8, $0x00000000000003ff
-DATA ocannlMap23AVX2Consts<>+552(SB)/8, $0x00000000000003ff
-DATA ocannlMap23AVX2Consts<>+560(SB)/8, $0x00000000000003ff
-DATA ocannlMap23AVX2Consts<>+568(SB)/8, $0x00000000000003ff
-GLOBL ocannlMap23AVX2Consts<>(SB), RODATA|NOPTR, $576
+DATA ocannlMap23AVX2Consts<>+0(SB)/8, $0xc087700000000000
+DATA ocannlMap23AVX2Consts<>+8(SB)/8, $0xc087700000000000
+DATA ocannlMap23AVX2Consts<>+16(SB)/8, $0xc087700000000000
+DATA ocannlMap23AVX2Consts<>+24(SB)/8, $0xc087700000000000
+DATA ocannlMap23AVX2Consts<>+32(SB)/8, $0x4086300000000000
+DATA ocannlMap23AVX2Consts<>+40(SB)/8, $0x4086300000000000
+DATA ocannlMap23AVX2Consts<>+48(SB)/8, $0x4086300000000000
+DATA ocannlMap23AVX2Consts<>+56(SB)/8, $0x4086300000000000
+DATA ocannlMap23AVX2Consts<>+64(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap23AVX2Consts<>+72(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap23AVX2Consts<>+80(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap23AVX2Consts<>+88(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap23AVX2Consts<>+96(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap23AVX2Consts<>+104(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap23AVX2Consts<>+112(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap23AVX2Consts<>+120(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap23AVX2Consts<>+128(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap23AVX2Consts<>+136(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap23AVX2Consts<>+144(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap23AVX2Consts<>+152(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap23AVX2Consts<>+160(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap23AVX2Consts<>+168(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap23AVX2Consts<>+176(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap23AVX2Consts<>+184(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap23AVX2Consts<>+192(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap23AVX2Consts<>+200(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap23AVX2Consts<>+208(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap23AVX2Consts<>+216(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap23AVX2Consts<>+224(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap23AVX2Consts<>+232(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap23AVX2Consts<>+240(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap23AVX2Consts<>+248(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap23AVX2Consts<>+256(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap23AVX2Consts<>+264(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap23AVX2Consts<>+272(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap23AVX2Consts<>+280(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap23AVX2Consts<>+288(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap23AVX2Consts<>+296(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap23AVX2Consts<>+304(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap23AVX2Consts<>+312(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap23AVX2Consts<>+320(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap23AVX2Consts<>+328(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap23AVX2Consts<>+336(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap23AVX2Consts<>+344(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap23AVX2Consts<>+352(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap23AVX2Consts<>+360(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap23AVX2Consts<>+368(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap23AVX2Consts<>+376(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap23AVX2Consts<>+384(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap23AVX2Consts<>+392(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap23AVX2Consts<>+400(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap23AVX2Consts<>+408(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap23AVX2Consts<>+416(SB)/8, $0x3f81111111111111
+DATA ocannlMap23AVX2Consts<>+424(SB)/8, $0x3f81111111111111
+DATA ocannlMap23AVX2Consts<>+432(SB)/8, $0x3f81111111111111
+DATA ocannlMap23AVX2Consts<>+440(SB)/8, $0x3f81111111111111
+DATA ocannlMap23AVX2Consts<>+448(SB)/8, $0x3fa5555555555555
+DATA ocannlMap23AVX2Consts<>+456(SB)/8, $0x3fa5555555555555
+DATA ocannlMap23AVX2Consts<>+464(SB)/8, $0x3fa5555555555555
+DATA ocannlMap23AVX2Consts<>+472(SB)/8, $0x3fa5555555555555
+DATA ocannlMap23AVX2Consts<>+480(SB)/8, $0x3fc5555555555555
+DATA ocannlMap23AVX2Consts<>+488(SB)/8, $0x3fc5555555555555
+DATA ocannlMap23AVX2Consts<>+496(SB)/8, $0x3fc5555555555555
+DATA ocannlMap23AVX2Consts<>+504(SB)/8, $0x3fc5555555555555
+DATA ocannlMap23AVX2Consts<>+512(SB)/8, $0x3fe0000000000000
+DATA ocannlMap23AVX2Consts<>+520(SB)/8, $0x3fe0000000000000
+DATA ocannlMap23AVX2Consts<>+528(SB)/8, $0x3fe0000000000000
+DATA ocannlMap23AVX2Consts<>+536(SB)/8, $0x3fe0000000000000
+DATA ocannlMap23AVX2Consts<>+544(SB)/8, $0x3ff0000000000000
+DATA ocannlMap23AVX2Consts<>+552(SB)/8, $0x3ff0000000000000
+DATA ocannlMap23AVX2Consts<>+560(SB)/8, $0x3ff0000000000000
+DATA ocannlMap23AVX2Consts<>+568(SB)/8, $0x3ff0000000000000
+DATA ocannlMap23AVX2Consts<>+576(SB)/8, $0x4338000000000000
+DATA ocannlMap23AVX2Consts<>+584(SB)/8, $0x4338000000000000
+DATA ocannlMap23AVX2Consts<>+592(SB)/8, $0x4338000000000000
+DATA ocannlMap23AVX2Consts<>+600(SB)/8, $0x4338000000000000
+DATA ocannlMap23AVX2Consts<>+608(SB)/8, $0x00000000000003ff
+DATA ocannlMap23AVX2Consts<>+616(SB)/8, $0x00000000000003ff
+DATA ocannlMap23AVX2Consts<>+624(SB)/8, $0x00000000000003ff
+DATA ocannlMap23AVX2Consts<>+632(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap23AVX2Consts<>(SB), RODATA|NOPTR, $640
 
 // func ocannlMap24AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
@@ -5356,180 +5161,145 @@ TEXT ·ocannlMap24AVX2(SB), NOSPLIT, $0-16
 	MOVQ         $0x00000080, DX
 
 e1:
-	VMOVUPS      (CX), Y0
-	VCVTPS2PD    X0, Y2
-	VEXTRACTF128 $0x01, Y0, X0
-	VCVTPS2PD    X0, Y0
-	VPSRLQ       $0x34, Y2, Y3
-	VPOR         ocannlMap24AVX2Consts<>+0(SB), Y3, Y3
-	VSUBPD       ocannlMap24AVX2Consts<>+32(SB), Y3, Y3
-	VANDPD       ocannlMap24AVX2Consts<>+64(SB), Y2, Y4
-	VORPD        ocannlMap24AVX2Consts<>+96(SB), Y4, Y4
-	VCMPPD       $0x0e, ocannlMap24AVX2Consts<>+128(SB), Y4, Y5
-	VMULPD       ocannlMap24AVX2Consts<>+160(SB), Y4, Y6
-	VBLENDVPD    Y5, Y6, Y4, Y4
-	VANDPD       ocannlMap24AVX2Consts<>+96(SB), Y5, Y6
-	VADDPD       Y6, Y3, Y3
-	VSUBPD       ocannlMap24AVX2Consts<>+96(SB), Y4, Y4
-	VADDPD       ocannlMap24AVX2Consts<>+192(SB), Y4, Y5
-	VDIVPD       Y5, Y4, Y5
-	VMULPD       Y5, Y5, Y6
-	VMULPD       Y6, Y6, Y7
-	VMOVUPD      ocannlMap24AVX2Consts<>+224(SB), Y8
-	VFMADD213PD  ocannlMap24AVX2Consts<>+256(SB), Y7, Y8
-	VFMADD213PD  ocannlMap24AVX2Consts<>+288(SB), Y7, Y8
-	VFMADD213PD  ocannlMap24AVX2Consts<>+320(SB), Y7, Y8
-	VMULPD       Y6, Y8, Y8
-	VMOVUPD      ocannlMap24AVX2Consts<>+352(SB), Y6
-	VFMADD213PD  ocannlMap24AVX2Consts<>+384(SB), Y7, Y6
-	VFMADD213PD  ocannlMap24AVX2Consts<>+416(SB), Y7, Y6
-	VMULPD       Y7, Y6, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y4, Y4, Y6
-	VMULPD       ocannlMap24AVX2Consts<>+160(SB), Y6, Y6
-	VADDPD       Y6, Y8, Y8
-	VMULPD       Y5, Y8, Y8
-	VFMADD231PD  ocannlMap24AVX2Consts<>+448(SB), Y3, Y8
-	VSUBPD       Y8, Y6, Y6
-	VSUBPD       Y4, Y6, Y6
-	VFMSUB231PD  ocannlMap24AVX2Consts<>+480(SB), Y3, Y6
-	VCMPPD       $0x01, ocannlMap24AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap24AVX2Consts<>+544(SB), Y6, Y6
-	VCMPPD       $0x00, ocannlMap24AVX2Consts<>+512(SB), Y2, Y3
-	VBLENDVPD    Y3, ocannlMap24AVX2Consts<>+576(SB), Y6, Y6
-	VCMPPD       $0x05, ocannlMap24AVX2Consts<>+608(SB), Y2, Y3
-	VBLENDVPD    Y3, Y2, Y6, Y6
-	VCVTPD2PSY   Y6, X1
-	VPSRLQ       $0x34, Y0, Y2
-	VPOR         ocannlMap24AVX2Consts<>+0(SB), Y2, Y2
-	VSUBPD       ocannlMap24AVX2Consts<>+32(SB), Y2, Y2
-	VANDPD       ocannlMap24AVX2Consts<>+64(SB), Y0, Y3
-	VORPD        ocannlMap24AVX2Consts<>+96(SB), Y3, Y3
-	VCMPPD       $0x0e, ocannlMap24AVX2Consts<>+128(SB), Y3, Y4
-	VMULPD       ocannlMap24AVX2Consts<>+160(SB), Y3, Y5
-	VBLENDVPD    Y4, Y5, Y3, Y3
-	VANDPD       ocannlMap24AVX2Consts<>+96(SB), Y4, Y5
-	VADDPD       Y5, Y2, Y2
-	VSUBPD       ocannlMap24AVX2Consts<>+96(SB), Y3, Y3
-	VADDPD       ocannlMap24AVX2Consts<>+192(SB), Y3, Y4
-	VDIVPD       Y4, Y3, Y4
-	VMULPD       Y4, Y4, Y5
-	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap24AVX2Consts<>+224(SB), Y7
-	VFMADD213PD  ocannlMap24AVX2Consts<>+256(SB), Y6, Y7
-	VFMADD213PD  ocannlMap24AVX2Consts<>+288(SB), Y6, Y7
-	VFMADD213PD  ocannlMap24AVX2Consts<>+320(SB), Y6, Y7
-	VMULPD       Y5, Y7, Y7
-	VMOVUPD      ocannlMap24AVX2Consts<>+352(SB), Y5
-	VFMADD213PD  ocannlMap24AVX2Consts<>+384(SB), Y6, Y5
-	VFMADD213PD  ocannlMap24AVX2Consts<>+416(SB), Y6, Y5
-	VMULPD       Y6, Y5, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y3, Y3, Y5
-	VMULPD       ocannlMap24AVX2Consts<>+160(SB), Y5, Y5
-	VADDPD       Y5, Y7, Y7
-	VMULPD       Y4, Y7, Y7
-	VFMADD231PD  ocannlMap24AVX2Consts<>+448(SB), Y2, Y7
-	VSUBPD       Y7, Y5, Y5
-	VSUBPD       Y3, Y5, Y5
-	VFMSUB231PD  ocannlMap24AVX2Consts<>+480(SB), Y2, Y5
-	VCMPPD       $0x01, ocannlMap24AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap24AVX2Consts<>+544(SB), Y5, Y5
-	VCMPPD       $0x00, ocannlMap24AVX2Consts<>+512(SB), Y0, Y2
-	VBLENDVPD    Y2, ocannlMap24AVX2Consts<>+576(SB), Y5, Y5
-	VCMPPD       $0x05, ocannlMap24AVX2Consts<>+608(SB), Y0, Y2
-	VBLENDVPD    Y2, Y0, Y5, Y5
-	VCVTPD2PSY   Y5, X0
-	VINSERTF128  $0x01, X0, Y1, Y1
-	VMOVUPS      Y1, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+32, CX
-	DECQ         DX
-	JNZ          e1
+	VMOVUPS     (CX), Y0
+	VMOVUPD     ocannlMap24AVX2Consts<>+0(SB), Y1
+	VMAXPS      Y0, Y1, Y0
+	VMOVUPD     ocannlMap24AVX2Consts<>+32(SB), Y1
+	VMINPS      Y0, Y1, Y0
+	VROUNDPS    $0x00, Y0, Y1
+	VSUBPS      Y1, Y0, Y0
+	VMOVUPD     ocannlMap24AVX2Consts<>+64(SB), Y2
+	VFMADD213PS ocannlMap24AVX2Consts<>+96(SB), Y0, Y2
+	VFMADD213PS ocannlMap24AVX2Consts<>+128(SB), Y0, Y2
+	VFMADD213PS ocannlMap24AVX2Consts<>+160(SB), Y0, Y2
+	VFMADD213PS ocannlMap24AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS ocannlMap24AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS ocannlMap24AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS ocannlMap24AVX2Consts<>+288(SB), Y0, Y2
+	VMULPS      ocannlMap24AVX2Consts<>+320(SB), Y1, Y0
+	VROUNDPS    $0x01, Y0, Y0
+	VSUBPS      Y0, Y1, Y1
+	VADDPS      ocannlMap24AVX2Consts<>+352(SB), Y0, Y0
+	VPADDD      ocannlMap24AVX2Consts<>+384(SB), Y0, Y0
+	VPSLLD      $0x17, Y0, Y0
+	VMULPS      Y0, Y2, Y2
+	VADDPS      ocannlMap24AVX2Consts<>+352(SB), Y1, Y1
+	VPADDD      ocannlMap24AVX2Consts<>+384(SB), Y1, Y1
+	VPSLLD      $0x17, Y1, Y1
+	VMULPS      Y1, Y2, Y2
+	VMOVUPS     Y2, (AX)
+	ADDQ        $+32, AX
+	ADDQ        $+32, CX
+	DECQ        DX
+	JNZ         e1
 	VZEROUPPER
 	RET
 
-DATA ocannlMap24AVX2Consts<>+0(SB)/8, $0x4330000000000000
-DATA ocannlMap24AVX2Consts<>+8(SB)/8, $0x4330000000000000
-DATA ocannlMap24AVX2Consts<>+16(SB)/8, $0x4330000000000000
-DATA ocannlMap24AVX2Consts<>+24(SB)/8, $0x4330000000000000
-DATA ocannlMap24AVX2Consts<>+32(SB)/8, $0x43300000000003ff
-DATA ocannlMap24AVX2Consts<>+40(SB)/8, $0x43300000000003ff
-DATA ocannlMap24AVX2Consts<>+48(SB)/8, $0x43300000000003ff
-DATA ocannlMap24AVX2Consts<>+56(SB)/8, $0x43300000000003ff
-DATA ocannlMap24AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
-DATA ocannlMap24AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
-DATA ocannlMap24AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
-DATA ocannlMap24AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
-DATA ocannlMap24AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
-DATA ocannlMap24AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
-DATA ocannlMap24AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
-DATA ocannlMap24AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
-DATA ocannlMap24AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap24AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap24AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap24AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap24AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
-DATA ocannlMap24AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
-DATA ocannlMap24AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
-DATA ocannlMap24AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
-DATA ocannlMap24AVX2Consts<>+192(SB)/8, $0x4000000000000000
-DATA ocannlMap24AVX2Consts<>+200(SB)/8, $0x4000000000000000
-DATA ocannlMap24AVX2Consts<>+208(SB)/8, $0x4000000000000000
-DATA ocannlMap24AVX2Consts<>+216(SB)/8, $0x4000000000000000
-DATA ocannlMap24AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap24AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap24AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap24AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap24AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap24AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap24AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap24AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap24AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
-DATA ocannlMap24AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
-DATA ocannlMap24AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
-DATA ocannlMap24AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
-DATA ocannlMap24AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
-DATA ocannlMap24AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
-DATA ocannlMap24AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
-DATA ocannlMap24AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
-DATA ocannlMap24AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap24AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap24AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap24AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap24AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap24AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap24AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap24AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap24AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap24AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap24AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap24AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap24AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap24AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap24AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap24AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap24AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap24AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap24AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap24AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap24AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap24AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap24AVX2Consts<>+528(SB)/8, $0x0000000000000000
-DATA ocannlMap24AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap24AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
-DATA ocannlMap24AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
-DATA ocannlMap24AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
-DATA ocannlMap24AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
-DATA ocannlMap24AVX2Consts<>+576(SB)/8, $0xfff0000000000000
-DATA ocannlMap24AVX2Consts<>+584(SB)/8, $0xfff0000000000000
-DATA ocannlMap24AVX2Consts<>+592(SB)/8, $0xfff0000000000000
-DATA ocannlMap24AVX2Consts<>+600(SB)/8, $0xfff0000000000000
-DATA ocannlMap24AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
-DATA ocannlMap24AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
-DATA ocannlMap24AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
-DATA ocannlMap24AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap24AVX2Consts<>(SB), RODATA|NOPTR, $640
+DATA ocannlMap24AVX2Consts<>+0(SB)/4, $0xc3170000
+DATA ocannlMap24AVX2Consts<>+4(SB)/4, $0xc3170000
+DATA ocannlMap24AVX2Consts<>+8(SB)/4, $0xc3170000
+DATA ocannlMap24AVX2Consts<>+12(SB)/4, $0xc3170000
+DATA ocannlMap24AVX2Consts<>+16(SB)/4, $0xc3170000
+DATA ocannlMap24AVX2Consts<>+20(SB)/4, $0xc3170000
+DATA ocannlMap24AVX2Consts<>+24(SB)/4, $0xc3170000
+DATA ocannlMap24AVX2Consts<>+28(SB)/4, $0xc3170000
+DATA ocannlMap24AVX2Consts<>+32(SB)/4, $0x43010000
+DATA ocannlMap24AVX2Consts<>+36(SB)/4, $0x43010000
+DATA ocannlMap24AVX2Consts<>+40(SB)/4, $0x43010000
+DATA ocannlMap24AVX2Consts<>+44(SB)/4, $0x43010000
+DATA ocannlMap24AVX2Consts<>+48(SB)/4, $0x43010000
+DATA ocannlMap24AVX2Consts<>+52(SB)/4, $0x43010000
+DATA ocannlMap24AVX2Consts<>+56(SB)/4, $0x43010000
+DATA ocannlMap24AVX2Consts<>+60(SB)/4, $0x43010000
+DATA ocannlMap24AVX2Consts<>+64(SB)/4, $0x377fe5fe
+DATA ocannlMap24AVX2Consts<>+68(SB)/4, $0x377fe5fe
+DATA ocannlMap24AVX2Consts<>+72(SB)/4, $0x377fe5fe
+DATA ocannlMap24AVX2Consts<>+76(SB)/4, $0x377fe5fe
+DATA ocannlMap24AVX2Consts<>+80(SB)/4, $0x377fe5fe
+DATA ocannlMap24AVX2Consts<>+84(SB)/4, $0x377fe5fe
+DATA ocannlMap24AVX2Consts<>+88(SB)/4, $0x377fe5fe
+DATA ocannlMap24AVX2Consts<>+92(SB)/4, $0x377fe5fe
+DATA ocannlMap24AVX2Consts<>+96(SB)/4, $0x39218489
+DATA ocannlMap24AVX2Consts<>+100(SB)/4, $0x39218489
+DATA ocannlMap24AVX2Consts<>+104(SB)/4, $0x39218489
+DATA ocannlMap24AVX2Consts<>+108(SB)/4, $0x39218489
+DATA ocannlMap24AVX2Consts<>+112(SB)/4, $0x39218489
+DATA ocannlMap24AVX2Consts<>+116(SB)/4, $0x39218489
+DATA ocannlMap24AVX2Consts<>+120(SB)/4, $0x39218489
+DATA ocannlMap24AVX2Consts<>+124(SB)/4, $0x39218489
+DATA ocannlMap24AVX2Consts<>+128(SB)/4, $0x3aaec3ff
+DATA ocannlMap24AVX2Consts<>+132(SB)/4, $0x3aaec3ff
+DATA ocannlMap24AVX2Consts<>+136(SB)/4, $0x3aaec3ff
+DATA ocannlMap24AVX2Consts<>+140(SB)/4, $0x3aaec3ff
+DATA ocannlMap24AVX2Consts<>+144(SB)/4, $0x3aaec3ff
+DATA ocannlMap24AVX2Consts<>+148(SB)/4, $0x3aaec3ff
+DATA ocannlMap24AVX2Consts<>+152(SB)/4, $0x3aaec3ff
+DATA ocannlMap24AVX2Consts<>+156(SB)/4, $0x3aaec3ff
+DATA ocannlMap24AVX2Consts<>+160(SB)/4, $0x3c1d955b
+DATA ocannlMap24AVX2Consts<>+164(SB)/4, $0x3c1d955b
+DATA ocannlMap24AVX2Consts<>+168(SB)/4, $0x3c1d955b
+DATA ocannlMap24AVX2Consts<>+172(SB)/4, $0x3c1d955b
+DATA ocannlMap24AVX2Consts<>+176(SB)/4, $0x3c1d955b
+DATA ocannlMap24AVX2Consts<>+180(SB)/4, $0x3c1d955b
+DATA ocannlMap24AVX2Consts<>+184(SB)/4, $0x3c1d955b
+DATA ocannlMap24AVX2Consts<>+188(SB)/4, $0x3c1d955b
+DATA ocannlMap24AVX2Consts<>+192(SB)/4, $0x3d635847
+DATA ocannlMap24AVX2Consts<>+196(SB)/4, $0x3d635847
+DATA ocannlMap24AVX2Consts<>+200(SB)/4, $0x3d635847
+DATA ocannlMap24AVX2Consts<>+204(SB)/4, $0x3d635847
+DATA ocannlMap24AVX2Consts<>+208(SB)/4, $0x3d635847
+DATA ocannlMap24AVX2Consts<>+212(SB)/4, $0x3d635847
+DATA ocannlMap24AVX2Consts<>+216(SB)/4, $0x3d635847
+DATA ocannlMap24AVX2Consts<>+220(SB)/4, $0x3d635847
+DATA ocannlMap24AVX2Consts<>+224(SB)/4, $0x3e75fdf0
+DATA ocannlMap24AVX2Consts<>+228(SB)/4, $0x3e75fdf0
+DATA ocannlMap24AVX2Consts<>+232(SB)/4, $0x3e75fdf0
+DATA ocannlMap24AVX2Consts<>+236(SB)/4, $0x3e75fdf0
+DATA ocannlMap24AVX2Consts<>+240(SB)/4, $0x3e75fdf0
+DATA ocannlMap24AVX2Consts<>+244(SB)/4, $0x3e75fdf0
+DATA ocannlMap24AVX2Consts<>+248(SB)/4, $0x3e75fdf0
+DATA ocannlMap24AVX2Consts<>+252(SB)/4, $0x3e75fdf0
+DATA ocannlMap24AVX2Consts<>+256(SB)/4, $0x3f317218
+DATA ocannlMap24AVX2Consts<>+260(SB)/4, $0x3f317218
+DATA ocannlMap24AVX2Consts<>+264(SB)/4, $0x3f317218
+DATA ocannlMap24AVX2Consts<>+268(SB)/4, $0x3f317218
+DATA ocannlMap24AVX2Consts<>+272(SB)/4, $0x3f317218
+DATA ocannlMap24AVX2Consts<>+276(SB)/4, $0x3f317218
+DATA ocannlMap24AVX2Consts<>+280(SB)/4, $0x3f317218
+DATA ocannlMap24AVX2Consts<>+284(SB)/4, $0x3f317218
+DATA ocannlMap24AVX2Consts<>+288(SB)/4, $0x3f800000
+DATA ocannlMap24AVX2Consts<>+292(SB)/4, $0x3f800000
+DATA ocannlMap24AVX2Consts<>+296(SB)/4, $0x3f800000
+DATA ocannlMap24AVX2Consts<>+300(SB)/4, $0x3f800000
+DATA ocannlMap24AVX2Consts<>+304(SB)/4, $0x3f800000
+DATA ocannlMap24AVX2Consts<>+308(SB)/4, $0x3f800000
+DATA ocannlMap24AVX2Consts<>+312(SB)/4, $0x3f800000
+DATA ocannlMap24AVX2Consts<>+316(SB)/4, $0x3f800000
+DATA ocannlMap24AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap24AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap24AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap24AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap24AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap24AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap24AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap24AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap24AVX2Consts<>+352(SB)/4, $0x4b400000
+DATA ocannlMap24AVX2Consts<>+356(SB)/4, $0x4b400000
+DATA ocannlMap24AVX2Consts<>+360(SB)/4, $0x4b400000
+DATA ocannlMap24AVX2Consts<>+364(SB)/4, $0x4b400000
+DATA ocannlMap24AVX2Consts<>+368(SB)/4, $0x4b400000
+DATA ocannlMap24AVX2Consts<>+372(SB)/4, $0x4b400000
+DATA ocannlMap24AVX2Consts<>+376(SB)/4, $0x4b400000
+DATA ocannlMap24AVX2Consts<>+380(SB)/4, $0x4b400000
+DATA ocannlMap24AVX2Consts<>+384(SB)/4, $0x0000007f
+DATA ocannlMap24AVX2Consts<>+388(SB)/4, $0x0000007f
+DATA ocannlMap24AVX2Consts<>+392(SB)/4, $0x0000007f
+DATA ocannlMap24AVX2Consts<>+396(SB)/4, $0x0000007f
+DATA ocannlMap24AVX2Consts<>+400(SB)/4, $0x0000007f
+DATA ocannlMap24AVX2Consts<>+404(SB)/4, $0x0000007f
+DATA ocannlMap24AVX2Consts<>+408(SB)/4, $0x0000007f
+DATA ocannlMap24AVX2Consts<>+412(SB)/4, $0x0000007f
+GLOBL ocannlMap24AVX2Consts<>(SB), RODATA|NOPTR, $416
 
 // func ocannlMap25AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
@@ -5542,51 +5312,39 @@ TEXT ·ocannlMap25AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS     (CX), Y0
-	VCMPPD      $0x01, ocannlMap25AVX2Consts<>+0(SB), Y0, Y1
-	VMULPD      ocannlMap25AVX2Consts<>+32(SB), Y0, Y2
-	VBLENDVPD   Y1, Y2, Y0, Y2
-	VANDPD      ocannlMap25AVX2Consts<>+64(SB), Y1, Y1
-	VPSRLQ      $0x34, Y2, Y3
-	VPOR        ocannlMap25AVX2Consts<>+96(SB), Y3, Y3
-	VSUBPD      ocannlMap25AVX2Consts<>+128(SB), Y3, Y3
-	VSUBPD      Y1, Y3, Y3
-	VANDPD      ocannlMap25AVX2Consts<>+160(SB), Y2, Y1
-	VORPD       ocannlMap25AVX2Consts<>+192(SB), Y1, Y1
-	VCMPPD      $0x0e, ocannlMap25AVX2Consts<>+224(SB), Y1, Y2
-	VMULPD      ocannlMap25AVX2Consts<>+256(SB), Y1, Y4
-	VBLENDVPD   Y2, Y4, Y1, Y1
-	VANDPD      ocannlMap25AVX2Consts<>+192(SB), Y2, Y4
-	VADDPD      Y4, Y3, Y3
-	VSUBPD      ocannlMap25AVX2Consts<>+192(SB), Y1, Y1
-	VADDPD      ocannlMap25AVX2Consts<>+288(SB), Y1, Y2
-	VDIVPD      Y2, Y1, Y2
-	VMULPD      Y2, Y2, Y4
-	VMULPD      Y4, Y4, Y5
-	VMOVUPD     ocannlMap25AVX2Consts<>+320(SB), Y6
-	VFMADD213PD ocannlMap25AVX2Consts<>+352(SB), Y5, Y6
-	VFMADD213PD ocannlMap25AVX2Consts<>+384(SB), Y5, Y6
-	VFMADD213PD ocannlMap25AVX2Consts<>+416(SB), Y5, Y6
-	VMULPD      Y4, Y6, Y6
-	VMOVUPD     ocannlMap25AVX2Consts<>+448(SB), Y4
-	VFMADD213PD ocannlMap25AVX2Consts<>+480(SB), Y5, Y4
-	VFMADD213PD ocannlMap25AVX2Consts<>+512(SB), Y5, Y4
-	VMULPD      Y5, Y4, Y4
-	VADDPD      Y4, Y6, Y6
-	VMULPD      Y1, Y1, Y4
-	VMULPD      ocannlMap25AVX2Consts<>+256(SB), Y4, Y4
-	VADDPD      Y4, Y6, Y6
-	VMULPD      Y2, Y6, Y6
-	VFMADD231PD ocannlMap25AVX2Consts<>+544(SB), Y3, Y6
-	VSUBPD      Y6, Y4, Y4
-	VSUBPD      Y1, Y4, Y4
-	VFMSUB231PD ocannlMap25AVX2Consts<>+576(SB), Y3, Y4
-	VCMPPD      $0x01, ocannlMap25AVX2Consts<>+608(SB), Y0, Y1
-	VBLENDVPD   Y1, ocannlMap25AVX2Consts<>+640(SB), Y4, Y4
-	VCMPPD      $0x00, ocannlMap25AVX2Consts<>+608(SB), Y0, Y1
-	VBLENDVPD   Y1, ocannlMap25AVX2Consts<>+672(SB), Y4, Y4
-	VCMPPD      $0x05, ocannlMap25AVX2Consts<>+704(SB), Y0, Y1
-	VBLENDVPD   Y1, Y0, Y4, Y4
-	VMOVUPS     Y4, (AX)
+	VMOVUPD     ocannlMap25AVX2Consts<>+0(SB), Y1
+	VMAXPD      Y0, Y1, Y0
+	VMOVUPD     ocannlMap25AVX2Consts<>+32(SB), Y1
+	VMINPD      Y0, Y1, Y0
+	VROUNDPD    $0x00, Y0, Y1
+	VSUBPD      Y1, Y0, Y0
+	VMULPD      ocannlMap25AVX2Consts<>+64(SB), Y0, Y0
+	VMOVUPD     ocannlMap25AVX2Consts<>+96(SB), Y2
+	VFMADD213PD ocannlMap25AVX2Consts<>+128(SB), Y0, Y2
+	VFMADD213PD ocannlMap25AVX2Consts<>+160(SB), Y0, Y2
+	VFMADD213PD ocannlMap25AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PD ocannlMap25AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PD ocannlMap25AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PD ocannlMap25AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PD ocannlMap25AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PD ocannlMap25AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PD ocannlMap25AVX2Consts<>+384(SB), Y0, Y2
+	VFMADD213PD ocannlMap25AVX2Consts<>+416(SB), Y0, Y2
+	VFMADD213PD ocannlMap25AVX2Consts<>+448(SB), Y0, Y2
+	VFMADD213PD ocannlMap25AVX2Consts<>+480(SB), Y0, Y2
+	VFMADD213PD ocannlMap25AVX2Consts<>+480(SB), Y0, Y2
+	VMULPD      ocannlMap25AVX2Consts<>+448(SB), Y1, Y0
+	VROUNDPD    $0x01, Y0, Y0
+	VSUBPD      Y0, Y1, Y1
+	VADDPD      ocannlMap25AVX2Consts<>+512(SB), Y0, Y0
+	VPADDQ      ocannlMap25AVX2Consts<>+544(SB), Y0, Y0
+	VPSLLQ      $0x34, Y0, Y0
+	VMULPD      Y0, Y2, Y2
+	VADDPD      ocannlMap25AVX2Consts<>+512(SB), Y1, Y1
+	VPADDQ      ocannlMap25AVX2Consts<>+544(SB), Y1, Y1
+	VPSLLQ      $0x34, Y1, Y1
+	VMULPD      Y1, Y2, Y2
+	VMOVUPS     Y2, (AX)
 	ADDQ        $+32, AX
 	ADDQ        $+32, CX
 	DECQ        DX
@@ -5594,99 +5352,79 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap25AVX2Consts<>+0(SB)/8, $0x0010000000000000
-DATA ocannlMap25AVX2Consts<>+8(SB)/8, $0x0010000000000000
-DATA ocannlMap25AVX2Consts<>+16(SB)/8, $0x0010000000000000
-DATA ocannlMap25AVX2Consts<>+24(SB)/8, $0x0010000000000000
-DATA ocannlMap25AVX2Consts<>+32(SB)/8, $0x4350000000000000
-DATA ocannlMap25AVX2Consts<>+40(SB)/8, $0x4350000000000000
-DATA ocannlMap25AVX2Consts<>+48(SB)/8, $0x4350000000000000
-DATA ocannlMap25AVX2Consts<>+56(SB)/8, $0x4350000000000000
-DATA ocannlMap25AVX2Consts<>+64(SB)/8, $0x404b000000000000
-DATA ocannlMap25AVX2Consts<>+72(SB)/8, $0x404b000000000000
-DATA ocannlMap25AVX2Consts<>+80(SB)/8, $0x404b000000000000
-DATA ocannlMap25AVX2Consts<>+88(SB)/8, $0x404b000000000000
-DATA ocannlMap25AVX2Consts<>+96(SB)/8, $0x4330000000000000
-DATA ocannlMap25AVX2Consts<>+104(SB)/8, $0x4330000000000000
-DATA ocannlMap25AVX2Consts<>+112(SB)/8, $0x4330000000000000
-DATA ocannlMap25AVX2Consts<>+120(SB)/8, $0x4330000000000000
-DATA ocannlMap25AVX2Consts<>+128(SB)/8, $0x43300000000003ff
-DATA ocannlMap25AVX2Consts<>+136(SB)/8, $0x43300000000003ff
-DATA ocannlMap25AVX2Consts<>+144(SB)/8, $0x43300000000003ff
-DATA ocannlMap25AVX2Consts<>+152(SB)/8, $0x43300000000003ff
-DATA ocannlMap25AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
-DATA ocannlMap25AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
-DATA ocannlMap25AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
-DATA ocannlMap25AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
-DATA ocannlMap25AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
-DATA ocannlMap25AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
-DATA ocannlMap25AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
-DATA ocannlMap25AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
-DATA ocannlMap25AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap25AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap25AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap25AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
-DATA ocannlMap25AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
-DATA ocannlMap25AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
-DATA ocannlMap25AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
-DATA ocannlMap25AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
-DATA ocannlMap25AVX2Consts<>+288(SB)/8, $0x4000000000000000
-DATA ocannlMap25AVX2Consts<>+296(SB)/8, $0x4000000000000000
-DATA ocannlMap25AVX2Consts<>+304(SB)/8, $0x4000000000000000
-DATA ocannlMap25AVX2Consts<>+312(SB)/8, $0x4000000000000000
-DATA ocannlMap25AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap25AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap25AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap25AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
-DATA ocannlMap25AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap25AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap25AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap25AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
-DATA ocannlMap25AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
-DATA ocannlMap25AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
-DATA ocannlMap25AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
-DATA ocannlMap25AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
-DATA ocannlMap25AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
-DATA ocannlMap25AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
-DATA ocannlMap25AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
-DATA ocannlMap25AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
-DATA ocannlMap25AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap25AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap25AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap25AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
-DATA ocannlMap25AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap25AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap25AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap25AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
-DATA ocannlMap25AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap25AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap25AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap25AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap25AVX2Consts<>+544(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap25AVX2Consts<>+552(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap25AVX2Consts<>+560(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap25AVX2Consts<>+568(SB)/8, $0x3dea39ef35793c76
-DATA ocannlMap25AVX2Consts<>+576(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap25AVX2Consts<>+584(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap25AVX2Consts<>+592(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap25AVX2Consts<>+600(SB)/8, $0x3fe62e42fee00000
-DATA ocannlMap25AVX2Consts<>+608(SB)/8, $0x0000000000000000
-DATA ocannlMap25AVX2Consts<>+616(SB)/8, $0x0000000000000000
-DATA ocannlMap25AVX2Consts<>+624(SB)/8, $0x0000000000000000
-DATA ocannlMap25AVX2Consts<>+632(SB)/8, $0x0000000000000000
-DATA ocannlMap25AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
-DATA ocannlMap25AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
-DATA ocannlMap25AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
-DATA ocannlMap25AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
-DATA ocannlMap25AVX2Consts<>+672(SB)/8, $0xfff0000000000000
-DATA ocannlMap25AVX2Consts<>+680(SB)/8, $0xfff0000000000000
-DATA ocannlMap25AVX2Consts<>+688(SB)/8, $0xfff0000000000000
-DATA ocannlMap25AVX2Consts<>+696(SB)/8, $0xfff0000000000000
-DATA ocannlMap25AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
-DATA ocannlMap25AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
-DATA ocannlMap25AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
-DATA ocannlMap25AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
-GLOBL ocannlMap25AVX2Consts<>(SB), RODATA|NOPTR, $736
+DATA ocannlMap25AVX2Consts<>+0(SB)/8, $0xc090e00000000000
+DATA ocannlMap25AVX2Consts<>+8(SB)/8, $0xc090e00000000000
+DATA ocannlMap25AVX2Consts<>+16(SB)/8, $0xc090e00000000000
+DATA ocannlMap25AVX2Consts<>+24(SB)/8, $0xc090e00000000000
+DATA ocannlMap25AVX2Consts<>+32(SB)/8, $0x4090040000000000
+DATA ocannlMap25AVX2Consts<>+40(SB)/8, $0x4090040000000000
+DATA ocannlMap25AVX2Consts<>+48(SB)/8, $0x4090040000000000
+DATA ocannlMap25AVX2Consts<>+56(SB)/8, $0x4090040000000000
+DATA ocannlMap25AVX2Consts<>+64(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap25AVX2Consts<>+72(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap25AVX2Consts<>+80(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap25AVX2Consts<>+88(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap25AVX2Consts<>+96(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap25AVX2Consts<>+104(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap25AVX2Consts<>+112(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap25AVX2Consts<>+120(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap25AVX2Consts<>+128(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap25AVX2Consts<>+136(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap25AVX2Consts<>+144(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap25AVX2Consts<>+152(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap25AVX2Consts<>+160(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap25AVX2Consts<>+168(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap25AVX2Consts<>+176(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap25AVX2Consts<>+184(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap25AVX2Consts<>+192(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap25AVX2Consts<>+200(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap25AVX2Consts<>+208(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap25AVX2Consts<>+216(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap25AVX2Consts<>+224(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap25AVX2Consts<>+232(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap25AVX2Consts<>+240(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap25AVX2Consts<>+248(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap25AVX2Consts<>+256(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap25AVX2Consts<>+264(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap25AVX2Consts<>+272(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap25AVX2Consts<>+280(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap25AVX2Consts<>+288(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap25AVX2Consts<>+296(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap25AVX2Consts<>+304(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap25AVX2Consts<>+312(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap25AVX2Consts<>+320(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap25AVX2Consts<>+328(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap25AVX2Consts<>+336(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap25AVX2Consts<>+344(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap25AVX2Consts<>+352(SB)/8, $0x3f81111111111111
+DATA ocannlMap25AVX2Consts<>+360(SB)/8, $0x3f81111111111111
+DATA ocannlMap25AVX2Consts<>+368(SB)/8, $0x3f81111111111111
+DATA ocannlMap25AVX2Consts<>+376(SB)/8, $0x3f81111111111111
+DATA ocannlMap25AVX2Consts<>+384(SB)/8, $0x3fa5555555555555
+DATA ocannlMap25AVX2Consts<>+392(SB)/8, $0x3fa5555555555555
+DATA ocannlMap25AVX2Consts<>+400(SB)/8, $0x3fa5555555555555
+DATA ocannlMap25AVX2Consts<>+408(SB)/8, $0x3fa5555555555555
+DATA ocannlMap25AVX2Consts<>+416(SB)/8, $0x3fc5555555555555
+DATA ocannlMap25AVX2Consts<>+424(SB)/8, $0x3fc5555555555555
+DATA ocannlMap25AVX2Consts<>+432(SB)/8, $0x3fc5555555555555
+DATA ocannlMap25AVX2Consts<>+440(SB)/8, $0x3fc5555555555555
+DATA ocannlMap25AVX2Consts<>+448(SB)/8, $0x3fe0000000000000
+DATA ocannlMap25AVX2Consts<>+456(SB)/8, $0x3fe0000000000000
+DATA ocannlMap25AVX2Consts<>+464(SB)/8, $0x3fe0000000000000
+DATA ocannlMap25AVX2Consts<>+472(SB)/8, $0x3fe0000000000000
+DATA ocannlMap25AVX2Consts<>+480(SB)/8, $0x3ff0000000000000
+DATA ocannlMap25AVX2Consts<>+488(SB)/8, $0x3ff0000000000000
+DATA ocannlMap25AVX2Consts<>+496(SB)/8, $0x3ff0000000000000
+DATA ocannlMap25AVX2Consts<>+504(SB)/8, $0x3ff0000000000000
+DATA ocannlMap25AVX2Consts<>+512(SB)/8, $0x4338000000000000
+DATA ocannlMap25AVX2Consts<>+520(SB)/8, $0x4338000000000000
+DATA ocannlMap25AVX2Consts<>+528(SB)/8, $0x4338000000000000
+DATA ocannlMap25AVX2Consts<>+536(SB)/8, $0x4338000000000000
+DATA ocannlMap25AVX2Consts<>+544(SB)/8, $0x00000000000003ff
+DATA ocannlMap25AVX2Consts<>+552(SB)/8, $0x00000000000003ff
+DATA ocannlMap25AVX2Consts<>+560(SB)/8, $0x00000000000003ff
+DATA ocannlMap25AVX2Consts<>+568(SB)/8, $0x00000000000003ff
+GLOBL ocannlMap25AVX2Consts<>(SB), RODATA|NOPTR, $576
 
 // func ocannlMap26AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
@@ -5731,11 +5469,10 @@ e1:
 	VMULPD       ocannlMap26AVX2Consts<>+160(SB), Y6, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y5, Y8, Y8
+	VFMADD231PD  ocannlMap26AVX2Consts<>+448(SB), Y3, Y8
 	VSUBPD       Y8, Y6, Y6
-	VSUBPD       Y6, Y4, Y4
-	VMULPD       ocannlMap26AVX2Consts<>+448(SB), Y4, Y6
-	VFMADD231PD  ocannlMap26AVX2Consts<>+480(SB), Y4, Y6
-	VADDPD       Y3, Y6, Y6
+	VSUBPD       Y4, Y6, Y6
+	VFMSUB231PD  ocannlMap26AVX2Consts<>+480(SB), Y3, Y6
 	VCMPPD       $0x01, ocannlMap26AVX2Consts<>+512(SB), Y2, Y3
 	VBLENDVPD    Y3, ocannlMap26AVX2Consts<>+544(SB), Y6, Y6
 	VCMPPD       $0x00, ocannlMap26AVX2Consts<>+512(SB), Y2, Y3
@@ -5772,11 +5509,10 @@ e1:
 	VMULPD       ocannlMap26AVX2Consts<>+160(SB), Y5, Y5
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y4, Y7, Y7
+	VFMADD231PD  ocannlMap26AVX2Consts<>+448(SB), Y2, Y7
 	VSUBPD       Y7, Y5, Y5
-	VSUBPD       Y5, Y3, Y3
-	VMULPD       ocannlMap26AVX2Consts<>+448(SB), Y3, Y5
-	VFMADD231PD  ocannlMap26AVX2Consts<>+480(SB), Y3, Y5
-	VADDPD       Y2, Y5, Y5
+	VSUBPD       Y3, Y5, Y5
+	VFMSUB231PD  ocannlMap26AVX2Consts<>+480(SB), Y2, Y5
 	VCMPPD       $0x01, ocannlMap26AVX2Consts<>+512(SB), Y0, Y2
 	VBLENDVPD    Y2, ocannlMap26AVX2Consts<>+544(SB), Y5, Y5
 	VCMPPD       $0x00, ocannlMap26AVX2Consts<>+512(SB), Y0, Y2
@@ -5849,14 +5585,14 @@ DATA ocannlMap26AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
 DATA ocannlMap26AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
 DATA ocannlMap26AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
 DATA ocannlMap26AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap26AVX2Consts<>+448(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap26AVX2Consts<>+456(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap26AVX2Consts<>+464(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap26AVX2Consts<>+472(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap26AVX2Consts<>+480(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap26AVX2Consts<>+488(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap26AVX2Consts<>+496(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap26AVX2Consts<>+504(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap26AVX2Consts<>+448(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap26AVX2Consts<>+456(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap26AVX2Consts<>+464(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap26AVX2Consts<>+472(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap26AVX2Consts<>+480(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap26AVX2Consts<>+488(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap26AVX2Consts<>+496(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap26AVX2Consts<>+504(SB)/8, $0x3fe62e42fee00000
 DATA ocannlMap26AVX2Consts<>+512(SB)/8, $0x0000000000000000
 DATA ocannlMap26AVX2Consts<>+520(SB)/8, $0x0000000000000000
 DATA ocannlMap26AVX2Consts<>+528(SB)/8, $0x0000000000000000
@@ -5920,11 +5656,10 @@ e1:
 	VMULPD      ocannlMap27AVX2Consts<>+256(SB), Y4, Y4
 	VADDPD      Y4, Y6, Y6
 	VMULPD      Y2, Y6, Y6
+	VFMADD231PD ocannlMap27AVX2Consts<>+544(SB), Y3, Y6
 	VSUBPD      Y6, Y4, Y4
-	VSUBPD      Y4, Y1, Y1
-	VMULPD      ocannlMap27AVX2Consts<>+544(SB), Y1, Y4
-	VFMADD231PD ocannlMap27AVX2Consts<>+576(SB), Y1, Y4
-	VADDPD      Y3, Y4, Y4
+	VSUBPD      Y1, Y4, Y4
+	VFMSUB231PD ocannlMap27AVX2Consts<>+576(SB), Y3, Y4
 	VCMPPD      $0x01, ocannlMap27AVX2Consts<>+608(SB), Y0, Y1
 	VBLENDVPD   Y1, ocannlMap27AVX2Consts<>+640(SB), Y4, Y4
 	VCMPPD      $0x00, ocannlMap27AVX2Consts<>+608(SB), Y0, Y1
@@ -6007,14 +5742,14 @@ DATA ocannlMap27AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
 DATA ocannlMap27AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
 DATA ocannlMap27AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
 DATA ocannlMap27AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
-DATA ocannlMap27AVX2Consts<>+544(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap27AVX2Consts<>+552(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap27AVX2Consts<>+560(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap27AVX2Consts<>+568(SB)/8, $0x3c7777d0ffda0d24
-DATA ocannlMap27AVX2Consts<>+576(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap27AVX2Consts<>+584(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap27AVX2Consts<>+592(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap27AVX2Consts<>+600(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap27AVX2Consts<>+544(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap27AVX2Consts<>+552(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap27AVX2Consts<>+560(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap27AVX2Consts<>+568(SB)/8, $0x3dea39ef35793c76
+DATA ocannlMap27AVX2Consts<>+576(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap27AVX2Consts<>+584(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap27AVX2Consts<>+592(SB)/8, $0x3fe62e42fee00000
+DATA ocannlMap27AVX2Consts<>+600(SB)/8, $0x3fe62e42fee00000
 DATA ocannlMap27AVX2Consts<>+608(SB)/8, $0x0000000000000000
 DATA ocannlMap27AVX2Consts<>+616(SB)/8, $0x0000000000000000
 DATA ocannlMap27AVX2Consts<>+624(SB)/8, $0x0000000000000000
@@ -6047,114 +5782,88 @@ e1:
 	VCVTPS2PD    X0, Y2
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
-	VANDPD       ocannlMap28AVX2Consts<>+0(SB), Y2, Y3
-	VMOVUPD      ocannlMap28AVX2Consts<>+32(SB), Y4
-	VMINPD       Y3, Y4, Y4
-	VADDPD       Y4, Y4, Y4
-	VMOVUPD      ocannlMap28AVX2Consts<>+64(SB), Y5
-	VMAXPD       Y4, Y5, Y4
-	VMOVUPD      ocannlMap28AVX2Consts<>+96(SB), Y5
-	VMINPD       Y4, Y5, Y4
-	VMULPD       ocannlMap28AVX2Consts<>+128(SB), Y4, Y5
-	VROUNDPD     $0x00, Y5, Y5
-	VFNMADD231PD ocannlMap28AVX2Consts<>+160(SB), Y5, Y4
-	VFNMADD231PD ocannlMap28AVX2Consts<>+192(SB), Y5, Y4
-	VMOVUPD      ocannlMap28AVX2Consts<>+224(SB), Y6
-	VFMADD213PD  ocannlMap28AVX2Consts<>+256(SB), Y4, Y6
-	VFMADD213PD  ocannlMap28AVX2Consts<>+288(SB), Y4, Y6
-	VFMADD213PD  ocannlMap28AVX2Consts<>+320(SB), Y4, Y6
-	VFMADD213PD  ocannlMap28AVX2Consts<>+352(SB), Y4, Y6
-	VFMADD213PD  ocannlMap28AVX2Consts<>+384(SB), Y4, Y6
-	VFMADD213PD  ocannlMap28AVX2Consts<>+416(SB), Y4, Y6
-	VFMADD213PD  ocannlMap28AVX2Consts<>+448(SB), Y4, Y6
-	VFMADD213PD  ocannlMap28AVX2Consts<>+448(SB), Y4, Y6
-	VMULPD       ocannlMap28AVX2Consts<>+416(SB), Y5, Y4
-	VROUNDPD     $0x01, Y4, Y4
-	VSUBPD       Y4, Y5, Y5
-	VADDPD       ocannlMap28AVX2Consts<>+480(SB), Y4, Y4
-	VPADDQ       ocannlMap28AVX2Consts<>+512(SB), Y4, Y4
-	VPSLLQ       $0x34, Y4, Y4
-	VMULPD       Y4, Y6, Y6
-	VADDPD       ocannlMap28AVX2Consts<>+480(SB), Y5, Y5
-	VPADDQ       ocannlMap28AVX2Consts<>+512(SB), Y5, Y5
-	VPSLLQ       $0x34, Y5, Y5
-	VMULPD       Y5, Y6, Y6
-	VADDPD       ocannlMap28AVX2Consts<>+448(SB), Y6, Y6
-	VMOVUPD      ocannlMap28AVX2Consts<>+544(SB), Y4
-	VDIVPD       Y6, Y4, Y4
-	VMOVUPD      ocannlMap28AVX2Consts<>+448(SB), Y5
-	VSUBPD       Y4, Y5, Y4
-	VMULPD       Y2, Y2, Y5
-	VMOVUPD      ocannlMap28AVX2Consts<>+576(SB), Y6
-	VFMADD213PD  ocannlMap28AVX2Consts<>+608(SB), Y5, Y6
-	VFMADD213PD  ocannlMap28AVX2Consts<>+640(SB), Y5, Y6
-	VMOVUPD      ocannlMap28AVX2Consts<>+448(SB), Y7
-	VFMADD213PD  ocannlMap28AVX2Consts<>+672(SB), Y5, Y7
-	VFMADD213PD  ocannlMap28AVX2Consts<>+704(SB), Y5, Y7
-	VFMADD213PD  ocannlMap28AVX2Consts<>+736(SB), Y5, Y7
-	VDIVPD       Y7, Y6, Y6
-	VMULPD       Y5, Y6, Y6
-	VFMADD213PD  Y2, Y2, Y6
-	VCMPPD       $0x01, ocannlMap28AVX2Consts<>+768(SB), Y3, Y3
-	VBLENDVPD    Y3, Y6, Y4, Y4
-	VANDPD       ocannlMap28AVX2Consts<>+0(SB), Y4, Y4
-	VANDPD       ocannlMap28AVX2Consts<>+800(SB), Y2, Y3
-	VORPD        Y3, Y4, Y4
-	VCVTPD2PSY   Y4, X1
-	VANDPD       ocannlMap28AVX2Consts<>+0(SB), Y0, Y2
-	VMOVUPD      ocannlMap28AVX2Consts<>+32(SB), Y3
-	VMINPD       Y2, Y3, Y3
-	VADDPD       Y3, Y3, Y3
-	VMOVUPD      ocannlMap28AVX2Consts<>+64(SB), Y4
-	VMAXPD       Y3, Y4, Y3
-	VMOVUPD      ocannlMap28AVX2Consts<>+96(SB), Y4
-	VMINPD       Y3, Y4, Y3
-	VMULPD       ocannlMap28AVX2Consts<>+128(SB), Y3, Y4
-	VROUNDPD     $0x00, Y4, Y4
-	VFNMADD231PD ocannlMap28AVX2Consts<>+160(SB), Y4, Y3
-	VFNMADD231PD ocannlMap28AVX2Consts<>+192(SB), Y4, Y3
-	VMOVUPD      ocannlMap28AVX2Consts<>+224(SB), Y5
-	VFMADD213PD  ocannlMap28AVX2Consts<>+256(SB), Y3, Y5
-	VFMADD213PD  ocannlMap28AVX2Consts<>+288(SB), Y3, Y5
-	VFMADD213PD  ocannlMap28AVX2Consts<>+320(SB), Y3, Y5
-	VFMADD213PD  ocannlMap28AVX2Consts<>+352(SB), Y3, Y5
-	VFMADD213PD  ocannlMap28AVX2Consts<>+384(SB), Y3, Y5
-	VFMADD213PD  ocannlMap28AVX2Consts<>+416(SB), Y3, Y5
-	VFMADD213PD  ocannlMap28AVX2Consts<>+448(SB), Y3, Y5
-	VFMADD213PD  ocannlMap28AVX2Consts<>+448(SB), Y3, Y5
-	VMULPD       ocannlMap28AVX2Consts<>+416(SB), Y4, Y3
-	VROUNDPD     $0x01, Y3, Y3
-	VSUBPD       Y3, Y4, Y4
-	VADDPD       ocannlMap28AVX2Consts<>+480(SB), Y3, Y3
-	VPADDQ       ocannlMap28AVX2Consts<>+512(SB), Y3, Y3
-	VPSLLQ       $0x34, Y3, Y3
-	VMULPD       Y3, Y5, Y5
-	VADDPD       ocannlMap28AVX2Consts<>+480(SB), Y4, Y4
-	VPADDQ       ocannlMap28AVX2Consts<>+512(SB), Y4, Y4
-	VPSLLQ       $0x34, Y4, Y4
-	VMULPD       Y4, Y5, Y5
-	VADDPD       ocannlMap28AVX2Consts<>+448(SB), Y5, Y5
-	VMOVUPD      ocannlMap28AVX2Consts<>+544(SB), Y3
-	VDIVPD       Y5, Y3, Y3
-	VMOVUPD      ocannlMap28AVX2Consts<>+448(SB), Y4
-	VSUBPD       Y3, Y4, Y3
-	VMULPD       Y0, Y0, Y4
-	VMOVUPD      ocannlMap28AVX2Consts<>+576(SB), Y5
-	VFMADD213PD  ocannlMap28AVX2Consts<>+608(SB), Y4, Y5
-	VFMADD213PD  ocannlMap28AVX2Consts<>+640(SB), Y4, Y5
-	VMOVUPD      ocannlMap28AVX2Consts<>+448(SB), Y6
-	VFMADD213PD  ocannlMap28AVX2Consts<>+672(SB), Y4, Y6
-	VFMADD213PD  ocannlMap28AVX2Consts<>+704(SB), Y4, Y6
-	VFMADD213PD  ocannlMap28AVX2Consts<>+736(SB), Y4, Y6
-	VDIVPD       Y6, Y5, Y5
-	VMULPD       Y4, Y5, Y5
-	VFMADD213PD  Y0, Y0, Y5
-	VCMPPD       $0x01, ocannlMap28AVX2Consts<>+768(SB), Y2, Y2
-	VBLENDVPD    Y2, Y5, Y3, Y3
-	VANDPD       ocannlMap28AVX2Consts<>+0(SB), Y3, Y3
-	VANDPD       ocannlMap28AVX2Consts<>+800(SB), Y0, Y2
-	VORPD        Y2, Y3, Y3
-	VCVTPD2PSY   Y3, X0
+	VPSRLQ       $0x34, Y2, Y3
+	VPOR         ocannlMap28AVX2Consts<>+0(SB), Y3, Y3
+	VSUBPD       ocannlMap28AVX2Consts<>+32(SB), Y3, Y3
+	VANDPD       ocannlMap28AVX2Consts<>+64(SB), Y2, Y4
+	VORPD        ocannlMap28AVX2Consts<>+96(SB), Y4, Y4
+	VCMPPD       $0x0e, ocannlMap28AVX2Consts<>+128(SB), Y4, Y5
+	VMULPD       ocannlMap28AVX2Consts<>+160(SB), Y4, Y6
+	VBLENDVPD    Y5, Y6, Y4, Y4
+	VANDPD       ocannlMap28AVX2Consts<>+96(SB), Y5, Y6
+	VADDPD       Y6, Y3, Y3
+	VSUBPD       ocannlMap28AVX2Consts<>+96(SB), Y4, Y4
+	VADDPD       ocannlMap28AVX2Consts<>+192(SB), Y4, Y5
+	VDIVPD       Y5, Y4, Y5
+	VMULPD       Y5, Y5, Y6
+	VMULPD       Y6, Y6, Y7
+	VMOVUPD      ocannlMap28AVX2Consts<>+224(SB), Y8
+	VFMADD213PD  ocannlMap28AVX2Consts<>+256(SB), Y7, Y8
+	VFMADD213PD  ocannlMap28AVX2Consts<>+288(SB), Y7, Y8
+	VFMADD213PD  ocannlMap28AVX2Consts<>+320(SB), Y7, Y8
+	VMULPD       Y6, Y8, Y8
+	VMOVUPD      ocannlMap28AVX2Consts<>+352(SB), Y6
+	VFMADD213PD  ocannlMap28AVX2Consts<>+384(SB), Y7, Y6
+	VFMADD213PD  ocannlMap28AVX2Consts<>+416(SB), Y7, Y6
+	VMULPD       Y7, Y6, Y6
+	VADDPD       Y6, Y8, Y8
+	VMULPD       Y4, Y4, Y6
+	VMULPD       ocannlMap28AVX2Consts<>+160(SB), Y6, Y6
+	VADDPD       Y6, Y8, Y8
+	VMULPD       Y5, Y8, Y8
+	VSUBPD       Y8, Y6, Y6
+	VSUBPD       Y6, Y4, Y4
+	VMULPD       ocannlMap28AVX2Consts<>+448(SB), Y4, Y6
+	VFMADD231PD  ocannlMap28AVX2Consts<>+480(SB), Y4, Y6
+	VADDPD       Y3, Y6, Y6
+	VCMPPD       $0x01, ocannlMap28AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap28AVX2Consts<>+544(SB), Y6, Y6
+	VCMPPD       $0x00, ocannlMap28AVX2Consts<>+512(SB), Y2, Y3
+	VBLENDVPD    Y3, ocannlMap28AVX2Consts<>+576(SB), Y6, Y6
+	VCMPPD       $0x05, ocannlMap28AVX2Consts<>+608(SB), Y2, Y3
+	VBLENDVPD    Y3, Y2, Y6, Y6
+	VCVTPD2PSY   Y6, X1
+	VPSRLQ       $0x34, Y0, Y2
+	VPOR         ocannlMap28AVX2Consts<>+0(SB), Y2, Y2
+	VSUBPD       ocannlMap28AVX2Consts<>+32(SB), Y2, Y2
+	VANDPD       ocannlMap28AVX2Consts<>+64(SB), Y0, Y3
+	VORPD        ocannlMap28AVX2Consts<>+96(SB), Y3, Y3
+	VCMPPD       $0x0e, ocannlMap28AVX2Consts<>+128(SB), Y3, Y4
+	VMULPD       ocannlMap28AVX2Consts<>+160(SB), Y3, Y5
+	VBLENDVPD    Y4, Y5, Y3, Y3
+	VANDPD       ocannlMap28AVX2Consts<>+96(SB), Y4, Y5
+	VADDPD       Y5, Y2, Y2
+	VSUBPD       ocannlMap28AVX2Consts<>+96(SB), Y3, Y3
+	VADDPD       ocannlMap28AVX2Consts<>+192(SB), Y3, Y4
+	VDIVPD       Y4, Y3, Y4
+	VMULPD       Y4, Y4, Y5
+	VMULPD       Y5, Y5, Y6
+	VMOVUPD      ocannlMap28AVX2Consts<>+224(SB), Y7
+	VFMADD213PD  ocannlMap28AVX2Consts<>+256(SB), Y6, Y7
+	VFMADD213PD  ocannlMap28AVX2Consts<>+288(SB), Y6, Y7
+	VFMADD213PD  ocannlMap28AVX2Consts<>+320(SB), Y6, Y7
+	VMULPD       Y5, Y7, Y7
+	VMOVUPD      ocannlMap28AVX2Consts<>+352(SB), Y5
+	VFMADD213PD  ocannlMap28AVX2Consts<>+384(SB), Y6, Y5
+	VFMADD213PD  ocannlMap28AVX2Consts<>+416(SB), Y6, Y5
+	VMULPD       Y6, Y5, Y5
+	VADDPD       Y5, Y7, Y7
+	VMULPD       Y3, Y3, Y5
+	VMULPD       ocannlMap28AVX2Consts<>+160(SB), Y5, Y5
+	VADDPD       Y5, Y7, Y7
+	VMULPD       Y4, Y7, Y7
+	VSUBPD       Y7, Y5, Y5
+	VSUBPD       Y5, Y3, Y3
+	VMULPD       ocannlMap28AVX2Consts<>+448(SB), Y3, Y5
+	VFMADD231PD  ocannlMap28AVX2Consts<>+480(SB), Y3, Y5
+	VADDPD       Y2, Y5, Y5
+	VCMPPD       $0x01, ocannlMap28AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap28AVX2Consts<>+544(SB), Y5, Y5
+	VCMPPD       $0x00, ocannlMap28AVX2Consts<>+512(SB), Y0, Y2
+	VBLENDVPD    Y2, ocannlMap28AVX2Consts<>+576(SB), Y5, Y5
+	VCMPPD       $0x05, ocannlMap28AVX2Consts<>+608(SB), Y0, Y2
+	VBLENDVPD    Y2, Y0, Y5, Y5
+	VCVTPD2PSY   Y5, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
 	VMOVUPS      Y1, (AX)
 	ADDQ         $+32, AX
@@ -6164,111 +5873,87 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap28AVX2Consts<>+0(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap28AVX2Consts<>+8(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap28AVX2Consts<>+16(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap28AVX2Consts<>+24(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap28AVX2Consts<>+32(SB)/8, $0x4046000000000000
-DATA ocannlMap28AVX2Consts<>+40(SB)/8, $0x4046000000000000
-DATA ocannlMap28AVX2Consts<>+48(SB)/8, $0x4046000000000000
-DATA ocannlMap28AVX2Consts<>+56(SB)/8, $0x4046000000000000
-DATA ocannlMap28AVX2Consts<>+64(SB)/8, $0xc087700000000000
-DATA ocannlMap28AVX2Consts<>+72(SB)/8, $0xc087700000000000
-DATA ocannlMap28AVX2Consts<>+80(SB)/8, $0xc087700000000000
-DATA ocannlMap28AVX2Consts<>+88(SB)/8, $0xc087700000000000
-DATA ocannlMap28AVX2Consts<>+96(SB)/8, $0x4086300000000000
-DATA ocannlMap28AVX2Consts<>+104(SB)/8, $0x4086300000000000
-DATA ocannlMap28AVX2Consts<>+112(SB)/8, $0x4086300000000000
-DATA ocannlMap28AVX2Consts<>+120(SB)/8, $0x4086300000000000
-DATA ocannlMap28AVX2Consts<>+128(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap28AVX2Consts<>+136(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap28AVX2Consts<>+144(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap28AVX2Consts<>+152(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap28AVX2Consts<>+160(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap28AVX2Consts<>+168(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap28AVX2Consts<>+176(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap28AVX2Consts<>+184(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap28AVX2Consts<>+192(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap28AVX2Consts<>+200(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap28AVX2Consts<>+208(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap28AVX2Consts<>+216(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap28AVX2Consts<>+224(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap28AVX2Consts<>+232(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap28AVX2Consts<>+240(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap28AVX2Consts<>+248(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap28AVX2Consts<>+256(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap28AVX2Consts<>+264(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap28AVX2Consts<>+272(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap28AVX2Consts<>+280(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap28AVX2Consts<>+288(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap28AVX2Consts<>+296(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap28AVX2Consts<>+304(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap28AVX2Consts<>+312(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap28AVX2Consts<>+320(SB)/8, $0x3f81111111111111
-DATA ocannlMap28AVX2Consts<>+328(SB)/8, $0x3f81111111111111
-DATA ocannlMap28AVX2Consts<>+336(SB)/8, $0x3f81111111111111
-DATA ocannlMap28AVX2Consts<>+344(SB)/8, $0x3f81111111111111
-DATA ocannlMap28AVX2Consts<>+352(SB)/8, $0x3fa5555555555555
-DATA ocannlMap28AVX2Consts<>+360(SB)/8, $0x3fa5555555555555
-DATA ocannlMap28AVX2Consts<>+368(SB)/8, $0x3fa5555555555555
-DATA ocannlMap28AVX2Consts<>+376(SB)/8, $0x3fa5555555555555
-DATA ocannlMap28AVX2Consts<>+384(SB)/8, $0x3fc5555555555555
-DATA ocannlMap28AVX2Consts<>+392(SB)/8, $0x3fc5555555555555
-DATA ocannlMap28AVX2Consts<>+400(SB)/8, $0x3fc5555555555555
-DATA ocannlMap28AVX2Consts<>+408(SB)/8, $0x3fc5555555555555
-DATA ocannlMap28AVX2Consts<>+416(SB)/8, $0x3fe0000000000000
-DATA ocannlMap28AVX2Consts<>+424(SB)/8, $0x3fe0000000000000
-DATA ocannlMap28AVX2Consts<>+432(SB)/8, $0x3fe0000000000000
-DATA ocannlMap28AVX2Consts<>+440(SB)/8, $0x3fe0000000000000
-DATA ocannlMap28AVX2Consts<>+448(SB)/8, $0x3ff0000000000000
-DATA ocannlMap28AVX2Consts<>+456(SB)/8, $0x3ff0000000000000
-DATA ocannlMap28AVX2Consts<>+464(SB)/8, $0x3ff0000000000000
-DATA ocannlMap28AVX2Consts<>+472(SB)/8, $0x3ff0000000000000
-DATA ocannlMap28AVX2Consts<>+480(SB)/8, $0x4338000000000000
-DATA ocannlMap28AVX2Consts<>+488(SB)/8, $0x4338000000000000
-DATA ocannlMap28AVX2Consts<>+496(SB)/8, $0x4338000000000000
-DATA ocannlMap28AVX2Consts<>+504(SB)/8, $0x4338000000000000
-DATA ocannlMap28AVX2Consts<>+512(SB)/8, $0x00000000000003ff
-DATA ocannlMap28AVX2Consts<>+520(SB)/8, $0x00000000000003ff
-DATA ocannlMap28AVX2Consts<>+528(SB)/8, $0x00000000000003ff
-DATA ocannlMap28AVX2Consts<>+536(SB)/8, $0x00000000000003ff
-DATA ocannlMap28AVX2Consts<>+544(SB)/8, $0x4000000000000000
-DATA ocannlMap28AVX2Consts<>+552(SB)/8, $0x4000000000000000
-DATA ocannlMap28AVX2Consts<>+560(SB)/8, $0x4000000000000000
-DATA ocannlMap28AVX2Consts<>+568(SB)/8, $0x4000000000000000
-DATA ocannlMap28AVX2Consts<>+576(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap28AVX2Consts<>+584(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap28AVX2Consts<>+592(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap28AVX2Consts<>+600(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap28AVX2Consts<>+608(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap28AVX2Consts<>+616(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap28AVX2Consts<>+624(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap28AVX2Consts<>+632(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap28AVX2Consts<>+640(SB)/8, $0xc0993ac030580563
-DATA ocannlMap28AVX2Consts<>+648(SB)/8, $0xc0993ac030580563
-DATA ocannlMap28AVX2Consts<>+656(SB)/8, $0xc0993ac030580563
-DATA ocannlMap28AVX2Consts<>+664(SB)/8, $0xc0993ac030580563
-DATA ocannlMap28AVX2Consts<>+672(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap28AVX2Consts<>+680(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap28AVX2Consts<>+688(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap28AVX2Consts<>+696(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap28AVX2Consts<>+704(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap28AVX2Consts<>+712(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap28AVX2Consts<>+720(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap28AVX2Consts<>+728(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap28AVX2Consts<>+736(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap28AVX2Consts<>+744(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap28AVX2Consts<>+752(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap28AVX2Consts<>+760(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap28AVX2Consts<>+768(SB)/8, $0x3fe4000000000000
-DATA ocannlMap28AVX2Consts<>+776(SB)/8, $0x3fe4000000000000
-DATA ocannlMap28AVX2Consts<>+784(SB)/8, $0x3fe4000000000000
-DATA ocannlMap28AVX2Consts<>+792(SB)/8, $0x3fe4000000000000
-DATA ocannlMap28AVX2Consts<>+800(SB)/8, $0x8000000000000000
-DATA ocannlMap28AVX2Consts<>+808(SB)/8, $0x8000000000000000
-DATA ocannlMap28AVX2Consts<>+816(SB)/8, $0x8000000000000000
-DATA ocannlMap28AVX2Consts<>+824(SB)/8, $0x8000000000000000
-GLOBL ocannlMap28AVX2Consts<>(SB), RODATA|NOPTR, $832
+DATA ocannlMap28AVX2Consts<>+0(SB)/8, $0x4330000000000000
+DATA ocannlMap28AVX2Consts<>+8(SB)/8, $0x4330000000000000
+DATA ocannlMap28AVX2Consts<>+16(SB)/8, $0x4330000000000000
+DATA ocannlMap28AVX2Consts<>+24(SB)/8, $0x4330000000000000
+DATA ocannlMap28AVX2Consts<>+32(SB)/8, $0x43300000000003ff
+DATA ocannlMap28AVX2Consts<>+40(SB)/8, $0x43300000000003ff
+DATA ocannlMap28AVX2Consts<>+48(SB)/8, $0x43300000000003ff
+DATA ocannlMap28AVX2Consts<>+56(SB)/8, $0x43300000000003ff
+DATA ocannlMap28AVX2Consts<>+64(SB)/8, $0x000fffffffffffff
+DATA ocannlMap28AVX2Consts<>+72(SB)/8, $0x000fffffffffffff
+DATA ocannlMap28AVX2Consts<>+80(SB)/8, $0x000fffffffffffff
+DATA ocannlMap28AVX2Consts<>+88(SB)/8, $0x000fffffffffffff
+DATA ocannlMap28AVX2Consts<>+96(SB)/8, $0x3ff0000000000000
+DATA ocannlMap28AVX2Consts<>+104(SB)/8, $0x3ff0000000000000
+DATA ocannlMap28AVX2Consts<>+112(SB)/8, $0x3ff0000000000000
+DATA ocannlMap28AVX2Consts<>+120(SB)/8, $0x3ff0000000000000
+DATA ocannlMap28AVX2Consts<>+128(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap28AVX2Consts<>+136(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap28AVX2Consts<>+144(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap28AVX2Consts<>+152(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap28AVX2Consts<>+160(SB)/8, $0x3fe0000000000000
+DATA ocannlMap28AVX2Consts<>+168(SB)/8, $0x3fe0000000000000
+DATA ocannlMap28AVX2Consts<>+176(SB)/8, $0x3fe0000000000000
+DATA ocannlMap28AVX2Consts<>+184(SB)/8, $0x3fe0000000000000
+DATA ocannlMap28AVX2Consts<>+192(SB)/8, $0x4000000000000000
+DATA ocannlMap28AVX2Consts<>+200(SB)/8, $0x4000000000000000
+DATA ocannlMap28AVX2Consts<>+208(SB)/8, $0x4000000000000000
+DATA ocannlMap28AVX2Consts<>+216(SB)/8, $0x4000000000000000
+DATA ocannlMap28AVX2Consts<>+224(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap28AVX2Consts<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap28AVX2Consts<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap28AVX2Consts<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap28AVX2Consts<>+256(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap28AVX2Consts<>+264(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap28AVX2Consts<>+272(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap28AVX2Consts<>+280(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap28AVX2Consts<>+288(SB)/8, $0x3fd2492494229359
+DATA ocannlMap28AVX2Consts<>+296(SB)/8, $0x3fd2492494229359
+DATA ocannlMap28AVX2Consts<>+304(SB)/8, $0x3fd2492494229359
+DATA ocannlMap28AVX2Consts<>+312(SB)/8, $0x3fd2492494229359
+DATA ocannlMap28AVX2Consts<>+320(SB)/8, $0x3fe5555555555593
+DATA ocannlMap28AVX2Consts<>+328(SB)/8, $0x3fe5555555555593
+DATA ocannlMap28AVX2Consts<>+336(SB)/8, $0x3fe5555555555593
+DATA ocannlMap28AVX2Consts<>+344(SB)/8, $0x3fe5555555555593
+DATA ocannlMap28AVX2Consts<>+352(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap28AVX2Consts<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap28AVX2Consts<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap28AVX2Consts<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap28AVX2Consts<>+384(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap28AVX2Consts<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap28AVX2Consts<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap28AVX2Consts<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap28AVX2Consts<>+416(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap28AVX2Consts<>+424(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap28AVX2Consts<>+432(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap28AVX2Consts<>+440(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap28AVX2Consts<>+448(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap28AVX2Consts<>+456(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap28AVX2Consts<>+464(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap28AVX2Consts<>+472(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap28AVX2Consts<>+480(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap28AVX2Consts<>+488(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap28AVX2Consts<>+496(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap28AVX2Consts<>+504(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap28AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap28AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap28AVX2Consts<>+528(SB)/8, $0x0000000000000000
+DATA ocannlMap28AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap28AVX2Consts<>+544(SB)/8, $0x7ff8000000000000
+DATA ocannlMap28AVX2Consts<>+552(SB)/8, $0x7ff8000000000000
+DATA ocannlMap28AVX2Consts<>+560(SB)/8, $0x7ff8000000000000
+DATA ocannlMap28AVX2Consts<>+568(SB)/8, $0x7ff8000000000000
+DATA ocannlMap28AVX2Consts<>+576(SB)/8, $0xfff0000000000000
+DATA ocannlMap28AVX2Consts<>+584(SB)/8, $0xfff0000000000000
+DATA ocannlMap28AVX2Consts<>+592(SB)/8, $0xfff0000000000000
+DATA ocannlMap28AVX2Consts<>+600(SB)/8, $0xfff0000000000000
+DATA ocannlMap28AVX2Consts<>+608(SB)/8, $0x7ff0000000000000
+DATA ocannlMap28AVX2Consts<>+616(SB)/8, $0x7ff0000000000000
+DATA ocannlMap28AVX2Consts<>+624(SB)/8, $0x7ff0000000000000
+DATA ocannlMap28AVX2Consts<>+632(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap28AVX2Consts<>(SB), RODATA|NOPTR, $640
 
 // func ocannlMap29AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
@@ -6280,64 +5965,459 @@ TEXT ·ocannlMap29AVX2(SB), NOSPLIT, $0-16
 	MOVQ         $0x00000100, DX
 
 e1:
+	VMOVUPS     (CX), Y0
+	VCMPPD      $0x01, ocannlMap29AVX2Consts<>+0(SB), Y0, Y1
+	VMULPD      ocannlMap29AVX2Consts<>+32(SB), Y0, Y2
+	VBLENDVPD   Y1, Y2, Y0, Y2
+	VANDPD      ocannlMap29AVX2Consts<>+64(SB), Y1, Y1
+	VPSRLQ      $0x34, Y2, Y3
+	VPOR        ocannlMap29AVX2Consts<>+96(SB), Y3, Y3
+	VSUBPD      ocannlMap29AVX2Consts<>+128(SB), Y3, Y3
+	VSUBPD      Y1, Y3, Y3
+	VANDPD      ocannlMap29AVX2Consts<>+160(SB), Y2, Y1
+	VORPD       ocannlMap29AVX2Consts<>+192(SB), Y1, Y1
+	VCMPPD      $0x0e, ocannlMap29AVX2Consts<>+224(SB), Y1, Y2
+	VMULPD      ocannlMap29AVX2Consts<>+256(SB), Y1, Y4
+	VBLENDVPD   Y2, Y4, Y1, Y1
+	VANDPD      ocannlMap29AVX2Consts<>+192(SB), Y2, Y4
+	VADDPD      Y4, Y3, Y3
+	VSUBPD      ocannlMap29AVX2Consts<>+192(SB), Y1, Y1
+	VADDPD      ocannlMap29AVX2Consts<>+288(SB), Y1, Y2
+	VDIVPD      Y2, Y1, Y2
+	VMULPD      Y2, Y2, Y4
+	VMULPD      Y4, Y4, Y5
+	VMOVUPD     ocannlMap29AVX2Consts<>+320(SB), Y6
+	VFMADD213PD ocannlMap29AVX2Consts<>+352(SB), Y5, Y6
+	VFMADD213PD ocannlMap29AVX2Consts<>+384(SB), Y5, Y6
+	VFMADD213PD ocannlMap29AVX2Consts<>+416(SB), Y5, Y6
+	VMULPD      Y4, Y6, Y6
+	VMOVUPD     ocannlMap29AVX2Consts<>+448(SB), Y4
+	VFMADD213PD ocannlMap29AVX2Consts<>+480(SB), Y5, Y4
+	VFMADD213PD ocannlMap29AVX2Consts<>+512(SB), Y5, Y4
+	VMULPD      Y5, Y4, Y4
+	VADDPD      Y4, Y6, Y6
+	VMULPD      Y1, Y1, Y4
+	VMULPD      ocannlMap29AVX2Consts<>+256(SB), Y4, Y4
+	VADDPD      Y4, Y6, Y6
+	VMULPD      Y2, Y6, Y6
+	VSUBPD      Y6, Y4, Y4
+	VSUBPD      Y4, Y1, Y1
+	VMULPD      ocannlMap29AVX2Consts<>+544(SB), Y1, Y4
+	VFMADD231PD ocannlMap29AVX2Consts<>+576(SB), Y1, Y4
+	VADDPD      Y3, Y4, Y4
+	VCMPPD      $0x01, ocannlMap29AVX2Consts<>+608(SB), Y0, Y1
+	VBLENDVPD   Y1, ocannlMap29AVX2Consts<>+640(SB), Y4, Y4
+	VCMPPD      $0x00, ocannlMap29AVX2Consts<>+608(SB), Y0, Y1
+	VBLENDVPD   Y1, ocannlMap29AVX2Consts<>+672(SB), Y4, Y4
+	VCMPPD      $0x05, ocannlMap29AVX2Consts<>+704(SB), Y0, Y1
+	VBLENDVPD   Y1, Y0, Y4, Y4
+	VMOVUPS     Y4, (AX)
+	ADDQ        $+32, AX
+	ADDQ        $+32, CX
+	DECQ        DX
+	JNZ         e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap29AVX2Consts<>+0(SB)/8, $0x0010000000000000
+DATA ocannlMap29AVX2Consts<>+8(SB)/8, $0x0010000000000000
+DATA ocannlMap29AVX2Consts<>+16(SB)/8, $0x0010000000000000
+DATA ocannlMap29AVX2Consts<>+24(SB)/8, $0x0010000000000000
+DATA ocannlMap29AVX2Consts<>+32(SB)/8, $0x4350000000000000
+DATA ocannlMap29AVX2Consts<>+40(SB)/8, $0x4350000000000000
+DATA ocannlMap29AVX2Consts<>+48(SB)/8, $0x4350000000000000
+DATA ocannlMap29AVX2Consts<>+56(SB)/8, $0x4350000000000000
+DATA ocannlMap29AVX2Consts<>+64(SB)/8, $0x404b000000000000
+DATA ocannlMap29AVX2Consts<>+72(SB)/8, $0x404b000000000000
+DATA ocannlMap29AVX2Consts<>+80(SB)/8, $0x404b000000000000
+DATA ocannlMap29AVX2Consts<>+88(SB)/8, $0x404b000000000000
+DATA ocannlMap29AVX2Consts<>+96(SB)/8, $0x4330000000000000
+DATA ocannlMap29AVX2Consts<>+104(SB)/8, $0x4330000000000000
+DATA ocannlMap29AVX2Consts<>+112(SB)/8, $0x4330000000000000
+DATA ocannlMap29AVX2Consts<>+120(SB)/8, $0x4330000000000000
+DATA ocannlMap29AVX2Consts<>+128(SB)/8, $0x43300000000003ff
+DATA ocannlMap29AVX2Consts<>+136(SB)/8, $0x43300000000003ff
+DATA ocannlMap29AVX2Consts<>+144(SB)/8, $0x43300000000003ff
+DATA ocannlMap29AVX2Consts<>+152(SB)/8, $0x43300000000003ff
+DATA ocannlMap29AVX2Consts<>+160(SB)/8, $0x000fffffffffffff
+DATA ocannlMap29AVX2Consts<>+168(SB)/8, $0x000fffffffffffff
+DATA ocannlMap29AVX2Consts<>+176(SB)/8, $0x000fffffffffffff
+DATA ocannlMap29AVX2Consts<>+184(SB)/8, $0x000fffffffffffff
+DATA ocannlMap29AVX2Consts<>+192(SB)/8, $0x3ff0000000000000
+DATA ocannlMap29AVX2Consts<>+200(SB)/8, $0x3ff0000000000000
+DATA ocannlMap29AVX2Consts<>+208(SB)/8, $0x3ff0000000000000
+DATA ocannlMap29AVX2Consts<>+216(SB)/8, $0x3ff0000000000000
+DATA ocannlMap29AVX2Consts<>+224(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap29AVX2Consts<>+232(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap29AVX2Consts<>+240(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap29AVX2Consts<>+248(SB)/8, $0x3ff6a09e667f3bcd
+DATA ocannlMap29AVX2Consts<>+256(SB)/8, $0x3fe0000000000000
+DATA ocannlMap29AVX2Consts<>+264(SB)/8, $0x3fe0000000000000
+DATA ocannlMap29AVX2Consts<>+272(SB)/8, $0x3fe0000000000000
+DATA ocannlMap29AVX2Consts<>+280(SB)/8, $0x3fe0000000000000
+DATA ocannlMap29AVX2Consts<>+288(SB)/8, $0x4000000000000000
+DATA ocannlMap29AVX2Consts<>+296(SB)/8, $0x4000000000000000
+DATA ocannlMap29AVX2Consts<>+304(SB)/8, $0x4000000000000000
+DATA ocannlMap29AVX2Consts<>+312(SB)/8, $0x4000000000000000
+DATA ocannlMap29AVX2Consts<>+320(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap29AVX2Consts<>+328(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap29AVX2Consts<>+336(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap29AVX2Consts<>+344(SB)/8, $0x3fc2f112df3e5244
+DATA ocannlMap29AVX2Consts<>+352(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap29AVX2Consts<>+360(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap29AVX2Consts<>+368(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap29AVX2Consts<>+376(SB)/8, $0x3fc7466496cb03de
+DATA ocannlMap29AVX2Consts<>+384(SB)/8, $0x3fd2492494229359
+DATA ocannlMap29AVX2Consts<>+392(SB)/8, $0x3fd2492494229359
+DATA ocannlMap29AVX2Consts<>+400(SB)/8, $0x3fd2492494229359
+DATA ocannlMap29AVX2Consts<>+408(SB)/8, $0x3fd2492494229359
+DATA ocannlMap29AVX2Consts<>+416(SB)/8, $0x3fe5555555555593
+DATA ocannlMap29AVX2Consts<>+424(SB)/8, $0x3fe5555555555593
+DATA ocannlMap29AVX2Consts<>+432(SB)/8, $0x3fe5555555555593
+DATA ocannlMap29AVX2Consts<>+440(SB)/8, $0x3fe5555555555593
+DATA ocannlMap29AVX2Consts<>+448(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap29AVX2Consts<>+456(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap29AVX2Consts<>+464(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap29AVX2Consts<>+472(SB)/8, $0x3fc39a09d078c69f
+DATA ocannlMap29AVX2Consts<>+480(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap29AVX2Consts<>+488(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap29AVX2Consts<>+496(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap29AVX2Consts<>+504(SB)/8, $0x3fcc71c51d8e78af
+DATA ocannlMap29AVX2Consts<>+512(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap29AVX2Consts<>+520(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap29AVX2Consts<>+528(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap29AVX2Consts<>+536(SB)/8, $0x3fd999999997fa04
+DATA ocannlMap29AVX2Consts<>+544(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap29AVX2Consts<>+552(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap29AVX2Consts<>+560(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap29AVX2Consts<>+568(SB)/8, $0x3c7777d0ffda0d24
+DATA ocannlMap29AVX2Consts<>+576(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap29AVX2Consts<>+584(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap29AVX2Consts<>+592(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap29AVX2Consts<>+600(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap29AVX2Consts<>+608(SB)/8, $0x0000000000000000
+DATA ocannlMap29AVX2Consts<>+616(SB)/8, $0x0000000000000000
+DATA ocannlMap29AVX2Consts<>+624(SB)/8, $0x0000000000000000
+DATA ocannlMap29AVX2Consts<>+632(SB)/8, $0x0000000000000000
+DATA ocannlMap29AVX2Consts<>+640(SB)/8, $0x7ff8000000000000
+DATA ocannlMap29AVX2Consts<>+648(SB)/8, $0x7ff8000000000000
+DATA ocannlMap29AVX2Consts<>+656(SB)/8, $0x7ff8000000000000
+DATA ocannlMap29AVX2Consts<>+664(SB)/8, $0x7ff8000000000000
+DATA ocannlMap29AVX2Consts<>+672(SB)/8, $0xfff0000000000000
+DATA ocannlMap29AVX2Consts<>+680(SB)/8, $0xfff0000000000000
+DATA ocannlMap29AVX2Consts<>+688(SB)/8, $0xfff0000000000000
+DATA ocannlMap29AVX2Consts<>+696(SB)/8, $0xfff0000000000000
+DATA ocannlMap29AVX2Consts<>+704(SB)/8, $0x7ff0000000000000
+DATA ocannlMap29AVX2Consts<>+712(SB)/8, $0x7ff0000000000000
+DATA ocannlMap29AVX2Consts<>+720(SB)/8, $0x7ff0000000000000
+DATA ocannlMap29AVX2Consts<>+728(SB)/8, $0x7ff0000000000000
+GLOBL ocannlMap29AVX2Consts<>(SB), RODATA|NOPTR, $736
+
+// func ocannlMap30AVX2(c *float32, x0 *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y0
+	MOVQ         $0x00000080, DX
+
+e1:
 	VMOVUPS      (CX), Y0
-	VANDPD       ocannlMap29AVX2Consts<>+0(SB), Y0, Y1
-	VMOVUPD      ocannlMap29AVX2Consts<>+32(SB), Y2
+	VCVTPS2PD    X0, Y2
+	VEXTRACTF128 $0x01, Y0, X0
+	VCVTPS2PD    X0, Y0
+	VANDPD       ocannlMap30AVX2Consts<>+0(SB), Y2, Y3
+	VMOVUPD      ocannlMap30AVX2Consts<>+32(SB), Y4
+	VMINPD       Y3, Y4, Y4
+	VADDPD       Y4, Y4, Y4
+	VMOVUPD      ocannlMap30AVX2Consts<>+64(SB), Y5
+	VMAXPD       Y4, Y5, Y4
+	VMOVUPD      ocannlMap30AVX2Consts<>+96(SB), Y5
+	VMINPD       Y4, Y5, Y4
+	VMULPD       ocannlMap30AVX2Consts<>+128(SB), Y4, Y5
+	VROUNDPD     $0x00, Y5, Y5
+	VFNMADD231PD ocannlMap30AVX2Consts<>+160(SB), Y5, Y4
+	VFNMADD231PD ocannlMap30AVX2Consts<>+192(SB), Y5, Y4
+	VMOVUPD      ocannlMap30AVX2Consts<>+224(SB), Y6
+	VFMADD213PD  ocannlMap30AVX2Consts<>+256(SB), Y4, Y6
+	VFMADD213PD  ocannlMap30AVX2Consts<>+288(SB), Y4, Y6
+	VFMADD213PD  ocannlMap30AVX2Consts<>+320(SB), Y4, Y6
+	VFMADD213PD  ocannlMap30AVX2Consts<>+352(SB), Y4, Y6
+	VFMADD213PD  ocannlMap30AVX2Consts<>+384(SB), Y4, Y6
+	VFMADD213PD  ocannlMap30AVX2Consts<>+416(SB), Y4, Y6
+	VFMADD213PD  ocannlMap30AVX2Consts<>+448(SB), Y4, Y6
+	VFMADD213PD  ocannlMap30AVX2Consts<>+448(SB), Y4, Y6
+	VMULPD       ocannlMap30AVX2Consts<>+416(SB), Y5, Y4
+	VROUNDPD     $0x01, Y4, Y4
+	VSUBPD       Y4, Y5, Y5
+	VADDPD       ocannlMap30AVX2Consts<>+480(SB), Y4, Y4
+	VPADDQ       ocannlMap30AVX2Consts<>+512(SB), Y4, Y4
+	VPSLLQ       $0x34, Y4, Y4
+	VMULPD       Y4, Y6, Y6
+	VADDPD       ocannlMap30AVX2Consts<>+480(SB), Y5, Y5
+	VPADDQ       ocannlMap30AVX2Consts<>+512(SB), Y5, Y5
+	VPSLLQ       $0x34, Y5, Y5
+	VMULPD       Y5, Y6, Y6
+	VADDPD       ocannlMap30AVX2Consts<>+448(SB), Y6, Y6
+	VMOVUPD      ocannlMap30AVX2Consts<>+544(SB), Y4
+	VDIVPD       Y6, Y4, Y4
+	VMOVUPD      ocannlMap30AVX2Consts<>+448(SB), Y5
+	VSUBPD       Y4, Y5, Y4
+	VMULPD       Y2, Y2, Y5
+	VMOVUPD      ocannlMap30AVX2Consts<>+576(SB), Y6
+	VFMADD213PD  ocannlMap30AVX2Consts<>+608(SB), Y5, Y6
+	VFMADD213PD  ocannlMap30AVX2Consts<>+640(SB), Y5, Y6
+	VMOVUPD      ocannlMap30AVX2Consts<>+448(SB), Y7
+	VFMADD213PD  ocannlMap30AVX2Consts<>+672(SB), Y5, Y7
+	VFMADD213PD  ocannlMap30AVX2Consts<>+704(SB), Y5, Y7
+	VFMADD213PD  ocannlMap30AVX2Consts<>+736(SB), Y5, Y7
+	VDIVPD       Y7, Y6, Y6
+	VMULPD       Y5, Y6, Y6
+	VFMADD213PD  Y2, Y2, Y6
+	VCMPPD       $0x01, ocannlMap30AVX2Consts<>+768(SB), Y3, Y3
+	VBLENDVPD    Y3, Y6, Y4, Y4
+	VANDPD       ocannlMap30AVX2Consts<>+0(SB), Y4, Y4
+	VANDPD       ocannlMap30AVX2Consts<>+800(SB), Y2, Y3
+	VORPD        Y3, Y4, Y4
+	VCVTPD2PSY   Y4, X1
+	VANDPD       ocannlMap30AVX2Consts<>+0(SB), Y0, Y2
+	VMOVUPD      ocannlMap30AVX2Consts<>+32(SB), Y3
+	VMINPD       Y2, Y3, Y3
+	VADDPD       Y3, Y3, Y3
+	VMOVUPD      ocannlMap30AVX2Consts<>+64(SB), Y4
+	VMAXPD       Y3, Y4, Y3
+	VMOVUPD      ocannlMap30AVX2Consts<>+96(SB), Y4
+	VMINPD       Y3, Y4, Y3
+	VMULPD       ocannlMap30AVX2Consts<>+128(SB), Y3, Y4
+	VROUNDPD     $0x00, Y4, Y4
+	VFNMADD231PD ocannlMap30AVX2Consts<>+160(SB), Y4, Y3
+	VFNMADD231PD ocannlMap30AVX2Consts<>+192(SB), Y4, Y3
+	VMOVUPD      ocannlMap30AVX2Consts<>+224(SB), Y5
+	VFMADD213PD  ocannlMap30AVX2Consts<>+256(SB), Y3, Y5
+	VFMADD213PD  ocannlMap30AVX2Consts<>+288(SB), Y3, Y5
+	VFMADD213PD  ocannlMap30AVX2Consts<>+320(SB), Y3, Y5
+	VFMADD213PD  ocannlMap30AVX2Consts<>+352(SB), Y3, Y5
+	VFMADD213PD  ocannlMap30AVX2Consts<>+384(SB), Y3, Y5
+	VFMADD213PD  ocannlMap30AVX2Consts<>+416(SB), Y3, Y5
+	VFMADD213PD  ocannlMap30AVX2Consts<>+448(SB), Y3, Y5
+	VFMADD213PD  ocannlMap30AVX2Consts<>+448(SB), Y3, Y5
+	VMULPD       ocannlMap30AVX2Consts<>+416(SB), Y4, Y3
+	VROUNDPD     $0x01, Y3, Y3
+	VSUBPD       Y3, Y4, Y4
+	VADDPD       ocannlMap30AVX2Consts<>+480(SB), Y3, Y3
+	VPADDQ       ocannlMap30AVX2Consts<>+512(SB), Y3, Y3
+	VPSLLQ       $0x34, Y3, Y3
+	VMULPD       Y3, Y5, Y5
+	VADDPD       ocannlMap30AVX2Consts<>+480(SB), Y4, Y4
+	VPADDQ       ocannlMap30AVX2Consts<>+512(SB), Y4, Y4
+	VPSLLQ       $0x34, Y4, Y4
+	VMULPD       Y4, Y5, Y5
+	VADDPD       ocannlMap30AVX2Consts<>+448(SB), Y5, Y5
+	VMOVUPD      ocannlMap30AVX2Consts<>+544(SB), Y3
+	VDIVPD       Y5, Y3, Y3
+	VMOVUPD      ocannlMap30AVX2Consts<>+448(SB), Y4
+	VSUBPD       Y3, Y4, Y3
+	VMULPD       Y0, Y0, Y4
+	VMOVUPD      ocannlMap30AVX2Consts<>+576(SB), Y5
+	VFMADD213PD  ocannlMap30AVX2Consts<>+608(SB), Y4, Y5
+	VFMADD213PD  ocannlMap30AVX2Consts<>+640(SB), Y4, Y5
+	VMOVUPD      ocannlMap30AVX2Consts<>+448(SB), Y6
+	VFMADD213PD  ocannlMap30AVX2Consts<>+672(SB), Y4, Y6
+	VFMADD213PD  ocannlMap30AVX2Consts<>+704(SB), Y4, Y6
+	VFMADD213PD  ocannlMap30AVX2Consts<>+736(SB), Y4, Y6
+	VDIVPD       Y6, Y5, Y5
+	VMULPD       Y4, Y5, Y5
+	VFMADD213PD  Y0, Y0, Y5
+	VCMPPD       $0x01, ocannlMap30AVX2Consts<>+768(SB), Y2, Y2
+	VBLENDVPD    Y2, Y5, Y3, Y3
+	VANDPD       ocannlMap30AVX2Consts<>+0(SB), Y3, Y3
+	VANDPD       ocannlMap30AVX2Consts<>+800(SB), Y0, Y2
+	VORPD        Y2, Y3, Y3
+	VCVTPD2PSY   Y3, X0
+	VINSERTF128  $0x01, X0, Y1, Y1
+	VMOVUPS      Y1, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	DECQ         DX
+	JNZ          e1
+	VZEROUPPER
+	RET
+
+DATA ocannlMap30AVX2Consts<>+0(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap30AVX2Consts<>+8(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap30AVX2Consts<>+16(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap30AVX2Consts<>+24(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap30AVX2Consts<>+32(SB)/8, $0x4046000000000000
+DATA ocannlMap30AVX2Consts<>+40(SB)/8, $0x4046000000000000
+DATA ocannlMap30AVX2Consts<>+48(SB)/8, $0x4046000000000000
+DATA ocannlMap30AVX2Consts<>+56(SB)/8, $0x4046000000000000
+DATA ocannlMap30AVX2Consts<>+64(SB)/8, $0xc087700000000000
+DATA ocannlMap30AVX2Consts<>+72(SB)/8, $0xc087700000000000
+DATA ocannlMap30AVX2Consts<>+80(SB)/8, $0xc087700000000000
+DATA ocannlMap30AVX2Consts<>+88(SB)/8, $0xc087700000000000
+DATA ocannlMap30AVX2Consts<>+96(SB)/8, $0x4086300000000000
+DATA ocannlMap30AVX2Consts<>+104(SB)/8, $0x4086300000000000
+DATA ocannlMap30AVX2Consts<>+112(SB)/8, $0x4086300000000000
+DATA ocannlMap30AVX2Consts<>+120(SB)/8, $0x4086300000000000
+DATA ocannlMap30AVX2Consts<>+128(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap30AVX2Consts<>+136(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap30AVX2Consts<>+144(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap30AVX2Consts<>+152(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap30AVX2Consts<>+160(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap30AVX2Consts<>+168(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap30AVX2Consts<>+176(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap30AVX2Consts<>+184(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap30AVX2Consts<>+192(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap30AVX2Consts<>+200(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap30AVX2Consts<>+208(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap30AVX2Consts<>+216(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap30AVX2Consts<>+224(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap30AVX2Consts<>+232(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap30AVX2Consts<>+240(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap30AVX2Consts<>+248(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap30AVX2Consts<>+256(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap30AVX2Consts<>+264(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap30AVX2Consts<>+272(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap30AVX2Consts<>+280(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap30AVX2Consts<>+288(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap30AVX2Consts<>+296(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap30AVX2Consts<>+304(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap30AVX2Consts<>+312(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap30AVX2Consts<>+320(SB)/8, $0x3f81111111111111
+DATA ocannlMap30AVX2Consts<>+328(SB)/8, $0x3f81111111111111
+DATA ocannlMap30AVX2Consts<>+336(SB)/8, $0x3f81111111111111
+DATA ocannlMap30AVX2Consts<>+344(SB)/8, $0x3f81111111111111
+DATA ocannlMap30AVX2Consts<>+352(SB)/8, $0x3fa5555555555555
+DATA ocannlMap30AVX2Consts<>+360(SB)/8, $0x3fa5555555555555
+DATA ocannlMap30AVX2Consts<>+368(SB)/8, $0x3fa5555555555555
+DATA ocannlMap30AVX2Consts<>+376(SB)/8, $0x3fa5555555555555
+DATA ocannlMap30AVX2Consts<>+384(SB)/8, $0x3fc5555555555555
+DATA ocannlMap30AVX2Consts<>+392(SB)/8, $0x3fc5555555555555
+DATA ocannlMap30AVX2Consts<>+400(SB)/8, $0x3fc5555555555555
+DATA ocannlMap30AVX2Consts<>+408(SB)/8, $0x3fc5555555555555
+DATA ocannlMap30AVX2Consts<>+416(SB)/8, $0x3fe0000000000000
+DATA ocannlMap30AVX2Consts<>+424(SB)/8, $0x3fe0000000000000
+DATA ocannlMap30AVX2Consts<>+432(SB)/8, $0x3fe0000000000000
+DATA ocannlMap30AVX2Consts<>+440(SB)/8, $0x3fe0000000000000
+DATA ocannlMap30AVX2Consts<>+448(SB)/8, $0x3ff0000000000000
+DATA ocannlMap30AVX2Consts<>+456(SB)/8, $0x3ff0000000000000
+DATA ocannlMap30AVX2Consts<>+464(SB)/8, $0x3ff0000000000000
+DATA ocannlMap30AVX2Consts<>+472(SB)/8, $0x3ff0000000000000
+DATA ocannlMap30AVX2Consts<>+480(SB)/8, $0x4338000000000000
+DATA ocannlMap30AVX2Consts<>+488(SB)/8, $0x4338000000000000
+DATA ocannlMap30AVX2Consts<>+496(SB)/8, $0x4338000000000000
+DATA ocannlMap30AVX2Consts<>+504(SB)/8, $0x4338000000000000
+DATA ocannlMap30AVX2Consts<>+512(SB)/8, $0x00000000000003ff
+DATA ocannlMap30AVX2Consts<>+520(SB)/8, $0x00000000000003ff
+DATA ocannlMap30AVX2Consts<>+528(SB)/8, $0x00000000000003ff
+DATA ocannlMap30AVX2Consts<>+536(SB)/8, $0x00000000000003ff
+DATA ocannlMap30AVX2Consts<>+544(SB)/8, $0x4000000000000000
+DATA ocannlMap30AVX2Consts<>+552(SB)/8, $0x4000000000000000
+DATA ocannlMap30AVX2Consts<>+560(SB)/8, $0x4000000000000000
+DATA ocannlMap30AVX2Consts<>+568(SB)/8, $0x4000000000000000
+DATA ocannlMap30AVX2Consts<>+576(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap30AVX2Consts<>+584(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap30AVX2Consts<>+592(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap30AVX2Consts<>+600(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap30AVX2Consts<>+608(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap30AVX2Consts<>+616(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap30AVX2Consts<>+624(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap30AVX2Consts<>+632(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap30AVX2Consts<>+640(SB)/8, $0xc0993ac030580563
+DATA ocannlMap30AVX2Consts<>+648(SB)/8, $0xc0993ac030580563
+DATA ocannlMap30AVX2Consts<>+656(SB)/8, $0xc0993ac030580563
+DATA ocannlMap30AVX2Consts<>+664(SB)/8, $0xc0993ac030580563
+DATA ocannlMap30AVX2Consts<>+672(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap30AVX2Consts<>+680(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap30AVX2Consts<>+688(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap30AVX2Consts<>+696(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap30AVX2Consts<>+704(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap30AVX2Consts<>+712(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap30AVX2Consts<>+720(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap30AVX2Consts<>+728(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap30AVX2Consts<>+736(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap30AVX2Consts<>+744(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap30AVX2Consts<>+752(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap30AVX2Consts<>+760(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap30AVX2Consts<>+768(SB)/8, $0x3fe4000000000000
+DATA ocannlMap30AVX2Consts<>+776(SB)/8, $0x3fe4000000000000
+DATA ocannlMap30AVX2Consts<>+784(SB)/8, $0x3fe4000000000000
+DATA ocannlMap30AVX2Consts<>+792(SB)/8, $0x3fe4000000000000
+DATA ocannlMap30AVX2Consts<>+800(SB)/8, $0x8000000000000000
+DATA ocannlMap30AVX2Consts<>+808(SB)/8, $0x8000000000000000
+DATA ocannlMap30AVX2Consts<>+816(SB)/8, $0x8000000000000000
+DATA ocannlMap30AVX2Consts<>+824(SB)/8, $0x8000000000000000
+GLOBL ocannlMap30AVX2Consts<>(SB), RODATA|NOPTR, $832
+
+// func ocannlMap31AVX2(c *float64, x0 *float64)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y0
+	MOVQ         $0x00000100, DX
+
+e1:
+	VMOVUPS      (CX), Y0
+	VANDPD       ocannlMap31AVX2Consts<>+0(SB), Y0, Y1
+	VMOVUPD      ocannlMap31AVX2Consts<>+32(SB), Y2
 	VMINPD       Y1, Y2, Y2
 	VADDPD       Y2, Y2, Y2
-	VMOVUPD      ocannlMap29AVX2Consts<>+64(SB), Y3
+	VMOVUPD      ocannlMap31AVX2Consts<>+64(SB), Y3
 	VMAXPD       Y2, Y3, Y2
-	VMOVUPD      ocannlMap29AVX2Consts<>+96(SB), Y3
+	VMOVUPD      ocannlMap31AVX2Consts<>+96(SB), Y3
 	VMINPD       Y2, Y3, Y2
-	VMULPD       ocannlMap29AVX2Consts<>+128(SB), Y2, Y3
+	VMULPD       ocannlMap31AVX2Consts<>+128(SB), Y2, Y3
 	VROUNDPD     $0x00, Y3, Y3
-	VFNMADD231PD ocannlMap29AVX2Consts<>+160(SB), Y3, Y2
-	VFNMADD231PD ocannlMap29AVX2Consts<>+192(SB), Y3, Y2
-	VMOVUPD      ocannlMap29AVX2Consts<>+224(SB), Y4
-	VFMADD213PD  ocannlMap29AVX2Consts<>+256(SB), Y2, Y4
-	VFMADD213PD  ocannlMap29AVX2Consts<>+288(SB), Y2, Y4
-	VFMADD213PD  ocannlMap29AVX2Consts<>+320(SB), Y2, Y4
-	VFMADD213PD  ocannlMap29AVX2Consts<>+352(SB), Y2, Y4
-	VFMADD213PD  ocannlMap29AVX2Consts<>+384(SB), Y2, Y4
-	VFMADD213PD  ocannlMap29AVX2Consts<>+416(SB), Y2, Y4
-	VFMADD213PD  ocannlMap29AVX2Consts<>+448(SB), Y2, Y4
-	VFMADD213PD  ocannlMap29AVX2Consts<>+480(SB), Y2, Y4
-	VFMADD213PD  ocannlMap29AVX2Consts<>+512(SB), Y2, Y4
-	VFMADD213PD  ocannlMap29AVX2Consts<>+544(SB), Y2, Y4
-	VFMADD213PD  ocannlMap29AVX2Consts<>+576(SB), Y2, Y4
-	VFMADD213PD  ocannlMap29AVX2Consts<>+608(SB), Y2, Y4
-	VFMADD213PD  ocannlMap29AVX2Consts<>+608(SB), Y2, Y4
-	VMULPD       ocannlMap29AVX2Consts<>+576(SB), Y3, Y2
+	VFNMADD231PD ocannlMap31AVX2Consts<>+160(SB), Y3, Y2
+	VFNMADD231PD ocannlMap31AVX2Consts<>+192(SB), Y3, Y2
+	VMOVUPD      ocannlMap31AVX2Consts<>+224(SB), Y4
+	VFMADD213PD  ocannlMap31AVX2Consts<>+256(SB), Y2, Y4
+	VFMADD213PD  ocannlMap31AVX2Consts<>+288(SB), Y2, Y4
+	VFMADD213PD  ocannlMap31AVX2Consts<>+320(SB), Y2, Y4
+	VFMADD213PD  ocannlMap31AVX2Consts<>+352(SB), Y2, Y4
+	VFMADD213PD  ocannlMap31AVX2Consts<>+384(SB), Y2, Y4
+	VFMADD213PD  ocannlMap31AVX2Consts<>+416(SB), Y2, Y4
+	VFMADD213PD  ocannlMap31AVX2Consts<>+448(SB), Y2, Y4
+	VFMADD213PD  ocannlMap31AVX2Consts<>+480(SB), Y2, Y4
+	VFMADD213PD  ocannlMap31AVX2Consts<>+512(SB), Y2, Y4
+	VFMADD213PD  ocannlMap31AVX2Consts<>+544(SB), Y2, Y4
+	VFMADD213PD  ocannlMap31AVX2Consts<>+576(SB), Y2, Y4
+	VFMADD213PD  ocannlMap31AVX2Consts<>+608(SB), Y2, Y4
+	VFMADD213PD  ocannlMap31AVX2Consts<>+608(SB), Y2, Y4
+	VMULPD       ocannlMap31AVX2Consts<>+576(SB), Y3, Y2
 	VROUNDPD     $0x01, Y2, Y2
 	VSUBPD       Y2, Y3, Y3
-	VADDPD       ocannlMap29AVX2Consts<>+640(SB), Y2, Y2
-	VPADDQ       ocannlMap29AVX2Consts<>+672(SB), Y2, Y2
+	VADDPD       ocannlMap31AVX2Consts<>+640(SB), Y2, Y2
+	VPADDQ       ocannlMap31AVX2Consts<>+672(SB), Y2, Y2
 	VPSLLQ       $0x34, Y2, Y2
 	VMULPD       Y2, Y4, Y4
-	VADDPD       ocannlMap29AVX2Consts<>+640(SB), Y3, Y3
-	VPADDQ       ocannlMap29AVX2Consts<>+672(SB), Y3, Y3
+	VADDPD       ocannlMap31AVX2Consts<>+640(SB), Y3, Y3
+	VPADDQ       ocannlMap31AVX2Consts<>+672(SB), Y3, Y3
 	VPSLLQ       $0x34, Y3, Y3
 	VMULPD       Y3, Y4, Y4
-	VADDPD       ocannlMap29AVX2Consts<>+608(SB), Y4, Y4
-	VMOVUPD      ocannlMap29AVX2Consts<>+704(SB), Y2
+	VADDPD       ocannlMap31AVX2Consts<>+608(SB), Y4, Y4
+	VMOVUPD      ocannlMap31AVX2Consts<>+704(SB), Y2
 	VDIVPD       Y4, Y2, Y2
-	VMOVUPD      ocannlMap29AVX2Consts<>+608(SB), Y3
+	VMOVUPD      ocannlMap31AVX2Consts<>+608(SB), Y3
 	VSUBPD       Y2, Y3, Y2
 	VMULPD       Y0, Y0, Y3
-	VMOVUPD      ocannlMap29AVX2Consts<>+736(SB), Y4
-	VFMADD213PD  ocannlMap29AVX2Consts<>+768(SB), Y3, Y4
-	VFMADD213PD  ocannlMap29AVX2Consts<>+800(SB), Y3, Y4
-	VMOVUPD      ocannlMap29AVX2Consts<>+608(SB), Y5
-	VFMADD213PD  ocannlMap29AVX2Consts<>+832(SB), Y3, Y5
-	VFMADD213PD  ocannlMap29AVX2Consts<>+864(SB), Y3, Y5
-	VFMADD213PD  ocannlMap29AVX2Consts<>+896(SB), Y3, Y5
+	VMOVUPD      ocannlMap31AVX2Consts<>+736(SB), Y4
+	VFMADD213PD  ocannlMap31AVX2Consts<>+768(SB), Y3, Y4
+	VFMADD213PD  ocannlMap31AVX2Consts<>+800(SB), Y3, Y4
+	VMOVUPD      ocannlMap31AVX2Consts<>+608(SB), Y5
+	VFMADD213PD  ocannlMap31AVX2Consts<>+832(SB), Y3, Y5
+	VFMADD213PD  ocannlMap31AVX2Consts<>+864(SB), Y3, Y5
+	VFMADD213PD  ocannlMap31AVX2Consts<>+896(SB), Y3, Y5
 	VDIVPD       Y5, Y4, Y4
 	VMULPD       Y3, Y4, Y4
 	VFMADD213PD  Y0, Y0, Y4
-	VCMPPD       $0x01, ocannlMap29AVX2Consts<>+928(SB), Y1, Y1
+	VCMPPD       $0x01, ocannlMap31AVX2Consts<>+928(SB), Y1, Y1
 	VBLENDVPD    Y1, Y4, Y2, Y2
-	VANDPD       ocannlMap29AVX2Consts<>+0(SB), Y2, Y2
-	VANDPD       ocannlMap29AVX2Consts<>+960(SB), Y0, Y1
+	VANDPD       ocannlMap31AVX2Consts<>+0(SB), Y2, Y2
+	VANDPD       ocannlMap31AVX2Consts<>+960(SB), Y0, Y1
 	VORPD        Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
 	ADDQ         $+32, AX
@@ -6347,135 +6427,135 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap29AVX2Consts<>+0(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap29AVX2Consts<>+8(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap29AVX2Consts<>+16(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap29AVX2Consts<>+24(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap29AVX2Consts<>+32(SB)/8, $0x4046000000000000
-DATA ocannlMap29AVX2Consts<>+40(SB)/8, $0x4046000000000000
-DATA ocannlMap29AVX2Consts<>+48(SB)/8, $0x4046000000000000
-DATA ocannlMap29AVX2Consts<>+56(SB)/8, $0x4046000000000000
-DATA ocannlMap29AVX2Consts<>+64(SB)/8, $0xc087700000000000
-DATA ocannlMap29AVX2Consts<>+72(SB)/8, $0xc087700000000000
-DATA ocannlMap29AVX2Consts<>+80(SB)/8, $0xc087700000000000
-DATA ocannlMap29AVX2Consts<>+88(SB)/8, $0xc087700000000000
-DATA ocannlMap29AVX2Consts<>+96(SB)/8, $0x4086300000000000
-DATA ocannlMap29AVX2Consts<>+104(SB)/8, $0x4086300000000000
-DATA ocannlMap29AVX2Consts<>+112(SB)/8, $0x4086300000000000
-DATA ocannlMap29AVX2Consts<>+120(SB)/8, $0x4086300000000000
-DATA ocannlMap29AVX2Consts<>+128(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap29AVX2Consts<>+136(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap29AVX2Consts<>+144(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap29AVX2Consts<>+152(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap29AVX2Consts<>+160(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap29AVX2Consts<>+168(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap29AVX2Consts<>+176(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap29AVX2Consts<>+184(SB)/8, $0x3fe62e42fefa39ef
-DATA ocannlMap29AVX2Consts<>+192(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap29AVX2Consts<>+200(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap29AVX2Consts<>+208(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap29AVX2Consts<>+216(SB)/8, $0x3c7abc9e3b39803f
-DATA ocannlMap29AVX2Consts<>+224(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap29AVX2Consts<>+232(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap29AVX2Consts<>+240(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap29AVX2Consts<>+248(SB)/8, $0x3de6124613a86d09
-DATA ocannlMap29AVX2Consts<>+256(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap29AVX2Consts<>+264(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap29AVX2Consts<>+272(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap29AVX2Consts<>+280(SB)/8, $0x3e21eed8eff8d898
-DATA ocannlMap29AVX2Consts<>+288(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap29AVX2Consts<>+296(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap29AVX2Consts<>+304(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap29AVX2Consts<>+312(SB)/8, $0x3e5ae64567f544e4
-DATA ocannlMap29AVX2Consts<>+320(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap29AVX2Consts<>+328(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap29AVX2Consts<>+336(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap29AVX2Consts<>+344(SB)/8, $0x3e927e4fb7789f5c
-DATA ocannlMap29AVX2Consts<>+352(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap29AVX2Consts<>+360(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap29AVX2Consts<>+368(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap29AVX2Consts<>+376(SB)/8, $0x3ec71de3a556c734
-DATA ocannlMap29AVX2Consts<>+384(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap29AVX2Consts<>+392(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap29AVX2Consts<>+400(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap29AVX2Consts<>+408(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap29AVX2Consts<>+416(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap29AVX2Consts<>+424(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap29AVX2Consts<>+432(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap29AVX2Consts<>+440(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap29AVX2Consts<>+448(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap29AVX2Consts<>+456(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap29AVX2Consts<>+464(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap29AVX2Consts<>+472(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap29AVX2Consts<>+480(SB)/8, $0x3f81111111111111
-DATA ocannlMap29AVX2Consts<>+488(SB)/8, $0x3f81111111111111
-DATA ocannlMap29AVX2Consts<>+496(SB)/8, $0x3f81111111111111
-DATA ocannlMap29AVX2Consts<>+504(SB)/8, $0x3f81111111111111
-DATA ocannlMap29AVX2Consts<>+512(SB)/8, $0x3fa5555555555555
-DATA ocannlMap29AVX2Consts<>+520(SB)/8, $0x3fa5555555555555
-DATA ocannlMap29AVX2Consts<>+528(SB)/8, $0x3fa5555555555555
-DATA ocannlMap29AVX2Consts<>+536(SB)/8, $0x3fa5555555555555
-DATA ocannlMap29AVX2Consts<>+544(SB)/8, $0x3fc5555555555555
-DATA ocannlMap29AVX2Consts<>+552(SB)/8, $0x3fc5555555555555
-DATA ocannlMap29AVX2Consts<>+560(SB)/8, $0x3fc5555555555555
-DATA ocannlMap29AVX2Consts<>+568(SB)/8, $0x3fc5555555555555
-DATA ocannlMap29AVX2Consts<>+576(SB)/8, $0x3fe0000000000000
-DATA ocannlMap29AVX2Consts<>+584(SB)/8, $0x3fe0000000000000
-DATA ocannlMap29AVX2Consts<>+592(SB)/8, $0x3fe0000000000000
-DATA ocannlMap29AVX2Consts<>+600(SB)/8, $0x3fe0000000000000
-DATA ocannlMap29AVX2Consts<>+608(SB)/8, $0x3ff0000000000000
-DATA ocannlMap29AVX2Consts<>+616(SB)/8, $0x3ff0000000000000
-DATA ocannlMap29AVX2Consts<>+624(SB)/8, $0x3ff0000000000000
-DATA ocannlMap29AVX2Consts<>+632(SB)/8, $0x3ff0000000000000
-DATA ocannlMap29AVX2Consts<>+640(SB)/8, $0x4338000000000000
-DATA ocannlMap29AVX2Consts<>+648(SB)/8, $0x4338000000000000
-DATA ocannlMap29AVX2Consts<>+656(SB)/8, $0x4338000000000000
-DATA ocannlMap29AVX2Consts<>+664(SB)/8, $0x4338000000000000
-DATA ocannlMap29AVX2Consts<>+672(SB)/8, $0x00000000000003ff
-DATA ocannlMap29AVX2Consts<>+680(SB)/8, $0x00000000000003ff
-DATA ocannlMap29AVX2Consts<>+688(SB)/8, $0x00000000000003ff
-DATA ocannlMap29AVX2Consts<>+696(SB)/8, $0x00000000000003ff
-DATA ocannlMap29AVX2Consts<>+704(SB)/8, $0x4000000000000000
-DATA ocannlMap29AVX2Consts<>+712(SB)/8, $0x4000000000000000
-DATA ocannlMap29AVX2Consts<>+720(SB)/8, $0x4000000000000000
-DATA ocannlMap29AVX2Consts<>+728(SB)/8, $0x4000000000000000
-DATA ocannlMap29AVX2Consts<>+736(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap29AVX2Consts<>+744(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap29AVX2Consts<>+752(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap29AVX2Consts<>+760(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap29AVX2Consts<>+768(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap29AVX2Consts<>+776(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap29AVX2Consts<>+784(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap29AVX2Consts<>+792(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap29AVX2Consts<>+800(SB)/8, $0xc0993ac030580563
-DATA ocannlMap29AVX2Consts<>+808(SB)/8, $0xc0993ac030580563
-DATA ocannlMap29AVX2Consts<>+816(SB)/8, $0xc0993ac030580563
-DATA ocannlMap29AVX2Consts<>+824(SB)/8, $0xc0993ac030580563
-DATA ocannlMap29AVX2Consts<>+832(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap29AVX2Consts<>+840(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap29AVX2Consts<>+848(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap29AVX2Consts<>+856(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap29AVX2Consts<>+864(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap29AVX2Consts<>+872(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap29AVX2Consts<>+880(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap29AVX2Consts<>+888(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap29AVX2Consts<>+896(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap29AVX2Consts<>+904(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap29AVX2Consts<>+912(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap29AVX2Consts<>+920(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap29AVX2Consts<>+928(SB)/8, $0x3fe4000000000000
-DATA ocannlMap29AVX2Consts<>+936(SB)/8, $0x3fe4000000000000
-DATA ocannlMap29AVX2Consts<>+944(SB)/8, $0x3fe4000000000000
-DATA ocannlMap29AVX2Consts<>+952(SB)/8, $0x3fe4000000000000
-DATA ocannlMap29AVX2Consts<>+960(SB)/8, $0x8000000000000000
-DATA ocannlMap29AVX2Consts<>+968(SB)/8, $0x8000000000000000
-DATA ocannlMap29AVX2Consts<>+976(SB)/8, $0x8000000000000000
-DATA ocannlMap29AVX2Consts<>+984(SB)/8, $0x8000000000000000
-GLOBL ocannlMap29AVX2Consts<>(SB), RODATA|NOPTR, $992
+DATA ocannlMap31AVX2Consts<>+0(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap31AVX2Consts<>+8(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap31AVX2Consts<>+16(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap31AVX2Consts<>+24(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap31AVX2Consts<>+32(SB)/8, $0x4046000000000000
+DATA ocannlMap31AVX2Consts<>+40(SB)/8, $0x4046000000000000
+DATA ocannlMap31AVX2Consts<>+48(SB)/8, $0x4046000000000000
+DATA ocannlMap31AVX2Consts<>+56(SB)/8, $0x4046000000000000
+DATA ocannlMap31AVX2Consts<>+64(SB)/8, $0xc087700000000000
+DATA ocannlMap31AVX2Consts<>+72(SB)/8, $0xc087700000000000
+DATA ocannlMap31AVX2Consts<>+80(SB)/8, $0xc087700000000000
+DATA ocannlMap31AVX2Consts<>+88(SB)/8, $0xc087700000000000
+DATA ocannlMap31AVX2Consts<>+96(SB)/8, $0x4086300000000000
+DATA ocannlMap31AVX2Consts<>+104(SB)/8, $0x4086300000000000
+DATA ocannlMap31AVX2Consts<>+112(SB)/8, $0x4086300000000000
+DATA ocannlMap31AVX2Consts<>+120(SB)/8, $0x4086300000000000
+DATA ocannlMap31AVX2Consts<>+128(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap31AVX2Consts<>+136(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap31AVX2Consts<>+144(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap31AVX2Consts<>+152(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap31AVX2Consts<>+160(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap31AVX2Consts<>+168(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap31AVX2Consts<>+176(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap31AVX2Consts<>+184(SB)/8, $0x3fe62e42fefa39ef
+DATA ocannlMap31AVX2Consts<>+192(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap31AVX2Consts<>+200(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap31AVX2Consts<>+208(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap31AVX2Consts<>+216(SB)/8, $0x3c7abc9e3b39803f
+DATA ocannlMap31AVX2Consts<>+224(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap31AVX2Consts<>+232(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap31AVX2Consts<>+240(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap31AVX2Consts<>+248(SB)/8, $0x3de6124613a86d09
+DATA ocannlMap31AVX2Consts<>+256(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap31AVX2Consts<>+264(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap31AVX2Consts<>+272(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap31AVX2Consts<>+280(SB)/8, $0x3e21eed8eff8d898
+DATA ocannlMap31AVX2Consts<>+288(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap31AVX2Consts<>+296(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap31AVX2Consts<>+304(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap31AVX2Consts<>+312(SB)/8, $0x3e5ae64567f544e4
+DATA ocannlMap31AVX2Consts<>+320(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap31AVX2Consts<>+328(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap31AVX2Consts<>+336(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap31AVX2Consts<>+344(SB)/8, $0x3e927e4fb7789f5c
+DATA ocannlMap31AVX2Consts<>+352(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap31AVX2Consts<>+360(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap31AVX2Consts<>+368(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap31AVX2Consts<>+376(SB)/8, $0x3ec71de3a556c734
+DATA ocannlMap31AVX2Consts<>+384(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap31AVX2Consts<>+392(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap31AVX2Consts<>+400(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap31AVX2Consts<>+408(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap31AVX2Consts<>+416(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap31AVX2Consts<>+424(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap31AVX2Consts<>+432(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap31AVX2Consts<>+440(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap31AVX2Consts<>+448(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap31AVX2Consts<>+456(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap31AVX2Consts<>+464(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap31AVX2Consts<>+472(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap31AVX2Consts<>+480(SB)/8, $0x3f81111111111111
+DATA ocannlMap31AVX2Consts<>+488(SB)/8, $0x3f81111111111111
+DATA ocannlMap31AVX2Consts<>+496(SB)/8, $0x3f81111111111111
+DATA ocannlMap31AVX2Consts<>+504(SB)/8, $0x3f81111111111111
+DATA ocannlMap31AVX2Consts<>+512(SB)/8, $0x3fa5555555555555
+DATA ocannlMap31AVX2Consts<>+520(SB)/8, $0x3fa5555555555555
+DATA ocannlMap31AVX2Consts<>+528(SB)/8, $0x3fa5555555555555
+DATA ocannlMap31AVX2Consts<>+536(SB)/8, $0x3fa5555555555555
+DATA ocannlMap31AVX2Consts<>+544(SB)/8, $0x3fc5555555555555
+DATA ocannlMap31AVX2Consts<>+552(SB)/8, $0x3fc5555555555555
+DATA ocannlMap31AVX2Consts<>+560(SB)/8, $0x3fc5555555555555
+DATA ocannlMap31AVX2Consts<>+568(SB)/8, $0x3fc5555555555555
+DATA ocannlMap31AVX2Consts<>+576(SB)/8, $0x3fe0000000000000
+DATA ocannlMap31AVX2Consts<>+584(SB)/8, $0x3fe0000000000000
+DATA ocannlMap31AVX2Consts<>+592(SB)/8, $0x3fe0000000000000
+DATA ocannlMap31AVX2Consts<>+600(SB)/8, $0x3fe0000000000000
+DATA ocannlMap31AVX2Consts<>+608(SB)/8, $0x3ff0000000000000
+DATA ocannlMap31AVX2Consts<>+616(SB)/8, $0x3ff0000000000000
+DATA ocannlMap31AVX2Consts<>+624(SB)/8, $0x3ff0000000000000
+DATA ocannlMap31AVX2Consts<>+632(SB)/8, $0x3ff0000000000000
+DATA ocannlMap31AVX2Consts<>+640(SB)/8, $0x4338000000000000
+DATA ocannlMap31AVX2Consts<>+648(SB)/8, $0x4338000000000000
+DATA ocannlMap31AVX2Consts<>+656(SB)/8, $0x4338000000000000
+DATA ocannlMap31AVX2Consts<>+664(SB)/8, $0x4338000000000000
+DATA ocannlMap31AVX2Consts<>+672(SB)/8, $0x00000000000003ff
+DATA ocannlMap31AVX2Consts<>+680(SB)/8, $0x00000000000003ff
+DATA ocannlMap31AVX2Consts<>+688(SB)/8, $0x00000000000003ff
+DATA ocannlMap31AVX2Consts<>+696(SB)/8, $0x00000000000003ff
+DATA ocannlMap31AVX2Consts<>+704(SB)/8, $0x4000000000000000
+DATA ocannlMap31AVX2Consts<>+712(SB)/8, $0x4000000000000000
+DATA ocannlMap31AVX2Consts<>+720(SB)/8, $0x4000000000000000
+DATA ocannlMap31AVX2Consts<>+728(SB)/8, $0x4000000000000000
+DATA ocannlMap31AVX2Consts<>+736(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap31AVX2Consts<>+744(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap31AVX2Consts<>+752(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap31AVX2Consts<>+760(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap31AVX2Consts<>+768(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap31AVX2Consts<>+776(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap31AVX2Consts<>+784(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap31AVX2Consts<>+792(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap31AVX2Consts<>+800(SB)/8, $0xc0993ac030580563
+DATA ocannlMap31AVX2Consts<>+808(SB)/8, $0xc0993ac030580563
+DATA ocannlMap31AVX2Consts<>+816(SB)/8, $0xc0993ac030580563
+DATA ocannlMap31AVX2Consts<>+824(SB)/8, $0xc0993ac030580563
+DATA ocannlMap31AVX2Consts<>+832(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap31AVX2Consts<>+840(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap31AVX2Consts<>+848(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap31AVX2Consts<>+856(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap31AVX2Consts<>+864(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap31AVX2Consts<>+872(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap31AVX2Consts<>+880(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap31AVX2Consts<>+888(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap31AVX2Consts<>+896(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap31AVX2Consts<>+904(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap31AVX2Consts<>+912(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap31AVX2Consts<>+920(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap31AVX2Consts<>+928(SB)/8, $0x3fe4000000000000
+DATA ocannlMap31AVX2Consts<>+936(SB)/8, $0x3fe4000000000000
+DATA ocannlMap31AVX2Consts<>+944(SB)/8, $0x3fe4000000000000
+DATA ocannlMap31AVX2Consts<>+952(SB)/8, $0x3fe4000000000000
+DATA ocannlMap31AVX2Consts<>+960(SB)/8, $0x8000000000000000
+DATA ocannlMap31AVX2Consts<>+968(SB)/8, $0x8000000000000000
+DATA ocannlMap31AVX2Consts<>+976(SB)/8, $0x8000000000000000
+DATA ocannlMap31AVX2Consts<>+984(SB)/8, $0x8000000000000000
+GLOBL ocannlMap31AVX2Consts<>(SB), RODATA|NOPTR, $992
 
-// func ocannlMap30AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap30AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6493,11 +6573,11 @@ e1:
 	VCVTPS2PD    X5, Y6
 	VEXTRACTF128 $0x01, Y5, X3
 	VCVTPS2PD    X3, Y5
-	VMOVUPD      ocannlMap30AVX2Consts<>+0(SB), Y7
+	VMOVUPD      ocannlMap32AVX2Consts<>+0(SB), Y7
 	VSQRTPD      Y6, Y6
 	VDIVPD       Y6, Y7, Y7
 	VCVTPD2PSY   Y7, X3
-	VMOVUPD      ocannlMap30AVX2Consts<>+0(SB), Y6
+	VMOVUPD      ocannlMap32AVX2Consts<>+0(SB), Y6
 	VSQRTPD      Y5, Y5
 	VDIVPD       Y5, Y6, Y6
 	VCVTPD2PSY   Y6, X4
@@ -6507,7 +6587,7 @@ e1:
 	VMAXPS       Y5, Y0, Y5
 	VADDPS       Y0, Y5, Y5
 	VMINPS       Y5, Y1, Y5
-	VXORPS       ocannlMap30AVX2Consts<>+32(SB), Y5, Y5
+	VXORPS       ocannlMap32AVX2Consts<>+32(SB), Y5, Y5
 	VSUBPS       Y5, Y2, Y2
 	VMOVUPS      (CX), Y5
 	VCMPPS       $0x00, Y0, Y5, Y5
@@ -6542,23 +6622,23 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap30AVX2Consts<>+0(SB)/8, $0x3ff0000000000000
-DATA ocannlMap30AVX2Consts<>+8(SB)/8, $0x3ff0000000000000
-DATA ocannlMap30AVX2Consts<>+16(SB)/8, $0x3ff0000000000000
-DATA ocannlMap30AVX2Consts<>+24(SB)/8, $0x3ff0000000000000
-DATA ocannlMap30AVX2Consts<>+32(SB)/4, $0x80000000
-DATA ocannlMap30AVX2Consts<>+36(SB)/4, $0x80000000
-DATA ocannlMap30AVX2Consts<>+40(SB)/4, $0x80000000
-DATA ocannlMap30AVX2Consts<>+44(SB)/4, $0x80000000
-DATA ocannlMap30AVX2Consts<>+48(SB)/4, $0x80000000
-DATA ocannlMap30AVX2Consts<>+52(SB)/4, $0x80000000
-DATA ocannlMap30AVX2Consts<>+56(SB)/4, $0x80000000
-DATA ocannlMap30AVX2Consts<>+60(SB)/4, $0x80000000
-GLOBL ocannlMap30AVX2Consts<>(SB), RODATA|NOPTR, $64
+DATA ocannlMap32AVX2Consts<>+0(SB)/8, $0x3ff0000000000000
+DATA ocannlMap32AVX2Consts<>+8(SB)/8, $0x3ff0000000000000
+DATA ocannlMap32AVX2Consts<>+16(SB)/8, $0x3ff0000000000000
+DATA ocannlMap32AVX2Consts<>+24(SB)/8, $0x3ff0000000000000
+DATA ocannlMap32AVX2Consts<>+32(SB)/4, $0x80000000
+DATA ocannlMap32AVX2Consts<>+36(SB)/4, $0x80000000
+DATA ocannlMap32AVX2Consts<>+40(SB)/4, $0x80000000
+DATA ocannlMap32AVX2Consts<>+44(SB)/4, $0x80000000
+DATA ocannlMap32AVX2Consts<>+48(SB)/4, $0x80000000
+DATA ocannlMap32AVX2Consts<>+52(SB)/4, $0x80000000
+DATA ocannlMap32AVX2Consts<>+56(SB)/4, $0x80000000
+DATA ocannlMap32AVX2Consts<>+60(SB)/4, $0x80000000
+GLOBL ocannlMap32AVX2Consts<>(SB), RODATA|NOPTR, $64
 
-// func ocannlMap31AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap33AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlMap31AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6573,7 +6653,7 @@ e1:
 	VDIVPD    Y3, Y1, Y3
 	VSUBPD    Y3, Y2, Y2
 	VMOVUPS   (CX), Y3
-	VMOVUPD   ocannlMap31AVX2Consts<>+0(SB), Y4
+	VMOVUPD   ocannlMap33AVX2Consts<>+0(SB), Y4
 	VSQRTPD   Y3, Y3
 	VDIVPD    Y3, Y4, Y4
 	VADDPD    Y4, Y2, Y2
@@ -6581,7 +6661,7 @@ e1:
 	VMAXPD    Y3, Y0, Y3
 	VADDPD    Y0, Y3, Y3
 	VMINPD    Y3, Y1, Y3
-	VXORPD    ocannlMap31AVX2Consts<>+32(SB), Y3, Y3
+	VXORPD    ocannlMap33AVX2Consts<>+32(SB), Y3, Y3
 	VSUBPD    Y3, Y2, Y2
 	VMOVUPS   (CX), Y3
 	VCMPPD    $0x00, Y0, Y3, Y3
@@ -6602,19 +6682,19 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap31AVX2Consts<>+0(SB)/8, $0x3ff0000000000000
-DATA ocannlMap31AVX2Consts<>+8(SB)/8, $0x3ff0000000000000
-DATA ocannlMap31AVX2Consts<>+16(SB)/8, $0x3ff0000000000000
-DATA ocannlMap31AVX2Consts<>+24(SB)/8, $0x3ff0000000000000
-DATA ocannlMap31AVX2Consts<>+32(SB)/8, $0x8000000000000000
-DATA ocannlMap31AVX2Consts<>+40(SB)/8, $0x8000000000000000
-DATA ocannlMap31AVX2Consts<>+48(SB)/8, $0x8000000000000000
-DATA ocannlMap31AVX2Consts<>+56(SB)/8, $0x8000000000000000
-GLOBL ocannlMap31AVX2Consts<>(SB), RODATA|NOPTR, $64
+DATA ocannlMap33AVX2Consts<>+0(SB)/8, $0x3ff0000000000000
+DATA ocannlMap33AVX2Consts<>+8(SB)/8, $0x3ff0000000000000
+DATA ocannlMap33AVX2Consts<>+16(SB)/8, $0x3ff0000000000000
+DATA ocannlMap33AVX2Consts<>+24(SB)/8, $0x3ff0000000000000
+DATA ocannlMap33AVX2Consts<>+32(SB)/8, $0x8000000000000000
+DATA ocannlMap33AVX2Consts<>+40(SB)/8, $0x8000000000000000
+DATA ocannlMap33AVX2Consts<>+48(SB)/8, $0x8000000000000000
+DATA ocannlMap33AVX2Consts<>+56(SB)/8, $0x8000000000000000
+GLOBL ocannlMap33AVX2Consts<>(SB), RODATA|NOPTR, $64
 
-// func ocannlMap32AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap34AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap32AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap34AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -6627,320 +6707,320 @@ e1:
 	VCVTPS2PD    X0, Y4
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
-	VMULPD       ocannlMap32AVX2Consts<>+0(SB), Y4, Y5
-	VANDPD       ocannlMap32AVX2Consts<>+32(SB), Y5, Y5
-	VMOVUPD      ocannlMap32AVX2Consts<>+64(SB), Y6
-	VCMPPD       $0x0d, ocannlMap32AVX2Consts<>+96(SB), Y5, Y7
-	VANDPD       ocannlMap32AVX2Consts<>+128(SB), Y7, Y7
+	VMULPD       ocannlMap34AVX2Consts<>+0(SB), Y4, Y5
+	VANDPD       ocannlMap34AVX2Consts<>+32(SB), Y5, Y5
+	VMOVUPD      ocannlMap34AVX2Consts<>+64(SB), Y6
+	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+96(SB), Y5, Y7
+	VANDPD       ocannlMap34AVX2Consts<>+128(SB), Y7, Y7
 	VPADDQ       Y7, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap32AVX2Consts<>+160(SB), Y5, Y7
-	VANDPD       ocannlMap32AVX2Consts<>+128(SB), Y7, Y7
+	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+160(SB), Y5, Y7
+	VANDPD       ocannlMap34AVX2Consts<>+128(SB), Y7, Y7
 	VPADDQ       Y7, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap32AVX2Consts<>+192(SB), Y5, Y7
-	VANDPD       ocannlMap32AVX2Consts<>+128(SB), Y7, Y7
+	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+192(SB), Y5, Y7
+	VANDPD       ocannlMap34AVX2Consts<>+128(SB), Y7, Y7
 	VPADDQ       Y7, Y6, Y6
 	VMULPD       Y5, Y5, Y9
-	VSUBPD       ocannlMap32AVX2Consts<>+224(SB), Y5, Y8
-	VCMPPD       $0x01, ocannlMap32AVX2Consts<>+96(SB), Y5, Y7
+	VSUBPD       ocannlMap34AVX2Consts<>+224(SB), Y5, Y8
+	VCMPPD       $0x01, ocannlMap34AVX2Consts<>+96(SB), Y5, Y7
 	VBLENDVPD    Y7, Y9, Y8, Y8
-	VMOVUPD      ocannlMap32AVX2Consts<>+224(SB), Y10
+	VMOVUPD      ocannlMap34AVX2Consts<>+224(SB), Y10
 	VDIVPD       Y9, Y10, Y10
-	VCMPPD       $0x0d, ocannlMap32AVX2Consts<>+160(SB), Y5, Y7
+	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+160(SB), Y5, Y7
 	VBLENDVPD    Y7, Y10, Y8, Y8
-	VPERMPS      ocannlMap32AVX2Consts<>+256(SB), Y6, Y9
+	VPERMPS      ocannlMap34AVX2Consts<>+256(SB), Y6, Y9
 	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap32AVX2Consts<>+288(SB), Y6, Y7
+	VPERMPS      ocannlMap34AVX2Consts<>+288(SB), Y6, Y7
 	VADDPD       Y7, Y9, Y9
 	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap32AVX2Consts<>+320(SB), Y6, Y7
+	VPERMPS      ocannlMap34AVX2Consts<>+320(SB), Y6, Y7
 	VADDPD       Y7, Y9, Y9
 	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap32AVX2Consts<>+352(SB), Y6, Y7
+	VPERMPS      ocannlMap34AVX2Consts<>+352(SB), Y6, Y7
 	VADDPD       Y7, Y9, Y9
 	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap32AVX2Consts<>+384(SB), Y6, Y7
+	VPERMPS      ocannlMap34AVX2Consts<>+384(SB), Y6, Y7
 	VADDPD       Y7, Y9, Y9
 	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap32AVX2Consts<>+416(SB), Y6, Y7
+	VPERMPS      ocannlMap34AVX2Consts<>+416(SB), Y6, Y7
 	VADDPD       Y7, Y9, Y9
 	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap32AVX2Consts<>+448(SB), Y6, Y7
+	VPERMPS      ocannlMap34AVX2Consts<>+448(SB), Y6, Y7
 	VADDPD       Y7, Y9, Y9
 	VMULPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap32AVX2Consts<>+480(SB), Y6, Y7
+	VPERMPS      ocannlMap34AVX2Consts<>+480(SB), Y6, Y7
 	VADDPD       Y7, Y9, Y9
-	VPERMPS      ocannlMap32AVX2Consts<>+512(SB), Y6, Y10
+	VPERMPS      ocannlMap34AVX2Consts<>+512(SB), Y6, Y10
 	VMULPD       Y8, Y10, Y10
-	VPERMPS      ocannlMap32AVX2Consts<>+544(SB), Y6, Y7
+	VPERMPS      ocannlMap34AVX2Consts<>+544(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y8, Y10, Y10
-	VPERMPS      ocannlMap32AVX2Consts<>+576(SB), Y6, Y7
+	VPERMPS      ocannlMap34AVX2Consts<>+576(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y8, Y10, Y10
-	VPERMPS      ocannlMap32AVX2Consts<>+608(SB), Y6, Y7
+	VPERMPS      ocannlMap34AVX2Consts<>+608(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y8, Y10, Y10
-	VPERMPS      ocannlMap32AVX2Consts<>+640(SB), Y6, Y7
+	VPERMPS      ocannlMap34AVX2Consts<>+640(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y8, Y10, Y10
-	VPERMPS      ocannlMap32AVX2Consts<>+672(SB), Y6, Y7
+	VPERMPS      ocannlMap34AVX2Consts<>+672(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y8, Y10, Y10
-	VPERMPS      ocannlMap32AVX2Consts<>+704(SB), Y6, Y7
+	VPERMPS      ocannlMap34AVX2Consts<>+704(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y8, Y10, Y10
-	VPERMPS      ocannlMap32AVX2Consts<>+736(SB), Y6, Y7
+	VPERMPS      ocannlMap34AVX2Consts<>+736(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y8, Y10, Y10
-	VADDPD       ocannlMap32AVX2Consts<>+224(SB), Y10, Y10
+	VADDPD       ocannlMap34AVX2Consts<>+224(SB), Y10, Y10
 	VDIVPD       Y10, Y9, Y9
 	VMULPD       Y5, Y9, Y6
 	VADDPD       Y5, Y6, Y6
-	VMULPD       ocannlMap32AVX2Consts<>+768(SB), Y5, Y10
+	VMULPD       ocannlMap34AVX2Consts<>+768(SB), Y5, Y10
 	VADDPD       Y5, Y10, Y10
-	VCMPPD       $0x01, ocannlMap32AVX2Consts<>+800(SB), Y5, Y7
+	VCMPPD       $0x01, ocannlMap34AVX2Consts<>+800(SB), Y5, Y7
 	VBLENDVPD    Y7, Y10, Y6, Y6
-	VMULPD       ocannlMap32AVX2Consts<>+832(SB), Y5, Y10
-	VMULPD       ocannlMap32AVX2Consts<>+864(SB), Y5, Y8
+	VMULPD       ocannlMap34AVX2Consts<>+832(SB), Y5, Y10
+	VMULPD       ocannlMap34AVX2Consts<>+864(SB), Y5, Y8
 	VADDPD       Y8, Y10, Y10
-	VMULPD       ocannlMap32AVX2Consts<>+896(SB), Y10, Y10
-	VCMPPD       $0x01, ocannlMap32AVX2Consts<>+928(SB), Y5, Y7
+	VMULPD       ocannlMap34AVX2Consts<>+896(SB), Y10, Y10
+	VCMPPD       $0x01, ocannlMap34AVX2Consts<>+928(SB), Y5, Y7
 	VBLENDVPD    Y7, Y10, Y6, Y6
-	VADDPD       ocannlMap32AVX2Consts<>+960(SB), Y9, Y10
-	VCMPPD       $0x0d, ocannlMap32AVX2Consts<>+96(SB), Y5, Y7
+	VADDPD       ocannlMap34AVX2Consts<>+960(SB), Y9, Y10
+	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+96(SB), Y5, Y7
 	VBLENDVPD    Y7, Y10, Y6, Y6
-	VANDPD       ocannlMap32AVX2Consts<>+992(SB), Y5, Y7
+	VANDPD       ocannlMap34AVX2Consts<>+992(SB), Y5, Y7
 	VMULPD       Y7, Y7, Y10
-	VXORPD       ocannlMap32AVX2Consts<>+1024(SB), Y10, Y10
-	VSUBPD       ocannlMap32AVX2Consts<>+1056(SB), Y10, Y10
+	VXORPD       ocannlMap34AVX2Consts<>+1024(SB), Y10, Y10
+	VSUBPD       ocannlMap34AVX2Consts<>+1056(SB), Y10, Y10
 	VSUBPD       Y5, Y7, Y8
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y7, Y8, Y8
 	VADDPD       Y9, Y8, Y8
-	VMULPD       ocannlMap32AVX2Consts<>+1088(SB), Y10, Y7
+	VMULPD       ocannlMap34AVX2Consts<>+1088(SB), Y10, Y7
 	VROUNDPD     $0x00, Y7, Y7
-	VMOVUPD      ocannlMap32AVX2Consts<>+1120(SB), Y9
+	VMOVUPD      ocannlMap34AVX2Consts<>+1120(SB), Y9
 	VFNMADD213PD Y10, Y7, Y9
-	VFNMADD231PD ocannlMap32AVX2Consts<>+1152(SB), Y7, Y9
-	VMULPD       ocannlMap32AVX2Consts<>+1184(SB), Y9, Y9
-	VMOVUPD      ocannlMap32AVX2Consts<>+1216(SB), Y10
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1248(SB), Y9, Y10
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1280(SB), Y9, Y10
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1312(SB), Y9, Y10
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1344(SB), Y9, Y10
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1376(SB), Y9, Y10
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1408(SB), Y9, Y10
-	VFMADD213PD  ocannlMap32AVX2Consts<>+224(SB), Y9, Y10
+	VFNMADD231PD ocannlMap34AVX2Consts<>+1152(SB), Y7, Y9
+	VMULPD       ocannlMap34AVX2Consts<>+1184(SB), Y9, Y9
+	VMOVUPD      ocannlMap34AVX2Consts<>+1216(SB), Y10
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1248(SB), Y9, Y10
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1280(SB), Y9, Y10
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1312(SB), Y9, Y10
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1344(SB), Y9, Y10
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1376(SB), Y9, Y10
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1408(SB), Y9, Y10
+	VFMADD213PD  ocannlMap34AVX2Consts<>+224(SB), Y9, Y10
 	VMULPD       Y10, Y9, Y9
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y9, Y10
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y9, Y10
 	VMULPD       Y10, Y9, Y9
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y9, Y10
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y9, Y10
 	VMULPD       Y10, Y9, Y9
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y9, Y10
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y9, Y10
 	VMULPD       Y10, Y9, Y9
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y9, Y10
-	VFMADD213PD  ocannlMap32AVX2Consts<>+224(SB), Y10, Y9
-	VADDPD       ocannlMap32AVX2Consts<>+1472(SB), Y7, Y7
-	VPADDQ       ocannlMap32AVX2Consts<>+1504(SB), Y7, Y7
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y9, Y10
+	VFMADD213PD  ocannlMap34AVX2Consts<>+224(SB), Y10, Y9
+	VADDPD       ocannlMap34AVX2Consts<>+1472(SB), Y7, Y7
+	VPADDQ       ocannlMap34AVX2Consts<>+1504(SB), Y7, Y7
 	VPSLLQ       $0x34, Y7, Y7
 	VMULPD       Y7, Y9, Y9
-	VMULPD       ocannlMap32AVX2Consts<>+1088(SB), Y8, Y7
+	VMULPD       ocannlMap34AVX2Consts<>+1088(SB), Y8, Y7
 	VROUNDPD     $0x00, Y7, Y7
-	VMOVUPD      ocannlMap32AVX2Consts<>+1120(SB), Y10
+	VMOVUPD      ocannlMap34AVX2Consts<>+1120(SB), Y10
 	VFNMADD213PD Y8, Y7, Y10
-	VFNMADD231PD ocannlMap32AVX2Consts<>+1152(SB), Y7, Y10
-	VMULPD       ocannlMap32AVX2Consts<>+1184(SB), Y10, Y10
-	VMOVUPD      ocannlMap32AVX2Consts<>+1216(SB), Y8
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1248(SB), Y10, Y8
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1280(SB), Y10, Y8
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1312(SB), Y10, Y8
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1344(SB), Y10, Y8
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1376(SB), Y10, Y8
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1408(SB), Y10, Y8
-	VFMADD213PD  ocannlMap32AVX2Consts<>+224(SB), Y10, Y8
+	VFNMADD231PD ocannlMap34AVX2Consts<>+1152(SB), Y7, Y10
+	VMULPD       ocannlMap34AVX2Consts<>+1184(SB), Y10, Y10
+	VMOVUPD      ocannlMap34AVX2Consts<>+1216(SB), Y8
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1248(SB), Y10, Y8
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1280(SB), Y10, Y8
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1312(SB), Y10, Y8
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1344(SB), Y10, Y8
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1376(SB), Y10, Y8
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1408(SB), Y10, Y8
+	VFMADD213PD  ocannlMap34AVX2Consts<>+224(SB), Y10, Y8
 	VMULPD       Y8, Y10, Y10
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y10, Y8
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y10, Y8
 	VMULPD       Y8, Y10, Y10
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y10, Y8
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y10, Y8
 	VMULPD       Y8, Y10, Y10
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y10, Y8
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y10, Y8
 	VMULPD       Y8, Y10, Y10
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y10, Y8
-	VFMADD213PD  ocannlMap32AVX2Consts<>+224(SB), Y8, Y10
-	VADDPD       ocannlMap32AVX2Consts<>+1472(SB), Y7, Y7
-	VPADDQ       ocannlMap32AVX2Consts<>+1504(SB), Y7, Y7
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y10, Y8
+	VFMADD213PD  ocannlMap34AVX2Consts<>+224(SB), Y8, Y10
+	VADDPD       ocannlMap34AVX2Consts<>+1472(SB), Y7, Y7
+	VPADDQ       ocannlMap34AVX2Consts<>+1504(SB), Y7, Y7
 	VPSLLQ       $0x34, Y7, Y7
 	VMULPD       Y7, Y10, Y10
 	VMULPD       Y10, Y9, Y9
 	VDIVPD       Y5, Y9, Y9
-	VMOVUPD      ocannlMap32AVX2Consts<>+224(SB), Y8
+	VMOVUPD      ocannlMap34AVX2Consts<>+224(SB), Y8
 	VSUBPD       Y9, Y8, Y8
-	VCMPPD       $0x0d, ocannlMap32AVX2Consts<>+160(SB), Y5, Y7
+	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+160(SB), Y5, Y7
 	VBLENDVPD    Y7, Y8, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap32AVX2Consts<>+1536(SB), Y5, Y7
-	VBLENDVPD    Y7, ocannlMap32AVX2Consts<>+224(SB), Y6, Y6
-	VANDPD       ocannlMap32AVX2Consts<>+1024(SB), Y4, Y10
+	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+1536(SB), Y5, Y7
+	VBLENDVPD    Y7, ocannlMap34AVX2Consts<>+224(SB), Y6, Y6
+	VANDPD       ocannlMap34AVX2Consts<>+1024(SB), Y4, Y10
 	VORPD        Y10, Y6, Y6
-	VADDPD       ocannlMap32AVX2Consts<>+224(SB), Y6, Y6
-	VMULPD       ocannlMap32AVX2Consts<>+1408(SB), Y4, Y5
+	VADDPD       ocannlMap34AVX2Consts<>+224(SB), Y6, Y6
+	VMULPD       ocannlMap34AVX2Consts<>+1408(SB), Y4, Y5
 	VMULPD       Y6, Y5, Y5
 	VCVTPD2PSY   Y5, X1
-	VMULPD       ocannlMap32AVX2Consts<>+0(SB), Y0, Y4
-	VANDPD       ocannlMap32AVX2Consts<>+32(SB), Y4, Y4
-	VMOVUPD      ocannlMap32AVX2Consts<>+64(SB), Y5
-	VCMPPD       $0x0d, ocannlMap32AVX2Consts<>+96(SB), Y4, Y6
-	VANDPD       ocannlMap32AVX2Consts<>+128(SB), Y6, Y6
+	VMULPD       ocannlMap34AVX2Consts<>+0(SB), Y0, Y4
+	VANDPD       ocannlMap34AVX2Consts<>+32(SB), Y4, Y4
+	VMOVUPD      ocannlMap34AVX2Consts<>+64(SB), Y5
+	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+96(SB), Y4, Y6
+	VANDPD       ocannlMap34AVX2Consts<>+128(SB), Y6, Y6
 	VPADDQ       Y6, Y5, Y5
-	VCMPPD       $0x0d, ocannlMap32AVX2Consts<>+160(SB), Y4, Y6
-	VANDPD       ocannlMap32AVX2Consts<>+128(SB), Y6, Y6
+	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+160(SB), Y4, Y6
+	VANDPD       ocannlMap34AVX2Consts<>+128(SB), Y6, Y6
 	VPADDQ       Y6, Y5, Y5
-	VCMPPD       $0x0d, ocannlMap32AVX2Consts<>+192(SB), Y4, Y6
-	VANDPD       ocannlMap32AVX2Consts<>+128(SB), Y6, Y6
+	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+192(SB), Y4, Y6
+	VANDPD       ocannlMap34AVX2Consts<>+128(SB), Y6, Y6
 	VPADDQ       Y6, Y5, Y5
 	VMULPD       Y4, Y4, Y8
-	VSUBPD       ocannlMap32AVX2Consts<>+224(SB), Y4, Y7
-	VCMPPD       $0x01, ocannlMap32AVX2Consts<>+96(SB), Y4, Y6
+	VSUBPD       ocannlMap34AVX2Consts<>+224(SB), Y4, Y7
+	VCMPPD       $0x01, ocannlMap34AVX2Consts<>+96(SB), Y4, Y6
 	VBLENDVPD    Y6, Y8, Y7, Y7
-	VMOVUPD      ocannlMap32AVX2Consts<>+224(SB), Y9
+	VMOVUPD      ocannlMap34AVX2Consts<>+224(SB), Y9
 	VDIVPD       Y8, Y9, Y9
-	VCMPPD       $0x0d, ocannlMap32AVX2Consts<>+160(SB), Y4, Y6
+	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y6, Y9, Y7, Y7
-	VPERMPS      ocannlMap32AVX2Consts<>+256(SB), Y5, Y8
+	VPERMPS      ocannlMap34AVX2Consts<>+256(SB), Y5, Y8
 	VMULPD       Y7, Y8, Y8
-	VPERMPS      ocannlMap32AVX2Consts<>+288(SB), Y5, Y6
+	VPERMPS      ocannlMap34AVX2Consts<>+288(SB), Y5, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y7, Y8, Y8
-	VPERMPS      ocannlMap32AVX2Consts<>+320(SB), Y5, Y6
+	VPERMPS      ocannlMap34AVX2Consts<>+320(SB), Y5, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y7, Y8, Y8
-	VPERMPS      ocannlMap32AVX2Consts<>+352(SB), Y5, Y6
+	VPERMPS      ocannlMap34AVX2Consts<>+352(SB), Y5, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y7, Y8, Y8
-	VPERMPS      ocannlMap32AVX2Consts<>+384(SB), Y5, Y6
+	VPERMPS      ocannlMap34AVX2Consts<>+384(SB), Y5, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y7, Y8, Y8
-	VPERMPS      ocannlMap32AVX2Consts<>+416(SB), Y5, Y6
+	VPERMPS      ocannlMap34AVX2Consts<>+416(SB), Y5, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y7, Y8, Y8
-	VPERMPS      ocannlMap32AVX2Consts<>+448(SB), Y5, Y6
+	VPERMPS      ocannlMap34AVX2Consts<>+448(SB), Y5, Y6
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y7, Y8, Y8
-	VPERMPS      ocannlMap32AVX2Consts<>+480(SB), Y5, Y6
+	VPERMPS      ocannlMap34AVX2Consts<>+480(SB), Y5, Y6
 	VADDPD       Y6, Y8, Y8
-	VPERMPS      ocannlMap32AVX2Consts<>+512(SB), Y5, Y9
+	VPERMPS      ocannlMap34AVX2Consts<>+512(SB), Y5, Y9
 	VMULPD       Y7, Y9, Y9
-	VPERMPS      ocannlMap32AVX2Consts<>+544(SB), Y5, Y6
+	VPERMPS      ocannlMap34AVX2Consts<>+544(SB), Y5, Y6
 	VADDPD       Y6, Y9, Y9
 	VMULPD       Y7, Y9, Y9
-	VPERMPS      ocannlMap32AVX2Consts<>+576(SB), Y5, Y6
+	VPERMPS      ocannlMap34AVX2Consts<>+576(SB), Y5, Y6
 	VADDPD       Y6, Y9, Y9
 	VMULPD       Y7, Y9, Y9
-	VPERMPS      ocannlMap32AVX2Consts<>+608(SB), Y5, Y6
+	VPERMPS      ocannlMap34AVX2Consts<>+608(SB), Y5, Y6
 	VADDPD       Y6, Y9, Y9
 	VMULPD       Y7, Y9, Y9
-	VPERMPS      ocannlMap32AVX2Consts<>+640(SB), Y5, Y6
+	VPERMPS      ocannlMap34AVX2Consts<>+640(SB), Y5, Y6
 	VADDPD       Y6, Y9, Y9
 	VMULPD       Y7, Y9, Y9
-	VPERMPS      ocannlMap32AVX2Consts<>+672(SB), Y5, Y6
+	VPERMPS      ocannlMap34AVX2Consts<>+672(SB), Y5, Y6
 	VADDPD       Y6, Y9, Y9
 	VMULPD       Y7, Y9, Y9
-	VPERMPS      ocannlMap32AVX2Consts<>+704(SB), Y5, Y6
+	VPERMPS      ocannlMap34AVX2Consts<>+704(SB), Y5, Y6
 	VADDPD       Y6, Y9, Y9
 	VMULPD       Y7, Y9, Y9
-	VPERMPS      ocannlMap32AVX2Consts<>+736(SB), Y5, Y6
+	VPERMPS      ocannlMap34AVX2Consts<>+736(SB), Y5, Y6
 	VADDPD       Y6, Y9, Y9
 	VMULPD       Y7, Y9, Y9
-	VADDPD       ocannlMap32AVX2Consts<>+224(SB), Y9, Y9
+	VADDPD       ocannlMap34AVX2Consts<>+224(SB), Y9, Y9
 	VDIVPD       Y9, Y8, Y8
 	VMULPD       Y4, Y8, Y5
 	VADDPD       Y4, Y5, Y5
-	VMULPD       ocannlMap32AVX2Consts<>+768(SB), Y4, Y9
+	VMULPD       ocannlMap34AVX2Consts<>+768(SB), Y4, Y9
 	VADDPD       Y4, Y9, Y9
-	VCMPPD       $0x01, ocannlMap32AVX2Consts<>+800(SB), Y4, Y6
+	VCMPPD       $0x01, ocannlMap34AVX2Consts<>+800(SB), Y4, Y6
 	VBLENDVPD    Y6, Y9, Y5, Y5
-	VMULPD       ocannlMap32AVX2Consts<>+832(SB), Y4, Y9
-	VMULPD       ocannlMap32AVX2Consts<>+864(SB), Y4, Y7
+	VMULPD       ocannlMap34AVX2Consts<>+832(SB), Y4, Y9
+	VMULPD       ocannlMap34AVX2Consts<>+864(SB), Y4, Y7
 	VADDPD       Y7, Y9, Y9
-	VMULPD       ocannlMap32AVX2Consts<>+896(SB), Y9, Y9
-	VCMPPD       $0x01, ocannlMap32AVX2Consts<>+928(SB), Y4, Y6
+	VMULPD       ocannlMap34AVX2Consts<>+896(SB), Y9, Y9
+	VCMPPD       $0x01, ocannlMap34AVX2Consts<>+928(SB), Y4, Y6
 	VBLENDVPD    Y6, Y9, Y5, Y5
-	VADDPD       ocannlMap32AVX2Consts<>+960(SB), Y8, Y9
-	VCMPPD       $0x0d, ocannlMap32AVX2Consts<>+96(SB), Y4, Y6
+	VADDPD       ocannlMap34AVX2Consts<>+960(SB), Y8, Y9
+	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+96(SB), Y4, Y6
 	VBLENDVPD    Y6, Y9, Y5, Y5
-	VANDPD       ocannlMap32AVX2Consts<>+992(SB), Y4, Y6
+	VANDPD       ocannlMap34AVX2Consts<>+992(SB), Y4, Y6
 	VMULPD       Y6, Y6, Y9
-	VXORPD       ocannlMap32AVX2Consts<>+1024(SB), Y9, Y9
-	VSUBPD       ocannlMap32AVX2Consts<>+1056(SB), Y9, Y9
+	VXORPD       ocannlMap34AVX2Consts<>+1024(SB), Y9, Y9
+	VSUBPD       ocannlMap34AVX2Consts<>+1056(SB), Y9, Y9
 	VSUBPD       Y4, Y6, Y7
 	VADDPD       Y4, Y6, Y6
 	VMULPD       Y6, Y7, Y7
 	VADDPD       Y8, Y7, Y7
-	VMULPD       ocannlMap32AVX2Consts<>+1088(SB), Y9, Y6
+	VMULPD       ocannlMap34AVX2Consts<>+1088(SB), Y9, Y6
 	VROUNDPD     $0x00, Y6, Y6
-	VMOVUPD      ocannlMap32AVX2Consts<>+1120(SB), Y8
+	VMOVUPD      ocannlMap34AVX2Consts<>+1120(SB), Y8
 	VFNMADD213PD Y9, Y6, Y8
-	VFNMADD231PD ocannlMap32AVX2Consts<>+1152(SB), Y6, Y8
-	VMULPD       ocannlMap32AVX2Consts<>+1184(SB), Y8, Y8
-	VMOVUPD      ocannlMap32AVX2Consts<>+1216(SB), Y9
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1248(SB), Y8, Y9
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1280(SB), Y8, Y9
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1312(SB), Y8, Y9
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1344(SB), Y8, Y9
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1376(SB), Y8, Y9
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1408(SB), Y8, Y9
-	VFMADD213PD  ocannlMap32AVX2Consts<>+224(SB), Y8, Y9
+	VFNMADD231PD ocannlMap34AVX2Consts<>+1152(SB), Y6, Y8
+	VMULPD       ocannlMap34AVX2Consts<>+1184(SB), Y8, Y8
+	VMOVUPD      ocannlMap34AVX2Consts<>+1216(SB), Y9
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1248(SB), Y8, Y9
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1280(SB), Y8, Y9
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1312(SB), Y8, Y9
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1344(SB), Y8, Y9
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1376(SB), Y8, Y9
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1408(SB), Y8, Y9
+	VFMADD213PD  ocannlMap34AVX2Consts<>+224(SB), Y8, Y9
 	VMULPD       Y9, Y8, Y8
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y8, Y9
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y8, Y9
 	VMULPD       Y9, Y8, Y8
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y8, Y9
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y8, Y9
 	VMULPD       Y9, Y8, Y8
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y8, Y9
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y8, Y9
 	VMULPD       Y9, Y8, Y8
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y8, Y9
-	VFMADD213PD  ocannlMap32AVX2Consts<>+224(SB), Y9, Y8
-	VADDPD       ocannlMap32AVX2Consts<>+1472(SB), Y6, Y6
-	VPADDQ       ocannlMap32AVX2Consts<>+1504(SB), Y6, Y6
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y8, Y9
+	VFMADD213PD  ocannlMap34AVX2Consts<>+224(SB), Y9, Y8
+	VADDPD       ocannlMap34AVX2Consts<>+1472(SB), Y6, Y6
+	VPADDQ       ocannlMap34AVX2Consts<>+1504(SB), Y6, Y6
 	VPSLLQ       $0x34, Y6, Y6
 	VMULPD       Y6, Y8, Y8
-	VMULPD       ocannlMap32AVX2Consts<>+1088(SB), Y7, Y6
+	VMULPD       ocannlMap34AVX2Consts<>+1088(SB), Y7, Y6
 	VROUNDPD     $0x00, Y6, Y6
-	VMOVUPD      ocannlMap32AVX2Consts<>+1120(SB), Y9
+	VMOVUPD      ocannlMap34AVX2Consts<>+1120(SB), Y9
 	VFNMADD213PD Y7, Y6, Y9
-	VFNMADD231PD ocannlMap32AVX2Consts<>+1152(SB), Y6, Y9
-	VMULPD       ocannlMap32AVX2Consts<>+1184(SB), Y9, Y9
-	VMOVUPD      ocannlMap32AVX2Consts<>+1216(SB), Y7
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1248(SB), Y9, Y7
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1280(SB), Y9, Y7
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1312(SB), Y9, Y7
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1344(SB), Y9, Y7
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1376(SB), Y9, Y7
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1408(SB), Y9, Y7
-	VFMADD213PD  ocannlMap32AVX2Consts<>+224(SB), Y9, Y7
+	VFNMADD231PD ocannlMap34AVX2Consts<>+1152(SB), Y6, Y9
+	VMULPD       ocannlMap34AVX2Consts<>+1184(SB), Y9, Y9
+	VMOVUPD      ocannlMap34AVX2Consts<>+1216(SB), Y7
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1248(SB), Y9, Y7
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1280(SB), Y9, Y7
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1312(SB), Y9, Y7
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1344(SB), Y9, Y7
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1376(SB), Y9, Y7
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1408(SB), Y9, Y7
+	VFMADD213PD  ocannlMap34AVX2Consts<>+224(SB), Y9, Y7
 	VMULPD       Y7, Y9, Y9
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y9, Y7
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y9, Y7
 	VMULPD       Y7, Y9, Y9
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y9, Y7
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y9, Y7
 	VMULPD       Y7, Y9, Y9
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y9, Y7
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y9, Y7
 	VMULPD       Y7, Y9, Y9
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y9, Y7
-	VFMADD213PD  ocannlMap32AVX2Consts<>+224(SB), Y7, Y9
-	VADDPD       ocannlMap32AVX2Consts<>+1472(SB), Y6, Y6
-	VPADDQ       ocannlMap32AVX2Consts<>+1504(SB), Y6, Y6
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y9, Y7
+	VFMADD213PD  ocannlMap34AVX2Consts<>+224(SB), Y7, Y9
+	VADDPD       ocannlMap34AVX2Consts<>+1472(SB), Y6, Y6
+	VPADDQ       ocannlMap34AVX2Consts<>+1504(SB), Y6, Y6
 	VPSLLQ       $0x34, Y6, Y6
 	VMULPD       Y6, Y9, Y9
 	VMULPD       Y9, Y8, Y8
 	VDIVPD       Y4, Y8, Y8
-	VMOVUPD      ocannlMap32AVX2Consts<>+224(SB), Y7
+	VMOVUPD      ocannlMap34AVX2Consts<>+224(SB), Y7
 	VSUBPD       Y8, Y7, Y7
-	VCMPPD       $0x0d, ocannlMap32AVX2Consts<>+160(SB), Y4, Y6
+	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+160(SB), Y4, Y6
 	VBLENDVPD    Y6, Y7, Y5, Y5
-	VCMPPD       $0x0d, ocannlMap32AVX2Consts<>+1536(SB), Y4, Y6
-	VBLENDVPD    Y6, ocannlMap32AVX2Consts<>+224(SB), Y5, Y5
-	VANDPD       ocannlMap32AVX2Consts<>+1024(SB), Y0, Y9
+	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+1536(SB), Y4, Y6
+	VBLENDVPD    Y6, ocannlMap34AVX2Consts<>+224(SB), Y5, Y5
+	VANDPD       ocannlMap34AVX2Consts<>+1024(SB), Y0, Y9
 	VORPD        Y9, Y5, Y5
-	VADDPD       ocannlMap32AVX2Consts<>+224(SB), Y5, Y5
-	VMULPD       ocannlMap32AVX2Consts<>+1408(SB), Y0, Y4
+	VADDPD       ocannlMap34AVX2Consts<>+224(SB), Y5, Y5
+	VMULPD       ocannlMap34AVX2Consts<>+1408(SB), Y0, Y4
 	VMULPD       Y5, Y4, Y4
 	VCVTPD2PSY   Y4, X0
 	VINSERTF128  $0x01, X0, Y1, Y1
@@ -6948,132 +7028,132 @@ e1:
 	VCVTPS2PD    X0, Y4
 	VEXTRACTF128 $0x01, Y0, X0
 	VCVTPS2PD    X0, Y0
-	VMULPD       ocannlMap32AVX2Consts<>+1568(SB), Y4, Y5
+	VMULPD       ocannlMap34AVX2Consts<>+1568(SB), Y4, Y5
 	VMULPD       Y4, Y5, Y5
 	VMULPD       Y4, Y5, Y5
 	VADDPD       Y5, Y4, Y5
-	VMULPD       ocannlMap32AVX2Consts<>+1600(SB), Y5, Y5
-	VANDPD       ocannlMap32AVX2Consts<>+32(SB), Y5, Y5
+	VMULPD       ocannlMap34AVX2Consts<>+1600(SB), Y5, Y5
+	VANDPD       ocannlMap34AVX2Consts<>+32(SB), Y5, Y5
 	VADDPD       Y5, Y5, Y6
-	VMULPD       ocannlMap32AVX2Consts<>+1088(SB), Y6, Y7
+	VMULPD       ocannlMap34AVX2Consts<>+1088(SB), Y6, Y7
 	VROUNDPD     $0x00, Y7, Y7
-	VMOVUPD      ocannlMap32AVX2Consts<>+1120(SB), Y8
+	VMOVUPD      ocannlMap34AVX2Consts<>+1120(SB), Y8
 	VFNMADD213PD Y6, Y7, Y8
-	VFNMADD231PD ocannlMap32AVX2Consts<>+1152(SB), Y7, Y8
-	VMULPD       ocannlMap32AVX2Consts<>+1184(SB), Y8, Y8
-	VMOVUPD      ocannlMap32AVX2Consts<>+1216(SB), Y6
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1248(SB), Y8, Y6
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1280(SB), Y8, Y6
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1312(SB), Y8, Y6
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1344(SB), Y8, Y6
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1376(SB), Y8, Y6
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1408(SB), Y8, Y6
-	VFMADD213PD  ocannlMap32AVX2Consts<>+224(SB), Y8, Y6
+	VFNMADD231PD ocannlMap34AVX2Consts<>+1152(SB), Y7, Y8
+	VMULPD       ocannlMap34AVX2Consts<>+1184(SB), Y8, Y8
+	VMOVUPD      ocannlMap34AVX2Consts<>+1216(SB), Y6
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1248(SB), Y8, Y6
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1280(SB), Y8, Y6
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1312(SB), Y8, Y6
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1344(SB), Y8, Y6
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1376(SB), Y8, Y6
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1408(SB), Y8, Y6
+	VFMADD213PD  ocannlMap34AVX2Consts<>+224(SB), Y8, Y6
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y8, Y6
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y8, Y6
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y8, Y6
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y8, Y6
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y8, Y6
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y8, Y6
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y8, Y6
-	VFMADD213PD  ocannlMap32AVX2Consts<>+224(SB), Y6, Y8
-	VADDPD       ocannlMap32AVX2Consts<>+1472(SB), Y7, Y7
-	VPADDQ       ocannlMap32AVX2Consts<>+1504(SB), Y7, Y7
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y8, Y6
+	VFMADD213PD  ocannlMap34AVX2Consts<>+224(SB), Y6, Y8
+	VADDPD       ocannlMap34AVX2Consts<>+1472(SB), Y7, Y7
+	VPADDQ       ocannlMap34AVX2Consts<>+1504(SB), Y7, Y7
 	VPSLLQ       $0x34, Y7, Y7
 	VMULPD       Y7, Y8, Y8
-	VADDPD       ocannlMap32AVX2Consts<>+224(SB), Y8, Y8
-	VMOVUPD      ocannlMap32AVX2Consts<>+1440(SB), Y6
+	VADDPD       ocannlMap34AVX2Consts<>+224(SB), Y8, Y8
+	VMOVUPD      ocannlMap34AVX2Consts<>+1440(SB), Y6
 	VDIVPD       Y8, Y6, Y6
-	VMOVUPD      ocannlMap32AVX2Consts<>+224(SB), Y7
+	VMOVUPD      ocannlMap34AVX2Consts<>+224(SB), Y7
 	VSUBPD       Y6, Y7, Y7
 	VMULPD       Y5, Y5, Y6
-	VMOVUPD      ocannlMap32AVX2Consts<>+1632(SB), Y8
+	VMOVUPD      ocannlMap34AVX2Consts<>+1632(SB), Y8
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap32AVX2Consts<>+1664(SB), Y8, Y8
+	VADDPD       ocannlMap34AVX2Consts<>+1664(SB), Y8, Y8
 	VMULPD       Y6, Y8, Y8
-	VADDPD       ocannlMap32AVX2Consts<>+1696(SB), Y8, Y8
-	VADDPD       ocannlMap32AVX2Consts<>+1728(SB), Y6, Y9
+	VADDPD       ocannlMap34AVX2Consts<>+1696(SB), Y8, Y8
+	VADDPD       ocannlMap34AVX2Consts<>+1728(SB), Y6, Y9
 	VMULPD       Y6, Y9, Y9
-	VADDPD       ocannlMap32AVX2Consts<>+1760(SB), Y9, Y9
+	VADDPD       ocannlMap34AVX2Consts<>+1760(SB), Y9, Y9
 	VMULPD       Y6, Y9, Y9
-	VADDPD       ocannlMap32AVX2Consts<>+1792(SB), Y9, Y9
+	VADDPD       ocannlMap34AVX2Consts<>+1792(SB), Y9, Y9
 	VMULPD       Y5, Y6, Y6
 	VMULPD       Y8, Y6, Y6
 	VDIVPD       Y9, Y6, Y6
 	VADDPD       Y5, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap32AVX2Consts<>+1824(SB), Y5, Y8
+	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+1824(SB), Y5, Y8
 	VBLENDVPD    Y8, Y7, Y6, Y6
-	VCMPPD       $0x0e, ocannlMap32AVX2Consts<>+1856(SB), Y5, Y8
-	VBLENDVPD    Y8, ocannlMap32AVX2Consts<>+224(SB), Y6, Y6
-	VANDPD       ocannlMap32AVX2Consts<>+1024(SB), Y4, Y5
+	VCMPPD       $0x0e, ocannlMap34AVX2Consts<>+1856(SB), Y5, Y8
+	VBLENDVPD    Y8, ocannlMap34AVX2Consts<>+224(SB), Y6, Y6
+	VANDPD       ocannlMap34AVX2Consts<>+1024(SB), Y4, Y5
 	VORPD        Y5, Y6, Y6
-	VADDPD       ocannlMap32AVX2Consts<>+224(SB), Y6, Y6
-	VMULPD       ocannlMap32AVX2Consts<>+1408(SB), Y4, Y5
+	VADDPD       ocannlMap34AVX2Consts<>+224(SB), Y6, Y6
+	VMULPD       ocannlMap34AVX2Consts<>+1408(SB), Y4, Y5
 	VMULPD       Y6, Y5, Y5
 	VCVTPD2PSY   Y5, X2
-	VMULPD       ocannlMap32AVX2Consts<>+1568(SB), Y0, Y4
+	VMULPD       ocannlMap34AVX2Consts<>+1568(SB), Y0, Y4
 	VMULPD       Y0, Y4, Y4
 	VMULPD       Y0, Y4, Y4
 	VADDPD       Y4, Y0, Y4
-	VMULPD       ocannlMap32AVX2Consts<>+1600(SB), Y4, Y4
-	VANDPD       ocannlMap32AVX2Consts<>+32(SB), Y4, Y4
+	VMULPD       ocannlMap34AVX2Consts<>+1600(SB), Y4, Y4
+	VANDPD       ocannlMap34AVX2Consts<>+32(SB), Y4, Y4
 	VADDPD       Y4, Y4, Y5
-	VMULPD       ocannlMap32AVX2Consts<>+1088(SB), Y5, Y6
+	VMULPD       ocannlMap34AVX2Consts<>+1088(SB), Y5, Y6
 	VROUNDPD     $0x00, Y6, Y6
-	VMOVUPD      ocannlMap32AVX2Consts<>+1120(SB), Y7
+	VMOVUPD      ocannlMap34AVX2Consts<>+1120(SB), Y7
 	VFNMADD213PD Y5, Y6, Y7
-	VFNMADD231PD ocannlMap32AVX2Consts<>+1152(SB), Y6, Y7
-	VMULPD       ocannlMap32AVX2Consts<>+1184(SB), Y7, Y7
-	VMOVUPD      ocannlMap32AVX2Consts<>+1216(SB), Y5
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1248(SB), Y7, Y5
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1280(SB), Y7, Y5
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1312(SB), Y7, Y5
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1344(SB), Y7, Y5
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1376(SB), Y7, Y5
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1408(SB), Y7, Y5
-	VFMADD213PD  ocannlMap32AVX2Consts<>+224(SB), Y7, Y5
+	VFNMADD231PD ocannlMap34AVX2Consts<>+1152(SB), Y6, Y7
+	VMULPD       ocannlMap34AVX2Consts<>+1184(SB), Y7, Y7
+	VMOVUPD      ocannlMap34AVX2Consts<>+1216(SB), Y5
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1248(SB), Y7, Y5
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1280(SB), Y7, Y5
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1312(SB), Y7, Y5
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1344(SB), Y7, Y5
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1376(SB), Y7, Y5
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1408(SB), Y7, Y5
+	VFMADD213PD  ocannlMap34AVX2Consts<>+224(SB), Y7, Y5
 	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y7, Y5
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y7, Y5
 	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y7, Y5
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y7, Y5
 	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y7, Y5
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y7, Y5
 	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y7, Y5
-	VFMADD213PD  ocannlMap32AVX2Consts<>+224(SB), Y5, Y7
-	VADDPD       ocannlMap32AVX2Consts<>+1472(SB), Y6, Y6
-	VPADDQ       ocannlMap32AVX2Consts<>+1504(SB), Y6, Y6
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y7, Y5
+	VFMADD213PD  ocannlMap34AVX2Consts<>+224(SB), Y5, Y7
+	VADDPD       ocannlMap34AVX2Consts<>+1472(SB), Y6, Y6
+	VPADDQ       ocannlMap34AVX2Consts<>+1504(SB), Y6, Y6
 	VPSLLQ       $0x34, Y6, Y6
 	VMULPD       Y6, Y7, Y7
-	VADDPD       ocannlMap32AVX2Consts<>+224(SB), Y7, Y7
-	VMOVUPD      ocannlMap32AVX2Consts<>+1440(SB), Y5
+	VADDPD       ocannlMap34AVX2Consts<>+224(SB), Y7, Y7
+	VMOVUPD      ocannlMap34AVX2Consts<>+1440(SB), Y5
 	VDIVPD       Y7, Y5, Y5
-	VMOVUPD      ocannlMap32AVX2Consts<>+224(SB), Y6
+	VMOVUPD      ocannlMap34AVX2Consts<>+224(SB), Y6
 	VSUBPD       Y5, Y6, Y6
 	VMULPD       Y4, Y4, Y5
-	VMOVUPD      ocannlMap32AVX2Consts<>+1632(SB), Y7
+	VMOVUPD      ocannlMap34AVX2Consts<>+1632(SB), Y7
 	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap32AVX2Consts<>+1664(SB), Y7, Y7
+	VADDPD       ocannlMap34AVX2Consts<>+1664(SB), Y7, Y7
 	VMULPD       Y5, Y7, Y7
-	VADDPD       ocannlMap32AVX2Consts<>+1696(SB), Y7, Y7
-	VADDPD       ocannlMap32AVX2Consts<>+1728(SB), Y5, Y8
+	VADDPD       ocannlMap34AVX2Consts<>+1696(SB), Y7, Y7
+	VADDPD       ocannlMap34AVX2Consts<>+1728(SB), Y5, Y8
 	VMULPD       Y5, Y8, Y8
-	VADDPD       ocannlMap32AVX2Consts<>+1760(SB), Y8, Y8
+	VADDPD       ocannlMap34AVX2Consts<>+1760(SB), Y8, Y8
 	VMULPD       Y5, Y8, Y8
-	VADDPD       ocannlMap32AVX2Consts<>+1792(SB), Y8, Y8
+	VADDPD       ocannlMap34AVX2Consts<>+1792(SB), Y8, Y8
 	VMULPD       Y4, Y5, Y5
 	VMULPD       Y7, Y5, Y5
 	VDIVPD       Y8, Y5, Y5
 	VADDPD       Y4, Y5, Y5
-	VCMPPD       $0x0d, ocannlMap32AVX2Consts<>+1824(SB), Y4, Y7
+	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+1824(SB), Y4, Y7
 	VBLENDVPD    Y7, Y6, Y5, Y5
-	VCMPPD       $0x0e, ocannlMap32AVX2Consts<>+1856(SB), Y4, Y7
-	VBLENDVPD    Y7, ocannlMap32AVX2Consts<>+224(SB), Y5, Y5
-	VANDPD       ocannlMap32AVX2Consts<>+1024(SB), Y0, Y4
+	VCMPPD       $0x0e, ocannlMap34AVX2Consts<>+1856(SB), Y4, Y7
+	VBLENDVPD    Y7, ocannlMap34AVX2Consts<>+224(SB), Y5, Y5
+	VANDPD       ocannlMap34AVX2Consts<>+1024(SB), Y0, Y4
 	VORPD        Y4, Y5, Y5
-	VADDPD       ocannlMap32AVX2Consts<>+224(SB), Y5, Y5
-	VMULPD       ocannlMap32AVX2Consts<>+1408(SB), Y0, Y4
+	VADDPD       ocannlMap34AVX2Consts<>+224(SB), Y5, Y5
+	VMULPD       ocannlMap34AVX2Consts<>+1408(SB), Y0, Y4
 	VMULPD       Y5, Y4, Y4
 	VCVTPD2PSY   Y4, X0
 	VINSERTF128  $0x01, X0, Y2, Y2
@@ -7082,312 +7162,312 @@ e1:
 	VCVTPS2PD    X4, Y5
 	VEXTRACTF128 $0x01, Y4, X1
 	VCVTPS2PD    X1, Y4
-	VANDPD       ocannlMap32AVX2Consts<>+32(SB), Y5, Y6
-	VMOVUPD      ocannlMap32AVX2Consts<>+64(SB), Y7
-	VCMPPD       $0x0d, ocannlMap32AVX2Consts<>+96(SB), Y6, Y8
-	VANDPD       ocannlMap32AVX2Consts<>+128(SB), Y8, Y8
+	VANDPD       ocannlMap34AVX2Consts<>+32(SB), Y5, Y6
+	VMOVUPD      ocannlMap34AVX2Consts<>+64(SB), Y7
+	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+96(SB), Y6, Y8
+	VANDPD       ocannlMap34AVX2Consts<>+128(SB), Y8, Y8
 	VPADDQ       Y8, Y7, Y7
-	VCMPPD       $0x0d, ocannlMap32AVX2Consts<>+160(SB), Y6, Y8
-	VANDPD       ocannlMap32AVX2Consts<>+128(SB), Y8, Y8
+	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+160(SB), Y6, Y8
+	VANDPD       ocannlMap34AVX2Consts<>+128(SB), Y8, Y8
 	VPADDQ       Y8, Y7, Y7
-	VCMPPD       $0x0d, ocannlMap32AVX2Consts<>+192(SB), Y6, Y8
-	VANDPD       ocannlMap32AVX2Consts<>+128(SB), Y8, Y8
+	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+192(SB), Y6, Y8
+	VANDPD       ocannlMap34AVX2Consts<>+128(SB), Y8, Y8
 	VPADDQ       Y8, Y7, Y7
 	VMULPD       Y6, Y6, Y9
-	VSUBPD       ocannlMap32AVX2Consts<>+224(SB), Y6, Y10
-	VCMPPD       $0x01, ocannlMap32AVX2Consts<>+96(SB), Y6, Y8
+	VSUBPD       ocannlMap34AVX2Consts<>+224(SB), Y6, Y10
+	VCMPPD       $0x01, ocannlMap34AVX2Consts<>+96(SB), Y6, Y8
 	VBLENDVPD    Y8, Y9, Y10, Y10
-	VMOVUPD      ocannlMap32AVX2Consts<>+224(SB), Y11
+	VMOVUPD      ocannlMap34AVX2Consts<>+224(SB), Y11
 	VDIVPD       Y9, Y11, Y11
-	VCMPPD       $0x0d, ocannlMap32AVX2Consts<>+160(SB), Y6, Y8
+	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+160(SB), Y6, Y8
 	VBLENDVPD    Y8, Y11, Y10, Y10
-	VPERMPS      ocannlMap32AVX2Consts<>+256(SB), Y7, Y9
+	VPERMPS      ocannlMap34AVX2Consts<>+256(SB), Y7, Y9
 	VMULPD       Y10, Y9, Y9
-	VPERMPS      ocannlMap32AVX2Consts<>+288(SB), Y7, Y8
+	VPERMPS      ocannlMap34AVX2Consts<>+288(SB), Y7, Y8
 	VADDPD       Y8, Y9, Y9
 	VMULPD       Y10, Y9, Y9
-	VPERMPS      ocannlMap32AVX2Consts<>+320(SB), Y7, Y8
+	VPERMPS      ocannlMap34AVX2Consts<>+320(SB), Y7, Y8
 	VADDPD       Y8, Y9, Y9
 	VMULPD       Y10, Y9, Y9
-	VPERMPS      ocannlMap32AVX2Consts<>+352(SB), Y7, Y8
+	VPERMPS      ocannlMap34AVX2Consts<>+352(SB), Y7, Y8
 	VADDPD       Y8, Y9, Y9
 	VMULPD       Y10, Y9, Y9
-	VPERMPS      ocannlMap32AVX2Consts<>+384(SB), Y7, Y8
+	VPERMPS      ocannlMap34AVX2Consts<>+384(SB), Y7, Y8
 	VADDPD       Y8, Y9, Y9
 	VMULPD       Y10, Y9, Y9
-	VPERMPS      ocannlMap32AVX2Consts<>+416(SB), Y7, Y8
+	VPERMPS      ocannlMap34AVX2Consts<>+416(SB), Y7, Y8
 	VADDPD       Y8, Y9, Y9
 	VMULPD       Y10, Y9, Y9
-	VPERMPS      ocannlMap32AVX2Consts<>+448(SB), Y7, Y8
+	VPERMPS      ocannlMap34AVX2Consts<>+448(SB), Y7, Y8
 	VADDPD       Y8, Y9, Y9
 	VMULPD       Y10, Y9, Y9
-	VPERMPS      ocannlMap32AVX2Consts<>+480(SB), Y7, Y8
+	VPERMPS      ocannlMap34AVX2Consts<>+480(SB), Y7, Y8
 	VADDPD       Y8, Y9, Y9
-	VPERMPS      ocannlMap32AVX2Consts<>+512(SB), Y7, Y11
+	VPERMPS      ocannlMap34AVX2Consts<>+512(SB), Y7, Y11
 	VMULPD       Y10, Y11, Y11
-	VPERMPS      ocannlMap32AVX2Consts<>+544(SB), Y7, Y8
+	VPERMPS      ocannlMap34AVX2Consts<>+544(SB), Y7, Y8
 	VADDPD       Y8, Y11, Y11
 	VMULPD       Y10, Y11, Y11
-	VPERMPS      ocannlMap32AVX2Consts<>+576(SB), Y7, Y8
+	VPERMPS      ocannlMap34AVX2Consts<>+576(SB), Y7, Y8
 	VADDPD       Y8, Y11, Y11
 	VMULPD       Y10, Y11, Y11
-	VPERMPS      ocannlMap32AVX2Consts<>+608(SB), Y7, Y8
+	VPERMPS      ocannlMap34AVX2Consts<>+608(SB), Y7, Y8
 	VADDPD       Y8, Y11, Y11
 	VMULPD       Y10, Y11, Y11
-	VPERMPS      ocannlMap32AVX2Consts<>+640(SB), Y7, Y8
+	VPERMPS      ocannlMap34AVX2Consts<>+640(SB), Y7, Y8
 	VADDPD       Y8, Y11, Y11
 	VMULPD       Y10, Y11, Y11
-	VPERMPS      ocannlMap32AVX2Consts<>+672(SB), Y7, Y8
+	VPERMPS      ocannlMap34AVX2Consts<>+672(SB), Y7, Y8
 	VADDPD       Y8, Y11, Y11
 	VMULPD       Y10, Y11, Y11
-	VPERMPS      ocannlMap32AVX2Consts<>+704(SB), Y7, Y8
+	VPERMPS      ocannlMap34AVX2Consts<>+704(SB), Y7, Y8
 	VADDPD       Y8, Y11, Y11
 	VMULPD       Y10, Y11, Y11
-	VPERMPS      ocannlMap32AVX2Consts<>+736(SB), Y7, Y8
+	VPERMPS      ocannlMap34AVX2Consts<>+736(SB), Y7, Y8
 	VADDPD       Y8, Y11, Y11
 	VMULPD       Y10, Y11, Y11
-	VADDPD       ocannlMap32AVX2Consts<>+224(SB), Y11, Y11
+	VADDPD       ocannlMap34AVX2Consts<>+224(SB), Y11, Y11
 	VDIVPD       Y11, Y9, Y9
 	VMULPD       Y6, Y9, Y7
 	VADDPD       Y6, Y7, Y7
-	VMULPD       ocannlMap32AVX2Consts<>+768(SB), Y6, Y11
+	VMULPD       ocannlMap34AVX2Consts<>+768(SB), Y6, Y11
 	VADDPD       Y6, Y11, Y11
-	VCMPPD       $0x01, ocannlMap32AVX2Consts<>+800(SB), Y6, Y8
+	VCMPPD       $0x01, ocannlMap34AVX2Consts<>+800(SB), Y6, Y8
 	VBLENDVPD    Y8, Y11, Y7, Y7
-	VMULPD       ocannlMap32AVX2Consts<>+832(SB), Y6, Y11
-	VMULPD       ocannlMap32AVX2Consts<>+864(SB), Y6, Y10
+	VMULPD       ocannlMap34AVX2Consts<>+832(SB), Y6, Y11
+	VMULPD       ocannlMap34AVX2Consts<>+864(SB), Y6, Y10
 	VADDPD       Y10, Y11, Y11
-	VMULPD       ocannlMap32AVX2Consts<>+896(SB), Y11, Y11
-	VCMPPD       $0x01, ocannlMap32AVX2Consts<>+928(SB), Y6, Y8
+	VMULPD       ocannlMap34AVX2Consts<>+896(SB), Y11, Y11
+	VCMPPD       $0x01, ocannlMap34AVX2Consts<>+928(SB), Y6, Y8
 	VBLENDVPD    Y8, Y11, Y7, Y7
-	VADDPD       ocannlMap32AVX2Consts<>+960(SB), Y9, Y11
-	VCMPPD       $0x0d, ocannlMap32AVX2Consts<>+96(SB), Y6, Y8
+	VADDPD       ocannlMap34AVX2Consts<>+960(SB), Y9, Y11
+	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+96(SB), Y6, Y8
 	VBLENDVPD    Y8, Y11, Y7, Y7
-	VANDPD       ocannlMap32AVX2Consts<>+992(SB), Y6, Y8
+	VANDPD       ocannlMap34AVX2Consts<>+992(SB), Y6, Y8
 	VMULPD       Y8, Y8, Y11
-	VXORPD       ocannlMap32AVX2Consts<>+1024(SB), Y11, Y11
-	VSUBPD       ocannlMap32AVX2Consts<>+1056(SB), Y11, Y11
+	VXORPD       ocannlMap34AVX2Consts<>+1024(SB), Y11, Y11
+	VSUBPD       ocannlMap34AVX2Consts<>+1056(SB), Y11, Y11
 	VSUBPD       Y6, Y8, Y10
 	VADDPD       Y6, Y8, Y8
 	VMULPD       Y8, Y10, Y10
 	VADDPD       Y9, Y10, Y10
-	VMULPD       ocannlMap32AVX2Consts<>+1088(SB), Y11, Y8
+	VMULPD       ocannlMap34AVX2Consts<>+1088(SB), Y11, Y8
 	VROUNDPD     $0x00, Y8, Y8
-	VMOVUPD      ocannlMap32AVX2Consts<>+1120(SB), Y9
+	VMOVUPD      ocannlMap34AVX2Consts<>+1120(SB), Y9
 	VFNMADD213PD Y11, Y8, Y9
-	VFNMADD231PD ocannlMap32AVX2Consts<>+1152(SB), Y8, Y9
-	VMULPD       ocannlMap32AVX2Consts<>+1184(SB), Y9, Y9
-	VMOVUPD      ocannlMap32AVX2Consts<>+1216(SB), Y11
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1248(SB), Y9, Y11
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1280(SB), Y9, Y11
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1312(SB), Y9, Y11
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1344(SB), Y9, Y11
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1376(SB), Y9, Y11
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1408(SB), Y9, Y11
-	VFMADD213PD  ocannlMap32AVX2Consts<>+224(SB), Y9, Y11
+	VFNMADD231PD ocannlMap34AVX2Consts<>+1152(SB), Y8, Y9
+	VMULPD       ocannlMap34AVX2Consts<>+1184(SB), Y9, Y9
+	VMOVUPD      ocannlMap34AVX2Consts<>+1216(SB), Y11
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1248(SB), Y9, Y11
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1280(SB), Y9, Y11
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1312(SB), Y9, Y11
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1344(SB), Y9, Y11
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1376(SB), Y9, Y11
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1408(SB), Y9, Y11
+	VFMADD213PD  ocannlMap34AVX2Consts<>+224(SB), Y9, Y11
 	VMULPD       Y11, Y9, Y9
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y9, Y11
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y9, Y11
 	VMULPD       Y11, Y9, Y9
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y9, Y11
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y9, Y11
 	VMULPD       Y11, Y9, Y9
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y9, Y11
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y9, Y11
 	VMULPD       Y11, Y9, Y9
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y9, Y11
-	VFMADD213PD  ocannlMap32AVX2Consts<>+224(SB), Y11, Y9
-	VADDPD       ocannlMap32AVX2Consts<>+1472(SB), Y8, Y8
-	VPADDQ       ocannlMap32AVX2Consts<>+1504(SB), Y8, Y8
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y9, Y11
+	VFMADD213PD  ocannlMap34AVX2Consts<>+224(SB), Y11, Y9
+	VADDPD       ocannlMap34AVX2Consts<>+1472(SB), Y8, Y8
+	VPADDQ       ocannlMap34AVX2Consts<>+1504(SB), Y8, Y8
 	VPSLLQ       $0x34, Y8, Y8
 	VMULPD       Y8, Y9, Y9
-	VMULPD       ocannlMap32AVX2Consts<>+1088(SB), Y10, Y8
+	VMULPD       ocannlMap34AVX2Consts<>+1088(SB), Y10, Y8
 	VROUNDPD     $0x00, Y8, Y8
-	VMOVUPD      ocannlMap32AVX2Consts<>+1120(SB), Y11
+	VMOVUPD      ocannlMap34AVX2Consts<>+1120(SB), Y11
 	VFNMADD213PD Y10, Y8, Y11
-	VFNMADD231PD ocannlMap32AVX2Consts<>+1152(SB), Y8, Y11
-	VMULPD       ocannlMap32AVX2Consts<>+1184(SB), Y11, Y11
-	VMOVUPD      ocannlMap32AVX2Consts<>+1216(SB), Y10
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1248(SB), Y11, Y10
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1280(SB), Y11, Y10
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1312(SB), Y11, Y10
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1344(SB), Y11, Y10
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1376(SB), Y11, Y10
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1408(SB), Y11, Y10
-	VFMADD213PD  ocannlMap32AVX2Consts<>+224(SB), Y11, Y10
+	VFNMADD231PD ocannlMap34AVX2Consts<>+1152(SB), Y8, Y11
+	VMULPD       ocannlMap34AVX2Consts<>+1184(SB), Y11, Y11
+	VMOVUPD      ocannlMap34AVX2Consts<>+1216(SB), Y10
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1248(SB), Y11, Y10
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1280(SB), Y11, Y10
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1312(SB), Y11, Y10
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1344(SB), Y11, Y10
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1376(SB), Y11, Y10
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1408(SB), Y11, Y10
+	VFMADD213PD  ocannlMap34AVX2Consts<>+224(SB), Y11, Y10
 	VMULPD       Y10, Y11, Y11
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y11, Y10
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y11, Y10
 	VMULPD       Y10, Y11, Y11
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y11, Y10
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y11, Y10
 	VMULPD       Y10, Y11, Y11
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y11, Y10
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y11, Y10
 	VMULPD       Y10, Y11, Y11
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y11, Y10
-	VFMADD213PD  ocannlMap32AVX2Consts<>+224(SB), Y10, Y11
-	VADDPD       ocannlMap32AVX2Consts<>+1472(SB), Y8, Y8
-	VPADDQ       ocannlMap32AVX2Consts<>+1504(SB), Y8, Y8
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y11, Y10
+	VFMADD213PD  ocannlMap34AVX2Consts<>+224(SB), Y10, Y11
+	VADDPD       ocannlMap34AVX2Consts<>+1472(SB), Y8, Y8
+	VPADDQ       ocannlMap34AVX2Consts<>+1504(SB), Y8, Y8
 	VPSLLQ       $0x34, Y8, Y8
 	VMULPD       Y8, Y11, Y11
 	VMULPD       Y11, Y9, Y9
 	VDIVPD       Y6, Y9, Y9
-	VMOVUPD      ocannlMap32AVX2Consts<>+224(SB), Y10
+	VMOVUPD      ocannlMap34AVX2Consts<>+224(SB), Y10
 	VSUBPD       Y9, Y10, Y10
-	VCMPPD       $0x0d, ocannlMap32AVX2Consts<>+160(SB), Y6, Y8
+	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+160(SB), Y6, Y8
 	VBLENDVPD    Y8, Y10, Y7, Y7
-	VCMPPD       $0x0d, ocannlMap32AVX2Consts<>+1536(SB), Y6, Y8
-	VBLENDVPD    Y8, ocannlMap32AVX2Consts<>+224(SB), Y7, Y7
-	VANDPD       ocannlMap32AVX2Consts<>+1024(SB), Y5, Y11
+	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+1536(SB), Y6, Y8
+	VBLENDVPD    Y8, ocannlMap34AVX2Consts<>+224(SB), Y7, Y7
+	VANDPD       ocannlMap34AVX2Consts<>+1024(SB), Y5, Y11
 	VORPD        Y11, Y7, Y7
 	VCVTPD2PSY   Y7, X3
-	VANDPD       ocannlMap32AVX2Consts<>+32(SB), Y4, Y5
-	VMOVUPD      ocannlMap32AVX2Consts<>+64(SB), Y6
-	VCMPPD       $0x0d, ocannlMap32AVX2Consts<>+96(SB), Y5, Y7
-	VANDPD       ocannlMap32AVX2Consts<>+128(SB), Y7, Y7
+	VANDPD       ocannlMap34AVX2Consts<>+32(SB), Y4, Y5
+	VMOVUPD      ocannlMap34AVX2Consts<>+64(SB), Y6
+	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+96(SB), Y5, Y7
+	VANDPD       ocannlMap34AVX2Consts<>+128(SB), Y7, Y7
 	VPADDQ       Y7, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap32AVX2Consts<>+160(SB), Y5, Y7
-	VANDPD       ocannlMap32AVX2Consts<>+128(SB), Y7, Y7
+	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+160(SB), Y5, Y7
+	VANDPD       ocannlMap34AVX2Consts<>+128(SB), Y7, Y7
 	VPADDQ       Y7, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap32AVX2Consts<>+192(SB), Y5, Y7
-	VANDPD       ocannlMap32AVX2Consts<>+128(SB), Y7, Y7
+	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+192(SB), Y5, Y7
+	VANDPD       ocannlMap34AVX2Consts<>+128(SB), Y7, Y7
 	VPADDQ       Y7, Y6, Y6
 	VMULPD       Y5, Y5, Y8
-	VSUBPD       ocannlMap32AVX2Consts<>+224(SB), Y5, Y9
-	VCMPPD       $0x01, ocannlMap32AVX2Consts<>+96(SB), Y5, Y7
+	VSUBPD       ocannlMap34AVX2Consts<>+224(SB), Y5, Y9
+	VCMPPD       $0x01, ocannlMap34AVX2Consts<>+96(SB), Y5, Y7
 	VBLENDVPD    Y7, Y8, Y9, Y9
-	VMOVUPD      ocannlMap32AVX2Consts<>+224(SB), Y10
+	VMOVUPD      ocannlMap34AVX2Consts<>+224(SB), Y10
 	VDIVPD       Y8, Y10, Y10
-	VCMPPD       $0x0d, ocannlMap32AVX2Consts<>+160(SB), Y5, Y7
+	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+160(SB), Y5, Y7
 	VBLENDVPD    Y7, Y10, Y9, Y9
-	VPERMPS      ocannlMap32AVX2Consts<>+256(SB), Y6, Y8
+	VPERMPS      ocannlMap34AVX2Consts<>+256(SB), Y6, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap32AVX2Consts<>+288(SB), Y6, Y7
+	VPERMPS      ocannlMap34AVX2Consts<>+288(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap32AVX2Consts<>+320(SB), Y6, Y7
+	VPERMPS      ocannlMap34AVX2Consts<>+320(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap32AVX2Consts<>+352(SB), Y6, Y7
+	VPERMPS      ocannlMap34AVX2Consts<>+352(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap32AVX2Consts<>+384(SB), Y6, Y7
+	VPERMPS      ocannlMap34AVX2Consts<>+384(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap32AVX2Consts<>+416(SB), Y6, Y7
+	VPERMPS      ocannlMap34AVX2Consts<>+416(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap32AVX2Consts<>+448(SB), Y6, Y7
+	VPERMPS      ocannlMap34AVX2Consts<>+448(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
 	VMULPD       Y9, Y8, Y8
-	VPERMPS      ocannlMap32AVX2Consts<>+480(SB), Y6, Y7
+	VPERMPS      ocannlMap34AVX2Consts<>+480(SB), Y6, Y7
 	VADDPD       Y7, Y8, Y8
-	VPERMPS      ocannlMap32AVX2Consts<>+512(SB), Y6, Y10
+	VPERMPS      ocannlMap34AVX2Consts<>+512(SB), Y6, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap32AVX2Consts<>+544(SB), Y6, Y7
+	VPERMPS      ocannlMap34AVX2Consts<>+544(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap32AVX2Consts<>+576(SB), Y6, Y7
+	VPERMPS      ocannlMap34AVX2Consts<>+576(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap32AVX2Consts<>+608(SB), Y6, Y7
+	VPERMPS      ocannlMap34AVX2Consts<>+608(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap32AVX2Consts<>+640(SB), Y6, Y7
+	VPERMPS      ocannlMap34AVX2Consts<>+640(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap32AVX2Consts<>+672(SB), Y6, Y7
+	VPERMPS      ocannlMap34AVX2Consts<>+672(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap32AVX2Consts<>+704(SB), Y6, Y7
+	VPERMPS      ocannlMap34AVX2Consts<>+704(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VPERMPS      ocannlMap32AVX2Consts<>+736(SB), Y6, Y7
+	VPERMPS      ocannlMap34AVX2Consts<>+736(SB), Y6, Y7
 	VADDPD       Y7, Y10, Y10
 	VMULPD       Y9, Y10, Y10
-	VADDPD       ocannlMap32AVX2Consts<>+224(SB), Y10, Y10
+	VADDPD       ocannlMap34AVX2Consts<>+224(SB), Y10, Y10
 	VDIVPD       Y10, Y8, Y8
 	VMULPD       Y5, Y8, Y6
 	VADDPD       Y5, Y6, Y6
-	VMULPD       ocannlMap32AVX2Consts<>+768(SB), Y5, Y10
+	VMULPD       ocannlMap34AVX2Consts<>+768(SB), Y5, Y10
 	VADDPD       Y5, Y10, Y10
-	VCMPPD       $0x01, ocannlMap32AVX2Consts<>+800(SB), Y5, Y7
+	VCMPPD       $0x01, ocannlMap34AVX2Consts<>+800(SB), Y5, Y7
 	VBLENDVPD    Y7, Y10, Y6, Y6
-	VMULPD       ocannlMap32AVX2Consts<>+832(SB), Y5, Y10
-	VMULPD       ocannlMap32AVX2Consts<>+864(SB), Y5, Y9
+	VMULPD       ocannlMap34AVX2Consts<>+832(SB), Y5, Y10
+	VMULPD       ocannlMap34AVX2Consts<>+864(SB), Y5, Y9
 	VADDPD       Y9, Y10, Y10
-	VMULPD       ocannlMap32AVX2Consts<>+896(SB), Y10, Y10
-	VCMPPD       $0x01, ocannlMap32AVX2Consts<>+928(SB), Y5, Y7
+	VMULPD       ocannlMap34AVX2Consts<>+896(SB), Y10, Y10
+	VCMPPD       $0x01, ocannlMap34AVX2Consts<>+928(SB), Y5, Y7
 	VBLENDVPD    Y7, Y10, Y6, Y6
-	VADDPD       ocannlMap32AVX2Consts<>+960(SB), Y8, Y10
-	VCMPPD       $0x0d, ocannlMap32AVX2Consts<>+96(SB), Y5, Y7
+	VADDPD       ocannlMap34AVX2Consts<>+960(SB), Y8, Y10
+	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+96(SB), Y5, Y7
 	VBLENDVPD    Y7, Y10, Y6, Y6
-	VANDPD       ocannlMap32AVX2Consts<>+992(SB), Y5, Y7
+	VANDPD       ocannlMap34AVX2Consts<>+992(SB), Y5, Y7
 	VMULPD       Y7, Y7, Y10
-	VXORPD       ocannlMap32AVX2Consts<>+1024(SB), Y10, Y10
-	VSUBPD       ocannlMap32AVX2Consts<>+1056(SB), Y10, Y10
+	VXORPD       ocannlMap34AVX2Consts<>+1024(SB), Y10, Y10
+	VSUBPD       ocannlMap34AVX2Consts<>+1056(SB), Y10, Y10
 	VSUBPD       Y5, Y7, Y9
 	VADDPD       Y5, Y7, Y7
 	VMULPD       Y7, Y9, Y9
 	VADDPD       Y8, Y9, Y9
-	VMULPD       ocannlMap32AVX2Consts<>+1088(SB), Y10, Y7
+	VMULPD       ocannlMap34AVX2Consts<>+1088(SB), Y10, Y7
 	VROUNDPD     $0x00, Y7, Y7
-	VMOVUPD      ocannlMap32AVX2Consts<>+1120(SB), Y8
+	VMOVUPD      ocannlMap34AVX2Consts<>+1120(SB), Y8
 	VFNMADD213PD Y10, Y7, Y8
-	VFNMADD231PD ocannlMap32AVX2Consts<>+1152(SB), Y7, Y8
-	VMULPD       ocannlMap32AVX2Consts<>+1184(SB), Y8, Y8
-	VMOVUPD      ocannlMap32AVX2Consts<>+1216(SB), Y10
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1248(SB), Y8, Y10
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1280(SB), Y8, Y10
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1312(SB), Y8, Y10
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1344(SB), Y8, Y10
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1376(SB), Y8, Y10
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1408(SB), Y8, Y10
-	VFMADD213PD  ocannlMap32AVX2Consts<>+224(SB), Y8, Y10
+	VFNMADD231PD ocannlMap34AVX2Consts<>+1152(SB), Y7, Y8
+	VMULPD       ocannlMap34AVX2Consts<>+1184(SB), Y8, Y8
+	VMOVUPD      ocannlMap34AVX2Consts<>+1216(SB), Y10
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1248(SB), Y8, Y10
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1280(SB), Y8, Y10
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1312(SB), Y8, Y10
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1344(SB), Y8, Y10
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1376(SB), Y8, Y10
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1408(SB), Y8, Y10
+	VFMADD213PD  ocannlMap34AVX2Consts<>+224(SB), Y8, Y10
 	VMULPD       Y10, Y8, Y8
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y8, Y10
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y8, Y10
 	VMULPD       Y10, Y8, Y8
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y8, Y10
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y8, Y10
 	VMULPD       Y10, Y8, Y8
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y8, Y10
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y8, Y10
 	VMULPD       Y10, Y8, Y8
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y8, Y10
-	VFMADD213PD  ocannlMap32AVX2Consts<>+224(SB), Y10, Y8
-	VADDPD       ocannlMap32AVX2Consts<>+1472(SB), Y7, Y7
-	VPADDQ       ocannlMap32AVX2Consts<>+1504(SB), Y7, Y7
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y8, Y10
+	VFMADD213PD  ocannlMap34AVX2Consts<>+224(SB), Y10, Y8
+	VADDPD       ocannlMap34AVX2Consts<>+1472(SB), Y7, Y7
+	VPADDQ       ocannlMap34AVX2Consts<>+1504(SB), Y7, Y7
 	VPSLLQ       $0x34, Y7, Y7
 	VMULPD       Y7, Y8, Y8
-	VMULPD       ocannlMap32AVX2Consts<>+1088(SB), Y9, Y7
+	VMULPD       ocannlMap34AVX2Consts<>+1088(SB), Y9, Y7
 	VROUNDPD     $0x00, Y7, Y7
-	VMOVUPD      ocannlMap32AVX2Consts<>+1120(SB), Y10
+	VMOVUPD      ocannlMap34AVX2Consts<>+1120(SB), Y10
 	VFNMADD213PD Y9, Y7, Y10
-	VFNMADD231PD ocannlMap32AVX2Consts<>+1152(SB), Y7, Y10
-	VMULPD       ocannlMap32AVX2Consts<>+1184(SB), Y10, Y10
-	VMOVUPD      ocannlMap32AVX2Consts<>+1216(SB), Y9
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1248(SB), Y10, Y9
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1280(SB), Y10, Y9
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1312(SB), Y10, Y9
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1344(SB), Y10, Y9
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1376(SB), Y10, Y9
-	VFMADD213PD  ocannlMap32AVX2Consts<>+1408(SB), Y10, Y9
-	VFMADD213PD  ocannlMap32AVX2Consts<>+224(SB), Y10, Y9
+	VFNMADD231PD ocannlMap34AVX2Consts<>+1152(SB), Y7, Y10
+	VMULPD       ocannlMap34AVX2Consts<>+1184(SB), Y10, Y10
+	VMOVUPD      ocannlMap34AVX2Consts<>+1216(SB), Y9
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1248(SB), Y10, Y9
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1280(SB), Y10, Y9
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1312(SB), Y10, Y9
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1344(SB), Y10, Y9
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1376(SB), Y10, Y9
+	VFMADD213PD  ocannlMap34AVX2Consts<>+1408(SB), Y10, Y9
+	VFMADD213PD  ocannlMap34AVX2Consts<>+224(SB), Y10, Y9
 	VMULPD       Y9, Y10, Y10
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y10, Y9
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y10, Y9
 	VMULPD       Y9, Y10, Y10
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y10, Y9
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y10, Y9
 	VMULPD       Y9, Y10, Y10
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y10, Y9
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y10, Y9
 	VMULPD       Y9, Y10, Y10
-	VADDPD       ocannlMap32AVX2Consts<>+1440(SB), Y10, Y9
-	VFMADD213PD  ocannlMap32AVX2Consts<>+224(SB), Y9, Y10
-	VADDPD       ocannlMap32AVX2Consts<>+1472(SB), Y7, Y7
-	VPADDQ       ocannlMap32AVX2Consts<>+1504(SB), Y7, Y7
+	VADDPD       ocannlMap34AVX2Consts<>+1440(SB), Y10, Y9
+	VFMADD213PD  ocannlMap34AVX2Consts<>+224(SB), Y9, Y10
+	VADDPD       ocannlMap34AVX2Consts<>+1472(SB), Y7, Y7
+	VPADDQ       ocannlMap34AVX2Consts<>+1504(SB), Y7, Y7
 	VPSLLQ       $0x34, Y7, Y7
 	VMULPD       Y7, Y10, Y10
 	VMULPD       Y10, Y8, Y8
 	VDIVPD       Y5, Y8, Y8
-	VMOVUPD      ocannlMap32AVX2Consts<>+224(SB), Y9
+	VMOVUPD      ocannlMap34AVX2Consts<>+224(SB), Y9
 	VSUBPD       Y8, Y9, Y9
-	VCMPPD       $0x0d, ocannlMap32AVX2Consts<>+160(SB), Y5, Y7
+	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+160(SB), Y5, Y7
 	VBLENDVPD    Y7, Y9, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap32AVX2Consts<>+1536(SB), Y5, Y7
-	VBLENDVPD    Y7, ocannlMap32AVX2Consts<>+224(SB), Y6, Y6
-	VANDPD       ocannlMap32AVX2Consts<>+1024(SB), Y4, Y10
+	VCMPPD       $0x0d, ocannlMap34AVX2Consts<>+1536(SB), Y5, Y7
+	VBLENDVPD    Y7, ocannlMap34AVX2Consts<>+224(SB), Y6, Y6
+	VANDPD       ocannlMap34AVX2Consts<>+1024(SB), Y4, Y10
 	VORPD        Y10, Y6, Y6
 	VCVTPD2PSY   Y6, X1
 	VINSERTF128  $0x01, X1, Y3, Y3
@@ -7401,247 +7481,247 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap32AVX2Consts<>+0(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap32AVX2Consts<>+8(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap32AVX2Consts<>+16(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap32AVX2Consts<>+24(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap32AVX2Consts<>+32(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap32AVX2Consts<>+40(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap32AVX2Consts<>+48(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap32AVX2Consts<>+56(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap32AVX2Consts<>+64(SB)/8, $0x0000000100000000
-DATA ocannlMap32AVX2Consts<>+72(SB)/8, $0x0000000100000000
-DATA ocannlMap32AVX2Consts<>+80(SB)/8, $0x0000000100000000
-DATA ocannlMap32AVX2Consts<>+88(SB)/8, $0x0000000100000000
-DATA ocannlMap32AVX2Consts<>+96(SB)/8, $0x3feb000000000000
-DATA ocannlMap32AVX2Consts<>+104(SB)/8, $0x3feb000000000000
-DATA ocannlMap32AVX2Consts<>+112(SB)/8, $0x3feb000000000000
-DATA ocannlMap32AVX2Consts<>+120(SB)/8, $0x3feb000000000000
-DATA ocannlMap32AVX2Consts<>+128(SB)/8, $0x0000000200000002
-DATA ocannlMap32AVX2Consts<>+136(SB)/8, $0x0000000200000002
-DATA ocannlMap32AVX2Consts<>+144(SB)/8, $0x0000000200000002
-DATA ocannlMap32AVX2Consts<>+152(SB)/8, $0x0000000200000002
-DATA ocannlMap32AVX2Consts<>+160(SB)/8, $0x3ff4000000000000
-DATA ocannlMap32AVX2Consts<>+168(SB)/8, $0x3ff4000000000000
-DATA ocannlMap32AVX2Consts<>+176(SB)/8, $0x3ff4000000000000
-DATA ocannlMap32AVX2Consts<>+184(SB)/8, $0x3ff4000000000000
-DATA ocannlMap32AVX2Consts<>+192(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap32AVX2Consts<>+200(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap32AVX2Consts<>+208(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap32AVX2Consts<>+216(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap32AVX2Consts<>+224(SB)/8, $0x3ff0000000000000
-DATA ocannlMap32AVX2Consts<>+232(SB)/8, $0x3ff0000000000000
-DATA ocannlMap32AVX2Consts<>+240(SB)/8, $0x3ff0000000000000
-DATA ocannlMap32AVX2Consts<>+248(SB)/8, $0x3ff0000000000000
-DATA ocannlMap32AVX2Consts<>+256(SB)/8, $0x0000000000000000
-DATA ocannlMap32AVX2Consts<>+264(SB)/8, $0x0000000000000000
-DATA ocannlMap32AVX2Consts<>+272(SB)/8, $0xc023a0efc69ac25c
-DATA ocannlMap32AVX2Consts<>+280(SB)/8, $0x0000000000000000
-DATA ocannlMap32AVX2Consts<>+288(SB)/8, $0x0000000000000000
-DATA ocannlMap32AVX2Consts<>+296(SB)/8, $0xbf61bf380a96073f
-DATA ocannlMap32AVX2Consts<>+304(SB)/8, $0xc054526557e4d2f2
-DATA ocannlMap32AVX2Consts<>+312(SB)/8, $0xc07e384e9bdc383f
-DATA ocannlMap32AVX2Consts<>+320(SB)/8, $0x0000000000000000
-DATA ocannlMap32AVX2Consts<>+328(SB)/8, $0x3fa22a36599795eb
-DATA ocannlMap32AVX2Consts<>+336(SB)/8, $0xc067135cebccabb2
-DATA ocannlMap32AVX2Consts<>+344(SB)/8, $0xc09004616a2e5992
-DATA ocannlMap32AVX2Consts<>+352(SB)/8, $0xbef8ead6120016ac
-DATA ocannlMap32AVX2Consts<>+360(SB)/8, $0xbfbc63983d3e28ec
-DATA ocannlMap32AVX2Consts<>+368(SB)/8, $0xc0644cb184282266
-DATA ocannlMap32AVX2Consts<>+376(SB)/8, $0xc083ec881375f228
-DATA ocannlMap32AVX2Consts<>+384(SB)/8, $0xbf77a291236668e4
-DATA ocannlMap32AVX2Consts<>+392(SB)/8, $0x3fd45fca805120e4
-DATA ocannlMap32AVX2Consts<>+400(SB)/8, $0xc04f300ae4cba38d
-DATA ocannlMap32AVX2Consts<>+408(SB)/8, $0xc064145d43c5ed98
-DATA ocannlMap32AVX2Consts<>+416(SB)/8, $0xbf9d2a51dbd7194f
-DATA ocannlMap32AVX2Consts<>+424(SB)/8, $0xbfd7d240fbb8c3f1
-DATA ocannlMap32AVX2Consts<>+432(SB)/8, $0xc0251e0441b0e726
-DATA ocannlMap32AVX2Consts<>+440(SB)/8, $0xc031c209555f995a
-DATA ocannlMap32AVX2Consts<>+448(SB)/8, $0xbfd4cd7d691cb913
-DATA ocannlMap32AVX2Consts<>+456(SB)/8, $0x3fda8d00ad92b34d
-DATA ocannlMap32AVX2Consts<>+464(SB)/8, $0xbfe63416e4ba7360
-DATA ocannlMap32AVX2Consts<>+472(SB)/8, $0xbfe993ba70c285de
-DATA ocannlMap32AVX2Consts<>+480(SB)/8, $0x3fc06eba8214db68
-DATA ocannlMap32AVX2Consts<>+488(SB)/8, $0xbf6359b8bef77538
-DATA ocannlMap32AVX2Consts<>+496(SB)/8, $0xbf843412600d6435
-DATA ocannlMap32AVX2Consts<>+504(SB)/8, $0xbf84341239e86f4a
-DATA ocannlMap32AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap32AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap32AVX2Consts<>+528(SB)/8, $0xbfaeeff2ee749a62
-DATA ocannlMap32AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap32AVX2Consts<>+544(SB)/8, $0x0000000000000000
-DATA ocannlMap32AVX2Consts<>+552(SB)/8, $0x0000000000000000
-DATA ocannlMap32AVX2Consts<>+560(SB)/8, $0x401a47ef8e484a93
-DATA ocannlMap32AVX2Consts<>+568(SB)/8, $0xc03670e242712d62
-DATA ocannlMap32AVX2Consts<>+576(SB)/8, $0x0000000000000000
-DATA ocannlMap32AVX2Consts<>+584(SB)/8, $0x3f888b545735151d
-DATA ocannlMap32AVX2Consts<>+592(SB)/8, $0x405b28a3ee48ae2c
-DATA ocannlMap32AVX2Consts<>+600(SB)/8, $0x407da874e79fe763
-DATA ocannlMap32AVX2Consts<>+608(SB)/8, $0xbed09c4342a26120
-DATA ocannlMap32AVX2Consts<>+616(SB)/8, $0x3f8bedc26b51dd1c
-DATA ocannlMap32AVX2Consts<>+624(SB)/8, $0x407ad02157700314
-DATA ocannlMap32AVX2Consts<>+632(SB)/8, $0x40a3f219cedf3be6
-DATA ocannlMap32AVX2Consts<>+640(SB)/8, $0x3f215dc9221c1a10
-DATA ocannlMap32AVX2Consts<>+648(SB)/8, $0x3fc02660e763351f
-DATA ocannlMap32AVX2Consts<>+656(SB)/8, $0x40842b1921ec2868
-DATA ocannlMap32AVX2Consts<>+664(SB)/8, $0x40a8ffb7688c246a
-DATA ocannlMap32AVX2Consts<>+672(SB)/8, $0x3f74d022c4d36b0f
-DATA ocannlMap32AVX2Consts<>+680(SB)/8, $0x3fb2635cd99fe9a7
-DATA ocannlMap32AVX2Consts<>+688(SB)/8, $0x407b290dd58a1a71
-DATA ocannlMap32AVX2Consts<>+696(SB)/8, $0x409802eb189d5118
-DATA ocannlMap32AVX2Consts<>+704(SB)/8, $0x3fb0a54c5536ceba
-DATA ocannlMap32AVX2Consts<>+712(SB)/8, $0x3fe14af092eb6f33
-DATA ocannlMap32AVX2Consts<>+720(SB)/8, $0x4061350c526ae721
-DATA ocannlMap32AVX2Consts<>+728(SB)/8, $0x40745cae221b9f0a
-DATA ocannlMap32AVX2Consts<>+736(SB)/8, $0x3fd97779cddadc09
-DATA ocannlMap32AVX2Consts<>+744(SB)/8, $0x3fbb3e6618eee323
-DATA ocannlMap32AVX2Consts<>+752(SB)/8, $0x4033a6b9bd707687
-DATA ocannlMap32AVX2Consts<>+760(SB)/8, $0x403e568b261d5190
-DATA ocannlMap32AVX2Consts<>+768(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap32AVX2Consts<>+776(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap32AVX2Consts<>+784(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap32AVX2Consts<>+792(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap32AVX2Consts<>+800(SB)/8, $0x3e30000000000000
-DATA ocannlMap32AVX2Consts<>+808(SB)/8, $0x3e30000000000000
-DATA ocannlMap32AVX2Consts<>+816(SB)/8, $0x3e30000000000000
-DATA ocannlMap32AVX2Consts<>+824(SB)/8, $0x3e30000000000000
-DATA ocannlMap32AVX2Consts<>+832(SB)/8, $0x4020000000000000
-DATA ocannlMap32AVX2Consts<>+840(SB)/8, $0x4020000000000000
-DATA ocannlMap32AVX2Consts<>+848(SB)/8, $0x4020000000000000
-DATA ocannlMap32AVX2Consts<>+856(SB)/8, $0x4020000000000000
-DATA ocannlMap32AVX2Consts<>+864(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap32AVX2Consts<>+872(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap32AVX2Consts<>+880(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap32AVX2Consts<>+888(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap32AVX2Consts<>+896(SB)/8, $0x3fc0000000000000
-DATA ocannlMap32AVX2Consts<>+904(SB)/8, $0x3fc0000000000000
-DATA ocannlMap32AVX2Consts<>+912(SB)/8, $0x3fc0000000000000
-DATA ocannlMap32AVX2Consts<>+920(SB)/8, $0x3fc0000000000000
-DATA ocannlMap32AVX2Consts<>+928(SB)/8, $0x0080000000000000
-DATA ocannlMap32AVX2Consts<>+936(SB)/8, $0x0080000000000000
-DATA ocannlMap32AVX2Consts<>+944(SB)/8, $0x0080000000000000
-DATA ocannlMap32AVX2Consts<>+952(SB)/8, $0x0080000000000000
-DATA ocannlMap32AVX2Consts<>+960(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap32AVX2Consts<>+968(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap32AVX2Consts<>+976(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap32AVX2Consts<>+984(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap32AVX2Consts<>+992(SB)/8, $0xffffffff00000000
-DATA ocannlMap32AVX2Consts<>+1000(SB)/8, $0xffffffff00000000
-DATA ocannlMap32AVX2Consts<>+1008(SB)/8, $0xffffffff00000000
-DATA ocannlMap32AVX2Consts<>+1016(SB)/8, $0xffffffff00000000
-DATA ocannlMap32AVX2Consts<>+1024(SB)/8, $0x8000000000000000
-DATA ocannlMap32AVX2Consts<>+1032(SB)/8, $0x8000000000000000
-DATA ocannlMap32AVX2Consts<>+1040(SB)/8, $0x8000000000000000
-DATA ocannlMap32AVX2Consts<>+1048(SB)/8, $0x8000000000000000
-DATA ocannlMap32AVX2Consts<>+1056(SB)/8, $0x3fe2000000000000
-DATA ocannlMap32AVX2Consts<>+1064(SB)/8, $0x3fe2000000000000
-DATA ocannlMap32AVX2Consts<>+1072(SB)/8, $0x3fe2000000000000
-DATA ocannlMap32AVX2Consts<>+1080(SB)/8, $0x3fe2000000000000
-DATA ocannlMap32AVX2Consts<>+1088(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap32AVX2Consts<>+1096(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap32AVX2Consts<>+1104(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap32AVX2Consts<>+1112(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap32AVX2Consts<>+1120(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap32AVX2Consts<>+1128(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap32AVX2Consts<>+1136(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap32AVX2Consts<>+1144(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap32AVX2Consts<>+1152(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap32AVX2Consts<>+1160(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap32AVX2Consts<>+1168(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap32AVX2Consts<>+1176(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap32AVX2Consts<>+1184(SB)/8, $0x3fb0000000000000
-DATA ocannlMap32AVX2Consts<>+1192(SB)/8, $0x3fb0000000000000
-DATA ocannlMap32AVX2Consts<>+1200(SB)/8, $0x3fb0000000000000
-DATA ocannlMap32AVX2Consts<>+1208(SB)/8, $0x3fb0000000000000
-DATA ocannlMap32AVX2Consts<>+1216(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap32AVX2Consts<>+1224(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap32AVX2Consts<>+1232(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap32AVX2Consts<>+1240(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap32AVX2Consts<>+1248(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap32AVX2Consts<>+1256(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap32AVX2Consts<>+1264(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap32AVX2Consts<>+1272(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap32AVX2Consts<>+1280(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap32AVX2Consts<>+1288(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap32AVX2Consts<>+1296(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap32AVX2Consts<>+1304(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap32AVX2Consts<>+1312(SB)/8, $0x3f81111111111111
-DATA ocannlMap32AVX2Consts<>+1320(SB)/8, $0x3f81111111111111
-DATA ocannlMap32AVX2Consts<>+1328(SB)/8, $0x3f81111111111111
-DATA ocannlMap32AVX2Consts<>+1336(SB)/8, $0x3f81111111111111
-DATA ocannlMap32AVX2Consts<>+1344(SB)/8, $0x3fa5555555555555
-DATA ocannlMap32AVX2Consts<>+1352(SB)/8, $0x3fa5555555555555
-DATA ocannlMap32AVX2Consts<>+1360(SB)/8, $0x3fa5555555555555
-DATA ocannlMap32AVX2Consts<>+1368(SB)/8, $0x3fa5555555555555
-DATA ocannlMap32AVX2Consts<>+1376(SB)/8, $0x3fc5555555555555
-DATA ocannlMap32AVX2Consts<>+1384(SB)/8, $0x3fc5555555555555
-DATA ocannlMap32AVX2Consts<>+1392(SB)/8, $0x3fc5555555555555
-DATA ocannlMap32AVX2Consts<>+1400(SB)/8, $0x3fc5555555555555
-DATA ocannlMap32AVX2Consts<>+1408(SB)/8, $0x3fe0000000000000
-DATA ocannlMap32AVX2Consts<>+1416(SB)/8, $0x3fe0000000000000
-DATA ocannlMap32AVX2Consts<>+1424(SB)/8, $0x3fe0000000000000
-DATA ocannlMap32AVX2Consts<>+1432(SB)/8, $0x3fe0000000000000
-DATA ocannlMap32AVX2Consts<>+1440(SB)/8, $0x4000000000000000
-DATA ocannlMap32AVX2Consts<>+1448(SB)/8, $0x4000000000000000
-DATA ocannlMap32AVX2Consts<>+1456(SB)/8, $0x4000000000000000
-DATA ocannlMap32AVX2Consts<>+1464(SB)/8, $0x4000000000000000
-DATA ocannlMap32AVX2Consts<>+1472(SB)/8, $0x4338000000000000
-DATA ocannlMap32AVX2Consts<>+1480(SB)/8, $0x4338000000000000
-DATA ocannlMap32AVX2Consts<>+1488(SB)/8, $0x4338000000000000
-DATA ocannlMap32AVX2Consts<>+1496(SB)/8, $0x4338000000000000
-DATA ocannlMap32AVX2Consts<>+1504(SB)/8, $0x00000000000003ff
-DATA ocannlMap32AVX2Consts<>+1512(SB)/8, $0x00000000000003ff
-DATA ocannlMap32AVX2Consts<>+1520(SB)/8, $0x00000000000003ff
-DATA ocannlMap32AVX2Consts<>+1528(SB)/8, $0x00000000000003ff
-DATA ocannlMap32AVX2Consts<>+1536(SB)/8, $0x4018000000000000
-DATA ocannlMap32AVX2Consts<>+1544(SB)/8, $0x4018000000000000
-DATA ocannlMap32AVX2Consts<>+1552(SB)/8, $0x4018000000000000
-DATA ocannlMap32AVX2Consts<>+1560(SB)/8, $0x4018000000000000
-DATA ocannlMap32AVX2Consts<>+1568(SB)/8, $0x3fa6e4e26d4801f7
-DATA ocannlMap32AVX2Consts<>+1576(SB)/8, $0x3fa6e4e26d4801f7
-DATA ocannlMap32AVX2Consts<>+1584(SB)/8, $0x3fa6e4e26d4801f7
-DATA ocannlMap32AVX2Consts<>+1592(SB)/8, $0x3fa6e4e26d4801f7
-DATA ocannlMap32AVX2Consts<>+1600(SB)/8, $0x3fe9884533d43651
-DATA ocannlMap32AVX2Consts<>+1608(SB)/8, $0x3fe9884533d43651
-DATA ocannlMap32AVX2Consts<>+1616(SB)/8, $0x3fe9884533d43651
-DATA ocannlMap32AVX2Consts<>+1624(SB)/8, $0x3fe9884533d43651
-DATA ocannlMap32AVX2Consts<>+1632(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap32AVX2Consts<>+1640(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap32AVX2Consts<>+1648(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap32AVX2Consts<>+1656(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap32AVX2Consts<>+1664(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap32AVX2Consts<>+1672(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap32AVX2Consts<>+1680(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap32AVX2Consts<>+1688(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap32AVX2Consts<>+1696(SB)/8, $0xc0993ac030580563
-DATA ocannlMap32AVX2Consts<>+1704(SB)/8, $0xc0993ac030580563
-DATA ocannlMap32AVX2Consts<>+1712(SB)/8, $0xc0993ac030580563
-DATA ocannlMap32AVX2Consts<>+1720(SB)/8, $0xc0993ac030580563
-DATA ocannlMap32AVX2Consts<>+1728(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap32AVX2Consts<>+1736(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap32AVX2Consts<>+1744(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap32AVX2Consts<>+1752(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap32AVX2Consts<>+1760(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap32AVX2Consts<>+1768(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap32AVX2Consts<>+1776(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap32AVX2Consts<>+1784(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap32AVX2Consts<>+1792(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap32AVX2Consts<>+1800(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap32AVX2Consts<>+1808(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap32AVX2Consts<>+1816(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap32AVX2Consts<>+1824(SB)/8, $0x3fe4000000000000
-DATA ocannlMap32AVX2Consts<>+1832(SB)/8, $0x3fe4000000000000
-DATA ocannlMap32AVX2Consts<>+1840(SB)/8, $0x3fe4000000000000
-DATA ocannlMap32AVX2Consts<>+1848(SB)/8, $0x3fe4000000000000
-DATA ocannlMap32AVX2Consts<>+1856(SB)/8, $0x404601e678fc457b
-DATA ocannlMap32AVX2Consts<>+1864(SB)/8, $0x404601e678fc457b
-DATA ocannlMap32AVX2Consts<>+1872(SB)/8, $0x404601e678fc457b
-DATA ocannlMap32AVX2Consts<>+1880(SB)/8, $0x404601e678fc457b
-GLOBL ocannlMap32AVX2Consts<>(SB), RODATA|NOPTR, $1888
+DATA ocannlMap34AVX2Consts<>+0(SB)/8, $0x3fe6a09e667f3bcd
+DATA ocannlMap34AVX2Consts<>+8(SB)/8, $0x3fe6a09e667f3bcd
+DATA ocannlMap34AVX2Consts<>+16(SB)/8, $0x3fe6a09e667f3bcd
+DATA ocannlMap34AVX2Consts<>+24(SB)/8, $0x3fe6a09e667f3bcd
+DATA ocannlMap34AVX2Consts<>+32(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap34AVX2Consts<>+40(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap34AVX2Consts<>+48(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap34AVX2Consts<>+56(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap34AVX2Consts<>+64(SB)/8, $0x0000000100000000
+DATA ocannlMap34AVX2Consts<>+72(SB)/8, $0x0000000100000000
+DATA ocannlMap34AVX2Consts<>+80(SB)/8, $0x0000000100000000
+DATA ocannlMap34AVX2Consts<>+88(SB)/8, $0x0000000100000000
+DATA ocannlMap34AVX2Consts<>+96(SB)/8, $0x3feb000000000000
+DATA ocannlMap34AVX2Consts<>+104(SB)/8, $0x3feb000000000000
+DATA ocannlMap34AVX2Consts<>+112(SB)/8, $0x3feb000000000000
+DATA ocannlMap34AVX2Consts<>+120(SB)/8, $0x3feb000000000000
+DATA ocannlMap34AVX2Consts<>+128(SB)/8, $0x0000000200000002
+DATA ocannlMap34AVX2Consts<>+136(SB)/8, $0x0000000200000002
+DATA ocannlMap34AVX2Consts<>+144(SB)/8, $0x0000000200000002
+DATA ocannlMap34AVX2Consts<>+152(SB)/8, $0x0000000200000002
+DATA ocannlMap34AVX2Consts<>+160(SB)/8, $0x3ff4000000000000
+DATA ocannlMap34AVX2Consts<>+168(SB)/8, $0x3ff4000000000000
+DATA ocannlMap34AVX2Consts<>+176(SB)/8, $0x3ff4000000000000
+DATA ocannlMap34AVX2Consts<>+184(SB)/8, $0x3ff4000000000000
+DATA ocannlMap34AVX2Consts<>+192(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap34AVX2Consts<>+200(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap34AVX2Consts<>+208(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap34AVX2Consts<>+216(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap34AVX2Consts<>+224(SB)/8, $0x3ff0000000000000
+DATA ocannlMap34AVX2Consts<>+232(SB)/8, $0x3ff0000000000000
+DATA ocannlMap34AVX2Consts<>+240(SB)/8, $0x3ff0000000000000
+DATA ocannlMap34AVX2Consts<>+248(SB)/8, $0x3ff0000000000000
+DATA ocannlMap34AVX2Consts<>+256(SB)/8, $0x0000000000000000
+DATA ocannlMap34AVX2Consts<>+264(SB)/8, $0x0000000000000000
+DATA ocannlMap34AVX2Consts<>+272(SB)/8, $0xc023a0efc69ac25c
+DATA ocannlMap34AVX2Consts<>+280(SB)/8, $0x0000000000000000
+DATA ocannlMap34AVX2Consts<>+288(SB)/8, $0x0000000000000000
+DATA ocannlMap34AVX2Consts<>+296(SB)/8, $0xbf61bf380a96073f
+DATA ocannlMap34AVX2Consts<>+304(SB)/8, $0xc054526557e4d2f2
+DATA ocannlMap34AVX2Consts<>+312(SB)/8, $0xc07e384e9bdc383f
+DATA ocannlMap34AVX2Consts<>+320(SB)/8, $0x0000000000000000
+DATA ocannlMap34AVX2Consts<>+328(SB)/8, $0x3fa22a36599795eb
+DATA ocannlMap34AVX2Consts<>+336(SB)/8, $0xc067135cebccabb2
+DATA ocannlMap34AVX2Consts<>+344(SB)/8, $0xc09004616a2e5992
+DATA ocannlMap34AVX2Consts<>+352(SB)/8, $0xbef8ead6120016ac
+DATA ocannlMap34AVX2Consts<>+360(SB)/8, $0xbfbc63983d3e28ec
+DATA ocannlMap34AVX2Consts<>+368(SB)/8, $0xc0644cb184282266
+DATA ocannlMap34AVX2Consts<>+376(SB)/8, $0xc083ec881375f228
+DATA ocannlMap34AVX2Consts<>+384(SB)/8, $0xbf77a291236668e4
+DATA ocannlMap34AVX2Consts<>+392(SB)/8, $0x3fd45fca805120e4
+DATA ocannlMap34AVX2Consts<>+400(SB)/8, $0xc04f300ae4cba38d
+DATA ocannlMap34AVX2Consts<>+408(SB)/8, $0xc064145d43c5ed98
+DATA ocannlMap34AVX2Consts<>+416(SB)/8, $0xbf9d2a51dbd7194f
+DATA ocannlMap34AVX2Consts<>+424(SB)/8, $0xbfd7d240fbb8c3f1
+DATA ocannlMap34AVX2Consts<>+432(SB)/8, $0xc0251e0441b0e726
+DATA ocannlMap34AVX2Consts<>+440(SB)/8, $0xc031c209555f995a
+DATA ocannlMap34AVX2Consts<>+448(SB)/8, $0xbfd4cd7d691cb913
+DATA ocannlMap34AVX2Consts<>+456(SB)/8, $0x3fda8d00ad92b34d
+DATA ocannlMap34AVX2Consts<>+464(SB)/8, $0xbfe63416e4ba7360
+DATA ocannlMap34AVX2Consts<>+472(SB)/8, $0xbfe993ba70c285de
+DATA ocannlMap34AVX2Consts<>+480(SB)/8, $0x3fc06eba8214db68
+DATA ocannlMap34AVX2Consts<>+488(SB)/8, $0xbf6359b8bef77538
+DATA ocannlMap34AVX2Consts<>+496(SB)/8, $0xbf843412600d6435
+DATA ocannlMap34AVX2Consts<>+504(SB)/8, $0xbf84341239e86f4a
+DATA ocannlMap34AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap34AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap34AVX2Consts<>+528(SB)/8, $0xbfaeeff2ee749a62
+DATA ocannlMap34AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap34AVX2Consts<>+544(SB)/8, $0x0000000000000000
+DATA ocannlMap34AVX2Consts<>+552(SB)/8, $0x0000000000000000
+DATA ocannlMap34AVX2Consts<>+560(SB)/8, $0x401a47ef8e484a93
+DATA ocannlMap34AVX2Consts<>+568(SB)/8, $0xc03670e242712d62
+DATA ocannlMap34AVX2Consts<>+576(SB)/8, $0x0000000000000000
+DATA ocannlMap34AVX2Consts<>+584(SB)/8, $0x3f888b545735151d
+DATA ocannlMap34AVX2Consts<>+592(SB)/8, $0x405b28a3ee48ae2c
+DATA ocannlMap34AVX2Consts<>+600(SB)/8, $0x407da874e79fe763
+DATA ocannlMap34AVX2Consts<>+608(SB)/8, $0xbed09c4342a26120
+DATA ocannlMap34AVX2Consts<>+616(SB)/8, $0x3f8bedc26b51dd1c
+DATA ocannlMap34AVX2Consts<>+624(SB)/8, $0x407ad02157700314
+DATA ocannlMap34AVX2Consts<>+632(SB)/8, $0x40a3f219cedf3be6
+DATA ocannlMap34AVX2Consts<>+640(SB)/8, $0x3f215dc9221c1a10
+DATA ocannlMap34AVX2Consts<>+648(SB)/8, $0x3fc02660e763351f
+DATA ocannlMap34AVX2Consts<>+656(SB)/8, $0x40842b1921ec2868
+DATA ocannlMap34AVX2Consts<>+664(SB)/8, $0x40a8ffb7688c246a
+DATA ocannlMap34AVX2Consts<>+672(SB)/8, $0x3f74d022c4d36b0f
+DATA ocannlMap34AVX2Consts<>+680(SB)/8, $0x3fb2635cd99fe9a7
+DATA ocannlMap34AVX2Consts<>+688(SB)/8, $0x407b290dd58a1a71
+DATA ocannlMap34AVX2Consts<>+696(SB)/8, $0x409802eb189d5118
+DATA ocannlMap34AVX2Consts<>+704(SB)/8, $0x3fb0a54c5536ceba
+DATA ocannlMap34AVX2Consts<>+712(SB)/8, $0x3fe14af092eb6f33
+DATA ocannlMap34AVX2Consts<>+720(SB)/8, $0x4061350c526ae721
+DATA ocannlMap34AVX2Consts<>+728(SB)/8, $0x40745cae221b9f0a
+DATA ocannlMap34AVX2Consts<>+736(SB)/8, $0x3fd97779cddadc09
+DATA ocannlMap34AVX2Consts<>+744(SB)/8, $0x3fbb3e6618eee323
+DATA ocannlMap34AVX2Consts<>+752(SB)/8, $0x4033a6b9bd707687
+DATA ocannlMap34AVX2Consts<>+760(SB)/8, $0x403e568b261d5190
+DATA ocannlMap34AVX2Consts<>+768(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap34AVX2Consts<>+776(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap34AVX2Consts<>+784(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap34AVX2Consts<>+792(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap34AVX2Consts<>+800(SB)/8, $0x3e30000000000000
+DATA ocannlMap34AVX2Consts<>+808(SB)/8, $0x3e30000000000000
+DATA ocannlMap34AVX2Consts<>+816(SB)/8, $0x3e30000000000000
+DATA ocannlMap34AVX2Consts<>+824(SB)/8, $0x3e30000000000000
+DATA ocannlMap34AVX2Consts<>+832(SB)/8, $0x4020000000000000
+DATA ocannlMap34AVX2Consts<>+840(SB)/8, $0x4020000000000000
+DATA ocannlMap34AVX2Consts<>+848(SB)/8, $0x4020000000000000
+DATA ocannlMap34AVX2Consts<>+856(SB)/8, $0x4020000000000000
+DATA ocannlMap34AVX2Consts<>+864(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap34AVX2Consts<>+872(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap34AVX2Consts<>+880(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap34AVX2Consts<>+888(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap34AVX2Consts<>+896(SB)/8, $0x3fc0000000000000
+DATA ocannlMap34AVX2Consts<>+904(SB)/8, $0x3fc0000000000000
+DATA ocannlMap34AVX2Consts<>+912(SB)/8, $0x3fc0000000000000
+DATA ocannlMap34AVX2Consts<>+920(SB)/8, $0x3fc0000000000000
+DATA ocannlMap34AVX2Consts<>+928(SB)/8, $0x0080000000000000
+DATA ocannlMap34AVX2Consts<>+936(SB)/8, $0x0080000000000000
+DATA ocannlMap34AVX2Consts<>+944(SB)/8, $0x0080000000000000
+DATA ocannlMap34AVX2Consts<>+952(SB)/8, $0x0080000000000000
+DATA ocannlMap34AVX2Consts<>+960(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap34AVX2Consts<>+968(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap34AVX2Consts<>+976(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap34AVX2Consts<>+984(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap34AVX2Consts<>+992(SB)/8, $0xffffffff00000000
+DATA ocannlMap34AVX2Consts<>+1000(SB)/8, $0xffffffff00000000
+DATA ocannlMap34AVX2Consts<>+1008(SB)/8, $0xffffffff00000000
+DATA ocannlMap34AVX2Consts<>+1016(SB)/8, $0xffffffff00000000
+DATA ocannlMap34AVX2Consts<>+1024(SB)/8, $0x8000000000000000
+DATA ocannlMap34AVX2Consts<>+1032(SB)/8, $0x8000000000000000
+DATA ocannlMap34AVX2Consts<>+1040(SB)/8, $0x8000000000000000
+DATA ocannlMap34AVX2Consts<>+1048(SB)/8, $0x8000000000000000
+DATA ocannlMap34AVX2Consts<>+1056(SB)/8, $0x3fe2000000000000
+DATA ocannlMap34AVX2Consts<>+1064(SB)/8, $0x3fe2000000000000
+DATA ocannlMap34AVX2Consts<>+1072(SB)/8, $0x3fe2000000000000
+DATA ocannlMap34AVX2Consts<>+1080(SB)/8, $0x3fe2000000000000
+DATA ocannlMap34AVX2Consts<>+1088(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap34AVX2Consts<>+1096(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap34AVX2Consts<>+1104(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap34AVX2Consts<>+1112(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap34AVX2Consts<>+1120(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap34AVX2Consts<>+1128(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap34AVX2Consts<>+1136(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap34AVX2Consts<>+1144(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap34AVX2Consts<>+1152(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap34AVX2Consts<>+1160(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap34AVX2Consts<>+1168(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap34AVX2Consts<>+1176(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap34AVX2Consts<>+1184(SB)/8, $0x3fb0000000000000
+DATA ocannlMap34AVX2Consts<>+1192(SB)/8, $0x3fb0000000000000
+DATA ocannlMap34AVX2Consts<>+1200(SB)/8, $0x3fb0000000000000
+DATA ocannlMap34AVX2Consts<>+1208(SB)/8, $0x3fb0000000000000
+DATA ocannlMap34AVX2Consts<>+1216(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap34AVX2Consts<>+1224(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap34AVX2Consts<>+1232(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap34AVX2Consts<>+1240(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap34AVX2Consts<>+1248(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap34AVX2Consts<>+1256(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap34AVX2Consts<>+1264(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap34AVX2Consts<>+1272(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap34AVX2Consts<>+1280(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap34AVX2Consts<>+1288(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap34AVX2Consts<>+1296(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap34AVX2Consts<>+1304(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap34AVX2Consts<>+1312(SB)/8, $0x3f81111111111111
+DATA ocannlMap34AVX2Consts<>+1320(SB)/8, $0x3f81111111111111
+DATA ocannlMap34AVX2Consts<>+1328(SB)/8, $0x3f81111111111111
+DATA ocannlMap34AVX2Consts<>+1336(SB)/8, $0x3f81111111111111
+DATA ocannlMap34AVX2Consts<>+1344(SB)/8, $0x3fa5555555555555
+DATA ocannlMap34AVX2Consts<>+1352(SB)/8, $0x3fa5555555555555
+DATA ocannlMap34AVX2Consts<>+1360(SB)/8, $0x3fa5555555555555
+DATA ocannlMap34AVX2Consts<>+1368(SB)/8, $0x3fa5555555555555
+DATA ocannlMap34AVX2Consts<>+1376(SB)/8, $0x3fc5555555555555
+DATA ocannlMap34AVX2Consts<>+1384(SB)/8, $0x3fc5555555555555
+DATA ocannlMap34AVX2Consts<>+1392(SB)/8, $0x3fc5555555555555
+DATA ocannlMap34AVX2Consts<>+1400(SB)/8, $0x3fc5555555555555
+DATA ocannlMap34AVX2Consts<>+1408(SB)/8, $0x3fe0000000000000
+DATA ocannlMap34AVX2Consts<>+1416(SB)/8, $0x3fe0000000000000
+DATA ocannlMap34AVX2Consts<>+1424(SB)/8, $0x3fe0000000000000
+DATA ocannlMap34AVX2Consts<>+1432(SB)/8, $0x3fe0000000000000
+DATA ocannlMap34AVX2Consts<>+1440(SB)/8, $0x4000000000000000
+DATA ocannlMap34AVX2Consts<>+1448(SB)/8, $0x4000000000000000
+DATA ocannlMap34AVX2Consts<>+1456(SB)/8, $0x4000000000000000
+DATA ocannlMap34AVX2Consts<>+1464(SB)/8, $0x4000000000000000
+DATA ocannlMap34AVX2Consts<>+1472(SB)/8, $0x4338000000000000
+DATA ocannlMap34AVX2Consts<>+1480(SB)/8, $0x4338000000000000
+DATA ocannlMap34AVX2Consts<>+1488(SB)/8, $0x4338000000000000
+DATA ocannlMap34AVX2Consts<>+1496(SB)/8, $0x4338000000000000
+DATA ocannlMap34AVX2Consts<>+1504(SB)/8, $0x00000000000003ff
+DATA ocannlMap34AVX2Consts<>+1512(SB)/8, $0x00000000000003ff
+DATA ocannlMap34AVX2Consts<>+1520(SB)/8, $0x00000000000003ff
+DATA ocannlMap34AVX2Consts<>+1528(SB)/8, $0x00000000000003ff
+DATA ocannlMap34AVX2Consts<>+1536(SB)/8, $0x4018000000000000
+DATA ocannlMap34AVX2Consts<>+1544(SB)/8, $0x4018000000000000
+DATA ocannlMap34AVX2Consts<>+1552(SB)/8, $0x4018000000000000
+DATA ocannlMap34AVX2Consts<>+1560(SB)/8, $0x4018000000000000
+DATA ocannlMap34AVX2Consts<>+1568(SB)/8, $0x3fa6e4e26d4801f7
+DATA ocannlMap34AVX2Consts<>+1576(SB)/8, $0x3fa6e4e26d4801f7
+DATA ocannlMap34AVX2Consts<>+1584(SB)/8, $0x3fa6e4e26d4801f7
+DATA ocannlMap34AVX2Consts<>+1592(SB)/8, $0x3fa6e4e26d4801f7
+DATA ocannlMap34AVX2Consts<>+1600(SB)/8, $0x3fe9884533d43651
+DATA ocannlMap34AVX2Consts<>+1608(SB)/8, $0x3fe9884533d43651
+DATA ocannlMap34AVX2Consts<>+1616(SB)/8, $0x3fe9884533d43651
+DATA ocannlMap34AVX2Consts<>+1624(SB)/8, $0x3fe9884533d43651
+DATA ocannlMap34AVX2Consts<>+1632(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap34AVX2Consts<>+1640(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap34AVX2Consts<>+1648(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap34AVX2Consts<>+1656(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap34AVX2Consts<>+1664(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap34AVX2Consts<>+1672(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap34AVX2Consts<>+1680(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap34AVX2Consts<>+1688(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap34AVX2Consts<>+1696(SB)/8, $0xc0993ac030580563
+DATA ocannlMap34AVX2Consts<>+1704(SB)/8, $0xc0993ac030580563
+DATA ocannlMap34AVX2Consts<>+1712(SB)/8, $0xc0993ac030580563
+DATA ocannlMap34AVX2Consts<>+1720(SB)/8, $0xc0993ac030580563
+DATA ocannlMap34AVX2Consts<>+1728(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap34AVX2Consts<>+1736(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap34AVX2Consts<>+1744(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap34AVX2Consts<>+1752(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap34AVX2Consts<>+1760(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap34AVX2Consts<>+1768(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap34AVX2Consts<>+1776(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap34AVX2Consts<>+1784(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap34AVX2Consts<>+1792(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap34AVX2Consts<>+1800(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap34AVX2Consts<>+1808(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap34AVX2Consts<>+1816(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap34AVX2Consts<>+1824(SB)/8, $0x3fe4000000000000
+DATA ocannlMap34AVX2Consts<>+1832(SB)/8, $0x3fe4000000000000
+DATA ocannlMap34AVX2Consts<>+1840(SB)/8, $0x3fe4000000000000
+DATA ocannlMap34AVX2Consts<>+1848(SB)/8, $0x3fe4000000000000
+DATA ocannlMap34AVX2Consts<>+1856(SB)/8, $0x404601e678fc457b
+DATA ocannlMap34AVX2Consts<>+1864(SB)/8, $0x404601e678fc457b
+DATA ocannlMap34AVX2Consts<>+1872(SB)/8, $0x404601e678fc457b
+DATA ocannlMap34AVX2Consts<>+1880(SB)/8, $0x404601e678fc457b
+GLOBL ocannlMap34AVX2Consts<>(SB), RODATA|NOPTR, $1888
 
-// func ocannlMap33AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlMap35AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap35AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -7651,381 +7731,381 @@ TEXT ·ocannlMap33AVX2(SB), NOSPLIT, $0-24
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMULPD       ocannlMap33AVX2Consts<>+0(SB), Y0, Y1
-	VANDPD       ocannlMap33AVX2Consts<>+32(SB), Y1, Y1
-	VMOVUPD      ocannlMap33AVX2Consts<>+64(SB), Y2
-	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+96(SB), Y1, Y3
-	VANDPD       ocannlMap33AVX2Consts<>+128(SB), Y3, Y3
+	VMULPD       ocannlMap35AVX2Consts<>+0(SB), Y0, Y1
+	VANDPD       ocannlMap35AVX2Consts<>+32(SB), Y1, Y1
+	VMOVUPD      ocannlMap35AVX2Consts<>+64(SB), Y2
+	VCMPPD       $0x0d, ocannlMap35AVX2Consts<>+96(SB), Y1, Y3
+	VANDPD       ocannlMap35AVX2Consts<>+128(SB), Y3, Y3
 	VPADDQ       Y3, Y2, Y2
-	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+160(SB), Y1, Y3
-	VANDPD       ocannlMap33AVX2Consts<>+128(SB), Y3, Y3
+	VCMPPD       $0x0d, ocannlMap35AVX2Consts<>+160(SB), Y1, Y3
+	VANDPD       ocannlMap35AVX2Consts<>+128(SB), Y3, Y3
 	VPADDQ       Y3, Y2, Y2
-	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+192(SB), Y1, Y3
-	VANDPD       ocannlMap33AVX2Consts<>+128(SB), Y3, Y3
+	VCMPPD       $0x0d, ocannlMap35AVX2Consts<>+192(SB), Y1, Y3
+	VANDPD       ocannlMap35AVX2Consts<>+128(SB), Y3, Y3
 	VPADDQ       Y3, Y2, Y2
 	VMULPD       Y1, Y1, Y5
-	VSUBPD       ocannlMap33AVX2Consts<>+224(SB), Y1, Y4
-	VCMPPD       $0x01, ocannlMap33AVX2Consts<>+96(SB), Y1, Y3
+	VSUBPD       ocannlMap35AVX2Consts<>+224(SB), Y1, Y4
+	VCMPPD       $0x01, ocannlMap35AVX2Consts<>+96(SB), Y1, Y3
 	VBLENDVPD    Y3, Y5, Y4, Y4
-	VMOVUPD      ocannlMap33AVX2Consts<>+224(SB), Y6
+	VMOVUPD      ocannlMap35AVX2Consts<>+224(SB), Y6
 	VDIVPD       Y5, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+160(SB), Y1, Y3
+	VCMPPD       $0x0d, ocannlMap35AVX2Consts<>+160(SB), Y1, Y3
 	VBLENDVPD    Y3, Y6, Y4, Y4
-	VPERMPS      ocannlMap33AVX2Consts<>+256(SB), Y2, Y5
+	VPERMPS      ocannlMap35AVX2Consts<>+256(SB), Y2, Y5
 	VMULPD       Y4, Y5, Y5
-	VPERMPS      ocannlMap33AVX2Consts<>+288(SB), Y2, Y3
+	VPERMPS      ocannlMap35AVX2Consts<>+288(SB), Y2, Y3
 	VADDPD       Y3, Y5, Y5
 	VMULPD       Y4, Y5, Y5
-	VPERMPS      ocannlMap33AVX2Consts<>+320(SB), Y2, Y3
+	VPERMPS      ocannlMap35AVX2Consts<>+320(SB), Y2, Y3
 	VADDPD       Y3, Y5, Y5
 	VMULPD       Y4, Y5, Y5
-	VPERMPS      ocannlMap33AVX2Consts<>+352(SB), Y2, Y3
+	VPERMPS      ocannlMap35AVX2Consts<>+352(SB), Y2, Y3
 	VADDPD       Y3, Y5, Y5
 	VMULPD       Y4, Y5, Y5
-	VPERMPS      ocannlMap33AVX2Consts<>+384(SB), Y2, Y3
+	VPERMPS      ocannlMap35AVX2Consts<>+384(SB), Y2, Y3
 	VADDPD       Y3, Y5, Y5
 	VMULPD       Y4, Y5, Y5
-	VPERMPS      ocannlMap33AVX2Consts<>+416(SB), Y2, Y3
+	VPERMPS      ocannlMap35AVX2Consts<>+416(SB), Y2, Y3
 	VADDPD       Y3, Y5, Y5
 	VMULPD       Y4, Y5, Y5
-	VPERMPS      ocannlMap33AVX2Consts<>+448(SB), Y2, Y3
+	VPERMPS      ocannlMap35AVX2Consts<>+448(SB), Y2, Y3
 	VADDPD       Y3, Y5, Y5
 	VMULPD       Y4, Y5, Y5
-	VPERMPS      ocannlMap33AVX2Consts<>+480(SB), Y2, Y3
+	VPERMPS      ocannlMap35AVX2Consts<>+480(SB), Y2, Y3
 	VADDPD       Y3, Y5, Y5
-	VPERMPS      ocannlMap33AVX2Consts<>+512(SB), Y2, Y6
+	VPERMPS      ocannlMap35AVX2Consts<>+512(SB), Y2, Y6
 	VMULPD       Y4, Y6, Y6
-	VPERMPS      ocannlMap33AVX2Consts<>+544(SB), Y2, Y3
+	VPERMPS      ocannlMap35AVX2Consts<>+544(SB), Y2, Y3
 	VADDPD       Y3, Y6, Y6
 	VMULPD       Y4, Y6, Y6
-	VPERMPS      ocannlMap33AVX2Consts<>+576(SB), Y2, Y3
+	VPERMPS      ocannlMap35AVX2Consts<>+576(SB), Y2, Y3
 	VADDPD       Y3, Y6, Y6
 	VMULPD       Y4, Y6, Y6
-	VPERMPS      ocannlMap33AVX2Consts<>+608(SB), Y2, Y3
+	VPERMPS      ocannlMap35AVX2Consts<>+608(SB), Y2, Y3
 	VADDPD       Y3, Y6, Y6
 	VMULPD       Y4, Y6, Y6
-	VPERMPS      ocannlMap33AVX2Consts<>+640(SB), Y2, Y3
+	VPERMPS      ocannlMap35AVX2Consts<>+640(SB), Y2, Y3
 	VADDPD       Y3, Y6, Y6
 	VMULPD       Y4, Y6, Y6
-	VPERMPS      ocannlMap33AVX2Consts<>+672(SB), Y2, Y3
+	VPERMPS      ocannlMap35AVX2Consts<>+672(SB), Y2, Y3
 	VADDPD       Y3, Y6, Y6
 	VMULPD       Y4, Y6, Y6
-	VPERMPS      ocannlMap33AVX2Consts<>+704(SB), Y2, Y3
+	VPERMPS      ocannlMap35AVX2Consts<>+704(SB), Y2, Y3
 	VADDPD       Y3, Y6, Y6
 	VMULPD       Y4, Y6, Y6
-	VPERMPS      ocannlMap33AVX2Consts<>+736(SB), Y2, Y3
+	VPERMPS      ocannlMap35AVX2Consts<>+736(SB), Y2, Y3
 	VADDPD       Y3, Y6, Y6
 	VMULPD       Y4, Y6, Y6
-	VADDPD       ocannlMap33AVX2Consts<>+224(SB), Y6, Y6
+	VADDPD       ocannlMap35AVX2Consts<>+224(SB), Y6, Y6
 	VDIVPD       Y6, Y5, Y5
 	VMULPD       Y1, Y5, Y2
 	VADDPD       Y1, Y2, Y2
-	VMULPD       ocannlMap33AVX2Consts<>+768(SB), Y1, Y6
+	VMULPD       ocannlMap35AVX2Consts<>+768(SB), Y1, Y6
 	VADDPD       Y1, Y6, Y6
-	VCMPPD       $0x01, ocannlMap33AVX2Consts<>+800(SB), Y1, Y3
+	VCMPPD       $0x01, ocannlMap35AVX2Consts<>+800(SB), Y1, Y3
 	VBLENDVPD    Y3, Y6, Y2, Y2
-	VMULPD       ocannlMap33AVX2Consts<>+832(SB), Y1, Y6
-	VMULPD       ocannlMap33AVX2Consts<>+864(SB), Y1, Y4
+	VMULPD       ocannlMap35AVX2Consts<>+832(SB), Y1, Y6
+	VMULPD       ocannlMap35AVX2Consts<>+864(SB), Y1, Y4
 	VADDPD       Y4, Y6, Y6
-	VMULPD       ocannlMap33AVX2Consts<>+896(SB), Y6, Y6
-	VCMPPD       $0x01, ocannlMap33AVX2Consts<>+928(SB), Y1, Y3
+	VMULPD       ocannlMap35AVX2Consts<>+896(SB), Y6, Y6
+	VCMPPD       $0x01, ocannlMap35AVX2Consts<>+928(SB), Y1, Y3
 	VBLENDVPD    Y3, Y6, Y2, Y2
-	VADDPD       ocannlMap33AVX2Consts<>+960(SB), Y5, Y6
-	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+96(SB), Y1, Y3
+	VADDPD       ocannlMap35AVX2Consts<>+960(SB), Y5, Y6
+	VCMPPD       $0x0d, ocannlMap35AVX2Consts<>+96(SB), Y1, Y3
 	VBLENDVPD    Y3, Y6, Y2, Y2
-	VANDPD       ocannlMap33AVX2Consts<>+992(SB), Y1, Y3
+	VANDPD       ocannlMap35AVX2Consts<>+992(SB), Y1, Y3
 	VMULPD       Y3, Y3, Y6
-	VXORPD       ocannlMap33AVX2Consts<>+1024(SB), Y6, Y6
-	VSUBPD       ocannlMap33AVX2Consts<>+1056(SB), Y6, Y6
+	VXORPD       ocannlMap35AVX2Consts<>+1024(SB), Y6, Y6
+	VSUBPD       ocannlMap35AVX2Consts<>+1056(SB), Y6, Y6
 	VSUBPD       Y1, Y3, Y4
 	VADDPD       Y1, Y3, Y3
 	VMULPD       Y3, Y4, Y4
 	VADDPD       Y5, Y4, Y4
-	VMULPD       ocannlMap33AVX2Consts<>+1088(SB), Y6, Y3
+	VMULPD       ocannlMap35AVX2Consts<>+1088(SB), Y6, Y3
 	VROUNDPD     $0x00, Y3, Y3
-	VMOVUPD      ocannlMap33AVX2Consts<>+1120(SB), Y5
+	VMOVUPD      ocannlMap35AVX2Consts<>+1120(SB), Y5
 	VFNMADD213PD Y6, Y3, Y5
-	VFNMADD231PD ocannlMap33AVX2Consts<>+1152(SB), Y3, Y5
-	VMULPD       ocannlMap33AVX2Consts<>+1184(SB), Y5, Y5
-	VMOVUPD      ocannlMap33AVX2Consts<>+1216(SB), Y6
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1248(SB), Y5, Y6
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1280(SB), Y5, Y6
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1312(SB), Y5, Y6
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1344(SB), Y5, Y6
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1376(SB), Y5, Y6
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1408(SB), Y5, Y6
-	VFMADD213PD  ocannlMap33AVX2Consts<>+224(SB), Y5, Y6
+	VFNMADD231PD ocannlMap35AVX2Consts<>+1152(SB), Y3, Y5
+	VMULPD       ocannlMap35AVX2Consts<>+1184(SB), Y5, Y5
+	VMOVUPD      ocannlMap35AVX2Consts<>+1216(SB), Y6
+	VFMADD213PD  ocannlMap35AVX2Consts<>+1248(SB), Y5, Y6
+	VFMADD213PD  ocannlMap35AVX2Consts<>+1280(SB), Y5, Y6
+	VFMADD213PD  ocannlMap35AVX2Consts<>+1312(SB), Y5, Y6
+	VFMADD213PD  ocannlMap35AVX2Consts<>+1344(SB), Y5, Y6
+	VFMADD213PD  ocannlMap35AVX2Consts<>+1376(SB), Y5, Y6
+	VFMADD213PD  ocannlMap35AVX2Consts<>+1408(SB), Y5, Y6
+	VFMADD213PD  ocannlMap35AVX2Consts<>+224(SB), Y5, Y6
 	VMULPD       Y6, Y5, Y5
-	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y5, Y6
+	VADDPD       ocannlMap35AVX2Consts<>+1440(SB), Y5, Y6
 	VMULPD       Y6, Y5, Y5
-	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y5, Y6
+	VADDPD       ocannlMap35AVX2Consts<>+1440(SB), Y5, Y6
 	VMULPD       Y6, Y5, Y5
-	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y5, Y6
+	VADDPD       ocannlMap35AVX2Consts<>+1440(SB), Y5, Y6
 	VMULPD       Y6, Y5, Y5
-	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y5, Y6
-	VFMADD213PD  ocannlMap33AVX2Consts<>+224(SB), Y6, Y5
-	VADDPD       ocannlMap33AVX2Consts<>+1472(SB), Y3, Y3
-	VPADDQ       ocannlMap33AVX2Consts<>+1504(SB), Y3, Y3
+	VADDPD       ocannlMap35AVX2Consts<>+1440(SB), Y5, Y6
+	VFMADD213PD  ocannlMap35AVX2Consts<>+224(SB), Y6, Y5
+	VADDPD       ocannlMap35AVX2Consts<>+1472(SB), Y3, Y3
+	VPADDQ       ocannlMap35AVX2Consts<>+1504(SB), Y3, Y3
 	VPSLLQ       $0x34, Y3, Y3
 	VMULPD       Y3, Y5, Y5
-	VMULPD       ocannlMap33AVX2Consts<>+1088(SB), Y4, Y3
+	VMULPD       ocannlMap35AVX2Consts<>+1088(SB), Y4, Y3
 	VROUNDPD     $0x00, Y3, Y3
-	VMOVUPD      ocannlMap33AVX2Consts<>+1120(SB), Y6
+	VMOVUPD      ocannlMap35AVX2Consts<>+1120(SB), Y6
 	VFNMADD213PD Y4, Y3, Y6
-	VFNMADD231PD ocannlMap33AVX2Consts<>+1152(SB), Y3, Y6
-	VMULPD       ocannlMap33AVX2Consts<>+1184(SB), Y6, Y6
-	VMOVUPD      ocannlMap33AVX2Consts<>+1216(SB), Y4
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1248(SB), Y6, Y4
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1280(SB), Y6, Y4
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1312(SB), Y6, Y4
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1344(SB), Y6, Y4
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1376(SB), Y6, Y4
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1408(SB), Y6, Y4
-	VFMADD213PD  ocannlMap33AVX2Consts<>+224(SB), Y6, Y4
+	VFNMADD231PD ocannlMap35AVX2Consts<>+1152(SB), Y3, Y6
+	VMULPD       ocannlMap35AVX2Consts<>+1184(SB), Y6, Y6
+	VMOVUPD      ocannlMap35AVX2Consts<>+1216(SB), Y4
+	VFMADD213PD  ocannlMap35AVX2Consts<>+1248(SB), Y6, Y4
+	VFMADD213PD  ocannlMap35AVX2Consts<>+1280(SB), Y6, Y4
+	VFMADD213PD  ocannlMap35AVX2Consts<>+1312(SB), Y6, Y4
+	VFMADD213PD  ocannlMap35AVX2Consts<>+1344(SB), Y6, Y4
+	VFMADD213PD  ocannlMap35AVX2Consts<>+1376(SB), Y6, Y4
+	VFMADD213PD  ocannlMap35AVX2Consts<>+1408(SB), Y6, Y4
+	VFMADD213PD  ocannlMap35AVX2Consts<>+224(SB), Y6, Y4
 	VMULPD       Y4, Y6, Y6
-	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y6, Y4
+	VADDPD       ocannlMap35AVX2Consts<>+1440(SB), Y6, Y4
 	VMULPD       Y4, Y6, Y6
-	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y6, Y4
+	VADDPD       ocannlMap35AVX2Consts<>+1440(SB), Y6, Y4
 	VMULPD       Y4, Y6, Y6
-	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y6, Y4
+	VADDPD       ocannlMap35AVX2Consts<>+1440(SB), Y6, Y4
 	VMULPD       Y4, Y6, Y6
-	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y6, Y4
-	VFMADD213PD  ocannlMap33AVX2Consts<>+224(SB), Y4, Y6
-	VADDPD       ocannlMap33AVX2Consts<>+1472(SB), Y3, Y3
-	VPADDQ       ocannlMap33AVX2Consts<>+1504(SB), Y3, Y3
+	VADDPD       ocannlMap35AVX2Consts<>+1440(SB), Y6, Y4
+	VFMADD213PD  ocannlMap35AVX2Consts<>+224(SB), Y4, Y6
+	VADDPD       ocannlMap35AVX2Consts<>+1472(SB), Y3, Y3
+	VPADDQ       ocannlMap35AVX2Consts<>+1504(SB), Y3, Y3
 	VPSLLQ       $0x34, Y3, Y3
 	VMULPD       Y3, Y6, Y6
 	VMULPD       Y6, Y5, Y5
 	VDIVPD       Y1, Y5, Y5
-	VMOVUPD      ocannlMap33AVX2Consts<>+224(SB), Y4
+	VMOVUPD      ocannlMap35AVX2Consts<>+224(SB), Y4
 	VSUBPD       Y5, Y4, Y4
-	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+160(SB), Y1, Y3
+	VCMPPD       $0x0d, ocannlMap35AVX2Consts<>+160(SB), Y1, Y3
 	VBLENDVPD    Y3, Y4, Y2, Y2
-	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+1536(SB), Y1, Y3
-	VBLENDVPD    Y3, ocannlMap33AVX2Consts<>+224(SB), Y2, Y2
-	VANDPD       ocannlMap33AVX2Consts<>+1024(SB), Y0, Y6
+	VCMPPD       $0x0d, ocannlMap35AVX2Consts<>+1536(SB), Y1, Y3
+	VBLENDVPD    Y3, ocannlMap35AVX2Consts<>+224(SB), Y2, Y2
+	VANDPD       ocannlMap35AVX2Consts<>+1024(SB), Y0, Y6
 	VORPD        Y6, Y2, Y2
-	VADDPD       ocannlMap33AVX2Consts<>+224(SB), Y2, Y2
-	VMULPD       ocannlMap33AVX2Consts<>+1408(SB), Y0, Y1
+	VADDPD       ocannlMap35AVX2Consts<>+224(SB), Y2, Y2
+	VMULPD       ocannlMap35AVX2Consts<>+1408(SB), Y0, Y1
 	VMULPD       Y2, Y1, Y1
 	VMOVUPS      (DX), Y0
-	VMULPD       ocannlMap33AVX2Consts<>+1568(SB), Y0, Y2
+	VMULPD       ocannlMap35AVX2Consts<>+1568(SB), Y0, Y2
 	VMULPD       Y0, Y2, Y2
 	VMULPD       Y0, Y2, Y2
 	VADDPD       Y2, Y0, Y2
-	VMULPD       ocannlMap33AVX2Consts<>+1600(SB), Y2, Y2
-	VANDPD       ocannlMap33AVX2Consts<>+32(SB), Y2, Y2
+	VMULPD       ocannlMap35AVX2Consts<>+1600(SB), Y2, Y2
+	VANDPD       ocannlMap35AVX2Consts<>+32(SB), Y2, Y2
 	VADDPD       Y2, Y2, Y3
-	VMULPD       ocannlMap33AVX2Consts<>+1088(SB), Y3, Y4
+	VMULPD       ocannlMap35AVX2Consts<>+1088(SB), Y3, Y4
 	VROUNDPD     $0x00, Y4, Y4
-	VMOVUPD      ocannlMap33AVX2Consts<>+1120(SB), Y5
+	VMOVUPD      ocannlMap35AVX2Consts<>+1120(SB), Y5
 	VFNMADD213PD Y3, Y4, Y5
-	VFNMADD231PD ocannlMap33AVX2Consts<>+1152(SB), Y4, Y5
-	VMULPD       ocannlMap33AVX2Consts<>+1184(SB), Y5, Y5
-	VMOVUPD      ocannlMap33AVX2Consts<>+1216(SB), Y3
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1248(SB), Y5, Y3
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1280(SB), Y5, Y3
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1312(SB), Y5, Y3
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1344(SB), Y5, Y3
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1376(SB), Y5, Y3
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1408(SB), Y5, Y3
-	VFMADD213PD  ocannlMap33AVX2Consts<>+224(SB), Y5, Y3
+	VFNMADD231PD ocannlMap35AVX2Consts<>+1152(SB), Y4, Y5
+	VMULPD       ocannlMap35AVX2Consts<>+1184(SB), Y5, Y5
+	VMOVUPD      ocannlMap35AVX2Consts<>+1216(SB), Y3
+	VFMADD213PD  ocannlMap35AVX2Consts<>+1248(SB), Y5, Y3
+	VFMADD213PD  ocannlMap35AVX2Consts<>+1280(SB), Y5, Y3
+	VFMADD213PD  ocannlMap35AVX2Consts<>+1312(SB), Y5, Y3
+	VFMADD213PD  ocannlMap35AVX2Consts<>+1344(SB), Y5, Y3
+	VFMADD213PD  ocannlMap35AVX2Consts<>+1376(SB), Y5, Y3
+	VFMADD213PD  ocannlMap35AVX2Consts<>+1408(SB), Y5, Y3
+	VFMADD213PD  ocannlMap35AVX2Consts<>+224(SB), Y5, Y3
 	VMULPD       Y3, Y5, Y5
-	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y5, Y3
+	VADDPD       ocannlMap35AVX2Consts<>+1440(SB), Y5, Y3
 	VMULPD       Y3, Y5, Y5
-	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y5, Y3
+	VADDPD       ocannlMap35AVX2Consts<>+1440(SB), Y5, Y3
 	VMULPD       Y3, Y5, Y5
-	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y5, Y3
+	VADDPD       ocannlMap35AVX2Consts<>+1440(SB), Y5, Y3
 	VMULPD       Y3, Y5, Y5
-	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y5, Y3
-	VFMADD213PD  ocannlMap33AVX2Consts<>+224(SB), Y3, Y5
-	VADDPD       ocannlMap33AVX2Consts<>+1472(SB), Y4, Y4
-	VPADDQ       ocannlMap33AVX2Consts<>+1504(SB), Y4, Y4
+	VADDPD       ocannlMap35AVX2Consts<>+1440(SB), Y5, Y3
+	VFMADD213PD  ocannlMap35AVX2Consts<>+224(SB), Y3, Y5
+	VADDPD       ocannlMap35AVX2Consts<>+1472(SB), Y4, Y4
+	VPADDQ       ocannlMap35AVX2Consts<>+1504(SB), Y4, Y4
 	VPSLLQ       $0x34, Y4, Y4
 	VMULPD       Y4, Y5, Y5
-	VADDPD       ocannlMap33AVX2Consts<>+224(SB), Y5, Y5
-	VMOVUPD      ocannlMap33AVX2Consts<>+1440(SB), Y3
+	VADDPD       ocannlMap35AVX2Consts<>+224(SB), Y5, Y5
+	VMOVUPD      ocannlMap35AVX2Consts<>+1440(SB), Y3
 	VDIVPD       Y5, Y3, Y3
-	VMOVUPD      ocannlMap33AVX2Consts<>+224(SB), Y4
+	VMOVUPD      ocannlMap35AVX2Consts<>+224(SB), Y4
 	VSUBPD       Y3, Y4, Y4
 	VMULPD       Y2, Y2, Y3
-	VMOVUPD      ocannlMap33AVX2Consts<>+1632(SB), Y5
+	VMOVUPD      ocannlMap35AVX2Consts<>+1632(SB), Y5
 	VMULPD       Y3, Y5, Y5
-	VADDPD       ocannlMap33AVX2Consts<>+1664(SB), Y5, Y5
+	VADDPD       ocannlMap35AVX2Consts<>+1664(SB), Y5, Y5
 	VMULPD       Y3, Y5, Y5
-	VADDPD       ocannlMap33AVX2Consts<>+1696(SB), Y5, Y5
-	VADDPD       ocannlMap33AVX2Consts<>+1728(SB), Y3, Y6
+	VADDPD       ocannlMap35AVX2Consts<>+1696(SB), Y5, Y5
+	VADDPD       ocannlMap35AVX2Consts<>+1728(SB), Y3, Y6
 	VMULPD       Y3, Y6, Y6
-	VADDPD       ocannlMap33AVX2Consts<>+1760(SB), Y6, Y6
+	VADDPD       ocannlMap35AVX2Consts<>+1760(SB), Y6, Y6
 	VMULPD       Y3, Y6, Y6
-	VADDPD       ocannlMap33AVX2Consts<>+1792(SB), Y6, Y6
+	VADDPD       ocannlMap35AVX2Consts<>+1792(SB), Y6, Y6
 	VMULPD       Y2, Y3, Y3
 	VMULPD       Y5, Y3, Y3
 	VDIVPD       Y6, Y3, Y3
 	VADDPD       Y2, Y3, Y3
-	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+1824(SB), Y2, Y5
+	VCMPPD       $0x0d, ocannlMap35AVX2Consts<>+1824(SB), Y2, Y5
 	VBLENDVPD    Y5, Y4, Y3, Y3
-	VCMPPD       $0x0e, ocannlMap33AVX2Consts<>+1856(SB), Y2, Y5
-	VBLENDVPD    Y5, ocannlMap33AVX2Consts<>+224(SB), Y3, Y3
-	VANDPD       ocannlMap33AVX2Consts<>+1024(SB), Y0, Y2
+	VCMPPD       $0x0e, ocannlMap35AVX2Consts<>+1856(SB), Y2, Y5
+	VBLENDVPD    Y5, ocannlMap35AVX2Consts<>+224(SB), Y3, Y3
+	VANDPD       ocannlMap35AVX2Consts<>+1024(SB), Y0, Y2
 	VORPD        Y2, Y3, Y3
-	VADDPD       ocannlMap33AVX2Consts<>+224(SB), Y3, Y3
-	VMULPD       ocannlMap33AVX2Consts<>+1408(SB), Y0, Y2
+	VADDPD       ocannlMap35AVX2Consts<>+224(SB), Y3, Y3
+	VMULPD       ocannlMap35AVX2Consts<>+1408(SB), Y0, Y2
 	VMULPD       Y3, Y2, Y2
 	VADDPD       Y2, Y1, Y0
 	VMOVUPS      (CX), Y1
-	VANDPD       ocannlMap33AVX2Consts<>+32(SB), Y1, Y2
-	VMOVUPD      ocannlMap33AVX2Consts<>+64(SB), Y3
-	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+96(SB), Y2, Y4
-	VANDPD       ocannlMap33AVX2Consts<>+128(SB), Y4, Y4
+	VANDPD       ocannlMap35AVX2Consts<>+32(SB), Y1, Y2
+	VMOVUPD      ocannlMap35AVX2Consts<>+64(SB), Y3
+	VCMPPD       $0x0d, ocannlMap35AVX2Consts<>+96(SB), Y2, Y4
+	VANDPD       ocannlMap35AVX2Consts<>+128(SB), Y4, Y4
 	VPADDQ       Y4, Y3, Y3
-	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+160(SB), Y2, Y4
-	VANDPD       ocannlMap33AVX2Consts<>+128(SB), Y4, Y4
+	VCMPPD       $0x0d, ocannlMap35AVX2Consts<>+160(SB), Y2, Y4
+	VANDPD       ocannlMap35AVX2Consts<>+128(SB), Y4, Y4
 	VPADDQ       Y4, Y3, Y3
-	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+192(SB), Y2, Y4
-	VANDPD       ocannlMap33AVX2Consts<>+128(SB), Y4, Y4
+	VCMPPD       $0x0d, ocannlMap35AVX2Consts<>+192(SB), Y2, Y4
+	VANDPD       ocannlMap35AVX2Consts<>+128(SB), Y4, Y4
 	VPADDQ       Y4, Y3, Y3
 	VMULPD       Y2, Y2, Y5
-	VSUBPD       ocannlMap33AVX2Consts<>+224(SB), Y2, Y6
-	VCMPPD       $0x01, ocannlMap33AVX2Consts<>+96(SB), Y2, Y4
+	VSUBPD       ocannlMap35AVX2Consts<>+224(SB), Y2, Y6
+	VCMPPD       $0x01, ocannlMap35AVX2Consts<>+96(SB), Y2, Y4
 	VBLENDVPD    Y4, Y5, Y6, Y6
-	VMOVUPD      ocannlMap33AVX2Consts<>+224(SB), Y7
+	VMOVUPD      ocannlMap35AVX2Consts<>+224(SB), Y7
 	VDIVPD       Y5, Y7, Y7
-	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+160(SB), Y2, Y4
+	VCMPPD       $0x0d, ocannlMap35AVX2Consts<>+160(SB), Y2, Y4
 	VBLENDVPD    Y4, Y7, Y6, Y6
-	VPERMPS      ocannlMap33AVX2Consts<>+256(SB), Y3, Y5
+	VPERMPS      ocannlMap35AVX2Consts<>+256(SB), Y3, Y5
 	VMULPD       Y6, Y5, Y5
-	VPERMPS      ocannlMap33AVX2Consts<>+288(SB), Y3, Y4
+	VPERMPS      ocannlMap35AVX2Consts<>+288(SB), Y3, Y4
 	VADDPD       Y4, Y5, Y5
 	VMULPD       Y6, Y5, Y5
-	VPERMPS      ocannlMap33AVX2Consts<>+320(SB), Y3, Y4
+	VPERMPS      ocannlMap35AVX2Consts<>+320(SB), Y3, Y4
 	VADDPD       Y4, Y5, Y5
 	VMULPD       Y6, Y5, Y5
-	VPERMPS      ocannlMap33AVX2Consts<>+352(SB), Y3, Y4
+	VPERMPS      ocannlMap35AVX2Consts<>+352(SB), Y3, Y4
 	VADDPD       Y4, Y5, Y5
 	VMULPD       Y6, Y5, Y5
-	VPERMPS      ocannlMap33AVX2Consts<>+384(SB), Y3, Y4
+	VPERMPS      ocannlMap35AVX2Consts<>+384(SB), Y3, Y4
 	VADDPD       Y4, Y5, Y5
 	VMULPD       Y6, Y5, Y5
-	VPERMPS      ocannlMap33AVX2Consts<>+416(SB), Y3, Y4
+	VPERMPS      ocannlMap35AVX2Consts<>+416(SB), Y3, Y4
 	VADDPD       Y4, Y5, Y5
 	VMULPD       Y6, Y5, Y5
-	VPERMPS      ocannlMap33AVX2Consts<>+448(SB), Y3, Y4
+	VPERMPS      ocannlMap35AVX2Consts<>+448(SB), Y3, Y4
 	VADDPD       Y4, Y5, Y5
 	VMULPD       Y6, Y5, Y5
-	VPERMPS      ocannlMap33AVX2Consts<>+480(SB), Y3, Y4
+	VPERMPS      ocannlMap35AVX2Consts<>+480(SB), Y3, Y4
 	VADDPD       Y4, Y5, Y5
-	VPERMPS      ocannlMap33AVX2Consts<>+512(SB), Y3, Y7
+	VPERMPS      ocannlMap35AVX2Consts<>+512(SB), Y3, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap33AVX2Consts<>+544(SB), Y3, Y4
+	VPERMPS      ocannlMap35AVX2Consts<>+544(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap33AVX2Consts<>+576(SB), Y3, Y4
+	VPERMPS      ocannlMap35AVX2Consts<>+576(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap33AVX2Consts<>+608(SB), Y3, Y4
+	VPERMPS      ocannlMap35AVX2Consts<>+608(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap33AVX2Consts<>+640(SB), Y3, Y4
+	VPERMPS      ocannlMap35AVX2Consts<>+640(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap33AVX2Consts<>+672(SB), Y3, Y4
+	VPERMPS      ocannlMap35AVX2Consts<>+672(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap33AVX2Consts<>+704(SB), Y3, Y4
+	VPERMPS      ocannlMap35AVX2Consts<>+704(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VPERMPS      ocannlMap33AVX2Consts<>+736(SB), Y3, Y4
+	VPERMPS      ocannlMap35AVX2Consts<>+736(SB), Y3, Y4
 	VADDPD       Y4, Y7, Y7
 	VMULPD       Y6, Y7, Y7
-	VADDPD       ocannlMap33AVX2Consts<>+224(SB), Y7, Y7
+	VADDPD       ocannlMap35AVX2Consts<>+224(SB), Y7, Y7
 	VDIVPD       Y7, Y5, Y5
 	VMULPD       Y2, Y5, Y3
 	VADDPD       Y2, Y3, Y3
-	VMULPD       ocannlMap33AVX2Consts<>+768(SB), Y2, Y7
+	VMULPD       ocannlMap35AVX2Consts<>+768(SB), Y2, Y7
 	VADDPD       Y2, Y7, Y7
-	VCMPPD       $0x01, ocannlMap33AVX2Consts<>+800(SB), Y2, Y4
+	VCMPPD       $0x01, ocannlMap35AVX2Consts<>+800(SB), Y2, Y4
 	VBLENDVPD    Y4, Y7, Y3, Y3
-	VMULPD       ocannlMap33AVX2Consts<>+832(SB), Y2, Y7
-	VMULPD       ocannlMap33AVX2Consts<>+864(SB), Y2, Y6
+	VMULPD       ocannlMap35AVX2Consts<>+832(SB), Y2, Y7
+	VMULPD       ocannlMap35AVX2Consts<>+864(SB), Y2, Y6
 	VADDPD       Y6, Y7, Y7
-	VMULPD       ocannlMap33AVX2Consts<>+896(SB), Y7, Y7
-	VCMPPD       $0x01, ocannlMap33AVX2Consts<>+928(SB), Y2, Y4
+	VMULPD       ocannlMap35AVX2Consts<>+896(SB), Y7, Y7
+	VCMPPD       $0x01, ocannlMap35AVX2Consts<>+928(SB), Y2, Y4
 	VBLENDVPD    Y4, Y7, Y3, Y3
-	VADDPD       ocannlMap33AVX2Consts<>+960(SB), Y5, Y7
-	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+96(SB), Y2, Y4
+	VADDPD       ocannlMap35AVX2Consts<>+960(SB), Y5, Y7
+	VCMPPD       $0x0d, ocannlMap35AVX2Consts<>+96(SB), Y2, Y4
 	VBLENDVPD    Y4, Y7, Y3, Y3
-	VANDPD       ocannlMap33AVX2Consts<>+992(SB), Y2, Y4
+	VANDPD       ocannlMap35AVX2Consts<>+992(SB), Y2, Y4
 	VMULPD       Y4, Y4, Y7
-	VXORPD       ocannlMap33AVX2Consts<>+1024(SB), Y7, Y7
-	VSUBPD       ocannlMap33AVX2Consts<>+1056(SB), Y7, Y7
+	VXORPD       ocannlMap35AVX2Consts<>+1024(SB), Y7, Y7
+	VSUBPD       ocannlMap35AVX2Consts<>+1056(SB), Y7, Y7
 	VSUBPD       Y2, Y4, Y6
 	VADDPD       Y2, Y4, Y4
 	VMULPD       Y4, Y6, Y6
 	VADDPD       Y5, Y6, Y6
-	VMULPD       ocannlMap33AVX2Consts<>+1088(SB), Y7, Y4
+	VMULPD       ocannlMap35AVX2Consts<>+1088(SB), Y7, Y4
 	VROUNDPD     $0x00, Y4, Y4
-	VMOVUPD      ocannlMap33AVX2Consts<>+1120(SB), Y5
+	VMOVUPD      ocannlMap35AVX2Consts<>+1120(SB), Y5
 	VFNMADD213PD Y7, Y4, Y5
-	VFNMADD231PD ocannlMap33AVX2Consts<>+1152(SB), Y4, Y5
-	VMULPD       ocannlMap33AVX2Consts<>+1184(SB), Y5, Y5
-	VMOVUPD      ocannlMap33AVX2Consts<>+1216(SB), Y7
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1248(SB), Y5, Y7
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1280(SB), Y5, Y7
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1312(SB), Y5, Y7
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1344(SB), Y5, Y7
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1376(SB), Y5, Y7
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1408(SB), Y5, Y7
-	VFMADD213PD  ocannlMap33AVX2Consts<>+224(SB), Y5, Y7
+	VFNMADD231PD ocannlMap35AVX2Consts<>+1152(SB), Y4, Y5
+	VMULPD       ocannlMap35AVX2Consts<>+1184(SB), Y5, Y5
+	VMOVUPD      ocannlMap35AVX2Consts<>+1216(SB), Y7
+	VFMADD213PD  ocannlMap35AVX2Consts<>+1248(SB), Y5, Y7
+	VFMADD213PD  ocannlMap35AVX2Consts<>+1280(SB), Y5, Y7
+	VFMADD213PD  ocannlMap35AVX2Consts<>+1312(SB), Y5, Y7
+	VFMADD213PD  ocannlMap35AVX2Consts<>+1344(SB), Y5, Y7
+	VFMADD213PD  ocannlMap35AVX2Consts<>+1376(SB), Y5, Y7
+	VFMADD213PD  ocannlMap35AVX2Consts<>+1408(SB), Y5, Y7
+	VFMADD213PD  ocannlMap35AVX2Consts<>+224(SB), Y5, Y7
 	VMULPD       Y7, Y5, Y5
-	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y5, Y7
+	VADDPD       ocannlMap35AVX2Consts<>+1440(SB), Y5, Y7
 	VMULPD       Y7, Y5, Y5
-	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y5, Y7
+	VADDPD       ocannlMap35AVX2Consts<>+1440(SB), Y5, Y7
 	VMULPD       Y7, Y5, Y5
-	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y5, Y7
+	VADDPD       ocannlMap35AVX2Consts<>+1440(SB), Y5, Y7
 	VMULPD       Y7, Y5, Y5
-	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y5, Y7
-	VFMADD213PD  ocannlMap33AVX2Consts<>+224(SB), Y7, Y5
-	VADDPD       ocannlMap33AVX2Consts<>+1472(SB), Y4, Y4
-	VPADDQ       ocannlMap33AVX2Consts<>+1504(SB), Y4, Y4
+	VADDPD       ocannlMap35AVX2Consts<>+1440(SB), Y5, Y7
+	VFMADD213PD  ocannlMap35AVX2Consts<>+224(SB), Y7, Y5
+	VADDPD       ocannlMap35AVX2Consts<>+1472(SB), Y4, Y4
+	VPADDQ       ocannlMap35AVX2Consts<>+1504(SB), Y4, Y4
 	VPSLLQ       $0x34, Y4, Y4
 	VMULPD       Y4, Y5, Y5
-	VMULPD       ocannlMap33AVX2Consts<>+1088(SB), Y6, Y4
+	VMULPD       ocannlMap35AVX2Consts<>+1088(SB), Y6, Y4
 	VROUNDPD     $0x00, Y4, Y4
-	VMOVUPD      ocannlMap33AVX2Consts<>+1120(SB), Y7
+	VMOVUPD      ocannlMap35AVX2Consts<>+1120(SB), Y7
 	VFNMADD213PD Y6, Y4, Y7
-	VFNMADD231PD ocannlMap33AVX2Consts<>+1152(SB), Y4, Y7
-	VMULPD       ocannlMap33AVX2Consts<>+1184(SB), Y7, Y7
-	VMOVUPD      ocannlMap33AVX2Consts<>+1216(SB), Y6
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1248(SB), Y7, Y6
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1280(SB), Y7, Y6
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1312(SB), Y7, Y6
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1344(SB), Y7, Y6
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1376(SB), Y7, Y6
-	VFMADD213PD  ocannlMap33AVX2Consts<>+1408(SB), Y7, Y6
-	VFMADD213PD  ocannlMap33AVX2Consts<>+224(SB), Y7, Y6
+	VFNMADD231PD ocannlMap35AVX2Consts<>+1152(SB), Y4, Y7
+	VMULPD       ocannlMap35AVX2Consts<>+1184(SB), Y7, Y7
+	VMOVUPD      ocannlMap35AVX2Consts<>+1216(SB), Y6
+	VFMADD213PD  ocannlMap35AVX2Consts<>+1248(SB), Y7, Y6
+	VFMADD213PD  ocannlMap35AVX2Consts<>+1280(SB), Y7, Y6
+	VFMADD213PD  ocannlMap35AVX2Consts<>+1312(SB), Y7, Y6
+	VFMADD213PD  ocannlMap35AVX2Consts<>+1344(SB), Y7, Y6
+	VFMADD213PD  ocannlMap35AVX2Consts<>+1376(SB), Y7, Y6
+	VFMADD213PD  ocannlMap35AVX2Consts<>+1408(SB), Y7, Y6
+	VFMADD213PD  ocannlMap35AVX2Consts<>+224(SB), Y7, Y6
 	VMULPD       Y6, Y7, Y7
-	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y7, Y6
+	VADDPD       ocannlMap35AVX2Consts<>+1440(SB), Y7, Y6
 	VMULPD       Y6, Y7, Y7
-	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y7, Y6
+	VADDPD       ocannlMap35AVX2Consts<>+1440(SB), Y7, Y6
 	VMULPD       Y6, Y7, Y7
-	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y7, Y6
+	VADDPD       ocannlMap35AVX2Consts<>+1440(SB), Y7, Y6
 	VMULPD       Y6, Y7, Y7
-	VADDPD       ocannlMap33AVX2Consts<>+1440(SB), Y7, Y6
-	VFMADD213PD  ocannlMap33AVX2Consts<>+224(SB), Y6, Y7
-	VADDPD       ocannlMap33AVX2Consts<>+1472(SB), Y4, Y4
-	VPADDQ       ocannlMap33AVX2Consts<>+1504(SB), Y4, Y4
+	VADDPD       ocannlMap35AVX2Consts<>+1440(SB), Y7, Y6
+	VFMADD213PD  ocannlMap35AVX2Consts<>+224(SB), Y6, Y7
+	VADDPD       ocannlMap35AVX2Consts<>+1472(SB), Y4, Y4
+	VPADDQ       ocannlMap35AVX2Consts<>+1504(SB), Y4, Y4
 	VPSLLQ       $0x34, Y4, Y4
 	VMULPD       Y4, Y7, Y7
 	VMULPD       Y7, Y5, Y5
 	VDIVPD       Y2, Y5, Y5
-	VMOVUPD      ocannlMap33AVX2Consts<>+224(SB), Y6
+	VMOVUPD      ocannlMap35AVX2Consts<>+224(SB), Y6
 	VSUBPD       Y5, Y6, Y6
-	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+160(SB), Y2, Y4
+	VCMPPD       $0x0d, ocannlMap35AVX2Consts<>+160(SB), Y2, Y4
 	VBLENDVPD    Y4, Y6, Y3, Y3
-	VCMPPD       $0x0d, ocannlMap33AVX2Consts<>+1536(SB), Y2, Y4
-	VBLENDVPD    Y4, ocannlMap33AVX2Consts<>+224(SB), Y3, Y3
-	VANDPD       ocannlMap33AVX2Consts<>+1024(SB), Y1, Y7
+	VCMPPD       $0x0d, ocannlMap35AVX2Consts<>+1536(SB), Y2, Y4
+	VBLENDVPD    Y4, ocannlMap35AVX2Consts<>+224(SB), Y3, Y3
+	VANDPD       ocannlMap35AVX2Consts<>+1024(SB), Y1, Y7
 	VORPD        Y7, Y3, Y3
 	VADDPD       Y3, Y0, Y0
 	VMOVUPS      Y0, (AX)
@@ -8037,243 +8117,243 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap33AVX2Consts<>+0(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap33AVX2Consts<>+8(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap33AVX2Consts<>+16(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap33AVX2Consts<>+24(SB)/8, $0x3fe6a09e667f3bcd
-DATA ocannlMap33AVX2Consts<>+32(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap33AVX2Consts<>+40(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap33AVX2Consts<>+48(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap33AVX2Consts<>+56(SB)/8, $0x7fffffffffffffff
-DATA ocannlMap33AVX2Consts<>+64(SB)/8, $0x0000000100000000
-DATA ocannlMap33AVX2Consts<>+72(SB)/8, $0x0000000100000000
-DATA ocannlMap33AVX2Consts<>+80(SB)/8, $0x0000000100000000
-DATA ocannlMap33AVX2Consts<>+88(SB)/8, $0x0000000100000000
-DATA ocannlMap33AVX2Consts<>+96(SB)/8, $0x3feb000000000000
-DATA ocannlMap33AVX2Consts<>+104(SB)/8, $0x3feb000000000000
-DATA ocannlMap33AVX2Consts<>+112(SB)/8, $0x3feb000000000000
-DATA ocannlMap33AVX2Consts<>+120(SB)/8, $0x3feb000000000000
-DATA ocannlMap33AVX2Consts<>+128(SB)/8, $0x0000000200000002
-DATA ocannlMap33AVX2Consts<>+136(SB)/8, $0x0000000200000002
-DATA ocannlMap33AVX2Consts<>+144(SB)/8, $0x0000000200000002
-DATA ocannlMap33AVX2Consts<>+152(SB)/8, $0x0000000200000002
-DATA ocannlMap33AVX2Consts<>+160(SB)/8, $0x3ff4000000000000
-DATA ocannlMap33AVX2Consts<>+168(SB)/8, $0x3ff4000000000000
-DATA ocannlMap33AVX2Consts<>+176(SB)/8, $0x3ff4000000000000
-DATA ocannlMap33AVX2Consts<>+184(SB)/8, $0x3ff4000000000000
-DATA ocannlMap33AVX2Consts<>+192(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap33AVX2Consts<>+200(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap33AVX2Consts<>+208(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap33AVX2Consts<>+216(SB)/8, $0x4006db6db6db6db7
-DATA ocannlMap33AVX2Consts<>+224(SB)/8, $0x3ff0000000000000
-DATA ocannlMap33AVX2Consts<>+232(SB)/8, $0x3ff0000000000000
-DATA ocannlMap33AVX2Consts<>+240(SB)/8, $0x3ff0000000000000
-DATA ocannlMap33AVX2Consts<>+248(SB)/8, $0x3ff0000000000000
-DATA ocannlMap33AVX2Consts<>+256(SB)/8, $0x0000000000000000
-DATA ocannlMap33AVX2Consts<>+264(SB)/8, $0x0000000000000000
-DATA ocannlMap33AVX2Consts<>+272(SB)/8, $0xc023a0efc69ac25c
-DATA ocannlMap33AVX2Consts<>+280(SB)/8, $0x0000000000000000
-DATA ocannlMap33AVX2Consts<>+288(SB)/8, $0x0000000000000000
-DATA ocannlMap33AVX2Consts<>+296(SB)/8, $0xbf61bf380a96073f
-DATA ocannlMap33AVX2Consts<>+304(SB)/8, $0xc054526557e4d2f2
-DATA ocannlMap33AVX2Consts<>+312(SB)/8, $0xc07e384e9bdc383f
-DATA ocannlMap33AVX2Consts<>+320(SB)/8, $0x0000000000000000
-DATA ocannlMap33AVX2Consts<>+328(SB)/8, $0x3fa22a36599795eb
-DATA ocannlMap33AVX2Consts<>+336(SB)/8, $0xc067135cebccabb2
-DATA ocannlMap33AVX2Consts<>+344(SB)/8, $0xc09004616a2e5992
-DATA ocannlMap33AVX2Consts<>+352(SB)/8, $0xbef8ead6120016ac
-DATA ocannlMap33AVX2Consts<>+360(SB)/8, $0xbfbc63983d3e28ec
-DATA ocannlMap33AVX2Consts<>+368(SB)/8, $0xc0644cb184282266
-DATA ocannlMap33AVX2Consts<>+376(SB)/8, $0xc083ec881375f228
-DATA ocannlMap33AVX2Consts<>+384(SB)/8, $0xbf77a291236668e4
-DATA ocannlMap33AVX2Consts<>+392(SB)/8, $0x3fd45fca805120e4
-DATA ocannlMap33AVX2Consts<>+400(SB)/8, $0xc04f300ae4cba38d
-DATA ocannlMap33AVX2Consts<>+408(SB)/8, $0xc064145d43c5ed98
-DATA ocannlMap33AVX2Consts<>+416(SB)/8, $0xbf9d2a51dbd7194f
-DATA ocannlMap33AVX2Consts<>+424(SB)/8, $0xbfd7d240fbb8c3f1
-DATA ocannlMap33AVX2Consts<>+432(SB)/8, $0xc0251e0441b0e726
-DATA ocannlMap33AVX2Consts<>+440(SB)/8, $0xc031c209555f995a
-DATA ocannlMap33AVX2Consts<>+448(SB)/8, $0xbfd4cd7d691cb913
-DATA ocannlMap33AVX2Consts<>+456(SB)/8, $0x3fda8d00ad92b34d
-DATA ocannlMap33AVX2Consts<>+464(SB)/8, $0xbfe63416e4ba7360
-DATA ocannlMap33AVX2Consts<>+472(SB)/8, $0xbfe993ba70c285de
-DATA ocannlMap33AVX2Consts<>+480(SB)/8, $0x3fc06eba8214db68
-DATA ocannlMap33AVX2Consts<>+488(SB)/8, $0xbf6359b8bef77538
-DATA ocannlMap33AVX2Consts<>+496(SB)/8, $0xbf843412600d6435
-DATA ocannlMap33AVX2Consts<>+504(SB)/8, $0xbf84341239e86f4a
-DATA ocannlMap33AVX2Consts<>+512(SB)/8, $0x0000000000000000
-DATA ocannlMap33AVX2Consts<>+520(SB)/8, $0x0000000000000000
-DATA ocannlMap33AVX2Consts<>+528(SB)/8, $0xbfaeeff2ee749a62
-DATA ocannlMap33AVX2Consts<>+536(SB)/8, $0x0000000000000000
-DATA ocannlMap33AVX2Consts<>+544(SB)/8, $0x0000000000000000
-DATA ocannlMap33AVX2Consts<>+552(SB)/8, $0x0000000000000000
-DATA ocannlMap33AVX2Consts<>+560(SB)/8, $0x401a47ef8e484a93
-DATA ocannlMap33AVX2Consts<>+568(SB)/8, $0xc03670e242712d62
-DATA ocannlMap33AVX2Consts<>+576(SB)/8, $0x0000000000000000
-DATA ocannlMap33AVX2Consts<>+584(SB)/8, $0x3f888b545735151d
-DATA ocannlMap33AVX2Consts<>+592(SB)/8, $0x405b28a3ee48ae2c
-DATA ocannlMap33AVX2Consts<>+600(SB)/8, $0x407da874e79fe763
-DATA ocannlMap33AVX2Consts<>+608(SB)/8, $0xbed09c4342a26120
-DATA ocannlMap33AVX2Consts<>+616(SB)/8, $0x3f8bedc26b51dd1c
-DATA ocannlMap33AVX2Consts<>+624(SB)/8, $0x407ad02157700314
-DATA ocannlMap33AVX2Consts<>+632(SB)/8, $0x40a3f219cedf3be6
-DATA ocannlMap33AVX2Consts<>+640(SB)/8, $0x3f215dc9221c1a10
-DATA ocannlMap33AVX2Consts<>+648(SB)/8, $0x3fc02660e763351f
-DATA ocannlMap33AVX2Consts<>+656(SB)/8, $0x40842b1921ec2868
-DATA ocannlMap33AVX2Consts<>+664(SB)/8, $0x40a8ffb7688c246a
-DATA ocannlMap33AVX2Consts<>+672(SB)/8, $0x3f74d022c4d36b0f
-DATA ocannlMap33AVX2Consts<>+680(SB)/8, $0x3fb2635cd99fe9a7
-DATA ocannlMap33AVX2Consts<>+688(SB)/8, $0x407b290dd58a1a71
-DATA ocannlMap33AVX2Consts<>+696(SB)/8, $0x409802eb189d5118
-DATA ocannlMap33AVX2Consts<>+704(SB)/8, $0x3fb0a54c5536ceba
-DATA ocannlMap33AVX2Consts<>+712(SB)/8, $0x3fe14af092eb6f33
-DATA ocannlMap33AVX2Consts<>+720(SB)/8, $0x4061350c526ae721
-DATA ocannlMap33AVX2Consts<>+728(SB)/8, $0x40745cae221b9f0a
-DATA ocannlMap33AVX2Consts<>+736(SB)/8, $0x3fd97779cddadc09
-DATA ocannlMap33AVX2Consts<>+744(SB)/8, $0x3fbb3e6618eee323
-DATA ocannlMap33AVX2Consts<>+752(SB)/8, $0x4033a6b9bd707687
-DATA ocannlMap33AVX2Consts<>+760(SB)/8, $0x403e568b261d5190
-DATA ocannlMap33AVX2Consts<>+768(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap33AVX2Consts<>+776(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap33AVX2Consts<>+784(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap33AVX2Consts<>+792(SB)/8, $0x3fc06eba8214db69
-DATA ocannlMap33AVX2Consts<>+800(SB)/8, $0x3e30000000000000
-DATA ocannlMap33AVX2Consts<>+808(SB)/8, $0x3e30000000000000
-DATA ocannlMap33AVX2Consts<>+816(SB)/8, $0x3e30000000000000
-DATA ocannlMap33AVX2Consts<>+824(SB)/8, $0x3e30000000000000
-DATA ocannlMap33AVX2Consts<>+832(SB)/8, $0x4020000000000000
-DATA ocannlMap33AVX2Consts<>+840(SB)/8, $0x4020000000000000
-DATA ocannlMap33AVX2Consts<>+848(SB)/8, $0x4020000000000000
-DATA ocannlMap33AVX2Consts<>+856(SB)/8, $0x4020000000000000
-DATA ocannlMap33AVX2Consts<>+864(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap33AVX2Consts<>+872(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap33AVX2Consts<>+880(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap33AVX2Consts<>+888(SB)/8, $0x3ff06eba8214db69
-DATA ocannlMap33AVX2Consts<>+896(SB)/8, $0x3fc0000000000000
-DATA ocannlMap33AVX2Consts<>+904(SB)/8, $0x3fc0000000000000
-DATA ocannlMap33AVX2Consts<>+912(SB)/8, $0x3fc0000000000000
-DATA ocannlMap33AVX2Consts<>+920(SB)/8, $0x3fc0000000000000
-DATA ocannlMap33AVX2Consts<>+928(SB)/8, $0x0080000000000000
-DATA ocannlMap33AVX2Consts<>+936(SB)/8, $0x0080000000000000
-DATA ocannlMap33AVX2Consts<>+944(SB)/8, $0x0080000000000000
-DATA ocannlMap33AVX2Consts<>+952(SB)/8, $0x0080000000000000
-DATA ocannlMap33AVX2Consts<>+960(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap33AVX2Consts<>+968(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap33AVX2Consts<>+976(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap33AVX2Consts<>+984(SB)/8, $0x3feb0ac160000000
-DATA ocannlMap33AVX2Consts<>+992(SB)/8, $0xffffffff00000000
-DATA ocannlMap33AVX2Consts<>+1000(SB)/8, $0xffffffff00000000
-DATA ocannlMap33AVX2Consts<>+1008(SB)/8, $0xffffffff00000000
-DATA ocannlMap33AVX2Consts<>+1016(SB)/8, $0xffffffff00000000
-DATA ocannlMap33AVX2Consts<>+1024(SB)/8, $0x8000000000000000
-DATA ocannlMap33AVX2Consts<>+1032(SB)/8, $0x8000000000000000
-DATA ocannlMap33AVX2Consts<>+1040(SB)/8, $0x8000000000000000
-DATA ocannlMap33AVX2Consts<>+1048(SB)/8, $0x8000000000000000
-DATA ocannlMap33AVX2Consts<>+1056(SB)/8, $0x3fe2000000000000
-DATA ocannlMap33AVX2Consts<>+1064(SB)/8, $0x3fe2000000000000
-DATA ocannlMap33AVX2Consts<>+1072(SB)/8, $0x3fe2000000000000
-DATA ocannlMap33AVX2Consts<>+1080(SB)/8, $0x3fe2000000000000
-DATA ocannlMap33AVX2Consts<>+1088(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap33AVX2Consts<>+1096(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap33AVX2Consts<>+1104(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap33AVX2Consts<>+1112(SB)/8, $0x3ff71547652b82fe
-DATA ocannlMap33AVX2Consts<>+1120(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap33AVX2Consts<>+1128(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap33AVX2Consts<>+1136(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap33AVX2Consts<>+1144(SB)/8, $0x3fe62e42fefa3000
-DATA ocannlMap33AVX2Consts<>+1152(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap33AVX2Consts<>+1160(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap33AVX2Consts<>+1168(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap33AVX2Consts<>+1176(SB)/8, $0x3d53de6af278ece6
-DATA ocannlMap33AVX2Consts<>+1184(SB)/8, $0x3fb0000000000000
-DATA ocannlMap33AVX2Consts<>+1192(SB)/8, $0x3fb0000000000000
-DATA ocannlMap33AVX2Consts<>+1200(SB)/8, $0x3fb0000000000000
-DATA ocannlMap33AVX2Consts<>+1208(SB)/8, $0x3fb0000000000000
-DATA ocannlMap33AVX2Consts<>+1216(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap33AVX2Consts<>+1224(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap33AVX2Consts<>+1232(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap33AVX2Consts<>+1240(SB)/8, $0x3efa01a01a01a01a
-DATA ocannlMap33AVX2Consts<>+1248(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap33AVX2Consts<>+1256(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap33AVX2Consts<>+1264(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap33AVX2Consts<>+1272(SB)/8, $0x3f2a01a01a01a01a
-DATA ocannlMap33AVX2Consts<>+1280(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap33AVX2Consts<>+1288(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap33AVX2Consts<>+1296(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap33AVX2Consts<>+1304(SB)/8, $0x3f56c16c16c16c17
-DATA ocannlMap33AVX2Consts<>+1312(SB)/8, $0x3f81111111111111
-DATA ocannlMap33AVX2Consts<>+1320(SB)/8, $0x3f81111111111111
-DATA ocannlMap33AVX2Consts<>+1328(SB)/8, $0x3f81111111111111
-DATA ocannlMap33AVX2Consts<>+1336(SB)/8, $0x3f81111111111111
-DATA ocannlMap33AVX2Consts<>+1344(SB)/8, $0x3fa5555555555555
-DATA ocannlMap33AVX2Consts<>+1352(SB)/8, $0x3fa5555555555555
-DATA ocannlMap33AVX2Consts<>+1360(SB)/8, $0x3fa5555555555555
-DATA ocannlMap33AVX2Consts<>+1368(SB)/8, $0x3fa5555555555555
-DATA ocannlMap33AVX2Consts<>+1376(SB)/8, $0x3fc5555555555555
-DATA ocannlMap33AVX2Consts<>+1384(SB)/8, $0x3fc5555555555555
-DATA ocannlMap33AVX2Consts<>+1392(SB)/8, $0x3fc5555555555555
-DATA ocannlMap33AVX2Consts<>+1400(SB)/8, $0x3fc5555555555555
-DATA ocannlMap33AVX2Consts<>+1408(SB)/8, $0x3fe0000000000000
-DATA ocannlMap33AVX2Consts<>+1416(SB)/8, $0x3fe0000000000000
-DATA ocannlMap33AVX2Consts<>+1424(SB)/8, $0x3fe0000000000000
-DATA ocannlMap33AVX2Consts<>+1432(SB)/8, $0x3fe0000000000000
-DATA ocannlMap33AVX2Consts<>+1440(SB)/8, $0x4000000000000000
-DATA ocannlMap33AVX2Consts<>+1448(SB)/8, $0x4000000000000000
-DATA ocannlMap33AVX2Consts<>+1456(SB)/8, $0x4000000000000000
-DATA ocannlMap33AVX2Consts<>+1464(SB)/8, $0x4000000000000000
-DATA ocannlMap33AVX2Consts<>+1472(SB)/8, $0x4338000000000000
-DATA ocannlMap33AVX2Consts<>+1480(SB)/8, $0x4338000000000000
-DATA ocannlMap33AVX2Consts<>+1488(SB)/8, $0x4338000000000000
-DATA ocannlMap33AVX2Consts<>+1496(SB)/8, $0x4338000000000000
-DATA ocannlMap33AVX2Consts<>+1504(SB)/8, $0x00000000000003ff
-DATA ocannlMap33AVX2Consts<>+1512(SB)/8, $0x00000000000003ff
-DATA ocannlMap33AVX2Consts<>+1520(SB)/8, $0x00000000000003ff
-DATA ocannlMap33AVX2Consts<>+1528(SB)/8, $0x00000000000003ff
-DATA ocannlMap33AVX2Consts<>+1536(SB)/8, $0x4018000000000000
-DATA ocannlMap33AVX2Consts<>+1544(SB)/8, $0x4018000000000000
-DATA ocannlMap33AVX2Consts<>+1552(SB)/8, $0x4018000000000000
-DATA ocannlMap33AVX2Consts<>+1560(SB)/8, $0x4018000000000000
-DATA ocannlMap33AVX2Consts<>+1568(SB)/8, $0x3fa6e4e26d4801f7
-DATA ocannlMap33AVX2Consts<>+1576(SB)/8, $0x3fa6e4e26d4801f7
-DATA ocannlMap33AVX2Consts<>+1584(SB)/8, $0x3fa6e4e26d4801f7
-DATA ocannlMap33AVX2Consts<>+1592(SB)/8, $0x3fa6e4e26d4801f7
-DATA ocannlMap33AVX2Consts<>+1600(SB)/8, $0x3fe9884533d43651
-DATA ocannlMap33AVX2Consts<>+1608(SB)/8, $0x3fe9884533d43651
-DATA ocannlMap33AVX2Consts<>+1616(SB)/8, $0x3fe9884533d43651
-DATA ocannlMap33AVX2Consts<>+1624(SB)/8, $0x3fe9884533d43651
-DATA ocannlMap33AVX2Consts<>+1632(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap33AVX2Consts<>+1640(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap33AVX2Consts<>+1648(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap33AVX2Consts<>+1656(SB)/8, $0xbfeedc5baafd6f4b
-DATA ocannlMap33AVX2Consts<>+1664(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap33AVX2Consts<>+1672(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap33AVX2Consts<>+1680(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap33AVX2Consts<>+1688(SB)/8, $0xc058d26a0e26682d
-DATA ocannlMap33AVX2Consts<>+1696(SB)/8, $0xc0993ac030580563
-DATA ocannlMap33AVX2Consts<>+1704(SB)/8, $0xc0993ac030580563
-DATA ocannlMap33AVX2Consts<>+1712(SB)/8, $0xc0993ac030580563
-DATA ocannlMap33AVX2Consts<>+1720(SB)/8, $0xc0993ac030580563
-DATA ocannlMap33AVX2Consts<>+1728(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap33AVX2Consts<>+1736(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap33AVX2Consts<>+1744(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap33AVX2Consts<>+1752(SB)/8, $0x405c33f28a581b86
-DATA ocannlMap33AVX2Consts<>+1760(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap33AVX2Consts<>+1768(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap33AVX2Consts<>+1776(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap33AVX2Consts<>+1784(SB)/8, $0x40a176fa0e5535fa
-DATA ocannlMap33AVX2Consts<>+1792(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap33AVX2Consts<>+1800(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap33AVX2Consts<>+1808(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap33AVX2Consts<>+1816(SB)/8, $0x40b2ec102442040c
-DATA ocannlMap33AVX2Consts<>+1824(SB)/8, $0x3fe4000000000000
-DATA ocannlMap33AVX2Consts<>+1832(SB)/8, $0x3fe4000000000000
-DATA ocannlMap33AVX2Consts<>+1840(SB)/8, $0x3fe4000000000000
-DATA ocannlMap33AVX2Consts<>+1848(SB)/8, $0x3fe4000000000000
-DATA ocannlMap33AVX2Consts<>+1856(SB)/8, $0x404601e678fc457b
-DATA ocannlMap33AVX2Consts<>+1864(SB)/8, $0x404601e678fc457b
-DATA ocannlMap33AVX2Consts<>+1872(SB)/8, $0x404601e678fc457b
-DATA ocannlMap33AVX2Consts<>+1880(SB)/8, $0x404601e678fc457b
-GLOBL ocannlMap33AVX2Consts<>(SB), RODATA|NOPTR, $1888
+DATA ocannlMap35AVX2Consts<>+0(SB)/8, $0x3fe6a09e667f3bcd
+DATA ocannlMap35AVX2Consts<>+8(SB)/8, $0x3fe6a09e667f3bcd
+DATA ocannlMap35AVX2Consts<>+16(SB)/8, $0x3fe6a09e667f3bcd
+DATA ocannlMap35AVX2Consts<>+24(SB)/8, $0x3fe6a09e667f3bcd
+DATA ocannlMap35AVX2Consts<>+32(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap35AVX2Consts<>+40(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap35AVX2Consts<>+48(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap35AVX2Consts<>+56(SB)/8, $0x7fffffffffffffff
+DATA ocannlMap35AVX2Consts<>+64(SB)/8, $0x0000000100000000
+DATA ocannlMap35AVX2Consts<>+72(SB)/8, $0x0000000100000000
+DATA ocannlMap35AVX2Consts<>+80(SB)/8, $0x0000000100000000
+DATA ocannlMap35AVX2Consts<>+88(SB)/8, $0x0000000100000000
+DATA ocannlMap35AVX2Consts<>+96(SB)/8, $0x3feb000000000000
+DATA ocannlMap35AVX2Consts<>+104(SB)/8, $0x3feb000000000000
+DATA ocannlMap35AVX2Consts<>+112(SB)/8, $0x3feb000000000000
+DATA ocannlMap35AVX2Consts<>+120(SB)/8, $0x3feb000000000000
+DATA ocannlMap35AVX2Consts<>+128(SB)/8, $0x0000000200000002
+DATA ocannlMap35AVX2Consts<>+136(SB)/8, $0x0000000200000002
+DATA ocannlMap35AVX2Consts<>+144(SB)/8, $0x0000000200000002
+DATA ocannlMap35AVX2Consts<>+152(SB)/8, $0x0000000200000002
+DATA ocannlMap35AVX2Consts<>+160(SB)/8, $0x3ff4000000000000
+DATA ocannlMap35AVX2Consts<>+168(SB)/8, $0x3ff4000000000000
+DATA ocannlMap35AVX2Consts<>+176(SB)/8, $0x3ff4000000000000
+DATA ocannlMap35AVX2Consts<>+184(SB)/8, $0x3ff4000000000000
+DATA ocannlMap35AVX2Consts<>+192(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap35AVX2Consts<>+200(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap35AVX2Consts<>+208(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap35AVX2Consts<>+216(SB)/8, $0x4006db6db6db6db7
+DATA ocannlMap35AVX2Consts<>+224(SB)/8, $0x3ff0000000000000
+DATA ocannlMap35AVX2Consts<>+232(SB)/8, $0x3ff0000000000000
+DATA ocannlMap35AVX2Consts<>+240(SB)/8, $0x3ff0000000000000
+DATA ocannlMap35AVX2Consts<>+248(SB)/8, $0x3ff0000000000000
+DATA ocannlMap35AVX2Consts<>+256(SB)/8, $0x0000000000000000
+DATA ocannlMap35AVX2Consts<>+264(SB)/8, $0x0000000000000000
+DATA ocannlMap35AVX2Consts<>+272(SB)/8, $0xc023a0efc69ac25c
+DATA ocannlMap35AVX2Consts<>+280(SB)/8, $0x0000000000000000
+DATA ocannlMap35AVX2Consts<>+288(SB)/8, $0x0000000000000000
+DATA ocannlMap35AVX2Consts<>+296(SB)/8, $0xbf61bf380a96073f
+DATA ocannlMap35AVX2Consts<>+304(SB)/8, $0xc054526557e4d2f2
+DATA ocannlMap35AVX2Consts<>+312(SB)/8, $0xc07e384e9bdc383f
+DATA ocannlMap35AVX2Consts<>+320(SB)/8, $0x0000000000000000
+DATA ocannlMap35AVX2Consts<>+328(SB)/8, $0x3fa22a36599795eb
+DATA ocannlMap35AVX2Consts<>+336(SB)/8, $0xc067135cebccabb2
+DATA ocannlMap35AVX2Consts<>+344(SB)/8, $0xc09004616a2e5992
+DATA ocannlMap35AVX2Consts<>+352(SB)/8, $0xbef8ead6120016ac
+DATA ocannlMap35AVX2Consts<>+360(SB)/8, $0xbfbc63983d3e28ec
+DATA ocannlMap35AVX2Consts<>+368(SB)/8, $0xc0644cb184282266
+DATA ocannlMap35AVX2Consts<>+376(SB)/8, $0xc083ec881375f228
+DATA ocannlMap35AVX2Consts<>+384(SB)/8, $0xbf77a291236668e4
+DATA ocannlMap35AVX2Consts<>+392(SB)/8, $0x3fd45fca805120e4
+DATA ocannlMap35AVX2Consts<>+400(SB)/8, $0xc04f300ae4cba38d
+DATA ocannlMap35AVX2Consts<>+408(SB)/8, $0xc064145d43c5ed98
+DATA ocannlMap35AVX2Consts<>+416(SB)/8, $0xbf9d2a51dbd7194f
+DATA ocannlMap35AVX2Consts<>+424(SB)/8, $0xbfd7d240fbb8c3f1
+DATA ocannlMap35AVX2Consts<>+432(SB)/8, $0xc0251e0441b0e726
+DATA ocannlMap35AVX2Consts<>+440(SB)/8, $0xc031c209555f995a
+DATA ocannlMap35AVX2Consts<>+448(SB)/8, $0xbfd4cd7d691cb913
+DATA ocannlMap35AVX2Consts<>+456(SB)/8, $0x3fda8d00ad92b34d
+DATA ocannlMap35AVX2Consts<>+464(SB)/8, $0xbfe63416e4ba7360
+DATA ocannlMap35AVX2Consts<>+472(SB)/8, $0xbfe993ba70c285de
+DATA ocannlMap35AVX2Consts<>+480(SB)/8, $0x3fc06eba8214db68
+DATA ocannlMap35AVX2Consts<>+488(SB)/8, $0xbf6359b8bef77538
+DATA ocannlMap35AVX2Consts<>+496(SB)/8, $0xbf843412600d6435
+DATA ocannlMap35AVX2Consts<>+504(SB)/8, $0xbf84341239e86f4a
+DATA ocannlMap35AVX2Consts<>+512(SB)/8, $0x0000000000000000
+DATA ocannlMap35AVX2Consts<>+520(SB)/8, $0x0000000000000000
+DATA ocannlMap35AVX2Consts<>+528(SB)/8, $0xbfaeeff2ee749a62
+DATA ocannlMap35AVX2Consts<>+536(SB)/8, $0x0000000000000000
+DATA ocannlMap35AVX2Consts<>+544(SB)/8, $0x0000000000000000
+DATA ocannlMap35AVX2Consts<>+552(SB)/8, $0x0000000000000000
+DATA ocannlMap35AVX2Consts<>+560(SB)/8, $0x401a47ef8e484a93
+DATA ocannlMap35AVX2Consts<>+568(SB)/8, $0xc03670e242712d62
+DATA ocannlMap35AVX2Consts<>+576(SB)/8, $0x0000000000000000
+DATA ocannlMap35AVX2Consts<>+584(SB)/8, $0x3f888b545735151d
+DATA ocannlMap35AVX2Consts<>+592(SB)/8, $0x405b28a3ee48ae2c
+DATA ocannlMap35AVX2Consts<>+600(SB)/8, $0x407da874e79fe763
+DATA ocannlMap35AVX2Consts<>+608(SB)/8, $0xbed09c4342a26120
+DATA ocannlMap35AVX2Consts<>+616(SB)/8, $0x3f8bedc26b51dd1c
+DATA ocannlMap35AVX2Consts<>+624(SB)/8, $0x407ad02157700314
+DATA ocannlMap35AVX2Consts<>+632(SB)/8, $0x40a3f219cedf3be6
+DATA ocannlMap35AVX2Consts<>+640(SB)/8, $0x3f215dc9221c1a10
+DATA ocannlMap35AVX2Consts<>+648(SB)/8, $0x3fc02660e763351f
+DATA ocannlMap35AVX2Consts<>+656(SB)/8, $0x40842b1921ec2868
+DATA ocannlMap35AVX2Consts<>+664(SB)/8, $0x40a8ffb7688c246a
+DATA ocannlMap35AVX2Consts<>+672(SB)/8, $0x3f74d022c4d36b0f
+DATA ocannlMap35AVX2Consts<>+680(SB)/8, $0x3fb2635cd99fe9a7
+DATA ocannlMap35AVX2Consts<>+688(SB)/8, $0x407b290dd58a1a71
+DATA ocannlMap35AVX2Consts<>+696(SB)/8, $0x409802eb189d5118
+DATA ocannlMap35AVX2Consts<>+704(SB)/8, $0x3fb0a54c5536ceba
+DATA ocannlMap35AVX2Consts<>+712(SB)/8, $0x3fe14af092eb6f33
+DATA ocannlMap35AVX2Consts<>+720(SB)/8, $0x4061350c526ae721
+DATA ocannlMap35AVX2Consts<>+728(SB)/8, $0x40745cae221b9f0a
+DATA ocannlMap35AVX2Consts<>+736(SB)/8, $0x3fd97779cddadc09
+DATA ocannlMap35AVX2Consts<>+744(SB)/8, $0x3fbb3e6618eee323
+DATA ocannlMap35AVX2Consts<>+752(SB)/8, $0x4033a6b9bd707687
+DATA ocannlMap35AVX2Consts<>+760(SB)/8, $0x403e568b261d5190
+DATA ocannlMap35AVX2Consts<>+768(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap35AVX2Consts<>+776(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap35AVX2Consts<>+784(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap35AVX2Consts<>+792(SB)/8, $0x3fc06eba8214db69
+DATA ocannlMap35AVX2Consts<>+800(SB)/8, $0x3e30000000000000
+DATA ocannlMap35AVX2Consts<>+808(SB)/8, $0x3e30000000000000
+DATA ocannlMap35AVX2Consts<>+816(SB)/8, $0x3e30000000000000
+DATA ocannlMap35AVX2Consts<>+824(SB)/8, $0x3e30000000000000
+DATA ocannlMap35AVX2Consts<>+832(SB)/8, $0x4020000000000000
+DATA ocannlMap35AVX2Consts<>+840(SB)/8, $0x4020000000000000
+DATA ocannlMap35AVX2Consts<>+848(SB)/8, $0x4020000000000000
+DATA ocannlMap35AVX2Consts<>+856(SB)/8, $0x4020000000000000
+DATA ocannlMap35AVX2Consts<>+864(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap35AVX2Consts<>+872(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap35AVX2Consts<>+880(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap35AVX2Consts<>+888(SB)/8, $0x3ff06eba8214db69
+DATA ocannlMap35AVX2Consts<>+896(SB)/8, $0x3fc0000000000000
+DATA ocannlMap35AVX2Consts<>+904(SB)/8, $0x3fc0000000000000
+DATA ocannlMap35AVX2Consts<>+912(SB)/8, $0x3fc0000000000000
+DATA ocannlMap35AVX2Consts<>+920(SB)/8, $0x3fc0000000000000
+DATA ocannlMap35AVX2Consts<>+928(SB)/8, $0x0080000000000000
+DATA ocannlMap35AVX2Consts<>+936(SB)/8, $0x0080000000000000
+DATA ocannlMap35AVX2Consts<>+944(SB)/8, $0x0080000000000000
+DATA ocannlMap35AVX2Consts<>+952(SB)/8, $0x0080000000000000
+DATA ocannlMap35AVX2Consts<>+960(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap35AVX2Consts<>+968(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap35AVX2Consts<>+976(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap35AVX2Consts<>+984(SB)/8, $0x3feb0ac160000000
+DATA ocannlMap35AVX2Consts<>+992(SB)/8, $0xffffffff00000000
+DATA ocannlMap35AVX2Consts<>+1000(SB)/8, $0xffffffff00000000
+DATA ocannlMap35AVX2Consts<>+1008(SB)/8, $0xffffffff00000000
+DATA ocannlMap35AVX2Consts<>+1016(SB)/8, $0xffffffff00000000
+DATA ocannlMap35AVX2Consts<>+1024(SB)/8, $0x8000000000000000
+DATA ocannlMap35AVX2Consts<>+1032(SB)/8, $0x8000000000000000
+DATA ocannlMap35AVX2Consts<>+1040(SB)/8, $0x8000000000000000
+DATA ocannlMap35AVX2Consts<>+1048(SB)/8, $0x8000000000000000
+DATA ocannlMap35AVX2Consts<>+1056(SB)/8, $0x3fe2000000000000
+DATA ocannlMap35AVX2Consts<>+1064(SB)/8, $0x3fe2000000000000
+DATA ocannlMap35AVX2Consts<>+1072(SB)/8, $0x3fe2000000000000
+DATA ocannlMap35AVX2Consts<>+1080(SB)/8, $0x3fe2000000000000
+DATA ocannlMap35AVX2Consts<>+1088(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap35AVX2Consts<>+1096(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap35AVX2Consts<>+1104(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap35AVX2Consts<>+1112(SB)/8, $0x3ff71547652b82fe
+DATA ocannlMap35AVX2Consts<>+1120(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap35AVX2Consts<>+1128(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap35AVX2Consts<>+1136(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap35AVX2Consts<>+1144(SB)/8, $0x3fe62e42fefa3000
+DATA ocannlMap35AVX2Consts<>+1152(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap35AVX2Consts<>+1160(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap35AVX2Consts<>+1168(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap35AVX2Consts<>+1176(SB)/8, $0x3d53de6af278ece6
+DATA ocannlMap35AVX2Consts<>+1184(SB)/8, $0x3fb0000000000000
+DATA ocannlMap35AVX2Consts<>+1192(SB)/8, $0x3fb0000000000000
+DATA ocannlMap35AVX2Consts<>+1200(SB)/8, $0x3fb0000000000000
+DATA ocannlMap35AVX2Consts<>+1208(SB)/8, $0x3fb0000000000000
+DATA ocannlMap35AVX2Consts<>+1216(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap35AVX2Consts<>+1224(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap35AVX2Consts<>+1232(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap35AVX2Consts<>+1240(SB)/8, $0x3efa01a01a01a01a
+DATA ocannlMap35AVX2Consts<>+1248(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap35AVX2Consts<>+1256(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap35AVX2Consts<>+1264(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap35AVX2Consts<>+1272(SB)/8, $0x3f2a01a01a01a01a
+DATA ocannlMap35AVX2Consts<>+1280(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap35AVX2Consts<>+1288(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap35AVX2Consts<>+1296(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap35AVX2Consts<>+1304(SB)/8, $0x3f56c16c16c16c17
+DATA ocannlMap35AVX2Consts<>+1312(SB)/8, $0x3f81111111111111
+DATA ocannlMap35AVX2Consts<>+1320(SB)/8, $0x3f81111111111111
+DATA ocannlMap35AVX2Consts<>+1328(SB)/8, $0x3f81111111111111
+DATA ocannlMap35AVX2Consts<>+1336(SB)/8, $0x3f81111111111111
+DATA ocannlMap35AVX2Consts<>+1344(SB)/8, $0x3fa5555555555555
+DATA ocannlMap35AVX2Consts<>+1352(SB)/8, $0x3fa5555555555555
+DATA ocannlMap35AVX2Consts<>+1360(SB)/8, $0x3fa5555555555555
+DATA ocannlMap35AVX2Consts<>+1368(SB)/8, $0x3fa5555555555555
+DATA ocannlMap35AVX2Consts<>+1376(SB)/8, $0x3fc5555555555555
+DATA ocannlMap35AVX2Consts<>+1384(SB)/8, $0x3fc5555555555555
+DATA ocannlMap35AVX2Consts<>+1392(SB)/8, $0x3fc5555555555555
+DATA ocannlMap35AVX2Consts<>+1400(SB)/8, $0x3fc5555555555555
+DATA ocannlMap35AVX2Consts<>+1408(SB)/8, $0x3fe0000000000000
+DATA ocannlMap35AVX2Consts<>+1416(SB)/8, $0x3fe0000000000000
+DATA ocannlMap35AVX2Consts<>+1424(SB)/8, $0x3fe0000000000000
+DATA ocannlMap35AVX2Consts<>+1432(SB)/8, $0x3fe0000000000000
+DATA ocannlMap35AVX2Consts<>+1440(SB)/8, $0x4000000000000000
+DATA ocannlMap35AVX2Consts<>+1448(SB)/8, $0x4000000000000000
+DATA ocannlMap35AVX2Consts<>+1456(SB)/8, $0x4000000000000000
+DATA ocannlMap35AVX2Consts<>+1464(SB)/8, $0x4000000000000000
+DATA ocannlMap35AVX2Consts<>+1472(SB)/8, $0x4338000000000000
+DATA ocannlMap35AVX2Consts<>+1480(SB)/8, $0x4338000000000000
+DATA ocannlMap35AVX2Consts<>+1488(SB)/8, $0x4338000000000000
+DATA ocannlMap35AVX2Consts<>+1496(SB)/8, $0x4338000000000000
+DATA ocannlMap35AVX2Consts<>+1504(SB)/8, $0x00000000000003ff
+DATA ocannlMap35AVX2Consts<>+1512(SB)/8, $0x00000000000003ff
+DATA ocannlMap35AVX2Consts<>+1520(SB)/8, $0x00000000000003ff
+DATA ocannlMap35AVX2Consts<>+1528(SB)/8, $0x00000000000003ff
+DATA ocannlMap35AVX2Consts<>+1536(SB)/8, $0x4018000000000000
+DATA ocannlMap35AVX2Consts<>+1544(SB)/8, $0x4018000000000000
+DATA ocannlMap35AVX2Consts<>+1552(SB)/8, $0x4018000000000000
+DATA ocannlMap35AVX2Consts<>+1560(SB)/8, $0x4018000000000000
+DATA ocannlMap35AVX2Consts<>+1568(SB)/8, $0x3fa6e4e26d4801f7
+DATA ocannlMap35AVX2Consts<>+1576(SB)/8, $0x3fa6e4e26d4801f7
+DATA ocannlMap35AVX2Consts<>+1584(SB)/8, $0x3fa6e4e26d4801f7
+DATA ocannlMap35AVX2Consts<>+1592(SB)/8, $0x3fa6e4e26d4801f7
+DATA ocannlMap35AVX2Consts<>+1600(SB)/8, $0x3fe9884533d43651
+DATA ocannlMap35AVX2Consts<>+1608(SB)/8, $0x3fe9884533d43651
+DATA ocannlMap35AVX2Consts<>+1616(SB)/8, $0x3fe9884533d43651
+DATA ocannlMap35AVX2Consts<>+1624(SB)/8, $0x3fe9884533d43651
+DATA ocannlMap35AVX2Consts<>+1632(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap35AVX2Consts<>+1640(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap35AVX2Consts<>+1648(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap35AVX2Consts<>+1656(SB)/8, $0xbfeedc5baafd6f4b
+DATA ocannlMap35AVX2Consts<>+1664(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap35AVX2Consts<>+1672(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap35AVX2Consts<>+1680(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap35AVX2Consts<>+1688(SB)/8, $0xc058d26a0e26682d
+DATA ocannlMap35AVX2Consts<>+1696(SB)/8, $0xc0993ac030580563
+DATA ocannlMap35AVX2Consts<>+1704(SB)/8, $0xc0993ac030580563
+DATA ocannlMap35AVX2Consts<>+1712(SB)/8, $0xc0993ac030580563
+DATA ocannlMap35AVX2Consts<>+1720(SB)/8, $0xc0993ac030580563
+DATA ocannlMap35AVX2Consts<>+1728(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap35AVX2Consts<>+1736(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap35AVX2Consts<>+1744(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap35AVX2Consts<>+1752(SB)/8, $0x405c33f28a581b86
+DATA ocannlMap35AVX2Consts<>+1760(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap35AVX2Consts<>+1768(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap35AVX2Consts<>+1776(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap35AVX2Consts<>+1784(SB)/8, $0x40a176fa0e5535fa
+DATA ocannlMap35AVX2Consts<>+1792(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap35AVX2Consts<>+1800(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap35AVX2Consts<>+1808(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap35AVX2Consts<>+1816(SB)/8, $0x40b2ec102442040c
+DATA ocannlMap35AVX2Consts<>+1824(SB)/8, $0x3fe4000000000000
+DATA ocannlMap35AVX2Consts<>+1832(SB)/8, $0x3fe4000000000000
+DATA ocannlMap35AVX2Consts<>+1840(SB)/8, $0x3fe4000000000000
+DATA ocannlMap35AVX2Consts<>+1848(SB)/8, $0x3fe4000000000000
+DATA ocannlMap35AVX2Consts<>+1856(SB)/8, $0x404601e678fc457b
+DATA ocannlMap35AVX2Consts<>+1864(SB)/8, $0x404601e678fc457b
+DATA ocannlMap35AVX2Consts<>+1872(SB)/8, $0x404601e678fc457b
+DATA ocannlMap35AVX2Consts<>+1880(SB)/8, $0x404601e678fc457b
+GLOBL ocannlMap35AVX2Consts<>(SB), RODATA|NOPTR, $1888
 
 // func ocannlReduce0AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX

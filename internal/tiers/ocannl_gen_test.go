@@ -14,7 +14,7 @@ import (
 
 // ocannlDirectives is the hash of this package's //ocannl: directives
 // (ocannlDirectiveHash) when ocannlgen generated ocannl_gen.go from them.
-const ocannlDirectives = "109572dc88ea9f0f56a6aaa7dbf41033bc7a49d8ed0763a7290b421f0d7c2a9e"
+const ocannlDirectives = "734311ee7f0ba52db84a9cafb9b609536869d0ec381228582f8ad9aae2606bf3"
 
 // TestOcannlGenerated fails when this package's //ocannl: directives
 // changed after ocannl_gen.go was generated from them, so that the tests
