@@ -914,12 +914,7 @@ func asElem(x *jen.Statement, elem string) *jen.Statement {
 // kernel of the model has even padded windows (desc.ModelParam.EvenPadded):
 // the PyTorch preset refuses it unless confirmed.
 func (g *modelGen) evenPaddedDoc() string {
-	var ids []string
-	for _, p := range g.m.Params {
-		if len(p.EvenPadded) > 0 {
-			ids = append(ids, p.ID)
-		}
-	}
+	ids := g.paramIDs(func(p *desc.ModelParam) bool { return len(p.EvenPadded) > 0 })
 	if len(ids) == 0 {
 		return ""
 	}
@@ -933,18 +928,25 @@ func (g *modelGen) evenPaddedDoc() string {
 // weight of the model is fed by a flatten (desc.ModelParam.Flattened):
 // its order in a PyTorch file must be given.
 func (g *modelGen) flattenedDoc() string {
-	var ids []string
-	for _, p := range g.m.Params {
-		if len(p.Flattened) > 0 {
-			ids = append(ids, p.ID)
-		}
-	}
+	ids := g.paramIDs(func(p *desc.ModelParam) bool { return len(p.Flattened) > 0 })
 	if len(ids) == 0 {
 		return ""
 	}
 	return "\n\nThe linear weights fed by a flatten (" + strings.Join(ids, ", ") + ") are refused from a file that\n" +
 		"records no layout, and with opt.Layout = rt.LayoutPyTorch, unless opt.Views (rt.TorchFlattenLinear\n" +
 		"for PyTorch's x.flatten(1) of NCHW activations) or opt.Permute gives their order (rt.ErrAmbiguousLayout)."
+}
+
+// paramIDs lists the identities of the model's parameters that keep
+// holds for, in order.
+func (g *modelGen) paramIDs(keep func(*desc.ModelParam) bool) []string {
+	var ids []string
+	for i := range g.m.Params {
+		if keep(&g.m.Params[i]) {
+			ids = append(ids, g.m.Params[i].ID)
+		}
+	}
+	return ids
 }
 
 // tensors lists the arrays of a parameter set (Params, Grads or an
