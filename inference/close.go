@@ -549,6 +549,7 @@ func (b *builder) commitDim(v int32, d dim, o int32) error {
 	s := b.s
 	s.cur = o
 	if err := s.unifyDim(dvar(v), d); err != nil {
+		s.failed = &constraint{k: cDimEq, d1: dvar(v), d2: d, origin: o}
 		return s.wrap(err, o)
 	}
 	return s.run()
@@ -559,6 +560,7 @@ func (b *builder) commitRow(v int32, r row) error {
 	o := s.rows[v].origin
 	s.cur = o
 	if err := s.unifyRow(openRow(v), r); err != nil {
+		s.failed = &constraint{k: cRowEq, r1: openRow(v), r2: r, origin: o}
 		return s.wrap(err, o)
 	}
 	return s.run()

@@ -61,6 +61,10 @@ type Error struct {
 	// operation whose number of axes its slot does not allow; nil
 	// otherwise.
 	Operand *OperandRank
+	// Conflict is the failing constraint with the provenance of its two
+	// sides, when the solver or a closing stage failed on one; nil
+	// otherwise.
+	Conflict *Conflict
 
 	// slot is the operand slot row of the failing constraint, if any.
 	slot *slotRef

@@ -279,6 +279,10 @@ type Graph struct {
 	Tensors []*Tensor
 	Ops     []*Op
 	Named   []NamedTensor
+
+	// prov reads the provenance of the inferred shapes (Provenance);
+	// nil for a graph not made by inference.
+	prov *provSource
 }
 
 // NamedTensor is a user-visible name bound to a tensor.

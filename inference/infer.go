@@ -60,6 +60,7 @@ func InferObserved(p *program.Program, observe func(stage string, dump func(io.W
 	b := newBuilder()
 	sts := stages(p)
 	for i, st := range sts {
+		b.s.stage = int8(i)
 		if err := st.run(b); err != nil {
 			return nil, b.explainOperand(err)
 		}
@@ -72,6 +73,7 @@ func InferObserved(p *program.Program, observe func(stage string, dump func(io.W
 			}
 		}
 	}
+	b.g.prov = &provSource{s: b.s, stages: Stages()}
 	return b.g, nil
 }
 

@@ -82,6 +82,16 @@ type dimEntry struct {
 	name        string // the spec label it came from, for messages
 	label       bool   // it is a spec label's own variable (not a copy of its name)
 	origin      int32
+	// bound is what bindDim bound the variable to (val before path
+	// compression), by the origin of the constraint that bound it, at
+	// stage: the provenance Graph.Provenance reads.
+	bound dim
+	by    int32
+	stage int8
+	// via is the variable whose binding gave bound its value when the
+	// binding copied a solved term (-1: none): the provenance goes on
+	// from there.
+	via int32
 }
 
 // rowEntry is what the environment knows of a row variable.
@@ -98,6 +108,11 @@ type rowEntry struct {
 	owner       int32 // tensor whose row this variable was created for, or -1
 	kindIdx     int8  // row kind of the owner (batch/input/output), -1 if none
 	origin      int32
+	// bound, by and stage: as for dimEntry (the value before path
+	// compression, the binding constraint's origin, the stage).
+	bound row
+	by    int32
+	stage int8
 }
 
 type rowBound struct {
@@ -141,10 +156,19 @@ type solver struct {
 	// hold makes run a no-op (InferOrdered during elaboration): every
 	// operation's constraints stay queued for the first run after it.
 	hold bool
+	// stage is the index of the running stage of inference (stages), for
+	// the provenance of bindings.
+	stage int8
+	// failed is the constraint whose processing failed (run, commits),
+	// for the conflict an error reports; nil when none.
+	failed *constraint
+	// via is the variable the next bindDim copies its value from (set
+	// by unifyDim and solveDimIneq; -1: none).
+	via int32
 }
 
 func newSolver() *solver {
-	s := &solver{maxSteps: 2_000_000}
+	s := &solver{maxSteps: 2_000_000, via: -1}
 	s.origins = append(s.origins, origin{op: "inference"})
 	return s
 }
@@ -186,9 +210,11 @@ func (s *solver) run() error {
 				return s.wrap(fail(KindRankCycle, "shape inference did not converge (step limit reached); this is a bug, please report it"), c.origin)
 			}
 			if err := s.process(c); err != nil {
+				s.failed = &c
 				return s.wrap(err, c.origin)
 			}
 			if s.conflict != nil {
+				s.failed = &c
 				return s.wrap(s.conflict, c.origin)
 			}
 		}
@@ -205,6 +231,7 @@ func (s *solver) run() error {
 		}
 		for _, c := range d {
 			if err := s.process(c); err != nil {
+				s.failed = &c
 				return s.wrap(err, c.origin)
 			}
 		}
@@ -232,6 +259,10 @@ func (s *solver) wrap(err error, o int32) error {
 	}
 	or := s.origins[o]
 	e := &Error{Kind: se.kind, Msg: se.msg, Pos: or.pos, Op: or.op, SpecCol: or.specCol, slot: or.slot}
+	if s.failed != nil {
+		e.Conflict = s.conflictOf(*s.failed)
+		s.failed = nil
+	}
 	return e
 }
 
@@ -452,15 +483,17 @@ func basisName(b string) string {
 	return b
 }
 
-func (s *solver) unifyDim(a, b dim) error {
-	a, b = s.resolve(a), s.resolve(b)
+func (s *solver) unifyDim(a0, b0 dim) error {
+	a, b := s.resolve(a0), s.resolve(b0)
 	if dimEqual(a, b) {
 		return nil
 	}
 	if a.k == dVar {
+		s.via = s.lastVar(b0)
 		return s.bindDim(a.v, b)
 	}
 	if b.k == dVar {
+		s.via = s.lastVar(a0)
 		return s.bindDim(b.v, a)
 	}
 	if a.k == dConst && b.k == dConst {
@@ -472,13 +505,37 @@ func (s *solver) unifyDim(a, b dim) error {
 	return s.unifyConcat(a, b)
 }
 
+// lastVar is the last variable of d's chain of bindings (following what
+// each was bound to, not the compressed values), when d is a solved
+// variable; -1 otherwise.
+func (s *solver) lastVar(d dim) int32 {
+	if d.k != dVar {
+		return -1
+	}
+	v := d.v
+	for n := 0; n <= len(s.dims); n++ {
+		e := &s.dims[v]
+		if !e.solved {
+			return -1
+		}
+		if e.bound.k != dVar {
+			return v
+		}
+		v = e.bound.v
+	}
+	return -1
+}
+
 func (s *solver) bindDim(v int32, t dim) error {
+	via := s.via
+	s.via = -1
 	if occurs(v, t) {
 		return fail(KindRankCycle, "occurs check failed: dimension variable occurs in its own definition (%v = %v)", dvar(v), t)
 	}
 	e := &s.dims[v]
 	e.solved = true
 	e.val = t
+	e.bound, e.by, e.stage, e.via = t, s.cur, s.stage, via
 	s.bindings++
 	if e.atLeast > 0 {
 		if err := s.applyAtLeast(t, e.atLeast, e.atOrigin); err != nil {
@@ -540,8 +597,8 @@ func (s *solver) applyAtLeast(t dim, m int, o int32) error {
 }
 
 // solveDimIneq processes res ⊑ opnd (Def. 4.2).
-func (s *solver) solveDimIneq(res, op dim) error {
-	res, op = s.resolve(res), s.resolve(op)
+func (s *solver) solveDimIneq(res, op0 dim) error {
+	res, op := s.resolve(res), s.resolve(op0)
 	switch {
 	case dimEqual(res, op): // DI-refl
 		return nil
@@ -556,6 +613,7 @@ func (s *solver) solveDimIneq(res, op dim) error {
 	case op.k == dVar: // DI-cap
 		return s.addDimLB(op.v, res)
 	case res.k == dVar: // DI-pin
+		s.via = s.lastVar(op0)
 		return s.bindDim(res.v, op)
 	}
 	// DI-ground
@@ -852,6 +910,7 @@ func (s *solver) bindRow(v int32, val row) error {
 	e := &s.rows[v]
 	e.solved = true
 	e.val = val
+	e.bound, e.by, e.stage = val, s.cur, s.stage
 	s.bindings++
 	if val.open() {
 		te := &s.rows[val.v]
