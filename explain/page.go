@@ -231,7 +231,18 @@ type Step struct {
 	Value string
 	// Final: Value is a size or a closed row (the chain ends here).
 	Final bool
+	// Elided > 0 marks a placeholder for that many bindings left out of
+	// a long chain (through the operations between the tensor and where
+	// its size came from); its other fields are empty. A chain keeps its
+	// first MaxSteps-1 steps and its last one.
+	Elided int
 }
+
+// MaxSteps is the most steps a row's or an axis's provenance lists
+// before the middle ones become one Elided placeholder: a deep model's
+// batch axis is tied through every operation back to its input, and
+// listing each would make the page quadratic in the depth.
+const MaxSteps = 4
 
 // Op is one operation of an entry's graph.
 type Op struct {

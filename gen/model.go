@@ -8,6 +8,7 @@ import (
 	"go/types"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -781,4 +782,17 @@ func ModelKernels(cm *model.Compiled, typeName, elem string) ([]*desc.Kernel, er
 		}
 	}
 	return c.kernels, nil
+}
+
+// ProgramKernel is the kernel `go generate` makes of a tensor program
+// for a function binding every named tensor to a parameter (written ones
+// as outputs), with a pooled scratch for the large locals: what
+// `ocannlgen infer --schedule` and `ocannlgen explain` schedule.
+func ProgramKernel(prog *loopir.Program, g *inference.Graph) *desc.Kernel {
+	written := loopir.Written(prog)
+	kn := &desc.Kernel{Name: "Program", Elem: "float32", Prog: prog, Scratch: "ProgramScratch", ScratchOver: KernelScratchOver, PoolScratch: true}
+	for i, n := range g.Named {
+		kn.Params = append(kn.Params, desc.Param{Name: "p" + strconv.Itoa(i), Kind: desc.PtrArray, Tensor: n.Tensor, Output: written[n.Tensor]})
+	}
+	return kn
 }

@@ -130,7 +130,7 @@ func (p *provSource) dim(d dim) AxisProv {
 		final := e.bound.k != dVar && e.via < 0
 		a.Steps = append(a.Steps, p.step(e.by, e.stage, p.term(e.bound), final))
 		d = e.bound
-		if e.via >= 0 && e.via != d.v {
+		if e.via >= 0 && (d.k != dVar || d.v != e.via) {
 			// The value was copied from another axis: go on from there.
 			d = dvar(e.via)
 		}

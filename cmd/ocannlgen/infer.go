@@ -331,7 +331,7 @@ func runInfer(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return reportError(err, f.file, false, stdout, stderr)
 		}
 		fmt.Fprintln(stdout)
-		return kernelSchedule(programKernel(res.Loops, res.Graph), stdout, stderr)
+		return kernelSchedule(gen.ProgramKernel(res.Loops, res.Graph), stdout, stderr)
 	}
 	return 0
 }
@@ -363,18 +363,6 @@ func kernelSchedule(kn *desc.Kernel, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-// programKernel is the kernel `go generate` makes of a program for a
-// function binding every named tensor to a parameter (written ones as
-// outputs), with a pooled scratch for the large locals.
-func programKernel(prog *loopir.Program, g *inference.Graph) *desc.Kernel {
-	written := loopir.Written(prog)
-	kn := &desc.Kernel{Name: "Program", Elem: "float32", Prog: prog, Scratch: "ProgramScratch", ScratchOver: gen.KernelScratchOver, PoolScratch: true}
-	for i, n := range g.Named {
-		kn.Params = append(kn.Params, desc.Param{Name: "p" + strconv.Itoa(i), Kind: desc.PtrArray, Tensor: n.Tensor, Output: written[n.Tensor]})
-	}
-	return kn
 }
 
 // namedTensors is the set of g's named tensors.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/mmcloughlin/avo/attr"
 	"github.com/mmcloughlin/avo/build"
@@ -576,11 +577,23 @@ func checkNarrowRegs(f *ir.File, tierOf map[string]string, tiers []Config) error
 // registers (maps of transcend.go's primitives hold many temporaries; a
 // map that does not fit stays Go loops). It compiles the kernel alone.
 func (m *MapSpec) fitsAVX2() bool {
+	key := m.key()
+	if fits, ok := fitMemo.Load(key); ok {
+		return fits.(bool)
+	}
 	s := NewSet(target.AVX2())
 	s.AddMap(*m)
 	_, err := s.Files("fit")
+	fitMemo.Store(key, err == nil)
 	return err == nil
 }
+
+// fitMemo remembers fitsAVX2's answer by MapSpec.key: compiling a kernel
+// to see whether it fits the registers costs milliseconds, and a large
+// model asks for the same map once per layer (a 12-block decoder's
+// kernels spent 2.4 s here). It is a memo of a pure function of the key:
+// it never changes an answer, and is safe for concurrent use.
+var fitMemo sync.Map
 
 // exprNeed estimates the vector registers evaluating e takes (its
 // Sethi-Ullman number, with the temporaries of transcend.go's costly

@@ -196,8 +196,31 @@ func CoversOnce(loops []*loopir.For, idx []loopir.IndexExpr, bd []int) bool {
 	if n != size || len(idx) != len(bd) {
 		return false
 	}
+	if permutes(loops, idx, bd) {
+		return true
+	}
+	// The general case: visit every cell. Loop variables index vals
+	// (they are small non-negative numbers; a map per cell was the
+	// generator's hot spot on large models).
+	maxVar := 0
+	for _, l := range loops {
+		maxVar = max(maxVar, l.Var)
+	}
+	for _, x := range idx {
+		for _, tm := range x.Terms {
+			if tm.Var < 0 {
+				return false
+			}
+			maxVar = max(maxVar, tm.Var)
+		}
+	}
+	for _, l := range loops {
+		if l.Var < 0 {
+			return false
+		}
+	}
 	seen := make([]bool, size)
-	vals := map[int]int{}
+	vals := make([]int, maxVar+1)
 	var walk func(i int) bool
 	walk = func(i int) bool {
 		if i == len(loops) {
@@ -227,4 +250,47 @@ func CoversOnce(loops []*loopir.For, idx []loopir.IndexExpr, bd []int) bool {
 		return true
 	}
 	return walk(0)
+}
+
+// permutes reports the common case of CoversOnce without visiting the
+// cells: every axis of the index is one loop variable with coefficient 1
+// and no offset whose extent is the axis's size (or a constant 0 on an
+// axis of size 1), each variable indexes one axis, and the loops no
+// axis names have extent 1. Such an index is a bijection onto the
+// buffer.
+func permutes(loops []*loopir.For, idx []loopir.IndexExpr, bd []int) bool {
+	ext := map[int]int{}
+	for _, l := range loops {
+		if _, dup := ext[l.Var]; dup {
+			return false
+		}
+		ext[l.Var] = l.Extent
+	}
+	used := map[int]bool{}
+	for a, x := range idx {
+		if x.Data != nil {
+			return false
+		}
+		switch len(x.Terms) {
+		case 0:
+			if x.Offset != 0 || bd[a] != 1 {
+				return false
+			}
+		case 1:
+			tm := x.Terms[0]
+			e, ok := ext[tm.Var]
+			if !ok || used[tm.Var] || tm.Coeff != 1 || x.Offset != 0 || e != bd[a] {
+				return false
+			}
+			used[tm.Var] = true
+		default:
+			return false
+		}
+	}
+	for v, e := range ext {
+		if !used[v] && e != 1 {
+			return false
+		}
+	}
+	return true
 }

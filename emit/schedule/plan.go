@@ -387,6 +387,10 @@ func (s *Schedule) String() string {
 	return b.String()
 }
 
+// NestText prints nest n of s as String does: its loops, kernel, fill,
+// Go loops and parallel split, a line each.
+func (s *Schedule) NestText(n *Nest) string { return n.describe(s) }
+
 // describe prints one nest.
 func (n *Nest) describe(s *Schedule) string {
 	var b strings.Builder
