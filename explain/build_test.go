@@ -1,0 +1,172 @@
+package explain
+
+import (
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ocannlgen/ocannlgen/gen"
+)
+
+func buildFile(t *testing.T, path string) *Page {
+	t.Helper()
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return BuildFile(File{Name: path, Text: string(src)}, Options{Command: "test"})
+}
+
+func tensorNamed(e *Entry, name string) *Tensor {
+	for i := range e.Tensors {
+		if e.Tensors[i].Name == name {
+			return &e.Tensors[i]
+		}
+	}
+	return nil
+}
+
+// TestBuildProgram checks the page of examples/programs/mlp.ocl: shapes,
+// what sized the parameters, projections and schedules.
+func TestBuildProgram(t *testing.T) {
+	p := buildFile(t, "../examples/programs/mlp.ocl")
+	if len(p.Units) != 1 || p.Units[0].Failure != nil || len(p.Units[0].Entries) != 1 {
+		t.Fatalf("units %+v", p.Units)
+	}
+	u := &p.Units[0]
+	e := &u.Entries[0]
+	if h1 := tensorNamed(e, "h1"); h1 == nil || h1.Shape.Text != "32 | 16" || !h1.Named || h1.Op < 0 {
+		t.Fatalf("h1: %+v", h1)
+	}
+	var w1 *Param
+	for i := range u.Params {
+		if u.Params[i].Name == "w1" {
+			w1 = &u.Params[i]
+		}
+	}
+	if w1 == nil || w1.Shape.Text != "2 -> 16" || w1.Cells != 32 || w1.Bytes != 128 || len(w1.SizedBy) != 2 {
+		t.Fatalf("w1: %+v", w1)
+	}
+	if sb := w1.SizedBy[0]; sb.Axis != "input 1" || sb.Size != "2" || sb.Step.Op != `compose "*" of w1, points` || sb.Step.At.Line != 7 {
+		t.Errorf("w1 input sized by %+v", sb)
+	}
+	if sb := w1.SizedBy[1]; sb.Axis != "output 1" || sb.Step.Stage != "stage4" || sb.Step.StageRule == "" {
+		t.Errorf("w1 output sized by %+v", sb)
+	}
+	if u.MemoryBytes <= 0 || len(u.Memory) == 0 {
+		t.Errorf("memory %d %v", u.MemoryBytes, u.Memory)
+	}
+	compose := e.Ops[0]
+	if compose.Kind != "compose" || compose.Proj == nil || !slices.Equal(compose.Proj.Reduced, []string{"i2"}) || !slices.Equal(compose.Proj.Product, []string{"i0<32", "i1<16", "i2<2"}) {
+		t.Fatalf("compose: %+v %+v", compose, compose.Proj)
+	}
+	if !strings.HasPrefix(e.ScheduleHeader, "schedule: float32") {
+		t.Errorf("schedule header %q", e.ScheduleHeader)
+	}
+	// Every operation runs in a nest of its own or fused into another's.
+	fused := 0
+	for _, o := range e.Ops {
+		if len(o.Schedule) == 0 && o.FusedInto == "" {
+			t.Errorf("op %s: no schedule", o.Desc)
+		}
+		if o.FusedInto != "" {
+			fused++
+		}
+		for _, n := range o.Schedule {
+			if n.Loops == "" || n.Kernel == "" || n.Family == "" {
+				t.Errorf("op %s: nest %+v", o.Desc, n)
+			}
+		}
+	}
+	if fused == 0 {
+		t.Errorf("no operation fused (the bias additions fuse into the relu's nest)")
+	}
+}
+
+// TestBuildFailure checks the page of a program whose shapes conflict:
+// the message `ocannlgen infer` prints, and the two sides.
+func TestBuildFailure(t *testing.T) {
+	p := buildFile(t, "testdata/mismatch.ocl")
+	f := p.Units[0].Failure
+	if f == nil {
+		t.Fatal("no failure")
+	}
+	want := `testdata/mismatch.ocl:6:11: dim-mismatch: dimension mismatch: 5 vs 4 (result row [..., 5], operand row [4]) (in pointwise "+" of h, y)`
+	if f.Message != want {
+		t.Errorf("message\n%s\nwant\n%s", f.Message, want)
+	}
+	if f.At.Line != 6 || f.At.Col != 11 || f.At.Source != "src1" || f.Kind != "dim-mismatch" {
+		t.Errorf("at %+v kind %s", f.At, f.Kind)
+	}
+	if len(f.Sides) != 2 || f.Relation != "⊑" || f.Constraint == "" {
+		t.Fatalf("sides %+v", f)
+	}
+	// The result side's 5 came from w's o=[5] through the product and
+	// the relu.
+	res := f.Sides[0].Row.Axes
+	if len(res) != 1 || res[0].Size != 5 || len(res[0].Steps) == 0 {
+		t.Fatalf("result side %+v", f.Sides[0])
+	}
+	if last := res[0].Steps[len(res[0].Steps)-1]; !strings.Contains(last.Op, "w") || last.Value != "5" {
+		t.Errorf("result side's size from %+v", last)
+	}
+	if op := f.Sides[1].Row.Axes; len(op) != 1 || op[0].Given != "4" {
+		t.Errorf("operand side %+v", f.Sides[1])
+	}
+}
+
+// TestBuildDeterministic builds the moons model's page twice.
+func TestBuildDeterministic(t *testing.T) {
+	a := buildFile(t, "../examples/programs/moons.ocl")
+	b := buildFile(t, "../examples/programs/moons.ocl")
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("two builds of moons.ocl differ")
+	}
+}
+
+// TestBuildModels checks the pages of the zoo's models (Go directives):
+// every model infers, positions point into the Go file, every loss
+// operation is scheduled or fused.
+func TestBuildModels(t *testing.T) {
+	ms, err := gen.Models([]string{"../examples/zoo"}, nil, gen.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) < 10 {
+		t.Fatalf("%d zoo models", len(ms))
+	}
+	p := BuildModels("zoo", "..", ms, Options{})
+	for _, u := range p.Units {
+		if u.Failure != nil {
+			t.Errorf("%s: %s", u.Name, u.Failure.Message)
+			continue
+		}
+		if len(u.Params) == 0 || u.MemoryBytes == 0 {
+			t.Errorf("%s: no parameters", u.Name)
+		}
+		src := p.Sources[0]
+		for _, s := range p.Sources {
+			if s.ID == u.Pos.Source {
+				src = s
+			}
+		}
+		if u.Pos.Line < src.FirstLine || u.Pos.Line >= src.FirstLine+len(src.Lines) || !strings.Contains(src.Lines[u.Pos.Line-src.FirstLine], "//ocannl:model") {
+			t.Errorf("%s: declared at %+v, outside its source view (lines %d..)", u.Name, u.Pos, src.FirstLine)
+		}
+		for _, o := range u.Entries[0].Ops {
+			if o.At.Line < src.FirstLine || o.At.Line >= src.FirstLine+len(src.Lines) {
+				t.Errorf("%s: op %s at %+v, outside the source view", u.Name, o.Desc, o.At)
+				break
+			}
+		}
+	}
+	one, err := gen.Models([]string{"../examples/zoo"}, []string{"LeNet"}, gen.Options{})
+	if err != nil || len(one) != 1 || one[0].Name != "LeNet" {
+		t.Fatalf("LeNet alone: %v %d", err, len(one))
+	}
+	if _, err := gen.Models([]string{"../examples/zoo"}, []string{"NoSuch"}, gen.Options{}); err == nil {
+		t.Fatal("no error for a missing model")
+	}
+}
