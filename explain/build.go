@@ -75,7 +75,7 @@ func BuildFile(f File, opts Options) *Page {
 		b.page.Units = append(b.page.Units, u)
 		return b.page
 	}
-	if isModel(prog) {
+	if model.IsModel(prog) {
 		u.Kind = "model"
 		b.model(&u, prog, f.Name, "Model", "float32", at)
 	} else {
@@ -120,17 +120,6 @@ func (b *builder) addSource(name string, first int, lines []string) string {
 	id := "src" + strconv.Itoa(len(b.page.Sources)+1)
 	b.page.Sources = append(b.page.Sources, Source{ID: id, Name: name, FirstLine: first, Lines: lines})
 	return id
-}
-
-// isModel reports whether a program holds model statements.
-func isModel(p *program.Program) bool {
-	for _, s := range p.Stmts {
-		switch s.(type) {
-		case *program.LayerStmt, *program.EntryStmt, *program.OptimStmt:
-			return true
-		}
-	}
-	return false
 }
 
 // program explains a tensor program: one entry, its schedule as the

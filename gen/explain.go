@@ -112,23 +112,9 @@ func explainSource(ms *modelSrc, pkgPath, base string) ModelSource {
 		m.Err = err
 		return m
 	}
-	var text strings.Builder
-	for _, d := range ms.lines {
-		text.WriteString(d.Text[len(dirPrefix):])
-		text.WriteByte('\n')
-	}
-	prog, err := program.Parse(text.String())
+	prog, err := ms.program()
 	if err != nil {
-		var pe *program.Error
-		if errors.As(err, &pe) {
-			m.Err = ms.cited(pe.Pos, "", pe.Msg, pe.Related)
-		} else {
-			m.Err = ms.head.errAt(ms.head.VerbCol, "%v", err)
-		}
-		return m
-	}
-	if _, err := ms.resolveSizes(prog.Stmts); err != nil {
-		m.Err = err.(*Error)
+		m.Err = err
 		return m
 	}
 	m.Program = prog

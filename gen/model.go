@@ -199,6 +199,28 @@ func (ms *modelSrc) resolveSizes(stmts []program.Stmt) ([]desc.Guard, error) {
 	return guards, nil
 }
 
+// program parses the model's lines as one program and gives every size
+// naming a Go constant its value (ms.guards receives the constants).
+func (ms *modelSrc) program() (*program.Program, *Error) {
+	var text strings.Builder
+	for _, d := range ms.lines {
+		text.WriteString(d.Text[len(dirPrefix):])
+		text.WriteByte('\n')
+	}
+	prog, err := program.Parse(text.String())
+	if err != nil {
+		var pe *program.Error
+		if errors.As(err, &pe) {
+			return nil, ms.cited(pe.Pos, "", pe.Msg, pe.Related)
+		}
+		return nil, ms.head.errAt(ms.head.VerbCol, "%v", err)
+	}
+	if ms.guards, err = ms.resolveSizes(prog.Stmts); err != nil {
+		return nil, err.(*Error)
+	}
+	return prog, nil
+}
+
 // compileModel expands, infers and lowers a model and describes its Go
 // side; ms.guards receives the guards of the Go constants its shapes
 // name. The phases run in order on a modelCompiler; the first error stops
@@ -263,22 +285,11 @@ func (c *modelCompiler) header() *Error {
 // checks of the Go side that come before it.
 func (c *modelCompiler) expand() *Error {
 	ms := c.ms
-	var text strings.Builder
-	for _, d := range ms.lines {
-		text.WriteString(d.Text[len(dirPrefix):])
-		text.WriteByte('\n')
+	prog, perr := ms.program()
+	if perr != nil {
+		return perr
 	}
-	prog, err := program.Parse(text.String())
-	if err != nil {
-		var pe *program.Error
-		if errors.As(err, &pe) {
-			return ms.cited(pe.Pos, "", pe.Msg, pe.Related)
-		}
-		return ms.head.errAt(ms.head.VerbCol, "%v", err)
-	}
-	if ms.guards, err = ms.resolveSizes(prog.Stmts); err != nil {
-		return err.(*Error)
-	}
+	var err error
 	if c.mr, err = model.Compile(prog); c.mr == nil {
 		return ms.modelErr(err)
 	}

@@ -231,3 +231,16 @@ func (k *EntryKernel) kernelGraph(r *Inferred, i int) (*inference.Graph, error) 
 func noParamMsg(entry string) string {
 	return fmt.Sprintf("the loss %s depends on no parameter (through differentiable operations), so training it would change nothing; make it depend on one, or declare it with entry instead of loss", entry)
 }
+
+// IsModel reports whether a program holds model statements (layers,
+// entry points, an optimizer): Compile's input rather than a tensor
+// program's.
+func IsModel(p *program.Program) bool {
+	for _, s := range p.Stmts {
+		switch s.(type) {
+		case *program.LayerStmt, *program.EntryStmt, *program.OptimStmt:
+			return true
+		}
+	}
+	return false
+}

@@ -271,7 +271,7 @@ func runInfer(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	prog, perr := program.Parse(src)
-	if perr == nil && isModel(prog) {
+	if perr == nil && model.IsModel(prog) {
 		if f.dump != "" {
 			return dumpModel(prog, f, stdout, stderr)
 		}
@@ -406,17 +406,6 @@ func kernelParams(k *model.EntryKernel) map[int]bool {
 	}
 	delete(keep, -1)
 	return keep
-}
-
-// isModel reports whether a program holds model statements.
-func isModel(p *program.Program) bool {
-	for _, s := range p.Stmts {
-		switch s.(type) {
-		case *program.LayerStmt, *program.EntryStmt, *program.OptimStmt:
-			return true
-		}
-	}
-	return false
 }
 
 // inferModel compiles a model as `go generate` does (model.Compile:
