@@ -302,23 +302,37 @@ func (b *builder) fillEntry(e *Entry, g *inference.Graph, kg *inference.Graph, a
 		}
 		e.Ops = append(e.Ops, eo)
 	}
-	// Schedules: the nests of every schedule lowered from this entry's
-	// kernel graph, attached to the graph operation each comes from.
+	// Schedules: the first schedule lowered from this entry's kernel
+	// graph is the entry point's: its nests go to the graph operation
+	// each comes from. A later one is a loss's forward and backward
+	// kernel (TrainStep): its backprop nests go to the operation they
+	// differentiate.
+	first := true
 	for _, s := range scheds {
 		if s == nil || s.Program == nil || s.Program.Graph != kg {
 			continue
 		}
-		if e.ScheduleHeader == "" {
+		if first {
 			e.ScheduleHeader = strings.TrimPrefix(strings.SplitN(s.String(), "\n", 2)[0], "# ")
 		}
 		for ni := range s.Nests {
 			n := &s.Nests[ni]
-			gop := s.Program.Ops[n.Op].Op
+			po := s.Program.Ops[n.Op]
+			gop := po.Op
 			if gop < 0 || gop >= len(e.Ops) || kg.Ops[gop].Desc != g.Ops[gop].Desc {
 				continue
 			}
-			e.Ops[gop].Schedule = append(e.Ops[gop].Schedule, nestOf(s, n))
+			switch back := strings.HasPrefix(po.Desc, "backprop of op "); {
+			case back && !first:
+				e.Ops[gop].Backward = append(e.Ops[gop].Backward, nestOf(s, n))
+			case !back && first:
+				e.Ops[gop].Schedule = append(e.Ops[gop].Schedule, nestOf(s, n))
+			}
 		}
+		if !first {
+			continue
+		}
+		first = false
 		for i := range e.Ops {
 			if len(e.Ops[i].Schedule) > 0 || e.Ops[i].FusedInto != "" {
 				continue

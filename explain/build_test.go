@@ -166,6 +166,16 @@ func TestBuildModels(t *testing.T) {
 	if err != nil || len(one) != 1 || one[0].Name != "LeNet" {
 		t.Fatalf("LeNet alone: %v %d", err, len(one))
 	}
+	// The loss's first convolution: one nest in the entry point (the
+	// Loss method's kernel), its gradients' nests in the training step's.
+	lenet := BuildModels("LeNet", "..", one, Options{})
+	train := lenet.Units[0].Entries[0]
+	if conv := train.Ops[0]; train.Kind != "loss" || !strings.HasPrefix(conv.Desc, "einsum") || len(conv.Schedule) != 1 || len(conv.Backward) == 0 {
+		t.Errorf("LeNet's first convolution: %d nests, %d backward nests (%s)", len(conv.Schedule), len(conv.Backward), conv.Desc)
+	}
+	if predict := lenet.Units[0].Entries[1]; predict.Kind != "entry" || len(predict.Ops[0].Backward) != 0 || len(predict.Ops[0].Schedule) != 1 {
+		t.Errorf("LeNet's predict: %d nests, %d backward", len(predict.Ops[0].Schedule), len(predict.Ops[0].Backward))
+	}
 	if _, err := gen.Models([]string{"../examples/zoo"}, []string{"NoSuch"}, gen.Options{}); err == nil {
 		t.Fatal("no error for a missing model")
 	}

@@ -264,6 +264,11 @@ type Op struct {
 	// names that operation's result).
 	Schedule  []Nest
 	FusedInto string
+	// Backward is how a loss's training step (TrainStep's backward
+	// pass) runs the gradients of the operation's operands: the nests
+	// of its backprop; empty outside a loss or for an operation without
+	// a differentiable operand.
+	Backward []Nest
 }
 
 // Projection is an operation's projections: the product space, the
