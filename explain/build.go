@@ -3,7 +3,6 @@ package explain
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -293,7 +292,7 @@ func (b *builder) fillEntry(e *Entry, g *inference.Graph, kg *inference.Graph, a
 			eo.At = at(op.SpecPos)
 		}
 		if op.Proj != nil {
-			eo.Proj = projection(g, op.Proj)
+			eo.Proj = projection(g, op)
 		}
 		for _, r := range op.RHS {
 			if r >= 0 && r < len(e.Tensors) {
@@ -392,8 +391,9 @@ func opKind(k inference.OpKind) string {
 	return "op"
 }
 
-// projection describes an operation's projections.
-func projection(g *inference.Graph, p *inference.Projections) *Projection {
+// projection describes op's projections.
+func projection(g *inference.Graph, op *inference.Op) *Projection {
+	p := op.Proj
 	out := &Projection{ZeroInit: p.ZeroInit, Accumulate: p.Accumulate}
 	for i, f := range p.Product {
 		var parts []string
@@ -402,25 +402,31 @@ func projection(g *inference.Graph, p *inference.Projections) *Projection {
 		}
 		out.Product = append(out.Product, "i"+strconv.Itoa(i)+"<"+strings.Join(parts, "^"))
 	}
-	idx := func(xs []inference.Index) string {
-		var s []string
-		for _, x := range xs {
-			s = append(s, x.String())
+	name := func(t int) string {
+		if t >= 0 && t < len(g.Tensors) {
+			return g.Tensors[t].Name
 		}
-		return "[" + strings.Join(s, ", ") + "]"
+		return "t" + strconv.Itoa(t)
 	}
-	out.LHS = idx(p.LHS)
-	for _, r := range p.RHS {
-		out.RHS = append(out.RHS, idx(r))
+	var text func(x inference.Index) string
+	text = func(x inference.Index) string {
+		if x.Kind != inference.IdxData {
+			return x.String()
+		}
+		var s []string
+		for _, d := range x.DataIndex {
+			s = append(s, text(d))
+		}
+		return name(x.Data) + "[" + strings.Join(s, ", ") + "]"
 	}
-	// Iterator uses: an index names iterators as i<N>.
-	uses := map[string]int{}
-	inLHS := map[string]bool{}
-	count := func(xs []inference.Index, lhs bool) {
-		seen := map[string]bool{}
+	uses := map[int]int{}
+	inLHS := map[int]bool{}
+	index := func(t int, xs []inference.Index, lhs bool) string {
+		var s []string
+		seen := map[int]bool{}
 		for _, x := range xs {
-			s := x.String()
-			for _, it := range iterators(s) {
+			s = append(s, text(x))
+			for _, it := range x.Iters() {
 				if lhs {
 					inLHS[it] = true
 				}
@@ -429,60 +435,35 @@ func projection(g *inference.Graph, p *inference.Projections) *Projection {
 					uses[it]++
 				}
 			}
-			if strings.ContainsAny(s, "+*") || strings.Contains(s, "^") {
-				out.Affine = append(out.Affine, s)
+			switch x.Kind {
+			case inference.IdxAffine:
+				out.Affine = append(out.Affine, name(t)+": "+text(x)+" (affine)")
+			case inference.IdxConcat:
+				out.Affine = append(out.Affine, name(t)+": "+text(x)+" (concatenation)")
+			case inference.IdxData:
+				out.Affine = append(out.Affine, name(t)+": "+text(x)+" (gathered: read from an index input)")
 			}
 		}
+		return name(t) + "[" + strings.Join(s, ", ") + "]"
 	}
-	count(p.LHS, true)
-	for _, r := range p.RHS {
-		count(r, false)
+	out.LHS = index(op.LHS, p.LHS, true)
+	for i, r := range p.RHS {
+		t := -1
+		if i < len(op.RHS) {
+			t = op.RHS[i]
+		}
+		out.RHS = append(out.RHS, index(t, r, false))
 	}
 	for i := range p.Product {
 		it := "i" + strconv.Itoa(i)
-		if !inLHS[it] {
+		if !inLHS[i] {
 			out.Reduced = append(out.Reduced, it)
 		}
-		if uses[it] > 1 {
+		if uses[i] > 1 {
 			out.CoIterated = append(out.CoIterated, it)
 		}
 	}
-	sort.Strings(out.Affine)
-	out.Affine = dedupe(out.Affine)
 	return out
-}
-
-func dedupe(xs []string) []string {
-	var out []string
-	for i, x := range xs {
-		if i == 0 || x != xs[i-1] {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-// iterators lists the iterator names (i0, i12) an index text mentions.
-func iterators(s string) []string {
-	var out []string
-	for i := 0; i < len(s); i++ {
-		if s[i] != 'i' || (i > 0 && isIdent(s[i-1])) {
-			continue
-		}
-		j := i + 1
-		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-			j++
-		}
-		if j > i+1 && (j == len(s) || !isIdent(s[j])) {
-			out = append(out, s[i:j])
-		}
-		i = j - 1
-	}
-	return out
-}
-
-func isIdent(c byte) bool {
-	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
 var rowKinds = [3]string{"batch", "input", "output"}

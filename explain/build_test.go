@@ -59,7 +59,7 @@ func TestBuildProgram(t *testing.T) {
 		t.Errorf("memory %d %v", u.MemoryBytes, u.Memory)
 	}
 	compose := e.Ops[0]
-	if compose.Kind != "compose" || compose.Proj == nil || !slices.Equal(compose.Proj.Reduced, []string{"i2"}) || !slices.Equal(compose.Proj.Product, []string{"i0<32", "i1<16", "i2<2"}) {
+	if compose.Kind != "compose" || compose.Proj == nil || compose.Proj.LHS != "_h1.1[i0, i1]" || !slices.Equal(compose.Proj.RHS, []string{"w1[i1, i2]", "points[i0, i2]"}) || !slices.Equal(compose.Proj.Reduced, []string{"i2"}) || !slices.Equal(compose.Proj.Product, []string{"i0<32", "i1<16", "i2<2"}) {
 		t.Fatalf("compose: %+v %+v", compose, compose.Proj)
 	}
 	if !strings.HasPrefix(e.ScheduleHeader, "schedule: float32") {
@@ -172,6 +172,9 @@ func TestBuildModels(t *testing.T) {
 	train := lenet.Units[0].Entries[0]
 	if conv := train.Ops[0]; train.Kind != "loss" || !strings.HasPrefix(conv.Desc, "einsum") || len(conv.Schedule) != 1 || len(conv.Backward) == 0 {
 		t.Errorf("LeNet's first convolution: %d nests, %d backward nests (%s)", len(conv.Schedule), len(conv.Backward), conv.Desc)
+	}
+	if aff := train.Ops[0].Proj.Affine; len(aff) == 0 || !strings.HasPrefix(aff[0], "images: ") || !strings.HasSuffix(aff[0], "(affine)") {
+		t.Errorf("LeNet's first convolution's affine indices: %q", aff)
 	}
 	if predict := lenet.Units[0].Entries[1]; predict.Kind != "entry" || len(predict.Ops[0].Backward) != 0 || len(predict.Ops[0].Schedule) != 1 {
 		t.Errorf("LeNet's predict: %d nests, %d backward", len(predict.Ops[0].Schedule), len(predict.Ops[0].Backward))
