@@ -14,10 +14,10 @@ import (
 // of the page is escaped. The output depends only on page: the same Page
 // gives the same bytes.
 //
-// The page stays under 5 MB: the provenance of the entries' tensors is
-// written while it fits (the rest of the page first takes what it
-// needs); the tensors past that show their shapes without it, and the
-// entry says how many.
+// The page stays under 5 MB: the rest of the page first takes what it
+// needs, then the entries' tensors get their provenance while it fits,
+// the named tensors first; the others show their shapes without it, and
+// their entry says how many.
 func Render(w io.Writer, page *Page) error {
 	r := newRenderer(page)
 	r.page()
@@ -28,24 +28,69 @@ func Render(w io.Writer, page *Page) error {
 	}
 	// What the tables need without provenance is kept for them.
 	r.budget = maxPageBytes - fixed
-	for _, pt := range r.parts {
+	plainSize := make([][]int, len(r.parts))
+	for k, pt := range r.parts {
 		if e := pt.table; e != nil {
 			r.budget -= tableSlack
+			plainSize[k] = make([]int, len(e.Tensors))
 			for i := range e.Tensors {
-				r.plainLeft += r.plainRow(e, &e.Tensors[i])
+				plainSize[k][i] = r.plainRow(e, &e.Tensors[i])
+				r.plainLeft += plainSize[k][i]
 			}
 		}
 	}
-	out := bytes.NewBuffer(make([]byte, 0, fixed+max(r.budget, 0)))
-	for _, pt := range r.parts {
+	// The rows in the order they get their provenance: the named
+	// tensors', then the others', each in page order.
+	type rowAt struct{ part, i int }
+	var order []rowAt
+	for _, named := range []bool{true, false} {
+		for k, pt := range r.parts {
+			if e := pt.table; e != nil {
+				for i := range e.Tensors {
+					if e.Tensors[i].Named == named {
+						order = append(order, rowAt{k, i})
+					}
+				}
+			}
+		}
+	}
+	rows := make([][][]byte, len(r.parts))
+	omitted := make([]int, len(r.parts))
+	for k, pt := range r.parts {
+		if pt.table != nil {
+			rows[k] = make([][]byte, len(pt.table.Tensors))
+		}
+	}
+	r.b = new(bytes.Buffer)
+	for _, at := range order {
+		pt := &r.parts[at.part]
+		e, t := pt.table, &pt.table.Tensors[at.i]
+		r.scope = r.scopes[pt.unit]
+		r.plainLeft -= plainSize[at.part][at.i]
+		r.b.Reset()
+		if !r.plain {
+			logMark := len(r.scope.log)
+			r.tensorRow(e, t)
+			if r.used+r.b.Len()+r.plainLeft > r.budget {
+				r.b.Reset()
+				r.scope.undo(logMark)
+				r.plain = true
+			}
+		}
+		if r.plain {
+			omitted[at.part]++
+			r.tensorRow(e, t)
+		}
+		r.used += r.b.Len()
+		rows[at.part][at.i] = bytes.Clone(r.b.Bytes())
+	}
+	r.plain, r.scope = false, nil
+	out := bytes.NewBuffer(make([]byte, 0, fixed+r.used+len(r.parts)*tableSlack))
+	r.b = out
+	for k, pt := range r.parts {
 		out.Write(pt.text)
 		if pt.table != nil {
-			r.b = new(bytes.Buffer)
-			r.scope = r.scopes[pt.unit]
-			r.tensors(pt.table)
-			r.scope = nil
-			r.used += r.b.Len()
-			out.Write(r.b.Bytes())
+			r.tensorTable(pt.table, rows[k], omitted[k])
 		}
 	}
 	_, err := w.Write(out.Bytes())
@@ -100,8 +145,8 @@ type renderer struct {
 	unitIdx int
 	// parts, budget: see Render; plain leaves provenance out.
 	parts []part
-	// budget is what the tensor tables may take, used what they took
-	// so far, plainLeft what the rows still to write take without
+	// budget is what the tensor tables' rows may take, used what they
+	// took so far, plainLeft what the rows still to write take without
 	// provenance; plain: the rows are written without.
 	budget, used, plainLeft int
 	plain                   bool
@@ -920,42 +965,21 @@ func (r *renderer) findTensor(e *Entry, name string) int {
 	return -1
 }
 
-// tensors writes e's tensor table, each row with its provenance while
-// the page's budget allows: a row that would leave too little for the
-// rows still to come (at their size without provenance) is written
-// without, and so are the rest.
-func (r *renderer) tensors(e *Entry) {
-	head := r.b
-	r.b = new(bytes.Buffer)
-	omitted := 0
-	for i := range e.Tensors {
-		t := &e.Tensors[i]
-		r.plainLeft -= r.plainRow(e, t)
-		if !r.plain {
-			mark, logMark := r.b.Len(), len(r.scope.log)
-			r.tensorRow(e, t)
-			if r.used+r.b.Len()+r.plainLeft > r.budget {
-				r.b.Truncate(mark)
-				r.scope.undo(logMark)
-				r.plain = true
-			}
-		}
-		if r.plain {
-			omitted++
-			r.tensorRow(e, t)
-		}
-	}
-	rows := r.b
-	r.b = head
+// tensorTable writes e's tensor table around its rows; omitted rows
+// have no provenance.
+func (r *renderer) tensorTable(e *Entry, rows [][]byte, omitted int) {
 	r.raw("<h4>Tensors</h4>\n")
 	if omitted > 0 {
-		r.raw("<p class=\"note\">To keep the page under 5 MB, the last ")
+		r.raw("<p class=\"note\">To keep the page under 5 MB, ")
 		r.int(int64(omitted))
-		r.raw(plural(omitted, " tensor", " tensors"))
-		r.raw(" of this entry show their shapes without provenance.</p>\n")
+		r.raw(" of this entry's ")
+		r.int(int64(len(e.Tensors)))
+		r.raw(" tensors show their shapes without provenance (the named tensors get theirs first).</p>\n")
 	}
 	r.raw("<div class=\"scroll\"><table class=\"tensors\">\n<thead><tr><th scope=\"col\">Tensor</th><th scope=\"col\">Shape <small>(click an axis for its provenance)</small></th><th scope=\"col\">Made by</th><th scope=\"col\">Used by</th></tr></thead>\n<tbody>\n")
-	r.b.Write(rows.Bytes())
+	for _, row := range rows {
+		r.b.Write(row)
+	}
 	r.raw("</tbody>\n</table></div>\n")
 }
 

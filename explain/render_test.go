@@ -284,7 +284,7 @@ func TestRenderBigPageSize(t *testing.T) {
 	if !strings.Contains(out, "The graph draws the first 400 of 1500 operations") {
 		t.Error("no note that the graph is capped")
 	}
-	// The page keeps what fits: the first tensors' provenance (tails
+	// The page keeps what fits: named tensors' provenance first (tails
 	// shared), then the note for the rest.
 	if !strings.Contains(out, `<tr class="tensor" id="u1-e1-t1" data-tensor="_h0.0" data-shape="32,128 | 128 -&gt; 768"><th scope="row">_h0.0 <small>let</small> <a href="#src1-L1">1:7</a></th><td><div class="shape"><span class="row b"><details class="axd">`) {
 		t.Error("the first tensor has no provenance")
@@ -292,7 +292,7 @@ func TestRenderBigPageSize(t *testing.T) {
 	if !strings.Contains(out, `<li class="prov last ref">`) {
 		t.Error("no shared tail")
 	}
-	if !strings.Contains(out, "show their shapes without provenance.</p>") {
+	if !strings.Contains(out, "tensors show their shapes without provenance (the named tensors get theirs first).</p>") {
 		t.Error("no note that provenance was left out")
 	}
 	for _, want := range []string{`id="u1-e2-t1649"`, `id="u1-e2-op1499"`} {
