@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ocannlgen/ocannlgen/emit/asm"
 	"github.com/ocannlgen/ocannlgen/emit/desc"
@@ -172,11 +173,7 @@ func (b *builder) model(u *Unit, prog *program.Program, file, typeName, elem str
 	if err == nil {
 		kns, _ = gen.ModelKernels(cm, typeName, elem)
 	}
-	var scheds []*schedule.Schedule
-	for _, kn := range kns {
-		s, _ := gocode.Schedule(kn, gocode.Options{Asm: asm.NewSet(asm.Tiers()...), Parallel: true})
-		scheds = append(scheds, s)
-	}
+	scheds := schedules(kns)
 	size := int64(4)
 	if elem == "float64" {
 		size = 8
@@ -251,6 +248,21 @@ func (b *builder) model(u *Unit, prog *program.Program, file, typeName, elem str
 	}
 }
 
+// schedules schedules the kernels as `go generate` emits them on amd64
+// (gocode.Schedule), each in its own goroutine: a large model's entry
+// point and training step are its slowest part to explain.
+func schedules(kns []*desc.Kernel) []*schedule.Schedule {
+	out := make([]*schedule.Schedule, len(kns))
+	var wg sync.WaitGroup
+	for i, kn := range kns {
+		wg.Go(func() {
+			out[i], _ = gocode.Schedule(kn, gocode.Options{Asm: asm.NewSet(asm.Tiers()...), Parallel: true})
+		})
+	}
+	wg.Wait()
+	return out
+}
+
 func entryByName(es []Entry, name string) *Entry {
 	for i := range es {
 		if es[i].Name == name {
@@ -312,7 +324,8 @@ func (b *builder) fillEntry(e *Entry, g *inference.Graph, kg *inference.Graph, a
 			continue
 		}
 		if first {
-			e.ScheduleHeader = strings.TrimPrefix(strings.SplitN(s.String(), "\n", 2)[0], "# ")
+			e.ScheduleHeader = strings.TrimPrefix(strings.SplitN(s.String(), "\n", 2)[0], "# ") +
+				"; each assembly kernel falls back to Go loops when its tier is off, and Go loops run in the order lowered, plain, unless a nest says otherwise"
 		}
 		for ni := range s.Nests {
 			n := &s.Nests[ni]
@@ -367,7 +380,11 @@ func nestOf(s *schedule.Schedule, n *schedule.Nest) Nest {
 		case strings.HasPrefix(l, "nest "):
 			out.Loops = strings.TrimPrefix(l, "nest ")
 		case strings.HasPrefix(l, "kernel: "):
-			out.Kernel = strings.TrimPrefix(l, "kernel: ")
+			// Every assembly kernel has its Go loops for a machine
+			// without the tier: the entry's schedule header says so once.
+			out.Kernel = strings.TrimSuffix(strings.TrimPrefix(l, "kernel: "), "; Go loops when the tier is off")
+		case l == "Go loops: order as lowered, plain":
+			// The default, which the schedule header states once.
 		case l != "":
 			out.Lines = append(out.Lines, l)
 		}
@@ -444,7 +461,7 @@ func projection(g *inference.Graph, op *inference.Op) *Projection {
 				out.Affine = append(out.Affine, name(t)+": "+text(x)+" (gathered: read from an index input)")
 			}
 		}
-		return name(t) + "[" + strings.Join(s, ", ") + "]"
+		return "[" + strings.Join(s, ", ") + "]"
 	}
 	out.LHS = index(op.LHS, p.LHS, true)
 	for i, r := range p.RHS {

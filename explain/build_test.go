@@ -59,7 +59,7 @@ func TestBuildProgram(t *testing.T) {
 		t.Errorf("memory %d %v", u.MemoryBytes, u.Memory)
 	}
 	compose := e.Ops[0]
-	if compose.Kind != "compose" || compose.Proj == nil || compose.Proj.LHS != "_h1.1[i0, i1]" || !slices.Equal(compose.Proj.RHS, []string{"w1[i1, i2]", "points[i0, i2]"}) || !slices.Equal(compose.Proj.Reduced, []string{"i2"}) || !slices.Equal(compose.Proj.Product, []string{"i0<32", "i1<16", "i2<2"}) {
+	if compose.Kind != "compose" || compose.Proj == nil || compose.Proj.LHS != "[i0, i1]" || !slices.Equal(compose.Proj.RHS, []string{"[i1, i2]", "[i0, i2]"}) || !slices.Equal(compose.Proj.Reduced, []string{"i2"}) || !slices.Equal(compose.Proj.Product, []string{"i0<32", "i1<16", "i2<2"}) {
 		t.Fatalf("compose: %+v %+v", compose, compose.Proj)
 	}
 	if !strings.HasPrefix(e.ScheduleHeader, "schedule: float32") {
@@ -181,5 +181,30 @@ func TestBuildModels(t *testing.T) {
 	}
 	if _, err := gen.Models([]string{"../examples/zoo"}, []string{"NoSuch"}, gen.Options{}); err == nil {
 		t.Fatal("no error for a missing model")
+	}
+}
+
+// TestGoldenProgram renders the page of examples/programs/taste.ocl and
+// compares it with testdata/taste.html (go test ./explain -run
+// GoldenProgram -update writes it): the whole pipeline, from the
+// program to the bytes of the page.
+func TestGoldenProgram(t *testing.T) {
+	p := buildFile(t, "../examples/programs/taste.ocl")
+	var b strings.Builder
+	if err := Render(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	const golden = "testdata/taste.html"
+	if *update {
+		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != string(want) {
+		t.Fatalf("the page of taste.ocl differs from %s (go test ./explain -run GoldenProgram -update, then review the diff)", golden)
 	}
 }

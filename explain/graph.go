@@ -10,7 +10,7 @@ import (
 // maxGraphOps is the most operations an entry's graph draws; a larger
 // entry's graph draws the first maxGraphOps in program order and says
 // so (the tables list every tensor and operation).
-const maxGraphOps = 400
+const maxGraphOps = 250
 
 // Graph geometry, in SVG user units (pixels).
 const (

@@ -234,7 +234,8 @@ type Step struct {
 	// Elided > 0 marks a placeholder for that many bindings left out of
 	// a long chain (through the operations between the tensor and where
 	// its size came from); its other fields are empty. A chain keeps its
-	// first MaxSteps-1 steps and its last one.
+	// first MaxSteps-1 steps and its last one (the operation that tied
+	// the tensor's axis, and where its size came from).
 	Elided int
 }
 
@@ -242,7 +243,7 @@ type Step struct {
 // before the middle ones become one Elided placeholder: a deep model's
 // batch axis is tied through every operation back to its input, and
 // listing each would make the page quadratic in the depth.
-const MaxSteps = 4
+const MaxSteps = 3
 
 // Op is one operation of an entry's graph.
 type Op struct {
@@ -278,7 +279,8 @@ type Projection struct {
 	// Product is the product space's iterators ("i0<32"; coupled
 	// factors joined by ^).
 	Product []string
-	// LHS is the result's index ("_h1.1[i0, i1]"), RHS each operand's.
+	// LHS is the result's index ("[i0, i1]"), RHS each operand's, in
+	// the order of Op.RHS.
 	LHS string
 	RHS []string
 	// Reduced are the iterators the result does not index (summed or

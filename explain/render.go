@@ -98,7 +98,7 @@ func Render(w io.Writer, page *Page) error {
 }
 
 // maxPageBytes bounds a page's size (the issue's 5 MB, with a margin).
-const maxPageBytes = 4_900_000
+const maxPageBytes = 4_980_000
 
 // tableSlack bounds a tensor table's size besides its rows (heading,
 // note, header row).
@@ -154,6 +154,13 @@ type renderer struct {
 	// names indexes namesOf's tensors by name.
 	namesOf *Entry
 	names   map[string]int
+	// ctx is the entry whose tensor row is being written (nil
+	// elsewhere): its steps name their operations by a link to them
+	// rather than by their description; descOp indexes ctx's operations
+	// by description (-1: not unique).
+	ctx    *Entry
+	descOf *Entry
+	descOp map[string]int
 }
 
 // provScope shares the tails of provenance chains. A chain of bindings
@@ -688,7 +695,13 @@ func (r *renderer) row(row *Row, k int) {
 		r.raw("<details class=\"rowd\"")
 		r.openAttr()
 		r.raw("><summary>how</summary><ol>")
-		r.steps(row.Steps, r.subject+", "+name+" row")
+		steps := row.Steps
+		if r.ctx != nil {
+			// In a tensor table, what fixed the row's number of axes:
+			// its last binding (a failure's sides show the chain).
+			steps = steps[len(steps)-1:]
+		}
+		r.steps(steps, r.subject+", "+name+" row")
 		r.raw("</ol></details>")
 	}
 	r.raw("</span>")
@@ -743,11 +756,7 @@ func (r *renderer) axis(ax *Axis, c, rowName string, idx int) {
 	r.chipBody(ax, c)
 	r.raw("</summary>")
 	if ax.Given != "" {
-		r.raw("<span class=\"given-note\">")
-		r.text(rowName)
-		r.raw(" axis ")
-		r.int(int64(idx + 1))
-		r.raw(": size given by the declaration ")
+		r.raw("<span class=\"given-note\">given by its declaration: ")
 		r.code(ax.Given)
 		r.raw("</span>")
 	}
@@ -795,6 +804,13 @@ func (r *renderer) steps(steps []Step, where string) {
 			sc.log = append(sc.log, tails[i])
 			id = loc.id
 		}
+		if s.Elided > 0 {
+			r.raw("<li class=\"prov elided\">… ")
+			r.int(int64(s.Elided))
+			r.raw(plural(s.Elided, " more binding", " more bindings"))
+			r.raw(" …</li>")
+			continue
+		}
 		r.raw("<li class=\"prov")
 		if last {
 			r.raw(" last")
@@ -824,6 +840,36 @@ func (r *renderer) steps(steps []Step, where string) {
 // spelled out on a chain's last step (the stages section lists every
 // rule).
 func (r *renderer) stepTail(s *Step, rule bool) {
+	if id, rest, ok := r.opOf(s.Op); ok {
+		// In a tensor table, a link to the operation (its description
+		// and position are in the operation list) keeps a deep model's
+		// page small.
+		r.raw(" by ")
+		if rule {
+			r.opLink(r.ctx, id)
+		} else {
+			// Between the first and the last step, the number alone.
+			r.raw("<a href=\"#")
+			r.attrText(opAnchor(r.ctx, id))
+			r.raw("\">#")
+			r.int(int64(id))
+			r.raw("</a>")
+		}
+		r.text(rest)
+		if s.At.SpecCol > 0 {
+			r.raw(" (spec column ")
+			r.int(int64(s.At.SpecCol))
+			r.raw(")")
+		}
+		// The online stage goes without saying but on the step that
+		// fixed the size (the table's note says so).
+		if s.Stage != "" && (rule || s.Stage != "elaborate") {
+			r.raw(" [")
+			r.text(s.Stage)
+			r.raw("]")
+		}
+		return
+	}
 	if s.Op != "" {
 		r.raw(" by ")
 		r.text(s.Op)
@@ -850,7 +896,11 @@ func (r *renderer) tailRef(loc *tailLoc, rest []Step) {
 	r.raw("<li class=\"prov last ref\">… <a href=\"#")
 	r.attrText(loc.id)
 	r.raw("\">")
-	r.int(int64(len(rest)))
+	n := 0
+	for _, st := range rest {
+		n += max(1, st.Elided)
+	}
+	r.int(int64(n))
 	r.raw(" more, as for ")
 	r.text(loc.where)
 	r.raw("</a>, ending = <b>")
@@ -885,6 +935,44 @@ func (r *renderer) tensorLink(e *Entry, id int) {
 	r.raw(">")
 	r.text(t.Name)
 	r.raw("</a>")
+}
+
+// opOf finds the operation of the context entry a step's description
+// names: the description itself, or it followed by the operand or result
+// the constraint was on (", argument 2 (x)"), which rest holds.
+func (r *renderer) opOf(desc string) (id int, rest string, ok bool) {
+	if r.ctx == nil || desc == "" {
+		return 0, "", false
+	}
+	if id, ok := r.descOp[desc]; ok {
+		return id, "", id >= 0
+	}
+	for _, sep := range []string{", argument ", ", result "} {
+		if i := strings.LastIndex(desc, sep); i > 0 {
+			if id, ok := r.descOp[desc[:i]]; ok && id >= 0 {
+				return id, desc[i:], true
+			}
+		}
+	}
+	return 0, "", false
+}
+
+// setCtx makes e the entry whose steps link their operations.
+func (r *renderer) setCtx(e *Entry) {
+	r.ctx = e
+	if r.descOp != nil && r.descOf == e {
+		return
+	}
+	r.descOf = e
+	r.descOp = make(map[string]int, len(e.Ops))
+	for i := range e.Ops {
+		d := e.Ops[i].Desc
+		if _, dup := r.descOp[d]; dup {
+			r.descOp[d] = -1
+		} else {
+			r.descOp[d] = i
+		}
+	}
 }
 
 func (r *renderer) opLink(e *Entry, id int) {
@@ -976,6 +1064,7 @@ func (r *renderer) tensorTable(e *Entry, rows [][]byte, omitted int) {
 		r.int(int64(len(e.Tensors)))
 		r.raw(" tensors show their shapes without provenance (the named tensors get theirs first).</p>\n")
 	}
+	r.raw("<p class=\"note\">An axis's provenance lists the bindings from the tensor's axis to its size: the operation that tied it, and the one that fixed the size; a step without a stage was made by elaboration (the operations' constraints, solved as each is added).</p>\n")
 	r.raw("<div class=\"scroll\"><table class=\"tensors\">\n<thead><tr><th scope=\"col\">Tensor</th><th scope=\"col\">Shape <small>(click an axis for its provenance)</small></th><th scope=\"col\">Made by</th><th scope=\"col\">Used by</th></tr></thead>\n<tbody>\n")
 	for _, row := range rows {
 		r.b.Write(row)
@@ -1022,7 +1111,9 @@ func (r *renderer) tensorRow(e *Entry, t *Tensor) {
 	}
 	r.raw("</th><td>")
 	r.subject = t.Name
+	r.setCtx(e)
 	r.shape(&t.Shape)
+	r.ctx = nil
 	r.raw("</td><td>")
 	if t.Op >= 0 {
 		r.opLink(e, t.Op)
@@ -1116,26 +1207,36 @@ func (r *renderer) op(e *Entry, o *Op) {
 		r.raw("</dd>")
 	case len(o.Schedule) > 0:
 		r.raw("<dt>schedule</dt>")
-		for _, n := range o.Schedule {
-			r.raw("<dd><b>")
-			r.text(orDefault(n.Family, "loop nest"))
-			r.raw("</b>")
-			if n.Loops != "" {
-				r.raw(" over ")
-				r.text(n.Loops)
-			}
-			if n.Kernel != "" {
-				r.raw("<br>")
-				r.text(n.Kernel)
-			}
-			for _, l := range n.Lines {
-				r.raw("<br>")
-				r.text(l)
-			}
-			r.raw("</dd>")
-		}
+		r.nests(o.Schedule)
+	}
+	if len(o.Backward) > 0 {
+		r.raw("<dt>backward (training step)</dt>")
+		r.nests(o.Backward)
 	}
 	r.raw("</dl>\n</section>\n")
+}
+
+// nests writes one <dd> per loop nest: its kernel family and loops, the
+// kernel line, the rest of its schedule.
+func (r *renderer) nests(ns []Nest) {
+	for _, n := range ns {
+		r.raw("<dd><b>")
+		r.text(orDefault(n.Family, "loop nest"))
+		r.raw("</b>")
+		if n.Loops != "" {
+			r.raw(" over ")
+			r.text(n.Loops)
+		}
+		if n.Kernel != "" {
+			r.raw("<br>")
+			r.text(n.Kernel)
+		}
+		for _, l := range n.Lines {
+			r.raw("<br>")
+			r.text(l)
+		}
+		r.raw("</dd>")
+	}
 }
 
 // kv writes <dt>key</dt><dd>items</dd>, nothing when items is empty.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -146,7 +147,7 @@ func TestRenderContract(t *testing.T) {
 		`<details class="axd"><summary class="ax i"><i>i</i><b>d</b>3</summary><ol><li class="prov" id="u1-b1">= <b>?4</b> by compose "*" of w1, x at <a href="#src1-L4">4:12 (spec column 3)</a> [elaborate]</li><li class="prov last">= <b>3</b> by input x at <a href="#src1-L2">2:3</a> [elaborate: the operation's constraints] <em>fixed here</em></li></ol></details>`,
 		// x's output axis has the same chain: a link to it.
 		`<li class="prov last ref">… <a href="#u1-b1">2 more, as for parameter w1, input axis 1</a>, ending = <b>3</b></li>`,
-		`<summary class="ax o given"><i>o</i>4</summary><span class="given-note">output axis 1: size given by the declaration <code>4</code></span>`,
+		`<summary class="ax o given"><i>o</i>4</summary><span class="given-note">given by its declaration: <code>4</code></span>`,
 		`<details class="rowd"><summary>how</summary><ol><li class="prov last">= <b>[?4]</b> by compose "*" of w1, x at <a href="#src1-L4">4:12</a> [elaborate: the operation's constraints] <em>fixed here</em></li></ol></details>`,
 		`<li class="prov last">= <b>2</b> by input x at <a href="#src1-L2">2:3</a> [stage2: close batch rows with the input's] <em>fixed here</em></li>`,
 		`<section class="op" id="u1-e1-op0">`,
@@ -281,7 +282,7 @@ func TestRenderBigPageSize(t *testing.T) {
 	if len(out) >= 5_000_000 {
 		t.Errorf("page of %d tensors is %d bytes, want under 5 MB", n, len(out))
 	}
-	if !strings.Contains(out, "The graph draws the first 400 of 1500 operations") {
+	if !strings.Contains(out, "The graph draws the first "+strconv.Itoa(maxGraphOps)+" of 1500 operations") {
 		t.Error("no note that the graph is capped")
 	}
 	// The page keeps what fits: named tensors' provenance first (tails

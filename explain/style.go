@@ -69,7 +69,7 @@ details.rowd>summary::-webkit-details-marker{display:none}
 details.rowd[open]{display:block;flex-basis:100%}
 details>ol{margin:.2em 0 .3em;padding-left:1.6em;font-family:var(--sans);font-size:.92rem;white-space:normal;color:var(--fg)}
 li.prov{margin:.1em 0}li.prov>b{font-family:var(--mono);font-size:.92em}li.prov:target{background:var(--hl)}
-li.prov.ref{font-weight:400;color:var(--muted)}
+li.prov.ref,li.prov.elided{font-weight:400;color:var(--muted)}
 li.prov.last>em{font-style:normal;font-weight:600;font-size:.85em;color:var(--accent);border:1px solid;border-radius:1em;padding:0 .45em;white-space:nowrap}
 li.prov.last{font-weight:500}
 td>.shape{min-width:15rem}

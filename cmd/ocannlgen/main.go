@@ -12,6 +12,8 @@
 //	ocannlgen infer --dump=STAGE FILE|-         print the program's state after a named stage of the
 //	                                            pipeline (--dump=list lists the stages)
 //	ocannlgen run [--json] [--f32] FILE|-      run the program with the reference interpreter
+//	ocannlgen explain --html [-o FILE] TARGET   write the explanation page (shapes, provenance,
+//	                                            projections, schedules) of a .ocl file or Go package
 //	ocannlgen targets                           print every code target's description (tiles,
 //	                                            thresholds, costs; package emit/target)
 //
@@ -52,6 +54,14 @@ const usage = `usage:
                                               run the program with the reference interpreter
                                               (float64, or float32 with --f32) and print every named tensor;
                                               a program needing more than N MiB (default 4096) is refused
+  ocannlgen explain --html [-o FILE] TARGET   write one self-contained HTML page showing every entry's
+                                              tensor graph, each shape with where each size came from
+                                              (constraint, operation, position, solver stage), each
+                                              operation's projections and schedule, the parameters and
+                                              the memory total; TARGET is a .ocl file (- for standard
+                                              input) or a Go package pattern, PATTERN#Model for one
+                                              model; -o defaults to NAME.html (- for standard output).
+                                              A failing target's page shows the failure (exit 1)
   ocannlgen targets                           print the description of every code target (its tiles,
                                               thresholds and costs: package emit/target)
 `
@@ -66,6 +76,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runInfer(args[1:], stdin, stdout, stderr)
 	case "run":
 		return runRun(args[1:], stdin, stdout, stderr)
+	case "explain":
+		return runExplain(args[1:], stdin, stdout, stderr)
 	case "targets":
 		if len(args) > 1 {
 			fmt.Fprintf(stderr, "ocannlgen targets: takes no arguments\n")

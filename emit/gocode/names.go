@@ -12,10 +12,16 @@ import (
 // never shadows a parameter, a tensor or a loop variable.
 type namer struct {
 	used map[string]bool
+	// next is, per base, the suffix fresh tries first: names are never
+	// released, so the smallest free suffix of a base only grows, and
+	// starting where the last search ended gives the same names without
+	// rescanning base2, base3, ... (quadratic in a large model's loop
+	// variables and temporaries).
+	next map[string]int
 }
 
 func newNamer() *namer {
-	n := &namer{used: map[string]bool{}}
+	n := &namer{used: map[string]bool{}, next: map[string]int{}}
 	// The package the generated code may import, and the predeclared
 	// identifiers it relies on, are never handed out.
 	n.used["math"] = true
@@ -37,10 +43,11 @@ func (n *namer) fresh(base string) string {
 		n.used[base] = true
 		return base
 	}
-	for i := 2; ; i++ {
+	for i := max(2, n.next[base]); ; i++ {
 		s := base + strconv.Itoa(i)
 		if !n.used[s] {
 			n.used[s] = true
+			n.next[base] = i + 1
 			return s
 		}
 	}
