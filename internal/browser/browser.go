@@ -21,8 +21,8 @@
 // Tests call [Require] for the chromium path: it skips the test when
 // chromium is missing, unless OCANNLGEN_BROWSER=1 (CI sets it), when it
 // fails it. The DOM helpers ([Parse], [Node], [HasElement], [TextOf],
-// [CountClass], [AttrsOfClass]) query the dumped DOM; [Stats] and [Blank]
-// judge the screenshot.
+// [CountClass], [AttrsOfClass], [BodyAttr]) query the dumped DOM; [Stats]
+// and [Blank] judge the screenshot.
 package browser
 
 import (
@@ -130,6 +130,7 @@ type Message struct {
 	Line int
 }
 
+// String formats m for a test's failure message.
 func (m Message) String() string {
 	loc := ""
 	if m.URL != "" {
@@ -258,9 +259,10 @@ func (b *Browser) wrap(err error) error {
 	return err
 }
 
-// Close ends chromium: Browser.close, then after a few seconds a kill of
-// its whole process group, and removes its profile directory. It is safe to
-// call more than once.
+// Close ends chromium: it asks it to close (Browser.close), waits up to 5 s
+// for it to exit, kills its process group (chromium's crash handlers, which
+// leave the group, exit once chromium is gone), and removes the profile
+// directory. It is safe to call more than once.
 func (b *Browser) Close() error {
 	b.closeOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), closeGrace)

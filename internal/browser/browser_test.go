@@ -348,3 +348,45 @@ func checkNoLeftovers(t *testing.T, marker string) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// Loads may run concurrently on one Browser, each in its own tab.
+func TestBrowserConcurrentLoads(t *testing.T) {
+	b := sharedBrowser(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	pages := []string{"good.html", "throws.html", "console-error.html", "blank.html"}
+	results := make([]*Result, len(pages))
+	errs := make([]error, len(pages))
+	var wg sync.WaitGroup
+	for i, p := range pages {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = b.Load(ctx, filepath.Join("testdata", p), Options{Width: 320 + 10*i, Height: 240})
+		}()
+	}
+	wg.Wait()
+	wantErrors := []int{0, 1, 1, 0}
+	for i, p := range pages {
+		if errs[i] != nil {
+			t.Fatalf("%s: %v", p, errs[i])
+		}
+		r := results[i]
+		if !strings.Contains(r.DOM, "<title>") || len(r.Errors()) != wantErrors[i] {
+			t.Errorf("%s: %d errors (want %d): %v", p, len(r.Errors()), wantErrors[i], r.Errors())
+		}
+		if w := r.Screenshot.Bounds().Dx(); w != 320+10*i {
+			t.Errorf("%s: screenshot %d wide, want %d", p, w, 320+10*i)
+		}
+		if Blank(r.Screenshot) != (p == "blank.html") {
+			t.Errorf("%s: blank %v", p, Blank(r.Screenshot))
+		}
+	}
+	// Each page's DOM is its own.
+	if v, _ := TextOf(results[0].DOM, "added"); v != "3 tensors, 3 provenance entries" {
+		t.Errorf("good.html's DOM: #added %q", v)
+	}
+	if _, ok := BodyAttr(results[3].DOM, "data-page"); ok {
+		t.Errorf("blank.html's DOM has another page's body")
+	}
+}

@@ -8,7 +8,11 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 )
+
+// writeTimeout bounds one write of a command to chromium's pipe.
+const writeTimeout = 10 * time.Second
 
 // conn is a minimal DevTools protocol client over chromium's
 // --remote-debugging-pipe: chromium reads commands from its fd 3 and writes
@@ -141,6 +145,10 @@ func (c *conn) send(session, method string, params any) (chan reply, error) {
 		return nil, err
 	}
 	c.wmu.Lock()
+	if d, ok := c.w.(interface{ SetWriteDeadline(time.Time) error }); ok {
+		// A chromium that stops reading cannot block a write for ever.
+		_ = d.SetWriteDeadline(time.Now().Add(writeTimeout))
+	}
 	_, err = c.w.Write(append(b, 0))
 	c.wmu.Unlock()
 	if err != nil {

@@ -26,6 +26,7 @@ func (s ColorStats) OtherFraction() float64 {
 	return float64(s.Other) / float64(s.Pixels)
 }
 
+// String formats s for a test's log.
 func (s ColorStats) String() string {
 	return fmt.Sprintf("%d pixels, %d distinct colours, background %v, %d pixels (%.4f%%) of other colours",
 		s.Pixels, s.Distinct, s.Background, s.Other, 100*s.OtherFraction())
