@@ -138,8 +138,9 @@ var upToDateQuick = []string{"./examples/moons", "./internal/loadcheck", "./inte
 // TestGeneratedFilesUpToDate regenerates, in memory, every package of the
 // repository that has annotated functions and fails when a committed
 // ocannl_gen.go is missing, stale or no longer needed (like
-// cmd/compile's TestGeneratedFilesUpToDate). Without OCANNLGEN_E2E=1 it
-// regenerates only upToDateQuick.
+// cmd/compile's TestGeneratedFilesUpToDate), and likewise for the CUDA
+// files (ocannl_gen.cu): what `ocannlgen -check ./...` reports. Without
+// OCANNLGEN_E2E=1 it regenerates only upToDateQuick.
 func TestGeneratedFilesUpToDate(t *testing.T) {
 	patterns := []string{"./..."}
 	if !testutil.IsEndToEnd() {
@@ -156,6 +157,9 @@ func TestGeneratedFilesUpToDate(t *testing.T) {
 		}
 		if r.Status.OutOfDate() {
 			t.Errorf("%s: generated file %s is %s; run go generate ./...", r.PkgPath, r.File, r.Status)
+		}
+		if r.CUDAStatus.OutOfDate() {
+			t.Errorf("%s: generated file %s is %s; run go generate ./...", r.PkgPath, r.CUDAFile, r.CUDAStatus)
 		}
 	}
 	if found == 0 {
