@@ -3,6 +3,7 @@ package explain
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -280,9 +281,12 @@ func (b *builder) fillEntry(e *Entry, g *inference.Graph, kg *inference.Graph, a
 		kg = g
 	}
 	names := map[int]inference.NamedTensor{}
+	aliases := map[int][]string{}
 	for _, n := range g.Named {
 		if _, ok := names[n.Tensor]; !ok {
 			names[n.Tensor] = n
+		} else if !slices.Contains(aliases[n.Tensor], n.Name) && n.Name != names[n.Tensor].Name {
+			aliases[n.Tensor] = append(aliases[n.Tensor], n.Name)
 		}
 	}
 	for _, t := range g.Tensors {
@@ -294,6 +298,7 @@ func (b *builder) fillEntry(e *Entry, g *inference.Graph, kg *inference.Graph, a
 		et := Tensor{ID: t.ID, Name: t.Name, Named: named, Kind: kind, Index: t.IndexBound, Op: t.Op, Pos: at(t.Pos)}
 		if named {
 			et.Name = n.Name
+			et.Aliases = aliases[t.ID]
 		}
 		et.Shape = shapeOf(g, t, at)
 		e.Tensors = append(e.Tensors, et)
@@ -610,9 +615,6 @@ func paramInit(p *model.Param) string {
 	}
 	if p.Counter {
 		s = "step counter (0)"
-	}
-	if p.InitText != "" && p.Init != model.InitUniform {
-		s += " (" + p.InitText + ")"
 	}
 	return s
 }

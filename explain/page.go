@@ -170,6 +170,9 @@ type Tensor struct {
 	Name  string
 	Named bool
 	Kind  string
+	// Aliases are the tensor's other user names (`let b = a` names a's
+	// tensor b too).
+	Aliases []string
 	// Shape is its inferred shape with provenance.
 	Shape Shape
 	// Index is an index input's bound N (0 for float tensors).

@@ -1088,6 +1088,9 @@ func (r *renderer) tensorRow(e *Entry, t *Tensor) {
 	r.raw("<tr class=\"tensor\"")
 	r.attr("id", tensorAnchor(e, t.ID))
 	r.attr("data-tensor", t.Name)
+	if len(t.Aliases) > 0 {
+		r.attr("data-aliases", strings.Join(t.Aliases, " "))
+	}
 	r.attr("data-shape", t.Shape.Text)
 	r.raw("><th scope=\"row\"")
 	if !t.Named {
@@ -1098,6 +1101,11 @@ func (r *renderer) tensorRow(e *Entry, t *Tensor) {
 	if t.Kind != "" {
 		r.raw(" <small>")
 		r.text(t.Kind)
+		r.raw("</small>")
+	}
+	for _, a := range t.Aliases {
+		r.raw(" <small>also ")
+		r.text(a)
 		r.raw("</small>")
 	}
 	if t.Index > 0 {

@@ -18,8 +18,8 @@
 // which chromium's process group is killed. A Load that fails closes its
 // Browser, so no chromium process outlives a failed check.
 //
-// Tests call [Require] for the chromium path: it skips the test when
-// chromium is missing, unless OCANNLGEN_BROWSER=1 (CI sets it), when it
+// Tests call [Require] for the chromium path: it skips the test unless
+// OCANNLGEN_BROWSER=1 (CI sets it); with it set, a missing chromium
 // fails it. The DOM helpers ([Parse], [Node], [HasElement], [TextOf],
 // [CountClass], [AttrsOfClass], [BodyAttr]) query the dumped DOM; [Stats]
 // and [Blank] judge the screenshot.
