@@ -208,3 +208,22 @@ func TestGoldenProgram(t *testing.T) {
 		t.Fatalf("the page of taste.ocl differs from %s (go test ./explain -run GoldenProgram -update, then review the diff)", golden)
 	}
 }
+
+// BenchmarkExplainDecoder builds and renders the page of the 12-block
+// decoder (examples/programs/decoder.ocl), reporting the page's size.
+func BenchmarkExplainDecoder(b *testing.B) {
+	src, err := os.ReadFile("../examples/programs/decoder.ocl")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var size int
+	for b.Loop() {
+		p := BuildFile(File{Name: "decoder.ocl", Text: string(src)}, Options{})
+		var sb strings.Builder
+		if err := Render(&sb, p); err != nil {
+			b.Fatal(err)
+		}
+		size = sb.Len()
+	}
+	b.ReportMetric(float64(size), "page-bytes")
+}
