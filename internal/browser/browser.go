@@ -51,7 +51,9 @@ const DefaultTimeout = 60 * time.Second
 var closeGrace = 5 * time.Second
 
 // Names are the commands Find looks for on $PATH, in order.
-var Names = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
+func Names() []string {
+	return []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
+}
 
 // Find returns the chromium to run: $OCANNLGEN_CHROMIUM when set (a path,
 // or a name looked up on $PATH), else the first of [Names] on $PATH.
@@ -63,34 +65,36 @@ func Find() (string, error) {
 		}
 		return path, nil
 	}
-	for _, name := range Names {
+	for _, name := range Names() {
 		if path, err := exec.LookPath(name); err == nil {
 			return path, nil
 		}
 	}
-	return "", fmt.Errorf("no chromium on $PATH (looked for %s; set OCANNLGEN_CHROMIUM to a path)", strings.Join(Names, ", "))
+	return "", fmt.Errorf("no chromium on $PATH (looked for %s; set OCANNLGEN_CHROMIUM to a path)", strings.Join(Names(), ", "))
 }
 
 // Flags are the command-line flags Start gives chromium, besides
 // --user-data-dir (a fresh temporary directory) and --remote-debugging-pipe.
-var Flags = []string{
-	"--headless=new",
-	"--no-sandbox", // CI runs as root, where the sandbox refuses to start
-	"--disable-gpu",
-	"--disable-dev-shm-usage", // containers' /dev/shm is often 64 MB
-	"--no-first-run",
-	"--no-default-browser-check",
-	"--disable-background-networking",
-	"--disable-component-update",
-	"--disable-default-apps",
-	"--disable-extensions",
-	"--disable-sync",
-	"--mute-audio",
-	"--hide-scrollbars",
-	"--force-color-profile=srgb",
-	// No network: no host name resolves; Load also refuses every request
-	// that is not file:, data:, blob: or about: and reports it.
-	"--host-resolver-rules=MAP * ~NOTFOUND",
+func Flags() []string {
+	return []string{
+		"--headless=new",
+		"--no-sandbox", // CI runs as root, where the sandbox refuses to start
+		"--disable-gpu",
+		"--disable-dev-shm-usage", // containers' /dev/shm is often 64 MB
+		"--no-first-run",
+		"--no-default-browser-check",
+		"--disable-background-networking",
+		"--disable-component-update",
+		"--disable-default-apps",
+		"--disable-extensions",
+		"--disable-sync",
+		"--mute-audio",
+		"--hide-scrollbars",
+		"--force-color-profile=srgb",
+		// No network: no host name resolves; Load also refuses every request
+		// that is not file:, data:, blob: or about: and reports it.
+		"--host-resolver-rules=MAP * ~NOTFOUND",
+	}
 }
 
 // onStart, when set (by tests), is called with each Browser Start starts.
@@ -208,7 +212,7 @@ func Start(ctx context.Context, chromiumPath string) (*Browser, error) {
 		os.RemoveAll(dataDir)
 		return nil, err
 	}
-	args := append(append([]string{}, Flags...),
+	args := append(Flags(),
 		"--user-data-dir="+dataDir, "--remote-debugging-pipe", "about:blank")
 	cmd := exec.Command(chromiumPath, args...)
 	cmd.ExtraFiles = []*os.File{childIn, childOut}
