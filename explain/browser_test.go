@@ -90,12 +90,12 @@ func TestBrowserPages(t *testing.T) {
 	if failures < 2 {
 		t.Fatalf("only %d failing programs among the pages", failures)
 	}
-	ms, err := gen.Models([]string{"../examples/zoo"}, nil, gen.Options{})
+	srcs, err := gen.Explainables([]string{"../examples/zoo"}, nil, gen.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	zoo := browserPage{name: "zoo", page: BuildModels("examples/zoo", "..", ms, Options{}), class: "param", shapes: map[string]string{}}
-	for _, m := range ms {
+	zoo := browserPage{name: "zoo", page: BuildPackages("examples/zoo", "..", srcs, Options{}), class: "param", shapes: map[string]string{}}
+	for _, m := range srcs.Models {
 		cm, err := model.Compile(m.Program)
 		if err != nil {
 			t.Fatalf("%s: %v", m.Name, err)

@@ -86,19 +86,19 @@ func BuildFile(f File, opts Options) *Page {
 	return b.page
 }
 
-// BuildModels builds the page of the models of Go packages (gen.Models).
-// title names the target; dir is the directory file names are shown
-// relative to.
-func BuildModels(title, dir string, ms []gen.ModelSource, opts Options) *Page {
+// BuildPackages builds the page of the models and annotated functions
+// of Go packages (gen.Explainables). title names the target; dir is the
+// directory file names are shown relative to.
+func BuildPackages(title, dir string, srcs gen.Sources, opts Options) *Page {
 	b := newBuilder(opts)
 	b.page.Title = title
-	for i, m := range ms {
+	for _, m := range srcs.Models {
 		src := b.addSource(m.Display, m.FirstLine, m.Lines)
 		at := func(p spec.Pos) Pos {
 			q := m.Position(p)
 			return Pos{Source: src, Line: q.Line, Col: q.Column}
 		}
-		u := Unit{ID: "u" + strconv.Itoa(i+1), Name: m.Name, Kind: "model", Elem: m.Elem, Pos: Pos{Source: src, Line: m.Line, Col: m.Col}}
+		u := Unit{ID: "u" + strconv.Itoa(len(b.page.Units)+1), Name: m.Name, Kind: "model", Elem: m.Elem, Pos: Pos{Source: src, Line: m.Line, Col: m.Col}}
 		if m.Err != nil {
 			u.Failure = &Failure{Kind: "directive", Message: m.Err.Rel(dir), At: Pos{Source: src, Line: m.Err.Pos.Line, Col: m.Err.Pos.Column}}
 		} else {
@@ -106,7 +106,31 @@ func BuildModels(title, dir string, ms []gen.ModelSource, opts Options) *Page {
 		}
 		b.page.Units = append(b.page.Units, u)
 	}
+	for _, f := range srcs.Functions {
+		src := b.addSource(f.Display, f.FirstLine, f.Lines)
+		u := Unit{ID: "u" + strconv.Itoa(len(b.page.Units)+1), Name: f.Name, Kind: "function", Elem: "float32", Pos: Pos{Source: src, Line: f.Line, Col: f.Col}}
+		if f.Err != nil {
+			u.Failure = &Failure{Kind: "function", Message: f.Err.Rel(dir), At: Pos{Source: src, Line: f.Err.Pos.Line, Col: f.Err.Pos.Column}}
+		} else {
+			at := func(p spec.Pos) Pos {
+				q := f.Position(p, 0)
+				return Pos{Source: src, Line: q.Line, Col: q.Column}
+			}
+			b.function(&u, f.Kernel, at)
+		}
+		b.page.Units = append(b.page.Units, u)
+	}
 	return b.page
+}
+
+// function explains an annotated function: its kernel's one entry and
+// schedule.
+func (b *builder) function(u *Unit, kn *desc.Kernel, at func(spec.Pos) Pos) {
+	u.Elem = kn.Elem
+	g := kn.Prog.Graph
+	e := Entry{ID: u.ID + "-e1", Name: u.Name, Kind: "function"}
+	b.fillEntry(&e, g, nil, at, schedules([]*desc.Kernel{kn}))
+	u.Entries = append(u.Entries, e)
 }
 
 type builder struct {

@@ -130,14 +130,14 @@ func TestBuildDeterministic(t *testing.T) {
 // every model infers, positions point into the Go file, every loss
 // operation is scheduled or fused.
 func TestBuildModels(t *testing.T) {
-	ms, err := gen.Models([]string{"../examples/zoo"}, nil, gen.Options{})
+	srcs, err := gen.Explainables([]string{"../examples/zoo"}, nil, gen.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ms) < 10 {
-		t.Fatalf("%d zoo models", len(ms))
+	if len(srcs.Models) < 10 {
+		t.Fatalf("%d zoo models", len(srcs.Models))
 	}
-	p := BuildModels("zoo", "..", ms, Options{})
+	p := BuildPackages("zoo", "..", srcs, Options{})
 	for _, u := range p.Units {
 		if u.Failure != nil {
 			t.Errorf("%s: %s", u.Name, u.Failure.Message)
@@ -162,13 +162,13 @@ func TestBuildModels(t *testing.T) {
 			}
 		}
 	}
-	one, err := gen.Models([]string{"../examples/zoo"}, []string{"LeNet"}, gen.Options{})
-	if err != nil || len(one) != 1 || one[0].Name != "LeNet" {
-		t.Fatalf("LeNet alone: %v %d", err, len(one))
+	one, err := gen.Explainables([]string{"../examples/zoo"}, []string{"LeNet"}, gen.Options{})
+	if err != nil || len(one.Models) != 1 || one.Models[0].Name != "LeNet" || len(one.Functions) != 0 {
+		t.Fatalf("LeNet alone: %v %d", err, len(one.Models))
 	}
 	// The loss's first convolution: one nest in the entry point (the
 	// Loss method's kernel), its gradients' nests in the training step's.
-	lenet := BuildModels("LeNet", "..", one, Options{})
+	lenet := BuildPackages("LeNet", "..", one, Options{})
 	train := lenet.Units[0].Entries[0]
 	if conv := train.Ops[0]; train.Kind != "loss" || !strings.HasPrefix(conv.Desc, "einsum") || len(conv.Schedule) != 1 || len(conv.Backward) == 0 {
 		t.Errorf("LeNet's first convolution: %d nests, %d backward nests (%s)", len(conv.Schedule), len(conv.Backward), conv.Desc)
@@ -179,7 +179,7 @@ func TestBuildModels(t *testing.T) {
 	if predict := lenet.Units[0].Entries[1]; predict.Kind != "entry" || len(predict.Ops[0].Backward) != 0 || len(predict.Ops[0].Schedule) != 1 {
 		t.Errorf("LeNet's predict: %d nests, %d backward", len(predict.Ops[0].Schedule), len(predict.Ops[0].Backward))
 	}
-	if _, err := gen.Models([]string{"../examples/zoo"}, []string{"NoSuch"}, gen.Options{}); err == nil {
+	if _, err := gen.Explainables([]string{"../examples/zoo"}, []string{"NoSuch"}, gen.Options{}); err == nil {
 		t.Fatal("no error for a missing model")
 	}
 }
@@ -226,4 +226,36 @@ func BenchmarkExplainDecoder(b *testing.B) {
 		size = sb.Len()
 	}
 	b.ReportMetric(float64(size), "page-bytes")
+}
+
+// TestBuildFunctions checks the pages of examples/gallery's annotated
+// functions: each is explained with its kernel's shapes and schedule,
+// positioned at its directives in the Go file.
+func TestBuildFunctions(t *testing.T) {
+	srcs, err := gen.Explainables([]string{"../examples/gallery"}, []string{"MatMul"}, gen.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(srcs.Functions) != 1 || len(srcs.Models) != 0 {
+		t.Fatalf("%d functions, %d models", len(srcs.Functions), len(srcs.Models))
+	}
+	p := BuildPackages("gallery#MatMul", "..", srcs, Options{})
+	u := p.Units[0]
+	if u.Kind != "function" || u.Name != "MatMul" || u.Failure != nil || len(u.Entries) != 1 {
+		t.Fatalf("unit %+v", u)
+	}
+	src := p.Sources[0]
+	e := u.Entries[0]
+	scheduled := 0
+	for _, o := range e.Ops {
+		if o.At.Line < src.FirstLine || o.At.Line >= src.FirstLine+len(src.Lines) || !strings.Contains(src.Lines[o.At.Line-src.FirstLine], "//ocannl:") {
+			t.Errorf("op %s at %+v: not on a directive line of the source view", o.Desc, o.At)
+		}
+		if len(o.Schedule) > 0 {
+			scheduled++
+		}
+	}
+	if scheduled == 0 || len(e.Tensors) == 0 {
+		t.Errorf("%d tensors, %d scheduled operations", len(e.Tensors), scheduled)
+	}
 }

@@ -149,26 +149,34 @@ func (j *kernelJob) primary() *directive { return j.kernelSrc.primary() }
 // infers shapes, lowers the loop nests and returns the kernel for the
 // emitter with the constant guards it depends on.
 func compileKernel(src *kernelSrc) (*desc.Kernel, []desc.Guard, []*Error) {
+	k, guards, _, errs := compileKernelProg(src)
+	return k, guards, errs
+}
+
+// compileKernelProg is compileKernel also returning the synthesized
+// program the kernel was compiled from (nil when it failed before one),
+// whose positions it maps to the Go source.
+func compileKernelProg(src *kernelSrc) (*desc.Kernel, []desc.Guard, *synthProgram, []*Error) {
 	j := &kernelJob{kernelSrc: src, shapes: map[string]*shapeDir{}}
 	j.classify()
 	if len(j.errs) > 0 {
-		return nil, nil, j.errs
+		return nil, nil, nil, j.errs
 	}
 	j.signature()
 	if len(j.errs) > 0 {
-		return nil, nil, j.errs
+		return nil, nil, nil, j.errs
 	}
 	j.parseArgs()
 	if len(j.errs) > 0 {
-		return nil, nil, j.errs
+		return nil, nil, nil, j.errs
 	}
 	prog := j.synthesize()
 	if len(j.errs) > 0 {
-		return nil, nil, j.errs
+		return nil, nil, nil, j.errs
 	}
 	k := j.infer(prog)
 	if len(j.errs) > 0 {
-		return nil, nil, j.errs
+		return nil, nil, prog, j.errs
 	}
 	// Inputs read by padded convolutions need margins the caller's arrays
 	// do not have: compile again with a copy into a padded local.
@@ -183,10 +191,10 @@ func compileKernel(src *kernelSrc) (*desc.Kernel, []desc.Guard, []*Error) {
 	if len(j.padIn) > 0 {
 		prog = j.synthesize()
 		if len(j.errs) > 0 {
-			return nil, nil, j.errs
+			return nil, nil, nil, j.errs
 		}
 		if k = j.infer(prog); len(j.errs) > 0 {
-			return nil, nil, j.errs
+			return nil, nil, prog, j.errs
 		}
 	}
 	var guards []desc.Guard
@@ -200,7 +208,7 @@ func compileKernel(src *kernelSrc) (*desc.Kernel, []desc.Guard, []*Error) {
 			guards = append(guards, g)
 		}
 	}
-	return k, guards, nil
+	return k, guards, prog, nil
 }
 
 // classify sorts the directives by verb and checks that the kernel has

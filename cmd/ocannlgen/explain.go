@@ -74,17 +74,17 @@ func runExplain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if model != "" {
 			only = []string{model}
 		}
-		ms, err := gen.Models([]string{pattern}, only, gen.Options{})
+		srcs, err := gen.Explainables([]string{pattern}, only, gen.Options{})
 		if err != nil {
 			fmt.Fprintf(stderr, "ocannlgen explain: %v\n", err)
 			return 1
 		}
-		if len(ms) == 0 {
-			fmt.Fprintf(stderr, "ocannlgen explain: no //ocannl:model in %s\n", pattern)
+		if len(srcs.Models)+len(srcs.Functions) == 0 {
+			fmt.Fprintf(stderr, "ocannlgen explain: no //ocannl:model and no annotated function in %s\n", pattern)
 			return 1
 		}
 		wd, _ := os.Getwd()
-		page = explain.BuildModels(target, wd, ms, explain.Options{Command: cmd})
+		page = explain.BuildPackages(target, wd, srcs, explain.Options{Command: cmd})
 		name = model
 		if name == "" {
 			name = filepath.Base(strings.TrimSuffix(strings.TrimSuffix(pattern, "/..."), "/"))

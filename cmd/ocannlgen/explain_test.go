@@ -51,7 +51,7 @@ func TestExplain(t *testing.T) {
 			t.Errorf("%q: exit %d, stderr %q", args, code, stderr)
 		}
 	}
-	if code, _, stderr := runCLI(t, "", "explain", "--html", "-o", "-", "../../examples/zoo#NoSuch"); code != 1 || !strings.Contains(stderr, "no model named NoSuch") {
+	if code, _, stderr := runCLI(t, "", "explain", "--html", "-o", "-", "../../examples/zoo#NoSuch"); code != 1 || !strings.Contains(stderr, "no model or annotated function named NoSuch") {
 		t.Errorf("zoo#NoSuch: exit %d, stderr %q", code, stderr)
 	}
 }

@@ -59,9 +59,10 @@ const usage = `usage:
                                               (constraint, operation, position, solver stage), each
                                               operation's projections and schedule, the parameters and
                                               the memory total; TARGET is a .ocl file (- for standard
-                                              input) or a Go package pattern, PATTERN#Model for one
-                                              model; -o defaults to NAME.html (- for standard output).
-                                              A failing target's page shows the failure (exit 1)
+                                              input) or a Go package pattern (its models and annotated
+                                              functions), PATTERN#Name for one; -o defaults to
+                                              NAME.html (- for standard output). A failing target's
+                                              page shows the failure (exit 1)
   ocannlgen targets                           print the description of every code target (its tiles,
                                               thresholds and costs: package emit/target)
 `
