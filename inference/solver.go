@@ -92,6 +92,9 @@ type dimEntry struct {
 	// binding copied a solved term (-1: none): the provenance goes on
 	// from there.
 	via int32
+	// last is, plus one, the last variable of the chain of bound terms
+	// from this one (lastVar's memo; 0: not known yet).
+	last int32
 }
 
 // rowEntry is what the environment knows of a row variable.
@@ -210,11 +213,11 @@ func (s *solver) run() error {
 				return s.wrap(fail(KindRankCycle, "shape inference did not converge (step limit reached); this is a bug, please report it"), c.origin)
 			}
 			if err := s.process(c); err != nil {
-				s.failed = &c
+				s.fail(c)
 				return s.wrap(err, c.origin)
 			}
 			if s.conflict != nil {
-				s.failed = &c
+				s.fail(c)
 				return s.wrap(s.conflict, c.origin)
 			}
 		}
@@ -231,7 +234,7 @@ func (s *solver) run() error {
 		}
 		for _, c := range d {
 			if err := s.process(c); err != nil {
-				s.failed = &c
+				s.fail(c)
 				return s.wrap(err, c.origin)
 			}
 		}
@@ -251,6 +254,11 @@ func (s *solver) permute(cs []constraint) {
 		cs[i] = cp[j]
 	}
 }
+
+// fail records c as the constraint that failed (a copy: taking the
+// address of the loop's variable would move every constraint processed
+// to the heap).
+func (s *solver) fail(c constraint) { s.failed = &c }
 
 func (s *solver) wrap(err error, o int32) error {
 	se, ok := err.(*shapeError)
@@ -518,12 +526,29 @@ func (s *solver) lastVar(d dim) int32 {
 		if !e.solved {
 			return -1
 		}
+		if e.last > 0 {
+			v = e.last - 1
+			break
+		}
 		if e.bound.k != dVar {
-			return v
+			break
 		}
 		v = e.bound.v
 	}
-	return -1
+	// A solved chain never changes (bound is never rewritten): remember
+	// its end on each variable of it, so that long chains are walked once.
+	for u := d.v; u != v; {
+		e := &s.dims[u]
+		if e.last == v+1 {
+			break
+		}
+		e.last = v + 1
+		if e.bound.k != dVar {
+			break
+		}
+		u = e.bound.v
+	}
+	return v
 }
 
 func (s *solver) bindDim(v int32, t dim) error {
