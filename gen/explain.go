@@ -1,15 +1,12 @@
 package gen
 
 import (
-	"cmp"
 	"errors"
 	"go/token"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"golang.org/x/tools/go/packages"
 
 	"github.com/ocannlgen/ocannlgen/emit/desc"
 	"github.com/ocannlgen/ocannlgen/spec"
@@ -93,8 +90,6 @@ func Explainables(patterns []string, only []string, opts Options) (Sources, erro
 	if err != nil {
 		return out, err
 	}
-	slices.SortFunc(pkgs, func(a, b *packages.Package) int { return cmp.Compare(a.ID, b.ID) })
-	pkgs = slices.CompactFunc(pkgs, func(a, b *packages.Package) bool { return a.ID == b.ID })
 	base := opts.Dir
 	if base == "" {
 		base, _ = os.Getwd()

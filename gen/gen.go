@@ -155,8 +155,6 @@ func Generate(patterns []string, opts Options) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(pkgs, func(a, b *packages.Package) int { return cmp.Compare(a.ID, b.ID) })
-	pkgs = slices.CompactFunc(pkgs, func(a, b *packages.Package) bool { return a.ID == b.ID })
 	// Every package's directives are scanned before any package's type
 	// errors are filtered, so that a package using another's model (x.Init
 	// on an m.MLP, whose methods m's generated file is about to declare) is
@@ -192,8 +190,9 @@ func Generate(patterns []string, opts Options) ([]Result, error) {
 }
 
 // load loads the packages matching patterns (default ".") as Generate
-// reads them: every existing generated file replaced by an empty file of
-// the same package, so that stale output never interferes. foreign are
+// reads them, sorted by ID without duplicates: every existing generated
+// file replaced by an empty file of the same package, so that stale
+// output never interferes. foreign are
 // the output files that are not ocannlgen's (never touched), errs the
 // problems found with them.
 func load(patterns []string, opts Options) (pkgs []*packages.Package, foreign map[string]bool, errs ErrorList, err error) {
@@ -247,6 +246,8 @@ func load(patterns []string, opts Options) (pkgs []*packages.Package, foreign ma
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("loading packages: %w", err)
 	}
+	slices.SortFunc(pkgs, func(a, b *packages.Package) int { return cmp.Compare(a.ID, b.ID) })
+	pkgs = slices.CompactFunc(pkgs, func(a, b *packages.Package) bool { return a.ID == b.ID })
 	return pkgs, foreign, errs, nil
 }
 
