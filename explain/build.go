@@ -102,7 +102,10 @@ func BuildPackages(title, dir string, srcs gen.Sources, opts Options) *Page {
 		if m.Err != nil {
 			u.Failure = &Failure{Kind: "directive", Message: m.Err.Rel(dir), At: Pos{Source: src, Line: m.Err.Pos.Line, Col: m.Err.Pos.Column}}
 		} else {
-			b.model(&u, m.Program, m.Display, m.Name, m.Elem, at)
+			if err := b.model(&u, m.Program, m.Display, m.Name, m.Elem, at); err != nil && u.Failure != nil {
+				// The message go generate prints, positioned in the Go file.
+				u.Failure.Message = m.ErrorOf(err).Rel(dir)
+			}
 		}
 		b.page.Units = append(b.page.Units, u)
 	}
@@ -184,14 +187,15 @@ func (b *builder) program(u *Unit, prog *program.Program, file string, at func(s
 }
 
 // model explains a model: its parameters, and each entry's graph and
-// schedule as `go generate` renders them in element type elem.
-func (b *builder) model(u *Unit, prog *program.Program, file, typeName, elem string, at func(spec.Pos) Pos) {
+// schedule as `go generate` renders them in element type elem. It
+// returns model.Compile's error (u.Failure describes it).
+func (b *builder) model(u *Unit, prog *program.Program, file, typeName, elem string, at func(spec.Pos) Pos) error {
 	cm, err := model.Compile(prog)
 	if err != nil {
 		u.Failure = b.failure(err, file, at, "")
 	}
 	if cm == nil || cm.Inferred == nil {
-		return
+		return err
 	}
 	inf := cm.Inferred
 	var kns []*desc.Kernel
@@ -271,11 +275,9 @@ func (b *builder) model(u *Unit, prog *program.Program, file, typeName, elem str
 			}
 		}
 	}
+	return err
 }
 
-// schedules schedules the kernels as `go generate` emits them on amd64
-// (gocode.Schedule), each in its own goroutine: a large model's entry
-// point and training step are its slowest part to explain.
 func schedules(kns []*desc.Kernel) []*schedule.Schedule {
 	out := make([]*schedule.Schedule, len(kns))
 	var wg sync.WaitGroup

@@ -2,6 +2,7 @@ package explain
 
 import (
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -257,5 +258,41 @@ func TestBuildFunctions(t *testing.T) {
 	}
 	if scheduled == 0 || len(e.Tensors) == 0 {
 		t.Errorf("%d tensors, %d scheduled operations", len(e.Tensors), scheduled)
+	}
+}
+
+// TestBuildPackageFailures checks the pages of packages whose model or
+// function go generate rejects (golden/testdata/bad): the page shows the
+// message go generate prints (its golden file), positioned in the Go
+// file, with the kind and the entry of an inference failure.
+func TestBuildPackageFailures(t *testing.T) {
+	dir, err := filepath.Abs("../golden/testdata/bad")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pkg := range []string{"hidden", "disagree", "shape", "modelsyntax"} {
+		srcs, err := gen.Explainables([]string{"./" + pkg}, nil, gen.Options{Dir: dir})
+		if err != nil {
+			t.Fatalf("%s: %v", pkg, err)
+		}
+		p := BuildPackages(pkg, dir, srcs, Options{})
+		if len(p.Units) != 1 || p.Units[0].Failure == nil {
+			t.Fatalf("%s: %d units, no failure", pkg, len(p.Units))
+		}
+		f := p.Units[0].Failure
+		want, err := os.ReadFile(filepath.Join(dir, pkg+".golden"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Message != strings.TrimSpace(string(want)) {
+			t.Errorf("%s: the page shows\n%s\ngo generate prints\n%s", pkg, f.Message, want)
+		}
+		src := p.Sources[0]
+		if f.At.Line < src.FirstLine || f.At.Line >= src.FirstLine+len(src.Lines) {
+			t.Errorf("%s: failure at %+v, outside the source view (lines %d..%d)", pkg, f.At, src.FirstLine, src.FirstLine+len(src.Lines)-1)
+		}
+		if pkg == "hidden" && (f.Kind != "hidden-dim" || f.Entry != "train") {
+			t.Errorf("%s: kind %s in entry %q", pkg, f.Kind, f.Entry)
+		}
 	}
 }

@@ -37,6 +37,9 @@ type ModelSource struct {
 	Program *program.Program
 	// Position maps a position of Program to the Go file.
 	Position func(spec.Pos) token.Position
+	// ErrorOf converts an error of model.Compile on Program into the
+	// error go generate reports, positioned in the Go file.
+	ErrorOf func(error) *Error
 	// Err is a problem found reading the model's directives (a syntax
 	// error, a size naming no integer constant), positioned in the Go
 	// file; nil otherwise.
@@ -166,7 +169,7 @@ func explainFunction(k *kernelSrc, pkgPath, base string) FunctionSource {
 }
 
 func explainSource(ms *modelSrc, pkgPath, base string) ModelSource {
-	m := ModelSource{Name: ms.spec.Name.Name, PkgPath: pkgPath, File: ms.head.Pos.Filename, Line: ms.head.Pos.Line, Col: ms.head.VerbCol, Position: ms.position}
+	m := ModelSource{Name: ms.spec.Name.Name, PkgPath: pkgPath, File: ms.head.Pos.Filename, Line: ms.head.Pos.Line, Col: ms.head.VerbCol, Position: ms.position, ErrorOf: ms.modelErr}
 	m.Display = display(m.File, base)
 	m.Elem = "float32"
 	if ms.head.Arg == "float64" {
