@@ -66,6 +66,19 @@ func FuzzInfer(f *testing.F) {
 			}
 			return
 		}
+		// Every tensor's provenance reads back, with as many axes as its
+		// shape has.
+		for _, tn := range g.Tensors {
+			prov, ok := g.Provenance(tn.ID)
+			if !ok {
+				t.Fatalf("no provenance for %s", tn.Name)
+			}
+			for k, ds := range [3][]inference.Dim{tn.Shape.Batch, tn.Shape.Input, tn.Shape.Output} {
+				if len(prov[k].Axes) != len(ds) {
+					t.Fatalf("%s row %d: %d axes in the provenance, %d in the shape", tn.Name, k, len(prov[k].Axes), len(ds))
+				}
+			}
+		}
 		// Lemma 7.7: when shapes are solved, each operation's local
 		// re-solve succeeds, so projection inference cannot fail; lowering
 		// may only reject an ambiguous concatenation.
