@@ -756,6 +756,11 @@ func ocannlMap161AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //go:noescape
 func ocannlMap164AVX512(c *float32, x0 *float32)
 
+// ocannlAdamAVX512 applies one float32 Adam update to n elements (n a multiple of the vector's lanes); k: beta1, 1-beta1, beta2, 1-beta2, lr/c1, sqrt(c2), eps, decay (rt.AdamCoeffs).
+//
+//go:noescape
+func ocannlAdamAVX512(param *float32, grad *float32, m *float32, v *float32, n int, k *[8]float32)
+
 // ocannlGemm0AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=32 N=8 K=3x3 (13x8 tile, B gathered into the frame); strides C 800,1 A 144,1 B 1,9, k2 A 12 B 3.
 //
 //go:noescape
@@ -2255,3 +2260,8 @@ func ocannlReduce45AVX2(c *float32, x0 *float32)
 //
 //go:noescape
 func ocannlReduce46AVX2(c *float32, x0 *float32)
+
+// ocannlAdamAVX2 applies one float32 Adam update to n elements (n a multiple of the vector's lanes); k: beta1, 1-beta1, beta2, 1-beta2, lr/c1, sqrt(c2), eps, decay (rt.AdamCoeffs).
+//
+//go:noescape
+func ocannlAdamAVX2(param *float32, grad *float32, m *float32, v *float32, n int, k *[8]float32)

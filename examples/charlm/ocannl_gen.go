@@ -269,6 +269,8 @@ func (m *ocannlCharLM) LearningRate() float64 {
 // using m.Grads.
 // Before the step it sets m.GradNorm to the global norm of m.Grads and, when that exceeds
 // 1, scales every gradient by 1/(GradNorm+1e-6) (rt.ClipScale, as torch.nn.utils.clip_grad_norm_). It does not allocate.
+// Each parameter's whole vectors are updated by the Adam kernel of the CPU's tier
+// (ocannlAdam): rt.Adam's operations in the same order, so the same bits.
 func (m *ocannlCharLM) Update() {
 	lr := float32(m.LearningRate())
 	m.GradNorm = math.Sqrt(rt.SumSquares(m.Grads.NetEmbedding1Table[:]) + rt.SumSquares(m.Grads.NetPos[:]) + rt.SumSquares(m.Grads.NetBlock1LayerNorm1Gamma[:]) + rt.SumSquares(m.Grads.NetBlock1LayerNorm1Beta[:]) + rt.SumSquares(m.Grads.NetBlock1MaskedAttention1WQ[:]) + rt.SumSquares(m.Grads.NetBlock1MaskedAttention1WK[:]) + rt.SumSquares(m.Grads.NetBlock1MaskedAttention1WV[:]) + rt.SumSquares(m.Grads.NetBlock1MaskedAttention1WO[:]) + rt.SumSquares(m.Grads.NetBlock1LayerNorm2Gamma[:]) + rt.SumSquares(m.Grads.NetBlock1LayerNorm2Beta[:]) + rt.SumSquares(m.Grads.NetBlock1Linear2W[:]) + rt.SumSquares(m.Grads.NetBlock1Linear2B[:]) + rt.SumSquares(m.Grads.NetBlock1Linear1W[:]) + rt.SumSquares(m.Grads.NetBlock1Linear1B[:]) + rt.SumSquares(m.Grads.NetBlock2LayerNorm1Gamma[:]) + rt.SumSquares(m.Grads.NetBlock2LayerNorm1Beta[:]) + rt.SumSquares(m.Grads.NetBlock2MaskedAttention1WQ[:]) + rt.SumSquares(m.Grads.NetBlock2MaskedAttention1WK[:]) + rt.SumSquares(m.Grads.NetBlock2MaskedAttention1WV[:]) + rt.SumSquares(m.Grads.NetBlock2MaskedAttention1WO[:]) + rt.SumSquares(m.Grads.NetBlock2LayerNorm2Gamma[:]) + rt.SumSquares(m.Grads.NetBlock2LayerNorm2Beta[:]) + rt.SumSquares(m.Grads.NetBlock2Linear2W[:]) + rt.SumSquares(m.Grads.NetBlock2Linear2B[:]) + rt.SumSquares(m.Grads.NetBlock2Linear1W[:]) + rt.SumSquares(m.Grads.NetBlock2Linear1B[:]) + rt.SumSquares(m.Grads.NetBlock3LayerNorm1Gamma[:]) + rt.SumSquares(m.Grads.NetBlock3LayerNorm1Beta[:]) + rt.SumSquares(m.Grads.NetBlock3MaskedAttention1WQ[:]) + rt.SumSquares(m.Grads.NetBlock3MaskedAttention1WK[:]) + rt.SumSquares(m.Grads.NetBlock3MaskedAttention1WV[:]) + rt.SumSquares(m.Grads.NetBlock3MaskedAttention1WO[:]) + rt.SumSquares(m.Grads.NetBlock3LayerNorm2Gamma[:]) + rt.SumSquares(m.Grads.NetBlock3LayerNorm2Beta[:]) + rt.SumSquares(m.Grads.NetBlock3Linear2W[:]) + rt.SumSquares(m.Grads.NetBlock3Linear2B[:]) + rt.SumSquares(m.Grads.NetBlock3Linear1W[:]) + rt.SumSquares(m.Grads.NetBlock3Linear1B[:]) + rt.SumSquares(m.Grads.NetLayerNorm1Gamma[:]) + rt.SumSquares(m.Grads.NetLayerNorm1Beta[:]) + rt.SumSquares(m.Grads.NetLinear1W[:]) + rt.SumSquares(m.Grads.NetLinear1B[:]))
@@ -317,48 +319,48 @@ func (m *ocannlCharLM) Update() {
 		rt.Scale(m.Grads.NetLinear1B[:], s)
 	}
 	m.Step = rt.NextStep(m.Step)
-	rt.Adam(m.Params.NetEmbedding1Table[:], m.Grads.NetEmbedding1Table[:], m.adamM.NetEmbedding1Table[:], m.adamV.NetEmbedding1Table[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetPos[:], m.Grads.NetPos[:], m.adamM.NetPos[:], m.adamV.NetPos[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock1LayerNorm1Gamma[:], m.Grads.NetBlock1LayerNorm1Gamma[:], m.adamM.NetBlock1LayerNorm1Gamma[:], m.adamV.NetBlock1LayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock1LayerNorm1Beta[:], m.Grads.NetBlock1LayerNorm1Beta[:], m.adamM.NetBlock1LayerNorm1Beta[:], m.adamV.NetBlock1LayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock1MaskedAttention1WQ[:], m.Grads.NetBlock1MaskedAttention1WQ[:], m.adamM.NetBlock1MaskedAttention1WQ[:], m.adamV.NetBlock1MaskedAttention1WQ[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock1MaskedAttention1WK[:], m.Grads.NetBlock1MaskedAttention1WK[:], m.adamM.NetBlock1MaskedAttention1WK[:], m.adamV.NetBlock1MaskedAttention1WK[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock1MaskedAttention1WV[:], m.Grads.NetBlock1MaskedAttention1WV[:], m.adamM.NetBlock1MaskedAttention1WV[:], m.adamV.NetBlock1MaskedAttention1WV[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock1MaskedAttention1WO[:], m.Grads.NetBlock1MaskedAttention1WO[:], m.adamM.NetBlock1MaskedAttention1WO[:], m.adamV.NetBlock1MaskedAttention1WO[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock1LayerNorm2Gamma[:], m.Grads.NetBlock1LayerNorm2Gamma[:], m.adamM.NetBlock1LayerNorm2Gamma[:], m.adamV.NetBlock1LayerNorm2Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock1LayerNorm2Beta[:], m.Grads.NetBlock1LayerNorm2Beta[:], m.adamM.NetBlock1LayerNorm2Beta[:], m.adamV.NetBlock1LayerNorm2Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock1Linear2W[:], m.Grads.NetBlock1Linear2W[:], m.adamM.NetBlock1Linear2W[:], m.adamV.NetBlock1Linear2W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock1Linear2B[:], m.Grads.NetBlock1Linear2B[:], m.adamM.NetBlock1Linear2B[:], m.adamV.NetBlock1Linear2B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock1Linear1W[:], m.Grads.NetBlock1Linear1W[:], m.adamM.NetBlock1Linear1W[:], m.adamV.NetBlock1Linear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock1Linear1B[:], m.Grads.NetBlock1Linear1B[:], m.adamM.NetBlock1Linear1B[:], m.adamV.NetBlock1Linear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock2LayerNorm1Gamma[:], m.Grads.NetBlock2LayerNorm1Gamma[:], m.adamM.NetBlock2LayerNorm1Gamma[:], m.adamV.NetBlock2LayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock2LayerNorm1Beta[:], m.Grads.NetBlock2LayerNorm1Beta[:], m.adamM.NetBlock2LayerNorm1Beta[:], m.adamV.NetBlock2LayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock2MaskedAttention1WQ[:], m.Grads.NetBlock2MaskedAttention1WQ[:], m.adamM.NetBlock2MaskedAttention1WQ[:], m.adamV.NetBlock2MaskedAttention1WQ[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock2MaskedAttention1WK[:], m.Grads.NetBlock2MaskedAttention1WK[:], m.adamM.NetBlock2MaskedAttention1WK[:], m.adamV.NetBlock2MaskedAttention1WK[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock2MaskedAttention1WV[:], m.Grads.NetBlock2MaskedAttention1WV[:], m.adamM.NetBlock2MaskedAttention1WV[:], m.adamV.NetBlock2MaskedAttention1WV[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock2MaskedAttention1WO[:], m.Grads.NetBlock2MaskedAttention1WO[:], m.adamM.NetBlock2MaskedAttention1WO[:], m.adamV.NetBlock2MaskedAttention1WO[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock2LayerNorm2Gamma[:], m.Grads.NetBlock2LayerNorm2Gamma[:], m.adamM.NetBlock2LayerNorm2Gamma[:], m.adamV.NetBlock2LayerNorm2Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock2LayerNorm2Beta[:], m.Grads.NetBlock2LayerNorm2Beta[:], m.adamM.NetBlock2LayerNorm2Beta[:], m.adamV.NetBlock2LayerNorm2Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock2Linear2W[:], m.Grads.NetBlock2Linear2W[:], m.adamM.NetBlock2Linear2W[:], m.adamV.NetBlock2Linear2W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock2Linear2B[:], m.Grads.NetBlock2Linear2B[:], m.adamM.NetBlock2Linear2B[:], m.adamV.NetBlock2Linear2B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock2Linear1W[:], m.Grads.NetBlock2Linear1W[:], m.adamM.NetBlock2Linear1W[:], m.adamV.NetBlock2Linear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock2Linear1B[:], m.Grads.NetBlock2Linear1B[:], m.adamM.NetBlock2Linear1B[:], m.adamV.NetBlock2Linear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock3LayerNorm1Gamma[:], m.Grads.NetBlock3LayerNorm1Gamma[:], m.adamM.NetBlock3LayerNorm1Gamma[:], m.adamV.NetBlock3LayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock3LayerNorm1Beta[:], m.Grads.NetBlock3LayerNorm1Beta[:], m.adamM.NetBlock3LayerNorm1Beta[:], m.adamV.NetBlock3LayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock3MaskedAttention1WQ[:], m.Grads.NetBlock3MaskedAttention1WQ[:], m.adamM.NetBlock3MaskedAttention1WQ[:], m.adamV.NetBlock3MaskedAttention1WQ[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock3MaskedAttention1WK[:], m.Grads.NetBlock3MaskedAttention1WK[:], m.adamM.NetBlock3MaskedAttention1WK[:], m.adamV.NetBlock3MaskedAttention1WK[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock3MaskedAttention1WV[:], m.Grads.NetBlock3MaskedAttention1WV[:], m.adamM.NetBlock3MaskedAttention1WV[:], m.adamV.NetBlock3MaskedAttention1WV[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock3MaskedAttention1WO[:], m.Grads.NetBlock3MaskedAttention1WO[:], m.adamM.NetBlock3MaskedAttention1WO[:], m.adamV.NetBlock3MaskedAttention1WO[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock3LayerNorm2Gamma[:], m.Grads.NetBlock3LayerNorm2Gamma[:], m.adamM.NetBlock3LayerNorm2Gamma[:], m.adamV.NetBlock3LayerNorm2Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock3LayerNorm2Beta[:], m.Grads.NetBlock3LayerNorm2Beta[:], m.adamM.NetBlock3LayerNorm2Beta[:], m.adamV.NetBlock3LayerNorm2Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock3Linear2W[:], m.Grads.NetBlock3Linear2W[:], m.adamM.NetBlock3Linear2W[:], m.adamV.NetBlock3Linear2W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock3Linear2B[:], m.Grads.NetBlock3Linear2B[:], m.adamM.NetBlock3Linear2B[:], m.adamV.NetBlock3Linear2B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock3Linear1W[:], m.Grads.NetBlock3Linear1W[:], m.adamM.NetBlock3Linear1W[:], m.adamV.NetBlock3Linear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock3Linear1B[:], m.Grads.NetBlock3Linear1B[:], m.adamM.NetBlock3Linear1B[:], m.adamV.NetBlock3Linear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetLayerNorm1Gamma[:], m.Grads.NetLayerNorm1Gamma[:], m.adamM.NetLayerNorm1Gamma[:], m.adamV.NetLayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetLayerNorm1Beta[:], m.Grads.NetLayerNorm1Beta[:], m.adamM.NetLayerNorm1Beta[:], m.adamV.NetLayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetLinear1W[:], m.Grads.NetLinear1W[:], m.adamM.NetLinear1W[:], m.adamV.NetLinear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetLinear1B[:], m.Grads.NetLinear1B[:], m.adamM.NetLinear1B[:], m.adamV.NetLinear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetEmbedding1Table[:], m.Grads.NetEmbedding1Table[:], m.adamM.NetEmbedding1Table[:], m.adamV.NetEmbedding1Table[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetPos[:], m.Grads.NetPos[:], m.adamM.NetPos[:], m.adamV.NetPos[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock1LayerNorm1Gamma[:], m.Grads.NetBlock1LayerNorm1Gamma[:], m.adamM.NetBlock1LayerNorm1Gamma[:], m.adamV.NetBlock1LayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock1LayerNorm1Beta[:], m.Grads.NetBlock1LayerNorm1Beta[:], m.adamM.NetBlock1LayerNorm1Beta[:], m.adamV.NetBlock1LayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock1MaskedAttention1WQ[:], m.Grads.NetBlock1MaskedAttention1WQ[:], m.adamM.NetBlock1MaskedAttention1WQ[:], m.adamV.NetBlock1MaskedAttention1WQ[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock1MaskedAttention1WK[:], m.Grads.NetBlock1MaskedAttention1WK[:], m.adamM.NetBlock1MaskedAttention1WK[:], m.adamV.NetBlock1MaskedAttention1WK[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock1MaskedAttention1WV[:], m.Grads.NetBlock1MaskedAttention1WV[:], m.adamM.NetBlock1MaskedAttention1WV[:], m.adamV.NetBlock1MaskedAttention1WV[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock1MaskedAttention1WO[:], m.Grads.NetBlock1MaskedAttention1WO[:], m.adamM.NetBlock1MaskedAttention1WO[:], m.adamV.NetBlock1MaskedAttention1WO[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock1LayerNorm2Gamma[:], m.Grads.NetBlock1LayerNorm2Gamma[:], m.adamM.NetBlock1LayerNorm2Gamma[:], m.adamV.NetBlock1LayerNorm2Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock1LayerNorm2Beta[:], m.Grads.NetBlock1LayerNorm2Beta[:], m.adamM.NetBlock1LayerNorm2Beta[:], m.adamV.NetBlock1LayerNorm2Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock1Linear2W[:], m.Grads.NetBlock1Linear2W[:], m.adamM.NetBlock1Linear2W[:], m.adamV.NetBlock1Linear2W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock1Linear2B[:], m.Grads.NetBlock1Linear2B[:], m.adamM.NetBlock1Linear2B[:], m.adamV.NetBlock1Linear2B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock1Linear1W[:], m.Grads.NetBlock1Linear1W[:], m.adamM.NetBlock1Linear1W[:], m.adamV.NetBlock1Linear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock1Linear1B[:], m.Grads.NetBlock1Linear1B[:], m.adamM.NetBlock1Linear1B[:], m.adamV.NetBlock1Linear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock2LayerNorm1Gamma[:], m.Grads.NetBlock2LayerNorm1Gamma[:], m.adamM.NetBlock2LayerNorm1Gamma[:], m.adamV.NetBlock2LayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock2LayerNorm1Beta[:], m.Grads.NetBlock2LayerNorm1Beta[:], m.adamM.NetBlock2LayerNorm1Beta[:], m.adamV.NetBlock2LayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock2MaskedAttention1WQ[:], m.Grads.NetBlock2MaskedAttention1WQ[:], m.adamM.NetBlock2MaskedAttention1WQ[:], m.adamV.NetBlock2MaskedAttention1WQ[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock2MaskedAttention1WK[:], m.Grads.NetBlock2MaskedAttention1WK[:], m.adamM.NetBlock2MaskedAttention1WK[:], m.adamV.NetBlock2MaskedAttention1WK[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock2MaskedAttention1WV[:], m.Grads.NetBlock2MaskedAttention1WV[:], m.adamM.NetBlock2MaskedAttention1WV[:], m.adamV.NetBlock2MaskedAttention1WV[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock2MaskedAttention1WO[:], m.Grads.NetBlock2MaskedAttention1WO[:], m.adamM.NetBlock2MaskedAttention1WO[:], m.adamV.NetBlock2MaskedAttention1WO[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock2LayerNorm2Gamma[:], m.Grads.NetBlock2LayerNorm2Gamma[:], m.adamM.NetBlock2LayerNorm2Gamma[:], m.adamV.NetBlock2LayerNorm2Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock2LayerNorm2Beta[:], m.Grads.NetBlock2LayerNorm2Beta[:], m.adamM.NetBlock2LayerNorm2Beta[:], m.adamV.NetBlock2LayerNorm2Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock2Linear2W[:], m.Grads.NetBlock2Linear2W[:], m.adamM.NetBlock2Linear2W[:], m.adamV.NetBlock2Linear2W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock2Linear2B[:], m.Grads.NetBlock2Linear2B[:], m.adamM.NetBlock2Linear2B[:], m.adamV.NetBlock2Linear2B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock2Linear1W[:], m.Grads.NetBlock2Linear1W[:], m.adamM.NetBlock2Linear1W[:], m.adamV.NetBlock2Linear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock2Linear1B[:], m.Grads.NetBlock2Linear1B[:], m.adamM.NetBlock2Linear1B[:], m.adamV.NetBlock2Linear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock3LayerNorm1Gamma[:], m.Grads.NetBlock3LayerNorm1Gamma[:], m.adamM.NetBlock3LayerNorm1Gamma[:], m.adamV.NetBlock3LayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock3LayerNorm1Beta[:], m.Grads.NetBlock3LayerNorm1Beta[:], m.adamM.NetBlock3LayerNorm1Beta[:], m.adamV.NetBlock3LayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock3MaskedAttention1WQ[:], m.Grads.NetBlock3MaskedAttention1WQ[:], m.adamM.NetBlock3MaskedAttention1WQ[:], m.adamV.NetBlock3MaskedAttention1WQ[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock3MaskedAttention1WK[:], m.Grads.NetBlock3MaskedAttention1WK[:], m.adamM.NetBlock3MaskedAttention1WK[:], m.adamV.NetBlock3MaskedAttention1WK[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock3MaskedAttention1WV[:], m.Grads.NetBlock3MaskedAttention1WV[:], m.adamM.NetBlock3MaskedAttention1WV[:], m.adamV.NetBlock3MaskedAttention1WV[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock3MaskedAttention1WO[:], m.Grads.NetBlock3MaskedAttention1WO[:], m.adamM.NetBlock3MaskedAttention1WO[:], m.adamV.NetBlock3MaskedAttention1WO[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock3LayerNorm2Gamma[:], m.Grads.NetBlock3LayerNorm2Gamma[:], m.adamM.NetBlock3LayerNorm2Gamma[:], m.adamV.NetBlock3LayerNorm2Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock3LayerNorm2Beta[:], m.Grads.NetBlock3LayerNorm2Beta[:], m.adamM.NetBlock3LayerNorm2Beta[:], m.adamV.NetBlock3LayerNorm2Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock3Linear2W[:], m.Grads.NetBlock3Linear2W[:], m.adamM.NetBlock3Linear2W[:], m.adamV.NetBlock3Linear2W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock3Linear2B[:], m.Grads.NetBlock3Linear2B[:], m.adamM.NetBlock3Linear2B[:], m.adamV.NetBlock3Linear2B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock3Linear1W[:], m.Grads.NetBlock3Linear1W[:], m.adamM.NetBlock3Linear1W[:], m.adamV.NetBlock3Linear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock3Linear1B[:], m.Grads.NetBlock3Linear1B[:], m.adamM.NetBlock3Linear1B[:], m.adamV.NetBlock3Linear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetLayerNorm1Gamma[:], m.Grads.NetLayerNorm1Gamma[:], m.adamM.NetLayerNorm1Gamma[:], m.adamV.NetLayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetLayerNorm1Beta[:], m.Grads.NetLayerNorm1Beta[:], m.adamM.NetLayerNorm1Beta[:], m.adamV.NetLayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetLinear1W[:], m.Grads.NetLinear1W[:], m.adamM.NetLinear1W[:], m.adamV.NetLinear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetLinear1B[:], m.Grads.NetLinear1B[:], m.adamM.NetLinear1B[:], m.adamV.NetLinear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
 }
 
 // TrainStep runs Backward on the inputs, then Update, and returns the loss before the update;
@@ -1284,6 +1286,28 @@ func (r *ocannlCharLMRunner) Next(ids *[1][64]int32, mask *[64][64]float32) (*[1
 	}
 	ocannlCharLMNext(ids, mask, &r.params.NetEmbedding1Table, &r.params.NetPos, &r.params.NetBlock1LayerNorm1Gamma, &r.params.NetBlock1LayerNorm1Beta, &r.params.NetBlock1MaskedAttention1WQ, &r.params.NetBlock1MaskedAttention1WK, &r.params.NetBlock1MaskedAttention1WV, &r.params.NetBlock1MaskedAttention1WO, &r.params.NetBlock1LayerNorm2Gamma, &r.params.NetBlock1LayerNorm2Beta, &r.params.NetBlock1Linear2W, &r.params.NetBlock1Linear2B, &r.params.NetBlock1Linear1W, &r.params.NetBlock1Linear1B, &r.params.NetBlock2LayerNorm1Gamma, &r.params.NetBlock2LayerNorm1Beta, &r.params.NetBlock2MaskedAttention1WQ, &r.params.NetBlock2MaskedAttention1WK, &r.params.NetBlock2MaskedAttention1WV, &r.params.NetBlock2MaskedAttention1WO, &r.params.NetBlock2LayerNorm2Gamma, &r.params.NetBlock2LayerNorm2Beta, &r.params.NetBlock2Linear2W, &r.params.NetBlock2Linear2B, &r.params.NetBlock2Linear1W, &r.params.NetBlock2Linear1B, &r.params.NetBlock3LayerNorm1Gamma, &r.params.NetBlock3LayerNorm1Beta, &r.params.NetBlock3MaskedAttention1WQ, &r.params.NetBlock3MaskedAttention1WK, &r.params.NetBlock3MaskedAttention1WV, &r.params.NetBlock3MaskedAttention1WO, &r.params.NetBlock3LayerNorm2Gamma, &r.params.NetBlock3LayerNorm2Beta, &r.params.NetBlock3Linear2W, &r.params.NetBlock3Linear2B, &r.params.NetBlock3Linear1W, &r.params.NetBlock3Linear1B, &r.params.NetLayerNorm1Gamma, &r.params.NetLayerNorm1Beta, &r.params.NetLinear1W, &r.params.NetLinear1B, &r.outNext, r.Pool, &r.scratchNext)
 	return &r.outNext, nil
+}
+
+// ocannlAdam is rt.Adam for float32 without L2 weight decay, the whole vectors of p run by
+// the Adam kernel of the best tier the CPU has (rt.Adam's operations in the same order: the
+// same bits) and the rest by rt.Adam.
+func ocannlAdam(p, g, m, v []float32, step int, lr, beta1, beta2, eps, wd float32, decoupled bool) {
+	if len(g) != len(p) || len(m) != len(p) || len(v) != len(p) {
+		panic("rt: Adam: grad, m, v and param lengths differ")
+	}
+	n := 0
+	if ocannlAVX512 {
+		if n = len(p) &^ 15; n > 0 {
+			k := rt.AdamCoeffs(step, lr, beta1, beta2, eps, wd, decoupled)
+			ocannlAdamAVX512(&p[0], &g[0], &m[0], &v[0], n, &k)
+		}
+	} else if ocannlAVX2 {
+		if n = len(p) &^ 7; n > 0 {
+			k := rt.AdamCoeffs(step, lr, beta1, beta2, eps, wd, decoupled)
+			ocannlAdamAVX2(&p[0], &g[0], &m[0], &v[0], n, &k)
+		}
+	}
+	rt.Adam(p[n:], g[n:], m[n:], v[n:], step, lr, beta1, beta2, eps, wd, decoupled)
 }
 
 // ocannlCharLMTrainLoss runs a tensor program generated by ocannlgen.

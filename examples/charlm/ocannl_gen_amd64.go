@@ -271,6 +271,11 @@ func ocannlMap58AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap61AVX512(c *float32, x0 *float32, x1 *float32)
 
+// ocannlAdamAVX512 applies one float32 Adam update to n elements (n a multiple of the vector's lanes); k: beta1, 1-beta1, beta2, 1-beta2, lr/c1, sqrt(c2), eps, decay (rt.AdamCoeffs).
+//
+//go:noescape
+func ocannlAdamAVX512(param *float32, grad *float32, m *float32, v *float32, n int, k *[8]float32)
+
 // ocannlGemm0AVX2 runs a float32 dot kernel, M=128 N=96 K=96 (3x3 tile); strides C 96,1 A 96,1 B 1,96.
 //
 //go:noescape
@@ -775,3 +780,8 @@ func ocannlReduce15AVX2(c *float32, x0 *float32)
 //
 //go:noescape
 func ocannlReduce16AVX2(c *float32, x0 *float32)
+
+// ocannlAdamAVX2 applies one float32 Adam update to n elements (n a multiple of the vector's lanes); k: beta1, 1-beta1, beta2, 1-beta2, lr/c1, sqrt(c2), eps, decay (rt.AdamCoeffs).
+//
+//go:noescape
+func ocannlAdamAVX2(param *float32, grad *float32, m *float32, v *float32, n int, k *[8]float32)

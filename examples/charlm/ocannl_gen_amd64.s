@@ -9588,6 +9588,59 @@ e2:
 	VZEROUPPER
 	RET
 
+// func ocannlAdamAVX512(param *float32, grad *float32, m *float32, v *float32, n int, k *[8]float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlAdamAVX512(SB), NOSPLIT, $0-48
+	MOVQ         param+0(FP), AX
+	MOVQ         grad+8(FP), CX
+	MOVQ         m+16(FP), DX
+	MOVQ         v+24(FP), BX
+	MOVQ         n+32(FP), SI
+	MOVQ         k+40(FP), DI
+	VBROADCASTSS (DI), Z0
+	VBROADCASTSS 4(DI), Z1
+	VBROADCASTSS 8(DI), Z2
+	VBROADCASTSS 12(DI), Z3
+	VBROADCASTSS 16(DI), Z4
+	VBROADCASTSS 20(DI), Z5
+	VBROADCASTSS 24(DI), Z6
+	VBROADCASTSS 28(DI), Z7
+	SHRQ         $0x04, SI
+	JZ           ocannlAdamAVX512_done
+
+ocannlAdamAVX512_loop:
+	VMOVUPS (AX), Z8
+	VMOVUPS (CX), Z9
+	VMOVUPS (DX), Z10
+	VMOVUPS (BX), Z11
+	VMULPS  Z7, Z8, Z8
+	VMULPS  Z10, Z0, Z12
+	VMULPS  Z9, Z1, Z13
+	VADDPS  Z13, Z12, Z10
+	VMULPS  Z9, Z3, Z12
+	VMULPS  Z9, Z12, Z12
+	VMULPS  Z11, Z2, Z13
+	VADDPS  Z12, Z13, Z11
+	VMOVUPS Z10, (DX)
+	VMOVUPS Z11, (BX)
+	VSQRTPS Z11, Z12
+	VDIVPS  Z5, Z12, Z12
+	VADDPS  Z6, Z12, Z12
+	VMULPS  Z10, Z4, Z13
+	VDIVPS  Z12, Z13, Z13
+	VSUBPS  Z13, Z8, Z8
+	VMOVUPS Z8, (AX)
+	ADDQ    $0x00000040, AX
+	ADDQ    $0x00000040, CX
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000040, BX
+	DECQ    SI
+	JNZ     ocannlAdamAVX512_loop
+
+ocannlAdamAVX512_done:
+	VZEROUPPER
+	RET
+
 // func ocannlGemm0AVX2(c *float32, a *float32, b *float32)
 // Requires: AVX, FMA3
 TEXT ·ocannlGemm0AVX2(SB), NOSPLIT, $0-24
@@ -20031,5 +20084,58 @@ grp2:
 	ADDQ         $+384, CX
 	DECQ         DX
 	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlAdamAVX2(param *float32, grad *float32, m *float32, v *float32, n int, k *[8]float32)
+// Requires: AVX
+TEXT ·ocannlAdamAVX2(SB), NOSPLIT, $0-48
+	MOVQ         param+0(FP), AX
+	MOVQ         grad+8(FP), CX
+	MOVQ         m+16(FP), DX
+	MOVQ         v+24(FP), BX
+	MOVQ         n+32(FP), SI
+	MOVQ         k+40(FP), DI
+	VBROADCASTSS (DI), Y0
+	VBROADCASTSS 4(DI), Y1
+	VBROADCASTSS 8(DI), Y2
+	VBROADCASTSS 12(DI), Y3
+	VBROADCASTSS 16(DI), Y4
+	VBROADCASTSS 20(DI), Y5
+	VBROADCASTSS 24(DI), Y6
+	VBROADCASTSS 28(DI), Y7
+	SHRQ         $0x03, SI
+	JZ           ocannlAdamAVX2_done
+
+ocannlAdamAVX2_loop:
+	VMOVUPS (AX), Y8
+	VMOVUPS (CX), Y9
+	VMOVUPS (DX), Y10
+	VMOVUPS (BX), Y11
+	VMULPS  Y7, Y8, Y8
+	VMULPS  Y10, Y0, Y12
+	VMULPS  Y9, Y1, Y13
+	VADDPS  Y13, Y12, Y10
+	VMULPS  Y9, Y3, Y12
+	VMULPS  Y9, Y12, Y12
+	VMULPS  Y11, Y2, Y13
+	VADDPS  Y12, Y13, Y11
+	VMOVUPS Y10, (DX)
+	VMOVUPS Y11, (BX)
+	VSQRTPS Y11, Y12
+	VDIVPS  Y5, Y12, Y12
+	VADDPS  Y6, Y12, Y12
+	VMULPS  Y10, Y4, Y13
+	VDIVPS  Y12, Y13, Y13
+	VSUBPS  Y13, Y8, Y8
+	VMOVUPS Y8, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000020, CX
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000020, BX
+	DECQ    SI
+	JNZ     ocannlAdamAVX2_loop
+
+ocannlAdamAVX2_done:
 	VZEROUPPER
 	RET
