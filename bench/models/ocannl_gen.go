@@ -69244,9 +69244,15 @@ func ocannlResNet20Backward(images *[32][32][32][3]float32, labels *[32][10]floa
 	rec68 := ocannlResNet20BackwardPart67Records.Get()
 	rec68.scratch = scratch
 
-	// The 5 nests above as one job: part j runs part j of each, in order (their
+	// backprop of op 66 (net.basic#6.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic#6.conv2d#1/x, net.basic#6.conv2d#1.kernel): g1 =+ g * v2; g1 is net.basic#6.conv2d#1/x.grad
+	// 8 parts of i0 on the pool.
+	rec69 := ocannlResNet20BackwardPart68Records.Get()
+	rec69.pNetBasic6Conv2d1Kernel = pNetBasic6Conv2d1Kernel
+	rec69.scratch = scratch
+
+	// The 6 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec64, rec65, rec66, rec67, rec68)
+	region.RunSeq(8, rec64, rec65, rec66, rec67, rec68, rec69)
 	*rec64 = ocannlResNet20BackwardPart63{}
 	ocannlResNet20BackwardPart63Records.Put(rec64)
 	*rec65 = ocannlResNet20BackwardPart64{}
@@ -69270,24 +69276,15 @@ func ocannlResNet20Backward(images *[32][32][32][3]float32, labels *[32][10]floa
 	}
 	rec68.scratch = nil
 	ocannlResNet20BackwardPart67Records.Put(rec68)
-
-	// backprop of op 66 (net.basic#6.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic#6.conv2d#1/x, net.basic#6.conv2d#1.kernel): g1 =+ g * v2; g1 is net.basic#6.conv2d#1/x.grad
-	// 2 parts of i6 on the pool.
-	rec69 := ocannlResNet20BackwardPart68Records.Get()
-	rec69.pNetBasic6Conv2d1Kernel = pNetBasic6Conv2d1Kernel
-	rec69.scratch = scratch
+	*rec69 = ocannlResNet20BackwardPart68{}
+	ocannlResNet20BackwardPart68Records.Put(rec69)
 
 	// backprop of op 66 (net.basic#6.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic#6.conv2d#1/x, net.basic#6.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.basic#6.conv2d#1.kernel.grad
-	// 2 parts of i6 on the pool.
+	// 3 parts of i4 on the pool.
 	rec70 := ocannlResNet20BackwardPart69Records.Get()
 	rec70.gNetBasic6Conv2d1Kernel = gNetBasic6Conv2d1Kernel
 	rec70.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(2, rec69, rec70)
-	*rec69 = ocannlResNet20BackwardPart68{}
-	ocannlResNet20BackwardPart68Records.Put(rec69)
+	region.Run(rec70, 3)
 	*rec70 = ocannlResNet20BackwardPart69{}
 	ocannlResNet20BackwardPart69Records.Put(rec70)
 
@@ -69316,9 +69313,15 @@ func ocannlResNet20Backward(images *[32][32][32][3]float32, labels *[32][10]floa
 	rec74 := ocannlResNet20BackwardPart73Records.Get()
 	rec74.scratch = scratch
 
-	// The 4 nests above as one job: part j runs part j of each, in order (their
+	// backprop of op 63 (net.basic#6.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic#6/x, net.basic#6.conv2d#2.kernel): g1 =+ g * v2; g1 is net.basic#6/x.grad
+	// 8 parts of i0 on the pool.
+	rec75 := ocannlResNet20BackwardPart74Records.Get()
+	rec75.pNetBasic6Conv2d2Kernel = pNetBasic6Conv2d2Kernel
+	rec75.scratch = scratch
+
+	// The 5 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec71, rec72, rec73, rec74)
+	region.RunSeq(8, rec71, rec72, rec73, rec74, rec75)
 	*rec71 = ocannlResNet20BackwardPart70{}
 	ocannlResNet20BackwardPart70Records.Put(rec71)
 	*rec72 = ocannlResNet20BackwardPart71{}
@@ -69340,24 +69343,15 @@ func ocannlResNet20Backward(images *[32][32][32][3]float32, labels *[32][10]floa
 	}
 	rec74.scratch = nil
 	ocannlResNet20BackwardPart73Records.Put(rec74)
-
-	// backprop of op 63 (net.basic#6.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic#6/x, net.basic#6.conv2d#2.kernel): g1 =+ g * v2; g1 is net.basic#6/x.grad
-	// 2 parts of i6 on the pool.
-	rec75 := ocannlResNet20BackwardPart74Records.Get()
-	rec75.pNetBasic6Conv2d2Kernel = pNetBasic6Conv2d2Kernel
-	rec75.scratch = scratch
+	*rec75 = ocannlResNet20BackwardPart74{}
+	ocannlResNet20BackwardPart74Records.Put(rec75)
 
 	// backprop of op 63 (net.basic#6.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic#6/x, net.basic#6.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.basic#6.conv2d#2.kernel.grad
-	// 2 parts of i6 on the pool.
+	// 3 parts of i4 on the pool.
 	rec76 := ocannlResNet20BackwardPart75Records.Get()
 	rec76.gNetBasic6Conv2d2Kernel = gNetBasic6Conv2d2Kernel
 	rec76.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(2, rec75, rec76)
-	*rec75 = ocannlResNet20BackwardPart74{}
-	ocannlResNet20BackwardPart74Records.Put(rec75)
+	region.Run(rec76, 3)
 	*rec76 = ocannlResNet20BackwardPart75{}
 	ocannlResNet20BackwardPart75Records.Put(rec76)
 
@@ -69399,9 +69393,15 @@ func ocannlResNet20Backward(images *[32][32][32][3]float32, labels *[32][10]floa
 	rec82 := ocannlResNet20BackwardPart81Records.Get()
 	rec82.scratch = scratch
 
-	// The 6 nests above as one job: part j runs part j of each, in order (their
+	// backprop of op 59 (net.basic#7.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic#7.conv2d#1/x, net.basic#7.conv2d#1.kernel): g1 =+ g * v2; g1 is net.basic#7.conv2d#1/x.grad
+	// 8 parts of i0 on the pool.
+	rec83 := ocannlResNet20BackwardPart82Records.Get()
+	rec83.pNetBasic7Conv2d1Kernel = pNetBasic7Conv2d1Kernel
+	rec83.scratch = scratch
+
+	// The 7 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec77, rec78, rec79, rec80, rec81, rec82)
+	region.RunSeq(8, rec77, rec78, rec79, rec80, rec81, rec82, rec83)
 	*rec77 = ocannlResNet20BackwardPart76{}
 	ocannlResNet20BackwardPart76Records.Put(rec77)
 	*rec78 = ocannlResNet20BackwardPart77{}
@@ -69427,24 +69427,15 @@ func ocannlResNet20Backward(images *[32][32][32][3]float32, labels *[32][10]floa
 	}
 	rec82.scratch = nil
 	ocannlResNet20BackwardPart81Records.Put(rec82)
-
-	// backprop of op 59 (net.basic#7.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic#7.conv2d#1/x, net.basic#7.conv2d#1.kernel): g1 =+ g * v2; g1 is net.basic#7.conv2d#1/x.grad
-	// 2 parts of i6 on the pool.
-	rec83 := ocannlResNet20BackwardPart82Records.Get()
-	rec83.pNetBasic7Conv2d1Kernel = pNetBasic7Conv2d1Kernel
-	rec83.scratch = scratch
+	*rec83 = ocannlResNet20BackwardPart82{}
+	ocannlResNet20BackwardPart82Records.Put(rec83)
 
 	// backprop of op 59 (net.basic#7.conv2d#1/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic#7.conv2d#1/x, net.basic#7.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.basic#7.conv2d#1.kernel.grad
-	// 2 parts of i6 on the pool.
+	// 3 parts of i4 on the pool.
 	rec84 := ocannlResNet20BackwardPart83Records.Get()
 	rec84.gNetBasic7Conv2d1Kernel = gNetBasic7Conv2d1Kernel
 	rec84.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(2, rec83, rec84)
-	*rec83 = ocannlResNet20BackwardPart82{}
-	ocannlResNet20BackwardPart82Records.Put(rec83)
+	region.Run(rec84, 3)
 	*rec84 = ocannlResNet20BackwardPart83{}
 	ocannlResNet20BackwardPart83Records.Put(rec84)
 
@@ -69473,9 +69464,15 @@ func ocannlResNet20Backward(images *[32][32][32][3]float32, labels *[32][10]floa
 	rec88 := ocannlResNet20BackwardPart87Records.Get()
 	rec88.scratch = scratch
 
-	// The 4 nests above as one job: part j runs part j of each, in order (their
+	// backprop of op 56 (net.basic#7.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic#7/x, net.basic#7.conv2d#2.kernel): g1 =+ g * v2; g1 is net.basic#7/x.grad
+	// 8 parts of i0 on the pool.
+	rec89 := ocannlResNet20BackwardPart88Records.Get()
+	rec89.pNetBasic7Conv2d2Kernel = pNetBasic7Conv2d2Kernel
+	rec89.scratch = scratch
+
+	// The 5 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec85, rec86, rec87, rec88)
+	region.RunSeq(8, rec85, rec86, rec87, rec88, rec89)
 	*rec85 = ocannlResNet20BackwardPart84{}
 	ocannlResNet20BackwardPart84Records.Put(rec85)
 	*rec86 = ocannlResNet20BackwardPart85{}
@@ -69497,24 +69494,15 @@ func ocannlResNet20Backward(images *[32][32][32][3]float32, labels *[32][10]floa
 	}
 	rec88.scratch = nil
 	ocannlResNet20BackwardPart87Records.Put(rec88)
-
-	// backprop of op 56 (net.basic#7.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic#7/x, net.basic#7.conv2d#2.kernel): g1 =+ g * v2; g1 is net.basic#7/x.grad
-	// 2 parts of i6 on the pool.
-	rec89 := ocannlResNet20BackwardPart88Records.Get()
-	rec89.pNetBasic7Conv2d2Kernel = pNetBasic7Conv2d2Kernel
-	rec89.scratch = scratch
+	*rec89 = ocannlResNet20BackwardPart88{}
+	ocannlResNet20BackwardPart88Records.Put(rec89)
 
 	// backprop of op 56 (net.basic#7.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.basic#7/x, net.basic#7.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.basic#7.conv2d#2.kernel.grad
-	// 2 parts of i6 on the pool.
+	// 3 parts of i4 on the pool.
 	rec90 := ocannlResNet20BackwardPart89Records.Get()
 	rec90.gNetBasic7Conv2d2Kernel = gNetBasic7Conv2d2Kernel
 	rec90.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(2, rec89, rec90)
-	*rec89 = ocannlResNet20BackwardPart88{}
-	ocannlResNet20BackwardPart88Records.Put(rec89)
+	region.Run(rec90, 3)
 	*rec90 = ocannlResNet20BackwardPart89{}
 	ocannlResNet20BackwardPart89Records.Put(rec90)
 
@@ -69572,9 +69560,15 @@ func ocannlResNet20Backward(images *[32][32][32][3]float32, labels *[32][10]floa
 	rec98 := ocannlResNet20BackwardPart97Records.Get()
 	rec98.scratch = scratch
 
-	// The 8 nests above as one job: part j runs part j of each, in order (their
+	// backprop of op 51 (net.down#2.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.down#2.conv2d#2/x, net.down#2.conv2d#2.kernel): g1 =+ g * v2; g1 is net.down#2.conv2d#2/x.grad
+	// 8 parts of i0 on the pool.
+	rec99 := ocannlResNet20BackwardPart98Records.Get()
+	rec99.pNetDown2Conv2d2Kernel = pNetDown2Conv2d2Kernel
+	rec99.scratch = scratch
+
+	// The 9 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec91, rec92, rec93, rec94, rec95, rec96, rec97, rec98)
+	region.RunSeq(8, rec91, rec92, rec93, rec94, rec95, rec96, rec97, rec98, rec99)
 	*rec91 = ocannlResNet20BackwardPart90{}
 	ocannlResNet20BackwardPart90Records.Put(rec91)
 	*rec92 = ocannlResNet20BackwardPart91{}
@@ -69617,24 +69611,15 @@ func ocannlResNet20Backward(images *[32][32][32][3]float32, labels *[32][10]floa
 	}
 	rec98.scratch = nil
 	ocannlResNet20BackwardPart97Records.Put(rec98)
-
-	// backprop of op 51 (net.down#2.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.down#2.conv2d#2/x, net.down#2.conv2d#2.kernel): g1 =+ g * v2; g1 is net.down#2.conv2d#2/x.grad
-	// 2 parts of i6 on the pool.
-	rec99 := ocannlResNet20BackwardPart98Records.Get()
-	rec99.pNetDown2Conv2d2Kernel = pNetDown2Conv2d2Kernel
-	rec99.scratch = scratch
+	*rec99 = ocannlResNet20BackwardPart98{}
+	ocannlResNet20BackwardPart98Records.Put(rec99)
 
 	// backprop of op 51 (net.down#2.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.down#2.conv2d#2/x, net.down#2.conv2d#2.kernel): g2 =+ v1 * g; g2 is net.down#2.conv2d#2.kernel.grad
-	// 2 parts of i6 on the pool.
+	// 3 parts of i4 on the pool.
 	rec100 := ocannlResNet20BackwardPart99Records.Get()
 	rec100.gNetDown2Conv2d2Kernel = gNetDown2Conv2d2Kernel
 	rec100.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(2, rec99, rec100)
-	*rec99 = ocannlResNet20BackwardPart98{}
-	ocannlResNet20BackwardPart98Records.Put(rec99)
+	region.Run(rec100, 3)
 	*rec100 = ocannlResNet20BackwardPart99{}
 	ocannlResNet20BackwardPart99Records.Put(rec100)
 
@@ -73844,49 +73829,45 @@ func (r93 *ocannlResNet20BackwardPart67) Part(j85 int) {
 // ocannlResNet20BackwardPart67Records holds the free ocannlResNet20BackwardPart67 records.
 var ocannlResNet20BackwardPart67Records rt.Records[ocannlResNet20BackwardPart67]
 
-// ocannlResNet20BackwardPart68 is the task record of a loop nest of ocannlResNet20Backward that runs in 2 parts, one
-// for each 32 values of i6 (see rt.Pool).
+// ocannlResNet20BackwardPart68 is the task record of a loop nest of ocannlResNet20Backward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
 type ocannlResNet20BackwardPart68 struct {
 	pNetBasic6Conv2d1Kernel *[36864]float32
 	scratch                 *ocannlResNet20BackwardScratch
 }
 
-// Part runs part j87 of the nest (0 <= j87 < 2).
+// Part runs part j87 of the nest (0 <= j87 < 8).
 func (r94 *ocannlResNet20BackwardPart68) Part(j87 int) {
 	pNetBasic6Conv2d1Kernel, scratch := r94.pNetBasic6Conv2d1Kernel, r94.scratch
-	// float32 broadcast kernel M=32 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 broadcast kernel M=8 N=192 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		for i1 := range 8 {
+		for i0 := range 4 {
 			for i2 := range 8 {
 				for i4 := range 3 {
-					for i5 := range 3 {
-						ocannlGemm58AVX512(&scratch.net_basic_6_conv2d_1_x_grad[0][i1+i4][i2+i5][32*j87], &scratch.net_basic_6_conv2d_1_y_grad[0][i1][i2][0], &pNetBasic6Conv2d1Kernel[192*i4+64*i5+32*j87])
-					}
+					ocannlGemm58AVX512(&scratch.net_basic_6_conv2d_1_x_grad[i0+4*j87][i4][i2][0], &scratch.net_basic_6_conv2d_1_y_grad[i0+4*j87][0][i2][0], &pNetBasic6Conv2d1Kernel[192*i4])
 				}
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
+		for i0 := range 4 {
 			for i2 := range 8 {
 				for i4 := range 3 {
-					for i5 := range 3 {
-						ocannlGemm58AVX2(&scratch.net_basic_6_conv2d_1_x_grad[0][i1+i4][i2+i5][32*j87], &scratch.net_basic_6_conv2d_1_y_grad[0][i1][i2][0], &pNetBasic6Conv2d1Kernel[192*i4+64*i5+32*j87])
-					}
+					ocannlGemm58AVX2(&scratch.net_basic_6_conv2d_1_x_grad[i0+4*j87][i4][i2][0], &scratch.net_basic_6_conv2d_1_y_grad[i0+4*j87][0][i2][0], &pNetBasic6Conv2d1Kernel[192*i4])
 				}
 			}
 		}
 	} else {
-		for i0 := range 32 {
+		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 8 {
 					for i3 := range 64 {
-						net_basic_6_conv2d_1_y_gradV := scratch.net_basic_6_conv2d_1_y_grad[i0][i1][i2][i3]
+						net_basic_6_conv2d_1_y_gradV := scratch.net_basic_6_conv2d_1_y_grad[i0+4*j87][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
-								pNetBasic6Conv2d1KernelRow2 := (*[32]float32)(pNetBasic6Conv2d1Kernel[576*i3+192*i4+64*i5+32*j87 : 576*i3+192*i4+64*i5+32*j87+32])
-								net_basic_6_conv2d_1_x_gradRow := &scratch.net_basic_6_conv2d_1_x_grad[i0][i1+i4][i2+i5]
-								for i6 := range 32 {
-									net_basic_6_conv2d_1_x_gradRow[i6+32*j87] += net_basic_6_conv2d_1_y_gradV * pNetBasic6Conv2d1KernelRow2[i6]
+								pNetBasic6Conv2d1KernelRow2 := (*[64]float32)(pNetBasic6Conv2d1Kernel[576*i3+192*i4+64*i5 : 576*i3+192*i4+64*i5+64])
+								net_basic_6_conv2d_1_x_gradRow := &scratch.net_basic_6_conv2d_1_x_grad[i0+4*j87][i1+i4][i2+i5]
+								for i6 := range 64 {
+									net_basic_6_conv2d_1_x_gradRow[i6] += net_basic_6_conv2d_1_y_gradV * pNetBasic6Conv2d1KernelRow2[i6]
 								}
 							}
 						}
@@ -73900,34 +73881,30 @@ func (r94 *ocannlResNet20BackwardPart68) Part(j87 int) {
 // ocannlResNet20BackwardPart68Records holds the free ocannlResNet20BackwardPart68 records.
 var ocannlResNet20BackwardPart68Records rt.Records[ocannlResNet20BackwardPart68]
 
-// ocannlResNet20BackwardPart69 is the task record of a loop nest of ocannlResNet20Backward that runs in 2 parts, one
-// for each 32 values of i6 (see rt.Pool).
+// ocannlResNet20BackwardPart69 is the task record of a loop nest of ocannlResNet20Backward that runs in 3 parts, one
+// for each 1 values of i4 (see rt.Pool).
 type ocannlResNet20BackwardPart69 struct {
 	gNetBasic6Conv2d1Kernel *[36864]float32
 	scratch                 *ocannlResNet20BackwardScratch
 }
 
-// Part runs part j88 of the nest (0 <= j88 < 2).
+// Part runs part j88 of the nest (0 <= j88 < 3).
 func (r95 *ocannlResNet20BackwardPart69) Part(j88 int) {
 	gNetBasic6Conv2d1Kernel, scratch := r95.gNetBasic6Conv2d1Kernel, r95.scratch
-	// float32 broadcast kernel M=64 N=32 K=32: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 broadcast kernel M=64 N=192 K=32: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		for i1 := range 8 {
 			for i2 := range 8 {
-				for i4 := range 3 {
-					for i5 := range 3 {
-						ocannlGemm59AVX512(&gNetBasic6Conv2d1Kernel[192*i4+64*i5+32*j88], &scratch.net_basic_6_conv2d_1_y_grad[0][i1][i2][0], &scratch.net_basic_6_conv2d_1_x[0][i1+i4][i2+i5][32*j88])
-					}
+				for i4 := range 1 {
+					ocannlGemm59AVX512(&gNetBasic6Conv2d1Kernel[192*i4+192*j88], &scratch.net_basic_6_conv2d_1_y_grad[0][i1][i2][0], &scratch.net_basic_6_conv2d_1_x[0][i1+i4+j88][i2][0])
 				}
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			for i2 := range 8 {
-				for i4 := range 3 {
-					for i5 := range 3 {
-						ocannlGemm59AVX2(&gNetBasic6Conv2d1Kernel[192*i4+64*i5+32*j88], &scratch.net_basic_6_conv2d_1_y_grad[0][i1][i2][0], &scratch.net_basic_6_conv2d_1_x[0][i1+i4][i2+i5][32*j88])
-					}
+				for i4 := range 1 {
+					ocannlGemm59AVX2(&gNetBasic6Conv2d1Kernel[192*i4+192*j88], &scratch.net_basic_6_conv2d_1_y_grad[0][i1][i2][0], &scratch.net_basic_6_conv2d_1_x[0][i1+i4+j88][i2][0])
 				}
 			}
 		}
@@ -73937,12 +73914,12 @@ func (r95 *ocannlResNet20BackwardPart69) Part(j88 int) {
 				for i2 := range 8 {
 					for i3 := range 64 {
 						net_basic_6_conv2d_1_y_gradV2 := scratch.net_basic_6_conv2d_1_y_grad[i0][i1][i2][i3]
-						for i4 := range 3 {
+						for i4 := range 1 {
 							for i5 := range 3 {
-								net_basic_6_conv2d_1_xRow3 := &scratch.net_basic_6_conv2d_1_x[i0][i1+i4][i2+i5]
-								gNetBasic6Conv2d1KernelRow := (*[32]float32)(gNetBasic6Conv2d1Kernel[576*i3+192*i4+64*i5+32*j88 : 576*i3+192*i4+64*i5+32*j88+32])
-								for i6 := range 32 {
-									gNetBasic6Conv2d1KernelRow[i6] += net_basic_6_conv2d_1_xRow3[i6+32*j88] * net_basic_6_conv2d_1_y_gradV2
+								net_basic_6_conv2d_1_xRow3 := &scratch.net_basic_6_conv2d_1_x[i0][i1+i4+j88][i2+i5]
+								gNetBasic6Conv2d1KernelRow := (*[64]float32)(gNetBasic6Conv2d1Kernel[576*i3+192*i4+192*j88+64*i5 : 576*i3+192*i4+192*j88+64*i5+64])
+								for i6 := range 64 {
+									gNetBasic6Conv2d1KernelRow[i6] += net_basic_6_conv2d_1_xRow3[i6] * net_basic_6_conv2d_1_y_gradV2
 								}
 							}
 						}
@@ -74144,49 +74121,45 @@ func (r101 *ocannlResNet20BackwardPart73) Part(j110 int) {
 // ocannlResNet20BackwardPart73Records holds the free ocannlResNet20BackwardPart73 records.
 var ocannlResNet20BackwardPart73Records rt.Records[ocannlResNet20BackwardPart73]
 
-// ocannlResNet20BackwardPart74 is the task record of a loop nest of ocannlResNet20Backward that runs in 2 parts, one
-// for each 32 values of i6 (see rt.Pool).
+// ocannlResNet20BackwardPart74 is the task record of a loop nest of ocannlResNet20Backward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
 type ocannlResNet20BackwardPart74 struct {
 	pNetBasic6Conv2d2Kernel *[36864]float32
 	scratch                 *ocannlResNet20BackwardScratch
 }
 
-// Part runs part j112 of the nest (0 <= j112 < 2).
+// Part runs part j112 of the nest (0 <= j112 < 8).
 func (r102 *ocannlResNet20BackwardPart74) Part(j112 int) {
 	pNetBasic6Conv2d2Kernel, scratch := r102.pNetBasic6Conv2d2Kernel, r102.scratch
-	// float32 broadcast kernel M=32 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 broadcast kernel M=8 N=192 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		for i1 := range 8 {
+		for i0 := range 4 {
 			for i2 := range 8 {
 				for i4 := range 3 {
-					for i5 := range 3 {
-						ocannlGemm58AVX512(&scratch.net_basic_6_x_grad[0][i1+i4][i2+i5][32*j112], &scratch.net_basic_6_conv2d_2_y_grad[0][i1][i2][0], &pNetBasic6Conv2d2Kernel[192*i4+64*i5+32*j112])
-					}
+					ocannlGemm58AVX512(&scratch.net_basic_6_x_grad[i0+4*j112][i4][i2][0], &scratch.net_basic_6_conv2d_2_y_grad[i0+4*j112][0][i2][0], &pNetBasic6Conv2d2Kernel[192*i4])
 				}
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
+		for i0 := range 4 {
 			for i2 := range 8 {
 				for i4 := range 3 {
-					for i5 := range 3 {
-						ocannlGemm58AVX2(&scratch.net_basic_6_x_grad[0][i1+i4][i2+i5][32*j112], &scratch.net_basic_6_conv2d_2_y_grad[0][i1][i2][0], &pNetBasic6Conv2d2Kernel[192*i4+64*i5+32*j112])
-					}
+					ocannlGemm58AVX2(&scratch.net_basic_6_x_grad[i0+4*j112][i4][i2][0], &scratch.net_basic_6_conv2d_2_y_grad[i0+4*j112][0][i2][0], &pNetBasic6Conv2d2Kernel[192*i4])
 				}
 			}
 		}
 	} else {
-		for i0 := range 32 {
+		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 8 {
 					for i3 := range 64 {
-						net_basic_6_conv2d_2_y_gradV := scratch.net_basic_6_conv2d_2_y_grad[i0][i1][i2][i3]
+						net_basic_6_conv2d_2_y_gradV := scratch.net_basic_6_conv2d_2_y_grad[i0+4*j112][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
-								pNetBasic6Conv2d2KernelRow2 := (*[32]float32)(pNetBasic6Conv2d2Kernel[576*i3+192*i4+64*i5+32*j112 : 576*i3+192*i4+64*i5+32*j112+32])
-								net_basic_6_x_gradRow2 := &scratch.net_basic_6_x_grad[i0][i1+i4][i2+i5]
-								for i6 := range 32 {
-									net_basic_6_x_gradRow2[i6+32*j112] += net_basic_6_conv2d_2_y_gradV * pNetBasic6Conv2d2KernelRow2[i6]
+								pNetBasic6Conv2d2KernelRow2 := (*[64]float32)(pNetBasic6Conv2d2Kernel[576*i3+192*i4+64*i5 : 576*i3+192*i4+64*i5+64])
+								net_basic_6_x_gradRow2 := &scratch.net_basic_6_x_grad[i0+4*j112][i1+i4][i2+i5]
+								for i6 := range 64 {
+									net_basic_6_x_gradRow2[i6] += net_basic_6_conv2d_2_y_gradV * pNetBasic6Conv2d2KernelRow2[i6]
 								}
 							}
 						}
@@ -74200,34 +74173,30 @@ func (r102 *ocannlResNet20BackwardPart74) Part(j112 int) {
 // ocannlResNet20BackwardPart74Records holds the free ocannlResNet20BackwardPart74 records.
 var ocannlResNet20BackwardPart74Records rt.Records[ocannlResNet20BackwardPart74]
 
-// ocannlResNet20BackwardPart75 is the task record of a loop nest of ocannlResNet20Backward that runs in 2 parts, one
-// for each 32 values of i6 (see rt.Pool).
+// ocannlResNet20BackwardPart75 is the task record of a loop nest of ocannlResNet20Backward that runs in 3 parts, one
+// for each 1 values of i4 (see rt.Pool).
 type ocannlResNet20BackwardPart75 struct {
 	gNetBasic6Conv2d2Kernel *[36864]float32
 	scratch                 *ocannlResNet20BackwardScratch
 }
 
-// Part runs part j113 of the nest (0 <= j113 < 2).
+// Part runs part j113 of the nest (0 <= j113 < 3).
 func (r103 *ocannlResNet20BackwardPart75) Part(j113 int) {
 	gNetBasic6Conv2d2Kernel, scratch := r103.gNetBasic6Conv2d2Kernel, r103.scratch
-	// float32 broadcast kernel M=64 N=32 K=32: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 broadcast kernel M=64 N=192 K=32: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		for i1 := range 8 {
 			for i2 := range 8 {
-				for i4 := range 3 {
-					for i5 := range 3 {
-						ocannlGemm59AVX512(&gNetBasic6Conv2d2Kernel[192*i4+64*i5+32*j113], &scratch.net_basic_6_conv2d_2_y_grad[0][i1][i2][0], &scratch.net_basic_6_x[0][i1+i4][i2+i5][32*j113])
-					}
+				for i4 := range 1 {
+					ocannlGemm59AVX512(&gNetBasic6Conv2d2Kernel[192*i4+192*j113], &scratch.net_basic_6_conv2d_2_y_grad[0][i1][i2][0], &scratch.net_basic_6_x[0][i1+i4+j113][i2][0])
 				}
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			for i2 := range 8 {
-				for i4 := range 3 {
-					for i5 := range 3 {
-						ocannlGemm59AVX2(&gNetBasic6Conv2d2Kernel[192*i4+64*i5+32*j113], &scratch.net_basic_6_conv2d_2_y_grad[0][i1][i2][0], &scratch.net_basic_6_x[0][i1+i4][i2+i5][32*j113])
-					}
+				for i4 := range 1 {
+					ocannlGemm59AVX2(&gNetBasic6Conv2d2Kernel[192*i4+192*j113], &scratch.net_basic_6_conv2d_2_y_grad[0][i1][i2][0], &scratch.net_basic_6_x[0][i1+i4+j113][i2][0])
 				}
 			}
 		}
@@ -74237,12 +74206,12 @@ func (r103 *ocannlResNet20BackwardPart75) Part(j113 int) {
 				for i2 := range 8 {
 					for i3 := range 64 {
 						net_basic_6_conv2d_2_y_gradV2 := scratch.net_basic_6_conv2d_2_y_grad[i0][i1][i2][i3]
-						for i4 := range 3 {
+						for i4 := range 1 {
 							for i5 := range 3 {
-								net_basic_6_xRow4 := &scratch.net_basic_6_x[i0][i1+i4][i2+i5]
-								gNetBasic6Conv2d2KernelRow := (*[32]float32)(gNetBasic6Conv2d2Kernel[576*i3+192*i4+64*i5+32*j113 : 576*i3+192*i4+64*i5+32*j113+32])
-								for i6 := range 32 {
-									gNetBasic6Conv2d2KernelRow[i6] += net_basic_6_xRow4[i6+32*j113] * net_basic_6_conv2d_2_y_gradV2
+								net_basic_6_xRow4 := &scratch.net_basic_6_x[i0][i1+i4+j113][i2+i5]
+								gNetBasic6Conv2d2KernelRow := (*[64]float32)(gNetBasic6Conv2d2Kernel[576*i3+192*i4+192*j113+64*i5 : 576*i3+192*i4+192*j113+64*i5+64])
+								for i6 := range 64 {
+									gNetBasic6Conv2d2KernelRow[i6] += net_basic_6_xRow4[i6] * net_basic_6_conv2d_2_y_gradV2
 								}
 							}
 						}
@@ -74514,49 +74483,45 @@ func (r111 *ocannlResNet20BackwardPart81) Part(j137 int) {
 // ocannlResNet20BackwardPart81Records holds the free ocannlResNet20BackwardPart81 records.
 var ocannlResNet20BackwardPart81Records rt.Records[ocannlResNet20BackwardPart81]
 
-// ocannlResNet20BackwardPart82 is the task record of a loop nest of ocannlResNet20Backward that runs in 2 parts, one
-// for each 32 values of i6 (see rt.Pool).
+// ocannlResNet20BackwardPart82 is the task record of a loop nest of ocannlResNet20Backward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
 type ocannlResNet20BackwardPart82 struct {
 	pNetBasic7Conv2d1Kernel *[36864]float32
 	scratch                 *ocannlResNet20BackwardScratch
 }
 
-// Part runs part j139 of the nest (0 <= j139 < 2).
+// Part runs part j139 of the nest (0 <= j139 < 8).
 func (r112 *ocannlResNet20BackwardPart82) Part(j139 int) {
 	pNetBasic7Conv2d1Kernel, scratch := r112.pNetBasic7Conv2d1Kernel, r112.scratch
-	// float32 broadcast kernel M=32 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 broadcast kernel M=8 N=192 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		for i1 := range 8 {
+		for i0 := range 4 {
 			for i2 := range 8 {
 				for i4 := range 3 {
-					for i5 := range 3 {
-						ocannlGemm58AVX512(&scratch.net_basic_7_conv2d_1_x_grad[0][i1+i4][i2+i5][32*j139], &scratch.net_basic_7_conv2d_1_y_grad[0][i1][i2][0], &pNetBasic7Conv2d1Kernel[192*i4+64*i5+32*j139])
-					}
+					ocannlGemm58AVX512(&scratch.net_basic_7_conv2d_1_x_grad[i0+4*j139][i4][i2][0], &scratch.net_basic_7_conv2d_1_y_grad[i0+4*j139][0][i2][0], &pNetBasic7Conv2d1Kernel[192*i4])
 				}
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
+		for i0 := range 4 {
 			for i2 := range 8 {
 				for i4 := range 3 {
-					for i5 := range 3 {
-						ocannlGemm58AVX2(&scratch.net_basic_7_conv2d_1_x_grad[0][i1+i4][i2+i5][32*j139], &scratch.net_basic_7_conv2d_1_y_grad[0][i1][i2][0], &pNetBasic7Conv2d1Kernel[192*i4+64*i5+32*j139])
-					}
+					ocannlGemm58AVX2(&scratch.net_basic_7_conv2d_1_x_grad[i0+4*j139][i4][i2][0], &scratch.net_basic_7_conv2d_1_y_grad[i0+4*j139][0][i2][0], &pNetBasic7Conv2d1Kernel[192*i4])
 				}
 			}
 		}
 	} else {
-		for i0 := range 32 {
+		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 8 {
 					for i3 := range 64 {
-						net_basic_7_conv2d_1_y_gradV := scratch.net_basic_7_conv2d_1_y_grad[i0][i1][i2][i3]
+						net_basic_7_conv2d_1_y_gradV := scratch.net_basic_7_conv2d_1_y_grad[i0+4*j139][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
-								pNetBasic7Conv2d1KernelRow2 := (*[32]float32)(pNetBasic7Conv2d1Kernel[576*i3+192*i4+64*i5+32*j139 : 576*i3+192*i4+64*i5+32*j139+32])
-								net_basic_7_conv2d_1_x_gradRow := &scratch.net_basic_7_conv2d_1_x_grad[i0][i1+i4][i2+i5]
-								for i6 := range 32 {
-									net_basic_7_conv2d_1_x_gradRow[i6+32*j139] += net_basic_7_conv2d_1_y_gradV * pNetBasic7Conv2d1KernelRow2[i6]
+								pNetBasic7Conv2d1KernelRow2 := (*[64]float32)(pNetBasic7Conv2d1Kernel[576*i3+192*i4+64*i5 : 576*i3+192*i4+64*i5+64])
+								net_basic_7_conv2d_1_x_gradRow := &scratch.net_basic_7_conv2d_1_x_grad[i0+4*j139][i1+i4][i2+i5]
+								for i6 := range 64 {
+									net_basic_7_conv2d_1_x_gradRow[i6] += net_basic_7_conv2d_1_y_gradV * pNetBasic7Conv2d1KernelRow2[i6]
 								}
 							}
 						}
@@ -74570,34 +74535,30 @@ func (r112 *ocannlResNet20BackwardPart82) Part(j139 int) {
 // ocannlResNet20BackwardPart82Records holds the free ocannlResNet20BackwardPart82 records.
 var ocannlResNet20BackwardPart82Records rt.Records[ocannlResNet20BackwardPart82]
 
-// ocannlResNet20BackwardPart83 is the task record of a loop nest of ocannlResNet20Backward that runs in 2 parts, one
-// for each 32 values of i6 (see rt.Pool).
+// ocannlResNet20BackwardPart83 is the task record of a loop nest of ocannlResNet20Backward that runs in 3 parts, one
+// for each 1 values of i4 (see rt.Pool).
 type ocannlResNet20BackwardPart83 struct {
 	gNetBasic7Conv2d1Kernel *[36864]float32
 	scratch                 *ocannlResNet20BackwardScratch
 }
 
-// Part runs part j140 of the nest (0 <= j140 < 2).
+// Part runs part j140 of the nest (0 <= j140 < 3).
 func (r113 *ocannlResNet20BackwardPart83) Part(j140 int) {
 	gNetBasic7Conv2d1Kernel, scratch := r113.gNetBasic7Conv2d1Kernel, r113.scratch
-	// float32 broadcast kernel M=64 N=32 K=32: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 broadcast kernel M=64 N=192 K=32: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		for i1 := range 8 {
 			for i2 := range 8 {
-				for i4 := range 3 {
-					for i5 := range 3 {
-						ocannlGemm59AVX512(&gNetBasic7Conv2d1Kernel[192*i4+64*i5+32*j140], &scratch.net_basic_7_conv2d_1_y_grad[0][i1][i2][0], &scratch.net_basic_7_conv2d_1_x[0][i1+i4][i2+i5][32*j140])
-					}
+				for i4 := range 1 {
+					ocannlGemm59AVX512(&gNetBasic7Conv2d1Kernel[192*i4+192*j140], &scratch.net_basic_7_conv2d_1_y_grad[0][i1][i2][0], &scratch.net_basic_7_conv2d_1_x[0][i1+i4+j140][i2][0])
 				}
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			for i2 := range 8 {
-				for i4 := range 3 {
-					for i5 := range 3 {
-						ocannlGemm59AVX2(&gNetBasic7Conv2d1Kernel[192*i4+64*i5+32*j140], &scratch.net_basic_7_conv2d_1_y_grad[0][i1][i2][0], &scratch.net_basic_7_conv2d_1_x[0][i1+i4][i2+i5][32*j140])
-					}
+				for i4 := range 1 {
+					ocannlGemm59AVX2(&gNetBasic7Conv2d1Kernel[192*i4+192*j140], &scratch.net_basic_7_conv2d_1_y_grad[0][i1][i2][0], &scratch.net_basic_7_conv2d_1_x[0][i1+i4+j140][i2][0])
 				}
 			}
 		}
@@ -74607,12 +74568,12 @@ func (r113 *ocannlResNet20BackwardPart83) Part(j140 int) {
 				for i2 := range 8 {
 					for i3 := range 64 {
 						net_basic_7_conv2d_1_y_gradV2 := scratch.net_basic_7_conv2d_1_y_grad[i0][i1][i2][i3]
-						for i4 := range 3 {
+						for i4 := range 1 {
 							for i5 := range 3 {
-								net_basic_7_conv2d_1_xRow3 := &scratch.net_basic_7_conv2d_1_x[i0][i1+i4][i2+i5]
-								gNetBasic7Conv2d1KernelRow := (*[32]float32)(gNetBasic7Conv2d1Kernel[576*i3+192*i4+64*i5+32*j140 : 576*i3+192*i4+64*i5+32*j140+32])
-								for i6 := range 32 {
-									gNetBasic7Conv2d1KernelRow[i6] += net_basic_7_conv2d_1_xRow3[i6+32*j140] * net_basic_7_conv2d_1_y_gradV2
+								net_basic_7_conv2d_1_xRow3 := &scratch.net_basic_7_conv2d_1_x[i0][i1+i4+j140][i2+i5]
+								gNetBasic7Conv2d1KernelRow := (*[64]float32)(gNetBasic7Conv2d1Kernel[576*i3+192*i4+192*j140+64*i5 : 576*i3+192*i4+192*j140+64*i5+64])
+								for i6 := range 64 {
+									gNetBasic7Conv2d1KernelRow[i6] += net_basic_7_conv2d_1_xRow3[i6] * net_basic_7_conv2d_1_y_gradV2
 								}
 							}
 						}
@@ -74814,49 +74775,45 @@ func (r119 *ocannlResNet20BackwardPart87) Part(j162 int) {
 // ocannlResNet20BackwardPart87Records holds the free ocannlResNet20BackwardPart87 records.
 var ocannlResNet20BackwardPart87Records rt.Records[ocannlResNet20BackwardPart87]
 
-// ocannlResNet20BackwardPart88 is the task record of a loop nest of ocannlResNet20Backward that runs in 2 parts, one
-// for each 32 values of i6 (see rt.Pool).
+// ocannlResNet20BackwardPart88 is the task record of a loop nest of ocannlResNet20Backward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
 type ocannlResNet20BackwardPart88 struct {
 	pNetBasic7Conv2d2Kernel *[36864]float32
 	scratch                 *ocannlResNet20BackwardScratch
 }
 
-// Part runs part j164 of the nest (0 <= j164 < 2).
+// Part runs part j164 of the nest (0 <= j164 < 8).
 func (r120 *ocannlResNet20BackwardPart88) Part(j164 int) {
 	pNetBasic7Conv2d2Kernel, scratch := r120.pNetBasic7Conv2d2Kernel, r120.scratch
-	// float32 broadcast kernel M=32 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 broadcast kernel M=8 N=192 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		for i1 := range 8 {
+		for i0 := range 4 {
 			for i2 := range 8 {
 				for i4 := range 3 {
-					for i5 := range 3 {
-						ocannlGemm58AVX512(&scratch.net_basic_7_x_grad[0][i1+i4][i2+i5][32*j164], &scratch.net_basic_7_conv2d_2_y_grad[0][i1][i2][0], &pNetBasic7Conv2d2Kernel[192*i4+64*i5+32*j164])
-					}
+					ocannlGemm58AVX512(&scratch.net_basic_7_x_grad[i0+4*j164][i4][i2][0], &scratch.net_basic_7_conv2d_2_y_grad[i0+4*j164][0][i2][0], &pNetBasic7Conv2d2Kernel[192*i4])
 				}
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
+		for i0 := range 4 {
 			for i2 := range 8 {
 				for i4 := range 3 {
-					for i5 := range 3 {
-						ocannlGemm58AVX2(&scratch.net_basic_7_x_grad[0][i1+i4][i2+i5][32*j164], &scratch.net_basic_7_conv2d_2_y_grad[0][i1][i2][0], &pNetBasic7Conv2d2Kernel[192*i4+64*i5+32*j164])
-					}
+					ocannlGemm58AVX2(&scratch.net_basic_7_x_grad[i0+4*j164][i4][i2][0], &scratch.net_basic_7_conv2d_2_y_grad[i0+4*j164][0][i2][0], &pNetBasic7Conv2d2Kernel[192*i4])
 				}
 			}
 		}
 	} else {
-		for i0 := range 32 {
+		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 8 {
 					for i3 := range 64 {
-						net_basic_7_conv2d_2_y_gradV := scratch.net_basic_7_conv2d_2_y_grad[i0][i1][i2][i3]
+						net_basic_7_conv2d_2_y_gradV := scratch.net_basic_7_conv2d_2_y_grad[i0+4*j164][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
-								pNetBasic7Conv2d2KernelRow2 := (*[32]float32)(pNetBasic7Conv2d2Kernel[576*i3+192*i4+64*i5+32*j164 : 576*i3+192*i4+64*i5+32*j164+32])
-								net_basic_7_x_gradRow2 := &scratch.net_basic_7_x_grad[i0][i1+i4][i2+i5]
-								for i6 := range 32 {
-									net_basic_7_x_gradRow2[i6+32*j164] += net_basic_7_conv2d_2_y_gradV * pNetBasic7Conv2d2KernelRow2[i6]
+								pNetBasic7Conv2d2KernelRow2 := (*[64]float32)(pNetBasic7Conv2d2Kernel[576*i3+192*i4+64*i5 : 576*i3+192*i4+64*i5+64])
+								net_basic_7_x_gradRow2 := &scratch.net_basic_7_x_grad[i0+4*j164][i1+i4][i2+i5]
+								for i6 := range 64 {
+									net_basic_7_x_gradRow2[i6] += net_basic_7_conv2d_2_y_gradV * pNetBasic7Conv2d2KernelRow2[i6]
 								}
 							}
 						}
@@ -74870,34 +74827,30 @@ func (r120 *ocannlResNet20BackwardPart88) Part(j164 int) {
 // ocannlResNet20BackwardPart88Records holds the free ocannlResNet20BackwardPart88 records.
 var ocannlResNet20BackwardPart88Records rt.Records[ocannlResNet20BackwardPart88]
 
-// ocannlResNet20BackwardPart89 is the task record of a loop nest of ocannlResNet20Backward that runs in 2 parts, one
-// for each 32 values of i6 (see rt.Pool).
+// ocannlResNet20BackwardPart89 is the task record of a loop nest of ocannlResNet20Backward that runs in 3 parts, one
+// for each 1 values of i4 (see rt.Pool).
 type ocannlResNet20BackwardPart89 struct {
 	gNetBasic7Conv2d2Kernel *[36864]float32
 	scratch                 *ocannlResNet20BackwardScratch
 }
 
-// Part runs part j165 of the nest (0 <= j165 < 2).
+// Part runs part j165 of the nest (0 <= j165 < 3).
 func (r121 *ocannlResNet20BackwardPart89) Part(j165 int) {
 	gNetBasic7Conv2d2Kernel, scratch := r121.gNetBasic7Conv2d2Kernel, r121.scratch
-	// float32 broadcast kernel M=64 N=32 K=32: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 broadcast kernel M=64 N=192 K=32: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		for i1 := range 8 {
 			for i2 := range 8 {
-				for i4 := range 3 {
-					for i5 := range 3 {
-						ocannlGemm59AVX512(&gNetBasic7Conv2d2Kernel[192*i4+64*i5+32*j165], &scratch.net_basic_7_conv2d_2_y_grad[0][i1][i2][0], &scratch.net_basic_7_x[0][i1+i4][i2+i5][32*j165])
-					}
+				for i4 := range 1 {
+					ocannlGemm59AVX512(&gNetBasic7Conv2d2Kernel[192*i4+192*j165], &scratch.net_basic_7_conv2d_2_y_grad[0][i1][i2][0], &scratch.net_basic_7_x[0][i1+i4+j165][i2][0])
 				}
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			for i2 := range 8 {
-				for i4 := range 3 {
-					for i5 := range 3 {
-						ocannlGemm59AVX2(&gNetBasic7Conv2d2Kernel[192*i4+64*i5+32*j165], &scratch.net_basic_7_conv2d_2_y_grad[0][i1][i2][0], &scratch.net_basic_7_x[0][i1+i4][i2+i5][32*j165])
-					}
+				for i4 := range 1 {
+					ocannlGemm59AVX2(&gNetBasic7Conv2d2Kernel[192*i4+192*j165], &scratch.net_basic_7_conv2d_2_y_grad[0][i1][i2][0], &scratch.net_basic_7_x[0][i1+i4+j165][i2][0])
 				}
 			}
 		}
@@ -74907,12 +74860,12 @@ func (r121 *ocannlResNet20BackwardPart89) Part(j165 int) {
 				for i2 := range 8 {
 					for i3 := range 64 {
 						net_basic_7_conv2d_2_y_gradV2 := scratch.net_basic_7_conv2d_2_y_grad[i0][i1][i2][i3]
-						for i4 := range 3 {
+						for i4 := range 1 {
 							for i5 := range 3 {
-								net_basic_7_xRow4 := &scratch.net_basic_7_x[i0][i1+i4][i2+i5]
-								gNetBasic7Conv2d2KernelRow := (*[32]float32)(gNetBasic7Conv2d2Kernel[576*i3+192*i4+64*i5+32*j165 : 576*i3+192*i4+64*i5+32*j165+32])
-								for i6 := range 32 {
-									gNetBasic7Conv2d2KernelRow[i6] += net_basic_7_xRow4[i6+32*j165] * net_basic_7_conv2d_2_y_gradV2
+								net_basic_7_xRow4 := &scratch.net_basic_7_x[i0][i1+i4+j165][i2+i5]
+								gNetBasic7Conv2d2KernelRow := (*[64]float32)(gNetBasic7Conv2d2Kernel[576*i3+192*i4+192*j165+64*i5 : 576*i3+192*i4+192*j165+64*i5+64])
+								for i6 := range 64 {
+									gNetBasic7Conv2d2KernelRow[i6] += net_basic_7_xRow4[i6] * net_basic_7_conv2d_2_y_gradV2
 								}
 							}
 						}
@@ -75245,49 +75198,45 @@ func (r131 *ocannlResNet20BackwardPart97) Part(j192 int) {
 // ocannlResNet20BackwardPart97Records holds the free ocannlResNet20BackwardPart97 records.
 var ocannlResNet20BackwardPart97Records rt.Records[ocannlResNet20BackwardPart97]
 
-// ocannlResNet20BackwardPart98 is the task record of a loop nest of ocannlResNet20Backward that runs in 2 parts, one
-// for each 32 values of i6 (see rt.Pool).
+// ocannlResNet20BackwardPart98 is the task record of a loop nest of ocannlResNet20Backward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
 type ocannlResNet20BackwardPart98 struct {
 	pNetDown2Conv2d2Kernel *[36864]float32
 	scratch                *ocannlResNet20BackwardScratch
 }
 
-// Part runs part j194 of the nest (0 <= j194 < 2).
+// Part runs part j194 of the nest (0 <= j194 < 8).
 func (r132 *ocannlResNet20BackwardPart98) Part(j194 int) {
 	pNetDown2Conv2d2Kernel, scratch := r132.pNetDown2Conv2d2Kernel, r132.scratch
-	// float32 broadcast kernel M=32 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 broadcast kernel M=8 N=192 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		for i1 := range 8 {
+		for i0 := range 4 {
 			for i2 := range 8 {
 				for i4 := range 3 {
-					for i5 := range 3 {
-						ocannlGemm58AVX512(&scratch.net_down_2_conv2d_2_x_grad[0][i1+i4][i2+i5][32*j194], &scratch.net_down_2_conv2d_2_y_grad[0][i1][i2][0], &pNetDown2Conv2d2Kernel[192*i4+64*i5+32*j194])
-					}
+					ocannlGemm58AVX512(&scratch.net_down_2_conv2d_2_x_grad[i0+4*j194][i4][i2][0], &scratch.net_down_2_conv2d_2_y_grad[i0+4*j194][0][i2][0], &pNetDown2Conv2d2Kernel[192*i4])
 				}
 			}
 		}
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
+		for i0 := range 4 {
 			for i2 := range 8 {
 				for i4 := range 3 {
-					for i5 := range 3 {
-						ocannlGemm58AVX2(&scratch.net_down_2_conv2d_2_x_grad[0][i1+i4][i2+i5][32*j194], &scratch.net_down_2_conv2d_2_y_grad[0][i1][i2][0], &pNetDown2Conv2d2Kernel[192*i4+64*i5+32*j194])
-					}
+					ocannlGemm58AVX2(&scratch.net_down_2_conv2d_2_x_grad[i0+4*j194][i4][i2][0], &scratch.net_down_2_conv2d_2_y_grad[i0+4*j194][0][i2][0], &pNetDown2Conv2d2Kernel[192*i4])
 				}
 			}
 		}
 	} else {
-		for i0 := range 32 {
+		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 8 {
 					for i3 := range 64 {
-						net_down_2_conv2d_2_y_gradV := scratch.net_down_2_conv2d_2_y_grad[i0][i1][i2][i3]
+						net_down_2_conv2d_2_y_gradV := scratch.net_down_2_conv2d_2_y_grad[i0+4*j194][i1][i2][i3]
 						for i4 := range 3 {
 							for i5 := range 3 {
-								pNetDown2Conv2d2KernelRow2 := (*[32]float32)(pNetDown2Conv2d2Kernel[576*i3+192*i4+64*i5+32*j194 : 576*i3+192*i4+64*i5+32*j194+32])
-								net_down_2_conv2d_2_x_gradRow := &scratch.net_down_2_conv2d_2_x_grad[i0][i1+i4][i2+i5]
-								for i6 := range 32 {
-									net_down_2_conv2d_2_x_gradRow[i6+32*j194] += net_down_2_conv2d_2_y_gradV * pNetDown2Conv2d2KernelRow2[i6]
+								pNetDown2Conv2d2KernelRow2 := (*[64]float32)(pNetDown2Conv2d2Kernel[576*i3+192*i4+64*i5 : 576*i3+192*i4+64*i5+64])
+								net_down_2_conv2d_2_x_gradRow := &scratch.net_down_2_conv2d_2_x_grad[i0+4*j194][i1+i4][i2+i5]
+								for i6 := range 64 {
+									net_down_2_conv2d_2_x_gradRow[i6] += net_down_2_conv2d_2_y_gradV * pNetDown2Conv2d2KernelRow2[i6]
 								}
 							}
 						}
@@ -75301,34 +75250,30 @@ func (r132 *ocannlResNet20BackwardPart98) Part(j194 int) {
 // ocannlResNet20BackwardPart98Records holds the free ocannlResNet20BackwardPart98 records.
 var ocannlResNet20BackwardPart98Records rt.Records[ocannlResNet20BackwardPart98]
 
-// ocannlResNet20BackwardPart99 is the task record of a loop nest of ocannlResNet20Backward that runs in 2 parts, one
-// for each 32 values of i6 (see rt.Pool).
+// ocannlResNet20BackwardPart99 is the task record of a loop nest of ocannlResNet20Backward that runs in 3 parts, one
+// for each 1 values of i4 (see rt.Pool).
 type ocannlResNet20BackwardPart99 struct {
 	gNetDown2Conv2d2Kernel *[36864]float32
 	scratch                *ocannlResNet20BackwardScratch
 }
 
-// Part runs part j195 of the nest (0 <= j195 < 2).
+// Part runs part j195 of the nest (0 <= j195 < 3).
 func (r133 *ocannlResNet20BackwardPart99) Part(j195 int) {
 	gNetDown2Conv2d2Kernel, scratch := r133.gNetDown2Conv2d2Kernel, r133.scratch
-	// float32 broadcast kernel M=64 N=32 K=32: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
+	// float32 broadcast kernel M=64 N=192 K=32: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
 		for i1 := range 8 {
 			for i2 := range 8 {
-				for i4 := range 3 {
-					for i5 := range 3 {
-						ocannlGemm59AVX512(&gNetDown2Conv2d2Kernel[192*i4+64*i5+32*j195], &scratch.net_down_2_conv2d_2_y_grad[0][i1][i2][0], &scratch.net_down_2_conv2d_2_x[0][i1+i4][i2+i5][32*j195])
-					}
+				for i4 := range 1 {
+					ocannlGemm59AVX512(&gNetDown2Conv2d2Kernel[192*i4+192*j195], &scratch.net_down_2_conv2d_2_y_grad[0][i1][i2][0], &scratch.net_down_2_conv2d_2_x[0][i1+i4+j195][i2][0])
 				}
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			for i2 := range 8 {
-				for i4 := range 3 {
-					for i5 := range 3 {
-						ocannlGemm59AVX2(&gNetDown2Conv2d2Kernel[192*i4+64*i5+32*j195], &scratch.net_down_2_conv2d_2_y_grad[0][i1][i2][0], &scratch.net_down_2_conv2d_2_x[0][i1+i4][i2+i5][32*j195])
-					}
+				for i4 := range 1 {
+					ocannlGemm59AVX2(&gNetDown2Conv2d2Kernel[192*i4+192*j195], &scratch.net_down_2_conv2d_2_y_grad[0][i1][i2][0], &scratch.net_down_2_conv2d_2_x[0][i1+i4+j195][i2][0])
 				}
 			}
 		}
@@ -75338,12 +75283,12 @@ func (r133 *ocannlResNet20BackwardPart99) Part(j195 int) {
 				for i2 := range 8 {
 					for i3 := range 64 {
 						net_down_2_conv2d_2_y_gradV2 := scratch.net_down_2_conv2d_2_y_grad[i0][i1][i2][i3]
-						for i4 := range 3 {
+						for i4 := range 1 {
 							for i5 := range 3 {
-								net_down_2_conv2d_2_xRow3 := &scratch.net_down_2_conv2d_2_x[i0][i1+i4][i2+i5]
-								gNetDown2Conv2d2KernelRow := (*[32]float32)(gNetDown2Conv2d2Kernel[576*i3+192*i4+64*i5+32*j195 : 576*i3+192*i4+64*i5+32*j195+32])
-								for i6 := range 32 {
-									gNetDown2Conv2d2KernelRow[i6] += net_down_2_conv2d_2_xRow3[i6+32*j195] * net_down_2_conv2d_2_y_gradV2
+								net_down_2_conv2d_2_xRow3 := &scratch.net_down_2_conv2d_2_x[i0][i1+i4+j195][i2+i5]
+								gNetDown2Conv2d2KernelRow := (*[64]float32)(gNetDown2Conv2d2Kernel[576*i3+192*i4+192*j195+64*i5 : 576*i3+192*i4+192*j195+64*i5+64])
+								for i6 := range 64 {
+									gNetDown2Conv2d2KernelRow[i6] += net_down_2_conv2d_2_xRow3[i6] * net_down_2_conv2d_2_y_gradV2
 								}
 							}
 						}

@@ -301,12 +301,12 @@ func ocannlGemm56AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm57AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm58AVX512 runs a float32 broadcast kernel, M=32 N=32 K=64 (14x32 tile); strides C 7744,1 A 4096,1 B 576,1.
+// ocannlGemm58AVX512 runs a float32 broadcast kernel, M=8 N=192 K=64 (14x32 tile); strides C 704,1 A 512,1 B 576,1.
 //
 //go:noescape
 func ocannlGemm58AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm59AVX512 runs a float32 broadcast kernel, M=64 N=32 K=32 (14x32 tile); strides C 576,1 A 1,4096 B 7744,1.
+// ocannlGemm59AVX512 runs a float32 broadcast kernel, M=64 N=192 K=32 (14x32 tile); strides C 576,1 A 1,4096 B 7744,1.
 //
 //go:noescape
 func ocannlGemm59AVX512(c *float32, a *float32, b *float32)
@@ -1051,12 +1051,12 @@ func ocannlGemm56AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm57AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm58AVX2 runs a float32 broadcast kernel, M=32 N=32 K=64 (6x16 tile); strides C 7744,1 A 4096,1 B 576,1.
+// ocannlGemm58AVX2 runs a float32 broadcast kernel, M=8 N=192 K=64 (6x16 tile); strides C 704,1 A 512,1 B 576,1.
 //
 //go:noescape
 func ocannlGemm58AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm59AVX2 runs a float32 broadcast kernel, M=64 N=32 K=32 (6x16 tile); strides C 576,1 A 1,4096 B 7744,1.
+// ocannlGemm59AVX2 runs a float32 broadcast kernel, M=64 N=192 K=32 (6x16 tile); strides C 576,1 A 1,4096 B 7744,1.
 //
 //go:noescape
 func ocannlGemm59AVX2(c *float32, a *float32, b *float32)

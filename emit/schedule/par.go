@@ -215,8 +215,12 @@ func SplitLoop(pt target.Parallel, loops []*loopir.For, st *loopir.Store, pl *Lo
 	}
 	var best *loopir.For
 	for i, l := range loops {
-		if i == len(loops)-1 && l.Var != nVar {
-			continue // the innermost loop, unless a broadcast kernel's n axis
+		if i == len(loops)-1 && (l.Var != nVar || broken(l) > 1) {
+			// The innermost loop, unless a broadcast kernel's n axis
+			// that is one loop (a convolution's kernel gradient merges
+			// its kernel width with the input channels there: split on
+			// the channels, each part would run 3 calls of 32 columns).
+			continue
 		}
 		if pl.Red[l.Var] || !loopir.OwnsAxis(l.Var, st.Index) || Parts(pt, l.Extent) == 0 {
 			continue
