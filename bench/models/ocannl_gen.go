@@ -21678,7 +21678,7 @@ type ocannlGPTTrainLossPart26 struct {
 // Part runs part j27 of the nest (0 <= j27 < 8).
 func (r29 *ocannlGPTTrainLossPart26) Part(j27 int) {
 	pNetBlock1Linear1W, scratch := r29.pNetBlock1Linear1W, r29.scratch
-	// float32 dot kernel M=1024 N=48 K=1536: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=1536: AVX512 4x4 tile, 2 k blocks of at most 768; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm33AVX512(&scratch.net_h1_1[0][0][48*j27], &scratch.net_block_1_linear_1_x[0][0][0], &pNetBlock1Linear1W[73728*j27])
 	} else if ocannlAVX2 {
@@ -22659,7 +22659,7 @@ type ocannlGPTTrainLossPart52 struct {
 // Part runs part j53 of the nest (0 <= j53 < 8).
 func (r57 *ocannlGPTTrainLossPart52) Part(j53 int) {
 	pNetBlock2Linear1W, scratch := r57.pNetBlock2Linear1W, r57.scratch
-	// float32 dot kernel M=1024 N=48 K=1536: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=1536: AVX512 4x4 tile, 2 k blocks of at most 768; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm33AVX512(&scratch.net_h2_1[0][0][48*j53], &scratch.net_block_2_linear_1_x[0][0][0], &pNetBlock2Linear1W[73728*j53])
 	} else if ocannlAVX2 {
@@ -23640,7 +23640,7 @@ type ocannlGPTTrainLossPart78 struct {
 // Part runs part j79 of the nest (0 <= j79 < 8).
 func (r85 *ocannlGPTTrainLossPart78) Part(j79 int) {
 	pNetBlock3Linear1W, scratch := r85.pNetBlock3Linear1W, r85.scratch
-	// float32 dot kernel M=1024 N=48 K=1536: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=1536: AVX512 4x4 tile, 2 k blocks of at most 768; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm33AVX512(&scratch.net_h3_1[0][0][48*j79], &scratch.net_block_3_linear_1_x[0][0][0], &pNetBlock3Linear1W[73728*j79])
 	} else if ocannlAVX2 {
@@ -24621,7 +24621,7 @@ type ocannlGPTTrainLossPart104 struct {
 // Part runs part j105 of the nest (0 <= j105 < 8).
 func (r113 *ocannlGPTTrainLossPart104) Part(j105 int) {
 	pNetBlock4Linear1W, scratch := r113.pNetBlock4Linear1W, r113.scratch
-	// float32 dot kernel M=1024 N=48 K=1536: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=1536: AVX512 4x4 tile, 2 k blocks of at most 768; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm33AVX512(&scratch.net_h4_1[0][0][48*j105], &scratch.net_block_4_linear_1_x[0][0][0], &pNetBlock4Linear1W[73728*j105])
 	} else if ocannlAVX2 {
@@ -25602,7 +25602,7 @@ type ocannlGPTTrainLossPart130 struct {
 // Part runs part j131 of the nest (0 <= j131 < 8).
 func (r141 *ocannlGPTTrainLossPart130) Part(j131 int) {
 	pNetBlock5Linear1W, scratch := r141.pNetBlock5Linear1W, r141.scratch
-	// float32 dot kernel M=1024 N=48 K=1536: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=1536: AVX512 4x4 tile, 2 k blocks of at most 768; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm33AVX512(&scratch.net_h5_1[0][0][48*j131], &scratch.net_block_5_linear_1_x[0][0][0], &pNetBlock5Linear1W[73728*j131])
 	} else if ocannlAVX2 {
@@ -26583,7 +26583,7 @@ type ocannlGPTTrainLossPart156 struct {
 // Part runs part j157 of the nest (0 <= j157 < 8).
 func (r169 *ocannlGPTTrainLossPart156) Part(j157 int) {
 	pNetBlock6Linear1W, scratch := r169.pNetBlock6Linear1W, r169.scratch
-	// float32 dot kernel M=1024 N=48 K=1536: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=1536: AVX512 4x4 tile, 2 k blocks of at most 768; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm33AVX512(&scratch.net_h6_1[0][0][48*j157], &scratch.net_block_6_linear_1_x[0][0][0], &pNetBlock6Linear1W[73728*j157])
 	} else if ocannlAVX2 {
@@ -42512,7 +42512,7 @@ type ocannlGPTBackwardPart29 struct {
 // Part runs part j30 of the nest (0 <= j30 < 8).
 func (r32 *ocannlGPTBackwardPart29) Part(j30 int) {
 	pNetBlock1Linear1W, scratch := r32.pNetBlock1Linear1W, r32.scratch
-	// float32 dot kernel M=1024 N=48 K=1536: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=1536: AVX512 4x4 tile, 2 k blocks of at most 768; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm33AVX512(&scratch.net_h1_1[0][0][48*j30], &scratch.net_block_1_linear_1_x[0][0][0], &pNetBlock1Linear1W[73728*j30])
 	} else if ocannlAVX2 {
@@ -43603,7 +43603,7 @@ type ocannlGPTBackwardPart58 struct {
 // Part runs part j59 of the nest (0 <= j59 < 8).
 func (r63 *ocannlGPTBackwardPart58) Part(j59 int) {
 	pNetBlock2Linear1W, scratch := r63.pNetBlock2Linear1W, r63.scratch
-	// float32 dot kernel M=1024 N=48 K=1536: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=1536: AVX512 4x4 tile, 2 k blocks of at most 768; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm33AVX512(&scratch.net_h2_1[0][0][48*j59], &scratch.net_block_2_linear_1_x[0][0][0], &pNetBlock2Linear1W[73728*j59])
 	} else if ocannlAVX2 {
@@ -44694,7 +44694,7 @@ type ocannlGPTBackwardPart87 struct {
 // Part runs part j88 of the nest (0 <= j88 < 8).
 func (r94 *ocannlGPTBackwardPart87) Part(j88 int) {
 	pNetBlock3Linear1W, scratch := r94.pNetBlock3Linear1W, r94.scratch
-	// float32 dot kernel M=1024 N=48 K=1536: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=1536: AVX512 4x4 tile, 2 k blocks of at most 768; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm33AVX512(&scratch.net_h3_1[0][0][48*j88], &scratch.net_block_3_linear_1_x[0][0][0], &pNetBlock3Linear1W[73728*j88])
 	} else if ocannlAVX2 {
@@ -45785,7 +45785,7 @@ type ocannlGPTBackwardPart116 struct {
 // Part runs part j117 of the nest (0 <= j117 < 8).
 func (r125 *ocannlGPTBackwardPart116) Part(j117 int) {
 	pNetBlock4Linear1W, scratch := r125.pNetBlock4Linear1W, r125.scratch
-	// float32 dot kernel M=1024 N=48 K=1536: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=1536: AVX512 4x4 tile, 2 k blocks of at most 768; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm33AVX512(&scratch.net_h4_1[0][0][48*j117], &scratch.net_block_4_linear_1_x[0][0][0], &pNetBlock4Linear1W[73728*j117])
 	} else if ocannlAVX2 {
@@ -46876,7 +46876,7 @@ type ocannlGPTBackwardPart145 struct {
 // Part runs part j146 of the nest (0 <= j146 < 8).
 func (r156 *ocannlGPTBackwardPart145) Part(j146 int) {
 	pNetBlock5Linear1W, scratch := r156.pNetBlock5Linear1W, r156.scratch
-	// float32 dot kernel M=1024 N=48 K=1536: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=1536: AVX512 4x4 tile, 2 k blocks of at most 768; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm33AVX512(&scratch.net_h5_1[0][0][48*j146], &scratch.net_block_5_linear_1_x[0][0][0], &pNetBlock5Linear1W[73728*j146])
 	} else if ocannlAVX2 {
@@ -47967,7 +47967,7 @@ type ocannlGPTBackwardPart174 struct {
 // Part runs part j175 of the nest (0 <= j175 < 8).
 func (r187 *ocannlGPTBackwardPart174) Part(j175 int) {
 	pNetBlock6Linear1W, scratch := r187.pNetBlock6Linear1W, r187.scratch
-	// float32 dot kernel M=1024 N=48 K=1536: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=1536: AVX512 4x4 tile, 2 k blocks of at most 768; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
 		ocannlGemm33AVX512(&scratch.net_h6_1[0][0][48*j175], &scratch.net_block_6_linear_1_x[0][0][0], &pNetBlock6Linear1W[73728*j175])
 	} else if ocannlAVX2 {
