@@ -345,7 +345,7 @@ func pickDot(axes []*axis, kn target.Kernels) *pick {
 	// the operands swap roles, so that C's unit-stride axis is n and the
 	// n sweep re-reads the weight rows rather than all the tokens (the
 	// GPT's 1024x1536x384 product: 140 -> 201 GFLOP/s, docs/benchmarks.md,
-	// "The GPT's contractions").
+	// "The GPT's contractions and optimizer step").
 	p := &pick{axes: []*axis{k}}
 	ma, nb := func(x *axis) int { return x.a }, func(x *axis) int { return x.b }
 	if m != nil && n != nil && m.c == 1 && n.c != 1 {

@@ -250,7 +250,7 @@ type Vector struct {
 	// (K = 1536, 6 KiB rows: 4 A and 4 B rows filled Zen 5's 48 KiB L1)
 	// in its 8 parts went from 144-157 to 168-187 GFLOP/s in two blocks
 	// (12 KiB, four blocks: 160-188); products with K <= 768 keep one
-	// block (docs/benchmarks.md, "The GPT's contractions").
+	// block (docs/benchmarks.md, "The GPT's contractions and optimizer step").
 	DotKCBytes int
 	// WideTileMinM is the least M for which a broadcast kernel at least
 	// WideNRVec vectors wide takes the WideMR x WideNRVec tile (0: never).
