@@ -25,18 +25,9 @@ func Adam[T Float](param, grad, m, v []T, step int, lr, beta1, beta2, eps, weigh
 	if len(grad) != n || len(m) != n || len(v) != n {
 		panic("rt: Adam: grad, m, v and param lengths differ")
 	}
-	if step < 1 {
-		panic("rt: Adam: step must be at least 1")
-	}
+	k := AdamCoeffs(step, lr, beta1, beta2, eps, weightDecay, decoupled)
 	grad, m, v = grad[:n], m[:n], v[:n]
-	c1 := 1 - math.Pow(float64(beta1), float64(step))
-	c2 := 1 - math.Pow(float64(beta2), float64(step))
-	stepSize := T(float64(lr) / c1)
-	sqrtC2 := T(math.Sqrt(c2))
-	decay := T(1)
-	if decoupled && weightDecay > 0 {
-		decay = 1 - lr*weightDecay
-	}
+	omb1, omb2, stepSize, sqrtC2, decay := k[1], k[3], k[4], k[5], k[7]
 	l2 := weightDecay > 0 && !decoupled
 	for i := range param {
 		p := param[i]
@@ -45,12 +36,30 @@ func Adam[T Float](param, grad, m, v []T, step int, lr, beta1, beta2, eps, weigh
 			g += weightDecay * p
 		}
 		p *= decay
-		mi := beta1*m[i] + (1-beta1)*g
-		vi := beta2*v[i] + (1-beta2)*g*g
+		mi := beta1*m[i] + omb1*g
+		vi := beta2*v[i] + omb2*g*g
 		m[i], v[i] = mi, vi
 		denom := T(math.Sqrt(float64(vi)))/sqrtC2 + eps
 		param[i] = p - stepSize*mi/denom
 	}
+}
+
+// AdamCoeffs returns the coefficients of one Adam step, in the order the
+// generated code's vector Adam kernels read them: beta1, 1-beta1, beta2,
+// 1-beta2, the step size lr/c1, sqrt(c2), eps and the decoupled decay
+// 1-lr*weightDecay (1 without), c1 and c2 computed in float64 as Adam
+// does. It panics when step < 1.
+func AdamCoeffs[T Float](step int, lr, beta1, beta2, eps, weightDecay T, decoupled bool) [8]T {
+	if step < 1 {
+		panic("rt: Adam: step must be at least 1")
+	}
+	c1 := 1 - math.Pow(float64(beta1), float64(step))
+	c2 := 1 - math.Pow(float64(beta2), float64(step))
+	decay := T(1)
+	if decoupled && weightDecay > 0 {
+		decay = 1 - lr*weightDecay
+	}
+	return [8]T{beta1, 1 - beta1, beta2, 1 - beta2, T(float64(lr) / c1), T(math.Sqrt(c2)), eps, decay}
 }
 
 // SumSquares returns the sum of the squares of g's elements, accumulated

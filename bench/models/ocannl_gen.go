@@ -1091,87 +1091,89 @@ func (m *ocannlGPT) LearningRate() float64 {
 // Update advances m.Step (rt.NextStep: saturating at rt.MaxStep) and applies one bias-corrected AdamW
 // step (rt.Adam: beta1 0.9, beta2 0.999, eps 1e-08, decoupled weight decay 0.01, step number m.Step) to every parameter
 // using m.Grads. It does not allocate.
+// Each parameter's whole vectors are updated by the Adam kernel of the CPU's tier
+// (ocannlAdam): rt.Adam's operations in the same order, so the same bits.
 func (m *ocannlGPT) Update() {
 	lr := float32(m.LearningRate())
 	m.Step = rt.NextStep(m.Step)
-	rt.Adam(m.Params.NetEmb[:], m.Grads.NetEmb[:], m.adamM.NetEmb[:], m.adamV.NetEmb[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetPos[:], m.Grads.NetPos[:], m.adamM.NetPos[:], m.adamV.NetPos[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock1LayerNorm1Gamma[:], m.Grads.NetBlock1LayerNorm1Gamma[:], m.adamM.NetBlock1LayerNorm1Gamma[:], m.adamV.NetBlock1LayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock1LayerNorm1Beta[:], m.Grads.NetBlock1LayerNorm1Beta[:], m.adamM.NetBlock1LayerNorm1Beta[:], m.adamV.NetBlock1LayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock1MaskedAttention1WQ[:], m.Grads.NetBlock1MaskedAttention1WQ[:], m.adamM.NetBlock1MaskedAttention1WQ[:], m.adamV.NetBlock1MaskedAttention1WQ[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock1MaskedAttention1WK[:], m.Grads.NetBlock1MaskedAttention1WK[:], m.adamM.NetBlock1MaskedAttention1WK[:], m.adamV.NetBlock1MaskedAttention1WK[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock1MaskedAttention1WV[:], m.Grads.NetBlock1MaskedAttention1WV[:], m.adamM.NetBlock1MaskedAttention1WV[:], m.adamV.NetBlock1MaskedAttention1WV[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock1MaskedAttention1WO[:], m.Grads.NetBlock1MaskedAttention1WO[:], m.adamM.NetBlock1MaskedAttention1WO[:], m.adamV.NetBlock1MaskedAttention1WO[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock1LayerNorm2Gamma[:], m.Grads.NetBlock1LayerNorm2Gamma[:], m.adamM.NetBlock1LayerNorm2Gamma[:], m.adamV.NetBlock1LayerNorm2Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock1LayerNorm2Beta[:], m.Grads.NetBlock1LayerNorm2Beta[:], m.adamM.NetBlock1LayerNorm2Beta[:], m.adamV.NetBlock1LayerNorm2Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock1Dense1W[:], m.Grads.NetBlock1Dense1W[:], m.adamM.NetBlock1Dense1W[:], m.adamV.NetBlock1Dense1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock1Dense1B[:], m.Grads.NetBlock1Dense1B[:], m.adamM.NetBlock1Dense1B[:], m.adamV.NetBlock1Dense1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock1Linear1W[:], m.Grads.NetBlock1Linear1W[:], m.adamM.NetBlock1Linear1W[:], m.adamV.NetBlock1Linear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock1Linear1B[:], m.Grads.NetBlock1Linear1B[:], m.adamM.NetBlock1Linear1B[:], m.adamV.NetBlock1Linear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock2LayerNorm1Gamma[:], m.Grads.NetBlock2LayerNorm1Gamma[:], m.adamM.NetBlock2LayerNorm1Gamma[:], m.adamV.NetBlock2LayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock2LayerNorm1Beta[:], m.Grads.NetBlock2LayerNorm1Beta[:], m.adamM.NetBlock2LayerNorm1Beta[:], m.adamV.NetBlock2LayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock2MaskedAttention1WQ[:], m.Grads.NetBlock2MaskedAttention1WQ[:], m.adamM.NetBlock2MaskedAttention1WQ[:], m.adamV.NetBlock2MaskedAttention1WQ[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock2MaskedAttention1WK[:], m.Grads.NetBlock2MaskedAttention1WK[:], m.adamM.NetBlock2MaskedAttention1WK[:], m.adamV.NetBlock2MaskedAttention1WK[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock2MaskedAttention1WV[:], m.Grads.NetBlock2MaskedAttention1WV[:], m.adamM.NetBlock2MaskedAttention1WV[:], m.adamV.NetBlock2MaskedAttention1WV[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock2MaskedAttention1WO[:], m.Grads.NetBlock2MaskedAttention1WO[:], m.adamM.NetBlock2MaskedAttention1WO[:], m.adamV.NetBlock2MaskedAttention1WO[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock2LayerNorm2Gamma[:], m.Grads.NetBlock2LayerNorm2Gamma[:], m.adamM.NetBlock2LayerNorm2Gamma[:], m.adamV.NetBlock2LayerNorm2Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock2LayerNorm2Beta[:], m.Grads.NetBlock2LayerNorm2Beta[:], m.adamM.NetBlock2LayerNorm2Beta[:], m.adamV.NetBlock2LayerNorm2Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock2Dense1W[:], m.Grads.NetBlock2Dense1W[:], m.adamM.NetBlock2Dense1W[:], m.adamV.NetBlock2Dense1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock2Dense1B[:], m.Grads.NetBlock2Dense1B[:], m.adamM.NetBlock2Dense1B[:], m.adamV.NetBlock2Dense1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock2Linear1W[:], m.Grads.NetBlock2Linear1W[:], m.adamM.NetBlock2Linear1W[:], m.adamV.NetBlock2Linear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock2Linear1B[:], m.Grads.NetBlock2Linear1B[:], m.adamM.NetBlock2Linear1B[:], m.adamV.NetBlock2Linear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock3LayerNorm1Gamma[:], m.Grads.NetBlock3LayerNorm1Gamma[:], m.adamM.NetBlock3LayerNorm1Gamma[:], m.adamV.NetBlock3LayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock3LayerNorm1Beta[:], m.Grads.NetBlock3LayerNorm1Beta[:], m.adamM.NetBlock3LayerNorm1Beta[:], m.adamV.NetBlock3LayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock3MaskedAttention1WQ[:], m.Grads.NetBlock3MaskedAttention1WQ[:], m.adamM.NetBlock3MaskedAttention1WQ[:], m.adamV.NetBlock3MaskedAttention1WQ[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock3MaskedAttention1WK[:], m.Grads.NetBlock3MaskedAttention1WK[:], m.adamM.NetBlock3MaskedAttention1WK[:], m.adamV.NetBlock3MaskedAttention1WK[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock3MaskedAttention1WV[:], m.Grads.NetBlock3MaskedAttention1WV[:], m.adamM.NetBlock3MaskedAttention1WV[:], m.adamV.NetBlock3MaskedAttention1WV[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock3MaskedAttention1WO[:], m.Grads.NetBlock3MaskedAttention1WO[:], m.adamM.NetBlock3MaskedAttention1WO[:], m.adamV.NetBlock3MaskedAttention1WO[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock3LayerNorm2Gamma[:], m.Grads.NetBlock3LayerNorm2Gamma[:], m.adamM.NetBlock3LayerNorm2Gamma[:], m.adamV.NetBlock3LayerNorm2Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock3LayerNorm2Beta[:], m.Grads.NetBlock3LayerNorm2Beta[:], m.adamM.NetBlock3LayerNorm2Beta[:], m.adamV.NetBlock3LayerNorm2Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock3Dense1W[:], m.Grads.NetBlock3Dense1W[:], m.adamM.NetBlock3Dense1W[:], m.adamV.NetBlock3Dense1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock3Dense1B[:], m.Grads.NetBlock3Dense1B[:], m.adamM.NetBlock3Dense1B[:], m.adamV.NetBlock3Dense1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock3Linear1W[:], m.Grads.NetBlock3Linear1W[:], m.adamM.NetBlock3Linear1W[:], m.adamV.NetBlock3Linear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock3Linear1B[:], m.Grads.NetBlock3Linear1B[:], m.adamM.NetBlock3Linear1B[:], m.adamV.NetBlock3Linear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock4LayerNorm1Gamma[:], m.Grads.NetBlock4LayerNorm1Gamma[:], m.adamM.NetBlock4LayerNorm1Gamma[:], m.adamV.NetBlock4LayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock4LayerNorm1Beta[:], m.Grads.NetBlock4LayerNorm1Beta[:], m.adamM.NetBlock4LayerNorm1Beta[:], m.adamV.NetBlock4LayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock4MaskedAttention1WQ[:], m.Grads.NetBlock4MaskedAttention1WQ[:], m.adamM.NetBlock4MaskedAttention1WQ[:], m.adamV.NetBlock4MaskedAttention1WQ[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock4MaskedAttention1WK[:], m.Grads.NetBlock4MaskedAttention1WK[:], m.adamM.NetBlock4MaskedAttention1WK[:], m.adamV.NetBlock4MaskedAttention1WK[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock4MaskedAttention1WV[:], m.Grads.NetBlock4MaskedAttention1WV[:], m.adamM.NetBlock4MaskedAttention1WV[:], m.adamV.NetBlock4MaskedAttention1WV[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock4MaskedAttention1WO[:], m.Grads.NetBlock4MaskedAttention1WO[:], m.adamM.NetBlock4MaskedAttention1WO[:], m.adamV.NetBlock4MaskedAttention1WO[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock4LayerNorm2Gamma[:], m.Grads.NetBlock4LayerNorm2Gamma[:], m.adamM.NetBlock4LayerNorm2Gamma[:], m.adamV.NetBlock4LayerNorm2Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock4LayerNorm2Beta[:], m.Grads.NetBlock4LayerNorm2Beta[:], m.adamM.NetBlock4LayerNorm2Beta[:], m.adamV.NetBlock4LayerNorm2Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock4Dense1W[:], m.Grads.NetBlock4Dense1W[:], m.adamM.NetBlock4Dense1W[:], m.adamV.NetBlock4Dense1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock4Dense1B[:], m.Grads.NetBlock4Dense1B[:], m.adamM.NetBlock4Dense1B[:], m.adamV.NetBlock4Dense1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock4Linear1W[:], m.Grads.NetBlock4Linear1W[:], m.adamM.NetBlock4Linear1W[:], m.adamV.NetBlock4Linear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock4Linear1B[:], m.Grads.NetBlock4Linear1B[:], m.adamM.NetBlock4Linear1B[:], m.adamV.NetBlock4Linear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock5LayerNorm1Gamma[:], m.Grads.NetBlock5LayerNorm1Gamma[:], m.adamM.NetBlock5LayerNorm1Gamma[:], m.adamV.NetBlock5LayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock5LayerNorm1Beta[:], m.Grads.NetBlock5LayerNorm1Beta[:], m.adamM.NetBlock5LayerNorm1Beta[:], m.adamV.NetBlock5LayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock5MaskedAttention1WQ[:], m.Grads.NetBlock5MaskedAttention1WQ[:], m.adamM.NetBlock5MaskedAttention1WQ[:], m.adamV.NetBlock5MaskedAttention1WQ[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock5MaskedAttention1WK[:], m.Grads.NetBlock5MaskedAttention1WK[:], m.adamM.NetBlock5MaskedAttention1WK[:], m.adamV.NetBlock5MaskedAttention1WK[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock5MaskedAttention1WV[:], m.Grads.NetBlock5MaskedAttention1WV[:], m.adamM.NetBlock5MaskedAttention1WV[:], m.adamV.NetBlock5MaskedAttention1WV[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock5MaskedAttention1WO[:], m.Grads.NetBlock5MaskedAttention1WO[:], m.adamM.NetBlock5MaskedAttention1WO[:], m.adamV.NetBlock5MaskedAttention1WO[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock5LayerNorm2Gamma[:], m.Grads.NetBlock5LayerNorm2Gamma[:], m.adamM.NetBlock5LayerNorm2Gamma[:], m.adamV.NetBlock5LayerNorm2Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock5LayerNorm2Beta[:], m.Grads.NetBlock5LayerNorm2Beta[:], m.adamM.NetBlock5LayerNorm2Beta[:], m.adamV.NetBlock5LayerNorm2Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock5Dense1W[:], m.Grads.NetBlock5Dense1W[:], m.adamM.NetBlock5Dense1W[:], m.adamV.NetBlock5Dense1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock5Dense1B[:], m.Grads.NetBlock5Dense1B[:], m.adamM.NetBlock5Dense1B[:], m.adamV.NetBlock5Dense1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock5Linear1W[:], m.Grads.NetBlock5Linear1W[:], m.adamM.NetBlock5Linear1W[:], m.adamV.NetBlock5Linear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock5Linear1B[:], m.Grads.NetBlock5Linear1B[:], m.adamM.NetBlock5Linear1B[:], m.adamV.NetBlock5Linear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock6LayerNorm1Gamma[:], m.Grads.NetBlock6LayerNorm1Gamma[:], m.adamM.NetBlock6LayerNorm1Gamma[:], m.adamV.NetBlock6LayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock6LayerNorm1Beta[:], m.Grads.NetBlock6LayerNorm1Beta[:], m.adamM.NetBlock6LayerNorm1Beta[:], m.adamV.NetBlock6LayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock6MaskedAttention1WQ[:], m.Grads.NetBlock6MaskedAttention1WQ[:], m.adamM.NetBlock6MaskedAttention1WQ[:], m.adamV.NetBlock6MaskedAttention1WQ[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock6MaskedAttention1WK[:], m.Grads.NetBlock6MaskedAttention1WK[:], m.adamM.NetBlock6MaskedAttention1WK[:], m.adamV.NetBlock6MaskedAttention1WK[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock6MaskedAttention1WV[:], m.Grads.NetBlock6MaskedAttention1WV[:], m.adamM.NetBlock6MaskedAttention1WV[:], m.adamV.NetBlock6MaskedAttention1WV[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock6MaskedAttention1WO[:], m.Grads.NetBlock6MaskedAttention1WO[:], m.adamM.NetBlock6MaskedAttention1WO[:], m.adamV.NetBlock6MaskedAttention1WO[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock6LayerNorm2Gamma[:], m.Grads.NetBlock6LayerNorm2Gamma[:], m.adamM.NetBlock6LayerNorm2Gamma[:], m.adamV.NetBlock6LayerNorm2Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock6LayerNorm2Beta[:], m.Grads.NetBlock6LayerNorm2Beta[:], m.adamM.NetBlock6LayerNorm2Beta[:], m.adamV.NetBlock6LayerNorm2Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock6Dense1W[:], m.Grads.NetBlock6Dense1W[:], m.adamM.NetBlock6Dense1W[:], m.adamV.NetBlock6Dense1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock6Dense1B[:], m.Grads.NetBlock6Dense1B[:], m.adamM.NetBlock6Dense1B[:], m.adamV.NetBlock6Dense1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock6Linear1W[:], m.Grads.NetBlock6Linear1W[:], m.adamM.NetBlock6Linear1W[:], m.adamV.NetBlock6Linear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock6Linear1B[:], m.Grads.NetBlock6Linear1B[:], m.adamM.NetBlock6Linear1B[:], m.adamV.NetBlock6Linear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetLayerNorm1Gamma[:], m.Grads.NetLayerNorm1Gamma[:], m.adamM.NetLayerNorm1Gamma[:], m.adamV.NetLayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetLayerNorm1Beta[:], m.Grads.NetLayerNorm1Beta[:], m.adamM.NetLayerNorm1Beta[:], m.adamV.NetLayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetLinear1W[:], m.Grads.NetLinear1W[:], m.adamM.NetLinear1W[:], m.adamV.NetLinear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetLinear1B[:], m.Grads.NetLinear1B[:], m.adamM.NetLinear1B[:], m.adamV.NetLinear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetEmb[:], m.Grads.NetEmb[:], m.adamM.NetEmb[:], m.adamV.NetEmb[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetPos[:], m.Grads.NetPos[:], m.adamM.NetPos[:], m.adamV.NetPos[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock1LayerNorm1Gamma[:], m.Grads.NetBlock1LayerNorm1Gamma[:], m.adamM.NetBlock1LayerNorm1Gamma[:], m.adamV.NetBlock1LayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock1LayerNorm1Beta[:], m.Grads.NetBlock1LayerNorm1Beta[:], m.adamM.NetBlock1LayerNorm1Beta[:], m.adamV.NetBlock1LayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock1MaskedAttention1WQ[:], m.Grads.NetBlock1MaskedAttention1WQ[:], m.adamM.NetBlock1MaskedAttention1WQ[:], m.adamV.NetBlock1MaskedAttention1WQ[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock1MaskedAttention1WK[:], m.Grads.NetBlock1MaskedAttention1WK[:], m.adamM.NetBlock1MaskedAttention1WK[:], m.adamV.NetBlock1MaskedAttention1WK[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock1MaskedAttention1WV[:], m.Grads.NetBlock1MaskedAttention1WV[:], m.adamM.NetBlock1MaskedAttention1WV[:], m.adamV.NetBlock1MaskedAttention1WV[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock1MaskedAttention1WO[:], m.Grads.NetBlock1MaskedAttention1WO[:], m.adamM.NetBlock1MaskedAttention1WO[:], m.adamV.NetBlock1MaskedAttention1WO[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock1LayerNorm2Gamma[:], m.Grads.NetBlock1LayerNorm2Gamma[:], m.adamM.NetBlock1LayerNorm2Gamma[:], m.adamV.NetBlock1LayerNorm2Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock1LayerNorm2Beta[:], m.Grads.NetBlock1LayerNorm2Beta[:], m.adamM.NetBlock1LayerNorm2Beta[:], m.adamV.NetBlock1LayerNorm2Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock1Dense1W[:], m.Grads.NetBlock1Dense1W[:], m.adamM.NetBlock1Dense1W[:], m.adamV.NetBlock1Dense1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock1Dense1B[:], m.Grads.NetBlock1Dense1B[:], m.adamM.NetBlock1Dense1B[:], m.adamV.NetBlock1Dense1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock1Linear1W[:], m.Grads.NetBlock1Linear1W[:], m.adamM.NetBlock1Linear1W[:], m.adamV.NetBlock1Linear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock1Linear1B[:], m.Grads.NetBlock1Linear1B[:], m.adamM.NetBlock1Linear1B[:], m.adamV.NetBlock1Linear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock2LayerNorm1Gamma[:], m.Grads.NetBlock2LayerNorm1Gamma[:], m.adamM.NetBlock2LayerNorm1Gamma[:], m.adamV.NetBlock2LayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock2LayerNorm1Beta[:], m.Grads.NetBlock2LayerNorm1Beta[:], m.adamM.NetBlock2LayerNorm1Beta[:], m.adamV.NetBlock2LayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock2MaskedAttention1WQ[:], m.Grads.NetBlock2MaskedAttention1WQ[:], m.adamM.NetBlock2MaskedAttention1WQ[:], m.adamV.NetBlock2MaskedAttention1WQ[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock2MaskedAttention1WK[:], m.Grads.NetBlock2MaskedAttention1WK[:], m.adamM.NetBlock2MaskedAttention1WK[:], m.adamV.NetBlock2MaskedAttention1WK[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock2MaskedAttention1WV[:], m.Grads.NetBlock2MaskedAttention1WV[:], m.adamM.NetBlock2MaskedAttention1WV[:], m.adamV.NetBlock2MaskedAttention1WV[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock2MaskedAttention1WO[:], m.Grads.NetBlock2MaskedAttention1WO[:], m.adamM.NetBlock2MaskedAttention1WO[:], m.adamV.NetBlock2MaskedAttention1WO[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock2LayerNorm2Gamma[:], m.Grads.NetBlock2LayerNorm2Gamma[:], m.adamM.NetBlock2LayerNorm2Gamma[:], m.adamV.NetBlock2LayerNorm2Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock2LayerNorm2Beta[:], m.Grads.NetBlock2LayerNorm2Beta[:], m.adamM.NetBlock2LayerNorm2Beta[:], m.adamV.NetBlock2LayerNorm2Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock2Dense1W[:], m.Grads.NetBlock2Dense1W[:], m.adamM.NetBlock2Dense1W[:], m.adamV.NetBlock2Dense1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock2Dense1B[:], m.Grads.NetBlock2Dense1B[:], m.adamM.NetBlock2Dense1B[:], m.adamV.NetBlock2Dense1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock2Linear1W[:], m.Grads.NetBlock2Linear1W[:], m.adamM.NetBlock2Linear1W[:], m.adamV.NetBlock2Linear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock2Linear1B[:], m.Grads.NetBlock2Linear1B[:], m.adamM.NetBlock2Linear1B[:], m.adamV.NetBlock2Linear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock3LayerNorm1Gamma[:], m.Grads.NetBlock3LayerNorm1Gamma[:], m.adamM.NetBlock3LayerNorm1Gamma[:], m.adamV.NetBlock3LayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock3LayerNorm1Beta[:], m.Grads.NetBlock3LayerNorm1Beta[:], m.adamM.NetBlock3LayerNorm1Beta[:], m.adamV.NetBlock3LayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock3MaskedAttention1WQ[:], m.Grads.NetBlock3MaskedAttention1WQ[:], m.adamM.NetBlock3MaskedAttention1WQ[:], m.adamV.NetBlock3MaskedAttention1WQ[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock3MaskedAttention1WK[:], m.Grads.NetBlock3MaskedAttention1WK[:], m.adamM.NetBlock3MaskedAttention1WK[:], m.adamV.NetBlock3MaskedAttention1WK[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock3MaskedAttention1WV[:], m.Grads.NetBlock3MaskedAttention1WV[:], m.adamM.NetBlock3MaskedAttention1WV[:], m.adamV.NetBlock3MaskedAttention1WV[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock3MaskedAttention1WO[:], m.Grads.NetBlock3MaskedAttention1WO[:], m.adamM.NetBlock3MaskedAttention1WO[:], m.adamV.NetBlock3MaskedAttention1WO[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock3LayerNorm2Gamma[:], m.Grads.NetBlock3LayerNorm2Gamma[:], m.adamM.NetBlock3LayerNorm2Gamma[:], m.adamV.NetBlock3LayerNorm2Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock3LayerNorm2Beta[:], m.Grads.NetBlock3LayerNorm2Beta[:], m.adamM.NetBlock3LayerNorm2Beta[:], m.adamV.NetBlock3LayerNorm2Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock3Dense1W[:], m.Grads.NetBlock3Dense1W[:], m.adamM.NetBlock3Dense1W[:], m.adamV.NetBlock3Dense1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock3Dense1B[:], m.Grads.NetBlock3Dense1B[:], m.adamM.NetBlock3Dense1B[:], m.adamV.NetBlock3Dense1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock3Linear1W[:], m.Grads.NetBlock3Linear1W[:], m.adamM.NetBlock3Linear1W[:], m.adamV.NetBlock3Linear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock3Linear1B[:], m.Grads.NetBlock3Linear1B[:], m.adamM.NetBlock3Linear1B[:], m.adamV.NetBlock3Linear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock4LayerNorm1Gamma[:], m.Grads.NetBlock4LayerNorm1Gamma[:], m.adamM.NetBlock4LayerNorm1Gamma[:], m.adamV.NetBlock4LayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock4LayerNorm1Beta[:], m.Grads.NetBlock4LayerNorm1Beta[:], m.adamM.NetBlock4LayerNorm1Beta[:], m.adamV.NetBlock4LayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock4MaskedAttention1WQ[:], m.Grads.NetBlock4MaskedAttention1WQ[:], m.adamM.NetBlock4MaskedAttention1WQ[:], m.adamV.NetBlock4MaskedAttention1WQ[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock4MaskedAttention1WK[:], m.Grads.NetBlock4MaskedAttention1WK[:], m.adamM.NetBlock4MaskedAttention1WK[:], m.adamV.NetBlock4MaskedAttention1WK[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock4MaskedAttention1WV[:], m.Grads.NetBlock4MaskedAttention1WV[:], m.adamM.NetBlock4MaskedAttention1WV[:], m.adamV.NetBlock4MaskedAttention1WV[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock4MaskedAttention1WO[:], m.Grads.NetBlock4MaskedAttention1WO[:], m.adamM.NetBlock4MaskedAttention1WO[:], m.adamV.NetBlock4MaskedAttention1WO[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock4LayerNorm2Gamma[:], m.Grads.NetBlock4LayerNorm2Gamma[:], m.adamM.NetBlock4LayerNorm2Gamma[:], m.adamV.NetBlock4LayerNorm2Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock4LayerNorm2Beta[:], m.Grads.NetBlock4LayerNorm2Beta[:], m.adamM.NetBlock4LayerNorm2Beta[:], m.adamV.NetBlock4LayerNorm2Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock4Dense1W[:], m.Grads.NetBlock4Dense1W[:], m.adamM.NetBlock4Dense1W[:], m.adamV.NetBlock4Dense1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock4Dense1B[:], m.Grads.NetBlock4Dense1B[:], m.adamM.NetBlock4Dense1B[:], m.adamV.NetBlock4Dense1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock4Linear1W[:], m.Grads.NetBlock4Linear1W[:], m.adamM.NetBlock4Linear1W[:], m.adamV.NetBlock4Linear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock4Linear1B[:], m.Grads.NetBlock4Linear1B[:], m.adamM.NetBlock4Linear1B[:], m.adamV.NetBlock4Linear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock5LayerNorm1Gamma[:], m.Grads.NetBlock5LayerNorm1Gamma[:], m.adamM.NetBlock5LayerNorm1Gamma[:], m.adamV.NetBlock5LayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock5LayerNorm1Beta[:], m.Grads.NetBlock5LayerNorm1Beta[:], m.adamM.NetBlock5LayerNorm1Beta[:], m.adamV.NetBlock5LayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock5MaskedAttention1WQ[:], m.Grads.NetBlock5MaskedAttention1WQ[:], m.adamM.NetBlock5MaskedAttention1WQ[:], m.adamV.NetBlock5MaskedAttention1WQ[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock5MaskedAttention1WK[:], m.Grads.NetBlock5MaskedAttention1WK[:], m.adamM.NetBlock5MaskedAttention1WK[:], m.adamV.NetBlock5MaskedAttention1WK[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock5MaskedAttention1WV[:], m.Grads.NetBlock5MaskedAttention1WV[:], m.adamM.NetBlock5MaskedAttention1WV[:], m.adamV.NetBlock5MaskedAttention1WV[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock5MaskedAttention1WO[:], m.Grads.NetBlock5MaskedAttention1WO[:], m.adamM.NetBlock5MaskedAttention1WO[:], m.adamV.NetBlock5MaskedAttention1WO[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock5LayerNorm2Gamma[:], m.Grads.NetBlock5LayerNorm2Gamma[:], m.adamM.NetBlock5LayerNorm2Gamma[:], m.adamV.NetBlock5LayerNorm2Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock5LayerNorm2Beta[:], m.Grads.NetBlock5LayerNorm2Beta[:], m.adamM.NetBlock5LayerNorm2Beta[:], m.adamV.NetBlock5LayerNorm2Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock5Dense1W[:], m.Grads.NetBlock5Dense1W[:], m.adamM.NetBlock5Dense1W[:], m.adamV.NetBlock5Dense1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock5Dense1B[:], m.Grads.NetBlock5Dense1B[:], m.adamM.NetBlock5Dense1B[:], m.adamV.NetBlock5Dense1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock5Linear1W[:], m.Grads.NetBlock5Linear1W[:], m.adamM.NetBlock5Linear1W[:], m.adamV.NetBlock5Linear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock5Linear1B[:], m.Grads.NetBlock5Linear1B[:], m.adamM.NetBlock5Linear1B[:], m.adamV.NetBlock5Linear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock6LayerNorm1Gamma[:], m.Grads.NetBlock6LayerNorm1Gamma[:], m.adamM.NetBlock6LayerNorm1Gamma[:], m.adamV.NetBlock6LayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock6LayerNorm1Beta[:], m.Grads.NetBlock6LayerNorm1Beta[:], m.adamM.NetBlock6LayerNorm1Beta[:], m.adamV.NetBlock6LayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock6MaskedAttention1WQ[:], m.Grads.NetBlock6MaskedAttention1WQ[:], m.adamM.NetBlock6MaskedAttention1WQ[:], m.adamV.NetBlock6MaskedAttention1WQ[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock6MaskedAttention1WK[:], m.Grads.NetBlock6MaskedAttention1WK[:], m.adamM.NetBlock6MaskedAttention1WK[:], m.adamV.NetBlock6MaskedAttention1WK[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock6MaskedAttention1WV[:], m.Grads.NetBlock6MaskedAttention1WV[:], m.adamM.NetBlock6MaskedAttention1WV[:], m.adamV.NetBlock6MaskedAttention1WV[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock6MaskedAttention1WO[:], m.Grads.NetBlock6MaskedAttention1WO[:], m.adamM.NetBlock6MaskedAttention1WO[:], m.adamV.NetBlock6MaskedAttention1WO[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock6LayerNorm2Gamma[:], m.Grads.NetBlock6LayerNorm2Gamma[:], m.adamM.NetBlock6LayerNorm2Gamma[:], m.adamV.NetBlock6LayerNorm2Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock6LayerNorm2Beta[:], m.Grads.NetBlock6LayerNorm2Beta[:], m.adamM.NetBlock6LayerNorm2Beta[:], m.adamV.NetBlock6LayerNorm2Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock6Dense1W[:], m.Grads.NetBlock6Dense1W[:], m.adamM.NetBlock6Dense1W[:], m.adamV.NetBlock6Dense1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock6Dense1B[:], m.Grads.NetBlock6Dense1B[:], m.adamM.NetBlock6Dense1B[:], m.adamV.NetBlock6Dense1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock6Linear1W[:], m.Grads.NetBlock6Linear1W[:], m.adamM.NetBlock6Linear1W[:], m.adamV.NetBlock6Linear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock6Linear1B[:], m.Grads.NetBlock6Linear1B[:], m.adamM.NetBlock6Linear1B[:], m.adamV.NetBlock6Linear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetLayerNorm1Gamma[:], m.Grads.NetLayerNorm1Gamma[:], m.adamM.NetLayerNorm1Gamma[:], m.adamV.NetLayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetLayerNorm1Beta[:], m.Grads.NetLayerNorm1Beta[:], m.adamM.NetLayerNorm1Beta[:], m.adamV.NetLayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetLinear1W[:], m.Grads.NetLinear1W[:], m.adamM.NetLinear1W[:], m.adamV.NetLinear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetLinear1B[:], m.Grads.NetLinear1B[:], m.adamM.NetLinear1B[:], m.adamV.NetLinear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
 }
 
 // TrainStep runs Backward on the inputs, then Update, and returns the loss before the update.
@@ -3733,6 +3735,28 @@ func (m *ocannlResNet20) LoadCheckpoint(r io.Reader) error {
 	return nil
 }
 
+// ocannlAdam is rt.Adam for float32 without L2 weight decay, the whole vectors of p run by
+// the Adam kernel of the best tier the CPU has (rt.Adam's operations in the same order: the
+// same bits) and the rest by rt.Adam.
+func ocannlAdam(p, g, m, v []float32, step int, lr, beta1, beta2, eps, wd float32, decoupled bool) {
+	if len(g) != len(p) || len(m) != len(p) || len(v) != len(p) {
+		panic("rt: Adam: grad, m, v and param lengths differ")
+	}
+	n := 0
+	if ocannlAVX512 {
+		if n = len(p) &^ 15; n > 0 {
+			k := rt.AdamCoeffs(step, lr, beta1, beta2, eps, wd, decoupled)
+			ocannlAdamAVX512(&p[0], &g[0], &m[0], &v[0], n, &k)
+		}
+	} else if ocannlAVX2 {
+		if n = len(p) &^ 7; n > 0 {
+			k := rt.AdamCoeffs(step, lr, beta1, beta2, eps, wd, decoupled)
+			ocannlAdamAVX2(&p[0], &g[0], &m[0], &v[0], n, &k)
+		}
+	}
+	rt.Adam(p[n:], g[n:], m[n:], v[n:], step, lr, beta1, beta2, eps, wd, decoupled)
+}
+
 // ocannlCNNTrainLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point train of model CNN.
@@ -4456,11 +4480,11 @@ type ocannlCNNTrainLossPart7 struct {
 // Part runs part j24 of the nest (0 <= j24 < 8).
 func (r10 *ocannlCNNTrainLossPart7) Part(j24 int) {
 	pNetHeadW, scratch := r10.pNetHeadW, r10.scratch
-	// float32 dot kernel M=4 N=32 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=4 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm2AVX512(&scratch.train_cross_entropy_1_logits_1[32*j24][0], &pNetHeadW[0], &scratch.net_head_x[32*j24][0][0][0])
+		ocannlGemm2AVX512(&scratch.train_cross_entropy_1_logits_1[32*j24][0], &scratch.net_head_x[32*j24][0][0][0], &pNetHeadW[0])
 	} else if ocannlAVX2 {
-		ocannlGemm2AVX2(&scratch.train_cross_entropy_1_logits_1[32*j24][0], &pNetHeadW[0], &scratch.net_head_x[32*j24][0][0][0])
+		ocannlGemm2AVX2(&scratch.train_cross_entropy_1_logits_1[32*j24][0], &scratch.net_head_x[32*j24][0][0][0], &pNetHeadW[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -6064,11 +6088,11 @@ type ocannlCNNBackwardPart9 struct {
 // Part runs part j26 of the nest (0 <= j26 < 8).
 func (r12 *ocannlCNNBackwardPart9) Part(j26 int) {
 	pNetHeadW, scratch := r12.pNetHeadW, r12.scratch
-	// float32 dot kernel M=4 N=32 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=4 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm2AVX512(&scratch.train_cross_entropy_1_logits_1[32*j26][0], &pNetHeadW[0], &scratch.net_head_x[32*j26][0][0][0])
+		ocannlGemm2AVX512(&scratch.train_cross_entropy_1_logits_1[32*j26][0], &scratch.net_head_x[32*j26][0][0][0], &pNetHeadW[0])
 	} else if ocannlAVX2 {
-		ocannlGemm2AVX2(&scratch.train_cross_entropy_1_logits_1[32*j26][0], &pNetHeadW[0], &scratch.net_head_x[32*j26][0][0][0])
+		ocannlGemm2AVX2(&scratch.train_cross_entropy_1_logits_1[32*j26][0], &scratch.net_head_x[32*j26][0][0][0], &pNetHeadW[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -7700,11 +7724,11 @@ type ocannlReverserTrainLossPart0 struct {
 // Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlReverserTrainLossPart0) Part(j int) {
 	pNetEmb, tokens, scratch := r.pNetEmb, r.tokens, r.scratch
-	// float32 dot kernel M=32 N=256 K=10: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=256 N=32 K=10: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm8AVX512(&scratch.net_h_1[32*j][0][0], &pNetEmb[0], &tokens[32*j][0][0])
+		ocannlGemm8AVX512(&scratch.net_h_1[32*j][0][0], &tokens[32*j][0][0], &pNetEmb[0])
 	} else if ocannlAVX2 {
-		ocannlGemm8AVX2(&scratch.net_h_1[32*j][0][0], &pNetEmb[0], &tokens[32*j][0][0])
+		ocannlGemm8AVX2(&scratch.net_h_1[32*j][0][0], &tokens[32*j][0][0], &pNetEmb[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -7772,11 +7796,11 @@ type ocannlReverserTrainLossPart2 struct {
 // Part runs part j3 of the nest (0 <= j3 < 8).
 func (r3 *ocannlReverserTrainLossPart2) Part(j3 int) {
 	pNetAttention1WQ, scratch := r3.pNetAttention1WQ, r3.scratch
-	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=256 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_attention_1_q[32*j3][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[32*j3][0][0])
+		ocannlGemm9AVX512(&scratch.net_attention_1_q[32*j3][0][0][0], &scratch.net_h[32*j3][0][0], &pNetAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_attention_1_q[32*j3][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[32*j3][0][0])
+		ocannlGemm9AVX2(&scratch.net_attention_1_q[32*j3][0][0][0], &scratch.net_h[32*j3][0][0], &pNetAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -7810,11 +7834,11 @@ type ocannlReverserTrainLossPart3 struct {
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r4 *ocannlReverserTrainLossPart3) Part(j4 int) {
 	pNetAttention1WK, scratch := r4.pNetAttention1WK, r4.scratch
-	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=256 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_attention_1_k[32*j4][0][0][0], &pNetAttention1WK[0], &scratch.net_h[32*j4][0][0])
+		ocannlGemm9AVX512(&scratch.net_attention_1_k[32*j4][0][0][0], &scratch.net_h[32*j4][0][0], &pNetAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_attention_1_k[32*j4][0][0][0], &pNetAttention1WK[0], &scratch.net_h[32*j4][0][0])
+		ocannlGemm9AVX2(&scratch.net_attention_1_k[32*j4][0][0][0], &scratch.net_h[32*j4][0][0], &pNetAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -7848,11 +7872,11 @@ type ocannlReverserTrainLossPart4 struct {
 // Part runs part j5 of the nest (0 <= j5 < 8).
 func (r5 *ocannlReverserTrainLossPart4) Part(j5 int) {
 	pNetAttention1WV, scratch := r5.pNetAttention1WV, r5.scratch
-	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=256 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_attention_1_v[32*j5][0][0][0], &pNetAttention1WV[0], &scratch.net_h[32*j5][0][0])
+		ocannlGemm9AVX512(&scratch.net_attention_1_v[32*j5][0][0][0], &scratch.net_h[32*j5][0][0], &pNetAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_attention_1_v[32*j5][0][0][0], &pNetAttention1WV[0], &scratch.net_h[32*j5][0][0])
+		ocannlGemm9AVX2(&scratch.net_attention_1_v[32*j5][0][0][0], &scratch.net_h[32*j5][0][0], &pNetAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -8147,11 +8171,11 @@ type ocannlReverserTrainLossPart12 struct {
 // Part runs part j13 of the nest (0 <= j13 < 8).
 func (r13 *ocannlReverserTrainLossPart12) Part(j13 int) {
 	pNetAttention1WO, scratch := r13.pNetAttention1WO, r13.scratch
-	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=256 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_layer_norm_1_x_1[32*j13][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j13][0][0][0])
+		ocannlGemm9AVX512(&scratch.net_layer_norm_1_x_1[32*j13][0][0], &scratch.net_attention_1_ctx[32*j13][0][0][0], &pNetAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_layer_norm_1_x_1[32*j13][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j13][0][0][0])
+		ocannlGemm9AVX2(&scratch.net_layer_norm_1_x_1[32*j13][0][0], &scratch.net_attention_1_ctx[32*j13][0][0][0], &pNetAttention1WO[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -8474,11 +8498,11 @@ type ocannlReverserTrainLossPart23 struct {
 // Part runs part j24 of the nest (0 <= j24 < 8).
 func (r24 *ocannlReverserTrainLossPart23) Part(j24 int) {
 	pNetDense1W, scratch := r24.pNetDense1W, r24.scratch
-	// float32 dot kernel M=64 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=256 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&scratch.net_linear_1_x_1[32*j24][0][0], &pNetDense1W[0], &scratch.net_x1[32*j24][0][0])
+		ocannlGemm12AVX512(&scratch.net_linear_1_x_1[32*j24][0][0], &scratch.net_x1[32*j24][0][0], &pNetDense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&scratch.net_linear_1_x_1[32*j24][0][0], &pNetDense1W[0], &scratch.net_x1[32*j24][0][0])
+		ocannlGemm12AVX2(&scratch.net_linear_1_x_1[32*j24][0][0], &scratch.net_x1[32*j24][0][0], &pNetDense1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -8545,11 +8569,11 @@ type ocannlReverserTrainLossPart25 struct {
 // Part runs part j26 of the nest (0 <= j26 < 8).
 func (r27 *ocannlReverserTrainLossPart25) Part(j26 int) {
 	pNetLinear1W, scratch := r27.pNetLinear1W, r27.scratch
-	// float32 dot kernel M=32 N=256 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=256 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&scratch.net_layer_norm_2_x_1[32*j26][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j26][0][0])
+		ocannlGemm13AVX512(&scratch.net_layer_norm_2_x_1[32*j26][0][0], &scratch.net_linear_1_x[32*j26][0][0], &pNetLinear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&scratch.net_layer_norm_2_x_1[32*j26][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j26][0][0])
+		ocannlGemm13AVX2(&scratch.net_layer_norm_2_x_1[32*j26][0][0], &scratch.net_linear_1_x[32*j26][0][0], &pNetLinear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -8793,11 +8817,11 @@ type ocannlReverserTrainLossPart33 struct {
 // Part runs part j34 of the nest (0 <= j34 < 8).
 func (r35 *ocannlReverserTrainLossPart33) Part(j34 int) {
 	pNetLinear2W, scratch := r35.pNetLinear2W, r35.scratch
-	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=256 N=10 K=32: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.train_cross_entropy_1_logits_1[32*j34][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j34][0][0])
+		ocannlGemm14AVX512(&scratch.train_cross_entropy_1_logits_1[32*j34][0][0], &scratch.net_x2[32*j34][0][0], &pNetLinear2W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.train_cross_entropy_1_logits_1[32*j34][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j34][0][0])
+		ocannlGemm14AVX2(&scratch.train_cross_entropy_1_logits_1[32*j34][0][0], &scratch.net_x2[32*j34][0][0], &pNetLinear2W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -11069,13 +11093,9 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart79Records.Put(rec80)
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
-	// 8 parts of i2 on the pool.
+	// 8 parts of i0 on the pool.
 	rec81 := ocannlReverserBackwardPart80Records.Get()
-	rec81.gNetLinear1W = gNetLinear1W
 	rec81.scratch = scratch
-	region.Run(rec81, 8)
-	*rec81 = ocannlReverserBackwardPart80{}
-	ocannlReverserBackwardPart80Records.Put(rec81)
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -11107,9 +11127,26 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	rec85 := ocannlReverserBackwardPart84Records.Get()
 	rec85.scratch = scratch
 
-	// The 4 nests above as one job: part j runs part j of each, in order (their
+	// The 5 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec82, rec83, rec84, rec85)
+	region.RunSeq(8, rec81, rec82, rec83, rec84, rec85)
+	// The 8 partial sums, added in part order.
+	for j91 := range 32 {
+		for j92 := range 64 {
+			acc36 := gNetLinear1W[64*j91+j92]
+			acc36 += rec81.gNetLinear1WPartial[0][j91][j92]
+			acc36 += rec81.gNetLinear1WPartial[1][j91][j92]
+			acc36 += rec81.gNetLinear1WPartial[2][j91][j92]
+			acc36 += rec81.gNetLinear1WPartial[3][j91][j92]
+			acc36 += rec81.gNetLinear1WPartial[4][j91][j92]
+			acc36 += rec81.gNetLinear1WPartial[5][j91][j92]
+			acc36 += rec81.gNetLinear1WPartial[6][j91][j92]
+			acc36 += rec81.gNetLinear1WPartial[7][j91][j92]
+			gNetLinear1W[64*j91+j92] = acc36
+		}
+	}
+	rec81.scratch = nil
+	ocannlReverserBackwardPart80Records.Put(rec81)
 	*rec82 = ocannlReverserBackwardPart81{}
 	ocannlReverserBackwardPart81Records.Put(rec82)
 	*rec83 = ocannlReverserBackwardPart82{}
@@ -11117,17 +11154,17 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec84 = ocannlReverserBackwardPart83{}
 	ocannlReverserBackwardPart83Records.Put(rec84)
 	// The 8 partial sums, added in part order.
-	for j95 := range 64 {
-		acc38 := gNetDense1B[j95]
-		acc38 += rec85.gNetDense1BPartial[0][j95]
-		acc38 += rec85.gNetDense1BPartial[1][j95]
-		acc38 += rec85.gNetDense1BPartial[2][j95]
-		acc38 += rec85.gNetDense1BPartial[3][j95]
-		acc38 += rec85.gNetDense1BPartial[4][j95]
-		acc38 += rec85.gNetDense1BPartial[5][j95]
-		acc38 += rec85.gNetDense1BPartial[6][j95]
-		acc38 += rec85.gNetDense1BPartial[7][j95]
-		gNetDense1B[j95] = acc38
+	for j97 := range 64 {
+		acc39 := gNetDense1B[j97]
+		acc39 += rec85.gNetDense1BPartial[0][j97]
+		acc39 += rec85.gNetDense1BPartial[1][j97]
+		acc39 += rec85.gNetDense1BPartial[2][j97]
+		acc39 += rec85.gNetDense1BPartial[3][j97]
+		acc39 += rec85.gNetDense1BPartial[4][j97]
+		acc39 += rec85.gNetDense1BPartial[5][j97]
+		acc39 += rec85.gNetDense1BPartial[6][j97]
+		acc39 += rec85.gNetDense1BPartial[7][j97]
+		gNetDense1B[j97] = acc39
 	}
 	rec85.scratch = nil
 	ocannlReverserBackwardPart84Records.Put(rec85)
@@ -11279,17 +11316,17 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec88 = ocannlReverserBackwardPart87{}
 	ocannlReverserBackwardPart87Records.Put(rec88)
 	// The 8 partial sums, added in part order.
-	for j100 := range 32 {
-		acc41 := gNetLayerNorm1Beta[j100]
-		acc41 += rec89.gNetLayerNorm1BetaPartial[0][j100]
-		acc41 += rec89.gNetLayerNorm1BetaPartial[1][j100]
-		acc41 += rec89.gNetLayerNorm1BetaPartial[2][j100]
-		acc41 += rec89.gNetLayerNorm1BetaPartial[3][j100]
-		acc41 += rec89.gNetLayerNorm1BetaPartial[4][j100]
-		acc41 += rec89.gNetLayerNorm1BetaPartial[5][j100]
-		acc41 += rec89.gNetLayerNorm1BetaPartial[6][j100]
-		acc41 += rec89.gNetLayerNorm1BetaPartial[7][j100]
-		gNetLayerNorm1Beta[j100] = acc41
+	for j102 := range 32 {
+		acc42 := gNetLayerNorm1Beta[j102]
+		acc42 += rec89.gNetLayerNorm1BetaPartial[0][j102]
+		acc42 += rec89.gNetLayerNorm1BetaPartial[1][j102]
+		acc42 += rec89.gNetLayerNorm1BetaPartial[2][j102]
+		acc42 += rec89.gNetLayerNorm1BetaPartial[3][j102]
+		acc42 += rec89.gNetLayerNorm1BetaPartial[4][j102]
+		acc42 += rec89.gNetLayerNorm1BetaPartial[5][j102]
+		acc42 += rec89.gNetLayerNorm1BetaPartial[6][j102]
+		acc42 += rec89.gNetLayerNorm1BetaPartial[7][j102]
+		gNetLayerNorm1Beta[j102] = acc42
 	}
 	rec89.scratch = nil
 	ocannlReverserBackwardPart88Records.Put(rec89)
@@ -11302,17 +11339,17 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	*rec93 = ocannlReverserBackwardPart92{}
 	ocannlReverserBackwardPart92Records.Put(rec93)
 	// The 8 partial sums, added in part order.
-	for j106 := range 32 {
-		acc44 := gNetLayerNorm1Gamma[j106]
-		acc44 += rec94.gNetLayerNorm1GammaPartial[0][j106]
-		acc44 += rec94.gNetLayerNorm1GammaPartial[1][j106]
-		acc44 += rec94.gNetLayerNorm1GammaPartial[2][j106]
-		acc44 += rec94.gNetLayerNorm1GammaPartial[3][j106]
-		acc44 += rec94.gNetLayerNorm1GammaPartial[4][j106]
-		acc44 += rec94.gNetLayerNorm1GammaPartial[5][j106]
-		acc44 += rec94.gNetLayerNorm1GammaPartial[6][j106]
-		acc44 += rec94.gNetLayerNorm1GammaPartial[7][j106]
-		gNetLayerNorm1Gamma[j106] = acc44
+	for j108 := range 32 {
+		acc45 := gNetLayerNorm1Gamma[j108]
+		acc45 += rec94.gNetLayerNorm1GammaPartial[0][j108]
+		acc45 += rec94.gNetLayerNorm1GammaPartial[1][j108]
+		acc45 += rec94.gNetLayerNorm1GammaPartial[2][j108]
+		acc45 += rec94.gNetLayerNorm1GammaPartial[3][j108]
+		acc45 += rec94.gNetLayerNorm1GammaPartial[4][j108]
+		acc45 += rec94.gNetLayerNorm1GammaPartial[5][j108]
+		acc45 += rec94.gNetLayerNorm1GammaPartial[6][j108]
+		acc45 += rec94.gNetLayerNorm1GammaPartial[7][j108]
+		gNetLayerNorm1Gamma[j108] = acc45
 	}
 	rec94.scratch = nil
 	ocannlReverserBackwardPart93Records.Put(rec94)
@@ -11355,10 +11392,10 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	if ocannlAVX2 {
 		ocannlMap81AVX2(&scratch.net_attention_1_m_argmax_8[0][0][0][0])
 	} else {
-		for j128 := range 256 {
-			for j129 := range 8 {
-				for j130 := range 4 {
-					scratch.net_attention_1_m_argmax_8[j128][j129][j130][0] = 8
+		for j130 := range 256 {
+			for j131 := range 8 {
+				for j132 := range 4 {
+					scratch.net_attention_1_m_argmax_8[j130][j131][j132][0] = 8
 				}
 			}
 		}
@@ -11495,11 +11532,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart119Records.Put(rec120)
 
 	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g1 =+ g * v2; g1 is net.attention#1.w_v.grad
-	// 8 parts of i3 on the pool.
+	// 4 parts of i2 on the pool.
 	rec121 := ocannlReverserBackwardPart120Records.Get()
 	rec121.gNetAttention1WV = gNetAttention1WV
 	rec121.scratch = scratch
-	region.Run(rec121, 8)
+	region.Run(rec121, 4)
 	*rec121 = ocannlReverserBackwardPart120{}
 	ocannlReverserBackwardPart120Records.Put(rec121)
 
@@ -11513,11 +11550,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart121Records.Put(rec122)
 
 	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
-	// 8 parts of i3 on the pool.
+	// 4 parts of i2 on the pool.
 	rec123 := ocannlReverserBackwardPart122Records.Get()
 	rec123.gNetAttention1WK = gNetAttention1WK
 	rec123.scratch = scratch
-	region.Run(rec123, 8)
+	region.Run(rec123, 4)
 	*rec123 = ocannlReverserBackwardPart122{}
 	ocannlReverserBackwardPart122Records.Put(rec123)
 
@@ -11531,11 +11568,11 @@ func ocannlReverserBackward(tokens *[256][8][10]float32, targets *[256][8][10]fl
 	ocannlReverserBackwardPart123Records.Put(rec124)
 
 	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
-	// 8 parts of i3 on the pool.
+	// 4 parts of i2 on the pool.
 	rec125 := ocannlReverserBackwardPart124Records.Get()
 	rec125.gNetAttention1WQ = gNetAttention1WQ
 	rec125.scratch = scratch
-	region.Run(rec125, 8)
+	region.Run(rec125, 4)
 	*rec125 = ocannlReverserBackwardPart124{}
 	ocannlReverserBackwardPart124Records.Put(rec125)
 
@@ -11703,11 +11740,11 @@ type ocannlReverserBackwardPart0 struct {
 // Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlReverserBackwardPart0) Part(j int) {
 	pNetEmb, tokens, scratch := r.pNetEmb, r.tokens, r.scratch
-	// float32 dot kernel M=32 N=256 K=10: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=256 N=32 K=10: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm8AVX512(&scratch.net_h_1[32*j][0][0], &pNetEmb[0], &tokens[32*j][0][0])
+		ocannlGemm8AVX512(&scratch.net_h_1[32*j][0][0], &tokens[32*j][0][0], &pNetEmb[0])
 	} else if ocannlAVX2 {
-		ocannlGemm8AVX2(&scratch.net_h_1[32*j][0][0], &pNetEmb[0], &tokens[32*j][0][0])
+		ocannlGemm8AVX2(&scratch.net_h_1[32*j][0][0], &tokens[32*j][0][0], &pNetEmb[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -11775,11 +11812,11 @@ type ocannlReverserBackwardPart2 struct {
 // Part runs part j3 of the nest (0 <= j3 < 8).
 func (r3 *ocannlReverserBackwardPart2) Part(j3 int) {
 	pNetAttention1WQ, scratch := r3.pNetAttention1WQ, r3.scratch
-	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=256 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_attention_1_q[32*j3][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[32*j3][0][0])
+		ocannlGemm9AVX512(&scratch.net_attention_1_q[32*j3][0][0][0], &scratch.net_h[32*j3][0][0], &pNetAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_attention_1_q[32*j3][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[32*j3][0][0])
+		ocannlGemm9AVX2(&scratch.net_attention_1_q[32*j3][0][0][0], &scratch.net_h[32*j3][0][0], &pNetAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -11813,11 +11850,11 @@ type ocannlReverserBackwardPart3 struct {
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r4 *ocannlReverserBackwardPart3) Part(j4 int) {
 	pNetAttention1WK, scratch := r4.pNetAttention1WK, r4.scratch
-	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=256 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_attention_1_k[32*j4][0][0][0], &pNetAttention1WK[0], &scratch.net_h[32*j4][0][0])
+		ocannlGemm9AVX512(&scratch.net_attention_1_k[32*j4][0][0][0], &scratch.net_h[32*j4][0][0], &pNetAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_attention_1_k[32*j4][0][0][0], &pNetAttention1WK[0], &scratch.net_h[32*j4][0][0])
+		ocannlGemm9AVX2(&scratch.net_attention_1_k[32*j4][0][0][0], &scratch.net_h[32*j4][0][0], &pNetAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -11851,11 +11888,11 @@ type ocannlReverserBackwardPart4 struct {
 // Part runs part j5 of the nest (0 <= j5 < 8).
 func (r5 *ocannlReverserBackwardPart4) Part(j5 int) {
 	pNetAttention1WV, scratch := r5.pNetAttention1WV, r5.scratch
-	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=256 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_attention_1_v[32*j5][0][0][0], &pNetAttention1WV[0], &scratch.net_h[32*j5][0][0])
+		ocannlGemm9AVX512(&scratch.net_attention_1_v[32*j5][0][0][0], &scratch.net_h[32*j5][0][0], &pNetAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_attention_1_v[32*j5][0][0][0], &pNetAttention1WV[0], &scratch.net_h[32*j5][0][0])
+		ocannlGemm9AVX2(&scratch.net_attention_1_v[32*j5][0][0][0], &scratch.net_h[32*j5][0][0], &pNetAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -12150,11 +12187,11 @@ type ocannlReverserBackwardPart12 struct {
 // Part runs part j13 of the nest (0 <= j13 < 8).
 func (r13 *ocannlReverserBackwardPart12) Part(j13 int) {
 	pNetAttention1WO, scratch := r13.pNetAttention1WO, r13.scratch
-	// float32 dot kernel M=32 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=256 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&scratch.net_layer_norm_1_x_1[32*j13][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j13][0][0][0])
+		ocannlGemm9AVX512(&scratch.net_layer_norm_1_x_1[32*j13][0][0], &scratch.net_attention_1_ctx[32*j13][0][0][0], &pNetAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&scratch.net_layer_norm_1_x_1[32*j13][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[32*j13][0][0][0])
+		ocannlGemm9AVX2(&scratch.net_layer_norm_1_x_1[32*j13][0][0], &scratch.net_attention_1_ctx[32*j13][0][0][0], &pNetAttention1WO[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -12507,11 +12544,11 @@ type ocannlReverserBackwardPart24 struct {
 // Part runs part j25 of the nest (0 <= j25 < 8).
 func (r25 *ocannlReverserBackwardPart24) Part(j25 int) {
 	pNetDense1W, scratch := r25.pNetDense1W, r25.scratch
-	// float32 dot kernel M=64 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=256 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm12AVX512(&scratch.net_linear_1_x_1[32*j25][0][0], &pNetDense1W[0], &scratch.net_x1[32*j25][0][0])
+		ocannlGemm12AVX512(&scratch.net_linear_1_x_1[32*j25][0][0], &scratch.net_x1[32*j25][0][0], &pNetDense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&scratch.net_linear_1_x_1[32*j25][0][0], &pNetDense1W[0], &scratch.net_x1[32*j25][0][0])
+		ocannlGemm12AVX2(&scratch.net_linear_1_x_1[32*j25][0][0], &scratch.net_x1[32*j25][0][0], &pNetDense1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -12608,11 +12645,11 @@ type ocannlReverserBackwardPart27 struct {
 // Part runs part j28 of the nest (0 <= j28 < 8).
 func (r29 *ocannlReverserBackwardPart27) Part(j28 int) {
 	pNetLinear1W, scratch := r29.pNetLinear1W, r29.scratch
-	// float32 dot kernel M=32 N=256 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=256 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&scratch.net_layer_norm_2_x_1[32*j28][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j28][0][0])
+		ocannlGemm13AVX512(&scratch.net_layer_norm_2_x_1[32*j28][0][0], &scratch.net_linear_1_x[32*j28][0][0], &pNetLinear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&scratch.net_layer_norm_2_x_1[32*j28][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[32*j28][0][0])
+		ocannlGemm13AVX2(&scratch.net_layer_norm_2_x_1[32*j28][0][0], &scratch.net_linear_1_x[32*j28][0][0], &pNetLinear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -12964,11 +13001,11 @@ type ocannlReverserBackwardPart39 struct {
 // Part runs part j40 of the nest (0 <= j40 < 8).
 func (r41 *ocannlReverserBackwardPart39) Part(j40 int) {
 	pNetLinear2W, scratch := r41.pNetLinear2W, r41.scratch
-	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=256 N=10 K=32: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.train_cross_entropy_1_logits_1[32*j40][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j40][0][0])
+		ocannlGemm14AVX512(&scratch.train_cross_entropy_1_logits_1[32*j40][0][0], &scratch.net_x2[32*j40][0][0], &pNetLinear2W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.train_cross_entropy_1_logits_1[32*j40][0][0], &pNetLinear2W[0], &scratch.net_x2[32*j40][0][0])
+		ocannlGemm14AVX2(&scratch.train_cross_entropy_1_logits_1[32*j40][0][0], &scratch.net_x2[32*j40][0][0], &pNetLinear2W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -14240,29 +14277,30 @@ func (r85 *ocannlReverserBackwardPart79) Part(j88 int) {
 var ocannlReverserBackwardPart79Records rt.Records[ocannlReverserBackwardPart79]
 
 // ocannlReverserBackwardPart80 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i2 (see rt.Pool).
+// for each 32 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart80 struct {
-	gNetLinear1W *[2048]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch             *ocannlReverserBackwardScratch
+	gNetLinear1WPartial [8][32][64]float32
 }
 
 // Part runs part j90 of the nest (0 <= j90 < 8).
 func (r86 *ocannlReverserBackwardPart80) Part(j90 int) {
-	gNetLinear1W, scratch := r86.gNetLinear1W, r86.scratch
-	// float32 broadcast kernel M=4 N=64 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	scratch, gNetLinear1WPartial := r86.scratch, &r86.gNetLinear1WPartial
+	gNetLinear1WPartial[j90] = [32][64]float32{}
+	// float32 broadcast kernel M=32 N=64 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&gNetLinear1W[256*j90], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j90], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm17AVX512(&gNetLinear1WPartial[j90][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j90][0][0], &scratch.net_linear_1_x[32*j90][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&gNetLinear1W[256*j90], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j90], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm17AVX2(&gNetLinear1WPartial[j90][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j90][0][0], &scratch.net_linear_1_x[32*j90][0][0])
 	} else {
-		for i0 := range 256 {
+		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0][i1]
-				for i2 := range 4 {
-					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j90]
-					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j90 : 64*i2+256*j90+64])
+				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0+32*j90][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0+32*j90][i1][i2]
+					gNetLinear1WPartialRow := &gNetLinear1WPartial[j90][i2]
 					for i3 := range 64 {
-						gNetLinear1WRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
+						gNetLinear1WPartialRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
 					}
 				}
 			}
@@ -14280,35 +14318,35 @@ type ocannlReverserBackwardPart81 struct {
 	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j91 of the nest (0 <= j91 < 8).
-func (r87 *ocannlReverserBackwardPart81) Part(j91 int) {
+// Part runs part j93 of the nest (0 <= j93 < 8).
+func (r87 *ocannlReverserBackwardPart81) Part(j93 int) {
 	pNetLinear1W, scratch := r87.pNetLinear1W, r87.scratch
 	// float32 broadcast kernel M=256 N=64 K=32: AVX512 6x64 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&scratch.net_linear_1_x_grad[32*j91][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j91][0][0], &pNetLinear1W[0])
+		ocannlGemm18AVX512(&scratch.net_linear_1_x_grad[32*j93][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j93][0][0], &pNetLinear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&scratch.net_linear_1_x_grad[32*j91][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j91][0][0], &pNetLinear1W[0])
+		ocannlGemm18AVX2(&scratch.net_linear_1_x_grad[32*j93][0][0], &scratch.net_layer_norm_2_x_1_grad[32*j93][0][0], &pNetLinear1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+32*j91][i1]
+				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+32*j93][i1]
 				for i2 := 0; i2 < 32; i2 += 4 {
 					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+32*j91][i1][i2]
+					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+32*j93][i1][i2]
 					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
-					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+32*j91][i1][i2+1]
+					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+32*j93][i1][i2+1]
 					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
-					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+32*j91][i1][i2+2]
+					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+32*j93][i1][i2+2]
 					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
-					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+32*j91][i1][i2+3]
+					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+32*j93][i1][i2+3]
 					for i3 := range 64 {
-						acc36 := net_linear_1_x_gradRow[i3]
-						acc36 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
-						acc36 += pNetLinear1WRow3[i3] * net_layer_norm_2_x_1_gradV3
-						acc36 += pNetLinear1WRow4[i3] * net_layer_norm_2_x_1_gradV4
-						acc36 += pNetLinear1WRow5[i3] * net_layer_norm_2_x_1_gradV5
-						net_linear_1_x_gradRow[i3] = acc36
+						acc37 := net_linear_1_x_gradRow[i3]
+						acc37 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
+						acc37 += pNetLinear1WRow3[i3] * net_layer_norm_2_x_1_gradV3
+						acc37 += pNetLinear1WRow4[i3] * net_layer_norm_2_x_1_gradV4
+						acc37 += pNetLinear1WRow5[i3] * net_layer_norm_2_x_1_gradV5
+						net_linear_1_x_gradRow[i3] = acc37
 					}
 				}
 			}
@@ -14325,18 +14363,18 @@ type ocannlReverserBackwardPart82 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j92 of the nest (0 <= j92 < 8).
-func (r90 *ocannlReverserBackwardPart82) Part(j92 int) {
+// Part runs part j94 of the nest (0 <= j94 < 8).
+func (r90 *ocannlReverserBackwardPart82) Part(j94 int) {
 	scratch := r90.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap76AVX2(&scratch.net_linear_1_x_2_grad[32*j92][0][0], &scratch.net_linear_1_x_2[32*j92][0][0], &scratch.net_linear_1_x_grad[32*j92][0][0])
+		ocannlMap76AVX2(&scratch.net_linear_1_x_2_grad[32*j94][0][0], &scratch.net_linear_1_x_2[32*j94][0][0], &scratch.net_linear_1_x_grad[32*j94][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0+32*j92][i1]
-				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+32*j92][i1]
-				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+32*j92][i1]
+				net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0+32*j94][i1]
+				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+32*j94][i1]
+				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+32*j94][i1]
 				for i2 := range 64 {
 					var r88 float32
 					if 0 < net_linear_1_x_2Row3[i2] {
@@ -14362,17 +14400,17 @@ type ocannlReverserBackwardPart83 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j93 of the nest (0 <= j93 < 8).
-func (r91 *ocannlReverserBackwardPart83) Part(j93 int) {
+// Part runs part j95 of the nest (0 <= j95 < 8).
+func (r91 *ocannlReverserBackwardPart83) Part(j95 int) {
 	scratch := r91.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap77AVX2(&scratch.net_linear_1_x_1_grad[32*j93][0][0], &scratch.net_linear_1_x_2_grad[32*j93][0][0])
+		ocannlMap77AVX2(&scratch.net_linear_1_x_1_grad[32*j95][0][0], &scratch.net_linear_1_x_2_grad[32*j95][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+32*j93][i1]
-				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0+32*j93][i1]
+				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+32*j95][i1]
+				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0+32*j95][i1]
 				for i2 := range 64 {
 					net_linear_1_x_1_gradRow[i2] += net_linear_1_x_2_gradRow2[i2]
 				}
@@ -14391,29 +14429,29 @@ type ocannlReverserBackwardPart84 struct {
 	gNetDense1BPartial [8][64]float32
 }
 
-// Part runs part j94 of the nest (0 <= j94 < 8).
-func (r92 *ocannlReverserBackwardPart84) Part(j94 int) {
+// Part runs part j96 of the nest (0 <= j96 < 8).
+func (r92 *ocannlReverserBackwardPart84) Part(j96 int) {
 	scratch, gNetDense1BPartial := r92.scratch, &r92.gNetDense1BPartial
-	gNetDense1BPartial[j94] = [64]float32{}
+	gNetDense1BPartial[j96] = [64]float32{}
 	// float32 across-rows add reduction kernel, 256 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce19AVX2(&gNetDense1BPartial[j94][0], &scratch.net_linear_1_x_2_grad[32*j94][0][0])
+		ocannlReduce19AVX2(&gNetDense1BPartial[j96][0], &scratch.net_linear_1_x_2_grad[32*j96][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetDense1BPartialRow := &gNetDense1BPartial[j94]
+		gNetDense1BPartialRow := &gNetDense1BPartial[j96]
 		for i0 := range 32 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+32*j94][i1]
-				net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+32*j94][i1+1]
-				net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+32*j94][i1+2]
-				net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+32*j94][i1+3]
+				net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+32*j96][i1]
+				net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+32*j96][i1+1]
+				net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+32*j96][i1+2]
+				net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+32*j96][i1+3]
 				for i2 := range 64 {
-					acc37 := gNetDense1BPartialRow[i2]
-					acc37 += net_linear_1_x_2_gradRow3[i2]
-					acc37 += net_linear_1_x_2_gradRow4[i2]
-					acc37 += net_linear_1_x_2_gradRow5[i2]
-					acc37 += net_linear_1_x_2_gradRow6[i2]
-					gNetDense1BPartialRow[i2] = acc37
+					acc38 := gNetDense1BPartialRow[i2]
+					acc38 += net_linear_1_x_2_gradRow3[i2]
+					acc38 += net_linear_1_x_2_gradRow4[i2]
+					acc38 += net_linear_1_x_2_gradRow5[i2]
+					acc38 += net_linear_1_x_2_gradRow6[i2]
+					gNetDense1BPartialRow[i2] = acc38
 				}
 			}
 		}
@@ -14430,21 +14468,21 @@ type ocannlReverserBackwardPart85 struct {
 	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j96 of the nest (0 <= j96 < 8).
-func (r93 *ocannlReverserBackwardPart85) Part(j96 int) {
+// Part runs part j98 of the nest (0 <= j98 < 8).
+func (r93 *ocannlReverserBackwardPart85) Part(j98 int) {
 	gNetDense1W, scratch := r93.gNetDense1W, r93.scratch
 	// float32 broadcast kernel M=8 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm19AVX512(&gNetDense1W[256*j96], &scratch.net_linear_1_x_1_grad[0][0][8*j96], &scratch.net_x1[0][0][0])
+		ocannlGemm19AVX512(&gNetDense1W[256*j98], &scratch.net_linear_1_x_1_grad[0][0][8*j98], &scratch.net_x1[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm19AVX2(&gNetDense1W[256*j96], &scratch.net_linear_1_x_1_grad[0][0][8*j96], &scratch.net_x1[0][0][0])
+		ocannlGemm19AVX2(&gNetDense1W[256*j98], &scratch.net_linear_1_x_1_grad[0][0][8*j98], &scratch.net_x1[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_x1Row4 := &scratch.net_x1[i0][i1]
 				for i2 := range 8 {
-					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j96]
-					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j96 : 32*i2+256*j96+32])
+					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j98]
+					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j98 : 32*i2+256*j98+32])
 					for i3 := range 32 {
 						gNetDense1WRow[i3] += net_linear_1_x_1_gradV * net_x1Row4[i3]
 					}
@@ -14464,35 +14502,35 @@ type ocannlReverserBackwardPart86 struct {
 	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j97 of the nest (0 <= j97 < 8).
-func (r94 *ocannlReverserBackwardPart86) Part(j97 int) {
+// Part runs part j99 of the nest (0 <= j99 < 8).
+func (r94 *ocannlReverserBackwardPart86) Part(j99 int) {
 	pNetDense1W, scratch := r94.pNetDense1W, r94.scratch
 	// float32 broadcast kernel M=256 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&scratch.net_x1_grad[32*j97][0][0], &scratch.net_linear_1_x_1_grad[32*j97][0][0], &pNetDense1W[0])
+		ocannlGemm20AVX512(&scratch.net_x1_grad[32*j99][0][0], &scratch.net_linear_1_x_1_grad[32*j99][0][0], &pNetDense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&scratch.net_x1_grad[32*j97][0][0], &scratch.net_linear_1_x_1_grad[32*j97][0][0], &pNetDense1W[0])
+		ocannlGemm20AVX2(&scratch.net_x1_grad[32*j99][0][0], &scratch.net_linear_1_x_1_grad[32*j99][0][0], &pNetDense1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_gradRow2 := &scratch.net_x1_grad[i0+32*j97][i1]
+				net_x1_gradRow2 := &scratch.net_x1_grad[i0+32*j99][i1]
 				for i2 := 0; i2 < 64; i2 += 4 {
 					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+32*j97][i1][i2]
+					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+32*j99][i1][i2]
 					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
-					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+32*j97][i1][i2+1]
+					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+32*j99][i1][i2+1]
 					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
-					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+32*j97][i1][i2+2]
+					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+32*j99][i1][i2+2]
 					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
-					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+32*j97][i1][i2+3]
+					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+32*j99][i1][i2+3]
 					for i3 := range 32 {
-						acc39 := net_x1_gradRow2[i3]
-						acc39 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
-						acc39 += pNetDense1WRow3[i3] * net_linear_1_x_1_gradV3
-						acc39 += pNetDense1WRow4[i3] * net_linear_1_x_1_gradV4
-						acc39 += pNetDense1WRow5[i3] * net_linear_1_x_1_gradV5
-						net_x1_gradRow2[i3] = acc39
+						acc40 := net_x1_gradRow2[i3]
+						acc40 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
+						acc40 += pNetDense1WRow3[i3] * net_linear_1_x_1_gradV3
+						acc40 += pNetDense1WRow4[i3] * net_linear_1_x_1_gradV4
+						acc40 += pNetDense1WRow5[i3] * net_linear_1_x_1_gradV5
+						net_x1_gradRow2[i3] = acc40
 					}
 				}
 			}
@@ -14509,17 +14547,17 @@ type ocannlReverserBackwardPart87 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j98 of the nest (0 <= j98 < 8).
-func (r95 *ocannlReverserBackwardPart87) Part(j98 int) {
+// Part runs part j100 of the nest (0 <= j100 < 8).
+func (r95 *ocannlReverserBackwardPart87) Part(j100 int) {
 	scratch := r95.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap67AVX2(&scratch.net_x1_4_grad[32*j98][0][0], &scratch.net_x1_grad[32*j98][0][0])
+		ocannlMap67AVX2(&scratch.net_x1_4_grad[32*j100][0][0], &scratch.net_x1_grad[32*j100][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_gradRow3 := &scratch.net_x1_grad[i0+32*j98][i1]
-				net_x1_4_gradRow := &scratch.net_x1_4_grad[i0+32*j98][i1]
+				net_x1_gradRow3 := &scratch.net_x1_grad[i0+32*j100][i1]
+				net_x1_4_gradRow := &scratch.net_x1_4_grad[i0+32*j100][i1]
 				for i2 := range 32 {
 					net_x1_4_gradRow[i2] += net_x1_gradRow3[i2]
 				}
@@ -14538,29 +14576,29 @@ type ocannlReverserBackwardPart88 struct {
 	gNetLayerNorm1BetaPartial [8][32]float32
 }
 
-// Part runs part j99 of the nest (0 <= j99 < 8).
-func (r96 *ocannlReverserBackwardPart88) Part(j99 int) {
+// Part runs part j101 of the nest (0 <= j101 < 8).
+func (r96 *ocannlReverserBackwardPart88) Part(j101 int) {
 	scratch, gNetLayerNorm1BetaPartial := r96.scratch, &r96.gNetLayerNorm1BetaPartial
-	gNetLayerNorm1BetaPartial[j99] = [32]float32{}
+	gNetLayerNorm1BetaPartial[j101] = [32]float32{}
 	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetLayerNorm1BetaPartial[j99][0], &scratch.net_x1_grad[32*j99][0][0])
+		ocannlReduce15AVX2(&gNetLayerNorm1BetaPartial[j101][0], &scratch.net_x1_grad[32*j101][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j99]
+		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j101]
 		for i0 := range 32 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x1_gradRow4 := &scratch.net_x1_grad[i0+32*j99][i1]
-				net_x1_gradRow5 := &scratch.net_x1_grad[i0+32*j99][i1+1]
-				net_x1_gradRow6 := &scratch.net_x1_grad[i0+32*j99][i1+2]
-				net_x1_gradRow7 := &scratch.net_x1_grad[i0+32*j99][i1+3]
+				net_x1_gradRow4 := &scratch.net_x1_grad[i0+32*j101][i1]
+				net_x1_gradRow5 := &scratch.net_x1_grad[i0+32*j101][i1+1]
+				net_x1_gradRow6 := &scratch.net_x1_grad[i0+32*j101][i1+2]
+				net_x1_gradRow7 := &scratch.net_x1_grad[i0+32*j101][i1+3]
 				for i2 := range 32 {
-					acc40 := gNetLayerNorm1BetaPartialRow[i2]
-					acc40 += net_x1_gradRow4[i2]
-					acc40 += net_x1_gradRow5[i2]
-					acc40 += net_x1_gradRow6[i2]
-					acc40 += net_x1_gradRow7[i2]
-					gNetLayerNorm1BetaPartialRow[i2] = acc40
+					acc41 := gNetLayerNorm1BetaPartialRow[i2]
+					acc41 += net_x1_gradRow4[i2]
+					acc41 += net_x1_gradRow5[i2]
+					acc41 += net_x1_gradRow6[i2]
+					acc41 += net_x1_gradRow7[i2]
+					gNetLayerNorm1BetaPartialRow[i2] = acc41
 				}
 			}
 		}
@@ -14576,18 +14614,18 @@ type ocannlReverserBackwardPart89 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j101 of the nest (0 <= j101 < 8).
-func (r97 *ocannlReverserBackwardPart89) Part(j101 int) {
+// Part runs part j103 of the nest (0 <= j103 < 8).
+func (r97 *ocannlReverserBackwardPart89) Part(j103 int) {
 	scratch := r97.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap68AVX2(&scratch.net_x1_1_grad[32*j101][0][0], &scratch.net_x1_4_grad[32*j101][0][0], &scratch.net_x1_3[32*j101][0][0])
+		ocannlMap68AVX2(&scratch.net_x1_1_grad[32*j103][0][0], &scratch.net_x1_4_grad[32*j103][0][0], &scratch.net_x1_3[32*j103][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_4_gradRow2 := &scratch.net_x1_4_grad[i0+32*j101][i1]
-				net_x1_3V2 := scratch.net_x1_3[i0+32*j101][i1][0]
-				net_x1_1_gradRow := &scratch.net_x1_1_grad[i0+32*j101][i1]
+				net_x1_4_gradRow2 := &scratch.net_x1_4_grad[i0+32*j103][i1]
+				net_x1_3V2 := scratch.net_x1_3[i0+32*j103][i1][0]
+				net_x1_1_gradRow := &scratch.net_x1_1_grad[i0+32*j103][i1]
 				for i2 := range 32 {
 					net_x1_1_gradRow[i2] += net_x1_4_gradRow2[i2] / net_x1_3V2
 				}
@@ -14605,24 +14643,24 @@ type ocannlReverserBackwardPart90 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j102 of the nest (0 <= j102 < 8).
-func (r98 *ocannlReverserBackwardPart90) Part(j102 int) {
+// Part runs part j104 of the nest (0 <= j104 < 8).
+func (r98 *ocannlReverserBackwardPart90) Part(j104 int) {
 	scratch := r98.scratch
 	// float32 along-rows add reduction kernel, 256 rows of 32 elements into 256 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&scratch.net_x1_3_grad[32*j102][0][0], &scratch.net_x1_4_grad[32*j102][0][0], &scratch.net_x1_1[32*j102][0][0], &scratch.net_x1_3[32*j102][0][0])
+		ocannlReduce16AVX2(&scratch.net_x1_3_grad[32*j104][0][0], &scratch.net_x1_4_grad[32*j104][0][0], &scratch.net_x1_1[32*j104][0][0], &scratch.net_x1_3[32*j104][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+32*j102][i1]
-				net_x1_1Row3 := &scratch.net_x1_1[i0+32*j102][i1]
-				v2 := scratch.net_x1_3[i0+32*j102][i1][0] * scratch.net_x1_3[i0+32*j102][i1][0]
-				acc42 := scratch.net_x1_3_grad[i0+32*j102][i1][0]
+				net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+32*j104][i1]
+				net_x1_1Row3 := &scratch.net_x1_1[i0+32*j104][i1]
+				v2 := scratch.net_x1_3[i0+32*j104][i1][0] * scratch.net_x1_3[i0+32*j104][i1][0]
+				acc43 := scratch.net_x1_3_grad[i0+32*j104][i1][0]
 				for i2 := range 32 {
-					acc42 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
+					acc43 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
 				}
-				scratch.net_x1_3_grad[i0+32*j102][i1][0] = acc42
+				scratch.net_x1_3_grad[i0+32*j104][i1][0] = acc43
 			}
 		}
 	}
@@ -14637,17 +14675,17 @@ type ocannlReverserBackwardPart91 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j103 of the nest (0 <= j103 < 8).
-func (r99 *ocannlReverserBackwardPart91) Part(j103 int) {
+// Part runs part j105 of the nest (0 <= j105 < 8).
+func (r99 *ocannlReverserBackwardPart91) Part(j105 int) {
 	scratch := r99.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap69AVX2(&scratch.net_x1_2_grad[32*j103][0][0], &scratch.net_x1_3_grad[32*j103][0][0], &scratch.net_x1_3[32*j103][0][0])
+		ocannlMap69AVX2(&scratch.net_x1_2_grad[32*j105][0][0], &scratch.net_x1_3_grad[32*j105][0][0], &scratch.net_x1_3[32*j105][0][0])
 	} else {
 		for i0 := range 32 {
-			net_x1_3_gradRow := &scratch.net_x1_3_grad[i0+32*j103]
-			net_x1_3Row2 := &scratch.net_x1_3[i0+32*j103]
-			net_x1_2_gradRow := &scratch.net_x1_2_grad[i0+32*j103]
+			net_x1_3_gradRow := &scratch.net_x1_3_grad[i0+32*j105]
+			net_x1_3Row2 := &scratch.net_x1_3[i0+32*j105]
+			net_x1_2_gradRow := &scratch.net_x1_2_grad[i0+32*j105]
 			for i1 := range 8 {
 				net_x1_2_gradRow[i1][0] += net_x1_3_gradRow[i1][0] / (2 * net_x1_3Row2[i1][0])
 			}
@@ -14664,16 +14702,16 @@ type ocannlReverserBackwardPart92 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j104 of the nest (0 <= j104 < 8).
-func (r100 *ocannlReverserBackwardPart92) Part(j104 int) {
+// Part runs part j106 of the nest (0 <= j106 < 8).
+func (r100 *ocannlReverserBackwardPart92) Part(j106 int) {
 	scratch := r100.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap70AVX2(&scratch.net_layer_norm_1_var_grad[32*j104][0][0], &scratch.net_x1_2_grad[32*j104][0][0])
+		ocannlMap70AVX2(&scratch.net_layer_norm_1_var_grad[32*j106][0][0], &scratch.net_x1_2_grad[32*j106][0][0])
 	} else {
 		for i0 := range 32 {
-			net_x1_2_gradRow2 := &scratch.net_x1_2_grad[i0+32*j104]
-			net_layer_norm_1_var_gradRow := &scratch.net_layer_norm_1_var_grad[i0+32*j104]
+			net_x1_2_gradRow2 := &scratch.net_x1_2_grad[i0+32*j106]
+			net_layer_norm_1_var_gradRow := &scratch.net_layer_norm_1_var_grad[i0+32*j106]
 			for i1 := range 8 {
 				net_layer_norm_1_var_gradRow[i1][0] += net_x1_2_gradRow2[i1][0]
 			}
@@ -14691,33 +14729,33 @@ type ocannlReverserBackwardPart93 struct {
 	gNetLayerNorm1GammaPartial [8][32]float32
 }
 
-// Part runs part j105 of the nest (0 <= j105 < 8).
-func (r101 *ocannlReverserBackwardPart93) Part(j105 int) {
+// Part runs part j107 of the nest (0 <= j107 < 8).
+func (r101 *ocannlReverserBackwardPart93) Part(j107 int) {
 	scratch, gNetLayerNorm1GammaPartial := r101.scratch, &r101.gNetLayerNorm1GammaPartial
-	gNetLayerNorm1GammaPartial[j105] = [32]float32{}
+	gNetLayerNorm1GammaPartial[j107] = [32]float32{}
 	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce17AVX2(&gNetLayerNorm1GammaPartial[j105][0], &scratch.net_x1_1_grad[32*j105][0][0], &scratch.net_layer_norm_1_centered[32*j105][0][0])
+		ocannlReduce17AVX2(&gNetLayerNorm1GammaPartial[j107][0], &scratch.net_x1_1_grad[32*j107][0][0], &scratch.net_layer_norm_1_centered[32*j107][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j105]
+		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j107]
 		for i0 := range 32 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+32*j105][i1]
-				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+32*j105][i1]
-				net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+32*j105][i1+1]
-				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+32*j105][i1+1]
-				net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+32*j105][i1+2]
-				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+32*j105][i1+2]
-				net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+32*j105][i1+3]
-				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+32*j105][i1+3]
+				net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+32*j107][i1]
+				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+32*j107][i1]
+				net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+32*j107][i1+1]
+				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+32*j107][i1+1]
+				net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+32*j107][i1+2]
+				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+32*j107][i1+2]
+				net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+32*j107][i1+3]
+				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+32*j107][i1+3]
 				for i2 := range 32 {
-					acc43 := gNetLayerNorm1GammaPartialRow[i2]
-					acc43 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
-					acc43 += net_x1_1_gradRow3[i2] * net_layer_norm_1_centeredRow5[i2]
-					acc43 += net_x1_1_gradRow4[i2] * net_layer_norm_1_centeredRow6[i2]
-					acc43 += net_x1_1_gradRow5[i2] * net_layer_norm_1_centeredRow7[i2]
-					gNetLayerNorm1GammaPartialRow[i2] = acc43
+					acc44 := gNetLayerNorm1GammaPartialRow[i2]
+					acc44 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
+					acc44 += net_x1_1_gradRow3[i2] * net_layer_norm_1_centeredRow5[i2]
+					acc44 += net_x1_1_gradRow4[i2] * net_layer_norm_1_centeredRow6[i2]
+					acc44 += net_x1_1_gradRow5[i2] * net_layer_norm_1_centeredRow7[i2]
+					gNetLayerNorm1GammaPartialRow[i2] = acc44
 				}
 			}
 		}
@@ -14734,17 +14772,17 @@ type ocannlReverserBackwardPart94 struct {
 	scratch             *ocannlReverserBackwardScratch
 }
 
-// Part runs part j107 of the nest (0 <= j107 < 8).
-func (r102 *ocannlReverserBackwardPart94) Part(j107 int) {
+// Part runs part j109 of the nest (0 <= j109 < 8).
+func (r102 *ocannlReverserBackwardPart94) Part(j109 int) {
 	pNetLayerNorm1Gamma, scratch := r102.pNetLayerNorm1Gamma, r102.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap71AVX2(&scratch.net_layer_norm_1_centered_grad[32*j107][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[32*j107][0][0])
+		ocannlMap71AVX2(&scratch.net_layer_norm_1_centered_grad[32*j109][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[32*j109][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0+32*j107][i1]
-				net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0+32*j107][i1]
+				net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0+32*j109][i1]
+				net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0+32*j109][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
 				}
@@ -14762,16 +14800,16 @@ type ocannlReverserBackwardPart95 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j108 of the nest (0 <= j108 < 8).
-func (r103 *ocannlReverserBackwardPart95) Part(j108 int) {
+// Part runs part j110 of the nest (0 <= j110 < 8).
+func (r103 *ocannlReverserBackwardPart95) Part(j110 int) {
 	scratch := r103.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap72AVX2(&scratch.net_layer_norm_1_var_2_grad[32*j108][0][0], &scratch.net_layer_norm_1_var_grad[32*j108][0][0])
+		ocannlMap72AVX2(&scratch.net_layer_norm_1_var_2_grad[32*j110][0][0], &scratch.net_layer_norm_1_var_grad[32*j110][0][0])
 	} else {
 		for i0 := range 32 {
-			net_layer_norm_1_var_gradRow2 := &scratch.net_layer_norm_1_var_grad[i0+32*j108]
-			net_layer_norm_1_var_2_gradRow := &scratch.net_layer_norm_1_var_2_grad[i0+32*j108]
+			net_layer_norm_1_var_gradRow2 := &scratch.net_layer_norm_1_var_grad[i0+32*j110]
+			net_layer_norm_1_var_2_gradRow := &scratch.net_layer_norm_1_var_2_grad[i0+32*j110]
 			for i1 := range 8 {
 				net_layer_norm_1_var_2_gradRow[i1][0] += net_layer_norm_1_var_gradRow2[i1][0] / 32
 			}
@@ -14788,17 +14826,17 @@ type ocannlReverserBackwardPart96 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j109 of the nest (0 <= j109 < 8).
-func (r104 *ocannlReverserBackwardPart96) Part(j109 int) {
+// Part runs part j111 of the nest (0 <= j111 < 8).
+func (r104 *ocannlReverserBackwardPart96) Part(j111 int) {
 	scratch := r104.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap73AVX2(&scratch.net_layer_norm_1_var_1_grad[32*j109][0][0], &scratch.net_layer_norm_1_var_2_grad[32*j109][0][0])
+		ocannlMap73AVX2(&scratch.net_layer_norm_1_var_1_grad[32*j111][0][0], &scratch.net_layer_norm_1_var_2_grad[32*j111][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0+32*j109][i1][0]
-				net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0+32*j109][i1]
+				net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0+32*j111][i1][0]
+				net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0+32*j111][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
 				}
@@ -14816,20 +14854,20 @@ type ocannlReverserBackwardPart97 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j110 of the nest (0 <= j110 < 8).
-func (r105 *ocannlReverserBackwardPart97) Part(j110 int) {
+// Part runs part j112 of the nest (0 <= j112 < 8).
+func (r105 *ocannlReverserBackwardPart97) Part(j112 int) {
 	scratch := r105.scratch
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap74AVX512(&scratch.net_layer_norm_1_centered_grad[32*j110][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j110][0][0], &scratch.net_layer_norm_1_centered[32*j110][0][0])
+		ocannlMap74AVX512(&scratch.net_layer_norm_1_centered_grad[32*j112][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j112][0][0], &scratch.net_layer_norm_1_centered[32*j112][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap74AVX2(&scratch.net_layer_norm_1_centered_grad[32*j110][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j110][0][0], &scratch.net_layer_norm_1_centered[32*j110][0][0])
+		ocannlMap74AVX2(&scratch.net_layer_norm_1_centered_grad[32*j112][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j112][0][0], &scratch.net_layer_norm_1_centered[32*j112][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_1_gradRow2 := &scratch.net_layer_norm_1_var_1_grad[i0+32*j110][i1]
-				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0+32*j110][i1]
-				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0+32*j110][i1]
+				net_layer_norm_1_var_1_gradRow2 := &scratch.net_layer_norm_1_var_1_grad[i0+32*j112][i1]
+				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0+32*j112][i1]
+				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0+32*j112][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
 				}
@@ -14847,20 +14885,20 @@ type ocannlReverserBackwardPart98 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j111 of the nest (0 <= j111 < 8).
-func (r106 *ocannlReverserBackwardPart98) Part(j111 int) {
+// Part runs part j113 of the nest (0 <= j113 < 8).
+func (r106 *ocannlReverserBackwardPart98) Part(j113 int) {
 	scratch := r106.scratch
 	// float32 pointwise kernel over 8192 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap74AVX512(&scratch.net_layer_norm_1_centered_grad[32*j111][0][0], &scratch.net_layer_norm_1_centered[32*j111][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j111][0][0])
+		ocannlMap74AVX512(&scratch.net_layer_norm_1_centered_grad[32*j113][0][0], &scratch.net_layer_norm_1_centered[32*j113][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j113][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap74AVX2(&scratch.net_layer_norm_1_centered_grad[32*j111][0][0], &scratch.net_layer_norm_1_centered[32*j111][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j111][0][0])
+		ocannlMap74AVX2(&scratch.net_layer_norm_1_centered_grad[32*j113][0][0], &scratch.net_layer_norm_1_centered[32*j113][0][0], &scratch.net_layer_norm_1_var_1_grad[32*j113][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0+32*j111][i1]
-				net_layer_norm_1_var_1_gradRow3 := &scratch.net_layer_norm_1_var_1_grad[i0+32*j111][i1]
-				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0+32*j111][i1]
+				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0+32*j113][i1]
+				net_layer_norm_1_var_1_gradRow3 := &scratch.net_layer_norm_1_var_1_grad[i0+32*j113][i1]
+				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0+32*j113][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
 				}
@@ -14878,17 +14916,17 @@ type ocannlReverserBackwardPart99 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j112 of the nest (0 <= j112 < 8).
-func (r107 *ocannlReverserBackwardPart99) Part(j112 int) {
+// Part runs part j114 of the nest (0 <= j114 < 8).
+func (r107 *ocannlReverserBackwardPart99) Part(j114 int) {
 	scratch := r107.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap67AVX2(&scratch.net_layer_norm_1_x_grad[32*j112][0][0], &scratch.net_layer_norm_1_centered_grad[32*j112][0][0])
+		ocannlMap67AVX2(&scratch.net_layer_norm_1_x_grad[32*j114][0][0], &scratch.net_layer_norm_1_centered_grad[32*j114][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0+32*j112][i1]
-				net_layer_norm_1_x_gradRow := &scratch.net_layer_norm_1_x_grad[i0+32*j112][i1]
+				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0+32*j114][i1]
+				net_layer_norm_1_x_gradRow := &scratch.net_layer_norm_1_x_grad[i0+32*j114][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow4[i2]
 				}
@@ -14906,22 +14944,22 @@ type ocannlReverserBackwardPart100 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j113 of the nest (0 <= j113 < 8).
-func (r108 *ocannlReverserBackwardPart100) Part(j113 int) {
+// Part runs part j115 of the nest (0 <= j115 < 8).
+func (r108 *ocannlReverserBackwardPart100) Part(j115 int) {
 	scratch := r108.scratch
 	// float32 along-rows sub reduction kernel, 256 rows of 32 elements into 256 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_1_mean_grad[32*j113][0][0], &scratch.net_layer_norm_1_centered_grad[32*j113][0][0])
+		ocannlReduce18AVX2(&scratch.net_layer_norm_1_mean_grad[32*j115][0][0], &scratch.net_layer_norm_1_centered_grad[32*j115][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+32*j113][i1]
-				acc45 := scratch.net_layer_norm_1_mean_grad[i0+32*j113][i1][0]
+				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+32*j115][i1]
+				acc46 := scratch.net_layer_norm_1_mean_grad[i0+32*j115][i1][0]
 				for i2 := range 32 {
-					acc45 -= net_layer_norm_1_centered_gradRow5[i2]
+					acc46 -= net_layer_norm_1_centered_gradRow5[i2]
 				}
-				scratch.net_layer_norm_1_mean_grad[i0+32*j113][i1][0] = acc45
+				scratch.net_layer_norm_1_mean_grad[i0+32*j115][i1][0] = acc46
 			}
 		}
 	}
@@ -14936,16 +14974,16 @@ type ocannlReverserBackwardPart101 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j114 of the nest (0 <= j114 < 8).
-func (r109 *ocannlReverserBackwardPart101) Part(j114 int) {
+// Part runs part j116 of the nest (0 <= j116 < 8).
+func (r109 *ocannlReverserBackwardPart101) Part(j116 int) {
 	scratch := r109.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap72AVX2(&scratch.net_layer_norm_1_mean_1_grad[32*j114][0][0], &scratch.net_layer_norm_1_mean_grad[32*j114][0][0])
+		ocannlMap72AVX2(&scratch.net_layer_norm_1_mean_1_grad[32*j116][0][0], &scratch.net_layer_norm_1_mean_grad[32*j116][0][0])
 	} else {
 		for i0 := range 32 {
-			net_layer_norm_1_mean_gradRow := &scratch.net_layer_norm_1_mean_grad[i0+32*j114]
-			net_layer_norm_1_mean_1_gradRow := &scratch.net_layer_norm_1_mean_1_grad[i0+32*j114]
+			net_layer_norm_1_mean_gradRow := &scratch.net_layer_norm_1_mean_grad[i0+32*j116]
+			net_layer_norm_1_mean_1_gradRow := &scratch.net_layer_norm_1_mean_1_grad[i0+32*j116]
 			for i1 := range 8 {
 				net_layer_norm_1_mean_1_gradRow[i1][0] += net_layer_norm_1_mean_gradRow[i1][0] / 32
 			}
@@ -14962,19 +15000,19 @@ type ocannlReverserBackwardPart102 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j115 of the nest (0 <= j115 < 8).
-func (r110 *ocannlReverserBackwardPart102) Part(j115 int) {
+// Part runs part j117 of the nest (0 <= j117 < 8).
+func (r110 *ocannlReverserBackwardPart102) Part(j117 int) {
 	scratch := r110.scratch
 	// float32 pointwise kernel over 256 rows of 32 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap75AVX512(&scratch.net_layer_norm_1_x_grad[32*j115][0][0], &scratch.net_layer_norm_1_mean_1_grad[32*j115][0][0])
+		ocannlMap75AVX512(&scratch.net_layer_norm_1_x_grad[32*j117][0][0], &scratch.net_layer_norm_1_mean_1_grad[32*j117][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap75AVX2(&scratch.net_layer_norm_1_x_grad[32*j115][0][0], &scratch.net_layer_norm_1_mean_1_grad[32*j115][0][0])
+		ocannlMap75AVX2(&scratch.net_layer_norm_1_x_grad[32*j117][0][0], &scratch.net_layer_norm_1_mean_1_grad[32*j117][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_mean_1_gradV := scratch.net_layer_norm_1_mean_1_grad[i0+32*j115][i1][0]
-				net_layer_norm_1_x_gradRow2 := &scratch.net_layer_norm_1_x_grad[i0+32*j115][i1]
+				net_layer_norm_1_mean_1_gradV := scratch.net_layer_norm_1_mean_1_grad[i0+32*j117][i1][0]
+				net_layer_norm_1_x_gradRow2 := &scratch.net_layer_norm_1_x_grad[i0+32*j117][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_x_gradRow2[i2] += net_layer_norm_1_mean_1_gradV
 				}
@@ -14992,17 +15030,17 @@ type ocannlReverserBackwardPart103 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j116 of the nest (0 <= j116 < 8).
-func (r111 *ocannlReverserBackwardPart103) Part(j116 int) {
+// Part runs part j118 of the nest (0 <= j118 < 8).
+func (r111 *ocannlReverserBackwardPart103) Part(j118 int) {
 	scratch := r111.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap67AVX2(&scratch.net_h_grad[32*j116][0][0], &scratch.net_layer_norm_1_x_grad[32*j116][0][0])
+		ocannlMap67AVX2(&scratch.net_h_grad[32*j118][0][0], &scratch.net_layer_norm_1_x_grad[32*j118][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_x_gradRow3 := &scratch.net_layer_norm_1_x_grad[i0+32*j116][i1]
-				net_h_gradRow := &scratch.net_h_grad[i0+32*j116][i1]
+				net_layer_norm_1_x_gradRow3 := &scratch.net_layer_norm_1_x_grad[i0+32*j118][i1]
+				net_h_gradRow := &scratch.net_h_grad[i0+32*j118][i1]
 				for i2 := range 32 {
 					net_h_gradRow[i2] += net_layer_norm_1_x_gradRow3[i2]
 				}
@@ -15020,17 +15058,17 @@ type ocannlReverserBackwardPart104 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j117 of the nest (0 <= j117 < 8).
-func (r112 *ocannlReverserBackwardPart104) Part(j117 int) {
+// Part runs part j119 of the nest (0 <= j119 < 8).
+func (r112 *ocannlReverserBackwardPart104) Part(j119 int) {
 	scratch := r112.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap67AVX2(&scratch.net_layer_norm_1_x_1_grad[32*j117][0][0], &scratch.net_layer_norm_1_x_grad[32*j117][0][0])
+		ocannlMap67AVX2(&scratch.net_layer_norm_1_x_1_grad[32*j119][0][0], &scratch.net_layer_norm_1_x_grad[32*j119][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_layer_norm_1_x_gradRow4 := &scratch.net_layer_norm_1_x_grad[i0+32*j117][i1]
-				net_layer_norm_1_x_1_gradRow := &scratch.net_layer_norm_1_x_1_grad[i0+32*j117][i1]
+				net_layer_norm_1_x_gradRow4 := &scratch.net_layer_norm_1_x_grad[i0+32*j119][i1]
+				net_layer_norm_1_x_1_gradRow := &scratch.net_layer_norm_1_x_1_grad[i0+32*j119][i1]
 				for i2 := range 32 {
 					net_layer_norm_1_x_1_gradRow[i2] += net_layer_norm_1_x_gradRow4[i2]
 				}
@@ -15049,22 +15087,22 @@ type ocannlReverserBackwardPart105 struct {
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j118 of the nest (0 <= j118 < 8).
-func (r113 *ocannlReverserBackwardPart105) Part(j118 int) {
+// Part runs part j120 of the nest (0 <= j120 < 8).
+func (r113 *ocannlReverserBackwardPart105) Part(j120 int) {
 	gNetAttention1WO, scratch := r113.gNetAttention1WO, r113.scratch
 	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm21AVX512(&gNetAttention1WO[128*j118], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j118], &scratch.net_attention_1_ctx[0][0][0][0])
+		ocannlGemm21AVX512(&gNetAttention1WO[128*j120], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j120], &scratch.net_attention_1_ctx[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&gNetAttention1WO[128*j118], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j118], &scratch.net_attention_1_ctx[0][0][0][0])
+		ocannlGemm21AVX2(&gNetAttention1WO[128*j120], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j120], &scratch.net_attention_1_ctx[0][0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_layer_norm_1_x_1_gradV := scratch.net_layer_norm_1_x_1_grad[i0][i1][i2+4*j118]
+					net_layer_norm_1_x_1_gradV := scratch.net_layer_norm_1_x_1_grad[i0][i1][i2+4*j120]
 					for i3 := range 4 {
 						net_attention_1_ctxRow3 := &scratch.net_attention_1_ctx[i0][i1][i3]
-						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j118+8*i3 : 32*i2+128*j118+8*i3+8])
+						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j120+8*i3 : 32*i2+128*j120+8*i3+8])
 						for i4 := range 8 {
 							gNetAttention1WORow[i4] += net_layer_norm_1_x_1_gradV * net_attention_1_ctxRow3[i4]
 						}
@@ -15085,22 +15123,22 @@ type ocannlReverserBackwardPart106 struct {
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j119 of the nest (0 <= j119 < 8).
-func (r114 *ocannlReverserBackwardPart106) Part(j119 int) {
+// Part runs part j121 of the nest (0 <= j121 < 8).
+func (r114 *ocannlReverserBackwardPart106) Part(j121 int) {
 	pNetAttention1WO, scratch := r114.pNetAttention1WO, r114.scratch
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_attention_1_ctx_grad[32*j119][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j119][0][0], &pNetAttention1WO[0])
+		ocannlGemm22AVX512(&scratch.net_attention_1_ctx_grad[32*j121][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j121][0][0], &pNetAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_attention_1_ctx_grad[32*j119][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j119][0][0], &pNetAttention1WO[0])
+		ocannlGemm22AVX2(&scratch.net_attention_1_ctx_grad[32*j121][0][0][0], &scratch.net_layer_norm_1_x_1_grad[32*j121][0][0], &pNetAttention1WO[0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 32 {
-					net_layer_norm_1_x_1_gradV2 := scratch.net_layer_norm_1_x_1_grad[i0+32*j119][i1][i2]
+					net_layer_norm_1_x_1_gradV2 := scratch.net_layer_norm_1_x_1_grad[i0+32*j121][i1][i2]
 					for i3 := range 4 {
 						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+32*j119][i1][i3]
+						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+32*j121][i1][i3]
 						for i4 := range 8 {
 							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_x_1_gradV2
 						}
@@ -15120,41 +15158,41 @@ type ocannlReverserBackwardPart107 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j120 of the nest (0 <= j120 < 8).
-func (r115 *ocannlReverserBackwardPart107) Part(j120 int) {
+// Part runs part j122 of the nest (0 <= j122 < 8).
+func (r115 *ocannlReverserBackwardPart107) Part(j122 int) {
 	scratch := r115.scratch
 	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm10AVX512(&scratch.net_attention_1_attn_grad[i0+32*j120][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j120][0][i2][0], &scratch.net_attention_1_v[i0+32*j120][0][i2][0])
+				ocannlGemm10AVX512(&scratch.net_attention_1_attn_grad[i0+32*j122][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j122][0][i2][0], &scratch.net_attention_1_v[i0+32*j122][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm10AVX2(&scratch.net_attention_1_attn_grad[i0+32*j120][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j120][0][i2][0], &scratch.net_attention_1_v[i0+32*j120][0][i2][0])
+				ocannlGemm10AVX2(&scratch.net_attention_1_attn_grad[i0+32*j122][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j122][0][i2][0], &scratch.net_attention_1_v[i0+32*j122][0][i2][0])
 			}
 		}
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
-			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+32*j120]
+			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+32*j122]
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+32*j120][i1][i2]
+					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+32*j122][i1][i2]
 					for i3 := 0; i3 < 8; i3 += 4 {
-						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+32*j120][i1][i2][i3]
-						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+32*j120][i1][i2][i3+1]
-						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+32*j120][i1][i2][i3+2]
-						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+32*j120][i1][i2][i3+3]
+						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+32*j122][i1][i2][i3]
+						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+32*j122][i1][i2][i3+1]
+						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+32*j122][i1][i2][i3+2]
+						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+32*j122][i1][i2][i3+3]
 						for i4 := range 8 {
-							acc46 := net_attention_1_attn_gradRow[i4]
-							acc46 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
-							acc46 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
-							acc46 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
-							acc46 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
-							net_attention_1_attn_gradRow[i4] = acc46
+							acc47 := net_attention_1_attn_gradRow[i4]
+							acc47 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
+							acc47 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
+							acc47 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
+							acc47 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
+							net_attention_1_attn_gradRow[i4] = acc47
 						}
 					}
 				}
@@ -15172,30 +15210,30 @@ type ocannlReverserBackwardPart108 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j121 of the nest (0 <= j121 < 8).
-func (r116 *ocannlReverserBackwardPart108) Part(j121 int) {
+// Part runs part j123 of the nest (0 <= j123 < 8).
+func (r116 *ocannlReverserBackwardPart108) Part(j123 int) {
 	scratch := r116.scratch
 	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm23AVX512(&scratch.net_attention_1_v_grad[i0+32*j121][0][i2][0], &scratch.net_attention_1_attn[i0+32*j121][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j121][0][i2][0])
+				ocannlGemm23AVX512(&scratch.net_attention_1_v_grad[i0+32*j123][0][i2][0], &scratch.net_attention_1_attn[i0+32*j123][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j123][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm23AVX2(&scratch.net_attention_1_v_grad[i0+32*j121][0][i2][0], &scratch.net_attention_1_attn[i0+32*j121][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j121][0][i2][0])
+				ocannlGemm23AVX2(&scratch.net_attention_1_v_grad[i0+32*j123][0][i2][0], &scratch.net_attention_1_attn[i0+32*j123][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+32*j123][0][i2][0])
 			}
 		}
 	} else {
 		for i0 := range 32 {
-			net_attention_1_v_gradRow := &scratch.net_attention_1_v_grad[i0+32*j121]
+			net_attention_1_v_gradRow := &scratch.net_attention_1_v_grad[i0+32*j123]
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attnRow2 := &scratch.net_attention_1_attn[i0+32*j121][i1][i2]
+					net_attention_1_attnRow2 := &scratch.net_attention_1_attn[i0+32*j123][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_ctx_gradV5 := scratch.net_attention_1_ctx_grad[i0+32*j121][i1][i2][i3]
+						net_attention_1_ctx_gradV5 := scratch.net_attention_1_ctx_grad[i0+32*j123][i1][i2][i3]
 						for i4 := range 8 {
 							net_attention_1_v_gradRow[i4][i2][i3] += net_attention_1_attnRow2[i4] * net_attention_1_ctx_gradV5
 						}
@@ -15215,19 +15253,19 @@ type ocannlReverserBackwardPart109 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j122 of the nest (0 <= j122 < 8).
-func (r117 *ocannlReverserBackwardPart109) Part(j122 int) {
+// Part runs part j124 of the nest (0 <= j124 < 8).
+func (r117 *ocannlReverserBackwardPart109) Part(j124 int) {
 	scratch := r117.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 1024 rows of 8 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap78AVX2(&scratch.net_attention_1_ex_grad[32*j122][0][0][0], &scratch.net_attention_1_attn_grad[32*j122][0][0][0], &scratch.net_attention_1_attn_1[32*j122][0][0][0])
+		ocannlMap78AVX2(&scratch.net_attention_1_ex_grad[32*j124][0][0][0], &scratch.net_attention_1_attn_grad[32*j124][0][0][0], &scratch.net_attention_1_attn_1[32*j124][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_gradRow2 := &scratch.net_attention_1_attn_grad[i0+32*j122][i1][i2]
-					net_attention_1_attn_1V2 := scratch.net_attention_1_attn_1[i0+32*j122][i1][i2][0]
-					net_attention_1_ex_gradRow := &scratch.net_attention_1_ex_grad[i0+32*j122][i1][i2]
+					net_attention_1_attn_gradRow2 := &scratch.net_attention_1_attn_grad[i0+32*j124][i1][i2]
+					net_attention_1_attn_1V2 := scratch.net_attention_1_attn_1[i0+32*j124][i1][i2][0]
+					net_attention_1_ex_gradRow := &scratch.net_attention_1_ex_grad[i0+32*j124][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_ex_gradRow[i3] += net_attention_1_attn_gradRow2[i3] / net_attention_1_attn_1V2
 					}
@@ -15246,25 +15284,25 @@ type ocannlReverserBackwardPart110 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j123 of the nest (0 <= j123 < 8).
-func (r118 *ocannlReverserBackwardPart110) Part(j123 int) {
+// Part runs part j125 of the nest (0 <= j125 < 8).
+func (r118 *ocannlReverserBackwardPart110) Part(j125 int) {
 	scratch := r118.scratch
 	// float32 along-rows add reduction kernel, 1024 rows of 8 elements into 1024 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce20AVX2(&scratch.net_attention_1_attn_1_grad[32*j123][0][0][0], &scratch.net_attention_1_attn_grad[32*j123][0][0][0], &scratch.net_attention_1_ex[32*j123][0][0][0], &scratch.net_attention_1_attn_1[32*j123][0][0][0])
+		ocannlReduce20AVX2(&scratch.net_attention_1_attn_1_grad[32*j125][0][0][0], &scratch.net_attention_1_attn_grad[32*j125][0][0][0], &scratch.net_attention_1_ex[32*j125][0][0][0], &scratch.net_attention_1_attn_1[32*j125][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+32*j123][i1][i2]
-					net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+32*j123][i1][i2]
-					v3 := scratch.net_attention_1_attn_1[i0+32*j123][i1][i2][0] * scratch.net_attention_1_attn_1[i0+32*j123][i1][i2][0]
-					acc47 := scratch.net_attention_1_attn_1_grad[i0+32*j123][i1][i2][0]
+					net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+32*j125][i1][i2]
+					net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+32*j125][i1][i2]
+					v3 := scratch.net_attention_1_attn_1[i0+32*j125][i1][i2][0] * scratch.net_attention_1_attn_1[i0+32*j125][i1][i2][0]
+					acc48 := scratch.net_attention_1_attn_1_grad[i0+32*j125][i1][i2][0]
 					for i3 := range 8 {
-						acc47 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
+						acc48 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
 					}
-					scratch.net_attention_1_attn_1_grad[i0+32*j123][i1][i2][0] = acc47
+					scratch.net_attention_1_attn_1_grad[i0+32*j125][i1][i2][0] = acc48
 				}
 			}
 		}
@@ -15280,20 +15318,20 @@ type ocannlReverserBackwardPart111 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j124 of the nest (0 <= j124 < 8).
-func (r119 *ocannlReverserBackwardPart111) Part(j124 int) {
+// Part runs part j126 of the nest (0 <= j126 < 8).
+func (r119 *ocannlReverserBackwardPart111) Part(j126 int) {
 	scratch := r119.scratch
 	// float32 pointwise kernel over 1024 rows of 8 elements (c += x0): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap79AVX512(&scratch.net_attention_1_ex_grad[32*j124][0][0][0], &scratch.net_attention_1_attn_1_grad[32*j124][0][0][0])
+		ocannlMap79AVX512(&scratch.net_attention_1_ex_grad[32*j126][0][0][0], &scratch.net_attention_1_attn_1_grad[32*j126][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap79AVX2(&scratch.net_attention_1_ex_grad[32*j124][0][0][0], &scratch.net_attention_1_attn_1_grad[32*j124][0][0][0])
+		ocannlMap79AVX2(&scratch.net_attention_1_ex_grad[32*j126][0][0][0], &scratch.net_attention_1_attn_1_grad[32*j126][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0+32*j124][i1][i2][0]
-					net_attention_1_ex_gradRow2 := &scratch.net_attention_1_ex_grad[i0+32*j124][i1][i2]
+					net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0+32*j126][i1][i2][0]
+					net_attention_1_ex_gradRow2 := &scratch.net_attention_1_ex_grad[i0+32*j126][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
 					}
@@ -15312,19 +15350,19 @@ type ocannlReverserBackwardPart112 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j125 of the nest (0 <= j125 < 8).
-func (r120 *ocannlReverserBackwardPart112) Part(j125 int) {
+// Part runs part j127 of the nest (0 <= j127 < 8).
+func (r120 *ocannlReverserBackwardPart112) Part(j127 int) {
 	scratch := r120.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap80AVX2(&scratch.net_attention_1_ex_1_grad[32*j125][0][0][0], &scratch.net_attention_1_ex_grad[32*j125][0][0][0], &scratch.net_attention_1_ex[32*j125][0][0][0])
+		ocannlMap80AVX2(&scratch.net_attention_1_ex_1_grad[32*j127][0][0][0], &scratch.net_attention_1_ex_grad[32*j127][0][0][0], &scratch.net_attention_1_ex[32*j127][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ex_gradRow3 := &scratch.net_attention_1_ex_grad[i0+32*j125][i1][i2]
-					net_attention_1_exRow5 := &scratch.net_attention_1_ex[i0+32*j125][i1][i2]
-					net_attention_1_ex_1_gradRow := &scratch.net_attention_1_ex_1_grad[i0+32*j125][i1][i2]
+					net_attention_1_ex_gradRow3 := &scratch.net_attention_1_ex_grad[i0+32*j127][i1][i2]
+					net_attention_1_exRow5 := &scratch.net_attention_1_ex[i0+32*j127][i1][i2]
+					net_attention_1_ex_1_gradRow := &scratch.net_attention_1_ex_1_grad[i0+32*j127][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_ex_1_gradRow[i3] += net_attention_1_ex_gradRow3[i3] * net_attention_1_exRow5[i3]
 					}
@@ -15343,18 +15381,18 @@ type ocannlReverserBackwardPart113 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j126 of the nest (0 <= j126 < 8).
-func (r121 *ocannlReverserBackwardPart113) Part(j126 int) {
+// Part runs part j128 of the nest (0 <= j128 < 8).
+func (r121 *ocannlReverserBackwardPart113) Part(j128 int) {
 	scratch := r121.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap67AVX2(&scratch.net_attention_1_scores_grad[32*j126][0][0][0], &scratch.net_attention_1_ex_1_grad[32*j126][0][0][0])
+		ocannlMap67AVX2(&scratch.net_attention_1_scores_grad[32*j128][0][0][0], &scratch.net_attention_1_ex_1_grad[32*j128][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ex_1_gradRow2 := &scratch.net_attention_1_ex_1_grad[i0+32*j126][i1][i2]
-					net_attention_1_scores_gradRow := &scratch.net_attention_1_scores_grad[i0+32*j126][i1][i2]
+					net_attention_1_ex_1_gradRow2 := &scratch.net_attention_1_ex_1_grad[i0+32*j128][i1][i2]
+					net_attention_1_scores_gradRow := &scratch.net_attention_1_scores_grad[i0+32*j128][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_scores_gradRow[i3] += net_attention_1_ex_1_gradRow2[i3]
 					}
@@ -15373,23 +15411,23 @@ type ocannlReverserBackwardPart114 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j127 of the nest (0 <= j127 < 8).
-func (r122 *ocannlReverserBackwardPart114) Part(j127 int) {
+// Part runs part j129 of the nest (0 <= j129 < 8).
+func (r122 *ocannlReverserBackwardPart114) Part(j129 int) {
 	scratch := r122.scratch
 	// float32 along-rows sub reduction kernel, 1024 rows of 8 elements into 1024 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce21AVX2(&scratch.net_attention_1_m_grad[32*j127][0][0][0], &scratch.net_attention_1_ex_1_grad[32*j127][0][0][0])
+		ocannlReduce21AVX2(&scratch.net_attention_1_m_grad[32*j129][0][0][0], &scratch.net_attention_1_ex_1_grad[32*j129][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+32*j127][i1][i2]
-					acc48 := scratch.net_attention_1_m_grad[i0+32*j127][i1][i2][0]
+					net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+32*j129][i1][i2]
+					acc49 := scratch.net_attention_1_m_grad[i0+32*j129][i1][i2][0]
 					for i3 := range 8 {
-						acc48 -= net_attention_1_ex_1_gradRow3[i3]
+						acc49 -= net_attention_1_ex_1_gradRow3[i3]
 					}
-					scratch.net_attention_1_m_grad[i0+32*j127][i1][i2][0] = acc48
+					scratch.net_attention_1_m_grad[i0+32*j129][i1][i2][0] = acc49
 				}
 			}
 		}
@@ -15405,16 +15443,16 @@ type ocannlReverserBackwardPart115 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j131 of the nest (0 <= j131 < 8).
-func (r125 *ocannlReverserBackwardPart115) Part(j131 int) {
+// Part runs part j133 of the nest (0 <= j133 < 8).
+func (r125 *ocannlReverserBackwardPart115) Part(j133 int) {
 	scratch := r125.scratch
 	// reduction accumulated in a local variable.
 	for i0 := range 32 {
 		for i1 := range 8 {
 			for i2 := range 4 {
-				net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+32*j131][i1][i2]
-				net_attention_1_mV2 := scratch.net_attention_1_m[i0+32*j131][i1][i2][0]
-				acc49 := scratch.net_attention_1_m_argmax_8[i0+32*j131][i1][i2][0]
+				net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+32*j133][i1][i2]
+				net_attention_1_mV2 := scratch.net_attention_1_m[i0+32*j133][i1][i2][0]
+				acc50 := scratch.net_attention_1_m_argmax_8[i0+32*j133][i1][i2][0]
 				for i3 := range 8 {
 					var r123 float32
 					if net_attention_1_scoresRow4[i3] == net_attention_1_mV2 {
@@ -15424,9 +15462,9 @@ func (r125 *ocannlReverserBackwardPart115) Part(j131 int) {
 					if r123 != 0 {
 						r124 = scratch.ordinals_2[i3]
 					}
-					acc49 = min(acc49, r124)
+					acc50 = min(acc50, r124)
 				}
-				scratch.net_attention_1_m_argmax_8[i0+32*j131][i1][i2][0] = acc49
+				scratch.net_attention_1_m_argmax_8[i0+32*j133][i1][i2][0] = acc50
 			}
 		}
 	}
@@ -15441,21 +15479,21 @@ type ocannlReverserBackwardPart116 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j132 of the nest (0 <= j132 < 8).
-func (r128 *ocannlReverserBackwardPart116) Part(j132 int) {
+// Part runs part j134 of the nest (0 <= j134 < 8).
+func (r128 *ocannlReverserBackwardPart116) Part(j134 int) {
 	scratch := r128.scratch
 	// float32 pointwise kernel over 1024 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap82AVX512(&scratch.net_attention_1_scores_grad[32*j132][0][0][0], &scratch.ordinals_2[0], &scratch.net_attention_1_m_argmax_8[32*j132][0][0][0], &scratch.net_attention_1_m_grad[32*j132][0][0][0])
+		ocannlMap82AVX512(&scratch.net_attention_1_scores_grad[32*j134][0][0][0], &scratch.ordinals_2[0], &scratch.net_attention_1_m_argmax_8[32*j134][0][0][0], &scratch.net_attention_1_m_grad[32*j134][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap82AVX2(&scratch.net_attention_1_scores_grad[32*j132][0][0][0], &scratch.ordinals_2[0], &scratch.net_attention_1_m_argmax_8[32*j132][0][0][0], &scratch.net_attention_1_m_grad[32*j132][0][0][0])
+		ocannlMap82AVX2(&scratch.net_attention_1_scores_grad[32*j134][0][0][0], &scratch.ordinals_2[0], &scratch.net_attention_1_m_argmax_8[32*j134][0][0][0], &scratch.net_attention_1_m_grad[32*j134][0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_m_argmax_8V := scratch.net_attention_1_m_argmax_8[i0+32*j132][i1][i2][0]
-					net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0+32*j132][i1][i2][0]
-					net_attention_1_scores_gradRow2 := &scratch.net_attention_1_scores_grad[i0+32*j132][i1][i2]
+					net_attention_1_m_argmax_8V := scratch.net_attention_1_m_argmax_8[i0+32*j134][i1][i2][0]
+					net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0+32*j134][i1][i2][0]
+					net_attention_1_scores_gradRow2 := &scratch.net_attention_1_scores_grad[i0+32*j134][i1][i2]
 					for i3 := range 8 {
 						var r126 float32
 						if scratch.ordinals_2[i3] == net_attention_1_m_argmax_8V {
@@ -15482,19 +15520,19 @@ type ocannlReverserBackwardPart117 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j133 of the nest (0 <= j133 < 8).
-func (r129 *ocannlReverserBackwardPart117) Part(j133 int) {
+// Part runs part j135 of the nest (0 <= j135 < 8).
+func (r129 *ocannlReverserBackwardPart117) Part(j135 int) {
 	scratch := r129.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap83AVX2(&scratch.net_attention_1_scores_1_grad[32*j133][0][0][0], &scratch.net_attention_1_scores_grad[32*j133][0][0][0], &scratch.net_attention_1_scores_2[0])
+		ocannlMap83AVX2(&scratch.net_attention_1_scores_1_grad[32*j135][0][0][0], &scratch.net_attention_1_scores_grad[32*j135][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V2 := scratch.net_attention_1_scores_2[0]
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_scores_gradRow3 := &scratch.net_attention_1_scores_grad[i0+32*j133][i1][i2]
-					net_attention_1_scores_1_gradRow := &scratch.net_attention_1_scores_1_grad[i0+32*j133][i1][i2]
+					net_attention_1_scores_gradRow3 := &scratch.net_attention_1_scores_grad[i0+32*j135][i1][i2]
+					net_attention_1_scores_1_gradRow := &scratch.net_attention_1_scores_1_grad[i0+32*j135][i1][i2]
 					for i3 := range 8 {
 						net_attention_1_scores_1_gradRow[i3] += net_attention_1_scores_gradRow3[i3] / net_attention_1_scores_2V2
 					}
@@ -15513,20 +15551,20 @@ type ocannlReverserBackwardPart118 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j134 of the nest (0 <= j134 < 8).
-func (r130 *ocannlReverserBackwardPart118) Part(j134 int) {
+// Part runs part j136 of the nest (0 <= j136 < 8).
+func (r130 *ocannlReverserBackwardPart118) Part(j136 int) {
 	scratch := r130.scratch
 	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm11AVX512(&scratch.net_attention_1_q_grad[i0+32*j134][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j134][0][i2][0], &scratch.net_attention_1_k[i0+32*j134][0][i2][0])
+				ocannlGemm11AVX512(&scratch.net_attention_1_q_grad[i0+32*j136][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j136][0][i2][0], &scratch.net_attention_1_k[i0+32*j136][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm11AVX2(&scratch.net_attention_1_q_grad[i0+32*j134][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j134][0][i2][0], &scratch.net_attention_1_k[i0+32*j134][0][i2][0])
+				ocannlGemm11AVX2(&scratch.net_attention_1_q_grad[i0+32*j136][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j136][0][i2][0], &scratch.net_attention_1_k[i0+32*j136][0][i2][0])
 			}
 		}
 	} else {
@@ -15534,23 +15572,23 @@ func (r130 *ocannlReverserBackwardPart118) Part(j134 int) {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_q_gradRow := &scratch.net_attention_1_q_grad[i0+32*j134][i1][i2]
+					net_attention_1_q_gradRow := &scratch.net_attention_1_q_grad[i0+32*j136][i1][i2]
 					for i3 := 0; i3 < 8; i3 += 4 {
-						net_attention_1_scores_1_gradV := scratch.net_attention_1_scores_1_grad[i0+32*j134][i1][i2][i3]
-						net_attention_1_kRow2 := &scratch.net_attention_1_k[i0+32*j134][i3][i2]
-						net_attention_1_scores_1_gradV2 := scratch.net_attention_1_scores_1_grad[i0+32*j134][i1][i2][i3+1]
-						net_attention_1_kRow3 := &scratch.net_attention_1_k[i0+32*j134][i3+1][i2]
-						net_attention_1_scores_1_gradV3 := scratch.net_attention_1_scores_1_grad[i0+32*j134][i1][i2][i3+2]
-						net_attention_1_kRow4 := &scratch.net_attention_1_k[i0+32*j134][i3+2][i2]
-						net_attention_1_scores_1_gradV4 := scratch.net_attention_1_scores_1_grad[i0+32*j134][i1][i2][i3+3]
-						net_attention_1_kRow5 := &scratch.net_attention_1_k[i0+32*j134][i3+3][i2]
+						net_attention_1_scores_1_gradV := scratch.net_attention_1_scores_1_grad[i0+32*j136][i1][i2][i3]
+						net_attention_1_kRow2 := &scratch.net_attention_1_k[i0+32*j136][i3][i2]
+						net_attention_1_scores_1_gradV2 := scratch.net_attention_1_scores_1_grad[i0+32*j136][i1][i2][i3+1]
+						net_attention_1_kRow3 := &scratch.net_attention_1_k[i0+32*j136][i3+1][i2]
+						net_attention_1_scores_1_gradV3 := scratch.net_attention_1_scores_1_grad[i0+32*j136][i1][i2][i3+2]
+						net_attention_1_kRow4 := &scratch.net_attention_1_k[i0+32*j136][i3+2][i2]
+						net_attention_1_scores_1_gradV4 := scratch.net_attention_1_scores_1_grad[i0+32*j136][i1][i2][i3+3]
+						net_attention_1_kRow5 := &scratch.net_attention_1_k[i0+32*j136][i3+3][i2]
 						for i4 := range 8 {
-							acc50 := net_attention_1_q_gradRow[i4]
-							acc50 += net_attention_1_scores_1_gradV * net_attention_1_kRow2[i4]
-							acc50 += net_attention_1_scores_1_gradV2 * net_attention_1_kRow3[i4]
-							acc50 += net_attention_1_scores_1_gradV3 * net_attention_1_kRow4[i4]
-							acc50 += net_attention_1_scores_1_gradV4 * net_attention_1_kRow5[i4]
-							net_attention_1_q_gradRow[i4] = acc50
+							acc51 := net_attention_1_q_gradRow[i4]
+							acc51 += net_attention_1_scores_1_gradV * net_attention_1_kRow2[i4]
+							acc51 += net_attention_1_scores_1_gradV2 * net_attention_1_kRow3[i4]
+							acc51 += net_attention_1_scores_1_gradV3 * net_attention_1_kRow4[i4]
+							acc51 += net_attention_1_scores_1_gradV4 * net_attention_1_kRow5[i4]
+							net_attention_1_q_gradRow[i4] = acc51
 						}
 					}
 				}
@@ -15568,30 +15606,30 @@ type ocannlReverserBackwardPart119 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j135 of the nest (0 <= j135 < 8).
-func (r131 *ocannlReverserBackwardPart119) Part(j135 int) {
+// Part runs part j137 of the nest (0 <= j137 < 8).
+func (r131 *ocannlReverserBackwardPart119) Part(j137 int) {
 	scratch := r131.scratch
 	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm23AVX512(&scratch.net_attention_1_k_grad[i0+32*j135][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j135][0][i2][0], &scratch.net_attention_1_q[i0+32*j135][0][i2][0])
+				ocannlGemm23AVX512(&scratch.net_attention_1_k_grad[i0+32*j137][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j137][0][i2][0], &scratch.net_attention_1_q[i0+32*j137][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i2 := range 4 {
-				ocannlGemm23AVX2(&scratch.net_attention_1_k_grad[i0+32*j135][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j135][0][i2][0], &scratch.net_attention_1_q[i0+32*j135][0][i2][0])
+				ocannlGemm23AVX2(&scratch.net_attention_1_k_grad[i0+32*j137][0][i2][0], &scratch.net_attention_1_scores_1_grad[i0+32*j137][0][i2][0], &scratch.net_attention_1_q[i0+32*j137][0][i2][0])
 			}
 		}
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_qRow2 := &scratch.net_attention_1_q[i0+32*j135][i1][i2]
+					net_attention_1_qRow2 := &scratch.net_attention_1_q[i0+32*j137][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_scores_1_gradV5 := scratch.net_attention_1_scores_1_grad[i0+32*j135][i1][i2][i3]
-						net_attention_1_k_gradRow := &scratch.net_attention_1_k_grad[i0+32*j135][i3][i2]
+						net_attention_1_scores_1_gradV5 := scratch.net_attention_1_scores_1_grad[i0+32*j137][i1][i2][i3]
+						net_attention_1_k_gradRow := &scratch.net_attention_1_k_grad[i0+32*j137][i3][i2]
 						for i4 := range 8 {
 							net_attention_1_k_gradRow[i4] += net_attention_1_qRow2[i4] * net_attention_1_scores_1_gradV5
 						}
@@ -15605,33 +15643,29 @@ func (r131 *ocannlReverserBackwardPart119) Part(j135 int) {
 // ocannlReverserBackwardPart119Records holds the free ocannlReverserBackwardPart119 records.
 var ocannlReverserBackwardPart119Records rt.Records[ocannlReverserBackwardPart119]
 
-// ocannlReverserBackwardPart120 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// ocannlReverserBackwardPart120 is the task record of a loop nest of ocannlReverserBackward that runs in 4 parts, one
+// for each 1 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart120 struct {
 	gNetAttention1WV *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j136 of the nest (0 <= j136 < 8).
-func (r132 *ocannlReverserBackwardPart120) Part(j136 int) {
+// Part runs part j138 of the nest (0 <= j138 < 4).
+func (r132 *ocannlReverserBackwardPart120) Part(j138 int) {
 	gNetAttention1WV, scratch := r132.gNetAttention1WV, r132.scratch
-	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	// float32 broadcast kernel M=8 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		for i3 := range 1 {
-			ocannlGemm24AVX512(&gNetAttention1WV[32*i3+32*j136], &scratch.net_attention_1_v_grad[0][0][0][i3+j136], &scratch.net_h[0][0][0])
-		}
+		ocannlGemm24AVX512(&gNetAttention1WV[256*j138], &scratch.net_attention_1_v_grad[0][0][j138][0], &scratch.net_h[0][0][0])
 	} else if ocannlAVX2 {
-		for i3 := range 1 {
-			ocannlGemm24AVX2(&gNetAttention1WV[32*i3+32*j136], &scratch.net_attention_1_v_grad[0][0][0][i3+j136], &scratch.net_h[0][0][0])
-		}
+		ocannlGemm24AVX2(&gNetAttention1WV[256*j138], &scratch.net_attention_1_v_grad[0][0][j138][0], &scratch.net_h[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_hRow6 := &scratch.net_h[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 1 {
-						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2][i3+j136]
-						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+32*i3+32*j136 : 256*i2+32*i3+32*j136+32])
+				for i2 := range 1 {
+					for i3 := range 8 {
+						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2+j138][i3]
+						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+256*j138+32*i3 : 256*i2+256*j138+32*i3+32])
 						for i4 := range 32 {
 							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
 						}
@@ -15652,36 +15686,36 @@ type ocannlReverserBackwardPart121 struct {
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j137 of the nest (0 <= j137 < 8).
-func (r133 *ocannlReverserBackwardPart121) Part(j137 int) {
+// Part runs part j139 of the nest (0 <= j139 < 8).
+func (r133 *ocannlReverserBackwardPart121) Part(j139 int) {
 	pNetAttention1WV, scratch := r133.pNetAttention1WV, r133.scratch
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm25AVX512(&scratch.net_h_grad[32*j137][0][0], &scratch.net_attention_1_v_grad[32*j137][0][0][0], &pNetAttention1WV[0])
+		ocannlGemm25AVX512(&scratch.net_h_grad[32*j139][0][0], &scratch.net_attention_1_v_grad[32*j139][0][0][0], &pNetAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm25AVX2(&scratch.net_h_grad[32*j137][0][0], &scratch.net_attention_1_v_grad[32*j137][0][0][0], &pNetAttention1WV[0])
+		ocannlGemm25AVX2(&scratch.net_h_grad[32*j139][0][0], &scratch.net_attention_1_v_grad[32*j139][0][0][0], &pNetAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow2 := &scratch.net_h_grad[i0+32*j137][i1]
+				net_h_gradRow2 := &scratch.net_h_grad[i0+32*j139][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WVRow2 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+32*j137][i1][i2][i3]
+						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+32*j139][i1][i2][i3]
 						pNetAttention1WVRow3 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+32*j137][i1][i2][i3+1]
+						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+32*j139][i1][i2][i3+1]
 						pNetAttention1WVRow4 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+32*j137][i1][i2][i3+2]
+						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+32*j139][i1][i2][i3+2]
 						pNetAttention1WVRow5 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+32*j137][i1][i2][i3+3]
+						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+32*j139][i1][i2][i3+3]
 						for i4 := range 32 {
-							acc51 := net_h_gradRow2[i4]
-							acc51 += pNetAttention1WVRow2[i4] * net_attention_1_v_gradV2
-							acc51 += pNetAttention1WVRow3[i4] * net_attention_1_v_gradV3
-							acc51 += pNetAttention1WVRow4[i4] * net_attention_1_v_gradV4
-							acc51 += pNetAttention1WVRow5[i4] * net_attention_1_v_gradV5
-							net_h_gradRow2[i4] = acc51
+							acc52 := net_h_gradRow2[i4]
+							acc52 += pNetAttention1WVRow2[i4] * net_attention_1_v_gradV2
+							acc52 += pNetAttention1WVRow3[i4] * net_attention_1_v_gradV3
+							acc52 += pNetAttention1WVRow4[i4] * net_attention_1_v_gradV4
+							acc52 += pNetAttention1WVRow5[i4] * net_attention_1_v_gradV5
+							net_h_gradRow2[i4] = acc52
 						}
 					}
 				}
@@ -15693,33 +15727,29 @@ func (r133 *ocannlReverserBackwardPart121) Part(j137 int) {
 // ocannlReverserBackwardPart121Records holds the free ocannlReverserBackwardPart121 records.
 var ocannlReverserBackwardPart121Records rt.Records[ocannlReverserBackwardPart121]
 
-// ocannlReverserBackwardPart122 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// ocannlReverserBackwardPart122 is the task record of a loop nest of ocannlReverserBackward that runs in 4 parts, one
+// for each 1 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart122 struct {
 	gNetAttention1WK *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j138 of the nest (0 <= j138 < 8).
-func (r134 *ocannlReverserBackwardPart122) Part(j138 int) {
+// Part runs part j140 of the nest (0 <= j140 < 4).
+func (r134 *ocannlReverserBackwardPart122) Part(j140 int) {
 	gNetAttention1WK, scratch := r134.gNetAttention1WK, r134.scratch
-	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	// float32 broadcast kernel M=8 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		for i3 := range 1 {
-			ocannlGemm24AVX512(&gNetAttention1WK[32*i3+32*j138], &scratch.net_attention_1_k_grad[0][0][0][i3+j138], &scratch.net_h[0][0][0])
-		}
+		ocannlGemm24AVX512(&gNetAttention1WK[256*j140], &scratch.net_attention_1_k_grad[0][0][j140][0], &scratch.net_h[0][0][0])
 	} else if ocannlAVX2 {
-		for i3 := range 1 {
-			ocannlGemm24AVX2(&gNetAttention1WK[32*i3+32*j138], &scratch.net_attention_1_k_grad[0][0][0][i3+j138], &scratch.net_h[0][0][0])
-		}
+		ocannlGemm24AVX2(&gNetAttention1WK[256*j140], &scratch.net_attention_1_k_grad[0][0][j140][0], &scratch.net_h[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_hRow7 := &scratch.net_h[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 1 {
-						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2][i3+j138]
-						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+32*i3+32*j138 : 256*i2+32*i3+32*j138+32])
+				for i2 := range 1 {
+					for i3 := range 8 {
+						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2+j140][i3]
+						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+256*j140+32*i3 : 256*i2+256*j140+32*i3+32])
 						for i4 := range 32 {
 							gNetAttention1WKRow[i4] += net_attention_1_k_gradV * net_hRow7[i4]
 						}
@@ -15740,36 +15770,36 @@ type ocannlReverserBackwardPart123 struct {
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j139 of the nest (0 <= j139 < 8).
-func (r135 *ocannlReverserBackwardPart123) Part(j139 int) {
+// Part runs part j141 of the nest (0 <= j141 < 8).
+func (r135 *ocannlReverserBackwardPart123) Part(j141 int) {
 	pNetAttention1WK, scratch := r135.pNetAttention1WK, r135.scratch
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm25AVX512(&scratch.net_h_grad[32*j139][0][0], &scratch.net_attention_1_k_grad[32*j139][0][0][0], &pNetAttention1WK[0])
+		ocannlGemm25AVX512(&scratch.net_h_grad[32*j141][0][0], &scratch.net_attention_1_k_grad[32*j141][0][0][0], &pNetAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm25AVX2(&scratch.net_h_grad[32*j139][0][0], &scratch.net_attention_1_k_grad[32*j139][0][0][0], &pNetAttention1WK[0])
+		ocannlGemm25AVX2(&scratch.net_h_grad[32*j141][0][0], &scratch.net_attention_1_k_grad[32*j141][0][0][0], &pNetAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow3 := &scratch.net_h_grad[i0+32*j139][i1]
+				net_h_gradRow3 := &scratch.net_h_grad[i0+32*j141][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WKRow2 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+32*j139][i1][i2][i3]
+						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+32*j141][i1][i2][i3]
 						pNetAttention1WKRow3 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+32*j139][i1][i2][i3+1]
+						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+32*j141][i1][i2][i3+1]
 						pNetAttention1WKRow4 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+32*j139][i1][i2][i3+2]
+						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+32*j141][i1][i2][i3+2]
 						pNetAttention1WKRow5 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+32*j139][i1][i2][i3+3]
+						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+32*j141][i1][i2][i3+3]
 						for i4 := range 32 {
-							acc52 := net_h_gradRow3[i4]
-							acc52 += pNetAttention1WKRow2[i4] * net_attention_1_k_gradV2
-							acc52 += pNetAttention1WKRow3[i4] * net_attention_1_k_gradV3
-							acc52 += pNetAttention1WKRow4[i4] * net_attention_1_k_gradV4
-							acc52 += pNetAttention1WKRow5[i4] * net_attention_1_k_gradV5
-							net_h_gradRow3[i4] = acc52
+							acc53 := net_h_gradRow3[i4]
+							acc53 += pNetAttention1WKRow2[i4] * net_attention_1_k_gradV2
+							acc53 += pNetAttention1WKRow3[i4] * net_attention_1_k_gradV3
+							acc53 += pNetAttention1WKRow4[i4] * net_attention_1_k_gradV4
+							acc53 += pNetAttention1WKRow5[i4] * net_attention_1_k_gradV5
+							net_h_gradRow3[i4] = acc53
 						}
 					}
 				}
@@ -15781,33 +15811,29 @@ func (r135 *ocannlReverserBackwardPart123) Part(j139 int) {
 // ocannlReverserBackwardPart123Records holds the free ocannlReverserBackwardPart123 records.
 var ocannlReverserBackwardPart123Records rt.Records[ocannlReverserBackwardPart123]
 
-// ocannlReverserBackwardPart124 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// ocannlReverserBackwardPart124 is the task record of a loop nest of ocannlReverserBackward that runs in 4 parts, one
+// for each 1 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart124 struct {
 	gNetAttention1WQ *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j140 of the nest (0 <= j140 < 8).
-func (r136 *ocannlReverserBackwardPart124) Part(j140 int) {
+// Part runs part j142 of the nest (0 <= j142 < 4).
+func (r136 *ocannlReverserBackwardPart124) Part(j142 int) {
 	gNetAttention1WQ, scratch := r136.gNetAttention1WQ, r136.scratch
-	// float32 broadcast kernel M=4 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
+	// float32 broadcast kernel M=8 N=32 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		for i3 := range 1 {
-			ocannlGemm24AVX512(&gNetAttention1WQ[32*i3+32*j140], &scratch.net_attention_1_q_grad[0][0][0][i3+j140], &scratch.net_h[0][0][0])
-		}
+		ocannlGemm24AVX512(&gNetAttention1WQ[256*j142], &scratch.net_attention_1_q_grad[0][0][j142][0], &scratch.net_h[0][0][0])
 	} else if ocannlAVX2 {
-		for i3 := range 1 {
-			ocannlGemm24AVX2(&gNetAttention1WQ[32*i3+32*j140], &scratch.net_attention_1_q_grad[0][0][0][i3+j140], &scratch.net_h[0][0][0])
-		}
+		ocannlGemm24AVX2(&gNetAttention1WQ[256*j142], &scratch.net_attention_1_q_grad[0][0][j142][0], &scratch.net_h[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
 				net_hRow8 := &scratch.net_h[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 1 {
-						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2][i3+j140]
-						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+32*i3+32*j140 : 256*i2+32*i3+32*j140+32])
+				for i2 := range 1 {
+					for i3 := range 8 {
+						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2+j142][i3]
+						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+256*j142+32*i3 : 256*i2+256*j142+32*i3+32])
 						for i4 := range 32 {
 							gNetAttention1WQRow[i4] += net_attention_1_q_gradV * net_hRow8[i4]
 						}
@@ -15828,36 +15854,36 @@ type ocannlReverserBackwardPart125 struct {
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j141 of the nest (0 <= j141 < 8).
-func (r137 *ocannlReverserBackwardPart125) Part(j141 int) {
+// Part runs part j143 of the nest (0 <= j143 < 8).
+func (r137 *ocannlReverserBackwardPart125) Part(j143 int) {
 	pNetAttention1WQ, scratch := r137.pNetAttention1WQ, r137.scratch
 	// float32 broadcast kernel M=256 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm25AVX512(&scratch.net_h_grad[32*j141][0][0], &scratch.net_attention_1_q_grad[32*j141][0][0][0], &pNetAttention1WQ[0])
+		ocannlGemm25AVX512(&scratch.net_h_grad[32*j143][0][0], &scratch.net_attention_1_q_grad[32*j143][0][0][0], &pNetAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm25AVX2(&scratch.net_h_grad[32*j141][0][0], &scratch.net_attention_1_q_grad[32*j141][0][0][0], &pNetAttention1WQ[0])
+		ocannlGemm25AVX2(&scratch.net_h_grad[32*j143][0][0], &scratch.net_attention_1_q_grad[32*j143][0][0][0], &pNetAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow4 := &scratch.net_h_grad[i0+32*j141][i1]
+				net_h_gradRow4 := &scratch.net_h_grad[i0+32*j143][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
 						pNetAttention1WQRow2 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+32*j141][i1][i2][i3]
+						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+32*j143][i1][i2][i3]
 						pNetAttention1WQRow3 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+32*j141][i1][i2][i3+1]
+						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+32*j143][i1][i2][i3+1]
 						pNetAttention1WQRow4 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+32*j141][i1][i2][i3+2]
+						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+32*j143][i1][i2][i3+2]
 						pNetAttention1WQRow5 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+32*j141][i1][i2][i3+3]
+						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+32*j143][i1][i2][i3+3]
 						for i4 := range 32 {
-							acc53 := net_h_gradRow4[i4]
-							acc53 += pNetAttention1WQRow2[i4] * net_attention_1_q_gradV2
-							acc53 += pNetAttention1WQRow3[i4] * net_attention_1_q_gradV3
-							acc53 += pNetAttention1WQRow4[i4] * net_attention_1_q_gradV4
-							acc53 += pNetAttention1WQRow5[i4] * net_attention_1_q_gradV5
-							net_h_gradRow4[i4] = acc53
+							acc54 := net_h_gradRow4[i4]
+							acc54 += pNetAttention1WQRow2[i4] * net_attention_1_q_gradV2
+							acc54 += pNetAttention1WQRow3[i4] * net_attention_1_q_gradV3
+							acc54 += pNetAttention1WQRow4[i4] * net_attention_1_q_gradV4
+							acc54 += pNetAttention1WQRow5[i4] * net_attention_1_q_gradV5
+							net_h_gradRow4[i4] = acc54
 						}
 					}
 				}
@@ -15875,17 +15901,17 @@ type ocannlReverserBackwardPart126 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j142 of the nest (0 <= j142 < 8).
-func (r138 *ocannlReverserBackwardPart126) Part(j142 int) {
+// Part runs part j144 of the nest (0 <= j144 < 8).
+func (r138 *ocannlReverserBackwardPart126) Part(j144 int) {
 	scratch := r138.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap67AVX2(&scratch.net_h_1_grad[32*j142][0][0], &scratch.net_h_grad[32*j142][0][0])
+		ocannlMap67AVX2(&scratch.net_h_1_grad[32*j144][0][0], &scratch.net_h_grad[32*j144][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow5 := &scratch.net_h_grad[i0+32*j142][i1]
-				net_h_1_gradRow := &scratch.net_h_1_grad[i0+32*j142][i1]
+				net_h_gradRow5 := &scratch.net_h_grad[i0+32*j144][i1]
+				net_h_1_gradRow := &scratch.net_h_1_grad[i0+32*j144][i1]
 				for i2 := range 32 {
 					net_h_1_gradRow[i2] += net_h_gradRow5[i2]
 				}
@@ -15904,17 +15930,17 @@ type ocannlReverserBackwardPart127 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j143 of the nest (0 <= j143 < 8).
-func (r139 *ocannlReverserBackwardPart127) Part(j143 int) {
+// Part runs part j145 of the nest (0 <= j145 < 8).
+func (r139 *ocannlReverserBackwardPart127) Part(j145 int) {
 	gNetPos, scratch := r139.gNetPos, r139.scratch
 	// float32 across-rows add reduction kernel, 256 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce22AVX2(&gNetPos[32*j143], &scratch.net_h_grad[0][j143][0])
+		ocannlReduce22AVX2(&gNetPos[32*j145], &scratch.net_h_grad[0][j145][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 1 {
-				net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j143]
-				gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j143 : 32*i1+32*j143+32])
+				net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j145]
+				gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j145 : 32*i1+32*j145+32])
 				for i2 := range 32 {
 					gNetPosRow[i2] += net_h_gradRow6[i2]
 				}
@@ -15934,21 +15960,21 @@ type ocannlReverserBackwardPart128 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j144 of the nest (0 <= j144 < 8).
-func (r140 *ocannlReverserBackwardPart128) Part(j144 int) {
+// Part runs part j146 of the nest (0 <= j146 < 8).
+func (r140 *ocannlReverserBackwardPart128) Part(j146 int) {
 	gNetEmb, tokens, scratch := r140.gNetEmb, r140.tokens, r140.scratch
 	// float32 broadcast kernel M=4 N=10 K=2048: AVX512 14x32 tile, 8 k blocks of at most 256; AVX2 6x16 tile, 8 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm26AVX512(&gNetEmb[40*j144], &scratch.net_h_1_grad[0][0][4*j144], &tokens[0][0][0])
+		ocannlGemm26AVX512(&gNetEmb[40*j146], &scratch.net_h_1_grad[0][0][4*j146], &tokens[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm26AVX2(&gNetEmb[40*j144], &scratch.net_h_1_grad[0][0][4*j144], &tokens[0][0][0])
+		ocannlGemm26AVX2(&gNetEmb[40*j146], &scratch.net_h_1_grad[0][0][4*j146], &tokens[0][0][0])
 	} else {
 		for i0 := range 256 {
 			for i1 := range 8 {
 				tokensRow2 := &tokens[i0][i1]
 				for i2 := range 4 {
-					net_h_1_gradV := scratch.net_h_1_grad[i0][i1][i2+4*j144]
-					gNetEmbRow := (*[10]float32)(gNetEmb[10*i2+40*j144 : 10*i2+40*j144+10])
+					net_h_1_gradV := scratch.net_h_1_grad[i0][i1][i2+4*j146]
+					gNetEmbRow := (*[10]float32)(gNetEmb[10*i2+40*j146 : 10*i2+40*j146+10])
 					for i3 := range 10 {
 						gNetEmbRow[i3] += net_h_1_gradV * tokensRow2[i3]
 					}
@@ -18288,45 +18314,44 @@ func ocannlGPTTrainLoss(tokens *[8][128][256]float32, targets *[8][128][256]floa
 	*rec7 = ocannlGPTTrainLossPart6{}
 	ocannlGPTTrainLossPart6Records.Put(rec7)
 
+	// _net.block#1.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.3
+
+	scratch.net_block_1_masked_attention_1_scores_2[0] = 8
+
 	// net.block#1.masked_attention#1/q = compose "*" of net.block#1.masked_attention#1.w_q, net.block#1.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec8 := ocannlGPTTrainLossPart7Records.Get()
 	rec8.pNetBlock1MaskedAttention1WQ = pNetBlock1MaskedAttention1WQ
 	rec8.scratch = scratch
 
 	// net.block#1.masked_attention#1/k = compose "*" of net.block#1.masked_attention#1.w_k, net.block#1.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec9 := ocannlGPTTrainLossPart8Records.Get()
 	rec9.pNetBlock1MaskedAttention1WK = pNetBlock1MaskedAttention1WK
 	rec9.scratch = scratch
 
 	// net.block#1.masked_attention#1/v = compose "*" of net.block#1.masked_attention#1.w_v, net.block#1.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec10 := ocannlGPTTrainLossPart9Records.Get()
 	rec10.pNetBlock1MaskedAttention1WV = pNetBlock1MaskedAttention1WV
 	rec10.scratch = scratch
 
-	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// _net.block#1.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#1.masked_attention#1/q, net.block#1.masked_attention#1/k
+	// 8 parts of i0 on the pool.
+	rec11 := ocannlGPTTrainLossPart10Records.Get()
+	rec11.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec8, rec9, rec10)
+	region.RunSeq(8, rec8, rec9, rec10, rec11)
 	*rec8 = ocannlGPTTrainLossPart7{}
 	ocannlGPTTrainLossPart7Records.Put(rec8)
 	*rec9 = ocannlGPTTrainLossPart8{}
 	ocannlGPTTrainLossPart8Records.Put(rec9)
 	*rec10 = ocannlGPTTrainLossPart9{}
 	ocannlGPTTrainLossPart9Records.Put(rec10)
-
-	// _net.block#1.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#1.masked_attention#1/q, net.block#1.masked_attention#1/k
-	// 8 parts of i0 on the pool.
-	rec11 := ocannlGPTTrainLossPart10Records.Get()
-	rec11.scratch = scratch
-	region.Run(rec11, 8)
 	*rec11 = ocannlGPTTrainLossPart10{}
 	ocannlGPTTrainLossPart10Records.Put(rec11)
-
-	// _net.block#1.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.3
-
-	scratch.net_block_1_masked_attention_1_scores_2[0] = 8
 
 	// net.block#1.masked_attention#1/masked = pointwise where of mask, net.block#1.masked_attention#1/scores, _num.2, with net.block#1.masked_attention#1/scores = pointwise "/." of _net.block#1.masked_attention#1/scores.1, _net.block#1.masked_attention#1/scores.2 fused
 	// 8 parts of i1 on the pool.
@@ -18629,45 +18654,44 @@ func ocannlGPTTrainLoss(tokens *[8][128][256]float32, targets *[8][128][256]floa
 	*rec33 = ocannlGPTTrainLossPart32{}
 	ocannlGPTTrainLossPart32Records.Put(rec33)
 
+	// _net.block#2.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.8
+
+	scratch.net_block_2_masked_attention_1_scores_2[0] = 8
+
 	// net.block#2.masked_attention#1/q = compose "*" of net.block#2.masked_attention#1.w_q, net.block#2.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec34 := ocannlGPTTrainLossPart33Records.Get()
 	rec34.pNetBlock2MaskedAttention1WQ = pNetBlock2MaskedAttention1WQ
 	rec34.scratch = scratch
 
 	// net.block#2.masked_attention#1/k = compose "*" of net.block#2.masked_attention#1.w_k, net.block#2.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec35 := ocannlGPTTrainLossPart34Records.Get()
 	rec35.pNetBlock2MaskedAttention1WK = pNetBlock2MaskedAttention1WK
 	rec35.scratch = scratch
 
 	// net.block#2.masked_attention#1/v = compose "*" of net.block#2.masked_attention#1.w_v, net.block#2.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec36 := ocannlGPTTrainLossPart35Records.Get()
 	rec36.pNetBlock2MaskedAttention1WV = pNetBlock2MaskedAttention1WV
 	rec36.scratch = scratch
 
-	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// _net.block#2.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#2.masked_attention#1/q, net.block#2.masked_attention#1/k
+	// 8 parts of i0 on the pool.
+	rec37 := ocannlGPTTrainLossPart36Records.Get()
+	rec37.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec34, rec35, rec36)
+	region.RunSeq(8, rec34, rec35, rec36, rec37)
 	*rec34 = ocannlGPTTrainLossPart33{}
 	ocannlGPTTrainLossPart33Records.Put(rec34)
 	*rec35 = ocannlGPTTrainLossPart34{}
 	ocannlGPTTrainLossPart34Records.Put(rec35)
 	*rec36 = ocannlGPTTrainLossPart35{}
 	ocannlGPTTrainLossPart35Records.Put(rec36)
-
-	// _net.block#2.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#2.masked_attention#1/q, net.block#2.masked_attention#1/k
-	// 8 parts of i0 on the pool.
-	rec37 := ocannlGPTTrainLossPart36Records.Get()
-	rec37.scratch = scratch
-	region.Run(rec37, 8)
 	*rec37 = ocannlGPTTrainLossPart36{}
 	ocannlGPTTrainLossPart36Records.Put(rec37)
-
-	// _net.block#2.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.8
-
-	scratch.net_block_2_masked_attention_1_scores_2[0] = 8
 
 	// net.block#2.masked_attention#1/masked = pointwise where of mask, net.block#2.masked_attention#1/scores, _num.5, with net.block#2.masked_attention#1/scores = pointwise "/." of _net.block#2.masked_attention#1/scores.1, _net.block#2.masked_attention#1/scores.2 fused
 	// 8 parts of i1 on the pool.
@@ -18970,45 +18994,44 @@ func ocannlGPTTrainLoss(tokens *[8][128][256]float32, targets *[8][128][256]floa
 	*rec59 = ocannlGPTTrainLossPart58{}
 	ocannlGPTTrainLossPart58Records.Put(rec59)
 
+	// _net.block#3.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.13
+
+	scratch.net_block_3_masked_attention_1_scores_2[0] = 8
+
 	// net.block#3.masked_attention#1/q = compose "*" of net.block#3.masked_attention#1.w_q, net.block#3.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec60 := ocannlGPTTrainLossPart59Records.Get()
 	rec60.pNetBlock3MaskedAttention1WQ = pNetBlock3MaskedAttention1WQ
 	rec60.scratch = scratch
 
 	// net.block#3.masked_attention#1/k = compose "*" of net.block#3.masked_attention#1.w_k, net.block#3.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec61 := ocannlGPTTrainLossPart60Records.Get()
 	rec61.pNetBlock3MaskedAttention1WK = pNetBlock3MaskedAttention1WK
 	rec61.scratch = scratch
 
 	// net.block#3.masked_attention#1/v = compose "*" of net.block#3.masked_attention#1.w_v, net.block#3.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec62 := ocannlGPTTrainLossPart61Records.Get()
 	rec62.pNetBlock3MaskedAttention1WV = pNetBlock3MaskedAttention1WV
 	rec62.scratch = scratch
 
-	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// _net.block#3.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#3.masked_attention#1/q, net.block#3.masked_attention#1/k
+	// 8 parts of i0 on the pool.
+	rec63 := ocannlGPTTrainLossPart62Records.Get()
+	rec63.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec60, rec61, rec62)
+	region.RunSeq(8, rec60, rec61, rec62, rec63)
 	*rec60 = ocannlGPTTrainLossPart59{}
 	ocannlGPTTrainLossPart59Records.Put(rec60)
 	*rec61 = ocannlGPTTrainLossPart60{}
 	ocannlGPTTrainLossPart60Records.Put(rec61)
 	*rec62 = ocannlGPTTrainLossPart61{}
 	ocannlGPTTrainLossPart61Records.Put(rec62)
-
-	// _net.block#3.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#3.masked_attention#1/q, net.block#3.masked_attention#1/k
-	// 8 parts of i0 on the pool.
-	rec63 := ocannlGPTTrainLossPart62Records.Get()
-	rec63.scratch = scratch
-	region.Run(rec63, 8)
 	*rec63 = ocannlGPTTrainLossPart62{}
 	ocannlGPTTrainLossPart62Records.Put(rec63)
-
-	// _net.block#3.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.13
-
-	scratch.net_block_3_masked_attention_1_scores_2[0] = 8
 
 	// net.block#3.masked_attention#1/masked = pointwise where of mask, net.block#3.masked_attention#1/scores, _num.8, with net.block#3.masked_attention#1/scores = pointwise "/." of _net.block#3.masked_attention#1/scores.1, _net.block#3.masked_attention#1/scores.2 fused
 	// 8 parts of i1 on the pool.
@@ -19311,45 +19334,44 @@ func ocannlGPTTrainLoss(tokens *[8][128][256]float32, targets *[8][128][256]floa
 	*rec85 = ocannlGPTTrainLossPart84{}
 	ocannlGPTTrainLossPart84Records.Put(rec85)
 
+	// _net.block#4.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.18
+
+	scratch.net_block_4_masked_attention_1_scores_2[0] = 8
+
 	// net.block#4.masked_attention#1/q = compose "*" of net.block#4.masked_attention#1.w_q, net.block#4.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec86 := ocannlGPTTrainLossPart85Records.Get()
 	rec86.pNetBlock4MaskedAttention1WQ = pNetBlock4MaskedAttention1WQ
 	rec86.scratch = scratch
 
 	// net.block#4.masked_attention#1/k = compose "*" of net.block#4.masked_attention#1.w_k, net.block#4.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec87 := ocannlGPTTrainLossPart86Records.Get()
 	rec87.pNetBlock4MaskedAttention1WK = pNetBlock4MaskedAttention1WK
 	rec87.scratch = scratch
 
 	// net.block#4.masked_attention#1/v = compose "*" of net.block#4.masked_attention#1.w_v, net.block#4.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec88 := ocannlGPTTrainLossPart87Records.Get()
 	rec88.pNetBlock4MaskedAttention1WV = pNetBlock4MaskedAttention1WV
 	rec88.scratch = scratch
 
-	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// _net.block#4.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#4.masked_attention#1/q, net.block#4.masked_attention#1/k
+	// 8 parts of i0 on the pool.
+	rec89 := ocannlGPTTrainLossPart88Records.Get()
+	rec89.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec86, rec87, rec88)
+	region.RunSeq(8, rec86, rec87, rec88, rec89)
 	*rec86 = ocannlGPTTrainLossPart85{}
 	ocannlGPTTrainLossPart85Records.Put(rec86)
 	*rec87 = ocannlGPTTrainLossPart86{}
 	ocannlGPTTrainLossPart86Records.Put(rec87)
 	*rec88 = ocannlGPTTrainLossPart87{}
 	ocannlGPTTrainLossPart87Records.Put(rec88)
-
-	// _net.block#4.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#4.masked_attention#1/q, net.block#4.masked_attention#1/k
-	// 8 parts of i0 on the pool.
-	rec89 := ocannlGPTTrainLossPart88Records.Get()
-	rec89.scratch = scratch
-	region.Run(rec89, 8)
 	*rec89 = ocannlGPTTrainLossPart88{}
 	ocannlGPTTrainLossPart88Records.Put(rec89)
-
-	// _net.block#4.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.18
-
-	scratch.net_block_4_masked_attention_1_scores_2[0] = 8
 
 	// net.block#4.masked_attention#1/masked = pointwise where of mask, net.block#4.masked_attention#1/scores, _num.11, with net.block#4.masked_attention#1/scores = pointwise "/." of _net.block#4.masked_attention#1/scores.1, _net.block#4.masked_attention#1/scores.2 fused
 	// 8 parts of i1 on the pool.
@@ -19652,45 +19674,44 @@ func ocannlGPTTrainLoss(tokens *[8][128][256]float32, targets *[8][128][256]floa
 	*rec111 = ocannlGPTTrainLossPart110{}
 	ocannlGPTTrainLossPart110Records.Put(rec111)
 
+	// _net.block#5.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.23
+
+	scratch.net_block_5_masked_attention_1_scores_2[0] = 8
+
 	// net.block#5.masked_attention#1/q = compose "*" of net.block#5.masked_attention#1.w_q, net.block#5.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec112 := ocannlGPTTrainLossPart111Records.Get()
 	rec112.pNetBlock5MaskedAttention1WQ = pNetBlock5MaskedAttention1WQ
 	rec112.scratch = scratch
 
 	// net.block#5.masked_attention#1/k = compose "*" of net.block#5.masked_attention#1.w_k, net.block#5.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec113 := ocannlGPTTrainLossPart112Records.Get()
 	rec113.pNetBlock5MaskedAttention1WK = pNetBlock5MaskedAttention1WK
 	rec113.scratch = scratch
 
 	// net.block#5.masked_attention#1/v = compose "*" of net.block#5.masked_attention#1.w_v, net.block#5.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec114 := ocannlGPTTrainLossPart113Records.Get()
 	rec114.pNetBlock5MaskedAttention1WV = pNetBlock5MaskedAttention1WV
 	rec114.scratch = scratch
 
-	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// _net.block#5.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#5.masked_attention#1/q, net.block#5.masked_attention#1/k
+	// 8 parts of i0 on the pool.
+	rec115 := ocannlGPTTrainLossPart114Records.Get()
+	rec115.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec112, rec113, rec114)
+	region.RunSeq(8, rec112, rec113, rec114, rec115)
 	*rec112 = ocannlGPTTrainLossPart111{}
 	ocannlGPTTrainLossPart111Records.Put(rec112)
 	*rec113 = ocannlGPTTrainLossPart112{}
 	ocannlGPTTrainLossPart112Records.Put(rec113)
 	*rec114 = ocannlGPTTrainLossPart113{}
 	ocannlGPTTrainLossPart113Records.Put(rec114)
-
-	// _net.block#5.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#5.masked_attention#1/q, net.block#5.masked_attention#1/k
-	// 8 parts of i0 on the pool.
-	rec115 := ocannlGPTTrainLossPart114Records.Get()
-	rec115.scratch = scratch
-	region.Run(rec115, 8)
 	*rec115 = ocannlGPTTrainLossPart114{}
 	ocannlGPTTrainLossPart114Records.Put(rec115)
-
-	// _net.block#5.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.23
-
-	scratch.net_block_5_masked_attention_1_scores_2[0] = 8
 
 	// net.block#5.masked_attention#1/masked = pointwise where of mask, net.block#5.masked_attention#1/scores, _num.14, with net.block#5.masked_attention#1/scores = pointwise "/." of _net.block#5.masked_attention#1/scores.1, _net.block#5.masked_attention#1/scores.2 fused
 	// 8 parts of i1 on the pool.
@@ -19993,45 +20014,44 @@ func ocannlGPTTrainLoss(tokens *[8][128][256]float32, targets *[8][128][256]floa
 	*rec137 = ocannlGPTTrainLossPart136{}
 	ocannlGPTTrainLossPart136Records.Put(rec137)
 
+	// _net.block#6.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.28
+
+	scratch.net_block_6_masked_attention_1_scores_2[0] = 8
+
 	// net.block#6.masked_attention#1/q = compose "*" of net.block#6.masked_attention#1.w_q, net.block#6.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec138 := ocannlGPTTrainLossPart137Records.Get()
 	rec138.pNetBlock6MaskedAttention1WQ = pNetBlock6MaskedAttention1WQ
 	rec138.scratch = scratch
 
 	// net.block#6.masked_attention#1/k = compose "*" of net.block#6.masked_attention#1.w_k, net.block#6.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec139 := ocannlGPTTrainLossPart138Records.Get()
 	rec139.pNetBlock6MaskedAttention1WK = pNetBlock6MaskedAttention1WK
 	rec139.scratch = scratch
 
 	// net.block#6.masked_attention#1/v = compose "*" of net.block#6.masked_attention#1.w_v, net.block#6.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec140 := ocannlGPTTrainLossPart139Records.Get()
 	rec140.pNetBlock6MaskedAttention1WV = pNetBlock6MaskedAttention1WV
 	rec140.scratch = scratch
 
-	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// _net.block#6.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#6.masked_attention#1/q, net.block#6.masked_attention#1/k
+	// 8 parts of i0 on the pool.
+	rec141 := ocannlGPTTrainLossPart140Records.Get()
+	rec141.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec138, rec139, rec140)
+	region.RunSeq(8, rec138, rec139, rec140, rec141)
 	*rec138 = ocannlGPTTrainLossPart137{}
 	ocannlGPTTrainLossPart137Records.Put(rec138)
 	*rec139 = ocannlGPTTrainLossPart138{}
 	ocannlGPTTrainLossPart138Records.Put(rec139)
 	*rec140 = ocannlGPTTrainLossPart139{}
 	ocannlGPTTrainLossPart139Records.Put(rec140)
-
-	// _net.block#6.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#6.masked_attention#1/q, net.block#6.masked_attention#1/k
-	// 8 parts of i0 on the pool.
-	rec141 := ocannlGPTTrainLossPart140Records.Get()
-	rec141.scratch = scratch
-	region.Run(rec141, 8)
 	*rec141 = ocannlGPTTrainLossPart140{}
 	ocannlGPTTrainLossPart140Records.Put(rec141)
-
-	// _net.block#6.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.28
-
-	scratch.net_block_6_masked_attention_1_scores_2[0] = 8
 
 	// net.block#6.masked_attention#1/masked = pointwise where of mask, net.block#6.masked_attention#1/scores, _num.17, with net.block#6.masked_attention#1/scores = pointwise "/." of _net.block#6.masked_attention#1/scores.1, _net.block#6.masked_attention#1/scores.2 fused
 	// 8 parts of i1 on the pool.
@@ -20681,11 +20701,11 @@ type ocannlGPTTrainLossPart0 struct {
 // Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlGPTTrainLossPart0) Part(j int) {
 	pNetEmb, tokens, scratch := r.pNetEmb, r.tokens, r.scratch
-	// float32 dot kernel M=48 N=1024 K=256: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=256: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm27AVX512(&scratch.net_h0_1[0][0][48*j], &pNetEmb[12288*j], &tokens[0][0][0])
+		ocannlGemm27AVX512(&scratch.net_h0_1[0][0][48*j], &tokens[0][0][0], &pNetEmb[12288*j])
 	} else if ocannlAVX2 {
-		ocannlGemm27AVX2(&scratch.net_h0_1[0][0][48*j], &pNetEmb[12288*j], &tokens[0][0][0])
+		ocannlGemm27AVX2(&scratch.net_h0_1[0][0][48*j], &tokens[0][0][0], &pNetEmb[12288*j])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -20922,7 +20942,7 @@ func (r7 *ocannlGPTTrainLossPart6) Part(j7 int) {
 var ocannlGPTTrainLossPart6Records rt.Records[ocannlGPTTrainLossPart6]
 
 // ocannlGPTTrainLossPart7 is the task record of a loop nest of ocannlGPTTrainLoss that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTTrainLossPart7 struct {
 	pNetBlock1MaskedAttention1WQ *[147456]float32
 	scratch                      *ocannlGPTTrainLossScratch
@@ -20931,20 +20951,16 @@ type ocannlGPTTrainLossPart7 struct {
 // Part runs part j8 of the nest (0 <= j8 < 8).
 func (r8 *ocannlGPTTrainLossPart7) Part(j8 int) {
 	pNetBlock1MaskedAttention1WQ, scratch := r8.pNetBlock1MaskedAttention1WQ, r8.scratch
-	// float32 dot kernel M=384 N=16 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=384 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm28AVX512(&scratch.net_block_1_masked_attention_1_q[i0][16*j8][0][0], &pNetBlock1MaskedAttention1WQ[0], &scratch.net_block_1_masked_attention_1_x[i0][16*j8][0])
-		}
+		ocannlGemm28AVX512(&scratch.net_block_1_masked_attention_1_q[j8][0][0][0], &scratch.net_block_1_masked_attention_1_x[j8][0][0], &pNetBlock1MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm28AVX2(&scratch.net_block_1_masked_attention_1_q[i0][16*j8][0][0], &pNetBlock1MaskedAttention1WQ[0], &scratch.net_block_1_masked_attention_1_x[i0][16*j8][0])
-		}
+		ocannlGemm28AVX2(&scratch.net_block_1_masked_attention_1_q[j8][0][0][0], &scratch.net_block_1_masked_attention_1_x[j8][0][0], &pNetBlock1MaskedAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_1_masked_attention_1_xRow2 := &scratch.net_block_1_masked_attention_1_x[i0][i1+16*j8]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_1_masked_attention_1_xRow2 := &scratch.net_block_1_masked_attention_1_x[i0+j8][i1]
 				for i2 := range 6 {
 					for i3 := range 64 {
 						pNetBlock1MaskedAttention1WQRow := (*[384]float32)(pNetBlock1MaskedAttention1WQ[24576*i2+384*i3 : 24576*i2+384*i3+384])
@@ -20952,7 +20968,7 @@ func (r8 *ocannlGPTTrainLossPart7) Part(j8 int) {
 						for i4 := range 384 {
 							acc4 += pNetBlock1MaskedAttention1WQRow[i4] * net_block_1_masked_attention_1_xRow2[i4]
 						}
-						scratch.net_block_1_masked_attention_1_q[i0][i1+16*j8][i2][i3] = acc4
+						scratch.net_block_1_masked_attention_1_q[i0+j8][i1][i2][i3] = acc4
 					}
 				}
 			}
@@ -20964,7 +20980,7 @@ func (r8 *ocannlGPTTrainLossPart7) Part(j8 int) {
 var ocannlGPTTrainLossPart7Records rt.Records[ocannlGPTTrainLossPart7]
 
 // ocannlGPTTrainLossPart8 is the task record of a loop nest of ocannlGPTTrainLoss that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTTrainLossPart8 struct {
 	pNetBlock1MaskedAttention1WK *[147456]float32
 	scratch                      *ocannlGPTTrainLossScratch
@@ -20973,20 +20989,16 @@ type ocannlGPTTrainLossPart8 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r9 *ocannlGPTTrainLossPart8) Part(j9 int) {
 	pNetBlock1MaskedAttention1WK, scratch := r9.pNetBlock1MaskedAttention1WK, r9.scratch
-	// float32 dot kernel M=384 N=16 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=384 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm28AVX512(&scratch.net_block_1_masked_attention_1_k[i0][16*j9][0][0], &pNetBlock1MaskedAttention1WK[0], &scratch.net_block_1_masked_attention_1_x[i0][16*j9][0])
-		}
+		ocannlGemm28AVX512(&scratch.net_block_1_masked_attention_1_k[j9][0][0][0], &scratch.net_block_1_masked_attention_1_x[j9][0][0], &pNetBlock1MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm28AVX2(&scratch.net_block_1_masked_attention_1_k[i0][16*j9][0][0], &pNetBlock1MaskedAttention1WK[0], &scratch.net_block_1_masked_attention_1_x[i0][16*j9][0])
-		}
+		ocannlGemm28AVX2(&scratch.net_block_1_masked_attention_1_k[j9][0][0][0], &scratch.net_block_1_masked_attention_1_x[j9][0][0], &pNetBlock1MaskedAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_1_masked_attention_1_xRow3 := &scratch.net_block_1_masked_attention_1_x[i0][i1+16*j9]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_1_masked_attention_1_xRow3 := &scratch.net_block_1_masked_attention_1_x[i0+j9][i1]
 				for i2 := range 6 {
 					for i3 := range 64 {
 						pNetBlock1MaskedAttention1WKRow := (*[384]float32)(pNetBlock1MaskedAttention1WK[24576*i2+384*i3 : 24576*i2+384*i3+384])
@@ -20994,7 +21006,7 @@ func (r9 *ocannlGPTTrainLossPart8) Part(j9 int) {
 						for i4 := range 384 {
 							acc5 += pNetBlock1MaskedAttention1WKRow[i4] * net_block_1_masked_attention_1_xRow3[i4]
 						}
-						scratch.net_block_1_masked_attention_1_k[i0][i1+16*j9][i2][i3] = acc5
+						scratch.net_block_1_masked_attention_1_k[i0+j9][i1][i2][i3] = acc5
 					}
 				}
 			}
@@ -21006,7 +21018,7 @@ func (r9 *ocannlGPTTrainLossPart8) Part(j9 int) {
 var ocannlGPTTrainLossPart8Records rt.Records[ocannlGPTTrainLossPart8]
 
 // ocannlGPTTrainLossPart9 is the task record of a loop nest of ocannlGPTTrainLoss that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTTrainLossPart9 struct {
 	pNetBlock1MaskedAttention1WV *[147456]float32
 	scratch                      *ocannlGPTTrainLossScratch
@@ -21015,20 +21027,16 @@ type ocannlGPTTrainLossPart9 struct {
 // Part runs part j10 of the nest (0 <= j10 < 8).
 func (r10 *ocannlGPTTrainLossPart9) Part(j10 int) {
 	pNetBlock1MaskedAttention1WV, scratch := r10.pNetBlock1MaskedAttention1WV, r10.scratch
-	// float32 dot kernel M=384 N=16 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=384 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm28AVX512(&scratch.net_block_1_masked_attention_1_v[i0][16*j10][0][0], &pNetBlock1MaskedAttention1WV[0], &scratch.net_block_1_masked_attention_1_x[i0][16*j10][0])
-		}
+		ocannlGemm28AVX512(&scratch.net_block_1_masked_attention_1_v[j10][0][0][0], &scratch.net_block_1_masked_attention_1_x[j10][0][0], &pNetBlock1MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm28AVX2(&scratch.net_block_1_masked_attention_1_v[i0][16*j10][0][0], &pNetBlock1MaskedAttention1WV[0], &scratch.net_block_1_masked_attention_1_x[i0][16*j10][0])
-		}
+		ocannlGemm28AVX2(&scratch.net_block_1_masked_attention_1_v[j10][0][0][0], &scratch.net_block_1_masked_attention_1_x[j10][0][0], &pNetBlock1MaskedAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_1_masked_attention_1_xRow4 := &scratch.net_block_1_masked_attention_1_x[i0][i1+16*j10]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_1_masked_attention_1_xRow4 := &scratch.net_block_1_masked_attention_1_x[i0+j10][i1]
 				for i2 := range 6 {
 					for i3 := range 64 {
 						pNetBlock1MaskedAttention1WVRow := (*[384]float32)(pNetBlock1MaskedAttention1WV[24576*i2+384*i3 : 24576*i2+384*i3+384])
@@ -21036,7 +21044,7 @@ func (r10 *ocannlGPTTrainLossPart9) Part(j10 int) {
 						for i4 := range 384 {
 							acc6 += pNetBlock1MaskedAttention1WVRow[i4] * net_block_1_masked_attention_1_xRow4[i4]
 						}
-						scratch.net_block_1_masked_attention_1_v[i0][i1+16*j10][i2][i3] = acc6
+						scratch.net_block_1_masked_attention_1_v[i0+j10][i1][i2][i3] = acc6
 					}
 				}
 			}
@@ -21340,11 +21348,11 @@ type ocannlGPTTrainLossPart17 struct {
 // Part runs part j18 of the nest (0 <= j18 < 8).
 func (r19 *ocannlGPTTrainLossPart17) Part(j18 int) {
 	pNetBlock1MaskedAttention1WO, scratch := r19.pNetBlock1MaskedAttention1WO, r19.scratch
-	// float32 dot kernel M=48 N=1024 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm31AVX512(&scratch.net_block_1_x1_1[0][0][48*j18], &pNetBlock1MaskedAttention1WO[18432*j18], &scratch.net_block_1_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm31AVX512(&scratch.net_block_1_x1_1[0][0][48*j18], &scratch.net_block_1_masked_attention_1_ctx[0][0][0][0], &pNetBlock1MaskedAttention1WO[18432*j18])
 	} else if ocannlAVX2 {
-		ocannlGemm31AVX2(&scratch.net_block_1_x1_1[0][0][48*j18], &pNetBlock1MaskedAttention1WO[18432*j18], &scratch.net_block_1_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm31AVX2(&scratch.net_block_1_x1_1[0][0][48*j18], &scratch.net_block_1_masked_attention_1_ctx[0][0][0][0], &pNetBlock1MaskedAttention1WO[18432*j18])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -21591,11 +21599,11 @@ type ocannlGPTTrainLossPart24 struct {
 // Part runs part j25 of the nest (0 <= j25 < 8).
 func (r26 *ocannlGPTTrainLossPart24) Part(j25 int) {
 	pNetBlock1Dense1W, scratch := r26.pNetBlock1Dense1W, r26.scratch
-	// float32 dot kernel M=192 N=1024 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=192 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm32AVX512(&scratch.net_block_1_linear_1_x_1[0][0][192*j25], &pNetBlock1Dense1W[73728*j25], &scratch.net_block_1_dense_1_x[0][0][0])
+		ocannlGemm32AVX512(&scratch.net_block_1_linear_1_x_1[0][0][192*j25], &scratch.net_block_1_dense_1_x[0][0][0], &pNetBlock1Dense1W[73728*j25])
 	} else if ocannlAVX2 {
-		ocannlGemm32AVX2(&scratch.net_block_1_linear_1_x_1[0][0][192*j25], &pNetBlock1Dense1W[73728*j25], &scratch.net_block_1_dense_1_x[0][0][0])
+		ocannlGemm32AVX2(&scratch.net_block_1_linear_1_x_1[0][0][192*j25], &scratch.net_block_1_dense_1_x[0][0][0], &pNetBlock1Dense1W[73728*j25])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -21670,11 +21678,11 @@ type ocannlGPTTrainLossPart26 struct {
 // Part runs part j27 of the nest (0 <= j27 < 8).
 func (r29 *ocannlGPTTrainLossPart26) Part(j27 int) {
 	pNetBlock1Linear1W, scratch := r29.pNetBlock1Linear1W, r29.scratch
-	// float32 dot kernel M=48 N=1024 K=1536: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=1536: AVX512 4x4 tile, 2 k blocks of at most 768; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm33AVX512(&scratch.net_h1_1[0][0][48*j27], &pNetBlock1Linear1W[73728*j27], &scratch.net_block_1_linear_1_x[0][0][0])
+		ocannlGemm33AVX512(&scratch.net_h1_1[0][0][48*j27], &scratch.net_block_1_linear_1_x[0][0][0], &pNetBlock1Linear1W[73728*j27])
 	} else if ocannlAVX2 {
-		ocannlGemm33AVX2(&scratch.net_h1_1[0][0][48*j27], &pNetBlock1Linear1W[73728*j27], &scratch.net_block_1_linear_1_x[0][0][0])
+		ocannlGemm33AVX2(&scratch.net_h1_1[0][0][48*j27], &scratch.net_block_1_linear_1_x[0][0][0], &pNetBlock1Linear1W[73728*j27])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -21915,7 +21923,7 @@ func (r35 *ocannlGPTTrainLossPart32) Part(j33 int) {
 var ocannlGPTTrainLossPart32Records rt.Records[ocannlGPTTrainLossPart32]
 
 // ocannlGPTTrainLossPart33 is the task record of a loop nest of ocannlGPTTrainLoss that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTTrainLossPart33 struct {
 	pNetBlock2MaskedAttention1WQ *[147456]float32
 	scratch                      *ocannlGPTTrainLossScratch
@@ -21924,20 +21932,16 @@ type ocannlGPTTrainLossPart33 struct {
 // Part runs part j34 of the nest (0 <= j34 < 8).
 func (r36 *ocannlGPTTrainLossPart33) Part(j34 int) {
 	pNetBlock2MaskedAttention1WQ, scratch := r36.pNetBlock2MaskedAttention1WQ, r36.scratch
-	// float32 dot kernel M=384 N=16 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=384 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm28AVX512(&scratch.net_block_2_masked_attention_1_q[i0][16*j34][0][0], &pNetBlock2MaskedAttention1WQ[0], &scratch.net_block_2_masked_attention_1_x[i0][16*j34][0])
-		}
+		ocannlGemm28AVX512(&scratch.net_block_2_masked_attention_1_q[j34][0][0][0], &scratch.net_block_2_masked_attention_1_x[j34][0][0], &pNetBlock2MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm28AVX2(&scratch.net_block_2_masked_attention_1_q[i0][16*j34][0][0], &pNetBlock2MaskedAttention1WQ[0], &scratch.net_block_2_masked_attention_1_x[i0][16*j34][0])
-		}
+		ocannlGemm28AVX2(&scratch.net_block_2_masked_attention_1_q[j34][0][0][0], &scratch.net_block_2_masked_attention_1_x[j34][0][0], &pNetBlock2MaskedAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_2_masked_attention_1_xRow2 := &scratch.net_block_2_masked_attention_1_x[i0][i1+16*j34]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_2_masked_attention_1_xRow2 := &scratch.net_block_2_masked_attention_1_x[i0+j34][i1]
 				for i2 := range 6 {
 					for i3 := range 64 {
 						pNetBlock2MaskedAttention1WQRow := (*[384]float32)(pNetBlock2MaskedAttention1WQ[24576*i2+384*i3 : 24576*i2+384*i3+384])
@@ -21945,7 +21949,7 @@ func (r36 *ocannlGPTTrainLossPart33) Part(j34 int) {
 						for i4 := range 384 {
 							acc18 += pNetBlock2MaskedAttention1WQRow[i4] * net_block_2_masked_attention_1_xRow2[i4]
 						}
-						scratch.net_block_2_masked_attention_1_q[i0][i1+16*j34][i2][i3] = acc18
+						scratch.net_block_2_masked_attention_1_q[i0+j34][i1][i2][i3] = acc18
 					}
 				}
 			}
@@ -21957,7 +21961,7 @@ func (r36 *ocannlGPTTrainLossPart33) Part(j34 int) {
 var ocannlGPTTrainLossPart33Records rt.Records[ocannlGPTTrainLossPart33]
 
 // ocannlGPTTrainLossPart34 is the task record of a loop nest of ocannlGPTTrainLoss that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTTrainLossPart34 struct {
 	pNetBlock2MaskedAttention1WK *[147456]float32
 	scratch                      *ocannlGPTTrainLossScratch
@@ -21966,20 +21970,16 @@ type ocannlGPTTrainLossPart34 struct {
 // Part runs part j35 of the nest (0 <= j35 < 8).
 func (r37 *ocannlGPTTrainLossPart34) Part(j35 int) {
 	pNetBlock2MaskedAttention1WK, scratch := r37.pNetBlock2MaskedAttention1WK, r37.scratch
-	// float32 dot kernel M=384 N=16 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=384 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm28AVX512(&scratch.net_block_2_masked_attention_1_k[i0][16*j35][0][0], &pNetBlock2MaskedAttention1WK[0], &scratch.net_block_2_masked_attention_1_x[i0][16*j35][0])
-		}
+		ocannlGemm28AVX512(&scratch.net_block_2_masked_attention_1_k[j35][0][0][0], &scratch.net_block_2_masked_attention_1_x[j35][0][0], &pNetBlock2MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm28AVX2(&scratch.net_block_2_masked_attention_1_k[i0][16*j35][0][0], &pNetBlock2MaskedAttention1WK[0], &scratch.net_block_2_masked_attention_1_x[i0][16*j35][0])
-		}
+		ocannlGemm28AVX2(&scratch.net_block_2_masked_attention_1_k[j35][0][0][0], &scratch.net_block_2_masked_attention_1_x[j35][0][0], &pNetBlock2MaskedAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_2_masked_attention_1_xRow3 := &scratch.net_block_2_masked_attention_1_x[i0][i1+16*j35]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_2_masked_attention_1_xRow3 := &scratch.net_block_2_masked_attention_1_x[i0+j35][i1]
 				for i2 := range 6 {
 					for i3 := range 64 {
 						pNetBlock2MaskedAttention1WKRow := (*[384]float32)(pNetBlock2MaskedAttention1WK[24576*i2+384*i3 : 24576*i2+384*i3+384])
@@ -21987,7 +21987,7 @@ func (r37 *ocannlGPTTrainLossPart34) Part(j35 int) {
 						for i4 := range 384 {
 							acc19 += pNetBlock2MaskedAttention1WKRow[i4] * net_block_2_masked_attention_1_xRow3[i4]
 						}
-						scratch.net_block_2_masked_attention_1_k[i0][i1+16*j35][i2][i3] = acc19
+						scratch.net_block_2_masked_attention_1_k[i0+j35][i1][i2][i3] = acc19
 					}
 				}
 			}
@@ -21999,7 +21999,7 @@ func (r37 *ocannlGPTTrainLossPart34) Part(j35 int) {
 var ocannlGPTTrainLossPart34Records rt.Records[ocannlGPTTrainLossPart34]
 
 // ocannlGPTTrainLossPart35 is the task record of a loop nest of ocannlGPTTrainLoss that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTTrainLossPart35 struct {
 	pNetBlock2MaskedAttention1WV *[147456]float32
 	scratch                      *ocannlGPTTrainLossScratch
@@ -22008,20 +22008,16 @@ type ocannlGPTTrainLossPart35 struct {
 // Part runs part j36 of the nest (0 <= j36 < 8).
 func (r38 *ocannlGPTTrainLossPart35) Part(j36 int) {
 	pNetBlock2MaskedAttention1WV, scratch := r38.pNetBlock2MaskedAttention1WV, r38.scratch
-	// float32 dot kernel M=384 N=16 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=384 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm28AVX512(&scratch.net_block_2_masked_attention_1_v[i0][16*j36][0][0], &pNetBlock2MaskedAttention1WV[0], &scratch.net_block_2_masked_attention_1_x[i0][16*j36][0])
-		}
+		ocannlGemm28AVX512(&scratch.net_block_2_masked_attention_1_v[j36][0][0][0], &scratch.net_block_2_masked_attention_1_x[j36][0][0], &pNetBlock2MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm28AVX2(&scratch.net_block_2_masked_attention_1_v[i0][16*j36][0][0], &pNetBlock2MaskedAttention1WV[0], &scratch.net_block_2_masked_attention_1_x[i0][16*j36][0])
-		}
+		ocannlGemm28AVX2(&scratch.net_block_2_masked_attention_1_v[j36][0][0][0], &scratch.net_block_2_masked_attention_1_x[j36][0][0], &pNetBlock2MaskedAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_2_masked_attention_1_xRow4 := &scratch.net_block_2_masked_attention_1_x[i0][i1+16*j36]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_2_masked_attention_1_xRow4 := &scratch.net_block_2_masked_attention_1_x[i0+j36][i1]
 				for i2 := range 6 {
 					for i3 := range 64 {
 						pNetBlock2MaskedAttention1WVRow := (*[384]float32)(pNetBlock2MaskedAttention1WV[24576*i2+384*i3 : 24576*i2+384*i3+384])
@@ -22029,7 +22025,7 @@ func (r38 *ocannlGPTTrainLossPart35) Part(j36 int) {
 						for i4 := range 384 {
 							acc20 += pNetBlock2MaskedAttention1WVRow[i4] * net_block_2_masked_attention_1_xRow4[i4]
 						}
-						scratch.net_block_2_masked_attention_1_v[i0][i1+16*j36][i2][i3] = acc20
+						scratch.net_block_2_masked_attention_1_v[i0+j36][i1][i2][i3] = acc20
 					}
 				}
 			}
@@ -22333,11 +22329,11 @@ type ocannlGPTTrainLossPart43 struct {
 // Part runs part j44 of the nest (0 <= j44 < 8).
 func (r47 *ocannlGPTTrainLossPart43) Part(j44 int) {
 	pNetBlock2MaskedAttention1WO, scratch := r47.pNetBlock2MaskedAttention1WO, r47.scratch
-	// float32 dot kernel M=48 N=1024 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm31AVX512(&scratch.net_block_2_x1_1[0][0][48*j44], &pNetBlock2MaskedAttention1WO[18432*j44], &scratch.net_block_2_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm31AVX512(&scratch.net_block_2_x1_1[0][0][48*j44], &scratch.net_block_2_masked_attention_1_ctx[0][0][0][0], &pNetBlock2MaskedAttention1WO[18432*j44])
 	} else if ocannlAVX2 {
-		ocannlGemm31AVX2(&scratch.net_block_2_x1_1[0][0][48*j44], &pNetBlock2MaskedAttention1WO[18432*j44], &scratch.net_block_2_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm31AVX2(&scratch.net_block_2_x1_1[0][0][48*j44], &scratch.net_block_2_masked_attention_1_ctx[0][0][0][0], &pNetBlock2MaskedAttention1WO[18432*j44])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -22584,11 +22580,11 @@ type ocannlGPTTrainLossPart50 struct {
 // Part runs part j51 of the nest (0 <= j51 < 8).
 func (r54 *ocannlGPTTrainLossPart50) Part(j51 int) {
 	pNetBlock2Dense1W, scratch := r54.pNetBlock2Dense1W, r54.scratch
-	// float32 dot kernel M=192 N=1024 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=192 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm32AVX512(&scratch.net_block_2_linear_1_x_1[0][0][192*j51], &pNetBlock2Dense1W[73728*j51], &scratch.net_block_2_dense_1_x[0][0][0])
+		ocannlGemm32AVX512(&scratch.net_block_2_linear_1_x_1[0][0][192*j51], &scratch.net_block_2_dense_1_x[0][0][0], &pNetBlock2Dense1W[73728*j51])
 	} else if ocannlAVX2 {
-		ocannlGemm32AVX2(&scratch.net_block_2_linear_1_x_1[0][0][192*j51], &pNetBlock2Dense1W[73728*j51], &scratch.net_block_2_dense_1_x[0][0][0])
+		ocannlGemm32AVX2(&scratch.net_block_2_linear_1_x_1[0][0][192*j51], &scratch.net_block_2_dense_1_x[0][0][0], &pNetBlock2Dense1W[73728*j51])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -22663,11 +22659,11 @@ type ocannlGPTTrainLossPart52 struct {
 // Part runs part j53 of the nest (0 <= j53 < 8).
 func (r57 *ocannlGPTTrainLossPart52) Part(j53 int) {
 	pNetBlock2Linear1W, scratch := r57.pNetBlock2Linear1W, r57.scratch
-	// float32 dot kernel M=48 N=1024 K=1536: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=1536: AVX512 4x4 tile, 2 k blocks of at most 768; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm33AVX512(&scratch.net_h2_1[0][0][48*j53], &pNetBlock2Linear1W[73728*j53], &scratch.net_block_2_linear_1_x[0][0][0])
+		ocannlGemm33AVX512(&scratch.net_h2_1[0][0][48*j53], &scratch.net_block_2_linear_1_x[0][0][0], &pNetBlock2Linear1W[73728*j53])
 	} else if ocannlAVX2 {
-		ocannlGemm33AVX2(&scratch.net_h2_1[0][0][48*j53], &pNetBlock2Linear1W[73728*j53], &scratch.net_block_2_linear_1_x[0][0][0])
+		ocannlGemm33AVX2(&scratch.net_h2_1[0][0][48*j53], &scratch.net_block_2_linear_1_x[0][0][0], &pNetBlock2Linear1W[73728*j53])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -22908,7 +22904,7 @@ func (r63 *ocannlGPTTrainLossPart58) Part(j59 int) {
 var ocannlGPTTrainLossPart58Records rt.Records[ocannlGPTTrainLossPart58]
 
 // ocannlGPTTrainLossPart59 is the task record of a loop nest of ocannlGPTTrainLoss that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTTrainLossPart59 struct {
 	pNetBlock3MaskedAttention1WQ *[147456]float32
 	scratch                      *ocannlGPTTrainLossScratch
@@ -22917,20 +22913,16 @@ type ocannlGPTTrainLossPart59 struct {
 // Part runs part j60 of the nest (0 <= j60 < 8).
 func (r64 *ocannlGPTTrainLossPart59) Part(j60 int) {
 	pNetBlock3MaskedAttention1WQ, scratch := r64.pNetBlock3MaskedAttention1WQ, r64.scratch
-	// float32 dot kernel M=384 N=16 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=384 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm28AVX512(&scratch.net_block_3_masked_attention_1_q[i0][16*j60][0][0], &pNetBlock3MaskedAttention1WQ[0], &scratch.net_block_3_masked_attention_1_x[i0][16*j60][0])
-		}
+		ocannlGemm28AVX512(&scratch.net_block_3_masked_attention_1_q[j60][0][0][0], &scratch.net_block_3_masked_attention_1_x[j60][0][0], &pNetBlock3MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm28AVX2(&scratch.net_block_3_masked_attention_1_q[i0][16*j60][0][0], &pNetBlock3MaskedAttention1WQ[0], &scratch.net_block_3_masked_attention_1_x[i0][16*j60][0])
-		}
+		ocannlGemm28AVX2(&scratch.net_block_3_masked_attention_1_q[j60][0][0][0], &scratch.net_block_3_masked_attention_1_x[j60][0][0], &pNetBlock3MaskedAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_3_masked_attention_1_xRow2 := &scratch.net_block_3_masked_attention_1_x[i0][i1+16*j60]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_3_masked_attention_1_xRow2 := &scratch.net_block_3_masked_attention_1_x[i0+j60][i1]
 				for i2 := range 6 {
 					for i3 := range 64 {
 						pNetBlock3MaskedAttention1WQRow := (*[384]float32)(pNetBlock3MaskedAttention1WQ[24576*i2+384*i3 : 24576*i2+384*i3+384])
@@ -22938,7 +22930,7 @@ func (r64 *ocannlGPTTrainLossPart59) Part(j60 int) {
 						for i4 := range 384 {
 							acc32 += pNetBlock3MaskedAttention1WQRow[i4] * net_block_3_masked_attention_1_xRow2[i4]
 						}
-						scratch.net_block_3_masked_attention_1_q[i0][i1+16*j60][i2][i3] = acc32
+						scratch.net_block_3_masked_attention_1_q[i0+j60][i1][i2][i3] = acc32
 					}
 				}
 			}
@@ -22950,7 +22942,7 @@ func (r64 *ocannlGPTTrainLossPart59) Part(j60 int) {
 var ocannlGPTTrainLossPart59Records rt.Records[ocannlGPTTrainLossPart59]
 
 // ocannlGPTTrainLossPart60 is the task record of a loop nest of ocannlGPTTrainLoss that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTTrainLossPart60 struct {
 	pNetBlock3MaskedAttention1WK *[147456]float32
 	scratch                      *ocannlGPTTrainLossScratch
@@ -22959,20 +22951,16 @@ type ocannlGPTTrainLossPart60 struct {
 // Part runs part j61 of the nest (0 <= j61 < 8).
 func (r65 *ocannlGPTTrainLossPart60) Part(j61 int) {
 	pNetBlock3MaskedAttention1WK, scratch := r65.pNetBlock3MaskedAttention1WK, r65.scratch
-	// float32 dot kernel M=384 N=16 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=384 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm28AVX512(&scratch.net_block_3_masked_attention_1_k[i0][16*j61][0][0], &pNetBlock3MaskedAttention1WK[0], &scratch.net_block_3_masked_attention_1_x[i0][16*j61][0])
-		}
+		ocannlGemm28AVX512(&scratch.net_block_3_masked_attention_1_k[j61][0][0][0], &scratch.net_block_3_masked_attention_1_x[j61][0][0], &pNetBlock3MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm28AVX2(&scratch.net_block_3_masked_attention_1_k[i0][16*j61][0][0], &pNetBlock3MaskedAttention1WK[0], &scratch.net_block_3_masked_attention_1_x[i0][16*j61][0])
-		}
+		ocannlGemm28AVX2(&scratch.net_block_3_masked_attention_1_k[j61][0][0][0], &scratch.net_block_3_masked_attention_1_x[j61][0][0], &pNetBlock3MaskedAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_3_masked_attention_1_xRow3 := &scratch.net_block_3_masked_attention_1_x[i0][i1+16*j61]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_3_masked_attention_1_xRow3 := &scratch.net_block_3_masked_attention_1_x[i0+j61][i1]
 				for i2 := range 6 {
 					for i3 := range 64 {
 						pNetBlock3MaskedAttention1WKRow := (*[384]float32)(pNetBlock3MaskedAttention1WK[24576*i2+384*i3 : 24576*i2+384*i3+384])
@@ -22980,7 +22968,7 @@ func (r65 *ocannlGPTTrainLossPart60) Part(j61 int) {
 						for i4 := range 384 {
 							acc33 += pNetBlock3MaskedAttention1WKRow[i4] * net_block_3_masked_attention_1_xRow3[i4]
 						}
-						scratch.net_block_3_masked_attention_1_k[i0][i1+16*j61][i2][i3] = acc33
+						scratch.net_block_3_masked_attention_1_k[i0+j61][i1][i2][i3] = acc33
 					}
 				}
 			}
@@ -22992,7 +22980,7 @@ func (r65 *ocannlGPTTrainLossPart60) Part(j61 int) {
 var ocannlGPTTrainLossPart60Records rt.Records[ocannlGPTTrainLossPart60]
 
 // ocannlGPTTrainLossPart61 is the task record of a loop nest of ocannlGPTTrainLoss that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTTrainLossPart61 struct {
 	pNetBlock3MaskedAttention1WV *[147456]float32
 	scratch                      *ocannlGPTTrainLossScratch
@@ -23001,20 +22989,16 @@ type ocannlGPTTrainLossPart61 struct {
 // Part runs part j62 of the nest (0 <= j62 < 8).
 func (r66 *ocannlGPTTrainLossPart61) Part(j62 int) {
 	pNetBlock3MaskedAttention1WV, scratch := r66.pNetBlock3MaskedAttention1WV, r66.scratch
-	// float32 dot kernel M=384 N=16 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=384 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm28AVX512(&scratch.net_block_3_masked_attention_1_v[i0][16*j62][0][0], &pNetBlock3MaskedAttention1WV[0], &scratch.net_block_3_masked_attention_1_x[i0][16*j62][0])
-		}
+		ocannlGemm28AVX512(&scratch.net_block_3_masked_attention_1_v[j62][0][0][0], &scratch.net_block_3_masked_attention_1_x[j62][0][0], &pNetBlock3MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm28AVX2(&scratch.net_block_3_masked_attention_1_v[i0][16*j62][0][0], &pNetBlock3MaskedAttention1WV[0], &scratch.net_block_3_masked_attention_1_x[i0][16*j62][0])
-		}
+		ocannlGemm28AVX2(&scratch.net_block_3_masked_attention_1_v[j62][0][0][0], &scratch.net_block_3_masked_attention_1_x[j62][0][0], &pNetBlock3MaskedAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_3_masked_attention_1_xRow4 := &scratch.net_block_3_masked_attention_1_x[i0][i1+16*j62]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_3_masked_attention_1_xRow4 := &scratch.net_block_3_masked_attention_1_x[i0+j62][i1]
 				for i2 := range 6 {
 					for i3 := range 64 {
 						pNetBlock3MaskedAttention1WVRow := (*[384]float32)(pNetBlock3MaskedAttention1WV[24576*i2+384*i3 : 24576*i2+384*i3+384])
@@ -23022,7 +23006,7 @@ func (r66 *ocannlGPTTrainLossPart61) Part(j62 int) {
 						for i4 := range 384 {
 							acc34 += pNetBlock3MaskedAttention1WVRow[i4] * net_block_3_masked_attention_1_xRow4[i4]
 						}
-						scratch.net_block_3_masked_attention_1_v[i0][i1+16*j62][i2][i3] = acc34
+						scratch.net_block_3_masked_attention_1_v[i0+j62][i1][i2][i3] = acc34
 					}
 				}
 			}
@@ -23326,11 +23310,11 @@ type ocannlGPTTrainLossPart69 struct {
 // Part runs part j70 of the nest (0 <= j70 < 8).
 func (r75 *ocannlGPTTrainLossPart69) Part(j70 int) {
 	pNetBlock3MaskedAttention1WO, scratch := r75.pNetBlock3MaskedAttention1WO, r75.scratch
-	// float32 dot kernel M=48 N=1024 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm31AVX512(&scratch.net_block_3_x1_1[0][0][48*j70], &pNetBlock3MaskedAttention1WO[18432*j70], &scratch.net_block_3_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm31AVX512(&scratch.net_block_3_x1_1[0][0][48*j70], &scratch.net_block_3_masked_attention_1_ctx[0][0][0][0], &pNetBlock3MaskedAttention1WO[18432*j70])
 	} else if ocannlAVX2 {
-		ocannlGemm31AVX2(&scratch.net_block_3_x1_1[0][0][48*j70], &pNetBlock3MaskedAttention1WO[18432*j70], &scratch.net_block_3_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm31AVX2(&scratch.net_block_3_x1_1[0][0][48*j70], &scratch.net_block_3_masked_attention_1_ctx[0][0][0][0], &pNetBlock3MaskedAttention1WO[18432*j70])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -23577,11 +23561,11 @@ type ocannlGPTTrainLossPart76 struct {
 // Part runs part j77 of the nest (0 <= j77 < 8).
 func (r82 *ocannlGPTTrainLossPart76) Part(j77 int) {
 	pNetBlock3Dense1W, scratch := r82.pNetBlock3Dense1W, r82.scratch
-	// float32 dot kernel M=192 N=1024 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=192 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm32AVX512(&scratch.net_block_3_linear_1_x_1[0][0][192*j77], &pNetBlock3Dense1W[73728*j77], &scratch.net_block_3_dense_1_x[0][0][0])
+		ocannlGemm32AVX512(&scratch.net_block_3_linear_1_x_1[0][0][192*j77], &scratch.net_block_3_dense_1_x[0][0][0], &pNetBlock3Dense1W[73728*j77])
 	} else if ocannlAVX2 {
-		ocannlGemm32AVX2(&scratch.net_block_3_linear_1_x_1[0][0][192*j77], &pNetBlock3Dense1W[73728*j77], &scratch.net_block_3_dense_1_x[0][0][0])
+		ocannlGemm32AVX2(&scratch.net_block_3_linear_1_x_1[0][0][192*j77], &scratch.net_block_3_dense_1_x[0][0][0], &pNetBlock3Dense1W[73728*j77])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -23656,11 +23640,11 @@ type ocannlGPTTrainLossPart78 struct {
 // Part runs part j79 of the nest (0 <= j79 < 8).
 func (r85 *ocannlGPTTrainLossPart78) Part(j79 int) {
 	pNetBlock3Linear1W, scratch := r85.pNetBlock3Linear1W, r85.scratch
-	// float32 dot kernel M=48 N=1024 K=1536: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=1536: AVX512 4x4 tile, 2 k blocks of at most 768; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm33AVX512(&scratch.net_h3_1[0][0][48*j79], &pNetBlock3Linear1W[73728*j79], &scratch.net_block_3_linear_1_x[0][0][0])
+		ocannlGemm33AVX512(&scratch.net_h3_1[0][0][48*j79], &scratch.net_block_3_linear_1_x[0][0][0], &pNetBlock3Linear1W[73728*j79])
 	} else if ocannlAVX2 {
-		ocannlGemm33AVX2(&scratch.net_h3_1[0][0][48*j79], &pNetBlock3Linear1W[73728*j79], &scratch.net_block_3_linear_1_x[0][0][0])
+		ocannlGemm33AVX2(&scratch.net_h3_1[0][0][48*j79], &scratch.net_block_3_linear_1_x[0][0][0], &pNetBlock3Linear1W[73728*j79])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -23901,7 +23885,7 @@ func (r91 *ocannlGPTTrainLossPart84) Part(j85 int) {
 var ocannlGPTTrainLossPart84Records rt.Records[ocannlGPTTrainLossPart84]
 
 // ocannlGPTTrainLossPart85 is the task record of a loop nest of ocannlGPTTrainLoss that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTTrainLossPart85 struct {
 	pNetBlock4MaskedAttention1WQ *[147456]float32
 	scratch                      *ocannlGPTTrainLossScratch
@@ -23910,20 +23894,16 @@ type ocannlGPTTrainLossPart85 struct {
 // Part runs part j86 of the nest (0 <= j86 < 8).
 func (r92 *ocannlGPTTrainLossPart85) Part(j86 int) {
 	pNetBlock4MaskedAttention1WQ, scratch := r92.pNetBlock4MaskedAttention1WQ, r92.scratch
-	// float32 dot kernel M=384 N=16 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=384 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm28AVX512(&scratch.net_block_4_masked_attention_1_q[i0][16*j86][0][0], &pNetBlock4MaskedAttention1WQ[0], &scratch.net_block_4_masked_attention_1_x[i0][16*j86][0])
-		}
+		ocannlGemm28AVX512(&scratch.net_block_4_masked_attention_1_q[j86][0][0][0], &scratch.net_block_4_masked_attention_1_x[j86][0][0], &pNetBlock4MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm28AVX2(&scratch.net_block_4_masked_attention_1_q[i0][16*j86][0][0], &pNetBlock4MaskedAttention1WQ[0], &scratch.net_block_4_masked_attention_1_x[i0][16*j86][0])
-		}
+		ocannlGemm28AVX2(&scratch.net_block_4_masked_attention_1_q[j86][0][0][0], &scratch.net_block_4_masked_attention_1_x[j86][0][0], &pNetBlock4MaskedAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_4_masked_attention_1_xRow2 := &scratch.net_block_4_masked_attention_1_x[i0][i1+16*j86]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_4_masked_attention_1_xRow2 := &scratch.net_block_4_masked_attention_1_x[i0+j86][i1]
 				for i2 := range 6 {
 					for i3 := range 64 {
 						pNetBlock4MaskedAttention1WQRow := (*[384]float32)(pNetBlock4MaskedAttention1WQ[24576*i2+384*i3 : 24576*i2+384*i3+384])
@@ -23931,7 +23911,7 @@ func (r92 *ocannlGPTTrainLossPart85) Part(j86 int) {
 						for i4 := range 384 {
 							acc46 += pNetBlock4MaskedAttention1WQRow[i4] * net_block_4_masked_attention_1_xRow2[i4]
 						}
-						scratch.net_block_4_masked_attention_1_q[i0][i1+16*j86][i2][i3] = acc46
+						scratch.net_block_4_masked_attention_1_q[i0+j86][i1][i2][i3] = acc46
 					}
 				}
 			}
@@ -23943,7 +23923,7 @@ func (r92 *ocannlGPTTrainLossPart85) Part(j86 int) {
 var ocannlGPTTrainLossPart85Records rt.Records[ocannlGPTTrainLossPart85]
 
 // ocannlGPTTrainLossPart86 is the task record of a loop nest of ocannlGPTTrainLoss that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTTrainLossPart86 struct {
 	pNetBlock4MaskedAttention1WK *[147456]float32
 	scratch                      *ocannlGPTTrainLossScratch
@@ -23952,20 +23932,16 @@ type ocannlGPTTrainLossPart86 struct {
 // Part runs part j87 of the nest (0 <= j87 < 8).
 func (r93 *ocannlGPTTrainLossPart86) Part(j87 int) {
 	pNetBlock4MaskedAttention1WK, scratch := r93.pNetBlock4MaskedAttention1WK, r93.scratch
-	// float32 dot kernel M=384 N=16 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=384 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm28AVX512(&scratch.net_block_4_masked_attention_1_k[i0][16*j87][0][0], &pNetBlock4MaskedAttention1WK[0], &scratch.net_block_4_masked_attention_1_x[i0][16*j87][0])
-		}
+		ocannlGemm28AVX512(&scratch.net_block_4_masked_attention_1_k[j87][0][0][0], &scratch.net_block_4_masked_attention_1_x[j87][0][0], &pNetBlock4MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm28AVX2(&scratch.net_block_4_masked_attention_1_k[i0][16*j87][0][0], &pNetBlock4MaskedAttention1WK[0], &scratch.net_block_4_masked_attention_1_x[i0][16*j87][0])
-		}
+		ocannlGemm28AVX2(&scratch.net_block_4_masked_attention_1_k[j87][0][0][0], &scratch.net_block_4_masked_attention_1_x[j87][0][0], &pNetBlock4MaskedAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_4_masked_attention_1_xRow3 := &scratch.net_block_4_masked_attention_1_x[i0][i1+16*j87]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_4_masked_attention_1_xRow3 := &scratch.net_block_4_masked_attention_1_x[i0+j87][i1]
 				for i2 := range 6 {
 					for i3 := range 64 {
 						pNetBlock4MaskedAttention1WKRow := (*[384]float32)(pNetBlock4MaskedAttention1WK[24576*i2+384*i3 : 24576*i2+384*i3+384])
@@ -23973,7 +23949,7 @@ func (r93 *ocannlGPTTrainLossPart86) Part(j87 int) {
 						for i4 := range 384 {
 							acc47 += pNetBlock4MaskedAttention1WKRow[i4] * net_block_4_masked_attention_1_xRow3[i4]
 						}
-						scratch.net_block_4_masked_attention_1_k[i0][i1+16*j87][i2][i3] = acc47
+						scratch.net_block_4_masked_attention_1_k[i0+j87][i1][i2][i3] = acc47
 					}
 				}
 			}
@@ -23985,7 +23961,7 @@ func (r93 *ocannlGPTTrainLossPart86) Part(j87 int) {
 var ocannlGPTTrainLossPart86Records rt.Records[ocannlGPTTrainLossPart86]
 
 // ocannlGPTTrainLossPart87 is the task record of a loop nest of ocannlGPTTrainLoss that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTTrainLossPart87 struct {
 	pNetBlock4MaskedAttention1WV *[147456]float32
 	scratch                      *ocannlGPTTrainLossScratch
@@ -23994,20 +23970,16 @@ type ocannlGPTTrainLossPart87 struct {
 // Part runs part j88 of the nest (0 <= j88 < 8).
 func (r94 *ocannlGPTTrainLossPart87) Part(j88 int) {
 	pNetBlock4MaskedAttention1WV, scratch := r94.pNetBlock4MaskedAttention1WV, r94.scratch
-	// float32 dot kernel M=384 N=16 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=384 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm28AVX512(&scratch.net_block_4_masked_attention_1_v[i0][16*j88][0][0], &pNetBlock4MaskedAttention1WV[0], &scratch.net_block_4_masked_attention_1_x[i0][16*j88][0])
-		}
+		ocannlGemm28AVX512(&scratch.net_block_4_masked_attention_1_v[j88][0][0][0], &scratch.net_block_4_masked_attention_1_x[j88][0][0], &pNetBlock4MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm28AVX2(&scratch.net_block_4_masked_attention_1_v[i0][16*j88][0][0], &pNetBlock4MaskedAttention1WV[0], &scratch.net_block_4_masked_attention_1_x[i0][16*j88][0])
-		}
+		ocannlGemm28AVX2(&scratch.net_block_4_masked_attention_1_v[j88][0][0][0], &scratch.net_block_4_masked_attention_1_x[j88][0][0], &pNetBlock4MaskedAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_4_masked_attention_1_xRow4 := &scratch.net_block_4_masked_attention_1_x[i0][i1+16*j88]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_4_masked_attention_1_xRow4 := &scratch.net_block_4_masked_attention_1_x[i0+j88][i1]
 				for i2 := range 6 {
 					for i3 := range 64 {
 						pNetBlock4MaskedAttention1WVRow := (*[384]float32)(pNetBlock4MaskedAttention1WV[24576*i2+384*i3 : 24576*i2+384*i3+384])
@@ -24015,7 +23987,7 @@ func (r94 *ocannlGPTTrainLossPart87) Part(j88 int) {
 						for i4 := range 384 {
 							acc48 += pNetBlock4MaskedAttention1WVRow[i4] * net_block_4_masked_attention_1_xRow4[i4]
 						}
-						scratch.net_block_4_masked_attention_1_v[i0][i1+16*j88][i2][i3] = acc48
+						scratch.net_block_4_masked_attention_1_v[i0+j88][i1][i2][i3] = acc48
 					}
 				}
 			}
@@ -24319,11 +24291,11 @@ type ocannlGPTTrainLossPart95 struct {
 // Part runs part j96 of the nest (0 <= j96 < 8).
 func (r103 *ocannlGPTTrainLossPart95) Part(j96 int) {
 	pNetBlock4MaskedAttention1WO, scratch := r103.pNetBlock4MaskedAttention1WO, r103.scratch
-	// float32 dot kernel M=48 N=1024 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm31AVX512(&scratch.net_block_4_x1_1[0][0][48*j96], &pNetBlock4MaskedAttention1WO[18432*j96], &scratch.net_block_4_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm31AVX512(&scratch.net_block_4_x1_1[0][0][48*j96], &scratch.net_block_4_masked_attention_1_ctx[0][0][0][0], &pNetBlock4MaskedAttention1WO[18432*j96])
 	} else if ocannlAVX2 {
-		ocannlGemm31AVX2(&scratch.net_block_4_x1_1[0][0][48*j96], &pNetBlock4MaskedAttention1WO[18432*j96], &scratch.net_block_4_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm31AVX2(&scratch.net_block_4_x1_1[0][0][48*j96], &scratch.net_block_4_masked_attention_1_ctx[0][0][0][0], &pNetBlock4MaskedAttention1WO[18432*j96])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -24570,11 +24542,11 @@ type ocannlGPTTrainLossPart102 struct {
 // Part runs part j103 of the nest (0 <= j103 < 8).
 func (r110 *ocannlGPTTrainLossPart102) Part(j103 int) {
 	pNetBlock4Dense1W, scratch := r110.pNetBlock4Dense1W, r110.scratch
-	// float32 dot kernel M=192 N=1024 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=192 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm32AVX512(&scratch.net_block_4_linear_1_x_1[0][0][192*j103], &pNetBlock4Dense1W[73728*j103], &scratch.net_block_4_dense_1_x[0][0][0])
+		ocannlGemm32AVX512(&scratch.net_block_4_linear_1_x_1[0][0][192*j103], &scratch.net_block_4_dense_1_x[0][0][0], &pNetBlock4Dense1W[73728*j103])
 	} else if ocannlAVX2 {
-		ocannlGemm32AVX2(&scratch.net_block_4_linear_1_x_1[0][0][192*j103], &pNetBlock4Dense1W[73728*j103], &scratch.net_block_4_dense_1_x[0][0][0])
+		ocannlGemm32AVX2(&scratch.net_block_4_linear_1_x_1[0][0][192*j103], &scratch.net_block_4_dense_1_x[0][0][0], &pNetBlock4Dense1W[73728*j103])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -24649,11 +24621,11 @@ type ocannlGPTTrainLossPart104 struct {
 // Part runs part j105 of the nest (0 <= j105 < 8).
 func (r113 *ocannlGPTTrainLossPart104) Part(j105 int) {
 	pNetBlock4Linear1W, scratch := r113.pNetBlock4Linear1W, r113.scratch
-	// float32 dot kernel M=48 N=1024 K=1536: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=1536: AVX512 4x4 tile, 2 k blocks of at most 768; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm33AVX512(&scratch.net_h4_1[0][0][48*j105], &pNetBlock4Linear1W[73728*j105], &scratch.net_block_4_linear_1_x[0][0][0])
+		ocannlGemm33AVX512(&scratch.net_h4_1[0][0][48*j105], &scratch.net_block_4_linear_1_x[0][0][0], &pNetBlock4Linear1W[73728*j105])
 	} else if ocannlAVX2 {
-		ocannlGemm33AVX2(&scratch.net_h4_1[0][0][48*j105], &pNetBlock4Linear1W[73728*j105], &scratch.net_block_4_linear_1_x[0][0][0])
+		ocannlGemm33AVX2(&scratch.net_h4_1[0][0][48*j105], &scratch.net_block_4_linear_1_x[0][0][0], &pNetBlock4Linear1W[73728*j105])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -24894,7 +24866,7 @@ func (r119 *ocannlGPTTrainLossPart110) Part(j111 int) {
 var ocannlGPTTrainLossPart110Records rt.Records[ocannlGPTTrainLossPart110]
 
 // ocannlGPTTrainLossPart111 is the task record of a loop nest of ocannlGPTTrainLoss that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTTrainLossPart111 struct {
 	pNetBlock5MaskedAttention1WQ *[147456]float32
 	scratch                      *ocannlGPTTrainLossScratch
@@ -24903,20 +24875,16 @@ type ocannlGPTTrainLossPart111 struct {
 // Part runs part j112 of the nest (0 <= j112 < 8).
 func (r120 *ocannlGPTTrainLossPart111) Part(j112 int) {
 	pNetBlock5MaskedAttention1WQ, scratch := r120.pNetBlock5MaskedAttention1WQ, r120.scratch
-	// float32 dot kernel M=384 N=16 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=384 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm28AVX512(&scratch.net_block_5_masked_attention_1_q[i0][16*j112][0][0], &pNetBlock5MaskedAttention1WQ[0], &scratch.net_block_5_masked_attention_1_x[i0][16*j112][0])
-		}
+		ocannlGemm28AVX512(&scratch.net_block_5_masked_attention_1_q[j112][0][0][0], &scratch.net_block_5_masked_attention_1_x[j112][0][0], &pNetBlock5MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm28AVX2(&scratch.net_block_5_masked_attention_1_q[i0][16*j112][0][0], &pNetBlock5MaskedAttention1WQ[0], &scratch.net_block_5_masked_attention_1_x[i0][16*j112][0])
-		}
+		ocannlGemm28AVX2(&scratch.net_block_5_masked_attention_1_q[j112][0][0][0], &scratch.net_block_5_masked_attention_1_x[j112][0][0], &pNetBlock5MaskedAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_5_masked_attention_1_xRow2 := &scratch.net_block_5_masked_attention_1_x[i0][i1+16*j112]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_5_masked_attention_1_xRow2 := &scratch.net_block_5_masked_attention_1_x[i0+j112][i1]
 				for i2 := range 6 {
 					for i3 := range 64 {
 						pNetBlock5MaskedAttention1WQRow := (*[384]float32)(pNetBlock5MaskedAttention1WQ[24576*i2+384*i3 : 24576*i2+384*i3+384])
@@ -24924,7 +24892,7 @@ func (r120 *ocannlGPTTrainLossPart111) Part(j112 int) {
 						for i4 := range 384 {
 							acc60 += pNetBlock5MaskedAttention1WQRow[i4] * net_block_5_masked_attention_1_xRow2[i4]
 						}
-						scratch.net_block_5_masked_attention_1_q[i0][i1+16*j112][i2][i3] = acc60
+						scratch.net_block_5_masked_attention_1_q[i0+j112][i1][i2][i3] = acc60
 					}
 				}
 			}
@@ -24936,7 +24904,7 @@ func (r120 *ocannlGPTTrainLossPart111) Part(j112 int) {
 var ocannlGPTTrainLossPart111Records rt.Records[ocannlGPTTrainLossPart111]
 
 // ocannlGPTTrainLossPart112 is the task record of a loop nest of ocannlGPTTrainLoss that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTTrainLossPart112 struct {
 	pNetBlock5MaskedAttention1WK *[147456]float32
 	scratch                      *ocannlGPTTrainLossScratch
@@ -24945,20 +24913,16 @@ type ocannlGPTTrainLossPart112 struct {
 // Part runs part j113 of the nest (0 <= j113 < 8).
 func (r121 *ocannlGPTTrainLossPart112) Part(j113 int) {
 	pNetBlock5MaskedAttention1WK, scratch := r121.pNetBlock5MaskedAttention1WK, r121.scratch
-	// float32 dot kernel M=384 N=16 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=384 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm28AVX512(&scratch.net_block_5_masked_attention_1_k[i0][16*j113][0][0], &pNetBlock5MaskedAttention1WK[0], &scratch.net_block_5_masked_attention_1_x[i0][16*j113][0])
-		}
+		ocannlGemm28AVX512(&scratch.net_block_5_masked_attention_1_k[j113][0][0][0], &scratch.net_block_5_masked_attention_1_x[j113][0][0], &pNetBlock5MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm28AVX2(&scratch.net_block_5_masked_attention_1_k[i0][16*j113][0][0], &pNetBlock5MaskedAttention1WK[0], &scratch.net_block_5_masked_attention_1_x[i0][16*j113][0])
-		}
+		ocannlGemm28AVX2(&scratch.net_block_5_masked_attention_1_k[j113][0][0][0], &scratch.net_block_5_masked_attention_1_x[j113][0][0], &pNetBlock5MaskedAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_5_masked_attention_1_xRow3 := &scratch.net_block_5_masked_attention_1_x[i0][i1+16*j113]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_5_masked_attention_1_xRow3 := &scratch.net_block_5_masked_attention_1_x[i0+j113][i1]
 				for i2 := range 6 {
 					for i3 := range 64 {
 						pNetBlock5MaskedAttention1WKRow := (*[384]float32)(pNetBlock5MaskedAttention1WK[24576*i2+384*i3 : 24576*i2+384*i3+384])
@@ -24966,7 +24930,7 @@ func (r121 *ocannlGPTTrainLossPart112) Part(j113 int) {
 						for i4 := range 384 {
 							acc61 += pNetBlock5MaskedAttention1WKRow[i4] * net_block_5_masked_attention_1_xRow3[i4]
 						}
-						scratch.net_block_5_masked_attention_1_k[i0][i1+16*j113][i2][i3] = acc61
+						scratch.net_block_5_masked_attention_1_k[i0+j113][i1][i2][i3] = acc61
 					}
 				}
 			}
@@ -24978,7 +24942,7 @@ func (r121 *ocannlGPTTrainLossPart112) Part(j113 int) {
 var ocannlGPTTrainLossPart112Records rt.Records[ocannlGPTTrainLossPart112]
 
 // ocannlGPTTrainLossPart113 is the task record of a loop nest of ocannlGPTTrainLoss that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTTrainLossPart113 struct {
 	pNetBlock5MaskedAttention1WV *[147456]float32
 	scratch                      *ocannlGPTTrainLossScratch
@@ -24987,20 +24951,16 @@ type ocannlGPTTrainLossPart113 struct {
 // Part runs part j114 of the nest (0 <= j114 < 8).
 func (r122 *ocannlGPTTrainLossPart113) Part(j114 int) {
 	pNetBlock5MaskedAttention1WV, scratch := r122.pNetBlock5MaskedAttention1WV, r122.scratch
-	// float32 dot kernel M=384 N=16 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=384 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm28AVX512(&scratch.net_block_5_masked_attention_1_v[i0][16*j114][0][0], &pNetBlock5MaskedAttention1WV[0], &scratch.net_block_5_masked_attention_1_x[i0][16*j114][0])
-		}
+		ocannlGemm28AVX512(&scratch.net_block_5_masked_attention_1_v[j114][0][0][0], &scratch.net_block_5_masked_attention_1_x[j114][0][0], &pNetBlock5MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm28AVX2(&scratch.net_block_5_masked_attention_1_v[i0][16*j114][0][0], &pNetBlock5MaskedAttention1WV[0], &scratch.net_block_5_masked_attention_1_x[i0][16*j114][0])
-		}
+		ocannlGemm28AVX2(&scratch.net_block_5_masked_attention_1_v[j114][0][0][0], &scratch.net_block_5_masked_attention_1_x[j114][0][0], &pNetBlock5MaskedAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_5_masked_attention_1_xRow4 := &scratch.net_block_5_masked_attention_1_x[i0][i1+16*j114]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_5_masked_attention_1_xRow4 := &scratch.net_block_5_masked_attention_1_x[i0+j114][i1]
 				for i2 := range 6 {
 					for i3 := range 64 {
 						pNetBlock5MaskedAttention1WVRow := (*[384]float32)(pNetBlock5MaskedAttention1WV[24576*i2+384*i3 : 24576*i2+384*i3+384])
@@ -25008,7 +24968,7 @@ func (r122 *ocannlGPTTrainLossPart113) Part(j114 int) {
 						for i4 := range 384 {
 							acc62 += pNetBlock5MaskedAttention1WVRow[i4] * net_block_5_masked_attention_1_xRow4[i4]
 						}
-						scratch.net_block_5_masked_attention_1_v[i0][i1+16*j114][i2][i3] = acc62
+						scratch.net_block_5_masked_attention_1_v[i0+j114][i1][i2][i3] = acc62
 					}
 				}
 			}
@@ -25312,11 +25272,11 @@ type ocannlGPTTrainLossPart121 struct {
 // Part runs part j122 of the nest (0 <= j122 < 8).
 func (r131 *ocannlGPTTrainLossPart121) Part(j122 int) {
 	pNetBlock5MaskedAttention1WO, scratch := r131.pNetBlock5MaskedAttention1WO, r131.scratch
-	// float32 dot kernel M=48 N=1024 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm31AVX512(&scratch.net_block_5_x1_1[0][0][48*j122], &pNetBlock5MaskedAttention1WO[18432*j122], &scratch.net_block_5_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm31AVX512(&scratch.net_block_5_x1_1[0][0][48*j122], &scratch.net_block_5_masked_attention_1_ctx[0][0][0][0], &pNetBlock5MaskedAttention1WO[18432*j122])
 	} else if ocannlAVX2 {
-		ocannlGemm31AVX2(&scratch.net_block_5_x1_1[0][0][48*j122], &pNetBlock5MaskedAttention1WO[18432*j122], &scratch.net_block_5_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm31AVX2(&scratch.net_block_5_x1_1[0][0][48*j122], &scratch.net_block_5_masked_attention_1_ctx[0][0][0][0], &pNetBlock5MaskedAttention1WO[18432*j122])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -25563,11 +25523,11 @@ type ocannlGPTTrainLossPart128 struct {
 // Part runs part j129 of the nest (0 <= j129 < 8).
 func (r138 *ocannlGPTTrainLossPart128) Part(j129 int) {
 	pNetBlock5Dense1W, scratch := r138.pNetBlock5Dense1W, r138.scratch
-	// float32 dot kernel M=192 N=1024 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=192 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm32AVX512(&scratch.net_block_5_linear_1_x_1[0][0][192*j129], &pNetBlock5Dense1W[73728*j129], &scratch.net_block_5_dense_1_x[0][0][0])
+		ocannlGemm32AVX512(&scratch.net_block_5_linear_1_x_1[0][0][192*j129], &scratch.net_block_5_dense_1_x[0][0][0], &pNetBlock5Dense1W[73728*j129])
 	} else if ocannlAVX2 {
-		ocannlGemm32AVX2(&scratch.net_block_5_linear_1_x_1[0][0][192*j129], &pNetBlock5Dense1W[73728*j129], &scratch.net_block_5_dense_1_x[0][0][0])
+		ocannlGemm32AVX2(&scratch.net_block_5_linear_1_x_1[0][0][192*j129], &scratch.net_block_5_dense_1_x[0][0][0], &pNetBlock5Dense1W[73728*j129])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -25642,11 +25602,11 @@ type ocannlGPTTrainLossPart130 struct {
 // Part runs part j131 of the nest (0 <= j131 < 8).
 func (r141 *ocannlGPTTrainLossPart130) Part(j131 int) {
 	pNetBlock5Linear1W, scratch := r141.pNetBlock5Linear1W, r141.scratch
-	// float32 dot kernel M=48 N=1024 K=1536: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=1536: AVX512 4x4 tile, 2 k blocks of at most 768; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm33AVX512(&scratch.net_h5_1[0][0][48*j131], &pNetBlock5Linear1W[73728*j131], &scratch.net_block_5_linear_1_x[0][0][0])
+		ocannlGemm33AVX512(&scratch.net_h5_1[0][0][48*j131], &scratch.net_block_5_linear_1_x[0][0][0], &pNetBlock5Linear1W[73728*j131])
 	} else if ocannlAVX2 {
-		ocannlGemm33AVX2(&scratch.net_h5_1[0][0][48*j131], &pNetBlock5Linear1W[73728*j131], &scratch.net_block_5_linear_1_x[0][0][0])
+		ocannlGemm33AVX2(&scratch.net_h5_1[0][0][48*j131], &scratch.net_block_5_linear_1_x[0][0][0], &pNetBlock5Linear1W[73728*j131])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -25887,7 +25847,7 @@ func (r147 *ocannlGPTTrainLossPart136) Part(j137 int) {
 var ocannlGPTTrainLossPart136Records rt.Records[ocannlGPTTrainLossPart136]
 
 // ocannlGPTTrainLossPart137 is the task record of a loop nest of ocannlGPTTrainLoss that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTTrainLossPart137 struct {
 	pNetBlock6MaskedAttention1WQ *[147456]float32
 	scratch                      *ocannlGPTTrainLossScratch
@@ -25896,20 +25856,16 @@ type ocannlGPTTrainLossPart137 struct {
 // Part runs part j138 of the nest (0 <= j138 < 8).
 func (r148 *ocannlGPTTrainLossPart137) Part(j138 int) {
 	pNetBlock6MaskedAttention1WQ, scratch := r148.pNetBlock6MaskedAttention1WQ, r148.scratch
-	// float32 dot kernel M=384 N=16 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=384 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm28AVX512(&scratch.net_block_6_masked_attention_1_q[i0][16*j138][0][0], &pNetBlock6MaskedAttention1WQ[0], &scratch.net_block_6_masked_attention_1_x[i0][16*j138][0])
-		}
+		ocannlGemm28AVX512(&scratch.net_block_6_masked_attention_1_q[j138][0][0][0], &scratch.net_block_6_masked_attention_1_x[j138][0][0], &pNetBlock6MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm28AVX2(&scratch.net_block_6_masked_attention_1_q[i0][16*j138][0][0], &pNetBlock6MaskedAttention1WQ[0], &scratch.net_block_6_masked_attention_1_x[i0][16*j138][0])
-		}
+		ocannlGemm28AVX2(&scratch.net_block_6_masked_attention_1_q[j138][0][0][0], &scratch.net_block_6_masked_attention_1_x[j138][0][0], &pNetBlock6MaskedAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_6_masked_attention_1_xRow2 := &scratch.net_block_6_masked_attention_1_x[i0][i1+16*j138]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_6_masked_attention_1_xRow2 := &scratch.net_block_6_masked_attention_1_x[i0+j138][i1]
 				for i2 := range 6 {
 					for i3 := range 64 {
 						pNetBlock6MaskedAttention1WQRow := (*[384]float32)(pNetBlock6MaskedAttention1WQ[24576*i2+384*i3 : 24576*i2+384*i3+384])
@@ -25917,7 +25873,7 @@ func (r148 *ocannlGPTTrainLossPart137) Part(j138 int) {
 						for i4 := range 384 {
 							acc74 += pNetBlock6MaskedAttention1WQRow[i4] * net_block_6_masked_attention_1_xRow2[i4]
 						}
-						scratch.net_block_6_masked_attention_1_q[i0][i1+16*j138][i2][i3] = acc74
+						scratch.net_block_6_masked_attention_1_q[i0+j138][i1][i2][i3] = acc74
 					}
 				}
 			}
@@ -25929,7 +25885,7 @@ func (r148 *ocannlGPTTrainLossPart137) Part(j138 int) {
 var ocannlGPTTrainLossPart137Records rt.Records[ocannlGPTTrainLossPart137]
 
 // ocannlGPTTrainLossPart138 is the task record of a loop nest of ocannlGPTTrainLoss that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTTrainLossPart138 struct {
 	pNetBlock6MaskedAttention1WK *[147456]float32
 	scratch                      *ocannlGPTTrainLossScratch
@@ -25938,20 +25894,16 @@ type ocannlGPTTrainLossPart138 struct {
 // Part runs part j139 of the nest (0 <= j139 < 8).
 func (r149 *ocannlGPTTrainLossPart138) Part(j139 int) {
 	pNetBlock6MaskedAttention1WK, scratch := r149.pNetBlock6MaskedAttention1WK, r149.scratch
-	// float32 dot kernel M=384 N=16 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=384 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm28AVX512(&scratch.net_block_6_masked_attention_1_k[i0][16*j139][0][0], &pNetBlock6MaskedAttention1WK[0], &scratch.net_block_6_masked_attention_1_x[i0][16*j139][0])
-		}
+		ocannlGemm28AVX512(&scratch.net_block_6_masked_attention_1_k[j139][0][0][0], &scratch.net_block_6_masked_attention_1_x[j139][0][0], &pNetBlock6MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm28AVX2(&scratch.net_block_6_masked_attention_1_k[i0][16*j139][0][0], &pNetBlock6MaskedAttention1WK[0], &scratch.net_block_6_masked_attention_1_x[i0][16*j139][0])
-		}
+		ocannlGemm28AVX2(&scratch.net_block_6_masked_attention_1_k[j139][0][0][0], &scratch.net_block_6_masked_attention_1_x[j139][0][0], &pNetBlock6MaskedAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_6_masked_attention_1_xRow3 := &scratch.net_block_6_masked_attention_1_x[i0][i1+16*j139]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_6_masked_attention_1_xRow3 := &scratch.net_block_6_masked_attention_1_x[i0+j139][i1]
 				for i2 := range 6 {
 					for i3 := range 64 {
 						pNetBlock6MaskedAttention1WKRow := (*[384]float32)(pNetBlock6MaskedAttention1WK[24576*i2+384*i3 : 24576*i2+384*i3+384])
@@ -25959,7 +25911,7 @@ func (r149 *ocannlGPTTrainLossPart138) Part(j139 int) {
 						for i4 := range 384 {
 							acc75 += pNetBlock6MaskedAttention1WKRow[i4] * net_block_6_masked_attention_1_xRow3[i4]
 						}
-						scratch.net_block_6_masked_attention_1_k[i0][i1+16*j139][i2][i3] = acc75
+						scratch.net_block_6_masked_attention_1_k[i0+j139][i1][i2][i3] = acc75
 					}
 				}
 			}
@@ -25971,7 +25923,7 @@ func (r149 *ocannlGPTTrainLossPart138) Part(j139 int) {
 var ocannlGPTTrainLossPart138Records rt.Records[ocannlGPTTrainLossPart138]
 
 // ocannlGPTTrainLossPart139 is the task record of a loop nest of ocannlGPTTrainLoss that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTTrainLossPart139 struct {
 	pNetBlock6MaskedAttention1WV *[147456]float32
 	scratch                      *ocannlGPTTrainLossScratch
@@ -25980,20 +25932,16 @@ type ocannlGPTTrainLossPart139 struct {
 // Part runs part j140 of the nest (0 <= j140 < 8).
 func (r150 *ocannlGPTTrainLossPart139) Part(j140 int) {
 	pNetBlock6MaskedAttention1WV, scratch := r150.pNetBlock6MaskedAttention1WV, r150.scratch
-	// float32 dot kernel M=384 N=16 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=384 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm28AVX512(&scratch.net_block_6_masked_attention_1_v[i0][16*j140][0][0], &pNetBlock6MaskedAttention1WV[0], &scratch.net_block_6_masked_attention_1_x[i0][16*j140][0])
-		}
+		ocannlGemm28AVX512(&scratch.net_block_6_masked_attention_1_v[j140][0][0][0], &scratch.net_block_6_masked_attention_1_x[j140][0][0], &pNetBlock6MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm28AVX2(&scratch.net_block_6_masked_attention_1_v[i0][16*j140][0][0], &pNetBlock6MaskedAttention1WV[0], &scratch.net_block_6_masked_attention_1_x[i0][16*j140][0])
-		}
+		ocannlGemm28AVX2(&scratch.net_block_6_masked_attention_1_v[j140][0][0][0], &scratch.net_block_6_masked_attention_1_x[j140][0][0], &pNetBlock6MaskedAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_6_masked_attention_1_xRow4 := &scratch.net_block_6_masked_attention_1_x[i0][i1+16*j140]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_6_masked_attention_1_xRow4 := &scratch.net_block_6_masked_attention_1_x[i0+j140][i1]
 				for i2 := range 6 {
 					for i3 := range 64 {
 						pNetBlock6MaskedAttention1WVRow := (*[384]float32)(pNetBlock6MaskedAttention1WV[24576*i2+384*i3 : 24576*i2+384*i3+384])
@@ -26001,7 +25949,7 @@ func (r150 *ocannlGPTTrainLossPart139) Part(j140 int) {
 						for i4 := range 384 {
 							acc76 += pNetBlock6MaskedAttention1WVRow[i4] * net_block_6_masked_attention_1_xRow4[i4]
 						}
-						scratch.net_block_6_masked_attention_1_v[i0][i1+16*j140][i2][i3] = acc76
+						scratch.net_block_6_masked_attention_1_v[i0+j140][i1][i2][i3] = acc76
 					}
 				}
 			}
@@ -26305,11 +26253,11 @@ type ocannlGPTTrainLossPart147 struct {
 // Part runs part j148 of the nest (0 <= j148 < 8).
 func (r159 *ocannlGPTTrainLossPart147) Part(j148 int) {
 	pNetBlock6MaskedAttention1WO, scratch := r159.pNetBlock6MaskedAttention1WO, r159.scratch
-	// float32 dot kernel M=48 N=1024 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm31AVX512(&scratch.net_block_6_x1_1[0][0][48*j148], &pNetBlock6MaskedAttention1WO[18432*j148], &scratch.net_block_6_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm31AVX512(&scratch.net_block_6_x1_1[0][0][48*j148], &scratch.net_block_6_masked_attention_1_ctx[0][0][0][0], &pNetBlock6MaskedAttention1WO[18432*j148])
 	} else if ocannlAVX2 {
-		ocannlGemm31AVX2(&scratch.net_block_6_x1_1[0][0][48*j148], &pNetBlock6MaskedAttention1WO[18432*j148], &scratch.net_block_6_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm31AVX2(&scratch.net_block_6_x1_1[0][0][48*j148], &scratch.net_block_6_masked_attention_1_ctx[0][0][0][0], &pNetBlock6MaskedAttention1WO[18432*j148])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -26556,11 +26504,11 @@ type ocannlGPTTrainLossPart154 struct {
 // Part runs part j155 of the nest (0 <= j155 < 8).
 func (r166 *ocannlGPTTrainLossPart154) Part(j155 int) {
 	pNetBlock6Dense1W, scratch := r166.pNetBlock6Dense1W, r166.scratch
-	// float32 dot kernel M=192 N=1024 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=192 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm32AVX512(&scratch.net_block_6_linear_1_x_1[0][0][192*j155], &pNetBlock6Dense1W[73728*j155], &scratch.net_block_6_dense_1_x[0][0][0])
+		ocannlGemm32AVX512(&scratch.net_block_6_linear_1_x_1[0][0][192*j155], &scratch.net_block_6_dense_1_x[0][0][0], &pNetBlock6Dense1W[73728*j155])
 	} else if ocannlAVX2 {
-		ocannlGemm32AVX2(&scratch.net_block_6_linear_1_x_1[0][0][192*j155], &pNetBlock6Dense1W[73728*j155], &scratch.net_block_6_dense_1_x[0][0][0])
+		ocannlGemm32AVX2(&scratch.net_block_6_linear_1_x_1[0][0][192*j155], &scratch.net_block_6_dense_1_x[0][0][0], &pNetBlock6Dense1W[73728*j155])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -26635,11 +26583,11 @@ type ocannlGPTTrainLossPart156 struct {
 // Part runs part j157 of the nest (0 <= j157 < 8).
 func (r169 *ocannlGPTTrainLossPart156) Part(j157 int) {
 	pNetBlock6Linear1W, scratch := r169.pNetBlock6Linear1W, r169.scratch
-	// float32 dot kernel M=48 N=1024 K=1536: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=1536: AVX512 4x4 tile, 2 k blocks of at most 768; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm33AVX512(&scratch.net_h6_1[0][0][48*j157], &pNetBlock6Linear1W[73728*j157], &scratch.net_block_6_linear_1_x[0][0][0])
+		ocannlGemm33AVX512(&scratch.net_h6_1[0][0][48*j157], &scratch.net_block_6_linear_1_x[0][0][0], &pNetBlock6Linear1W[73728*j157])
 	} else if ocannlAVX2 {
-		ocannlGemm33AVX2(&scratch.net_h6_1[0][0][48*j157], &pNetBlock6Linear1W[73728*j157], &scratch.net_block_6_linear_1_x[0][0][0])
+		ocannlGemm33AVX2(&scratch.net_h6_1[0][0][48*j157], &scratch.net_block_6_linear_1_x[0][0][0], &pNetBlock6Linear1W[73728*j157])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -26889,11 +26837,11 @@ type ocannlGPTTrainLossPart163 struct {
 // Part runs part j164 of the nest (0 <= j164 < 8).
 func (r176 *ocannlGPTTrainLossPart163) Part(j164 int) {
 	pNetLinear1W, scratch := r176.pNetLinear1W, r176.scratch
-	// float32 dot kernel M=32 N=1024 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=32 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm34AVX512(&scratch.train_cross_entropy_1_logits_1[0][0][32*j164], &pNetLinear1W[12288*j164], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm34AVX512(&scratch.train_cross_entropy_1_logits_1[0][0][32*j164], &scratch.net_linear_1_x[0][0][0], &pNetLinear1W[12288*j164])
 	} else if ocannlAVX2 {
-		ocannlGemm34AVX2(&scratch.train_cross_entropy_1_logits_1[0][0][32*j164], &pNetLinear1W[12288*j164], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm34AVX2(&scratch.train_cross_entropy_1_logits_1[0][0][32*j164], &scratch.net_linear_1_x[0][0][0], &pNetLinear1W[12288*j164])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -33160,45 +33108,44 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	*rec8 = ocannlGPTBackwardPart7{}
 	ocannlGPTBackwardPart7Records.Put(rec8)
 
+	// _net.block#1.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.3
+
+	scratch.net_block_1_masked_attention_1_scores_2[0] = 8
+
 	// net.block#1.masked_attention#1/q = compose "*" of net.block#1.masked_attention#1.w_q, net.block#1.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec9 := ocannlGPTBackwardPart8Records.Get()
 	rec9.pNetBlock1MaskedAttention1WQ = pNetBlock1MaskedAttention1WQ
 	rec9.scratch = scratch
 
 	// net.block#1.masked_attention#1/k = compose "*" of net.block#1.masked_attention#1.w_k, net.block#1.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec10 := ocannlGPTBackwardPart9Records.Get()
 	rec10.pNetBlock1MaskedAttention1WK = pNetBlock1MaskedAttention1WK
 	rec10.scratch = scratch
 
 	// net.block#1.masked_attention#1/v = compose "*" of net.block#1.masked_attention#1.w_v, net.block#1.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec11 := ocannlGPTBackwardPart10Records.Get()
 	rec11.pNetBlock1MaskedAttention1WV = pNetBlock1MaskedAttention1WV
 	rec11.scratch = scratch
 
-	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// _net.block#1.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#1.masked_attention#1/q, net.block#1.masked_attention#1/k
+	// 8 parts of i0 on the pool.
+	rec12 := ocannlGPTBackwardPart11Records.Get()
+	rec12.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec9, rec10, rec11)
+	region.RunSeq(8, rec9, rec10, rec11, rec12)
 	*rec9 = ocannlGPTBackwardPart8{}
 	ocannlGPTBackwardPart8Records.Put(rec9)
 	*rec10 = ocannlGPTBackwardPart9{}
 	ocannlGPTBackwardPart9Records.Put(rec10)
 	*rec11 = ocannlGPTBackwardPart10{}
 	ocannlGPTBackwardPart10Records.Put(rec11)
-
-	// _net.block#1.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#1.masked_attention#1/q, net.block#1.masked_attention#1/k
-	// 8 parts of i0 on the pool.
-	rec12 := ocannlGPTBackwardPart11Records.Get()
-	rec12.scratch = scratch
-	region.Run(rec12, 8)
 	*rec12 = ocannlGPTBackwardPart11{}
 	ocannlGPTBackwardPart11Records.Put(rec12)
-
-	// _net.block#1.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.3
-
-	scratch.net_block_1_masked_attention_1_scores_2[0] = 8
 
 	// net.block#1.masked_attention#1/masked = pointwise where of mask, net.block#1.masked_attention#1/scores, _num.2, with net.block#1.masked_attention#1/scores = pointwise "/." of _net.block#1.masked_attention#1/scores.1, _net.block#1.masked_attention#1/scores.2 fused
 	// 8 parts of i1 on the pool.
@@ -33533,45 +33480,44 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	*rec37 = ocannlGPTBackwardPart36{}
 	ocannlGPTBackwardPart36Records.Put(rec37)
 
+	// _net.block#2.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.8
+
+	scratch.net_block_2_masked_attention_1_scores_2[0] = 8
+
 	// net.block#2.masked_attention#1/q = compose "*" of net.block#2.masked_attention#1.w_q, net.block#2.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec38 := ocannlGPTBackwardPart37Records.Get()
 	rec38.pNetBlock2MaskedAttention1WQ = pNetBlock2MaskedAttention1WQ
 	rec38.scratch = scratch
 
 	// net.block#2.masked_attention#1/k = compose "*" of net.block#2.masked_attention#1.w_k, net.block#2.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec39 := ocannlGPTBackwardPart38Records.Get()
 	rec39.pNetBlock2MaskedAttention1WK = pNetBlock2MaskedAttention1WK
 	rec39.scratch = scratch
 
 	// net.block#2.masked_attention#1/v = compose "*" of net.block#2.masked_attention#1.w_v, net.block#2.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec40 := ocannlGPTBackwardPart39Records.Get()
 	rec40.pNetBlock2MaskedAttention1WV = pNetBlock2MaskedAttention1WV
 	rec40.scratch = scratch
 
-	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// _net.block#2.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#2.masked_attention#1/q, net.block#2.masked_attention#1/k
+	// 8 parts of i0 on the pool.
+	rec41 := ocannlGPTBackwardPart40Records.Get()
+	rec41.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec38, rec39, rec40)
+	region.RunSeq(8, rec38, rec39, rec40, rec41)
 	*rec38 = ocannlGPTBackwardPart37{}
 	ocannlGPTBackwardPart37Records.Put(rec38)
 	*rec39 = ocannlGPTBackwardPart38{}
 	ocannlGPTBackwardPart38Records.Put(rec39)
 	*rec40 = ocannlGPTBackwardPart39{}
 	ocannlGPTBackwardPart39Records.Put(rec40)
-
-	// _net.block#2.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#2.masked_attention#1/q, net.block#2.masked_attention#1/k
-	// 8 parts of i0 on the pool.
-	rec41 := ocannlGPTBackwardPart40Records.Get()
-	rec41.scratch = scratch
-	region.Run(rec41, 8)
 	*rec41 = ocannlGPTBackwardPart40{}
 	ocannlGPTBackwardPart40Records.Put(rec41)
-
-	// _net.block#2.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.8
-
-	scratch.net_block_2_masked_attention_1_scores_2[0] = 8
 
 	// net.block#2.masked_attention#1/masked = pointwise where of mask, net.block#2.masked_attention#1/scores, _num.5, with net.block#2.masked_attention#1/scores = pointwise "/." of _net.block#2.masked_attention#1/scores.1, _net.block#2.masked_attention#1/scores.2 fused
 	// 8 parts of i1 on the pool.
@@ -33906,45 +33852,44 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	*rec66 = ocannlGPTBackwardPart65{}
 	ocannlGPTBackwardPart65Records.Put(rec66)
 
+	// _net.block#3.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.13
+
+	scratch.net_block_3_masked_attention_1_scores_2[0] = 8
+
 	// net.block#3.masked_attention#1/q = compose "*" of net.block#3.masked_attention#1.w_q, net.block#3.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec67 := ocannlGPTBackwardPart66Records.Get()
 	rec67.pNetBlock3MaskedAttention1WQ = pNetBlock3MaskedAttention1WQ
 	rec67.scratch = scratch
 
 	// net.block#3.masked_attention#1/k = compose "*" of net.block#3.masked_attention#1.w_k, net.block#3.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec68 := ocannlGPTBackwardPart67Records.Get()
 	rec68.pNetBlock3MaskedAttention1WK = pNetBlock3MaskedAttention1WK
 	rec68.scratch = scratch
 
 	// net.block#3.masked_attention#1/v = compose "*" of net.block#3.masked_attention#1.w_v, net.block#3.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec69 := ocannlGPTBackwardPart68Records.Get()
 	rec69.pNetBlock3MaskedAttention1WV = pNetBlock3MaskedAttention1WV
 	rec69.scratch = scratch
 
-	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// _net.block#3.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#3.masked_attention#1/q, net.block#3.masked_attention#1/k
+	// 8 parts of i0 on the pool.
+	rec70 := ocannlGPTBackwardPart69Records.Get()
+	rec70.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec67, rec68, rec69)
+	region.RunSeq(8, rec67, rec68, rec69, rec70)
 	*rec67 = ocannlGPTBackwardPart66{}
 	ocannlGPTBackwardPart66Records.Put(rec67)
 	*rec68 = ocannlGPTBackwardPart67{}
 	ocannlGPTBackwardPart67Records.Put(rec68)
 	*rec69 = ocannlGPTBackwardPart68{}
 	ocannlGPTBackwardPart68Records.Put(rec69)
-
-	// _net.block#3.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#3.masked_attention#1/q, net.block#3.masked_attention#1/k
-	// 8 parts of i0 on the pool.
-	rec70 := ocannlGPTBackwardPart69Records.Get()
-	rec70.scratch = scratch
-	region.Run(rec70, 8)
 	*rec70 = ocannlGPTBackwardPart69{}
 	ocannlGPTBackwardPart69Records.Put(rec70)
-
-	// _net.block#3.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.13
-
-	scratch.net_block_3_masked_attention_1_scores_2[0] = 8
 
 	// net.block#3.masked_attention#1/masked = pointwise where of mask, net.block#3.masked_attention#1/scores, _num.8, with net.block#3.masked_attention#1/scores = pointwise "/." of _net.block#3.masked_attention#1/scores.1, _net.block#3.masked_attention#1/scores.2 fused
 	// 8 parts of i1 on the pool.
@@ -34279,45 +34224,44 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	*rec95 = ocannlGPTBackwardPart94{}
 	ocannlGPTBackwardPart94Records.Put(rec95)
 
+	// _net.block#4.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.18
+
+	scratch.net_block_4_masked_attention_1_scores_2[0] = 8
+
 	// net.block#4.masked_attention#1/q = compose "*" of net.block#4.masked_attention#1.w_q, net.block#4.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec96 := ocannlGPTBackwardPart95Records.Get()
 	rec96.pNetBlock4MaskedAttention1WQ = pNetBlock4MaskedAttention1WQ
 	rec96.scratch = scratch
 
 	// net.block#4.masked_attention#1/k = compose "*" of net.block#4.masked_attention#1.w_k, net.block#4.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec97 := ocannlGPTBackwardPart96Records.Get()
 	rec97.pNetBlock4MaskedAttention1WK = pNetBlock4MaskedAttention1WK
 	rec97.scratch = scratch
 
 	// net.block#4.masked_attention#1/v = compose "*" of net.block#4.masked_attention#1.w_v, net.block#4.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec98 := ocannlGPTBackwardPart97Records.Get()
 	rec98.pNetBlock4MaskedAttention1WV = pNetBlock4MaskedAttention1WV
 	rec98.scratch = scratch
 
-	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// _net.block#4.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#4.masked_attention#1/q, net.block#4.masked_attention#1/k
+	// 8 parts of i0 on the pool.
+	rec99 := ocannlGPTBackwardPart98Records.Get()
+	rec99.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec96, rec97, rec98)
+	region.RunSeq(8, rec96, rec97, rec98, rec99)
 	*rec96 = ocannlGPTBackwardPart95{}
 	ocannlGPTBackwardPart95Records.Put(rec96)
 	*rec97 = ocannlGPTBackwardPart96{}
 	ocannlGPTBackwardPart96Records.Put(rec97)
 	*rec98 = ocannlGPTBackwardPart97{}
 	ocannlGPTBackwardPart97Records.Put(rec98)
-
-	// _net.block#4.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#4.masked_attention#1/q, net.block#4.masked_attention#1/k
-	// 8 parts of i0 on the pool.
-	rec99 := ocannlGPTBackwardPart98Records.Get()
-	rec99.scratch = scratch
-	region.Run(rec99, 8)
 	*rec99 = ocannlGPTBackwardPart98{}
 	ocannlGPTBackwardPart98Records.Put(rec99)
-
-	// _net.block#4.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.18
-
-	scratch.net_block_4_masked_attention_1_scores_2[0] = 8
 
 	// net.block#4.masked_attention#1/masked = pointwise where of mask, net.block#4.masked_attention#1/scores, _num.11, with net.block#4.masked_attention#1/scores = pointwise "/." of _net.block#4.masked_attention#1/scores.1, _net.block#4.masked_attention#1/scores.2 fused
 	// 8 parts of i1 on the pool.
@@ -34652,45 +34596,44 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	*rec124 = ocannlGPTBackwardPart123{}
 	ocannlGPTBackwardPart123Records.Put(rec124)
 
+	// _net.block#5.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.23
+
+	scratch.net_block_5_masked_attention_1_scores_2[0] = 8
+
 	// net.block#5.masked_attention#1/q = compose "*" of net.block#5.masked_attention#1.w_q, net.block#5.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec125 := ocannlGPTBackwardPart124Records.Get()
 	rec125.pNetBlock5MaskedAttention1WQ = pNetBlock5MaskedAttention1WQ
 	rec125.scratch = scratch
 
 	// net.block#5.masked_attention#1/k = compose "*" of net.block#5.masked_attention#1.w_k, net.block#5.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec126 := ocannlGPTBackwardPart125Records.Get()
 	rec126.pNetBlock5MaskedAttention1WK = pNetBlock5MaskedAttention1WK
 	rec126.scratch = scratch
 
 	// net.block#5.masked_attention#1/v = compose "*" of net.block#5.masked_attention#1.w_v, net.block#5.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec127 := ocannlGPTBackwardPart126Records.Get()
 	rec127.pNetBlock5MaskedAttention1WV = pNetBlock5MaskedAttention1WV
 	rec127.scratch = scratch
 
-	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// _net.block#5.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#5.masked_attention#1/q, net.block#5.masked_attention#1/k
+	// 8 parts of i0 on the pool.
+	rec128 := ocannlGPTBackwardPart127Records.Get()
+	rec128.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec125, rec126, rec127)
+	region.RunSeq(8, rec125, rec126, rec127, rec128)
 	*rec125 = ocannlGPTBackwardPart124{}
 	ocannlGPTBackwardPart124Records.Put(rec125)
 	*rec126 = ocannlGPTBackwardPart125{}
 	ocannlGPTBackwardPart125Records.Put(rec126)
 	*rec127 = ocannlGPTBackwardPart126{}
 	ocannlGPTBackwardPart126Records.Put(rec127)
-
-	// _net.block#5.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#5.masked_attention#1/q, net.block#5.masked_attention#1/k
-	// 8 parts of i0 on the pool.
-	rec128 := ocannlGPTBackwardPart127Records.Get()
-	rec128.scratch = scratch
-	region.Run(rec128, 8)
 	*rec128 = ocannlGPTBackwardPart127{}
 	ocannlGPTBackwardPart127Records.Put(rec128)
-
-	// _net.block#5.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.23
-
-	scratch.net_block_5_masked_attention_1_scores_2[0] = 8
 
 	// net.block#5.masked_attention#1/masked = pointwise where of mask, net.block#5.masked_attention#1/scores, _num.14, with net.block#5.masked_attention#1/scores = pointwise "/." of _net.block#5.masked_attention#1/scores.1, _net.block#5.masked_attention#1/scores.2 fused
 	// 8 parts of i1 on the pool.
@@ -35025,45 +34968,44 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	*rec153 = ocannlGPTBackwardPart152{}
 	ocannlGPTBackwardPart152Records.Put(rec153)
 
+	// _net.block#6.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.28
+
+	scratch.net_block_6_masked_attention_1_scores_2[0] = 8
+
 	// net.block#6.masked_attention#1/q = compose "*" of net.block#6.masked_attention#1.w_q, net.block#6.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec154 := ocannlGPTBackwardPart153Records.Get()
 	rec154.pNetBlock6MaskedAttention1WQ = pNetBlock6MaskedAttention1WQ
 	rec154.scratch = scratch
 
 	// net.block#6.masked_attention#1/k = compose "*" of net.block#6.masked_attention#1.w_k, net.block#6.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec155 := ocannlGPTBackwardPart154Records.Get()
 	rec155.pNetBlock6MaskedAttention1WK = pNetBlock6MaskedAttention1WK
 	rec155.scratch = scratch
 
 	// net.block#6.masked_attention#1/v = compose "*" of net.block#6.masked_attention#1.w_v, net.block#6.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec156 := ocannlGPTBackwardPart155Records.Get()
 	rec156.pNetBlock6MaskedAttention1WV = pNetBlock6MaskedAttention1WV
 	rec156.scratch = scratch
 
-	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// _net.block#6.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#6.masked_attention#1/q, net.block#6.masked_attention#1/k
+	// 8 parts of i0 on the pool.
+	rec157 := ocannlGPTBackwardPart156Records.Get()
+	rec157.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec154, rec155, rec156)
+	region.RunSeq(8, rec154, rec155, rec156, rec157)
 	*rec154 = ocannlGPTBackwardPart153{}
 	ocannlGPTBackwardPart153Records.Put(rec154)
 	*rec155 = ocannlGPTBackwardPart154{}
 	ocannlGPTBackwardPart154Records.Put(rec155)
 	*rec156 = ocannlGPTBackwardPart155{}
 	ocannlGPTBackwardPart155Records.Put(rec156)
-
-	// _net.block#6.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#6.masked_attention#1/q, net.block#6.masked_attention#1/k
-	// 8 parts of i0 on the pool.
-	rec157 := ocannlGPTBackwardPart156Records.Get()
-	rec157.scratch = scratch
-	region.Run(rec157, 8)
 	*rec157 = ocannlGPTBackwardPart156{}
 	ocannlGPTBackwardPart156Records.Put(rec157)
-
-	// _net.block#6.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.28
-
-	scratch.net_block_6_masked_attention_1_scores_2[0] = 8
 
 	// net.block#6.masked_attention#1/masked = pointwise where of mask, net.block#6.masked_attention#1/scores, _num.17, with net.block#6.masked_attention#1/scores = pointwise "/." of _net.block#6.masked_attention#1/scores.1, _net.block#6.masked_attention#1/scores.2 fused
 	// 8 parts of i1 on the pool.
@@ -35796,7 +35738,7 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_linear_1_x_grad = [8][128][384]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec205 := ocannlGPTBackwardPart204Records.Get()
 	rec205.pNetLinear1W = pNetLinear1W
 	rec205.scratch = scratch
@@ -36068,23 +36010,25 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	ocannlGPTBackwardPart220Records.Put(rec221)
 
 	// backprop of op 257 (_net/h6.1 = compose "*" of net.block#6.linear#1.w, net.block#6.linear#1/x): g1 =+ g * v2; g1 is net.block#6.linear#1.w.grad
-	// 8 parts of i2 on the pool.
+	// 8 parts of i3 on the pool.
 	rec222 := ocannlGPTBackwardPart221Records.Get()
 	rec222.gNetBlock6Linear1W = gNetBlock6Linear1W
 	rec222.scratch = scratch
-	region.Run(rec222, 8)
-	*rec222 = ocannlGPTBackwardPart221{}
-	ocannlGPTBackwardPart221Records.Put(rec222)
 
 	// backprop of op 257 (_net/h6.1 = compose "*" of net.block#6.linear#1.w, net.block#6.linear#1/x): g2 =+ v1 * g; g2 is net.block#6.linear#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_6_linear_1_x_grad = [8][128][1536]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i3 on the pool.
 	rec223 := ocannlGPTBackwardPart222Records.Get()
 	rec223.pNetBlock6Linear1W = pNetBlock6Linear1W
 	rec223.scratch = scratch
-	region.Run(rec223, 8)
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec222, rec223)
+	*rec222 = ocannlGPTBackwardPart221{}
+	ocannlGPTBackwardPart221Records.Put(rec222)
 	*rec223 = ocannlGPTBackwardPart222{}
 	ocannlGPTBackwardPart222Records.Put(rec223)
 
@@ -36144,7 +36088,7 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_6_dense_1_x_grad = [8][128][384]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec228 := ocannlGPTBackwardPart227Records.Get()
 	rec228.pNetBlock6Dense1W = pNetBlock6Dense1W
 	rec228.scratch = scratch
@@ -36393,13 +36337,10 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_6_masked_attention_1_ctx_grad = [8][128][6][64]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec244 := ocannlGPTBackwardPart243Records.Get()
 	rec244.pNetBlock6MaskedAttention1WO = pNetBlock6MaskedAttention1WO
 	rec244.scratch = scratch
-	region.Run(rec244, 8)
-	*rec244 = ocannlGPTBackwardPart243{}
-	ocannlGPTBackwardPart243Records.Put(rec244)
 
 	// backprop of op 240 (net.block#6.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#6.masked_attention#1/attn, net.block#6.masked_attention#1/v): g1 =+ g * v2; g1 is net.block#6.masked_attention#1/attn.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -36417,9 +36358,11 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	rec246 := ocannlGPTBackwardPart245Records.Get()
 	rec246.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec245, rec246)
+	region.RunSeq(8, rec244, rec245, rec246)
+	*rec244 = ocannlGPTBackwardPart243{}
+	ocannlGPTBackwardPart243Records.Put(rec244)
 	*rec245 = ocannlGPTBackwardPart244{}
 	ocannlGPTBackwardPart244Records.Put(rec245)
 	*rec246 = ocannlGPTBackwardPart245{}
@@ -36565,11 +36508,11 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	ocannlGPTBackwardPart257Records.Put(rec258)
 
 	// backprop of op 230 (net.block#6.masked_attention#1/v = compose "*" of net.block#6.masked_attention#1.w_v, net.block#6.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#6.masked_attention#1.w_v.grad
-	// 8 parts of i3 on the pool.
+	// 6 parts of i4 on the pool.
 	rec259 := ocannlGPTBackwardPart258Records.Get()
 	rec259.gNetBlock6MaskedAttention1WV = gNetBlock6MaskedAttention1WV
 	rec259.scratch = scratch
-	region.Run(rec259, 8)
+	region.Run(rec259, 6)
 	*rec259 = ocannlGPTBackwardPart258{}
 	ocannlGPTBackwardPart258Records.Put(rec259)
 
@@ -36577,7 +36520,7 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_6_masked_attention_1_x_grad = [8][128][384]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec260 := ocannlGPTBackwardPart259Records.Get()
 	rec260.pNetBlock6MaskedAttention1WV = pNetBlock6MaskedAttention1WV
 	rec260.scratch = scratch
@@ -36586,16 +36529,16 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	ocannlGPTBackwardPart259Records.Put(rec260)
 
 	// backprop of op 229 (net.block#6.masked_attention#1/k = compose "*" of net.block#6.masked_attention#1.w_k, net.block#6.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#6.masked_attention#1.w_k.grad
-	// 8 parts of i3 on the pool.
+	// 6 parts of i4 on the pool.
 	rec261 := ocannlGPTBackwardPart260Records.Get()
 	rec261.gNetBlock6MaskedAttention1WK = gNetBlock6MaskedAttention1WK
 	rec261.scratch = scratch
-	region.Run(rec261, 8)
+	region.Run(rec261, 6)
 	*rec261 = ocannlGPTBackwardPart260{}
 	ocannlGPTBackwardPart260Records.Put(rec261)
 
 	// backprop of op 229 (net.block#6.masked_attention#1/k = compose "*" of net.block#6.masked_attention#1.w_k, net.block#6.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#6.masked_attention#1/x.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec262 := ocannlGPTBackwardPart261Records.Get()
 	rec262.pNetBlock6MaskedAttention1WK = pNetBlock6MaskedAttention1WK
 	rec262.scratch = scratch
@@ -36604,16 +36547,16 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	ocannlGPTBackwardPart261Records.Put(rec262)
 
 	// backprop of op 228 (net.block#6.masked_attention#1/q = compose "*" of net.block#6.masked_attention#1.w_q, net.block#6.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#6.masked_attention#1.w_q.grad
-	// 8 parts of i3 on the pool.
+	// 6 parts of i4 on the pool.
 	rec263 := ocannlGPTBackwardPart262Records.Get()
 	rec263.gNetBlock6MaskedAttention1WQ = gNetBlock6MaskedAttention1WQ
 	rec263.scratch = scratch
-	region.Run(rec263, 8)
+	region.Run(rec263, 6)
 	*rec263 = ocannlGPTBackwardPart262{}
 	ocannlGPTBackwardPart262Records.Put(rec263)
 
 	// backprop of op 228 (net.block#6.masked_attention#1/q = compose "*" of net.block#6.masked_attention#1.w_q, net.block#6.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#6.masked_attention#1/x.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec264 := ocannlGPTBackwardPart263Records.Get()
 	rec264.pNetBlock6MaskedAttention1WQ = pNetBlock6MaskedAttention1WQ
 	rec264.scratch = scratch
@@ -36882,23 +36825,25 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	ocannlGPTBackwardPart279Records.Put(rec280)
 
 	// backprop of op 214 (_net/h5.1 = compose "*" of net.block#5.linear#1.w, net.block#5.linear#1/x): g1 =+ g * v2; g1 is net.block#5.linear#1.w.grad
-	// 8 parts of i2 on the pool.
+	// 8 parts of i3 on the pool.
 	rec281 := ocannlGPTBackwardPart280Records.Get()
 	rec281.gNetBlock5Linear1W = gNetBlock5Linear1W
 	rec281.scratch = scratch
-	region.Run(rec281, 8)
-	*rec281 = ocannlGPTBackwardPart280{}
-	ocannlGPTBackwardPart280Records.Put(rec281)
 
 	// backprop of op 214 (_net/h5.1 = compose "*" of net.block#5.linear#1.w, net.block#5.linear#1/x): g2 =+ v1 * g; g2 is net.block#5.linear#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_5_linear_1_x_grad = [8][128][1536]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i3 on the pool.
 	rec282 := ocannlGPTBackwardPart281Records.Get()
 	rec282.pNetBlock5Linear1W = pNetBlock5Linear1W
 	rec282.scratch = scratch
-	region.Run(rec282, 8)
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec281, rec282)
+	*rec281 = ocannlGPTBackwardPart280{}
+	ocannlGPTBackwardPart280Records.Put(rec281)
 	*rec282 = ocannlGPTBackwardPart281{}
 	ocannlGPTBackwardPart281Records.Put(rec282)
 
@@ -36958,7 +36903,7 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_5_dense_1_x_grad = [8][128][384]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec287 := ocannlGPTBackwardPart286Records.Get()
 	rec287.pNetBlock5Dense1W = pNetBlock5Dense1W
 	rec287.scratch = scratch
@@ -37207,13 +37152,10 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_5_masked_attention_1_ctx_grad = [8][128][6][64]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec303 := ocannlGPTBackwardPart302Records.Get()
 	rec303.pNetBlock5MaskedAttention1WO = pNetBlock5MaskedAttention1WO
 	rec303.scratch = scratch
-	region.Run(rec303, 8)
-	*rec303 = ocannlGPTBackwardPart302{}
-	ocannlGPTBackwardPart302Records.Put(rec303)
 
 	// backprop of op 197 (net.block#5.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#5.masked_attention#1/attn, net.block#5.masked_attention#1/v): g1 =+ g * v2; g1 is net.block#5.masked_attention#1/attn.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -37231,9 +37173,11 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	rec305 := ocannlGPTBackwardPart304Records.Get()
 	rec305.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec304, rec305)
+	region.RunSeq(8, rec303, rec304, rec305)
+	*rec303 = ocannlGPTBackwardPart302{}
+	ocannlGPTBackwardPart302Records.Put(rec303)
 	*rec304 = ocannlGPTBackwardPart303{}
 	ocannlGPTBackwardPart303Records.Put(rec304)
 	*rec305 = ocannlGPTBackwardPart304{}
@@ -37379,11 +37323,11 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	ocannlGPTBackwardPart316Records.Put(rec317)
 
 	// backprop of op 187 (net.block#5.masked_attention#1/v = compose "*" of net.block#5.masked_attention#1.w_v, net.block#5.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#5.masked_attention#1.w_v.grad
-	// 8 parts of i3 on the pool.
+	// 6 parts of i4 on the pool.
 	rec318 := ocannlGPTBackwardPart317Records.Get()
 	rec318.gNetBlock5MaskedAttention1WV = gNetBlock5MaskedAttention1WV
 	rec318.scratch = scratch
-	region.Run(rec318, 8)
+	region.Run(rec318, 6)
 	*rec318 = ocannlGPTBackwardPart317{}
 	ocannlGPTBackwardPart317Records.Put(rec318)
 
@@ -37391,7 +37335,7 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_5_masked_attention_1_x_grad = [8][128][384]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec319 := ocannlGPTBackwardPart318Records.Get()
 	rec319.pNetBlock5MaskedAttention1WV = pNetBlock5MaskedAttention1WV
 	rec319.scratch = scratch
@@ -37400,16 +37344,16 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	ocannlGPTBackwardPart318Records.Put(rec319)
 
 	// backprop of op 186 (net.block#5.masked_attention#1/k = compose "*" of net.block#5.masked_attention#1.w_k, net.block#5.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#5.masked_attention#1.w_k.grad
-	// 8 parts of i3 on the pool.
+	// 6 parts of i4 on the pool.
 	rec320 := ocannlGPTBackwardPart319Records.Get()
 	rec320.gNetBlock5MaskedAttention1WK = gNetBlock5MaskedAttention1WK
 	rec320.scratch = scratch
-	region.Run(rec320, 8)
+	region.Run(rec320, 6)
 	*rec320 = ocannlGPTBackwardPart319{}
 	ocannlGPTBackwardPart319Records.Put(rec320)
 
 	// backprop of op 186 (net.block#5.masked_attention#1/k = compose "*" of net.block#5.masked_attention#1.w_k, net.block#5.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#5.masked_attention#1/x.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec321 := ocannlGPTBackwardPart320Records.Get()
 	rec321.pNetBlock5MaskedAttention1WK = pNetBlock5MaskedAttention1WK
 	rec321.scratch = scratch
@@ -37418,16 +37362,16 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	ocannlGPTBackwardPart320Records.Put(rec321)
 
 	// backprop of op 185 (net.block#5.masked_attention#1/q = compose "*" of net.block#5.masked_attention#1.w_q, net.block#5.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#5.masked_attention#1.w_q.grad
-	// 8 parts of i3 on the pool.
+	// 6 parts of i4 on the pool.
 	rec322 := ocannlGPTBackwardPart321Records.Get()
 	rec322.gNetBlock5MaskedAttention1WQ = gNetBlock5MaskedAttention1WQ
 	rec322.scratch = scratch
-	region.Run(rec322, 8)
+	region.Run(rec322, 6)
 	*rec322 = ocannlGPTBackwardPart321{}
 	ocannlGPTBackwardPart321Records.Put(rec322)
 
 	// backprop of op 185 (net.block#5.masked_attention#1/q = compose "*" of net.block#5.masked_attention#1.w_q, net.block#5.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#5.masked_attention#1/x.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec323 := ocannlGPTBackwardPart322Records.Get()
 	rec323.pNetBlock5MaskedAttention1WQ = pNetBlock5MaskedAttention1WQ
 	rec323.scratch = scratch
@@ -37696,23 +37640,25 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	ocannlGPTBackwardPart338Records.Put(rec339)
 
 	// backprop of op 171 (_net/h4.1 = compose "*" of net.block#4.linear#1.w, net.block#4.linear#1/x): g1 =+ g * v2; g1 is net.block#4.linear#1.w.grad
-	// 8 parts of i2 on the pool.
+	// 8 parts of i3 on the pool.
 	rec340 := ocannlGPTBackwardPart339Records.Get()
 	rec340.gNetBlock4Linear1W = gNetBlock4Linear1W
 	rec340.scratch = scratch
-	region.Run(rec340, 8)
-	*rec340 = ocannlGPTBackwardPart339{}
-	ocannlGPTBackwardPart339Records.Put(rec340)
 
 	// backprop of op 171 (_net/h4.1 = compose "*" of net.block#4.linear#1.w, net.block#4.linear#1/x): g2 =+ v1 * g; g2 is net.block#4.linear#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_4_linear_1_x_grad = [8][128][1536]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i3 on the pool.
 	rec341 := ocannlGPTBackwardPart340Records.Get()
 	rec341.pNetBlock4Linear1W = pNetBlock4Linear1W
 	rec341.scratch = scratch
-	region.Run(rec341, 8)
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec340, rec341)
+	*rec340 = ocannlGPTBackwardPart339{}
+	ocannlGPTBackwardPart339Records.Put(rec340)
 	*rec341 = ocannlGPTBackwardPart340{}
 	ocannlGPTBackwardPart340Records.Put(rec341)
 
@@ -37772,7 +37718,7 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_4_dense_1_x_grad = [8][128][384]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec346 := ocannlGPTBackwardPart345Records.Get()
 	rec346.pNetBlock4Dense1W = pNetBlock4Dense1W
 	rec346.scratch = scratch
@@ -38021,13 +37967,10 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_4_masked_attention_1_ctx_grad = [8][128][6][64]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec362 := ocannlGPTBackwardPart361Records.Get()
 	rec362.pNetBlock4MaskedAttention1WO = pNetBlock4MaskedAttention1WO
 	rec362.scratch = scratch
-	region.Run(rec362, 8)
-	*rec362 = ocannlGPTBackwardPart361{}
-	ocannlGPTBackwardPart361Records.Put(rec362)
 
 	// backprop of op 154 (net.block#4.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#4.masked_attention#1/attn, net.block#4.masked_attention#1/v): g1 =+ g * v2; g1 is net.block#4.masked_attention#1/attn.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -38045,9 +37988,11 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	rec364 := ocannlGPTBackwardPart363Records.Get()
 	rec364.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec363, rec364)
+	region.RunSeq(8, rec362, rec363, rec364)
+	*rec362 = ocannlGPTBackwardPart361{}
+	ocannlGPTBackwardPart361Records.Put(rec362)
 	*rec363 = ocannlGPTBackwardPart362{}
 	ocannlGPTBackwardPart362Records.Put(rec363)
 	*rec364 = ocannlGPTBackwardPart363{}
@@ -38193,11 +38138,11 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	ocannlGPTBackwardPart375Records.Put(rec376)
 
 	// backprop of op 144 (net.block#4.masked_attention#1/v = compose "*" of net.block#4.masked_attention#1.w_v, net.block#4.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#4.masked_attention#1.w_v.grad
-	// 8 parts of i3 on the pool.
+	// 6 parts of i4 on the pool.
 	rec377 := ocannlGPTBackwardPart376Records.Get()
 	rec377.gNetBlock4MaskedAttention1WV = gNetBlock4MaskedAttention1WV
 	rec377.scratch = scratch
-	region.Run(rec377, 8)
+	region.Run(rec377, 6)
 	*rec377 = ocannlGPTBackwardPart376{}
 	ocannlGPTBackwardPart376Records.Put(rec377)
 
@@ -38205,7 +38150,7 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_4_masked_attention_1_x_grad = [8][128][384]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec378 := ocannlGPTBackwardPart377Records.Get()
 	rec378.pNetBlock4MaskedAttention1WV = pNetBlock4MaskedAttention1WV
 	rec378.scratch = scratch
@@ -38214,16 +38159,16 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	ocannlGPTBackwardPart377Records.Put(rec378)
 
 	// backprop of op 143 (net.block#4.masked_attention#1/k = compose "*" of net.block#4.masked_attention#1.w_k, net.block#4.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#4.masked_attention#1.w_k.grad
-	// 8 parts of i3 on the pool.
+	// 6 parts of i4 on the pool.
 	rec379 := ocannlGPTBackwardPart378Records.Get()
 	rec379.gNetBlock4MaskedAttention1WK = gNetBlock4MaskedAttention1WK
 	rec379.scratch = scratch
-	region.Run(rec379, 8)
+	region.Run(rec379, 6)
 	*rec379 = ocannlGPTBackwardPart378{}
 	ocannlGPTBackwardPart378Records.Put(rec379)
 
 	// backprop of op 143 (net.block#4.masked_attention#1/k = compose "*" of net.block#4.masked_attention#1.w_k, net.block#4.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#4.masked_attention#1/x.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec380 := ocannlGPTBackwardPart379Records.Get()
 	rec380.pNetBlock4MaskedAttention1WK = pNetBlock4MaskedAttention1WK
 	rec380.scratch = scratch
@@ -38232,16 +38177,16 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	ocannlGPTBackwardPart379Records.Put(rec380)
 
 	// backprop of op 142 (net.block#4.masked_attention#1/q = compose "*" of net.block#4.masked_attention#1.w_q, net.block#4.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#4.masked_attention#1.w_q.grad
-	// 8 parts of i3 on the pool.
+	// 6 parts of i4 on the pool.
 	rec381 := ocannlGPTBackwardPart380Records.Get()
 	rec381.gNetBlock4MaskedAttention1WQ = gNetBlock4MaskedAttention1WQ
 	rec381.scratch = scratch
-	region.Run(rec381, 8)
+	region.Run(rec381, 6)
 	*rec381 = ocannlGPTBackwardPart380{}
 	ocannlGPTBackwardPart380Records.Put(rec381)
 
 	// backprop of op 142 (net.block#4.masked_attention#1/q = compose "*" of net.block#4.masked_attention#1.w_q, net.block#4.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#4.masked_attention#1/x.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec382 := ocannlGPTBackwardPart381Records.Get()
 	rec382.pNetBlock4MaskedAttention1WQ = pNetBlock4MaskedAttention1WQ
 	rec382.scratch = scratch
@@ -38510,23 +38455,25 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	ocannlGPTBackwardPart397Records.Put(rec398)
 
 	// backprop of op 128 (_net/h3.1 = compose "*" of net.block#3.linear#1.w, net.block#3.linear#1/x): g1 =+ g * v2; g1 is net.block#3.linear#1.w.grad
-	// 8 parts of i2 on the pool.
+	// 8 parts of i3 on the pool.
 	rec399 := ocannlGPTBackwardPart398Records.Get()
 	rec399.gNetBlock3Linear1W = gNetBlock3Linear1W
 	rec399.scratch = scratch
-	region.Run(rec399, 8)
-	*rec399 = ocannlGPTBackwardPart398{}
-	ocannlGPTBackwardPart398Records.Put(rec399)
 
 	// backprop of op 128 (_net/h3.1 = compose "*" of net.block#3.linear#1.w, net.block#3.linear#1/x): g2 =+ v1 * g; g2 is net.block#3.linear#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_linear_1_x_grad = [8][128][1536]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i3 on the pool.
 	rec400 := ocannlGPTBackwardPart399Records.Get()
 	rec400.pNetBlock3Linear1W = pNetBlock3Linear1W
 	rec400.scratch = scratch
-	region.Run(rec400, 8)
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec399, rec400)
+	*rec399 = ocannlGPTBackwardPart398{}
+	ocannlGPTBackwardPart398Records.Put(rec399)
 	*rec400 = ocannlGPTBackwardPart399{}
 	ocannlGPTBackwardPart399Records.Put(rec400)
 
@@ -38586,7 +38533,7 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_dense_1_x_grad = [8][128][384]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec405 := ocannlGPTBackwardPart404Records.Get()
 	rec405.pNetBlock3Dense1W = pNetBlock3Dense1W
 	rec405.scratch = scratch
@@ -38835,13 +38782,10 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_masked_attention_1_ctx_grad = [8][128][6][64]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec421 := ocannlGPTBackwardPart420Records.Get()
 	rec421.pNetBlock3MaskedAttention1WO = pNetBlock3MaskedAttention1WO
 	rec421.scratch = scratch
-	region.Run(rec421, 8)
-	*rec421 = ocannlGPTBackwardPart420{}
-	ocannlGPTBackwardPart420Records.Put(rec421)
 
 	// backprop of op 111 (net.block#3.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#3.masked_attention#1/attn, net.block#3.masked_attention#1/v): g1 =+ g * v2; g1 is net.block#3.masked_attention#1/attn.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -38859,9 +38803,11 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	rec423 := ocannlGPTBackwardPart422Records.Get()
 	rec423.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec422, rec423)
+	region.RunSeq(8, rec421, rec422, rec423)
+	*rec421 = ocannlGPTBackwardPart420{}
+	ocannlGPTBackwardPart420Records.Put(rec421)
 	*rec422 = ocannlGPTBackwardPart421{}
 	ocannlGPTBackwardPart421Records.Put(rec422)
 	*rec423 = ocannlGPTBackwardPart422{}
@@ -39007,11 +38953,11 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	ocannlGPTBackwardPart434Records.Put(rec435)
 
 	// backprop of op 101 (net.block#3.masked_attention#1/v = compose "*" of net.block#3.masked_attention#1.w_v, net.block#3.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#3.masked_attention#1.w_v.grad
-	// 8 parts of i3 on the pool.
+	// 6 parts of i4 on the pool.
 	rec436 := ocannlGPTBackwardPart435Records.Get()
 	rec436.gNetBlock3MaskedAttention1WV = gNetBlock3MaskedAttention1WV
 	rec436.scratch = scratch
-	region.Run(rec436, 8)
+	region.Run(rec436, 6)
 	*rec436 = ocannlGPTBackwardPart435{}
 	ocannlGPTBackwardPart435Records.Put(rec436)
 
@@ -39019,7 +38965,7 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_masked_attention_1_x_grad = [8][128][384]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec437 := ocannlGPTBackwardPart436Records.Get()
 	rec437.pNetBlock3MaskedAttention1WV = pNetBlock3MaskedAttention1WV
 	rec437.scratch = scratch
@@ -39028,16 +38974,16 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	ocannlGPTBackwardPart436Records.Put(rec437)
 
 	// backprop of op 100 (net.block#3.masked_attention#1/k = compose "*" of net.block#3.masked_attention#1.w_k, net.block#3.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#3.masked_attention#1.w_k.grad
-	// 8 parts of i3 on the pool.
+	// 6 parts of i4 on the pool.
 	rec438 := ocannlGPTBackwardPart437Records.Get()
 	rec438.gNetBlock3MaskedAttention1WK = gNetBlock3MaskedAttention1WK
 	rec438.scratch = scratch
-	region.Run(rec438, 8)
+	region.Run(rec438, 6)
 	*rec438 = ocannlGPTBackwardPart437{}
 	ocannlGPTBackwardPart437Records.Put(rec438)
 
 	// backprop of op 100 (net.block#3.masked_attention#1/k = compose "*" of net.block#3.masked_attention#1.w_k, net.block#3.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#3.masked_attention#1/x.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec439 := ocannlGPTBackwardPart438Records.Get()
 	rec439.pNetBlock3MaskedAttention1WK = pNetBlock3MaskedAttention1WK
 	rec439.scratch = scratch
@@ -39046,16 +38992,16 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	ocannlGPTBackwardPart438Records.Put(rec439)
 
 	// backprop of op 99 (net.block#3.masked_attention#1/q = compose "*" of net.block#3.masked_attention#1.w_q, net.block#3.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#3.masked_attention#1.w_q.grad
-	// 8 parts of i3 on the pool.
+	// 6 parts of i4 on the pool.
 	rec440 := ocannlGPTBackwardPart439Records.Get()
 	rec440.gNetBlock3MaskedAttention1WQ = gNetBlock3MaskedAttention1WQ
 	rec440.scratch = scratch
-	region.Run(rec440, 8)
+	region.Run(rec440, 6)
 	*rec440 = ocannlGPTBackwardPart439{}
 	ocannlGPTBackwardPart439Records.Put(rec440)
 
 	// backprop of op 99 (net.block#3.masked_attention#1/q = compose "*" of net.block#3.masked_attention#1.w_q, net.block#3.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#3.masked_attention#1/x.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec441 := ocannlGPTBackwardPart440Records.Get()
 	rec441.pNetBlock3MaskedAttention1WQ = pNetBlock3MaskedAttention1WQ
 	rec441.scratch = scratch
@@ -39324,23 +39270,25 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	ocannlGPTBackwardPart456Records.Put(rec457)
 
 	// backprop of op 85 (_net/h2.1 = compose "*" of net.block#2.linear#1.w, net.block#2.linear#1/x): g1 =+ g * v2; g1 is net.block#2.linear#1.w.grad
-	// 8 parts of i2 on the pool.
+	// 8 parts of i3 on the pool.
 	rec458 := ocannlGPTBackwardPart457Records.Get()
 	rec458.gNetBlock2Linear1W = gNetBlock2Linear1W
 	rec458.scratch = scratch
-	region.Run(rec458, 8)
-	*rec458 = ocannlGPTBackwardPart457{}
-	ocannlGPTBackwardPart457Records.Put(rec458)
 
 	// backprop of op 85 (_net/h2.1 = compose "*" of net.block#2.linear#1.w, net.block#2.linear#1/x): g2 =+ v1 * g; g2 is net.block#2.linear#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_linear_1_x_grad = [8][128][1536]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i3 on the pool.
 	rec459 := ocannlGPTBackwardPart458Records.Get()
 	rec459.pNetBlock2Linear1W = pNetBlock2Linear1W
 	rec459.scratch = scratch
-	region.Run(rec459, 8)
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec458, rec459)
+	*rec458 = ocannlGPTBackwardPart457{}
+	ocannlGPTBackwardPart457Records.Put(rec458)
 	*rec459 = ocannlGPTBackwardPart458{}
 	ocannlGPTBackwardPart458Records.Put(rec459)
 
@@ -39400,7 +39348,7 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_dense_1_x_grad = [8][128][384]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec464 := ocannlGPTBackwardPart463Records.Get()
 	rec464.pNetBlock2Dense1W = pNetBlock2Dense1W
 	rec464.scratch = scratch
@@ -39649,13 +39597,10 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_ctx_grad = [8][128][6][64]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec480 := ocannlGPTBackwardPart479Records.Get()
 	rec480.pNetBlock2MaskedAttention1WO = pNetBlock2MaskedAttention1WO
 	rec480.scratch = scratch
-	region.Run(rec480, 8)
-	*rec480 = ocannlGPTBackwardPart479{}
-	ocannlGPTBackwardPart479Records.Put(rec480)
 
 	// backprop of op 68 (net.block#2.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#2.masked_attention#1/attn, net.block#2.masked_attention#1/v): g1 =+ g * v2; g1 is net.block#2.masked_attention#1/attn.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -39673,9 +39618,11 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	rec482 := ocannlGPTBackwardPart481Records.Get()
 	rec482.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec481, rec482)
+	region.RunSeq(8, rec480, rec481, rec482)
+	*rec480 = ocannlGPTBackwardPart479{}
+	ocannlGPTBackwardPart479Records.Put(rec480)
 	*rec481 = ocannlGPTBackwardPart480{}
 	ocannlGPTBackwardPart480Records.Put(rec481)
 	*rec482 = ocannlGPTBackwardPart481{}
@@ -39821,11 +39768,11 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	ocannlGPTBackwardPart493Records.Put(rec494)
 
 	// backprop of op 58 (net.block#2.masked_attention#1/v = compose "*" of net.block#2.masked_attention#1.w_v, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_v.grad
-	// 8 parts of i3 on the pool.
+	// 6 parts of i4 on the pool.
 	rec495 := ocannlGPTBackwardPart494Records.Get()
 	rec495.gNetBlock2MaskedAttention1WV = gNetBlock2MaskedAttention1WV
 	rec495.scratch = scratch
-	region.Run(rec495, 8)
+	region.Run(rec495, 6)
 	*rec495 = ocannlGPTBackwardPart494{}
 	ocannlGPTBackwardPart494Records.Put(rec495)
 
@@ -39833,7 +39780,7 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_x_grad = [8][128][384]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec496 := ocannlGPTBackwardPart495Records.Get()
 	rec496.pNetBlock2MaskedAttention1WV = pNetBlock2MaskedAttention1WV
 	rec496.scratch = scratch
@@ -39842,16 +39789,16 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	ocannlGPTBackwardPart495Records.Put(rec496)
 
 	// backprop of op 57 (net.block#2.masked_attention#1/k = compose "*" of net.block#2.masked_attention#1.w_k, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_k.grad
-	// 8 parts of i3 on the pool.
+	// 6 parts of i4 on the pool.
 	rec497 := ocannlGPTBackwardPart496Records.Get()
 	rec497.gNetBlock2MaskedAttention1WK = gNetBlock2MaskedAttention1WK
 	rec497.scratch = scratch
-	region.Run(rec497, 8)
+	region.Run(rec497, 6)
 	*rec497 = ocannlGPTBackwardPart496{}
 	ocannlGPTBackwardPart496Records.Put(rec497)
 
 	// backprop of op 57 (net.block#2.masked_attention#1/k = compose "*" of net.block#2.masked_attention#1.w_k, net.block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/x.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec498 := ocannlGPTBackwardPart497Records.Get()
 	rec498.pNetBlock2MaskedAttention1WK = pNetBlock2MaskedAttention1WK
 	rec498.scratch = scratch
@@ -39860,16 +39807,16 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	ocannlGPTBackwardPart497Records.Put(rec498)
 
 	// backprop of op 56 (net.block#2.masked_attention#1/q = compose "*" of net.block#2.masked_attention#1.w_q, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_q.grad
-	// 8 parts of i3 on the pool.
+	// 6 parts of i4 on the pool.
 	rec499 := ocannlGPTBackwardPart498Records.Get()
 	rec499.gNetBlock2MaskedAttention1WQ = gNetBlock2MaskedAttention1WQ
 	rec499.scratch = scratch
-	region.Run(rec499, 8)
+	region.Run(rec499, 6)
 	*rec499 = ocannlGPTBackwardPart498{}
 	ocannlGPTBackwardPart498Records.Put(rec499)
 
 	// backprop of op 56 (net.block#2.masked_attention#1/q = compose "*" of net.block#2.masked_attention#1.w_q, net.block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/x.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec500 := ocannlGPTBackwardPart499Records.Get()
 	rec500.pNetBlock2MaskedAttention1WQ = pNetBlock2MaskedAttention1WQ
 	rec500.scratch = scratch
@@ -40138,23 +40085,25 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	ocannlGPTBackwardPart515Records.Put(rec516)
 
 	// backprop of op 42 (_net/h1.1 = compose "*" of net.block#1.linear#1.w, net.block#1.linear#1/x): g1 =+ g * v2; g1 is net.block#1.linear#1.w.grad
-	// 8 parts of i2 on the pool.
+	// 8 parts of i3 on the pool.
 	rec517 := ocannlGPTBackwardPart516Records.Get()
 	rec517.gNetBlock1Linear1W = gNetBlock1Linear1W
 	rec517.scratch = scratch
-	region.Run(rec517, 8)
-	*rec517 = ocannlGPTBackwardPart516{}
-	ocannlGPTBackwardPart516Records.Put(rec517)
 
 	// backprop of op 42 (_net/h1.1 = compose "*" of net.block#1.linear#1.w, net.block#1.linear#1/x): g2 =+ v1 * g; g2 is net.block#1.linear#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_linear_1_x_grad = [8][128][1536]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i3 on the pool.
 	rec518 := ocannlGPTBackwardPart517Records.Get()
 	rec518.pNetBlock1Linear1W = pNetBlock1Linear1W
 	rec518.scratch = scratch
-	region.Run(rec518, 8)
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec517, rec518)
+	*rec517 = ocannlGPTBackwardPart516{}
+	ocannlGPTBackwardPart516Records.Put(rec517)
 	*rec518 = ocannlGPTBackwardPart517{}
 	ocannlGPTBackwardPart517Records.Put(rec518)
 
@@ -40214,7 +40163,7 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_dense_1_x_grad = [8][128][384]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec523 := ocannlGPTBackwardPart522Records.Get()
 	rec523.pNetBlock1Dense1W = pNetBlock1Dense1W
 	rec523.scratch = scratch
@@ -40463,13 +40412,10 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_ctx_grad = [8][128][6][64]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec539 := ocannlGPTBackwardPart538Records.Get()
 	rec539.pNetBlock1MaskedAttention1WO = pNetBlock1MaskedAttention1WO
 	rec539.scratch = scratch
-	region.Run(rec539, 8)
-	*rec539 = ocannlGPTBackwardPart538{}
-	ocannlGPTBackwardPart538Records.Put(rec539)
 
 	// backprop of op 25 (net.block#1.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#1.masked_attention#1/attn, net.block#1.masked_attention#1/v): g1 =+ g * v2; g1 is net.block#1.masked_attention#1/attn.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -40487,9 +40433,11 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	rec541 := ocannlGPTBackwardPart540Records.Get()
 	rec541.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec540, rec541)
+	region.RunSeq(8, rec539, rec540, rec541)
+	*rec539 = ocannlGPTBackwardPart538{}
+	ocannlGPTBackwardPart538Records.Put(rec539)
 	*rec540 = ocannlGPTBackwardPart539{}
 	ocannlGPTBackwardPart539Records.Put(rec540)
 	*rec541 = ocannlGPTBackwardPart540{}
@@ -40635,11 +40583,11 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	ocannlGPTBackwardPart552Records.Put(rec553)
 
 	// backprop of op 15 (net.block#1.masked_attention#1/v = compose "*" of net.block#1.masked_attention#1.w_v, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_v.grad
-	// 8 parts of i3 on the pool.
+	// 6 parts of i4 on the pool.
 	rec554 := ocannlGPTBackwardPart553Records.Get()
 	rec554.gNetBlock1MaskedAttention1WV = gNetBlock1MaskedAttention1WV
 	rec554.scratch = scratch
-	region.Run(rec554, 8)
+	region.Run(rec554, 6)
 	*rec554 = ocannlGPTBackwardPart553{}
 	ocannlGPTBackwardPart553Records.Put(rec554)
 
@@ -40647,7 +40595,7 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_x_grad = [8][128][384]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec555 := ocannlGPTBackwardPart554Records.Get()
 	rec555.pNetBlock1MaskedAttention1WV = pNetBlock1MaskedAttention1WV
 	rec555.scratch = scratch
@@ -40656,16 +40604,16 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	ocannlGPTBackwardPart554Records.Put(rec555)
 
 	// backprop of op 14 (net.block#1.masked_attention#1/k = compose "*" of net.block#1.masked_attention#1.w_k, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_k.grad
-	// 8 parts of i3 on the pool.
+	// 6 parts of i4 on the pool.
 	rec556 := ocannlGPTBackwardPart555Records.Get()
 	rec556.gNetBlock1MaskedAttention1WK = gNetBlock1MaskedAttention1WK
 	rec556.scratch = scratch
-	region.Run(rec556, 8)
+	region.Run(rec556, 6)
 	*rec556 = ocannlGPTBackwardPart555{}
 	ocannlGPTBackwardPart555Records.Put(rec556)
 
 	// backprop of op 14 (net.block#1.masked_attention#1/k = compose "*" of net.block#1.masked_attention#1.w_k, net.block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/x.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec557 := ocannlGPTBackwardPart556Records.Get()
 	rec557.pNetBlock1MaskedAttention1WK = pNetBlock1MaskedAttention1WK
 	rec557.scratch = scratch
@@ -40674,16 +40622,16 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	ocannlGPTBackwardPart556Records.Put(rec557)
 
 	// backprop of op 13 (net.block#1.masked_attention#1/q = compose "*" of net.block#1.masked_attention#1.w_q, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_q.grad
-	// 8 parts of i3 on the pool.
+	// 6 parts of i4 on the pool.
 	rec558 := ocannlGPTBackwardPart557Records.Get()
 	rec558.gNetBlock1MaskedAttention1WQ = gNetBlock1MaskedAttention1WQ
 	rec558.scratch = scratch
-	region.Run(rec558, 8)
+	region.Run(rec558, 6)
 	*rec558 = ocannlGPTBackwardPart557{}
 	ocannlGPTBackwardPart557Records.Put(rec558)
 
 	// backprop of op 13 (net.block#1.masked_attention#1/q = compose "*" of net.block#1.masked_attention#1.w_q, net.block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/x.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec559 := ocannlGPTBackwardPart558Records.Get()
 	rec559.pNetBlock1MaskedAttention1WQ = pNetBlock1MaskedAttention1WQ
 	rec559.scratch = scratch
@@ -40918,7 +40866,7 @@ func ocannlGPTBackward(tokens *[8][128][256]float32, targets *[8][128][256]float
 	ocannlGPTBackwardPart572Records.Put(rec573)
 
 	// backprop of op 0 (_net/h0.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
-	// 8 parts of i2 on the pool.
+	// 8 parts of i3 on the pool.
 	rec574 := ocannlGPTBackwardPart573Records.Get()
 	rec574.gNetEmb = gNetEmb
 	rec574.tokens = tokens
@@ -41477,11 +41425,11 @@ type ocannlGPTBackwardPart0 struct {
 // Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlGPTBackwardPart0) Part(j int) {
 	pNetEmb, tokens, scratch := r.pNetEmb, r.tokens, r.scratch
-	// float32 dot kernel M=48 N=1024 K=256: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=256: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm27AVX512(&scratch.net_h0_1[0][0][48*j], &pNetEmb[12288*j], &tokens[0][0][0])
+		ocannlGemm27AVX512(&scratch.net_h0_1[0][0][48*j], &tokens[0][0][0], &pNetEmb[12288*j])
 	} else if ocannlAVX2 {
-		ocannlGemm27AVX2(&scratch.net_h0_1[0][0][48*j], &pNetEmb[12288*j], &tokens[0][0][0])
+		ocannlGemm27AVX2(&scratch.net_h0_1[0][0][48*j], &tokens[0][0][0], &pNetEmb[12288*j])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -41756,7 +41704,7 @@ func (r8 *ocannlGPTBackwardPart7) Part(j8 int) {
 var ocannlGPTBackwardPart7Records rt.Records[ocannlGPTBackwardPart7]
 
 // ocannlGPTBackwardPart8 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart8 struct {
 	pNetBlock1MaskedAttention1WQ *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -41765,20 +41713,16 @@ type ocannlGPTBackwardPart8 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r9 *ocannlGPTBackwardPart8) Part(j9 int) {
 	pNetBlock1MaskedAttention1WQ, scratch := r9.pNetBlock1MaskedAttention1WQ, r9.scratch
-	// float32 dot kernel M=384 N=16 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=384 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm28AVX512(&scratch.net_block_1_masked_attention_1_q[i0][16*j9][0][0], &pNetBlock1MaskedAttention1WQ[0], &scratch.net_block_1_masked_attention_1_x[i0][16*j9][0])
-		}
+		ocannlGemm28AVX512(&scratch.net_block_1_masked_attention_1_q[j9][0][0][0], &scratch.net_block_1_masked_attention_1_x[j9][0][0], &pNetBlock1MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm28AVX2(&scratch.net_block_1_masked_attention_1_q[i0][16*j9][0][0], &pNetBlock1MaskedAttention1WQ[0], &scratch.net_block_1_masked_attention_1_x[i0][16*j9][0])
-		}
+		ocannlGemm28AVX2(&scratch.net_block_1_masked_attention_1_q[j9][0][0][0], &scratch.net_block_1_masked_attention_1_x[j9][0][0], &pNetBlock1MaskedAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_1_masked_attention_1_xRow2 := &scratch.net_block_1_masked_attention_1_x[i0][i1+16*j9]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_1_masked_attention_1_xRow2 := &scratch.net_block_1_masked_attention_1_x[i0+j9][i1]
 				for i2 := range 6 {
 					for i3 := range 64 {
 						pNetBlock1MaskedAttention1WQRow := (*[384]float32)(pNetBlock1MaskedAttention1WQ[24576*i2+384*i3 : 24576*i2+384*i3+384])
@@ -41786,7 +41730,7 @@ func (r9 *ocannlGPTBackwardPart8) Part(j9 int) {
 						for i4 := range 384 {
 							acc4 += pNetBlock1MaskedAttention1WQRow[i4] * net_block_1_masked_attention_1_xRow2[i4]
 						}
-						scratch.net_block_1_masked_attention_1_q[i0][i1+16*j9][i2][i3] = acc4
+						scratch.net_block_1_masked_attention_1_q[i0+j9][i1][i2][i3] = acc4
 					}
 				}
 			}
@@ -41798,7 +41742,7 @@ func (r9 *ocannlGPTBackwardPart8) Part(j9 int) {
 var ocannlGPTBackwardPart8Records rt.Records[ocannlGPTBackwardPart8]
 
 // ocannlGPTBackwardPart9 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart9 struct {
 	pNetBlock1MaskedAttention1WK *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -41807,20 +41751,16 @@ type ocannlGPTBackwardPart9 struct {
 // Part runs part j10 of the nest (0 <= j10 < 8).
 func (r10 *ocannlGPTBackwardPart9) Part(j10 int) {
 	pNetBlock1MaskedAttention1WK, scratch := r10.pNetBlock1MaskedAttention1WK, r10.scratch
-	// float32 dot kernel M=384 N=16 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=384 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm28AVX512(&scratch.net_block_1_masked_attention_1_k[i0][16*j10][0][0], &pNetBlock1MaskedAttention1WK[0], &scratch.net_block_1_masked_attention_1_x[i0][16*j10][0])
-		}
+		ocannlGemm28AVX512(&scratch.net_block_1_masked_attention_1_k[j10][0][0][0], &scratch.net_block_1_masked_attention_1_x[j10][0][0], &pNetBlock1MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm28AVX2(&scratch.net_block_1_masked_attention_1_k[i0][16*j10][0][0], &pNetBlock1MaskedAttention1WK[0], &scratch.net_block_1_masked_attention_1_x[i0][16*j10][0])
-		}
+		ocannlGemm28AVX2(&scratch.net_block_1_masked_attention_1_k[j10][0][0][0], &scratch.net_block_1_masked_attention_1_x[j10][0][0], &pNetBlock1MaskedAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_1_masked_attention_1_xRow3 := &scratch.net_block_1_masked_attention_1_x[i0][i1+16*j10]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_1_masked_attention_1_xRow3 := &scratch.net_block_1_masked_attention_1_x[i0+j10][i1]
 				for i2 := range 6 {
 					for i3 := range 64 {
 						pNetBlock1MaskedAttention1WKRow := (*[384]float32)(pNetBlock1MaskedAttention1WK[24576*i2+384*i3 : 24576*i2+384*i3+384])
@@ -41828,7 +41768,7 @@ func (r10 *ocannlGPTBackwardPart9) Part(j10 int) {
 						for i4 := range 384 {
 							acc5 += pNetBlock1MaskedAttention1WKRow[i4] * net_block_1_masked_attention_1_xRow3[i4]
 						}
-						scratch.net_block_1_masked_attention_1_k[i0][i1+16*j10][i2][i3] = acc5
+						scratch.net_block_1_masked_attention_1_k[i0+j10][i1][i2][i3] = acc5
 					}
 				}
 			}
@@ -41840,7 +41780,7 @@ func (r10 *ocannlGPTBackwardPart9) Part(j10 int) {
 var ocannlGPTBackwardPart9Records rt.Records[ocannlGPTBackwardPart9]
 
 // ocannlGPTBackwardPart10 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart10 struct {
 	pNetBlock1MaskedAttention1WV *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -41849,20 +41789,16 @@ type ocannlGPTBackwardPart10 struct {
 // Part runs part j11 of the nest (0 <= j11 < 8).
 func (r11 *ocannlGPTBackwardPart10) Part(j11 int) {
 	pNetBlock1MaskedAttention1WV, scratch := r11.pNetBlock1MaskedAttention1WV, r11.scratch
-	// float32 dot kernel M=384 N=16 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=384 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm28AVX512(&scratch.net_block_1_masked_attention_1_v[i0][16*j11][0][0], &pNetBlock1MaskedAttention1WV[0], &scratch.net_block_1_masked_attention_1_x[i0][16*j11][0])
-		}
+		ocannlGemm28AVX512(&scratch.net_block_1_masked_attention_1_v[j11][0][0][0], &scratch.net_block_1_masked_attention_1_x[j11][0][0], &pNetBlock1MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm28AVX2(&scratch.net_block_1_masked_attention_1_v[i0][16*j11][0][0], &pNetBlock1MaskedAttention1WV[0], &scratch.net_block_1_masked_attention_1_x[i0][16*j11][0])
-		}
+		ocannlGemm28AVX2(&scratch.net_block_1_masked_attention_1_v[j11][0][0][0], &scratch.net_block_1_masked_attention_1_x[j11][0][0], &pNetBlock1MaskedAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_1_masked_attention_1_xRow4 := &scratch.net_block_1_masked_attention_1_x[i0][i1+16*j11]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_1_masked_attention_1_xRow4 := &scratch.net_block_1_masked_attention_1_x[i0+j11][i1]
 				for i2 := range 6 {
 					for i3 := range 64 {
 						pNetBlock1MaskedAttention1WVRow := (*[384]float32)(pNetBlock1MaskedAttention1WV[24576*i2+384*i3 : 24576*i2+384*i3+384])
@@ -41870,7 +41806,7 @@ func (r11 *ocannlGPTBackwardPart10) Part(j11 int) {
 						for i4 := range 384 {
 							acc6 += pNetBlock1MaskedAttention1WVRow[i4] * net_block_1_masked_attention_1_xRow4[i4]
 						}
-						scratch.net_block_1_masked_attention_1_v[i0][i1+16*j11][i2][i3] = acc6
+						scratch.net_block_1_masked_attention_1_v[i0+j11][i1][i2][i3] = acc6
 					}
 				}
 			}
@@ -42174,11 +42110,11 @@ type ocannlGPTBackwardPart18 struct {
 // Part runs part j19 of the nest (0 <= j19 < 8).
 func (r20 *ocannlGPTBackwardPart18) Part(j19 int) {
 	pNetBlock1MaskedAttention1WO, scratch := r20.pNetBlock1MaskedAttention1WO, r20.scratch
-	// float32 dot kernel M=48 N=1024 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm31AVX512(&scratch.net_block_1_x1_1[0][0][48*j19], &pNetBlock1MaskedAttention1WO[18432*j19], &scratch.net_block_1_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm31AVX512(&scratch.net_block_1_x1_1[0][0][48*j19], &scratch.net_block_1_masked_attention_1_ctx[0][0][0][0], &pNetBlock1MaskedAttention1WO[18432*j19])
 	} else if ocannlAVX2 {
-		ocannlGemm31AVX2(&scratch.net_block_1_x1_1[0][0][48*j19], &pNetBlock1MaskedAttention1WO[18432*j19], &scratch.net_block_1_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm31AVX2(&scratch.net_block_1_x1_1[0][0][48*j19], &scratch.net_block_1_masked_attention_1_ctx[0][0][0][0], &pNetBlock1MaskedAttention1WO[18432*j19])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -42463,11 +42399,11 @@ type ocannlGPTBackwardPart26 struct {
 // Part runs part j27 of the nest (0 <= j27 < 8).
 func (r28 *ocannlGPTBackwardPart26) Part(j27 int) {
 	pNetBlock1Dense1W, scratch := r28.pNetBlock1Dense1W, r28.scratch
-	// float32 dot kernel M=192 N=1024 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=192 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm32AVX512(&scratch.net_block_1_linear_1_x_1[0][0][192*j27], &pNetBlock1Dense1W[73728*j27], &scratch.net_block_1_dense_1_x[0][0][0])
+		ocannlGemm32AVX512(&scratch.net_block_1_linear_1_x_1[0][0][192*j27], &scratch.net_block_1_dense_1_x[0][0][0], &pNetBlock1Dense1W[73728*j27])
 	} else if ocannlAVX2 {
-		ocannlGemm32AVX2(&scratch.net_block_1_linear_1_x_1[0][0][192*j27], &pNetBlock1Dense1W[73728*j27], &scratch.net_block_1_dense_1_x[0][0][0])
+		ocannlGemm32AVX2(&scratch.net_block_1_linear_1_x_1[0][0][192*j27], &scratch.net_block_1_dense_1_x[0][0][0], &pNetBlock1Dense1W[73728*j27])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -42576,11 +42512,11 @@ type ocannlGPTBackwardPart29 struct {
 // Part runs part j30 of the nest (0 <= j30 < 8).
 func (r32 *ocannlGPTBackwardPart29) Part(j30 int) {
 	pNetBlock1Linear1W, scratch := r32.pNetBlock1Linear1W, r32.scratch
-	// float32 dot kernel M=48 N=1024 K=1536: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=1536: AVX512 4x4 tile, 2 k blocks of at most 768; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm33AVX512(&scratch.net_h1_1[0][0][48*j30], &pNetBlock1Linear1W[73728*j30], &scratch.net_block_1_linear_1_x[0][0][0])
+		ocannlGemm33AVX512(&scratch.net_h1_1[0][0][48*j30], &scratch.net_block_1_linear_1_x[0][0][0], &pNetBlock1Linear1W[73728*j30])
 	} else if ocannlAVX2 {
-		ocannlGemm33AVX2(&scratch.net_h1_1[0][0][48*j30], &pNetBlock1Linear1W[73728*j30], &scratch.net_block_1_linear_1_x[0][0][0])
+		ocannlGemm33AVX2(&scratch.net_h1_1[0][0][48*j30], &scratch.net_block_1_linear_1_x[0][0][0], &pNetBlock1Linear1W[73728*j30])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -42859,7 +42795,7 @@ func (r39 *ocannlGPTBackwardPart36) Part(j37 int) {
 var ocannlGPTBackwardPart36Records rt.Records[ocannlGPTBackwardPart36]
 
 // ocannlGPTBackwardPart37 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart37 struct {
 	pNetBlock2MaskedAttention1WQ *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -42868,20 +42804,16 @@ type ocannlGPTBackwardPart37 struct {
 // Part runs part j38 of the nest (0 <= j38 < 8).
 func (r40 *ocannlGPTBackwardPart37) Part(j38 int) {
 	pNetBlock2MaskedAttention1WQ, scratch := r40.pNetBlock2MaskedAttention1WQ, r40.scratch
-	// float32 dot kernel M=384 N=16 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=384 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm28AVX512(&scratch.net_block_2_masked_attention_1_q[i0][16*j38][0][0], &pNetBlock2MaskedAttention1WQ[0], &scratch.net_block_2_masked_attention_1_x[i0][16*j38][0])
-		}
+		ocannlGemm28AVX512(&scratch.net_block_2_masked_attention_1_q[j38][0][0][0], &scratch.net_block_2_masked_attention_1_x[j38][0][0], &pNetBlock2MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm28AVX2(&scratch.net_block_2_masked_attention_1_q[i0][16*j38][0][0], &pNetBlock2MaskedAttention1WQ[0], &scratch.net_block_2_masked_attention_1_x[i0][16*j38][0])
-		}
+		ocannlGemm28AVX2(&scratch.net_block_2_masked_attention_1_q[j38][0][0][0], &scratch.net_block_2_masked_attention_1_x[j38][0][0], &pNetBlock2MaskedAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_2_masked_attention_1_xRow2 := &scratch.net_block_2_masked_attention_1_x[i0][i1+16*j38]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_2_masked_attention_1_xRow2 := &scratch.net_block_2_masked_attention_1_x[i0+j38][i1]
 				for i2 := range 6 {
 					for i3 := range 64 {
 						pNetBlock2MaskedAttention1WQRow := (*[384]float32)(pNetBlock2MaskedAttention1WQ[24576*i2+384*i3 : 24576*i2+384*i3+384])
@@ -42889,7 +42821,7 @@ func (r40 *ocannlGPTBackwardPart37) Part(j38 int) {
 						for i4 := range 384 {
 							acc18 += pNetBlock2MaskedAttention1WQRow[i4] * net_block_2_masked_attention_1_xRow2[i4]
 						}
-						scratch.net_block_2_masked_attention_1_q[i0][i1+16*j38][i2][i3] = acc18
+						scratch.net_block_2_masked_attention_1_q[i0+j38][i1][i2][i3] = acc18
 					}
 				}
 			}
@@ -42901,7 +42833,7 @@ func (r40 *ocannlGPTBackwardPart37) Part(j38 int) {
 var ocannlGPTBackwardPart37Records rt.Records[ocannlGPTBackwardPart37]
 
 // ocannlGPTBackwardPart38 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart38 struct {
 	pNetBlock2MaskedAttention1WK *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -42910,20 +42842,16 @@ type ocannlGPTBackwardPart38 struct {
 // Part runs part j39 of the nest (0 <= j39 < 8).
 func (r41 *ocannlGPTBackwardPart38) Part(j39 int) {
 	pNetBlock2MaskedAttention1WK, scratch := r41.pNetBlock2MaskedAttention1WK, r41.scratch
-	// float32 dot kernel M=384 N=16 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=384 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm28AVX512(&scratch.net_block_2_masked_attention_1_k[i0][16*j39][0][0], &pNetBlock2MaskedAttention1WK[0], &scratch.net_block_2_masked_attention_1_x[i0][16*j39][0])
-		}
+		ocannlGemm28AVX512(&scratch.net_block_2_masked_attention_1_k[j39][0][0][0], &scratch.net_block_2_masked_attention_1_x[j39][0][0], &pNetBlock2MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm28AVX2(&scratch.net_block_2_masked_attention_1_k[i0][16*j39][0][0], &pNetBlock2MaskedAttention1WK[0], &scratch.net_block_2_masked_attention_1_x[i0][16*j39][0])
-		}
+		ocannlGemm28AVX2(&scratch.net_block_2_masked_attention_1_k[j39][0][0][0], &scratch.net_block_2_masked_attention_1_x[j39][0][0], &pNetBlock2MaskedAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_2_masked_attention_1_xRow3 := &scratch.net_block_2_masked_attention_1_x[i0][i1+16*j39]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_2_masked_attention_1_xRow3 := &scratch.net_block_2_masked_attention_1_x[i0+j39][i1]
 				for i2 := range 6 {
 					for i3 := range 64 {
 						pNetBlock2MaskedAttention1WKRow := (*[384]float32)(pNetBlock2MaskedAttention1WK[24576*i2+384*i3 : 24576*i2+384*i3+384])
@@ -42931,7 +42859,7 @@ func (r41 *ocannlGPTBackwardPart38) Part(j39 int) {
 						for i4 := range 384 {
 							acc19 += pNetBlock2MaskedAttention1WKRow[i4] * net_block_2_masked_attention_1_xRow3[i4]
 						}
-						scratch.net_block_2_masked_attention_1_k[i0][i1+16*j39][i2][i3] = acc19
+						scratch.net_block_2_masked_attention_1_k[i0+j39][i1][i2][i3] = acc19
 					}
 				}
 			}
@@ -42943,7 +42871,7 @@ func (r41 *ocannlGPTBackwardPart38) Part(j39 int) {
 var ocannlGPTBackwardPart38Records rt.Records[ocannlGPTBackwardPart38]
 
 // ocannlGPTBackwardPart39 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart39 struct {
 	pNetBlock2MaskedAttention1WV *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -42952,20 +42880,16 @@ type ocannlGPTBackwardPart39 struct {
 // Part runs part j40 of the nest (0 <= j40 < 8).
 func (r42 *ocannlGPTBackwardPart39) Part(j40 int) {
 	pNetBlock2MaskedAttention1WV, scratch := r42.pNetBlock2MaskedAttention1WV, r42.scratch
-	// float32 dot kernel M=384 N=16 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=384 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm28AVX512(&scratch.net_block_2_masked_attention_1_v[i0][16*j40][0][0], &pNetBlock2MaskedAttention1WV[0], &scratch.net_block_2_masked_attention_1_x[i0][16*j40][0])
-		}
+		ocannlGemm28AVX512(&scratch.net_block_2_masked_attention_1_v[j40][0][0][0], &scratch.net_block_2_masked_attention_1_x[j40][0][0], &pNetBlock2MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm28AVX2(&scratch.net_block_2_masked_attention_1_v[i0][16*j40][0][0], &pNetBlock2MaskedAttention1WV[0], &scratch.net_block_2_masked_attention_1_x[i0][16*j40][0])
-		}
+		ocannlGemm28AVX2(&scratch.net_block_2_masked_attention_1_v[j40][0][0][0], &scratch.net_block_2_masked_attention_1_x[j40][0][0], &pNetBlock2MaskedAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_2_masked_attention_1_xRow4 := &scratch.net_block_2_masked_attention_1_x[i0][i1+16*j40]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_2_masked_attention_1_xRow4 := &scratch.net_block_2_masked_attention_1_x[i0+j40][i1]
 				for i2 := range 6 {
 					for i3 := range 64 {
 						pNetBlock2MaskedAttention1WVRow := (*[384]float32)(pNetBlock2MaskedAttention1WV[24576*i2+384*i3 : 24576*i2+384*i3+384])
@@ -42973,7 +42897,7 @@ func (r42 *ocannlGPTBackwardPart39) Part(j40 int) {
 						for i4 := range 384 {
 							acc20 += pNetBlock2MaskedAttention1WVRow[i4] * net_block_2_masked_attention_1_xRow4[i4]
 						}
-						scratch.net_block_2_masked_attention_1_v[i0][i1+16*j40][i2][i3] = acc20
+						scratch.net_block_2_masked_attention_1_v[i0+j40][i1][i2][i3] = acc20
 					}
 				}
 			}
@@ -43277,11 +43201,11 @@ type ocannlGPTBackwardPart47 struct {
 // Part runs part j48 of the nest (0 <= j48 < 8).
 func (r51 *ocannlGPTBackwardPart47) Part(j48 int) {
 	pNetBlock2MaskedAttention1WO, scratch := r51.pNetBlock2MaskedAttention1WO, r51.scratch
-	// float32 dot kernel M=48 N=1024 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm31AVX512(&scratch.net_block_2_x1_1[0][0][48*j48], &pNetBlock2MaskedAttention1WO[18432*j48], &scratch.net_block_2_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm31AVX512(&scratch.net_block_2_x1_1[0][0][48*j48], &scratch.net_block_2_masked_attention_1_ctx[0][0][0][0], &pNetBlock2MaskedAttention1WO[18432*j48])
 	} else if ocannlAVX2 {
-		ocannlGemm31AVX2(&scratch.net_block_2_x1_1[0][0][48*j48], &pNetBlock2MaskedAttention1WO[18432*j48], &scratch.net_block_2_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm31AVX2(&scratch.net_block_2_x1_1[0][0][48*j48], &scratch.net_block_2_masked_attention_1_ctx[0][0][0][0], &pNetBlock2MaskedAttention1WO[18432*j48])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -43566,11 +43490,11 @@ type ocannlGPTBackwardPart55 struct {
 // Part runs part j56 of the nest (0 <= j56 < 8).
 func (r59 *ocannlGPTBackwardPart55) Part(j56 int) {
 	pNetBlock2Dense1W, scratch := r59.pNetBlock2Dense1W, r59.scratch
-	// float32 dot kernel M=192 N=1024 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=192 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm32AVX512(&scratch.net_block_2_linear_1_x_1[0][0][192*j56], &pNetBlock2Dense1W[73728*j56], &scratch.net_block_2_dense_1_x[0][0][0])
+		ocannlGemm32AVX512(&scratch.net_block_2_linear_1_x_1[0][0][192*j56], &scratch.net_block_2_dense_1_x[0][0][0], &pNetBlock2Dense1W[73728*j56])
 	} else if ocannlAVX2 {
-		ocannlGemm32AVX2(&scratch.net_block_2_linear_1_x_1[0][0][192*j56], &pNetBlock2Dense1W[73728*j56], &scratch.net_block_2_dense_1_x[0][0][0])
+		ocannlGemm32AVX2(&scratch.net_block_2_linear_1_x_1[0][0][192*j56], &scratch.net_block_2_dense_1_x[0][0][0], &pNetBlock2Dense1W[73728*j56])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -43679,11 +43603,11 @@ type ocannlGPTBackwardPart58 struct {
 // Part runs part j59 of the nest (0 <= j59 < 8).
 func (r63 *ocannlGPTBackwardPart58) Part(j59 int) {
 	pNetBlock2Linear1W, scratch := r63.pNetBlock2Linear1W, r63.scratch
-	// float32 dot kernel M=48 N=1024 K=1536: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=1536: AVX512 4x4 tile, 2 k blocks of at most 768; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm33AVX512(&scratch.net_h2_1[0][0][48*j59], &pNetBlock2Linear1W[73728*j59], &scratch.net_block_2_linear_1_x[0][0][0])
+		ocannlGemm33AVX512(&scratch.net_h2_1[0][0][48*j59], &scratch.net_block_2_linear_1_x[0][0][0], &pNetBlock2Linear1W[73728*j59])
 	} else if ocannlAVX2 {
-		ocannlGemm33AVX2(&scratch.net_h2_1[0][0][48*j59], &pNetBlock2Linear1W[73728*j59], &scratch.net_block_2_linear_1_x[0][0][0])
+		ocannlGemm33AVX2(&scratch.net_h2_1[0][0][48*j59], &scratch.net_block_2_linear_1_x[0][0][0], &pNetBlock2Linear1W[73728*j59])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -43962,7 +43886,7 @@ func (r70 *ocannlGPTBackwardPart65) Part(j66 int) {
 var ocannlGPTBackwardPart65Records rt.Records[ocannlGPTBackwardPart65]
 
 // ocannlGPTBackwardPart66 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart66 struct {
 	pNetBlock3MaskedAttention1WQ *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -43971,20 +43895,16 @@ type ocannlGPTBackwardPart66 struct {
 // Part runs part j67 of the nest (0 <= j67 < 8).
 func (r71 *ocannlGPTBackwardPart66) Part(j67 int) {
 	pNetBlock3MaskedAttention1WQ, scratch := r71.pNetBlock3MaskedAttention1WQ, r71.scratch
-	// float32 dot kernel M=384 N=16 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=384 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm28AVX512(&scratch.net_block_3_masked_attention_1_q[i0][16*j67][0][0], &pNetBlock3MaskedAttention1WQ[0], &scratch.net_block_3_masked_attention_1_x[i0][16*j67][0])
-		}
+		ocannlGemm28AVX512(&scratch.net_block_3_masked_attention_1_q[j67][0][0][0], &scratch.net_block_3_masked_attention_1_x[j67][0][0], &pNetBlock3MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm28AVX2(&scratch.net_block_3_masked_attention_1_q[i0][16*j67][0][0], &pNetBlock3MaskedAttention1WQ[0], &scratch.net_block_3_masked_attention_1_x[i0][16*j67][0])
-		}
+		ocannlGemm28AVX2(&scratch.net_block_3_masked_attention_1_q[j67][0][0][0], &scratch.net_block_3_masked_attention_1_x[j67][0][0], &pNetBlock3MaskedAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_3_masked_attention_1_xRow2 := &scratch.net_block_3_masked_attention_1_x[i0][i1+16*j67]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_3_masked_attention_1_xRow2 := &scratch.net_block_3_masked_attention_1_x[i0+j67][i1]
 				for i2 := range 6 {
 					for i3 := range 64 {
 						pNetBlock3MaskedAttention1WQRow := (*[384]float32)(pNetBlock3MaskedAttention1WQ[24576*i2+384*i3 : 24576*i2+384*i3+384])
@@ -43992,7 +43912,7 @@ func (r71 *ocannlGPTBackwardPart66) Part(j67 int) {
 						for i4 := range 384 {
 							acc32 += pNetBlock3MaskedAttention1WQRow[i4] * net_block_3_masked_attention_1_xRow2[i4]
 						}
-						scratch.net_block_3_masked_attention_1_q[i0][i1+16*j67][i2][i3] = acc32
+						scratch.net_block_3_masked_attention_1_q[i0+j67][i1][i2][i3] = acc32
 					}
 				}
 			}
@@ -44004,7 +43924,7 @@ func (r71 *ocannlGPTBackwardPart66) Part(j67 int) {
 var ocannlGPTBackwardPart66Records rt.Records[ocannlGPTBackwardPart66]
 
 // ocannlGPTBackwardPart67 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart67 struct {
 	pNetBlock3MaskedAttention1WK *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -44013,20 +43933,16 @@ type ocannlGPTBackwardPart67 struct {
 // Part runs part j68 of the nest (0 <= j68 < 8).
 func (r72 *ocannlGPTBackwardPart67) Part(j68 int) {
 	pNetBlock3MaskedAttention1WK, scratch := r72.pNetBlock3MaskedAttention1WK, r72.scratch
-	// float32 dot kernel M=384 N=16 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=384 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm28AVX512(&scratch.net_block_3_masked_attention_1_k[i0][16*j68][0][0], &pNetBlock3MaskedAttention1WK[0], &scratch.net_block_3_masked_attention_1_x[i0][16*j68][0])
-		}
+		ocannlGemm28AVX512(&scratch.net_block_3_masked_attention_1_k[j68][0][0][0], &scratch.net_block_3_masked_attention_1_x[j68][0][0], &pNetBlock3MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm28AVX2(&scratch.net_block_3_masked_attention_1_k[i0][16*j68][0][0], &pNetBlock3MaskedAttention1WK[0], &scratch.net_block_3_masked_attention_1_x[i0][16*j68][0])
-		}
+		ocannlGemm28AVX2(&scratch.net_block_3_masked_attention_1_k[j68][0][0][0], &scratch.net_block_3_masked_attention_1_x[j68][0][0], &pNetBlock3MaskedAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_3_masked_attention_1_xRow3 := &scratch.net_block_3_masked_attention_1_x[i0][i1+16*j68]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_3_masked_attention_1_xRow3 := &scratch.net_block_3_masked_attention_1_x[i0+j68][i1]
 				for i2 := range 6 {
 					for i3 := range 64 {
 						pNetBlock3MaskedAttention1WKRow := (*[384]float32)(pNetBlock3MaskedAttention1WK[24576*i2+384*i3 : 24576*i2+384*i3+384])
@@ -44034,7 +43950,7 @@ func (r72 *ocannlGPTBackwardPart67) Part(j68 int) {
 						for i4 := range 384 {
 							acc33 += pNetBlock3MaskedAttention1WKRow[i4] * net_block_3_masked_attention_1_xRow3[i4]
 						}
-						scratch.net_block_3_masked_attention_1_k[i0][i1+16*j68][i2][i3] = acc33
+						scratch.net_block_3_masked_attention_1_k[i0+j68][i1][i2][i3] = acc33
 					}
 				}
 			}
@@ -44046,7 +43962,7 @@ func (r72 *ocannlGPTBackwardPart67) Part(j68 int) {
 var ocannlGPTBackwardPart67Records rt.Records[ocannlGPTBackwardPart67]
 
 // ocannlGPTBackwardPart68 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart68 struct {
 	pNetBlock3MaskedAttention1WV *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -44055,20 +43971,16 @@ type ocannlGPTBackwardPart68 struct {
 // Part runs part j69 of the nest (0 <= j69 < 8).
 func (r73 *ocannlGPTBackwardPart68) Part(j69 int) {
 	pNetBlock3MaskedAttention1WV, scratch := r73.pNetBlock3MaskedAttention1WV, r73.scratch
-	// float32 dot kernel M=384 N=16 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=384 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm28AVX512(&scratch.net_block_3_masked_attention_1_v[i0][16*j69][0][0], &pNetBlock3MaskedAttention1WV[0], &scratch.net_block_3_masked_attention_1_x[i0][16*j69][0])
-		}
+		ocannlGemm28AVX512(&scratch.net_block_3_masked_attention_1_v[j69][0][0][0], &scratch.net_block_3_masked_attention_1_x[j69][0][0], &pNetBlock3MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm28AVX2(&scratch.net_block_3_masked_attention_1_v[i0][16*j69][0][0], &pNetBlock3MaskedAttention1WV[0], &scratch.net_block_3_masked_attention_1_x[i0][16*j69][0])
-		}
+		ocannlGemm28AVX2(&scratch.net_block_3_masked_attention_1_v[j69][0][0][0], &scratch.net_block_3_masked_attention_1_x[j69][0][0], &pNetBlock3MaskedAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_3_masked_attention_1_xRow4 := &scratch.net_block_3_masked_attention_1_x[i0][i1+16*j69]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_3_masked_attention_1_xRow4 := &scratch.net_block_3_masked_attention_1_x[i0+j69][i1]
 				for i2 := range 6 {
 					for i3 := range 64 {
 						pNetBlock3MaskedAttention1WVRow := (*[384]float32)(pNetBlock3MaskedAttention1WV[24576*i2+384*i3 : 24576*i2+384*i3+384])
@@ -44076,7 +43988,7 @@ func (r73 *ocannlGPTBackwardPart68) Part(j69 int) {
 						for i4 := range 384 {
 							acc34 += pNetBlock3MaskedAttention1WVRow[i4] * net_block_3_masked_attention_1_xRow4[i4]
 						}
-						scratch.net_block_3_masked_attention_1_v[i0][i1+16*j69][i2][i3] = acc34
+						scratch.net_block_3_masked_attention_1_v[i0+j69][i1][i2][i3] = acc34
 					}
 				}
 			}
@@ -44380,11 +44292,11 @@ type ocannlGPTBackwardPart76 struct {
 // Part runs part j77 of the nest (0 <= j77 < 8).
 func (r82 *ocannlGPTBackwardPart76) Part(j77 int) {
 	pNetBlock3MaskedAttention1WO, scratch := r82.pNetBlock3MaskedAttention1WO, r82.scratch
-	// float32 dot kernel M=48 N=1024 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm31AVX512(&scratch.net_block_3_x1_1[0][0][48*j77], &pNetBlock3MaskedAttention1WO[18432*j77], &scratch.net_block_3_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm31AVX512(&scratch.net_block_3_x1_1[0][0][48*j77], &scratch.net_block_3_masked_attention_1_ctx[0][0][0][0], &pNetBlock3MaskedAttention1WO[18432*j77])
 	} else if ocannlAVX2 {
-		ocannlGemm31AVX2(&scratch.net_block_3_x1_1[0][0][48*j77], &pNetBlock3MaskedAttention1WO[18432*j77], &scratch.net_block_3_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm31AVX2(&scratch.net_block_3_x1_1[0][0][48*j77], &scratch.net_block_3_masked_attention_1_ctx[0][0][0][0], &pNetBlock3MaskedAttention1WO[18432*j77])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -44669,11 +44581,11 @@ type ocannlGPTBackwardPart84 struct {
 // Part runs part j85 of the nest (0 <= j85 < 8).
 func (r90 *ocannlGPTBackwardPart84) Part(j85 int) {
 	pNetBlock3Dense1W, scratch := r90.pNetBlock3Dense1W, r90.scratch
-	// float32 dot kernel M=192 N=1024 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=192 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm32AVX512(&scratch.net_block_3_linear_1_x_1[0][0][192*j85], &pNetBlock3Dense1W[73728*j85], &scratch.net_block_3_dense_1_x[0][0][0])
+		ocannlGemm32AVX512(&scratch.net_block_3_linear_1_x_1[0][0][192*j85], &scratch.net_block_3_dense_1_x[0][0][0], &pNetBlock3Dense1W[73728*j85])
 	} else if ocannlAVX2 {
-		ocannlGemm32AVX2(&scratch.net_block_3_linear_1_x_1[0][0][192*j85], &pNetBlock3Dense1W[73728*j85], &scratch.net_block_3_dense_1_x[0][0][0])
+		ocannlGemm32AVX2(&scratch.net_block_3_linear_1_x_1[0][0][192*j85], &scratch.net_block_3_dense_1_x[0][0][0], &pNetBlock3Dense1W[73728*j85])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -44782,11 +44694,11 @@ type ocannlGPTBackwardPart87 struct {
 // Part runs part j88 of the nest (0 <= j88 < 8).
 func (r94 *ocannlGPTBackwardPart87) Part(j88 int) {
 	pNetBlock3Linear1W, scratch := r94.pNetBlock3Linear1W, r94.scratch
-	// float32 dot kernel M=48 N=1024 K=1536: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=1536: AVX512 4x4 tile, 2 k blocks of at most 768; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm33AVX512(&scratch.net_h3_1[0][0][48*j88], &pNetBlock3Linear1W[73728*j88], &scratch.net_block_3_linear_1_x[0][0][0])
+		ocannlGemm33AVX512(&scratch.net_h3_1[0][0][48*j88], &scratch.net_block_3_linear_1_x[0][0][0], &pNetBlock3Linear1W[73728*j88])
 	} else if ocannlAVX2 {
-		ocannlGemm33AVX2(&scratch.net_h3_1[0][0][48*j88], &pNetBlock3Linear1W[73728*j88], &scratch.net_block_3_linear_1_x[0][0][0])
+		ocannlGemm33AVX2(&scratch.net_h3_1[0][0][48*j88], &scratch.net_block_3_linear_1_x[0][0][0], &pNetBlock3Linear1W[73728*j88])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -45065,7 +44977,7 @@ func (r101 *ocannlGPTBackwardPart94) Part(j95 int) {
 var ocannlGPTBackwardPart94Records rt.Records[ocannlGPTBackwardPart94]
 
 // ocannlGPTBackwardPart95 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart95 struct {
 	pNetBlock4MaskedAttention1WQ *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -45074,20 +44986,16 @@ type ocannlGPTBackwardPart95 struct {
 // Part runs part j96 of the nest (0 <= j96 < 8).
 func (r102 *ocannlGPTBackwardPart95) Part(j96 int) {
 	pNetBlock4MaskedAttention1WQ, scratch := r102.pNetBlock4MaskedAttention1WQ, r102.scratch
-	// float32 dot kernel M=384 N=16 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=384 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm28AVX512(&scratch.net_block_4_masked_attention_1_q[i0][16*j96][0][0], &pNetBlock4MaskedAttention1WQ[0], &scratch.net_block_4_masked_attention_1_x[i0][16*j96][0])
-		}
+		ocannlGemm28AVX512(&scratch.net_block_4_masked_attention_1_q[j96][0][0][0], &scratch.net_block_4_masked_attention_1_x[j96][0][0], &pNetBlock4MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm28AVX2(&scratch.net_block_4_masked_attention_1_q[i0][16*j96][0][0], &pNetBlock4MaskedAttention1WQ[0], &scratch.net_block_4_masked_attention_1_x[i0][16*j96][0])
-		}
+		ocannlGemm28AVX2(&scratch.net_block_4_masked_attention_1_q[j96][0][0][0], &scratch.net_block_4_masked_attention_1_x[j96][0][0], &pNetBlock4MaskedAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_4_masked_attention_1_xRow2 := &scratch.net_block_4_masked_attention_1_x[i0][i1+16*j96]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_4_masked_attention_1_xRow2 := &scratch.net_block_4_masked_attention_1_x[i0+j96][i1]
 				for i2 := range 6 {
 					for i3 := range 64 {
 						pNetBlock4MaskedAttention1WQRow := (*[384]float32)(pNetBlock4MaskedAttention1WQ[24576*i2+384*i3 : 24576*i2+384*i3+384])
@@ -45095,7 +45003,7 @@ func (r102 *ocannlGPTBackwardPart95) Part(j96 int) {
 						for i4 := range 384 {
 							acc46 += pNetBlock4MaskedAttention1WQRow[i4] * net_block_4_masked_attention_1_xRow2[i4]
 						}
-						scratch.net_block_4_masked_attention_1_q[i0][i1+16*j96][i2][i3] = acc46
+						scratch.net_block_4_masked_attention_1_q[i0+j96][i1][i2][i3] = acc46
 					}
 				}
 			}
@@ -45107,7 +45015,7 @@ func (r102 *ocannlGPTBackwardPart95) Part(j96 int) {
 var ocannlGPTBackwardPart95Records rt.Records[ocannlGPTBackwardPart95]
 
 // ocannlGPTBackwardPart96 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart96 struct {
 	pNetBlock4MaskedAttention1WK *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -45116,20 +45024,16 @@ type ocannlGPTBackwardPart96 struct {
 // Part runs part j97 of the nest (0 <= j97 < 8).
 func (r103 *ocannlGPTBackwardPart96) Part(j97 int) {
 	pNetBlock4MaskedAttention1WK, scratch := r103.pNetBlock4MaskedAttention1WK, r103.scratch
-	// float32 dot kernel M=384 N=16 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=384 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm28AVX512(&scratch.net_block_4_masked_attention_1_k[i0][16*j97][0][0], &pNetBlock4MaskedAttention1WK[0], &scratch.net_block_4_masked_attention_1_x[i0][16*j97][0])
-		}
+		ocannlGemm28AVX512(&scratch.net_block_4_masked_attention_1_k[j97][0][0][0], &scratch.net_block_4_masked_attention_1_x[j97][0][0], &pNetBlock4MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm28AVX2(&scratch.net_block_4_masked_attention_1_k[i0][16*j97][0][0], &pNetBlock4MaskedAttention1WK[0], &scratch.net_block_4_masked_attention_1_x[i0][16*j97][0])
-		}
+		ocannlGemm28AVX2(&scratch.net_block_4_masked_attention_1_k[j97][0][0][0], &scratch.net_block_4_masked_attention_1_x[j97][0][0], &pNetBlock4MaskedAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_4_masked_attention_1_xRow3 := &scratch.net_block_4_masked_attention_1_x[i0][i1+16*j97]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_4_masked_attention_1_xRow3 := &scratch.net_block_4_masked_attention_1_x[i0+j97][i1]
 				for i2 := range 6 {
 					for i3 := range 64 {
 						pNetBlock4MaskedAttention1WKRow := (*[384]float32)(pNetBlock4MaskedAttention1WK[24576*i2+384*i3 : 24576*i2+384*i3+384])
@@ -45137,7 +45041,7 @@ func (r103 *ocannlGPTBackwardPart96) Part(j97 int) {
 						for i4 := range 384 {
 							acc47 += pNetBlock4MaskedAttention1WKRow[i4] * net_block_4_masked_attention_1_xRow3[i4]
 						}
-						scratch.net_block_4_masked_attention_1_k[i0][i1+16*j97][i2][i3] = acc47
+						scratch.net_block_4_masked_attention_1_k[i0+j97][i1][i2][i3] = acc47
 					}
 				}
 			}
@@ -45149,7 +45053,7 @@ func (r103 *ocannlGPTBackwardPart96) Part(j97 int) {
 var ocannlGPTBackwardPart96Records rt.Records[ocannlGPTBackwardPart96]
 
 // ocannlGPTBackwardPart97 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart97 struct {
 	pNetBlock4MaskedAttention1WV *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -45158,20 +45062,16 @@ type ocannlGPTBackwardPart97 struct {
 // Part runs part j98 of the nest (0 <= j98 < 8).
 func (r104 *ocannlGPTBackwardPart97) Part(j98 int) {
 	pNetBlock4MaskedAttention1WV, scratch := r104.pNetBlock4MaskedAttention1WV, r104.scratch
-	// float32 dot kernel M=384 N=16 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=384 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm28AVX512(&scratch.net_block_4_masked_attention_1_v[i0][16*j98][0][0], &pNetBlock4MaskedAttention1WV[0], &scratch.net_block_4_masked_attention_1_x[i0][16*j98][0])
-		}
+		ocannlGemm28AVX512(&scratch.net_block_4_masked_attention_1_v[j98][0][0][0], &scratch.net_block_4_masked_attention_1_x[j98][0][0], &pNetBlock4MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm28AVX2(&scratch.net_block_4_masked_attention_1_v[i0][16*j98][0][0], &pNetBlock4MaskedAttention1WV[0], &scratch.net_block_4_masked_attention_1_x[i0][16*j98][0])
-		}
+		ocannlGemm28AVX2(&scratch.net_block_4_masked_attention_1_v[j98][0][0][0], &scratch.net_block_4_masked_attention_1_x[j98][0][0], &pNetBlock4MaskedAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_4_masked_attention_1_xRow4 := &scratch.net_block_4_masked_attention_1_x[i0][i1+16*j98]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_4_masked_attention_1_xRow4 := &scratch.net_block_4_masked_attention_1_x[i0+j98][i1]
 				for i2 := range 6 {
 					for i3 := range 64 {
 						pNetBlock4MaskedAttention1WVRow := (*[384]float32)(pNetBlock4MaskedAttention1WV[24576*i2+384*i3 : 24576*i2+384*i3+384])
@@ -45179,7 +45079,7 @@ func (r104 *ocannlGPTBackwardPart97) Part(j98 int) {
 						for i4 := range 384 {
 							acc48 += pNetBlock4MaskedAttention1WVRow[i4] * net_block_4_masked_attention_1_xRow4[i4]
 						}
-						scratch.net_block_4_masked_attention_1_v[i0][i1+16*j98][i2][i3] = acc48
+						scratch.net_block_4_masked_attention_1_v[i0+j98][i1][i2][i3] = acc48
 					}
 				}
 			}
@@ -45483,11 +45383,11 @@ type ocannlGPTBackwardPart105 struct {
 // Part runs part j106 of the nest (0 <= j106 < 8).
 func (r113 *ocannlGPTBackwardPart105) Part(j106 int) {
 	pNetBlock4MaskedAttention1WO, scratch := r113.pNetBlock4MaskedAttention1WO, r113.scratch
-	// float32 dot kernel M=48 N=1024 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm31AVX512(&scratch.net_block_4_x1_1[0][0][48*j106], &pNetBlock4MaskedAttention1WO[18432*j106], &scratch.net_block_4_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm31AVX512(&scratch.net_block_4_x1_1[0][0][48*j106], &scratch.net_block_4_masked_attention_1_ctx[0][0][0][0], &pNetBlock4MaskedAttention1WO[18432*j106])
 	} else if ocannlAVX2 {
-		ocannlGemm31AVX2(&scratch.net_block_4_x1_1[0][0][48*j106], &pNetBlock4MaskedAttention1WO[18432*j106], &scratch.net_block_4_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm31AVX2(&scratch.net_block_4_x1_1[0][0][48*j106], &scratch.net_block_4_masked_attention_1_ctx[0][0][0][0], &pNetBlock4MaskedAttention1WO[18432*j106])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -45772,11 +45672,11 @@ type ocannlGPTBackwardPart113 struct {
 // Part runs part j114 of the nest (0 <= j114 < 8).
 func (r121 *ocannlGPTBackwardPart113) Part(j114 int) {
 	pNetBlock4Dense1W, scratch := r121.pNetBlock4Dense1W, r121.scratch
-	// float32 dot kernel M=192 N=1024 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=192 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm32AVX512(&scratch.net_block_4_linear_1_x_1[0][0][192*j114], &pNetBlock4Dense1W[73728*j114], &scratch.net_block_4_dense_1_x[0][0][0])
+		ocannlGemm32AVX512(&scratch.net_block_4_linear_1_x_1[0][0][192*j114], &scratch.net_block_4_dense_1_x[0][0][0], &pNetBlock4Dense1W[73728*j114])
 	} else if ocannlAVX2 {
-		ocannlGemm32AVX2(&scratch.net_block_4_linear_1_x_1[0][0][192*j114], &pNetBlock4Dense1W[73728*j114], &scratch.net_block_4_dense_1_x[0][0][0])
+		ocannlGemm32AVX2(&scratch.net_block_4_linear_1_x_1[0][0][192*j114], &scratch.net_block_4_dense_1_x[0][0][0], &pNetBlock4Dense1W[73728*j114])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -45885,11 +45785,11 @@ type ocannlGPTBackwardPart116 struct {
 // Part runs part j117 of the nest (0 <= j117 < 8).
 func (r125 *ocannlGPTBackwardPart116) Part(j117 int) {
 	pNetBlock4Linear1W, scratch := r125.pNetBlock4Linear1W, r125.scratch
-	// float32 dot kernel M=48 N=1024 K=1536: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=1536: AVX512 4x4 tile, 2 k blocks of at most 768; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm33AVX512(&scratch.net_h4_1[0][0][48*j117], &pNetBlock4Linear1W[73728*j117], &scratch.net_block_4_linear_1_x[0][0][0])
+		ocannlGemm33AVX512(&scratch.net_h4_1[0][0][48*j117], &scratch.net_block_4_linear_1_x[0][0][0], &pNetBlock4Linear1W[73728*j117])
 	} else if ocannlAVX2 {
-		ocannlGemm33AVX2(&scratch.net_h4_1[0][0][48*j117], &pNetBlock4Linear1W[73728*j117], &scratch.net_block_4_linear_1_x[0][0][0])
+		ocannlGemm33AVX2(&scratch.net_h4_1[0][0][48*j117], &scratch.net_block_4_linear_1_x[0][0][0], &pNetBlock4Linear1W[73728*j117])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -46168,7 +46068,7 @@ func (r132 *ocannlGPTBackwardPart123) Part(j124 int) {
 var ocannlGPTBackwardPart123Records rt.Records[ocannlGPTBackwardPart123]
 
 // ocannlGPTBackwardPart124 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart124 struct {
 	pNetBlock5MaskedAttention1WQ *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -46177,20 +46077,16 @@ type ocannlGPTBackwardPart124 struct {
 // Part runs part j125 of the nest (0 <= j125 < 8).
 func (r133 *ocannlGPTBackwardPart124) Part(j125 int) {
 	pNetBlock5MaskedAttention1WQ, scratch := r133.pNetBlock5MaskedAttention1WQ, r133.scratch
-	// float32 dot kernel M=384 N=16 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=384 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm28AVX512(&scratch.net_block_5_masked_attention_1_q[i0][16*j125][0][0], &pNetBlock5MaskedAttention1WQ[0], &scratch.net_block_5_masked_attention_1_x[i0][16*j125][0])
-		}
+		ocannlGemm28AVX512(&scratch.net_block_5_masked_attention_1_q[j125][0][0][0], &scratch.net_block_5_masked_attention_1_x[j125][0][0], &pNetBlock5MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm28AVX2(&scratch.net_block_5_masked_attention_1_q[i0][16*j125][0][0], &pNetBlock5MaskedAttention1WQ[0], &scratch.net_block_5_masked_attention_1_x[i0][16*j125][0])
-		}
+		ocannlGemm28AVX2(&scratch.net_block_5_masked_attention_1_q[j125][0][0][0], &scratch.net_block_5_masked_attention_1_x[j125][0][0], &pNetBlock5MaskedAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_5_masked_attention_1_xRow2 := &scratch.net_block_5_masked_attention_1_x[i0][i1+16*j125]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_5_masked_attention_1_xRow2 := &scratch.net_block_5_masked_attention_1_x[i0+j125][i1]
 				for i2 := range 6 {
 					for i3 := range 64 {
 						pNetBlock5MaskedAttention1WQRow := (*[384]float32)(pNetBlock5MaskedAttention1WQ[24576*i2+384*i3 : 24576*i2+384*i3+384])
@@ -46198,7 +46094,7 @@ func (r133 *ocannlGPTBackwardPart124) Part(j125 int) {
 						for i4 := range 384 {
 							acc60 += pNetBlock5MaskedAttention1WQRow[i4] * net_block_5_masked_attention_1_xRow2[i4]
 						}
-						scratch.net_block_5_masked_attention_1_q[i0][i1+16*j125][i2][i3] = acc60
+						scratch.net_block_5_masked_attention_1_q[i0+j125][i1][i2][i3] = acc60
 					}
 				}
 			}
@@ -46210,7 +46106,7 @@ func (r133 *ocannlGPTBackwardPart124) Part(j125 int) {
 var ocannlGPTBackwardPart124Records rt.Records[ocannlGPTBackwardPart124]
 
 // ocannlGPTBackwardPart125 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart125 struct {
 	pNetBlock5MaskedAttention1WK *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -46219,20 +46115,16 @@ type ocannlGPTBackwardPart125 struct {
 // Part runs part j126 of the nest (0 <= j126 < 8).
 func (r134 *ocannlGPTBackwardPart125) Part(j126 int) {
 	pNetBlock5MaskedAttention1WK, scratch := r134.pNetBlock5MaskedAttention1WK, r134.scratch
-	// float32 dot kernel M=384 N=16 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=384 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm28AVX512(&scratch.net_block_5_masked_attention_1_k[i0][16*j126][0][0], &pNetBlock5MaskedAttention1WK[0], &scratch.net_block_5_masked_attention_1_x[i0][16*j126][0])
-		}
+		ocannlGemm28AVX512(&scratch.net_block_5_masked_attention_1_k[j126][0][0][0], &scratch.net_block_5_masked_attention_1_x[j126][0][0], &pNetBlock5MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm28AVX2(&scratch.net_block_5_masked_attention_1_k[i0][16*j126][0][0], &pNetBlock5MaskedAttention1WK[0], &scratch.net_block_5_masked_attention_1_x[i0][16*j126][0])
-		}
+		ocannlGemm28AVX2(&scratch.net_block_5_masked_attention_1_k[j126][0][0][0], &scratch.net_block_5_masked_attention_1_x[j126][0][0], &pNetBlock5MaskedAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_5_masked_attention_1_xRow3 := &scratch.net_block_5_masked_attention_1_x[i0][i1+16*j126]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_5_masked_attention_1_xRow3 := &scratch.net_block_5_masked_attention_1_x[i0+j126][i1]
 				for i2 := range 6 {
 					for i3 := range 64 {
 						pNetBlock5MaskedAttention1WKRow := (*[384]float32)(pNetBlock5MaskedAttention1WK[24576*i2+384*i3 : 24576*i2+384*i3+384])
@@ -46240,7 +46132,7 @@ func (r134 *ocannlGPTBackwardPart125) Part(j126 int) {
 						for i4 := range 384 {
 							acc61 += pNetBlock5MaskedAttention1WKRow[i4] * net_block_5_masked_attention_1_xRow3[i4]
 						}
-						scratch.net_block_5_masked_attention_1_k[i0][i1+16*j126][i2][i3] = acc61
+						scratch.net_block_5_masked_attention_1_k[i0+j126][i1][i2][i3] = acc61
 					}
 				}
 			}
@@ -46252,7 +46144,7 @@ func (r134 *ocannlGPTBackwardPart125) Part(j126 int) {
 var ocannlGPTBackwardPart125Records rt.Records[ocannlGPTBackwardPart125]
 
 // ocannlGPTBackwardPart126 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart126 struct {
 	pNetBlock5MaskedAttention1WV *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -46261,20 +46153,16 @@ type ocannlGPTBackwardPart126 struct {
 // Part runs part j127 of the nest (0 <= j127 < 8).
 func (r135 *ocannlGPTBackwardPart126) Part(j127 int) {
 	pNetBlock5MaskedAttention1WV, scratch := r135.pNetBlock5MaskedAttention1WV, r135.scratch
-	// float32 dot kernel M=384 N=16 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=384 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm28AVX512(&scratch.net_block_5_masked_attention_1_v[i0][16*j127][0][0], &pNetBlock5MaskedAttention1WV[0], &scratch.net_block_5_masked_attention_1_x[i0][16*j127][0])
-		}
+		ocannlGemm28AVX512(&scratch.net_block_5_masked_attention_1_v[j127][0][0][0], &scratch.net_block_5_masked_attention_1_x[j127][0][0], &pNetBlock5MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm28AVX2(&scratch.net_block_5_masked_attention_1_v[i0][16*j127][0][0], &pNetBlock5MaskedAttention1WV[0], &scratch.net_block_5_masked_attention_1_x[i0][16*j127][0])
-		}
+		ocannlGemm28AVX2(&scratch.net_block_5_masked_attention_1_v[j127][0][0][0], &scratch.net_block_5_masked_attention_1_x[j127][0][0], &pNetBlock5MaskedAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_5_masked_attention_1_xRow4 := &scratch.net_block_5_masked_attention_1_x[i0][i1+16*j127]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_5_masked_attention_1_xRow4 := &scratch.net_block_5_masked_attention_1_x[i0+j127][i1]
 				for i2 := range 6 {
 					for i3 := range 64 {
 						pNetBlock5MaskedAttention1WVRow := (*[384]float32)(pNetBlock5MaskedAttention1WV[24576*i2+384*i3 : 24576*i2+384*i3+384])
@@ -46282,7 +46170,7 @@ func (r135 *ocannlGPTBackwardPart126) Part(j127 int) {
 						for i4 := range 384 {
 							acc62 += pNetBlock5MaskedAttention1WVRow[i4] * net_block_5_masked_attention_1_xRow4[i4]
 						}
-						scratch.net_block_5_masked_attention_1_v[i0][i1+16*j127][i2][i3] = acc62
+						scratch.net_block_5_masked_attention_1_v[i0+j127][i1][i2][i3] = acc62
 					}
 				}
 			}
@@ -46586,11 +46474,11 @@ type ocannlGPTBackwardPart134 struct {
 // Part runs part j135 of the nest (0 <= j135 < 8).
 func (r144 *ocannlGPTBackwardPart134) Part(j135 int) {
 	pNetBlock5MaskedAttention1WO, scratch := r144.pNetBlock5MaskedAttention1WO, r144.scratch
-	// float32 dot kernel M=48 N=1024 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm31AVX512(&scratch.net_block_5_x1_1[0][0][48*j135], &pNetBlock5MaskedAttention1WO[18432*j135], &scratch.net_block_5_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm31AVX512(&scratch.net_block_5_x1_1[0][0][48*j135], &scratch.net_block_5_masked_attention_1_ctx[0][0][0][0], &pNetBlock5MaskedAttention1WO[18432*j135])
 	} else if ocannlAVX2 {
-		ocannlGemm31AVX2(&scratch.net_block_5_x1_1[0][0][48*j135], &pNetBlock5MaskedAttention1WO[18432*j135], &scratch.net_block_5_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm31AVX2(&scratch.net_block_5_x1_1[0][0][48*j135], &scratch.net_block_5_masked_attention_1_ctx[0][0][0][0], &pNetBlock5MaskedAttention1WO[18432*j135])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -46875,11 +46763,11 @@ type ocannlGPTBackwardPart142 struct {
 // Part runs part j143 of the nest (0 <= j143 < 8).
 func (r152 *ocannlGPTBackwardPart142) Part(j143 int) {
 	pNetBlock5Dense1W, scratch := r152.pNetBlock5Dense1W, r152.scratch
-	// float32 dot kernel M=192 N=1024 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=192 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm32AVX512(&scratch.net_block_5_linear_1_x_1[0][0][192*j143], &pNetBlock5Dense1W[73728*j143], &scratch.net_block_5_dense_1_x[0][0][0])
+		ocannlGemm32AVX512(&scratch.net_block_5_linear_1_x_1[0][0][192*j143], &scratch.net_block_5_dense_1_x[0][0][0], &pNetBlock5Dense1W[73728*j143])
 	} else if ocannlAVX2 {
-		ocannlGemm32AVX2(&scratch.net_block_5_linear_1_x_1[0][0][192*j143], &pNetBlock5Dense1W[73728*j143], &scratch.net_block_5_dense_1_x[0][0][0])
+		ocannlGemm32AVX2(&scratch.net_block_5_linear_1_x_1[0][0][192*j143], &scratch.net_block_5_dense_1_x[0][0][0], &pNetBlock5Dense1W[73728*j143])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -46988,11 +46876,11 @@ type ocannlGPTBackwardPart145 struct {
 // Part runs part j146 of the nest (0 <= j146 < 8).
 func (r156 *ocannlGPTBackwardPart145) Part(j146 int) {
 	pNetBlock5Linear1W, scratch := r156.pNetBlock5Linear1W, r156.scratch
-	// float32 dot kernel M=48 N=1024 K=1536: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=1536: AVX512 4x4 tile, 2 k blocks of at most 768; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm33AVX512(&scratch.net_h5_1[0][0][48*j146], &pNetBlock5Linear1W[73728*j146], &scratch.net_block_5_linear_1_x[0][0][0])
+		ocannlGemm33AVX512(&scratch.net_h5_1[0][0][48*j146], &scratch.net_block_5_linear_1_x[0][0][0], &pNetBlock5Linear1W[73728*j146])
 	} else if ocannlAVX2 {
-		ocannlGemm33AVX2(&scratch.net_h5_1[0][0][48*j146], &pNetBlock5Linear1W[73728*j146], &scratch.net_block_5_linear_1_x[0][0][0])
+		ocannlGemm33AVX2(&scratch.net_h5_1[0][0][48*j146], &scratch.net_block_5_linear_1_x[0][0][0], &pNetBlock5Linear1W[73728*j146])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -47271,7 +47159,7 @@ func (r163 *ocannlGPTBackwardPart152) Part(j153 int) {
 var ocannlGPTBackwardPart152Records rt.Records[ocannlGPTBackwardPart152]
 
 // ocannlGPTBackwardPart153 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart153 struct {
 	pNetBlock6MaskedAttention1WQ *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -47280,20 +47168,16 @@ type ocannlGPTBackwardPart153 struct {
 // Part runs part j154 of the nest (0 <= j154 < 8).
 func (r164 *ocannlGPTBackwardPart153) Part(j154 int) {
 	pNetBlock6MaskedAttention1WQ, scratch := r164.pNetBlock6MaskedAttention1WQ, r164.scratch
-	// float32 dot kernel M=384 N=16 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=384 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm28AVX512(&scratch.net_block_6_masked_attention_1_q[i0][16*j154][0][0], &pNetBlock6MaskedAttention1WQ[0], &scratch.net_block_6_masked_attention_1_x[i0][16*j154][0])
-		}
+		ocannlGemm28AVX512(&scratch.net_block_6_masked_attention_1_q[j154][0][0][0], &scratch.net_block_6_masked_attention_1_x[j154][0][0], &pNetBlock6MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm28AVX2(&scratch.net_block_6_masked_attention_1_q[i0][16*j154][0][0], &pNetBlock6MaskedAttention1WQ[0], &scratch.net_block_6_masked_attention_1_x[i0][16*j154][0])
-		}
+		ocannlGemm28AVX2(&scratch.net_block_6_masked_attention_1_q[j154][0][0][0], &scratch.net_block_6_masked_attention_1_x[j154][0][0], &pNetBlock6MaskedAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_6_masked_attention_1_xRow2 := &scratch.net_block_6_masked_attention_1_x[i0][i1+16*j154]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_6_masked_attention_1_xRow2 := &scratch.net_block_6_masked_attention_1_x[i0+j154][i1]
 				for i2 := range 6 {
 					for i3 := range 64 {
 						pNetBlock6MaskedAttention1WQRow := (*[384]float32)(pNetBlock6MaskedAttention1WQ[24576*i2+384*i3 : 24576*i2+384*i3+384])
@@ -47301,7 +47185,7 @@ func (r164 *ocannlGPTBackwardPart153) Part(j154 int) {
 						for i4 := range 384 {
 							acc74 += pNetBlock6MaskedAttention1WQRow[i4] * net_block_6_masked_attention_1_xRow2[i4]
 						}
-						scratch.net_block_6_masked_attention_1_q[i0][i1+16*j154][i2][i3] = acc74
+						scratch.net_block_6_masked_attention_1_q[i0+j154][i1][i2][i3] = acc74
 					}
 				}
 			}
@@ -47313,7 +47197,7 @@ func (r164 *ocannlGPTBackwardPart153) Part(j154 int) {
 var ocannlGPTBackwardPart153Records rt.Records[ocannlGPTBackwardPart153]
 
 // ocannlGPTBackwardPart154 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart154 struct {
 	pNetBlock6MaskedAttention1WK *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -47322,20 +47206,16 @@ type ocannlGPTBackwardPart154 struct {
 // Part runs part j155 of the nest (0 <= j155 < 8).
 func (r165 *ocannlGPTBackwardPart154) Part(j155 int) {
 	pNetBlock6MaskedAttention1WK, scratch := r165.pNetBlock6MaskedAttention1WK, r165.scratch
-	// float32 dot kernel M=384 N=16 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=384 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm28AVX512(&scratch.net_block_6_masked_attention_1_k[i0][16*j155][0][0], &pNetBlock6MaskedAttention1WK[0], &scratch.net_block_6_masked_attention_1_x[i0][16*j155][0])
-		}
+		ocannlGemm28AVX512(&scratch.net_block_6_masked_attention_1_k[j155][0][0][0], &scratch.net_block_6_masked_attention_1_x[j155][0][0], &pNetBlock6MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm28AVX2(&scratch.net_block_6_masked_attention_1_k[i0][16*j155][0][0], &pNetBlock6MaskedAttention1WK[0], &scratch.net_block_6_masked_attention_1_x[i0][16*j155][0])
-		}
+		ocannlGemm28AVX2(&scratch.net_block_6_masked_attention_1_k[j155][0][0][0], &scratch.net_block_6_masked_attention_1_x[j155][0][0], &pNetBlock6MaskedAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_6_masked_attention_1_xRow3 := &scratch.net_block_6_masked_attention_1_x[i0][i1+16*j155]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_6_masked_attention_1_xRow3 := &scratch.net_block_6_masked_attention_1_x[i0+j155][i1]
 				for i2 := range 6 {
 					for i3 := range 64 {
 						pNetBlock6MaskedAttention1WKRow := (*[384]float32)(pNetBlock6MaskedAttention1WK[24576*i2+384*i3 : 24576*i2+384*i3+384])
@@ -47343,7 +47223,7 @@ func (r165 *ocannlGPTBackwardPart154) Part(j155 int) {
 						for i4 := range 384 {
 							acc75 += pNetBlock6MaskedAttention1WKRow[i4] * net_block_6_masked_attention_1_xRow3[i4]
 						}
-						scratch.net_block_6_masked_attention_1_k[i0][i1+16*j155][i2][i3] = acc75
+						scratch.net_block_6_masked_attention_1_k[i0+j155][i1][i2][i3] = acc75
 					}
 				}
 			}
@@ -47355,7 +47235,7 @@ func (r165 *ocannlGPTBackwardPart154) Part(j155 int) {
 var ocannlGPTBackwardPart154Records rt.Records[ocannlGPTBackwardPart154]
 
 // ocannlGPTBackwardPart155 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart155 struct {
 	pNetBlock6MaskedAttention1WV *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -47364,20 +47244,16 @@ type ocannlGPTBackwardPart155 struct {
 // Part runs part j156 of the nest (0 <= j156 < 8).
 func (r166 *ocannlGPTBackwardPart155) Part(j156 int) {
 	pNetBlock6MaskedAttention1WV, scratch := r166.pNetBlock6MaskedAttention1WV, r166.scratch
-	// float32 dot kernel M=384 N=16 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=384 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm28AVX512(&scratch.net_block_6_masked_attention_1_v[i0][16*j156][0][0], &pNetBlock6MaskedAttention1WV[0], &scratch.net_block_6_masked_attention_1_x[i0][16*j156][0])
-		}
+		ocannlGemm28AVX512(&scratch.net_block_6_masked_attention_1_v[j156][0][0][0], &scratch.net_block_6_masked_attention_1_x[j156][0][0], &pNetBlock6MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm28AVX2(&scratch.net_block_6_masked_attention_1_v[i0][16*j156][0][0], &pNetBlock6MaskedAttention1WV[0], &scratch.net_block_6_masked_attention_1_x[i0][16*j156][0])
-		}
+		ocannlGemm28AVX2(&scratch.net_block_6_masked_attention_1_v[j156][0][0][0], &scratch.net_block_6_masked_attention_1_x[j156][0][0], &pNetBlock6MaskedAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_6_masked_attention_1_xRow4 := &scratch.net_block_6_masked_attention_1_x[i0][i1+16*j156]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_6_masked_attention_1_xRow4 := &scratch.net_block_6_masked_attention_1_x[i0+j156][i1]
 				for i2 := range 6 {
 					for i3 := range 64 {
 						pNetBlock6MaskedAttention1WVRow := (*[384]float32)(pNetBlock6MaskedAttention1WV[24576*i2+384*i3 : 24576*i2+384*i3+384])
@@ -47385,7 +47261,7 @@ func (r166 *ocannlGPTBackwardPart155) Part(j156 int) {
 						for i4 := range 384 {
 							acc76 += pNetBlock6MaskedAttention1WVRow[i4] * net_block_6_masked_attention_1_xRow4[i4]
 						}
-						scratch.net_block_6_masked_attention_1_v[i0][i1+16*j156][i2][i3] = acc76
+						scratch.net_block_6_masked_attention_1_v[i0+j156][i1][i2][i3] = acc76
 					}
 				}
 			}
@@ -47689,11 +47565,11 @@ type ocannlGPTBackwardPart163 struct {
 // Part runs part j164 of the nest (0 <= j164 < 8).
 func (r175 *ocannlGPTBackwardPart163) Part(j164 int) {
 	pNetBlock6MaskedAttention1WO, scratch := r175.pNetBlock6MaskedAttention1WO, r175.scratch
-	// float32 dot kernel M=48 N=1024 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm31AVX512(&scratch.net_block_6_x1_1[0][0][48*j164], &pNetBlock6MaskedAttention1WO[18432*j164], &scratch.net_block_6_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm31AVX512(&scratch.net_block_6_x1_1[0][0][48*j164], &scratch.net_block_6_masked_attention_1_ctx[0][0][0][0], &pNetBlock6MaskedAttention1WO[18432*j164])
 	} else if ocannlAVX2 {
-		ocannlGemm31AVX2(&scratch.net_block_6_x1_1[0][0][48*j164], &pNetBlock6MaskedAttention1WO[18432*j164], &scratch.net_block_6_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm31AVX2(&scratch.net_block_6_x1_1[0][0][48*j164], &scratch.net_block_6_masked_attention_1_ctx[0][0][0][0], &pNetBlock6MaskedAttention1WO[18432*j164])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -47978,11 +47854,11 @@ type ocannlGPTBackwardPart171 struct {
 // Part runs part j172 of the nest (0 <= j172 < 8).
 func (r183 *ocannlGPTBackwardPart171) Part(j172 int) {
 	pNetBlock6Dense1W, scratch := r183.pNetBlock6Dense1W, r183.scratch
-	// float32 dot kernel M=192 N=1024 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=192 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm32AVX512(&scratch.net_block_6_linear_1_x_1[0][0][192*j172], &pNetBlock6Dense1W[73728*j172], &scratch.net_block_6_dense_1_x[0][0][0])
+		ocannlGemm32AVX512(&scratch.net_block_6_linear_1_x_1[0][0][192*j172], &scratch.net_block_6_dense_1_x[0][0][0], &pNetBlock6Dense1W[73728*j172])
 	} else if ocannlAVX2 {
-		ocannlGemm32AVX2(&scratch.net_block_6_linear_1_x_1[0][0][192*j172], &pNetBlock6Dense1W[73728*j172], &scratch.net_block_6_dense_1_x[0][0][0])
+		ocannlGemm32AVX2(&scratch.net_block_6_linear_1_x_1[0][0][192*j172], &scratch.net_block_6_dense_1_x[0][0][0], &pNetBlock6Dense1W[73728*j172])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -48091,11 +47967,11 @@ type ocannlGPTBackwardPart174 struct {
 // Part runs part j175 of the nest (0 <= j175 < 8).
 func (r187 *ocannlGPTBackwardPart174) Part(j175 int) {
 	pNetBlock6Linear1W, scratch := r187.pNetBlock6Linear1W, r187.scratch
-	// float32 dot kernel M=48 N=1024 K=1536: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=1536: AVX512 4x4 tile, 2 k blocks of at most 768; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm33AVX512(&scratch.net_h6_1[0][0][48*j175], &pNetBlock6Linear1W[73728*j175], &scratch.net_block_6_linear_1_x[0][0][0])
+		ocannlGemm33AVX512(&scratch.net_h6_1[0][0][48*j175], &scratch.net_block_6_linear_1_x[0][0][0], &pNetBlock6Linear1W[73728*j175])
 	} else if ocannlAVX2 {
-		ocannlGemm33AVX2(&scratch.net_h6_1[0][0][48*j175], &pNetBlock6Linear1W[73728*j175], &scratch.net_block_6_linear_1_x[0][0][0])
+		ocannlGemm33AVX2(&scratch.net_h6_1[0][0][48*j175], &scratch.net_block_6_linear_1_x[0][0][0], &pNetBlock6Linear1W[73728*j175])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -48383,11 +48259,11 @@ type ocannlGPTBackwardPart182 struct {
 // Part runs part j183 of the nest (0 <= j183 < 8).
 func (r195 *ocannlGPTBackwardPart182) Part(j183 int) {
 	pNetLinear1W, scratch := r195.pNetLinear1W, r195.scratch
-	// float32 dot kernel M=32 N=1024 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=32 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm34AVX512(&scratch.train_cross_entropy_1_logits_1[0][0][32*j183], &pNetLinear1W[12288*j183], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm34AVX512(&scratch.train_cross_entropy_1_logits_1[0][0][32*j183], &scratch.net_linear_1_x[0][0][0], &pNetLinear1W[12288*j183])
 	} else if ocannlAVX2 {
-		ocannlGemm34AVX2(&scratch.train_cross_entropy_1_logits_1[0][0][32*j183], &pNetLinear1W[12288*j183], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm34AVX2(&scratch.train_cross_entropy_1_logits_1[0][0][32*j183], &scratch.net_linear_1_x[0][0][0], &pNetLinear1W[12288*j183])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -49196,7 +49072,7 @@ func (r220 *ocannlGPTBackwardPart203) Part(j208 int) {
 var ocannlGPTBackwardPart203Records rt.Records[ocannlGPTBackwardPart203]
 
 // ocannlGPTBackwardPart204 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart204 struct {
 	pNetLinear1W *[98304]float32
 	scratch      *ocannlGPTBackwardScratch
@@ -49205,29 +49081,25 @@ type ocannlGPTBackwardPart204 struct {
 // Part runs part j209 of the nest (0 <= j209 < 8).
 func (r221 *ocannlGPTBackwardPart204) Part(j209 int) {
 	pNetLinear1W, scratch := r221.pNetLinear1W, r221.scratch
-	// float32 broadcast kernel M=16 N=384 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 broadcast kernel M=128 N=384 K=256: AVX512 6x64 tile, 2 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm36AVX512(&scratch.net_linear_1_x_grad[i0][16*j209][0], &scratch.train_cross_entropy_1_logits_1_grad[i0][16*j209][0], &pNetLinear1W[0])
-		}
+		ocannlGemm36AVX512(&scratch.net_linear_1_x_grad[j209][0][0], &scratch.train_cross_entropy_1_logits_1_grad[j209][0][0], &pNetLinear1W[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm36AVX2(&scratch.net_linear_1_x_grad[i0][16*j209][0], &scratch.train_cross_entropy_1_logits_1_grad[i0][16*j209][0], &pNetLinear1W[0])
-		}
+		ocannlGemm36AVX2(&scratch.net_linear_1_x_grad[j209][0][0], &scratch.train_cross_entropy_1_logits_1_grad[j209][0][0], &pNetLinear1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0][i1+16*j209]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+j209][i1]
 				for i2 := 0; i2 < 256; i2 += 4 {
 					pNetLinear1WRow2 := (*[384]float32)(pNetLinear1W[384*i2 : 384*i2+384])
-					train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1+16*j209][i2]
+					train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0+j209][i1][i2]
 					pNetLinear1WRow3 := (*[384]float32)(pNetLinear1W[384*i2+384 : 384*i2+768])
-					train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1+16*j209][i2+1]
+					train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0+j209][i1][i2+1]
 					pNetLinear1WRow4 := (*[384]float32)(pNetLinear1W[384*i2+768 : 384*i2+1152])
-					train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1+16*j209][i2+2]
+					train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0+j209][i1][i2+2]
 					pNetLinear1WRow5 := (*[384]float32)(pNetLinear1W[384*i2+1152 : 384*i2+1536])
-					train_cross_entropy_1_logits_1_gradV5 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1+16*j209][i2+3]
+					train_cross_entropy_1_logits_1_gradV5 := scratch.train_cross_entropy_1_logits_1_grad[i0+j209][i1][i2+3]
 					for i3 := range 384 {
 						acc98 := net_linear_1_x_gradRow[i3]
 						acc98 += pNetLinear1WRow2[i3] * train_cross_entropy_1_logits_1_gradV2
@@ -49789,7 +49661,7 @@ func (r237 *ocannlGPTBackwardPart220) Part(j227 int) {
 var ocannlGPTBackwardPart220Records rt.Records[ocannlGPTBackwardPart220]
 
 // ocannlGPTBackwardPart221 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 48 values of i2 (see rt.Pool).
+// for each 192 values of i3 (see rt.Pool).
 type ocannlGPTBackwardPart221 struct {
 	gNetBlock6Linear1W *[589824]float32
 	scratch            *ocannlGPTBackwardScratch
@@ -49798,20 +49670,20 @@ type ocannlGPTBackwardPart221 struct {
 // Part runs part j229 of the nest (0 <= j229 < 8).
 func (r238 *ocannlGPTBackwardPart221) Part(j229 int) {
 	gNetBlock6Linear1W, scratch := r238.gNetBlock6Linear1W, r238.scratch
-	// float32 broadcast kernel M=48 N=1536 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
+	// float32 broadcast kernel M=384 N=192 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm37AVX512(&gNetBlock6Linear1W[73728*j229], &scratch.net_h6_1_grad[0][0][48*j229], &scratch.net_block_6_linear_1_x[0][0][0])
+		ocannlGemm37AVX512(&gNetBlock6Linear1W[192*j229], &scratch.net_h6_1_grad[0][0][0], &scratch.net_block_6_linear_1_x[0][0][192*j229])
 	} else if ocannlAVX2 {
-		ocannlGemm37AVX2(&gNetBlock6Linear1W[73728*j229], &scratch.net_h6_1_grad[0][0][48*j229], &scratch.net_block_6_linear_1_x[0][0][0])
+		ocannlGemm37AVX2(&gNetBlock6Linear1W[192*j229], &scratch.net_h6_1_grad[0][0][0], &scratch.net_block_6_linear_1_x[0][0][192*j229])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 128 {
 				net_block_6_linear_1_xRow3 := &scratch.net_block_6_linear_1_x[i0][i1]
-				for i2 := range 48 {
-					net_h6_1_gradV := scratch.net_h6_1_grad[i0][i1][i2+48*j229]
-					gNetBlock6Linear1WRow := (*[1536]float32)(gNetBlock6Linear1W[1536*i2+73728*j229 : 1536*i2+73728*j229+1536])
-					for i3 := range 1536 {
-						gNetBlock6Linear1WRow[i3] += net_h6_1_gradV * net_block_6_linear_1_xRow3[i3]
+				for i2 := range 384 {
+					net_h6_1_gradV := scratch.net_h6_1_grad[i0][i1][i2]
+					gNetBlock6Linear1WRow := (*[192]float32)(gNetBlock6Linear1W[1536*i2+192*j229 : 1536*i2+192*j229+192])
+					for i3 := range 192 {
+						gNetBlock6Linear1WRow[i3] += net_h6_1_gradV * net_block_6_linear_1_xRow3[i3+192*j229]
 					}
 				}
 			}
@@ -49823,7 +49695,7 @@ func (r238 *ocannlGPTBackwardPart221) Part(j229 int) {
 var ocannlGPTBackwardPart221Records rt.Records[ocannlGPTBackwardPart221]
 
 // ocannlGPTBackwardPart222 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 192 values of i3 (see rt.Pool).
 type ocannlGPTBackwardPart222 struct {
 	pNetBlock6Linear1W *[589824]float32
 	scratch            *ocannlGPTBackwardScratch
@@ -49832,36 +49704,32 @@ type ocannlGPTBackwardPart222 struct {
 // Part runs part j230 of the nest (0 <= j230 < 8).
 func (r239 *ocannlGPTBackwardPart222) Part(j230 int) {
 	pNetBlock6Linear1W, scratch := r239.pNetBlock6Linear1W, r239.scratch
-	// float32 broadcast kernel M=16 N=1536 K=384: AVX512 14x32 tile, 2 k blocks of at most 192; AVX2 6x16 tile, 2 k blocks of at most 192.
+	// float32 broadcast kernel M=1024 N=192 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm38AVX512(&scratch.net_block_6_linear_1_x_grad[i0][16*j230][0], &scratch.net_h6_1_grad[i0][16*j230][0], &pNetBlock6Linear1W[0])
-		}
+		ocannlGemm38AVX512(&scratch.net_block_6_linear_1_x_grad[0][0][192*j230], &scratch.net_h6_1_grad[0][0][0], &pNetBlock6Linear1W[192*j230])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm38AVX2(&scratch.net_block_6_linear_1_x_grad[i0][16*j230][0], &scratch.net_h6_1_grad[i0][16*j230][0], &pNetBlock6Linear1W[0])
-		}
+		ocannlGemm38AVX2(&scratch.net_block_6_linear_1_x_grad[0][0][192*j230], &scratch.net_h6_1_grad[0][0][0], &pNetBlock6Linear1W[192*j230])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_6_linear_1_x_gradRow := &scratch.net_block_6_linear_1_x_grad[i0][i1+16*j230]
+			for i1 := range 128 {
+				net_block_6_linear_1_x_gradRow := &scratch.net_block_6_linear_1_x_grad[i0][i1]
 				for i2 := 0; i2 < 384; i2 += 4 {
-					pNetBlock6Linear1WRow2 := (*[1536]float32)(pNetBlock6Linear1W[1536*i2 : 1536*i2+1536])
-					net_h6_1_gradV2 := scratch.net_h6_1_grad[i0][i1+16*j230][i2]
-					pNetBlock6Linear1WRow3 := (*[1536]float32)(pNetBlock6Linear1W[1536*i2+1536 : 1536*i2+3072])
-					net_h6_1_gradV3 := scratch.net_h6_1_grad[i0][i1+16*j230][i2+1]
-					pNetBlock6Linear1WRow4 := (*[1536]float32)(pNetBlock6Linear1W[1536*i2+3072 : 1536*i2+4608])
-					net_h6_1_gradV4 := scratch.net_h6_1_grad[i0][i1+16*j230][i2+2]
-					pNetBlock6Linear1WRow5 := (*[1536]float32)(pNetBlock6Linear1W[1536*i2+4608 : 1536*i2+6144])
-					net_h6_1_gradV5 := scratch.net_h6_1_grad[i0][i1+16*j230][i2+3]
-					for i3 := range 1536 {
-						acc107 := net_block_6_linear_1_x_gradRow[i3]
+					pNetBlock6Linear1WRow2 := (*[192]float32)(pNetBlock6Linear1W[1536*i2+192*j230 : 1536*i2+192*j230+192])
+					net_h6_1_gradV2 := scratch.net_h6_1_grad[i0][i1][i2]
+					pNetBlock6Linear1WRow3 := (*[192]float32)(pNetBlock6Linear1W[1536*i2+192*j230+1536 : 1536*i2+192*j230+1728])
+					net_h6_1_gradV3 := scratch.net_h6_1_grad[i0][i1][i2+1]
+					pNetBlock6Linear1WRow4 := (*[192]float32)(pNetBlock6Linear1W[1536*i2+192*j230+3072 : 1536*i2+192*j230+3264])
+					net_h6_1_gradV4 := scratch.net_h6_1_grad[i0][i1][i2+2]
+					pNetBlock6Linear1WRow5 := (*[192]float32)(pNetBlock6Linear1W[1536*i2+192*j230+4608 : 1536*i2+192*j230+4800])
+					net_h6_1_gradV5 := scratch.net_h6_1_grad[i0][i1][i2+3]
+					for i3 := range 192 {
+						acc107 := net_block_6_linear_1_x_gradRow[i3+192*j230]
 						acc107 += pNetBlock6Linear1WRow2[i3] * net_h6_1_gradV2
 						acc107 += pNetBlock6Linear1WRow3[i3] * net_h6_1_gradV3
 						acc107 += pNetBlock6Linear1WRow4[i3] * net_h6_1_gradV4
 						acc107 += pNetBlock6Linear1WRow5[i3] * net_h6_1_gradV5
-						net_block_6_linear_1_x_gradRow[i3] = acc107
+						net_block_6_linear_1_x_gradRow[i3+192*j230] = acc107
 					}
 				}
 			}
@@ -50015,7 +49883,7 @@ func (r245 *ocannlGPTBackwardPart226) Part(j235 int) {
 var ocannlGPTBackwardPart226Records rt.Records[ocannlGPTBackwardPart226]
 
 // ocannlGPTBackwardPart227 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart227 struct {
 	pNetBlock6Dense1W *[589824]float32
 	scratch           *ocannlGPTBackwardScratch
@@ -50024,29 +49892,25 @@ type ocannlGPTBackwardPart227 struct {
 // Part runs part j236 of the nest (0 <= j236 < 8).
 func (r246 *ocannlGPTBackwardPart227) Part(j236 int) {
 	pNetBlock6Dense1W, scratch := r246.pNetBlock6Dense1W, r246.scratch
-	// float32 broadcast kernel M=16 N=384 K=1536: AVX512 14x32 tile, 6 k blocks of at most 256; AVX2 6x16 tile, 6 k blocks of at most 256.
+	// float32 broadcast kernel M=128 N=384 K=1536: AVX512 6x64 tile, 12 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 6 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm40AVX512(&scratch.net_block_6_dense_1_x_grad[i0][16*j236][0], &scratch.net_block_6_linear_1_x_1_grad[i0][16*j236][0], &pNetBlock6Dense1W[0])
-		}
+		ocannlGemm40AVX512(&scratch.net_block_6_dense_1_x_grad[j236][0][0], &scratch.net_block_6_linear_1_x_1_grad[j236][0][0], &pNetBlock6Dense1W[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm40AVX2(&scratch.net_block_6_dense_1_x_grad[i0][16*j236][0], &scratch.net_block_6_linear_1_x_1_grad[i0][16*j236][0], &pNetBlock6Dense1W[0])
-		}
+		ocannlGemm40AVX2(&scratch.net_block_6_dense_1_x_grad[j236][0][0], &scratch.net_block_6_linear_1_x_1_grad[j236][0][0], &pNetBlock6Dense1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_6_dense_1_x_gradRow := &scratch.net_block_6_dense_1_x_grad[i0][i1+16*j236]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_6_dense_1_x_gradRow := &scratch.net_block_6_dense_1_x_grad[i0+j236][i1]
 				for i2 := 0; i2 < 1536; i2 += 4 {
 					pNetBlock6Dense1WRow2 := (*[384]float32)(pNetBlock6Dense1W[384*i2 : 384*i2+384])
-					net_block_6_linear_1_x_1_gradV2 := scratch.net_block_6_linear_1_x_1_grad[i0][i1+16*j236][i2]
+					net_block_6_linear_1_x_1_gradV2 := scratch.net_block_6_linear_1_x_1_grad[i0+j236][i1][i2]
 					pNetBlock6Dense1WRow3 := (*[384]float32)(pNetBlock6Dense1W[384*i2+384 : 384*i2+768])
-					net_block_6_linear_1_x_1_gradV3 := scratch.net_block_6_linear_1_x_1_grad[i0][i1+16*j236][i2+1]
+					net_block_6_linear_1_x_1_gradV3 := scratch.net_block_6_linear_1_x_1_grad[i0+j236][i1][i2+1]
 					pNetBlock6Dense1WRow4 := (*[384]float32)(pNetBlock6Dense1W[384*i2+768 : 384*i2+1152])
-					net_block_6_linear_1_x_1_gradV4 := scratch.net_block_6_linear_1_x_1_grad[i0][i1+16*j236][i2+2]
+					net_block_6_linear_1_x_1_gradV4 := scratch.net_block_6_linear_1_x_1_grad[i0+j236][i1][i2+2]
 					pNetBlock6Dense1WRow5 := (*[384]float32)(pNetBlock6Dense1W[384*i2+1152 : 384*i2+1536])
-					net_block_6_linear_1_x_1_gradV5 := scratch.net_block_6_linear_1_x_1_grad[i0][i1+16*j236][i2+3]
+					net_block_6_linear_1_x_1_gradV5 := scratch.net_block_6_linear_1_x_1_grad[i0+j236][i1][i2+3]
 					for i3 := range 384 {
 						acc110 := net_block_6_dense_1_x_gradRow[i3]
 						acc110 += pNetBlock6Dense1WRow2[i3] * net_block_6_linear_1_x_1_gradV2
@@ -50579,7 +50443,7 @@ func (r261 *ocannlGPTBackwardPart242) Part(j253 int) {
 var ocannlGPTBackwardPart242Records rt.Records[ocannlGPTBackwardPart242]
 
 // ocannlGPTBackwardPart243 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart243 struct {
 	pNetBlock6MaskedAttention1WO *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -50588,23 +50452,19 @@ type ocannlGPTBackwardPart243 struct {
 // Part runs part j254 of the nest (0 <= j254 < 8).
 func (r262 *ocannlGPTBackwardPart243) Part(j254 int) {
 	pNetBlock6MaskedAttention1WO, scratch := r262.pNetBlock6MaskedAttention1WO, r262.scratch
-	// float32 broadcast kernel M=16 N=384 K=384: AVX512 14x32 tile, 2 k blocks of at most 192; AVX2 6x16 tile, 2 k blocks of at most 192.
+	// float32 broadcast kernel M=128 N=384 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm42AVX512(&scratch.net_block_6_masked_attention_1_ctx_grad[i0][16*j254][0][0], &scratch.net_block_6_x1_1_grad[i0][16*j254][0], &pNetBlock6MaskedAttention1WO[0])
-		}
+		ocannlGemm42AVX512(&scratch.net_block_6_masked_attention_1_ctx_grad[j254][0][0][0], &scratch.net_block_6_x1_1_grad[j254][0][0], &pNetBlock6MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm42AVX2(&scratch.net_block_6_masked_attention_1_ctx_grad[i0][16*j254][0][0], &scratch.net_block_6_x1_1_grad[i0][16*j254][0], &pNetBlock6MaskedAttention1WO[0])
-		}
+		ocannlGemm42AVX2(&scratch.net_block_6_masked_attention_1_ctx_grad[j254][0][0][0], &scratch.net_block_6_x1_1_grad[j254][0][0], &pNetBlock6MaskedAttention1WO[0])
 	} else {
-		for i0 := range 8 {
-			for i1 := range 16 {
+		for i0 := range 1 {
+			for i1 := range 128 {
 				for i2 := range 384 {
-					net_block_6_x1_1_gradV2 := scratch.net_block_6_x1_1_grad[i0][i1+16*j254][i2]
+					net_block_6_x1_1_gradV2 := scratch.net_block_6_x1_1_grad[i0+j254][i1][i2]
 					for i3 := range 6 {
 						pNetBlock6MaskedAttention1WORow2 := (*[64]float32)(pNetBlock6MaskedAttention1WO[384*i2+64*i3 : 384*i2+64*i3+64])
-						net_block_6_masked_attention_1_ctx_gradRow := &scratch.net_block_6_masked_attention_1_ctx_grad[i0][i1+16*j254][i3]
+						net_block_6_masked_attention_1_ctx_gradRow := &scratch.net_block_6_masked_attention_1_ctx_grad[i0+j254][i1][i3]
 						for i4 := range 64 {
 							net_block_6_masked_attention_1_ctx_gradRow[i4] += pNetBlock6MaskedAttention1WORow2[i4] * net_block_6_x1_1_gradV2
 						}
@@ -51169,35 +51029,31 @@ func (r281 *ocannlGPTBackwardPart257) Part(j271 int) {
 // ocannlGPTBackwardPart257Records holds the free ocannlGPTBackwardPart257 records.
 var ocannlGPTBackwardPart257Records rt.Records[ocannlGPTBackwardPart257]
 
-// ocannlGPTBackwardPart258 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 8 values of i3 (see rt.Pool).
+// ocannlGPTBackwardPart258 is the task record of a loop nest of ocannlGPTBackward that runs in 6 parts, one
+// for each 64 values of i4 (see rt.Pool).
 type ocannlGPTBackwardPart258 struct {
 	gNetBlock6MaskedAttention1WV *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
 }
 
-// Part runs part j272 of the nest (0 <= j272 < 8).
+// Part runs part j272 of the nest (0 <= j272 < 6).
 func (r282 *ocannlGPTBackwardPart258) Part(j272 int) {
 	gNetBlock6MaskedAttention1WV, scratch := r282.gNetBlock6MaskedAttention1WV, r282.scratch
-	// float32 broadcast kernel M=8 N=384 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
+	// float32 broadcast kernel M=384 N=64 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i2 := range 6 {
-			ocannlGemm44AVX512(&gNetBlock6MaskedAttention1WV[24576*i2+3072*j272], &scratch.net_block_6_masked_attention_1_v_grad[0][0][i2][8*j272], &scratch.net_block_6_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm44AVX512(&gNetBlock6MaskedAttention1WV[64*j272], &scratch.net_block_6_masked_attention_1_v_grad[0][0][0][0], &scratch.net_block_6_masked_attention_1_x[0][0][64*j272])
 	} else if ocannlAVX2 {
-		for i2 := range 6 {
-			ocannlGemm44AVX2(&gNetBlock6MaskedAttention1WV[24576*i2+3072*j272], &scratch.net_block_6_masked_attention_1_v_grad[0][0][i2][8*j272], &scratch.net_block_6_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm44AVX2(&gNetBlock6MaskedAttention1WV[64*j272], &scratch.net_block_6_masked_attention_1_v_grad[0][0][0][0], &scratch.net_block_6_masked_attention_1_x[0][0][64*j272])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 128 {
 				net_block_6_masked_attention_1_xRow5 := &scratch.net_block_6_masked_attention_1_x[i0][i1]
 				for i2 := range 6 {
-					for i3 := range 8 {
-						net_block_6_masked_attention_1_v_gradV := scratch.net_block_6_masked_attention_1_v_grad[i0][i1][i2][i3+8*j272]
-						gNetBlock6MaskedAttention1WVRow := (*[384]float32)(gNetBlock6MaskedAttention1WV[24576*i2+384*i3+3072*j272 : 24576*i2+384*i3+3072*j272+384])
-						for i4 := range 384 {
-							gNetBlock6MaskedAttention1WVRow[i4] += net_block_6_masked_attention_1_v_gradV * net_block_6_masked_attention_1_xRow5[i4]
+					for i3 := range 64 {
+						net_block_6_masked_attention_1_v_gradV := scratch.net_block_6_masked_attention_1_v_grad[i0][i1][i2][i3]
+						gNetBlock6MaskedAttention1WVRow := (*[64]float32)(gNetBlock6MaskedAttention1WV[24576*i2+384*i3+64*j272 : 24576*i2+384*i3+64*j272+64])
+						for i4 := range 64 {
+							gNetBlock6MaskedAttention1WVRow[i4] += net_block_6_masked_attention_1_v_gradV * net_block_6_masked_attention_1_xRow5[i4+64*j272]
 						}
 					}
 				}
@@ -51210,7 +51066,7 @@ func (r282 *ocannlGPTBackwardPart258) Part(j272 int) {
 var ocannlGPTBackwardPart258Records rt.Records[ocannlGPTBackwardPart258]
 
 // ocannlGPTBackwardPart259 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart259 struct {
 	pNetBlock6MaskedAttention1WV *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -51219,30 +51075,26 @@ type ocannlGPTBackwardPart259 struct {
 // Part runs part j273 of the nest (0 <= j273 < 8).
 func (r283 *ocannlGPTBackwardPart259) Part(j273 int) {
 	pNetBlock6MaskedAttention1WV, scratch := r283.pNetBlock6MaskedAttention1WV, r283.scratch
-	// float32 broadcast kernel M=16 N=384 K=384: AVX512 14x32 tile, 2 k blocks of at most 192; AVX2 6x16 tile, 2 k blocks of at most 192.
+	// float32 broadcast kernel M=128 N=384 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm42AVX512(&scratch.net_block_6_masked_attention_1_x_grad[i0][16*j273][0], &scratch.net_block_6_masked_attention_1_v_grad[i0][16*j273][0][0], &pNetBlock6MaskedAttention1WV[0])
-		}
+		ocannlGemm42AVX512(&scratch.net_block_6_masked_attention_1_x_grad[j273][0][0], &scratch.net_block_6_masked_attention_1_v_grad[j273][0][0][0], &pNetBlock6MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm42AVX2(&scratch.net_block_6_masked_attention_1_x_grad[i0][16*j273][0], &scratch.net_block_6_masked_attention_1_v_grad[i0][16*j273][0][0], &pNetBlock6MaskedAttention1WV[0])
-		}
+		ocannlGemm42AVX2(&scratch.net_block_6_masked_attention_1_x_grad[j273][0][0], &scratch.net_block_6_masked_attention_1_v_grad[j273][0][0][0], &pNetBlock6MaskedAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_6_masked_attention_1_x_gradRow := &scratch.net_block_6_masked_attention_1_x_grad[i0][i1+16*j273]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_6_masked_attention_1_x_gradRow := &scratch.net_block_6_masked_attention_1_x_grad[i0+j273][i1]
 				for i2 := range 6 {
 					for i3 := 0; i3 < 64; i3 += 4 {
 						pNetBlock6MaskedAttention1WVRow2 := (*[384]float32)(pNetBlock6MaskedAttention1WV[24576*i2+384*i3 : 24576*i2+384*i3+384])
-						net_block_6_masked_attention_1_v_gradV2 := scratch.net_block_6_masked_attention_1_v_grad[i0][i1+16*j273][i2][i3]
+						net_block_6_masked_attention_1_v_gradV2 := scratch.net_block_6_masked_attention_1_v_grad[i0+j273][i1][i2][i3]
 						pNetBlock6MaskedAttention1WVRow3 := (*[384]float32)(pNetBlock6MaskedAttention1WV[24576*i2+384*i3+384 : 24576*i2+384*i3+768])
-						net_block_6_masked_attention_1_v_gradV3 := scratch.net_block_6_masked_attention_1_v_grad[i0][i1+16*j273][i2][i3+1]
+						net_block_6_masked_attention_1_v_gradV3 := scratch.net_block_6_masked_attention_1_v_grad[i0+j273][i1][i2][i3+1]
 						pNetBlock6MaskedAttention1WVRow4 := (*[384]float32)(pNetBlock6MaskedAttention1WV[24576*i2+384*i3+768 : 24576*i2+384*i3+1152])
-						net_block_6_masked_attention_1_v_gradV4 := scratch.net_block_6_masked_attention_1_v_grad[i0][i1+16*j273][i2][i3+2]
+						net_block_6_masked_attention_1_v_gradV4 := scratch.net_block_6_masked_attention_1_v_grad[i0+j273][i1][i2][i3+2]
 						pNetBlock6MaskedAttention1WVRow5 := (*[384]float32)(pNetBlock6MaskedAttention1WV[24576*i2+384*i3+1152 : 24576*i2+384*i3+1536])
-						net_block_6_masked_attention_1_v_gradV5 := scratch.net_block_6_masked_attention_1_v_grad[i0][i1+16*j273][i2][i3+3]
+						net_block_6_masked_attention_1_v_gradV5 := scratch.net_block_6_masked_attention_1_v_grad[i0+j273][i1][i2][i3+3]
 						for i4 := range 384 {
 							acc122 := net_block_6_masked_attention_1_x_gradRow[i4]
 							acc122 += pNetBlock6MaskedAttention1WVRow2[i4] * net_block_6_masked_attention_1_v_gradV2
@@ -51261,35 +51113,31 @@ func (r283 *ocannlGPTBackwardPart259) Part(j273 int) {
 // ocannlGPTBackwardPart259Records holds the free ocannlGPTBackwardPart259 records.
 var ocannlGPTBackwardPart259Records rt.Records[ocannlGPTBackwardPart259]
 
-// ocannlGPTBackwardPart260 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 8 values of i3 (see rt.Pool).
+// ocannlGPTBackwardPart260 is the task record of a loop nest of ocannlGPTBackward that runs in 6 parts, one
+// for each 64 values of i4 (see rt.Pool).
 type ocannlGPTBackwardPart260 struct {
 	gNetBlock6MaskedAttention1WK *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
 }
 
-// Part runs part j274 of the nest (0 <= j274 < 8).
+// Part runs part j274 of the nest (0 <= j274 < 6).
 func (r284 *ocannlGPTBackwardPart260) Part(j274 int) {
 	gNetBlock6MaskedAttention1WK, scratch := r284.gNetBlock6MaskedAttention1WK, r284.scratch
-	// float32 broadcast kernel M=8 N=384 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
+	// float32 broadcast kernel M=384 N=64 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i2 := range 6 {
-			ocannlGemm44AVX512(&gNetBlock6MaskedAttention1WK[24576*i2+3072*j274], &scratch.net_block_6_masked_attention_1_k_grad[0][0][i2][8*j274], &scratch.net_block_6_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm44AVX512(&gNetBlock6MaskedAttention1WK[64*j274], &scratch.net_block_6_masked_attention_1_k_grad[0][0][0][0], &scratch.net_block_6_masked_attention_1_x[0][0][64*j274])
 	} else if ocannlAVX2 {
-		for i2 := range 6 {
-			ocannlGemm44AVX2(&gNetBlock6MaskedAttention1WK[24576*i2+3072*j274], &scratch.net_block_6_masked_attention_1_k_grad[0][0][i2][8*j274], &scratch.net_block_6_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm44AVX2(&gNetBlock6MaskedAttention1WK[64*j274], &scratch.net_block_6_masked_attention_1_k_grad[0][0][0][0], &scratch.net_block_6_masked_attention_1_x[0][0][64*j274])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 128 {
 				net_block_6_masked_attention_1_xRow6 := &scratch.net_block_6_masked_attention_1_x[i0][i1]
 				for i2 := range 6 {
-					for i3 := range 8 {
-						net_block_6_masked_attention_1_k_gradV := scratch.net_block_6_masked_attention_1_k_grad[i0][i1][i2][i3+8*j274]
-						gNetBlock6MaskedAttention1WKRow := (*[384]float32)(gNetBlock6MaskedAttention1WK[24576*i2+384*i3+3072*j274 : 24576*i2+384*i3+3072*j274+384])
-						for i4 := range 384 {
-							gNetBlock6MaskedAttention1WKRow[i4] += net_block_6_masked_attention_1_k_gradV * net_block_6_masked_attention_1_xRow6[i4]
+					for i3 := range 64 {
+						net_block_6_masked_attention_1_k_gradV := scratch.net_block_6_masked_attention_1_k_grad[i0][i1][i2][i3]
+						gNetBlock6MaskedAttention1WKRow := (*[64]float32)(gNetBlock6MaskedAttention1WK[24576*i2+384*i3+64*j274 : 24576*i2+384*i3+64*j274+64])
+						for i4 := range 64 {
+							gNetBlock6MaskedAttention1WKRow[i4] += net_block_6_masked_attention_1_k_gradV * net_block_6_masked_attention_1_xRow6[i4+64*j274]
 						}
 					}
 				}
@@ -51302,7 +51150,7 @@ func (r284 *ocannlGPTBackwardPart260) Part(j274 int) {
 var ocannlGPTBackwardPart260Records rt.Records[ocannlGPTBackwardPart260]
 
 // ocannlGPTBackwardPart261 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart261 struct {
 	pNetBlock6MaskedAttention1WK *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -51311,30 +51159,26 @@ type ocannlGPTBackwardPart261 struct {
 // Part runs part j275 of the nest (0 <= j275 < 8).
 func (r285 *ocannlGPTBackwardPart261) Part(j275 int) {
 	pNetBlock6MaskedAttention1WK, scratch := r285.pNetBlock6MaskedAttention1WK, r285.scratch
-	// float32 broadcast kernel M=16 N=384 K=384: AVX512 14x32 tile, 2 k blocks of at most 192; AVX2 6x16 tile, 2 k blocks of at most 192.
+	// float32 broadcast kernel M=128 N=384 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm45AVX512(&scratch.net_block_6_masked_attention_1_x_grad[i0][16*j275][0], &scratch.net_block_6_masked_attention_1_k_grad[i0][16*j275][0][0], &pNetBlock6MaskedAttention1WK[0])
-		}
+		ocannlGemm45AVX512(&scratch.net_block_6_masked_attention_1_x_grad[j275][0][0], &scratch.net_block_6_masked_attention_1_k_grad[j275][0][0][0], &pNetBlock6MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm45AVX2(&scratch.net_block_6_masked_attention_1_x_grad[i0][16*j275][0], &scratch.net_block_6_masked_attention_1_k_grad[i0][16*j275][0][0], &pNetBlock6MaskedAttention1WK[0])
-		}
+		ocannlGemm45AVX2(&scratch.net_block_6_masked_attention_1_x_grad[j275][0][0], &scratch.net_block_6_masked_attention_1_k_grad[j275][0][0][0], &pNetBlock6MaskedAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_6_masked_attention_1_x_gradRow2 := &scratch.net_block_6_masked_attention_1_x_grad[i0][i1+16*j275]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_6_masked_attention_1_x_gradRow2 := &scratch.net_block_6_masked_attention_1_x_grad[i0+j275][i1]
 				for i2 := range 6 {
 					for i3 := 0; i3 < 64; i3 += 4 {
 						pNetBlock6MaskedAttention1WKRow2 := (*[384]float32)(pNetBlock6MaskedAttention1WK[24576*i2+384*i3 : 24576*i2+384*i3+384])
-						net_block_6_masked_attention_1_k_gradV2 := scratch.net_block_6_masked_attention_1_k_grad[i0][i1+16*j275][i2][i3]
+						net_block_6_masked_attention_1_k_gradV2 := scratch.net_block_6_masked_attention_1_k_grad[i0+j275][i1][i2][i3]
 						pNetBlock6MaskedAttention1WKRow3 := (*[384]float32)(pNetBlock6MaskedAttention1WK[24576*i2+384*i3+384 : 24576*i2+384*i3+768])
-						net_block_6_masked_attention_1_k_gradV3 := scratch.net_block_6_masked_attention_1_k_grad[i0][i1+16*j275][i2][i3+1]
+						net_block_6_masked_attention_1_k_gradV3 := scratch.net_block_6_masked_attention_1_k_grad[i0+j275][i1][i2][i3+1]
 						pNetBlock6MaskedAttention1WKRow4 := (*[384]float32)(pNetBlock6MaskedAttention1WK[24576*i2+384*i3+768 : 24576*i2+384*i3+1152])
-						net_block_6_masked_attention_1_k_gradV4 := scratch.net_block_6_masked_attention_1_k_grad[i0][i1+16*j275][i2][i3+2]
+						net_block_6_masked_attention_1_k_gradV4 := scratch.net_block_6_masked_attention_1_k_grad[i0+j275][i1][i2][i3+2]
 						pNetBlock6MaskedAttention1WKRow5 := (*[384]float32)(pNetBlock6MaskedAttention1WK[24576*i2+384*i3+1152 : 24576*i2+384*i3+1536])
-						net_block_6_masked_attention_1_k_gradV5 := scratch.net_block_6_masked_attention_1_k_grad[i0][i1+16*j275][i2][i3+3]
+						net_block_6_masked_attention_1_k_gradV5 := scratch.net_block_6_masked_attention_1_k_grad[i0+j275][i1][i2][i3+3]
 						for i4 := range 384 {
 							acc123 := net_block_6_masked_attention_1_x_gradRow2[i4]
 							acc123 += pNetBlock6MaskedAttention1WKRow2[i4] * net_block_6_masked_attention_1_k_gradV2
@@ -51353,35 +51197,31 @@ func (r285 *ocannlGPTBackwardPart261) Part(j275 int) {
 // ocannlGPTBackwardPart261Records holds the free ocannlGPTBackwardPart261 records.
 var ocannlGPTBackwardPart261Records rt.Records[ocannlGPTBackwardPart261]
 
-// ocannlGPTBackwardPart262 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 8 values of i3 (see rt.Pool).
+// ocannlGPTBackwardPart262 is the task record of a loop nest of ocannlGPTBackward that runs in 6 parts, one
+// for each 64 values of i4 (see rt.Pool).
 type ocannlGPTBackwardPart262 struct {
 	gNetBlock6MaskedAttention1WQ *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
 }
 
-// Part runs part j276 of the nest (0 <= j276 < 8).
+// Part runs part j276 of the nest (0 <= j276 < 6).
 func (r286 *ocannlGPTBackwardPart262) Part(j276 int) {
 	gNetBlock6MaskedAttention1WQ, scratch := r286.gNetBlock6MaskedAttention1WQ, r286.scratch
-	// float32 broadcast kernel M=8 N=384 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
+	// float32 broadcast kernel M=384 N=64 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i2 := range 6 {
-			ocannlGemm44AVX512(&gNetBlock6MaskedAttention1WQ[24576*i2+3072*j276], &scratch.net_block_6_masked_attention_1_q_grad[0][0][i2][8*j276], &scratch.net_block_6_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm44AVX512(&gNetBlock6MaskedAttention1WQ[64*j276], &scratch.net_block_6_masked_attention_1_q_grad[0][0][0][0], &scratch.net_block_6_masked_attention_1_x[0][0][64*j276])
 	} else if ocannlAVX2 {
-		for i2 := range 6 {
-			ocannlGemm44AVX2(&gNetBlock6MaskedAttention1WQ[24576*i2+3072*j276], &scratch.net_block_6_masked_attention_1_q_grad[0][0][i2][8*j276], &scratch.net_block_6_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm44AVX2(&gNetBlock6MaskedAttention1WQ[64*j276], &scratch.net_block_6_masked_attention_1_q_grad[0][0][0][0], &scratch.net_block_6_masked_attention_1_x[0][0][64*j276])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 128 {
 				net_block_6_masked_attention_1_xRow7 := &scratch.net_block_6_masked_attention_1_x[i0][i1]
 				for i2 := range 6 {
-					for i3 := range 8 {
-						net_block_6_masked_attention_1_q_gradV := scratch.net_block_6_masked_attention_1_q_grad[i0][i1][i2][i3+8*j276]
-						gNetBlock6MaskedAttention1WQRow := (*[384]float32)(gNetBlock6MaskedAttention1WQ[24576*i2+384*i3+3072*j276 : 24576*i2+384*i3+3072*j276+384])
-						for i4 := range 384 {
-							gNetBlock6MaskedAttention1WQRow[i4] += net_block_6_masked_attention_1_q_gradV * net_block_6_masked_attention_1_xRow7[i4]
+					for i3 := range 64 {
+						net_block_6_masked_attention_1_q_gradV := scratch.net_block_6_masked_attention_1_q_grad[i0][i1][i2][i3]
+						gNetBlock6MaskedAttention1WQRow := (*[64]float32)(gNetBlock6MaskedAttention1WQ[24576*i2+384*i3+64*j276 : 24576*i2+384*i3+64*j276+64])
+						for i4 := range 64 {
+							gNetBlock6MaskedAttention1WQRow[i4] += net_block_6_masked_attention_1_q_gradV * net_block_6_masked_attention_1_xRow7[i4+64*j276]
 						}
 					}
 				}
@@ -51394,7 +51234,7 @@ func (r286 *ocannlGPTBackwardPart262) Part(j276 int) {
 var ocannlGPTBackwardPart262Records rt.Records[ocannlGPTBackwardPart262]
 
 // ocannlGPTBackwardPart263 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart263 struct {
 	pNetBlock6MaskedAttention1WQ *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -51403,30 +51243,26 @@ type ocannlGPTBackwardPart263 struct {
 // Part runs part j277 of the nest (0 <= j277 < 8).
 func (r287 *ocannlGPTBackwardPart263) Part(j277 int) {
 	pNetBlock6MaskedAttention1WQ, scratch := r287.pNetBlock6MaskedAttention1WQ, r287.scratch
-	// float32 broadcast kernel M=16 N=384 K=384: AVX512 14x32 tile, 2 k blocks of at most 192; AVX2 6x16 tile, 2 k blocks of at most 192.
+	// float32 broadcast kernel M=128 N=384 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm45AVX512(&scratch.net_block_6_masked_attention_1_x_grad[i0][16*j277][0], &scratch.net_block_6_masked_attention_1_q_grad[i0][16*j277][0][0], &pNetBlock6MaskedAttention1WQ[0])
-		}
+		ocannlGemm45AVX512(&scratch.net_block_6_masked_attention_1_x_grad[j277][0][0], &scratch.net_block_6_masked_attention_1_q_grad[j277][0][0][0], &pNetBlock6MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm45AVX2(&scratch.net_block_6_masked_attention_1_x_grad[i0][16*j277][0], &scratch.net_block_6_masked_attention_1_q_grad[i0][16*j277][0][0], &pNetBlock6MaskedAttention1WQ[0])
-		}
+		ocannlGemm45AVX2(&scratch.net_block_6_masked_attention_1_x_grad[j277][0][0], &scratch.net_block_6_masked_attention_1_q_grad[j277][0][0][0], &pNetBlock6MaskedAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_6_masked_attention_1_x_gradRow3 := &scratch.net_block_6_masked_attention_1_x_grad[i0][i1+16*j277]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_6_masked_attention_1_x_gradRow3 := &scratch.net_block_6_masked_attention_1_x_grad[i0+j277][i1]
 				for i2 := range 6 {
 					for i3 := 0; i3 < 64; i3 += 4 {
 						pNetBlock6MaskedAttention1WQRow2 := (*[384]float32)(pNetBlock6MaskedAttention1WQ[24576*i2+384*i3 : 24576*i2+384*i3+384])
-						net_block_6_masked_attention_1_q_gradV2 := scratch.net_block_6_masked_attention_1_q_grad[i0][i1+16*j277][i2][i3]
+						net_block_6_masked_attention_1_q_gradV2 := scratch.net_block_6_masked_attention_1_q_grad[i0+j277][i1][i2][i3]
 						pNetBlock6MaskedAttention1WQRow3 := (*[384]float32)(pNetBlock6MaskedAttention1WQ[24576*i2+384*i3+384 : 24576*i2+384*i3+768])
-						net_block_6_masked_attention_1_q_gradV3 := scratch.net_block_6_masked_attention_1_q_grad[i0][i1+16*j277][i2][i3+1]
+						net_block_6_masked_attention_1_q_gradV3 := scratch.net_block_6_masked_attention_1_q_grad[i0+j277][i1][i2][i3+1]
 						pNetBlock6MaskedAttention1WQRow4 := (*[384]float32)(pNetBlock6MaskedAttention1WQ[24576*i2+384*i3+768 : 24576*i2+384*i3+1152])
-						net_block_6_masked_attention_1_q_gradV4 := scratch.net_block_6_masked_attention_1_q_grad[i0][i1+16*j277][i2][i3+2]
+						net_block_6_masked_attention_1_q_gradV4 := scratch.net_block_6_masked_attention_1_q_grad[i0+j277][i1][i2][i3+2]
 						pNetBlock6MaskedAttention1WQRow5 := (*[384]float32)(pNetBlock6MaskedAttention1WQ[24576*i2+384*i3+1152 : 24576*i2+384*i3+1536])
-						net_block_6_masked_attention_1_q_gradV5 := scratch.net_block_6_masked_attention_1_q_grad[i0][i1+16*j277][i2][i3+3]
+						net_block_6_masked_attention_1_q_gradV5 := scratch.net_block_6_masked_attention_1_q_grad[i0+j277][i1][i2][i3+3]
 						for i4 := range 384 {
 							acc124 := net_block_6_masked_attention_1_x_gradRow3[i4]
 							acc124 += pNetBlock6MaskedAttention1WQRow2[i4] * net_block_6_masked_attention_1_q_gradV2
@@ -51993,7 +51829,7 @@ func (r303 *ocannlGPTBackwardPart279) Part(j295 int) {
 var ocannlGPTBackwardPart279Records rt.Records[ocannlGPTBackwardPart279]
 
 // ocannlGPTBackwardPart280 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 48 values of i2 (see rt.Pool).
+// for each 192 values of i3 (see rt.Pool).
 type ocannlGPTBackwardPart280 struct {
 	gNetBlock5Linear1W *[589824]float32
 	scratch            *ocannlGPTBackwardScratch
@@ -52002,20 +51838,20 @@ type ocannlGPTBackwardPart280 struct {
 // Part runs part j297 of the nest (0 <= j297 < 8).
 func (r304 *ocannlGPTBackwardPart280) Part(j297 int) {
 	gNetBlock5Linear1W, scratch := r304.gNetBlock5Linear1W, r304.scratch
-	// float32 broadcast kernel M=48 N=1536 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
+	// float32 broadcast kernel M=384 N=192 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm37AVX512(&gNetBlock5Linear1W[73728*j297], &scratch.net_h5_1_grad[0][0][48*j297], &scratch.net_block_5_linear_1_x[0][0][0])
+		ocannlGemm37AVX512(&gNetBlock5Linear1W[192*j297], &scratch.net_h5_1_grad[0][0][0], &scratch.net_block_5_linear_1_x[0][0][192*j297])
 	} else if ocannlAVX2 {
-		ocannlGemm37AVX2(&gNetBlock5Linear1W[73728*j297], &scratch.net_h5_1_grad[0][0][48*j297], &scratch.net_block_5_linear_1_x[0][0][0])
+		ocannlGemm37AVX2(&gNetBlock5Linear1W[192*j297], &scratch.net_h5_1_grad[0][0][0], &scratch.net_block_5_linear_1_x[0][0][192*j297])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 128 {
 				net_block_5_linear_1_xRow3 := &scratch.net_block_5_linear_1_x[i0][i1]
-				for i2 := range 48 {
-					net_h5_1_gradV := scratch.net_h5_1_grad[i0][i1][i2+48*j297]
-					gNetBlock5Linear1WRow := (*[1536]float32)(gNetBlock5Linear1W[1536*i2+73728*j297 : 1536*i2+73728*j297+1536])
-					for i3 := range 1536 {
-						gNetBlock5Linear1WRow[i3] += net_h5_1_gradV * net_block_5_linear_1_xRow3[i3]
+				for i2 := range 384 {
+					net_h5_1_gradV := scratch.net_h5_1_grad[i0][i1][i2]
+					gNetBlock5Linear1WRow := (*[192]float32)(gNetBlock5Linear1W[1536*i2+192*j297 : 1536*i2+192*j297+192])
+					for i3 := range 192 {
+						gNetBlock5Linear1WRow[i3] += net_h5_1_gradV * net_block_5_linear_1_xRow3[i3+192*j297]
 					}
 				}
 			}
@@ -52027,7 +51863,7 @@ func (r304 *ocannlGPTBackwardPart280) Part(j297 int) {
 var ocannlGPTBackwardPart280Records rt.Records[ocannlGPTBackwardPart280]
 
 // ocannlGPTBackwardPart281 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 192 values of i3 (see rt.Pool).
 type ocannlGPTBackwardPart281 struct {
 	pNetBlock5Linear1W *[589824]float32
 	scratch            *ocannlGPTBackwardScratch
@@ -52036,36 +51872,32 @@ type ocannlGPTBackwardPart281 struct {
 // Part runs part j298 of the nest (0 <= j298 < 8).
 func (r305 *ocannlGPTBackwardPart281) Part(j298 int) {
 	pNetBlock5Linear1W, scratch := r305.pNetBlock5Linear1W, r305.scratch
-	// float32 broadcast kernel M=16 N=1536 K=384: AVX512 14x32 tile, 2 k blocks of at most 192; AVX2 6x16 tile, 2 k blocks of at most 192.
+	// float32 broadcast kernel M=1024 N=192 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm38AVX512(&scratch.net_block_5_linear_1_x_grad[i0][16*j298][0], &scratch.net_h5_1_grad[i0][16*j298][0], &pNetBlock5Linear1W[0])
-		}
+		ocannlGemm38AVX512(&scratch.net_block_5_linear_1_x_grad[0][0][192*j298], &scratch.net_h5_1_grad[0][0][0], &pNetBlock5Linear1W[192*j298])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm38AVX2(&scratch.net_block_5_linear_1_x_grad[i0][16*j298][0], &scratch.net_h5_1_grad[i0][16*j298][0], &pNetBlock5Linear1W[0])
-		}
+		ocannlGemm38AVX2(&scratch.net_block_5_linear_1_x_grad[0][0][192*j298], &scratch.net_h5_1_grad[0][0][0], &pNetBlock5Linear1W[192*j298])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_5_linear_1_x_gradRow := &scratch.net_block_5_linear_1_x_grad[i0][i1+16*j298]
+			for i1 := range 128 {
+				net_block_5_linear_1_x_gradRow := &scratch.net_block_5_linear_1_x_grad[i0][i1]
 				for i2 := 0; i2 < 384; i2 += 4 {
-					pNetBlock5Linear1WRow2 := (*[1536]float32)(pNetBlock5Linear1W[1536*i2 : 1536*i2+1536])
-					net_h5_1_gradV2 := scratch.net_h5_1_grad[i0][i1+16*j298][i2]
-					pNetBlock5Linear1WRow3 := (*[1536]float32)(pNetBlock5Linear1W[1536*i2+1536 : 1536*i2+3072])
-					net_h5_1_gradV3 := scratch.net_h5_1_grad[i0][i1+16*j298][i2+1]
-					pNetBlock5Linear1WRow4 := (*[1536]float32)(pNetBlock5Linear1W[1536*i2+3072 : 1536*i2+4608])
-					net_h5_1_gradV4 := scratch.net_h5_1_grad[i0][i1+16*j298][i2+2]
-					pNetBlock5Linear1WRow5 := (*[1536]float32)(pNetBlock5Linear1W[1536*i2+4608 : 1536*i2+6144])
-					net_h5_1_gradV5 := scratch.net_h5_1_grad[i0][i1+16*j298][i2+3]
-					for i3 := range 1536 {
-						acc133 := net_block_5_linear_1_x_gradRow[i3]
+					pNetBlock5Linear1WRow2 := (*[192]float32)(pNetBlock5Linear1W[1536*i2+192*j298 : 1536*i2+192*j298+192])
+					net_h5_1_gradV2 := scratch.net_h5_1_grad[i0][i1][i2]
+					pNetBlock5Linear1WRow3 := (*[192]float32)(pNetBlock5Linear1W[1536*i2+192*j298+1536 : 1536*i2+192*j298+1728])
+					net_h5_1_gradV3 := scratch.net_h5_1_grad[i0][i1][i2+1]
+					pNetBlock5Linear1WRow4 := (*[192]float32)(pNetBlock5Linear1W[1536*i2+192*j298+3072 : 1536*i2+192*j298+3264])
+					net_h5_1_gradV4 := scratch.net_h5_1_grad[i0][i1][i2+2]
+					pNetBlock5Linear1WRow5 := (*[192]float32)(pNetBlock5Linear1W[1536*i2+192*j298+4608 : 1536*i2+192*j298+4800])
+					net_h5_1_gradV5 := scratch.net_h5_1_grad[i0][i1][i2+3]
+					for i3 := range 192 {
+						acc133 := net_block_5_linear_1_x_gradRow[i3+192*j298]
 						acc133 += pNetBlock5Linear1WRow2[i3] * net_h5_1_gradV2
 						acc133 += pNetBlock5Linear1WRow3[i3] * net_h5_1_gradV3
 						acc133 += pNetBlock5Linear1WRow4[i3] * net_h5_1_gradV4
 						acc133 += pNetBlock5Linear1WRow5[i3] * net_h5_1_gradV5
-						net_block_5_linear_1_x_gradRow[i3] = acc133
+						net_block_5_linear_1_x_gradRow[i3+192*j298] = acc133
 					}
 				}
 			}
@@ -52219,7 +52051,7 @@ func (r311 *ocannlGPTBackwardPart285) Part(j303 int) {
 var ocannlGPTBackwardPart285Records rt.Records[ocannlGPTBackwardPart285]
 
 // ocannlGPTBackwardPart286 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart286 struct {
 	pNetBlock5Dense1W *[589824]float32
 	scratch           *ocannlGPTBackwardScratch
@@ -52228,29 +52060,25 @@ type ocannlGPTBackwardPart286 struct {
 // Part runs part j304 of the nest (0 <= j304 < 8).
 func (r312 *ocannlGPTBackwardPart286) Part(j304 int) {
 	pNetBlock5Dense1W, scratch := r312.pNetBlock5Dense1W, r312.scratch
-	// float32 broadcast kernel M=16 N=384 K=1536: AVX512 14x32 tile, 6 k blocks of at most 256; AVX2 6x16 tile, 6 k blocks of at most 256.
+	// float32 broadcast kernel M=128 N=384 K=1536: AVX512 6x64 tile, 12 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 6 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm40AVX512(&scratch.net_block_5_dense_1_x_grad[i0][16*j304][0], &scratch.net_block_5_linear_1_x_1_grad[i0][16*j304][0], &pNetBlock5Dense1W[0])
-		}
+		ocannlGemm40AVX512(&scratch.net_block_5_dense_1_x_grad[j304][0][0], &scratch.net_block_5_linear_1_x_1_grad[j304][0][0], &pNetBlock5Dense1W[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm40AVX2(&scratch.net_block_5_dense_1_x_grad[i0][16*j304][0], &scratch.net_block_5_linear_1_x_1_grad[i0][16*j304][0], &pNetBlock5Dense1W[0])
-		}
+		ocannlGemm40AVX2(&scratch.net_block_5_dense_1_x_grad[j304][0][0], &scratch.net_block_5_linear_1_x_1_grad[j304][0][0], &pNetBlock5Dense1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_5_dense_1_x_gradRow := &scratch.net_block_5_dense_1_x_grad[i0][i1+16*j304]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_5_dense_1_x_gradRow := &scratch.net_block_5_dense_1_x_grad[i0+j304][i1]
 				for i2 := 0; i2 < 1536; i2 += 4 {
 					pNetBlock5Dense1WRow2 := (*[384]float32)(pNetBlock5Dense1W[384*i2 : 384*i2+384])
-					net_block_5_linear_1_x_1_gradV2 := scratch.net_block_5_linear_1_x_1_grad[i0][i1+16*j304][i2]
+					net_block_5_linear_1_x_1_gradV2 := scratch.net_block_5_linear_1_x_1_grad[i0+j304][i1][i2]
 					pNetBlock5Dense1WRow3 := (*[384]float32)(pNetBlock5Dense1W[384*i2+384 : 384*i2+768])
-					net_block_5_linear_1_x_1_gradV3 := scratch.net_block_5_linear_1_x_1_grad[i0][i1+16*j304][i2+1]
+					net_block_5_linear_1_x_1_gradV3 := scratch.net_block_5_linear_1_x_1_grad[i0+j304][i1][i2+1]
 					pNetBlock5Dense1WRow4 := (*[384]float32)(pNetBlock5Dense1W[384*i2+768 : 384*i2+1152])
-					net_block_5_linear_1_x_1_gradV4 := scratch.net_block_5_linear_1_x_1_grad[i0][i1+16*j304][i2+2]
+					net_block_5_linear_1_x_1_gradV4 := scratch.net_block_5_linear_1_x_1_grad[i0+j304][i1][i2+2]
 					pNetBlock5Dense1WRow5 := (*[384]float32)(pNetBlock5Dense1W[384*i2+1152 : 384*i2+1536])
-					net_block_5_linear_1_x_1_gradV5 := scratch.net_block_5_linear_1_x_1_grad[i0][i1+16*j304][i2+3]
+					net_block_5_linear_1_x_1_gradV5 := scratch.net_block_5_linear_1_x_1_grad[i0+j304][i1][i2+3]
 					for i3 := range 384 {
 						acc136 := net_block_5_dense_1_x_gradRow[i3]
 						acc136 += pNetBlock5Dense1WRow2[i3] * net_block_5_linear_1_x_1_gradV2
@@ -52783,7 +52611,7 @@ func (r327 *ocannlGPTBackwardPart301) Part(j321 int) {
 var ocannlGPTBackwardPart301Records rt.Records[ocannlGPTBackwardPart301]
 
 // ocannlGPTBackwardPart302 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart302 struct {
 	pNetBlock5MaskedAttention1WO *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -52792,23 +52620,19 @@ type ocannlGPTBackwardPart302 struct {
 // Part runs part j322 of the nest (0 <= j322 < 8).
 func (r328 *ocannlGPTBackwardPart302) Part(j322 int) {
 	pNetBlock5MaskedAttention1WO, scratch := r328.pNetBlock5MaskedAttention1WO, r328.scratch
-	// float32 broadcast kernel M=16 N=384 K=384: AVX512 14x32 tile, 2 k blocks of at most 192; AVX2 6x16 tile, 2 k blocks of at most 192.
+	// float32 broadcast kernel M=128 N=384 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm42AVX512(&scratch.net_block_5_masked_attention_1_ctx_grad[i0][16*j322][0][0], &scratch.net_block_5_x1_1_grad[i0][16*j322][0], &pNetBlock5MaskedAttention1WO[0])
-		}
+		ocannlGemm42AVX512(&scratch.net_block_5_masked_attention_1_ctx_grad[j322][0][0][0], &scratch.net_block_5_x1_1_grad[j322][0][0], &pNetBlock5MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm42AVX2(&scratch.net_block_5_masked_attention_1_ctx_grad[i0][16*j322][0][0], &scratch.net_block_5_x1_1_grad[i0][16*j322][0], &pNetBlock5MaskedAttention1WO[0])
-		}
+		ocannlGemm42AVX2(&scratch.net_block_5_masked_attention_1_ctx_grad[j322][0][0][0], &scratch.net_block_5_x1_1_grad[j322][0][0], &pNetBlock5MaskedAttention1WO[0])
 	} else {
-		for i0 := range 8 {
-			for i1 := range 16 {
+		for i0 := range 1 {
+			for i1 := range 128 {
 				for i2 := range 384 {
-					net_block_5_x1_1_gradV2 := scratch.net_block_5_x1_1_grad[i0][i1+16*j322][i2]
+					net_block_5_x1_1_gradV2 := scratch.net_block_5_x1_1_grad[i0+j322][i1][i2]
 					for i3 := range 6 {
 						pNetBlock5MaskedAttention1WORow2 := (*[64]float32)(pNetBlock5MaskedAttention1WO[384*i2+64*i3 : 384*i2+64*i3+64])
-						net_block_5_masked_attention_1_ctx_gradRow := &scratch.net_block_5_masked_attention_1_ctx_grad[i0][i1+16*j322][i3]
+						net_block_5_masked_attention_1_ctx_gradRow := &scratch.net_block_5_masked_attention_1_ctx_grad[i0+j322][i1][i3]
 						for i4 := range 64 {
 							net_block_5_masked_attention_1_ctx_gradRow[i4] += pNetBlock5MaskedAttention1WORow2[i4] * net_block_5_x1_1_gradV2
 						}
@@ -53373,35 +53197,31 @@ func (r347 *ocannlGPTBackwardPart316) Part(j339 int) {
 // ocannlGPTBackwardPart316Records holds the free ocannlGPTBackwardPart316 records.
 var ocannlGPTBackwardPart316Records rt.Records[ocannlGPTBackwardPart316]
 
-// ocannlGPTBackwardPart317 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 8 values of i3 (see rt.Pool).
+// ocannlGPTBackwardPart317 is the task record of a loop nest of ocannlGPTBackward that runs in 6 parts, one
+// for each 64 values of i4 (see rt.Pool).
 type ocannlGPTBackwardPart317 struct {
 	gNetBlock5MaskedAttention1WV *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
 }
 
-// Part runs part j340 of the nest (0 <= j340 < 8).
+// Part runs part j340 of the nest (0 <= j340 < 6).
 func (r348 *ocannlGPTBackwardPart317) Part(j340 int) {
 	gNetBlock5MaskedAttention1WV, scratch := r348.gNetBlock5MaskedAttention1WV, r348.scratch
-	// float32 broadcast kernel M=8 N=384 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
+	// float32 broadcast kernel M=384 N=64 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i2 := range 6 {
-			ocannlGemm44AVX512(&gNetBlock5MaskedAttention1WV[24576*i2+3072*j340], &scratch.net_block_5_masked_attention_1_v_grad[0][0][i2][8*j340], &scratch.net_block_5_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm44AVX512(&gNetBlock5MaskedAttention1WV[64*j340], &scratch.net_block_5_masked_attention_1_v_grad[0][0][0][0], &scratch.net_block_5_masked_attention_1_x[0][0][64*j340])
 	} else if ocannlAVX2 {
-		for i2 := range 6 {
-			ocannlGemm44AVX2(&gNetBlock5MaskedAttention1WV[24576*i2+3072*j340], &scratch.net_block_5_masked_attention_1_v_grad[0][0][i2][8*j340], &scratch.net_block_5_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm44AVX2(&gNetBlock5MaskedAttention1WV[64*j340], &scratch.net_block_5_masked_attention_1_v_grad[0][0][0][0], &scratch.net_block_5_masked_attention_1_x[0][0][64*j340])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 128 {
 				net_block_5_masked_attention_1_xRow5 := &scratch.net_block_5_masked_attention_1_x[i0][i1]
 				for i2 := range 6 {
-					for i3 := range 8 {
-						net_block_5_masked_attention_1_v_gradV := scratch.net_block_5_masked_attention_1_v_grad[i0][i1][i2][i3+8*j340]
-						gNetBlock5MaskedAttention1WVRow := (*[384]float32)(gNetBlock5MaskedAttention1WV[24576*i2+384*i3+3072*j340 : 24576*i2+384*i3+3072*j340+384])
-						for i4 := range 384 {
-							gNetBlock5MaskedAttention1WVRow[i4] += net_block_5_masked_attention_1_v_gradV * net_block_5_masked_attention_1_xRow5[i4]
+					for i3 := range 64 {
+						net_block_5_masked_attention_1_v_gradV := scratch.net_block_5_masked_attention_1_v_grad[i0][i1][i2][i3]
+						gNetBlock5MaskedAttention1WVRow := (*[64]float32)(gNetBlock5MaskedAttention1WV[24576*i2+384*i3+64*j340 : 24576*i2+384*i3+64*j340+64])
+						for i4 := range 64 {
+							gNetBlock5MaskedAttention1WVRow[i4] += net_block_5_masked_attention_1_v_gradV * net_block_5_masked_attention_1_xRow5[i4+64*j340]
 						}
 					}
 				}
@@ -53414,7 +53234,7 @@ func (r348 *ocannlGPTBackwardPart317) Part(j340 int) {
 var ocannlGPTBackwardPart317Records rt.Records[ocannlGPTBackwardPart317]
 
 // ocannlGPTBackwardPart318 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart318 struct {
 	pNetBlock5MaskedAttention1WV *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -53423,30 +53243,26 @@ type ocannlGPTBackwardPart318 struct {
 // Part runs part j341 of the nest (0 <= j341 < 8).
 func (r349 *ocannlGPTBackwardPart318) Part(j341 int) {
 	pNetBlock5MaskedAttention1WV, scratch := r349.pNetBlock5MaskedAttention1WV, r349.scratch
-	// float32 broadcast kernel M=16 N=384 K=384: AVX512 14x32 tile, 2 k blocks of at most 192; AVX2 6x16 tile, 2 k blocks of at most 192.
+	// float32 broadcast kernel M=128 N=384 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm42AVX512(&scratch.net_block_5_masked_attention_1_x_grad[i0][16*j341][0], &scratch.net_block_5_masked_attention_1_v_grad[i0][16*j341][0][0], &pNetBlock5MaskedAttention1WV[0])
-		}
+		ocannlGemm42AVX512(&scratch.net_block_5_masked_attention_1_x_grad[j341][0][0], &scratch.net_block_5_masked_attention_1_v_grad[j341][0][0][0], &pNetBlock5MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm42AVX2(&scratch.net_block_5_masked_attention_1_x_grad[i0][16*j341][0], &scratch.net_block_5_masked_attention_1_v_grad[i0][16*j341][0][0], &pNetBlock5MaskedAttention1WV[0])
-		}
+		ocannlGemm42AVX2(&scratch.net_block_5_masked_attention_1_x_grad[j341][0][0], &scratch.net_block_5_masked_attention_1_v_grad[j341][0][0][0], &pNetBlock5MaskedAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_5_masked_attention_1_x_gradRow := &scratch.net_block_5_masked_attention_1_x_grad[i0][i1+16*j341]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_5_masked_attention_1_x_gradRow := &scratch.net_block_5_masked_attention_1_x_grad[i0+j341][i1]
 				for i2 := range 6 {
 					for i3 := 0; i3 < 64; i3 += 4 {
 						pNetBlock5MaskedAttention1WVRow2 := (*[384]float32)(pNetBlock5MaskedAttention1WV[24576*i2+384*i3 : 24576*i2+384*i3+384])
-						net_block_5_masked_attention_1_v_gradV2 := scratch.net_block_5_masked_attention_1_v_grad[i0][i1+16*j341][i2][i3]
+						net_block_5_masked_attention_1_v_gradV2 := scratch.net_block_5_masked_attention_1_v_grad[i0+j341][i1][i2][i3]
 						pNetBlock5MaskedAttention1WVRow3 := (*[384]float32)(pNetBlock5MaskedAttention1WV[24576*i2+384*i3+384 : 24576*i2+384*i3+768])
-						net_block_5_masked_attention_1_v_gradV3 := scratch.net_block_5_masked_attention_1_v_grad[i0][i1+16*j341][i2][i3+1]
+						net_block_5_masked_attention_1_v_gradV3 := scratch.net_block_5_masked_attention_1_v_grad[i0+j341][i1][i2][i3+1]
 						pNetBlock5MaskedAttention1WVRow4 := (*[384]float32)(pNetBlock5MaskedAttention1WV[24576*i2+384*i3+768 : 24576*i2+384*i3+1152])
-						net_block_5_masked_attention_1_v_gradV4 := scratch.net_block_5_masked_attention_1_v_grad[i0][i1+16*j341][i2][i3+2]
+						net_block_5_masked_attention_1_v_gradV4 := scratch.net_block_5_masked_attention_1_v_grad[i0+j341][i1][i2][i3+2]
 						pNetBlock5MaskedAttention1WVRow5 := (*[384]float32)(pNetBlock5MaskedAttention1WV[24576*i2+384*i3+1152 : 24576*i2+384*i3+1536])
-						net_block_5_masked_attention_1_v_gradV5 := scratch.net_block_5_masked_attention_1_v_grad[i0][i1+16*j341][i2][i3+3]
+						net_block_5_masked_attention_1_v_gradV5 := scratch.net_block_5_masked_attention_1_v_grad[i0+j341][i1][i2][i3+3]
 						for i4 := range 384 {
 							acc148 := net_block_5_masked_attention_1_x_gradRow[i4]
 							acc148 += pNetBlock5MaskedAttention1WVRow2[i4] * net_block_5_masked_attention_1_v_gradV2
@@ -53465,35 +53281,31 @@ func (r349 *ocannlGPTBackwardPart318) Part(j341 int) {
 // ocannlGPTBackwardPart318Records holds the free ocannlGPTBackwardPart318 records.
 var ocannlGPTBackwardPart318Records rt.Records[ocannlGPTBackwardPart318]
 
-// ocannlGPTBackwardPart319 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 8 values of i3 (see rt.Pool).
+// ocannlGPTBackwardPart319 is the task record of a loop nest of ocannlGPTBackward that runs in 6 parts, one
+// for each 64 values of i4 (see rt.Pool).
 type ocannlGPTBackwardPart319 struct {
 	gNetBlock5MaskedAttention1WK *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
 }
 
-// Part runs part j342 of the nest (0 <= j342 < 8).
+// Part runs part j342 of the nest (0 <= j342 < 6).
 func (r350 *ocannlGPTBackwardPart319) Part(j342 int) {
 	gNetBlock5MaskedAttention1WK, scratch := r350.gNetBlock5MaskedAttention1WK, r350.scratch
-	// float32 broadcast kernel M=8 N=384 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
+	// float32 broadcast kernel M=384 N=64 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i2 := range 6 {
-			ocannlGemm44AVX512(&gNetBlock5MaskedAttention1WK[24576*i2+3072*j342], &scratch.net_block_5_masked_attention_1_k_grad[0][0][i2][8*j342], &scratch.net_block_5_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm44AVX512(&gNetBlock5MaskedAttention1WK[64*j342], &scratch.net_block_5_masked_attention_1_k_grad[0][0][0][0], &scratch.net_block_5_masked_attention_1_x[0][0][64*j342])
 	} else if ocannlAVX2 {
-		for i2 := range 6 {
-			ocannlGemm44AVX2(&gNetBlock5MaskedAttention1WK[24576*i2+3072*j342], &scratch.net_block_5_masked_attention_1_k_grad[0][0][i2][8*j342], &scratch.net_block_5_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm44AVX2(&gNetBlock5MaskedAttention1WK[64*j342], &scratch.net_block_5_masked_attention_1_k_grad[0][0][0][0], &scratch.net_block_5_masked_attention_1_x[0][0][64*j342])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 128 {
 				net_block_5_masked_attention_1_xRow6 := &scratch.net_block_5_masked_attention_1_x[i0][i1]
 				for i2 := range 6 {
-					for i3 := range 8 {
-						net_block_5_masked_attention_1_k_gradV := scratch.net_block_5_masked_attention_1_k_grad[i0][i1][i2][i3+8*j342]
-						gNetBlock5MaskedAttention1WKRow := (*[384]float32)(gNetBlock5MaskedAttention1WK[24576*i2+384*i3+3072*j342 : 24576*i2+384*i3+3072*j342+384])
-						for i4 := range 384 {
-							gNetBlock5MaskedAttention1WKRow[i4] += net_block_5_masked_attention_1_k_gradV * net_block_5_masked_attention_1_xRow6[i4]
+					for i3 := range 64 {
+						net_block_5_masked_attention_1_k_gradV := scratch.net_block_5_masked_attention_1_k_grad[i0][i1][i2][i3]
+						gNetBlock5MaskedAttention1WKRow := (*[64]float32)(gNetBlock5MaskedAttention1WK[24576*i2+384*i3+64*j342 : 24576*i2+384*i3+64*j342+64])
+						for i4 := range 64 {
+							gNetBlock5MaskedAttention1WKRow[i4] += net_block_5_masked_attention_1_k_gradV * net_block_5_masked_attention_1_xRow6[i4+64*j342]
 						}
 					}
 				}
@@ -53506,7 +53318,7 @@ func (r350 *ocannlGPTBackwardPart319) Part(j342 int) {
 var ocannlGPTBackwardPart319Records rt.Records[ocannlGPTBackwardPart319]
 
 // ocannlGPTBackwardPart320 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart320 struct {
 	pNetBlock5MaskedAttention1WK *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -53515,30 +53327,26 @@ type ocannlGPTBackwardPart320 struct {
 // Part runs part j343 of the nest (0 <= j343 < 8).
 func (r351 *ocannlGPTBackwardPart320) Part(j343 int) {
 	pNetBlock5MaskedAttention1WK, scratch := r351.pNetBlock5MaskedAttention1WK, r351.scratch
-	// float32 broadcast kernel M=16 N=384 K=384: AVX512 14x32 tile, 2 k blocks of at most 192; AVX2 6x16 tile, 2 k blocks of at most 192.
+	// float32 broadcast kernel M=128 N=384 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm45AVX512(&scratch.net_block_5_masked_attention_1_x_grad[i0][16*j343][0], &scratch.net_block_5_masked_attention_1_k_grad[i0][16*j343][0][0], &pNetBlock5MaskedAttention1WK[0])
-		}
+		ocannlGemm45AVX512(&scratch.net_block_5_masked_attention_1_x_grad[j343][0][0], &scratch.net_block_5_masked_attention_1_k_grad[j343][0][0][0], &pNetBlock5MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm45AVX2(&scratch.net_block_5_masked_attention_1_x_grad[i0][16*j343][0], &scratch.net_block_5_masked_attention_1_k_grad[i0][16*j343][0][0], &pNetBlock5MaskedAttention1WK[0])
-		}
+		ocannlGemm45AVX2(&scratch.net_block_5_masked_attention_1_x_grad[j343][0][0], &scratch.net_block_5_masked_attention_1_k_grad[j343][0][0][0], &pNetBlock5MaskedAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_5_masked_attention_1_x_gradRow2 := &scratch.net_block_5_masked_attention_1_x_grad[i0][i1+16*j343]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_5_masked_attention_1_x_gradRow2 := &scratch.net_block_5_masked_attention_1_x_grad[i0+j343][i1]
 				for i2 := range 6 {
 					for i3 := 0; i3 < 64; i3 += 4 {
 						pNetBlock5MaskedAttention1WKRow2 := (*[384]float32)(pNetBlock5MaskedAttention1WK[24576*i2+384*i3 : 24576*i2+384*i3+384])
-						net_block_5_masked_attention_1_k_gradV2 := scratch.net_block_5_masked_attention_1_k_grad[i0][i1+16*j343][i2][i3]
+						net_block_5_masked_attention_1_k_gradV2 := scratch.net_block_5_masked_attention_1_k_grad[i0+j343][i1][i2][i3]
 						pNetBlock5MaskedAttention1WKRow3 := (*[384]float32)(pNetBlock5MaskedAttention1WK[24576*i2+384*i3+384 : 24576*i2+384*i3+768])
-						net_block_5_masked_attention_1_k_gradV3 := scratch.net_block_5_masked_attention_1_k_grad[i0][i1+16*j343][i2][i3+1]
+						net_block_5_masked_attention_1_k_gradV3 := scratch.net_block_5_masked_attention_1_k_grad[i0+j343][i1][i2][i3+1]
 						pNetBlock5MaskedAttention1WKRow4 := (*[384]float32)(pNetBlock5MaskedAttention1WK[24576*i2+384*i3+768 : 24576*i2+384*i3+1152])
-						net_block_5_masked_attention_1_k_gradV4 := scratch.net_block_5_masked_attention_1_k_grad[i0][i1+16*j343][i2][i3+2]
+						net_block_5_masked_attention_1_k_gradV4 := scratch.net_block_5_masked_attention_1_k_grad[i0+j343][i1][i2][i3+2]
 						pNetBlock5MaskedAttention1WKRow5 := (*[384]float32)(pNetBlock5MaskedAttention1WK[24576*i2+384*i3+1152 : 24576*i2+384*i3+1536])
-						net_block_5_masked_attention_1_k_gradV5 := scratch.net_block_5_masked_attention_1_k_grad[i0][i1+16*j343][i2][i3+3]
+						net_block_5_masked_attention_1_k_gradV5 := scratch.net_block_5_masked_attention_1_k_grad[i0+j343][i1][i2][i3+3]
 						for i4 := range 384 {
 							acc149 := net_block_5_masked_attention_1_x_gradRow2[i4]
 							acc149 += pNetBlock5MaskedAttention1WKRow2[i4] * net_block_5_masked_attention_1_k_gradV2
@@ -53557,35 +53365,31 @@ func (r351 *ocannlGPTBackwardPart320) Part(j343 int) {
 // ocannlGPTBackwardPart320Records holds the free ocannlGPTBackwardPart320 records.
 var ocannlGPTBackwardPart320Records rt.Records[ocannlGPTBackwardPart320]
 
-// ocannlGPTBackwardPart321 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 8 values of i3 (see rt.Pool).
+// ocannlGPTBackwardPart321 is the task record of a loop nest of ocannlGPTBackward that runs in 6 parts, one
+// for each 64 values of i4 (see rt.Pool).
 type ocannlGPTBackwardPart321 struct {
 	gNetBlock5MaskedAttention1WQ *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
 }
 
-// Part runs part j344 of the nest (0 <= j344 < 8).
+// Part runs part j344 of the nest (0 <= j344 < 6).
 func (r352 *ocannlGPTBackwardPart321) Part(j344 int) {
 	gNetBlock5MaskedAttention1WQ, scratch := r352.gNetBlock5MaskedAttention1WQ, r352.scratch
-	// float32 broadcast kernel M=8 N=384 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
+	// float32 broadcast kernel M=384 N=64 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i2 := range 6 {
-			ocannlGemm44AVX512(&gNetBlock5MaskedAttention1WQ[24576*i2+3072*j344], &scratch.net_block_5_masked_attention_1_q_grad[0][0][i2][8*j344], &scratch.net_block_5_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm44AVX512(&gNetBlock5MaskedAttention1WQ[64*j344], &scratch.net_block_5_masked_attention_1_q_grad[0][0][0][0], &scratch.net_block_5_masked_attention_1_x[0][0][64*j344])
 	} else if ocannlAVX2 {
-		for i2 := range 6 {
-			ocannlGemm44AVX2(&gNetBlock5MaskedAttention1WQ[24576*i2+3072*j344], &scratch.net_block_5_masked_attention_1_q_grad[0][0][i2][8*j344], &scratch.net_block_5_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm44AVX2(&gNetBlock5MaskedAttention1WQ[64*j344], &scratch.net_block_5_masked_attention_1_q_grad[0][0][0][0], &scratch.net_block_5_masked_attention_1_x[0][0][64*j344])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 128 {
 				net_block_5_masked_attention_1_xRow7 := &scratch.net_block_5_masked_attention_1_x[i0][i1]
 				for i2 := range 6 {
-					for i3 := range 8 {
-						net_block_5_masked_attention_1_q_gradV := scratch.net_block_5_masked_attention_1_q_grad[i0][i1][i2][i3+8*j344]
-						gNetBlock5MaskedAttention1WQRow := (*[384]float32)(gNetBlock5MaskedAttention1WQ[24576*i2+384*i3+3072*j344 : 24576*i2+384*i3+3072*j344+384])
-						for i4 := range 384 {
-							gNetBlock5MaskedAttention1WQRow[i4] += net_block_5_masked_attention_1_q_gradV * net_block_5_masked_attention_1_xRow7[i4]
+					for i3 := range 64 {
+						net_block_5_masked_attention_1_q_gradV := scratch.net_block_5_masked_attention_1_q_grad[i0][i1][i2][i3]
+						gNetBlock5MaskedAttention1WQRow := (*[64]float32)(gNetBlock5MaskedAttention1WQ[24576*i2+384*i3+64*j344 : 24576*i2+384*i3+64*j344+64])
+						for i4 := range 64 {
+							gNetBlock5MaskedAttention1WQRow[i4] += net_block_5_masked_attention_1_q_gradV * net_block_5_masked_attention_1_xRow7[i4+64*j344]
 						}
 					}
 				}
@@ -53598,7 +53402,7 @@ func (r352 *ocannlGPTBackwardPart321) Part(j344 int) {
 var ocannlGPTBackwardPart321Records rt.Records[ocannlGPTBackwardPart321]
 
 // ocannlGPTBackwardPart322 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart322 struct {
 	pNetBlock5MaskedAttention1WQ *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -53607,30 +53411,26 @@ type ocannlGPTBackwardPart322 struct {
 // Part runs part j345 of the nest (0 <= j345 < 8).
 func (r353 *ocannlGPTBackwardPart322) Part(j345 int) {
 	pNetBlock5MaskedAttention1WQ, scratch := r353.pNetBlock5MaskedAttention1WQ, r353.scratch
-	// float32 broadcast kernel M=16 N=384 K=384: AVX512 14x32 tile, 2 k blocks of at most 192; AVX2 6x16 tile, 2 k blocks of at most 192.
+	// float32 broadcast kernel M=128 N=384 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm45AVX512(&scratch.net_block_5_masked_attention_1_x_grad[i0][16*j345][0], &scratch.net_block_5_masked_attention_1_q_grad[i0][16*j345][0][0], &pNetBlock5MaskedAttention1WQ[0])
-		}
+		ocannlGemm45AVX512(&scratch.net_block_5_masked_attention_1_x_grad[j345][0][0], &scratch.net_block_5_masked_attention_1_q_grad[j345][0][0][0], &pNetBlock5MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm45AVX2(&scratch.net_block_5_masked_attention_1_x_grad[i0][16*j345][0], &scratch.net_block_5_masked_attention_1_q_grad[i0][16*j345][0][0], &pNetBlock5MaskedAttention1WQ[0])
-		}
+		ocannlGemm45AVX2(&scratch.net_block_5_masked_attention_1_x_grad[j345][0][0], &scratch.net_block_5_masked_attention_1_q_grad[j345][0][0][0], &pNetBlock5MaskedAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_5_masked_attention_1_x_gradRow3 := &scratch.net_block_5_masked_attention_1_x_grad[i0][i1+16*j345]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_5_masked_attention_1_x_gradRow3 := &scratch.net_block_5_masked_attention_1_x_grad[i0+j345][i1]
 				for i2 := range 6 {
 					for i3 := 0; i3 < 64; i3 += 4 {
 						pNetBlock5MaskedAttention1WQRow2 := (*[384]float32)(pNetBlock5MaskedAttention1WQ[24576*i2+384*i3 : 24576*i2+384*i3+384])
-						net_block_5_masked_attention_1_q_gradV2 := scratch.net_block_5_masked_attention_1_q_grad[i0][i1+16*j345][i2][i3]
+						net_block_5_masked_attention_1_q_gradV2 := scratch.net_block_5_masked_attention_1_q_grad[i0+j345][i1][i2][i3]
 						pNetBlock5MaskedAttention1WQRow3 := (*[384]float32)(pNetBlock5MaskedAttention1WQ[24576*i2+384*i3+384 : 24576*i2+384*i3+768])
-						net_block_5_masked_attention_1_q_gradV3 := scratch.net_block_5_masked_attention_1_q_grad[i0][i1+16*j345][i2][i3+1]
+						net_block_5_masked_attention_1_q_gradV3 := scratch.net_block_5_masked_attention_1_q_grad[i0+j345][i1][i2][i3+1]
 						pNetBlock5MaskedAttention1WQRow4 := (*[384]float32)(pNetBlock5MaskedAttention1WQ[24576*i2+384*i3+768 : 24576*i2+384*i3+1152])
-						net_block_5_masked_attention_1_q_gradV4 := scratch.net_block_5_masked_attention_1_q_grad[i0][i1+16*j345][i2][i3+2]
+						net_block_5_masked_attention_1_q_gradV4 := scratch.net_block_5_masked_attention_1_q_grad[i0+j345][i1][i2][i3+2]
 						pNetBlock5MaskedAttention1WQRow5 := (*[384]float32)(pNetBlock5MaskedAttention1WQ[24576*i2+384*i3+1152 : 24576*i2+384*i3+1536])
-						net_block_5_masked_attention_1_q_gradV5 := scratch.net_block_5_masked_attention_1_q_grad[i0][i1+16*j345][i2][i3+3]
+						net_block_5_masked_attention_1_q_gradV5 := scratch.net_block_5_masked_attention_1_q_grad[i0+j345][i1][i2][i3+3]
 						for i4 := range 384 {
 							acc150 := net_block_5_masked_attention_1_x_gradRow3[i4]
 							acc150 += pNetBlock5MaskedAttention1WQRow2[i4] * net_block_5_masked_attention_1_q_gradV2
@@ -54197,7 +53997,7 @@ func (r369 *ocannlGPTBackwardPart338) Part(j363 int) {
 var ocannlGPTBackwardPart338Records rt.Records[ocannlGPTBackwardPart338]
 
 // ocannlGPTBackwardPart339 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 48 values of i2 (see rt.Pool).
+// for each 192 values of i3 (see rt.Pool).
 type ocannlGPTBackwardPart339 struct {
 	gNetBlock4Linear1W *[589824]float32
 	scratch            *ocannlGPTBackwardScratch
@@ -54206,20 +54006,20 @@ type ocannlGPTBackwardPart339 struct {
 // Part runs part j365 of the nest (0 <= j365 < 8).
 func (r370 *ocannlGPTBackwardPart339) Part(j365 int) {
 	gNetBlock4Linear1W, scratch := r370.gNetBlock4Linear1W, r370.scratch
-	// float32 broadcast kernel M=48 N=1536 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
+	// float32 broadcast kernel M=384 N=192 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm37AVX512(&gNetBlock4Linear1W[73728*j365], &scratch.net_h4_1_grad[0][0][48*j365], &scratch.net_block_4_linear_1_x[0][0][0])
+		ocannlGemm37AVX512(&gNetBlock4Linear1W[192*j365], &scratch.net_h4_1_grad[0][0][0], &scratch.net_block_4_linear_1_x[0][0][192*j365])
 	} else if ocannlAVX2 {
-		ocannlGemm37AVX2(&gNetBlock4Linear1W[73728*j365], &scratch.net_h4_1_grad[0][0][48*j365], &scratch.net_block_4_linear_1_x[0][0][0])
+		ocannlGemm37AVX2(&gNetBlock4Linear1W[192*j365], &scratch.net_h4_1_grad[0][0][0], &scratch.net_block_4_linear_1_x[0][0][192*j365])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 128 {
 				net_block_4_linear_1_xRow3 := &scratch.net_block_4_linear_1_x[i0][i1]
-				for i2 := range 48 {
-					net_h4_1_gradV := scratch.net_h4_1_grad[i0][i1][i2+48*j365]
-					gNetBlock4Linear1WRow := (*[1536]float32)(gNetBlock4Linear1W[1536*i2+73728*j365 : 1536*i2+73728*j365+1536])
-					for i3 := range 1536 {
-						gNetBlock4Linear1WRow[i3] += net_h4_1_gradV * net_block_4_linear_1_xRow3[i3]
+				for i2 := range 384 {
+					net_h4_1_gradV := scratch.net_h4_1_grad[i0][i1][i2]
+					gNetBlock4Linear1WRow := (*[192]float32)(gNetBlock4Linear1W[1536*i2+192*j365 : 1536*i2+192*j365+192])
+					for i3 := range 192 {
+						gNetBlock4Linear1WRow[i3] += net_h4_1_gradV * net_block_4_linear_1_xRow3[i3+192*j365]
 					}
 				}
 			}
@@ -54231,7 +54031,7 @@ func (r370 *ocannlGPTBackwardPart339) Part(j365 int) {
 var ocannlGPTBackwardPart339Records rt.Records[ocannlGPTBackwardPart339]
 
 // ocannlGPTBackwardPart340 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 192 values of i3 (see rt.Pool).
 type ocannlGPTBackwardPart340 struct {
 	pNetBlock4Linear1W *[589824]float32
 	scratch            *ocannlGPTBackwardScratch
@@ -54240,36 +54040,32 @@ type ocannlGPTBackwardPart340 struct {
 // Part runs part j366 of the nest (0 <= j366 < 8).
 func (r371 *ocannlGPTBackwardPart340) Part(j366 int) {
 	pNetBlock4Linear1W, scratch := r371.pNetBlock4Linear1W, r371.scratch
-	// float32 broadcast kernel M=16 N=1536 K=384: AVX512 14x32 tile, 2 k blocks of at most 192; AVX2 6x16 tile, 2 k blocks of at most 192.
+	// float32 broadcast kernel M=1024 N=192 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm38AVX512(&scratch.net_block_4_linear_1_x_grad[i0][16*j366][0], &scratch.net_h4_1_grad[i0][16*j366][0], &pNetBlock4Linear1W[0])
-		}
+		ocannlGemm38AVX512(&scratch.net_block_4_linear_1_x_grad[0][0][192*j366], &scratch.net_h4_1_grad[0][0][0], &pNetBlock4Linear1W[192*j366])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm38AVX2(&scratch.net_block_4_linear_1_x_grad[i0][16*j366][0], &scratch.net_h4_1_grad[i0][16*j366][0], &pNetBlock4Linear1W[0])
-		}
+		ocannlGemm38AVX2(&scratch.net_block_4_linear_1_x_grad[0][0][192*j366], &scratch.net_h4_1_grad[0][0][0], &pNetBlock4Linear1W[192*j366])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_4_linear_1_x_gradRow := &scratch.net_block_4_linear_1_x_grad[i0][i1+16*j366]
+			for i1 := range 128 {
+				net_block_4_linear_1_x_gradRow := &scratch.net_block_4_linear_1_x_grad[i0][i1]
 				for i2 := 0; i2 < 384; i2 += 4 {
-					pNetBlock4Linear1WRow2 := (*[1536]float32)(pNetBlock4Linear1W[1536*i2 : 1536*i2+1536])
-					net_h4_1_gradV2 := scratch.net_h4_1_grad[i0][i1+16*j366][i2]
-					pNetBlock4Linear1WRow3 := (*[1536]float32)(pNetBlock4Linear1W[1536*i2+1536 : 1536*i2+3072])
-					net_h4_1_gradV3 := scratch.net_h4_1_grad[i0][i1+16*j366][i2+1]
-					pNetBlock4Linear1WRow4 := (*[1536]float32)(pNetBlock4Linear1W[1536*i2+3072 : 1536*i2+4608])
-					net_h4_1_gradV4 := scratch.net_h4_1_grad[i0][i1+16*j366][i2+2]
-					pNetBlock4Linear1WRow5 := (*[1536]float32)(pNetBlock4Linear1W[1536*i2+4608 : 1536*i2+6144])
-					net_h4_1_gradV5 := scratch.net_h4_1_grad[i0][i1+16*j366][i2+3]
-					for i3 := range 1536 {
-						acc159 := net_block_4_linear_1_x_gradRow[i3]
+					pNetBlock4Linear1WRow2 := (*[192]float32)(pNetBlock4Linear1W[1536*i2+192*j366 : 1536*i2+192*j366+192])
+					net_h4_1_gradV2 := scratch.net_h4_1_grad[i0][i1][i2]
+					pNetBlock4Linear1WRow3 := (*[192]float32)(pNetBlock4Linear1W[1536*i2+192*j366+1536 : 1536*i2+192*j366+1728])
+					net_h4_1_gradV3 := scratch.net_h4_1_grad[i0][i1][i2+1]
+					pNetBlock4Linear1WRow4 := (*[192]float32)(pNetBlock4Linear1W[1536*i2+192*j366+3072 : 1536*i2+192*j366+3264])
+					net_h4_1_gradV4 := scratch.net_h4_1_grad[i0][i1][i2+2]
+					pNetBlock4Linear1WRow5 := (*[192]float32)(pNetBlock4Linear1W[1536*i2+192*j366+4608 : 1536*i2+192*j366+4800])
+					net_h4_1_gradV5 := scratch.net_h4_1_grad[i0][i1][i2+3]
+					for i3 := range 192 {
+						acc159 := net_block_4_linear_1_x_gradRow[i3+192*j366]
 						acc159 += pNetBlock4Linear1WRow2[i3] * net_h4_1_gradV2
 						acc159 += pNetBlock4Linear1WRow3[i3] * net_h4_1_gradV3
 						acc159 += pNetBlock4Linear1WRow4[i3] * net_h4_1_gradV4
 						acc159 += pNetBlock4Linear1WRow5[i3] * net_h4_1_gradV5
-						net_block_4_linear_1_x_gradRow[i3] = acc159
+						net_block_4_linear_1_x_gradRow[i3+192*j366] = acc159
 					}
 				}
 			}
@@ -54423,7 +54219,7 @@ func (r377 *ocannlGPTBackwardPart344) Part(j371 int) {
 var ocannlGPTBackwardPart344Records rt.Records[ocannlGPTBackwardPart344]
 
 // ocannlGPTBackwardPart345 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart345 struct {
 	pNetBlock4Dense1W *[589824]float32
 	scratch           *ocannlGPTBackwardScratch
@@ -54432,29 +54228,25 @@ type ocannlGPTBackwardPart345 struct {
 // Part runs part j372 of the nest (0 <= j372 < 8).
 func (r378 *ocannlGPTBackwardPart345) Part(j372 int) {
 	pNetBlock4Dense1W, scratch := r378.pNetBlock4Dense1W, r378.scratch
-	// float32 broadcast kernel M=16 N=384 K=1536: AVX512 14x32 tile, 6 k blocks of at most 256; AVX2 6x16 tile, 6 k blocks of at most 256.
+	// float32 broadcast kernel M=128 N=384 K=1536: AVX512 6x64 tile, 12 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 6 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm40AVX512(&scratch.net_block_4_dense_1_x_grad[i0][16*j372][0], &scratch.net_block_4_linear_1_x_1_grad[i0][16*j372][0], &pNetBlock4Dense1W[0])
-		}
+		ocannlGemm40AVX512(&scratch.net_block_4_dense_1_x_grad[j372][0][0], &scratch.net_block_4_linear_1_x_1_grad[j372][0][0], &pNetBlock4Dense1W[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm40AVX2(&scratch.net_block_4_dense_1_x_grad[i0][16*j372][0], &scratch.net_block_4_linear_1_x_1_grad[i0][16*j372][0], &pNetBlock4Dense1W[0])
-		}
+		ocannlGemm40AVX2(&scratch.net_block_4_dense_1_x_grad[j372][0][0], &scratch.net_block_4_linear_1_x_1_grad[j372][0][0], &pNetBlock4Dense1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_4_dense_1_x_gradRow := &scratch.net_block_4_dense_1_x_grad[i0][i1+16*j372]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_4_dense_1_x_gradRow := &scratch.net_block_4_dense_1_x_grad[i0+j372][i1]
 				for i2 := 0; i2 < 1536; i2 += 4 {
 					pNetBlock4Dense1WRow2 := (*[384]float32)(pNetBlock4Dense1W[384*i2 : 384*i2+384])
-					net_block_4_linear_1_x_1_gradV2 := scratch.net_block_4_linear_1_x_1_grad[i0][i1+16*j372][i2]
+					net_block_4_linear_1_x_1_gradV2 := scratch.net_block_4_linear_1_x_1_grad[i0+j372][i1][i2]
 					pNetBlock4Dense1WRow3 := (*[384]float32)(pNetBlock4Dense1W[384*i2+384 : 384*i2+768])
-					net_block_4_linear_1_x_1_gradV3 := scratch.net_block_4_linear_1_x_1_grad[i0][i1+16*j372][i2+1]
+					net_block_4_linear_1_x_1_gradV3 := scratch.net_block_4_linear_1_x_1_grad[i0+j372][i1][i2+1]
 					pNetBlock4Dense1WRow4 := (*[384]float32)(pNetBlock4Dense1W[384*i2+768 : 384*i2+1152])
-					net_block_4_linear_1_x_1_gradV4 := scratch.net_block_4_linear_1_x_1_grad[i0][i1+16*j372][i2+2]
+					net_block_4_linear_1_x_1_gradV4 := scratch.net_block_4_linear_1_x_1_grad[i0+j372][i1][i2+2]
 					pNetBlock4Dense1WRow5 := (*[384]float32)(pNetBlock4Dense1W[384*i2+1152 : 384*i2+1536])
-					net_block_4_linear_1_x_1_gradV5 := scratch.net_block_4_linear_1_x_1_grad[i0][i1+16*j372][i2+3]
+					net_block_4_linear_1_x_1_gradV5 := scratch.net_block_4_linear_1_x_1_grad[i0+j372][i1][i2+3]
 					for i3 := range 384 {
 						acc162 := net_block_4_dense_1_x_gradRow[i3]
 						acc162 += pNetBlock4Dense1WRow2[i3] * net_block_4_linear_1_x_1_gradV2
@@ -54987,7 +54779,7 @@ func (r393 *ocannlGPTBackwardPart360) Part(j389 int) {
 var ocannlGPTBackwardPart360Records rt.Records[ocannlGPTBackwardPart360]
 
 // ocannlGPTBackwardPart361 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart361 struct {
 	pNetBlock4MaskedAttention1WO *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -54996,23 +54788,19 @@ type ocannlGPTBackwardPart361 struct {
 // Part runs part j390 of the nest (0 <= j390 < 8).
 func (r394 *ocannlGPTBackwardPart361) Part(j390 int) {
 	pNetBlock4MaskedAttention1WO, scratch := r394.pNetBlock4MaskedAttention1WO, r394.scratch
-	// float32 broadcast kernel M=16 N=384 K=384: AVX512 14x32 tile, 2 k blocks of at most 192; AVX2 6x16 tile, 2 k blocks of at most 192.
+	// float32 broadcast kernel M=128 N=384 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm42AVX512(&scratch.net_block_4_masked_attention_1_ctx_grad[i0][16*j390][0][0], &scratch.net_block_4_x1_1_grad[i0][16*j390][0], &pNetBlock4MaskedAttention1WO[0])
-		}
+		ocannlGemm42AVX512(&scratch.net_block_4_masked_attention_1_ctx_grad[j390][0][0][0], &scratch.net_block_4_x1_1_grad[j390][0][0], &pNetBlock4MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm42AVX2(&scratch.net_block_4_masked_attention_1_ctx_grad[i0][16*j390][0][0], &scratch.net_block_4_x1_1_grad[i0][16*j390][0], &pNetBlock4MaskedAttention1WO[0])
-		}
+		ocannlGemm42AVX2(&scratch.net_block_4_masked_attention_1_ctx_grad[j390][0][0][0], &scratch.net_block_4_x1_1_grad[j390][0][0], &pNetBlock4MaskedAttention1WO[0])
 	} else {
-		for i0 := range 8 {
-			for i1 := range 16 {
+		for i0 := range 1 {
+			for i1 := range 128 {
 				for i2 := range 384 {
-					net_block_4_x1_1_gradV2 := scratch.net_block_4_x1_1_grad[i0][i1+16*j390][i2]
+					net_block_4_x1_1_gradV2 := scratch.net_block_4_x1_1_grad[i0+j390][i1][i2]
 					for i3 := range 6 {
 						pNetBlock4MaskedAttention1WORow2 := (*[64]float32)(pNetBlock4MaskedAttention1WO[384*i2+64*i3 : 384*i2+64*i3+64])
-						net_block_4_masked_attention_1_ctx_gradRow := &scratch.net_block_4_masked_attention_1_ctx_grad[i0][i1+16*j390][i3]
+						net_block_4_masked_attention_1_ctx_gradRow := &scratch.net_block_4_masked_attention_1_ctx_grad[i0+j390][i1][i3]
 						for i4 := range 64 {
 							net_block_4_masked_attention_1_ctx_gradRow[i4] += pNetBlock4MaskedAttention1WORow2[i4] * net_block_4_x1_1_gradV2
 						}
@@ -55577,35 +55365,31 @@ func (r413 *ocannlGPTBackwardPart375) Part(j407 int) {
 // ocannlGPTBackwardPart375Records holds the free ocannlGPTBackwardPart375 records.
 var ocannlGPTBackwardPart375Records rt.Records[ocannlGPTBackwardPart375]
 
-// ocannlGPTBackwardPart376 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 8 values of i3 (see rt.Pool).
+// ocannlGPTBackwardPart376 is the task record of a loop nest of ocannlGPTBackward that runs in 6 parts, one
+// for each 64 values of i4 (see rt.Pool).
 type ocannlGPTBackwardPart376 struct {
 	gNetBlock4MaskedAttention1WV *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
 }
 
-// Part runs part j408 of the nest (0 <= j408 < 8).
+// Part runs part j408 of the nest (0 <= j408 < 6).
 func (r414 *ocannlGPTBackwardPart376) Part(j408 int) {
 	gNetBlock4MaskedAttention1WV, scratch := r414.gNetBlock4MaskedAttention1WV, r414.scratch
-	// float32 broadcast kernel M=8 N=384 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
+	// float32 broadcast kernel M=384 N=64 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i2 := range 6 {
-			ocannlGemm44AVX512(&gNetBlock4MaskedAttention1WV[24576*i2+3072*j408], &scratch.net_block_4_masked_attention_1_v_grad[0][0][i2][8*j408], &scratch.net_block_4_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm44AVX512(&gNetBlock4MaskedAttention1WV[64*j408], &scratch.net_block_4_masked_attention_1_v_grad[0][0][0][0], &scratch.net_block_4_masked_attention_1_x[0][0][64*j408])
 	} else if ocannlAVX2 {
-		for i2 := range 6 {
-			ocannlGemm44AVX2(&gNetBlock4MaskedAttention1WV[24576*i2+3072*j408], &scratch.net_block_4_masked_attention_1_v_grad[0][0][i2][8*j408], &scratch.net_block_4_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm44AVX2(&gNetBlock4MaskedAttention1WV[64*j408], &scratch.net_block_4_masked_attention_1_v_grad[0][0][0][0], &scratch.net_block_4_masked_attention_1_x[0][0][64*j408])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 128 {
 				net_block_4_masked_attention_1_xRow5 := &scratch.net_block_4_masked_attention_1_x[i0][i1]
 				for i2 := range 6 {
-					for i3 := range 8 {
-						net_block_4_masked_attention_1_v_gradV := scratch.net_block_4_masked_attention_1_v_grad[i0][i1][i2][i3+8*j408]
-						gNetBlock4MaskedAttention1WVRow := (*[384]float32)(gNetBlock4MaskedAttention1WV[24576*i2+384*i3+3072*j408 : 24576*i2+384*i3+3072*j408+384])
-						for i4 := range 384 {
-							gNetBlock4MaskedAttention1WVRow[i4] += net_block_4_masked_attention_1_v_gradV * net_block_4_masked_attention_1_xRow5[i4]
+					for i3 := range 64 {
+						net_block_4_masked_attention_1_v_gradV := scratch.net_block_4_masked_attention_1_v_grad[i0][i1][i2][i3]
+						gNetBlock4MaskedAttention1WVRow := (*[64]float32)(gNetBlock4MaskedAttention1WV[24576*i2+384*i3+64*j408 : 24576*i2+384*i3+64*j408+64])
+						for i4 := range 64 {
+							gNetBlock4MaskedAttention1WVRow[i4] += net_block_4_masked_attention_1_v_gradV * net_block_4_masked_attention_1_xRow5[i4+64*j408]
 						}
 					}
 				}
@@ -55618,7 +55402,7 @@ func (r414 *ocannlGPTBackwardPart376) Part(j408 int) {
 var ocannlGPTBackwardPart376Records rt.Records[ocannlGPTBackwardPart376]
 
 // ocannlGPTBackwardPart377 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart377 struct {
 	pNetBlock4MaskedAttention1WV *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -55627,30 +55411,26 @@ type ocannlGPTBackwardPart377 struct {
 // Part runs part j409 of the nest (0 <= j409 < 8).
 func (r415 *ocannlGPTBackwardPart377) Part(j409 int) {
 	pNetBlock4MaskedAttention1WV, scratch := r415.pNetBlock4MaskedAttention1WV, r415.scratch
-	// float32 broadcast kernel M=16 N=384 K=384: AVX512 14x32 tile, 2 k blocks of at most 192; AVX2 6x16 tile, 2 k blocks of at most 192.
+	// float32 broadcast kernel M=128 N=384 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm42AVX512(&scratch.net_block_4_masked_attention_1_x_grad[i0][16*j409][0], &scratch.net_block_4_masked_attention_1_v_grad[i0][16*j409][0][0], &pNetBlock4MaskedAttention1WV[0])
-		}
+		ocannlGemm42AVX512(&scratch.net_block_4_masked_attention_1_x_grad[j409][0][0], &scratch.net_block_4_masked_attention_1_v_grad[j409][0][0][0], &pNetBlock4MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm42AVX2(&scratch.net_block_4_masked_attention_1_x_grad[i0][16*j409][0], &scratch.net_block_4_masked_attention_1_v_grad[i0][16*j409][0][0], &pNetBlock4MaskedAttention1WV[0])
-		}
+		ocannlGemm42AVX2(&scratch.net_block_4_masked_attention_1_x_grad[j409][0][0], &scratch.net_block_4_masked_attention_1_v_grad[j409][0][0][0], &pNetBlock4MaskedAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_4_masked_attention_1_x_gradRow := &scratch.net_block_4_masked_attention_1_x_grad[i0][i1+16*j409]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_4_masked_attention_1_x_gradRow := &scratch.net_block_4_masked_attention_1_x_grad[i0+j409][i1]
 				for i2 := range 6 {
 					for i3 := 0; i3 < 64; i3 += 4 {
 						pNetBlock4MaskedAttention1WVRow2 := (*[384]float32)(pNetBlock4MaskedAttention1WV[24576*i2+384*i3 : 24576*i2+384*i3+384])
-						net_block_4_masked_attention_1_v_gradV2 := scratch.net_block_4_masked_attention_1_v_grad[i0][i1+16*j409][i2][i3]
+						net_block_4_masked_attention_1_v_gradV2 := scratch.net_block_4_masked_attention_1_v_grad[i0+j409][i1][i2][i3]
 						pNetBlock4MaskedAttention1WVRow3 := (*[384]float32)(pNetBlock4MaskedAttention1WV[24576*i2+384*i3+384 : 24576*i2+384*i3+768])
-						net_block_4_masked_attention_1_v_gradV3 := scratch.net_block_4_masked_attention_1_v_grad[i0][i1+16*j409][i2][i3+1]
+						net_block_4_masked_attention_1_v_gradV3 := scratch.net_block_4_masked_attention_1_v_grad[i0+j409][i1][i2][i3+1]
 						pNetBlock4MaskedAttention1WVRow4 := (*[384]float32)(pNetBlock4MaskedAttention1WV[24576*i2+384*i3+768 : 24576*i2+384*i3+1152])
-						net_block_4_masked_attention_1_v_gradV4 := scratch.net_block_4_masked_attention_1_v_grad[i0][i1+16*j409][i2][i3+2]
+						net_block_4_masked_attention_1_v_gradV4 := scratch.net_block_4_masked_attention_1_v_grad[i0+j409][i1][i2][i3+2]
 						pNetBlock4MaskedAttention1WVRow5 := (*[384]float32)(pNetBlock4MaskedAttention1WV[24576*i2+384*i3+1152 : 24576*i2+384*i3+1536])
-						net_block_4_masked_attention_1_v_gradV5 := scratch.net_block_4_masked_attention_1_v_grad[i0][i1+16*j409][i2][i3+3]
+						net_block_4_masked_attention_1_v_gradV5 := scratch.net_block_4_masked_attention_1_v_grad[i0+j409][i1][i2][i3+3]
 						for i4 := range 384 {
 							acc174 := net_block_4_masked_attention_1_x_gradRow[i4]
 							acc174 += pNetBlock4MaskedAttention1WVRow2[i4] * net_block_4_masked_attention_1_v_gradV2
@@ -55669,35 +55449,31 @@ func (r415 *ocannlGPTBackwardPart377) Part(j409 int) {
 // ocannlGPTBackwardPart377Records holds the free ocannlGPTBackwardPart377 records.
 var ocannlGPTBackwardPart377Records rt.Records[ocannlGPTBackwardPart377]
 
-// ocannlGPTBackwardPart378 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 8 values of i3 (see rt.Pool).
+// ocannlGPTBackwardPart378 is the task record of a loop nest of ocannlGPTBackward that runs in 6 parts, one
+// for each 64 values of i4 (see rt.Pool).
 type ocannlGPTBackwardPart378 struct {
 	gNetBlock4MaskedAttention1WK *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
 }
 
-// Part runs part j410 of the nest (0 <= j410 < 8).
+// Part runs part j410 of the nest (0 <= j410 < 6).
 func (r416 *ocannlGPTBackwardPart378) Part(j410 int) {
 	gNetBlock4MaskedAttention1WK, scratch := r416.gNetBlock4MaskedAttention1WK, r416.scratch
-	// float32 broadcast kernel M=8 N=384 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
+	// float32 broadcast kernel M=384 N=64 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i2 := range 6 {
-			ocannlGemm44AVX512(&gNetBlock4MaskedAttention1WK[24576*i2+3072*j410], &scratch.net_block_4_masked_attention_1_k_grad[0][0][i2][8*j410], &scratch.net_block_4_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm44AVX512(&gNetBlock4MaskedAttention1WK[64*j410], &scratch.net_block_4_masked_attention_1_k_grad[0][0][0][0], &scratch.net_block_4_masked_attention_1_x[0][0][64*j410])
 	} else if ocannlAVX2 {
-		for i2 := range 6 {
-			ocannlGemm44AVX2(&gNetBlock4MaskedAttention1WK[24576*i2+3072*j410], &scratch.net_block_4_masked_attention_1_k_grad[0][0][i2][8*j410], &scratch.net_block_4_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm44AVX2(&gNetBlock4MaskedAttention1WK[64*j410], &scratch.net_block_4_masked_attention_1_k_grad[0][0][0][0], &scratch.net_block_4_masked_attention_1_x[0][0][64*j410])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 128 {
 				net_block_4_masked_attention_1_xRow6 := &scratch.net_block_4_masked_attention_1_x[i0][i1]
 				for i2 := range 6 {
-					for i3 := range 8 {
-						net_block_4_masked_attention_1_k_gradV := scratch.net_block_4_masked_attention_1_k_grad[i0][i1][i2][i3+8*j410]
-						gNetBlock4MaskedAttention1WKRow := (*[384]float32)(gNetBlock4MaskedAttention1WK[24576*i2+384*i3+3072*j410 : 24576*i2+384*i3+3072*j410+384])
-						for i4 := range 384 {
-							gNetBlock4MaskedAttention1WKRow[i4] += net_block_4_masked_attention_1_k_gradV * net_block_4_masked_attention_1_xRow6[i4]
+					for i3 := range 64 {
+						net_block_4_masked_attention_1_k_gradV := scratch.net_block_4_masked_attention_1_k_grad[i0][i1][i2][i3]
+						gNetBlock4MaskedAttention1WKRow := (*[64]float32)(gNetBlock4MaskedAttention1WK[24576*i2+384*i3+64*j410 : 24576*i2+384*i3+64*j410+64])
+						for i4 := range 64 {
+							gNetBlock4MaskedAttention1WKRow[i4] += net_block_4_masked_attention_1_k_gradV * net_block_4_masked_attention_1_xRow6[i4+64*j410]
 						}
 					}
 				}
@@ -55710,7 +55486,7 @@ func (r416 *ocannlGPTBackwardPart378) Part(j410 int) {
 var ocannlGPTBackwardPart378Records rt.Records[ocannlGPTBackwardPart378]
 
 // ocannlGPTBackwardPart379 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart379 struct {
 	pNetBlock4MaskedAttention1WK *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -55719,30 +55495,26 @@ type ocannlGPTBackwardPart379 struct {
 // Part runs part j411 of the nest (0 <= j411 < 8).
 func (r417 *ocannlGPTBackwardPart379) Part(j411 int) {
 	pNetBlock4MaskedAttention1WK, scratch := r417.pNetBlock4MaskedAttention1WK, r417.scratch
-	// float32 broadcast kernel M=16 N=384 K=384: AVX512 14x32 tile, 2 k blocks of at most 192; AVX2 6x16 tile, 2 k blocks of at most 192.
+	// float32 broadcast kernel M=128 N=384 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm45AVX512(&scratch.net_block_4_masked_attention_1_x_grad[i0][16*j411][0], &scratch.net_block_4_masked_attention_1_k_grad[i0][16*j411][0][0], &pNetBlock4MaskedAttention1WK[0])
-		}
+		ocannlGemm45AVX512(&scratch.net_block_4_masked_attention_1_x_grad[j411][0][0], &scratch.net_block_4_masked_attention_1_k_grad[j411][0][0][0], &pNetBlock4MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm45AVX2(&scratch.net_block_4_masked_attention_1_x_grad[i0][16*j411][0], &scratch.net_block_4_masked_attention_1_k_grad[i0][16*j411][0][0], &pNetBlock4MaskedAttention1WK[0])
-		}
+		ocannlGemm45AVX2(&scratch.net_block_4_masked_attention_1_x_grad[j411][0][0], &scratch.net_block_4_masked_attention_1_k_grad[j411][0][0][0], &pNetBlock4MaskedAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_4_masked_attention_1_x_gradRow2 := &scratch.net_block_4_masked_attention_1_x_grad[i0][i1+16*j411]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_4_masked_attention_1_x_gradRow2 := &scratch.net_block_4_masked_attention_1_x_grad[i0+j411][i1]
 				for i2 := range 6 {
 					for i3 := 0; i3 < 64; i3 += 4 {
 						pNetBlock4MaskedAttention1WKRow2 := (*[384]float32)(pNetBlock4MaskedAttention1WK[24576*i2+384*i3 : 24576*i2+384*i3+384])
-						net_block_4_masked_attention_1_k_gradV2 := scratch.net_block_4_masked_attention_1_k_grad[i0][i1+16*j411][i2][i3]
+						net_block_4_masked_attention_1_k_gradV2 := scratch.net_block_4_masked_attention_1_k_grad[i0+j411][i1][i2][i3]
 						pNetBlock4MaskedAttention1WKRow3 := (*[384]float32)(pNetBlock4MaskedAttention1WK[24576*i2+384*i3+384 : 24576*i2+384*i3+768])
-						net_block_4_masked_attention_1_k_gradV3 := scratch.net_block_4_masked_attention_1_k_grad[i0][i1+16*j411][i2][i3+1]
+						net_block_4_masked_attention_1_k_gradV3 := scratch.net_block_4_masked_attention_1_k_grad[i0+j411][i1][i2][i3+1]
 						pNetBlock4MaskedAttention1WKRow4 := (*[384]float32)(pNetBlock4MaskedAttention1WK[24576*i2+384*i3+768 : 24576*i2+384*i3+1152])
-						net_block_4_masked_attention_1_k_gradV4 := scratch.net_block_4_masked_attention_1_k_grad[i0][i1+16*j411][i2][i3+2]
+						net_block_4_masked_attention_1_k_gradV4 := scratch.net_block_4_masked_attention_1_k_grad[i0+j411][i1][i2][i3+2]
 						pNetBlock4MaskedAttention1WKRow5 := (*[384]float32)(pNetBlock4MaskedAttention1WK[24576*i2+384*i3+1152 : 24576*i2+384*i3+1536])
-						net_block_4_masked_attention_1_k_gradV5 := scratch.net_block_4_masked_attention_1_k_grad[i0][i1+16*j411][i2][i3+3]
+						net_block_4_masked_attention_1_k_gradV5 := scratch.net_block_4_masked_attention_1_k_grad[i0+j411][i1][i2][i3+3]
 						for i4 := range 384 {
 							acc175 := net_block_4_masked_attention_1_x_gradRow2[i4]
 							acc175 += pNetBlock4MaskedAttention1WKRow2[i4] * net_block_4_masked_attention_1_k_gradV2
@@ -55761,35 +55533,31 @@ func (r417 *ocannlGPTBackwardPart379) Part(j411 int) {
 // ocannlGPTBackwardPart379Records holds the free ocannlGPTBackwardPart379 records.
 var ocannlGPTBackwardPart379Records rt.Records[ocannlGPTBackwardPart379]
 
-// ocannlGPTBackwardPart380 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 8 values of i3 (see rt.Pool).
+// ocannlGPTBackwardPart380 is the task record of a loop nest of ocannlGPTBackward that runs in 6 parts, one
+// for each 64 values of i4 (see rt.Pool).
 type ocannlGPTBackwardPart380 struct {
 	gNetBlock4MaskedAttention1WQ *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
 }
 
-// Part runs part j412 of the nest (0 <= j412 < 8).
+// Part runs part j412 of the nest (0 <= j412 < 6).
 func (r418 *ocannlGPTBackwardPart380) Part(j412 int) {
 	gNetBlock4MaskedAttention1WQ, scratch := r418.gNetBlock4MaskedAttention1WQ, r418.scratch
-	// float32 broadcast kernel M=8 N=384 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
+	// float32 broadcast kernel M=384 N=64 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i2 := range 6 {
-			ocannlGemm44AVX512(&gNetBlock4MaskedAttention1WQ[24576*i2+3072*j412], &scratch.net_block_4_masked_attention_1_q_grad[0][0][i2][8*j412], &scratch.net_block_4_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm44AVX512(&gNetBlock4MaskedAttention1WQ[64*j412], &scratch.net_block_4_masked_attention_1_q_grad[0][0][0][0], &scratch.net_block_4_masked_attention_1_x[0][0][64*j412])
 	} else if ocannlAVX2 {
-		for i2 := range 6 {
-			ocannlGemm44AVX2(&gNetBlock4MaskedAttention1WQ[24576*i2+3072*j412], &scratch.net_block_4_masked_attention_1_q_grad[0][0][i2][8*j412], &scratch.net_block_4_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm44AVX2(&gNetBlock4MaskedAttention1WQ[64*j412], &scratch.net_block_4_masked_attention_1_q_grad[0][0][0][0], &scratch.net_block_4_masked_attention_1_x[0][0][64*j412])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 128 {
 				net_block_4_masked_attention_1_xRow7 := &scratch.net_block_4_masked_attention_1_x[i0][i1]
 				for i2 := range 6 {
-					for i3 := range 8 {
-						net_block_4_masked_attention_1_q_gradV := scratch.net_block_4_masked_attention_1_q_grad[i0][i1][i2][i3+8*j412]
-						gNetBlock4MaskedAttention1WQRow := (*[384]float32)(gNetBlock4MaskedAttention1WQ[24576*i2+384*i3+3072*j412 : 24576*i2+384*i3+3072*j412+384])
-						for i4 := range 384 {
-							gNetBlock4MaskedAttention1WQRow[i4] += net_block_4_masked_attention_1_q_gradV * net_block_4_masked_attention_1_xRow7[i4]
+					for i3 := range 64 {
+						net_block_4_masked_attention_1_q_gradV := scratch.net_block_4_masked_attention_1_q_grad[i0][i1][i2][i3]
+						gNetBlock4MaskedAttention1WQRow := (*[64]float32)(gNetBlock4MaskedAttention1WQ[24576*i2+384*i3+64*j412 : 24576*i2+384*i3+64*j412+64])
+						for i4 := range 64 {
+							gNetBlock4MaskedAttention1WQRow[i4] += net_block_4_masked_attention_1_q_gradV * net_block_4_masked_attention_1_xRow7[i4+64*j412]
 						}
 					}
 				}
@@ -55802,7 +55570,7 @@ func (r418 *ocannlGPTBackwardPart380) Part(j412 int) {
 var ocannlGPTBackwardPart380Records rt.Records[ocannlGPTBackwardPart380]
 
 // ocannlGPTBackwardPart381 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart381 struct {
 	pNetBlock4MaskedAttention1WQ *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -55811,30 +55579,26 @@ type ocannlGPTBackwardPart381 struct {
 // Part runs part j413 of the nest (0 <= j413 < 8).
 func (r419 *ocannlGPTBackwardPart381) Part(j413 int) {
 	pNetBlock4MaskedAttention1WQ, scratch := r419.pNetBlock4MaskedAttention1WQ, r419.scratch
-	// float32 broadcast kernel M=16 N=384 K=384: AVX512 14x32 tile, 2 k blocks of at most 192; AVX2 6x16 tile, 2 k blocks of at most 192.
+	// float32 broadcast kernel M=128 N=384 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm45AVX512(&scratch.net_block_4_masked_attention_1_x_grad[i0][16*j413][0], &scratch.net_block_4_masked_attention_1_q_grad[i0][16*j413][0][0], &pNetBlock4MaskedAttention1WQ[0])
-		}
+		ocannlGemm45AVX512(&scratch.net_block_4_masked_attention_1_x_grad[j413][0][0], &scratch.net_block_4_masked_attention_1_q_grad[j413][0][0][0], &pNetBlock4MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm45AVX2(&scratch.net_block_4_masked_attention_1_x_grad[i0][16*j413][0], &scratch.net_block_4_masked_attention_1_q_grad[i0][16*j413][0][0], &pNetBlock4MaskedAttention1WQ[0])
-		}
+		ocannlGemm45AVX2(&scratch.net_block_4_masked_attention_1_x_grad[j413][0][0], &scratch.net_block_4_masked_attention_1_q_grad[j413][0][0][0], &pNetBlock4MaskedAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_4_masked_attention_1_x_gradRow3 := &scratch.net_block_4_masked_attention_1_x_grad[i0][i1+16*j413]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_4_masked_attention_1_x_gradRow3 := &scratch.net_block_4_masked_attention_1_x_grad[i0+j413][i1]
 				for i2 := range 6 {
 					for i3 := 0; i3 < 64; i3 += 4 {
 						pNetBlock4MaskedAttention1WQRow2 := (*[384]float32)(pNetBlock4MaskedAttention1WQ[24576*i2+384*i3 : 24576*i2+384*i3+384])
-						net_block_4_masked_attention_1_q_gradV2 := scratch.net_block_4_masked_attention_1_q_grad[i0][i1+16*j413][i2][i3]
+						net_block_4_masked_attention_1_q_gradV2 := scratch.net_block_4_masked_attention_1_q_grad[i0+j413][i1][i2][i3]
 						pNetBlock4MaskedAttention1WQRow3 := (*[384]float32)(pNetBlock4MaskedAttention1WQ[24576*i2+384*i3+384 : 24576*i2+384*i3+768])
-						net_block_4_masked_attention_1_q_gradV3 := scratch.net_block_4_masked_attention_1_q_grad[i0][i1+16*j413][i2][i3+1]
+						net_block_4_masked_attention_1_q_gradV3 := scratch.net_block_4_masked_attention_1_q_grad[i0+j413][i1][i2][i3+1]
 						pNetBlock4MaskedAttention1WQRow4 := (*[384]float32)(pNetBlock4MaskedAttention1WQ[24576*i2+384*i3+768 : 24576*i2+384*i3+1152])
-						net_block_4_masked_attention_1_q_gradV4 := scratch.net_block_4_masked_attention_1_q_grad[i0][i1+16*j413][i2][i3+2]
+						net_block_4_masked_attention_1_q_gradV4 := scratch.net_block_4_masked_attention_1_q_grad[i0+j413][i1][i2][i3+2]
 						pNetBlock4MaskedAttention1WQRow5 := (*[384]float32)(pNetBlock4MaskedAttention1WQ[24576*i2+384*i3+1152 : 24576*i2+384*i3+1536])
-						net_block_4_masked_attention_1_q_gradV5 := scratch.net_block_4_masked_attention_1_q_grad[i0][i1+16*j413][i2][i3+3]
+						net_block_4_masked_attention_1_q_gradV5 := scratch.net_block_4_masked_attention_1_q_grad[i0+j413][i1][i2][i3+3]
 						for i4 := range 384 {
 							acc176 := net_block_4_masked_attention_1_x_gradRow3[i4]
 							acc176 += pNetBlock4MaskedAttention1WQRow2[i4] * net_block_4_masked_attention_1_q_gradV2
@@ -56401,7 +56165,7 @@ func (r435 *ocannlGPTBackwardPart397) Part(j431 int) {
 var ocannlGPTBackwardPart397Records rt.Records[ocannlGPTBackwardPart397]
 
 // ocannlGPTBackwardPart398 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 48 values of i2 (see rt.Pool).
+// for each 192 values of i3 (see rt.Pool).
 type ocannlGPTBackwardPart398 struct {
 	gNetBlock3Linear1W *[589824]float32
 	scratch            *ocannlGPTBackwardScratch
@@ -56410,20 +56174,20 @@ type ocannlGPTBackwardPart398 struct {
 // Part runs part j433 of the nest (0 <= j433 < 8).
 func (r436 *ocannlGPTBackwardPart398) Part(j433 int) {
 	gNetBlock3Linear1W, scratch := r436.gNetBlock3Linear1W, r436.scratch
-	// float32 broadcast kernel M=48 N=1536 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
+	// float32 broadcast kernel M=384 N=192 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm37AVX512(&gNetBlock3Linear1W[73728*j433], &scratch.net_h3_1_grad[0][0][48*j433], &scratch.net_block_3_linear_1_x[0][0][0])
+		ocannlGemm37AVX512(&gNetBlock3Linear1W[192*j433], &scratch.net_h3_1_grad[0][0][0], &scratch.net_block_3_linear_1_x[0][0][192*j433])
 	} else if ocannlAVX2 {
-		ocannlGemm37AVX2(&gNetBlock3Linear1W[73728*j433], &scratch.net_h3_1_grad[0][0][48*j433], &scratch.net_block_3_linear_1_x[0][0][0])
+		ocannlGemm37AVX2(&gNetBlock3Linear1W[192*j433], &scratch.net_h3_1_grad[0][0][0], &scratch.net_block_3_linear_1_x[0][0][192*j433])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 128 {
 				net_block_3_linear_1_xRow3 := &scratch.net_block_3_linear_1_x[i0][i1]
-				for i2 := range 48 {
-					net_h3_1_gradV := scratch.net_h3_1_grad[i0][i1][i2+48*j433]
-					gNetBlock3Linear1WRow := (*[1536]float32)(gNetBlock3Linear1W[1536*i2+73728*j433 : 1536*i2+73728*j433+1536])
-					for i3 := range 1536 {
-						gNetBlock3Linear1WRow[i3] += net_h3_1_gradV * net_block_3_linear_1_xRow3[i3]
+				for i2 := range 384 {
+					net_h3_1_gradV := scratch.net_h3_1_grad[i0][i1][i2]
+					gNetBlock3Linear1WRow := (*[192]float32)(gNetBlock3Linear1W[1536*i2+192*j433 : 1536*i2+192*j433+192])
+					for i3 := range 192 {
+						gNetBlock3Linear1WRow[i3] += net_h3_1_gradV * net_block_3_linear_1_xRow3[i3+192*j433]
 					}
 				}
 			}
@@ -56435,7 +56199,7 @@ func (r436 *ocannlGPTBackwardPart398) Part(j433 int) {
 var ocannlGPTBackwardPart398Records rt.Records[ocannlGPTBackwardPart398]
 
 // ocannlGPTBackwardPart399 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 192 values of i3 (see rt.Pool).
 type ocannlGPTBackwardPart399 struct {
 	pNetBlock3Linear1W *[589824]float32
 	scratch            *ocannlGPTBackwardScratch
@@ -56444,36 +56208,32 @@ type ocannlGPTBackwardPart399 struct {
 // Part runs part j434 of the nest (0 <= j434 < 8).
 func (r437 *ocannlGPTBackwardPart399) Part(j434 int) {
 	pNetBlock3Linear1W, scratch := r437.pNetBlock3Linear1W, r437.scratch
-	// float32 broadcast kernel M=16 N=1536 K=384: AVX512 14x32 tile, 2 k blocks of at most 192; AVX2 6x16 tile, 2 k blocks of at most 192.
+	// float32 broadcast kernel M=1024 N=192 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm38AVX512(&scratch.net_block_3_linear_1_x_grad[i0][16*j434][0], &scratch.net_h3_1_grad[i0][16*j434][0], &pNetBlock3Linear1W[0])
-		}
+		ocannlGemm38AVX512(&scratch.net_block_3_linear_1_x_grad[0][0][192*j434], &scratch.net_h3_1_grad[0][0][0], &pNetBlock3Linear1W[192*j434])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm38AVX2(&scratch.net_block_3_linear_1_x_grad[i0][16*j434][0], &scratch.net_h3_1_grad[i0][16*j434][0], &pNetBlock3Linear1W[0])
-		}
+		ocannlGemm38AVX2(&scratch.net_block_3_linear_1_x_grad[0][0][192*j434], &scratch.net_h3_1_grad[0][0][0], &pNetBlock3Linear1W[192*j434])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_3_linear_1_x_gradRow := &scratch.net_block_3_linear_1_x_grad[i0][i1+16*j434]
+			for i1 := range 128 {
+				net_block_3_linear_1_x_gradRow := &scratch.net_block_3_linear_1_x_grad[i0][i1]
 				for i2 := 0; i2 < 384; i2 += 4 {
-					pNetBlock3Linear1WRow2 := (*[1536]float32)(pNetBlock3Linear1W[1536*i2 : 1536*i2+1536])
-					net_h3_1_gradV2 := scratch.net_h3_1_grad[i0][i1+16*j434][i2]
-					pNetBlock3Linear1WRow3 := (*[1536]float32)(pNetBlock3Linear1W[1536*i2+1536 : 1536*i2+3072])
-					net_h3_1_gradV3 := scratch.net_h3_1_grad[i0][i1+16*j434][i2+1]
-					pNetBlock3Linear1WRow4 := (*[1536]float32)(pNetBlock3Linear1W[1536*i2+3072 : 1536*i2+4608])
-					net_h3_1_gradV4 := scratch.net_h3_1_grad[i0][i1+16*j434][i2+2]
-					pNetBlock3Linear1WRow5 := (*[1536]float32)(pNetBlock3Linear1W[1536*i2+4608 : 1536*i2+6144])
-					net_h3_1_gradV5 := scratch.net_h3_1_grad[i0][i1+16*j434][i2+3]
-					for i3 := range 1536 {
-						acc185 := net_block_3_linear_1_x_gradRow[i3]
+					pNetBlock3Linear1WRow2 := (*[192]float32)(pNetBlock3Linear1W[1536*i2+192*j434 : 1536*i2+192*j434+192])
+					net_h3_1_gradV2 := scratch.net_h3_1_grad[i0][i1][i2]
+					pNetBlock3Linear1WRow3 := (*[192]float32)(pNetBlock3Linear1W[1536*i2+192*j434+1536 : 1536*i2+192*j434+1728])
+					net_h3_1_gradV3 := scratch.net_h3_1_grad[i0][i1][i2+1]
+					pNetBlock3Linear1WRow4 := (*[192]float32)(pNetBlock3Linear1W[1536*i2+192*j434+3072 : 1536*i2+192*j434+3264])
+					net_h3_1_gradV4 := scratch.net_h3_1_grad[i0][i1][i2+2]
+					pNetBlock3Linear1WRow5 := (*[192]float32)(pNetBlock3Linear1W[1536*i2+192*j434+4608 : 1536*i2+192*j434+4800])
+					net_h3_1_gradV5 := scratch.net_h3_1_grad[i0][i1][i2+3]
+					for i3 := range 192 {
+						acc185 := net_block_3_linear_1_x_gradRow[i3+192*j434]
 						acc185 += pNetBlock3Linear1WRow2[i3] * net_h3_1_gradV2
 						acc185 += pNetBlock3Linear1WRow3[i3] * net_h3_1_gradV3
 						acc185 += pNetBlock3Linear1WRow4[i3] * net_h3_1_gradV4
 						acc185 += pNetBlock3Linear1WRow5[i3] * net_h3_1_gradV5
-						net_block_3_linear_1_x_gradRow[i3] = acc185
+						net_block_3_linear_1_x_gradRow[i3+192*j434] = acc185
 					}
 				}
 			}
@@ -56627,7 +56387,7 @@ func (r443 *ocannlGPTBackwardPart403) Part(j439 int) {
 var ocannlGPTBackwardPart403Records rt.Records[ocannlGPTBackwardPart403]
 
 // ocannlGPTBackwardPart404 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart404 struct {
 	pNetBlock3Dense1W *[589824]float32
 	scratch           *ocannlGPTBackwardScratch
@@ -56636,29 +56396,25 @@ type ocannlGPTBackwardPart404 struct {
 // Part runs part j440 of the nest (0 <= j440 < 8).
 func (r444 *ocannlGPTBackwardPart404) Part(j440 int) {
 	pNetBlock3Dense1W, scratch := r444.pNetBlock3Dense1W, r444.scratch
-	// float32 broadcast kernel M=16 N=384 K=1536: AVX512 14x32 tile, 6 k blocks of at most 256; AVX2 6x16 tile, 6 k blocks of at most 256.
+	// float32 broadcast kernel M=128 N=384 K=1536: AVX512 6x64 tile, 12 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 6 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm40AVX512(&scratch.net_block_3_dense_1_x_grad[i0][16*j440][0], &scratch.net_block_3_linear_1_x_1_grad[i0][16*j440][0], &pNetBlock3Dense1W[0])
-		}
+		ocannlGemm40AVX512(&scratch.net_block_3_dense_1_x_grad[j440][0][0], &scratch.net_block_3_linear_1_x_1_grad[j440][0][0], &pNetBlock3Dense1W[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm40AVX2(&scratch.net_block_3_dense_1_x_grad[i0][16*j440][0], &scratch.net_block_3_linear_1_x_1_grad[i0][16*j440][0], &pNetBlock3Dense1W[0])
-		}
+		ocannlGemm40AVX2(&scratch.net_block_3_dense_1_x_grad[j440][0][0], &scratch.net_block_3_linear_1_x_1_grad[j440][0][0], &pNetBlock3Dense1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_3_dense_1_x_gradRow := &scratch.net_block_3_dense_1_x_grad[i0][i1+16*j440]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_3_dense_1_x_gradRow := &scratch.net_block_3_dense_1_x_grad[i0+j440][i1]
 				for i2 := 0; i2 < 1536; i2 += 4 {
 					pNetBlock3Dense1WRow2 := (*[384]float32)(pNetBlock3Dense1W[384*i2 : 384*i2+384])
-					net_block_3_linear_1_x_1_gradV2 := scratch.net_block_3_linear_1_x_1_grad[i0][i1+16*j440][i2]
+					net_block_3_linear_1_x_1_gradV2 := scratch.net_block_3_linear_1_x_1_grad[i0+j440][i1][i2]
 					pNetBlock3Dense1WRow3 := (*[384]float32)(pNetBlock3Dense1W[384*i2+384 : 384*i2+768])
-					net_block_3_linear_1_x_1_gradV3 := scratch.net_block_3_linear_1_x_1_grad[i0][i1+16*j440][i2+1]
+					net_block_3_linear_1_x_1_gradV3 := scratch.net_block_3_linear_1_x_1_grad[i0+j440][i1][i2+1]
 					pNetBlock3Dense1WRow4 := (*[384]float32)(pNetBlock3Dense1W[384*i2+768 : 384*i2+1152])
-					net_block_3_linear_1_x_1_gradV4 := scratch.net_block_3_linear_1_x_1_grad[i0][i1+16*j440][i2+2]
+					net_block_3_linear_1_x_1_gradV4 := scratch.net_block_3_linear_1_x_1_grad[i0+j440][i1][i2+2]
 					pNetBlock3Dense1WRow5 := (*[384]float32)(pNetBlock3Dense1W[384*i2+1152 : 384*i2+1536])
-					net_block_3_linear_1_x_1_gradV5 := scratch.net_block_3_linear_1_x_1_grad[i0][i1+16*j440][i2+3]
+					net_block_3_linear_1_x_1_gradV5 := scratch.net_block_3_linear_1_x_1_grad[i0+j440][i1][i2+3]
 					for i3 := range 384 {
 						acc188 := net_block_3_dense_1_x_gradRow[i3]
 						acc188 += pNetBlock3Dense1WRow2[i3] * net_block_3_linear_1_x_1_gradV2
@@ -57191,7 +56947,7 @@ func (r459 *ocannlGPTBackwardPart419) Part(j457 int) {
 var ocannlGPTBackwardPart419Records rt.Records[ocannlGPTBackwardPart419]
 
 // ocannlGPTBackwardPart420 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart420 struct {
 	pNetBlock3MaskedAttention1WO *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -57200,23 +56956,19 @@ type ocannlGPTBackwardPart420 struct {
 // Part runs part j458 of the nest (0 <= j458 < 8).
 func (r460 *ocannlGPTBackwardPart420) Part(j458 int) {
 	pNetBlock3MaskedAttention1WO, scratch := r460.pNetBlock3MaskedAttention1WO, r460.scratch
-	// float32 broadcast kernel M=16 N=384 K=384: AVX512 14x32 tile, 2 k blocks of at most 192; AVX2 6x16 tile, 2 k blocks of at most 192.
+	// float32 broadcast kernel M=128 N=384 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm42AVX512(&scratch.net_block_3_masked_attention_1_ctx_grad[i0][16*j458][0][0], &scratch.net_block_3_x1_1_grad[i0][16*j458][0], &pNetBlock3MaskedAttention1WO[0])
-		}
+		ocannlGemm42AVX512(&scratch.net_block_3_masked_attention_1_ctx_grad[j458][0][0][0], &scratch.net_block_3_x1_1_grad[j458][0][0], &pNetBlock3MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm42AVX2(&scratch.net_block_3_masked_attention_1_ctx_grad[i0][16*j458][0][0], &scratch.net_block_3_x1_1_grad[i0][16*j458][0], &pNetBlock3MaskedAttention1WO[0])
-		}
+		ocannlGemm42AVX2(&scratch.net_block_3_masked_attention_1_ctx_grad[j458][0][0][0], &scratch.net_block_3_x1_1_grad[j458][0][0], &pNetBlock3MaskedAttention1WO[0])
 	} else {
-		for i0 := range 8 {
-			for i1 := range 16 {
+		for i0 := range 1 {
+			for i1 := range 128 {
 				for i2 := range 384 {
-					net_block_3_x1_1_gradV2 := scratch.net_block_3_x1_1_grad[i0][i1+16*j458][i2]
+					net_block_3_x1_1_gradV2 := scratch.net_block_3_x1_1_grad[i0+j458][i1][i2]
 					for i3 := range 6 {
 						pNetBlock3MaskedAttention1WORow2 := (*[64]float32)(pNetBlock3MaskedAttention1WO[384*i2+64*i3 : 384*i2+64*i3+64])
-						net_block_3_masked_attention_1_ctx_gradRow := &scratch.net_block_3_masked_attention_1_ctx_grad[i0][i1+16*j458][i3]
+						net_block_3_masked_attention_1_ctx_gradRow := &scratch.net_block_3_masked_attention_1_ctx_grad[i0+j458][i1][i3]
 						for i4 := range 64 {
 							net_block_3_masked_attention_1_ctx_gradRow[i4] += pNetBlock3MaskedAttention1WORow2[i4] * net_block_3_x1_1_gradV2
 						}
@@ -57781,35 +57533,31 @@ func (r479 *ocannlGPTBackwardPart434) Part(j475 int) {
 // ocannlGPTBackwardPart434Records holds the free ocannlGPTBackwardPart434 records.
 var ocannlGPTBackwardPart434Records rt.Records[ocannlGPTBackwardPart434]
 
-// ocannlGPTBackwardPart435 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 8 values of i3 (see rt.Pool).
+// ocannlGPTBackwardPart435 is the task record of a loop nest of ocannlGPTBackward that runs in 6 parts, one
+// for each 64 values of i4 (see rt.Pool).
 type ocannlGPTBackwardPart435 struct {
 	gNetBlock3MaskedAttention1WV *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
 }
 
-// Part runs part j476 of the nest (0 <= j476 < 8).
+// Part runs part j476 of the nest (0 <= j476 < 6).
 func (r480 *ocannlGPTBackwardPart435) Part(j476 int) {
 	gNetBlock3MaskedAttention1WV, scratch := r480.gNetBlock3MaskedAttention1WV, r480.scratch
-	// float32 broadcast kernel M=8 N=384 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
+	// float32 broadcast kernel M=384 N=64 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i2 := range 6 {
-			ocannlGemm44AVX512(&gNetBlock3MaskedAttention1WV[24576*i2+3072*j476], &scratch.net_block_3_masked_attention_1_v_grad[0][0][i2][8*j476], &scratch.net_block_3_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm44AVX512(&gNetBlock3MaskedAttention1WV[64*j476], &scratch.net_block_3_masked_attention_1_v_grad[0][0][0][0], &scratch.net_block_3_masked_attention_1_x[0][0][64*j476])
 	} else if ocannlAVX2 {
-		for i2 := range 6 {
-			ocannlGemm44AVX2(&gNetBlock3MaskedAttention1WV[24576*i2+3072*j476], &scratch.net_block_3_masked_attention_1_v_grad[0][0][i2][8*j476], &scratch.net_block_3_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm44AVX2(&gNetBlock3MaskedAttention1WV[64*j476], &scratch.net_block_3_masked_attention_1_v_grad[0][0][0][0], &scratch.net_block_3_masked_attention_1_x[0][0][64*j476])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 128 {
 				net_block_3_masked_attention_1_xRow5 := &scratch.net_block_3_masked_attention_1_x[i0][i1]
 				for i2 := range 6 {
-					for i3 := range 8 {
-						net_block_3_masked_attention_1_v_gradV := scratch.net_block_3_masked_attention_1_v_grad[i0][i1][i2][i3+8*j476]
-						gNetBlock3MaskedAttention1WVRow := (*[384]float32)(gNetBlock3MaskedAttention1WV[24576*i2+384*i3+3072*j476 : 24576*i2+384*i3+3072*j476+384])
-						for i4 := range 384 {
-							gNetBlock3MaskedAttention1WVRow[i4] += net_block_3_masked_attention_1_v_gradV * net_block_3_masked_attention_1_xRow5[i4]
+					for i3 := range 64 {
+						net_block_3_masked_attention_1_v_gradV := scratch.net_block_3_masked_attention_1_v_grad[i0][i1][i2][i3]
+						gNetBlock3MaskedAttention1WVRow := (*[64]float32)(gNetBlock3MaskedAttention1WV[24576*i2+384*i3+64*j476 : 24576*i2+384*i3+64*j476+64])
+						for i4 := range 64 {
+							gNetBlock3MaskedAttention1WVRow[i4] += net_block_3_masked_attention_1_v_gradV * net_block_3_masked_attention_1_xRow5[i4+64*j476]
 						}
 					}
 				}
@@ -57822,7 +57570,7 @@ func (r480 *ocannlGPTBackwardPart435) Part(j476 int) {
 var ocannlGPTBackwardPart435Records rt.Records[ocannlGPTBackwardPart435]
 
 // ocannlGPTBackwardPart436 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart436 struct {
 	pNetBlock3MaskedAttention1WV *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -57831,30 +57579,26 @@ type ocannlGPTBackwardPart436 struct {
 // Part runs part j477 of the nest (0 <= j477 < 8).
 func (r481 *ocannlGPTBackwardPart436) Part(j477 int) {
 	pNetBlock3MaskedAttention1WV, scratch := r481.pNetBlock3MaskedAttention1WV, r481.scratch
-	// float32 broadcast kernel M=16 N=384 K=384: AVX512 14x32 tile, 2 k blocks of at most 192; AVX2 6x16 tile, 2 k blocks of at most 192.
+	// float32 broadcast kernel M=128 N=384 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm42AVX512(&scratch.net_block_3_masked_attention_1_x_grad[i0][16*j477][0], &scratch.net_block_3_masked_attention_1_v_grad[i0][16*j477][0][0], &pNetBlock3MaskedAttention1WV[0])
-		}
+		ocannlGemm42AVX512(&scratch.net_block_3_masked_attention_1_x_grad[j477][0][0], &scratch.net_block_3_masked_attention_1_v_grad[j477][0][0][0], &pNetBlock3MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm42AVX2(&scratch.net_block_3_masked_attention_1_x_grad[i0][16*j477][0], &scratch.net_block_3_masked_attention_1_v_grad[i0][16*j477][0][0], &pNetBlock3MaskedAttention1WV[0])
-		}
+		ocannlGemm42AVX2(&scratch.net_block_3_masked_attention_1_x_grad[j477][0][0], &scratch.net_block_3_masked_attention_1_v_grad[j477][0][0][0], &pNetBlock3MaskedAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_3_masked_attention_1_x_gradRow := &scratch.net_block_3_masked_attention_1_x_grad[i0][i1+16*j477]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_3_masked_attention_1_x_gradRow := &scratch.net_block_3_masked_attention_1_x_grad[i0+j477][i1]
 				for i2 := range 6 {
 					for i3 := 0; i3 < 64; i3 += 4 {
 						pNetBlock3MaskedAttention1WVRow2 := (*[384]float32)(pNetBlock3MaskedAttention1WV[24576*i2+384*i3 : 24576*i2+384*i3+384])
-						net_block_3_masked_attention_1_v_gradV2 := scratch.net_block_3_masked_attention_1_v_grad[i0][i1+16*j477][i2][i3]
+						net_block_3_masked_attention_1_v_gradV2 := scratch.net_block_3_masked_attention_1_v_grad[i0+j477][i1][i2][i3]
 						pNetBlock3MaskedAttention1WVRow3 := (*[384]float32)(pNetBlock3MaskedAttention1WV[24576*i2+384*i3+384 : 24576*i2+384*i3+768])
-						net_block_3_masked_attention_1_v_gradV3 := scratch.net_block_3_masked_attention_1_v_grad[i0][i1+16*j477][i2][i3+1]
+						net_block_3_masked_attention_1_v_gradV3 := scratch.net_block_3_masked_attention_1_v_grad[i0+j477][i1][i2][i3+1]
 						pNetBlock3MaskedAttention1WVRow4 := (*[384]float32)(pNetBlock3MaskedAttention1WV[24576*i2+384*i3+768 : 24576*i2+384*i3+1152])
-						net_block_3_masked_attention_1_v_gradV4 := scratch.net_block_3_masked_attention_1_v_grad[i0][i1+16*j477][i2][i3+2]
+						net_block_3_masked_attention_1_v_gradV4 := scratch.net_block_3_masked_attention_1_v_grad[i0+j477][i1][i2][i3+2]
 						pNetBlock3MaskedAttention1WVRow5 := (*[384]float32)(pNetBlock3MaskedAttention1WV[24576*i2+384*i3+1152 : 24576*i2+384*i3+1536])
-						net_block_3_masked_attention_1_v_gradV5 := scratch.net_block_3_masked_attention_1_v_grad[i0][i1+16*j477][i2][i3+3]
+						net_block_3_masked_attention_1_v_gradV5 := scratch.net_block_3_masked_attention_1_v_grad[i0+j477][i1][i2][i3+3]
 						for i4 := range 384 {
 							acc200 := net_block_3_masked_attention_1_x_gradRow[i4]
 							acc200 += pNetBlock3MaskedAttention1WVRow2[i4] * net_block_3_masked_attention_1_v_gradV2
@@ -57873,35 +57617,31 @@ func (r481 *ocannlGPTBackwardPart436) Part(j477 int) {
 // ocannlGPTBackwardPart436Records holds the free ocannlGPTBackwardPart436 records.
 var ocannlGPTBackwardPart436Records rt.Records[ocannlGPTBackwardPart436]
 
-// ocannlGPTBackwardPart437 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 8 values of i3 (see rt.Pool).
+// ocannlGPTBackwardPart437 is the task record of a loop nest of ocannlGPTBackward that runs in 6 parts, one
+// for each 64 values of i4 (see rt.Pool).
 type ocannlGPTBackwardPart437 struct {
 	gNetBlock3MaskedAttention1WK *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
 }
 
-// Part runs part j478 of the nest (0 <= j478 < 8).
+// Part runs part j478 of the nest (0 <= j478 < 6).
 func (r482 *ocannlGPTBackwardPart437) Part(j478 int) {
 	gNetBlock3MaskedAttention1WK, scratch := r482.gNetBlock3MaskedAttention1WK, r482.scratch
-	// float32 broadcast kernel M=8 N=384 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
+	// float32 broadcast kernel M=384 N=64 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i2 := range 6 {
-			ocannlGemm44AVX512(&gNetBlock3MaskedAttention1WK[24576*i2+3072*j478], &scratch.net_block_3_masked_attention_1_k_grad[0][0][i2][8*j478], &scratch.net_block_3_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm44AVX512(&gNetBlock3MaskedAttention1WK[64*j478], &scratch.net_block_3_masked_attention_1_k_grad[0][0][0][0], &scratch.net_block_3_masked_attention_1_x[0][0][64*j478])
 	} else if ocannlAVX2 {
-		for i2 := range 6 {
-			ocannlGemm44AVX2(&gNetBlock3MaskedAttention1WK[24576*i2+3072*j478], &scratch.net_block_3_masked_attention_1_k_grad[0][0][i2][8*j478], &scratch.net_block_3_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm44AVX2(&gNetBlock3MaskedAttention1WK[64*j478], &scratch.net_block_3_masked_attention_1_k_grad[0][0][0][0], &scratch.net_block_3_masked_attention_1_x[0][0][64*j478])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 128 {
 				net_block_3_masked_attention_1_xRow6 := &scratch.net_block_3_masked_attention_1_x[i0][i1]
 				for i2 := range 6 {
-					for i3 := range 8 {
-						net_block_3_masked_attention_1_k_gradV := scratch.net_block_3_masked_attention_1_k_grad[i0][i1][i2][i3+8*j478]
-						gNetBlock3MaskedAttention1WKRow := (*[384]float32)(gNetBlock3MaskedAttention1WK[24576*i2+384*i3+3072*j478 : 24576*i2+384*i3+3072*j478+384])
-						for i4 := range 384 {
-							gNetBlock3MaskedAttention1WKRow[i4] += net_block_3_masked_attention_1_k_gradV * net_block_3_masked_attention_1_xRow6[i4]
+					for i3 := range 64 {
+						net_block_3_masked_attention_1_k_gradV := scratch.net_block_3_masked_attention_1_k_grad[i0][i1][i2][i3]
+						gNetBlock3MaskedAttention1WKRow := (*[64]float32)(gNetBlock3MaskedAttention1WK[24576*i2+384*i3+64*j478 : 24576*i2+384*i3+64*j478+64])
+						for i4 := range 64 {
+							gNetBlock3MaskedAttention1WKRow[i4] += net_block_3_masked_attention_1_k_gradV * net_block_3_masked_attention_1_xRow6[i4+64*j478]
 						}
 					}
 				}
@@ -57914,7 +57654,7 @@ func (r482 *ocannlGPTBackwardPart437) Part(j478 int) {
 var ocannlGPTBackwardPart437Records rt.Records[ocannlGPTBackwardPart437]
 
 // ocannlGPTBackwardPart438 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart438 struct {
 	pNetBlock3MaskedAttention1WK *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -57923,30 +57663,26 @@ type ocannlGPTBackwardPart438 struct {
 // Part runs part j479 of the nest (0 <= j479 < 8).
 func (r483 *ocannlGPTBackwardPart438) Part(j479 int) {
 	pNetBlock3MaskedAttention1WK, scratch := r483.pNetBlock3MaskedAttention1WK, r483.scratch
-	// float32 broadcast kernel M=16 N=384 K=384: AVX512 14x32 tile, 2 k blocks of at most 192; AVX2 6x16 tile, 2 k blocks of at most 192.
+	// float32 broadcast kernel M=128 N=384 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm45AVX512(&scratch.net_block_3_masked_attention_1_x_grad[i0][16*j479][0], &scratch.net_block_3_masked_attention_1_k_grad[i0][16*j479][0][0], &pNetBlock3MaskedAttention1WK[0])
-		}
+		ocannlGemm45AVX512(&scratch.net_block_3_masked_attention_1_x_grad[j479][0][0], &scratch.net_block_3_masked_attention_1_k_grad[j479][0][0][0], &pNetBlock3MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm45AVX2(&scratch.net_block_3_masked_attention_1_x_grad[i0][16*j479][0], &scratch.net_block_3_masked_attention_1_k_grad[i0][16*j479][0][0], &pNetBlock3MaskedAttention1WK[0])
-		}
+		ocannlGemm45AVX2(&scratch.net_block_3_masked_attention_1_x_grad[j479][0][0], &scratch.net_block_3_masked_attention_1_k_grad[j479][0][0][0], &pNetBlock3MaskedAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_3_masked_attention_1_x_gradRow2 := &scratch.net_block_3_masked_attention_1_x_grad[i0][i1+16*j479]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_3_masked_attention_1_x_gradRow2 := &scratch.net_block_3_masked_attention_1_x_grad[i0+j479][i1]
 				for i2 := range 6 {
 					for i3 := 0; i3 < 64; i3 += 4 {
 						pNetBlock3MaskedAttention1WKRow2 := (*[384]float32)(pNetBlock3MaskedAttention1WK[24576*i2+384*i3 : 24576*i2+384*i3+384])
-						net_block_3_masked_attention_1_k_gradV2 := scratch.net_block_3_masked_attention_1_k_grad[i0][i1+16*j479][i2][i3]
+						net_block_3_masked_attention_1_k_gradV2 := scratch.net_block_3_masked_attention_1_k_grad[i0+j479][i1][i2][i3]
 						pNetBlock3MaskedAttention1WKRow3 := (*[384]float32)(pNetBlock3MaskedAttention1WK[24576*i2+384*i3+384 : 24576*i2+384*i3+768])
-						net_block_3_masked_attention_1_k_gradV3 := scratch.net_block_3_masked_attention_1_k_grad[i0][i1+16*j479][i2][i3+1]
+						net_block_3_masked_attention_1_k_gradV3 := scratch.net_block_3_masked_attention_1_k_grad[i0+j479][i1][i2][i3+1]
 						pNetBlock3MaskedAttention1WKRow4 := (*[384]float32)(pNetBlock3MaskedAttention1WK[24576*i2+384*i3+768 : 24576*i2+384*i3+1152])
-						net_block_3_masked_attention_1_k_gradV4 := scratch.net_block_3_masked_attention_1_k_grad[i0][i1+16*j479][i2][i3+2]
+						net_block_3_masked_attention_1_k_gradV4 := scratch.net_block_3_masked_attention_1_k_grad[i0+j479][i1][i2][i3+2]
 						pNetBlock3MaskedAttention1WKRow5 := (*[384]float32)(pNetBlock3MaskedAttention1WK[24576*i2+384*i3+1152 : 24576*i2+384*i3+1536])
-						net_block_3_masked_attention_1_k_gradV5 := scratch.net_block_3_masked_attention_1_k_grad[i0][i1+16*j479][i2][i3+3]
+						net_block_3_masked_attention_1_k_gradV5 := scratch.net_block_3_masked_attention_1_k_grad[i0+j479][i1][i2][i3+3]
 						for i4 := range 384 {
 							acc201 := net_block_3_masked_attention_1_x_gradRow2[i4]
 							acc201 += pNetBlock3MaskedAttention1WKRow2[i4] * net_block_3_masked_attention_1_k_gradV2
@@ -57965,35 +57701,31 @@ func (r483 *ocannlGPTBackwardPart438) Part(j479 int) {
 // ocannlGPTBackwardPart438Records holds the free ocannlGPTBackwardPart438 records.
 var ocannlGPTBackwardPart438Records rt.Records[ocannlGPTBackwardPart438]
 
-// ocannlGPTBackwardPart439 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 8 values of i3 (see rt.Pool).
+// ocannlGPTBackwardPart439 is the task record of a loop nest of ocannlGPTBackward that runs in 6 parts, one
+// for each 64 values of i4 (see rt.Pool).
 type ocannlGPTBackwardPart439 struct {
 	gNetBlock3MaskedAttention1WQ *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
 }
 
-// Part runs part j480 of the nest (0 <= j480 < 8).
+// Part runs part j480 of the nest (0 <= j480 < 6).
 func (r484 *ocannlGPTBackwardPart439) Part(j480 int) {
 	gNetBlock3MaskedAttention1WQ, scratch := r484.gNetBlock3MaskedAttention1WQ, r484.scratch
-	// float32 broadcast kernel M=8 N=384 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
+	// float32 broadcast kernel M=384 N=64 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i2 := range 6 {
-			ocannlGemm44AVX512(&gNetBlock3MaskedAttention1WQ[24576*i2+3072*j480], &scratch.net_block_3_masked_attention_1_q_grad[0][0][i2][8*j480], &scratch.net_block_3_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm44AVX512(&gNetBlock3MaskedAttention1WQ[64*j480], &scratch.net_block_3_masked_attention_1_q_grad[0][0][0][0], &scratch.net_block_3_masked_attention_1_x[0][0][64*j480])
 	} else if ocannlAVX2 {
-		for i2 := range 6 {
-			ocannlGemm44AVX2(&gNetBlock3MaskedAttention1WQ[24576*i2+3072*j480], &scratch.net_block_3_masked_attention_1_q_grad[0][0][i2][8*j480], &scratch.net_block_3_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm44AVX2(&gNetBlock3MaskedAttention1WQ[64*j480], &scratch.net_block_3_masked_attention_1_q_grad[0][0][0][0], &scratch.net_block_3_masked_attention_1_x[0][0][64*j480])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 128 {
 				net_block_3_masked_attention_1_xRow7 := &scratch.net_block_3_masked_attention_1_x[i0][i1]
 				for i2 := range 6 {
-					for i3 := range 8 {
-						net_block_3_masked_attention_1_q_gradV := scratch.net_block_3_masked_attention_1_q_grad[i0][i1][i2][i3+8*j480]
-						gNetBlock3MaskedAttention1WQRow := (*[384]float32)(gNetBlock3MaskedAttention1WQ[24576*i2+384*i3+3072*j480 : 24576*i2+384*i3+3072*j480+384])
-						for i4 := range 384 {
-							gNetBlock3MaskedAttention1WQRow[i4] += net_block_3_masked_attention_1_q_gradV * net_block_3_masked_attention_1_xRow7[i4]
+					for i3 := range 64 {
+						net_block_3_masked_attention_1_q_gradV := scratch.net_block_3_masked_attention_1_q_grad[i0][i1][i2][i3]
+						gNetBlock3MaskedAttention1WQRow := (*[64]float32)(gNetBlock3MaskedAttention1WQ[24576*i2+384*i3+64*j480 : 24576*i2+384*i3+64*j480+64])
+						for i4 := range 64 {
+							gNetBlock3MaskedAttention1WQRow[i4] += net_block_3_masked_attention_1_q_gradV * net_block_3_masked_attention_1_xRow7[i4+64*j480]
 						}
 					}
 				}
@@ -58006,7 +57738,7 @@ func (r484 *ocannlGPTBackwardPart439) Part(j480 int) {
 var ocannlGPTBackwardPart439Records rt.Records[ocannlGPTBackwardPart439]
 
 // ocannlGPTBackwardPart440 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart440 struct {
 	pNetBlock3MaskedAttention1WQ *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -58015,30 +57747,26 @@ type ocannlGPTBackwardPart440 struct {
 // Part runs part j481 of the nest (0 <= j481 < 8).
 func (r485 *ocannlGPTBackwardPart440) Part(j481 int) {
 	pNetBlock3MaskedAttention1WQ, scratch := r485.pNetBlock3MaskedAttention1WQ, r485.scratch
-	// float32 broadcast kernel M=16 N=384 K=384: AVX512 14x32 tile, 2 k blocks of at most 192; AVX2 6x16 tile, 2 k blocks of at most 192.
+	// float32 broadcast kernel M=128 N=384 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm45AVX512(&scratch.net_block_3_masked_attention_1_x_grad[i0][16*j481][0], &scratch.net_block_3_masked_attention_1_q_grad[i0][16*j481][0][0], &pNetBlock3MaskedAttention1WQ[0])
-		}
+		ocannlGemm45AVX512(&scratch.net_block_3_masked_attention_1_x_grad[j481][0][0], &scratch.net_block_3_masked_attention_1_q_grad[j481][0][0][0], &pNetBlock3MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm45AVX2(&scratch.net_block_3_masked_attention_1_x_grad[i0][16*j481][0], &scratch.net_block_3_masked_attention_1_q_grad[i0][16*j481][0][0], &pNetBlock3MaskedAttention1WQ[0])
-		}
+		ocannlGemm45AVX2(&scratch.net_block_3_masked_attention_1_x_grad[j481][0][0], &scratch.net_block_3_masked_attention_1_q_grad[j481][0][0][0], &pNetBlock3MaskedAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_3_masked_attention_1_x_gradRow3 := &scratch.net_block_3_masked_attention_1_x_grad[i0][i1+16*j481]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_3_masked_attention_1_x_gradRow3 := &scratch.net_block_3_masked_attention_1_x_grad[i0+j481][i1]
 				for i2 := range 6 {
 					for i3 := 0; i3 < 64; i3 += 4 {
 						pNetBlock3MaskedAttention1WQRow2 := (*[384]float32)(pNetBlock3MaskedAttention1WQ[24576*i2+384*i3 : 24576*i2+384*i3+384])
-						net_block_3_masked_attention_1_q_gradV2 := scratch.net_block_3_masked_attention_1_q_grad[i0][i1+16*j481][i2][i3]
+						net_block_3_masked_attention_1_q_gradV2 := scratch.net_block_3_masked_attention_1_q_grad[i0+j481][i1][i2][i3]
 						pNetBlock3MaskedAttention1WQRow3 := (*[384]float32)(pNetBlock3MaskedAttention1WQ[24576*i2+384*i3+384 : 24576*i2+384*i3+768])
-						net_block_3_masked_attention_1_q_gradV3 := scratch.net_block_3_masked_attention_1_q_grad[i0][i1+16*j481][i2][i3+1]
+						net_block_3_masked_attention_1_q_gradV3 := scratch.net_block_3_masked_attention_1_q_grad[i0+j481][i1][i2][i3+1]
 						pNetBlock3MaskedAttention1WQRow4 := (*[384]float32)(pNetBlock3MaskedAttention1WQ[24576*i2+384*i3+768 : 24576*i2+384*i3+1152])
-						net_block_3_masked_attention_1_q_gradV4 := scratch.net_block_3_masked_attention_1_q_grad[i0][i1+16*j481][i2][i3+2]
+						net_block_3_masked_attention_1_q_gradV4 := scratch.net_block_3_masked_attention_1_q_grad[i0+j481][i1][i2][i3+2]
 						pNetBlock3MaskedAttention1WQRow5 := (*[384]float32)(pNetBlock3MaskedAttention1WQ[24576*i2+384*i3+1152 : 24576*i2+384*i3+1536])
-						net_block_3_masked_attention_1_q_gradV5 := scratch.net_block_3_masked_attention_1_q_grad[i0][i1+16*j481][i2][i3+3]
+						net_block_3_masked_attention_1_q_gradV5 := scratch.net_block_3_masked_attention_1_q_grad[i0+j481][i1][i2][i3+3]
 						for i4 := range 384 {
 							acc202 := net_block_3_masked_attention_1_x_gradRow3[i4]
 							acc202 += pNetBlock3MaskedAttention1WQRow2[i4] * net_block_3_masked_attention_1_q_gradV2
@@ -58605,7 +58333,7 @@ func (r501 *ocannlGPTBackwardPart456) Part(j499 int) {
 var ocannlGPTBackwardPart456Records rt.Records[ocannlGPTBackwardPart456]
 
 // ocannlGPTBackwardPart457 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 48 values of i2 (see rt.Pool).
+// for each 192 values of i3 (see rt.Pool).
 type ocannlGPTBackwardPart457 struct {
 	gNetBlock2Linear1W *[589824]float32
 	scratch            *ocannlGPTBackwardScratch
@@ -58614,20 +58342,20 @@ type ocannlGPTBackwardPart457 struct {
 // Part runs part j501 of the nest (0 <= j501 < 8).
 func (r502 *ocannlGPTBackwardPart457) Part(j501 int) {
 	gNetBlock2Linear1W, scratch := r502.gNetBlock2Linear1W, r502.scratch
-	// float32 broadcast kernel M=48 N=1536 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
+	// float32 broadcast kernel M=384 N=192 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm37AVX512(&gNetBlock2Linear1W[73728*j501], &scratch.net_h2_1_grad[0][0][48*j501], &scratch.net_block_2_linear_1_x[0][0][0])
+		ocannlGemm37AVX512(&gNetBlock2Linear1W[192*j501], &scratch.net_h2_1_grad[0][0][0], &scratch.net_block_2_linear_1_x[0][0][192*j501])
 	} else if ocannlAVX2 {
-		ocannlGemm37AVX2(&gNetBlock2Linear1W[73728*j501], &scratch.net_h2_1_grad[0][0][48*j501], &scratch.net_block_2_linear_1_x[0][0][0])
+		ocannlGemm37AVX2(&gNetBlock2Linear1W[192*j501], &scratch.net_h2_1_grad[0][0][0], &scratch.net_block_2_linear_1_x[0][0][192*j501])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 128 {
 				net_block_2_linear_1_xRow3 := &scratch.net_block_2_linear_1_x[i0][i1]
-				for i2 := range 48 {
-					net_h2_1_gradV := scratch.net_h2_1_grad[i0][i1][i2+48*j501]
-					gNetBlock2Linear1WRow := (*[1536]float32)(gNetBlock2Linear1W[1536*i2+73728*j501 : 1536*i2+73728*j501+1536])
-					for i3 := range 1536 {
-						gNetBlock2Linear1WRow[i3] += net_h2_1_gradV * net_block_2_linear_1_xRow3[i3]
+				for i2 := range 384 {
+					net_h2_1_gradV := scratch.net_h2_1_grad[i0][i1][i2]
+					gNetBlock2Linear1WRow := (*[192]float32)(gNetBlock2Linear1W[1536*i2+192*j501 : 1536*i2+192*j501+192])
+					for i3 := range 192 {
+						gNetBlock2Linear1WRow[i3] += net_h2_1_gradV * net_block_2_linear_1_xRow3[i3+192*j501]
 					}
 				}
 			}
@@ -58639,7 +58367,7 @@ func (r502 *ocannlGPTBackwardPart457) Part(j501 int) {
 var ocannlGPTBackwardPart457Records rt.Records[ocannlGPTBackwardPart457]
 
 // ocannlGPTBackwardPart458 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 192 values of i3 (see rt.Pool).
 type ocannlGPTBackwardPart458 struct {
 	pNetBlock2Linear1W *[589824]float32
 	scratch            *ocannlGPTBackwardScratch
@@ -58648,36 +58376,32 @@ type ocannlGPTBackwardPart458 struct {
 // Part runs part j502 of the nest (0 <= j502 < 8).
 func (r503 *ocannlGPTBackwardPart458) Part(j502 int) {
 	pNetBlock2Linear1W, scratch := r503.pNetBlock2Linear1W, r503.scratch
-	// float32 broadcast kernel M=16 N=1536 K=384: AVX512 14x32 tile, 2 k blocks of at most 192; AVX2 6x16 tile, 2 k blocks of at most 192.
+	// float32 broadcast kernel M=1024 N=192 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm38AVX512(&scratch.net_block_2_linear_1_x_grad[i0][16*j502][0], &scratch.net_h2_1_grad[i0][16*j502][0], &pNetBlock2Linear1W[0])
-		}
+		ocannlGemm38AVX512(&scratch.net_block_2_linear_1_x_grad[0][0][192*j502], &scratch.net_h2_1_grad[0][0][0], &pNetBlock2Linear1W[192*j502])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm38AVX2(&scratch.net_block_2_linear_1_x_grad[i0][16*j502][0], &scratch.net_h2_1_grad[i0][16*j502][0], &pNetBlock2Linear1W[0])
-		}
+		ocannlGemm38AVX2(&scratch.net_block_2_linear_1_x_grad[0][0][192*j502], &scratch.net_h2_1_grad[0][0][0], &pNetBlock2Linear1W[192*j502])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_2_linear_1_x_gradRow := &scratch.net_block_2_linear_1_x_grad[i0][i1+16*j502]
+			for i1 := range 128 {
+				net_block_2_linear_1_x_gradRow := &scratch.net_block_2_linear_1_x_grad[i0][i1]
 				for i2 := 0; i2 < 384; i2 += 4 {
-					pNetBlock2Linear1WRow2 := (*[1536]float32)(pNetBlock2Linear1W[1536*i2 : 1536*i2+1536])
-					net_h2_1_gradV2 := scratch.net_h2_1_grad[i0][i1+16*j502][i2]
-					pNetBlock2Linear1WRow3 := (*[1536]float32)(pNetBlock2Linear1W[1536*i2+1536 : 1536*i2+3072])
-					net_h2_1_gradV3 := scratch.net_h2_1_grad[i0][i1+16*j502][i2+1]
-					pNetBlock2Linear1WRow4 := (*[1536]float32)(pNetBlock2Linear1W[1536*i2+3072 : 1536*i2+4608])
-					net_h2_1_gradV4 := scratch.net_h2_1_grad[i0][i1+16*j502][i2+2]
-					pNetBlock2Linear1WRow5 := (*[1536]float32)(pNetBlock2Linear1W[1536*i2+4608 : 1536*i2+6144])
-					net_h2_1_gradV5 := scratch.net_h2_1_grad[i0][i1+16*j502][i2+3]
-					for i3 := range 1536 {
-						acc211 := net_block_2_linear_1_x_gradRow[i3]
+					pNetBlock2Linear1WRow2 := (*[192]float32)(pNetBlock2Linear1W[1536*i2+192*j502 : 1536*i2+192*j502+192])
+					net_h2_1_gradV2 := scratch.net_h2_1_grad[i0][i1][i2]
+					pNetBlock2Linear1WRow3 := (*[192]float32)(pNetBlock2Linear1W[1536*i2+192*j502+1536 : 1536*i2+192*j502+1728])
+					net_h2_1_gradV3 := scratch.net_h2_1_grad[i0][i1][i2+1]
+					pNetBlock2Linear1WRow4 := (*[192]float32)(pNetBlock2Linear1W[1536*i2+192*j502+3072 : 1536*i2+192*j502+3264])
+					net_h2_1_gradV4 := scratch.net_h2_1_grad[i0][i1][i2+2]
+					pNetBlock2Linear1WRow5 := (*[192]float32)(pNetBlock2Linear1W[1536*i2+192*j502+4608 : 1536*i2+192*j502+4800])
+					net_h2_1_gradV5 := scratch.net_h2_1_grad[i0][i1][i2+3]
+					for i3 := range 192 {
+						acc211 := net_block_2_linear_1_x_gradRow[i3+192*j502]
 						acc211 += pNetBlock2Linear1WRow2[i3] * net_h2_1_gradV2
 						acc211 += pNetBlock2Linear1WRow3[i3] * net_h2_1_gradV3
 						acc211 += pNetBlock2Linear1WRow4[i3] * net_h2_1_gradV4
 						acc211 += pNetBlock2Linear1WRow5[i3] * net_h2_1_gradV5
-						net_block_2_linear_1_x_gradRow[i3] = acc211
+						net_block_2_linear_1_x_gradRow[i3+192*j502] = acc211
 					}
 				}
 			}
@@ -58831,7 +58555,7 @@ func (r509 *ocannlGPTBackwardPart462) Part(j507 int) {
 var ocannlGPTBackwardPart462Records rt.Records[ocannlGPTBackwardPart462]
 
 // ocannlGPTBackwardPart463 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart463 struct {
 	pNetBlock2Dense1W *[589824]float32
 	scratch           *ocannlGPTBackwardScratch
@@ -58840,29 +58564,25 @@ type ocannlGPTBackwardPart463 struct {
 // Part runs part j508 of the nest (0 <= j508 < 8).
 func (r510 *ocannlGPTBackwardPart463) Part(j508 int) {
 	pNetBlock2Dense1W, scratch := r510.pNetBlock2Dense1W, r510.scratch
-	// float32 broadcast kernel M=16 N=384 K=1536: AVX512 14x32 tile, 6 k blocks of at most 256; AVX2 6x16 tile, 6 k blocks of at most 256.
+	// float32 broadcast kernel M=128 N=384 K=1536: AVX512 6x64 tile, 12 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 6 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm40AVX512(&scratch.net_block_2_dense_1_x_grad[i0][16*j508][0], &scratch.net_block_2_linear_1_x_1_grad[i0][16*j508][0], &pNetBlock2Dense1W[0])
-		}
+		ocannlGemm40AVX512(&scratch.net_block_2_dense_1_x_grad[j508][0][0], &scratch.net_block_2_linear_1_x_1_grad[j508][0][0], &pNetBlock2Dense1W[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm40AVX2(&scratch.net_block_2_dense_1_x_grad[i0][16*j508][0], &scratch.net_block_2_linear_1_x_1_grad[i0][16*j508][0], &pNetBlock2Dense1W[0])
-		}
+		ocannlGemm40AVX2(&scratch.net_block_2_dense_1_x_grad[j508][0][0], &scratch.net_block_2_linear_1_x_1_grad[j508][0][0], &pNetBlock2Dense1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_2_dense_1_x_gradRow := &scratch.net_block_2_dense_1_x_grad[i0][i1+16*j508]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_2_dense_1_x_gradRow := &scratch.net_block_2_dense_1_x_grad[i0+j508][i1]
 				for i2 := 0; i2 < 1536; i2 += 4 {
 					pNetBlock2Dense1WRow2 := (*[384]float32)(pNetBlock2Dense1W[384*i2 : 384*i2+384])
-					net_block_2_linear_1_x_1_gradV2 := scratch.net_block_2_linear_1_x_1_grad[i0][i1+16*j508][i2]
+					net_block_2_linear_1_x_1_gradV2 := scratch.net_block_2_linear_1_x_1_grad[i0+j508][i1][i2]
 					pNetBlock2Dense1WRow3 := (*[384]float32)(pNetBlock2Dense1W[384*i2+384 : 384*i2+768])
-					net_block_2_linear_1_x_1_gradV3 := scratch.net_block_2_linear_1_x_1_grad[i0][i1+16*j508][i2+1]
+					net_block_2_linear_1_x_1_gradV3 := scratch.net_block_2_linear_1_x_1_grad[i0+j508][i1][i2+1]
 					pNetBlock2Dense1WRow4 := (*[384]float32)(pNetBlock2Dense1W[384*i2+768 : 384*i2+1152])
-					net_block_2_linear_1_x_1_gradV4 := scratch.net_block_2_linear_1_x_1_grad[i0][i1+16*j508][i2+2]
+					net_block_2_linear_1_x_1_gradV4 := scratch.net_block_2_linear_1_x_1_grad[i0+j508][i1][i2+2]
 					pNetBlock2Dense1WRow5 := (*[384]float32)(pNetBlock2Dense1W[384*i2+1152 : 384*i2+1536])
-					net_block_2_linear_1_x_1_gradV5 := scratch.net_block_2_linear_1_x_1_grad[i0][i1+16*j508][i2+3]
+					net_block_2_linear_1_x_1_gradV5 := scratch.net_block_2_linear_1_x_1_grad[i0+j508][i1][i2+3]
 					for i3 := range 384 {
 						acc214 := net_block_2_dense_1_x_gradRow[i3]
 						acc214 += pNetBlock2Dense1WRow2[i3] * net_block_2_linear_1_x_1_gradV2
@@ -59395,7 +59115,7 @@ func (r525 *ocannlGPTBackwardPart478) Part(j525 int) {
 var ocannlGPTBackwardPart478Records rt.Records[ocannlGPTBackwardPart478]
 
 // ocannlGPTBackwardPart479 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart479 struct {
 	pNetBlock2MaskedAttention1WO *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -59404,23 +59124,19 @@ type ocannlGPTBackwardPart479 struct {
 // Part runs part j526 of the nest (0 <= j526 < 8).
 func (r526 *ocannlGPTBackwardPart479) Part(j526 int) {
 	pNetBlock2MaskedAttention1WO, scratch := r526.pNetBlock2MaskedAttention1WO, r526.scratch
-	// float32 broadcast kernel M=16 N=384 K=384: AVX512 14x32 tile, 2 k blocks of at most 192; AVX2 6x16 tile, 2 k blocks of at most 192.
+	// float32 broadcast kernel M=128 N=384 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm42AVX512(&scratch.net_block_2_masked_attention_1_ctx_grad[i0][16*j526][0][0], &scratch.net_block_2_x1_1_grad[i0][16*j526][0], &pNetBlock2MaskedAttention1WO[0])
-		}
+		ocannlGemm42AVX512(&scratch.net_block_2_masked_attention_1_ctx_grad[j526][0][0][0], &scratch.net_block_2_x1_1_grad[j526][0][0], &pNetBlock2MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm42AVX2(&scratch.net_block_2_masked_attention_1_ctx_grad[i0][16*j526][0][0], &scratch.net_block_2_x1_1_grad[i0][16*j526][0], &pNetBlock2MaskedAttention1WO[0])
-		}
+		ocannlGemm42AVX2(&scratch.net_block_2_masked_attention_1_ctx_grad[j526][0][0][0], &scratch.net_block_2_x1_1_grad[j526][0][0], &pNetBlock2MaskedAttention1WO[0])
 	} else {
-		for i0 := range 8 {
-			for i1 := range 16 {
+		for i0 := range 1 {
+			for i1 := range 128 {
 				for i2 := range 384 {
-					net_block_2_x1_1_gradV2 := scratch.net_block_2_x1_1_grad[i0][i1+16*j526][i2]
+					net_block_2_x1_1_gradV2 := scratch.net_block_2_x1_1_grad[i0+j526][i1][i2]
 					for i3 := range 6 {
 						pNetBlock2MaskedAttention1WORow2 := (*[64]float32)(pNetBlock2MaskedAttention1WO[384*i2+64*i3 : 384*i2+64*i3+64])
-						net_block_2_masked_attention_1_ctx_gradRow := &scratch.net_block_2_masked_attention_1_ctx_grad[i0][i1+16*j526][i3]
+						net_block_2_masked_attention_1_ctx_gradRow := &scratch.net_block_2_masked_attention_1_ctx_grad[i0+j526][i1][i3]
 						for i4 := range 64 {
 							net_block_2_masked_attention_1_ctx_gradRow[i4] += pNetBlock2MaskedAttention1WORow2[i4] * net_block_2_x1_1_gradV2
 						}
@@ -59985,35 +59701,31 @@ func (r545 *ocannlGPTBackwardPart493) Part(j543 int) {
 // ocannlGPTBackwardPart493Records holds the free ocannlGPTBackwardPart493 records.
 var ocannlGPTBackwardPart493Records rt.Records[ocannlGPTBackwardPart493]
 
-// ocannlGPTBackwardPart494 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 8 values of i3 (see rt.Pool).
+// ocannlGPTBackwardPart494 is the task record of a loop nest of ocannlGPTBackward that runs in 6 parts, one
+// for each 64 values of i4 (see rt.Pool).
 type ocannlGPTBackwardPart494 struct {
 	gNetBlock2MaskedAttention1WV *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
 }
 
-// Part runs part j544 of the nest (0 <= j544 < 8).
+// Part runs part j544 of the nest (0 <= j544 < 6).
 func (r546 *ocannlGPTBackwardPart494) Part(j544 int) {
 	gNetBlock2MaskedAttention1WV, scratch := r546.gNetBlock2MaskedAttention1WV, r546.scratch
-	// float32 broadcast kernel M=8 N=384 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
+	// float32 broadcast kernel M=384 N=64 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i2 := range 6 {
-			ocannlGemm44AVX512(&gNetBlock2MaskedAttention1WV[24576*i2+3072*j544], &scratch.net_block_2_masked_attention_1_v_grad[0][0][i2][8*j544], &scratch.net_block_2_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm44AVX512(&gNetBlock2MaskedAttention1WV[64*j544], &scratch.net_block_2_masked_attention_1_v_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_x[0][0][64*j544])
 	} else if ocannlAVX2 {
-		for i2 := range 6 {
-			ocannlGemm44AVX2(&gNetBlock2MaskedAttention1WV[24576*i2+3072*j544], &scratch.net_block_2_masked_attention_1_v_grad[0][0][i2][8*j544], &scratch.net_block_2_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm44AVX2(&gNetBlock2MaskedAttention1WV[64*j544], &scratch.net_block_2_masked_attention_1_v_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_x[0][0][64*j544])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 128 {
 				net_block_2_masked_attention_1_xRow5 := &scratch.net_block_2_masked_attention_1_x[i0][i1]
 				for i2 := range 6 {
-					for i3 := range 8 {
-						net_block_2_masked_attention_1_v_gradV := scratch.net_block_2_masked_attention_1_v_grad[i0][i1][i2][i3+8*j544]
-						gNetBlock2MaskedAttention1WVRow := (*[384]float32)(gNetBlock2MaskedAttention1WV[24576*i2+384*i3+3072*j544 : 24576*i2+384*i3+3072*j544+384])
-						for i4 := range 384 {
-							gNetBlock2MaskedAttention1WVRow[i4] += net_block_2_masked_attention_1_v_gradV * net_block_2_masked_attention_1_xRow5[i4]
+					for i3 := range 64 {
+						net_block_2_masked_attention_1_v_gradV := scratch.net_block_2_masked_attention_1_v_grad[i0][i1][i2][i3]
+						gNetBlock2MaskedAttention1WVRow := (*[64]float32)(gNetBlock2MaskedAttention1WV[24576*i2+384*i3+64*j544 : 24576*i2+384*i3+64*j544+64])
+						for i4 := range 64 {
+							gNetBlock2MaskedAttention1WVRow[i4] += net_block_2_masked_attention_1_v_gradV * net_block_2_masked_attention_1_xRow5[i4+64*j544]
 						}
 					}
 				}
@@ -60026,7 +59738,7 @@ func (r546 *ocannlGPTBackwardPart494) Part(j544 int) {
 var ocannlGPTBackwardPart494Records rt.Records[ocannlGPTBackwardPart494]
 
 // ocannlGPTBackwardPart495 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart495 struct {
 	pNetBlock2MaskedAttention1WV *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -60035,30 +59747,26 @@ type ocannlGPTBackwardPart495 struct {
 // Part runs part j545 of the nest (0 <= j545 < 8).
 func (r547 *ocannlGPTBackwardPart495) Part(j545 int) {
 	pNetBlock2MaskedAttention1WV, scratch := r547.pNetBlock2MaskedAttention1WV, r547.scratch
-	// float32 broadcast kernel M=16 N=384 K=384: AVX512 14x32 tile, 2 k blocks of at most 192; AVX2 6x16 tile, 2 k blocks of at most 192.
+	// float32 broadcast kernel M=128 N=384 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm42AVX512(&scratch.net_block_2_masked_attention_1_x_grad[i0][16*j545][0], &scratch.net_block_2_masked_attention_1_v_grad[i0][16*j545][0][0], &pNetBlock2MaskedAttention1WV[0])
-		}
+		ocannlGemm42AVX512(&scratch.net_block_2_masked_attention_1_x_grad[j545][0][0], &scratch.net_block_2_masked_attention_1_v_grad[j545][0][0][0], &pNetBlock2MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm42AVX2(&scratch.net_block_2_masked_attention_1_x_grad[i0][16*j545][0], &scratch.net_block_2_masked_attention_1_v_grad[i0][16*j545][0][0], &pNetBlock2MaskedAttention1WV[0])
-		}
+		ocannlGemm42AVX2(&scratch.net_block_2_masked_attention_1_x_grad[j545][0][0], &scratch.net_block_2_masked_attention_1_v_grad[j545][0][0][0], &pNetBlock2MaskedAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_2_masked_attention_1_x_gradRow := &scratch.net_block_2_masked_attention_1_x_grad[i0][i1+16*j545]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_2_masked_attention_1_x_gradRow := &scratch.net_block_2_masked_attention_1_x_grad[i0+j545][i1]
 				for i2 := range 6 {
 					for i3 := 0; i3 < 64; i3 += 4 {
 						pNetBlock2MaskedAttention1WVRow2 := (*[384]float32)(pNetBlock2MaskedAttention1WV[24576*i2+384*i3 : 24576*i2+384*i3+384])
-						net_block_2_masked_attention_1_v_gradV2 := scratch.net_block_2_masked_attention_1_v_grad[i0][i1+16*j545][i2][i3]
+						net_block_2_masked_attention_1_v_gradV2 := scratch.net_block_2_masked_attention_1_v_grad[i0+j545][i1][i2][i3]
 						pNetBlock2MaskedAttention1WVRow3 := (*[384]float32)(pNetBlock2MaskedAttention1WV[24576*i2+384*i3+384 : 24576*i2+384*i3+768])
-						net_block_2_masked_attention_1_v_gradV3 := scratch.net_block_2_masked_attention_1_v_grad[i0][i1+16*j545][i2][i3+1]
+						net_block_2_masked_attention_1_v_gradV3 := scratch.net_block_2_masked_attention_1_v_grad[i0+j545][i1][i2][i3+1]
 						pNetBlock2MaskedAttention1WVRow4 := (*[384]float32)(pNetBlock2MaskedAttention1WV[24576*i2+384*i3+768 : 24576*i2+384*i3+1152])
-						net_block_2_masked_attention_1_v_gradV4 := scratch.net_block_2_masked_attention_1_v_grad[i0][i1+16*j545][i2][i3+2]
+						net_block_2_masked_attention_1_v_gradV4 := scratch.net_block_2_masked_attention_1_v_grad[i0+j545][i1][i2][i3+2]
 						pNetBlock2MaskedAttention1WVRow5 := (*[384]float32)(pNetBlock2MaskedAttention1WV[24576*i2+384*i3+1152 : 24576*i2+384*i3+1536])
-						net_block_2_masked_attention_1_v_gradV5 := scratch.net_block_2_masked_attention_1_v_grad[i0][i1+16*j545][i2][i3+3]
+						net_block_2_masked_attention_1_v_gradV5 := scratch.net_block_2_masked_attention_1_v_grad[i0+j545][i1][i2][i3+3]
 						for i4 := range 384 {
 							acc226 := net_block_2_masked_attention_1_x_gradRow[i4]
 							acc226 += pNetBlock2MaskedAttention1WVRow2[i4] * net_block_2_masked_attention_1_v_gradV2
@@ -60077,35 +59785,31 @@ func (r547 *ocannlGPTBackwardPart495) Part(j545 int) {
 // ocannlGPTBackwardPart495Records holds the free ocannlGPTBackwardPart495 records.
 var ocannlGPTBackwardPart495Records rt.Records[ocannlGPTBackwardPart495]
 
-// ocannlGPTBackwardPart496 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 8 values of i3 (see rt.Pool).
+// ocannlGPTBackwardPart496 is the task record of a loop nest of ocannlGPTBackward that runs in 6 parts, one
+// for each 64 values of i4 (see rt.Pool).
 type ocannlGPTBackwardPart496 struct {
 	gNetBlock2MaskedAttention1WK *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
 }
 
-// Part runs part j546 of the nest (0 <= j546 < 8).
+// Part runs part j546 of the nest (0 <= j546 < 6).
 func (r548 *ocannlGPTBackwardPart496) Part(j546 int) {
 	gNetBlock2MaskedAttention1WK, scratch := r548.gNetBlock2MaskedAttention1WK, r548.scratch
-	// float32 broadcast kernel M=8 N=384 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
+	// float32 broadcast kernel M=384 N=64 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i2 := range 6 {
-			ocannlGemm44AVX512(&gNetBlock2MaskedAttention1WK[24576*i2+3072*j546], &scratch.net_block_2_masked_attention_1_k_grad[0][0][i2][8*j546], &scratch.net_block_2_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm44AVX512(&gNetBlock2MaskedAttention1WK[64*j546], &scratch.net_block_2_masked_attention_1_k_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_x[0][0][64*j546])
 	} else if ocannlAVX2 {
-		for i2 := range 6 {
-			ocannlGemm44AVX2(&gNetBlock2MaskedAttention1WK[24576*i2+3072*j546], &scratch.net_block_2_masked_attention_1_k_grad[0][0][i2][8*j546], &scratch.net_block_2_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm44AVX2(&gNetBlock2MaskedAttention1WK[64*j546], &scratch.net_block_2_masked_attention_1_k_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_x[0][0][64*j546])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 128 {
 				net_block_2_masked_attention_1_xRow6 := &scratch.net_block_2_masked_attention_1_x[i0][i1]
 				for i2 := range 6 {
-					for i3 := range 8 {
-						net_block_2_masked_attention_1_k_gradV := scratch.net_block_2_masked_attention_1_k_grad[i0][i1][i2][i3+8*j546]
-						gNetBlock2MaskedAttention1WKRow := (*[384]float32)(gNetBlock2MaskedAttention1WK[24576*i2+384*i3+3072*j546 : 24576*i2+384*i3+3072*j546+384])
-						for i4 := range 384 {
-							gNetBlock2MaskedAttention1WKRow[i4] += net_block_2_masked_attention_1_k_gradV * net_block_2_masked_attention_1_xRow6[i4]
+					for i3 := range 64 {
+						net_block_2_masked_attention_1_k_gradV := scratch.net_block_2_masked_attention_1_k_grad[i0][i1][i2][i3]
+						gNetBlock2MaskedAttention1WKRow := (*[64]float32)(gNetBlock2MaskedAttention1WK[24576*i2+384*i3+64*j546 : 24576*i2+384*i3+64*j546+64])
+						for i4 := range 64 {
+							gNetBlock2MaskedAttention1WKRow[i4] += net_block_2_masked_attention_1_k_gradV * net_block_2_masked_attention_1_xRow6[i4+64*j546]
 						}
 					}
 				}
@@ -60118,7 +59822,7 @@ func (r548 *ocannlGPTBackwardPart496) Part(j546 int) {
 var ocannlGPTBackwardPart496Records rt.Records[ocannlGPTBackwardPart496]
 
 // ocannlGPTBackwardPart497 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart497 struct {
 	pNetBlock2MaskedAttention1WK *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -60127,30 +59831,26 @@ type ocannlGPTBackwardPart497 struct {
 // Part runs part j547 of the nest (0 <= j547 < 8).
 func (r549 *ocannlGPTBackwardPart497) Part(j547 int) {
 	pNetBlock2MaskedAttention1WK, scratch := r549.pNetBlock2MaskedAttention1WK, r549.scratch
-	// float32 broadcast kernel M=16 N=384 K=384: AVX512 14x32 tile, 2 k blocks of at most 192; AVX2 6x16 tile, 2 k blocks of at most 192.
+	// float32 broadcast kernel M=128 N=384 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm45AVX512(&scratch.net_block_2_masked_attention_1_x_grad[i0][16*j547][0], &scratch.net_block_2_masked_attention_1_k_grad[i0][16*j547][0][0], &pNetBlock2MaskedAttention1WK[0])
-		}
+		ocannlGemm45AVX512(&scratch.net_block_2_masked_attention_1_x_grad[j547][0][0], &scratch.net_block_2_masked_attention_1_k_grad[j547][0][0][0], &pNetBlock2MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm45AVX2(&scratch.net_block_2_masked_attention_1_x_grad[i0][16*j547][0], &scratch.net_block_2_masked_attention_1_k_grad[i0][16*j547][0][0], &pNetBlock2MaskedAttention1WK[0])
-		}
+		ocannlGemm45AVX2(&scratch.net_block_2_masked_attention_1_x_grad[j547][0][0], &scratch.net_block_2_masked_attention_1_k_grad[j547][0][0][0], &pNetBlock2MaskedAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_2_masked_attention_1_x_gradRow2 := &scratch.net_block_2_masked_attention_1_x_grad[i0][i1+16*j547]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_2_masked_attention_1_x_gradRow2 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j547][i1]
 				for i2 := range 6 {
 					for i3 := 0; i3 < 64; i3 += 4 {
 						pNetBlock2MaskedAttention1WKRow2 := (*[384]float32)(pNetBlock2MaskedAttention1WK[24576*i2+384*i3 : 24576*i2+384*i3+384])
-						net_block_2_masked_attention_1_k_gradV2 := scratch.net_block_2_masked_attention_1_k_grad[i0][i1+16*j547][i2][i3]
+						net_block_2_masked_attention_1_k_gradV2 := scratch.net_block_2_masked_attention_1_k_grad[i0+j547][i1][i2][i3]
 						pNetBlock2MaskedAttention1WKRow3 := (*[384]float32)(pNetBlock2MaskedAttention1WK[24576*i2+384*i3+384 : 24576*i2+384*i3+768])
-						net_block_2_masked_attention_1_k_gradV3 := scratch.net_block_2_masked_attention_1_k_grad[i0][i1+16*j547][i2][i3+1]
+						net_block_2_masked_attention_1_k_gradV3 := scratch.net_block_2_masked_attention_1_k_grad[i0+j547][i1][i2][i3+1]
 						pNetBlock2MaskedAttention1WKRow4 := (*[384]float32)(pNetBlock2MaskedAttention1WK[24576*i2+384*i3+768 : 24576*i2+384*i3+1152])
-						net_block_2_masked_attention_1_k_gradV4 := scratch.net_block_2_masked_attention_1_k_grad[i0][i1+16*j547][i2][i3+2]
+						net_block_2_masked_attention_1_k_gradV4 := scratch.net_block_2_masked_attention_1_k_grad[i0+j547][i1][i2][i3+2]
 						pNetBlock2MaskedAttention1WKRow5 := (*[384]float32)(pNetBlock2MaskedAttention1WK[24576*i2+384*i3+1152 : 24576*i2+384*i3+1536])
-						net_block_2_masked_attention_1_k_gradV5 := scratch.net_block_2_masked_attention_1_k_grad[i0][i1+16*j547][i2][i3+3]
+						net_block_2_masked_attention_1_k_gradV5 := scratch.net_block_2_masked_attention_1_k_grad[i0+j547][i1][i2][i3+3]
 						for i4 := range 384 {
 							acc227 := net_block_2_masked_attention_1_x_gradRow2[i4]
 							acc227 += pNetBlock2MaskedAttention1WKRow2[i4] * net_block_2_masked_attention_1_k_gradV2
@@ -60169,35 +59869,31 @@ func (r549 *ocannlGPTBackwardPart497) Part(j547 int) {
 // ocannlGPTBackwardPart497Records holds the free ocannlGPTBackwardPart497 records.
 var ocannlGPTBackwardPart497Records rt.Records[ocannlGPTBackwardPart497]
 
-// ocannlGPTBackwardPart498 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 8 values of i3 (see rt.Pool).
+// ocannlGPTBackwardPart498 is the task record of a loop nest of ocannlGPTBackward that runs in 6 parts, one
+// for each 64 values of i4 (see rt.Pool).
 type ocannlGPTBackwardPart498 struct {
 	gNetBlock2MaskedAttention1WQ *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
 }
 
-// Part runs part j548 of the nest (0 <= j548 < 8).
+// Part runs part j548 of the nest (0 <= j548 < 6).
 func (r550 *ocannlGPTBackwardPart498) Part(j548 int) {
 	gNetBlock2MaskedAttention1WQ, scratch := r550.gNetBlock2MaskedAttention1WQ, r550.scratch
-	// float32 broadcast kernel M=8 N=384 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
+	// float32 broadcast kernel M=384 N=64 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i2 := range 6 {
-			ocannlGemm44AVX512(&gNetBlock2MaskedAttention1WQ[24576*i2+3072*j548], &scratch.net_block_2_masked_attention_1_q_grad[0][0][i2][8*j548], &scratch.net_block_2_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm44AVX512(&gNetBlock2MaskedAttention1WQ[64*j548], &scratch.net_block_2_masked_attention_1_q_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_x[0][0][64*j548])
 	} else if ocannlAVX2 {
-		for i2 := range 6 {
-			ocannlGemm44AVX2(&gNetBlock2MaskedAttention1WQ[24576*i2+3072*j548], &scratch.net_block_2_masked_attention_1_q_grad[0][0][i2][8*j548], &scratch.net_block_2_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm44AVX2(&gNetBlock2MaskedAttention1WQ[64*j548], &scratch.net_block_2_masked_attention_1_q_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_x[0][0][64*j548])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 128 {
 				net_block_2_masked_attention_1_xRow7 := &scratch.net_block_2_masked_attention_1_x[i0][i1]
 				for i2 := range 6 {
-					for i3 := range 8 {
-						net_block_2_masked_attention_1_q_gradV := scratch.net_block_2_masked_attention_1_q_grad[i0][i1][i2][i3+8*j548]
-						gNetBlock2MaskedAttention1WQRow := (*[384]float32)(gNetBlock2MaskedAttention1WQ[24576*i2+384*i3+3072*j548 : 24576*i2+384*i3+3072*j548+384])
-						for i4 := range 384 {
-							gNetBlock2MaskedAttention1WQRow[i4] += net_block_2_masked_attention_1_q_gradV * net_block_2_masked_attention_1_xRow7[i4]
+					for i3 := range 64 {
+						net_block_2_masked_attention_1_q_gradV := scratch.net_block_2_masked_attention_1_q_grad[i0][i1][i2][i3]
+						gNetBlock2MaskedAttention1WQRow := (*[64]float32)(gNetBlock2MaskedAttention1WQ[24576*i2+384*i3+64*j548 : 24576*i2+384*i3+64*j548+64])
+						for i4 := range 64 {
+							gNetBlock2MaskedAttention1WQRow[i4] += net_block_2_masked_attention_1_q_gradV * net_block_2_masked_attention_1_xRow7[i4+64*j548]
 						}
 					}
 				}
@@ -60210,7 +59906,7 @@ func (r550 *ocannlGPTBackwardPart498) Part(j548 int) {
 var ocannlGPTBackwardPart498Records rt.Records[ocannlGPTBackwardPart498]
 
 // ocannlGPTBackwardPart499 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart499 struct {
 	pNetBlock2MaskedAttention1WQ *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -60219,30 +59915,26 @@ type ocannlGPTBackwardPart499 struct {
 // Part runs part j549 of the nest (0 <= j549 < 8).
 func (r551 *ocannlGPTBackwardPart499) Part(j549 int) {
 	pNetBlock2MaskedAttention1WQ, scratch := r551.pNetBlock2MaskedAttention1WQ, r551.scratch
-	// float32 broadcast kernel M=16 N=384 K=384: AVX512 14x32 tile, 2 k blocks of at most 192; AVX2 6x16 tile, 2 k blocks of at most 192.
+	// float32 broadcast kernel M=128 N=384 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm45AVX512(&scratch.net_block_2_masked_attention_1_x_grad[i0][16*j549][0], &scratch.net_block_2_masked_attention_1_q_grad[i0][16*j549][0][0], &pNetBlock2MaskedAttention1WQ[0])
-		}
+		ocannlGemm45AVX512(&scratch.net_block_2_masked_attention_1_x_grad[j549][0][0], &scratch.net_block_2_masked_attention_1_q_grad[j549][0][0][0], &pNetBlock2MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm45AVX2(&scratch.net_block_2_masked_attention_1_x_grad[i0][16*j549][0], &scratch.net_block_2_masked_attention_1_q_grad[i0][16*j549][0][0], &pNetBlock2MaskedAttention1WQ[0])
-		}
+		ocannlGemm45AVX2(&scratch.net_block_2_masked_attention_1_x_grad[j549][0][0], &scratch.net_block_2_masked_attention_1_q_grad[j549][0][0][0], &pNetBlock2MaskedAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_2_masked_attention_1_x_gradRow3 := &scratch.net_block_2_masked_attention_1_x_grad[i0][i1+16*j549]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_2_masked_attention_1_x_gradRow3 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j549][i1]
 				for i2 := range 6 {
 					for i3 := 0; i3 < 64; i3 += 4 {
 						pNetBlock2MaskedAttention1WQRow2 := (*[384]float32)(pNetBlock2MaskedAttention1WQ[24576*i2+384*i3 : 24576*i2+384*i3+384])
-						net_block_2_masked_attention_1_q_gradV2 := scratch.net_block_2_masked_attention_1_q_grad[i0][i1+16*j549][i2][i3]
+						net_block_2_masked_attention_1_q_gradV2 := scratch.net_block_2_masked_attention_1_q_grad[i0+j549][i1][i2][i3]
 						pNetBlock2MaskedAttention1WQRow3 := (*[384]float32)(pNetBlock2MaskedAttention1WQ[24576*i2+384*i3+384 : 24576*i2+384*i3+768])
-						net_block_2_masked_attention_1_q_gradV3 := scratch.net_block_2_masked_attention_1_q_grad[i0][i1+16*j549][i2][i3+1]
+						net_block_2_masked_attention_1_q_gradV3 := scratch.net_block_2_masked_attention_1_q_grad[i0+j549][i1][i2][i3+1]
 						pNetBlock2MaskedAttention1WQRow4 := (*[384]float32)(pNetBlock2MaskedAttention1WQ[24576*i2+384*i3+768 : 24576*i2+384*i3+1152])
-						net_block_2_masked_attention_1_q_gradV4 := scratch.net_block_2_masked_attention_1_q_grad[i0][i1+16*j549][i2][i3+2]
+						net_block_2_masked_attention_1_q_gradV4 := scratch.net_block_2_masked_attention_1_q_grad[i0+j549][i1][i2][i3+2]
 						pNetBlock2MaskedAttention1WQRow5 := (*[384]float32)(pNetBlock2MaskedAttention1WQ[24576*i2+384*i3+1152 : 24576*i2+384*i3+1536])
-						net_block_2_masked_attention_1_q_gradV5 := scratch.net_block_2_masked_attention_1_q_grad[i0][i1+16*j549][i2][i3+3]
+						net_block_2_masked_attention_1_q_gradV5 := scratch.net_block_2_masked_attention_1_q_grad[i0+j549][i1][i2][i3+3]
 						for i4 := range 384 {
 							acc228 := net_block_2_masked_attention_1_x_gradRow3[i4]
 							acc228 += pNetBlock2MaskedAttention1WQRow2[i4] * net_block_2_masked_attention_1_q_gradV2
@@ -60809,7 +60501,7 @@ func (r567 *ocannlGPTBackwardPart515) Part(j567 int) {
 var ocannlGPTBackwardPart515Records rt.Records[ocannlGPTBackwardPart515]
 
 // ocannlGPTBackwardPart516 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 48 values of i2 (see rt.Pool).
+// for each 192 values of i3 (see rt.Pool).
 type ocannlGPTBackwardPart516 struct {
 	gNetBlock1Linear1W *[589824]float32
 	scratch            *ocannlGPTBackwardScratch
@@ -60818,20 +60510,20 @@ type ocannlGPTBackwardPart516 struct {
 // Part runs part j569 of the nest (0 <= j569 < 8).
 func (r568 *ocannlGPTBackwardPart516) Part(j569 int) {
 	gNetBlock1Linear1W, scratch := r568.gNetBlock1Linear1W, r568.scratch
-	// float32 broadcast kernel M=48 N=1536 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
+	// float32 broadcast kernel M=384 N=192 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm37AVX512(&gNetBlock1Linear1W[73728*j569], &scratch.net_h1_1_grad[0][0][48*j569], &scratch.net_block_1_linear_1_x[0][0][0])
+		ocannlGemm37AVX512(&gNetBlock1Linear1W[192*j569], &scratch.net_h1_1_grad[0][0][0], &scratch.net_block_1_linear_1_x[0][0][192*j569])
 	} else if ocannlAVX2 {
-		ocannlGemm37AVX2(&gNetBlock1Linear1W[73728*j569], &scratch.net_h1_1_grad[0][0][48*j569], &scratch.net_block_1_linear_1_x[0][0][0])
+		ocannlGemm37AVX2(&gNetBlock1Linear1W[192*j569], &scratch.net_h1_1_grad[0][0][0], &scratch.net_block_1_linear_1_x[0][0][192*j569])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 128 {
 				net_block_1_linear_1_xRow3 := &scratch.net_block_1_linear_1_x[i0][i1]
-				for i2 := range 48 {
-					net_h1_1_gradV := scratch.net_h1_1_grad[i0][i1][i2+48*j569]
-					gNetBlock1Linear1WRow := (*[1536]float32)(gNetBlock1Linear1W[1536*i2+73728*j569 : 1536*i2+73728*j569+1536])
-					for i3 := range 1536 {
-						gNetBlock1Linear1WRow[i3] += net_h1_1_gradV * net_block_1_linear_1_xRow3[i3]
+				for i2 := range 384 {
+					net_h1_1_gradV := scratch.net_h1_1_grad[i0][i1][i2]
+					gNetBlock1Linear1WRow := (*[192]float32)(gNetBlock1Linear1W[1536*i2+192*j569 : 1536*i2+192*j569+192])
+					for i3 := range 192 {
+						gNetBlock1Linear1WRow[i3] += net_h1_1_gradV * net_block_1_linear_1_xRow3[i3+192*j569]
 					}
 				}
 			}
@@ -60843,7 +60535,7 @@ func (r568 *ocannlGPTBackwardPart516) Part(j569 int) {
 var ocannlGPTBackwardPart516Records rt.Records[ocannlGPTBackwardPart516]
 
 // ocannlGPTBackwardPart517 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 192 values of i3 (see rt.Pool).
 type ocannlGPTBackwardPart517 struct {
 	pNetBlock1Linear1W *[589824]float32
 	scratch            *ocannlGPTBackwardScratch
@@ -60852,36 +60544,32 @@ type ocannlGPTBackwardPart517 struct {
 // Part runs part j570 of the nest (0 <= j570 < 8).
 func (r569 *ocannlGPTBackwardPart517) Part(j570 int) {
 	pNetBlock1Linear1W, scratch := r569.pNetBlock1Linear1W, r569.scratch
-	// float32 broadcast kernel M=16 N=1536 K=384: AVX512 14x32 tile, 2 k blocks of at most 192; AVX2 6x16 tile, 2 k blocks of at most 192.
+	// float32 broadcast kernel M=1024 N=192 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm38AVX512(&scratch.net_block_1_linear_1_x_grad[i0][16*j570][0], &scratch.net_h1_1_grad[i0][16*j570][0], &pNetBlock1Linear1W[0])
-		}
+		ocannlGemm38AVX512(&scratch.net_block_1_linear_1_x_grad[0][0][192*j570], &scratch.net_h1_1_grad[0][0][0], &pNetBlock1Linear1W[192*j570])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm38AVX2(&scratch.net_block_1_linear_1_x_grad[i0][16*j570][0], &scratch.net_h1_1_grad[i0][16*j570][0], &pNetBlock1Linear1W[0])
-		}
+		ocannlGemm38AVX2(&scratch.net_block_1_linear_1_x_grad[0][0][192*j570], &scratch.net_h1_1_grad[0][0][0], &pNetBlock1Linear1W[192*j570])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_1_linear_1_x_gradRow := &scratch.net_block_1_linear_1_x_grad[i0][i1+16*j570]
+			for i1 := range 128 {
+				net_block_1_linear_1_x_gradRow := &scratch.net_block_1_linear_1_x_grad[i0][i1]
 				for i2 := 0; i2 < 384; i2 += 4 {
-					pNetBlock1Linear1WRow2 := (*[1536]float32)(pNetBlock1Linear1W[1536*i2 : 1536*i2+1536])
-					net_h1_1_gradV2 := scratch.net_h1_1_grad[i0][i1+16*j570][i2]
-					pNetBlock1Linear1WRow3 := (*[1536]float32)(pNetBlock1Linear1W[1536*i2+1536 : 1536*i2+3072])
-					net_h1_1_gradV3 := scratch.net_h1_1_grad[i0][i1+16*j570][i2+1]
-					pNetBlock1Linear1WRow4 := (*[1536]float32)(pNetBlock1Linear1W[1536*i2+3072 : 1536*i2+4608])
-					net_h1_1_gradV4 := scratch.net_h1_1_grad[i0][i1+16*j570][i2+2]
-					pNetBlock1Linear1WRow5 := (*[1536]float32)(pNetBlock1Linear1W[1536*i2+4608 : 1536*i2+6144])
-					net_h1_1_gradV5 := scratch.net_h1_1_grad[i0][i1+16*j570][i2+3]
-					for i3 := range 1536 {
-						acc237 := net_block_1_linear_1_x_gradRow[i3]
+					pNetBlock1Linear1WRow2 := (*[192]float32)(pNetBlock1Linear1W[1536*i2+192*j570 : 1536*i2+192*j570+192])
+					net_h1_1_gradV2 := scratch.net_h1_1_grad[i0][i1][i2]
+					pNetBlock1Linear1WRow3 := (*[192]float32)(pNetBlock1Linear1W[1536*i2+192*j570+1536 : 1536*i2+192*j570+1728])
+					net_h1_1_gradV3 := scratch.net_h1_1_grad[i0][i1][i2+1]
+					pNetBlock1Linear1WRow4 := (*[192]float32)(pNetBlock1Linear1W[1536*i2+192*j570+3072 : 1536*i2+192*j570+3264])
+					net_h1_1_gradV4 := scratch.net_h1_1_grad[i0][i1][i2+2]
+					pNetBlock1Linear1WRow5 := (*[192]float32)(pNetBlock1Linear1W[1536*i2+192*j570+4608 : 1536*i2+192*j570+4800])
+					net_h1_1_gradV5 := scratch.net_h1_1_grad[i0][i1][i2+3]
+					for i3 := range 192 {
+						acc237 := net_block_1_linear_1_x_gradRow[i3+192*j570]
 						acc237 += pNetBlock1Linear1WRow2[i3] * net_h1_1_gradV2
 						acc237 += pNetBlock1Linear1WRow3[i3] * net_h1_1_gradV3
 						acc237 += pNetBlock1Linear1WRow4[i3] * net_h1_1_gradV4
 						acc237 += pNetBlock1Linear1WRow5[i3] * net_h1_1_gradV5
-						net_block_1_linear_1_x_gradRow[i3] = acc237
+						net_block_1_linear_1_x_gradRow[i3+192*j570] = acc237
 					}
 				}
 			}
@@ -61035,7 +60723,7 @@ func (r575 *ocannlGPTBackwardPart521) Part(j575 int) {
 var ocannlGPTBackwardPart521Records rt.Records[ocannlGPTBackwardPart521]
 
 // ocannlGPTBackwardPart522 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart522 struct {
 	pNetBlock1Dense1W *[589824]float32
 	scratch           *ocannlGPTBackwardScratch
@@ -61044,29 +60732,25 @@ type ocannlGPTBackwardPart522 struct {
 // Part runs part j576 of the nest (0 <= j576 < 8).
 func (r576 *ocannlGPTBackwardPart522) Part(j576 int) {
 	pNetBlock1Dense1W, scratch := r576.pNetBlock1Dense1W, r576.scratch
-	// float32 broadcast kernel M=16 N=384 K=1536: AVX512 14x32 tile, 6 k blocks of at most 256; AVX2 6x16 tile, 6 k blocks of at most 256.
+	// float32 broadcast kernel M=128 N=384 K=1536: AVX512 6x64 tile, 12 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 6 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm40AVX512(&scratch.net_block_1_dense_1_x_grad[i0][16*j576][0], &scratch.net_block_1_linear_1_x_1_grad[i0][16*j576][0], &pNetBlock1Dense1W[0])
-		}
+		ocannlGemm40AVX512(&scratch.net_block_1_dense_1_x_grad[j576][0][0], &scratch.net_block_1_linear_1_x_1_grad[j576][0][0], &pNetBlock1Dense1W[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm40AVX2(&scratch.net_block_1_dense_1_x_grad[i0][16*j576][0], &scratch.net_block_1_linear_1_x_1_grad[i0][16*j576][0], &pNetBlock1Dense1W[0])
-		}
+		ocannlGemm40AVX2(&scratch.net_block_1_dense_1_x_grad[j576][0][0], &scratch.net_block_1_linear_1_x_1_grad[j576][0][0], &pNetBlock1Dense1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_1_dense_1_x_gradRow := &scratch.net_block_1_dense_1_x_grad[i0][i1+16*j576]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_1_dense_1_x_gradRow := &scratch.net_block_1_dense_1_x_grad[i0+j576][i1]
 				for i2 := 0; i2 < 1536; i2 += 4 {
 					pNetBlock1Dense1WRow2 := (*[384]float32)(pNetBlock1Dense1W[384*i2 : 384*i2+384])
-					net_block_1_linear_1_x_1_gradV2 := scratch.net_block_1_linear_1_x_1_grad[i0][i1+16*j576][i2]
+					net_block_1_linear_1_x_1_gradV2 := scratch.net_block_1_linear_1_x_1_grad[i0+j576][i1][i2]
 					pNetBlock1Dense1WRow3 := (*[384]float32)(pNetBlock1Dense1W[384*i2+384 : 384*i2+768])
-					net_block_1_linear_1_x_1_gradV3 := scratch.net_block_1_linear_1_x_1_grad[i0][i1+16*j576][i2+1]
+					net_block_1_linear_1_x_1_gradV3 := scratch.net_block_1_linear_1_x_1_grad[i0+j576][i1][i2+1]
 					pNetBlock1Dense1WRow4 := (*[384]float32)(pNetBlock1Dense1W[384*i2+768 : 384*i2+1152])
-					net_block_1_linear_1_x_1_gradV4 := scratch.net_block_1_linear_1_x_1_grad[i0][i1+16*j576][i2+2]
+					net_block_1_linear_1_x_1_gradV4 := scratch.net_block_1_linear_1_x_1_grad[i0+j576][i1][i2+2]
 					pNetBlock1Dense1WRow5 := (*[384]float32)(pNetBlock1Dense1W[384*i2+1152 : 384*i2+1536])
-					net_block_1_linear_1_x_1_gradV5 := scratch.net_block_1_linear_1_x_1_grad[i0][i1+16*j576][i2+3]
+					net_block_1_linear_1_x_1_gradV5 := scratch.net_block_1_linear_1_x_1_grad[i0+j576][i1][i2+3]
 					for i3 := range 384 {
 						acc240 := net_block_1_dense_1_x_gradRow[i3]
 						acc240 += pNetBlock1Dense1WRow2[i3] * net_block_1_linear_1_x_1_gradV2
@@ -61599,7 +61283,7 @@ func (r591 *ocannlGPTBackwardPart537) Part(j593 int) {
 var ocannlGPTBackwardPart537Records rt.Records[ocannlGPTBackwardPart537]
 
 // ocannlGPTBackwardPart538 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart538 struct {
 	pNetBlock1MaskedAttention1WO *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -61608,23 +61292,19 @@ type ocannlGPTBackwardPart538 struct {
 // Part runs part j594 of the nest (0 <= j594 < 8).
 func (r592 *ocannlGPTBackwardPart538) Part(j594 int) {
 	pNetBlock1MaskedAttention1WO, scratch := r592.pNetBlock1MaskedAttention1WO, r592.scratch
-	// float32 broadcast kernel M=16 N=384 K=384: AVX512 14x32 tile, 2 k blocks of at most 192; AVX2 6x16 tile, 2 k blocks of at most 192.
+	// float32 broadcast kernel M=128 N=384 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm42AVX512(&scratch.net_block_1_masked_attention_1_ctx_grad[i0][16*j594][0][0], &scratch.net_block_1_x1_1_grad[i0][16*j594][0], &pNetBlock1MaskedAttention1WO[0])
-		}
+		ocannlGemm42AVX512(&scratch.net_block_1_masked_attention_1_ctx_grad[j594][0][0][0], &scratch.net_block_1_x1_1_grad[j594][0][0], &pNetBlock1MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm42AVX2(&scratch.net_block_1_masked_attention_1_ctx_grad[i0][16*j594][0][0], &scratch.net_block_1_x1_1_grad[i0][16*j594][0], &pNetBlock1MaskedAttention1WO[0])
-		}
+		ocannlGemm42AVX2(&scratch.net_block_1_masked_attention_1_ctx_grad[j594][0][0][0], &scratch.net_block_1_x1_1_grad[j594][0][0], &pNetBlock1MaskedAttention1WO[0])
 	} else {
-		for i0 := range 8 {
-			for i1 := range 16 {
+		for i0 := range 1 {
+			for i1 := range 128 {
 				for i2 := range 384 {
-					net_block_1_x1_1_gradV2 := scratch.net_block_1_x1_1_grad[i0][i1+16*j594][i2]
+					net_block_1_x1_1_gradV2 := scratch.net_block_1_x1_1_grad[i0+j594][i1][i2]
 					for i3 := range 6 {
 						pNetBlock1MaskedAttention1WORow2 := (*[64]float32)(pNetBlock1MaskedAttention1WO[384*i2+64*i3 : 384*i2+64*i3+64])
-						net_block_1_masked_attention_1_ctx_gradRow := &scratch.net_block_1_masked_attention_1_ctx_grad[i0][i1+16*j594][i3]
+						net_block_1_masked_attention_1_ctx_gradRow := &scratch.net_block_1_masked_attention_1_ctx_grad[i0+j594][i1][i3]
 						for i4 := range 64 {
 							net_block_1_masked_attention_1_ctx_gradRow[i4] += pNetBlock1MaskedAttention1WORow2[i4] * net_block_1_x1_1_gradV2
 						}
@@ -62189,35 +61869,31 @@ func (r611 *ocannlGPTBackwardPart552) Part(j611 int) {
 // ocannlGPTBackwardPart552Records holds the free ocannlGPTBackwardPart552 records.
 var ocannlGPTBackwardPart552Records rt.Records[ocannlGPTBackwardPart552]
 
-// ocannlGPTBackwardPart553 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 8 values of i3 (see rt.Pool).
+// ocannlGPTBackwardPart553 is the task record of a loop nest of ocannlGPTBackward that runs in 6 parts, one
+// for each 64 values of i4 (see rt.Pool).
 type ocannlGPTBackwardPart553 struct {
 	gNetBlock1MaskedAttention1WV *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
 }
 
-// Part runs part j612 of the nest (0 <= j612 < 8).
+// Part runs part j612 of the nest (0 <= j612 < 6).
 func (r612 *ocannlGPTBackwardPart553) Part(j612 int) {
 	gNetBlock1MaskedAttention1WV, scratch := r612.gNetBlock1MaskedAttention1WV, r612.scratch
-	// float32 broadcast kernel M=8 N=384 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
+	// float32 broadcast kernel M=384 N=64 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i2 := range 6 {
-			ocannlGemm44AVX512(&gNetBlock1MaskedAttention1WV[24576*i2+3072*j612], &scratch.net_block_1_masked_attention_1_v_grad[0][0][i2][8*j612], &scratch.net_block_1_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm44AVX512(&gNetBlock1MaskedAttention1WV[64*j612], &scratch.net_block_1_masked_attention_1_v_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_x[0][0][64*j612])
 	} else if ocannlAVX2 {
-		for i2 := range 6 {
-			ocannlGemm44AVX2(&gNetBlock1MaskedAttention1WV[24576*i2+3072*j612], &scratch.net_block_1_masked_attention_1_v_grad[0][0][i2][8*j612], &scratch.net_block_1_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm44AVX2(&gNetBlock1MaskedAttention1WV[64*j612], &scratch.net_block_1_masked_attention_1_v_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_x[0][0][64*j612])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 128 {
 				net_block_1_masked_attention_1_xRow5 := &scratch.net_block_1_masked_attention_1_x[i0][i1]
 				for i2 := range 6 {
-					for i3 := range 8 {
-						net_block_1_masked_attention_1_v_gradV := scratch.net_block_1_masked_attention_1_v_grad[i0][i1][i2][i3+8*j612]
-						gNetBlock1MaskedAttention1WVRow := (*[384]float32)(gNetBlock1MaskedAttention1WV[24576*i2+384*i3+3072*j612 : 24576*i2+384*i3+3072*j612+384])
-						for i4 := range 384 {
-							gNetBlock1MaskedAttention1WVRow[i4] += net_block_1_masked_attention_1_v_gradV * net_block_1_masked_attention_1_xRow5[i4]
+					for i3 := range 64 {
+						net_block_1_masked_attention_1_v_gradV := scratch.net_block_1_masked_attention_1_v_grad[i0][i1][i2][i3]
+						gNetBlock1MaskedAttention1WVRow := (*[64]float32)(gNetBlock1MaskedAttention1WV[24576*i2+384*i3+64*j612 : 24576*i2+384*i3+64*j612+64])
+						for i4 := range 64 {
+							gNetBlock1MaskedAttention1WVRow[i4] += net_block_1_masked_attention_1_v_gradV * net_block_1_masked_attention_1_xRow5[i4+64*j612]
 						}
 					}
 				}
@@ -62230,7 +61906,7 @@ func (r612 *ocannlGPTBackwardPart553) Part(j612 int) {
 var ocannlGPTBackwardPart553Records rt.Records[ocannlGPTBackwardPart553]
 
 // ocannlGPTBackwardPart554 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart554 struct {
 	pNetBlock1MaskedAttention1WV *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -62239,30 +61915,26 @@ type ocannlGPTBackwardPart554 struct {
 // Part runs part j613 of the nest (0 <= j613 < 8).
 func (r613 *ocannlGPTBackwardPart554) Part(j613 int) {
 	pNetBlock1MaskedAttention1WV, scratch := r613.pNetBlock1MaskedAttention1WV, r613.scratch
-	// float32 broadcast kernel M=16 N=384 K=384: AVX512 14x32 tile, 2 k blocks of at most 192; AVX2 6x16 tile, 2 k blocks of at most 192.
+	// float32 broadcast kernel M=128 N=384 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm42AVX512(&scratch.net_block_1_masked_attention_1_x_grad[i0][16*j613][0], &scratch.net_block_1_masked_attention_1_v_grad[i0][16*j613][0][0], &pNetBlock1MaskedAttention1WV[0])
-		}
+		ocannlGemm42AVX512(&scratch.net_block_1_masked_attention_1_x_grad[j613][0][0], &scratch.net_block_1_masked_attention_1_v_grad[j613][0][0][0], &pNetBlock1MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm42AVX2(&scratch.net_block_1_masked_attention_1_x_grad[i0][16*j613][0], &scratch.net_block_1_masked_attention_1_v_grad[i0][16*j613][0][0], &pNetBlock1MaskedAttention1WV[0])
-		}
+		ocannlGemm42AVX2(&scratch.net_block_1_masked_attention_1_x_grad[j613][0][0], &scratch.net_block_1_masked_attention_1_v_grad[j613][0][0][0], &pNetBlock1MaskedAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_1_masked_attention_1_x_gradRow := &scratch.net_block_1_masked_attention_1_x_grad[i0][i1+16*j613]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_1_masked_attention_1_x_gradRow := &scratch.net_block_1_masked_attention_1_x_grad[i0+j613][i1]
 				for i2 := range 6 {
 					for i3 := 0; i3 < 64; i3 += 4 {
 						pNetBlock1MaskedAttention1WVRow2 := (*[384]float32)(pNetBlock1MaskedAttention1WV[24576*i2+384*i3 : 24576*i2+384*i3+384])
-						net_block_1_masked_attention_1_v_gradV2 := scratch.net_block_1_masked_attention_1_v_grad[i0][i1+16*j613][i2][i3]
+						net_block_1_masked_attention_1_v_gradV2 := scratch.net_block_1_masked_attention_1_v_grad[i0+j613][i1][i2][i3]
 						pNetBlock1MaskedAttention1WVRow3 := (*[384]float32)(pNetBlock1MaskedAttention1WV[24576*i2+384*i3+384 : 24576*i2+384*i3+768])
-						net_block_1_masked_attention_1_v_gradV3 := scratch.net_block_1_masked_attention_1_v_grad[i0][i1+16*j613][i2][i3+1]
+						net_block_1_masked_attention_1_v_gradV3 := scratch.net_block_1_masked_attention_1_v_grad[i0+j613][i1][i2][i3+1]
 						pNetBlock1MaskedAttention1WVRow4 := (*[384]float32)(pNetBlock1MaskedAttention1WV[24576*i2+384*i3+768 : 24576*i2+384*i3+1152])
-						net_block_1_masked_attention_1_v_gradV4 := scratch.net_block_1_masked_attention_1_v_grad[i0][i1+16*j613][i2][i3+2]
+						net_block_1_masked_attention_1_v_gradV4 := scratch.net_block_1_masked_attention_1_v_grad[i0+j613][i1][i2][i3+2]
 						pNetBlock1MaskedAttention1WVRow5 := (*[384]float32)(pNetBlock1MaskedAttention1WV[24576*i2+384*i3+1152 : 24576*i2+384*i3+1536])
-						net_block_1_masked_attention_1_v_gradV5 := scratch.net_block_1_masked_attention_1_v_grad[i0][i1+16*j613][i2][i3+3]
+						net_block_1_masked_attention_1_v_gradV5 := scratch.net_block_1_masked_attention_1_v_grad[i0+j613][i1][i2][i3+3]
 						for i4 := range 384 {
 							acc252 := net_block_1_masked_attention_1_x_gradRow[i4]
 							acc252 += pNetBlock1MaskedAttention1WVRow2[i4] * net_block_1_masked_attention_1_v_gradV2
@@ -62281,35 +61953,31 @@ func (r613 *ocannlGPTBackwardPart554) Part(j613 int) {
 // ocannlGPTBackwardPart554Records holds the free ocannlGPTBackwardPart554 records.
 var ocannlGPTBackwardPart554Records rt.Records[ocannlGPTBackwardPart554]
 
-// ocannlGPTBackwardPart555 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 8 values of i3 (see rt.Pool).
+// ocannlGPTBackwardPart555 is the task record of a loop nest of ocannlGPTBackward that runs in 6 parts, one
+// for each 64 values of i4 (see rt.Pool).
 type ocannlGPTBackwardPart555 struct {
 	gNetBlock1MaskedAttention1WK *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
 }
 
-// Part runs part j614 of the nest (0 <= j614 < 8).
+// Part runs part j614 of the nest (0 <= j614 < 6).
 func (r614 *ocannlGPTBackwardPart555) Part(j614 int) {
 	gNetBlock1MaskedAttention1WK, scratch := r614.gNetBlock1MaskedAttention1WK, r614.scratch
-	// float32 broadcast kernel M=8 N=384 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
+	// float32 broadcast kernel M=384 N=64 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i2 := range 6 {
-			ocannlGemm44AVX512(&gNetBlock1MaskedAttention1WK[24576*i2+3072*j614], &scratch.net_block_1_masked_attention_1_k_grad[0][0][i2][8*j614], &scratch.net_block_1_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm44AVX512(&gNetBlock1MaskedAttention1WK[64*j614], &scratch.net_block_1_masked_attention_1_k_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_x[0][0][64*j614])
 	} else if ocannlAVX2 {
-		for i2 := range 6 {
-			ocannlGemm44AVX2(&gNetBlock1MaskedAttention1WK[24576*i2+3072*j614], &scratch.net_block_1_masked_attention_1_k_grad[0][0][i2][8*j614], &scratch.net_block_1_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm44AVX2(&gNetBlock1MaskedAttention1WK[64*j614], &scratch.net_block_1_masked_attention_1_k_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_x[0][0][64*j614])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 128 {
 				net_block_1_masked_attention_1_xRow6 := &scratch.net_block_1_masked_attention_1_x[i0][i1]
 				for i2 := range 6 {
-					for i3 := range 8 {
-						net_block_1_masked_attention_1_k_gradV := scratch.net_block_1_masked_attention_1_k_grad[i0][i1][i2][i3+8*j614]
-						gNetBlock1MaskedAttention1WKRow := (*[384]float32)(gNetBlock1MaskedAttention1WK[24576*i2+384*i3+3072*j614 : 24576*i2+384*i3+3072*j614+384])
-						for i4 := range 384 {
-							gNetBlock1MaskedAttention1WKRow[i4] += net_block_1_masked_attention_1_k_gradV * net_block_1_masked_attention_1_xRow6[i4]
+					for i3 := range 64 {
+						net_block_1_masked_attention_1_k_gradV := scratch.net_block_1_masked_attention_1_k_grad[i0][i1][i2][i3]
+						gNetBlock1MaskedAttention1WKRow := (*[64]float32)(gNetBlock1MaskedAttention1WK[24576*i2+384*i3+64*j614 : 24576*i2+384*i3+64*j614+64])
+						for i4 := range 64 {
+							gNetBlock1MaskedAttention1WKRow[i4] += net_block_1_masked_attention_1_k_gradV * net_block_1_masked_attention_1_xRow6[i4+64*j614]
 						}
 					}
 				}
@@ -62322,7 +61990,7 @@ func (r614 *ocannlGPTBackwardPart555) Part(j614 int) {
 var ocannlGPTBackwardPart555Records rt.Records[ocannlGPTBackwardPart555]
 
 // ocannlGPTBackwardPart556 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart556 struct {
 	pNetBlock1MaskedAttention1WK *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -62331,30 +61999,26 @@ type ocannlGPTBackwardPart556 struct {
 // Part runs part j615 of the nest (0 <= j615 < 8).
 func (r615 *ocannlGPTBackwardPart556) Part(j615 int) {
 	pNetBlock1MaskedAttention1WK, scratch := r615.pNetBlock1MaskedAttention1WK, r615.scratch
-	// float32 broadcast kernel M=16 N=384 K=384: AVX512 14x32 tile, 2 k blocks of at most 192; AVX2 6x16 tile, 2 k blocks of at most 192.
+	// float32 broadcast kernel M=128 N=384 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm45AVX512(&scratch.net_block_1_masked_attention_1_x_grad[i0][16*j615][0], &scratch.net_block_1_masked_attention_1_k_grad[i0][16*j615][0][0], &pNetBlock1MaskedAttention1WK[0])
-		}
+		ocannlGemm45AVX512(&scratch.net_block_1_masked_attention_1_x_grad[j615][0][0], &scratch.net_block_1_masked_attention_1_k_grad[j615][0][0][0], &pNetBlock1MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm45AVX2(&scratch.net_block_1_masked_attention_1_x_grad[i0][16*j615][0], &scratch.net_block_1_masked_attention_1_k_grad[i0][16*j615][0][0], &pNetBlock1MaskedAttention1WK[0])
-		}
+		ocannlGemm45AVX2(&scratch.net_block_1_masked_attention_1_x_grad[j615][0][0], &scratch.net_block_1_masked_attention_1_k_grad[j615][0][0][0], &pNetBlock1MaskedAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_1_masked_attention_1_x_gradRow2 := &scratch.net_block_1_masked_attention_1_x_grad[i0][i1+16*j615]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_1_masked_attention_1_x_gradRow2 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j615][i1]
 				for i2 := range 6 {
 					for i3 := 0; i3 < 64; i3 += 4 {
 						pNetBlock1MaskedAttention1WKRow2 := (*[384]float32)(pNetBlock1MaskedAttention1WK[24576*i2+384*i3 : 24576*i2+384*i3+384])
-						net_block_1_masked_attention_1_k_gradV2 := scratch.net_block_1_masked_attention_1_k_grad[i0][i1+16*j615][i2][i3]
+						net_block_1_masked_attention_1_k_gradV2 := scratch.net_block_1_masked_attention_1_k_grad[i0+j615][i1][i2][i3]
 						pNetBlock1MaskedAttention1WKRow3 := (*[384]float32)(pNetBlock1MaskedAttention1WK[24576*i2+384*i3+384 : 24576*i2+384*i3+768])
-						net_block_1_masked_attention_1_k_gradV3 := scratch.net_block_1_masked_attention_1_k_grad[i0][i1+16*j615][i2][i3+1]
+						net_block_1_masked_attention_1_k_gradV3 := scratch.net_block_1_masked_attention_1_k_grad[i0+j615][i1][i2][i3+1]
 						pNetBlock1MaskedAttention1WKRow4 := (*[384]float32)(pNetBlock1MaskedAttention1WK[24576*i2+384*i3+768 : 24576*i2+384*i3+1152])
-						net_block_1_masked_attention_1_k_gradV4 := scratch.net_block_1_masked_attention_1_k_grad[i0][i1+16*j615][i2][i3+2]
+						net_block_1_masked_attention_1_k_gradV4 := scratch.net_block_1_masked_attention_1_k_grad[i0+j615][i1][i2][i3+2]
 						pNetBlock1MaskedAttention1WKRow5 := (*[384]float32)(pNetBlock1MaskedAttention1WK[24576*i2+384*i3+1152 : 24576*i2+384*i3+1536])
-						net_block_1_masked_attention_1_k_gradV5 := scratch.net_block_1_masked_attention_1_k_grad[i0][i1+16*j615][i2][i3+3]
+						net_block_1_masked_attention_1_k_gradV5 := scratch.net_block_1_masked_attention_1_k_grad[i0+j615][i1][i2][i3+3]
 						for i4 := range 384 {
 							acc253 := net_block_1_masked_attention_1_x_gradRow2[i4]
 							acc253 += pNetBlock1MaskedAttention1WKRow2[i4] * net_block_1_masked_attention_1_k_gradV2
@@ -62373,35 +62037,31 @@ func (r615 *ocannlGPTBackwardPart556) Part(j615 int) {
 // ocannlGPTBackwardPart556Records holds the free ocannlGPTBackwardPart556 records.
 var ocannlGPTBackwardPart556Records rt.Records[ocannlGPTBackwardPart556]
 
-// ocannlGPTBackwardPart557 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 8 values of i3 (see rt.Pool).
+// ocannlGPTBackwardPart557 is the task record of a loop nest of ocannlGPTBackward that runs in 6 parts, one
+// for each 64 values of i4 (see rt.Pool).
 type ocannlGPTBackwardPart557 struct {
 	gNetBlock1MaskedAttention1WQ *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
 }
 
-// Part runs part j616 of the nest (0 <= j616 < 8).
+// Part runs part j616 of the nest (0 <= j616 < 6).
 func (r616 *ocannlGPTBackwardPart557) Part(j616 int) {
 	gNetBlock1MaskedAttention1WQ, scratch := r616.gNetBlock1MaskedAttention1WQ, r616.scratch
-	// float32 broadcast kernel M=8 N=384 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
+	// float32 broadcast kernel M=384 N=64 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i2 := range 6 {
-			ocannlGemm44AVX512(&gNetBlock1MaskedAttention1WQ[24576*i2+3072*j616], &scratch.net_block_1_masked_attention_1_q_grad[0][0][i2][8*j616], &scratch.net_block_1_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm44AVX512(&gNetBlock1MaskedAttention1WQ[64*j616], &scratch.net_block_1_masked_attention_1_q_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_x[0][0][64*j616])
 	} else if ocannlAVX2 {
-		for i2 := range 6 {
-			ocannlGemm44AVX2(&gNetBlock1MaskedAttention1WQ[24576*i2+3072*j616], &scratch.net_block_1_masked_attention_1_q_grad[0][0][i2][8*j616], &scratch.net_block_1_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm44AVX2(&gNetBlock1MaskedAttention1WQ[64*j616], &scratch.net_block_1_masked_attention_1_q_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_x[0][0][64*j616])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 128 {
 				net_block_1_masked_attention_1_xRow7 := &scratch.net_block_1_masked_attention_1_x[i0][i1]
 				for i2 := range 6 {
-					for i3 := range 8 {
-						net_block_1_masked_attention_1_q_gradV := scratch.net_block_1_masked_attention_1_q_grad[i0][i1][i2][i3+8*j616]
-						gNetBlock1MaskedAttention1WQRow := (*[384]float32)(gNetBlock1MaskedAttention1WQ[24576*i2+384*i3+3072*j616 : 24576*i2+384*i3+3072*j616+384])
-						for i4 := range 384 {
-							gNetBlock1MaskedAttention1WQRow[i4] += net_block_1_masked_attention_1_q_gradV * net_block_1_masked_attention_1_xRow7[i4]
+					for i3 := range 64 {
+						net_block_1_masked_attention_1_q_gradV := scratch.net_block_1_masked_attention_1_q_grad[i0][i1][i2][i3]
+						gNetBlock1MaskedAttention1WQRow := (*[64]float32)(gNetBlock1MaskedAttention1WQ[24576*i2+384*i3+64*j616 : 24576*i2+384*i3+64*j616+64])
+						for i4 := range 64 {
+							gNetBlock1MaskedAttention1WQRow[i4] += net_block_1_masked_attention_1_q_gradV * net_block_1_masked_attention_1_xRow7[i4+64*j616]
 						}
 					}
 				}
@@ -62414,7 +62074,7 @@ func (r616 *ocannlGPTBackwardPart557) Part(j616 int) {
 var ocannlGPTBackwardPart557Records rt.Records[ocannlGPTBackwardPart557]
 
 // ocannlGPTBackwardPart558 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 16 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlGPTBackwardPart558 struct {
 	pNetBlock1MaskedAttention1WQ *[147456]float32
 	scratch                      *ocannlGPTBackwardScratch
@@ -62423,30 +62083,26 @@ type ocannlGPTBackwardPart558 struct {
 // Part runs part j617 of the nest (0 <= j617 < 8).
 func (r617 *ocannlGPTBackwardPart558) Part(j617 int) {
 	pNetBlock1MaskedAttention1WQ, scratch := r617.pNetBlock1MaskedAttention1WQ, r617.scratch
-	// float32 broadcast kernel M=16 N=384 K=384: AVX512 14x32 tile, 2 k blocks of at most 192; AVX2 6x16 tile, 2 k blocks of at most 192.
+	// float32 broadcast kernel M=128 N=384 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		for i0 := range 8 {
-			ocannlGemm45AVX512(&scratch.net_block_1_masked_attention_1_x_grad[i0][16*j617][0], &scratch.net_block_1_masked_attention_1_q_grad[i0][16*j617][0][0], &pNetBlock1MaskedAttention1WQ[0])
-		}
+		ocannlGemm45AVX512(&scratch.net_block_1_masked_attention_1_x_grad[j617][0][0], &scratch.net_block_1_masked_attention_1_q_grad[j617][0][0][0], &pNetBlock1MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		for i0 := range 8 {
-			ocannlGemm45AVX2(&scratch.net_block_1_masked_attention_1_x_grad[i0][16*j617][0], &scratch.net_block_1_masked_attention_1_q_grad[i0][16*j617][0][0], &pNetBlock1MaskedAttention1WQ[0])
-		}
+		ocannlGemm45AVX2(&scratch.net_block_1_masked_attention_1_x_grad[j617][0][0], &scratch.net_block_1_masked_attention_1_q_grad[j617][0][0][0], &pNetBlock1MaskedAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_1_masked_attention_1_x_gradRow3 := &scratch.net_block_1_masked_attention_1_x_grad[i0][i1+16*j617]
+		for i0 := range 1 {
+			for i1 := range 128 {
+				net_block_1_masked_attention_1_x_gradRow3 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j617][i1]
 				for i2 := range 6 {
 					for i3 := 0; i3 < 64; i3 += 4 {
 						pNetBlock1MaskedAttention1WQRow2 := (*[384]float32)(pNetBlock1MaskedAttention1WQ[24576*i2+384*i3 : 24576*i2+384*i3+384])
-						net_block_1_masked_attention_1_q_gradV2 := scratch.net_block_1_masked_attention_1_q_grad[i0][i1+16*j617][i2][i3]
+						net_block_1_masked_attention_1_q_gradV2 := scratch.net_block_1_masked_attention_1_q_grad[i0+j617][i1][i2][i3]
 						pNetBlock1MaskedAttention1WQRow3 := (*[384]float32)(pNetBlock1MaskedAttention1WQ[24576*i2+384*i3+384 : 24576*i2+384*i3+768])
-						net_block_1_masked_attention_1_q_gradV3 := scratch.net_block_1_masked_attention_1_q_grad[i0][i1+16*j617][i2][i3+1]
+						net_block_1_masked_attention_1_q_gradV3 := scratch.net_block_1_masked_attention_1_q_grad[i0+j617][i1][i2][i3+1]
 						pNetBlock1MaskedAttention1WQRow4 := (*[384]float32)(pNetBlock1MaskedAttention1WQ[24576*i2+384*i3+768 : 24576*i2+384*i3+1152])
-						net_block_1_masked_attention_1_q_gradV4 := scratch.net_block_1_masked_attention_1_q_grad[i0][i1+16*j617][i2][i3+2]
+						net_block_1_masked_attention_1_q_gradV4 := scratch.net_block_1_masked_attention_1_q_grad[i0+j617][i1][i2][i3+2]
 						pNetBlock1MaskedAttention1WQRow5 := (*[384]float32)(pNetBlock1MaskedAttention1WQ[24576*i2+384*i3+1152 : 24576*i2+384*i3+1536])
-						net_block_1_masked_attention_1_q_gradV5 := scratch.net_block_1_masked_attention_1_q_grad[i0][i1+16*j617][i2][i3+3]
+						net_block_1_masked_attention_1_q_gradV5 := scratch.net_block_1_masked_attention_1_q_grad[i0+j617][i1][i2][i3+3]
 						for i4 := range 384 {
 							acc254 := net_block_1_masked_attention_1_x_gradRow3[i4]
 							acc254 += pNetBlock1MaskedAttention1WQRow2[i4] * net_block_1_masked_attention_1_q_gradV2
@@ -62943,7 +62599,7 @@ func (r631 *ocannlGPTBackwardPart572) Part(j633 int) {
 var ocannlGPTBackwardPart572Records rt.Records[ocannlGPTBackwardPart572]
 
 // ocannlGPTBackwardPart573 is the task record of a loop nest of ocannlGPTBackward that runs in 8 parts, one
-// for each 48 values of i2 (see rt.Pool).
+// for each 32 values of i3 (see rt.Pool).
 type ocannlGPTBackwardPart573 struct {
 	gNetEmb *[98304]float32
 	tokens  *[8][128][256]float32
@@ -62953,20 +62609,20 @@ type ocannlGPTBackwardPart573 struct {
 // Part runs part j634 of the nest (0 <= j634 < 8).
 func (r632 *ocannlGPTBackwardPart573) Part(j634 int) {
 	gNetEmb, tokens, scratch := r632.gNetEmb, r632.tokens, r632.scratch
-	// float32 broadcast kernel M=48 N=256 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
+	// float32 broadcast kernel M=384 N=32 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm46AVX512(&gNetEmb[12288*j634], &scratch.net_h0_1_grad[0][0][48*j634], &tokens[0][0][0])
+		ocannlGemm46AVX512(&gNetEmb[32*j634], &scratch.net_h0_1_grad[0][0][0], &tokens[0][0][32*j634])
 	} else if ocannlAVX2 {
-		ocannlGemm46AVX2(&gNetEmb[12288*j634], &scratch.net_h0_1_grad[0][0][48*j634], &tokens[0][0][0])
+		ocannlGemm46AVX2(&gNetEmb[32*j634], &scratch.net_h0_1_grad[0][0][0], &tokens[0][0][32*j634])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 128 {
 				tokensRow2 := &tokens[i0][i1]
-				for i2 := range 48 {
-					net_h0_1_gradV := scratch.net_h0_1_grad[i0][i1][i2+48*j634]
-					gNetEmbRow := (*[256]float32)(gNetEmb[256*i2+12288*j634 : 256*i2+12288*j634+256])
-					for i3 := range 256 {
-						gNetEmbRow[i3] += net_h0_1_gradV * tokensRow2[i3]
+				for i2 := range 384 {
+					net_h0_1_gradV := scratch.net_h0_1_grad[i0][i1][i2]
+					gNetEmbRow := (*[32]float32)(gNetEmb[256*i2+32*j634 : 256*i2+32*j634+32])
+					for i3 := range 32 {
+						gNetEmbRow[i3] += net_h0_1_gradV * tokensRow2[i3+32*j634]
 					}
 				}
 			}
@@ -64070,11 +63726,11 @@ func ocannlResNet20TrainLoss(images *[32][32][32][3]float32, labels *[32][10]flo
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/pooled
-	// float32 dot kernel M=10 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=10 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm55AVX512(&scratch.train_cross_entropy_1_logits_1[0][0], &pNetLinear1W[0], &scratch.net_pooled[0][0])
+		ocannlGemm55AVX512(&scratch.train_cross_entropy_1_logits_1[0][0], &scratch.net_pooled[0][0], &pNetLinear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm55AVX2(&scratch.train_cross_entropy_1_logits_1[0][0], &pNetLinear1W[0], &scratch.net_pooled[0][0])
+		ocannlGemm55AVX2(&scratch.train_cross_entropy_1_logits_1[0][0], &scratch.net_pooled[0][0], &pNetLinear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -69039,11 +68695,11 @@ func ocannlResNet20Backward(images *[32][32][32][3]float32, labels *[32][10]floa
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/pooled
-	// float32 dot kernel M=10 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=10 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm55AVX512(&scratch.train_cross_entropy_1_logits_1[0][0], &pNetLinear1W[0], &scratch.net_pooled[0][0])
+		ocannlGemm55AVX512(&scratch.train_cross_entropy_1_logits_1[0][0], &scratch.net_pooled[0][0], &pNetLinear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm55AVX2(&scratch.train_cross_entropy_1_logits_1[0][0], &pNetLinear1W[0], &scratch.net_pooled[0][0])
+		ocannlGemm55AVX2(&scratch.train_cross_entropy_1_logits_1[0][0], &scratch.net_pooled[0][0], &pNetLinear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {

@@ -26,7 +26,7 @@ func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm1AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm2AVX512 runs a float32 dot kernel, M=4 N=32 K=400 (4x4 tile); strides C 1,4 A 400,1 B 1,400.
+// ocannlGemm2AVX512 runs a float32 dot kernel, M=32 N=4 K=400 (4x4 tile); strides C 4,1 A 400,1 B 1,400.
 //
 //go:noescape
 func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
@@ -51,12 +51,12 @@ func ocannlGemm5AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm6AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm8AVX512 runs a float32 dot kernel, M=32 N=256 K=10 (4x4 tile); strides C 1,32 A 10,1 B 1,10.
+// ocannlGemm8AVX512 runs a float32 dot kernel, M=256 N=32 K=10 (4x4 tile); strides C 32,1 A 10,1 B 1,10.
 //
 //go:noescape
 func ocannlGemm8AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm9AVX512 runs a float32 dot kernel, M=32 N=256 K=32 (4x4 tile); strides C 1,32 A 32,1 B 1,32.
+// ocannlGemm9AVX512 runs a float32 dot kernel, M=256 N=32 K=32 (4x4 tile); strides C 32,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm9AVX512(c *float32, a *float32, b *float32)
@@ -71,17 +71,17 @@ func ocannlGemm10AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm11AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm12AVX512 runs a float32 dot kernel, M=64 N=256 K=32 (4x4 tile); strides C 1,64 A 32,1 B 1,32.
+// ocannlGemm12AVX512 runs a float32 dot kernel, M=256 N=64 K=32 (4x4 tile); strides C 64,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm12AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm13AVX512 runs a float32 dot kernel, M=32 N=256 K=64 (4x4 tile); strides C 1,32 A 64,1 B 1,64.
+// ocannlGemm13AVX512 runs a float32 dot kernel, M=256 N=32 K=64 (4x4 tile); strides C 32,1 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm13AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm14AVX512 runs a float32 dot kernel, M=10 N=256 K=32 (4x4 tile); strides C 1,10 A 32,1 B 1,32.
+// ocannlGemm14AVX512 runs a float32 dot kernel, M=256 N=10 K=32 (4x4 tile); strides C 10,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm14AVX512(c *float32, a *float32, b *float32)
@@ -96,7 +96,7 @@ func ocannlGemm15AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm16AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm17AVX512 runs a float32 broadcast kernel, M=4 N=64 K=2048 (14x32 tile); strides C 64,1 A 1,32 B 64,1.
+// ocannlGemm17AVX512 runs a float32 broadcast kernel, M=32 N=64 K=256 (14x32 tile); strides C 64,1 A 1,32 B 64,1.
 //
 //go:noescape
 func ocannlGemm17AVX512(c *float32, a *float32, b *float32)
@@ -131,7 +131,7 @@ func ocannlGemm22AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm23AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm24AVX512 runs a float32 broadcast kernel, M=4 N=32 K=2048 (14x32 tile); strides C 256,1 A 8,32 B 32,1.
+// ocannlGemm24AVX512 runs a float32 broadcast kernel, M=8 N=32 K=2048 (14x32 tile); strides C 32,1 A 1,32 B 32,1.
 //
 //go:noescape
 func ocannlGemm24AVX512(c *float32, a *float32, b *float32)
@@ -146,12 +146,12 @@ func ocannlGemm25AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm26AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm27AVX512 runs a float32 dot kernel, M=48 N=1024 K=256 (4x4 tile); strides C 1,384 A 256,1 B 1,256.
+// ocannlGemm27AVX512 runs a float32 dot kernel, M=1024 N=48 K=256 (4x4 tile); strides C 384,1 A 256,1 B 1,256.
 //
 //go:noescape
 func ocannlGemm27AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm28AVX512 runs a float32 dot kernel, M=384 N=16 K=384 (4x4 tile); strides C 1,384 A 384,1 B 1,384.
+// ocannlGemm28AVX512 runs a float32 dot kernel, M=128 N=384 K=384 (4x4 tile); strides C 384,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm28AVX512(c *float32, a *float32, b *float32)
@@ -166,22 +166,22 @@ func ocannlGemm29AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm30AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm31AVX512 runs a float32 dot kernel, M=48 N=1024 K=384 (4x4 tile); strides C 1,384 A 384,1 B 1,384.
+// ocannlGemm31AVX512 runs a float32 dot kernel, M=1024 N=48 K=384 (4x4 tile); strides C 384,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm31AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm32AVX512 runs a float32 dot kernel, M=192 N=1024 K=384 (4x4 tile); strides C 1,1536 A 384,1 B 1,384.
+// ocannlGemm32AVX512 runs a float32 dot kernel, M=1024 N=192 K=384 (4x4 tile); strides C 1536,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm32AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm33AVX512 runs a float32 dot kernel, M=48 N=1024 K=1536 (4x4 tile); strides C 1,384 A 1536,1 B 1,1536.
+// ocannlGemm33AVX512 runs a float32 dot kernel, M=1024 N=48 K=1536 (4x4 tile); strides C 384,1 A 1536,1 B 1,1536.
 //
 //go:noescape
 func ocannlGemm33AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm34AVX512 runs a float32 dot kernel, M=32 N=1024 K=384 (4x4 tile); strides C 1,256 A 384,1 B 1,384.
+// ocannlGemm34AVX512 runs a float32 dot kernel, M=1024 N=32 K=384 (4x4 tile); strides C 256,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm34AVX512(c *float32, a *float32, b *float32)
@@ -191,17 +191,17 @@ func ocannlGemm34AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm35AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm36AVX512 runs a float32 broadcast kernel, M=16 N=384 K=256 (14x32 tile); strides C 384,1 A 256,1 B 384,1.
+// ocannlGemm36AVX512 runs a float32 broadcast kernel, M=128 N=384 K=256 (6x64 tile); strides C 384,1 A 256,1 B 384,1.
 //
 //go:noescape
 func ocannlGemm36AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm37AVX512 runs a float32 broadcast kernel, M=48 N=1536 K=1024 (14x32 tile); strides C 1536,1 A 1,384 B 1536,1.
+// ocannlGemm37AVX512 runs a float32 broadcast kernel, M=384 N=192 K=1024 (6x64 tile); strides C 1536,1 A 1,384 B 1536,1.
 //
 //go:noescape
 func ocannlGemm37AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm38AVX512 runs a float32 broadcast kernel, M=16 N=1536 K=384 (14x32 tile); strides C 1536,1 A 384,1 B 1536,1.
+// ocannlGemm38AVX512 runs a float32 broadcast kernel, M=1024 N=192 K=384 (6x64 tile); strides C 1536,1 A 384,1 B 1536,1.
 //
 //go:noescape
 func ocannlGemm38AVX512(c *float32, a *float32, b *float32)
@@ -211,7 +211,7 @@ func ocannlGemm38AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm39AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm40AVX512 runs a float32 broadcast kernel, M=16 N=384 K=1536 (14x32 tile); strides C 384,1 A 1536,1 B 384,1.
+// ocannlGemm40AVX512 runs a float32 broadcast kernel, M=128 N=384 K=1536 (6x64 tile); strides C 384,1 A 1536,1 B 384,1.
 //
 //go:noescape
 func ocannlGemm40AVX512(c *float32, a *float32, b *float32)
@@ -221,7 +221,7 @@ func ocannlGemm40AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm41AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm42AVX512 runs a float32 broadcast kernel, M=16 N=384 K=384 (14x32 tile); strides C 384,1 A 384,1 B 384,1.
+// ocannlGemm42AVX512 runs a float32 broadcast kernel, M=128 N=384 K=384 (6x64 tile); strides C 384,1 A 384,1 B 384,1.
 //
 //go:noescape
 func ocannlGemm42AVX512(c *float32, a *float32, b *float32)
@@ -231,17 +231,17 @@ func ocannlGemm42AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm43AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm44AVX512 runs a float32 broadcast kernel, M=8 N=384 K=1024 (14x32 tile); strides C 384,1 A 1,384 B 384,1.
+// ocannlGemm44AVX512 runs a float32 broadcast kernel, M=384 N=64 K=1024 (6x64 tile); strides C 384,1 A 1,384 B 384,1.
 //
 //go:noescape
 func ocannlGemm44AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm45AVX512 runs a float32 broadcast kernel, M=16 N=384 K=384 (14x32 tile); strides C 384,1 A 384,1 B 384,1.
+// ocannlGemm45AVX512 runs a float32 broadcast kernel, M=128 N=384 K=384 (6x64 tile); strides C 384,1 A 384,1 B 384,1.
 //
 //go:noescape
 func ocannlGemm45AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm46AVX512 runs a float32 broadcast kernel, M=48 N=256 K=1024 (14x32 tile); strides C 256,1 A 1,384 B 256,1.
+// ocannlGemm46AVX512 runs a float32 broadcast kernel, M=384 N=32 K=1024 (14x32 tile); strides C 256,1 A 1,384 B 256,1.
 //
 //go:noescape
 func ocannlGemm46AVX512(c *float32, a *float32, b *float32)
@@ -286,7 +286,7 @@ func ocannlGemm53AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm54AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm55AVX512 runs a float32 dot kernel, M=10 N=32 K=64 (4x4 tile); strides C 1,10 A 64,1 B 1,64.
+// ocannlGemm55AVX512 runs a float32 dot kernel, M=32 N=10 K=64 (4x4 tile); strides C 10,1 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm55AVX512(c *float32, a *float32, b *float32)
@@ -756,6 +756,11 @@ func ocannlMap161AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //go:noescape
 func ocannlMap164AVX512(c *float32, x0 *float32)
 
+// ocannlAdamAVX512 applies one float32 Adam update to n elements (n a multiple of the vector's lanes); k: beta1, 1-beta1, beta2, 1-beta2, lr/c1, sqrt(c2), eps, decay (rt.AdamCoeffs).
+//
+//go:noescape
+func ocannlAdamAVX512(param *float32, grad *float32, m *float32, v *float32, n int, k *[8]float32)
+
 // ocannlGemm0AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=32 N=8 K=3x3 (13x8 tile, B gathered into the frame); strides C 800,1 A 144,1 B 1,9, k2 A 12 B 3.
 //
 //go:noescape
@@ -766,7 +771,7 @@ func ocannlGemm0AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm1AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm2AVX2 runs a float32 dot kernel, M=4 N=32 K=400 (3x3 tile); strides C 1,4 A 400,1 B 1,400.
+// ocannlGemm2AVX2 runs a float32 dot kernel, M=32 N=4 K=400 (3x3 tile); strides C 4,1 A 400,1 B 1,400.
 //
 //go:noescape
 func ocannlGemm2AVX2(c *float32, a *float32, b *float32)
@@ -796,12 +801,12 @@ func ocannlGemm6AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm7AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm8AVX2 runs a float32 dot kernel, M=32 N=256 K=10 (3x3 tile); strides C 1,32 A 10,1 B 1,10.
+// ocannlGemm8AVX2 runs a float32 dot kernel, M=256 N=32 K=10 (3x3 tile); strides C 32,1 A 10,1 B 1,10.
 //
 //go:noescape
 func ocannlGemm8AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm9AVX2 runs a float32 dot kernel, M=32 N=256 K=32 (3x3 tile); strides C 1,32 A 32,1 B 1,32.
+// ocannlGemm9AVX2 runs a float32 dot kernel, M=256 N=32 K=32 (3x3 tile); strides C 32,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm9AVX2(c *float32, a *float32, b *float32)
@@ -816,17 +821,17 @@ func ocannlGemm10AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm11AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm12AVX2 runs a float32 dot kernel, M=64 N=256 K=32 (3x3 tile); strides C 1,64 A 32,1 B 1,32.
+// ocannlGemm12AVX2 runs a float32 dot kernel, M=256 N=64 K=32 (3x3 tile); strides C 64,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm12AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm13AVX2 runs a float32 dot kernel, M=32 N=256 K=64 (3x3 tile); strides C 1,32 A 64,1 B 1,64.
+// ocannlGemm13AVX2 runs a float32 dot kernel, M=256 N=32 K=64 (3x3 tile); strides C 32,1 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm13AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm14AVX2 runs a float32 dot kernel, M=10 N=256 K=32 (3x3 tile); strides C 1,10 A 32,1 B 1,32.
+// ocannlGemm14AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=256 N=10 K=32 (6x16 tile, B gathered into the frame); strides C 10,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm14AVX2(c *float32, a *float32, b *float32)
@@ -841,7 +846,7 @@ func ocannlGemm15AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm16AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm17AVX2 runs a float32 broadcast kernel, M=4 N=64 K=2048 (6x16 tile); strides C 64,1 A 1,32 B 64,1.
+// ocannlGemm17AVX2 runs a float32 broadcast kernel, M=32 N=64 K=256 (6x16 tile); strides C 64,1 A 1,32 B 64,1.
 //
 //go:noescape
 func ocannlGemm17AVX2(c *float32, a *float32, b *float32)
@@ -876,7 +881,7 @@ func ocannlGemm22AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm23AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm24AVX2 runs a float32 broadcast kernel, M=4 N=32 K=2048 (6x16 tile); strides C 256,1 A 8,32 B 32,1.
+// ocannlGemm24AVX2 runs a float32 broadcast kernel, M=8 N=32 K=2048 (6x16 tile); strides C 32,1 A 1,32 B 32,1.
 //
 //go:noescape
 func ocannlGemm24AVX2(c *float32, a *float32, b *float32)
@@ -891,12 +896,12 @@ func ocannlGemm25AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm26AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm27AVX2 runs a float32 dot kernel, M=48 N=1024 K=256 (3x3 tile); strides C 1,384 A 256,1 B 1,256.
+// ocannlGemm27AVX2 runs a float32 dot kernel, M=1024 N=48 K=256 (3x3 tile); strides C 384,1 A 256,1 B 1,256.
 //
 //go:noescape
 func ocannlGemm27AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm28AVX2 runs a float32 dot kernel, M=384 N=16 K=384 (3x3 tile); strides C 1,384 A 384,1 B 1,384.
+// ocannlGemm28AVX2 runs a float32 dot kernel, M=128 N=384 K=384 (3x3 tile); strides C 384,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm28AVX2(c *float32, a *float32, b *float32)
@@ -911,22 +916,22 @@ func ocannlGemm29AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm30AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm31AVX2 runs a float32 dot kernel, M=48 N=1024 K=384 (3x3 tile); strides C 1,384 A 384,1 B 1,384.
+// ocannlGemm31AVX2 runs a float32 dot kernel, M=1024 N=48 K=384 (3x3 tile); strides C 384,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm31AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm32AVX2 runs a float32 dot kernel, M=192 N=1024 K=384 (3x3 tile); strides C 1,1536 A 384,1 B 1,384.
+// ocannlGemm32AVX2 runs a float32 dot kernel, M=1024 N=192 K=384 (3x3 tile); strides C 1536,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm32AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm33AVX2 runs a float32 dot kernel, M=48 N=1024 K=1536 (3x3 tile); strides C 1,384 A 1536,1 B 1,1536.
+// ocannlGemm33AVX2 runs a float32 dot kernel, M=1024 N=48 K=1536 (3x3 tile); strides C 384,1 A 1536,1 B 1,1536.
 //
 //go:noescape
 func ocannlGemm33AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm34AVX2 runs a float32 dot kernel, M=32 N=1024 K=384 (3x3 tile); strides C 1,256 A 384,1 B 1,384.
+// ocannlGemm34AVX2 runs a float32 dot kernel, M=1024 N=32 K=384 (3x3 tile); strides C 256,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm34AVX2(c *float32, a *float32, b *float32)
@@ -936,17 +941,17 @@ func ocannlGemm34AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm35AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm36AVX2 runs a float32 broadcast kernel, M=16 N=384 K=256 (6x16 tile); strides C 384,1 A 256,1 B 384,1.
+// ocannlGemm36AVX2 runs a float32 broadcast kernel, M=128 N=384 K=256 (6x16 tile); strides C 384,1 A 256,1 B 384,1.
 //
 //go:noescape
 func ocannlGemm36AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm37AVX2 runs a float32 broadcast kernel, M=48 N=1536 K=1024 (6x16 tile); strides C 1536,1 A 1,384 B 1536,1.
+// ocannlGemm37AVX2 runs a float32 broadcast kernel, M=384 N=192 K=1024 (6x16 tile); strides C 1536,1 A 1,384 B 1536,1.
 //
 //go:noescape
 func ocannlGemm37AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm38AVX2 runs a float32 broadcast kernel, M=16 N=1536 K=384 (6x16 tile); strides C 1536,1 A 384,1 B 1536,1.
+// ocannlGemm38AVX2 runs a float32 broadcast kernel, M=1024 N=192 K=384 (6x16 tile); strides C 1536,1 A 384,1 B 1536,1.
 //
 //go:noescape
 func ocannlGemm38AVX2(c *float32, a *float32, b *float32)
@@ -956,7 +961,7 @@ func ocannlGemm38AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm39AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm40AVX2 runs a float32 broadcast kernel, M=16 N=384 K=1536 (6x16 tile); strides C 384,1 A 1536,1 B 384,1.
+// ocannlGemm40AVX2 runs a float32 broadcast kernel, M=128 N=384 K=1536 (6x16 tile); strides C 384,1 A 1536,1 B 384,1.
 //
 //go:noescape
 func ocannlGemm40AVX2(c *float32, a *float32, b *float32)
@@ -966,7 +971,7 @@ func ocannlGemm40AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm41AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm42AVX2 runs a float32 broadcast kernel, M=16 N=384 K=384 (6x16 tile); strides C 384,1 A 384,1 B 384,1.
+// ocannlGemm42AVX2 runs a float32 broadcast kernel, M=128 N=384 K=384 (6x16 tile); strides C 384,1 A 384,1 B 384,1.
 //
 //go:noescape
 func ocannlGemm42AVX2(c *float32, a *float32, b *float32)
@@ -976,17 +981,17 @@ func ocannlGemm42AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm43AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm44AVX2 runs a float32 broadcast kernel, M=8 N=384 K=1024 (6x16 tile); strides C 384,1 A 1,384 B 384,1.
+// ocannlGemm44AVX2 runs a float32 broadcast kernel, M=384 N=64 K=1024 (6x16 tile); strides C 384,1 A 1,384 B 384,1.
 //
 //go:noescape
 func ocannlGemm44AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm45AVX2 runs a float32 broadcast kernel, M=16 N=384 K=384 (6x16 tile); strides C 384,1 A 384,1 B 384,1.
+// ocannlGemm45AVX2 runs a float32 broadcast kernel, M=128 N=384 K=384 (6x16 tile); strides C 384,1 A 384,1 B 384,1.
 //
 //go:noescape
 func ocannlGemm45AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm46AVX2 runs a float32 broadcast kernel, M=48 N=256 K=1024 (6x16 tile); strides C 256,1 A 1,384 B 256,1.
+// ocannlGemm46AVX2 runs a float32 broadcast kernel, M=384 N=32 K=1024 (6x16 tile); strides C 256,1 A 1,384 B 256,1.
 //
 //go:noescape
 func ocannlGemm46AVX2(c *float32, a *float32, b *float32)
@@ -1031,7 +1036,7 @@ func ocannlGemm53AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm54AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm55AVX2 runs a float32 dot kernel, M=10 N=32 K=64 (3x3 tile); strides C 1,10 A 64,1 B 1,64.
+// ocannlGemm55AVX2 runs a float32 dot kernel, M=32 N=10 K=64 (3x3 tile); strides C 10,1 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm55AVX2(c *float32, a *float32, b *float32)
@@ -2255,3 +2260,8 @@ func ocannlReduce45AVX2(c *float32, x0 *float32)
 //
 //go:noescape
 func ocannlReduce46AVX2(c *float32, x0 *float32)
+
+// ocannlAdamAVX2 applies one float32 Adam update to n elements (n a multiple of the vector's lanes); k: beta1, 1-beta1, beta2, 1-beta2, lr/c1, sqrt(c2), eps, decay (rt.AdamCoeffs).
+//
+//go:noescape
+func ocannlAdamAVX2(param *float32, grad *float32, m *float32, v *float32, n int, k *[8]float32)

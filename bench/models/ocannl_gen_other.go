@@ -1819,3 +1819,13 @@ func ocannlReduce45AVX2(c, x0 *float32) {
 func ocannlReduce46AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce46AVX2 called without assembly")
 }
+
+// ocannlAdamAVX512 stands in for the assembly kernel; it is never called.
+func ocannlAdamAVX512(param, grad, m, v *float32, n int, k *[8]float32) {
+	panic("ocannlgen: ocannlAdamAVX512 called without assembly")
+}
+
+// ocannlAdamAVX2 stands in for the assembly kernel; it is never called.
+func ocannlAdamAVX2(param, grad, m, v *float32, n int, k *[8]float32) {
+	panic("ocannlgen: ocannlAdamAVX2 called without assembly")
+}

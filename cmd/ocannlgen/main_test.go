@@ -116,7 +116,7 @@ func TestInferKernels(t *testing.T) {
 	s := out.String()
 	for _, want := range []string{
 		"# kernels (float32; assembly tiers AVX512, AVX2)",
-		"# _h2.1 = compose \"*\" of w2, h1\n  float32 dot kernel M=16 N=32 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked",
+		"# _h2.1 = compose \"*\" of w2, h1\n  float32 dot kernel M=32 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame",
 		"Go loops (not a contraction, and not a pointwise map",
 		"Go loops (no unit-stride axis for a broadcast or dot kernel, or too short)",
 	} {

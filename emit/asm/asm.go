@@ -66,6 +66,7 @@ type Set struct {
 	mindex  map[string]int
 	reds    []ReduceSpec // reduction kernels (reduce.go), AVX2 tier only
 	rindex  map[string]int
+	adam    bool // the float32 Adam kernel (adam.go), every tier
 }
 
 // NewSet returns an empty set emitting the tiers of the given CPU
@@ -121,7 +122,13 @@ func (s *Set) KernelIn(i int, t Config) bool { return s.specs[i].EmitsIn(t) }
 func (s *Set) Name(i int, t Config) string { return fmt.Sprintf("ocannlGemm%d%s", i, t.Tier) }
 
 // Len is the number of kernels.
-func (s *Set) Len() int { return len(s.specs) + len(s.maps) + len(s.reds) }
+func (s *Set) Len() int {
+	n := len(s.specs) + len(s.maps) + len(s.reds)
+	if s.adam {
+		n++
+	}
+	return n
+}
 
 // Files renders the set for package pkg: file name -> content (all three
 // files, or none when the set is empty). The output is deterministic.
@@ -288,6 +295,10 @@ func (s *Set) emitKernels(c *build.Context, tab32, tab64 operand.Mem, ctab map[s
 			tierOf[s.MapName(i, t)] = t.Tier
 		}
 		s.emitReduces(c, t, tab32, tab64, ctab, coff, tierOf)
+		if s.adam {
+			emitAdam(c, t, s.AdamName(t))
+			tierOf[s.AdamName(t)] = t.Tier
+		}
 	}
 	return tierOf
 }
@@ -398,6 +409,12 @@ func (s *Set) other(pkg string) ([]byte, error) {
 		}
 	}
 	s.otherReduces(&b)
+	if s.adam {
+		for _, t := range s.tiers {
+			n := s.AdamName(t)
+			fmt.Fprintf(&b, "\n// %s stands in for the assembly kernel; it is never called.\nfunc %s%s { panic(\"ocannlgen: %s called without assembly\") }\n", n, n, AdamSignature, n)
+		}
+	}
 	out, err := format.Source(b.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("asm: formatting %s: %w", OtherFile, err)

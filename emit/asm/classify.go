@@ -115,6 +115,10 @@ type Nest struct {
 	// OuterReduces: an outer loop is a reduction (C does not depend on
 	// it), so the kernel must accumulate.
 	OuterReduces bool
+	// Axes are the loop variables of each of the kernel's axes,
+	// outermost first: more than one where loops merged (a token axis of
+	// batch and position).
+	Axes [][]int
 }
 
 // axis is one loop (or several merged loops) of a nest, with the flat
@@ -203,6 +207,7 @@ func ClassifyFree(kn target.Kernels, p *loopir.Program, loops []*loopir.For, st 
 	n.Spec.Gather = n.Spec.Kind == Dot && gatherPays(&n.Spec, kn)
 	kernelVars := map[int]bool{}
 	for _, x := range n.axes {
+		n.Axes = append(n.Axes, slices.Clone(x.vars))
 		for _, v := range x.vars {
 			kernelVars[v] = true
 		}
@@ -333,15 +338,29 @@ func pickDot(axes []*axis, kn target.Kernels) *pick {
 	if m == nil && n == nil {
 		return nil
 	}
+	// The kernel's n tiles run innermost and its full tiles store their
+	// sums with one vector store per row when C's n stride is 1
+	// (treeStore); with C contiguous along m instead (a product written
+	// transposed: the MLP's 1536 outputs per token, stored token-major),
+	// the operands swap roles, so that C's unit-stride axis is n and the
+	// n sweep re-reads the weight rows rather than all the tokens (the
+	// GPT's 1024x1536x384 product: 140 -> 201 GFLOP/s, docs/benchmarks.md,
+	// "The GPT's contractions and optimizer step").
 	p := &pick{axes: []*axis{k}}
+	ma, nb := func(x *axis) int { return x.a }, func(x *axis) int { return x.b }
+	if m != nil && n != nil && m.c == 1 && n.c != 1 {
+		m, n = n, m
+		ma, nb = nb, ma
+		p.swapped = true
+	}
 	p.Spec = Spec{Kind: Dot, M: 1, N: 1, K: k.extent, AK: 1, BK: 1}
 	if m != nil {
 		p.axes = append(p.axes, m)
-		p.Spec.M, p.Spec.CM, p.Spec.AM = m.extent, m.c, m.a
+		p.Spec.M, p.Spec.CM, p.Spec.AM = m.extent, m.c, ma(m)
 	}
 	if n != nil {
 		p.axes = append(p.axes, n)
-		p.Spec.N, p.Spec.CN, p.Spec.BN = n.extent, n.c, n.b
+		p.Spec.N, p.Spec.CN, p.Spec.BN = n.extent, n.c, nb(n)
 	}
 	if m != nil && n != nil && !(m.c >= n.c*n.extent || n.c >= m.c*m.extent) {
 		return nil // C's cells of the tile overlap
@@ -350,6 +369,9 @@ func pickDot(axes []*axis, kn target.Kernels) *pick {
 	if k2 := largest(axes, func(x *axis) bool { return x != k && x.c == 0 && x.a != 0 && x.b != 0 }); k2 != nil {
 		p.axes = append(p.axes, k2)
 		p.Spec.K2, p.Spec.AK2, p.Spec.BK2 = k2.extent, k2.a, k2.b
+		if p.swapped {
+			p.Spec.AK2, p.Spec.BK2 = k2.b, k2.a
+		}
 	}
 	if red := p.Spec.K * p.Spec.K2; red < kn.MinDotK || (p.Spec.M < 2 || p.Spec.N < 2) && red < kn.MinDotKVector {
 		return nil

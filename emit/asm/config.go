@@ -82,6 +82,29 @@ func (c Config) kBlocks(s *Spec) []int {
 	return out
 }
 
+// dotKBlocks splits a dot kernel's K (without a second reduction axis)
+// into blocks of at most KC elements, KC a multiple of the lanes chosen
+// so that a tile's DotMR rows of A and DotNR rows of B fit in
+// DotKCBytes; all blocks but the last are whole vectors. One block when
+// DotKCBytes is 0 or K fits.
+func (c Config) dotKBlocks(s *Spec) []int {
+	lanes := c.lanes(s)
+	if s.Kind != Dot || s.K2 > 1 || c.DotKCBytes == 0 {
+		return []int{s.K}
+	}
+	kc := c.DotKCBytes / ((c.DotMR + c.DotNR) * s.elemSize()) / lanes * lanes
+	if kc < lanes || s.K <= kc {
+		return []int{s.K}
+	}
+	nb := (s.K + kc - 1) / kc
+	per := ((s.K+nb-1)/nb + lanes - 1) / lanes * lanes
+	var out []int
+	for k := s.K; k > 0; k -= per {
+		out = append(out, min(per, k))
+	}
+	return out
+}
+
 // packs reports whether a broadcast kernel packs its B slivers: when B's
 // rows are not already the sliver's width apart and at least PackMTiles
 // m tiles reuse each sliver.
@@ -96,6 +119,9 @@ func (c Config) blocking(s *Spec) string {
 		return "B gathered into the frame"
 	}
 	if s.Kind == Dot {
+		if b := c.dotKBlocks(s); len(b) > 1 {
+			return fmt.Sprintf("%d k blocks of at most %d", len(b), b[0])
+		}
 		return "k unblocked"
 	}
 	if s.Kind == MVec {

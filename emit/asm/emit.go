@@ -331,25 +331,44 @@ func (g *kgen) dot() {
 	c, s := g.c, g.s
 	cp, ap, bp := g.operands()
 	mr, nr := g.cfg.DotMR, g.cfg.DotNR
-	aM, cM := c.GP64(), c.GP64()
-	c.MOVQ(ap, aM)
-	c.MOVQ(cp, cM)
-	rowsweep := func(rows int) {
-		bN, cN := c.GP64(), c.GP64()
-		c.MOVQ(bp, bN)
-		c.MOVQ(cM, cN)
-		g.loop(s.N/nr, "n", func() {
-			g.tileDot(rows, nr, aM, bN, cN)
-			c.ADDQ(imm(nr*s.BN*g.es), bN)
-			c.ADDQ(imm(nr*s.CN*g.es), cN)
-		})
-		if r := s.N % nr; r > 0 {
-			g.tileDot(rows, r, aM, bN, cN)
+	// k blocks (dotKBlocks): each sweeps every tile over its part of k
+	// and adds its sums into C (the first stores them when the kernel
+	// overwrites C), so that a tile's rows stay in L1 while the n sweep
+	// reuses the A rows.
+	k0 := 0
+	for kb, kc := range g.cfg.dotKBlocks(s) {
+		accumulate := !s.Overwrite || kb > 0
+		aM, cM := c.GP64(), c.GP64()
+		g.offset(ap, k0*g.es, aM)
+		c.MOVQ(cp, cM)
+		bOff := k0 * g.es
+		rowsweep := func(rows int) {
+			bN, cN := c.GP64(), c.GP64()
+			g.offset(bp, bOff, bN)
+			c.MOVQ(cM, cN)
+			g.loop(s.N/nr, "n", func() {
+				g.tileDot(rows, nr, kc, accumulate, aM, bN, cN)
+				c.ADDQ(imm(nr*s.BN*g.es), bN)
+				c.ADDQ(imm(nr*s.CN*g.es), cN)
+			})
+			if r := s.N % nr; r > 0 {
+				g.tileDot(rows, r, kc, accumulate, aM, bN, cN)
+			}
 		}
+		g.mTiles(mr, aM, cM, rowsweep)
+		k0 += kc
 	}
-	g.mTiles(mr, aM, cM, rowsweep)
 	c.VZEROUPPER()
 	c.RET()
+}
+
+// offset sets dst to base plus off bytes (a copy when off is 0).
+func (g *kgen) offset(base reg.Register, off int, dst reg.Register) {
+	if off == 0 {
+		g.c.MOVQ(base, dst)
+		return
+	}
+	g.c.LEAQ(mem(base, off), dst)
 }
 
 // operands loads the kernel's three pointer parameters: c, a and b.
@@ -373,8 +392,10 @@ func (g *kgen) mTiles(rows int, aM, cM reg.Register, tile func(rows int)) {
 	}
 }
 
-// tileDot is one rows x cols dot tile.
-func (g *kgen) tileDot(rows, cols int, aM, bN, cN reg.Register) {
+// tileDot is one rows x cols dot tile over kc steps of k (all of K but
+// in a blocked kernel); accumulate adds its sums to C instead of storing
+// them.
+func (g *kgen) tileDot(rows, cols, kc int, accumulate bool, aM, bN, cN reg.Register) {
 	c, s := g.c, g.s
 	acc := make([][]reg.VecVirtual, rows)
 	for r := range acc {
@@ -389,7 +410,7 @@ func (g *kgen) tileDot(rows, cols int, aM, bN, cN reg.Register) {
 	c.MOVQ(aM, a)
 	c.MOVQ(bN, b)
 	g.loop(max(1, s.K2), "q", func() {
-		g.loop(s.K/g.lanes, "k", func() {
+		g.loop(kc/g.lanes, "k", func() {
 			av := make([]reg.VecVirtual, rows)
 			for r := range av {
 				av[r] = g.vec()
@@ -405,7 +426,7 @@ func (g *kgen) tileDot(rows, cols int, aM, bN, cN reg.Register) {
 			c.ADDQ(imm(g.cfg.VecBytes), a)
 			c.ADDQ(imm(g.cfg.VecBytes), b)
 		})
-		if rem := s.K % g.lanes; rem > 0 {
+		if rem := kc % g.lanes; rem > 0 {
 			mask := g.tailMask(rem)
 			for r := range rows {
 				av := g.vec()
@@ -419,20 +440,20 @@ func (g *kgen) tileDot(rows, cols int, aM, bN, cN reg.Register) {
 		}
 		// Back to the row starts, then one k2 step on.
 		if s.K2 > 1 {
-			back := (s.K / g.lanes) * g.cfg.VecBytes
+			back := (kc / g.lanes) * g.cfg.VecBytes
 			c.ADDQ(imm(s.AK2*g.es-back), a)
 			c.ADDQ(imm(s.BK2*g.es-back), b)
 		}
 	})
 	if g.cfg.Wide && g.es == 4 && rows == 4 && cols == 4 && s.CN == 1 {
-		g.treeStore(acc, cN)
+		g.treeStore(acc, cN, accumulate)
 		return
 	}
 	for r := range rows {
 		for j := range cols {
 			x := g.hsum(acc[r][j])
 			addr := mem(cN, r*s.CM*g.es+j*s.CN*g.es)
-			if !s.Overwrite {
+			if accumulate {
 				g.op.addS(addr, x, x)
 			}
 			g.op.movS2(x, addr)
@@ -445,7 +466,7 @@ func (g *kgen) tileDot(rows, cols int, aM, bN, cN reg.Register) {
 // four rounds of lane shuffles and adds (VSHUFF32X4 on 128-bit lanes,
 // then VSHUFPS within them) fold 16 vectors into one whose 128-bit lane
 // r holds row r's 4 sums, about 3.5 instructions per sum instead of 10.
-func (g *kgen) treeStore(acc [][]reg.VecVirtual, cN reg.Register) {
+func (g *kgen) treeStore(acc [][]reg.VecVirtual, cN reg.Register, accumulate bool) {
 	c, s := g.c, g.s
 	// v[4*j+r] is the tile's cell (r, j).
 	v := make([]reg.Register, 16)
@@ -480,7 +501,7 @@ func (g *kgen) treeStore(acc [][]reg.VecVirtual, cN reg.Register) {
 		c.VEXTRACTF32X4(operand.Imm(uint64(r)), sum, t.AsX())
 		x := t.AsX()
 		addr := mem(cN, r*s.CM*g.es)
-		if !s.Overwrite {
+		if accumulate {
 			c.VADDPS(addr, x, x)
 		}
 		c.VMOVUPS(x, addr)

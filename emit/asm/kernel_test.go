@@ -50,6 +50,12 @@ func kernelCases() []Spec {
 		out = append(out, Spec{Elem: elem, Kind: Dot, M: 10, N: 8, K: 3, K2: 3, AK2: 12, BK2: 3, CM: 8, CN: 1, AM: 1, AK: 1, BK: 1, BN: 9})     // a one-channel 3x3 convolution row
 		out = append(out, Spec{Elem: elem, Kind: Dot, M: 5, N: 6, K: 16, K2: 2, AK2: 100, BK2: 16, CM: 6, CN: 1, AM: 16, AK: 1, BK: 1, BN: 40, Overwrite: true})
 		dot(8, 12, 33, 12, 1, 33, 33, true) // full 4x4 tiles, overwrite
+		// k blocks (AVX-512: DotKCBytes): 1000 = 512 + 488, the second
+		// block with a k tail; full and partial tiles; adding and
+		// overwriting (the first block stores, the second adds).
+		dot(9, 10, 1000, 10, 1, 1003, 1001, false)
+		dot(8, 8, 1000, 8, 1, 1000, 1000, true)
+		dot(5, 7, 1600, 1, 5, 1600, 1600, true) // three blocks, C transposed
 		// The gathered broadcast form (AVX2; the AVX-512 tier runs the
 		// same specs as dot kernels): one-channel 3x3 convolutions over
 		// an image row and over a batch, a second m tile with a row tail,

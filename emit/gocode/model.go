@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dave/jennifer/jen"
+	"github.com/ocannlgen/ocannlgen/emit/asm"
 	"github.com/ocannlgen/ocannlgen/emit/desc"
 )
 
@@ -81,11 +82,11 @@ func lit(v float64, elem string) jen.Code {
 // kernels that take a scratch to its type: the model state holds one for
 // each, passed to every call. pool marks the kernels that take the
 // model's Pool.
-func renderModel(jf *jen.File, m *desc.Model, scratch map[string]string, pool map[string]bool) error {
+func renderModel(jf *jen.File, m *desc.Model, scratch map[string]string, pool map[string]bool, set *asm.Set) (adamKernel bool, err error) {
 	if !token.IsIdentifier(m.Name) || m.Elem != "float32" && m.Elem != "float64" {
-		return fmt.Errorf("gocode: model %q: bad name or element type %q", m.Name, m.Elem)
+		return false, fmt.Errorf("gocode: model %q: bad name or element type %q", m.Name, m.Elem)
 	}
-	g := &modelGen{jf: jf, m: m, scratch: scratch, pool: pool, ps: m.Name + "Params"}
+	g := &modelGen{jf: jf, m: m, scratch: scratch, pool: pool, ps: m.Name + "Params", set: set}
 	if o := m.Optim; o != nil {
 		switch o.Kind {
 		case "sgd", "":
@@ -93,13 +94,13 @@ func renderModel(jf *jen.File, m *desc.Model, scratch map[string]string, pool ma
 		case "adam", "adamw":
 			g.adam = true
 		default:
-			return fmt.Errorf("gocode: model %s: unknown optimizer %q", m.Name, o.Kind)
+			return false, fmt.Errorf("gocode: model %s: unknown optimizer %q", m.Name, o.Kind)
 		}
 	}
 	g.paramsType()
 	g.stateType()
 	if err := g.init(); err != nil {
-		return err
+		return false, err
 	}
 	g.entries()
 	g.backward()
@@ -107,7 +108,7 @@ func renderModel(jf *jen.File, m *desc.Model, scratch map[string]string, pool ma
 	g.persistence()
 	g.checkpoint()
 	g.runner()
-	return nil
+	return g.vecAdam, nil
 }
 
 // modelGen is the state of rendering one model's Go code.
@@ -119,6 +120,8 @@ type modelGen struct {
 	ps       string            // the parameter set type's name
 	momentum bool              // the optimizer keeps a momentum buffer
 	adam     bool              // the optimizer is Adam or AdamW (moment buffers adamM, adamV)
+	set      *asm.Set          // the package's assembly kernels (nil: none)
+	vecAdam  bool              // Update calls ocannlAdam (adamHelper) instead of rt.Adam
 }
 
 // recv starts a method on the model.
@@ -794,12 +797,27 @@ func (g *modelGen) update() {
 			"%g, scales every gradient by %g/(GradNorm+1e-6) (rt.ClipScale, as torch.nn.utils.clip_grad_norm_).", o.ClipNorm, o.ClipNorm)
 	}
 	if g.adam {
+		// float32 Adam without L2 weight decay runs the whole vectors
+		// of each parameter in the Adam kernel (same bits as rt.Adam).
+		if g.set != nil && m.Elem == "float32" && (o.Kind == "adamw" || o.WeightDecay <= 0) && len(m.Params) > 0 {
+			g.vecAdam = true
+			g.set.AddAdam()
+		}
+		vecDoc := ""
+		if g.vecAdam {
+			vecDoc = "\nEach parameter's whole vectors are updated by the Adam kernel of the CPU's tier\n" +
+				"(ocannlAdam): rt.Adam's operations in the same order, so the same bits."
+		}
 		up = append(up, nextStep())
 		for i := range m.Params {
 			if m.Params[i].State {
 				continue
 			}
-			up = append(up, jen.Qual(rtPath, "Adam").Call(g.sliceOf("Params", i), g.sliceOf("Grads", i), g.sliceOf("adamM", i), g.sliceOf("adamV", i),
+			var fn jen.Code = jen.Qual(rtPath, "Adam")
+			if g.vecAdam {
+				fn = jen.Id("ocannlAdam")
+			}
+			up = append(up, jen.Add(fn).Call(g.sliceOf("Params", i), g.sliceOf("Grads", i), g.sliceOf("adamM", i), g.sliceOf("adamV", i),
 				jen.Id("m").Dot("Step"), jen.Id("lr"), lit(o.Beta1, m.Elem), lit(o.Beta2, m.Elem), lit(o.Eps, m.Elem), lit(o.WeightDecay, m.Elem), jen.Lit(o.Kind == "adamw")))
 		}
 		name, wd := "Adam", "L2 weight decay"
@@ -808,7 +826,7 @@ func (g *modelGen) update() {
 		}
 		doc(jf, fmt.Sprintf("Update advances m.Step (rt.NextStep: saturating at rt.MaxStep) and applies one bias-corrected %s\n"+
 			"step (rt.Adam: beta1 %g, beta2 %g, eps %g, %s %g, step number m.Step) to every parameter\n"+
-			"using m.Grads.%s It does not allocate.", name, o.Beta1, o.Beta2, o.Eps, wd, o.WeightDecay, clipDoc))
+			"using m.Grads.%s It does not allocate.%s", name, o.Beta1, o.Beta2, o.Eps, wd, o.WeightDecay, clipDoc, vecDoc))
 	} else {
 		for i := range m.Params {
 			if m.Params[i].State {
@@ -1062,4 +1080,47 @@ func doc(jf *jen.File, text string) {
 	for _, l := range strings.Split(text, "\n") {
 		jf.Comment(l)
 	}
+}
+
+// adamHelper declares ocannlAdam, which a float32 model's Update calls
+// for each parameter instead of rt.Adam when the package has assembly
+// kernels: the whole vectors in the Adam kernel of the best tier the CPU
+// has (emit/asm's adam.go: rt.Adam's operations in the same order), the
+// rest, and every element on other builds, in rt.Adam.
+func adamHelper(jf *jen.File, set *asm.Set) {
+	doc(jf, "ocannlAdam is rt.Adam for float32 without L2 weight decay, the whole vectors of p run by\n"+
+		"the Adam kernel of the best tier the CPU has (rt.Adam's operations in the same order: the\n"+
+		"same bits) and the rest by rt.Adam.")
+	args := func(n jen.Code) []jen.Code {
+		var out []jen.Code
+		for _, x := range []string{"p", "g", "m", "v"} {
+			out = append(out, jen.Op("&").Id(x).Index(jen.Lit(0)))
+		}
+		return append(out, n, jen.Op("&").Id("k"))
+	}
+	var body []jen.Code
+	body = append(body,
+		jen.If(jen.Len(jen.Id("g")).Op("!=").Len(jen.Id("p")).Op("||").Len(jen.Id("m")).Op("!=").Len(jen.Id("p")).Op("||").Len(jen.Id("v")).Op("!=").Len(jen.Id("p"))).Block(
+			jen.Panic(jen.Lit("rt: Adam: grad, m, v and param lengths differ"))),
+		jen.Id("n").Op(":=").Lit(0))
+	var chain *jen.Statement
+	for i, t := range set.Tiers() {
+		lanes := asm.AdamLanes(t)
+		blk := jen.Block(
+			jen.If(jen.Id("n").Op("=").Len(jen.Id("p")).Op("&^").Lit(lanes-1), jen.Id("n").Op(">").Lit(0)).Block(
+				jen.Id("k").Op(":=").Qual(rtPath, "AdamCoeffs").Call(jen.Id("step"), jen.Id("lr"), jen.Id("beta1"), jen.Id("beta2"), jen.Id("eps"), jen.Id("wd"), jen.Id("decoupled")),
+				jen.Id(set.AdamName(t)).Call(args(jen.Id("n"))...)))
+		cond := jen.If(jen.Id(t.Flag())).Add(blk)
+		if i == 0 {
+			chain = cond
+		} else {
+			chain = chain.Else().Add(cond)
+		}
+	}
+	body = append(body, chain,
+		jen.Qual(rtPath, "Adam").Call(jen.Id("p").Index(jen.Id("n").Op(":")), jen.Id("g").Index(jen.Id("n").Op(":")), jen.Id("m").Index(jen.Id("n").Op(":")), jen.Id("v").Index(jen.Id("n").Op(":")),
+			jen.Id("step"), jen.Id("lr"), jen.Id("beta1"), jen.Id("beta2"), jen.Id("eps"), jen.Id("wd"), jen.Id("decoupled")))
+	jf.Func().Id("ocannlAdam").Params(jen.List(jen.Id("p"), jen.Id("g"), jen.Id("m"), jen.Id("v")).Index().Float32(), jen.Id("step").Int(),
+		jen.List(jen.Id("lr"), jen.Id("beta1"), jen.Id("beta2"), jen.Id("eps"), jen.Id("wd")).Float32(), jen.Id("decoupled").Bool()).Block(body...)
+	jf.Line()
 }

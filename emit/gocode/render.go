@@ -108,10 +108,16 @@ func Render(f *desc.File, opt Options) ([]byte, error) {
 			pool[kn.Name] = true
 		}
 	}
+	adam := false
 	for _, m := range f.Models {
-		if err := renderModel(jf, m, scratch, pool); err != nil {
+		used, err := renderModel(jf, m, scratch, pool, opt.Asm)
+		if err != nil {
 			return nil, err
 		}
+		adam = adam || used
+	}
+	if adam {
+		adamHelper(jf, opt.Asm)
 	}
 	for _, kf := range kfs {
 		jf.Comment(kf.k.doc())

@@ -1,6 +1,8 @@
 package schedule
 
 import (
+	"slices"
+
 	"github.com/ocannlgen/ocannlgen/emit/asm"
 	"github.com/ocannlgen/ocannlgen/emit/target"
 	"github.com/ocannlgen/ocannlgen/loopir"
@@ -27,7 +29,9 @@ import (
 // large input); a stack local cannot be shared with the pool's goroutines
 // without escaping to the heap.
 // The loop split is, among the splittable loops (not the innermost of
-// the nest nor of the emitted order), one the assembly kernel leaves
+// the nest nor of the emitted order, unless a broadcast kernel's n
+// axis), the one that keeps a merged kernel axis whole in each part's
+// call, then one the assembly kernel leaves
 // outside its call if there is one, else a broadcast kernel's n axis
 // when its parts are multiples of 32 elements, else any; the longest,
 // the outermost among equals. P is the largest divisor of E in 2..8, else in
@@ -127,10 +131,12 @@ func GoCost(pt target.Parallel, e loopir.Expr) int {
 
 // SplitLoop picks the loop of a nest worth splitting (Worth) and its
 // parts: among the splittable loops (not reductions, owning an axis of
-// the store, not the innermost of the nest nor of pl's emitted order),
-// one the kernel n0 leaves outside its call, else a broadcast kernel's n
-// axis in slivers of whole vectors, else any; the best balanced, then
-// the longest, the outermost among equals. nil when none qualifies.
+// the store, not the innermost of the nest nor of pl's emitted order
+// unless it is a broadcast kernel's n axis), the best balanced, then
+// the one breaking the kernel n0's merged axes into the fewest calls,
+// then one n0 leaves outside its call, else a broadcast kernel's n
+// axis in slivers of whole vectors, else any; then the longest, the
+// outermost among equals. nil when none qualifies.
 func SplitLoop(pt target.Parallel, loops []*loopir.For, st *loopir.Store, pl *LoopPlan, n0 *asm.Nest) (*loopir.For, int) {
 	outer := map[int]bool{}
 	if n0 != nil {
@@ -162,17 +168,60 @@ func SplitLoop(pt target.Parallel, loops []*loopir.For, st *loopir.Store, pl *Lo
 		}
 		return Parts(pt, l.Extent)
 	}
+	// A loop of a kernel axis merged from several loops (batch and
+	// position as one token axis) keeps the loops inside it in the
+	// kernel's axis, part of its extent, and leaves the loops outside it
+	// around the call: broken is their product (1 when the split keeps
+	// the axis whole in each part's kernel, which runs one call of M=128
+	// where splitting the inner loop runs 8 calls of M=16).
+	extents := map[int]int{}
+	for _, l := range loops {
+		extents[l.Var] = l.Extent
+	}
+	kernelAxis := func(l *loopir.For) (inner, broken int) {
+		inner, broken = l.Extent, 1
+		if n0 == nil {
+			return
+		}
+		for _, vars := range n0.Axes {
+			i := slices.Index(vars, l.Var)
+			if i < 0 {
+				continue
+			}
+			inner = 1
+			for j, v := range vars {
+				switch {
+				case j < i:
+					broken *= extents[v]
+				default:
+					inner *= extents[v]
+				}
+			}
+		}
+		return
+	}
 	// A contraction kernel's own axis counts its balance only when its
 	// parts stay Parallel.MinKernelPart long (a kernel gradient's 8 output
 	// channels in 8 parts would make 8 kernels of one row).
 	bal := func(l *loopir.For) int {
-		if n0 != nil && rank(l) == 0 && l.Extent/parts(l) < pt.MinKernelPart {
+		if inner, _ := kernelAxis(l); n0 != nil && rank(l) == 0 && inner/parts(l) < pt.MinKernelPart {
 			return 0
 		}
 		return Balance(parts(l))
 	}
+	broken := func(l *loopir.For) int {
+		_, b := kernelAxis(l)
+		return b
+	}
 	var best *loopir.For
-	for _, l := range loops[:len(loops)-1] {
+	for i, l := range loops {
+		if i == len(loops)-1 && (l.Var != nVar || broken(l) > 1) {
+			// The innermost loop, unless a broadcast kernel's n axis
+			// that is one loop (a convolution's kernel gradient merges
+			// its kernel width with the input channels there: split on
+			// the channels, each part would run 3 calls of 32 columns).
+			continue
+		}
 		if pl.Red[l.Var] || !loopir.OwnsAxis(l.Var, st.Index) || Parts(pt, l.Extent) == 0 {
 			continue
 		}
@@ -188,7 +237,7 @@ func SplitLoop(pt target.Parallel, loops []*loopir.For, st *loopir.Store, pl *Lo
 		if l.Var == pl.Loops[len(pl.Loops)-1].Var && l.Var != nVar {
 			continue
 		}
-		if best == nil || better(bal(l), rank(l), l.Extent, bal(best), rank(best), best.Extent) {
+		if best == nil || better(bal(l), broken(l), rank(l), l.Extent, bal(best), broken(best), rank(best), best.Extent) {
 			best = l
 		}
 	}
@@ -212,12 +261,16 @@ func Balance(parts int) int {
 	return 0
 }
 
-// better orders the loops SplitLoop may split: by balance, then by rank
-// (a loop around the kernel call, then a broadcast kernel's n axis),
-// then by extent.
-func better(bal, rank, ext, bal0, rank0, ext0 int) bool {
+// better orders the loops SplitLoop may split: by balance, then by the
+// calls a part's kernel axis breaks into (fewer first), then by rank (a
+// loop around the kernel call, then a broadcast kernel's n axis), then
+// by extent.
+func better(bal, broken, rank, ext, bal0, broken0, rank0, ext0 int) bool {
 	if bal != bal0 {
 		return bal > bal0
+	}
+	if broken != broken0 {
+		return broken < broken0
 	}
 	if rank != rank0 {
 		return rank > rank0

@@ -242,6 +242,16 @@ type Vector struct {
 	// (KC*NRVec*VecBytes), so that the sliver stays in L1 while the
 	// kernel sweeps the m tiles.
 	KCBytes int
+	// DotKCBytes bounds the bytes of one k block of a dot kernel's tile
+	// (DotMR rows of A and DotNR rows of B, KC elements each), so that
+	// the tile's A rows stay in L1 while the n sweep streams B rows; each
+	// block adds its sums into C (0: k unblocked, as on AVX2). AVX-512:
+	// 24 KiB, KC = 768 float32: the GPT's MLP product 1024x1536x384
+	// (K = 1536, 6 KiB rows: 4 A and 4 B rows filled Zen 5's 48 KiB L1)
+	// in its 8 parts went from 144-157 to 168-187 GFLOP/s in two blocks
+	// (12 KiB, four blocks: 160-188); products with K <= 768 keep one
+	// block (docs/benchmarks.md, "The GPT's contractions and optimizer step").
+	DotKCBytes int
 	// WideTileMinM is the least M for which a broadcast kernel at least
 	// WideNRVec vectors wide takes the WideMR x WideNRVec tile (0: never).
 	// On AVX-512, 6x4 vectors (24 accumulators) load 6 broadcasts and 4 B
@@ -322,13 +332,13 @@ func AVX2() CPU {
 // AVX512 is the amd64 AVX-512 target: 32 ZMM registers, a 14x32 float32
 // (14x16 float64) broadcast tile (28 accumulators, 2 B vectors, 1
 // broadcast; 6x64 or 6x32 for kernels of at least WideTileMinM rows), a
-// 4x4 dot tile (16 + 4 + 4), opmask tails, k blocks whose B sliver fills
-// at most 32 KiB.
+// 4x4 dot tile (16 + 4 + 4) in k blocks of at most 24 KiB of its rows,
+// opmask tails, k blocks whose B sliver fills at most 32 KiB.
 func AVX512() CPU {
 	return CPU{Name: "amd64 AVX-512", Loops: loops(), Parallel: parallel(), Kernels: kernels(),
 		Vector: Vector{Tier: "AVX512", Regs: 32, VecBytes: 64, MR: 14, NRVec: 2, DotMR: 4, DotNR: 4, KCBytes: 32 << 10,
 			Wide: true, Require: []string{"AVX512F", "AVX512VL"},
-			WideTileMinM: 96, WideMR: 6, WideNRVec: 4, PackMTiles: 3, PackMinBBytes: 16 << 10}}
+			WideTileMinM: 96, WideMR: 6, WideNRVec: 4, PackMTiles: 3, PackMinBBytes: 16 << 10, DotKCBytes: 24 << 10}}
 }
 
 // GPU is the CUDA target: blocks of 256 threads, 64x64 GEMM tiles of

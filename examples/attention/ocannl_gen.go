@@ -976,11 +976,11 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	defer region.Leave()
 
 	// _net/h.1 = compose "*" of net.emb, tokens
-	// float32 dot kernel M=32 N=256 K=10: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=256 N=32 K=10: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm0AVX512(&scratch.net_h_1[0][0][0], &pNetEmb[0], &tokens[0][0][0])
+		ocannlGemm0AVX512(&scratch.net_h_1[0][0][0], &tokens[0][0][0], &pNetEmb[0])
 	} else if ocannlAVX2 {
-		ocannlGemm0AVX2(&scratch.net_h_1[0][0][0], &pNetEmb[0], &tokens[0][0][0])
+		ocannlGemm0AVX2(&scratch.net_h_1[0][0][0], &tokens[0][0][0], &pNetEmb[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -1286,62 +1286,47 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
-	// 8 parts of i2 on the pool.
+	// 8 parts of i0 on the pool.
 	rec14 := ocannlReverserTrainLossPart13Records.Get()
 	rec14.pNetDense1W = pNetDense1W
 	rec14.scratch = scratch
-	region.Run(rec14, 8)
-	*rec14 = ocannlReverserTrainLossPart13{}
-	ocannlReverserTrainLossPart13Records.Put(rec14)
 
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2, with _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b fused
-	// float32 pointwise kernel over 256 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap11AVX512(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
-	} else if ocannlAVX2 {
-		ocannlMap11AVX2(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0][i1]
-				net_linear_1_xRow := &scratch.net_linear_1_x[i0][i1]
-				for i2 := range 64 {
-					r15 := net_linear_1_x_1Row[i2] + pNetDense1B[i2]
-					if !(r15 > 0) {
-						r15 = 0
-					}
-					net_linear_1_xRow[i2] = r15
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec15 := ocannlReverserTrainLossPart14Records.Get()
+	rec15.pNetDense1B = pNetDense1B
+	rec15.scratch = scratch
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// 8 parts of i0 on the pool.
-	rec15 := ocannlReverserTrainLossPart14Records.Get()
-	rec15.pNetLinear1W = pNetLinear1W
-	rec15.scratch = scratch
+	rec16 := ocannlReverserTrainLossPart15Records.Get()
+	rec16.pNetLinear1W = pNetLinear1W
+	rec16.scratch = scratch
 
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2, with _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b fused
 	// 8 parts of i0 on the pool.
-	rec16 := ocannlReverserTrainLossPart15Records.Get()
-	rec16.pNetLinear1B = pNetLinear1B
-	rec16.scratch = scratch
+	rec17 := ocannlReverserTrainLossPart16Records.Get()
+	rec17.pNetLinear1B = pNetLinear1B
+	rec17.scratch = scratch
 
 	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
 	// 8 parts of i0 on the pool.
-	rec17 := ocannlReverserTrainLossPart16Records.Get()
-	rec17.scratch = scratch
+	rec18 := ocannlReverserTrainLossPart17Records.Get()
+	rec18.scratch = scratch
 
-	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// The 5 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec15, rec16, rec17)
+	region.RunSeq(8, rec14, rec15, rec16, rec17, rec18)
+	*rec14 = ocannlReverserTrainLossPart13{}
+	ocannlReverserTrainLossPart13Records.Put(rec14)
 	*rec15 = ocannlReverserTrainLossPart14{}
 	ocannlReverserTrainLossPart14Records.Put(rec15)
 	*rec16 = ocannlReverserTrainLossPart15{}
 	ocannlReverserTrainLossPart15Records.Put(rec16)
 	*rec17 = ocannlReverserTrainLossPart16{}
 	ocannlReverserTrainLossPart16Records.Put(rec17)
+	*rec18 = ocannlReverserTrainLossPart17{}
+	ocannlReverserTrainLossPart17Records.Put(rec18)
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
@@ -1396,11 +1381,11 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 
 	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
 	// 8 parts of i0 on the pool.
-	rec18 := ocannlReverserTrainLossPart17Records.Get()
-	rec18.scratch = scratch
-	region.Run(rec18, 8)
-	*rec18 = ocannlReverserTrainLossPart17{}
-	ocannlReverserTrainLossPart17Records.Put(rec18)
+	rec19 := ocannlReverserTrainLossPart18Records.Get()
+	rec19.scratch = scratch
+	region.Run(rec19, 8)
+	*rec19 = ocannlReverserTrainLossPart18{}
+	ocannlReverserTrainLossPart18Records.Put(rec19)
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
@@ -1464,11 +1449,11 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
-	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=256 N=10 K=32: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm6AVX512(&scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2W[0], &scratch.net_x2[0][0][0])
+		ocannlGemm6AVX512(&scratch.train_cross_entropy_1_logits_1[0][0][0], &scratch.net_x2[0][0][0], &pNetLinear2W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm6AVX2(&scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2W[0], &scratch.net_x2[0][0][0])
+		ocannlGemm6AVX2(&scratch.train_cross_entropy_1_logits_1[0][0][0], &scratch.net_x2[0][0][0], &pNetLinear2W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -1696,9 +1681,9 @@ func (r *ocannlReverserTrainLossPart0) Part(j int) {
 	pNetAttention1WQ, scratch := r.pNetAttention1WQ, r.scratch
 	// float32 dot kernel M=32 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm1AVX512(&scratch.net_attention_1_q[4*j][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[4*j][0][0])
+		ocannlGemm1AVX512(&scratch.net_attention_1_q[4*j][0][0][0], &scratch.net_h[4*j][0][0], &pNetAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm1AVX2(&scratch.net_attention_1_q[4*j][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[4*j][0][0])
+		ocannlGemm1AVX2(&scratch.net_attention_1_q[4*j][0][0][0], &scratch.net_h[4*j][0][0], &pNetAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -1734,9 +1719,9 @@ func (r2 *ocannlReverserTrainLossPart1) Part(j2 int) {
 	pNetAttention1WK, scratch := r2.pNetAttention1WK, r2.scratch
 	// float32 dot kernel M=32 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm1AVX512(&scratch.net_attention_1_k[4*j2][0][0][0], &pNetAttention1WK[0], &scratch.net_h[4*j2][0][0])
+		ocannlGemm1AVX512(&scratch.net_attention_1_k[4*j2][0][0][0], &scratch.net_h[4*j2][0][0], &pNetAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm1AVX2(&scratch.net_attention_1_k[4*j2][0][0][0], &pNetAttention1WK[0], &scratch.net_h[4*j2][0][0])
+		ocannlGemm1AVX2(&scratch.net_attention_1_k[4*j2][0][0][0], &scratch.net_h[4*j2][0][0], &pNetAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -1772,9 +1757,9 @@ func (r3 *ocannlReverserTrainLossPart2) Part(j3 int) {
 	pNetAttention1WV, scratch := r3.pNetAttention1WV, r3.scratch
 	// float32 dot kernel M=32 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm1AVX512(&scratch.net_attention_1_v[4*j3][0][0][0], &pNetAttention1WV[0], &scratch.net_h[4*j3][0][0])
+		ocannlGemm1AVX512(&scratch.net_attention_1_v[4*j3][0][0][0], &scratch.net_h[4*j3][0][0], &pNetAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm1AVX2(&scratch.net_attention_1_v[4*j3][0][0][0], &pNetAttention1WV[0], &scratch.net_h[4*j3][0][0])
+		ocannlGemm1AVX2(&scratch.net_attention_1_v[4*j3][0][0][0], &scratch.net_h[4*j3][0][0], &pNetAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -2016,9 +2001,9 @@ func (r10 *ocannlReverserTrainLossPart9) Part(j10 int) {
 	pNetAttention1WO, scratch := r10.pNetAttention1WO, r10.scratch
 	// float32 dot kernel M=32 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm1AVX512(&scratch.net_layer_norm_1_x_1[4*j10][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[4*j10][0][0][0])
+		ocannlGemm1AVX512(&scratch.net_layer_norm_1_x_1[4*j10][0][0], &scratch.net_attention_1_ctx[4*j10][0][0][0], &pNetAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm1AVX2(&scratch.net_layer_norm_1_x_1[4*j10][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[4*j10][0][0][0])
+		ocannlGemm1AVX2(&scratch.net_layer_norm_1_x_1[4*j10][0][0], &scratch.net_attention_1_ctx[4*j10][0][0][0], &pNetAttention1WO[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -2134,7 +2119,7 @@ func (r13 *ocannlReverserTrainLossPart12) Part(j14 int) {
 var ocannlReverserTrainLossPart12Records rt.Records[ocannlReverserTrainLossPart12]
 
 // ocannlReverserTrainLossPart13 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
-// for each 8 values of i2 (see rt.Pool).
+// for each 4 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart13 struct {
 	pNetDense1W *[2048]float32
 	scratch     *ocannlReverserTrainLossScratch
@@ -2143,23 +2128,23 @@ type ocannlReverserTrainLossPart13 struct {
 // Part runs part j16 of the nest (0 <= j16 < 8).
 func (r14 *ocannlReverserTrainLossPart13) Part(j16 int) {
 	pNetDense1W, scratch := r14.pNetDense1W, r14.scratch
-	// float32 dot kernel M=8 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm4AVX512(&scratch.net_linear_1_x_1[0][0][8*j16], &pNetDense1W[256*j16], &scratch.net_x1[0][0][0])
+		ocannlGemm4AVX512(&scratch.net_linear_1_x_1[4*j16][0][0], &scratch.net_x1[4*j16][0][0], &pNetDense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&scratch.net_linear_1_x_1[0][0][8*j16], &pNetDense1W[256*j16], &scratch.net_x1[0][0][0])
+		ocannlGemm4AVX2(&scratch.net_linear_1_x_1[4*j16][0][0], &scratch.net_x1[4*j16][0][0], &pNetDense1W[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 32 {
+		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1Row2 := &scratch.net_x1[i0][i1]
-				for i2 := range 8 {
-					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2+256*j16 : 32*i2+256*j16+32])
+				net_x1Row2 := &scratch.net_x1[i0+4*j16][i1]
+				for i2 := range 64 {
+					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
 					acc12 := float32(0)
 					for i3 := range 32 {
 						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
 					}
-					scratch.net_linear_1_x_1[i0][i1][i2+8*j16] = acc12
+					scratch.net_linear_1_x_1[i0+4*j16][i1][i2] = acc12
 				}
 			}
 		}
@@ -2172,30 +2157,29 @@ var ocannlReverserTrainLossPart13Records rt.Records[ocannlReverserTrainLossPart1
 // ocannlReverserTrainLossPart14 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart14 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserTrainLossScratch
+	pNetDense1B *[64]float32
+	scratch     *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j17 of the nest (0 <= j17 < 8).
 func (r16 *ocannlReverserTrainLossPart14) Part(j17 int) {
-	pNetLinear1W, scratch := r16.pNetLinear1W, r16.scratch
-	// float32 dot kernel M=32 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	pNetDense1B, scratch := r16.pNetDense1B, r16.scratch
+	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm5AVX512(&scratch.net_layer_norm_2_x_1[4*j17][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j17][0][0])
+		ocannlMap11AVX512(&scratch.net_linear_1_x[4*j17][0][0], &scratch.net_linear_1_x_1[4*j17][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlGemm5AVX2(&scratch.net_layer_norm_2_x_1[4*j17][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j17][0][0])
+		ocannlMap11AVX2(&scratch.net_linear_1_x[4*j17][0][0], &scratch.net_linear_1_x_1[4*j17][0][0], &pNetDense1B[0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+4*j17][i1]
-				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+4*j17][i1]
+				net_linear_1_xRow := &scratch.net_linear_1_x[i0+4*j17][i1]
+				for i2 := range 64 {
+					r15 := net_linear_1_x_1Row[i2] + pNetDense1B[i2]
+					if !(r15 > 0) {
+						r15 = 0
 					}
-					scratch.net_layer_norm_2_x_1[i0+4*j17][i1][i2] = acc13
+					net_linear_1_xRow[i2] = r15
 				}
 			}
 		}
@@ -2208,26 +2192,30 @@ var ocannlReverserTrainLossPart14Records rt.Records[ocannlReverserTrainLossPart1
 // ocannlReverserTrainLossPart15 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart15 struct {
-	pNetLinear1B *[32]float32
+	pNetLinear1W *[2048]float32
 	scratch      *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j18 of the nest (0 <= j18 < 8).
 func (r17 *ocannlReverserTrainLossPart15) Part(j18 int) {
-	pNetLinear1B, scratch := r17.pNetLinear1B, r17.scratch
-	// float32 pointwise kernel over 32 rows of 32 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
+	pNetLinear1W, scratch := r17.pNetLinear1W, r17.scratch
+	// float32 dot kernel M=32 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&scratch.net_layer_norm_2_x[4*j18][0][0], &scratch.net_x1[4*j18][0][0], &scratch.net_layer_norm_2_x_1[4*j18][0][0], &pNetLinear1B[0])
+		ocannlGemm5AVX512(&scratch.net_layer_norm_2_x_1[4*j18][0][0], &scratch.net_linear_1_x[4*j18][0][0], &pNetLinear1W[0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&scratch.net_layer_norm_2_x[4*j18][0][0], &scratch.net_x1[4*j18][0][0], &scratch.net_layer_norm_2_x_1[4*j18][0][0], &pNetLinear1B[0])
+		ocannlGemm5AVX2(&scratch.net_layer_norm_2_x_1[4*j18][0][0], &scratch.net_linear_1_x[4*j18][0][0], &pNetLinear1W[0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1Row3 := &scratch.net_x1[i0+4*j18][i1]
-				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0+4*j18][i1]
-				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0+4*j18][i1]
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+4*j18][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + (net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2])
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					}
+					scratch.net_layer_norm_2_x_1[i0+4*j18][i1][i2] = acc13
 				}
 			}
 		}
@@ -2240,25 +2228,27 @@ var ocannlReverserTrainLossPart15Records rt.Records[ocannlReverserTrainLossPart1
 // ocannlReverserTrainLossPart16 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserTrainLossPart16 struct {
-	scratch *ocannlReverserTrainLossScratch
+	pNetLinear1B *[32]float32
+	scratch      *ocannlReverserTrainLossScratch
 }
 
 // Part runs part j19 of the nest (0 <= j19 < 8).
 func (r18 *ocannlReverserTrainLossPart16) Part(j19 int) {
-	scratch := r18.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce2AVX2(&scratch.net_layer_norm_2_mean_1[4*j19][0][0], &scratch.net_layer_norm_2_x[4*j19][0][0])
+	pNetLinear1B, scratch := r18.pNetLinear1B, r18.scratch
+	// float32 pointwise kernel over 32 rows of 32 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap12AVX512(&scratch.net_layer_norm_2_x[4*j19][0][0], &scratch.net_x1[4*j19][0][0], &scratch.net_layer_norm_2_x_1[4*j19][0][0], &pNetLinear1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap12AVX2(&scratch.net_layer_norm_2_x[4*j19][0][0], &scratch.net_x1[4*j19][0][0], &scratch.net_layer_norm_2_x_1[4*j19][0][0], &pNetLinear1B[0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+4*j19][i1]
-				acc14 := float32(0)
+				net_x1Row3 := &scratch.net_x1[i0+4*j19][i1]
+				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0+4*j19][i1]
+				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0+4*j19][i1]
 				for i2 := range 32 {
-					acc14 += net_layer_norm_2_xRow2[i2]
+					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + (net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2])
 				}
-				scratch.net_layer_norm_2_mean_1[i0+4*j19][i1][0] = acc14
 			}
 		}
 	}
@@ -2273,22 +2263,22 @@ type ocannlReverserTrainLossPart17 struct {
 	scratch *ocannlReverserTrainLossScratch
 }
 
-// Part runs part j21 of the nest (0 <= j21 < 8).
-func (r19 *ocannlReverserTrainLossPart17) Part(j21 int) {
+// Part runs part j20 of the nest (0 <= j20 < 8).
+func (r19 *ocannlReverserTrainLossPart17) Part(j20 int) {
 	scratch := r19.scratch
 	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce2AVX2(&scratch.net_layer_norm_2_var_2[4*j21][0][0], &scratch.net_layer_norm_2_var_1[4*j21][0][0])
+		ocannlReduce2AVX2(&scratch.net_layer_norm_2_mean_1[4*j20][0][0], &scratch.net_layer_norm_2_x[4*j20][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+4*j21][i1]
-				acc15 := float32(0)
+				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+4*j20][i1]
+				acc14 := float32(0)
 				for i2 := range 32 {
-					acc15 += net_layer_norm_2_var_1Row2[i2]
+					acc14 += net_layer_norm_2_xRow2[i2]
 				}
-				scratch.net_layer_norm_2_var_2[i0+4*j21][i1][0] = acc15
+				scratch.net_layer_norm_2_mean_1[i0+4*j20][i1][0] = acc14
 			}
 		}
 	}
@@ -2296,6 +2286,36 @@ func (r19 *ocannlReverserTrainLossPart17) Part(j21 int) {
 
 // ocannlReverserTrainLossPart17Records holds the free ocannlReverserTrainLossPart17 records.
 var ocannlReverserTrainLossPart17Records rt.Records[ocannlReverserTrainLossPart17]
+
+// ocannlReverserTrainLossPart18 is the task record of a loop nest of ocannlReverserTrainLoss that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserTrainLossPart18 struct {
+	scratch *ocannlReverserTrainLossScratch
+}
+
+// Part runs part j22 of the nest (0 <= j22 < 8).
+func (r20 *ocannlReverserTrainLossPart18) Part(j22 int) {
+	scratch := r20.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&scratch.net_layer_norm_2_var_2[4*j22][0][0], &scratch.net_layer_norm_2_var_1[4*j22][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+4*j22][i1]
+				acc15 := float32(0)
+				for i2 := range 32 {
+					acc15 += net_layer_norm_2_var_1Row2[i2]
+				}
+				scratch.net_layer_norm_2_var_2[i0+4*j22][i1][0] = acc15
+			}
+		}
+	}
+}
+
+// ocannlReverserTrainLossPart18Records holds the free ocannlReverserTrainLossPart18 records.
+var ocannlReverserTrainLossPart18Records rt.Records[ocannlReverserTrainLossPart18]
 
 // ocannlReverserBackward runs a tensor program generated by ocannlgen.
 //
@@ -3469,11 +3489,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	scratch.ordinals_2 = [8]float32{0, 1, 2, 3, 4, 5, 6, 7}
 
 	// _net/h.1 = compose "*" of net.emb, tokens
-	// float32 dot kernel M=32 N=256 K=10: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=256 N=32 K=10: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm0AVX512(&scratch.net_h_1[0][0][0], &pNetEmb[0], &tokens[0][0][0])
+		ocannlGemm0AVX512(&scratch.net_h_1[0][0][0], &tokens[0][0][0], &pNetEmb[0])
 	} else if ocannlAVX2 {
-		ocannlGemm0AVX2(&scratch.net_h_1[0][0][0], &pNetEmb[0], &tokens[0][0][0])
+		ocannlGemm0AVX2(&scratch.net_h_1[0][0][0], &tokens[0][0][0], &pNetEmb[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -3797,80 +3817,54 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
-	// 8 parts of i2 on the pool.
+	// 8 parts of i0 on the pool.
 	rec14 := ocannlReverserBackwardPart13Records.Get()
 	rec14.pNetDense1W = pNetDense1W
 	rec14.scratch = scratch
-	region.Run(rec14, 8)
-	*rec14 = ocannlReverserBackwardPart13{}
-	ocannlReverserBackwardPart13Records.Put(rec14)
 
 	// _net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b
-	// float32 pointwise kernel over 256 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap20AVX512(&scratch.net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
-	} else if ocannlAVX2 {
-		ocannlMap20AVX2(&scratch.net_linear_1_x_2[0][0][0], &scratch.net_linear_1_x_1[0][0][0], &pNetDense1B[0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0][i1]
-				net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0][i1]
-				for i2 := range 64 {
-					net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec15 := ocannlReverserBackwardPart14Records.Get()
+	rec15.pNetDense1B = pNetDense1B
+	rec15.scratch = scratch
 
 	// net.linear#1/x = pointwise relu of _net.linear#1/x.2
-	// float32 pointwise kernel over 16384 elements (c = relu(x0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap21AVX512(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_2[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap21AVX2(&scratch.net_linear_1_x[0][0][0], &scratch.net_linear_1_x_2[0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0][i1]
-				net_linear_1_xRow := &scratch.net_linear_1_x[i0][i1]
-				for i2 := range 64 {
-					r15 := net_linear_1_x_2Row2[i2]
-					if !(r15 > 0) {
-						r15 = 0
-					}
-					net_linear_1_xRow[i2] = r15
-				}
-			}
-		}
-	}
+	// 8 parts of i0 on the pool.
+	rec16 := ocannlReverserBackwardPart15Records.Get()
+	rec16.scratch = scratch
 
 	// _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 	// 8 parts of i0 on the pool.
-	rec15 := ocannlReverserBackwardPart14Records.Get()
-	rec15.pNetLinear1W = pNetLinear1W
-	rec15.scratch = scratch
+	rec17 := ocannlReverserBackwardPart16Records.Get()
+	rec17.pNetLinear1W = pNetLinear1W
+	rec17.scratch = scratch
 
 	// net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2, with _net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b fused
 	// 8 parts of i0 on the pool.
-	rec16 := ocannlReverserBackwardPart15Records.Get()
-	rec16.pNetLinear1B = pNetLinear1B
-	rec16.scratch = scratch
+	rec18 := ocannlReverserBackwardPart17Records.Get()
+	rec18.pNetLinear1B = pNetLinear1B
+	rec18.scratch = scratch
 
 	// _net.layer_norm#2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.layer_norm#2/x
 	// 8 parts of i0 on the pool.
-	rec17 := ocannlReverserBackwardPart16Records.Get()
-	rec17.scratch = scratch
+	rec19 := ocannlReverserBackwardPart18Records.Get()
+	rec19.scratch = scratch
 
-	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// The 6 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec15, rec16, rec17)
+	region.RunSeq(8, rec14, rec15, rec16, rec17, rec18, rec19)
+	*rec14 = ocannlReverserBackwardPart13{}
+	ocannlReverserBackwardPart13Records.Put(rec14)
 	*rec15 = ocannlReverserBackwardPart14{}
 	ocannlReverserBackwardPart14Records.Put(rec15)
 	*rec16 = ocannlReverserBackwardPart15{}
 	ocannlReverserBackwardPart15Records.Put(rec16)
 	*rec17 = ocannlReverserBackwardPart16{}
 	ocannlReverserBackwardPart16Records.Put(rec17)
+	*rec18 = ocannlReverserBackwardPart17{}
+	ocannlReverserBackwardPart17Records.Put(rec18)
+	*rec19 = ocannlReverserBackwardPart18{}
+	ocannlReverserBackwardPart18Records.Put(rec19)
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
@@ -3925,11 +3919,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// _net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1
 	// 8 parts of i0 on the pool.
-	rec18 := ocannlReverserBackwardPart17Records.Get()
-	rec18.scratch = scratch
-	region.Run(rec18, 8)
-	*rec18 = ocannlReverserBackwardPart17{}
-	ocannlReverserBackwardPart17Records.Put(rec18)
+	rec20 := ocannlReverserBackwardPart19Records.Get()
+	rec20.scratch = scratch
+	region.Run(rec20, 8)
+	*rec20 = ocannlReverserBackwardPart19{}
+	ocannlReverserBackwardPart19Records.Put(rec20)
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
 	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
@@ -4011,11 +4005,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
-	// float32 dot kernel M=10 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=256 N=10 K=32: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm6AVX512(&scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2W[0], &scratch.net_x2[0][0][0])
+		ocannlGemm6AVX512(&scratch.train_cross_entropy_1_logits_1[0][0][0], &scratch.net_x2[0][0][0], &pNetLinear2W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm6AVX2(&scratch.train_cross_entropy_1_logits_1[0][0][0], &pNetLinear2W[0], &scratch.net_x2[0][0][0])
+		ocannlGemm6AVX2(&scratch.train_cross_entropy_1_logits_1[0][0][0], &scratch.net_x2[0][0][0], &pNetLinear2W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -4378,9 +4372,9 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	if ocannlAVX2 {
 		ocannlMap28AVX2(&scratch.train_cross_entropy_1_m_argmax_46[0][0][0])
 	} else {
-		for j23 := range 32 {
-			for j24 := range 8 {
-				scratch.train_cross_entropy_1_m_argmax_46[j23][j24][0] = 10
+		for j25 := range 32 {
+			for j26 := range 8 {
+				scratch.train_cross_entropy_1_m_argmax_46[j25][j26][0] = 10
 			}
 		}
 	}
@@ -4393,15 +4387,15 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 			train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][i1][0]
 			acc22 := scratch.train_cross_entropy_1_m_argmax_46[i0][i1][0]
 			for i2 := range 10 {
-				var r20 float32
+				var r22 float32
 				if train_cross_entropy_1_logitsRow4[i2] == train_cross_entropy_1_mV2 {
-					r20 = 1
+					r22 = 1
 				}
-				r21 := float32(10)
-				if r20 != 0 {
-					r21 = scratch.ordinals_1[i2]
+				r23 := float32(10)
+				if r22 != 0 {
+					r23 = scratch.ordinals_1[i2]
 				}
-				acc22 = min(acc22, r21)
+				acc22 = min(acc22, r23)
 			}
 			scratch.train_cross_entropy_1_m_argmax_46[i0][i1][0] = acc22
 		}
@@ -4420,15 +4414,15 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 				train_cross_entropy_1_m_gradV := scratch.train_cross_entropy_1_m_grad[i0][i1][0]
 				train_cross_entropy_1_logits_gradRow2 := &scratch.train_cross_entropy_1_logits_grad[i0][i1]
 				for i2 := range 10 {
-					var r22 float32
+					var r24 float32
 					if scratch.ordinals_1[i2] == train_cross_entropy_1_m_argmax_46V {
-						r22 = 1
+						r24 = 1
 					}
-					r23 := float32(0)
-					if r22 != 0 {
-						r23 = train_cross_entropy_1_m_gradV
+					r25 := float32(0)
+					if r24 != 0 {
+						r25 = train_cross_entropy_1_m_gradV
 					}
-					train_cross_entropy_1_logits_gradRow2[i2] += r23
+					train_cross_entropy_1_logits_gradRow2[i2] += r25
 				}
 			}
 		}
@@ -4556,44 +4550,44 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g2 =+ g; g2 is net.layer_norm#2.beta.grad
 	// 8 parts of i0 on the pool.
-	rec19 := ocannlReverserBackwardPart18Records.Get()
-	rec19.scratch = scratch
+	rec21 := ocannlReverserBackwardPart20Records.Get()
+	rec21.scratch = scratch
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g1 =+ g / v2; g1 is _net/x2.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x2_1_grad = [32][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec20 := ocannlReverserBackwardPart19Records.Get()
-	rec20.scratch = scratch
+	rec22 := ocannlReverserBackwardPart21Records.Get()
+	rec22.scratch = scratch
 
 	// backprop of op 42 (_net/x2.4 = pointwise "/." of _net/x2.1, _net/x2.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x2.3.grad
 	// 8 parts of i0 on the pool.
-	rec21 := ocannlReverserBackwardPart20Records.Get()
-	rec21.scratch = scratch
+	rec23 := ocannlReverserBackwardPart22Records.Get()
+	rec23.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec19, rec20, rec21)
+	region.RunSeq(8, rec21, rec22, rec23)
 	// The 8 partial sums, added in part order.
-	for j26 := range 32 {
-		acc26 := gNetLayerNorm2Beta[j26]
-		acc26 += rec19.gNetLayerNorm2BetaPartial[0][j26]
-		acc26 += rec19.gNetLayerNorm2BetaPartial[1][j26]
-		acc26 += rec19.gNetLayerNorm2BetaPartial[2][j26]
-		acc26 += rec19.gNetLayerNorm2BetaPartial[3][j26]
-		acc26 += rec19.gNetLayerNorm2BetaPartial[4][j26]
-		acc26 += rec19.gNetLayerNorm2BetaPartial[5][j26]
-		acc26 += rec19.gNetLayerNorm2BetaPartial[6][j26]
-		acc26 += rec19.gNetLayerNorm2BetaPartial[7][j26]
-		gNetLayerNorm2Beta[j26] = acc26
+	for j28 := range 32 {
+		acc26 := gNetLayerNorm2Beta[j28]
+		acc26 += rec21.gNetLayerNorm2BetaPartial[0][j28]
+		acc26 += rec21.gNetLayerNorm2BetaPartial[1][j28]
+		acc26 += rec21.gNetLayerNorm2BetaPartial[2][j28]
+		acc26 += rec21.gNetLayerNorm2BetaPartial[3][j28]
+		acc26 += rec21.gNetLayerNorm2BetaPartial[4][j28]
+		acc26 += rec21.gNetLayerNorm2BetaPartial[5][j28]
+		acc26 += rec21.gNetLayerNorm2BetaPartial[6][j28]
+		acc26 += rec21.gNetLayerNorm2BetaPartial[7][j28]
+		gNetLayerNorm2Beta[j28] = acc26
 	}
-	rec19.scratch = nil
-	ocannlReverserBackwardPart18Records.Put(rec19)
-	*rec20 = ocannlReverserBackwardPart19{}
-	ocannlReverserBackwardPart19Records.Put(rec20)
-	*rec21 = ocannlReverserBackwardPart20{}
+	rec21.scratch = nil
 	ocannlReverserBackwardPart20Records.Put(rec21)
+	*rec22 = ocannlReverserBackwardPart21{}
+	ocannlReverserBackwardPart21Records.Put(rec22)
+	*rec23 = ocannlReverserBackwardPart22{}
+	ocannlReverserBackwardPart22Records.Put(rec23)
 
 	// backprop of op 41 (_net/x2.3 = pointwise sqrt of _net/x2.2): g1 =+ g / (2 * t); g1 is _net/x2.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
@@ -4645,70 +4639,66 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec22 := ocannlReverserBackwardPart21Records.Get()
-	rec22.scratch = scratch
+	rec24 := ocannlReverserBackwardPart23Records.Get()
+	rec24.scratch = scratch
 
 	// backprop of op 39 (_net/x2.1 = pointwise "*." of net.layer_norm#2.gamma, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_2_centered_grad = [32][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec23 := ocannlReverserBackwardPart22Records.Get()
-	rec23.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
-	rec23.scratch = scratch
+	rec25 := ocannlReverserBackwardPart24Records.Get()
+	rec25.pNetLayerNorm2Gamma = pNetLayerNorm2Gamma
+	rec25.scratch = scratch
 
 	// backprop of op 37 (_net.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#2/var.1): g1 =+ g; g1 is _net.layer_norm#2/var.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_2_var_1_grad = [32][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec24 := ocannlReverserBackwardPart23Records.Get()
-	rec24.scratch = scratch
+	rec26 := ocannlReverserBackwardPart25Records.Get()
+	rec26.scratch = scratch
 
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g1 =+ g * v2; g1 is net.layer_norm#2/centered.grad
 	// 8 parts of i0 on the pool.
-	rec25 := ocannlReverserBackwardPart24Records.Get()
-	rec25.scratch = scratch
+	rec27 := ocannlReverserBackwardPart26Records.Get()
+	rec27.scratch = scratch
 
 	// backprop of op 36 (_net.layer_norm#2/var.1 = pointwise "*." of net.layer_norm#2/centered, net.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.layer_norm#2/centered.grad
 	// 8 parts of i0 on the pool.
-	rec26 := ocannlReverserBackwardPart25Records.Get()
-	rec26.scratch = scratch
+	rec28 := ocannlReverserBackwardPart27Records.Get()
+	rec28.scratch = scratch
 
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g1 =+ g; g1 is net.layer_norm#2/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_2_x_grad = [32][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec27 := ocannlReverserBackwardPart26Records.Get()
-	rec27.scratch = scratch
+	rec29 := ocannlReverserBackwardPart28Records.Get()
+	rec29.scratch = scratch
 
 	// backprop of op 35 (net.layer_norm#2/centered = pointwise "-" of net.layer_norm#2/x, net.layer_norm#2/mean): g2 =- g; g2 is net.layer_norm#2/mean.grad
 	// 8 parts of i0 on the pool.
-	rec28 := ocannlReverserBackwardPart27Records.Get()
-	rec28.scratch = scratch
+	rec30 := ocannlReverserBackwardPart29Records.Get()
+	rec30.scratch = scratch
 
 	// The 7 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec22, rec23, rec24, rec25, rec26, rec27, rec28)
+	region.RunSeq(8, rec24, rec25, rec26, rec27, rec28, rec29, rec30)
 	// The 8 partial sums, added in part order.
-	for j31 := range 32 {
-		acc29 := gNetLayerNorm2Gamma[j31]
-		acc29 += rec22.gNetLayerNorm2GammaPartial[0][j31]
-		acc29 += rec22.gNetLayerNorm2GammaPartial[1][j31]
-		acc29 += rec22.gNetLayerNorm2GammaPartial[2][j31]
-		acc29 += rec22.gNetLayerNorm2GammaPartial[3][j31]
-		acc29 += rec22.gNetLayerNorm2GammaPartial[4][j31]
-		acc29 += rec22.gNetLayerNorm2GammaPartial[5][j31]
-		acc29 += rec22.gNetLayerNorm2GammaPartial[6][j31]
-		acc29 += rec22.gNetLayerNorm2GammaPartial[7][j31]
-		gNetLayerNorm2Gamma[j31] = acc29
+	for j33 := range 32 {
+		acc29 := gNetLayerNorm2Gamma[j33]
+		acc29 += rec24.gNetLayerNorm2GammaPartial[0][j33]
+		acc29 += rec24.gNetLayerNorm2GammaPartial[1][j33]
+		acc29 += rec24.gNetLayerNorm2GammaPartial[2][j33]
+		acc29 += rec24.gNetLayerNorm2GammaPartial[3][j33]
+		acc29 += rec24.gNetLayerNorm2GammaPartial[4][j33]
+		acc29 += rec24.gNetLayerNorm2GammaPartial[5][j33]
+		acc29 += rec24.gNetLayerNorm2GammaPartial[6][j33]
+		acc29 += rec24.gNetLayerNorm2GammaPartial[7][j33]
+		gNetLayerNorm2Gamma[j33] = acc29
 	}
-	rec22.scratch = nil
-	ocannlReverserBackwardPart21Records.Put(rec22)
-	*rec23 = ocannlReverserBackwardPart22{}
-	ocannlReverserBackwardPart22Records.Put(rec23)
-	*rec24 = ocannlReverserBackwardPart23{}
+	rec24.scratch = nil
 	ocannlReverserBackwardPart23Records.Put(rec24)
 	*rec25 = ocannlReverserBackwardPart24{}
 	ocannlReverserBackwardPart24Records.Put(rec25)
@@ -4718,6 +4708,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart26Records.Put(rec27)
 	*rec28 = ocannlReverserBackwardPart27{}
 	ocannlReverserBackwardPart27Records.Put(rec28)
+	*rec29 = ocannlReverserBackwardPart28{}
+	ocannlReverserBackwardPart28Records.Put(rec29)
+	*rec30 = ocannlReverserBackwardPart29{}
+	ocannlReverserBackwardPart29Records.Put(rec30)
 
 	// backprop of op 34 (net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.layer_norm#2/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
@@ -4805,154 +4799,168 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec29 := ocannlReverserBackwardPart28Records.Get()
-	rec29.scratch = scratch
+	rec31 := ocannlReverserBackwardPart30Records.Get()
+	rec31.scratch = scratch
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
-	// 8 parts of i2 on the pool.
-	rec30 := ocannlReverserBackwardPart29Records.Get()
-	rec30.gNetLinear1W = gNetLinear1W
-	rec30.scratch = scratch
+	// 8 parts of i0 on the pool.
+	rec32 := ocannlReverserBackwardPart31Records.Get()
+	rec32.scratch = scratch
 
 	// backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_linear_1_x_grad = [32][8][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec31 := ocannlReverserBackwardPart30Records.Get()
-	rec31.pNetLinear1W = pNetLinear1W
-	rec31.scratch = scratch
+	rec33 := ocannlReverserBackwardPart32Records.Get()
+	rec33.pNetLinear1W = pNetLinear1W
+	rec33.scratch = scratch
 
 	// backprop of op 29 (net.linear#1/x = pointwise relu of _net.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.linear#1/x.2.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_linear_1_x_2_grad = [32][8][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec32 := ocannlReverserBackwardPart31Records.Get()
-	rec32.scratch = scratch
+	rec34 := ocannlReverserBackwardPart33Records.Get()
+	rec34.scratch = scratch
 
 	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g1 =+ g; g1 is _net.linear#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_linear_1_x_1_grad = [32][8][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec33 := ocannlReverserBackwardPart32Records.Get()
-	rec33.scratch = scratch
+	rec35 := ocannlReverserBackwardPart34Records.Get()
+	rec35.scratch = scratch
 
 	// backprop of op 28 (_net.linear#1/x.2 = pointwise "+" of _net.linear#1/x.1, net.dense#1.b): g2 =+ g; g2 is net.dense#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec34 := ocannlReverserBackwardPart33Records.Get()
-	rec34.scratch = scratch
+	rec36 := ocannlReverserBackwardPart35Records.Get()
+	rec36.scratch = scratch
 
 	// The 6 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec29, rec30, rec31, rec32, rec33, rec34)
+	region.RunSeq(8, rec31, rec32, rec33, rec34, rec35, rec36)
 	// The 8 partial sums, added in part order.
-	for j41 := range 32 {
-		acc32 := gNetLinear1B[j41]
-		acc32 += rec29.gNetLinear1BPartial[0][j41]
-		acc32 += rec29.gNetLinear1BPartial[1][j41]
-		acc32 += rec29.gNetLinear1BPartial[2][j41]
-		acc32 += rec29.gNetLinear1BPartial[3][j41]
-		acc32 += rec29.gNetLinear1BPartial[4][j41]
-		acc32 += rec29.gNetLinear1BPartial[5][j41]
-		acc32 += rec29.gNetLinear1BPartial[6][j41]
-		acc32 += rec29.gNetLinear1BPartial[7][j41]
-		gNetLinear1B[j41] = acc32
+	for j43 := range 32 {
+		acc32 := gNetLinear1B[j43]
+		acc32 += rec31.gNetLinear1BPartial[0][j43]
+		acc32 += rec31.gNetLinear1BPartial[1][j43]
+		acc32 += rec31.gNetLinear1BPartial[2][j43]
+		acc32 += rec31.gNetLinear1BPartial[3][j43]
+		acc32 += rec31.gNetLinear1BPartial[4][j43]
+		acc32 += rec31.gNetLinear1BPartial[5][j43]
+		acc32 += rec31.gNetLinear1BPartial[6][j43]
+		acc32 += rec31.gNetLinear1BPartial[7][j43]
+		gNetLinear1B[j43] = acc32
 	}
-	rec29.scratch = nil
-	ocannlReverserBackwardPart28Records.Put(rec29)
-	*rec30 = ocannlReverserBackwardPart29{}
-	ocannlReverserBackwardPart29Records.Put(rec30)
-	*rec31 = ocannlReverserBackwardPart30{}
+	rec31.scratch = nil
 	ocannlReverserBackwardPart30Records.Put(rec31)
-	*rec32 = ocannlReverserBackwardPart31{}
+	// The 8 partial sums, added in part order.
+	for j45 := range 32 {
+		for j46 := range 64 {
+			acc33 := gNetLinear1W[64*j45+j46]
+			acc33 += rec32.gNetLinear1WPartial[0][j45][j46]
+			acc33 += rec32.gNetLinear1WPartial[1][j45][j46]
+			acc33 += rec32.gNetLinear1WPartial[2][j45][j46]
+			acc33 += rec32.gNetLinear1WPartial[3][j45][j46]
+			acc33 += rec32.gNetLinear1WPartial[4][j45][j46]
+			acc33 += rec32.gNetLinear1WPartial[5][j45][j46]
+			acc33 += rec32.gNetLinear1WPartial[6][j45][j46]
+			acc33 += rec32.gNetLinear1WPartial[7][j45][j46]
+			gNetLinear1W[64*j45+j46] = acc33
+		}
+	}
+	rec32.scratch = nil
 	ocannlReverserBackwardPart31Records.Put(rec32)
 	*rec33 = ocannlReverserBackwardPart32{}
 	ocannlReverserBackwardPart32Records.Put(rec33)
-	// The 8 partial sums, added in part order.
-	for j47 := range 64 {
-		acc35 := gNetDense1B[j47]
-		acc35 += rec34.gNetDense1BPartial[0][j47]
-		acc35 += rec34.gNetDense1BPartial[1][j47]
-		acc35 += rec34.gNetDense1BPartial[2][j47]
-		acc35 += rec34.gNetDense1BPartial[3][j47]
-		acc35 += rec34.gNetDense1BPartial[4][j47]
-		acc35 += rec34.gNetDense1BPartial[5][j47]
-		acc35 += rec34.gNetDense1BPartial[6][j47]
-		acc35 += rec34.gNetDense1BPartial[7][j47]
-		gNetDense1B[j47] = acc35
-	}
-	rec34.scratch = nil
+	*rec34 = ocannlReverserBackwardPart33{}
 	ocannlReverserBackwardPart33Records.Put(rec34)
+	*rec35 = ocannlReverserBackwardPart34{}
+	ocannlReverserBackwardPart34Records.Put(rec35)
+	// The 8 partial sums, added in part order.
+	for j51 := range 64 {
+		acc36 := gNetDense1B[j51]
+		acc36 += rec36.gNetDense1BPartial[0][j51]
+		acc36 += rec36.gNetDense1BPartial[1][j51]
+		acc36 += rec36.gNetDense1BPartial[2][j51]
+		acc36 += rec36.gNetDense1BPartial[3][j51]
+		acc36 += rec36.gNetDense1BPartial[4][j51]
+		acc36 += rec36.gNetDense1BPartial[5][j51]
+		acc36 += rec36.gNetDense1BPartial[6][j51]
+		acc36 += rec36.gNetDense1BPartial[7][j51]
+		gNetDense1B[j51] = acc36
+	}
+	rec36.scratch = nil
+	ocannlReverserBackwardPart35Records.Put(rec36)
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g1 =+ g * v2; g1 is net.dense#1.w.grad
 	// 8 parts of i2 on the pool.
-	rec35 := ocannlReverserBackwardPart34Records.Get()
-	rec35.gNetDense1W = gNetDense1W
-	rec35.scratch = scratch
-	region.Run(rec35, 8)
-	*rec35 = ocannlReverserBackwardPart34{}
-	ocannlReverserBackwardPart34Records.Put(rec35)
+	rec37 := ocannlReverserBackwardPart36Records.Get()
+	rec37.gNetDense1W = gNetDense1W
+	rec37.scratch = scratch
+	region.Run(rec37, 8)
+	*rec37 = ocannlReverserBackwardPart36{}
+	ocannlReverserBackwardPart36Records.Put(rec37)
 
 	// backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
 	// 8 parts of i0 on the pool.
-	rec36 := ocannlReverserBackwardPart35Records.Get()
-	rec36.pNetDense1W = pNetDense1W
-	rec36.scratch = scratch
+	rec38 := ocannlReverserBackwardPart37Records.Get()
+	rec38.pNetDense1W = pNetDense1W
+	rec38.scratch = scratch
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g1 =+ g; g1 is _net/x1.4.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x1_4_grad = [32][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec37 := ocannlReverserBackwardPart36Records.Get()
-	rec37.scratch = scratch
+	rec39 := ocannlReverserBackwardPart38Records.Get()
+	rec39.scratch = scratch
 
 	// backprop of op 26 (net/x1 = pointwise "+" of _net/x1.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
 	// 8 parts of i0 on the pool.
-	rec38 := ocannlReverserBackwardPart37Records.Get()
-	rec38.scratch = scratch
+	rec40 := ocannlReverserBackwardPart39Records.Get()
+	rec40.scratch = scratch
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g1 =+ g / v2; g1 is _net/x1.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_x1_1_grad = [32][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec39 := ocannlReverserBackwardPart38Records.Get()
-	rec39.scratch = scratch
+	rec41 := ocannlReverserBackwardPart40Records.Get()
+	rec41.scratch = scratch
 
 	// backprop of op 25 (_net/x1.4 = pointwise "/." of _net/x1.1, _net/x1.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net/x1.3.grad
 	// 8 parts of i0 on the pool.
-	rec40 := ocannlReverserBackwardPart39Records.Get()
-	rec40.scratch = scratch
+	rec42 := ocannlReverserBackwardPart41Records.Get()
+	rec42.scratch = scratch
 
 	// The 5 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec36, rec37, rec38, rec39, rec40)
-	*rec36 = ocannlReverserBackwardPart35{}
-	ocannlReverserBackwardPart35Records.Put(rec36)
-	*rec37 = ocannlReverserBackwardPart36{}
-	ocannlReverserBackwardPart36Records.Put(rec37)
-	// The 8 partial sums, added in part order.
-	for j52 := range 32 {
-		acc38 := gNetLayerNorm1Beta[j52]
-		acc38 += rec38.gNetLayerNorm1BetaPartial[0][j52]
-		acc38 += rec38.gNetLayerNorm1BetaPartial[1][j52]
-		acc38 += rec38.gNetLayerNorm1BetaPartial[2][j52]
-		acc38 += rec38.gNetLayerNorm1BetaPartial[3][j52]
-		acc38 += rec38.gNetLayerNorm1BetaPartial[4][j52]
-		acc38 += rec38.gNetLayerNorm1BetaPartial[5][j52]
-		acc38 += rec38.gNetLayerNorm1BetaPartial[6][j52]
-		acc38 += rec38.gNetLayerNorm1BetaPartial[7][j52]
-		gNetLayerNorm1Beta[j52] = acc38
-	}
-	rec38.scratch = nil
+	region.RunSeq(8, rec38, rec39, rec40, rec41, rec42)
+	*rec38 = ocannlReverserBackwardPart37{}
 	ocannlReverserBackwardPart37Records.Put(rec38)
 	*rec39 = ocannlReverserBackwardPart38{}
 	ocannlReverserBackwardPart38Records.Put(rec39)
-	*rec40 = ocannlReverserBackwardPart39{}
+	// The 8 partial sums, added in part order.
+	for j56 := range 32 {
+		acc39 := gNetLayerNorm1Beta[j56]
+		acc39 += rec40.gNetLayerNorm1BetaPartial[0][j56]
+		acc39 += rec40.gNetLayerNorm1BetaPartial[1][j56]
+		acc39 += rec40.gNetLayerNorm1BetaPartial[2][j56]
+		acc39 += rec40.gNetLayerNorm1BetaPartial[3][j56]
+		acc39 += rec40.gNetLayerNorm1BetaPartial[4][j56]
+		acc39 += rec40.gNetLayerNorm1BetaPartial[5][j56]
+		acc39 += rec40.gNetLayerNorm1BetaPartial[6][j56]
+		acc39 += rec40.gNetLayerNorm1BetaPartial[7][j56]
+		gNetLayerNorm1Beta[j56] = acc39
+	}
+	rec40.scratch = nil
 	ocannlReverserBackwardPart39Records.Put(rec40)
+	*rec41 = ocannlReverserBackwardPart40{}
+	ocannlReverserBackwardPart40Records.Put(rec41)
+	*rec42 = ocannlReverserBackwardPart41{}
+	ocannlReverserBackwardPart41Records.Put(rec42)
 
 	// backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
@@ -5004,70 +5012,66 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec41 := ocannlReverserBackwardPart40Records.Get()
-	rec41.scratch = scratch
+	rec43 := ocannlReverserBackwardPart42Records.Get()
+	rec43.scratch = scratch
 
 	// backprop of op 22 (_net/x1.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_1_centered_grad = [32][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec42 := ocannlReverserBackwardPart41Records.Get()
-	rec42.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
-	rec42.scratch = scratch
+	rec44 := ocannlReverserBackwardPart43Records.Get()
+	rec44.pNetLayerNorm1Gamma = pNetLayerNorm1Gamma
+	rec44.scratch = scratch
 
 	// backprop of op 20 (_net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1): g1 =+ g; g1 is _net.layer_norm#1/var.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_1_var_1_grad = [32][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec43 := ocannlReverserBackwardPart42Records.Get()
-	rec43.scratch = scratch
+	rec45 := ocannlReverserBackwardPart44Records.Get()
+	rec45.scratch = scratch
 
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1/centered.grad
 	// 8 parts of i0 on the pool.
-	rec44 := ocannlReverserBackwardPart43Records.Get()
-	rec44.scratch = scratch
+	rec46 := ocannlReverserBackwardPart45Records.Get()
+	rec46.scratch = scratch
 
 	// backprop of op 19 (_net.layer_norm#1/var.1 = pointwise "*." of net.layer_norm#1/centered, net.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.layer_norm#1/centered.grad
 	// 8 parts of i0 on the pool.
-	rec45 := ocannlReverserBackwardPart44Records.Get()
-	rec45.scratch = scratch
+	rec47 := ocannlReverserBackwardPart46Records.Get()
+	rec47.scratch = scratch
 
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g1 =+ g; g1 is net.layer_norm#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_layer_norm_1_x_grad = [32][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec46 := ocannlReverserBackwardPart45Records.Get()
-	rec46.scratch = scratch
+	rec48 := ocannlReverserBackwardPart47Records.Get()
+	rec48.scratch = scratch
 
 	// backprop of op 18 (net.layer_norm#1/centered = pointwise "-" of net.layer_norm#1/x, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 	// 8 parts of i0 on the pool.
-	rec47 := ocannlReverserBackwardPart46Records.Get()
-	rec47.scratch = scratch
+	rec49 := ocannlReverserBackwardPart48Records.Get()
+	rec49.scratch = scratch
 
 	// The 7 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec41, rec42, rec43, rec44, rec45, rec46, rec47)
+	region.RunSeq(8, rec43, rec44, rec45, rec46, rec47, rec48, rec49)
 	// The 8 partial sums, added in part order.
-	for j57 := range 32 {
-		acc41 := gNetLayerNorm1Gamma[j57]
-		acc41 += rec41.gNetLayerNorm1GammaPartial[0][j57]
-		acc41 += rec41.gNetLayerNorm1GammaPartial[1][j57]
-		acc41 += rec41.gNetLayerNorm1GammaPartial[2][j57]
-		acc41 += rec41.gNetLayerNorm1GammaPartial[3][j57]
-		acc41 += rec41.gNetLayerNorm1GammaPartial[4][j57]
-		acc41 += rec41.gNetLayerNorm1GammaPartial[5][j57]
-		acc41 += rec41.gNetLayerNorm1GammaPartial[6][j57]
-		acc41 += rec41.gNetLayerNorm1GammaPartial[7][j57]
-		gNetLayerNorm1Gamma[j57] = acc41
+	for j61 := range 32 {
+		acc42 := gNetLayerNorm1Gamma[j61]
+		acc42 += rec43.gNetLayerNorm1GammaPartial[0][j61]
+		acc42 += rec43.gNetLayerNorm1GammaPartial[1][j61]
+		acc42 += rec43.gNetLayerNorm1GammaPartial[2][j61]
+		acc42 += rec43.gNetLayerNorm1GammaPartial[3][j61]
+		acc42 += rec43.gNetLayerNorm1GammaPartial[4][j61]
+		acc42 += rec43.gNetLayerNorm1GammaPartial[5][j61]
+		acc42 += rec43.gNetLayerNorm1GammaPartial[6][j61]
+		acc42 += rec43.gNetLayerNorm1GammaPartial[7][j61]
+		gNetLayerNorm1Gamma[j61] = acc42
 	}
-	rec41.scratch = nil
-	ocannlReverserBackwardPart40Records.Put(rec41)
-	*rec42 = ocannlReverserBackwardPart41{}
-	ocannlReverserBackwardPart41Records.Put(rec42)
-	*rec43 = ocannlReverserBackwardPart42{}
+	rec43.scratch = nil
 	ocannlReverserBackwardPart42Records.Put(rec43)
 	*rec44 = ocannlReverserBackwardPart43{}
 	ocannlReverserBackwardPart43Records.Put(rec44)
@@ -5077,6 +5081,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart45Records.Put(rec46)
 	*rec47 = ocannlReverserBackwardPart46{}
 	ocannlReverserBackwardPart46Records.Put(rec47)
+	*rec48 = ocannlReverserBackwardPart47{}
+	ocannlReverserBackwardPart47Records.Put(rec48)
+	*rec49 = ocannlReverserBackwardPart48{}
+	ocannlReverserBackwardPart48Records.Put(rec49)
 
 	// backprop of op 17 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
@@ -5147,36 +5155,36 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g1 =+ g * v2; g1 is net.attention#1.w_o.grad
 	// 8 parts of i2 on the pool.
-	rec48 := ocannlReverserBackwardPart47Records.Get()
-	rec48.gNetAttention1WO = gNetAttention1WO
-	rec48.scratch = scratch
+	rec50 := ocannlReverserBackwardPart49Records.Get()
+	rec50.gNetAttention1WO = gNetAttention1WO
+	rec50.scratch = scratch
 
 	// backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g2 =+ v1 * g; g2 is net.attention#1/ctx.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_ctx_grad = [32][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec49 := ocannlReverserBackwardPart48Records.Get()
-	rec49.pNetAttention1WO = pNetAttention1WO
-	rec49.scratch = scratch
+	rec51 := ocannlReverserBackwardPart50Records.Get()
+	rec51.pNetAttention1WO = pNetAttention1WO
+	rec51.scratch = scratch
 
 	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g1 =+ g * v2; g1 is net.attention#1/attn.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_attn_grad = [32][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec50 := ocannlReverserBackwardPart49Records.Get()
-	rec50.scratch = scratch
+	rec52 := ocannlReverserBackwardPart51Records.Get()
+	rec52.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec48, rec49, rec50)
-	*rec48 = ocannlReverserBackwardPart47{}
-	ocannlReverserBackwardPart47Records.Put(rec48)
-	*rec49 = ocannlReverserBackwardPart48{}
-	ocannlReverserBackwardPart48Records.Put(rec49)
+	region.RunSeq(8, rec50, rec51, rec52)
 	*rec50 = ocannlReverserBackwardPart49{}
 	ocannlReverserBackwardPart49Records.Put(rec50)
+	*rec51 = ocannlReverserBackwardPart50{}
+	ocannlReverserBackwardPart50Records.Put(rec51)
+	*rec52 = ocannlReverserBackwardPart51{}
+	ocannlReverserBackwardPart51Records.Put(rec52)
 
 	// backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g2 =+ v1 * g; g2 is net.attention#1/v.grad
 	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
@@ -5237,10 +5245,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	if ocannlAVX2 {
 		ocannlMap45AVX2(&scratch.net_attention_1_m_argmax_8[0][0][0][0])
 	} else {
-		for j74 := range 32 {
-			for j75 := range 8 {
-				for j76 := range 4 {
-					scratch.net_attention_1_m_argmax_8[j74][j75][j76][0] = 8
+		for j78 := range 32 {
+			for j79 := range 8 {
+				for j80 := range 4 {
+					scratch.net_attention_1_m_argmax_8[j78][j79][j80][0] = 8
 				}
 			}
 		}
@@ -5248,60 +5256,56 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.attention#1/attn.1.grad
 	// 8 parts of i0 on the pool.
-	rec51 := ocannlReverserBackwardPart50Records.Get()
-	rec51.scratch = scratch
+	rec53 := ocannlReverserBackwardPart52Records.Get()
+	rec53.scratch = scratch
 
 	// backprop of op 11 (_net.attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.attention#1/ex): g1 =+ g; g1 is net.attention#1/ex.grad
 	// 8 parts of i0 on the pool.
-	rec52 := ocannlReverserBackwardPart51Records.Get()
-	rec52.scratch = scratch
+	rec54 := ocannlReverserBackwardPart53Records.Get()
+	rec54.scratch = scratch
 
 	// backprop of op 10 (net.attention#1/ex = pointwise exp of _net.attention#1/ex.1): g1 =+ g * t; g1 is _net.attention#1/ex.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_ex_1_grad = [32][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec53 := ocannlReverserBackwardPart52Records.Get()
-	rec53.scratch = scratch
+	rec55 := ocannlReverserBackwardPart54Records.Get()
+	rec55.scratch = scratch
 
 	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g1 =+ g; g1 is net.attention#1/scores.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_scores_grad = [32][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec54 := ocannlReverserBackwardPart53Records.Get()
-	rec54.scratch = scratch
-
-	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g2 =- g; g2 is net.attention#1/m.grad
-	// 8 parts of i0 on the pool.
-	rec55 := ocannlReverserBackwardPart54Records.Get()
-	rec55.scratch = scratch
-
-	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): the winners: w =@- where((v1 == t), ord, 8); w is net.attention#1/m.argmax@8
-	// 8 parts of i0 on the pool.
 	rec56 := ocannlReverserBackwardPart55Records.Get()
 	rec56.scratch = scratch
 
-	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((ord == w), g, 0); g1 is net.attention#1/scores.grad
+	// backprop of op 9 (_net.attention#1/ex.1 = pointwise "-" of net.attention#1/scores, net.attention#1/m): g2 =- g; g2 is net.attention#1/m.grad
 	// 8 parts of i0 on the pool.
 	rec57 := ocannlReverserBackwardPart56Records.Get()
 	rec57.scratch = scratch
+
+	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): the winners: w =@- where((v1 == t), ord, 8); w is net.attention#1/m.argmax@8
+	// 8 parts of i0 on the pool.
+	rec58 := ocannlReverserBackwardPart57Records.Get()
+	rec58.scratch = scratch
+
+	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): g1 =+ where((ord == w), g, 0); g1 is net.attention#1/scores.grad
+	// 8 parts of i0 on the pool.
+	rec59 := ocannlReverserBackwardPart58Records.Get()
+	rec59.scratch = scratch
 
 	// backprop of op 7 (net.attention#1/scores = pointwise "/." of _net.attention#1/scores.1, _net.attention#1/scores.2): g1 =+ g / v2; g1 is _net.attention#1/scores.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_attention_1_scores_1_grad = [32][8][4][8]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec58 := ocannlReverserBackwardPart57Records.Get()
-	rec58.scratch = scratch
+	rec60 := ocannlReverserBackwardPart59Records.Get()
+	rec60.scratch = scratch
 
 	// The 8 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec51, rec52, rec53, rec54, rec55, rec56, rec57, rec58)
-	*rec51 = ocannlReverserBackwardPart50{}
-	ocannlReverserBackwardPart50Records.Put(rec51)
-	*rec52 = ocannlReverserBackwardPart51{}
-	ocannlReverserBackwardPart51Records.Put(rec52)
+	region.RunSeq(8, rec53, rec54, rec55, rec56, rec57, rec58, rec59, rec60)
 	*rec53 = ocannlReverserBackwardPart52{}
 	ocannlReverserBackwardPart52Records.Put(rec53)
 	*rec54 = ocannlReverserBackwardPart53{}
@@ -5314,6 +5318,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart56Records.Put(rec57)
 	*rec58 = ocannlReverserBackwardPart57{}
 	ocannlReverserBackwardPart57Records.Put(rec58)
+	*rec59 = ocannlReverserBackwardPart58{}
+	ocannlReverserBackwardPart58Records.Put(rec59)
+	*rec60 = ocannlReverserBackwardPart59{}
+	ocannlReverserBackwardPart59Records.Put(rec60)
 
 	// backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g1 =+ g * v2; g1 is net.attention#1/q.grad
 	// float32 broadcast kernel M=8 N=8 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
@@ -5346,12 +5354,12 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 						net_attention_1_scores_1_gradV4 := scratch.net_attention_1_scores_1_grad[i0][i1][i2][i3+3]
 						net_attention_1_kRow5 := &scratch.net_attention_1_k[i0][i3+3][i2]
 						for i4 := range 8 {
-							acc47 := net_attention_1_q_gradRow[i4]
-							acc47 += net_attention_1_scores_1_gradV * net_attention_1_kRow2[i4]
-							acc47 += net_attention_1_scores_1_gradV2 * net_attention_1_kRow3[i4]
-							acc47 += net_attention_1_scores_1_gradV3 * net_attention_1_kRow4[i4]
-							acc47 += net_attention_1_scores_1_gradV4 * net_attention_1_kRow5[i4]
-							net_attention_1_q_gradRow[i4] = acc47
+							acc48 := net_attention_1_q_gradRow[i4]
+							acc48 += net_attention_1_scores_1_gradV * net_attention_1_kRow2[i4]
+							acc48 += net_attention_1_scores_1_gradV2 * net_attention_1_kRow3[i4]
+							acc48 += net_attention_1_scores_1_gradV3 * net_attention_1_kRow4[i4]
+							acc48 += net_attention_1_scores_1_gradV4 * net_attention_1_kRow5[i4]
+							net_attention_1_q_gradRow[i4] = acc48
 						}
 					}
 				}
@@ -5392,80 +5400,80 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g1 =+ g * v2; g1 is net.attention#1.w_v.grad
-	// 8 parts of i3 on the pool.
-	rec59 := ocannlReverserBackwardPart58Records.Get()
-	rec59.gNetAttention1WV = gNetAttention1WV
-	rec59.scratch = scratch
-	region.Run(rec59, 8)
-	*rec59 = ocannlReverserBackwardPart58{}
-	ocannlReverserBackwardPart58Records.Put(rec59)
-
-	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
-	// 8 parts of i0 on the pool.
-	rec60 := ocannlReverserBackwardPart59Records.Get()
-	rec60.pNetAttention1WV = pNetAttention1WV
-	rec60.scratch = scratch
-	region.Run(rec60, 8)
-	*rec60 = ocannlReverserBackwardPart59{}
-	ocannlReverserBackwardPart59Records.Put(rec60)
-
-	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
-	// 8 parts of i3 on the pool.
+	// 4 parts of i2 on the pool.
 	rec61 := ocannlReverserBackwardPart60Records.Get()
-	rec61.gNetAttention1WK = gNetAttention1WK
+	rec61.gNetAttention1WV = gNetAttention1WV
 	rec61.scratch = scratch
-	region.Run(rec61, 8)
+	region.Run(rec61, 4)
 	*rec61 = ocannlReverserBackwardPart60{}
 	ocannlReverserBackwardPart60Records.Put(rec61)
 
-	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
+	// backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// 8 parts of i0 on the pool.
 	rec62 := ocannlReverserBackwardPart61Records.Get()
-	rec62.pNetAttention1WK = pNetAttention1WK
+	rec62.pNetAttention1WV = pNetAttention1WV
 	rec62.scratch = scratch
 	region.Run(rec62, 8)
 	*rec62 = ocannlReverserBackwardPart61{}
 	ocannlReverserBackwardPart61Records.Put(rec62)
 
-	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
-	// 8 parts of i3 on the pool.
+	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
+	// 4 parts of i2 on the pool.
 	rec63 := ocannlReverserBackwardPart62Records.Get()
-	rec63.gNetAttention1WQ = gNetAttention1WQ
+	rec63.gNetAttention1WK = gNetAttention1WK
 	rec63.scratch = scratch
-	region.Run(rec63, 8)
+	region.Run(rec63, 4)
 	*rec63 = ocannlReverserBackwardPart62{}
 	ocannlReverserBackwardPart62Records.Put(rec63)
 
-	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
+	// backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	// 8 parts of i0 on the pool.
 	rec64 := ocannlReverserBackwardPart63Records.Get()
-	rec64.pNetAttention1WQ = pNetAttention1WQ
+	rec64.pNetAttention1WK = pNetAttention1WK
 	rec64.scratch = scratch
+	region.Run(rec64, 8)
+	*rec64 = ocannlReverserBackwardPart63{}
+	ocannlReverserBackwardPart63Records.Put(rec64)
+
+	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
+	// 4 parts of i2 on the pool.
+	rec65 := ocannlReverserBackwardPart64Records.Get()
+	rec65.gNetAttention1WQ = gNetAttention1WQ
+	rec65.scratch = scratch
+	region.Run(rec65, 4)
+	*rec65 = ocannlReverserBackwardPart64{}
+	ocannlReverserBackwardPart64Records.Put(rec65)
+
+	// backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
+	// 8 parts of i0 on the pool.
+	rec66 := ocannlReverserBackwardPart65Records.Get()
+	rec66.pNetAttention1WQ = pNetAttention1WQ
+	rec66.scratch = scratch
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g1 =+ g; g1 is _net/h.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_h_1_grad = [32][8][32]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec65 := ocannlReverserBackwardPart64Records.Get()
-	rec65.scratch = scratch
+	rec67 := ocannlReverserBackwardPart66Records.Get()
+	rec67.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec64, rec65)
-	*rec64 = ocannlReverserBackwardPart63{}
-	ocannlReverserBackwardPart63Records.Put(rec64)
-	*rec65 = ocannlReverserBackwardPart64{}
-	ocannlReverserBackwardPart64Records.Put(rec65)
+	region.RunSeq(8, rec66, rec67)
+	*rec66 = ocannlReverserBackwardPart65{}
+	ocannlReverserBackwardPart65Records.Put(rec66)
+	*rec67 = ocannlReverserBackwardPart66{}
+	ocannlReverserBackwardPart66Records.Put(rec67)
 
 	// backprop of op 1 (net/h = pointwise "+" of _net/h.1, net.pos): g2 =+ g; g2 is net.pos.grad
 	// 8 parts of i1 on the pool.
-	rec66 := ocannlReverserBackwardPart65Records.Get()
-	rec66.gNetPos = gNetPos
-	rec66.scratch = scratch
-	region.Run(rec66, 8)
-	*rec66 = ocannlReverserBackwardPart65{}
-	ocannlReverserBackwardPart65Records.Put(rec66)
+	rec68 := ocannlReverserBackwardPart67Records.Get()
+	rec68.gNetPos = gNetPos
+	rec68.scratch = scratch
+	region.Run(rec68, 8)
+	*rec68 = ocannlReverserBackwardPart67{}
+	ocannlReverserBackwardPart67Records.Put(rec68)
 
 	// backprop of op 0 (_net/h.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
 
@@ -5613,9 +5621,9 @@ func (r *ocannlReverserBackwardPart0) Part(j int) {
 	pNetAttention1WQ, scratch := r.pNetAttention1WQ, r.scratch
 	// float32 dot kernel M=32 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm1AVX512(&scratch.net_attention_1_q[4*j][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[4*j][0][0])
+		ocannlGemm1AVX512(&scratch.net_attention_1_q[4*j][0][0][0], &scratch.net_h[4*j][0][0], &pNetAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm1AVX2(&scratch.net_attention_1_q[4*j][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[4*j][0][0])
+		ocannlGemm1AVX2(&scratch.net_attention_1_q[4*j][0][0][0], &scratch.net_h[4*j][0][0], &pNetAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -5651,9 +5659,9 @@ func (r2 *ocannlReverserBackwardPart1) Part(j2 int) {
 	pNetAttention1WK, scratch := r2.pNetAttention1WK, r2.scratch
 	// float32 dot kernel M=32 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm1AVX512(&scratch.net_attention_1_k[4*j2][0][0][0], &pNetAttention1WK[0], &scratch.net_h[4*j2][0][0])
+		ocannlGemm1AVX512(&scratch.net_attention_1_k[4*j2][0][0][0], &scratch.net_h[4*j2][0][0], &pNetAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm1AVX2(&scratch.net_attention_1_k[4*j2][0][0][0], &pNetAttention1WK[0], &scratch.net_h[4*j2][0][0])
+		ocannlGemm1AVX2(&scratch.net_attention_1_k[4*j2][0][0][0], &scratch.net_h[4*j2][0][0], &pNetAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -5689,9 +5697,9 @@ func (r3 *ocannlReverserBackwardPart2) Part(j3 int) {
 	pNetAttention1WV, scratch := r3.pNetAttention1WV, r3.scratch
 	// float32 dot kernel M=32 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm1AVX512(&scratch.net_attention_1_v[4*j3][0][0][0], &pNetAttention1WV[0], &scratch.net_h[4*j3][0][0])
+		ocannlGemm1AVX512(&scratch.net_attention_1_v[4*j3][0][0][0], &scratch.net_h[4*j3][0][0], &pNetAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm1AVX2(&scratch.net_attention_1_v[4*j3][0][0][0], &pNetAttention1WV[0], &scratch.net_h[4*j3][0][0])
+		ocannlGemm1AVX2(&scratch.net_attention_1_v[4*j3][0][0][0], &scratch.net_h[4*j3][0][0], &pNetAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -5933,9 +5941,9 @@ func (r10 *ocannlReverserBackwardPart9) Part(j10 int) {
 	pNetAttention1WO, scratch := r10.pNetAttention1WO, r10.scratch
 	// float32 dot kernel M=32 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm1AVX512(&scratch.net_layer_norm_1_x_1[4*j10][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[4*j10][0][0][0])
+		ocannlGemm1AVX512(&scratch.net_layer_norm_1_x_1[4*j10][0][0], &scratch.net_attention_1_ctx[4*j10][0][0][0], &pNetAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm1AVX2(&scratch.net_layer_norm_1_x_1[4*j10][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[4*j10][0][0][0])
+		ocannlGemm1AVX2(&scratch.net_layer_norm_1_x_1[4*j10][0][0], &scratch.net_attention_1_ctx[4*j10][0][0][0], &pNetAttention1WO[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -6051,7 +6059,7 @@ func (r13 *ocannlReverserBackwardPart12) Part(j14 int) {
 var ocannlReverserBackwardPart12Records rt.Records[ocannlReverserBackwardPart12]
 
 // ocannlReverserBackwardPart13 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 8 values of i2 (see rt.Pool).
+// for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart13 struct {
 	pNetDense1W *[2048]float32
 	scratch     *ocannlReverserBackwardScratch
@@ -6060,23 +6068,23 @@ type ocannlReverserBackwardPart13 struct {
 // Part runs part j16 of the nest (0 <= j16 < 8).
 func (r14 *ocannlReverserBackwardPart13) Part(j16 int) {
 	pNetDense1W, scratch := r14.pNetDense1W, r14.scratch
-	// float32 dot kernel M=8 N=256 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm4AVX512(&scratch.net_linear_1_x_1[0][0][8*j16], &pNetDense1W[256*j16], &scratch.net_x1[0][0][0])
+		ocannlGemm4AVX512(&scratch.net_linear_1_x_1[4*j16][0][0], &scratch.net_x1[4*j16][0][0], &pNetDense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&scratch.net_linear_1_x_1[0][0][8*j16], &pNetDense1W[256*j16], &scratch.net_x1[0][0][0])
+		ocannlGemm4AVX2(&scratch.net_linear_1_x_1[4*j16][0][0], &scratch.net_x1[4*j16][0][0], &pNetDense1W[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 32 {
+		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1Row2 := &scratch.net_x1[i0][i1]
-				for i2 := range 8 {
-					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2+256*j16 : 32*i2+256*j16+32])
+				net_x1Row2 := &scratch.net_x1[i0+4*j16][i1]
+				for i2 := range 64 {
+					pNetDense1WRow := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
 					acc12 := float32(0)
 					for i3 := range 32 {
 						acc12 += pNetDense1WRow[i3] * net_x1Row2[i3]
 					}
-					scratch.net_linear_1_x_1[i0][i1][i2+8*j16] = acc12
+					scratch.net_linear_1_x_1[i0+4*j16][i1][i2] = acc12
 				}
 			}
 		}
@@ -6089,30 +6097,25 @@ var ocannlReverserBackwardPart13Records rt.Records[ocannlReverserBackwardPart13]
 // ocannlReverserBackwardPart14 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart14 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserBackwardScratch
+	pNetDense1B *[64]float32
+	scratch     *ocannlReverserBackwardScratch
 }
 
 // Part runs part j17 of the nest (0 <= j17 < 8).
-func (r16 *ocannlReverserBackwardPart14) Part(j17 int) {
-	pNetLinear1W, scratch := r16.pNetLinear1W, r16.scratch
-	// float32 dot kernel M=32 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+func (r15 *ocannlReverserBackwardPart14) Part(j17 int) {
+	pNetDense1B, scratch := r15.pNetDense1B, r15.scratch
+	// float32 pointwise kernel over 32 rows of 64 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlGemm5AVX512(&scratch.net_layer_norm_2_x_1[4*j17][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j17][0][0])
+		ocannlMap20AVX512(&scratch.net_linear_1_x_2[4*j17][0][0], &scratch.net_linear_1_x_1[4*j17][0][0], &pNetDense1B[0])
 	} else if ocannlAVX2 {
-		ocannlGemm5AVX2(&scratch.net_layer_norm_2_x_1[4*j17][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[4*j17][0][0])
+		ocannlMap20AVX2(&scratch.net_linear_1_x_2[4*j17][0][0], &scratch.net_linear_1_x_1[4*j17][0][0], &pNetDense1B[0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+4*j17][i1]
-				for i2 := range 32 {
-					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					acc13 := float32(0)
-					for i3 := range 64 {
-						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
-					}
-					scratch.net_layer_norm_2_x_1[i0+4*j17][i1][i2] = acc13
+				net_linear_1_x_1Row := &scratch.net_linear_1_x_1[i0+4*j17][i1]
+				net_linear_1_x_2Row := &scratch.net_linear_1_x_2[i0+4*j17][i1]
+				for i2 := range 64 {
+					net_linear_1_x_2Row[i2] = net_linear_1_x_1Row[i2] + pNetDense1B[i2]
 				}
 			}
 		}
@@ -6125,26 +6128,28 @@ var ocannlReverserBackwardPart14Records rt.Records[ocannlReverserBackwardPart14]
 // ocannlReverserBackwardPart15 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart15 struct {
-	pNetLinear1B *[32]float32
-	scratch      *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j18 of the nest (0 <= j18 < 8).
 func (r17 *ocannlReverserBackwardPart15) Part(j18 int) {
-	pNetLinear1B, scratch := r17.pNetLinear1B, r17.scratch
-	// float32 pointwise kernel over 32 rows of 32 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
+	scratch := r17.scratch
+	// float32 pointwise kernel over 2048 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap12AVX512(&scratch.net_layer_norm_2_x[4*j18][0][0], &scratch.net_x1[4*j18][0][0], &scratch.net_layer_norm_2_x_1[4*j18][0][0], &pNetLinear1B[0])
+		ocannlMap21AVX512(&scratch.net_linear_1_x[4*j18][0][0], &scratch.net_linear_1_x_2[4*j18][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap12AVX2(&scratch.net_layer_norm_2_x[4*j18][0][0], &scratch.net_x1[4*j18][0][0], &scratch.net_layer_norm_2_x_1[4*j18][0][0], &pNetLinear1B[0])
+		ocannlMap21AVX2(&scratch.net_linear_1_x[4*j18][0][0], &scratch.net_linear_1_x_2[4*j18][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1Row3 := &scratch.net_x1[i0+4*j18][i1]
-				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0+4*j18][i1]
-				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0+4*j18][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + (net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2])
+				net_linear_1_x_2Row2 := &scratch.net_linear_1_x_2[i0+4*j18][i1]
+				net_linear_1_xRow := &scratch.net_linear_1_x[i0+4*j18][i1]
+				for i2 := range 64 {
+					r16 := net_linear_1_x_2Row2[i2]
+					if !(r16 > 0) {
+						r16 = 0
+					}
+					net_linear_1_xRow[i2] = r16
 				}
 			}
 		}
@@ -6157,25 +6162,31 @@ var ocannlReverserBackwardPart15Records rt.Records[ocannlReverserBackwardPart15]
 // ocannlReverserBackwardPart16 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart16 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
 // Part runs part j19 of the nest (0 <= j19 < 8).
 func (r18 *ocannlReverserBackwardPart16) Part(j19 int) {
-	scratch := r18.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce2AVX2(&scratch.net_layer_norm_2_mean_1[4*j19][0][0], &scratch.net_layer_norm_2_x[4*j19][0][0])
+	pNetLinear1W, scratch := r18.pNetLinear1W, r18.scratch
+	// float32 dot kernel M=32 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	if ocannlAVX512 {
+		ocannlGemm5AVX512(&scratch.net_layer_norm_2_x_1[4*j19][0][0], &scratch.net_linear_1_x[4*j19][0][0], &pNetLinear1W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm5AVX2(&scratch.net_layer_norm_2_x_1[4*j19][0][0], &scratch.net_linear_1_x[4*j19][0][0], &pNetLinear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+4*j19][i1]
-				acc14 := float32(0)
+				net_linear_1_xRow2 := &scratch.net_linear_1_x[i0+4*j19][i1]
 				for i2 := range 32 {
-					acc14 += net_layer_norm_2_xRow2[i2]
+					pNetLinear1WRow := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					acc13 := float32(0)
+					for i3 := range 64 {
+						acc13 += pNetLinear1WRow[i3] * net_linear_1_xRow2[i3]
+					}
+					scratch.net_layer_norm_2_x_1[i0+4*j19][i1][i2] = acc13
 				}
-				scratch.net_layer_norm_2_mean_1[i0+4*j19][i1][0] = acc14
 			}
 		}
 	}
@@ -6187,25 +6198,27 @@ var ocannlReverserBackwardPart16Records rt.Records[ocannlReverserBackwardPart16]
 // ocannlReverserBackwardPart17 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart17 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLinear1B *[32]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j21 of the nest (0 <= j21 < 8).
-func (r19 *ocannlReverserBackwardPart17) Part(j21 int) {
-	scratch := r19.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce2AVX2(&scratch.net_layer_norm_2_var_2[4*j21][0][0], &scratch.net_layer_norm_2_var_1[4*j21][0][0])
+// Part runs part j20 of the nest (0 <= j20 < 8).
+func (r19 *ocannlReverserBackwardPart17) Part(j20 int) {
+	pNetLinear1B, scratch := r19.pNetLinear1B, r19.scratch
+	// float32 pointwise kernel over 32 rows of 32 elements (c = add(x0,add(x1,x2))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap12AVX512(&scratch.net_layer_norm_2_x[4*j20][0][0], &scratch.net_x1[4*j20][0][0], &scratch.net_layer_norm_2_x_1[4*j20][0][0], &pNetLinear1B[0])
+	} else if ocannlAVX2 {
+		ocannlMap12AVX2(&scratch.net_layer_norm_2_x[4*j20][0][0], &scratch.net_x1[4*j20][0][0], &scratch.net_layer_norm_2_x_1[4*j20][0][0], &pNetLinear1B[0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+4*j21][i1]
-				acc15 := float32(0)
+				net_x1Row3 := &scratch.net_x1[i0+4*j20][i1]
+				net_layer_norm_2_x_1Row := &scratch.net_layer_norm_2_x_1[i0+4*j20][i1]
+				net_layer_norm_2_xRow := &scratch.net_layer_norm_2_x[i0+4*j20][i1]
 				for i2 := range 32 {
-					acc15 += net_layer_norm_2_var_1Row2[i2]
+					net_layer_norm_2_xRow[i2] = net_x1Row3[i2] + (net_layer_norm_2_x_1Row[i2] + pNetLinear1B[i2])
 				}
-				scratch.net_layer_norm_2_var_2[i0+4*j21][i1][0] = acc15
 			}
 		}
 	}
@@ -6217,34 +6230,25 @@ var ocannlReverserBackwardPart17Records rt.Records[ocannlReverserBackwardPart17]
 // ocannlReverserBackwardPart18 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart18 struct {
-	scratch                   *ocannlReverserBackwardScratch
-	gNetLayerNorm2BetaPartial [8][32]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j25 of the nest (0 <= j25 < 8).
-func (r24 *ocannlReverserBackwardPart18) Part(j25 int) {
-	scratch, gNetLayerNorm2BetaPartial := r24.scratch, &r24.gNetLayerNorm2BetaPartial
-	gNetLayerNorm2BetaPartial[j25] = [32]float32{}
-	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+// Part runs part j21 of the nest (0 <= j21 < 8).
+func (r20 *ocannlReverserBackwardPart18) Part(j21 int) {
+	scratch := r20.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLayerNorm2BetaPartial[j25][0], &scratch.net_x2_grad[4*j25][0][0])
+		ocannlReduce2AVX2(&scratch.net_layer_norm_2_mean_1[4*j21][0][0], &scratch.net_layer_norm_2_x[4*j21][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j25]
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x2_gradRow3 := &scratch.net_x2_grad[i0+4*j25][i1]
-				net_x2_gradRow4 := &scratch.net_x2_grad[i0+4*j25][i1+1]
-				net_x2_gradRow5 := &scratch.net_x2_grad[i0+4*j25][i1+2]
-				net_x2_gradRow6 := &scratch.net_x2_grad[i0+4*j25][i1+3]
+			for i1 := range 8 {
+				net_layer_norm_2_xRow2 := &scratch.net_layer_norm_2_x[i0+4*j21][i1]
+				acc14 := float32(0)
 				for i2 := range 32 {
-					acc25 := gNetLayerNorm2BetaPartialRow[i2]
-					acc25 += net_x2_gradRow3[i2]
-					acc25 += net_x2_gradRow4[i2]
-					acc25 += net_x2_gradRow5[i2]
-					acc25 += net_x2_gradRow6[i2]
-					gNetLayerNorm2BetaPartialRow[i2] = acc25
+					acc14 += net_layer_norm_2_xRow2[i2]
 				}
+				scratch.net_layer_norm_2_mean_1[i0+4*j21][i1][0] = acc14
 			}
 		}
 	}
@@ -6259,21 +6263,22 @@ type ocannlReverserBackwardPart19 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j27 of the nest (0 <= j27 < 8).
-func (r25 *ocannlReverserBackwardPart19) Part(j27 int) {
-	scratch := r25.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+// Part runs part j23 of the nest (0 <= j23 < 8).
+func (r21 *ocannlReverserBackwardPart19) Part(j23 int) {
+	scratch := r21.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_x2_1_grad[4*j27][0][0], &scratch.net_x2_4_grad[4*j27][0][0], &scratch.net_x2_3[4*j27][0][0])
+		ocannlReduce2AVX2(&scratch.net_layer_norm_2_var_2[4*j23][0][0], &scratch.net_layer_norm_2_var_1[4*j23][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x2_4_gradRow2 := &scratch.net_x2_4_grad[i0+4*j27][i1]
-				net_x2_3V2 := scratch.net_x2_3[i0+4*j27][i1][0]
-				net_x2_1_gradRow := &scratch.net_x2_1_grad[i0+4*j27][i1]
+				net_layer_norm_2_var_1Row2 := &scratch.net_layer_norm_2_var_1[i0+4*j23][i1]
+				acc15 := float32(0)
 				for i2 := range 32 {
-					net_x2_1_gradRow[i2] += net_x2_4_gradRow2[i2] / net_x2_3V2
+					acc15 += net_layer_norm_2_var_1Row2[i2]
 				}
+				scratch.net_layer_norm_2_var_2[i0+4*j23][i1][0] = acc15
 			}
 		}
 	}
@@ -6285,27 +6290,34 @@ var ocannlReverserBackwardPart19Records rt.Records[ocannlReverserBackwardPart19]
 // ocannlReverserBackwardPart20 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart20 struct {
-	scratch *ocannlReverserBackwardScratch
+	scratch                   *ocannlReverserBackwardScratch
+	gNetLayerNorm2BetaPartial [8][32]float32
 }
 
-// Part runs part j28 of the nest (0 <= j28 < 8).
-func (r26 *ocannlReverserBackwardPart20) Part(j28 int) {
-	scratch := r26.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+// Part runs part j27 of the nest (0 <= j27 < 8).
+func (r26 *ocannlReverserBackwardPart20) Part(j27 int) {
+	scratch, gNetLayerNorm2BetaPartial := r26.scratch, &r26.gNetLayerNorm2BetaPartial
+	gNetLayerNorm2BetaPartial[j27] = [32]float32{}
+	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_x2_3_grad[4*j28][0][0], &scratch.net_x2_4_grad[4*j28][0][0], &scratch.net_x2_1[4*j28][0][0], &scratch.net_x2_3[4*j28][0][0])
+		ocannlReduce8AVX2(&gNetLayerNorm2BetaPartial[j27][0], &scratch.net_x2_grad[4*j27][0][0])
 	} else {
-		// reduction accumulated in a local variable.
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j27]
 		for i0 := range 4 {
-			for i1 := range 8 {
-				net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+4*j28][i1]
-				net_x2_1Row3 := &scratch.net_x2_1[i0+4*j28][i1]
-				v := scratch.net_x2_3[i0+4*j28][i1][0] * scratch.net_x2_3[i0+4*j28][i1][0]
-				acc27 := scratch.net_x2_3_grad[i0+4*j28][i1][0]
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x2_gradRow3 := &scratch.net_x2_grad[i0+4*j27][i1]
+				net_x2_gradRow4 := &scratch.net_x2_grad[i0+4*j27][i1+1]
+				net_x2_gradRow5 := &scratch.net_x2_grad[i0+4*j27][i1+2]
+				net_x2_gradRow6 := &scratch.net_x2_grad[i0+4*j27][i1+3]
 				for i2 := range 32 {
-					acc27 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
+					acc25 := gNetLayerNorm2BetaPartialRow[i2]
+					acc25 += net_x2_gradRow3[i2]
+					acc25 += net_x2_gradRow4[i2]
+					acc25 += net_x2_gradRow5[i2]
+					acc25 += net_x2_gradRow6[i2]
+					gNetLayerNorm2BetaPartialRow[i2] = acc25
 				}
-				scratch.net_x2_3_grad[i0+4*j28][i1][0] = acc27
 			}
 		}
 	}
@@ -6317,30 +6329,91 @@ var ocannlReverserBackwardPart20Records rt.Records[ocannlReverserBackwardPart20]
 // ocannlReverserBackwardPart21 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart21 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j29 of the nest (0 <= j29 < 8).
+func (r27 *ocannlReverserBackwardPart21) Part(j29 int) {
+	scratch := r27.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap31AVX2(&scratch.net_x2_1_grad[4*j29][0][0], &scratch.net_x2_4_grad[4*j29][0][0], &scratch.net_x2_3[4*j29][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_x2_4_gradRow2 := &scratch.net_x2_4_grad[i0+4*j29][i1]
+				net_x2_3V2 := scratch.net_x2_3[i0+4*j29][i1][0]
+				net_x2_1_gradRow := &scratch.net_x2_1_grad[i0+4*j29][i1]
+				for i2 := range 32 {
+					net_x2_1_gradRow[i2] += net_x2_4_gradRow2[i2] / net_x2_3V2
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart21Records holds the free ocannlReverserBackwardPart21 records.
+var ocannlReverserBackwardPart21Records rt.Records[ocannlReverserBackwardPart21]
+
+// ocannlReverserBackwardPart22 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart22 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j30 of the nest (0 <= j30 < 8).
+func (r28 *ocannlReverserBackwardPart22) Part(j30 int) {
+	scratch := r28.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce9AVX2(&scratch.net_x2_3_grad[4*j30][0][0], &scratch.net_x2_4_grad[4*j30][0][0], &scratch.net_x2_1[4*j30][0][0], &scratch.net_x2_3[4*j30][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_x2_4_gradRow3 := &scratch.net_x2_4_grad[i0+4*j30][i1]
+				net_x2_1Row3 := &scratch.net_x2_1[i0+4*j30][i1]
+				v := scratch.net_x2_3[i0+4*j30][i1][0] * scratch.net_x2_3[i0+4*j30][i1][0]
+				acc27 := scratch.net_x2_3_grad[i0+4*j30][i1][0]
+				for i2 := range 32 {
+					acc27 += net_x2_4_gradRow3[i2] * (-(net_x2_1Row3[i2] / v))
+				}
+				scratch.net_x2_3_grad[i0+4*j30][i1][0] = acc27
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart22Records holds the free ocannlReverserBackwardPart22 records.
+var ocannlReverserBackwardPart22Records rt.Records[ocannlReverserBackwardPart22]
+
+// ocannlReverserBackwardPart23 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart23 struct {
 	scratch                    *ocannlReverserBackwardScratch
 	gNetLayerNorm2GammaPartial [8][32]float32
 }
 
-// Part runs part j30 of the nest (0 <= j30 < 8).
-func (r27 *ocannlReverserBackwardPart21) Part(j30 int) {
-	scratch, gNetLayerNorm2GammaPartial := r27.scratch, &r27.gNetLayerNorm2GammaPartial
-	gNetLayerNorm2GammaPartial[j30] = [32]float32{}
+// Part runs part j32 of the nest (0 <= j32 < 8).
+func (r29 *ocannlReverserBackwardPart23) Part(j32 int) {
+	scratch, gNetLayerNorm2GammaPartial := r29.scratch, &r29.gNetLayerNorm2GammaPartial
+	gNetLayerNorm2GammaPartial[j32] = [32]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetLayerNorm2GammaPartial[j30][0], &scratch.net_x2_1_grad[4*j30][0][0], &scratch.net_layer_norm_2_centered[4*j30][0][0])
+		ocannlReduce10AVX2(&gNetLayerNorm2GammaPartial[j32][0], &scratch.net_x2_1_grad[4*j32][0][0], &scratch.net_layer_norm_2_centered[4*j32][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j30]
+		gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j32]
 		for i0 := range 4 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+4*j30][i1]
-				net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+4*j30][i1]
-				net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+4*j30][i1+1]
-				net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+4*j30][i1+1]
-				net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+4*j30][i1+2]
-				net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+4*j30][i1+2]
-				net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+4*j30][i1+3]
-				net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+4*j30][i1+3]
+				net_x2_1_gradRow2 := &scratch.net_x2_1_grad[i0+4*j32][i1]
+				net_layer_norm_2_centeredRow4 := &scratch.net_layer_norm_2_centered[i0+4*j32][i1]
+				net_x2_1_gradRow3 := &scratch.net_x2_1_grad[i0+4*j32][i1+1]
+				net_layer_norm_2_centeredRow5 := &scratch.net_layer_norm_2_centered[i0+4*j32][i1+1]
+				net_x2_1_gradRow4 := &scratch.net_x2_1_grad[i0+4*j32][i1+2]
+				net_layer_norm_2_centeredRow6 := &scratch.net_layer_norm_2_centered[i0+4*j32][i1+2]
+				net_x2_1_gradRow5 := &scratch.net_x2_1_grad[i0+4*j32][i1+3]
+				net_layer_norm_2_centeredRow7 := &scratch.net_layer_norm_2_centered[i0+4*j32][i1+3]
 				for i2 := range 32 {
 					acc28 := gNetLayerNorm2GammaPartialRow[i2]
 					acc28 += net_x2_1_gradRow2[i2] * net_layer_norm_2_centeredRow4[i2]
@@ -6354,88 +6427,29 @@ func (r27 *ocannlReverserBackwardPart21) Part(j30 int) {
 	}
 }
 
-// ocannlReverserBackwardPart21Records holds the free ocannlReverserBackwardPart21 records.
-var ocannlReverserBackwardPart21Records rt.Records[ocannlReverserBackwardPart21]
-
-// ocannlReverserBackwardPart22 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart22 struct {
-	pNetLayerNorm2Gamma *[32]float32
-	scratch             *ocannlReverserBackwardScratch
-}
-
-// Part runs part j32 of the nest (0 <= j32 < 8).
-func (r28 *ocannlReverserBackwardPart22) Part(j32 int) {
-	pNetLayerNorm2Gamma, scratch := r28.pNetLayerNorm2Gamma, r28.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_layer_norm_2_centered_grad[4*j32][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[4*j32][0][0])
-	} else {
-		for i0 := range 4 {
-			for i1 := range 8 {
-				net_x2_1_gradRow6 := &scratch.net_x2_1_grad[i0+4*j32][i1]
-				net_layer_norm_2_centered_gradRow := &scratch.net_layer_norm_2_centered_grad[i0+4*j32][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_centered_gradRow[i2] += pNetLayerNorm2Gamma[i2] * net_x2_1_gradRow6[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart22Records holds the free ocannlReverserBackwardPart22 records.
-var ocannlReverserBackwardPart22Records rt.Records[ocannlReverserBackwardPart22]
-
-// ocannlReverserBackwardPart23 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart23 struct {
-	scratch *ocannlReverserBackwardScratch
-}
-
-// Part runs part j34 of the nest (0 <= j34 < 8).
-func (r29 *ocannlReverserBackwardPart23) Part(j34 int) {
-	scratch := r29.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_layer_norm_2_var_1_grad[4*j34][0][0], &scratch.net_layer_norm_2_var_2_grad[4*j34][0][0])
-	} else {
-		for i0 := range 4 {
-			for i1 := range 8 {
-				net_layer_norm_2_var_2_gradV := scratch.net_layer_norm_2_var_2_grad[i0+4*j34][i1][0]
-				net_layer_norm_2_var_1_gradRow := &scratch.net_layer_norm_2_var_1_grad[i0+4*j34][i1]
-				for i2 := range 32 {
-					net_layer_norm_2_var_1_gradRow[i2] += net_layer_norm_2_var_2_gradV
-				}
-			}
-		}
-	}
-}
-
 // ocannlReverserBackwardPart23Records holds the free ocannlReverserBackwardPart23 records.
 var ocannlReverserBackwardPart23Records rt.Records[ocannlReverserBackwardPart23]
 
 // ocannlReverserBackwardPart24 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart24 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLayerNorm2Gamma *[32]float32
+	scratch             *ocannlReverserBackwardScratch
 }
 
-// Part runs part j35 of the nest (0 <= j35 < 8).
-func (r30 *ocannlReverserBackwardPart24) Part(j35 int) {
-	scratch := r30.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.net_layer_norm_2_centered_grad[4*j35][0][0], &scratch.net_layer_norm_2_var_1_grad[4*j35][0][0], &scratch.net_layer_norm_2_centered[4*j35][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_layer_norm_2_centered_grad[4*j35][0][0], &scratch.net_layer_norm_2_var_1_grad[4*j35][0][0], &scratch.net_layer_norm_2_centered[4*j35][0][0])
+// Part runs part j34 of the nest (0 <= j34 < 8).
+func (r30 *ocannlReverserBackwardPart24) Part(j34 int) {
+	pNetLayerNorm2Gamma, scratch := r30.pNetLayerNorm2Gamma, r30.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap34AVX2(&scratch.net_layer_norm_2_centered_grad[4*j34][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[4*j34][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_var_1_gradRow2 := &scratch.net_layer_norm_2_var_1_grad[i0+4*j35][i1]
-				net_layer_norm_2_centeredRow8 := &scratch.net_layer_norm_2_centered[i0+4*j35][i1]
-				net_layer_norm_2_centered_gradRow2 := &scratch.net_layer_norm_2_centered_grad[i0+4*j35][i1]
+				net_x2_1_gradRow6 := &scratch.net_x2_1_grad[i0+4*j34][i1]
+				net_layer_norm_2_centered_gradRow := &scratch.net_layer_norm_2_centered_grad[i0+4*j34][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_centered_gradRow2[i2] += net_layer_norm_2_var_1_gradRow2[i2] * net_layer_norm_2_centeredRow8[i2]
+					net_layer_norm_2_centered_gradRow[i2] += pNetLayerNorm2Gamma[i2] * net_x2_1_gradRow6[i2]
 				}
 			}
 		}
@@ -6454,19 +6468,16 @@ type ocannlReverserBackwardPart25 struct {
 // Part runs part j36 of the nest (0 <= j36 < 8).
 func (r31 *ocannlReverserBackwardPart25) Part(j36 int) {
 	scratch := r31.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.net_layer_norm_2_centered_grad[4*j36][0][0], &scratch.net_layer_norm_2_centered[4*j36][0][0], &scratch.net_layer_norm_2_var_1_grad[4*j36][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_layer_norm_2_centered_grad[4*j36][0][0], &scratch.net_layer_norm_2_centered[4*j36][0][0], &scratch.net_layer_norm_2_var_1_grad[4*j36][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap36AVX2(&scratch.net_layer_norm_2_var_1_grad[4*j36][0][0], &scratch.net_layer_norm_2_var_2_grad[4*j36][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_centeredRow9 := &scratch.net_layer_norm_2_centered[i0+4*j36][i1]
-				net_layer_norm_2_var_1_gradRow3 := &scratch.net_layer_norm_2_var_1_grad[i0+4*j36][i1]
-				net_layer_norm_2_centered_gradRow3 := &scratch.net_layer_norm_2_centered_grad[i0+4*j36][i1]
+				net_layer_norm_2_var_2_gradV := scratch.net_layer_norm_2_var_2_grad[i0+4*j36][i1][0]
+				net_layer_norm_2_var_1_gradRow := &scratch.net_layer_norm_2_var_1_grad[i0+4*j36][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_centered_gradRow3[i2] += net_layer_norm_2_centeredRow9[i2] * net_layer_norm_2_var_1_gradRow3[i2]
+					net_layer_norm_2_var_1_gradRow[i2] += net_layer_norm_2_var_2_gradV
 				}
 			}
 		}
@@ -6485,16 +6496,19 @@ type ocannlReverserBackwardPart26 struct {
 // Part runs part j37 of the nest (0 <= j37 < 8).
 func (r32 *ocannlReverserBackwardPart26) Part(j37 int) {
 	scratch := r32.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_layer_norm_2_x_grad[4*j37][0][0], &scratch.net_layer_norm_2_centered_grad[4*j37][0][0])
+	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap37AVX512(&scratch.net_layer_norm_2_centered_grad[4*j37][0][0], &scratch.net_layer_norm_2_var_1_grad[4*j37][0][0], &scratch.net_layer_norm_2_centered[4*j37][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap37AVX2(&scratch.net_layer_norm_2_centered_grad[4*j37][0][0], &scratch.net_layer_norm_2_var_1_grad[4*j37][0][0], &scratch.net_layer_norm_2_centered[4*j37][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_centered_gradRow4 := &scratch.net_layer_norm_2_centered_grad[i0+4*j37][i1]
-				net_layer_norm_2_x_gradRow := &scratch.net_layer_norm_2_x_grad[i0+4*j37][i1]
+				net_layer_norm_2_var_1_gradRow2 := &scratch.net_layer_norm_2_var_1_grad[i0+4*j37][i1]
+				net_layer_norm_2_centeredRow8 := &scratch.net_layer_norm_2_centered[i0+4*j37][i1]
+				net_layer_norm_2_centered_gradRow2 := &scratch.net_layer_norm_2_centered_grad[i0+4*j37][i1]
 				for i2 := range 32 {
-					net_layer_norm_2_x_gradRow[i2] += net_layer_norm_2_centered_gradRow4[i2]
+					net_layer_norm_2_centered_gradRow2[i2] += net_layer_norm_2_var_1_gradRow2[i2] * net_layer_norm_2_centeredRow8[i2]
 				}
 			}
 		}
@@ -6513,19 +6527,20 @@ type ocannlReverserBackwardPart27 struct {
 // Part runs part j38 of the nest (0 <= j38 < 8).
 func (r33 *ocannlReverserBackwardPart27) Part(j38 int) {
 	scratch := r33.scratch
-	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce11AVX2(&scratch.net_layer_norm_2_mean_grad[4*j38][0][0], &scratch.net_layer_norm_2_centered_grad[4*j38][0][0])
+	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap37AVX512(&scratch.net_layer_norm_2_centered_grad[4*j38][0][0], &scratch.net_layer_norm_2_centered[4*j38][0][0], &scratch.net_layer_norm_2_var_1_grad[4*j38][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap37AVX2(&scratch.net_layer_norm_2_centered_grad[4*j38][0][0], &scratch.net_layer_norm_2_centered[4*j38][0][0], &scratch.net_layer_norm_2_var_1_grad[4*j38][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+4*j38][i1]
-				acc30 := scratch.net_layer_norm_2_mean_grad[i0+4*j38][i1][0]
+				net_layer_norm_2_centeredRow9 := &scratch.net_layer_norm_2_centered[i0+4*j38][i1]
+				net_layer_norm_2_var_1_gradRow3 := &scratch.net_layer_norm_2_var_1_grad[i0+4*j38][i1]
+				net_layer_norm_2_centered_gradRow3 := &scratch.net_layer_norm_2_centered_grad[i0+4*j38][i1]
 				for i2 := range 32 {
-					acc30 -= net_layer_norm_2_centered_gradRow5[i2]
+					net_layer_norm_2_centered_gradRow3[i2] += net_layer_norm_2_centeredRow9[i2] * net_layer_norm_2_var_1_gradRow3[i2]
 				}
-				scratch.net_layer_norm_2_mean_grad[i0+4*j38][i1][0] = acc30
 			}
 		}
 	}
@@ -6537,26 +6552,84 @@ var ocannlReverserBackwardPart27Records rt.Records[ocannlReverserBackwardPart27]
 // ocannlReverserBackwardPart28 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart28 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j39 of the nest (0 <= j39 < 8).
+func (r34 *ocannlReverserBackwardPart28) Part(j39 int) {
+	scratch := r34.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap38AVX2(&scratch.net_layer_norm_2_x_grad[4*j39][0][0], &scratch.net_layer_norm_2_centered_grad[4*j39][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_layer_norm_2_centered_gradRow4 := &scratch.net_layer_norm_2_centered_grad[i0+4*j39][i1]
+				net_layer_norm_2_x_gradRow := &scratch.net_layer_norm_2_x_grad[i0+4*j39][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_x_gradRow[i2] += net_layer_norm_2_centered_gradRow4[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart28Records holds the free ocannlReverserBackwardPart28 records.
+var ocannlReverserBackwardPart28Records rt.Records[ocannlReverserBackwardPart28]
+
+// ocannlReverserBackwardPart29 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart29 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j40 of the nest (0 <= j40 < 8).
+func (r35 *ocannlReverserBackwardPart29) Part(j40 int) {
+	scratch := r35.scratch
+	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce11AVX2(&scratch.net_layer_norm_2_mean_grad[4*j40][0][0], &scratch.net_layer_norm_2_centered_grad[4*j40][0][0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_layer_norm_2_centered_gradRow5 := &scratch.net_layer_norm_2_centered_grad[i0+4*j40][i1]
+				acc30 := scratch.net_layer_norm_2_mean_grad[i0+4*j40][i1][0]
+				for i2 := range 32 {
+					acc30 -= net_layer_norm_2_centered_gradRow5[i2]
+				}
+				scratch.net_layer_norm_2_mean_grad[i0+4*j40][i1][0] = acc30
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart29Records holds the free ocannlReverserBackwardPart29 records.
+var ocannlReverserBackwardPart29Records rt.Records[ocannlReverserBackwardPart29]
+
+// ocannlReverserBackwardPart30 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart30 struct {
 	scratch             *ocannlReverserBackwardScratch
 	gNetLinear1BPartial [8][32]float32
 }
 
-// Part runs part j40 of the nest (0 <= j40 < 8).
-func (r34 *ocannlReverserBackwardPart28) Part(j40 int) {
-	scratch, gNetLinear1BPartial := r34.scratch, &r34.gNetLinear1BPartial
-	gNetLinear1BPartial[j40] = [32]float32{}
+// Part runs part j42 of the nest (0 <= j42 < 8).
+func (r36 *ocannlReverserBackwardPart30) Part(j42 int) {
+	scratch, gNetLinear1BPartial := r36.scratch, &r36.gNetLinear1BPartial
+	gNetLinear1BPartial[j42] = [32]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLinear1BPartial[j40][0], &scratch.net_layer_norm_2_x_2_grad[4*j40][0][0])
+		ocannlReduce8AVX2(&gNetLinear1BPartial[j42][0], &scratch.net_layer_norm_2_x_2_grad[4*j42][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetLinear1BPartialRow := &gNetLinear1BPartial[j40]
+		gNetLinear1BPartialRow := &gNetLinear1BPartial[j42]
 		for i0 := range 4 {
 			for i1 := 0; i1 < 8; i1 += 4 {
-				net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j40][i1]
-				net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j40][i1+1]
-				net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j40][i1+2]
-				net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j40][i1+3]
+				net_layer_norm_2_x_2_gradRow3 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j42][i1]
+				net_layer_norm_2_x_2_gradRow4 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j42][i1+1]
+				net_layer_norm_2_x_2_gradRow5 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j42][i1+2]
+				net_layer_norm_2_x_2_gradRow6 := &scratch.net_layer_norm_2_x_2_grad[i0+4*j42][i1+3]
 				for i2 := range 32 {
 					acc31 := gNetLinear1BPartialRow[i2]
 					acc31 += net_layer_norm_2_x_2_gradRow3[i2]
@@ -6570,117 +6643,35 @@ func (r34 *ocannlReverserBackwardPart28) Part(j40 int) {
 	}
 }
 
-// ocannlReverserBackwardPart28Records holds the free ocannlReverserBackwardPart28 records.
-var ocannlReverserBackwardPart28Records rt.Records[ocannlReverserBackwardPart28]
-
-// ocannlReverserBackwardPart29 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i2 (see rt.Pool).
-type ocannlReverserBackwardPart29 struct {
-	gNetLinear1W *[2048]float32
-	scratch      *ocannlReverserBackwardScratch
-}
-
-// Part runs part j42 of the nest (0 <= j42 < 8).
-func (r35 *ocannlReverserBackwardPart29) Part(j42 int) {
-	gNetLinear1W, scratch := r35.gNetLinear1W, r35.scratch
-	// float32 broadcast kernel M=4 N=64 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm9AVX512(&gNetLinear1W[256*j42], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j42], &scratch.net_linear_1_x[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&gNetLinear1W[256*j42], &scratch.net_layer_norm_2_x_1_grad[0][0][4*j42], &scratch.net_linear_1_x[0][0][0])
-	} else {
-		for i0 := range 32 {
-			for i1 := range 8 {
-				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0][i1]
-				for i2 := range 4 {
-					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0][i1][i2+4*j42]
-					gNetLinear1WRow := (*[64]float32)(gNetLinear1W[64*i2+256*j42 : 64*i2+256*j42+64])
-					for i3 := range 64 {
-						gNetLinear1WRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlReverserBackwardPart29Records holds the free ocannlReverserBackwardPart29 records.
-var ocannlReverserBackwardPart29Records rt.Records[ocannlReverserBackwardPart29]
-
-// ocannlReverserBackwardPart30 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
-type ocannlReverserBackwardPart30 struct {
-	pNetLinear1W *[2048]float32
-	scratch      *ocannlReverserBackwardScratch
-}
-
-// Part runs part j43 of the nest (0 <= j43 < 8).
-func (r36 *ocannlReverserBackwardPart30) Part(j43 int) {
-	pNetLinear1W, scratch := r36.pNetLinear1W, r36.scratch
-	// float32 broadcast kernel M=32 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm10AVX512(&scratch.net_linear_1_x_grad[4*j43][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j43][0][0], &pNetLinear1W[0])
-	} else if ocannlAVX2 {
-		ocannlGemm10AVX2(&scratch.net_linear_1_x_grad[4*j43][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j43][0][0], &pNetLinear1W[0])
-	} else {
-		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 4 {
-			for i1 := range 8 {
-				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+4*j43][i1]
-				for i2 := 0; i2 < 32; i2 += 4 {
-					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
-					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+4*j43][i1][i2]
-					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
-					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+4*j43][i1][i2+1]
-					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
-					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+4*j43][i1][i2+2]
-					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
-					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+4*j43][i1][i2+3]
-					for i3 := range 64 {
-						acc33 := net_linear_1_x_gradRow[i3]
-						acc33 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
-						acc33 += pNetLinear1WRow3[i3] * net_layer_norm_2_x_1_gradV3
-						acc33 += pNetLinear1WRow4[i3] * net_layer_norm_2_x_1_gradV4
-						acc33 += pNetLinear1WRow5[i3] * net_layer_norm_2_x_1_gradV5
-						net_linear_1_x_gradRow[i3] = acc33
-					}
-				}
-			}
-		}
-	}
-}
-
 // ocannlReverserBackwardPart30Records holds the free ocannlReverserBackwardPart30 records.
 var ocannlReverserBackwardPart30Records rt.Records[ocannlReverserBackwardPart30]
 
 // ocannlReverserBackwardPart31 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart31 struct {
-	scratch *ocannlReverserBackwardScratch
+	scratch             *ocannlReverserBackwardScratch
+	gNetLinear1WPartial [8][32][64]float32
 }
 
 // Part runs part j44 of the nest (0 <= j44 < 8).
-func (r39 *ocannlReverserBackwardPart31) Part(j44 int) {
-	scratch := r39.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap40AVX2(&scratch.net_linear_1_x_2_grad[4*j44][0][0], &scratch.net_linear_1_x_2[4*j44][0][0], &scratch.net_linear_1_x_grad[4*j44][0][0])
+func (r37 *ocannlReverserBackwardPart31) Part(j44 int) {
+	scratch, gNetLinear1WPartial := r37.scratch, &r37.gNetLinear1WPartial
+	gNetLinear1WPartial[j44] = [32][64]float32{}
+	// float32 broadcast kernel M=32 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm9AVX512(&gNetLinear1WPartial[j44][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j44][0][0], &scratch.net_linear_1_x[4*j44][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm9AVX2(&gNetLinear1WPartial[j44][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j44][0][0], &scratch.net_linear_1_x[4*j44][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0+4*j44][i1]
-				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+4*j44][i1]
-				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+4*j44][i1]
-				for i2 := range 64 {
-					var r37 float32
-					if 0 < net_linear_1_x_2Row3[i2] {
-						r37 = 1
+				net_linear_1_xRow3 := &scratch.net_linear_1_x[i0+4*j44][i1]
+				for i2 := range 32 {
+					net_layer_norm_2_x_1_gradV := scratch.net_layer_norm_2_x_1_grad[i0+4*j44][i1][i2]
+					gNetLinear1WPartialRow := &gNetLinear1WPartial[j44][i2]
+					for i3 := range 64 {
+						gNetLinear1WPartialRow[i3] += net_layer_norm_2_x_1_gradV * net_linear_1_xRow3[i3]
 					}
-					r38 := float32(0)
-					if r37 != 0 {
-						r38 = net_linear_1_x_gradRow2[i2]
-					}
-					net_linear_1_x_2_gradRow[i2] += r38
 				}
 			}
 		}
@@ -6693,22 +6684,40 @@ var ocannlReverserBackwardPart31Records rt.Records[ocannlReverserBackwardPart31]
 // ocannlReverserBackwardPart32 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart32 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLinear1W *[2048]float32
+	scratch      *ocannlReverserBackwardScratch
 }
 
-// Part runs part j45 of the nest (0 <= j45 < 8).
-func (r40 *ocannlReverserBackwardPart32) Part(j45 int) {
-	scratch := r40.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.net_linear_1_x_1_grad[4*j45][0][0], &scratch.net_linear_1_x_2_grad[4*j45][0][0])
+// Part runs part j47 of the nest (0 <= j47 < 8).
+func (r38 *ocannlReverserBackwardPart32) Part(j47 int) {
+	pNetLinear1W, scratch := r38.pNetLinear1W, r38.scratch
+	// float32 broadcast kernel M=32 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm10AVX512(&scratch.net_linear_1_x_grad[4*j47][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j47][0][0], &pNetLinear1W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm10AVX2(&scratch.net_linear_1_x_grad[4*j47][0][0], &scratch.net_layer_norm_2_x_1_grad[4*j47][0][0], &pNetLinear1W[0])
 	} else {
+		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+4*j45][i1]
-				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0+4*j45][i1]
-				for i2 := range 64 {
-					net_linear_1_x_1_gradRow[i2] += net_linear_1_x_2_gradRow2[i2]
+				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+4*j47][i1]
+				for i2 := 0; i2 < 32; i2 += 4 {
+					pNetLinear1WRow2 := (*[64]float32)(pNetLinear1W[64*i2 : 64*i2+64])
+					net_layer_norm_2_x_1_gradV2 := scratch.net_layer_norm_2_x_1_grad[i0+4*j47][i1][i2]
+					pNetLinear1WRow3 := (*[64]float32)(pNetLinear1W[64*i2+64 : 64*i2+128])
+					net_layer_norm_2_x_1_gradV3 := scratch.net_layer_norm_2_x_1_grad[i0+4*j47][i1][i2+1]
+					pNetLinear1WRow4 := (*[64]float32)(pNetLinear1W[64*i2+128 : 64*i2+192])
+					net_layer_norm_2_x_1_gradV4 := scratch.net_layer_norm_2_x_1_grad[i0+4*j47][i1][i2+2]
+					pNetLinear1WRow5 := (*[64]float32)(pNetLinear1W[64*i2+192 : 64*i2+256])
+					net_layer_norm_2_x_1_gradV5 := scratch.net_layer_norm_2_x_1_grad[i0+4*j47][i1][i2+3]
+					for i3 := range 64 {
+						acc34 := net_linear_1_x_gradRow[i3]
+						acc34 += pNetLinear1WRow2[i3] * net_layer_norm_2_x_1_gradV2
+						acc34 += pNetLinear1WRow3[i3] * net_layer_norm_2_x_1_gradV3
+						acc34 += pNetLinear1WRow4[i3] * net_layer_norm_2_x_1_gradV4
+						acc34 += pNetLinear1WRow5[i3] * net_layer_norm_2_x_1_gradV5
+						net_linear_1_x_gradRow[i3] = acc34
+					}
 				}
 			}
 		}
@@ -6721,33 +6730,31 @@ var ocannlReverserBackwardPart32Records rt.Records[ocannlReverserBackwardPart32]
 // ocannlReverserBackwardPart33 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart33 struct {
-	scratch            *ocannlReverserBackwardScratch
-	gNetDense1BPartial [8][64]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j46 of the nest (0 <= j46 < 8).
-func (r41 *ocannlReverserBackwardPart33) Part(j46 int) {
-	scratch, gNetDense1BPartial := r41.scratch, &r41.gNetDense1BPartial
-	gNetDense1BPartial[j46] = [64]float32{}
-	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+// Part runs part j48 of the nest (0 <= j48 < 8).
+func (r41 *ocannlReverserBackwardPart33) Part(j48 int) {
+	scratch := r41.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetDense1BPartial[j46][0], &scratch.net_linear_1_x_2_grad[4*j46][0][0])
+		ocannlMap40AVX2(&scratch.net_linear_1_x_2_grad[4*j48][0][0], &scratch.net_linear_1_x_2[4*j48][0][0], &scratch.net_linear_1_x_grad[4*j48][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetDense1BPartialRow := &gNetDense1BPartial[j46]
 		for i0 := range 4 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+4*j46][i1]
-				net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+4*j46][i1+1]
-				net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+4*j46][i1+2]
-				net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+4*j46][i1+3]
+			for i1 := range 8 {
+				net_linear_1_x_2Row3 := &scratch.net_linear_1_x_2[i0+4*j48][i1]
+				net_linear_1_x_gradRow2 := &scratch.net_linear_1_x_grad[i0+4*j48][i1]
+				net_linear_1_x_2_gradRow := &scratch.net_linear_1_x_2_grad[i0+4*j48][i1]
 				for i2 := range 64 {
-					acc34 := gNetDense1BPartialRow[i2]
-					acc34 += net_linear_1_x_2_gradRow3[i2]
-					acc34 += net_linear_1_x_2_gradRow4[i2]
-					acc34 += net_linear_1_x_2_gradRow5[i2]
-					acc34 += net_linear_1_x_2_gradRow6[i2]
-					gNetDense1BPartialRow[i2] = acc34
+					var r39 float32
+					if 0 < net_linear_1_x_2Row3[i2] {
+						r39 = 1
+					}
+					r40 := float32(0)
+					if r39 != 0 {
+						r40 = net_linear_1_x_gradRow2[i2]
+					}
+					net_linear_1_x_2_gradRow[i2] += r40
 				}
 			}
 		}
@@ -6758,30 +6765,24 @@ func (r41 *ocannlReverserBackwardPart33) Part(j46 int) {
 var ocannlReverserBackwardPart33Records rt.Records[ocannlReverserBackwardPart33]
 
 // ocannlReverserBackwardPart34 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 8 values of i2 (see rt.Pool).
+// for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart34 struct {
-	gNetDense1W *[2048]float32
-	scratch     *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j48 of the nest (0 <= j48 < 8).
-func (r42 *ocannlReverserBackwardPart34) Part(j48 int) {
-	gNetDense1W, scratch := r42.gNetDense1W, r42.scratch
-	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm11AVX512(&gNetDense1W[256*j48], &scratch.net_linear_1_x_1_grad[0][0][8*j48], &scratch.net_x1[0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&gNetDense1W[256*j48], &scratch.net_linear_1_x_1_grad[0][0][8*j48], &scratch.net_x1[0][0][0])
+// Part runs part j49 of the nest (0 <= j49 < 8).
+func (r42 *ocannlReverserBackwardPart34) Part(j49 int) {
+	scratch := r42.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap41AVX2(&scratch.net_linear_1_x_1_grad[4*j49][0][0], &scratch.net_linear_1_x_2_grad[4*j49][0][0])
 	} else {
-		for i0 := range 32 {
+		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1Row4 := &scratch.net_x1[i0][i1]
-				for i2 := range 8 {
-					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j48]
-					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j48 : 32*i2+256*j48+32])
-					for i3 := range 32 {
-						gNetDense1WRow[i3] += net_linear_1_x_1_gradV * net_x1Row4[i3]
-					}
+				net_linear_1_x_2_gradRow2 := &scratch.net_linear_1_x_2_grad[i0+4*j49][i1]
+				net_linear_1_x_1_gradRow := &scratch.net_linear_1_x_1_grad[i0+4*j49][i1]
+				for i2 := range 64 {
+					net_linear_1_x_1_gradRow[i2] += net_linear_1_x_2_gradRow2[i2]
 				}
 			}
 		}
@@ -6794,40 +6795,33 @@ var ocannlReverserBackwardPart34Records rt.Records[ocannlReverserBackwardPart34]
 // ocannlReverserBackwardPart35 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart35 struct {
-	pNetDense1W *[2048]float32
-	scratch     *ocannlReverserBackwardScratch
+	scratch            *ocannlReverserBackwardScratch
+	gNetDense1BPartial [8][64]float32
 }
 
-// Part runs part j49 of the nest (0 <= j49 < 8).
-func (r43 *ocannlReverserBackwardPart35) Part(j49 int) {
-	pNetDense1W, scratch := r43.pNetDense1W, r43.scratch
-	// float32 broadcast kernel M=32 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm12AVX512(&scratch.net_x1_grad[4*j49][0][0], &scratch.net_linear_1_x_1_grad[4*j49][0][0], &pNetDense1W[0])
-	} else if ocannlAVX2 {
-		ocannlGemm12AVX2(&scratch.net_x1_grad[4*j49][0][0], &scratch.net_linear_1_x_1_grad[4*j49][0][0], &pNetDense1W[0])
+// Part runs part j50 of the nest (0 <= j50 < 8).
+func (r43 *ocannlReverserBackwardPart35) Part(j50 int) {
+	scratch, gNetDense1BPartial := r43.scratch, &r43.gNetDense1BPartial
+	gNetDense1BPartial[j50] = [64]float32{}
+	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce12AVX2(&gNetDense1BPartial[j50][0], &scratch.net_linear_1_x_2_grad[4*j50][0][0])
 	} else {
-		// i2 unrolled by 4 and jammed into i3.
+		// i1 unrolled by 4 and jammed into i2.
+		gNetDense1BPartialRow := &gNetDense1BPartial[j50]
 		for i0 := range 4 {
-			for i1 := range 8 {
-				net_x1_gradRow2 := &scratch.net_x1_grad[i0+4*j49][i1]
-				for i2 := 0; i2 < 64; i2 += 4 {
-					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
-					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+4*j49][i1][i2]
-					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
-					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+4*j49][i1][i2+1]
-					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
-					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+4*j49][i1][i2+2]
-					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
-					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+4*j49][i1][i2+3]
-					for i3 := range 32 {
-						acc36 := net_x1_gradRow2[i3]
-						acc36 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
-						acc36 += pNetDense1WRow3[i3] * net_linear_1_x_1_gradV3
-						acc36 += pNetDense1WRow4[i3] * net_linear_1_x_1_gradV4
-						acc36 += pNetDense1WRow5[i3] * net_linear_1_x_1_gradV5
-						net_x1_gradRow2[i3] = acc36
-					}
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_linear_1_x_2_gradRow3 := &scratch.net_linear_1_x_2_grad[i0+4*j50][i1]
+				net_linear_1_x_2_gradRow4 := &scratch.net_linear_1_x_2_grad[i0+4*j50][i1+1]
+				net_linear_1_x_2_gradRow5 := &scratch.net_linear_1_x_2_grad[i0+4*j50][i1+2]
+				net_linear_1_x_2_gradRow6 := &scratch.net_linear_1_x_2_grad[i0+4*j50][i1+3]
+				for i2 := range 64 {
+					acc35 := gNetDense1BPartialRow[i2]
+					acc35 += net_linear_1_x_2_gradRow3[i2]
+					acc35 += net_linear_1_x_2_gradRow4[i2]
+					acc35 += net_linear_1_x_2_gradRow5[i2]
+					acc35 += net_linear_1_x_2_gradRow6[i2]
+					gNetDense1BPartialRow[i2] = acc35
 				}
 			}
 		}
@@ -6838,24 +6832,30 @@ func (r43 *ocannlReverserBackwardPart35) Part(j49 int) {
 var ocannlReverserBackwardPart35Records rt.Records[ocannlReverserBackwardPart35]
 
 // ocannlReverserBackwardPart36 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
+// for each 8 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart36 struct {
-	scratch *ocannlReverserBackwardScratch
+	gNetDense1W *[2048]float32
+	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j50 of the nest (0 <= j50 < 8).
-func (r44 *ocannlReverserBackwardPart36) Part(j50 int) {
-	scratch := r44.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_x1_4_grad[4*j50][0][0], &scratch.net_x1_grad[4*j50][0][0])
+// Part runs part j52 of the nest (0 <= j52 < 8).
+func (r44 *ocannlReverserBackwardPart36) Part(j52 int) {
+	gNetDense1W, scratch := r44.gNetDense1W, r44.scratch
+	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm11AVX512(&gNetDense1W[256*j52], &scratch.net_linear_1_x_1_grad[0][0][8*j52], &scratch.net_x1[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm11AVX2(&gNetDense1W[256*j52], &scratch.net_linear_1_x_1_grad[0][0][8*j52], &scratch.net_x1[0][0][0])
 	} else {
-		for i0 := range 4 {
+		for i0 := range 32 {
 			for i1 := range 8 {
-				net_x1_gradRow3 := &scratch.net_x1_grad[i0+4*j50][i1]
-				net_x1_4_gradRow := &scratch.net_x1_4_grad[i0+4*j50][i1]
-				for i2 := range 32 {
-					net_x1_4_gradRow[i2] += net_x1_gradRow3[i2]
+				net_x1Row4 := &scratch.net_x1[i0][i1]
+				for i2 := range 8 {
+					net_linear_1_x_1_gradV := scratch.net_linear_1_x_1_grad[i0][i1][i2+8*j52]
+					gNetDense1WRow := (*[32]float32)(gNetDense1W[32*i2+256*j52 : 32*i2+256*j52+32])
+					for i3 := range 32 {
+						gNetDense1WRow[i3] += net_linear_1_x_1_gradV * net_x1Row4[i3]
+					}
 				}
 			}
 		}
@@ -6868,33 +6868,40 @@ var ocannlReverserBackwardPart36Records rt.Records[ocannlReverserBackwardPart36]
 // ocannlReverserBackwardPart37 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart37 struct {
-	scratch                   *ocannlReverserBackwardScratch
-	gNetLayerNorm1BetaPartial [8][32]float32
+	pNetDense1W *[2048]float32
+	scratch     *ocannlReverserBackwardScratch
 }
 
-// Part runs part j51 of the nest (0 <= j51 < 8).
-func (r45 *ocannlReverserBackwardPart37) Part(j51 int) {
-	scratch, gNetLayerNorm1BetaPartial := r45.scratch, &r45.gNetLayerNorm1BetaPartial
-	gNetLayerNorm1BetaPartial[j51] = [32]float32{}
-	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLayerNorm1BetaPartial[j51][0], &scratch.net_x1_grad[4*j51][0][0])
+// Part runs part j53 of the nest (0 <= j53 < 8).
+func (r45 *ocannlReverserBackwardPart37) Part(j53 int) {
+	pNetDense1W, scratch := r45.pNetDense1W, r45.scratch
+	// float32 broadcast kernel M=32 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm12AVX512(&scratch.net_x1_grad[4*j53][0][0], &scratch.net_linear_1_x_1_grad[4*j53][0][0], &pNetDense1W[0])
+	} else if ocannlAVX2 {
+		ocannlGemm12AVX2(&scratch.net_x1_grad[4*j53][0][0], &scratch.net_linear_1_x_1_grad[4*j53][0][0], &pNetDense1W[0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j51]
+		// i2 unrolled by 4 and jammed into i3.
 		for i0 := range 4 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x1_gradRow4 := &scratch.net_x1_grad[i0+4*j51][i1]
-				net_x1_gradRow5 := &scratch.net_x1_grad[i0+4*j51][i1+1]
-				net_x1_gradRow6 := &scratch.net_x1_grad[i0+4*j51][i1+2]
-				net_x1_gradRow7 := &scratch.net_x1_grad[i0+4*j51][i1+3]
-				for i2 := range 32 {
-					acc37 := gNetLayerNorm1BetaPartialRow[i2]
-					acc37 += net_x1_gradRow4[i2]
-					acc37 += net_x1_gradRow5[i2]
-					acc37 += net_x1_gradRow6[i2]
-					acc37 += net_x1_gradRow7[i2]
-					gNetLayerNorm1BetaPartialRow[i2] = acc37
+			for i1 := range 8 {
+				net_x1_gradRow2 := &scratch.net_x1_grad[i0+4*j53][i1]
+				for i2 := 0; i2 < 64; i2 += 4 {
+					pNetDense1WRow2 := (*[32]float32)(pNetDense1W[32*i2 : 32*i2+32])
+					net_linear_1_x_1_gradV2 := scratch.net_linear_1_x_1_grad[i0+4*j53][i1][i2]
+					pNetDense1WRow3 := (*[32]float32)(pNetDense1W[32*i2+32 : 32*i2+64])
+					net_linear_1_x_1_gradV3 := scratch.net_linear_1_x_1_grad[i0+4*j53][i1][i2+1]
+					pNetDense1WRow4 := (*[32]float32)(pNetDense1W[32*i2+64 : 32*i2+96])
+					net_linear_1_x_1_gradV4 := scratch.net_linear_1_x_1_grad[i0+4*j53][i1][i2+2]
+					pNetDense1WRow5 := (*[32]float32)(pNetDense1W[32*i2+96 : 32*i2+128])
+					net_linear_1_x_1_gradV5 := scratch.net_linear_1_x_1_grad[i0+4*j53][i1][i2+3]
+					for i3 := range 32 {
+						acc37 := net_x1_gradRow2[i3]
+						acc37 += pNetDense1WRow2[i3] * net_linear_1_x_1_gradV2
+						acc37 += pNetDense1WRow3[i3] * net_linear_1_x_1_gradV3
+						acc37 += pNetDense1WRow4[i3] * net_linear_1_x_1_gradV4
+						acc37 += pNetDense1WRow5[i3] * net_linear_1_x_1_gradV5
+						net_x1_gradRow2[i3] = acc37
+					}
 				}
 			}
 		}
@@ -6910,20 +6917,19 @@ type ocannlReverserBackwardPart38 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j53 of the nest (0 <= j53 < 8).
-func (r46 *ocannlReverserBackwardPart38) Part(j53 int) {
+// Part runs part j54 of the nest (0 <= j54 < 8).
+func (r46 *ocannlReverserBackwardPart38) Part(j54 int) {
 	scratch := r46.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_x1_1_grad[4*j53][0][0], &scratch.net_x1_4_grad[4*j53][0][0], &scratch.net_x1_3[4*j53][0][0])
+		ocannlMap38AVX2(&scratch.net_x1_4_grad[4*j54][0][0], &scratch.net_x1_grad[4*j54][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1_4_gradRow2 := &scratch.net_x1_4_grad[i0+4*j53][i1]
-				net_x1_3V2 := scratch.net_x1_3[i0+4*j53][i1][0]
-				net_x1_1_gradRow := &scratch.net_x1_1_grad[i0+4*j53][i1]
+				net_x1_gradRow3 := &scratch.net_x1_grad[i0+4*j54][i1]
+				net_x1_4_gradRow := &scratch.net_x1_4_grad[i0+4*j54][i1]
 				for i2 := range 32 {
-					net_x1_1_gradRow[i2] += net_x1_4_gradRow2[i2] / net_x1_3V2
+					net_x1_4_gradRow[i2] += net_x1_gradRow3[i2]
 				}
 			}
 		}
@@ -6936,27 +6942,34 @@ var ocannlReverserBackwardPart38Records rt.Records[ocannlReverserBackwardPart38]
 // ocannlReverserBackwardPart39 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart39 struct {
-	scratch *ocannlReverserBackwardScratch
+	scratch                   *ocannlReverserBackwardScratch
+	gNetLayerNorm1BetaPartial [8][32]float32
 }
 
-// Part runs part j54 of the nest (0 <= j54 < 8).
-func (r47 *ocannlReverserBackwardPart39) Part(j54 int) {
-	scratch := r47.scratch
-	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+// Part runs part j55 of the nest (0 <= j55 < 8).
+func (r47 *ocannlReverserBackwardPart39) Part(j55 int) {
+	scratch, gNetLayerNorm1BetaPartial := r47.scratch, &r47.gNetLayerNorm1BetaPartial
+	gNetLayerNorm1BetaPartial[j55] = [32]float32{}
+	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_x1_3_grad[4*j54][0][0], &scratch.net_x1_4_grad[4*j54][0][0], &scratch.net_x1_1[4*j54][0][0], &scratch.net_x1_3[4*j54][0][0])
+		ocannlReduce8AVX2(&gNetLayerNorm1BetaPartial[j55][0], &scratch.net_x1_grad[4*j55][0][0])
 	} else {
-		// reduction accumulated in a local variable.
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j55]
 		for i0 := range 4 {
-			for i1 := range 8 {
-				net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+4*j54][i1]
-				net_x1_1Row3 := &scratch.net_x1_1[i0+4*j54][i1]
-				v2 := scratch.net_x1_3[i0+4*j54][i1][0] * scratch.net_x1_3[i0+4*j54][i1][0]
-				acc39 := scratch.net_x1_3_grad[i0+4*j54][i1][0]
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x1_gradRow4 := &scratch.net_x1_grad[i0+4*j55][i1]
+				net_x1_gradRow5 := &scratch.net_x1_grad[i0+4*j55][i1+1]
+				net_x1_gradRow6 := &scratch.net_x1_grad[i0+4*j55][i1+2]
+				net_x1_gradRow7 := &scratch.net_x1_grad[i0+4*j55][i1+3]
 				for i2 := range 32 {
-					acc39 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
+					acc38 := gNetLayerNorm1BetaPartialRow[i2]
+					acc38 += net_x1_gradRow4[i2]
+					acc38 += net_x1_gradRow5[i2]
+					acc38 += net_x1_gradRow6[i2]
+					acc38 += net_x1_gradRow7[i2]
+					gNetLayerNorm1BetaPartialRow[i2] = acc38
 				}
-				scratch.net_x1_3_grad[i0+4*j54][i1][0] = acc39
 			}
 		}
 	}
@@ -6968,37 +6981,23 @@ var ocannlReverserBackwardPart39Records rt.Records[ocannlReverserBackwardPart39]
 // ocannlReverserBackwardPart40 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart40 struct {
-	scratch                    *ocannlReverserBackwardScratch
-	gNetLayerNorm1GammaPartial [8][32]float32
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j56 of the nest (0 <= j56 < 8).
-func (r48 *ocannlReverserBackwardPart40) Part(j56 int) {
-	scratch, gNetLayerNorm1GammaPartial := r48.scratch, &r48.gNetLayerNorm1GammaPartial
-	gNetLayerNorm1GammaPartial[j56] = [32]float32{}
-	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+// Part runs part j57 of the nest (0 <= j57 < 8).
+func (r48 *ocannlReverserBackwardPart40) Part(j57 int) {
+	scratch := r48.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetLayerNorm1GammaPartial[j56][0], &scratch.net_x1_1_grad[4*j56][0][0], &scratch.net_layer_norm_1_centered[4*j56][0][0])
+		ocannlMap31AVX2(&scratch.net_x1_1_grad[4*j57][0][0], &scratch.net_x1_4_grad[4*j57][0][0], &scratch.net_x1_3[4*j57][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j56]
 		for i0 := range 4 {
-			for i1 := 0; i1 < 8; i1 += 4 {
-				net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+4*j56][i1]
-				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+4*j56][i1]
-				net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+4*j56][i1+1]
-				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+4*j56][i1+1]
-				net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+4*j56][i1+2]
-				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+4*j56][i1+2]
-				net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+4*j56][i1+3]
-				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+4*j56][i1+3]
+			for i1 := range 8 {
+				net_x1_4_gradRow2 := &scratch.net_x1_4_grad[i0+4*j57][i1]
+				net_x1_3V2 := scratch.net_x1_3[i0+4*j57][i1][0]
+				net_x1_1_gradRow := &scratch.net_x1_1_grad[i0+4*j57][i1]
 				for i2 := range 32 {
-					acc40 := gNetLayerNorm1GammaPartialRow[i2]
-					acc40 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
-					acc40 += net_x1_1_gradRow3[i2] * net_layer_norm_1_centeredRow5[i2]
-					acc40 += net_x1_1_gradRow4[i2] * net_layer_norm_1_centeredRow6[i2]
-					acc40 += net_x1_1_gradRow5[i2] * net_layer_norm_1_centeredRow7[i2]
-					gNetLayerNorm1GammaPartialRow[i2] = acc40
+					net_x1_1_gradRow[i2] += net_x1_4_gradRow2[i2] / net_x1_3V2
 				}
 			}
 		}
@@ -7011,24 +7010,27 @@ var ocannlReverserBackwardPart40Records rt.Records[ocannlReverserBackwardPart40]
 // ocannlReverserBackwardPart41 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart41 struct {
-	pNetLayerNorm1Gamma *[32]float32
-	scratch             *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
 // Part runs part j58 of the nest (0 <= j58 < 8).
 func (r49 *ocannlReverserBackwardPart41) Part(j58 int) {
-	pNetLayerNorm1Gamma, scratch := r49.pNetLayerNorm1Gamma, r49.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	scratch := r49.scratch
+	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_layer_norm_1_centered_grad[4*j58][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[4*j58][0][0])
+		ocannlReduce9AVX2(&scratch.net_x1_3_grad[4*j58][0][0], &scratch.net_x1_4_grad[4*j58][0][0], &scratch.net_x1_1[4*j58][0][0], &scratch.net_x1_3[4*j58][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0+4*j58][i1]
-				net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0+4*j58][i1]
+				net_x1_4_gradRow3 := &scratch.net_x1_4_grad[i0+4*j58][i1]
+				net_x1_1Row3 := &scratch.net_x1_1[i0+4*j58][i1]
+				v2 := scratch.net_x1_3[i0+4*j58][i1][0] * scratch.net_x1_3[i0+4*j58][i1][0]
+				acc40 := scratch.net_x1_3_grad[i0+4*j58][i1][0]
 				for i2 := range 32 {
-					net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
+					acc40 += net_x1_4_gradRow3[i2] * (-(net_x1_1Row3[i2] / v2))
 				}
+				scratch.net_x1_3_grad[i0+4*j58][i1][0] = acc40
 			}
 		}
 	}
@@ -7040,22 +7042,37 @@ var ocannlReverserBackwardPart41Records rt.Records[ocannlReverserBackwardPart41]
 // ocannlReverserBackwardPart42 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart42 struct {
-	scratch *ocannlReverserBackwardScratch
+	scratch                    *ocannlReverserBackwardScratch
+	gNetLayerNorm1GammaPartial [8][32]float32
 }
 
 // Part runs part j60 of the nest (0 <= j60 < 8).
 func (r50 *ocannlReverserBackwardPart42) Part(j60 int) {
-	scratch := r50.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	scratch, gNetLayerNorm1GammaPartial := r50.scratch, &r50.gNetLayerNorm1GammaPartial
+	gNetLayerNorm1GammaPartial[j60] = [32]float32{}
+	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap36AVX2(&scratch.net_layer_norm_1_var_1_grad[4*j60][0][0], &scratch.net_layer_norm_1_var_2_grad[4*j60][0][0])
+		ocannlReduce10AVX2(&gNetLayerNorm1GammaPartial[j60][0], &scratch.net_x1_1_grad[4*j60][0][0], &scratch.net_layer_norm_1_centered[4*j60][0][0])
 	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j60]
 		for i0 := range 4 {
-			for i1 := range 8 {
-				net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0+4*j60][i1][0]
-				net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0+4*j60][i1]
+			for i1 := 0; i1 < 8; i1 += 4 {
+				net_x1_1_gradRow2 := &scratch.net_x1_1_grad[i0+4*j60][i1]
+				net_layer_norm_1_centeredRow4 := &scratch.net_layer_norm_1_centered[i0+4*j60][i1]
+				net_x1_1_gradRow3 := &scratch.net_x1_1_grad[i0+4*j60][i1+1]
+				net_layer_norm_1_centeredRow5 := &scratch.net_layer_norm_1_centered[i0+4*j60][i1+1]
+				net_x1_1_gradRow4 := &scratch.net_x1_1_grad[i0+4*j60][i1+2]
+				net_layer_norm_1_centeredRow6 := &scratch.net_layer_norm_1_centered[i0+4*j60][i1+2]
+				net_x1_1_gradRow5 := &scratch.net_x1_1_grad[i0+4*j60][i1+3]
+				net_layer_norm_1_centeredRow7 := &scratch.net_layer_norm_1_centered[i0+4*j60][i1+3]
 				for i2 := range 32 {
-					net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
+					acc41 := gNetLayerNorm1GammaPartialRow[i2]
+					acc41 += net_x1_1_gradRow2[i2] * net_layer_norm_1_centeredRow4[i2]
+					acc41 += net_x1_1_gradRow3[i2] * net_layer_norm_1_centeredRow5[i2]
+					acc41 += net_x1_1_gradRow4[i2] * net_layer_norm_1_centeredRow6[i2]
+					acc41 += net_x1_1_gradRow5[i2] * net_layer_norm_1_centeredRow7[i2]
+					gNetLayerNorm1GammaPartialRow[i2] = acc41
 				}
 			}
 		}
@@ -7068,25 +7085,23 @@ var ocannlReverserBackwardPart42Records rt.Records[ocannlReverserBackwardPart42]
 // ocannlReverserBackwardPart43 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart43 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetLayerNorm1Gamma *[32]float32
+	scratch             *ocannlReverserBackwardScratch
 }
 
-// Part runs part j61 of the nest (0 <= j61 < 8).
-func (r51 *ocannlReverserBackwardPart43) Part(j61 int) {
-	scratch := r51.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.net_layer_norm_1_centered_grad[4*j61][0][0], &scratch.net_layer_norm_1_var_1_grad[4*j61][0][0], &scratch.net_layer_norm_1_centered[4*j61][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_layer_norm_1_centered_grad[4*j61][0][0], &scratch.net_layer_norm_1_var_1_grad[4*j61][0][0], &scratch.net_layer_norm_1_centered[4*j61][0][0])
+// Part runs part j62 of the nest (0 <= j62 < 8).
+func (r51 *ocannlReverserBackwardPart43) Part(j62 int) {
+	pNetLayerNorm1Gamma, scratch := r51.pNetLayerNorm1Gamma, r51.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap34AVX2(&scratch.net_layer_norm_1_centered_grad[4*j62][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[4*j62][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_var_1_gradRow2 := &scratch.net_layer_norm_1_var_1_grad[i0+4*j61][i1]
-				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0+4*j61][i1]
-				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0+4*j61][i1]
+				net_x1_1_gradRow6 := &scratch.net_x1_1_grad[i0+4*j62][i1]
+				net_layer_norm_1_centered_gradRow := &scratch.net_layer_norm_1_centered_grad[i0+4*j62][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
+					net_layer_norm_1_centered_gradRow[i2] += pNetLayerNorm1Gamma[i2] * net_x1_1_gradRow6[i2]
 				}
 			}
 		}
@@ -7102,22 +7117,19 @@ type ocannlReverserBackwardPart44 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j62 of the nest (0 <= j62 < 8).
-func (r52 *ocannlReverserBackwardPart44) Part(j62 int) {
+// Part runs part j64 of the nest (0 <= j64 < 8).
+func (r52 *ocannlReverserBackwardPart44) Part(j64 int) {
 	scratch := r52.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap37AVX512(&scratch.net_layer_norm_1_centered_grad[4*j62][0][0], &scratch.net_layer_norm_1_centered[4*j62][0][0], &scratch.net_layer_norm_1_var_1_grad[4*j62][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap37AVX2(&scratch.net_layer_norm_1_centered_grad[4*j62][0][0], &scratch.net_layer_norm_1_centered[4*j62][0][0], &scratch.net_layer_norm_1_var_1_grad[4*j62][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap36AVX2(&scratch.net_layer_norm_1_var_1_grad[4*j64][0][0], &scratch.net_layer_norm_1_var_2_grad[4*j64][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0+4*j62][i1]
-				net_layer_norm_1_var_1_gradRow3 := &scratch.net_layer_norm_1_var_1_grad[i0+4*j62][i1]
-				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0+4*j62][i1]
+				net_layer_norm_1_var_2_gradV := scratch.net_layer_norm_1_var_2_grad[i0+4*j64][i1][0]
+				net_layer_norm_1_var_1_gradRow := &scratch.net_layer_norm_1_var_1_grad[i0+4*j64][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
+					net_layer_norm_1_var_1_gradRow[i2] += net_layer_norm_1_var_2_gradV
 				}
 			}
 		}
@@ -7133,19 +7145,22 @@ type ocannlReverserBackwardPart45 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j63 of the nest (0 <= j63 < 8).
-func (r53 *ocannlReverserBackwardPart45) Part(j63 int) {
+// Part runs part j65 of the nest (0 <= j65 < 8).
+func (r53 *ocannlReverserBackwardPart45) Part(j65 int) {
 	scratch := r53.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_layer_norm_1_x_grad[4*j63][0][0], &scratch.net_layer_norm_1_centered_grad[4*j63][0][0])
+	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap37AVX512(&scratch.net_layer_norm_1_centered_grad[4*j65][0][0], &scratch.net_layer_norm_1_var_1_grad[4*j65][0][0], &scratch.net_layer_norm_1_centered[4*j65][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap37AVX2(&scratch.net_layer_norm_1_centered_grad[4*j65][0][0], &scratch.net_layer_norm_1_var_1_grad[4*j65][0][0], &scratch.net_layer_norm_1_centered[4*j65][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0+4*j63][i1]
-				net_layer_norm_1_x_gradRow := &scratch.net_layer_norm_1_x_grad[i0+4*j63][i1]
+				net_layer_norm_1_var_1_gradRow2 := &scratch.net_layer_norm_1_var_1_grad[i0+4*j65][i1]
+				net_layer_norm_1_centeredRow8 := &scratch.net_layer_norm_1_centered[i0+4*j65][i1]
+				net_layer_norm_1_centered_gradRow2 := &scratch.net_layer_norm_1_centered_grad[i0+4*j65][i1]
 				for i2 := range 32 {
-					net_layer_norm_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow4[i2]
+					net_layer_norm_1_centered_gradRow2[i2] += net_layer_norm_1_var_1_gradRow2[i2] * net_layer_norm_1_centeredRow8[i2]
 				}
 			}
 		}
@@ -7161,22 +7176,23 @@ type ocannlReverserBackwardPart46 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j64 of the nest (0 <= j64 < 8).
-func (r54 *ocannlReverserBackwardPart46) Part(j64 int) {
+// Part runs part j66 of the nest (0 <= j66 < 8).
+func (r54 *ocannlReverserBackwardPart46) Part(j66 int) {
 	scratch := r54.scratch
-	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce11AVX2(&scratch.net_layer_norm_1_mean_grad[4*j64][0][0], &scratch.net_layer_norm_1_centered_grad[4*j64][0][0])
+	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap37AVX512(&scratch.net_layer_norm_1_centered_grad[4*j66][0][0], &scratch.net_layer_norm_1_centered[4*j66][0][0], &scratch.net_layer_norm_1_var_1_grad[4*j66][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap37AVX2(&scratch.net_layer_norm_1_centered_grad[4*j66][0][0], &scratch.net_layer_norm_1_centered[4*j66][0][0], &scratch.net_layer_norm_1_var_1_grad[4*j66][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+4*j64][i1]
-				acc42 := scratch.net_layer_norm_1_mean_grad[i0+4*j64][i1][0]
+				net_layer_norm_1_centeredRow9 := &scratch.net_layer_norm_1_centered[i0+4*j66][i1]
+				net_layer_norm_1_var_1_gradRow3 := &scratch.net_layer_norm_1_var_1_grad[i0+4*j66][i1]
+				net_layer_norm_1_centered_gradRow3 := &scratch.net_layer_norm_1_centered_grad[i0+4*j66][i1]
 				for i2 := range 32 {
-					acc42 -= net_layer_norm_1_centered_gradRow5[i2]
+					net_layer_norm_1_centered_gradRow3[i2] += net_layer_norm_1_centeredRow9[i2] * net_layer_norm_1_var_1_gradRow3[i2]
 				}
-				scratch.net_layer_norm_1_mean_grad[i0+4*j64][i1][0] = acc42
 			}
 		}
 	}
@@ -7186,32 +7202,24 @@ func (r54 *ocannlReverserBackwardPart46) Part(j64 int) {
 var ocannlReverserBackwardPart46Records rt.Records[ocannlReverserBackwardPart46]
 
 // ocannlReverserBackwardPart47 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i2 (see rt.Pool).
+// for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart47 struct {
-	gNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j66 of the nest (0 <= j66 < 8).
-func (r55 *ocannlReverserBackwardPart47) Part(j66 int) {
-	gNetAttention1WO, scratch := r55.gNetAttention1WO, r55.scratch
-	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm13AVX512(&gNetAttention1WO[128*j66], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j66], &scratch.net_attention_1_ctx[0][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&gNetAttention1WO[128*j66], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j66], &scratch.net_attention_1_ctx[0][0][0][0])
+// Part runs part j67 of the nest (0 <= j67 < 8).
+func (r55 *ocannlReverserBackwardPart47) Part(j67 int) {
+	scratch := r55.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap38AVX2(&scratch.net_layer_norm_1_x_grad[4*j67][0][0], &scratch.net_layer_norm_1_centered_grad[4*j67][0][0])
 	} else {
-		for i0 := range 32 {
+		for i0 := range 4 {
 			for i1 := range 8 {
-				for i2 := range 4 {
-					net_layer_norm_1_x_1_gradV := scratch.net_layer_norm_1_x_1_grad[i0][i1][i2+4*j66]
-					for i3 := range 4 {
-						net_attention_1_ctxRow3 := &scratch.net_attention_1_ctx[i0][i1][i3]
-						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j66+8*i3 : 32*i2+128*j66+8*i3+8])
-						for i4 := range 8 {
-							gNetAttention1WORow[i4] += net_layer_norm_1_x_1_gradV * net_attention_1_ctxRow3[i4]
-						}
-					}
+				net_layer_norm_1_centered_gradRow4 := &scratch.net_layer_norm_1_centered_grad[i0+4*j67][i1]
+				net_layer_norm_1_x_gradRow := &scratch.net_layer_norm_1_x_grad[i0+4*j67][i1]
+				for i2 := range 32 {
+					net_layer_norm_1_x_gradRow[i2] += net_layer_norm_1_centered_gradRow4[i2]
 				}
 			}
 		}
@@ -7224,31 +7232,25 @@ var ocannlReverserBackwardPart47Records rt.Records[ocannlReverserBackwardPart47]
 // ocannlReverserBackwardPart48 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart48 struct {
-	pNetAttention1WO *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j67 of the nest (0 <= j67 < 8).
-func (r56 *ocannlReverserBackwardPart48) Part(j67 int) {
-	pNetAttention1WO, scratch := r56.pNetAttention1WO, r56.scratch
-	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm14AVX512(&scratch.net_attention_1_ctx_grad[4*j67][0][0][0], &scratch.net_layer_norm_1_x_1_grad[4*j67][0][0], &pNetAttention1WO[0])
-	} else if ocannlAVX2 {
-		ocannlGemm14AVX2(&scratch.net_attention_1_ctx_grad[4*j67][0][0][0], &scratch.net_layer_norm_1_x_1_grad[4*j67][0][0], &pNetAttention1WO[0])
+// Part runs part j68 of the nest (0 <= j68 < 8).
+func (r56 *ocannlReverserBackwardPart48) Part(j68 int) {
+	scratch := r56.scratch
+	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce11AVX2(&scratch.net_layer_norm_1_mean_grad[4*j68][0][0], &scratch.net_layer_norm_1_centered_grad[4*j68][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
+				net_layer_norm_1_centered_gradRow5 := &scratch.net_layer_norm_1_centered_grad[i0+4*j68][i1]
+				acc43 := scratch.net_layer_norm_1_mean_grad[i0+4*j68][i1][0]
 				for i2 := range 32 {
-					net_layer_norm_1_x_1_gradV2 := scratch.net_layer_norm_1_x_1_grad[i0+4*j67][i1][i2]
-					for i3 := range 4 {
-						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
-						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+4*j67][i1][i3]
-						for i4 := range 8 {
-							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_x_1_gradV2
-						}
-					}
+					acc43 -= net_layer_norm_1_centered_gradRow5[i2]
 				}
+				scratch.net_layer_norm_1_mean_grad[i0+4*j68][i1][0] = acc43
 			}
 		}
 	}
@@ -7258,46 +7260,30 @@ func (r56 *ocannlReverserBackwardPart48) Part(j67 int) {
 var ocannlReverserBackwardPart48Records rt.Records[ocannlReverserBackwardPart48]
 
 // ocannlReverserBackwardPart49 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
+// for each 4 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart49 struct {
-	scratch *ocannlReverserBackwardScratch
+	gNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j68 of the nest (0 <= j68 < 8).
-func (r57 *ocannlReverserBackwardPart49) Part(j68 int) {
-	scratch := r57.scratch
-	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
+// Part runs part j70 of the nest (0 <= j70 < 8).
+func (r57 *ocannlReverserBackwardPart49) Part(j70 int) {
+	gNetAttention1WO, scratch := r57.gNetAttention1WO, r57.scratch
+	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		for i0 := range 4 {
-			for i2 := range 4 {
-				ocannlGemm2AVX512(&scratch.net_attention_1_attn_grad[i0+4*j68][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+4*j68][0][i2][0], &scratch.net_attention_1_v[i0+4*j68][0][i2][0])
-			}
-		}
+		ocannlGemm13AVX512(&gNetAttention1WO[128*j70], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j70], &scratch.net_attention_1_ctx[0][0][0][0])
 	} else if ocannlAVX2 {
-		for i0 := range 4 {
-			for i2 := range 4 {
-				ocannlGemm2AVX2(&scratch.net_attention_1_attn_grad[i0+4*j68][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+4*j68][0][i2][0], &scratch.net_attention_1_v[i0+4*j68][0][i2][0])
-			}
-		}
+		ocannlGemm13AVX2(&gNetAttention1WO[128*j70], &scratch.net_layer_norm_1_x_1_grad[0][0][4*j70], &scratch.net_attention_1_ctx[0][0][0][0])
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 4 {
-			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+4*j68]
+		for i0 := range 32 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+4*j68][i1][i2]
-					for i3 := 0; i3 < 8; i3 += 4 {
-						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+4*j68][i1][i2][i3]
-						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+4*j68][i1][i2][i3+1]
-						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+4*j68][i1][i2][i3+2]
-						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+4*j68][i1][i2][i3+3]
+					net_layer_norm_1_x_1_gradV := scratch.net_layer_norm_1_x_1_grad[i0][i1][i2+4*j70]
+					for i3 := range 4 {
+						net_attention_1_ctxRow3 := &scratch.net_attention_1_ctx[i0][i1][i3]
+						gNetAttention1WORow := (*[8]float32)(gNetAttention1WO[32*i2+128*j70+8*i3 : 32*i2+128*j70+8*i3+8])
 						for i4 := range 8 {
-							acc43 := net_attention_1_attn_gradRow[i4]
-							acc43 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
-							acc43 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
-							acc43 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
-							acc43 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
-							net_attention_1_attn_gradRow[i4] = acc43
+							gNetAttention1WORow[i4] += net_layer_norm_1_x_1_gradV * net_attention_1_ctxRow3[i4]
 						}
 					}
 				}
@@ -7312,28 +7298,30 @@ var ocannlReverserBackwardPart49Records rt.Records[ocannlReverserBackwardPart49]
 // ocannlReverserBackwardPart50 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart50 struct {
-	scratch *ocannlReverserBackwardScratch
+	pNetAttention1WO *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j69 of the nest (0 <= j69 < 8).
-func (r58 *ocannlReverserBackwardPart50) Part(j69 int) {
-	scratch := r58.scratch
-	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce13AVX2(&scratch.net_attention_1_attn_1_grad[4*j69][0][0][0], &scratch.net_attention_1_attn_grad[4*j69][0][0][0], &scratch.net_attention_1_ex[4*j69][0][0][0], &scratch.net_attention_1_attn_1[4*j69][0][0][0])
+// Part runs part j71 of the nest (0 <= j71 < 8).
+func (r58 *ocannlReverserBackwardPart50) Part(j71 int) {
+	pNetAttention1WO, scratch := r58.pNetAttention1WO, r58.scratch
+	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm14AVX512(&scratch.net_attention_1_ctx_grad[4*j71][0][0][0], &scratch.net_layer_norm_1_x_1_grad[4*j71][0][0], &pNetAttention1WO[0])
+	} else if ocannlAVX2 {
+		ocannlGemm14AVX2(&scratch.net_attention_1_ctx_grad[4*j71][0][0][0], &scratch.net_layer_norm_1_x_1_grad[4*j71][0][0], &pNetAttention1WO[0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+4*j69][i1][i2]
-					net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+4*j69][i1][i2]
-					v3 := scratch.net_attention_1_attn_1[i0+4*j69][i1][i2][0] * scratch.net_attention_1_attn_1[i0+4*j69][i1][i2][0]
-					acc44 := scratch.net_attention_1_attn_1_grad[i0+4*j69][i1][i2][0]
-					for i3 := range 8 {
-						acc44 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
+				for i2 := range 32 {
+					net_layer_norm_1_x_1_gradV2 := scratch.net_layer_norm_1_x_1_grad[i0+4*j71][i1][i2]
+					for i3 := range 4 {
+						pNetAttention1WORow2 := (*[8]float32)(pNetAttention1WO[32*i2+8*i3 : 32*i2+8*i3+8])
+						net_attention_1_ctx_gradRow := &scratch.net_attention_1_ctx_grad[i0+4*j71][i1][i3]
+						for i4 := range 8 {
+							net_attention_1_ctx_gradRow[i4] += pNetAttention1WORow2[i4] * net_layer_norm_1_x_1_gradV2
+						}
 					}
-					scratch.net_attention_1_attn_1_grad[i0+4*j69][i1][i2][0] = acc44
 				}
 			}
 		}
@@ -7349,22 +7337,42 @@ type ocannlReverserBackwardPart51 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j70 of the nest (0 <= j70 < 8).
-func (r59 *ocannlReverserBackwardPart51) Part(j70 int) {
+// Part runs part j72 of the nest (0 <= j72 < 8).
+func (r59 *ocannlReverserBackwardPart51) Part(j72 int) {
 	scratch := r59.scratch
-	// float32 pointwise kernel over 128 rows of 8 elements (c += x0): AVX512, AVX2.
+	// float32 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlMap43AVX512(&scratch.net_attention_1_ex_grad[4*j70][0][0][0], &scratch.net_attention_1_attn_1_grad[4*j70][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap43AVX2(&scratch.net_attention_1_ex_grad[4*j70][0][0][0], &scratch.net_attention_1_attn_1_grad[4*j70][0][0][0])
-	} else {
 		for i0 := range 4 {
+			for i2 := range 4 {
+				ocannlGemm2AVX512(&scratch.net_attention_1_attn_grad[i0+4*j72][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+4*j72][0][i2][0], &scratch.net_attention_1_v[i0+4*j72][0][i2][0])
+			}
+		}
+	} else if ocannlAVX2 {
+		for i0 := range 4 {
+			for i2 := range 4 {
+				ocannlGemm2AVX2(&scratch.net_attention_1_attn_grad[i0+4*j72][0][i2][0], &scratch.net_attention_1_ctx_grad[i0+4*j72][0][i2][0], &scratch.net_attention_1_v[i0+4*j72][0][i2][0])
+			}
+		}
+	} else {
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 4 {
+			net_attention_1_vRow5 := &scratch.net_attention_1_v[i0+4*j72]
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0+4*j70][i1][i2][0]
-					net_attention_1_ex_gradRow2 := &scratch.net_attention_1_ex_grad[i0+4*j70][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
+					net_attention_1_attn_gradRow := &scratch.net_attention_1_attn_grad[i0+4*j72][i1][i2]
+					for i3 := 0; i3 < 8; i3 += 4 {
+						net_attention_1_ctx_gradV := scratch.net_attention_1_ctx_grad[i0+4*j72][i1][i2][i3]
+						net_attention_1_ctx_gradV2 := scratch.net_attention_1_ctx_grad[i0+4*j72][i1][i2][i3+1]
+						net_attention_1_ctx_gradV3 := scratch.net_attention_1_ctx_grad[i0+4*j72][i1][i2][i3+2]
+						net_attention_1_ctx_gradV4 := scratch.net_attention_1_ctx_grad[i0+4*j72][i1][i2][i3+3]
+						for i4 := range 8 {
+							acc44 := net_attention_1_attn_gradRow[i4]
+							acc44 += net_attention_1_ctx_gradV * net_attention_1_vRow5[i4][i2][i3]
+							acc44 += net_attention_1_ctx_gradV2 * net_attention_1_vRow5[i4][i2][i3+1]
+							acc44 += net_attention_1_ctx_gradV3 * net_attention_1_vRow5[i4][i2][i3+2]
+							acc44 += net_attention_1_ctx_gradV4 * net_attention_1_vRow5[i4][i2][i3+3]
+							net_attention_1_attn_gradRow[i4] = acc44
+						}
 					}
 				}
 			}
@@ -7381,22 +7389,25 @@ type ocannlReverserBackwardPart52 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j71 of the nest (0 <= j71 < 8).
-func (r60 *ocannlReverserBackwardPart52) Part(j71 int) {
+// Part runs part j73 of the nest (0 <= j73 < 8).
+func (r60 *ocannlReverserBackwardPart52) Part(j73 int) {
 	scratch := r60.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_attention_1_ex_1_grad[4*j71][0][0][0], &scratch.net_attention_1_ex_grad[4*j71][0][0][0], &scratch.net_attention_1_ex[4*j71][0][0][0])
+		ocannlReduce13AVX2(&scratch.net_attention_1_attn_1_grad[4*j73][0][0][0], &scratch.net_attention_1_attn_grad[4*j73][0][0][0], &scratch.net_attention_1_ex[4*j73][0][0][0], &scratch.net_attention_1_attn_1[4*j73][0][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ex_gradRow3 := &scratch.net_attention_1_ex_grad[i0+4*j71][i1][i2]
-					net_attention_1_exRow5 := &scratch.net_attention_1_ex[i0+4*j71][i1][i2]
-					net_attention_1_ex_1_gradRow := &scratch.net_attention_1_ex_1_grad[i0+4*j71][i1][i2]
+					net_attention_1_attn_gradRow3 := &scratch.net_attention_1_attn_grad[i0+4*j73][i1][i2]
+					net_attention_1_exRow4 := &scratch.net_attention_1_ex[i0+4*j73][i1][i2]
+					v3 := scratch.net_attention_1_attn_1[i0+4*j73][i1][i2][0] * scratch.net_attention_1_attn_1[i0+4*j73][i1][i2][0]
+					acc45 := scratch.net_attention_1_attn_1_grad[i0+4*j73][i1][i2][0]
 					for i3 := range 8 {
-						net_attention_1_ex_1_gradRow[i3] += net_attention_1_ex_gradRow3[i3] * net_attention_1_exRow5[i3]
+						acc45 += net_attention_1_attn_gradRow3[i3] * (-(net_attention_1_exRow4[i3] / v3))
 					}
+					scratch.net_attention_1_attn_1_grad[i0+4*j73][i1][i2][0] = acc45
 				}
 			}
 		}
@@ -7412,20 +7423,22 @@ type ocannlReverserBackwardPart53 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j72 of the nest (0 <= j72 < 8).
-func (r61 *ocannlReverserBackwardPart53) Part(j72 int) {
+// Part runs part j74 of the nest (0 <= j74 < 8).
+func (r61 *ocannlReverserBackwardPart53) Part(j74 int) {
 	scratch := r61.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_attention_1_scores_grad[4*j72][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j72][0][0][0])
+	// float32 pointwise kernel over 128 rows of 8 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap43AVX512(&scratch.net_attention_1_ex_grad[4*j74][0][0][0], &scratch.net_attention_1_attn_1_grad[4*j74][0][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap43AVX2(&scratch.net_attention_1_ex_grad[4*j74][0][0][0], &scratch.net_attention_1_attn_1_grad[4*j74][0][0][0])
 	} else {
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ex_1_gradRow2 := &scratch.net_attention_1_ex_1_grad[i0+4*j72][i1][i2]
-					net_attention_1_scores_gradRow := &scratch.net_attention_1_scores_grad[i0+4*j72][i1][i2]
+					net_attention_1_attn_1_gradV := scratch.net_attention_1_attn_1_grad[i0+4*j74][i1][i2][0]
+					net_attention_1_ex_gradRow2 := &scratch.net_attention_1_ex_grad[i0+4*j74][i1][i2]
 					for i3 := range 8 {
-						net_attention_1_scores_gradRow[i3] += net_attention_1_ex_1_gradRow2[i3]
+						net_attention_1_ex_gradRow2[i3] += net_attention_1_attn_1_gradV
 					}
 				}
 			}
@@ -7442,23 +7455,22 @@ type ocannlReverserBackwardPart54 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j73 of the nest (0 <= j73 < 8).
-func (r62 *ocannlReverserBackwardPart54) Part(j73 int) {
+// Part runs part j75 of the nest (0 <= j75 < 8).
+func (r62 *ocannlReverserBackwardPart54) Part(j75 int) {
 	scratch := r62.scratch
-	// float32 along-rows sub reduction kernel, 128 rows of 8 elements into 128 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce14AVX2(&scratch.net_attention_1_m_grad[4*j73][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j73][0][0][0])
+		ocannlMap44AVX2(&scratch.net_attention_1_ex_1_grad[4*j75][0][0][0], &scratch.net_attention_1_ex_grad[4*j75][0][0][0], &scratch.net_attention_1_ex[4*j75][0][0][0])
 	} else {
-		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+4*j73][i1][i2]
-					acc45 := scratch.net_attention_1_m_grad[i0+4*j73][i1][i2][0]
+					net_attention_1_ex_gradRow3 := &scratch.net_attention_1_ex_grad[i0+4*j75][i1][i2]
+					net_attention_1_exRow5 := &scratch.net_attention_1_ex[i0+4*j75][i1][i2]
+					net_attention_1_ex_1_gradRow := &scratch.net_attention_1_ex_1_grad[i0+4*j75][i1][i2]
 					for i3 := range 8 {
-						acc45 -= net_attention_1_ex_1_gradRow3[i3]
+						net_attention_1_ex_1_gradRow[i3] += net_attention_1_ex_gradRow3[i3] * net_attention_1_exRow5[i3]
 					}
-					scratch.net_attention_1_m_grad[i0+4*j73][i1][i2][0] = acc45
 				}
 			}
 		}
@@ -7474,28 +7486,22 @@ type ocannlReverserBackwardPart55 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j77 of the nest (0 <= j77 < 8).
-func (r65 *ocannlReverserBackwardPart55) Part(j77 int) {
-	scratch := r65.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+4*j77][i1][i2]
-				net_attention_1_mV2 := scratch.net_attention_1_m[i0+4*j77][i1][i2][0]
-				acc46 := scratch.net_attention_1_m_argmax_8[i0+4*j77][i1][i2][0]
-				for i3 := range 8 {
-					var r63 float32
-					if net_attention_1_scoresRow4[i3] == net_attention_1_mV2 {
-						r63 = 1
+// Part runs part j76 of the nest (0 <= j76 < 8).
+func (r63 *ocannlReverserBackwardPart55) Part(j76 int) {
+	scratch := r63.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap38AVX2(&scratch.net_attention_1_scores_grad[4*j76][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j76][0][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_ex_1_gradRow2 := &scratch.net_attention_1_ex_1_grad[i0+4*j76][i1][i2]
+					net_attention_1_scores_gradRow := &scratch.net_attention_1_scores_grad[i0+4*j76][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_scores_gradRow[i3] += net_attention_1_ex_1_gradRow2[i3]
 					}
-					r64 := float32(8)
-					if r63 != 0 {
-						r64 = scratch.ordinals_2[i3]
-					}
-					acc46 = min(acc46, r64)
 				}
-				scratch.net_attention_1_m_argmax_8[i0+4*j77][i1][i2][0] = acc46
 			}
 		}
 	}
@@ -7510,32 +7516,23 @@ type ocannlReverserBackwardPart56 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j78 of the nest (0 <= j78 < 8).
-func (r68 *ocannlReverserBackwardPart56) Part(j78 int) {
-	scratch := r68.scratch
-	// float32 pointwise kernel over 128 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.net_attention_1_scores_grad[4*j78][0][0][0], &scratch.ordinals_2[0], &scratch.net_attention_1_m_argmax_8[4*j78][0][0][0], &scratch.net_attention_1_m_grad[4*j78][0][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_attention_1_scores_grad[4*j78][0][0][0], &scratch.ordinals_2[0], &scratch.net_attention_1_m_argmax_8[4*j78][0][0][0], &scratch.net_attention_1_m_grad[4*j78][0][0][0])
+// Part runs part j77 of the nest (0 <= j77 < 8).
+func (r64 *ocannlReverserBackwardPart56) Part(j77 int) {
+	scratch := r64.scratch
+	// float32 along-rows sub reduction kernel, 128 rows of 8 elements into 128 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce14AVX2(&scratch.net_attention_1_m_grad[4*j77][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j77][0][0][0])
 	} else {
+		// reduction accumulated in a local variable.
 		for i0 := range 4 {
 			for i1 := range 8 {
 				for i2 := range 4 {
-					net_attention_1_m_argmax_8V := scratch.net_attention_1_m_argmax_8[i0+4*j78][i1][i2][0]
-					net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0+4*j78][i1][i2][0]
-					net_attention_1_scores_gradRow2 := &scratch.net_attention_1_scores_grad[i0+4*j78][i1][i2]
+					net_attention_1_ex_1_gradRow3 := &scratch.net_attention_1_ex_1_grad[i0+4*j77][i1][i2]
+					acc46 := scratch.net_attention_1_m_grad[i0+4*j77][i1][i2][0]
 					for i3 := range 8 {
-						var r66 float32
-						if scratch.ordinals_2[i3] == net_attention_1_m_argmax_8V {
-							r66 = 1
-						}
-						r67 := float32(0)
-						if r66 != 0 {
-							r67 = net_attention_1_m_gradV
-						}
-						net_attention_1_scores_gradRow2[i3] += r67
+						acc46 -= net_attention_1_ex_1_gradRow3[i3]
 					}
+					scratch.net_attention_1_m_grad[i0+4*j77][i1][i2][0] = acc46
 				}
 			}
 		}
@@ -7551,23 +7548,28 @@ type ocannlReverserBackwardPart57 struct {
 	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j79 of the nest (0 <= j79 < 8).
-func (r69 *ocannlReverserBackwardPart57) Part(j79 int) {
-	scratch := r69.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap47AVX2(&scratch.net_attention_1_scores_1_grad[4*j79][0][0][0], &scratch.net_attention_1_scores_grad[4*j79][0][0][0], &scratch.net_attention_1_scores_2[0])
-	} else {
-		net_attention_1_scores_2V2 := scratch.net_attention_1_scores_2[0]
-		for i0 := range 4 {
-			for i1 := range 8 {
-				for i2 := range 4 {
-					net_attention_1_scores_gradRow3 := &scratch.net_attention_1_scores_grad[i0+4*j79][i1][i2]
-					net_attention_1_scores_1_gradRow := &scratch.net_attention_1_scores_1_grad[i0+4*j79][i1][i2]
-					for i3 := range 8 {
-						net_attention_1_scores_1_gradRow[i3] += net_attention_1_scores_gradRow3[i3] / net_attention_1_scores_2V2
+// Part runs part j81 of the nest (0 <= j81 < 8).
+func (r67 *ocannlReverserBackwardPart57) Part(j81 int) {
+	scratch := r67.scratch
+	// reduction accumulated in a local variable.
+	for i0 := range 4 {
+		for i1 := range 8 {
+			for i2 := range 4 {
+				net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+4*j81][i1][i2]
+				net_attention_1_mV2 := scratch.net_attention_1_m[i0+4*j81][i1][i2][0]
+				acc47 := scratch.net_attention_1_m_argmax_8[i0+4*j81][i1][i2][0]
+				for i3 := range 8 {
+					var r65 float32
+					if net_attention_1_scoresRow4[i3] == net_attention_1_mV2 {
+						r65 = 1
 					}
+					r66 := float32(8)
+					if r65 != 0 {
+						r66 = scratch.ordinals_2[i3]
+					}
+					acc47 = min(acc47, r66)
 				}
+				scratch.net_attention_1_m_argmax_8[i0+4*j81][i1][i2][0] = acc47
 			}
 		}
 	}
@@ -7577,35 +7579,36 @@ func (r69 *ocannlReverserBackwardPart57) Part(j79 int) {
 var ocannlReverserBackwardPart57Records rt.Records[ocannlReverserBackwardPart57]
 
 // ocannlReverserBackwardPart58 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart58 struct {
-	gNetAttention1WV *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j80 of the nest (0 <= j80 < 8).
-func (r70 *ocannlReverserBackwardPart58) Part(j80 int) {
-	gNetAttention1WV, scratch := r70.gNetAttention1WV, r70.scratch
-	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j82 of the nest (0 <= j82 < 8).
+func (r70 *ocannlReverserBackwardPart58) Part(j82 int) {
+	scratch := r70.scratch
+	// float32 pointwise kernel over 128 rows of 8 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		for i3 := range 1 {
-			ocannlGemm16AVX512(&gNetAttention1WV[32*i3+32*j80], &scratch.net_attention_1_v_grad[0][0][0][i3+j80], &scratch.net_h[0][0][0])
-		}
+		ocannlMap46AVX512(&scratch.net_attention_1_scores_grad[4*j82][0][0][0], &scratch.ordinals_2[0], &scratch.net_attention_1_m_argmax_8[4*j82][0][0][0], &scratch.net_attention_1_m_grad[4*j82][0][0][0])
 	} else if ocannlAVX2 {
-		for i3 := range 1 {
-			ocannlGemm16AVX2(&gNetAttention1WV[32*i3+32*j80], &scratch.net_attention_1_v_grad[0][0][0][i3+j80], &scratch.net_h[0][0][0])
-		}
+		ocannlMap46AVX2(&scratch.net_attention_1_scores_grad[4*j82][0][0][0], &scratch.ordinals_2[0], &scratch.net_attention_1_m_argmax_8[4*j82][0][0][0], &scratch.net_attention_1_m_grad[4*j82][0][0][0])
 	} else {
-		for i0 := range 32 {
+		for i0 := range 4 {
 			for i1 := range 8 {
-				net_hRow6 := &scratch.net_h[i0][i1]
 				for i2 := range 4 {
-					for i3 := range 1 {
-						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2][i3+j80]
-						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+32*i3+32*j80 : 256*i2+32*i3+32*j80+32])
-						for i4 := range 32 {
-							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
+					net_attention_1_m_argmax_8V := scratch.net_attention_1_m_argmax_8[i0+4*j82][i1][i2][0]
+					net_attention_1_m_gradV := scratch.net_attention_1_m_grad[i0+4*j82][i1][i2][0]
+					net_attention_1_scores_gradRow2 := &scratch.net_attention_1_scores_grad[i0+4*j82][i1][i2]
+					for i3 := range 8 {
+						var r68 float32
+						if scratch.ordinals_2[i3] == net_attention_1_m_argmax_8V {
+							r68 = 1
 						}
+						r69 := float32(0)
+						if r68 != 0 {
+							r69 = net_attention_1_m_gradV
+						}
+						net_attention_1_scores_gradRow2[i3] += r69
 					}
 				}
 			}
@@ -7619,41 +7622,24 @@ var ocannlReverserBackwardPart58Records rt.Records[ocannlReverserBackwardPart58]
 // ocannlReverserBackwardPart59 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart59 struct {
-	pNetAttention1WV *[1024]float32
-	scratch          *ocannlReverserBackwardScratch
+	scratch *ocannlReverserBackwardScratch
 }
 
-// Part runs part j81 of the nest (0 <= j81 < 8).
-func (r71 *ocannlReverserBackwardPart59) Part(j81 int) {
-	pNetAttention1WV, scratch := r71.pNetAttention1WV, r71.scratch
-	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
-	if ocannlAVX512 {
-		ocannlGemm17AVX512(&scratch.net_h_grad[4*j81][0][0], &scratch.net_attention_1_v_grad[4*j81][0][0][0], &pNetAttention1WV[0])
-	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&scratch.net_h_grad[4*j81][0][0], &scratch.net_attention_1_v_grad[4*j81][0][0][0], &pNetAttention1WV[0])
+// Part runs part j83 of the nest (0 <= j83 < 8).
+func (r71 *ocannlReverserBackwardPart59) Part(j83 int) {
+	scratch := r71.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap47AVX2(&scratch.net_attention_1_scores_1_grad[4*j83][0][0][0], &scratch.net_attention_1_scores_grad[4*j83][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else {
-		// i3 unrolled by 4 and jammed into i4.
+		net_attention_1_scores_2V2 := scratch.net_attention_1_scores_2[0]
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_h_gradRow2 := &scratch.net_h_grad[i0+4*j81][i1]
 				for i2 := range 4 {
-					for i3 := 0; i3 < 8; i3 += 4 {
-						pNetAttention1WVRow2 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+4*j81][i1][i2][i3]
-						pNetAttention1WVRow3 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+4*j81][i1][i2][i3+1]
-						pNetAttention1WVRow4 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+4*j81][i1][i2][i3+2]
-						pNetAttention1WVRow5 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+4*j81][i1][i2][i3+3]
-						for i4 := range 32 {
-							acc48 := net_h_gradRow2[i4]
-							acc48 += pNetAttention1WVRow2[i4] * net_attention_1_v_gradV2
-							acc48 += pNetAttention1WVRow3[i4] * net_attention_1_v_gradV3
-							acc48 += pNetAttention1WVRow4[i4] * net_attention_1_v_gradV4
-							acc48 += pNetAttention1WVRow5[i4] * net_attention_1_v_gradV5
-							net_h_gradRow2[i4] = acc48
-						}
+					net_attention_1_scores_gradRow3 := &scratch.net_attention_1_scores_grad[i0+4*j83][i1][i2]
+					net_attention_1_scores_1_gradRow := &scratch.net_attention_1_scores_1_grad[i0+4*j83][i1][i2]
+					for i3 := range 8 {
+						net_attention_1_scores_1_gradRow[i3] += net_attention_1_scores_gradRow3[i3] / net_attention_1_scores_2V2
 					}
 				}
 			}
@@ -7664,35 +7650,31 @@ func (r71 *ocannlReverserBackwardPart59) Part(j81 int) {
 // ocannlReverserBackwardPart59Records holds the free ocannlReverserBackwardPart59 records.
 var ocannlReverserBackwardPart59Records rt.Records[ocannlReverserBackwardPart59]
 
-// ocannlReverserBackwardPart60 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// ocannlReverserBackwardPart60 is the task record of a loop nest of ocannlReverserBackward that runs in 4 parts, one
+// for each 1 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart60 struct {
-	gNetAttention1WK *[1024]float32
+	gNetAttention1WV *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j82 of the nest (0 <= j82 < 8).
-func (r72 *ocannlReverserBackwardPart60) Part(j82 int) {
-	gNetAttention1WK, scratch := r72.gNetAttention1WK, r72.scratch
-	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j84 of the nest (0 <= j84 < 4).
+func (r72 *ocannlReverserBackwardPart60) Part(j84 int) {
+	gNetAttention1WV, scratch := r72.gNetAttention1WV, r72.scratch
+	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		for i3 := range 1 {
-			ocannlGemm16AVX512(&gNetAttention1WK[32*i3+32*j82], &scratch.net_attention_1_k_grad[0][0][0][i3+j82], &scratch.net_h[0][0][0])
-		}
+		ocannlGemm16AVX512(&gNetAttention1WV[256*j84], &scratch.net_attention_1_v_grad[0][0][j84][0], &scratch.net_h[0][0][0])
 	} else if ocannlAVX2 {
-		for i3 := range 1 {
-			ocannlGemm16AVX2(&gNetAttention1WK[32*i3+32*j82], &scratch.net_attention_1_k_grad[0][0][0][i3+j82], &scratch.net_h[0][0][0])
-		}
+		ocannlGemm16AVX2(&gNetAttention1WV[256*j84], &scratch.net_attention_1_v_grad[0][0][j84][0], &scratch.net_h[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_hRow7 := &scratch.net_h[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 1 {
-						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2][i3+j82]
-						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+32*i3+32*j82 : 256*i2+32*i3+32*j82+32])
+				net_hRow6 := &scratch.net_h[i0][i1]
+				for i2 := range 1 {
+					for i3 := range 8 {
+						net_attention_1_v_gradV := scratch.net_attention_1_v_grad[i0][i1][i2+j84][i3]
+						gNetAttention1WVRow := (*[32]float32)(gNetAttention1WV[256*i2+256*j84+32*i3 : 256*i2+256*j84+32*i3+32])
 						for i4 := range 32 {
-							gNetAttention1WKRow[i4] += net_attention_1_k_gradV * net_hRow7[i4]
+							gNetAttention1WVRow[i4] += net_attention_1_v_gradV * net_hRow6[i4]
 						}
 					}
 				}
@@ -7707,40 +7689,40 @@ var ocannlReverserBackwardPart60Records rt.Records[ocannlReverserBackwardPart60]
 // ocannlReverserBackwardPart61 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart61 struct {
-	pNetAttention1WK *[1024]float32
+	pNetAttention1WV *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j83 of the nest (0 <= j83 < 8).
-func (r73 *ocannlReverserBackwardPart61) Part(j83 int) {
-	pNetAttention1WK, scratch := r73.pNetAttention1WK, r73.scratch
+// Part runs part j85 of the nest (0 <= j85 < 8).
+func (r73 *ocannlReverserBackwardPart61) Part(j85 int) {
+	pNetAttention1WV, scratch := r73.pNetAttention1WV, r73.scratch
 	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&scratch.net_h_grad[4*j83][0][0], &scratch.net_attention_1_k_grad[4*j83][0][0][0], &pNetAttention1WK[0])
+		ocannlGemm17AVX512(&scratch.net_h_grad[4*j85][0][0], &scratch.net_attention_1_v_grad[4*j85][0][0][0], &pNetAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&scratch.net_h_grad[4*j83][0][0], &scratch.net_attention_1_k_grad[4*j83][0][0][0], &pNetAttention1WK[0])
+		ocannlGemm17AVX2(&scratch.net_h_grad[4*j85][0][0], &scratch.net_attention_1_v_grad[4*j85][0][0][0], &pNetAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_h_gradRow3 := &scratch.net_h_grad[i0+4*j83][i1]
+				net_h_gradRow2 := &scratch.net_h_grad[i0+4*j85][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
-						pNetAttention1WKRow2 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+4*j83][i1][i2][i3]
-						pNetAttention1WKRow3 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+4*j83][i1][i2][i3+1]
-						pNetAttention1WKRow4 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+4*j83][i1][i2][i3+2]
-						pNetAttention1WKRow5 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+4*j83][i1][i2][i3+3]
+						pNetAttention1WVRow2 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3 : 256*i2+32*i3+32])
+						net_attention_1_v_gradV2 := scratch.net_attention_1_v_grad[i0+4*j85][i1][i2][i3]
+						pNetAttention1WVRow3 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+32 : 256*i2+32*i3+64])
+						net_attention_1_v_gradV3 := scratch.net_attention_1_v_grad[i0+4*j85][i1][i2][i3+1]
+						pNetAttention1WVRow4 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+64 : 256*i2+32*i3+96])
+						net_attention_1_v_gradV4 := scratch.net_attention_1_v_grad[i0+4*j85][i1][i2][i3+2]
+						pNetAttention1WVRow5 := (*[32]float32)(pNetAttention1WV[256*i2+32*i3+96 : 256*i2+32*i3+128])
+						net_attention_1_v_gradV5 := scratch.net_attention_1_v_grad[i0+4*j85][i1][i2][i3+3]
 						for i4 := range 32 {
-							acc49 := net_h_gradRow3[i4]
-							acc49 += pNetAttention1WKRow2[i4] * net_attention_1_k_gradV2
-							acc49 += pNetAttention1WKRow3[i4] * net_attention_1_k_gradV3
-							acc49 += pNetAttention1WKRow4[i4] * net_attention_1_k_gradV4
-							acc49 += pNetAttention1WKRow5[i4] * net_attention_1_k_gradV5
-							net_h_gradRow3[i4] = acc49
+							acc49 := net_h_gradRow2[i4]
+							acc49 += pNetAttention1WVRow2[i4] * net_attention_1_v_gradV2
+							acc49 += pNetAttention1WVRow3[i4] * net_attention_1_v_gradV3
+							acc49 += pNetAttention1WVRow4[i4] * net_attention_1_v_gradV4
+							acc49 += pNetAttention1WVRow5[i4] * net_attention_1_v_gradV5
+							net_h_gradRow2[i4] = acc49
 						}
 					}
 				}
@@ -7752,35 +7734,31 @@ func (r73 *ocannlReverserBackwardPart61) Part(j83 int) {
 // ocannlReverserBackwardPart61Records holds the free ocannlReverserBackwardPart61 records.
 var ocannlReverserBackwardPart61Records rt.Records[ocannlReverserBackwardPart61]
 
-// ocannlReverserBackwardPart62 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// ocannlReverserBackwardPart62 is the task record of a loop nest of ocannlReverserBackward that runs in 4 parts, one
+// for each 1 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart62 struct {
-	gNetAttention1WQ *[1024]float32
+	gNetAttention1WK *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j84 of the nest (0 <= j84 < 8).
-func (r74 *ocannlReverserBackwardPart62) Part(j84 int) {
-	gNetAttention1WQ, scratch := r74.gNetAttention1WQ, r74.scratch
-	// float32 broadcast kernel M=4 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+// Part runs part j86 of the nest (0 <= j86 < 4).
+func (r74 *ocannlReverserBackwardPart62) Part(j86 int) {
+	gNetAttention1WK, scratch := r74.gNetAttention1WK, r74.scratch
+	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		for i3 := range 1 {
-			ocannlGemm16AVX512(&gNetAttention1WQ[32*i3+32*j84], &scratch.net_attention_1_q_grad[0][0][0][i3+j84], &scratch.net_h[0][0][0])
-		}
+		ocannlGemm16AVX512(&gNetAttention1WK[256*j86], &scratch.net_attention_1_k_grad[0][0][j86][0], &scratch.net_h[0][0][0])
 	} else if ocannlAVX2 {
-		for i3 := range 1 {
-			ocannlGemm16AVX2(&gNetAttention1WQ[32*i3+32*j84], &scratch.net_attention_1_q_grad[0][0][0][i3+j84], &scratch.net_h[0][0][0])
-		}
+		ocannlGemm16AVX2(&gNetAttention1WK[256*j86], &scratch.net_attention_1_k_grad[0][0][j86][0], &scratch.net_h[0][0][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 8 {
-				net_hRow8 := &scratch.net_h[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 1 {
-						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2][i3+j84]
-						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+32*i3+32*j84 : 256*i2+32*i3+32*j84+32])
+				net_hRow7 := &scratch.net_h[i0][i1]
+				for i2 := range 1 {
+					for i3 := range 8 {
+						net_attention_1_k_gradV := scratch.net_attention_1_k_grad[i0][i1][i2+j86][i3]
+						gNetAttention1WKRow := (*[32]float32)(gNetAttention1WK[256*i2+256*j86+32*i3 : 256*i2+256*j86+32*i3+32])
 						for i4 := range 32 {
-							gNetAttention1WQRow[i4] += net_attention_1_q_gradV * net_hRow8[i4]
+							gNetAttention1WKRow[i4] += net_attention_1_k_gradV * net_hRow7[i4]
 						}
 					}
 				}
@@ -7795,40 +7773,40 @@ var ocannlReverserBackwardPart62Records rt.Records[ocannlReverserBackwardPart62]
 // ocannlReverserBackwardPart63 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
 // for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart63 struct {
-	pNetAttention1WQ *[1024]float32
+	pNetAttention1WK *[1024]float32
 	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j85 of the nest (0 <= j85 < 8).
-func (r75 *ocannlReverserBackwardPart63) Part(j85 int) {
-	pNetAttention1WQ, scratch := r75.pNetAttention1WQ, r75.scratch
+// Part runs part j87 of the nest (0 <= j87 < 8).
+func (r75 *ocannlReverserBackwardPart63) Part(j87 int) {
+	pNetAttention1WK, scratch := r75.pNetAttention1WK, r75.scratch
 	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&scratch.net_h_grad[4*j85][0][0], &scratch.net_attention_1_q_grad[4*j85][0][0][0], &pNetAttention1WQ[0])
+		ocannlGemm17AVX512(&scratch.net_h_grad[4*j87][0][0], &scratch.net_attention_1_k_grad[4*j87][0][0][0], &pNetAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&scratch.net_h_grad[4*j85][0][0], &scratch.net_attention_1_q_grad[4*j85][0][0][0], &pNetAttention1WQ[0])
+		ocannlGemm17AVX2(&scratch.net_h_grad[4*j87][0][0], &scratch.net_attention_1_k_grad[4*j87][0][0][0], &pNetAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
 		for i0 := range 4 {
 			for i1 := range 8 {
-				net_h_gradRow4 := &scratch.net_h_grad[i0+4*j85][i1]
+				net_h_gradRow3 := &scratch.net_h_grad[i0+4*j87][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 8; i3 += 4 {
-						pNetAttention1WQRow2 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
-						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+4*j85][i1][i2][i3]
-						pNetAttention1WQRow3 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+32 : 256*i2+32*i3+64])
-						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+4*j85][i1][i2][i3+1]
-						pNetAttention1WQRow4 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+64 : 256*i2+32*i3+96])
-						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+4*j85][i1][i2][i3+2]
-						pNetAttention1WQRow5 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+96 : 256*i2+32*i3+128])
-						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+4*j85][i1][i2][i3+3]
+						pNetAttention1WKRow2 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3 : 256*i2+32*i3+32])
+						net_attention_1_k_gradV2 := scratch.net_attention_1_k_grad[i0+4*j87][i1][i2][i3]
+						pNetAttention1WKRow3 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+32 : 256*i2+32*i3+64])
+						net_attention_1_k_gradV3 := scratch.net_attention_1_k_grad[i0+4*j87][i1][i2][i3+1]
+						pNetAttention1WKRow4 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+64 : 256*i2+32*i3+96])
+						net_attention_1_k_gradV4 := scratch.net_attention_1_k_grad[i0+4*j87][i1][i2][i3+2]
+						pNetAttention1WKRow5 := (*[32]float32)(pNetAttention1WK[256*i2+32*i3+96 : 256*i2+32*i3+128])
+						net_attention_1_k_gradV5 := scratch.net_attention_1_k_grad[i0+4*j87][i1][i2][i3+3]
 						for i4 := range 32 {
-							acc50 := net_h_gradRow4[i4]
-							acc50 += pNetAttention1WQRow2[i4] * net_attention_1_q_gradV2
-							acc50 += pNetAttention1WQRow3[i4] * net_attention_1_q_gradV3
-							acc50 += pNetAttention1WQRow4[i4] * net_attention_1_q_gradV4
-							acc50 += pNetAttention1WQRow5[i4] * net_attention_1_q_gradV5
-							net_h_gradRow4[i4] = acc50
+							acc50 := net_h_gradRow3[i4]
+							acc50 += pNetAttention1WKRow2[i4] * net_attention_1_k_gradV2
+							acc50 += pNetAttention1WKRow3[i4] * net_attention_1_k_gradV3
+							acc50 += pNetAttention1WKRow4[i4] * net_attention_1_k_gradV4
+							acc50 += pNetAttention1WKRow5[i4] * net_attention_1_k_gradV5
+							net_h_gradRow3[i4] = acc50
 						}
 					}
 				}
@@ -7840,25 +7818,33 @@ func (r75 *ocannlReverserBackwardPart63) Part(j85 int) {
 // ocannlReverserBackwardPart63Records holds the free ocannlReverserBackwardPart63 records.
 var ocannlReverserBackwardPart63Records rt.Records[ocannlReverserBackwardPart63]
 
-// ocannlReverserBackwardPart64 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
+// ocannlReverserBackwardPart64 is the task record of a loop nest of ocannlReverserBackward that runs in 4 parts, one
+// for each 1 values of i2 (see rt.Pool).
 type ocannlReverserBackwardPart64 struct {
-	scratch *ocannlReverserBackwardScratch
+	gNetAttention1WQ *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j86 of the nest (0 <= j86 < 8).
-func (r76 *ocannlReverserBackwardPart64) Part(j86 int) {
-	scratch := r76.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap38AVX2(&scratch.net_h_1_grad[4*j86][0][0], &scratch.net_h_grad[4*j86][0][0])
+// Part runs part j88 of the nest (0 <= j88 < 4).
+func (r76 *ocannlReverserBackwardPart64) Part(j88 int) {
+	gNetAttention1WQ, scratch := r76.gNetAttention1WQ, r76.scratch
+	// float32 broadcast kernel M=8 N=32 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm16AVX512(&gNetAttention1WQ[256*j88], &scratch.net_attention_1_q_grad[0][0][j88][0], &scratch.net_h[0][0][0])
+	} else if ocannlAVX2 {
+		ocannlGemm16AVX2(&gNetAttention1WQ[256*j88], &scratch.net_attention_1_q_grad[0][0][j88][0], &scratch.net_h[0][0][0])
 	} else {
-		for i0 := range 4 {
+		for i0 := range 32 {
 			for i1 := range 8 {
-				net_h_gradRow5 := &scratch.net_h_grad[i0+4*j86][i1]
-				net_h_1_gradRow := &scratch.net_h_1_grad[i0+4*j86][i1]
-				for i2 := range 32 {
-					net_h_1_gradRow[i2] += net_h_gradRow5[i2]
+				net_hRow8 := &scratch.net_h[i0][i1]
+				for i2 := range 1 {
+					for i3 := range 8 {
+						net_attention_1_q_gradV := scratch.net_attention_1_q_grad[i0][i1][i2+j88][i3]
+						gNetAttention1WQRow := (*[32]float32)(gNetAttention1WQ[256*i2+256*j88+32*i3 : 256*i2+256*j88+32*i3+32])
+						for i4 := range 32 {
+							gNetAttention1WQRow[i4] += net_attention_1_q_gradV * net_hRow8[i4]
+						}
+					}
 				}
 			}
 		}
@@ -7869,25 +7855,44 @@ func (r76 *ocannlReverserBackwardPart64) Part(j86 int) {
 var ocannlReverserBackwardPart64Records rt.Records[ocannlReverserBackwardPart64]
 
 // ocannlReverserBackwardPart65 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
-// for each 1 values of i1 (see rt.Pool).
+// for each 4 values of i0 (see rt.Pool).
 type ocannlReverserBackwardPart65 struct {
-	gNetPos *[256]float32
-	scratch *ocannlReverserBackwardScratch
+	pNetAttention1WQ *[1024]float32
+	scratch          *ocannlReverserBackwardScratch
 }
 
-// Part runs part j87 of the nest (0 <= j87 < 8).
-func (r77 *ocannlReverserBackwardPart65) Part(j87 int) {
-	gNetPos, scratch := r77.gNetPos, r77.scratch
-	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetPos[32*j87], &scratch.net_h_grad[0][j87][0])
+// Part runs part j89 of the nest (0 <= j89 < 8).
+func (r77 *ocannlReverserBackwardPart65) Part(j89 int) {
+	pNetAttention1WQ, scratch := r77.pNetAttention1WQ, r77.scratch
+	// float32 broadcast kernel M=32 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	if ocannlAVX512 {
+		ocannlGemm17AVX512(&scratch.net_h_grad[4*j89][0][0], &scratch.net_attention_1_q_grad[4*j89][0][0][0], &pNetAttention1WQ[0])
+	} else if ocannlAVX2 {
+		ocannlGemm17AVX2(&scratch.net_h_grad[4*j89][0][0], &scratch.net_attention_1_q_grad[4*j89][0][0][0], &pNetAttention1WQ[0])
 	} else {
-		for i0 := range 32 {
-			for i1 := range 1 {
-				net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j87]
-				gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j87 : 32*i1+32*j87+32])
-				for i2 := range 32 {
-					gNetPosRow[i2] += net_h_gradRow6[i2]
+		// i3 unrolled by 4 and jammed into i4.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_h_gradRow4 := &scratch.net_h_grad[i0+4*j89][i1]
+				for i2 := range 4 {
+					for i3 := 0; i3 < 8; i3 += 4 {
+						pNetAttention1WQRow2 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3 : 256*i2+32*i3+32])
+						net_attention_1_q_gradV2 := scratch.net_attention_1_q_grad[i0+4*j89][i1][i2][i3]
+						pNetAttention1WQRow3 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+32 : 256*i2+32*i3+64])
+						net_attention_1_q_gradV3 := scratch.net_attention_1_q_grad[i0+4*j89][i1][i2][i3+1]
+						pNetAttention1WQRow4 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+64 : 256*i2+32*i3+96])
+						net_attention_1_q_gradV4 := scratch.net_attention_1_q_grad[i0+4*j89][i1][i2][i3+2]
+						pNetAttention1WQRow5 := (*[32]float32)(pNetAttention1WQ[256*i2+32*i3+96 : 256*i2+32*i3+128])
+						net_attention_1_q_gradV5 := scratch.net_attention_1_q_grad[i0+4*j89][i1][i2][i3+3]
+						for i4 := range 32 {
+							acc51 := net_h_gradRow4[i4]
+							acc51 += pNetAttention1WQRow2[i4] * net_attention_1_q_gradV2
+							acc51 += pNetAttention1WQRow3[i4] * net_attention_1_q_gradV3
+							acc51 += pNetAttention1WQRow4[i4] * net_attention_1_q_gradV4
+							acc51 += pNetAttention1WQRow5[i4] * net_attention_1_q_gradV5
+							net_h_gradRow4[i4] = acc51
+						}
+					}
 				}
 			}
 		}
@@ -7896,6 +7901,63 @@ func (r77 *ocannlReverserBackwardPart65) Part(j87 int) {
 
 // ocannlReverserBackwardPart65Records holds the free ocannlReverserBackwardPart65 records.
 var ocannlReverserBackwardPart65Records rt.Records[ocannlReverserBackwardPart65]
+
+// ocannlReverserBackwardPart66 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 4 values of i0 (see rt.Pool).
+type ocannlReverserBackwardPart66 struct {
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j90 of the nest (0 <= j90 < 8).
+func (r78 *ocannlReverserBackwardPart66) Part(j90 int) {
+	scratch := r78.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap38AVX2(&scratch.net_h_1_grad[4*j90][0][0], &scratch.net_h_grad[4*j90][0][0])
+	} else {
+		for i0 := range 4 {
+			for i1 := range 8 {
+				net_h_gradRow5 := &scratch.net_h_grad[i0+4*j90][i1]
+				net_h_1_gradRow := &scratch.net_h_1_grad[i0+4*j90][i1]
+				for i2 := range 32 {
+					net_h_1_gradRow[i2] += net_h_gradRow5[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart66Records holds the free ocannlReverserBackwardPart66 records.
+var ocannlReverserBackwardPart66Records rt.Records[ocannlReverserBackwardPart66]
+
+// ocannlReverserBackwardPart67 is the task record of a loop nest of ocannlReverserBackward that runs in 8 parts, one
+// for each 1 values of i1 (see rt.Pool).
+type ocannlReverserBackwardPart67 struct {
+	gNetPos *[256]float32
+	scratch *ocannlReverserBackwardScratch
+}
+
+// Part runs part j91 of the nest (0 <= j91 < 8).
+func (r79 *ocannlReverserBackwardPart67) Part(j91 int) {
+	gNetPos, scratch := r79.gNetPos, r79.scratch
+	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce15AVX2(&gNetPos[32*j91], &scratch.net_h_grad[0][j91][0])
+	} else {
+		for i0 := range 32 {
+			for i1 := range 1 {
+				net_h_gradRow6 := &scratch.net_h_grad[i0][i1+j91]
+				gNetPosRow := (*[32]float32)(gNetPos[32*i1+32*j91 : 32*i1+32*j91+32])
+				for i2 := range 32 {
+					gNetPosRow[i2] += net_h_gradRow6[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlReverserBackwardPart67Records holds the free ocannlReverserBackwardPart67 records.
+var ocannlReverserBackwardPart67Records rt.Records[ocannlReverserBackwardPart67]
 
 // ocannlReverserPredict runs a tensor program generated by ocannlgen.
 //
@@ -8757,11 +8819,11 @@ type ocannlReverserPredictPart0 struct {
 // Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlReverserPredictPart0) Part(j int) {
 	pNetEmb, tokens, scratch := r.pNetEmb, r.tokens, r.scratch
-	// float32 dot kernel M=32 N=64 K=10: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=32 K=10: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm19AVX512(&scratch.net_h_1[8*j][0][0], &pNetEmb[0], &tokens[8*j][0][0])
+		ocannlGemm19AVX512(&scratch.net_h_1[8*j][0][0], &tokens[8*j][0][0], &pNetEmb[0])
 	} else if ocannlAVX2 {
-		ocannlGemm19AVX2(&scratch.net_h_1[8*j][0][0], &pNetEmb[0], &tokens[8*j][0][0])
+		ocannlGemm19AVX2(&scratch.net_h_1[8*j][0][0], &tokens[8*j][0][0], &pNetEmb[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -8829,11 +8891,11 @@ type ocannlReverserPredictPart2 struct {
 // Part runs part j3 of the nest (0 <= j3 < 8).
 func (r3 *ocannlReverserPredictPart2) Part(j3 int) {
 	pNetAttention1WQ, scratch := r3.pNetAttention1WQ, r3.scratch
-	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&scratch.net_attention_1_q[8*j3][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[8*j3][0][0])
+		ocannlGemm20AVX512(&scratch.net_attention_1_q[8*j3][0][0][0], &scratch.net_h[8*j3][0][0], &pNetAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&scratch.net_attention_1_q[8*j3][0][0][0], &pNetAttention1WQ[0], &scratch.net_h[8*j3][0][0])
+		ocannlGemm20AVX2(&scratch.net_attention_1_q[8*j3][0][0][0], &scratch.net_h[8*j3][0][0], &pNetAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -8867,11 +8929,11 @@ type ocannlReverserPredictPart3 struct {
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r4 *ocannlReverserPredictPart3) Part(j4 int) {
 	pNetAttention1WK, scratch := r4.pNetAttention1WK, r4.scratch
-	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&scratch.net_attention_1_k[8*j4][0][0][0], &pNetAttention1WK[0], &scratch.net_h[8*j4][0][0])
+		ocannlGemm20AVX512(&scratch.net_attention_1_k[8*j4][0][0][0], &scratch.net_h[8*j4][0][0], &pNetAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&scratch.net_attention_1_k[8*j4][0][0][0], &pNetAttention1WK[0], &scratch.net_h[8*j4][0][0])
+		ocannlGemm20AVX2(&scratch.net_attention_1_k[8*j4][0][0][0], &scratch.net_h[8*j4][0][0], &pNetAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -8905,11 +8967,11 @@ type ocannlReverserPredictPart4 struct {
 // Part runs part j5 of the nest (0 <= j5 < 8).
 func (r5 *ocannlReverserPredictPart4) Part(j5 int) {
 	pNetAttention1WV, scratch := r5.pNetAttention1WV, r5.scratch
-	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&scratch.net_attention_1_v[8*j5][0][0][0], &pNetAttention1WV[0], &scratch.net_h[8*j5][0][0])
+		ocannlGemm20AVX512(&scratch.net_attention_1_v[8*j5][0][0][0], &scratch.net_h[8*j5][0][0], &pNetAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&scratch.net_attention_1_v[8*j5][0][0][0], &pNetAttention1WV[0], &scratch.net_h[8*j5][0][0])
+		ocannlGemm20AVX2(&scratch.net_attention_1_v[8*j5][0][0][0], &scratch.net_h[8*j5][0][0], &pNetAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -9204,11 +9266,11 @@ type ocannlReverserPredictPart12 struct {
 // Part runs part j13 of the nest (0 <= j13 < 8).
 func (r13 *ocannlReverserPredictPart12) Part(j13 int) {
 	pNetAttention1WO, scratch := r13.pNetAttention1WO, r13.scratch
-	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&scratch.net_layer_norm_1_x_1[8*j13][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[8*j13][0][0][0])
+		ocannlGemm20AVX512(&scratch.net_layer_norm_1_x_1[8*j13][0][0], &scratch.net_attention_1_ctx[8*j13][0][0][0], &pNetAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&scratch.net_layer_norm_1_x_1[8*j13][0][0], &pNetAttention1WO[0], &scratch.net_attention_1_ctx[8*j13][0][0][0])
+		ocannlGemm20AVX2(&scratch.net_layer_norm_1_x_1[8*j13][0][0], &scratch.net_attention_1_ctx[8*j13][0][0][0], &pNetAttention1WO[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -9335,9 +9397,9 @@ func (r17 *ocannlReverserPredictPart16) Part(j19 int) {
 	pNetDense1W, scratch := r17.pNetDense1W, r17.scratch
 	// float32 dot kernel M=64 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm21AVX512(&scratch.net_linear_1_x_1[8*j19][0][0], &pNetDense1W[0], &scratch.net_x1[8*j19][0][0])
+		ocannlGemm21AVX512(&scratch.net_linear_1_x_1[8*j19][0][0], &scratch.net_x1[8*j19][0][0], &pNetDense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&scratch.net_linear_1_x_1[8*j19][0][0], &pNetDense1W[0], &scratch.net_x1[8*j19][0][0])
+		ocannlGemm21AVX2(&scratch.net_linear_1_x_1[8*j19][0][0], &scratch.net_x1[8*j19][0][0], &pNetDense1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -9404,11 +9466,11 @@ type ocannlReverserPredictPart18 struct {
 // Part runs part j21 of the nest (0 <= j21 < 8).
 func (r20 *ocannlReverserPredictPart18) Part(j21 int) {
 	pNetLinear1W, scratch := r20.pNetLinear1W, r20.scratch
-	// float32 dot kernel M=32 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.net_layer_norm_2_x_1[8*j21][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j21][0][0])
+		ocannlGemm22AVX512(&scratch.net_layer_norm_2_x_1[8*j21][0][0], &scratch.net_linear_1_x[8*j21][0][0], &pNetLinear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.net_layer_norm_2_x_1[8*j21][0][0], &pNetLinear1W[0], &scratch.net_linear_1_x[8*j21][0][0])
+		ocannlGemm22AVX2(&scratch.net_layer_norm_2_x_1[8*j21][0][0], &scratch.net_linear_1_x[8*j21][0][0], &pNetLinear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -9532,11 +9594,11 @@ type ocannlReverserPredictPart22 struct {
 // Part runs part j27 of the nest (0 <= j27 < 8).
 func (r24 *ocannlReverserPredictPart22) Part(j27 int) {
 	pNetLinear2W, scratch := r24.pNetLinear2W, r24.scratch
-	// float32 dot kernel M=10 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=10 K=32: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm23AVX512(&scratch.predict_1[8*j27][0][0], &pNetLinear2W[0], &scratch.net_x2[8*j27][0][0])
+		ocannlGemm23AVX512(&scratch.predict_1[8*j27][0][0], &scratch.net_x2[8*j27][0][0], &pNetLinear2W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm23AVX2(&scratch.predict_1[8*j27][0][0], &pNetLinear2W[0], &scratch.net_x2[8*j27][0][0])
+		ocannlGemm23AVX2(&scratch.predict_1[8*j27][0][0], &scratch.net_x2[8*j27][0][0], &pNetLinear2W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {

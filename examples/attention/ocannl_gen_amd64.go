@@ -16,12 +16,12 @@ var ocannlAVX512 = cpu.Enabled(cpu.AVX512, "AVX", "AVX512F", "AVX512VL")
 // environment variable OCANNLGEN_CPU does not ask for a lower tier.
 var ocannlAVX2 = cpu.Enabled(cpu.AVX2, "AVX", "AVX2", "FMA3")
 
-// ocannlGemm0AVX512 runs a float32 dot kernel, M=32 N=256 K=10 (4x4 tile); strides C 1,32 A 10,1 B 1,10.
+// ocannlGemm0AVX512 runs a float32 dot kernel, M=256 N=32 K=10 (4x4 tile); strides C 32,1 A 10,1 B 1,10.
 //
 //go:noescape
 func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm1AVX512 runs a float32 dot kernel, M=32 N=32 K=32 (4x4 tile); strides C 1,32 A 32,1 B 1,32.
+// ocannlGemm1AVX512 runs a float32 dot kernel, M=32 N=32 K=32 (4x4 tile); strides C 32,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm1AVX512(c *float32, a *float32, b *float32)
@@ -36,17 +36,17 @@ func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm4AVX512 runs a float32 dot kernel, M=8 N=256 K=32 (4x4 tile); strides C 1,64 A 32,1 B 1,32.
+// ocannlGemm4AVX512 runs a float32 dot kernel, M=32 N=64 K=32 (4x4 tile); strides C 64,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm5AVX512 runs a float32 dot kernel, M=32 N=32 K=64 (4x4 tile); strides C 1,32 A 64,1 B 1,64.
+// ocannlGemm5AVX512 runs a float32 dot kernel, M=32 N=32 K=64 (4x4 tile); strides C 32,1 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm5AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm6AVX512 runs a float32 dot kernel, M=10 N=256 K=32 (4x4 tile); strides C 1,10 A 32,1 B 1,32.
+// ocannlGemm6AVX512 runs a float32 dot kernel, M=256 N=10 K=32 (4x4 tile); strides C 10,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm6AVX512(c *float32, a *float32, b *float32)
@@ -61,7 +61,7 @@ func ocannlGemm7AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm8AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm9AVX512 runs a float32 broadcast kernel, M=4 N=64 K=256 (14x32 tile); strides C 64,1 A 1,32 B 64,1.
+// ocannlGemm9AVX512 runs a float32 broadcast kernel, M=32 N=64 K=32 (14x32 tile); strides C 64,1 A 1,32 B 64,1.
 //
 //go:noescape
 func ocannlGemm9AVX512(c *float32, a *float32, b *float32)
@@ -96,7 +96,7 @@ func ocannlGemm14AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm15AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm16AVX512 runs a float32 broadcast kernel, M=4 N=32 K=256 (14x32 tile); strides C 256,1 A 8,32 B 32,1.
+// ocannlGemm16AVX512 runs a float32 broadcast kernel, M=8 N=32 K=256 (14x32 tile); strides C 32,1 A 1,32 B 32,1.
 //
 //go:noescape
 func ocannlGemm16AVX512(c *float32, a *float32, b *float32)
@@ -111,27 +111,27 @@ func ocannlGemm17AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm18AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm19AVX512 runs a float32 dot kernel, M=32 N=64 K=10 (4x4 tile); strides C 1,32 A 10,1 B 1,10.
+// ocannlGemm19AVX512 runs a float32 dot kernel, M=64 N=32 K=10 (4x4 tile); strides C 32,1 A 10,1 B 1,10.
 //
 //go:noescape
 func ocannlGemm19AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm20AVX512 runs a float32 dot kernel, M=32 N=64 K=32 (4x4 tile); strides C 1,32 A 32,1 B 1,32.
+// ocannlGemm20AVX512 runs a float32 dot kernel, M=64 N=32 K=32 (4x4 tile); strides C 32,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm20AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm21AVX512 runs a float32 dot kernel, M=64 N=64 K=32 (4x4 tile); strides C 1,64 A 32,1 B 1,32.
+// ocannlGemm21AVX512 runs a float32 dot kernel, M=64 N=64 K=32 (4x4 tile); strides C 64,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm21AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm22AVX512 runs a float32 dot kernel, M=32 N=64 K=64 (4x4 tile); strides C 1,32 A 64,1 B 1,64.
+// ocannlGemm22AVX512 runs a float32 dot kernel, M=64 N=32 K=64 (4x4 tile); strides C 32,1 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm22AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm23AVX512 runs a float32 dot kernel, M=10 N=64 K=32 (4x4 tile); strides C 1,10 A 32,1 B 1,32.
+// ocannlGemm23AVX512 runs a float32 dot kernel, M=64 N=10 K=32 (4x4 tile); strides C 10,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm23AVX512(c *float32, a *float32, b *float32)
@@ -211,7 +211,7 @@ func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //go:noescape
 func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap21AVX512 runs a float32 pointwise kernel over 16384 elements: c = relu(x0).
+// ocannlMap21AVX512 runs a float32 pointwise kernel over 2048 elements: c = relu(x0).
 //
 //go:noescape
 func ocannlMap21AVX512(c *float32, x0 *float32)
@@ -291,12 +291,12 @@ func ocannlMap59AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //go:noescape
 func ocannlMap60AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlGemm0AVX2 runs a float32 dot kernel, M=32 N=256 K=10 (3x3 tile); strides C 1,32 A 10,1 B 1,10.
+// ocannlGemm0AVX2 runs a float32 dot kernel, M=256 N=32 K=10 (3x3 tile); strides C 32,1 A 10,1 B 1,10.
 //
 //go:noescape
 func ocannlGemm0AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm1AVX2 runs a float32 dot kernel, M=32 N=32 K=32 (3x3 tile); strides C 1,32 A 32,1 B 1,32.
+// ocannlGemm1AVX2 runs a float32 dot kernel, M=32 N=32 K=32 (3x3 tile); strides C 32,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm1AVX2(c *float32, a *float32, b *float32)
@@ -311,17 +311,17 @@ func ocannlGemm2AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm3AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm4AVX2 runs a float32 dot kernel, M=8 N=256 K=32 (3x3 tile); strides C 1,64 A 32,1 B 1,32.
+// ocannlGemm4AVX2 runs a float32 dot kernel, M=32 N=64 K=32 (3x3 tile); strides C 64,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm5AVX2 runs a float32 dot kernel, M=32 N=32 K=64 (3x3 tile); strides C 1,32 A 64,1 B 1,64.
+// ocannlGemm5AVX2 runs a float32 dot kernel, M=32 N=32 K=64 (3x3 tile); strides C 32,1 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm5AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm6AVX2 runs a float32 dot kernel, M=10 N=256 K=32 (3x3 tile); strides C 1,10 A 32,1 B 1,32.
+// ocannlGemm6AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=256 N=10 K=32 (6x16 tile, B gathered into the frame); strides C 10,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm6AVX2(c *float32, a *float32, b *float32)
@@ -336,7 +336,7 @@ func ocannlGemm7AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm8AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm9AVX2 runs a float32 broadcast kernel, M=4 N=64 K=256 (6x16 tile); strides C 64,1 A 1,32 B 64,1.
+// ocannlGemm9AVX2 runs a float32 broadcast kernel, M=32 N=64 K=32 (6x16 tile); strides C 64,1 A 1,32 B 64,1.
 //
 //go:noescape
 func ocannlGemm9AVX2(c *float32, a *float32, b *float32)
@@ -371,7 +371,7 @@ func ocannlGemm14AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm15AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm16AVX2 runs a float32 broadcast kernel, M=4 N=32 K=256 (6x16 tile); strides C 256,1 A 8,32 B 32,1.
+// ocannlGemm16AVX2 runs a float32 broadcast kernel, M=8 N=32 K=256 (6x16 tile); strides C 32,1 A 1,32 B 32,1.
 //
 //go:noescape
 func ocannlGemm16AVX2(c *float32, a *float32, b *float32)
@@ -386,27 +386,27 @@ func ocannlGemm17AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm18AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm19AVX2 runs a float32 dot kernel, M=32 N=64 K=10 (3x3 tile); strides C 1,32 A 10,1 B 1,10.
+// ocannlGemm19AVX2 runs a float32 dot kernel, M=64 N=32 K=10 (3x3 tile); strides C 32,1 A 10,1 B 1,10.
 //
 //go:noescape
 func ocannlGemm19AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm20AVX2 runs a float32 dot kernel, M=32 N=64 K=32 (3x3 tile); strides C 1,32 A 32,1 B 1,32.
+// ocannlGemm20AVX2 runs a float32 dot kernel, M=64 N=32 K=32 (3x3 tile); strides C 32,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm20AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm21AVX2 runs a float32 dot kernel, M=64 N=64 K=32 (3x3 tile); strides C 1,64 A 32,1 B 1,32.
+// ocannlGemm21AVX2 runs a float32 dot kernel, M=64 N=64 K=32 (3x3 tile); strides C 64,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm21AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm22AVX2 runs a float32 dot kernel, M=32 N=64 K=64 (3x3 tile); strides C 1,32 A 64,1 B 1,64.
+// ocannlGemm22AVX2 runs a float32 dot kernel, M=64 N=32 K=64 (3x3 tile); strides C 32,1 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm22AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm23AVX2 runs a float32 dot kernel, M=10 N=64 K=32 (3x3 tile); strides C 1,10 A 32,1 B 1,32.
+// ocannlGemm23AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=64 N=10 K=32 (6x16 tile, B gathered into the frame); strides C 10,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm23AVX2(c *float32, a *float32, b *float32)
@@ -516,7 +516,7 @@ func ocannlMap19AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //go:noescape
 func ocannlMap20AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap21AVX2 runs a float32 pointwise kernel over 16384 elements: c = relu(x0).
+// ocannlMap21AVX2 runs a float32 pointwise kernel over 2048 elements: c = relu(x0).
 //
 //go:noescape
 func ocannlMap21AVX2(c *float32, x0 *float32)

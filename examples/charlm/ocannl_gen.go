@@ -269,6 +269,8 @@ func (m *ocannlCharLM) LearningRate() float64 {
 // using m.Grads.
 // Before the step it sets m.GradNorm to the global norm of m.Grads and, when that exceeds
 // 1, scales every gradient by 1/(GradNorm+1e-6) (rt.ClipScale, as torch.nn.utils.clip_grad_norm_). It does not allocate.
+// Each parameter's whole vectors are updated by the Adam kernel of the CPU's tier
+// (ocannlAdam): rt.Adam's operations in the same order, so the same bits.
 func (m *ocannlCharLM) Update() {
 	lr := float32(m.LearningRate())
 	m.GradNorm = math.Sqrt(rt.SumSquares(m.Grads.NetEmbedding1Table[:]) + rt.SumSquares(m.Grads.NetPos[:]) + rt.SumSquares(m.Grads.NetBlock1LayerNorm1Gamma[:]) + rt.SumSquares(m.Grads.NetBlock1LayerNorm1Beta[:]) + rt.SumSquares(m.Grads.NetBlock1MaskedAttention1WQ[:]) + rt.SumSquares(m.Grads.NetBlock1MaskedAttention1WK[:]) + rt.SumSquares(m.Grads.NetBlock1MaskedAttention1WV[:]) + rt.SumSquares(m.Grads.NetBlock1MaskedAttention1WO[:]) + rt.SumSquares(m.Grads.NetBlock1LayerNorm2Gamma[:]) + rt.SumSquares(m.Grads.NetBlock1LayerNorm2Beta[:]) + rt.SumSquares(m.Grads.NetBlock1Linear2W[:]) + rt.SumSquares(m.Grads.NetBlock1Linear2B[:]) + rt.SumSquares(m.Grads.NetBlock1Linear1W[:]) + rt.SumSquares(m.Grads.NetBlock1Linear1B[:]) + rt.SumSquares(m.Grads.NetBlock2LayerNorm1Gamma[:]) + rt.SumSquares(m.Grads.NetBlock2LayerNorm1Beta[:]) + rt.SumSquares(m.Grads.NetBlock2MaskedAttention1WQ[:]) + rt.SumSquares(m.Grads.NetBlock2MaskedAttention1WK[:]) + rt.SumSquares(m.Grads.NetBlock2MaskedAttention1WV[:]) + rt.SumSquares(m.Grads.NetBlock2MaskedAttention1WO[:]) + rt.SumSquares(m.Grads.NetBlock2LayerNorm2Gamma[:]) + rt.SumSquares(m.Grads.NetBlock2LayerNorm2Beta[:]) + rt.SumSquares(m.Grads.NetBlock2Linear2W[:]) + rt.SumSquares(m.Grads.NetBlock2Linear2B[:]) + rt.SumSquares(m.Grads.NetBlock2Linear1W[:]) + rt.SumSquares(m.Grads.NetBlock2Linear1B[:]) + rt.SumSquares(m.Grads.NetBlock3LayerNorm1Gamma[:]) + rt.SumSquares(m.Grads.NetBlock3LayerNorm1Beta[:]) + rt.SumSquares(m.Grads.NetBlock3MaskedAttention1WQ[:]) + rt.SumSquares(m.Grads.NetBlock3MaskedAttention1WK[:]) + rt.SumSquares(m.Grads.NetBlock3MaskedAttention1WV[:]) + rt.SumSquares(m.Grads.NetBlock3MaskedAttention1WO[:]) + rt.SumSquares(m.Grads.NetBlock3LayerNorm2Gamma[:]) + rt.SumSquares(m.Grads.NetBlock3LayerNorm2Beta[:]) + rt.SumSquares(m.Grads.NetBlock3Linear2W[:]) + rt.SumSquares(m.Grads.NetBlock3Linear2B[:]) + rt.SumSquares(m.Grads.NetBlock3Linear1W[:]) + rt.SumSquares(m.Grads.NetBlock3Linear1B[:]) + rt.SumSquares(m.Grads.NetLayerNorm1Gamma[:]) + rt.SumSquares(m.Grads.NetLayerNorm1Beta[:]) + rt.SumSquares(m.Grads.NetLinear1W[:]) + rt.SumSquares(m.Grads.NetLinear1B[:]))
@@ -317,48 +319,48 @@ func (m *ocannlCharLM) Update() {
 		rt.Scale(m.Grads.NetLinear1B[:], s)
 	}
 	m.Step = rt.NextStep(m.Step)
-	rt.Adam(m.Params.NetEmbedding1Table[:], m.Grads.NetEmbedding1Table[:], m.adamM.NetEmbedding1Table[:], m.adamV.NetEmbedding1Table[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetPos[:], m.Grads.NetPos[:], m.adamM.NetPos[:], m.adamV.NetPos[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock1LayerNorm1Gamma[:], m.Grads.NetBlock1LayerNorm1Gamma[:], m.adamM.NetBlock1LayerNorm1Gamma[:], m.adamV.NetBlock1LayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock1LayerNorm1Beta[:], m.Grads.NetBlock1LayerNorm1Beta[:], m.adamM.NetBlock1LayerNorm1Beta[:], m.adamV.NetBlock1LayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock1MaskedAttention1WQ[:], m.Grads.NetBlock1MaskedAttention1WQ[:], m.adamM.NetBlock1MaskedAttention1WQ[:], m.adamV.NetBlock1MaskedAttention1WQ[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock1MaskedAttention1WK[:], m.Grads.NetBlock1MaskedAttention1WK[:], m.adamM.NetBlock1MaskedAttention1WK[:], m.adamV.NetBlock1MaskedAttention1WK[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock1MaskedAttention1WV[:], m.Grads.NetBlock1MaskedAttention1WV[:], m.adamM.NetBlock1MaskedAttention1WV[:], m.adamV.NetBlock1MaskedAttention1WV[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock1MaskedAttention1WO[:], m.Grads.NetBlock1MaskedAttention1WO[:], m.adamM.NetBlock1MaskedAttention1WO[:], m.adamV.NetBlock1MaskedAttention1WO[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock1LayerNorm2Gamma[:], m.Grads.NetBlock1LayerNorm2Gamma[:], m.adamM.NetBlock1LayerNorm2Gamma[:], m.adamV.NetBlock1LayerNorm2Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock1LayerNorm2Beta[:], m.Grads.NetBlock1LayerNorm2Beta[:], m.adamM.NetBlock1LayerNorm2Beta[:], m.adamV.NetBlock1LayerNorm2Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock1Linear2W[:], m.Grads.NetBlock1Linear2W[:], m.adamM.NetBlock1Linear2W[:], m.adamV.NetBlock1Linear2W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock1Linear2B[:], m.Grads.NetBlock1Linear2B[:], m.adamM.NetBlock1Linear2B[:], m.adamV.NetBlock1Linear2B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock1Linear1W[:], m.Grads.NetBlock1Linear1W[:], m.adamM.NetBlock1Linear1W[:], m.adamV.NetBlock1Linear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock1Linear1B[:], m.Grads.NetBlock1Linear1B[:], m.adamM.NetBlock1Linear1B[:], m.adamV.NetBlock1Linear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock2LayerNorm1Gamma[:], m.Grads.NetBlock2LayerNorm1Gamma[:], m.adamM.NetBlock2LayerNorm1Gamma[:], m.adamV.NetBlock2LayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock2LayerNorm1Beta[:], m.Grads.NetBlock2LayerNorm1Beta[:], m.adamM.NetBlock2LayerNorm1Beta[:], m.adamV.NetBlock2LayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock2MaskedAttention1WQ[:], m.Grads.NetBlock2MaskedAttention1WQ[:], m.adamM.NetBlock2MaskedAttention1WQ[:], m.adamV.NetBlock2MaskedAttention1WQ[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock2MaskedAttention1WK[:], m.Grads.NetBlock2MaskedAttention1WK[:], m.adamM.NetBlock2MaskedAttention1WK[:], m.adamV.NetBlock2MaskedAttention1WK[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock2MaskedAttention1WV[:], m.Grads.NetBlock2MaskedAttention1WV[:], m.adamM.NetBlock2MaskedAttention1WV[:], m.adamV.NetBlock2MaskedAttention1WV[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock2MaskedAttention1WO[:], m.Grads.NetBlock2MaskedAttention1WO[:], m.adamM.NetBlock2MaskedAttention1WO[:], m.adamV.NetBlock2MaskedAttention1WO[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock2LayerNorm2Gamma[:], m.Grads.NetBlock2LayerNorm2Gamma[:], m.adamM.NetBlock2LayerNorm2Gamma[:], m.adamV.NetBlock2LayerNorm2Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock2LayerNorm2Beta[:], m.Grads.NetBlock2LayerNorm2Beta[:], m.adamM.NetBlock2LayerNorm2Beta[:], m.adamV.NetBlock2LayerNorm2Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock2Linear2W[:], m.Grads.NetBlock2Linear2W[:], m.adamM.NetBlock2Linear2W[:], m.adamV.NetBlock2Linear2W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock2Linear2B[:], m.Grads.NetBlock2Linear2B[:], m.adamM.NetBlock2Linear2B[:], m.adamV.NetBlock2Linear2B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock2Linear1W[:], m.Grads.NetBlock2Linear1W[:], m.adamM.NetBlock2Linear1W[:], m.adamV.NetBlock2Linear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock2Linear1B[:], m.Grads.NetBlock2Linear1B[:], m.adamM.NetBlock2Linear1B[:], m.adamV.NetBlock2Linear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock3LayerNorm1Gamma[:], m.Grads.NetBlock3LayerNorm1Gamma[:], m.adamM.NetBlock3LayerNorm1Gamma[:], m.adamV.NetBlock3LayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock3LayerNorm1Beta[:], m.Grads.NetBlock3LayerNorm1Beta[:], m.adamM.NetBlock3LayerNorm1Beta[:], m.adamV.NetBlock3LayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock3MaskedAttention1WQ[:], m.Grads.NetBlock3MaskedAttention1WQ[:], m.adamM.NetBlock3MaskedAttention1WQ[:], m.adamV.NetBlock3MaskedAttention1WQ[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock3MaskedAttention1WK[:], m.Grads.NetBlock3MaskedAttention1WK[:], m.adamM.NetBlock3MaskedAttention1WK[:], m.adamV.NetBlock3MaskedAttention1WK[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock3MaskedAttention1WV[:], m.Grads.NetBlock3MaskedAttention1WV[:], m.adamM.NetBlock3MaskedAttention1WV[:], m.adamV.NetBlock3MaskedAttention1WV[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock3MaskedAttention1WO[:], m.Grads.NetBlock3MaskedAttention1WO[:], m.adamM.NetBlock3MaskedAttention1WO[:], m.adamV.NetBlock3MaskedAttention1WO[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock3LayerNorm2Gamma[:], m.Grads.NetBlock3LayerNorm2Gamma[:], m.adamM.NetBlock3LayerNorm2Gamma[:], m.adamV.NetBlock3LayerNorm2Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock3LayerNorm2Beta[:], m.Grads.NetBlock3LayerNorm2Beta[:], m.adamM.NetBlock3LayerNorm2Beta[:], m.adamV.NetBlock3LayerNorm2Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock3Linear2W[:], m.Grads.NetBlock3Linear2W[:], m.adamM.NetBlock3Linear2W[:], m.adamV.NetBlock3Linear2W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock3Linear2B[:], m.Grads.NetBlock3Linear2B[:], m.adamM.NetBlock3Linear2B[:], m.adamV.NetBlock3Linear2B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock3Linear1W[:], m.Grads.NetBlock3Linear1W[:], m.adamM.NetBlock3Linear1W[:], m.adamV.NetBlock3Linear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetBlock3Linear1B[:], m.Grads.NetBlock3Linear1B[:], m.adamM.NetBlock3Linear1B[:], m.adamV.NetBlock3Linear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetLayerNorm1Gamma[:], m.Grads.NetLayerNorm1Gamma[:], m.adamM.NetLayerNorm1Gamma[:], m.adamV.NetLayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetLayerNorm1Beta[:], m.Grads.NetLayerNorm1Beta[:], m.adamM.NetLayerNorm1Beta[:], m.adamV.NetLayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetLinear1W[:], m.Grads.NetLinear1W[:], m.adamM.NetLinear1W[:], m.adamV.NetLinear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
-	rt.Adam(m.Params.NetLinear1B[:], m.Grads.NetLinear1B[:], m.adamM.NetLinear1B[:], m.adamV.NetLinear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetEmbedding1Table[:], m.Grads.NetEmbedding1Table[:], m.adamM.NetEmbedding1Table[:], m.adamV.NetEmbedding1Table[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetPos[:], m.Grads.NetPos[:], m.adamM.NetPos[:], m.adamV.NetPos[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock1LayerNorm1Gamma[:], m.Grads.NetBlock1LayerNorm1Gamma[:], m.adamM.NetBlock1LayerNorm1Gamma[:], m.adamV.NetBlock1LayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock1LayerNorm1Beta[:], m.Grads.NetBlock1LayerNorm1Beta[:], m.adamM.NetBlock1LayerNorm1Beta[:], m.adamV.NetBlock1LayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock1MaskedAttention1WQ[:], m.Grads.NetBlock1MaskedAttention1WQ[:], m.adamM.NetBlock1MaskedAttention1WQ[:], m.adamV.NetBlock1MaskedAttention1WQ[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock1MaskedAttention1WK[:], m.Grads.NetBlock1MaskedAttention1WK[:], m.adamM.NetBlock1MaskedAttention1WK[:], m.adamV.NetBlock1MaskedAttention1WK[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock1MaskedAttention1WV[:], m.Grads.NetBlock1MaskedAttention1WV[:], m.adamM.NetBlock1MaskedAttention1WV[:], m.adamV.NetBlock1MaskedAttention1WV[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock1MaskedAttention1WO[:], m.Grads.NetBlock1MaskedAttention1WO[:], m.adamM.NetBlock1MaskedAttention1WO[:], m.adamV.NetBlock1MaskedAttention1WO[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock1LayerNorm2Gamma[:], m.Grads.NetBlock1LayerNorm2Gamma[:], m.adamM.NetBlock1LayerNorm2Gamma[:], m.adamV.NetBlock1LayerNorm2Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock1LayerNorm2Beta[:], m.Grads.NetBlock1LayerNorm2Beta[:], m.adamM.NetBlock1LayerNorm2Beta[:], m.adamV.NetBlock1LayerNorm2Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock1Linear2W[:], m.Grads.NetBlock1Linear2W[:], m.adamM.NetBlock1Linear2W[:], m.adamV.NetBlock1Linear2W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock1Linear2B[:], m.Grads.NetBlock1Linear2B[:], m.adamM.NetBlock1Linear2B[:], m.adamV.NetBlock1Linear2B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock1Linear1W[:], m.Grads.NetBlock1Linear1W[:], m.adamM.NetBlock1Linear1W[:], m.adamV.NetBlock1Linear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock1Linear1B[:], m.Grads.NetBlock1Linear1B[:], m.adamM.NetBlock1Linear1B[:], m.adamV.NetBlock1Linear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock2LayerNorm1Gamma[:], m.Grads.NetBlock2LayerNorm1Gamma[:], m.adamM.NetBlock2LayerNorm1Gamma[:], m.adamV.NetBlock2LayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock2LayerNorm1Beta[:], m.Grads.NetBlock2LayerNorm1Beta[:], m.adamM.NetBlock2LayerNorm1Beta[:], m.adamV.NetBlock2LayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock2MaskedAttention1WQ[:], m.Grads.NetBlock2MaskedAttention1WQ[:], m.adamM.NetBlock2MaskedAttention1WQ[:], m.adamV.NetBlock2MaskedAttention1WQ[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock2MaskedAttention1WK[:], m.Grads.NetBlock2MaskedAttention1WK[:], m.adamM.NetBlock2MaskedAttention1WK[:], m.adamV.NetBlock2MaskedAttention1WK[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock2MaskedAttention1WV[:], m.Grads.NetBlock2MaskedAttention1WV[:], m.adamM.NetBlock2MaskedAttention1WV[:], m.adamV.NetBlock2MaskedAttention1WV[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock2MaskedAttention1WO[:], m.Grads.NetBlock2MaskedAttention1WO[:], m.adamM.NetBlock2MaskedAttention1WO[:], m.adamV.NetBlock2MaskedAttention1WO[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock2LayerNorm2Gamma[:], m.Grads.NetBlock2LayerNorm2Gamma[:], m.adamM.NetBlock2LayerNorm2Gamma[:], m.adamV.NetBlock2LayerNorm2Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock2LayerNorm2Beta[:], m.Grads.NetBlock2LayerNorm2Beta[:], m.adamM.NetBlock2LayerNorm2Beta[:], m.adamV.NetBlock2LayerNorm2Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock2Linear2W[:], m.Grads.NetBlock2Linear2W[:], m.adamM.NetBlock2Linear2W[:], m.adamV.NetBlock2Linear2W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock2Linear2B[:], m.Grads.NetBlock2Linear2B[:], m.adamM.NetBlock2Linear2B[:], m.adamV.NetBlock2Linear2B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock2Linear1W[:], m.Grads.NetBlock2Linear1W[:], m.adamM.NetBlock2Linear1W[:], m.adamV.NetBlock2Linear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock2Linear1B[:], m.Grads.NetBlock2Linear1B[:], m.adamM.NetBlock2Linear1B[:], m.adamV.NetBlock2Linear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock3LayerNorm1Gamma[:], m.Grads.NetBlock3LayerNorm1Gamma[:], m.adamM.NetBlock3LayerNorm1Gamma[:], m.adamV.NetBlock3LayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock3LayerNorm1Beta[:], m.Grads.NetBlock3LayerNorm1Beta[:], m.adamM.NetBlock3LayerNorm1Beta[:], m.adamV.NetBlock3LayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock3MaskedAttention1WQ[:], m.Grads.NetBlock3MaskedAttention1WQ[:], m.adamM.NetBlock3MaskedAttention1WQ[:], m.adamV.NetBlock3MaskedAttention1WQ[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock3MaskedAttention1WK[:], m.Grads.NetBlock3MaskedAttention1WK[:], m.adamM.NetBlock3MaskedAttention1WK[:], m.adamV.NetBlock3MaskedAttention1WK[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock3MaskedAttention1WV[:], m.Grads.NetBlock3MaskedAttention1WV[:], m.adamM.NetBlock3MaskedAttention1WV[:], m.adamV.NetBlock3MaskedAttention1WV[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock3MaskedAttention1WO[:], m.Grads.NetBlock3MaskedAttention1WO[:], m.adamM.NetBlock3MaskedAttention1WO[:], m.adamV.NetBlock3MaskedAttention1WO[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock3LayerNorm2Gamma[:], m.Grads.NetBlock3LayerNorm2Gamma[:], m.adamM.NetBlock3LayerNorm2Gamma[:], m.adamV.NetBlock3LayerNorm2Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock3LayerNorm2Beta[:], m.Grads.NetBlock3LayerNorm2Beta[:], m.adamM.NetBlock3LayerNorm2Beta[:], m.adamV.NetBlock3LayerNorm2Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock3Linear2W[:], m.Grads.NetBlock3Linear2W[:], m.adamM.NetBlock3Linear2W[:], m.adamV.NetBlock3Linear2W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock3Linear2B[:], m.Grads.NetBlock3Linear2B[:], m.adamM.NetBlock3Linear2B[:], m.adamV.NetBlock3Linear2B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock3Linear1W[:], m.Grads.NetBlock3Linear1W[:], m.adamM.NetBlock3Linear1W[:], m.adamV.NetBlock3Linear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetBlock3Linear1B[:], m.Grads.NetBlock3Linear1B[:], m.adamM.NetBlock3Linear1B[:], m.adamV.NetBlock3Linear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetLayerNorm1Gamma[:], m.Grads.NetLayerNorm1Gamma[:], m.adamM.NetLayerNorm1Gamma[:], m.adamV.NetLayerNorm1Gamma[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetLayerNorm1Beta[:], m.Grads.NetLayerNorm1Beta[:], m.adamM.NetLayerNorm1Beta[:], m.adamV.NetLayerNorm1Beta[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetLinear1W[:], m.Grads.NetLinear1W[:], m.adamM.NetLinear1W[:], m.adamV.NetLinear1W[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
+	ocannlAdam(m.Params.NetLinear1B[:], m.Grads.NetLinear1B[:], m.adamM.NetLinear1B[:], m.adamV.NetLinear1B[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.01), true)
 }
 
 // TrainStep runs Backward on the inputs, then Update, and returns the loss before the update;
@@ -1284,6 +1286,28 @@ func (r *ocannlCharLMRunner) Next(ids *[1][64]int32, mask *[64][64]float32) (*[1
 	}
 	ocannlCharLMNext(ids, mask, &r.params.NetEmbedding1Table, &r.params.NetPos, &r.params.NetBlock1LayerNorm1Gamma, &r.params.NetBlock1LayerNorm1Beta, &r.params.NetBlock1MaskedAttention1WQ, &r.params.NetBlock1MaskedAttention1WK, &r.params.NetBlock1MaskedAttention1WV, &r.params.NetBlock1MaskedAttention1WO, &r.params.NetBlock1LayerNorm2Gamma, &r.params.NetBlock1LayerNorm2Beta, &r.params.NetBlock1Linear2W, &r.params.NetBlock1Linear2B, &r.params.NetBlock1Linear1W, &r.params.NetBlock1Linear1B, &r.params.NetBlock2LayerNorm1Gamma, &r.params.NetBlock2LayerNorm1Beta, &r.params.NetBlock2MaskedAttention1WQ, &r.params.NetBlock2MaskedAttention1WK, &r.params.NetBlock2MaskedAttention1WV, &r.params.NetBlock2MaskedAttention1WO, &r.params.NetBlock2LayerNorm2Gamma, &r.params.NetBlock2LayerNorm2Beta, &r.params.NetBlock2Linear2W, &r.params.NetBlock2Linear2B, &r.params.NetBlock2Linear1W, &r.params.NetBlock2Linear1B, &r.params.NetBlock3LayerNorm1Gamma, &r.params.NetBlock3LayerNorm1Beta, &r.params.NetBlock3MaskedAttention1WQ, &r.params.NetBlock3MaskedAttention1WK, &r.params.NetBlock3MaskedAttention1WV, &r.params.NetBlock3MaskedAttention1WO, &r.params.NetBlock3LayerNorm2Gamma, &r.params.NetBlock3LayerNorm2Beta, &r.params.NetBlock3Linear2W, &r.params.NetBlock3Linear2B, &r.params.NetBlock3Linear1W, &r.params.NetBlock3Linear1B, &r.params.NetLayerNorm1Gamma, &r.params.NetLayerNorm1Beta, &r.params.NetLinear1W, &r.params.NetLinear1B, &r.outNext, r.Pool, &r.scratchNext)
 	return &r.outNext, nil
+}
+
+// ocannlAdam is rt.Adam for float32 without L2 weight decay, the whole vectors of p run by
+// the Adam kernel of the best tier the CPU has (rt.Adam's operations in the same order: the
+// same bits) and the rest by rt.Adam.
+func ocannlAdam(p, g, m, v []float32, step int, lr, beta1, beta2, eps, wd float32, decoupled bool) {
+	if len(g) != len(p) || len(m) != len(p) || len(v) != len(p) {
+		panic("rt: Adam: grad, m, v and param lengths differ")
+	}
+	n := 0
+	if ocannlAVX512 {
+		if n = len(p) &^ 15; n > 0 {
+			k := rt.AdamCoeffs(step, lr, beta1, beta2, eps, wd, decoupled)
+			ocannlAdamAVX512(&p[0], &g[0], &m[0], &v[0], n, &k)
+		}
+	} else if ocannlAVX2 {
+		if n = len(p) &^ 7; n > 0 {
+			k := rt.AdamCoeffs(step, lr, beta1, beta2, eps, wd, decoupled)
+			ocannlAdamAVX2(&p[0], &g[0], &m[0], &v[0], n, &k)
+		}
+	}
+	rt.Adam(p[n:], g[n:], m[n:], v[n:], step, lr, beta1, beta2, eps, wd, decoupled)
 }
 
 // ocannlCharLMTrainLoss runs a tensor program generated by ocannlgen.
@@ -2632,45 +2656,44 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	*rec6 = ocannlCharLMTrainLossPart5{}
 	ocannlCharLMTrainLossPart5Records.Put(rec6)
 
+	// _net.block#1.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.3
+
+	scratch.net_block_1_masked_attention_1_scores_2[0] = 4.8989797
+
 	// net.block#1.masked_attention#1/q = compose "*" of net.block#1.masked_attention#1.w_q, net.block#1.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec7 := ocannlCharLMTrainLossPart6Records.Get()
 	rec7.pNetBlock1MaskedAttention1WQ = pNetBlock1MaskedAttention1WQ
 	rec7.scratch = scratch
 
 	// net.block#1.masked_attention#1/k = compose "*" of net.block#1.masked_attention#1.w_k, net.block#1.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec8 := ocannlCharLMTrainLossPart7Records.Get()
 	rec8.pNetBlock1MaskedAttention1WK = pNetBlock1MaskedAttention1WK
 	rec8.scratch = scratch
 
 	// net.block#1.masked_attention#1/v = compose "*" of net.block#1.masked_attention#1.w_v, net.block#1.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec9 := ocannlCharLMTrainLossPart8Records.Get()
 	rec9.pNetBlock1MaskedAttention1WV = pNetBlock1MaskedAttention1WV
 	rec9.scratch = scratch
 
-	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// _net.block#1.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#1.masked_attention#1/q, net.block#1.masked_attention#1/k
+	// 8 parts of i0 on the pool.
+	rec10 := ocannlCharLMTrainLossPart9Records.Get()
+	rec10.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec7, rec8, rec9)
+	region.RunSeq(8, rec7, rec8, rec9, rec10)
 	*rec7 = ocannlCharLMTrainLossPart6{}
 	ocannlCharLMTrainLossPart6Records.Put(rec7)
 	*rec8 = ocannlCharLMTrainLossPart7{}
 	ocannlCharLMTrainLossPart7Records.Put(rec8)
 	*rec9 = ocannlCharLMTrainLossPart8{}
 	ocannlCharLMTrainLossPart8Records.Put(rec9)
-
-	// _net.block#1.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#1.masked_attention#1/q, net.block#1.masked_attention#1/k
-	// 8 parts of i0 on the pool.
-	rec10 := ocannlCharLMTrainLossPart9Records.Get()
-	rec10.scratch = scratch
-	region.Run(rec10, 8)
 	*rec10 = ocannlCharLMTrainLossPart9{}
 	ocannlCharLMTrainLossPart9Records.Put(rec10)
-
-	// _net.block#1.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.3
-
-	scratch.net_block_1_masked_attention_1_scores_2[0] = 4.8989797
 
 	// net.block#1.masked_attention#1/masked = pointwise where of mask, net.block#1.masked_attention#1/scores, _num.2, with net.block#1.masked_attention#1/scores = pointwise "/." of _net.block#1.masked_attention#1/scores.1, _net.block#1.masked_attention#1/scores.2 fused
 	// 8 parts of i1 on the pool.
@@ -2720,16 +2743,18 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	// 8 parts of i0 on the pool.
 	rec16 := ocannlCharLMTrainLossPart15Records.Get()
 	rec16.scratch = scratch
-	region.Run(rec16, 8)
-	*rec16 = ocannlCharLMTrainLossPart15{}
-	ocannlCharLMTrainLossPart15Records.Put(rec16)
 
 	// net.block#1.dropout#1/x = compose "*" of net.block#1.masked_attention#1.w_o, net.block#1.masked_attention#1/ctx
-	// 8 parts of i2 on the pool.
+	// 8 parts of i0 on the pool.
 	rec17 := ocannlCharLMTrainLossPart16Records.Get()
 	rec17.pNetBlock1MaskedAttention1WO = pNetBlock1MaskedAttention1WO
 	rec17.scratch = scratch
-	region.Run(rec17, 8)
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec16, rec17)
+	*rec16 = ocannlCharLMTrainLossPart15{}
+	ocannlCharLMTrainLossPart15Records.Put(rec16)
 	*rec17 = ocannlCharLMTrainLossPart16{}
 	ocannlCharLMTrainLossPart16Records.Put(rec17)
 
@@ -2859,7 +2884,7 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	ocannlCharLMTrainLossPart24Records.Put(rec25)
 
 	// _net.block#1.dropout#2/x.1 = compose "*" of net.block#1.linear#1.w, net.block#1.linear#1/x
-	// 8 parts of i2 on the pool.
+	// 8 parts of i0 on the pool.
 	rec26 := ocannlCharLMTrainLossPart25Records.Get()
 	rec26.pNetBlock1Linear1W = pNetBlock1Linear1W
 	rec26.scratch = scratch
@@ -2975,45 +3000,44 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	*rec32 = ocannlCharLMTrainLossPart31{}
 	ocannlCharLMTrainLossPart31Records.Put(rec32)
 
+	// _net.block#2.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.8
+
+	scratch.net_block_2_masked_attention_1_scores_2[0] = 4.8989797
+
 	// net.block#2.masked_attention#1/q = compose "*" of net.block#2.masked_attention#1.w_q, net.block#2.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec33 := ocannlCharLMTrainLossPart32Records.Get()
 	rec33.pNetBlock2MaskedAttention1WQ = pNetBlock2MaskedAttention1WQ
 	rec33.scratch = scratch
 
 	// net.block#2.masked_attention#1/k = compose "*" of net.block#2.masked_attention#1.w_k, net.block#2.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec34 := ocannlCharLMTrainLossPart33Records.Get()
 	rec34.pNetBlock2MaskedAttention1WK = pNetBlock2MaskedAttention1WK
 	rec34.scratch = scratch
 
 	// net.block#2.masked_attention#1/v = compose "*" of net.block#2.masked_attention#1.w_v, net.block#2.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec35 := ocannlCharLMTrainLossPart34Records.Get()
 	rec35.pNetBlock2MaskedAttention1WV = pNetBlock2MaskedAttention1WV
 	rec35.scratch = scratch
 
-	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// _net.block#2.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#2.masked_attention#1/q, net.block#2.masked_attention#1/k
+	// 8 parts of i0 on the pool.
+	rec36 := ocannlCharLMTrainLossPart35Records.Get()
+	rec36.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec33, rec34, rec35)
+	region.RunSeq(8, rec33, rec34, rec35, rec36)
 	*rec33 = ocannlCharLMTrainLossPart32{}
 	ocannlCharLMTrainLossPart32Records.Put(rec33)
 	*rec34 = ocannlCharLMTrainLossPart33{}
 	ocannlCharLMTrainLossPart33Records.Put(rec34)
 	*rec35 = ocannlCharLMTrainLossPart34{}
 	ocannlCharLMTrainLossPart34Records.Put(rec35)
-
-	// _net.block#2.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#2.masked_attention#1/q, net.block#2.masked_attention#1/k
-	// 8 parts of i0 on the pool.
-	rec36 := ocannlCharLMTrainLossPart35Records.Get()
-	rec36.scratch = scratch
-	region.Run(rec36, 8)
 	*rec36 = ocannlCharLMTrainLossPart35{}
 	ocannlCharLMTrainLossPart35Records.Put(rec36)
-
-	// _net.block#2.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.8
-
-	scratch.net_block_2_masked_attention_1_scores_2[0] = 4.8989797
 
 	// net.block#2.masked_attention#1/masked = pointwise where of mask, net.block#2.masked_attention#1/scores, _num.5, with net.block#2.masked_attention#1/scores = pointwise "/." of _net.block#2.masked_attention#1/scores.1, _net.block#2.masked_attention#1/scores.2 fused
 	// 8 parts of i1 on the pool.
@@ -3063,16 +3087,18 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	// 8 parts of i0 on the pool.
 	rec42 := ocannlCharLMTrainLossPart41Records.Get()
 	rec42.scratch = scratch
-	region.Run(rec42, 8)
-	*rec42 = ocannlCharLMTrainLossPart41{}
-	ocannlCharLMTrainLossPart41Records.Put(rec42)
 
 	// net.block#2.dropout#1/x = compose "*" of net.block#2.masked_attention#1.w_o, net.block#2.masked_attention#1/ctx
-	// 8 parts of i2 on the pool.
+	// 8 parts of i0 on the pool.
 	rec43 := ocannlCharLMTrainLossPart42Records.Get()
 	rec43.pNetBlock2MaskedAttention1WO = pNetBlock2MaskedAttention1WO
 	rec43.scratch = scratch
-	region.Run(rec43, 8)
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec42, rec43)
+	*rec42 = ocannlCharLMTrainLossPart41{}
+	ocannlCharLMTrainLossPart41Records.Put(rec42)
 	*rec43 = ocannlCharLMTrainLossPart42{}
 	ocannlCharLMTrainLossPart42Records.Put(rec43)
 
@@ -3202,7 +3228,7 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	ocannlCharLMTrainLossPart50Records.Put(rec51)
 
 	// _net.block#2.dropout#2/x.1 = compose "*" of net.block#2.linear#1.w, net.block#2.linear#1/x
-	// 8 parts of i2 on the pool.
+	// 8 parts of i0 on the pool.
 	rec52 := ocannlCharLMTrainLossPart51Records.Get()
 	rec52.pNetBlock2Linear1W = pNetBlock2Linear1W
 	rec52.scratch = scratch
@@ -3318,45 +3344,44 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	*rec58 = ocannlCharLMTrainLossPart57{}
 	ocannlCharLMTrainLossPart57Records.Put(rec58)
 
+	// _net.block#3.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.13
+
+	scratch.net_block_3_masked_attention_1_scores_2[0] = 4.8989797
+
 	// net.block#3.masked_attention#1/q = compose "*" of net.block#3.masked_attention#1.w_q, net.block#3.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec59 := ocannlCharLMTrainLossPart58Records.Get()
 	rec59.pNetBlock3MaskedAttention1WQ = pNetBlock3MaskedAttention1WQ
 	rec59.scratch = scratch
 
 	// net.block#3.masked_attention#1/k = compose "*" of net.block#3.masked_attention#1.w_k, net.block#3.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec60 := ocannlCharLMTrainLossPart59Records.Get()
 	rec60.pNetBlock3MaskedAttention1WK = pNetBlock3MaskedAttention1WK
 	rec60.scratch = scratch
 
 	// net.block#3.masked_attention#1/v = compose "*" of net.block#3.masked_attention#1.w_v, net.block#3.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec61 := ocannlCharLMTrainLossPart60Records.Get()
 	rec61.pNetBlock3MaskedAttention1WV = pNetBlock3MaskedAttention1WV
 	rec61.scratch = scratch
 
-	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// _net.block#3.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#3.masked_attention#1/q, net.block#3.masked_attention#1/k
+	// 8 parts of i0 on the pool.
+	rec62 := ocannlCharLMTrainLossPart61Records.Get()
+	rec62.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec59, rec60, rec61)
+	region.RunSeq(8, rec59, rec60, rec61, rec62)
 	*rec59 = ocannlCharLMTrainLossPart58{}
 	ocannlCharLMTrainLossPart58Records.Put(rec59)
 	*rec60 = ocannlCharLMTrainLossPart59{}
 	ocannlCharLMTrainLossPart59Records.Put(rec60)
 	*rec61 = ocannlCharLMTrainLossPart60{}
 	ocannlCharLMTrainLossPart60Records.Put(rec61)
-
-	// _net.block#3.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#3.masked_attention#1/q, net.block#3.masked_attention#1/k
-	// 8 parts of i0 on the pool.
-	rec62 := ocannlCharLMTrainLossPart61Records.Get()
-	rec62.scratch = scratch
-	region.Run(rec62, 8)
 	*rec62 = ocannlCharLMTrainLossPart61{}
 	ocannlCharLMTrainLossPart61Records.Put(rec62)
-
-	// _net.block#3.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.13
-
-	scratch.net_block_3_masked_attention_1_scores_2[0] = 4.8989797
 
 	// net.block#3.masked_attention#1/masked = pointwise where of mask, net.block#3.masked_attention#1/scores, _num.8, with net.block#3.masked_attention#1/scores = pointwise "/." of _net.block#3.masked_attention#1/scores.1, _net.block#3.masked_attention#1/scores.2 fused
 	// 8 parts of i1 on the pool.
@@ -3406,16 +3431,18 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	// 8 parts of i0 on the pool.
 	rec68 := ocannlCharLMTrainLossPart67Records.Get()
 	rec68.scratch = scratch
-	region.Run(rec68, 8)
-	*rec68 = ocannlCharLMTrainLossPart67{}
-	ocannlCharLMTrainLossPart67Records.Put(rec68)
 
 	// net.block#3.dropout#1/x = compose "*" of net.block#3.masked_attention#1.w_o, net.block#3.masked_attention#1/ctx
-	// 8 parts of i2 on the pool.
+	// 8 parts of i0 on the pool.
 	rec69 := ocannlCharLMTrainLossPart68Records.Get()
 	rec69.pNetBlock3MaskedAttention1WO = pNetBlock3MaskedAttention1WO
 	rec69.scratch = scratch
-	region.Run(rec69, 8)
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec68, rec69)
+	*rec68 = ocannlCharLMTrainLossPart67{}
+	ocannlCharLMTrainLossPart67Records.Put(rec68)
 	*rec69 = ocannlCharLMTrainLossPart68{}
 	ocannlCharLMTrainLossPart68Records.Put(rec69)
 
@@ -3545,7 +3572,7 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	ocannlCharLMTrainLossPart76Records.Put(rec77)
 
 	// _net.block#3.dropout#2/x.1 = compose "*" of net.block#3.linear#1.w, net.block#3.linear#1/x
-	// 8 parts of i2 on the pool.
+	// 8 parts of i0 on the pool.
 	rec78 := ocannlCharLMTrainLossPart77Records.Get()
 	rec78.pNetBlock3Linear1W = pNetBlock3Linear1W
 	rec78.scratch = scratch
@@ -4100,7 +4127,7 @@ func (r6 *ocannlCharLMTrainLossPart5) Part(j6 int) {
 var ocannlCharLMTrainLossPart5Records rt.Records[ocannlCharLMTrainLossPart5]
 
 // ocannlCharLMTrainLossPart6 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart6 struct {
 	pNetBlock1MaskedAttention1WQ *[9216]float32
 	scratch                      *ocannlCharLMTrainLossScratch
@@ -4109,20 +4136,16 @@ type ocannlCharLMTrainLossPart6 struct {
 // Part runs part j7 of the nest (0 <= j7 < 8).
 func (r7 *ocannlCharLMTrainLossPart6) Part(j7 int) {
 	pNetBlock1MaskedAttention1WQ, scratch := r7.pNetBlock1MaskedAttention1WQ, r7.scratch
-	// float32 dot kernel M=96 N=16 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm0AVX512(&scratch.net_block_1_masked_attention_1_q[0][i1+8*j7][0][0], &pNetBlock1MaskedAttention1WQ[0], &scratch.net_block_1_masked_attention_1_x[0][i1+8*j7][0])
-		}
+		ocannlGemm0AVX512(&scratch.net_block_1_masked_attention_1_q[2*j7][0][0][0], &scratch.net_block_1_masked_attention_1_x[2*j7][0][0], &pNetBlock1MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm0AVX2(&scratch.net_block_1_masked_attention_1_q[0][i1+8*j7][0][0], &pNetBlock1MaskedAttention1WQ[0], &scratch.net_block_1_masked_attention_1_x[0][i1+8*j7][0])
-		}
+		ocannlGemm0AVX2(&scratch.net_block_1_masked_attention_1_q[2*j7][0][0][0], &scratch.net_block_1_masked_attention_1_x[2*j7][0][0], &pNetBlock1MaskedAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_masked_attention_1_xRow2 := &scratch.net_block_1_masked_attention_1_x[i0][i1+8*j7]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_1_masked_attention_1_xRow2 := &scratch.net_block_1_masked_attention_1_x[i0+2*j7][i1]
 				for i2 := range 4 {
 					for i3 := range 24 {
 						pNetBlock1MaskedAttention1WQRow := (*[96]float32)(pNetBlock1MaskedAttention1WQ[2304*i2+96*i3 : 2304*i2+96*i3+96])
@@ -4130,7 +4153,7 @@ func (r7 *ocannlCharLMTrainLossPart6) Part(j7 int) {
 						for i4 := range 96 {
 							acc3 += pNetBlock1MaskedAttention1WQRow[i4] * net_block_1_masked_attention_1_xRow2[i4]
 						}
-						scratch.net_block_1_masked_attention_1_q[i0][i1+8*j7][i2][i3] = acc3
+						scratch.net_block_1_masked_attention_1_q[i0+2*j7][i1][i2][i3] = acc3
 					}
 				}
 			}
@@ -4142,7 +4165,7 @@ func (r7 *ocannlCharLMTrainLossPart6) Part(j7 int) {
 var ocannlCharLMTrainLossPart6Records rt.Records[ocannlCharLMTrainLossPart6]
 
 // ocannlCharLMTrainLossPart7 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart7 struct {
 	pNetBlock1MaskedAttention1WK *[9216]float32
 	scratch                      *ocannlCharLMTrainLossScratch
@@ -4151,20 +4174,16 @@ type ocannlCharLMTrainLossPart7 struct {
 // Part runs part j8 of the nest (0 <= j8 < 8).
 func (r8 *ocannlCharLMTrainLossPart7) Part(j8 int) {
 	pNetBlock1MaskedAttention1WK, scratch := r8.pNetBlock1MaskedAttention1WK, r8.scratch
-	// float32 dot kernel M=96 N=16 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm0AVX512(&scratch.net_block_1_masked_attention_1_k[0][i1+8*j8][0][0], &pNetBlock1MaskedAttention1WK[0], &scratch.net_block_1_masked_attention_1_x[0][i1+8*j8][0])
-		}
+		ocannlGemm0AVX512(&scratch.net_block_1_masked_attention_1_k[2*j8][0][0][0], &scratch.net_block_1_masked_attention_1_x[2*j8][0][0], &pNetBlock1MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm0AVX2(&scratch.net_block_1_masked_attention_1_k[0][i1+8*j8][0][0], &pNetBlock1MaskedAttention1WK[0], &scratch.net_block_1_masked_attention_1_x[0][i1+8*j8][0])
-		}
+		ocannlGemm0AVX2(&scratch.net_block_1_masked_attention_1_k[2*j8][0][0][0], &scratch.net_block_1_masked_attention_1_x[2*j8][0][0], &pNetBlock1MaskedAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_masked_attention_1_xRow3 := &scratch.net_block_1_masked_attention_1_x[i0][i1+8*j8]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_1_masked_attention_1_xRow3 := &scratch.net_block_1_masked_attention_1_x[i0+2*j8][i1]
 				for i2 := range 4 {
 					for i3 := range 24 {
 						pNetBlock1MaskedAttention1WKRow := (*[96]float32)(pNetBlock1MaskedAttention1WK[2304*i2+96*i3 : 2304*i2+96*i3+96])
@@ -4172,7 +4191,7 @@ func (r8 *ocannlCharLMTrainLossPart7) Part(j8 int) {
 						for i4 := range 96 {
 							acc4 += pNetBlock1MaskedAttention1WKRow[i4] * net_block_1_masked_attention_1_xRow3[i4]
 						}
-						scratch.net_block_1_masked_attention_1_k[i0][i1+8*j8][i2][i3] = acc4
+						scratch.net_block_1_masked_attention_1_k[i0+2*j8][i1][i2][i3] = acc4
 					}
 				}
 			}
@@ -4184,7 +4203,7 @@ func (r8 *ocannlCharLMTrainLossPart7) Part(j8 int) {
 var ocannlCharLMTrainLossPart7Records rt.Records[ocannlCharLMTrainLossPart7]
 
 // ocannlCharLMTrainLossPart8 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart8 struct {
 	pNetBlock1MaskedAttention1WV *[9216]float32
 	scratch                      *ocannlCharLMTrainLossScratch
@@ -4193,20 +4212,16 @@ type ocannlCharLMTrainLossPart8 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r9 *ocannlCharLMTrainLossPart8) Part(j9 int) {
 	pNetBlock1MaskedAttention1WV, scratch := r9.pNetBlock1MaskedAttention1WV, r9.scratch
-	// float32 dot kernel M=96 N=16 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm0AVX512(&scratch.net_block_1_masked_attention_1_v[0][i1+8*j9][0][0], &pNetBlock1MaskedAttention1WV[0], &scratch.net_block_1_masked_attention_1_x[0][i1+8*j9][0])
-		}
+		ocannlGemm0AVX512(&scratch.net_block_1_masked_attention_1_v[2*j9][0][0][0], &scratch.net_block_1_masked_attention_1_x[2*j9][0][0], &pNetBlock1MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm0AVX2(&scratch.net_block_1_masked_attention_1_v[0][i1+8*j9][0][0], &pNetBlock1MaskedAttention1WV[0], &scratch.net_block_1_masked_attention_1_x[0][i1+8*j9][0])
-		}
+		ocannlGemm0AVX2(&scratch.net_block_1_masked_attention_1_v[2*j9][0][0][0], &scratch.net_block_1_masked_attention_1_x[2*j9][0][0], &pNetBlock1MaskedAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_masked_attention_1_xRow4 := &scratch.net_block_1_masked_attention_1_x[i0][i1+8*j9]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_1_masked_attention_1_xRow4 := &scratch.net_block_1_masked_attention_1_x[i0+2*j9][i1]
 				for i2 := range 4 {
 					for i3 := range 24 {
 						pNetBlock1MaskedAttention1WVRow := (*[96]float32)(pNetBlock1MaskedAttention1WV[2304*i2+96*i3 : 2304*i2+96*i3+96])
@@ -4214,7 +4229,7 @@ func (r9 *ocannlCharLMTrainLossPart8) Part(j9 int) {
 						for i4 := range 96 {
 							acc5 += pNetBlock1MaskedAttention1WVRow[i4] * net_block_1_masked_attention_1_xRow4[i4]
 						}
-						scratch.net_block_1_masked_attention_1_v[i0][i1+8*j9][i2][i3] = acc5
+						scratch.net_block_1_masked_attention_1_v[i0+2*j9][i1][i2][i3] = acc5
 					}
 				}
 			}
@@ -4509,7 +4524,7 @@ func (r17 *ocannlCharLMTrainLossPart15) Part(j16 int) {
 var ocannlCharLMTrainLossPart15Records rt.Records[ocannlCharLMTrainLossPart15]
 
 // ocannlCharLMTrainLossPart16 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 12 values of i2 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart16 struct {
 	pNetBlock1MaskedAttention1WO *[9216]float32
 	scratch                      *ocannlCharLMTrainLossScratch
@@ -4518,25 +4533,25 @@ type ocannlCharLMTrainLossPart16 struct {
 // Part runs part j17 of the nest (0 <= j17 < 8).
 func (r18 *ocannlCharLMTrainLossPart16) Part(j17 int) {
 	pNetBlock1MaskedAttention1WO, scratch := r18.pNetBlock1MaskedAttention1WO, r18.scratch
-	// float32 dot kernel M=12 N=1024 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm3AVX512(&scratch.net_block_1_dropout_1_x[0][0][12*j17], &pNetBlock1MaskedAttention1WO[1152*j17], &scratch.net_block_1_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm0AVX512(&scratch.net_block_1_dropout_1_x[2*j17][0][0], &scratch.net_block_1_masked_attention_1_ctx[2*j17][0][0][0], &pNetBlock1MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm3AVX2(&scratch.net_block_1_dropout_1_x[0][0][12*j17], &pNetBlock1MaskedAttention1WO[1152*j17], &scratch.net_block_1_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm0AVX2(&scratch.net_block_1_dropout_1_x[2*j17][0][0], &scratch.net_block_1_masked_attention_1_ctx[2*j17][0][0][0], &pNetBlock1MaskedAttention1WO[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
+		for i0 := range 2 {
 			for i1 := range 64 {
-				for i2 := range 12 {
+				for i2 := range 96 {
 					acc10 := float32(0)
 					for i3 := range 4 {
-						pNetBlock1MaskedAttention1WORow := (*[24]float32)(pNetBlock1MaskedAttention1WO[96*i2+1152*j17+24*i3 : 96*i2+1152*j17+24*i3+24])
-						net_block_1_masked_attention_1_ctxRow2 := &scratch.net_block_1_masked_attention_1_ctx[i0][i1][i3]
+						pNetBlock1MaskedAttention1WORow := (*[24]float32)(pNetBlock1MaskedAttention1WO[96*i2+24*i3 : 96*i2+24*i3+24])
+						net_block_1_masked_attention_1_ctxRow2 := &scratch.net_block_1_masked_attention_1_ctx[i0+2*j17][i1][i3]
 						for i4 := range 24 {
 							acc10 += pNetBlock1MaskedAttention1WORow[i4] * net_block_1_masked_attention_1_ctxRow2[i4]
 						}
 					}
-					scratch.net_block_1_dropout_1_x[i0][i1][i2+12*j17] = acc10
+					scratch.net_block_1_dropout_1_x[i0+2*j17][i1][i2] = acc10
 				}
 			}
 		}
@@ -4763,11 +4778,11 @@ type ocannlCharLMTrainLossPart23 struct {
 // Part runs part j24 of the nest (0 <= j24 < 8).
 func (r25 *ocannlCharLMTrainLossPart23) Part(j24 int) {
 	pNetBlock1Linear2W, scratch := r25.pNetBlock1Linear2W, r25.scratch
-	// float32 dot kernel M=48 N=1024 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm4AVX512(&scratch.net_block_1_linear_1_x_1[0][0][48*j24], &pNetBlock1Linear2W[4608*j24], &scratch.net_block_1_linear_2_x[0][0][0])
+		ocannlGemm3AVX512(&scratch.net_block_1_linear_1_x_1[0][0][48*j24], &scratch.net_block_1_linear_2_x[0][0][0], &pNetBlock1Linear2W[4608*j24])
 	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&scratch.net_block_1_linear_1_x_1[0][0][48*j24], &pNetBlock1Linear2W[4608*j24], &scratch.net_block_1_linear_2_x[0][0][0])
+		ocannlGemm3AVX2(&scratch.net_block_1_linear_1_x_1[0][0][48*j24], &scratch.net_block_1_linear_2_x[0][0][0], &pNetBlock1Linear2W[4608*j24])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -4823,7 +4838,7 @@ func (r26 *ocannlCharLMTrainLossPart24) Part(j25 int) {
 var ocannlCharLMTrainLossPart24Records rt.Records[ocannlCharLMTrainLossPart24]
 
 // ocannlCharLMTrainLossPart25 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 12 values of i2 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart25 struct {
 	pNetBlock1Linear1W *[36864]float32
 	scratch            *ocannlCharLMTrainLossScratch
@@ -4832,23 +4847,23 @@ type ocannlCharLMTrainLossPart25 struct {
 // Part runs part j26 of the nest (0 <= j26 < 8).
 func (r27 *ocannlCharLMTrainLossPart25) Part(j26 int) {
 	pNetBlock1Linear1W, scratch := r27.pNetBlock1Linear1W, r27.scratch
-	// float32 dot kernel M=12 N=1024 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm5AVX512(&scratch.net_block_1_dropout_2_x_1[0][0][12*j26], &pNetBlock1Linear1W[4608*j26], &scratch.net_block_1_linear_1_x[0][0][0])
+		ocannlGemm4AVX512(&scratch.net_block_1_dropout_2_x_1[2*j26][0][0], &scratch.net_block_1_linear_1_x[2*j26][0][0], &pNetBlock1Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm5AVX2(&scratch.net_block_1_dropout_2_x_1[0][0][12*j26], &pNetBlock1Linear1W[4608*j26], &scratch.net_block_1_linear_1_x[0][0][0])
+		ocannlGemm4AVX2(&scratch.net_block_1_dropout_2_x_1[2*j26][0][0], &scratch.net_block_1_linear_1_x[2*j26][0][0], &pNetBlock1Linear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
+		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_1_linear_1_xRow2 := &scratch.net_block_1_linear_1_x[i0][i1]
-				for i2 := range 12 {
-					pNetBlock1Linear1WRow := (*[384]float32)(pNetBlock1Linear1W[384*i2+4608*j26 : 384*i2+4608*j26+384])
+				net_block_1_linear_1_xRow2 := &scratch.net_block_1_linear_1_x[i0+2*j26][i1]
+				for i2 := range 96 {
+					pNetBlock1Linear1WRow := (*[384]float32)(pNetBlock1Linear1W[384*i2 : 384*i2+384])
 					acc14 := float32(0)
 					for i3 := range 384 {
 						acc14 += pNetBlock1Linear1WRow[i3] * net_block_1_linear_1_xRow2[i3]
 					}
-					scratch.net_block_1_dropout_2_x_1[i0][i1][i2+12*j26] = acc14
+					scratch.net_block_1_dropout_2_x_1[i0+2*j26][i1][i2] = acc14
 				}
 			}
 		}
@@ -5067,7 +5082,7 @@ func (r33 *ocannlCharLMTrainLossPart31) Part(j32 int) {
 var ocannlCharLMTrainLossPart31Records rt.Records[ocannlCharLMTrainLossPart31]
 
 // ocannlCharLMTrainLossPart32 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart32 struct {
 	pNetBlock2MaskedAttention1WQ *[9216]float32
 	scratch                      *ocannlCharLMTrainLossScratch
@@ -5076,20 +5091,16 @@ type ocannlCharLMTrainLossPart32 struct {
 // Part runs part j33 of the nest (0 <= j33 < 8).
 func (r34 *ocannlCharLMTrainLossPart32) Part(j33 int) {
 	pNetBlock2MaskedAttention1WQ, scratch := r34.pNetBlock2MaskedAttention1WQ, r34.scratch
-	// float32 dot kernel M=96 N=16 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm0AVX512(&scratch.net_block_2_masked_attention_1_q[0][i1+8*j33][0][0], &pNetBlock2MaskedAttention1WQ[0], &scratch.net_block_2_masked_attention_1_x[0][i1+8*j33][0])
-		}
+		ocannlGemm0AVX512(&scratch.net_block_2_masked_attention_1_q[2*j33][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j33][0][0], &pNetBlock2MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm0AVX2(&scratch.net_block_2_masked_attention_1_q[0][i1+8*j33][0][0], &pNetBlock2MaskedAttention1WQ[0], &scratch.net_block_2_masked_attention_1_x[0][i1+8*j33][0])
-		}
+		ocannlGemm0AVX2(&scratch.net_block_2_masked_attention_1_q[2*j33][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j33][0][0], &pNetBlock2MaskedAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_masked_attention_1_xRow2 := &scratch.net_block_2_masked_attention_1_x[i0][i1+8*j33]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_2_masked_attention_1_xRow2 := &scratch.net_block_2_masked_attention_1_x[i0+2*j33][i1]
 				for i2 := range 4 {
 					for i3 := range 24 {
 						pNetBlock2MaskedAttention1WQRow := (*[96]float32)(pNetBlock2MaskedAttention1WQ[2304*i2+96*i3 : 2304*i2+96*i3+96])
@@ -5097,7 +5108,7 @@ func (r34 *ocannlCharLMTrainLossPart32) Part(j33 int) {
 						for i4 := range 96 {
 							acc17 += pNetBlock2MaskedAttention1WQRow[i4] * net_block_2_masked_attention_1_xRow2[i4]
 						}
-						scratch.net_block_2_masked_attention_1_q[i0][i1+8*j33][i2][i3] = acc17
+						scratch.net_block_2_masked_attention_1_q[i0+2*j33][i1][i2][i3] = acc17
 					}
 				}
 			}
@@ -5109,7 +5120,7 @@ func (r34 *ocannlCharLMTrainLossPart32) Part(j33 int) {
 var ocannlCharLMTrainLossPart32Records rt.Records[ocannlCharLMTrainLossPart32]
 
 // ocannlCharLMTrainLossPart33 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart33 struct {
 	pNetBlock2MaskedAttention1WK *[9216]float32
 	scratch                      *ocannlCharLMTrainLossScratch
@@ -5118,20 +5129,16 @@ type ocannlCharLMTrainLossPart33 struct {
 // Part runs part j34 of the nest (0 <= j34 < 8).
 func (r35 *ocannlCharLMTrainLossPart33) Part(j34 int) {
 	pNetBlock2MaskedAttention1WK, scratch := r35.pNetBlock2MaskedAttention1WK, r35.scratch
-	// float32 dot kernel M=96 N=16 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm0AVX512(&scratch.net_block_2_masked_attention_1_k[0][i1+8*j34][0][0], &pNetBlock2MaskedAttention1WK[0], &scratch.net_block_2_masked_attention_1_x[0][i1+8*j34][0])
-		}
+		ocannlGemm0AVX512(&scratch.net_block_2_masked_attention_1_k[2*j34][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j34][0][0], &pNetBlock2MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm0AVX2(&scratch.net_block_2_masked_attention_1_k[0][i1+8*j34][0][0], &pNetBlock2MaskedAttention1WK[0], &scratch.net_block_2_masked_attention_1_x[0][i1+8*j34][0])
-		}
+		ocannlGemm0AVX2(&scratch.net_block_2_masked_attention_1_k[2*j34][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j34][0][0], &pNetBlock2MaskedAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_masked_attention_1_xRow3 := &scratch.net_block_2_masked_attention_1_x[i0][i1+8*j34]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_2_masked_attention_1_xRow3 := &scratch.net_block_2_masked_attention_1_x[i0+2*j34][i1]
 				for i2 := range 4 {
 					for i3 := range 24 {
 						pNetBlock2MaskedAttention1WKRow := (*[96]float32)(pNetBlock2MaskedAttention1WK[2304*i2+96*i3 : 2304*i2+96*i3+96])
@@ -5139,7 +5146,7 @@ func (r35 *ocannlCharLMTrainLossPart33) Part(j34 int) {
 						for i4 := range 96 {
 							acc18 += pNetBlock2MaskedAttention1WKRow[i4] * net_block_2_masked_attention_1_xRow3[i4]
 						}
-						scratch.net_block_2_masked_attention_1_k[i0][i1+8*j34][i2][i3] = acc18
+						scratch.net_block_2_masked_attention_1_k[i0+2*j34][i1][i2][i3] = acc18
 					}
 				}
 			}
@@ -5151,7 +5158,7 @@ func (r35 *ocannlCharLMTrainLossPart33) Part(j34 int) {
 var ocannlCharLMTrainLossPart33Records rt.Records[ocannlCharLMTrainLossPart33]
 
 // ocannlCharLMTrainLossPart34 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart34 struct {
 	pNetBlock2MaskedAttention1WV *[9216]float32
 	scratch                      *ocannlCharLMTrainLossScratch
@@ -5160,20 +5167,16 @@ type ocannlCharLMTrainLossPart34 struct {
 // Part runs part j35 of the nest (0 <= j35 < 8).
 func (r36 *ocannlCharLMTrainLossPart34) Part(j35 int) {
 	pNetBlock2MaskedAttention1WV, scratch := r36.pNetBlock2MaskedAttention1WV, r36.scratch
-	// float32 dot kernel M=96 N=16 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm0AVX512(&scratch.net_block_2_masked_attention_1_v[0][i1+8*j35][0][0], &pNetBlock2MaskedAttention1WV[0], &scratch.net_block_2_masked_attention_1_x[0][i1+8*j35][0])
-		}
+		ocannlGemm0AVX512(&scratch.net_block_2_masked_attention_1_v[2*j35][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j35][0][0], &pNetBlock2MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm0AVX2(&scratch.net_block_2_masked_attention_1_v[0][i1+8*j35][0][0], &pNetBlock2MaskedAttention1WV[0], &scratch.net_block_2_masked_attention_1_x[0][i1+8*j35][0])
-		}
+		ocannlGemm0AVX2(&scratch.net_block_2_masked_attention_1_v[2*j35][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j35][0][0], &pNetBlock2MaskedAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_masked_attention_1_xRow4 := &scratch.net_block_2_masked_attention_1_x[i0][i1+8*j35]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_2_masked_attention_1_xRow4 := &scratch.net_block_2_masked_attention_1_x[i0+2*j35][i1]
 				for i2 := range 4 {
 					for i3 := range 24 {
 						pNetBlock2MaskedAttention1WVRow := (*[96]float32)(pNetBlock2MaskedAttention1WV[2304*i2+96*i3 : 2304*i2+96*i3+96])
@@ -5181,7 +5184,7 @@ func (r36 *ocannlCharLMTrainLossPart34) Part(j35 int) {
 						for i4 := range 96 {
 							acc19 += pNetBlock2MaskedAttention1WVRow[i4] * net_block_2_masked_attention_1_xRow4[i4]
 						}
-						scratch.net_block_2_masked_attention_1_v[i0][i1+8*j35][i2][i3] = acc19
+						scratch.net_block_2_masked_attention_1_v[i0+2*j35][i1][i2][i3] = acc19
 					}
 				}
 			}
@@ -5476,7 +5479,7 @@ func (r44 *ocannlCharLMTrainLossPart41) Part(j42 int) {
 var ocannlCharLMTrainLossPart41Records rt.Records[ocannlCharLMTrainLossPart41]
 
 // ocannlCharLMTrainLossPart42 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 12 values of i2 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart42 struct {
 	pNetBlock2MaskedAttention1WO *[9216]float32
 	scratch                      *ocannlCharLMTrainLossScratch
@@ -5485,25 +5488,25 @@ type ocannlCharLMTrainLossPart42 struct {
 // Part runs part j43 of the nest (0 <= j43 < 8).
 func (r45 *ocannlCharLMTrainLossPart42) Part(j43 int) {
 	pNetBlock2MaskedAttention1WO, scratch := r45.pNetBlock2MaskedAttention1WO, r45.scratch
-	// float32 dot kernel M=12 N=1024 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm3AVX512(&scratch.net_block_2_dropout_1_x[0][0][12*j43], &pNetBlock2MaskedAttention1WO[1152*j43], &scratch.net_block_2_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm0AVX512(&scratch.net_block_2_dropout_1_x[2*j43][0][0], &scratch.net_block_2_masked_attention_1_ctx[2*j43][0][0][0], &pNetBlock2MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm3AVX2(&scratch.net_block_2_dropout_1_x[0][0][12*j43], &pNetBlock2MaskedAttention1WO[1152*j43], &scratch.net_block_2_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm0AVX2(&scratch.net_block_2_dropout_1_x[2*j43][0][0], &scratch.net_block_2_masked_attention_1_ctx[2*j43][0][0][0], &pNetBlock2MaskedAttention1WO[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
+		for i0 := range 2 {
 			for i1 := range 64 {
-				for i2 := range 12 {
+				for i2 := range 96 {
 					acc24 := float32(0)
 					for i3 := range 4 {
-						pNetBlock2MaskedAttention1WORow := (*[24]float32)(pNetBlock2MaskedAttention1WO[96*i2+1152*j43+24*i3 : 96*i2+1152*j43+24*i3+24])
-						net_block_2_masked_attention_1_ctxRow2 := &scratch.net_block_2_masked_attention_1_ctx[i0][i1][i3]
+						pNetBlock2MaskedAttention1WORow := (*[24]float32)(pNetBlock2MaskedAttention1WO[96*i2+24*i3 : 96*i2+24*i3+24])
+						net_block_2_masked_attention_1_ctxRow2 := &scratch.net_block_2_masked_attention_1_ctx[i0+2*j43][i1][i3]
 						for i4 := range 24 {
 							acc24 += pNetBlock2MaskedAttention1WORow[i4] * net_block_2_masked_attention_1_ctxRow2[i4]
 						}
 					}
-					scratch.net_block_2_dropout_1_x[i0][i1][i2+12*j43] = acc24
+					scratch.net_block_2_dropout_1_x[i0+2*j43][i1][i2] = acc24
 				}
 			}
 		}
@@ -5730,11 +5733,11 @@ type ocannlCharLMTrainLossPart49 struct {
 // Part runs part j50 of the nest (0 <= j50 < 8).
 func (r52 *ocannlCharLMTrainLossPart49) Part(j50 int) {
 	pNetBlock2Linear2W, scratch := r52.pNetBlock2Linear2W, r52.scratch
-	// float32 dot kernel M=48 N=1024 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm4AVX512(&scratch.net_block_2_linear_1_x_1[0][0][48*j50], &pNetBlock2Linear2W[4608*j50], &scratch.net_block_2_linear_2_x[0][0][0])
+		ocannlGemm3AVX512(&scratch.net_block_2_linear_1_x_1[0][0][48*j50], &scratch.net_block_2_linear_2_x[0][0][0], &pNetBlock2Linear2W[4608*j50])
 	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&scratch.net_block_2_linear_1_x_1[0][0][48*j50], &pNetBlock2Linear2W[4608*j50], &scratch.net_block_2_linear_2_x[0][0][0])
+		ocannlGemm3AVX2(&scratch.net_block_2_linear_1_x_1[0][0][48*j50], &scratch.net_block_2_linear_2_x[0][0][0], &pNetBlock2Linear2W[4608*j50])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -5790,7 +5793,7 @@ func (r53 *ocannlCharLMTrainLossPart50) Part(j51 int) {
 var ocannlCharLMTrainLossPart50Records rt.Records[ocannlCharLMTrainLossPart50]
 
 // ocannlCharLMTrainLossPart51 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 12 values of i2 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart51 struct {
 	pNetBlock2Linear1W *[36864]float32
 	scratch            *ocannlCharLMTrainLossScratch
@@ -5799,23 +5802,23 @@ type ocannlCharLMTrainLossPart51 struct {
 // Part runs part j52 of the nest (0 <= j52 < 8).
 func (r54 *ocannlCharLMTrainLossPart51) Part(j52 int) {
 	pNetBlock2Linear1W, scratch := r54.pNetBlock2Linear1W, r54.scratch
-	// float32 dot kernel M=12 N=1024 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm5AVX512(&scratch.net_block_2_dropout_2_x_1[0][0][12*j52], &pNetBlock2Linear1W[4608*j52], &scratch.net_block_2_linear_1_x[0][0][0])
+		ocannlGemm4AVX512(&scratch.net_block_2_dropout_2_x_1[2*j52][0][0], &scratch.net_block_2_linear_1_x[2*j52][0][0], &pNetBlock2Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm5AVX2(&scratch.net_block_2_dropout_2_x_1[0][0][12*j52], &pNetBlock2Linear1W[4608*j52], &scratch.net_block_2_linear_1_x[0][0][0])
+		ocannlGemm4AVX2(&scratch.net_block_2_dropout_2_x_1[2*j52][0][0], &scratch.net_block_2_linear_1_x[2*j52][0][0], &pNetBlock2Linear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
+		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_2_linear_1_xRow2 := &scratch.net_block_2_linear_1_x[i0][i1]
-				for i2 := range 12 {
-					pNetBlock2Linear1WRow := (*[384]float32)(pNetBlock2Linear1W[384*i2+4608*j52 : 384*i2+4608*j52+384])
+				net_block_2_linear_1_xRow2 := &scratch.net_block_2_linear_1_x[i0+2*j52][i1]
+				for i2 := range 96 {
+					pNetBlock2Linear1WRow := (*[384]float32)(pNetBlock2Linear1W[384*i2 : 384*i2+384])
 					acc28 := float32(0)
 					for i3 := range 384 {
 						acc28 += pNetBlock2Linear1WRow[i3] * net_block_2_linear_1_xRow2[i3]
 					}
-					scratch.net_block_2_dropout_2_x_1[i0][i1][i2+12*j52] = acc28
+					scratch.net_block_2_dropout_2_x_1[i0+2*j52][i1][i2] = acc28
 				}
 			}
 		}
@@ -6034,7 +6037,7 @@ func (r60 *ocannlCharLMTrainLossPart57) Part(j58 int) {
 var ocannlCharLMTrainLossPart57Records rt.Records[ocannlCharLMTrainLossPart57]
 
 // ocannlCharLMTrainLossPart58 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart58 struct {
 	pNetBlock3MaskedAttention1WQ *[9216]float32
 	scratch                      *ocannlCharLMTrainLossScratch
@@ -6043,20 +6046,16 @@ type ocannlCharLMTrainLossPart58 struct {
 // Part runs part j59 of the nest (0 <= j59 < 8).
 func (r61 *ocannlCharLMTrainLossPart58) Part(j59 int) {
 	pNetBlock3MaskedAttention1WQ, scratch := r61.pNetBlock3MaskedAttention1WQ, r61.scratch
-	// float32 dot kernel M=96 N=16 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm0AVX512(&scratch.net_block_3_masked_attention_1_q[0][i1+8*j59][0][0], &pNetBlock3MaskedAttention1WQ[0], &scratch.net_block_3_masked_attention_1_x[0][i1+8*j59][0])
-		}
+		ocannlGemm0AVX512(&scratch.net_block_3_masked_attention_1_q[2*j59][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j59][0][0], &pNetBlock3MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm0AVX2(&scratch.net_block_3_masked_attention_1_q[0][i1+8*j59][0][0], &pNetBlock3MaskedAttention1WQ[0], &scratch.net_block_3_masked_attention_1_x[0][i1+8*j59][0])
-		}
+		ocannlGemm0AVX2(&scratch.net_block_3_masked_attention_1_q[2*j59][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j59][0][0], &pNetBlock3MaskedAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_masked_attention_1_xRow2 := &scratch.net_block_3_masked_attention_1_x[i0][i1+8*j59]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_3_masked_attention_1_xRow2 := &scratch.net_block_3_masked_attention_1_x[i0+2*j59][i1]
 				for i2 := range 4 {
 					for i3 := range 24 {
 						pNetBlock3MaskedAttention1WQRow := (*[96]float32)(pNetBlock3MaskedAttention1WQ[2304*i2+96*i3 : 2304*i2+96*i3+96])
@@ -6064,7 +6063,7 @@ func (r61 *ocannlCharLMTrainLossPart58) Part(j59 int) {
 						for i4 := range 96 {
 							acc31 += pNetBlock3MaskedAttention1WQRow[i4] * net_block_3_masked_attention_1_xRow2[i4]
 						}
-						scratch.net_block_3_masked_attention_1_q[i0][i1+8*j59][i2][i3] = acc31
+						scratch.net_block_3_masked_attention_1_q[i0+2*j59][i1][i2][i3] = acc31
 					}
 				}
 			}
@@ -6076,7 +6075,7 @@ func (r61 *ocannlCharLMTrainLossPart58) Part(j59 int) {
 var ocannlCharLMTrainLossPart58Records rt.Records[ocannlCharLMTrainLossPart58]
 
 // ocannlCharLMTrainLossPart59 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart59 struct {
 	pNetBlock3MaskedAttention1WK *[9216]float32
 	scratch                      *ocannlCharLMTrainLossScratch
@@ -6085,20 +6084,16 @@ type ocannlCharLMTrainLossPart59 struct {
 // Part runs part j60 of the nest (0 <= j60 < 8).
 func (r62 *ocannlCharLMTrainLossPart59) Part(j60 int) {
 	pNetBlock3MaskedAttention1WK, scratch := r62.pNetBlock3MaskedAttention1WK, r62.scratch
-	// float32 dot kernel M=96 N=16 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm0AVX512(&scratch.net_block_3_masked_attention_1_k[0][i1+8*j60][0][0], &pNetBlock3MaskedAttention1WK[0], &scratch.net_block_3_masked_attention_1_x[0][i1+8*j60][0])
-		}
+		ocannlGemm0AVX512(&scratch.net_block_3_masked_attention_1_k[2*j60][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j60][0][0], &pNetBlock3MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm0AVX2(&scratch.net_block_3_masked_attention_1_k[0][i1+8*j60][0][0], &pNetBlock3MaskedAttention1WK[0], &scratch.net_block_3_masked_attention_1_x[0][i1+8*j60][0])
-		}
+		ocannlGemm0AVX2(&scratch.net_block_3_masked_attention_1_k[2*j60][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j60][0][0], &pNetBlock3MaskedAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_masked_attention_1_xRow3 := &scratch.net_block_3_masked_attention_1_x[i0][i1+8*j60]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_3_masked_attention_1_xRow3 := &scratch.net_block_3_masked_attention_1_x[i0+2*j60][i1]
 				for i2 := range 4 {
 					for i3 := range 24 {
 						pNetBlock3MaskedAttention1WKRow := (*[96]float32)(pNetBlock3MaskedAttention1WK[2304*i2+96*i3 : 2304*i2+96*i3+96])
@@ -6106,7 +6101,7 @@ func (r62 *ocannlCharLMTrainLossPart59) Part(j60 int) {
 						for i4 := range 96 {
 							acc32 += pNetBlock3MaskedAttention1WKRow[i4] * net_block_3_masked_attention_1_xRow3[i4]
 						}
-						scratch.net_block_3_masked_attention_1_k[i0][i1+8*j60][i2][i3] = acc32
+						scratch.net_block_3_masked_attention_1_k[i0+2*j60][i1][i2][i3] = acc32
 					}
 				}
 			}
@@ -6118,7 +6113,7 @@ func (r62 *ocannlCharLMTrainLossPart59) Part(j60 int) {
 var ocannlCharLMTrainLossPart59Records rt.Records[ocannlCharLMTrainLossPart59]
 
 // ocannlCharLMTrainLossPart60 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart60 struct {
 	pNetBlock3MaskedAttention1WV *[9216]float32
 	scratch                      *ocannlCharLMTrainLossScratch
@@ -6127,20 +6122,16 @@ type ocannlCharLMTrainLossPart60 struct {
 // Part runs part j61 of the nest (0 <= j61 < 8).
 func (r63 *ocannlCharLMTrainLossPart60) Part(j61 int) {
 	pNetBlock3MaskedAttention1WV, scratch := r63.pNetBlock3MaskedAttention1WV, r63.scratch
-	// float32 dot kernel M=96 N=16 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm0AVX512(&scratch.net_block_3_masked_attention_1_v[0][i1+8*j61][0][0], &pNetBlock3MaskedAttention1WV[0], &scratch.net_block_3_masked_attention_1_x[0][i1+8*j61][0])
-		}
+		ocannlGemm0AVX512(&scratch.net_block_3_masked_attention_1_v[2*j61][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j61][0][0], &pNetBlock3MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm0AVX2(&scratch.net_block_3_masked_attention_1_v[0][i1+8*j61][0][0], &pNetBlock3MaskedAttention1WV[0], &scratch.net_block_3_masked_attention_1_x[0][i1+8*j61][0])
-		}
+		ocannlGemm0AVX2(&scratch.net_block_3_masked_attention_1_v[2*j61][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j61][0][0], &pNetBlock3MaskedAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_masked_attention_1_xRow4 := &scratch.net_block_3_masked_attention_1_x[i0][i1+8*j61]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_3_masked_attention_1_xRow4 := &scratch.net_block_3_masked_attention_1_x[i0+2*j61][i1]
 				for i2 := range 4 {
 					for i3 := range 24 {
 						pNetBlock3MaskedAttention1WVRow := (*[96]float32)(pNetBlock3MaskedAttention1WV[2304*i2+96*i3 : 2304*i2+96*i3+96])
@@ -6148,7 +6139,7 @@ func (r63 *ocannlCharLMTrainLossPart60) Part(j61 int) {
 						for i4 := range 96 {
 							acc33 += pNetBlock3MaskedAttention1WVRow[i4] * net_block_3_masked_attention_1_xRow4[i4]
 						}
-						scratch.net_block_3_masked_attention_1_v[i0][i1+8*j61][i2][i3] = acc33
+						scratch.net_block_3_masked_attention_1_v[i0+2*j61][i1][i2][i3] = acc33
 					}
 				}
 			}
@@ -6443,7 +6434,7 @@ func (r71 *ocannlCharLMTrainLossPart67) Part(j68 int) {
 var ocannlCharLMTrainLossPart67Records rt.Records[ocannlCharLMTrainLossPart67]
 
 // ocannlCharLMTrainLossPart68 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 12 values of i2 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart68 struct {
 	pNetBlock3MaskedAttention1WO *[9216]float32
 	scratch                      *ocannlCharLMTrainLossScratch
@@ -6452,25 +6443,25 @@ type ocannlCharLMTrainLossPart68 struct {
 // Part runs part j69 of the nest (0 <= j69 < 8).
 func (r72 *ocannlCharLMTrainLossPart68) Part(j69 int) {
 	pNetBlock3MaskedAttention1WO, scratch := r72.pNetBlock3MaskedAttention1WO, r72.scratch
-	// float32 dot kernel M=12 N=1024 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm3AVX512(&scratch.net_block_3_dropout_1_x[0][0][12*j69], &pNetBlock3MaskedAttention1WO[1152*j69], &scratch.net_block_3_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm0AVX512(&scratch.net_block_3_dropout_1_x[2*j69][0][0], &scratch.net_block_3_masked_attention_1_ctx[2*j69][0][0][0], &pNetBlock3MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm3AVX2(&scratch.net_block_3_dropout_1_x[0][0][12*j69], &pNetBlock3MaskedAttention1WO[1152*j69], &scratch.net_block_3_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm0AVX2(&scratch.net_block_3_dropout_1_x[2*j69][0][0], &scratch.net_block_3_masked_attention_1_ctx[2*j69][0][0][0], &pNetBlock3MaskedAttention1WO[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
+		for i0 := range 2 {
 			for i1 := range 64 {
-				for i2 := range 12 {
+				for i2 := range 96 {
 					acc38 := float32(0)
 					for i3 := range 4 {
-						pNetBlock3MaskedAttention1WORow := (*[24]float32)(pNetBlock3MaskedAttention1WO[96*i2+1152*j69+24*i3 : 96*i2+1152*j69+24*i3+24])
-						net_block_3_masked_attention_1_ctxRow2 := &scratch.net_block_3_masked_attention_1_ctx[i0][i1][i3]
+						pNetBlock3MaskedAttention1WORow := (*[24]float32)(pNetBlock3MaskedAttention1WO[96*i2+24*i3 : 96*i2+24*i3+24])
+						net_block_3_masked_attention_1_ctxRow2 := &scratch.net_block_3_masked_attention_1_ctx[i0+2*j69][i1][i3]
 						for i4 := range 24 {
 							acc38 += pNetBlock3MaskedAttention1WORow[i4] * net_block_3_masked_attention_1_ctxRow2[i4]
 						}
 					}
-					scratch.net_block_3_dropout_1_x[i0][i1][i2+12*j69] = acc38
+					scratch.net_block_3_dropout_1_x[i0+2*j69][i1][i2] = acc38
 				}
 			}
 		}
@@ -6697,11 +6688,11 @@ type ocannlCharLMTrainLossPart75 struct {
 // Part runs part j76 of the nest (0 <= j76 < 8).
 func (r79 *ocannlCharLMTrainLossPart75) Part(j76 int) {
 	pNetBlock3Linear2W, scratch := r79.pNetBlock3Linear2W, r79.scratch
-	// float32 dot kernel M=48 N=1024 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm4AVX512(&scratch.net_block_3_linear_1_x_1[0][0][48*j76], &pNetBlock3Linear2W[4608*j76], &scratch.net_block_3_linear_2_x[0][0][0])
+		ocannlGemm3AVX512(&scratch.net_block_3_linear_1_x_1[0][0][48*j76], &scratch.net_block_3_linear_2_x[0][0][0], &pNetBlock3Linear2W[4608*j76])
 	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&scratch.net_block_3_linear_1_x_1[0][0][48*j76], &pNetBlock3Linear2W[4608*j76], &scratch.net_block_3_linear_2_x[0][0][0])
+		ocannlGemm3AVX2(&scratch.net_block_3_linear_1_x_1[0][0][48*j76], &scratch.net_block_3_linear_2_x[0][0][0], &pNetBlock3Linear2W[4608*j76])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -6757,7 +6748,7 @@ func (r80 *ocannlCharLMTrainLossPart76) Part(j77 int) {
 var ocannlCharLMTrainLossPart76Records rt.Records[ocannlCharLMTrainLossPart76]
 
 // ocannlCharLMTrainLossPart77 is the task record of a loop nest of ocannlCharLMTrainLoss that runs in 8 parts, one
-// for each 12 values of i2 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMTrainLossPart77 struct {
 	pNetBlock3Linear1W *[36864]float32
 	scratch            *ocannlCharLMTrainLossScratch
@@ -6766,23 +6757,23 @@ type ocannlCharLMTrainLossPart77 struct {
 // Part runs part j78 of the nest (0 <= j78 < 8).
 func (r81 *ocannlCharLMTrainLossPart77) Part(j78 int) {
 	pNetBlock3Linear1W, scratch := r81.pNetBlock3Linear1W, r81.scratch
-	// float32 dot kernel M=12 N=1024 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm5AVX512(&scratch.net_block_3_dropout_2_x_1[0][0][12*j78], &pNetBlock3Linear1W[4608*j78], &scratch.net_block_3_linear_1_x[0][0][0])
+		ocannlGemm4AVX512(&scratch.net_block_3_dropout_2_x_1[2*j78][0][0], &scratch.net_block_3_linear_1_x[2*j78][0][0], &pNetBlock3Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm5AVX2(&scratch.net_block_3_dropout_2_x_1[0][0][12*j78], &pNetBlock3Linear1W[4608*j78], &scratch.net_block_3_linear_1_x[0][0][0])
+		ocannlGemm4AVX2(&scratch.net_block_3_dropout_2_x_1[2*j78][0][0], &scratch.net_block_3_linear_1_x[2*j78][0][0], &pNetBlock3Linear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
+		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_3_linear_1_xRow2 := &scratch.net_block_3_linear_1_x[i0][i1]
-				for i2 := range 12 {
-					pNetBlock3Linear1WRow := (*[384]float32)(pNetBlock3Linear1W[384*i2+4608*j78 : 384*i2+4608*j78+384])
+				net_block_3_linear_1_xRow2 := &scratch.net_block_3_linear_1_x[i0+2*j78][i1]
+				for i2 := range 96 {
+					pNetBlock3Linear1WRow := (*[384]float32)(pNetBlock3Linear1W[384*i2 : 384*i2+384])
 					acc42 := float32(0)
 					for i3 := range 384 {
 						acc42 += pNetBlock3Linear1WRow[i3] * net_block_3_linear_1_xRow2[i3]
 					}
-					scratch.net_block_3_dropout_2_x_1[i0][i1][i2+12*j78] = acc42
+					scratch.net_block_3_dropout_2_x_1[i0+2*j78][i1][i2] = acc42
 				}
 			}
 		}
@@ -7010,11 +7001,11 @@ type ocannlCharLMTrainLossPart84 struct {
 // Part runs part j85 of the nest (0 <= j85 < 8).
 func (r88 *ocannlCharLMTrainLossPart84) Part(j85 int) {
 	pNetLinear1W, scratch := r88.pNetLinear1W, r88.scratch
-	// float32 dot kernel M=16 N=1024 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=16 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm6AVX512(&scratch.train_cross_entropy_1_logits_1[0][0][16*j85], &pNetLinear1W[1536*j85], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm5AVX512(&scratch.train_cross_entropy_1_logits_1[0][0][16*j85], &scratch.net_linear_1_x[0][0][0], &pNetLinear1W[1536*j85])
 	} else if ocannlAVX2 {
-		ocannlGemm6AVX2(&scratch.train_cross_entropy_1_logits_1[0][0][16*j85], &pNetLinear1W[1536*j85], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm5AVX2(&scratch.train_cross_entropy_1_logits_1[0][0][16*j85], &scratch.net_linear_1_x[0][0][0], &pNetLinear1W[1536*j85])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -10619,45 +10610,44 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	*rec7 = ocannlCharLMBackwardPart6{}
 	ocannlCharLMBackwardPart6Records.Put(rec7)
 
+	// _net.block#1.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.3
+
+	scratch.net_block_1_masked_attention_1_scores_2[0] = 4.8989797
+
 	// net.block#1.masked_attention#1/q = compose "*" of net.block#1.masked_attention#1.w_q, net.block#1.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec8 := ocannlCharLMBackwardPart7Records.Get()
 	rec8.pNetBlock1MaskedAttention1WQ = pNetBlock1MaskedAttention1WQ
 	rec8.scratch = scratch
 
 	// net.block#1.masked_attention#1/k = compose "*" of net.block#1.masked_attention#1.w_k, net.block#1.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec9 := ocannlCharLMBackwardPart8Records.Get()
 	rec9.pNetBlock1MaskedAttention1WK = pNetBlock1MaskedAttention1WK
 	rec9.scratch = scratch
 
 	// net.block#1.masked_attention#1/v = compose "*" of net.block#1.masked_attention#1.w_v, net.block#1.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec10 := ocannlCharLMBackwardPart9Records.Get()
 	rec10.pNetBlock1MaskedAttention1WV = pNetBlock1MaskedAttention1WV
 	rec10.scratch = scratch
 
-	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// _net.block#1.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#1.masked_attention#1/q, net.block#1.masked_attention#1/k
+	// 8 parts of i0 on the pool.
+	rec11 := ocannlCharLMBackwardPart10Records.Get()
+	rec11.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec8, rec9, rec10)
+	region.RunSeq(8, rec8, rec9, rec10, rec11)
 	*rec8 = ocannlCharLMBackwardPart7{}
 	ocannlCharLMBackwardPart7Records.Put(rec8)
 	*rec9 = ocannlCharLMBackwardPart8{}
 	ocannlCharLMBackwardPart8Records.Put(rec9)
 	*rec10 = ocannlCharLMBackwardPart9{}
 	ocannlCharLMBackwardPart9Records.Put(rec10)
-
-	// _net.block#1.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#1.masked_attention#1/q, net.block#1.masked_attention#1/k
-	// 8 parts of i0 on the pool.
-	rec11 := ocannlCharLMBackwardPart10Records.Get()
-	rec11.scratch = scratch
-	region.Run(rec11, 8)
 	*rec11 = ocannlCharLMBackwardPart10{}
 	ocannlCharLMBackwardPart10Records.Put(rec11)
-
-	// _net.block#1.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.3
-
-	scratch.net_block_1_masked_attention_1_scores_2[0] = 4.8989797
 
 	// net.block#1.masked_attention#1/masked = pointwise where of mask, net.block#1.masked_attention#1/scores, _num.2, with net.block#1.masked_attention#1/scores = pointwise "/." of _net.block#1.masked_attention#1/scores.1, _net.block#1.masked_attention#1/scores.2 fused
 	// 8 parts of i1 on the pool.
@@ -10707,16 +10697,18 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	// 8 parts of i0 on the pool.
 	rec17 := ocannlCharLMBackwardPart16Records.Get()
 	rec17.scratch = scratch
-	region.Run(rec17, 8)
-	*rec17 = ocannlCharLMBackwardPart16{}
-	ocannlCharLMBackwardPart16Records.Put(rec17)
 
 	// net.block#1.dropout#1/x = compose "*" of net.block#1.masked_attention#1.w_o, net.block#1.masked_attention#1/ctx
-	// 8 parts of i2 on the pool.
+	// 8 parts of i0 on the pool.
 	rec18 := ocannlCharLMBackwardPart17Records.Get()
 	rec18.pNetBlock1MaskedAttention1WO = pNetBlock1MaskedAttention1WO
 	rec18.scratch = scratch
-	region.Run(rec18, 8)
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec17, rec18)
+	*rec17 = ocannlCharLMBackwardPart16{}
+	ocannlCharLMBackwardPart16Records.Put(rec17)
 	*rec18 = ocannlCharLMBackwardPart17{}
 	ocannlCharLMBackwardPart17Records.Put(rec18)
 
@@ -10866,7 +10858,7 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart27Records.Put(rec28)
 
 	// _net.block#1.dropout#2/x.1 = compose "*" of net.block#1.linear#1.w, net.block#1.linear#1/x
-	// 8 parts of i2 on the pool.
+	// 8 parts of i0 on the pool.
 	rec29 := ocannlCharLMBackwardPart28Records.Get()
 	rec29.pNetBlock1Linear1W = pNetBlock1Linear1W
 	rec29.scratch = scratch
@@ -10994,45 +10986,44 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	*rec36 = ocannlCharLMBackwardPart35{}
 	ocannlCharLMBackwardPart35Records.Put(rec36)
 
+	// _net.block#2.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.8
+
+	scratch.net_block_2_masked_attention_1_scores_2[0] = 4.8989797
+
 	// net.block#2.masked_attention#1/q = compose "*" of net.block#2.masked_attention#1.w_q, net.block#2.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec37 := ocannlCharLMBackwardPart36Records.Get()
 	rec37.pNetBlock2MaskedAttention1WQ = pNetBlock2MaskedAttention1WQ
 	rec37.scratch = scratch
 
 	// net.block#2.masked_attention#1/k = compose "*" of net.block#2.masked_attention#1.w_k, net.block#2.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec38 := ocannlCharLMBackwardPart37Records.Get()
 	rec38.pNetBlock2MaskedAttention1WK = pNetBlock2MaskedAttention1WK
 	rec38.scratch = scratch
 
 	// net.block#2.masked_attention#1/v = compose "*" of net.block#2.masked_attention#1.w_v, net.block#2.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec39 := ocannlCharLMBackwardPart38Records.Get()
 	rec39.pNetBlock2MaskedAttention1WV = pNetBlock2MaskedAttention1WV
 	rec39.scratch = scratch
 
-	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// _net.block#2.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#2.masked_attention#1/q, net.block#2.masked_attention#1/k
+	// 8 parts of i0 on the pool.
+	rec40 := ocannlCharLMBackwardPart39Records.Get()
+	rec40.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec37, rec38, rec39)
+	region.RunSeq(8, rec37, rec38, rec39, rec40)
 	*rec37 = ocannlCharLMBackwardPart36{}
 	ocannlCharLMBackwardPart36Records.Put(rec37)
 	*rec38 = ocannlCharLMBackwardPart37{}
 	ocannlCharLMBackwardPart37Records.Put(rec38)
 	*rec39 = ocannlCharLMBackwardPart38{}
 	ocannlCharLMBackwardPart38Records.Put(rec39)
-
-	// _net.block#2.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#2.masked_attention#1/q, net.block#2.masked_attention#1/k
-	// 8 parts of i0 on the pool.
-	rec40 := ocannlCharLMBackwardPart39Records.Get()
-	rec40.scratch = scratch
-	region.Run(rec40, 8)
 	*rec40 = ocannlCharLMBackwardPart39{}
 	ocannlCharLMBackwardPart39Records.Put(rec40)
-
-	// _net.block#2.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.8
-
-	scratch.net_block_2_masked_attention_1_scores_2[0] = 4.8989797
 
 	// net.block#2.masked_attention#1/masked = pointwise where of mask, net.block#2.masked_attention#1/scores, _num.5, with net.block#2.masked_attention#1/scores = pointwise "/." of _net.block#2.masked_attention#1/scores.1, _net.block#2.masked_attention#1/scores.2 fused
 	// 8 parts of i1 on the pool.
@@ -11082,16 +11073,18 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	// 8 parts of i0 on the pool.
 	rec46 := ocannlCharLMBackwardPart45Records.Get()
 	rec46.scratch = scratch
-	region.Run(rec46, 8)
-	*rec46 = ocannlCharLMBackwardPart45{}
-	ocannlCharLMBackwardPart45Records.Put(rec46)
 
 	// net.block#2.dropout#1/x = compose "*" of net.block#2.masked_attention#1.w_o, net.block#2.masked_attention#1/ctx
-	// 8 parts of i2 on the pool.
+	// 8 parts of i0 on the pool.
 	rec47 := ocannlCharLMBackwardPart46Records.Get()
 	rec47.pNetBlock2MaskedAttention1WO = pNetBlock2MaskedAttention1WO
 	rec47.scratch = scratch
-	region.Run(rec47, 8)
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec46, rec47)
+	*rec46 = ocannlCharLMBackwardPart45{}
+	ocannlCharLMBackwardPart45Records.Put(rec46)
 	*rec47 = ocannlCharLMBackwardPart46{}
 	ocannlCharLMBackwardPart46Records.Put(rec47)
 
@@ -11241,7 +11234,7 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart56Records.Put(rec57)
 
 	// _net.block#2.dropout#2/x.1 = compose "*" of net.block#2.linear#1.w, net.block#2.linear#1/x
-	// 8 parts of i2 on the pool.
+	// 8 parts of i0 on the pool.
 	rec58 := ocannlCharLMBackwardPart57Records.Get()
 	rec58.pNetBlock2Linear1W = pNetBlock2Linear1W
 	rec58.scratch = scratch
@@ -11369,45 +11362,44 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	*rec65 = ocannlCharLMBackwardPart64{}
 	ocannlCharLMBackwardPart64Records.Put(rec65)
 
+	// _net.block#3.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.13
+
+	scratch.net_block_3_masked_attention_1_scores_2[0] = 4.8989797
+
 	// net.block#3.masked_attention#1/q = compose "*" of net.block#3.masked_attention#1.w_q, net.block#3.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec66 := ocannlCharLMBackwardPart65Records.Get()
 	rec66.pNetBlock3MaskedAttention1WQ = pNetBlock3MaskedAttention1WQ
 	rec66.scratch = scratch
 
 	// net.block#3.masked_attention#1/k = compose "*" of net.block#3.masked_attention#1.w_k, net.block#3.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec67 := ocannlCharLMBackwardPart66Records.Get()
 	rec67.pNetBlock3MaskedAttention1WK = pNetBlock3MaskedAttention1WK
 	rec67.scratch = scratch
 
 	// net.block#3.masked_attention#1/v = compose "*" of net.block#3.masked_attention#1.w_v, net.block#3.masked_attention#1/x
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec68 := ocannlCharLMBackwardPart67Records.Get()
 	rec68.pNetBlock3MaskedAttention1WV = pNetBlock3MaskedAttention1WV
 	rec68.scratch = scratch
 
-	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// _net.block#3.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#3.masked_attention#1/q, net.block#3.masked_attention#1/k
+	// 8 parts of i0 on the pool.
+	rec69 := ocannlCharLMBackwardPart68Records.Get()
+	rec69.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec66, rec67, rec68)
+	region.RunSeq(8, rec66, rec67, rec68, rec69)
 	*rec66 = ocannlCharLMBackwardPart65{}
 	ocannlCharLMBackwardPart65Records.Put(rec66)
 	*rec67 = ocannlCharLMBackwardPart66{}
 	ocannlCharLMBackwardPart66Records.Put(rec67)
 	*rec68 = ocannlCharLMBackwardPart67{}
 	ocannlCharLMBackwardPart67Records.Put(rec68)
-
-	// _net.block#3.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#3.masked_attention#1/q, net.block#3.masked_attention#1/k
-	// 8 parts of i0 on the pool.
-	rec69 := ocannlCharLMBackwardPart68Records.Get()
-	rec69.scratch = scratch
-	region.Run(rec69, 8)
 	*rec69 = ocannlCharLMBackwardPart68{}
 	ocannlCharLMBackwardPart68Records.Put(rec69)
-
-	// _net.block#3.masked_attention#1/scores.2 = pointwise sqrt of _dim_d.13
-
-	scratch.net_block_3_masked_attention_1_scores_2[0] = 4.8989797
 
 	// net.block#3.masked_attention#1/masked = pointwise where of mask, net.block#3.masked_attention#1/scores, _num.8, with net.block#3.masked_attention#1/scores = pointwise "/." of _net.block#3.masked_attention#1/scores.1, _net.block#3.masked_attention#1/scores.2 fused
 	// 8 parts of i1 on the pool.
@@ -11457,16 +11449,18 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	// 8 parts of i0 on the pool.
 	rec75 := ocannlCharLMBackwardPart74Records.Get()
 	rec75.scratch = scratch
-	region.Run(rec75, 8)
-	*rec75 = ocannlCharLMBackwardPart74{}
-	ocannlCharLMBackwardPart74Records.Put(rec75)
 
 	// net.block#3.dropout#1/x = compose "*" of net.block#3.masked_attention#1.w_o, net.block#3.masked_attention#1/ctx
-	// 8 parts of i2 on the pool.
+	// 8 parts of i0 on the pool.
 	rec76 := ocannlCharLMBackwardPart75Records.Get()
 	rec76.pNetBlock3MaskedAttention1WO = pNetBlock3MaskedAttention1WO
 	rec76.scratch = scratch
-	region.Run(rec76, 8)
+
+	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec75, rec76)
+	*rec75 = ocannlCharLMBackwardPart74{}
+	ocannlCharLMBackwardPart74Records.Put(rec75)
 	*rec76 = ocannlCharLMBackwardPart75{}
 	ocannlCharLMBackwardPart75Records.Put(rec76)
 
@@ -11616,7 +11610,7 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart85Records.Put(rec86)
 
 	// _net.block#3.dropout#2/x.1 = compose "*" of net.block#3.linear#1.w, net.block#3.linear#1/x
-	// 8 parts of i2 on the pool.
+	// 8 parts of i0 on the pool.
 	rec87 := ocannlCharLMBackwardPart86Records.Get()
 	rec87.pNetBlock3Linear1W = pNetBlock3Linear1W
 	rec87.scratch = scratch
@@ -12094,7 +12088,7 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_linear_1_x_grad = [16][64][96]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec114 := ocannlCharLMBackwardPart113Records.Get()
 	rec114.pNetLinear1W = pNetLinear1W
 	rec114.scratch = scratch
@@ -12378,11 +12372,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart130Records.Put(rec131)
 
 	// backprop of op 133 (_net.block#3.dropout#2/x.1 = compose "*" of net.block#3.linear#1.w, net.block#3.linear#1/x): g1 =+ g * v2; g1 is net.block#3.linear#1.w.grad
-	// 8 parts of i2 on the pool.
+	// 6 parts of i3 on the pool.
 	rec132 := ocannlCharLMBackwardPart131Records.Get()
 	rec132.gNetBlock3Linear1W = gNetBlock3Linear1W
 	rec132.scratch = scratch
-	region.Run(rec132, 8)
+	region.Run(rec132, 6)
 	*rec132 = ocannlCharLMBackwardPart131{}
 	ocannlCharLMBackwardPart131Records.Put(rec132)
 
@@ -12390,7 +12384,7 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_linear_1_x_grad = [16][64][384]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec133 := ocannlCharLMBackwardPart132Records.Get()
 	rec133.pNetBlock3Linear1W = pNetBlock3Linear1W
 	rec133.scratch = scratch
@@ -12454,7 +12448,7 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_linear_2_x_grad = [16][64][96]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec138 := ocannlCharLMBackwardPart137Records.Get()
 	rec138.pNetBlock3Linear2W = pNetBlock3Linear2W
 	rec138.scratch = scratch
@@ -12703,11 +12697,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart152Records.Put(rec153)
 
 	// backprop of op 116 (net.block#3.dropout#1/x = compose "*" of net.block#3.masked_attention#1.w_o, net.block#3.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.block#3.masked_attention#1.w_o.grad
-	// 8 parts of i2 on the pool.
+	// 4 parts of i3 on the pool.
 	rec154 := ocannlCharLMBackwardPart153Records.Get()
 	rec154.gNetBlock3MaskedAttention1WO = gNetBlock3MaskedAttention1WO
 	rec154.scratch = scratch
-	region.Run(rec154, 8)
+	region.Run(rec154, 4)
 	*rec154 = ocannlCharLMBackwardPart153{}
 	ocannlCharLMBackwardPart153Records.Put(rec154)
 
@@ -12715,13 +12709,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_masked_attention_1_ctx_grad = [16][64][4][24]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec155 := ocannlCharLMBackwardPart154Records.Get()
 	rec155.pNetBlock3MaskedAttention1WO = pNetBlock3MaskedAttention1WO
 	rec155.scratch = scratch
-	region.Run(rec155, 8)
-	*rec155 = ocannlCharLMBackwardPart154{}
-	ocannlCharLMBackwardPart154Records.Put(rec155)
 
 	// backprop of op 115 (net.block#3.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#3.masked_attention#1/attn, net.block#3.masked_attention#1/v): g1 =+ g * v2; g1 is net.block#3.masked_attention#1/attn.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -12739,9 +12730,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	rec157 := ocannlCharLMBackwardPart156Records.Get()
 	rec157.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec156, rec157)
+	region.RunSeq(8, rec155, rec156, rec157)
+	*rec155 = ocannlCharLMBackwardPart154{}
+	ocannlCharLMBackwardPart154Records.Put(rec155)
 	*rec156 = ocannlCharLMBackwardPart155{}
 	ocannlCharLMBackwardPart155Records.Put(rec156)
 	*rec157 = ocannlCharLMBackwardPart156{}
@@ -12887,11 +12880,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart168Records.Put(rec169)
 
 	// backprop of op 105 (net.block#3.masked_attention#1/v = compose "*" of net.block#3.masked_attention#1.w_v, net.block#3.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#3.masked_attention#1.w_v.grad
-	// 8 parts of i3 on the pool.
+	// 4 parts of i2 on the pool.
 	rec170 := ocannlCharLMBackwardPart169Records.Get()
 	rec170.gNetBlock3MaskedAttention1WV = gNetBlock3MaskedAttention1WV
 	rec170.scratch = scratch
-	region.Run(rec170, 8)
+	region.Run(rec170, 4)
 	*rec170 = ocannlCharLMBackwardPart169{}
 	ocannlCharLMBackwardPart169Records.Put(rec170)
 
@@ -12899,7 +12892,7 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_3_masked_attention_1_x_grad = [16][64][96]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec171 := ocannlCharLMBackwardPart170Records.Get()
 	rec171.pNetBlock3MaskedAttention1WV = pNetBlock3MaskedAttention1WV
 	rec171.scratch = scratch
@@ -12908,16 +12901,16 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart170Records.Put(rec171)
 
 	// backprop of op 104 (net.block#3.masked_attention#1/k = compose "*" of net.block#3.masked_attention#1.w_k, net.block#3.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#3.masked_attention#1.w_k.grad
-	// 8 parts of i3 on the pool.
+	// 4 parts of i2 on the pool.
 	rec172 := ocannlCharLMBackwardPart171Records.Get()
 	rec172.gNetBlock3MaskedAttention1WK = gNetBlock3MaskedAttention1WK
 	rec172.scratch = scratch
-	region.Run(rec172, 8)
+	region.Run(rec172, 4)
 	*rec172 = ocannlCharLMBackwardPart171{}
 	ocannlCharLMBackwardPart171Records.Put(rec172)
 
 	// backprop of op 104 (net.block#3.masked_attention#1/k = compose "*" of net.block#3.masked_attention#1.w_k, net.block#3.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#3.masked_attention#1/x.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec173 := ocannlCharLMBackwardPart172Records.Get()
 	rec173.pNetBlock3MaskedAttention1WK = pNetBlock3MaskedAttention1WK
 	rec173.scratch = scratch
@@ -12926,16 +12919,16 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart172Records.Put(rec173)
 
 	// backprop of op 103 (net.block#3.masked_attention#1/q = compose "*" of net.block#3.masked_attention#1.w_q, net.block#3.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#3.masked_attention#1.w_q.grad
-	// 8 parts of i3 on the pool.
+	// 4 parts of i2 on the pool.
 	rec174 := ocannlCharLMBackwardPart173Records.Get()
 	rec174.gNetBlock3MaskedAttention1WQ = gNetBlock3MaskedAttention1WQ
 	rec174.scratch = scratch
-	region.Run(rec174, 8)
+	region.Run(rec174, 4)
 	*rec174 = ocannlCharLMBackwardPart173{}
 	ocannlCharLMBackwardPart173Records.Put(rec174)
 
 	// backprop of op 103 (net.block#3.masked_attention#1/q = compose "*" of net.block#3.masked_attention#1.w_q, net.block#3.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#3.masked_attention#1/x.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec175 := ocannlCharLMBackwardPart174Records.Get()
 	rec175.pNetBlock3MaskedAttention1WQ = pNetBlock3MaskedAttention1WQ
 	rec175.scratch = scratch
@@ -13216,11 +13209,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart191Records.Put(rec192)
 
 	// backprop of op 88 (_net.block#2.dropout#2/x.1 = compose "*" of net.block#2.linear#1.w, net.block#2.linear#1/x): g1 =+ g * v2; g1 is net.block#2.linear#1.w.grad
-	// 8 parts of i2 on the pool.
+	// 6 parts of i3 on the pool.
 	rec193 := ocannlCharLMBackwardPart192Records.Get()
 	rec193.gNetBlock2Linear1W = gNetBlock2Linear1W
 	rec193.scratch = scratch
-	region.Run(rec193, 8)
+	region.Run(rec193, 6)
 	*rec193 = ocannlCharLMBackwardPart192{}
 	ocannlCharLMBackwardPart192Records.Put(rec193)
 
@@ -13228,7 +13221,7 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_linear_1_x_grad = [16][64][384]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec194 := ocannlCharLMBackwardPart193Records.Get()
 	rec194.pNetBlock2Linear1W = pNetBlock2Linear1W
 	rec194.scratch = scratch
@@ -13292,7 +13285,7 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_linear_2_x_grad = [16][64][96]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec199 := ocannlCharLMBackwardPart198Records.Get()
 	rec199.pNetBlock2Linear2W = pNetBlock2Linear2W
 	rec199.scratch = scratch
@@ -13541,11 +13534,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart213Records.Put(rec214)
 
 	// backprop of op 71 (net.block#2.dropout#1/x = compose "*" of net.block#2.masked_attention#1.w_o, net.block#2.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_o.grad
-	// 8 parts of i2 on the pool.
+	// 4 parts of i3 on the pool.
 	rec215 := ocannlCharLMBackwardPart214Records.Get()
 	rec215.gNetBlock2MaskedAttention1WO = gNetBlock2MaskedAttention1WO
 	rec215.scratch = scratch
-	region.Run(rec215, 8)
+	region.Run(rec215, 4)
 	*rec215 = ocannlCharLMBackwardPart214{}
 	ocannlCharLMBackwardPart214Records.Put(rec215)
 
@@ -13553,13 +13546,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_ctx_grad = [16][64][4][24]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec216 := ocannlCharLMBackwardPart215Records.Get()
 	rec216.pNetBlock2MaskedAttention1WO = pNetBlock2MaskedAttention1WO
 	rec216.scratch = scratch
-	region.Run(rec216, 8)
-	*rec216 = ocannlCharLMBackwardPart215{}
-	ocannlCharLMBackwardPart215Records.Put(rec216)
 
 	// backprop of op 70 (net.block#2.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#2.masked_attention#1/attn, net.block#2.masked_attention#1/v): g1 =+ g * v2; g1 is net.block#2.masked_attention#1/attn.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -13577,9 +13567,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	rec218 := ocannlCharLMBackwardPart217Records.Get()
 	rec218.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec217, rec218)
+	region.RunSeq(8, rec216, rec217, rec218)
+	*rec216 = ocannlCharLMBackwardPart215{}
+	ocannlCharLMBackwardPart215Records.Put(rec216)
 	*rec217 = ocannlCharLMBackwardPart216{}
 	ocannlCharLMBackwardPart216Records.Put(rec217)
 	*rec218 = ocannlCharLMBackwardPart217{}
@@ -13725,11 +13717,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart229Records.Put(rec230)
 
 	// backprop of op 60 (net.block#2.masked_attention#1/v = compose "*" of net.block#2.masked_attention#1.w_v, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_v.grad
-	// 8 parts of i3 on the pool.
+	// 4 parts of i2 on the pool.
 	rec231 := ocannlCharLMBackwardPart230Records.Get()
 	rec231.gNetBlock2MaskedAttention1WV = gNetBlock2MaskedAttention1WV
 	rec231.scratch = scratch
-	region.Run(rec231, 8)
+	region.Run(rec231, 4)
 	*rec231 = ocannlCharLMBackwardPart230{}
 	ocannlCharLMBackwardPart230Records.Put(rec231)
 
@@ -13737,7 +13729,7 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_x_grad = [16][64][96]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec232 := ocannlCharLMBackwardPart231Records.Get()
 	rec232.pNetBlock2MaskedAttention1WV = pNetBlock2MaskedAttention1WV
 	rec232.scratch = scratch
@@ -13746,16 +13738,16 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart231Records.Put(rec232)
 
 	// backprop of op 59 (net.block#2.masked_attention#1/k = compose "*" of net.block#2.masked_attention#1.w_k, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_k.grad
-	// 8 parts of i3 on the pool.
+	// 4 parts of i2 on the pool.
 	rec233 := ocannlCharLMBackwardPart232Records.Get()
 	rec233.gNetBlock2MaskedAttention1WK = gNetBlock2MaskedAttention1WK
 	rec233.scratch = scratch
-	region.Run(rec233, 8)
+	region.Run(rec233, 4)
 	*rec233 = ocannlCharLMBackwardPart232{}
 	ocannlCharLMBackwardPart232Records.Put(rec233)
 
 	// backprop of op 59 (net.block#2.masked_attention#1/k = compose "*" of net.block#2.masked_attention#1.w_k, net.block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/x.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec234 := ocannlCharLMBackwardPart233Records.Get()
 	rec234.pNetBlock2MaskedAttention1WK = pNetBlock2MaskedAttention1WK
 	rec234.scratch = scratch
@@ -13764,16 +13756,16 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart233Records.Put(rec234)
 
 	// backprop of op 58 (net.block#2.masked_attention#1/q = compose "*" of net.block#2.masked_attention#1.w_q, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_q.grad
-	// 8 parts of i3 on the pool.
+	// 4 parts of i2 on the pool.
 	rec235 := ocannlCharLMBackwardPart234Records.Get()
 	rec235.gNetBlock2MaskedAttention1WQ = gNetBlock2MaskedAttention1WQ
 	rec235.scratch = scratch
-	region.Run(rec235, 8)
+	region.Run(rec235, 4)
 	*rec235 = ocannlCharLMBackwardPart234{}
 	ocannlCharLMBackwardPart234Records.Put(rec235)
 
 	// backprop of op 58 (net.block#2.masked_attention#1/q = compose "*" of net.block#2.masked_attention#1.w_q, net.block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/x.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec236 := ocannlCharLMBackwardPart235Records.Get()
 	rec236.pNetBlock2MaskedAttention1WQ = pNetBlock2MaskedAttention1WQ
 	rec236.scratch = scratch
@@ -14054,11 +14046,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart252Records.Put(rec253)
 
 	// backprop of op 43 (_net.block#1.dropout#2/x.1 = compose "*" of net.block#1.linear#1.w, net.block#1.linear#1/x): g1 =+ g * v2; g1 is net.block#1.linear#1.w.grad
-	// 8 parts of i2 on the pool.
+	// 6 parts of i3 on the pool.
 	rec254 := ocannlCharLMBackwardPart253Records.Get()
 	rec254.gNetBlock1Linear1W = gNetBlock1Linear1W
 	rec254.scratch = scratch
-	region.Run(rec254, 8)
+	region.Run(rec254, 6)
 	*rec254 = ocannlCharLMBackwardPart253{}
 	ocannlCharLMBackwardPart253Records.Put(rec254)
 
@@ -14066,7 +14058,7 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_linear_1_x_grad = [16][64][384]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec255 := ocannlCharLMBackwardPart254Records.Get()
 	rec255.pNetBlock1Linear1W = pNetBlock1Linear1W
 	rec255.scratch = scratch
@@ -14130,7 +14122,7 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_linear_2_x_grad = [16][64][96]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec260 := ocannlCharLMBackwardPart259Records.Get()
 	rec260.pNetBlock1Linear2W = pNetBlock1Linear2W
 	rec260.scratch = scratch
@@ -14379,11 +14371,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart274Records.Put(rec275)
 
 	// backprop of op 26 (net.block#1.dropout#1/x = compose "*" of net.block#1.masked_attention#1.w_o, net.block#1.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_o.grad
-	// 8 parts of i2 on the pool.
+	// 4 parts of i3 on the pool.
 	rec276 := ocannlCharLMBackwardPart275Records.Get()
 	rec276.gNetBlock1MaskedAttention1WO = gNetBlock1MaskedAttention1WO
 	rec276.scratch = scratch
-	region.Run(rec276, 8)
+	region.Run(rec276, 4)
 	*rec276 = ocannlCharLMBackwardPart275{}
 	ocannlCharLMBackwardPart275Records.Put(rec276)
 
@@ -14391,13 +14383,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_ctx_grad = [16][64][4][24]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec277 := ocannlCharLMBackwardPart276Records.Get()
 	rec277.pNetBlock1MaskedAttention1WO = pNetBlock1MaskedAttention1WO
 	rec277.scratch = scratch
-	region.Run(rec277, 8)
-	*rec277 = ocannlCharLMBackwardPart276{}
-	ocannlCharLMBackwardPart276Records.Put(rec277)
 
 	// backprop of op 25 (net.block#1.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#1.masked_attention#1/attn, net.block#1.masked_attention#1/v): g1 =+ g * v2; g1 is net.block#1.masked_attention#1/attn.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
@@ -14415,9 +14404,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	rec279 := ocannlCharLMBackwardPart278Records.Get()
 	rec279.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
+	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec278, rec279)
+	region.RunSeq(8, rec277, rec278, rec279)
+	*rec277 = ocannlCharLMBackwardPart276{}
+	ocannlCharLMBackwardPart276Records.Put(rec277)
 	*rec278 = ocannlCharLMBackwardPart277{}
 	ocannlCharLMBackwardPart277Records.Put(rec278)
 	*rec279 = ocannlCharLMBackwardPart278{}
@@ -14563,11 +14554,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart290Records.Put(rec291)
 
 	// backprop of op 15 (net.block#1.masked_attention#1/v = compose "*" of net.block#1.masked_attention#1.w_v, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_v.grad
-	// 8 parts of i3 on the pool.
+	// 4 parts of i2 on the pool.
 	rec292 := ocannlCharLMBackwardPart291Records.Get()
 	rec292.gNetBlock1MaskedAttention1WV = gNetBlock1MaskedAttention1WV
 	rec292.scratch = scratch
-	region.Run(rec292, 8)
+	region.Run(rec292, 4)
 	*rec292 = ocannlCharLMBackwardPart291{}
 	ocannlCharLMBackwardPart291Records.Put(rec292)
 
@@ -14575,7 +14566,7 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_x_grad = [16][64][96]float32{}
 	}
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec293 := ocannlCharLMBackwardPart292Records.Get()
 	rec293.pNetBlock1MaskedAttention1WV = pNetBlock1MaskedAttention1WV
 	rec293.scratch = scratch
@@ -14584,16 +14575,16 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart292Records.Put(rec293)
 
 	// backprop of op 14 (net.block#1.masked_attention#1/k = compose "*" of net.block#1.masked_attention#1.w_k, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_k.grad
-	// 8 parts of i3 on the pool.
+	// 4 parts of i2 on the pool.
 	rec294 := ocannlCharLMBackwardPart293Records.Get()
 	rec294.gNetBlock1MaskedAttention1WK = gNetBlock1MaskedAttention1WK
 	rec294.scratch = scratch
-	region.Run(rec294, 8)
+	region.Run(rec294, 4)
 	*rec294 = ocannlCharLMBackwardPart293{}
 	ocannlCharLMBackwardPart293Records.Put(rec294)
 
 	// backprop of op 14 (net.block#1.masked_attention#1/k = compose "*" of net.block#1.masked_attention#1.w_k, net.block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/x.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec295 := ocannlCharLMBackwardPart294Records.Get()
 	rec295.pNetBlock1MaskedAttention1WK = pNetBlock1MaskedAttention1WK
 	rec295.scratch = scratch
@@ -14602,16 +14593,16 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart294Records.Put(rec295)
 
 	// backprop of op 13 (net.block#1.masked_attention#1/q = compose "*" of net.block#1.masked_attention#1.w_q, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_q.grad
-	// 8 parts of i3 on the pool.
+	// 4 parts of i2 on the pool.
 	rec296 := ocannlCharLMBackwardPart295Records.Get()
 	rec296.gNetBlock1MaskedAttention1WQ = gNetBlock1MaskedAttention1WQ
 	rec296.scratch = scratch
-	region.Run(rec296, 8)
+	region.Run(rec296, 4)
 	*rec296 = ocannlCharLMBackwardPart295{}
 	ocannlCharLMBackwardPart295Records.Put(rec296)
 
 	// backprop of op 13 (net.block#1.masked_attention#1/q = compose "*" of net.block#1.masked_attention#1.w_q, net.block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/x.grad
-	// 8 parts of i1 on the pool.
+	// 8 parts of i0 on the pool.
 	rec297 := ocannlCharLMBackwardPart296Records.Get()
 	rec297.pNetBlock1MaskedAttention1WQ = pNetBlock1MaskedAttention1WQ
 	rec297.scratch = scratch
@@ -15397,7 +15388,7 @@ func (r7 *ocannlCharLMBackwardPart6) Part(j7 int) {
 var ocannlCharLMBackwardPart6Records rt.Records[ocannlCharLMBackwardPart6]
 
 // ocannlCharLMBackwardPart7 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart7 struct {
 	pNetBlock1MaskedAttention1WQ *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
@@ -15406,20 +15397,16 @@ type ocannlCharLMBackwardPart7 struct {
 // Part runs part j8 of the nest (0 <= j8 < 8).
 func (r8 *ocannlCharLMBackwardPart7) Part(j8 int) {
 	pNetBlock1MaskedAttention1WQ, scratch := r8.pNetBlock1MaskedAttention1WQ, r8.scratch
-	// float32 dot kernel M=96 N=16 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm0AVX512(&scratch.net_block_1_masked_attention_1_q[0][i1+8*j8][0][0], &pNetBlock1MaskedAttention1WQ[0], &scratch.net_block_1_masked_attention_1_x[0][i1+8*j8][0])
-		}
+		ocannlGemm0AVX512(&scratch.net_block_1_masked_attention_1_q[2*j8][0][0][0], &scratch.net_block_1_masked_attention_1_x[2*j8][0][0], &pNetBlock1MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm0AVX2(&scratch.net_block_1_masked_attention_1_q[0][i1+8*j8][0][0], &pNetBlock1MaskedAttention1WQ[0], &scratch.net_block_1_masked_attention_1_x[0][i1+8*j8][0])
-		}
+		ocannlGemm0AVX2(&scratch.net_block_1_masked_attention_1_q[2*j8][0][0][0], &scratch.net_block_1_masked_attention_1_x[2*j8][0][0], &pNetBlock1MaskedAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_masked_attention_1_xRow2 := &scratch.net_block_1_masked_attention_1_x[i0][i1+8*j8]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_1_masked_attention_1_xRow2 := &scratch.net_block_1_masked_attention_1_x[i0+2*j8][i1]
 				for i2 := range 4 {
 					for i3 := range 24 {
 						pNetBlock1MaskedAttention1WQRow := (*[96]float32)(pNetBlock1MaskedAttention1WQ[2304*i2+96*i3 : 2304*i2+96*i3+96])
@@ -15427,7 +15414,7 @@ func (r8 *ocannlCharLMBackwardPart7) Part(j8 int) {
 						for i4 := range 96 {
 							acc3 += pNetBlock1MaskedAttention1WQRow[i4] * net_block_1_masked_attention_1_xRow2[i4]
 						}
-						scratch.net_block_1_masked_attention_1_q[i0][i1+8*j8][i2][i3] = acc3
+						scratch.net_block_1_masked_attention_1_q[i0+2*j8][i1][i2][i3] = acc3
 					}
 				}
 			}
@@ -15439,7 +15426,7 @@ func (r8 *ocannlCharLMBackwardPart7) Part(j8 int) {
 var ocannlCharLMBackwardPart7Records rt.Records[ocannlCharLMBackwardPart7]
 
 // ocannlCharLMBackwardPart8 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart8 struct {
 	pNetBlock1MaskedAttention1WK *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
@@ -15448,20 +15435,16 @@ type ocannlCharLMBackwardPart8 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r9 *ocannlCharLMBackwardPart8) Part(j9 int) {
 	pNetBlock1MaskedAttention1WK, scratch := r9.pNetBlock1MaskedAttention1WK, r9.scratch
-	// float32 dot kernel M=96 N=16 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm0AVX512(&scratch.net_block_1_masked_attention_1_k[0][i1+8*j9][0][0], &pNetBlock1MaskedAttention1WK[0], &scratch.net_block_1_masked_attention_1_x[0][i1+8*j9][0])
-		}
+		ocannlGemm0AVX512(&scratch.net_block_1_masked_attention_1_k[2*j9][0][0][0], &scratch.net_block_1_masked_attention_1_x[2*j9][0][0], &pNetBlock1MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm0AVX2(&scratch.net_block_1_masked_attention_1_k[0][i1+8*j9][0][0], &pNetBlock1MaskedAttention1WK[0], &scratch.net_block_1_masked_attention_1_x[0][i1+8*j9][0])
-		}
+		ocannlGemm0AVX2(&scratch.net_block_1_masked_attention_1_k[2*j9][0][0][0], &scratch.net_block_1_masked_attention_1_x[2*j9][0][0], &pNetBlock1MaskedAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_masked_attention_1_xRow3 := &scratch.net_block_1_masked_attention_1_x[i0][i1+8*j9]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_1_masked_attention_1_xRow3 := &scratch.net_block_1_masked_attention_1_x[i0+2*j9][i1]
 				for i2 := range 4 {
 					for i3 := range 24 {
 						pNetBlock1MaskedAttention1WKRow := (*[96]float32)(pNetBlock1MaskedAttention1WK[2304*i2+96*i3 : 2304*i2+96*i3+96])
@@ -15469,7 +15452,7 @@ func (r9 *ocannlCharLMBackwardPart8) Part(j9 int) {
 						for i4 := range 96 {
 							acc4 += pNetBlock1MaskedAttention1WKRow[i4] * net_block_1_masked_attention_1_xRow3[i4]
 						}
-						scratch.net_block_1_masked_attention_1_k[i0][i1+8*j9][i2][i3] = acc4
+						scratch.net_block_1_masked_attention_1_k[i0+2*j9][i1][i2][i3] = acc4
 					}
 				}
 			}
@@ -15481,7 +15464,7 @@ func (r9 *ocannlCharLMBackwardPart8) Part(j9 int) {
 var ocannlCharLMBackwardPart8Records rt.Records[ocannlCharLMBackwardPart8]
 
 // ocannlCharLMBackwardPart9 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart9 struct {
 	pNetBlock1MaskedAttention1WV *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
@@ -15490,20 +15473,16 @@ type ocannlCharLMBackwardPart9 struct {
 // Part runs part j10 of the nest (0 <= j10 < 8).
 func (r10 *ocannlCharLMBackwardPart9) Part(j10 int) {
 	pNetBlock1MaskedAttention1WV, scratch := r10.pNetBlock1MaskedAttention1WV, r10.scratch
-	// float32 dot kernel M=96 N=16 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm0AVX512(&scratch.net_block_1_masked_attention_1_v[0][i1+8*j10][0][0], &pNetBlock1MaskedAttention1WV[0], &scratch.net_block_1_masked_attention_1_x[0][i1+8*j10][0])
-		}
+		ocannlGemm0AVX512(&scratch.net_block_1_masked_attention_1_v[2*j10][0][0][0], &scratch.net_block_1_masked_attention_1_x[2*j10][0][0], &pNetBlock1MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm0AVX2(&scratch.net_block_1_masked_attention_1_v[0][i1+8*j10][0][0], &pNetBlock1MaskedAttention1WV[0], &scratch.net_block_1_masked_attention_1_x[0][i1+8*j10][0])
-		}
+		ocannlGemm0AVX2(&scratch.net_block_1_masked_attention_1_v[2*j10][0][0][0], &scratch.net_block_1_masked_attention_1_x[2*j10][0][0], &pNetBlock1MaskedAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_masked_attention_1_xRow4 := &scratch.net_block_1_masked_attention_1_x[i0][i1+8*j10]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_1_masked_attention_1_xRow4 := &scratch.net_block_1_masked_attention_1_x[i0+2*j10][i1]
 				for i2 := range 4 {
 					for i3 := range 24 {
 						pNetBlock1MaskedAttention1WVRow := (*[96]float32)(pNetBlock1MaskedAttention1WV[2304*i2+96*i3 : 2304*i2+96*i3+96])
@@ -15511,7 +15490,7 @@ func (r10 *ocannlCharLMBackwardPart9) Part(j10 int) {
 						for i4 := range 96 {
 							acc5 += pNetBlock1MaskedAttention1WVRow[i4] * net_block_1_masked_attention_1_xRow4[i4]
 						}
-						scratch.net_block_1_masked_attention_1_v[i0][i1+8*j10][i2][i3] = acc5
+						scratch.net_block_1_masked_attention_1_v[i0+2*j10][i1][i2][i3] = acc5
 					}
 				}
 			}
@@ -15806,7 +15785,7 @@ func (r18 *ocannlCharLMBackwardPart16) Part(j17 int) {
 var ocannlCharLMBackwardPart16Records rt.Records[ocannlCharLMBackwardPart16]
 
 // ocannlCharLMBackwardPart17 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 12 values of i2 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart17 struct {
 	pNetBlock1MaskedAttention1WO *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
@@ -15815,25 +15794,25 @@ type ocannlCharLMBackwardPart17 struct {
 // Part runs part j18 of the nest (0 <= j18 < 8).
 func (r19 *ocannlCharLMBackwardPart17) Part(j18 int) {
 	pNetBlock1MaskedAttention1WO, scratch := r19.pNetBlock1MaskedAttention1WO, r19.scratch
-	// float32 dot kernel M=12 N=1024 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm3AVX512(&scratch.net_block_1_dropout_1_x[0][0][12*j18], &pNetBlock1MaskedAttention1WO[1152*j18], &scratch.net_block_1_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm0AVX512(&scratch.net_block_1_dropout_1_x[2*j18][0][0], &scratch.net_block_1_masked_attention_1_ctx[2*j18][0][0][0], &pNetBlock1MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm3AVX2(&scratch.net_block_1_dropout_1_x[0][0][12*j18], &pNetBlock1MaskedAttention1WO[1152*j18], &scratch.net_block_1_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm0AVX2(&scratch.net_block_1_dropout_1_x[2*j18][0][0], &scratch.net_block_1_masked_attention_1_ctx[2*j18][0][0][0], &pNetBlock1MaskedAttention1WO[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
+		for i0 := range 2 {
 			for i1 := range 64 {
-				for i2 := range 12 {
+				for i2 := range 96 {
 					acc10 := float32(0)
 					for i3 := range 4 {
-						pNetBlock1MaskedAttention1WORow := (*[24]float32)(pNetBlock1MaskedAttention1WO[96*i2+1152*j18+24*i3 : 96*i2+1152*j18+24*i3+24])
-						net_block_1_masked_attention_1_ctxRow2 := &scratch.net_block_1_masked_attention_1_ctx[i0][i1][i3]
+						pNetBlock1MaskedAttention1WORow := (*[24]float32)(pNetBlock1MaskedAttention1WO[96*i2+24*i3 : 96*i2+24*i3+24])
+						net_block_1_masked_attention_1_ctxRow2 := &scratch.net_block_1_masked_attention_1_ctx[i0+2*j18][i1][i3]
 						for i4 := range 24 {
 							acc10 += pNetBlock1MaskedAttention1WORow[i4] * net_block_1_masked_attention_1_ctxRow2[i4]
 						}
 					}
-					scratch.net_block_1_dropout_1_x[i0][i1][i2+12*j18] = acc10
+					scratch.net_block_1_dropout_1_x[i0+2*j18][i1][i2] = acc10
 				}
 			}
 		}
@@ -16094,11 +16073,11 @@ type ocannlCharLMBackwardPart25 struct {
 // Part runs part j26 of the nest (0 <= j26 < 8).
 func (r27 *ocannlCharLMBackwardPart25) Part(j26 int) {
 	pNetBlock1Linear2W, scratch := r27.pNetBlock1Linear2W, r27.scratch
-	// float32 dot kernel M=48 N=1024 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm4AVX512(&scratch.net_block_1_linear_1_x_1[0][0][48*j26], &pNetBlock1Linear2W[4608*j26], &scratch.net_block_1_linear_2_x[0][0][0])
+		ocannlGemm3AVX512(&scratch.net_block_1_linear_1_x_1[0][0][48*j26], &scratch.net_block_1_linear_2_x[0][0][0], &pNetBlock1Linear2W[4608*j26])
 	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&scratch.net_block_1_linear_1_x_1[0][0][48*j26], &pNetBlock1Linear2W[4608*j26], &scratch.net_block_1_linear_2_x[0][0][0])
+		ocannlGemm3AVX2(&scratch.net_block_1_linear_1_x_1[0][0][48*j26], &scratch.net_block_1_linear_2_x[0][0][0], &pNetBlock1Linear2W[4608*j26])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -16190,7 +16169,7 @@ func (r29 *ocannlCharLMBackwardPart27) Part(j28 int) {
 var ocannlCharLMBackwardPart27Records rt.Records[ocannlCharLMBackwardPart27]
 
 // ocannlCharLMBackwardPart28 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 12 values of i2 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart28 struct {
 	pNetBlock1Linear1W *[36864]float32
 	scratch            *ocannlCharLMBackwardScratch
@@ -16199,23 +16178,23 @@ type ocannlCharLMBackwardPart28 struct {
 // Part runs part j29 of the nest (0 <= j29 < 8).
 func (r30 *ocannlCharLMBackwardPart28) Part(j29 int) {
 	pNetBlock1Linear1W, scratch := r30.pNetBlock1Linear1W, r30.scratch
-	// float32 dot kernel M=12 N=1024 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm5AVX512(&scratch.net_block_1_dropout_2_x_1[0][0][12*j29], &pNetBlock1Linear1W[4608*j29], &scratch.net_block_1_linear_1_x[0][0][0])
+		ocannlGemm4AVX512(&scratch.net_block_1_dropout_2_x_1[2*j29][0][0], &scratch.net_block_1_linear_1_x[2*j29][0][0], &pNetBlock1Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm5AVX2(&scratch.net_block_1_dropout_2_x_1[0][0][12*j29], &pNetBlock1Linear1W[4608*j29], &scratch.net_block_1_linear_1_x[0][0][0])
+		ocannlGemm4AVX2(&scratch.net_block_1_dropout_2_x_1[2*j29][0][0], &scratch.net_block_1_linear_1_x[2*j29][0][0], &pNetBlock1Linear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
+		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_1_linear_1_xRow2 := &scratch.net_block_1_linear_1_x[i0][i1]
-				for i2 := range 12 {
-					pNetBlock1Linear1WRow := (*[384]float32)(pNetBlock1Linear1W[384*i2+4608*j29 : 384*i2+4608*j29+384])
+				net_block_1_linear_1_xRow2 := &scratch.net_block_1_linear_1_x[i0+2*j29][i1]
+				for i2 := range 96 {
+					pNetBlock1Linear1WRow := (*[384]float32)(pNetBlock1Linear1W[384*i2 : 384*i2+384])
 					acc14 := float32(0)
 					for i3 := range 384 {
 						acc14 += pNetBlock1Linear1WRow[i3] * net_block_1_linear_1_xRow2[i3]
 					}
-					scratch.net_block_1_dropout_2_x_1[i0][i1][i2+12*j29] = acc14
+					scratch.net_block_1_dropout_2_x_1[i0+2*j29][i1][i2] = acc14
 				}
 			}
 		}
@@ -16468,7 +16447,7 @@ func (r37 *ocannlCharLMBackwardPart35) Part(j36 int) {
 var ocannlCharLMBackwardPart35Records rt.Records[ocannlCharLMBackwardPart35]
 
 // ocannlCharLMBackwardPart36 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart36 struct {
 	pNetBlock2MaskedAttention1WQ *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
@@ -16477,20 +16456,16 @@ type ocannlCharLMBackwardPart36 struct {
 // Part runs part j37 of the nest (0 <= j37 < 8).
 func (r38 *ocannlCharLMBackwardPart36) Part(j37 int) {
 	pNetBlock2MaskedAttention1WQ, scratch := r38.pNetBlock2MaskedAttention1WQ, r38.scratch
-	// float32 dot kernel M=96 N=16 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm0AVX512(&scratch.net_block_2_masked_attention_1_q[0][i1+8*j37][0][0], &pNetBlock2MaskedAttention1WQ[0], &scratch.net_block_2_masked_attention_1_x[0][i1+8*j37][0])
-		}
+		ocannlGemm0AVX512(&scratch.net_block_2_masked_attention_1_q[2*j37][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j37][0][0], &pNetBlock2MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm0AVX2(&scratch.net_block_2_masked_attention_1_q[0][i1+8*j37][0][0], &pNetBlock2MaskedAttention1WQ[0], &scratch.net_block_2_masked_attention_1_x[0][i1+8*j37][0])
-		}
+		ocannlGemm0AVX2(&scratch.net_block_2_masked_attention_1_q[2*j37][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j37][0][0], &pNetBlock2MaskedAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_masked_attention_1_xRow2 := &scratch.net_block_2_masked_attention_1_x[i0][i1+8*j37]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_2_masked_attention_1_xRow2 := &scratch.net_block_2_masked_attention_1_x[i0+2*j37][i1]
 				for i2 := range 4 {
 					for i3 := range 24 {
 						pNetBlock2MaskedAttention1WQRow := (*[96]float32)(pNetBlock2MaskedAttention1WQ[2304*i2+96*i3 : 2304*i2+96*i3+96])
@@ -16498,7 +16473,7 @@ func (r38 *ocannlCharLMBackwardPart36) Part(j37 int) {
 						for i4 := range 96 {
 							acc17 += pNetBlock2MaskedAttention1WQRow[i4] * net_block_2_masked_attention_1_xRow2[i4]
 						}
-						scratch.net_block_2_masked_attention_1_q[i0][i1+8*j37][i2][i3] = acc17
+						scratch.net_block_2_masked_attention_1_q[i0+2*j37][i1][i2][i3] = acc17
 					}
 				}
 			}
@@ -16510,7 +16485,7 @@ func (r38 *ocannlCharLMBackwardPart36) Part(j37 int) {
 var ocannlCharLMBackwardPart36Records rt.Records[ocannlCharLMBackwardPart36]
 
 // ocannlCharLMBackwardPart37 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart37 struct {
 	pNetBlock2MaskedAttention1WK *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
@@ -16519,20 +16494,16 @@ type ocannlCharLMBackwardPart37 struct {
 // Part runs part j38 of the nest (0 <= j38 < 8).
 func (r39 *ocannlCharLMBackwardPart37) Part(j38 int) {
 	pNetBlock2MaskedAttention1WK, scratch := r39.pNetBlock2MaskedAttention1WK, r39.scratch
-	// float32 dot kernel M=96 N=16 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm0AVX512(&scratch.net_block_2_masked_attention_1_k[0][i1+8*j38][0][0], &pNetBlock2MaskedAttention1WK[0], &scratch.net_block_2_masked_attention_1_x[0][i1+8*j38][0])
-		}
+		ocannlGemm0AVX512(&scratch.net_block_2_masked_attention_1_k[2*j38][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j38][0][0], &pNetBlock2MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm0AVX2(&scratch.net_block_2_masked_attention_1_k[0][i1+8*j38][0][0], &pNetBlock2MaskedAttention1WK[0], &scratch.net_block_2_masked_attention_1_x[0][i1+8*j38][0])
-		}
+		ocannlGemm0AVX2(&scratch.net_block_2_masked_attention_1_k[2*j38][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j38][0][0], &pNetBlock2MaskedAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_masked_attention_1_xRow3 := &scratch.net_block_2_masked_attention_1_x[i0][i1+8*j38]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_2_masked_attention_1_xRow3 := &scratch.net_block_2_masked_attention_1_x[i0+2*j38][i1]
 				for i2 := range 4 {
 					for i3 := range 24 {
 						pNetBlock2MaskedAttention1WKRow := (*[96]float32)(pNetBlock2MaskedAttention1WK[2304*i2+96*i3 : 2304*i2+96*i3+96])
@@ -16540,7 +16511,7 @@ func (r39 *ocannlCharLMBackwardPart37) Part(j38 int) {
 						for i4 := range 96 {
 							acc18 += pNetBlock2MaskedAttention1WKRow[i4] * net_block_2_masked_attention_1_xRow3[i4]
 						}
-						scratch.net_block_2_masked_attention_1_k[i0][i1+8*j38][i2][i3] = acc18
+						scratch.net_block_2_masked_attention_1_k[i0+2*j38][i1][i2][i3] = acc18
 					}
 				}
 			}
@@ -16552,7 +16523,7 @@ func (r39 *ocannlCharLMBackwardPart37) Part(j38 int) {
 var ocannlCharLMBackwardPart37Records rt.Records[ocannlCharLMBackwardPart37]
 
 // ocannlCharLMBackwardPart38 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart38 struct {
 	pNetBlock2MaskedAttention1WV *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
@@ -16561,20 +16532,16 @@ type ocannlCharLMBackwardPart38 struct {
 // Part runs part j39 of the nest (0 <= j39 < 8).
 func (r40 *ocannlCharLMBackwardPart38) Part(j39 int) {
 	pNetBlock2MaskedAttention1WV, scratch := r40.pNetBlock2MaskedAttention1WV, r40.scratch
-	// float32 dot kernel M=96 N=16 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm0AVX512(&scratch.net_block_2_masked_attention_1_v[0][i1+8*j39][0][0], &pNetBlock2MaskedAttention1WV[0], &scratch.net_block_2_masked_attention_1_x[0][i1+8*j39][0])
-		}
+		ocannlGemm0AVX512(&scratch.net_block_2_masked_attention_1_v[2*j39][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j39][0][0], &pNetBlock2MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm0AVX2(&scratch.net_block_2_masked_attention_1_v[0][i1+8*j39][0][0], &pNetBlock2MaskedAttention1WV[0], &scratch.net_block_2_masked_attention_1_x[0][i1+8*j39][0])
-		}
+		ocannlGemm0AVX2(&scratch.net_block_2_masked_attention_1_v[2*j39][0][0][0], &scratch.net_block_2_masked_attention_1_x[2*j39][0][0], &pNetBlock2MaskedAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_masked_attention_1_xRow4 := &scratch.net_block_2_masked_attention_1_x[i0][i1+8*j39]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_2_masked_attention_1_xRow4 := &scratch.net_block_2_masked_attention_1_x[i0+2*j39][i1]
 				for i2 := range 4 {
 					for i3 := range 24 {
 						pNetBlock2MaskedAttention1WVRow := (*[96]float32)(pNetBlock2MaskedAttention1WV[2304*i2+96*i3 : 2304*i2+96*i3+96])
@@ -16582,7 +16549,7 @@ func (r40 *ocannlCharLMBackwardPart38) Part(j39 int) {
 						for i4 := range 96 {
 							acc19 += pNetBlock2MaskedAttention1WVRow[i4] * net_block_2_masked_attention_1_xRow4[i4]
 						}
-						scratch.net_block_2_masked_attention_1_v[i0][i1+8*j39][i2][i3] = acc19
+						scratch.net_block_2_masked_attention_1_v[i0+2*j39][i1][i2][i3] = acc19
 					}
 				}
 			}
@@ -16877,7 +16844,7 @@ func (r48 *ocannlCharLMBackwardPart45) Part(j46 int) {
 var ocannlCharLMBackwardPart45Records rt.Records[ocannlCharLMBackwardPart45]
 
 // ocannlCharLMBackwardPart46 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 12 values of i2 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart46 struct {
 	pNetBlock2MaskedAttention1WO *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
@@ -16886,25 +16853,25 @@ type ocannlCharLMBackwardPart46 struct {
 // Part runs part j47 of the nest (0 <= j47 < 8).
 func (r49 *ocannlCharLMBackwardPart46) Part(j47 int) {
 	pNetBlock2MaskedAttention1WO, scratch := r49.pNetBlock2MaskedAttention1WO, r49.scratch
-	// float32 dot kernel M=12 N=1024 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm3AVX512(&scratch.net_block_2_dropout_1_x[0][0][12*j47], &pNetBlock2MaskedAttention1WO[1152*j47], &scratch.net_block_2_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm0AVX512(&scratch.net_block_2_dropout_1_x[2*j47][0][0], &scratch.net_block_2_masked_attention_1_ctx[2*j47][0][0][0], &pNetBlock2MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm3AVX2(&scratch.net_block_2_dropout_1_x[0][0][12*j47], &pNetBlock2MaskedAttention1WO[1152*j47], &scratch.net_block_2_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm0AVX2(&scratch.net_block_2_dropout_1_x[2*j47][0][0], &scratch.net_block_2_masked_attention_1_ctx[2*j47][0][0][0], &pNetBlock2MaskedAttention1WO[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
+		for i0 := range 2 {
 			for i1 := range 64 {
-				for i2 := range 12 {
+				for i2 := range 96 {
 					acc24 := float32(0)
 					for i3 := range 4 {
-						pNetBlock2MaskedAttention1WORow := (*[24]float32)(pNetBlock2MaskedAttention1WO[96*i2+1152*j47+24*i3 : 96*i2+1152*j47+24*i3+24])
-						net_block_2_masked_attention_1_ctxRow2 := &scratch.net_block_2_masked_attention_1_ctx[i0][i1][i3]
+						pNetBlock2MaskedAttention1WORow := (*[24]float32)(pNetBlock2MaskedAttention1WO[96*i2+24*i3 : 96*i2+24*i3+24])
+						net_block_2_masked_attention_1_ctxRow2 := &scratch.net_block_2_masked_attention_1_ctx[i0+2*j47][i1][i3]
 						for i4 := range 24 {
 							acc24 += pNetBlock2MaskedAttention1WORow[i4] * net_block_2_masked_attention_1_ctxRow2[i4]
 						}
 					}
-					scratch.net_block_2_dropout_1_x[i0][i1][i2+12*j47] = acc24
+					scratch.net_block_2_dropout_1_x[i0+2*j47][i1][i2] = acc24
 				}
 			}
 		}
@@ -17165,11 +17132,11 @@ type ocannlCharLMBackwardPart54 struct {
 // Part runs part j55 of the nest (0 <= j55 < 8).
 func (r57 *ocannlCharLMBackwardPart54) Part(j55 int) {
 	pNetBlock2Linear2W, scratch := r57.pNetBlock2Linear2W, r57.scratch
-	// float32 dot kernel M=48 N=1024 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm4AVX512(&scratch.net_block_2_linear_1_x_1[0][0][48*j55], &pNetBlock2Linear2W[4608*j55], &scratch.net_block_2_linear_2_x[0][0][0])
+		ocannlGemm3AVX512(&scratch.net_block_2_linear_1_x_1[0][0][48*j55], &scratch.net_block_2_linear_2_x[0][0][0], &pNetBlock2Linear2W[4608*j55])
 	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&scratch.net_block_2_linear_1_x_1[0][0][48*j55], &pNetBlock2Linear2W[4608*j55], &scratch.net_block_2_linear_2_x[0][0][0])
+		ocannlGemm3AVX2(&scratch.net_block_2_linear_1_x_1[0][0][48*j55], &scratch.net_block_2_linear_2_x[0][0][0], &pNetBlock2Linear2W[4608*j55])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -17261,7 +17228,7 @@ func (r59 *ocannlCharLMBackwardPart56) Part(j57 int) {
 var ocannlCharLMBackwardPart56Records rt.Records[ocannlCharLMBackwardPart56]
 
 // ocannlCharLMBackwardPart57 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 12 values of i2 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart57 struct {
 	pNetBlock2Linear1W *[36864]float32
 	scratch            *ocannlCharLMBackwardScratch
@@ -17270,23 +17237,23 @@ type ocannlCharLMBackwardPart57 struct {
 // Part runs part j58 of the nest (0 <= j58 < 8).
 func (r60 *ocannlCharLMBackwardPart57) Part(j58 int) {
 	pNetBlock2Linear1W, scratch := r60.pNetBlock2Linear1W, r60.scratch
-	// float32 dot kernel M=12 N=1024 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm5AVX512(&scratch.net_block_2_dropout_2_x_1[0][0][12*j58], &pNetBlock2Linear1W[4608*j58], &scratch.net_block_2_linear_1_x[0][0][0])
+		ocannlGemm4AVX512(&scratch.net_block_2_dropout_2_x_1[2*j58][0][0], &scratch.net_block_2_linear_1_x[2*j58][0][0], &pNetBlock2Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm5AVX2(&scratch.net_block_2_dropout_2_x_1[0][0][12*j58], &pNetBlock2Linear1W[4608*j58], &scratch.net_block_2_linear_1_x[0][0][0])
+		ocannlGemm4AVX2(&scratch.net_block_2_dropout_2_x_1[2*j58][0][0], &scratch.net_block_2_linear_1_x[2*j58][0][0], &pNetBlock2Linear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
+		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_2_linear_1_xRow2 := &scratch.net_block_2_linear_1_x[i0][i1]
-				for i2 := range 12 {
-					pNetBlock2Linear1WRow := (*[384]float32)(pNetBlock2Linear1W[384*i2+4608*j58 : 384*i2+4608*j58+384])
+				net_block_2_linear_1_xRow2 := &scratch.net_block_2_linear_1_x[i0+2*j58][i1]
+				for i2 := range 96 {
+					pNetBlock2Linear1WRow := (*[384]float32)(pNetBlock2Linear1W[384*i2 : 384*i2+384])
 					acc28 := float32(0)
 					for i3 := range 384 {
 						acc28 += pNetBlock2Linear1WRow[i3] * net_block_2_linear_1_xRow2[i3]
 					}
-					scratch.net_block_2_dropout_2_x_1[i0][i1][i2+12*j58] = acc28
+					scratch.net_block_2_dropout_2_x_1[i0+2*j58][i1][i2] = acc28
 				}
 			}
 		}
@@ -17539,7 +17506,7 @@ func (r67 *ocannlCharLMBackwardPart64) Part(j65 int) {
 var ocannlCharLMBackwardPart64Records rt.Records[ocannlCharLMBackwardPart64]
 
 // ocannlCharLMBackwardPart65 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart65 struct {
 	pNetBlock3MaskedAttention1WQ *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
@@ -17548,20 +17515,16 @@ type ocannlCharLMBackwardPart65 struct {
 // Part runs part j66 of the nest (0 <= j66 < 8).
 func (r68 *ocannlCharLMBackwardPart65) Part(j66 int) {
 	pNetBlock3MaskedAttention1WQ, scratch := r68.pNetBlock3MaskedAttention1WQ, r68.scratch
-	// float32 dot kernel M=96 N=16 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm0AVX512(&scratch.net_block_3_masked_attention_1_q[0][i1+8*j66][0][0], &pNetBlock3MaskedAttention1WQ[0], &scratch.net_block_3_masked_attention_1_x[0][i1+8*j66][0])
-		}
+		ocannlGemm0AVX512(&scratch.net_block_3_masked_attention_1_q[2*j66][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j66][0][0], &pNetBlock3MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm0AVX2(&scratch.net_block_3_masked_attention_1_q[0][i1+8*j66][0][0], &pNetBlock3MaskedAttention1WQ[0], &scratch.net_block_3_masked_attention_1_x[0][i1+8*j66][0])
-		}
+		ocannlGemm0AVX2(&scratch.net_block_3_masked_attention_1_q[2*j66][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j66][0][0], &pNetBlock3MaskedAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_masked_attention_1_xRow2 := &scratch.net_block_3_masked_attention_1_x[i0][i1+8*j66]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_3_masked_attention_1_xRow2 := &scratch.net_block_3_masked_attention_1_x[i0+2*j66][i1]
 				for i2 := range 4 {
 					for i3 := range 24 {
 						pNetBlock3MaskedAttention1WQRow := (*[96]float32)(pNetBlock3MaskedAttention1WQ[2304*i2+96*i3 : 2304*i2+96*i3+96])
@@ -17569,7 +17532,7 @@ func (r68 *ocannlCharLMBackwardPart65) Part(j66 int) {
 						for i4 := range 96 {
 							acc31 += pNetBlock3MaskedAttention1WQRow[i4] * net_block_3_masked_attention_1_xRow2[i4]
 						}
-						scratch.net_block_3_masked_attention_1_q[i0][i1+8*j66][i2][i3] = acc31
+						scratch.net_block_3_masked_attention_1_q[i0+2*j66][i1][i2][i3] = acc31
 					}
 				}
 			}
@@ -17581,7 +17544,7 @@ func (r68 *ocannlCharLMBackwardPart65) Part(j66 int) {
 var ocannlCharLMBackwardPart65Records rt.Records[ocannlCharLMBackwardPart65]
 
 // ocannlCharLMBackwardPart66 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart66 struct {
 	pNetBlock3MaskedAttention1WK *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
@@ -17590,20 +17553,16 @@ type ocannlCharLMBackwardPart66 struct {
 // Part runs part j67 of the nest (0 <= j67 < 8).
 func (r69 *ocannlCharLMBackwardPart66) Part(j67 int) {
 	pNetBlock3MaskedAttention1WK, scratch := r69.pNetBlock3MaskedAttention1WK, r69.scratch
-	// float32 dot kernel M=96 N=16 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm0AVX512(&scratch.net_block_3_masked_attention_1_k[0][i1+8*j67][0][0], &pNetBlock3MaskedAttention1WK[0], &scratch.net_block_3_masked_attention_1_x[0][i1+8*j67][0])
-		}
+		ocannlGemm0AVX512(&scratch.net_block_3_masked_attention_1_k[2*j67][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j67][0][0], &pNetBlock3MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm0AVX2(&scratch.net_block_3_masked_attention_1_k[0][i1+8*j67][0][0], &pNetBlock3MaskedAttention1WK[0], &scratch.net_block_3_masked_attention_1_x[0][i1+8*j67][0])
-		}
+		ocannlGemm0AVX2(&scratch.net_block_3_masked_attention_1_k[2*j67][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j67][0][0], &pNetBlock3MaskedAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_masked_attention_1_xRow3 := &scratch.net_block_3_masked_attention_1_x[i0][i1+8*j67]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_3_masked_attention_1_xRow3 := &scratch.net_block_3_masked_attention_1_x[i0+2*j67][i1]
 				for i2 := range 4 {
 					for i3 := range 24 {
 						pNetBlock3MaskedAttention1WKRow := (*[96]float32)(pNetBlock3MaskedAttention1WK[2304*i2+96*i3 : 2304*i2+96*i3+96])
@@ -17611,7 +17570,7 @@ func (r69 *ocannlCharLMBackwardPart66) Part(j67 int) {
 						for i4 := range 96 {
 							acc32 += pNetBlock3MaskedAttention1WKRow[i4] * net_block_3_masked_attention_1_xRow3[i4]
 						}
-						scratch.net_block_3_masked_attention_1_k[i0][i1+8*j67][i2][i3] = acc32
+						scratch.net_block_3_masked_attention_1_k[i0+2*j67][i1][i2][i3] = acc32
 					}
 				}
 			}
@@ -17623,7 +17582,7 @@ func (r69 *ocannlCharLMBackwardPart66) Part(j67 int) {
 var ocannlCharLMBackwardPart66Records rt.Records[ocannlCharLMBackwardPart66]
 
 // ocannlCharLMBackwardPart67 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart67 struct {
 	pNetBlock3MaskedAttention1WV *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
@@ -17632,20 +17591,16 @@ type ocannlCharLMBackwardPart67 struct {
 // Part runs part j68 of the nest (0 <= j68 < 8).
 func (r70 *ocannlCharLMBackwardPart67) Part(j68 int) {
 	pNetBlock3MaskedAttention1WV, scratch := r70.pNetBlock3MaskedAttention1WV, r70.scratch
-	// float32 dot kernel M=96 N=16 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm0AVX512(&scratch.net_block_3_masked_attention_1_v[0][i1+8*j68][0][0], &pNetBlock3MaskedAttention1WV[0], &scratch.net_block_3_masked_attention_1_x[0][i1+8*j68][0])
-		}
+		ocannlGemm0AVX512(&scratch.net_block_3_masked_attention_1_v[2*j68][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j68][0][0], &pNetBlock3MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm0AVX2(&scratch.net_block_3_masked_attention_1_v[0][i1+8*j68][0][0], &pNetBlock3MaskedAttention1WV[0], &scratch.net_block_3_masked_attention_1_x[0][i1+8*j68][0])
-		}
+		ocannlGemm0AVX2(&scratch.net_block_3_masked_attention_1_v[2*j68][0][0][0], &scratch.net_block_3_masked_attention_1_x[2*j68][0][0], &pNetBlock3MaskedAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_masked_attention_1_xRow4 := &scratch.net_block_3_masked_attention_1_x[i0][i1+8*j68]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_3_masked_attention_1_xRow4 := &scratch.net_block_3_masked_attention_1_x[i0+2*j68][i1]
 				for i2 := range 4 {
 					for i3 := range 24 {
 						pNetBlock3MaskedAttention1WVRow := (*[96]float32)(pNetBlock3MaskedAttention1WV[2304*i2+96*i3 : 2304*i2+96*i3+96])
@@ -17653,7 +17608,7 @@ func (r70 *ocannlCharLMBackwardPart67) Part(j68 int) {
 						for i4 := range 96 {
 							acc33 += pNetBlock3MaskedAttention1WVRow[i4] * net_block_3_masked_attention_1_xRow4[i4]
 						}
-						scratch.net_block_3_masked_attention_1_v[i0][i1+8*j68][i2][i3] = acc33
+						scratch.net_block_3_masked_attention_1_v[i0+2*j68][i1][i2][i3] = acc33
 					}
 				}
 			}
@@ -17948,7 +17903,7 @@ func (r78 *ocannlCharLMBackwardPart74) Part(j75 int) {
 var ocannlCharLMBackwardPart74Records rt.Records[ocannlCharLMBackwardPart74]
 
 // ocannlCharLMBackwardPart75 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 12 values of i2 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart75 struct {
 	pNetBlock3MaskedAttention1WO *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
@@ -17957,25 +17912,25 @@ type ocannlCharLMBackwardPart75 struct {
 // Part runs part j76 of the nest (0 <= j76 < 8).
 func (r79 *ocannlCharLMBackwardPart75) Part(j76 int) {
 	pNetBlock3MaskedAttention1WO, scratch := r79.pNetBlock3MaskedAttention1WO, r79.scratch
-	// float32 dot kernel M=12 N=1024 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm3AVX512(&scratch.net_block_3_dropout_1_x[0][0][12*j76], &pNetBlock3MaskedAttention1WO[1152*j76], &scratch.net_block_3_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm0AVX512(&scratch.net_block_3_dropout_1_x[2*j76][0][0], &scratch.net_block_3_masked_attention_1_ctx[2*j76][0][0][0], &pNetBlock3MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm3AVX2(&scratch.net_block_3_dropout_1_x[0][0][12*j76], &pNetBlock3MaskedAttention1WO[1152*j76], &scratch.net_block_3_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm0AVX2(&scratch.net_block_3_dropout_1_x[2*j76][0][0], &scratch.net_block_3_masked_attention_1_ctx[2*j76][0][0][0], &pNetBlock3MaskedAttention1WO[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
+		for i0 := range 2 {
 			for i1 := range 64 {
-				for i2 := range 12 {
+				for i2 := range 96 {
 					acc38 := float32(0)
 					for i3 := range 4 {
-						pNetBlock3MaskedAttention1WORow := (*[24]float32)(pNetBlock3MaskedAttention1WO[96*i2+1152*j76+24*i3 : 96*i2+1152*j76+24*i3+24])
-						net_block_3_masked_attention_1_ctxRow2 := &scratch.net_block_3_masked_attention_1_ctx[i0][i1][i3]
+						pNetBlock3MaskedAttention1WORow := (*[24]float32)(pNetBlock3MaskedAttention1WO[96*i2+24*i3 : 96*i2+24*i3+24])
+						net_block_3_masked_attention_1_ctxRow2 := &scratch.net_block_3_masked_attention_1_ctx[i0+2*j76][i1][i3]
 						for i4 := range 24 {
 							acc38 += pNetBlock3MaskedAttention1WORow[i4] * net_block_3_masked_attention_1_ctxRow2[i4]
 						}
 					}
-					scratch.net_block_3_dropout_1_x[i0][i1][i2+12*j76] = acc38
+					scratch.net_block_3_dropout_1_x[i0+2*j76][i1][i2] = acc38
 				}
 			}
 		}
@@ -18236,11 +18191,11 @@ type ocannlCharLMBackwardPart83 struct {
 // Part runs part j84 of the nest (0 <= j84 < 8).
 func (r87 *ocannlCharLMBackwardPart83) Part(j84 int) {
 	pNetBlock3Linear2W, scratch := r87.pNetBlock3Linear2W, r87.scratch
-	// float32 dot kernel M=48 N=1024 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=48 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm4AVX512(&scratch.net_block_3_linear_1_x_1[0][0][48*j84], &pNetBlock3Linear2W[4608*j84], &scratch.net_block_3_linear_2_x[0][0][0])
+		ocannlGemm3AVX512(&scratch.net_block_3_linear_1_x_1[0][0][48*j84], &scratch.net_block_3_linear_2_x[0][0][0], &pNetBlock3Linear2W[4608*j84])
 	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&scratch.net_block_3_linear_1_x_1[0][0][48*j84], &pNetBlock3Linear2W[4608*j84], &scratch.net_block_3_linear_2_x[0][0][0])
+		ocannlGemm3AVX2(&scratch.net_block_3_linear_1_x_1[0][0][48*j84], &scratch.net_block_3_linear_2_x[0][0][0], &pNetBlock3Linear2W[4608*j84])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -18332,7 +18287,7 @@ func (r89 *ocannlCharLMBackwardPart85) Part(j86 int) {
 var ocannlCharLMBackwardPart85Records rt.Records[ocannlCharLMBackwardPart85]
 
 // ocannlCharLMBackwardPart86 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 12 values of i2 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart86 struct {
 	pNetBlock3Linear1W *[36864]float32
 	scratch            *ocannlCharLMBackwardScratch
@@ -18341,23 +18296,23 @@ type ocannlCharLMBackwardPart86 struct {
 // Part runs part j87 of the nest (0 <= j87 < 8).
 func (r90 *ocannlCharLMBackwardPart86) Part(j87 int) {
 	pNetBlock3Linear1W, scratch := r90.pNetBlock3Linear1W, r90.scratch
-	// float32 dot kernel M=12 N=1024 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=96 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm5AVX512(&scratch.net_block_3_dropout_2_x_1[0][0][12*j87], &pNetBlock3Linear1W[4608*j87], &scratch.net_block_3_linear_1_x[0][0][0])
+		ocannlGemm4AVX512(&scratch.net_block_3_dropout_2_x_1[2*j87][0][0], &scratch.net_block_3_linear_1_x[2*j87][0][0], &pNetBlock3Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm5AVX2(&scratch.net_block_3_dropout_2_x_1[0][0][12*j87], &pNetBlock3Linear1W[4608*j87], &scratch.net_block_3_linear_1_x[0][0][0])
+		ocannlGemm4AVX2(&scratch.net_block_3_dropout_2_x_1[2*j87][0][0], &scratch.net_block_3_linear_1_x[2*j87][0][0], &pNetBlock3Linear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 16 {
+		for i0 := range 2 {
 			for i1 := range 64 {
-				net_block_3_linear_1_xRow2 := &scratch.net_block_3_linear_1_x[i0][i1]
-				for i2 := range 12 {
-					pNetBlock3Linear1WRow := (*[384]float32)(pNetBlock3Linear1W[384*i2+4608*j87 : 384*i2+4608*j87+384])
+				net_block_3_linear_1_xRow2 := &scratch.net_block_3_linear_1_x[i0+2*j87][i1]
+				for i2 := range 96 {
+					pNetBlock3Linear1WRow := (*[384]float32)(pNetBlock3Linear1W[384*i2 : 384*i2+384])
 					acc42 := float32(0)
 					for i3 := range 384 {
 						acc42 += pNetBlock3Linear1WRow[i3] * net_block_3_linear_1_xRow2[i3]
 					}
-					scratch.net_block_3_dropout_2_x_1[i0][i1][i2+12*j87] = acc42
+					scratch.net_block_3_dropout_2_x_1[i0+2*j87][i1][i2] = acc42
 				}
 			}
 		}
@@ -18619,11 +18574,11 @@ type ocannlCharLMBackwardPart94 struct {
 // Part runs part j95 of the nest (0 <= j95 < 8).
 func (r98 *ocannlCharLMBackwardPart94) Part(j95 int) {
 	pNetLinear1W, scratch := r98.pNetLinear1W, r98.scratch
-	// float32 dot kernel M=16 N=1024 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=1024 N=16 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm6AVX512(&scratch.train_cross_entropy_1_logits_1[0][0][16*j95], &pNetLinear1W[1536*j95], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm5AVX512(&scratch.train_cross_entropy_1_logits_1[0][0][16*j95], &scratch.net_linear_1_x[0][0][0], &pNetLinear1W[1536*j95])
 	} else if ocannlAVX2 {
-		ocannlGemm6AVX2(&scratch.train_cross_entropy_1_logits_1[0][0][16*j95], &pNetLinear1W[1536*j95], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm5AVX2(&scratch.train_cross_entropy_1_logits_1[0][0][16*j95], &scratch.net_linear_1_x[0][0][0], &pNetLinear1W[1536*j95])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -19254,9 +19209,9 @@ func (r120 *ocannlCharLMBackwardPart112) Part(j116 int) {
 	gNetLinear1W, scratch := r120.gNetLinear1W, r120.scratch
 	// float32 broadcast kernel M=16 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
 	if ocannlAVX512 {
-		ocannlGemm7AVX512(&gNetLinear1W[1536*j116], &scratch.train_cross_entropy_1_logits_1_grad[0][0][16*j116], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm6AVX512(&gNetLinear1W[1536*j116], &scratch.train_cross_entropy_1_logits_1_grad[0][0][16*j116], &scratch.net_linear_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm7AVX2(&gNetLinear1W[1536*j116], &scratch.train_cross_entropy_1_logits_1_grad[0][0][16*j116], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm6AVX2(&gNetLinear1W[1536*j116], &scratch.train_cross_entropy_1_logits_1_grad[0][0][16*j116], &scratch.net_linear_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
@@ -19277,7 +19232,7 @@ func (r120 *ocannlCharLMBackwardPart112) Part(j116 int) {
 var ocannlCharLMBackwardPart112Records rt.Records[ocannlCharLMBackwardPart112]
 
 // ocannlCharLMBackwardPart113 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart113 struct {
 	pNetLinear1W *[12288]float32
 	scratch      *ocannlCharLMBackwardScratch
@@ -19286,29 +19241,25 @@ type ocannlCharLMBackwardPart113 struct {
 // Part runs part j117 of the nest (0 <= j117 < 8).
 func (r121 *ocannlCharLMBackwardPart113) Part(j117 int) {
 	pNetLinear1W, scratch := r121.pNetLinear1W, r121.scratch
-	// float32 broadcast kernel M=16 N=96 K=128: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 broadcast kernel M=128 N=96 K=128: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm8AVX512(&scratch.net_linear_1_x_grad[0][i1+8*j117][0], &scratch.train_cross_entropy_1_logits_1_grad[0][i1+8*j117][0], &pNetLinear1W[0])
-		}
+		ocannlGemm7AVX512(&scratch.net_linear_1_x_grad[2*j117][0][0], &scratch.train_cross_entropy_1_logits_1_grad[2*j117][0][0], &pNetLinear1W[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm8AVX2(&scratch.net_linear_1_x_grad[0][i1+8*j117][0], &scratch.train_cross_entropy_1_logits_1_grad[0][i1+8*j117][0], &pNetLinear1W[0])
-		}
+		ocannlGemm7AVX2(&scratch.net_linear_1_x_grad[2*j117][0][0], &scratch.train_cross_entropy_1_logits_1_grad[2*j117][0][0], &pNetLinear1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0][i1+8*j117]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_linear_1_x_gradRow := &scratch.net_linear_1_x_grad[i0+2*j117][i1]
 				for i2 := 0; i2 < 128; i2 += 4 {
 					pNetLinear1WRow2 := (*[96]float32)(pNetLinear1W[96*i2 : 96*i2+96])
-					train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1+8*j117][i2]
+					train_cross_entropy_1_logits_1_gradV2 := scratch.train_cross_entropy_1_logits_1_grad[i0+2*j117][i1][i2]
 					pNetLinear1WRow3 := (*[96]float32)(pNetLinear1W[96*i2+96 : 96*i2+192])
-					train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1+8*j117][i2+1]
+					train_cross_entropy_1_logits_1_gradV3 := scratch.train_cross_entropy_1_logits_1_grad[i0+2*j117][i1][i2+1]
 					pNetLinear1WRow4 := (*[96]float32)(pNetLinear1W[96*i2+192 : 96*i2+288])
-					train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1+8*j117][i2+2]
+					train_cross_entropy_1_logits_1_gradV4 := scratch.train_cross_entropy_1_logits_1_grad[i0+2*j117][i1][i2+2]
 					pNetLinear1WRow5 := (*[96]float32)(pNetLinear1W[96*i2+288 : 96*i2+384])
-					train_cross_entropy_1_logits_1_gradV5 := scratch.train_cross_entropy_1_logits_1_grad[i0][i1+8*j117][i2+3]
+					train_cross_entropy_1_logits_1_gradV5 := scratch.train_cross_entropy_1_logits_1_grad[i0+2*j117][i1][i2+3]
 					for i3 := range 96 {
 						acc54 := net_linear_1_x_gradRow[i3]
 						acc54 += pNetLinear1WRow2[i3] * train_cross_entropy_1_logits_1_gradV2
@@ -19891,30 +19842,30 @@ func (r138 *ocannlCharLMBackwardPart130) Part(j136 int) {
 // ocannlCharLMBackwardPart130Records holds the free ocannlCharLMBackwardPart130 records.
 var ocannlCharLMBackwardPart130Records rt.Records[ocannlCharLMBackwardPart130]
 
-// ocannlCharLMBackwardPart131 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 12 values of i2 (see rt.Pool).
+// ocannlCharLMBackwardPart131 is the task record of a loop nest of ocannlCharLMBackward that runs in 6 parts, one
+// for each 64 values of i3 (see rt.Pool).
 type ocannlCharLMBackwardPart131 struct {
 	gNetBlock3Linear1W *[36864]float32
 	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j138 of the nest (0 <= j138 < 8).
+// Part runs part j138 of the nest (0 <= j138 < 6).
 func (r139 *ocannlCharLMBackwardPart131) Part(j138 int) {
 	gNetBlock3Linear1W, scratch := r139.gNetBlock3Linear1W, r139.scratch
-	// float32 broadcast kernel M=12 N=384 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
+	// float32 broadcast kernel M=96 N=64 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&gNetBlock3Linear1W[4608*j138], &scratch.net_block_3_dropout_2_x_1_grad[0][0][12*j138], &scratch.net_block_3_linear_1_x[0][0][0])
+		ocannlGemm8AVX512(&gNetBlock3Linear1W[64*j138], &scratch.net_block_3_dropout_2_x_1_grad[0][0][0], &scratch.net_block_3_linear_1_x[0][0][64*j138])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&gNetBlock3Linear1W[4608*j138], &scratch.net_block_3_dropout_2_x_1_grad[0][0][12*j138], &scratch.net_block_3_linear_1_x[0][0][0])
+		ocannlGemm8AVX2(&gNetBlock3Linear1W[64*j138], &scratch.net_block_3_dropout_2_x_1_grad[0][0][0], &scratch.net_block_3_linear_1_x[0][0][64*j138])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_3_linear_1_xRow3 := &scratch.net_block_3_linear_1_x[i0][i1]
-				for i2 := range 12 {
-					net_block_3_dropout_2_x_1_gradV := scratch.net_block_3_dropout_2_x_1_grad[i0][i1][i2+12*j138]
-					gNetBlock3Linear1WRow := (*[384]float32)(gNetBlock3Linear1W[384*i2+4608*j138 : 384*i2+4608*j138+384])
-					for i3 := range 384 {
-						gNetBlock3Linear1WRow[i3] += net_block_3_dropout_2_x_1_gradV * net_block_3_linear_1_xRow3[i3]
+				for i2 := range 96 {
+					net_block_3_dropout_2_x_1_gradV := scratch.net_block_3_dropout_2_x_1_grad[i0][i1][i2]
+					gNetBlock3Linear1WRow := (*[64]float32)(gNetBlock3Linear1W[384*i2+64*j138 : 384*i2+64*j138+64])
+					for i3 := range 64 {
+						gNetBlock3Linear1WRow[i3] += net_block_3_dropout_2_x_1_gradV * net_block_3_linear_1_xRow3[i3+64*j138]
 					}
 				}
 			}
@@ -19926,7 +19877,7 @@ func (r139 *ocannlCharLMBackwardPart131) Part(j138 int) {
 var ocannlCharLMBackwardPart131Records rt.Records[ocannlCharLMBackwardPart131]
 
 // ocannlCharLMBackwardPart132 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart132 struct {
 	pNetBlock3Linear1W *[36864]float32
 	scratch            *ocannlCharLMBackwardScratch
@@ -19935,29 +19886,25 @@ type ocannlCharLMBackwardPart132 struct {
 // Part runs part j139 of the nest (0 <= j139 < 8).
 func (r140 *ocannlCharLMBackwardPart132) Part(j139 int) {
 	pNetBlock3Linear1W, scratch := r140.pNetBlock3Linear1W, r140.scratch
-	// float32 broadcast kernel M=16 N=384 K=96: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 broadcast kernel M=128 N=384 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm10AVX512(&scratch.net_block_3_linear_1_x_grad[0][i1+8*j139][0], &scratch.net_block_3_dropout_2_x_1_grad[0][i1+8*j139][0], &pNetBlock3Linear1W[0])
-		}
+		ocannlGemm9AVX512(&scratch.net_block_3_linear_1_x_grad[2*j139][0][0], &scratch.net_block_3_dropout_2_x_1_grad[2*j139][0][0], &pNetBlock3Linear1W[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm10AVX2(&scratch.net_block_3_linear_1_x_grad[0][i1+8*j139][0], &scratch.net_block_3_dropout_2_x_1_grad[0][i1+8*j139][0], &pNetBlock3Linear1W[0])
-		}
+		ocannlGemm9AVX2(&scratch.net_block_3_linear_1_x_grad[2*j139][0][0], &scratch.net_block_3_dropout_2_x_1_grad[2*j139][0][0], &pNetBlock3Linear1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_linear_1_x_gradRow := &scratch.net_block_3_linear_1_x_grad[i0][i1+8*j139]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_3_linear_1_x_gradRow := &scratch.net_block_3_linear_1_x_grad[i0+2*j139][i1]
 				for i2 := 0; i2 < 96; i2 += 4 {
 					pNetBlock3Linear1WRow2 := (*[384]float32)(pNetBlock3Linear1W[384*i2 : 384*i2+384])
-					net_block_3_dropout_2_x_1_gradV2 := scratch.net_block_3_dropout_2_x_1_grad[i0][i1+8*j139][i2]
+					net_block_3_dropout_2_x_1_gradV2 := scratch.net_block_3_dropout_2_x_1_grad[i0+2*j139][i1][i2]
 					pNetBlock3Linear1WRow3 := (*[384]float32)(pNetBlock3Linear1W[384*i2+384 : 384*i2+768])
-					net_block_3_dropout_2_x_1_gradV3 := scratch.net_block_3_dropout_2_x_1_grad[i0][i1+8*j139][i2+1]
+					net_block_3_dropout_2_x_1_gradV3 := scratch.net_block_3_dropout_2_x_1_grad[i0+2*j139][i1][i2+1]
 					pNetBlock3Linear1WRow4 := (*[384]float32)(pNetBlock3Linear1W[384*i2+768 : 384*i2+1152])
-					net_block_3_dropout_2_x_1_gradV4 := scratch.net_block_3_dropout_2_x_1_grad[i0][i1+8*j139][i2+2]
+					net_block_3_dropout_2_x_1_gradV4 := scratch.net_block_3_dropout_2_x_1_grad[i0+2*j139][i1][i2+2]
 					pNetBlock3Linear1WRow5 := (*[384]float32)(pNetBlock3Linear1W[384*i2+1152 : 384*i2+1536])
-					net_block_3_dropout_2_x_1_gradV5 := scratch.net_block_3_dropout_2_x_1_grad[i0][i1+8*j139][i2+3]
+					net_block_3_dropout_2_x_1_gradV5 := scratch.net_block_3_dropout_2_x_1_grad[i0+2*j139][i1][i2+3]
 					for i3 := range 384 {
 						acc63 := net_block_3_linear_1_x_gradRow[i3]
 						acc63 += pNetBlock3Linear1WRow2[i3] * net_block_3_dropout_2_x_1_gradV2
@@ -20087,9 +20034,9 @@ func (r144 *ocannlCharLMBackwardPart136) Part(j144 int) {
 	gNetBlock3Linear2W, scratch := r144.gNetBlock3Linear2W, r144.scratch
 	// float32 broadcast kernel M=48 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm11AVX512(&gNetBlock3Linear2W[4608*j144], &scratch.net_block_3_linear_1_x_1_grad[0][0][48*j144], &scratch.net_block_3_linear_2_x[0][0][0])
+		ocannlGemm10AVX512(&gNetBlock3Linear2W[4608*j144], &scratch.net_block_3_linear_1_x_1_grad[0][0][48*j144], &scratch.net_block_3_linear_2_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&gNetBlock3Linear2W[4608*j144], &scratch.net_block_3_linear_1_x_1_grad[0][0][48*j144], &scratch.net_block_3_linear_2_x[0][0][0])
+		ocannlGemm10AVX2(&gNetBlock3Linear2W[4608*j144], &scratch.net_block_3_linear_1_x_1_grad[0][0][48*j144], &scratch.net_block_3_linear_2_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
@@ -20110,7 +20057,7 @@ func (r144 *ocannlCharLMBackwardPart136) Part(j144 int) {
 var ocannlCharLMBackwardPart136Records rt.Records[ocannlCharLMBackwardPart136]
 
 // ocannlCharLMBackwardPart137 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart137 struct {
 	pNetBlock3Linear2W *[36864]float32
 	scratch            *ocannlCharLMBackwardScratch
@@ -20119,29 +20066,25 @@ type ocannlCharLMBackwardPart137 struct {
 // Part runs part j145 of the nest (0 <= j145 < 8).
 func (r145 *ocannlCharLMBackwardPart137) Part(j145 int) {
 	pNetBlock3Linear2W, scratch := r145.pNetBlock3Linear2W, r145.scratch
-	// float32 broadcast kernel M=16 N=96 K=384: AVX512 14x32 tile, 2 k blocks of at most 192; AVX2 6x16 tile, 2 k blocks of at most 192.
+	// float32 broadcast kernel M=128 N=96 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm12AVX512(&scratch.net_block_3_linear_2_x_grad[0][i1+8*j145][0], &scratch.net_block_3_linear_1_x_1_grad[0][i1+8*j145][0], &pNetBlock3Linear2W[0])
-		}
+		ocannlGemm11AVX512(&scratch.net_block_3_linear_2_x_grad[2*j145][0][0], &scratch.net_block_3_linear_1_x_1_grad[2*j145][0][0], &pNetBlock3Linear2W[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm12AVX2(&scratch.net_block_3_linear_2_x_grad[0][i1+8*j145][0], &scratch.net_block_3_linear_1_x_1_grad[0][i1+8*j145][0], &pNetBlock3Linear2W[0])
-		}
+		ocannlGemm11AVX2(&scratch.net_block_3_linear_2_x_grad[2*j145][0][0], &scratch.net_block_3_linear_1_x_1_grad[2*j145][0][0], &pNetBlock3Linear2W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_linear_2_x_gradRow := &scratch.net_block_3_linear_2_x_grad[i0][i1+8*j145]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_3_linear_2_x_gradRow := &scratch.net_block_3_linear_2_x_grad[i0+2*j145][i1]
 				for i2 := 0; i2 < 384; i2 += 4 {
 					pNetBlock3Linear2WRow2 := (*[96]float32)(pNetBlock3Linear2W[96*i2 : 96*i2+96])
-					net_block_3_linear_1_x_1_gradV2 := scratch.net_block_3_linear_1_x_1_grad[i0][i1+8*j145][i2]
+					net_block_3_linear_1_x_1_gradV2 := scratch.net_block_3_linear_1_x_1_grad[i0+2*j145][i1][i2]
 					pNetBlock3Linear2WRow3 := (*[96]float32)(pNetBlock3Linear2W[96*i2+96 : 96*i2+192])
-					net_block_3_linear_1_x_1_gradV3 := scratch.net_block_3_linear_1_x_1_grad[i0][i1+8*j145][i2+1]
+					net_block_3_linear_1_x_1_gradV3 := scratch.net_block_3_linear_1_x_1_grad[i0+2*j145][i1][i2+1]
 					pNetBlock3Linear2WRow4 := (*[96]float32)(pNetBlock3Linear2W[96*i2+192 : 96*i2+288])
-					net_block_3_linear_1_x_1_gradV4 := scratch.net_block_3_linear_1_x_1_grad[i0][i1+8*j145][i2+2]
+					net_block_3_linear_1_x_1_gradV4 := scratch.net_block_3_linear_1_x_1_grad[i0+2*j145][i1][i2+2]
 					pNetBlock3Linear2WRow5 := (*[96]float32)(pNetBlock3Linear2W[96*i2+288 : 96*i2+384])
-					net_block_3_linear_1_x_1_gradV5 := scratch.net_block_3_linear_1_x_1_grad[i0][i1+8*j145][i2+3]
+					net_block_3_linear_1_x_1_gradV5 := scratch.net_block_3_linear_1_x_1_grad[i0+2*j145][i1][i2+3]
 					for i3 := range 96 {
 						acc66 := net_block_3_linear_2_x_gradRow[i3]
 						acc66 += pNetBlock3Linear2WRow2[i3] * net_block_3_linear_1_x_1_gradV2
@@ -20659,29 +20602,29 @@ func (r160 *ocannlCharLMBackwardPart152) Part(j162 int) {
 // ocannlCharLMBackwardPart152Records holds the free ocannlCharLMBackwardPart152 records.
 var ocannlCharLMBackwardPart152Records rt.Records[ocannlCharLMBackwardPart152]
 
-// ocannlCharLMBackwardPart153 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 12 values of i2 (see rt.Pool).
+// ocannlCharLMBackwardPart153 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
+// for each 1 values of i3 (see rt.Pool).
 type ocannlCharLMBackwardPart153 struct {
 	gNetBlock3MaskedAttention1WO *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j163 of the nest (0 <= j163 < 8).
+// Part runs part j163 of the nest (0 <= j163 < 4).
 func (r161 *ocannlCharLMBackwardPart153) Part(j163 int) {
 	gNetBlock3MaskedAttention1WO, scratch := r161.gNetBlock3MaskedAttention1WO, r161.scratch
-	// float32 broadcast kernel M=12 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
+	// float32 broadcast kernel M=96 N=24 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&gNetBlock3MaskedAttention1WO[1152*j163], &scratch.net_block_3_dropout_1_x_grad[0][0][12*j163], &scratch.net_block_3_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm12AVX512(&gNetBlock3MaskedAttention1WO[24*j163], &scratch.net_block_3_dropout_1_x_grad[0][0][0], &scratch.net_block_3_masked_attention_1_ctx[0][0][j163][0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&gNetBlock3MaskedAttention1WO[1152*j163], &scratch.net_block_3_dropout_1_x_grad[0][0][12*j163], &scratch.net_block_3_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm12AVX2(&gNetBlock3MaskedAttention1WO[24*j163], &scratch.net_block_3_dropout_1_x_grad[0][0][0], &scratch.net_block_3_masked_attention_1_ctx[0][0][j163][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
-				for i2 := range 12 {
-					net_block_3_dropout_1_x_gradV := scratch.net_block_3_dropout_1_x_grad[i0][i1][i2+12*j163]
-					for i3 := range 4 {
-						net_block_3_masked_attention_1_ctxRow3 := &scratch.net_block_3_masked_attention_1_ctx[i0][i1][i3]
-						gNetBlock3MaskedAttention1WORow := (*[24]float32)(gNetBlock3MaskedAttention1WO[96*i2+1152*j163+24*i3 : 96*i2+1152*j163+24*i3+24])
+				for i2 := range 96 {
+					net_block_3_dropout_1_x_gradV := scratch.net_block_3_dropout_1_x_grad[i0][i1][i2]
+					for i3 := range 1 {
+						net_block_3_masked_attention_1_ctxRow3 := &scratch.net_block_3_masked_attention_1_ctx[i0][i1][i3+j163]
+						gNetBlock3MaskedAttention1WORow := (*[24]float32)(gNetBlock3MaskedAttention1WO[96*i2+24*i3+24*j163 : 96*i2+24*i3+24*j163+24])
 						for i4 := range 24 {
 							gNetBlock3MaskedAttention1WORow[i4] += net_block_3_dropout_1_x_gradV * net_block_3_masked_attention_1_ctxRow3[i4]
 						}
@@ -20696,7 +20639,7 @@ func (r161 *ocannlCharLMBackwardPart153) Part(j163 int) {
 var ocannlCharLMBackwardPart153Records rt.Records[ocannlCharLMBackwardPart153]
 
 // ocannlCharLMBackwardPart154 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart154 struct {
 	pNetBlock3MaskedAttention1WO *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
@@ -20705,23 +20648,19 @@ type ocannlCharLMBackwardPart154 struct {
 // Part runs part j164 of the nest (0 <= j164 < 8).
 func (r162 *ocannlCharLMBackwardPart154) Part(j164 int) {
 	pNetBlock3MaskedAttention1WO, scratch := r162.pNetBlock3MaskedAttention1WO, r162.scratch
-	// float32 broadcast kernel M=16 N=96 K=96: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm14AVX512(&scratch.net_block_3_masked_attention_1_ctx_grad[0][i1+8*j164][0][0], &scratch.net_block_3_dropout_1_x_grad[0][i1+8*j164][0], &pNetBlock3MaskedAttention1WO[0])
-		}
+		ocannlGemm13AVX512(&scratch.net_block_3_masked_attention_1_ctx_grad[2*j164][0][0][0], &scratch.net_block_3_dropout_1_x_grad[2*j164][0][0], &pNetBlock3MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm14AVX2(&scratch.net_block_3_masked_attention_1_ctx_grad[0][i1+8*j164][0][0], &scratch.net_block_3_dropout_1_x_grad[0][i1+8*j164][0], &pNetBlock3MaskedAttention1WO[0])
-		}
+		ocannlGemm13AVX2(&scratch.net_block_3_masked_attention_1_ctx_grad[2*j164][0][0][0], &scratch.net_block_3_dropout_1_x_grad[2*j164][0][0], &pNetBlock3MaskedAttention1WO[0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 96 {
-					net_block_3_dropout_1_x_gradV2 := scratch.net_block_3_dropout_1_x_grad[i0][i1+8*j164][i2]
+					net_block_3_dropout_1_x_gradV2 := scratch.net_block_3_dropout_1_x_grad[i0+2*j164][i1][i2]
 					for i3 := range 4 {
 						pNetBlock3MaskedAttention1WORow2 := (*[24]float32)(pNetBlock3MaskedAttention1WO[96*i2+24*i3 : 96*i2+24*i3+24])
-						net_block_3_masked_attention_1_ctx_gradRow := &scratch.net_block_3_masked_attention_1_ctx_grad[i0][i1+8*j164][i3]
+						net_block_3_masked_attention_1_ctx_gradRow := &scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j164][i1][i3]
 						for i4 := range 24 {
 							net_block_3_masked_attention_1_ctx_gradRow[i4] += pNetBlock3MaskedAttention1WORow2[i4] * net_block_3_dropout_1_x_gradV2
 						}
@@ -20800,13 +20739,13 @@ func (r164 *ocannlCharLMBackwardPart156) Part(j166 int) {
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm15AVX512(&scratch.net_block_3_masked_attention_1_v_grad[i0+2*j166][0][i2][0], &scratch.net_block_3_masked_attention_1_attn[i0+2*j166][0][i2][0], &scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j166][0][i2][0])
+				ocannlGemm14AVX512(&scratch.net_block_3_masked_attention_1_v_grad[i0+2*j166][0][i2][0], &scratch.net_block_3_masked_attention_1_attn[i0+2*j166][0][i2][0], &scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j166][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm15AVX2(&scratch.net_block_3_masked_attention_1_v_grad[i0+2*j166][0][i2][0], &scratch.net_block_3_masked_attention_1_attn[i0+2*j166][0][i2][0], &scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j166][0][i2][0])
+				ocannlGemm14AVX2(&scratch.net_block_3_masked_attention_1_v_grad[i0+2*j166][0][i2][0], &scratch.net_block_3_masked_attention_1_attn[i0+2*j166][0][i2][0], &scratch.net_block_3_masked_attention_1_ctx_grad[i0+2*j166][0][i2][0])
 			}
 		}
 	} else {
@@ -21256,13 +21195,13 @@ func (r181 *ocannlCharLMBackwardPart168) Part(j181 int) {
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm15AVX512(&scratch.net_block_3_masked_attention_1_k_grad[i0+2*j181][0][i2][0], &scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j181][0][i2][0], &scratch.net_block_3_masked_attention_1_q[i0+2*j181][0][i2][0])
+				ocannlGemm14AVX512(&scratch.net_block_3_masked_attention_1_k_grad[i0+2*j181][0][i2][0], &scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j181][0][i2][0], &scratch.net_block_3_masked_attention_1_q[i0+2*j181][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm15AVX2(&scratch.net_block_3_masked_attention_1_k_grad[i0+2*j181][0][i2][0], &scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j181][0][i2][0], &scratch.net_block_3_masked_attention_1_q[i0+2*j181][0][i2][0])
+				ocannlGemm14AVX2(&scratch.net_block_3_masked_attention_1_k_grad[i0+2*j181][0][i2][0], &scratch.net_block_3_masked_attention_1_scores_1_grad[i0+2*j181][0][i2][0], &scratch.net_block_3_masked_attention_1_q[i0+2*j181][0][i2][0])
 			}
 		}
 	} else {
@@ -21286,33 +21225,29 @@ func (r181 *ocannlCharLMBackwardPart168) Part(j181 int) {
 // ocannlCharLMBackwardPart168Records holds the free ocannlCharLMBackwardPart168 records.
 var ocannlCharLMBackwardPart168Records rt.Records[ocannlCharLMBackwardPart168]
 
-// ocannlCharLMBackwardPart169 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 3 values of i3 (see rt.Pool).
+// ocannlCharLMBackwardPart169 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
+// for each 1 values of i2 (see rt.Pool).
 type ocannlCharLMBackwardPart169 struct {
 	gNetBlock3MaskedAttention1WV *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j182 of the nest (0 <= j182 < 8).
+// Part runs part j182 of the nest (0 <= j182 < 4).
 func (r182 *ocannlCharLMBackwardPart169) Part(j182 int) {
 	gNetBlock3MaskedAttention1WV, scratch := r182.gNetBlock3MaskedAttention1WV, r182.scratch
-	// float32 broadcast kernel M=4 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
+	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i3 := range 3 {
-			ocannlGemm16AVX512(&gNetBlock3MaskedAttention1WV[96*i3+288*j182], &scratch.net_block_3_masked_attention_1_v_grad[0][0][0][i3+3*j182], &scratch.net_block_3_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm15AVX512(&gNetBlock3MaskedAttention1WV[2304*j182], &scratch.net_block_3_masked_attention_1_v_grad[0][0][j182][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		for i3 := range 3 {
-			ocannlGemm16AVX2(&gNetBlock3MaskedAttention1WV[96*i3+288*j182], &scratch.net_block_3_masked_attention_1_v_grad[0][0][0][i3+3*j182], &scratch.net_block_3_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm15AVX2(&gNetBlock3MaskedAttention1WV[2304*j182], &scratch.net_block_3_masked_attention_1_v_grad[0][0][j182][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_3_masked_attention_1_xRow5 := &scratch.net_block_3_masked_attention_1_x[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 3 {
-						net_block_3_masked_attention_1_v_gradV := scratch.net_block_3_masked_attention_1_v_grad[i0][i1][i2][i3+3*j182]
-						gNetBlock3MaskedAttention1WVRow := (*[96]float32)(gNetBlock3MaskedAttention1WV[2304*i2+96*i3+288*j182 : 2304*i2+96*i3+288*j182+96])
+				for i2 := range 1 {
+					for i3 := range 24 {
+						net_block_3_masked_attention_1_v_gradV := scratch.net_block_3_masked_attention_1_v_grad[i0][i1][i2+j182][i3]
+						gNetBlock3MaskedAttention1WVRow := (*[96]float32)(gNetBlock3MaskedAttention1WV[2304*i2+2304*j182+96*i3 : 2304*i2+2304*j182+96*i3+96])
 						for i4 := range 96 {
 							gNetBlock3MaskedAttention1WVRow[i4] += net_block_3_masked_attention_1_v_gradV * net_block_3_masked_attention_1_xRow5[i4]
 						}
@@ -21327,7 +21262,7 @@ func (r182 *ocannlCharLMBackwardPart169) Part(j182 int) {
 var ocannlCharLMBackwardPart169Records rt.Records[ocannlCharLMBackwardPart169]
 
 // ocannlCharLMBackwardPart170 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart170 struct {
 	pNetBlock3MaskedAttention1WV *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
@@ -21336,30 +21271,26 @@ type ocannlCharLMBackwardPart170 struct {
 // Part runs part j183 of the nest (0 <= j183 < 8).
 func (r183 *ocannlCharLMBackwardPart170) Part(j183 int) {
 	pNetBlock3MaskedAttention1WV, scratch := r183.pNetBlock3MaskedAttention1WV, r183.scratch
-	// float32 broadcast kernel M=16 N=96 K=96: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm14AVX512(&scratch.net_block_3_masked_attention_1_x_grad[0][i1+8*j183][0], &scratch.net_block_3_masked_attention_1_v_grad[0][i1+8*j183][0][0], &pNetBlock3MaskedAttention1WV[0])
-		}
+		ocannlGemm13AVX512(&scratch.net_block_3_masked_attention_1_x_grad[2*j183][0][0], &scratch.net_block_3_masked_attention_1_v_grad[2*j183][0][0][0], &pNetBlock3MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm14AVX2(&scratch.net_block_3_masked_attention_1_x_grad[0][i1+8*j183][0], &scratch.net_block_3_masked_attention_1_v_grad[0][i1+8*j183][0][0], &pNetBlock3MaskedAttention1WV[0])
-		}
+		ocannlGemm13AVX2(&scratch.net_block_3_masked_attention_1_x_grad[2*j183][0][0], &scratch.net_block_3_masked_attention_1_v_grad[2*j183][0][0][0], &pNetBlock3MaskedAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_masked_attention_1_x_gradRow := &scratch.net_block_3_masked_attention_1_x_grad[i0][i1+8*j183]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_3_masked_attention_1_x_gradRow := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j183][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 24; i3 += 4 {
 						pNetBlock3MaskedAttention1WVRow2 := (*[96]float32)(pNetBlock3MaskedAttention1WV[2304*i2+96*i3 : 2304*i2+96*i3+96])
-						net_block_3_masked_attention_1_v_gradV2 := scratch.net_block_3_masked_attention_1_v_grad[i0][i1+8*j183][i2][i3]
+						net_block_3_masked_attention_1_v_gradV2 := scratch.net_block_3_masked_attention_1_v_grad[i0+2*j183][i1][i2][i3]
 						pNetBlock3MaskedAttention1WVRow3 := (*[96]float32)(pNetBlock3MaskedAttention1WV[2304*i2+96*i3+96 : 2304*i2+96*i3+192])
-						net_block_3_masked_attention_1_v_gradV3 := scratch.net_block_3_masked_attention_1_v_grad[i0][i1+8*j183][i2][i3+1]
+						net_block_3_masked_attention_1_v_gradV3 := scratch.net_block_3_masked_attention_1_v_grad[i0+2*j183][i1][i2][i3+1]
 						pNetBlock3MaskedAttention1WVRow4 := (*[96]float32)(pNetBlock3MaskedAttention1WV[2304*i2+96*i3+192 : 2304*i2+96*i3+288])
-						net_block_3_masked_attention_1_v_gradV4 := scratch.net_block_3_masked_attention_1_v_grad[i0][i1+8*j183][i2][i3+2]
+						net_block_3_masked_attention_1_v_gradV4 := scratch.net_block_3_masked_attention_1_v_grad[i0+2*j183][i1][i2][i3+2]
 						pNetBlock3MaskedAttention1WVRow5 := (*[96]float32)(pNetBlock3MaskedAttention1WV[2304*i2+96*i3+288 : 2304*i2+96*i3+384])
-						net_block_3_masked_attention_1_v_gradV5 := scratch.net_block_3_masked_attention_1_v_grad[i0][i1+8*j183][i2][i3+3]
+						net_block_3_masked_attention_1_v_gradV5 := scratch.net_block_3_masked_attention_1_v_grad[i0+2*j183][i1][i2][i3+3]
 						for i4 := range 96 {
 							acc78 := net_block_3_masked_attention_1_x_gradRow[i4]
 							acc78 += pNetBlock3MaskedAttention1WVRow2[i4] * net_block_3_masked_attention_1_v_gradV2
@@ -21378,33 +21309,29 @@ func (r183 *ocannlCharLMBackwardPart170) Part(j183 int) {
 // ocannlCharLMBackwardPart170Records holds the free ocannlCharLMBackwardPart170 records.
 var ocannlCharLMBackwardPart170Records rt.Records[ocannlCharLMBackwardPart170]
 
-// ocannlCharLMBackwardPart171 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 3 values of i3 (see rt.Pool).
+// ocannlCharLMBackwardPart171 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
+// for each 1 values of i2 (see rt.Pool).
 type ocannlCharLMBackwardPart171 struct {
 	gNetBlock3MaskedAttention1WK *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j184 of the nest (0 <= j184 < 8).
+// Part runs part j184 of the nest (0 <= j184 < 4).
 func (r184 *ocannlCharLMBackwardPart171) Part(j184 int) {
 	gNetBlock3MaskedAttention1WK, scratch := r184.gNetBlock3MaskedAttention1WK, r184.scratch
-	// float32 broadcast kernel M=4 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
+	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i3 := range 3 {
-			ocannlGemm16AVX512(&gNetBlock3MaskedAttention1WK[96*i3+288*j184], &scratch.net_block_3_masked_attention_1_k_grad[0][0][0][i3+3*j184], &scratch.net_block_3_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm15AVX512(&gNetBlock3MaskedAttention1WK[2304*j184], &scratch.net_block_3_masked_attention_1_k_grad[0][0][j184][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		for i3 := range 3 {
-			ocannlGemm16AVX2(&gNetBlock3MaskedAttention1WK[96*i3+288*j184], &scratch.net_block_3_masked_attention_1_k_grad[0][0][0][i3+3*j184], &scratch.net_block_3_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm15AVX2(&gNetBlock3MaskedAttention1WK[2304*j184], &scratch.net_block_3_masked_attention_1_k_grad[0][0][j184][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_3_masked_attention_1_xRow6 := &scratch.net_block_3_masked_attention_1_x[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 3 {
-						net_block_3_masked_attention_1_k_gradV := scratch.net_block_3_masked_attention_1_k_grad[i0][i1][i2][i3+3*j184]
-						gNetBlock3MaskedAttention1WKRow := (*[96]float32)(gNetBlock3MaskedAttention1WK[2304*i2+96*i3+288*j184 : 2304*i2+96*i3+288*j184+96])
+				for i2 := range 1 {
+					for i3 := range 24 {
+						net_block_3_masked_attention_1_k_gradV := scratch.net_block_3_masked_attention_1_k_grad[i0][i1][i2+j184][i3]
+						gNetBlock3MaskedAttention1WKRow := (*[96]float32)(gNetBlock3MaskedAttention1WK[2304*i2+2304*j184+96*i3 : 2304*i2+2304*j184+96*i3+96])
 						for i4 := range 96 {
 							gNetBlock3MaskedAttention1WKRow[i4] += net_block_3_masked_attention_1_k_gradV * net_block_3_masked_attention_1_xRow6[i4]
 						}
@@ -21419,7 +21346,7 @@ func (r184 *ocannlCharLMBackwardPart171) Part(j184 int) {
 var ocannlCharLMBackwardPart171Records rt.Records[ocannlCharLMBackwardPart171]
 
 // ocannlCharLMBackwardPart172 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart172 struct {
 	pNetBlock3MaskedAttention1WK *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
@@ -21428,30 +21355,26 @@ type ocannlCharLMBackwardPart172 struct {
 // Part runs part j185 of the nest (0 <= j185 < 8).
 func (r185 *ocannlCharLMBackwardPart172) Part(j185 int) {
 	pNetBlock3MaskedAttention1WK, scratch := r185.pNetBlock3MaskedAttention1WK, r185.scratch
-	// float32 broadcast kernel M=16 N=96 K=96: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm17AVX512(&scratch.net_block_3_masked_attention_1_x_grad[0][i1+8*j185][0], &scratch.net_block_3_masked_attention_1_k_grad[0][i1+8*j185][0][0], &pNetBlock3MaskedAttention1WK[0])
-		}
+		ocannlGemm16AVX512(&scratch.net_block_3_masked_attention_1_x_grad[2*j185][0][0], &scratch.net_block_3_masked_attention_1_k_grad[2*j185][0][0][0], &pNetBlock3MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm17AVX2(&scratch.net_block_3_masked_attention_1_x_grad[0][i1+8*j185][0], &scratch.net_block_3_masked_attention_1_k_grad[0][i1+8*j185][0][0], &pNetBlock3MaskedAttention1WK[0])
-		}
+		ocannlGemm16AVX2(&scratch.net_block_3_masked_attention_1_x_grad[2*j185][0][0], &scratch.net_block_3_masked_attention_1_k_grad[2*j185][0][0][0], &pNetBlock3MaskedAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_masked_attention_1_x_gradRow2 := &scratch.net_block_3_masked_attention_1_x_grad[i0][i1+8*j185]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_3_masked_attention_1_x_gradRow2 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j185][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 24; i3 += 4 {
 						pNetBlock3MaskedAttention1WKRow2 := (*[96]float32)(pNetBlock3MaskedAttention1WK[2304*i2+96*i3 : 2304*i2+96*i3+96])
-						net_block_3_masked_attention_1_k_gradV2 := scratch.net_block_3_masked_attention_1_k_grad[i0][i1+8*j185][i2][i3]
+						net_block_3_masked_attention_1_k_gradV2 := scratch.net_block_3_masked_attention_1_k_grad[i0+2*j185][i1][i2][i3]
 						pNetBlock3MaskedAttention1WKRow3 := (*[96]float32)(pNetBlock3MaskedAttention1WK[2304*i2+96*i3+96 : 2304*i2+96*i3+192])
-						net_block_3_masked_attention_1_k_gradV3 := scratch.net_block_3_masked_attention_1_k_grad[i0][i1+8*j185][i2][i3+1]
+						net_block_3_masked_attention_1_k_gradV3 := scratch.net_block_3_masked_attention_1_k_grad[i0+2*j185][i1][i2][i3+1]
 						pNetBlock3MaskedAttention1WKRow4 := (*[96]float32)(pNetBlock3MaskedAttention1WK[2304*i2+96*i3+192 : 2304*i2+96*i3+288])
-						net_block_3_masked_attention_1_k_gradV4 := scratch.net_block_3_masked_attention_1_k_grad[i0][i1+8*j185][i2][i3+2]
+						net_block_3_masked_attention_1_k_gradV4 := scratch.net_block_3_masked_attention_1_k_grad[i0+2*j185][i1][i2][i3+2]
 						pNetBlock3MaskedAttention1WKRow5 := (*[96]float32)(pNetBlock3MaskedAttention1WK[2304*i2+96*i3+288 : 2304*i2+96*i3+384])
-						net_block_3_masked_attention_1_k_gradV5 := scratch.net_block_3_masked_attention_1_k_grad[i0][i1+8*j185][i2][i3+3]
+						net_block_3_masked_attention_1_k_gradV5 := scratch.net_block_3_masked_attention_1_k_grad[i0+2*j185][i1][i2][i3+3]
 						for i4 := range 96 {
 							acc79 := net_block_3_masked_attention_1_x_gradRow2[i4]
 							acc79 += pNetBlock3MaskedAttention1WKRow2[i4] * net_block_3_masked_attention_1_k_gradV2
@@ -21470,33 +21393,29 @@ func (r185 *ocannlCharLMBackwardPart172) Part(j185 int) {
 // ocannlCharLMBackwardPart172Records holds the free ocannlCharLMBackwardPart172 records.
 var ocannlCharLMBackwardPart172Records rt.Records[ocannlCharLMBackwardPart172]
 
-// ocannlCharLMBackwardPart173 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 3 values of i3 (see rt.Pool).
+// ocannlCharLMBackwardPart173 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
+// for each 1 values of i2 (see rt.Pool).
 type ocannlCharLMBackwardPart173 struct {
 	gNetBlock3MaskedAttention1WQ *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j186 of the nest (0 <= j186 < 8).
+// Part runs part j186 of the nest (0 <= j186 < 4).
 func (r186 *ocannlCharLMBackwardPart173) Part(j186 int) {
 	gNetBlock3MaskedAttention1WQ, scratch := r186.gNetBlock3MaskedAttention1WQ, r186.scratch
-	// float32 broadcast kernel M=4 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
+	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i3 := range 3 {
-			ocannlGemm16AVX512(&gNetBlock3MaskedAttention1WQ[96*i3+288*j186], &scratch.net_block_3_masked_attention_1_q_grad[0][0][0][i3+3*j186], &scratch.net_block_3_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm15AVX512(&gNetBlock3MaskedAttention1WQ[2304*j186], &scratch.net_block_3_masked_attention_1_q_grad[0][0][j186][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		for i3 := range 3 {
-			ocannlGemm16AVX2(&gNetBlock3MaskedAttention1WQ[96*i3+288*j186], &scratch.net_block_3_masked_attention_1_q_grad[0][0][0][i3+3*j186], &scratch.net_block_3_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm15AVX2(&gNetBlock3MaskedAttention1WQ[2304*j186], &scratch.net_block_3_masked_attention_1_q_grad[0][0][j186][0], &scratch.net_block_3_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_3_masked_attention_1_xRow7 := &scratch.net_block_3_masked_attention_1_x[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 3 {
-						net_block_3_masked_attention_1_q_gradV := scratch.net_block_3_masked_attention_1_q_grad[i0][i1][i2][i3+3*j186]
-						gNetBlock3MaskedAttention1WQRow := (*[96]float32)(gNetBlock3MaskedAttention1WQ[2304*i2+96*i3+288*j186 : 2304*i2+96*i3+288*j186+96])
+				for i2 := range 1 {
+					for i3 := range 24 {
+						net_block_3_masked_attention_1_q_gradV := scratch.net_block_3_masked_attention_1_q_grad[i0][i1][i2+j186][i3]
+						gNetBlock3MaskedAttention1WQRow := (*[96]float32)(gNetBlock3MaskedAttention1WQ[2304*i2+2304*j186+96*i3 : 2304*i2+2304*j186+96*i3+96])
 						for i4 := range 96 {
 							gNetBlock3MaskedAttention1WQRow[i4] += net_block_3_masked_attention_1_q_gradV * net_block_3_masked_attention_1_xRow7[i4]
 						}
@@ -21511,7 +21430,7 @@ func (r186 *ocannlCharLMBackwardPart173) Part(j186 int) {
 var ocannlCharLMBackwardPart173Records rt.Records[ocannlCharLMBackwardPart173]
 
 // ocannlCharLMBackwardPart174 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart174 struct {
 	pNetBlock3MaskedAttention1WQ *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
@@ -21520,30 +21439,26 @@ type ocannlCharLMBackwardPart174 struct {
 // Part runs part j187 of the nest (0 <= j187 < 8).
 func (r187 *ocannlCharLMBackwardPart174) Part(j187 int) {
 	pNetBlock3MaskedAttention1WQ, scratch := r187.pNetBlock3MaskedAttention1WQ, r187.scratch
-	// float32 broadcast kernel M=16 N=96 K=96: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm17AVX512(&scratch.net_block_3_masked_attention_1_x_grad[0][i1+8*j187][0], &scratch.net_block_3_masked_attention_1_q_grad[0][i1+8*j187][0][0], &pNetBlock3MaskedAttention1WQ[0])
-		}
+		ocannlGemm16AVX512(&scratch.net_block_3_masked_attention_1_x_grad[2*j187][0][0], &scratch.net_block_3_masked_attention_1_q_grad[2*j187][0][0][0], &pNetBlock3MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm17AVX2(&scratch.net_block_3_masked_attention_1_x_grad[0][i1+8*j187][0], &scratch.net_block_3_masked_attention_1_q_grad[0][i1+8*j187][0][0], &pNetBlock3MaskedAttention1WQ[0])
-		}
+		ocannlGemm16AVX2(&scratch.net_block_3_masked_attention_1_x_grad[2*j187][0][0], &scratch.net_block_3_masked_attention_1_q_grad[2*j187][0][0][0], &pNetBlock3MaskedAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_3_masked_attention_1_x_gradRow3 := &scratch.net_block_3_masked_attention_1_x_grad[i0][i1+8*j187]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_3_masked_attention_1_x_gradRow3 := &scratch.net_block_3_masked_attention_1_x_grad[i0+2*j187][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 24; i3 += 4 {
 						pNetBlock3MaskedAttention1WQRow2 := (*[96]float32)(pNetBlock3MaskedAttention1WQ[2304*i2+96*i3 : 2304*i2+96*i3+96])
-						net_block_3_masked_attention_1_q_gradV2 := scratch.net_block_3_masked_attention_1_q_grad[i0][i1+8*j187][i2][i3]
+						net_block_3_masked_attention_1_q_gradV2 := scratch.net_block_3_masked_attention_1_q_grad[i0+2*j187][i1][i2][i3]
 						pNetBlock3MaskedAttention1WQRow3 := (*[96]float32)(pNetBlock3MaskedAttention1WQ[2304*i2+96*i3+96 : 2304*i2+96*i3+192])
-						net_block_3_masked_attention_1_q_gradV3 := scratch.net_block_3_masked_attention_1_q_grad[i0][i1+8*j187][i2][i3+1]
+						net_block_3_masked_attention_1_q_gradV3 := scratch.net_block_3_masked_attention_1_q_grad[i0+2*j187][i1][i2][i3+1]
 						pNetBlock3MaskedAttention1WQRow4 := (*[96]float32)(pNetBlock3MaskedAttention1WQ[2304*i2+96*i3+192 : 2304*i2+96*i3+288])
-						net_block_3_masked_attention_1_q_gradV4 := scratch.net_block_3_masked_attention_1_q_grad[i0][i1+8*j187][i2][i3+2]
+						net_block_3_masked_attention_1_q_gradV4 := scratch.net_block_3_masked_attention_1_q_grad[i0+2*j187][i1][i2][i3+2]
 						pNetBlock3MaskedAttention1WQRow5 := (*[96]float32)(pNetBlock3MaskedAttention1WQ[2304*i2+96*i3+288 : 2304*i2+96*i3+384])
-						net_block_3_masked_attention_1_q_gradV5 := scratch.net_block_3_masked_attention_1_q_grad[i0][i1+8*j187][i2][i3+3]
+						net_block_3_masked_attention_1_q_gradV5 := scratch.net_block_3_masked_attention_1_q_grad[i0+2*j187][i1][i2][i3+3]
 						for i4 := range 96 {
 							acc80 := net_block_3_masked_attention_1_x_gradRow3[i4]
 							acc80 += pNetBlock3MaskedAttention1WQRow2[i4] * net_block_3_masked_attention_1_q_gradV2
@@ -22131,30 +22046,30 @@ func (r204 *ocannlCharLMBackwardPart191) Part(j206 int) {
 // ocannlCharLMBackwardPart191Records holds the free ocannlCharLMBackwardPart191 records.
 var ocannlCharLMBackwardPart191Records rt.Records[ocannlCharLMBackwardPart191]
 
-// ocannlCharLMBackwardPart192 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 12 values of i2 (see rt.Pool).
+// ocannlCharLMBackwardPart192 is the task record of a loop nest of ocannlCharLMBackward that runs in 6 parts, one
+// for each 64 values of i3 (see rt.Pool).
 type ocannlCharLMBackwardPart192 struct {
 	gNetBlock2Linear1W *[36864]float32
 	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j208 of the nest (0 <= j208 < 8).
+// Part runs part j208 of the nest (0 <= j208 < 6).
 func (r205 *ocannlCharLMBackwardPart192) Part(j208 int) {
 	gNetBlock2Linear1W, scratch := r205.gNetBlock2Linear1W, r205.scratch
-	// float32 broadcast kernel M=12 N=384 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
+	// float32 broadcast kernel M=96 N=64 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&gNetBlock2Linear1W[4608*j208], &scratch.net_block_2_dropout_2_x_1_grad[0][0][12*j208], &scratch.net_block_2_linear_1_x[0][0][0])
+		ocannlGemm8AVX512(&gNetBlock2Linear1W[64*j208], &scratch.net_block_2_dropout_2_x_1_grad[0][0][0], &scratch.net_block_2_linear_1_x[0][0][64*j208])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&gNetBlock2Linear1W[4608*j208], &scratch.net_block_2_dropout_2_x_1_grad[0][0][12*j208], &scratch.net_block_2_linear_1_x[0][0][0])
+		ocannlGemm8AVX2(&gNetBlock2Linear1W[64*j208], &scratch.net_block_2_dropout_2_x_1_grad[0][0][0], &scratch.net_block_2_linear_1_x[0][0][64*j208])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_2_linear_1_xRow3 := &scratch.net_block_2_linear_1_x[i0][i1]
-				for i2 := range 12 {
-					net_block_2_dropout_2_x_1_gradV := scratch.net_block_2_dropout_2_x_1_grad[i0][i1][i2+12*j208]
-					gNetBlock2Linear1WRow := (*[384]float32)(gNetBlock2Linear1W[384*i2+4608*j208 : 384*i2+4608*j208+384])
-					for i3 := range 384 {
-						gNetBlock2Linear1WRow[i3] += net_block_2_dropout_2_x_1_gradV * net_block_2_linear_1_xRow3[i3]
+				for i2 := range 96 {
+					net_block_2_dropout_2_x_1_gradV := scratch.net_block_2_dropout_2_x_1_grad[i0][i1][i2]
+					gNetBlock2Linear1WRow := (*[64]float32)(gNetBlock2Linear1W[384*i2+64*j208 : 384*i2+64*j208+64])
+					for i3 := range 64 {
+						gNetBlock2Linear1WRow[i3] += net_block_2_dropout_2_x_1_gradV * net_block_2_linear_1_xRow3[i3+64*j208]
 					}
 				}
 			}
@@ -22166,7 +22081,7 @@ func (r205 *ocannlCharLMBackwardPart192) Part(j208 int) {
 var ocannlCharLMBackwardPart192Records rt.Records[ocannlCharLMBackwardPart192]
 
 // ocannlCharLMBackwardPart193 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart193 struct {
 	pNetBlock2Linear1W *[36864]float32
 	scratch            *ocannlCharLMBackwardScratch
@@ -22175,29 +22090,25 @@ type ocannlCharLMBackwardPart193 struct {
 // Part runs part j209 of the nest (0 <= j209 < 8).
 func (r206 *ocannlCharLMBackwardPart193) Part(j209 int) {
 	pNetBlock2Linear1W, scratch := r206.pNetBlock2Linear1W, r206.scratch
-	// float32 broadcast kernel M=16 N=384 K=96: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 broadcast kernel M=128 N=384 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm10AVX512(&scratch.net_block_2_linear_1_x_grad[0][i1+8*j209][0], &scratch.net_block_2_dropout_2_x_1_grad[0][i1+8*j209][0], &pNetBlock2Linear1W[0])
-		}
+		ocannlGemm9AVX512(&scratch.net_block_2_linear_1_x_grad[2*j209][0][0], &scratch.net_block_2_dropout_2_x_1_grad[2*j209][0][0], &pNetBlock2Linear1W[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm10AVX2(&scratch.net_block_2_linear_1_x_grad[0][i1+8*j209][0], &scratch.net_block_2_dropout_2_x_1_grad[0][i1+8*j209][0], &pNetBlock2Linear1W[0])
-		}
+		ocannlGemm9AVX2(&scratch.net_block_2_linear_1_x_grad[2*j209][0][0], &scratch.net_block_2_dropout_2_x_1_grad[2*j209][0][0], &pNetBlock2Linear1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_linear_1_x_gradRow := &scratch.net_block_2_linear_1_x_grad[i0][i1+8*j209]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_2_linear_1_x_gradRow := &scratch.net_block_2_linear_1_x_grad[i0+2*j209][i1]
 				for i2 := 0; i2 < 96; i2 += 4 {
 					pNetBlock2Linear1WRow2 := (*[384]float32)(pNetBlock2Linear1W[384*i2 : 384*i2+384])
-					net_block_2_dropout_2_x_1_gradV2 := scratch.net_block_2_dropout_2_x_1_grad[i0][i1+8*j209][i2]
+					net_block_2_dropout_2_x_1_gradV2 := scratch.net_block_2_dropout_2_x_1_grad[i0+2*j209][i1][i2]
 					pNetBlock2Linear1WRow3 := (*[384]float32)(pNetBlock2Linear1W[384*i2+384 : 384*i2+768])
-					net_block_2_dropout_2_x_1_gradV3 := scratch.net_block_2_dropout_2_x_1_grad[i0][i1+8*j209][i2+1]
+					net_block_2_dropout_2_x_1_gradV3 := scratch.net_block_2_dropout_2_x_1_grad[i0+2*j209][i1][i2+1]
 					pNetBlock2Linear1WRow4 := (*[384]float32)(pNetBlock2Linear1W[384*i2+768 : 384*i2+1152])
-					net_block_2_dropout_2_x_1_gradV4 := scratch.net_block_2_dropout_2_x_1_grad[i0][i1+8*j209][i2+2]
+					net_block_2_dropout_2_x_1_gradV4 := scratch.net_block_2_dropout_2_x_1_grad[i0+2*j209][i1][i2+2]
 					pNetBlock2Linear1WRow5 := (*[384]float32)(pNetBlock2Linear1W[384*i2+1152 : 384*i2+1536])
-					net_block_2_dropout_2_x_1_gradV5 := scratch.net_block_2_dropout_2_x_1_grad[i0][i1+8*j209][i2+3]
+					net_block_2_dropout_2_x_1_gradV5 := scratch.net_block_2_dropout_2_x_1_grad[i0+2*j209][i1][i2+3]
 					for i3 := range 384 {
 						acc89 := net_block_2_linear_1_x_gradRow[i3]
 						acc89 += pNetBlock2Linear1WRow2[i3] * net_block_2_dropout_2_x_1_gradV2
@@ -22327,9 +22238,9 @@ func (r210 *ocannlCharLMBackwardPart197) Part(j214 int) {
 	gNetBlock2Linear2W, scratch := r210.gNetBlock2Linear2W, r210.scratch
 	// float32 broadcast kernel M=48 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm11AVX512(&gNetBlock2Linear2W[4608*j214], &scratch.net_block_2_linear_1_x_1_grad[0][0][48*j214], &scratch.net_block_2_linear_2_x[0][0][0])
+		ocannlGemm10AVX512(&gNetBlock2Linear2W[4608*j214], &scratch.net_block_2_linear_1_x_1_grad[0][0][48*j214], &scratch.net_block_2_linear_2_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&gNetBlock2Linear2W[4608*j214], &scratch.net_block_2_linear_1_x_1_grad[0][0][48*j214], &scratch.net_block_2_linear_2_x[0][0][0])
+		ocannlGemm10AVX2(&gNetBlock2Linear2W[4608*j214], &scratch.net_block_2_linear_1_x_1_grad[0][0][48*j214], &scratch.net_block_2_linear_2_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
@@ -22350,7 +22261,7 @@ func (r210 *ocannlCharLMBackwardPart197) Part(j214 int) {
 var ocannlCharLMBackwardPart197Records rt.Records[ocannlCharLMBackwardPart197]
 
 // ocannlCharLMBackwardPart198 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart198 struct {
 	pNetBlock2Linear2W *[36864]float32
 	scratch            *ocannlCharLMBackwardScratch
@@ -22359,29 +22270,25 @@ type ocannlCharLMBackwardPart198 struct {
 // Part runs part j215 of the nest (0 <= j215 < 8).
 func (r211 *ocannlCharLMBackwardPart198) Part(j215 int) {
 	pNetBlock2Linear2W, scratch := r211.pNetBlock2Linear2W, r211.scratch
-	// float32 broadcast kernel M=16 N=96 K=384: AVX512 14x32 tile, 2 k blocks of at most 192; AVX2 6x16 tile, 2 k blocks of at most 192.
+	// float32 broadcast kernel M=128 N=96 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm12AVX512(&scratch.net_block_2_linear_2_x_grad[0][i1+8*j215][0], &scratch.net_block_2_linear_1_x_1_grad[0][i1+8*j215][0], &pNetBlock2Linear2W[0])
-		}
+		ocannlGemm11AVX512(&scratch.net_block_2_linear_2_x_grad[2*j215][0][0], &scratch.net_block_2_linear_1_x_1_grad[2*j215][0][0], &pNetBlock2Linear2W[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm12AVX2(&scratch.net_block_2_linear_2_x_grad[0][i1+8*j215][0], &scratch.net_block_2_linear_1_x_1_grad[0][i1+8*j215][0], &pNetBlock2Linear2W[0])
-		}
+		ocannlGemm11AVX2(&scratch.net_block_2_linear_2_x_grad[2*j215][0][0], &scratch.net_block_2_linear_1_x_1_grad[2*j215][0][0], &pNetBlock2Linear2W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_linear_2_x_gradRow := &scratch.net_block_2_linear_2_x_grad[i0][i1+8*j215]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_2_linear_2_x_gradRow := &scratch.net_block_2_linear_2_x_grad[i0+2*j215][i1]
 				for i2 := 0; i2 < 384; i2 += 4 {
 					pNetBlock2Linear2WRow2 := (*[96]float32)(pNetBlock2Linear2W[96*i2 : 96*i2+96])
-					net_block_2_linear_1_x_1_gradV2 := scratch.net_block_2_linear_1_x_1_grad[i0][i1+8*j215][i2]
+					net_block_2_linear_1_x_1_gradV2 := scratch.net_block_2_linear_1_x_1_grad[i0+2*j215][i1][i2]
 					pNetBlock2Linear2WRow3 := (*[96]float32)(pNetBlock2Linear2W[96*i2+96 : 96*i2+192])
-					net_block_2_linear_1_x_1_gradV3 := scratch.net_block_2_linear_1_x_1_grad[i0][i1+8*j215][i2+1]
+					net_block_2_linear_1_x_1_gradV3 := scratch.net_block_2_linear_1_x_1_grad[i0+2*j215][i1][i2+1]
 					pNetBlock2Linear2WRow4 := (*[96]float32)(pNetBlock2Linear2W[96*i2+192 : 96*i2+288])
-					net_block_2_linear_1_x_1_gradV4 := scratch.net_block_2_linear_1_x_1_grad[i0][i1+8*j215][i2+2]
+					net_block_2_linear_1_x_1_gradV4 := scratch.net_block_2_linear_1_x_1_grad[i0+2*j215][i1][i2+2]
 					pNetBlock2Linear2WRow5 := (*[96]float32)(pNetBlock2Linear2W[96*i2+288 : 96*i2+384])
-					net_block_2_linear_1_x_1_gradV5 := scratch.net_block_2_linear_1_x_1_grad[i0][i1+8*j215][i2+3]
+					net_block_2_linear_1_x_1_gradV5 := scratch.net_block_2_linear_1_x_1_grad[i0+2*j215][i1][i2+3]
 					for i3 := range 96 {
 						acc92 := net_block_2_linear_2_x_gradRow[i3]
 						acc92 += pNetBlock2Linear2WRow2[i3] * net_block_2_linear_1_x_1_gradV2
@@ -22899,29 +22806,29 @@ func (r226 *ocannlCharLMBackwardPart213) Part(j232 int) {
 // ocannlCharLMBackwardPart213Records holds the free ocannlCharLMBackwardPart213 records.
 var ocannlCharLMBackwardPart213Records rt.Records[ocannlCharLMBackwardPart213]
 
-// ocannlCharLMBackwardPart214 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 12 values of i2 (see rt.Pool).
+// ocannlCharLMBackwardPart214 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
+// for each 1 values of i3 (see rt.Pool).
 type ocannlCharLMBackwardPart214 struct {
 	gNetBlock2MaskedAttention1WO *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j233 of the nest (0 <= j233 < 8).
+// Part runs part j233 of the nest (0 <= j233 < 4).
 func (r227 *ocannlCharLMBackwardPart214) Part(j233 int) {
 	gNetBlock2MaskedAttention1WO, scratch := r227.gNetBlock2MaskedAttention1WO, r227.scratch
-	// float32 broadcast kernel M=12 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
+	// float32 broadcast kernel M=96 N=24 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&gNetBlock2MaskedAttention1WO[1152*j233], &scratch.net_block_2_dropout_1_x_grad[0][0][12*j233], &scratch.net_block_2_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm12AVX512(&gNetBlock2MaskedAttention1WO[24*j233], &scratch.net_block_2_dropout_1_x_grad[0][0][0], &scratch.net_block_2_masked_attention_1_ctx[0][0][j233][0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&gNetBlock2MaskedAttention1WO[1152*j233], &scratch.net_block_2_dropout_1_x_grad[0][0][12*j233], &scratch.net_block_2_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm12AVX2(&gNetBlock2MaskedAttention1WO[24*j233], &scratch.net_block_2_dropout_1_x_grad[0][0][0], &scratch.net_block_2_masked_attention_1_ctx[0][0][j233][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
-				for i2 := range 12 {
-					net_block_2_dropout_1_x_gradV := scratch.net_block_2_dropout_1_x_grad[i0][i1][i2+12*j233]
-					for i3 := range 4 {
-						net_block_2_masked_attention_1_ctxRow3 := &scratch.net_block_2_masked_attention_1_ctx[i0][i1][i3]
-						gNetBlock2MaskedAttention1WORow := (*[24]float32)(gNetBlock2MaskedAttention1WO[96*i2+1152*j233+24*i3 : 96*i2+1152*j233+24*i3+24])
+				for i2 := range 96 {
+					net_block_2_dropout_1_x_gradV := scratch.net_block_2_dropout_1_x_grad[i0][i1][i2]
+					for i3 := range 1 {
+						net_block_2_masked_attention_1_ctxRow3 := &scratch.net_block_2_masked_attention_1_ctx[i0][i1][i3+j233]
+						gNetBlock2MaskedAttention1WORow := (*[24]float32)(gNetBlock2MaskedAttention1WO[96*i2+24*i3+24*j233 : 96*i2+24*i3+24*j233+24])
 						for i4 := range 24 {
 							gNetBlock2MaskedAttention1WORow[i4] += net_block_2_dropout_1_x_gradV * net_block_2_masked_attention_1_ctxRow3[i4]
 						}
@@ -22936,7 +22843,7 @@ func (r227 *ocannlCharLMBackwardPart214) Part(j233 int) {
 var ocannlCharLMBackwardPart214Records rt.Records[ocannlCharLMBackwardPart214]
 
 // ocannlCharLMBackwardPart215 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart215 struct {
 	pNetBlock2MaskedAttention1WO *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
@@ -22945,23 +22852,19 @@ type ocannlCharLMBackwardPart215 struct {
 // Part runs part j234 of the nest (0 <= j234 < 8).
 func (r228 *ocannlCharLMBackwardPart215) Part(j234 int) {
 	pNetBlock2MaskedAttention1WO, scratch := r228.pNetBlock2MaskedAttention1WO, r228.scratch
-	// float32 broadcast kernel M=16 N=96 K=96: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm14AVX512(&scratch.net_block_2_masked_attention_1_ctx_grad[0][i1+8*j234][0][0], &scratch.net_block_2_dropout_1_x_grad[0][i1+8*j234][0], &pNetBlock2MaskedAttention1WO[0])
-		}
+		ocannlGemm13AVX512(&scratch.net_block_2_masked_attention_1_ctx_grad[2*j234][0][0][0], &scratch.net_block_2_dropout_1_x_grad[2*j234][0][0], &pNetBlock2MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm14AVX2(&scratch.net_block_2_masked_attention_1_ctx_grad[0][i1+8*j234][0][0], &scratch.net_block_2_dropout_1_x_grad[0][i1+8*j234][0], &pNetBlock2MaskedAttention1WO[0])
-		}
+		ocannlGemm13AVX2(&scratch.net_block_2_masked_attention_1_ctx_grad[2*j234][0][0][0], &scratch.net_block_2_dropout_1_x_grad[2*j234][0][0], &pNetBlock2MaskedAttention1WO[0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 96 {
-					net_block_2_dropout_1_x_gradV2 := scratch.net_block_2_dropout_1_x_grad[i0][i1+8*j234][i2]
+					net_block_2_dropout_1_x_gradV2 := scratch.net_block_2_dropout_1_x_grad[i0+2*j234][i1][i2]
 					for i3 := range 4 {
 						pNetBlock2MaskedAttention1WORow2 := (*[24]float32)(pNetBlock2MaskedAttention1WO[96*i2+24*i3 : 96*i2+24*i3+24])
-						net_block_2_masked_attention_1_ctx_gradRow := &scratch.net_block_2_masked_attention_1_ctx_grad[i0][i1+8*j234][i3]
+						net_block_2_masked_attention_1_ctx_gradRow := &scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j234][i1][i3]
 						for i4 := range 24 {
 							net_block_2_masked_attention_1_ctx_gradRow[i4] += pNetBlock2MaskedAttention1WORow2[i4] * net_block_2_dropout_1_x_gradV2
 						}
@@ -23040,13 +22943,13 @@ func (r230 *ocannlCharLMBackwardPart217) Part(j236 int) {
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm15AVX512(&scratch.net_block_2_masked_attention_1_v_grad[i0+2*j236][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+2*j236][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j236][0][i2][0])
+				ocannlGemm14AVX512(&scratch.net_block_2_masked_attention_1_v_grad[i0+2*j236][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+2*j236][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j236][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm15AVX2(&scratch.net_block_2_masked_attention_1_v_grad[i0+2*j236][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+2*j236][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j236][0][i2][0])
+				ocannlGemm14AVX2(&scratch.net_block_2_masked_attention_1_v_grad[i0+2*j236][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+2*j236][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+2*j236][0][i2][0])
 			}
 		}
 	} else {
@@ -23496,13 +23399,13 @@ func (r247 *ocannlCharLMBackwardPart229) Part(j251 int) {
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm15AVX512(&scratch.net_block_2_masked_attention_1_k_grad[i0+2*j251][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j251][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+2*j251][0][i2][0])
+				ocannlGemm14AVX512(&scratch.net_block_2_masked_attention_1_k_grad[i0+2*j251][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j251][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+2*j251][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm15AVX2(&scratch.net_block_2_masked_attention_1_k_grad[i0+2*j251][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j251][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+2*j251][0][i2][0])
+				ocannlGemm14AVX2(&scratch.net_block_2_masked_attention_1_k_grad[i0+2*j251][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+2*j251][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+2*j251][0][i2][0])
 			}
 		}
 	} else {
@@ -23526,33 +23429,29 @@ func (r247 *ocannlCharLMBackwardPart229) Part(j251 int) {
 // ocannlCharLMBackwardPart229Records holds the free ocannlCharLMBackwardPart229 records.
 var ocannlCharLMBackwardPart229Records rt.Records[ocannlCharLMBackwardPart229]
 
-// ocannlCharLMBackwardPart230 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 3 values of i3 (see rt.Pool).
+// ocannlCharLMBackwardPart230 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
+// for each 1 values of i2 (see rt.Pool).
 type ocannlCharLMBackwardPart230 struct {
 	gNetBlock2MaskedAttention1WV *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j252 of the nest (0 <= j252 < 8).
+// Part runs part j252 of the nest (0 <= j252 < 4).
 func (r248 *ocannlCharLMBackwardPart230) Part(j252 int) {
 	gNetBlock2MaskedAttention1WV, scratch := r248.gNetBlock2MaskedAttention1WV, r248.scratch
-	// float32 broadcast kernel M=4 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
+	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i3 := range 3 {
-			ocannlGemm16AVX512(&gNetBlock2MaskedAttention1WV[96*i3+288*j252], &scratch.net_block_2_masked_attention_1_v_grad[0][0][0][i3+3*j252], &scratch.net_block_2_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm15AVX512(&gNetBlock2MaskedAttention1WV[2304*j252], &scratch.net_block_2_masked_attention_1_v_grad[0][0][j252][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		for i3 := range 3 {
-			ocannlGemm16AVX2(&gNetBlock2MaskedAttention1WV[96*i3+288*j252], &scratch.net_block_2_masked_attention_1_v_grad[0][0][0][i3+3*j252], &scratch.net_block_2_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm15AVX2(&gNetBlock2MaskedAttention1WV[2304*j252], &scratch.net_block_2_masked_attention_1_v_grad[0][0][j252][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_2_masked_attention_1_xRow5 := &scratch.net_block_2_masked_attention_1_x[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 3 {
-						net_block_2_masked_attention_1_v_gradV := scratch.net_block_2_masked_attention_1_v_grad[i0][i1][i2][i3+3*j252]
-						gNetBlock2MaskedAttention1WVRow := (*[96]float32)(gNetBlock2MaskedAttention1WV[2304*i2+96*i3+288*j252 : 2304*i2+96*i3+288*j252+96])
+				for i2 := range 1 {
+					for i3 := range 24 {
+						net_block_2_masked_attention_1_v_gradV := scratch.net_block_2_masked_attention_1_v_grad[i0][i1][i2+j252][i3]
+						gNetBlock2MaskedAttention1WVRow := (*[96]float32)(gNetBlock2MaskedAttention1WV[2304*i2+2304*j252+96*i3 : 2304*i2+2304*j252+96*i3+96])
 						for i4 := range 96 {
 							gNetBlock2MaskedAttention1WVRow[i4] += net_block_2_masked_attention_1_v_gradV * net_block_2_masked_attention_1_xRow5[i4]
 						}
@@ -23567,7 +23466,7 @@ func (r248 *ocannlCharLMBackwardPart230) Part(j252 int) {
 var ocannlCharLMBackwardPart230Records rt.Records[ocannlCharLMBackwardPart230]
 
 // ocannlCharLMBackwardPart231 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart231 struct {
 	pNetBlock2MaskedAttention1WV *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
@@ -23576,30 +23475,26 @@ type ocannlCharLMBackwardPart231 struct {
 // Part runs part j253 of the nest (0 <= j253 < 8).
 func (r249 *ocannlCharLMBackwardPart231) Part(j253 int) {
 	pNetBlock2MaskedAttention1WV, scratch := r249.pNetBlock2MaskedAttention1WV, r249.scratch
-	// float32 broadcast kernel M=16 N=96 K=96: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm14AVX512(&scratch.net_block_2_masked_attention_1_x_grad[0][i1+8*j253][0], &scratch.net_block_2_masked_attention_1_v_grad[0][i1+8*j253][0][0], &pNetBlock2MaskedAttention1WV[0])
-		}
+		ocannlGemm13AVX512(&scratch.net_block_2_masked_attention_1_x_grad[2*j253][0][0], &scratch.net_block_2_masked_attention_1_v_grad[2*j253][0][0][0], &pNetBlock2MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm14AVX2(&scratch.net_block_2_masked_attention_1_x_grad[0][i1+8*j253][0], &scratch.net_block_2_masked_attention_1_v_grad[0][i1+8*j253][0][0], &pNetBlock2MaskedAttention1WV[0])
-		}
+		ocannlGemm13AVX2(&scratch.net_block_2_masked_attention_1_x_grad[2*j253][0][0], &scratch.net_block_2_masked_attention_1_v_grad[2*j253][0][0][0], &pNetBlock2MaskedAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_masked_attention_1_x_gradRow := &scratch.net_block_2_masked_attention_1_x_grad[i0][i1+8*j253]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_2_masked_attention_1_x_gradRow := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j253][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 24; i3 += 4 {
 						pNetBlock2MaskedAttention1WVRow2 := (*[96]float32)(pNetBlock2MaskedAttention1WV[2304*i2+96*i3 : 2304*i2+96*i3+96])
-						net_block_2_masked_attention_1_v_gradV2 := scratch.net_block_2_masked_attention_1_v_grad[i0][i1+8*j253][i2][i3]
+						net_block_2_masked_attention_1_v_gradV2 := scratch.net_block_2_masked_attention_1_v_grad[i0+2*j253][i1][i2][i3]
 						pNetBlock2MaskedAttention1WVRow3 := (*[96]float32)(pNetBlock2MaskedAttention1WV[2304*i2+96*i3+96 : 2304*i2+96*i3+192])
-						net_block_2_masked_attention_1_v_gradV3 := scratch.net_block_2_masked_attention_1_v_grad[i0][i1+8*j253][i2][i3+1]
+						net_block_2_masked_attention_1_v_gradV3 := scratch.net_block_2_masked_attention_1_v_grad[i0+2*j253][i1][i2][i3+1]
 						pNetBlock2MaskedAttention1WVRow4 := (*[96]float32)(pNetBlock2MaskedAttention1WV[2304*i2+96*i3+192 : 2304*i2+96*i3+288])
-						net_block_2_masked_attention_1_v_gradV4 := scratch.net_block_2_masked_attention_1_v_grad[i0][i1+8*j253][i2][i3+2]
+						net_block_2_masked_attention_1_v_gradV4 := scratch.net_block_2_masked_attention_1_v_grad[i0+2*j253][i1][i2][i3+2]
 						pNetBlock2MaskedAttention1WVRow5 := (*[96]float32)(pNetBlock2MaskedAttention1WV[2304*i2+96*i3+288 : 2304*i2+96*i3+384])
-						net_block_2_masked_attention_1_v_gradV5 := scratch.net_block_2_masked_attention_1_v_grad[i0][i1+8*j253][i2][i3+3]
+						net_block_2_masked_attention_1_v_gradV5 := scratch.net_block_2_masked_attention_1_v_grad[i0+2*j253][i1][i2][i3+3]
 						for i4 := range 96 {
 							acc104 := net_block_2_masked_attention_1_x_gradRow[i4]
 							acc104 += pNetBlock2MaskedAttention1WVRow2[i4] * net_block_2_masked_attention_1_v_gradV2
@@ -23618,33 +23513,29 @@ func (r249 *ocannlCharLMBackwardPart231) Part(j253 int) {
 // ocannlCharLMBackwardPart231Records holds the free ocannlCharLMBackwardPart231 records.
 var ocannlCharLMBackwardPart231Records rt.Records[ocannlCharLMBackwardPart231]
 
-// ocannlCharLMBackwardPart232 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 3 values of i3 (see rt.Pool).
+// ocannlCharLMBackwardPart232 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
+// for each 1 values of i2 (see rt.Pool).
 type ocannlCharLMBackwardPart232 struct {
 	gNetBlock2MaskedAttention1WK *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j254 of the nest (0 <= j254 < 8).
+// Part runs part j254 of the nest (0 <= j254 < 4).
 func (r250 *ocannlCharLMBackwardPart232) Part(j254 int) {
 	gNetBlock2MaskedAttention1WK, scratch := r250.gNetBlock2MaskedAttention1WK, r250.scratch
-	// float32 broadcast kernel M=4 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
+	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i3 := range 3 {
-			ocannlGemm16AVX512(&gNetBlock2MaskedAttention1WK[96*i3+288*j254], &scratch.net_block_2_masked_attention_1_k_grad[0][0][0][i3+3*j254], &scratch.net_block_2_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm15AVX512(&gNetBlock2MaskedAttention1WK[2304*j254], &scratch.net_block_2_masked_attention_1_k_grad[0][0][j254][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		for i3 := range 3 {
-			ocannlGemm16AVX2(&gNetBlock2MaskedAttention1WK[96*i3+288*j254], &scratch.net_block_2_masked_attention_1_k_grad[0][0][0][i3+3*j254], &scratch.net_block_2_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm15AVX2(&gNetBlock2MaskedAttention1WK[2304*j254], &scratch.net_block_2_masked_attention_1_k_grad[0][0][j254][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_2_masked_attention_1_xRow6 := &scratch.net_block_2_masked_attention_1_x[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 3 {
-						net_block_2_masked_attention_1_k_gradV := scratch.net_block_2_masked_attention_1_k_grad[i0][i1][i2][i3+3*j254]
-						gNetBlock2MaskedAttention1WKRow := (*[96]float32)(gNetBlock2MaskedAttention1WK[2304*i2+96*i3+288*j254 : 2304*i2+96*i3+288*j254+96])
+				for i2 := range 1 {
+					for i3 := range 24 {
+						net_block_2_masked_attention_1_k_gradV := scratch.net_block_2_masked_attention_1_k_grad[i0][i1][i2+j254][i3]
+						gNetBlock2MaskedAttention1WKRow := (*[96]float32)(gNetBlock2MaskedAttention1WK[2304*i2+2304*j254+96*i3 : 2304*i2+2304*j254+96*i3+96])
 						for i4 := range 96 {
 							gNetBlock2MaskedAttention1WKRow[i4] += net_block_2_masked_attention_1_k_gradV * net_block_2_masked_attention_1_xRow6[i4]
 						}
@@ -23659,7 +23550,7 @@ func (r250 *ocannlCharLMBackwardPart232) Part(j254 int) {
 var ocannlCharLMBackwardPart232Records rt.Records[ocannlCharLMBackwardPart232]
 
 // ocannlCharLMBackwardPart233 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart233 struct {
 	pNetBlock2MaskedAttention1WK *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
@@ -23668,30 +23559,26 @@ type ocannlCharLMBackwardPart233 struct {
 // Part runs part j255 of the nest (0 <= j255 < 8).
 func (r251 *ocannlCharLMBackwardPart233) Part(j255 int) {
 	pNetBlock2MaskedAttention1WK, scratch := r251.pNetBlock2MaskedAttention1WK, r251.scratch
-	// float32 broadcast kernel M=16 N=96 K=96: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm17AVX512(&scratch.net_block_2_masked_attention_1_x_grad[0][i1+8*j255][0], &scratch.net_block_2_masked_attention_1_k_grad[0][i1+8*j255][0][0], &pNetBlock2MaskedAttention1WK[0])
-		}
+		ocannlGemm16AVX512(&scratch.net_block_2_masked_attention_1_x_grad[2*j255][0][0], &scratch.net_block_2_masked_attention_1_k_grad[2*j255][0][0][0], &pNetBlock2MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm17AVX2(&scratch.net_block_2_masked_attention_1_x_grad[0][i1+8*j255][0], &scratch.net_block_2_masked_attention_1_k_grad[0][i1+8*j255][0][0], &pNetBlock2MaskedAttention1WK[0])
-		}
+		ocannlGemm16AVX2(&scratch.net_block_2_masked_attention_1_x_grad[2*j255][0][0], &scratch.net_block_2_masked_attention_1_k_grad[2*j255][0][0][0], &pNetBlock2MaskedAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_masked_attention_1_x_gradRow2 := &scratch.net_block_2_masked_attention_1_x_grad[i0][i1+8*j255]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_2_masked_attention_1_x_gradRow2 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j255][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 24; i3 += 4 {
 						pNetBlock2MaskedAttention1WKRow2 := (*[96]float32)(pNetBlock2MaskedAttention1WK[2304*i2+96*i3 : 2304*i2+96*i3+96])
-						net_block_2_masked_attention_1_k_gradV2 := scratch.net_block_2_masked_attention_1_k_grad[i0][i1+8*j255][i2][i3]
+						net_block_2_masked_attention_1_k_gradV2 := scratch.net_block_2_masked_attention_1_k_grad[i0+2*j255][i1][i2][i3]
 						pNetBlock2MaskedAttention1WKRow3 := (*[96]float32)(pNetBlock2MaskedAttention1WK[2304*i2+96*i3+96 : 2304*i2+96*i3+192])
-						net_block_2_masked_attention_1_k_gradV3 := scratch.net_block_2_masked_attention_1_k_grad[i0][i1+8*j255][i2][i3+1]
+						net_block_2_masked_attention_1_k_gradV3 := scratch.net_block_2_masked_attention_1_k_grad[i0+2*j255][i1][i2][i3+1]
 						pNetBlock2MaskedAttention1WKRow4 := (*[96]float32)(pNetBlock2MaskedAttention1WK[2304*i2+96*i3+192 : 2304*i2+96*i3+288])
-						net_block_2_masked_attention_1_k_gradV4 := scratch.net_block_2_masked_attention_1_k_grad[i0][i1+8*j255][i2][i3+2]
+						net_block_2_masked_attention_1_k_gradV4 := scratch.net_block_2_masked_attention_1_k_grad[i0+2*j255][i1][i2][i3+2]
 						pNetBlock2MaskedAttention1WKRow5 := (*[96]float32)(pNetBlock2MaskedAttention1WK[2304*i2+96*i3+288 : 2304*i2+96*i3+384])
-						net_block_2_masked_attention_1_k_gradV5 := scratch.net_block_2_masked_attention_1_k_grad[i0][i1+8*j255][i2][i3+3]
+						net_block_2_masked_attention_1_k_gradV5 := scratch.net_block_2_masked_attention_1_k_grad[i0+2*j255][i1][i2][i3+3]
 						for i4 := range 96 {
 							acc105 := net_block_2_masked_attention_1_x_gradRow2[i4]
 							acc105 += pNetBlock2MaskedAttention1WKRow2[i4] * net_block_2_masked_attention_1_k_gradV2
@@ -23710,33 +23597,29 @@ func (r251 *ocannlCharLMBackwardPart233) Part(j255 int) {
 // ocannlCharLMBackwardPart233Records holds the free ocannlCharLMBackwardPart233 records.
 var ocannlCharLMBackwardPart233Records rt.Records[ocannlCharLMBackwardPart233]
 
-// ocannlCharLMBackwardPart234 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 3 values of i3 (see rt.Pool).
+// ocannlCharLMBackwardPart234 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
+// for each 1 values of i2 (see rt.Pool).
 type ocannlCharLMBackwardPart234 struct {
 	gNetBlock2MaskedAttention1WQ *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j256 of the nest (0 <= j256 < 8).
+// Part runs part j256 of the nest (0 <= j256 < 4).
 func (r252 *ocannlCharLMBackwardPart234) Part(j256 int) {
 	gNetBlock2MaskedAttention1WQ, scratch := r252.gNetBlock2MaskedAttention1WQ, r252.scratch
-	// float32 broadcast kernel M=4 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
+	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i3 := range 3 {
-			ocannlGemm16AVX512(&gNetBlock2MaskedAttention1WQ[96*i3+288*j256], &scratch.net_block_2_masked_attention_1_q_grad[0][0][0][i3+3*j256], &scratch.net_block_2_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm15AVX512(&gNetBlock2MaskedAttention1WQ[2304*j256], &scratch.net_block_2_masked_attention_1_q_grad[0][0][j256][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		for i3 := range 3 {
-			ocannlGemm16AVX2(&gNetBlock2MaskedAttention1WQ[96*i3+288*j256], &scratch.net_block_2_masked_attention_1_q_grad[0][0][0][i3+3*j256], &scratch.net_block_2_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm15AVX2(&gNetBlock2MaskedAttention1WQ[2304*j256], &scratch.net_block_2_masked_attention_1_q_grad[0][0][j256][0], &scratch.net_block_2_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_2_masked_attention_1_xRow7 := &scratch.net_block_2_masked_attention_1_x[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 3 {
-						net_block_2_masked_attention_1_q_gradV := scratch.net_block_2_masked_attention_1_q_grad[i0][i1][i2][i3+3*j256]
-						gNetBlock2MaskedAttention1WQRow := (*[96]float32)(gNetBlock2MaskedAttention1WQ[2304*i2+96*i3+288*j256 : 2304*i2+96*i3+288*j256+96])
+				for i2 := range 1 {
+					for i3 := range 24 {
+						net_block_2_masked_attention_1_q_gradV := scratch.net_block_2_masked_attention_1_q_grad[i0][i1][i2+j256][i3]
+						gNetBlock2MaskedAttention1WQRow := (*[96]float32)(gNetBlock2MaskedAttention1WQ[2304*i2+2304*j256+96*i3 : 2304*i2+2304*j256+96*i3+96])
 						for i4 := range 96 {
 							gNetBlock2MaskedAttention1WQRow[i4] += net_block_2_masked_attention_1_q_gradV * net_block_2_masked_attention_1_xRow7[i4]
 						}
@@ -23751,7 +23634,7 @@ func (r252 *ocannlCharLMBackwardPart234) Part(j256 int) {
 var ocannlCharLMBackwardPart234Records rt.Records[ocannlCharLMBackwardPart234]
 
 // ocannlCharLMBackwardPart235 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart235 struct {
 	pNetBlock2MaskedAttention1WQ *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
@@ -23760,30 +23643,26 @@ type ocannlCharLMBackwardPart235 struct {
 // Part runs part j257 of the nest (0 <= j257 < 8).
 func (r253 *ocannlCharLMBackwardPart235) Part(j257 int) {
 	pNetBlock2MaskedAttention1WQ, scratch := r253.pNetBlock2MaskedAttention1WQ, r253.scratch
-	// float32 broadcast kernel M=16 N=96 K=96: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm17AVX512(&scratch.net_block_2_masked_attention_1_x_grad[0][i1+8*j257][0], &scratch.net_block_2_masked_attention_1_q_grad[0][i1+8*j257][0][0], &pNetBlock2MaskedAttention1WQ[0])
-		}
+		ocannlGemm16AVX512(&scratch.net_block_2_masked_attention_1_x_grad[2*j257][0][0], &scratch.net_block_2_masked_attention_1_q_grad[2*j257][0][0][0], &pNetBlock2MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm17AVX2(&scratch.net_block_2_masked_attention_1_x_grad[0][i1+8*j257][0], &scratch.net_block_2_masked_attention_1_q_grad[0][i1+8*j257][0][0], &pNetBlock2MaskedAttention1WQ[0])
-		}
+		ocannlGemm16AVX2(&scratch.net_block_2_masked_attention_1_x_grad[2*j257][0][0], &scratch.net_block_2_masked_attention_1_q_grad[2*j257][0][0][0], &pNetBlock2MaskedAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_2_masked_attention_1_x_gradRow3 := &scratch.net_block_2_masked_attention_1_x_grad[i0][i1+8*j257]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_2_masked_attention_1_x_gradRow3 := &scratch.net_block_2_masked_attention_1_x_grad[i0+2*j257][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 24; i3 += 4 {
 						pNetBlock2MaskedAttention1WQRow2 := (*[96]float32)(pNetBlock2MaskedAttention1WQ[2304*i2+96*i3 : 2304*i2+96*i3+96])
-						net_block_2_masked_attention_1_q_gradV2 := scratch.net_block_2_masked_attention_1_q_grad[i0][i1+8*j257][i2][i3]
+						net_block_2_masked_attention_1_q_gradV2 := scratch.net_block_2_masked_attention_1_q_grad[i0+2*j257][i1][i2][i3]
 						pNetBlock2MaskedAttention1WQRow3 := (*[96]float32)(pNetBlock2MaskedAttention1WQ[2304*i2+96*i3+96 : 2304*i2+96*i3+192])
-						net_block_2_masked_attention_1_q_gradV3 := scratch.net_block_2_masked_attention_1_q_grad[i0][i1+8*j257][i2][i3+1]
+						net_block_2_masked_attention_1_q_gradV3 := scratch.net_block_2_masked_attention_1_q_grad[i0+2*j257][i1][i2][i3+1]
 						pNetBlock2MaskedAttention1WQRow4 := (*[96]float32)(pNetBlock2MaskedAttention1WQ[2304*i2+96*i3+192 : 2304*i2+96*i3+288])
-						net_block_2_masked_attention_1_q_gradV4 := scratch.net_block_2_masked_attention_1_q_grad[i0][i1+8*j257][i2][i3+2]
+						net_block_2_masked_attention_1_q_gradV4 := scratch.net_block_2_masked_attention_1_q_grad[i0+2*j257][i1][i2][i3+2]
 						pNetBlock2MaskedAttention1WQRow5 := (*[96]float32)(pNetBlock2MaskedAttention1WQ[2304*i2+96*i3+288 : 2304*i2+96*i3+384])
-						net_block_2_masked_attention_1_q_gradV5 := scratch.net_block_2_masked_attention_1_q_grad[i0][i1+8*j257][i2][i3+3]
+						net_block_2_masked_attention_1_q_gradV5 := scratch.net_block_2_masked_attention_1_q_grad[i0+2*j257][i1][i2][i3+3]
 						for i4 := range 96 {
 							acc106 := net_block_2_masked_attention_1_x_gradRow3[i4]
 							acc106 += pNetBlock2MaskedAttention1WQRow2[i4] * net_block_2_masked_attention_1_q_gradV2
@@ -24371,30 +24250,30 @@ func (r270 *ocannlCharLMBackwardPart252) Part(j276 int) {
 // ocannlCharLMBackwardPart252Records holds the free ocannlCharLMBackwardPart252 records.
 var ocannlCharLMBackwardPart252Records rt.Records[ocannlCharLMBackwardPart252]
 
-// ocannlCharLMBackwardPart253 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 12 values of i2 (see rt.Pool).
+// ocannlCharLMBackwardPart253 is the task record of a loop nest of ocannlCharLMBackward that runs in 6 parts, one
+// for each 64 values of i3 (see rt.Pool).
 type ocannlCharLMBackwardPart253 struct {
 	gNetBlock1Linear1W *[36864]float32
 	scratch            *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j278 of the nest (0 <= j278 < 8).
+// Part runs part j278 of the nest (0 <= j278 < 6).
 func (r271 *ocannlCharLMBackwardPart253) Part(j278 int) {
 	gNetBlock1Linear1W, scratch := r271.gNetBlock1Linear1W, r271.scratch
-	// float32 broadcast kernel M=12 N=384 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
+	// float32 broadcast kernel M=96 N=64 K=1024: AVX512 6x64 tile, 8 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&gNetBlock1Linear1W[4608*j278], &scratch.net_block_1_dropout_2_x_1_grad[0][0][12*j278], &scratch.net_block_1_linear_1_x[0][0][0])
+		ocannlGemm8AVX512(&gNetBlock1Linear1W[64*j278], &scratch.net_block_1_dropout_2_x_1_grad[0][0][0], &scratch.net_block_1_linear_1_x[0][0][64*j278])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&gNetBlock1Linear1W[4608*j278], &scratch.net_block_1_dropout_2_x_1_grad[0][0][12*j278], &scratch.net_block_1_linear_1_x[0][0][0])
+		ocannlGemm8AVX2(&gNetBlock1Linear1W[64*j278], &scratch.net_block_1_dropout_2_x_1_grad[0][0][0], &scratch.net_block_1_linear_1_x[0][0][64*j278])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_1_linear_1_xRow3 := &scratch.net_block_1_linear_1_x[i0][i1]
-				for i2 := range 12 {
-					net_block_1_dropout_2_x_1_gradV := scratch.net_block_1_dropout_2_x_1_grad[i0][i1][i2+12*j278]
-					gNetBlock1Linear1WRow := (*[384]float32)(gNetBlock1Linear1W[384*i2+4608*j278 : 384*i2+4608*j278+384])
-					for i3 := range 384 {
-						gNetBlock1Linear1WRow[i3] += net_block_1_dropout_2_x_1_gradV * net_block_1_linear_1_xRow3[i3]
+				for i2 := range 96 {
+					net_block_1_dropout_2_x_1_gradV := scratch.net_block_1_dropout_2_x_1_grad[i0][i1][i2]
+					gNetBlock1Linear1WRow := (*[64]float32)(gNetBlock1Linear1W[384*i2+64*j278 : 384*i2+64*j278+64])
+					for i3 := range 64 {
+						gNetBlock1Linear1WRow[i3] += net_block_1_dropout_2_x_1_gradV * net_block_1_linear_1_xRow3[i3+64*j278]
 					}
 				}
 			}
@@ -24406,7 +24285,7 @@ func (r271 *ocannlCharLMBackwardPart253) Part(j278 int) {
 var ocannlCharLMBackwardPart253Records rt.Records[ocannlCharLMBackwardPart253]
 
 // ocannlCharLMBackwardPart254 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart254 struct {
 	pNetBlock1Linear1W *[36864]float32
 	scratch            *ocannlCharLMBackwardScratch
@@ -24415,29 +24294,25 @@ type ocannlCharLMBackwardPart254 struct {
 // Part runs part j279 of the nest (0 <= j279 < 8).
 func (r272 *ocannlCharLMBackwardPart254) Part(j279 int) {
 	pNetBlock1Linear1W, scratch := r272.pNetBlock1Linear1W, r272.scratch
-	// float32 broadcast kernel M=16 N=384 K=96: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 broadcast kernel M=128 N=384 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm10AVX512(&scratch.net_block_1_linear_1_x_grad[0][i1+8*j279][0], &scratch.net_block_1_dropout_2_x_1_grad[0][i1+8*j279][0], &pNetBlock1Linear1W[0])
-		}
+		ocannlGemm9AVX512(&scratch.net_block_1_linear_1_x_grad[2*j279][0][0], &scratch.net_block_1_dropout_2_x_1_grad[2*j279][0][0], &pNetBlock1Linear1W[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm10AVX2(&scratch.net_block_1_linear_1_x_grad[0][i1+8*j279][0], &scratch.net_block_1_dropout_2_x_1_grad[0][i1+8*j279][0], &pNetBlock1Linear1W[0])
-		}
+		ocannlGemm9AVX2(&scratch.net_block_1_linear_1_x_grad[2*j279][0][0], &scratch.net_block_1_dropout_2_x_1_grad[2*j279][0][0], &pNetBlock1Linear1W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_linear_1_x_gradRow := &scratch.net_block_1_linear_1_x_grad[i0][i1+8*j279]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_1_linear_1_x_gradRow := &scratch.net_block_1_linear_1_x_grad[i0+2*j279][i1]
 				for i2 := 0; i2 < 96; i2 += 4 {
 					pNetBlock1Linear1WRow2 := (*[384]float32)(pNetBlock1Linear1W[384*i2 : 384*i2+384])
-					net_block_1_dropout_2_x_1_gradV2 := scratch.net_block_1_dropout_2_x_1_grad[i0][i1+8*j279][i2]
+					net_block_1_dropout_2_x_1_gradV2 := scratch.net_block_1_dropout_2_x_1_grad[i0+2*j279][i1][i2]
 					pNetBlock1Linear1WRow3 := (*[384]float32)(pNetBlock1Linear1W[384*i2+384 : 384*i2+768])
-					net_block_1_dropout_2_x_1_gradV3 := scratch.net_block_1_dropout_2_x_1_grad[i0][i1+8*j279][i2+1]
+					net_block_1_dropout_2_x_1_gradV3 := scratch.net_block_1_dropout_2_x_1_grad[i0+2*j279][i1][i2+1]
 					pNetBlock1Linear1WRow4 := (*[384]float32)(pNetBlock1Linear1W[384*i2+768 : 384*i2+1152])
-					net_block_1_dropout_2_x_1_gradV4 := scratch.net_block_1_dropout_2_x_1_grad[i0][i1+8*j279][i2+2]
+					net_block_1_dropout_2_x_1_gradV4 := scratch.net_block_1_dropout_2_x_1_grad[i0+2*j279][i1][i2+2]
 					pNetBlock1Linear1WRow5 := (*[384]float32)(pNetBlock1Linear1W[384*i2+1152 : 384*i2+1536])
-					net_block_1_dropout_2_x_1_gradV5 := scratch.net_block_1_dropout_2_x_1_grad[i0][i1+8*j279][i2+3]
+					net_block_1_dropout_2_x_1_gradV5 := scratch.net_block_1_dropout_2_x_1_grad[i0+2*j279][i1][i2+3]
 					for i3 := range 384 {
 						acc115 := net_block_1_linear_1_x_gradRow[i3]
 						acc115 += pNetBlock1Linear1WRow2[i3] * net_block_1_dropout_2_x_1_gradV2
@@ -24567,9 +24442,9 @@ func (r276 *ocannlCharLMBackwardPart258) Part(j284 int) {
 	gNetBlock1Linear2W, scratch := r276.gNetBlock1Linear2W, r276.scratch
 	// float32 broadcast kernel M=48 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm11AVX512(&gNetBlock1Linear2W[4608*j284], &scratch.net_block_1_linear_1_x_1_grad[0][0][48*j284], &scratch.net_block_1_linear_2_x[0][0][0])
+		ocannlGemm10AVX512(&gNetBlock1Linear2W[4608*j284], &scratch.net_block_1_linear_1_x_1_grad[0][0][48*j284], &scratch.net_block_1_linear_2_x[0][0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm11AVX2(&gNetBlock1Linear2W[4608*j284], &scratch.net_block_1_linear_1_x_1_grad[0][0][48*j284], &scratch.net_block_1_linear_2_x[0][0][0])
+		ocannlGemm10AVX2(&gNetBlock1Linear2W[4608*j284], &scratch.net_block_1_linear_1_x_1_grad[0][0][48*j284], &scratch.net_block_1_linear_2_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
@@ -24590,7 +24465,7 @@ func (r276 *ocannlCharLMBackwardPart258) Part(j284 int) {
 var ocannlCharLMBackwardPart258Records rt.Records[ocannlCharLMBackwardPart258]
 
 // ocannlCharLMBackwardPart259 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart259 struct {
 	pNetBlock1Linear2W *[36864]float32
 	scratch            *ocannlCharLMBackwardScratch
@@ -24599,29 +24474,25 @@ type ocannlCharLMBackwardPart259 struct {
 // Part runs part j285 of the nest (0 <= j285 < 8).
 func (r277 *ocannlCharLMBackwardPart259) Part(j285 int) {
 	pNetBlock1Linear2W, scratch := r277.pNetBlock1Linear2W, r277.scratch
-	// float32 broadcast kernel M=16 N=96 K=384: AVX512 14x32 tile, 2 k blocks of at most 192; AVX2 6x16 tile, 2 k blocks of at most 192.
+	// float32 broadcast kernel M=128 N=96 K=384: AVX512 6x64 tile, 3 k blocks of at most 128, B slivers packed; AVX2 6x16 tile, 2 k blocks of at most 192, B slivers packed.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm12AVX512(&scratch.net_block_1_linear_2_x_grad[0][i1+8*j285][0], &scratch.net_block_1_linear_1_x_1_grad[0][i1+8*j285][0], &pNetBlock1Linear2W[0])
-		}
+		ocannlGemm11AVX512(&scratch.net_block_1_linear_2_x_grad[2*j285][0][0], &scratch.net_block_1_linear_1_x_1_grad[2*j285][0][0], &pNetBlock1Linear2W[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm12AVX2(&scratch.net_block_1_linear_2_x_grad[0][i1+8*j285][0], &scratch.net_block_1_linear_1_x_1_grad[0][i1+8*j285][0], &pNetBlock1Linear2W[0])
-		}
+		ocannlGemm11AVX2(&scratch.net_block_1_linear_2_x_grad[2*j285][0][0], &scratch.net_block_1_linear_1_x_1_grad[2*j285][0][0], &pNetBlock1Linear2W[0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_linear_2_x_gradRow := &scratch.net_block_1_linear_2_x_grad[i0][i1+8*j285]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_1_linear_2_x_gradRow := &scratch.net_block_1_linear_2_x_grad[i0+2*j285][i1]
 				for i2 := 0; i2 < 384; i2 += 4 {
 					pNetBlock1Linear2WRow2 := (*[96]float32)(pNetBlock1Linear2W[96*i2 : 96*i2+96])
-					net_block_1_linear_1_x_1_gradV2 := scratch.net_block_1_linear_1_x_1_grad[i0][i1+8*j285][i2]
+					net_block_1_linear_1_x_1_gradV2 := scratch.net_block_1_linear_1_x_1_grad[i0+2*j285][i1][i2]
 					pNetBlock1Linear2WRow3 := (*[96]float32)(pNetBlock1Linear2W[96*i2+96 : 96*i2+192])
-					net_block_1_linear_1_x_1_gradV3 := scratch.net_block_1_linear_1_x_1_grad[i0][i1+8*j285][i2+1]
+					net_block_1_linear_1_x_1_gradV3 := scratch.net_block_1_linear_1_x_1_grad[i0+2*j285][i1][i2+1]
 					pNetBlock1Linear2WRow4 := (*[96]float32)(pNetBlock1Linear2W[96*i2+192 : 96*i2+288])
-					net_block_1_linear_1_x_1_gradV4 := scratch.net_block_1_linear_1_x_1_grad[i0][i1+8*j285][i2+2]
+					net_block_1_linear_1_x_1_gradV4 := scratch.net_block_1_linear_1_x_1_grad[i0+2*j285][i1][i2+2]
 					pNetBlock1Linear2WRow5 := (*[96]float32)(pNetBlock1Linear2W[96*i2+288 : 96*i2+384])
-					net_block_1_linear_1_x_1_gradV5 := scratch.net_block_1_linear_1_x_1_grad[i0][i1+8*j285][i2+3]
+					net_block_1_linear_1_x_1_gradV5 := scratch.net_block_1_linear_1_x_1_grad[i0+2*j285][i1][i2+3]
 					for i3 := range 96 {
 						acc118 := net_block_1_linear_2_x_gradRow[i3]
 						acc118 += pNetBlock1Linear2WRow2[i3] * net_block_1_linear_1_x_1_gradV2
@@ -25139,29 +25010,29 @@ func (r292 *ocannlCharLMBackwardPart274) Part(j302 int) {
 // ocannlCharLMBackwardPart274Records holds the free ocannlCharLMBackwardPart274 records.
 var ocannlCharLMBackwardPart274Records rt.Records[ocannlCharLMBackwardPart274]
 
-// ocannlCharLMBackwardPart275 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 12 values of i2 (see rt.Pool).
+// ocannlCharLMBackwardPart275 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
+// for each 1 values of i3 (see rt.Pool).
 type ocannlCharLMBackwardPart275 struct {
 	gNetBlock1MaskedAttention1WO *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j303 of the nest (0 <= j303 < 8).
+// Part runs part j303 of the nest (0 <= j303 < 4).
 func (r293 *ocannlCharLMBackwardPart275) Part(j303 int) {
 	gNetBlock1MaskedAttention1WO, scratch := r293.gNetBlock1MaskedAttention1WO, r293.scratch
-	// float32 broadcast kernel M=12 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
+	// float32 broadcast kernel M=96 N=24 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256, B slivers packed; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm13AVX512(&gNetBlock1MaskedAttention1WO[1152*j303], &scratch.net_block_1_dropout_1_x_grad[0][0][12*j303], &scratch.net_block_1_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm12AVX512(&gNetBlock1MaskedAttention1WO[24*j303], &scratch.net_block_1_dropout_1_x_grad[0][0][0], &scratch.net_block_1_masked_attention_1_ctx[0][0][j303][0])
 	} else if ocannlAVX2 {
-		ocannlGemm13AVX2(&gNetBlock1MaskedAttention1WO[1152*j303], &scratch.net_block_1_dropout_1_x_grad[0][0][12*j303], &scratch.net_block_1_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm12AVX2(&gNetBlock1MaskedAttention1WO[24*j303], &scratch.net_block_1_dropout_1_x_grad[0][0][0], &scratch.net_block_1_masked_attention_1_ctx[0][0][j303][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
-				for i2 := range 12 {
-					net_block_1_dropout_1_x_gradV := scratch.net_block_1_dropout_1_x_grad[i0][i1][i2+12*j303]
-					for i3 := range 4 {
-						net_block_1_masked_attention_1_ctxRow3 := &scratch.net_block_1_masked_attention_1_ctx[i0][i1][i3]
-						gNetBlock1MaskedAttention1WORow := (*[24]float32)(gNetBlock1MaskedAttention1WO[96*i2+1152*j303+24*i3 : 96*i2+1152*j303+24*i3+24])
+				for i2 := range 96 {
+					net_block_1_dropout_1_x_gradV := scratch.net_block_1_dropout_1_x_grad[i0][i1][i2]
+					for i3 := range 1 {
+						net_block_1_masked_attention_1_ctxRow3 := &scratch.net_block_1_masked_attention_1_ctx[i0][i1][i3+j303]
+						gNetBlock1MaskedAttention1WORow := (*[24]float32)(gNetBlock1MaskedAttention1WO[96*i2+24*i3+24*j303 : 96*i2+24*i3+24*j303+24])
 						for i4 := range 24 {
 							gNetBlock1MaskedAttention1WORow[i4] += net_block_1_dropout_1_x_gradV * net_block_1_masked_attention_1_ctxRow3[i4]
 						}
@@ -25176,7 +25047,7 @@ func (r293 *ocannlCharLMBackwardPart275) Part(j303 int) {
 var ocannlCharLMBackwardPart275Records rt.Records[ocannlCharLMBackwardPart275]
 
 // ocannlCharLMBackwardPart276 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart276 struct {
 	pNetBlock1MaskedAttention1WO *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
@@ -25185,23 +25056,19 @@ type ocannlCharLMBackwardPart276 struct {
 // Part runs part j304 of the nest (0 <= j304 < 8).
 func (r294 *ocannlCharLMBackwardPart276) Part(j304 int) {
 	pNetBlock1MaskedAttention1WO, scratch := r294.pNetBlock1MaskedAttention1WO, r294.scratch
-	// float32 broadcast kernel M=16 N=96 K=96: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm14AVX512(&scratch.net_block_1_masked_attention_1_ctx_grad[0][i1+8*j304][0][0], &scratch.net_block_1_dropout_1_x_grad[0][i1+8*j304][0], &pNetBlock1MaskedAttention1WO[0])
-		}
+		ocannlGemm13AVX512(&scratch.net_block_1_masked_attention_1_ctx_grad[2*j304][0][0][0], &scratch.net_block_1_dropout_1_x_grad[2*j304][0][0], &pNetBlock1MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm14AVX2(&scratch.net_block_1_masked_attention_1_ctx_grad[0][i1+8*j304][0][0], &scratch.net_block_1_dropout_1_x_grad[0][i1+8*j304][0], &pNetBlock1MaskedAttention1WO[0])
-		}
+		ocannlGemm13AVX2(&scratch.net_block_1_masked_attention_1_ctx_grad[2*j304][0][0][0], &scratch.net_block_1_dropout_1_x_grad[2*j304][0][0], &pNetBlock1MaskedAttention1WO[0])
 	} else {
-		for i0 := range 16 {
-			for i1 := range 8 {
+		for i0 := range 2 {
+			for i1 := range 64 {
 				for i2 := range 96 {
-					net_block_1_dropout_1_x_gradV2 := scratch.net_block_1_dropout_1_x_grad[i0][i1+8*j304][i2]
+					net_block_1_dropout_1_x_gradV2 := scratch.net_block_1_dropout_1_x_grad[i0+2*j304][i1][i2]
 					for i3 := range 4 {
 						pNetBlock1MaskedAttention1WORow2 := (*[24]float32)(pNetBlock1MaskedAttention1WO[96*i2+24*i3 : 96*i2+24*i3+24])
-						net_block_1_masked_attention_1_ctx_gradRow := &scratch.net_block_1_masked_attention_1_ctx_grad[i0][i1+8*j304][i3]
+						net_block_1_masked_attention_1_ctx_gradRow := &scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j304][i1][i3]
 						for i4 := range 24 {
 							net_block_1_masked_attention_1_ctx_gradRow[i4] += pNetBlock1MaskedAttention1WORow2[i4] * net_block_1_dropout_1_x_gradV2
 						}
@@ -25280,13 +25147,13 @@ func (r296 *ocannlCharLMBackwardPart278) Part(j306 int) {
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm15AVX512(&scratch.net_block_1_masked_attention_1_v_grad[i0+2*j306][0][i2][0], &scratch.net_block_1_masked_attention_1_attn[i0+2*j306][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j306][0][i2][0])
+				ocannlGemm14AVX512(&scratch.net_block_1_masked_attention_1_v_grad[i0+2*j306][0][i2][0], &scratch.net_block_1_masked_attention_1_attn[i0+2*j306][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j306][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm15AVX2(&scratch.net_block_1_masked_attention_1_v_grad[i0+2*j306][0][i2][0], &scratch.net_block_1_masked_attention_1_attn[i0+2*j306][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j306][0][i2][0])
+				ocannlGemm14AVX2(&scratch.net_block_1_masked_attention_1_v_grad[i0+2*j306][0][i2][0], &scratch.net_block_1_masked_attention_1_attn[i0+2*j306][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+2*j306][0][i2][0])
 			}
 		}
 	} else {
@@ -25736,13 +25603,13 @@ func (r313 *ocannlCharLMBackwardPart290) Part(j321 int) {
 	if ocannlAVX512 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm15AVX512(&scratch.net_block_1_masked_attention_1_k_grad[i0+2*j321][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j321][0][i2][0], &scratch.net_block_1_masked_attention_1_q[i0+2*j321][0][i2][0])
+				ocannlGemm14AVX512(&scratch.net_block_1_masked_attention_1_k_grad[i0+2*j321][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j321][0][i2][0], &scratch.net_block_1_masked_attention_1_q[i0+2*j321][0][i2][0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i2 := range 4 {
-				ocannlGemm15AVX2(&scratch.net_block_1_masked_attention_1_k_grad[i0+2*j321][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j321][0][i2][0], &scratch.net_block_1_masked_attention_1_q[i0+2*j321][0][i2][0])
+				ocannlGemm14AVX2(&scratch.net_block_1_masked_attention_1_k_grad[i0+2*j321][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+2*j321][0][i2][0], &scratch.net_block_1_masked_attention_1_q[i0+2*j321][0][i2][0])
 			}
 		}
 	} else {
@@ -25766,33 +25633,29 @@ func (r313 *ocannlCharLMBackwardPart290) Part(j321 int) {
 // ocannlCharLMBackwardPart290Records holds the free ocannlCharLMBackwardPart290 records.
 var ocannlCharLMBackwardPart290Records rt.Records[ocannlCharLMBackwardPart290]
 
-// ocannlCharLMBackwardPart291 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 3 values of i3 (see rt.Pool).
+// ocannlCharLMBackwardPart291 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
+// for each 1 values of i2 (see rt.Pool).
 type ocannlCharLMBackwardPart291 struct {
 	gNetBlock1MaskedAttention1WV *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j322 of the nest (0 <= j322 < 8).
+// Part runs part j322 of the nest (0 <= j322 < 4).
 func (r314 *ocannlCharLMBackwardPart291) Part(j322 int) {
 	gNetBlock1MaskedAttention1WV, scratch := r314.gNetBlock1MaskedAttention1WV, r314.scratch
-	// float32 broadcast kernel M=4 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
+	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i3 := range 3 {
-			ocannlGemm16AVX512(&gNetBlock1MaskedAttention1WV[96*i3+288*j322], &scratch.net_block_1_masked_attention_1_v_grad[0][0][0][i3+3*j322], &scratch.net_block_1_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm15AVX512(&gNetBlock1MaskedAttention1WV[2304*j322], &scratch.net_block_1_masked_attention_1_v_grad[0][0][j322][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		for i3 := range 3 {
-			ocannlGemm16AVX2(&gNetBlock1MaskedAttention1WV[96*i3+288*j322], &scratch.net_block_1_masked_attention_1_v_grad[0][0][0][i3+3*j322], &scratch.net_block_1_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm15AVX2(&gNetBlock1MaskedAttention1WV[2304*j322], &scratch.net_block_1_masked_attention_1_v_grad[0][0][j322][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_1_masked_attention_1_xRow5 := &scratch.net_block_1_masked_attention_1_x[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 3 {
-						net_block_1_masked_attention_1_v_gradV := scratch.net_block_1_masked_attention_1_v_grad[i0][i1][i2][i3+3*j322]
-						gNetBlock1MaskedAttention1WVRow := (*[96]float32)(gNetBlock1MaskedAttention1WV[2304*i2+96*i3+288*j322 : 2304*i2+96*i3+288*j322+96])
+				for i2 := range 1 {
+					for i3 := range 24 {
+						net_block_1_masked_attention_1_v_gradV := scratch.net_block_1_masked_attention_1_v_grad[i0][i1][i2+j322][i3]
+						gNetBlock1MaskedAttention1WVRow := (*[96]float32)(gNetBlock1MaskedAttention1WV[2304*i2+2304*j322+96*i3 : 2304*i2+2304*j322+96*i3+96])
 						for i4 := range 96 {
 							gNetBlock1MaskedAttention1WVRow[i4] += net_block_1_masked_attention_1_v_gradV * net_block_1_masked_attention_1_xRow5[i4]
 						}
@@ -25807,7 +25670,7 @@ func (r314 *ocannlCharLMBackwardPart291) Part(j322 int) {
 var ocannlCharLMBackwardPart291Records rt.Records[ocannlCharLMBackwardPart291]
 
 // ocannlCharLMBackwardPart292 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart292 struct {
 	pNetBlock1MaskedAttention1WV *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
@@ -25816,30 +25679,26 @@ type ocannlCharLMBackwardPart292 struct {
 // Part runs part j323 of the nest (0 <= j323 < 8).
 func (r315 *ocannlCharLMBackwardPart292) Part(j323 int) {
 	pNetBlock1MaskedAttention1WV, scratch := r315.pNetBlock1MaskedAttention1WV, r315.scratch
-	// float32 broadcast kernel M=16 N=96 K=96: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm14AVX512(&scratch.net_block_1_masked_attention_1_x_grad[0][i1+8*j323][0], &scratch.net_block_1_masked_attention_1_v_grad[0][i1+8*j323][0][0], &pNetBlock1MaskedAttention1WV[0])
-		}
+		ocannlGemm13AVX512(&scratch.net_block_1_masked_attention_1_x_grad[2*j323][0][0], &scratch.net_block_1_masked_attention_1_v_grad[2*j323][0][0][0], &pNetBlock1MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm14AVX2(&scratch.net_block_1_masked_attention_1_x_grad[0][i1+8*j323][0], &scratch.net_block_1_masked_attention_1_v_grad[0][i1+8*j323][0][0], &pNetBlock1MaskedAttention1WV[0])
-		}
+		ocannlGemm13AVX2(&scratch.net_block_1_masked_attention_1_x_grad[2*j323][0][0], &scratch.net_block_1_masked_attention_1_v_grad[2*j323][0][0][0], &pNetBlock1MaskedAttention1WV[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_masked_attention_1_x_gradRow := &scratch.net_block_1_masked_attention_1_x_grad[i0][i1+8*j323]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_1_masked_attention_1_x_gradRow := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j323][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 24; i3 += 4 {
 						pNetBlock1MaskedAttention1WVRow2 := (*[96]float32)(pNetBlock1MaskedAttention1WV[2304*i2+96*i3 : 2304*i2+96*i3+96])
-						net_block_1_masked_attention_1_v_gradV2 := scratch.net_block_1_masked_attention_1_v_grad[i0][i1+8*j323][i2][i3]
+						net_block_1_masked_attention_1_v_gradV2 := scratch.net_block_1_masked_attention_1_v_grad[i0+2*j323][i1][i2][i3]
 						pNetBlock1MaskedAttention1WVRow3 := (*[96]float32)(pNetBlock1MaskedAttention1WV[2304*i2+96*i3+96 : 2304*i2+96*i3+192])
-						net_block_1_masked_attention_1_v_gradV3 := scratch.net_block_1_masked_attention_1_v_grad[i0][i1+8*j323][i2][i3+1]
+						net_block_1_masked_attention_1_v_gradV3 := scratch.net_block_1_masked_attention_1_v_grad[i0+2*j323][i1][i2][i3+1]
 						pNetBlock1MaskedAttention1WVRow4 := (*[96]float32)(pNetBlock1MaskedAttention1WV[2304*i2+96*i3+192 : 2304*i2+96*i3+288])
-						net_block_1_masked_attention_1_v_gradV4 := scratch.net_block_1_masked_attention_1_v_grad[i0][i1+8*j323][i2][i3+2]
+						net_block_1_masked_attention_1_v_gradV4 := scratch.net_block_1_masked_attention_1_v_grad[i0+2*j323][i1][i2][i3+2]
 						pNetBlock1MaskedAttention1WVRow5 := (*[96]float32)(pNetBlock1MaskedAttention1WV[2304*i2+96*i3+288 : 2304*i2+96*i3+384])
-						net_block_1_masked_attention_1_v_gradV5 := scratch.net_block_1_masked_attention_1_v_grad[i0][i1+8*j323][i2][i3+3]
+						net_block_1_masked_attention_1_v_gradV5 := scratch.net_block_1_masked_attention_1_v_grad[i0+2*j323][i1][i2][i3+3]
 						for i4 := range 96 {
 							acc130 := net_block_1_masked_attention_1_x_gradRow[i4]
 							acc130 += pNetBlock1MaskedAttention1WVRow2[i4] * net_block_1_masked_attention_1_v_gradV2
@@ -25858,33 +25717,29 @@ func (r315 *ocannlCharLMBackwardPart292) Part(j323 int) {
 // ocannlCharLMBackwardPart292Records holds the free ocannlCharLMBackwardPart292 records.
 var ocannlCharLMBackwardPart292Records rt.Records[ocannlCharLMBackwardPart292]
 
-// ocannlCharLMBackwardPart293 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 3 values of i3 (see rt.Pool).
+// ocannlCharLMBackwardPart293 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
+// for each 1 values of i2 (see rt.Pool).
 type ocannlCharLMBackwardPart293 struct {
 	gNetBlock1MaskedAttention1WK *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j324 of the nest (0 <= j324 < 8).
+// Part runs part j324 of the nest (0 <= j324 < 4).
 func (r316 *ocannlCharLMBackwardPart293) Part(j324 int) {
 	gNetBlock1MaskedAttention1WK, scratch := r316.gNetBlock1MaskedAttention1WK, r316.scratch
-	// float32 broadcast kernel M=4 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
+	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i3 := range 3 {
-			ocannlGemm16AVX512(&gNetBlock1MaskedAttention1WK[96*i3+288*j324], &scratch.net_block_1_masked_attention_1_k_grad[0][0][0][i3+3*j324], &scratch.net_block_1_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm15AVX512(&gNetBlock1MaskedAttention1WK[2304*j324], &scratch.net_block_1_masked_attention_1_k_grad[0][0][j324][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		for i3 := range 3 {
-			ocannlGemm16AVX2(&gNetBlock1MaskedAttention1WK[96*i3+288*j324], &scratch.net_block_1_masked_attention_1_k_grad[0][0][0][i3+3*j324], &scratch.net_block_1_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm15AVX2(&gNetBlock1MaskedAttention1WK[2304*j324], &scratch.net_block_1_masked_attention_1_k_grad[0][0][j324][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_1_masked_attention_1_xRow6 := &scratch.net_block_1_masked_attention_1_x[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 3 {
-						net_block_1_masked_attention_1_k_gradV := scratch.net_block_1_masked_attention_1_k_grad[i0][i1][i2][i3+3*j324]
-						gNetBlock1MaskedAttention1WKRow := (*[96]float32)(gNetBlock1MaskedAttention1WK[2304*i2+96*i3+288*j324 : 2304*i2+96*i3+288*j324+96])
+				for i2 := range 1 {
+					for i3 := range 24 {
+						net_block_1_masked_attention_1_k_gradV := scratch.net_block_1_masked_attention_1_k_grad[i0][i1][i2+j324][i3]
+						gNetBlock1MaskedAttention1WKRow := (*[96]float32)(gNetBlock1MaskedAttention1WK[2304*i2+2304*j324+96*i3 : 2304*i2+2304*j324+96*i3+96])
 						for i4 := range 96 {
 							gNetBlock1MaskedAttention1WKRow[i4] += net_block_1_masked_attention_1_k_gradV * net_block_1_masked_attention_1_xRow6[i4]
 						}
@@ -25899,7 +25754,7 @@ func (r316 *ocannlCharLMBackwardPart293) Part(j324 int) {
 var ocannlCharLMBackwardPart293Records rt.Records[ocannlCharLMBackwardPart293]
 
 // ocannlCharLMBackwardPart294 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart294 struct {
 	pNetBlock1MaskedAttention1WK *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
@@ -25908,30 +25763,26 @@ type ocannlCharLMBackwardPart294 struct {
 // Part runs part j325 of the nest (0 <= j325 < 8).
 func (r317 *ocannlCharLMBackwardPart294) Part(j325 int) {
 	pNetBlock1MaskedAttention1WK, scratch := r317.pNetBlock1MaskedAttention1WK, r317.scratch
-	// float32 broadcast kernel M=16 N=96 K=96: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm17AVX512(&scratch.net_block_1_masked_attention_1_x_grad[0][i1+8*j325][0], &scratch.net_block_1_masked_attention_1_k_grad[0][i1+8*j325][0][0], &pNetBlock1MaskedAttention1WK[0])
-		}
+		ocannlGemm16AVX512(&scratch.net_block_1_masked_attention_1_x_grad[2*j325][0][0], &scratch.net_block_1_masked_attention_1_k_grad[2*j325][0][0][0], &pNetBlock1MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm17AVX2(&scratch.net_block_1_masked_attention_1_x_grad[0][i1+8*j325][0], &scratch.net_block_1_masked_attention_1_k_grad[0][i1+8*j325][0][0], &pNetBlock1MaskedAttention1WK[0])
-		}
+		ocannlGemm16AVX2(&scratch.net_block_1_masked_attention_1_x_grad[2*j325][0][0], &scratch.net_block_1_masked_attention_1_k_grad[2*j325][0][0][0], &pNetBlock1MaskedAttention1WK[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_masked_attention_1_x_gradRow2 := &scratch.net_block_1_masked_attention_1_x_grad[i0][i1+8*j325]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_1_masked_attention_1_x_gradRow2 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j325][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 24; i3 += 4 {
 						pNetBlock1MaskedAttention1WKRow2 := (*[96]float32)(pNetBlock1MaskedAttention1WK[2304*i2+96*i3 : 2304*i2+96*i3+96])
-						net_block_1_masked_attention_1_k_gradV2 := scratch.net_block_1_masked_attention_1_k_grad[i0][i1+8*j325][i2][i3]
+						net_block_1_masked_attention_1_k_gradV2 := scratch.net_block_1_masked_attention_1_k_grad[i0+2*j325][i1][i2][i3]
 						pNetBlock1MaskedAttention1WKRow3 := (*[96]float32)(pNetBlock1MaskedAttention1WK[2304*i2+96*i3+96 : 2304*i2+96*i3+192])
-						net_block_1_masked_attention_1_k_gradV3 := scratch.net_block_1_masked_attention_1_k_grad[i0][i1+8*j325][i2][i3+1]
+						net_block_1_masked_attention_1_k_gradV3 := scratch.net_block_1_masked_attention_1_k_grad[i0+2*j325][i1][i2][i3+1]
 						pNetBlock1MaskedAttention1WKRow4 := (*[96]float32)(pNetBlock1MaskedAttention1WK[2304*i2+96*i3+192 : 2304*i2+96*i3+288])
-						net_block_1_masked_attention_1_k_gradV4 := scratch.net_block_1_masked_attention_1_k_grad[i0][i1+8*j325][i2][i3+2]
+						net_block_1_masked_attention_1_k_gradV4 := scratch.net_block_1_masked_attention_1_k_grad[i0+2*j325][i1][i2][i3+2]
 						pNetBlock1MaskedAttention1WKRow5 := (*[96]float32)(pNetBlock1MaskedAttention1WK[2304*i2+96*i3+288 : 2304*i2+96*i3+384])
-						net_block_1_masked_attention_1_k_gradV5 := scratch.net_block_1_masked_attention_1_k_grad[i0][i1+8*j325][i2][i3+3]
+						net_block_1_masked_attention_1_k_gradV5 := scratch.net_block_1_masked_attention_1_k_grad[i0+2*j325][i1][i2][i3+3]
 						for i4 := range 96 {
 							acc131 := net_block_1_masked_attention_1_x_gradRow2[i4]
 							acc131 += pNetBlock1MaskedAttention1WKRow2[i4] * net_block_1_masked_attention_1_k_gradV2
@@ -25950,33 +25801,29 @@ func (r317 *ocannlCharLMBackwardPart294) Part(j325 int) {
 // ocannlCharLMBackwardPart294Records holds the free ocannlCharLMBackwardPart294 records.
 var ocannlCharLMBackwardPart294Records rt.Records[ocannlCharLMBackwardPart294]
 
-// ocannlCharLMBackwardPart295 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 3 values of i3 (see rt.Pool).
+// ocannlCharLMBackwardPart295 is the task record of a loop nest of ocannlCharLMBackward that runs in 4 parts, one
+// for each 1 values of i2 (see rt.Pool).
 type ocannlCharLMBackwardPart295 struct {
 	gNetBlock1MaskedAttention1WQ *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
 }
 
-// Part runs part j326 of the nest (0 <= j326 < 8).
+// Part runs part j326 of the nest (0 <= j326 < 4).
 func (r318 *ocannlCharLMBackwardPart295) Part(j326 int) {
 	gNetBlock1MaskedAttention1WQ, scratch := r318.gNetBlock1MaskedAttention1WQ, r318.scratch
-	// float32 broadcast kernel M=4 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256.
+	// float32 broadcast kernel M=24 N=96 K=1024: AVX512 14x32 tile, 4 k blocks of at most 256; AVX2 6x16 tile, 4 k blocks of at most 256, B slivers packed.
 	if ocannlAVX512 {
-		for i3 := range 3 {
-			ocannlGemm16AVX512(&gNetBlock1MaskedAttention1WQ[96*i3+288*j326], &scratch.net_block_1_masked_attention_1_q_grad[0][0][0][i3+3*j326], &scratch.net_block_1_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm15AVX512(&gNetBlock1MaskedAttention1WQ[2304*j326], &scratch.net_block_1_masked_attention_1_q_grad[0][0][j326][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
 	} else if ocannlAVX2 {
-		for i3 := range 3 {
-			ocannlGemm16AVX2(&gNetBlock1MaskedAttention1WQ[96*i3+288*j326], &scratch.net_block_1_masked_attention_1_q_grad[0][0][0][i3+3*j326], &scratch.net_block_1_masked_attention_1_x[0][0][0])
-		}
+		ocannlGemm15AVX2(&gNetBlock1MaskedAttention1WQ[2304*j326], &scratch.net_block_1_masked_attention_1_q_grad[0][0][j326][0], &scratch.net_block_1_masked_attention_1_x[0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 64 {
 				net_block_1_masked_attention_1_xRow7 := &scratch.net_block_1_masked_attention_1_x[i0][i1]
-				for i2 := range 4 {
-					for i3 := range 3 {
-						net_block_1_masked_attention_1_q_gradV := scratch.net_block_1_masked_attention_1_q_grad[i0][i1][i2][i3+3*j326]
-						gNetBlock1MaskedAttention1WQRow := (*[96]float32)(gNetBlock1MaskedAttention1WQ[2304*i2+96*i3+288*j326 : 2304*i2+96*i3+288*j326+96])
+				for i2 := range 1 {
+					for i3 := range 24 {
+						net_block_1_masked_attention_1_q_gradV := scratch.net_block_1_masked_attention_1_q_grad[i0][i1][i2+j326][i3]
+						gNetBlock1MaskedAttention1WQRow := (*[96]float32)(gNetBlock1MaskedAttention1WQ[2304*i2+2304*j326+96*i3 : 2304*i2+2304*j326+96*i3+96])
 						for i4 := range 96 {
 							gNetBlock1MaskedAttention1WQRow[i4] += net_block_1_masked_attention_1_q_gradV * net_block_1_masked_attention_1_xRow7[i4]
 						}
@@ -25991,7 +25838,7 @@ func (r318 *ocannlCharLMBackwardPart295) Part(j326 int) {
 var ocannlCharLMBackwardPart295Records rt.Records[ocannlCharLMBackwardPart295]
 
 // ocannlCharLMBackwardPart296 is the task record of a loop nest of ocannlCharLMBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// for each 2 values of i0 (see rt.Pool).
 type ocannlCharLMBackwardPart296 struct {
 	pNetBlock1MaskedAttention1WQ *[9216]float32
 	scratch                      *ocannlCharLMBackwardScratch
@@ -26000,30 +25847,26 @@ type ocannlCharLMBackwardPart296 struct {
 // Part runs part j327 of the nest (0 <= j327 < 8).
 func (r319 *ocannlCharLMBackwardPart296) Part(j327 int) {
 	pNetBlock1MaskedAttention1WQ, scratch := r319.pNetBlock1MaskedAttention1WQ, r319.scratch
-	// float32 broadcast kernel M=16 N=96 K=96: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 broadcast kernel M=128 N=96 K=96: AVX512 6x64 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		for i1 := range 8 {
-			ocannlGemm17AVX512(&scratch.net_block_1_masked_attention_1_x_grad[0][i1+8*j327][0], &scratch.net_block_1_masked_attention_1_q_grad[0][i1+8*j327][0][0], &pNetBlock1MaskedAttention1WQ[0])
-		}
+		ocannlGemm16AVX512(&scratch.net_block_1_masked_attention_1_x_grad[2*j327][0][0], &scratch.net_block_1_masked_attention_1_q_grad[2*j327][0][0][0], &pNetBlock1MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		for i1 := range 8 {
-			ocannlGemm17AVX2(&scratch.net_block_1_masked_attention_1_x_grad[0][i1+8*j327][0], &scratch.net_block_1_masked_attention_1_q_grad[0][i1+8*j327][0][0], &pNetBlock1MaskedAttention1WQ[0])
-		}
+		ocannlGemm16AVX2(&scratch.net_block_1_masked_attention_1_x_grad[2*j327][0][0], &scratch.net_block_1_masked_attention_1_q_grad[2*j327][0][0][0], &pNetBlock1MaskedAttention1WQ[0])
 	} else {
 		// i3 unrolled by 4 and jammed into i4.
-		for i0 := range 16 {
-			for i1 := range 8 {
-				net_block_1_masked_attention_1_x_gradRow3 := &scratch.net_block_1_masked_attention_1_x_grad[i0][i1+8*j327]
+		for i0 := range 2 {
+			for i1 := range 64 {
+				net_block_1_masked_attention_1_x_gradRow3 := &scratch.net_block_1_masked_attention_1_x_grad[i0+2*j327][i1]
 				for i2 := range 4 {
 					for i3 := 0; i3 < 24; i3 += 4 {
 						pNetBlock1MaskedAttention1WQRow2 := (*[96]float32)(pNetBlock1MaskedAttention1WQ[2304*i2+96*i3 : 2304*i2+96*i3+96])
-						net_block_1_masked_attention_1_q_gradV2 := scratch.net_block_1_masked_attention_1_q_grad[i0][i1+8*j327][i2][i3]
+						net_block_1_masked_attention_1_q_gradV2 := scratch.net_block_1_masked_attention_1_q_grad[i0+2*j327][i1][i2][i3]
 						pNetBlock1MaskedAttention1WQRow3 := (*[96]float32)(pNetBlock1MaskedAttention1WQ[2304*i2+96*i3+96 : 2304*i2+96*i3+192])
-						net_block_1_masked_attention_1_q_gradV3 := scratch.net_block_1_masked_attention_1_q_grad[i0][i1+8*j327][i2][i3+1]
+						net_block_1_masked_attention_1_q_gradV3 := scratch.net_block_1_masked_attention_1_q_grad[i0+2*j327][i1][i2][i3+1]
 						pNetBlock1MaskedAttention1WQRow4 := (*[96]float32)(pNetBlock1MaskedAttention1WQ[2304*i2+96*i3+192 : 2304*i2+96*i3+288])
-						net_block_1_masked_attention_1_q_gradV4 := scratch.net_block_1_masked_attention_1_q_grad[i0][i1+8*j327][i2][i3+2]
+						net_block_1_masked_attention_1_q_gradV4 := scratch.net_block_1_masked_attention_1_q_grad[i0+2*j327][i1][i2][i3+2]
 						pNetBlock1MaskedAttention1WQRow5 := (*[96]float32)(pNetBlock1MaskedAttention1WQ[2304*i2+96*i3+288 : 2304*i2+96*i3+384])
-						net_block_1_masked_attention_1_q_gradV5 := scratch.net_block_1_masked_attention_1_q_grad[i0][i1+8*j327][i2][i3+3]
+						net_block_1_masked_attention_1_q_gradV5 := scratch.net_block_1_masked_attention_1_q_grad[i0+2*j327][i1][i2][i3+3]
 						for i4 := range 96 {
 							acc132 := net_block_1_masked_attention_1_x_gradRow3[i4]
 							acc132 += pNetBlock1MaskedAttention1WQRow2[i4] * net_block_1_masked_attention_1_q_gradV2
@@ -27936,26 +27779,26 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	}
 
 	// net.block#1.masked_attention#1@2/q = compose "*" of net.block#1.masked_attention#1.w_q, net.block#1.masked_attention#1@2/x
-	// 8 parts of i0 on the pool.
+	// 4 parts of i1 on the pool.
 	rec := ocannlCharLMNextPart0Records.Get()
 	rec.pNetBlock1MaskedAttention1WQ = pNetBlock1MaskedAttention1WQ
 	rec.scratch = scratch
 
 	// net.block#1.masked_attention#1@2/k = compose "*" of net.block#1.masked_attention#1.w_k, net.block#1.masked_attention#1@2/x
-	// 8 parts of i0 on the pool.
+	// 4 parts of i1 on the pool.
 	rec2 := ocannlCharLMNextPart1Records.Get()
 	rec2.pNetBlock1MaskedAttention1WK = pNetBlock1MaskedAttention1WK
 	rec2.scratch = scratch
 
 	// net.block#1.masked_attention#1@2/v = compose "*" of net.block#1.masked_attention#1.w_v, net.block#1.masked_attention#1@2/x
-	// 8 parts of i0 on the pool.
+	// 4 parts of i1 on the pool.
 	rec3 := ocannlCharLMNextPart2Records.Get()
 	rec3.pNetBlock1MaskedAttention1WV = pNetBlock1MaskedAttention1WV
 	rec3.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec, rec2, rec3)
+	region.RunSeq(4, rec, rec2, rec3)
 	*rec = ocannlCharLMNextPart0{}
 	ocannlCharLMNextPart0Records.Put(rec)
 	*rec2 = ocannlCharLMNextPart1{}
@@ -28522,26 +28365,26 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	}
 
 	// net.block#2.masked_attention#1@2/q = compose "*" of net.block#2.masked_attention#1.w_q, net.block#2.masked_attention#1@2/x
-	// 8 parts of i0 on the pool.
+	// 4 parts of i1 on the pool.
 	rec11 := ocannlCharLMNextPart10Records.Get()
 	rec11.pNetBlock2MaskedAttention1WQ = pNetBlock2MaskedAttention1WQ
 	rec11.scratch = scratch
 
 	// net.block#2.masked_attention#1@2/k = compose "*" of net.block#2.masked_attention#1.w_k, net.block#2.masked_attention#1@2/x
-	// 8 parts of i0 on the pool.
+	// 4 parts of i1 on the pool.
 	rec12 := ocannlCharLMNextPart11Records.Get()
 	rec12.pNetBlock2MaskedAttention1WK = pNetBlock2MaskedAttention1WK
 	rec12.scratch = scratch
 
 	// net.block#2.masked_attention#1@2/v = compose "*" of net.block#2.masked_attention#1.w_v, net.block#2.masked_attention#1@2/x
-	// 8 parts of i0 on the pool.
+	// 4 parts of i1 on the pool.
 	rec13 := ocannlCharLMNextPart12Records.Get()
 	rec13.pNetBlock2MaskedAttention1WV = pNetBlock2MaskedAttention1WV
 	rec13.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec11, rec12, rec13)
+	region.RunSeq(4, rec11, rec12, rec13)
 	*rec11 = ocannlCharLMNextPart10{}
 	ocannlCharLMNextPart10Records.Put(rec11)
 	*rec12 = ocannlCharLMNextPart11{}
@@ -29108,26 +28951,26 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	}
 
 	// net.block#3.masked_attention#1@2/q = compose "*" of net.block#3.masked_attention#1.w_q, net.block#3.masked_attention#1@2/x
-	// 8 parts of i0 on the pool.
+	// 4 parts of i1 on the pool.
 	rec21 := ocannlCharLMNextPart20Records.Get()
 	rec21.pNetBlock3MaskedAttention1WQ = pNetBlock3MaskedAttention1WQ
 	rec21.scratch = scratch
 
 	// net.block#3.masked_attention#1@2/k = compose "*" of net.block#3.masked_attention#1.w_k, net.block#3.masked_attention#1@2/x
-	// 8 parts of i0 on the pool.
+	// 4 parts of i1 on the pool.
 	rec22 := ocannlCharLMNextPart21Records.Get()
 	rec22.pNetBlock3MaskedAttention1WK = pNetBlock3MaskedAttention1WK
 	rec22.scratch = scratch
 
 	// net.block#3.masked_attention#1@2/v = compose "*" of net.block#3.masked_attention#1.w_v, net.block#3.masked_attention#1@2/x
-	// 8 parts of i0 on the pool.
+	// 4 parts of i1 on the pool.
 	rec23 := ocannlCharLMNextPart22Records.Get()
 	rec23.pNetBlock3MaskedAttention1WV = pNetBlock3MaskedAttention1WV
 	rec23.scratch = scratch
 
 	// The 3 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec21, rec22, rec23)
+	region.RunSeq(4, rec21, rec22, rec23)
 	*rec21 = ocannlCharLMNextPart20{}
 	ocannlCharLMNextPart20Records.Put(rec21)
 	*rec22 = ocannlCharLMNextPart21{}
@@ -29777,33 +29620,33 @@ type ocannlCharLMNextScratch struct {
 	next_1                                    [1][64][128]float32
 }
 
-// ocannlCharLMNextPart0 is the task record of a loop nest of ocannlCharLMNext that runs in 8 parts, one
-// for each 8 values of i0 (see rt.Pool).
+// ocannlCharLMNextPart0 is the task record of a loop nest of ocannlCharLMNext that runs in 4 parts, one
+// for each 1 values of i1 (see rt.Pool).
 type ocannlCharLMNextPart0 struct {
 	pNetBlock1MaskedAttention1WQ *[9216]float32
 	scratch                      *ocannlCharLMNextScratch
 }
 
-// Part runs part j of the nest (0 <= j < 8).
+// Part runs part j of the nest (0 <= j < 4).
 func (r *ocannlCharLMNextPart0) Part(j int) {
 	pNetBlock1MaskedAttention1WQ, scratch := r.pNetBlock1MaskedAttention1WQ, r.scratch
-	// float32 dot kernel M=96 N=8 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=24 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&scratch.net_block_1_masked_attention_1_2_q[0][8*j][0][0], &pNetBlock1MaskedAttention1WQ[0], &scratch.net_block_1_masked_attention_1_2_x[0][8*j][0])
+		ocannlGemm17AVX512(&scratch.net_block_1_masked_attention_1_2_q[0][0][j][0], &scratch.net_block_1_masked_attention_1_2_x[0][0][0], &pNetBlock1MaskedAttention1WQ[2304*j])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&scratch.net_block_1_masked_attention_1_2_q[0][8*j][0][0], &pNetBlock1MaskedAttention1WQ[0], &scratch.net_block_1_masked_attention_1_2_x[0][8*j][0])
+		ocannlGemm17AVX2(&scratch.net_block_1_masked_attention_1_2_q[0][0][j][0], &scratch.net_block_1_masked_attention_1_2_x[0][0][0], &pNetBlock1MaskedAttention1WQ[2304*j])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			net_block_1_masked_attention_1_2_xRow2 := &scratch.net_block_1_masked_attention_1_2_x[0][i0+8*j]
-			for i1 := range 4 {
+		for i0 := range 64 {
+			net_block_1_masked_attention_1_2_xRow2 := &scratch.net_block_1_masked_attention_1_2_x[0][i0]
+			for i1 := range 1 {
 				for i2 := range 24 {
-					pNetBlock1MaskedAttention1WQRow := (*[96]float32)(pNetBlock1MaskedAttention1WQ[2304*i1+96*i2 : 2304*i1+96*i2+96])
+					pNetBlock1MaskedAttention1WQRow := (*[96]float32)(pNetBlock1MaskedAttention1WQ[2304*i1+2304*j+96*i2 : 2304*i1+2304*j+96*i2+96])
 					acc3 := float32(0)
 					for i3 := range 96 {
 						acc3 += pNetBlock1MaskedAttention1WQRow[i3] * net_block_1_masked_attention_1_2_xRow2[i3]
 					}
-					scratch.net_block_1_masked_attention_1_2_q[0][i0+8*j][i1][i2] = acc3
+					scratch.net_block_1_masked_attention_1_2_q[0][i0][i1+j][i2] = acc3
 				}
 			}
 		}
@@ -29813,33 +29656,33 @@ func (r *ocannlCharLMNextPart0) Part(j int) {
 // ocannlCharLMNextPart0Records holds the free ocannlCharLMNextPart0 records.
 var ocannlCharLMNextPart0Records rt.Records[ocannlCharLMNextPart0]
 
-// ocannlCharLMNextPart1 is the task record of a loop nest of ocannlCharLMNext that runs in 8 parts, one
-// for each 8 values of i0 (see rt.Pool).
+// ocannlCharLMNextPart1 is the task record of a loop nest of ocannlCharLMNext that runs in 4 parts, one
+// for each 1 values of i1 (see rt.Pool).
 type ocannlCharLMNextPart1 struct {
 	pNetBlock1MaskedAttention1WK *[9216]float32
 	scratch                      *ocannlCharLMNextScratch
 }
 
-// Part runs part j2 of the nest (0 <= j2 < 8).
+// Part runs part j2 of the nest (0 <= j2 < 4).
 func (r2 *ocannlCharLMNextPart1) Part(j2 int) {
 	pNetBlock1MaskedAttention1WK, scratch := r2.pNetBlock1MaskedAttention1WK, r2.scratch
-	// float32 dot kernel M=96 N=8 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=24 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&scratch.net_block_1_masked_attention_1_2_k[0][8*j2][0][0], &pNetBlock1MaskedAttention1WK[0], &scratch.net_block_1_masked_attention_1_2_x[0][8*j2][0])
+		ocannlGemm17AVX512(&scratch.net_block_1_masked_attention_1_2_k[0][0][j2][0], &scratch.net_block_1_masked_attention_1_2_x[0][0][0], &pNetBlock1MaskedAttention1WK[2304*j2])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&scratch.net_block_1_masked_attention_1_2_k[0][8*j2][0][0], &pNetBlock1MaskedAttention1WK[0], &scratch.net_block_1_masked_attention_1_2_x[0][8*j2][0])
+		ocannlGemm17AVX2(&scratch.net_block_1_masked_attention_1_2_k[0][0][j2][0], &scratch.net_block_1_masked_attention_1_2_x[0][0][0], &pNetBlock1MaskedAttention1WK[2304*j2])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			net_block_1_masked_attention_1_2_xRow3 := &scratch.net_block_1_masked_attention_1_2_x[0][i0+8*j2]
-			for i1 := range 4 {
+		for i0 := range 64 {
+			net_block_1_masked_attention_1_2_xRow3 := &scratch.net_block_1_masked_attention_1_2_x[0][i0]
+			for i1 := range 1 {
 				for i2 := range 24 {
-					pNetBlock1MaskedAttention1WKRow := (*[96]float32)(pNetBlock1MaskedAttention1WK[2304*i1+96*i2 : 2304*i1+96*i2+96])
+					pNetBlock1MaskedAttention1WKRow := (*[96]float32)(pNetBlock1MaskedAttention1WK[2304*i1+2304*j2+96*i2 : 2304*i1+2304*j2+96*i2+96])
 					acc4 := float32(0)
 					for i3 := range 96 {
 						acc4 += pNetBlock1MaskedAttention1WKRow[i3] * net_block_1_masked_attention_1_2_xRow3[i3]
 					}
-					scratch.net_block_1_masked_attention_1_2_k[0][i0+8*j2][i1][i2] = acc4
+					scratch.net_block_1_masked_attention_1_2_k[0][i0][i1+j2][i2] = acc4
 				}
 			}
 		}
@@ -29849,33 +29692,33 @@ func (r2 *ocannlCharLMNextPart1) Part(j2 int) {
 // ocannlCharLMNextPart1Records holds the free ocannlCharLMNextPart1 records.
 var ocannlCharLMNextPart1Records rt.Records[ocannlCharLMNextPart1]
 
-// ocannlCharLMNextPart2 is the task record of a loop nest of ocannlCharLMNext that runs in 8 parts, one
-// for each 8 values of i0 (see rt.Pool).
+// ocannlCharLMNextPart2 is the task record of a loop nest of ocannlCharLMNext that runs in 4 parts, one
+// for each 1 values of i1 (see rt.Pool).
 type ocannlCharLMNextPart2 struct {
 	pNetBlock1MaskedAttention1WV *[9216]float32
 	scratch                      *ocannlCharLMNextScratch
 }
 
-// Part runs part j3 of the nest (0 <= j3 < 8).
+// Part runs part j3 of the nest (0 <= j3 < 4).
 func (r3 *ocannlCharLMNextPart2) Part(j3 int) {
 	pNetBlock1MaskedAttention1WV, scratch := r3.pNetBlock1MaskedAttention1WV, r3.scratch
-	// float32 dot kernel M=96 N=8 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=24 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&scratch.net_block_1_masked_attention_1_2_v[0][8*j3][0][0], &pNetBlock1MaskedAttention1WV[0], &scratch.net_block_1_masked_attention_1_2_x[0][8*j3][0])
+		ocannlGemm17AVX512(&scratch.net_block_1_masked_attention_1_2_v[0][0][j3][0], &scratch.net_block_1_masked_attention_1_2_x[0][0][0], &pNetBlock1MaskedAttention1WV[2304*j3])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&scratch.net_block_1_masked_attention_1_2_v[0][8*j3][0][0], &pNetBlock1MaskedAttention1WV[0], &scratch.net_block_1_masked_attention_1_2_x[0][8*j3][0])
+		ocannlGemm17AVX2(&scratch.net_block_1_masked_attention_1_2_v[0][0][j3][0], &scratch.net_block_1_masked_attention_1_2_x[0][0][0], &pNetBlock1MaskedAttention1WV[2304*j3])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			net_block_1_masked_attention_1_2_xRow4 := &scratch.net_block_1_masked_attention_1_2_x[0][i0+8*j3]
-			for i1 := range 4 {
+		for i0 := range 64 {
+			net_block_1_masked_attention_1_2_xRow4 := &scratch.net_block_1_masked_attention_1_2_x[0][i0]
+			for i1 := range 1 {
 				for i2 := range 24 {
-					pNetBlock1MaskedAttention1WVRow := (*[96]float32)(pNetBlock1MaskedAttention1WV[2304*i1+96*i2 : 2304*i1+96*i2+96])
+					pNetBlock1MaskedAttention1WVRow := (*[96]float32)(pNetBlock1MaskedAttention1WV[2304*i1+2304*j3+96*i2 : 2304*i1+2304*j3+96*i2+96])
 					acc5 := float32(0)
 					for i3 := range 96 {
 						acc5 += pNetBlock1MaskedAttention1WVRow[i3] * net_block_1_masked_attention_1_2_xRow4[i3]
 					}
-					scratch.net_block_1_masked_attention_1_2_v[0][i0+8*j3][i1][i2] = acc5
+					scratch.net_block_1_masked_attention_1_2_v[0][i0][i1+j3][i2] = acc5
 				}
 			}
 		}
@@ -30043,11 +29886,11 @@ type ocannlCharLMNextPart7 struct {
 // Part runs part j8 of the nest (0 <= j8 < 8).
 func (r9 *ocannlCharLMNextPart7) Part(j8 int) {
 	pNetBlock1MaskedAttention1WO, scratch := r9.pNetBlock1MaskedAttention1WO, r9.scratch
-	// float32 dot kernel M=12 N=64 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=12 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm19AVX512(&scratch.net_block_1_dropout_1_2_x[0][0][12*j8], &pNetBlock1MaskedAttention1WO[1152*j8], &scratch.net_block_1_masked_attention_1_2_ctx[0][0][0][0])
+		ocannlGemm18AVX512(&scratch.net_block_1_dropout_1_2_x[0][0][12*j8], &scratch.net_block_1_masked_attention_1_2_ctx[0][0][0][0], &pNetBlock1MaskedAttention1WO[1152*j8])
 	} else if ocannlAVX2 {
-		ocannlGemm19AVX2(&scratch.net_block_1_dropout_1_2_x[0][0][12*j8], &pNetBlock1MaskedAttention1WO[1152*j8], &scratch.net_block_1_masked_attention_1_2_ctx[0][0][0][0])
+		ocannlGemm18AVX2(&scratch.net_block_1_dropout_1_2_x[0][0][12*j8], &scratch.net_block_1_masked_attention_1_2_ctx[0][0][0][0], &pNetBlock1MaskedAttention1WO[1152*j8])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -30079,11 +29922,11 @@ type ocannlCharLMNextPart8 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r10 *ocannlCharLMNextPart8) Part(j9 int) {
 	pNetBlock1Linear2W, scratch := r10.pNetBlock1Linear2W, r10.scratch
-	// float32 dot kernel M=48 N=64 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=48 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&scratch.net_block_1_linear_1_2_x_1[0][0][48*j9], &pNetBlock1Linear2W[4608*j9], &scratch.net_block_1_linear_2_2_x[0][0][0])
+		ocannlGemm19AVX512(&scratch.net_block_1_linear_1_2_x_1[0][0][48*j9], &scratch.net_block_1_linear_2_2_x[0][0][0], &pNetBlock1Linear2W[4608*j9])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&scratch.net_block_1_linear_1_2_x_1[0][0][48*j9], &pNetBlock1Linear2W[4608*j9], &scratch.net_block_1_linear_2_2_x[0][0][0])
+		ocannlGemm19AVX2(&scratch.net_block_1_linear_1_2_x_1[0][0][48*j9], &scratch.net_block_1_linear_2_2_x[0][0][0], &pNetBlock1Linear2W[4608*j9])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -30113,11 +29956,11 @@ type ocannlCharLMNextPart9 struct {
 // Part runs part j10 of the nest (0 <= j10 < 8).
 func (r11 *ocannlCharLMNextPart9) Part(j10 int) {
 	pNetBlock1Linear1W, scratch := r11.pNetBlock1Linear1W, r11.scratch
-	// float32 dot kernel M=12 N=64 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=12 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm21AVX512(&scratch.net_block_1_dropout_2_2_x_1[0][0][12*j10], &pNetBlock1Linear1W[4608*j10], &scratch.net_block_1_linear_1_2_x[0][0][0])
+		ocannlGemm20AVX512(&scratch.net_block_1_dropout_2_2_x_1[0][0][12*j10], &scratch.net_block_1_linear_1_2_x[0][0][0], &pNetBlock1Linear1W[4608*j10])
 	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&scratch.net_block_1_dropout_2_2_x_1[0][0][12*j10], &pNetBlock1Linear1W[4608*j10], &scratch.net_block_1_linear_1_2_x[0][0][0])
+		ocannlGemm20AVX2(&scratch.net_block_1_dropout_2_2_x_1[0][0][12*j10], &scratch.net_block_1_linear_1_2_x[0][0][0], &pNetBlock1Linear1W[4608*j10])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -30137,33 +29980,33 @@ func (r11 *ocannlCharLMNextPart9) Part(j10 int) {
 // ocannlCharLMNextPart9Records holds the free ocannlCharLMNextPart9 records.
 var ocannlCharLMNextPart9Records rt.Records[ocannlCharLMNextPart9]
 
-// ocannlCharLMNextPart10 is the task record of a loop nest of ocannlCharLMNext that runs in 8 parts, one
-// for each 8 values of i0 (see rt.Pool).
+// ocannlCharLMNextPart10 is the task record of a loop nest of ocannlCharLMNext that runs in 4 parts, one
+// for each 1 values of i1 (see rt.Pool).
 type ocannlCharLMNextPart10 struct {
 	pNetBlock2MaskedAttention1WQ *[9216]float32
 	scratch                      *ocannlCharLMNextScratch
 }
 
-// Part runs part j11 of the nest (0 <= j11 < 8).
+// Part runs part j11 of the nest (0 <= j11 < 4).
 func (r12 *ocannlCharLMNextPart10) Part(j11 int) {
 	pNetBlock2MaskedAttention1WQ, scratch := r12.pNetBlock2MaskedAttention1WQ, r12.scratch
-	// float32 dot kernel M=96 N=8 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=24 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&scratch.net_block_2_masked_attention_1_2_q[0][8*j11][0][0], &pNetBlock2MaskedAttention1WQ[0], &scratch.net_block_2_masked_attention_1_2_x[0][8*j11][0])
+		ocannlGemm17AVX512(&scratch.net_block_2_masked_attention_1_2_q[0][0][j11][0], &scratch.net_block_2_masked_attention_1_2_x[0][0][0], &pNetBlock2MaskedAttention1WQ[2304*j11])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&scratch.net_block_2_masked_attention_1_2_q[0][8*j11][0][0], &pNetBlock2MaskedAttention1WQ[0], &scratch.net_block_2_masked_attention_1_2_x[0][8*j11][0])
+		ocannlGemm17AVX2(&scratch.net_block_2_masked_attention_1_2_q[0][0][j11][0], &scratch.net_block_2_masked_attention_1_2_x[0][0][0], &pNetBlock2MaskedAttention1WQ[2304*j11])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			net_block_2_masked_attention_1_2_xRow2 := &scratch.net_block_2_masked_attention_1_2_x[0][i0+8*j11]
-			for i1 := range 4 {
+		for i0 := range 64 {
+			net_block_2_masked_attention_1_2_xRow2 := &scratch.net_block_2_masked_attention_1_2_x[0][i0]
+			for i1 := range 1 {
 				for i2 := range 24 {
-					pNetBlock2MaskedAttention1WQRow := (*[96]float32)(pNetBlock2MaskedAttention1WQ[2304*i1+96*i2 : 2304*i1+96*i2+96])
+					pNetBlock2MaskedAttention1WQRow := (*[96]float32)(pNetBlock2MaskedAttention1WQ[2304*i1+2304*j11+96*i2 : 2304*i1+2304*j11+96*i2+96])
 					acc17 := float32(0)
 					for i3 := range 96 {
 						acc17 += pNetBlock2MaskedAttention1WQRow[i3] * net_block_2_masked_attention_1_2_xRow2[i3]
 					}
-					scratch.net_block_2_masked_attention_1_2_q[0][i0+8*j11][i1][i2] = acc17
+					scratch.net_block_2_masked_attention_1_2_q[0][i0][i1+j11][i2] = acc17
 				}
 			}
 		}
@@ -30173,33 +30016,33 @@ func (r12 *ocannlCharLMNextPart10) Part(j11 int) {
 // ocannlCharLMNextPart10Records holds the free ocannlCharLMNextPart10 records.
 var ocannlCharLMNextPart10Records rt.Records[ocannlCharLMNextPart10]
 
-// ocannlCharLMNextPart11 is the task record of a loop nest of ocannlCharLMNext that runs in 8 parts, one
-// for each 8 values of i0 (see rt.Pool).
+// ocannlCharLMNextPart11 is the task record of a loop nest of ocannlCharLMNext that runs in 4 parts, one
+// for each 1 values of i1 (see rt.Pool).
 type ocannlCharLMNextPart11 struct {
 	pNetBlock2MaskedAttention1WK *[9216]float32
 	scratch                      *ocannlCharLMNextScratch
 }
 
-// Part runs part j12 of the nest (0 <= j12 < 8).
+// Part runs part j12 of the nest (0 <= j12 < 4).
 func (r13 *ocannlCharLMNextPart11) Part(j12 int) {
 	pNetBlock2MaskedAttention1WK, scratch := r13.pNetBlock2MaskedAttention1WK, r13.scratch
-	// float32 dot kernel M=96 N=8 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=24 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&scratch.net_block_2_masked_attention_1_2_k[0][8*j12][0][0], &pNetBlock2MaskedAttention1WK[0], &scratch.net_block_2_masked_attention_1_2_x[0][8*j12][0])
+		ocannlGemm17AVX512(&scratch.net_block_2_masked_attention_1_2_k[0][0][j12][0], &scratch.net_block_2_masked_attention_1_2_x[0][0][0], &pNetBlock2MaskedAttention1WK[2304*j12])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&scratch.net_block_2_masked_attention_1_2_k[0][8*j12][0][0], &pNetBlock2MaskedAttention1WK[0], &scratch.net_block_2_masked_attention_1_2_x[0][8*j12][0])
+		ocannlGemm17AVX2(&scratch.net_block_2_masked_attention_1_2_k[0][0][j12][0], &scratch.net_block_2_masked_attention_1_2_x[0][0][0], &pNetBlock2MaskedAttention1WK[2304*j12])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			net_block_2_masked_attention_1_2_xRow3 := &scratch.net_block_2_masked_attention_1_2_x[0][i0+8*j12]
-			for i1 := range 4 {
+		for i0 := range 64 {
+			net_block_2_masked_attention_1_2_xRow3 := &scratch.net_block_2_masked_attention_1_2_x[0][i0]
+			for i1 := range 1 {
 				for i2 := range 24 {
-					pNetBlock2MaskedAttention1WKRow := (*[96]float32)(pNetBlock2MaskedAttention1WK[2304*i1+96*i2 : 2304*i1+96*i2+96])
+					pNetBlock2MaskedAttention1WKRow := (*[96]float32)(pNetBlock2MaskedAttention1WK[2304*i1+2304*j12+96*i2 : 2304*i1+2304*j12+96*i2+96])
 					acc18 := float32(0)
 					for i3 := range 96 {
 						acc18 += pNetBlock2MaskedAttention1WKRow[i3] * net_block_2_masked_attention_1_2_xRow3[i3]
 					}
-					scratch.net_block_2_masked_attention_1_2_k[0][i0+8*j12][i1][i2] = acc18
+					scratch.net_block_2_masked_attention_1_2_k[0][i0][i1+j12][i2] = acc18
 				}
 			}
 		}
@@ -30209,33 +30052,33 @@ func (r13 *ocannlCharLMNextPart11) Part(j12 int) {
 // ocannlCharLMNextPart11Records holds the free ocannlCharLMNextPart11 records.
 var ocannlCharLMNextPart11Records rt.Records[ocannlCharLMNextPart11]
 
-// ocannlCharLMNextPart12 is the task record of a loop nest of ocannlCharLMNext that runs in 8 parts, one
-// for each 8 values of i0 (see rt.Pool).
+// ocannlCharLMNextPart12 is the task record of a loop nest of ocannlCharLMNext that runs in 4 parts, one
+// for each 1 values of i1 (see rt.Pool).
 type ocannlCharLMNextPart12 struct {
 	pNetBlock2MaskedAttention1WV *[9216]float32
 	scratch                      *ocannlCharLMNextScratch
 }
 
-// Part runs part j13 of the nest (0 <= j13 < 8).
+// Part runs part j13 of the nest (0 <= j13 < 4).
 func (r14 *ocannlCharLMNextPart12) Part(j13 int) {
 	pNetBlock2MaskedAttention1WV, scratch := r14.pNetBlock2MaskedAttention1WV, r14.scratch
-	// float32 dot kernel M=96 N=8 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=24 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&scratch.net_block_2_masked_attention_1_2_v[0][8*j13][0][0], &pNetBlock2MaskedAttention1WV[0], &scratch.net_block_2_masked_attention_1_2_x[0][8*j13][0])
+		ocannlGemm17AVX512(&scratch.net_block_2_masked_attention_1_2_v[0][0][j13][0], &scratch.net_block_2_masked_attention_1_2_x[0][0][0], &pNetBlock2MaskedAttention1WV[2304*j13])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&scratch.net_block_2_masked_attention_1_2_v[0][8*j13][0][0], &pNetBlock2MaskedAttention1WV[0], &scratch.net_block_2_masked_attention_1_2_x[0][8*j13][0])
+		ocannlGemm17AVX2(&scratch.net_block_2_masked_attention_1_2_v[0][0][j13][0], &scratch.net_block_2_masked_attention_1_2_x[0][0][0], &pNetBlock2MaskedAttention1WV[2304*j13])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			net_block_2_masked_attention_1_2_xRow4 := &scratch.net_block_2_masked_attention_1_2_x[0][i0+8*j13]
-			for i1 := range 4 {
+		for i0 := range 64 {
+			net_block_2_masked_attention_1_2_xRow4 := &scratch.net_block_2_masked_attention_1_2_x[0][i0]
+			for i1 := range 1 {
 				for i2 := range 24 {
-					pNetBlock2MaskedAttention1WVRow := (*[96]float32)(pNetBlock2MaskedAttention1WV[2304*i1+96*i2 : 2304*i1+96*i2+96])
+					pNetBlock2MaskedAttention1WVRow := (*[96]float32)(pNetBlock2MaskedAttention1WV[2304*i1+2304*j13+96*i2 : 2304*i1+2304*j13+96*i2+96])
 					acc19 := float32(0)
 					for i3 := range 96 {
 						acc19 += pNetBlock2MaskedAttention1WVRow[i3] * net_block_2_masked_attention_1_2_xRow4[i3]
 					}
-					scratch.net_block_2_masked_attention_1_2_v[0][i0+8*j13][i1][i2] = acc19
+					scratch.net_block_2_masked_attention_1_2_v[0][i0][i1+j13][i2] = acc19
 				}
 			}
 		}
@@ -30403,11 +30246,11 @@ type ocannlCharLMNextPart17 struct {
 // Part runs part j18 of the nest (0 <= j18 < 8).
 func (r20 *ocannlCharLMNextPart17) Part(j18 int) {
 	pNetBlock2MaskedAttention1WO, scratch := r20.pNetBlock2MaskedAttention1WO, r20.scratch
-	// float32 dot kernel M=12 N=64 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=12 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm19AVX512(&scratch.net_block_2_dropout_1_2_x[0][0][12*j18], &pNetBlock2MaskedAttention1WO[1152*j18], &scratch.net_block_2_masked_attention_1_2_ctx[0][0][0][0])
+		ocannlGemm18AVX512(&scratch.net_block_2_dropout_1_2_x[0][0][12*j18], &scratch.net_block_2_masked_attention_1_2_ctx[0][0][0][0], &pNetBlock2MaskedAttention1WO[1152*j18])
 	} else if ocannlAVX2 {
-		ocannlGemm19AVX2(&scratch.net_block_2_dropout_1_2_x[0][0][12*j18], &pNetBlock2MaskedAttention1WO[1152*j18], &scratch.net_block_2_masked_attention_1_2_ctx[0][0][0][0])
+		ocannlGemm18AVX2(&scratch.net_block_2_dropout_1_2_x[0][0][12*j18], &scratch.net_block_2_masked_attention_1_2_ctx[0][0][0][0], &pNetBlock2MaskedAttention1WO[1152*j18])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -30439,11 +30282,11 @@ type ocannlCharLMNextPart18 struct {
 // Part runs part j19 of the nest (0 <= j19 < 8).
 func (r21 *ocannlCharLMNextPart18) Part(j19 int) {
 	pNetBlock2Linear2W, scratch := r21.pNetBlock2Linear2W, r21.scratch
-	// float32 dot kernel M=48 N=64 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=48 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&scratch.net_block_2_linear_1_2_x_1[0][0][48*j19], &pNetBlock2Linear2W[4608*j19], &scratch.net_block_2_linear_2_2_x[0][0][0])
+		ocannlGemm19AVX512(&scratch.net_block_2_linear_1_2_x_1[0][0][48*j19], &scratch.net_block_2_linear_2_2_x[0][0][0], &pNetBlock2Linear2W[4608*j19])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&scratch.net_block_2_linear_1_2_x_1[0][0][48*j19], &pNetBlock2Linear2W[4608*j19], &scratch.net_block_2_linear_2_2_x[0][0][0])
+		ocannlGemm19AVX2(&scratch.net_block_2_linear_1_2_x_1[0][0][48*j19], &scratch.net_block_2_linear_2_2_x[0][0][0], &pNetBlock2Linear2W[4608*j19])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -30473,11 +30316,11 @@ type ocannlCharLMNextPart19 struct {
 // Part runs part j20 of the nest (0 <= j20 < 8).
 func (r22 *ocannlCharLMNextPart19) Part(j20 int) {
 	pNetBlock2Linear1W, scratch := r22.pNetBlock2Linear1W, r22.scratch
-	// float32 dot kernel M=12 N=64 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=12 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm21AVX512(&scratch.net_block_2_dropout_2_2_x_1[0][0][12*j20], &pNetBlock2Linear1W[4608*j20], &scratch.net_block_2_linear_1_2_x[0][0][0])
+		ocannlGemm20AVX512(&scratch.net_block_2_dropout_2_2_x_1[0][0][12*j20], &scratch.net_block_2_linear_1_2_x[0][0][0], &pNetBlock2Linear1W[4608*j20])
 	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&scratch.net_block_2_dropout_2_2_x_1[0][0][12*j20], &pNetBlock2Linear1W[4608*j20], &scratch.net_block_2_linear_1_2_x[0][0][0])
+		ocannlGemm20AVX2(&scratch.net_block_2_dropout_2_2_x_1[0][0][12*j20], &scratch.net_block_2_linear_1_2_x[0][0][0], &pNetBlock2Linear1W[4608*j20])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -30497,33 +30340,33 @@ func (r22 *ocannlCharLMNextPart19) Part(j20 int) {
 // ocannlCharLMNextPart19Records holds the free ocannlCharLMNextPart19 records.
 var ocannlCharLMNextPart19Records rt.Records[ocannlCharLMNextPart19]
 
-// ocannlCharLMNextPart20 is the task record of a loop nest of ocannlCharLMNext that runs in 8 parts, one
-// for each 8 values of i0 (see rt.Pool).
+// ocannlCharLMNextPart20 is the task record of a loop nest of ocannlCharLMNext that runs in 4 parts, one
+// for each 1 values of i1 (see rt.Pool).
 type ocannlCharLMNextPart20 struct {
 	pNetBlock3MaskedAttention1WQ *[9216]float32
 	scratch                      *ocannlCharLMNextScratch
 }
 
-// Part runs part j21 of the nest (0 <= j21 < 8).
+// Part runs part j21 of the nest (0 <= j21 < 4).
 func (r23 *ocannlCharLMNextPart20) Part(j21 int) {
 	pNetBlock3MaskedAttention1WQ, scratch := r23.pNetBlock3MaskedAttention1WQ, r23.scratch
-	// float32 dot kernel M=96 N=8 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=24 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&scratch.net_block_3_masked_attention_1_2_q[0][8*j21][0][0], &pNetBlock3MaskedAttention1WQ[0], &scratch.net_block_3_masked_attention_1_2_x[0][8*j21][0])
+		ocannlGemm17AVX512(&scratch.net_block_3_masked_attention_1_2_q[0][0][j21][0], &scratch.net_block_3_masked_attention_1_2_x[0][0][0], &pNetBlock3MaskedAttention1WQ[2304*j21])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&scratch.net_block_3_masked_attention_1_2_q[0][8*j21][0][0], &pNetBlock3MaskedAttention1WQ[0], &scratch.net_block_3_masked_attention_1_2_x[0][8*j21][0])
+		ocannlGemm17AVX2(&scratch.net_block_3_masked_attention_1_2_q[0][0][j21][0], &scratch.net_block_3_masked_attention_1_2_x[0][0][0], &pNetBlock3MaskedAttention1WQ[2304*j21])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			net_block_3_masked_attention_1_2_xRow2 := &scratch.net_block_3_masked_attention_1_2_x[0][i0+8*j21]
-			for i1 := range 4 {
+		for i0 := range 64 {
+			net_block_3_masked_attention_1_2_xRow2 := &scratch.net_block_3_masked_attention_1_2_x[0][i0]
+			for i1 := range 1 {
 				for i2 := range 24 {
-					pNetBlock3MaskedAttention1WQRow := (*[96]float32)(pNetBlock3MaskedAttention1WQ[2304*i1+96*i2 : 2304*i1+96*i2+96])
+					pNetBlock3MaskedAttention1WQRow := (*[96]float32)(pNetBlock3MaskedAttention1WQ[2304*i1+2304*j21+96*i2 : 2304*i1+2304*j21+96*i2+96])
 					acc31 := float32(0)
 					for i3 := range 96 {
 						acc31 += pNetBlock3MaskedAttention1WQRow[i3] * net_block_3_masked_attention_1_2_xRow2[i3]
 					}
-					scratch.net_block_3_masked_attention_1_2_q[0][i0+8*j21][i1][i2] = acc31
+					scratch.net_block_3_masked_attention_1_2_q[0][i0][i1+j21][i2] = acc31
 				}
 			}
 		}
@@ -30533,33 +30376,33 @@ func (r23 *ocannlCharLMNextPart20) Part(j21 int) {
 // ocannlCharLMNextPart20Records holds the free ocannlCharLMNextPart20 records.
 var ocannlCharLMNextPart20Records rt.Records[ocannlCharLMNextPart20]
 
-// ocannlCharLMNextPart21 is the task record of a loop nest of ocannlCharLMNext that runs in 8 parts, one
-// for each 8 values of i0 (see rt.Pool).
+// ocannlCharLMNextPart21 is the task record of a loop nest of ocannlCharLMNext that runs in 4 parts, one
+// for each 1 values of i1 (see rt.Pool).
 type ocannlCharLMNextPart21 struct {
 	pNetBlock3MaskedAttention1WK *[9216]float32
 	scratch                      *ocannlCharLMNextScratch
 }
 
-// Part runs part j22 of the nest (0 <= j22 < 8).
+// Part runs part j22 of the nest (0 <= j22 < 4).
 func (r24 *ocannlCharLMNextPart21) Part(j22 int) {
 	pNetBlock3MaskedAttention1WK, scratch := r24.pNetBlock3MaskedAttention1WK, r24.scratch
-	// float32 dot kernel M=96 N=8 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=24 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&scratch.net_block_3_masked_attention_1_2_k[0][8*j22][0][0], &pNetBlock3MaskedAttention1WK[0], &scratch.net_block_3_masked_attention_1_2_x[0][8*j22][0])
+		ocannlGemm17AVX512(&scratch.net_block_3_masked_attention_1_2_k[0][0][j22][0], &scratch.net_block_3_masked_attention_1_2_x[0][0][0], &pNetBlock3MaskedAttention1WK[2304*j22])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&scratch.net_block_3_masked_attention_1_2_k[0][8*j22][0][0], &pNetBlock3MaskedAttention1WK[0], &scratch.net_block_3_masked_attention_1_2_x[0][8*j22][0])
+		ocannlGemm17AVX2(&scratch.net_block_3_masked_attention_1_2_k[0][0][j22][0], &scratch.net_block_3_masked_attention_1_2_x[0][0][0], &pNetBlock3MaskedAttention1WK[2304*j22])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			net_block_3_masked_attention_1_2_xRow3 := &scratch.net_block_3_masked_attention_1_2_x[0][i0+8*j22]
-			for i1 := range 4 {
+		for i0 := range 64 {
+			net_block_3_masked_attention_1_2_xRow3 := &scratch.net_block_3_masked_attention_1_2_x[0][i0]
+			for i1 := range 1 {
 				for i2 := range 24 {
-					pNetBlock3MaskedAttention1WKRow := (*[96]float32)(pNetBlock3MaskedAttention1WK[2304*i1+96*i2 : 2304*i1+96*i2+96])
+					pNetBlock3MaskedAttention1WKRow := (*[96]float32)(pNetBlock3MaskedAttention1WK[2304*i1+2304*j22+96*i2 : 2304*i1+2304*j22+96*i2+96])
 					acc32 := float32(0)
 					for i3 := range 96 {
 						acc32 += pNetBlock3MaskedAttention1WKRow[i3] * net_block_3_masked_attention_1_2_xRow3[i3]
 					}
-					scratch.net_block_3_masked_attention_1_2_k[0][i0+8*j22][i1][i2] = acc32
+					scratch.net_block_3_masked_attention_1_2_k[0][i0][i1+j22][i2] = acc32
 				}
 			}
 		}
@@ -30569,33 +30412,33 @@ func (r24 *ocannlCharLMNextPart21) Part(j22 int) {
 // ocannlCharLMNextPart21Records holds the free ocannlCharLMNextPart21 records.
 var ocannlCharLMNextPart21Records rt.Records[ocannlCharLMNextPart21]
 
-// ocannlCharLMNextPart22 is the task record of a loop nest of ocannlCharLMNext that runs in 8 parts, one
-// for each 8 values of i0 (see rt.Pool).
+// ocannlCharLMNextPart22 is the task record of a loop nest of ocannlCharLMNext that runs in 4 parts, one
+// for each 1 values of i1 (see rt.Pool).
 type ocannlCharLMNextPart22 struct {
 	pNetBlock3MaskedAttention1WV *[9216]float32
 	scratch                      *ocannlCharLMNextScratch
 }
 
-// Part runs part j23 of the nest (0 <= j23 < 8).
+// Part runs part j23 of the nest (0 <= j23 < 4).
 func (r25 *ocannlCharLMNextPart22) Part(j23 int) {
 	pNetBlock3MaskedAttention1WV, scratch := r25.pNetBlock3MaskedAttention1WV, r25.scratch
-	// float32 dot kernel M=96 N=8 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=24 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&scratch.net_block_3_masked_attention_1_2_v[0][8*j23][0][0], &pNetBlock3MaskedAttention1WV[0], &scratch.net_block_3_masked_attention_1_2_x[0][8*j23][0])
+		ocannlGemm17AVX512(&scratch.net_block_3_masked_attention_1_2_v[0][0][j23][0], &scratch.net_block_3_masked_attention_1_2_x[0][0][0], &pNetBlock3MaskedAttention1WV[2304*j23])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&scratch.net_block_3_masked_attention_1_2_v[0][8*j23][0][0], &pNetBlock3MaskedAttention1WV[0], &scratch.net_block_3_masked_attention_1_2_x[0][8*j23][0])
+		ocannlGemm17AVX2(&scratch.net_block_3_masked_attention_1_2_v[0][0][j23][0], &scratch.net_block_3_masked_attention_1_2_x[0][0][0], &pNetBlock3MaskedAttention1WV[2304*j23])
 	} else {
 		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			net_block_3_masked_attention_1_2_xRow4 := &scratch.net_block_3_masked_attention_1_2_x[0][i0+8*j23]
-			for i1 := range 4 {
+		for i0 := range 64 {
+			net_block_3_masked_attention_1_2_xRow4 := &scratch.net_block_3_masked_attention_1_2_x[0][i0]
+			for i1 := range 1 {
 				for i2 := range 24 {
-					pNetBlock3MaskedAttention1WVRow := (*[96]float32)(pNetBlock3MaskedAttention1WV[2304*i1+96*i2 : 2304*i1+96*i2+96])
+					pNetBlock3MaskedAttention1WVRow := (*[96]float32)(pNetBlock3MaskedAttention1WV[2304*i1+2304*j23+96*i2 : 2304*i1+2304*j23+96*i2+96])
 					acc33 := float32(0)
 					for i3 := range 96 {
 						acc33 += pNetBlock3MaskedAttention1WVRow[i3] * net_block_3_masked_attention_1_2_xRow4[i3]
 					}
-					scratch.net_block_3_masked_attention_1_2_v[0][i0+8*j23][i1][i2] = acc33
+					scratch.net_block_3_masked_attention_1_2_v[0][i0][i1+j23][i2] = acc33
 				}
 			}
 		}
@@ -30763,11 +30606,11 @@ type ocannlCharLMNextPart27 struct {
 // Part runs part j28 of the nest (0 <= j28 < 8).
 func (r31 *ocannlCharLMNextPart27) Part(j28 int) {
 	pNetBlock3MaskedAttention1WO, scratch := r31.pNetBlock3MaskedAttention1WO, r31.scratch
-	// float32 dot kernel M=12 N=64 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=12 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm19AVX512(&scratch.net_block_3_dropout_1_2_x[0][0][12*j28], &pNetBlock3MaskedAttention1WO[1152*j28], &scratch.net_block_3_masked_attention_1_2_ctx[0][0][0][0])
+		ocannlGemm18AVX512(&scratch.net_block_3_dropout_1_2_x[0][0][12*j28], &scratch.net_block_3_masked_attention_1_2_ctx[0][0][0][0], &pNetBlock3MaskedAttention1WO[1152*j28])
 	} else if ocannlAVX2 {
-		ocannlGemm19AVX2(&scratch.net_block_3_dropout_1_2_x[0][0][12*j28], &pNetBlock3MaskedAttention1WO[1152*j28], &scratch.net_block_3_masked_attention_1_2_ctx[0][0][0][0])
+		ocannlGemm18AVX2(&scratch.net_block_3_dropout_1_2_x[0][0][12*j28], &scratch.net_block_3_masked_attention_1_2_ctx[0][0][0][0], &pNetBlock3MaskedAttention1WO[1152*j28])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -30799,11 +30642,11 @@ type ocannlCharLMNextPart28 struct {
 // Part runs part j29 of the nest (0 <= j29 < 8).
 func (r32 *ocannlCharLMNextPart28) Part(j29 int) {
 	pNetBlock3Linear2W, scratch := r32.pNetBlock3Linear2W, r32.scratch
-	// float32 dot kernel M=48 N=64 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=48 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm20AVX512(&scratch.net_block_3_linear_1_2_x_1[0][0][48*j29], &pNetBlock3Linear2W[4608*j29], &scratch.net_block_3_linear_2_2_x[0][0][0])
+		ocannlGemm19AVX512(&scratch.net_block_3_linear_1_2_x_1[0][0][48*j29], &scratch.net_block_3_linear_2_2_x[0][0][0], &pNetBlock3Linear2W[4608*j29])
 	} else if ocannlAVX2 {
-		ocannlGemm20AVX2(&scratch.net_block_3_linear_1_2_x_1[0][0][48*j29], &pNetBlock3Linear2W[4608*j29], &scratch.net_block_3_linear_2_2_x[0][0][0])
+		ocannlGemm19AVX2(&scratch.net_block_3_linear_1_2_x_1[0][0][48*j29], &scratch.net_block_3_linear_2_2_x[0][0][0], &pNetBlock3Linear2W[4608*j29])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -30833,11 +30676,11 @@ type ocannlCharLMNextPart29 struct {
 // Part runs part j30 of the nest (0 <= j30 < 8).
 func (r33 *ocannlCharLMNextPart29) Part(j30 int) {
 	pNetBlock3Linear1W, scratch := r33.pNetBlock3Linear1W, r33.scratch
-	// float32 dot kernel M=12 N=64 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=12 K=384: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm21AVX512(&scratch.net_block_3_dropout_2_2_x_1[0][0][12*j30], &pNetBlock3Linear1W[4608*j30], &scratch.net_block_3_linear_1_2_x[0][0][0])
+		ocannlGemm20AVX512(&scratch.net_block_3_dropout_2_2_x_1[0][0][12*j30], &scratch.net_block_3_linear_1_2_x[0][0][0], &pNetBlock3Linear1W[4608*j30])
 	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&scratch.net_block_3_dropout_2_2_x_1[0][0][12*j30], &pNetBlock3Linear1W[4608*j30], &scratch.net_block_3_linear_1_2_x[0][0][0])
+		ocannlGemm20AVX2(&scratch.net_block_3_dropout_2_2_x_1[0][0][12*j30], &scratch.net_block_3_linear_1_2_x[0][0][0], &pNetBlock3Linear1W[4608*j30])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -30867,11 +30710,11 @@ type ocannlCharLMNextPart30 struct {
 // Part runs part j31 of the nest (0 <= j31 < 8).
 func (r34 *ocannlCharLMNextPart30) Part(j31 int) {
 	pNetLinear1W, scratch := r34.pNetLinear1W, r34.scratch
-	// float32 dot kernel M=16 N=64 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=16 K=96: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&scratch.next_1[0][0][16*j31], &pNetLinear1W[1536*j31], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm21AVX512(&scratch.next_1[0][0][16*j31], &scratch.net_linear_1_x[0][0][0], &pNetLinear1W[1536*j31])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&scratch.next_1[0][0][16*j31], &pNetLinear1W[1536*j31], &scratch.net_linear_1_x[0][0][0])
+		ocannlGemm21AVX2(&scratch.next_1[0][0][16*j31], &scratch.net_linear_1_x[0][0][0], &pNetLinear1W[1536*j31])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {

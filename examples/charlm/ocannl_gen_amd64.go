@@ -16,7 +16,7 @@ var ocannlAVX512 = cpu.Enabled(cpu.AVX512, "AVX", "AVX512F", "AVX512VL")
 // environment variable OCANNLGEN_CPU does not ask for a lower tier.
 var ocannlAVX2 = cpu.Enabled(cpu.AVX2, "AVX", "AVX2", "FMA3")
 
-// ocannlGemm0AVX512 runs a float32 dot kernel, M=96 N=16 K=96 (4x4 tile); strides C 1,6144 A 96,1 B 1,6144.
+// ocannlGemm0AVX512 runs a float32 dot kernel, M=128 N=96 K=96 (4x4 tile); strides C 96,1 A 96,1 B 1,96.
 //
 //go:noescape
 func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
@@ -31,105 +31,100 @@ func ocannlGemm1AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm3AVX512 runs a float32 dot kernel, M=12 N=1024 K=96 (4x4 tile); strides C 1,96 A 96,1 B 1,96.
+// ocannlGemm3AVX512 runs a float32 dot kernel, M=1024 N=48 K=96 (4x4 tile); strides C 384,1 A 96,1 B 1,96.
 //
 //go:noescape
 func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm4AVX512 runs a float32 dot kernel, M=48 N=1024 K=96 (4x4 tile); strides C 1,384 A 96,1 B 1,96.
+// ocannlGemm4AVX512 runs a float32 dot kernel, M=128 N=96 K=384 (4x4 tile); strides C 96,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm5AVX512 runs a float32 dot kernel, M=12 N=1024 K=384 (4x4 tile); strides C 1,96 A 384,1 B 1,384.
+// ocannlGemm5AVX512 runs a float32 dot kernel, M=1024 N=16 K=96 (4x4 tile); strides C 128,1 A 96,1 B 1,96.
 //
 //go:noescape
 func ocannlGemm5AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm6AVX512 runs a float32 dot kernel, M=16 N=1024 K=96 (4x4 tile); strides C 1,128 A 96,1 B 1,96.
+// ocannlGemm6AVX512 runs a float32 broadcast kernel, M=16 N=96 K=1024 (14x32 tile); strides C 96,1 A 1,128 B 96,1.
 //
 //go:noescape
 func ocannlGemm6AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm7AVX512 runs a float32 broadcast kernel, M=16 N=96 K=1024 (14x32 tile); strides C 96,1 A 1,128 B 96,1.
+// ocannlGemm7AVX512 runs a float32 broadcast kernel, M=128 N=96 K=128 (6x64 tile); strides C 96,1 A 128,1 B 96,1.
 //
 //go:noescape
 func ocannlGemm7AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm8AVX512 runs a float32 broadcast kernel, M=16 N=96 K=128 (14x32 tile); strides C 6144,1 A 8192,1 B 96,1.
+// ocannlGemm8AVX512 runs a float32 broadcast kernel, M=96 N=64 K=1024 (6x64 tile); strides C 384,1 A 1,96 B 384,1.
 //
 //go:noescape
 func ocannlGemm8AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm9AVX512 runs a float32 broadcast kernel, M=12 N=384 K=1024 (14x32 tile); strides C 384,1 A 1,96 B 384,1.
+// ocannlGemm9AVX512 runs a float32 broadcast kernel, M=128 N=384 K=96 (6x64 tile); strides C 384,1 A 96,1 B 384,1.
 //
 //go:noescape
 func ocannlGemm9AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm10AVX512 runs a float32 broadcast kernel, M=16 N=384 K=96 (14x32 tile); strides C 24576,1 A 6144,1 B 384,1.
+// ocannlGemm10AVX512 runs a float32 broadcast kernel, M=48 N=96 K=1024 (14x32 tile); strides C 96,1 A 1,384 B 96,1.
 //
 //go:noescape
 func ocannlGemm10AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm11AVX512 runs a float32 broadcast kernel, M=48 N=96 K=1024 (14x32 tile); strides C 96,1 A 1,384 B 96,1.
+// ocannlGemm11AVX512 runs a float32 broadcast kernel, M=128 N=96 K=384 (6x64 tile); strides C 96,1 A 384,1 B 96,1.
 //
 //go:noescape
 func ocannlGemm11AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm12AVX512 runs a float32 broadcast kernel, M=16 N=96 K=384 (14x32 tile); strides C 6144,1 A 24576,1 B 96,1.
+// ocannlGemm12AVX512 runs a float32 broadcast kernel, M=96 N=24 K=1024 (14x32 tile); strides C 96,1 A 1,96 B 96,1.
 //
 //go:noescape
 func ocannlGemm12AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm13AVX512 runs a float32 broadcast kernel, M=12 N=96 K=1024 (14x32 tile); strides C 96,1 A 1,96 B 96,1.
+// ocannlGemm13AVX512 runs a float32 broadcast kernel, M=128 N=96 K=96 (6x64 tile); strides C 96,1 A 96,1 B 96,1.
 //
 //go:noescape
 func ocannlGemm13AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm14AVX512 runs a float32 broadcast kernel, M=16 N=96 K=96 (14x32 tile); strides C 6144,1 A 6144,1 B 96,1.
+// ocannlGemm14AVX512 runs a float32 broadcast kernel, M=64 N=24 K=64 (14x32 tile); strides C 96,1 A 1,256 B 96,1.
 //
 //go:noescape
 func ocannlGemm14AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm15AVX512 runs a float32 broadcast kernel, M=64 N=24 K=64 (14x32 tile); strides C 96,1 A 1,256 B 96,1.
+// ocannlGemm15AVX512 runs a float32 broadcast kernel, M=24 N=96 K=1024 (14x32 tile); strides C 96,1 A 1,96 B 96,1.
 //
 //go:noescape
 func ocannlGemm15AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm16AVX512 runs a float32 broadcast kernel, M=4 N=96 K=1024 (14x32 tile); strides C 2304,1 A 24,96 B 96,1.
+// ocannlGemm16AVX512 runs a float32 broadcast kernel, M=128 N=96 K=96 (6x64 tile); strides C 96,1 A 96,1 B 96,1.
 //
 //go:noescape
 func ocannlGemm16AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm17AVX512 runs a float32 broadcast kernel, M=16 N=96 K=96 (14x32 tile); strides C 6144,1 A 6144,1 B 96,1.
+// ocannlGemm17AVX512 runs a float32 dot kernel, M=64 N=24 K=96 (4x4 tile); strides C 96,1 A 96,1 B 1,96.
 //
 //go:noescape
 func ocannlGemm17AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm18AVX512 runs a float32 dot kernel, M=96 N=8 K=96 (4x4 tile); strides C 1,96 A 96,1 B 1,96.
+// ocannlGemm18AVX512 runs a float32 dot kernel, M=64 N=12 K=96 (4x4 tile); strides C 96,1 A 96,1 B 1,96.
 //
 //go:noescape
 func ocannlGemm18AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm19AVX512 runs a float32 dot kernel, M=12 N=64 K=96 (4x4 tile); strides C 1,96 A 96,1 B 1,96.
+// ocannlGemm19AVX512 runs a float32 dot kernel, M=64 N=48 K=96 (4x4 tile); strides C 384,1 A 96,1 B 1,96.
 //
 //go:noescape
 func ocannlGemm19AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm20AVX512 runs a float32 dot kernel, M=48 N=64 K=96 (4x4 tile); strides C 1,384 A 96,1 B 1,96.
+// ocannlGemm20AVX512 runs a float32 dot kernel, M=64 N=12 K=384 (4x4 tile); strides C 96,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm20AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm21AVX512 runs a float32 dot kernel, M=12 N=64 K=384 (4x4 tile); strides C 1,96 A 384,1 B 1,384.
+// ocannlGemm21AVX512 runs a float32 dot kernel, M=64 N=16 K=96 (4x4 tile); strides C 128,1 A 96,1 B 1,96.
 //
 //go:noescape
 func ocannlGemm21AVX512(c *float32, a *float32, b *float32)
-
-// ocannlGemm22AVX512 runs a float32 dot kernel, M=16 N=64 K=96 (4x4 tile); strides C 1,128 A 96,1 B 1,96.
-//
-//go:noescape
-func ocannlGemm22AVX512(c *float32, a *float32, b *float32)
 
 // ocannlMap0AVX512 runs a float32 pointwise kernel over 768 elements: c = add(x0,x1).
 //
@@ -276,7 +271,12 @@ func ocannlMap58AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap61AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlGemm0AVX2 runs a float32 dot kernel, M=96 N=16 K=96 (3x3 tile); strides C 1,6144 A 96,1 B 1,6144.
+// ocannlAdamAVX512 applies one float32 Adam update to n elements (n a multiple of the vector's lanes); k: beta1, 1-beta1, beta2, 1-beta2, lr/c1, sqrt(c2), eps, decay (rt.AdamCoeffs).
+//
+//go:noescape
+func ocannlAdamAVX512(param *float32, grad *float32, m *float32, v *float32, n int, k *[8]float32)
+
+// ocannlGemm0AVX2 runs a float32 dot kernel, M=128 N=96 K=96 (3x3 tile); strides C 96,1 A 96,1 B 1,96.
 //
 //go:noescape
 func ocannlGemm0AVX2(c *float32, a *float32, b *float32)
@@ -291,105 +291,100 @@ func ocannlGemm1AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm2AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm3AVX2 runs a float32 dot kernel, M=12 N=1024 K=96 (3x3 tile); strides C 1,96 A 96,1 B 1,96.
+// ocannlGemm3AVX2 runs a float32 dot kernel, M=1024 N=48 K=96 (3x3 tile); strides C 384,1 A 96,1 B 1,96.
 //
 //go:noescape
 func ocannlGemm3AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm4AVX2 runs a float32 dot kernel, M=48 N=1024 K=96 (3x3 tile); strides C 1,384 A 96,1 B 1,96.
+// ocannlGemm4AVX2 runs a float32 dot kernel, M=128 N=96 K=384 (3x3 tile); strides C 96,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm5AVX2 runs a float32 dot kernel, M=12 N=1024 K=384 (3x3 tile); strides C 1,96 A 384,1 B 1,384.
+// ocannlGemm5AVX2 runs a float32 dot kernel, M=1024 N=16 K=96 (3x3 tile); strides C 128,1 A 96,1 B 1,96.
 //
 //go:noescape
 func ocannlGemm5AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm6AVX2 runs a float32 dot kernel, M=16 N=1024 K=96 (3x3 tile); strides C 1,128 A 96,1 B 1,96.
+// ocannlGemm6AVX2 runs a float32 broadcast kernel, M=16 N=96 K=1024 (6x16 tile); strides C 96,1 A 1,128 B 96,1.
 //
 //go:noescape
 func ocannlGemm6AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm7AVX2 runs a float32 broadcast kernel, M=16 N=96 K=1024 (6x16 tile); strides C 96,1 A 1,128 B 96,1.
+// ocannlGemm7AVX2 runs a float32 broadcast kernel, M=128 N=96 K=128 (6x16 tile); strides C 96,1 A 128,1 B 96,1.
 //
 //go:noescape
 func ocannlGemm7AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm8AVX2 runs a float32 broadcast kernel, M=16 N=96 K=128 (6x16 tile); strides C 6144,1 A 8192,1 B 96,1.
+// ocannlGemm8AVX2 runs a float32 broadcast kernel, M=96 N=64 K=1024 (6x16 tile); strides C 384,1 A 1,96 B 384,1.
 //
 //go:noescape
 func ocannlGemm8AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm9AVX2 runs a float32 broadcast kernel, M=12 N=384 K=1024 (6x16 tile); strides C 384,1 A 1,96 B 384,1.
+// ocannlGemm9AVX2 runs a float32 broadcast kernel, M=128 N=384 K=96 (6x16 tile); strides C 384,1 A 96,1 B 384,1.
 //
 //go:noescape
 func ocannlGemm9AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm10AVX2 runs a float32 broadcast kernel, M=16 N=384 K=96 (6x16 tile); strides C 24576,1 A 6144,1 B 384,1.
+// ocannlGemm10AVX2 runs a float32 broadcast kernel, M=48 N=96 K=1024 (6x16 tile); strides C 96,1 A 1,384 B 96,1.
 //
 //go:noescape
 func ocannlGemm10AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm11AVX2 runs a float32 broadcast kernel, M=48 N=96 K=1024 (6x16 tile); strides C 96,1 A 1,384 B 96,1.
+// ocannlGemm11AVX2 runs a float32 broadcast kernel, M=128 N=96 K=384 (6x16 tile); strides C 96,1 A 384,1 B 96,1.
 //
 //go:noescape
 func ocannlGemm11AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm12AVX2 runs a float32 broadcast kernel, M=16 N=96 K=384 (6x16 tile); strides C 6144,1 A 24576,1 B 96,1.
+// ocannlGemm12AVX2 runs a float32 broadcast kernel, M=96 N=24 K=1024 (6x16 tile); strides C 96,1 A 1,96 B 96,1.
 //
 //go:noescape
 func ocannlGemm12AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm13AVX2 runs a float32 broadcast kernel, M=12 N=96 K=1024 (6x16 tile); strides C 96,1 A 1,96 B 96,1.
+// ocannlGemm13AVX2 runs a float32 broadcast kernel, M=128 N=96 K=96 (6x16 tile); strides C 96,1 A 96,1 B 96,1.
 //
 //go:noescape
 func ocannlGemm13AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm14AVX2 runs a float32 broadcast kernel, M=16 N=96 K=96 (6x16 tile); strides C 6144,1 A 6144,1 B 96,1.
+// ocannlGemm14AVX2 runs a float32 broadcast kernel, M=64 N=24 K=64 (6x16 tile); strides C 96,1 A 1,256 B 96,1.
 //
 //go:noescape
 func ocannlGemm14AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm15AVX2 runs a float32 broadcast kernel, M=64 N=24 K=64 (6x16 tile); strides C 96,1 A 1,256 B 96,1.
+// ocannlGemm15AVX2 runs a float32 broadcast kernel, M=24 N=96 K=1024 (6x16 tile); strides C 96,1 A 1,96 B 96,1.
 //
 //go:noescape
 func ocannlGemm15AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm16AVX2 runs a float32 broadcast kernel, M=4 N=96 K=1024 (6x16 tile); strides C 2304,1 A 24,96 B 96,1.
+// ocannlGemm16AVX2 runs a float32 broadcast kernel, M=128 N=96 K=96 (6x16 tile); strides C 96,1 A 96,1 B 96,1.
 //
 //go:noescape
 func ocannlGemm16AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm17AVX2 runs a float32 broadcast kernel, M=16 N=96 K=96 (6x16 tile); strides C 6144,1 A 6144,1 B 96,1.
+// ocannlGemm17AVX2 runs a float32 dot kernel, M=64 N=24 K=96 (3x3 tile); strides C 96,1 A 96,1 B 1,96.
 //
 //go:noescape
 func ocannlGemm17AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm18AVX2 runs a float32 dot kernel, M=96 N=8 K=96 (3x3 tile); strides C 1,96 A 96,1 B 1,96.
+// ocannlGemm18AVX2 runs a float32 dot kernel, M=64 N=12 K=96 (3x3 tile); strides C 96,1 A 96,1 B 1,96.
 //
 //go:noescape
 func ocannlGemm18AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm19AVX2 runs a float32 dot kernel, M=12 N=64 K=96 (3x3 tile); strides C 1,96 A 96,1 B 1,96.
+// ocannlGemm19AVX2 runs a float32 dot kernel, M=64 N=48 K=96 (3x3 tile); strides C 384,1 A 96,1 B 1,96.
 //
 //go:noescape
 func ocannlGemm19AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm20AVX2 runs a float32 dot kernel, M=48 N=64 K=96 (3x3 tile); strides C 1,384 A 96,1 B 1,96.
+// ocannlGemm20AVX2 runs a float32 dot kernel, M=64 N=12 K=384 (3x3 tile); strides C 96,1 A 384,1 B 1,384.
 //
 //go:noescape
 func ocannlGemm20AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm21AVX2 runs a float32 dot kernel, M=12 N=64 K=384 (3x3 tile); strides C 1,96 A 384,1 B 1,384.
+// ocannlGemm21AVX2 runs a float32 dot kernel, M=64 N=16 K=96 (3x3 tile); strides C 128,1 A 96,1 B 1,96.
 //
 //go:noescape
 func ocannlGemm21AVX2(c *float32, a *float32, b *float32)
-
-// ocannlGemm22AVX2 runs a float32 dot kernel, M=16 N=64 K=96 (3x3 tile); strides C 1,128 A 96,1 B 1,96.
-//
-//go:noescape
-func ocannlGemm22AVX2(c *float32, a *float32, b *float32)
 
 // ocannlMap0AVX2 runs a float32 pointwise kernel over 768 elements: c = add(x0,x1).
 //
@@ -785,3 +780,8 @@ func ocannlReduce15AVX2(c *float32, x0 *float32)
 //
 //go:noescape
 func ocannlReduce16AVX2(c *float32, x0 *float32)
+
+// ocannlAdamAVX2 applies one float32 Adam update to n elements (n a multiple of the vector's lanes); k: beta1, 1-beta1, beta2, 1-beta2, lr/c1, sqrt(c2), eps, decay (rt.AdamCoeffs).
+//
+//go:noescape
+func ocannlAdamAVX2(param *float32, grad *float32, m *float32, v *float32, n int, k *[8]float32)

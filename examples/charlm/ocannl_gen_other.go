@@ -122,11 +122,6 @@ func ocannlGemm21AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm21AVX512 called without assembly")
 }
 
-// ocannlGemm22AVX512 stands in for the assembly kernel; it is never called.
-func ocannlGemm22AVX512(c, a, b *float32) {
-	panic("ocannlgen: ocannlGemm22AVX512 called without assembly")
-}
-
 // ocannlMap0AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap0AVX512 called without assembly")
@@ -327,9 +322,6 @@ func ocannlGemm20AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm20AVX2 cal
 
 // ocannlGemm21AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm21AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm21AVX2 called without assembly") }
-
-// ocannlGemm22AVX2 stands in for the assembly kernel; it is never called.
-func ocannlGemm22AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm22AVX2 called without assembly") }
 
 // ocannlMap0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }
@@ -596,4 +588,14 @@ func ocannlReduce15AVX2(c, x0 *float32) {
 // ocannlReduce16AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce16AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce16AVX2 called without assembly")
+}
+
+// ocannlAdamAVX512 stands in for the assembly kernel; it is never called.
+func ocannlAdamAVX512(param, grad, m, v *float32, n int, k *[8]float32) {
+	panic("ocannlgen: ocannlAdamAVX512 called without assembly")
+}
+
+// ocannlAdamAVX2 stands in for the assembly kernel; it is never called.
+func ocannlAdamAVX2(param, grad, m, v *float32, n int, k *[8]float32) {
+	panic("ocannlgen: ocannlAdamAVX2 called without assembly")
 }

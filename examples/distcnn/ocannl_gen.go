@@ -720,11 +720,11 @@ func ocannlCNNTrainLoss(images *[16][12][12][1]float32, labels *[16][4]float32, 
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
-	// float32 dot kernel M=4 N=16 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=16 N=4 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm2AVX512(&scratch.train_cross_entropy_1_logits_1[0][0], &pNetHeadW[0], &scratch.net_head_x[0][0][0][0])
+		ocannlGemm2AVX512(&scratch.train_cross_entropy_1_logits_1[0][0], &scratch.net_head_x[0][0][0][0], &pNetHeadW[0])
 	} else if ocannlAVX2 {
-		ocannlGemm2AVX2(&scratch.train_cross_entropy_1_logits_1[0][0], &pNetHeadW[0], &scratch.net_head_x[0][0][0][0])
+		ocannlGemm2AVX2(&scratch.train_cross_entropy_1_logits_1[0][0], &scratch.net_head_x[0][0][0][0], &pNetHeadW[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -1602,11 +1602,11 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.head.w, net.head/x
-	// float32 dot kernel M=4 N=16 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=16 N=4 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm2AVX512(&scratch.train_cross_entropy_1_logits_1[0][0], &pNetHeadW[0], &scratch.net_head_x[0][0][0][0])
+		ocannlGemm2AVX512(&scratch.train_cross_entropy_1_logits_1[0][0], &scratch.net_head_x[0][0][0][0], &pNetHeadW[0])
 	} else if ocannlAVX2 {
-		ocannlGemm2AVX2(&scratch.train_cross_entropy_1_logits_1[0][0], &pNetHeadW[0], &scratch.net_head_x[0][0][0][0])
+		ocannlGemm2AVX2(&scratch.train_cross_entropy_1_logits_1[0][0], &scratch.net_head_x[0][0][0][0], &pNetHeadW[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -3215,11 +3215,11 @@ type ocannlCNNPredictPart7 struct {
 // Part runs part j24 of the nest (0 <= j24 < 8).
 func (r10 *ocannlCNNPredictPart7) Part(j24 int) {
 	pNetHeadW, scratch := r10.pNetHeadW, r10.scratch
-	// float32 dot kernel M=4 N=32 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=4 K=400: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm10AVX512(&scratch.predict_1[32*j24][0], &pNetHeadW[0], &scratch.net_head_x[32*j24][0][0][0])
+		ocannlGemm10AVX512(&scratch.predict_1[32*j24][0], &scratch.net_head_x[32*j24][0][0][0], &pNetHeadW[0])
 	} else if ocannlAVX2 {
-		ocannlGemm10AVX2(&scratch.predict_1[32*j24][0], &pNetHeadW[0], &scratch.net_head_x[32*j24][0][0][0])
+		ocannlGemm10AVX2(&scratch.predict_1[32*j24][0], &scratch.net_head_x[32*j24][0][0][0], &pNetHeadW[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {

@@ -26,7 +26,7 @@ func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm1AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm2AVX512 runs a float32 dot kernel, M=4 N=16 K=400 (4x4 tile); strides C 1,4 A 400,1 B 1,400.
+// ocannlGemm2AVX512 runs a float32 dot kernel, M=16 N=4 K=400 (4x4 tile); strides C 4,1 A 400,1 B 1,400.
 //
 //go:noescape
 func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
@@ -61,7 +61,7 @@ func ocannlGemm8AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm9AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm10AVX512 runs a float32 dot kernel, M=4 N=32 K=400 (4x4 tile); strides C 1,4 A 400,1 B 1,400.
+// ocannlGemm10AVX512 runs a float32 dot kernel, M=32 N=4 K=400 (4x4 tile); strides C 4,1 A 400,1 B 1,400.
 //
 //go:noescape
 func ocannlGemm10AVX512(c *float32, a *float32, b *float32)
@@ -121,7 +121,7 @@ func ocannlGemm0AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm1AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm2AVX2 runs a float32 dot kernel, M=4 N=16 K=400 (3x3 tile); strides C 1,4 A 400,1 B 1,400.
+// ocannlGemm2AVX2 runs a float32 dot kernel, M=16 N=4 K=400 (3x3 tile); strides C 4,1 A 400,1 B 1,400.
 //
 //go:noescape
 func ocannlGemm2AVX2(c *float32, a *float32, b *float32)
@@ -161,7 +161,7 @@ func ocannlGemm8AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm9AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm10AVX2 runs a float32 dot kernel, M=4 N=32 K=400 (3x3 tile); strides C 1,4 A 400,1 B 1,400.
+// ocannlGemm10AVX2 runs a float32 dot kernel, M=32 N=4 K=400 (3x3 tile); strides C 4,1 A 400,1 B 1,400.
 //
 //go:noescape
 func ocannlGemm10AVX2(c *float32, a *float32, b *float32)

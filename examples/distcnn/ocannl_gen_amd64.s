@@ -339,16 +339,17 @@ q3:
 	RET
 
 // func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
-// Requires: AVX, AVX512F, AVX512VL
+// Requires: AVX, AVX512F
 TEXT ·ocannlGemm2AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
 	MOVQ AX, AX
-	MOVQ AX, BX
-	MOVQ $0x00000004, SI
+	MOVQ $0x00000004, BX
 
-n1:
+m1:
+	MOVQ   DX, SI
+	MOVQ   AX, DI
 	VPSUBD Z0, Z0, Z0
 	VPSUBD Z1, Z1, Z1
 	VPSUBD Z2, Z2, Z2
@@ -365,189 +366,98 @@ n1:
 	VPSUBD Z13, Z13, Z13
 	VPSUBD Z14, Z14, Z14
 	VPSUBD Z15, Z15, Z15
-	MOVQ   CX, DI
-	MOVQ   DX, R8
-	MOVQ   $0x00000019, R9
+	MOVQ   CX, R8
+	MOVQ   SI, R9
+	MOVQ   $0x00000019, R10
 
 k2:
-	VMOVUPS       (DI), Z16
-	VMOVUPS       1600(DI), Z17
-	VMOVUPS       3200(DI), Z18
-	VMOVUPS       4800(DI), Z19
-	VMOVUPS       (R8), Z20
+	VMOVUPS       (R8), Z16
+	VMOVUPS       1600(R8), Z17
+	VMOVUPS       3200(R8), Z18
+	VMOVUPS       4800(R8), Z19
+	VMOVUPS       (R9), Z20
 	VFMADD231PS   Z16, Z20, Z0
 	VFMADD231PS   Z17, Z20, Z4
 	VFMADD231PS   Z18, Z20, Z8
 	VFMADD231PS   Z19, Z20, Z12
-	VMOVUPS       1600(R8), Z20
+	VMOVUPS       1600(R9), Z20
 	VFMADD231PS   Z16, Z20, Z1
 	VFMADD231PS   Z17, Z20, Z5
 	VFMADD231PS   Z18, Z20, Z9
 	VFMADD231PS   Z19, Z20, Z13
-	VMOVUPS       3200(R8), Z20
+	VMOVUPS       3200(R9), Z20
 	VFMADD231PS   Z16, Z20, Z2
 	VFMADD231PS   Z17, Z20, Z6
 	VFMADD231PS   Z18, Z20, Z10
 	VFMADD231PS   Z19, Z20, Z14
-	VMOVUPS       4800(R8), Z20
+	VMOVUPS       4800(R9), Z20
 	VFMADD231PS   Z16, Z20, Z3
 	VFMADD231PS   Z17, Z20, Z7
 	VFMADD231PS   Z18, Z20, Z11
 	VFMADD231PS   Z19, Z20, Z15
-	ADDQ          $+64, DI
 	ADDQ          $+64, R8
-	DECQ          R9
+	ADDQ          $+64, R9
+	DECQ          R10
 	JNZ           k2
-	VEXTRACTF64X4 $0x01, Z0, Y16
-	VADDPS        Y16, Y0, Y16
-	VEXTRACTF32X4 $0x01, Y16, X0
-	VADDPS        X0, X16, X16
-	VPERMILPS     $0x4e, X16, X0
-	VADDPS        X0, X16, X16
-	VPERMILPS     $0xb1, X16, X0
-	VADDPS        X0, X16, X16
-	VMOVSS        X16, (BX)
-	VEXTRACTF64X4 $0x01, Z1, Y0
-	VADDPS        Y0, Y1, Y0
-	VEXTRACTF32X4 $0x01, Y0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSS        X0, 16(BX)
-	VEXTRACTF64X4 $0x01, Z2, Y0
-	VADDPS        Y0, Y2, Y0
-	VEXTRACTF32X4 $0x01, Y0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSS        X0, 32(BX)
-	VEXTRACTF64X4 $0x01, Z3, Y0
-	VADDPS        Y0, Y3, Y0
-	VEXTRACTF32X4 $0x01, Y0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSS        X0, 48(BX)
-	VEXTRACTF64X4 $0x01, Z4, Y0
-	VADDPS        Y0, Y4, Y0
-	VEXTRACTF32X4 $0x01, Y0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSS        X0, 4(BX)
-	VEXTRACTF64X4 $0x01, Z5, Y0
-	VADDPS        Y0, Y5, Y0
-	VEXTRACTF32X4 $0x01, Y0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSS        X0, 20(BX)
-	VEXTRACTF64X4 $0x01, Z6, Y0
-	VADDPS        Y0, Y6, Y0
-	VEXTRACTF32X4 $0x01, Y0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSS        X0, 36(BX)
-	VEXTRACTF64X4 $0x01, Z7, Y0
-	VADDPS        Y0, Y7, Y0
-	VEXTRACTF32X4 $0x01, Y0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSS        X0, 52(BX)
-	VEXTRACTF64X4 $0x01, Z8, Y0
-	VADDPS        Y0, Y8, Y0
-	VEXTRACTF32X4 $0x01, Y0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSS        X0, 8(BX)
-	VEXTRACTF64X4 $0x01, Z9, Y0
-	VADDPS        Y0, Y9, Y0
-	VEXTRACTF32X4 $0x01, Y0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSS        X0, 24(BX)
-	VEXTRACTF64X4 $0x01, Z10, Y0
-	VADDPS        Y0, Y10, Y0
-	VEXTRACTF32X4 $0x01, Y0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSS        X0, 40(BX)
-	VEXTRACTF64X4 $0x01, Z11, Y0
-	VADDPS        Y0, Y11, Y0
-	VEXTRACTF32X4 $0x01, Y0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSS        X0, 56(BX)
-	VEXTRACTF64X4 $0x01, Z12, Y0
-	VADDPS        Y0, Y12, Y0
-	VEXTRACTF32X4 $0x01, Y0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSS        X0, 12(BX)
-	VEXTRACTF64X4 $0x01, Z13, Y0
-	VADDPS        Y0, Y13, Y0
-	VEXTRACTF32X4 $0x01, Y0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSS        X0, 28(BX)
-	VEXTRACTF64X4 $0x01, Z14, Y0
-	VADDPS        Y0, Y14, Y0
-	VEXTRACTF32X4 $0x01, Y0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSS        X0, 44(BX)
-	VEXTRACTF64X4 $0x01, Z15, Y0
-	VADDPS        Y0, Y15, Y0
-	VEXTRACTF32X4 $0x01, Y0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSS        X0, 60(BX)
-	ADDQ          $+6400, DX
-	ADDQ          $+64, BX
-	DECQ          SI
-	JNZ           n1
+	VSHUFF32X4    $0x44, Z4, Z0, Z16
+	VSHUFF32X4    $0xee, Z4, Z0, Z0
+	VADDPS        Z16, Z0, Z16
+	VSHUFF32X4    $0x44, Z12, Z8, Z0
+	VSHUFF32X4    $0xee, Z12, Z8, Z4
+	VADDPS        Z0, Z4, Z0
+	VSHUFF32X4    $0x44, Z5, Z1, Z4
+	VSHUFF32X4    $0xee, Z5, Z1, Z1
+	VADDPS        Z4, Z1, Z4
+	VSHUFF32X4    $0x44, Z13, Z9, Z1
+	VSHUFF32X4    $0xee, Z13, Z9, Z5
+	VADDPS        Z1, Z5, Z1
+	VSHUFF32X4    $0x44, Z6, Z2, Z5
+	VSHUFF32X4    $0xee, Z6, Z2, Z2
+	VADDPS        Z5, Z2, Z5
+	VSHUFF32X4    $0x44, Z14, Z10, Z2
+	VSHUFF32X4    $0xee, Z14, Z10, Z6
+	VADDPS        Z2, Z6, Z2
+	VSHUFF32X4    $0x44, Z7, Z3, Z6
+	VSHUFF32X4    $0xee, Z7, Z3, Z3
+	VADDPS        Z6, Z3, Z6
+	VSHUFF32X4    $0x44, Z15, Z11, Z3
+	VSHUFF32X4    $0xee, Z15, Z11, Z7
+	VADDPS        Z3, Z7, Z3
+	VSHUFF32X4    $0x88, Z0, Z16, Z7
+	VSHUFF32X4    $0xdd, Z0, Z16, Z0
+	VADDPS        Z7, Z0, Z7
+	VSHUFF32X4    $0x88, Z1, Z4, Z0
+	VSHUFF32X4    $0xdd, Z1, Z4, Z1
+	VADDPS        Z0, Z1, Z0
+	VSHUFF32X4    $0x88, Z2, Z5, Z1
+	VSHUFF32X4    $0xdd, Z2, Z5, Z2
+	VADDPS        Z1, Z2, Z1
+	VSHUFF32X4    $0x88, Z3, Z6, Z2
+	VSHUFF32X4    $0xdd, Z3, Z6, Z3
+	VADDPS        Z2, Z3, Z2
+	VSHUFPS       $0x44, Z0, Z7, Z3
+	VSHUFPS       $0xee, Z0, Z7, Z0
+	VADDPS        Z3, Z0, Z3
+	VSHUFPS       $0x44, Z2, Z1, Z0
+	VSHUFPS       $0xee, Z2, Z1, Z1
+	VADDPS        Z0, Z1, Z0
+	VSHUFPS       $0x88, Z0, Z3, Z1
+	VSHUFPS       $0xdd, Z0, Z3, Z0
+	VADDPS        Z1, Z0, Z1
+	VEXTRACTF32X4 $0x00, Z1, X0
+	VMOVUPS       X0, (DI)
+	VEXTRACTF32X4 $0x01, Z1, X0
+	VMOVUPS       X0, 16(DI)
+	VEXTRACTF32X4 $0x02, Z1, X0
+	VMOVUPS       X0, 32(DI)
+	VEXTRACTF32X4 $0x03, Z1, X0
+	VMOVUPS       X0, 48(DI)
+	ADDQ          $+6400, SI
+	ADDQ          $+16, DI
 	ADDQ          $+6400, CX
-	ADDQ          $+16, AX
+	ADDQ          $+64, AX
+	DECQ          BX
+	JNZ           m1
 	VZEROUPPER
 	RET
 
@@ -1468,16 +1378,17 @@ q3:
 	RET
 
 // func ocannlGemm10AVX512(c *float32, a *float32, b *float32)
-// Requires: AVX, AVX512F, AVX512VL
+// Requires: AVX, AVX512F
 TEXT ·ocannlGemm10AVX512(SB), NOSPLIT, $0-24
 	MOVQ c+0(FP), AX
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
 	MOVQ AX, AX
-	MOVQ AX, BX
-	MOVQ $0x00000008, SI
+	MOVQ $0x00000008, BX
 
-n1:
+m1:
+	MOVQ   DX, SI
+	MOVQ   AX, DI
 	VPSUBD Z0, Z0, Z0
 	VPSUBD Z1, Z1, Z1
 	VPSUBD Z2, Z2, Z2
@@ -1494,189 +1405,98 @@ n1:
 	VPSUBD Z13, Z13, Z13
 	VPSUBD Z14, Z14, Z14
 	VPSUBD Z15, Z15, Z15
-	MOVQ   CX, DI
-	MOVQ   DX, R8
-	MOVQ   $0x00000019, R9
+	MOVQ   CX, R8
+	MOVQ   SI, R9
+	MOVQ   $0x00000019, R10
 
 k2:
-	VMOVUPS       (DI), Z16
-	VMOVUPS       1600(DI), Z17
-	VMOVUPS       3200(DI), Z18
-	VMOVUPS       4800(DI), Z19
-	VMOVUPS       (R8), Z20
+	VMOVUPS       (R8), Z16
+	VMOVUPS       1600(R8), Z17
+	VMOVUPS       3200(R8), Z18
+	VMOVUPS       4800(R8), Z19
+	VMOVUPS       (R9), Z20
 	VFMADD231PS   Z16, Z20, Z0
 	VFMADD231PS   Z17, Z20, Z4
 	VFMADD231PS   Z18, Z20, Z8
 	VFMADD231PS   Z19, Z20, Z12
-	VMOVUPS       1600(R8), Z20
+	VMOVUPS       1600(R9), Z20
 	VFMADD231PS   Z16, Z20, Z1
 	VFMADD231PS   Z17, Z20, Z5
 	VFMADD231PS   Z18, Z20, Z9
 	VFMADD231PS   Z19, Z20, Z13
-	VMOVUPS       3200(R8), Z20
+	VMOVUPS       3200(R9), Z20
 	VFMADD231PS   Z16, Z20, Z2
 	VFMADD231PS   Z17, Z20, Z6
 	VFMADD231PS   Z18, Z20, Z10
 	VFMADD231PS   Z19, Z20, Z14
-	VMOVUPS       4800(R8), Z20
+	VMOVUPS       4800(R9), Z20
 	VFMADD231PS   Z16, Z20, Z3
 	VFMADD231PS   Z17, Z20, Z7
 	VFMADD231PS   Z18, Z20, Z11
 	VFMADD231PS   Z19, Z20, Z15
-	ADDQ          $+64, DI
 	ADDQ          $+64, R8
-	DECQ          R9
+	ADDQ          $+64, R9
+	DECQ          R10
 	JNZ           k2
-	VEXTRACTF64X4 $0x01, Z0, Y16
-	VADDPS        Y16, Y0, Y16
-	VEXTRACTF32X4 $0x01, Y16, X0
-	VADDPS        X0, X16, X16
-	VPERMILPS     $0x4e, X16, X0
-	VADDPS        X0, X16, X16
-	VPERMILPS     $0xb1, X16, X0
-	VADDPS        X0, X16, X16
-	VMOVSS        X16, (BX)
-	VEXTRACTF64X4 $0x01, Z1, Y0
-	VADDPS        Y0, Y1, Y0
-	VEXTRACTF32X4 $0x01, Y0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSS        X0, 16(BX)
-	VEXTRACTF64X4 $0x01, Z2, Y0
-	VADDPS        Y0, Y2, Y0
-	VEXTRACTF32X4 $0x01, Y0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSS        X0, 32(BX)
-	VEXTRACTF64X4 $0x01, Z3, Y0
-	VADDPS        Y0, Y3, Y0
-	VEXTRACTF32X4 $0x01, Y0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSS        X0, 48(BX)
-	VEXTRACTF64X4 $0x01, Z4, Y0
-	VADDPS        Y0, Y4, Y0
-	VEXTRACTF32X4 $0x01, Y0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSS        X0, 4(BX)
-	VEXTRACTF64X4 $0x01, Z5, Y0
-	VADDPS        Y0, Y5, Y0
-	VEXTRACTF32X4 $0x01, Y0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSS        X0, 20(BX)
-	VEXTRACTF64X4 $0x01, Z6, Y0
-	VADDPS        Y0, Y6, Y0
-	VEXTRACTF32X4 $0x01, Y0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSS        X0, 36(BX)
-	VEXTRACTF64X4 $0x01, Z7, Y0
-	VADDPS        Y0, Y7, Y0
-	VEXTRACTF32X4 $0x01, Y0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSS        X0, 52(BX)
-	VEXTRACTF64X4 $0x01, Z8, Y0
-	VADDPS        Y0, Y8, Y0
-	VEXTRACTF32X4 $0x01, Y0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSS        X0, 8(BX)
-	VEXTRACTF64X4 $0x01, Z9, Y0
-	VADDPS        Y0, Y9, Y0
-	VEXTRACTF32X4 $0x01, Y0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSS        X0, 24(BX)
-	VEXTRACTF64X4 $0x01, Z10, Y0
-	VADDPS        Y0, Y10, Y0
-	VEXTRACTF32X4 $0x01, Y0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSS        X0, 40(BX)
-	VEXTRACTF64X4 $0x01, Z11, Y0
-	VADDPS        Y0, Y11, Y0
-	VEXTRACTF32X4 $0x01, Y0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSS        X0, 56(BX)
-	VEXTRACTF64X4 $0x01, Z12, Y0
-	VADDPS        Y0, Y12, Y0
-	VEXTRACTF32X4 $0x01, Y0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSS        X0, 12(BX)
-	VEXTRACTF64X4 $0x01, Z13, Y0
-	VADDPS        Y0, Y13, Y0
-	VEXTRACTF32X4 $0x01, Y0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSS        X0, 28(BX)
-	VEXTRACTF64X4 $0x01, Z14, Y0
-	VADDPS        Y0, Y14, Y0
-	VEXTRACTF32X4 $0x01, Y0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSS        X0, 44(BX)
-	VEXTRACTF64X4 $0x01, Z15, Y0
-	VADDPS        Y0, Y15, Y0
-	VEXTRACTF32X4 $0x01, Y0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0x4e, X0, X1
-	VADDPS        X1, X0, X0
-	VPERMILPS     $0xb1, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSS        X0, 60(BX)
-	ADDQ          $+6400, DX
-	ADDQ          $+64, BX
-	DECQ          SI
-	JNZ           n1
+	VSHUFF32X4    $0x44, Z4, Z0, Z16
+	VSHUFF32X4    $0xee, Z4, Z0, Z0
+	VADDPS        Z16, Z0, Z16
+	VSHUFF32X4    $0x44, Z12, Z8, Z0
+	VSHUFF32X4    $0xee, Z12, Z8, Z4
+	VADDPS        Z0, Z4, Z0
+	VSHUFF32X4    $0x44, Z5, Z1, Z4
+	VSHUFF32X4    $0xee, Z5, Z1, Z1
+	VADDPS        Z4, Z1, Z4
+	VSHUFF32X4    $0x44, Z13, Z9, Z1
+	VSHUFF32X4    $0xee, Z13, Z9, Z5
+	VADDPS        Z1, Z5, Z1
+	VSHUFF32X4    $0x44, Z6, Z2, Z5
+	VSHUFF32X4    $0xee, Z6, Z2, Z2
+	VADDPS        Z5, Z2, Z5
+	VSHUFF32X4    $0x44, Z14, Z10, Z2
+	VSHUFF32X4    $0xee, Z14, Z10, Z6
+	VADDPS        Z2, Z6, Z2
+	VSHUFF32X4    $0x44, Z7, Z3, Z6
+	VSHUFF32X4    $0xee, Z7, Z3, Z3
+	VADDPS        Z6, Z3, Z6
+	VSHUFF32X4    $0x44, Z15, Z11, Z3
+	VSHUFF32X4    $0xee, Z15, Z11, Z7
+	VADDPS        Z3, Z7, Z3
+	VSHUFF32X4    $0x88, Z0, Z16, Z7
+	VSHUFF32X4    $0xdd, Z0, Z16, Z0
+	VADDPS        Z7, Z0, Z7
+	VSHUFF32X4    $0x88, Z1, Z4, Z0
+	VSHUFF32X4    $0xdd, Z1, Z4, Z1
+	VADDPS        Z0, Z1, Z0
+	VSHUFF32X4    $0x88, Z2, Z5, Z1
+	VSHUFF32X4    $0xdd, Z2, Z5, Z2
+	VADDPS        Z1, Z2, Z1
+	VSHUFF32X4    $0x88, Z3, Z6, Z2
+	VSHUFF32X4    $0xdd, Z3, Z6, Z3
+	VADDPS        Z2, Z3, Z2
+	VSHUFPS       $0x44, Z0, Z7, Z3
+	VSHUFPS       $0xee, Z0, Z7, Z0
+	VADDPS        Z3, Z0, Z3
+	VSHUFPS       $0x44, Z2, Z1, Z0
+	VSHUFPS       $0xee, Z2, Z1, Z1
+	VADDPS        Z0, Z1, Z0
+	VSHUFPS       $0x88, Z0, Z3, Z1
+	VSHUFPS       $0xdd, Z0, Z3, Z0
+	VADDPS        Z1, Z0, Z1
+	VEXTRACTF32X4 $0x00, Z1, X0
+	VMOVUPS       X0, (DI)
+	VEXTRACTF32X4 $0x01, Z1, X0
+	VMOVUPS       X0, 16(DI)
+	VEXTRACTF32X4 $0x02, Z1, X0
+	VMOVUPS       X0, 32(DI)
+	VEXTRACTF32X4 $0x03, Z1, X0
+	VMOVUPS       X0, 48(DI)
+	ADDQ          $+6400, SI
+	ADDQ          $+16, DI
 	ADDQ          $+6400, CX
-	ADDQ          $+16, AX
+	ADDQ          $+64, AX
+	DECQ          BX
+	JNZ           m1
 	VZEROUPPER
 	RET
 
@@ -2500,11 +2320,11 @@ TEXT ·ocannlGemm2AVX2(SB), NOSPLIT, $0-24
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
 	MOVQ AX, AX
-	MOVQ DX, BX
-	MOVQ AX, SI
-	MOVQ $0x00000005, DI
+	MOVQ $0x00000005, BX
 
-n1:
+m1:
+	MOVQ   DX, SI
+	MOVQ   AX, DI
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -2515,7 +2335,7 @@ n1:
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
 	MOVQ   CX, R8
-	MOVQ   BX, R9
+	MOVQ   SI, R9
 	MOVQ   $0x00000032, R10
 
 k2:
@@ -2542,109 +2362,106 @@ k2:
 	VADDPS       X9, X0, X0
 	VHADDPS      X0, X0, X0
 	VHADDPS      X0, X0, X0
-	VMOVSS       X0, (SI)
+	VMOVSS       X0, (DI)
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X1
 	VHADDPS      X1, X1, X1
 	VHADDPS      X1, X1, X1
-	VMOVSS       X1, 16(SI)
+	VMOVSS       X1, 4(DI)
 	VEXTRACTF128 $0x01, Y2, X0
 	VADDPS       X0, X2, X2
 	VHADDPS      X2, X2, X2
 	VHADDPS      X2, X2, X2
-	VMOVSS       X2, 32(SI)
+	VMOVSS       X2, 8(DI)
 	VEXTRACTF128 $0x01, Y3, X0
 	VADDPS       X0, X3, X3
 	VHADDPS      X3, X3, X3
 	VHADDPS      X3, X3, X3
-	VMOVSS       X3, 4(SI)
+	VMOVSS       X3, 16(DI)
 	VEXTRACTF128 $0x01, Y4, X0
 	VADDPS       X0, X4, X4
 	VHADDPS      X4, X4, X4
 	VHADDPS      X4, X4, X4
-	VMOVSS       X4, 20(SI)
+	VMOVSS       X4, 20(DI)
 	VEXTRACTF128 $0x01, Y5, X0
 	VADDPS       X0, X5, X5
 	VHADDPS      X5, X5, X5
 	VHADDPS      X5, X5, X5
-	VMOVSS       X5, 36(SI)
+	VMOVSS       X5, 24(DI)
 	VEXTRACTF128 $0x01, Y6, X0
 	VADDPS       X0, X6, X6
 	VHADDPS      X6, X6, X6
 	VHADDPS      X6, X6, X6
-	VMOVSS       X6, 8(SI)
+	VMOVSS       X6, 32(DI)
 	VEXTRACTF128 $0x01, Y7, X0
 	VADDPS       X0, X7, X7
 	VHADDPS      X7, X7, X7
 	VHADDPS      X7, X7, X7
-	VMOVSS       X7, 24(SI)
+	VMOVSS       X7, 36(DI)
 	VEXTRACTF128 $0x01, Y8, X0
 	VADDPS       X0, X8, X8
 	VHADDPS      X8, X8, X8
 	VHADDPS      X8, X8, X8
-	VMOVSS       X8, 40(SI)
-	ADDQ         $+4800, BX
-	ADDQ         $+48, SI
-	DECQ         DI
-	JNZ          n1
+	VMOVSS       X8, 40(DI)
+	ADDQ         $+4800, SI
+	ADDQ         $+12, DI
 	VXORPS       Y0, Y0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
-	MOVQ         CX, DI
-	MOVQ         $0x00000032, R8
+	MOVQ         CX, R8
+	MOVQ         $0x00000032, R9
 
 k3:
-	VMOVUPS      (DI), Y3
-	VMOVUPS      1600(DI), Y4
-	VMOVUPS      3200(DI), Y5
-	VMOVUPS      (BX), Y6
+	VMOVUPS      (R8), Y3
+	VMOVUPS      1600(R8), Y4
+	VMOVUPS      3200(R8), Y5
+	VMOVUPS      (SI), Y6
 	VFMADD231PS  Y3, Y6, Y0
 	VFMADD231PS  Y4, Y6, Y1
 	VFMADD231PS  Y5, Y6, Y2
-	ADDQ         $+32, DI
-	ADDQ         $+32, BX
-	DECQ         R8
+	ADDQ         $+32, R8
+	ADDQ         $+32, SI
+	DECQ         R9
 	JNZ          k3
 	VEXTRACTF128 $0x01, Y0, X3
 	VADDPS       X3, X0, X0
 	VHADDPS      X0, X0, X0
 	VHADDPS      X0, X0, X0
-	VMOVSS       X0, (SI)
+	VMOVSS       X0, (DI)
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X1
 	VHADDPS      X1, X1, X1
 	VHADDPS      X1, X1, X1
-	VMOVSS       X1, 4(SI)
+	VMOVSS       X1, 16(DI)
 	VEXTRACTF128 $0x01, Y2, X0
 	VADDPS       X0, X2, X2
 	VHADDPS      X2, X2, X2
 	VHADDPS      X2, X2, X2
-	VMOVSS       X2, 8(SI)
+	VMOVSS       X2, 32(DI)
 	ADDQ         $+4800, CX
-	ADDQ         $+12, AX
+	ADDQ         $+48, AX
+	DECQ         BX
+	JNZ          m1
 	MOVQ         AX, AX
-	MOVQ         $0x00000005, BX
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	MOVQ         CX, BX
+	MOVQ         DX, SI
+	MOVQ         $0x00000032, DI
 
-n4:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	MOVQ   CX, SI
-	MOVQ   DX, DI
-	MOVQ   $0x00000032, R8
-
-k5:
-	VMOVUPS      (SI), Y3
-	VMOVUPS      (DI), Y4
+k4:
+	VMOVUPS      (BX), Y3
+	VMOVUPS      (SI), Y4
 	VFMADD231PS  Y3, Y4, Y0
-	VMOVUPS      1600(DI), Y4
+	VMOVUPS      1600(SI), Y4
 	VFMADD231PS  Y3, Y4, Y1
-	VMOVUPS      3200(DI), Y4
+	VMOVUPS      3200(SI), Y4
 	VFMADD231PS  Y3, Y4, Y2
+	ADDQ         $+32, BX
 	ADDQ         $+32, SI
-	ADDQ         $+32, DI
-	DECQ         R8
-	JNZ          k5
+	DECQ         DI
+	JNZ          k4
 	VEXTRACTF128 $0x01, Y0, X3
 	VADDPS       X3, X0, X0
 	VHADDPS      X0, X0, X0
@@ -2654,28 +2471,26 @@ k5:
 	VADDPS       X0, X1, X1
 	VHADDPS      X1, X1, X1
 	VHADDPS      X1, X1, X1
-	VMOVSS       X1, 16(AX)
+	VMOVSS       X1, 4(AX)
 	VEXTRACTF128 $0x01, Y2, X0
 	VADDPS       X0, X2, X2
 	VHADDPS      X2, X2, X2
 	VHADDPS      X2, X2, X2
-	VMOVSS       X2, 32(AX)
+	VMOVSS       X2, 8(AX)
 	ADDQ         $+4800, DX
-	ADDQ         $+48, AX
-	DECQ         BX
-	JNZ          n4
+	ADDQ         $+12, AX
 	VXORPS       Y0, Y0, Y0
 	MOVQ         DX, DX
 	MOVQ         $0x00000032, BX
 
-k6:
+k5:
 	VMOVUPS      (CX), Y1
 	VMOVUPS      (DX), Y2
 	VFMADD231PS  Y1, Y2, Y0
 	ADDQ         $+32, CX
 	ADDQ         $+32, DX
 	DECQ         BX
-	JNZ          k6
+	JNZ          k5
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VHADDPS      X0, X0, X0
@@ -4807,11 +4622,11 @@ TEXT ·ocannlGemm10AVX2(SB), NOSPLIT, $0-24
 	MOVQ a+8(FP), CX
 	MOVQ b+16(FP), DX
 	MOVQ AX, AX
-	MOVQ DX, BX
-	MOVQ AX, SI
-	MOVQ $0x0000000a, DI
+	MOVQ $0x0000000a, BX
 
-n1:
+m1:
+	MOVQ   DX, SI
+	MOVQ   AX, DI
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -4822,7 +4637,7 @@ n1:
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
 	MOVQ   CX, R8
-	MOVQ   BX, R9
+	MOVQ   SI, R9
 	MOVQ   $0x00000032, R10
 
 k2:
@@ -4849,133 +4664,115 @@ k2:
 	VADDPS       X9, X0, X0
 	VHADDPS      X0, X0, X0
 	VHADDPS      X0, X0, X0
-	VMOVSS       X0, (SI)
+	VMOVSS       X0, (DI)
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X1
 	VHADDPS      X1, X1, X1
 	VHADDPS      X1, X1, X1
-	VMOVSS       X1, 16(SI)
+	VMOVSS       X1, 4(DI)
 	VEXTRACTF128 $0x01, Y2, X0
 	VADDPS       X0, X2, X2
 	VHADDPS      X2, X2, X2
 	VHADDPS      X2, X2, X2
-	VMOVSS       X2, 32(SI)
+	VMOVSS       X2, 8(DI)
 	VEXTRACTF128 $0x01, Y3, X0
 	VADDPS       X0, X3, X3
 	VHADDPS      X3, X3, X3
 	VHADDPS      X3, X3, X3
-	VMOVSS       X3, 4(SI)
+	VMOVSS       X3, 16(DI)
 	VEXTRACTF128 $0x01, Y4, X0
 	VADDPS       X0, X4, X4
 	VHADDPS      X4, X4, X4
 	VHADDPS      X4, X4, X4
-	VMOVSS       X4, 20(SI)
+	VMOVSS       X4, 20(DI)
 	VEXTRACTF128 $0x01, Y5, X0
 	VADDPS       X0, X5, X5
 	VHADDPS      X5, X5, X5
 	VHADDPS      X5, X5, X5
-	VMOVSS       X5, 36(SI)
+	VMOVSS       X5, 24(DI)
 	VEXTRACTF128 $0x01, Y6, X0
 	VADDPS       X0, X6, X6
 	VHADDPS      X6, X6, X6
 	VHADDPS      X6, X6, X6
-	VMOVSS       X6, 8(SI)
+	VMOVSS       X6, 32(DI)
 	VEXTRACTF128 $0x01, Y7, X0
 	VADDPS       X0, X7, X7
 	VHADDPS      X7, X7, X7
 	VHADDPS      X7, X7, X7
-	VMOVSS       X7, 24(SI)
+	VMOVSS       X7, 36(DI)
 	VEXTRACTF128 $0x01, Y8, X0
 	VADDPS       X0, X8, X8
 	VHADDPS      X8, X8, X8
 	VHADDPS      X8, X8, X8
-	VMOVSS       X8, 40(SI)
-	ADDQ         $+4800, BX
-	ADDQ         $+48, SI
-	DECQ         DI
-	JNZ          n1
+	VMOVSS       X8, 40(DI)
+	ADDQ         $+4800, SI
+	ADDQ         $+12, DI
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	MOVQ         CX, R8
+	MOVQ         $0x00000032, R9
+
+k3:
+	VMOVUPS      (R8), Y3
+	VMOVUPS      1600(R8), Y4
+	VMOVUPS      3200(R8), Y5
+	VMOVUPS      (SI), Y6
+	VFMADD231PS  Y3, Y6, Y0
+	VFMADD231PS  Y4, Y6, Y1
+	VFMADD231PS  Y5, Y6, Y2
+	ADDQ         $+32, R8
+	ADDQ         $+32, SI
+	DECQ         R9
+	JNZ          k3
+	VEXTRACTF128 $0x01, Y0, X3
+	VADDPS       X3, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VMOVSS       X0, (DI)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VHADDPS      X1, X1, X1
+	VHADDPS      X1, X1, X1
+	VMOVSS       X1, 16(DI)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X2
+	VHADDPS      X2, X2, X2
+	VHADDPS      X2, X2, X2
+	VMOVSS       X2, 32(DI)
+	ADDQ         $+4800, CX
+	ADDQ         $+48, AX
+	DECQ         BX
+	JNZ          m1
+	MOVQ         AX, AX
 	VXORPS       Y0, Y0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
-	MOVQ         CX, DI
-	MOVQ         $0x00000032, R8
+	MOVQ         CX, BX
+	MOVQ         DX, SI
+	MOVQ         $0x00000032, DI
 
-k3:
-	VMOVUPS      (DI), Y6
-	VMOVUPS      1600(DI), Y7
-	VMOVUPS      3200(DI), Y8
-	VMOVUPS      (BX), Y9
-	VFMADD231PS  Y6, Y9, Y0
-	VFMADD231PS  Y7, Y9, Y2
-	VFMADD231PS  Y8, Y9, Y4
-	VMOVUPS      1600(BX), Y9
-	VFMADD231PS  Y6, Y9, Y1
-	VFMADD231PS  Y7, Y9, Y3
-	VFMADD231PS  Y8, Y9, Y5
-	ADDQ         $+32, DI
+k4:
+	VMOVUPS      (BX), Y6
+	VMOVUPS      1600(BX), Y7
+	VMOVUPS      (SI), Y8
+	VFMADD231PS  Y6, Y8, Y0
+	VFMADD231PS  Y7, Y8, Y3
+	VMOVUPS      1600(SI), Y8
+	VFMADD231PS  Y6, Y8, Y1
+	VFMADD231PS  Y7, Y8, Y4
+	VMOVUPS      3200(SI), Y8
+	VFMADD231PS  Y6, Y8, Y2
+	VFMADD231PS  Y7, Y8, Y5
 	ADDQ         $+32, BX
-	DECQ         R8
-	JNZ          k3
+	ADDQ         $+32, SI
+	DECQ         DI
+	JNZ          k4
 	VEXTRACTF128 $0x01, Y0, X6
 	VADDPS       X6, X0, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
-	VMOVSS       X0, (SI)
-	VEXTRACTF128 $0x01, Y1, X0
-	VADDPS       X0, X1, X1
-	VHADDPS      X1, X1, X1
-	VHADDPS      X1, X1, X1
-	VMOVSS       X1, 16(SI)
-	VEXTRACTF128 $0x01, Y2, X0
-	VADDPS       X0, X2, X2
-	VHADDPS      X2, X2, X2
-	VHADDPS      X2, X2, X2
-	VMOVSS       X2, 4(SI)
-	VEXTRACTF128 $0x01, Y3, X0
-	VADDPS       X0, X3, X3
-	VHADDPS      X3, X3, X3
-	VHADDPS      X3, X3, X3
-	VMOVSS       X3, 20(SI)
-	VEXTRACTF128 $0x01, Y4, X0
-	VADDPS       X0, X4, X4
-	VHADDPS      X4, X4, X4
-	VHADDPS      X4, X4, X4
-	VMOVSS       X4, 8(SI)
-	VEXTRACTF128 $0x01, Y5, X0
-	VADDPS       X0, X5, X5
-	VHADDPS      X5, X5, X5
-	VHADDPS      X5, X5, X5
-	VMOVSS       X5, 24(SI)
-	ADDQ         $+4800, CX
-	ADDQ         $+12, AX
-	MOVQ         AX, AX
-	MOVQ         $0x0000000a, BX
-
-n4:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	MOVQ   CX, SI
-	MOVQ   DX, DI
-	MOVQ   $0x00000032, R8
-
-k5:
-	VMOVUPS      (SI), Y3
-	VMOVUPS      (DI), Y4
-	VFMADD231PS  Y3, Y4, Y0
-	VMOVUPS      1600(DI), Y4
-	VFMADD231PS  Y3, Y4, Y1
-	VMOVUPS      3200(DI), Y4
-	VFMADD231PS  Y3, Y4, Y2
-	ADDQ         $+32, SI
-	ADDQ         $+32, DI
-	DECQ         R8
-	JNZ          k5
-	VEXTRACTF128 $0x01, Y0, X3
-	VADDPS       X3, X0, X0
 	VHADDPS      X0, X0, X0
 	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
@@ -4983,31 +4780,44 @@ k5:
 	VADDPS       X0, X1, X1
 	VHADDPS      X1, X1, X1
 	VHADDPS      X1, X1, X1
-	VMOVSS       X1, 16(AX)
+	VMOVSS       X1, 4(AX)
 	VEXTRACTF128 $0x01, Y2, X0
 	VADDPS       X0, X2, X2
 	VHADDPS      X2, X2, X2
 	VHADDPS      X2, X2, X2
-	VMOVSS       X2, 32(AX)
+	VMOVSS       X2, 8(AX)
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X3
+	VHADDPS      X3, X3, X3
+	VHADDPS      X3, X3, X3
+	VMOVSS       X3, 16(AX)
+	VEXTRACTF128 $0x01, Y4, X0
+	VADDPS       X0, X4, X4
+	VHADDPS      X4, X4, X4
+	VHADDPS      X4, X4, X4
+	VMOVSS       X4, 20(AX)
+	VEXTRACTF128 $0x01, Y5, X0
+	VADDPS       X0, X5, X5
+	VHADDPS      X5, X5, X5
+	VHADDPS      X5, X5, X5
+	VMOVSS       X5, 24(AX)
 	ADDQ         $+4800, DX
-	ADDQ         $+48, AX
-	DECQ         BX
-	JNZ          n4
+	ADDQ         $+12, AX
 	VXORPS       Y0, Y0, Y0
 	VXORPS       Y1, Y1, Y1
 	MOVQ         DX, DX
 	MOVQ         $0x00000032, BX
 
-k6:
+k5:
 	VMOVUPS      (CX), Y2
-	VMOVUPS      (DX), Y3
-	VFMADD231PS  Y2, Y3, Y0
-	VMOVUPS      1600(DX), Y3
-	VFMADD231PS  Y2, Y3, Y1
+	VMOVUPS      1600(CX), Y3
+	VMOVUPS      (DX), Y4
+	VFMADD231PS  Y2, Y4, Y0
+	VFMADD231PS  Y3, Y4, Y1
 	ADDQ         $+32, CX
 	ADDQ         $+32, DX
 	DECQ         BX
-	JNZ          k6
+	JNZ          k5
 	VEXTRACTF128 $0x01, Y0, X2
 	VADDPS       X2, X0, X0
 	VHADDPS      X0, X0, X0

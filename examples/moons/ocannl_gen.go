@@ -569,11 +569,11 @@ func ocannlMoonsTrainLoss(points *[32][2]float32, labels *[32][1]float32, pNetW1
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float32 dot kernel M=16 N=32 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm0AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm0AVX512(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm0AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm0AVX2(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -974,11 +974,11 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float32 dot kernel M=16 N=32 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm0AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm0AVX512(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm0AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm0AVX2(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -1730,11 +1730,11 @@ type ocannlMoonsPredictPart2 struct {
 // Part runs part j3 of the nest (0 <= j3 < 8).
 func (r4 *ocannlMoonsPredictPart2) Part(j3 int) {
 	pNetW2, scratch := r4.pNetW2, r4.scratch
-	// float32 dot kernel M=16 N=32 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm0AVX512(&scratch.net_a2_1[32*j3][0], &pNetW2[0], &scratch.net_a1[32*j3][0])
+		ocannlGemm0AVX512(&scratch.net_a2_1[32*j3][0], &scratch.net_a1[32*j3][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm0AVX2(&scratch.net_a2_1[32*j3][0], &pNetW2[0], &scratch.net_a1[32*j3][0])
+		ocannlGemm0AVX2(&scratch.net_a2_1[32*j3][0], &scratch.net_a1[32*j3][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -2168,11 +2168,11 @@ type ocannlMoonsScore_rows256Part2 struct {
 // Part runs part j3 of the nest (0 <= j3 < 8).
 func (r4 *ocannlMoonsScore_rows256Part2) Part(j3 int) {
 	pNetW2, scratch := r4.pNetW2, r4.scratch
-	// float32 dot kernel M=16 N=32 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm0AVX512(&scratch.net_a2_1[32*j3][0], &pNetW2[0], &scratch.net_a1[32*j3][0])
+		ocannlGemm0AVX512(&scratch.net_a2_1[32*j3][0], &scratch.net_a1[32*j3][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm0AVX2(&scratch.net_a2_1[32*j3][0], &pNetW2[0], &scratch.net_a1[32*j3][0])
+		ocannlGemm0AVX2(&scratch.net_a2_1[32*j3][0], &scratch.net_a1[32*j3][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -2357,11 +2357,11 @@ func ocannlMoonsScore_rows128(points *[128][2]float32, pNetW1 *[32]float32, pNet
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float32 dot kernel M=16 N=128 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=128 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm4AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm4AVX512(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm4AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm4AVX2(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 128 {
@@ -2523,11 +2523,11 @@ func ocannlMoonsScore_rows64(points *[64][2]float32, pNetW1 *[32]float32, pNetB1
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float32 dot kernel M=16 N=64 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=64 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm5AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm5AVX512(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm5AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm5AVX2(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -2689,11 +2689,11 @@ func ocannlMoonsScore_rows32(points *[32][2]float32, pNetW1 *[32]float32, pNetB1
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float32 dot kernel M=16 N=32 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm0AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm0AVX512(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm0AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm0AVX2(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -2855,11 +2855,11 @@ func ocannlMoonsScore_rows16(points *[16][2]float32, pNetW1 *[32]float32, pNetB1
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float32 dot kernel M=16 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=16 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm6AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm6AVX512(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm6AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm6AVX2(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -3014,11 +3014,11 @@ func ocannlMoonsScore_rows8(points *[8][2]float32, pNetW1 *[32]float32, pNetB1 *
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float32 dot kernel M=16 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=8 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm7AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm7AVX512(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm7AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm7AVX2(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {

@@ -16,7 +16,7 @@ var ocannlAVX512 = cpu.Enabled(cpu.AVX512, "AVX", "AVX512F", "AVX512VL")
 // environment variable OCANNLGEN_CPU does not ask for a lower tier.
 var ocannlAVX2 = cpu.Enabled(cpu.AVX2, "AVX", "FMA3")
 
-// ocannlGemm0AVX512 runs a float32 dot kernel, M=16 N=32 K=16 (4x4 tile); strides C 1,16 A 16,1 B 1,16.
+// ocannlGemm0AVX512 runs a float32 dot kernel, M=32 N=16 K=16 (4x4 tile); strides C 16,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
@@ -36,22 +36,22 @@ func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm4AVX512 runs a float32 dot kernel, M=16 N=128 K=16 (4x4 tile); strides C 1,16 A 16,1 B 1,16.
+// ocannlGemm4AVX512 runs a float32 dot kernel, M=128 N=16 K=16 (4x4 tile); strides C 16,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm5AVX512 runs a float32 dot kernel, M=16 N=64 K=16 (4x4 tile); strides C 1,16 A 16,1 B 1,16.
+// ocannlGemm5AVX512 runs a float32 dot kernel, M=64 N=16 K=16 (4x4 tile); strides C 16,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm5AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm6AVX512 runs a float32 dot kernel, M=16 N=16 K=16 (4x4 tile); strides C 1,16 A 16,1 B 1,16.
+// ocannlGemm6AVX512 runs a float32 dot kernel, M=16 N=16 K=16 (4x4 tile); strides C 16,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm6AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm7AVX512 runs a float32 dot kernel, M=16 N=8 K=16 (4x4 tile); strides C 1,16 A 16,1 B 1,16.
+// ocannlGemm7AVX512 runs a float32 dot kernel, M=8 N=16 K=16 (4x4 tile); strides C 16,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm7AVX512(c *float32, a *float32, b *float32)
@@ -91,7 +91,7 @@ func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap9AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlGemm0AVX2 runs a float32 dot kernel, M=16 N=32 K=16 (3x3 tile); strides C 1,16 A 16,1 B 1,16.
+// ocannlGemm0AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=32 N=16 K=16 (6x16 tile, B gathered into the frame); strides C 16,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm0AVX2(c *float32, a *float32, b *float32)
@@ -111,22 +111,22 @@ func ocannlGemm2AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm3AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm4AVX2 runs a float32 dot kernel, M=16 N=128 K=16 (3x3 tile); strides C 1,16 A 16,1 B 1,16.
+// ocannlGemm4AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=128 N=16 K=16 (6x16 tile, B gathered into the frame); strides C 16,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm5AVX2 runs a float32 dot kernel, M=16 N=64 K=16 (3x3 tile); strides C 1,16 A 16,1 B 1,16.
+// ocannlGemm5AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=64 N=16 K=16 (6x16 tile, B gathered into the frame); strides C 16,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm5AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm6AVX2 runs a float32 dot kernel, M=16 N=16 K=16 (3x3 tile); strides C 1,16 A 16,1 B 1,16.
+// ocannlGemm6AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=16 N=16 K=16 (6x16 tile, B gathered into the frame); strides C 16,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm6AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm7AVX2 runs a float32 dot kernel, M=16 N=8 K=16 (3x3 tile); strides C 1,16 A 16,1 B 1,16.
+// ocannlGemm7AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=8 N=16 K=16 (6x16 tile, B gathered into the frame); strides C 16,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm7AVX2(c *float32, a *float32, b *float32)

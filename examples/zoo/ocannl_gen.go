@@ -5288,11 +5288,11 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	}
 
 	// _net.dense#1/x.1 = compose "*" of net.dense#2.w, net.max_pool#2/y
-	// float64 dot kernel M=16 N=4 K=24: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=4 N=16 K=24: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm1AVX512(&scratch.net_dense_1_x_1[0][0], &pNetDense2W[0], &scratch.net_max_pool_2_y[0][0][0][0])
+		ocannlGemm1AVX512(&scratch.net_dense_1_x_1[0][0], &scratch.net_max_pool_2_y[0][0][0][0], &pNetDense2W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm1AVX2(&scratch.net_dense_1_x_1[0][0], &pNetDense2W[0], &scratch.net_max_pool_2_y[0][0][0][0])
+		ocannlGemm1AVX2(&scratch.net_dense_1_x_1[0][0], &scratch.net_max_pool_2_y[0][0][0][0], &pNetDense2W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -5326,11 +5326,11 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	}
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net.dense#1/x
-	// float64 dot kernel M=12 N=4 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=4 N=12 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm2AVX512(&scratch.net_linear_1_x_1[0][0], &pNetDense1W[0], &scratch.net_dense_1_x[0][0])
+		ocannlGemm2AVX512(&scratch.net_linear_1_x_1[0][0], &scratch.net_dense_1_x[0][0], &pNetDense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm2AVX2(&scratch.net_linear_1_x_1[0][0], &pNetDense1W[0], &scratch.net_dense_1_x[0][0])
+		ocannlGemm2AVX2(&scratch.net_linear_1_x_1[0][0], &scratch.net_dense_1_x[0][0], &pNetDense1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -6395,11 +6395,11 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// _net.dense#1/x.1 = compose "*" of net.dense#2.w, net.max_pool#2/y
-	// float64 dot kernel M=16 N=4 K=24: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=4 N=16 K=24: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm1AVX512(&scratch.net_dense_1_x_1[0][0], &pNetDense2W[0], &scratch.net_max_pool_2_y[0][0][0][0])
+		ocannlGemm1AVX512(&scratch.net_dense_1_x_1[0][0], &scratch.net_max_pool_2_y[0][0][0][0], &pNetDense2W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm1AVX2(&scratch.net_dense_1_x_1[0][0], &pNetDense2W[0], &scratch.net_max_pool_2_y[0][0][0][0])
+		ocannlGemm1AVX2(&scratch.net_dense_1_x_1[0][0], &scratch.net_max_pool_2_y[0][0][0][0], &pNetDense2W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -6442,11 +6442,11 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// _net.linear#1/x.1 = compose "*" of net.dense#1.w, net.dense#1/x
-	// float64 dot kernel M=12 N=4 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=4 N=12 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm2AVX512(&scratch.net_linear_1_x_1[0][0], &pNetDense1W[0], &scratch.net_dense_1_x[0][0])
+		ocannlGemm2AVX512(&scratch.net_linear_1_x_1[0][0], &scratch.net_dense_1_x[0][0], &pNetDense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm2AVX2(&scratch.net_linear_1_x_1[0][0], &pNetDense1W[0], &scratch.net_dense_1_x[0][0])
+		ocannlGemm2AVX2(&scratch.net_linear_1_x_1[0][0], &scratch.net_dense_1_x[0][0], &pNetDense1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -14116,11 +14116,11 @@ func ocannlNormalizedTrainLoss(images *[2][6][6][1]float64, labels *[2][4]float6
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of head.w, head/x
-	// float64 dot kernel M=4 N=2 K=108: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=2 N=4 K=108: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&train_cross_entropy_1_logits_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
+		ocannlGemm18AVX512(&train_cross_entropy_1_logits_1[0][0], &head_x[0][0][0][0], &pHeadW[0])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&train_cross_entropy_1_logits_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
+		ocannlGemm18AVX2(&train_cross_entropy_1_logits_1[0][0], &head_x[0][0][0][0], &pHeadW[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -14643,11 +14643,11 @@ func ocannlNormalizedBackward(images *[2][6][6][1]float64, labels *[2][4]float64
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of head.w, head/x
-	// float64 dot kernel M=4 N=2 K=108: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=2 N=4 K=108: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&train_cross_entropy_1_logits_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
+		ocannlGemm18AVX512(&train_cross_entropy_1_logits_1[0][0], &head_x[0][0][0][0], &pHeadW[0])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&train_cross_entropy_1_logits_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
+		ocannlGemm18AVX2(&train_cross_entropy_1_logits_1[0][0], &head_x[0][0][0][0], &pHeadW[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -15219,11 +15219,11 @@ func ocannlNormalizedPredict(images *[3][6][6][1]float64, pC1Kernel *[27]float64
 	}
 
 	// _predict.1 = compose "*" of head.w, head/x
-	// float64 dot kernel M=4 N=3 K=108: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=3 N=4 K=108: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&predict_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
+		ocannlGemm22AVX512(&predict_1[0][0], &head_x[0][0][0][0], &pHeadW[0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&predict_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
+		ocannlGemm22AVX2(&predict_1[0][0], &head_x[0][0][0][0], &pHeadW[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -15595,11 +15595,11 @@ func ocannlNormalizedClassify_rows3(images *[3][6][6][1]float64, pC1Kernel *[27]
 	}
 
 	// _classify.1 = compose "*" of head.w, head/x
-	// float64 dot kernel M=4 N=3 K=108: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=3 N=4 K=108: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&classify_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
+		ocannlGemm22AVX512(&classify_1[0][0], &head_x[0][0][0][0], &pHeadW[0])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&classify_1[0][0], &pHeadW[0], &head_x[0][0][0][0])
+		ocannlGemm22AVX2(&classify_1[0][0], &head_x[0][0][0][0], &pHeadW[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -18479,11 +18479,11 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// net.encoder_block#2.masked_attention#1/q = compose "*" of net.encoder_block#2.masked_attention#1.w_q, net.encoder_block#2.masked_attention#1/x
-	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&net_encoder_block_2_masked_attention_1_q[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX512(&net_encoder_block_2_masked_attention_1_q[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&net_encoder_block_2_masked_attention_1_q[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX2(&net_encoder_block_2_masked_attention_1_q[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -18504,11 +18504,11 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// net.encoder_block#2.masked_attention#1/k = compose "*" of net.encoder_block#2.masked_attention#1.w_k, net.encoder_block#2.masked_attention#1/x
-	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&net_encoder_block_2_masked_attention_1_k[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX512(&net_encoder_block_2_masked_attention_1_k[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&net_encoder_block_2_masked_attention_1_k[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX2(&net_encoder_block_2_masked_attention_1_k[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -18529,11 +18529,11 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// net.encoder_block#2.masked_attention#1/v = compose "*" of net.encoder_block#2.masked_attention#1.w_v, net.encoder_block#2.masked_attention#1/x
-	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&net_encoder_block_2_masked_attention_1_v[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX512(&net_encoder_block_2_masked_attention_1_v[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&net_encoder_block_2_masked_attention_1_v[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX2(&net_encoder_block_2_masked_attention_1_v[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -18693,11 +18693,11 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1/ctx
-	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&net_encoder_block_2_x1_1[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm24AVX512(&net_encoder_block_2_x1_1[0][0][0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&net_encoder_block_2_x1_1[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm24AVX2(&net_encoder_block_2_x1_1[0][0][0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -18837,11 +18837,11 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net.encoder_block#2.linear#1/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1/x
-	// float64 dot kernel M=16 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=8 N=16 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm25AVX512(&net_encoder_block_2_linear_1_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_x[0][0][0])
+		ocannlGemm25AVX512(&net_encoder_block_2_linear_1_x_1[0][0][0], &net_encoder_block_2_dense_1_x[0][0][0], &pNetEncoderBlock2Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm25AVX2(&net_encoder_block_2_linear_1_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_x[0][0][0])
+		ocannlGemm25AVX2(&net_encoder_block_2_linear_1_x_1[0][0][0], &net_encoder_block_2_dense_1_x[0][0][0], &pNetEncoderBlock2Dense1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -18875,11 +18875,11 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1/x
-	// float64 dot kernel M=8 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=8 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm26AVX512(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_x[0][0][0])
+		ocannlGemm26AVX512(&net_encoder_block_1_x_1[0][0][0], &net_encoder_block_2_linear_1_x[0][0][0], &pNetEncoderBlock2Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm26AVX2(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_x[0][0][0])
+		ocannlGemm26AVX2(&net_encoder_block_1_x_1[0][0][0], &net_encoder_block_2_linear_1_x[0][0][0], &pNetEncoderBlock2Linear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -19017,11 +19017,11 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// net.encoder_block#1.masked_attention#1/q = compose "*" of net.encoder_block#1.masked_attention#1.w_q, net.encoder_block#1.masked_attention#1/x
-	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&net_encoder_block_1_masked_attention_1_q[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX512(&net_encoder_block_1_masked_attention_1_q[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&net_encoder_block_1_masked_attention_1_q[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX2(&net_encoder_block_1_masked_attention_1_q[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -19042,11 +19042,11 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// net.encoder_block#1.masked_attention#1/k = compose "*" of net.encoder_block#1.masked_attention#1.w_k, net.encoder_block#1.masked_attention#1/x
-	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&net_encoder_block_1_masked_attention_1_k[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX512(&net_encoder_block_1_masked_attention_1_k[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&net_encoder_block_1_masked_attention_1_k[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX2(&net_encoder_block_1_masked_attention_1_k[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -19067,11 +19067,11 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// net.encoder_block#1.masked_attention#1/v = compose "*" of net.encoder_block#1.masked_attention#1.w_v, net.encoder_block#1.masked_attention#1/x
-	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&net_encoder_block_1_masked_attention_1_v[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX512(&net_encoder_block_1_masked_attention_1_v[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&net_encoder_block_1_masked_attention_1_v[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX2(&net_encoder_block_1_masked_attention_1_v[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -19231,11 +19231,11 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1/ctx
-	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&net_encoder_block_1_x1_1[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm24AVX512(&net_encoder_block_1_x1_1[0][0][0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&net_encoder_block_1_x1_1[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm24AVX2(&net_encoder_block_1_x1_1[0][0][0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -19375,11 +19375,11 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net.encoder_block#1.linear#1/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1/x
-	// float64 dot kernel M=16 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=8 N=16 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm25AVX512(&net_encoder_block_1_linear_1_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_x[0][0][0])
+		ocannlGemm25AVX512(&net_encoder_block_1_linear_1_x_1[0][0][0], &net_encoder_block_1_dense_1_x[0][0][0], &pNetEncoderBlock1Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm25AVX2(&net_encoder_block_1_linear_1_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_x[0][0][0])
+		ocannlGemm25AVX2(&net_encoder_block_1_linear_1_x_1[0][0][0], &net_encoder_block_1_dense_1_x[0][0][0], &pNetEncoderBlock1Dense1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -19413,11 +19413,11 @@ func ocannlTransformerTrainLoss(ids *[2][4]float64, targets *[2][4][6]float64, p
 	}
 
 	// _net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1/x
-	// float64 dot kernel M=8 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=8 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm26AVX512(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_x[0][0][0])
+		ocannlGemm26AVX512(&net_h2_1[0][0][0], &net_encoder_block_1_linear_1_x[0][0][0], &pNetEncoderBlock1Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm26AVX2(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_x[0][0][0])
+		ocannlGemm26AVX2(&net_h2_1[0][0][0], &net_encoder_block_1_linear_1_x[0][0][0], &pNetEncoderBlock1Linear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -22383,11 +22383,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// net.encoder_block#2.masked_attention#1/q = compose "*" of net.encoder_block#2.masked_attention#1.w_q, net.encoder_block#2.masked_attention#1/x
-	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&net_encoder_block_2_masked_attention_1_q[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX512(&net_encoder_block_2_masked_attention_1_q[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&net_encoder_block_2_masked_attention_1_q[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX2(&net_encoder_block_2_masked_attention_1_q[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -22408,11 +22408,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// net.encoder_block#2.masked_attention#1/k = compose "*" of net.encoder_block#2.masked_attention#1.w_k, net.encoder_block#2.masked_attention#1/x
-	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&net_encoder_block_2_masked_attention_1_k[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX512(&net_encoder_block_2_masked_attention_1_k[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&net_encoder_block_2_masked_attention_1_k[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX2(&net_encoder_block_2_masked_attention_1_k[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -22433,11 +22433,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// net.encoder_block#2.masked_attention#1/v = compose "*" of net.encoder_block#2.masked_attention#1.w_v, net.encoder_block#2.masked_attention#1/x
-	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&net_encoder_block_2_masked_attention_1_v[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX512(&net_encoder_block_2_masked_attention_1_v[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&net_encoder_block_2_masked_attention_1_v[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX2(&net_encoder_block_2_masked_attention_1_v[0][0][0][0], &net_encoder_block_2_masked_attention_1_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -22597,11 +22597,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1/ctx
-	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&net_encoder_block_2_x1_1[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm24AVX512(&net_encoder_block_2_x1_1[0][0][0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&net_encoder_block_2_x1_1[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm24AVX2(&net_encoder_block_2_x1_1[0][0][0], &net_encoder_block_2_masked_attention_1_ctx[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -22752,11 +22752,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net.encoder_block#2.linear#1/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1/x
-	// float64 dot kernel M=16 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=8 N=16 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm25AVX512(&net_encoder_block_2_linear_1_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_x[0][0][0])
+		ocannlGemm25AVX512(&net_encoder_block_2_linear_1_x_1[0][0][0], &net_encoder_block_2_dense_1_x[0][0][0], &pNetEncoderBlock2Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm25AVX2(&net_encoder_block_2_linear_1_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_x[0][0][0])
+		ocannlGemm25AVX2(&net_encoder_block_2_linear_1_x_1[0][0][0], &net_encoder_block_2_dense_1_x[0][0][0], &pNetEncoderBlock2Dense1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -22801,11 +22801,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1/x
-	// float64 dot kernel M=8 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=8 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm26AVX512(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_x[0][0][0])
+		ocannlGemm26AVX512(&net_encoder_block_1_x_1[0][0][0], &net_encoder_block_2_linear_1_x[0][0][0], &pNetEncoderBlock2Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm26AVX2(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_x[0][0][0])
+		ocannlGemm26AVX2(&net_encoder_block_1_x_1[0][0][0], &net_encoder_block_2_linear_1_x[0][0][0], &pNetEncoderBlock2Linear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -22954,11 +22954,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// net.encoder_block#1.masked_attention#1/q = compose "*" of net.encoder_block#1.masked_attention#1.w_q, net.encoder_block#1.masked_attention#1/x
-	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&net_encoder_block_1_masked_attention_1_q[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX512(&net_encoder_block_1_masked_attention_1_q[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&net_encoder_block_1_masked_attention_1_q[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX2(&net_encoder_block_1_masked_attention_1_q[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -22979,11 +22979,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// net.encoder_block#1.masked_attention#1/k = compose "*" of net.encoder_block#1.masked_attention#1.w_k, net.encoder_block#1.masked_attention#1/x
-	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&net_encoder_block_1_masked_attention_1_k[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX512(&net_encoder_block_1_masked_attention_1_k[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&net_encoder_block_1_masked_attention_1_k[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX2(&net_encoder_block_1_masked_attention_1_k[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -23004,11 +23004,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// net.encoder_block#1.masked_attention#1/v = compose "*" of net.encoder_block#1.masked_attention#1.w_v, net.encoder_block#1.masked_attention#1/x
-	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&net_encoder_block_1_masked_attention_1_v[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX512(&net_encoder_block_1_masked_attention_1_v[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&net_encoder_block_1_masked_attention_1_v[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_x[0][0][0])
+		ocannlGemm24AVX2(&net_encoder_block_1_masked_attention_1_v[0][0][0][0], &net_encoder_block_1_masked_attention_1_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -23168,11 +23168,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1/ctx
-	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=8 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&net_encoder_block_1_x1_1[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm24AVX512(&net_encoder_block_1_x1_1[0][0][0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&net_encoder_block_1_x1_1[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0])
+		ocannlGemm24AVX2(&net_encoder_block_1_x1_1[0][0][0], &net_encoder_block_1_masked_attention_1_ctx[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -23323,11 +23323,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net.encoder_block#1.linear#1/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1/x
-	// float64 dot kernel M=16 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=8 N=16 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm25AVX512(&net_encoder_block_1_linear_1_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_x[0][0][0])
+		ocannlGemm25AVX512(&net_encoder_block_1_linear_1_x_1[0][0][0], &net_encoder_block_1_dense_1_x[0][0][0], &pNetEncoderBlock1Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm25AVX2(&net_encoder_block_1_linear_1_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_x[0][0][0])
+		ocannlGemm25AVX2(&net_encoder_block_1_linear_1_x_1[0][0][0], &net_encoder_block_1_dense_1_x[0][0][0], &pNetEncoderBlock1Dense1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -23372,11 +23372,11 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// _net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1/x
-	// float64 dot kernel M=8 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=8 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm26AVX512(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_x[0][0][0])
+		ocannlGemm26AVX512(&net_h2_1[0][0][0], &net_encoder_block_1_linear_1_x[0][0][0], &pNetEncoderBlock1Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm26AVX2(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_x[0][0][0])
+		ocannlGemm26AVX2(&net_h2_1[0][0][0], &net_encoder_block_1_linear_1_x[0][0][0], &pNetEncoderBlock1Linear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -27930,11 +27930,11 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net.encoder_block#2.linear#1@2/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1@2/x
-	// float64 dot kernel M=16 N=4 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=4 N=16 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm34AVX512(&net_encoder_block_2_linear_1_2_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_2_x[0][0][0])
+		ocannlGemm34AVX512(&net_encoder_block_2_linear_1_2_x_1[0][0][0], &net_encoder_block_2_dense_1_2_x[0][0][0], &pNetEncoderBlock2Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm34AVX2(&net_encoder_block_2_linear_1_2_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_2_x[0][0][0])
+		ocannlGemm34AVX2(&net_encoder_block_2_linear_1_2_x_1[0][0][0], &net_encoder_block_2_dense_1_2_x[0][0][0], &pNetEncoderBlock2Dense1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27973,11 +27973,11 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1@2/x
-	// float64 dot kernel M=8 N=4 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=4 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm35AVX512(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_2_x[0][0][0])
+		ocannlGemm35AVX512(&net_encoder_block_1_x_1[0][0][0], &net_encoder_block_2_linear_1_2_x[0][0][0], &pNetEncoderBlock2Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm35AVX2(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_2_x[0][0][0])
+		ocannlGemm35AVX2(&net_encoder_block_1_x_1[0][0][0], &net_encoder_block_2_linear_1_2_x[0][0][0], &pNetEncoderBlock2Linear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -28476,11 +28476,11 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net.encoder_block#1.linear#1@2/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1@2/x
-	// float64 dot kernel M=16 N=4 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=4 N=16 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm34AVX512(&net_encoder_block_1_linear_1_2_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_2_x[0][0][0])
+		ocannlGemm34AVX512(&net_encoder_block_1_linear_1_2_x_1[0][0][0], &net_encoder_block_1_dense_1_2_x[0][0][0], &pNetEncoderBlock1Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm34AVX2(&net_encoder_block_1_linear_1_2_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_2_x[0][0][0])
+		ocannlGemm34AVX2(&net_encoder_block_1_linear_1_2_x_1[0][0][0], &net_encoder_block_1_dense_1_2_x[0][0][0], &pNetEncoderBlock1Dense1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -28519,11 +28519,11 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	}
 
 	// _net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1@2/x
-	// float64 dot kernel M=8 N=4 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=4 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm35AVX512(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_2_x[0][0][0])
+		ocannlGemm35AVX512(&net_h2_1[0][0][0], &net_encoder_block_1_linear_1_2_x[0][0][0], &pNetEncoderBlock1Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm35AVX2(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_2_x[0][0][0])
+		ocannlGemm35AVX2(&net_h2_1[0][0][0], &net_encoder_block_1_linear_1_2_x[0][0][0], &pNetEncoderBlock1Linear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -30107,11 +30107,11 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net.encoder_block#2.linear#1@3/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1@3/x
-	// float64 dot kernel M=16 N=4 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=4 N=16 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm34AVX512(&net_encoder_block_2_linear_1_3_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_3_x[0][0][0])
+		ocannlGemm34AVX512(&net_encoder_block_2_linear_1_3_x_1[0][0][0], &net_encoder_block_2_dense_1_3_x[0][0][0], &pNetEncoderBlock2Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm34AVX2(&net_encoder_block_2_linear_1_3_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_3_x[0][0][0])
+		ocannlGemm34AVX2(&net_encoder_block_2_linear_1_3_x_1[0][0][0], &net_encoder_block_2_dense_1_3_x[0][0][0], &pNetEncoderBlock2Dense1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -30150,11 +30150,11 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1@3/x
-	// float64 dot kernel M=8 N=4 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=4 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm35AVX512(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_3_x[0][0][0])
+		ocannlGemm35AVX512(&net_encoder_block_1_x_1[0][0][0], &net_encoder_block_2_linear_1_3_x[0][0][0], &pNetEncoderBlock2Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm35AVX2(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_3_x[0][0][0])
+		ocannlGemm35AVX2(&net_encoder_block_1_x_1[0][0][0], &net_encoder_block_2_linear_1_3_x[0][0][0], &pNetEncoderBlock2Linear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -30653,11 +30653,11 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net.encoder_block#1.linear#1@3/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1@3/x
-	// float64 dot kernel M=16 N=4 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=4 N=16 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm34AVX512(&net_encoder_block_1_linear_1_3_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_3_x[0][0][0])
+		ocannlGemm34AVX512(&net_encoder_block_1_linear_1_3_x_1[0][0][0], &net_encoder_block_1_dense_1_3_x[0][0][0], &pNetEncoderBlock1Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm34AVX2(&net_encoder_block_1_linear_1_3_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_3_x[0][0][0])
+		ocannlGemm34AVX2(&net_encoder_block_1_linear_1_3_x_1[0][0][0], &net_encoder_block_1_dense_1_3_x[0][0][0], &pNetEncoderBlock1Dense1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -30696,11 +30696,11 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	}
 
 	// _net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1@3/x
-	// float64 dot kernel M=8 N=4 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=4 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm35AVX512(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_3_x[0][0][0])
+		ocannlGemm35AVX512(&net_h2_1[0][0][0], &net_encoder_block_1_linear_1_3_x[0][0][0], &pNetEncoderBlock1Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm35AVX2(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_3_x[0][0][0])
+		ocannlGemm35AVX2(&net_h2_1[0][0][0], &net_encoder_block_1_linear_1_3_x[0][0][0], &pNetEncoderBlock1Linear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -31940,11 +31940,11 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	}
 
 	// net.encoder_block#2.masked_attention#1@3/q = compose "*" of net.encoder_block#2.masked_attention#1.w_q, net.encoder_block#2.masked_attention#1@3/x
-	// float64 dot kernel M=8 N=12 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=12 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm36AVX512(&net_encoder_block_2_masked_attention_1_3_q[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_3_x[0][0][0])
+		ocannlGemm36AVX512(&net_encoder_block_2_masked_attention_1_3_q[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm36AVX2(&net_encoder_block_2_masked_attention_1_3_q[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_3_x[0][0][0])
+		ocannlGemm36AVX2(&net_encoder_block_2_masked_attention_1_3_q[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -31965,11 +31965,11 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	}
 
 	// net.encoder_block#2.masked_attention#1@3/k = compose "*" of net.encoder_block#2.masked_attention#1.w_k, net.encoder_block#2.masked_attention#1@3/x
-	// float64 dot kernel M=8 N=12 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=12 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm36AVX512(&net_encoder_block_2_masked_attention_1_3_k[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_3_x[0][0][0])
+		ocannlGemm36AVX512(&net_encoder_block_2_masked_attention_1_3_k[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm36AVX2(&net_encoder_block_2_masked_attention_1_3_k[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_3_x[0][0][0])
+		ocannlGemm36AVX2(&net_encoder_block_2_masked_attention_1_3_k[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -31990,11 +31990,11 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	}
 
 	// net.encoder_block#2.masked_attention#1@3/v = compose "*" of net.encoder_block#2.masked_attention#1.w_v, net.encoder_block#2.masked_attention#1@3/x
-	// float64 dot kernel M=8 N=12 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=12 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm36AVX512(&net_encoder_block_2_masked_attention_1_3_v[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_3_x[0][0][0])
+		ocannlGemm36AVX512(&net_encoder_block_2_masked_attention_1_3_v[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm36AVX2(&net_encoder_block_2_masked_attention_1_3_v[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_3_x[0][0][0])
+		ocannlGemm36AVX2(&net_encoder_block_2_masked_attention_1_3_v[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_x[0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -32154,11 +32154,11 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	}
 
 	// _net.encoder_block#2/x1.1 = compose "*" of net.encoder_block#2.masked_attention#1.w_o, net.encoder_block#2.masked_attention#1@3/ctx
-	// float64 dot kernel M=8 N=12 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=12 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm36AVX512(&net_encoder_block_2_x1_1[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_3_ctx[0][0][0][0])
+		ocannlGemm36AVX512(&net_encoder_block_2_x1_1[0][0][0], &net_encoder_block_2_masked_attention_1_3_ctx[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm36AVX2(&net_encoder_block_2_x1_1[0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_3_ctx[0][0][0][0])
+		ocannlGemm36AVX2(&net_encoder_block_2_x1_1[0][0][0], &net_encoder_block_2_masked_attention_1_3_ctx[0][0][0][0], &pNetEncoderBlock2MaskedAttention1WO[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -32298,11 +32298,11 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	}
 
 	// _net.encoder_block#2.linear#1@3/x.1 = compose "*" of net.encoder_block#2.dense#1.w, net.encoder_block#2.dense#1@3/x
-	// float64 dot kernel M=16 N=12 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=12 N=16 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm37AVX512(&net_encoder_block_2_linear_1_3_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_3_x[0][0][0])
+		ocannlGemm37AVX512(&net_encoder_block_2_linear_1_3_x_1[0][0][0], &net_encoder_block_2_dense_1_3_x[0][0][0], &pNetEncoderBlock2Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm37AVX2(&net_encoder_block_2_linear_1_3_x_1[0][0][0], &pNetEncoderBlock2Dense1W[0], &net_encoder_block_2_dense_1_3_x[0][0][0])
+		ocannlGemm37AVX2(&net_encoder_block_2_linear_1_3_x_1[0][0][0], &net_encoder_block_2_dense_1_3_x[0][0][0], &pNetEncoderBlock2Dense1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -32336,11 +32336,11 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	}
 
 	// _net.encoder_block#1/x.1 = compose "*" of net.encoder_block#2.linear#1.w, net.encoder_block#2.linear#1@3/x
-	// float64 dot kernel M=8 N=12 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=12 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm38AVX512(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_3_x[0][0][0])
+		ocannlGemm38AVX512(&net_encoder_block_1_x_1[0][0][0], &net_encoder_block_2_linear_1_3_x[0][0][0], &pNetEncoderBlock2Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm38AVX2(&net_encoder_block_1_x_1[0][0][0], &pNetEncoderBlock2Linear1W[0], &net_encoder_block_2_linear_1_3_x[0][0][0])
+		ocannlGemm38AVX2(&net_encoder_block_1_x_1[0][0][0], &net_encoder_block_2_linear_1_3_x[0][0][0], &pNetEncoderBlock2Linear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -32478,11 +32478,11 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	}
 
 	// net.encoder_block#1.masked_attention#1@3/q = compose "*" of net.encoder_block#1.masked_attention#1.w_q, net.encoder_block#1.masked_attention#1@3/x
-	// float64 dot kernel M=8 N=12 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=12 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm36AVX512(&net_encoder_block_1_masked_attention_1_3_q[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_3_x[0][0][0])
+		ocannlGemm36AVX512(&net_encoder_block_1_masked_attention_1_3_q[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0])
 	} else if ocannlAVX2 {
-		ocannlGemm36AVX2(&net_encoder_block_1_masked_attention_1_3_q[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_3_x[0][0][0])
+		ocannlGemm36AVX2(&net_encoder_block_1_masked_attention_1_3_q[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -32503,11 +32503,11 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	}
 
 	// net.encoder_block#1.masked_attention#1@3/k = compose "*" of net.encoder_block#1.masked_attention#1.w_k, net.encoder_block#1.masked_attention#1@3/x
-	// float64 dot kernel M=8 N=12 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=12 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm36AVX512(&net_encoder_block_1_masked_attention_1_3_k[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_3_x[0][0][0])
+		ocannlGemm36AVX512(&net_encoder_block_1_masked_attention_1_3_k[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0])
 	} else if ocannlAVX2 {
-		ocannlGemm36AVX2(&net_encoder_block_1_masked_attention_1_3_k[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_3_x[0][0][0])
+		ocannlGemm36AVX2(&net_encoder_block_1_masked_attention_1_3_k[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -32528,11 +32528,11 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	}
 
 	// net.encoder_block#1.masked_attention#1@3/v = compose "*" of net.encoder_block#1.masked_attention#1.w_v, net.encoder_block#1.masked_attention#1@3/x
-	// float64 dot kernel M=8 N=12 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=12 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm36AVX512(&net_encoder_block_1_masked_attention_1_3_v[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_3_x[0][0][0])
+		ocannlGemm36AVX512(&net_encoder_block_1_masked_attention_1_3_v[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0])
 	} else if ocannlAVX2 {
-		ocannlGemm36AVX2(&net_encoder_block_1_masked_attention_1_3_v[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_3_x[0][0][0])
+		ocannlGemm36AVX2(&net_encoder_block_1_masked_attention_1_3_v[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_x[0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -32692,11 +32692,11 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	}
 
 	// _net.encoder_block#1/x1.1 = compose "*" of net.encoder_block#1.masked_attention#1.w_o, net.encoder_block#1.masked_attention#1@3/ctx
-	// float64 dot kernel M=8 N=12 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=12 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm36AVX512(&net_encoder_block_1_x1_1[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_3_ctx[0][0][0][0])
+		ocannlGemm36AVX512(&net_encoder_block_1_x1_1[0][0][0], &net_encoder_block_1_masked_attention_1_3_ctx[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
 	} else if ocannlAVX2 {
-		ocannlGemm36AVX2(&net_encoder_block_1_x1_1[0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_3_ctx[0][0][0][0])
+		ocannlGemm36AVX2(&net_encoder_block_1_x1_1[0][0][0], &net_encoder_block_1_masked_attention_1_3_ctx[0][0][0][0], &pNetEncoderBlock1MaskedAttention1WO[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -32836,11 +32836,11 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	}
 
 	// _net.encoder_block#1.linear#1@3/x.1 = compose "*" of net.encoder_block#1.dense#1.w, net.encoder_block#1.dense#1@3/x
-	// float64 dot kernel M=16 N=12 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=12 N=16 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm37AVX512(&net_encoder_block_1_linear_1_3_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_3_x[0][0][0])
+		ocannlGemm37AVX512(&net_encoder_block_1_linear_1_3_x_1[0][0][0], &net_encoder_block_1_dense_1_3_x[0][0][0], &pNetEncoderBlock1Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm37AVX2(&net_encoder_block_1_linear_1_3_x_1[0][0][0], &pNetEncoderBlock1Dense1W[0], &net_encoder_block_1_dense_1_3_x[0][0][0])
+		ocannlGemm37AVX2(&net_encoder_block_1_linear_1_3_x_1[0][0][0], &net_encoder_block_1_dense_1_3_x[0][0][0], &pNetEncoderBlock1Dense1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -32874,11 +32874,11 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	}
 
 	// _net/h2.1 = compose "*" of net.encoder_block#1.linear#1.w, net.encoder_block#1.linear#1@3/x
-	// float64 dot kernel M=8 N=12 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=12 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm38AVX512(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_3_x[0][0][0])
+		ocannlGemm38AVX512(&net_h2_1[0][0][0], &net_encoder_block_1_linear_1_3_x[0][0][0], &pNetEncoderBlock1Linear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm38AVX2(&net_h2_1[0][0][0], &pNetEncoderBlock1Linear1W[0], &net_encoder_block_1_linear_1_3_x[0][0][0])
+		ocannlGemm38AVX2(&net_h2_1[0][0][0], &net_encoder_block_1_linear_1_3_x[0][0][0], &pNetEncoderBlock1Linear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -33016,11 +33016,11 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	}
 
 	// _predict_many.1 = compose "*" of net.linear#1.w, net.linear#1/x
-	// float64 dot kernel M=6 N=12 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=12 N=6 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm39AVX512(&predict_many_1[0][0][0], &pNetLinear1W[0], &net_linear_1_x[0][0][0])
+		ocannlGemm39AVX512(&predict_many_1[0][0][0], &net_linear_1_x[0][0][0], &pNetLinear1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm39AVX2(&predict_many_1[0][0][0], &pNetLinear1W[0], &net_linear_1_x[0][0][0])
+		ocannlGemm39AVX2(&predict_many_1[0][0][0], &net_linear_1_x[0][0][0], &pNetLinear1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -33796,11 +33796,11 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	}
 
 	// _net/y.1 = compose "*" of net.mixer_block#1.dense#1.w, net.mixer_block#1.dense#1/x
-	// float64 dot kernel M=12 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=8 N=12 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm40AVX512(&net_y_1[0][0][0], &pNetMixerBlock1Dense1W[0], &net_mixer_block_1_dense_1_x[0][0][0])
+		ocannlGemm40AVX512(&net_y_1[0][0][0], &net_mixer_block_1_dense_1_x[0][0][0], &pNetMixerBlock1Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm40AVX2(&net_y_1[0][0][0], &pNetMixerBlock1Dense1W[0], &net_mixer_block_1_dense_1_x[0][0][0])
+		ocannlGemm40AVX2(&net_y_1[0][0][0], &net_mixer_block_1_dense_1_x[0][0][0], &pNetMixerBlock1Dense1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -33834,11 +33834,11 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	}
 
 	// _net/y.4 = compose "*" of net.mixer_block#1.ch2, _net/y.3
-	// float64 dot kernel M=8 N=8 K=12: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=8 N=8 K=12: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm41AVX512(&net_y_4[0][0][0], &pNetMixerBlock1Ch2[0], &net_y_3[0][0][0])
+		ocannlGemm41AVX512(&net_y_4[0][0][0], &net_y_3[0][0][0], &pNetMixerBlock1Ch2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm41AVX2(&net_y_4[0][0][0], &pNetMixerBlock1Ch2[0], &net_y_3[0][0][0])
+		ocannlGemm41AVX2(&net_y_4[0][0][0], &net_y_3[0][0][0], &pNetMixerBlock1Ch2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -35385,11 +35385,11 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// _net/y.1 = compose "*" of net.mixer_block#1.dense#1.w, net.mixer_block#1.dense#1/x
-	// float64 dot kernel M=12 N=8 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=8 N=12 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm40AVX512(&net_y_1[0][0][0], &pNetMixerBlock1Dense1W[0], &net_mixer_block_1_dense_1_x[0][0][0])
+		ocannlGemm40AVX512(&net_y_1[0][0][0], &net_mixer_block_1_dense_1_x[0][0][0], &pNetMixerBlock1Dense1W[0])
 	} else if ocannlAVX2 {
-		ocannlGemm40AVX2(&net_y_1[0][0][0], &pNetMixerBlock1Dense1W[0], &net_mixer_block_1_dense_1_x[0][0][0])
+		ocannlGemm40AVX2(&net_y_1[0][0][0], &net_mixer_block_1_dense_1_x[0][0][0], &pNetMixerBlock1Dense1W[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -35434,11 +35434,11 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// _net/y.4 = compose "*" of net.mixer_block#1.ch2, _net/y.3
-	// float64 dot kernel M=8 N=8 K=12: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=8 N=8 K=12: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm41AVX512(&net_y_4[0][0][0], &pNetMixerBlock1Ch2[0], &net_y_3[0][0][0])
+		ocannlGemm41AVX512(&net_y_4[0][0][0], &net_y_3[0][0][0], &pNetMixerBlock1Ch2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm41AVX2(&net_y_4[0][0][0], &pNetMixerBlock1Ch2[0], &net_y_3[0][0][0])
+		ocannlGemm41AVX2(&net_y_4[0][0][0], &net_y_3[0][0][0], &pNetMixerBlock1Ch2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {

@@ -21,12 +21,12 @@ var ocannlAVX2 = cpu.Enabled(cpu.AVX2, "AVX", "AVX2", "FMA3")
 //go:noescape
 func ocannlGemm0AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm1AVX512 runs a float64 dot kernel, M=16 N=4 K=24 (4x4 tile); strides C 1,16 A 24,1 B 1,24.
+// ocannlGemm1AVX512 runs a float64 dot kernel, M=4 N=16 K=24 (4x4 tile); strides C 16,1 A 24,1 B 1,24.
 //
 //go:noescape
 func ocannlGemm1AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm2AVX512 runs a float64 dot kernel, M=12 N=4 K=16 (4x4 tile); strides C 1,12 A 16,1 B 1,16.
+// ocannlGemm2AVX512 runs a float64 dot kernel, M=4 N=12 K=16 (4x4 tile); strides C 12,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm2AVX512(c *float64, a *float64, b *float64)
@@ -96,7 +96,7 @@ func ocannlGemm15AVX512(c *float64, a *float64, b *float64)
 //go:noescape
 func ocannlGemm16AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm18AVX512 runs a float64 dot kernel, M=4 N=2 K=108 (4x4 tile); strides C 1,4 A 108,1 B 1,108.
+// ocannlGemm18AVX512 runs a float64 dot kernel, M=2 N=4 K=108 (4x4 tile); strides C 4,1 A 108,1 B 1,108.
 //
 //go:noescape
 func ocannlGemm18AVX512(c *float64, a *float64, b *float64)
@@ -111,22 +111,22 @@ func ocannlGemm19AVX512(c *float64, a *float64, b *float64)
 //go:noescape
 func ocannlGemm20AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm22AVX512 runs a float64 dot kernel, M=4 N=3 K=108 (4x4 tile); strides C 1,4 A 108,1 B 1,108.
+// ocannlGemm22AVX512 runs a float64 dot kernel, M=3 N=4 K=108 (4x4 tile); strides C 4,1 A 108,1 B 1,108.
 //
 //go:noescape
 func ocannlGemm22AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm24AVX512 runs a float64 dot kernel, M=8 N=8 K=8 (4x4 tile); strides C 1,8 A 8,1 B 1,8.
+// ocannlGemm24AVX512 runs a float64 dot kernel, M=8 N=8 K=8 (4x4 tile); strides C 8,1 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm24AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm25AVX512 runs a float64 dot kernel, M=16 N=8 K=8 (4x4 tile); strides C 1,16 A 8,1 B 1,8.
+// ocannlGemm25AVX512 runs a float64 dot kernel, M=8 N=16 K=8 (4x4 tile); strides C 16,1 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm25AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm26AVX512 runs a float64 dot kernel, M=8 N=8 K=16 (4x4 tile); strides C 1,8 A 16,1 B 1,16.
+// ocannlGemm26AVX512 runs a float64 dot kernel, M=8 N=8 K=16 (4x4 tile); strides C 8,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm26AVX512(c *float64, a *float64, b *float64)
@@ -166,42 +166,42 @@ func ocannlGemm32AVX512(c *float64, a *float64, b *float64)
 //go:noescape
 func ocannlGemm33AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm34AVX512 runs a float64 dot kernel, M=16 N=4 K=8 (4x4 tile); strides C 1,16 A 8,1 B 1,8.
+// ocannlGemm34AVX512 runs a float64 dot kernel, M=4 N=16 K=8 (4x4 tile); strides C 16,1 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm34AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm35AVX512 runs a float64 dot kernel, M=8 N=4 K=16 (4x4 tile); strides C 1,8 A 16,1 B 1,16.
+// ocannlGemm35AVX512 runs a float64 dot kernel, M=4 N=8 K=16 (4x4 tile); strides C 8,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm35AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm36AVX512 runs a float64 dot kernel, M=8 N=12 K=8 (4x4 tile); strides C 1,8 A 8,1 B 1,8.
+// ocannlGemm36AVX512 runs a float64 dot kernel, M=12 N=8 K=8 (4x4 tile); strides C 8,1 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm36AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm37AVX512 runs a float64 dot kernel, M=16 N=12 K=8 (4x4 tile); strides C 1,16 A 8,1 B 1,8.
+// ocannlGemm37AVX512 runs a float64 dot kernel, M=12 N=16 K=8 (4x4 tile); strides C 16,1 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm37AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm38AVX512 runs a float64 dot kernel, M=8 N=12 K=16 (4x4 tile); strides C 1,8 A 16,1 B 1,16.
+// ocannlGemm38AVX512 runs a float64 dot kernel, M=12 N=8 K=16 (4x4 tile); strides C 8,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm38AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm39AVX512 runs a float64 dot kernel, M=6 N=12 K=8 (4x4 tile); strides C 1,6 A 8,1 B 1,8.
+// ocannlGemm39AVX512 runs a float64 dot kernel, M=12 N=6 K=8 (4x4 tile); strides C 6,1 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm39AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm40AVX512 runs a float64 dot kernel, M=12 N=8 K=8 (4x4 tile); strides C 1,12 A 8,1 B 1,8.
+// ocannlGemm40AVX512 runs a float64 dot kernel, M=8 N=12 K=8 (4x4 tile); strides C 12,1 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm40AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm41AVX512 runs a float64 dot kernel, M=8 N=8 K=12 (4x4 tile); strides C 1,8 A 12,1 B 1,12.
+// ocannlGemm41AVX512 runs a float64 dot kernel, M=8 N=8 K=12 (4x4 tile); strides C 8,1 A 12,1 B 1,12.
 //
 //go:noescape
 func ocannlGemm41AVX512(c *float64, a *float64, b *float64)
@@ -356,12 +356,12 @@ func ocannlMap56AVX512(c *float64, x0 *float64)
 //go:noescape
 func ocannlGemm0AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm1AVX2 runs a float64 dot kernel, M=16 N=4 K=24 (3x3 tile); strides C 1,16 A 24,1 B 1,24.
+// ocannlGemm1AVX2 runs a float64 dot kernel, M=4 N=16 K=24 (3x3 tile); strides C 16,1 A 24,1 B 1,24.
 //
 //go:noescape
 func ocannlGemm1AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm2AVX2 runs a float64 dot kernel, M=12 N=4 K=16 (3x3 tile); strides C 1,12 A 16,1 B 1,16.
+// ocannlGemm2AVX2 runs a float64 dot kernel, M=4 N=12 K=16 (3x3 tile); strides C 12,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm2AVX2(c *float64, a *float64, b *float64)
@@ -441,7 +441,7 @@ func ocannlGemm16AVX2(c *float64, a *float64, b *float64)
 //go:noescape
 func ocannlGemm17AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm18AVX2 runs a float64 dot kernel, M=4 N=2 K=108 (3x3 tile); strides C 1,4 A 108,1 B 1,108.
+// ocannlGemm18AVX2 runs a float64 dot kernel, M=2 N=4 K=108 (3x3 tile); strides C 4,1 A 108,1 B 1,108.
 //
 //go:noescape
 func ocannlGemm18AVX2(c *float64, a *float64, b *float64)
@@ -461,7 +461,7 @@ func ocannlGemm20AVX2(c *float64, a *float64, b *float64)
 //go:noescape
 func ocannlGemm21AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm22AVX2 runs a float64 dot kernel, M=4 N=3 K=108 (3x3 tile); strides C 1,4 A 108,1 B 1,108.
+// ocannlGemm22AVX2 runs a float64 dot kernel, M=3 N=4 K=108 (3x3 tile); strides C 4,1 A 108,1 B 1,108.
 //
 //go:noescape
 func ocannlGemm22AVX2(c *float64, a *float64, b *float64)
@@ -471,17 +471,17 @@ func ocannlGemm22AVX2(c *float64, a *float64, b *float64)
 //go:noescape
 func ocannlGemm23AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm24AVX2 runs a float64 dot kernel, M=8 N=8 K=8 (3x3 tile); strides C 1,8 A 8,1 B 1,8.
+// ocannlGemm24AVX2 runs a float64 dot spec as a gathered broadcast kernel, M=8 N=8 K=8 (6x8 tile, B gathered into the frame); strides C 8,1 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm24AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm25AVX2 runs a float64 dot kernel, M=16 N=8 K=8 (3x3 tile); strides C 1,16 A 8,1 B 1,8.
+// ocannlGemm25AVX2 runs a float64 dot kernel, M=8 N=16 K=8 (3x3 tile); strides C 16,1 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm25AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm26AVX2 runs a float64 dot kernel, M=8 N=8 K=16 (3x3 tile); strides C 1,8 A 16,1 B 1,16.
+// ocannlGemm26AVX2 runs a float64 dot spec as a gathered broadcast kernel, M=8 N=8 K=16 (6x8 tile, B gathered into the frame); strides C 8,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm26AVX2(c *float64, a *float64, b *float64)
@@ -521,42 +521,42 @@ func ocannlGemm32AVX2(c *float64, a *float64, b *float64)
 //go:noescape
 func ocannlGemm33AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm34AVX2 runs a float64 dot kernel, M=16 N=4 K=8 (3x3 tile); strides C 1,16 A 8,1 B 1,8.
+// ocannlGemm34AVX2 runs a float64 dot kernel, M=4 N=16 K=8 (3x3 tile); strides C 16,1 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm34AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm35AVX2 runs a float64 dot kernel, M=8 N=4 K=16 (3x3 tile); strides C 1,8 A 16,1 B 1,16.
+// ocannlGemm35AVX2 runs a float64 dot kernel, M=4 N=8 K=16 (3x3 tile); strides C 8,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm35AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm36AVX2 runs a float64 dot kernel, M=8 N=12 K=8 (3x3 tile); strides C 1,8 A 8,1 B 1,8.
+// ocannlGemm36AVX2 runs a float64 dot spec as a gathered broadcast kernel, M=12 N=8 K=8 (6x8 tile, B gathered into the frame); strides C 8,1 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm36AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm37AVX2 runs a float64 dot kernel, M=16 N=12 K=8 (3x3 tile); strides C 1,16 A 8,1 B 1,8.
+// ocannlGemm37AVX2 runs a float64 dot kernel, M=12 N=16 K=8 (3x3 tile); strides C 16,1 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm37AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm38AVX2 runs a float64 dot kernel, M=8 N=12 K=16 (3x3 tile); strides C 1,8 A 16,1 B 1,16.
+// ocannlGemm38AVX2 runs a float64 dot spec as a gathered broadcast kernel, M=12 N=8 K=16 (6x8 tile, B gathered into the frame); strides C 8,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm38AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm39AVX2 runs a float64 dot kernel, M=6 N=12 K=8 (3x3 tile); strides C 1,6 A 8,1 B 1,8.
+// ocannlGemm39AVX2 runs a float64 dot spec as a gathered broadcast kernel, M=12 N=6 K=8 (6x8 tile, B gathered into the frame); strides C 6,1 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm39AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm40AVX2 runs a float64 dot kernel, M=12 N=8 K=8 (3x3 tile); strides C 1,12 A 8,1 B 1,8.
+// ocannlGemm40AVX2 runs a float64 dot kernel, M=8 N=12 K=8 (3x3 tile); strides C 12,1 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm40AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm41AVX2 runs a float64 dot kernel, M=8 N=8 K=12 (3x3 tile); strides C 1,8 A 12,1 B 1,12.
+// ocannlGemm41AVX2 runs a float64 dot spec as a gathered broadcast kernel, M=8 N=8 K=12 (6x8 tile, B gathered into the frame); strides C 8,1 A 12,1 B 1,12.
 //
 //go:noescape
 func ocannlGemm41AVX2(c *float64, a *float64, b *float64)

@@ -462,11 +462,11 @@ func ocannlTaggerTrainLoss(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]f
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e
-	// float32 dot kernel M=4 N=30 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=30 N=4 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm0AVX512(&train_cross_entropy_1_logits_1[0][0][0], &pHeadW[0], &emb_e[0][0][0])
+		ocannlGemm0AVX512(&train_cross_entropy_1_logits_1[0][0][0], &emb_e[0][0][0], &pHeadW[0])
 	} else if ocannlAVX2 {
-		ocannlGemm0AVX2(&train_cross_entropy_1_logits_1[0][0][0], &pHeadW[0], &emb_e[0][0][0])
+		ocannlGemm0AVX2(&train_cross_entropy_1_logits_1[0][0][0], &emb_e[0][0][0], &pHeadW[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 6 {
@@ -902,11 +902,11 @@ func ocannlTaggerBackward(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]fl
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of head.w, emb/e
-	// float32 dot kernel M=4 N=30 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=30 N=4 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm0AVX512(&train_cross_entropy_1_logits_1[0][0][0], &pHeadW[0], &emb_e[0][0][0])
+		ocannlGemm0AVX512(&train_cross_entropy_1_logits_1[0][0][0], &emb_e[0][0][0], &pHeadW[0])
 	} else if ocannlAVX2 {
-		ocannlGemm0AVX2(&train_cross_entropy_1_logits_1[0][0][0], &pHeadW[0], &emb_e[0][0][0])
+		ocannlGemm0AVX2(&train_cross_entropy_1_logits_1[0][0][0], &emb_e[0][0][0], &pHeadW[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 6 {
@@ -1365,11 +1365,11 @@ func ocannlTaggerPredict(ids *[6][5]int32, pEmbTable *[88]float32, pHeadW *[32]f
 	}
 
 	// _predict.1 = compose "*" of head.w, emb/e
-	// float32 dot kernel M=4 N=30 K=8: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=30 N=4 K=8: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x8 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm0AVX512(&predict_1[0][0][0], &pHeadW[0], &emb_e[0][0][0])
+		ocannlGemm0AVX512(&predict_1[0][0][0], &emb_e[0][0][0], &pHeadW[0])
 	} else if ocannlAVX2 {
-		ocannlGemm0AVX2(&predict_1[0][0][0], &pHeadW[0], &emb_e[0][0][0])
+		ocannlGemm0AVX2(&predict_1[0][0][0], &emb_e[0][0][0], &pHeadW[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 6 {

@@ -16,7 +16,7 @@ var ocannlAVX512 = cpu.Enabled(cpu.AVX512, "AVX", "AVX512F", "AVX512VL")
 // environment variable OCANNLGEN_CPU does not ask for a lower tier.
 var ocannlAVX2 = cpu.Enabled(cpu.AVX2, "AVX", "AVX2", "FMA3")
 
-// ocannlGemm0AVX512 runs a float32 dot kernel, M=4 N=30 K=8 (4x4 tile); strides C 1,4 A 8,1 B 1,8.
+// ocannlGemm0AVX512 runs a float32 dot kernel, M=30 N=4 K=8 (4x4 tile); strides C 4,1 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
@@ -31,7 +31,7 @@ func ocannlGemm1AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm0AVX2 runs a float32 dot kernel, M=4 N=30 K=8 (3x3 tile); strides C 1,4 A 8,1 B 1,8.
+// ocannlGemm0AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=30 N=4 K=8 (13x8 tile, B gathered into the frame); strides C 4,1 A 8,1 B 1,8.
 //
 //go:noescape
 func ocannlGemm0AVX2(c *float32, a *float32, b *float32)

@@ -2786,11 +2786,11 @@ func ocannlS2TrainLoss(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, 
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float32 dot kernel M=16 N=2 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=2 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm0AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm0AVX512(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm0AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm0AVX2(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -3322,11 +3322,11 @@ func ocannlS2Backward(x *[2][3]float32, y *[2][4]float32, pNetW1 *[48]float32, p
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float32 dot kernel M=16 N=2 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=2 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm0AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm0AVX512(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm0AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm0AVX2(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -3995,11 +3995,11 @@ func ocannlS4TrainLoss(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, 
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float32 dot kernel M=16 N=4 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=4 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm3AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm3AVX512(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm3AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm3AVX2(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -4536,11 +4536,11 @@ func ocannlS4Backward(x *[4][3]float32, y *[4][4]float32, pNetW1 *[48]float32, p
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float32 dot kernel M=16 N=4 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=4 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm3AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm3AVX512(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm3AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm3AVX2(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -5226,11 +5226,11 @@ func ocannlS6TrainLoss(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, 
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float32 dot kernel M=16 N=6 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=6 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm6AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm6AVX512(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm6AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm6AVX2(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 6 {
@@ -5767,11 +5767,11 @@ func ocannlS6Backward(x *[6][3]float32, y *[6][4]float32, pNetW1 *[48]float32, p
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float32 dot kernel M=16 N=6 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=6 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm6AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm6AVX512(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm6AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm6AVX2(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 6 {
@@ -6481,11 +6481,11 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float32 dot kernel M=16 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=8 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm9AVX512(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm9AVX2(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -6515,11 +6515,11 @@ func ocannlS8TrainLoss(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, 
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
-	// float32 dot kernel M=4 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=8 N=4 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm10AVX512(&train_cross_entropy_1_logits_1[0][0], &pNetW3[0], &net_a2[0][0])
+		ocannlGemm10AVX512(&train_cross_entropy_1_logits_1[0][0], &net_a2[0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm10AVX2(&train_cross_entropy_1_logits_1[0][0], &pNetW3[0], &net_a2[0][0])
+		ocannlGemm10AVX2(&train_cross_entropy_1_logits_1[0][0], &net_a2[0][0], &pNetW3[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -7037,11 +7037,11 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float32 dot kernel M=16 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=8 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 6x16 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm9AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm9AVX512(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm9AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm9AVX2(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -7080,11 +7080,11 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
-	// float32 dot kernel M=4 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=8 N=4 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm10AVX512(&train_cross_entropy_1_logits_1[0][0], &pNetW3[0], &net_a2[0][0])
+		ocannlGemm10AVX512(&train_cross_entropy_1_logits_1[0][0], &net_a2[0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm10AVX2(&train_cross_entropy_1_logits_1[0][0], &pNetW3[0], &net_a2[0][0])
+		ocannlGemm10AVX2(&train_cross_entropy_1_logits_1[0][0], &net_a2[0][0], &pNetW3[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -7763,11 +7763,11 @@ func ocannlA2TrainLoss(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, 
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float64 dot kernel M=16 N=2 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=2 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm15AVX512(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm15AVX2(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -8299,11 +8299,11 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float64 dot kernel M=16 N=2 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=2 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm15AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm15AVX512(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm15AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm15AVX2(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -8972,11 +8972,11 @@ func ocannlA4TrainLoss(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, 
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float64 dot kernel M=16 N=4 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=4 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm18AVX512(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm18AVX2(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -9513,11 +9513,11 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float64 dot kernel M=16 N=4 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=4 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm18AVX512(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm18AVX2(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -10203,11 +10203,11 @@ func ocannlA6TrainLoss(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, 
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float64 dot kernel M=16 N=6 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=6 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm21AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm21AVX512(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm21AVX2(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 6 {
@@ -10744,11 +10744,11 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float64 dot kernel M=16 N=6 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=6 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm21AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm21AVX512(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm21AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm21AVX2(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 6 {
@@ -11458,11 +11458,11 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float64 dot kernel M=16 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=8 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm24AVX512(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm24AVX2(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -11492,11 +11492,11 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
-	// float64 dot kernel M=4 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=8 N=4 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x4 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm25AVX512(&train_cross_entropy_1_logits_1[0][0], &pNetW3[0], &net_a2[0][0])
+		ocannlGemm25AVX512(&train_cross_entropy_1_logits_1[0][0], &net_a2[0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm25AVX2(&train_cross_entropy_1_logits_1[0][0], &pNetW3[0], &net_a2[0][0])
+		ocannlGemm25AVX2(&train_cross_entropy_1_logits_1[0][0], &net_a2[0][0], &pNetW3[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -12014,11 +12014,11 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float64 dot kernel M=16 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=8 N=16 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm24AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm24AVX512(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm24AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm24AVX2(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -12057,11 +12057,11 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
-	// float64 dot kernel M=4 N=8 K=16: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float64 dot kernel M=8 N=4 K=16: AVX512 4x4 tile, k unblocked; AVX2 gathered broadcast 13x4 tile, B gathered into the frame.
 	if ocannlAVX512 {
-		ocannlGemm25AVX512(&train_cross_entropy_1_logits_1[0][0], &pNetW3[0], &net_a2[0][0])
+		ocannlGemm25AVX512(&train_cross_entropy_1_logits_1[0][0], &net_a2[0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm25AVX2(&train_cross_entropy_1_logits_1[0][0], &pNetW3[0], &net_a2[0][0])
+		ocannlGemm25AVX2(&train_cross_entropy_1_logits_1[0][0], &net_a2[0][0], &pNetW3[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {

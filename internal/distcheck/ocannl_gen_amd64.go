@@ -16,7 +16,7 @@ var ocannlAVX512 = cpu.Enabled(cpu.AVX512, "AVX", "AVX512F", "AVX512VL")
 // environment variable OCANNLGEN_CPU does not ask for a lower tier.
 var ocannlAVX2 = cpu.Enabled(cpu.AVX2, "AVX", "AVX2", "FMA3")
 
-// ocannlGemm0AVX512 runs a float32 dot kernel, M=16 N=2 K=16 (4x4 tile); strides C 1,16 A 16,1 B 1,16.
+// ocannlGemm0AVX512 runs a float32 dot kernel, M=2 N=16 K=16 (4x4 tile); strides C 16,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
@@ -31,7 +31,7 @@ func ocannlGemm1AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm2AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm3AVX512 runs a float32 dot kernel, M=16 N=4 K=16 (4x4 tile); strides C 1,16 A 16,1 B 1,16.
+// ocannlGemm3AVX512 runs a float32 dot kernel, M=4 N=16 K=16 (4x4 tile); strides C 16,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm3AVX512(c *float32, a *float32, b *float32)
@@ -46,7 +46,7 @@ func ocannlGemm4AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm5AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm6AVX512 runs a float32 dot kernel, M=16 N=6 K=16 (4x4 tile); strides C 1,16 A 16,1 B 1,16.
+// ocannlGemm6AVX512 runs a float32 dot kernel, M=6 N=16 K=16 (4x4 tile); strides C 16,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm6AVX512(c *float32, a *float32, b *float32)
@@ -61,12 +61,12 @@ func ocannlGemm7AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm8AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm9AVX512 runs a float32 dot kernel, M=16 N=8 K=16 (4x4 tile); strides C 1,16 A 16,1 B 1,16.
+// ocannlGemm9AVX512 runs a float32 dot kernel, M=8 N=16 K=16 (4x4 tile); strides C 16,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm9AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm10AVX512 runs a float32 dot kernel, M=4 N=8 K=16 (4x4 tile); strides C 1,4 A 16,1 B 1,16.
+// ocannlGemm10AVX512 runs a float32 dot kernel, M=8 N=4 K=16 (4x4 tile); strides C 4,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm10AVX512(c *float32, a *float32, b *float32)
@@ -91,7 +91,7 @@ func ocannlGemm13AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm14AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm15AVX512 runs a float64 dot kernel, M=16 N=2 K=16 (4x4 tile); strides C 1,16 A 16,1 B 1,16.
+// ocannlGemm15AVX512 runs a float64 dot kernel, M=2 N=16 K=16 (4x4 tile); strides C 16,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm15AVX512(c *float64, a *float64, b *float64)
@@ -106,7 +106,7 @@ func ocannlGemm16AVX512(c *float64, a *float64, b *float64)
 //go:noescape
 func ocannlGemm17AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm18AVX512 runs a float64 dot kernel, M=16 N=4 K=16 (4x4 tile); strides C 1,16 A 16,1 B 1,16.
+// ocannlGemm18AVX512 runs a float64 dot kernel, M=4 N=16 K=16 (4x4 tile); strides C 16,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm18AVX512(c *float64, a *float64, b *float64)
@@ -121,7 +121,7 @@ func ocannlGemm19AVX512(c *float64, a *float64, b *float64)
 //go:noescape
 func ocannlGemm20AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm21AVX512 runs a float64 dot kernel, M=16 N=6 K=16 (4x4 tile); strides C 1,16 A 16,1 B 1,16.
+// ocannlGemm21AVX512 runs a float64 dot kernel, M=6 N=16 K=16 (4x4 tile); strides C 16,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm21AVX512(c *float64, a *float64, b *float64)
@@ -136,12 +136,12 @@ func ocannlGemm22AVX512(c *float64, a *float64, b *float64)
 //go:noescape
 func ocannlGemm23AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm24AVX512 runs a float64 dot kernel, M=16 N=8 K=16 (4x4 tile); strides C 1,16 A 16,1 B 1,16.
+// ocannlGemm24AVX512 runs a float64 dot kernel, M=8 N=16 K=16 (4x4 tile); strides C 16,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm24AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm25AVX512 runs a float64 dot kernel, M=4 N=8 K=16 (4x4 tile); strides C 1,4 A 16,1 B 1,16.
+// ocannlGemm25AVX512 runs a float64 dot kernel, M=8 N=4 K=16 (4x4 tile); strides C 4,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm25AVX512(c *float64, a *float64, b *float64)
@@ -166,7 +166,7 @@ func ocannlGemm28AVX512(c *float64, a *float64, b *float64)
 //go:noescape
 func ocannlGemm29AVX512(c *float64, a *float64, b *float64)
 
-// ocannlGemm0AVX2 runs a float32 dot kernel, M=16 N=2 K=16 (3x3 tile); strides C 1,16 A 16,1 B 1,16.
+// ocannlGemm0AVX2 runs a float32 dot kernel, M=2 N=16 K=16 (3x3 tile); strides C 16,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm0AVX2(c *float32, a *float32, b *float32)
@@ -181,7 +181,7 @@ func ocannlGemm1AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm2AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm3AVX2 runs a float32 dot kernel, M=16 N=4 K=16 (3x3 tile); strides C 1,16 A 16,1 B 1,16.
+// ocannlGemm3AVX2 runs a float32 dot kernel, M=4 N=16 K=16 (3x3 tile); strides C 16,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm3AVX2(c *float32, a *float32, b *float32)
@@ -196,7 +196,7 @@ func ocannlGemm4AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm5AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm6AVX2 runs a float32 dot kernel, M=16 N=6 K=16 (3x3 tile); strides C 1,16 A 16,1 B 1,16.
+// ocannlGemm6AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=6 N=16 K=16 (6x16 tile, B gathered into the frame); strides C 16,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm6AVX2(c *float32, a *float32, b *float32)
@@ -211,12 +211,12 @@ func ocannlGemm7AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm8AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm9AVX2 runs a float32 dot kernel, M=16 N=8 K=16 (3x3 tile); strides C 1,16 A 16,1 B 1,16.
+// ocannlGemm9AVX2 runs a float32 dot spec as a gathered broadcast kernel, M=8 N=16 K=16 (6x16 tile, B gathered into the frame); strides C 16,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm9AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm10AVX2 runs a float32 dot kernel, M=4 N=8 K=16 (3x3 tile); strides C 1,4 A 16,1 B 1,16.
+// ocannlGemm10AVX2 runs a float32 dot kernel, M=8 N=4 K=16 (3x3 tile); strides C 4,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm10AVX2(c *float32, a *float32, b *float32)
@@ -241,7 +241,7 @@ func ocannlGemm13AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm14AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm15AVX2 runs a float64 dot kernel, M=16 N=2 K=16 (3x3 tile); strides C 1,16 A 16,1 B 1,16.
+// ocannlGemm15AVX2 runs a float64 dot kernel, M=2 N=16 K=16 (3x3 tile); strides C 16,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm15AVX2(c *float64, a *float64, b *float64)
@@ -256,7 +256,7 @@ func ocannlGemm16AVX2(c *float64, a *float64, b *float64)
 //go:noescape
 func ocannlGemm17AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm18AVX2 runs a float64 dot kernel, M=16 N=4 K=16 (3x3 tile); strides C 1,16 A 16,1 B 1,16.
+// ocannlGemm18AVX2 runs a float64 dot kernel, M=4 N=16 K=16 (3x3 tile); strides C 16,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm18AVX2(c *float64, a *float64, b *float64)
@@ -271,7 +271,7 @@ func ocannlGemm19AVX2(c *float64, a *float64, b *float64)
 //go:noescape
 func ocannlGemm20AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm21AVX2 runs a float64 dot kernel, M=16 N=6 K=16 (3x3 tile); strides C 1,16 A 16,1 B 1,16.
+// ocannlGemm21AVX2 runs a float64 dot kernel, M=6 N=16 K=16 (3x3 tile); strides C 16,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm21AVX2(c *float64, a *float64, b *float64)
@@ -286,12 +286,12 @@ func ocannlGemm22AVX2(c *float64, a *float64, b *float64)
 //go:noescape
 func ocannlGemm23AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm24AVX2 runs a float64 dot kernel, M=16 N=8 K=16 (3x3 tile); strides C 1,16 A 16,1 B 1,16.
+// ocannlGemm24AVX2 runs a float64 dot kernel, M=8 N=16 K=16 (3x3 tile); strides C 16,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm24AVX2(c *float64, a *float64, b *float64)
 
-// ocannlGemm25AVX2 runs a float64 dot kernel, M=4 N=8 K=16 (3x3 tile); strides C 1,4 A 16,1 B 1,16.
+// ocannlGemm25AVX2 runs a float64 dot spec as a gathered broadcast kernel, M=8 N=4 K=16 (13x4 tile, B gathered into the frame); strides C 4,1 A 16,1 B 1,16.
 //
 //go:noescape
 func ocannlGemm25AVX2(c *float64, a *float64, b *float64)

@@ -23252,11 +23252,11 @@ type ocannlBenchRowsTrainLoss_rows256Part0 struct {
 // Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlBenchRowsTrainLoss_rows256Part0) Part(j int) {
 	pNetW1, x, scratch := r.pNetW1, r.x, r.scratch
-	// float32 dot kernel M=64 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&scratch.net_a1_1[32*j][0], &pNetW1[0], &x[32*j][0])
+		ocannlGemm17AVX512(&scratch.net_a1_1[32*j][0], &x[32*j][0], &pNetW1[0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&scratch.net_a1_1[32*j][0], &pNetW1[0], &x[32*j][0])
+		ocannlGemm17AVX2(&scratch.net_a1_1[32*j][0], &x[32*j][0], &pNetW1[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -23319,11 +23319,11 @@ type ocannlBenchRowsTrainLoss_rows256Part2 struct {
 // Part runs part j3 of the nest (0 <= j3 < 8).
 func (r4 *ocannlBenchRowsTrainLoss_rows256Part2) Part(j3 int) {
 	pNetW2, scratch := r4.pNetW2, r4.scratch
-	// float32 dot kernel M=64 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&scratch.net_a2_1[32*j3][0], &pNetW2[0], &scratch.net_a1[32*j3][0])
+		ocannlGemm18AVX512(&scratch.net_a2_1[32*j3][0], &scratch.net_a1[32*j3][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&scratch.net_a2_1[32*j3][0], &pNetW2[0], &scratch.net_a1[32*j3][0])
+		ocannlGemm18AVX2(&scratch.net_a2_1[32*j3][0], &scratch.net_a1[32*j3][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -23386,11 +23386,11 @@ type ocannlBenchRowsTrainLoss_rows256Part4 struct {
 // Part runs part j5 of the nest (0 <= j5 < 8).
 func (r7 *ocannlBenchRowsTrainLoss_rows256Part4) Part(j5 int) {
 	pNetW3, scratch := r7.pNetW3, r7.scratch
-	// float32 dot kernel M=10 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=10 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm19AVX512(&scratch.train_cross_entropy_1_logits_1[32*j5][0], &pNetW3[0], &scratch.net_a2[32*j5][0])
+		ocannlGemm19AVX512(&scratch.train_cross_entropy_1_logits_1[32*j5][0], &scratch.net_a2[32*j5][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm19AVX2(&scratch.train_cross_entropy_1_logits_1[32*j5][0], &pNetW3[0], &scratch.net_a2[32*j5][0])
+		ocannlGemm19AVX2(&scratch.train_cross_entropy_1_logits_1[32*j5][0], &scratch.net_a2[32*j5][0], &pNetW3[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -24353,11 +24353,11 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	ocannlBenchRowsBackward_rows256Part16Records.Put(rec17)
 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
-	// 8 parts of i1 on the pool.
+	// 2 parts of i2 on the pool.
 	rec18 := ocannlBenchRowsBackward_rows256Part17Records.Get()
 	rec18.gNetW2 = gNetW2
 	rec18.scratch = scratch
-	region.Run(rec18, 8)
+	region.Run(rec18, 2)
 	*rec18 = ocannlBenchRowsBackward_rows256Part17{}
 	ocannlBenchRowsBackward_rows256Part17Records.Put(rec18)
 
@@ -24475,11 +24475,11 @@ type ocannlBenchRowsBackward_rows256Part0 struct {
 // Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlBenchRowsBackward_rows256Part0) Part(j int) {
 	pNetW1, x, scratch := r.pNetW1, r.x, r.scratch
-	// float32 dot kernel M=64 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&scratch.net_a1_1[32*j][0], &pNetW1[0], &x[32*j][0])
+		ocannlGemm17AVX512(&scratch.net_a1_1[32*j][0], &x[32*j][0], &pNetW1[0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&scratch.net_a1_1[32*j][0], &pNetW1[0], &x[32*j][0])
+		ocannlGemm17AVX2(&scratch.net_a1_1[32*j][0], &x[32*j][0], &pNetW1[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -24570,11 +24570,11 @@ type ocannlBenchRowsBackward_rows256Part3 struct {
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r5 *ocannlBenchRowsBackward_rows256Part3) Part(j4 int) {
 	pNetW2, scratch := r5.pNetW2, r5.scratch
-	// float32 dot kernel M=64 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&scratch.net_a2_1[32*j4][0], &pNetW2[0], &scratch.net_a1[32*j4][0])
+		ocannlGemm18AVX512(&scratch.net_a2_1[32*j4][0], &scratch.net_a1[32*j4][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&scratch.net_a2_1[32*j4][0], &pNetW2[0], &scratch.net_a1[32*j4][0])
+		ocannlGemm18AVX2(&scratch.net_a2_1[32*j4][0], &scratch.net_a1[32*j4][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -24665,11 +24665,11 @@ type ocannlBenchRowsBackward_rows256Part6 struct {
 // Part runs part j7 of the nest (0 <= j7 < 8).
 func (r9 *ocannlBenchRowsBackward_rows256Part6) Part(j7 int) {
 	pNetW3, scratch := r9.pNetW3, r9.scratch
-	// float32 dot kernel M=10 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=10 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm19AVX512(&scratch.train_cross_entropy_1_logits_1[32*j7][0], &pNetW3[0], &scratch.net_a2[32*j7][0])
+		ocannlGemm19AVX512(&scratch.train_cross_entropy_1_logits_1[32*j7][0], &scratch.net_a2[32*j7][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm19AVX2(&scratch.train_cross_entropy_1_logits_1[32*j7][0], &pNetW3[0], &scratch.net_a2[32*j7][0])
+		ocannlGemm19AVX2(&scratch.train_cross_entropy_1_logits_1[32*j7][0], &scratch.net_a2[32*j7][0], &pNetW3[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -25011,29 +25011,29 @@ func (r25 *ocannlBenchRowsBackward_rows256Part16) Part(j20 int) {
 // ocannlBenchRowsBackward_rows256Part16Records holds the free ocannlBenchRowsBackward_rows256Part16 records.
 var ocannlBenchRowsBackward_rows256Part16Records rt.Records[ocannlBenchRowsBackward_rows256Part16]
 
-// ocannlBenchRowsBackward_rows256Part17 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// ocannlBenchRowsBackward_rows256Part17 is the task record of a loop nest of ocannlBenchRowsBackward_rows256 that runs in 2 parts, one
+// for each 32 values of i2 (see rt.Pool).
 type ocannlBenchRowsBackward_rows256Part17 struct {
 	gNetW2  *[4096]float32
 	scratch *ocannlBenchRowsBackward_rows256Scratch
 }
 
-// Part runs part j22 of the nest (0 <= j22 < 8).
+// Part runs part j22 of the nest (0 <= j22 < 2).
 func (r26 *ocannlBenchRowsBackward_rows256Part17) Part(j22 int) {
 	gNetW2, scratch := r26.gNetW2, r26.scratch
-	// float32 broadcast kernel M=8 N=64 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 broadcast kernel M=64 N=32 K=256: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&gNetW2[512*j22], &scratch.net_a2_1_grad[0][8*j22], &scratch.net_a1[0][0])
+		ocannlGemm22AVX512(&gNetW2[32*j22], &scratch.net_a2_1_grad[0][0], &scratch.net_a1[0][32*j22])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&gNetW2[512*j22], &scratch.net_a2_1_grad[0][8*j22], &scratch.net_a1[0][0])
+		ocannlGemm22AVX2(&gNetW2[32*j22], &scratch.net_a2_1_grad[0][0], &scratch.net_a1[0][32*j22])
 	} else {
 		for i0 := range 256 {
 			net_a1Row3 := &scratch.net_a1[i0]
-			for i1 := range 8 {
-				net_a2_1_gradV := scratch.net_a2_1_grad[i0][i1+8*j22]
-				gNetW2Row := (*[64]float32)(gNetW2[64*i1+512*j22 : 64*i1+512*j22+64])
-				for i2 := range 64 {
-					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+			for i1 := range 64 {
+				net_a2_1_gradV := scratch.net_a2_1_grad[i0][i1]
+				gNetW2Row := (*[32]float32)(gNetW2[64*i1+32*j22 : 64*i1+32*j22+32])
+				for i2 := range 32 {
+					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2+32*j22]
 				}
 			}
 		}
@@ -25551,11 +25551,11 @@ type ocannlBenchRowsTrainLoss_rows128Part0 struct {
 // Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlBenchRowsTrainLoss_rows128Part0) Part(j int) {
 	pNetW1, x, scratch := r.pNetW1, r.x, r.scratch
-	// float32 dot kernel M=64 N=16 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=16 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm25AVX512(&scratch.net_a1_1[16*j][0], &pNetW1[0], &x[16*j][0])
+		ocannlGemm25AVX512(&scratch.net_a1_1[16*j][0], &x[16*j][0], &pNetW1[0])
 	} else if ocannlAVX2 {
-		ocannlGemm25AVX2(&scratch.net_a1_1[16*j][0], &pNetW1[0], &x[16*j][0])
+		ocannlGemm25AVX2(&scratch.net_a1_1[16*j][0], &x[16*j][0], &pNetW1[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -25618,11 +25618,11 @@ type ocannlBenchRowsTrainLoss_rows128Part2 struct {
 // Part runs part j3 of the nest (0 <= j3 < 8).
 func (r4 *ocannlBenchRowsTrainLoss_rows128Part2) Part(j3 int) {
 	pNetW2, scratch := r4.pNetW2, r4.scratch
-	// float32 dot kernel M=64 N=16 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=16 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm26AVX512(&scratch.net_a2_1[16*j3][0], &pNetW2[0], &scratch.net_a1[16*j3][0])
+		ocannlGemm26AVX512(&scratch.net_a2_1[16*j3][0], &scratch.net_a1[16*j3][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm26AVX2(&scratch.net_a2_1[16*j3][0], &pNetW2[0], &scratch.net_a1[16*j3][0])
+		ocannlGemm26AVX2(&scratch.net_a2_1[16*j3][0], &scratch.net_a1[16*j3][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -25685,11 +25685,11 @@ type ocannlBenchRowsTrainLoss_rows128Part4 struct {
 // Part runs part j5 of the nest (0 <= j5 < 8).
 func (r7 *ocannlBenchRowsTrainLoss_rows128Part4) Part(j5 int) {
 	pNetW3, scratch := r7.pNetW3, r7.scratch
-	// float32 dot kernel M=10 N=16 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=16 N=10 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm27AVX512(&scratch.train_cross_entropy_1_logits_1[16*j5][0], &pNetW3[0], &scratch.net_a2[16*j5][0])
+		ocannlGemm27AVX512(&scratch.train_cross_entropy_1_logits_1[16*j5][0], &scratch.net_a2[16*j5][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm27AVX2(&scratch.train_cross_entropy_1_logits_1[16*j5][0], &pNetW3[0], &scratch.net_a2[16*j5][0])
+		ocannlGemm27AVX2(&scratch.train_cross_entropy_1_logits_1[16*j5][0], &scratch.net_a2[16*j5][0], &pNetW3[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -26586,11 +26586,11 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	ocannlBenchRowsBackward_rows128Part7Records.Put(rec8)
 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
-	// 8 parts of i1 on the pool.
+	// 2 parts of i2 on the pool.
 	rec9 := ocannlBenchRowsBackward_rows128Part8Records.Get()
 	rec9.gNetW2 = gNetW2
 	rec9.scratch = scratch
-	region.Run(rec9, 8)
+	region.Run(rec9, 2)
 	*rec9 = ocannlBenchRowsBackward_rows128Part8{}
 	ocannlBenchRowsBackward_rows128Part8Records.Put(rec9)
 
@@ -26708,11 +26708,11 @@ type ocannlBenchRowsBackward_rows128Part0 struct {
 // Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlBenchRowsBackward_rows128Part0) Part(j int) {
 	pNetW1, x, scratch := r.pNetW1, r.x, r.scratch
-	// float32 dot kernel M=64 N=16 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=16 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm25AVX512(&scratch.net_a1_1[16*j][0], &pNetW1[0], &x[16*j][0])
+		ocannlGemm25AVX512(&scratch.net_a1_1[16*j][0], &x[16*j][0], &pNetW1[0])
 	} else if ocannlAVX2 {
-		ocannlGemm25AVX2(&scratch.net_a1_1[16*j][0], &pNetW1[0], &x[16*j][0])
+		ocannlGemm25AVX2(&scratch.net_a1_1[16*j][0], &x[16*j][0], &pNetW1[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -26803,11 +26803,11 @@ type ocannlBenchRowsBackward_rows128Part3 struct {
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r5 *ocannlBenchRowsBackward_rows128Part3) Part(j4 int) {
 	pNetW2, scratch := r5.pNetW2, r5.scratch
-	// float32 dot kernel M=64 N=16 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=16 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm26AVX512(&scratch.net_a2_1[16*j4][0], &pNetW2[0], &scratch.net_a1[16*j4][0])
+		ocannlGemm26AVX512(&scratch.net_a2_1[16*j4][0], &scratch.net_a1[16*j4][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm26AVX2(&scratch.net_a2_1[16*j4][0], &pNetW2[0], &scratch.net_a1[16*j4][0])
+		ocannlGemm26AVX2(&scratch.net_a2_1[16*j4][0], &scratch.net_a1[16*j4][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -26898,11 +26898,11 @@ type ocannlBenchRowsBackward_rows128Part6 struct {
 // Part runs part j7 of the nest (0 <= j7 < 8).
 func (r9 *ocannlBenchRowsBackward_rows128Part6) Part(j7 int) {
 	pNetW3, scratch := r9.pNetW3, r9.scratch
-	// float32 dot kernel M=10 N=16 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=16 N=10 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm27AVX512(&scratch.train_cross_entropy_1_logits_1[16*j7][0], &pNetW3[0], &scratch.net_a2[16*j7][0])
+		ocannlGemm27AVX512(&scratch.train_cross_entropy_1_logits_1[16*j7][0], &scratch.net_a2[16*j7][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm27AVX2(&scratch.train_cross_entropy_1_logits_1[16*j7][0], &pNetW3[0], &scratch.net_a2[16*j7][0])
+		ocannlGemm27AVX2(&scratch.train_cross_entropy_1_logits_1[16*j7][0], &scratch.net_a2[16*j7][0], &pNetW3[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -26959,29 +26959,29 @@ func (r16 *ocannlBenchRowsBackward_rows128Part7) Part(j10 int) {
 // ocannlBenchRowsBackward_rows128Part7Records holds the free ocannlBenchRowsBackward_rows128Part7 records.
 var ocannlBenchRowsBackward_rows128Part7Records rt.Records[ocannlBenchRowsBackward_rows128Part7]
 
-// ocannlBenchRowsBackward_rows128Part8 is the task record of a loop nest of ocannlBenchRowsBackward_rows128 that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// ocannlBenchRowsBackward_rows128Part8 is the task record of a loop nest of ocannlBenchRowsBackward_rows128 that runs in 2 parts, one
+// for each 32 values of i2 (see rt.Pool).
 type ocannlBenchRowsBackward_rows128Part8 struct {
 	gNetW2  *[4096]float32
 	scratch *ocannlBenchRowsBackward_rows128Scratch
 }
 
-// Part runs part j12 of the nest (0 <= j12 < 8).
+// Part runs part j12 of the nest (0 <= j12 < 2).
 func (r17 *ocannlBenchRowsBackward_rows128Part8) Part(j12 int) {
 	gNetW2, scratch := r17.gNetW2, r17.scratch
-	// float32 broadcast kernel M=8 N=64 K=128: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 broadcast kernel M=64 N=32 K=128: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm30AVX512(&gNetW2[512*j12], &scratch.net_a2_1_grad[0][8*j12], &scratch.net_a1[0][0])
+		ocannlGemm30AVX512(&gNetW2[32*j12], &scratch.net_a2_1_grad[0][0], &scratch.net_a1[0][32*j12])
 	} else if ocannlAVX2 {
-		ocannlGemm30AVX2(&gNetW2[512*j12], &scratch.net_a2_1_grad[0][8*j12], &scratch.net_a1[0][0])
+		ocannlGemm30AVX2(&gNetW2[32*j12], &scratch.net_a2_1_grad[0][0], &scratch.net_a1[0][32*j12])
 	} else {
 		for i0 := range 128 {
 			net_a1Row3 := &scratch.net_a1[i0]
-			for i1 := range 8 {
-				net_a2_1_gradV := scratch.net_a2_1_grad[i0][i1+8*j12]
-				gNetW2Row := (*[64]float32)(gNetW2[64*i1+512*j12 : 64*i1+512*j12+64])
-				for i2 := range 64 {
-					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+			for i1 := range 64 {
+				net_a2_1_gradV := scratch.net_a2_1_grad[i0][i1]
+				gNetW2Row := (*[32]float32)(gNetW2[64*i1+32*j12 : 64*i1+32*j12+32])
+				for i2 := range 32 {
+					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2+32*j12]
 				}
 			}
 		}
@@ -27499,11 +27499,11 @@ type ocannlBenchRowsTrainLoss_rows64Part0 struct {
 // Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlBenchRowsTrainLoss_rows64Part0) Part(j int) {
 	pNetW1, x, scratch := r.pNetW1, r.x, r.scratch
-	// float32 dot kernel M=64 N=8 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=8 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm33AVX512(&scratch.net_a1_1[8*j][0], &pNetW1[0], &x[8*j][0])
+		ocannlGemm33AVX512(&scratch.net_a1_1[8*j][0], &x[8*j][0], &pNetW1[0])
 	} else if ocannlAVX2 {
-		ocannlGemm33AVX2(&scratch.net_a1_1[8*j][0], &pNetW1[0], &x[8*j][0])
+		ocannlGemm33AVX2(&scratch.net_a1_1[8*j][0], &x[8*j][0], &pNetW1[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -27566,11 +27566,11 @@ type ocannlBenchRowsTrainLoss_rows64Part2 struct {
 // Part runs part j3 of the nest (0 <= j3 < 8).
 func (r4 *ocannlBenchRowsTrainLoss_rows64Part2) Part(j3 int) {
 	pNetW2, scratch := r4.pNetW2, r4.scratch
-	// float32 dot kernel M=64 N=8 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=8 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm34AVX512(&scratch.net_a2_1[8*j3][0], &pNetW2[0], &scratch.net_a1[8*j3][0])
+		ocannlGemm34AVX512(&scratch.net_a2_1[8*j3][0], &scratch.net_a1[8*j3][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm34AVX2(&scratch.net_a2_1[8*j3][0], &pNetW2[0], &scratch.net_a1[8*j3][0])
+		ocannlGemm34AVX2(&scratch.net_a2_1[8*j3][0], &scratch.net_a1[8*j3][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -27633,11 +27633,11 @@ type ocannlBenchRowsTrainLoss_rows64Part4 struct {
 // Part runs part j5 of the nest (0 <= j5 < 8).
 func (r7 *ocannlBenchRowsTrainLoss_rows64Part4) Part(j5 int) {
 	pNetW3, scratch := r7.pNetW3, r7.scratch
-	// float32 dot kernel M=10 N=8 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=8 N=10 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm35AVX512(&scratch.train_cross_entropy_1_logits_1[8*j5][0], &pNetW3[0], &scratch.net_a2[8*j5][0])
+		ocannlGemm35AVX512(&scratch.train_cross_entropy_1_logits_1[8*j5][0], &scratch.net_a2[8*j5][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm35AVX2(&scratch.train_cross_entropy_1_logits_1[8*j5][0], &pNetW3[0], &scratch.net_a2[8*j5][0])
+		ocannlGemm35AVX2(&scratch.train_cross_entropy_1_logits_1[8*j5][0], &scratch.net_a2[8*j5][0], &pNetW3[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -28535,7 +28535,7 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	}
 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
-	// 8 parts of i1 on the pool.
+	// 2 parts of i2 on the pool.
 	rec8 := ocannlBenchRowsBackward_rows64Part7Records.Get()
 	rec8.gNetW2 = gNetW2
 	rec8.scratch = scratch
@@ -28544,38 +28544,57 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_a1_grad = [64][64]float32{}
 	}
-	// 8 parts of i0 on the pool.
+	// 2 parts of i2 on the pool.
 	rec9 := ocannlBenchRowsBackward_rows64Part8Records.Get()
 	rec9.pNetW2 = pNetW2
 	rec9.scratch = scratch
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_a1_2_grad = [64][64]float32{}
-	}
-	// 8 parts of i0 on the pool.
-	rec10 := ocannlBenchRowsBackward_rows64Part9Records.Get()
-	rec10.scratch = scratch
-
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_a1_1_grad = [64][64]float32{}
-	}
-	// 8 parts of i0 on the pool.
-	rec11 := ocannlBenchRowsBackward_rows64Part10Records.Get()
-	rec11.scratch = scratch
-
-	// The 4 nests above as one job: part j runs part j of each, in order (their
+	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec8, rec9, rec10, rec11)
+	region.RunSeq(2, rec8, rec9)
 	*rec8 = ocannlBenchRowsBackward_rows64Part7{}
 	ocannlBenchRowsBackward_rows64Part7Records.Put(rec8)
 	*rec9 = ocannlBenchRowsBackward_rows64Part8{}
 	ocannlBenchRowsBackward_rows64Part8Records.Put(rec9)
-	*rec10 = ocannlBenchRowsBackward_rows64Part9{}
-	ocannlBenchRowsBackward_rows64Part9Records.Put(rec10)
-	*rec11 = ocannlBenchRowsBackward_rows64Part10{}
-	ocannlBenchRowsBackward_rows64Part10Records.Put(rec11)
+
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap77AVX2(&scratch.net_a1_2_grad[0][0], &scratch.net_a1_2[0][0], &scratch.net_a1_grad[0][0])
+	} else {
+		scratch.net_a1_2_grad = [64][64]float32{}
+		for i0 := range 64 {
+			net_a1_2Row3 := &scratch.net_a1_2[i0]
+			net_a1_gradRow2 := &scratch.net_a1_grad[i0]
+			net_a1_2_gradRow := &scratch.net_a1_2_grad[i0]
+			for i1 := range 64 {
+				var r18 float32
+				if 0 < net_a1_2Row3[i1] {
+					r18 = 1
+				}
+				r19 := float32(0)
+				if r18 != 0 {
+					r19 = net_a1_gradRow2[i1]
+				}
+				net_a1_2_gradRow[i1] += r19
+			}
+		}
+	}
+
+	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
+	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap78AVX2(&scratch.net_a1_1_grad[0][0], &scratch.net_a1_2_grad[0][0])
+	} else {
+		scratch.net_a1_1_grad = [64][64]float32{}
+		for i0 := range 64 {
+			net_a1_2_gradRow2 := &scratch.net_a1_2_grad[i0]
+			net_a1_1_gradRow := &scratch.net_a1_1_grad[i0]
+			for i1 := range 64 {
+				net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
+			}
+		}
+	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float32 across-rows add reduction kernel, 64 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
@@ -28601,13 +28620,13 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 
 	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
 	// 8 parts of i1 on the pool.
-	rec12 := ocannlBenchRowsBackward_rows64Part11Records.Get()
-	rec12.gNetW1 = gNetW1
-	rec12.x = x
-	rec12.scratch = scratch
-	region.Run(rec12, 8)
-	*rec12 = ocannlBenchRowsBackward_rows64Part11{}
-	ocannlBenchRowsBackward_rows64Part11Records.Put(rec12)
+	rec10 := ocannlBenchRowsBackward_rows64Part9Records.Get()
+	rec10.gNetW1 = gNetW1
+	rec10.x = x
+	rec10.scratch = scratch
+	region.Run(rec10, 8)
+	*rec10 = ocannlBenchRowsBackward_rows64Part9{}
+	ocannlBenchRowsBackward_rows64Part9Records.Put(rec10)
 }
 
 // ocannlBenchRowsBackward_rows64Scratch holds the local arrays of ocannlBenchRowsBackward_rows64 too large for the stack. Their
@@ -28658,11 +28677,11 @@ type ocannlBenchRowsBackward_rows64Part0 struct {
 // Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlBenchRowsBackward_rows64Part0) Part(j int) {
 	pNetW1, x, scratch := r.pNetW1, r.x, r.scratch
-	// float32 dot kernel M=64 N=8 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=8 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm33AVX512(&scratch.net_a1_1[8*j][0], &pNetW1[0], &x[8*j][0])
+		ocannlGemm33AVX512(&scratch.net_a1_1[8*j][0], &x[8*j][0], &pNetW1[0])
 	} else if ocannlAVX2 {
-		ocannlGemm33AVX2(&scratch.net_a1_1[8*j][0], &pNetW1[0], &x[8*j][0])
+		ocannlGemm33AVX2(&scratch.net_a1_1[8*j][0], &x[8*j][0], &pNetW1[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -28753,11 +28772,11 @@ type ocannlBenchRowsBackward_rows64Part3 struct {
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r5 *ocannlBenchRowsBackward_rows64Part3) Part(j4 int) {
 	pNetW2, scratch := r5.pNetW2, r5.scratch
-	// float32 dot kernel M=64 N=8 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=8 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm34AVX512(&scratch.net_a2_1[8*j4][0], &pNetW2[0], &scratch.net_a1[8*j4][0])
+		ocannlGemm34AVX512(&scratch.net_a2_1[8*j4][0], &scratch.net_a1[8*j4][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm34AVX2(&scratch.net_a2_1[8*j4][0], &pNetW2[0], &scratch.net_a1[8*j4][0])
+		ocannlGemm34AVX2(&scratch.net_a2_1[8*j4][0], &scratch.net_a1[8*j4][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -28848,11 +28867,11 @@ type ocannlBenchRowsBackward_rows64Part6 struct {
 // Part runs part j7 of the nest (0 <= j7 < 8).
 func (r9 *ocannlBenchRowsBackward_rows64Part6) Part(j7 int) {
 	pNetW3, scratch := r9.pNetW3, r9.scratch
-	// float32 dot kernel M=10 N=8 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=8 N=10 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm35AVX512(&scratch.train_cross_entropy_1_logits_1[8*j7][0], &pNetW3[0], &scratch.net_a2[8*j7][0])
+		ocannlGemm35AVX512(&scratch.train_cross_entropy_1_logits_1[8*j7][0], &scratch.net_a2[8*j7][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm35AVX2(&scratch.train_cross_entropy_1_logits_1[8*j7][0], &pNetW3[0], &scratch.net_a2[8*j7][0])
+		ocannlGemm35AVX2(&scratch.train_cross_entropy_1_logits_1[8*j7][0], &scratch.net_a2[8*j7][0], &pNetW3[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -28872,29 +28891,29 @@ func (r9 *ocannlBenchRowsBackward_rows64Part6) Part(j7 int) {
 // ocannlBenchRowsBackward_rows64Part6Records holds the free ocannlBenchRowsBackward_rows64Part6 records.
 var ocannlBenchRowsBackward_rows64Part6Records rt.Records[ocannlBenchRowsBackward_rows64Part6]
 
-// ocannlBenchRowsBackward_rows64Part7 is the task record of a loop nest of ocannlBenchRowsBackward_rows64 that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// ocannlBenchRowsBackward_rows64Part7 is the task record of a loop nest of ocannlBenchRowsBackward_rows64 that runs in 2 parts, one
+// for each 32 values of i2 (see rt.Pool).
 type ocannlBenchRowsBackward_rows64Part7 struct {
 	gNetW2  *[4096]float32
 	scratch *ocannlBenchRowsBackward_rows64Scratch
 }
 
-// Part runs part j10 of the nest (0 <= j10 < 8).
+// Part runs part j10 of the nest (0 <= j10 < 2).
 func (r16 *ocannlBenchRowsBackward_rows64Part7) Part(j10 int) {
 	gNetW2, scratch := r16.gNetW2, r16.scratch
-	// float32 broadcast kernel M=8 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 broadcast kernel M=64 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm38AVX512(&gNetW2[512*j10], &scratch.net_a2_1_grad[0][8*j10], &scratch.net_a1[0][0])
+		ocannlGemm38AVX512(&gNetW2[32*j10], &scratch.net_a2_1_grad[0][0], &scratch.net_a1[0][32*j10])
 	} else if ocannlAVX2 {
-		ocannlGemm38AVX2(&gNetW2[512*j10], &scratch.net_a2_1_grad[0][8*j10], &scratch.net_a1[0][0])
+		ocannlGemm38AVX2(&gNetW2[32*j10], &scratch.net_a2_1_grad[0][0], &scratch.net_a1[0][32*j10])
 	} else {
 		for i0 := range 64 {
 			net_a1Row3 := &scratch.net_a1[i0]
-			for i1 := range 8 {
-				net_a2_1_gradV := scratch.net_a2_1_grad[i0][i1+8*j10]
-				gNetW2Row := (*[64]float32)(gNetW2[64*i1+512*j10 : 64*i1+512*j10+64])
-				for i2 := range 64 {
-					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+			for i1 := range 64 {
+				net_a2_1_gradV := scratch.net_a2_1_grad[i0][i1]
+				gNetW2Row := (*[32]float32)(gNetW2[64*i1+32*j10 : 64*i1+32*j10+32])
+				for i2 := range 32 {
+					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2+32*j10]
 				}
 			}
 		}
@@ -28904,41 +28923,41 @@ func (r16 *ocannlBenchRowsBackward_rows64Part7) Part(j10 int) {
 // ocannlBenchRowsBackward_rows64Part7Records holds the free ocannlBenchRowsBackward_rows64Part7 records.
 var ocannlBenchRowsBackward_rows64Part7Records rt.Records[ocannlBenchRowsBackward_rows64Part7]
 
-// ocannlBenchRowsBackward_rows64Part8 is the task record of a loop nest of ocannlBenchRowsBackward_rows64 that runs in 8 parts, one
-// for each 8 values of i0 (see rt.Pool).
+// ocannlBenchRowsBackward_rows64Part8 is the task record of a loop nest of ocannlBenchRowsBackward_rows64 that runs in 2 parts, one
+// for each 32 values of i2 (see rt.Pool).
 type ocannlBenchRowsBackward_rows64Part8 struct {
 	pNetW2  *[4096]float32
 	scratch *ocannlBenchRowsBackward_rows64Scratch
 }
 
-// Part runs part j11 of the nest (0 <= j11 < 8).
+// Part runs part j11 of the nest (0 <= j11 < 2).
 func (r17 *ocannlBenchRowsBackward_rows64Part8) Part(j11 int) {
 	pNetW2, scratch := r17.pNetW2, r17.scratch
-	// float32 broadcast kernel M=8 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 broadcast kernel M=64 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm39AVX512(&scratch.net_a1_grad[8*j11][0], &scratch.net_a2_1_grad[8*j11][0], &pNetW2[0])
+		ocannlGemm39AVX512(&scratch.net_a1_grad[0][32*j11], &scratch.net_a2_1_grad[0][0], &pNetW2[32*j11])
 	} else if ocannlAVX2 {
-		ocannlGemm39AVX2(&scratch.net_a1_grad[8*j11][0], &scratch.net_a2_1_grad[8*j11][0], &pNetW2[0])
+		ocannlGemm39AVX2(&scratch.net_a1_grad[0][32*j11], &scratch.net_a2_1_grad[0][0], &pNetW2[32*j11])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		for i0 := range 8 {
-			net_a1_gradRow := &scratch.net_a1_grad[i0+8*j11]
+		for i0 := range 64 {
+			net_a1_gradRow := &scratch.net_a1_grad[i0]
 			for i1 := 0; i1 < 64; i1 += 4 {
-				pNetW2Row2 := (*[64]float32)(pNetW2[64*i1 : 64*i1+64])
-				net_a2_1_gradV2 := scratch.net_a2_1_grad[i0+8*j11][i1]
-				pNetW2Row3 := (*[64]float32)(pNetW2[64*i1+64 : 64*i1+128])
-				net_a2_1_gradV3 := scratch.net_a2_1_grad[i0+8*j11][i1+1]
-				pNetW2Row4 := (*[64]float32)(pNetW2[64*i1+128 : 64*i1+192])
-				net_a2_1_gradV4 := scratch.net_a2_1_grad[i0+8*j11][i1+2]
-				pNetW2Row5 := (*[64]float32)(pNetW2[64*i1+192 : 64*i1+256])
-				net_a2_1_gradV5 := scratch.net_a2_1_grad[i0+8*j11][i1+3]
-				for i2 := range 64 {
-					acc13 := net_a1_gradRow[i2]
+				pNetW2Row2 := (*[32]float32)(pNetW2[64*i1+32*j11 : 64*i1+32*j11+32])
+				net_a2_1_gradV2 := scratch.net_a2_1_grad[i0][i1]
+				pNetW2Row3 := (*[32]float32)(pNetW2[64*i1+32*j11+64 : 64*i1+32*j11+96])
+				net_a2_1_gradV3 := scratch.net_a2_1_grad[i0][i1+1]
+				pNetW2Row4 := (*[32]float32)(pNetW2[64*i1+32*j11+128 : 64*i1+32*j11+160])
+				net_a2_1_gradV4 := scratch.net_a2_1_grad[i0][i1+2]
+				pNetW2Row5 := (*[32]float32)(pNetW2[64*i1+32*j11+192 : 64*i1+32*j11+224])
+				net_a2_1_gradV5 := scratch.net_a2_1_grad[i0][i1+3]
+				for i2 := range 32 {
+					acc13 := net_a1_gradRow[i2+32*j11]
 					acc13 += pNetW2Row2[i2] * net_a2_1_gradV2
 					acc13 += pNetW2Row3[i2] * net_a2_1_gradV3
 					acc13 += pNetW2Row4[i2] * net_a2_1_gradV4
 					acc13 += pNetW2Row5[i2] * net_a2_1_gradV5
-					net_a1_gradRow[i2] = acc13
+					net_a1_gradRow[i2+32*j11] = acc13
 				}
 			}
 		}
@@ -28949,88 +28968,27 @@ func (r17 *ocannlBenchRowsBackward_rows64Part8) Part(j11 int) {
 var ocannlBenchRowsBackward_rows64Part8Records rt.Records[ocannlBenchRowsBackward_rows64Part8]
 
 // ocannlBenchRowsBackward_rows64Part9 is the task record of a loop nest of ocannlBenchRowsBackward_rows64 that runs in 8 parts, one
-// for each 8 values of i0 (see rt.Pool).
-type ocannlBenchRowsBackward_rows64Part9 struct {
-	scratch *ocannlBenchRowsBackward_rows64Scratch
-}
-
-// Part runs part j12 of the nest (0 <= j12 < 8).
-func (r20 *ocannlBenchRowsBackward_rows64Part9) Part(j12 int) {
-	scratch := r20.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap79AVX2(&scratch.net_a1_2_grad[8*j12][0], &scratch.net_a1_2[8*j12][0], &scratch.net_a1_grad[8*j12][0])
-	} else {
-		for i0 := range 8 {
-			net_a1_2Row3 := &scratch.net_a1_2[i0+8*j12]
-			net_a1_gradRow2 := &scratch.net_a1_grad[i0+8*j12]
-			net_a1_2_gradRow := &scratch.net_a1_2_grad[i0+8*j12]
-			for i1 := range 64 {
-				var r18 float32
-				if 0 < net_a1_2Row3[i1] {
-					r18 = 1
-				}
-				r19 := float32(0)
-				if r18 != 0 {
-					r19 = net_a1_gradRow2[i1]
-				}
-				net_a1_2_gradRow[i1] += r19
-			}
-		}
-	}
-}
-
-// ocannlBenchRowsBackward_rows64Part9Records holds the free ocannlBenchRowsBackward_rows64Part9 records.
-var ocannlBenchRowsBackward_rows64Part9Records rt.Records[ocannlBenchRowsBackward_rows64Part9]
-
-// ocannlBenchRowsBackward_rows64Part10 is the task record of a loop nest of ocannlBenchRowsBackward_rows64 that runs in 8 parts, one
-// for each 8 values of i0 (see rt.Pool).
-type ocannlBenchRowsBackward_rows64Part10 struct {
-	scratch *ocannlBenchRowsBackward_rows64Scratch
-}
-
-// Part runs part j13 of the nest (0 <= j13 < 8).
-func (r21 *ocannlBenchRowsBackward_rows64Part10) Part(j13 int) {
-	scratch := r21.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap80AVX2(&scratch.net_a1_1_grad[8*j13][0], &scratch.net_a1_2_grad[8*j13][0])
-	} else {
-		for i0 := range 8 {
-			net_a1_2_gradRow2 := &scratch.net_a1_2_grad[i0+8*j13]
-			net_a1_1_gradRow := &scratch.net_a1_1_grad[i0+8*j13]
-			for i1 := range 64 {
-				net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
-			}
-		}
-	}
-}
-
-// ocannlBenchRowsBackward_rows64Part10Records holds the free ocannlBenchRowsBackward_rows64Part10 records.
-var ocannlBenchRowsBackward_rows64Part10Records rt.Records[ocannlBenchRowsBackward_rows64Part10]
-
-// ocannlBenchRowsBackward_rows64Part11 is the task record of a loop nest of ocannlBenchRowsBackward_rows64 that runs in 8 parts, one
 // for each 8 values of i1 (see rt.Pool).
-type ocannlBenchRowsBackward_rows64Part11 struct {
+type ocannlBenchRowsBackward_rows64Part9 struct {
 	gNetW1  *[2048]float32
 	x       *[64][32]float32
 	scratch *ocannlBenchRowsBackward_rows64Scratch
 }
 
-// Part runs part j14 of the nest (0 <= j14 < 8).
-func (r22 *ocannlBenchRowsBackward_rows64Part11) Part(j14 int) {
-	gNetW1, x, scratch := r22.gNetW1, r22.x, r22.scratch
+// Part runs part j12 of the nest (0 <= j12 < 8).
+func (r20 *ocannlBenchRowsBackward_rows64Part9) Part(j12 int) {
+	gNetW1, x, scratch := r20.gNetW1, r20.x, r20.scratch
 	// float32 broadcast kernel M=8 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm40AVX512(&gNetW1[256*j14], &scratch.net_a1_1_grad[0][8*j14], &x[0][0])
+		ocannlGemm40AVX512(&gNetW1[256*j12], &scratch.net_a1_1_grad[0][8*j12], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm40AVX2(&gNetW1[256*j14], &scratch.net_a1_1_grad[0][8*j14], &x[0][0])
+		ocannlGemm40AVX2(&gNetW1[256*j12], &scratch.net_a1_1_grad[0][8*j12], &x[0][0])
 	} else {
 		for i0 := range 64 {
 			xRow2 := &x[i0]
 			for i1 := range 8 {
-				net_a1_1_gradV := scratch.net_a1_1_grad[i0][i1+8*j14]
-				gNetW1Row := (*[32]float32)(gNetW1[32*i1+256*j14 : 32*i1+256*j14+32])
+				net_a1_1_gradV := scratch.net_a1_1_grad[i0][i1+8*j12]
+				gNetW1Row := (*[32]float32)(gNetW1[32*i1+256*j12 : 32*i1+256*j12+32])
 				for i2 := range 32 {
 					gNetW1Row[i2] += net_a1_1_gradV * xRow2[i2]
 				}
@@ -29039,8 +28997,8 @@ func (r22 *ocannlBenchRowsBackward_rows64Part11) Part(j14 int) {
 	}
 }
 
-// ocannlBenchRowsBackward_rows64Part11Records holds the free ocannlBenchRowsBackward_rows64Part11 records.
-var ocannlBenchRowsBackward_rows64Part11Records rt.Records[ocannlBenchRowsBackward_rows64Part11]
+// ocannlBenchRowsBackward_rows64Part9Records holds the free ocannlBenchRowsBackward_rows64Part9 records.
+var ocannlBenchRowsBackward_rows64Part9Records rt.Records[ocannlBenchRowsBackward_rows64Part9]
 
 // ocannlBenchRowsTrainLoss_rows32 runs a tensor program generated by ocannlgen.
 //
@@ -29173,11 +29131,11 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	defer region.Leave()
 
 	// _net/a1.1 = compose "*" of net.w1, x
-	// float32 dot kernel M=64 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&scratch.net_a1_1[0][0], &pNetW1[0], &x[0][0])
+		ocannlGemm17AVX512(&scratch.net_a1_1[0][0], &x[0][0], &pNetW1[0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&scratch.net_a1_1[0][0], &pNetW1[0], &x[0][0])
+		ocannlGemm17AVX2(&scratch.net_a1_1[0][0], &x[0][0], &pNetW1[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -29243,11 +29201,11 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
-	// float32 dot kernel M=10 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=10 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm19AVX512(&scratch.train_cross_entropy_1_logits_1[0][0], &pNetW3[0], &scratch.net_a2[0][0])
+		ocannlGemm19AVX512(&scratch.train_cross_entropy_1_logits_1[0][0], &scratch.net_a2[0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm19AVX2(&scratch.train_cross_entropy_1_logits_1[0][0], &pNetW3[0], &scratch.net_a2[0][0])
+		ocannlGemm19AVX2(&scratch.train_cross_entropy_1_logits_1[0][0], &scratch.net_a2[0][0], &pNetW3[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -29345,7 +29303,7 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 32 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap81AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap79AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 32 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -29355,9 +29313,9 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 32 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap82AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap80AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap82AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap80AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 32 {
 			yRow := &y[i0]
@@ -29420,11 +29378,11 @@ type ocannlBenchRowsTrainLoss_rows32Part0 struct {
 // Part runs part j of the nest (0 <= j < 8).
 func (r2 *ocannlBenchRowsTrainLoss_rows32Part0) Part(j int) {
 	pNetW2, scratch := r2.pNetW2, r2.scratch
-	// float32 dot kernel M=8 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=8 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm41AVX512(&scratch.net_a2_1[0][8*j], &pNetW2[512*j], &scratch.net_a1[0][0])
+		ocannlGemm41AVX512(&scratch.net_a2_1[0][8*j], &scratch.net_a1[0][0], &pNetW2[512*j])
 	} else if ocannlAVX2 {
-		ocannlGemm41AVX2(&scratch.net_a2_1[0][8*j], &pNetW2[512*j], &scratch.net_a1[0][0])
+		ocannlGemm41AVX2(&scratch.net_a2_1[0][8*j], &scratch.net_a1[0][0], &pNetW2[512*j])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -29777,11 +29735,11 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	scratch.ordinals_1 = [10]float32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
 
 	// _net/a1.1 = compose "*" of net.w1, x
-	// float32 dot kernel M=64 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&scratch.net_a1_1[0][0], &pNetW1[0], &x[0][0])
+		ocannlGemm17AVX512(&scratch.net_a1_1[0][0], &x[0][0], &pNetW1[0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&scratch.net_a1_1[0][0], &pNetW1[0], &x[0][0])
+		ocannlGemm17AVX2(&scratch.net_a1_1[0][0], &x[0][0], &pNetW1[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -29879,11 +29837,11 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
-	// float32 dot kernel M=10 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=10 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm19AVX512(&scratch.train_cross_entropy_1_logits_1[0][0], &pNetW3[0], &scratch.net_a2[0][0])
+		ocannlGemm19AVX512(&scratch.train_cross_entropy_1_logits_1[0][0], &scratch.net_a2[0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm19AVX2(&scratch.train_cross_entropy_1_logits_1[0][0], &pNetW3[0], &scratch.net_a2[0][0])
+		ocannlGemm19AVX2(&scratch.train_cross_entropy_1_logits_1[0][0], &scratch.net_a2[0][0], &pNetW3[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -29981,7 +29939,7 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 32 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap81AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+		ocannlMap79AVX2(&scratch.train_cross_entropy_1_logp_3[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 32 {
 			scratch.train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(scratch.train_cross_entropy_1_logp_2[i0][0])))
@@ -29991,9 +29949,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// _train.1 = pointwise "*." of y, train.cross_entropy#1/logp, with train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3 fused
 	// float32 pointwise kernel over 32 rows of 10 elements (c = mul(x0,sub(x1,x2))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap82AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap80AVX512(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap82AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
+		ocannlMap80AVX2(&scratch.train_1[0][0], &y[0][0], &scratch.train_cross_entropy_1_z[0][0], &scratch.train_cross_entropy_1_logp_3[0][0])
 	} else {
 		for i0 := range 32 {
 			yRow := &y[i0]
@@ -30052,7 +30010,7 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap83AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
+		ocannlMap81AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_1_grad = [32][10]float32{}
 		train_2_gradV := scratch.train_2_grad[0]
@@ -30067,7 +30025,7 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
 	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap84AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+		ocannlMap82AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [32][10]float32{}
 		for i0 := range 32 {
@@ -30083,7 +30041,7 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
 	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap85AVX2(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+		ocannlMap83AVX2(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_z_grad = [32][10]float32{}
 		for i0 := range 32 {
@@ -30119,7 +30077,7 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 10 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap86AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+		ocannlMap84AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_1_grad = [32][10]float32{}
 		for i0 := range 32 {
@@ -30134,9 +30092,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 10 (_train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z): g1 =+ g * t; g1 is train.cross_entropy#1/z.grad
 	// float32 pointwise kernel over 320 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap87AVX512(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlMap85AVX512(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap87AVX2(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlMap85AVX2(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_logp_1_gradRow2 := &scratch.train_cross_entropy_1_logp_1_grad[i0]
@@ -30151,7 +30109,7 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
 	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap85AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlMap83AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_grad = [32][10]float32{}
 		for i0 := range 32 {
@@ -30207,9 +30165,9 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
 	// float32 pointwise kernel over 32 rows of 10 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap88AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap86AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else if ocannlAVX2 {
-		ocannlMap88AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
+		ocannlMap86AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.ordinals_1[0], &scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_m_grad[0][0])
 	} else {
 		for i0 := range 32 {
 			train_cross_entropy_1_m_argmax_8V := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
@@ -30232,7 +30190,7 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap85AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlMap83AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_1_grad = [32][10]float32{}
 		for i0 := range 32 {
@@ -30386,48 +30344,66 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	}
 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
-	// 8 parts of i1 on the pool.
+	// 2 parts of i2 on the pool.
 	rec2 := ocannlBenchRowsBackward_rows32Part1Records.Get()
 	rec2.gNetW2 = gNetW2
 	rec2.scratch = scratch
-	region.Run(rec2, 8)
-	*rec2 = ocannlBenchRowsBackward_rows32Part1{}
-	ocannlBenchRowsBackward_rows32Part1Records.Put(rec2)
 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_a1_grad = [32][64]float32{}
 	}
-	// 8 parts of i0 on the pool.
+	// 2 parts of i2 on the pool.
 	rec3 := ocannlBenchRowsBackward_rows32Part2Records.Get()
 	rec3.pNetW2 = pNetW2
 	rec3.scratch = scratch
 
-	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_a1_2_grad = [32][64]float32{}
-	}
-	// 8 parts of i0 on the pool.
-	rec4 := ocannlBenchRowsBackward_rows32Part3Records.Get()
-	rec4.scratch = scratch
-
-	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	if !(ocannlAVX512 || ocannlAVX2) {
-		scratch.net_a1_1_grad = [32][64]float32{}
-	}
-	// 8 parts of i0 on the pool.
-	rec5 := ocannlBenchRowsBackward_rows32Part4Records.Get()
-	rec5.scratch = scratch
-
-	// The 3 nests above as one job: part j runs part j of each, in order (their
+	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec3, rec4, rec5)
+	region.RunSeq(2, rec2, rec3)
+	*rec2 = ocannlBenchRowsBackward_rows32Part1{}
+	ocannlBenchRowsBackward_rows32Part1Records.Put(rec2)
 	*rec3 = ocannlBenchRowsBackward_rows32Part2{}
 	ocannlBenchRowsBackward_rows32Part2Records.Put(rec3)
-	*rec4 = ocannlBenchRowsBackward_rows32Part3{}
-	ocannlBenchRowsBackward_rows32Part3Records.Put(rec4)
-	*rec5 = ocannlBenchRowsBackward_rows32Part4{}
-	ocannlBenchRowsBackward_rows32Part4Records.Put(rec5)
+
+	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap43AVX2(&scratch.net_a1_2_grad[0][0], &scratch.net_a1_2[0][0], &scratch.net_a1_grad[0][0])
+	} else {
+		scratch.net_a1_2_grad = [32][64]float32{}
+		for i0 := range 32 {
+			net_a1_2Row3 := &scratch.net_a1_2[i0]
+			net_a1_gradRow2 := &scratch.net_a1_grad[i0]
+			net_a1_2_gradRow := &scratch.net_a1_2_grad[i0]
+			for i1 := range 64 {
+				var r12 float32
+				if 0 < net_a1_2Row3[i1] {
+					r12 = 1
+				}
+				r13 := float32(0)
+				if r12 != 0 {
+					r13 = net_a1_gradRow2[i1]
+				}
+				net_a1_2_gradRow[i1] += r13
+			}
+		}
+	}
+
+	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap44AVX2(&scratch.net_a1_1_grad[0][0], &scratch.net_a1_2_grad[0][0])
+	} else {
+		scratch.net_a1_1_grad = [32][64]float32{}
+		for i0 := range 32 {
+			net_a1_2_gradRow2 := &scratch.net_a1_2_grad[i0]
+			net_a1_1_gradRow := &scratch.net_a1_1_grad[i0]
+			for i1 := range 64 {
+				net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
+			}
+		}
+	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
@@ -30518,11 +30494,11 @@ type ocannlBenchRowsBackward_rows32Part0 struct {
 // Part runs part j of the nest (0 <= j < 8).
 func (r2 *ocannlBenchRowsBackward_rows32Part0) Part(j int) {
 	pNetW2, scratch := r2.pNetW2, r2.scratch
-	// float32 dot kernel M=8 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=8 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm41AVX512(&scratch.net_a2_1[0][8*j], &pNetW2[512*j], &scratch.net_a1[0][0])
+		ocannlGemm41AVX512(&scratch.net_a2_1[0][8*j], &scratch.net_a1[0][0], &pNetW2[512*j])
 	} else if ocannlAVX2 {
-		ocannlGemm41AVX2(&scratch.net_a2_1[0][8*j], &pNetW2[512*j], &scratch.net_a1[0][0])
+		ocannlGemm41AVX2(&scratch.net_a2_1[0][8*j], &scratch.net_a1[0][0], &pNetW2[512*j])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -30542,29 +30518,29 @@ func (r2 *ocannlBenchRowsBackward_rows32Part0) Part(j int) {
 // ocannlBenchRowsBackward_rows32Part0Records holds the free ocannlBenchRowsBackward_rows32Part0 records.
 var ocannlBenchRowsBackward_rows32Part0Records rt.Records[ocannlBenchRowsBackward_rows32Part0]
 
-// ocannlBenchRowsBackward_rows32Part1 is the task record of a loop nest of ocannlBenchRowsBackward_rows32 that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// ocannlBenchRowsBackward_rows32Part1 is the task record of a loop nest of ocannlBenchRowsBackward_rows32 that runs in 2 parts, one
+// for each 32 values of i2 (see rt.Pool).
 type ocannlBenchRowsBackward_rows32Part1 struct {
 	gNetW2  *[4096]float32
 	scratch *ocannlBenchRowsBackward_rows32Scratch
 }
 
-// Part runs part j3 of the nest (0 <= j3 < 8).
+// Part runs part j3 of the nest (0 <= j3 < 2).
 func (r10 *ocannlBenchRowsBackward_rows32Part1) Part(j3 int) {
 	gNetW2, scratch := r10.gNetW2, r10.scratch
-	// float32 broadcast kernel M=8 N=64 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 broadcast kernel M=64 N=32 K=32: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm42AVX512(&gNetW2[512*j3], &scratch.net_a2_1_grad[0][8*j3], &scratch.net_a1[0][0])
+		ocannlGemm42AVX512(&gNetW2[32*j3], &scratch.net_a2_1_grad[0][0], &scratch.net_a1[0][32*j3])
 	} else if ocannlAVX2 {
-		ocannlGemm42AVX2(&gNetW2[512*j3], &scratch.net_a2_1_grad[0][8*j3], &scratch.net_a1[0][0])
+		ocannlGemm42AVX2(&gNetW2[32*j3], &scratch.net_a2_1_grad[0][0], &scratch.net_a1[0][32*j3])
 	} else {
 		for i0 := range 32 {
 			net_a1Row3 := &scratch.net_a1[i0]
-			for i1 := range 8 {
-				net_a2_1_gradV := scratch.net_a2_1_grad[i0][i1+8*j3]
-				gNetW2Row := (*[64]float32)(gNetW2[64*i1+512*j3 : 64*i1+512*j3+64])
-				for i2 := range 64 {
-					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+			for i1 := range 64 {
+				net_a2_1_gradV := scratch.net_a2_1_grad[i0][i1]
+				gNetW2Row := (*[32]float32)(gNetW2[64*i1+32*j3 : 64*i1+32*j3+32])
+				for i2 := range 32 {
+					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2+32*j3]
 				}
 			}
 		}
@@ -30574,41 +30550,41 @@ func (r10 *ocannlBenchRowsBackward_rows32Part1) Part(j3 int) {
 // ocannlBenchRowsBackward_rows32Part1Records holds the free ocannlBenchRowsBackward_rows32Part1 records.
 var ocannlBenchRowsBackward_rows32Part1Records rt.Records[ocannlBenchRowsBackward_rows32Part1]
 
-// ocannlBenchRowsBackward_rows32Part2 is the task record of a loop nest of ocannlBenchRowsBackward_rows32 that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
+// ocannlBenchRowsBackward_rows32Part2 is the task record of a loop nest of ocannlBenchRowsBackward_rows32 that runs in 2 parts, one
+// for each 32 values of i2 (see rt.Pool).
 type ocannlBenchRowsBackward_rows32Part2 struct {
 	pNetW2  *[4096]float32
 	scratch *ocannlBenchRowsBackward_rows32Scratch
 }
 
-// Part runs part j4 of the nest (0 <= j4 < 8).
+// Part runs part j4 of the nest (0 <= j4 < 2).
 func (r11 *ocannlBenchRowsBackward_rows32Part2) Part(j4 int) {
 	pNetW2, scratch := r11.pNetW2, r11.scratch
-	// float32 broadcast kernel M=4 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 broadcast kernel M=32 N=32 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm43AVX512(&scratch.net_a1_grad[4*j4][0], &scratch.net_a2_1_grad[4*j4][0], &pNetW2[0])
+		ocannlGemm43AVX512(&scratch.net_a1_grad[0][32*j4], &scratch.net_a2_1_grad[0][0], &pNetW2[32*j4])
 	} else if ocannlAVX2 {
-		ocannlGemm43AVX2(&scratch.net_a1_grad[4*j4][0], &scratch.net_a2_1_grad[4*j4][0], &pNetW2[0])
+		ocannlGemm43AVX2(&scratch.net_a1_grad[0][32*j4], &scratch.net_a2_1_grad[0][0], &pNetW2[32*j4])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		for i0 := range 4 {
-			net_a1_gradRow := &scratch.net_a1_grad[i0+4*j4]
+		for i0 := range 32 {
+			net_a1_gradRow := &scratch.net_a1_grad[i0]
 			for i1 := 0; i1 < 64; i1 += 4 {
-				pNetW2Row2 := (*[64]float32)(pNetW2[64*i1 : 64*i1+64])
-				net_a2_1_gradV2 := scratch.net_a2_1_grad[i0+4*j4][i1]
-				pNetW2Row3 := (*[64]float32)(pNetW2[64*i1+64 : 64*i1+128])
-				net_a2_1_gradV3 := scratch.net_a2_1_grad[i0+4*j4][i1+1]
-				pNetW2Row4 := (*[64]float32)(pNetW2[64*i1+128 : 64*i1+192])
-				net_a2_1_gradV4 := scratch.net_a2_1_grad[i0+4*j4][i1+2]
-				pNetW2Row5 := (*[64]float32)(pNetW2[64*i1+192 : 64*i1+256])
-				net_a2_1_gradV5 := scratch.net_a2_1_grad[i0+4*j4][i1+3]
-				for i2 := range 64 {
-					acc13 := net_a1_gradRow[i2]
+				pNetW2Row2 := (*[32]float32)(pNetW2[64*i1+32*j4 : 64*i1+32*j4+32])
+				net_a2_1_gradV2 := scratch.net_a2_1_grad[i0][i1]
+				pNetW2Row3 := (*[32]float32)(pNetW2[64*i1+32*j4+64 : 64*i1+32*j4+96])
+				net_a2_1_gradV3 := scratch.net_a2_1_grad[i0][i1+1]
+				pNetW2Row4 := (*[32]float32)(pNetW2[64*i1+32*j4+128 : 64*i1+32*j4+160])
+				net_a2_1_gradV4 := scratch.net_a2_1_grad[i0][i1+2]
+				pNetW2Row5 := (*[32]float32)(pNetW2[64*i1+32*j4+192 : 64*i1+32*j4+224])
+				net_a2_1_gradV5 := scratch.net_a2_1_grad[i0][i1+3]
+				for i2 := range 32 {
+					acc13 := net_a1_gradRow[i2+32*j4]
 					acc13 += pNetW2Row2[i2] * net_a2_1_gradV2
 					acc13 += pNetW2Row3[i2] * net_a2_1_gradV3
 					acc13 += pNetW2Row4[i2] * net_a2_1_gradV4
 					acc13 += pNetW2Row5[i2] * net_a2_1_gradV5
-					net_a1_gradRow[i2] = acc13
+					net_a1_gradRow[i2+32*j4] = acc13
 				}
 			}
 		}
@@ -30617,67 +30593,6 @@ func (r11 *ocannlBenchRowsBackward_rows32Part2) Part(j4 int) {
 
 // ocannlBenchRowsBackward_rows32Part2Records holds the free ocannlBenchRowsBackward_rows32Part2 records.
 var ocannlBenchRowsBackward_rows32Part2Records rt.Records[ocannlBenchRowsBackward_rows32Part2]
-
-// ocannlBenchRowsBackward_rows32Part3 is the task record of a loop nest of ocannlBenchRowsBackward_rows32 that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
-type ocannlBenchRowsBackward_rows32Part3 struct {
-	scratch *ocannlBenchRowsBackward_rows32Scratch
-}
-
-// Part runs part j5 of the nest (0 <= j5 < 8).
-func (r14 *ocannlBenchRowsBackward_rows32Part3) Part(j5 int) {
-	scratch := r14.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap89AVX2(&scratch.net_a1_2_grad[4*j5][0], &scratch.net_a1_2[4*j5][0], &scratch.net_a1_grad[4*j5][0])
-	} else {
-		for i0 := range 4 {
-			net_a1_2Row3 := &scratch.net_a1_2[i0+4*j5]
-			net_a1_gradRow2 := &scratch.net_a1_grad[i0+4*j5]
-			net_a1_2_gradRow := &scratch.net_a1_2_grad[i0+4*j5]
-			for i1 := range 64 {
-				var r12 float32
-				if 0 < net_a1_2Row3[i1] {
-					r12 = 1
-				}
-				r13 := float32(0)
-				if r12 != 0 {
-					r13 = net_a1_gradRow2[i1]
-				}
-				net_a1_2_gradRow[i1] += r13
-			}
-		}
-	}
-}
-
-// ocannlBenchRowsBackward_rows32Part3Records holds the free ocannlBenchRowsBackward_rows32Part3 records.
-var ocannlBenchRowsBackward_rows32Part3Records rt.Records[ocannlBenchRowsBackward_rows32Part3]
-
-// ocannlBenchRowsBackward_rows32Part4 is the task record of a loop nest of ocannlBenchRowsBackward_rows32 that runs in 8 parts, one
-// for each 4 values of i0 (see rt.Pool).
-type ocannlBenchRowsBackward_rows32Part4 struct {
-	scratch *ocannlBenchRowsBackward_rows32Scratch
-}
-
-// Part runs part j6 of the nest (0 <= j6 < 8).
-func (r15 *ocannlBenchRowsBackward_rows32Part4) Part(j6 int) {
-	scratch := r15.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap90AVX2(&scratch.net_a1_1_grad[4*j6][0], &scratch.net_a1_2_grad[4*j6][0])
-	} else {
-		for i0 := range 4 {
-			net_a1_2_gradRow2 := &scratch.net_a1_2_grad[i0+4*j6]
-			net_a1_1_gradRow := &scratch.net_a1_1_grad[i0+4*j6]
-			for i1 := range 64 {
-				net_a1_1_gradRow[i1] += net_a1_2_gradRow2[i1]
-			}
-		}
-	}
-}
-
-// ocannlBenchRowsBackward_rows32Part4Records holds the free ocannlBenchRowsBackward_rows32Part4 records.
-var ocannlBenchRowsBackward_rows32Part4Records rt.Records[ocannlBenchRowsBackward_rows32Part4]
 
 // ocannlBenchRowsTrainLoss_rows16 runs a tensor program generated by ocannlgen.
 //
@@ -30819,11 +30734,11 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 	var train_3 [1]float32
 
 	// _net/a1.1 = compose "*" of net.w1, x
-	// float32 dot kernel M=64 N=16 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=16 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm25AVX512(&net_a1_1[0][0], &pNetW1[0], &x[0][0])
+		ocannlGemm25AVX512(&net_a1_1[0][0], &x[0][0], &pNetW1[0])
 	} else if ocannlAVX2 {
-		ocannlGemm25AVX2(&net_a1_1[0][0], &pNetW1[0], &x[0][0])
+		ocannlGemm25AVX2(&net_a1_1[0][0], &x[0][0], &pNetW1[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -30860,11 +30775,11 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float32 dot kernel M=64 N=16 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=16 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm26AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm26AVX512(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm26AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm26AVX2(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -30901,11 +30816,11 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
-	// float32 dot kernel M=10 N=16 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=16 N=10 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm27AVX512(&train_cross_entropy_1_logits_1[0][0], &pNetW3[0], &net_a2[0][0])
+		ocannlGemm27AVX512(&train_cross_entropy_1_logits_1[0][0], &net_a2[0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm27AVX2(&train_cross_entropy_1_logits_1[0][0], &pNetW3[0], &net_a2[0][0])
+		ocannlGemm27AVX2(&train_cross_entropy_1_logits_1[0][0], &net_a2[0][0], &pNetW3[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -30959,7 +30874,7 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 160 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap91AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap87AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 16 {
 			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
@@ -30989,7 +30904,7 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 16 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap92AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
+		ocannlMap88AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 16 {
 			train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2[i0][0])))
@@ -31392,11 +31307,11 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	ordinals_1 = [10]float32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
 
 	// _net/a1.1 = compose "*" of net.w1, x
-	// float32 dot kernel M=64 N=16 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=16 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm25AVX512(&net_a1_1[0][0], &pNetW1[0], &x[0][0])
+		ocannlGemm25AVX512(&net_a1_1[0][0], &x[0][0], &pNetW1[0])
 	} else if ocannlAVX2 {
-		ocannlGemm25AVX2(&net_a1_1[0][0], &pNetW1[0], &x[0][0])
+		ocannlGemm25AVX2(&net_a1_1[0][0], &x[0][0], &pNetW1[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -31449,11 +31364,11 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float32 dot kernel M=64 N=16 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=16 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm26AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm26AVX512(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm26AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm26AVX2(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -31506,11 +31421,11 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
-	// float32 dot kernel M=10 N=16 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=16 N=10 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm27AVX512(&train_cross_entropy_1_logits_1[0][0], &pNetW3[0], &net_a2[0][0])
+		ocannlGemm27AVX512(&train_cross_entropy_1_logits_1[0][0], &net_a2[0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm27AVX2(&train_cross_entropy_1_logits_1[0][0], &pNetW3[0], &net_a2[0][0])
+		ocannlGemm27AVX2(&train_cross_entropy_1_logits_1[0][0], &net_a2[0][0], &pNetW3[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -31564,7 +31479,7 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 160 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap91AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap87AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 16 {
 			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
@@ -31594,7 +31509,7 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// _train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2
 	// float32 pointwise kernel over 16 elements (c = log(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap92AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
+		ocannlMap88AVX2(&train_cross_entropy_1_logp_3[0][0], &train_cross_entropy_1_logp_2[0][0])
 	} else {
 		for i0 := range 16 {
 			train_cross_entropy_1_logp_3[i0][0] = float32(math.Log(float64(train_cross_entropy_1_logp_2[i0][0])))
@@ -32203,11 +32118,11 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 	var train_3 [1]float32
 
 	// _net/a1.1 = compose "*" of net.w1, x
-	// float32 dot kernel M=64 N=8 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=8 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm33AVX512(&net_a1_1[0][0], &pNetW1[0], &x[0][0])
+		ocannlGemm33AVX512(&net_a1_1[0][0], &x[0][0], &pNetW1[0])
 	} else if ocannlAVX2 {
-		ocannlGemm33AVX2(&net_a1_1[0][0], &pNetW1[0], &x[0][0])
+		ocannlGemm33AVX2(&net_a1_1[0][0], &x[0][0], &pNetW1[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -32244,11 +32159,11 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float32 dot kernel M=64 N=8 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=8 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm34AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm34AVX512(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm34AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm34AVX2(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -32285,11 +32200,11 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
-	// float32 dot kernel M=10 N=8 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=8 N=10 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm35AVX512(&train_cross_entropy_1_logits_1[0][0], &pNetW3[0], &net_a2[0][0])
+		ocannlGemm35AVX512(&train_cross_entropy_1_logits_1[0][0], &net_a2[0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm35AVX2(&train_cross_entropy_1_logits_1[0][0], &pNetW3[0], &net_a2[0][0])
+		ocannlGemm35AVX2(&train_cross_entropy_1_logits_1[0][0], &net_a2[0][0], &pNetW3[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -32343,7 +32258,7 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 80 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap93AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap89AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 8 {
 			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
@@ -32771,11 +32686,11 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	ordinals_1 = [10]float32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
 
 	// _net/a1.1 = compose "*" of net.w1, x
-	// float32 dot kernel M=64 N=8 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=8 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm33AVX512(&net_a1_1[0][0], &pNetW1[0], &x[0][0])
+		ocannlGemm33AVX512(&net_a1_1[0][0], &x[0][0], &pNetW1[0])
 	} else if ocannlAVX2 {
-		ocannlGemm33AVX2(&net_a1_1[0][0], &pNetW1[0], &x[0][0])
+		ocannlGemm33AVX2(&net_a1_1[0][0], &x[0][0], &pNetW1[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -32828,11 +32743,11 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	}
 
 	// _net/a2.1 = compose "*" of net.w2, net/a1
-	// float32 dot kernel M=64 N=8 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=8 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm34AVX512(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm34AVX512(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm34AVX2(&net_a2_1[0][0], &pNetW2[0], &net_a1[0][0])
+		ocannlGemm34AVX2(&net_a2_1[0][0], &net_a1[0][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -32885,11 +32800,11 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.w3, net/a2
-	// float32 dot kernel M=10 N=8 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=8 N=10 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm35AVX512(&train_cross_entropy_1_logits_1[0][0], &pNetW3[0], &net_a2[0][0])
+		ocannlGemm35AVX512(&train_cross_entropy_1_logits_1[0][0], &net_a2[0][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm35AVX2(&train_cross_entropy_1_logits_1[0][0], &pNetW3[0], &net_a2[0][0])
+		ocannlGemm35AVX2(&train_cross_entropy_1_logits_1[0][0], &net_a2[0][0], &pNetW3[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -32943,7 +32858,7 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 80 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap93AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
+		ocannlMap89AVX2(&train_cross_entropy_1_logp_1[0][0], &train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 8 {
 			train_cross_entropy_1_zRow2 := &train_cross_entropy_1_z[i0]
@@ -33252,7 +33167,7 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap79AVX2(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
+		ocannlMap90AVX2(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
 	} else {
 		for i0 := range 8 {
 			net_a2_2Row3 := &net_a2_2[i0]
@@ -33275,7 +33190,7 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap80AVX2(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
+		ocannlMap91AVX2(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
 	} else {
 		for i0 := range 8 {
 			net_a2_2_gradRow2 := &net_a2_2_grad[i0]
@@ -33330,9 +33245,9 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 	// float32 broadcast kernel M=8 N=64 K=64: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm39AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm52AVX512(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm39AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
+		ocannlGemm52AVX2(&net_a1_grad[0][0], &net_a2_1_grad[0][0], &pNetW2[0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 8 {
@@ -33361,7 +33276,7 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
 	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap79AVX2(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+		ocannlMap90AVX2(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
 	} else {
 		for i0 := range 8 {
 			net_a1_2Row3 := &net_a1_2[i0]
@@ -33384,7 +33299,7 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap80AVX2(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
+		ocannlMap91AVX2(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
 	} else {
 		for i0 := range 8 {
 			net_a1_2_gradRow2 := &net_a1_2_grad[i0]
@@ -33420,9 +33335,9 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// backprop of op 0 (_net/a1.1 = compose "*" of net.w1, x): g1 =+ g * v2; g1 is net.w1.grad
 	// float32 broadcast kernel M=64 N=32 K=8: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
 	if ocannlAVX512 {
-		ocannlGemm52AVX512(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
+		ocannlGemm53AVX512(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
 	} else if ocannlAVX2 {
-		ocannlGemm52AVX2(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
+		ocannlGemm53AVX2(&gNetW1[0], &net_a1_1_grad[0][0], &x[0][0])
 	} else {
 		for i0 := range 8 {
 			xRow2 := &x[i0]
@@ -33727,11 +33642,11 @@ type ocannlBenchFixedTrainLossPart0 struct {
 // Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlBenchFixedTrainLossPart0) Part(j int) {
 	pNetW1, x, scratch := r.pNetW1, r.x, r.scratch
-	// float32 dot kernel M=64 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&scratch.net_a1_1[32*j][0], &pNetW1[0], &x[32*j][0])
+		ocannlGemm17AVX512(&scratch.net_a1_1[32*j][0], &x[32*j][0], &pNetW1[0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&scratch.net_a1_1[32*j][0], &pNetW1[0], &x[32*j][0])
+		ocannlGemm17AVX2(&scratch.net_a1_1[32*j][0], &x[32*j][0], &pNetW1[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -33794,11 +33709,11 @@ type ocannlBenchFixedTrainLossPart2 struct {
 // Part runs part j3 of the nest (0 <= j3 < 8).
 func (r4 *ocannlBenchFixedTrainLossPart2) Part(j3 int) {
 	pNetW2, scratch := r4.pNetW2, r4.scratch
-	// float32 dot kernel M=64 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&scratch.net_a2_1[32*j3][0], &pNetW2[0], &scratch.net_a1[32*j3][0])
+		ocannlGemm18AVX512(&scratch.net_a2_1[32*j3][0], &scratch.net_a1[32*j3][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&scratch.net_a2_1[32*j3][0], &pNetW2[0], &scratch.net_a1[32*j3][0])
+		ocannlGemm18AVX2(&scratch.net_a2_1[32*j3][0], &scratch.net_a1[32*j3][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -33861,11 +33776,11 @@ type ocannlBenchFixedTrainLossPart4 struct {
 // Part runs part j5 of the nest (0 <= j5 < 8).
 func (r7 *ocannlBenchFixedTrainLossPart4) Part(j5 int) {
 	pNetW3, scratch := r7.pNetW3, r7.scratch
-	// float32 dot kernel M=10 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=10 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm19AVX512(&scratch.train_cross_entropy_1_logits_1[32*j5][0], &pNetW3[0], &scratch.net_a2[32*j5][0])
+		ocannlGemm19AVX512(&scratch.train_cross_entropy_1_logits_1[32*j5][0], &scratch.net_a2[32*j5][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm19AVX2(&scratch.train_cross_entropy_1_logits_1[32*j5][0], &pNetW3[0], &scratch.net_a2[32*j5][0])
+		ocannlGemm19AVX2(&scratch.train_cross_entropy_1_logits_1[32*j5][0], &scratch.net_a2[32*j5][0], &pNetW3[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -34828,11 +34743,11 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	ocannlBenchFixedBackwardPart16Records.Put(rec17)
 
 	// backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
-	// 8 parts of i1 on the pool.
+	// 2 parts of i2 on the pool.
 	rec18 := ocannlBenchFixedBackwardPart17Records.Get()
 	rec18.gNetW2 = gNetW2
 	rec18.scratch = scratch
-	region.Run(rec18, 8)
+	region.Run(rec18, 2)
 	*rec18 = ocannlBenchFixedBackwardPart17{}
 	ocannlBenchFixedBackwardPart17Records.Put(rec18)
 
@@ -34950,11 +34865,11 @@ type ocannlBenchFixedBackwardPart0 struct {
 // Part runs part j of the nest (0 <= j < 8).
 func (r *ocannlBenchFixedBackwardPart0) Part(j int) {
 	pNetW1, x, scratch := r.pNetW1, r.x, r.scratch
-	// float32 dot kernel M=64 N=32 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=64 K=32: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm17AVX512(&scratch.net_a1_1[32*j][0], &pNetW1[0], &x[32*j][0])
+		ocannlGemm17AVX512(&scratch.net_a1_1[32*j][0], &x[32*j][0], &pNetW1[0])
 	} else if ocannlAVX2 {
-		ocannlGemm17AVX2(&scratch.net_a1_1[32*j][0], &pNetW1[0], &x[32*j][0])
+		ocannlGemm17AVX2(&scratch.net_a1_1[32*j][0], &x[32*j][0], &pNetW1[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -35045,11 +34960,11 @@ type ocannlBenchFixedBackwardPart3 struct {
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r5 *ocannlBenchFixedBackwardPart3) Part(j4 int) {
 	pNetW2, scratch := r5.pNetW2, r5.scratch
-	// float32 dot kernel M=64 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=64 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm18AVX512(&scratch.net_a2_1[32*j4][0], &pNetW2[0], &scratch.net_a1[32*j4][0])
+		ocannlGemm18AVX512(&scratch.net_a2_1[32*j4][0], &scratch.net_a1[32*j4][0], &pNetW2[0])
 	} else if ocannlAVX2 {
-		ocannlGemm18AVX2(&scratch.net_a2_1[32*j4][0], &pNetW2[0], &scratch.net_a1[32*j4][0])
+		ocannlGemm18AVX2(&scratch.net_a2_1[32*j4][0], &scratch.net_a1[32*j4][0], &pNetW2[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -35140,11 +35055,11 @@ type ocannlBenchFixedBackwardPart6 struct {
 // Part runs part j7 of the nest (0 <= j7 < 8).
 func (r9 *ocannlBenchFixedBackwardPart6) Part(j7 int) {
 	pNetW3, scratch := r9.pNetW3, r9.scratch
-	// float32 dot kernel M=10 N=32 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
+	// float32 dot kernel M=32 N=10 K=64: AVX512 4x4 tile, k unblocked; AVX2 3x3 tile, k unblocked.
 	if ocannlAVX512 {
-		ocannlGemm19AVX512(&scratch.train_cross_entropy_1_logits_1[32*j7][0], &pNetW3[0], &scratch.net_a2[32*j7][0])
+		ocannlGemm19AVX512(&scratch.train_cross_entropy_1_logits_1[32*j7][0], &scratch.net_a2[32*j7][0], &pNetW3[0])
 	} else if ocannlAVX2 {
-		ocannlGemm19AVX2(&scratch.train_cross_entropy_1_logits_1[32*j7][0], &pNetW3[0], &scratch.net_a2[32*j7][0])
+		ocannlGemm19AVX2(&scratch.train_cross_entropy_1_logits_1[32*j7][0], &scratch.net_a2[32*j7][0], &pNetW3[0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -35486,29 +35401,29 @@ func (r25 *ocannlBenchFixedBackwardPart16) Part(j20 int) {
 // ocannlBenchFixedBackwardPart16Records holds the free ocannlBenchFixedBackwardPart16 records.
 var ocannlBenchFixedBackwardPart16Records rt.Records[ocannlBenchFixedBackwardPart16]
 
-// ocannlBenchFixedBackwardPart17 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 8 parts, one
-// for each 8 values of i1 (see rt.Pool).
+// ocannlBenchFixedBackwardPart17 is the task record of a loop nest of ocannlBenchFixedBackward that runs in 2 parts, one
+// for each 32 values of i2 (see rt.Pool).
 type ocannlBenchFixedBackwardPart17 struct {
 	gNetW2  *[4096]float32
 	scratch *ocannlBenchFixedBackwardScratch
 }
 
-// Part runs part j22 of the nest (0 <= j22 < 8).
+// Part runs part j22 of the nest (0 <= j22 < 2).
 func (r26 *ocannlBenchFixedBackwardPart17) Part(j22 int) {
 	gNetW2, scratch := r26.gNetW2, r26.scratch
-	// float32 broadcast kernel M=8 N=64 K=256: AVX512 14x32 tile, one k block; AVX2 6x16 tile, one k block.
+	// float32 broadcast kernel M=64 N=32 K=256: AVX512 14x32 tile, one k block, B slivers packed; AVX2 6x16 tile, one k block, B slivers packed.
 	if ocannlAVX512 {
-		ocannlGemm22AVX512(&gNetW2[512*j22], &scratch.net_a2_1_grad[0][8*j22], &scratch.net_a1[0][0])
+		ocannlGemm22AVX512(&gNetW2[32*j22], &scratch.net_a2_1_grad[0][0], &scratch.net_a1[0][32*j22])
 	} else if ocannlAVX2 {
-		ocannlGemm22AVX2(&gNetW2[512*j22], &scratch.net_a2_1_grad[0][8*j22], &scratch.net_a1[0][0])
+		ocannlGemm22AVX2(&gNetW2[32*j22], &scratch.net_a2_1_grad[0][0], &scratch.net_a1[0][32*j22])
 	} else {
 		for i0 := range 256 {
 			net_a1Row3 := &scratch.net_a1[i0]
-			for i1 := range 8 {
-				net_a2_1_gradV := scratch.net_a2_1_grad[i0][i1+8*j22]
-				gNetW2Row := (*[64]float32)(gNetW2[64*i1+512*j22 : 64*i1+512*j22+64])
-				for i2 := range 64 {
-					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2]
+			for i1 := range 64 {
+				net_a2_1_gradV := scratch.net_a2_1_grad[i0][i1]
+				gNetW2Row := (*[32]float32)(gNetW2[64*i1+32*j22 : 64*i1+32*j22+32])
+				for i2 := range 32 {
+					gNetW2Row[i2] += net_a2_1_gradV * net_a1Row3[i2+32*j22]
 				}
 			}
 		}

@@ -86,17 +86,17 @@ func ocannlGemm15AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm16AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm17AVX512 runs a float32 dot kernel, M=64 N=32 K=32 (4x4 tile); strides C 1,64 A 32,1 B 1,32.
+// ocannlGemm17AVX512 runs a float32 dot kernel, M=32 N=64 K=32 (4x4 tile); strides C 64,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm17AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm18AVX512 runs a float32 dot kernel, M=64 N=32 K=64 (4x4 tile); strides C 1,64 A 64,1 B 1,64.
+// ocannlGemm18AVX512 runs a float32 dot kernel, M=32 N=64 K=64 (4x4 tile); strides C 64,1 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm18AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm19AVX512 runs a float32 dot kernel, M=10 N=32 K=64 (4x4 tile); strides C 1,10 A 64,1 B 1,64.
+// ocannlGemm19AVX512 runs a float32 dot kernel, M=32 N=10 K=64 (4x4 tile); strides C 10,1 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm19AVX512(c *float32, a *float32, b *float32)
@@ -111,7 +111,7 @@ func ocannlGemm20AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm21AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm22AVX512 runs a float32 broadcast kernel, M=8 N=64 K=256 (14x32 tile); strides C 64,1 A 1,64 B 64,1.
+// ocannlGemm22AVX512 runs a float32 broadcast kernel, M=64 N=32 K=256 (14x32 tile); strides C 64,1 A 1,64 B 64,1.
 //
 //go:noescape
 func ocannlGemm22AVX512(c *float32, a *float32, b *float32)
@@ -126,17 +126,17 @@ func ocannlGemm23AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm24AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm25AVX512 runs a float32 dot kernel, M=64 N=16 K=32 (4x4 tile); strides C 1,64 A 32,1 B 1,32.
+// ocannlGemm25AVX512 runs a float32 dot kernel, M=16 N=64 K=32 (4x4 tile); strides C 64,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm25AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm26AVX512 runs a float32 dot kernel, M=64 N=16 K=64 (4x4 tile); strides C 1,64 A 64,1 B 1,64.
+// ocannlGemm26AVX512 runs a float32 dot kernel, M=16 N=64 K=64 (4x4 tile); strides C 64,1 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm26AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm27AVX512 runs a float32 dot kernel, M=10 N=16 K=64 (4x4 tile); strides C 1,10 A 64,1 B 1,64.
+// ocannlGemm27AVX512 runs a float32 dot kernel, M=16 N=10 K=64 (4x4 tile); strides C 10,1 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm27AVX512(c *float32, a *float32, b *float32)
@@ -151,7 +151,7 @@ func ocannlGemm28AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm29AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm30AVX512 runs a float32 broadcast kernel, M=8 N=64 K=128 (14x32 tile); strides C 64,1 A 1,64 B 64,1.
+// ocannlGemm30AVX512 runs a float32 broadcast kernel, M=64 N=32 K=128 (14x32 tile); strides C 64,1 A 1,64 B 64,1.
 //
 //go:noescape
 func ocannlGemm30AVX512(c *float32, a *float32, b *float32)
@@ -166,17 +166,17 @@ func ocannlGemm31AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm32AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm33AVX512 runs a float32 dot kernel, M=64 N=8 K=32 (4x4 tile); strides C 1,64 A 32,1 B 1,32.
+// ocannlGemm33AVX512 runs a float32 dot kernel, M=8 N=64 K=32 (4x4 tile); strides C 64,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm33AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm34AVX512 runs a float32 dot kernel, M=64 N=8 K=64 (4x4 tile); strides C 1,64 A 64,1 B 1,64.
+// ocannlGemm34AVX512 runs a float32 dot kernel, M=8 N=64 K=64 (4x4 tile); strides C 64,1 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm34AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm35AVX512 runs a float32 dot kernel, M=10 N=8 K=64 (4x4 tile); strides C 1,10 A 64,1 B 1,64.
+// ocannlGemm35AVX512 runs a float32 dot kernel, M=8 N=10 K=64 (4x4 tile); strides C 10,1 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm35AVX512(c *float32, a *float32, b *float32)
@@ -191,12 +191,12 @@ func ocannlGemm36AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm37AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm38AVX512 runs a float32 broadcast kernel, M=8 N=64 K=64 (14x32 tile); strides C 64,1 A 1,64 B 64,1.
+// ocannlGemm38AVX512 runs a float32 broadcast kernel, M=64 N=32 K=64 (14x32 tile); strides C 64,1 A 1,64 B 64,1.
 //
 //go:noescape
 func ocannlGemm38AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm39AVX512 runs a float32 broadcast kernel, M=8 N=64 K=64 (14x32 tile); strides C 64,1 A 64,1 B 64,1.
+// ocannlGemm39AVX512 runs a float32 broadcast kernel, M=64 N=32 K=64 (14x32 tile); strides C 64,1 A 64,1 B 64,1.
 //
 //go:noescape
 func ocannlGemm39AVX512(c *float32, a *float32, b *float32)
@@ -206,17 +206,17 @@ func ocannlGemm39AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm40AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm41AVX512 runs a float32 dot kernel, M=8 N=32 K=64 (4x4 tile); strides C 1,64 A 64,1 B 1,64.
+// ocannlGemm41AVX512 runs a float32 dot kernel, M=32 N=8 K=64 (4x4 tile); strides C 64,1 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm41AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm42AVX512 runs a float32 broadcast kernel, M=8 N=64 K=32 (14x32 tile); strides C 64,1 A 1,64 B 64,1.
+// ocannlGemm42AVX512 runs a float32 broadcast kernel, M=64 N=32 K=32 (14x32 tile); strides C 64,1 A 1,64 B 64,1.
 //
 //go:noescape
 func ocannlGemm42AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm43AVX512 runs a float32 broadcast kernel, M=4 N=64 K=64 (14x32 tile); strides C 64,1 A 64,1 B 64,1.
+// ocannlGemm43AVX512 runs a float32 broadcast kernel, M=32 N=32 K=64 (14x32 tile); strides C 64,1 A 64,1 B 64,1.
 //
 //go:noescape
 func ocannlGemm43AVX512(c *float32, a *float32, b *float32)
@@ -261,10 +261,15 @@ func ocannlGemm50AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm51AVX512(c *float32, a *float32, b *float32)
 
-// ocannlGemm52AVX512 runs a float32 broadcast kernel, M=64 N=32 K=8 (14x32 tile); strides C 32,1 A 1,64 B 32,1.
+// ocannlGemm52AVX512 runs a float32 broadcast kernel, M=8 N=64 K=64 (14x32 tile); strides C 64,1 A 64,1 B 64,1.
 //
 //go:noescape
 func ocannlGemm52AVX512(c *float32, a *float32, b *float32)
+
+// ocannlGemm53AVX512 runs a float32 broadcast kernel, M=64 N=32 K=8 (14x32 tile); strides C 32,1 A 1,64 B 32,1.
+//
+//go:noescape
+func ocannlGemm53AVX512(c *float32, a *float32, b *float32)
 
 // ocannlMap1AVX512 runs a float64 pointwise kernel over 4 elements: c = relu(add(x0,x1)).
 //
@@ -441,20 +446,20 @@ func ocannlMap75AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap76AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap82AVX512 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
+// ocannlMap80AVX512 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
 //
 //go:noescape
-func ocannlMap82AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap80AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap87AVX512 runs a float32 pointwise kernel over 320 elements: c += mul(x0,x1).
+// ocannlMap85AVX512 runs a float32 pointwise kernel over 320 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap87AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap85AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap88AVX512 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap86AVX512 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap88AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap86AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
 // ocannlGemm0AVX2 runs a float64 broadcast kernel, M=2 N=4 K=200 (6x8 tile); strides C 4,1 A 1,2 B 4,1.
 //
@@ -541,17 +546,17 @@ func ocannlGemm15AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm16AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm17AVX2 runs a float32 dot kernel, M=64 N=32 K=32 (3x3 tile); strides C 1,64 A 32,1 B 1,32.
+// ocannlGemm17AVX2 runs a float32 dot kernel, M=32 N=64 K=32 (3x3 tile); strides C 64,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm17AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm18AVX2 runs a float32 dot kernel, M=64 N=32 K=64 (3x3 tile); strides C 1,64 A 64,1 B 1,64.
+// ocannlGemm18AVX2 runs a float32 dot kernel, M=32 N=64 K=64 (3x3 tile); strides C 64,1 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm18AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm19AVX2 runs a float32 dot kernel, M=10 N=32 K=64 (3x3 tile); strides C 1,10 A 64,1 B 1,64.
+// ocannlGemm19AVX2 runs a float32 dot kernel, M=32 N=10 K=64 (3x3 tile); strides C 10,1 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm19AVX2(c *float32, a *float32, b *float32)
@@ -566,7 +571,7 @@ func ocannlGemm20AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm21AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm22AVX2 runs a float32 broadcast kernel, M=8 N=64 K=256 (6x16 tile); strides C 64,1 A 1,64 B 64,1.
+// ocannlGemm22AVX2 runs a float32 broadcast kernel, M=64 N=32 K=256 (6x16 tile); strides C 64,1 A 1,64 B 64,1.
 //
 //go:noescape
 func ocannlGemm22AVX2(c *float32, a *float32, b *float32)
@@ -581,17 +586,17 @@ func ocannlGemm23AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm24AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm25AVX2 runs a float32 dot kernel, M=64 N=16 K=32 (3x3 tile); strides C 1,64 A 32,1 B 1,32.
+// ocannlGemm25AVX2 runs a float32 dot kernel, M=16 N=64 K=32 (3x3 tile); strides C 64,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm25AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm26AVX2 runs a float32 dot kernel, M=64 N=16 K=64 (3x3 tile); strides C 1,64 A 64,1 B 1,64.
+// ocannlGemm26AVX2 runs a float32 dot kernel, M=16 N=64 K=64 (3x3 tile); strides C 64,1 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm26AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm27AVX2 runs a float32 dot kernel, M=10 N=16 K=64 (3x3 tile); strides C 1,10 A 64,1 B 1,64.
+// ocannlGemm27AVX2 runs a float32 dot kernel, M=16 N=10 K=64 (3x3 tile); strides C 10,1 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm27AVX2(c *float32, a *float32, b *float32)
@@ -606,7 +611,7 @@ func ocannlGemm28AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm29AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm30AVX2 runs a float32 broadcast kernel, M=8 N=64 K=128 (6x16 tile); strides C 64,1 A 1,64 B 64,1.
+// ocannlGemm30AVX2 runs a float32 broadcast kernel, M=64 N=32 K=128 (6x16 tile); strides C 64,1 A 1,64 B 64,1.
 //
 //go:noescape
 func ocannlGemm30AVX2(c *float32, a *float32, b *float32)
@@ -621,17 +626,17 @@ func ocannlGemm31AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm32AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm33AVX2 runs a float32 dot kernel, M=64 N=8 K=32 (3x3 tile); strides C 1,64 A 32,1 B 1,32.
+// ocannlGemm33AVX2 runs a float32 dot kernel, M=8 N=64 K=32 (3x3 tile); strides C 64,1 A 32,1 B 1,32.
 //
 //go:noescape
 func ocannlGemm33AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm34AVX2 runs a float32 dot kernel, M=64 N=8 K=64 (3x3 tile); strides C 1,64 A 64,1 B 1,64.
+// ocannlGemm34AVX2 runs a float32 dot kernel, M=8 N=64 K=64 (3x3 tile); strides C 64,1 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm34AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm35AVX2 runs a float32 dot kernel, M=10 N=8 K=64 (3x3 tile); strides C 1,10 A 64,1 B 1,64.
+// ocannlGemm35AVX2 runs a float32 dot kernel, M=8 N=10 K=64 (3x3 tile); strides C 10,1 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm35AVX2(c *float32, a *float32, b *float32)
@@ -646,12 +651,12 @@ func ocannlGemm36AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm37AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm38AVX2 runs a float32 broadcast kernel, M=8 N=64 K=64 (6x16 tile); strides C 64,1 A 1,64 B 64,1.
+// ocannlGemm38AVX2 runs a float32 broadcast kernel, M=64 N=32 K=64 (6x16 tile); strides C 64,1 A 1,64 B 64,1.
 //
 //go:noescape
 func ocannlGemm38AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm39AVX2 runs a float32 broadcast kernel, M=8 N=64 K=64 (6x16 tile); strides C 64,1 A 64,1 B 64,1.
+// ocannlGemm39AVX2 runs a float32 broadcast kernel, M=64 N=32 K=64 (6x16 tile); strides C 64,1 A 64,1 B 64,1.
 //
 //go:noescape
 func ocannlGemm39AVX2(c *float32, a *float32, b *float32)
@@ -661,17 +666,17 @@ func ocannlGemm39AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm40AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm41AVX2 runs a float32 dot kernel, M=8 N=32 K=64 (3x3 tile); strides C 1,64 A 64,1 B 1,64.
+// ocannlGemm41AVX2 runs a float32 dot kernel, M=32 N=8 K=64 (3x3 tile); strides C 64,1 A 64,1 B 1,64.
 //
 //go:noescape
 func ocannlGemm41AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm42AVX2 runs a float32 broadcast kernel, M=8 N=64 K=32 (6x16 tile); strides C 64,1 A 1,64 B 64,1.
+// ocannlGemm42AVX2 runs a float32 broadcast kernel, M=64 N=32 K=32 (6x16 tile); strides C 64,1 A 1,64 B 64,1.
 //
 //go:noescape
 func ocannlGemm42AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm43AVX2 runs a float32 broadcast kernel, M=4 N=64 K=64 (6x16 tile); strides C 64,1 A 64,1 B 64,1.
+// ocannlGemm43AVX2 runs a float32 broadcast kernel, M=32 N=32 K=64 (6x16 tile); strides C 64,1 A 64,1 B 64,1.
 //
 //go:noescape
 func ocannlGemm43AVX2(c *float32, a *float32, b *float32)
@@ -716,10 +721,15 @@ func ocannlGemm50AVX2(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm51AVX2(c *float32, a *float32, b *float32)
 
-// ocannlGemm52AVX2 runs a float32 broadcast kernel, M=64 N=32 K=8 (6x16 tile); strides C 32,1 A 1,64 B 32,1.
+// ocannlGemm52AVX2 runs a float32 broadcast kernel, M=8 N=64 K=64 (6x16 tile); strides C 64,1 A 64,1 B 64,1.
 //
 //go:noescape
 func ocannlGemm52AVX2(c *float32, a *float32, b *float32)
+
+// ocannlGemm53AVX2 runs a float32 broadcast kernel, M=64 N=32 K=8 (6x16 tile); strides C 32,1 A 1,64 B 32,1.
+//
+//go:noescape
+func ocannlGemm53AVX2(c *float32, a *float32, b *float32)
 
 // ocannlMap0AVX2 runs a float64 pointwise kernel over 16 elements: c = exp(x0).
 //
@@ -1116,80 +1126,70 @@ func ocannlMap77AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap78AVX2(c *float32, x0 *float32)
 
-// ocannlMap79AVX2 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap79AVX2 runs a float32 pointwise kernel over 32 elements: c = log(x0).
 //
 //go:noescape
-func ocannlMap79AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap79AVX2(c *float32, x0 *float32)
 
-// ocannlMap80AVX2 runs a float32 pointwise kernel over 512 elements: c = add(x0,0).
+// ocannlMap80AVX2 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
 //
 //go:noescape
-func ocannlMap80AVX2(c *float32, x0 *float32)
+func ocannlMap80AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap81AVX2 runs a float32 pointwise kernel over 32 elements: c = log(x0).
+// ocannlMap81AVX2 runs a float32 pointwise kernel over 320 elements: c = add(x0,0).
 //
 //go:noescape
 func ocannlMap81AVX2(c *float32, x0 *float32)
 
-// ocannlMap82AVX2 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
+// ocannlMap82AVX2 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,x1),0).
 //
 //go:noescape
-func ocannlMap82AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap82AVX2(c *float32, x0 *float32, x1 *float32)
 
 // ocannlMap83AVX2 runs a float32 pointwise kernel over 320 elements: c = add(x0,0).
 //
 //go:noescape
 func ocannlMap83AVX2(c *float32, x0 *float32)
 
-// ocannlMap84AVX2 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,x1),0).
+// ocannlMap84AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap84AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap84AVX2(c *float32, x0 *float32)
 
-// ocannlMap85AVX2 runs a float32 pointwise kernel over 320 elements: c = add(x0,0).
+// ocannlMap85AVX2 runs a float32 pointwise kernel over 320 elements: c += mul(x0,x1).
 //
 //go:noescape
-func ocannlMap85AVX2(c *float32, x0 *float32)
+func ocannlMap85AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap86AVX2 runs a float32 pointwise kernel over 10 elements: c = add(x0,0).
+// ocannlMap86AVX2 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
-func ocannlMap86AVX2(c *float32, x0 *float32)
+func ocannlMap86AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap87AVX2 runs a float32 pointwise kernel over 320 elements: c += mul(x0,x1).
+// ocannlMap87AVX2 runs a float32 pointwise kernel over 160 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap87AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap87AVX2(c *float32, x0 *float32)
 
-// ocannlMap88AVX2 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
+// ocannlMap88AVX2 runs a float32 pointwise kernel over 16 elements: c = log(x0).
 //
 //go:noescape
-func ocannlMap88AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlMap88AVX2(c *float32, x0 *float32)
 
-// ocannlMap89AVX2 runs a float32 pointwise kernel over 256 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap89AVX2 runs a float32 pointwise kernel over 80 elements: c = exp(x0).
 //
 //go:noescape
-func ocannlMap89AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap89AVX2(c *float32, x0 *float32)
 
-// ocannlMap90AVX2 runs a float32 pointwise kernel over 256 elements: c = add(x0,0).
+// ocannlMap90AVX2 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap90AVX2(c *float32, x0 *float32)
+func ocannlMap90AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap91AVX2 runs a float32 pointwise kernel over 160 elements: c = exp(x0).
+// ocannlMap91AVX2 runs a float32 pointwise kernel over 512 elements: c = add(x0,0).
 //
 //go:noescape
 func ocannlMap91AVX2(c *float32, x0 *float32)
-
-// ocannlMap92AVX2 runs a float32 pointwise kernel over 16 elements: c = log(x0).
-//
-//go:noescape
-func ocannlMap92AVX2(c *float32, x0 *float32)
-
-// ocannlMap93AVX2 runs a float32 pointwise kernel over 80 elements: c = exp(x0).
-//
-//go:noescape
-func ocannlMap93AVX2(c *float32, x0 *float32)
 
 // ocannlReduce0AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 6 elements.
 //

@@ -262,6 +262,11 @@ func ocannlGemm52AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm52AVX512 called without assembly")
 }
 
+// ocannlGemm53AVX512 stands in for the assembly kernel; it is never called.
+func ocannlGemm53AVX512(c, a, b *float32) {
+	panic("ocannlgen: ocannlGemm53AVX512 called without assembly")
+}
+
 // ocannlMap1AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap1AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlMap1AVX512 called without assembly")
@@ -427,19 +432,19 @@ func ocannlMap76AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap76AVX512 called without assembly")
 }
 
-// ocannlMap82AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap82AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap82AVX512 called without assembly")
+// ocannlMap80AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap80AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap80AVX512 called without assembly")
 }
 
-// ocannlMap87AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap87AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap87AVX512 called without assembly")
+// ocannlMap85AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap85AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap85AVX512 called without assembly")
 }
 
-// ocannlMap88AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap88AVX512(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap88AVX512 called without assembly")
+// ocannlMap86AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap86AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap86AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -600,6 +605,9 @@ func ocannlGemm51AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm51AVX2 cal
 
 // ocannlGemm52AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm52AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm52AVX2 called without assembly") }
+
+// ocannlGemm53AVX2 stands in for the assembly kernel; it is never called.
+func ocannlGemm53AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm53AVX2 called without assembly") }
 
 // ocannlMap0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap0AVX2(c, x0 *float64) { panic("ocannlgen: ocannlMap0AVX2 called without assembly") }
@@ -851,53 +859,47 @@ func ocannlMap77AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap77AVX2 cal
 func ocannlMap78AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap78AVX2 called without assembly") }
 
 // ocannlMap79AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap79AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap79AVX2 called without assembly") }
+func ocannlMap79AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap79AVX2 called without assembly") }
 
 // ocannlMap80AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap80AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap80AVX2 called without assembly") }
+func ocannlMap80AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap80AVX2 called without assembly")
+}
 
 // ocannlMap81AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap81AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap81AVX2 called without assembly") }
 
 // ocannlMap82AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap82AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap82AVX2 called without assembly")
-}
+func ocannlMap82AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap82AVX2 called without assembly") }
 
 // ocannlMap83AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap83AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap83AVX2 called without assembly") }
 
 // ocannlMap84AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap84AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap84AVX2 called without assembly") }
+func ocannlMap84AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap84AVX2 called without assembly") }
 
 // ocannlMap85AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap85AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap85AVX2 called without assembly") }
+func ocannlMap85AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap85AVX2 called without assembly") }
 
 // ocannlMap86AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap86AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap86AVX2 called without assembly") }
-
-// ocannlMap87AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap87AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap87AVX2 called without assembly") }
-
-// ocannlMap88AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap88AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlMap88AVX2 called without assembly")
+func ocannlMap86AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap86AVX2 called without assembly")
 }
 
+// ocannlMap87AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap87AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap87AVX2 called without assembly") }
+
+// ocannlMap88AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap88AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap88AVX2 called without assembly") }
+
 // ocannlMap89AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap89AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap89AVX2 called without assembly") }
+func ocannlMap89AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap89AVX2 called without assembly") }
 
 // ocannlMap90AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap90AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap90AVX2 called without assembly") }
+func ocannlMap90AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap90AVX2 called without assembly") }
 
 // ocannlMap91AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap91AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap91AVX2 called without assembly") }
-
-// ocannlMap92AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap92AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap92AVX2 called without assembly") }
-
-// ocannlMap93AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap93AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap93AVX2 called without assembly") }
 
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX2(c, x0, x1 *float64) {
