@@ -246,14 +246,7 @@ func (g *graphLayout) order() {
 				if !down {
 					nb = n.succs
 				}
-				key[j] = n.order
-				if len(nb) > 0 {
-					s := 0.0
-					for _, m := range nb {
-						s += g.nodes[m].order
-					}
-					key[j] = s / float64(len(nb))
-				}
+				key[j] = g.mean(nb, n.order, func(m *gnode) float64 { return m.order })
 			}
 			idx := make([]int, len(layer))
 			for j := range idx {
@@ -339,14 +332,7 @@ func (g *graphLayout) place() {
 				if len(nb) == 0 {
 					nb = n.succs
 				}
-				desired[j] = n.x
-				if len(nb) > 0 {
-					s := 0.0
-					for _, m := range nb {
-						s += g.nodes[m].x
-					}
-					desired[j] = s / float64(len(nb))
-				}
+				desired[j] = g.mean(nb, n.x, func(m *gnode) float64 { return m.x })
 			}
 			right := math.Inf(-1)
 			shift := 0.0
@@ -512,4 +498,17 @@ func (r *renderer) pt(x, y int) {
 	r.int(int64(x))
 	r.raw(",")
 	r.int(int64(y))
+}
+
+// mean is the mean of f over the nodes ids (a barycenter), or def when
+// there are none.
+func (g *graphLayout) mean(ids []int, def float64, f func(*gnode) float64) float64 {
+	if len(ids) == 0 {
+		return def
+	}
+	s := 0.0
+	for _, m := range ids {
+		s += f(&g.nodes[m])
+	}
+	return s / float64(len(ids))
 }
