@@ -41,9 +41,17 @@ echo "logical CPUs: $(nproc)"
 go version
 mpirun --version | head -1
 "$py" -c 'import torch; print("torch", torch.__version__)'
-# mpirun as root needs these; --bind-to none: the ranks are scheduled by
-# the kernel like PyTorch's processes (not pinned to a vCPU each).
-mpi=(mpirun --bind-to none -np 2 -x GOMAXPROCS=1)
+# mpirun as root needs the two OMPI_ALLOW variables. --bind-to core: a
+# rank per vCPU (torch_ddp.py pins its ranks the same way); unpinned,
+# the 2-rank GPT step was 3-5% slower (585, 599, 563 ms against 562,
+# 570, 532 alternated). The libnbc algorithms: rt/dist/mpi sums with
+# MPI_Ireduce then MPI_Ibcast, polled with MPI_Test; libnbc's default
+# for large buffers pipelines them in small segments, one round per
+# test, and the GPT's 43 MB of gradients took 90-150 ms a step;
+# binomial (on 2 ranks: one message each way, single-copy through CMA)
+# 28-83 ms (docs/benchmarks.md, "Data-parallel training on 2 ranks").
+mpi=(mpirun --bind-to core -np 2 -x GOMAXPROCS=1
+  --mca coll_libnbc_ireduce_algorithm 2 --mca coll_libnbc_ibcast_algorithm 2)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # PyTorch's settings, as bench/scale.sh's (docs/benchmarks.md, "Scale
 # benchmarks"): glibc's malloc keeps freed memory, OpenMP and OpenBLAS

@@ -20,7 +20,9 @@ buckets, overlapped with the backward), optimizer step: AdamW lr 3e-4
 (weight decay 0.01) for the GPT, SGD lr 0.05 momentum 0.9 for the CNN.
 The WARMUP untimed steps' mean loss over the ranks must be finite and
 decrease; then the ranks meet at a barrier and time STEPS steps one by
-one (wall time, and process CPU time, all threads: gloo's included). At
+one (wall time, and process CPU time, all threads: gloo's included). Rank
+r runs on CPU r (os.sched_setaffinity, like mpirun --bind-to core;
+TORCH_DDP_BIND=none leaves the processes unpinned). At
 the end the ranks check that their parameters are identical (DDP keeps
 them so). Rank 0 prints one line
 
@@ -98,6 +100,10 @@ def build(name, rank):
 
 def run(rank, name, ranks, threads, warmup, steps, addr):
     torch.set_num_threads(threads)
+    if ranks > 1 and os.environ.get("TORCH_DDP_BIND", "core") == "core":
+        # Rank r on CPU r (modulo the CPUs), gloo's threads with it: as
+        # mpirun --bind-to core places bench/scale's ranks.
+        os.sched_setaffinity(0, {rank % os.cpu_count()})
     if ranks > 1:
         dist.init_process_group("gloo", init_method=addr, rank=rank, world_size=ranks)
     net, mkopt, loss, batch = build(name, rank)
@@ -145,8 +151,8 @@ def run(rank, name, ranks, threads, warmup, steps, addr):
                  ",".join("%.1f" % med[2 * r] for r in range(ranks)),
                  ",".join("%.1f" % med[2 * r + 1] for r in range(ranks)),
                  "true" if same else "false",
-                 ",".join("%.4f" % l for l in losses), ",".join("%.1f" % x for x in walls),
-                 ",".join("%.1f" % x for x in cpus), torch.__version__, torch.get_num_threads()), flush=True)
+                 ",".join("%.4f" % l for l in losses), ",".join("%.3f" % x for x in walls),
+                 ",".join("%.3f" % x for x in cpus), torch.__version__, torch.get_num_threads()), flush=True)
     if ranks > 1:
         dist.barrier()
         dist.destroy_process_group()

@@ -316,7 +316,11 @@ func writeAllocs(file string) {
 func join(xs []float64) string {
 	s := make([]string, len(xs))
 	for i, x := range xs {
-		s[i] = fmt.Sprintf("%.1f", x)
+		if x < 10 {
+			s[i] = fmt.Sprintf("%.3f", x) // the CNN's steps take 1-5 ms
+		} else {
+			s[i] = fmt.Sprintf("%.1f", x)
+		}
 	}
 	return strings.Join(s, ",")
 }
