@@ -10,7 +10,7 @@
 #
 #   ocannlgen, 1 process x 1 thread    scale -model M -threads 1
 #   ocannlgen, 1 process x 2 threads   scale -model M -threads 2
-#   ocannlgen, 2 ranks x 1 thread      mpirun -np 2 scale -dist -model M -threads 1
+#   ocannlgen, 2 ranks x 1 thread      mpirun -np 2 ... scale -dist -model M -threads 1 (${mpi[@]} below)
 #   PyTorch, 1 process x 1 thread      torch_ddp.py M 1 1
 #   PyTorch, 1 process x 2 threads     torch_ddp.py M 1 2
 #   PyTorch DDP, gloo, 2 x 1 thread    torch_ddp.py M 2 1
@@ -19,7 +19,7 @@
 # tables (medians, samples/s, scaling efficiency).
 #
 # usage: bash bench/ddp.sh [turns] [results-file]   (from anywhere;
-# default 3 turns, about 6 minutes on 2 idle Zen 5 cores). Needs Open
+# default 3 turns, about 10 minutes on 2 idle Zen 5 cores). Needs Open
 # MPI (Debian's openmpi-bin and libopenmpi-dev: the binary is built with
 # -tags mpi) and PyTorch with gloo (PYTHON3, default /usr/bin/python3,
 # Debian's python3-torch). QUIET: how long each run waits for a quiet
@@ -47,9 +47,10 @@ mpirun --version | head -1
 # 570, 532 alternated). The libnbc algorithms: rt/dist/mpi sums with
 # MPI_Ireduce then MPI_Ibcast, polled with MPI_Test; libnbc's default
 # for large buffers pipelines them in small segments, one round per
-# test, and the GPT's 43 MB of gradients took 90-150 ms a step;
+# test, and the GPT's 43 MB of gradients took 65-150 ms a step;
 # binomial (on 2 ranks: one message each way, single-copy through CMA)
-# 28-83 ms (docs/benchmarks.md, "Data-parallel training on 2 ranks").
+# 28-83 ms unpinned, 39 ms bound (docs/benchmarks.md, "Data-parallel
+# training on 2 ranks").
 mpi=(mpirun --bind-to core -np 2 -x GOMAXPROCS=1
   --mca coll_libnbc_ireduce_algorithm 2 --mca coll_libnbc_ibcast_algorithm 2)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
