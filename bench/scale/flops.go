@@ -79,3 +79,16 @@ func resnetFLOP() float64 {
 	cs = append(cs, contraction{b * 64 * 10, true}) // head
 	return stepFLOP(cs)
 }
+
+// cnnFLOP: bench/models.CNN, batch 256 of 12x12x1 images: a valid 3x3
+// convolution to 8 channels (10x10 outputs, on the images), 2x2 max
+// pooling, a padded 3x3 convolution 8 -> 16 on 5x5, a linear head
+// 400 -> 4: 0.054 GFLOP.
+func cnnFLOP() float64 {
+	const b = 256
+	return stepFLOP([]contraction{
+		{b * 10 * 10 * 9 * 1 * 8, false}, // conv1, on the images
+		{b * 5 * 5 * 9 * 8 * 16, true},   // conv2
+		{b * 5 * 5 * 16 * 4, true},       // head
+	})
+}

@@ -6,9 +6,15 @@
 // measures the machine's FMA peak (peak.go, peak_amd64.s) to put the
 // step's GFLOP/s against. bench/scale.sh runs it interleaved with the
 // PyTorch twins (bench/torch_scale.py); docs/benchmarks.md, "Scale
-// benchmarks", has the results.
+// benchmarks", has the results. -model cnn is bench/models.CNN (batch
+// 256), the data-parallel benchmark's second model.
+//
+// With -dist (a binary built with -tags mpi, started by mpirun) the
+// process is one rank of a data-parallel run (dist.go): bench/ddp.sh,
+// docs/benchmarks.md, "Data-parallel training".
 //
 //	scale -model gpt -threads 1 [-warmup 3] [-steps 5]
+//	mpirun -np 2 scale -dist -model gpt -threads 1 [-warmup 3] [-steps 5]
 //	scale -peak [-reps 5]
 //	scale -cpuprobe [-waitquiet 30s]
 //	scale -flops
@@ -42,22 +48,38 @@ import (
 	"github.com/ocannlgen/ocannlgen/bench/models"
 	"github.com/ocannlgen/ocannlgen/rt"
 	"github.com/ocannlgen/ocannlgen/rt/cpu"
+	"github.com/ocannlgen/ocannlgen/rt/dist"
 )
 
 // model is one scale model ready to train on its fixed random batch.
 type model struct {
 	flop    float64 // FLOP per training step (flops.go)
+	samples int     // examples per training step (the model's batch)
 	setPool func(*rt.Pool)
 	step    func() float32
+	// The data-parallel step (dist.go): backward, then sync (SyncGrads),
+	// then update; bcast is BroadcastParams from rank 0, params the
+	// parameters (to check that the ranks hold the same bits).
+	backward func() float32
+	update   func()
+	sync     func(dist.Comm) error
+	bcast    func(dist.Comm) error
+	params   func() []rt.Tensor
 }
 
-func gptModel() model {
+// seed is the data's random source: rank 0 (and a single process) draws
+// the same batch as before the distributed mode, rank r another one.
+func seed(a, b uint64, rank int) *rand.Rand {
+	return rand.New(rand.NewPCG(a, b+uint64(rank)<<32))
+}
+
+func gptModel(rank int) model {
 	m := new(models.GPT)
 	m.Init(1)
 	tokens := new([models.GPTBatch][models.GPTContext][models.GPTVocab]float32)
 	targets := new([models.GPTBatch][models.GPTContext][models.GPTVocab]float32)
 	mask := new([models.GPTContext][models.GPTContext]float32)
-	r := rand.New(rand.NewPCG(1, 2))
+	r := seed(1, 2, rank)
 	for b := range tokens {
 		// A random sequence of GPTContext+1 symbols: the inputs are its
 		// first GPTContext, the targets the next symbol at each position.
@@ -75,18 +97,24 @@ func gptModel() model {
 		}
 	}
 	return model{
-		flop:    gptFLOP(),
-		setPool: func(p *rt.Pool) { m.Pool = p },
-		step:    func() float32 { return m.TrainStep(tokens, targets, mask) },
+		flop:     gptFLOP(),
+		samples:  models.GPTBatch,
+		setPool:  func(p *rt.Pool) { m.Pool = p },
+		step:     func() float32 { return m.TrainStep(tokens, targets, mask) },
+		backward: func() float32 { return m.Backward(tokens, targets, mask) },
+		update:   m.Update,
+		sync:     m.SyncGrads,
+		bcast:    func(c dist.Comm) error { return m.BroadcastParams(c, 0) },
+		params:   m.ParamTensors,
 	}
 }
 
-func resnetModel() model {
+func resnetModel(rank int) model {
 	m := new(models.ResNet20)
 	m.Init(1)
 	images := new([models.ResNetBatch][32][32][3]float32)
 	labels := new([models.ResNetBatch][10]float32)
-	r := rand.New(rand.NewPCG(3, 4))
+	r := seed(3, 4, rank)
 	for i := range images {
 		for y := range images[i] {
 			for x := range images[i][y] {
@@ -98,14 +126,55 @@ func resnetModel() model {
 		labels[i][r.IntN(10)] = 1
 	}
 	return model{
-		flop:    resnetFLOP(),
-		setPool: func(p *rt.Pool) { m.Pool = p },
-		step:    func() float32 { return m.TrainStep(images, labels) },
+		flop:     resnetFLOP(),
+		samples:  models.ResNetBatch,
+		setPool:  func(p *rt.Pool) { m.Pool = p },
+		step:     func() float32 { return m.TrainStep(images, labels) },
+		backward: func() float32 { return m.Backward(images, labels) },
+		update:   m.Update,
+		sync:     m.SyncGrads,
+		bcast:    func(c dist.Comm) error { return m.BroadcastParams(c, 0) },
+		params:   m.ParamTensors,
+	}
+}
+
+// cnnBatch is bench/models.CNN's training batch (its train entry's
+// images : 256 | 12, 12, 1).
+const cnnBatch = 256
+
+// cnnModel is bench/models.CNN, examples/cnn's glyph classifier trained
+// on batches of 256 (the thread-scaling benchmark's CNN), on random
+// 12x12 images and classes.
+func cnnModel(rank int) model {
+	m := new(models.CNN)
+	m.Init(1)
+	images := new([cnnBatch][12][12][1]float32)
+	labels := new([cnnBatch][4]float32)
+	r := seed(5, 6, rank)
+	for i := range images {
+		for y := range images[i] {
+			for x := range images[i][y] {
+				images[i][y][x][0] = r.Float32()
+			}
+		}
+		labels[i][r.IntN(4)] = 1
+	}
+	return model{
+		flop:     cnnFLOP(),
+		samples:  cnnBatch,
+		setPool:  func(p *rt.Pool) { m.Pool = p },
+		step:     func() float32 { return m.TrainStep(images, labels) },
+		backward: func() float32 { return m.Backward(images, labels) },
+		update:   m.Update,
+		sync:     m.SyncGrads,
+		bcast:    func(c dist.Comm) error { return m.BroadcastParams(c, 0) },
+		params:   m.ParamTensors,
 	}
 }
 
 func main() {
-	name := flag.String("model", "gpt", "the model: gpt or resnet")
+	name := flag.String("model", "gpt", "the model: gpt, resnet or cnn (bench/models.CNN, batch 256)")
+	distributed := flag.Bool("dist", false, "data-parallel: one rank of an mpirun job (a binary built with -tags mpi; dist.go)")
 	threads := flag.Int("threads", 1, "threads: GOMAXPROCS and the model's rt.Pool")
 	warmup := flag.Int("warmup", 3, "untimed steps first (at least 2: their losses are checked)")
 	steps := flag.Int("steps", 5, "timed steps")
@@ -133,7 +202,7 @@ func main() {
 		runtime.MemProfileRate = 1
 	}
 	if *flops {
-		fmt.Printf("flops model=gpt gflop=%.4f\nflops model=resnet gflop=%.4f\n", gptFLOP()/1e9, resnetFLOP()/1e9)
+		fmt.Printf("flops model=gpt gflop=%.4f\nflops model=resnet gflop=%.4f\nflops model=cnn gflop=%.4f\n", gptFLOP()/1e9, resnetFLOP()/1e9, cnnFLOP()/1e9)
 		return
 	}
 	if *peak {
@@ -146,17 +215,22 @@ func main() {
 		os.Exit(2)
 	}
 	runtime.GOMAXPROCS(*threads)
-	var mk func() model
+	var mk func(rank int) model
 	switch *name {
 	case "gpt":
 		mk = gptModel
 	case "resnet":
 		mk = resnetModel
+	case "cnn":
+		mk = cnnModel
 	default:
-		fmt.Fprintf(os.Stderr, "scale: unknown model %q (gpt or resnet)\n", *name)
+		fmt.Fprintf(os.Stderr, "scale: unknown model %q (gpt, resnet or cnn)\n", *name)
 		os.Exit(2)
 	}
-	m := mk()
+	if *distributed {
+		os.Exit(runDist(*name, mk, *threads, *warmup, *steps))
+	}
+	m := mk(0)
 	pool := rt.NewPool(*threads)
 	m.setPool(pool)
 
@@ -211,8 +285,8 @@ func main() {
 	for i, l := range losses {
 		ls[i] = fmt.Sprintf("%.4f", l)
 	}
-	fmt.Printf("result impl=ocannlgen model=%s dtype=f32 threads=%d steps=%d wall_ms=%.2f cpu_ms=%.2f gflop=%.4f gflops=%.2f allocs_per_step=%g tier=%s losses=%s walls=%s cpus=%s\n",
-		*name, *threads, *steps, w, c, m.flop/1e9, m.flop/w/1e6, allocs, tier(), strings.Join(ls, ","), join(wall), join(cpuT))
+	fmt.Printf("result impl=ocannlgen model=%s dtype=f32 threads=%d steps=%d wall_ms=%.2f cpu_ms=%.2f samples=%d samples_per_s=%.1f gflop=%.4f gflops=%.2f allocs_per_step=%g tier=%s losses=%s walls=%s cpus=%s\n",
+		*name, *threads, *steps, w, c, m.samples, float64(m.samples)/w*1e3, m.flop/1e9, m.flop/w/1e6, allocs, tier(), strings.Join(ls, ","), join(wall), join(cpuT))
 	pool.Close()
 	if *allocProfile != "" {
 		writeAllocs(*allocProfile)
@@ -242,7 +316,11 @@ func writeAllocs(file string) {
 func join(xs []float64) string {
 	s := make([]string, len(xs))
 	for i, x := range xs {
-		s[i] = fmt.Sprintf("%.1f", x)
+		if x < 10 {
+			s[i] = fmt.Sprintf("%.3f", x) // the CNN's steps take 1-5 ms
+		} else {
+			s[i] = fmt.Sprintf("%.1f", x)
+		}
 	}
 	return strings.Join(s, ",")
 }
