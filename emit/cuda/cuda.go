@@ -44,6 +44,13 @@ func Render(f *desc.File, t target.CUDA) ([]byte, error) {
 		fmt.Fprintf(&b, "// Source: %s (package %s)\n", strings.Join(f.Sources, ", "), f.Package)
 	}
 	b.WriteString(prelude)
+	switch t.Precision {
+	case "":
+	case "tf32", "bf16":
+		b.WriteString(tensorCorePrelude)
+	default:
+		return nil, fmt.Errorf("cuda: unknown precision %q (want tf32 or bf16)", t.Precision)
+	}
 	for _, k := range f.Kernels {
 		if k.RowBlock {
 			continue // the Go methods' (desc.Kernel.RowBlock)
@@ -125,6 +132,22 @@ const prelude = `
 #define OCANNL_INF __builtin_huge_val()
 #define OCANNL_NAN __builtin_nan("")
 #endif
+// OCANNL_LD4 reads 4 floats at a 16-byte aligned address in one 128-bit
+// load (the emulation checks the alignment).
+#ifndef OCANNL_LD4
+#define OCANNL_LD4(p) (*reinterpret_cast<const float4*>(p))
+#endif
+`
+
+// tensorCorePrelude follows the prelude in a package with a precision
+// option: the WMMA and bfloat16 headers (NVRTC finds them in the CUDA
+// include directory, which rt/cuda passes; the emulation's emu.h
+// implements both).
+const tensorCorePrelude = `// Tensor cores (//ocannl:cuda tf32 or bf16): WMMA fragments.
+#ifndef OCANNL_EMULATION
+#include <mma.h>
+#include <cuda_bf16.h>
+#endif
 `
 
 // sgdKernel is rt.SGD as a kernel: one thread per cell (%[1]s: the C
@@ -171,6 +194,9 @@ type kgen struct {
 	// names renames loop variables in offsets (a fused nest's to the
 	// first nest's); nil outside fusion.
 	names map[int]string
+	// scratch are the sizes in cells of the kernel's scratch buffers
+	// (split-K partial sums), buffer ids len(p.Tensors), ... .
+	scratch []int
 }
 
 func renderKernel(b *strings.Builder, k *desc.Kernel, t target.CUDA) error {
@@ -208,6 +234,11 @@ func renderKernel(b *strings.Builder, k *desc.Kernel, t target.CUDA) error {
 			mark = " filled"
 		}
 		fmt.Fprintf(b, "// @ocannl buf %d %d %s%s\n", i, bufSize(t), t.Name, mark)
+	}
+	for i, n := range g.scratch {
+		// A scratch buffer: allocated with the kernel's buffers, never
+		// zeroed (every cell is written before it is read).
+		fmt.Fprintf(b, "// @ocannl scratch %d %d\n", len(g.p.Tensors)+i, n)
 	}
 	for _, pr := range k.Params {
 		t := &g.p.Tensors[pr.Tensor]
