@@ -148,6 +148,12 @@ type gemmPlan struct {
 	tc string
 }
 
+// simtPad is the padding, in elements, of each shared-memory row of the
+// float32/float64 GEMM's stages: a multiple of 4 (rows stay 16-byte
+// aligned for float4 accesses) that makes the 128x128 tile's staging
+// stores and compute reads free of bank conflicts (TestBankConflicts).
+const simtPad = 4
+
 // flatConst is the constant part of an access's flattened offset.
 func (g *kgen) flatConst(t int, idx []loopir.IndexExpr) int {
 	bd := g.p.Tensors[t].BufDims
@@ -217,7 +223,7 @@ func (g *kgen) loadModeOf(ld *loopir.Load, rows []*loopir.For, gm *gemmNest, all
 func (g *kgen) planGEMM(n *nestInfo, gm *gemmNest) *gemmPlan {
 	M, N, K, Z := extent(gm.m), extent(gm.n), extent(gm.k), extent(gm.batch)
 	tiles := func(t target.GEMMTile) int { return ((M + t.M - 1) / t.M) * ((N + t.N - 1) / t.N) * Z }
-	pl := &gemmPlan{tile: g.t.Small, pad: 4, splits: 1, kc: K}
+	pl := &gemmPlan{tile: g.t.Small, pad: simtPad, splits: 1, kc: K}
 	switch {
 	case g.ct == "float" && (g.t.Precision == "tf32" || g.t.Precision == "bf16"):
 		tc := g.t.TensorCore
