@@ -90,21 +90,18 @@ type gemmCase struct {
 	broken bool
 }
 
-// TestTunedGEMMs renders, in one emulation binary (one g++ build), the
-// tuned float32 GEMM (128x128 tiles: target's BigMinBlocks lowered so
-// that a small problem takes it) with float4 and scalar staging, partial
-// tiles on every side; split-K GEMMs (one with a reduction of two loops,
-// one with a partial last split); the tf32 and bf16 tensor-core kernels;
-// and broken copies (a double buffer that stores the next slice into the
-// stage being read, a tensor-core tile stored one column off, a split
-// that drops its last slice). Every kernel runs on random inputs against
-// the interpreter; every broken copy must differ. The split-K kernels
-// must be bit-identical across two runs and equal, bit for bit, to a
-// fixed-order float32 reference (each split summed in k order, the
-// splits added in order). An end-to-end check (a g++ build and ~2 s of
-// emulation).
-func TestTunedGEMMs(t *testing.T) {
-	testutil.EndToEnd(t)
+// gemmSet is the kernels of TestTunedGEMMs (also recorded for the GPU):
+// their sources (float32 with the lowered thresholds, tf32, bf16) and
+// cases.
+type gemmSet struct {
+	src, tf32, bf16 string
+	cases           []gemmCase
+}
+
+// all is the one file of every kernel of the set.
+func (s *gemmSet) all() string { return s.src + s.tf32 + s.bf16 }
+
+func tunedGEMMs(t *testing.T) *gemmSet {
 	big := target.GPU()
 	big.BigMinBlocks = 1
 	tuned := contraction(t, "Tuned", "ij;jk=>ik", "136,24", "24,132")   // A float4 along k, B along the rows
@@ -121,9 +118,7 @@ func TestTunedGEMMs(t *testing.T) {
 	tf32T.Precision, bf16T.Precision = "tf32", "bf16"
 	tc32 := contraction(t, "TF32", "ij;jk=>ik", "132,40", "40,136")
 	tc16 := contraction(t, "BF16", "ji;jk=>ik", "72,136", "72,132")
-	srcTF32 := render(t, tf32T, tc32)
-	srcBF16 := render(t, bf16T, tc16)
-	cases := []gemmCase{
+	return &gemmSet{src: src, tf32: render(t, tf32T, tc32), bf16: render(t, bf16T, tc16), cases: []gemmCase{
 		{k: tuned, want: []string{"Tile 128x128", "A: float4 along the reduction; B: float4 along the rows", "OCANNL_LD4"}},
 		{k: tunedT, want: []string{"Tile 128x128", "A: float4 along the rows; B: scalar, rows fastest"}},
 		{k: tunedS, want: []string{"Tile 128x128", "A: scalar, reduction fastest; B: float4 along the rows"}},
@@ -131,7 +126,47 @@ func TestTunedGEMMs(t *testing.T) {
 		{k: splitB, want: []string{"split-K: 8 splits of 64", "reduced i2,i3"}},
 		{k: tc32, prec: "tf32", K: 40, want: []string{"Tensor-core GEMM (tf32", "nvcuda::wmma::__float_to_tf32", "16, 16, 8, nvcuda::wmma::precision::tf32"}},
 		{k: tc16, prec: "bf16", K: 72, want: []string{"Tensor-core GEMM (bf16", "__float2bfloat16", "16, 16, 16, __nv_bfloat16"}},
+	}}
+}
+
+// tol is the case's tolerance for compare and testutil.CloseRel: the
+// float32 one, or for a tensor-core kernel gemmPrecision (an absolute
+// bound; CloseRel scales it by max(1, |a|, |b|), which only loosens it).
+func (c gemmCase) tol() float64 {
+	if c.prec != "" {
+		return gemmPrecision(c.prec, c.K)
 	}
+	return tolerance("float32")
+}
+
+// close reports whether got matches the interpreter's want.
+func (c gemmCase) close(got, want float64) bool {
+	if c.prec != "" {
+		return math.Abs(got-want) <= c.tol()
+	}
+	return testutil.CloseRel(got, want, c.tol())
+}
+
+// TestTunedGEMMs renders, in one emulation binary (one g++ build), the
+// tuned float32 GEMM (128x128 tiles: target's BigMinBlocks lowered so
+// that a small problem takes it) with float4 and scalar staging, partial
+// tiles on every side; split-K GEMMs (one with a reduction of two loops,
+// one with a partial last split); the tf32 and bf16 tensor-core kernels;
+// and broken copies (a double buffer that stores the next slice into the
+// stage being read, a tensor-core tile stored one column off, a split
+// that drops its last slice). Every kernel runs on random inputs against
+// the interpreter; every broken copy must differ. The split-K kernels
+// must be bit-identical across two runs and equal, bit for bit, to a
+// fixed-order float32 reference (each split summed in k order, the
+// splits added in order). An end-to-end check (a g++ build and ~2 s of
+// emulation).
+func TestTunedGEMMs(t *testing.T) {
+	testutil.EndToEnd(t)
+	set := tunedGEMMs(t)
+	src, srcTF32, srcBF16 := set.src, set.tf32, set.bf16
+	cases := set.cases
+	tuned, split, tc32 := cases[0].k, cases[3].k, cases[5].k
+	splitB := cases[4].k
 	for _, c := range cases {
 		s := src
 		switch c.prec {
@@ -150,7 +185,7 @@ func TestTunedGEMMs(t *testing.T) {
 	brokenSrc := mutate(t, src, "Tuned", "[cur ^ 1]", "[cur]") +
 		mutate(t, srcTF32, "TF32", "e % 16", "(e + 1) % 16") +
 		mutate(t, src, "Split", "for (int p = 1; p < 8; ++p)", "for (int p = 1; p < 7; ++p)")
-	all := src + srcTF32 + srcBF16 + brokenSrc
+	all := set.all() + brokenSrc
 	broken := func(k *desc.Kernel) *desc.Kernel {
 		b := *k
 		b.Name += "Broken"
@@ -171,12 +206,9 @@ func TestTunedGEMMs(t *testing.T) {
 		want := interpret(t, c.k, inputs)(c.k.Params[2].Tensor)
 		bad, maxErr := 0, 0.0
 		for i := range want {
-			ok := testutil.CloseRel(got[i], want[i], tolerance("float32"))
 			d := math.Abs(got[i] - want[i])
 			maxErr = max(maxErr, d)
-			if c.prec != "" {
-				ok = d <= gemmPrecision(c.prec, c.K)
-			}
+			ok := c.close(got[i], want[i])
 			if !ok {
 				if bad < 3 && !c.broken {
 					t.Errorf("%s: c[%d] = %v, the interpreter says %v", c.k.Name, i, got[i], want[i])
@@ -267,4 +299,24 @@ func splitReference(k *desc.Kernel, in map[int][]float64, splits, kc int) []floa
 		}
 	}
 	return out
+}
+
+// TestSplitKPlan: with the target's own thresholds, a contraction with a
+// small output and a long reduction (a convolution weight gradient's
+// shape) is split, a large one (the 4096^3 benchmark) is not, and a
+// small one with a short reduction is not.
+func TestSplitKPlan(t *testing.T) {
+	for _, c := range []struct {
+		name, adims, bdims, want, not string
+	}{
+		{"Wgrad", "16,8192", "8192,12", "split-K: 16 splits of 512", ""},
+		{"Long", "8,100000", "100000,8", "split-K: 64 splits of 1568", ""},
+		{"Short", "16,4000", "4000,12", "Tile 64x64", "split-K"},
+		{"Big", "4096,4096", "4096,4096", "Tile 128x128", "split-K"},
+	} {
+		src := render(t, target.GPU(), contraction(t, c.name, "ij;jk=>ik", c.adims, c.bdims))
+		if !strings.Contains(src, c.want) || c.not != "" && strings.Contains(src, c.not) {
+			t.Errorf("%s: want %q and not %q in:\n%.2500s", c.name, c.want, c.not, src)
+		}
+	}
 }
