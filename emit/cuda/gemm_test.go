@@ -118,7 +118,13 @@ func tunedGEMMs(t *testing.T) *gemmSet {
 	tf32T.Precision, bf16T.Precision = "tf32", "bf16"
 	tc32 := contraction(t, "TF32", "ij;jk=>ik", "132,40", "40,136")
 	tc16 := contraction(t, "BF16", "ji;jk=>ik", "72,136", "72,132")
-	return &gemmSet{src: src, tf32: render(t, tf32T, tc32), bf16: render(t, bf16T, tc16), cases: []gemmCase{
+	// Tensor cores with a batch and rows of two loops (decoded), and
+	// split over the reduction (the lowered thresholds).
+	tcB := contraction(t, "TF32Batch", "zipj;zjk=>zipk", "2,3,50,40", "2,40,136")
+	tf32Small := small
+	tf32Small.Precision = "tf32"
+	tcS := contraction(t, "TF32Split", "ij;jk=>ik", "20,600", "600,12")
+	return &gemmSet{src: src, tf32: render(t, tf32T, tc32, tcB) + render(t, tf32Small, tcS), bf16: render(t, bf16T, tc16), cases: []gemmCase{
 		{k: tuned, want: []string{"Tile 128x128", "A: float4 along the reduction; B: float4 along the rows", "OCANNL_LD4"}},
 		{k: tunedT, want: []string{"Tile 128x128", "A: float4 along the rows; B: scalar, rows fastest"}},
 		{k: tunedS, want: []string{"Tile 128x128", "A: scalar, reduction fastest; B: float4 along the rows"}},
@@ -126,6 +132,8 @@ func tunedGEMMs(t *testing.T) *gemmSet {
 		{k: splitB, want: []string{"split-K: 8 splits of 64", "reduced i2,i3"}},
 		{k: tc32, prec: "tf32", K: 40, want: []string{"Tensor-core GEMM (tf32", "nvcuda::wmma::__float_to_tf32", "16, 16, 8, nvcuda::wmma::precision::tf32"}},
 		{k: tc16, prec: "bf16", K: 72, want: []string{"Tensor-core GEMM (bf16", "__float2bfloat16", "16, 16, 16, __nv_bfloat16"}},
+		{k: tcB, prec: "tf32", K: 40, want: []string{"Tensor-core GEMM (tf32", "C 150x136 += A * B over 40 (rows i1,i2", "zb"}},
+		{k: tcS, prec: "tf32", K: 600, want: []string{"Tensor-core GEMM (tf32", "split-K: 8 splits of 80"}},
 	}}
 }
 
@@ -151,7 +159,8 @@ func (c gemmCase) close(got, want float64) bool {
 // tuned float32 GEMM (128x128 tiles: target's BigMinBlocks lowered so
 // that a small problem takes it) with float4 and scalar staging, partial
 // tiles on every side; split-K GEMMs (one with a reduction of two loops,
-// one with a partial last split); the tf32 and bf16 tensor-core kernels;
+// one with a partial last split); the tf32 and bf16 tensor-core kernels
+// (tf32 also with a batch and rows of two loops, and split-K);
 // and broken copies (a double buffer that stores the next slice into the
 // stage being read, a tensor-core tile stored one column off, a split
 // that drops its last slice). Every kernel runs on random inputs against
