@@ -345,7 +345,7 @@ func (g *kgen) gemm(o *loopir.Operation, n *nestInfo, gm *gemmNest) error {
 	} else {
 		fmt.Fprintf(w, "  const int tx = threadIdx.x %% %d, ty = threadIdx.x / %d;\n", tl.N/tl.RegN, tl.N/tl.RegN)
 		fmt.Fprintf(w, "  %s acc[%d][%d];\n", ct, tl.RegM, tl.RegN)
-		fmt.Fprintf(w, "  for (int r = 0; r < %d; ++r)\n    for (int c = 0; c < %d; ++c) acc[r][c] = (%s)0;\n", tl.RegM, tl.RegN, ct)
+		fmt.Fprintf(w, "  #pragma unroll\n  for (int r = 0; r < %d; ++r)\n    #pragma unroll\n    for (int c = 0; c < %d; ++c) acc[r][c] = (%s)0;\n", tl.RegM, tl.RegN, ct)
 	}
 	w.WriteString("  // The first slice, then per slice: load the next into registers,\n  // multiply the current stage, store the next into the other stage.\n")
 	loadAll("  ", "kbeg")
@@ -380,7 +380,7 @@ func (g *kgen) gemm(o *loopir.Operation, n *nestInfo, gm *gemmNest) error {
 		g.tcEpilogue(pl, cell)
 	} else {
 		tm, tn := tl.M/tl.RegM, tl.N/tl.RegN
-		fmt.Fprintf(w, "  for (int r = 0; r < %d; ++r)\n    for (int c = 0; c < %d; ++c) {\n", tl.RegM, tl.RegN)
+		fmt.Fprintf(w, "  #pragma unroll\n  for (int r = 0; r < %d; ++r)\n    #pragma unroll\n    for (int c = 0; c < %d; ++c) {\n", tl.RegM, tl.RegN)
 		fmt.Fprintf(w, "      const %[1]s row = m0 + (r / 4) * %[2]d + 4 * ty + r %% 4, col = n0 + (c / 4) * %[3]d + 4 * tx + c %% 4;\n", it, 4*tm, 4*tn)
 		cell("      ", "row", "col", "acc[r][c]")
 		w.WriteString("    }\n")
@@ -429,7 +429,7 @@ func (g *kgen) stageLoad(ind string, sd gemmSide, gm *gemmNest, pl *gemmPlan, k0
 	}
 	switch sd.mode {
 	case vecK, vecRows:
-		fmt.Fprintf(w, "%sfor (int j = 0; j < %d; ++j) {\n", ind, per/4)
+		fmt.Fprintf(w, "%s#pragma unroll\n%sfor (int j = 0; j < %d; ++j) {\n", ind, ind, per/4)
 		in := ind + "  "
 		fmt.Fprintf(w, "%sconst int v = threadIdx.x + %d * j;\n", in, T)
 		if sd.mode == vecK {
@@ -444,7 +444,7 @@ func (g *kgen) stageLoad(ind string, sd gemmSide, gm *gemmNest, pl *gemmPlan, k0
 		fmt.Fprintf(w, "%s%[2]s[4 * j] = x.x; %[2]s[4 * j + 1] = x.y; %[2]s[4 * j + 2] = x.z; %[2]s[4 * j + 3] = x.w;\n", in, sd.regs)
 		fmt.Fprintf(w, "%s}\n", ind)
 	default:
-		fmt.Fprintf(w, "%sfor (int j = 0; j < %d; ++j) {\n", ind, per)
+		fmt.Fprintf(w, "%s#pragma unroll\n%sfor (int j = 0; j < %d; ++j) {\n", ind, ind, per)
 		in := ind + "  "
 		fmt.Fprintf(w, "%sconst int e = threadIdx.x + %d * j;\n", in, T)
 		if sd.mode == scalarRows {
@@ -479,22 +479,22 @@ func (g *kgen) stageStore(ind string, sd gemmSide, pl *gemmPlan, stage string) {
 	}
 	switch sd.mode {
 	case vecK:
-		fmt.Fprintf(w, "%sfor (int j = 0; j < %d; ++j) {\n", ind, per/4)
+		fmt.Fprintf(w, "%s#pragma unroll\n%sfor (int j = 0; j < %d; ++j) {\n", ind, ind, per/4)
 		fmt.Fprintf(w, "%s  const int v = threadIdx.x + %d * j, rr = v / %d, kk = (v %% %d) * 4;\n", ind, T, TK/4, TK/4)
-		fmt.Fprintf(w, "%s  for (int q = 0; q < 4; ++q) %s[%s][kk + q][rr] = %s;\n", ind, sd.arr, stage, conv(sd.regs+"[4 * j + q]"))
+		fmt.Fprintf(w, "%s  #pragma unroll\n%[1]s  for (int q = 0; q < 4; ++q) %[2]s[%[3]s][kk + q][rr] = %[4]s;\n", ind, sd.arr, stage, conv(sd.regs+"[4 * j + q]"))
 		fmt.Fprintf(w, "%s}\n", ind)
 	case vecRows:
-		fmt.Fprintf(w, "%sfor (int j = 0; j < %d; ++j) {\n", ind, per/4)
+		fmt.Fprintf(w, "%s#pragma unroll\n%sfor (int j = 0; j < %d; ++j) {\n", ind, ind, per/4)
 		fmt.Fprintf(w, "%s  const int v = threadIdx.x + %d * j, kk = v / %d, rr = (v %% %d) * 4;\n", ind, T, R/4, R/4)
 		if pl.tc == "bf16" {
-			fmt.Fprintf(w, "%s  for (int q = 0; q < 4; ++q) %s[%s][kk][rr + q] = %s;\n", ind, sd.arr, stage, conv(sd.regs+"[4 * j + q]"))
+			fmt.Fprintf(w, "%s  #pragma unroll\n%[1]s  for (int q = 0; q < 4; ++q) %[2]s[%[3]s][kk][rr + q] = %[4]s;\n", ind, sd.arr, stage, conv(sd.regs+"[4 * j + q]"))
 		} else {
 			r := func(q int) string { return conv(fmt.Sprintf("%s[4 * j + %d]", sd.regs, q)) }
 			fmt.Fprintf(w, "%s  *reinterpret_cast<float4*>(&%s[%s][kk][rr]) = make_float4(%s, %s, %s, %s);\n", ind, sd.arr, stage, r(0), r(1), r(2), r(3))
 		}
 		fmt.Fprintf(w, "%s}\n", ind)
 	default:
-		fmt.Fprintf(w, "%sfor (int j = 0; j < %d; ++j) {\n", ind, per)
+		fmt.Fprintf(w, "%s#pragma unroll\n%sfor (int j = 0; j < %d; ++j) {\n", ind, ind, per)
 		fmt.Fprintf(w, "%s  const int e = threadIdx.x + %d * j;\n", ind, T)
 		if sd.mode == scalarRows {
 			fmt.Fprintf(w, "%s  %s[%s][e / %d][e %% %d] = %s;\n", ind, sd.arr, stage, R, R, conv(sd.regs+"[j]"))
@@ -547,7 +547,7 @@ func (g *kgen) tcSetup(pl *gemmPlan) {
 	kf, _ := tcShape(pl.tc)
 	fmt.Fprintf(w, "  const int warp = threadIdx.x / 32, wm = warp / %d, wn = warp %% %d;\n", tc.WarpsN, tc.WarpsN)
 	fmt.Fprintf(w, "  nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, %d, float> acc[%d][%d];\n", kf, fm, fn)
-	fmt.Fprintf(w, "  for (int i = 0; i < %d; ++i)\n    for (int j = 0; j < %d; ++j) nvcuda::wmma::fill_fragment(acc[i][j], 0.0f);\n", fm, fn)
+	fmt.Fprintf(w, "  #pragma unroll\n  for (int i = 0; i < %d; ++i)\n    #pragma unroll\n    for (int j = 0; j < %d; ++j) nvcuda::wmma::fill_fragment(acc[i][j], 0.0f);\n", fm, fn)
 }
 
 // tcCompute emits the current stage's multiplication on tensor cores: A
@@ -558,12 +558,12 @@ func (g *kgen) tcCompute(pl *gemmPlan) {
 	tc := g.t.TensorCore
 	fm, fn := tc.M/tc.WarpsM/16, tc.N/tc.WarpsN/16
 	kf, elem := tcShape(pl.tc)
-	fmt.Fprintf(w, "    for (int kk = 0; kk < %d; kk += %d) {\n", pl.tile.K, kf)
+	fmt.Fprintf(w, "    #pragma unroll\n    for (int kk = 0; kk < %d; kk += %d) {\n", pl.tile.K, kf)
 	fmt.Fprintf(w, "      nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, %d, %s, nvcuda::wmma::col_major> fa[%d];\n", kf, elem, fm)
 	fmt.Fprintf(w, "      nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, %d, %s, nvcuda::wmma::row_major> fb[%d];\n", kf, elem, fn)
-	fmt.Fprintf(w, "      for (int i = 0; i < %d; ++i) nvcuda::wmma::load_matrix_sync(fa[i], &As[cur][kk][wm * %d + 16 * i], %d);\n", fm, 16*fm, pl.tile.M+pl.pad)
-	fmt.Fprintf(w, "      for (int j = 0; j < %d; ++j) nvcuda::wmma::load_matrix_sync(fb[j], &Bs[cur][kk][wn * %d + 16 * j], %d);\n", fn, 16*fn, pl.tile.N+pl.pad)
-	fmt.Fprintf(w, "      for (int i = 0; i < %d; ++i)\n        for (int j = 0; j < %d; ++j) nvcuda::wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);\n", fm, fn)
+	fmt.Fprintf(w, "      #pragma unroll\n      for (int i = 0; i < %d; ++i) nvcuda::wmma::load_matrix_sync(fa[i], &As[cur][kk][wm * %d + 16 * i], %d);\n", fm, 16*fm, pl.tile.M+pl.pad)
+	fmt.Fprintf(w, "      #pragma unroll\n      for (int j = 0; j < %d; ++j) nvcuda::wmma::load_matrix_sync(fb[j], &Bs[cur][kk][wn * %d + 16 * j], %d);\n", fn, 16*fn, pl.tile.N+pl.pad)
+	fmt.Fprintf(w, "      #pragma unroll\n      for (int i = 0; i < %d; ++i)\n        #pragma unroll\n        for (int j = 0; j < %d; ++j) nvcuda::wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);\n", fm, fn)
 	w.WriteString("    }\n")
 }
 
@@ -576,7 +576,7 @@ func (g *kgen) tcEpilogue(pl *gemmPlan, cell func(ind, row, col, val string)) {
 	fm, fn := tc.M/tc.WarpsM/16, tc.N/tc.WarpsN/16
 	it := g.idxType()
 	fmt.Fprintf(w, "  __shared__ __align__(32) float Cs[%d][256];\n", tc.WarpsM*tc.WarpsN)
-	fmt.Fprintf(w, "  for (int i = 0; i < %d; ++i)\n    for (int j = 0; j < %d; ++j) {\n", fm, fn)
+	fmt.Fprintf(w, "  #pragma unroll\n  for (int i = 0; i < %d; ++i)\n    #pragma unroll\n    for (int j = 0; j < %d; ++j) {\n", fm, fn)
 	w.WriteString("      nvcuda::wmma::store_matrix_sync(Cs[warp], acc[i][j], 16, nvcuda::wmma::mem_row_major);\n      __syncwarp();\n")
 	w.WriteString("      for (int e = threadIdx.x % 32; e < 256; e += 32) {\n")
 	fmt.Fprintf(w, "        const %[1]s row = m0 + wm * %[2]d + 16 * i + e / 16, col = n0 + wn * %[3]d + 16 * j + e %% 16;\n", it, 16*fm, 16*fn)

@@ -112,10 +112,13 @@ extern "C" __global__ void ocannlReverserTrainLoss_op0_9(float* __restrict__ t0,
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     const int kk = e % 16, rr = e / 16;
@@ -129,6 +132,7 @@ extern "C" __global__ void ocannlReverserTrainLoss_op0_9(float* __restrict__ t0,
     }
     ra[j] = v;
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     const int kk = e % 16, rr = e / 16;
@@ -143,10 +147,12 @@ extern "C" __global__ void ocannlReverserTrainLoss_op0_9(float* __restrict__ t0,
     }
     rb[j] = v;
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     As[0][e % 16][e / 16] = ra[j];
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     Bs[0][e % 16][e / 16] = rb[j];
@@ -156,6 +162,7 @@ extern "C" __global__ void ocannlReverserTrainLoss_op0_9(float* __restrict__ t0,
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         const int kk = e % 16, rr = e / 16;
@@ -169,6 +176,7 @@ extern "C" __global__ void ocannlReverserTrainLoss_op0_9(float* __restrict__ t0,
         }
         ra[j] = v;
       }
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         const int kk = e % 16, rr = e / 16;
@@ -203,10 +211,12 @@ extern "C" __global__ void ocannlReverserTrainLoss_op0_9(float* __restrict__ t0,
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         As[cur ^ 1][e % 16][e / 16] = ra[j];
       }
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         Bs[cur ^ 1][e % 16][e / 16] = rb[j];
@@ -214,7 +224,9 @@ extern "C" __global__ void ocannlReverserTrainLoss_op0_9(float* __restrict__ t0,
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 32 && col < 256) {
@@ -261,10 +273,13 @@ extern "C" __global__ void ocannlReverserTrainLoss_op2_12(float* __restrict__ t5
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -279,6 +294,7 @@ extern "C" __global__ void ocannlReverserTrainLoss_op2_12(float* __restrict__ t5
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -293,12 +309,16 @@ extern "C" __global__ void ocannlReverserTrainLoss_op2_12(float* __restrict__ t5
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -306,6 +326,7 @@ extern "C" __global__ void ocannlReverserTrainLoss_op2_12(float* __restrict__ t5
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -320,6 +341,7 @@ extern "C" __global__ void ocannlReverserTrainLoss_op2_12(float* __restrict__ t5
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -354,18 +376,24 @@ extern "C" __global__ void ocannlReverserTrainLoss_op2_12(float* __restrict__ t5
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 32 && col < 256) {
@@ -399,10 +427,13 @@ extern "C" __global__ void ocannlReverserTrainLoss_op3_14(float* __restrict__ t5
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -417,6 +448,7 @@ extern "C" __global__ void ocannlReverserTrainLoss_op3_14(float* __restrict__ t5
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -431,12 +463,16 @@ extern "C" __global__ void ocannlReverserTrainLoss_op3_14(float* __restrict__ t5
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -444,6 +480,7 @@ extern "C" __global__ void ocannlReverserTrainLoss_op3_14(float* __restrict__ t5
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -458,6 +495,7 @@ extern "C" __global__ void ocannlReverserTrainLoss_op3_14(float* __restrict__ t5
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -492,18 +530,24 @@ extern "C" __global__ void ocannlReverserTrainLoss_op3_14(float* __restrict__ t5
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 32 && col < 256) {
@@ -537,10 +581,13 @@ extern "C" __global__ void ocannlReverserTrainLoss_op4_16(float* __restrict__ t5
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -555,6 +602,7 @@ extern "C" __global__ void ocannlReverserTrainLoss_op4_16(float* __restrict__ t5
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -569,12 +617,16 @@ extern "C" __global__ void ocannlReverserTrainLoss_op4_16(float* __restrict__ t5
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -582,6 +634,7 @@ extern "C" __global__ void ocannlReverserTrainLoss_op4_16(float* __restrict__ t5
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -596,6 +649,7 @@ extern "C" __global__ void ocannlReverserTrainLoss_op4_16(float* __restrict__ t5
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -630,18 +684,24 @@ extern "C" __global__ void ocannlReverserTrainLoss_op4_16(float* __restrict__ t5
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 32 && col < 256) {
@@ -678,10 +738,13 @@ extern "C" __global__ void ocannlReverserTrainLoss_op5_18(float* __restrict__ t7
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[8][8];
+  #pragma unroll
   for (int r = 0; r < 8; ++r)
+    #pragma unroll
     for (int c = 0; c < 8; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 2, kk = (v % 2) * 4;
@@ -695,6 +758,7 @@ extern "C" __global__ void ocannlReverserTrainLoss_op5_18(float* __restrict__ t7
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 2, kk = (v % 2) * 4;
@@ -708,12 +772,16 @@ extern "C" __global__ void ocannlReverserTrainLoss_op5_18(float* __restrict__ t7
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -721,6 +789,7 @@ extern "C" __global__ void ocannlReverserTrainLoss_op5_18(float* __restrict__ t7
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 8;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 2, kk = (v % 2) * 4;
@@ -734,6 +803,7 @@ extern "C" __global__ void ocannlReverserTrainLoss_op5_18(float* __restrict__ t7
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 2, kk = (v % 2) * 4;
@@ -767,18 +837,24 @@ extern "C" __global__ void ocannlReverserTrainLoss_op5_18(float* __restrict__ t7
         for (int c = 0; c < 8; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 8; ++r)
+    #pragma unroll
     for (int c = 0; c < 8; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 8 && col < 8) {
@@ -917,10 +993,13 @@ extern "C" __global__ void ocannlReverserTrainLoss_op13_28(float* __restrict__ t
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[8][8];
+  #pragma unroll
   for (int r = 0; r < 8; ++r)
+    #pragma unroll
     for (int c = 0; c < 8; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 2, kk = (v % 2) * 4;
@@ -934,6 +1013,7 @@ extern "C" __global__ void ocannlReverserTrainLoss_op13_28(float* __restrict__ t
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 32, rr = (v % 32) * 4;
@@ -947,10 +1027,13 @@ extern "C" __global__ void ocannlReverserTrainLoss_op13_28(float* __restrict__ t
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 32, rr = (v % 32) * 4;
     *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -960,6 +1043,7 @@ extern "C" __global__ void ocannlReverserTrainLoss_op13_28(float* __restrict__ t
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 8;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 2, kk = (v % 2) * 4;
@@ -973,6 +1057,7 @@ extern "C" __global__ void ocannlReverserTrainLoss_op13_28(float* __restrict__ t
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 32, rr = (v % 32) * 4;
@@ -1006,10 +1091,13 @@ extern "C" __global__ void ocannlReverserTrainLoss_op13_28(float* __restrict__ t
         for (int c = 0; c < 8; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 32, rr = (v % 32) * 4;
         *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -1017,7 +1105,9 @@ extern "C" __global__ void ocannlReverserTrainLoss_op13_28(float* __restrict__ t
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 8; ++r)
+    #pragma unroll
     for (int c = 0; c < 8; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 8 && col < 8) {
@@ -1049,10 +1139,13 @@ extern "C" __global__ void ocannlReverserTrainLoss_op14_30(float* __restrict__ t
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -1067,6 +1160,7 @@ extern "C" __global__ void ocannlReverserTrainLoss_op14_30(float* __restrict__ t
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -1082,12 +1176,16 @@ extern "C" __global__ void ocannlReverserTrainLoss_op14_30(float* __restrict__ t
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -1095,6 +1193,7 @@ extern "C" __global__ void ocannlReverserTrainLoss_op14_30(float* __restrict__ t
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -1109,6 +1208,7 @@ extern "C" __global__ void ocannlReverserTrainLoss_op14_30(float* __restrict__ t
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -1144,18 +1244,24 @@ extern "C" __global__ void ocannlReverserTrainLoss_op14_30(float* __restrict__ t
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 32 && col < 256) {
@@ -1340,10 +1446,13 @@ extern "C" __global__ void ocannlReverserTrainLoss_op27_43(float* __restrict__ t
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -1357,6 +1466,7 @@ extern "C" __global__ void ocannlReverserTrainLoss_op27_43(float* __restrict__ t
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -1371,12 +1481,16 @@ extern "C" __global__ void ocannlReverserTrainLoss_op27_43(float* __restrict__ t
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -1384,6 +1498,7 @@ extern "C" __global__ void ocannlReverserTrainLoss_op27_43(float* __restrict__ t
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -1397,6 +1512,7 @@ extern "C" __global__ void ocannlReverserTrainLoss_op27_43(float* __restrict__ t
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -1431,18 +1547,24 @@ extern "C" __global__ void ocannlReverserTrainLoss_op27_43(float* __restrict__ t
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 64 && col < 256) {
@@ -1494,10 +1616,13 @@ extern "C" __global__ void ocannlReverserTrainLoss_op30_46(float* __restrict__ t
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -1511,6 +1636,7 @@ extern "C" __global__ void ocannlReverserTrainLoss_op30_46(float* __restrict__ t
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -1525,12 +1651,16 @@ extern "C" __global__ void ocannlReverserTrainLoss_op30_46(float* __restrict__ t
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -1538,6 +1668,7 @@ extern "C" __global__ void ocannlReverserTrainLoss_op30_46(float* __restrict__ t
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -1551,6 +1682,7 @@ extern "C" __global__ void ocannlReverserTrainLoss_op30_46(float* __restrict__ t
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -1585,18 +1717,24 @@ extern "C" __global__ void ocannlReverserTrainLoss_op30_46(float* __restrict__ t
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 32 && col < 256) {
@@ -1786,10 +1924,13 @@ extern "C" __global__ void ocannlReverserTrainLoss_op44_59(float* __restrict__ t
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -1803,6 +1944,7 @@ extern "C" __global__ void ocannlReverserTrainLoss_op44_59(float* __restrict__ t
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -1817,12 +1959,16 @@ extern "C" __global__ void ocannlReverserTrainLoss_op44_59(float* __restrict__ t
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -1830,6 +1976,7 @@ extern "C" __global__ void ocannlReverserTrainLoss_op44_59(float* __restrict__ t
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -1843,6 +1990,7 @@ extern "C" __global__ void ocannlReverserTrainLoss_op44_59(float* __restrict__ t
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -1877,18 +2025,24 @@ extern "C" __global__ void ocannlReverserTrainLoss_op44_59(float* __restrict__ t
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 10 && col < 256) {
@@ -2350,10 +2504,13 @@ extern "C" __global__ void ocannlReverserBackward_op0_11(float* __restrict__ t0,
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     const int kk = e % 16, rr = e / 16;
@@ -2367,6 +2524,7 @@ extern "C" __global__ void ocannlReverserBackward_op0_11(float* __restrict__ t0,
     }
     ra[j] = v;
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     const int kk = e % 16, rr = e / 16;
@@ -2381,10 +2539,12 @@ extern "C" __global__ void ocannlReverserBackward_op0_11(float* __restrict__ t0,
     }
     rb[j] = v;
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     As[0][e % 16][e / 16] = ra[j];
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     Bs[0][e % 16][e / 16] = rb[j];
@@ -2394,6 +2554,7 @@ extern "C" __global__ void ocannlReverserBackward_op0_11(float* __restrict__ t0,
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         const int kk = e % 16, rr = e / 16;
@@ -2407,6 +2568,7 @@ extern "C" __global__ void ocannlReverserBackward_op0_11(float* __restrict__ t0,
         }
         ra[j] = v;
       }
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         const int kk = e % 16, rr = e / 16;
@@ -2441,10 +2603,12 @@ extern "C" __global__ void ocannlReverserBackward_op0_11(float* __restrict__ t0,
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         As[cur ^ 1][e % 16][e / 16] = ra[j];
       }
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         Bs[cur ^ 1][e % 16][e / 16] = rb[j];
@@ -2452,7 +2616,9 @@ extern "C" __global__ void ocannlReverserBackward_op0_11(float* __restrict__ t0,
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 32 && col < 256) {
@@ -2499,10 +2665,13 @@ extern "C" __global__ void ocannlReverserBackward_op2_14(float* __restrict__ t5,
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -2517,6 +2686,7 @@ extern "C" __global__ void ocannlReverserBackward_op2_14(float* __restrict__ t5,
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -2531,12 +2701,16 @@ extern "C" __global__ void ocannlReverserBackward_op2_14(float* __restrict__ t5,
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -2544,6 +2718,7 @@ extern "C" __global__ void ocannlReverserBackward_op2_14(float* __restrict__ t5,
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -2558,6 +2733,7 @@ extern "C" __global__ void ocannlReverserBackward_op2_14(float* __restrict__ t5,
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -2592,18 +2768,24 @@ extern "C" __global__ void ocannlReverserBackward_op2_14(float* __restrict__ t5,
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 32 && col < 256) {
@@ -2637,10 +2819,13 @@ extern "C" __global__ void ocannlReverserBackward_op3_16(float* __restrict__ t5,
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -2655,6 +2840,7 @@ extern "C" __global__ void ocannlReverserBackward_op3_16(float* __restrict__ t5,
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -2669,12 +2855,16 @@ extern "C" __global__ void ocannlReverserBackward_op3_16(float* __restrict__ t5,
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -2682,6 +2872,7 @@ extern "C" __global__ void ocannlReverserBackward_op3_16(float* __restrict__ t5,
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -2696,6 +2887,7 @@ extern "C" __global__ void ocannlReverserBackward_op3_16(float* __restrict__ t5,
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -2730,18 +2922,24 @@ extern "C" __global__ void ocannlReverserBackward_op3_16(float* __restrict__ t5,
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 32 && col < 256) {
@@ -2775,10 +2973,13 @@ extern "C" __global__ void ocannlReverserBackward_op4_18(float* __restrict__ t5,
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -2793,6 +2994,7 @@ extern "C" __global__ void ocannlReverserBackward_op4_18(float* __restrict__ t5,
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -2807,12 +3009,16 @@ extern "C" __global__ void ocannlReverserBackward_op4_18(float* __restrict__ t5,
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -2820,6 +3026,7 @@ extern "C" __global__ void ocannlReverserBackward_op4_18(float* __restrict__ t5,
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -2834,6 +3041,7 @@ extern "C" __global__ void ocannlReverserBackward_op4_18(float* __restrict__ t5,
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -2868,18 +3076,24 @@ extern "C" __global__ void ocannlReverserBackward_op4_18(float* __restrict__ t5,
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 32 && col < 256) {
@@ -2916,10 +3130,13 @@ extern "C" __global__ void ocannlReverserBackward_op5_20(float* __restrict__ t7,
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[8][8];
+  #pragma unroll
   for (int r = 0; r < 8; ++r)
+    #pragma unroll
     for (int c = 0; c < 8; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 2, kk = (v % 2) * 4;
@@ -2933,6 +3150,7 @@ extern "C" __global__ void ocannlReverserBackward_op5_20(float* __restrict__ t7,
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 2, kk = (v % 2) * 4;
@@ -2946,12 +3164,16 @@ extern "C" __global__ void ocannlReverserBackward_op5_20(float* __restrict__ t7,
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -2959,6 +3181,7 @@ extern "C" __global__ void ocannlReverserBackward_op5_20(float* __restrict__ t7,
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 8;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 2, kk = (v % 2) * 4;
@@ -2972,6 +3195,7 @@ extern "C" __global__ void ocannlReverserBackward_op5_20(float* __restrict__ t7,
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 2, kk = (v % 2) * 4;
@@ -3005,18 +3229,24 @@ extern "C" __global__ void ocannlReverserBackward_op5_20(float* __restrict__ t7,
         for (int c = 0; c < 8; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 8; ++r)
+    #pragma unroll
     for (int c = 0; c < 8; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 8 && col < 8) {
@@ -3155,10 +3385,13 @@ extern "C" __global__ void ocannlReverserBackward_op13_30(float* __restrict__ t1
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[8][8];
+  #pragma unroll
   for (int r = 0; r < 8; ++r)
+    #pragma unroll
     for (int c = 0; c < 8; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 2, kk = (v % 2) * 4;
@@ -3172,6 +3405,7 @@ extern "C" __global__ void ocannlReverserBackward_op13_30(float* __restrict__ t1
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 32, rr = (v % 32) * 4;
@@ -3185,10 +3419,13 @@ extern "C" __global__ void ocannlReverserBackward_op13_30(float* __restrict__ t1
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 32, rr = (v % 32) * 4;
     *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -3198,6 +3435,7 @@ extern "C" __global__ void ocannlReverserBackward_op13_30(float* __restrict__ t1
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 8;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 2, kk = (v % 2) * 4;
@@ -3211,6 +3449,7 @@ extern "C" __global__ void ocannlReverserBackward_op13_30(float* __restrict__ t1
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 32, rr = (v % 32) * 4;
@@ -3244,10 +3483,13 @@ extern "C" __global__ void ocannlReverserBackward_op13_30(float* __restrict__ t1
         for (int c = 0; c < 8; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 32, rr = (v % 32) * 4;
         *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -3255,7 +3497,9 @@ extern "C" __global__ void ocannlReverserBackward_op13_30(float* __restrict__ t1
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 8; ++r)
+    #pragma unroll
     for (int c = 0; c < 8; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 8 && col < 8) {
@@ -3287,10 +3531,13 @@ extern "C" __global__ void ocannlReverserBackward_op14_32(float* __restrict__ t2
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -3305,6 +3552,7 @@ extern "C" __global__ void ocannlReverserBackward_op14_32(float* __restrict__ t2
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -3320,12 +3568,16 @@ extern "C" __global__ void ocannlReverserBackward_op14_32(float* __restrict__ t2
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -3333,6 +3585,7 @@ extern "C" __global__ void ocannlReverserBackward_op14_32(float* __restrict__ t2
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -3347,6 +3600,7 @@ extern "C" __global__ void ocannlReverserBackward_op14_32(float* __restrict__ t2
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -3382,18 +3636,24 @@ extern "C" __global__ void ocannlReverserBackward_op14_32(float* __restrict__ t2
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 32 && col < 256) {
@@ -3578,10 +3838,13 @@ extern "C" __global__ void ocannlReverserBackward_op27_45(float* __restrict__ t4
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -3595,6 +3858,7 @@ extern "C" __global__ void ocannlReverserBackward_op27_45(float* __restrict__ t4
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -3609,12 +3873,16 @@ extern "C" __global__ void ocannlReverserBackward_op27_45(float* __restrict__ t4
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -3622,6 +3890,7 @@ extern "C" __global__ void ocannlReverserBackward_op27_45(float* __restrict__ t4
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -3635,6 +3904,7 @@ extern "C" __global__ void ocannlReverserBackward_op27_45(float* __restrict__ t4
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -3669,18 +3939,24 @@ extern "C" __global__ void ocannlReverserBackward_op27_45(float* __restrict__ t4
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 64 && col < 256) {
@@ -3732,10 +4008,13 @@ extern "C" __global__ void ocannlReverserBackward_op30_48(float* __restrict__ t4
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -3749,6 +4028,7 @@ extern "C" __global__ void ocannlReverserBackward_op30_48(float* __restrict__ t4
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -3763,12 +4043,16 @@ extern "C" __global__ void ocannlReverserBackward_op30_48(float* __restrict__ t4
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -3776,6 +4060,7 @@ extern "C" __global__ void ocannlReverserBackward_op30_48(float* __restrict__ t4
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -3789,6 +4074,7 @@ extern "C" __global__ void ocannlReverserBackward_op30_48(float* __restrict__ t4
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -3823,18 +4109,24 @@ extern "C" __global__ void ocannlReverserBackward_op30_48(float* __restrict__ t4
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 32 && col < 256) {
@@ -4024,10 +4316,13 @@ extern "C" __global__ void ocannlReverserBackward_op44_61(float* __restrict__ t6
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -4041,6 +4336,7 @@ extern "C" __global__ void ocannlReverserBackward_op44_61(float* __restrict__ t6
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -4055,12 +4351,16 @@ extern "C" __global__ void ocannlReverserBackward_op44_61(float* __restrict__ t6
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -4068,6 +4368,7 @@ extern "C" __global__ void ocannlReverserBackward_op44_61(float* __restrict__ t6
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -4081,6 +4382,7 @@ extern "C" __global__ void ocannlReverserBackward_op44_61(float* __restrict__ t6
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -4115,18 +4417,24 @@ extern "C" __global__ void ocannlReverserBackward_op44_61(float* __restrict__ t6
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 10 && col < 256) {
@@ -4971,10 +5279,13 @@ extern "C" __global__ void ocannlReverserBackward_op44_154(float* __restrict__ t
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     const int rr = e % 64, kk = e / 64;
@@ -4989,6 +5300,7 @@ extern "C" __global__ void ocannlReverserBackward_op44_154(float* __restrict__ t
     }
     ra[j] = v;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 16, rr = (v % 16) * 4;
@@ -5003,10 +5315,12 @@ extern "C" __global__ void ocannlReverserBackward_op44_154(float* __restrict__ t
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     As[0][e / 64][e % 64] = ra[j];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
     *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -5016,6 +5330,7 @@ extern "C" __global__ void ocannlReverserBackward_op44_154(float* __restrict__ t
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         const int rr = e % 64, kk = e / 64;
@@ -5030,6 +5345,7 @@ extern "C" __global__ void ocannlReverserBackward_op44_154(float* __restrict__ t
         }
         ra[j] = v;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 16, rr = (v % 16) * 4;
@@ -5064,10 +5380,12 @@ extern "C" __global__ void ocannlReverserBackward_op44_154(float* __restrict__ t
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         As[cur ^ 1][e / 64][e % 64] = ra[j];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
         *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -5075,7 +5393,9 @@ extern "C" __global__ void ocannlReverserBackward_op44_154(float* __restrict__ t
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 10 && col < 32) {
@@ -5100,10 +5420,13 @@ extern "C" __global__ void ocannlReverserBackward_op44_155(float* __restrict__ t
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 16, rr = (v % 16) * 4;
@@ -5117,6 +5440,7 @@ extern "C" __global__ void ocannlReverserBackward_op44_155(float* __restrict__ t
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     const int kk = e % 16, rr = e / 16;
@@ -5131,10 +5455,12 @@ extern "C" __global__ void ocannlReverserBackward_op44_155(float* __restrict__ t
     }
     rb[j] = v;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
     *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     Bs[0][e % 16][e / 16] = rb[j];
@@ -5144,6 +5470,7 @@ extern "C" __global__ void ocannlReverserBackward_op44_155(float* __restrict__ t
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 16, rr = (v % 16) * 4;
@@ -5157,6 +5484,7 @@ extern "C" __global__ void ocannlReverserBackward_op44_155(float* __restrict__ t
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         const int kk = e % 16, rr = e / 16;
@@ -5191,10 +5519,12 @@ extern "C" __global__ void ocannlReverserBackward_op44_155(float* __restrict__ t
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
         *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
       }
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         Bs[cur ^ 1][e % 16][e / 16] = rb[j];
@@ -5202,7 +5532,9 @@ extern "C" __global__ void ocannlReverserBackward_op44_155(float* __restrict__ t
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 32 && col < 256) {
@@ -5465,10 +5797,13 @@ extern "C" __global__ void ocannlReverserBackward_op30_170(float* __restrict__ t
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 16, rr = (v % 16) * 4;
@@ -5483,6 +5818,7 @@ extern "C" __global__ void ocannlReverserBackward_op30_170(float* __restrict__ t
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 16, rr = (v % 16) * 4;
@@ -5497,10 +5833,12 @@ extern "C" __global__ void ocannlReverserBackward_op30_170(float* __restrict__ t
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
     *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
     *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -5510,6 +5848,7 @@ extern "C" __global__ void ocannlReverserBackward_op30_170(float* __restrict__ t
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 16, rr = (v % 16) * 4;
@@ -5524,6 +5863,7 @@ extern "C" __global__ void ocannlReverserBackward_op30_170(float* __restrict__ t
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 16, rr = (v % 16) * 4;
@@ -5558,10 +5898,12 @@ extern "C" __global__ void ocannlReverserBackward_op30_170(float* __restrict__ t
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
         *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
         *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -5569,7 +5911,9 @@ extern "C" __global__ void ocannlReverserBackward_op30_170(float* __restrict__ t
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 32 && col < 64) {
@@ -5594,10 +5938,13 @@ extern "C" __global__ void ocannlReverserBackward_op30_171(float* __restrict__ t
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 16, rr = (v % 16) * 4;
@@ -5611,6 +5958,7 @@ extern "C" __global__ void ocannlReverserBackward_op30_171(float* __restrict__ t
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -5625,12 +5973,15 @@ extern "C" __global__ void ocannlReverserBackward_op30_171(float* __restrict__ t
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
     *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -5638,6 +5989,7 @@ extern "C" __global__ void ocannlReverserBackward_op30_171(float* __restrict__ t
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 16, rr = (v % 16) * 4;
@@ -5651,6 +6003,7 @@ extern "C" __global__ void ocannlReverserBackward_op30_171(float* __restrict__ t
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -5685,18 +6038,23 @@ extern "C" __global__ void ocannlReverserBackward_op30_171(float* __restrict__ t
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
         *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 64 && col < 256) {
@@ -5758,10 +6116,13 @@ extern "C" __global__ void ocannlReverserBackward_op27_174(float* __restrict__ t
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 16, rr = (v % 16) * 4;
@@ -5776,6 +6137,7 @@ extern "C" __global__ void ocannlReverserBackward_op27_174(float* __restrict__ t
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 16, rr = (v % 16) * 4;
@@ -5790,10 +6152,12 @@ extern "C" __global__ void ocannlReverserBackward_op27_174(float* __restrict__ t
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
     *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
     *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -5803,6 +6167,7 @@ extern "C" __global__ void ocannlReverserBackward_op27_174(float* __restrict__ t
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 16, rr = (v % 16) * 4;
@@ -5817,6 +6182,7 @@ extern "C" __global__ void ocannlReverserBackward_op27_174(float* __restrict__ t
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 16, rr = (v % 16) * 4;
@@ -5851,10 +6217,12 @@ extern "C" __global__ void ocannlReverserBackward_op27_174(float* __restrict__ t
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
         *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
         *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -5862,7 +6230,9 @@ extern "C" __global__ void ocannlReverserBackward_op27_174(float* __restrict__ t
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 64 && col < 32) {
@@ -5887,10 +6257,13 @@ extern "C" __global__ void ocannlReverserBackward_op27_175(float* __restrict__ t
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 16, rr = (v % 16) * 4;
@@ -5904,6 +6277,7 @@ extern "C" __global__ void ocannlReverserBackward_op27_175(float* __restrict__ t
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -5918,12 +6292,15 @@ extern "C" __global__ void ocannlReverserBackward_op27_175(float* __restrict__ t
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
     *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -5931,6 +6308,7 @@ extern "C" __global__ void ocannlReverserBackward_op27_175(float* __restrict__ t
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 16, rr = (v % 16) * 4;
@@ -5944,6 +6322,7 @@ extern "C" __global__ void ocannlReverserBackward_op27_175(float* __restrict__ t
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -5978,18 +6357,23 @@ extern "C" __global__ void ocannlReverserBackward_op27_175(float* __restrict__ t
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
         *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 32 && col < 256) {
@@ -6233,10 +6617,13 @@ extern "C" __global__ void ocannlReverserBackward_op14_189(float* __restrict__ t
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 16, rr = (v % 16) * 4;
@@ -6251,6 +6638,7 @@ extern "C" __global__ void ocannlReverserBackward_op14_189(float* __restrict__ t
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 16, rr = (v % 16) * 4;
@@ -6266,10 +6654,12 @@ extern "C" __global__ void ocannlReverserBackward_op14_189(float* __restrict__ t
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
     *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
     *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -6279,6 +6669,7 @@ extern "C" __global__ void ocannlReverserBackward_op14_189(float* __restrict__ t
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 16, rr = (v % 16) * 4;
@@ -6293,6 +6684,7 @@ extern "C" __global__ void ocannlReverserBackward_op14_189(float* __restrict__ t
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 16, rr = (v % 16) * 4;
@@ -6328,10 +6720,12 @@ extern "C" __global__ void ocannlReverserBackward_op14_189(float* __restrict__ t
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
         *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
         *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -6339,7 +6733,9 @@ extern "C" __global__ void ocannlReverserBackward_op14_189(float* __restrict__ t
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 32 && col < 32) {
@@ -6365,10 +6761,13 @@ extern "C" __global__ void ocannlReverserBackward_op14_190(float* __restrict__ t
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 16, rr = (v % 16) * 4;
@@ -6383,6 +6782,7 @@ extern "C" __global__ void ocannlReverserBackward_op14_190(float* __restrict__ t
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -6397,12 +6797,15 @@ extern "C" __global__ void ocannlReverserBackward_op14_190(float* __restrict__ t
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
     *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -6410,6 +6813,7 @@ extern "C" __global__ void ocannlReverserBackward_op14_190(float* __restrict__ t
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 16, rr = (v % 16) * 4;
@@ -6424,6 +6828,7 @@ extern "C" __global__ void ocannlReverserBackward_op14_190(float* __restrict__ t
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -6458,18 +6863,23 @@ extern "C" __global__ void ocannlReverserBackward_op14_190(float* __restrict__ t
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
         *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 32 && col < 256) {
@@ -6499,10 +6909,13 @@ extern "C" __global__ void ocannlReverserBackward_op13_191(float* __restrict__ t
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[8][8];
+  #pragma unroll
   for (int r = 0; r < 8; ++r)
+    #pragma unroll
     for (int c = 0; c < 8; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 2, kk = (v % 2) * 4;
@@ -6516,6 +6929,7 @@ extern "C" __global__ void ocannlReverserBackward_op13_191(float* __restrict__ t
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 2, kk = (v % 2) * 4;
@@ -6529,12 +6943,16 @@ extern "C" __global__ void ocannlReverserBackward_op13_191(float* __restrict__ t
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -6542,6 +6960,7 @@ extern "C" __global__ void ocannlReverserBackward_op13_191(float* __restrict__ t
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 8;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 2, kk = (v % 2) * 4;
@@ -6555,6 +6974,7 @@ extern "C" __global__ void ocannlReverserBackward_op13_191(float* __restrict__ t
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 2, kk = (v % 2) * 4;
@@ -6588,18 +7008,24 @@ extern "C" __global__ void ocannlReverserBackward_op13_191(float* __restrict__ t
         for (int c = 0; c < 8; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 8; ++r)
+    #pragma unroll
     for (int c = 0; c < 8; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 8 && col < 8) {
@@ -6627,10 +7053,13 @@ extern "C" __global__ void ocannlReverserBackward_op13_192(float* __restrict__ t
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[8][8];
+  #pragma unroll
   for (int r = 0; r < 8; ++r)
+    #pragma unroll
     for (int c = 0; c < 8; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 32, rr = (v % 32) * 4;
@@ -6644,6 +7073,7 @@ extern "C" __global__ void ocannlReverserBackward_op13_192(float* __restrict__ t
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 32, rr = (v % 32) * 4;
@@ -6657,10 +7087,12 @@ extern "C" __global__ void ocannlReverserBackward_op13_192(float* __restrict__ t
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 32, rr = (v % 32) * 4;
     *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 32, rr = (v % 32) * 4;
     *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -6670,6 +7102,7 @@ extern "C" __global__ void ocannlReverserBackward_op13_192(float* __restrict__ t
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 8;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 32, rr = (v % 32) * 4;
@@ -6683,6 +7116,7 @@ extern "C" __global__ void ocannlReverserBackward_op13_192(float* __restrict__ t
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 32, rr = (v % 32) * 4;
@@ -6716,10 +7150,12 @@ extern "C" __global__ void ocannlReverserBackward_op13_192(float* __restrict__ t
         for (int c = 0; c < 8; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 32, rr = (v % 32) * 4;
         *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 32, rr = (v % 32) * 4;
         *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -6727,7 +7163,9 @@ extern "C" __global__ void ocannlReverserBackward_op13_192(float* __restrict__ t
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 8; ++r)
+    #pragma unroll
     for (int c = 0; c < 8; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 8 && col < 8) {
@@ -6877,10 +7315,13 @@ extern "C" __global__ void ocannlReverserBackward_op5_200(float* __restrict__ t9
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[8][8];
+  #pragma unroll
   for (int r = 0; r < 8; ++r)
+    #pragma unroll
     for (int c = 0; c < 8; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 2, kk = (v % 2) * 4;
@@ -6894,6 +7335,7 @@ extern "C" __global__ void ocannlReverserBackward_op5_200(float* __restrict__ t9
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 32, rr = (v % 32) * 4;
@@ -6907,10 +7349,13 @@ extern "C" __global__ void ocannlReverserBackward_op5_200(float* __restrict__ t9
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 32, rr = (v % 32) * 4;
     *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -6920,6 +7365,7 @@ extern "C" __global__ void ocannlReverserBackward_op5_200(float* __restrict__ t9
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 8;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 2, kk = (v % 2) * 4;
@@ -6933,6 +7379,7 @@ extern "C" __global__ void ocannlReverserBackward_op5_200(float* __restrict__ t9
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 32, rr = (v % 32) * 4;
@@ -6966,10 +7413,13 @@ extern "C" __global__ void ocannlReverserBackward_op5_200(float* __restrict__ t9
         for (int c = 0; c < 8; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 32, rr = (v % 32) * 4;
         *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -6977,7 +7427,9 @@ extern "C" __global__ void ocannlReverserBackward_op5_200(float* __restrict__ t9
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 8; ++r)
+    #pragma unroll
     for (int c = 0; c < 8; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 8 && col < 8) {
@@ -7005,10 +7457,13 @@ extern "C" __global__ void ocannlReverserBackward_op5_201(float* __restrict__ t7
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[8][8];
+  #pragma unroll
   for (int r = 0; r < 8; ++r)
+    #pragma unroll
     for (int c = 0; c < 8; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 32, rr = (v % 32) * 4;
@@ -7022,6 +7477,7 @@ extern "C" __global__ void ocannlReverserBackward_op5_201(float* __restrict__ t7
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 32, rr = (v % 32) * 4;
@@ -7035,10 +7491,12 @@ extern "C" __global__ void ocannlReverserBackward_op5_201(float* __restrict__ t7
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 32, rr = (v % 32) * 4;
     *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 32, rr = (v % 32) * 4;
     *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -7048,6 +7506,7 @@ extern "C" __global__ void ocannlReverserBackward_op5_201(float* __restrict__ t7
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 8;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 32, rr = (v % 32) * 4;
@@ -7061,6 +7520,7 @@ extern "C" __global__ void ocannlReverserBackward_op5_201(float* __restrict__ t7
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 32, rr = (v % 32) * 4;
@@ -7094,10 +7554,12 @@ extern "C" __global__ void ocannlReverserBackward_op5_201(float* __restrict__ t7
         for (int c = 0; c < 8; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 32, rr = (v % 32) * 4;
         *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 32, rr = (v % 32) * 4;
         *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -7105,7 +7567,9 @@ extern "C" __global__ void ocannlReverserBackward_op5_201(float* __restrict__ t7
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 8; ++r)
+    #pragma unroll
     for (int c = 0; c < 8; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 8 && col < 8) {
@@ -7130,10 +7594,13 @@ extern "C" __global__ void ocannlReverserBackward_op4_202(float* __restrict__ t5
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 16, rr = (v % 16) * 4;
@@ -7149,6 +7616,7 @@ extern "C" __global__ void ocannlReverserBackward_op4_202(float* __restrict__ t5
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 16, rr = (v % 16) * 4;
@@ -7163,10 +7631,12 @@ extern "C" __global__ void ocannlReverserBackward_op4_202(float* __restrict__ t5
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
     *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
     *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -7176,6 +7646,7 @@ extern "C" __global__ void ocannlReverserBackward_op4_202(float* __restrict__ t5
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 16, rr = (v % 16) * 4;
@@ -7191,6 +7662,7 @@ extern "C" __global__ void ocannlReverserBackward_op4_202(float* __restrict__ t5
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 16, rr = (v % 16) * 4;
@@ -7225,10 +7697,12 @@ extern "C" __global__ void ocannlReverserBackward_op4_202(float* __restrict__ t5
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
         *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
         *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -7236,7 +7710,9 @@ extern "C" __global__ void ocannlReverserBackward_op4_202(float* __restrict__ t5
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 32 && col < 32) {
@@ -7262,10 +7738,13 @@ extern "C" __global__ void ocannlReverserBackward_op4_203(float* __restrict__ t1
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 16, rr = (v % 16) * 4;
@@ -7280,6 +7759,7 @@ extern "C" __global__ void ocannlReverserBackward_op4_203(float* __restrict__ t1
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -7295,12 +7775,15 @@ extern "C" __global__ void ocannlReverserBackward_op4_203(float* __restrict__ t1
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
     *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -7308,6 +7791,7 @@ extern "C" __global__ void ocannlReverserBackward_op4_203(float* __restrict__ t1
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 16, rr = (v % 16) * 4;
@@ -7322,6 +7806,7 @@ extern "C" __global__ void ocannlReverserBackward_op4_203(float* __restrict__ t1
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -7357,18 +7842,23 @@ extern "C" __global__ void ocannlReverserBackward_op4_203(float* __restrict__ t1
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
         *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 32 && col < 256) {
@@ -7394,10 +7884,13 @@ extern "C" __global__ void ocannlReverserBackward_op3_204(float* __restrict__ t5
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 16, rr = (v % 16) * 4;
@@ -7413,6 +7906,7 @@ extern "C" __global__ void ocannlReverserBackward_op3_204(float* __restrict__ t5
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 16, rr = (v % 16) * 4;
@@ -7427,10 +7921,12 @@ extern "C" __global__ void ocannlReverserBackward_op3_204(float* __restrict__ t5
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
     *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
     *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -7440,6 +7936,7 @@ extern "C" __global__ void ocannlReverserBackward_op3_204(float* __restrict__ t5
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 16, rr = (v % 16) * 4;
@@ -7455,6 +7952,7 @@ extern "C" __global__ void ocannlReverserBackward_op3_204(float* __restrict__ t5
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 16, rr = (v % 16) * 4;
@@ -7489,10 +7987,12 @@ extern "C" __global__ void ocannlReverserBackward_op3_204(float* __restrict__ t5
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
         *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
         *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -7500,7 +8000,9 @@ extern "C" __global__ void ocannlReverserBackward_op3_204(float* __restrict__ t5
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 32 && col < 32) {
@@ -7526,10 +8028,13 @@ extern "C" __global__ void ocannlReverserBackward_op3_205(float* __restrict__ t8
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 16, rr = (v % 16) * 4;
@@ -7544,6 +8049,7 @@ extern "C" __global__ void ocannlReverserBackward_op3_205(float* __restrict__ t8
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -7559,12 +8065,15 @@ extern "C" __global__ void ocannlReverserBackward_op3_205(float* __restrict__ t8
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
     *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -7572,6 +8081,7 @@ extern "C" __global__ void ocannlReverserBackward_op3_205(float* __restrict__ t8
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 16, rr = (v % 16) * 4;
@@ -7586,6 +8096,7 @@ extern "C" __global__ void ocannlReverserBackward_op3_205(float* __restrict__ t8
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -7621,18 +8132,23 @@ extern "C" __global__ void ocannlReverserBackward_op3_205(float* __restrict__ t8
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
         *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 32 && col < 256) {
@@ -7658,10 +8174,13 @@ extern "C" __global__ void ocannlReverserBackward_op2_206(float* __restrict__ t5
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 16, rr = (v % 16) * 4;
@@ -7677,6 +8196,7 @@ extern "C" __global__ void ocannlReverserBackward_op2_206(float* __restrict__ t5
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 16, rr = (v % 16) * 4;
@@ -7691,10 +8211,12 @@ extern "C" __global__ void ocannlReverserBackward_op2_206(float* __restrict__ t5
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
     *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
     *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -7704,6 +8226,7 @@ extern "C" __global__ void ocannlReverserBackward_op2_206(float* __restrict__ t5
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 16, rr = (v % 16) * 4;
@@ -7719,6 +8242,7 @@ extern "C" __global__ void ocannlReverserBackward_op2_206(float* __restrict__ t5
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 16, rr = (v % 16) * 4;
@@ -7753,10 +8277,12 @@ extern "C" __global__ void ocannlReverserBackward_op2_206(float* __restrict__ t5
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
         *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
         *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -7764,7 +8290,9 @@ extern "C" __global__ void ocannlReverserBackward_op2_206(float* __restrict__ t5
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 32 && col < 32) {
@@ -7790,10 +8318,13 @@ extern "C" __global__ void ocannlReverserBackward_op2_207(float* __restrict__ t6
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 16, rr = (v % 16) * 4;
@@ -7808,6 +8339,7 @@ extern "C" __global__ void ocannlReverserBackward_op2_207(float* __restrict__ t6
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -7823,12 +8355,15 @@ extern "C" __global__ void ocannlReverserBackward_op2_207(float* __restrict__ t6
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
     *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -7836,6 +8371,7 @@ extern "C" __global__ void ocannlReverserBackward_op2_207(float* __restrict__ t6
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 16, rr = (v % 16) * 4;
@@ -7850,6 +8386,7 @@ extern "C" __global__ void ocannlReverserBackward_op2_207(float* __restrict__ t6
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -7885,18 +8422,23 @@ extern "C" __global__ void ocannlReverserBackward_op2_207(float* __restrict__ t6
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
         *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 32 && col < 256) {
@@ -7950,10 +8492,13 @@ extern "C" __global__ void ocannlReverserBackward_op0_210(float* __restrict__ t0
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 16, rr = (v % 16) * 4;
@@ -7968,6 +8513,7 @@ extern "C" __global__ void ocannlReverserBackward_op0_210(float* __restrict__ t0
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     const int rr = e % 64, kk = e / 64;
@@ -7982,10 +8528,12 @@ extern "C" __global__ void ocannlReverserBackward_op0_210(float* __restrict__ t0
     }
     rb[j] = v;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
     *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     Bs[0][e / 64][e % 64] = rb[j];
@@ -7995,6 +8543,7 @@ extern "C" __global__ void ocannlReverserBackward_op0_210(float* __restrict__ t0
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 16, rr = (v % 16) * 4;
@@ -8009,6 +8558,7 @@ extern "C" __global__ void ocannlReverserBackward_op0_210(float* __restrict__ t0
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         const int rr = e % 64, kk = e / 64;
@@ -8043,10 +8593,12 @@ extern "C" __global__ void ocannlReverserBackward_op0_210(float* __restrict__ t0
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
         *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
       }
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         Bs[cur ^ 1][e / 64][e % 64] = rb[j];
@@ -8054,7 +8606,9 @@ extern "C" __global__ void ocannlReverserBackward_op0_210(float* __restrict__ t0
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 32 && col < 10) {
@@ -8557,10 +9111,13 @@ extern "C" __global__ void ocannlReverserPredict_op0_8(float* __restrict__ t0, f
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     const int kk = e % 16, rr = e / 16;
@@ -8574,6 +9131,7 @@ extern "C" __global__ void ocannlReverserPredict_op0_8(float* __restrict__ t0, f
     }
     ra[j] = v;
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     const int kk = e % 16, rr = e / 16;
@@ -8588,10 +9146,12 @@ extern "C" __global__ void ocannlReverserPredict_op0_8(float* __restrict__ t0, f
     }
     rb[j] = v;
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     As[0][e % 16][e / 16] = ra[j];
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     Bs[0][e % 16][e / 16] = rb[j];
@@ -8601,6 +9161,7 @@ extern "C" __global__ void ocannlReverserPredict_op0_8(float* __restrict__ t0, f
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         const int kk = e % 16, rr = e / 16;
@@ -8614,6 +9175,7 @@ extern "C" __global__ void ocannlReverserPredict_op0_8(float* __restrict__ t0, f
         }
         ra[j] = v;
       }
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         const int kk = e % 16, rr = e / 16;
@@ -8648,10 +9210,12 @@ extern "C" __global__ void ocannlReverserPredict_op0_8(float* __restrict__ t0, f
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         As[cur ^ 1][e % 16][e / 16] = ra[j];
       }
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         Bs[cur ^ 1][e % 16][e / 16] = rb[j];
@@ -8659,7 +9223,9 @@ extern "C" __global__ void ocannlReverserPredict_op0_8(float* __restrict__ t0, f
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 32 && col < 512) {
@@ -8706,10 +9272,13 @@ extern "C" __global__ void ocannlReverserPredict_op2_11(float* __restrict__ t4, 
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -8724,6 +9293,7 @@ extern "C" __global__ void ocannlReverserPredict_op2_11(float* __restrict__ t4, 
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -8738,12 +9308,16 @@ extern "C" __global__ void ocannlReverserPredict_op2_11(float* __restrict__ t4, 
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -8751,6 +9325,7 @@ extern "C" __global__ void ocannlReverserPredict_op2_11(float* __restrict__ t4, 
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -8765,6 +9340,7 @@ extern "C" __global__ void ocannlReverserPredict_op2_11(float* __restrict__ t4, 
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -8799,18 +9375,24 @@ extern "C" __global__ void ocannlReverserPredict_op2_11(float* __restrict__ t4, 
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 32 && col < 512) {
@@ -8844,10 +9426,13 @@ extern "C" __global__ void ocannlReverserPredict_op3_13(float* __restrict__ t4, 
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -8862,6 +9447,7 @@ extern "C" __global__ void ocannlReverserPredict_op3_13(float* __restrict__ t4, 
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -8876,12 +9462,16 @@ extern "C" __global__ void ocannlReverserPredict_op3_13(float* __restrict__ t4, 
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -8889,6 +9479,7 @@ extern "C" __global__ void ocannlReverserPredict_op3_13(float* __restrict__ t4, 
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -8903,6 +9494,7 @@ extern "C" __global__ void ocannlReverserPredict_op3_13(float* __restrict__ t4, 
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -8937,18 +9529,24 @@ extern "C" __global__ void ocannlReverserPredict_op3_13(float* __restrict__ t4, 
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 32 && col < 512) {
@@ -8982,10 +9580,13 @@ extern "C" __global__ void ocannlReverserPredict_op4_15(float* __restrict__ t4, 
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -9000,6 +9601,7 @@ extern "C" __global__ void ocannlReverserPredict_op4_15(float* __restrict__ t4, 
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -9014,12 +9616,16 @@ extern "C" __global__ void ocannlReverserPredict_op4_15(float* __restrict__ t4, 
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -9027,6 +9633,7 @@ extern "C" __global__ void ocannlReverserPredict_op4_15(float* __restrict__ t4, 
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -9041,6 +9648,7 @@ extern "C" __global__ void ocannlReverserPredict_op4_15(float* __restrict__ t4, 
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -9075,18 +9683,24 @@ extern "C" __global__ void ocannlReverserPredict_op4_15(float* __restrict__ t4, 
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 32 && col < 512) {
@@ -9123,10 +9737,13 @@ extern "C" __global__ void ocannlReverserPredict_op5_17(float* __restrict__ t6, 
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[8][8];
+  #pragma unroll
   for (int r = 0; r < 8; ++r)
+    #pragma unroll
     for (int c = 0; c < 8; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 2, kk = (v % 2) * 4;
@@ -9140,6 +9757,7 @@ extern "C" __global__ void ocannlReverserPredict_op5_17(float* __restrict__ t6, 
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 2, kk = (v % 2) * 4;
@@ -9153,12 +9771,16 @@ extern "C" __global__ void ocannlReverserPredict_op5_17(float* __restrict__ t6, 
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -9166,6 +9788,7 @@ extern "C" __global__ void ocannlReverserPredict_op5_17(float* __restrict__ t6, 
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 8;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 2, kk = (v % 2) * 4;
@@ -9179,6 +9802,7 @@ extern "C" __global__ void ocannlReverserPredict_op5_17(float* __restrict__ t6, 
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 2, kk = (v % 2) * 4;
@@ -9212,18 +9836,24 @@ extern "C" __global__ void ocannlReverserPredict_op5_17(float* __restrict__ t6, 
         for (int c = 0; c < 8; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 8; ++r)
+    #pragma unroll
     for (int c = 0; c < 8; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 8 && col < 8) {
@@ -9362,10 +9992,13 @@ extern "C" __global__ void ocannlReverserPredict_op13_27(float* __restrict__ t10
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[8][8];
+  #pragma unroll
   for (int r = 0; r < 8; ++r)
+    #pragma unroll
     for (int c = 0; c < 8; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 2, kk = (v % 2) * 4;
@@ -9379,6 +10012,7 @@ extern "C" __global__ void ocannlReverserPredict_op13_27(float* __restrict__ t10
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 32, rr = (v % 32) * 4;
@@ -9392,10 +10026,13 @@ extern "C" __global__ void ocannlReverserPredict_op13_27(float* __restrict__ t10
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 32, rr = (v % 32) * 4;
     *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -9405,6 +10042,7 @@ extern "C" __global__ void ocannlReverserPredict_op13_27(float* __restrict__ t10
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 8;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 2, kk = (v % 2) * 4;
@@ -9418,6 +10056,7 @@ extern "C" __global__ void ocannlReverserPredict_op13_27(float* __restrict__ t10
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 32, rr = (v % 32) * 4;
@@ -9451,10 +10090,13 @@ extern "C" __global__ void ocannlReverserPredict_op13_27(float* __restrict__ t10
         for (int c = 0; c < 8; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 32, rr = (v % 32) * 4;
         *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -9462,7 +10104,9 @@ extern "C" __global__ void ocannlReverserPredict_op13_27(float* __restrict__ t10
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 8; ++r)
+    #pragma unroll
     for (int c = 0; c < 8; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 8 && col < 8) {
@@ -9494,10 +10138,13 @@ extern "C" __global__ void ocannlReverserPredict_op14_29(float* __restrict__ t20
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -9512,6 +10159,7 @@ extern "C" __global__ void ocannlReverserPredict_op14_29(float* __restrict__ t20
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -9527,12 +10175,16 @@ extern "C" __global__ void ocannlReverserPredict_op14_29(float* __restrict__ t20
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -9540,6 +10192,7 @@ extern "C" __global__ void ocannlReverserPredict_op14_29(float* __restrict__ t20
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -9554,6 +10207,7 @@ extern "C" __global__ void ocannlReverserPredict_op14_29(float* __restrict__ t20
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -9589,18 +10243,24 @@ extern "C" __global__ void ocannlReverserPredict_op14_29(float* __restrict__ t20
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 32 && col < 512) {
@@ -9785,10 +10445,13 @@ extern "C" __global__ void ocannlReverserPredict_op27_42(float* __restrict__ t39
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -9802,6 +10465,7 @@ extern "C" __global__ void ocannlReverserPredict_op27_42(float* __restrict__ t39
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -9816,12 +10480,16 @@ extern "C" __global__ void ocannlReverserPredict_op27_42(float* __restrict__ t39
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -9829,6 +10497,7 @@ extern "C" __global__ void ocannlReverserPredict_op27_42(float* __restrict__ t39
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -9842,6 +10511,7 @@ extern "C" __global__ void ocannlReverserPredict_op27_42(float* __restrict__ t39
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -9876,18 +10546,24 @@ extern "C" __global__ void ocannlReverserPredict_op27_42(float* __restrict__ t39
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 64 && col < 512) {
@@ -9939,10 +10615,13 @@ extern "C" __global__ void ocannlReverserPredict_op30_45(float* __restrict__ t44
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -9956,6 +10635,7 @@ extern "C" __global__ void ocannlReverserPredict_op30_45(float* __restrict__ t44
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -9970,12 +10650,16 @@ extern "C" __global__ void ocannlReverserPredict_op30_45(float* __restrict__ t44
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -9983,6 +10667,7 @@ extern "C" __global__ void ocannlReverserPredict_op30_45(float* __restrict__ t44
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -9996,6 +10681,7 @@ extern "C" __global__ void ocannlReverserPredict_op30_45(float* __restrict__ t44
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -10030,18 +10716,24 @@ extern "C" __global__ void ocannlReverserPredict_op30_45(float* __restrict__ t44
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 32 && col < 512) {
@@ -10231,10 +10923,13 @@ extern "C" __global__ void ocannlReverserPredict_op44_58(float* __restrict__ t65
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -10248,6 +10943,7 @@ extern "C" __global__ void ocannlReverserPredict_op44_58(float* __restrict__ t65
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -10262,12 +10958,16 @@ extern "C" __global__ void ocannlReverserPredict_op44_58(float* __restrict__ t65
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -10275,6 +10975,7 @@ extern "C" __global__ void ocannlReverserPredict_op44_58(float* __restrict__ t65
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -10288,6 +10989,7 @@ extern "C" __global__ void ocannlReverserPredict_op44_58(float* __restrict__ t65
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -10322,18 +11024,24 @@ extern "C" __global__ void ocannlReverserPredict_op44_58(float* __restrict__ t65
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 10 && col < 512) {

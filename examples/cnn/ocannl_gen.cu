@@ -67,10 +67,13 @@ extern "C" __global__ void ocannlCNNTrainLoss_op0_4(float* __restrict__ t0, floa
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     const int rr = e % 64, kk = e / 64;
@@ -87,6 +90,7 @@ extern "C" __global__ void ocannlCNNTrainLoss_op0_4(float* __restrict__ t0, floa
     }
     ra[j] = v;
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     const int kk = e % 16, rr = e / 16;
@@ -101,10 +105,12 @@ extern "C" __global__ void ocannlCNNTrainLoss_op0_4(float* __restrict__ t0, floa
     }
     rb[j] = v;
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     As[0][e / 64][e % 64] = ra[j];
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     Bs[0][e % 16][e / 16] = rb[j];
@@ -114,6 +120,7 @@ extern "C" __global__ void ocannlCNNTrainLoss_op0_4(float* __restrict__ t0, floa
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         const int rr = e % 64, kk = e / 64;
@@ -130,6 +137,7 @@ extern "C" __global__ void ocannlCNNTrainLoss_op0_4(float* __restrict__ t0, floa
         }
         ra[j] = v;
       }
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         const int kk = e % 16, rr = e / 16;
@@ -164,10 +172,12 @@ extern "C" __global__ void ocannlCNNTrainLoss_op0_4(float* __restrict__ t0, floa
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         As[cur ^ 1][e / 64][e % 64] = ra[j];
       }
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         Bs[cur ^ 1][e % 16][e / 16] = rb[j];
@@ -175,7 +185,9 @@ extern "C" __global__ void ocannlCNNTrainLoss_op0_4(float* __restrict__ t0, floa
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 3200 && col < 8) {
@@ -281,10 +293,13 @@ extern "C" __global__ void ocannlCNNTrainLoss_op5_11(float* __restrict__ t10, fl
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -302,6 +317,7 @@ extern "C" __global__ void ocannlCNNTrainLoss_op5_11(float* __restrict__ t10, fl
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -317,12 +333,16 @@ extern "C" __global__ void ocannlCNNTrainLoss_op5_11(float* __restrict__ t10, fl
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -330,6 +350,7 @@ extern "C" __global__ void ocannlCNNTrainLoss_op5_11(float* __restrict__ t10, fl
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -347,6 +368,7 @@ extern "C" __global__ void ocannlCNNTrainLoss_op5_11(float* __restrict__ t10, fl
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -382,18 +404,24 @@ extern "C" __global__ void ocannlCNNTrainLoss_op5_11(float* __restrict__ t10, fl
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 800 && col < 16) {
@@ -735,10 +763,13 @@ extern "C" __global__ void ocannlCNNBackward_op0_6(float* __restrict__ t0, float
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     const int rr = e % 64, kk = e / 64;
@@ -755,6 +786,7 @@ extern "C" __global__ void ocannlCNNBackward_op0_6(float* __restrict__ t0, float
     }
     ra[j] = v;
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     const int kk = e % 16, rr = e / 16;
@@ -769,10 +801,12 @@ extern "C" __global__ void ocannlCNNBackward_op0_6(float* __restrict__ t0, float
     }
     rb[j] = v;
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     As[0][e / 64][e % 64] = ra[j];
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     Bs[0][e % 16][e / 16] = rb[j];
@@ -782,6 +816,7 @@ extern "C" __global__ void ocannlCNNBackward_op0_6(float* __restrict__ t0, float
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         const int rr = e % 64, kk = e / 64;
@@ -798,6 +833,7 @@ extern "C" __global__ void ocannlCNNBackward_op0_6(float* __restrict__ t0, float
         }
         ra[j] = v;
       }
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         const int kk = e % 16, rr = e / 16;
@@ -832,10 +868,12 @@ extern "C" __global__ void ocannlCNNBackward_op0_6(float* __restrict__ t0, float
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         As[cur ^ 1][e / 64][e % 64] = ra[j];
       }
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         Bs[cur ^ 1][e % 16][e / 16] = rb[j];
@@ -843,7 +881,9 @@ extern "C" __global__ void ocannlCNNBackward_op0_6(float* __restrict__ t0, float
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 3200 && col < 8) {
@@ -949,10 +989,13 @@ extern "C" __global__ void ocannlCNNBackward_op5_13(float* __restrict__ t10, flo
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -970,6 +1013,7 @@ extern "C" __global__ void ocannlCNNBackward_op5_13(float* __restrict__ t10, flo
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -985,12 +1029,16 @@ extern "C" __global__ void ocannlCNNBackward_op5_13(float* __restrict__ t10, flo
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -998,6 +1046,7 @@ extern "C" __global__ void ocannlCNNBackward_op5_13(float* __restrict__ t10, flo
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -1015,6 +1064,7 @@ extern "C" __global__ void ocannlCNNBackward_op5_13(float* __restrict__ t10, flo
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -1050,18 +1100,24 @@ extern "C" __global__ void ocannlCNNBackward_op5_13(float* __restrict__ t10, flo
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 800 && col < 16) {
@@ -1715,10 +1771,13 @@ extern "C" __global__ void ocannlCNNBackward_op5_69(float* __restrict__ t10, flo
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 16, rr = (v % 16) * 4;
@@ -1736,6 +1795,7 @@ extern "C" __global__ void ocannlCNNBackward_op5_69(float* __restrict__ t10, flo
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 16, rr = (v % 16) * 4;
@@ -1751,10 +1811,12 @@ extern "C" __global__ void ocannlCNNBackward_op5_69(float* __restrict__ t10, flo
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
     *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
     *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -1764,6 +1826,7 @@ extern "C" __global__ void ocannlCNNBackward_op5_69(float* __restrict__ t10, flo
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 16, rr = (v % 16) * 4;
@@ -1781,6 +1844,7 @@ extern "C" __global__ void ocannlCNNBackward_op5_69(float* __restrict__ t10, flo
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 16, rr = (v % 16) * 4;
@@ -1816,10 +1880,12 @@ extern "C" __global__ void ocannlCNNBackward_op5_69(float* __restrict__ t10, flo
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
         *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
         *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -1827,7 +1893,9 @@ extern "C" __global__ void ocannlCNNBackward_op5_69(float* __restrict__ t10, flo
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 72 && col < 16) {
@@ -1985,10 +2053,13 @@ extern "C" __global__ void ocannlCNNBackward_op0_77(float* __restrict__ t0, floa
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     const int rr = e % 64, kk = e / 64;
@@ -2005,6 +2076,7 @@ extern "C" __global__ void ocannlCNNBackward_op0_77(float* __restrict__ t0, floa
     }
     ra[j] = v;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 16, rr = (v % 16) * 4;
@@ -2020,10 +2092,12 @@ extern "C" __global__ void ocannlCNNBackward_op0_77(float* __restrict__ t0, floa
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     As[0][e / 64][e % 64] = ra[j];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
     *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -2033,6 +2107,7 @@ extern "C" __global__ void ocannlCNNBackward_op0_77(float* __restrict__ t0, floa
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         const int rr = e % 64, kk = e / 64;
@@ -2049,6 +2124,7 @@ extern "C" __global__ void ocannlCNNBackward_op0_77(float* __restrict__ t0, floa
         }
         ra[j] = v;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 16, rr = (v % 16) * 4;
@@ -2084,10 +2160,12 @@ extern "C" __global__ void ocannlCNNBackward_op0_77(float* __restrict__ t0, floa
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         As[cur ^ 1][e / 64][e % 64] = ra[j];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
         *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -2095,7 +2173,9 @@ extern "C" __global__ void ocannlCNNBackward_op0_77(float* __restrict__ t0, floa
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 9 && col < 8) {
@@ -2305,10 +2385,13 @@ extern "C" __global__ void ocannlCNNPredict_op0_3(float* __restrict__ t0, float*
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[8][8];
+  #pragma unroll
   for (int r = 0; r < 8; ++r)
+    #pragma unroll
     for (int c = 0; c < 8; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     const int rr = e % 128, kk = e / 128;
@@ -2325,6 +2408,7 @@ extern "C" __global__ void ocannlCNNPredict_op0_3(float* __restrict__ t0, float*
     }
     ra[j] = v;
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     const int kk = e % 8, rr = e / 8;
@@ -2339,10 +2423,12 @@ extern "C" __global__ void ocannlCNNPredict_op0_3(float* __restrict__ t0, float*
     }
     rb[j] = v;
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     As[0][e / 128][e % 128] = ra[j];
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     Bs[0][e % 8][e / 8] = rb[j];
@@ -2352,6 +2438,7 @@ extern "C" __global__ void ocannlCNNPredict_op0_3(float* __restrict__ t0, float*
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 8;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         const int rr = e % 128, kk = e / 128;
@@ -2368,6 +2455,7 @@ extern "C" __global__ void ocannlCNNPredict_op0_3(float* __restrict__ t0, float*
         }
         ra[j] = v;
       }
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         const int kk = e % 8, rr = e / 8;
@@ -2402,10 +2490,12 @@ extern "C" __global__ void ocannlCNNPredict_op0_3(float* __restrict__ t0, float*
         for (int c = 0; c < 8; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         As[cur ^ 1][e / 128][e % 128] = ra[j];
       }
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         Bs[cur ^ 1][e % 8][e / 8] = rb[j];
@@ -2413,7 +2503,9 @@ extern "C" __global__ void ocannlCNNPredict_op0_3(float* __restrict__ t0, float*
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 8; ++r)
+    #pragma unroll
     for (int c = 0; c < 8; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 25600 && col < 8) {
@@ -2519,10 +2611,13 @@ extern "C" __global__ void ocannlCNNPredict_op5_10(float* __restrict__ t9, float
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[8][8];
+  #pragma unroll
   for (int r = 0; r < 8; ++r)
+    #pragma unroll
     for (int c = 0; c < 8; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 2, kk = (v % 2) * 4;
@@ -2540,6 +2635,7 @@ extern "C" __global__ void ocannlCNNPredict_op5_10(float* __restrict__ t9, float
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 2, kk = (v % 2) * 4;
@@ -2555,12 +2651,16 @@ extern "C" __global__ void ocannlCNNPredict_op5_10(float* __restrict__ t9, float
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -2568,6 +2668,7 @@ extern "C" __global__ void ocannlCNNPredict_op5_10(float* __restrict__ t9, float
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 8;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 2, kk = (v % 2) * 4;
@@ -2585,6 +2686,7 @@ extern "C" __global__ void ocannlCNNPredict_op5_10(float* __restrict__ t9, float
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 2, kk = (v % 2) * 4;
@@ -2620,18 +2722,24 @@ extern "C" __global__ void ocannlCNNPredict_op5_10(float* __restrict__ t9, float
         for (int c = 0; c < 8; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 8; ++r)
+    #pragma unroll
     for (int c = 0; c < 8; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 6400 && col < 16) {

@@ -40,10 +40,13 @@ extern "C" __global__ void ocannlMatMul_op0_1(float* __restrict__ t0, float* __r
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -57,6 +60,7 @@ extern "C" __global__ void ocannlMatMul_op0_1(float* __restrict__ t0, float* __r
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 16, rr = (v % 16) * 4;
@@ -70,10 +74,13 @@ extern "C" __global__ void ocannlMatMul_op0_1(float* __restrict__ t0, float* __r
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
     *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -83,6 +90,7 @@ extern "C" __global__ void ocannlMatMul_op0_1(float* __restrict__ t0, float* __r
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -96,6 +104,7 @@ extern "C" __global__ void ocannlMatMul_op0_1(float* __restrict__ t0, float* __r
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 16, rr = (v % 16) * 4;
@@ -129,10 +138,13 @@ extern "C" __global__ void ocannlMatMul_op0_1(float* __restrict__ t0, float* __r
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
         *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -140,7 +152,9 @@ extern "C" __global__ void ocannlMatMul_op0_1(float* __restrict__ t0, float* __r
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 64 && col < 32) {
@@ -185,10 +199,13 @@ extern "C" __global__ void ocannlMatMulF64_op0_1(double* __restrict__ t0, double
   double ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   double acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (double)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     const int kk = e % 16, rr = e / 16;
@@ -202,6 +219,7 @@ extern "C" __global__ void ocannlMatMulF64_op0_1(double* __restrict__ t0, double
     }
     ra[j] = v;
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     const int rr = e % 64, kk = e / 64;
@@ -215,10 +233,12 @@ extern "C" __global__ void ocannlMatMulF64_op0_1(double* __restrict__ t0, double
     }
     rb[j] = v;
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     As[0][e % 16][e / 16] = ra[j];
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     Bs[0][e / 64][e % 64] = rb[j];
@@ -228,6 +248,7 @@ extern "C" __global__ void ocannlMatMulF64_op0_1(double* __restrict__ t0, double
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         const int kk = e % 16, rr = e / 16;
@@ -241,6 +262,7 @@ extern "C" __global__ void ocannlMatMulF64_op0_1(double* __restrict__ t0, double
         }
         ra[j] = v;
       }
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         const int rr = e % 64, kk = e / 64;
@@ -272,10 +294,12 @@ extern "C" __global__ void ocannlMatMulF64_op0_1(double* __restrict__ t0, double
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         As[cur ^ 1][e % 16][e / 16] = ra[j];
       }
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         Bs[cur ^ 1][e / 64][e % 64] = rb[j];
@@ -283,7 +307,9 @@ extern "C" __global__ void ocannlMatMulF64_op0_1(double* __restrict__ t0, double
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 64 && col < 32) {
@@ -328,10 +354,13 @@ extern "C" __global__ void ocannlMatMul64_op0_1(float* __restrict__ t0, float* _
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -345,6 +374,7 @@ extern "C" __global__ void ocannlMatMul64_op0_1(float* __restrict__ t0, float* _
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 16, rr = (v % 16) * 4;
@@ -358,10 +388,13 @@ extern "C" __global__ void ocannlMatMul64_op0_1(float* __restrict__ t0, float* _
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
     *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -371,6 +404,7 @@ extern "C" __global__ void ocannlMatMul64_op0_1(float* __restrict__ t0, float* _
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -384,6 +418,7 @@ extern "C" __global__ void ocannlMatMul64_op0_1(float* __restrict__ t0, float* _
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 16, rr = (v % 16) * 4;
@@ -417,10 +452,13 @@ extern "C" __global__ void ocannlMatMul64_op0_1(float* __restrict__ t0, float* _
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
         *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -428,7 +466,9 @@ extern "C" __global__ void ocannlMatMul64_op0_1(float* __restrict__ t0, float* _
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 64 && col < 64) {
@@ -473,10 +513,13 @@ extern "C" __global__ void ocannlMatMul256_op0_1(float* __restrict__ t0, float* 
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -490,6 +533,7 @@ extern "C" __global__ void ocannlMatMul256_op0_1(float* __restrict__ t0, float* 
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 16, rr = (v % 16) * 4;
@@ -503,10 +547,13 @@ extern "C" __global__ void ocannlMatMul256_op0_1(float* __restrict__ t0, float* 
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
     *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -516,6 +563,7 @@ extern "C" __global__ void ocannlMatMul256_op0_1(float* __restrict__ t0, float* 
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -529,6 +577,7 @@ extern "C" __global__ void ocannlMatMul256_op0_1(float* __restrict__ t0, float* 
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 16, rr = (v % 16) * 4;
@@ -562,10 +611,13 @@ extern "C" __global__ void ocannlMatMul256_op0_1(float* __restrict__ t0, float* 
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
         *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -573,7 +625,9 @@ extern "C" __global__ void ocannlMatMul256_op0_1(float* __restrict__ t0, float* 
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 256 && col < 256) {
@@ -618,10 +672,13 @@ extern "C" __global__ void ocannlMatMul512_op0_1(float* __restrict__ t0, float* 
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -635,6 +692,7 @@ extern "C" __global__ void ocannlMatMul512_op0_1(float* __restrict__ t0, float* 
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 16, rr = (v % 16) * 4;
@@ -648,10 +706,13 @@ extern "C" __global__ void ocannlMatMul512_op0_1(float* __restrict__ t0, float* 
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
     *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -661,6 +722,7 @@ extern "C" __global__ void ocannlMatMul512_op0_1(float* __restrict__ t0, float* 
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -674,6 +736,7 @@ extern "C" __global__ void ocannlMatMul512_op0_1(float* __restrict__ t0, float* 
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 16, rr = (v % 16) * 4;
@@ -707,10 +770,13 @@ extern "C" __global__ void ocannlMatMul512_op0_1(float* __restrict__ t0, float* 
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
         *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -718,7 +784,9 @@ extern "C" __global__ void ocannlMatMul512_op0_1(float* __restrict__ t0, float* 
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 512 && col < 512) {
@@ -763,10 +831,13 @@ extern "C" __global__ void ocannlMLPLayer_op0_1(float* __restrict__ t0, float* _
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -780,6 +851,7 @@ extern "C" __global__ void ocannlMLPLayer_op0_1(float* __restrict__ t0, float* _
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 16, rr = (v % 16) * 4;
@@ -793,10 +865,13 @@ extern "C" __global__ void ocannlMLPLayer_op0_1(float* __restrict__ t0, float* _
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
     *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -806,6 +881,7 @@ extern "C" __global__ void ocannlMLPLayer_op0_1(float* __restrict__ t0, float* _
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -819,6 +895,7 @@ extern "C" __global__ void ocannlMLPLayer_op0_1(float* __restrict__ t0, float* _
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 16, rr = (v % 16) * 4;
@@ -852,10 +929,13 @@ extern "C" __global__ void ocannlMLPLayer_op0_1(float* __restrict__ t0, float* _
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
         *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -863,7 +943,9 @@ extern "C" __global__ void ocannlMLPLayer_op0_1(float* __restrict__ t0, float* _
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 32 && col < 128) {
@@ -910,10 +992,13 @@ extern "C" __global__ void ocannlBatchedMatMul_op0_1(float* __restrict__ t0, flo
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -927,6 +1012,7 @@ extern "C" __global__ void ocannlBatchedMatMul_op0_1(float* __restrict__ t0, flo
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 16, rr = (v % 16) * 4;
@@ -940,10 +1026,13 @@ extern "C" __global__ void ocannlBatchedMatMul_op0_1(float* __restrict__ t0, flo
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
     *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -953,6 +1042,7 @@ extern "C" __global__ void ocannlBatchedMatMul_op0_1(float* __restrict__ t0, flo
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -966,6 +1056,7 @@ extern "C" __global__ void ocannlBatchedMatMul_op0_1(float* __restrict__ t0, flo
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 16, rr = (v % 16) * 4;
@@ -999,10 +1090,13 @@ extern "C" __global__ void ocannlBatchedMatMul_op0_1(float* __restrict__ t0, flo
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
         *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -1010,7 +1104,9 @@ extern "C" __global__ void ocannlBatchedMatMul_op0_1(float* __restrict__ t0, flo
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 16 && col < 24) {
@@ -1401,10 +1497,13 @@ extern "C" __global__ void ocannlConv2D_op0_1(float* __restrict__ t0, float* __r
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     const int kk = e % 16, rr = e / 16;
@@ -1422,6 +1521,7 @@ extern "C" __global__ void ocannlConv2D_op0_1(float* __restrict__ t0, float* __r
     }
     ra[j] = v;
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     const int kk = e % 16, rr = e / 16;
@@ -1437,10 +1537,12 @@ extern "C" __global__ void ocannlConv2D_op0_1(float* __restrict__ t0, float* __r
     }
     rb[j] = v;
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     As[0][e % 16][e / 16] = ra[j];
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     Bs[0][e % 16][e / 16] = rb[j];
@@ -1450,6 +1552,7 @@ extern "C" __global__ void ocannlConv2D_op0_1(float* __restrict__ t0, float* __r
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         const int kk = e % 16, rr = e / 16;
@@ -1467,6 +1570,7 @@ extern "C" __global__ void ocannlConv2D_op0_1(float* __restrict__ t0, float* __r
         }
         ra[j] = v;
       }
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         const int kk = e % 16, rr = e / 16;
@@ -1502,10 +1606,12 @@ extern "C" __global__ void ocannlConv2D_op0_1(float* __restrict__ t0, float* __r
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         As[cur ^ 1][e % 16][e / 16] = ra[j];
       }
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         Bs[cur ^ 1][e % 16][e / 16] = rb[j];
@@ -1513,7 +1619,9 @@ extern "C" __global__ void ocannlConv2D_op0_1(float* __restrict__ t0, float* __r
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 392 && col < 8) {
@@ -1587,10 +1695,13 @@ extern "C" __global__ void ocannlConv2DPadded_op1_3(float* __restrict__ t1, floa
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     const int kk = e % 16, rr = e / 16;
@@ -1608,6 +1719,7 @@ extern "C" __global__ void ocannlConv2DPadded_op1_3(float* __restrict__ t1, floa
     }
     ra[j] = v;
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     const int kk = e % 16, rr = e / 16;
@@ -1623,10 +1735,12 @@ extern "C" __global__ void ocannlConv2DPadded_op1_3(float* __restrict__ t1, floa
     }
     rb[j] = v;
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     As[0][e % 16][e / 16] = ra[j];
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     Bs[0][e % 16][e / 16] = rb[j];
@@ -1636,6 +1750,7 @@ extern "C" __global__ void ocannlConv2DPadded_op1_3(float* __restrict__ t1, floa
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         const int kk = e % 16, rr = e / 16;
@@ -1653,6 +1768,7 @@ extern "C" __global__ void ocannlConv2DPadded_op1_3(float* __restrict__ t1, floa
         }
         ra[j] = v;
       }
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         const int kk = e % 16, rr = e / 16;
@@ -1688,10 +1804,12 @@ extern "C" __global__ void ocannlConv2DPadded_op1_3(float* __restrict__ t1, floa
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         As[cur ^ 1][e % 16][e / 16] = ra[j];
       }
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         Bs[cur ^ 1][e % 16][e / 16] = rb[j];
@@ -1699,7 +1817,9 @@ extern "C" __global__ void ocannlConv2DPadded_op1_3(float* __restrict__ t1, floa
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 512 && col < 8) {
@@ -1749,10 +1869,13 @@ extern "C" __global__ void ocannlConv2DStrided_op0_1(float* __restrict__ t0, flo
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     const int kk = e % 16, rr = e / 16;
@@ -1770,6 +1893,7 @@ extern "C" __global__ void ocannlConv2DStrided_op0_1(float* __restrict__ t0, flo
     }
     ra[j] = v;
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     const int kk = e % 16, rr = e / 16;
@@ -1785,10 +1909,12 @@ extern "C" __global__ void ocannlConv2DStrided_op0_1(float* __restrict__ t0, flo
     }
     rb[j] = v;
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     As[0][e % 16][e / 16] = ra[j];
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     Bs[0][e % 16][e / 16] = rb[j];
@@ -1798,6 +1924,7 @@ extern "C" __global__ void ocannlConv2DStrided_op0_1(float* __restrict__ t0, flo
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         const int kk = e % 16, rr = e / 16;
@@ -1815,6 +1942,7 @@ extern "C" __global__ void ocannlConv2DStrided_op0_1(float* __restrict__ t0, flo
         }
         ra[j] = v;
       }
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         const int kk = e % 16, rr = e / 16;
@@ -1850,10 +1978,12 @@ extern "C" __global__ void ocannlConv2DStrided_op0_1(float* __restrict__ t0, flo
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         As[cur ^ 1][e % 16][e / 16] = ra[j];
       }
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         Bs[cur ^ 1][e % 16][e / 16] = rb[j];
@@ -1861,7 +1991,9 @@ extern "C" __global__ void ocannlConv2DStrided_op0_1(float* __restrict__ t0, flo
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 98 && col < 8) {
@@ -1908,10 +2040,13 @@ extern "C" __global__ void ocannlConv2DDilated_op0_1(float* __restrict__ t0, flo
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     const int kk = e % 16, rr = e / 16;
@@ -1929,6 +2064,7 @@ extern "C" __global__ void ocannlConv2DDilated_op0_1(float* __restrict__ t0, flo
     }
     ra[j] = v;
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     const int kk = e % 16, rr = e / 16;
@@ -1944,10 +2080,12 @@ extern "C" __global__ void ocannlConv2DDilated_op0_1(float* __restrict__ t0, flo
     }
     rb[j] = v;
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     As[0][e % 16][e / 16] = ra[j];
   }
+  #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const int e = threadIdx.x + 256 * j;
     Bs[0][e % 16][e / 16] = rb[j];
@@ -1957,6 +2095,7 @@ extern "C" __global__ void ocannlConv2DDilated_op0_1(float* __restrict__ t0, flo
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         const int kk = e % 16, rr = e / 16;
@@ -1974,6 +2113,7 @@ extern "C" __global__ void ocannlConv2DDilated_op0_1(float* __restrict__ t0, flo
         }
         ra[j] = v;
       }
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         const int kk = e % 16, rr = e / 16;
@@ -2009,10 +2149,12 @@ extern "C" __global__ void ocannlConv2DDilated_op0_1(float* __restrict__ t0, flo
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         As[cur ^ 1][e % 16][e / 16] = ra[j];
       }
+      #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int e = threadIdx.x + 256 * j;
         Bs[cur ^ 1][e % 16][e / 16] = rb[j];
@@ -2020,7 +2162,9 @@ extern "C" __global__ void ocannlConv2DDilated_op0_1(float* __restrict__ t0, flo
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 288 && col < 8) {

@@ -98,10 +98,13 @@ extern "C" __global__ void ocannlMoonsTrainLoss_op3_6(float* __restrict__ t6, fl
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -115,6 +118,7 @@ extern "C" __global__ void ocannlMoonsTrainLoss_op3_6(float* __restrict__ t6, fl
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -128,12 +132,16 @@ extern "C" __global__ void ocannlMoonsTrainLoss_op3_6(float* __restrict__ t6, fl
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -141,6 +149,7 @@ extern "C" __global__ void ocannlMoonsTrainLoss_op3_6(float* __restrict__ t6, fl
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -154,6 +163,7 @@ extern "C" __global__ void ocannlMoonsTrainLoss_op3_6(float* __restrict__ t6, fl
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -187,18 +197,24 @@ extern "C" __global__ void ocannlMoonsTrainLoss_op3_6(float* __restrict__ t6, fl
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 16 && col < 32) {
@@ -432,10 +448,13 @@ extern "C" __global__ void ocannlMoonsBackward_op3_6(float* __restrict__ t6, flo
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -449,6 +468,7 @@ extern "C" __global__ void ocannlMoonsBackward_op3_6(float* __restrict__ t6, flo
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -462,12 +482,16 @@ extern "C" __global__ void ocannlMoonsBackward_op3_6(float* __restrict__ t6, flo
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -475,6 +499,7 @@ extern "C" __global__ void ocannlMoonsBackward_op3_6(float* __restrict__ t6, flo
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -488,6 +513,7 @@ extern "C" __global__ void ocannlMoonsBackward_op3_6(float* __restrict__ t6, flo
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -521,18 +547,24 @@ extern "C" __global__ void ocannlMoonsBackward_op3_6(float* __restrict__ t6, flo
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 16 && col < 32) {
@@ -894,10 +926,13 @@ extern "C" __global__ void ocannlMoonsBackward_op3_39(float* __restrict__ t6, fl
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 16, rr = (v % 16) * 4;
@@ -911,6 +946,7 @@ extern "C" __global__ void ocannlMoonsBackward_op3_39(float* __restrict__ t6, fl
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 16, rr = (v % 16) * 4;
@@ -924,10 +960,12 @@ extern "C" __global__ void ocannlMoonsBackward_op3_39(float* __restrict__ t6, fl
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
     *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
     *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -937,6 +975,7 @@ extern "C" __global__ void ocannlMoonsBackward_op3_39(float* __restrict__ t6, fl
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 16, rr = (v % 16) * 4;
@@ -950,6 +989,7 @@ extern "C" __global__ void ocannlMoonsBackward_op3_39(float* __restrict__ t6, fl
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 16, rr = (v % 16) * 4;
@@ -983,10 +1023,12 @@ extern "C" __global__ void ocannlMoonsBackward_op3_39(float* __restrict__ t6, fl
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
         *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
         *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
@@ -994,7 +1036,9 @@ extern "C" __global__ void ocannlMoonsBackward_op3_39(float* __restrict__ t6, fl
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 16 && col < 16) {
@@ -1019,10 +1063,13 @@ extern "C" __global__ void ocannlMoonsBackward_op3_40(float* __restrict__ t7, fl
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int kk = v / 16, rr = (v % 16) * 4;
@@ -1036,6 +1083,7 @@ extern "C" __global__ void ocannlMoonsBackward_op3_40(float* __restrict__ t7, fl
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -1049,12 +1097,15 @@ extern "C" __global__ void ocannlMoonsBackward_op3_40(float* __restrict__ t7, fl
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
     *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -1062,6 +1113,7 @@ extern "C" __global__ void ocannlMoonsBackward_op3_40(float* __restrict__ t7, fl
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int kk = v / 16, rr = (v % 16) * 4;
@@ -1075,6 +1127,7 @@ extern "C" __global__ void ocannlMoonsBackward_op3_40(float* __restrict__ t7, fl
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -1108,18 +1161,23 @@ extern "C" __global__ void ocannlMoonsBackward_op3_40(float* __restrict__ t7, fl
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
         *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 16 && col < 32) {
@@ -1488,10 +1546,13 @@ extern "C" __global__ void ocannlMoonsPredict_op3_4(float* __restrict__ t5, floa
   float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
   // The first slice, then per slice: load the next into registers,
   // multiply the current stage, store the next into the other stage.
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -1505,6 +1566,7 @@ extern "C" __global__ void ocannlMoonsPredict_op3_4(float* __restrict__ t5, floa
     }
     ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j;
     const int rr = v / 4, kk = (v % 4) * 4;
@@ -1518,12 +1580,16 @@ extern "C" __global__ void ocannlMoonsPredict_op3_4(float* __restrict__ t5, floa
     }
     rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
   }
+  #pragma unroll
   for (int j = 0; j < 1; ++j) {
     const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
     for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
   }
   __syncthreads();
@@ -1531,6 +1597,7 @@ extern "C" __global__ void ocannlMoonsPredict_op3_4(float* __restrict__ t5, floa
     const int cur = t & 1;
     const int knext = kbeg + (int)(t + 1) * 16;
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -1544,6 +1611,7 @@ extern "C" __global__ void ocannlMoonsPredict_op3_4(float* __restrict__ t5, floa
         }
         ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j;
         const int rr = v / 4, kk = (v % 4) * 4;
@@ -1577,18 +1645,24 @@ extern "C" __global__ void ocannlMoonsPredict_op3_4(float* __restrict__ t5, floa
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
     if (t + 1 < ntiles) {
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
       }
+      #pragma unroll
       for (int j = 0; j < 1; ++j) {
         const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
         for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
       }
     }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
       if (row < 16 && col < 256) {
