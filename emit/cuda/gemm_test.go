@@ -113,7 +113,11 @@ func tunedGEMMs(t *testing.T) *gemmSet {
 	small.SplitK = target.SplitK{MaxBlocks: 16, MinK: 256, MinSlice: 64, Max: 64, TargetBlocks: 8}
 	split := contraction(t, "Split", "ij;jk=>ik", "20,600", "600,12")         // 8 splits of 80, the last 40
 	splitB := contraction(t, "SplitB", "bij;bjk=>ik", "2,16,256", "2,256,12") // reduction over b and j
-	src := render(t, big, tuned, tunedT, tunedS) + render(t, small, split, splitB)
+	// A convolution's weight gradient (an implicit GEMM of affine
+	// indices: few output cells, the reduction over batch and positions).
+	const conv = "b, 1*oh<+kh, 1*ow<+kw, ic; b, oh, ow, oc => kh, kw, ic, oc"
+	splitConv := contraction(t, "SplitConv", conv, "8,10,10,4", "8,8,8,8")
+	src := render(t, big, tuned, tunedT, tunedS) + render(t, small, split, splitB, splitConv)
 	tf32T, bf16T := target.GPU(), target.GPU()
 	tf32T.Precision, bf16T.Precision = "tf32", "bf16"
 	tc32 := contraction(t, "TF32", "ij;jk=>ik", "132,40", "40,136")
@@ -124,7 +128,8 @@ func tunedGEMMs(t *testing.T) *gemmSet {
 	tf32Small := small
 	tf32Small.Precision = "tf32"
 	tcS := contraction(t, "TF32Split", "ij;jk=>ik", "20,600", "600,12")
-	return &gemmSet{src: src, tf32: render(t, tf32T, tc32, tcB) + render(t, tf32Small, tcS), bf16: render(t, bf16T, tc16), cases: []gemmCase{
+	tcConv := contraction(t, "TF32SplitConv", conv, "8,10,10,4", "8,8,8,8")
+	return &gemmSet{src: src, tf32: render(t, tf32T, tc32, tcB) + render(t, tf32Small, tcS, tcConv), bf16: render(t, bf16T, tc16), cases: []gemmCase{
 		{k: tuned, want: []string{"Tile 128x128", "A: float4 along the reduction; B: float4 along the rows", "OCANNL_LD4"}},
 		{k: tunedT, want: []string{"Tile 128x128", "A: float4 along the rows; B: scalar, rows fastest"}},
 		{k: tunedS, want: []string{"Tile 128x128", "A: scalar, reduction fastest; B: float4 along the rows"}},
@@ -134,6 +139,8 @@ func tunedGEMMs(t *testing.T) *gemmSet {
 		{k: tc16, prec: "bf16", K: 72, want: []string{"Tensor-core GEMM (bf16", "__float2bfloat16", "16, 16, 16, __nv_bfloat16"}},
 		{k: tcB, prec: "tf32", K: 40, want: []string{"Tensor-core GEMM (tf32", "C 150x136 += A * B over 40 (rows i1,i2", "zb"}},
 		{k: tcS, prec: "tf32", K: 600, want: []string{"Tensor-core GEMM (tf32", "split-K: 8 splits of 80"}},
+		{k: splitConv, want: []string{"C 36x8 += A * B over 512 (rows i0,i1,i2, columns i3, reduced i4,i5,i6)", "split-K: 8 splits of 64"}},
+		{k: tcConv, prec: "tf32", K: 512, want: []string{"Tensor-core GEMM (tf32", "split-K: 8 splits of 64"}},
 	}}
 }
 
@@ -159,8 +166,9 @@ func (c gemmCase) close(got, want float64) bool {
 // tuned float32 GEMM (128x128 tiles: target's BigMinBlocks lowered so
 // that a small problem takes it) with float4 and scalar staging, partial
 // tiles on every side; split-K GEMMs (one with a reduction of two loops,
-// one with a partial last split); the tf32 and bf16 tensor-core kernels
-// (tf32 also with a batch and rows of two loops, and split-K);
+// one with a partial last split, a convolution's weight gradient); the
+// tf32 and bf16 tensor-core kernels (tf32 also with a batch and rows of
+// two loops, and split-K, on a matmul and a weight gradient);
 // and broken copies (a double buffer that stores the next slice into the
 // stage being read, a tensor-core tile stored one column off, a split
 // that drops its last slice). Every kernel runs on random inputs against
@@ -175,7 +183,7 @@ func TestTunedGEMMs(t *testing.T) {
 	src, srcTF32, srcBF16 := set.src, set.tf32, set.bf16
 	cases := set.cases
 	tuned, split, tc32 := cases[0].k, cases[3].k, cases[5].k
-	splitB := cases[4].k
+	splitB, splitConv := cases[4].k, cases[9].k
 	for _, c := range cases {
 		s := src
 		switch c.prec {
@@ -242,14 +250,15 @@ func TestTunedGEMMs(t *testing.T) {
 		k      *desc.Kernel
 		splits int
 		kc     int
-	}{{split, 8, 80}, {splitB, 8, 64}} {
+	}{{split, 8, 80}, {splitB, 8, 64}, {splitConv, 0, 0}} {
 		splitKDeterministic(t, s, sc.k, sc.splits, sc.kc)
 	}
 }
 
 // splitKDeterministic runs a split-K kernel twice on the same inputs:
-// the results must be the same bits, and the bits of the fixed-order
-// float32 reference.
+// the results must be the same bits, and (splits > 0: an "ij;jk=>ik" or
+// "bij;bjk=>ik" kernel of that many splits of kc) the bits of the
+// fixed-order float32 reference.
 func splitKDeterministic(t *testing.T, s *rtcuda.Session, k *desc.Kernel, splits, kc int) {
 	inputs, io := randomInputs(k, 6)
 	var runs [2][]float64
@@ -260,12 +269,15 @@ func splitKDeterministic(t *testing.T, s *rtcuda.Session, k *desc.Kernel, splits
 		}
 		runs[i] = io["c"].([]float64)
 	}
-	ref := splitReference(k, inputs, splits, kc)
+	var ref []float32
+	if splits > 0 {
+		ref = splitReference(k, inputs, splits, kc)
+	}
 	for i := range runs[0] {
 		if math.Float64bits(runs[0][i]) != math.Float64bits(runs[1][i]) {
 			t.Fatalf("%s: cell %d differs between two runs: %v, %v", k.Name, i, runs[0][i], runs[1][i])
 		}
-		if float32(runs[0][i]) != ref[i] {
+		if ref != nil && float32(runs[0][i]) != ref[i] {
 			t.Fatalf("%s: cell %d = %v, the fixed-order reference %v", k.Name, i, runs[0][i], ref[i])
 		}
 	}
