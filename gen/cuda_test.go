@@ -78,7 +78,9 @@ func TestCUDAOptIn(t *testing.T) {
 func TestCUDADirectiveErrors(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ name, src, want string }{
-		{"args", "package good\n\n//ocannl:cuda fast\n", "cuda.go:3:15: //ocannl:cuda takes no arguments"},
+		{"args", "package good\n\n//ocannl:cuda fast\n", `cuda.go:3:15: //ocannl:cuda takes no argument or a tensor-core precision, tf32 or bf16, not "fast"`},
+		{"case", "package good\n\n//ocannl:cuda TF32\n", `cuda.go:3:15: //ocannl:cuda takes no argument or a tensor-core precision, tf32 or bf16, not "TF32"`},
+		{"two", "package good\n\n//ocannl:cuda tf32 bf16\n", `cuda.go:3:15: //ocannl:cuda takes no argument or a tensor-core precision, tf32 or bf16, not "tf32 bf16"`},
 		{"doc", "package good\n\n//ocannl:cuda\nfunc F() {}\n", "cuda.go:3:10: //ocannl:cuda is a package directive"},
 		{"twice", "package good\n\n//ocannl:cuda\n\n//ocannl:cuda\n", "cuda.go:5:10: a second //ocannl:cuda in the package (the first is at line 3)"},
 	} {
@@ -92,5 +94,37 @@ func TestCUDADirectiveErrors(t *testing.T) {
 				t.Fatalf("got %v, want an error containing %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestCUDAPrecision: //ocannl:cuda tf32 (or bf16) puts the package's
+// float32 matmul-class nests on tensor cores at that precision; the
+// other kernels and ocannl_gen.go are unchanged.
+func TestCUDAPrecision(t *testing.T) {
+	t.Parallel()
+	dir := copyFixture(t)
+	const big = "\n// Big multiplies a by b.\n//\n//ocannl:einsum \"i,j; j,k => i,k\"\nfunc Big(a *[16][24]float32, b *[24][20]float32, out *[16][20]float32) { ocannlBig(a, b, out) }\n"
+	var plain []byte
+	for _, c := range []struct{ arg, want string }{
+		{"", "Tiled GEMM: C 16x20"},
+		{" tf32", "Tensor-core GEMM (tf32, float32 accumulation): C 16x20"},
+		{" bf16", "Tensor-core GEMM (bf16, float32 accumulation): C 16x20"},
+	} {
+		if err := os.WriteFile(filepath.Join(dir, "good", "cuda.go"), []byte("package good\n\n//ocannl:cuda"+c.arg+"\n"+big), 0o666); err != nil {
+			t.Fatal(err)
+		}
+		res, err := Generate([]string{"./good"}, Options{Dir: dir, Check: true})
+		if err != nil {
+			t.Fatalf("//ocannl:cuda%s: %v", c.arg, err)
+		}
+		cu := string(res[0].CUDAContent)
+		if !strings.Contains(cu, c.want) {
+			t.Errorf("//ocannl:cuda%s: the file lacks %q:\n%s", c.arg, c.want, cu)
+		}
+		if c.arg == "" {
+			plain = res[0].Content
+		} else if !bytes.Equal(res[0].Content, plain) {
+			t.Errorf("//ocannl:cuda%s changed ocannl_gen.go", c.arg)
+		}
 	}
 }

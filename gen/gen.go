@@ -32,6 +32,7 @@ import (
 	"github.com/ocannlgen/ocannlgen/emit/desc"
 	"github.com/ocannlgen/ocannlgen/emit/gocode"
 	"github.com/ocannlgen/ocannlgen/emit/target"
+	"github.com/ocannlgen/ocannlgen/spec"
 )
 
 // OutputFile is the name of the generated file in each package directory.
@@ -533,7 +534,7 @@ func (g *pkgGen) write(check bool) (*Result, []*Error) {
 		return res, nil
 	}
 	res.Status = st
-	if err := generateCUDA(res, g.f, dir, g.cudaDir != nil, check); err != nil {
+	if err := generateCUDA(res, g.f, dir, g.cudaDir, check); err != nil {
 		return nil, []*Error{err}
 	}
 	return res, nil
@@ -717,14 +718,18 @@ func syncFile(path string, content []byte, check bool) (Status, *Error) {
 }
 
 // generateCUDA writes (or checks) the package's ocannl_gen.cu: the CUDA C
-// of every kernel when the package opted in with //ocannl:cuda; without
-// the directive, a generated ocannl_gen.cu left from before is removed.
-func generateCUDA(res *Result, f *desc.File, dir string, on, check bool) *Error {
+// of every kernel when the package opted in with //ocannl:cuda (d; its
+// argument, tf32 or bf16, puts matmul-class nests on tensor cores at that
+// precision); without the directive, a generated ocannl_gen.cu left from
+// before is removed.
+func generateCUDA(res *Result, f *desc.File, dir string, d *directive, check bool) *Error {
 	res.CUDAFile = filepath.Join(dir, cuda.OutputFile)
 	var content []byte
-	if on {
+	if d != nil {
+		t := target.GPU()
+		t.Precision = d.Arg
 		var err error
-		if content, err = cuda.Render(f, target.GPU()); err != nil {
+		if content, err = cuda.Render(f, t); err != nil {
 			return &Error{Pos: token.Position{Filename: res.CUDAFile}, Msg: err.Error()}
 		}
 	}
@@ -890,12 +895,13 @@ func (fs *fileScan) scanGroup(cg *ast.CommentGroup) {
 	}
 }
 
-// cudaDirective takes d, an //ocannl:cuda directive in comment c, as the
-// package's, or reports why it cannot be.
+// cudaDirective takes d, an //ocannl:cuda directive in comment c (with no
+// argument, or the precision tf32 or bf16), as the package's, or reports
+// why it cannot be.
 func (fs *fileScan) cudaDirective(c *ast.Comment, d *directive) {
 	switch {
-	case d.Arg != "":
-		fs.errs = append(fs.errs, d.errAt(d.ArgCol, "//ocannl:cuda takes no arguments"))
+	case d.Arg != "" && d.Arg != "tf32" && d.Arg != "bf16":
+		fs.errs = append(fs.errs, d.errAt(d.ArgCol, "//ocannl:cuda takes no argument or a tensor-core precision, tf32 or bf16, not %s", spec.Quote(d.Arg)))
 	case fs.docOf[c] != nil || fs.typeOf[c] != nil:
 		fs.errs = append(fs.errs, d.errAt(d.VerbCol, "//ocannl:cuda is a package directive: write it in a comment of its own, not in a declaration's doc comment"))
 	case fs.cudaDir != nil:

@@ -4,8 +4,10 @@ package cuda_test
 
 import (
 	"encoding/gob"
+	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ocannlgen/ocannlgen/internal/testutil"
@@ -59,22 +61,17 @@ func gpuSession(t testing.TB, d *rtcuda.Device, src []byte) *rtcuda.Session {
 }
 
 // TestGPUKernelsMatchInterpreter runs every recorded kernel (the
-// gallery's; the demos' entries and backward kernels) on the GPU and
-// compares with the interpreter's recorded outputs.
+// gallery's; the demos' entries and backward kernels; TestTunedGEMMs's
+// tuned, split-K and tensor-core kernels) on the GPU and compares with
+// the interpreter's recorded outputs.
 func TestGPUKernelsMatchInterpreter(t *testing.T) {
 	d := openGPU(t)
-	for _, pkg := range emuPackages {
+	for _, pkg := range append(emuPackages, tunedCases) {
 		t.Run(filepath.Base(pkg), func(t *testing.T) {
 			cf := readCases(t, filepath.Base(pkg))
 			s := gpuSession(t, d, cf.Source)
 			for _, c := range cf.Cases {
-				io := map[string]any{}
-				for n, v := range c.Inputs {
-					io[n] = v
-				}
-				for n, v := range c.Outputs {
-					io[n] = make([]float64, len(v))
-				}
+				io := c.io()
 				if err := s.Run(c.Kernel, io); err != nil {
 					t.Fatalf("%s: %v", c.Kernel, err)
 				}
@@ -86,42 +83,82 @@ func TestGPUKernelsMatchInterpreter(t *testing.T) {
 	}
 }
 
-// BenchmarkGPUGEMM times the generated 4096^3 float32 GEMM (a, b and c
-// resident: a run is c's zeroing and the GEMM launch) and reports
-// GFLOP/s.
+// TestGPUSplitKDeterministic runs the recorded split-K kernels twice on
+// the same inputs: the outputs must be the same bits.
+func TestGPUSplitKDeterministic(t *testing.T) {
+	d := openGPU(t)
+	cf := readCases(t, tunedCases)
+	s := gpuSession(t, d, cf.Source)
+	n := 0
+	for _, c := range cf.Cases {
+		if !strings.Contains(c.Kernel, "Split") {
+			continue
+		}
+		n++
+		var runs [2][]float64
+		for i := range runs {
+			io := c.io()
+			if err := s.Run(c.Kernel, io); err != nil {
+				t.Fatal(err)
+			}
+			runs[i] = io["c"].([]float64)
+		}
+		for i := range runs[0] {
+			if math.Float64bits(runs[0][i]) != math.Float64bits(runs[1][i]) {
+				t.Fatalf("%s: cell %d differs between two runs: %v, %v", c.Kernel, i, runs[0][i], runs[1][i])
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no split-K kernel in the recorded cases")
+	}
+}
+
+// BenchmarkGPUGEMM times the generated 4096^3 GEMM (a, b and c resident:
+// a run is c's zeroing and the GEMM launch) in float32 (f32, to compare
+// with cuBLAS with TF32 off) and on tensor cores (tf32, bf16: operands
+// rounded to that precision, float32 accumulation), and reports GFLOP/s.
 func BenchmarkGPUGEMM(b *testing.B) {
 	d := openGPU(b)
-	src, err := os.ReadFile(filepath.Join(*gpuCases, "gemm.cu"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	s := gpuSession(b, d, src)
-	r := testutil.KeyedRand("gemm", 1)
-	x := make([]float32, gemmN*gemmN)
-	for _, name := range []string{"a", "b"} {
-		for i := range x {
-			x[i] = float32(r.Float64()*2 - 1)
+	for _, prec := range gemmPrecisions {
+		name := prec
+		if name == "" {
+			name = "f32"
 		}
-		if err := s.Upload(name, "float32", x); err != nil {
-			b.Fatal(err)
-		}
+		b.Run(name, func(b *testing.B) {
+			src, err := os.ReadFile(filepath.Join(*gpuCases, gemmFile(prec)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			s := gpuSession(b, d, src)
+			r := testutil.KeyedRand("gemm", 1)
+			x := make([]float32, gemmN*gemmN)
+			for _, name := range []string{"a", "b"} {
+				for i := range x {
+					x[i] = float32(r.Float64()*2 - 1)
+				}
+				if err := s.Upload(name, "float32", x); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := s.Run("Gemm", nil); err != nil { // warm up
+				b.Fatal(err)
+			}
+			if err := s.Sync(); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := s.Run("Gemm", nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := s.Sync(); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(2*float64(gemmN)*gemmN*gemmN*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
 	}
-	if err := s.Run("Gemm", nil); err != nil { // warm up
-		b.Fatal(err)
-	}
-	if err := s.Sync(); err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if err := s.Run("Gemm", nil); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := s.Sync(); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportMetric(2*float64(gemmN)*gemmN*gemmN*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
 
 // BenchmarkGPUTrainStep times each demo's training step on the GPU:
@@ -141,6 +178,9 @@ func BenchmarkGPUTrainStep(b *testing.B) {
 				}
 				io := map[string]any{"loss": make([]float64, 1)}
 				for n, v := range m.Batch {
+					io[n] = v
+				}
+				for n, v := range m.Index {
 					io[n] = v
 				}
 				b.ResetTimer()

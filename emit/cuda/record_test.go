@@ -34,8 +34,40 @@ type caseFile struct {
 type kernelCase struct {
 	Kernel, Elem string
 	Inputs       map[string][]float64
-	Outputs      map[string][]float64
-	Tol          float64
+	// Index holds the index inputs' positions (a Session takes them as
+	// []int32).
+	Index   map[string][]int32
+	Outputs map[string][]float64
+	Tol     float64
+}
+
+// io is the case's inputs (index inputs as []int32) and zeroed outputs,
+// as Session.Run takes them.
+func (c *kernelCase) io() map[string]any {
+	io := map[string]any{}
+	for n, v := range c.Inputs {
+		io[n] = v
+	}
+	for n, v := range c.Index {
+		io[n] = v
+	}
+	for n, v := range c.Outputs {
+		io[n] = make([]float64, len(v))
+	}
+	return io
+}
+
+// record fills the case's inputs from a session io map (randomInputs').
+func (c *kernelCase) record(name string, v any) {
+	switch v := v.(type) {
+	case []int32:
+		if c.Index == nil {
+			c.Index = map[string][]int32{}
+		}
+		c.Index[name] = v
+	case []float64:
+		c.Inputs[name] = v
+	}
 }
 
 // modelCase is a model's training step: its backward kernel, inputs
@@ -44,8 +76,10 @@ type modelCase struct {
 	Backward string
 	Elem     string
 	Batch    map[string][]float64
-	Params   map[string][]float64
-	Grads    []string // "g"+field, for each "p"+field with a gradient
+	// Index is the batch's index inputs.
+	Index  map[string][]int32
+	Params map[string][]float64
+	Grads  []string // "g"+field, for each "p"+field with a gradient
 }
 
 // gemmN is the size of the recorded GEMM benchmark (4096^3, float32).
@@ -53,8 +87,10 @@ const gemmN = 4096
 
 // TestRecordGPUCases writes the GPU cases (run with -gpucases DIR; skipped
 // otherwise): for every opted-in package, PKG.gob with the generated file
-// and every kernel's random inputs and interpreter outputs; gemm.cu, a
-// 4096^3 float32 matmul for the benchmark.
+// and every kernel's random inputs and interpreter outputs; tuned.gob,
+// the same for TestTunedGEMMs's kernels (tuned tile, split-K, tf32 and
+// bf16 tensor cores); gemm.cu, gemm_tf32.cu and gemm_bf16.cu, a 4096^3
+// float32 matmul for the benchmark, in float32 and on tensor cores.
 func TestRecordGPUCases(t *testing.T) {
 	if *gpuCases == "" {
 		t.Skip("no -gpucases directory")
@@ -76,7 +112,7 @@ func TestRecordGPUCases(t *testing.T) {
 				if p.Output {
 					kc.Outputs[p.Name] = want(p.Tensor)
 				} else {
-					kc.Inputs[p.Name] = io[p.Name].([]float64)
+					kc.record(p.Name, io[p.Name])
 				}
 			}
 			cf.Cases = append(cf.Cases, kc)
@@ -95,22 +131,67 @@ func TestRecordGPUCases(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, src, err := gemmSource(t, gemmN)
+	for _, prec := range gemmPrecisions {
+		_, src, err := gemmSourceAt(t, gemmN, prec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(*gpuCases, gemmFile(prec)), src, 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The tuned, split-K and tensor-core kernels of TestTunedGEMMs.
+	set := tunedGEMMs(t)
+	cf := caseFile{Package: tunedCases, Source: []byte(set.all())}
+	for _, c := range set.cases {
+		inputs, io := randomInputs(c.k, 3)
+		want := interpret(t, c.k, inputs)
+		kc := kernelCase{Kernel: c.k.Name, Elem: c.k.Elem, Inputs: map[string][]float64{}, Outputs: map[string][]float64{}, Tol: c.tol()}
+		for _, p := range c.k.Params {
+			if p.Output {
+				kc.Outputs[p.Name] = want(p.Tensor)
+			} else {
+				kc.record(p.Name, io[p.Name])
+			}
+		}
+		cf.Cases = append(cf.Cases, kc)
+	}
+	f, err := os.Create(filepath.Join(*gpuCases, tunedCases+".gob"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(*gpuCases, "gemm.cu"), src, 0o666); err != nil {
+	if err := gob.NewEncoder(f).Encode(&cf); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
 }
 
+// tunedCases names the recorded case file of TestTunedGEMMs's kernels
+// (tuned.gob), which the GPU tests run after the packages'.
+const tunedCases = "tuned"
+
+// gemmPrecisions are the benchmark GEMM's variants: float32 and the
+// tensor-core precisions.
+var gemmPrecisions = []string{"", "tf32", "bf16"}
+
+// gemmFile is the recorded benchmark GEMM of a precision: gemm.cu,
+// gemm_tf32.cu, gemm_bf16.cu.
+func gemmFile(prec string) string {
+	if prec == "" {
+		return "gemm.cu"
+	}
+	return "gemm_" + prec + ".cu"
+}
+
 func modelOf(k *desc.Kernel, kc kernelCase) modelCase {
-	mc := modelCase{Backward: k.Name, Elem: k.Elem, Batch: map[string][]float64{}, Params: map[string][]float64{}}
+	mc := modelCase{Backward: k.Name, Elem: k.Elem, Batch: map[string][]float64{}, Index: kc.Index, Params: map[string][]float64{}}
 	for _, p := range k.Params {
 		switch {
 		case !p.Output && isParam(p.Name):
 			mc.Params[p.Name] = kc.Inputs[p.Name]
-		case !p.Output:
+		case !p.Output && kc.Index[p.Name] == nil:
 			mc.Batch[p.Name] = kc.Inputs[p.Name]
 		case p.Name != "loss":
 			mc.Grads = append(mc.Grads, p.Name)
@@ -121,7 +202,11 @@ func modelOf(k *desc.Kernel, kc kernelCase) modelCase {
 
 // gemmSource is the CUDA file of an n x n x n float32 matmul kernel
 // "Gemm" with parameters a, b (inputs) and c (output).
-func gemmSource(t *testing.T, n int) (*desc.Kernel, []byte, error) {
+func gemmSource(t *testing.T, n int) (*desc.Kernel, []byte, error) { return gemmSourceAt(t, n, "") }
+
+// gemmSourceAt is gemmSource with the package precision prec ("", tf32,
+// bf16).
+func gemmSourceAt(t *testing.T, n int, prec string) (*desc.Kernel, []byte, error) {
 	g := testutil.Compile(t, "input a : "+itoa(n)+","+itoa(n)+"\ninput b : "+itoa(n)+","+itoa(n)+"\nlet c = a +* \"ij;jk=>ik\" b")
 	res, err := pipeline.CompileGraph(g, pipeline.Options{})
 	if err != nil {
@@ -131,7 +216,9 @@ func gemmSource(t *testing.T, n int) (*desc.Kernel, []byte, error) {
 	for _, name := range []string{"a", "b", "c"} {
 		k.Params = append(k.Params, desc.Param{Name: name, Tensor: testutil.Named(t, g, name), Output: name == "c"})
 	}
-	src, err := cuda.Render(&desc.File{Package: "gemm", Kernels: []*desc.Kernel{k}}, target.GPU())
+	tg := target.GPU()
+	tg.Precision = prec
+	src, err := cuda.Render(&desc.File{Package: "gemm", Kernels: []*desc.Kernel{k}}, tg)
 	return k, src, err
 }
 
@@ -145,8 +232,8 @@ func itoa(n int) string {
 
 // TestGEMMSource: the benchmark's kernel is the tiled GEMM (checked at a
 // size the emulation runs against the interpreter, 80^3, which also
-// leaves partial tiles), and the emulated comparison catches a broken
-// GEMM.
+// leaves partial tiles; at 4096^3 it is the tuned 128x128 tile with
+// float4 loads of both operands).
 func TestGEMMSource(t *testing.T) {
 	k, src, err := gemmSource(t, 80)
 	if err != nil {
@@ -154,6 +241,9 @@ func TestGEMMSource(t *testing.T) {
 	}
 	if !strings.Contains(string(src), "Tiled GEMM: C 80x80 += A * B over 80") {
 		t.Fatalf("the matmul is not tiled:\n%s", src)
+	}
+	if _, big, err := gemmSource(t, gemmN); err != nil || !strings.Contains(string(big), "Tile 128x128, 8-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the rows.") {
+		t.Fatalf("the %d^3 benchmark GEMM is not the tuned tile (%v):\n%.3000s", gemmN, err, big)
 	}
 	s, err := rtcuda.NewSession(startEmu(t, emuBuild(t, "gemm80", src)), src)
 	if err != nil {
@@ -165,26 +255,7 @@ func TestGEMMSource(t *testing.T) {
 	}
 	want := interpret(t, k, inputs)(k.Params[2].Tensor)
 	compare(t, "c", io["c"].([]float64), want, tolerance("float32"))
-	// The check can fail: a GEMM that skips every other slice of the
-	// reduction is caught (an end-to-end check: another g++ build).
-	testutil.EndToEnd(t)
-	bad := []byte(strings.Replace(string(src), "k0 += 16", "k0 += 32", 1))
-	s2, err := rtcuda.NewSession(startEmu(t, emuBuild(t, "gemm80-broken", bad)), bad)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s2.Run("Gemm", io); err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for i, v := range io["c"].([]float64) {
-		if !testutil.CloseRel(v, want[i], tolerance("float32")) {
-			n++
-		}
-	}
-	if n == 0 {
-		t.Fatal("a broken GEMM matches the interpreter")
-	}
+	// That the comparison can fail (broken tiles caught): TestTunedGEMMs.
 }
 
 // TestRowBlockKernelsLeftOut: the kernels of blocks of run-time rows

@@ -270,24 +270,87 @@ type Vector struct {
 }
 
 // CUDA describes the CUDA target.
+//
+// Every size below that tunes speed (tiles, thresholds) is unmeasured on
+// a GPU until a lent machine measures it (docs/benchmarks.md); the
+// emulation tests check only that each choice computes the right values.
 type CUDA struct {
 	// Name names the target.
 	Name string
 	// Block is the number of threads of a block of the
 	// one-thread-per-cell kernels.
 	Block int
-	// TileM x TileN output tiles and TileK-deep slices of the reduction,
-	// each thread of a (TileM/RegM) x (TileN/RegN) block computing a RegM
-	// x RegN register block: the tiled GEMM.
-	TileM, TileN, TileK, RegM, RegN int
+	// GEMM is the tuned float32 tile of matmul-class nests (128x128,
+	// 8x8 per thread, float4 loads, two shared-memory stages); Small the
+	// tile of float64 nests and of float32 nests whose output has fewer
+	// than BigMinBlocks tiles of GEMM (a 128x128 tile would leave most
+	// multiprocessors idle). Unmeasured: 128x128 is the usual size of
+	// hand-written SGEMMs, not a measurement of this emitter's.
+	GEMM, Small GEMMTile
+	// BigMinBlocks is the least number of GEMM tiles (over the batch) a
+	// float32 nest must have to use GEMM rather than Small. Unmeasured.
+	BigMinBlocks int
 	// GEMMMin is the smallest M, N and K tiled as a GEMM (smaller ones
 	// waste most of a tile).
 	GEMMMin int
+	// SplitK: a GEMM whose output has fewer than MaxBlocks tiles and
+	// whose reduction has at least MinK terms is split over the reduction
+	// (convolution weight gradients: few output cells, a huge reduction).
+	// Unmeasured.
+	SplitK SplitK
+	// TensorCore is the block of the tensor-core GEMM (the package
+	// option //ocannl:cuda tf32 or bf16). Unmeasured.
+	TensorCore TensorCore
+	// Precision is the package's option: "" (float32 arithmetic),
+	// "tf32" or "bf16" (float32 matmul-class nests on tensor cores with
+	// operands rounded to that precision, float32 accumulation). GPU()
+	// leaves it empty; the generator sets it from //ocannl:cuda.
+	Precision string
 	// ReduceMaxCells and ReduceMinLen bound the nests reduced one block
 	// per cell: at most ReduceMaxCells cells, each a reduction of at
 	// least ReduceMinLen values (a loss, a bias gradient summed over the
 	// batch).
 	ReduceMaxCells, ReduceMinLen int
+}
+
+// GEMMTile is a tiled GEMM's shape: M x N output tiles per block, K-deep
+// slices of the reduction staged in shared memory (two stages), each of
+// the (M/RegM) x (N/RegN) threads accumulating a RegM x RegN register
+// block. RegM and RegN are multiples of 4, M*K and N*K multiples of 4
+// times the threads (emit/cuda checks them).
+type GEMMTile struct {
+	// M x N is the output tile of a block, K the depth of a slice.
+	M, N, K int
+	// RegM x RegN is the register block of a thread.
+	RegM, RegN int
+}
+
+// Threads is the number of threads of a block of the tile.
+func (t GEMMTile) Threads() int { return (t.M / t.RegM) * (t.N / t.RegN) }
+
+// SplitK says when and how a GEMM is split over its reduction: each of
+// S splits (S at most Max, each at least MinSlice terms, enough for
+// about TargetBlocks blocks in all) writes its partial sums to a scratch
+// buffer, and a second kernel adds the splits in a fixed order.
+type SplitK struct {
+	// MaxBlocks and MinK: split a GEMM of fewer than MaxBlocks output
+	// tiles (over the batch) and at least MinK reduction terms.
+	MaxBlocks, MinK int
+	// MinSlice is the least reduction a split sums, Max the most splits,
+	// TargetBlocks the blocks the splits aim at in all.
+	MinSlice, Max, TargetBlocks int
+}
+
+// TensorCore is the tensor-core GEMM's block: M x N output tiles of
+// WarpsM x WarpsN warps, each computing (M/WarpsM) x (N/WarpsN) in 16x16
+// WMMA fragments; KTF32 and KBF16 are the depths of the shared-memory
+// slices (two stages) for each precision.
+type TensorCore struct {
+	// M x N is the output tile of a block of WarpsM x WarpsN warps.
+	M, N, WarpsM, WarpsN int
+	// KTF32 and KBF16 are the slice depths (multiples of the fragments'
+	// k: 8 for tf32, 16 for bf16).
+	KTF32, KBF16 int
 }
 
 // loops, parallel and kernels are the tuning every CPU target shares
@@ -341,11 +404,20 @@ func AVX512() CPU {
 			WideTileMinM: 96, WideMR: 6, WideNRVec: 4, PackMTiles: 3, PackMinBBytes: 16 << 10, DotKCBytes: 24 << 10}}
 }
 
-// GPU is the CUDA target: blocks of 256 threads, 64x64 GEMM tiles of
-// 16-deep k slices with 4x4 register blocks (16x16 threads), block
-// reductions of at most 1024 cells of at least 2048 values each.
+// GPU is the CUDA target: blocks of 256 threads; float32 GEMM tiles of
+// 128x128 in 8-deep k slices with 8x8 register blocks (16x16 threads),
+// 64x64 tiles of 16-deep slices with 4x4 blocks for float64 and small
+// outputs; split-K for outputs of fewer than 16 tiles over reductions of
+// at least 4096; tensor-core blocks of 128x128 (8 warps of 64x32); block
+// reductions of at most 1024 cells of at least 2048 values each. The GEMM,
+// split-K and tensor-core sizes are unmeasured on a GPU.
 func GPU() CUDA {
-	return CUDA{Name: "CUDA", Block: 256, TileM: 64, TileN: 64, TileK: 16, RegM: 4, RegN: 4, GEMMMin: 8,
+	return CUDA{Name: "CUDA", Block: 256,
+		GEMM:         GEMMTile{M: 128, N: 128, K: 8, RegM: 8, RegN: 8},
+		Small:        GEMMTile{M: 64, N: 64, K: 16, RegM: 4, RegN: 4},
+		BigMinBlocks: 32, GEMMMin: 8,
+		SplitK:         SplitK{MaxBlocks: 16, MinK: 4096, MinSlice: 512, Max: 64, TargetBlocks: 256},
+		TensorCore:     TensorCore{M: 128, N: 128, WarpsM: 2, WarpsN: 4, KTF32: 16, KBF16: 32},
 		ReduceMaxCells: 1024, ReduceMinLen: 2048}
 }
 

@@ -13,6 +13,11 @@
 #define OCANNL_INF __builtin_huge_val()
 #define OCANNL_NAN __builtin_nan("")
 #endif
+// OCANNL_LD4 reads 4 floats at a 16-byte aligned address in one 128-bit
+// load (the emulation checks the alignment).
+#ifndef OCANNL_LD4
+#define OCANNL_LD4(p) (*reinterpret_cast<const float4*>(p))
+#endif
 
 // Kernel ocannlReverserTrainLoss (float32).
 
@@ -98,60 +103,136 @@ extern "C" __global__ void ocannlReverserTrainLoss_op0_8(float* __restrict__ t3)
 // _net/h.1 = compose "*" of net.emb, tokens
 extern "C" __global__ void ocannlReverserTrainLoss_op0_9(float* __restrict__ t0, float* __restrict__ t2, float* __restrict__ t3) {
   // Tiled GEMM: C 32x256 += A * B over 10 (rows i2, columns i0,i1, reduced i3).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: scalar, reduction fastest; B: scalar, reduction fastest.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 10;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 10; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 32 && k0 + kk < 10) {
-        int rx = m0 + rr;
-        const int i2 = rx;
-        int kx = k0 + kk;
-        const int i3 = kx;
-        v = t2[10 * i2 + i3];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    const int kk = e % 16, rr = e / 16;
+    float v = (float)0;
+    if (m0 + rr < 32 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i2 = rx;
+      int kx = kbeg + kk;
+      const int i3 = kx;
+      v = t2[10 * i2 + i3];
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 256 && k0 + kk < 10) {
-        int rx = n0 + rr;
-        const int i1 = rx % 8; rx /= 8;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i3 = kx;
-        v = t0[80 * i0 + 10 * i1 + i3];
-      }
-      Bs[kk][rr] = v;
+    ra[j] = v;
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    const int kk = e % 16, rr = e / 16;
+    float v = (float)0;
+    if (n0 + rr < 256 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx % 8; rx /= 8;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i3 = kx;
+      v = t0[80 * i0 + 10 * i1 + i3];
     }
-    __syncthreads();
+    rb[j] = v;
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    As[0][e % 16][e / 16] = ra[j];
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    Bs[0][e % 16][e / 16] = rb[j];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        const int kk = e % 16, rr = e / 16;
+        float v = (float)0;
+        if (m0 + rr < 32 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i2 = rx;
+          int kx = knext + kk;
+          const int i3 = kx;
+          v = t2[10 * i2 + i3];
+        }
+        ra[j] = v;
+      }
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        const int kk = e % 16, rr = e / 16;
+        float v = (float)0;
+        if (n0 + rr < 256 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx % 8; rx /= 8;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i3 = kx;
+          v = t0[80 * i0 + 10 * i1 + i3];
+        }
+        rb[j] = v;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        As[cur ^ 1][e % 16][e / 16] = ra[j];
+      }
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        Bs[cur ^ 1][e % 16][e / 16] = rb[j];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 256) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 32 && col < 256) {
+        int rm = row;
         const int i2 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn % 8; rn /= 8;
         const int i0 = rn;
         t3[256 * i0 + 32 * i1 + i2] += acc[r][c];
@@ -183,62 +264,143 @@ extern "C" __global__ void ocannlReverserTrainLoss_op2_11(float* __restrict__ t7
 // net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
 extern "C" __global__ void ocannlReverserTrainLoss_op2_12(float* __restrict__ t5, float* __restrict__ t6, float* __restrict__ t7) {
   // Tiled GEMM: C 32x256 += A * B over 32 (rows i2,i3, columns i0,i1, reduced i4).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 32;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 32; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 32 && k0 + kk < 32) {
-        int rx = m0 + rr;
-        const int i3 = rx % 8; rx /= 8;
-        const int i2 = rx;
-        int kx = k0 + kk;
-        const int i4 = kx;
-        v = t6[256 * i2 + 32 * i3 + i4];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 32 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i3 = rx % 8; rx /= 8;
+      const int i2 = rx;
+      int kx = kbeg + kk;
+      const int i4 = kx;
+      x = OCANNL_LD4(&t6[256 * i2 + 32 * i3 + i4]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 256 && k0 + kk < 32) {
-        int rx = n0 + rr;
-        const int i1 = rx % 8; rx /= 8;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i4 = kx;
-        v = t5[256 * i0 + 32 * i1 + i4];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 256 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx % 8; rx /= 8;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i4 = kx;
+      x = OCANNL_LD4(&t5[256 * i0 + 32 * i1 + i4]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 32 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i3 = rx % 8; rx /= 8;
+          const int i2 = rx;
+          int kx = knext + kk;
+          const int i4 = kx;
+          x = OCANNL_LD4(&t6[256 * i2 + 32 * i3 + i4]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 256 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx % 8; rx /= 8;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i4 = kx;
+          x = OCANNL_LD4(&t5[256 * i0 + 32 * i1 + i4]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 256) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 32 && col < 256) {
+        int rm = row;
         const int i3 = rm % 8; rm /= 8;
         const int i2 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn % 8; rn /= 8;
         const int i0 = rn;
         t7[256 * i0 + 32 * i1 + 8 * i2 + i3] += acc[r][c];
@@ -256,62 +418,143 @@ extern "C" __global__ void ocannlReverserTrainLoss_op3_13(float* __restrict__ t9
 // net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
 extern "C" __global__ void ocannlReverserTrainLoss_op3_14(float* __restrict__ t5, float* __restrict__ t8, float* __restrict__ t9) {
   // Tiled GEMM: C 32x256 += A * B over 32 (rows i2,i3, columns i0,i1, reduced i4).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 32;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 32; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 32 && k0 + kk < 32) {
-        int rx = m0 + rr;
-        const int i3 = rx % 8; rx /= 8;
-        const int i2 = rx;
-        int kx = k0 + kk;
-        const int i4 = kx;
-        v = t8[256 * i2 + 32 * i3 + i4];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 32 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i3 = rx % 8; rx /= 8;
+      const int i2 = rx;
+      int kx = kbeg + kk;
+      const int i4 = kx;
+      x = OCANNL_LD4(&t8[256 * i2 + 32 * i3 + i4]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 256 && k0 + kk < 32) {
-        int rx = n0 + rr;
-        const int i1 = rx % 8; rx /= 8;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i4 = kx;
-        v = t5[256 * i0 + 32 * i1 + i4];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 256 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx % 8; rx /= 8;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i4 = kx;
+      x = OCANNL_LD4(&t5[256 * i0 + 32 * i1 + i4]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 32 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i3 = rx % 8; rx /= 8;
+          const int i2 = rx;
+          int kx = knext + kk;
+          const int i4 = kx;
+          x = OCANNL_LD4(&t8[256 * i2 + 32 * i3 + i4]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 256 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx % 8; rx /= 8;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i4 = kx;
+          x = OCANNL_LD4(&t5[256 * i0 + 32 * i1 + i4]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 256) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 32 && col < 256) {
+        int rm = row;
         const int i3 = rm % 8; rm /= 8;
         const int i2 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn % 8; rn /= 8;
         const int i0 = rn;
         t9[256 * i0 + 32 * i1 + 8 * i2 + i3] += acc[r][c];
@@ -329,62 +572,143 @@ extern "C" __global__ void ocannlReverserTrainLoss_op4_15(float* __restrict__ t1
 // net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
 extern "C" __global__ void ocannlReverserTrainLoss_op4_16(float* __restrict__ t5, float* __restrict__ t10, float* __restrict__ t11) {
   // Tiled GEMM: C 32x256 += A * B over 32 (rows i2,i3, columns i0,i1, reduced i4).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 32;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 32; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 32 && k0 + kk < 32) {
-        int rx = m0 + rr;
-        const int i3 = rx % 8; rx /= 8;
-        const int i2 = rx;
-        int kx = k0 + kk;
-        const int i4 = kx;
-        v = t10[256 * i2 + 32 * i3 + i4];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 32 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i3 = rx % 8; rx /= 8;
+      const int i2 = rx;
+      int kx = kbeg + kk;
+      const int i4 = kx;
+      x = OCANNL_LD4(&t10[256 * i2 + 32 * i3 + i4]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 256 && k0 + kk < 32) {
-        int rx = n0 + rr;
-        const int i1 = rx % 8; rx /= 8;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i4 = kx;
-        v = t5[256 * i0 + 32 * i1 + i4];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 256 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx % 8; rx /= 8;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i4 = kx;
+      x = OCANNL_LD4(&t5[256 * i0 + 32 * i1 + i4]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 32 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i3 = rx % 8; rx /= 8;
+          const int i2 = rx;
+          int kx = knext + kk;
+          const int i4 = kx;
+          x = OCANNL_LD4(&t10[256 * i2 + 32 * i3 + i4]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 256 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx % 8; rx /= 8;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i4 = kx;
+          x = OCANNL_LD4(&t5[256 * i0 + 32 * i1 + i4]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 256) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 32 && col < 256) {
+        int rm = row;
         const int i3 = rm % 8; rm /= 8;
         const int i2 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn % 8; rn /= 8;
         const int i0 = rn;
         t11[256 * i0 + 32 * i1 + 8 * i2 + i3] += acc[r][c];
@@ -402,62 +726,141 @@ extern "C" __global__ void ocannlReverserTrainLoss_op5_17(float* __restrict__ t1
 // _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
 extern "C" __global__ void ocannlReverserTrainLoss_op5_18(float* __restrict__ t7, float* __restrict__ t9, float* __restrict__ t12) {
   // Tiled GEMM: C 8x8 += A * B over 8 (rows i1, columns i3, reduced i4).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  // Tile 128x128, 8-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][8][132];
+  __shared__ __align__(32) float Bs[2][8][132];
+  const int m0 = (int)blockIdx.y * 128, n0 = (int)blockIdx.x * 128;
+  const int kbeg = 0, kend = 8;
   int zb = blockIdx.z;
   const int i2 = zb % 4; zb /= 4;
   const int i0 = zb;
-  float acc[4][4];
-  for (int r = 0; r < 4; ++r)
-    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 8; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 8 && k0 + kk < 8) {
-        int rx = m0 + rr;
-        const int i1 = rx;
-        int kx = k0 + kk;
-        const int i4 = kx;
-        v = t7[256 * i0 + 32 * i1 + 8 * i2 + i4];
-      }
-      As[kk][rr] = v;
-    }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 8 && k0 + kk < 8) {
-        int rx = n0 + rr;
-        const int i3 = rx;
-        int kx = k0 + kk;
-        const int i4 = kx;
-        v = t9[256 * i0 + 8 * i2 + 32 * i3 + i4];
-      }
-      Bs[kk][rr] = v;
-    }
-    __syncthreads();
+  const int ntiles = (int)((kend - kbeg + 7) / 8);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  float acc[8][8];
+  #pragma unroll
+  for (int r = 0; r < 8; ++r)
     #pragma unroll
-    for (int kk = 0; kk < 16; ++kk) {
-      float a[4], b[4];
+    for (int c = 0; c < 8; ++c) acc[r][c] = (float)0;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 2, kk = (v % 2) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 8 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i1 = rx;
+      int kx = kbeg + kk;
+      const int i4 = kx;
+      x = OCANNL_LD4(&t7[256 * i0 + 32 * i1 + 8 * i2 + i4]);
+    }
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 2, kk = (v % 2) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 8 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i3 = rx;
+      int kx = kbeg + kk;
+      const int i4 = kx;
+      x = OCANNL_LD4(&t9[256 * i0 + 8 * i2 + 32 * i3 + i4]);
+    }
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 8;
+    if (t + 1 < ntiles) {
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 2, kk = (v % 2) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 8 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i1 = rx;
+          int kx = knext + kk;
+          const int i4 = kx;
+          x = OCANNL_LD4(&t7[256 * i0 + 32 * i1 + 8 * i2 + i4]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 2, kk = (v % 2) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 8 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i3 = rx;
+          int kx = knext + kk;
+          const int i4 = kx;
+          x = OCANNL_LD4(&t9[256 * i0 + 8 * i2 + 32 * i3 + i4]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
+    #pragma unroll
+    for (int kk = 0; kk < 8; ++kk) {
+      float a[8], b[8];
       #pragma unroll
-      for (int r = 0; r < 4; ++r)
+      for (int q = 0; q < 2; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
+      #pragma unroll
+      for (int q = 0; q < 2; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
+      #pragma unroll
+      for (int r = 0; r < 8; ++r)
         #pragma unroll
-        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+        for (int c = 0; c < 8; ++c) acc[r][c] += a[r] * b[c];
+    }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
     }
     __syncthreads();
   }
-  for (int r = 0; r < 4; ++r)
-    for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 8 && n0 + tx + 16 * c < 8) {
-        int rm = m0 + ty + 16 * r;
+  #pragma unroll
+  for (int r = 0; r < 8; ++r)
+    #pragma unroll
+    for (int c = 0; c < 8; ++c) {
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 8 && col < 8) {
+        int rm = row;
         const int i1 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i3 = rn;
         t12[256 * i0 + 32 * i1 + 8 * i2 + i3] += acc[r][c];
       }
@@ -578,62 +981,139 @@ extern "C" __global__ void ocannlReverserTrainLoss_op13_27(float* __restrict__ t
 // net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
 extern "C" __global__ void ocannlReverserTrainLoss_op13_28(float* __restrict__ t11, float* __restrict__ t20, float* __restrict__ t21) {
   // Tiled GEMM: C 8x8 += A * B over 8 (rows i1, columns i3, reduced i4).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  // Tile 128x128, 8-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the rows.
+  __shared__ __align__(32) float As[2][8][132];
+  __shared__ __align__(32) float Bs[2][8][132];
+  const int m0 = (int)blockIdx.y * 128, n0 = (int)blockIdx.x * 128;
+  const int kbeg = 0, kend = 8;
   int zb = blockIdx.z;
   const int i2 = zb % 4; zb /= 4;
   const int i0 = zb;
-  float acc[4][4];
-  for (int r = 0; r < 4; ++r)
-    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 8; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 8 && k0 + kk < 8) {
-        int rx = m0 + rr;
-        const int i1 = rx;
-        int kx = k0 + kk;
-        const int i4 = kx;
-        v = t20[256 * i0 + 32 * i1 + 8 * i2 + i4];
-      }
-      As[kk][rr] = v;
-    }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 8 && k0 + kk < 8) {
-        int rx = n0 + rr;
-        const int i3 = rx;
-        int kx = k0 + kk;
-        const int i4 = kx;
-        v = t11[256 * i0 + 8 * i2 + i3 + 32 * i4];
-      }
-      Bs[kk][rr] = v;
-    }
-    __syncthreads();
+  const int ntiles = (int)((kend - kbeg + 7) / 8);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  float acc[8][8];
+  #pragma unroll
+  for (int r = 0; r < 8; ++r)
     #pragma unroll
-    for (int kk = 0; kk < 16; ++kk) {
-      float a[4], b[4];
+    for (int c = 0; c < 8; ++c) acc[r][c] = (float)0;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 2, kk = (v % 2) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 8 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i1 = rx;
+      int kx = kbeg + kk;
+      const int i4 = kx;
+      x = OCANNL_LD4(&t20[256 * i0 + 32 * i1 + 8 * i2 + i4]);
+    }
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 32, rr = (v % 32) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 8 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i3 = rx;
+      int kx = kbeg + kk;
+      const int i4 = kx;
+      x = OCANNL_LD4(&t11[256 * i0 + 8 * i2 + i3 + 32 * i4]);
+    }
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 32, rr = (v % 32) * 4;
+    *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 8;
+    if (t + 1 < ntiles) {
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 2, kk = (v % 2) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 8 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i1 = rx;
+          int kx = knext + kk;
+          const int i4 = kx;
+          x = OCANNL_LD4(&t20[256 * i0 + 32 * i1 + 8 * i2 + i4]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 32, rr = (v % 32) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 8 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i3 = rx;
+          int kx = knext + kk;
+          const int i4 = kx;
+          x = OCANNL_LD4(&t11[256 * i0 + 8 * i2 + i3 + 32 * i4]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
+    #pragma unroll
+    for (int kk = 0; kk < 8; ++kk) {
+      float a[8], b[8];
       #pragma unroll
-      for (int r = 0; r < 4; ++r)
+      for (int q = 0; q < 2; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
+      #pragma unroll
+      for (int q = 0; q < 2; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
+      #pragma unroll
+      for (int r = 0; r < 8; ++r)
         #pragma unroll
-        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+        for (int c = 0; c < 8; ++c) acc[r][c] += a[r] * b[c];
+    }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 32, rr = (v % 32) * 4;
+        *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+      }
     }
     __syncthreads();
   }
-  for (int r = 0; r < 4; ++r)
-    for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 8 && n0 + tx + 16 * c < 8) {
-        int rm = m0 + ty + 16 * r;
+  #pragma unroll
+  for (int r = 0; r < 8; ++r)
+    #pragma unroll
+    for (int c = 0; c < 8; ++c) {
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 8 && col < 8) {
+        int rm = row;
         const int i1 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i3 = rn;
         t21[256 * i0 + 32 * i1 + 8 * i2 + i3] += acc[r][c];
       }
@@ -650,62 +1130,144 @@ extern "C" __global__ void ocannlReverserTrainLoss_op14_29(float* __restrict__ t
 // _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
 extern "C" __global__ void ocannlReverserTrainLoss_op14_30(float* __restrict__ t21, float* __restrict__ t22, float* __restrict__ t23) {
   // Tiled GEMM: C 32x256 += A * B over 32 (rows i2, columns i0,i1, reduced i3,i4).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 32;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 32; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 32 && k0 + kk < 32) {
-        int rx = m0 + rr;
-        const int i2 = rx;
-        int kx = k0 + kk;
-        const int i4 = kx % 8; kx /= 8;
-        const int i3 = kx;
-        v = t22[32 * i2 + 8 * i3 + i4];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 32 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i2 = rx;
+      int kx = kbeg + kk;
+      const int i4 = kx % 8; kx /= 8;
+      const int i3 = kx;
+      x = OCANNL_LD4(&t22[32 * i2 + 8 * i3 + i4]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 256 && k0 + kk < 32) {
-        int rx = n0 + rr;
-        const int i1 = rx % 8; rx /= 8;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i4 = kx % 8; kx /= 8;
-        const int i3 = kx;
-        v = t21[256 * i0 + 32 * i1 + 8 * i3 + i4];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 256 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx % 8; rx /= 8;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i4 = kx % 8; kx /= 8;
+      const int i3 = kx;
+      x = OCANNL_LD4(&t21[256 * i0 + 32 * i1 + 8 * i3 + i4]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 32 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i2 = rx;
+          int kx = knext + kk;
+          const int i4 = kx % 8; kx /= 8;
+          const int i3 = kx;
+          x = OCANNL_LD4(&t22[32 * i2 + 8 * i3 + i4]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 256 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx % 8; rx /= 8;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i4 = kx % 8; kx /= 8;
+          const int i3 = kx;
+          x = OCANNL_LD4(&t21[256 * i0 + 32 * i1 + 8 * i3 + i4]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 256) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 32 && col < 256) {
+        int rm = row;
         const int i2 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn % 8; rn /= 8;
         const int i0 = rn;
         t23[256 * i0 + 32 * i1 + i2] += acc[r][c];
@@ -875,60 +1437,140 @@ extern "C" __global__ void ocannlReverserTrainLoss_op27_42(float* __restrict__ t
 // _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 extern "C" __global__ void ocannlReverserTrainLoss_op27_43(float* __restrict__ t40, float* __restrict__ t41, float* __restrict__ t42) {
   // Tiled GEMM: C 64x256 += A * B over 32 (rows i2, columns i0,i1, reduced i3).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 32;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 32; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 64 && k0 + kk < 32) {
-        int rx = m0 + rr;
-        const int i2 = rx;
-        int kx = k0 + kk;
-        const int i3 = kx;
-        v = t41[32 * i2 + i3];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 64 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i2 = rx;
+      int kx = kbeg + kk;
+      const int i3 = kx;
+      x = OCANNL_LD4(&t41[32 * i2 + i3]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 256 && k0 + kk < 32) {
-        int rx = n0 + rr;
-        const int i1 = rx % 8; rx /= 8;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i3 = kx;
-        v = t40[256 * i0 + 32 * i1 + i3];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 256 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx % 8; rx /= 8;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i3 = kx;
+      x = OCANNL_LD4(&t40[256 * i0 + 32 * i1 + i3]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 64 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i2 = rx;
+          int kx = knext + kk;
+          const int i3 = kx;
+          x = OCANNL_LD4(&t41[32 * i2 + i3]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 256 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx % 8; rx /= 8;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i3 = kx;
+          x = OCANNL_LD4(&t40[256 * i0 + 32 * i1 + i3]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 64 && n0 + tx + 16 * c < 256) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 64 && col < 256) {
+        int rm = row;
         const int i2 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn % 8; rn /= 8;
         const int i0 = rn;
         t42[512 * i0 + 64 * i1 + i2] += acc[r][c];
@@ -965,60 +1607,140 @@ extern "C" __global__ void ocannlReverserTrainLoss_op30_45(float* __restrict__ t
 // _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 extern "C" __global__ void ocannlReverserTrainLoss_op30_46(float* __restrict__ t45, float* __restrict__ t46, float* __restrict__ t47) {
   // Tiled GEMM: C 32x256 += A * B over 64 (rows i2, columns i0,i1, reduced i3).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 64;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 64; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 32 && k0 + kk < 64) {
-        int rx = m0 + rr;
-        const int i2 = rx;
-        int kx = k0 + kk;
-        const int i3 = kx;
-        v = t46[64 * i2 + i3];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 32 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i2 = rx;
+      int kx = kbeg + kk;
+      const int i3 = kx;
+      x = OCANNL_LD4(&t46[64 * i2 + i3]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 256 && k0 + kk < 64) {
-        int rx = n0 + rr;
-        const int i1 = rx % 8; rx /= 8;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i3 = kx;
-        v = t45[512 * i0 + 64 * i1 + i3];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 256 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx % 8; rx /= 8;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i3 = kx;
+      x = OCANNL_LD4(&t45[512 * i0 + 64 * i1 + i3]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 32 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i2 = rx;
+          int kx = knext + kk;
+          const int i3 = kx;
+          x = OCANNL_LD4(&t46[64 * i2 + i3]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 256 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx % 8; rx /= 8;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i3 = kx;
+          x = OCANNL_LD4(&t45[512 * i0 + 64 * i1 + i3]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 256) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 32 && col < 256) {
+        int rm = row;
         const int i2 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn % 8; rn /= 8;
         const int i0 = rn;
         t47[256 * i0 + 32 * i1 + i2] += acc[r][c];
@@ -1193,60 +1915,140 @@ extern "C" __global__ void ocannlReverserTrainLoss_op44_58(float* __restrict__ t
 // _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
 extern "C" __global__ void ocannlReverserTrainLoss_op44_59(float* __restrict__ t66, float* __restrict__ t67, float* __restrict__ t68) {
   // Tiled GEMM: C 10x256 += A * B over 32 (rows i2, columns i0,i1, reduced i3).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 32;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 32; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 10 && k0 + kk < 32) {
-        int rx = m0 + rr;
-        const int i2 = rx;
-        int kx = k0 + kk;
-        const int i3 = kx;
-        v = t67[32 * i2 + i3];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 10 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i2 = rx;
+      int kx = kbeg + kk;
+      const int i3 = kx;
+      x = OCANNL_LD4(&t67[32 * i2 + i3]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 256 && k0 + kk < 32) {
-        int rx = n0 + rr;
-        const int i1 = rx % 8; rx /= 8;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i3 = kx;
-        v = t66[256 * i0 + 32 * i1 + i3];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 256 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx % 8; rx /= 8;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i3 = kx;
+      x = OCANNL_LD4(&t66[256 * i0 + 32 * i1 + i3]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 10 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i2 = rx;
+          int kx = knext + kk;
+          const int i3 = kx;
+          x = OCANNL_LD4(&t67[32 * i2 + i3]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 256 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx % 8; rx /= 8;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i3 = kx;
+          x = OCANNL_LD4(&t66[256 * i0 + 32 * i1 + i3]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 10 && n0 + tx + 16 * c < 256) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 10 && col < 256) {
+        int rm = row;
         const int i2 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn % 8; rn /= 8;
         const int i0 = rn;
         t68[80 * i0 + 10 * i1 + i2] += acc[r][c];
@@ -1693,60 +2495,136 @@ extern "C" __global__ void ocannlReverserBackward_op0_10(float* __restrict__ t3)
 // _net/h.1 = compose "*" of net.emb, tokens
 extern "C" __global__ void ocannlReverserBackward_op0_11(float* __restrict__ t0, float* __restrict__ t2, float* __restrict__ t3) {
   // Tiled GEMM: C 32x256 += A * B over 10 (rows i2, columns i0,i1, reduced i3).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: scalar, reduction fastest; B: scalar, reduction fastest.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 10;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 10; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 32 && k0 + kk < 10) {
-        int rx = m0 + rr;
-        const int i2 = rx;
-        int kx = k0 + kk;
-        const int i3 = kx;
-        v = t2[10 * i2 + i3];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    const int kk = e % 16, rr = e / 16;
+    float v = (float)0;
+    if (m0 + rr < 32 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i2 = rx;
+      int kx = kbeg + kk;
+      const int i3 = kx;
+      v = t2[10 * i2 + i3];
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 256 && k0 + kk < 10) {
-        int rx = n0 + rr;
-        const int i1 = rx % 8; rx /= 8;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i3 = kx;
-        v = t0[80 * i0 + 10 * i1 + i3];
-      }
-      Bs[kk][rr] = v;
+    ra[j] = v;
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    const int kk = e % 16, rr = e / 16;
+    float v = (float)0;
+    if (n0 + rr < 256 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx % 8; rx /= 8;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i3 = kx;
+      v = t0[80 * i0 + 10 * i1 + i3];
     }
-    __syncthreads();
+    rb[j] = v;
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    As[0][e % 16][e / 16] = ra[j];
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    Bs[0][e % 16][e / 16] = rb[j];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        const int kk = e % 16, rr = e / 16;
+        float v = (float)0;
+        if (m0 + rr < 32 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i2 = rx;
+          int kx = knext + kk;
+          const int i3 = kx;
+          v = t2[10 * i2 + i3];
+        }
+        ra[j] = v;
+      }
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        const int kk = e % 16, rr = e / 16;
+        float v = (float)0;
+        if (n0 + rr < 256 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx % 8; rx /= 8;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i3 = kx;
+          v = t0[80 * i0 + 10 * i1 + i3];
+        }
+        rb[j] = v;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        As[cur ^ 1][e % 16][e / 16] = ra[j];
+      }
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        Bs[cur ^ 1][e % 16][e / 16] = rb[j];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 256) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 32 && col < 256) {
+        int rm = row;
         const int i2 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn % 8; rn /= 8;
         const int i0 = rn;
         t3[256 * i0 + 32 * i1 + i2] += acc[r][c];
@@ -1778,62 +2656,143 @@ extern "C" __global__ void ocannlReverserBackward_op2_13(float* __restrict__ t7)
 // net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
 extern "C" __global__ void ocannlReverserBackward_op2_14(float* __restrict__ t5, float* __restrict__ t6, float* __restrict__ t7) {
   // Tiled GEMM: C 32x256 += A * B over 32 (rows i2,i3, columns i0,i1, reduced i4).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 32;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 32; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 32 && k0 + kk < 32) {
-        int rx = m0 + rr;
-        const int i3 = rx % 8; rx /= 8;
-        const int i2 = rx;
-        int kx = k0 + kk;
-        const int i4 = kx;
-        v = t6[256 * i2 + 32 * i3 + i4];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 32 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i3 = rx % 8; rx /= 8;
+      const int i2 = rx;
+      int kx = kbeg + kk;
+      const int i4 = kx;
+      x = OCANNL_LD4(&t6[256 * i2 + 32 * i3 + i4]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 256 && k0 + kk < 32) {
-        int rx = n0 + rr;
-        const int i1 = rx % 8; rx /= 8;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i4 = kx;
-        v = t5[256 * i0 + 32 * i1 + i4];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 256 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx % 8; rx /= 8;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i4 = kx;
+      x = OCANNL_LD4(&t5[256 * i0 + 32 * i1 + i4]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 32 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i3 = rx % 8; rx /= 8;
+          const int i2 = rx;
+          int kx = knext + kk;
+          const int i4 = kx;
+          x = OCANNL_LD4(&t6[256 * i2 + 32 * i3 + i4]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 256 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx % 8; rx /= 8;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i4 = kx;
+          x = OCANNL_LD4(&t5[256 * i0 + 32 * i1 + i4]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 256) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 32 && col < 256) {
+        int rm = row;
         const int i3 = rm % 8; rm /= 8;
         const int i2 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn % 8; rn /= 8;
         const int i0 = rn;
         t7[256 * i0 + 32 * i1 + 8 * i2 + i3] += acc[r][c];
@@ -1851,62 +2810,143 @@ extern "C" __global__ void ocannlReverserBackward_op3_15(float* __restrict__ t9)
 // net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
 extern "C" __global__ void ocannlReverserBackward_op3_16(float* __restrict__ t5, float* __restrict__ t8, float* __restrict__ t9) {
   // Tiled GEMM: C 32x256 += A * B over 32 (rows i2,i3, columns i0,i1, reduced i4).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 32;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 32; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 32 && k0 + kk < 32) {
-        int rx = m0 + rr;
-        const int i3 = rx % 8; rx /= 8;
-        const int i2 = rx;
-        int kx = k0 + kk;
-        const int i4 = kx;
-        v = t8[256 * i2 + 32 * i3 + i4];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 32 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i3 = rx % 8; rx /= 8;
+      const int i2 = rx;
+      int kx = kbeg + kk;
+      const int i4 = kx;
+      x = OCANNL_LD4(&t8[256 * i2 + 32 * i3 + i4]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 256 && k0 + kk < 32) {
-        int rx = n0 + rr;
-        const int i1 = rx % 8; rx /= 8;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i4 = kx;
-        v = t5[256 * i0 + 32 * i1 + i4];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 256 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx % 8; rx /= 8;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i4 = kx;
+      x = OCANNL_LD4(&t5[256 * i0 + 32 * i1 + i4]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 32 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i3 = rx % 8; rx /= 8;
+          const int i2 = rx;
+          int kx = knext + kk;
+          const int i4 = kx;
+          x = OCANNL_LD4(&t8[256 * i2 + 32 * i3 + i4]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 256 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx % 8; rx /= 8;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i4 = kx;
+          x = OCANNL_LD4(&t5[256 * i0 + 32 * i1 + i4]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 256) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 32 && col < 256) {
+        int rm = row;
         const int i3 = rm % 8; rm /= 8;
         const int i2 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn % 8; rn /= 8;
         const int i0 = rn;
         t9[256 * i0 + 32 * i1 + 8 * i2 + i3] += acc[r][c];
@@ -1924,62 +2964,143 @@ extern "C" __global__ void ocannlReverserBackward_op4_17(float* __restrict__ t11
 // net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
 extern "C" __global__ void ocannlReverserBackward_op4_18(float* __restrict__ t5, float* __restrict__ t10, float* __restrict__ t11) {
   // Tiled GEMM: C 32x256 += A * B over 32 (rows i2,i3, columns i0,i1, reduced i4).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 32;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 32; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 32 && k0 + kk < 32) {
-        int rx = m0 + rr;
-        const int i3 = rx % 8; rx /= 8;
-        const int i2 = rx;
-        int kx = k0 + kk;
-        const int i4 = kx;
-        v = t10[256 * i2 + 32 * i3 + i4];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 32 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i3 = rx % 8; rx /= 8;
+      const int i2 = rx;
+      int kx = kbeg + kk;
+      const int i4 = kx;
+      x = OCANNL_LD4(&t10[256 * i2 + 32 * i3 + i4]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 256 && k0 + kk < 32) {
-        int rx = n0 + rr;
-        const int i1 = rx % 8; rx /= 8;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i4 = kx;
-        v = t5[256 * i0 + 32 * i1 + i4];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 256 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx % 8; rx /= 8;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i4 = kx;
+      x = OCANNL_LD4(&t5[256 * i0 + 32 * i1 + i4]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 32 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i3 = rx % 8; rx /= 8;
+          const int i2 = rx;
+          int kx = knext + kk;
+          const int i4 = kx;
+          x = OCANNL_LD4(&t10[256 * i2 + 32 * i3 + i4]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 256 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx % 8; rx /= 8;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i4 = kx;
+          x = OCANNL_LD4(&t5[256 * i0 + 32 * i1 + i4]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 256) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 32 && col < 256) {
+        int rm = row;
         const int i3 = rm % 8; rm /= 8;
         const int i2 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn % 8; rn /= 8;
         const int i0 = rn;
         t11[256 * i0 + 32 * i1 + 8 * i2 + i3] += acc[r][c];
@@ -1997,62 +3118,141 @@ extern "C" __global__ void ocannlReverserBackward_op5_19(float* __restrict__ t12
 // _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
 extern "C" __global__ void ocannlReverserBackward_op5_20(float* __restrict__ t7, float* __restrict__ t9, float* __restrict__ t12) {
   // Tiled GEMM: C 8x8 += A * B over 8 (rows i1, columns i3, reduced i4).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  // Tile 128x128, 8-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][8][132];
+  __shared__ __align__(32) float Bs[2][8][132];
+  const int m0 = (int)blockIdx.y * 128, n0 = (int)blockIdx.x * 128;
+  const int kbeg = 0, kend = 8;
   int zb = blockIdx.z;
   const int i2 = zb % 4; zb /= 4;
   const int i0 = zb;
-  float acc[4][4];
-  for (int r = 0; r < 4; ++r)
-    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 8; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 8 && k0 + kk < 8) {
-        int rx = m0 + rr;
-        const int i1 = rx;
-        int kx = k0 + kk;
-        const int i4 = kx;
-        v = t7[256 * i0 + 32 * i1 + 8 * i2 + i4];
-      }
-      As[kk][rr] = v;
-    }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 8 && k0 + kk < 8) {
-        int rx = n0 + rr;
-        const int i3 = rx;
-        int kx = k0 + kk;
-        const int i4 = kx;
-        v = t9[256 * i0 + 8 * i2 + 32 * i3 + i4];
-      }
-      Bs[kk][rr] = v;
-    }
-    __syncthreads();
+  const int ntiles = (int)((kend - kbeg + 7) / 8);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  float acc[8][8];
+  #pragma unroll
+  for (int r = 0; r < 8; ++r)
     #pragma unroll
-    for (int kk = 0; kk < 16; ++kk) {
-      float a[4], b[4];
+    for (int c = 0; c < 8; ++c) acc[r][c] = (float)0;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 2, kk = (v % 2) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 8 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i1 = rx;
+      int kx = kbeg + kk;
+      const int i4 = kx;
+      x = OCANNL_LD4(&t7[256 * i0 + 32 * i1 + 8 * i2 + i4]);
+    }
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 2, kk = (v % 2) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 8 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i3 = rx;
+      int kx = kbeg + kk;
+      const int i4 = kx;
+      x = OCANNL_LD4(&t9[256 * i0 + 8 * i2 + 32 * i3 + i4]);
+    }
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 8;
+    if (t + 1 < ntiles) {
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 2, kk = (v % 2) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 8 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i1 = rx;
+          int kx = knext + kk;
+          const int i4 = kx;
+          x = OCANNL_LD4(&t7[256 * i0 + 32 * i1 + 8 * i2 + i4]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 2, kk = (v % 2) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 8 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i3 = rx;
+          int kx = knext + kk;
+          const int i4 = kx;
+          x = OCANNL_LD4(&t9[256 * i0 + 8 * i2 + 32 * i3 + i4]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
+    #pragma unroll
+    for (int kk = 0; kk < 8; ++kk) {
+      float a[8], b[8];
       #pragma unroll
-      for (int r = 0; r < 4; ++r)
+      for (int q = 0; q < 2; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
+      #pragma unroll
+      for (int q = 0; q < 2; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
+      #pragma unroll
+      for (int r = 0; r < 8; ++r)
         #pragma unroll
-        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+        for (int c = 0; c < 8; ++c) acc[r][c] += a[r] * b[c];
+    }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
     }
     __syncthreads();
   }
-  for (int r = 0; r < 4; ++r)
-    for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 8 && n0 + tx + 16 * c < 8) {
-        int rm = m0 + ty + 16 * r;
+  #pragma unroll
+  for (int r = 0; r < 8; ++r)
+    #pragma unroll
+    for (int c = 0; c < 8; ++c) {
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 8 && col < 8) {
+        int rm = row;
         const int i1 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i3 = rn;
         t12[256 * i0 + 32 * i1 + 8 * i2 + i3] += acc[r][c];
       }
@@ -2173,62 +3373,139 @@ extern "C" __global__ void ocannlReverserBackward_op13_29(float* __restrict__ t2
 // net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
 extern "C" __global__ void ocannlReverserBackward_op13_30(float* __restrict__ t11, float* __restrict__ t20, float* __restrict__ t21) {
   // Tiled GEMM: C 8x8 += A * B over 8 (rows i1, columns i3, reduced i4).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  // Tile 128x128, 8-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the rows.
+  __shared__ __align__(32) float As[2][8][132];
+  __shared__ __align__(32) float Bs[2][8][132];
+  const int m0 = (int)blockIdx.y * 128, n0 = (int)blockIdx.x * 128;
+  const int kbeg = 0, kend = 8;
   int zb = blockIdx.z;
   const int i2 = zb % 4; zb /= 4;
   const int i0 = zb;
-  float acc[4][4];
-  for (int r = 0; r < 4; ++r)
-    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 8; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 8 && k0 + kk < 8) {
-        int rx = m0 + rr;
-        const int i1 = rx;
-        int kx = k0 + kk;
-        const int i4 = kx;
-        v = t20[256 * i0 + 32 * i1 + 8 * i2 + i4];
-      }
-      As[kk][rr] = v;
-    }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 8 && k0 + kk < 8) {
-        int rx = n0 + rr;
-        const int i3 = rx;
-        int kx = k0 + kk;
-        const int i4 = kx;
-        v = t11[256 * i0 + 8 * i2 + i3 + 32 * i4];
-      }
-      Bs[kk][rr] = v;
-    }
-    __syncthreads();
+  const int ntiles = (int)((kend - kbeg + 7) / 8);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  float acc[8][8];
+  #pragma unroll
+  for (int r = 0; r < 8; ++r)
     #pragma unroll
-    for (int kk = 0; kk < 16; ++kk) {
-      float a[4], b[4];
+    for (int c = 0; c < 8; ++c) acc[r][c] = (float)0;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 2, kk = (v % 2) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 8 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i1 = rx;
+      int kx = kbeg + kk;
+      const int i4 = kx;
+      x = OCANNL_LD4(&t20[256 * i0 + 32 * i1 + 8 * i2 + i4]);
+    }
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 32, rr = (v % 32) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 8 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i3 = rx;
+      int kx = kbeg + kk;
+      const int i4 = kx;
+      x = OCANNL_LD4(&t11[256 * i0 + 8 * i2 + i3 + 32 * i4]);
+    }
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 32, rr = (v % 32) * 4;
+    *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 8;
+    if (t + 1 < ntiles) {
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 2, kk = (v % 2) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 8 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i1 = rx;
+          int kx = knext + kk;
+          const int i4 = kx;
+          x = OCANNL_LD4(&t20[256 * i0 + 32 * i1 + 8 * i2 + i4]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 32, rr = (v % 32) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 8 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i3 = rx;
+          int kx = knext + kk;
+          const int i4 = kx;
+          x = OCANNL_LD4(&t11[256 * i0 + 8 * i2 + i3 + 32 * i4]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
+    #pragma unroll
+    for (int kk = 0; kk < 8; ++kk) {
+      float a[8], b[8];
       #pragma unroll
-      for (int r = 0; r < 4; ++r)
+      for (int q = 0; q < 2; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
+      #pragma unroll
+      for (int q = 0; q < 2; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
+      #pragma unroll
+      for (int r = 0; r < 8; ++r)
         #pragma unroll
-        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+        for (int c = 0; c < 8; ++c) acc[r][c] += a[r] * b[c];
+    }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 32, rr = (v % 32) * 4;
+        *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+      }
     }
     __syncthreads();
   }
-  for (int r = 0; r < 4; ++r)
-    for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 8 && n0 + tx + 16 * c < 8) {
-        int rm = m0 + ty + 16 * r;
+  #pragma unroll
+  for (int r = 0; r < 8; ++r)
+    #pragma unroll
+    for (int c = 0; c < 8; ++c) {
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 8 && col < 8) {
+        int rm = row;
         const int i1 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i3 = rn;
         t21[256 * i0 + 32 * i1 + 8 * i2 + i3] += acc[r][c];
       }
@@ -2245,62 +3522,144 @@ extern "C" __global__ void ocannlReverserBackward_op14_31(float* __restrict__ t2
 // _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
 extern "C" __global__ void ocannlReverserBackward_op14_32(float* __restrict__ t21, float* __restrict__ t22, float* __restrict__ t23) {
   // Tiled GEMM: C 32x256 += A * B over 32 (rows i2, columns i0,i1, reduced i3,i4).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 32;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 32; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 32 && k0 + kk < 32) {
-        int rx = m0 + rr;
-        const int i2 = rx;
-        int kx = k0 + kk;
-        const int i4 = kx % 8; kx /= 8;
-        const int i3 = kx;
-        v = t22[32 * i2 + 8 * i3 + i4];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 32 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i2 = rx;
+      int kx = kbeg + kk;
+      const int i4 = kx % 8; kx /= 8;
+      const int i3 = kx;
+      x = OCANNL_LD4(&t22[32 * i2 + 8 * i3 + i4]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 256 && k0 + kk < 32) {
-        int rx = n0 + rr;
-        const int i1 = rx % 8; rx /= 8;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i4 = kx % 8; kx /= 8;
-        const int i3 = kx;
-        v = t21[256 * i0 + 32 * i1 + 8 * i3 + i4];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 256 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx % 8; rx /= 8;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i4 = kx % 8; kx /= 8;
+      const int i3 = kx;
+      x = OCANNL_LD4(&t21[256 * i0 + 32 * i1 + 8 * i3 + i4]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 32 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i2 = rx;
+          int kx = knext + kk;
+          const int i4 = kx % 8; kx /= 8;
+          const int i3 = kx;
+          x = OCANNL_LD4(&t22[32 * i2 + 8 * i3 + i4]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 256 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx % 8; rx /= 8;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i4 = kx % 8; kx /= 8;
+          const int i3 = kx;
+          x = OCANNL_LD4(&t21[256 * i0 + 32 * i1 + 8 * i3 + i4]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 256) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 32 && col < 256) {
+        int rm = row;
         const int i2 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn % 8; rn /= 8;
         const int i0 = rn;
         t23[256 * i0 + 32 * i1 + i2] += acc[r][c];
@@ -2470,60 +3829,140 @@ extern "C" __global__ void ocannlReverserBackward_op27_44(float* __restrict__ t4
 // _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 extern "C" __global__ void ocannlReverserBackward_op27_45(float* __restrict__ t40, float* __restrict__ t41, float* __restrict__ t42) {
   // Tiled GEMM: C 64x256 += A * B over 32 (rows i2, columns i0,i1, reduced i3).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 32;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 32; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 64 && k0 + kk < 32) {
-        int rx = m0 + rr;
-        const int i2 = rx;
-        int kx = k0 + kk;
-        const int i3 = kx;
-        v = t41[32 * i2 + i3];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 64 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i2 = rx;
+      int kx = kbeg + kk;
+      const int i3 = kx;
+      x = OCANNL_LD4(&t41[32 * i2 + i3]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 256 && k0 + kk < 32) {
-        int rx = n0 + rr;
-        const int i1 = rx % 8; rx /= 8;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i3 = kx;
-        v = t40[256 * i0 + 32 * i1 + i3];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 256 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx % 8; rx /= 8;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i3 = kx;
+      x = OCANNL_LD4(&t40[256 * i0 + 32 * i1 + i3]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 64 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i2 = rx;
+          int kx = knext + kk;
+          const int i3 = kx;
+          x = OCANNL_LD4(&t41[32 * i2 + i3]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 256 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx % 8; rx /= 8;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i3 = kx;
+          x = OCANNL_LD4(&t40[256 * i0 + 32 * i1 + i3]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 64 && n0 + tx + 16 * c < 256) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 64 && col < 256) {
+        int rm = row;
         const int i2 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn % 8; rn /= 8;
         const int i0 = rn;
         t42[512 * i0 + 64 * i1 + i2] += acc[r][c];
@@ -2560,60 +3999,140 @@ extern "C" __global__ void ocannlReverserBackward_op30_47(float* __restrict__ t4
 // _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 extern "C" __global__ void ocannlReverserBackward_op30_48(float* __restrict__ t45, float* __restrict__ t46, float* __restrict__ t47) {
   // Tiled GEMM: C 32x256 += A * B over 64 (rows i2, columns i0,i1, reduced i3).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 64;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 64; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 32 && k0 + kk < 64) {
-        int rx = m0 + rr;
-        const int i2 = rx;
-        int kx = k0 + kk;
-        const int i3 = kx;
-        v = t46[64 * i2 + i3];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 32 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i2 = rx;
+      int kx = kbeg + kk;
+      const int i3 = kx;
+      x = OCANNL_LD4(&t46[64 * i2 + i3]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 256 && k0 + kk < 64) {
-        int rx = n0 + rr;
-        const int i1 = rx % 8; rx /= 8;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i3 = kx;
-        v = t45[512 * i0 + 64 * i1 + i3];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 256 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx % 8; rx /= 8;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i3 = kx;
+      x = OCANNL_LD4(&t45[512 * i0 + 64 * i1 + i3]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 32 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i2 = rx;
+          int kx = knext + kk;
+          const int i3 = kx;
+          x = OCANNL_LD4(&t46[64 * i2 + i3]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 256 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx % 8; rx /= 8;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i3 = kx;
+          x = OCANNL_LD4(&t45[512 * i0 + 64 * i1 + i3]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 256) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 32 && col < 256) {
+        int rm = row;
         const int i2 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn % 8; rn /= 8;
         const int i0 = rn;
         t47[256 * i0 + 32 * i1 + i2] += acc[r][c];
@@ -2788,60 +4307,140 @@ extern "C" __global__ void ocannlReverserBackward_op44_60(float* __restrict__ t6
 // _train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2
 extern "C" __global__ void ocannlReverserBackward_op44_61(float* __restrict__ t66, float* __restrict__ t67, float* __restrict__ t68) {
   // Tiled GEMM: C 10x256 += A * B over 32 (rows i2, columns i0,i1, reduced i3).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 32;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 32; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 10 && k0 + kk < 32) {
-        int rx = m0 + rr;
-        const int i2 = rx;
-        int kx = k0 + kk;
-        const int i3 = kx;
-        v = t67[32 * i2 + i3];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 10 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i2 = rx;
+      int kx = kbeg + kk;
+      const int i3 = kx;
+      x = OCANNL_LD4(&t67[32 * i2 + i3]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 256 && k0 + kk < 32) {
-        int rx = n0 + rr;
-        const int i1 = rx % 8; rx /= 8;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i3 = kx;
-        v = t66[256 * i0 + 32 * i1 + i3];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 256 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx % 8; rx /= 8;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i3 = kx;
+      x = OCANNL_LD4(&t66[256 * i0 + 32 * i1 + i3]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 10 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i2 = rx;
+          int kx = knext + kk;
+          const int i3 = kx;
+          x = OCANNL_LD4(&t67[32 * i2 + i3]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 256 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx % 8; rx /= 8;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i3 = kx;
+          x = OCANNL_LD4(&t66[256 * i0 + 32 * i1 + i3]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 10 && n0 + tx + 16 * c < 256) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 10 && col < 256) {
+        int rm = row;
         const int i2 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn % 8; rn /= 8;
         const int i0 = rn;
         t68[80 * i0 + 10 * i1 + i2] += acc[r][c];
@@ -3671,61 +5270,138 @@ extern "C" __global__ void ocannlReverserBackward_op45_153(float* __restrict__ t
 // backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g1 =+ g * v2; g1 is net.linear#2.w.grad
 extern "C" __global__ void ocannlReverserBackward_op44_154(float* __restrict__ t66, float* __restrict__ t139, float* __restrict__ t140) {
   // Tiled GEMM: C 10x32 += A * B over 256 (rows i2, columns i3, reduced i0,i1).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: scalar, rows fastest; B: float4 along the rows.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 256;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 256; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 10 && k0 + kk < 256) {
-        int rx = m0 + rr;
-        const int i2 = rx;
-        int kx = k0 + kk;
-        const int i1 = kx % 8; kx /= 8;
-        const int i0 = kx;
-        v = t140[80 * i0 + 10 * i1 + i2];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    const int rr = e % 64, kk = e / 64;
+    float v = (float)0;
+    if (m0 + rr < 10 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i2 = rx;
+      int kx = kbeg + kk;
+      const int i1 = kx % 8; kx /= 8;
+      const int i0 = kx;
+      v = t140[80 * i0 + 10 * i1 + i2];
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 32 && k0 + kk < 256) {
-        int rx = n0 + rr;
-        const int i3 = rx;
-        int kx = k0 + kk;
-        const int i1 = kx % 8; kx /= 8;
-        const int i0 = kx;
-        v = t66[256 * i0 + 32 * i1 + i3];
-      }
-      Bs[kk][rr] = v;
+    ra[j] = v;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 16, rr = (v % 16) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 32 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i3 = rx;
+      int kx = kbeg + kk;
+      const int i1 = kx % 8; kx /= 8;
+      const int i0 = kx;
+      x = OCANNL_LD4(&t66[256 * i0 + 32 * i1 + i3]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    As[0][e / 64][e % 64] = ra[j];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+    *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        const int rr = e % 64, kk = e / 64;
+        float v = (float)0;
+        if (m0 + rr < 10 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i2 = rx;
+          int kx = knext + kk;
+          const int i1 = kx % 8; kx /= 8;
+          const int i0 = kx;
+          v = t140[80 * i0 + 10 * i1 + i2];
+        }
+        ra[j] = v;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 16, rr = (v % 16) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 32 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i3 = rx;
+          int kx = knext + kk;
+          const int i1 = kx % 8; kx /= 8;
+          const int i0 = kx;
+          x = OCANNL_LD4(&t66[256 * i0 + 32 * i1 + i3]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        As[cur ^ 1][e / 64][e % 64] = ra[j];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+        *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 10 && n0 + tx + 16 * c < 32) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 10 && col < 32) {
+        int rm = row;
         const int i2 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i3 = rn;
         t139[32 * i2 + i3] += acc[r][c];
       }
@@ -3735,60 +5411,136 @@ extern "C" __global__ void ocannlReverserBackward_op44_154(float* __restrict__ t
 // backprop of op 44 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#2.w, net/x2): g2 =+ v1 * g; g2 is net/x2.grad
 extern "C" __global__ void ocannlReverserBackward_op44_155(float* __restrict__ t67, float* __restrict__ t138, float* __restrict__ t140) {
   // Tiled GEMM: C 32x256 += A * B over 10 (rows i3, columns i0,i1, reduced i2).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the rows; B: scalar, reduction fastest.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 10;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 10; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 32 && k0 + kk < 10) {
-        int rx = m0 + rr;
-        const int i3 = rx;
-        int kx = k0 + kk;
-        const int i2 = kx;
-        v = t67[32 * i2 + i3];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 16, rr = (v % 16) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 32 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i3 = rx;
+      int kx = kbeg + kk;
+      const int i2 = kx;
+      x = OCANNL_LD4(&t67[32 * i2 + i3]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 256 && k0 + kk < 10) {
-        int rx = n0 + rr;
-        const int i1 = rx % 8; rx /= 8;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i2 = kx;
-        v = t140[80 * i0 + 10 * i1 + i2];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    const int kk = e % 16, rr = e / 16;
+    float v = (float)0;
+    if (n0 + rr < 256 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx % 8; rx /= 8;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i2 = kx;
+      v = t140[80 * i0 + 10 * i1 + i2];
     }
-    __syncthreads();
+    rb[j] = v;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+    *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    Bs[0][e % 16][e / 16] = rb[j];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 16, rr = (v % 16) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 32 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i3 = rx;
+          int kx = knext + kk;
+          const int i2 = kx;
+          x = OCANNL_LD4(&t67[32 * i2 + i3]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        const int kk = e % 16, rr = e / 16;
+        float v = (float)0;
+        if (n0 + rr < 256 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx % 8; rx /= 8;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i2 = kx;
+          v = t140[80 * i0 + 10 * i1 + i2];
+        }
+        rb[j] = v;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+        *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+      }
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        Bs[cur ^ 1][e % 16][e / 16] = rb[j];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 256) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 32 && col < 256) {
+        int rm = row;
         const int i3 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn % 8; rn /= 8;
         const int i0 = rn;
         t138[256 * i0 + 32 * i1 + i3] += acc[r][c];
@@ -4036,61 +5788,138 @@ extern "C" __global__ void ocannlReverserBackward_op31_169(float* __restrict__ t
 // backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g1 =+ g * v2; g1 is net.linear#1.w.grad
 extern "C" __global__ void ocannlReverserBackward_op30_170(float* __restrict__ t45, float* __restrict__ t121, float* __restrict__ t122) {
   // Tiled GEMM: C 32x64 += A * B over 256 (rows i2, columns i3, reduced i0,i1).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the rows; B: float4 along the rows.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 256;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 256; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 32 && k0 + kk < 256) {
-        int rx = m0 + rr;
-        const int i2 = rx;
-        int kx = k0 + kk;
-        const int i1 = kx % 8; kx /= 8;
-        const int i0 = kx;
-        v = t122[256 * i0 + 32 * i1 + i2];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 16, rr = (v % 16) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 32 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i2 = rx;
+      int kx = kbeg + kk;
+      const int i1 = kx % 8; kx /= 8;
+      const int i0 = kx;
+      x = OCANNL_LD4(&t122[256 * i0 + 32 * i1 + i2]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 64 && k0 + kk < 256) {
-        int rx = n0 + rr;
-        const int i3 = rx;
-        int kx = k0 + kk;
-        const int i1 = kx % 8; kx /= 8;
-        const int i0 = kx;
-        v = t45[512 * i0 + 64 * i1 + i3];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 16, rr = (v % 16) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 64 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i3 = rx;
+      int kx = kbeg + kk;
+      const int i1 = kx % 8; kx /= 8;
+      const int i0 = kx;
+      x = OCANNL_LD4(&t45[512 * i0 + 64 * i1 + i3]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+    *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+    *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 16, rr = (v % 16) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 32 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i2 = rx;
+          int kx = knext + kk;
+          const int i1 = kx % 8; kx /= 8;
+          const int i0 = kx;
+          x = OCANNL_LD4(&t122[256 * i0 + 32 * i1 + i2]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 16, rr = (v % 16) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 64 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i3 = rx;
+          int kx = knext + kk;
+          const int i1 = kx % 8; kx /= 8;
+          const int i0 = kx;
+          x = OCANNL_LD4(&t45[512 * i0 + 64 * i1 + i3]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+        *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+        *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 64) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 32 && col < 64) {
+        int rm = row;
         const int i2 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i3 = rn;
         t121[64 * i2 + i3] += acc[r][c];
       }
@@ -4100,60 +5929,138 @@ extern "C" __global__ void ocannlReverserBackward_op30_170(float* __restrict__ t
 // backprop of op 30 (_net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x): g2 =+ v1 * g; g2 is net.linear#1/x.grad
 extern "C" __global__ void ocannlReverserBackward_op30_171(float* __restrict__ t46, float* __restrict__ t120, float* __restrict__ t122) {
   // Tiled GEMM: C 64x256 += A * B over 32 (rows i3, columns i0,i1, reduced i2).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the rows; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 32;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 32; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 64 && k0 + kk < 32) {
-        int rx = m0 + rr;
-        const int i3 = rx;
-        int kx = k0 + kk;
-        const int i2 = kx;
-        v = t46[64 * i2 + i3];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 16, rr = (v % 16) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 64 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i3 = rx;
+      int kx = kbeg + kk;
+      const int i2 = kx;
+      x = OCANNL_LD4(&t46[64 * i2 + i3]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 256 && k0 + kk < 32) {
-        int rx = n0 + rr;
-        const int i1 = rx % 8; rx /= 8;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i2 = kx;
-        v = t122[256 * i0 + 32 * i1 + i2];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 256 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx % 8; rx /= 8;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i2 = kx;
+      x = OCANNL_LD4(&t122[256 * i0 + 32 * i1 + i2]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+    *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 16, rr = (v % 16) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 64 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i3 = rx;
+          int kx = knext + kk;
+          const int i2 = kx;
+          x = OCANNL_LD4(&t46[64 * i2 + i3]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 256 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx % 8; rx /= 8;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i2 = kx;
+          x = OCANNL_LD4(&t122[256 * i0 + 32 * i1 + i2]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+        *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 64 && n0 + tx + 16 * c < 256) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 64 && col < 256) {
+        int rm = row;
         const int i3 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn % 8; rn /= 8;
         const int i0 = rn;
         t120[512 * i0 + 64 * i1 + i3] += acc[r][c];
@@ -4200,61 +6107,138 @@ extern "C" __global__ void ocannlReverserBackward_op28_173(float* __restrict__ t
 // backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g1 =+ g * v2; g1 is net.dense#1.w.grad
 extern "C" __global__ void ocannlReverserBackward_op27_174(float* __restrict__ t40, float* __restrict__ t116, float* __restrict__ t117) {
   // Tiled GEMM: C 64x32 += A * B over 256 (rows i2, columns i3, reduced i0,i1).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the rows; B: float4 along the rows.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 256;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 256; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 64 && k0 + kk < 256) {
-        int rx = m0 + rr;
-        const int i2 = rx;
-        int kx = k0 + kk;
-        const int i1 = kx % 8; kx /= 8;
-        const int i0 = kx;
-        v = t117[512 * i0 + 64 * i1 + i2];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 16, rr = (v % 16) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 64 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i2 = rx;
+      int kx = kbeg + kk;
+      const int i1 = kx % 8; kx /= 8;
+      const int i0 = kx;
+      x = OCANNL_LD4(&t117[512 * i0 + 64 * i1 + i2]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 32 && k0 + kk < 256) {
-        int rx = n0 + rr;
-        const int i3 = rx;
-        int kx = k0 + kk;
-        const int i1 = kx % 8; kx /= 8;
-        const int i0 = kx;
-        v = t40[256 * i0 + 32 * i1 + i3];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 16, rr = (v % 16) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 32 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i3 = rx;
+      int kx = kbeg + kk;
+      const int i1 = kx % 8; kx /= 8;
+      const int i0 = kx;
+      x = OCANNL_LD4(&t40[256 * i0 + 32 * i1 + i3]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+    *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+    *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 16, rr = (v % 16) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 64 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i2 = rx;
+          int kx = knext + kk;
+          const int i1 = kx % 8; kx /= 8;
+          const int i0 = kx;
+          x = OCANNL_LD4(&t117[512 * i0 + 64 * i1 + i2]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 16, rr = (v % 16) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 32 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i3 = rx;
+          int kx = knext + kk;
+          const int i1 = kx % 8; kx /= 8;
+          const int i0 = kx;
+          x = OCANNL_LD4(&t40[256 * i0 + 32 * i1 + i3]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+        *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+        *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 64 && n0 + tx + 16 * c < 32) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 64 && col < 32) {
+        int rm = row;
         const int i2 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i3 = rn;
         t116[32 * i2 + i3] += acc[r][c];
       }
@@ -4264,60 +6248,138 @@ extern "C" __global__ void ocannlReverserBackward_op27_174(float* __restrict__ t
 // backprop of op 27 (_net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1): g2 =+ v1 * g; g2 is net/x1.grad
 extern "C" __global__ void ocannlReverserBackward_op27_175(float* __restrict__ t41, float* __restrict__ t115, float* __restrict__ t117) {
   // Tiled GEMM: C 32x256 += A * B over 64 (rows i3, columns i0,i1, reduced i2).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the rows; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 64;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 64; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 32 && k0 + kk < 64) {
-        int rx = m0 + rr;
-        const int i3 = rx;
-        int kx = k0 + kk;
-        const int i2 = kx;
-        v = t41[32 * i2 + i3];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 16, rr = (v % 16) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 32 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i3 = rx;
+      int kx = kbeg + kk;
+      const int i2 = kx;
+      x = OCANNL_LD4(&t41[32 * i2 + i3]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 256 && k0 + kk < 64) {
-        int rx = n0 + rr;
-        const int i1 = rx % 8; rx /= 8;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i2 = kx;
-        v = t117[512 * i0 + 64 * i1 + i2];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 256 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx % 8; rx /= 8;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i2 = kx;
+      x = OCANNL_LD4(&t117[512 * i0 + 64 * i1 + i2]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+    *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 16, rr = (v % 16) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 32 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i3 = rx;
+          int kx = knext + kk;
+          const int i2 = kx;
+          x = OCANNL_LD4(&t41[32 * i2 + i3]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 256 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx % 8; rx /= 8;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i2 = kx;
+          x = OCANNL_LD4(&t117[512 * i0 + 64 * i1 + i2]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+        *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 256) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 32 && col < 256) {
+        int rm = row;
         const int i3 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn % 8; rn /= 8;
         const int i0 = rn;
         t115[256 * i0 + 32 * i1 + i3] += acc[r][c];
@@ -4546,62 +6608,140 @@ extern "C" __global__ void ocannlReverserBackward_op16_188(float* __restrict__ t
 // backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g1 =+ g * v2; g1 is net.attention#1.w_o.grad
 extern "C" __global__ void ocannlReverserBackward_op14_189(float* __restrict__ t21, float* __restrict__ t100, float* __restrict__ t101) {
   // Tiled GEMM: C 32x32 += A * B over 256 (rows i2, columns i3,i4, reduced i0,i1).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the rows; B: float4 along the rows.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 256;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 256; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 32 && k0 + kk < 256) {
-        int rx = m0 + rr;
-        const int i2 = rx;
-        int kx = k0 + kk;
-        const int i1 = kx % 8; kx /= 8;
-        const int i0 = kx;
-        v = t101[256 * i0 + 32 * i1 + i2];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 16, rr = (v % 16) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 32 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i2 = rx;
+      int kx = kbeg + kk;
+      const int i1 = kx % 8; kx /= 8;
+      const int i0 = kx;
+      x = OCANNL_LD4(&t101[256 * i0 + 32 * i1 + i2]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 32 && k0 + kk < 256) {
-        int rx = n0 + rr;
-        const int i4 = rx % 8; rx /= 8;
-        const int i3 = rx;
-        int kx = k0 + kk;
-        const int i1 = kx % 8; kx /= 8;
-        const int i0 = kx;
-        v = t21[256 * i0 + 32 * i1 + 8 * i3 + i4];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 16, rr = (v % 16) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 32 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i4 = rx % 8; rx /= 8;
+      const int i3 = rx;
+      int kx = kbeg + kk;
+      const int i1 = kx % 8; kx /= 8;
+      const int i0 = kx;
+      x = OCANNL_LD4(&t21[256 * i0 + 32 * i1 + 8 * i3 + i4]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+    *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+    *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 16, rr = (v % 16) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 32 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i2 = rx;
+          int kx = knext + kk;
+          const int i1 = kx % 8; kx /= 8;
+          const int i0 = kx;
+          x = OCANNL_LD4(&t101[256 * i0 + 32 * i1 + i2]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 16, rr = (v % 16) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 32 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i4 = rx % 8; rx /= 8;
+          const int i3 = rx;
+          int kx = knext + kk;
+          const int i1 = kx % 8; kx /= 8;
+          const int i0 = kx;
+          x = OCANNL_LD4(&t21[256 * i0 + 32 * i1 + 8 * i3 + i4]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+        *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+        *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 32) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 32 && col < 32) {
+        int rm = row;
         const int i2 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i4 = rn % 8; rn /= 8;
         const int i3 = rn;
         t100[32 * i2 + 8 * i3 + i4] += acc[r][c];
@@ -4612,62 +6752,141 @@ extern "C" __global__ void ocannlReverserBackward_op14_189(float* __restrict__ t
 // backprop of op 14 (_net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx): g2 =+ v1 * g; g2 is net.attention#1/ctx.grad
 extern "C" __global__ void ocannlReverserBackward_op14_190(float* __restrict__ t22, float* __restrict__ t99, float* __restrict__ t101) {
   // Tiled GEMM: C 32x256 += A * B over 32 (rows i3,i4, columns i0,i1, reduced i2).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the rows; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 32;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 32; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 32 && k0 + kk < 32) {
-        int rx = m0 + rr;
-        const int i4 = rx % 8; rx /= 8;
-        const int i3 = rx;
-        int kx = k0 + kk;
-        const int i2 = kx;
-        v = t22[32 * i2 + 8 * i3 + i4];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 16, rr = (v % 16) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 32 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i4 = rx % 8; rx /= 8;
+      const int i3 = rx;
+      int kx = kbeg + kk;
+      const int i2 = kx;
+      x = OCANNL_LD4(&t22[32 * i2 + 8 * i3 + i4]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 256 && k0 + kk < 32) {
-        int rx = n0 + rr;
-        const int i1 = rx % 8; rx /= 8;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i2 = kx;
-        v = t101[256 * i0 + 32 * i1 + i2];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 256 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx % 8; rx /= 8;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i2 = kx;
+      x = OCANNL_LD4(&t101[256 * i0 + 32 * i1 + i2]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+    *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 16, rr = (v % 16) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 32 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i4 = rx % 8; rx /= 8;
+          const int i3 = rx;
+          int kx = knext + kk;
+          const int i2 = kx;
+          x = OCANNL_LD4(&t22[32 * i2 + 8 * i3 + i4]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 256 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx % 8; rx /= 8;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i2 = kx;
+          x = OCANNL_LD4(&t101[256 * i0 + 32 * i1 + i2]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+        *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 256) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 32 && col < 256) {
+        int rm = row;
         const int i4 = rm % 8; rm /= 8;
         const int i3 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn % 8; rn /= 8;
         const int i0 = rn;
         t99[256 * i0 + 32 * i1 + 8 * i3 + i4] += acc[r][c];
@@ -4678,62 +6897,141 @@ extern "C" __global__ void ocannlReverserBackward_op14_190(float* __restrict__ t
 // backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g1 =+ g * v2; g1 is net.attention#1/attn.grad
 extern "C" __global__ void ocannlReverserBackward_op13_191(float* __restrict__ t11, float* __restrict__ t98, float* __restrict__ t99) {
   // Tiled GEMM: C 8x8 += A * B over 8 (rows i1, columns i4, reduced i3).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  // Tile 128x128, 8-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][8][132];
+  __shared__ __align__(32) float Bs[2][8][132];
+  const int m0 = (int)blockIdx.y * 128, n0 = (int)blockIdx.x * 128;
+  const int kbeg = 0, kend = 8;
   int zb = blockIdx.z;
   const int i2 = zb % 4; zb /= 4;
   const int i0 = zb;
-  float acc[4][4];
-  for (int r = 0; r < 4; ++r)
-    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 8; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 8 && k0 + kk < 8) {
-        int rx = m0 + rr;
-        const int i1 = rx;
-        int kx = k0 + kk;
-        const int i3 = kx;
-        v = t99[256 * i0 + 32 * i1 + 8 * i2 + i3];
-      }
-      As[kk][rr] = v;
-    }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 8 && k0 + kk < 8) {
-        int rx = n0 + rr;
-        const int i4 = rx;
-        int kx = k0 + kk;
-        const int i3 = kx;
-        v = t11[256 * i0 + 8 * i2 + i3 + 32 * i4];
-      }
-      Bs[kk][rr] = v;
-    }
-    __syncthreads();
+  const int ntiles = (int)((kend - kbeg + 7) / 8);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  float acc[8][8];
+  #pragma unroll
+  for (int r = 0; r < 8; ++r)
     #pragma unroll
-    for (int kk = 0; kk < 16; ++kk) {
-      float a[4], b[4];
+    for (int c = 0; c < 8; ++c) acc[r][c] = (float)0;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 2, kk = (v % 2) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 8 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i1 = rx;
+      int kx = kbeg + kk;
+      const int i3 = kx;
+      x = OCANNL_LD4(&t99[256 * i0 + 32 * i1 + 8 * i2 + i3]);
+    }
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 2, kk = (v % 2) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 8 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i4 = rx;
+      int kx = kbeg + kk;
+      const int i3 = kx;
+      x = OCANNL_LD4(&t11[256 * i0 + 8 * i2 + i3 + 32 * i4]);
+    }
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 8;
+    if (t + 1 < ntiles) {
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 2, kk = (v % 2) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 8 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i1 = rx;
+          int kx = knext + kk;
+          const int i3 = kx;
+          x = OCANNL_LD4(&t99[256 * i0 + 32 * i1 + 8 * i2 + i3]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 2, kk = (v % 2) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 8 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i4 = rx;
+          int kx = knext + kk;
+          const int i3 = kx;
+          x = OCANNL_LD4(&t11[256 * i0 + 8 * i2 + i3 + 32 * i4]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
+    #pragma unroll
+    for (int kk = 0; kk < 8; ++kk) {
+      float a[8], b[8];
       #pragma unroll
-      for (int r = 0; r < 4; ++r)
+      for (int q = 0; q < 2; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
+      #pragma unroll
+      for (int q = 0; q < 2; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
+      #pragma unroll
+      for (int r = 0; r < 8; ++r)
         #pragma unroll
-        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+        for (int c = 0; c < 8; ++c) acc[r][c] += a[r] * b[c];
+    }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
     }
     __syncthreads();
   }
-  for (int r = 0; r < 4; ++r)
-    for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 8 && n0 + tx + 16 * c < 8) {
-        int rm = m0 + ty + 16 * r;
+  #pragma unroll
+  for (int r = 0; r < 8; ++r)
+    #pragma unroll
+    for (int c = 0; c < 8; ++c) {
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 8 && col < 8) {
+        int rm = row;
         const int i1 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i4 = rn;
         t98[256 * i0 + 32 * i1 + 8 * i2 + i4] += acc[r][c];
       }
@@ -4743,62 +7041,137 @@ extern "C" __global__ void ocannlReverserBackward_op13_191(float* __restrict__ t
 // backprop of op 13 (net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v): g2 =+ v1 * g; g2 is net.attention#1/v.grad
 extern "C" __global__ void ocannlReverserBackward_op13_192(float* __restrict__ t20, float* __restrict__ t91, float* __restrict__ t99) {
   // Tiled GEMM: C 8x8 += A * B over 8 (rows i4, columns i3, reduced i1).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  // Tile 128x128, 8-deep slices in two stages, 256 threads; A: float4 along the rows; B: float4 along the rows.
+  __shared__ __align__(32) float As[2][8][132];
+  __shared__ __align__(32) float Bs[2][8][132];
+  const int m0 = (int)blockIdx.y * 128, n0 = (int)blockIdx.x * 128;
+  const int kbeg = 0, kend = 8;
   int zb = blockIdx.z;
   const int i2 = zb % 4; zb /= 4;
   const int i0 = zb;
-  float acc[4][4];
-  for (int r = 0; r < 4; ++r)
-    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 8; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 8 && k0 + kk < 8) {
-        int rx = m0 + rr;
-        const int i4 = rx;
-        int kx = k0 + kk;
-        const int i1 = kx;
-        v = t20[256 * i0 + 32 * i1 + 8 * i2 + i4];
-      }
-      As[kk][rr] = v;
-    }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 8 && k0 + kk < 8) {
-        int rx = n0 + rr;
-        const int i3 = rx;
-        int kx = k0 + kk;
-        const int i1 = kx;
-        v = t99[256 * i0 + 32 * i1 + 8 * i2 + i3];
-      }
-      Bs[kk][rr] = v;
-    }
-    __syncthreads();
+  const int ntiles = (int)((kend - kbeg + 7) / 8);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  float acc[8][8];
+  #pragma unroll
+  for (int r = 0; r < 8; ++r)
     #pragma unroll
-    for (int kk = 0; kk < 16; ++kk) {
-      float a[4], b[4];
+    for (int c = 0; c < 8; ++c) acc[r][c] = (float)0;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 32, rr = (v % 32) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 8 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i4 = rx;
+      int kx = kbeg + kk;
+      const int i1 = kx;
+      x = OCANNL_LD4(&t20[256 * i0 + 32 * i1 + 8 * i2 + i4]);
+    }
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 32, rr = (v % 32) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 8 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i3 = rx;
+      int kx = kbeg + kk;
+      const int i1 = kx;
+      x = OCANNL_LD4(&t99[256 * i0 + 32 * i1 + 8 * i2 + i3]);
+    }
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 32, rr = (v % 32) * 4;
+    *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 32, rr = (v % 32) * 4;
+    *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 8;
+    if (t + 1 < ntiles) {
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 32, rr = (v % 32) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 8 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i4 = rx;
+          int kx = knext + kk;
+          const int i1 = kx;
+          x = OCANNL_LD4(&t20[256 * i0 + 32 * i1 + 8 * i2 + i4]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 32, rr = (v % 32) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 8 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i3 = rx;
+          int kx = knext + kk;
+          const int i1 = kx;
+          x = OCANNL_LD4(&t99[256 * i0 + 32 * i1 + 8 * i2 + i3]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
+    #pragma unroll
+    for (int kk = 0; kk < 8; ++kk) {
+      float a[8], b[8];
       #pragma unroll
-      for (int r = 0; r < 4; ++r)
+      for (int q = 0; q < 2; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
+      #pragma unroll
+      for (int q = 0; q < 2; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
+      #pragma unroll
+      for (int r = 0; r < 8; ++r)
         #pragma unroll
-        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+        for (int c = 0; c < 8; ++c) acc[r][c] += a[r] * b[c];
+    }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 32, rr = (v % 32) * 4;
+        *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 32, rr = (v % 32) * 4;
+        *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+      }
     }
     __syncthreads();
   }
-  for (int r = 0; r < 4; ++r)
-    for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 8 && n0 + tx + 16 * c < 8) {
-        int rm = m0 + ty + 16 * r;
+  #pragma unroll
+  for (int r = 0; r < 8; ++r)
+    #pragma unroll
+    for (int c = 0; c < 8; ++c) {
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 8 && col < 8) {
+        int rm = row;
         const int i4 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i3 = rn;
         t91[256 * i0 + 8 * i2 + i3 + 32 * i4] += acc[r][c];
       }
@@ -4930,62 +7303,139 @@ extern "C" __global__ void ocannlReverserBackward_op8_199(float* __restrict__ t1
 // backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g1 =+ g * v2; g1 is net.attention#1/q.grad
 extern "C" __global__ void ocannlReverserBackward_op5_200(float* __restrict__ t9, float* __restrict__ t87, float* __restrict__ t92) {
   // Tiled GEMM: C 8x8 += A * B over 8 (rows i1, columns i4, reduced i3).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  // Tile 128x128, 8-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the rows.
+  __shared__ __align__(32) float As[2][8][132];
+  __shared__ __align__(32) float Bs[2][8][132];
+  const int m0 = (int)blockIdx.y * 128, n0 = (int)blockIdx.x * 128;
+  const int kbeg = 0, kend = 8;
   int zb = blockIdx.z;
   const int i2 = zb % 4; zb /= 4;
   const int i0 = zb;
-  float acc[4][4];
-  for (int r = 0; r < 4; ++r)
-    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 8; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 8 && k0 + kk < 8) {
-        int rx = m0 + rr;
-        const int i1 = rx;
-        int kx = k0 + kk;
-        const int i3 = kx;
-        v = t92[256 * i0 + 32 * i1 + 8 * i2 + i3];
-      }
-      As[kk][rr] = v;
-    }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 8 && k0 + kk < 8) {
-        int rx = n0 + rr;
-        const int i4 = rx;
-        int kx = k0 + kk;
-        const int i3 = kx;
-        v = t9[256 * i0 + 8 * i2 + 32 * i3 + i4];
-      }
-      Bs[kk][rr] = v;
-    }
-    __syncthreads();
+  const int ntiles = (int)((kend - kbeg + 7) / 8);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  float acc[8][8];
+  #pragma unroll
+  for (int r = 0; r < 8; ++r)
     #pragma unroll
-    for (int kk = 0; kk < 16; ++kk) {
-      float a[4], b[4];
+    for (int c = 0; c < 8; ++c) acc[r][c] = (float)0;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 2, kk = (v % 2) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 8 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i1 = rx;
+      int kx = kbeg + kk;
+      const int i3 = kx;
+      x = OCANNL_LD4(&t92[256 * i0 + 32 * i1 + 8 * i2 + i3]);
+    }
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 32, rr = (v % 32) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 8 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i4 = rx;
+      int kx = kbeg + kk;
+      const int i3 = kx;
+      x = OCANNL_LD4(&t9[256 * i0 + 8 * i2 + 32 * i3 + i4]);
+    }
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 32, rr = (v % 32) * 4;
+    *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 8;
+    if (t + 1 < ntiles) {
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 2, kk = (v % 2) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 8 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i1 = rx;
+          int kx = knext + kk;
+          const int i3 = kx;
+          x = OCANNL_LD4(&t92[256 * i0 + 32 * i1 + 8 * i2 + i3]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 32, rr = (v % 32) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 8 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i4 = rx;
+          int kx = knext + kk;
+          const int i3 = kx;
+          x = OCANNL_LD4(&t9[256 * i0 + 8 * i2 + 32 * i3 + i4]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
+    #pragma unroll
+    for (int kk = 0; kk < 8; ++kk) {
+      float a[8], b[8];
       #pragma unroll
-      for (int r = 0; r < 4; ++r)
+      for (int q = 0; q < 2; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
+      #pragma unroll
+      for (int q = 0; q < 2; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
+      #pragma unroll
+      for (int r = 0; r < 8; ++r)
         #pragma unroll
-        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+        for (int c = 0; c < 8; ++c) acc[r][c] += a[r] * b[c];
+    }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 32, rr = (v % 32) * 4;
+        *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+      }
     }
     __syncthreads();
   }
-  for (int r = 0; r < 4; ++r)
-    for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 8 && n0 + tx + 16 * c < 8) {
-        int rm = m0 + ty + 16 * r;
+  #pragma unroll
+  for (int r = 0; r < 8; ++r)
+    #pragma unroll
+    for (int c = 0; c < 8; ++c) {
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 8 && col < 8) {
+        int rm = row;
         const int i1 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i4 = rn;
         t87[256 * i0 + 32 * i1 + 8 * i2 + i4] += acc[r][c];
       }
@@ -4995,62 +7445,137 @@ extern "C" __global__ void ocannlReverserBackward_op5_200(float* __restrict__ t9
 // backprop of op 5 (_net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k): g2 =+ v1 * g; g2 is net.attention#1/k.grad
 extern "C" __global__ void ocannlReverserBackward_op5_201(float* __restrict__ t7, float* __restrict__ t89, float* __restrict__ t92) {
   // Tiled GEMM: C 8x8 += A * B over 8 (rows i4, columns i3, reduced i1).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  // Tile 128x128, 8-deep slices in two stages, 256 threads; A: float4 along the rows; B: float4 along the rows.
+  __shared__ __align__(32) float As[2][8][132];
+  __shared__ __align__(32) float Bs[2][8][132];
+  const int m0 = (int)blockIdx.y * 128, n0 = (int)blockIdx.x * 128;
+  const int kbeg = 0, kend = 8;
   int zb = blockIdx.z;
   const int i2 = zb % 4; zb /= 4;
   const int i0 = zb;
-  float acc[4][4];
-  for (int r = 0; r < 4; ++r)
-    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 8; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 8 && k0 + kk < 8) {
-        int rx = m0 + rr;
-        const int i4 = rx;
-        int kx = k0 + kk;
-        const int i1 = kx;
-        v = t7[256 * i0 + 32 * i1 + 8 * i2 + i4];
-      }
-      As[kk][rr] = v;
-    }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 8 && k0 + kk < 8) {
-        int rx = n0 + rr;
-        const int i3 = rx;
-        int kx = k0 + kk;
-        const int i1 = kx;
-        v = t92[256 * i0 + 32 * i1 + 8 * i2 + i3];
-      }
-      Bs[kk][rr] = v;
-    }
-    __syncthreads();
+  const int ntiles = (int)((kend - kbeg + 7) / 8);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  float acc[8][8];
+  #pragma unroll
+  for (int r = 0; r < 8; ++r)
     #pragma unroll
-    for (int kk = 0; kk < 16; ++kk) {
-      float a[4], b[4];
+    for (int c = 0; c < 8; ++c) acc[r][c] = (float)0;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 32, rr = (v % 32) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 8 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i4 = rx;
+      int kx = kbeg + kk;
+      const int i1 = kx;
+      x = OCANNL_LD4(&t7[256 * i0 + 32 * i1 + 8 * i2 + i4]);
+    }
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 32, rr = (v % 32) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 8 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i3 = rx;
+      int kx = kbeg + kk;
+      const int i1 = kx;
+      x = OCANNL_LD4(&t92[256 * i0 + 32 * i1 + 8 * i2 + i3]);
+    }
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 32, rr = (v % 32) * 4;
+    *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 32, rr = (v % 32) * 4;
+    *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 8;
+    if (t + 1 < ntiles) {
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 32, rr = (v % 32) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 8 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i4 = rx;
+          int kx = knext + kk;
+          const int i1 = kx;
+          x = OCANNL_LD4(&t7[256 * i0 + 32 * i1 + 8 * i2 + i4]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 32, rr = (v % 32) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 8 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i3 = rx;
+          int kx = knext + kk;
+          const int i1 = kx;
+          x = OCANNL_LD4(&t92[256 * i0 + 32 * i1 + 8 * i2 + i3]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
+    #pragma unroll
+    for (int kk = 0; kk < 8; ++kk) {
+      float a[8], b[8];
       #pragma unroll
-      for (int r = 0; r < 4; ++r)
+      for (int q = 0; q < 2; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
+      #pragma unroll
+      for (int q = 0; q < 2; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
+      #pragma unroll
+      for (int r = 0; r < 8; ++r)
         #pragma unroll
-        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+        for (int c = 0; c < 8; ++c) acc[r][c] += a[r] * b[c];
+    }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 32, rr = (v % 32) * 4;
+        *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 32, rr = (v % 32) * 4;
+        *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+      }
     }
     __syncthreads();
   }
-  for (int r = 0; r < 4; ++r)
-    for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 8 && n0 + tx + 16 * c < 8) {
-        int rm = m0 + ty + 16 * r;
+  #pragma unroll
+  for (int r = 0; r < 8; ++r)
+    #pragma unroll
+    for (int c = 0; c < 8; ++c) {
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 8 && col < 8) {
+        int rm = row;
         const int i4 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i3 = rn;
         t89[256 * i0 + 8 * i2 + 32 * i3 + i4] += acc[r][c];
       }
@@ -5060,63 +7585,141 @@ extern "C" __global__ void ocannlReverserBackward_op5_201(float* __restrict__ t7
 // backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g1 =+ g * v2; g1 is net.attention#1.w_v.grad
 extern "C" __global__ void ocannlReverserBackward_op4_202(float* __restrict__ t5, float* __restrict__ t90, float* __restrict__ t91) {
   // Tiled GEMM: C 32x32 += A * B over 256 (rows i2,i3, columns i4, reduced i0,i1).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the rows; B: float4 along the rows.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 256;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 256; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 32 && k0 + kk < 256) {
-        int rx = m0 + rr;
-        const int i3 = rx % 8; rx /= 8;
-        const int i2 = rx;
-        int kx = k0 + kk;
-        const int i1 = kx % 8; kx /= 8;
-        const int i0 = kx;
-        v = t91[256 * i0 + 32 * i1 + 8 * i2 + i3];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 16, rr = (v % 16) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 32 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i3 = rx % 8; rx /= 8;
+      const int i2 = rx;
+      int kx = kbeg + kk;
+      const int i1 = kx % 8; kx /= 8;
+      const int i0 = kx;
+      x = OCANNL_LD4(&t91[256 * i0 + 32 * i1 + 8 * i2 + i3]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 32 && k0 + kk < 256) {
-        int rx = n0 + rr;
-        const int i4 = rx;
-        int kx = k0 + kk;
-        const int i1 = kx % 8; kx /= 8;
-        const int i0 = kx;
-        v = t5[256 * i0 + 32 * i1 + i4];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 16, rr = (v % 16) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 32 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i4 = rx;
+      int kx = kbeg + kk;
+      const int i1 = kx % 8; kx /= 8;
+      const int i0 = kx;
+      x = OCANNL_LD4(&t5[256 * i0 + 32 * i1 + i4]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+    *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+    *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 16, rr = (v % 16) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 32 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i3 = rx % 8; rx /= 8;
+          const int i2 = rx;
+          int kx = knext + kk;
+          const int i1 = kx % 8; kx /= 8;
+          const int i0 = kx;
+          x = OCANNL_LD4(&t91[256 * i0 + 32 * i1 + 8 * i2 + i3]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 16, rr = (v % 16) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 32 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i4 = rx;
+          int kx = knext + kk;
+          const int i1 = kx % 8; kx /= 8;
+          const int i0 = kx;
+          x = OCANNL_LD4(&t5[256 * i0 + 32 * i1 + i4]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+        *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+        *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 32) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 32 && col < 32) {
+        int rm = row;
         const int i3 = rm % 8; rm /= 8;
         const int i2 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i4 = rn;
         t90[256 * i2 + 32 * i3 + i4] += acc[r][c];
       }
@@ -5126,62 +7729,142 @@ extern "C" __global__ void ocannlReverserBackward_op4_202(float* __restrict__ t5
 // backprop of op 4 (net.attention#1/v = compose "*" of net.attention#1.w_v, net/h): g2 =+ v1 * g; g2 is net/h.grad
 extern "C" __global__ void ocannlReverserBackward_op4_203(float* __restrict__ t10, float* __restrict__ t85, float* __restrict__ t91) {
   // Tiled GEMM: C 32x256 += A * B over 32 (rows i4, columns i0,i1, reduced i2,i3).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the rows; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 32;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 32; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 32 && k0 + kk < 32) {
-        int rx = m0 + rr;
-        const int i4 = rx;
-        int kx = k0 + kk;
-        const int i3 = kx % 8; kx /= 8;
-        const int i2 = kx;
-        v = t10[256 * i2 + 32 * i3 + i4];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 16, rr = (v % 16) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 32 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i4 = rx;
+      int kx = kbeg + kk;
+      const int i3 = kx % 8; kx /= 8;
+      const int i2 = kx;
+      x = OCANNL_LD4(&t10[256 * i2 + 32 * i3 + i4]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 256 && k0 + kk < 32) {
-        int rx = n0 + rr;
-        const int i1 = rx % 8; rx /= 8;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i3 = kx % 8; kx /= 8;
-        const int i2 = kx;
-        v = t91[256 * i0 + 32 * i1 + 8 * i2 + i3];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 256 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx % 8; rx /= 8;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i3 = kx % 8; kx /= 8;
+      const int i2 = kx;
+      x = OCANNL_LD4(&t91[256 * i0 + 32 * i1 + 8 * i2 + i3]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+    *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 16, rr = (v % 16) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 32 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i4 = rx;
+          int kx = knext + kk;
+          const int i3 = kx % 8; kx /= 8;
+          const int i2 = kx;
+          x = OCANNL_LD4(&t10[256 * i2 + 32 * i3 + i4]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 256 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx % 8; rx /= 8;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i3 = kx % 8; kx /= 8;
+          const int i2 = kx;
+          x = OCANNL_LD4(&t91[256 * i0 + 32 * i1 + 8 * i2 + i3]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+        *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 256) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 32 && col < 256) {
+        int rm = row;
         const int i4 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn % 8; rn /= 8;
         const int i0 = rn;
         t85[256 * i0 + 32 * i1 + i4] += acc[r][c];
@@ -5192,63 +7875,141 @@ extern "C" __global__ void ocannlReverserBackward_op4_203(float* __restrict__ t1
 // backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g1 =+ g * v2; g1 is net.attention#1.w_k.grad
 extern "C" __global__ void ocannlReverserBackward_op3_204(float* __restrict__ t5, float* __restrict__ t88, float* __restrict__ t89) {
   // Tiled GEMM: C 32x32 += A * B over 256 (rows i2,i3, columns i4, reduced i0,i1).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the rows; B: float4 along the rows.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 256;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 256; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 32 && k0 + kk < 256) {
-        int rx = m0 + rr;
-        const int i3 = rx % 8; rx /= 8;
-        const int i2 = rx;
-        int kx = k0 + kk;
-        const int i1 = kx % 8; kx /= 8;
-        const int i0 = kx;
-        v = t89[256 * i0 + 32 * i1 + 8 * i2 + i3];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 16, rr = (v % 16) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 32 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i3 = rx % 8; rx /= 8;
+      const int i2 = rx;
+      int kx = kbeg + kk;
+      const int i1 = kx % 8; kx /= 8;
+      const int i0 = kx;
+      x = OCANNL_LD4(&t89[256 * i0 + 32 * i1 + 8 * i2 + i3]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 32 && k0 + kk < 256) {
-        int rx = n0 + rr;
-        const int i4 = rx;
-        int kx = k0 + kk;
-        const int i1 = kx % 8; kx /= 8;
-        const int i0 = kx;
-        v = t5[256 * i0 + 32 * i1 + i4];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 16, rr = (v % 16) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 32 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i4 = rx;
+      int kx = kbeg + kk;
+      const int i1 = kx % 8; kx /= 8;
+      const int i0 = kx;
+      x = OCANNL_LD4(&t5[256 * i0 + 32 * i1 + i4]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+    *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+    *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 16, rr = (v % 16) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 32 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i3 = rx % 8; rx /= 8;
+          const int i2 = rx;
+          int kx = knext + kk;
+          const int i1 = kx % 8; kx /= 8;
+          const int i0 = kx;
+          x = OCANNL_LD4(&t89[256 * i0 + 32 * i1 + 8 * i2 + i3]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 16, rr = (v % 16) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 32 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i4 = rx;
+          int kx = knext + kk;
+          const int i1 = kx % 8; kx /= 8;
+          const int i0 = kx;
+          x = OCANNL_LD4(&t5[256 * i0 + 32 * i1 + i4]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+        *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+        *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 32) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 32 && col < 32) {
+        int rm = row;
         const int i3 = rm % 8; rm /= 8;
         const int i2 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i4 = rn;
         t88[256 * i2 + 32 * i3 + i4] += acc[r][c];
       }
@@ -5258,62 +8019,142 @@ extern "C" __global__ void ocannlReverserBackward_op3_204(float* __restrict__ t5
 // backprop of op 3 (net.attention#1/k = compose "*" of net.attention#1.w_k, net/h): g2 =+ v1 * g; g2 is net/h.grad
 extern "C" __global__ void ocannlReverserBackward_op3_205(float* __restrict__ t8, float* __restrict__ t85, float* __restrict__ t89) {
   // Tiled GEMM: C 32x256 += A * B over 32 (rows i4, columns i0,i1, reduced i2,i3).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the rows; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 32;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 32; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 32 && k0 + kk < 32) {
-        int rx = m0 + rr;
-        const int i4 = rx;
-        int kx = k0 + kk;
-        const int i3 = kx % 8; kx /= 8;
-        const int i2 = kx;
-        v = t8[256 * i2 + 32 * i3 + i4];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 16, rr = (v % 16) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 32 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i4 = rx;
+      int kx = kbeg + kk;
+      const int i3 = kx % 8; kx /= 8;
+      const int i2 = kx;
+      x = OCANNL_LD4(&t8[256 * i2 + 32 * i3 + i4]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 256 && k0 + kk < 32) {
-        int rx = n0 + rr;
-        const int i1 = rx % 8; rx /= 8;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i3 = kx % 8; kx /= 8;
-        const int i2 = kx;
-        v = t89[256 * i0 + 32 * i1 + 8 * i2 + i3];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 256 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx % 8; rx /= 8;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i3 = kx % 8; kx /= 8;
+      const int i2 = kx;
+      x = OCANNL_LD4(&t89[256 * i0 + 32 * i1 + 8 * i2 + i3]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+    *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 16, rr = (v % 16) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 32 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i4 = rx;
+          int kx = knext + kk;
+          const int i3 = kx % 8; kx /= 8;
+          const int i2 = kx;
+          x = OCANNL_LD4(&t8[256 * i2 + 32 * i3 + i4]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 256 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx % 8; rx /= 8;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i3 = kx % 8; kx /= 8;
+          const int i2 = kx;
+          x = OCANNL_LD4(&t89[256 * i0 + 32 * i1 + 8 * i2 + i3]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+        *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 256) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 32 && col < 256) {
+        int rm = row;
         const int i4 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn % 8; rn /= 8;
         const int i0 = rn;
         t85[256 * i0 + 32 * i1 + i4] += acc[r][c];
@@ -5324,63 +8165,141 @@ extern "C" __global__ void ocannlReverserBackward_op3_205(float* __restrict__ t8
 // backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g1 =+ g * v2; g1 is net.attention#1.w_q.grad
 extern "C" __global__ void ocannlReverserBackward_op2_206(float* __restrict__ t5, float* __restrict__ t86, float* __restrict__ t87) {
   // Tiled GEMM: C 32x32 += A * B over 256 (rows i2,i3, columns i4, reduced i0,i1).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the rows; B: float4 along the rows.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 256;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 256; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 32 && k0 + kk < 256) {
-        int rx = m0 + rr;
-        const int i3 = rx % 8; rx /= 8;
-        const int i2 = rx;
-        int kx = k0 + kk;
-        const int i1 = kx % 8; kx /= 8;
-        const int i0 = kx;
-        v = t87[256 * i0 + 32 * i1 + 8 * i2 + i3];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 16, rr = (v % 16) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 32 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i3 = rx % 8; rx /= 8;
+      const int i2 = rx;
+      int kx = kbeg + kk;
+      const int i1 = kx % 8; kx /= 8;
+      const int i0 = kx;
+      x = OCANNL_LD4(&t87[256 * i0 + 32 * i1 + 8 * i2 + i3]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 32 && k0 + kk < 256) {
-        int rx = n0 + rr;
-        const int i4 = rx;
-        int kx = k0 + kk;
-        const int i1 = kx % 8; kx /= 8;
-        const int i0 = kx;
-        v = t5[256 * i0 + 32 * i1 + i4];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 16, rr = (v % 16) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 32 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i4 = rx;
+      int kx = kbeg + kk;
+      const int i1 = kx % 8; kx /= 8;
+      const int i0 = kx;
+      x = OCANNL_LD4(&t5[256 * i0 + 32 * i1 + i4]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+    *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+    *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 16, rr = (v % 16) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 32 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i3 = rx % 8; rx /= 8;
+          const int i2 = rx;
+          int kx = knext + kk;
+          const int i1 = kx % 8; kx /= 8;
+          const int i0 = kx;
+          x = OCANNL_LD4(&t87[256 * i0 + 32 * i1 + 8 * i2 + i3]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 16, rr = (v % 16) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 32 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i4 = rx;
+          int kx = knext + kk;
+          const int i1 = kx % 8; kx /= 8;
+          const int i0 = kx;
+          x = OCANNL_LD4(&t5[256 * i0 + 32 * i1 + i4]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+        *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+        *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 32) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 32 && col < 32) {
+        int rm = row;
         const int i3 = rm % 8; rm /= 8;
         const int i2 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i4 = rn;
         t86[256 * i2 + 32 * i3 + i4] += acc[r][c];
       }
@@ -5390,62 +8309,142 @@ extern "C" __global__ void ocannlReverserBackward_op2_206(float* __restrict__ t5
 // backprop of op 2 (net.attention#1/q = compose "*" of net.attention#1.w_q, net/h): g2 =+ v1 * g; g2 is net/h.grad
 extern "C" __global__ void ocannlReverserBackward_op2_207(float* __restrict__ t6, float* __restrict__ t85, float* __restrict__ t87) {
   // Tiled GEMM: C 32x256 += A * B over 32 (rows i4, columns i0,i1, reduced i2,i3).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the rows; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 32;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 32; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 32 && k0 + kk < 32) {
-        int rx = m0 + rr;
-        const int i4 = rx;
-        int kx = k0 + kk;
-        const int i3 = kx % 8; kx /= 8;
-        const int i2 = kx;
-        v = t6[256 * i2 + 32 * i3 + i4];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 16, rr = (v % 16) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 32 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i4 = rx;
+      int kx = kbeg + kk;
+      const int i3 = kx % 8; kx /= 8;
+      const int i2 = kx;
+      x = OCANNL_LD4(&t6[256 * i2 + 32 * i3 + i4]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 256 && k0 + kk < 32) {
-        int rx = n0 + rr;
-        const int i1 = rx % 8; rx /= 8;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i3 = kx % 8; kx /= 8;
-        const int i2 = kx;
-        v = t87[256 * i0 + 32 * i1 + 8 * i2 + i3];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 256 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx % 8; rx /= 8;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i3 = kx % 8; kx /= 8;
+      const int i2 = kx;
+      x = OCANNL_LD4(&t87[256 * i0 + 32 * i1 + 8 * i2 + i3]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+    *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 16, rr = (v % 16) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 32 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i4 = rx;
+          int kx = knext + kk;
+          const int i3 = kx % 8; kx /= 8;
+          const int i2 = kx;
+          x = OCANNL_LD4(&t6[256 * i2 + 32 * i3 + i4]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 256 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx % 8; rx /= 8;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i3 = kx % 8; kx /= 8;
+          const int i2 = kx;
+          x = OCANNL_LD4(&t87[256 * i0 + 32 * i1 + 8 * i2 + i3]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+        *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 256) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 32 && col < 256) {
+        int rm = row;
         const int i4 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn % 8; rn /= 8;
         const int i0 = rn;
         t85[256 * i0 + 32 * i1 + i4] += acc[r][c];
@@ -5484,61 +8483,138 @@ extern "C" __global__ void ocannlReverserBackward_op1_209(float* __restrict__ t8
 // backprop of op 0 (_net/h.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
 extern "C" __global__ void ocannlReverserBackward_op0_210(float* __restrict__ t0, float* __restrict__ t82, float* __restrict__ t83) {
   // Tiled GEMM: C 32x10 += A * B over 256 (rows i2, columns i3, reduced i0,i1).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the rows; B: scalar, rows fastest.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 256;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 256; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 32 && k0 + kk < 256) {
-        int rx = m0 + rr;
-        const int i2 = rx;
-        int kx = k0 + kk;
-        const int i1 = kx % 8; kx /= 8;
-        const int i0 = kx;
-        v = t83[256 * i0 + 32 * i1 + i2];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 16, rr = (v % 16) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 32 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i2 = rx;
+      int kx = kbeg + kk;
+      const int i1 = kx % 8; kx /= 8;
+      const int i0 = kx;
+      x = OCANNL_LD4(&t83[256 * i0 + 32 * i1 + i2]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 10 && k0 + kk < 256) {
-        int rx = n0 + rr;
-        const int i3 = rx;
-        int kx = k0 + kk;
-        const int i1 = kx % 8; kx /= 8;
-        const int i0 = kx;
-        v = t0[80 * i0 + 10 * i1 + i3];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    const int rr = e % 64, kk = e / 64;
+    float v = (float)0;
+    if (n0 + rr < 10 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i3 = rx;
+      int kx = kbeg + kk;
+      const int i1 = kx % 8; kx /= 8;
+      const int i0 = kx;
+      v = t0[80 * i0 + 10 * i1 + i3];
     }
-    __syncthreads();
+    rb[j] = v;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+    *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    Bs[0][e / 64][e % 64] = rb[j];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 16, rr = (v % 16) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 32 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i2 = rx;
+          int kx = knext + kk;
+          const int i1 = kx % 8; kx /= 8;
+          const int i0 = kx;
+          x = OCANNL_LD4(&t83[256 * i0 + 32 * i1 + i2]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        const int rr = e % 64, kk = e / 64;
+        float v = (float)0;
+        if (n0 + rr < 10 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i3 = rx;
+          int kx = knext + kk;
+          const int i1 = kx % 8; kx /= 8;
+          const int i0 = kx;
+          v = t0[80 * i0 + 10 * i1 + i3];
+        }
+        rb[j] = v;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+        *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+      }
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        Bs[cur ^ 1][e / 64][e % 64] = rb[j];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 10) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 32 && col < 10) {
+        int rm = row;
         const int i2 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i3 = rn;
         t82[10 * i2 + i3] += acc[r][c];
       }
@@ -6026,60 +9102,136 @@ extern "C" __global__ void ocannlReverserPredict_op0_7(float* __restrict__ t2) {
 // _net/h.1 = compose "*" of net.emb, tokens
 extern "C" __global__ void ocannlReverserPredict_op0_8(float* __restrict__ t0, float* __restrict__ t1, float* __restrict__ t2) {
   // Tiled GEMM: C 32x512 += A * B over 10 (rows i2, columns i0,i1, reduced i3).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: scalar, reduction fastest; B: scalar, reduction fastest.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 10;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 10; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 32 && k0 + kk < 10) {
-        int rx = m0 + rr;
-        const int i2 = rx;
-        int kx = k0 + kk;
-        const int i3 = kx;
-        v = t1[10 * i2 + i3];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    const int kk = e % 16, rr = e / 16;
+    float v = (float)0;
+    if (m0 + rr < 32 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i2 = rx;
+      int kx = kbeg + kk;
+      const int i3 = kx;
+      v = t1[10 * i2 + i3];
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 512 && k0 + kk < 10) {
-        int rx = n0 + rr;
-        const int i1 = rx % 8; rx /= 8;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i3 = kx;
-        v = t0[80 * i0 + 10 * i1 + i3];
-      }
-      Bs[kk][rr] = v;
+    ra[j] = v;
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    const int kk = e % 16, rr = e / 16;
+    float v = (float)0;
+    if (n0 + rr < 512 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx % 8; rx /= 8;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i3 = kx;
+      v = t0[80 * i0 + 10 * i1 + i3];
     }
-    __syncthreads();
+    rb[j] = v;
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    As[0][e % 16][e / 16] = ra[j];
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    Bs[0][e % 16][e / 16] = rb[j];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        const int kk = e % 16, rr = e / 16;
+        float v = (float)0;
+        if (m0 + rr < 32 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i2 = rx;
+          int kx = knext + kk;
+          const int i3 = kx;
+          v = t1[10 * i2 + i3];
+        }
+        ra[j] = v;
+      }
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        const int kk = e % 16, rr = e / 16;
+        float v = (float)0;
+        if (n0 + rr < 512 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx % 8; rx /= 8;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i3 = kx;
+          v = t0[80 * i0 + 10 * i1 + i3];
+        }
+        rb[j] = v;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        As[cur ^ 1][e % 16][e / 16] = ra[j];
+      }
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        Bs[cur ^ 1][e % 16][e / 16] = rb[j];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 512) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 32 && col < 512) {
+        int rm = row;
         const int i2 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn % 8; rn /= 8;
         const int i0 = rn;
         t2[256 * i0 + 32 * i1 + i2] += acc[r][c];
@@ -6111,62 +9263,143 @@ extern "C" __global__ void ocannlReverserPredict_op2_10(float* __restrict__ t6) 
 // net.attention#1/q = compose "*" of net.attention#1.w_q, net/h
 extern "C" __global__ void ocannlReverserPredict_op2_11(float* __restrict__ t4, float* __restrict__ t5, float* __restrict__ t6) {
   // Tiled GEMM: C 32x512 += A * B over 32 (rows i2,i3, columns i0,i1, reduced i4).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 32;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 32; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 32 && k0 + kk < 32) {
-        int rx = m0 + rr;
-        const int i3 = rx % 8; rx /= 8;
-        const int i2 = rx;
-        int kx = k0 + kk;
-        const int i4 = kx;
-        v = t5[256 * i2 + 32 * i3 + i4];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 32 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i3 = rx % 8; rx /= 8;
+      const int i2 = rx;
+      int kx = kbeg + kk;
+      const int i4 = kx;
+      x = OCANNL_LD4(&t5[256 * i2 + 32 * i3 + i4]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 512 && k0 + kk < 32) {
-        int rx = n0 + rr;
-        const int i1 = rx % 8; rx /= 8;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i4 = kx;
-        v = t4[256 * i0 + 32 * i1 + i4];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 512 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx % 8; rx /= 8;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i4 = kx;
+      x = OCANNL_LD4(&t4[256 * i0 + 32 * i1 + i4]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 32 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i3 = rx % 8; rx /= 8;
+          const int i2 = rx;
+          int kx = knext + kk;
+          const int i4 = kx;
+          x = OCANNL_LD4(&t5[256 * i2 + 32 * i3 + i4]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 512 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx % 8; rx /= 8;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i4 = kx;
+          x = OCANNL_LD4(&t4[256 * i0 + 32 * i1 + i4]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 512) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 32 && col < 512) {
+        int rm = row;
         const int i3 = rm % 8; rm /= 8;
         const int i2 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn % 8; rn /= 8;
         const int i0 = rn;
         t6[256 * i0 + 32 * i1 + 8 * i2 + i3] += acc[r][c];
@@ -6184,62 +9417,143 @@ extern "C" __global__ void ocannlReverserPredict_op3_12(float* __restrict__ t8) 
 // net.attention#1/k = compose "*" of net.attention#1.w_k, net/h
 extern "C" __global__ void ocannlReverserPredict_op3_13(float* __restrict__ t4, float* __restrict__ t7, float* __restrict__ t8) {
   // Tiled GEMM: C 32x512 += A * B over 32 (rows i2,i3, columns i0,i1, reduced i4).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 32;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 32; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 32 && k0 + kk < 32) {
-        int rx = m0 + rr;
-        const int i3 = rx % 8; rx /= 8;
-        const int i2 = rx;
-        int kx = k0 + kk;
-        const int i4 = kx;
-        v = t7[256 * i2 + 32 * i3 + i4];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 32 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i3 = rx % 8; rx /= 8;
+      const int i2 = rx;
+      int kx = kbeg + kk;
+      const int i4 = kx;
+      x = OCANNL_LD4(&t7[256 * i2 + 32 * i3 + i4]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 512 && k0 + kk < 32) {
-        int rx = n0 + rr;
-        const int i1 = rx % 8; rx /= 8;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i4 = kx;
-        v = t4[256 * i0 + 32 * i1 + i4];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 512 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx % 8; rx /= 8;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i4 = kx;
+      x = OCANNL_LD4(&t4[256 * i0 + 32 * i1 + i4]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 32 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i3 = rx % 8; rx /= 8;
+          const int i2 = rx;
+          int kx = knext + kk;
+          const int i4 = kx;
+          x = OCANNL_LD4(&t7[256 * i2 + 32 * i3 + i4]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 512 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx % 8; rx /= 8;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i4 = kx;
+          x = OCANNL_LD4(&t4[256 * i0 + 32 * i1 + i4]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 512) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 32 && col < 512) {
+        int rm = row;
         const int i3 = rm % 8; rm /= 8;
         const int i2 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn % 8; rn /= 8;
         const int i0 = rn;
         t8[256 * i0 + 32 * i1 + 8 * i2 + i3] += acc[r][c];
@@ -6257,62 +9571,143 @@ extern "C" __global__ void ocannlReverserPredict_op4_14(float* __restrict__ t10)
 // net.attention#1/v = compose "*" of net.attention#1.w_v, net/h
 extern "C" __global__ void ocannlReverserPredict_op4_15(float* __restrict__ t4, float* __restrict__ t9, float* __restrict__ t10) {
   // Tiled GEMM: C 32x512 += A * B over 32 (rows i2,i3, columns i0,i1, reduced i4).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 32;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 32; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 32 && k0 + kk < 32) {
-        int rx = m0 + rr;
-        const int i3 = rx % 8; rx /= 8;
-        const int i2 = rx;
-        int kx = k0 + kk;
-        const int i4 = kx;
-        v = t9[256 * i2 + 32 * i3 + i4];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 32 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i3 = rx % 8; rx /= 8;
+      const int i2 = rx;
+      int kx = kbeg + kk;
+      const int i4 = kx;
+      x = OCANNL_LD4(&t9[256 * i2 + 32 * i3 + i4]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 512 && k0 + kk < 32) {
-        int rx = n0 + rr;
-        const int i1 = rx % 8; rx /= 8;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i4 = kx;
-        v = t4[256 * i0 + 32 * i1 + i4];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 512 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx % 8; rx /= 8;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i4 = kx;
+      x = OCANNL_LD4(&t4[256 * i0 + 32 * i1 + i4]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 32 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i3 = rx % 8; rx /= 8;
+          const int i2 = rx;
+          int kx = knext + kk;
+          const int i4 = kx;
+          x = OCANNL_LD4(&t9[256 * i2 + 32 * i3 + i4]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 512 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx % 8; rx /= 8;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i4 = kx;
+          x = OCANNL_LD4(&t4[256 * i0 + 32 * i1 + i4]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 512) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 32 && col < 512) {
+        int rm = row;
         const int i3 = rm % 8; rm /= 8;
         const int i2 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn % 8; rn /= 8;
         const int i0 = rn;
         t10[256 * i0 + 32 * i1 + 8 * i2 + i3] += acc[r][c];
@@ -6330,62 +9725,141 @@ extern "C" __global__ void ocannlReverserPredict_op5_16(float* __restrict__ t11)
 // _net.attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.attention#1/q, net.attention#1/k
 extern "C" __global__ void ocannlReverserPredict_op5_17(float* __restrict__ t6, float* __restrict__ t8, float* __restrict__ t11) {
   // Tiled GEMM: C 8x8 += A * B over 8 (rows i1, columns i3, reduced i4).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  // Tile 128x128, 8-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][8][132];
+  __shared__ __align__(32) float Bs[2][8][132];
+  const int m0 = (int)blockIdx.y * 128, n0 = (int)blockIdx.x * 128;
+  const int kbeg = 0, kend = 8;
   int zb = blockIdx.z;
   const int i2 = zb % 4; zb /= 4;
   const int i0 = zb;
-  float acc[4][4];
-  for (int r = 0; r < 4; ++r)
-    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 8; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 8 && k0 + kk < 8) {
-        int rx = m0 + rr;
-        const int i1 = rx;
-        int kx = k0 + kk;
-        const int i4 = kx;
-        v = t6[256 * i0 + 32 * i1 + 8 * i2 + i4];
-      }
-      As[kk][rr] = v;
-    }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 8 && k0 + kk < 8) {
-        int rx = n0 + rr;
-        const int i3 = rx;
-        int kx = k0 + kk;
-        const int i4 = kx;
-        v = t8[256 * i0 + 8 * i2 + 32 * i3 + i4];
-      }
-      Bs[kk][rr] = v;
-    }
-    __syncthreads();
+  const int ntiles = (int)((kend - kbeg + 7) / 8);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  float acc[8][8];
+  #pragma unroll
+  for (int r = 0; r < 8; ++r)
     #pragma unroll
-    for (int kk = 0; kk < 16; ++kk) {
-      float a[4], b[4];
+    for (int c = 0; c < 8; ++c) acc[r][c] = (float)0;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 2, kk = (v % 2) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 8 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i1 = rx;
+      int kx = kbeg + kk;
+      const int i4 = kx;
+      x = OCANNL_LD4(&t6[256 * i0 + 32 * i1 + 8 * i2 + i4]);
+    }
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 2, kk = (v % 2) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 8 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i3 = rx;
+      int kx = kbeg + kk;
+      const int i4 = kx;
+      x = OCANNL_LD4(&t8[256 * i0 + 8 * i2 + 32 * i3 + i4]);
+    }
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 8;
+    if (t + 1 < ntiles) {
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 2, kk = (v % 2) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 8 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i1 = rx;
+          int kx = knext + kk;
+          const int i4 = kx;
+          x = OCANNL_LD4(&t6[256 * i0 + 32 * i1 + 8 * i2 + i4]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 2, kk = (v % 2) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 8 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i3 = rx;
+          int kx = knext + kk;
+          const int i4 = kx;
+          x = OCANNL_LD4(&t8[256 * i0 + 8 * i2 + 32 * i3 + i4]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
+    #pragma unroll
+    for (int kk = 0; kk < 8; ++kk) {
+      float a[8], b[8];
       #pragma unroll
-      for (int r = 0; r < 4; ++r)
+      for (int q = 0; q < 2; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
+      #pragma unroll
+      for (int q = 0; q < 2; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
+      #pragma unroll
+      for (int r = 0; r < 8; ++r)
         #pragma unroll
-        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+        for (int c = 0; c < 8; ++c) acc[r][c] += a[r] * b[c];
+    }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
     }
     __syncthreads();
   }
-  for (int r = 0; r < 4; ++r)
-    for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 8 && n0 + tx + 16 * c < 8) {
-        int rm = m0 + ty + 16 * r;
+  #pragma unroll
+  for (int r = 0; r < 8; ++r)
+    #pragma unroll
+    for (int c = 0; c < 8; ++c) {
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 8 && col < 8) {
+        int rm = row;
         const int i1 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i3 = rn;
         t11[256 * i0 + 32 * i1 + 8 * i2 + i3] += acc[r][c];
       }
@@ -6506,62 +9980,139 @@ extern "C" __global__ void ocannlReverserPredict_op13_26(float* __restrict__ t20
 // net.attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.attention#1/attn, net.attention#1/v
 extern "C" __global__ void ocannlReverserPredict_op13_27(float* __restrict__ t10, float* __restrict__ t19, float* __restrict__ t20) {
   // Tiled GEMM: C 8x8 += A * B over 8 (rows i1, columns i3, reduced i4).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  // Tile 128x128, 8-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the rows.
+  __shared__ __align__(32) float As[2][8][132];
+  __shared__ __align__(32) float Bs[2][8][132];
+  const int m0 = (int)blockIdx.y * 128, n0 = (int)blockIdx.x * 128;
+  const int kbeg = 0, kend = 8;
   int zb = blockIdx.z;
   const int i2 = zb % 4; zb /= 4;
   const int i0 = zb;
-  float acc[4][4];
-  for (int r = 0; r < 4; ++r)
-    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 8; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 8 && k0 + kk < 8) {
-        int rx = m0 + rr;
-        const int i1 = rx;
-        int kx = k0 + kk;
-        const int i4 = kx;
-        v = t19[256 * i0 + 32 * i1 + 8 * i2 + i4];
-      }
-      As[kk][rr] = v;
-    }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 8 && k0 + kk < 8) {
-        int rx = n0 + rr;
-        const int i3 = rx;
-        int kx = k0 + kk;
-        const int i4 = kx;
-        v = t10[256 * i0 + 8 * i2 + i3 + 32 * i4];
-      }
-      Bs[kk][rr] = v;
-    }
-    __syncthreads();
+  const int ntiles = (int)((kend - kbeg + 7) / 8);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  float acc[8][8];
+  #pragma unroll
+  for (int r = 0; r < 8; ++r)
     #pragma unroll
-    for (int kk = 0; kk < 16; ++kk) {
-      float a[4], b[4];
+    for (int c = 0; c < 8; ++c) acc[r][c] = (float)0;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 2, kk = (v % 2) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 8 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i1 = rx;
+      int kx = kbeg + kk;
+      const int i4 = kx;
+      x = OCANNL_LD4(&t19[256 * i0 + 32 * i1 + 8 * i2 + i4]);
+    }
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 32, rr = (v % 32) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 8 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i3 = rx;
+      int kx = kbeg + kk;
+      const int i4 = kx;
+      x = OCANNL_LD4(&t10[256 * i0 + 8 * i2 + i3 + 32 * i4]);
+    }
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 32, rr = (v % 32) * 4;
+    *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 8;
+    if (t + 1 < ntiles) {
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 2, kk = (v % 2) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 8 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i1 = rx;
+          int kx = knext + kk;
+          const int i4 = kx;
+          x = OCANNL_LD4(&t19[256 * i0 + 32 * i1 + 8 * i2 + i4]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 32, rr = (v % 32) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 8 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i3 = rx;
+          int kx = knext + kk;
+          const int i4 = kx;
+          x = OCANNL_LD4(&t10[256 * i0 + 8 * i2 + i3 + 32 * i4]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
+    #pragma unroll
+    for (int kk = 0; kk < 8; ++kk) {
+      float a[8], b[8];
       #pragma unroll
-      for (int r = 0; r < 4; ++r)
+      for (int q = 0; q < 2; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
+      #pragma unroll
+      for (int q = 0; q < 2; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
+      #pragma unroll
+      for (int r = 0; r < 8; ++r)
         #pragma unroll
-        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+        for (int c = 0; c < 8; ++c) acc[r][c] += a[r] * b[c];
+    }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 32, rr = (v % 32) * 4;
+        *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+      }
     }
     __syncthreads();
   }
-  for (int r = 0; r < 4; ++r)
-    for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 8 && n0 + tx + 16 * c < 8) {
-        int rm = m0 + ty + 16 * r;
+  #pragma unroll
+  for (int r = 0; r < 8; ++r)
+    #pragma unroll
+    for (int c = 0; c < 8; ++c) {
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 8 && col < 8) {
+        int rm = row;
         const int i1 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i3 = rn;
         t20[256 * i0 + 32 * i1 + 8 * i2 + i3] += acc[r][c];
       }
@@ -6578,62 +10129,144 @@ extern "C" __global__ void ocannlReverserPredict_op14_28(float* __restrict__ t22
 // _net.layer_norm#1/x.1 = compose "*" of net.attention#1.w_o, net.attention#1/ctx
 extern "C" __global__ void ocannlReverserPredict_op14_29(float* __restrict__ t20, float* __restrict__ t21, float* __restrict__ t22) {
   // Tiled GEMM: C 32x512 += A * B over 32 (rows i2, columns i0,i1, reduced i3,i4).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 32;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 32; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 32 && k0 + kk < 32) {
-        int rx = m0 + rr;
-        const int i2 = rx;
-        int kx = k0 + kk;
-        const int i4 = kx % 8; kx /= 8;
-        const int i3 = kx;
-        v = t21[32 * i2 + 8 * i3 + i4];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 32 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i2 = rx;
+      int kx = kbeg + kk;
+      const int i4 = kx % 8; kx /= 8;
+      const int i3 = kx;
+      x = OCANNL_LD4(&t21[32 * i2 + 8 * i3 + i4]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 512 && k0 + kk < 32) {
-        int rx = n0 + rr;
-        const int i1 = rx % 8; rx /= 8;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i4 = kx % 8; kx /= 8;
-        const int i3 = kx;
-        v = t20[256 * i0 + 32 * i1 + 8 * i3 + i4];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 512 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx % 8; rx /= 8;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i4 = kx % 8; kx /= 8;
+      const int i3 = kx;
+      x = OCANNL_LD4(&t20[256 * i0 + 32 * i1 + 8 * i3 + i4]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 32 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i2 = rx;
+          int kx = knext + kk;
+          const int i4 = kx % 8; kx /= 8;
+          const int i3 = kx;
+          x = OCANNL_LD4(&t21[32 * i2 + 8 * i3 + i4]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 512 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx % 8; rx /= 8;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i4 = kx % 8; kx /= 8;
+          const int i3 = kx;
+          x = OCANNL_LD4(&t20[256 * i0 + 32 * i1 + 8 * i3 + i4]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 512) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 32 && col < 512) {
+        int rm = row;
         const int i2 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn % 8; rn /= 8;
         const int i0 = rn;
         t22[256 * i0 + 32 * i1 + i2] += acc[r][c];
@@ -6803,60 +10436,140 @@ extern "C" __global__ void ocannlReverserPredict_op27_41(float* __restrict__ t41
 // _net.linear#1/x.1 = compose "*" of net.dense#1.w, net/x1
 extern "C" __global__ void ocannlReverserPredict_op27_42(float* __restrict__ t39, float* __restrict__ t40, float* __restrict__ t41) {
   // Tiled GEMM: C 64x512 += A * B over 32 (rows i2, columns i0,i1, reduced i3).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 32;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 32; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 64 && k0 + kk < 32) {
-        int rx = m0 + rr;
-        const int i2 = rx;
-        int kx = k0 + kk;
-        const int i3 = kx;
-        v = t40[32 * i2 + i3];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 64 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i2 = rx;
+      int kx = kbeg + kk;
+      const int i3 = kx;
+      x = OCANNL_LD4(&t40[32 * i2 + i3]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 512 && k0 + kk < 32) {
-        int rx = n0 + rr;
-        const int i1 = rx % 8; rx /= 8;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i3 = kx;
-        v = t39[256 * i0 + 32 * i1 + i3];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 512 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx % 8; rx /= 8;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i3 = kx;
+      x = OCANNL_LD4(&t39[256 * i0 + 32 * i1 + i3]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 64 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i2 = rx;
+          int kx = knext + kk;
+          const int i3 = kx;
+          x = OCANNL_LD4(&t40[32 * i2 + i3]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 512 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx % 8; rx /= 8;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i3 = kx;
+          x = OCANNL_LD4(&t39[256 * i0 + 32 * i1 + i3]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 64 && n0 + tx + 16 * c < 512) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 64 && col < 512) {
+        int rm = row;
         const int i2 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn % 8; rn /= 8;
         const int i0 = rn;
         t41[512 * i0 + 64 * i1 + i2] += acc[r][c];
@@ -6893,60 +10606,140 @@ extern "C" __global__ void ocannlReverserPredict_op30_44(float* __restrict__ t46
 // _net.layer_norm#2/x.1 = compose "*" of net.linear#1.w, net.linear#1/x
 extern "C" __global__ void ocannlReverserPredict_op30_45(float* __restrict__ t44, float* __restrict__ t45, float* __restrict__ t46) {
   // Tiled GEMM: C 32x512 += A * B over 64 (rows i2, columns i0,i1, reduced i3).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 64;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 64; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 32 && k0 + kk < 64) {
-        int rx = m0 + rr;
-        const int i2 = rx;
-        int kx = k0 + kk;
-        const int i3 = kx;
-        v = t45[64 * i2 + i3];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 32 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i2 = rx;
+      int kx = kbeg + kk;
+      const int i3 = kx;
+      x = OCANNL_LD4(&t45[64 * i2 + i3]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 512 && k0 + kk < 64) {
-        int rx = n0 + rr;
-        const int i1 = rx % 8; rx /= 8;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i3 = kx;
-        v = t44[512 * i0 + 64 * i1 + i3];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 512 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx % 8; rx /= 8;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i3 = kx;
+      x = OCANNL_LD4(&t44[512 * i0 + 64 * i1 + i3]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 32 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i2 = rx;
+          int kx = knext + kk;
+          const int i3 = kx;
+          x = OCANNL_LD4(&t45[64 * i2 + i3]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 512 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx % 8; rx /= 8;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i3 = kx;
+          x = OCANNL_LD4(&t44[512 * i0 + 64 * i1 + i3]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 512) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 32 && col < 512) {
+        int rm = row;
         const int i2 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn % 8; rn /= 8;
         const int i0 = rn;
         t46[256 * i0 + 32 * i1 + i2] += acc[r][c];
@@ -7121,60 +10914,140 @@ extern "C" __global__ void ocannlReverserPredict_op44_57(float* __restrict__ t67
 // _predict.1 = compose "*" of net.linear#2.w, net/x2
 extern "C" __global__ void ocannlReverserPredict_op44_58(float* __restrict__ t65, float* __restrict__ t66, float* __restrict__ t67) {
   // Tiled GEMM: C 10x512 += A * B over 32 (rows i2, columns i0,i1, reduced i3).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 32;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 32; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 10 && k0 + kk < 32) {
-        int rx = m0 + rr;
-        const int i2 = rx;
-        int kx = k0 + kk;
-        const int i3 = kx;
-        v = t66[32 * i2 + i3];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 10 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i2 = rx;
+      int kx = kbeg + kk;
+      const int i3 = kx;
+      x = OCANNL_LD4(&t66[32 * i2 + i3]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 512 && k0 + kk < 32) {
-        int rx = n0 + rr;
-        const int i1 = rx % 8; rx /= 8;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i3 = kx;
-        v = t65[256 * i0 + 32 * i1 + i3];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 512 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx % 8; rx /= 8;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i3 = kx;
+      x = OCANNL_LD4(&t65[256 * i0 + 32 * i1 + i3]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 10 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i2 = rx;
+          int kx = knext + kk;
+          const int i3 = kx;
+          x = OCANNL_LD4(&t66[32 * i2 + i3]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 512 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx % 8; rx /= 8;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i3 = kx;
+          x = OCANNL_LD4(&t65[256 * i0 + 32 * i1 + i3]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 10 && n0 + tx + 16 * c < 512) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 10 && col < 512) {
+        int rm = row;
         const int i2 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn % 8; rn /= 8;
         const int i0 = rn;
         t67[80 * i0 + 10 * i1 + i2] += acc[r][c];

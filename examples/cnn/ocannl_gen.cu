@@ -13,6 +13,11 @@
 #define OCANNL_INF __builtin_huge_val()
 #define OCANNL_NAN __builtin_nan("")
 #endif
+// OCANNL_LD4 reads 4 floats at a 16-byte aligned address in one 128-bit
+// load (the emulation checks the alignment).
+#ifndef OCANNL_LD4
+#define OCANNL_LD4(p) (*reinterpret_cast<const float4*>(p))
+#endif
 
 // Kernel ocannlCNNTrainLoss (float32).
 
@@ -53,65 +58,144 @@ extern "C" __global__ void ocannlCNNTrainLoss_op0_3(float* __restrict__ t3) {
 // net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
 extern "C" __global__ void ocannlCNNTrainLoss_op0_4(float* __restrict__ t0, float* __restrict__ t2, float* __restrict__ t3) {
   // Tiled GEMM: C 3200x8 += A * B over 9 (rows i0,i1,i2, columns i3, reduced i4,i5).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: scalar, rows fastest; B: scalar, reduction fastest.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 9;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 9; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 3200 && k0 + kk < 9) {
-        int rx = m0 + rr;
-        const int i2 = rx % 10; rx /= 10;
-        const int i1 = rx % 10; rx /= 10;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i5 = kx % 3; kx /= 3;
-        const int i4 = kx;
-        v = t0[144 * i0 + 12 * i1 + i2 + 12 * i4 + i5];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    const int rr = e % 64, kk = e / 64;
+    float v = (float)0;
+    if (m0 + rr < 3200 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i2 = rx % 10; rx /= 10;
+      const int i1 = rx % 10; rx /= 10;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i5 = kx % 3; kx /= 3;
+      const int i4 = kx;
+      v = t0[144 * i0 + 12 * i1 + i2 + 12 * i4 + i5];
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 8 && k0 + kk < 9) {
-        int rx = n0 + rr;
-        const int i3 = rx;
-        int kx = k0 + kk;
-        const int i5 = kx % 3; kx /= 3;
-        const int i4 = kx;
-        v = t2[9 * i3 + 3 * i4 + i5];
-      }
-      Bs[kk][rr] = v;
+    ra[j] = v;
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    const int kk = e % 16, rr = e / 16;
+    float v = (float)0;
+    if (n0 + rr < 8 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i3 = rx;
+      int kx = kbeg + kk;
+      const int i5 = kx % 3; kx /= 3;
+      const int i4 = kx;
+      v = t2[9 * i3 + 3 * i4 + i5];
     }
-    __syncthreads();
+    rb[j] = v;
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    As[0][e / 64][e % 64] = ra[j];
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    Bs[0][e % 16][e / 16] = rb[j];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        const int rr = e % 64, kk = e / 64;
+        float v = (float)0;
+        if (m0 + rr < 3200 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i2 = rx % 10; rx /= 10;
+          const int i1 = rx % 10; rx /= 10;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i5 = kx % 3; kx /= 3;
+          const int i4 = kx;
+          v = t0[144 * i0 + 12 * i1 + i2 + 12 * i4 + i5];
+        }
+        ra[j] = v;
+      }
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        const int kk = e % 16, rr = e / 16;
+        float v = (float)0;
+        if (n0 + rr < 8 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i3 = rx;
+          int kx = knext + kk;
+          const int i5 = kx % 3; kx /= 3;
+          const int i4 = kx;
+          v = t2[9 * i3 + 3 * i4 + i5];
+        }
+        rb[j] = v;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        As[cur ^ 1][e / 64][e % 64] = ra[j];
+      }
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        Bs[cur ^ 1][e % 16][e / 16] = rb[j];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 3200 && n0 + tx + 16 * c < 8) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 3200 && col < 8) {
+        int rm = row;
         const int i2 = rm % 10; rm /= 10;
         const int i1 = rm % 10; rm /= 10;
         const int i0 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i3 = rn;
         t3[800 * i0 + 80 * i1 + 8 * i2 + i3] += acc[r][c];
       }
@@ -200,67 +284,152 @@ extern "C" __global__ void ocannlCNNTrainLoss_op5_10(float* __restrict__ t12) {
 // net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
 extern "C" __global__ void ocannlCNNTrainLoss_op5_11(float* __restrict__ t10, float* __restrict__ t11, float* __restrict__ t12) {
   // Tiled GEMM: C 800x16 += A * B over 72 (rows i0,i1,i2, columns i3, reduced i4,i5,i6).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 72;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 72; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 800 && k0 + kk < 72) {
-        int rx = m0 + rr;
-        const int i2 = rx % 5; rx /= 5;
-        const int i1 = rx % 5; rx /= 5;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i6 = kx % 8; kx /= 8;
-        const int i5 = kx % 3; kx /= 3;
-        const int i4 = kx;
-        v = t10[512 * i0 + 64 * i1 + 8 * i2 + 64 * i4 + 8 * i5 + i6];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 800 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i2 = rx % 5; rx /= 5;
+      const int i1 = rx % 5; rx /= 5;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i6 = kx % 8; kx /= 8;
+      const int i5 = kx % 3; kx /= 3;
+      const int i4 = kx;
+      x = OCANNL_LD4(&t10[512 * i0 + 64 * i1 + 8 * i2 + 64 * i4 + 8 * i5 + i6]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 16 && k0 + kk < 72) {
-        int rx = n0 + rr;
-        const int i3 = rx;
-        int kx = k0 + kk;
-        const int i6 = kx % 8; kx /= 8;
-        const int i5 = kx % 3; kx /= 3;
-        const int i4 = kx;
-        v = t11[72 * i3 + 24 * i4 + 8 * i5 + i6];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 16 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i3 = rx;
+      int kx = kbeg + kk;
+      const int i6 = kx % 8; kx /= 8;
+      const int i5 = kx % 3; kx /= 3;
+      const int i4 = kx;
+      x = OCANNL_LD4(&t11[72 * i3 + 24 * i4 + 8 * i5 + i6]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 800 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i2 = rx % 5; rx /= 5;
+          const int i1 = rx % 5; rx /= 5;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i6 = kx % 8; kx /= 8;
+          const int i5 = kx % 3; kx /= 3;
+          const int i4 = kx;
+          x = OCANNL_LD4(&t10[512 * i0 + 64 * i1 + 8 * i2 + 64 * i4 + 8 * i5 + i6]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 16 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i3 = rx;
+          int kx = knext + kk;
+          const int i6 = kx % 8; kx /= 8;
+          const int i5 = kx % 3; kx /= 3;
+          const int i4 = kx;
+          x = OCANNL_LD4(&t11[72 * i3 + 24 * i4 + 8 * i5 + i6]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 800 && n0 + tx + 16 * c < 16) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 800 && col < 16) {
+        int rm = row;
         const int i2 = rm % 5; rm /= 5;
         const int i1 = rm % 5; rm /= 5;
         const int i0 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i3 = rn;
         t12[400 * i0 + 80 * i1 + 16 * i2 + i3] += acc[r][c];
       }
@@ -585,65 +754,144 @@ extern "C" __global__ void ocannlCNNBackward_op0_5(float* __restrict__ t3) {
 // net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
 extern "C" __global__ void ocannlCNNBackward_op0_6(float* __restrict__ t0, float* __restrict__ t2, float* __restrict__ t3) {
   // Tiled GEMM: C 3200x8 += A * B over 9 (rows i0,i1,i2, columns i3, reduced i4,i5).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: scalar, rows fastest; B: scalar, reduction fastest.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 9;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 9; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 3200 && k0 + kk < 9) {
-        int rx = m0 + rr;
-        const int i2 = rx % 10; rx /= 10;
-        const int i1 = rx % 10; rx /= 10;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i5 = kx % 3; kx /= 3;
-        const int i4 = kx;
-        v = t0[144 * i0 + 12 * i1 + i2 + 12 * i4 + i5];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    const int rr = e % 64, kk = e / 64;
+    float v = (float)0;
+    if (m0 + rr < 3200 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i2 = rx % 10; rx /= 10;
+      const int i1 = rx % 10; rx /= 10;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i5 = kx % 3; kx /= 3;
+      const int i4 = kx;
+      v = t0[144 * i0 + 12 * i1 + i2 + 12 * i4 + i5];
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 8 && k0 + kk < 9) {
-        int rx = n0 + rr;
-        const int i3 = rx;
-        int kx = k0 + kk;
-        const int i5 = kx % 3; kx /= 3;
-        const int i4 = kx;
-        v = t2[9 * i3 + 3 * i4 + i5];
-      }
-      Bs[kk][rr] = v;
+    ra[j] = v;
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    const int kk = e % 16, rr = e / 16;
+    float v = (float)0;
+    if (n0 + rr < 8 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i3 = rx;
+      int kx = kbeg + kk;
+      const int i5 = kx % 3; kx /= 3;
+      const int i4 = kx;
+      v = t2[9 * i3 + 3 * i4 + i5];
     }
-    __syncthreads();
+    rb[j] = v;
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    As[0][e / 64][e % 64] = ra[j];
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    Bs[0][e % 16][e / 16] = rb[j];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        const int rr = e % 64, kk = e / 64;
+        float v = (float)0;
+        if (m0 + rr < 3200 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i2 = rx % 10; rx /= 10;
+          const int i1 = rx % 10; rx /= 10;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i5 = kx % 3; kx /= 3;
+          const int i4 = kx;
+          v = t0[144 * i0 + 12 * i1 + i2 + 12 * i4 + i5];
+        }
+        ra[j] = v;
+      }
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        const int kk = e % 16, rr = e / 16;
+        float v = (float)0;
+        if (n0 + rr < 8 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i3 = rx;
+          int kx = knext + kk;
+          const int i5 = kx % 3; kx /= 3;
+          const int i4 = kx;
+          v = t2[9 * i3 + 3 * i4 + i5];
+        }
+        rb[j] = v;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        As[cur ^ 1][e / 64][e % 64] = ra[j];
+      }
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        Bs[cur ^ 1][e % 16][e / 16] = rb[j];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 3200 && n0 + tx + 16 * c < 8) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 3200 && col < 8) {
+        int rm = row;
         const int i2 = rm % 10; rm /= 10;
         const int i1 = rm % 10; rm /= 10;
         const int i0 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i3 = rn;
         t3[800 * i0 + 80 * i1 + 8 * i2 + i3] += acc[r][c];
       }
@@ -732,67 +980,152 @@ extern "C" __global__ void ocannlCNNBackward_op5_12(float* __restrict__ t12) {
 // net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
 extern "C" __global__ void ocannlCNNBackward_op5_13(float* __restrict__ t10, float* __restrict__ t11, float* __restrict__ t12) {
   // Tiled GEMM: C 800x16 += A * B over 72 (rows i0,i1,i2, columns i3, reduced i4,i5,i6).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 72;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 72; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 800 && k0 + kk < 72) {
-        int rx = m0 + rr;
-        const int i2 = rx % 5; rx /= 5;
-        const int i1 = rx % 5; rx /= 5;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i6 = kx % 8; kx /= 8;
-        const int i5 = kx % 3; kx /= 3;
-        const int i4 = kx;
-        v = t10[512 * i0 + 64 * i1 + 8 * i2 + 64 * i4 + 8 * i5 + i6];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 800 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i2 = rx % 5; rx /= 5;
+      const int i1 = rx % 5; rx /= 5;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i6 = kx % 8; kx /= 8;
+      const int i5 = kx % 3; kx /= 3;
+      const int i4 = kx;
+      x = OCANNL_LD4(&t10[512 * i0 + 64 * i1 + 8 * i2 + 64 * i4 + 8 * i5 + i6]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 16 && k0 + kk < 72) {
-        int rx = n0 + rr;
-        const int i3 = rx;
-        int kx = k0 + kk;
-        const int i6 = kx % 8; kx /= 8;
-        const int i5 = kx % 3; kx /= 3;
-        const int i4 = kx;
-        v = t11[72 * i3 + 24 * i4 + 8 * i5 + i6];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 16 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i3 = rx;
+      int kx = kbeg + kk;
+      const int i6 = kx % 8; kx /= 8;
+      const int i5 = kx % 3; kx /= 3;
+      const int i4 = kx;
+      x = OCANNL_LD4(&t11[72 * i3 + 24 * i4 + 8 * i5 + i6]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 800 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i2 = rx % 5; rx /= 5;
+          const int i1 = rx % 5; rx /= 5;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i6 = kx % 8; kx /= 8;
+          const int i5 = kx % 3; kx /= 3;
+          const int i4 = kx;
+          x = OCANNL_LD4(&t10[512 * i0 + 64 * i1 + 8 * i2 + 64 * i4 + 8 * i5 + i6]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 16 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i3 = rx;
+          int kx = knext + kk;
+          const int i6 = kx % 8; kx /= 8;
+          const int i5 = kx % 3; kx /= 3;
+          const int i4 = kx;
+          x = OCANNL_LD4(&t11[72 * i3 + 24 * i4 + 8 * i5 + i6]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 800 && n0 + tx + 16 * c < 16) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 800 && col < 16) {
+        int rm = row;
         const int i2 = rm % 5; rm /= 5;
         const int i1 = rm % 5; rm /= 5;
         const int i0 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i3 = rn;
         t12[400 * i0 + 80 * i1 + 16 * i2 + i3] += acc[r][c];
       }
@@ -1429,67 +1762,148 @@ extern "C" __global__ void ocannlCNNBackward_op5_68(float* __restrict__ t10) {
 // backprop of op 5 (net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel): g2 =+ v1 * g; g2 is net.conv2.kernel.grad
 extern "C" __global__ void ocannlCNNBackward_op5_69(float* __restrict__ t10, float* __restrict__ t37, float* __restrict__ t38) {
   // Tiled GEMM: C 72x16 += A * B over 800 (rows i4,i5,i6, columns i3, reduced i0,i1,i2).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the rows; B: float4 along the rows.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 800;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 800; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 72 && k0 + kk < 800) {
-        int rx = m0 + rr;
-        const int i6 = rx % 8; rx /= 8;
-        const int i5 = rx % 3; rx /= 3;
-        const int i4 = rx;
-        int kx = k0 + kk;
-        const int i2 = kx % 5; kx /= 5;
-        const int i1 = kx % 5; kx /= 5;
-        const int i0 = kx;
-        v = t10[512 * i0 + 64 * i1 + 8 * i2 + 64 * i4 + 8 * i5 + i6];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 16, rr = (v % 16) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 72 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i6 = rx % 8; rx /= 8;
+      const int i5 = rx % 3; rx /= 3;
+      const int i4 = rx;
+      int kx = kbeg + kk;
+      const int i2 = kx % 5; kx /= 5;
+      const int i1 = kx % 5; kx /= 5;
+      const int i0 = kx;
+      x = OCANNL_LD4(&t10[512 * i0 + 64 * i1 + 8 * i2 + 64 * i4 + 8 * i5 + i6]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 16 && k0 + kk < 800) {
-        int rx = n0 + rr;
-        const int i3 = rx;
-        int kx = k0 + kk;
-        const int i2 = kx % 5; kx /= 5;
-        const int i1 = kx % 5; kx /= 5;
-        const int i0 = kx;
-        v = t38[400 * i0 + 80 * i1 + 16 * i2 + i3];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 16, rr = (v % 16) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 16 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i3 = rx;
+      int kx = kbeg + kk;
+      const int i2 = kx % 5; kx /= 5;
+      const int i1 = kx % 5; kx /= 5;
+      const int i0 = kx;
+      x = OCANNL_LD4(&t38[400 * i0 + 80 * i1 + 16 * i2 + i3]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+    *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+    *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 16, rr = (v % 16) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 72 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i6 = rx % 8; rx /= 8;
+          const int i5 = rx % 3; rx /= 3;
+          const int i4 = rx;
+          int kx = knext + kk;
+          const int i2 = kx % 5; kx /= 5;
+          const int i1 = kx % 5; kx /= 5;
+          const int i0 = kx;
+          x = OCANNL_LD4(&t10[512 * i0 + 64 * i1 + 8 * i2 + 64 * i4 + 8 * i5 + i6]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 16, rr = (v % 16) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 16 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i3 = rx;
+          int kx = knext + kk;
+          const int i2 = kx % 5; kx /= 5;
+          const int i1 = kx % 5; kx /= 5;
+          const int i0 = kx;
+          x = OCANNL_LD4(&t38[400 * i0 + 80 * i1 + 16 * i2 + i3]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+        *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+        *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 72 && n0 + tx + 16 * c < 16) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 72 && col < 16) {
+        int rm = row;
         const int i6 = rm % 8; rm /= 8;
         const int i5 = rm % 3; rm /= 3;
         const int i4 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i3 = rn;
         t37[72 * i3 + 24 * i4 + 8 * i5 + i6] += acc[r][c];
       }
@@ -1630,65 +2044,145 @@ extern "C" __global__ void ocannlCNNBackward_op1_76(float* __restrict__ t33, flo
 // backprop of op 0 (net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel): g2 =+ v1 * g; g2 is net.conv1.kernel.grad
 extern "C" __global__ void ocannlCNNBackward_op0_77(float* __restrict__ t0, float* __restrict__ t31, float* __restrict__ t32) {
   // Tiled GEMM: C 9x8 += A * B over 3200 (rows i4,i5, columns i3, reduced i0,i1,i2).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: scalar, rows fastest; B: float4 along the rows.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 3200;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 3200; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 9 && k0 + kk < 3200) {
-        int rx = m0 + rr;
-        const int i5 = rx % 3; rx /= 3;
-        const int i4 = rx;
-        int kx = k0 + kk;
-        const int i2 = kx % 10; kx /= 10;
-        const int i1 = kx % 10; kx /= 10;
-        const int i0 = kx;
-        v = t0[144 * i0 + 12 * i1 + i2 + 12 * i4 + i5];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    const int rr = e % 64, kk = e / 64;
+    float v = (float)0;
+    if (m0 + rr < 9 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i5 = rx % 3; rx /= 3;
+      const int i4 = rx;
+      int kx = kbeg + kk;
+      const int i2 = kx % 10; kx /= 10;
+      const int i1 = kx % 10; kx /= 10;
+      const int i0 = kx;
+      v = t0[144 * i0 + 12 * i1 + i2 + 12 * i4 + i5];
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 8 && k0 + kk < 3200) {
-        int rx = n0 + rr;
-        const int i3 = rx;
-        int kx = k0 + kk;
-        const int i2 = kx % 10; kx /= 10;
-        const int i1 = kx % 10; kx /= 10;
-        const int i0 = kx;
-        v = t32[800 * i0 + 80 * i1 + 8 * i2 + i3];
-      }
-      Bs[kk][rr] = v;
+    ra[j] = v;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 16, rr = (v % 16) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 8 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i3 = rx;
+      int kx = kbeg + kk;
+      const int i2 = kx % 10; kx /= 10;
+      const int i1 = kx % 10; kx /= 10;
+      const int i0 = kx;
+      x = OCANNL_LD4(&t32[800 * i0 + 80 * i1 + 8 * i2 + i3]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    As[0][e / 64][e % 64] = ra[j];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+    *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        const int rr = e % 64, kk = e / 64;
+        float v = (float)0;
+        if (m0 + rr < 9 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i5 = rx % 3; rx /= 3;
+          const int i4 = rx;
+          int kx = knext + kk;
+          const int i2 = kx % 10; kx /= 10;
+          const int i1 = kx % 10; kx /= 10;
+          const int i0 = kx;
+          v = t0[144 * i0 + 12 * i1 + i2 + 12 * i4 + i5];
+        }
+        ra[j] = v;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 16, rr = (v % 16) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 8 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i3 = rx;
+          int kx = knext + kk;
+          const int i2 = kx % 10; kx /= 10;
+          const int i1 = kx % 10; kx /= 10;
+          const int i0 = kx;
+          x = OCANNL_LD4(&t32[800 * i0 + 80 * i1 + 8 * i2 + i3]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        As[cur ^ 1][e / 64][e % 64] = ra[j];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+        *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 9 && n0 + tx + 16 * c < 8) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 9 && col < 8) {
+        int rm = row;
         const int i5 = rm % 3; rm /= 3;
         const int i4 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i3 = rn;
         t31[9 * i3 + 3 * i4 + i5] += acc[r][c];
       }
@@ -1882,65 +2376,144 @@ extern "C" __global__ void ocannlCNNPredict_op0_2(float* __restrict__ t2) {
 // net.conv1/y = einsum "+*" "... | 1*oh<+kh, 1*ow<+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv1.kernel
 extern "C" __global__ void ocannlCNNPredict_op0_3(float* __restrict__ t0, float* __restrict__ t1, float* __restrict__ t2) {
   // Tiled GEMM: C 25600x8 += A * B over 9 (rows i0,i1,i2, columns i3, reduced i4,i5).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
+  // Tile 128x128, 8-deep slices in two stages, 256 threads; A: scalar, rows fastest; B: scalar, reduction fastest.
+  __shared__ __align__(32) float As[2][8][132];
+  __shared__ __align__(32) float Bs[2][8][132];
+  const int m0 = (int)blockIdx.y * 128, n0 = (int)blockIdx.x * 128;
+  const int kbeg = 0, kend = 9;
+  const int ntiles = (int)((kend - kbeg + 7) / 8);
+  float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  float acc[4][4];
-  for (int r = 0; r < 4; ++r)
-    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 9; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 25600 && k0 + kk < 9) {
-        int rx = m0 + rr;
-        const int i2 = rx % 10; rx /= 10;
-        const int i1 = rx % 10; rx /= 10;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i5 = kx % 3; kx /= 3;
-        const int i4 = kx;
-        v = t0[144 * i0 + 12 * i1 + i2 + 12 * i4 + i5];
-      }
-      As[kk][rr] = v;
-    }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 8 && k0 + kk < 9) {
-        int rx = n0 + rr;
-        const int i3 = rx;
-        int kx = k0 + kk;
-        const int i5 = kx % 3; kx /= 3;
-        const int i4 = kx;
-        v = t1[9 * i3 + 3 * i4 + i5];
-      }
-      Bs[kk][rr] = v;
-    }
-    __syncthreads();
+  float acc[8][8];
+  #pragma unroll
+  for (int r = 0; r < 8; ++r)
     #pragma unroll
-    for (int kk = 0; kk < 16; ++kk) {
-      float a[4], b[4];
+    for (int c = 0; c < 8; ++c) acc[r][c] = (float)0;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    const int rr = e % 128, kk = e / 128;
+    float v = (float)0;
+    if (m0 + rr < 25600 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i2 = rx % 10; rx /= 10;
+      const int i1 = rx % 10; rx /= 10;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i5 = kx % 3; kx /= 3;
+      const int i4 = kx;
+      v = t0[144 * i0 + 12 * i1 + i2 + 12 * i4 + i5];
+    }
+    ra[j] = v;
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    const int kk = e % 8, rr = e / 8;
+    float v = (float)0;
+    if (n0 + rr < 8 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i3 = rx;
+      int kx = kbeg + kk;
+      const int i5 = kx % 3; kx /= 3;
+      const int i4 = kx;
+      v = t1[9 * i3 + 3 * i4 + i5];
+    }
+    rb[j] = v;
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    As[0][e / 128][e % 128] = ra[j];
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    Bs[0][e % 8][e / 8] = rb[j];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 8;
+    if (t + 1 < ntiles) {
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        const int rr = e % 128, kk = e / 128;
+        float v = (float)0;
+        if (m0 + rr < 25600 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i2 = rx % 10; rx /= 10;
+          const int i1 = rx % 10; rx /= 10;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i5 = kx % 3; kx /= 3;
+          const int i4 = kx;
+          v = t0[144 * i0 + 12 * i1 + i2 + 12 * i4 + i5];
+        }
+        ra[j] = v;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        const int kk = e % 8, rr = e / 8;
+        float v = (float)0;
+        if (n0 + rr < 8 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i3 = rx;
+          int kx = knext + kk;
+          const int i5 = kx % 3; kx /= 3;
+          const int i4 = kx;
+          v = t1[9 * i3 + 3 * i4 + i5];
+        }
+        rb[j] = v;
+      }
+    }
+    #pragma unroll
+    for (int kk = 0; kk < 8; ++kk) {
+      float a[8], b[8];
       #pragma unroll
-      for (int r = 0; r < 4; ++r)
+      for (int q = 0; q < 2; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
+      #pragma unroll
+      for (int q = 0; q < 2; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
+      #pragma unroll
+      for (int r = 0; r < 8; ++r)
         #pragma unroll
-        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+        for (int c = 0; c < 8; ++c) acc[r][c] += a[r] * b[c];
+    }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        As[cur ^ 1][e / 128][e % 128] = ra[j];
+      }
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        Bs[cur ^ 1][e % 8][e / 8] = rb[j];
+      }
     }
     __syncthreads();
   }
-  for (int r = 0; r < 4; ++r)
-    for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 25600 && n0 + tx + 16 * c < 8) {
-        int rm = m0 + ty + 16 * r;
+  #pragma unroll
+  for (int r = 0; r < 8; ++r)
+    #pragma unroll
+    for (int c = 0; c < 8; ++c) {
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 25600 && col < 8) {
+        int rm = row;
         const int i2 = rm % 10; rm /= 10;
         const int i1 = rm % 10; rm /= 10;
         const int i0 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i3 = rn;
         t2[800 * i0 + 80 * i1 + 8 * i2 + i3] += acc[r][c];
       }
@@ -2029,67 +2602,152 @@ extern "C" __global__ void ocannlCNNPredict_op5_9(float* __restrict__ t11) {
 // net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
 extern "C" __global__ void ocannlCNNPredict_op5_10(float* __restrict__ t9, float* __restrict__ t10, float* __restrict__ t11) {
   // Tiled GEMM: C 6400x16 += A * B over 72 (rows i0,i1,i2, columns i3, reduced i4,i5,i6).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
+  // Tile 128x128, 8-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][8][132];
+  __shared__ __align__(32) float Bs[2][8][132];
+  const int m0 = (int)blockIdx.y * 128, n0 = (int)blockIdx.x * 128;
+  const int kbeg = 0, kend = 72;
+  const int ntiles = (int)((kend - kbeg + 7) / 8);
+  float ra[4], rb[4];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-  const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
-  float acc[4][4];
-  for (int r = 0; r < 4; ++r)
-    for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 72; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 6400 && k0 + kk < 72) {
-        int rx = m0 + rr;
-        const int i2 = rx % 5; rx /= 5;
-        const int i1 = rx % 5; rx /= 5;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i6 = kx % 8; kx /= 8;
-        const int i5 = kx % 3; kx /= 3;
-        const int i4 = kx;
-        v = t9[512 * i0 + 64 * i1 + 8 * i2 + 64 * i4 + 8 * i5 + i6];
-      }
-      As[kk][rr] = v;
-    }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 16 && k0 + kk < 72) {
-        int rx = n0 + rr;
-        const int i3 = rx;
-        int kx = k0 + kk;
-        const int i6 = kx % 8; kx /= 8;
-        const int i5 = kx % 3; kx /= 3;
-        const int i4 = kx;
-        v = t10[72 * i3 + 24 * i4 + 8 * i5 + i6];
-      }
-      Bs[kk][rr] = v;
-    }
-    __syncthreads();
+  float acc[8][8];
+  #pragma unroll
+  for (int r = 0; r < 8; ++r)
     #pragma unroll
-    for (int kk = 0; kk < 16; ++kk) {
-      float a[4], b[4];
+    for (int c = 0; c < 8; ++c) acc[r][c] = (float)0;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 2, kk = (v % 2) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 6400 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i2 = rx % 5; rx /= 5;
+      const int i1 = rx % 5; rx /= 5;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i6 = kx % 8; kx /= 8;
+      const int i5 = kx % 3; kx /= 3;
+      const int i4 = kx;
+      x = OCANNL_LD4(&t9[512 * i0 + 64 * i1 + 8 * i2 + 64 * i4 + 8 * i5 + i6]);
+    }
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 2, kk = (v % 2) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 16 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i3 = rx;
+      int kx = kbeg + kk;
+      const int i6 = kx % 8; kx /= 8;
+      const int i5 = kx % 3; kx /= 3;
+      const int i4 = kx;
+      x = OCANNL_LD4(&t10[72 * i3 + 24 * i4 + 8 * i5 + i6]);
+    }
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 8;
+    if (t + 1 < ntiles) {
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 2, kk = (v % 2) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 6400 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i2 = rx % 5; rx /= 5;
+          const int i1 = rx % 5; rx /= 5;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i6 = kx % 8; kx /= 8;
+          const int i5 = kx % 3; kx /= 3;
+          const int i4 = kx;
+          x = OCANNL_LD4(&t9[512 * i0 + 64 * i1 + 8 * i2 + 64 * i4 + 8 * i5 + i6]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 2, kk = (v % 2) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 16 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i3 = rx;
+          int kx = knext + kk;
+          const int i6 = kx % 8; kx /= 8;
+          const int i5 = kx % 3; kx /= 3;
+          const int i4 = kx;
+          x = OCANNL_LD4(&t10[72 * i3 + 24 * i4 + 8 * i5 + i6]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
+    #pragma unroll
+    for (int kk = 0; kk < 8; ++kk) {
+      float a[8], b[8];
       #pragma unroll
-      for (int r = 0; r < 4; ++r)
+      for (int q = 0; q < 2; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
+      #pragma unroll
+      for (int q = 0; q < 2; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
+      #pragma unroll
+      for (int r = 0; r < 8; ++r)
         #pragma unroll
-        for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
+        for (int c = 0; c < 8; ++c) acc[r][c] += a[r] * b[c];
+    }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 2, kk = (v % 2) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
     }
     __syncthreads();
   }
-  for (int r = 0; r < 4; ++r)
-    for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 6400 && n0 + tx + 16 * c < 16) {
-        int rm = m0 + ty + 16 * r;
+  #pragma unroll
+  for (int r = 0; r < 8; ++r)
+    #pragma unroll
+    for (int c = 0; c < 8; ++c) {
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 6400 && col < 16) {
+        int rm = row;
         const int i2 = rm % 5; rm /= 5;
         const int i1 = rm % 5; rm /= 5;
         const int i0 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i3 = rn;
         t11[400 * i0 + 80 * i1 + 16 * i2 + i3] += acc[r][c];
       }
@@ -2186,14 +2844,14 @@ extern "C" __global__ void ocannlCNNPredict_op9_14(float* __restrict__ t16, floa
 // @ocannl launch ocannlCNNPredict_init_0 grid=1,1,1 block=256 sync=0 args=6
 // @ocannl launch ocannlCNNPredict_init_1 grid=1,1,1 block=256 sync=0 args=7
 // @ocannl launch ocannlCNNPredict_op0_2 grid=800,1,1 block=256 sync=0 args=2
-// @ocannl launch ocannlCNNPredict_op0_3 grid=1,400,1 block=256 sync=1 args=0,1,2
+// @ocannl launch ocannlCNNPredict_op0_3 grid=1,200,1 block=256 sync=1 args=0,1,2
 // @ocannl launch ocannlCNNPredict_op1_4 grid=800,1,1 block=256 sync=0 args=2,3,4,5
 // @ocannl launch ocannlCNNPredict_op3_5 grid=1,1,1 block=256 sync=0 args=6,7,8
 // @ocannl launch ocannlCNNPredict_op4_6 grid=512,1,1 block=256 sync=0 args=9
 // @ocannl launch ocannlCNNPredict_op4_7 grid=200,1,1 block=256 sync=0 args=5,8,9
 // @ocannl launch ocannlCNNPredict_op5_8 grid=512,1,1 block=256 sync=0 args=9
 // @ocannl launch ocannlCNNPredict_op5_9 grid=400,1,1 block=256 sync=0 args=11
-// @ocannl launch ocannlCNNPredict_op5_10 grid=1,100,1 block=256 sync=1 args=9,10,11
+// @ocannl launch ocannlCNNPredict_op5_10 grid=1,50,1 block=256 sync=1 args=9,10,11
 // @ocannl launch ocannlCNNPredict_op6_11 grid=400,1,1 block=256 sync=0 args=11,12,13,14
 // @ocannl launch ocannlCNNPredict_op8_12 grid=4,1,1 block=256 sync=0 args=16
 // @ocannl launch ocannlCNNPredict_op8_13 grid=4,1,1 block=256 sync=0 args=14,15,16

@@ -13,6 +13,11 @@
 #define OCANNL_INF __builtin_huge_val()
 #define OCANNL_NAN __builtin_nan("")
 #endif
+// OCANNL_LD4 reads 4 floats at a 16-byte aligned address in one 128-bit
+// load (the emulation checks the alignment).
+#ifndef OCANNL_LD4
+#define OCANNL_LD4(p) (*reinterpret_cast<const float4*>(p))
+#endif
 
 // Kernel ocannlMatMul (float32).
 
@@ -26,59 +31,136 @@ extern "C" __global__ void ocannlMatMul_op0_0(float* __restrict__ t2) {
 // out = einsum "+*" "i,j; j,k => i,k" of a, b
 extern "C" __global__ void ocannlMatMul_op0_1(float* __restrict__ t0, float* __restrict__ t1, float* __restrict__ t2) {
   // Tiled GEMM: C 64x32 += A * B over 48 (rows i0, columns i1, reduced i2).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the rows.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 48;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 48; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 64 && k0 + kk < 48) {
-        int rx = m0 + rr;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i2 = kx;
-        v = t0[48 * i0 + i2];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 64 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i2 = kx;
+      x = OCANNL_LD4(&t0[48 * i0 + i2]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 32 && k0 + kk < 48) {
-        int rx = n0 + rr;
-        const int i1 = rx;
-        int kx = k0 + kk;
-        const int i2 = kx;
-        v = t1[i1 + 32 * i2];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 16, rr = (v % 16) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 32 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx;
+      int kx = kbeg + kk;
+      const int i2 = kx;
+      x = OCANNL_LD4(&t1[i1 + 32 * i2]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+    *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 64 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i2 = kx;
+          x = OCANNL_LD4(&t0[48 * i0 + i2]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 16, rr = (v % 16) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 32 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx;
+          int kx = knext + kk;
+          const int i2 = kx;
+          x = OCANNL_LD4(&t1[i1 + 32 * i2]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+        *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 64 && n0 + tx + 16 * c < 32) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 64 && col < 32) {
+        int rm = row;
         const int i0 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn;
         t2[32 * i0 + i1] += acc[r][c];
       }
@@ -108,59 +190,132 @@ extern "C" __global__ void ocannlMatMulF64_op0_0(double* __restrict__ t2) {
 // out = einsum "+*" "i,j; j,k => i,k" of a, b
 extern "C" __global__ void ocannlMatMulF64_op0_1(double* __restrict__ t0, double* __restrict__ t1, double* __restrict__ t2) {
   // Tiled GEMM: C 64x32 += A * B over 48 (rows i0, columns i1, reduced i2).
-  __shared__ double As[16][64];
-  __shared__ double Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: scalar, reduction fastest; B: scalar, rows fastest.
+  __shared__ __align__(32) double As[2][16][68];
+  __shared__ __align__(32) double Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 48;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  double ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   double acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (double)0;
-  for (int k0 = 0; k0 < 48; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      double v = (double)0;
-      if (m0 + rr < 64 && k0 + kk < 48) {
-        int rx = m0 + rr;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i2 = kx;
-        v = t0[48 * i0 + i2];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    const int kk = e % 16, rr = e / 16;
+    double v = (double)0;
+    if (m0 + rr < 64 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i2 = kx;
+      v = t0[48 * i0 + i2];
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      double v = (double)0;
-      if (n0 + rr < 32 && k0 + kk < 48) {
-        int rx = n0 + rr;
-        const int i1 = rx;
-        int kx = k0 + kk;
-        const int i2 = kx;
-        v = t1[i1 + 32 * i2];
-      }
-      Bs[kk][rr] = v;
+    ra[j] = v;
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    const int rr = e % 64, kk = e / 64;
+    double v = (double)0;
+    if (n0 + rr < 32 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx;
+      int kx = kbeg + kk;
+      const int i2 = kx;
+      v = t1[i1 + 32 * i2];
     }
-    __syncthreads();
+    rb[j] = v;
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    As[0][e % 16][e / 16] = ra[j];
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    Bs[0][e / 64][e % 64] = rb[j];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        const int kk = e % 16, rr = e / 16;
+        double v = (double)0;
+        if (m0 + rr < 64 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i2 = kx;
+          v = t0[48 * i0 + i2];
+        }
+        ra[j] = v;
+      }
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        const int rr = e % 64, kk = e / 64;
+        double v = (double)0;
+        if (n0 + rr < 32 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx;
+          int kx = knext + kk;
+          const int i2 = kx;
+          v = t1[i1 + 32 * i2];
+        }
+        rb[j] = v;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       double a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        for (int i = 0; i < 4; ++i) a[4 * q + i] = As[cur][kk][q * 64 + 4 * ty + i];
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        for (int i = 0; i < 4; ++i) b[4 * q + i] = Bs[cur][kk][q * 64 + 4 * tx + i];
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        As[cur ^ 1][e % 16][e / 16] = ra[j];
+      }
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        Bs[cur ^ 1][e / 64][e % 64] = rb[j];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 64 && n0 + tx + 16 * c < 32) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 64 && col < 32) {
+        int rm = row;
         const int i0 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn;
         t2[32 * i0 + i1] += acc[r][c];
       }
@@ -190,59 +345,136 @@ extern "C" __global__ void ocannlMatMul64_op0_0(float* __restrict__ t2) {
 // out = einsum "+*" "i,j; j,k => i,k" of a, b
 extern "C" __global__ void ocannlMatMul64_op0_1(float* __restrict__ t0, float* __restrict__ t1, float* __restrict__ t2) {
   // Tiled GEMM: C 64x64 += A * B over 64 (rows i0, columns i1, reduced i2).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the rows.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 64;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 64; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 64 && k0 + kk < 64) {
-        int rx = m0 + rr;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i2 = kx;
-        v = t0[64 * i0 + i2];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 64 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i2 = kx;
+      x = OCANNL_LD4(&t0[64 * i0 + i2]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 64 && k0 + kk < 64) {
-        int rx = n0 + rr;
-        const int i1 = rx;
-        int kx = k0 + kk;
-        const int i2 = kx;
-        v = t1[i1 + 64 * i2];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 16, rr = (v % 16) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 64 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx;
+      int kx = kbeg + kk;
+      const int i2 = kx;
+      x = OCANNL_LD4(&t1[i1 + 64 * i2]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+    *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 64 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i2 = kx;
+          x = OCANNL_LD4(&t0[64 * i0 + i2]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 16, rr = (v % 16) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 64 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx;
+          int kx = knext + kk;
+          const int i2 = kx;
+          x = OCANNL_LD4(&t1[i1 + 64 * i2]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+        *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 64 && n0 + tx + 16 * c < 64) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 64 && col < 64) {
+        int rm = row;
         const int i0 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn;
         t2[64 * i0 + i1] += acc[r][c];
       }
@@ -272,59 +504,136 @@ extern "C" __global__ void ocannlMatMul256_op0_0(float* __restrict__ t2) {
 // out = einsum "+*" "i,j; j,k => i,k" of a, b
 extern "C" __global__ void ocannlMatMul256_op0_1(float* __restrict__ t0, float* __restrict__ t1, float* __restrict__ t2) {
   // Tiled GEMM: C 256x256 += A * B over 256 (rows i0, columns i1, reduced i2).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the rows.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 256;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 256; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 256 && k0 + kk < 256) {
-        int rx = m0 + rr;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i2 = kx;
-        v = t0[256 * i0 + i2];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 256 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i2 = kx;
+      x = OCANNL_LD4(&t0[256 * i0 + i2]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 256 && k0 + kk < 256) {
-        int rx = n0 + rr;
-        const int i1 = rx;
-        int kx = k0 + kk;
-        const int i2 = kx;
-        v = t1[i1 + 256 * i2];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 16, rr = (v % 16) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 256 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx;
+      int kx = kbeg + kk;
+      const int i2 = kx;
+      x = OCANNL_LD4(&t1[i1 + 256 * i2]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+    *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 256 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i2 = kx;
+          x = OCANNL_LD4(&t0[256 * i0 + i2]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 16, rr = (v % 16) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 256 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx;
+          int kx = knext + kk;
+          const int i2 = kx;
+          x = OCANNL_LD4(&t1[i1 + 256 * i2]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+        *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 256 && n0 + tx + 16 * c < 256) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 256 && col < 256) {
+        int rm = row;
         const int i0 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn;
         t2[256 * i0 + i1] += acc[r][c];
       }
@@ -354,59 +663,136 @@ extern "C" __global__ void ocannlMatMul512_op0_0(float* __restrict__ t2) {
 // out = einsum "+*" "i,j; j,k => i,k" of a, b
 extern "C" __global__ void ocannlMatMul512_op0_1(float* __restrict__ t0, float* __restrict__ t1, float* __restrict__ t2) {
   // Tiled GEMM: C 512x512 += A * B over 512 (rows i0, columns i1, reduced i2).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the rows.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 512;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 512; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 512 && k0 + kk < 512) {
-        int rx = m0 + rr;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i2 = kx;
-        v = t0[512 * i0 + i2];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 512 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i2 = kx;
+      x = OCANNL_LD4(&t0[512 * i0 + i2]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 512 && k0 + kk < 512) {
-        int rx = n0 + rr;
-        const int i1 = rx;
-        int kx = k0 + kk;
-        const int i2 = kx;
-        v = t1[i1 + 512 * i2];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 16, rr = (v % 16) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 512 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx;
+      int kx = kbeg + kk;
+      const int i2 = kx;
+      x = OCANNL_LD4(&t1[i1 + 512 * i2]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+    *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 512 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i2 = kx;
+          x = OCANNL_LD4(&t0[512 * i0 + i2]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 16, rr = (v % 16) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 512 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx;
+          int kx = knext + kk;
+          const int i2 = kx;
+          x = OCANNL_LD4(&t1[i1 + 512 * i2]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+        *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 512 && n0 + tx + 16 * c < 512) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 512 && col < 512) {
+        int rm = row;
         const int i0 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn;
         t2[512 * i0 + i1] += acc[r][c];
       }
@@ -436,59 +822,136 @@ extern "C" __global__ void ocannlMLPLayer_op0_0(float* __restrict__ t2) {
 // out = einsum "+*" "b,i; i,o => b,o" of x, w
 extern "C" __global__ void ocannlMLPLayer_op0_1(float* __restrict__ t0, float* __restrict__ t1, float* __restrict__ t2) {
   // Tiled GEMM: C 32x128 += A * B over 784 (rows i0, columns i1, reduced i2).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the rows.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 784;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 784; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 32 && k0 + kk < 784) {
-        int rx = m0 + rr;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i2 = kx;
-        v = t0[784 * i0 + i2];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 32 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i2 = kx;
+      x = OCANNL_LD4(&t0[784 * i0 + i2]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 128 && k0 + kk < 784) {
-        int rx = n0 + rr;
-        const int i1 = rx;
-        int kx = k0 + kk;
-        const int i2 = kx;
-        v = t1[i1 + 128 * i2];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 16, rr = (v % 16) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 128 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i1 = rx;
+      int kx = kbeg + kk;
+      const int i2 = kx;
+      x = OCANNL_LD4(&t1[i1 + 128 * i2]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+    *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 32 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i2 = kx;
+          x = OCANNL_LD4(&t0[784 * i0 + i2]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 16, rr = (v % 16) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 128 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i1 = rx;
+          int kx = knext + kk;
+          const int i2 = kx;
+          x = OCANNL_LD4(&t1[i1 + 128 * i2]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+        *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 32 && n0 + tx + 16 * c < 128) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 32 && col < 128) {
+        int rm = row;
         const int i0 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i1 = rn;
         t2[128 * i0 + i1] += acc[r][c];
       }
@@ -518,61 +981,138 @@ extern "C" __global__ void ocannlBatchedMatMul_op0_0(float* __restrict__ t2) {
 // out = einsum "+*" "b,i,j; b,j,k => b,i,k" of a, b
 extern "C" __global__ void ocannlBatchedMatMul_op0_1(float* __restrict__ t0, float* __restrict__ t1, float* __restrict__ t2) {
   // Tiled GEMM: C 16x24 += A * B over 32 (rows i1, columns i2, reduced i3).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the rows.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 32;
   int zb = blockIdx.z;
   const int i0 = zb;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 32; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 16 && k0 + kk < 32) {
-        int rx = m0 + rr;
-        const int i1 = rx;
-        int kx = k0 + kk;
-        const int i3 = kx;
-        v = t0[512 * i0 + 32 * i1 + i3];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 16 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i1 = rx;
+      int kx = kbeg + kk;
+      const int i3 = kx;
+      x = OCANNL_LD4(&t0[512 * i0 + 32 * i1 + i3]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 24 && k0 + kk < 32) {
-        int rx = n0 + rr;
-        const int i2 = rx;
-        int kx = k0 + kk;
-        const int i3 = kx;
-        v = t1[768 * i0 + i2 + 24 * i3];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 16, rr = (v % 16) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 24 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i2 = rx;
+      int kx = kbeg + kk;
+      const int i3 = kx;
+      x = OCANNL_LD4(&t1[768 * i0 + i2 + 24 * i3]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+    *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 16 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i1 = rx;
+          int kx = knext + kk;
+          const int i3 = kx;
+          x = OCANNL_LD4(&t0[512 * i0 + 32 * i1 + i3]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 16, rr = (v % 16) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 24 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i2 = rx;
+          int kx = knext + kk;
+          const int i3 = kx;
+          x = OCANNL_LD4(&t1[768 * i0 + i2 + 24 * i3]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+        *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 16 && n0 + tx + 16 * c < 24) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 16 && col < 24) {
+        int rm = row;
         const int i1 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i2 = rn;
         t2[384 * i0 + 24 * i1 + i2] += acc[r][c];
       }
@@ -948,67 +1488,148 @@ extern "C" __global__ void ocannlConv2D_op0_0(float* __restrict__ t2) {
 // out = einsum "+*" "n | oh<+kh, ow<+kw, ic; kh, kw, ic -> oc => n | oh, ow, oc" of img, kernel
 extern "C" __global__ void ocannlConv2D_op0_1(float* __restrict__ t0, float* __restrict__ t1, float* __restrict__ t2) {
   // Tiled GEMM: C 392x8 += A * B over 27 (rows i0,i1,i2, columns i3, reduced i4,i5,i6).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: scalar, reduction fastest; B: scalar, reduction fastest.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 27;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 27; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 392 && k0 + kk < 27) {
-        int rx = m0 + rr;
-        const int i2 = rx % 14; rx /= 14;
-        const int i1 = rx % 14; rx /= 14;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i6 = kx % 3; kx /= 3;
-        const int i5 = kx % 3; kx /= 3;
-        const int i4 = kx;
-        v = t0[768 * i0 + 48 * i1 + 3 * i2 + 48 * i4 + 3 * i5 + i6];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    const int kk = e % 16, rr = e / 16;
+    float v = (float)0;
+    if (m0 + rr < 392 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i2 = rx % 14; rx /= 14;
+      const int i1 = rx % 14; rx /= 14;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i6 = kx % 3; kx /= 3;
+      const int i5 = kx % 3; kx /= 3;
+      const int i4 = kx;
+      v = t0[768 * i0 + 48 * i1 + 3 * i2 + 48 * i4 + 3 * i5 + i6];
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 8 && k0 + kk < 27) {
-        int rx = n0 + rr;
-        const int i3 = rx;
-        int kx = k0 + kk;
-        const int i6 = kx % 3; kx /= 3;
-        const int i5 = kx % 3; kx /= 3;
-        const int i4 = kx;
-        v = t1[27 * i3 + 9 * i4 + 3 * i5 + i6];
-      }
-      Bs[kk][rr] = v;
+    ra[j] = v;
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    const int kk = e % 16, rr = e / 16;
+    float v = (float)0;
+    if (n0 + rr < 8 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i3 = rx;
+      int kx = kbeg + kk;
+      const int i6 = kx % 3; kx /= 3;
+      const int i5 = kx % 3; kx /= 3;
+      const int i4 = kx;
+      v = t1[27 * i3 + 9 * i4 + 3 * i5 + i6];
     }
-    __syncthreads();
+    rb[j] = v;
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    As[0][e % 16][e / 16] = ra[j];
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    Bs[0][e % 16][e / 16] = rb[j];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        const int kk = e % 16, rr = e / 16;
+        float v = (float)0;
+        if (m0 + rr < 392 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i2 = rx % 14; rx /= 14;
+          const int i1 = rx % 14; rx /= 14;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i6 = kx % 3; kx /= 3;
+          const int i5 = kx % 3; kx /= 3;
+          const int i4 = kx;
+          v = t0[768 * i0 + 48 * i1 + 3 * i2 + 48 * i4 + 3 * i5 + i6];
+        }
+        ra[j] = v;
+      }
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        const int kk = e % 16, rr = e / 16;
+        float v = (float)0;
+        if (n0 + rr < 8 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i3 = rx;
+          int kx = knext + kk;
+          const int i6 = kx % 3; kx /= 3;
+          const int i5 = kx % 3; kx /= 3;
+          const int i4 = kx;
+          v = t1[27 * i3 + 9 * i4 + 3 * i5 + i6];
+        }
+        rb[j] = v;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        As[cur ^ 1][e % 16][e / 16] = ra[j];
+      }
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        Bs[cur ^ 1][e % 16][e / 16] = rb[j];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 392 && n0 + tx + 16 * c < 8) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 392 && col < 8) {
+        int rm = row;
         const int i2 = rm % 14; rm /= 14;
         const int i1 = rm % 14; rm /= 14;
         const int i0 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i3 = rn;
         t2[1568 * i0 + 112 * i1 + 8 * i2 + i3] += acc[r][c];
       }
@@ -1065,67 +1686,148 @@ extern "C" __global__ void ocannlConv2DPadded_op1_2(float* __restrict__ t3) {
 // out = einsum "+*" "n | oh=+kh, ow=+kw, ic; kh, kw, ic -> oc => n | oh, ow, oc" of img, kernel
 extern "C" __global__ void ocannlConv2DPadded_op1_3(float* __restrict__ t1, float* __restrict__ t2, float* __restrict__ t3) {
   // Tiled GEMM: C 512x8 += A * B over 27 (rows i0,i1,i2, columns i3, reduced i4,i5,i6).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: scalar, reduction fastest; B: scalar, reduction fastest.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 27;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 27; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 512 && k0 + kk < 27) {
-        int rx = m0 + rr;
-        const int i2 = rx % 16; rx /= 16;
-        const int i1 = rx % 16; rx /= 16;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i6 = kx % 3; kx /= 3;
-        const int i5 = kx % 3; kx /= 3;
-        const int i4 = kx;
-        v = t2[1083 * i0 + 57 * i1 + 3 * i2 + 57 * i4 + 3 * i5 + i6];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    const int kk = e % 16, rr = e / 16;
+    float v = (float)0;
+    if (m0 + rr < 512 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i2 = rx % 16; rx /= 16;
+      const int i1 = rx % 16; rx /= 16;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i6 = kx % 3; kx /= 3;
+      const int i5 = kx % 3; kx /= 3;
+      const int i4 = kx;
+      v = t2[1083 * i0 + 57 * i1 + 3 * i2 + 57 * i4 + 3 * i5 + i6];
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 8 && k0 + kk < 27) {
-        int rx = n0 + rr;
-        const int i3 = rx;
-        int kx = k0 + kk;
-        const int i6 = kx % 3; kx /= 3;
-        const int i5 = kx % 3; kx /= 3;
-        const int i4 = kx;
-        v = t1[27 * i3 + 9 * i4 + 3 * i5 + i6];
-      }
-      Bs[kk][rr] = v;
+    ra[j] = v;
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    const int kk = e % 16, rr = e / 16;
+    float v = (float)0;
+    if (n0 + rr < 8 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i3 = rx;
+      int kx = kbeg + kk;
+      const int i6 = kx % 3; kx /= 3;
+      const int i5 = kx % 3; kx /= 3;
+      const int i4 = kx;
+      v = t1[27 * i3 + 9 * i4 + 3 * i5 + i6];
     }
-    __syncthreads();
+    rb[j] = v;
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    As[0][e % 16][e / 16] = ra[j];
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    Bs[0][e % 16][e / 16] = rb[j];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        const int kk = e % 16, rr = e / 16;
+        float v = (float)0;
+        if (m0 + rr < 512 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i2 = rx % 16; rx /= 16;
+          const int i1 = rx % 16; rx /= 16;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i6 = kx % 3; kx /= 3;
+          const int i5 = kx % 3; kx /= 3;
+          const int i4 = kx;
+          v = t2[1083 * i0 + 57 * i1 + 3 * i2 + 57 * i4 + 3 * i5 + i6];
+        }
+        ra[j] = v;
+      }
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        const int kk = e % 16, rr = e / 16;
+        float v = (float)0;
+        if (n0 + rr < 8 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i3 = rx;
+          int kx = knext + kk;
+          const int i6 = kx % 3; kx /= 3;
+          const int i5 = kx % 3; kx /= 3;
+          const int i4 = kx;
+          v = t1[27 * i3 + 9 * i4 + 3 * i5 + i6];
+        }
+        rb[j] = v;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        As[cur ^ 1][e % 16][e / 16] = ra[j];
+      }
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        Bs[cur ^ 1][e % 16][e / 16] = rb[j];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 512 && n0 + tx + 16 * c < 8) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 512 && col < 8) {
+        int rm = row;
         const int i2 = rm % 16; rm /= 16;
         const int i1 = rm % 16; rm /= 16;
         const int i0 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i3 = rn;
         t3[2048 * i0 + 128 * i1 + 8 * i2 + i3] += acc[r][c];
       }
@@ -1158,67 +1860,148 @@ extern "C" __global__ void ocannlConv2DStrided_op0_0(float* __restrict__ t2) {
 // out = einsum "+*" "n | 2*oh<+kh, 2*ow<+kw, ic; kh, kw, ic -> oc => n | oh, ow, oc" of img, kernel
 extern "C" __global__ void ocannlConv2DStrided_op0_1(float* __restrict__ t0, float* __restrict__ t1, float* __restrict__ t2) {
   // Tiled GEMM: C 98x8 += A * B over 27 (rows i0,i1,i2, columns i3, reduced i4,i5,i6).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: scalar, reduction fastest; B: scalar, reduction fastest.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 27;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 27; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 98 && k0 + kk < 27) {
-        int rx = m0 + rr;
-        const int i2 = rx % 7; rx /= 7;
-        const int i1 = rx % 7; rx /= 7;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i6 = kx % 3; kx /= 3;
-        const int i5 = kx % 3; kx /= 3;
-        const int i4 = kx;
-        v = t0[675 * i0 + 90 * i1 + 6 * i2 + 45 * i4 + 3 * i5 + i6];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    const int kk = e % 16, rr = e / 16;
+    float v = (float)0;
+    if (m0 + rr < 98 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i2 = rx % 7; rx /= 7;
+      const int i1 = rx % 7; rx /= 7;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i6 = kx % 3; kx /= 3;
+      const int i5 = kx % 3; kx /= 3;
+      const int i4 = kx;
+      v = t0[675 * i0 + 90 * i1 + 6 * i2 + 45 * i4 + 3 * i5 + i6];
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 8 && k0 + kk < 27) {
-        int rx = n0 + rr;
-        const int i3 = rx;
-        int kx = k0 + kk;
-        const int i6 = kx % 3; kx /= 3;
-        const int i5 = kx % 3; kx /= 3;
-        const int i4 = kx;
-        v = t1[27 * i3 + 9 * i4 + 3 * i5 + i6];
-      }
-      Bs[kk][rr] = v;
+    ra[j] = v;
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    const int kk = e % 16, rr = e / 16;
+    float v = (float)0;
+    if (n0 + rr < 8 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i3 = rx;
+      int kx = kbeg + kk;
+      const int i6 = kx % 3; kx /= 3;
+      const int i5 = kx % 3; kx /= 3;
+      const int i4 = kx;
+      v = t1[27 * i3 + 9 * i4 + 3 * i5 + i6];
     }
-    __syncthreads();
+    rb[j] = v;
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    As[0][e % 16][e / 16] = ra[j];
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    Bs[0][e % 16][e / 16] = rb[j];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        const int kk = e % 16, rr = e / 16;
+        float v = (float)0;
+        if (m0 + rr < 98 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i2 = rx % 7; rx /= 7;
+          const int i1 = rx % 7; rx /= 7;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i6 = kx % 3; kx /= 3;
+          const int i5 = kx % 3; kx /= 3;
+          const int i4 = kx;
+          v = t0[675 * i0 + 90 * i1 + 6 * i2 + 45 * i4 + 3 * i5 + i6];
+        }
+        ra[j] = v;
+      }
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        const int kk = e % 16, rr = e / 16;
+        float v = (float)0;
+        if (n0 + rr < 8 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i3 = rx;
+          int kx = knext + kk;
+          const int i6 = kx % 3; kx /= 3;
+          const int i5 = kx % 3; kx /= 3;
+          const int i4 = kx;
+          v = t1[27 * i3 + 9 * i4 + 3 * i5 + i6];
+        }
+        rb[j] = v;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        As[cur ^ 1][e % 16][e / 16] = ra[j];
+      }
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        Bs[cur ^ 1][e % 16][e / 16] = rb[j];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 98 && n0 + tx + 16 * c < 8) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 98 && col < 8) {
+        int rm = row;
         const int i2 = rm % 7; rm /= 7;
         const int i1 = rm % 7; rm /= 7;
         const int i0 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i3 = rn;
         t2[392 * i0 + 56 * i1 + 8 * i2 + i3] += acc[r][c];
       }
@@ -1248,67 +2031,148 @@ extern "C" __global__ void ocannlConv2DDilated_op0_0(float* __restrict__ t2) {
 // out = einsum "+*" "n | oh<+2*kh, ow<+2*kw, ic; kh, kw, ic -> oc => n | oh, ow, oc" of img, kernel
 extern "C" __global__ void ocannlConv2DDilated_op0_1(float* __restrict__ t0, float* __restrict__ t1, float* __restrict__ t2) {
   // Tiled GEMM: C 288x8 += A * B over 27 (rows i0,i1,i2, columns i3, reduced i4,i5,i6).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: scalar, reduction fastest; B: scalar, reduction fastest.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 27;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 27; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 288 && k0 + kk < 27) {
-        int rx = m0 + rr;
-        const int i2 = rx % 12; rx /= 12;
-        const int i1 = rx % 12; rx /= 12;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i6 = kx % 3; kx /= 3;
-        const int i5 = kx % 3; kx /= 3;
-        const int i4 = kx;
-        v = t0[768 * i0 + 48 * i1 + 3 * i2 + 96 * i4 + 6 * i5 + i6];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    const int kk = e % 16, rr = e / 16;
+    float v = (float)0;
+    if (m0 + rr < 288 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i2 = rx % 12; rx /= 12;
+      const int i1 = rx % 12; rx /= 12;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i6 = kx % 3; kx /= 3;
+      const int i5 = kx % 3; kx /= 3;
+      const int i4 = kx;
+      v = t0[768 * i0 + 48 * i1 + 3 * i2 + 96 * i4 + 6 * i5 + i6];
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 8 && k0 + kk < 27) {
-        int rx = n0 + rr;
-        const int i3 = rx;
-        int kx = k0 + kk;
-        const int i6 = kx % 3; kx /= 3;
-        const int i5 = kx % 3; kx /= 3;
-        const int i4 = kx;
-        v = t1[27 * i3 + 9 * i4 + 3 * i5 + i6];
-      }
-      Bs[kk][rr] = v;
+    ra[j] = v;
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    const int kk = e % 16, rr = e / 16;
+    float v = (float)0;
+    if (n0 + rr < 8 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i3 = rx;
+      int kx = kbeg + kk;
+      const int i6 = kx % 3; kx /= 3;
+      const int i5 = kx % 3; kx /= 3;
+      const int i4 = kx;
+      v = t1[27 * i3 + 9 * i4 + 3 * i5 + i6];
     }
-    __syncthreads();
+    rb[j] = v;
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    As[0][e % 16][e / 16] = ra[j];
+  }
+  #pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = threadIdx.x + 256 * j;
+    Bs[0][e % 16][e / 16] = rb[j];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        const int kk = e % 16, rr = e / 16;
+        float v = (float)0;
+        if (m0 + rr < 288 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i2 = rx % 12; rx /= 12;
+          const int i1 = rx % 12; rx /= 12;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i6 = kx % 3; kx /= 3;
+          const int i5 = kx % 3; kx /= 3;
+          const int i4 = kx;
+          v = t0[768 * i0 + 48 * i1 + 3 * i2 + 96 * i4 + 6 * i5 + i6];
+        }
+        ra[j] = v;
+      }
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        const int kk = e % 16, rr = e / 16;
+        float v = (float)0;
+        if (n0 + rr < 8 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i3 = rx;
+          int kx = knext + kk;
+          const int i6 = kx % 3; kx /= 3;
+          const int i5 = kx % 3; kx /= 3;
+          const int i4 = kx;
+          v = t1[27 * i3 + 9 * i4 + 3 * i5 + i6];
+        }
+        rb[j] = v;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        As[cur ^ 1][e % 16][e / 16] = ra[j];
+      }
+      #pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int e = threadIdx.x + 256 * j;
+        Bs[cur ^ 1][e % 16][e / 16] = rb[j];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 288 && n0 + tx + 16 * c < 8) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 288 && col < 8) {
+        int rm = row;
         const int i2 = rm % 12; rm /= 12;
         const int i1 = rm % 12; rm /= 12;
         const int i0 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i3 = rn;
         t2[1152 * i0 + 96 * i1 + 8 * i2 + i3] += acc[r][c];
       }

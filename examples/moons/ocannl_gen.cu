@@ -13,6 +13,11 @@
 #define OCANNL_INF __builtin_huge_val()
 #define OCANNL_NAN __builtin_nan("")
 #endif
+// OCANNL_LD4 reads 4 floats at a 16-byte aligned address in one 128-bit
+// load (the emulation checks the alignment).
+#ifndef OCANNL_LD4
+#define OCANNL_LD4(p) (*reinterpret_cast<const float4*>(p))
+#endif
 
 // Kernel ocannlMoonsTrainLoss (float32).
 
@@ -84,59 +89,138 @@ extern "C" __global__ void ocannlMoonsTrainLoss_op3_5(float* __restrict__ t8) {
 // _net/a2.1 = compose "*" of net.w2, net/a1
 extern "C" __global__ void ocannlMoonsTrainLoss_op3_6(float* __restrict__ t6, float* __restrict__ t7, float* __restrict__ t8) {
   // Tiled GEMM: C 16x32 += A * B over 16 (rows i1, columns i0, reduced i2).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 16;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 16; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 16 && k0 + kk < 16) {
-        int rx = m0 + rr;
-        const int i1 = rx;
-        int kx = k0 + kk;
-        const int i2 = kx;
-        v = t7[16 * i1 + i2];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 16 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i1 = rx;
+      int kx = kbeg + kk;
+      const int i2 = kx;
+      x = OCANNL_LD4(&t7[16 * i1 + i2]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 32 && k0 + kk < 16) {
-        int rx = n0 + rr;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i2 = kx;
-        v = t6[16 * i0 + i2];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 32 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i2 = kx;
+      x = OCANNL_LD4(&t6[16 * i0 + i2]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 16 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i1 = rx;
+          int kx = knext + kk;
+          const int i2 = kx;
+          x = OCANNL_LD4(&t7[16 * i1 + i2]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 32 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i2 = kx;
+          x = OCANNL_LD4(&t6[16 * i0 + i2]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 16 && n0 + tx + 16 * c < 32) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 16 && col < 32) {
+        int rm = row;
         const int i1 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i0 = rn;
         t8[16 * i0 + i1] += acc[r][c];
       }
@@ -355,59 +439,138 @@ extern "C" __global__ void ocannlMoonsBackward_op3_5(float* __restrict__ t8) {
 // _net/a2.1 = compose "*" of net.w2, net/a1
 extern "C" __global__ void ocannlMoonsBackward_op3_6(float* __restrict__ t6, float* __restrict__ t7, float* __restrict__ t8) {
   // Tiled GEMM: C 16x32 += A * B over 16 (rows i1, columns i0, reduced i2).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 16;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 16; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 16 && k0 + kk < 16) {
-        int rx = m0 + rr;
-        const int i1 = rx;
-        int kx = k0 + kk;
-        const int i2 = kx;
-        v = t7[16 * i1 + i2];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 16 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i1 = rx;
+      int kx = kbeg + kk;
+      const int i2 = kx;
+      x = OCANNL_LD4(&t7[16 * i1 + i2]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 32 && k0 + kk < 16) {
-        int rx = n0 + rr;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i2 = kx;
-        v = t6[16 * i0 + i2];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 32 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i2 = kx;
+      x = OCANNL_LD4(&t6[16 * i0 + i2]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 16 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i1 = rx;
+          int kx = knext + kk;
+          const int i2 = kx;
+          x = OCANNL_LD4(&t7[16 * i1 + i2]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 32 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i2 = kx;
+          x = OCANNL_LD4(&t6[16 * i0 + i2]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 16 && n0 + tx + 16 * c < 32) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 16 && col < 32) {
+        int rm = row;
         const int i1 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i0 = rn;
         t8[16 * i0 + i1] += acc[r][c];
       }
@@ -754,59 +917,134 @@ extern "C" __global__ void ocannlMoonsBackward_op4_38(float* __restrict__ t30, f
 // backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g1 =+ g * v2; g1 is net.w2.grad
 extern "C" __global__ void ocannlMoonsBackward_op3_39(float* __restrict__ t6, float* __restrict__ t28, float* __restrict__ t29) {
   // Tiled GEMM: C 16x16 += A * B over 32 (rows i1, columns i2, reduced i0).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the rows; B: float4 along the rows.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 32;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 32; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 16 && k0 + kk < 32) {
-        int rx = m0 + rr;
-        const int i1 = rx;
-        int kx = k0 + kk;
-        const int i0 = kx;
-        v = t29[16 * i0 + i1];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 16, rr = (v % 16) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 16 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i1 = rx;
+      int kx = kbeg + kk;
+      const int i0 = kx;
+      x = OCANNL_LD4(&t29[16 * i0 + i1]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 16 && k0 + kk < 32) {
-        int rx = n0 + rr;
-        const int i2 = rx;
-        int kx = k0 + kk;
-        const int i0 = kx;
-        v = t6[16 * i0 + i2];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 16, rr = (v % 16) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 16 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i2 = rx;
+      int kx = kbeg + kk;
+      const int i0 = kx;
+      x = OCANNL_LD4(&t6[16 * i0 + i2]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+    *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+    *reinterpret_cast<float4*>(&Bs[0][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 16, rr = (v % 16) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 16 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i1 = rx;
+          int kx = knext + kk;
+          const int i0 = kx;
+          x = OCANNL_LD4(&t29[16 * i0 + i1]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 16, rr = (v % 16) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 16 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i2 = rx;
+          int kx = knext + kk;
+          const int i0 = kx;
+          x = OCANNL_LD4(&t6[16 * i0 + i2]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+        *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+        *reinterpret_cast<float4*>(&Bs[cur ^ 1][kk][rr]) = make_float4(rb[4 * j + 0], rb[4 * j + 1], rb[4 * j + 2], rb[4 * j + 3]);
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 16 && n0 + tx + 16 * c < 16) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 16 && col < 16) {
+        int rm = row;
         const int i1 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i2 = rn;
         t28[16 * i1 + i2] += acc[r][c];
       }
@@ -816,59 +1054,136 @@ extern "C" __global__ void ocannlMoonsBackward_op3_39(float* __restrict__ t6, fl
 // backprop of op 3 (_net/a2.1 = compose "*" of net.w2, net/a1): g2 =+ v1 * g; g2 is net/a1.grad
 extern "C" __global__ void ocannlMoonsBackward_op3_40(float* __restrict__ t7, float* __restrict__ t27, float* __restrict__ t29) {
   // Tiled GEMM: C 16x32 += A * B over 16 (rows i2, columns i0, reduced i1).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the rows; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 16;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 16; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 16 && k0 + kk < 16) {
-        int rx = m0 + rr;
-        const int i2 = rx;
-        int kx = k0 + kk;
-        const int i1 = kx;
-        v = t7[16 * i1 + i2];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int kk = v / 16, rr = (v % 16) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 16 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i2 = rx;
+      int kx = kbeg + kk;
+      const int i1 = kx;
+      x = OCANNL_LD4(&t7[16 * i1 + i2]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 32 && k0 + kk < 16) {
-        int rx = n0 + rr;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i1 = kx;
-        v = t29[16 * i0 + i1];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 32 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i1 = kx;
+      x = OCANNL_LD4(&t29[16 * i0 + i1]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+    *reinterpret_cast<float4*>(&As[0][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int kk = v / 16, rr = (v % 16) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 16 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i2 = rx;
+          int kx = knext + kk;
+          const int i1 = kx;
+          x = OCANNL_LD4(&t7[16 * i1 + i2]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 32 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i1 = kx;
+          x = OCANNL_LD4(&t29[16 * i0 + i1]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, kk = v / 16, rr = (v % 16) * 4;
+        *reinterpret_cast<float4*>(&As[cur ^ 1][kk][rr]) = make_float4(ra[4 * j + 0], ra[4 * j + 1], ra[4 * j + 2], ra[4 * j + 3]);
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 16 && n0 + tx + 16 * c < 32) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 16 && col < 32) {
+        int rm = row;
         const int i2 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i0 = rn;
         t27[16 * i0 + i2] += acc[r][c];
       }
@@ -1222,59 +1537,138 @@ extern "C" __global__ void ocannlMoonsPredict_op3_3(float* __restrict__ t7) {
 // _net/a2.1 = compose "*" of net.w2, net/a1
 extern "C" __global__ void ocannlMoonsPredict_op3_4(float* __restrict__ t5, float* __restrict__ t6, float* __restrict__ t7) {
   // Tiled GEMM: C 16x256 += A * B over 16 (rows i1, columns i0, reduced i2).
-  __shared__ float As[16][64];
-  __shared__ float Bs[16][64];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  // Tile 64x64, 16-deep slices in two stages, 256 threads; A: float4 along the reduction; B: float4 along the reduction.
+  __shared__ __align__(32) float As[2][16][68];
+  __shared__ __align__(32) float Bs[2][16][68];
   const int m0 = (int)blockIdx.y * 64, n0 = (int)blockIdx.x * 64;
+  const int kbeg = 0, kend = 16;
+  const int ntiles = (int)((kend - kbeg + 15) / 16);
+  float ra[4], rb[4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   float acc[4][4];
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) acc[r][c] = (float)0;
-  for (int k0 = 0; k0 < 16; k0 += 16) {
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (m0 + rr < 16 && k0 + kk < 16) {
-        int rx = m0 + rr;
-        const int i1 = rx;
-        int kx = k0 + kk;
-        const int i2 = kx;
-        v = t6[16 * i1 + i2];
-      }
-      As[kk][rr] = v;
+  // The first slice, then per slice: load the next into registers,
+  // multiply the current stage, store the next into the other stage.
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (m0 + rr < 16 && kbeg + kk < kend) {
+      int rx = m0 + rr;
+      const int i1 = rx;
+      int kx = kbeg + kk;
+      const int i2 = kx;
+      x = OCANNL_LD4(&t6[16 * i1 + i2]);
     }
-    for (int e = threadIdx.x; e < 1024; e += 256) {
-      const int kk = e / 64, rr = e % 64;
-      float v = (float)0;
-      if (n0 + rr < 256 && k0 + kk < 16) {
-        int rx = n0 + rr;
-        const int i0 = rx;
-        int kx = k0 + kk;
-        const int i2 = kx;
-        v = t5[16 * i0 + i2];
-      }
-      Bs[kk][rr] = v;
+    ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j;
+    const int rr = v / 4, kk = (v % 4) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (n0 + rr < 256 && kbeg + kk < kend) {
+      int rx = n0 + rr;
+      const int i0 = rx;
+      int kx = kbeg + kk;
+      const int i2 = kx;
+      x = OCANNL_LD4(&t5[16 * i0 + i2]);
     }
-    __syncthreads();
+    rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) As[0][kk + q][rr] = ra[4 * j + q];
+  }
+  #pragma unroll
+  for (int j = 0; j < 1; ++j) {
+    const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+    #pragma unroll
+    for (int q = 0; q < 4; ++q) Bs[0][kk + q][rr] = rb[4 * j + q];
+  }
+  __syncthreads();
+  for (int t = 0; t < ntiles; ++t) {
+    const int cur = t & 1;
+    const int knext = kbeg + (int)(t + 1) * 16;
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (m0 + rr < 16 && knext + kk < kend) {
+          int rx = m0 + rr;
+          const int i1 = rx;
+          int kx = knext + kk;
+          const int i2 = kx;
+          x = OCANNL_LD4(&t6[16 * i1 + i2]);
+        }
+        ra[4 * j] = x.x; ra[4 * j + 1] = x.y; ra[4 * j + 2] = x.z; ra[4 * j + 3] = x.w;
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j;
+        const int rr = v / 4, kk = (v % 4) * 4;
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (n0 + rr < 256 && knext + kk < kend) {
+          int rx = n0 + rr;
+          const int i0 = rx;
+          int kx = knext + kk;
+          const int i2 = kx;
+          x = OCANNL_LD4(&t5[16 * i0 + i2]);
+        }
+        rb[4 * j] = x.x; rb[4 * j + 1] = x.y; rb[4 * j + 2] = x.z; rb[4 * j + 3] = x.w;
+      }
+    }
     #pragma unroll
     for (int kk = 0; kk < 16; ++kk) {
       float a[4], b[4];
       #pragma unroll
-      for (int r = 0; r < 4; ++r) a[r] = As[kk][ty + 16 * r];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[cur][kk][q * 64 + 4 * ty]);
+        a[4 * q] = x.x; a[4 * q + 1] = x.y; a[4 * q + 2] = x.z; a[4 * q + 3] = x.w;
+      }
       #pragma unroll
-      for (int c = 0; c < 4; ++c) b[c] = Bs[kk][tx + 16 * c];
+      for (int q = 0; q < 1; ++q) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[cur][kk][q * 64 + 4 * tx]);
+        b[4 * q] = x.x; b[4 * q + 1] = x.y; b[4 * q + 2] = x.z; b[4 * q + 3] = x.w;
+      }
       #pragma unroll
       for (int r = 0; r < 4; ++r)
         #pragma unroll
         for (int c = 0; c < 4; ++c) acc[r][c] += a[r] * b[c];
     }
+    if (t + 1 < ntiles) {
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) As[cur ^ 1][kk + q][rr] = ra[4 * j + q];
+      }
+      #pragma unroll
+      for (int j = 0; j < 1; ++j) {
+        const int v = threadIdx.x + 256 * j, rr = v / 4, kk = (v % 4) * 4;
+        #pragma unroll
+        for (int q = 0; q < 4; ++q) Bs[cur ^ 1][kk + q][rr] = rb[4 * j + q];
+      }
+    }
     __syncthreads();
   }
+  #pragma unroll
   for (int r = 0; r < 4; ++r)
+    #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      if (m0 + ty + 16 * r < 16 && n0 + tx + 16 * c < 256) {
-        int rm = m0 + ty + 16 * r;
+      const int row = m0 + (r / 4) * 64 + 4 * ty + r % 4, col = n0 + (c / 4) * 64 + 4 * tx + c % 4;
+      if (row < 16 && col < 256) {
+        int rm = row;
         const int i1 = rm;
-        int rn = n0 + tx + 16 * c;
+        int rn = col;
         const int i0 = rn;
         t7[16 * i0 + i1] += acc[r][c];
       }

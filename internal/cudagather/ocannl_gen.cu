@@ -13,6 +13,11 @@
 #define OCANNL_INF __builtin_huge_val()
 #define OCANNL_NAN __builtin_nan("")
 #endif
+// OCANNL_LD4 reads 4 floats at a 16-byte aligned address in one 128-bit
+// load (the emulation checks the alignment).
+#ifndef OCANNL_LD4
+#define OCANNL_LD4(p) (*reinterpret_cast<const float4*>(p))
+#endif
 
 // Kernel ocannlTaggerTrainLoss (float32).
 

@@ -344,7 +344,10 @@ func (r *driver) Compile(src []byte) error {
 		return fmt.Errorf("cuda: nvrtcCreateProgram: %s", C.GoString(C.ocannl_nvrtcErrorString(a, res)))
 	}
 	defer C.ocannl_nvrtcDestroyProgram(a, &prog)
-	opts := []string{fmt.Sprintf("--gpu-architecture=compute_%d%d", r.d.major, r.d.minor), "--std=c++17"}
+	opts, err := nvrtcOptions(src, int(r.d.major), int(r.d.minor), os.Getenv, osIsDir)
+	if err != nil {
+		return err
+	}
 	copts := make([]*C.char, len(opts))
 	for i, o := range opts {
 		copts[i] = C.CString(o)
@@ -359,7 +362,8 @@ func (r *driver) Compile(src []byte) error {
 		log := C.malloc(n + 1)
 		defer C.free(log)
 		C.ocannl_nvrtcGetProgramLog(a, prog, (*C.char)(log))
-		return fmt.Errorf("cuda: nvrtcCompileProgram: %s:\n%s", C.GoString(C.ocannl_nvrtcErrorString(a, res)), C.GoString((*C.char)(log)))
+		text := C.GoString((*C.char)(log))
+		return fmt.Errorf("cuda: nvrtcCompileProgram: %s:\n%s%s", C.GoString(C.ocannl_nvrtcErrorString(a, res)), text, includeHint(text))
 	}
 	var n C.size_t
 	if res := C.ocannl_nvrtcGetPTXSize(a, prog, &n); res != 0 {

@@ -63,6 +63,9 @@ type KernelPlan struct {
 	// Filled marks the buffers the kernel's first statement on them fills
 	// whole (a run need not zero them).
 	Filled []bool
+	// Scratch is the number of scratch buffers ("scratch" lines: a split
+	// GEMM's partial sums), the last ones of Bufs, named "" and Filled.
+	Scratch int
 	// Params are the kernel's parameters, in the generated Go function's
 	// order.
 	Params []ParamPlan
@@ -189,7 +192,7 @@ func ParsePlan(src []byte) (*Plan, error) {
 		if len(f) < 2 {
 			return nil, fail("too short")
 		}
-		if cur == nil && (f[0] == "buf" || f[0] == "param" || f[0] == "launch" || f[0] == "end") {
+		if cur == nil && (f[0] == "buf" || f[0] == "scratch" || f[0] == "param" || f[0] == "launch" || f[0] == "end") {
 			return nil, fail("outside a kernel")
 		}
 		var err error
@@ -202,6 +205,8 @@ func ParsePlan(src []byte) (*Plan, error) {
 			p.Kernels = append(p.Kernels, cur)
 		case "buf":
 			err = parseBuf(cur, f)
+		case "scratch":
+			err = parseScratch(cur, f)
 		case "param":
 			err = parseParam(cur, f)
 		case "launch":
@@ -293,6 +298,26 @@ func parseBuf(k *KernelPlan, f []string) error {
 	k.Bufs = append(k.Bufs, n)
 	k.Names = append(k.Names, f[3])
 	k.Filled = append(k.Filled, len(f) == 5)
+	return nil
+}
+
+// parseScratch reads "scratch ID CELLS": a buffer of no tensor (a split
+// GEMM's partial sums), after the tensors' buffers, that the kernel's
+// launches write whole before reading: allocated like the others, never
+// zeroed (Filled), never a parameter.
+func parseScratch(k *KernelPlan, f []string) error {
+	if len(f) != 3 {
+		return fmt.Errorf("want scratch ID CELLS")
+	}
+	id, err1 := strconv.Atoi(f[1])
+	n, err2 := strconv.Atoi(f[2])
+	if err1 != nil || err2 != nil || id != len(k.Bufs) || n <= 0 {
+		return fmt.Errorf("bad scratch id or size")
+	}
+	k.Bufs = append(k.Bufs, n)
+	k.Names = append(k.Names, "")
+	k.Filled = append(k.Filled, true)
+	k.Scratch++
 	return nil
 }
 

@@ -22,6 +22,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <ucontext.h>
 #include <vector>
 
@@ -38,6 +39,169 @@ using std::tanh;
 #define __global__
 #define __device__
 #define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
+
+[[noreturn]] static void emu_fail(const std::string& msg);
+
+// float4 and the 128-bit load: OCANNL_LD4 fails on an address that is not
+// 16-byte aligned (a misaligned float4 load faults on a GPU).
+struct alignas(16) float4 {
+  float x, y, z, w;
+};
+inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
+inline float4 emu_ld4(const float* p) {
+  if (reinterpret_cast<uintptr_t>(p) % 16 != 0) emu_fail("misaligned float4 load");
+  float4 v;
+  std::memcpy(&v, p, 16);
+  return v;
+}
+#define OCANNL_LD4(p) emu_ld4(p)
+
+// The threads of a warp run one after another (or as fibers between
+// barriers) and each holds whole WMMA fragments: nothing to exchange.
+inline void __syncwarp(unsigned = 0xffffffffu) {}
+
+// bfloat16: the top 16 bits of a float32, rounded to nearest even as
+// __float2bfloat16 does (a NaN stays a quiet NaN).
+struct __nv_bfloat16 {
+  uint16_t x;
+};
+inline __nv_bfloat16 __float2bfloat16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return __nv_bfloat16{(uint16_t)((u >> 16) | 0x40)};
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return __nv_bfloat16{(uint16_t)(u >> 16)};
+}
+inline float __bfloat162float(__nv_bfloat16 b) {
+  uint32_t u = (uint32_t)b.x << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+// WMMA (nvcuda::wmma) on the CPU: a fragment holds its whole matrix
+// (row-major, rows x cols) in every emulated thread, so load, store and
+// mma need no exchange between the lanes of a warp; the mapping of
+// elements to lanes is opaque to correct code, which only loops over
+// num_elements. Loads and stores check the API's alignment rules (a
+// 256-bit aligned pointer, ldm a multiple of 16 bytes). mma_sync sums the
+// products of each output cell in float32 in k order, with operands as
+// their precision holds them: tf32 operands are cut to 10 mantissa bits
+// (the hardware ignores the low 13 bits; __float_to_tf32 rounds them
+// first), bf16 ones are exact in float32. The products of such operands
+// are exact in float32 too.
+namespace nvcuda {
+namespace wmma {
+struct matrix_a {};
+struct matrix_b {};
+struct accumulator {};
+struct row_major {};
+struct col_major {};
+namespace precision {
+struct tf32 {};
+}  // namespace precision
+enum layout_t { mem_row_major, mem_col_major };
+
+template <class T>
+struct storage {
+  using type = T;
+};
+template <>
+struct storage<precision::tf32> {
+  using type = float;
+};
+
+// __float_to_tf32 is cvt.rna.tf32.f32: round to nearest, ties away from
+// zero, to 10 mantissa bits (kept in a float's bits; inf and NaN kept).
+inline float __float_to_tf32(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if ((u & 0x7f800000u) != 0x7f800000u) {
+    u += 0x1000u;
+    u &= 0xffffe000u;
+  }
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+inline float emu_value(float v) { return v; }
+inline float emu_value(__nv_bfloat16 v) { return __bfloat162float(v); }
+inline float emu_tf32_cut(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  u &= 0xffffe000u;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+template <class Use, int M, int N, int K, class T, class Layout = void>
+struct fragment {
+  static constexpr int rows = std::is_same_v<Use, matrix_b> ? K : M;
+  static constexpr int cols = std::is_same_v<Use, matrix_a> ? K : N;
+  static constexpr int num_elements = rows * cols;
+  using element_type = typename storage<T>::type;
+  element_type x[rows * cols];
+};
+
+template <class Use, int M, int N, int K, class T, class L, class V>
+inline void fill_fragment(fragment<Use, M, N, K, T, L>& f, V v) {
+  for (int e = 0; e < f.num_elements; ++e) f.x[e] = v;
+}
+
+inline void emu_check_ptr(const void* p, unsigned ldm, size_t elem) {
+  if (reinterpret_cast<uintptr_t>(p) % 32 != 0) emu_fail("wmma: pointer not 256-bit aligned");
+  if ((ldm * elem) % 16 != 0) emu_fail("wmma: ldm not a multiple of 16 bytes");
+}
+
+// load_matrix_sync of a matrix_a or matrix_b fragment (layout in the type).
+template <class Use, int M, int N, int K, class T, class L, class P>
+inline void load_matrix_sync(fragment<Use, M, N, K, T, L>& f, const P* p, unsigned ldm) {
+  static_assert(std::is_same_v<L, row_major> || std::is_same_v<L, col_major>, "a matrix fragment has a layout");
+  static_assert(sizeof(P) == sizeof(typename fragment<Use, M, N, K, T, L>::element_type), "the pointer's element type is the fragment's");
+  emu_check_ptr(p, ldm, sizeof(P));
+  using F = fragment<Use, M, N, K, T, L>;
+  for (int r = 0; r < F::rows; ++r)
+    for (int c = 0; c < F::cols; ++c) {
+      const P& v = std::is_same_v<L, row_major> ? p[(size_t)r * ldm + c] : p[(size_t)c * ldm + r];
+      std::memcpy(&f.x[r * F::cols + c], &v, sizeof(P));
+    }
+}
+
+// load_matrix_sync and store_matrix_sync of an accumulator (float).
+template <int M, int N, int K>
+inline void load_matrix_sync(fragment<accumulator, M, N, K, float>& f, const float* p, unsigned ldm, layout_t l) {
+  emu_check_ptr(p, ldm, 4);
+  for (int r = 0; r < M; ++r)
+    for (int c = 0; c < N; ++c) f.x[r * N + c] = l == mem_row_major ? p[(size_t)r * ldm + c] : p[(size_t)c * ldm + r];
+}
+template <int M, int N, int K>
+inline void store_matrix_sync(float* p, const fragment<accumulator, M, N, K, float>& f, unsigned ldm, layout_t l) {
+  emu_check_ptr(p, ldm, 4);
+  for (int r = 0; r < M; ++r)
+    for (int c = 0; c < N; ++c) (l == mem_row_major ? p[(size_t)r * ldm + c] : p[(size_t)c * ldm + r]) = f.x[r * N + c];
+}
+
+template <int M, int N, int K, class T, class LA, class LB>
+inline void mma_sync(fragment<accumulator, M, N, K, float>& d, const fragment<matrix_a, M, N, K, T, LA>& a,
+                     const fragment<matrix_b, M, N, K, T, LB>& b, const fragment<accumulator, M, N, K, float>& c) {
+  static_assert((std::is_same_v<T, precision::tf32> && K == 8) || (std::is_same_v<T, __nv_bfloat16> && K == 16),
+                "the emulation has m16n16k8 tf32 and m16n16k16 bf16");
+  float out[M * N];
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      float s = c.x[i * N + j];
+      for (int k = 0; k < K; ++k) {
+        float x = emu_value(a.x[i * K + k]), y = emu_value(b.x[k * N + j]);
+        if constexpr (std::is_same_v<T, precision::tf32>) x = emu_tf32_cut(x), y = emu_tf32_cut(y);
+        s += x * y;
+      }
+      out[i * N + j] = s;
+    }
+  std::memcpy(d.x, out, sizeof out);
+}
+}  // namespace wmma
+}  // namespace nvcuda
 
 struct dim3 {
   unsigned x = 1, y = 1, z = 1;
