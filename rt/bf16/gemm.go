@@ -1,0 +1,401 @@
+// Package bf16 runs contractions on bfloat16 operands with float32
+// accumulation: the kernels behind //ocannl:model bf16 and
+// //ocannl:einsum over rt.BF16 arrays.
+//
+// Gemm computes C[m,n] (+)= sum over k of A[m,k] * B[k,n] for any
+// strides (Shape), as the generated code's contraction nests describe
+// them. It packs the operands, rounded to bfloat16 (rt.BF16FromFloat32:
+// nearest, ties to even), into blocks of kc = 256 steps along the
+// reduction and runs a register-tile micro-kernel over them, in one of
+// four tiers:
+//
+//	AVX512BF16  VDPBF16PS on pairs of bf16 (AVX512_BF16, 14x32 tile)
+//	AVX512      the pairs widened to float32, VFMADD231PS (14x32 tile)
+//	AVX2        the same on AVX2+FMA (6x16 tile)
+//	Go          the same in Go (6x16 tile)
+//
+// # Numerics
+//
+// Every tier computes each cell of C in the same order: starting from
+// C's value (0 when Shape.Overwrite), it adds the products of the
+// reduction steps pair by pair, k = 2p+1 before k = 2p (the order
+// VDPBF16PS adds the two products of a pair), each addition rounded to
+// float32; an odd reduction is padded with a zero pair member. The
+// product of two bf16 numbers is exact in float32, so each step is a
+// fused multiply-add, and the tiers give bit-identical results, on any
+// number of threads, except where VDPBF16PS flushes denormals: when a
+// product or a partial sum is below 2^-126 in magnitude, the AVX512BF16
+// tier may differ (by at most the flushed amounts), and NaN results may
+// have other bits. Against the float32 sum of the rounded operands in
+// another order the result is within about K*2^-24 of the magnitudes
+// summed; against the unrounded float32 product, within about 2*2^-8 of
+// them (each operand rounded by at most 2^-9 relative).
+//
+// OCANNLGEN_CPU (package rt/cpu) limits the tier: purego runs the Go
+// tier, avx2 the AVX2 one, avx512 the widening AVX-512 one, avx512bf16
+// (or unset) VDPBF16PS where the CPU has AVX512_BF16.
+//
+// Gemm allocates nothing in the steady state: its packing buffers
+// (about 1 MiB, more than a goroutine's stack frame may hold) come from
+// a sync.Pool.
+package bf16
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"unsafe"
+
+	"github.com/ocannlgen/ocannlgen/rt"
+)
+
+// Geometry of the packing (kern_amd64.s is generated for it by
+// internal/bf16asm).
+const (
+	kc    = 256 // reduction steps per block (even)
+	nc    = 1024
+	mrZMM = 14
+	mrYMM = 6
+	nrZMM = 32
+	nrYMM = 16
+)
+
+// Tier is a kernel tier of Gemm, lowest first.
+type Tier int
+
+// Tiers.
+const (
+	// Go is the portable tier.
+	Go Tier = iota
+	// AVX2 widens the bf16 operands to float32 and uses AVX2+FMA.
+	AVX2
+	// AVX512 widens the bf16 operands to float32 and uses AVX-512F.
+	AVX512
+	// AVX512BF16 runs VDPBF16PS (AVX512_BF16).
+	AVX512BF16
+)
+
+// String names the tier as OCANNLGEN_CPU spells it.
+func (t Tier) String() string {
+	switch t {
+	case Go:
+		return "purego"
+	case AVX2:
+		return "avx2"
+	case AVX512:
+		return "avx512"
+	case AVX512BF16:
+		return "avx512bf16"
+	}
+	return fmt.Sprintf("Tier(%d)", int(t))
+}
+
+// Shape is one contraction: for m < M, n < N, n2 < N2,
+//
+//	C[m*CM + n*CN + n2*CN2] (+)= sum over k3 < K3, k2 < K2, k < K of
+//	    A[m*AM + k3*AK3 + k2*AK2 + k*AK] * B[n*BN + n2*BN2 + k3*BK3 + k2*BK2 + k*BK]
+//
+// with offsets in elements from the pointers Gemm gets. K2, K3 and N2
+// of 0 mean 1 (no such axis). The reduction runs k3, k2, then k
+// innermost. Overwrite stores the sums instead of adding them to C.
+type Shape struct {
+	M, N, K                int
+	CM, CN, AM, AK, BK, BN int
+	K2, AK2, BK2           int
+	N2, CN2, BN2           int
+	K3, AK3, BK3           int
+	Overwrite              bool
+}
+
+// norm sets the absent axes to 1 and swaps the operands when C is
+// contiguous along m but not along n (the kernels store rows of C).
+func (s Shape) norm() Shape {
+	s.K2, s.K3, s.N2 = max(s.K2, 1), max(s.K3, 1), max(s.N2, 1)
+	if s.CN != 1 && s.CM == 1 && s.N2 == 1 {
+		s.M, s.N = s.N, s.M
+		s.CM, s.CN = s.CN, s.CM
+		s.AM, s.AK, s.AK2, s.AK3, s.BN, s.BK, s.BK2, s.BK3 = s.BN, s.BK, s.BK2, s.BK3, s.AM, s.AK, s.AK2, s.AK3
+	}
+	return s
+}
+
+// swapped reports whether norm swaps the operands.
+func (s Shape) swapped() bool { return s.CN != 1 && s.CM == 1 && max(s.N2, 1) == 1 }
+
+// Flops is the number of floating-point operations of s.
+func (s Shape) Flops() int {
+	return 2 * s.M * s.N * max(s.N2, 1) * s.K * max(s.K2, 1) * max(s.K3, 1)
+}
+
+// spans are the number of elements of C, A and B that s reaches from
+// their pointers (one past the largest offset).
+func (s Shape) spans() (c, a, b int) {
+	e := func(n, st int) int { return max(n-1, 0) * st }
+	c = e(s.M, s.CM) + e(s.N, s.CN) + e(s.N2, s.CN2) + 1
+	a = e(s.M, s.AM) + e(s.K, s.AK) + e(s.K2, s.AK2) + e(s.K3, s.AK3) + 1
+	b = e(s.N, s.BN) + e(s.N2, s.BN2) + e(s.K, s.BK) + e(s.K2, s.BK2) + e(s.K3, s.BK3) + 1
+	return c, a, b
+}
+
+// Gemm runs the contraction s in the best tier the CPU and OCANNLGEN_CPU
+// allow (Best). Sizes and strides must be non-negative; C must not
+// overlap A or B.
+func Gemm(c, a, b *float32, s Shape) { run(best, c, a, b, s) }
+
+// GemmTier is Gemm in tier t, or in the best available tier below it
+// when the CPU does not have t (Available).
+func GemmTier(t Tier, c, a, b *float32, s Shape) {
+	for t > Go && !Available(t) {
+		t--
+	}
+	run(t, c, a, b, s)
+}
+
+// Best is the tier Gemm runs in.
+func Best() Tier { return best }
+
+// Available reports whether the CPU, the build and OCANNLGEN_CPU allow
+// tier t.
+func Available(t Tier) bool { return t == Go || t <= best && supported(t) }
+
+// best is the tier Gemm uses, fixed at initialization.
+var best = func() Tier {
+	for t := AVX512BF16; t > Go; t-- {
+		if supported(t) && allowed(t) {
+			return t
+		}
+	}
+	return Go
+}()
+
+// scratch holds the packed operands of one Gemm call.
+type scratch struct {
+	b    [kc * nc]uint32
+	a    [mrZMM * kc]uint32
+	tile [mrZMM * nrZMM]float32
+}
+
+// scratchPool keeps the packing buffers (1 MiB, too large for a
+// goroutine's stack frame) between calls: a cache without observable
+// state, so that Gemm allocates only when the pool is empty (the first
+// calls on each thread, and after a garbage collection has emptied it).
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+func run(t Tier, cp, ap, bp *float32, s Shape) {
+	if s.swapped() {
+		ap, bp = bp, ap
+	}
+	s = s.norm()
+	if s.M <= 0 || s.N <= 0 {
+		return
+	}
+	cn, an, bn := s.spans()
+	cs := unsafe.Slice(cp, cn)
+	kt := s.K * s.K2 * s.K3
+	if kt <= 0 {
+		if s.Overwrite {
+			for m := range s.M {
+				for n := range s.N * s.N2 {
+					cs[m*s.CM+colOff(n, s.N2, s.CN, s.CN2)] = 0
+				}
+			}
+		}
+		return
+	}
+	as, bs := unsafe.Slice(ap, an), unsafe.Slice(bp, bn)
+	mr, nr := mrYMM, nrYMM
+	if t >= AVX512 {
+		mr, nr = mrZMM, nrZMM
+	}
+	bfPairs := t == AVX512BF16
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	bufB, bufA, tile := &sc.b, &sc.a, &sc.tile
+	var (
+		offA, offB [kc]int
+		colB       [nrZMM]int
+	)
+	rowWords := kc
+	if bfPairs {
+		rowWords = kc / 2
+	}
+	cols := s.N * s.N2
+	fast := s.CN == 1 && s.N2 == 1
+	for n0 := 0; n0 < cols; n0 += nc {
+		ncb := min(nc, cols-n0)
+		for k0 := 0; k0 < kt; k0 += kc {
+			kb := min(kc, kt-k0)
+			kOffsets(&s, k0, kb, offA[:], offB[:])
+			steps := (kb + 1) / 2 // pairs
+			if !bfPairs {
+				steps *= 2
+			}
+			load := k0 > 0 || !s.Overwrite
+			for j := 0; j < ncb; j += nr {
+				for c := range nr {
+					colB[c] = -1
+					if n := n0 + j + c; n < cols {
+						colB[c] = colOff(n, s.N2, s.BN, s.BN2)
+					}
+				}
+				packB(bufB[j*steps:(j+nr)*steps], bs, colB[:nr], offB[:kb], bfPairs)
+			}
+			for m0 := 0; m0 < s.M; m0 += mr {
+				rows := min(mr, s.M-m0)
+				packA(bufA[:], rowWords, as, m0, rows, s.AM, offA[:kb], bfPairs)
+				for j := 0; j < ncb; j += nr {
+					panel := bufB[j*steps:]
+					if fast && rows == mr && j+nr <= ncb {
+						kern(t, steps, &bufA[0], &panel[0], &cs[m0*s.CM+n0+j], s.CM*4, load)
+						continue
+					}
+					w := min(nr, ncb-j)
+					if load {
+						for r := range mr {
+							for c := range nr {
+								v := float32(0)
+								if r < rows && c < w {
+									v = cs[(m0+r)*s.CM+colOff(n0+j+c, s.N2, s.CN, s.CN2)]
+								}
+								tile[r*nr+c] = v
+							}
+						}
+					}
+					kern(t, steps, &bufA[0], &panel[0], &tile[0], nr*4, load)
+					for r := range rows {
+						for c := range w {
+							cs[(m0+r)*s.CM+colOff(n0+j+c, s.N2, s.CN, s.CN2)] = tile[r*nr+c]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// kern runs the micro-kernel of tier t.
+func kern(t Tier, steps int, a, b *uint32, c *float32, ldc int, load bool) {
+	switch t {
+	case AVX512BF16:
+		kernBF16(steps, a, b, c, ldc, load)
+	case AVX512:
+		kernF32x512(steps, (*float32)(unsafe.Pointer(a)), (*float32)(unsafe.Pointer(b)), c, ldc, load)
+	case AVX2:
+		kernF32x2(steps, (*float32)(unsafe.Pointer(a)), (*float32)(unsafe.Pointer(b)), c, ldc, load)
+	default:
+		kernGo(steps, a, b, c, ldc, load)
+	}
+}
+
+// colOff is the offset of column n (of N*N2, n2 innermost) along
+// strides st (the n axis) and st2 (n2).
+func colOff(n, n2, st, st2 int) int {
+	if n2 == 1 {
+		return n * st
+	}
+	return n/n2*st + n%n2*st2
+}
+
+// kOffsets fills offA and offB with A's and B's offsets of the
+// reduction steps k0 ... k0+len-1 (k3, k2, k; k innermost).
+func kOffsets(s *Shape, k0, kb int, offA, offB []int) {
+	k := k0 % s.K
+	k2 := k0 / s.K % s.K2
+	k3 := k0 / (s.K * s.K2)
+	for i := range kb {
+		offA[i] = k3*s.AK3 + k2*s.AK2 + k*s.AK
+		offB[i] = k3*s.BK3 + k2*s.BK2 + k*s.BK
+		if k++; k == s.K {
+			k = 0
+			if k2++; k2 == s.K2 {
+				k2 = 0
+				k3++
+			}
+		}
+	}
+}
+
+// word is the packed word of the pair (lo, hi): two bf16 in one uint32
+// (bfPairs), else the float32 bits of one rounded value (lo).
+func bf(x float32) uint32 { return uint32(rt.BF16FromFloat32(x)) }
+
+// packB packs one panel of B: for each step, the panel's columns
+// (colB[c] the column's offset, -1 past the end: zeros). Steps are the
+// pairs of reduction steps (bfPairs: one word, the even step in the low
+// half), else the pair's odd step then its even step, as float32 bits
+// rounded to bf16.
+func packB(dst []uint32, bs []float32, colB []int, offB []int, bfPairs bool) {
+	nr := len(colB)
+	kb := len(offB)
+	i := 0
+	for k := 0; k < kb; k += 2 {
+		odd := k+1 < kb
+		for _, cb := range colB {
+			var lo, hi uint32
+			if cb >= 0 {
+				lo = bf(bs[cb+offB[k]])
+				if odd {
+					hi = bf(bs[cb+offB[k+1]])
+				}
+			}
+			if bfPairs {
+				dst[i] = lo | hi<<16
+			} else {
+				dst[i] = hi << 16
+				dst[i+nr] = lo << 16
+			}
+			i++
+		}
+		if !bfPairs {
+			i += nr
+		}
+	}
+}
+
+// packA packs rows m0 ... m0+rows-1 of A (a panel of mr rows, the rows
+// past the end zeros left from before: they only reach cells not
+// stored): row r at r*rowWords, steps as in packB.
+func packA(dst []uint32, rowWords int, as []float32, m0, rows, am int, offA []int, bfPairs bool) {
+	kb := len(offA)
+	for r := range rows {
+		base := (m0 + r) * am
+		row := dst[r*rowWords : (r+1)*rowWords]
+		i := 0
+		for k := 0; k < kb; k += 2 {
+			lo := bf(as[base+offA[k]])
+			var hi uint32
+			if k+1 < kb {
+				hi = bf(as[base+offA[k+1]])
+			}
+			if bfPairs {
+				row[i] = lo | hi<<16
+				i++
+			} else {
+				row[i], row[i+1] = hi<<16, lo<<16
+				i += 2
+			}
+		}
+	}
+}
+
+// kernGo is the Go tier's micro-kernel: the 6x16 tile of kernF32x2.
+func kernGo(steps int, a, b *uint32, c *float32, ldc int, load bool) {
+	as := unsafe.Slice(a, (mrYMM-1)*kc+steps)
+	bs := unsafe.Slice(b, steps*nrYMM)
+	cs := unsafe.Slice(c, (mrYMM-1)*ldc/4+nrYMM)
+	var acc [mrYMM][nrYMM]float32
+	for r := range mrYMM {
+		if load {
+			copy(acc[r][:], cs[r*ldc/4:r*ldc/4+nrYMM])
+		}
+		ar := as[r*kc : r*kc+steps]
+		for s, w := range ar {
+			x := math.Float32frombits(w)
+			bv := bs[s*nrYMM : s*nrYMM+nrYMM]
+			for j, y := range bv {
+				acc[r][j] += x * math.Float32frombits(y)
+			}
+		}
+		copy(cs[r*ldc/4:r*ldc/4+nrYMM], acc[r][:])
+	}
+}

@@ -1,0 +1,42 @@
+//go:build amd64 && gc && !purego
+
+package bf16
+
+import "github.com/ocannlgen/ocannlgen/rt/cpu"
+
+//go:generate go run ../../internal/bf16asm -o kern_amd64.s
+
+//go:noescape
+func kernBF16(kp int, a, b *uint32, c *float32, ldc int, load bool)
+
+//go:noescape
+func kernF32x512(kp int, a, b *float32, c *float32, ldc int, load bool)
+
+//go:noescape
+func kernF32x2(kp int, a, b *float32, c *float32, ldc int, load bool)
+
+// supported reports whether the CPU has what tier t needs.
+func supported(t Tier) bool {
+	switch t {
+	case AVX512BF16:
+		return cpu.Supported("AVX512F", "AVX512BF16")
+	case AVX512:
+		return cpu.Supported("AVX512F")
+	case AVX2:
+		return cpu.Supported("AVX2", "FMA3")
+	}
+	return t == Go
+}
+
+// allowed reports whether OCANNLGEN_CPU allows tier t.
+func allowed(t Tier) bool {
+	switch t {
+	case AVX512BF16:
+		return cpu.Enabled(cpu.AVX512BF16)
+	case AVX512:
+		return cpu.Enabled(cpu.AVX512)
+	case AVX2:
+		return cpu.Enabled(cpu.AVX2)
+	}
+	return true
+}
