@@ -44,7 +44,7 @@ func main() {
 // operand order: dst += pairwise products of src1 and src2), register
 // form, no mask: EVEX.512.F3.0F38.W0 52 /r.
 func evexDPBF16PS(dst, src1, src2 int) []byte {
-	inv := func(x, bit int) byte { return byte(^(x>>bit)&1) }
+	inv := func(x, bit int) byte { return byte(^(x >> bit) & 1) }
 	p0 := inv(dst, 3)<<7 | inv(src2, 4)<<6 | inv(src2, 3)<<5 | inv(dst, 4)<<4 | 0x2
 	p1 := byte((^src1)&0xf)<<3 | 0x4 | 0x2
 	p2 := byte(0x40) | inv(src1, 4)<<3
@@ -55,7 +55,7 @@ func evexDPBF16PS(dst, src1, src2 int) []byte {
 type asmBuf struct{ bytes.Buffer }
 
 func (b *asmBuf) f(format string, args ...any) { fmt.Fprintf(&b.Buffer, "\t"+format+"\n", args...) }
-func (b *asmBuf) label(l string)                { fmt.Fprintf(&b.Buffer, "%s:\n", l) }
+func (b *asmBuf) label(l string)               { fmt.Fprintf(&b.Buffer, "%s:\n", l) }
 
 // kernel writes one micro-kernel: C[mr][2 vectors] (rows ldc bytes
 // apart) = (load ? C : 0) + the products of kp steps of the packed A
