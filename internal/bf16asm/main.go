@@ -170,5 +170,75 @@ func generate() []byte {
 // step, row and vector.`, true, false)
 	kernel(&b, "kernF32x2", `// func kernF32x2(kp int, a, b *float32, c *float32, ldc int, load bool)
 // AVX2+FMA: the same as kernF32x512 on a 6x16 tile.`, false, false)
+	packers(&b)
 	return b.Bytes()
+}
+
+// cvtNE encodes VCVTNEPS2BF16 zmm(src) -> ymm(dst) for registers 0-7
+// (EVEX.512.F3.0F38.W0 72 /r).
+func cvtNE(dst, src int) string {
+	return fmt.Sprintf("BYTE $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0x%02x // VCVTNEPS2BF16 Z%d, Y%d", 0xc0|dst<<3|src, src, dst)
+}
+
+// packers writes the AVX512_BF16 packing routines.
+func packers(b *asmBuf) {
+	b.WriteString(`
+// func cvtRow(dst *uint32, src *float32, n16 int)
+// Rounds 16*n16 contiguous float32 to bf16 (VCVTNEPS2BF16: nearest
+// even, denormals flushed, NaN quieted), stored contiguously: the pairs
+// of a row of A whose reduction steps are contiguous.
+TEXT ·cvtRow(SB), NOSPLIT, $0-24
+`)
+	b.f("MOVQ dst+0(FP), DI")
+	b.f("MOVQ src+8(FP), SI")
+	b.f("MOVQ n16+16(FP), CX")
+	b.f("TESTQ CX, CX")
+	b.f("JZ cvtRow_done")
+	b.label("cvtRow_loop")
+	b.f("VMOVUPS (SI), Z0")
+	b.f("%s", cvtNE(1, 0))
+	b.f("VMOVDQU Y1, (DI)")
+	b.f("ADDQ $64, SI")
+	b.f("ADDQ $32, DI")
+	b.f("DECQ CX")
+	b.f("JNZ cvtRow_loop")
+	b.label("cvtRow_done")
+	b.f("VZEROUPPER")
+	b.f("RET")
+	for _, nv := range []int{1, 2} {
+		name := fmt.Sprintf("cvtPairs%d", 16*nv)
+		fmt.Fprintf(&b.Buffer, `
+// func %[1]s(dst *uint32, src *float32, ld int, pairs int)
+// Packs pairs steps of %[2]d contiguous columns: for each pair, rows src
+// and src+ld bytes, the word of column c is bf16(row0[c]) |
+// bf16(row1[c])<<16 (a B panel with unit column stride); src advances
+// 2*ld bytes and dst %[2]d words a pair.
+TEXT ·%[1]s(SB), NOSPLIT, $0-32
+`, name, 16*nv)
+		b.f("MOVQ dst+0(FP), DI")
+		b.f("MOVQ src+8(FP), SI")
+		b.f("MOVQ ld+16(FP), DX")
+		b.f("MOVQ pairs+24(FP), CX")
+		b.f("TESTQ CX, CX")
+		b.f("JZ %s_done", name)
+		b.label(name + "_loop")
+		for v := range nv {
+			b.f("VMOVUPS %d(SI), Z0", 64*v)
+			b.f("VMOVUPS %d(SI)(DX*1), Z2", 64*v)
+			b.f("%s", cvtNE(1, 0))
+			b.f("%s", cvtNE(3, 2))
+			b.f("VPMOVZXWD Y1, Z1")
+			b.f("VPMOVZXWD Y3, Z3")
+			b.f("VPSLLD $16, Z3, Z3")
+			b.f("VPORD Z3, Z1, Z1")
+			b.f("VMOVDQU32 Z1, %d(DI)", 64*v)
+		}
+		b.f("LEAQ (SI)(DX*2), SI")
+		b.f("ADDQ $%d, DI", 64*nv)
+		b.f("DECQ CX")
+		b.f("JNZ %s_loop", name)
+		b.label(name + "_done")
+		b.f("VZEROUPPER")
+		b.f("RET")
+	}
 }

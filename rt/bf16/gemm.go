@@ -173,6 +173,7 @@ type scratch struct {
 	b    [kc * nc]uint32
 	a    [mrZMM * kc]uint32
 	tile [mrZMM * nrZMM]float32
+	tmp  [kc / 2 * 16]uint32 // packA/BAsm's transposition
 }
 
 // scratchPool keeps the packing buffers (1 MiB, too large for a
@@ -238,11 +239,19 @@ func run(t Tier, cp, ap, bp *float32, s Shape) {
 						colB[c] = colOff(n, s.N2, s.BN, s.BN2)
 					}
 				}
-				packB(bufB[j*steps:(j+nr)*steps], bs, colB[:nr], offB[:kb], bfPairs)
+				from := 0
+				if bfPairs && hasAsmPack {
+					from = packBAsm(bufB[j*steps:(j+nr)*steps], bs, colB[:nr], offB[:kb], &s, sc)
+				}
+				packB(bufB[j*steps:(j+nr)*steps], bs, colB[:nr], offB[:kb], bfPairs, from)
 			}
 			for m0 := 0; m0 < s.M; m0 += mr {
 				rows := min(mr, s.M-m0)
-				packA(bufA[:], rowWords, as, m0, rows, s.AM, offA[:kb], bfPairs)
+				from := 0
+				if bfPairs && hasAsmPack {
+					from = packAAsm(bufA[:], rowWords, as, m0, rows, &s, offA[:kb], sc)
+				}
+				packA(bufA[:], rowWords, as, m0, rows, s.AM, offA[:kb], bfPairs, from)
 				for j := 0; j < ncb; j += nr {
 					panel := bufB[j*steps:]
 					if fast && rows == mr && j+nr <= ncb {
@@ -324,11 +333,14 @@ func bf(x float32) uint32 { return uint32(rt.BF16FromFloat32(x)) }
 // pairs of reduction steps (bfPairs: one word, the even step in the low
 // half), else the pair's odd step then its even step, as float32 bits
 // rounded to bf16.
-func packB(dst []uint32, bs []float32, colB []int, offB []int, bfPairs bool) {
+func packB(dst []uint32, bs []float32, colB []int, offB []int, bfPairs bool, from int) {
 	nr := len(colB)
 	kb := len(offB)
-	i := 0
-	for k := 0; k < kb; k += 2 {
+	i := from * nr
+	if !bfPairs {
+		i *= 2
+	}
+	for k := 2 * from; k < kb; k += 2 {
 		odd := k+1 < kb
 		for _, cb := range colB {
 			var lo, hi uint32
@@ -355,13 +367,16 @@ func packB(dst []uint32, bs []float32, colB []int, offB []int, bfPairs bool) {
 // packA packs rows m0 ... m0+rows-1 of A (a panel of mr rows, the rows
 // past the end zeros left from before: they only reach cells not
 // stored): row r at r*rowWords, steps as in packB.
-func packA(dst []uint32, rowWords int, as []float32, m0, rows, am int, offA []int, bfPairs bool) {
+func packA(dst []uint32, rowWords int, as []float32, m0, rows, am int, offA []int, bfPairs bool, from int) {
 	kb := len(offA)
 	for r := range rows {
 		base := (m0 + r) * am
 		row := dst[r*rowWords : (r+1)*rowWords]
-		i := 0
-		for k := 0; k < kb; k += 2 {
+		i := from
+		if !bfPairs {
+			i *= 2
+		}
+		for k := 2 * from; k < kb; k += 2 {
 			lo := bf(as[base+offA[k]])
 			var hi uint32
 			if k+1 < kb {
@@ -398,4 +413,74 @@ func kernGo(steps int, a, b *uint32, c *float32, ldc int, load bool) {
 		}
 		copy(cs[r*ldc/4:r*ldc/4+nrYMM], acc[r][:])
 	}
+}
+
+// stride returns d when off[i] = off[0] + i*d for every i (d = 0 when
+// len(off) < 2), and false when the offsets are not such a progression.
+func stride(off []int) (int, bool) {
+	if len(off) < 2 {
+		return 0, len(off) == 1
+	}
+	d := off[1] - off[0]
+	for i := 2; i < len(off); i++ {
+		if off[i]-off[i-1] != d {
+			return 0, false
+		}
+	}
+	return d, true
+}
+
+// packAAsm packs the leading pairs of an A panel with the AVX512_BF16
+// routines where A's layout allows (reduction steps contiguous, or
+// rows contiguous with 16 rows to read) and returns the number of pairs
+// packed; packA packs the rest with the same rounding.
+func packAAsm(dst []uint32, rowWords int, as []float32, m0, rows int, s *Shape, offA []int, sc *scratch) int {
+	d, ok := stride(offA)
+	pairs := len(offA) / 2
+	switch {
+	case !ok || pairs < 8:
+		return 0
+	case d == 1:
+		n16 := pairs / 8
+		for r := range rows {
+			cvtRow(&dst[r*rowWords], &as[(m0+r)*s.AM+offA[0]], n16)
+		}
+		return 8 * n16
+	case s.AM == 1 && m0+16 <= s.M:
+		cvtPairs16(&sc.tmp[0], &as[m0+offA[0]], d*4, pairs)
+		for r := range rows {
+			row := dst[r*rowWords : r*rowWords+pairs]
+			for p := range row {
+				row[p] = sc.tmp[p*16+r]
+			}
+		}
+		return pairs
+	}
+	return 0
+}
+
+// packBAsm is packAAsm for a B panel (columns contiguous, or reduction
+// steps contiguous).
+func packBAsm(dst []uint32, bs []float32, colB []int, offB []int, s *Shape, sc *scratch) int {
+	d, ok := stride(offB)
+	pairs := len(offB) / 2
+	nr := len(colB)
+	if !ok || pairs < 8 || colB[nr-1] < 0 {
+		return 0 // a partial panel: packB
+	}
+	if s.BN == 1 && s.N2 == 1 && nr == nrZMM {
+		cvtPairs32(&dst[0], &bs[colB[0]+offB[0]], d*4, pairs)
+		return pairs
+	}
+	if d == 1 {
+		n16 := pairs / 8
+		for c, cb := range colB {
+			cvtRow(&sc.tmp[0], &bs[cb+offB[0]], n16)
+			for p := range 8 * n16 {
+				dst[p*nr+c] = sc.tmp[p]
+			}
+		}
+		return 8 * n16
+	}
+	return 0
 }

@@ -40,3 +40,15 @@ func allowed(t Tier) bool {
 	}
 	return true
 }
+
+//go:noescape
+func cvtRow(dst *uint32, src *float32, n16 int)
+
+//go:noescape
+func cvtPairs16(dst *uint32, src *float32, ld int, pairs int)
+
+//go:noescape
+func cvtPairs32(dst *uint32, src *float32, ld int, pairs int)
+
+// hasAsmPack: the AVX512_BF16 packing routines exist in this build.
+const hasAsmPack = true

@@ -460,3 +460,94 @@ kernF32x2_store:
 	VMOVUPS Y11, 32(DX)
 	VZEROUPPER
 	RET
+
+// func cvtRow(dst *uint32, src *float32, n16 int)
+// Rounds 16*n16 contiguous float32 to bf16 (VCVTNEPS2BF16: nearest
+// even, denormals flushed, NaN quieted), stored contiguously: the pairs
+// of a row of A whose reduction steps are contiguous.
+TEXT ·cvtRow(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n16+16(FP), CX
+	TESTQ CX, CX
+	JZ cvtRow_done
+cvtRow_loop:
+	VMOVUPS (SI), Z0
+	BYTE $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xc8 // VCVTNEPS2BF16 Z0, Y1
+	VMOVDQU Y1, (DI)
+	ADDQ $64, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ cvtRow_loop
+cvtRow_done:
+	VZEROUPPER
+	RET
+
+// func cvtPairs16(dst *uint32, src *float32, ld int, pairs int)
+// Packs pairs steps of 16 contiguous columns: for each pair, rows src
+// and src+ld bytes, the word of column c is bf16(row0[c]) |
+// bf16(row1[c])<<16 (a B panel with unit column stride); src advances
+// 2*ld bytes and dst 16 words a pair.
+TEXT ·cvtPairs16(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ld+16(FP), DX
+	MOVQ pairs+24(FP), CX
+	TESTQ CX, CX
+	JZ cvtPairs16_done
+cvtPairs16_loop:
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 0(SI)(DX*1), Z2
+	BYTE $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xc8 // VCVTNEPS2BF16 Z0, Y1
+	BYTE $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xda // VCVTNEPS2BF16 Z2, Y3
+	VPMOVZXWD Y1, Z1
+	VPMOVZXWD Y3, Z3
+	VPSLLD $16, Z3, Z3
+	VPORD Z3, Z1, Z1
+	VMOVDQU32 Z1, 0(DI)
+	LEAQ (SI)(DX*2), SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ cvtPairs16_loop
+cvtPairs16_done:
+	VZEROUPPER
+	RET
+
+// func cvtPairs32(dst *uint32, src *float32, ld int, pairs int)
+// Packs pairs steps of 32 contiguous columns: for each pair, rows src
+// and src+ld bytes, the word of column c is bf16(row0[c]) |
+// bf16(row1[c])<<16 (a B panel with unit column stride); src advances
+// 2*ld bytes and dst 32 words a pair.
+TEXT ·cvtPairs32(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ld+16(FP), DX
+	MOVQ pairs+24(FP), CX
+	TESTQ CX, CX
+	JZ cvtPairs32_done
+cvtPairs32_loop:
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 0(SI)(DX*1), Z2
+	BYTE $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xc8 // VCVTNEPS2BF16 Z0, Y1
+	BYTE $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xda // VCVTNEPS2BF16 Z2, Y3
+	VPMOVZXWD Y1, Z1
+	VPMOVZXWD Y3, Z3
+	VPSLLD $16, Z3, Z3
+	VPORD Z3, Z1, Z1
+	VMOVDQU32 Z1, 0(DI)
+	VMOVUPS 64(SI), Z0
+	VMOVUPS 64(SI)(DX*1), Z2
+	BYTE $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xc8 // VCVTNEPS2BF16 Z0, Y1
+	BYTE $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xda // VCVTNEPS2BF16 Z2, Y3
+	VPMOVZXWD Y1, Z1
+	VPMOVZXWD Y3, Z3
+	VPSLLD $16, Z3, Z3
+	VPORD Z3, Z1, Z1
+	VMOVDQU32 Z1, 64(DI)
+	LEAQ (SI)(DX*2), SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ cvtPairs32_loop
+cvtPairs32_done:
+	VZEROUPPER
+	RET

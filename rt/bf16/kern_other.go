@@ -15,3 +15,12 @@ func kernF32x2(int, *float32, *float32, *float32, int, bool) {
 func supported(t Tier) bool { return t == Go }
 
 func allowed(Tier) bool { return true }
+
+func cvtRow(*uint32, *float32, int) { panic("bf16: no assembly in this build") }
+
+func cvtPairs16(*uint32, *float32, int, int) { panic("bf16: no assembly in this build") }
+
+func cvtPairs32(*uint32, *float32, int, int) { panic("bf16: no assembly in this build") }
+
+// hasAsmPack: the AVX512_BF16 packing routines exist in this build.
+const hasAsmPack = false
