@@ -73,12 +73,11 @@ func seed(a, b uint64, rank int) *rand.Rand {
 	return rand.New(rand.NewPCG(a, b+uint64(rank)<<32))
 }
 
-func gptModel(rank int) model {
-	m := new(models.GPT)
-	m.Init(1)
-	tokens := new([models.GPTBatch][models.GPTContext][models.GPTVocab]float32)
-	targets := new([models.GPTBatch][models.GPTContext][models.GPTVocab]float32)
-	mask := new([models.GPTContext][models.GPTContext]float32)
+// gptBatch is the GPT's fixed random batch and the causal mask.
+func gptBatch(rank int) (tokens, targets *[models.GPTBatch][models.GPTContext][models.GPTVocab]float32, mask *[models.GPTContext][models.GPTContext]float32) {
+	tokens = new([models.GPTBatch][models.GPTContext][models.GPTVocab]float32)
+	targets = new([models.GPTBatch][models.GPTContext][models.GPTVocab]float32)
+	mask = new([models.GPTContext][models.GPTContext]float32)
 	r := seed(1, 2, rank)
 	for b := range tokens {
 		// A random sequence of GPTContext+1 symbols: the inputs are its
@@ -96,6 +95,13 @@ func gptModel(rank int) model {
 			mask[s][t] = 1 // query s sees keys t <= s
 		}
 	}
+	return tokens, targets, mask
+}
+
+func gptModel(rank int) model {
+	m := new(models.GPT)
+	m.Init(1)
+	tokens, targets, mask := gptBatch(rank)
 	return model{
 		flop:     gptFLOP(),
 		samples:  models.GPTBatch,
@@ -109,11 +115,28 @@ func gptModel(rank int) model {
 	}
 }
 
-func resnetModel(rank int) model {
-	m := new(models.ResNet20)
+// gptBF16Model is gptModel in bf16 mixed precision (models.GPTBF16).
+func gptBF16Model(rank int) model {
+	m := new(models.GPTBF16)
 	m.Init(1)
-	images := new([models.ResNetBatch][32][32][3]float32)
-	labels := new([models.ResNetBatch][10]float32)
+	tokens, targets, mask := gptBatch(rank)
+	return model{
+		flop:     gptFLOP(),
+		samples:  models.GPTBatch,
+		setPool:  func(p *rt.Pool) { m.Pool = p },
+		step:     func() float32 { return m.TrainStep(tokens, targets, mask) },
+		backward: func() float32 { return m.Backward(tokens, targets, mask) },
+		update:   m.Update,
+		sync:     m.SyncGrads,
+		bcast:    func(c dist.Comm) error { return m.BroadcastParams(c, 0) },
+		params:   m.ParamTensors,
+	}
+}
+
+// resnetBatch is the ResNet's fixed random batch.
+func resnetBatch(rank int) (images *[models.ResNetBatch][32][32][3]float32, labels *[models.ResNetBatch][10]float32) {
+	images = new([models.ResNetBatch][32][32][3]float32)
+	labels = new([models.ResNetBatch][10]float32)
 	r := seed(3, 4, rank)
 	for i := range images {
 		for y := range images[i] {
@@ -125,6 +148,32 @@ func resnetModel(rank int) model {
 		}
 		labels[i][r.IntN(10)] = 1
 	}
+	return images, labels
+}
+
+func resnetModel(rank int) model {
+	m := new(models.ResNet20)
+	m.Init(1)
+	images, labels := resnetBatch(rank)
+	return model{
+		flop:     resnetFLOP(),
+		samples:  models.ResNetBatch,
+		setPool:  func(p *rt.Pool) { m.Pool = p },
+		step:     func() float32 { return m.TrainStep(images, labels) },
+		backward: func() float32 { return m.Backward(images, labels) },
+		update:   m.Update,
+		sync:     m.SyncGrads,
+		bcast:    func(c dist.Comm) error { return m.BroadcastParams(c, 0) },
+		params:   m.ParamTensors,
+	}
+}
+
+// resnetBF16Model is resnetModel in bf16 mixed precision
+// (models.ResNet20BF16).
+func resnetBF16Model(rank int) model {
+	m := new(models.ResNet20BF16)
+	m.Init(1)
+	images, labels := resnetBatch(rank)
 	return model{
 		flop:     resnetFLOP(),
 		samples:  models.ResNetBatch,
@@ -173,7 +222,7 @@ func cnnModel(rank int) model {
 }
 
 func main() {
-	name := flag.String("model", "gpt", "the model: gpt, resnet or cnn (bench/models.CNN, batch 256)")
+	name := flag.String("model", "gpt", "the model: gpt, resnet or cnn (bench/models.CNN, batch 256); gpt-bf16 and resnet-bf16 are the first two in bf16 mixed precision")
 	distributed := flag.Bool("dist", false, "data-parallel: one rank of an mpirun job (a binary built with -tags mpi; dist.go)")
 	threads := flag.Int("threads", 1, "threads: GOMAXPROCS and the model's rt.Pool")
 	warmup := flag.Int("warmup", 3, "untimed steps first (at least 2: their losses are checked)")
@@ -219,12 +268,16 @@ func main() {
 	switch *name {
 	case "gpt":
 		mk = gptModel
+	case "gpt-bf16":
+		mk = gptBF16Model
 	case "resnet":
 		mk = resnetModel
+	case "resnet-bf16":
+		mk = resnetBF16Model
 	case "cnn":
 		mk = cnnModel
 	default:
-		fmt.Fprintf(os.Stderr, "scale: unknown model %q (gpt, resnet or cnn)\n", *name)
+		fmt.Fprintf(os.Stderr, "scale: unknown model %q (gpt, gpt-bf16, resnet, resnet-bf16 or cnn)\n", *name)
 		os.Exit(2)
 	}
 	if *distributed {
@@ -285,8 +338,12 @@ func main() {
 	for i, l := range losses {
 		ls[i] = fmt.Sprintf("%.4f", l)
 	}
-	fmt.Printf("result impl=ocannlgen model=%s dtype=f32 threads=%d steps=%d wall_ms=%.2f cpu_ms=%.2f samples=%d samples_per_s=%.1f gflop=%.4f gflops=%.2f allocs_per_step=%g tier=%s losses=%s walls=%s cpus=%s\n",
-		*name, *threads, *steps, w, c, m.samples, float64(m.samples)/w*1e3, m.flop/1e9, m.flop/w/1e6, allocs, tier(), strings.Join(ls, ","), join(wall), join(cpuT))
+	mname, dtype := *name, "f32"
+	if base, ok := strings.CutSuffix(mname, "-bf16"); ok {
+		mname, dtype = base, "bf16"
+	}
+	fmt.Printf("result impl=ocannlgen model=%s dtype=%s threads=%d steps=%d wall_ms=%.2f cpu_ms=%.2f samples=%d samples_per_s=%.1f gflop=%.4f gflops=%.2f allocs_per_step=%g tier=%s losses=%s walls=%s cpus=%s\n",
+		mname, dtype, *threads, *steps, w, c, m.samples, float64(m.samples)/w*1e3, m.flop/1e9, m.flop/w/1e6, allocs, tier(), strings.Join(ls, ","), join(wall), join(cpuT))
 	pool.Close()
 	if *allocProfile != "" {
 		writeAllocs(*allocProfile)

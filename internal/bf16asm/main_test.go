@@ -26,7 +26,8 @@ func TestDPBF16PSEncoding(t *testing.T) {
 	}
 }
 
-// TestGeneratedFile: rt/bf16/kern_amd64.s is what the generator writes.
+// TestGeneratedFile: rt/bf16/kern_amd64.s and kerns_amd64.go are what
+// the generator writes.
 func TestGeneratedFile(t *testing.T) {
 	got, err := os.ReadFile("../../rt/bf16/kern_amd64.s")
 	if err != nil {
@@ -34,5 +35,12 @@ func TestGeneratedFile(t *testing.T) {
 	}
 	if !bytes.Equal(got, generate()) {
 		t.Error("rt/bf16/kern_amd64.s is stale: run go generate ./rt/bf16")
+	}
+	got, err = os.ReadFile("../../rt/bf16/kerns_amd64.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, stubs()) {
+		t.Error("rt/bf16/kerns_amd64.go is stale: run go generate ./rt/bf16")
 	}
 }

@@ -49,7 +49,7 @@ func BenchmarkKernBF16(b *testing.B) {
 	var bb [kc * nrZMM]uint32
 	var c [mrZMM * nrZMM]float32
 	for b.Loop() {
-		kernBF16(kc/2, &a[0], &bb[0], &c[0], nrZMM*4, true)
+		kernBF16r14(kc/2, &a[0], &bb[0], &c[0], nrZMM*4, true)
 	}
 	b.ReportMetric(float64(2*mrZMM*nrZMM*kc)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
@@ -59,7 +59,7 @@ func BenchmarkKernF32x512(b *testing.B) {
 	var bb [kc * nrZMM]float32
 	var c [mrZMM * nrZMM]float32
 	for b.Loop() {
-		kernF32x512(kc, &a[0], &bb[0], &c[0], nrZMM*4, true)
+		kernF32x512r14(kc, &a[0], &bb[0], &c[0], nrZMM*4, true)
 	}
 	b.ReportMetric(float64(2*mrZMM*nrZMM*kc)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }

@@ -36,14 +36,13 @@
 // (or unset) VDPBF16PS where the CPU has AVX512_BF16.
 //
 // Gemm allocates nothing in the steady state: its packing buffers
-// (about 1 MiB, more than a goroutine's stack frame may hold) come from
-// a sync.Pool.
+// (512 KiB, more than a goroutine's stack frame may hold) come from a
+// free list that keeps them across calls and garbage collections.
 package bf16
 
 import (
 	"fmt"
 	"math"
-	"sync"
 	"unsafe"
 
 	"github.com/ocannlgen/ocannlgen/rt"
@@ -53,7 +52,7 @@ import (
 // internal/bf16asm).
 const (
 	kc    = 256 // reduction steps per block (even)
-	nc    = 1024
+	nc    = 512 // columns per block of packed B
 	mrZMM = 14
 	mrYMM = 6
 	nrZMM = 32
@@ -176,11 +175,33 @@ type scratch struct {
 	tmp  [kc / 2 * 16]uint32 // packA/BAsm's transposition
 }
 
-// scratchPool keeps the packing buffers (1 MiB, too large for a
+// scratchFree keeps the packing buffers (512 KiB each, too large for a
 // goroutine's stack frame) between calls: a cache without observable
-// state, so that Gemm allocates only when the pool is empty (the first
-// calls on each thread, and after a garbage collection has emptied it).
-var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+// state, so that Gemm allocates only when it is empty (the first call
+// of each of the concurrent calls). Unlike a sync.Pool, a garbage
+// collection does not empty it, so that a training step stays free of
+// allocations; it keeps at most maxFree buffers.
+var scratchFree = make(chan *scratch, maxFree)
+
+// maxFree is the most packing buffers scratchFree keeps (one per
+// concurrent call; more than any rt.Pool runs at once on usual hosts).
+const maxFree = 64
+
+func getScratch() *scratch {
+	select {
+	case sc := <-scratchFree:
+		return sc
+	default:
+		return new(scratch)
+	}
+}
+
+func putScratch(sc *scratch) {
+	select {
+	case scratchFree <- sc:
+	default:
+	}
+}
 
 func run(t Tier, cp, ap, bp *float32, s Shape) {
 	if s.swapped() {
@@ -209,8 +230,8 @@ func run(t Tier, cp, ap, bp *float32, s Shape) {
 		mr, nr = mrZMM, nrZMM
 	}
 	bfPairs := t == AVX512BF16
-	sc := scratchPool.Get().(*scratch)
-	defer scratchPool.Put(sc)
+	sc := getScratch()
+	defer putScratch(sc)
 	bufB, bufA, tile := &sc.b, &sc.a, &sc.tile
 	var (
 		offA, offB [kc]int
@@ -254,13 +275,13 @@ func run(t Tier, cp, ap, bp *float32, s Shape) {
 				packA(bufA[:], rowWords, as, m0, rows, s.AM, offA[:kb], bfPairs, from)
 				for j := 0; j < ncb; j += nr {
 					panel := bufB[j*steps:]
-					if fast && rows == mr && j+nr <= ncb {
-						kern(t, steps, &bufA[0], &panel[0], &cs[m0*s.CM+n0+j], s.CM*4, load)
+					if fast && j+nr <= ncb {
+						kern(t, rows, steps, &bufA[0], &panel[0], &cs[m0*s.CM+n0+j], s.CM*4, load)
 						continue
 					}
 					w := min(nr, ncb-j)
 					if load {
-						for r := range mr {
+						for r := range rows {
 							for c := range nr {
 								v := float32(0)
 								if r < rows && c < w {
@@ -270,7 +291,7 @@ func run(t Tier, cp, ap, bp *float32, s Shape) {
 							}
 						}
 					}
-					kern(t, steps, &bufA[0], &panel[0], &tile[0], nr*4, load)
+					kern(t, rows, steps, &bufA[0], &panel[0], &tile[0], nr*4, load)
 					for r := range rows {
 						for c := range w {
 							cs[(m0+r)*s.CM+colOff(n0+j+c, s.N2, s.CN, s.CN2)] = tile[r*nr+c]
@@ -282,17 +303,17 @@ func run(t Tier, cp, ap, bp *float32, s Shape) {
 	}
 }
 
-// kern runs the micro-kernel of tier t.
-func kern(t Tier, steps int, a, b *uint32, c *float32, ldc int, load bool) {
+// kern runs the micro-kernel of tier t for a tile of rows rows.
+func kern(t Tier, rows, steps int, a, b *uint32, c *float32, ldc int, load bool) {
 	switch t {
 	case AVX512BF16:
-		kernBF16(steps, a, b, c, ldc, load)
+		kernBF16s[rows](steps, a, b, c, ldc, load)
 	case AVX512:
-		kernF32x512(steps, (*float32)(unsafe.Pointer(a)), (*float32)(unsafe.Pointer(b)), c, ldc, load)
+		kernF32x512s[rows](steps, (*float32)(unsafe.Pointer(a)), (*float32)(unsafe.Pointer(b)), c, ldc, load)
 	case AVX2:
-		kernF32x2(steps, (*float32)(unsafe.Pointer(a)), (*float32)(unsafe.Pointer(b)), c, ldc, load)
+		kernF32x2s[rows](steps, (*float32)(unsafe.Pointer(a)), (*float32)(unsafe.Pointer(b)), c, ldc, load)
 	default:
-		kernGo(steps, a, b, c, ldc, load)
+		kernGo(rows, steps, a, b, c, ldc, load)
 	}
 }
 
@@ -393,13 +414,13 @@ func packA(dst []uint32, rowWords int, as []float32, m0, rows, am int, offA []in
 	}
 }
 
-// kernGo is the Go tier's micro-kernel: the 6x16 tile of kernF32x2.
-func kernGo(steps int, a, b *uint32, c *float32, ldc int, load bool) {
-	as := unsafe.Slice(a, (mrYMM-1)*kc+steps)
+// kernGo is the Go tier's micro-kernel: the rows x 16 tile of kernF32x2.
+func kernGo(rows, steps int, a, b *uint32, c *float32, ldc int, load bool) {
+	as := unsafe.Slice(a, (rows-1)*kc+steps)
 	bs := unsafe.Slice(b, steps*nrYMM)
-	cs := unsafe.Slice(c, (mrYMM-1)*ldc/4+nrYMM)
+	cs := unsafe.Slice(c, (rows-1)*ldc/4+nrYMM)
 	var acc [mrYMM][nrYMM]float32
-	for r := range mrYMM {
+	for r := range rows {
 		if load {
 			copy(acc[r][:], cs[r*ldc/4:r*ldc/4+nrYMM])
 		}

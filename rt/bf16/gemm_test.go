@@ -34,6 +34,9 @@ func layouts() []layout {
 	add("conv", Shape{M: 30, N: 40, K: 24, CM: 40, CN: 1, AM: 24, AK: 1, BK: 1, BN: 72, K2: 3, AK2: 40 * 24, BK2: 24})
 	add("k3", Shape{M: 17, N: 19, K: 5, CM: 19, CN: 1, AM: 5, AK: 1, BK: 19, BN: 1, K2: 3, AK2: 17 * 5, BK2: 19 * 5, K3: 4, AK3: 17 * 15, BK3: 19 * 15, Overwrite: true})
 	add("n2", Shape{M: 16, N: 3, K: 50, CM: 9, CN: 3, AM: 1, AK: 16, BK: 9, BN: 3, N2: 3, CN2: 1, BN2: 1})
+	for m := 1; m <= 15; m++ { // every tile height
+		add(fmt.Sprintf("rows%d", m), Shape{M: m, N: 40, K: 18, CM: 40, CN: 1, AM: 18, AK: 1, BK: 40, BN: 1})
+	}
 	add("empty-k", Shape{M: 3, N: 4, K: 0, CM: 4, CN: 1, Overwrite: true})
 	return out
 }

@@ -6,15 +6,6 @@ import "github.com/ocannlgen/ocannlgen/rt/cpu"
 
 //go:generate go run ../../internal/bf16asm -o kern_amd64.s
 
-//go:noescape
-func kernBF16(kp int, a, b *uint32, c *float32, ldc int, load bool)
-
-//go:noescape
-func kernF32x512(kp int, a, b *float32, c *float32, ldc int, load bool)
-
-//go:noescape
-func kernF32x2(kp int, a, b *float32, c *float32, ldc int, load bool)
-
 // supported reports whether the CPU has what tier t needs.
 func supported(t Tier) bool {
 	switch t {

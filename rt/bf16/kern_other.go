@@ -2,16 +2,6 @@
 
 package bf16
 
-func kernBF16(int, *uint32, *uint32, *float32, int, bool) { panic("bf16: no assembly in this build") }
-
-func kernF32x512(int, *float32, *float32, *float32, int, bool) {
-	panic("bf16: no assembly in this build")
-}
-
-func kernF32x2(int, *float32, *float32, *float32, int, bool) {
-	panic("bf16: no assembly in this build")
-}
-
 func supported(t Tier) bool { return t == Go }
 
 func allowed(Tier) bool { return true }
