@@ -24909,159 +24909,136 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	rec62 := ocannlDecBF16BackwardPart61Records.Get()
 	rec62.gNetBlock2Linear1W = gNetBlock2Linear1W
 	rec62.scratch = scratch
+	region.Run(rec62, 4)
+	*rec62 = ocannlDecBF16BackwardPart61{}
+	ocannlDecBF16BackwardPart61Records.Put(rec62)
 
 	// backprop of op 85 (_net/h2.1 = compose "*" of net.block#2.linear#1.w, net.block#2.linear#1/x): g2 =+ v1 * g; g2 is net.block#2.linear#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_linear_1_x_grad = [8][16][128]float32{}
 	}
-	// 4 parts of i3 on the pool.
+	// 8 parts of i0 on the pool.
 	rec63 := ocannlDecBF16BackwardPart62Records.Get()
 	rec63.pNetBlock2Linear1W = pNetBlock2Linear1W
 	rec63.scratch = scratch
 
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(4, rec62, rec63)
-	*rec62 = ocannlDecBF16BackwardPart61{}
-	ocannlDecBF16BackwardPart61Records.Put(rec62)
-	*rec63 = ocannlDecBF16BackwardPart62{}
-	ocannlDecBF16BackwardPart62Records.Put(rec63)
-
 	// backprop of op 84 (net.block#2.linear#1/x = pointwise relu of _net.block#2.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.block#2.linear#1/x.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_block_2_linear_1_x_2_grad[0][0][0], &scratch.net_block_2_linear_1_x_2[0][0][0], &scratch.net_block_2_linear_1_x_grad[0][0][0])
-	} else {
+	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_linear_1_x_2_grad = [8][16][128]float32{}
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_2_linear_1_x_2Row3 := &scratch.net_block_2_linear_1_x_2[i0][i1]
-				net_block_2_linear_1_x_gradRow2 := &scratch.net_block_2_linear_1_x_grad[i0][i1]
-				net_block_2_linear_1_x_2_gradRow := &scratch.net_block_2_linear_1_x_2_grad[i0][i1]
-				for i2 := range 128 {
-					var r72 float32
-					if 0 < net_block_2_linear_1_x_2Row3[i2] {
-						r72 = 1
-					}
-					r73 := float32(0)
-					if r72 != 0 {
-						r73 = net_block_2_linear_1_x_gradRow2[i2]
-					}
-					net_block_2_linear_1_x_2_gradRow[i2] += r73
-				}
-			}
-		}
 	}
-
-	// backprop of op 83 (_net.block#2.linear#1/x.2 = pointwise "+" of _net.block#2.linear#1/x.1, net.block#2.dense#1.b): g1 =+ g; g1 is _net.block#2.linear#1/x.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_block_2_linear_1_x_1_grad[0][0][0], &scratch.net_block_2_linear_1_x_2_grad[0][0][0])
-	} else {
-		scratch.net_block_2_linear_1_x_1_grad = [8][16][128]float32{}
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_2_linear_1_x_2_gradRow2 := &scratch.net_block_2_linear_1_x_2_grad[i0][i1]
-				net_block_2_linear_1_x_1_gradRow := &scratch.net_block_2_linear_1_x_1_grad[i0][i1]
-				for i2 := range 128 {
-					net_block_2_linear_1_x_1_gradRow[i2] += net_block_2_linear_1_x_2_gradRow2[i2]
-				}
-			}
-		}
-	}
-
-	// backprop of op 83 (_net.block#2.linear#1/x.2 = pointwise "+" of _net.block#2.linear#1/x.1, net.block#2.dense#1.b): g2 =+ g; g2 is net.block#2.dense#1.b.grad
 	// 8 parts of i0 on the pool.
 	rec64 := ocannlDecBF16BackwardPart63Records.Get()
 	rec64.scratch = scratch
-	region.Run(rec64, 8)
-	// The 8 partial sums, added in part order.
-	for j72 := range 128 {
-		acc52 := gNetBlock2Dense1B[j72]
-		acc52 += rec64.gNetBlock2Dense1BPartial[0][j72]
-		acc52 += rec64.gNetBlock2Dense1BPartial[1][j72]
-		acc52 += rec64.gNetBlock2Dense1BPartial[2][j72]
-		acc52 += rec64.gNetBlock2Dense1BPartial[3][j72]
-		acc52 += rec64.gNetBlock2Dense1BPartial[4][j72]
-		acc52 += rec64.gNetBlock2Dense1BPartial[5][j72]
-		acc52 += rec64.gNetBlock2Dense1BPartial[6][j72]
-		acc52 += rec64.gNetBlock2Dense1BPartial[7][j72]
-		gNetBlock2Dense1B[j72] = acc52
+
+	// backprop of op 83 (_net.block#2.linear#1/x.2 = pointwise "+" of _net.block#2.linear#1/x.1, net.block#2.dense#1.b): g1 =+ g; g1 is _net.block#2.linear#1/x.1.grad
+	if !(ocannlAVX512 || ocannlAVX2) {
+		scratch.net_block_2_linear_1_x_1_grad = [8][16][128]float32{}
 	}
-	rec64.scratch = nil
+	// 8 parts of i0 on the pool.
+	rec65 := ocannlDecBF16BackwardPart64Records.Get()
+	rec65.scratch = scratch
+
+	// backprop of op 83 (_net.block#2.linear#1/x.2 = pointwise "+" of _net.block#2.linear#1/x.1, net.block#2.dense#1.b): g2 =+ g; g2 is net.block#2.dense#1.b.grad
+	// 8 parts of i0 on the pool.
+	rec66 := ocannlDecBF16BackwardPart65Records.Get()
+	rec66.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec63, rec64, rec65, rec66)
+	*rec63 = ocannlDecBF16BackwardPart62{}
+	ocannlDecBF16BackwardPart62Records.Put(rec63)
+	*rec64 = ocannlDecBF16BackwardPart63{}
 	ocannlDecBF16BackwardPart63Records.Put(rec64)
+	*rec65 = ocannlDecBF16BackwardPart64{}
+	ocannlDecBF16BackwardPart64Records.Put(rec65)
+	// The 8 partial sums, added in part order.
+	for j74 := range 128 {
+		acc52 := gNetBlock2Dense1B[j74]
+		acc52 += rec66.gNetBlock2Dense1BPartial[0][j74]
+		acc52 += rec66.gNetBlock2Dense1BPartial[1][j74]
+		acc52 += rec66.gNetBlock2Dense1BPartial[2][j74]
+		acc52 += rec66.gNetBlock2Dense1BPartial[3][j74]
+		acc52 += rec66.gNetBlock2Dense1BPartial[4][j74]
+		acc52 += rec66.gNetBlock2Dense1BPartial[5][j74]
+		acc52 += rec66.gNetBlock2Dense1BPartial[6][j74]
+		acc52 += rec66.gNetBlock2Dense1BPartial[7][j74]
+		gNetBlock2Dense1B[j74] = acc52
+	}
+	rec66.scratch = nil
+	ocannlDecBF16BackwardPart65Records.Put(rec66)
 
 	// backprop of op 82 (_net.block#2.linear#1/x.1 = compose "*" of net.block#2.dense#1.w, net.block#2.dense#1/x): g1 =+ g * v2; g1 is net.block#2.dense#1.w.grad
 	// 8 parts of i2 on the pool.
-	rec65 := ocannlDecBF16BackwardPart64Records.Get()
-	rec65.gNetBlock2Dense1W = gNetBlock2Dense1W
-	rec65.scratch = scratch
-	region.Run(rec65, 8)
-	*rec65 = ocannlDecBF16BackwardPart64{}
-	ocannlDecBF16BackwardPart64Records.Put(rec65)
+	rec67 := ocannlDecBF16BackwardPart66Records.Get()
+	rec67.gNetBlock2Dense1W = gNetBlock2Dense1W
+	rec67.scratch = scratch
+	region.Run(rec67, 8)
+	*rec67 = ocannlDecBF16BackwardPart66{}
+	ocannlDecBF16BackwardPart66Records.Put(rec67)
 
 	// backprop of op 82 (_net.block#2.linear#1/x.1 = compose "*" of net.block#2.dense#1.w, net.block#2.dense#1/x): g2 =+ v1 * g; g2 is net.block#2.dense#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_dense_1_x_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec66 := ocannlDecBF16BackwardPart65Records.Get()
-	rec66.pNetBlock2Dense1W = pNetBlock2Dense1W
-	rec66.scratch = scratch
+	rec68 := ocannlDecBF16BackwardPart67Records.Get()
+	rec68.pNetBlock2Dense1W = pNetBlock2Dense1W
+	rec68.scratch = scratch
 
 	// backprop of op 81 (net.block#2.dense#1/x = pointwise "+" of _net.block#2.dense#1/x.4, net.block#2.layer_norm#2.beta): g1 =+ g; g1 is _net.block#2.dense#1/x.4.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_dense_1_x_4_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec67 := ocannlDecBF16BackwardPart66Records.Get()
-	rec67.scratch = scratch
+	rec69 := ocannlDecBF16BackwardPart68Records.Get()
+	rec69.scratch = scratch
 
 	// backprop of op 81 (net.block#2.dense#1/x = pointwise "+" of _net.block#2.dense#1/x.4, net.block#2.layer_norm#2.beta): g2 =+ g; g2 is net.block#2.layer_norm#2.beta.grad
 	// 8 parts of i0 on the pool.
-	rec68 := ocannlDecBF16BackwardPart67Records.Get()
-	rec68.scratch = scratch
+	rec70 := ocannlDecBF16BackwardPart69Records.Get()
+	rec70.scratch = scratch
 
 	// backprop of op 80 (_net.block#2.dense#1/x.4 = pointwise "/." of _net.block#2.dense#1/x.1, _net.block#2.dense#1/x.3): g1 =+ g / v2; g1 is _net.block#2.dense#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_dense_1_x_1_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec69 := ocannlDecBF16BackwardPart68Records.Get()
-	rec69.scratch = scratch
+	rec71 := ocannlDecBF16BackwardPart70Records.Get()
+	rec71.scratch = scratch
 
 	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec66, rec67, rec68, rec69)
-	*rec66 = ocannlDecBF16BackwardPart65{}
-	ocannlDecBF16BackwardPart65Records.Put(rec66)
-	*rec67 = ocannlDecBF16BackwardPart66{}
-	ocannlDecBF16BackwardPart66Records.Put(rec67)
-	// The 8 partial sums, added in part order.
-	for j77 := range 64 {
-		acc55 := gNetBlock2LayerNorm2Beta[j77]
-		acc55 += rec68.gNetBlock2LayerNorm2BetaPartial[0][j77]
-		acc55 += rec68.gNetBlock2LayerNorm2BetaPartial[1][j77]
-		acc55 += rec68.gNetBlock2LayerNorm2BetaPartial[2][j77]
-		acc55 += rec68.gNetBlock2LayerNorm2BetaPartial[3][j77]
-		acc55 += rec68.gNetBlock2LayerNorm2BetaPartial[4][j77]
-		acc55 += rec68.gNetBlock2LayerNorm2BetaPartial[5][j77]
-		acc55 += rec68.gNetBlock2LayerNorm2BetaPartial[6][j77]
-		acc55 += rec68.gNetBlock2LayerNorm2BetaPartial[7][j77]
-		gNetBlock2LayerNorm2Beta[j77] = acc55
-	}
-	rec68.scratch = nil
+	region.RunSeq(8, rec68, rec69, rec70, rec71)
+	*rec68 = ocannlDecBF16BackwardPart67{}
 	ocannlDecBF16BackwardPart67Records.Put(rec68)
 	*rec69 = ocannlDecBF16BackwardPart68{}
 	ocannlDecBF16BackwardPart68Records.Put(rec69)
+	// The 8 partial sums, added in part order.
+	for j79 := range 64 {
+		acc55 := gNetBlock2LayerNorm2Beta[j79]
+		acc55 += rec70.gNetBlock2LayerNorm2BetaPartial[0][j79]
+		acc55 += rec70.gNetBlock2LayerNorm2BetaPartial[1][j79]
+		acc55 += rec70.gNetBlock2LayerNorm2BetaPartial[2][j79]
+		acc55 += rec70.gNetBlock2LayerNorm2BetaPartial[3][j79]
+		acc55 += rec70.gNetBlock2LayerNorm2BetaPartial[4][j79]
+		acc55 += rec70.gNetBlock2LayerNorm2BetaPartial[5][j79]
+		acc55 += rec70.gNetBlock2LayerNorm2BetaPartial[6][j79]
+		acc55 += rec70.gNetBlock2LayerNorm2BetaPartial[7][j79]
+		gNetBlock2LayerNorm2Beta[j79] = acc55
+	}
+	rec70.scratch = nil
+	ocannlDecBF16BackwardPart69Records.Put(rec70)
+	*rec71 = ocannlDecBF16BackwardPart70{}
+	ocannlDecBF16BackwardPart70Records.Put(rec71)
 
 	// backprop of op 80 (_net.block#2.dense#1/x.4 = pointwise "/." of _net.block#2.dense#1/x.1, _net.block#2.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#2.dense#1/x.3.grad
 	// 8 parts of i1 on the pool.
-	rec70 := ocannlDecBF16BackwardPart69Records.Get()
-	rec70.scratch = scratch
-	region.Run(rec70, 8)
-	*rec70 = ocannlDecBF16BackwardPart69{}
-	ocannlDecBF16BackwardPart69Records.Put(rec70)
+	rec72 := ocannlDecBF16BackwardPart71Records.Get()
+	rec72.scratch = scratch
+	region.Run(rec72, 8)
+	*rec72 = ocannlDecBF16BackwardPart71{}
+	ocannlDecBF16BackwardPart71Records.Put(rec72)
 
 	// backprop of op 79 (_net.block#2.dense#1/x.3 = pointwise sqrt of _net.block#2.dense#1/x.2): g1 =+ g / (2 * t); g1 is _net.block#2.dense#1/x.2.grad
 	for i0 := range 8 {
@@ -25084,67 +25061,63 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 
 	// backprop of op 77 (_net.block#2.dense#1/x.1 = pointwise "*." of net.block#2.layer_norm#2.gamma, net.block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#2.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec71 := ocannlDecBF16BackwardPart70Records.Get()
-	rec71.scratch = scratch
+	rec73 := ocannlDecBF16BackwardPart72Records.Get()
+	rec73.scratch = scratch
 
 	// backprop of op 77 (_net.block#2.dense#1/x.1 = pointwise "*." of net.block#2.layer_norm#2.gamma, net.block#2.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#2/centered.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_layer_norm_2_centered_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec72 := ocannlDecBF16BackwardPart71Records.Get()
-	rec72.pNetBlock2LayerNorm2Gamma = pNetBlock2LayerNorm2Gamma
-	rec72.scratch = scratch
+	rec74 := ocannlDecBF16BackwardPart73Records.Get()
+	rec74.pNetBlock2LayerNorm2Gamma = pNetBlock2LayerNorm2Gamma
+	rec74.scratch = scratch
 
 	// backprop of op 76 (net.block#2.layer_norm#2/var = pointwise "/." of _net.block#2.layer_norm#2/var.2, _dim_d.10): g1 =+ g / v2; g1 is _net.block#2.layer_norm#2/var.2.grad
 	// 8 parts of i0 on the pool.
-	rec73 := ocannlDecBF16BackwardPart72Records.Get()
-	rec73.scratch = scratch
+	rec75 := ocannlDecBF16BackwardPart74Records.Get()
+	rec75.scratch = scratch
 
 	// backprop of op 75 (_net.block#2.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#2/var.1): g1 =+ g; g1 is _net.block#2.layer_norm#2/var.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_layer_norm_2_var_1_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec74 := ocannlDecBF16BackwardPart73Records.Get()
-	rec74.scratch = scratch
-
-	// backprop of op 74 (_net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#2/centered.grad
-	// 8 parts of i0 on the pool.
-	rec75 := ocannlDecBF16BackwardPart74Records.Get()
-	rec75.scratch = scratch
-
-	// backprop of op 74 (_net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#2/centered.grad
-	// 8 parts of i0 on the pool.
 	rec76 := ocannlDecBF16BackwardPart75Records.Get()
 	rec76.scratch = scratch
 
-	// backprop of op 73 (net.block#2.layer_norm#2/centered = pointwise "-" of net.block#2/x1, net.block#2.layer_norm#2/mean): g1 =+ g; g1 is net.block#2/x1.grad
+	// backprop of op 74 (_net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#2/centered.grad
 	// 8 parts of i0 on the pool.
 	rec77 := ocannlDecBF16BackwardPart76Records.Get()
 	rec77.scratch = scratch
 
+	// backprop of op 74 (_net.block#2.layer_norm#2/var.1 = pointwise "*." of net.block#2.layer_norm#2/centered, net.block#2.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#2/centered.grad
+	// 8 parts of i0 on the pool.
+	rec78 := ocannlDecBF16BackwardPart77Records.Get()
+	rec78.scratch = scratch
+
+	// backprop of op 73 (net.block#2.layer_norm#2/centered = pointwise "-" of net.block#2/x1, net.block#2.layer_norm#2/mean): g1 =+ g; g1 is net.block#2/x1.grad
+	// 8 parts of i0 on the pool.
+	rec79 := ocannlDecBF16BackwardPart78Records.Get()
+	rec79.scratch = scratch
+
 	// The 7 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec71, rec72, rec73, rec74, rec75, rec76, rec77)
+	region.RunSeq(8, rec73, rec74, rec75, rec76, rec77, rec78, rec79)
 	// The 8 partial sums, added in part order.
-	for j81 := range 64 {
-		acc58 := gNetBlock2LayerNorm2Gamma[j81]
-		acc58 += rec71.gNetBlock2LayerNorm2GammaPartial[0][j81]
-		acc58 += rec71.gNetBlock2LayerNorm2GammaPartial[1][j81]
-		acc58 += rec71.gNetBlock2LayerNorm2GammaPartial[2][j81]
-		acc58 += rec71.gNetBlock2LayerNorm2GammaPartial[3][j81]
-		acc58 += rec71.gNetBlock2LayerNorm2GammaPartial[4][j81]
-		acc58 += rec71.gNetBlock2LayerNorm2GammaPartial[5][j81]
-		acc58 += rec71.gNetBlock2LayerNorm2GammaPartial[6][j81]
-		acc58 += rec71.gNetBlock2LayerNorm2GammaPartial[7][j81]
-		gNetBlock2LayerNorm2Gamma[j81] = acc58
+	for j83 := range 64 {
+		acc58 := gNetBlock2LayerNorm2Gamma[j83]
+		acc58 += rec73.gNetBlock2LayerNorm2GammaPartial[0][j83]
+		acc58 += rec73.gNetBlock2LayerNorm2GammaPartial[1][j83]
+		acc58 += rec73.gNetBlock2LayerNorm2GammaPartial[2][j83]
+		acc58 += rec73.gNetBlock2LayerNorm2GammaPartial[3][j83]
+		acc58 += rec73.gNetBlock2LayerNorm2GammaPartial[4][j83]
+		acc58 += rec73.gNetBlock2LayerNorm2GammaPartial[5][j83]
+		acc58 += rec73.gNetBlock2LayerNorm2GammaPartial[6][j83]
+		acc58 += rec73.gNetBlock2LayerNorm2GammaPartial[7][j83]
+		gNetBlock2LayerNorm2Gamma[j83] = acc58
 	}
-	rec71.scratch = nil
-	ocannlDecBF16BackwardPart70Records.Put(rec71)
-	*rec72 = ocannlDecBF16BackwardPart71{}
-	ocannlDecBF16BackwardPart71Records.Put(rec72)
-	*rec73 = ocannlDecBF16BackwardPart72{}
+	rec73.scratch = nil
 	ocannlDecBF16BackwardPart72Records.Put(rec73)
 	*rec74 = ocannlDecBF16BackwardPart73{}
 	ocannlDecBF16BackwardPart73Records.Put(rec74)
@@ -25154,14 +25127,18 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart75Records.Put(rec76)
 	*rec77 = ocannlDecBF16BackwardPart76{}
 	ocannlDecBF16BackwardPart76Records.Put(rec77)
+	*rec78 = ocannlDecBF16BackwardPart77{}
+	ocannlDecBF16BackwardPart77Records.Put(rec78)
+	*rec79 = ocannlDecBF16BackwardPart78{}
+	ocannlDecBF16BackwardPart78Records.Put(rec79)
 
 	// backprop of op 73 (net.block#2.layer_norm#2/centered = pointwise "-" of net.block#2/x1, net.block#2.layer_norm#2/mean): g2 =- g; g2 is net.block#2.layer_norm#2/mean.grad
 	// 8 parts of i1 on the pool.
-	rec78 := ocannlDecBF16BackwardPart77Records.Get()
-	rec78.scratch = scratch
-	region.Run(rec78, 8)
-	*rec78 = ocannlDecBF16BackwardPart77{}
-	ocannlDecBF16BackwardPart77Records.Put(rec78)
+	rec80 := ocannlDecBF16BackwardPart79Records.Get()
+	rec80.scratch = scratch
+	region.Run(rec80, 8)
+	*rec80 = ocannlDecBF16BackwardPart79{}
+	ocannlDecBF16BackwardPart79Records.Put(rec80)
 
 	// backprop of op 72 (net.block#2.layer_norm#2/mean = pointwise "/." of _net.block#2.layer_norm#2/mean.1, _dim_d.9): g1 =+ g / v2; g1 is _net.block#2.layer_norm#2/mean.1.grad
 	for i0 := range 8 {
@@ -25226,65 +25203,65 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 
 	// backprop of op 69 (_net.block#2/x1.1 = compose "*" of net.block#2.masked_attention#1.w_o, net.block#2.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_o.grad
 	// 4 parts of i3 on the pool.
-	rec79 := ocannlDecBF16BackwardPart78Records.Get()
-	rec79.gNetBlock2MaskedAttention1WO = gNetBlock2MaskedAttention1WO
-	rec79.scratch = scratch
-	region.Run(rec79, 4)
-	*rec79 = ocannlDecBF16BackwardPart78{}
-	ocannlDecBF16BackwardPart78Records.Put(rec79)
+	rec81 := ocannlDecBF16BackwardPart80Records.Get()
+	rec81.gNetBlock2MaskedAttention1WO = gNetBlock2MaskedAttention1WO
+	rec81.scratch = scratch
+	region.Run(rec81, 4)
+	*rec81 = ocannlDecBF16BackwardPart80{}
+	ocannlDecBF16BackwardPart80Records.Put(rec81)
 
 	// backprop of op 69 (_net.block#2/x1.1 = compose "*" of net.block#2.masked_attention#1.w_o, net.block#2.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/ctx.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_ctx_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec80 := ocannlDecBF16BackwardPart79Records.Get()
-	rec80.pNetBlock2MaskedAttention1WO = pNetBlock2MaskedAttention1WO
-	rec80.scratch = scratch
+	rec82 := ocannlDecBF16BackwardPart81Records.Get()
+	rec82.pNetBlock2MaskedAttention1WO = pNetBlock2MaskedAttention1WO
+	rec82.scratch = scratch
 
 	// backprop of op 68 (net.block#2.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#2.masked_attention#1/attn, net.block#2.masked_attention#1/v): g1 =+ g * v2; g1 is net.block#2.masked_attention#1/attn.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_attn_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec81 := ocannlDecBF16BackwardPart80Records.Get()
-	rec81.scratch = scratch
+	rec83 := ocannlDecBF16BackwardPart82Records.Get()
+	rec83.scratch = scratch
 
 	// backprop of op 68 (net.block#2.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#2.masked_attention#1/attn, net.block#2.masked_attention#1/v): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/v.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_v_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec82 := ocannlDecBF16BackwardPart81Records.Get()
-	rec82.scratch = scratch
+	rec84 := ocannlDecBF16BackwardPart83Records.Get()
+	rec84.scratch = scratch
 
 	// backprop of op 67 (net.block#2.masked_attention#1/attn = pointwise "/." of net.block#2.masked_attention#1/ex, _net.block#2.masked_attention#1/attn.1): g1 =+ g / v2; g1 is net.block#2.masked_attention#1/ex.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_ex_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec83 := ocannlDecBF16BackwardPart82Records.Get()
-	rec83.scratch = scratch
+	rec85 := ocannlDecBF16BackwardPart84Records.Get()
+	rec85.scratch = scratch
 
 	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec80, rec81, rec82, rec83)
-	*rec80 = ocannlDecBF16BackwardPart79{}
-	ocannlDecBF16BackwardPart79Records.Put(rec80)
-	*rec81 = ocannlDecBF16BackwardPart80{}
-	ocannlDecBF16BackwardPart80Records.Put(rec81)
+	region.RunSeq(8, rec82, rec83, rec84, rec85)
 	*rec82 = ocannlDecBF16BackwardPart81{}
 	ocannlDecBF16BackwardPart81Records.Put(rec82)
 	*rec83 = ocannlDecBF16BackwardPart82{}
 	ocannlDecBF16BackwardPart82Records.Put(rec83)
+	*rec84 = ocannlDecBF16BackwardPart83{}
+	ocannlDecBF16BackwardPart83Records.Put(rec84)
+	*rec85 = ocannlDecBF16BackwardPart84{}
+	ocannlDecBF16BackwardPart84Records.Put(rec85)
 
 	// backprop of op 67 (net.block#2.masked_attention#1/attn = pointwise "/." of net.block#2.masked_attention#1/ex, _net.block#2.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#2.masked_attention#1/attn.1.grad
 	// 8 parts of i1 on the pool.
-	rec84 := ocannlDecBF16BackwardPart83Records.Get()
-	rec84.scratch = scratch
-	region.Run(rec84, 8)
-	*rec84 = ocannlDecBF16BackwardPart83{}
-	ocannlDecBF16BackwardPart83Records.Put(rec84)
+	rec86 := ocannlDecBF16BackwardPart85Records.Get()
+	rec86.scratch = scratch
+	region.Run(rec86, 8)
+	*rec86 = ocannlDecBF16BackwardPart85{}
+	ocannlDecBF16BackwardPart85Records.Put(rec86)
 
 	// backprop of op 66 (_net.block#2.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/ex): g1 =+ g; g1 is net.block#2.masked_attention#1/ex.grad
 	// float32 pointwise kernel over 512 rows of 16 elements (c += x0): AVX512, AVX2.
@@ -25352,10 +25329,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if ocannlAVX2 {
 		ocannlMap37AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0])
 	} else {
-		for j96 := range 8 {
-			for j97 := range 16 {
-				for j98 := range 4 {
-					scratch.net_block_2_masked_attention_1_m_argmax_63[j96][j97][j98][0] = 16
+		for j98 := range 8 {
+			for j99 := range 16 {
+				for j100 := range 4 {
+					scratch.net_block_2_masked_attention_1_m_argmax_63[j98][j99][j100][0] = 16
 				}
 			}
 		}
@@ -25363,21 +25340,21 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 
 	// backprop of op 64 (_net.block#2.masked_attention#1/ex.1 = pointwise "-" of net.block#2.masked_attention#1/masked, net.block#2.masked_attention#1/m): g2 =- g; g2 is net.block#2.masked_attention#1/m.grad
 	// 8 parts of i1 on the pool.
-	rec85 := ocannlDecBF16BackwardPart84Records.Get()
-	rec85.scratch = scratch
+	rec87 := ocannlDecBF16BackwardPart86Records.Get()
+	rec87.scratch = scratch
 
 	// backprop of op 63 (net.block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 16); w is net.block#2.masked_attention#1/m.argmax@63
 	// 8 parts of i1 on the pool.
-	rec86 := ocannlDecBF16BackwardPart85Records.Get()
-	rec86.scratch = scratch
+	rec88 := ocannlDecBF16BackwardPart87Records.Get()
+	rec88.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec85, rec86)
-	*rec85 = ocannlDecBF16BackwardPart84{}
-	ocannlDecBF16BackwardPart84Records.Put(rec85)
-	*rec86 = ocannlDecBF16BackwardPart85{}
-	ocannlDecBF16BackwardPart85Records.Put(rec86)
+	region.RunSeq(8, rec87, rec88)
+	*rec87 = ocannlDecBF16BackwardPart86{}
+	ocannlDecBF16BackwardPart86Records.Put(rec87)
+	*rec88 = ocannlDecBF16BackwardPart87{}
+	ocannlDecBF16BackwardPart87Records.Put(rec88)
 
 	// backprop of op 63 (net.block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.block#2.masked_attention#1/masked.grad
 	// float32 pointwise kernel over 512 rows of 16 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
@@ -25393,15 +25370,15 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 					net_block_2_masked_attention_1_m_gradV := scratch.net_block_2_masked_attention_1_m_grad[i0][i1][i2][0]
 					net_block_2_masked_attention_1_masked_gradRow2 := &scratch.net_block_2_masked_attention_1_masked_grad[i0][i1][i2]
 					for i3 := range 16 {
-						var r99 float32
+						var r101 float32
 						if scratch.ordinals_2[i3] == net_block_2_masked_attention_1_m_argmax_63V {
-							r99 = 1
+							r101 = 1
 						}
-						r100 := float32(0)
-						if r99 != 0 {
-							r100 = net_block_2_masked_attention_1_m_gradV
+						r102 := float32(0)
+						if r101 != 0 {
+							r102 = net_block_2_masked_attention_1_m_gradV
 						}
-						net_block_2_masked_attention_1_masked_gradRow2[i3] += r100
+						net_block_2_masked_attention_1_masked_gradRow2[i3] += r102
 					}
 				}
 			}
@@ -25423,11 +25400,11 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 					net_block_2_masked_attention_1_masked_gradRow3 := &scratch.net_block_2_masked_attention_1_masked_grad[i0][i1][i2]
 					net_block_2_masked_attention_1_scores_gradRow := &scratch.net_block_2_masked_attention_1_scores_grad[i0][i1][i2]
 					for i3 := range 16 {
-						r101 := float32(0)
+						r103 := float32(0)
 						if maskRow3[i3] != 0 {
-							r101 = net_block_2_masked_attention_1_masked_gradRow3[i3]
+							r103 = net_block_2_masked_attention_1_masked_gradRow3[i3]
 						}
-						net_block_2_masked_attention_1_scores_gradRow[i3] += r101
+						net_block_2_masked_attention_1_scores_gradRow[i3] += r103
 					}
 				}
 			}
@@ -25459,132 +25436,132 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		scratch.net_block_2_masked_attention_1_q_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec87 := ocannlDecBF16BackwardPart86Records.Get()
-	rec87.scratch = scratch
+	rec89 := ocannlDecBF16BackwardPart88Records.Get()
+	rec89.scratch = scratch
 
 	// backprop of op 59 (_net.block#2.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#2.masked_attention#1/q, net.block#2.masked_attention#1/k): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/k.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_k_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec88 := ocannlDecBF16BackwardPart87Records.Get()
-	rec88.scratch = scratch
+	rec90 := ocannlDecBF16BackwardPart89Records.Get()
+	rec90.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec87, rec88)
-	*rec87 = ocannlDecBF16BackwardPart86{}
-	ocannlDecBF16BackwardPart86Records.Put(rec87)
-	*rec88 = ocannlDecBF16BackwardPart87{}
-	ocannlDecBF16BackwardPart87Records.Put(rec88)
+	region.RunSeq(8, rec89, rec90)
+	*rec89 = ocannlDecBF16BackwardPart88{}
+	ocannlDecBF16BackwardPart88Records.Put(rec89)
+	*rec90 = ocannlDecBF16BackwardPart89{}
+	ocannlDecBF16BackwardPart89Records.Put(rec90)
 
 	// backprop of op 58 (net.block#2.masked_attention#1/v = compose "*" of net.block#2.masked_attention#1.w_v, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_v.grad
 	// 4 parts of i2 on the pool.
-	rec89 := ocannlDecBF16BackwardPart88Records.Get()
-	rec89.gNetBlock2MaskedAttention1WV = gNetBlock2MaskedAttention1WV
-	rec89.scratch = scratch
-	region.Run(rec89, 4)
-	*rec89 = ocannlDecBF16BackwardPart88{}
-	ocannlDecBF16BackwardPart88Records.Put(rec89)
+	rec91 := ocannlDecBF16BackwardPart90Records.Get()
+	rec91.gNetBlock2MaskedAttention1WV = gNetBlock2MaskedAttention1WV
+	rec91.scratch = scratch
+	region.Run(rec91, 4)
+	*rec91 = ocannlDecBF16BackwardPart90{}
+	ocannlDecBF16BackwardPart90Records.Put(rec91)
 
 	// backprop of op 58 (net.block#2.masked_attention#1/v = compose "*" of net.block#2.masked_attention#1.w_v, net.block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_x_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec90 := ocannlDecBF16BackwardPart89Records.Get()
-	rec90.pNetBlock2MaskedAttention1WV = pNetBlock2MaskedAttention1WV
-	rec90.scratch = scratch
-	region.Run(rec90, 8)
-	*rec90 = ocannlDecBF16BackwardPart89{}
-	ocannlDecBF16BackwardPart89Records.Put(rec90)
-
-	// backprop of op 57 (net.block#2.masked_attention#1/k = compose "*" of net.block#2.masked_attention#1.w_k, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_k.grad
-	// 4 parts of i2 on the pool.
-	rec91 := ocannlDecBF16BackwardPart90Records.Get()
-	rec91.gNetBlock2MaskedAttention1WK = gNetBlock2MaskedAttention1WK
-	rec91.scratch = scratch
-	region.Run(rec91, 4)
-	*rec91 = ocannlDecBF16BackwardPart90{}
-	ocannlDecBF16BackwardPart90Records.Put(rec91)
-
-	// backprop of op 57 (net.block#2.masked_attention#1/k = compose "*" of net.block#2.masked_attention#1.w_k, net.block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/x.grad
-	// 8 parts of i0 on the pool.
 	rec92 := ocannlDecBF16BackwardPart91Records.Get()
-	rec92.pNetBlock2MaskedAttention1WK = pNetBlock2MaskedAttention1WK
+	rec92.pNetBlock2MaskedAttention1WV = pNetBlock2MaskedAttention1WV
 	rec92.scratch = scratch
 	region.Run(rec92, 8)
 	*rec92 = ocannlDecBF16BackwardPart91{}
 	ocannlDecBF16BackwardPart91Records.Put(rec92)
 
-	// backprop of op 56 (net.block#2.masked_attention#1/q = compose "*" of net.block#2.masked_attention#1.w_q, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_q.grad
+	// backprop of op 57 (net.block#2.masked_attention#1/k = compose "*" of net.block#2.masked_attention#1.w_k, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_k.grad
 	// 4 parts of i2 on the pool.
 	rec93 := ocannlDecBF16BackwardPart92Records.Get()
-	rec93.gNetBlock2MaskedAttention1WQ = gNetBlock2MaskedAttention1WQ
+	rec93.gNetBlock2MaskedAttention1WK = gNetBlock2MaskedAttention1WK
 	rec93.scratch = scratch
 	region.Run(rec93, 4)
 	*rec93 = ocannlDecBF16BackwardPart92{}
 	ocannlDecBF16BackwardPart92Records.Put(rec93)
 
-	// backprop of op 56 (net.block#2.masked_attention#1/q = compose "*" of net.block#2.masked_attention#1.w_q, net.block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/x.grad
+	// backprop of op 57 (net.block#2.masked_attention#1/k = compose "*" of net.block#2.masked_attention#1.w_k, net.block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/x.grad
 	// 8 parts of i0 on the pool.
 	rec94 := ocannlDecBF16BackwardPart93Records.Get()
-	rec94.pNetBlock2MaskedAttention1WQ = pNetBlock2MaskedAttention1WQ
+	rec94.pNetBlock2MaskedAttention1WK = pNetBlock2MaskedAttention1WK
 	rec94.scratch = scratch
+	region.Run(rec94, 8)
+	*rec94 = ocannlDecBF16BackwardPart93{}
+	ocannlDecBF16BackwardPart93Records.Put(rec94)
+
+	// backprop of op 56 (net.block#2.masked_attention#1/q = compose "*" of net.block#2.masked_attention#1.w_q, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_q.grad
+	// 4 parts of i2 on the pool.
+	rec95 := ocannlDecBF16BackwardPart94Records.Get()
+	rec95.gNetBlock2MaskedAttention1WQ = gNetBlock2MaskedAttention1WQ
+	rec95.scratch = scratch
+	region.Run(rec95, 4)
+	*rec95 = ocannlDecBF16BackwardPart94{}
+	ocannlDecBF16BackwardPart94Records.Put(rec95)
+
+	// backprop of op 56 (net.block#2.masked_attention#1/q = compose "*" of net.block#2.masked_attention#1.w_q, net.block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/x.grad
+	// 8 parts of i0 on the pool.
+	rec96 := ocannlDecBF16BackwardPart95Records.Get()
+	rec96.pNetBlock2MaskedAttention1WQ = pNetBlock2MaskedAttention1WQ
+	rec96.scratch = scratch
 
 	// backprop of op 55 (net.block#2.masked_attention#1/x = pointwise "+" of _net.block#2.masked_attention#1/x.4, net.block#2.layer_norm#1.beta): g1 =+ g; g1 is _net.block#2.masked_attention#1/x.4.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_x_4_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec95 := ocannlDecBF16BackwardPart94Records.Get()
-	rec95.scratch = scratch
+	rec97 := ocannlDecBF16BackwardPart96Records.Get()
+	rec97.scratch = scratch
 
 	// backprop of op 55 (net.block#2.masked_attention#1/x = pointwise "+" of _net.block#2.masked_attention#1/x.4, net.block#2.layer_norm#1.beta): g2 =+ g; g2 is net.block#2.layer_norm#1.beta.grad
 	// 8 parts of i0 on the pool.
-	rec96 := ocannlDecBF16BackwardPart95Records.Get()
-	rec96.scratch = scratch
+	rec98 := ocannlDecBF16BackwardPart97Records.Get()
+	rec98.scratch = scratch
 
 	// backprop of op 54 (_net.block#2.masked_attention#1/x.4 = pointwise "/." of _net.block#2.masked_attention#1/x.1, _net.block#2.masked_attention#1/x.3): g1 =+ g / v2; g1 is _net.block#2.masked_attention#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_x_1_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec97 := ocannlDecBF16BackwardPart96Records.Get()
-	rec97.scratch = scratch
+	rec99 := ocannlDecBF16BackwardPart98Records.Get()
+	rec99.scratch = scratch
 
 	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec94, rec95, rec96, rec97)
-	*rec94 = ocannlDecBF16BackwardPart93{}
-	ocannlDecBF16BackwardPart93Records.Put(rec94)
-	*rec95 = ocannlDecBF16BackwardPart94{}
-	ocannlDecBF16BackwardPart94Records.Put(rec95)
-	// The 8 partial sums, added in part order.
-	for j110 := range 64 {
-		acc69 := gNetBlock2LayerNorm1Beta[j110]
-		acc69 += rec96.gNetBlock2LayerNorm1BetaPartial[0][j110]
-		acc69 += rec96.gNetBlock2LayerNorm1BetaPartial[1][j110]
-		acc69 += rec96.gNetBlock2LayerNorm1BetaPartial[2][j110]
-		acc69 += rec96.gNetBlock2LayerNorm1BetaPartial[3][j110]
-		acc69 += rec96.gNetBlock2LayerNorm1BetaPartial[4][j110]
-		acc69 += rec96.gNetBlock2LayerNorm1BetaPartial[5][j110]
-		acc69 += rec96.gNetBlock2LayerNorm1BetaPartial[6][j110]
-		acc69 += rec96.gNetBlock2LayerNorm1BetaPartial[7][j110]
-		gNetBlock2LayerNorm1Beta[j110] = acc69
-	}
-	rec96.scratch = nil
+	region.RunSeq(8, rec96, rec97, rec98, rec99)
+	*rec96 = ocannlDecBF16BackwardPart95{}
 	ocannlDecBF16BackwardPart95Records.Put(rec96)
 	*rec97 = ocannlDecBF16BackwardPart96{}
 	ocannlDecBF16BackwardPart96Records.Put(rec97)
+	// The 8 partial sums, added in part order.
+	for j112 := range 64 {
+		acc69 := gNetBlock2LayerNorm1Beta[j112]
+		acc69 += rec98.gNetBlock2LayerNorm1BetaPartial[0][j112]
+		acc69 += rec98.gNetBlock2LayerNorm1BetaPartial[1][j112]
+		acc69 += rec98.gNetBlock2LayerNorm1BetaPartial[2][j112]
+		acc69 += rec98.gNetBlock2LayerNorm1BetaPartial[3][j112]
+		acc69 += rec98.gNetBlock2LayerNorm1BetaPartial[4][j112]
+		acc69 += rec98.gNetBlock2LayerNorm1BetaPartial[5][j112]
+		acc69 += rec98.gNetBlock2LayerNorm1BetaPartial[6][j112]
+		acc69 += rec98.gNetBlock2LayerNorm1BetaPartial[7][j112]
+		gNetBlock2LayerNorm1Beta[j112] = acc69
+	}
+	rec98.scratch = nil
+	ocannlDecBF16BackwardPart97Records.Put(rec98)
+	*rec99 = ocannlDecBF16BackwardPart98{}
+	ocannlDecBF16BackwardPart98Records.Put(rec99)
 
 	// backprop of op 54 (_net.block#2.masked_attention#1/x.4 = pointwise "/." of _net.block#2.masked_attention#1/x.1, _net.block#2.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#2.masked_attention#1/x.3.grad
 	// 8 parts of i1 on the pool.
-	rec98 := ocannlDecBF16BackwardPart97Records.Get()
-	rec98.scratch = scratch
-	region.Run(rec98, 8)
-	*rec98 = ocannlDecBF16BackwardPart97{}
-	ocannlDecBF16BackwardPart97Records.Put(rec98)
+	rec100 := ocannlDecBF16BackwardPart99Records.Get()
+	rec100.scratch = scratch
+	region.Run(rec100, 8)
+	*rec100 = ocannlDecBF16BackwardPart99{}
+	ocannlDecBF16BackwardPart99Records.Put(rec100)
 
 	// backprop of op 53 (_net.block#2.masked_attention#1/x.3 = pointwise sqrt of _net.block#2.masked_attention#1/x.2): g1 =+ g / (2 * t); g1 is _net.block#2.masked_attention#1/x.2.grad
 	for i0 := range 8 {
@@ -25607,67 +25584,63 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 
 	// backprop of op 51 (_net.block#2.masked_attention#1/x.1 = pointwise "*." of net.block#2.layer_norm#1.gamma, net.block#2.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#1.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec99 := ocannlDecBF16BackwardPart98Records.Get()
-	rec99.scratch = scratch
+	rec101 := ocannlDecBF16BackwardPart100Records.Get()
+	rec101.scratch = scratch
 
 	// backprop of op 51 (_net.block#2.masked_attention#1/x.1 = pointwise "*." of net.block#2.layer_norm#1.gamma, net.block#2.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#1/centered.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_layer_norm_1_centered_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec100 := ocannlDecBF16BackwardPart99Records.Get()
-	rec100.pNetBlock2LayerNorm1Gamma = pNetBlock2LayerNorm1Gamma
-	rec100.scratch = scratch
+	rec102 := ocannlDecBF16BackwardPart101Records.Get()
+	rec102.pNetBlock2LayerNorm1Gamma = pNetBlock2LayerNorm1Gamma
+	rec102.scratch = scratch
 
 	// backprop of op 50 (net.block#2.layer_norm#1/var = pointwise "/." of _net.block#2.layer_norm#1/var.2, _dim_d.7): g1 =+ g / v2; g1 is _net.block#2.layer_norm#1/var.2.grad
 	// 8 parts of i0 on the pool.
-	rec101 := ocannlDecBF16BackwardPart100Records.Get()
-	rec101.scratch = scratch
+	rec103 := ocannlDecBF16BackwardPart102Records.Get()
+	rec103.scratch = scratch
 
 	// backprop of op 49 (_net.block#2.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#1/var.1): g1 =+ g; g1 is _net.block#2.layer_norm#1/var.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_layer_norm_1_var_1_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec102 := ocannlDecBF16BackwardPart101Records.Get()
-	rec102.scratch = scratch
-
-	// backprop of op 48 (_net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#1/centered.grad
-	// 8 parts of i0 on the pool.
-	rec103 := ocannlDecBF16BackwardPart102Records.Get()
-	rec103.scratch = scratch
-
-	// backprop of op 48 (_net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#1/centered.grad
-	// 8 parts of i0 on the pool.
 	rec104 := ocannlDecBF16BackwardPart103Records.Get()
 	rec104.scratch = scratch
 
-	// backprop of op 47 (net.block#2.layer_norm#1/centered = pointwise "-" of net/h1, net.block#2.layer_norm#1/mean): g1 =+ g; g1 is net/h1.grad
+	// backprop of op 48 (_net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#2.layer_norm#1/centered.grad
 	// 8 parts of i0 on the pool.
 	rec105 := ocannlDecBF16BackwardPart104Records.Get()
 	rec105.scratch = scratch
 
+	// backprop of op 48 (_net.block#2.layer_norm#1/var.1 = pointwise "*." of net.block#2.layer_norm#1/centered, net.block#2.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#2.layer_norm#1/centered.grad
+	// 8 parts of i0 on the pool.
+	rec106 := ocannlDecBF16BackwardPart105Records.Get()
+	rec106.scratch = scratch
+
+	// backprop of op 47 (net.block#2.layer_norm#1/centered = pointwise "-" of net/h1, net.block#2.layer_norm#1/mean): g1 =+ g; g1 is net/h1.grad
+	// 8 parts of i0 on the pool.
+	rec107 := ocannlDecBF16BackwardPart106Records.Get()
+	rec107.scratch = scratch
+
 	// The 7 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec99, rec100, rec101, rec102, rec103, rec104, rec105)
+	region.RunSeq(8, rec101, rec102, rec103, rec104, rec105, rec106, rec107)
 	// The 8 partial sums, added in part order.
-	for j114 := range 64 {
-		acc72 := gNetBlock2LayerNorm1Gamma[j114]
-		acc72 += rec99.gNetBlock2LayerNorm1GammaPartial[0][j114]
-		acc72 += rec99.gNetBlock2LayerNorm1GammaPartial[1][j114]
-		acc72 += rec99.gNetBlock2LayerNorm1GammaPartial[2][j114]
-		acc72 += rec99.gNetBlock2LayerNorm1GammaPartial[3][j114]
-		acc72 += rec99.gNetBlock2LayerNorm1GammaPartial[4][j114]
-		acc72 += rec99.gNetBlock2LayerNorm1GammaPartial[5][j114]
-		acc72 += rec99.gNetBlock2LayerNorm1GammaPartial[6][j114]
-		acc72 += rec99.gNetBlock2LayerNorm1GammaPartial[7][j114]
-		gNetBlock2LayerNorm1Gamma[j114] = acc72
+	for j116 := range 64 {
+		acc72 := gNetBlock2LayerNorm1Gamma[j116]
+		acc72 += rec101.gNetBlock2LayerNorm1GammaPartial[0][j116]
+		acc72 += rec101.gNetBlock2LayerNorm1GammaPartial[1][j116]
+		acc72 += rec101.gNetBlock2LayerNorm1GammaPartial[2][j116]
+		acc72 += rec101.gNetBlock2LayerNorm1GammaPartial[3][j116]
+		acc72 += rec101.gNetBlock2LayerNorm1GammaPartial[4][j116]
+		acc72 += rec101.gNetBlock2LayerNorm1GammaPartial[5][j116]
+		acc72 += rec101.gNetBlock2LayerNorm1GammaPartial[6][j116]
+		acc72 += rec101.gNetBlock2LayerNorm1GammaPartial[7][j116]
+		gNetBlock2LayerNorm1Gamma[j116] = acc72
 	}
-	rec99.scratch = nil
-	ocannlDecBF16BackwardPart98Records.Put(rec99)
-	*rec100 = ocannlDecBF16BackwardPart99{}
-	ocannlDecBF16BackwardPart99Records.Put(rec100)
-	*rec101 = ocannlDecBF16BackwardPart100{}
+	rec101.scratch = nil
 	ocannlDecBF16BackwardPart100Records.Put(rec101)
 	*rec102 = ocannlDecBF16BackwardPart101{}
 	ocannlDecBF16BackwardPart101Records.Put(rec102)
@@ -25677,14 +25650,18 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart103Records.Put(rec104)
 	*rec105 = ocannlDecBF16BackwardPart104{}
 	ocannlDecBF16BackwardPart104Records.Put(rec105)
+	*rec106 = ocannlDecBF16BackwardPart105{}
+	ocannlDecBF16BackwardPart105Records.Put(rec106)
+	*rec107 = ocannlDecBF16BackwardPart106{}
+	ocannlDecBF16BackwardPart106Records.Put(rec107)
 
 	// backprop of op 47 (net.block#2.layer_norm#1/centered = pointwise "-" of net/h1, net.block#2.layer_norm#1/mean): g2 =- g; g2 is net.block#2.layer_norm#1/mean.grad
 	// 8 parts of i1 on the pool.
-	rec106 := ocannlDecBF16BackwardPart105Records.Get()
-	rec106.scratch = scratch
-	region.Run(rec106, 8)
-	*rec106 = ocannlDecBF16BackwardPart105{}
-	ocannlDecBF16BackwardPart105Records.Put(rec106)
+	rec108 := ocannlDecBF16BackwardPart107Records.Get()
+	rec108.scratch = scratch
+	region.Run(rec108, 8)
+	*rec108 = ocannlDecBF16BackwardPart107{}
+	ocannlDecBF16BackwardPart107Records.Put(rec108)
 
 	// backprop of op 46 (net.block#2.layer_norm#1/mean = pointwise "/." of _net.block#2.layer_norm#1/mean.1, _dim_d.6): g1 =+ g / v2; g1 is _net.block#2.layer_norm#1/mean.1.grad
 	for i0 := range 8 {
@@ -25766,183 +25743,160 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 
 	// backprop of op 43 (_net/h1.2 = pointwise "+" of _net/h1.1, net.block#1.linear#1.b): g2 =+ g; g2 is net.block#1.linear#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec107 := ocannlDecBF16BackwardPart106Records.Get()
-	rec107.scratch = scratch
-	region.Run(rec107, 8)
+	rec109 := ocannlDecBF16BackwardPart108Records.Get()
+	rec109.scratch = scratch
+	region.Run(rec109, 8)
 	// The 8 partial sums, added in part order.
-	for j123 := range 64 {
-		acc75 := gNetBlock1Linear1B[j123]
-		acc75 += rec107.gNetBlock1Linear1BPartial[0][j123]
-		acc75 += rec107.gNetBlock1Linear1BPartial[1][j123]
-		acc75 += rec107.gNetBlock1Linear1BPartial[2][j123]
-		acc75 += rec107.gNetBlock1Linear1BPartial[3][j123]
-		acc75 += rec107.gNetBlock1Linear1BPartial[4][j123]
-		acc75 += rec107.gNetBlock1Linear1BPartial[5][j123]
-		acc75 += rec107.gNetBlock1Linear1BPartial[6][j123]
-		acc75 += rec107.gNetBlock1Linear1BPartial[7][j123]
-		gNetBlock1Linear1B[j123] = acc75
+	for j125 := range 64 {
+		acc75 := gNetBlock1Linear1B[j125]
+		acc75 += rec109.gNetBlock1Linear1BPartial[0][j125]
+		acc75 += rec109.gNetBlock1Linear1BPartial[1][j125]
+		acc75 += rec109.gNetBlock1Linear1BPartial[2][j125]
+		acc75 += rec109.gNetBlock1Linear1BPartial[3][j125]
+		acc75 += rec109.gNetBlock1Linear1BPartial[4][j125]
+		acc75 += rec109.gNetBlock1Linear1BPartial[5][j125]
+		acc75 += rec109.gNetBlock1Linear1BPartial[6][j125]
+		acc75 += rec109.gNetBlock1Linear1BPartial[7][j125]
+		gNetBlock1Linear1B[j125] = acc75
 	}
-	rec107.scratch = nil
-	ocannlDecBF16BackwardPart106Records.Put(rec107)
+	rec109.scratch = nil
+	ocannlDecBF16BackwardPart108Records.Put(rec109)
 
 	// backprop of op 42 (_net/h1.1 = compose "*" of net.block#1.linear#1.w, net.block#1.linear#1/x): g1 =+ g * v2; g1 is net.block#1.linear#1.w.grad
 	// 4 parts of i3 on the pool.
-	rec108 := ocannlDecBF16BackwardPart107Records.Get()
-	rec108.gNetBlock1Linear1W = gNetBlock1Linear1W
-	rec108.scratch = scratch
+	rec110 := ocannlDecBF16BackwardPart109Records.Get()
+	rec110.gNetBlock1Linear1W = gNetBlock1Linear1W
+	rec110.scratch = scratch
+	region.Run(rec110, 4)
+	*rec110 = ocannlDecBF16BackwardPart109{}
+	ocannlDecBF16BackwardPart109Records.Put(rec110)
 
 	// backprop of op 42 (_net/h1.1 = compose "*" of net.block#1.linear#1.w, net.block#1.linear#1/x): g2 =+ v1 * g; g2 is net.block#1.linear#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_linear_1_x_grad = [8][16][128]float32{}
 	}
-	// 4 parts of i3 on the pool.
-	rec109 := ocannlDecBF16BackwardPart108Records.Get()
-	rec109.pNetBlock1Linear1W = pNetBlock1Linear1W
-	rec109.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(4, rec108, rec109)
-	*rec108 = ocannlDecBF16BackwardPart107{}
-	ocannlDecBF16BackwardPart107Records.Put(rec108)
-	*rec109 = ocannlDecBF16BackwardPart108{}
-	ocannlDecBF16BackwardPart108Records.Put(rec109)
+	// 8 parts of i0 on the pool.
+	rec111 := ocannlDecBF16BackwardPart110Records.Get()
+	rec111.pNetBlock1Linear1W = pNetBlock1Linear1W
+	rec111.scratch = scratch
 
 	// backprop of op 41 (net.block#1.linear#1/x = pointwise relu of _net.block#1.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.block#1.linear#1/x.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap31AVX2(&scratch.net_block_1_linear_1_x_2_grad[0][0][0], &scratch.net_block_1_linear_1_x_2[0][0][0], &scratch.net_block_1_linear_1_x_grad[0][0][0])
-	} else {
+	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_linear_1_x_2_grad = [8][16][128]float32{}
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_1_linear_1_x_2Row3 := &scratch.net_block_1_linear_1_x_2[i0][i1]
-				net_block_1_linear_1_x_gradRow2 := &scratch.net_block_1_linear_1_x_grad[i0][i1]
-				net_block_1_linear_1_x_2_gradRow := &scratch.net_block_1_linear_1_x_2_grad[i0][i1]
-				for i2 := range 128 {
-					var r125 float32
-					if 0 < net_block_1_linear_1_x_2Row3[i2] {
-						r125 = 1
-					}
-					r126 := float32(0)
-					if r125 != 0 {
-						r126 = net_block_1_linear_1_x_gradRow2[i2]
-					}
-					net_block_1_linear_1_x_2_gradRow[i2] += r126
-				}
-			}
-		}
 	}
+	// 8 parts of i0 on the pool.
+	rec112 := ocannlDecBF16BackwardPart111Records.Get()
+	rec112.scratch = scratch
 
 	// backprop of op 40 (_net.block#1.linear#1/x.2 = pointwise "+" of _net.block#1.linear#1/x.1, net.block#1.dense#1.b): g1 =+ g; g1 is _net.block#1.linear#1/x.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap32AVX2(&scratch.net_block_1_linear_1_x_1_grad[0][0][0], &scratch.net_block_1_linear_1_x_2_grad[0][0][0])
-	} else {
+	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_linear_1_x_1_grad = [8][16][128]float32{}
-		for i0 := range 8 {
-			for i1 := range 16 {
-				net_block_1_linear_1_x_2_gradRow2 := &scratch.net_block_1_linear_1_x_2_grad[i0][i1]
-				net_block_1_linear_1_x_1_gradRow := &scratch.net_block_1_linear_1_x_1_grad[i0][i1]
-				for i2 := range 128 {
-					net_block_1_linear_1_x_1_gradRow[i2] += net_block_1_linear_1_x_2_gradRow2[i2]
-				}
-			}
-		}
 	}
+	// 8 parts of i0 on the pool.
+	rec113 := ocannlDecBF16BackwardPart112Records.Get()
+	rec113.scratch = scratch
 
 	// backprop of op 40 (_net.block#1.linear#1/x.2 = pointwise "+" of _net.block#1.linear#1/x.1, net.block#1.dense#1.b): g2 =+ g; g2 is net.block#1.dense#1.b.grad
 	// 8 parts of i0 on the pool.
-	rec110 := ocannlDecBF16BackwardPart109Records.Get()
-	rec110.scratch = scratch
-	region.Run(rec110, 8)
+	rec114 := ocannlDecBF16BackwardPart113Records.Get()
+	rec114.scratch = scratch
+
+	// The 4 nests above as one job: part j runs part j of each, in order (their
+	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
+	region.RunSeq(8, rec111, rec112, rec113, rec114)
+	*rec111 = ocannlDecBF16BackwardPart110{}
+	ocannlDecBF16BackwardPart110Records.Put(rec111)
+	*rec112 = ocannlDecBF16BackwardPart111{}
+	ocannlDecBF16BackwardPart111Records.Put(rec112)
+	*rec113 = ocannlDecBF16BackwardPart112{}
+	ocannlDecBF16BackwardPart112Records.Put(rec113)
 	// The 8 partial sums, added in part order.
-	for j127 := range 128 {
-		acc78 := gNetBlock1Dense1B[j127]
-		acc78 += rec110.gNetBlock1Dense1BPartial[0][j127]
-		acc78 += rec110.gNetBlock1Dense1BPartial[1][j127]
-		acc78 += rec110.gNetBlock1Dense1BPartial[2][j127]
-		acc78 += rec110.gNetBlock1Dense1BPartial[3][j127]
-		acc78 += rec110.gNetBlock1Dense1BPartial[4][j127]
-		acc78 += rec110.gNetBlock1Dense1BPartial[5][j127]
-		acc78 += rec110.gNetBlock1Dense1BPartial[6][j127]
-		acc78 += rec110.gNetBlock1Dense1BPartial[7][j127]
-		gNetBlock1Dense1B[j127] = acc78
+	for j131 := range 128 {
+		acc78 := gNetBlock1Dense1B[j131]
+		acc78 += rec114.gNetBlock1Dense1BPartial[0][j131]
+		acc78 += rec114.gNetBlock1Dense1BPartial[1][j131]
+		acc78 += rec114.gNetBlock1Dense1BPartial[2][j131]
+		acc78 += rec114.gNetBlock1Dense1BPartial[3][j131]
+		acc78 += rec114.gNetBlock1Dense1BPartial[4][j131]
+		acc78 += rec114.gNetBlock1Dense1BPartial[5][j131]
+		acc78 += rec114.gNetBlock1Dense1BPartial[6][j131]
+		acc78 += rec114.gNetBlock1Dense1BPartial[7][j131]
+		gNetBlock1Dense1B[j131] = acc78
 	}
-	rec110.scratch = nil
-	ocannlDecBF16BackwardPart109Records.Put(rec110)
+	rec114.scratch = nil
+	ocannlDecBF16BackwardPart113Records.Put(rec114)
 
 	// backprop of op 39 (_net.block#1.linear#1/x.1 = compose "*" of net.block#1.dense#1.w, net.block#1.dense#1/x): g1 =+ g * v2; g1 is net.block#1.dense#1.w.grad
 	// 8 parts of i2 on the pool.
-	rec111 := ocannlDecBF16BackwardPart110Records.Get()
-	rec111.gNetBlock1Dense1W = gNetBlock1Dense1W
-	rec111.scratch = scratch
-	region.Run(rec111, 8)
-	*rec111 = ocannlDecBF16BackwardPart110{}
-	ocannlDecBF16BackwardPart110Records.Put(rec111)
+	rec115 := ocannlDecBF16BackwardPart114Records.Get()
+	rec115.gNetBlock1Dense1W = gNetBlock1Dense1W
+	rec115.scratch = scratch
+	region.Run(rec115, 8)
+	*rec115 = ocannlDecBF16BackwardPart114{}
+	ocannlDecBF16BackwardPart114Records.Put(rec115)
 
 	// backprop of op 39 (_net.block#1.linear#1/x.1 = compose "*" of net.block#1.dense#1.w, net.block#1.dense#1/x): g2 =+ v1 * g; g2 is net.block#1.dense#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_dense_1_x_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec112 := ocannlDecBF16BackwardPart111Records.Get()
-	rec112.pNetBlock1Dense1W = pNetBlock1Dense1W
-	rec112.scratch = scratch
+	rec116 := ocannlDecBF16BackwardPart115Records.Get()
+	rec116.pNetBlock1Dense1W = pNetBlock1Dense1W
+	rec116.scratch = scratch
 
 	// backprop of op 38 (net.block#1.dense#1/x = pointwise "+" of _net.block#1.dense#1/x.4, net.block#1.layer_norm#2.beta): g1 =+ g; g1 is _net.block#1.dense#1/x.4.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_dense_1_x_4_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec113 := ocannlDecBF16BackwardPart112Records.Get()
-	rec113.scratch = scratch
+	rec117 := ocannlDecBF16BackwardPart116Records.Get()
+	rec117.scratch = scratch
 
 	// backprop of op 38 (net.block#1.dense#1/x = pointwise "+" of _net.block#1.dense#1/x.4, net.block#1.layer_norm#2.beta): g2 =+ g; g2 is net.block#1.layer_norm#2.beta.grad
 	// 8 parts of i0 on the pool.
-	rec114 := ocannlDecBF16BackwardPart113Records.Get()
-	rec114.scratch = scratch
+	rec118 := ocannlDecBF16BackwardPart117Records.Get()
+	rec118.scratch = scratch
 
 	// backprop of op 37 (_net.block#1.dense#1/x.4 = pointwise "/." of _net.block#1.dense#1/x.1, _net.block#1.dense#1/x.3): g1 =+ g / v2; g1 is _net.block#1.dense#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_dense_1_x_1_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec115 := ocannlDecBF16BackwardPart114Records.Get()
-	rec115.scratch = scratch
+	rec119 := ocannlDecBF16BackwardPart118Records.Get()
+	rec119.scratch = scratch
 
 	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec112, rec113, rec114, rec115)
-	*rec112 = ocannlDecBF16BackwardPart111{}
-	ocannlDecBF16BackwardPart111Records.Put(rec112)
-	*rec113 = ocannlDecBF16BackwardPart112{}
-	ocannlDecBF16BackwardPart112Records.Put(rec113)
+	region.RunSeq(8, rec116, rec117, rec118, rec119)
+	*rec116 = ocannlDecBF16BackwardPart115{}
+	ocannlDecBF16BackwardPart115Records.Put(rec116)
+	*rec117 = ocannlDecBF16BackwardPart116{}
+	ocannlDecBF16BackwardPart116Records.Put(rec117)
 	// The 8 partial sums, added in part order.
-	for j132 := range 64 {
-		acc81 := gNetBlock1LayerNorm2Beta[j132]
-		acc81 += rec114.gNetBlock1LayerNorm2BetaPartial[0][j132]
-		acc81 += rec114.gNetBlock1LayerNorm2BetaPartial[1][j132]
-		acc81 += rec114.gNetBlock1LayerNorm2BetaPartial[2][j132]
-		acc81 += rec114.gNetBlock1LayerNorm2BetaPartial[3][j132]
-		acc81 += rec114.gNetBlock1LayerNorm2BetaPartial[4][j132]
-		acc81 += rec114.gNetBlock1LayerNorm2BetaPartial[5][j132]
-		acc81 += rec114.gNetBlock1LayerNorm2BetaPartial[6][j132]
-		acc81 += rec114.gNetBlock1LayerNorm2BetaPartial[7][j132]
-		gNetBlock1LayerNorm2Beta[j132] = acc81
+	for j136 := range 64 {
+		acc81 := gNetBlock1LayerNorm2Beta[j136]
+		acc81 += rec118.gNetBlock1LayerNorm2BetaPartial[0][j136]
+		acc81 += rec118.gNetBlock1LayerNorm2BetaPartial[1][j136]
+		acc81 += rec118.gNetBlock1LayerNorm2BetaPartial[2][j136]
+		acc81 += rec118.gNetBlock1LayerNorm2BetaPartial[3][j136]
+		acc81 += rec118.gNetBlock1LayerNorm2BetaPartial[4][j136]
+		acc81 += rec118.gNetBlock1LayerNorm2BetaPartial[5][j136]
+		acc81 += rec118.gNetBlock1LayerNorm2BetaPartial[6][j136]
+		acc81 += rec118.gNetBlock1LayerNorm2BetaPartial[7][j136]
+		gNetBlock1LayerNorm2Beta[j136] = acc81
 	}
-	rec114.scratch = nil
-	ocannlDecBF16BackwardPart113Records.Put(rec114)
-	*rec115 = ocannlDecBF16BackwardPart114{}
-	ocannlDecBF16BackwardPart114Records.Put(rec115)
+	rec118.scratch = nil
+	ocannlDecBF16BackwardPart117Records.Put(rec118)
+	*rec119 = ocannlDecBF16BackwardPart118{}
+	ocannlDecBF16BackwardPart118Records.Put(rec119)
 
 	// backprop of op 37 (_net.block#1.dense#1/x.4 = pointwise "/." of _net.block#1.dense#1/x.1, _net.block#1.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#1.dense#1/x.3.grad
 	// 8 parts of i1 on the pool.
-	rec116 := ocannlDecBF16BackwardPart115Records.Get()
-	rec116.scratch = scratch
-	region.Run(rec116, 8)
-	*rec116 = ocannlDecBF16BackwardPart115{}
-	ocannlDecBF16BackwardPart115Records.Put(rec116)
+	rec120 := ocannlDecBF16BackwardPart119Records.Get()
+	rec120.scratch = scratch
+	region.Run(rec120, 8)
+	*rec120 = ocannlDecBF16BackwardPart119{}
+	ocannlDecBF16BackwardPart119Records.Put(rec120)
 
 	// backprop of op 36 (_net.block#1.dense#1/x.3 = pointwise sqrt of _net.block#1.dense#1/x.2): g1 =+ g / (2 * t); g1 is _net.block#1.dense#1/x.2.grad
 	for i0 := range 8 {
@@ -25965,84 +25919,84 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 
 	// backprop of op 34 (_net.block#1.dense#1/x.1 = pointwise "*." of net.block#1.layer_norm#2.gamma, net.block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#2.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec117 := ocannlDecBF16BackwardPart116Records.Get()
-	rec117.scratch = scratch
+	rec121 := ocannlDecBF16BackwardPart120Records.Get()
+	rec121.scratch = scratch
 
 	// backprop of op 34 (_net.block#1.dense#1/x.1 = pointwise "*." of net.block#1.layer_norm#2.gamma, net.block#1.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#2/centered.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_layer_norm_2_centered_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec118 := ocannlDecBF16BackwardPart117Records.Get()
-	rec118.pNetBlock1LayerNorm2Gamma = pNetBlock1LayerNorm2Gamma
-	rec118.scratch = scratch
+	rec122 := ocannlDecBF16BackwardPart121Records.Get()
+	rec122.pNetBlock1LayerNorm2Gamma = pNetBlock1LayerNorm2Gamma
+	rec122.scratch = scratch
 
 	// backprop of op 33 (net.block#1.layer_norm#2/var = pointwise "/." of _net.block#1.layer_norm#2/var.2, _dim_d.5): g1 =+ g / v2; g1 is _net.block#1.layer_norm#2/var.2.grad
 	// 8 parts of i0 on the pool.
-	rec119 := ocannlDecBF16BackwardPart118Records.Get()
-	rec119.scratch = scratch
+	rec123 := ocannlDecBF16BackwardPart122Records.Get()
+	rec123.scratch = scratch
 
 	// backprop of op 32 (_net.block#1.layer_norm#2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#2/var.1): g1 =+ g; g1 is _net.block#1.layer_norm#2/var.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_layer_norm_2_var_1_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec120 := ocannlDecBF16BackwardPart119Records.Get()
-	rec120.scratch = scratch
+	rec124 := ocannlDecBF16BackwardPart123Records.Get()
+	rec124.scratch = scratch
 
 	// backprop of op 31 (_net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#2/centered.grad
 	// 8 parts of i0 on the pool.
-	rec121 := ocannlDecBF16BackwardPart120Records.Get()
-	rec121.scratch = scratch
+	rec125 := ocannlDecBF16BackwardPart124Records.Get()
+	rec125.scratch = scratch
 
 	// backprop of op 31 (_net.block#1.layer_norm#2/var.1 = pointwise "*." of net.block#1.layer_norm#2/centered, net.block#1.layer_norm#2/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#2/centered.grad
 	// 8 parts of i0 on the pool.
-	rec122 := ocannlDecBF16BackwardPart121Records.Get()
-	rec122.scratch = scratch
+	rec126 := ocannlDecBF16BackwardPart125Records.Get()
+	rec126.scratch = scratch
 
 	// backprop of op 30 (net.block#1.layer_norm#2/centered = pointwise "-" of net.block#1/x1, net.block#1.layer_norm#2/mean): g1 =+ g; g1 is net.block#1/x1.grad
 	// 8 parts of i0 on the pool.
-	rec123 := ocannlDecBF16BackwardPart122Records.Get()
-	rec123.scratch = scratch
+	rec127 := ocannlDecBF16BackwardPart126Records.Get()
+	rec127.scratch = scratch
 
 	// The 7 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec117, rec118, rec119, rec120, rec121, rec122, rec123)
+	region.RunSeq(8, rec121, rec122, rec123, rec124, rec125, rec126, rec127)
 	// The 8 partial sums, added in part order.
-	for j136 := range 64 {
-		acc84 := gNetBlock1LayerNorm2Gamma[j136]
-		acc84 += rec117.gNetBlock1LayerNorm2GammaPartial[0][j136]
-		acc84 += rec117.gNetBlock1LayerNorm2GammaPartial[1][j136]
-		acc84 += rec117.gNetBlock1LayerNorm2GammaPartial[2][j136]
-		acc84 += rec117.gNetBlock1LayerNorm2GammaPartial[3][j136]
-		acc84 += rec117.gNetBlock1LayerNorm2GammaPartial[4][j136]
-		acc84 += rec117.gNetBlock1LayerNorm2GammaPartial[5][j136]
-		acc84 += rec117.gNetBlock1LayerNorm2GammaPartial[6][j136]
-		acc84 += rec117.gNetBlock1LayerNorm2GammaPartial[7][j136]
-		gNetBlock1LayerNorm2Gamma[j136] = acc84
+	for j140 := range 64 {
+		acc84 := gNetBlock1LayerNorm2Gamma[j140]
+		acc84 += rec121.gNetBlock1LayerNorm2GammaPartial[0][j140]
+		acc84 += rec121.gNetBlock1LayerNorm2GammaPartial[1][j140]
+		acc84 += rec121.gNetBlock1LayerNorm2GammaPartial[2][j140]
+		acc84 += rec121.gNetBlock1LayerNorm2GammaPartial[3][j140]
+		acc84 += rec121.gNetBlock1LayerNorm2GammaPartial[4][j140]
+		acc84 += rec121.gNetBlock1LayerNorm2GammaPartial[5][j140]
+		acc84 += rec121.gNetBlock1LayerNorm2GammaPartial[6][j140]
+		acc84 += rec121.gNetBlock1LayerNorm2GammaPartial[7][j140]
+		gNetBlock1LayerNorm2Gamma[j140] = acc84
 	}
-	rec117.scratch = nil
-	ocannlDecBF16BackwardPart116Records.Put(rec117)
-	*rec118 = ocannlDecBF16BackwardPart117{}
-	ocannlDecBF16BackwardPart117Records.Put(rec118)
-	*rec119 = ocannlDecBF16BackwardPart118{}
-	ocannlDecBF16BackwardPart118Records.Put(rec119)
-	*rec120 = ocannlDecBF16BackwardPart119{}
-	ocannlDecBF16BackwardPart119Records.Put(rec120)
-	*rec121 = ocannlDecBF16BackwardPart120{}
+	rec121.scratch = nil
 	ocannlDecBF16BackwardPart120Records.Put(rec121)
 	*rec122 = ocannlDecBF16BackwardPart121{}
 	ocannlDecBF16BackwardPart121Records.Put(rec122)
 	*rec123 = ocannlDecBF16BackwardPart122{}
 	ocannlDecBF16BackwardPart122Records.Put(rec123)
+	*rec124 = ocannlDecBF16BackwardPart123{}
+	ocannlDecBF16BackwardPart123Records.Put(rec124)
+	*rec125 = ocannlDecBF16BackwardPart124{}
+	ocannlDecBF16BackwardPart124Records.Put(rec125)
+	*rec126 = ocannlDecBF16BackwardPart125{}
+	ocannlDecBF16BackwardPart125Records.Put(rec126)
+	*rec127 = ocannlDecBF16BackwardPart126{}
+	ocannlDecBF16BackwardPart126Records.Put(rec127)
 
 	// backprop of op 30 (net.block#1.layer_norm#2/centered = pointwise "-" of net.block#1/x1, net.block#1.layer_norm#2/mean): g2 =- g; g2 is net.block#1.layer_norm#2/mean.grad
 	// 8 parts of i1 on the pool.
-	rec124 := ocannlDecBF16BackwardPart123Records.Get()
-	rec124.scratch = scratch
-	region.Run(rec124, 8)
-	*rec124 = ocannlDecBF16BackwardPart123{}
-	ocannlDecBF16BackwardPart123Records.Put(rec124)
+	rec128 := ocannlDecBF16BackwardPart127Records.Get()
+	rec128.scratch = scratch
+	region.Run(rec128, 8)
+	*rec128 = ocannlDecBF16BackwardPart127{}
+	ocannlDecBF16BackwardPart127Records.Put(rec128)
 
 	// backprop of op 29 (net.block#1.layer_norm#2/mean = pointwise "/." of _net.block#1.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.block#1.layer_norm#2/mean.1.grad
 	for i0 := range 8 {
@@ -26107,65 +26061,65 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 
 	// backprop of op 26 (_net.block#1/x1.1 = compose "*" of net.block#1.masked_attention#1.w_o, net.block#1.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_o.grad
 	// 4 parts of i3 on the pool.
-	rec125 := ocannlDecBF16BackwardPart124Records.Get()
-	rec125.gNetBlock1MaskedAttention1WO = gNetBlock1MaskedAttention1WO
-	rec125.scratch = scratch
-	region.Run(rec125, 4)
-	*rec125 = ocannlDecBF16BackwardPart124{}
-	ocannlDecBF16BackwardPart124Records.Put(rec125)
+	rec129 := ocannlDecBF16BackwardPart128Records.Get()
+	rec129.gNetBlock1MaskedAttention1WO = gNetBlock1MaskedAttention1WO
+	rec129.scratch = scratch
+	region.Run(rec129, 4)
+	*rec129 = ocannlDecBF16BackwardPart128{}
+	ocannlDecBF16BackwardPart128Records.Put(rec129)
 
 	// backprop of op 26 (_net.block#1/x1.1 = compose "*" of net.block#1.masked_attention#1.w_o, net.block#1.masked_attention#1/ctx): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/ctx.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_ctx_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec126 := ocannlDecBF16BackwardPart125Records.Get()
-	rec126.pNetBlock1MaskedAttention1WO = pNetBlock1MaskedAttention1WO
-	rec126.scratch = scratch
+	rec130 := ocannlDecBF16BackwardPart129Records.Get()
+	rec130.pNetBlock1MaskedAttention1WO = pNetBlock1MaskedAttention1WO
+	rec130.scratch = scratch
 
 	// backprop of op 25 (net.block#1.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#1.masked_attention#1/attn, net.block#1.masked_attention#1/v): g1 =+ g * v2; g1 is net.block#1.masked_attention#1/attn.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_attn_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec127 := ocannlDecBF16BackwardPart126Records.Get()
-	rec127.scratch = scratch
+	rec131 := ocannlDecBF16BackwardPart130Records.Get()
+	rec131.scratch = scratch
 
 	// backprop of op 25 (net.block#1.masked_attention#1/ctx = einsum "+*" "... s | t -> h; ... t | h e => ... s | h e" of net.block#1.masked_attention#1/attn, net.block#1.masked_attention#1/v): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/v.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_v_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec128 := ocannlDecBF16BackwardPart127Records.Get()
-	rec128.scratch = scratch
+	rec132 := ocannlDecBF16BackwardPart131Records.Get()
+	rec132.scratch = scratch
 
 	// backprop of op 24 (net.block#1.masked_attention#1/attn = pointwise "/." of net.block#1.masked_attention#1/ex, _net.block#1.masked_attention#1/attn.1): g1 =+ g / v2; g1 is net.block#1.masked_attention#1/ex.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_ex_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec129 := ocannlDecBF16BackwardPart128Records.Get()
-	rec129.scratch = scratch
+	rec133 := ocannlDecBF16BackwardPart132Records.Get()
+	rec133.scratch = scratch
 
 	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec126, rec127, rec128, rec129)
-	*rec126 = ocannlDecBF16BackwardPart125{}
-	ocannlDecBF16BackwardPart125Records.Put(rec126)
-	*rec127 = ocannlDecBF16BackwardPart126{}
-	ocannlDecBF16BackwardPart126Records.Put(rec127)
-	*rec128 = ocannlDecBF16BackwardPart127{}
-	ocannlDecBF16BackwardPart127Records.Put(rec128)
-	*rec129 = ocannlDecBF16BackwardPart128{}
-	ocannlDecBF16BackwardPart128Records.Put(rec129)
+	region.RunSeq(8, rec130, rec131, rec132, rec133)
+	*rec130 = ocannlDecBF16BackwardPart129{}
+	ocannlDecBF16BackwardPart129Records.Put(rec130)
+	*rec131 = ocannlDecBF16BackwardPart130{}
+	ocannlDecBF16BackwardPart130Records.Put(rec131)
+	*rec132 = ocannlDecBF16BackwardPart131{}
+	ocannlDecBF16BackwardPart131Records.Put(rec132)
+	*rec133 = ocannlDecBF16BackwardPart132{}
+	ocannlDecBF16BackwardPart132Records.Put(rec133)
 
 	// backprop of op 24 (net.block#1.masked_attention#1/attn = pointwise "/." of net.block#1.masked_attention#1/ex, _net.block#1.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#1.masked_attention#1/attn.1.grad
 	// 8 parts of i1 on the pool.
-	rec130 := ocannlDecBF16BackwardPart129Records.Get()
-	rec130.scratch = scratch
-	region.Run(rec130, 8)
-	*rec130 = ocannlDecBF16BackwardPart129{}
-	ocannlDecBF16BackwardPart129Records.Put(rec130)
+	rec134 := ocannlDecBF16BackwardPart133Records.Get()
+	rec134.scratch = scratch
+	region.Run(rec134, 8)
+	*rec134 = ocannlDecBF16BackwardPart133{}
+	ocannlDecBF16BackwardPart133Records.Put(rec134)
 
 	// backprop of op 23 (_net.block#1.masked_attention#1/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/ex): g1 =+ g; g1 is net.block#1.masked_attention#1/ex.grad
 	// float32 pointwise kernel over 512 rows of 16 elements (c += x0): AVX512, AVX2.
@@ -26233,10 +26187,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if ocannlAVX2 {
 		ocannlMap37AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
 	} else {
-		for j151 := range 8 {
-			for j152 := range 16 {
-				for j153 := range 4 {
-					scratch.net_block_1_masked_attention_1_m_argmax_20[j151][j152][j153][0] = 16
+		for j155 := range 8 {
+			for j156 := range 16 {
+				for j157 := range 4 {
+					scratch.net_block_1_masked_attention_1_m_argmax_20[j155][j156][j157][0] = 16
 				}
 			}
 		}
@@ -26244,21 +26198,21 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 
 	// backprop of op 21 (_net.block#1.masked_attention#1/ex.1 = pointwise "-" of net.block#1.masked_attention#1/masked, net.block#1.masked_attention#1/m): g2 =- g; g2 is net.block#1.masked_attention#1/m.grad
 	// 8 parts of i1 on the pool.
-	rec131 := ocannlDecBF16BackwardPart130Records.Get()
-	rec131.scratch = scratch
+	rec135 := ocannlDecBF16BackwardPart134Records.Get()
+	rec135.scratch = scratch
 
 	// backprop of op 20 (net.block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 16); w is net.block#1.masked_attention#1/m.argmax@20
 	// 8 parts of i1 on the pool.
-	rec132 := ocannlDecBF16BackwardPart131Records.Get()
-	rec132.scratch = scratch
+	rec136 := ocannlDecBF16BackwardPart135Records.Get()
+	rec136.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec131, rec132)
-	*rec131 = ocannlDecBF16BackwardPart130{}
-	ocannlDecBF16BackwardPart130Records.Put(rec131)
-	*rec132 = ocannlDecBF16BackwardPart131{}
-	ocannlDecBF16BackwardPart131Records.Put(rec132)
+	region.RunSeq(8, rec135, rec136)
+	*rec135 = ocannlDecBF16BackwardPart134{}
+	ocannlDecBF16BackwardPart134Records.Put(rec135)
+	*rec136 = ocannlDecBF16BackwardPart135{}
+	ocannlDecBF16BackwardPart135Records.Put(rec136)
 
 	// backprop of op 20 (net.block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/masked): g1 =+ where((ord == w), g, 0); g1 is net.block#1.masked_attention#1/masked.grad
 	// float32 pointwise kernel over 512 rows of 16 elements (c += where(eq(x0,x1),x2,0)): AVX512, AVX2.
@@ -26274,15 +26228,15 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 					net_block_1_masked_attention_1_m_gradV := scratch.net_block_1_masked_attention_1_m_grad[i0][i1][i2][0]
 					net_block_1_masked_attention_1_masked_gradRow2 := &scratch.net_block_1_masked_attention_1_masked_grad[i0][i1][i2]
 					for i3 := range 16 {
-						var r152 float32
+						var r156 float32
 						if scratch.ordinals_2[i3] == net_block_1_masked_attention_1_m_argmax_20V {
-							r152 = 1
+							r156 = 1
 						}
-						r153 := float32(0)
-						if r152 != 0 {
-							r153 = net_block_1_masked_attention_1_m_gradV
+						r157 := float32(0)
+						if r156 != 0 {
+							r157 = net_block_1_masked_attention_1_m_gradV
 						}
-						net_block_1_masked_attention_1_masked_gradRow2[i3] += r153
+						net_block_1_masked_attention_1_masked_gradRow2[i3] += r157
 					}
 				}
 			}
@@ -26304,11 +26258,11 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 					net_block_1_masked_attention_1_masked_gradRow3 := &scratch.net_block_1_masked_attention_1_masked_grad[i0][i1][i2]
 					net_block_1_masked_attention_1_scores_gradRow := &scratch.net_block_1_masked_attention_1_scores_grad[i0][i1][i2]
 					for i3 := range 16 {
-						r154 := float32(0)
+						r158 := float32(0)
 						if maskRow4[i3] != 0 {
-							r154 = net_block_1_masked_attention_1_masked_gradRow3[i3]
+							r158 = net_block_1_masked_attention_1_masked_gradRow3[i3]
 						}
-						net_block_1_masked_attention_1_scores_gradRow[i3] += r154
+						net_block_1_masked_attention_1_scores_gradRow[i3] += r158
 					}
 				}
 			}
@@ -26340,132 +26294,132 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 		scratch.net_block_1_masked_attention_1_q_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec133 := ocannlDecBF16BackwardPart132Records.Get()
-	rec133.scratch = scratch
+	rec137 := ocannlDecBF16BackwardPart136Records.Get()
+	rec137.scratch = scratch
 
 	// backprop of op 16 (_net.block#1.masked_attention#1/scores.1 = einsum "+*" "... s | h d; ... t | h d => ... s | t -> h" of net.block#1.masked_attention#1/q, net.block#1.masked_attention#1/k): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/k.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_k_grad = [8][16][4][16]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec134 := ocannlDecBF16BackwardPart133Records.Get()
-	rec134.scratch = scratch
+	rec138 := ocannlDecBF16BackwardPart137Records.Get()
+	rec138.scratch = scratch
 
 	// The 2 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec133, rec134)
-	*rec133 = ocannlDecBF16BackwardPart132{}
-	ocannlDecBF16BackwardPart132Records.Put(rec133)
-	*rec134 = ocannlDecBF16BackwardPart133{}
-	ocannlDecBF16BackwardPart133Records.Put(rec134)
+	region.RunSeq(8, rec137, rec138)
+	*rec137 = ocannlDecBF16BackwardPart136{}
+	ocannlDecBF16BackwardPart136Records.Put(rec137)
+	*rec138 = ocannlDecBF16BackwardPart137{}
+	ocannlDecBF16BackwardPart137Records.Put(rec138)
 
 	// backprop of op 15 (net.block#1.masked_attention#1/v = compose "*" of net.block#1.masked_attention#1.w_v, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_v.grad
 	// 4 parts of i2 on the pool.
-	rec135 := ocannlDecBF16BackwardPart134Records.Get()
-	rec135.gNetBlock1MaskedAttention1WV = gNetBlock1MaskedAttention1WV
-	rec135.scratch = scratch
-	region.Run(rec135, 4)
-	*rec135 = ocannlDecBF16BackwardPart134{}
-	ocannlDecBF16BackwardPart134Records.Put(rec135)
+	rec139 := ocannlDecBF16BackwardPart138Records.Get()
+	rec139.gNetBlock1MaskedAttention1WV = gNetBlock1MaskedAttention1WV
+	rec139.scratch = scratch
+	region.Run(rec139, 4)
+	*rec139 = ocannlDecBF16BackwardPart138{}
+	ocannlDecBF16BackwardPart138Records.Put(rec139)
 
 	// backprop of op 15 (net.block#1.masked_attention#1/v = compose "*" of net.block#1.masked_attention#1.w_v, net.block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/x.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_x_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec136 := ocannlDecBF16BackwardPart135Records.Get()
-	rec136.pNetBlock1MaskedAttention1WV = pNetBlock1MaskedAttention1WV
-	rec136.scratch = scratch
-	region.Run(rec136, 8)
-	*rec136 = ocannlDecBF16BackwardPart135{}
-	ocannlDecBF16BackwardPart135Records.Put(rec136)
+	rec140 := ocannlDecBF16BackwardPart139Records.Get()
+	rec140.pNetBlock1MaskedAttention1WV = pNetBlock1MaskedAttention1WV
+	rec140.scratch = scratch
+	region.Run(rec140, 8)
+	*rec140 = ocannlDecBF16BackwardPart139{}
+	ocannlDecBF16BackwardPart139Records.Put(rec140)
 
 	// backprop of op 14 (net.block#1.masked_attention#1/k = compose "*" of net.block#1.masked_attention#1.w_k, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_k.grad
 	// 4 parts of i2 on the pool.
-	rec137 := ocannlDecBF16BackwardPart136Records.Get()
-	rec137.gNetBlock1MaskedAttention1WK = gNetBlock1MaskedAttention1WK
-	rec137.scratch = scratch
-	region.Run(rec137, 4)
-	*rec137 = ocannlDecBF16BackwardPart136{}
-	ocannlDecBF16BackwardPart136Records.Put(rec137)
+	rec141 := ocannlDecBF16BackwardPart140Records.Get()
+	rec141.gNetBlock1MaskedAttention1WK = gNetBlock1MaskedAttention1WK
+	rec141.scratch = scratch
+	region.Run(rec141, 4)
+	*rec141 = ocannlDecBF16BackwardPart140{}
+	ocannlDecBF16BackwardPart140Records.Put(rec141)
 
 	// backprop of op 14 (net.block#1.masked_attention#1/k = compose "*" of net.block#1.masked_attention#1.w_k, net.block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/x.grad
 	// 8 parts of i0 on the pool.
-	rec138 := ocannlDecBF16BackwardPart137Records.Get()
-	rec138.pNetBlock1MaskedAttention1WK = pNetBlock1MaskedAttention1WK
-	rec138.scratch = scratch
-	region.Run(rec138, 8)
-	*rec138 = ocannlDecBF16BackwardPart137{}
-	ocannlDecBF16BackwardPart137Records.Put(rec138)
+	rec142 := ocannlDecBF16BackwardPart141Records.Get()
+	rec142.pNetBlock1MaskedAttention1WK = pNetBlock1MaskedAttention1WK
+	rec142.scratch = scratch
+	region.Run(rec142, 8)
+	*rec142 = ocannlDecBF16BackwardPart141{}
+	ocannlDecBF16BackwardPart141Records.Put(rec142)
 
 	// backprop of op 13 (net.block#1.masked_attention#1/q = compose "*" of net.block#1.masked_attention#1.w_q, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_q.grad
 	// 4 parts of i2 on the pool.
-	rec139 := ocannlDecBF16BackwardPart138Records.Get()
-	rec139.gNetBlock1MaskedAttention1WQ = gNetBlock1MaskedAttention1WQ
-	rec139.scratch = scratch
-	region.Run(rec139, 4)
-	*rec139 = ocannlDecBF16BackwardPart138{}
-	ocannlDecBF16BackwardPart138Records.Put(rec139)
+	rec143 := ocannlDecBF16BackwardPart142Records.Get()
+	rec143.gNetBlock1MaskedAttention1WQ = gNetBlock1MaskedAttention1WQ
+	rec143.scratch = scratch
+	region.Run(rec143, 4)
+	*rec143 = ocannlDecBF16BackwardPart142{}
+	ocannlDecBF16BackwardPart142Records.Put(rec143)
 
 	// backprop of op 13 (net.block#1.masked_attention#1/q = compose "*" of net.block#1.masked_attention#1.w_q, net.block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/x.grad
 	// 8 parts of i0 on the pool.
-	rec140 := ocannlDecBF16BackwardPart139Records.Get()
-	rec140.pNetBlock1MaskedAttention1WQ = pNetBlock1MaskedAttention1WQ
-	rec140.scratch = scratch
+	rec144 := ocannlDecBF16BackwardPart143Records.Get()
+	rec144.pNetBlock1MaskedAttention1WQ = pNetBlock1MaskedAttention1WQ
+	rec144.scratch = scratch
 
 	// backprop of op 12 (net.block#1.masked_attention#1/x = pointwise "+" of _net.block#1.masked_attention#1/x.4, net.block#1.layer_norm#1.beta): g1 =+ g; g1 is _net.block#1.masked_attention#1/x.4.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_x_4_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec141 := ocannlDecBF16BackwardPart140Records.Get()
-	rec141.scratch = scratch
+	rec145 := ocannlDecBF16BackwardPart144Records.Get()
+	rec145.scratch = scratch
 
 	// backprop of op 12 (net.block#1.masked_attention#1/x = pointwise "+" of _net.block#1.masked_attention#1/x.4, net.block#1.layer_norm#1.beta): g2 =+ g; g2 is net.block#1.layer_norm#1.beta.grad
 	// 8 parts of i0 on the pool.
-	rec142 := ocannlDecBF16BackwardPart141Records.Get()
-	rec142.scratch = scratch
+	rec146 := ocannlDecBF16BackwardPart145Records.Get()
+	rec146.scratch = scratch
 
 	// backprop of op 11 (_net.block#1.masked_attention#1/x.4 = pointwise "/." of _net.block#1.masked_attention#1/x.1, _net.block#1.masked_attention#1/x.3): g1 =+ g / v2; g1 is _net.block#1.masked_attention#1/x.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_x_1_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec143 := ocannlDecBF16BackwardPart142Records.Get()
-	rec143.scratch = scratch
+	rec147 := ocannlDecBF16BackwardPart146Records.Get()
+	rec147.scratch = scratch
 
 	// The 4 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec140, rec141, rec142, rec143)
-	*rec140 = ocannlDecBF16BackwardPart139{}
-	ocannlDecBF16BackwardPart139Records.Put(rec140)
-	*rec141 = ocannlDecBF16BackwardPart140{}
-	ocannlDecBF16BackwardPart140Records.Put(rec141)
+	region.RunSeq(8, rec144, rec145, rec146, rec147)
+	*rec144 = ocannlDecBF16BackwardPart143{}
+	ocannlDecBF16BackwardPart143Records.Put(rec144)
+	*rec145 = ocannlDecBF16BackwardPart144{}
+	ocannlDecBF16BackwardPart144Records.Put(rec145)
 	// The 8 partial sums, added in part order.
-	for j165 := range 64 {
-		acc95 := gNetBlock1LayerNorm1Beta[j165]
-		acc95 += rec142.gNetBlock1LayerNorm1BetaPartial[0][j165]
-		acc95 += rec142.gNetBlock1LayerNorm1BetaPartial[1][j165]
-		acc95 += rec142.gNetBlock1LayerNorm1BetaPartial[2][j165]
-		acc95 += rec142.gNetBlock1LayerNorm1BetaPartial[3][j165]
-		acc95 += rec142.gNetBlock1LayerNorm1BetaPartial[4][j165]
-		acc95 += rec142.gNetBlock1LayerNorm1BetaPartial[5][j165]
-		acc95 += rec142.gNetBlock1LayerNorm1BetaPartial[6][j165]
-		acc95 += rec142.gNetBlock1LayerNorm1BetaPartial[7][j165]
-		gNetBlock1LayerNorm1Beta[j165] = acc95
+	for j169 := range 64 {
+		acc95 := gNetBlock1LayerNorm1Beta[j169]
+		acc95 += rec146.gNetBlock1LayerNorm1BetaPartial[0][j169]
+		acc95 += rec146.gNetBlock1LayerNorm1BetaPartial[1][j169]
+		acc95 += rec146.gNetBlock1LayerNorm1BetaPartial[2][j169]
+		acc95 += rec146.gNetBlock1LayerNorm1BetaPartial[3][j169]
+		acc95 += rec146.gNetBlock1LayerNorm1BetaPartial[4][j169]
+		acc95 += rec146.gNetBlock1LayerNorm1BetaPartial[5][j169]
+		acc95 += rec146.gNetBlock1LayerNorm1BetaPartial[6][j169]
+		acc95 += rec146.gNetBlock1LayerNorm1BetaPartial[7][j169]
+		gNetBlock1LayerNorm1Beta[j169] = acc95
 	}
-	rec142.scratch = nil
-	ocannlDecBF16BackwardPart141Records.Put(rec142)
-	*rec143 = ocannlDecBF16BackwardPart142{}
-	ocannlDecBF16BackwardPart142Records.Put(rec143)
+	rec146.scratch = nil
+	ocannlDecBF16BackwardPart145Records.Put(rec146)
+	*rec147 = ocannlDecBF16BackwardPart146{}
+	ocannlDecBF16BackwardPart146Records.Put(rec147)
 
 	// backprop of op 11 (_net.block#1.masked_attention#1/x.4 = pointwise "/." of _net.block#1.masked_attention#1/x.1, _net.block#1.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.block#1.masked_attention#1/x.3.grad
 	// 8 parts of i1 on the pool.
-	rec144 := ocannlDecBF16BackwardPart143Records.Get()
-	rec144.scratch = scratch
-	region.Run(rec144, 8)
-	*rec144 = ocannlDecBF16BackwardPart143{}
-	ocannlDecBF16BackwardPart143Records.Put(rec144)
+	rec148 := ocannlDecBF16BackwardPart147Records.Get()
+	rec148.scratch = scratch
+	region.Run(rec148, 8)
+	*rec148 = ocannlDecBF16BackwardPart147{}
+	ocannlDecBF16BackwardPart147Records.Put(rec148)
 
 	// backprop of op 10 (_net.block#1.masked_attention#1/x.3 = pointwise sqrt of _net.block#1.masked_attention#1/x.2): g1 =+ g / (2 * t); g1 is _net.block#1.masked_attention#1/x.2.grad
 	for i0 := range 8 {
@@ -26488,84 +26442,84 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 
 	// backprop of op 8 (_net.block#1.masked_attention#1/x.1 = pointwise "*." of net.block#1.layer_norm#1.gamma, net.block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#1.gamma.grad
 	// 8 parts of i0 on the pool.
-	rec145 := ocannlDecBF16BackwardPart144Records.Get()
-	rec145.scratch = scratch
+	rec149 := ocannlDecBF16BackwardPart148Records.Get()
+	rec149.scratch = scratch
 
 	// backprop of op 8 (_net.block#1.masked_attention#1/x.1 = pointwise "*." of net.block#1.layer_norm#1.gamma, net.block#1.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#1/centered.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_layer_norm_1_centered_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec146 := ocannlDecBF16BackwardPart145Records.Get()
-	rec146.pNetBlock1LayerNorm1Gamma = pNetBlock1LayerNorm1Gamma
-	rec146.scratch = scratch
+	rec150 := ocannlDecBF16BackwardPart149Records.Get()
+	rec150.pNetBlock1LayerNorm1Gamma = pNetBlock1LayerNorm1Gamma
+	rec150.scratch = scratch
 
 	// backprop of op 7 (net.block#1.layer_norm#1/var = pointwise "/." of _net.block#1.layer_norm#1/var.2, _dim_d.2): g1 =+ g / v2; g1 is _net.block#1.layer_norm#1/var.2.grad
 	// 8 parts of i0 on the pool.
-	rec147 := ocannlDecBF16BackwardPart146Records.Get()
-	rec147.scratch = scratch
+	rec151 := ocannlDecBF16BackwardPart150Records.Get()
+	rec151.scratch = scratch
 
 	// backprop of op 6 (_net.block#1.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#1/var.1): g1 =+ g; g1 is _net.block#1.layer_norm#1/var.1.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_layer_norm_1_var_1_grad = [8][16][64]float32{}
 	}
 	// 8 parts of i0 on the pool.
-	rec148 := ocannlDecBF16BackwardPart147Records.Get()
-	rec148.scratch = scratch
+	rec152 := ocannlDecBF16BackwardPart151Records.Get()
+	rec152.scratch = scratch
 
 	// backprop of op 5 (_net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.block#1.layer_norm#1/centered.grad
 	// 8 parts of i0 on the pool.
-	rec149 := ocannlDecBF16BackwardPart148Records.Get()
-	rec149.scratch = scratch
+	rec153 := ocannlDecBF16BackwardPart152Records.Get()
+	rec153.scratch = scratch
 
 	// backprop of op 5 (_net.block#1.layer_norm#1/var.1 = pointwise "*." of net.block#1.layer_norm#1/centered, net.block#1.layer_norm#1/centered): g2 =+ v1 * g; g2 is net.block#1.layer_norm#1/centered.grad
 	// 8 parts of i0 on the pool.
-	rec150 := ocannlDecBF16BackwardPart149Records.Get()
-	rec150.scratch = scratch
+	rec154 := ocannlDecBF16BackwardPart153Records.Get()
+	rec154.scratch = scratch
 
 	// backprop of op 4 (net.block#1.layer_norm#1/centered = pointwise "-" of net/h0, net.block#1.layer_norm#1/mean): g1 =+ g; g1 is net/h0.grad
 	// 8 parts of i0 on the pool.
-	rec151 := ocannlDecBF16BackwardPart150Records.Get()
-	rec151.scratch = scratch
+	rec155 := ocannlDecBF16BackwardPart154Records.Get()
+	rec155.scratch = scratch
 
 	// The 7 nests above as one job: part j runs part j of each, in order (their
 	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(8, rec145, rec146, rec147, rec148, rec149, rec150, rec151)
+	region.RunSeq(8, rec149, rec150, rec151, rec152, rec153, rec154, rec155)
 	// The 8 partial sums, added in part order.
-	for j169 := range 64 {
-		acc98 := gNetBlock1LayerNorm1Gamma[j169]
-		acc98 += rec145.gNetBlock1LayerNorm1GammaPartial[0][j169]
-		acc98 += rec145.gNetBlock1LayerNorm1GammaPartial[1][j169]
-		acc98 += rec145.gNetBlock1LayerNorm1GammaPartial[2][j169]
-		acc98 += rec145.gNetBlock1LayerNorm1GammaPartial[3][j169]
-		acc98 += rec145.gNetBlock1LayerNorm1GammaPartial[4][j169]
-		acc98 += rec145.gNetBlock1LayerNorm1GammaPartial[5][j169]
-		acc98 += rec145.gNetBlock1LayerNorm1GammaPartial[6][j169]
-		acc98 += rec145.gNetBlock1LayerNorm1GammaPartial[7][j169]
-		gNetBlock1LayerNorm1Gamma[j169] = acc98
+	for j173 := range 64 {
+		acc98 := gNetBlock1LayerNorm1Gamma[j173]
+		acc98 += rec149.gNetBlock1LayerNorm1GammaPartial[0][j173]
+		acc98 += rec149.gNetBlock1LayerNorm1GammaPartial[1][j173]
+		acc98 += rec149.gNetBlock1LayerNorm1GammaPartial[2][j173]
+		acc98 += rec149.gNetBlock1LayerNorm1GammaPartial[3][j173]
+		acc98 += rec149.gNetBlock1LayerNorm1GammaPartial[4][j173]
+		acc98 += rec149.gNetBlock1LayerNorm1GammaPartial[5][j173]
+		acc98 += rec149.gNetBlock1LayerNorm1GammaPartial[6][j173]
+		acc98 += rec149.gNetBlock1LayerNorm1GammaPartial[7][j173]
+		gNetBlock1LayerNorm1Gamma[j173] = acc98
 	}
-	rec145.scratch = nil
-	ocannlDecBF16BackwardPart144Records.Put(rec145)
-	*rec146 = ocannlDecBF16BackwardPart145{}
-	ocannlDecBF16BackwardPart145Records.Put(rec146)
-	*rec147 = ocannlDecBF16BackwardPart146{}
-	ocannlDecBF16BackwardPart146Records.Put(rec147)
-	*rec148 = ocannlDecBF16BackwardPart147{}
-	ocannlDecBF16BackwardPart147Records.Put(rec148)
-	*rec149 = ocannlDecBF16BackwardPart148{}
+	rec149.scratch = nil
 	ocannlDecBF16BackwardPart148Records.Put(rec149)
 	*rec150 = ocannlDecBF16BackwardPart149{}
 	ocannlDecBF16BackwardPart149Records.Put(rec150)
 	*rec151 = ocannlDecBF16BackwardPart150{}
 	ocannlDecBF16BackwardPart150Records.Put(rec151)
+	*rec152 = ocannlDecBF16BackwardPart151{}
+	ocannlDecBF16BackwardPart151Records.Put(rec152)
+	*rec153 = ocannlDecBF16BackwardPart152{}
+	ocannlDecBF16BackwardPart152Records.Put(rec153)
+	*rec154 = ocannlDecBF16BackwardPart153{}
+	ocannlDecBF16BackwardPart153Records.Put(rec154)
+	*rec155 = ocannlDecBF16BackwardPart154{}
+	ocannlDecBF16BackwardPart154Records.Put(rec155)
 
 	// backprop of op 4 (net.block#1.layer_norm#1/centered = pointwise "-" of net/h0, net.block#1.layer_norm#1/mean): g2 =- g; g2 is net.block#1.layer_norm#1/mean.grad
 	// 8 parts of i1 on the pool.
-	rec152 := ocannlDecBF16BackwardPart151Records.Get()
-	rec152.scratch = scratch
-	region.Run(rec152, 8)
-	*rec152 = ocannlDecBF16BackwardPart151{}
-	ocannlDecBF16BackwardPart151Records.Put(rec152)
+	rec156 := ocannlDecBF16BackwardPart155Records.Get()
+	rec156.scratch = scratch
+	region.Run(rec156, 8)
+	*rec156 = ocannlDecBF16BackwardPart155{}
+	ocannlDecBF16BackwardPart155Records.Put(rec156)
 
 	// backprop of op 3 (net.block#1.layer_norm#1/mean = pointwise "/." of _net.block#1.layer_norm#1/mean.1, _dim_d.1): g1 =+ g / v2; g1 is _net.block#1.layer_norm#1/mean.1.grad
 	for i0 := range 8 {
@@ -26613,22 +26567,22 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 
 	// backprop of op 1 (net/h0 = pointwise "+" of _net/h0.1, net.pos): g2 =+ g; g2 is net.pos.grad
 	// 8 parts of i1 on the pool.
-	rec153 := ocannlDecBF16BackwardPart152Records.Get()
-	rec153.gNetPos = gNetPos
-	rec153.scratch = scratch
-	region.Run(rec153, 8)
-	*rec153 = ocannlDecBF16BackwardPart152{}
-	ocannlDecBF16BackwardPart152Records.Put(rec153)
+	rec157 := ocannlDecBF16BackwardPart156Records.Get()
+	rec157.gNetPos = gNetPos
+	rec157.scratch = scratch
+	region.Run(rec157, 8)
+	*rec157 = ocannlDecBF16BackwardPart156{}
+	ocannlDecBF16BackwardPart156Records.Put(rec157)
 
 	// backprop of op 0 (_net/h0.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
 	// 8 parts of i2 on the pool.
-	rec154 := ocannlDecBF16BackwardPart153Records.Get()
-	rec154.gNetEmb = gNetEmb
-	rec154.tokens = tokens
-	rec154.scratch = scratch
-	region.Run(rec154, 8)
-	*rec154 = ocannlDecBF16BackwardPart153{}
-	ocannlDecBF16BackwardPart153Records.Put(rec154)
+	rec158 := ocannlDecBF16BackwardPart157Records.Get()
+	rec158.gNetEmb = gNetEmb
+	rec158.tokens = tokens
+	rec158.scratch = scratch
+	region.Run(rec158, 8)
+	*rec158 = ocannlDecBF16BackwardPart157{}
+	ocannlDecBF16BackwardPart157Records.Put(rec158)
 }
 
 // ocannlDecBF16BackwardScratch holds the local arrays of ocannlDecBF16Backward too large for the stack. Their
@@ -28773,18 +28727,18 @@ func (r70 *ocannlDecBF16BackwardPart61) Part(j69 int) {
 // ocannlDecBF16BackwardPart61Records holds the free ocannlDecBF16BackwardPart61 records.
 var ocannlDecBF16BackwardPart61Records rt.Records[ocannlDecBF16BackwardPart61]
 
-// ocannlDecBF16BackwardPart62 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
-// for each 32 values of i3 (see rt.Pool).
+// ocannlDecBF16BackwardPart62 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart62 struct {
 	pNetBlock2Linear1W *[8192]float32
 	scratch            *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j70 of the nest (0 <= j70 < 4).
+// Part runs part j70 of the nest (0 <= j70 < 8).
 func (r71 *ocannlDecBF16BackwardPart62) Part(j70 int) {
 	pNetBlock2Linear1W, scratch := r71.pNetBlock2Linear1W, r71.scratch
-	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 128x32x64.
-	bf16.Gemm(&scratch.net_block_2_linear_1_x_grad[0][0][32*j70], &scratch.net_h2_1_grad[0][0][0], &pNetBlock2Linear1W[32*j70], bf16.Shape{
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x128x64.
+	bf16.Gemm(&scratch.net_block_2_linear_1_x_grad[j70][0][0], &scratch.net_h2_1_grad[j70][0][0], &pNetBlock2Linear1W[0], bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        128,
@@ -28792,8 +28746,8 @@ func (r71 *ocannlDecBF16BackwardPart62) Part(j70 int) {
 		CM:        128,
 		CN:        1,
 		K:         64,
-		M:         128,
-		N:         32,
+		M:         16,
+		N:         128,
 		Overwrite: true,
 	})
 }
@@ -28804,26 +28758,91 @@ var ocannlDecBF16BackwardPart62Records rt.Records[ocannlDecBF16BackwardPart62]
 // ocannlDecBF16BackwardPart63 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart63 struct {
-	scratch                  *ocannlDecBF16BackwardScratch
-	gNetBlock2Dense1BPartial [8][128]float32
+	scratch *ocannlDecBF16BackwardScratch
 }
 
 // Part runs part j71 of the nest (0 <= j71 < 8).
 func (r74 *ocannlDecBF16BackwardPart63) Part(j71 int) {
-	scratch, gNetBlock2Dense1BPartial := r74.scratch, &r74.gNetBlock2Dense1BPartial
-	gNetBlock2Dense1BPartial[j71] = [128]float32{}
+	scratch := r74.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap41AVX2(&scratch.net_block_2_linear_1_x_2_grad[j71][0][0], &scratch.net_block_2_linear_1_x_2[j71][0][0], &scratch.net_block_2_linear_1_x_grad[j71][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_2_linear_1_x_2Row3 := &scratch.net_block_2_linear_1_x_2[i0+j71][i1]
+				net_block_2_linear_1_x_gradRow2 := &scratch.net_block_2_linear_1_x_grad[i0+j71][i1]
+				net_block_2_linear_1_x_2_gradRow := &scratch.net_block_2_linear_1_x_2_grad[i0+j71][i1]
+				for i2 := range 128 {
+					var r72 float32
+					if 0 < net_block_2_linear_1_x_2Row3[i2] {
+						r72 = 1
+					}
+					r73 := float32(0)
+					if r72 != 0 {
+						r73 = net_block_2_linear_1_x_gradRow2[i2]
+					}
+					net_block_2_linear_1_x_2_gradRow[i2] += r73
+				}
+			}
+		}
+	}
+}
+
+// ocannlDecBF16BackwardPart63Records holds the free ocannlDecBF16BackwardPart63 records.
+var ocannlDecBF16BackwardPart63Records rt.Records[ocannlDecBF16BackwardPart63]
+
+// ocannlDecBF16BackwardPart64 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart64 struct {
+	scratch *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j72 of the nest (0 <= j72 < 8).
+func (r75 *ocannlDecBF16BackwardPart64) Part(j72 int) {
+	scratch := r75.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap42AVX2(&scratch.net_block_2_linear_1_x_1_grad[j72][0][0], &scratch.net_block_2_linear_1_x_2_grad[j72][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_2_linear_1_x_2_gradRow2 := &scratch.net_block_2_linear_1_x_2_grad[i0+j72][i1]
+				net_block_2_linear_1_x_1_gradRow := &scratch.net_block_2_linear_1_x_1_grad[i0+j72][i1]
+				for i2 := range 128 {
+					net_block_2_linear_1_x_1_gradRow[i2] += net_block_2_linear_1_x_2_gradRow2[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlDecBF16BackwardPart64Records holds the free ocannlDecBF16BackwardPart64 records.
+var ocannlDecBF16BackwardPart64Records rt.Records[ocannlDecBF16BackwardPart64]
+
+// ocannlDecBF16BackwardPart65 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart65 struct {
+	scratch                  *ocannlDecBF16BackwardScratch
+	gNetBlock2Dense1BPartial [8][128]float32
+}
+
+// Part runs part j73 of the nest (0 <= j73 < 8).
+func (r76 *ocannlDecBF16BackwardPart65) Part(j73 int) {
+	scratch, gNetBlock2Dense1BPartial := r76.scratch, &r76.gNetBlock2Dense1BPartial
+	gNetBlock2Dense1BPartial[j73] = [128]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 128 elements into 128 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetBlock2Dense1BPartial[j71][0], &scratch.net_block_2_linear_1_x_2_grad[j71][0][0])
+		ocannlReduce12AVX2(&gNetBlock2Dense1BPartial[j73][0], &scratch.net_block_2_linear_1_x_2_grad[j73][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2Dense1BPartialRow := &gNetBlock2Dense1BPartial[j71]
+		gNetBlock2Dense1BPartialRow := &gNetBlock2Dense1BPartial[j73]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_2_linear_1_x_2_gradRow3 := &scratch.net_block_2_linear_1_x_2_grad[i0+j71][i1]
-				net_block_2_linear_1_x_2_gradRow4 := &scratch.net_block_2_linear_1_x_2_grad[i0+j71][i1+1]
-				net_block_2_linear_1_x_2_gradRow5 := &scratch.net_block_2_linear_1_x_2_grad[i0+j71][i1+2]
-				net_block_2_linear_1_x_2_gradRow6 := &scratch.net_block_2_linear_1_x_2_grad[i0+j71][i1+3]
+				net_block_2_linear_1_x_2_gradRow3 := &scratch.net_block_2_linear_1_x_2_grad[i0+j73][i1]
+				net_block_2_linear_1_x_2_gradRow4 := &scratch.net_block_2_linear_1_x_2_grad[i0+j73][i1+1]
+				net_block_2_linear_1_x_2_gradRow5 := &scratch.net_block_2_linear_1_x_2_grad[i0+j73][i1+2]
+				net_block_2_linear_1_x_2_gradRow6 := &scratch.net_block_2_linear_1_x_2_grad[i0+j73][i1+3]
 				for i2 := range 128 {
 					acc51 := gNetBlock2Dense1BPartialRow[i2]
 					acc51 += net_block_2_linear_1_x_2_gradRow3[i2]
@@ -28837,21 +28856,21 @@ func (r74 *ocannlDecBF16BackwardPart63) Part(j71 int) {
 	}
 }
 
-// ocannlDecBF16BackwardPart63Records holds the free ocannlDecBF16BackwardPart63 records.
-var ocannlDecBF16BackwardPart63Records rt.Records[ocannlDecBF16BackwardPart63]
+// ocannlDecBF16BackwardPart65Records holds the free ocannlDecBF16BackwardPart65 records.
+var ocannlDecBF16BackwardPart65Records rt.Records[ocannlDecBF16BackwardPart65]
 
-// ocannlDecBF16BackwardPart64 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart66 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 16 values of i2 (see rt.Pool).
-type ocannlDecBF16BackwardPart64 struct {
+type ocannlDecBF16BackwardPart66 struct {
 	gNetBlock2Dense1W *[8192]float32
 	scratch           *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j73 of the nest (0 <= j73 < 8).
-func (r75 *ocannlDecBF16BackwardPart64) Part(j73 int) {
-	gNetBlock2Dense1W, scratch := r75.gNetBlock2Dense1W, r75.scratch
+// Part runs part j75 of the nest (0 <= j75 < 8).
+func (r77 *ocannlDecBF16BackwardPart66) Part(j75 int) {
+	gNetBlock2Dense1W, scratch := r77.gNetBlock2Dense1W, r77.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.Gemm(&gNetBlock2Dense1W[1024*j73], &scratch.net_block_2_linear_1_x_1_grad[0][0][16*j73], &scratch.net_block_2_dense_1_x[0][0][0], bf16.Shape{
+	bf16.Gemm(&gNetBlock2Dense1W[1024*j75], &scratch.net_block_2_linear_1_x_1_grad[0][0][16*j75], &scratch.net_block_2_dense_1_x[0][0][0], bf16.Shape{
 		AK: 128,
 		AM: 1,
 		BK: 64,
@@ -28864,21 +28883,21 @@ func (r75 *ocannlDecBF16BackwardPart64) Part(j73 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart64Records holds the free ocannlDecBF16BackwardPart64 records.
-var ocannlDecBF16BackwardPart64Records rt.Records[ocannlDecBF16BackwardPart64]
+// ocannlDecBF16BackwardPart66Records holds the free ocannlDecBF16BackwardPart66 records.
+var ocannlDecBF16BackwardPart66Records rt.Records[ocannlDecBF16BackwardPart66]
 
-// ocannlDecBF16BackwardPart65 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart67 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart65 struct {
+type ocannlDecBF16BackwardPart67 struct {
 	pNetBlock2Dense1W *[8192]float32
 	scratch           *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j74 of the nest (0 <= j74 < 8).
-func (r76 *ocannlDecBF16BackwardPart65) Part(j74 int) {
-	pNetBlock2Dense1W, scratch := r76.pNetBlock2Dense1W, r76.scratch
+// Part runs part j76 of the nest (0 <= j76 < 8).
+func (r78 *ocannlDecBF16BackwardPart67) Part(j76 int) {
+	pNetBlock2Dense1W, scratch := r78.pNetBlock2Dense1W, r78.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.Gemm(&scratch.net_block_2_dense_1_x_grad[j74][0][0], &scratch.net_block_2_linear_1_x_1_grad[j74][0][0], &pNetBlock2Dense1W[0], bf16.Shape{
+	bf16.Gemm(&scratch.net_block_2_dense_1_x_grad[j76][0][0], &scratch.net_block_2_linear_1_x_1_grad[j76][0][0], &pNetBlock2Dense1W[0], bf16.Shape{
 		AK:        1,
 		AM:        128,
 		BK:        64,
@@ -28892,26 +28911,26 @@ func (r76 *ocannlDecBF16BackwardPart65) Part(j74 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart65Records holds the free ocannlDecBF16BackwardPart65 records.
-var ocannlDecBF16BackwardPart65Records rt.Records[ocannlDecBF16BackwardPart65]
+// ocannlDecBF16BackwardPart67Records holds the free ocannlDecBF16BackwardPart67 records.
+var ocannlDecBF16BackwardPart67Records rt.Records[ocannlDecBF16BackwardPart67]
 
-// ocannlDecBF16BackwardPart66 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart68 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart66 struct {
+type ocannlDecBF16BackwardPart68 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j75 of the nest (0 <= j75 < 8).
-func (r77 *ocannlDecBF16BackwardPart66) Part(j75 int) {
-	scratch := r77.scratch
+// Part runs part j77 of the nest (0 <= j77 < 8).
+func (r79 *ocannlDecBF16BackwardPart68) Part(j77 int) {
+	scratch := r79.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_block_2_dense_1_x_4_grad[j75][0][0], &scratch.net_block_2_dense_1_x_grad[j75][0][0])
+		ocannlMap24AVX2(&scratch.net_block_2_dense_1_x_4_grad[j77][0][0], &scratch.net_block_2_dense_1_x_grad[j77][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_dense_1_x_gradRow2 := &scratch.net_block_2_dense_1_x_grad[i0+j75][i1]
-				net_block_2_dense_1_x_4_gradRow := &scratch.net_block_2_dense_1_x_4_grad[i0+j75][i1]
+				net_block_2_dense_1_x_gradRow2 := &scratch.net_block_2_dense_1_x_grad[i0+j77][i1]
+				net_block_2_dense_1_x_4_gradRow := &scratch.net_block_2_dense_1_x_4_grad[i0+j77][i1]
 				for i2 := range 64 {
 					net_block_2_dense_1_x_4_gradRow[i2] += net_block_2_dense_1_x_gradRow2[i2]
 				}
@@ -28920,32 +28939,32 @@ func (r77 *ocannlDecBF16BackwardPart66) Part(j75 int) {
 	}
 }
 
-// ocannlDecBF16BackwardPart66Records holds the free ocannlDecBF16BackwardPart66 records.
-var ocannlDecBF16BackwardPart66Records rt.Records[ocannlDecBF16BackwardPart66]
+// ocannlDecBF16BackwardPart68Records holds the free ocannlDecBF16BackwardPart68 records.
+var ocannlDecBF16BackwardPart68Records rt.Records[ocannlDecBF16BackwardPart68]
 
-// ocannlDecBF16BackwardPart67 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart69 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart67 struct {
+type ocannlDecBF16BackwardPart69 struct {
 	scratch                         *ocannlDecBF16BackwardScratch
 	gNetBlock2LayerNorm2BetaPartial [8][64]float32
 }
 
-// Part runs part j76 of the nest (0 <= j76 < 8).
-func (r78 *ocannlDecBF16BackwardPart67) Part(j76 int) {
-	scratch, gNetBlock2LayerNorm2BetaPartial := r78.scratch, &r78.gNetBlock2LayerNorm2BetaPartial
-	gNetBlock2LayerNorm2BetaPartial[j76] = [64]float32{}
+// Part runs part j78 of the nest (0 <= j78 < 8).
+func (r80 *ocannlDecBF16BackwardPart69) Part(j78 int) {
+	scratch, gNetBlock2LayerNorm2BetaPartial := r80.scratch, &r80.gNetBlock2LayerNorm2BetaPartial
+	gNetBlock2LayerNorm2BetaPartial[j78] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock2LayerNorm2BetaPartial[j76][0], &scratch.net_block_2_dense_1_x_grad[j76][0][0])
+		ocannlReduce8AVX2(&gNetBlock2LayerNorm2BetaPartial[j78][0], &scratch.net_block_2_dense_1_x_grad[j78][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2LayerNorm2BetaPartialRow := &gNetBlock2LayerNorm2BetaPartial[j76]
+		gNetBlock2LayerNorm2BetaPartialRow := &gNetBlock2LayerNorm2BetaPartial[j78]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_2_dense_1_x_gradRow3 := &scratch.net_block_2_dense_1_x_grad[i0+j76][i1]
-				net_block_2_dense_1_x_gradRow4 := &scratch.net_block_2_dense_1_x_grad[i0+j76][i1+1]
-				net_block_2_dense_1_x_gradRow5 := &scratch.net_block_2_dense_1_x_grad[i0+j76][i1+2]
-				net_block_2_dense_1_x_gradRow6 := &scratch.net_block_2_dense_1_x_grad[i0+j76][i1+3]
+				net_block_2_dense_1_x_gradRow3 := &scratch.net_block_2_dense_1_x_grad[i0+j78][i1]
+				net_block_2_dense_1_x_gradRow4 := &scratch.net_block_2_dense_1_x_grad[i0+j78][i1+1]
+				net_block_2_dense_1_x_gradRow5 := &scratch.net_block_2_dense_1_x_grad[i0+j78][i1+2]
+				net_block_2_dense_1_x_gradRow6 := &scratch.net_block_2_dense_1_x_grad[i0+j78][i1+3]
 				for i2 := range 64 {
 					acc54 := gNetBlock2LayerNorm2BetaPartialRow[i2]
 					acc54 += net_block_2_dense_1_x_gradRow3[i2]
@@ -28959,27 +28978,27 @@ func (r78 *ocannlDecBF16BackwardPart67) Part(j76 int) {
 	}
 }
 
-// ocannlDecBF16BackwardPart67Records holds the free ocannlDecBF16BackwardPart67 records.
-var ocannlDecBF16BackwardPart67Records rt.Records[ocannlDecBF16BackwardPart67]
+// ocannlDecBF16BackwardPart69Records holds the free ocannlDecBF16BackwardPart69 records.
+var ocannlDecBF16BackwardPart69Records rt.Records[ocannlDecBF16BackwardPart69]
 
-// ocannlDecBF16BackwardPart68 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart70 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart68 struct {
+type ocannlDecBF16BackwardPart70 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j78 of the nest (0 <= j78 < 8).
-func (r79 *ocannlDecBF16BackwardPart68) Part(j78 int) {
-	scratch := r79.scratch
+// Part runs part j80 of the nest (0 <= j80 < 8).
+func (r81 *ocannlDecBF16BackwardPart70) Part(j80 int) {
+	scratch := r81.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_block_2_dense_1_x_1_grad[j78][0][0], &scratch.net_block_2_dense_1_x_4_grad[j78][0][0], &scratch.net_block_2_dense_1_x_3[j78][0][0])
+		ocannlMap25AVX2(&scratch.net_block_2_dense_1_x_1_grad[j80][0][0], &scratch.net_block_2_dense_1_x_4_grad[j80][0][0], &scratch.net_block_2_dense_1_x_3[j80][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_dense_1_x_4_gradRow2 := &scratch.net_block_2_dense_1_x_4_grad[i0+j78][i1]
-				net_block_2_dense_1_x_3V2 := scratch.net_block_2_dense_1_x_3[i0+j78][i1][0]
-				net_block_2_dense_1_x_1_gradRow := &scratch.net_block_2_dense_1_x_1_grad[i0+j78][i1]
+				net_block_2_dense_1_x_4_gradRow2 := &scratch.net_block_2_dense_1_x_4_grad[i0+j80][i1]
+				net_block_2_dense_1_x_3V2 := scratch.net_block_2_dense_1_x_3[i0+j80][i1][0]
+				net_block_2_dense_1_x_1_gradRow := &scratch.net_block_2_dense_1_x_1_grad[i0+j80][i1]
 				for i2 := range 64 {
 					net_block_2_dense_1_x_1_gradRow[i2] += net_block_2_dense_1_x_4_gradRow2[i2] / net_block_2_dense_1_x_3V2
 				}
@@ -28988,70 +29007,70 @@ func (r79 *ocannlDecBF16BackwardPart68) Part(j78 int) {
 	}
 }
 
-// ocannlDecBF16BackwardPart68Records holds the free ocannlDecBF16BackwardPart68 records.
-var ocannlDecBF16BackwardPart68Records rt.Records[ocannlDecBF16BackwardPart68]
+// ocannlDecBF16BackwardPart70Records holds the free ocannlDecBF16BackwardPart70 records.
+var ocannlDecBF16BackwardPart70Records rt.Records[ocannlDecBF16BackwardPart70]
 
-// ocannlDecBF16BackwardPart69 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart71 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 2 values of i1 (see rt.Pool).
-type ocannlDecBF16BackwardPart69 struct {
+type ocannlDecBF16BackwardPart71 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j79 of the nest (0 <= j79 < 8).
-func (r80 *ocannlDecBF16BackwardPart69) Part(j79 int) {
-	scratch := r80.scratch
+// Part runs part j81 of the nest (0 <= j81 < 8).
+func (r82 *ocannlDecBF16BackwardPart71) Part(j81 int) {
+	scratch := r82.scratch
 	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce9AVX2(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j79][0], &scratch.net_block_2_dense_1_x_4_grad[0][i1+2*j79][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j79][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j79][0])
+			ocannlReduce9AVX2(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j81][0], &scratch.net_block_2_dense_1_x_4_grad[0][i1+2*j81][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j81][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j81][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 2 {
-				net_block_2_dense_1_x_4_gradRow3 := &scratch.net_block_2_dense_1_x_4_grad[i0][i1+2*j79]
-				net_block_2_dense_1_x_1Row3 := &scratch.net_block_2_dense_1_x_1[i0][i1+2*j79]
-				v2 := scratch.net_block_2_dense_1_x_3[i0][i1+2*j79][0] * scratch.net_block_2_dense_1_x_3[i0][i1+2*j79][0]
-				acc56 := scratch.net_block_2_dense_1_x_3_grad[i0][i1+2*j79][0]
+				net_block_2_dense_1_x_4_gradRow3 := &scratch.net_block_2_dense_1_x_4_grad[i0][i1+2*j81]
+				net_block_2_dense_1_x_1Row3 := &scratch.net_block_2_dense_1_x_1[i0][i1+2*j81]
+				v2 := scratch.net_block_2_dense_1_x_3[i0][i1+2*j81][0] * scratch.net_block_2_dense_1_x_3[i0][i1+2*j81][0]
+				acc56 := scratch.net_block_2_dense_1_x_3_grad[i0][i1+2*j81][0]
 				for i2 := range 64 {
 					acc56 += net_block_2_dense_1_x_4_gradRow3[i2] * (-(net_block_2_dense_1_x_1Row3[i2] / v2))
 				}
-				scratch.net_block_2_dense_1_x_3_grad[i0][i1+2*j79][0] = acc56
+				scratch.net_block_2_dense_1_x_3_grad[i0][i1+2*j81][0] = acc56
 			}
 		}
 	}
 }
 
-// ocannlDecBF16BackwardPart69Records holds the free ocannlDecBF16BackwardPart69 records.
-var ocannlDecBF16BackwardPart69Records rt.Records[ocannlDecBF16BackwardPart69]
+// ocannlDecBF16BackwardPart71Records holds the free ocannlDecBF16BackwardPart71 records.
+var ocannlDecBF16BackwardPart71Records rt.Records[ocannlDecBF16BackwardPart71]
 
-// ocannlDecBF16BackwardPart70 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart72 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart70 struct {
+type ocannlDecBF16BackwardPart72 struct {
 	scratch                          *ocannlDecBF16BackwardScratch
 	gNetBlock2LayerNorm2GammaPartial [8][64]float32
 }
 
-// Part runs part j80 of the nest (0 <= j80 < 8).
-func (r81 *ocannlDecBF16BackwardPart70) Part(j80 int) {
-	scratch, gNetBlock2LayerNorm2GammaPartial := r81.scratch, &r81.gNetBlock2LayerNorm2GammaPartial
-	gNetBlock2LayerNorm2GammaPartial[j80] = [64]float32{}
+// Part runs part j82 of the nest (0 <= j82 < 8).
+func (r83 *ocannlDecBF16BackwardPart72) Part(j82 int) {
+	scratch, gNetBlock2LayerNorm2GammaPartial := r83.scratch, &r83.gNetBlock2LayerNorm2GammaPartial
+	gNetBlock2LayerNorm2GammaPartial[j82] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock2LayerNorm2GammaPartial[j80][0], &scratch.net_block_2_dense_1_x_1_grad[j80][0][0], &scratch.net_block_2_layer_norm_2_centered[j80][0][0])
+		ocannlReduce10AVX2(&gNetBlock2LayerNorm2GammaPartial[j82][0], &scratch.net_block_2_dense_1_x_1_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_centered[j82][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2LayerNorm2GammaPartialRow := &gNetBlock2LayerNorm2GammaPartial[j80]
+		gNetBlock2LayerNorm2GammaPartialRow := &gNetBlock2LayerNorm2GammaPartial[j82]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_2_dense_1_x_1_gradRow2 := &scratch.net_block_2_dense_1_x_1_grad[i0+j80][i1]
-				net_block_2_layer_norm_2_centeredRow4 := &scratch.net_block_2_layer_norm_2_centered[i0+j80][i1]
-				net_block_2_dense_1_x_1_gradRow3 := &scratch.net_block_2_dense_1_x_1_grad[i0+j80][i1+1]
-				net_block_2_layer_norm_2_centeredRow5 := &scratch.net_block_2_layer_norm_2_centered[i0+j80][i1+1]
-				net_block_2_dense_1_x_1_gradRow4 := &scratch.net_block_2_dense_1_x_1_grad[i0+j80][i1+2]
-				net_block_2_layer_norm_2_centeredRow6 := &scratch.net_block_2_layer_norm_2_centered[i0+j80][i1+2]
-				net_block_2_dense_1_x_1_gradRow5 := &scratch.net_block_2_dense_1_x_1_grad[i0+j80][i1+3]
-				net_block_2_layer_norm_2_centeredRow7 := &scratch.net_block_2_layer_norm_2_centered[i0+j80][i1+3]
+				net_block_2_dense_1_x_1_gradRow2 := &scratch.net_block_2_dense_1_x_1_grad[i0+j82][i1]
+				net_block_2_layer_norm_2_centeredRow4 := &scratch.net_block_2_layer_norm_2_centered[i0+j82][i1]
+				net_block_2_dense_1_x_1_gradRow3 := &scratch.net_block_2_dense_1_x_1_grad[i0+j82][i1+1]
+				net_block_2_layer_norm_2_centeredRow5 := &scratch.net_block_2_layer_norm_2_centered[i0+j82][i1+1]
+				net_block_2_dense_1_x_1_gradRow4 := &scratch.net_block_2_dense_1_x_1_grad[i0+j82][i1+2]
+				net_block_2_layer_norm_2_centeredRow6 := &scratch.net_block_2_layer_norm_2_centered[i0+j82][i1+2]
+				net_block_2_dense_1_x_1_gradRow5 := &scratch.net_block_2_dense_1_x_1_grad[i0+j82][i1+3]
+				net_block_2_layer_norm_2_centeredRow7 := &scratch.net_block_2_layer_norm_2_centered[i0+j82][i1+3]
 				for i2 := range 64 {
 					acc57 := gNetBlock2LayerNorm2GammaPartialRow[i2]
 					acc57 += net_block_2_dense_1_x_1_gradRow2[i2] * net_block_2_layer_norm_2_centeredRow4[i2]
@@ -29065,78 +29084,29 @@ func (r81 *ocannlDecBF16BackwardPart70) Part(j80 int) {
 	}
 }
 
-// ocannlDecBF16BackwardPart70Records holds the free ocannlDecBF16BackwardPart70 records.
-var ocannlDecBF16BackwardPart70Records rt.Records[ocannlDecBF16BackwardPart70]
-
-// ocannlDecBF16BackwardPart71 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart71 struct {
-	pNetBlock2LayerNorm2Gamma *[64]float32
-	scratch                   *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j82 of the nest (0 <= j82 < 8).
-func (r82 *ocannlDecBF16BackwardPart71) Part(j82 int) {
-	pNetBlock2LayerNorm2Gamma, scratch := r82.pNetBlock2LayerNorm2Gamma, r82.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j82][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_dense_1_x_1_grad[j82][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_2_dense_1_x_1_gradRow6 := &scratch.net_block_2_dense_1_x_1_grad[i0+j82][i1]
-				net_block_2_layer_norm_2_centered_gradRow := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j82][i1]
-				for i2 := range 64 {
-					net_block_2_layer_norm_2_centered_gradRow[i2] += pNetBlock2LayerNorm2Gamma[i2] * net_block_2_dense_1_x_1_gradRow6[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart71Records holds the free ocannlDecBF16BackwardPart71 records.
-var ocannlDecBF16BackwardPart71Records rt.Records[ocannlDecBF16BackwardPart71]
-
-// ocannlDecBF16BackwardPart72 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart72 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j83 of the nest (0 <= j83 < 8).
-func (r83 *ocannlDecBF16BackwardPart72) Part(j83 int) {
-	scratch := r83.scratch
-	for i0 := range 1 {
-		net_block_2_layer_norm_2_var_gradRow2 := &scratch.net_block_2_layer_norm_2_var_grad[i0+j83]
-		net_block_2_layer_norm_2_var_2_gradRow := &scratch.net_block_2_layer_norm_2_var_2_grad[i0+j83]
-		for i1 := range 16 {
-			net_block_2_layer_norm_2_var_2_gradRow[i1][0] += net_block_2_layer_norm_2_var_gradRow2[i1][0] / 64
-		}
-	}
-}
-
 // ocannlDecBF16BackwardPart72Records holds the free ocannlDecBF16BackwardPart72 records.
 var ocannlDecBF16BackwardPart72Records rt.Records[ocannlDecBF16BackwardPart72]
 
 // ocannlDecBF16BackwardPart73 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart73 struct {
-	scratch *ocannlDecBF16BackwardScratch
+	pNetBlock2LayerNorm2Gamma *[64]float32
+	scratch                   *ocannlDecBF16BackwardScratch
 }
 
 // Part runs part j84 of the nest (0 <= j84 < 8).
 func (r84 *ocannlDecBF16BackwardPart73) Part(j84 int) {
-	scratch := r84.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	pNetBlock2LayerNorm2Gamma, scratch := r84.pNetBlock2LayerNorm2Gamma, r84.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_block_2_layer_norm_2_var_1_grad[j84][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j84][0][0])
+		ocannlMap26AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j84][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_dense_1_x_1_grad[j84][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_layer_norm_2_var_2_gradV := scratch.net_block_2_layer_norm_2_var_2_grad[i0+j84][i1][0]
-				net_block_2_layer_norm_2_var_1_gradRow := &scratch.net_block_2_layer_norm_2_var_1_grad[i0+j84][i1]
+				net_block_2_dense_1_x_1_gradRow6 := &scratch.net_block_2_dense_1_x_1_grad[i0+j84][i1]
+				net_block_2_layer_norm_2_centered_gradRow := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j84][i1]
 				for i2 := range 64 {
-					net_block_2_layer_norm_2_var_1_gradRow[i2] += net_block_2_layer_norm_2_var_2_gradV
+					net_block_2_layer_norm_2_centered_gradRow[i2] += pNetBlock2LayerNorm2Gamma[i2] * net_block_2_dense_1_x_1_gradRow6[i2]
 				}
 			}
 		}
@@ -29155,21 +29125,11 @@ type ocannlDecBF16BackwardPart74 struct {
 // Part runs part j85 of the nest (0 <= j85 < 8).
 func (r85 *ocannlDecBF16BackwardPart74) Part(j85 int) {
 	scratch := r85.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j85][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j85][0][0], &scratch.net_block_2_layer_norm_2_centered[j85][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j85][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j85][0][0], &scratch.net_block_2_layer_norm_2_centered[j85][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_2_layer_norm_2_var_1_gradRow2 := &scratch.net_block_2_layer_norm_2_var_1_grad[i0+j85][i1]
-				net_block_2_layer_norm_2_centeredRow8 := &scratch.net_block_2_layer_norm_2_centered[i0+j85][i1]
-				net_block_2_layer_norm_2_centered_gradRow2 := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j85][i1]
-				for i2 := range 64 {
-					net_block_2_layer_norm_2_centered_gradRow2[i2] += net_block_2_layer_norm_2_var_1_gradRow2[i2] * net_block_2_layer_norm_2_centeredRow8[i2]
-				}
-			}
+	for i0 := range 1 {
+		net_block_2_layer_norm_2_var_gradRow2 := &scratch.net_block_2_layer_norm_2_var_grad[i0+j85]
+		net_block_2_layer_norm_2_var_2_gradRow := &scratch.net_block_2_layer_norm_2_var_2_grad[i0+j85]
+		for i1 := range 16 {
+			net_block_2_layer_norm_2_var_2_gradRow[i1][0] += net_block_2_layer_norm_2_var_gradRow2[i1][0] / 64
 		}
 	}
 }
@@ -29186,19 +29146,16 @@ type ocannlDecBF16BackwardPart75 struct {
 // Part runs part j86 of the nest (0 <= j86 < 8).
 func (r86 *ocannlDecBF16BackwardPart75) Part(j86 int) {
 	scratch := r86.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j86][0][0], &scratch.net_block_2_layer_norm_2_centered[j86][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j86][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j86][0][0], &scratch.net_block_2_layer_norm_2_centered[j86][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j86][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap27AVX2(&scratch.net_block_2_layer_norm_2_var_1_grad[j86][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j86][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_layer_norm_2_centeredRow9 := &scratch.net_block_2_layer_norm_2_centered[i0+j86][i1]
-				net_block_2_layer_norm_2_var_1_gradRow3 := &scratch.net_block_2_layer_norm_2_var_1_grad[i0+j86][i1]
-				net_block_2_layer_norm_2_centered_gradRow3 := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j86][i1]
+				net_block_2_layer_norm_2_var_2_gradV := scratch.net_block_2_layer_norm_2_var_2_grad[i0+j86][i1][0]
+				net_block_2_layer_norm_2_var_1_gradRow := &scratch.net_block_2_layer_norm_2_var_1_grad[i0+j86][i1]
 				for i2 := range 64 {
-					net_block_2_layer_norm_2_centered_gradRow3[i2] += net_block_2_layer_norm_2_centeredRow9[i2] * net_block_2_layer_norm_2_var_1_gradRow3[i2]
+					net_block_2_layer_norm_2_var_1_gradRow[i2] += net_block_2_layer_norm_2_var_2_gradV
 				}
 			}
 		}
@@ -29217,18 +29174,19 @@ type ocannlDecBF16BackwardPart76 struct {
 // Part runs part j87 of the nest (0 <= j87 < 8).
 func (r87 *ocannlDecBF16BackwardPart76) Part(j87 int) {
 	scratch := r87.scratch
-	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
+	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_block_2_x1_grad[j87][0][0], &scratch.net_block_2_layer_norm_2_centered_grad[j87][0][0])
+		ocannlMap28AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j87][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j87][0][0], &scratch.net_block_2_layer_norm_2_centered[j87][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_block_2_x1_grad[j87][0][0], &scratch.net_block_2_layer_norm_2_centered_grad[j87][0][0])
+		ocannlMap28AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j87][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j87][0][0], &scratch.net_block_2_layer_norm_2_centered[j87][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_layer_norm_2_centered_gradRow4 := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j87][i1]
-				net_block_2_x1_gradRow2 := &scratch.net_block_2_x1_grad[i0+j87][i1]
+				net_block_2_layer_norm_2_var_1_gradRow2 := &scratch.net_block_2_layer_norm_2_var_1_grad[i0+j87][i1]
+				net_block_2_layer_norm_2_centeredRow8 := &scratch.net_block_2_layer_norm_2_centered[i0+j87][i1]
+				net_block_2_layer_norm_2_centered_gradRow2 := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j87][i1]
 				for i2 := range 64 {
-					net_block_2_x1_gradRow2[i2] += net_block_2_layer_norm_2_centered_gradRow4[i2]
+					net_block_2_layer_norm_2_centered_gradRow2[i2] += net_block_2_layer_norm_2_var_1_gradRow2[i2] * net_block_2_layer_norm_2_centeredRow8[i2]
 				}
 			}
 		}
@@ -29239,7 +29197,7 @@ func (r87 *ocannlDecBF16BackwardPart76) Part(j87 int) {
 var ocannlDecBF16BackwardPart76Records rt.Records[ocannlDecBF16BackwardPart76]
 
 // ocannlDecBF16BackwardPart77 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart77 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
@@ -29247,21 +29205,20 @@ type ocannlDecBF16BackwardPart77 struct {
 // Part runs part j88 of the nest (0 <= j88 < 8).
 func (r88 *ocannlDecBF16BackwardPart77) Part(j88 int) {
 	scratch := r88.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce11AVX2(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j88][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j88][0])
-		}
+	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap28AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j88][0][0], &scratch.net_block_2_layer_norm_2_centered[j88][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j88][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap28AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j88][0][0], &scratch.net_block_2_layer_norm_2_centered[j88][0][0], &scratch.net_block_2_layer_norm_2_var_1_grad[j88][0][0])
 	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_block_2_layer_norm_2_centered_gradRow5 := &scratch.net_block_2_layer_norm_2_centered_grad[i0][i1+2*j88]
-				acc59 := scratch.net_block_2_layer_norm_2_mean_grad[i0][i1+2*j88][0]
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_2_layer_norm_2_centeredRow9 := &scratch.net_block_2_layer_norm_2_centered[i0+j88][i1]
+				net_block_2_layer_norm_2_var_1_gradRow3 := &scratch.net_block_2_layer_norm_2_var_1_grad[i0+j88][i1]
+				net_block_2_layer_norm_2_centered_gradRow3 := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j88][i1]
 				for i2 := range 64 {
-					acc59 -= net_block_2_layer_norm_2_centered_gradRow5[i2]
+					net_block_2_layer_norm_2_centered_gradRow3[i2] += net_block_2_layer_norm_2_centeredRow9[i2] * net_block_2_layer_norm_2_var_1_gradRow3[i2]
 				}
-				scratch.net_block_2_layer_norm_2_mean_grad[i0][i1+2*j88][0] = acc59
 			}
 		}
 	}
@@ -29270,18 +29227,80 @@ func (r88 *ocannlDecBF16BackwardPart77) Part(j88 int) {
 // ocannlDecBF16BackwardPart77Records holds the free ocannlDecBF16BackwardPart77 records.
 var ocannlDecBF16BackwardPart77Records rt.Records[ocannlDecBF16BackwardPart77]
 
-// ocannlDecBF16BackwardPart78 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// ocannlDecBF16BackwardPart78 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart78 struct {
+	scratch *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j89 of the nest (0 <= j89 < 8).
+func (r89 *ocannlDecBF16BackwardPart78) Part(j89 int) {
+	scratch := r89.scratch
+	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap33AVX512(&scratch.net_block_2_x1_grad[j89][0][0], &scratch.net_block_2_layer_norm_2_centered_grad[j89][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap33AVX2(&scratch.net_block_2_x1_grad[j89][0][0], &scratch.net_block_2_layer_norm_2_centered_grad[j89][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_2_layer_norm_2_centered_gradRow4 := &scratch.net_block_2_layer_norm_2_centered_grad[i0+j89][i1]
+				net_block_2_x1_gradRow2 := &scratch.net_block_2_x1_grad[i0+j89][i1]
+				for i2 := range 64 {
+					net_block_2_x1_gradRow2[i2] += net_block_2_layer_norm_2_centered_gradRow4[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlDecBF16BackwardPart78Records holds the free ocannlDecBF16BackwardPart78 records.
+var ocannlDecBF16BackwardPart78Records rt.Records[ocannlDecBF16BackwardPart78]
+
+// ocannlDecBF16BackwardPart79 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 2 values of i1 (see rt.Pool).
+type ocannlDecBF16BackwardPart79 struct {
+	scratch *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j90 of the nest (0 <= j90 < 8).
+func (r90 *ocannlDecBF16BackwardPart79) Part(j90 int) {
+	scratch := r90.scratch
+	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i1 := range 2 {
+			ocannlReduce11AVX2(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j90][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j90][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_block_2_layer_norm_2_centered_gradRow5 := &scratch.net_block_2_layer_norm_2_centered_grad[i0][i1+2*j90]
+				acc59 := scratch.net_block_2_layer_norm_2_mean_grad[i0][i1+2*j90][0]
+				for i2 := range 64 {
+					acc59 -= net_block_2_layer_norm_2_centered_gradRow5[i2]
+				}
+				scratch.net_block_2_layer_norm_2_mean_grad[i0][i1+2*j90][0] = acc59
+			}
+		}
+	}
+}
+
+// ocannlDecBF16BackwardPart79Records holds the free ocannlDecBF16BackwardPart79 records.
+var ocannlDecBF16BackwardPart79Records rt.Records[ocannlDecBF16BackwardPart79]
+
+// ocannlDecBF16BackwardPart80 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
+// for each 1 values of i3 (see rt.Pool).
+type ocannlDecBF16BackwardPart80 struct {
 	gNetBlock2MaskedAttention1WO *[4096]float32
 	scratch                      *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j89 of the nest (0 <= j89 < 4).
-func (r89 *ocannlDecBF16BackwardPart78) Part(j89 int) {
-	gNetBlock2MaskedAttention1WO, scratch := r89.gNetBlock2MaskedAttention1WO, r89.scratch
+// Part runs part j91 of the nest (0 <= j91 < 4).
+func (r91 *ocannlDecBF16BackwardPart80) Part(j91 int) {
+	gNetBlock2MaskedAttention1WO, scratch := r91.gNetBlock2MaskedAttention1WO, r91.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 64x16x128.
-	bf16.Gemm(&gNetBlock2MaskedAttention1WO[16*j89], &scratch.net_block_2_x1_1_grad[0][0][0], &scratch.net_block_2_masked_attention_1_ctx[0][0][j89][0], bf16.Shape{
+	bf16.Gemm(&gNetBlock2MaskedAttention1WO[16*j91], &scratch.net_block_2_x1_1_grad[0][0][0], &scratch.net_block_2_masked_attention_1_ctx[0][0][j91][0], bf16.Shape{
 		AK: 64,
 		AM: 1,
 		BK: 64,
@@ -29294,21 +29313,21 @@ func (r89 *ocannlDecBF16BackwardPart78) Part(j89 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart78Records holds the free ocannlDecBF16BackwardPart78 records.
-var ocannlDecBF16BackwardPart78Records rt.Records[ocannlDecBF16BackwardPart78]
+// ocannlDecBF16BackwardPart80Records holds the free ocannlDecBF16BackwardPart80 records.
+var ocannlDecBF16BackwardPart80Records rt.Records[ocannlDecBF16BackwardPart80]
 
-// ocannlDecBF16BackwardPart79 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart81 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart79 struct {
+type ocannlDecBF16BackwardPart81 struct {
 	pNetBlock2MaskedAttention1WO *[4096]float32
 	scratch                      *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j90 of the nest (0 <= j90 < 8).
-func (r90 *ocannlDecBF16BackwardPart79) Part(j90 int) {
-	pNetBlock2MaskedAttention1WO, scratch := r90.pNetBlock2MaskedAttention1WO, r90.scratch
+// Part runs part j92 of the nest (0 <= j92 < 8).
+func (r92 *ocannlDecBF16BackwardPart81) Part(j92 int) {
+	pNetBlock2MaskedAttention1WO, scratch := r92.pNetBlock2MaskedAttention1WO, r92.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.Gemm(&scratch.net_block_2_masked_attention_1_ctx_grad[j90][0][0][0], &scratch.net_block_2_x1_1_grad[j90][0][0], &pNetBlock2MaskedAttention1WO[0], bf16.Shape{
+	bf16.Gemm(&scratch.net_block_2_masked_attention_1_ctx_grad[j92][0][0][0], &scratch.net_block_2_x1_1_grad[j92][0][0], &pNetBlock2MaskedAttention1WO[0], bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        64,
@@ -29322,22 +29341,22 @@ func (r90 *ocannlDecBF16BackwardPart79) Part(j90 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart79Records holds the free ocannlDecBF16BackwardPart79 records.
-var ocannlDecBF16BackwardPart79Records rt.Records[ocannlDecBF16BackwardPart79]
+// ocannlDecBF16BackwardPart81Records holds the free ocannlDecBF16BackwardPart81 records.
+var ocannlDecBF16BackwardPart81Records rt.Records[ocannlDecBF16BackwardPart81]
 
-// ocannlDecBF16BackwardPart80 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart82 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart80 struct {
+type ocannlDecBF16BackwardPart82 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j91 of the nest (0 <= j91 < 8).
-func (r91 *ocannlDecBF16BackwardPart80) Part(j91 int) {
-	scratch := r91.scratch
+// Part runs part j93 of the nest (0 <= j93 < 8).
+func (r93 *ocannlDecBF16BackwardPart82) Part(j93 int) {
+	scratch := r93.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x16x16.
 	for i0 := range 1 {
 		for i2 := range 4 {
-			bf16.Gemm(&scratch.net_block_2_masked_attention_1_attn_grad[i0+j91][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+j91][0][i2][0], &scratch.net_block_2_masked_attention_1_v[i0+j91][0][i2][0], bf16.Shape{
+			bf16.Gemm(&scratch.net_block_2_masked_attention_1_attn_grad[i0+j93][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+j93][0][i2][0], &scratch.net_block_2_masked_attention_1_v[i0+j93][0][i2][0], bf16.Shape{
 				AK:        1,
 				AM:        64,
 				BK:        1,
@@ -29353,22 +29372,22 @@ func (r91 *ocannlDecBF16BackwardPart80) Part(j91 int) {
 	}
 }
 
-// ocannlDecBF16BackwardPart80Records holds the free ocannlDecBF16BackwardPart80 records.
-var ocannlDecBF16BackwardPart80Records rt.Records[ocannlDecBF16BackwardPart80]
+// ocannlDecBF16BackwardPart82Records holds the free ocannlDecBF16BackwardPart82 records.
+var ocannlDecBF16BackwardPart82Records rt.Records[ocannlDecBF16BackwardPart82]
 
-// ocannlDecBF16BackwardPart81 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart83 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart81 struct {
+type ocannlDecBF16BackwardPart83 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j92 of the nest (0 <= j92 < 8).
-func (r92 *ocannlDecBF16BackwardPart81) Part(j92 int) {
-	scratch := r92.scratch
+// Part runs part j94 of the nest (0 <= j94 < 8).
+func (r94 *ocannlDecBF16BackwardPart83) Part(j94 int) {
+	scratch := r94.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x16x16.
 	for i0 := range 1 {
 		for i2 := range 4 {
-			bf16.Gemm(&scratch.net_block_2_masked_attention_1_v_grad[i0+j92][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+j92][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+j92][0][i2][0], bf16.Shape{
+			bf16.Gemm(&scratch.net_block_2_masked_attention_1_v_grad[i0+j94][0][i2][0], &scratch.net_block_2_masked_attention_1_attn[i0+j94][0][i2][0], &scratch.net_block_2_masked_attention_1_ctx_grad[i0+j94][0][i2][0], bf16.Shape{
 				AK:        64,
 				AM:        1,
 				BK:        64,
@@ -29384,80 +29403,11 @@ func (r92 *ocannlDecBF16BackwardPart81) Part(j92 int) {
 	}
 }
 
-// ocannlDecBF16BackwardPart81Records holds the free ocannlDecBF16BackwardPart81 records.
-var ocannlDecBF16BackwardPart81Records rt.Records[ocannlDecBF16BackwardPart81]
-
-// ocannlDecBF16BackwardPart82 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart82 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j93 of the nest (0 <= j93 < 8).
-func (r93 *ocannlDecBF16BackwardPart82) Part(j93 int) {
-	scratch := r93.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[j93][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[j93][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[j93][0][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				for i2 := range 4 {
-					net_block_2_masked_attention_1_attn_gradRow2 := &scratch.net_block_2_masked_attention_1_attn_grad[i0+j93][i1][i2]
-					net_block_2_masked_attention_1_attn_1V2 := scratch.net_block_2_masked_attention_1_attn_1[i0+j93][i1][i2][0]
-					net_block_2_masked_attention_1_ex_gradRow := &scratch.net_block_2_masked_attention_1_ex_grad[i0+j93][i1][i2]
-					for i3 := range 16 {
-						net_block_2_masked_attention_1_ex_gradRow[i3] += net_block_2_masked_attention_1_attn_gradRow2[i3] / net_block_2_masked_attention_1_attn_1V2
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart82Records holds the free ocannlDecBF16BackwardPart82 records.
-var ocannlDecBF16BackwardPart82Records rt.Records[ocannlDecBF16BackwardPart82]
-
-// ocannlDecBF16BackwardPart83 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
-type ocannlDecBF16BackwardPart83 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j94 of the nest (0 <= j94 < 8).
-func (r94 *ocannlDecBF16BackwardPart83) Part(j94 int) {
-	scratch := r94.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for i1 := range 2 {
-			for i2 := range 4 {
-				ocannlReduce13AVX2(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j94][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j94][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j94][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j94][i2][0])
-			}
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				for i2 := range 4 {
-					net_block_2_masked_attention_1_attn_gradRow3 := &scratch.net_block_2_masked_attention_1_attn_grad[i0][i1+2*j94][i2]
-					net_block_2_masked_attention_1_exRow4 := &scratch.net_block_2_masked_attention_1_ex[i0][i1+2*j94][i2]
-					v3 := scratch.net_block_2_masked_attention_1_attn_1[i0][i1+2*j94][i2][0] * scratch.net_block_2_masked_attention_1_attn_1[i0][i1+2*j94][i2][0]
-					acc61 := scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+2*j94][i2][0]
-					for i3 := range 16 {
-						acc61 += net_block_2_masked_attention_1_attn_gradRow3[i3] * (-(net_block_2_masked_attention_1_exRow4[i3] / v3))
-					}
-					scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+2*j94][i2][0] = acc61
-				}
-			}
-		}
-	}
-}
-
 // ocannlDecBF16BackwardPart83Records holds the free ocannlDecBF16BackwardPart83 records.
 var ocannlDecBF16BackwardPart83Records rt.Records[ocannlDecBF16BackwardPart83]
 
 // ocannlDecBF16BackwardPart84 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart84 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
@@ -29465,24 +29415,19 @@ type ocannlDecBF16BackwardPart84 struct {
 // Part runs part j95 of the nest (0 <= j95 < 8).
 func (r95 *ocannlDecBF16BackwardPart84) Part(j95 int) {
 	scratch := r95.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 16 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for i1 := range 2 {
-			for i2 := range 4 {
-				ocannlReduce14AVX2(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j95][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j95][i2][0])
-			}
-		}
+		ocannlMap34AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[j95][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[j95][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[j95][0][0][0])
 	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
+		for i0 := range 1 {
+			for i1 := range 16 {
 				for i2 := range 4 {
-					net_block_2_masked_attention_1_ex_1_gradRow3 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+2*j95][i2]
-					acc62 := scratch.net_block_2_masked_attention_1_m_grad[i0][i1+2*j95][i2][0]
+					net_block_2_masked_attention_1_attn_gradRow2 := &scratch.net_block_2_masked_attention_1_attn_grad[i0+j95][i1][i2]
+					net_block_2_masked_attention_1_attn_1V2 := scratch.net_block_2_masked_attention_1_attn_1[i0+j95][i1][i2][0]
+					net_block_2_masked_attention_1_ex_gradRow := &scratch.net_block_2_masked_attention_1_ex_grad[i0+j95][i1][i2]
 					for i3 := range 16 {
-						acc62 -= net_block_2_masked_attention_1_ex_1_gradRow3[i3]
+						net_block_2_masked_attention_1_ex_gradRow[i3] += net_block_2_masked_attention_1_attn_gradRow2[i3] / net_block_2_masked_attention_1_attn_1V2
 					}
-					scratch.net_block_2_masked_attention_1_m_grad[i0][i1+2*j95][i2][0] = acc62
 				}
 			}
 		}
@@ -29498,28 +29443,30 @@ type ocannlDecBF16BackwardPart85 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j99 of the nest (0 <= j99 < 8).
-func (r98 *ocannlDecBF16BackwardPart85) Part(j99 int) {
-	scratch := r98.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 8 {
+// Part runs part j96 of the nest (0 <= j96 < 8).
+func (r96 *ocannlDecBF16BackwardPart85) Part(j96 int) {
+	scratch := r96.scratch
+	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				net_block_2_masked_attention_1_maskedRow4 := &scratch.net_block_2_masked_attention_1_masked[i0][i1+2*j99][i2]
-				net_block_2_masked_attention_1_mV2 := scratch.net_block_2_masked_attention_1_m[i0][i1+2*j99][i2][0]
-				acc63 := scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1+2*j99][i2][0]
-				for i3 := range 16 {
-					var r96 float32
-					if net_block_2_masked_attention_1_maskedRow4[i3] == net_block_2_masked_attention_1_mV2 {
-						r96 = 1
+				ocannlReduce13AVX2(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j96][i2][0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				for i2 := range 4 {
+					net_block_2_masked_attention_1_attn_gradRow3 := &scratch.net_block_2_masked_attention_1_attn_grad[i0][i1+2*j96][i2]
+					net_block_2_masked_attention_1_exRow4 := &scratch.net_block_2_masked_attention_1_ex[i0][i1+2*j96][i2]
+					v3 := scratch.net_block_2_masked_attention_1_attn_1[i0][i1+2*j96][i2][0] * scratch.net_block_2_masked_attention_1_attn_1[i0][i1+2*j96][i2][0]
+					acc61 := scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+2*j96][i2][0]
+					for i3 := range 16 {
+						acc61 += net_block_2_masked_attention_1_attn_gradRow3[i3] * (-(net_block_2_masked_attention_1_exRow4[i3] / v3))
 					}
-					r97 := float32(16)
-					if r96 != 0 {
-						r97 = scratch.ordinals_2[i3]
-					}
-					acc63 = min(acc63, r97)
+					scratch.net_block_2_masked_attention_1_attn_1_grad[i0][i1+2*j96][i2][0] = acc61
 				}
-				scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1+2*j99][i2][0] = acc63
 			}
 		}
 	}
@@ -29529,18 +29476,90 @@ func (r98 *ocannlDecBF16BackwardPart85) Part(j99 int) {
 var ocannlDecBF16BackwardPart85Records rt.Records[ocannlDecBF16BackwardPart85]
 
 // ocannlDecBF16BackwardPart86 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBF16BackwardPart86 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j100 of the nest (0 <= j100 < 8).
-func (r102 *ocannlDecBF16BackwardPart86) Part(j100 int) {
-	scratch := r102.scratch
+// Part runs part j97 of the nest (0 <= j97 < 8).
+func (r97 *ocannlDecBF16BackwardPart86) Part(j97 int) {
+	scratch := r97.scratch
+	// float32 along-rows sub reduction kernel, 8 rows of 16 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce14AVX2(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j97][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j97][i2][0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				for i2 := range 4 {
+					net_block_2_masked_attention_1_ex_1_gradRow3 := &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][i1+2*j97][i2]
+					acc62 := scratch.net_block_2_masked_attention_1_m_grad[i0][i1+2*j97][i2][0]
+					for i3 := range 16 {
+						acc62 -= net_block_2_masked_attention_1_ex_1_gradRow3[i3]
+					}
+					scratch.net_block_2_masked_attention_1_m_grad[i0][i1+2*j97][i2][0] = acc62
+				}
+			}
+		}
+	}
+}
+
+// ocannlDecBF16BackwardPart86Records holds the free ocannlDecBF16BackwardPart86 records.
+var ocannlDecBF16BackwardPart86Records rt.Records[ocannlDecBF16BackwardPart86]
+
+// ocannlDecBF16BackwardPart87 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 2 values of i1 (see rt.Pool).
+type ocannlDecBF16BackwardPart87 struct {
+	scratch *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j101 of the nest (0 <= j101 < 8).
+func (r100 *ocannlDecBF16BackwardPart87) Part(j101 int) {
+	scratch := r100.scratch
+	// reduction accumulated in a local variable.
+	for i0 := range 8 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				net_block_2_masked_attention_1_maskedRow4 := &scratch.net_block_2_masked_attention_1_masked[i0][i1+2*j101][i2]
+				net_block_2_masked_attention_1_mV2 := scratch.net_block_2_masked_attention_1_m[i0][i1+2*j101][i2][0]
+				acc63 := scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1+2*j101][i2][0]
+				for i3 := range 16 {
+					var r98 float32
+					if net_block_2_masked_attention_1_maskedRow4[i3] == net_block_2_masked_attention_1_mV2 {
+						r98 = 1
+					}
+					r99 := float32(16)
+					if r98 != 0 {
+						r99 = scratch.ordinals_2[i3]
+					}
+					acc63 = min(acc63, r99)
+				}
+				scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1+2*j101][i2][0] = acc63
+			}
+		}
+	}
+}
+
+// ocannlDecBF16BackwardPart87Records holds the free ocannlDecBF16BackwardPart87 records.
+var ocannlDecBF16BackwardPart87Records rt.Records[ocannlDecBF16BackwardPart87]
+
+// ocannlDecBF16BackwardPart88 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart88 struct {
+	scratch *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j102 of the nest (0 <= j102 < 8).
+func (r104 *ocannlDecBF16BackwardPart88) Part(j102 int) {
+	scratch := r104.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x16x16.
 	for i0 := range 1 {
 		for i2 := range 4 {
-			bf16.Gemm(&scratch.net_block_2_masked_attention_1_q_grad[i0+j100][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j100][0][i2][0], &scratch.net_block_2_masked_attention_1_k[i0+j100][0][i2][0], bf16.Shape{
+			bf16.Gemm(&scratch.net_block_2_masked_attention_1_q_grad[i0+j102][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j102][0][i2][0], &scratch.net_block_2_masked_attention_1_k[i0+j102][0][i2][0], bf16.Shape{
 				AK:        1,
 				AM:        64,
 				BK:        64,
@@ -29556,22 +29575,22 @@ func (r102 *ocannlDecBF16BackwardPart86) Part(j100 int) {
 	}
 }
 
-// ocannlDecBF16BackwardPart86Records holds the free ocannlDecBF16BackwardPart86 records.
-var ocannlDecBF16BackwardPart86Records rt.Records[ocannlDecBF16BackwardPart86]
+// ocannlDecBF16BackwardPart88Records holds the free ocannlDecBF16BackwardPart88 records.
+var ocannlDecBF16BackwardPart88Records rt.Records[ocannlDecBF16BackwardPart88]
 
-// ocannlDecBF16BackwardPart87 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart89 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart87 struct {
+type ocannlDecBF16BackwardPart89 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j101 of the nest (0 <= j101 < 8).
-func (r103 *ocannlDecBF16BackwardPart87) Part(j101 int) {
-	scratch := r103.scratch
+// Part runs part j103 of the nest (0 <= j103 < 8).
+func (r105 *ocannlDecBF16BackwardPart89) Part(j103 int) {
+	scratch := r105.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x16x16.
 	for i0 := range 1 {
 		for i2 := range 4 {
-			bf16.Gemm(&scratch.net_block_2_masked_attention_1_k_grad[i0+j101][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j101][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+j101][0][i2][0], bf16.Shape{
+			bf16.Gemm(&scratch.net_block_2_masked_attention_1_k_grad[i0+j103][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_1_grad[i0+j103][0][i2][0], &scratch.net_block_2_masked_attention_1_q[i0+j103][0][i2][0], bf16.Shape{
 				AK:        64,
 				AM:        1,
 				BK:        64,
@@ -29587,76 +29606,21 @@ func (r103 *ocannlDecBF16BackwardPart87) Part(j101 int) {
 	}
 }
 
-// ocannlDecBF16BackwardPart87Records holds the free ocannlDecBF16BackwardPart87 records.
-var ocannlDecBF16BackwardPart87Records rt.Records[ocannlDecBF16BackwardPart87]
-
-// ocannlDecBF16BackwardPart88 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
-// for each 1 values of i2 (see rt.Pool).
-type ocannlDecBF16BackwardPart88 struct {
-	gNetBlock2MaskedAttention1WV *[4096]float32
-	scratch                      *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j102 of the nest (0 <= j102 < 4).
-func (r104 *ocannlDecBF16BackwardPart88) Part(j102 int) {
-	gNetBlock2MaskedAttention1WV, scratch := r104.gNetBlock2MaskedAttention1WV, r104.scratch
-	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.Gemm(&gNetBlock2MaskedAttention1WV[1024*j102], &scratch.net_block_2_masked_attention_1_v_grad[0][0][j102][0], &scratch.net_block_2_masked_attention_1_x[0][0][0], bf16.Shape{
-		AK: 64,
-		AM: 1,
-		BK: 64,
-		BN: 1,
-		CM: 64,
-		CN: 1,
-		K:  128,
-		M:  16,
-		N:  64,
-	})
-}
-
-// ocannlDecBF16BackwardPart88Records holds the free ocannlDecBF16BackwardPart88 records.
-var ocannlDecBF16BackwardPart88Records rt.Records[ocannlDecBF16BackwardPart88]
-
-// ocannlDecBF16BackwardPart89 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart89 struct {
-	pNetBlock2MaskedAttention1WV *[4096]float32
-	scratch                      *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j103 of the nest (0 <= j103 < 8).
-func (r105 *ocannlDecBF16BackwardPart89) Part(j103 int) {
-	pNetBlock2MaskedAttention1WV, scratch := r105.pNetBlock2MaskedAttention1WV, r105.scratch
-	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.Gemm(&scratch.net_block_2_masked_attention_1_x_grad[j103][0][0], &scratch.net_block_2_masked_attention_1_v_grad[j103][0][0][0], &pNetBlock2MaskedAttention1WV[0], bf16.Shape{
-		AK:        1,
-		AM:        64,
-		BK:        64,
-		BN:        1,
-		CM:        64,
-		CN:        1,
-		K:         64,
-		M:         16,
-		N:         64,
-		Overwrite: true,
-	})
-}
-
 // ocannlDecBF16BackwardPart89Records holds the free ocannlDecBF16BackwardPart89 records.
 var ocannlDecBF16BackwardPart89Records rt.Records[ocannlDecBF16BackwardPart89]
 
 // ocannlDecBF16BackwardPart90 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
 type ocannlDecBF16BackwardPart90 struct {
-	gNetBlock2MaskedAttention1WK *[4096]float32
+	gNetBlock2MaskedAttention1WV *[4096]float32
 	scratch                      *ocannlDecBF16BackwardScratch
 }
 
 // Part runs part j104 of the nest (0 <= j104 < 4).
 func (r106 *ocannlDecBF16BackwardPart90) Part(j104 int) {
-	gNetBlock2MaskedAttention1WK, scratch := r106.gNetBlock2MaskedAttention1WK, r106.scratch
+	gNetBlock2MaskedAttention1WV, scratch := r106.gNetBlock2MaskedAttention1WV, r106.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.Gemm(&gNetBlock2MaskedAttention1WK[1024*j104], &scratch.net_block_2_masked_attention_1_k_grad[0][0][j104][0], &scratch.net_block_2_masked_attention_1_x[0][0][0], bf16.Shape{
+	bf16.Gemm(&gNetBlock2MaskedAttention1WV[1024*j104], &scratch.net_block_2_masked_attention_1_v_grad[0][0][j104][0], &scratch.net_block_2_masked_attention_1_x[0][0][0], bf16.Shape{
 		AK: 64,
 		AM: 1,
 		BK: 64,
@@ -29675,24 +29639,25 @@ var ocannlDecBF16BackwardPart90Records rt.Records[ocannlDecBF16BackwardPart90]
 // ocannlDecBF16BackwardPart91 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart91 struct {
-	pNetBlock2MaskedAttention1WK *[4096]float32
+	pNetBlock2MaskedAttention1WV *[4096]float32
 	scratch                      *ocannlDecBF16BackwardScratch
 }
 
 // Part runs part j105 of the nest (0 <= j105 < 8).
 func (r107 *ocannlDecBF16BackwardPart91) Part(j105 int) {
-	pNetBlock2MaskedAttention1WK, scratch := r107.pNetBlock2MaskedAttention1WK, r107.scratch
+	pNetBlock2MaskedAttention1WV, scratch := r107.pNetBlock2MaskedAttention1WV, r107.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.Gemm(&scratch.net_block_2_masked_attention_1_x_grad[j105][0][0], &scratch.net_block_2_masked_attention_1_k_grad[j105][0][0][0], &pNetBlock2MaskedAttention1WK[0], bf16.Shape{
-		AK: 1,
-		AM: 64,
-		BK: 64,
-		BN: 1,
-		CM: 64,
-		CN: 1,
-		K:  64,
-		M:  16,
-		N:  64,
+	bf16.Gemm(&scratch.net_block_2_masked_attention_1_x_grad[j105][0][0], &scratch.net_block_2_masked_attention_1_v_grad[j105][0][0][0], &pNetBlock2MaskedAttention1WV[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         16,
+		N:         64,
+		Overwrite: true,
 	})
 }
 
@@ -29702,15 +29667,15 @@ var ocannlDecBF16BackwardPart91Records rt.Records[ocannlDecBF16BackwardPart91]
 // ocannlDecBF16BackwardPart92 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
 type ocannlDecBF16BackwardPart92 struct {
-	gNetBlock2MaskedAttention1WQ *[4096]float32
+	gNetBlock2MaskedAttention1WK *[4096]float32
 	scratch                      *ocannlDecBF16BackwardScratch
 }
 
 // Part runs part j106 of the nest (0 <= j106 < 4).
 func (r108 *ocannlDecBF16BackwardPart92) Part(j106 int) {
-	gNetBlock2MaskedAttention1WQ, scratch := r108.gNetBlock2MaskedAttention1WQ, r108.scratch
+	gNetBlock2MaskedAttention1WK, scratch := r108.gNetBlock2MaskedAttention1WK, r108.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.Gemm(&gNetBlock2MaskedAttention1WQ[1024*j106], &scratch.net_block_2_masked_attention_1_q_grad[0][0][j106][0], &scratch.net_block_2_masked_attention_1_x[0][0][0], bf16.Shape{
+	bf16.Gemm(&gNetBlock2MaskedAttention1WK[1024*j106], &scratch.net_block_2_masked_attention_1_k_grad[0][0][j106][0], &scratch.net_block_2_masked_attention_1_x[0][0][0], bf16.Shape{
 		AK: 64,
 		AM: 1,
 		BK: 64,
@@ -29729,15 +29694,15 @@ var ocannlDecBF16BackwardPart92Records rt.Records[ocannlDecBF16BackwardPart92]
 // ocannlDecBF16BackwardPart93 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart93 struct {
-	pNetBlock2MaskedAttention1WQ *[4096]float32
+	pNetBlock2MaskedAttention1WK *[4096]float32
 	scratch                      *ocannlDecBF16BackwardScratch
 }
 
 // Part runs part j107 of the nest (0 <= j107 < 8).
 func (r109 *ocannlDecBF16BackwardPart93) Part(j107 int) {
-	pNetBlock2MaskedAttention1WQ, scratch := r109.pNetBlock2MaskedAttention1WQ, r109.scratch
+	pNetBlock2MaskedAttention1WK, scratch := r109.pNetBlock2MaskedAttention1WK, r109.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.Gemm(&scratch.net_block_2_masked_attention_1_x_grad[j107][0][0], &scratch.net_block_2_masked_attention_1_q_grad[j107][0][0][0], &pNetBlock2MaskedAttention1WQ[0], bf16.Shape{
+	bf16.Gemm(&scratch.net_block_2_masked_attention_1_x_grad[j107][0][0], &scratch.net_block_2_masked_attention_1_k_grad[j107][0][0][0], &pNetBlock2MaskedAttention1WK[0], bf16.Shape{
 		AK: 1,
 		AM: 64,
 		BK: 64,
@@ -29753,29 +29718,28 @@ func (r109 *ocannlDecBF16BackwardPart93) Part(j107 int) {
 // ocannlDecBF16BackwardPart93Records holds the free ocannlDecBF16BackwardPart93 records.
 var ocannlDecBF16BackwardPart93Records rt.Records[ocannlDecBF16BackwardPart93]
 
-// ocannlDecBF16BackwardPart94 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// ocannlDecBF16BackwardPart94 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
+// for each 1 values of i2 (see rt.Pool).
 type ocannlDecBF16BackwardPart94 struct {
-	scratch *ocannlDecBF16BackwardScratch
+	gNetBlock2MaskedAttention1WQ *[4096]float32
+	scratch                      *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j108 of the nest (0 <= j108 < 8).
+// Part runs part j108 of the nest (0 <= j108 < 4).
 func (r110 *ocannlDecBF16BackwardPart94) Part(j108 int) {
-	scratch := r110.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_block_2_masked_attention_1_x_4_grad[j108][0][0], &scratch.net_block_2_masked_attention_1_x_grad[j108][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_2_masked_attention_1_x_gradRow4 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j108][i1]
-				net_block_2_masked_attention_1_x_4_gradRow := &scratch.net_block_2_masked_attention_1_x_4_grad[i0+j108][i1]
-				for i2 := range 64 {
-					net_block_2_masked_attention_1_x_4_gradRow[i2] += net_block_2_masked_attention_1_x_gradRow4[i2]
-				}
-			}
-		}
-	}
+	gNetBlock2MaskedAttention1WQ, scratch := r110.gNetBlock2MaskedAttention1WQ, r110.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
+	bf16.Gemm(&gNetBlock2MaskedAttention1WQ[1024*j108], &scratch.net_block_2_masked_attention_1_q_grad[0][0][j108][0], &scratch.net_block_2_masked_attention_1_x[0][0][0], bf16.Shape{
+		AK: 64,
+		AM: 1,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  128,
+		M:  16,
+		N:  64,
+	})
 }
 
 // ocannlDecBF16BackwardPart94Records holds the free ocannlDecBF16BackwardPart94 records.
@@ -29784,26 +29748,81 @@ var ocannlDecBF16BackwardPart94Records rt.Records[ocannlDecBF16BackwardPart94]
 // ocannlDecBF16BackwardPart95 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart95 struct {
-	scratch                         *ocannlDecBF16BackwardScratch
-	gNetBlock2LayerNorm1BetaPartial [8][64]float32
+	pNetBlock2MaskedAttention1WQ *[4096]float32
+	scratch                      *ocannlDecBF16BackwardScratch
 }
 
 // Part runs part j109 of the nest (0 <= j109 < 8).
 func (r111 *ocannlDecBF16BackwardPart95) Part(j109 int) {
-	scratch, gNetBlock2LayerNorm1BetaPartial := r111.scratch, &r111.gNetBlock2LayerNorm1BetaPartial
-	gNetBlock2LayerNorm1BetaPartial[j109] = [64]float32{}
+	pNetBlock2MaskedAttention1WQ, scratch := r111.pNetBlock2MaskedAttention1WQ, r111.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
+	bf16.Gemm(&scratch.net_block_2_masked_attention_1_x_grad[j109][0][0], &scratch.net_block_2_masked_attention_1_q_grad[j109][0][0][0], &pNetBlock2MaskedAttention1WQ[0], bf16.Shape{
+		AK: 1,
+		AM: 64,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  64,
+		M:  16,
+		N:  64,
+	})
+}
+
+// ocannlDecBF16BackwardPart95Records holds the free ocannlDecBF16BackwardPart95 records.
+var ocannlDecBF16BackwardPart95Records rt.Records[ocannlDecBF16BackwardPart95]
+
+// ocannlDecBF16BackwardPart96 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart96 struct {
+	scratch *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j110 of the nest (0 <= j110 < 8).
+func (r112 *ocannlDecBF16BackwardPart96) Part(j110 int) {
+	scratch := r112.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap24AVX2(&scratch.net_block_2_masked_attention_1_x_4_grad[j110][0][0], &scratch.net_block_2_masked_attention_1_x_grad[j110][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_2_masked_attention_1_x_gradRow4 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j110][i1]
+				net_block_2_masked_attention_1_x_4_gradRow := &scratch.net_block_2_masked_attention_1_x_4_grad[i0+j110][i1]
+				for i2 := range 64 {
+					net_block_2_masked_attention_1_x_4_gradRow[i2] += net_block_2_masked_attention_1_x_gradRow4[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlDecBF16BackwardPart96Records holds the free ocannlDecBF16BackwardPart96 records.
+var ocannlDecBF16BackwardPart96Records rt.Records[ocannlDecBF16BackwardPart96]
+
+// ocannlDecBF16BackwardPart97 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart97 struct {
+	scratch                         *ocannlDecBF16BackwardScratch
+	gNetBlock2LayerNorm1BetaPartial [8][64]float32
+}
+
+// Part runs part j111 of the nest (0 <= j111 < 8).
+func (r113 *ocannlDecBF16BackwardPart97) Part(j111 int) {
+	scratch, gNetBlock2LayerNorm1BetaPartial := r113.scratch, &r113.gNetBlock2LayerNorm1BetaPartial
+	gNetBlock2LayerNorm1BetaPartial[j111] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock2LayerNorm1BetaPartial[j109][0], &scratch.net_block_2_masked_attention_1_x_grad[j109][0][0])
+		ocannlReduce8AVX2(&gNetBlock2LayerNorm1BetaPartial[j111][0], &scratch.net_block_2_masked_attention_1_x_grad[j111][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2LayerNorm1BetaPartialRow := &gNetBlock2LayerNorm1BetaPartial[j109]
+		gNetBlock2LayerNorm1BetaPartialRow := &gNetBlock2LayerNorm1BetaPartial[j111]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_2_masked_attention_1_x_gradRow5 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j109][i1]
-				net_block_2_masked_attention_1_x_gradRow6 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j109][i1+1]
-				net_block_2_masked_attention_1_x_gradRow7 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j109][i1+2]
-				net_block_2_masked_attention_1_x_gradRow8 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j109][i1+3]
+				net_block_2_masked_attention_1_x_gradRow5 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j111][i1]
+				net_block_2_masked_attention_1_x_gradRow6 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j111][i1+1]
+				net_block_2_masked_attention_1_x_gradRow7 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j111][i1+2]
+				net_block_2_masked_attention_1_x_gradRow8 := &scratch.net_block_2_masked_attention_1_x_grad[i0+j111][i1+3]
 				for i2 := range 64 {
 					acc68 := gNetBlock2LayerNorm1BetaPartialRow[i2]
 					acc68 += net_block_2_masked_attention_1_x_gradRow5[i2]
@@ -29817,27 +29836,27 @@ func (r111 *ocannlDecBF16BackwardPart95) Part(j109 int) {
 	}
 }
 
-// ocannlDecBF16BackwardPart95Records holds the free ocannlDecBF16BackwardPart95 records.
-var ocannlDecBF16BackwardPart95Records rt.Records[ocannlDecBF16BackwardPart95]
+// ocannlDecBF16BackwardPart97Records holds the free ocannlDecBF16BackwardPart97 records.
+var ocannlDecBF16BackwardPart97Records rt.Records[ocannlDecBF16BackwardPart97]
 
-// ocannlDecBF16BackwardPart96 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart98 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart96 struct {
+type ocannlDecBF16BackwardPart98 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j111 of the nest (0 <= j111 < 8).
-func (r112 *ocannlDecBF16BackwardPart96) Part(j111 int) {
-	scratch := r112.scratch
+// Part runs part j113 of the nest (0 <= j113 < 8).
+func (r114 *ocannlDecBF16BackwardPart98) Part(j113 int) {
+	scratch := r114.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_block_2_masked_attention_1_x_1_grad[j111][0][0], &scratch.net_block_2_masked_attention_1_x_4_grad[j111][0][0], &scratch.net_block_2_masked_attention_1_x_3[j111][0][0])
+		ocannlMap25AVX2(&scratch.net_block_2_masked_attention_1_x_1_grad[j113][0][0], &scratch.net_block_2_masked_attention_1_x_4_grad[j113][0][0], &scratch.net_block_2_masked_attention_1_x_3[j113][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_masked_attention_1_x_4_gradRow2 := &scratch.net_block_2_masked_attention_1_x_4_grad[i0+j111][i1]
-				net_block_2_masked_attention_1_x_3V2 := scratch.net_block_2_masked_attention_1_x_3[i0+j111][i1][0]
-				net_block_2_masked_attention_1_x_1_gradRow := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j111][i1]
+				net_block_2_masked_attention_1_x_4_gradRow2 := &scratch.net_block_2_masked_attention_1_x_4_grad[i0+j113][i1]
+				net_block_2_masked_attention_1_x_3V2 := scratch.net_block_2_masked_attention_1_x_3[i0+j113][i1][0]
+				net_block_2_masked_attention_1_x_1_gradRow := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j113][i1]
 				for i2 := range 64 {
 					net_block_2_masked_attention_1_x_1_gradRow[i2] += net_block_2_masked_attention_1_x_4_gradRow2[i2] / net_block_2_masked_attention_1_x_3V2
 				}
@@ -29846,70 +29865,70 @@ func (r112 *ocannlDecBF16BackwardPart96) Part(j111 int) {
 	}
 }
 
-// ocannlDecBF16BackwardPart96Records holds the free ocannlDecBF16BackwardPart96 records.
-var ocannlDecBF16BackwardPart96Records rt.Records[ocannlDecBF16BackwardPart96]
+// ocannlDecBF16BackwardPart98Records holds the free ocannlDecBF16BackwardPart98 records.
+var ocannlDecBF16BackwardPart98Records rt.Records[ocannlDecBF16BackwardPart98]
 
-// ocannlDecBF16BackwardPart97 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart99 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 2 values of i1 (see rt.Pool).
-type ocannlDecBF16BackwardPart97 struct {
+type ocannlDecBF16BackwardPart99 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j112 of the nest (0 <= j112 < 8).
-func (r113 *ocannlDecBF16BackwardPart97) Part(j112 int) {
-	scratch := r113.scratch
+// Part runs part j114 of the nest (0 <= j114 < 8).
+func (r115 *ocannlDecBF16BackwardPart99) Part(j114 int) {
+	scratch := r115.scratch
 	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce9AVX2(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j112][0], &scratch.net_block_2_masked_attention_1_x_4_grad[0][i1+2*j112][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j112][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j112][0])
+			ocannlReduce9AVX2(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j114][0], &scratch.net_block_2_masked_attention_1_x_4_grad[0][i1+2*j114][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j114][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j114][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
 			for i1 := range 2 {
-				net_block_2_masked_attention_1_x_4_gradRow3 := &scratch.net_block_2_masked_attention_1_x_4_grad[i0][i1+2*j112]
-				net_block_2_masked_attention_1_x_1Row3 := &scratch.net_block_2_masked_attention_1_x_1[i0][i1+2*j112]
-				v4 := scratch.net_block_2_masked_attention_1_x_3[i0][i1+2*j112][0] * scratch.net_block_2_masked_attention_1_x_3[i0][i1+2*j112][0]
-				acc70 := scratch.net_block_2_masked_attention_1_x_3_grad[i0][i1+2*j112][0]
+				net_block_2_masked_attention_1_x_4_gradRow3 := &scratch.net_block_2_masked_attention_1_x_4_grad[i0][i1+2*j114]
+				net_block_2_masked_attention_1_x_1Row3 := &scratch.net_block_2_masked_attention_1_x_1[i0][i1+2*j114]
+				v4 := scratch.net_block_2_masked_attention_1_x_3[i0][i1+2*j114][0] * scratch.net_block_2_masked_attention_1_x_3[i0][i1+2*j114][0]
+				acc70 := scratch.net_block_2_masked_attention_1_x_3_grad[i0][i1+2*j114][0]
 				for i2 := range 64 {
 					acc70 += net_block_2_masked_attention_1_x_4_gradRow3[i2] * (-(net_block_2_masked_attention_1_x_1Row3[i2] / v4))
 				}
-				scratch.net_block_2_masked_attention_1_x_3_grad[i0][i1+2*j112][0] = acc70
+				scratch.net_block_2_masked_attention_1_x_3_grad[i0][i1+2*j114][0] = acc70
 			}
 		}
 	}
 }
 
-// ocannlDecBF16BackwardPart97Records holds the free ocannlDecBF16BackwardPart97 records.
-var ocannlDecBF16BackwardPart97Records rt.Records[ocannlDecBF16BackwardPart97]
+// ocannlDecBF16BackwardPart99Records holds the free ocannlDecBF16BackwardPart99 records.
+var ocannlDecBF16BackwardPart99Records rt.Records[ocannlDecBF16BackwardPart99]
 
-// ocannlDecBF16BackwardPart98 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart100 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart98 struct {
+type ocannlDecBF16BackwardPart100 struct {
 	scratch                          *ocannlDecBF16BackwardScratch
 	gNetBlock2LayerNorm1GammaPartial [8][64]float32
 }
 
-// Part runs part j113 of the nest (0 <= j113 < 8).
-func (r114 *ocannlDecBF16BackwardPart98) Part(j113 int) {
-	scratch, gNetBlock2LayerNorm1GammaPartial := r114.scratch, &r114.gNetBlock2LayerNorm1GammaPartial
-	gNetBlock2LayerNorm1GammaPartial[j113] = [64]float32{}
+// Part runs part j115 of the nest (0 <= j115 < 8).
+func (r116 *ocannlDecBF16BackwardPart100) Part(j115 int) {
+	scratch, gNetBlock2LayerNorm1GammaPartial := r116.scratch, &r116.gNetBlock2LayerNorm1GammaPartial
+	gNetBlock2LayerNorm1GammaPartial[j115] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock2LayerNorm1GammaPartial[j113][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j113][0][0], &scratch.net_block_2_layer_norm_1_centered[j113][0][0])
+		ocannlReduce10AVX2(&gNetBlock2LayerNorm1GammaPartial[j115][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_centered[j115][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock2LayerNorm1GammaPartialRow := &gNetBlock2LayerNorm1GammaPartial[j113]
+		gNetBlock2LayerNorm1GammaPartialRow := &gNetBlock2LayerNorm1GammaPartial[j115]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_2_masked_attention_1_x_1_gradRow2 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j113][i1]
-				net_block_2_layer_norm_1_centeredRow4 := &scratch.net_block_2_layer_norm_1_centered[i0+j113][i1]
-				net_block_2_masked_attention_1_x_1_gradRow3 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j113][i1+1]
-				net_block_2_layer_norm_1_centeredRow5 := &scratch.net_block_2_layer_norm_1_centered[i0+j113][i1+1]
-				net_block_2_masked_attention_1_x_1_gradRow4 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j113][i1+2]
-				net_block_2_layer_norm_1_centeredRow6 := &scratch.net_block_2_layer_norm_1_centered[i0+j113][i1+2]
-				net_block_2_masked_attention_1_x_1_gradRow5 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j113][i1+3]
-				net_block_2_layer_norm_1_centeredRow7 := &scratch.net_block_2_layer_norm_1_centered[i0+j113][i1+3]
+				net_block_2_masked_attention_1_x_1_gradRow2 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j115][i1]
+				net_block_2_layer_norm_1_centeredRow4 := &scratch.net_block_2_layer_norm_1_centered[i0+j115][i1]
+				net_block_2_masked_attention_1_x_1_gradRow3 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j115][i1+1]
+				net_block_2_layer_norm_1_centeredRow5 := &scratch.net_block_2_layer_norm_1_centered[i0+j115][i1+1]
+				net_block_2_masked_attention_1_x_1_gradRow4 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j115][i1+2]
+				net_block_2_layer_norm_1_centeredRow6 := &scratch.net_block_2_layer_norm_1_centered[i0+j115][i1+2]
+				net_block_2_masked_attention_1_x_1_gradRow5 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j115][i1+3]
+				net_block_2_layer_norm_1_centeredRow7 := &scratch.net_block_2_layer_norm_1_centered[i0+j115][i1+3]
 				for i2 := range 64 {
 					acc71 := gNetBlock2LayerNorm1GammaPartialRow[i2]
 					acc71 += net_block_2_masked_attention_1_x_1_gradRow2[i2] * net_block_2_layer_norm_1_centeredRow4[i2]
@@ -29923,78 +29942,29 @@ func (r114 *ocannlDecBF16BackwardPart98) Part(j113 int) {
 	}
 }
 
-// ocannlDecBF16BackwardPart98Records holds the free ocannlDecBF16BackwardPart98 records.
-var ocannlDecBF16BackwardPart98Records rt.Records[ocannlDecBF16BackwardPart98]
-
-// ocannlDecBF16BackwardPart99 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart99 struct {
-	pNetBlock2LayerNorm1Gamma *[64]float32
-	scratch                   *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j115 of the nest (0 <= j115 < 8).
-func (r115 *ocannlDecBF16BackwardPart99) Part(j115 int) {
-	pNetBlock2LayerNorm1Gamma, scratch := r115.pNetBlock2LayerNorm1Gamma, r115.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j115][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[j115][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_2_masked_attention_1_x_1_gradRow6 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j115][i1]
-				net_block_2_layer_norm_1_centered_gradRow := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j115][i1]
-				for i2 := range 64 {
-					net_block_2_layer_norm_1_centered_gradRow[i2] += pNetBlock2LayerNorm1Gamma[i2] * net_block_2_masked_attention_1_x_1_gradRow6[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart99Records holds the free ocannlDecBF16BackwardPart99 records.
-var ocannlDecBF16BackwardPart99Records rt.Records[ocannlDecBF16BackwardPart99]
-
-// ocannlDecBF16BackwardPart100 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart100 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j116 of the nest (0 <= j116 < 8).
-func (r116 *ocannlDecBF16BackwardPart100) Part(j116 int) {
-	scratch := r116.scratch
-	for i0 := range 1 {
-		net_block_2_layer_norm_1_var_gradRow2 := &scratch.net_block_2_layer_norm_1_var_grad[i0+j116]
-		net_block_2_layer_norm_1_var_2_gradRow := &scratch.net_block_2_layer_norm_1_var_2_grad[i0+j116]
-		for i1 := range 16 {
-			net_block_2_layer_norm_1_var_2_gradRow[i1][0] += net_block_2_layer_norm_1_var_gradRow2[i1][0] / 64
-		}
-	}
-}
-
 // ocannlDecBF16BackwardPart100Records holds the free ocannlDecBF16BackwardPart100 records.
 var ocannlDecBF16BackwardPart100Records rt.Records[ocannlDecBF16BackwardPart100]
 
 // ocannlDecBF16BackwardPart101 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart101 struct {
-	scratch *ocannlDecBF16BackwardScratch
+	pNetBlock2LayerNorm1Gamma *[64]float32
+	scratch                   *ocannlDecBF16BackwardScratch
 }
 
 // Part runs part j117 of the nest (0 <= j117 < 8).
 func (r117 *ocannlDecBF16BackwardPart101) Part(j117 int) {
-	scratch := r117.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	pNetBlock2LayerNorm1Gamma, scratch := r117.pNetBlock2LayerNorm1Gamma, r117.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_block_2_layer_norm_1_var_1_grad[j117][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j117][0][0])
+		ocannlMap26AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j117][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[j117][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_layer_norm_1_var_2_gradV := scratch.net_block_2_layer_norm_1_var_2_grad[i0+j117][i1][0]
-				net_block_2_layer_norm_1_var_1_gradRow := &scratch.net_block_2_layer_norm_1_var_1_grad[i0+j117][i1]
+				net_block_2_masked_attention_1_x_1_gradRow6 := &scratch.net_block_2_masked_attention_1_x_1_grad[i0+j117][i1]
+				net_block_2_layer_norm_1_centered_gradRow := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j117][i1]
 				for i2 := range 64 {
-					net_block_2_layer_norm_1_var_1_gradRow[i2] += net_block_2_layer_norm_1_var_2_gradV
+					net_block_2_layer_norm_1_centered_gradRow[i2] += pNetBlock2LayerNorm1Gamma[i2] * net_block_2_masked_attention_1_x_1_gradRow6[i2]
 				}
 			}
 		}
@@ -30013,21 +29983,11 @@ type ocannlDecBF16BackwardPart102 struct {
 // Part runs part j118 of the nest (0 <= j118 < 8).
 func (r118 *ocannlDecBF16BackwardPart102) Part(j118 int) {
 	scratch := r118.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j118][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j118][0][0], &scratch.net_block_2_layer_norm_1_centered[j118][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j118][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j118][0][0], &scratch.net_block_2_layer_norm_1_centered[j118][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_2_layer_norm_1_var_1_gradRow2 := &scratch.net_block_2_layer_norm_1_var_1_grad[i0+j118][i1]
-				net_block_2_layer_norm_1_centeredRow8 := &scratch.net_block_2_layer_norm_1_centered[i0+j118][i1]
-				net_block_2_layer_norm_1_centered_gradRow2 := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j118][i1]
-				for i2 := range 64 {
-					net_block_2_layer_norm_1_centered_gradRow2[i2] += net_block_2_layer_norm_1_var_1_gradRow2[i2] * net_block_2_layer_norm_1_centeredRow8[i2]
-				}
-			}
+	for i0 := range 1 {
+		net_block_2_layer_norm_1_var_gradRow2 := &scratch.net_block_2_layer_norm_1_var_grad[i0+j118]
+		net_block_2_layer_norm_1_var_2_gradRow := &scratch.net_block_2_layer_norm_1_var_2_grad[i0+j118]
+		for i1 := range 16 {
+			net_block_2_layer_norm_1_var_2_gradRow[i1][0] += net_block_2_layer_norm_1_var_gradRow2[i1][0] / 64
 		}
 	}
 }
@@ -30044,19 +30004,16 @@ type ocannlDecBF16BackwardPart103 struct {
 // Part runs part j119 of the nest (0 <= j119 < 8).
 func (r119 *ocannlDecBF16BackwardPart103) Part(j119 int) {
 	scratch := r119.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j119][0][0], &scratch.net_block_2_layer_norm_1_centered[j119][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j119][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j119][0][0], &scratch.net_block_2_layer_norm_1_centered[j119][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j119][0][0])
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap27AVX2(&scratch.net_block_2_layer_norm_1_var_1_grad[j119][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j119][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_layer_norm_1_centeredRow9 := &scratch.net_block_2_layer_norm_1_centered[i0+j119][i1]
-				net_block_2_layer_norm_1_var_1_gradRow3 := &scratch.net_block_2_layer_norm_1_var_1_grad[i0+j119][i1]
-				net_block_2_layer_norm_1_centered_gradRow3 := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j119][i1]
+				net_block_2_layer_norm_1_var_2_gradV := scratch.net_block_2_layer_norm_1_var_2_grad[i0+j119][i1][0]
+				net_block_2_layer_norm_1_var_1_gradRow := &scratch.net_block_2_layer_norm_1_var_1_grad[i0+j119][i1]
 				for i2 := range 64 {
-					net_block_2_layer_norm_1_centered_gradRow3[i2] += net_block_2_layer_norm_1_centeredRow9[i2] * net_block_2_layer_norm_1_var_1_gradRow3[i2]
+					net_block_2_layer_norm_1_var_1_gradRow[i2] += net_block_2_layer_norm_1_var_2_gradV
 				}
 			}
 		}
@@ -30075,18 +30032,19 @@ type ocannlDecBF16BackwardPart104 struct {
 // Part runs part j120 of the nest (0 <= j120 < 8).
 func (r120 *ocannlDecBF16BackwardPart104) Part(j120 int) {
 	scratch := r120.scratch
-	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
+	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_h1_grad[j120][0][0], &scratch.net_block_2_layer_norm_1_centered_grad[j120][0][0])
+		ocannlMap28AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j120][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j120][0][0], &scratch.net_block_2_layer_norm_1_centered[j120][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_h1_grad[j120][0][0], &scratch.net_block_2_layer_norm_1_centered_grad[j120][0][0])
+		ocannlMap28AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j120][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j120][0][0], &scratch.net_block_2_layer_norm_1_centered[j120][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_2_layer_norm_1_centered_gradRow4 := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j120][i1]
-				net_h1_gradRow2 := &scratch.net_h1_grad[i0+j120][i1]
+				net_block_2_layer_norm_1_var_1_gradRow2 := &scratch.net_block_2_layer_norm_1_var_1_grad[i0+j120][i1]
+				net_block_2_layer_norm_1_centeredRow8 := &scratch.net_block_2_layer_norm_1_centered[i0+j120][i1]
+				net_block_2_layer_norm_1_centered_gradRow2 := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j120][i1]
 				for i2 := range 64 {
-					net_h1_gradRow2[i2] += net_block_2_layer_norm_1_centered_gradRow4[i2]
+					net_block_2_layer_norm_1_centered_gradRow2[i2] += net_block_2_layer_norm_1_var_1_gradRow2[i2] * net_block_2_layer_norm_1_centeredRow8[i2]
 				}
 			}
 		}
@@ -30097,7 +30055,7 @@ func (r120 *ocannlDecBF16BackwardPart104) Part(j120 int) {
 var ocannlDecBF16BackwardPart104Records rt.Records[ocannlDecBF16BackwardPart104]
 
 // ocannlDecBF16BackwardPart105 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart105 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
@@ -30105,21 +30063,20 @@ type ocannlDecBF16BackwardPart105 struct {
 // Part runs part j121 of the nest (0 <= j121 < 8).
 func (r121 *ocannlDecBF16BackwardPart105) Part(j121 int) {
 	scratch := r121.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce11AVX2(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j121][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j121][0])
-		}
+	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap28AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j121][0][0], &scratch.net_block_2_layer_norm_1_centered[j121][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j121][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap28AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j121][0][0], &scratch.net_block_2_layer_norm_1_centered[j121][0][0], &scratch.net_block_2_layer_norm_1_var_1_grad[j121][0][0])
 	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_block_2_layer_norm_1_centered_gradRow5 := &scratch.net_block_2_layer_norm_1_centered_grad[i0][i1+2*j121]
-				acc73 := scratch.net_block_2_layer_norm_1_mean_grad[i0][i1+2*j121][0]
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_2_layer_norm_1_centeredRow9 := &scratch.net_block_2_layer_norm_1_centered[i0+j121][i1]
+				net_block_2_layer_norm_1_var_1_gradRow3 := &scratch.net_block_2_layer_norm_1_var_1_grad[i0+j121][i1]
+				net_block_2_layer_norm_1_centered_gradRow3 := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j121][i1]
 				for i2 := range 64 {
-					acc73 -= net_block_2_layer_norm_1_centered_gradRow5[i2]
+					net_block_2_layer_norm_1_centered_gradRow3[i2] += net_block_2_layer_norm_1_centeredRow9[i2] * net_block_2_layer_norm_1_var_1_gradRow3[i2]
 				}
-				scratch.net_block_2_layer_norm_1_mean_grad[i0][i1+2*j121][0] = acc73
 			}
 		}
 	}
@@ -30131,26 +30088,88 @@ var ocannlDecBF16BackwardPart105Records rt.Records[ocannlDecBF16BackwardPart105]
 // ocannlDecBF16BackwardPart106 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart106 struct {
-	scratch                   *ocannlDecBF16BackwardScratch
-	gNetBlock1Linear1BPartial [8][64]float32
+	scratch *ocannlDecBF16BackwardScratch
 }
 
 // Part runs part j122 of the nest (0 <= j122 < 8).
 func (r122 *ocannlDecBF16BackwardPart106) Part(j122 int) {
-	scratch, gNetBlock1Linear1BPartial := r122.scratch, &r122.gNetBlock1Linear1BPartial
-	gNetBlock1Linear1BPartial[j122] = [64]float32{}
+	scratch := r122.scratch
+	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap33AVX512(&scratch.net_h1_grad[j122][0][0], &scratch.net_block_2_layer_norm_1_centered_grad[j122][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap33AVX2(&scratch.net_h1_grad[j122][0][0], &scratch.net_block_2_layer_norm_1_centered_grad[j122][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_2_layer_norm_1_centered_gradRow4 := &scratch.net_block_2_layer_norm_1_centered_grad[i0+j122][i1]
+				net_h1_gradRow2 := &scratch.net_h1_grad[i0+j122][i1]
+				for i2 := range 64 {
+					net_h1_gradRow2[i2] += net_block_2_layer_norm_1_centered_gradRow4[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlDecBF16BackwardPart106Records holds the free ocannlDecBF16BackwardPart106 records.
+var ocannlDecBF16BackwardPart106Records rt.Records[ocannlDecBF16BackwardPart106]
+
+// ocannlDecBF16BackwardPart107 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 2 values of i1 (see rt.Pool).
+type ocannlDecBF16BackwardPart107 struct {
+	scratch *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j123 of the nest (0 <= j123 < 8).
+func (r123 *ocannlDecBF16BackwardPart107) Part(j123 int) {
+	scratch := r123.scratch
+	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i1 := range 2 {
+			ocannlReduce11AVX2(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j123][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j123][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_block_2_layer_norm_1_centered_gradRow5 := &scratch.net_block_2_layer_norm_1_centered_grad[i0][i1+2*j123]
+				acc73 := scratch.net_block_2_layer_norm_1_mean_grad[i0][i1+2*j123][0]
+				for i2 := range 64 {
+					acc73 -= net_block_2_layer_norm_1_centered_gradRow5[i2]
+				}
+				scratch.net_block_2_layer_norm_1_mean_grad[i0][i1+2*j123][0] = acc73
+			}
+		}
+	}
+}
+
+// ocannlDecBF16BackwardPart107Records holds the free ocannlDecBF16BackwardPart107 records.
+var ocannlDecBF16BackwardPart107Records rt.Records[ocannlDecBF16BackwardPart107]
+
+// ocannlDecBF16BackwardPart108 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart108 struct {
+	scratch                   *ocannlDecBF16BackwardScratch
+	gNetBlock1Linear1BPartial [8][64]float32
+}
+
+// Part runs part j124 of the nest (0 <= j124 < 8).
+func (r124 *ocannlDecBF16BackwardPart108) Part(j124 int) {
+	scratch, gNetBlock1Linear1BPartial := r124.scratch, &r124.gNetBlock1Linear1BPartial
+	gNetBlock1Linear1BPartial[j124] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock1Linear1BPartial[j122][0], &scratch.net_h1_2_grad[j122][0][0])
+		ocannlReduce8AVX2(&gNetBlock1Linear1BPartial[j124][0], &scratch.net_h1_2_grad[j124][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1Linear1BPartialRow := &gNetBlock1Linear1BPartial[j122]
+		gNetBlock1Linear1BPartialRow := &gNetBlock1Linear1BPartial[j124]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_h1_2_gradRow3 := &scratch.net_h1_2_grad[i0+j122][i1]
-				net_h1_2_gradRow4 := &scratch.net_h1_2_grad[i0+j122][i1+1]
-				net_h1_2_gradRow5 := &scratch.net_h1_2_grad[i0+j122][i1+2]
-				net_h1_2_gradRow6 := &scratch.net_h1_2_grad[i0+j122][i1+3]
+				net_h1_2_gradRow3 := &scratch.net_h1_2_grad[i0+j124][i1]
+				net_h1_2_gradRow4 := &scratch.net_h1_2_grad[i0+j124][i1+1]
+				net_h1_2_gradRow5 := &scratch.net_h1_2_grad[i0+j124][i1+2]
+				net_h1_2_gradRow6 := &scratch.net_h1_2_grad[i0+j124][i1+3]
 				for i2 := range 64 {
 					acc74 := gNetBlock1Linear1BPartialRow[i2]
 					acc74 += net_h1_2_gradRow3[i2]
@@ -30164,21 +30183,21 @@ func (r122 *ocannlDecBF16BackwardPart106) Part(j122 int) {
 	}
 }
 
-// ocannlDecBF16BackwardPart106Records holds the free ocannlDecBF16BackwardPart106 records.
-var ocannlDecBF16BackwardPart106Records rt.Records[ocannlDecBF16BackwardPart106]
+// ocannlDecBF16BackwardPart108Records holds the free ocannlDecBF16BackwardPart108 records.
+var ocannlDecBF16BackwardPart108Records rt.Records[ocannlDecBF16BackwardPart108]
 
-// ocannlDecBF16BackwardPart107 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
+// ocannlDecBF16BackwardPart109 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
 // for each 32 values of i3 (see rt.Pool).
-type ocannlDecBF16BackwardPart107 struct {
+type ocannlDecBF16BackwardPart109 struct {
 	gNetBlock1Linear1W *[8192]float32
 	scratch            *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j124 of the nest (0 <= j124 < 4).
-func (r123 *ocannlDecBF16BackwardPart107) Part(j124 int) {
-	gNetBlock1Linear1W, scratch := r123.gNetBlock1Linear1W, r123.scratch
+// Part runs part j126 of the nest (0 <= j126 < 4).
+func (r125 *ocannlDecBF16BackwardPart109) Part(j126 int) {
+	gNetBlock1Linear1W, scratch := r125.gNetBlock1Linear1W, r125.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 64x32x128.
-	bf16.Gemm(&gNetBlock1Linear1W[32*j124], &scratch.net_h1_1_grad[0][0][0], &scratch.net_block_1_linear_1_x[0][0][32*j124], bf16.Shape{
+	bf16.Gemm(&gNetBlock1Linear1W[32*j126], &scratch.net_h1_1_grad[0][0][0], &scratch.net_block_1_linear_1_x[0][0][32*j126], bf16.Shape{
 		AK: 64,
 		AM: 1,
 		BK: 128,
@@ -30191,21 +30210,21 @@ func (r123 *ocannlDecBF16BackwardPart107) Part(j124 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart107Records holds the free ocannlDecBF16BackwardPart107 records.
-var ocannlDecBF16BackwardPart107Records rt.Records[ocannlDecBF16BackwardPart107]
+// ocannlDecBF16BackwardPart109Records holds the free ocannlDecBF16BackwardPart109 records.
+var ocannlDecBF16BackwardPart109Records rt.Records[ocannlDecBF16BackwardPart109]
 
-// ocannlDecBF16BackwardPart108 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
-// for each 32 values of i3 (see rt.Pool).
-type ocannlDecBF16BackwardPart108 struct {
+// ocannlDecBF16BackwardPart110 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart110 struct {
 	pNetBlock1Linear1W *[8192]float32
 	scratch            *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j125 of the nest (0 <= j125 < 4).
-func (r124 *ocannlDecBF16BackwardPart108) Part(j125 int) {
-	pNetBlock1Linear1W, scratch := r124.pNetBlock1Linear1W, r124.scratch
-	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 128x32x64.
-	bf16.Gemm(&scratch.net_block_1_linear_1_x_grad[0][0][32*j125], &scratch.net_h1_1_grad[0][0][0], &pNetBlock1Linear1W[32*j125], bf16.Shape{
+// Part runs part j127 of the nest (0 <= j127 < 8).
+func (r126 *ocannlDecBF16BackwardPart110) Part(j127 int) {
+	pNetBlock1Linear1W, scratch := r126.pNetBlock1Linear1W, r126.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x128x64.
+	bf16.Gemm(&scratch.net_block_1_linear_1_x_grad[j127][0][0], &scratch.net_h1_1_grad[j127][0][0], &pNetBlock1Linear1W[0], bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        128,
@@ -30213,38 +30232,103 @@ func (r124 *ocannlDecBF16BackwardPart108) Part(j125 int) {
 		CM:        128,
 		CN:        1,
 		K:         64,
-		M:         128,
-		N:         32,
+		M:         16,
+		N:         128,
 		Overwrite: true,
 	})
 }
 
-// ocannlDecBF16BackwardPart108Records holds the free ocannlDecBF16BackwardPart108 records.
-var ocannlDecBF16BackwardPart108Records rt.Records[ocannlDecBF16BackwardPart108]
+// ocannlDecBF16BackwardPart110Records holds the free ocannlDecBF16BackwardPart110 records.
+var ocannlDecBF16BackwardPart110Records rt.Records[ocannlDecBF16BackwardPart110]
 
-// ocannlDecBF16BackwardPart109 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart111 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart109 struct {
+type ocannlDecBF16BackwardPart111 struct {
+	scratch *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j128 of the nest (0 <= j128 < 8).
+func (r129 *ocannlDecBF16BackwardPart111) Part(j128 int) {
+	scratch := r129.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap41AVX2(&scratch.net_block_1_linear_1_x_2_grad[j128][0][0], &scratch.net_block_1_linear_1_x_2[j128][0][0], &scratch.net_block_1_linear_1_x_grad[j128][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_1_linear_1_x_2Row3 := &scratch.net_block_1_linear_1_x_2[i0+j128][i1]
+				net_block_1_linear_1_x_gradRow2 := &scratch.net_block_1_linear_1_x_grad[i0+j128][i1]
+				net_block_1_linear_1_x_2_gradRow := &scratch.net_block_1_linear_1_x_2_grad[i0+j128][i1]
+				for i2 := range 128 {
+					var r127 float32
+					if 0 < net_block_1_linear_1_x_2Row3[i2] {
+						r127 = 1
+					}
+					r128 := float32(0)
+					if r127 != 0 {
+						r128 = net_block_1_linear_1_x_gradRow2[i2]
+					}
+					net_block_1_linear_1_x_2_gradRow[i2] += r128
+				}
+			}
+		}
+	}
+}
+
+// ocannlDecBF16BackwardPart111Records holds the free ocannlDecBF16BackwardPart111 records.
+var ocannlDecBF16BackwardPart111Records rt.Records[ocannlDecBF16BackwardPart111]
+
+// ocannlDecBF16BackwardPart112 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart112 struct {
+	scratch *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j129 of the nest (0 <= j129 < 8).
+func (r130 *ocannlDecBF16BackwardPart112) Part(j129 int) {
+	scratch := r130.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap42AVX2(&scratch.net_block_1_linear_1_x_1_grad[j129][0][0], &scratch.net_block_1_linear_1_x_2_grad[j129][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_1_linear_1_x_2_gradRow2 := &scratch.net_block_1_linear_1_x_2_grad[i0+j129][i1]
+				net_block_1_linear_1_x_1_gradRow := &scratch.net_block_1_linear_1_x_1_grad[i0+j129][i1]
+				for i2 := range 128 {
+					net_block_1_linear_1_x_1_gradRow[i2] += net_block_1_linear_1_x_2_gradRow2[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlDecBF16BackwardPart112Records holds the free ocannlDecBF16BackwardPart112 records.
+var ocannlDecBF16BackwardPart112Records rt.Records[ocannlDecBF16BackwardPart112]
+
+// ocannlDecBF16BackwardPart113 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart113 struct {
 	scratch                  *ocannlDecBF16BackwardScratch
 	gNetBlock1Dense1BPartial [8][128]float32
 }
 
-// Part runs part j126 of the nest (0 <= j126 < 8).
-func (r127 *ocannlDecBF16BackwardPart109) Part(j126 int) {
-	scratch, gNetBlock1Dense1BPartial := r127.scratch, &r127.gNetBlock1Dense1BPartial
-	gNetBlock1Dense1BPartial[j126] = [128]float32{}
+// Part runs part j130 of the nest (0 <= j130 < 8).
+func (r131 *ocannlDecBF16BackwardPart113) Part(j130 int) {
+	scratch, gNetBlock1Dense1BPartial := r131.scratch, &r131.gNetBlock1Dense1BPartial
+	gNetBlock1Dense1BPartial[j130] = [128]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 128 elements into 128 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetBlock1Dense1BPartial[j126][0], &scratch.net_block_1_linear_1_x_2_grad[j126][0][0])
+		ocannlReduce12AVX2(&gNetBlock1Dense1BPartial[j130][0], &scratch.net_block_1_linear_1_x_2_grad[j130][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1Dense1BPartialRow := &gNetBlock1Dense1BPartial[j126]
+		gNetBlock1Dense1BPartialRow := &gNetBlock1Dense1BPartial[j130]
 		for i0 := range 1 {
 			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_1_linear_1_x_2_gradRow3 := &scratch.net_block_1_linear_1_x_2_grad[i0+j126][i1]
-				net_block_1_linear_1_x_2_gradRow4 := &scratch.net_block_1_linear_1_x_2_grad[i0+j126][i1+1]
-				net_block_1_linear_1_x_2_gradRow5 := &scratch.net_block_1_linear_1_x_2_grad[i0+j126][i1+2]
-				net_block_1_linear_1_x_2_gradRow6 := &scratch.net_block_1_linear_1_x_2_grad[i0+j126][i1+3]
+				net_block_1_linear_1_x_2_gradRow3 := &scratch.net_block_1_linear_1_x_2_grad[i0+j130][i1]
+				net_block_1_linear_1_x_2_gradRow4 := &scratch.net_block_1_linear_1_x_2_grad[i0+j130][i1+1]
+				net_block_1_linear_1_x_2_gradRow5 := &scratch.net_block_1_linear_1_x_2_grad[i0+j130][i1+2]
+				net_block_1_linear_1_x_2_gradRow6 := &scratch.net_block_1_linear_1_x_2_grad[i0+j130][i1+3]
 				for i2 := range 128 {
 					acc77 := gNetBlock1Dense1BPartialRow[i2]
 					acc77 += net_block_1_linear_1_x_2_gradRow3[i2]
@@ -30258,21 +30342,21 @@ func (r127 *ocannlDecBF16BackwardPart109) Part(j126 int) {
 	}
 }
 
-// ocannlDecBF16BackwardPart109Records holds the free ocannlDecBF16BackwardPart109 records.
-var ocannlDecBF16BackwardPart109Records rt.Records[ocannlDecBF16BackwardPart109]
+// ocannlDecBF16BackwardPart113Records holds the free ocannlDecBF16BackwardPart113 records.
+var ocannlDecBF16BackwardPart113Records rt.Records[ocannlDecBF16BackwardPart113]
 
-// ocannlDecBF16BackwardPart110 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart114 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 16 values of i2 (see rt.Pool).
-type ocannlDecBF16BackwardPart110 struct {
+type ocannlDecBF16BackwardPart114 struct {
 	gNetBlock1Dense1W *[8192]float32
 	scratch           *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j128 of the nest (0 <= j128 < 8).
-func (r128 *ocannlDecBF16BackwardPart110) Part(j128 int) {
-	gNetBlock1Dense1W, scratch := r128.gNetBlock1Dense1W, r128.scratch
+// Part runs part j132 of the nest (0 <= j132 < 8).
+func (r132 *ocannlDecBF16BackwardPart114) Part(j132 int) {
+	gNetBlock1Dense1W, scratch := r132.gNetBlock1Dense1W, r132.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.Gemm(&gNetBlock1Dense1W[1024*j128], &scratch.net_block_1_linear_1_x_1_grad[0][0][16*j128], &scratch.net_block_1_dense_1_x[0][0][0], bf16.Shape{
+	bf16.Gemm(&gNetBlock1Dense1W[1024*j132], &scratch.net_block_1_linear_1_x_1_grad[0][0][16*j132], &scratch.net_block_1_dense_1_x[0][0][0], bf16.Shape{
 		AK: 128,
 		AM: 1,
 		BK: 64,
@@ -30285,21 +30369,21 @@ func (r128 *ocannlDecBF16BackwardPart110) Part(j128 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart110Records holds the free ocannlDecBF16BackwardPart110 records.
-var ocannlDecBF16BackwardPart110Records rt.Records[ocannlDecBF16BackwardPart110]
+// ocannlDecBF16BackwardPart114Records holds the free ocannlDecBF16BackwardPart114 records.
+var ocannlDecBF16BackwardPart114Records rt.Records[ocannlDecBF16BackwardPart114]
 
-// ocannlDecBF16BackwardPart111 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart115 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart111 struct {
+type ocannlDecBF16BackwardPart115 struct {
 	pNetBlock1Dense1W *[8192]float32
 	scratch           *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j129 of the nest (0 <= j129 < 8).
-func (r129 *ocannlDecBF16BackwardPart111) Part(j129 int) {
-	pNetBlock1Dense1W, scratch := r129.pNetBlock1Dense1W, r129.scratch
+// Part runs part j133 of the nest (0 <= j133 < 8).
+func (r133 *ocannlDecBF16BackwardPart115) Part(j133 int) {
+	pNetBlock1Dense1W, scratch := r133.pNetBlock1Dense1W, r133.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.Gemm(&scratch.net_block_1_dense_1_x_grad[j129][0][0], &scratch.net_block_1_linear_1_x_1_grad[j129][0][0], &pNetBlock1Dense1W[0], bf16.Shape{
+	bf16.Gemm(&scratch.net_block_1_dense_1_x_grad[j133][0][0], &scratch.net_block_1_linear_1_x_1_grad[j133][0][0], &pNetBlock1Dense1W[0], bf16.Shape{
 		AK:        1,
 		AM:        128,
 		BK:        64,
@@ -30313,173 +30397,28 @@ func (r129 *ocannlDecBF16BackwardPart111) Part(j129 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart111Records holds the free ocannlDecBF16BackwardPart111 records.
-var ocannlDecBF16BackwardPart111Records rt.Records[ocannlDecBF16BackwardPart111]
-
-// ocannlDecBF16BackwardPart112 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart112 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j130 of the nest (0 <= j130 < 8).
-func (r130 *ocannlDecBF16BackwardPart112) Part(j130 int) {
-	scratch := r130.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_block_1_dense_1_x_4_grad[j130][0][0], &scratch.net_block_1_dense_1_x_grad[j130][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_dense_1_x_gradRow2 := &scratch.net_block_1_dense_1_x_grad[i0+j130][i1]
-				net_block_1_dense_1_x_4_gradRow := &scratch.net_block_1_dense_1_x_4_grad[i0+j130][i1]
-				for i2 := range 64 {
-					net_block_1_dense_1_x_4_gradRow[i2] += net_block_1_dense_1_x_gradRow2[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart112Records holds the free ocannlDecBF16BackwardPart112 records.
-var ocannlDecBF16BackwardPart112Records rt.Records[ocannlDecBF16BackwardPart112]
-
-// ocannlDecBF16BackwardPart113 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart113 struct {
-	scratch                         *ocannlDecBF16BackwardScratch
-	gNetBlock1LayerNorm2BetaPartial [8][64]float32
-}
-
-// Part runs part j131 of the nest (0 <= j131 < 8).
-func (r131 *ocannlDecBF16BackwardPart113) Part(j131 int) {
-	scratch, gNetBlock1LayerNorm2BetaPartial := r131.scratch, &r131.gNetBlock1LayerNorm2BetaPartial
-	gNetBlock1LayerNorm2BetaPartial[j131] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock1LayerNorm2BetaPartial[j131][0], &scratch.net_block_1_dense_1_x_grad[j131][0][0])
-	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1LayerNorm2BetaPartialRow := &gNetBlock1LayerNorm2BetaPartial[j131]
-		for i0 := range 1 {
-			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_1_dense_1_x_gradRow3 := &scratch.net_block_1_dense_1_x_grad[i0+j131][i1]
-				net_block_1_dense_1_x_gradRow4 := &scratch.net_block_1_dense_1_x_grad[i0+j131][i1+1]
-				net_block_1_dense_1_x_gradRow5 := &scratch.net_block_1_dense_1_x_grad[i0+j131][i1+2]
-				net_block_1_dense_1_x_gradRow6 := &scratch.net_block_1_dense_1_x_grad[i0+j131][i1+3]
-				for i2 := range 64 {
-					acc80 := gNetBlock1LayerNorm2BetaPartialRow[i2]
-					acc80 += net_block_1_dense_1_x_gradRow3[i2]
-					acc80 += net_block_1_dense_1_x_gradRow4[i2]
-					acc80 += net_block_1_dense_1_x_gradRow5[i2]
-					acc80 += net_block_1_dense_1_x_gradRow6[i2]
-					gNetBlock1LayerNorm2BetaPartialRow[i2] = acc80
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart113Records holds the free ocannlDecBF16BackwardPart113 records.
-var ocannlDecBF16BackwardPart113Records rt.Records[ocannlDecBF16BackwardPart113]
-
-// ocannlDecBF16BackwardPart114 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart114 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j133 of the nest (0 <= j133 < 8).
-func (r132 *ocannlDecBF16BackwardPart114) Part(j133 int) {
-	scratch := r132.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_block_1_dense_1_x_1_grad[j133][0][0], &scratch.net_block_1_dense_1_x_4_grad[j133][0][0], &scratch.net_block_1_dense_1_x_3[j133][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_dense_1_x_4_gradRow2 := &scratch.net_block_1_dense_1_x_4_grad[i0+j133][i1]
-				net_block_1_dense_1_x_3V2 := scratch.net_block_1_dense_1_x_3[i0+j133][i1][0]
-				net_block_1_dense_1_x_1_gradRow := &scratch.net_block_1_dense_1_x_1_grad[i0+j133][i1]
-				for i2 := range 64 {
-					net_block_1_dense_1_x_1_gradRow[i2] += net_block_1_dense_1_x_4_gradRow2[i2] / net_block_1_dense_1_x_3V2
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart114Records holds the free ocannlDecBF16BackwardPart114 records.
-var ocannlDecBF16BackwardPart114Records rt.Records[ocannlDecBF16BackwardPart114]
-
-// ocannlDecBF16BackwardPart115 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
-type ocannlDecBF16BackwardPart115 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j134 of the nest (0 <= j134 < 8).
-func (r133 *ocannlDecBF16BackwardPart115) Part(j134 int) {
-	scratch := r133.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce9AVX2(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j134][0], &scratch.net_block_1_dense_1_x_4_grad[0][i1+2*j134][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j134][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j134][0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_block_1_dense_1_x_4_gradRow3 := &scratch.net_block_1_dense_1_x_4_grad[i0][i1+2*j134]
-				net_block_1_dense_1_x_1Row3 := &scratch.net_block_1_dense_1_x_1[i0][i1+2*j134]
-				v5 := scratch.net_block_1_dense_1_x_3[i0][i1+2*j134][0] * scratch.net_block_1_dense_1_x_3[i0][i1+2*j134][0]
-				acc82 := scratch.net_block_1_dense_1_x_3_grad[i0][i1+2*j134][0]
-				for i2 := range 64 {
-					acc82 += net_block_1_dense_1_x_4_gradRow3[i2] * (-(net_block_1_dense_1_x_1Row3[i2] / v5))
-				}
-				scratch.net_block_1_dense_1_x_3_grad[i0][i1+2*j134][0] = acc82
-			}
-		}
-	}
-}
-
 // ocannlDecBF16BackwardPart115Records holds the free ocannlDecBF16BackwardPart115 records.
 var ocannlDecBF16BackwardPart115Records rt.Records[ocannlDecBF16BackwardPart115]
 
 // ocannlDecBF16BackwardPart116 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart116 struct {
-	scratch                          *ocannlDecBF16BackwardScratch
-	gNetBlock1LayerNorm2GammaPartial [8][64]float32
+	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j135 of the nest (0 <= j135 < 8).
-func (r134 *ocannlDecBF16BackwardPart116) Part(j135 int) {
-	scratch, gNetBlock1LayerNorm2GammaPartial := r134.scratch, &r134.gNetBlock1LayerNorm2GammaPartial
-	gNetBlock1LayerNorm2GammaPartial[j135] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+// Part runs part j134 of the nest (0 <= j134 < 8).
+func (r134 *ocannlDecBF16BackwardPart116) Part(j134 int) {
+	scratch := r134.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock1LayerNorm2GammaPartial[j135][0], &scratch.net_block_1_dense_1_x_1_grad[j135][0][0], &scratch.net_block_1_layer_norm_2_centered[j135][0][0])
+		ocannlMap24AVX2(&scratch.net_block_1_dense_1_x_4_grad[j134][0][0], &scratch.net_block_1_dense_1_x_grad[j134][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1LayerNorm2GammaPartialRow := &gNetBlock1LayerNorm2GammaPartial[j135]
 		for i0 := range 1 {
-			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_1_dense_1_x_1_gradRow2 := &scratch.net_block_1_dense_1_x_1_grad[i0+j135][i1]
-				net_block_1_layer_norm_2_centeredRow4 := &scratch.net_block_1_layer_norm_2_centered[i0+j135][i1]
-				net_block_1_dense_1_x_1_gradRow3 := &scratch.net_block_1_dense_1_x_1_grad[i0+j135][i1+1]
-				net_block_1_layer_norm_2_centeredRow5 := &scratch.net_block_1_layer_norm_2_centered[i0+j135][i1+1]
-				net_block_1_dense_1_x_1_gradRow4 := &scratch.net_block_1_dense_1_x_1_grad[i0+j135][i1+2]
-				net_block_1_layer_norm_2_centeredRow6 := &scratch.net_block_1_layer_norm_2_centered[i0+j135][i1+2]
-				net_block_1_dense_1_x_1_gradRow5 := &scratch.net_block_1_dense_1_x_1_grad[i0+j135][i1+3]
-				net_block_1_layer_norm_2_centeredRow7 := &scratch.net_block_1_layer_norm_2_centered[i0+j135][i1+3]
+			for i1 := range 16 {
+				net_block_1_dense_1_x_gradRow2 := &scratch.net_block_1_dense_1_x_grad[i0+j134][i1]
+				net_block_1_dense_1_x_4_gradRow := &scratch.net_block_1_dense_1_x_4_grad[i0+j134][i1]
 				for i2 := range 64 {
-					acc83 := gNetBlock1LayerNorm2GammaPartialRow[i2]
-					acc83 += net_block_1_dense_1_x_1_gradRow2[i2] * net_block_1_layer_norm_2_centeredRow4[i2]
-					acc83 += net_block_1_dense_1_x_1_gradRow3[i2] * net_block_1_layer_norm_2_centeredRow5[i2]
-					acc83 += net_block_1_dense_1_x_1_gradRow4[i2] * net_block_1_layer_norm_2_centeredRow6[i2]
-					acc83 += net_block_1_dense_1_x_1_gradRow5[i2] * net_block_1_layer_norm_2_centeredRow7[i2]
-					gNetBlock1LayerNorm2GammaPartialRow[i2] = acc83
+					net_block_1_dense_1_x_4_gradRow[i2] += net_block_1_dense_1_x_gradRow2[i2]
 				}
 			}
 		}
@@ -30492,23 +30431,33 @@ var ocannlDecBF16BackwardPart116Records rt.Records[ocannlDecBF16BackwardPart116]
 // ocannlDecBF16BackwardPart117 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart117 struct {
-	pNetBlock1LayerNorm2Gamma *[64]float32
-	scratch                   *ocannlDecBF16BackwardScratch
+	scratch                         *ocannlDecBF16BackwardScratch
+	gNetBlock1LayerNorm2BetaPartial [8][64]float32
 }
 
-// Part runs part j137 of the nest (0 <= j137 < 8).
-func (r135 *ocannlDecBF16BackwardPart117) Part(j137 int) {
-	pNetBlock1LayerNorm2Gamma, scratch := r135.pNetBlock1LayerNorm2Gamma, r135.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+// Part runs part j135 of the nest (0 <= j135 < 8).
+func (r135 *ocannlDecBF16BackwardPart117) Part(j135 int) {
+	scratch, gNetBlock1LayerNorm2BetaPartial := r135.scratch, &r135.gNetBlock1LayerNorm2BetaPartial
+	gNetBlock1LayerNorm2BetaPartial[j135] = [64]float32{}
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j137][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_dense_1_x_1_grad[j137][0][0])
+		ocannlReduce8AVX2(&gNetBlock1LayerNorm2BetaPartial[j135][0], &scratch.net_block_1_dense_1_x_grad[j135][0][0])
 	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetBlock1LayerNorm2BetaPartialRow := &gNetBlock1LayerNorm2BetaPartial[j135]
 		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_dense_1_x_1_gradRow6 := &scratch.net_block_1_dense_1_x_1_grad[i0+j137][i1]
-				net_block_1_layer_norm_2_centered_gradRow := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j137][i1]
+			for i1 := 0; i1 < 16; i1 += 4 {
+				net_block_1_dense_1_x_gradRow3 := &scratch.net_block_1_dense_1_x_grad[i0+j135][i1]
+				net_block_1_dense_1_x_gradRow4 := &scratch.net_block_1_dense_1_x_grad[i0+j135][i1+1]
+				net_block_1_dense_1_x_gradRow5 := &scratch.net_block_1_dense_1_x_grad[i0+j135][i1+2]
+				net_block_1_dense_1_x_gradRow6 := &scratch.net_block_1_dense_1_x_grad[i0+j135][i1+3]
 				for i2 := range 64 {
-					net_block_1_layer_norm_2_centered_gradRow[i2] += pNetBlock1LayerNorm2Gamma[i2] * net_block_1_dense_1_x_1_gradRow6[i2]
+					acc80 := gNetBlock1LayerNorm2BetaPartialRow[i2]
+					acc80 += net_block_1_dense_1_x_gradRow3[i2]
+					acc80 += net_block_1_dense_1_x_gradRow4[i2]
+					acc80 += net_block_1_dense_1_x_gradRow5[i2]
+					acc80 += net_block_1_dense_1_x_gradRow6[i2]
+					gNetBlock1LayerNorm2BetaPartialRow[i2] = acc80
 				}
 			}
 		}
@@ -30524,14 +30473,22 @@ type ocannlDecBF16BackwardPart118 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j138 of the nest (0 <= j138 < 8).
-func (r136 *ocannlDecBF16BackwardPart118) Part(j138 int) {
+// Part runs part j137 of the nest (0 <= j137 < 8).
+func (r136 *ocannlDecBF16BackwardPart118) Part(j137 int) {
 	scratch := r136.scratch
-	for i0 := range 1 {
-		net_block_1_layer_norm_2_var_gradRow2 := &scratch.net_block_1_layer_norm_2_var_grad[i0+j138]
-		net_block_1_layer_norm_2_var_2_gradRow := &scratch.net_block_1_layer_norm_2_var_2_grad[i0+j138]
-		for i1 := range 16 {
-			net_block_1_layer_norm_2_var_2_gradRow[i1][0] += net_block_1_layer_norm_2_var_gradRow2[i1][0] / 64
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap25AVX2(&scratch.net_block_1_dense_1_x_1_grad[j137][0][0], &scratch.net_block_1_dense_1_x_4_grad[j137][0][0], &scratch.net_block_1_dense_1_x_3[j137][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_1_dense_1_x_4_gradRow2 := &scratch.net_block_1_dense_1_x_4_grad[i0+j137][i1]
+				net_block_1_dense_1_x_3V2 := scratch.net_block_1_dense_1_x_3[i0+j137][i1][0]
+				net_block_1_dense_1_x_1_gradRow := &scratch.net_block_1_dense_1_x_1_grad[i0+j137][i1]
+				for i2 := range 64 {
+					net_block_1_dense_1_x_1_gradRow[i2] += net_block_1_dense_1_x_4_gradRow2[i2] / net_block_1_dense_1_x_3V2
+				}
+			}
 		}
 	}
 }
@@ -30540,25 +30497,31 @@ func (r136 *ocannlDecBF16BackwardPart118) Part(j138 int) {
 var ocannlDecBF16BackwardPart118Records rt.Records[ocannlDecBF16BackwardPart118]
 
 // ocannlDecBF16BackwardPart119 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBF16BackwardPart119 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j139 of the nest (0 <= j139 < 8).
-func (r137 *ocannlDecBF16BackwardPart119) Part(j139 int) {
+// Part runs part j138 of the nest (0 <= j138 < 8).
+func (r137 *ocannlDecBF16BackwardPart119) Part(j138 int) {
 	scratch := r137.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_block_1_layer_norm_2_var_1_grad[j139][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j139][0][0])
+		for i1 := range 2 {
+			ocannlReduce9AVX2(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j138][0], &scratch.net_block_1_dense_1_x_4_grad[0][i1+2*j138][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j138][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j138][0])
+		}
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_layer_norm_2_var_2_gradV := scratch.net_block_1_layer_norm_2_var_2_grad[i0+j139][i1][0]
-				net_block_1_layer_norm_2_var_1_gradRow := &scratch.net_block_1_layer_norm_2_var_1_grad[i0+j139][i1]
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_block_1_dense_1_x_4_gradRow3 := &scratch.net_block_1_dense_1_x_4_grad[i0][i1+2*j138]
+				net_block_1_dense_1_x_1Row3 := &scratch.net_block_1_dense_1_x_1[i0][i1+2*j138]
+				v5 := scratch.net_block_1_dense_1_x_3[i0][i1+2*j138][0] * scratch.net_block_1_dense_1_x_3[i0][i1+2*j138][0]
+				acc82 := scratch.net_block_1_dense_1_x_3_grad[i0][i1+2*j138][0]
 				for i2 := range 64 {
-					net_block_1_layer_norm_2_var_1_gradRow[i2] += net_block_1_layer_norm_2_var_2_gradV
+					acc82 += net_block_1_dense_1_x_4_gradRow3[i2] * (-(net_block_1_dense_1_x_1Row3[i2] / v5))
 				}
+				scratch.net_block_1_dense_1_x_3_grad[i0][i1+2*j138][0] = acc82
 			}
 		}
 	}
@@ -30570,25 +30533,37 @@ var ocannlDecBF16BackwardPart119Records rt.Records[ocannlDecBF16BackwardPart119]
 // ocannlDecBF16BackwardPart120 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart120 struct {
-	scratch *ocannlDecBF16BackwardScratch
+	scratch                          *ocannlDecBF16BackwardScratch
+	gNetBlock1LayerNorm2GammaPartial [8][64]float32
 }
 
-// Part runs part j140 of the nest (0 <= j140 < 8).
-func (r138 *ocannlDecBF16BackwardPart120) Part(j140 int) {
-	scratch := r138.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j140][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j140][0][0], &scratch.net_block_1_layer_norm_2_centered[j140][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j140][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j140][0][0], &scratch.net_block_1_layer_norm_2_centered[j140][0][0])
+// Part runs part j139 of the nest (0 <= j139 < 8).
+func (r138 *ocannlDecBF16BackwardPart120) Part(j139 int) {
+	scratch, gNetBlock1LayerNorm2GammaPartial := r138.scratch, &r138.gNetBlock1LayerNorm2GammaPartial
+	gNetBlock1LayerNorm2GammaPartial[j139] = [64]float32{}
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce10AVX2(&gNetBlock1LayerNorm2GammaPartial[j139][0], &scratch.net_block_1_dense_1_x_1_grad[j139][0][0], &scratch.net_block_1_layer_norm_2_centered[j139][0][0])
 	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetBlock1LayerNorm2GammaPartialRow := &gNetBlock1LayerNorm2GammaPartial[j139]
 		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_layer_norm_2_var_1_gradRow2 := &scratch.net_block_1_layer_norm_2_var_1_grad[i0+j140][i1]
-				net_block_1_layer_norm_2_centeredRow8 := &scratch.net_block_1_layer_norm_2_centered[i0+j140][i1]
-				net_block_1_layer_norm_2_centered_gradRow2 := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j140][i1]
+			for i1 := 0; i1 < 16; i1 += 4 {
+				net_block_1_dense_1_x_1_gradRow2 := &scratch.net_block_1_dense_1_x_1_grad[i0+j139][i1]
+				net_block_1_layer_norm_2_centeredRow4 := &scratch.net_block_1_layer_norm_2_centered[i0+j139][i1]
+				net_block_1_dense_1_x_1_gradRow3 := &scratch.net_block_1_dense_1_x_1_grad[i0+j139][i1+1]
+				net_block_1_layer_norm_2_centeredRow5 := &scratch.net_block_1_layer_norm_2_centered[i0+j139][i1+1]
+				net_block_1_dense_1_x_1_gradRow4 := &scratch.net_block_1_dense_1_x_1_grad[i0+j139][i1+2]
+				net_block_1_layer_norm_2_centeredRow6 := &scratch.net_block_1_layer_norm_2_centered[i0+j139][i1+2]
+				net_block_1_dense_1_x_1_gradRow5 := &scratch.net_block_1_dense_1_x_1_grad[i0+j139][i1+3]
+				net_block_1_layer_norm_2_centeredRow7 := &scratch.net_block_1_layer_norm_2_centered[i0+j139][i1+3]
 				for i2 := range 64 {
-					net_block_1_layer_norm_2_centered_gradRow2[i2] += net_block_1_layer_norm_2_var_1_gradRow2[i2] * net_block_1_layer_norm_2_centeredRow8[i2]
+					acc83 := gNetBlock1LayerNorm2GammaPartialRow[i2]
+					acc83 += net_block_1_dense_1_x_1_gradRow2[i2] * net_block_1_layer_norm_2_centeredRow4[i2]
+					acc83 += net_block_1_dense_1_x_1_gradRow3[i2] * net_block_1_layer_norm_2_centeredRow5[i2]
+					acc83 += net_block_1_dense_1_x_1_gradRow4[i2] * net_block_1_layer_norm_2_centeredRow6[i2]
+					acc83 += net_block_1_dense_1_x_1_gradRow5[i2] * net_block_1_layer_norm_2_centeredRow7[i2]
+					gNetBlock1LayerNorm2GammaPartialRow[i2] = acc83
 				}
 			}
 		}
@@ -30601,25 +30576,23 @@ var ocannlDecBF16BackwardPart120Records rt.Records[ocannlDecBF16BackwardPart120]
 // ocannlDecBF16BackwardPart121 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart121 struct {
-	scratch *ocannlDecBF16BackwardScratch
+	pNetBlock1LayerNorm2Gamma *[64]float32
+	scratch                   *ocannlDecBF16BackwardScratch
 }
 
 // Part runs part j141 of the nest (0 <= j141 < 8).
 func (r139 *ocannlDecBF16BackwardPart121) Part(j141 int) {
-	scratch := r139.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j141][0][0], &scratch.net_block_1_layer_norm_2_centered[j141][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j141][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j141][0][0], &scratch.net_block_1_layer_norm_2_centered[j141][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j141][0][0])
+	pNetBlock1LayerNorm2Gamma, scratch := r139.pNetBlock1LayerNorm2Gamma, r139.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap26AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j141][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_dense_1_x_1_grad[j141][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_1_layer_norm_2_centeredRow9 := &scratch.net_block_1_layer_norm_2_centered[i0+j141][i1]
-				net_block_1_layer_norm_2_var_1_gradRow3 := &scratch.net_block_1_layer_norm_2_var_1_grad[i0+j141][i1]
-				net_block_1_layer_norm_2_centered_gradRow3 := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j141][i1]
+				net_block_1_dense_1_x_1_gradRow6 := &scratch.net_block_1_dense_1_x_1_grad[i0+j141][i1]
+				net_block_1_layer_norm_2_centered_gradRow := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j141][i1]
 				for i2 := range 64 {
-					net_block_1_layer_norm_2_centered_gradRow3[i2] += net_block_1_layer_norm_2_centeredRow9[i2] * net_block_1_layer_norm_2_var_1_gradRow3[i2]
+					net_block_1_layer_norm_2_centered_gradRow[i2] += pNetBlock1LayerNorm2Gamma[i2] * net_block_1_dense_1_x_1_gradRow6[i2]
 				}
 			}
 		}
@@ -30638,20 +30611,11 @@ type ocannlDecBF16BackwardPart122 struct {
 // Part runs part j142 of the nest (0 <= j142 < 8).
 func (r140 *ocannlDecBF16BackwardPart122) Part(j142 int) {
 	scratch := r140.scratch
-	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_block_1_x1_grad[j142][0][0], &scratch.net_block_1_layer_norm_2_centered_grad[j142][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_block_1_x1_grad[j142][0][0], &scratch.net_block_1_layer_norm_2_centered_grad[j142][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_layer_norm_2_centered_gradRow4 := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j142][i1]
-				net_block_1_x1_gradRow2 := &scratch.net_block_1_x1_grad[i0+j142][i1]
-				for i2 := range 64 {
-					net_block_1_x1_gradRow2[i2] += net_block_1_layer_norm_2_centered_gradRow4[i2]
-				}
-			}
+	for i0 := range 1 {
+		net_block_1_layer_norm_2_var_gradRow2 := &scratch.net_block_1_layer_norm_2_var_grad[i0+j142]
+		net_block_1_layer_norm_2_var_2_gradRow := &scratch.net_block_1_layer_norm_2_var_2_grad[i0+j142]
+		for i1 := range 16 {
+			net_block_1_layer_norm_2_var_2_gradRow[i1][0] += net_block_1_layer_norm_2_var_gradRow2[i1][0] / 64
 		}
 	}
 }
@@ -30660,7 +30624,7 @@ func (r140 *ocannlDecBF16BackwardPart122) Part(j142 int) {
 var ocannlDecBF16BackwardPart122Records rt.Records[ocannlDecBF16BackwardPart122]
 
 // ocannlDecBF16BackwardPart123 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart123 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
@@ -30668,21 +30632,17 @@ type ocannlDecBF16BackwardPart123 struct {
 // Part runs part j143 of the nest (0 <= j143 < 8).
 func (r141 *ocannlDecBF16BackwardPart123) Part(j143 int) {
 	scratch := r141.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce11AVX2(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j143][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j143][0])
-		}
+		ocannlMap27AVX2(&scratch.net_block_1_layer_norm_2_var_1_grad[j143][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j143][0][0])
 	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_block_1_layer_norm_2_centered_gradRow5 := &scratch.net_block_1_layer_norm_2_centered_grad[i0][i1+2*j143]
-				acc85 := scratch.net_block_1_layer_norm_2_mean_grad[i0][i1+2*j143][0]
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_1_layer_norm_2_var_2_gradV := scratch.net_block_1_layer_norm_2_var_2_grad[i0+j143][i1][0]
+				net_block_1_layer_norm_2_var_1_gradRow := &scratch.net_block_1_layer_norm_2_var_1_grad[i0+j143][i1]
 				for i2 := range 64 {
-					acc85 -= net_block_1_layer_norm_2_centered_gradRow5[i2]
+					net_block_1_layer_norm_2_var_1_gradRow[i2] += net_block_1_layer_norm_2_var_2_gradV
 				}
-				scratch.net_block_1_layer_norm_2_mean_grad[i0][i1+2*j143][0] = acc85
 			}
 		}
 	}
@@ -30691,28 +30651,32 @@ func (r141 *ocannlDecBF16BackwardPart123) Part(j143 int) {
 // ocannlDecBF16BackwardPart123Records holds the free ocannlDecBF16BackwardPart123 records.
 var ocannlDecBF16BackwardPart123Records rt.Records[ocannlDecBF16BackwardPart123]
 
-// ocannlDecBF16BackwardPart124 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
-// for each 1 values of i3 (see rt.Pool).
+// ocannlDecBF16BackwardPart124 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart124 struct {
-	gNetBlock1MaskedAttention1WO *[4096]float32
-	scratch                      *ocannlDecBF16BackwardScratch
+	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j144 of the nest (0 <= j144 < 4).
+// Part runs part j144 of the nest (0 <= j144 < 8).
 func (r142 *ocannlDecBF16BackwardPart124) Part(j144 int) {
-	gNetBlock1MaskedAttention1WO, scratch := r142.gNetBlock1MaskedAttention1WO, r142.scratch
-	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 64x16x128.
-	bf16.Gemm(&gNetBlock1MaskedAttention1WO[16*j144], &scratch.net_block_1_x1_1_grad[0][0][0], &scratch.net_block_1_masked_attention_1_ctx[0][0][j144][0], bf16.Shape{
-		AK: 64,
-		AM: 1,
-		BK: 64,
-		BN: 1,
-		CM: 64,
-		CN: 1,
-		K:  128,
-		M:  64,
-		N:  16,
-	})
+	scratch := r142.scratch
+	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap28AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j144][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j144][0][0], &scratch.net_block_1_layer_norm_2_centered[j144][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap28AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j144][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j144][0][0], &scratch.net_block_1_layer_norm_2_centered[j144][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_1_layer_norm_2_var_1_gradRow2 := &scratch.net_block_1_layer_norm_2_var_1_grad[i0+j144][i1]
+				net_block_1_layer_norm_2_centeredRow8 := &scratch.net_block_1_layer_norm_2_centered[i0+j144][i1]
+				net_block_1_layer_norm_2_centered_gradRow2 := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j144][i1]
+				for i2 := range 64 {
+					net_block_1_layer_norm_2_centered_gradRow2[i2] += net_block_1_layer_norm_2_var_1_gradRow2[i2] * net_block_1_layer_norm_2_centeredRow8[i2]
+				}
+			}
+		}
+	}
 }
 
 // ocannlDecBF16BackwardPart124Records holds the free ocannlDecBF16BackwardPart124 records.
@@ -30721,26 +30685,29 @@ var ocannlDecBF16BackwardPart124Records rt.Records[ocannlDecBF16BackwardPart124]
 // ocannlDecBF16BackwardPart125 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart125 struct {
-	pNetBlock1MaskedAttention1WO *[4096]float32
-	scratch                      *ocannlDecBF16BackwardScratch
+	scratch *ocannlDecBF16BackwardScratch
 }
 
 // Part runs part j145 of the nest (0 <= j145 < 8).
 func (r143 *ocannlDecBF16BackwardPart125) Part(j145 int) {
-	pNetBlock1MaskedAttention1WO, scratch := r143.pNetBlock1MaskedAttention1WO, r143.scratch
-	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.Gemm(&scratch.net_block_1_masked_attention_1_ctx_grad[j145][0][0][0], &scratch.net_block_1_x1_1_grad[j145][0][0], &pNetBlock1MaskedAttention1WO[0], bf16.Shape{
-		AK:        1,
-		AM:        64,
-		BK:        64,
-		BN:        1,
-		CM:        64,
-		CN:        1,
-		K:         64,
-		M:         16,
-		N:         64,
-		Overwrite: true,
-	})
+	scratch := r143.scratch
+	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap28AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j145][0][0], &scratch.net_block_1_layer_norm_2_centered[j145][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j145][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap28AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j145][0][0], &scratch.net_block_1_layer_norm_2_centered[j145][0][0], &scratch.net_block_1_layer_norm_2_var_1_grad[j145][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_1_layer_norm_2_centeredRow9 := &scratch.net_block_1_layer_norm_2_centered[i0+j145][i1]
+				net_block_1_layer_norm_2_var_1_gradRow3 := &scratch.net_block_1_layer_norm_2_var_1_grad[i0+j145][i1]
+				net_block_1_layer_norm_2_centered_gradRow3 := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j145][i1]
+				for i2 := range 64 {
+					net_block_1_layer_norm_2_centered_gradRow3[i2] += net_block_1_layer_norm_2_centeredRow9[i2] * net_block_1_layer_norm_2_var_1_gradRow3[i2]
+				}
+			}
+		}
+	}
 }
 
 // ocannlDecBF16BackwardPart125Records holds the free ocannlDecBF16BackwardPart125 records.
@@ -30755,10 +30722,127 @@ type ocannlDecBF16BackwardPart126 struct {
 // Part runs part j146 of the nest (0 <= j146 < 8).
 func (r144 *ocannlDecBF16BackwardPart126) Part(j146 int) {
 	scratch := r144.scratch
+	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap33AVX512(&scratch.net_block_1_x1_grad[j146][0][0], &scratch.net_block_1_layer_norm_2_centered_grad[j146][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap33AVX2(&scratch.net_block_1_x1_grad[j146][0][0], &scratch.net_block_1_layer_norm_2_centered_grad[j146][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_1_layer_norm_2_centered_gradRow4 := &scratch.net_block_1_layer_norm_2_centered_grad[i0+j146][i1]
+				net_block_1_x1_gradRow2 := &scratch.net_block_1_x1_grad[i0+j146][i1]
+				for i2 := range 64 {
+					net_block_1_x1_gradRow2[i2] += net_block_1_layer_norm_2_centered_gradRow4[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlDecBF16BackwardPart126Records holds the free ocannlDecBF16BackwardPart126 records.
+var ocannlDecBF16BackwardPart126Records rt.Records[ocannlDecBF16BackwardPart126]
+
+// ocannlDecBF16BackwardPart127 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 2 values of i1 (see rt.Pool).
+type ocannlDecBF16BackwardPart127 struct {
+	scratch *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j147 of the nest (0 <= j147 < 8).
+func (r145 *ocannlDecBF16BackwardPart127) Part(j147 int) {
+	scratch := r145.scratch
+	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i1 := range 2 {
+			ocannlReduce11AVX2(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j147][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j147][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_block_1_layer_norm_2_centered_gradRow5 := &scratch.net_block_1_layer_norm_2_centered_grad[i0][i1+2*j147]
+				acc85 := scratch.net_block_1_layer_norm_2_mean_grad[i0][i1+2*j147][0]
+				for i2 := range 64 {
+					acc85 -= net_block_1_layer_norm_2_centered_gradRow5[i2]
+				}
+				scratch.net_block_1_layer_norm_2_mean_grad[i0][i1+2*j147][0] = acc85
+			}
+		}
+	}
+}
+
+// ocannlDecBF16BackwardPart127Records holds the free ocannlDecBF16BackwardPart127 records.
+var ocannlDecBF16BackwardPart127Records rt.Records[ocannlDecBF16BackwardPart127]
+
+// ocannlDecBF16BackwardPart128 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
+// for each 1 values of i3 (see rt.Pool).
+type ocannlDecBF16BackwardPart128 struct {
+	gNetBlock1MaskedAttention1WO *[4096]float32
+	scratch                      *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j148 of the nest (0 <= j148 < 4).
+func (r146 *ocannlDecBF16BackwardPart128) Part(j148 int) {
+	gNetBlock1MaskedAttention1WO, scratch := r146.gNetBlock1MaskedAttention1WO, r146.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 64x16x128.
+	bf16.Gemm(&gNetBlock1MaskedAttention1WO[16*j148], &scratch.net_block_1_x1_1_grad[0][0][0], &scratch.net_block_1_masked_attention_1_ctx[0][0][j148][0], bf16.Shape{
+		AK: 64,
+		AM: 1,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  128,
+		M:  64,
+		N:  16,
+	})
+}
+
+// ocannlDecBF16BackwardPart128Records holds the free ocannlDecBF16BackwardPart128 records.
+var ocannlDecBF16BackwardPart128Records rt.Records[ocannlDecBF16BackwardPart128]
+
+// ocannlDecBF16BackwardPart129 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart129 struct {
+	pNetBlock1MaskedAttention1WO *[4096]float32
+	scratch                      *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j149 of the nest (0 <= j149 < 8).
+func (r147 *ocannlDecBF16BackwardPart129) Part(j149 int) {
+	pNetBlock1MaskedAttention1WO, scratch := r147.pNetBlock1MaskedAttention1WO, r147.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
+	bf16.Gemm(&scratch.net_block_1_masked_attention_1_ctx_grad[j149][0][0][0], &scratch.net_block_1_x1_1_grad[j149][0][0], &pNetBlock1MaskedAttention1WO[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
+}
+
+// ocannlDecBF16BackwardPart129Records holds the free ocannlDecBF16BackwardPart129 records.
+var ocannlDecBF16BackwardPart129Records rt.Records[ocannlDecBF16BackwardPart129]
+
+// ocannlDecBF16BackwardPart130 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart130 struct {
+	scratch *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j150 of the nest (0 <= j150 < 8).
+func (r148 *ocannlDecBF16BackwardPart130) Part(j150 int) {
+	scratch := r148.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x16x16.
 	for i0 := range 1 {
 		for i2 := range 4 {
-			bf16.Gemm(&scratch.net_block_1_masked_attention_1_attn_grad[i0+j146][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+j146][0][i2][0], &scratch.net_block_1_masked_attention_1_v[i0+j146][0][i2][0], bf16.Shape{
+			bf16.Gemm(&scratch.net_block_1_masked_attention_1_attn_grad[i0+j150][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+j150][0][i2][0], &scratch.net_block_1_masked_attention_1_v[i0+j150][0][i2][0], bf16.Shape{
 				AK:        1,
 				AM:        64,
 				BK:        1,
@@ -30774,22 +30858,22 @@ func (r144 *ocannlDecBF16BackwardPart126) Part(j146 int) {
 	}
 }
 
-// ocannlDecBF16BackwardPart126Records holds the free ocannlDecBF16BackwardPart126 records.
-var ocannlDecBF16BackwardPart126Records rt.Records[ocannlDecBF16BackwardPart126]
+// ocannlDecBF16BackwardPart130Records holds the free ocannlDecBF16BackwardPart130 records.
+var ocannlDecBF16BackwardPart130Records rt.Records[ocannlDecBF16BackwardPart130]
 
-// ocannlDecBF16BackwardPart127 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart131 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart127 struct {
+type ocannlDecBF16BackwardPart131 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j147 of the nest (0 <= j147 < 8).
-func (r145 *ocannlDecBF16BackwardPart127) Part(j147 int) {
-	scratch := r145.scratch
+// Part runs part j151 of the nest (0 <= j151 < 8).
+func (r149 *ocannlDecBF16BackwardPart131) Part(j151 int) {
+	scratch := r149.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x16x16.
 	for i0 := range 1 {
 		for i2 := range 4 {
-			bf16.Gemm(&scratch.net_block_1_masked_attention_1_v_grad[i0+j147][0][i2][0], &scratch.net_block_1_masked_attention_1_attn[i0+j147][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+j147][0][i2][0], bf16.Shape{
+			bf16.Gemm(&scratch.net_block_1_masked_attention_1_v_grad[i0+j151][0][i2][0], &scratch.net_block_1_masked_attention_1_attn[i0+j151][0][i2][0], &scratch.net_block_1_masked_attention_1_ctx_grad[i0+j151][0][i2][0], bf16.Shape{
 				AK:        64,
 				AM:        1,
 				BK:        64,
@@ -30805,147 +30889,6 @@ func (r145 *ocannlDecBF16BackwardPart127) Part(j147 int) {
 	}
 }
 
-// ocannlDecBF16BackwardPart127Records holds the free ocannlDecBF16BackwardPart127 records.
-var ocannlDecBF16BackwardPart127Records rt.Records[ocannlDecBF16BackwardPart127]
-
-// ocannlDecBF16BackwardPart128 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart128 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j148 of the nest (0 <= j148 < 8).
-func (r146 *ocannlDecBF16BackwardPart128) Part(j148 int) {
-	scratch := r146.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap34AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[j148][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[j148][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[j148][0][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				for i2 := range 4 {
-					net_block_1_masked_attention_1_attn_gradRow2 := &scratch.net_block_1_masked_attention_1_attn_grad[i0+j148][i1][i2]
-					net_block_1_masked_attention_1_attn_1V2 := scratch.net_block_1_masked_attention_1_attn_1[i0+j148][i1][i2][0]
-					net_block_1_masked_attention_1_ex_gradRow := &scratch.net_block_1_masked_attention_1_ex_grad[i0+j148][i1][i2]
-					for i3 := range 16 {
-						net_block_1_masked_attention_1_ex_gradRow[i3] += net_block_1_masked_attention_1_attn_gradRow2[i3] / net_block_1_masked_attention_1_attn_1V2
-					}
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart128Records holds the free ocannlDecBF16BackwardPart128 records.
-var ocannlDecBF16BackwardPart128Records rt.Records[ocannlDecBF16BackwardPart128]
-
-// ocannlDecBF16BackwardPart129 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
-type ocannlDecBF16BackwardPart129 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j149 of the nest (0 <= j149 < 8).
-func (r147 *ocannlDecBF16BackwardPart129) Part(j149 int) {
-	scratch := r147.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for i1 := range 2 {
-			for i2 := range 4 {
-				ocannlReduce13AVX2(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j149][i2][0])
-			}
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				for i2 := range 4 {
-					net_block_1_masked_attention_1_attn_gradRow3 := &scratch.net_block_1_masked_attention_1_attn_grad[i0][i1+2*j149][i2]
-					net_block_1_masked_attention_1_exRow4 := &scratch.net_block_1_masked_attention_1_ex[i0][i1+2*j149][i2]
-					v6 := scratch.net_block_1_masked_attention_1_attn_1[i0][i1+2*j149][i2][0] * scratch.net_block_1_masked_attention_1_attn_1[i0][i1+2*j149][i2][0]
-					acc87 := scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+2*j149][i2][0]
-					for i3 := range 16 {
-						acc87 += net_block_1_masked_attention_1_attn_gradRow3[i3] * (-(net_block_1_masked_attention_1_exRow4[i3] / v6))
-					}
-					scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+2*j149][i2][0] = acc87
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart129Records holds the free ocannlDecBF16BackwardPart129 records.
-var ocannlDecBF16BackwardPart129Records rt.Records[ocannlDecBF16BackwardPart129]
-
-// ocannlDecBF16BackwardPart130 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
-type ocannlDecBF16BackwardPart130 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j150 of the nest (0 <= j150 < 8).
-func (r148 *ocannlDecBF16BackwardPart130) Part(j150 int) {
-	scratch := r148.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 16 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for i1 := range 2 {
-			for i2 := range 4 {
-				ocannlReduce14AVX2(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j150][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j150][i2][0])
-			}
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				for i2 := range 4 {
-					net_block_1_masked_attention_1_ex_1_gradRow3 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+2*j150][i2]
-					acc88 := scratch.net_block_1_masked_attention_1_m_grad[i0][i1+2*j150][i2][0]
-					for i3 := range 16 {
-						acc88 -= net_block_1_masked_attention_1_ex_1_gradRow3[i3]
-					}
-					scratch.net_block_1_masked_attention_1_m_grad[i0][i1+2*j150][i2][0] = acc88
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart130Records holds the free ocannlDecBF16BackwardPart130 records.
-var ocannlDecBF16BackwardPart130Records rt.Records[ocannlDecBF16BackwardPart130]
-
-// ocannlDecBF16BackwardPart131 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
-type ocannlDecBF16BackwardPart131 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j154 of the nest (0 <= j154 < 8).
-func (r151 *ocannlDecBF16BackwardPart131) Part(j154 int) {
-	scratch := r151.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 8 {
-		for i1 := range 2 {
-			for i2 := range 4 {
-				net_block_1_masked_attention_1_maskedRow4 := &scratch.net_block_1_masked_attention_1_masked[i0][i1+2*j154][i2]
-				net_block_1_masked_attention_1_mV2 := scratch.net_block_1_masked_attention_1_m[i0][i1+2*j154][i2][0]
-				acc89 := scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+2*j154][i2][0]
-				for i3 := range 16 {
-					var r149 float32
-					if net_block_1_masked_attention_1_maskedRow4[i3] == net_block_1_masked_attention_1_mV2 {
-						r149 = 1
-					}
-					r150 := float32(16)
-					if r149 != 0 {
-						r150 = scratch.ordinals_2[i3]
-					}
-					acc89 = min(acc89, r150)
-				}
-				scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+2*j154][i2][0] = acc89
-			}
-		}
-	}
-}
-
 // ocannlDecBF16BackwardPart131Records holds the free ocannlDecBF16BackwardPart131 records.
 var ocannlDecBF16BackwardPart131Records rt.Records[ocannlDecBF16BackwardPart131]
 
@@ -30955,13 +30898,154 @@ type ocannlDecBF16BackwardPart132 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j155 of the nest (0 <= j155 < 8).
-func (r155 *ocannlDecBF16BackwardPart132) Part(j155 int) {
+// Part runs part j152 of the nest (0 <= j152 < 8).
+func (r150 *ocannlDecBF16BackwardPart132) Part(j152 int) {
+	scratch := r150.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap34AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[j152][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[j152][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[j152][0][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				for i2 := range 4 {
+					net_block_1_masked_attention_1_attn_gradRow2 := &scratch.net_block_1_masked_attention_1_attn_grad[i0+j152][i1][i2]
+					net_block_1_masked_attention_1_attn_1V2 := scratch.net_block_1_masked_attention_1_attn_1[i0+j152][i1][i2][0]
+					net_block_1_masked_attention_1_ex_gradRow := &scratch.net_block_1_masked_attention_1_ex_grad[i0+j152][i1][i2]
+					for i3 := range 16 {
+						net_block_1_masked_attention_1_ex_gradRow[i3] += net_block_1_masked_attention_1_attn_gradRow2[i3] / net_block_1_masked_attention_1_attn_1V2
+					}
+				}
+			}
+		}
+	}
+}
+
+// ocannlDecBF16BackwardPart132Records holds the free ocannlDecBF16BackwardPart132 records.
+var ocannlDecBF16BackwardPart132Records rt.Records[ocannlDecBF16BackwardPart132]
+
+// ocannlDecBF16BackwardPart133 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 2 values of i1 (see rt.Pool).
+type ocannlDecBF16BackwardPart133 struct {
+	scratch *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j153 of the nest (0 <= j153 < 8).
+func (r151 *ocannlDecBF16BackwardPart133) Part(j153 int) {
+	scratch := r151.scratch
+	// float32 along-rows add reduction kernel, 8 rows of 16 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce13AVX2(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j153][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j153][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j153][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j153][i2][0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				for i2 := range 4 {
+					net_block_1_masked_attention_1_attn_gradRow3 := &scratch.net_block_1_masked_attention_1_attn_grad[i0][i1+2*j153][i2]
+					net_block_1_masked_attention_1_exRow4 := &scratch.net_block_1_masked_attention_1_ex[i0][i1+2*j153][i2]
+					v6 := scratch.net_block_1_masked_attention_1_attn_1[i0][i1+2*j153][i2][0] * scratch.net_block_1_masked_attention_1_attn_1[i0][i1+2*j153][i2][0]
+					acc87 := scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+2*j153][i2][0]
+					for i3 := range 16 {
+						acc87 += net_block_1_masked_attention_1_attn_gradRow3[i3] * (-(net_block_1_masked_attention_1_exRow4[i3] / v6))
+					}
+					scratch.net_block_1_masked_attention_1_attn_1_grad[i0][i1+2*j153][i2][0] = acc87
+				}
+			}
+		}
+	}
+}
+
+// ocannlDecBF16BackwardPart133Records holds the free ocannlDecBF16BackwardPart133 records.
+var ocannlDecBF16BackwardPart133Records rt.Records[ocannlDecBF16BackwardPart133]
+
+// ocannlDecBF16BackwardPart134 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 2 values of i1 (see rt.Pool).
+type ocannlDecBF16BackwardPart134 struct {
+	scratch *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j154 of the nest (0 <= j154 < 8).
+func (r152 *ocannlDecBF16BackwardPart134) Part(j154 int) {
+	scratch := r152.scratch
+	// float32 along-rows sub reduction kernel, 8 rows of 16 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				ocannlReduce14AVX2(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j154][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j154][i2][0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				for i2 := range 4 {
+					net_block_1_masked_attention_1_ex_1_gradRow3 := &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][i1+2*j154][i2]
+					acc88 := scratch.net_block_1_masked_attention_1_m_grad[i0][i1+2*j154][i2][0]
+					for i3 := range 16 {
+						acc88 -= net_block_1_masked_attention_1_ex_1_gradRow3[i3]
+					}
+					scratch.net_block_1_masked_attention_1_m_grad[i0][i1+2*j154][i2][0] = acc88
+				}
+			}
+		}
+	}
+}
+
+// ocannlDecBF16BackwardPart134Records holds the free ocannlDecBF16BackwardPart134 records.
+var ocannlDecBF16BackwardPart134Records rt.Records[ocannlDecBF16BackwardPart134]
+
+// ocannlDecBF16BackwardPart135 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 2 values of i1 (see rt.Pool).
+type ocannlDecBF16BackwardPart135 struct {
+	scratch *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j158 of the nest (0 <= j158 < 8).
+func (r155 *ocannlDecBF16BackwardPart135) Part(j158 int) {
 	scratch := r155.scratch
+	// reduction accumulated in a local variable.
+	for i0 := range 8 {
+		for i1 := range 2 {
+			for i2 := range 4 {
+				net_block_1_masked_attention_1_maskedRow4 := &scratch.net_block_1_masked_attention_1_masked[i0][i1+2*j158][i2]
+				net_block_1_masked_attention_1_mV2 := scratch.net_block_1_masked_attention_1_m[i0][i1+2*j158][i2][0]
+				acc89 := scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+2*j158][i2][0]
+				for i3 := range 16 {
+					var r153 float32
+					if net_block_1_masked_attention_1_maskedRow4[i3] == net_block_1_masked_attention_1_mV2 {
+						r153 = 1
+					}
+					r154 := float32(16)
+					if r153 != 0 {
+						r154 = scratch.ordinals_2[i3]
+					}
+					acc89 = min(acc89, r154)
+				}
+				scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+2*j158][i2][0] = acc89
+			}
+		}
+	}
+}
+
+// ocannlDecBF16BackwardPart135Records holds the free ocannlDecBF16BackwardPart135 records.
+var ocannlDecBF16BackwardPart135Records rt.Records[ocannlDecBF16BackwardPart135]
+
+// ocannlDecBF16BackwardPart136 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart136 struct {
+	scratch *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j159 of the nest (0 <= j159 < 8).
+func (r159 *ocannlDecBF16BackwardPart136) Part(j159 int) {
+	scratch := r159.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x16x16.
 	for i0 := range 1 {
 		for i2 := range 4 {
-			bf16.Gemm(&scratch.net_block_1_masked_attention_1_q_grad[i0+j155][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j155][0][i2][0], &scratch.net_block_1_masked_attention_1_k[i0+j155][0][i2][0], bf16.Shape{
+			bf16.Gemm(&scratch.net_block_1_masked_attention_1_q_grad[i0+j159][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j159][0][i2][0], &scratch.net_block_1_masked_attention_1_k[i0+j159][0][i2][0], bf16.Shape{
 				AK:        1,
 				AM:        64,
 				BK:        64,
@@ -30977,22 +31061,22 @@ func (r155 *ocannlDecBF16BackwardPart132) Part(j155 int) {
 	}
 }
 
-// ocannlDecBF16BackwardPart132Records holds the free ocannlDecBF16BackwardPart132 records.
-var ocannlDecBF16BackwardPart132Records rt.Records[ocannlDecBF16BackwardPart132]
+// ocannlDecBF16BackwardPart136Records holds the free ocannlDecBF16BackwardPart136 records.
+var ocannlDecBF16BackwardPart136Records rt.Records[ocannlDecBF16BackwardPart136]
 
-// ocannlDecBF16BackwardPart133 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// ocannlDecBF16BackwardPart137 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart133 struct {
+type ocannlDecBF16BackwardPart137 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j156 of the nest (0 <= j156 < 8).
-func (r156 *ocannlDecBF16BackwardPart133) Part(j156 int) {
-	scratch := r156.scratch
+// Part runs part j160 of the nest (0 <= j160 < 8).
+func (r160 *ocannlDecBF16BackwardPart137) Part(j160 int) {
+	scratch := r160.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x16x16.
 	for i0 := range 1 {
 		for i2 := range 4 {
-			bf16.Gemm(&scratch.net_block_1_masked_attention_1_k_grad[i0+j156][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j156][0][i2][0], &scratch.net_block_1_masked_attention_1_q[i0+j156][0][i2][0], bf16.Shape{
+			bf16.Gemm(&scratch.net_block_1_masked_attention_1_k_grad[i0+j160][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_1_grad[i0+j160][0][i2][0], &scratch.net_block_1_masked_attention_1_q[i0+j160][0][i2][0], bf16.Shape{
 				AK:        64,
 				AM:        1,
 				BK:        64,
@@ -31008,130 +31092,21 @@ func (r156 *ocannlDecBF16BackwardPart133) Part(j156 int) {
 	}
 }
 
-// ocannlDecBF16BackwardPart133Records holds the free ocannlDecBF16BackwardPart133 records.
-var ocannlDecBF16BackwardPart133Records rt.Records[ocannlDecBF16BackwardPart133]
-
-// ocannlDecBF16BackwardPart134 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
-// for each 1 values of i2 (see rt.Pool).
-type ocannlDecBF16BackwardPart134 struct {
-	gNetBlock1MaskedAttention1WV *[4096]float32
-	scratch                      *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j157 of the nest (0 <= j157 < 4).
-func (r157 *ocannlDecBF16BackwardPart134) Part(j157 int) {
-	gNetBlock1MaskedAttention1WV, scratch := r157.gNetBlock1MaskedAttention1WV, r157.scratch
-	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.Gemm(&gNetBlock1MaskedAttention1WV[1024*j157], &scratch.net_block_1_masked_attention_1_v_grad[0][0][j157][0], &scratch.net_block_1_masked_attention_1_x[0][0][0], bf16.Shape{
-		AK: 64,
-		AM: 1,
-		BK: 64,
-		BN: 1,
-		CM: 64,
-		CN: 1,
-		K:  128,
-		M:  16,
-		N:  64,
-	})
-}
-
-// ocannlDecBF16BackwardPart134Records holds the free ocannlDecBF16BackwardPart134 records.
-var ocannlDecBF16BackwardPart134Records rt.Records[ocannlDecBF16BackwardPart134]
-
-// ocannlDecBF16BackwardPart135 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart135 struct {
-	pNetBlock1MaskedAttention1WV *[4096]float32
-	scratch                      *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j158 of the nest (0 <= j158 < 8).
-func (r158 *ocannlDecBF16BackwardPart135) Part(j158 int) {
-	pNetBlock1MaskedAttention1WV, scratch := r158.pNetBlock1MaskedAttention1WV, r158.scratch
-	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.Gemm(&scratch.net_block_1_masked_attention_1_x_grad[j158][0][0], &scratch.net_block_1_masked_attention_1_v_grad[j158][0][0][0], &pNetBlock1MaskedAttention1WV[0], bf16.Shape{
-		AK:        1,
-		AM:        64,
-		BK:        64,
-		BN:        1,
-		CM:        64,
-		CN:        1,
-		K:         64,
-		M:         16,
-		N:         64,
-		Overwrite: true,
-	})
-}
-
-// ocannlDecBF16BackwardPart135Records holds the free ocannlDecBF16BackwardPart135 records.
-var ocannlDecBF16BackwardPart135Records rt.Records[ocannlDecBF16BackwardPart135]
-
-// ocannlDecBF16BackwardPart136 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
-// for each 1 values of i2 (see rt.Pool).
-type ocannlDecBF16BackwardPart136 struct {
-	gNetBlock1MaskedAttention1WK *[4096]float32
-	scratch                      *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j159 of the nest (0 <= j159 < 4).
-func (r159 *ocannlDecBF16BackwardPart136) Part(j159 int) {
-	gNetBlock1MaskedAttention1WK, scratch := r159.gNetBlock1MaskedAttention1WK, r159.scratch
-	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.Gemm(&gNetBlock1MaskedAttention1WK[1024*j159], &scratch.net_block_1_masked_attention_1_k_grad[0][0][j159][0], &scratch.net_block_1_masked_attention_1_x[0][0][0], bf16.Shape{
-		AK: 64,
-		AM: 1,
-		BK: 64,
-		BN: 1,
-		CM: 64,
-		CN: 1,
-		K:  128,
-		M:  16,
-		N:  64,
-	})
-}
-
-// ocannlDecBF16BackwardPart136Records holds the free ocannlDecBF16BackwardPart136 records.
-var ocannlDecBF16BackwardPart136Records rt.Records[ocannlDecBF16BackwardPart136]
-
-// ocannlDecBF16BackwardPart137 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart137 struct {
-	pNetBlock1MaskedAttention1WK *[4096]float32
-	scratch                      *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j160 of the nest (0 <= j160 < 8).
-func (r160 *ocannlDecBF16BackwardPart137) Part(j160 int) {
-	pNetBlock1MaskedAttention1WK, scratch := r160.pNetBlock1MaskedAttention1WK, r160.scratch
-	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.Gemm(&scratch.net_block_1_masked_attention_1_x_grad[j160][0][0], &scratch.net_block_1_masked_attention_1_k_grad[j160][0][0][0], &pNetBlock1MaskedAttention1WK[0], bf16.Shape{
-		AK: 1,
-		AM: 64,
-		BK: 64,
-		BN: 1,
-		CM: 64,
-		CN: 1,
-		K:  64,
-		M:  16,
-		N:  64,
-	})
-}
-
 // ocannlDecBF16BackwardPart137Records holds the free ocannlDecBF16BackwardPart137 records.
 var ocannlDecBF16BackwardPart137Records rt.Records[ocannlDecBF16BackwardPart137]
 
 // ocannlDecBF16BackwardPart138 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
 // for each 1 values of i2 (see rt.Pool).
 type ocannlDecBF16BackwardPart138 struct {
-	gNetBlock1MaskedAttention1WQ *[4096]float32
+	gNetBlock1MaskedAttention1WV *[4096]float32
 	scratch                      *ocannlDecBF16BackwardScratch
 }
 
 // Part runs part j161 of the nest (0 <= j161 < 4).
 func (r161 *ocannlDecBF16BackwardPart138) Part(j161 int) {
-	gNetBlock1MaskedAttention1WQ, scratch := r161.gNetBlock1MaskedAttention1WQ, r161.scratch
+	gNetBlock1MaskedAttention1WV, scratch := r161.gNetBlock1MaskedAttention1WV, r161.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.Gemm(&gNetBlock1MaskedAttention1WQ[1024*j161], &scratch.net_block_1_masked_attention_1_q_grad[0][0][j161][0], &scratch.net_block_1_masked_attention_1_x[0][0][0], bf16.Shape{
+	bf16.Gemm(&gNetBlock1MaskedAttention1WV[1024*j161], &scratch.net_block_1_masked_attention_1_v_grad[0][0][j161][0], &scratch.net_block_1_masked_attention_1_x[0][0][0], bf16.Shape{
 		AK: 64,
 		AM: 1,
 		BK: 64,
@@ -31150,15 +31125,70 @@ var ocannlDecBF16BackwardPart138Records rt.Records[ocannlDecBF16BackwardPart138]
 // ocannlDecBF16BackwardPart139 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart139 struct {
-	pNetBlock1MaskedAttention1WQ *[4096]float32
+	pNetBlock1MaskedAttention1WV *[4096]float32
 	scratch                      *ocannlDecBF16BackwardScratch
 }
 
 // Part runs part j162 of the nest (0 <= j162 < 8).
 func (r162 *ocannlDecBF16BackwardPart139) Part(j162 int) {
-	pNetBlock1MaskedAttention1WQ, scratch := r162.pNetBlock1MaskedAttention1WQ, r162.scratch
+	pNetBlock1MaskedAttention1WV, scratch := r162.pNetBlock1MaskedAttention1WV, r162.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.Gemm(&scratch.net_block_1_masked_attention_1_x_grad[j162][0][0], &scratch.net_block_1_masked_attention_1_q_grad[j162][0][0][0], &pNetBlock1MaskedAttention1WQ[0], bf16.Shape{
+	bf16.Gemm(&scratch.net_block_1_masked_attention_1_x_grad[j162][0][0], &scratch.net_block_1_masked_attention_1_v_grad[j162][0][0][0], &pNetBlock1MaskedAttention1WV[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
+}
+
+// ocannlDecBF16BackwardPart139Records holds the free ocannlDecBF16BackwardPart139 records.
+var ocannlDecBF16BackwardPart139Records rt.Records[ocannlDecBF16BackwardPart139]
+
+// ocannlDecBF16BackwardPart140 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
+// for each 1 values of i2 (see rt.Pool).
+type ocannlDecBF16BackwardPart140 struct {
+	gNetBlock1MaskedAttention1WK *[4096]float32
+	scratch                      *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j163 of the nest (0 <= j163 < 4).
+func (r163 *ocannlDecBF16BackwardPart140) Part(j163 int) {
+	gNetBlock1MaskedAttention1WK, scratch := r163.gNetBlock1MaskedAttention1WK, r163.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
+	bf16.Gemm(&gNetBlock1MaskedAttention1WK[1024*j163], &scratch.net_block_1_masked_attention_1_k_grad[0][0][j163][0], &scratch.net_block_1_masked_attention_1_x[0][0][0], bf16.Shape{
+		AK: 64,
+		AM: 1,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  128,
+		M:  16,
+		N:  64,
+	})
+}
+
+// ocannlDecBF16BackwardPart140Records holds the free ocannlDecBF16BackwardPart140 records.
+var ocannlDecBF16BackwardPart140Records rt.Records[ocannlDecBF16BackwardPart140]
+
+// ocannlDecBF16BackwardPart141 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart141 struct {
+	pNetBlock1MaskedAttention1WK *[4096]float32
+	scratch                      *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j164 of the nest (0 <= j164 < 8).
+func (r164 *ocannlDecBF16BackwardPart141) Part(j164 int) {
+	pNetBlock1MaskedAttention1WK, scratch := r164.pNetBlock1MaskedAttention1WK, r164.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
+	bf16.Gemm(&scratch.net_block_1_masked_attention_1_x_grad[j164][0][0], &scratch.net_block_1_masked_attention_1_k_grad[j164][0][0][0], &pNetBlock1MaskedAttention1WK[0], bf16.Shape{
 		AK: 1,
 		AM: 64,
 		BK: 64,
@@ -31171,134 +31201,58 @@ func (r162 *ocannlDecBF16BackwardPart139) Part(j162 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart139Records holds the free ocannlDecBF16BackwardPart139 records.
-var ocannlDecBF16BackwardPart139Records rt.Records[ocannlDecBF16BackwardPart139]
-
-// ocannlDecBF16BackwardPart140 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart140 struct {
-	scratch *ocannlDecBF16BackwardScratch
-}
-
-// Part runs part j163 of the nest (0 <= j163 < 8).
-func (r163 *ocannlDecBF16BackwardPart140) Part(j163 int) {
-	scratch := r163.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap24AVX2(&scratch.net_block_1_masked_attention_1_x_4_grad[j163][0][0], &scratch.net_block_1_masked_attention_1_x_grad[j163][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_masked_attention_1_x_gradRow4 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j163][i1]
-				net_block_1_masked_attention_1_x_4_gradRow := &scratch.net_block_1_masked_attention_1_x_4_grad[i0+j163][i1]
-				for i2 := range 64 {
-					net_block_1_masked_attention_1_x_4_gradRow[i2] += net_block_1_masked_attention_1_x_gradRow4[i2]
-				}
-			}
-		}
-	}
-}
-
-// ocannlDecBF16BackwardPart140Records holds the free ocannlDecBF16BackwardPart140 records.
-var ocannlDecBF16BackwardPart140Records rt.Records[ocannlDecBF16BackwardPart140]
-
-// ocannlDecBF16BackwardPart141 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
-type ocannlDecBF16BackwardPart141 struct {
-	scratch                         *ocannlDecBF16BackwardScratch
-	gNetBlock1LayerNorm1BetaPartial [8][64]float32
-}
-
-// Part runs part j164 of the nest (0 <= j164 < 8).
-func (r164 *ocannlDecBF16BackwardPart141) Part(j164 int) {
-	scratch, gNetBlock1LayerNorm1BetaPartial := r164.scratch, &r164.gNetBlock1LayerNorm1BetaPartial
-	gNetBlock1LayerNorm1BetaPartial[j164] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock1LayerNorm1BetaPartial[j164][0], &scratch.net_block_1_masked_attention_1_x_grad[j164][0][0])
-	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1LayerNorm1BetaPartialRow := &gNetBlock1LayerNorm1BetaPartial[j164]
-		for i0 := range 1 {
-			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_1_masked_attention_1_x_gradRow5 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j164][i1]
-				net_block_1_masked_attention_1_x_gradRow6 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j164][i1+1]
-				net_block_1_masked_attention_1_x_gradRow7 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j164][i1+2]
-				net_block_1_masked_attention_1_x_gradRow8 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j164][i1+3]
-				for i2 := range 64 {
-					acc94 := gNetBlock1LayerNorm1BetaPartialRow[i2]
-					acc94 += net_block_1_masked_attention_1_x_gradRow5[i2]
-					acc94 += net_block_1_masked_attention_1_x_gradRow6[i2]
-					acc94 += net_block_1_masked_attention_1_x_gradRow7[i2]
-					acc94 += net_block_1_masked_attention_1_x_gradRow8[i2]
-					gNetBlock1LayerNorm1BetaPartialRow[i2] = acc94
-				}
-			}
-		}
-	}
-}
-
 // ocannlDecBF16BackwardPart141Records holds the free ocannlDecBF16BackwardPart141 records.
 var ocannlDecBF16BackwardPart141Records rt.Records[ocannlDecBF16BackwardPart141]
 
-// ocannlDecBF16BackwardPart142 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// ocannlDecBF16BackwardPart142 is the task record of a loop nest of ocannlDecBF16Backward that runs in 4 parts, one
+// for each 1 values of i2 (see rt.Pool).
 type ocannlDecBF16BackwardPart142 struct {
-	scratch *ocannlDecBF16BackwardScratch
+	gNetBlock1MaskedAttention1WQ *[4096]float32
+	scratch                      *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j166 of the nest (0 <= j166 < 8).
-func (r165 *ocannlDecBF16BackwardPart142) Part(j166 int) {
-	scratch := r165.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlMap25AVX2(&scratch.net_block_1_masked_attention_1_x_1_grad[j166][0][0], &scratch.net_block_1_masked_attention_1_x_4_grad[j166][0][0], &scratch.net_block_1_masked_attention_1_x_3[j166][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_masked_attention_1_x_4_gradRow2 := &scratch.net_block_1_masked_attention_1_x_4_grad[i0+j166][i1]
-				net_block_1_masked_attention_1_x_3V2 := scratch.net_block_1_masked_attention_1_x_3[i0+j166][i1][0]
-				net_block_1_masked_attention_1_x_1_gradRow := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j166][i1]
-				for i2 := range 64 {
-					net_block_1_masked_attention_1_x_1_gradRow[i2] += net_block_1_masked_attention_1_x_4_gradRow2[i2] / net_block_1_masked_attention_1_x_3V2
-				}
-			}
-		}
-	}
+// Part runs part j165 of the nest (0 <= j165 < 4).
+func (r165 *ocannlDecBF16BackwardPart142) Part(j165 int) {
+	gNetBlock1MaskedAttention1WQ, scratch := r165.gNetBlock1MaskedAttention1WQ, r165.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
+	bf16.Gemm(&gNetBlock1MaskedAttention1WQ[1024*j165], &scratch.net_block_1_masked_attention_1_q_grad[0][0][j165][0], &scratch.net_block_1_masked_attention_1_x[0][0][0], bf16.Shape{
+		AK: 64,
+		AM: 1,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  128,
+		M:  16,
+		N:  64,
+	})
 }
 
 // ocannlDecBF16BackwardPart142Records holds the free ocannlDecBF16BackwardPart142 records.
 var ocannlDecBF16BackwardPart142Records rt.Records[ocannlDecBF16BackwardPart142]
 
 // ocannlDecBF16BackwardPart143 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart143 struct {
-	scratch *ocannlDecBF16BackwardScratch
+	pNetBlock1MaskedAttention1WQ *[4096]float32
+	scratch                      *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j167 of the nest (0 <= j167 < 8).
-func (r166 *ocannlDecBF16BackwardPart143) Part(j167 int) {
-	scratch := r166.scratch
-	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce9AVX2(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j167][0], &scratch.net_block_1_masked_attention_1_x_4_grad[0][i1+2*j167][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j167][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j167][0])
-		}
-	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_block_1_masked_attention_1_x_4_gradRow3 := &scratch.net_block_1_masked_attention_1_x_4_grad[i0][i1+2*j167]
-				net_block_1_masked_attention_1_x_1Row3 := &scratch.net_block_1_masked_attention_1_x_1[i0][i1+2*j167]
-				v7 := scratch.net_block_1_masked_attention_1_x_3[i0][i1+2*j167][0] * scratch.net_block_1_masked_attention_1_x_3[i0][i1+2*j167][0]
-				acc96 := scratch.net_block_1_masked_attention_1_x_3_grad[i0][i1+2*j167][0]
-				for i2 := range 64 {
-					acc96 += net_block_1_masked_attention_1_x_4_gradRow3[i2] * (-(net_block_1_masked_attention_1_x_1Row3[i2] / v7))
-				}
-				scratch.net_block_1_masked_attention_1_x_3_grad[i0][i1+2*j167][0] = acc96
-			}
-		}
-	}
+// Part runs part j166 of the nest (0 <= j166 < 8).
+func (r166 *ocannlDecBF16BackwardPart143) Part(j166 int) {
+	pNetBlock1MaskedAttention1WQ, scratch := r166.pNetBlock1MaskedAttention1WQ, r166.scratch
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
+	bf16.Gemm(&scratch.net_block_1_masked_attention_1_x_grad[j166][0][0], &scratch.net_block_1_masked_attention_1_q_grad[j166][0][0][0], &pNetBlock1MaskedAttention1WQ[0], bf16.Shape{
+		AK: 1,
+		AM: 64,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  64,
+		M:  16,
+		N:  64,
+	})
 }
 
 // ocannlDecBF16BackwardPart143Records holds the free ocannlDecBF16BackwardPart143 records.
@@ -31307,37 +31261,22 @@ var ocannlDecBF16BackwardPart143Records rt.Records[ocannlDecBF16BackwardPart143]
 // ocannlDecBF16BackwardPart144 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart144 struct {
-	scratch                          *ocannlDecBF16BackwardScratch
-	gNetBlock1LayerNorm1GammaPartial [8][64]float32
+	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j168 of the nest (0 <= j168 < 8).
-func (r167 *ocannlDecBF16BackwardPart144) Part(j168 int) {
-	scratch, gNetBlock1LayerNorm1GammaPartial := r167.scratch, &r167.gNetBlock1LayerNorm1GammaPartial
-	gNetBlock1LayerNorm1GammaPartial[j168] = [64]float32{}
-	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+// Part runs part j167 of the nest (0 <= j167 < 8).
+func (r167 *ocannlDecBF16BackwardPart144) Part(j167 int) {
+	scratch := r167.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock1LayerNorm1GammaPartial[j168][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j168][0][0], &scratch.net_block_1_layer_norm_1_centered[j168][0][0])
+		ocannlMap24AVX2(&scratch.net_block_1_masked_attention_1_x_4_grad[j167][0][0], &scratch.net_block_1_masked_attention_1_x_grad[j167][0][0])
 	} else {
-		// i1 unrolled by 4 and jammed into i2.
-		gNetBlock1LayerNorm1GammaPartialRow := &gNetBlock1LayerNorm1GammaPartial[j168]
 		for i0 := range 1 {
-			for i1 := 0; i1 < 16; i1 += 4 {
-				net_block_1_masked_attention_1_x_1_gradRow2 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j168][i1]
-				net_block_1_layer_norm_1_centeredRow4 := &scratch.net_block_1_layer_norm_1_centered[i0+j168][i1]
-				net_block_1_masked_attention_1_x_1_gradRow3 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j168][i1+1]
-				net_block_1_layer_norm_1_centeredRow5 := &scratch.net_block_1_layer_norm_1_centered[i0+j168][i1+1]
-				net_block_1_masked_attention_1_x_1_gradRow4 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j168][i1+2]
-				net_block_1_layer_norm_1_centeredRow6 := &scratch.net_block_1_layer_norm_1_centered[i0+j168][i1+2]
-				net_block_1_masked_attention_1_x_1_gradRow5 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j168][i1+3]
-				net_block_1_layer_norm_1_centeredRow7 := &scratch.net_block_1_layer_norm_1_centered[i0+j168][i1+3]
+			for i1 := range 16 {
+				net_block_1_masked_attention_1_x_gradRow4 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j167][i1]
+				net_block_1_masked_attention_1_x_4_gradRow := &scratch.net_block_1_masked_attention_1_x_4_grad[i0+j167][i1]
 				for i2 := range 64 {
-					acc97 := gNetBlock1LayerNorm1GammaPartialRow[i2]
-					acc97 += net_block_1_masked_attention_1_x_1_gradRow2[i2] * net_block_1_layer_norm_1_centeredRow4[i2]
-					acc97 += net_block_1_masked_attention_1_x_1_gradRow3[i2] * net_block_1_layer_norm_1_centeredRow5[i2]
-					acc97 += net_block_1_masked_attention_1_x_1_gradRow4[i2] * net_block_1_layer_norm_1_centeredRow6[i2]
-					acc97 += net_block_1_masked_attention_1_x_1_gradRow5[i2] * net_block_1_layer_norm_1_centeredRow7[i2]
-					gNetBlock1LayerNorm1GammaPartialRow[i2] = acc97
+					net_block_1_masked_attention_1_x_4_gradRow[i2] += net_block_1_masked_attention_1_x_gradRow4[i2]
 				}
 			}
 		}
@@ -31350,23 +31289,33 @@ var ocannlDecBF16BackwardPart144Records rt.Records[ocannlDecBF16BackwardPart144]
 // ocannlDecBF16BackwardPart145 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart145 struct {
-	pNetBlock1LayerNorm1Gamma *[64]float32
-	scratch                   *ocannlDecBF16BackwardScratch
+	scratch                         *ocannlDecBF16BackwardScratch
+	gNetBlock1LayerNorm1BetaPartial [8][64]float32
 }
 
-// Part runs part j170 of the nest (0 <= j170 < 8).
-func (r168 *ocannlDecBF16BackwardPart145) Part(j170 int) {
-	pNetBlock1LayerNorm1Gamma, scratch := r168.pNetBlock1LayerNorm1Gamma, r168.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+// Part runs part j168 of the nest (0 <= j168 < 8).
+func (r168 *ocannlDecBF16BackwardPart145) Part(j168 int) {
+	scratch, gNetBlock1LayerNorm1BetaPartial := r168.scratch, &r168.gNetBlock1LayerNorm1BetaPartial
+	gNetBlock1LayerNorm1BetaPartial[j168] = [64]float32{}
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap26AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j170][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[j170][0][0])
+		ocannlReduce8AVX2(&gNetBlock1LayerNorm1BetaPartial[j168][0], &scratch.net_block_1_masked_attention_1_x_grad[j168][0][0])
 	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetBlock1LayerNorm1BetaPartialRow := &gNetBlock1LayerNorm1BetaPartial[j168]
 		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_masked_attention_1_x_1_gradRow6 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j170][i1]
-				net_block_1_layer_norm_1_centered_gradRow := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j170][i1]
+			for i1 := 0; i1 < 16; i1 += 4 {
+				net_block_1_masked_attention_1_x_gradRow5 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j168][i1]
+				net_block_1_masked_attention_1_x_gradRow6 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j168][i1+1]
+				net_block_1_masked_attention_1_x_gradRow7 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j168][i1+2]
+				net_block_1_masked_attention_1_x_gradRow8 := &scratch.net_block_1_masked_attention_1_x_grad[i0+j168][i1+3]
 				for i2 := range 64 {
-					net_block_1_layer_norm_1_centered_gradRow[i2] += pNetBlock1LayerNorm1Gamma[i2] * net_block_1_masked_attention_1_x_1_gradRow6[i2]
+					acc94 := gNetBlock1LayerNorm1BetaPartialRow[i2]
+					acc94 += net_block_1_masked_attention_1_x_gradRow5[i2]
+					acc94 += net_block_1_masked_attention_1_x_gradRow6[i2]
+					acc94 += net_block_1_masked_attention_1_x_gradRow7[i2]
+					acc94 += net_block_1_masked_attention_1_x_gradRow8[i2]
+					gNetBlock1LayerNorm1BetaPartialRow[i2] = acc94
 				}
 			}
 		}
@@ -31382,14 +31331,22 @@ type ocannlDecBF16BackwardPart146 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j171 of the nest (0 <= j171 < 8).
-func (r169 *ocannlDecBF16BackwardPart146) Part(j171 int) {
+// Part runs part j170 of the nest (0 <= j170 < 8).
+func (r169 *ocannlDecBF16BackwardPart146) Part(j170 int) {
 	scratch := r169.scratch
-	for i0 := range 1 {
-		net_block_1_layer_norm_1_var_gradRow2 := &scratch.net_block_1_layer_norm_1_var_grad[i0+j171]
-		net_block_1_layer_norm_1_var_2_gradRow := &scratch.net_block_1_layer_norm_1_var_2_grad[i0+j171]
-		for i1 := range 16 {
-			net_block_1_layer_norm_1_var_2_gradRow[i1][0] += net_block_1_layer_norm_1_var_gradRow2[i1][0] / 64
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap25AVX2(&scratch.net_block_1_masked_attention_1_x_1_grad[j170][0][0], &scratch.net_block_1_masked_attention_1_x_4_grad[j170][0][0], &scratch.net_block_1_masked_attention_1_x_3[j170][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_1_masked_attention_1_x_4_gradRow2 := &scratch.net_block_1_masked_attention_1_x_4_grad[i0+j170][i1]
+				net_block_1_masked_attention_1_x_3V2 := scratch.net_block_1_masked_attention_1_x_3[i0+j170][i1][0]
+				net_block_1_masked_attention_1_x_1_gradRow := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j170][i1]
+				for i2 := range 64 {
+					net_block_1_masked_attention_1_x_1_gradRow[i2] += net_block_1_masked_attention_1_x_4_gradRow2[i2] / net_block_1_masked_attention_1_x_3V2
+				}
+			}
 		}
 	}
 }
@@ -31398,25 +31355,31 @@ func (r169 *ocannlDecBF16BackwardPart146) Part(j171 int) {
 var ocannlDecBF16BackwardPart146Records rt.Records[ocannlDecBF16BackwardPart146]
 
 // ocannlDecBF16BackwardPart147 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 1 values of i0 (see rt.Pool).
+// for each 2 values of i1 (see rt.Pool).
 type ocannlDecBF16BackwardPart147 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
 
-// Part runs part j172 of the nest (0 <= j172 < 8).
-func (r170 *ocannlDecBF16BackwardPart147) Part(j172 int) {
+// Part runs part j171 of the nest (0 <= j171 < 8).
+func (r170 *ocannlDecBF16BackwardPart147) Part(j171 int) {
 	scratch := r170.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap27AVX2(&scratch.net_block_1_layer_norm_1_var_1_grad[j172][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j172][0][0])
+		for i1 := range 2 {
+			ocannlReduce9AVX2(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j171][0], &scratch.net_block_1_masked_attention_1_x_4_grad[0][i1+2*j171][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j171][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j171][0])
+		}
 	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_layer_norm_1_var_2_gradV := scratch.net_block_1_layer_norm_1_var_2_grad[i0+j172][i1][0]
-				net_block_1_layer_norm_1_var_1_gradRow := &scratch.net_block_1_layer_norm_1_var_1_grad[i0+j172][i1]
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_block_1_masked_attention_1_x_4_gradRow3 := &scratch.net_block_1_masked_attention_1_x_4_grad[i0][i1+2*j171]
+				net_block_1_masked_attention_1_x_1Row3 := &scratch.net_block_1_masked_attention_1_x_1[i0][i1+2*j171]
+				v7 := scratch.net_block_1_masked_attention_1_x_3[i0][i1+2*j171][0] * scratch.net_block_1_masked_attention_1_x_3[i0][i1+2*j171][0]
+				acc96 := scratch.net_block_1_masked_attention_1_x_3_grad[i0][i1+2*j171][0]
 				for i2 := range 64 {
-					net_block_1_layer_norm_1_var_1_gradRow[i2] += net_block_1_layer_norm_1_var_2_gradV
+					acc96 += net_block_1_masked_attention_1_x_4_gradRow3[i2] * (-(net_block_1_masked_attention_1_x_1Row3[i2] / v7))
 				}
+				scratch.net_block_1_masked_attention_1_x_3_grad[i0][i1+2*j171][0] = acc96
 			}
 		}
 	}
@@ -31428,25 +31391,37 @@ var ocannlDecBF16BackwardPart147Records rt.Records[ocannlDecBF16BackwardPart147]
 // ocannlDecBF16BackwardPart148 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart148 struct {
-	scratch *ocannlDecBF16BackwardScratch
+	scratch                          *ocannlDecBF16BackwardScratch
+	gNetBlock1LayerNorm1GammaPartial [8][64]float32
 }
 
-// Part runs part j173 of the nest (0 <= j173 < 8).
-func (r171 *ocannlDecBF16BackwardPart148) Part(j173 int) {
-	scratch := r171.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j173][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j173][0][0], &scratch.net_block_1_layer_norm_1_centered[j173][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j173][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j173][0][0], &scratch.net_block_1_layer_norm_1_centered[j173][0][0])
+// Part runs part j172 of the nest (0 <= j172 < 8).
+func (r171 *ocannlDecBF16BackwardPart148) Part(j172 int) {
+	scratch, gNetBlock1LayerNorm1GammaPartial := r171.scratch, &r171.gNetBlock1LayerNorm1GammaPartial
+	gNetBlock1LayerNorm1GammaPartial[j172] = [64]float32{}
+	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce10AVX2(&gNetBlock1LayerNorm1GammaPartial[j172][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j172][0][0], &scratch.net_block_1_layer_norm_1_centered[j172][0][0])
 	} else {
+		// i1 unrolled by 4 and jammed into i2.
+		gNetBlock1LayerNorm1GammaPartialRow := &gNetBlock1LayerNorm1GammaPartial[j172]
 		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_layer_norm_1_var_1_gradRow2 := &scratch.net_block_1_layer_norm_1_var_1_grad[i0+j173][i1]
-				net_block_1_layer_norm_1_centeredRow8 := &scratch.net_block_1_layer_norm_1_centered[i0+j173][i1]
-				net_block_1_layer_norm_1_centered_gradRow2 := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j173][i1]
+			for i1 := 0; i1 < 16; i1 += 4 {
+				net_block_1_masked_attention_1_x_1_gradRow2 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j172][i1]
+				net_block_1_layer_norm_1_centeredRow4 := &scratch.net_block_1_layer_norm_1_centered[i0+j172][i1]
+				net_block_1_masked_attention_1_x_1_gradRow3 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j172][i1+1]
+				net_block_1_layer_norm_1_centeredRow5 := &scratch.net_block_1_layer_norm_1_centered[i0+j172][i1+1]
+				net_block_1_masked_attention_1_x_1_gradRow4 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j172][i1+2]
+				net_block_1_layer_norm_1_centeredRow6 := &scratch.net_block_1_layer_norm_1_centered[i0+j172][i1+2]
+				net_block_1_masked_attention_1_x_1_gradRow5 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j172][i1+3]
+				net_block_1_layer_norm_1_centeredRow7 := &scratch.net_block_1_layer_norm_1_centered[i0+j172][i1+3]
 				for i2 := range 64 {
-					net_block_1_layer_norm_1_centered_gradRow2[i2] += net_block_1_layer_norm_1_var_1_gradRow2[i2] * net_block_1_layer_norm_1_centeredRow8[i2]
+					acc97 := gNetBlock1LayerNorm1GammaPartialRow[i2]
+					acc97 += net_block_1_masked_attention_1_x_1_gradRow2[i2] * net_block_1_layer_norm_1_centeredRow4[i2]
+					acc97 += net_block_1_masked_attention_1_x_1_gradRow3[i2] * net_block_1_layer_norm_1_centeredRow5[i2]
+					acc97 += net_block_1_masked_attention_1_x_1_gradRow4[i2] * net_block_1_layer_norm_1_centeredRow6[i2]
+					acc97 += net_block_1_masked_attention_1_x_1_gradRow5[i2] * net_block_1_layer_norm_1_centeredRow7[i2]
+					gNetBlock1LayerNorm1GammaPartialRow[i2] = acc97
 				}
 			}
 		}
@@ -31459,25 +31434,23 @@ var ocannlDecBF16BackwardPart148Records rt.Records[ocannlDecBF16BackwardPart148]
 // ocannlDecBF16BackwardPart149 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
 // for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart149 struct {
-	scratch *ocannlDecBF16BackwardScratch
+	pNetBlock1LayerNorm1Gamma *[64]float32
+	scratch                   *ocannlDecBF16BackwardScratch
 }
 
 // Part runs part j174 of the nest (0 <= j174 < 8).
 func (r172 *ocannlDecBF16BackwardPart149) Part(j174 int) {
-	scratch := r172.scratch
-	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap28AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j174][0][0], &scratch.net_block_1_layer_norm_1_centered[j174][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j174][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap28AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j174][0][0], &scratch.net_block_1_layer_norm_1_centered[j174][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j174][0][0])
+	pNetBlock1LayerNorm1Gamma, scratch := r172.pNetBlock1LayerNorm1Gamma, r172.scratch
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlMap26AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j174][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[j174][0][0])
 	} else {
 		for i0 := range 1 {
 			for i1 := range 16 {
-				net_block_1_layer_norm_1_centeredRow9 := &scratch.net_block_1_layer_norm_1_centered[i0+j174][i1]
-				net_block_1_layer_norm_1_var_1_gradRow3 := &scratch.net_block_1_layer_norm_1_var_1_grad[i0+j174][i1]
-				net_block_1_layer_norm_1_centered_gradRow3 := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j174][i1]
+				net_block_1_masked_attention_1_x_1_gradRow6 := &scratch.net_block_1_masked_attention_1_x_1_grad[i0+j174][i1]
+				net_block_1_layer_norm_1_centered_gradRow := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j174][i1]
 				for i2 := range 64 {
-					net_block_1_layer_norm_1_centered_gradRow3[i2] += net_block_1_layer_norm_1_centeredRow9[i2] * net_block_1_layer_norm_1_var_1_gradRow3[i2]
+					net_block_1_layer_norm_1_centered_gradRow[i2] += pNetBlock1LayerNorm1Gamma[i2] * net_block_1_masked_attention_1_x_1_gradRow6[i2]
 				}
 			}
 		}
@@ -31496,20 +31469,11 @@ type ocannlDecBF16BackwardPart150 struct {
 // Part runs part j175 of the nest (0 <= j175 < 8).
 func (r173 *ocannlDecBF16BackwardPart150) Part(j175 int) {
 	scratch := r173.scratch
-	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
-	if ocannlAVX512 {
-		ocannlMap33AVX512(&scratch.net_h0_grad[j175][0][0], &scratch.net_block_1_layer_norm_1_centered_grad[j175][0][0])
-	} else if ocannlAVX2 {
-		ocannlMap33AVX2(&scratch.net_h0_grad[j175][0][0], &scratch.net_block_1_layer_norm_1_centered_grad[j175][0][0])
-	} else {
-		for i0 := range 1 {
-			for i1 := range 16 {
-				net_block_1_layer_norm_1_centered_gradRow4 := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j175][i1]
-				net_h0_gradRow2 := &scratch.net_h0_grad[i0+j175][i1]
-				for i2 := range 64 {
-					net_h0_gradRow2[i2] += net_block_1_layer_norm_1_centered_gradRow4[i2]
-				}
-			}
+	for i0 := range 1 {
+		net_block_1_layer_norm_1_var_gradRow2 := &scratch.net_block_1_layer_norm_1_var_grad[i0+j175]
+		net_block_1_layer_norm_1_var_2_gradRow := &scratch.net_block_1_layer_norm_1_var_2_grad[i0+j175]
+		for i1 := range 16 {
+			net_block_1_layer_norm_1_var_2_gradRow[i1][0] += net_block_1_layer_norm_1_var_gradRow2[i1][0] / 64
 		}
 	}
 }
@@ -31518,7 +31482,7 @@ func (r173 *ocannlDecBF16BackwardPart150) Part(j175 int) {
 var ocannlDecBF16BackwardPart150Records rt.Records[ocannlDecBF16BackwardPart150]
 
 // ocannlDecBF16BackwardPart151 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart151 struct {
 	scratch *ocannlDecBF16BackwardScratch
 }
@@ -31526,21 +31490,17 @@ type ocannlDecBF16BackwardPart151 struct {
 // Part runs part j176 of the nest (0 <= j176 < 8).
 func (r174 *ocannlDecBF16BackwardPart151) Part(j176 int) {
 	scratch := r174.scratch
-	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		for i1 := range 2 {
-			ocannlReduce11AVX2(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j176][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j176][0])
-		}
+		ocannlMap27AVX2(&scratch.net_block_1_layer_norm_1_var_1_grad[j176][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j176][0][0])
 	} else {
-		// reduction accumulated in a local variable.
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_block_1_layer_norm_1_centered_gradRow5 := &scratch.net_block_1_layer_norm_1_centered_grad[i0][i1+2*j176]
-				acc99 := scratch.net_block_1_layer_norm_1_mean_grad[i0][i1+2*j176][0]
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_1_layer_norm_1_var_2_gradV := scratch.net_block_1_layer_norm_1_var_2_grad[i0+j176][i1][0]
+				net_block_1_layer_norm_1_var_1_gradRow := &scratch.net_block_1_layer_norm_1_var_1_grad[i0+j176][i1]
 				for i2 := range 64 {
-					acc99 -= net_block_1_layer_norm_1_centered_gradRow5[i2]
+					net_block_1_layer_norm_1_var_1_gradRow[i2] += net_block_1_layer_norm_1_var_2_gradV
 				}
-				scratch.net_block_1_layer_norm_1_mean_grad[i0][i1+2*j176][0] = acc99
 			}
 		}
 	}
@@ -31550,25 +31510,27 @@ func (r174 *ocannlDecBF16BackwardPart151) Part(j176 int) {
 var ocannlDecBF16BackwardPart151Records rt.Records[ocannlDecBF16BackwardPart151]
 
 // ocannlDecBF16BackwardPart152 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 2 values of i1 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart152 struct {
-	gNetPos *[1024]float32
 	scratch *ocannlDecBF16BackwardScratch
 }
 
 // Part runs part j177 of the nest (0 <= j177 < 8).
 func (r175 *ocannlDecBF16BackwardPart152) Part(j177 int) {
-	gNetPos, scratch := r175.gNetPos, r175.scratch
-	// float32 across-rows add reduction kernel, 8 rows of 128 elements into 128 cells (c = c add x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetPos[128*j177], &scratch.net_h0_grad[0][2*j177][0])
+	scratch := r175.scratch
+	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap28AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j177][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j177][0][0], &scratch.net_block_1_layer_norm_1_centered[j177][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap28AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j177][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j177][0][0], &scratch.net_block_1_layer_norm_1_centered[j177][0][0])
 	} else {
-		for i0 := range 8 {
-			for i1 := range 2 {
-				net_h0_gradRow5 := &scratch.net_h0_grad[i0][i1+2*j177]
-				gNetPosRow := (*[64]float32)(gNetPos[64*i1+128*j177 : 64*i1+128*j177+64])
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_1_layer_norm_1_var_1_gradRow2 := &scratch.net_block_1_layer_norm_1_var_1_grad[i0+j177][i1]
+				net_block_1_layer_norm_1_centeredRow8 := &scratch.net_block_1_layer_norm_1_centered[i0+j177][i1]
+				net_block_1_layer_norm_1_centered_gradRow2 := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j177][i1]
 				for i2 := range 64 {
-					gNetPosRow[i2] += net_h0_gradRow5[i2]
+					net_block_1_layer_norm_1_centered_gradRow2[i2] += net_block_1_layer_norm_1_var_1_gradRow2[i2] * net_block_1_layer_norm_1_centeredRow8[i2]
 				}
 			}
 		}
@@ -31579,18 +31541,140 @@ func (r175 *ocannlDecBF16BackwardPart152) Part(j177 int) {
 var ocannlDecBF16BackwardPart152Records rt.Records[ocannlDecBF16BackwardPart152]
 
 // ocannlDecBF16BackwardPart153 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
-// for each 8 values of i2 (see rt.Pool).
+// for each 1 values of i0 (see rt.Pool).
 type ocannlDecBF16BackwardPart153 struct {
-	gNetEmb *[2048]float32
-	tokens  *[8][16][32]float32
 	scratch *ocannlDecBF16BackwardScratch
 }
 
 // Part runs part j178 of the nest (0 <= j178 < 8).
 func (r176 *ocannlDecBF16BackwardPart153) Part(j178 int) {
-	gNetEmb, tokens, scratch := r176.gNetEmb, r176.tokens, r176.scratch
+	scratch := r176.scratch
+	// float32 pointwise kernel over 1024 elements (c += mul(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap28AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j178][0][0], &scratch.net_block_1_layer_norm_1_centered[j178][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j178][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap28AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j178][0][0], &scratch.net_block_1_layer_norm_1_centered[j178][0][0], &scratch.net_block_1_layer_norm_1_var_1_grad[j178][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_1_layer_norm_1_centeredRow9 := &scratch.net_block_1_layer_norm_1_centered[i0+j178][i1]
+				net_block_1_layer_norm_1_var_1_gradRow3 := &scratch.net_block_1_layer_norm_1_var_1_grad[i0+j178][i1]
+				net_block_1_layer_norm_1_centered_gradRow3 := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j178][i1]
+				for i2 := range 64 {
+					net_block_1_layer_norm_1_centered_gradRow3[i2] += net_block_1_layer_norm_1_centeredRow9[i2] * net_block_1_layer_norm_1_var_1_gradRow3[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlDecBF16BackwardPart153Records holds the free ocannlDecBF16BackwardPart153 records.
+var ocannlDecBF16BackwardPart153Records rt.Records[ocannlDecBF16BackwardPart153]
+
+// ocannlDecBF16BackwardPart154 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 1 values of i0 (see rt.Pool).
+type ocannlDecBF16BackwardPart154 struct {
+	scratch *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j179 of the nest (0 <= j179 < 8).
+func (r177 *ocannlDecBF16BackwardPart154) Part(j179 int) {
+	scratch := r177.scratch
+	// float32 pointwise kernel over 1024 elements (c += x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap33AVX512(&scratch.net_h0_grad[j179][0][0], &scratch.net_block_1_layer_norm_1_centered_grad[j179][0][0])
+	} else if ocannlAVX2 {
+		ocannlMap33AVX2(&scratch.net_h0_grad[j179][0][0], &scratch.net_block_1_layer_norm_1_centered_grad[j179][0][0])
+	} else {
+		for i0 := range 1 {
+			for i1 := range 16 {
+				net_block_1_layer_norm_1_centered_gradRow4 := &scratch.net_block_1_layer_norm_1_centered_grad[i0+j179][i1]
+				net_h0_gradRow2 := &scratch.net_h0_grad[i0+j179][i1]
+				for i2 := range 64 {
+					net_h0_gradRow2[i2] += net_block_1_layer_norm_1_centered_gradRow4[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlDecBF16BackwardPart154Records holds the free ocannlDecBF16BackwardPart154 records.
+var ocannlDecBF16BackwardPart154Records rt.Records[ocannlDecBF16BackwardPart154]
+
+// ocannlDecBF16BackwardPart155 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 2 values of i1 (see rt.Pool).
+type ocannlDecBF16BackwardPart155 struct {
+	scratch *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j180 of the nest (0 <= j180 < 8).
+func (r178 *ocannlDecBF16BackwardPart155) Part(j180 int) {
+	scratch := r178.scratch
+	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i1 := range 2 {
+			ocannlReduce11AVX2(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j180][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j180][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_block_1_layer_norm_1_centered_gradRow5 := &scratch.net_block_1_layer_norm_1_centered_grad[i0][i1+2*j180]
+				acc99 := scratch.net_block_1_layer_norm_1_mean_grad[i0][i1+2*j180][0]
+				for i2 := range 64 {
+					acc99 -= net_block_1_layer_norm_1_centered_gradRow5[i2]
+				}
+				scratch.net_block_1_layer_norm_1_mean_grad[i0][i1+2*j180][0] = acc99
+			}
+		}
+	}
+}
+
+// ocannlDecBF16BackwardPart155Records holds the free ocannlDecBF16BackwardPart155 records.
+var ocannlDecBF16BackwardPart155Records rt.Records[ocannlDecBF16BackwardPart155]
+
+// ocannlDecBF16BackwardPart156 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 2 values of i1 (see rt.Pool).
+type ocannlDecBF16BackwardPart156 struct {
+	gNetPos *[1024]float32
+	scratch *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j181 of the nest (0 <= j181 < 8).
+func (r179 *ocannlDecBF16BackwardPart156) Part(j181 int) {
+	gNetPos, scratch := r179.gNetPos, r179.scratch
+	// float32 across-rows add reduction kernel, 8 rows of 128 elements into 128 cells (c = c add x0): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce15AVX2(&gNetPos[128*j181], &scratch.net_h0_grad[0][2*j181][0])
+	} else {
+		for i0 := range 8 {
+			for i1 := range 2 {
+				net_h0_gradRow5 := &scratch.net_h0_grad[i0][i1+2*j181]
+				gNetPosRow := (*[64]float32)(gNetPos[64*i1+128*j181 : 64*i1+128*j181+64])
+				for i2 := range 64 {
+					gNetPosRow[i2] += net_h0_gradRow5[i2]
+				}
+			}
+		}
+	}
+}
+
+// ocannlDecBF16BackwardPart156Records holds the free ocannlDecBF16BackwardPart156 records.
+var ocannlDecBF16BackwardPart156Records rt.Records[ocannlDecBF16BackwardPart156]
+
+// ocannlDecBF16BackwardPart157 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
+// for each 8 values of i2 (see rt.Pool).
+type ocannlDecBF16BackwardPart157 struct {
+	gNetEmb *[2048]float32
+	tokens  *[8][16][32]float32
+	scratch *ocannlDecBF16BackwardScratch
+}
+
+// Part runs part j182 of the nest (0 <= j182 < 8).
+func (r180 *ocannlDecBF16BackwardPart157) Part(j182 int) {
+	gNetEmb, tokens, scratch := r180.gNetEmb, r180.tokens, r180.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 8x32x128.
-	bf16.Gemm(&gNetEmb[256*j178], &scratch.net_h0_1_grad[0][0][8*j178], &tokens[0][0][0], bf16.Shape{
+	bf16.Gemm(&gNetEmb[256*j182], &scratch.net_h0_1_grad[0][0][8*j182], &tokens[0][0][0], bf16.Shape{
 		AK: 64,
 		AM: 1,
 		BK: 32,
@@ -31603,8 +31687,8 @@ func (r176 *ocannlDecBF16BackwardPart153) Part(j178 int) {
 	})
 }
 
-// ocannlDecBF16BackwardPart153Records holds the free ocannlDecBF16BackwardPart153 records.
-var ocannlDecBF16BackwardPart153Records rt.Records[ocannlDecBF16BackwardPart153]
+// ocannlDecBF16BackwardPart157Records holds the free ocannlDecBF16BackwardPart157 records.
+var ocannlDecBF16BackwardPart157Records rt.Records[ocannlDecBF16BackwardPart157]
 
 // ocannlConvTrainLoss runs a tensor program generated by ocannlgen.
 //
@@ -31764,7 +31848,7 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 	// net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#2.kernel
 	// float32 pointwise kernel over 16 rows of 45 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.imagesPad[0][0][0][0])
+		ocannlMap43AVX2(&scratch.imagesPad[0][0][0][0])
 	} else {
 		for j3 := range 16 {
 			for j4 := range 15 {
@@ -31776,7 +31860,7 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 	}
 	// float32 pointwise kernel over 16 rows of 90 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.imagesPad[0][13][0][0])
+		ocannlMap44AVX2(&scratch.imagesPad[0][13][0][0])
 	} else {
 		for j6 := range 16 {
 			for j7 := 13; j7 < 15; j7++ {
@@ -31817,13 +31901,13 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 	if ocannlAVX512 {
 		for i1 := range 12 {
 			for i2 := range 12 {
-				ocannlMap43AVX512(&scratch.net_conv2d_1_x[0][i1+1][i2+1][0], &scratch.net_conv2d_2_y[0][i1][i2][0], &pNetConv2d2Bias[0])
+				ocannlMap45AVX512(&scratch.net_conv2d_1_x[0][i1+1][i2+1][0], &scratch.net_conv2d_2_y[0][i1][i2][0], &pNetConv2d2Bias[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 12 {
 			for i2 := range 12 {
-				ocannlMap43AVX2(&scratch.net_conv2d_1_x[0][i1+1][i2+1][0], &scratch.net_conv2d_2_y[0][i1][i2][0], &pNetConv2d2Bias[0])
+				ocannlMap45AVX2(&scratch.net_conv2d_1_x[0][i1+1][i2+1][0], &scratch.net_conv2d_2_y[0][i1][i2][0], &pNetConv2d2Bias[0])
 			}
 		}
 	} else {
@@ -31856,9 +31940,9 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 	// net/h = pointwise relu of _net/h.1, with _net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias fused
 	// float32 pointwise kernel over 576 rows of 32 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_h[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap46AVX512(&scratch.net_h[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_h[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap46AVX2(&scratch.net_h[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 6 {
@@ -31926,7 +32010,7 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 160 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap47AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 16 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
@@ -32571,7 +32655,7 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	// net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#2.kernel
 	// float32 pointwise kernel over 16 rows of 45 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.imagesPad[0][0][0][0])
+		ocannlMap43AVX2(&scratch.imagesPad[0][0][0][0])
 	} else {
 		for j3 := range 16 {
 			for j4 := range 15 {
@@ -32583,7 +32667,7 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	}
 	// float32 pointwise kernel over 16 rows of 90 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.imagesPad[0][13][0][0])
+		ocannlMap44AVX2(&scratch.imagesPad[0][13][0][0])
 	} else {
 		for j6 := range 16 {
 			for j7 := 13; j7 < 15; j7++ {
@@ -32650,9 +32734,9 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	// _net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
 	// float32 pointwise kernel over 576 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_h_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap50AVX512(&scratch.net_h_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_h_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap50AVX2(&scratch.net_h_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 6 {
@@ -32670,9 +32754,9 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	// net/h = pointwise relu of _net/h.1
 	// float32 pointwise kernel over 18432 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_h[0][0][0][0], &scratch.net_h_1[0][0][0][0])
+		ocannlMap51AVX512(&scratch.net_h[0][0][0][0], &scratch.net_h_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_h[0][0][0][0], &scratch.net_h_1[0][0][0][0])
+		ocannlMap51AVX2(&scratch.net_h[0][0][0][0], &scratch.net_h_1[0][0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 6 {
@@ -32740,7 +32824,7 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 160 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap47AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 16 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
@@ -33031,7 +33115,7 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	// backprop of op 5 (net/h = pointwise relu of _net/h.1): g1 =+ where((0 < v1), g, 0); g1 is _net/h.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 18432 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.net_h_1_grad[0][0][0][0], &scratch.net_h_1[0][0][0][0], &scratch.net_h_grad[0][0][0][0])
+		ocannlMap52AVX2(&scratch.net_h_1_grad[0][0][0][0], &scratch.net_h_1[0][0][0][0], &scratch.net_h_grad[0][0][0][0])
 	} else {
 		scratch.net_h_1_grad = [16][6][6][32]float32{}
 		for i0 := range 16 {
@@ -33059,7 +33143,7 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	// backprop of op 4 (_net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g1 =+ g; g1 is net.conv2d#1/y.grad
 	// the zero fill absorbed: float32 pointwise kernel over 18432 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.net_h_1_grad[0][0][0][0])
+		ocannlMap53AVX2(&scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.net_h_1_grad[0][0][0][0])
 	} else {
 		scratch.net_conv2d_1_y_grad = [16][6][6][32]float32{}
 		for i0 := range 16 {
@@ -33293,9 +33377,9 @@ func (r2 *ocannlConvBackwardPart1) Part(j18 int) {
 	pNetConv2d2Bias, scratch := r2.pNetConv2d2Bias, r2.scratch
 	// float32 pointwise kernel over 288 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.net_conv2d_1_x_1[2*j18][0][0][0], &scratch.net_conv2d_2_y[2*j18][0][0][0], &pNetConv2d2Bias[0])
+		ocannlMap48AVX512(&scratch.net_conv2d_1_x_1[2*j18][0][0][0], &scratch.net_conv2d_2_y[2*j18][0][0][0], &pNetConv2d2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_conv2d_1_x_1[2*j18][0][0][0], &scratch.net_conv2d_2_y[2*j18][0][0][0], &pNetConv2d2Bias[0])
+		ocannlMap48AVX2(&scratch.net_conv2d_1_x_1[2*j18][0][0][0], &scratch.net_conv2d_2_y[2*j18][0][0][0], &pNetConv2d2Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 12 {
@@ -33326,11 +33410,11 @@ func (r4 *ocannlConvBackwardPart2) Part(j19 int) {
 	// float32 pointwise kernel over 12 rows of 192 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap47AVX512(&scratch.net_conv2d_1_x[i0+2*j19][1][1][0], &scratch.net_conv2d_1_x_1[i0+2*j19][0][0][0])
+			ocannlMap49AVX512(&scratch.net_conv2d_1_x[i0+2*j19][1][1][0], &scratch.net_conv2d_1_x_1[i0+2*j19][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap47AVX2(&scratch.net_conv2d_1_x[i0+2*j19][1][1][0], &scratch.net_conv2d_1_x_1[i0+2*j19][0][0][0])
+			ocannlMap49AVX2(&scratch.net_conv2d_1_x[i0+2*j19][1][1][0], &scratch.net_conv2d_1_x_1[i0+2*j19][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -33698,7 +33782,7 @@ func (r20 *ocannlConvBackwardPart11) Part(j31 int) {
 	scratch := r20.scratch
 	// float32 pointwise kernel over 2 rows of 240 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.net_conv2d_1_x_grad[2*j31][0][0][0])
+		ocannlMap54AVX2(&scratch.net_conv2d_1_x_grad[2*j31][0][0][0])
 	} else {
 		for j32 := range 2 {
 			for j33 := range 15 {
@@ -33711,7 +33795,7 @@ func (r20 *ocannlConvBackwardPart11) Part(j31 int) {
 	// float32 pointwise kernel over 480 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for j35 := range 2 {
-			ocannlMap53AVX2(&scratch.net_conv2d_1_x_grad[j35+2*j31][13][0][0])
+			ocannlMap55AVX2(&scratch.net_conv2d_1_x_grad[j35+2*j31][13][0][0])
 		}
 	} else {
 		for j36 := range 2 {
@@ -33734,7 +33818,7 @@ func (r20 *ocannlConvBackwardPart11) Part(j31 int) {
 	// float32 pointwise kernel over 12 rows of 32 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for j43 := range 2 {
-			ocannlMap54AVX2(&scratch.net_conv2d_1_x_grad[j43+2*j31][1][13][0])
+			ocannlMap56AVX2(&scratch.net_conv2d_1_x_grad[j43+2*j31][1][13][0])
 		}
 	} else {
 		for j44 := range 2 {
@@ -33764,7 +33848,7 @@ func (r23 *ocannlConvBackwardPart12) Part(j48 int) {
 	// the zero fill absorbed: float32 pointwise kernel over 12 rows of 192 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap55AVX2(&scratch.net_conv2d_1_x_1_grad[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_1[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_grad[i0+2*j48][1][1][0])
+			ocannlMap57AVX2(&scratch.net_conv2d_1_x_1_grad[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_1[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_grad[i0+2*j48][1][1][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -33804,7 +33888,7 @@ func (r24 *ocannlConvBackwardPart13) Part(j49 int) {
 	scratch := r24.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 4608 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap56AVX2(&scratch.net_conv2d_2_y_grad[2*j49][0][0][0], &scratch.net_conv2d_1_x_1_grad[2*j49][0][0][0])
+		ocannlMap58AVX2(&scratch.net_conv2d_2_y_grad[2*j49][0][0][0], &scratch.net_conv2d_1_x_1_grad[2*j49][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 12 {
@@ -34075,7 +34159,7 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	// net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#2.kernel
 	// float32 pointwise kernel over 16 rows of 45 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.imagesPad[0][0][0][0])
+		ocannlMap43AVX2(&scratch.imagesPad[0][0][0][0])
 	} else {
 		for j3 := range 16 {
 			for j4 := range 15 {
@@ -34087,7 +34171,7 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	}
 	// float32 pointwise kernel over 16 rows of 90 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.imagesPad[0][13][0][0])
+		ocannlMap44AVX2(&scratch.imagesPad[0][13][0][0])
 	} else {
 		for j6 := range 16 {
 			for j7 := 13; j7 < 15; j7++ {
@@ -34128,13 +34212,13 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	if ocannlAVX512 {
 		for i1 := range 12 {
 			for i2 := range 12 {
-				ocannlMap43AVX512(&scratch.net_conv2d_1_x[0][i1+1][i2+1][0], &scratch.net_conv2d_2_y[0][i1][i2][0], &pNetConv2d2Bias[0])
+				ocannlMap45AVX512(&scratch.net_conv2d_1_x[0][i1+1][i2+1][0], &scratch.net_conv2d_2_y[0][i1][i2][0], &pNetConv2d2Bias[0])
 			}
 		}
 	} else if ocannlAVX2 {
 		for i1 := range 12 {
 			for i2 := range 12 {
-				ocannlMap43AVX2(&scratch.net_conv2d_1_x[0][i1+1][i2+1][0], &scratch.net_conv2d_2_y[0][i1][i2][0], &pNetConv2d2Bias[0])
+				ocannlMap45AVX2(&scratch.net_conv2d_1_x[0][i1+1][i2+1][0], &scratch.net_conv2d_2_y[0][i1][i2][0], &pNetConv2d2Bias[0])
 			}
 		}
 	} else {
@@ -34167,9 +34251,9 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	// net/h = pointwise relu of _net/h.1, with _net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias fused
 	// float32 pointwise kernel over 576 rows of 32 elements (c = relu(add(x0,x1))): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap44AVX512(&scratch.net_h[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap46AVX512(&scratch.net_h[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap44AVX2(&scratch.net_h[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap46AVX2(&scratch.net_h[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 6 {
@@ -34237,7 +34321,7 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 160 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap47AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 16 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
@@ -34842,7 +34926,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	// net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#2.kernel
 	// float32 pointwise kernel over 16 rows of 45 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap41AVX2(&scratch.imagesPad[0][0][0][0])
+		ocannlMap43AVX2(&scratch.imagesPad[0][0][0][0])
 	} else {
 		for j3 := range 16 {
 			for j4 := range 15 {
@@ -34854,7 +34938,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	}
 	// float32 pointwise kernel over 16 rows of 90 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap42AVX2(&scratch.imagesPad[0][13][0][0])
+		ocannlMap44AVX2(&scratch.imagesPad[0][13][0][0])
 	} else {
 		for j6 := range 16 {
 			for j7 := 13; j7 < 15; j7++ {
@@ -34921,9 +35005,9 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	// _net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias
 	// float32 pointwise kernel over 576 rows of 32 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap48AVX512(&scratch.net_h_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap50AVX512(&scratch.net_h_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap48AVX2(&scratch.net_h_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
+		ocannlMap50AVX2(&scratch.net_h_1[0][0][0][0], &scratch.net_conv2d_1_y[0][0][0][0], &pNetConv2d1Bias[0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 6 {
@@ -34941,9 +35025,9 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	// net/h = pointwise relu of _net/h.1
 	// float32 pointwise kernel over 18432 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap49AVX512(&scratch.net_h[0][0][0][0], &scratch.net_h_1[0][0][0][0])
+		ocannlMap51AVX512(&scratch.net_h[0][0][0][0], &scratch.net_h_1[0][0][0][0])
 	} else if ocannlAVX2 {
-		ocannlMap49AVX2(&scratch.net_h[0][0][0][0], &scratch.net_h_1[0][0][0][0])
+		ocannlMap51AVX2(&scratch.net_h[0][0][0][0], &scratch.net_h_1[0][0][0][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 6 {
@@ -35011,7 +35095,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	// _train.cross_entropy#1/logp.1 = pointwise exp of train.cross_entropy#1/z
 	// float32 pointwise kernel over 160 elements (c = exp(x0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap45AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
+		ocannlMap47AVX2(&scratch.train_cross_entropy_1_logp_1[0][0], &scratch.train_cross_entropy_1_z[0][0])
 	} else {
 		for i0 := range 16 {
 			train_cross_entropy_1_zRow2 := &scratch.train_cross_entropy_1_z[i0]
@@ -35302,7 +35386,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	// backprop of op 5 (net/h = pointwise relu of _net/h.1): g1 =+ where((0 < v1), g, 0); g1 is _net/h.1.grad
 	// the zero fill absorbed: float32 pointwise kernel over 18432 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap50AVX2(&scratch.net_h_1_grad[0][0][0][0], &scratch.net_h_1[0][0][0][0], &scratch.net_h_grad[0][0][0][0])
+		ocannlMap52AVX2(&scratch.net_h_1_grad[0][0][0][0], &scratch.net_h_1[0][0][0][0], &scratch.net_h_grad[0][0][0][0])
 	} else {
 		scratch.net_h_1_grad = [16][6][6][32]float32{}
 		for i0 := range 16 {
@@ -35330,7 +35414,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	// backprop of op 4 (_net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g1 =+ g; g1 is net.conv2d#1/y.grad
 	// the zero fill absorbed: float32 pointwise kernel over 18432 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap51AVX2(&scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.net_h_1_grad[0][0][0][0])
+		ocannlMap53AVX2(&scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.net_h_1_grad[0][0][0][0])
 	} else {
 		scratch.net_conv2d_1_y_grad = [16][6][6][32]float32{}
 		for i0 := range 16 {
@@ -35549,9 +35633,9 @@ func (r2 *ocannlConvBF16BackwardPart1) Part(j18 int) {
 	pNetConv2d2Bias, scratch := r2.pNetConv2d2Bias, r2.scratch
 	// float32 pointwise kernel over 288 rows of 16 elements (c = add(x0,x1)): AVX512, AVX2.
 	if ocannlAVX512 {
-		ocannlMap46AVX512(&scratch.net_conv2d_1_x_1[2*j18][0][0][0], &scratch.net_conv2d_2_y[2*j18][0][0][0], &pNetConv2d2Bias[0])
+		ocannlMap48AVX512(&scratch.net_conv2d_1_x_1[2*j18][0][0][0], &scratch.net_conv2d_2_y[2*j18][0][0][0], &pNetConv2d2Bias[0])
 	} else if ocannlAVX2 {
-		ocannlMap46AVX2(&scratch.net_conv2d_1_x_1[2*j18][0][0][0], &scratch.net_conv2d_2_y[2*j18][0][0][0], &pNetConv2d2Bias[0])
+		ocannlMap48AVX2(&scratch.net_conv2d_1_x_1[2*j18][0][0][0], &scratch.net_conv2d_2_y[2*j18][0][0][0], &pNetConv2d2Bias[0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 12 {
@@ -35582,11 +35666,11 @@ func (r4 *ocannlConvBF16BackwardPart2) Part(j19 int) {
 	// float32 pointwise kernel over 12 rows of 192 elements (c = relu(x0)): AVX512, AVX2.
 	if ocannlAVX512 {
 		for i0 := range 2 {
-			ocannlMap47AVX512(&scratch.net_conv2d_1_x[i0+2*j19][1][1][0], &scratch.net_conv2d_1_x_1[i0+2*j19][0][0][0])
+			ocannlMap49AVX512(&scratch.net_conv2d_1_x[i0+2*j19][1][1][0], &scratch.net_conv2d_1_x_1[i0+2*j19][0][0][0])
 		}
 	} else if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap47AVX2(&scratch.net_conv2d_1_x[i0+2*j19][1][1][0], &scratch.net_conv2d_1_x_1[i0+2*j19][0][0][0])
+			ocannlMap49AVX2(&scratch.net_conv2d_1_x[i0+2*j19][1][1][0], &scratch.net_conv2d_1_x_1[i0+2*j19][0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -35874,7 +35958,7 @@ func (r20 *ocannlConvBF16BackwardPart11) Part(j31 int) {
 	scratch := r20.scratch
 	// float32 pointwise kernel over 2 rows of 240 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap52AVX2(&scratch.net_conv2d_1_x_grad[2*j31][0][0][0])
+		ocannlMap54AVX2(&scratch.net_conv2d_1_x_grad[2*j31][0][0][0])
 	} else {
 		for j32 := range 2 {
 			for j33 := range 15 {
@@ -35887,7 +35971,7 @@ func (r20 *ocannlConvBF16BackwardPart11) Part(j31 int) {
 	// float32 pointwise kernel over 480 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for j35 := range 2 {
-			ocannlMap53AVX2(&scratch.net_conv2d_1_x_grad[j35+2*j31][13][0][0])
+			ocannlMap55AVX2(&scratch.net_conv2d_1_x_grad[j35+2*j31][13][0][0])
 		}
 	} else {
 		for j36 := range 2 {
@@ -35910,7 +35994,7 @@ func (r20 *ocannlConvBF16BackwardPart11) Part(j31 int) {
 	// float32 pointwise kernel over 12 rows of 32 elements (c = 0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for j43 := range 2 {
-			ocannlMap54AVX2(&scratch.net_conv2d_1_x_grad[j43+2*j31][1][13][0])
+			ocannlMap56AVX2(&scratch.net_conv2d_1_x_grad[j43+2*j31][1][13][0])
 		}
 	} else {
 		for j44 := range 2 {
@@ -35940,7 +36024,7 @@ func (r23 *ocannlConvBF16BackwardPart12) Part(j48 int) {
 	// the zero fill absorbed: float32 pointwise kernel over 12 rows of 192 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlMap55AVX2(&scratch.net_conv2d_1_x_1_grad[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_1[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_grad[i0+2*j48][1][1][0])
+			ocannlMap57AVX2(&scratch.net_conv2d_1_x_1_grad[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_1[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_grad[i0+2*j48][1][1][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -35980,7 +36064,7 @@ func (r24 *ocannlConvBF16BackwardPart13) Part(j49 int) {
 	scratch := r24.scratch
 	// the zero fill absorbed: float32 pointwise kernel over 4608 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlMap56AVX2(&scratch.net_conv2d_2_y_grad[2*j49][0][0][0], &scratch.net_conv2d_1_x_1_grad[2*j49][0][0][0])
+		ocannlMap58AVX2(&scratch.net_conv2d_2_y_grad[2*j49][0][0][0], &scratch.net_conv2d_1_x_1_grad[2*j49][0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 12 {

@@ -256,35 +256,35 @@ func ocannlMap35AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlMap43AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
+// ocannlMap45AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
+func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap44AVX512 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,x1)).
-//
-//go:noescape
-func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32)
-
-// ocannlMap46AVX512 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
+// ocannlMap46AVX512 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap47AVX512 runs a float32 pointwise kernel over 192 elements: c = relu(x0).
-//
-//go:noescape
-func ocannlMap47AVX512(c *float32, x0 *float32)
-
-// ocannlMap48AVX512 runs a float32 pointwise kernel over 32 elements: c = add(x0,x1).
+// ocannlMap48AVX512 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap49AVX512 runs a float32 pointwise kernel over 18432 elements: c = relu(x0).
+// ocannlMap49AVX512 runs a float32 pointwise kernel over 192 elements: c = relu(x0).
 //
 //go:noescape
 func ocannlMap49AVX512(c *float32, x0 *float32)
+
+// ocannlMap50AVX512 runs a float32 pointwise kernel over 32 elements: c = add(x0,x1).
+//
+//go:noescape
+func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap51AVX512 runs a float32 pointwise kernel over 18432 elements: c = relu(x0).
+//
+//go:noescape
+func ocannlMap51AVX512(c *float32, x0 *float32)
 
 // ocannlAdamAVX512 applies one float32 Adam update to n elements (n a multiple of the vector's lanes); k: beta1, 1-beta1, beta2, 1-beta2, lr/c1, sqrt(c2), eps, decay (rt.AdamCoeffs).
 //
@@ -631,85 +631,95 @@ func ocannlMap39AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap40AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap41AVX2 runs a float32 pointwise kernel over 45 elements: c = 0.
+// ocannlMap41AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap41AVX2(c *float32)
+func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap42AVX2 runs a float32 pointwise kernel over 90 elements: c = 0.
+// ocannlMap42AVX2 runs a float32 pointwise kernel over 2048 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap42AVX2(c *float32)
+func ocannlMap42AVX2(c *float32, x0 *float32)
 
-// ocannlMap43AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
+// ocannlMap43AVX2 runs a float32 pointwise kernel over 45 elements: c = 0.
 //
 //go:noescape
-func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap43AVX2(c *float32)
 
-// ocannlMap44AVX2 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,x1)).
+// ocannlMap44AVX2 runs a float32 pointwise kernel over 90 elements: c = 0.
 //
 //go:noescape
-func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap44AVX2(c *float32)
 
-// ocannlMap45AVX2 runs a float32 pointwise kernel over 160 elements: c = exp(x0).
+// ocannlMap45AVX2 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
-func ocannlMap45AVX2(c *float32, x0 *float32)
+func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap46AVX2 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
+// ocannlMap46AVX2 runs a float32 pointwise kernel over 32 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap47AVX2 runs a float32 pointwise kernel over 192 elements: c = relu(x0).
+// ocannlMap47AVX2 runs a float32 pointwise kernel over 160 elements: c = exp(x0).
 //
 //go:noescape
 func ocannlMap47AVX2(c *float32, x0 *float32)
 
-// ocannlMap48AVX2 runs a float32 pointwise kernel over 32 elements: c = add(x0,x1).
+// ocannlMap48AVX2 runs a float32 pointwise kernel over 16 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap49AVX2 runs a float32 pointwise kernel over 18432 elements: c = relu(x0).
+// ocannlMap49AVX2 runs a float32 pointwise kernel over 192 elements: c = relu(x0).
 //
 //go:noescape
 func ocannlMap49AVX2(c *float32, x0 *float32)
 
-// ocannlMap50AVX2 runs a float32 pointwise kernel over 18432 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap50AVX2 runs a float32 pointwise kernel over 32 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap51AVX2 runs a float32 pointwise kernel over 18432 elements: c = add(x0,0).
+// ocannlMap51AVX2 runs a float32 pointwise kernel over 18432 elements: c = relu(x0).
 //
 //go:noescape
 func ocannlMap51AVX2(c *float32, x0 *float32)
 
-// ocannlMap52AVX2 runs a float32 pointwise kernel over 240 elements: c = 0.
+// ocannlMap52AVX2 runs a float32 pointwise kernel over 18432 elements: c = add(where(lt(0,x0),x1,0),0).
 //
 //go:noescape
-func ocannlMap52AVX2(c *float32)
+func ocannlMap52AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlMap53AVX2 runs a float32 pointwise kernel over 480 elements: c = 0.
+// ocannlMap53AVX2 runs a float32 pointwise kernel over 18432 elements: c = add(x0,0).
 //
 //go:noescape
-func ocannlMap53AVX2(c *float32)
+func ocannlMap53AVX2(c *float32, x0 *float32)
 
-// ocannlMap54AVX2 runs a float32 pointwise kernel over 32 elements: c = 0.
+// ocannlMap54AVX2 runs a float32 pointwise kernel over 240 elements: c = 0.
 //
 //go:noescape
 func ocannlMap54AVX2(c *float32)
 
-// ocannlMap55AVX2 runs a float32 pointwise kernel over 192 elements: c = add(where(lt(0,x0),x1,0),0).
+// ocannlMap55AVX2 runs a float32 pointwise kernel over 480 elements: c = 0.
 //
 //go:noescape
-func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlMap55AVX2(c *float32)
 
-// ocannlMap56AVX2 runs a float32 pointwise kernel over 4608 elements: c = add(x0,0).
+// ocannlMap56AVX2 runs a float32 pointwise kernel over 32 elements: c = 0.
 //
 //go:noescape
-func ocannlMap56AVX2(c *float32, x0 *float32)
+func ocannlMap56AVX2(c *float32)
+
+// ocannlMap57AVX2 runs a float32 pointwise kernel over 192 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap58AVX2 runs a float32 pointwise kernel over 4608 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap58AVX2(c *float32, x0 *float32)
 
 // ocannlReduce0AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 8 rows of 64 elements.
 //

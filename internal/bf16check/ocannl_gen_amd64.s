@@ -4952,9 +4952,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap45AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -4979,9 +4979,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5009,9 +5009,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5033,9 +5033,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX512(c *float32, x0 *float32)
+// func ocannlMap49AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -5059,9 +5059,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX512(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -5088,9 +5088,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX512(c *float32, x0 *float32)
+// func ocannlMap51AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
-TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Z0
@@ -12006,9 +12006,56 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap41AVX2(c *float32)
+// func ocannlMap41AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap41AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000100, BX
+
+e1:
+	VMOVUPS   (CX), Y2
+	VCMPPS    $0x01, Y2, Y0, Y2
+	VBLENDVPS Y2, Y1, Y0, Y2
+	VMOVUPS   (DX), Y3
+	VCMPPS    $0x04, Y0, Y2, Y2
+	VBLENDVPS Y2, Y3, Y0, Y2
+	VADDPS    Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	ADDQ      $+32, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap42AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	MOVQ         $0x00000100, DX
+
+e1:
+	VMOVUPS (CX), Y1
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $+32, AX
+	ADDQ    $+32, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap43AVX2(c *float32)
+// Requires: AVX
+TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -12030,9 +12077,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap42AVX2(c *float32)
+// func ocannlMap44AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap42AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -12054,9 +12101,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap43AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap45AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap43AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12086,9 +12133,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap44AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap44AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12116,9 +12163,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap45AVX2(c *float32, x0 *float32)
+// func ocannlMap47AVX2(c *float32, x0 *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -12127,31 +12174,31 @@ TEXT ·ocannlMap45AVX2(SB), NOSPLIT, $0-16
 
 e1:
 	VMOVUPS      (CX), Y0
-	VMOVUPD      ocannlMap45AVX2Consts<>+0(SB), Y1
+	VMOVUPD      ocannlMap47AVX2Consts<>+0(SB), Y1
 	VMAXPS       Y0, Y1, Y0
-	VMOVUPD      ocannlMap45AVX2Consts<>+32(SB), Y1
+	VMOVUPD      ocannlMap47AVX2Consts<>+32(SB), Y1
 	VMINPS       Y0, Y1, Y0
-	VMULPS       ocannlMap45AVX2Consts<>+64(SB), Y0, Y1
+	VMULPS       ocannlMap47AVX2Consts<>+64(SB), Y0, Y1
 	VROUNDPS     $0x00, Y1, Y1
-	VFNMADD231PS ocannlMap45AVX2Consts<>+96(SB), Y1, Y0
-	VFNMADD231PS ocannlMap45AVX2Consts<>+128(SB), Y1, Y0
-	VMOVUPD      ocannlMap45AVX2Consts<>+160(SB), Y2
-	VFMADD213PS  ocannlMap45AVX2Consts<>+192(SB), Y0, Y2
-	VFMADD213PS  ocannlMap45AVX2Consts<>+224(SB), Y0, Y2
-	VFMADD213PS  ocannlMap45AVX2Consts<>+256(SB), Y0, Y2
-	VFMADD213PS  ocannlMap45AVX2Consts<>+288(SB), Y0, Y2
-	VFMADD213PS  ocannlMap45AVX2Consts<>+320(SB), Y0, Y2
-	VFMADD213PS  ocannlMap45AVX2Consts<>+352(SB), Y0, Y2
-	VFMADD213PS  ocannlMap45AVX2Consts<>+352(SB), Y0, Y2
-	VMULPS       ocannlMap45AVX2Consts<>+320(SB), Y1, Y0
+	VFNMADD231PS ocannlMap47AVX2Consts<>+96(SB), Y1, Y0
+	VFNMADD231PS ocannlMap47AVX2Consts<>+128(SB), Y1, Y0
+	VMOVUPD      ocannlMap47AVX2Consts<>+160(SB), Y2
+	VFMADD213PS  ocannlMap47AVX2Consts<>+192(SB), Y0, Y2
+	VFMADD213PS  ocannlMap47AVX2Consts<>+224(SB), Y0, Y2
+	VFMADD213PS  ocannlMap47AVX2Consts<>+256(SB), Y0, Y2
+	VFMADD213PS  ocannlMap47AVX2Consts<>+288(SB), Y0, Y2
+	VFMADD213PS  ocannlMap47AVX2Consts<>+320(SB), Y0, Y2
+	VFMADD213PS  ocannlMap47AVX2Consts<>+352(SB), Y0, Y2
+	VFMADD213PS  ocannlMap47AVX2Consts<>+352(SB), Y0, Y2
+	VMULPS       ocannlMap47AVX2Consts<>+320(SB), Y1, Y0
 	VROUNDPS     $0x01, Y0, Y0
 	VSUBPS       Y0, Y1, Y1
-	VADDPS       ocannlMap45AVX2Consts<>+384(SB), Y0, Y0
-	VPADDD       ocannlMap45AVX2Consts<>+416(SB), Y0, Y0
+	VADDPS       ocannlMap47AVX2Consts<>+384(SB), Y0, Y0
+	VPADDD       ocannlMap47AVX2Consts<>+416(SB), Y0, Y0
 	VPSLLD       $0x17, Y0, Y0
 	VMULPS       Y0, Y2, Y2
-	VADDPS       ocannlMap45AVX2Consts<>+384(SB), Y1, Y1
-	VPADDD       ocannlMap45AVX2Consts<>+416(SB), Y1, Y1
+	VADDPS       ocannlMap47AVX2Consts<>+384(SB), Y1, Y1
+	VPADDD       ocannlMap47AVX2Consts<>+416(SB), Y1, Y1
 	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y1, Y2, Y2
 	VMOVUPS      Y2, (AX)
@@ -12162,123 +12209,123 @@ e1:
 	VZEROUPPER
 	RET
 
-DATA ocannlMap45AVX2Consts<>+0(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX2Consts<>+4(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX2Consts<>+8(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX2Consts<>+12(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX2Consts<>+16(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX2Consts<>+20(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX2Consts<>+24(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX2Consts<>+28(SB)/4, $0xc2d00000
-DATA ocannlMap45AVX2Consts<>+32(SB)/4, $0x42b20000
-DATA ocannlMap45AVX2Consts<>+36(SB)/4, $0x42b20000
-DATA ocannlMap45AVX2Consts<>+40(SB)/4, $0x42b20000
-DATA ocannlMap45AVX2Consts<>+44(SB)/4, $0x42b20000
-DATA ocannlMap45AVX2Consts<>+48(SB)/4, $0x42b20000
-DATA ocannlMap45AVX2Consts<>+52(SB)/4, $0x42b20000
-DATA ocannlMap45AVX2Consts<>+56(SB)/4, $0x42b20000
-DATA ocannlMap45AVX2Consts<>+60(SB)/4, $0x42b20000
-DATA ocannlMap45AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
-DATA ocannlMap45AVX2Consts<>+96(SB)/4, $0x3f317218
-DATA ocannlMap45AVX2Consts<>+100(SB)/4, $0x3f317218
-DATA ocannlMap45AVX2Consts<>+104(SB)/4, $0x3f317218
-DATA ocannlMap45AVX2Consts<>+108(SB)/4, $0x3f317218
-DATA ocannlMap45AVX2Consts<>+112(SB)/4, $0x3f317218
-DATA ocannlMap45AVX2Consts<>+116(SB)/4, $0x3f317218
-DATA ocannlMap45AVX2Consts<>+120(SB)/4, $0x3f317218
-DATA ocannlMap45AVX2Consts<>+124(SB)/4, $0x3f317218
-DATA ocannlMap45AVX2Consts<>+128(SB)/4, $0xb102e308
-DATA ocannlMap45AVX2Consts<>+132(SB)/4, $0xb102e308
-DATA ocannlMap45AVX2Consts<>+136(SB)/4, $0xb102e308
-DATA ocannlMap45AVX2Consts<>+140(SB)/4, $0xb102e308
-DATA ocannlMap45AVX2Consts<>+144(SB)/4, $0xb102e308
-DATA ocannlMap45AVX2Consts<>+148(SB)/4, $0xb102e308
-DATA ocannlMap45AVX2Consts<>+152(SB)/4, $0xb102e308
-DATA ocannlMap45AVX2Consts<>+156(SB)/4, $0xb102e308
-DATA ocannlMap45AVX2Consts<>+160(SB)/4, $0x39500d01
-DATA ocannlMap45AVX2Consts<>+164(SB)/4, $0x39500d01
-DATA ocannlMap45AVX2Consts<>+168(SB)/4, $0x39500d01
-DATA ocannlMap45AVX2Consts<>+172(SB)/4, $0x39500d01
-DATA ocannlMap45AVX2Consts<>+176(SB)/4, $0x39500d01
-DATA ocannlMap45AVX2Consts<>+180(SB)/4, $0x39500d01
-DATA ocannlMap45AVX2Consts<>+184(SB)/4, $0x39500d01
-DATA ocannlMap45AVX2Consts<>+188(SB)/4, $0x39500d01
-DATA ocannlMap45AVX2Consts<>+192(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX2Consts<>+196(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX2Consts<>+200(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX2Consts<>+204(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX2Consts<>+208(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX2Consts<>+212(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX2Consts<>+216(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX2Consts<>+220(SB)/4, $0x3ab60b61
-DATA ocannlMap45AVX2Consts<>+224(SB)/4, $0x3c088889
-DATA ocannlMap45AVX2Consts<>+228(SB)/4, $0x3c088889
-DATA ocannlMap45AVX2Consts<>+232(SB)/4, $0x3c088889
-DATA ocannlMap45AVX2Consts<>+236(SB)/4, $0x3c088889
-DATA ocannlMap45AVX2Consts<>+240(SB)/4, $0x3c088889
-DATA ocannlMap45AVX2Consts<>+244(SB)/4, $0x3c088889
-DATA ocannlMap45AVX2Consts<>+248(SB)/4, $0x3c088889
-DATA ocannlMap45AVX2Consts<>+252(SB)/4, $0x3c088889
-DATA ocannlMap45AVX2Consts<>+256(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX2Consts<>+260(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX2Consts<>+264(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX2Consts<>+268(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX2Consts<>+272(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX2Consts<>+276(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX2Consts<>+280(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX2Consts<>+284(SB)/4, $0x3d2aaaab
-DATA ocannlMap45AVX2Consts<>+288(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX2Consts<>+292(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX2Consts<>+296(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX2Consts<>+300(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX2Consts<>+304(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX2Consts<>+308(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX2Consts<>+312(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX2Consts<>+316(SB)/4, $0x3e2aaaab
-DATA ocannlMap45AVX2Consts<>+320(SB)/4, $0x3f000000
-DATA ocannlMap45AVX2Consts<>+324(SB)/4, $0x3f000000
-DATA ocannlMap45AVX2Consts<>+328(SB)/4, $0x3f000000
-DATA ocannlMap45AVX2Consts<>+332(SB)/4, $0x3f000000
-DATA ocannlMap45AVX2Consts<>+336(SB)/4, $0x3f000000
-DATA ocannlMap45AVX2Consts<>+340(SB)/4, $0x3f000000
-DATA ocannlMap45AVX2Consts<>+344(SB)/4, $0x3f000000
-DATA ocannlMap45AVX2Consts<>+348(SB)/4, $0x3f000000
-DATA ocannlMap45AVX2Consts<>+352(SB)/4, $0x3f800000
-DATA ocannlMap45AVX2Consts<>+356(SB)/4, $0x3f800000
-DATA ocannlMap45AVX2Consts<>+360(SB)/4, $0x3f800000
-DATA ocannlMap45AVX2Consts<>+364(SB)/4, $0x3f800000
-DATA ocannlMap45AVX2Consts<>+368(SB)/4, $0x3f800000
-DATA ocannlMap45AVX2Consts<>+372(SB)/4, $0x3f800000
-DATA ocannlMap45AVX2Consts<>+376(SB)/4, $0x3f800000
-DATA ocannlMap45AVX2Consts<>+380(SB)/4, $0x3f800000
-DATA ocannlMap45AVX2Consts<>+384(SB)/4, $0x4b400000
-DATA ocannlMap45AVX2Consts<>+388(SB)/4, $0x4b400000
-DATA ocannlMap45AVX2Consts<>+392(SB)/4, $0x4b400000
-DATA ocannlMap45AVX2Consts<>+396(SB)/4, $0x4b400000
-DATA ocannlMap45AVX2Consts<>+400(SB)/4, $0x4b400000
-DATA ocannlMap45AVX2Consts<>+404(SB)/4, $0x4b400000
-DATA ocannlMap45AVX2Consts<>+408(SB)/4, $0x4b400000
-DATA ocannlMap45AVX2Consts<>+412(SB)/4, $0x4b400000
-DATA ocannlMap45AVX2Consts<>+416(SB)/4, $0x0000007f
-DATA ocannlMap45AVX2Consts<>+420(SB)/4, $0x0000007f
-DATA ocannlMap45AVX2Consts<>+424(SB)/4, $0x0000007f
-DATA ocannlMap45AVX2Consts<>+428(SB)/4, $0x0000007f
-DATA ocannlMap45AVX2Consts<>+432(SB)/4, $0x0000007f
-DATA ocannlMap45AVX2Consts<>+436(SB)/4, $0x0000007f
-DATA ocannlMap45AVX2Consts<>+440(SB)/4, $0x0000007f
-DATA ocannlMap45AVX2Consts<>+444(SB)/4, $0x0000007f
-GLOBL ocannlMap45AVX2Consts<>(SB), RODATA|NOPTR, $448
+DATA ocannlMap47AVX2Consts<>+0(SB)/4, $0xc2d00000
+DATA ocannlMap47AVX2Consts<>+4(SB)/4, $0xc2d00000
+DATA ocannlMap47AVX2Consts<>+8(SB)/4, $0xc2d00000
+DATA ocannlMap47AVX2Consts<>+12(SB)/4, $0xc2d00000
+DATA ocannlMap47AVX2Consts<>+16(SB)/4, $0xc2d00000
+DATA ocannlMap47AVX2Consts<>+20(SB)/4, $0xc2d00000
+DATA ocannlMap47AVX2Consts<>+24(SB)/4, $0xc2d00000
+DATA ocannlMap47AVX2Consts<>+28(SB)/4, $0xc2d00000
+DATA ocannlMap47AVX2Consts<>+32(SB)/4, $0x42b20000
+DATA ocannlMap47AVX2Consts<>+36(SB)/4, $0x42b20000
+DATA ocannlMap47AVX2Consts<>+40(SB)/4, $0x42b20000
+DATA ocannlMap47AVX2Consts<>+44(SB)/4, $0x42b20000
+DATA ocannlMap47AVX2Consts<>+48(SB)/4, $0x42b20000
+DATA ocannlMap47AVX2Consts<>+52(SB)/4, $0x42b20000
+DATA ocannlMap47AVX2Consts<>+56(SB)/4, $0x42b20000
+DATA ocannlMap47AVX2Consts<>+60(SB)/4, $0x42b20000
+DATA ocannlMap47AVX2Consts<>+64(SB)/4, $0x3fb8aa3b
+DATA ocannlMap47AVX2Consts<>+68(SB)/4, $0x3fb8aa3b
+DATA ocannlMap47AVX2Consts<>+72(SB)/4, $0x3fb8aa3b
+DATA ocannlMap47AVX2Consts<>+76(SB)/4, $0x3fb8aa3b
+DATA ocannlMap47AVX2Consts<>+80(SB)/4, $0x3fb8aa3b
+DATA ocannlMap47AVX2Consts<>+84(SB)/4, $0x3fb8aa3b
+DATA ocannlMap47AVX2Consts<>+88(SB)/4, $0x3fb8aa3b
+DATA ocannlMap47AVX2Consts<>+92(SB)/4, $0x3fb8aa3b
+DATA ocannlMap47AVX2Consts<>+96(SB)/4, $0x3f317218
+DATA ocannlMap47AVX2Consts<>+100(SB)/4, $0x3f317218
+DATA ocannlMap47AVX2Consts<>+104(SB)/4, $0x3f317218
+DATA ocannlMap47AVX2Consts<>+108(SB)/4, $0x3f317218
+DATA ocannlMap47AVX2Consts<>+112(SB)/4, $0x3f317218
+DATA ocannlMap47AVX2Consts<>+116(SB)/4, $0x3f317218
+DATA ocannlMap47AVX2Consts<>+120(SB)/4, $0x3f317218
+DATA ocannlMap47AVX2Consts<>+124(SB)/4, $0x3f317218
+DATA ocannlMap47AVX2Consts<>+128(SB)/4, $0xb102e308
+DATA ocannlMap47AVX2Consts<>+132(SB)/4, $0xb102e308
+DATA ocannlMap47AVX2Consts<>+136(SB)/4, $0xb102e308
+DATA ocannlMap47AVX2Consts<>+140(SB)/4, $0xb102e308
+DATA ocannlMap47AVX2Consts<>+144(SB)/4, $0xb102e308
+DATA ocannlMap47AVX2Consts<>+148(SB)/4, $0xb102e308
+DATA ocannlMap47AVX2Consts<>+152(SB)/4, $0xb102e308
+DATA ocannlMap47AVX2Consts<>+156(SB)/4, $0xb102e308
+DATA ocannlMap47AVX2Consts<>+160(SB)/4, $0x39500d01
+DATA ocannlMap47AVX2Consts<>+164(SB)/4, $0x39500d01
+DATA ocannlMap47AVX2Consts<>+168(SB)/4, $0x39500d01
+DATA ocannlMap47AVX2Consts<>+172(SB)/4, $0x39500d01
+DATA ocannlMap47AVX2Consts<>+176(SB)/4, $0x39500d01
+DATA ocannlMap47AVX2Consts<>+180(SB)/4, $0x39500d01
+DATA ocannlMap47AVX2Consts<>+184(SB)/4, $0x39500d01
+DATA ocannlMap47AVX2Consts<>+188(SB)/4, $0x39500d01
+DATA ocannlMap47AVX2Consts<>+192(SB)/4, $0x3ab60b61
+DATA ocannlMap47AVX2Consts<>+196(SB)/4, $0x3ab60b61
+DATA ocannlMap47AVX2Consts<>+200(SB)/4, $0x3ab60b61
+DATA ocannlMap47AVX2Consts<>+204(SB)/4, $0x3ab60b61
+DATA ocannlMap47AVX2Consts<>+208(SB)/4, $0x3ab60b61
+DATA ocannlMap47AVX2Consts<>+212(SB)/4, $0x3ab60b61
+DATA ocannlMap47AVX2Consts<>+216(SB)/4, $0x3ab60b61
+DATA ocannlMap47AVX2Consts<>+220(SB)/4, $0x3ab60b61
+DATA ocannlMap47AVX2Consts<>+224(SB)/4, $0x3c088889
+DATA ocannlMap47AVX2Consts<>+228(SB)/4, $0x3c088889
+DATA ocannlMap47AVX2Consts<>+232(SB)/4, $0x3c088889
+DATA ocannlMap47AVX2Consts<>+236(SB)/4, $0x3c088889
+DATA ocannlMap47AVX2Consts<>+240(SB)/4, $0x3c088889
+DATA ocannlMap47AVX2Consts<>+244(SB)/4, $0x3c088889
+DATA ocannlMap47AVX2Consts<>+248(SB)/4, $0x3c088889
+DATA ocannlMap47AVX2Consts<>+252(SB)/4, $0x3c088889
+DATA ocannlMap47AVX2Consts<>+256(SB)/4, $0x3d2aaaab
+DATA ocannlMap47AVX2Consts<>+260(SB)/4, $0x3d2aaaab
+DATA ocannlMap47AVX2Consts<>+264(SB)/4, $0x3d2aaaab
+DATA ocannlMap47AVX2Consts<>+268(SB)/4, $0x3d2aaaab
+DATA ocannlMap47AVX2Consts<>+272(SB)/4, $0x3d2aaaab
+DATA ocannlMap47AVX2Consts<>+276(SB)/4, $0x3d2aaaab
+DATA ocannlMap47AVX2Consts<>+280(SB)/4, $0x3d2aaaab
+DATA ocannlMap47AVX2Consts<>+284(SB)/4, $0x3d2aaaab
+DATA ocannlMap47AVX2Consts<>+288(SB)/4, $0x3e2aaaab
+DATA ocannlMap47AVX2Consts<>+292(SB)/4, $0x3e2aaaab
+DATA ocannlMap47AVX2Consts<>+296(SB)/4, $0x3e2aaaab
+DATA ocannlMap47AVX2Consts<>+300(SB)/4, $0x3e2aaaab
+DATA ocannlMap47AVX2Consts<>+304(SB)/4, $0x3e2aaaab
+DATA ocannlMap47AVX2Consts<>+308(SB)/4, $0x3e2aaaab
+DATA ocannlMap47AVX2Consts<>+312(SB)/4, $0x3e2aaaab
+DATA ocannlMap47AVX2Consts<>+316(SB)/4, $0x3e2aaaab
+DATA ocannlMap47AVX2Consts<>+320(SB)/4, $0x3f000000
+DATA ocannlMap47AVX2Consts<>+324(SB)/4, $0x3f000000
+DATA ocannlMap47AVX2Consts<>+328(SB)/4, $0x3f000000
+DATA ocannlMap47AVX2Consts<>+332(SB)/4, $0x3f000000
+DATA ocannlMap47AVX2Consts<>+336(SB)/4, $0x3f000000
+DATA ocannlMap47AVX2Consts<>+340(SB)/4, $0x3f000000
+DATA ocannlMap47AVX2Consts<>+344(SB)/4, $0x3f000000
+DATA ocannlMap47AVX2Consts<>+348(SB)/4, $0x3f000000
+DATA ocannlMap47AVX2Consts<>+352(SB)/4, $0x3f800000
+DATA ocannlMap47AVX2Consts<>+356(SB)/4, $0x3f800000
+DATA ocannlMap47AVX2Consts<>+360(SB)/4, $0x3f800000
+DATA ocannlMap47AVX2Consts<>+364(SB)/4, $0x3f800000
+DATA ocannlMap47AVX2Consts<>+368(SB)/4, $0x3f800000
+DATA ocannlMap47AVX2Consts<>+372(SB)/4, $0x3f800000
+DATA ocannlMap47AVX2Consts<>+376(SB)/4, $0x3f800000
+DATA ocannlMap47AVX2Consts<>+380(SB)/4, $0x3f800000
+DATA ocannlMap47AVX2Consts<>+384(SB)/4, $0x4b400000
+DATA ocannlMap47AVX2Consts<>+388(SB)/4, $0x4b400000
+DATA ocannlMap47AVX2Consts<>+392(SB)/4, $0x4b400000
+DATA ocannlMap47AVX2Consts<>+396(SB)/4, $0x4b400000
+DATA ocannlMap47AVX2Consts<>+400(SB)/4, $0x4b400000
+DATA ocannlMap47AVX2Consts<>+404(SB)/4, $0x4b400000
+DATA ocannlMap47AVX2Consts<>+408(SB)/4, $0x4b400000
+DATA ocannlMap47AVX2Consts<>+412(SB)/4, $0x4b400000
+DATA ocannlMap47AVX2Consts<>+416(SB)/4, $0x0000007f
+DATA ocannlMap47AVX2Consts<>+420(SB)/4, $0x0000007f
+DATA ocannlMap47AVX2Consts<>+424(SB)/4, $0x0000007f
+DATA ocannlMap47AVX2Consts<>+428(SB)/4, $0x0000007f
+DATA ocannlMap47AVX2Consts<>+432(SB)/4, $0x0000007f
+DATA ocannlMap47AVX2Consts<>+436(SB)/4, $0x0000007f
+DATA ocannlMap47AVX2Consts<>+440(SB)/4, $0x0000007f
+DATA ocannlMap47AVX2Consts<>+444(SB)/4, $0x0000007f
+GLOBL ocannlMap47AVX2Consts<>(SB), RODATA|NOPTR, $448
 
-// func ocannlMap46AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap46AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12305,9 +12352,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap47AVX2(c *float32, x0 *float32)
+// func ocannlMap49AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap47AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -12331,9 +12378,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap48AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap48AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12360,9 +12407,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap49AVX2(c *float32, x0 *float32)
+// func ocannlMap51AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap49AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -12380,9 +12427,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap50AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap52AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap50AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12407,9 +12454,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap51AVX2(c *float32, x0 *float32)
+// func ocannlMap53AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap51AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -12427,9 +12474,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap52AVX2(c *float32)
+// func ocannlMap54AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap52AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -12449,9 +12496,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap53AVX2(c *float32)
+// func ocannlMap55AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap53AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -12465,9 +12512,9 @@ e1:
 	VZEROUPPER
 	RET
 
-// func ocannlMap54AVX2(c *float32)
+// func ocannlMap56AVX2(c *float32)
 // Requires: AVX
-TEXT ·ocannlMap54AVX2(SB), NOSPLIT, $0-8
+TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-8
 	MOVQ         c+0(FP), AX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
 	VBROADCASTSS ocannlConst32<>+4(SB), Y1
@@ -12487,9 +12534,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap55AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlMap57AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlMap55AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlMap57AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -12520,9 +12567,9 @@ e2:
 	VZEROUPPER
 	RET
 
-// func ocannlMap56AVX2(c *float32, x0 *float32)
+// func ocannlMap58AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlMap56AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlMap58AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0

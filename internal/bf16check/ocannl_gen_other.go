@@ -242,23 +242,15 @@ func ocannlMap38AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap38AVX512 called without assembly")
 }
 
-// ocannlMap43AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap43AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap43AVX512 called without assembly")
-}
-
-// ocannlMap44AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap44AVX512(c, x0, x1 *float32) {
-	panic("ocannlgen: ocannlMap44AVX512 called without assembly")
+// ocannlMap45AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap45AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap45AVX512 called without assembly")
 }
 
 // ocannlMap46AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap46AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap46AVX512 called without assembly")
 }
-
-// ocannlMap47AVX512 stands in for the assembly kernel; it is never called.
-func ocannlMap47AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap47AVX512 called without assembly") }
 
 // ocannlMap48AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap48AVX512(c, x0, x1 *float32) {
@@ -267,6 +259,14 @@ func ocannlMap48AVX512(c, x0, x1 *float32) {
 
 // ocannlMap49AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap49AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap49AVX512 called without assembly") }
+
+// ocannlMap50AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap50AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap50AVX512 called without assembly")
+}
+
+// ocannlMap51AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap51AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap51AVX512 called without assembly") }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }
@@ -487,19 +487,19 @@ func ocannlMap39AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap39AVX2 cal
 func ocannlMap40AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap40AVX2 called without assembly") }
 
 // ocannlMap41AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap41AVX2(c *float32) { panic("ocannlgen: ocannlMap41AVX2 called without assembly") }
+func ocannlMap41AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap41AVX2 called without assembly") }
 
 // ocannlMap42AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap42AVX2(c *float32) { panic("ocannlgen: ocannlMap42AVX2 called without assembly") }
+func ocannlMap42AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap42AVX2 called without assembly") }
 
 // ocannlMap43AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap43AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap43AVX2 called without assembly") }
+func ocannlMap43AVX2(c *float32) { panic("ocannlgen: ocannlMap43AVX2 called without assembly") }
 
 // ocannlMap44AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap44AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap44AVX2 called without assembly") }
+func ocannlMap44AVX2(c *float32) { panic("ocannlgen: ocannlMap44AVX2 called without assembly") }
 
 // ocannlMap45AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap45AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap45AVX2 called without assembly") }
+func ocannlMap45AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap45AVX2 called without assembly") }
 
 // ocannlMap46AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap46AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap46AVX2 called without assembly") }
@@ -520,19 +520,25 @@ func ocannlMap50AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap50AVX2 cal
 func ocannlMap51AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap51AVX2 called without assembly") }
 
 // ocannlMap52AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap52AVX2(c *float32) { panic("ocannlgen: ocannlMap52AVX2 called without assembly") }
+func ocannlMap52AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap52AVX2 called without assembly") }
 
 // ocannlMap53AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap53AVX2(c *float32) { panic("ocannlgen: ocannlMap53AVX2 called without assembly") }
+func ocannlMap53AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap53AVX2 called without assembly") }
 
 // ocannlMap54AVX2 stands in for the assembly kernel; it is never called.
 func ocannlMap54AVX2(c *float32) { panic("ocannlgen: ocannlMap54AVX2 called without assembly") }
 
 // ocannlMap55AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap55AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap55AVX2 called without assembly") }
+func ocannlMap55AVX2(c *float32) { panic("ocannlgen: ocannlMap55AVX2 called without assembly") }
 
 // ocannlMap56AVX2 stands in for the assembly kernel; it is never called.
-func ocannlMap56AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap56AVX2 called without assembly") }
+func ocannlMap56AVX2(c *float32) { panic("ocannlgen: ocannlMap56AVX2 called without assembly") }
+
+// ocannlMap57AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap57AVX2(c, x0, x1 *float32) { panic("ocannlgen: ocannlMap57AVX2 called without assembly") }
+
+// ocannlMap58AVX2 stands in for the assembly kernel; it is never called.
+func ocannlMap58AVX2(c, x0 *float32) { panic("ocannlgen: ocannlMap58AVX2 called without assembly") }
 
 // ocannlReduce0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce0AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce0AVX2 called without assembly") }
