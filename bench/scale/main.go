@@ -16,6 +16,7 @@
 //	scale -model gpt -threads 1 [-warmup 3] [-steps 5]
 //	mpirun -np 2 scale -dist -model gpt -threads 1 [-warmup 3] [-steps 5]
 //	scale -peak [-reps 5]
+//	scale -track 300 [-threads 2]
 //	scale -cpuprobe [-waitquiet 30s]
 //	scale -flops
 //
@@ -232,6 +233,7 @@ func main() {
 	flops := flag.Bool("flops", false, "print each model's FLOP count per step and exit")
 	allocProfile := flag.String("allocprofile", "", "write profiles of every allocation (runtime.MemProfileRate 1) after the warmup (FILE.warmup) and at the end (FILE), to find what allocates in the timed loop")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the timed steps to this file")
+	trackSteps := flag.Int("track", 0, "train the decoder for this many steps in float32 and in bf16 from the same initialization on the same batches and compare the final losses (track.go)")
 	probe := flag.Bool("cpuprobe", false, "print the CPUs two busy goroutines get over 200 ms (about 2 on an idle 2-core machine) and exit")
 	quiet := flag.Duration("waitquiet", 0, "with -cpuprobe: probe every second until the probe shows at least -quietcpus CPUs or this time has passed, then print the last probe")
 	quietCPUs := flag.Float64("quietcpus", 1.8, "with -waitquiet: the CPUs that count as a quiet machine")
@@ -253,6 +255,10 @@ func main() {
 	if *flops {
 		fmt.Printf("flops model=gpt gflop=%.4f\nflops model=resnet gflop=%.4f\nflops model=cnn gflop=%.4f\n", gptFLOP()/1e9, resnetFLOP()/1e9, cnnFLOP()/1e9)
 		return
+	}
+	if *trackSteps > 0 {
+		runtime.GOMAXPROCS(*threads)
+		os.Exit(track(*trackSteps, *threads))
 	}
 	if *peak {
 		fmt.Printf("# cpu: %s (%d logical CPUs), %s\n", host.CPUModel(), runtime.NumCPU(), runtime.Version())
