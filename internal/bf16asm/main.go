@@ -50,7 +50,7 @@ var families = []struct {
 	name string
 	mr   int
 	elem string
-}{{"kernBF16", mrZMM, "uint32"}, {"kernF32x512", mrZMM, "float32"}, {"kernF32x2", mrYMM, "float32"}}
+}{{"kernBF16", mrZMM, "uint32"}, {"kernBF16n16", mrZMM, "uint32"}, {"kernF32x512", mrZMM, "float32"}, {"kernF32x2", mrYMM, "float32"}}
 
 // stubs is kerns_amd64.go: the kernels' Go declarations and their
 // tables by tile height.
@@ -98,11 +98,12 @@ func (b *asmBuf) label(l string)               { fmt.Fprintf(&b.Buffer, "%s:\n",
 // apart) = (load ? C : 0) + the products of kp steps of the packed A
 // panel (row r at r*row bytes, a step's element at +step bytes) and the
 // packed B panel (2 vectors a step).
-func kernel(b *asmBuf, name, doc string, zmm, bf bool, mr int) {
+func kernel(b *asmBuf, name, doc string, zmm, bf bool, mr, nv int) {
 	reg, row, vec, nrb := "Y", rowF32, 32, nrYMMByte
 	if zmm {
 		reg, row, vec, nrb = "Z", rowF32, 64, nrZMMByte
 	}
+	nrb = nrb / 2 * nv
 	if bf {
 		row = rowBF16
 	}
@@ -126,8 +127,9 @@ func kernel(b *asmBuf, name, doc string, zmm, bf bool, mr int) {
 	b.f("JZ %s_zero", name)
 	b.f("MOVQ DX, R8")
 	for r := range mr {
-		b.f("VMOVUPS (R8), %s", acc(r, 0))
-		b.f("VMOVUPS %d(R8), %s", vec, acc(r, 1))
+		for j := range nv {
+			b.f("VMOVUPS %d(R8), %s", j*vec, acc(r, j))
+		}
 		if r < mr-1 {
 			b.f("ADDQ SI, R8")
 		}
@@ -135,7 +137,7 @@ func kernel(b *asmBuf, name, doc string, zmm, bf bool, mr int) {
 	b.f("JMP %s_check", name)
 	b.label(name + "_zero")
 	for r := range mr {
-		for j := range 2 {
+		for j := range nv {
 			if zmm {
 				b.f("VPXORD %s, %s, %s", acc(r, j), acc(r, j), acc(r, j))
 			} else {
@@ -147,12 +149,13 @@ func kernel(b *asmBuf, name, doc string, zmm, bf bool, mr int) {
 	b.f("TESTQ CX, CX")
 	b.f("JZ %s_store", name)
 	b.label(name + "_loop")
-	b.f("VMOVUPS (BX), %s", bv(0))
-	b.f("VMOVUPS %d(BX), %s", vec, bv(1))
+	for j := range nv {
+		b.f("VMOVUPS %d(BX), %s", j*vec, bv(j))
+	}
 	for r := range mr {
 		if bf {
 			b.f("VPBROADCASTD %d(AX), %s", r*row, bc)
-			for j := range 2 {
+			for j := range nv {
 				d, s1, s2 := 2*r+j, 2*top+j, 2*top+2
 				var bs []string
 				for _, x := range evexDPBF16PS(d, s1, s2) {
@@ -162,7 +165,7 @@ func kernel(b *asmBuf, name, doc string, zmm, bf bool, mr int) {
 			}
 		} else {
 			b.f("VBROADCASTSS %d(AX), %s", r*row, bc)
-			for j := range 2 {
+			for j := range nv {
 				b.f("VFMADD231PS %s, %s, %s", bv(j), bc, acc(r, j))
 			}
 		}
@@ -173,8 +176,9 @@ func kernel(b *asmBuf, name, doc string, zmm, bf bool, mr int) {
 	b.f("JNZ %s_loop", name)
 	b.label(name + "_store")
 	for r := range mr {
-		b.f("VMOVUPS %s, (DX)", acc(r, 0))
-		b.f("VMOVUPS %s, %d(DX)", acc(r, 1), vec)
+		for j := range nv {
+			b.f("VMOVUPS %s, %d(DX)", acc(r, j), j*vec)
+		}
 		if r < mr-1 {
 			b.f("ADDQ SI, DX")
 		}
@@ -207,17 +211,21 @@ func generate() []byte {
 	for mr := mrZMM; mr >= 1; mr-- {
 		kernel(&b, fmt.Sprintf("kernBF16r%d", mr), fmt.Sprintf(`// func kernBF16r%d(kp int, a, b *uint32, c *float32, ldc int, load bool)
 // AVX512_BF16: a %dx32 tile; each of kp steps broadcasts one bf16 pair
-// of A per row and adds the pairwise products with VDPBF16PS.`, mr, mr), true, true, mr)
+// of A per row and adds the pairwise products with VDPBF16PS.`, mr, mr), true, true, mr, 2)
+	}
+	for mr := mrZMM; mr >= 1; mr-- {
+		kernel(&b, fmt.Sprintf("kernBF16n16r%d", mr), fmt.Sprintf(`// func kernBF16n16r%d(kp int, a, b *uint32, c *float32, ldc int, load bool)
+// AVX512_BF16: kernBF16r%d on a panel of 16 columns (one ZMM of B).`, mr, mr), true, true, mr, 1)
 	}
 	for mr := mrZMM; mr >= 1; mr-- {
 		kernel(&b, fmt.Sprintf("kernF32x512r%d", mr), fmt.Sprintf(`// func kernF32x512r%d(kp int, a, b *float32, c *float32, ldc int, load bool)
 // AVX-512F: a %dx32 tile over operands widened to float32 (the pairs
 // unpacked, odd element first, as VDPBF16PS adds them); one FMA per
-// step, row and vector.`, mr, mr), true, false, mr)
+// step, row and vector.`, mr, mr), true, false, mr, 2)
 	}
 	for mr := mrYMM; mr >= 1; mr-- {
 		kernel(&b, fmt.Sprintf("kernF32x2r%d", mr), fmt.Sprintf(`// func kernF32x2r%d(kp int, a, b *float32, c *float32, ldc int, load bool)
-// AVX2+FMA: the same as kernF32x512r%d on a %dx16 tile.`, mr, mr, mr), false, false, mr)
+// AVX2+FMA: the same as kernF32x512r%d on a %dx16 tile.`, mr, mr, mr), false, false, mr, 2)
 	}
 	packers(&b)
 	return b.Bytes()
@@ -252,6 +260,39 @@ TEXT ·cvtRow(SB), NOSPLIT, $0-24
 	b.f("DECQ CX")
 	b.f("JNZ cvtRow_loop")
 	b.label("cvtRow_done")
+	b.f("VZEROUPPER")
+	b.f("RET")
+	b.WriteString(`
+// func cvtN(dst *uint16, src *float32, n int)
+// Rounds n contiguous float32 to bf16 as cvtRow does, for any n (the
+// last partial vector by opmask; AVX512BW for the 16-bit masked store):
+// one contiguous run of a packed row, which may start at any bf16.
+TEXT ·cvtN(SB), NOSPLIT, $0-24
+`)
+	b.f("MOVQ dst+0(FP), DI")
+	b.f("MOVQ src+8(FP), SI")
+	b.f("MOVQ n+16(FP), CX")
+	b.label("cvtN_loop")
+	b.f("CMPQ CX, $16")
+	b.f("JL cvtN_tail")
+	b.f("VMOVUPS (SI), Z0")
+	b.f("%s", cvtNE(1, 0))
+	b.f("VMOVDQU Y1, (DI)")
+	b.f("ADDQ $64, SI")
+	b.f("ADDQ $32, DI")
+	b.f("SUBQ $16, CX")
+	b.f("JMP cvtN_loop")
+	b.label("cvtN_tail")
+	b.f("TESTQ CX, CX")
+	b.f("JZ cvtN_done")
+	b.f("MOVL $1, AX")
+	b.f("SHLL CX, AX")
+	b.f("DECL AX")
+	b.f("KMOVW AX, K1")
+	b.f("VMOVUPS.Z (SI), K1, Z0")
+	b.f("%s", cvtNE(1, 0))
+	b.f("VMOVDQU16 Y1, K1, (DI)")
+	b.label("cvtN_done")
 	b.f("VZEROUPPER")
 	b.f("RET")
 	for _, nv := range []int{1, 2} {

@@ -30,6 +30,19 @@ func TestAsmRounding(t *testing.T) {
 	}
 	row := make([]uint32, 512)
 	cvtRow(&row[0], &src[0], 64)
+	odd := make([]uint16, 1030)
+	for i := range odd {
+		odd[i] = 0xdead
+	}
+	cvtN(&odd[1], &src[0], 1021) // from an odd bf16, a partial last vector
+	if odd[0] != 0xdead || odd[1022] != 0xdead {
+		t.Errorf("cvtN wrote outside its %d elements: %#04x, %#04x", 1021, odd[0], odd[1022])
+	}
+	for i, x := range src[:1021] {
+		if got, want := odd[i+1], uint16(rt.BF16FromFloat32(x)); got != want {
+			t.Errorf("cvtN(%#08x) = %#04x, want %#04x", math.Float32bits(x), got, want)
+		}
+	}
 	pairs := make([]uint32, 512)
 	cvtPairs32(&pairs[0], &src[0], 32*4, 16) // rows of 32: pair p is rows 2p, 2p+1
 	for i, x := range src {

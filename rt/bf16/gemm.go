@@ -173,6 +173,7 @@ type scratch struct {
 	a    [mrZMM * kc]uint32
 	tile [mrZMM * nrZMM]float32
 	tmp  [kc / 2 * 16]uint32 // packA/BAsm's transposition
+	runs [kc][2]int32        // packA/BAsm's runs of offsets
 }
 
 // scratchFree keeps the packing buffers (512 KiB each, too large for a
@@ -254,7 +255,8 @@ func run(t Tier, cp, ap, bp *float32, s Shape) {
 			}
 			load := k0 > 0 || !s.Overwrite
 			for j := 0; j < ncb; j += nr {
-				for c := range nr {
+				pw := panelWidth(t, nr, ncb-j)
+				for c := range pw {
 					colB[c] = -1
 					if n := n0 + j + c; n < cols {
 						colB[c] = colOff(n, s.N2, s.BN, s.BN2)
@@ -262,9 +264,9 @@ func run(t Tier, cp, ap, bp *float32, s Shape) {
 				}
 				from := 0
 				if bfPairs && hasAsmPack {
-					from = packBAsm(bufB[j*steps:(j+nr)*steps], bs, colB[:nr], offB[:kb], &s, sc)
+					from = packBAsm(bufB[j*steps:(j+pw)*steps], bs, colB[:pw], offB[:kb], &s, sc)
 				}
-				packB(bufB[j*steps:(j+nr)*steps], bs, colB[:nr], offB[:kb], bfPairs, from)
+				packB(bufB[j*steps:(j+pw)*steps], bs, colB[:pw], offB[:kb], bfPairs, from)
 			}
 			for m0 := 0; m0 < s.M; m0 += mr {
 				rows := min(mr, s.M-m0)
@@ -275,26 +277,27 @@ func run(t Tier, cp, ap, bp *float32, s Shape) {
 				packA(bufA[:], rowWords, as, m0, rows, s.AM, offA[:kb], bfPairs, from)
 				for j := 0; j < ncb; j += nr {
 					panel := bufB[j*steps:]
-					if fast && j+nr <= ncb {
-						kern(t, rows, steps, &bufA[0], &panel[0], &cs[m0*s.CM+n0+j], s.CM*4, load)
+					pw := panelWidth(t, nr, ncb-j)
+					if fast && j+pw <= ncb {
+						kern(t, rows, pw, steps, &bufA[0], &panel[0], &cs[m0*s.CM+n0+j], s.CM*4, load)
 						continue
 					}
-					w := min(nr, ncb-j)
+					w := min(pw, ncb-j)
 					if load {
 						for r := range rows {
-							for c := range nr {
+							for c := range pw {
 								v := float32(0)
 								if r < rows && c < w {
 									v = cs[(m0+r)*s.CM+colOff(n0+j+c, s.N2, s.CN, s.CN2)]
 								}
-								tile[r*nr+c] = v
+								tile[r*pw+c] = v
 							}
 						}
 					}
-					kern(t, rows, steps, &bufA[0], &panel[0], &tile[0], nr*4, load)
+					kern(t, rows, pw, steps, &bufA[0], &panel[0], &tile[0], pw*4, load)
 					for r := range rows {
 						for c := range w {
-							cs[(m0+r)*s.CM+colOff(n0+j+c, s.N2, s.CN, s.CN2)] = tile[r*nr+c]
+							cs[(m0+r)*s.CM+colOff(n0+j+c, s.N2, s.CN, s.CN2)] = tile[r*pw+c]
 						}
 					}
 				}
@@ -303,10 +306,15 @@ func run(t Tier, cp, ap, bp *float32, s Shape) {
 	}
 }
 
-// kern runs the micro-kernel of tier t for a tile of rows rows.
-func kern(t Tier, rows, steps int, a, b *uint32, c *float32, ldc int, load bool) {
+// kern runs the micro-kernel of tier t for a tile of rows rows and a
+// panel of nr columns (nrZMM, or 16 in the AVX512BF16 tier).
+func kern(t Tier, rows, nr, steps int, a, b *uint32, c *float32, ldc int, load bool) {
 	switch t {
 	case AVX512BF16:
+		if nr == 16 {
+			kernBF16n16s[rows](steps, a, b, c, ldc, load)
+			return
+		}
 		kernBF16s[rows](steps, a, b, c, ldc, load)
 	case AVX512:
 		kernF32x512s[rows](steps, (*float32)(unsafe.Pointer(a)), (*float32)(unsafe.Pointer(b)), c, ldc, load)
@@ -315,6 +323,16 @@ func kern(t Tier, rows, steps int, a, b *uint32, c *float32, ldc int, load bool)
 	default:
 		kernGo(rows, steps, a, b, c, ldc, load)
 	}
+}
+
+// panelWidth is the width of the B panel at the last rem columns of a
+// block: nr, or 16 in the AVX512BF16 tier when at most 16 remain (the
+// kernBF16n16 kernels; a narrower panel would be zero-padded to nr).
+func panelWidth(t Tier, nr, rem int) int {
+	if t == AVX512BF16 && rem <= 16 {
+		return 16
+	}
+	return nr
 }
 
 // colOff is the offset of column n (of N*N2, n2 innermost) along
@@ -451,23 +469,50 @@ func stride(off []int) (int, bool) {
 	return d, true
 }
 
-// packAAsm packs the leading pairs of an A panel with the AVX512_BF16
-// routines where A's layout allows (reduction steps contiguous, or
-// rows contiguous with 16 rows to read) and returns the number of pairs
-// packed; packA packs the rest with the same rounding.
-func packAAsm(dst []uint32, rowWords int, as []float32, m0, rows int, s *Shape, offA []int, sc *scratch) int {
-	d, ok := stride(offA)
-	pairs := len(offA) / 2
-	switch {
-	case !ok || pairs < 8:
-		return 0
-	case d == 1:
-		n16 := pairs / 8
-		for r := range rows {
-			cvtRow(&dst[r*rowWords], &as[(m0+r)*s.AM+offA[0]], n16)
+// minRun is the average length of the contiguous runs of a block's
+// reduction offsets from which the packing converts runs with cvtN.
+const minRun = 8
+
+// runs splits off into maximal runs of consecutive offsets, as (first
+// index, length) pairs in out (len(off) entries at most).
+func runs(off []int, out [][2]int32) [][2]int32 {
+	out = out[:0]
+	for i := 0; i < len(off); {
+		j := i + 1
+		for j < len(off) && off[j] == off[j-1]+1 {
+			j++
 		}
-		return 8 * n16
-	case s.AM == 1 && m0+16 <= s.M:
+		out = append(out, [2]int32{int32(i), int32(j - i)})
+		i = j
+	}
+	return out
+}
+
+// packAAsm packs the leading pairs of an A panel with the AVX512_BF16
+// routines where A's layout allows (reduction steps in contiguous runs:
+// cvtN per run; or rows contiguous with 16 rows to read: cvtPairs16,
+// then a transposition) and returns the number of pairs packed; packA
+// packs the rest with the same rounding.
+func packAAsm(dst []uint32, rowWords int, as []float32, m0, rows int, s *Shape, offA []int, sc *scratch) int {
+	kb := len(offA)
+	pairs := kb / 2
+	if kb < 16 {
+		return 0
+	}
+	if rs := runs(offA, sc.runs[:]); kb/len(rs) >= minRun {
+		for r := range rows {
+			row := unsafe.Slice((*uint16)(unsafe.Pointer(&dst[r*rowWords])), 2*rowWords)
+			base := (m0 + r) * s.AM
+			for _, run := range rs {
+				cvtN(&row[run[0]], &as[base+offA[run[0]]], int(run[1]))
+			}
+			if kb%2 == 1 {
+				row[kb] = 0
+			}
+		}
+		return (kb + 1) / 2
+	}
+	if d, ok := stride(offA); ok && s.AM == 1 && m0+16 <= s.M {
 		cvtPairs16(&sc.tmp[0], &as[m0+offA[0]], d*4, pairs)
 		for r := range rows {
 			row := dst[r*rowWords : r*rowWords+pairs]
@@ -480,28 +525,39 @@ func packAAsm(dst []uint32, rowWords int, as []float32, m0, rows int, s *Shape, 
 	return 0
 }
 
-// packBAsm is packAAsm for a B panel (columns contiguous, or reduction
-// steps contiguous).
+// packBAsm is packAAsm for a B panel (columns contiguous: cvtPairs32;
+// or reduction steps in contiguous runs: cvtN per column, then a
+// transposition).
 func packBAsm(dst []uint32, bs []float32, colB []int, offB []int, s *Shape, sc *scratch) int {
-	d, ok := stride(offB)
-	pairs := len(offB) / 2
+	kb := len(offB)
+	pairs := kb / 2
 	nr := len(colB)
-	if !ok || pairs < 8 || colB[nr-1] < 0 {
+	if kb < 16 || colB[nr-1] < 0 {
 		return 0 // a partial panel: packB
 	}
-	if s.BN == 1 && s.N2 == 1 && nr == nrZMM {
-		cvtPairs32(&dst[0], &bs[colB[0]+offB[0]], d*4, pairs)
+	if d, ok := stride(offB); ok && s.BN == 1 && s.N2 == 1 && (nr == nrZMM || nr == 16) {
+		if nr == 16 {
+			cvtPairs16(&dst[0], &bs[colB[0]+offB[0]], d*4, pairs)
+		} else {
+			cvtPairs32(&dst[0], &bs[colB[0]+offB[0]], d*4, pairs)
+		}
 		return pairs
 	}
-	if d == 1 {
-		n16 := pairs / 8
+	if rs := runs(offB, sc.runs[:]); kb/len(rs) >= minRun {
+		tmp16 := unsafe.Slice((*uint16)(unsafe.Pointer(&sc.tmp[0])), 2*len(sc.tmp))
+		all := (kb + 1) / 2
 		for c, cb := range colB {
-			cvtRow(&sc.tmp[0], &bs[cb+offB[0]], n16)
-			for p := range 8 * n16 {
+			for _, run := range rs {
+				cvtN(&tmp16[run[0]], &bs[cb+offB[run[0]]], int(run[1]))
+			}
+			if kb%2 == 1 {
+				tmp16[kb] = 0
+			}
+			for p := range all {
 				dst[p*nr+c] = sc.tmp[p]
 			}
 		}
-		return 8 * n16
+		return all
 	}
 	return 0
 }

@@ -32,6 +32,10 @@ func layouts() []layout {
 	}
 	// A convolution: C[m][n] += sum_{kh<3, k<24} A[m*24 + kh*40 + k] * B[n*72 + kh*24 + k], a padded row stride.
 	add("conv", Shape{M: 30, N: 40, K: 24, CM: 40, CN: 1, AM: 24, AK: 1, BK: 1, BN: 72, K2: 3, AK2: 40 * 24, BK2: 24})
+	// Runs of 9 contiguous steps (odd: pairs straddle the runs) in both operands.
+	add("n16", Shape{M: 30, N: 16, K: 40, CM: 16, CN: 1, AM: 40, AK: 1, BK: 16, BN: 1})
+	add("n48", Shape{M: 17, N: 48, K: 33, CM: 48, CN: 1, AM: 33, AK: 1, BK: 48, BN: 1, Overwrite: true})
+	add("oddruns", Shape{M: 20, N: 35, K: 9, CM: 35, CN: 1, AM: 40, AK: 1, BK: 1, BN: 50, K2: 4, AK2: 10, BK2: 12})
 	add("k3", Shape{M: 17, N: 19, K: 5, CM: 19, CN: 1, AM: 5, AK: 1, BK: 19, BN: 1, K2: 3, AK2: 17 * 5, BK2: 19 * 5, K3: 4, AK3: 17 * 15, BK3: 19 * 15, Overwrite: true})
 	add("n2", Shape{M: 16, N: 3, K: 50, CM: 9, CN: 3, AM: 1, AK: 16, BK: 9, BN: 3, N2: 3, CN2: 1, BN2: 1})
 	for m := 1; m <= 15; m++ { // every tile height

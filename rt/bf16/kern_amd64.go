@@ -10,7 +10,7 @@ import "github.com/ocannlgen/ocannlgen/rt/cpu"
 func supported(t Tier) bool {
 	switch t {
 	case AVX512BF16:
-		return cpu.Supported("AVX512F", "AVX512BF16")
+		return cpu.Supported("AVX512F", "AVX512BW", "AVX512BF16")
 	case AVX512:
 		return cpu.Supported("AVX512F")
 	case AVX2:
@@ -43,3 +43,6 @@ func cvtPairs32(dst *uint32, src *float32, ld int, pairs int)
 
 // hasAsmPack: the AVX512_BF16 packing routines exist in this build.
 const hasAsmPack = true
+
+//go:noescape
+func cvtN(dst *uint16, src *float32, n int)

@@ -14,3 +14,5 @@ func cvtPairs32(*uint32, *float32, int, int) { panic("bf16: no assembly in this 
 
 // hasAsmPack: the AVX512_BF16 packing routines exist in this build.
 const hasAsmPack = false
+
+func cvtN(*uint16, *float32, int) { panic("bf16: no assembly in this build") }

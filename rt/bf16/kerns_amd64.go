@@ -47,6 +47,48 @@ func kernBF16r2(kp int, a, b *uint32, c *float32, ldc int, load bool)
 func kernBF16r1(kp int, a, b *uint32, c *float32, ldc int, load bool)
 
 //go:noescape
+func kernBF16n16r14(kp int, a, b *uint32, c *float32, ldc int, load bool)
+
+//go:noescape
+func kernBF16n16r13(kp int, a, b *uint32, c *float32, ldc int, load bool)
+
+//go:noescape
+func kernBF16n16r12(kp int, a, b *uint32, c *float32, ldc int, load bool)
+
+//go:noescape
+func kernBF16n16r11(kp int, a, b *uint32, c *float32, ldc int, load bool)
+
+//go:noescape
+func kernBF16n16r10(kp int, a, b *uint32, c *float32, ldc int, load bool)
+
+//go:noescape
+func kernBF16n16r9(kp int, a, b *uint32, c *float32, ldc int, load bool)
+
+//go:noescape
+func kernBF16n16r8(kp int, a, b *uint32, c *float32, ldc int, load bool)
+
+//go:noescape
+func kernBF16n16r7(kp int, a, b *uint32, c *float32, ldc int, load bool)
+
+//go:noescape
+func kernBF16n16r6(kp int, a, b *uint32, c *float32, ldc int, load bool)
+
+//go:noescape
+func kernBF16n16r5(kp int, a, b *uint32, c *float32, ldc int, load bool)
+
+//go:noescape
+func kernBF16n16r4(kp int, a, b *uint32, c *float32, ldc int, load bool)
+
+//go:noescape
+func kernBF16n16r3(kp int, a, b *uint32, c *float32, ldc int, load bool)
+
+//go:noescape
+func kernBF16n16r2(kp int, a, b *uint32, c *float32, ldc int, load bool)
+
+//go:noescape
+func kernBF16n16r1(kp int, a, b *uint32, c *float32, ldc int, load bool)
+
+//go:noescape
 func kernF32x512r14(kp int, a, b *float32, c *float32, ldc int, load bool)
 
 //go:noescape
@@ -108,6 +150,9 @@ func kernF32x2r1(kp int, a, b *float32, c *float32, ldc int, load bool)
 
 // kernBF16s are the kernBF16 kernels by tile height (index 0 unused).
 var kernBF16s = [...]func(kp int, a, b *uint32, c *float32, ldc int, load bool){nil, kernBF16r1, kernBF16r2, kernBF16r3, kernBF16r4, kernBF16r5, kernBF16r6, kernBF16r7, kernBF16r8, kernBF16r9, kernBF16r10, kernBF16r11, kernBF16r12, kernBF16r13, kernBF16r14}
+
+// kernBF16n16s are the kernBF16n16 kernels by tile height (index 0 unused).
+var kernBF16n16s = [...]func(kp int, a, b *uint32, c *float32, ldc int, load bool){nil, kernBF16n16r1, kernBF16n16r2, kernBF16n16r3, kernBF16n16r4, kernBF16n16r5, kernBF16n16r6, kernBF16n16r7, kernBF16n16r8, kernBF16n16r9, kernBF16n16r10, kernBF16n16r11, kernBF16n16r12, kernBF16n16r13, kernBF16n16r14}
 
 // kernF32x512s are the kernF32x512 kernels by tile height (index 0 unused).
 var kernF32x512s = [...]func(kp int, a, b *float32, c *float32, ldc int, load bool){nil, kernF32x512r1, kernF32x512r2, kernF32x512r3, kernF32x512r4, kernF32x512r5, kernF32x512r6, kernF32x512r7, kernF32x512r8, kernF32x512r9, kernF32x512r10, kernF32x512r11, kernF32x512r12, kernF32x512r13, kernF32x512r14}
