@@ -169,11 +169,12 @@ var best = func() Tier {
 
 // scratch holds the packed operands of one Gemm call.
 type scratch struct {
-	b    [kc * nc]uint32
-	a    [mrZMM * kc]uint32
-	tile [mrZMM * nrZMM]float32
-	tmp  [kc / 2 * 16]uint32 // packA/BAsm's transposition
-	runs [kc][2]int32        // packA/BAsm's runs of offsets
+	b     [kc * nc]uint32
+	a     [mrZMM * kc]uint32
+	tile  [mrZMM * nrZMM]float32
+	tmp   [kc / 2 * 16]uint32 // packA/BAsm's transposition
+	runsA [kc][2]int32        // the runs of the block's offsets in A
+	runsB [kc][2]int32        // and in B
 }
 
 // scratchFree keeps the packing buffers (512 KiB each, too large for a
@@ -249,6 +250,10 @@ func run(t Tier, cp, ap, bp *float32, s Shape) {
 		for k0 := 0; k0 < kt; k0 += kc {
 			kb := min(kc, kt-k0)
 			kOffsets(&s, k0, kb, offA[:], offB[:])
+			var rsA, rsB [][2]int32
+			if bfPairs && hasAsmPack {
+				rsA, rsB = runs(offA[:kb], sc.runsA[:]), runs(offB[:kb], sc.runsB[:])
+			}
 			steps := (kb + 1) / 2 // pairs
 			if !bfPairs {
 				steps *= 2
@@ -264,7 +269,7 @@ func run(t Tier, cp, ap, bp *float32, s Shape) {
 				}
 				from := 0
 				if bfPairs && hasAsmPack {
-					from = packBAsm(bufB[j*steps:(j+pw)*steps], bs, colB[:pw], offB[:kb], &s, sc)
+					from = packBAsm(bufB[j*steps:(j+pw)*steps], bs, colB[:pw], offB[:kb], rsB, &s, sc)
 				}
 				packB(bufB[j*steps:(j+pw)*steps], bs, colB[:pw], offB[:kb], bfPairs, from)
 			}
@@ -272,7 +277,7 @@ func run(t Tier, cp, ap, bp *float32, s Shape) {
 				rows := min(mr, s.M-m0)
 				from := 0
 				if bfPairs && hasAsmPack {
-					from = packAAsm(bufA[:], rowWords, as, m0, rows, &s, offA[:kb], sc)
+					from = packAAsm(bufA[:], rowWords, as, m0, rows, &s, offA[:kb], rsA, sc)
 				}
 				packA(bufA[:], rowWords, as, m0, rows, s.AM, offA[:kb], bfPairs, from)
 				for j := 0; j < ncb; j += nr {
@@ -493,13 +498,13 @@ func runs(off []int, out [][2]int32) [][2]int32 {
 // cvtN per run; or rows contiguous with 16 rows to read: cvtPairs16,
 // then a transposition) and returns the number of pairs packed; packA
 // packs the rest with the same rounding.
-func packAAsm(dst []uint32, rowWords int, as []float32, m0, rows int, s *Shape, offA []int, sc *scratch) int {
+func packAAsm(dst []uint32, rowWords int, as []float32, m0, rows int, s *Shape, offA []int, rs [][2]int32, sc *scratch) int {
 	kb := len(offA)
 	pairs := kb / 2
 	if kb < 16 {
 		return 0
 	}
-	if rs := runs(offA, sc.runs[:]); kb/len(rs) >= minRun {
+	if kb/len(rs) >= minRun {
 		for r := range rows {
 			row := unsafe.Slice((*uint16)(unsafe.Pointer(&dst[r*rowWords])), 2*rowWords)
 			base := (m0 + r) * s.AM
@@ -528,7 +533,7 @@ func packAAsm(dst []uint32, rowWords int, as []float32, m0, rows int, s *Shape, 
 // packBAsm is packAAsm for a B panel (columns contiguous: cvtPairs32;
 // or reduction steps in contiguous runs: cvtN per column, then a
 // transposition).
-func packBAsm(dst []uint32, bs []float32, colB []int, offB []int, s *Shape, sc *scratch) int {
+func packBAsm(dst []uint32, bs []float32, colB []int, offB []int, rs [][2]int32, s *Shape, sc *scratch) int {
 	kb := len(offB)
 	pairs := kb / 2
 	nr := len(colB)
@@ -543,7 +548,7 @@ func packBAsm(dst []uint32, bs []float32, colB []int, offB []int, s *Shape, sc *
 		}
 		return pairs
 	}
-	if rs := runs(offB, sc.runs[:]); kb/len(rs) >= minRun {
+	if kb/len(rs) >= minRun {
 		tmp16 := unsafe.Slice((*uint16)(unsafe.Pointer(&sc.tmp[0])), 2*len(sc.tmp))
 		all := (kb + 1) / 2
 		for c, cb := range colB {
