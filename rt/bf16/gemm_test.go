@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/ocannlgen/ocannlgen/rt"
@@ -180,4 +183,38 @@ func TestBest(t *testing.T) {
 		t.Errorf("Best() = %v is not allowed or supported", Best())
 	}
 	t.Logf("best tier: %v", Best())
+}
+
+// TestEnvForcesTier: OCANNLGEN_CPU selects each tier (at most the CPU's
+// best): the test binary runs itself under each value and reports Best.
+func TestEnvForcesTier(t *testing.T) {
+	if os.Getenv("OCANNLGEN_BF16_REPORT") != "" {
+		fmt.Printf("best=%v\n", Best())
+		return
+	}
+	top := Go
+	for tr := AVX512BF16; tr > Go; tr-- {
+		if supported(tr) {
+			top = tr
+			break
+		}
+	}
+	for _, c := range []struct {
+		env  string
+		want Tier
+	}{{"purego", Go}, {"avx2", AVX2}, {"avx512", AVX512}, {"avx512bf16", AVX512BF16}, {"", AVX512BF16}} {
+		want := min(c.want, top)
+		for want > Go && !supported(want) {
+			want--
+		}
+		cmd := exec.Command(os.Args[0], "-test.run=^TestEnvForcesTier$")
+		cmd.Env = append(os.Environ(), "OCANNLGEN_CPU="+c.env, "OCANNLGEN_BF16_REPORT=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("OCANNLGEN_CPU=%s: %v\n%s", c.env, err, out)
+		}
+		if !strings.Contains(string(out), "best="+want.String()+"\n") {
+			t.Errorf("OCANNLGEN_CPU=%q: %s, want best=%v", c.env, out, want)
+		}
+	}
 }
