@@ -48,6 +48,7 @@ import (
 
 	"github.com/ocannlgen/ocannlgen/bench/models"
 	"github.com/ocannlgen/ocannlgen/rt"
+	"github.com/ocannlgen/ocannlgen/rt/bf16"
 	"github.com/ocannlgen/ocannlgen/rt/cpu"
 	"github.com/ocannlgen/ocannlgen/rt/dist"
 )
@@ -344,12 +345,12 @@ func main() {
 	for i, l := range losses {
 		ls[i] = fmt.Sprintf("%.4f", l)
 	}
-	mname, dtype := *name, "f32"
+	mname, dtype, tr := *name, "f32", tier()
 	if base, ok := strings.CutSuffix(mname, "-bf16"); ok {
-		mname, dtype = base, "bf16"
+		mname, dtype, tr = base, "bf16", tr+"+"+bf16.Best().String() // the contractions' tier (rt/bf16)
 	}
 	fmt.Printf("result impl=ocannlgen model=%s dtype=%s threads=%d steps=%d wall_ms=%.2f cpu_ms=%.2f samples=%d samples_per_s=%.1f gflop=%.4f gflops=%.2f allocs_per_step=%g tier=%s losses=%s walls=%s cpus=%s\n",
-		mname, dtype, *threads, *steps, w, c, m.samples, float64(m.samples)/w*1e3, m.flop/1e9, m.flop/w/1e6, allocs, tier(), strings.Join(ls, ","), join(wall), join(cpuT))
+		mname, dtype, *threads, *steps, w, c, m.samples, float64(m.samples)/w*1e3, m.flop/1e9, m.flop/w/1e6, allocs, tr, strings.Join(ls, ","), join(wall), join(cpuT))
 	pool.Close()
 	if *allocProfile != "" {
 		writeAllocs(*allocProfile)
