@@ -5,7 +5,8 @@
 # their PyTorch twins (bench/torch_scale.py) in float32 and with bf16
 # autocast, at 1 and 2 threads, interleaved: each turn measures the FMA
 # peak (bench/scale -peak), then for each model and thread count runs
-# ocannlgen, PyTorch float32 and PyTorch bf16 one after the other, each in
+# ocannlgen float32, ocannlgen bf16 (//ocannl:model bf16), PyTorch float32
+# and PyTorch bf16 one after the other, each in
 # its own process, with a probe of the CPUs the process gets just before
 # it: on a shared host the probe waits (up to $QUIET, default 20s) for
 # a moment when the process gets at least 1.8 CPUs, and the tables show
@@ -60,9 +61,11 @@ for turn in $(seq "$turns"); do
   for model in gpt resnet; do
     read -r w s <<<"$(steps $model)"
     for th in 1 2; do
-      p=$("$tmp/scale" -cpuprobe -waitquiet "$quiet")
-      env GOMAXPROCS="$th" "$tmp/scale" -model "$model" -threads "$th" -warmup "$w" -steps "$s" |
-        sed "s/\$/ cpus_available=$p turn=$turn/" | tee -a "$res"
+      for m in "$model" "$model-bf16"; do
+        p=$("$tmp/scale" -cpuprobe -waitquiet "$quiet")
+        env GOMAXPROCS="$th" "$tmp/scale" -model "$m" -threads "$th" -warmup "$w" -steps "$s" |
+          sed "s/\$/ cpus_available=$p turn=$turn/" | tee -a "$res"
+      done
       for dt in f32 bf16; do
         p=$("$tmp/scale" -cpuprobe -waitquiet "$quiet")
         # shellcheck disable=SC2046

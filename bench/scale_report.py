@@ -78,8 +78,8 @@ def main():
     print()
     titles = {"gpt": "nanoGPT-size decoder (batch 8 x 128 tokens, %.2f GFLOP per step)",
               "resnet": "ResNet-20 (batch 32, %.2f GFLOP per step)"}
-    impls = [("ocannlgen", "f32", "ocannlgen, float32"), ("torch", "f32", "PyTorch, float32"),
-             ("torch", "bf16", "PyTorch, bf16 autocast")]
+    impls = [("ocannlgen", "f32", "ocannlgen, float32"), ("ocannlgen", "bf16", "ocannlgen, bf16 (//ocannl:model bf16)"),
+             ("torch", "f32", "PyTorch, float32"), ("torch", "bf16", "PyTorch, bf16 autocast")]
     for model in ("gpt", "resnet"):
         if model not in flop:
             continue

@@ -244,6 +244,9 @@ type modelCompiler struct {
 	ms       *modelSrc
 	typeName string
 	elem     string
+	// bf16: //ocannl:model bf16 (elem float32, the contractions on
+	// bf16 operands; desc.Kernel.BF16).
+	bf16 bool
 	// mr is the model compiled by model.Compile (the expanded model
 	// and its shapes: m and inf; each entry's kernel).
 	mr  *model.Compiled
@@ -265,8 +268,10 @@ func (c *modelCompiler) header() *Error {
 	case "", "float32":
 	case "float64":
 		c.elem = "float64"
+	case "bf16":
+		c.bf16 = true
 	default:
-		return ms.head.errAt(ms.head.ArgCol, "//ocannl:model takes an optional element type, float32 (the default) or float64, not %s", spec.Quote(ms.head.Arg))
+		return ms.head.errAt(ms.head.ArgCol, "//ocannl:model takes an optional element type, float32 (the default), float64 or bf16 (float32 with the contractions on bf16 operands), not %s", spec.Quote(ms.head.Arg))
 	}
 	if _, ok := ms.spec.Type.(*ast.StructType); !ok || ms.spec.TypeParams != nil {
 		return ms.head.errAt(ms.head.VerbCol, "//ocannl:model belongs on a non-generic struct type (type %s struct { %s })", c.typeName, genTypeName(c.typeName))
@@ -514,7 +519,7 @@ func (c *modelCompiler) kernelParams(kg *inference.Graph, e *model.Entry, outDim
 // entryKernel is the kernel name of entry e, taking params, lowered to
 // lp, documented by doc.
 func (c *modelCompiler) entryKernel(name string, e *model.Entry, params []desc.Param, lp *loopir.Program, doc string) *desc.Kernel {
-	return &desc.Kernel{Name: name, Elem: c.elem, Params: params, Prog: lp, Doc: []string{doc},
+	return &desc.Kernel{Name: name, Elem: c.elem, BF16: c.bf16, Params: params, Prog: lp, Doc: []string{doc},
 		// Intermediates of more than 64 KiB go to a scratch struct held
 		// by the model (Go moves a local array of more than 128 KiB
 		// to the heap); every CPU target's Loops.ScratchOver is the same.
@@ -614,7 +619,7 @@ func (c *modelCompiler) backwardKernel(name string, g *inference.Graph, e *model
 	}
 	rt := model.Tensor(g, e.Result)
 	bparams = append(bparams, desc.Param{Name: "loss", Kind: desc.PtrArray, Tensor: rt, ArrayDims: []int{1}, Output: true})
-	return &desc.Kernel{Name: name, Elem: c.elem, Params: bparams, Prog: gr.Program, Doc: []string{doc},
+	return &desc.Kernel{Name: name, Elem: c.elem, BF16: c.bf16, Params: bparams, Prog: gr.Program, Doc: []string{doc},
 		Scratch: name + "Scratch", ScratchOver: target.Generic().Loops.ScratchOver, PoolParam: true, ScratchOwned: true}
 }
 

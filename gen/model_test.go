@@ -121,7 +121,7 @@ func TestModelPhaseErrors(t *testing.T) {
 		edit, with string
 		want       string
 	}{
-		{"//ocannl:model float64", "//ocannl:model float16", `m.go:5:16: //ocannl:model takes an optional element type, float32 (the default) or float64, not "float16"`},
+		{"//ocannl:model float64", "//ocannl:model float16", `m.go:5:16: //ocannl:model takes an optional element type, float32 (the default), float64 or bf16 (float32 with the contractions on bf16 operands), not "float16"`},
 		{"type Reg struct{ ocannlReg }", "type Reg int", "m.go:5:10: //ocannl:model belongs on a non-generic struct type"},
 		{"//ocannl:let lin = linear[2]", "//ocannl:let lin = linear[2", "m.go:6:"},
 		{"//ocannl:entry predict:", "//ocannl:entry init:", "m.go:12:"},

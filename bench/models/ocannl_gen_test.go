@@ -14,7 +14,7 @@ import (
 
 // ocannlDirectives is the hash of this package's //ocannl: directives
 // (ocannlDirectiveHash) when ocannlgen generated ocannl_gen.go from them.
-const ocannlDirectives = "ec23c8e9a50f9b92b9f7b1a35c38ef6651b81588700d8e3a16635f098a9b77d6"
+const ocannlDirectives = "a7647bad585f894fbdd9b23147007ed486401dcb7a5a661c5a2337f4202f01c9"
 
 // TestOcannlGenerated fails when this package's //ocannl: directives
 // changed after ocannl_gen.go was generated from them, so that the tests

@@ -50,6 +50,34 @@ type GPT struct {
 	ocannlGPT
 }
 
+// GPTBF16 is GPT in bf16 mixed precision (//ocannl:model bf16): float32
+// master weights, gradients and AdamW state; its contractions on bf16
+// operands with float32 accumulation (rt/bf16).
+//
+//ocannl:model bf16
+//ocannl:layer block[d, ff](x, mask):
+//ocannl:let x1 = x + masked_attention[heads=6, d_k=64, d_v=64](layer_norm(x), mask)
+//ocannl:return x1 + linear[d](dense[ff](layer_norm(x1)))
+//ocannl:layer gpt[d=384, ff=1536, vocab=256](tokens, mask):
+//ocannl:let h0 = {emb; o=[d]} * tokens + {pos; b=[128]}
+//ocannl:let h1 = block[d, ff](h0, mask)
+//ocannl:let h2 = block[d, ff](h1, mask)
+//ocannl:let h3 = block[d, ff](h2, mask)
+//ocannl:let h4 = block[d, ff](h3, mask)
+//ocannl:let h5 = block[d, ff](h4, mask)
+//ocannl:let h6 = block[d, ff](h5, mask)
+//ocannl:return linear[vocab](layer_norm(h6))
+//ocannl:let net = gpt[]
+//ocannl:loss train:
+//ocannl:input tokens : GPTBatch, GPTContext | GPTVocab
+//ocannl:input targets : GPTBatch, GPTContext | GPTVocab
+//ocannl:input mask : GPTContext | GPTContext ->
+//ocannl:return cross_entropy(net(tokens, mask), targets)
+//ocannl:adamw lr=3e-4
+type GPTBF16 struct {
+	ocannlGPTBF16
+}
+
 // ResNetBatch is the ResNet-20's training batch.
 const ResNetBatch = 32
 
@@ -81,4 +109,26 @@ const ResNetBatch = 32
 //ocannl:sgd lr=0.05 momentum=0.9
 type ResNet20 struct {
 	ocannlResNet20
+}
+
+// ResNet20BF16 is ResNet20 in bf16 mixed precision (//ocannl:model bf16).
+//
+//ocannl:model bf16
+//ocannl:layer basic[c](x) = relu(x + conv2d[c](relu(conv2d[c](x))))
+//ocannl:layer down[c](x) = relu(conv2d[c, k=1, stride=2](x) + conv2d[c](relu(conv2d[c, stride=2](x))))
+//ocannl:layer resnet(x):
+//ocannl:let h0 = relu(conv2d[16](x))
+//ocannl:let s1 = basic[16](basic[16](basic[16](h0)))
+//ocannl:let s2 = basic[32](basic[32](down[32](s1)))
+//ocannl:let s3 = basic[64](basic[64](down[64](s2)))
+//ocannl:let pooled = (s3 ++ "... | h, w, c => ... | c") *. 0.015625
+//ocannl:return linear[10](pooled)
+//ocannl:let net = resnet[]
+//ocannl:loss train:
+//ocannl:input images : ResNetBatch | 32, 32, 3
+//ocannl:input labels : ResNetBatch | 10
+//ocannl:return cross_entropy(net(images), labels)
+//ocannl:sgd lr=0.05 momentum=0.9
+type ResNet20BF16 struct {
+	ocannlResNet20BF16
 }

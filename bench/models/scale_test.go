@@ -29,7 +29,7 @@ func trainsAllocFree(t *testing.T, steps int, step func() float32) {
 }
 
 // TestResNet20Trains: the ResNet-20 of bench -scale trains on a random
-// batch, on 1 and 2 threads, without allocating.
+// batch, on 1 and 2 threads, without allocating, in float32 and in bf16.
 func TestResNet20Trains(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	images := new([ResNetBatch][32][32][3]float32)
@@ -46,6 +46,14 @@ func TestResNet20Trains(t *testing.T) {
 	}
 	for _, th := range []int{1, 2} {
 		m := new(ResNet20)
+		m.Init(1)
+		m.Pool = rt.NewPool(th)
+		trainsAllocFree(t, 3, func() float32 { return m.TrainStep(images, labels) })
+		m.Pool.Close()
+	}
+	// And in bf16 mixed precision (//ocannl:model bf16).
+	for _, th := range []int{1, 2} {
+		m := new(ResNet20BF16)
 		m.Init(1)
 		m.Pool = rt.NewPool(th)
 		trainsAllocFree(t, 3, func() float32 { return m.TrainStep(images, labels) })

@@ -16,6 +16,7 @@
 //	scale -model gpt -threads 1 [-warmup 3] [-steps 5]
 //	mpirun -np 2 scale -dist -model gpt -threads 1 [-warmup 3] [-steps 5]
 //	scale -peak [-reps 5]
+//	scale -track 300 [-threads 2]
 //	scale -cpuprobe [-waitquiet 30s]
 //	scale -flops
 //
@@ -47,6 +48,7 @@ import (
 
 	"github.com/ocannlgen/ocannlgen/bench/models"
 	"github.com/ocannlgen/ocannlgen/rt"
+	"github.com/ocannlgen/ocannlgen/rt/bf16"
 	"github.com/ocannlgen/ocannlgen/rt/cpu"
 	"github.com/ocannlgen/ocannlgen/rt/dist"
 )
@@ -73,12 +75,11 @@ func seed(a, b uint64, rank int) *rand.Rand {
 	return rand.New(rand.NewPCG(a, b+uint64(rank)<<32))
 }
 
-func gptModel(rank int) model {
-	m := new(models.GPT)
-	m.Init(1)
-	tokens := new([models.GPTBatch][models.GPTContext][models.GPTVocab]float32)
-	targets := new([models.GPTBatch][models.GPTContext][models.GPTVocab]float32)
-	mask := new([models.GPTContext][models.GPTContext]float32)
+// gptBatch is the GPT's fixed random batch and the causal mask.
+func gptBatch(rank int) (tokens, targets *[models.GPTBatch][models.GPTContext][models.GPTVocab]float32, mask *[models.GPTContext][models.GPTContext]float32) {
+	tokens = new([models.GPTBatch][models.GPTContext][models.GPTVocab]float32)
+	targets = new([models.GPTBatch][models.GPTContext][models.GPTVocab]float32)
+	mask = new([models.GPTContext][models.GPTContext]float32)
 	r := seed(1, 2, rank)
 	for b := range tokens {
 		// A random sequence of GPTContext+1 symbols: the inputs are its
@@ -96,6 +97,13 @@ func gptModel(rank int) model {
 			mask[s][t] = 1 // query s sees keys t <= s
 		}
 	}
+	return tokens, targets, mask
+}
+
+func gptModel(rank int) model {
+	m := new(models.GPT)
+	m.Init(1)
+	tokens, targets, mask := gptBatch(rank)
 	return model{
 		flop:     gptFLOP(),
 		samples:  models.GPTBatch,
@@ -109,11 +117,28 @@ func gptModel(rank int) model {
 	}
 }
 
-func resnetModel(rank int) model {
-	m := new(models.ResNet20)
+// gptBF16Model is gptModel in bf16 mixed precision (models.GPTBF16).
+func gptBF16Model(rank int) model {
+	m := new(models.GPTBF16)
 	m.Init(1)
-	images := new([models.ResNetBatch][32][32][3]float32)
-	labels := new([models.ResNetBatch][10]float32)
+	tokens, targets, mask := gptBatch(rank)
+	return model{
+		flop:     gptFLOP(),
+		samples:  models.GPTBatch,
+		setPool:  func(p *rt.Pool) { m.Pool = p },
+		step:     func() float32 { return m.TrainStep(tokens, targets, mask) },
+		backward: func() float32 { return m.Backward(tokens, targets, mask) },
+		update:   m.Update,
+		sync:     m.SyncGrads,
+		bcast:    func(c dist.Comm) error { return m.BroadcastParams(c, 0) },
+		params:   m.ParamTensors,
+	}
+}
+
+// resnetBatch is the ResNet's fixed random batch.
+func resnetBatch(rank int) (images *[models.ResNetBatch][32][32][3]float32, labels *[models.ResNetBatch][10]float32) {
+	images = new([models.ResNetBatch][32][32][3]float32)
+	labels = new([models.ResNetBatch][10]float32)
 	r := seed(3, 4, rank)
 	for i := range images {
 		for y := range images[i] {
@@ -125,6 +150,32 @@ func resnetModel(rank int) model {
 		}
 		labels[i][r.IntN(10)] = 1
 	}
+	return images, labels
+}
+
+func resnetModel(rank int) model {
+	m := new(models.ResNet20)
+	m.Init(1)
+	images, labels := resnetBatch(rank)
+	return model{
+		flop:     resnetFLOP(),
+		samples:  models.ResNetBatch,
+		setPool:  func(p *rt.Pool) { m.Pool = p },
+		step:     func() float32 { return m.TrainStep(images, labels) },
+		backward: func() float32 { return m.Backward(images, labels) },
+		update:   m.Update,
+		sync:     m.SyncGrads,
+		bcast:    func(c dist.Comm) error { return m.BroadcastParams(c, 0) },
+		params:   m.ParamTensors,
+	}
+}
+
+// resnetBF16Model is resnetModel in bf16 mixed precision
+// (models.ResNet20BF16).
+func resnetBF16Model(rank int) model {
+	m := new(models.ResNet20BF16)
+	m.Init(1)
+	images, labels := resnetBatch(rank)
 	return model{
 		flop:     resnetFLOP(),
 		samples:  models.ResNetBatch,
@@ -173,7 +224,7 @@ func cnnModel(rank int) model {
 }
 
 func main() {
-	name := flag.String("model", "gpt", "the model: gpt, resnet or cnn (bench/models.CNN, batch 256)")
+	name := flag.String("model", "gpt", "the model: gpt, resnet or cnn (bench/models.CNN, batch 256); gpt-bf16 and resnet-bf16 are the first two in bf16 mixed precision")
 	distributed := flag.Bool("dist", false, "data-parallel: one rank of an mpirun job (a binary built with -tags mpi; dist.go)")
 	threads := flag.Int("threads", 1, "threads: GOMAXPROCS and the model's rt.Pool")
 	warmup := flag.Int("warmup", 3, "untimed steps first (at least 2: their losses are checked)")
@@ -183,6 +234,7 @@ func main() {
 	flops := flag.Bool("flops", false, "print each model's FLOP count per step and exit")
 	allocProfile := flag.String("allocprofile", "", "write profiles of every allocation (runtime.MemProfileRate 1) after the warmup (FILE.warmup) and at the end (FILE), to find what allocates in the timed loop")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the timed steps to this file")
+	trackSteps := flag.Int("track", 0, "train the decoder for this many steps in float32 and in bf16 from the same initialization on the same batches and compare the final losses (track.go)")
 	probe := flag.Bool("cpuprobe", false, "print the CPUs two busy goroutines get over 200 ms (about 2 on an idle 2-core machine) and exit")
 	quiet := flag.Duration("waitquiet", 0, "with -cpuprobe: probe every second until the probe shows at least -quietcpus CPUs or this time has passed, then print the last probe")
 	quietCPUs := flag.Float64("quietcpus", 1.8, "with -waitquiet: the CPUs that count as a quiet machine")
@@ -205,6 +257,10 @@ func main() {
 		fmt.Printf("flops model=gpt gflop=%.4f\nflops model=resnet gflop=%.4f\nflops model=cnn gflop=%.4f\n", gptFLOP()/1e9, resnetFLOP()/1e9, cnnFLOP()/1e9)
 		return
 	}
+	if *trackSteps > 0 {
+		runtime.GOMAXPROCS(*threads)
+		os.Exit(track(*trackSteps, *threads))
+	}
 	if *peak {
 		fmt.Printf("# cpu: %s (%d logical CPUs), %s\n", host.CPUModel(), runtime.NumCPU(), runtime.Version())
 		peaks(*reps)
@@ -219,12 +275,16 @@ func main() {
 	switch *name {
 	case "gpt":
 		mk = gptModel
+	case "gpt-bf16":
+		mk = gptBF16Model
 	case "resnet":
 		mk = resnetModel
+	case "resnet-bf16":
+		mk = resnetBF16Model
 	case "cnn":
 		mk = cnnModel
 	default:
-		fmt.Fprintf(os.Stderr, "scale: unknown model %q (gpt, resnet or cnn)\n", *name)
+		fmt.Fprintf(os.Stderr, "scale: unknown model %q (gpt, gpt-bf16, resnet, resnet-bf16 or cnn)\n", *name)
 		os.Exit(2)
 	}
 	if *distributed {
@@ -285,8 +345,12 @@ func main() {
 	for i, l := range losses {
 		ls[i] = fmt.Sprintf("%.4f", l)
 	}
-	fmt.Printf("result impl=ocannlgen model=%s dtype=f32 threads=%d steps=%d wall_ms=%.2f cpu_ms=%.2f samples=%d samples_per_s=%.1f gflop=%.4f gflops=%.2f allocs_per_step=%g tier=%s losses=%s walls=%s cpus=%s\n",
-		*name, *threads, *steps, w, c, m.samples, float64(m.samples)/w*1e3, m.flop/1e9, m.flop/w/1e6, allocs, tier(), strings.Join(ls, ","), join(wall), join(cpuT))
+	mname, dtype, tr := *name, "f32", tier()
+	if base, ok := strings.CutSuffix(mname, "-bf16"); ok {
+		mname, dtype, tr = base, "bf16", tr+"+"+bf16.Best().String() // the contractions' tier (rt/bf16)
+	}
+	fmt.Printf("result impl=ocannlgen model=%s dtype=%s threads=%d steps=%d wall_ms=%.2f cpu_ms=%.2f samples=%d samples_per_s=%.1f gflop=%.4f gflops=%.2f allocs_per_step=%g tier=%s losses=%s walls=%s cpus=%s\n",
+		mname, dtype, *threads, *steps, w, c, m.samples, float64(m.samples)/w*1e3, m.flop/1e9, m.flop/w/1e6, allocs, tr, strings.Join(ls, ","), join(wall), join(cpuT))
 	pool.Close()
 	if *allocProfile != "" {
 		writeAllocs(*allocProfile)

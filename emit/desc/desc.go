@@ -120,4 +120,11 @@ type Kernel struct {
 	// back end, whose GPU path runs the entries' own kernels, leaves it
 	// out.
 	RowBlock bool
+	// BF16 (float32 kernels only): the contractions that the assembly
+	// classifier recognizes (emit/asm.Classify: matrix products,
+	// attention products, convolutions and their gradients) run on
+	// operands rounded to bfloat16 with float32 accumulation, through
+	// rt/bf16.Gemm in every tier (no Go loops branch); everything else
+	// stays float32. Set by //ocannl:model bf16.
+	BF16 bool
 }

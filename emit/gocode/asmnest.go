@@ -1,6 +1,8 @@
 package gocode
 
 import (
+	"fmt"
+
 	"github.com/dave/jennifer/jen"
 	"github.com/ocannlgen/ocannlgen/emit/asm"
 	"github.com/ocannlgen/ocannlgen/emit/schedule"
@@ -31,6 +33,9 @@ func (k *kgen) contractionCalls(ch schedule.Choice, init *float64) ([][]jen.Code
 	if ch.PreFill {
 		bd := k.p.Tensors[n.C].BufDims
 		pre = k.regionFill(n.C, make([]int, len(bd)), bd, *init)
+	}
+	if k.k.BF16 && k.elem == "float32" {
+		return k.bf16Calls(n, pre)
 	}
 	idx := k.asm.Add(n.Spec)
 	var build func(name string, i int) jen.Code
@@ -210,4 +215,57 @@ func (k *kgen) foldConstLoads(e loopir.Expr) loopir.Expr {
 		s := &k.ts[t].st
 		return s.value, s.kind == sConst
 	})
+}
+
+// bf16Path is the import path of the bf16 contractions (rt/bf16).
+const bf16Path = "github.com/ocannlgen/ocannlgen/rt/bf16"
+
+// bf16Mark marks the note of a contraction that runs through rt/bf16
+// (dispatch then emits the call alone: rt/bf16 picks the tier itself,
+// its Go tier included, so that every tier rounds alike).
+const bf16Mark = "bf16 operands, float32 accumulation (rt/bf16.Gemm)"
+
+// bf16Calls renders contraction n of a BF16 kernel as a call of
+// bf16.Gemm with the spec's sizes and strides, in the Go loops the
+// kernel leaves outside; the same call for every tier.
+func (k *kgen) bf16Calls(n *asm.Nest, pre []jen.Code) ([][]jen.Code, string) {
+	sp := n.Spec
+	d := jen.Dict{}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"M", sp.M}, {"N", sp.N}, {"K", sp.K}, {"CM", sp.CM}, {"CN", sp.CN}, {"AM", sp.AM}, {"AK", sp.AK}, {"BK", sp.BK}, {"BN", sp.BN},
+		{"K2", sp.K2}, {"AK2", sp.AK2}, {"BK2", sp.BK2}, {"N2", sp.N2}, {"CN2", sp.CN2}, {"BN2", sp.BN2}, {"K3", sp.K3}, {"AK3", sp.AK3}, {"BK3", sp.BK3}} {
+		absent := f.v == 0 || f.v == 1 && (f.name == "K2" || f.name == "K3" || f.name == "N2") // 0 and 1 mean no such axis
+		if !absent {
+			d[jen.Id(f.name)] = jen.Lit(f.v)
+		}
+	}
+	if sp.Overwrite {
+		d[jen.Id("Overwrite")] = jen.True()
+	}
+	var build func(i int) jen.Code
+	build = func(i int) jen.Code {
+		if i == len(n.Outer) {
+			args := make([]jen.Code, 4)
+			for j, t := range []int{n.C, n.A, n.B} {
+				args[j] = jen.Op("&").Add(k.directAccess(t, n.Zero[t]))
+			}
+			args[3] = jen.Qual(bf16Path, "Shape").Values(d)
+			return jen.Qual(bf16Path, "Gemm").Call(args...)
+		}
+		l := n.Outer[i]
+		before := k.varUse[l.Var]
+		inner := build(i + 1)
+		return k.forStmt(l.Var, 0, l.Extent, 1, k.varUse[l.Var] > before, []jen.Code{inner})
+	}
+	if k.free != nil {
+		k.parPre, pre = pre, nil
+	}
+	call := append(append([]jen.Code(nil), pre...), build(0))
+	calls := make([][]jen.Code, len(k.asm.Tiers()))
+	for i := range calls {
+		calls[i] = call
+	}
+	return calls, fmt.Sprintf("// %s: %dx%dx%d.", bf16Mark, sp.M, sp.N*max(1, sp.N2), sp.K*max(1, sp.K2)*max(1, sp.K3))
 }

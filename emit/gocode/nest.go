@@ -508,6 +508,9 @@ func (k *kgen) chainNest(loops []*loopir.For, st *loopir.Store, init *float64) (
 // { code }` after the comment note; a tier whose calls are nil is left
 // out (an AVX2-only kernel: `if flag2 { calls[1] } else { code }`).
 func (k *kgen) dispatch(calls [][]jen.Code, note string, code []jen.Code) []jen.Code {
+	if k.k.BF16 && strings.Contains(note, bf16Mark) {
+		return append([]jen.Code{jen.Comment(note)}, calls[0]...) // rt/bf16 dispatches itself
+	}
 	s := jen.Null()
 	first := true
 	for i, t := range k.asm.Tiers() {

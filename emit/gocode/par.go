@@ -61,7 +61,7 @@ func (k *kgen) parSplit(loops []*loopir.For, st *loopir.Store, pre bool) (split 
 		split, parts = schedule.JoinSplit(k.tgt.Parallel, c, k.p, loops, st, pl, n0, pre)
 		return split, parts, split != nil
 	}
-	split, parts = schedule.SplitLoop(k.tgt.Parallel, loops, st, pl, n0)
+	split, parts = schedule.SplitLoop(k.tgt.Parallel, loops, st, pl, n0, k.k.BF16 && k.elem == "float32")
 	return split, parts, false
 }
 

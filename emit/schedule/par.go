@@ -136,8 +136,12 @@ func GoCost(pt target.Parallel, e loopir.Expr) int {
 // the one breaking the kernel n0's merged axes into the fewest calls,
 // then one n0 leaves outside its call, else a broadcast kernel's n
 // axis in slivers of whole vectors, else any; then the longest, the
-// outermost among equals. nil when none qualifies.
-func SplitLoop(pt target.Parallel, loops []*loopir.For, st *loopir.Store, pl *LoopPlan, n0 *asm.Nest) (*loopir.For, int) {
+// outermost among equals. nil when none qualifies. packsBoth says the
+// contraction runs in rt/bf16, which packs both operands (a //ocannl:model
+// bf16 kernel): a part then packs again the operand its split does not
+// cut, so the n axis is not preferred when m is at least as long (the
+// parts cut m and pack the shorter B again).
+func SplitLoop(pt target.Parallel, loops []*loopir.For, st *loopir.Store, pl *LoopPlan, n0 *asm.Nest, packsBoth bool) (*loopir.For, int) {
 	outer := map[int]bool{}
 	if n0 != nil {
 		for _, l := range n0.Outer {
@@ -148,7 +152,7 @@ func SplitLoop(pt target.Parallel, loops []*loopir.For, st *loopir.Store, pl *Lo
 	// whole vectors keeps m whole: no B sliver packed again per part and
 	// no extra m tail tiles.
 	nVar := -1
-	if n0 != nil && n0.Spec.Kind == asm.Broadcast && len(st.Index) > 0 {
+	if n0 != nil && n0.Spec.Kind == asm.Broadcast && len(st.Index) > 0 && !(packsBoth && n0.Spec.M >= n0.Spec.N*max(1, n0.Spec.N2)) {
 		if x := st.Index[len(st.Index)-1]; len(x.Terms) == 1 && x.Terms[0].Coeff == 1 {
 			nVar = x.Terms[0].Var
 		}

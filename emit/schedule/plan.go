@@ -219,7 +219,7 @@ func (s *Schedule) parallel(n *Nest, tgt target.CPU, q Query) {
 	var split *loopir.For
 	parts := 0
 	if n.Worth && !n.Plan.Reads && !n.Stack {
-		split, parts = SplitLoop(tgt.Parallel, loops, st, n.Plan, n0)
+		split, parts = SplitLoop(tgt.Parallel, loops, st, n.Plan, n0, false)
 	}
 	fill := n.FillMode == FillStored || n.FillMode == FillAbsorbed
 	var init *float64

@@ -10,7 +10,10 @@
 //
 //	OCANNLGEN_CPU=purego   no assembly: the Go loops everywhere
 //	OCANNLGEN_CPU=avx2     at most the AVX2+FMA kernels
-//	OCANNLGEN_CPU=avx512   at most the AVX-512 kernels (the default)
+//	OCANNLGEN_CPU=avx512   at most the AVX-512 kernels, without the AVX512_BF16
+//	                       instructions (the bf16 kernels of rt/bf16 widen
+//	                       to float32 and use FMA instead of VDPBF16PS)
+//	OCANNLGEN_CPU=avx512bf16  every kernel, VDPBF16PS included (the default)
 //
 // An empty or unset variable means no limit. An unknown value selects
 // purego (the safe choice) and Limit reports it. The variable is read
@@ -36,6 +39,9 @@ const (
 	AVX2
 	// AVX512 runs the AVX-512 kernels.
 	AVX512
+	// AVX512BF16 also lets the bf16 kernels (package rt/bf16) use the
+	// AVX512_BF16 instructions; the other kernels run as under AVX512.
+	AVX512BF16
 )
 
 // String names the tier as OCANNLGEN_CPU spells it.
@@ -47,6 +53,8 @@ func (t Tier) String() string {
 		return "avx2"
 	case AVX512:
 		return "avx512"
+	case AVX512BF16:
+		return "avx512bf16"
 	}
 	return fmt.Sprintf("Tier(%d)", int(t))
 }
@@ -54,17 +62,20 @@ func (t Tier) String() string {
 // EnvVar is the environment variable that limits the tier.
 const EnvVar = "OCANNLGEN_CPU"
 
-// ParseTier parses a value of OCANNLGEN_CPU ("" means no limit: AVX512).
+// ParseTier parses a value of OCANNLGEN_CPU ("" means no limit:
+// AVX512BF16).
 func ParseTier(s string) (Tier, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "", "avx512":
+	case "", "avx512bf16":
+		return AVX512BF16, nil
+	case "avx512":
 		return AVX512, nil
 	case "avx2":
 		return AVX2, nil
 	case "purego", "go", "generic":
 		return Purego, nil
 	}
-	return Purego, fmt.Errorf("%s=%q: want purego, avx2 or avx512; using purego", EnvVar, s)
+	return Purego, fmt.Errorf("%s=%q: want purego, avx2, avx512 or avx512bf16; using purego", EnvVar, s)
 }
 
 // limit is the tier OCANNLGEN_CPU allows, fixed at initialization.

@@ -11,7 +11,7 @@ func TestParseTier(t *testing.T) {
 		want Tier
 		bad  bool
 	}{
-		{"", AVX512, false}, {"avx512", AVX512, false}, {"AVX2", AVX2, false}, {" purego ", Purego, false},
+		{"", AVX512BF16, false}, {"avx512", AVX512, false}, {"AVX512BF16", AVX512BF16, false}, {"AVX2", AVX2, false}, {" purego ", Purego, false},
 		{"go", Purego, false}, {"sse", Purego, true},
 	} {
 		got, err := ParseTier(c.in)

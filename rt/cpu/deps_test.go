@@ -35,7 +35,8 @@ func TestRuntimeDeps(t *testing.T) {
 
 // TestGeneratedImports: every generated file of the examples imports only
 // the standard library, rt, rt/dist (standard library only itself, see
-// TestRuntimeDeps) and rt/cpu.
+// TestRuntimeDeps), rt/cpu and rt/bf16 (the bf16 contractions of
+// //ocannl:model bf16; rt and rt/cpu only).
 func TestGeneratedImports(t *testing.T) {
 	root := testutil.RepoRoot(t)
 	files, err := filepath.Glob(filepath.Join(root, "examples", "*", "ocannl_gen*.go"))
@@ -51,7 +52,7 @@ func TestGeneratedImports(t *testing.T) {
 		for _, im := range af.Imports {
 			p, _ := strconv.Unquote(im.Path.Value)
 			switch {
-			case p == "github.com/ocannlgen/ocannlgen/rt", p == "github.com/ocannlgen/ocannlgen/rt/dist":
+			case p == "github.com/ocannlgen/ocannlgen/rt", p == "github.com/ocannlgen/ocannlgen/rt/dist", p == "github.com/ocannlgen/ocannlgen/rt/bf16":
 			case p == "github.com/ocannlgen/ocannlgen/rt/cpu":
 				sawCPU = true
 			case !strings.Contains(strings.SplitN(p, "/", 2)[0], "."):

@@ -1,0 +1,78 @@
+//go:build amd64 && gc && !purego
+
+package bf16
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ocannlgen/ocannlgen/rt"
+)
+
+// TestAsmRounding: the AVX512_BF16 packing routines (VCVTNEPS2BF16)
+// round every value as rt.BF16FromFloat32 does: ties both ways,
+// denormals, zeros, infinities, NaNs, overflow, and random bits.
+func TestAsmRounding(t *testing.T) {
+	if !Available(AVX512BF16) {
+		t.Skip("no AVX512_BF16")
+	}
+	specials := []uint32{0, 0x80000000, 1, 0x807fffff, 0x00800000, 0x3f808000, 0x3f818000, 0x3f807fff, 0x3f808001,
+		0x7f800000, 0xff800000, 0x7f7fffff, 0xff7fffff, 0x7f800001, 0xffc00001, 0x7fbfffff, 0x477fffff}
+	r := rand.New(rand.NewPCG(9, 9))
+	src := make([]float32, 1024)
+	for i := range src {
+		u := r.Uint32()
+		if i < len(specials) {
+			u = specials[i]
+		}
+		src[i] = math.Float32frombits(u)
+	}
+	row := make([]uint32, 512)
+	cvtRow(&row[0], &src[0], 64)
+	odd := make([]uint16, 1030)
+	for i := range odd {
+		odd[i] = 0xdead
+	}
+	cvtN(&odd[1], &src[0], 1021) // from an odd bf16, a partial last vector
+	if odd[0] != 0xdead || odd[1022] != 0xdead {
+		t.Errorf("cvtN wrote outside its %d elements: %#04x, %#04x", 1021, odd[0], odd[1022])
+	}
+	for i, x := range src[:1021] {
+		if got, want := odd[i+1], uint16(rt.BF16FromFloat32(x)); got != want {
+			t.Errorf("cvtN(%#08x) = %#04x, want %#04x", math.Float32bits(x), got, want)
+		}
+	}
+	pairs := make([]uint32, 512)
+	cvtPairs32(&pairs[0], &src[0], 32*4, 16) // rows of 32: pair p is rows 2p, 2p+1
+	for i, x := range src {
+		want := uint32(rt.BF16FromFloat32(x))
+		if got := row[i/2] >> (16 * (i % 2)) & 0xffff; got != want {
+			t.Errorf("cvtRow(%#08x) = %#04x, want %#04x", math.Float32bits(x), got, want)
+		}
+		p, half, c := i/64, i/32%2, i%32
+		if got := pairs[p*32+c] >> (16 * half) & 0xffff; got != want {
+			t.Errorf("cvtPairs32(%#08x) = %#04x, want %#04x", math.Float32bits(x), got, want)
+		}
+	}
+}
+
+func BenchmarkKernBF16(b *testing.B) {
+	var a [mrZMM * kc]uint32
+	var bb [kc * nrZMM]uint32
+	var c [mrZMM * nrZMM]float32
+	for b.Loop() {
+		kernBF16r14(kc/2, &a[0], &bb[0], &c[0], nrZMM*4, true)
+	}
+	b.ReportMetric(float64(2*mrZMM*nrZMM*kc)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+func BenchmarkKernF32x512(b *testing.B) {
+	var a [mrZMM * kc]float32
+	var bb [kc * nrZMM]float32
+	var c [mrZMM * nrZMM]float32
+	for b.Loop() {
+		kernF32x512r14(kc, &a[0], &bb[0], &c[0], nrZMM*4, true)
+	}
+	b.ReportMetric(float64(2*mrZMM*nrZMM*kc)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}

@@ -1,0 +1,568 @@
+// Package bf16 runs contractions on bfloat16 operands with float32
+// accumulation: the kernels behind //ocannl:model bf16 and
+// //ocannl:einsum over rt.BF16 arrays.
+//
+// Gemm computes C[m,n] (+)= sum over k of A[m,k] * B[k,n] for any
+// strides (Shape), as the generated code's contraction nests describe
+// them. It packs the operands, rounded to bfloat16 (rt.BF16FromFloat32:
+// nearest, ties to even), into blocks of kc = 256 steps along the
+// reduction and runs a register-tile micro-kernel over them, in one of
+// four tiers:
+//
+//	AVX512BF16  VDPBF16PS on pairs of bf16 (AVX512_BF16, 14x32 tile)
+//	AVX512      the pairs widened to float32, VFMADD231PS (14x32 tile)
+//	AVX2        the same on AVX2+FMA (6x16 tile)
+//	Go          the same in Go (6x16 tile)
+//
+// # Numerics
+//
+// Every tier computes each cell of C in the same order: starting from
+// C's value (0 when Shape.Overwrite), it adds the products of the
+// reduction steps pair by pair, k = 2p+1 before k = 2p (the order
+// VDPBF16PS adds the two products of a pair), each addition rounded to
+// float32; an odd reduction is padded with a zero pair member. The
+// product of two bf16 numbers is exact in float32, so each step is a
+// fused multiply-add, and the tiers give bit-identical results, on any
+// number of threads, except where VDPBF16PS flushes denormals: when a
+// product or a partial sum is below 2^-126 in magnitude, the AVX512BF16
+// tier may differ (by at most the flushed amounts), and NaN results may
+// have other bits. Against the float32 sum of the rounded operands in
+// another order the result is within about K*2^-24 of the magnitudes
+// summed; against the unrounded float32 product, within about 2*2^-8 of
+// them (each operand rounded by at most 2^-9 relative).
+//
+// OCANNLGEN_CPU (package rt/cpu) limits the tier: purego runs the Go
+// tier, avx2 the AVX2 one, avx512 the widening AVX-512 one, avx512bf16
+// (or unset) VDPBF16PS where the CPU has AVX512_BF16.
+//
+// Gemm allocates nothing in the steady state: its packing buffers
+// (512 KiB, more than a goroutine's stack frame may hold) come from a
+// free list that keeps them across calls and garbage collections.
+package bf16
+
+import (
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/ocannlgen/ocannlgen/rt"
+)
+
+// Geometry of the packing (kern_amd64.s is generated for it by
+// internal/bf16asm).
+const (
+	kc    = 256 // reduction steps per block (even)
+	nc    = 512 // columns per block of packed B
+	mrZMM = 14
+	mrYMM = 6
+	nrZMM = 32
+	nrYMM = 16
+)
+
+// Tier is a kernel tier of Gemm, lowest first.
+type Tier int
+
+// Tiers.
+const (
+	// Go is the portable tier.
+	Go Tier = iota
+	// AVX2 widens the bf16 operands to float32 and uses AVX2+FMA.
+	AVX2
+	// AVX512 widens the bf16 operands to float32 and uses AVX-512F.
+	AVX512
+	// AVX512BF16 runs VDPBF16PS (AVX512_BF16).
+	AVX512BF16
+)
+
+// String names the tier as OCANNLGEN_CPU spells it.
+func (t Tier) String() string {
+	switch t {
+	case Go:
+		return "purego"
+	case AVX2:
+		return "avx2"
+	case AVX512:
+		return "avx512"
+	case AVX512BF16:
+		return "avx512bf16"
+	}
+	return fmt.Sprintf("Tier(%d)", int(t))
+}
+
+// Shape is one contraction: for m < M, n < N, n2 < N2,
+//
+//	C[m*CM + n*CN + n2*CN2] (+)= sum over k3 < K3, k2 < K2, k < K of
+//	    A[m*AM + k3*AK3 + k2*AK2 + k*AK] * B[n*BN + n2*BN2 + k3*BK3 + k2*BK2 + k*BK]
+//
+// with offsets in elements from the pointers Gemm gets. K2, K3 and N2
+// of 0 mean 1 (no such axis). The reduction runs k3, k2, then k
+// innermost. Overwrite stores the sums instead of adding them to C.
+type Shape struct {
+	M, N, K                int
+	CM, CN, AM, AK, BK, BN int
+	K2, AK2, BK2           int
+	N2, CN2, BN2           int
+	K3, AK3, BK3           int
+	Overwrite              bool
+}
+
+// norm sets the absent axes to 1 and swaps the operands when C is
+// contiguous along m but not along n (the kernels store rows of C).
+func (s Shape) norm() Shape {
+	s.K2, s.K3, s.N2 = max(s.K2, 1), max(s.K3, 1), max(s.N2, 1)
+	if s.CN != 1 && s.CM == 1 && s.N2 == 1 {
+		s.M, s.N = s.N, s.M
+		s.CM, s.CN = s.CN, s.CM
+		s.AM, s.AK, s.AK2, s.AK3, s.BN, s.BK, s.BK2, s.BK3 = s.BN, s.BK, s.BK2, s.BK3, s.AM, s.AK, s.AK2, s.AK3
+	}
+	return s
+}
+
+// swapped reports whether norm swaps the operands.
+func (s Shape) swapped() bool { return s.CN != 1 && s.CM == 1 && max(s.N2, 1) == 1 }
+
+// Flops is the number of floating-point operations of s.
+func (s Shape) Flops() int {
+	return 2 * s.M * s.N * max(s.N2, 1) * s.K * max(s.K2, 1) * max(s.K3, 1)
+}
+
+// spans are the number of elements of C, A and B that s reaches from
+// their pointers (one past the largest offset).
+func (s Shape) spans() (c, a, b int) {
+	e := func(n, st int) int { return max(n-1, 0) * st }
+	c = e(s.M, s.CM) + e(s.N, s.CN) + e(s.N2, s.CN2) + 1
+	a = e(s.M, s.AM) + e(s.K, s.AK) + e(s.K2, s.AK2) + e(s.K3, s.AK3) + 1
+	b = e(s.N, s.BN) + e(s.N2, s.BN2) + e(s.K, s.BK) + e(s.K2, s.BK2) + e(s.K3, s.BK3) + 1
+	return c, a, b
+}
+
+// Gemm runs the contraction s in the best tier the CPU and OCANNLGEN_CPU
+// allow (Best). Sizes and strides must be non-negative; C must not
+// overlap A or B.
+func Gemm(c, a, b *float32, s Shape) { run(best, c, a, b, s) }
+
+// GemmTier is Gemm in tier t, or in the best available tier below it
+// when the CPU does not have t (Available).
+func GemmTier(t Tier, c, a, b *float32, s Shape) {
+	for t > Go && !Available(t) {
+		t--
+	}
+	run(t, c, a, b, s)
+}
+
+// Best is the tier Gemm runs in.
+func Best() Tier { return best }
+
+// Available reports whether the CPU, the build and OCANNLGEN_CPU allow
+// tier t.
+func Available(t Tier) bool { return t == Go || t <= best && supported(t) }
+
+// best is the tier Gemm uses, fixed at initialization.
+var best = func() Tier {
+	for t := AVX512BF16; t > Go; t-- {
+		if supported(t) && allowed(t) {
+			return t
+		}
+	}
+	return Go
+}()
+
+// scratch holds the packed operands of one Gemm call.
+type scratch struct {
+	b     [kc * nc]uint32
+	a     [mrZMM * kc]uint32
+	tile  [mrZMM * nrZMM]float32
+	tmp   [kc / 2 * 16]uint32 // packA/BAsm's transposition
+	runsA [kc][2]int32        // the runs of the block's offsets in A
+	runsB [kc][2]int32        // and in B
+}
+
+// scratchFree keeps the packing buffers (512 KiB each, too large for a
+// goroutine's stack frame) between calls: a cache without observable
+// state, so that Gemm allocates only when it is empty (the first call
+// of each of the concurrent calls). Unlike a sync.Pool, a garbage
+// collection does not empty it, so that a training step stays free of
+// allocations; it keeps at most maxFree buffers.
+var scratchFree = make(chan *scratch, maxFree)
+
+// maxFree is the most packing buffers scratchFree keeps (one per
+// concurrent call; more than any rt.Pool runs at once on usual hosts).
+const maxFree = 64
+
+func getScratch() *scratch {
+	select {
+	case sc := <-scratchFree:
+		return sc
+	default:
+		return new(scratch)
+	}
+}
+
+func putScratch(sc *scratch) {
+	select {
+	case scratchFree <- sc:
+	default:
+	}
+}
+
+func run(t Tier, cp, ap, bp *float32, s Shape) {
+	if s.swapped() {
+		ap, bp = bp, ap
+	}
+	s = s.norm()
+	if s.M <= 0 || s.N <= 0 {
+		return
+	}
+	cn, an, bn := s.spans()
+	cs := unsafe.Slice(cp, cn)
+	kt := s.K * s.K2 * s.K3
+	if kt <= 0 {
+		if s.Overwrite {
+			for m := range s.M {
+				for n := range s.N * s.N2 {
+					cs[m*s.CM+colOff(n, s.N2, s.CN, s.CN2)] = 0
+				}
+			}
+		}
+		return
+	}
+	as, bs := unsafe.Slice(ap, an), unsafe.Slice(bp, bn)
+	mr, nr := mrYMM, nrYMM
+	if t >= AVX512 {
+		mr, nr = mrZMM, nrZMM
+	}
+	bfPairs := t == AVX512BF16
+	sc := getScratch()
+	defer putScratch(sc)
+	bufB, bufA, tile := &sc.b, &sc.a, &sc.tile
+	var (
+		offA, offB [kc]int
+		colB       [nrZMM]int
+	)
+	rowWords := kc
+	if bfPairs {
+		rowWords = kc / 2
+	}
+	cols := s.N * s.N2
+	fast := s.CN == 1 && s.N2 == 1
+	for n0 := 0; n0 < cols; n0 += nc {
+		ncb := min(nc, cols-n0)
+		for k0 := 0; k0 < kt; k0 += kc {
+			kb := min(kc, kt-k0)
+			kOffsets(&s, k0, kb, offA[:], offB[:])
+			var rsA, rsB [][2]int32
+			if bfPairs && hasAsmPack {
+				rsA, rsB = runs(offA[:kb], sc.runsA[:]), runs(offB[:kb], sc.runsB[:])
+			}
+			steps := (kb + 1) / 2 // pairs
+			if !bfPairs {
+				steps *= 2
+			}
+			load := k0 > 0 || !s.Overwrite
+			for j := 0; j < ncb; j += nr {
+				pw := panelWidth(t, nr, ncb-j)
+				for c := range pw {
+					colB[c] = -1
+					if n := n0 + j + c; n < cols {
+						colB[c] = colOff(n, s.N2, s.BN, s.BN2)
+					}
+				}
+				from := 0
+				if bfPairs && hasAsmPack {
+					from = packBAsm(bufB[j*steps:(j+pw)*steps], bs, colB[:pw], offB[:kb], rsB, &s, sc)
+				}
+				packB(bufB[j*steps:(j+pw)*steps], bs, colB[:pw], offB[:kb], bfPairs, from)
+			}
+			for m0 := 0; m0 < s.M; m0 += mr {
+				rows := min(mr, s.M-m0)
+				from := 0
+				if bfPairs && hasAsmPack {
+					from = packAAsm(bufA[:], rowWords, as, m0, rows, &s, offA[:kb], rsA, sc)
+				}
+				packA(bufA[:], rowWords, as, m0, rows, s.AM, offA[:kb], bfPairs, from)
+				for j := 0; j < ncb; j += nr {
+					panel := bufB[j*steps:]
+					pw := panelWidth(t, nr, ncb-j)
+					if fast && j+pw <= ncb {
+						kern(t, rows, pw, steps, &bufA[0], &panel[0], &cs[m0*s.CM+n0+j], s.CM*4, load)
+						continue
+					}
+					w := min(pw, ncb-j)
+					if load {
+						for r := range rows {
+							for c := range pw {
+								v := float32(0)
+								if r < rows && c < w {
+									v = cs[(m0+r)*s.CM+colOff(n0+j+c, s.N2, s.CN, s.CN2)]
+								}
+								tile[r*pw+c] = v
+							}
+						}
+					}
+					kern(t, rows, pw, steps, &bufA[0], &panel[0], &tile[0], pw*4, load)
+					for r := range rows {
+						for c := range w {
+							cs[(m0+r)*s.CM+colOff(n0+j+c, s.N2, s.CN, s.CN2)] = tile[r*pw+c]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// kern runs the micro-kernel of tier t for a tile of rows rows and a
+// panel of nr columns (nrZMM, or 16 in the AVX512BF16 tier).
+func kern(t Tier, rows, nr, steps int, a, b *uint32, c *float32, ldc int, load bool) {
+	switch t {
+	case AVX512BF16:
+		if nr == 16 {
+			kernBF16n16s[rows](steps, a, b, c, ldc, load)
+			return
+		}
+		kernBF16s[rows](steps, a, b, c, ldc, load)
+	case AVX512:
+		kernF32x512s[rows](steps, (*float32)(unsafe.Pointer(a)), (*float32)(unsafe.Pointer(b)), c, ldc, load)
+	case AVX2:
+		kernF32x2s[rows](steps, (*float32)(unsafe.Pointer(a)), (*float32)(unsafe.Pointer(b)), c, ldc, load)
+	default:
+		kernGo(rows, steps, a, b, c, ldc, load)
+	}
+}
+
+// panelWidth is the width of the B panel at the last rem columns of a
+// block: nr, or 16 in the AVX512BF16 tier when at most 16 remain (the
+// kernBF16n16 kernels; a narrower panel would be zero-padded to nr).
+func panelWidth(t Tier, nr, rem int) int {
+	if t == AVX512BF16 && rem <= 16 {
+		return 16
+	}
+	return nr
+}
+
+// colOff is the offset of column n (of N*N2, n2 innermost) along
+// strides st (the n axis) and st2 (n2).
+func colOff(n, n2, st, st2 int) int {
+	if n2 == 1 {
+		return n * st
+	}
+	return n/n2*st + n%n2*st2
+}
+
+// kOffsets fills offA and offB with A's and B's offsets of the
+// reduction steps k0 ... k0+len-1 (k3, k2, k; k innermost).
+func kOffsets(s *Shape, k0, kb int, offA, offB []int) {
+	k := k0 % s.K
+	k2 := k0 / s.K % s.K2
+	k3 := k0 / (s.K * s.K2)
+	for i := range kb {
+		offA[i] = k3*s.AK3 + k2*s.AK2 + k*s.AK
+		offB[i] = k3*s.BK3 + k2*s.BK2 + k*s.BK
+		if k++; k == s.K {
+			k = 0
+			if k2++; k2 == s.K2 {
+				k2 = 0
+				k3++
+			}
+		}
+	}
+}
+
+// word is the packed word of the pair (lo, hi): two bf16 in one uint32
+// (bfPairs), else the float32 bits of one rounded value (lo).
+func bf(x float32) uint32 { return uint32(rt.BF16FromFloat32(x)) }
+
+// packB packs one panel of B: for each step, the panel's columns
+// (colB[c] the column's offset, -1 past the end: zeros). Steps are the
+// pairs of reduction steps (bfPairs: one word, the even step in the low
+// half), else the pair's odd step then its even step, as float32 bits
+// rounded to bf16.
+func packB(dst []uint32, bs []float32, colB []int, offB []int, bfPairs bool, from int) {
+	nr := len(colB)
+	kb := len(offB)
+	i := from * nr
+	if !bfPairs {
+		i *= 2
+	}
+	for k := 2 * from; k < kb; k += 2 {
+		odd := k+1 < kb
+		for _, cb := range colB {
+			var lo, hi uint32
+			if cb >= 0 {
+				lo = bf(bs[cb+offB[k]])
+				if odd {
+					hi = bf(bs[cb+offB[k+1]])
+				}
+			}
+			if bfPairs {
+				dst[i] = lo | hi<<16
+			} else {
+				dst[i] = hi << 16
+				dst[i+nr] = lo << 16
+			}
+			i++
+		}
+		if !bfPairs {
+			i += nr
+		}
+	}
+}
+
+// packA packs rows m0 ... m0+rows-1 of A (a panel of mr rows, the rows
+// past the end zeros left from before: they only reach cells not
+// stored): row r at r*rowWords, steps as in packB.
+func packA(dst []uint32, rowWords int, as []float32, m0, rows, am int, offA []int, bfPairs bool, from int) {
+	kb := len(offA)
+	for r := range rows {
+		base := (m0 + r) * am
+		row := dst[r*rowWords : (r+1)*rowWords]
+		i := from
+		if !bfPairs {
+			i *= 2
+		}
+		for k := 2 * from; k < kb; k += 2 {
+			lo := bf(as[base+offA[k]])
+			var hi uint32
+			if k+1 < kb {
+				hi = bf(as[base+offA[k+1]])
+			}
+			if bfPairs {
+				row[i] = lo | hi<<16
+				i++
+			} else {
+				row[i], row[i+1] = hi<<16, lo<<16
+				i += 2
+			}
+		}
+	}
+}
+
+// kernGo is the Go tier's micro-kernel: the rows x 16 tile of kernF32x2.
+func kernGo(rows, steps int, a, b *uint32, c *float32, ldc int, load bool) {
+	as := unsafe.Slice(a, (rows-1)*kc+steps)
+	bs := unsafe.Slice(b, steps*nrYMM)
+	cs := unsafe.Slice(c, (rows-1)*ldc/4+nrYMM)
+	var acc [mrYMM][nrYMM]float32
+	for r := range rows {
+		if load {
+			copy(acc[r][:], cs[r*ldc/4:r*ldc/4+nrYMM])
+		}
+		ar := as[r*kc : r*kc+steps]
+		for s, w := range ar {
+			x := math.Float32frombits(w)
+			bv := bs[s*nrYMM : s*nrYMM+nrYMM]
+			for j, y := range bv {
+				acc[r][j] += x * math.Float32frombits(y)
+			}
+		}
+		copy(cs[r*ldc/4:r*ldc/4+nrYMM], acc[r][:])
+	}
+}
+
+// stride returns d when off[i] = off[0] + i*d for every i (d = 0 when
+// len(off) < 2), and false when the offsets are not such a progression.
+func stride(off []int) (int, bool) {
+	if len(off) < 2 {
+		return 0, len(off) == 1
+	}
+	d := off[1] - off[0]
+	for i := 2; i < len(off); i++ {
+		if off[i]-off[i-1] != d {
+			return 0, false
+		}
+	}
+	return d, true
+}
+
+// minRun is the average length of the contiguous runs of a block's
+// reduction offsets from which the packing converts runs with cvtN.
+const minRun = 8
+
+// runs splits off into maximal runs of consecutive offsets, as (first
+// index, length) pairs in out (len(off) entries at most).
+func runs(off []int, out [][2]int32) [][2]int32 {
+	out = out[:0]
+	for i := 0; i < len(off); {
+		j := i + 1
+		for j < len(off) && off[j] == off[j-1]+1 {
+			j++
+		}
+		out = append(out, [2]int32{int32(i), int32(j - i)})
+		i = j
+	}
+	return out
+}
+
+// packAAsm packs the leading pairs of an A panel with the AVX512_BF16
+// routines where A's layout allows (reduction steps in contiguous runs:
+// cvtN per run; or rows contiguous with 16 rows to read: cvtPairs16,
+// then a transposition) and returns the number of pairs packed; packA
+// packs the rest with the same rounding.
+func packAAsm(dst []uint32, rowWords int, as []float32, m0, rows int, s *Shape, offA []int, rs [][2]int32, sc *scratch) int {
+	kb := len(offA)
+	pairs := kb / 2
+	if kb < 16 {
+		return 0
+	}
+	if kb/len(rs) >= minRun {
+		for r := range rows {
+			row := unsafe.Slice((*uint16)(unsafe.Pointer(&dst[r*rowWords])), 2*rowWords)
+			base := (m0 + r) * s.AM
+			for _, run := range rs {
+				cvtN(&row[run[0]], &as[base+offA[run[0]]], int(run[1]))
+			}
+			if kb%2 == 1 {
+				row[kb] = 0
+			}
+		}
+		return (kb + 1) / 2
+	}
+	if d, ok := stride(offA); ok && s.AM == 1 && m0+16 <= s.M {
+		cvtPairs16(&sc.tmp[0], &as[m0+offA[0]], d*4, pairs)
+		for r := range rows {
+			row := dst[r*rowWords : r*rowWords+pairs]
+			for p := range row {
+				row[p] = sc.tmp[p*16+r]
+			}
+		}
+		return pairs
+	}
+	return 0
+}
+
+// packBAsm is packAAsm for a B panel (columns contiguous: cvtPairs32;
+// or reduction steps in contiguous runs: cvtN per column, then a
+// transposition).
+func packBAsm(dst []uint32, bs []float32, colB []int, offB []int, rs [][2]int32, s *Shape, sc *scratch) int {
+	kb := len(offB)
+	pairs := kb / 2
+	nr := len(colB)
+	if kb < 16 || colB[nr-1] < 0 {
+		return 0 // a partial panel: packB
+	}
+	if d, ok := stride(offB); ok && s.BN == 1 && s.N2 == 1 && (nr == nrZMM || nr == 16) {
+		if nr == 16 {
+			cvtPairs16(&dst[0], &bs[colB[0]+offB[0]], d*4, pairs)
+		} else {
+			cvtPairs32(&dst[0], &bs[colB[0]+offB[0]], d*4, pairs)
+		}
+		return pairs
+	}
+	if kb/len(rs) >= minRun {
+		tmp16 := unsafe.Slice((*uint16)(unsafe.Pointer(&sc.tmp[0])), 2*len(sc.tmp))
+		all := (kb + 1) / 2
+		for c, cb := range colB {
+			for _, run := range rs {
+				cvtN(&tmp16[run[0]], &bs[cb+offB[run[0]]], int(run[1]))
+			}
+			if kb%2 == 1 {
+				tmp16[kb] = 0
+			}
+			for p := range all {
+				dst[p*nr+c] = sc.tmp[p]
+			}
+		}
+		return all
+	}
+	return 0
+}

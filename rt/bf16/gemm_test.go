@@ -1,0 +1,220 @@
+package bf16
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/ocannlgen/ocannlgen/rt"
+)
+
+// layout is a contraction with its operands' sizes, built from dims.
+type layout struct {
+	name string
+	s    Shape
+}
+
+// layouts covers the forms the generated code passes: NN, NT (dot),
+// TN, TT, a product stored transposed (the operands swap), a second
+// and third reduction axis (a convolution), a second column axis,
+// overwrite, odd and tiny reductions, edge tiles in m and n.
+func layouts() []layout {
+	var out []layout
+	add := func(name string, s Shape) { out = append(out, layout{name, s}) }
+	for _, d := range [][3]int{{37, 45, 29}, {14, 32, 256}, {29, 70, 513}, {1, 1, 1}, {5, 3, 2}, {100, 33, 300}} {
+		m, n, k := d[0], d[1], d[2]
+		add(fmt.Sprintf("NN%v", d), Shape{M: m, N: n, K: k, CM: n, CN: 1, AM: k, AK: 1, BK: n, BN: 1})
+		add(fmt.Sprintf("NT%v", d), Shape{M: m, N: n, K: k, CM: n, CN: 1, AM: k, AK: 1, BK: 1, BN: k})
+		add(fmt.Sprintf("TN%v", d), Shape{M: m, N: n, K: k, CM: n, CN: 1, AM: 1, AK: m, BK: n, BN: 1, Overwrite: true})
+		add(fmt.Sprintf("TT%v", d), Shape{M: m, N: n, K: k, CM: n, CN: 1, AM: 1, AK: m, BK: 1, BN: k})
+		add(fmt.Sprintf("Ctransposed%v", d), Shape{M: m, N: n, K: k, CM: 1, CN: m, AM: k, AK: 1, BK: 1, BN: k})
+	}
+	// A convolution: C[m][n] += sum_{kh<3, k<24} A[m*24 + kh*40 + k] * B[n*72 + kh*24 + k], a padded row stride.
+	add("conv", Shape{M: 30, N: 40, K: 24, CM: 40, CN: 1, AM: 24, AK: 1, BK: 1, BN: 72, K2: 3, AK2: 40 * 24, BK2: 24})
+	// Runs of 9 contiguous steps (odd: pairs straddle the runs) in both operands.
+	add("n16", Shape{M: 30, N: 16, K: 40, CM: 16, CN: 1, AM: 40, AK: 1, BK: 16, BN: 1})
+	add("n48", Shape{M: 17, N: 48, K: 33, CM: 48, CN: 1, AM: 33, AK: 1, BK: 48, BN: 1, Overwrite: true})
+	add("oddruns", Shape{M: 20, N: 35, K: 9, CM: 35, CN: 1, AM: 40, AK: 1, BK: 1, BN: 50, K2: 4, AK2: 10, BK2: 12})
+	add("k3", Shape{M: 17, N: 19, K: 5, CM: 19, CN: 1, AM: 5, AK: 1, BK: 19, BN: 1, K2: 3, AK2: 17 * 5, BK2: 19 * 5, K3: 4, AK3: 17 * 15, BK3: 19 * 15, Overwrite: true})
+	add("n2", Shape{M: 16, N: 3, K: 50, CM: 9, CN: 3, AM: 1, AK: 16, BK: 9, BN: 3, N2: 3, CN2: 1, BN2: 1})
+	for m := 1; m <= 15; m++ { // every tile height
+		add(fmt.Sprintf("rows%d", m), Shape{M: m, N: 40, K: 18, CM: 40, CN: 1, AM: 18, AK: 1, BK: 40, BN: 1})
+	}
+	add("empty-k", Shape{M: 3, N: 4, K: 0, CM: 4, CN: 1, Overwrite: true})
+	return out
+}
+
+// emulate is the documented order in plain loops, from the rounded
+// operands: independent of the packing and the kernels.
+func emulate(c, a, b []float32, s Shape) {
+	s.K2, s.K3, s.N2 = max(s.K2, 1), max(s.K3, 1), max(s.N2, 1)
+	kt := s.K * s.K2 * s.K3
+	ao := func(m, r int) int {
+		return m*s.AM + r/(s.K*s.K2)*s.AK3 + r/s.K%s.K2*s.AK2 + r%s.K*s.AK
+	}
+	bo := func(n, n2, r int) int {
+		return n*s.BN + n2*s.BN2 + r/(s.K*s.K2)*s.BK3 + r/s.K%s.K2*s.BK2 + r%s.K*s.BK
+	}
+	for m := range s.M {
+		for n := range s.N {
+			for n2 := range s.N2 {
+				ci := m*s.CM + n*s.CN + n2*s.CN2
+				acc := c[ci]
+				if s.Overwrite {
+					acc = 0
+				}
+				for p := 0; p < kt; p += 2 {
+					var odd float32
+					if p+1 < kt {
+						odd = rt.RoundBF16(a[ao(m, p+1)]) * rt.RoundBF16(b[bo(n, n2, p+1)])
+					}
+					acc += odd
+					acc += rt.RoundBF16(a[ao(m, p)]) * rt.RoundBF16(b[bo(n, n2, p)])
+				}
+				c[ci] = acc
+			}
+		}
+	}
+}
+
+// reference is the float64 sum of each cell's products and of their
+// magnitudes, from the rounded operands (round) or the float32 ones.
+func reference(c0, a, b []float32, s Shape, round bool) (sum, mag []float64) {
+	s.K2, s.K3, s.N2 = max(s.K2, 1), max(s.K3, 1), max(s.N2, 1)
+	sum, mag = make([]float64, len(c0)), make([]float64, len(c0))
+	for i, x := range c0 {
+		sum[i], mag[i] = float64(x), math.Abs(float64(x))
+	}
+	r := func(x float32) float64 {
+		if round {
+			return float64(rt.RoundBF16(x))
+		}
+		return float64(x)
+	}
+	for m := range s.M {
+		for n := range s.N {
+			for n2 := range s.N2 {
+				ci := m*s.CM + n*s.CN + n2*s.CN2
+				if s.Overwrite {
+					sum[ci], mag[ci] = 0, 0
+				}
+				for k3 := range s.K3 {
+					for k2 := range s.K2 {
+						for k := range s.K {
+							p := r(a[m*s.AM+k3*s.AK3+k2*s.AK2+k*s.AK]) * r(b[n*s.BN+n2*s.BN2+k3*s.BK3+k2*s.BK2+k*s.BK])
+							sum[ci] += p
+							mag[ci] += math.Abs(p)
+						}
+					}
+				}
+			}
+		}
+	}
+	return sum, mag
+}
+
+func randSlice(rng *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	return x
+}
+
+// TestGemmTiers: every tier the CPU has gives, for every layout, the
+// bits of the documented order (emulate), cells outside the contraction
+// untouched; and the result is within K*2^-24 (plus one rounding) of the
+// float64 sum of the rounded operands' products, and within 2^-7 of the
+// magnitudes of the unrounded float32 product.
+func TestGemmTiers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, l := range layouts() {
+		cn, an, bn := l.s.spans()
+		cn += 7 // cells past the end stay as they were
+		a, b, c0 := randSlice(rng, an), randSlice(rng, bn), randSlice(rng, cn)
+		want := append([]float32(nil), c0...)
+		emulate(want, a, b, l.s)
+		sumR, magR := reference(c0, a, b, l.s, true)
+		sumF, magF := reference(c0, a, b, l.s, false)
+		kt := l.s.K * max(l.s.K2, 1) * max(l.s.K3, 1)
+		for _, tier := range []Tier{Go, AVX2, AVX512, AVX512BF16} {
+			if !Available(tier) {
+				t.Logf("%s: tier %v not available here", l.name, tier)
+				continue
+			}
+			c := append([]float32(nil), c0...)
+			GemmTier(tier, &c[0], &a[0], &b[0], l.s)
+			for i := range c {
+				if math.Float32bits(c[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%s, tier %v: cell %d = %v, want %v (the documented order)", l.name, tier, i, c[i], want[i])
+				}
+				tolR := float64(kt+1)*0x1p-24*magR[i] + 1e-30
+				if d := math.Abs(float64(c[i]) - sumR[i]); d > tolR {
+					t.Fatalf("%s, tier %v: cell %d = %v, rounded-operand reference %v (difference %g > %g)", l.name, tier, i, c[i], sumR[i], d, tolR)
+				}
+				tolF := 0x1p-7*magF[i] + 1e-30
+				if d := math.Abs(float64(c[i]) - sumF[i]); d > tolF {
+					t.Fatalf("%s, tier %v: cell %d = %v, float32 reference %v (difference %g > %g)", l.name, tier, i, c[i], sumF[i], d, tolF)
+				}
+			}
+		}
+	}
+}
+
+// TestGemmAllocs: no allocation in any tier.
+func TestGemmAllocs(t *testing.T) {
+	s := Shape{M: 40, N: 50, K: 300, CM: 50, CN: 1, AM: 300, AK: 1, BK: 50, BN: 1}
+	_, an, bn := s.spans()
+	a, b, c := make([]float32, an), make([]float32, bn), make([]float32, s.M*s.N)
+	for _, tier := range []Tier{Go, AVX2, AVX512, AVX512BF16} {
+		if n := testing.AllocsPerRun(5, func() { GemmTier(tier, &c[0], &a[0], &b[0], s) }); n != 0 {
+			t.Errorf("tier %v: %v allocations per call", tier, n)
+		}
+	}
+}
+
+// TestBest: OCANNLGEN_CPU's limit holds.
+func TestBest(t *testing.T) {
+	if !allowed(Best()) || !supported(Best()) {
+		t.Errorf("Best() = %v is not allowed or supported", Best())
+	}
+	t.Logf("best tier: %v", Best())
+}
+
+// TestEnvForcesTier: OCANNLGEN_CPU selects each tier (at most the CPU's
+// best): the test binary runs itself under each value and reports Best.
+func TestEnvForcesTier(t *testing.T) {
+	if os.Getenv("OCANNLGEN_BF16_REPORT") != "" {
+		fmt.Printf("best=%v\n", Best())
+		return
+	}
+	top := Go
+	for tr := AVX512BF16; tr > Go; tr-- {
+		if supported(tr) {
+			top = tr
+			break
+		}
+	}
+	for _, c := range []struct {
+		env  string
+		want Tier
+	}{{"purego", Go}, {"avx2", AVX2}, {"avx512", AVX512}, {"avx512bf16", AVX512BF16}, {"", AVX512BF16}} {
+		want := min(c.want, top)
+		for want > Go && !supported(want) {
+			want--
+		}
+		cmd := exec.Command(os.Args[0], "-test.run=^TestEnvForcesTier$")
+		cmd.Env = append(os.Environ(), "OCANNLGEN_CPU="+c.env, "OCANNLGEN_BF16_REPORT=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("OCANNLGEN_CPU=%s: %v\n%s", c.env, err, out)
+		}
+		if !strings.Contains(string(out), "best="+want.String()+"\n") {
+			t.Errorf("OCANNLGEN_CPU=%q: %s, want best=%v", c.env, out, want)
+		}
+	}
+}

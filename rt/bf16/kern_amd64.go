@@ -1,0 +1,48 @@
+//go:build amd64 && gc && !purego
+
+package bf16
+
+import "github.com/ocannlgen/ocannlgen/rt/cpu"
+
+//go:generate go run ../../internal/bf16asm -o kern_amd64.s
+
+// supported reports whether the CPU has what tier t needs.
+func supported(t Tier) bool {
+	switch t {
+	case AVX512BF16:
+		return cpu.Supported("AVX512F", "AVX512BW", "AVX512BF16")
+	case AVX512:
+		return cpu.Supported("AVX512F")
+	case AVX2:
+		return cpu.Supported("AVX2", "FMA3")
+	}
+	return t == Go
+}
+
+// allowed reports whether OCANNLGEN_CPU allows tier t.
+func allowed(t Tier) bool {
+	switch t {
+	case AVX512BF16:
+		return cpu.Enabled(cpu.AVX512BF16)
+	case AVX512:
+		return cpu.Enabled(cpu.AVX512)
+	case AVX2:
+		return cpu.Enabled(cpu.AVX2)
+	}
+	return true
+}
+
+//go:noescape
+func cvtRow(dst *uint32, src *float32, n16 int)
+
+//go:noescape
+func cvtPairs16(dst *uint32, src *float32, ld int, pairs int)
+
+//go:noescape
+func cvtPairs32(dst *uint32, src *float32, ld int, pairs int)
+
+// hasAsmPack: the AVX512_BF16 packing routines exist in this build.
+const hasAsmPack = true
+
+//go:noescape
+func cvtN(dst *uint16, src *float32, n int)

@@ -1,0 +1,18 @@
+//go:build !(amd64 && gc && !purego)
+
+package bf16
+
+func supported(t Tier) bool { return t == Go }
+
+func allowed(Tier) bool { return true }
+
+func cvtRow(*uint32, *float32, int) { panic("bf16: no assembly in this build") }
+
+func cvtPairs16(*uint32, *float32, int, int) { panic("bf16: no assembly in this build") }
+
+func cvtPairs32(*uint32, *float32, int, int) { panic("bf16: no assembly in this build") }
+
+// hasAsmPack: the AVX512_BF16 packing routines exist in this build.
+const hasAsmPack = false
+
+func cvtN(*uint16, *float32, int) { panic("bf16: no assembly in this build") }

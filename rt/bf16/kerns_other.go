@@ -1,0 +1,15 @@
+//go:build !(amd64 && gc && !purego)
+
+package bf16
+
+// kernBF16s is empty in this build (no assembly).
+var kernBF16s [15]func(kp int, a, b *uint32, c *float32, ldc int, load bool)
+
+// kernF32x512s is empty in this build (no assembly).
+var kernF32x512s [15]func(kp int, a, b *float32, c *float32, ldc int, load bool)
+
+// kernF32x2s is empty in this build (no assembly).
+var kernF32x2s [7]func(kp int, a, b *float32, c *float32, ldc int, load bool)
+
+// kernBF16n16s is empty in this build (no assembly).
+var kernBF16n16s [15]func(kp int, a, b *uint32, c *float32, ldc int, load bool)
