@@ -1,12 +1,17 @@
 package cuda_test
 
 import (
+	"encoding/gob"
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/ocannlgen/ocannlgen/internal/cudaadam"
 	"github.com/ocannlgen/ocannlgen/internal/testutil"
 	"github.com/ocannlgen/ocannlgen/rt"
+	rtcuda "github.com/ocannlgen/ocannlgen/rt/cuda"
 )
 
 // The optimizer tests train internal/cudaadam's models (Adam with an L2
@@ -127,54 +132,79 @@ func flat(tn rt.Tensor) []float64 {
 	return out
 }
 
-// gpuTrace is what one emulated run records after each step.
-type gpuTrace struct {
-	loss, norm []float64
-	params     [][][]float64 // [step][param] cells
+// trace is what a training run records after each step.
+type trace struct {
+	Loss, Norm []float64
+	Params     [][][]float64 // [step][param] cells
 }
 
-// emulatedTraining loads fresh model mk's parameters into a new emulated
-// session and takes optimSteps TrainSteps at the CPU model's learning
-// rate; cpu, when set, takes each step on the CPU too.
-func emulatedTraining(t *testing.T, mk func() optimModel, cpu func(step int, m optimModel, x, y []float64)) gpuTrace {
+// tensorCopy is a copy of model parameters (Data32 or Data64 as ts have).
+func tensorCopy(ts []rt.Tensor) []rt.Tensor {
+	out := make([]rt.Tensor, len(ts))
+	for i, tn := range ts {
+		out[i] = rt.Tensor{Name: tn.Name, Data32: append([]float32(nil), tn.Data32...), Data64: append([]float64(nil), tn.Data64...)}
+		if tn.Data64 == nil {
+			out[i].Data64 = nil
+		} else {
+			out[i].Data32 = nil
+		}
+	}
+	return out
+}
+
+// cpuTraining takes optimSteps CPU TrainSteps of a fresh model mk on
+// optimBatch's batches and returns its initial parameters, the learning
+// rate of each step, and what it recorded.
+func cpuTraining(mk func() optimModel) (init []rt.Tensor, lrs []float64, tr trace) {
+	m := mk()
+	init = tensorCopy(m.params())
+	for step := range optimSteps {
+		x, y := optimBatch(m.elem, step)
+		lrs = append(lrs, m.lr())
+		tr.Loss = append(tr.Loss, m.trainStep(x, y))
+		if m.gradNorm != nil {
+			tr.Norm = append(tr.Norm, m.gradNorm())
+		}
+		var ps [][]float64
+		for _, tn := range m.params() {
+			ps = append(ps, flat(tn))
+		}
+		tr.Params = append(tr.Params, ps)
+	}
+	return init, lrs, tr
+}
+
+// deviceTraining loads init into model name of session s and takes
+// len(lrs) TrainSteps on optimBatch's batches (reading GradNorm when clip
+// is set).
+func deviceTraining(t testing.TB, s *rtcuda.Session, name, elem string, init []rt.Tensor, lrs []float64, clip bool) trace {
 	t.Helper()
-	om := mk()
-	_, s := session(t, "internal/cudaadam")
-	m, err := s.Model(om.name)
+	m, err := s.Model(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Load(om.params()); err != nil {
+	if err := m.Load(init); err != nil {
 		t.Fatal(err)
 	}
-	var tr gpuTrace
-	for step := range optimSteps {
-		x, y := optimBatch(om.elem, step)
-		loss, err := m.TrainStep(map[string]any{"x": x, "y": y}, om.lr())
+	var tr trace
+	for step, lr := range lrs {
+		x, y := optimBatch(elem, step)
+		loss, err := m.TrainStep(map[string]any{"x": x, "y": y}, lr)
 		if err != nil {
 			t.Fatal(err)
 		}
-		tr.loss = append(tr.loss, loss)
-		if om.gradNorm != nil {
+		tr.Loss = append(tr.Loss, loss)
+		if clip {
 			n, err := m.GradNorm()
 			if err != nil {
 				t.Fatal(err)
 			}
-			tr.norm = append(tr.norm, n)
+			tr.Norm = append(tr.Norm, n)
 		}
 		if m.Step != step+1 {
-			t.Errorf("%s: Step is %d after %d steps", om.name, m.Step, step+1)
+			t.Errorf("%s: Step is %d after %d steps", name, m.Step, step+1)
 		}
-		ts := om.params() // the CPU model's tensors: Save into copies
-		saved := make([]rt.Tensor, len(ts))
-		for i, tn := range ts {
-			saved[i] = rt.Tensor{Name: tn.Name}
-			if tn.Data64 != nil {
-				saved[i].Data64 = make([]float64, len(tn.Data64))
-			} else {
-				saved[i].Data32 = make([]float32, len(tn.Data32))
-			}
-		}
+		saved := tensorCopy(init)
 		if err := m.Save(saved); err != nil {
 			t.Fatal(err)
 		}
@@ -182,12 +212,70 @@ func emulatedTraining(t *testing.T, mk func() optimModel, cpu func(step int, m o
 		for _, tn := range saved {
 			ps = append(ps, flat(tn))
 		}
-		tr.params = append(tr.params, ps)
-		if cpu != nil {
-			cpu(step, om, x, y)
-		}
+		tr.Params = append(tr.Params, ps)
 	}
 	return tr
+}
+
+// compareTraces checks a device run against the CPU's, step by step,
+// within optimTol(elem), and returns the largest difference.
+func compareTraces(t testing.TB, elem string, got, want trace) float64 {
+	t.Helper()
+	tol := optimTol(elem)
+	worst, bad := 0.0, 0
+	check := func(what string, step int, g, w float64) {
+		d := math.Abs(g-w) / math.Max(1, math.Max(math.Abs(g), math.Abs(w)))
+		if d > worst || math.IsNaN(d) {
+			worst = d
+		}
+		if !testutil.CloseRel(g, w, tol) {
+			if bad < 5 {
+				t.Errorf("step %d: %s: the device says %v, the CPU %v", step, what, g, w)
+			}
+			bad++
+		}
+	}
+	for step := range want.Loss {
+		check("loss", step, got.Loss[step], want.Loss[step])
+		if len(want.Norm) > 0 {
+			check("gradient norm", step, got.Norm[step], want.Norm[step])
+		}
+		for i, p := range want.Params[step] {
+			for j := range p {
+				check(fmt.Sprintf("parameter %d cell %d", i, j), step, got.Params[step][i][j], p[j])
+			}
+		}
+	}
+	if bad > 5 {
+		t.Errorf("%d values differ in all", bad)
+	}
+	return worst
+}
+
+// sameBits reports whether two device runs gave the same bits.
+func sameBits(a, b trace) bool {
+	eq := func(x, y []float64) bool {
+		if len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if math.Float64bits(x[i]) != math.Float64bits(y[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	if !eq(a.Loss, b.Loss) || !eq(a.Norm, b.Norm) || len(a.Params) != len(b.Params) {
+		return false
+	}
+	for s := range a.Params {
+		for i := range a.Params[s] {
+			if !eq(a.Params[s][i], b.Params[s][i]) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // TestEmulatedOptimizers compares each model's emulated device training
@@ -198,59 +286,65 @@ func TestEmulatedOptimizers(t *testing.T) {
 	for _, mk := range optimModels() {
 		om := mk()
 		t.Run(om.name, func(t *testing.T) {
-			tol := optimTol(om.elem)
-			worst := 0.0
-			check := func(what string, got, want float64) {
-				t.Helper()
-				d := math.Abs(got-want) / math.Max(1, math.Max(math.Abs(got), math.Abs(want)))
-				worst = max(worst, d)
-				if !testutil.CloseRel(got, want, tol) {
-					t.Errorf("%s: the emulated device says %v, the CPU %v", what, got, want)
+			init, lrs, want := cpuTraining(mk)
+			for step, n := range want.Norm {
+				if n <= 0.5 {
+					t.Errorf("step %d: gradient norm %v: no clipping to test", step, n)
 				}
 			}
-			var cpuLoss, cpuNorm []float64
-			var cpuParams [][][]float64
-			tr := emulatedTraining(t, mk, func(step int, m optimModel, x, y []float64) {
-				cpuLoss = append(cpuLoss, m.trainStep(x, y))
-				if m.gradNorm != nil {
-					cpuNorm = append(cpuNorm, m.gradNorm())
-				}
-				var ps [][]float64
-				for _, tn := range m.params() {
-					ps = append(ps, flat(tn))
-				}
-				cpuParams = append(cpuParams, ps)
-			})
-			for step := range optimSteps {
-				check("loss", tr.loss[step], cpuLoss[step])
-				if om.gradNorm != nil {
-					check("gradient norm", tr.norm[step], cpuNorm[step])
-					if cpuNorm[step] <= 0.5 {
-						t.Errorf("step %d: gradient norm %v: no clipping to test", step, cpuNorm[step])
-					}
-				}
-				for i, p := range cpuParams[step] {
-					for j := range p {
-						check("param", tr.params[step][i][j], p[j])
-					}
-				}
-			}
-			t.Logf("%d steps: largest difference from the CPU %.2g (tolerance %g)", optimSteps, worst, tol)
-			again := emulatedTraining(t, mk, nil)
-			for step := range optimSteps {
-				same := math.Float64bits(tr.loss[step]) == math.Float64bits(again.loss[step])
-				for i := range tr.norm {
-					same = same && math.Float64bits(tr.norm[i]) == math.Float64bits(again.norm[i])
-				}
-				for i, p := range tr.params[step] {
-					for j := range p {
-						same = same && math.Float64bits(p[j]) == math.Float64bits(again.params[step][i][j])
-					}
-				}
-				if !same {
-					t.Errorf("step %d: two runs differ", step)
-				}
+			_, s := session(t, "internal/cudaadam")
+			got := deviceTraining(t, s, om.name, om.elem, init, lrs, om.gradNorm != nil)
+			worst := compareTraces(t, om.elem, got, want)
+			t.Logf("%d steps: largest difference from the CPU %.2g (tolerance %g)", optimSteps, worst, optimTol(om.elem))
+			_, s2 := session(t, "internal/cudaadam")
+			if !sameBits(got, deviceTraining(t, s2, om.name, om.elem, init, lrs, om.gradNorm != nil)) {
+				t.Error("two runs differ")
 			}
 		})
+	}
+}
+
+// optimCase is a recorded optimizer case for the GPU tests: a model of
+// internal/cudaadam, its initial parameters, learning rates and the CPU's
+// trace.
+type optimCase struct {
+	Model, Elem string
+	Clip        bool
+	Init        []rt.Tensor
+	LRs         []float64
+	Want        trace
+}
+
+// optimCaseFile is optim.gob: internal/cudaadam's generated CUDA C and
+// its models' cases.
+type optimCaseFile struct {
+	Source []byte
+	Cases  []optimCase
+}
+
+// TestRecordGPUOptimCases writes optim.gob into the -gpucases directory
+// (skipped without it) for TestGPUOptimizers.
+func TestRecordGPUOptimCases(t *testing.T) {
+	if *gpuCases == "" {
+		t.Skip("no -gpucases directory")
+	}
+	if err := os.MkdirAll(*gpuCases, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	cf := optimCaseFile{Source: generate(t, "internal/cudaadam").CUDAContent}
+	for _, mk := range optimModels() {
+		om := mk()
+		init, lrs, want := cpuTraining(mk)
+		cf.Cases = append(cf.Cases, optimCase{om.name, om.elem, om.gradNorm != nil, init, lrs, want})
+	}
+	f, err := os.Create(filepath.Join(*gpuCases, "optim.gob"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gob.NewEncoder(f).Encode(&cf); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
