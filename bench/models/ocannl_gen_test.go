@@ -14,7 +14,7 @@ import (
 
 // ocannlDirectives is the hash of this package's //ocannl: directives
 // (ocannlDirectiveHash) when ocannlgen generated ocannl_gen.go from them.
-const ocannlDirectives = "ec23c8e9a50f9b92b9f7b1a35c38ef6651b81588700d8e3a16635f098a9b77d6"
+const ocannlDirectives = "4d12a2733806e95cd608a582dd66900214b9eba37a1ba43f92371cf7b269571a"
 
 // TestOcannlGenerated fails when this package's //ocannl: directives
 // changed after ocannl_gen.go was generated from them, so that the tests
