@@ -25,12 +25,11 @@ func flat[A any](a *A) []float32 {
 	return unsafe.Slice((*float32)(unsafe.Pointer(a)), unsafe.Sizeof(*a)/4)
 }
 
-// runGPU trains m on the GPU: warmup steps whose losses must be finite
-// and decrease, then steps timed one by one; it prints one result line.
-func runGPU(name string, m model, warmup, steps int) error {
-	if m.gpuName == "" {
-		return fmt.Errorf("model %s has no GPU twin", name)
-	}
+// runGPU trains each of ms (named names) on the GPU, in one session (the
+// file is compiled once; each model's buffers stay allocated): warmup
+// steps whose losses must be finite and decrease, then steps timed one by
+// one; it prints one result line per model.
+func runGPU(names []string, ms []model, warmup, steps int) error {
 	t0 := time.Now()
 	d, err := cuda.Open()
 	if err != nil {
@@ -42,7 +41,19 @@ func runGPU(name string, m model, warmup, steps int) error {
 		return err
 	}
 	defer s.Close()
-	compile := time.Since(t0)
+	fmt.Printf("# GPU session: %s compiled (%d bytes of CUDA C) in %.1f s\n", "bench/models/ocannl_gen.cu", len(models.CUDASource), time.Since(t0).Seconds())
+	for i, m := range ms {
+		if err := gpuSteps(s, names[i], m, warmup, steps); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func gpuSteps(s *cuda.Session, name string, m model, warmup, steps int) error {
+	if m.gpuName == "" {
+		return fmt.Errorf("model %s has no GPU twin", name)
+	}
 	gm, err := s.Model(m.gpuName)
 	if err != nil {
 		return err
@@ -51,12 +62,14 @@ func runGPU(name string, m model, warmup, steps int) error {
 		return err
 	}
 	lr := m.lr()
+	t0 := time.Now()
 	losses := make([]float64, warmup)
 	for i := range losses {
 		if losses[i], err = gm.TrainStep(m.gpuBatch, lr); err != nil {
-			return err
+			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
+	first := time.Since(t0)
 	for _, l := range losses {
 		if math.IsNaN(l) || math.IsInf(l, 0) {
 			return fmt.Errorf("%s: a warmup step on the GPU returned a non-finite loss: %v", name, losses)
@@ -78,7 +91,7 @@ func runGPU(name string, m model, warmup, steps int) error {
 	for i, l := range losses {
 		ls[i] = fmt.Sprintf("%.4f", l)
 	}
-	fmt.Printf("result impl=ocannlgen-gpu model=%s dtype=f32 steps=%d wall_ms=%.3f samples=%d samples_per_s=%.1f gflop=%.4f gflops=%.2f compile_s=%.1f losses=%s walls=%s\n",
-		name, steps, w, m.samples, float64(m.samples)/w*1e3, m.flop/1e9, m.flop/w/1e6, compile.Seconds(), strings.Join(ls, ","), join(wall))
+	fmt.Printf("result impl=ocannlgen-gpu model=%s dtype=f32 steps=%d wall_ms=%.3f samples=%d samples_per_s=%.1f gflop=%.4f gflops=%.2f warmup_s=%.2f losses=%s walls=%s\n",
+		name, steps, w, m.samples, float64(m.samples)/w*1e3, m.flop/1e9, m.flop/w/1e6, first.Seconds(), strings.Join(ls, ","), join(wall))
 	return nil
 }

@@ -17,7 +17,7 @@
 // docs/benchmarks.md, "Data-parallel training".
 //
 //	scale -model gpt -threads 1 [-warmup 3] [-steps 5]
-//	scale -gpu -model gpt [-warmup 3] [-steps 5]
+//	scale -gpu -model cnn,attention,gpt,resnet [-warmup 3] [-steps 5]
 //	mpirun -np 2 scale -dist -model gpt -threads 1 [-warmup 3] [-steps 5]
 //	scale -peak [-reps 5]
 //	scale -cpuprobe [-waitquiet 30s]
@@ -226,7 +226,7 @@ func attentionModel(rank int) model {
 }
 
 func main() {
-	name := flag.String("model", "gpt", "the model: gpt, resnet, cnn (bench/models.CNN, batch 256) or attention (bench/models.Reverser, batch 256)")
+	name := flag.String("model", "gpt", "the model: gpt, resnet, cnn (bench/models.CNN, batch 256) or attention (bench/models.Reverser, batch 256); with -gpu, a comma-separated list")
 	gpu := flag.Bool("gpu", false, "train on the GPU (a binary built with -tags cuda; gpu.go) instead of the CPU")
 	distributed := flag.Bool("dist", false, "data-parallel: one rank of an mpirun job (a binary built with -tags mpi; dist.go)")
 	threads := flag.Int("threads", 1, "threads: GOMAXPROCS and the model's rt.Pool")
@@ -270,21 +270,33 @@ func main() {
 	}
 	runtime.GOMAXPROCS(*threads)
 	var mk func(rank int) model
-	switch *name {
-	case "gpt":
+	switch n := *name; {
+	case *gpu:
+		mk = nil // several models (gpu.go)
+	case n == "gpt":
 		mk = gptModel
-	case "resnet":
+	case n == "resnet":
 		mk = resnetModel
-	case "cnn":
+	case n == "cnn":
 		mk = cnnModel
-	case "attention":
+	case n == "attention":
 		mk = attentionModel
 	default:
 		fmt.Fprintf(os.Stderr, "scale: unknown model %q (gpt, resnet, cnn or attention)\n", *name)
 		os.Exit(2)
 	}
 	if *gpu {
-		if err := runGPU(*name, mk(0), *warmup, *steps); err != nil {
+		names := strings.Split(*name, ",")
+		var ms []model
+		for _, n := range names {
+			f := map[string]func(int) model{"gpt": gptModel, "resnet": resnetModel, "cnn": cnnModel, "attention": attentionModel}[n]
+			if f == nil {
+				fmt.Fprintf(os.Stderr, "scale: unknown model %q (gpt, resnet, cnn or attention)\n", n)
+				os.Exit(2)
+			}
+			ms = append(ms, f(0))
+		}
+		if err := runGPU(names, ms, *warmup, *steps); err != nil {
 			fmt.Fprintln(os.Stderr, "scale: -gpu:", err)
 			os.Exit(1)
 		}
