@@ -68,13 +68,7 @@ func TestGPUKernelsMatchInterpreter(t *testing.T) {
 			cf := readCases(t, filepath.Base(pkg))
 			s := gpuSession(t, d, cf.Source)
 			for _, c := range cf.Cases {
-				io := map[string]any{}
-				for n, v := range c.Inputs {
-					io[n] = v
-				}
-				for n, v := range c.Outputs {
-					io[n] = make([]float64, len(v))
-				}
+				io := c.io()
 				if err := s.Run(c.Kernel, io); err != nil {
 					t.Fatalf("%s: %v", c.Kernel, err)
 				}
@@ -141,6 +135,9 @@ func BenchmarkGPUTrainStep(b *testing.B) {
 				}
 				io := map[string]any{"loss": make([]float64, 1)}
 				for n, v := range m.Batch {
+					io[n] = v
+				}
+				for n, v := range m.Index {
 					io[n] = v
 				}
 				b.ResetTimer()

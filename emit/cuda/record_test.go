@@ -34,8 +34,40 @@ type caseFile struct {
 type kernelCase struct {
 	Kernel, Elem string
 	Inputs       map[string][]float64
-	Outputs      map[string][]float64
-	Tol          float64
+	// Index holds the index inputs' positions (a Session takes them as
+	// []int32).
+	Index   map[string][]int32
+	Outputs map[string][]float64
+	Tol     float64
+}
+
+// io is the case's inputs (index inputs as []int32) and zeroed outputs,
+// as Session.Run takes them.
+func (c *kernelCase) io() map[string]any {
+	io := map[string]any{}
+	for n, v := range c.Inputs {
+		io[n] = v
+	}
+	for n, v := range c.Index {
+		io[n] = v
+	}
+	for n, v := range c.Outputs {
+		io[n] = make([]float64, len(v))
+	}
+	return io
+}
+
+// record fills the case's inputs from a session io map (randomInputs').
+func (c *kernelCase) record(name string, v any) {
+	switch v := v.(type) {
+	case []int32:
+		if c.Index == nil {
+			c.Index = map[string][]int32{}
+		}
+		c.Index[name] = v
+	case []float64:
+		c.Inputs[name] = v
+	}
 }
 
 // modelCase is a model's training step: its backward kernel, inputs
@@ -44,8 +76,10 @@ type modelCase struct {
 	Backward string
 	Elem     string
 	Batch    map[string][]float64
-	Params   map[string][]float64
-	Grads    []string // "g"+field, for each "p"+field with a gradient
+	// Index is the batch's index inputs.
+	Index  map[string][]int32
+	Params map[string][]float64
+	Grads  []string // "g"+field, for each "p"+field with a gradient
 }
 
 // gemmN is the size of the recorded GEMM benchmark (4096^3, float32).
@@ -76,7 +110,7 @@ func TestRecordGPUCases(t *testing.T) {
 				if p.Output {
 					kc.Outputs[p.Name] = want(p.Tensor)
 				} else {
-					kc.Inputs[p.Name] = io[p.Name].([]float64)
+					kc.record(p.Name, io[p.Name])
 				}
 			}
 			cf.Cases = append(cf.Cases, kc)
@@ -105,12 +139,12 @@ func TestRecordGPUCases(t *testing.T) {
 }
 
 func modelOf(k *desc.Kernel, kc kernelCase) modelCase {
-	mc := modelCase{Backward: k.Name, Elem: k.Elem, Batch: map[string][]float64{}, Params: map[string][]float64{}}
+	mc := modelCase{Backward: k.Name, Elem: k.Elem, Batch: map[string][]float64{}, Index: kc.Index, Params: map[string][]float64{}}
 	for _, p := range k.Params {
 		switch {
 		case !p.Output && isParam(p.Name):
 			mc.Params[p.Name] = kc.Inputs[p.Name]
-		case !p.Output:
+		case !p.Output && kc.Index[p.Name] == nil:
 			mc.Batch[p.Name] = kc.Inputs[p.Name]
 		case p.Name != "loss":
 			mc.Grads = append(mc.Grads, p.Name)
