@@ -34,8 +34,9 @@ import (
 // OutputFile is the name of the generated CUDA file of a package.
 const OutputFile = "ocannl_gen.cu"
 
-// Render returns the CUDA C source of f's kernels (and the SGD update of
-// its models with an optimizer) for target t (its block size, GEMM tiles
+// Render returns the CUDA C source of f's kernels (and the optimizer
+// functions its models need: the SGD update, Adam's, and the three steps
+// of clipping by global norm) for target t (its block size, GEMM tiles
 // and block-reduction bounds), deterministic for a given f and t.
 func Render(f *desc.File, t target.CUDA) ([]byte, error) {
 	var b strings.Builder
