@@ -18,7 +18,9 @@ import (
 // the batch in, the forward and backward kernel, the loss out, the
 // optimizer step on the resident parameters) at the host model's
 // learning rate. Each step's wall time includes copying the batch in and
-// waiting for the loss.
+// waiting for the loss. After the timed steps the warmup runs again from
+// the same parameters with the optimizer state zeroed: rerun_identical
+// says whether its losses are the same bits.
 
 // flat views a fixed-size float32 array (of any rank) as a slice.
 func flat[A any](a *A) []float32 {
@@ -86,12 +88,28 @@ func gpuSteps(s *cuda.Session, name string, m model, warmup, steps int) error {
 		}
 		wall[i] = time.Since(t).Seconds() * 1e3
 	}
+	// Run to run: the warmup again from the same parameters, the
+	// optimizer state zeroed, must give the same losses, bit for bit.
+	if err := gm.ResetOptimizer(); err != nil {
+		return err
+	}
+	if err := gm.Load(m.params()); err != nil {
+		return err
+	}
+	same := true
+	for i := range losses {
+		l, err := gm.TrainStep(m.gpuBatch, lr)
+		if err != nil {
+			return err
+		}
+		same = same && math.Float64bits(l) == math.Float64bits(losses[i])
+	}
 	w := median(wall)
 	ls := make([]string, len(losses))
 	for i, l := range losses {
 		ls[i] = fmt.Sprintf("%.4f", l)
 	}
-	fmt.Printf("result impl=ocannlgen-gpu model=%s dtype=f32 steps=%d wall_ms=%.3f samples=%d samples_per_s=%.1f gflop=%.4f gflops=%.2f warmup_s=%.2f losses=%s walls=%s\n",
-		name, steps, w, m.samples, float64(m.samples)/w*1e3, m.flop/1e9, m.flop/w/1e6, first.Seconds(), strings.Join(ls, ","), join(wall))
+	fmt.Printf("result impl=ocannlgen-gpu model=%s dtype=f32 steps=%d wall_ms=%.3f samples=%d samples_per_s=%.1f gflop=%.4f gflops=%.2f warmup_s=%.2f rerun_identical=%v losses=%s walls=%s\n",
+		name, steps, w, m.samples, float64(m.samples)/w*1e3, m.flop/1e9, m.flop/w/1e6, first.Seconds(), same, strings.Join(ls, ","), join(wall))
 	return nil
 }

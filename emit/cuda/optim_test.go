@@ -281,7 +281,8 @@ func sameBits(a, b trace) bool {
 // TestEmulatedOptimizers compares each model's emulated device training
 // (optimSteps TrainSteps) with the CPU model's, step by step: the loss,
 // the gradient norm before clipping, every parameter (within optimTol);
-// and runs it again on a fresh session, which must give the same bits.
+// and runs it again on a fresh session, and once more in that session
+// after Model.ResetOptimizer, which must give the same bits.
 func TestEmulatedOptimizers(t *testing.T) {
 	for _, mk := range optimModels() {
 		om := mk()
@@ -299,6 +300,18 @@ func TestEmulatedOptimizers(t *testing.T) {
 			_, s2 := session(t, "internal/cudaadam")
 			if !sameBits(got, deviceTraining(t, s2, om.name, om.elem, init, lrs, om.gradNorm != nil)) {
 				t.Error("two runs differ")
+			}
+			// Started over in the same session (ResetOptimizer zeroes
+			// the moments the last run left), a third run too.
+			m, err := s2.Model(om.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := m.ResetOptimizer(); err != nil {
+				t.Fatal(err)
+			}
+			if !sameBits(got, deviceTraining(t, s2, om.name, om.elem, init, lrs, om.gradNorm != nil)) {
+				t.Error("a run after ResetOptimizer differs")
 			}
 		})
 	}

@@ -279,6 +279,23 @@ func (m *Model) clip(ps []ModelParamPlan, maxNorm float64) error {
 	return nil
 }
 
+// ResetOptimizer sets Step to 0 and zeroes the optimizer state on the
+// device (SGD's momentum, Adam's moments): after it and a Load, training
+// starts over exactly as in a new session.
+func (m *Model) ResetOptimizer() error {
+	m.Step = 0
+	for _, p := range m.plan.Params {
+		for _, n := range []string{"m" + p.Param[1:], "v" + p.Param[1:]} {
+			if r := m.s.resident[n]; r != nil {
+				if err := m.s.d.Zero(r.ptr, max(r.size, 1)*elemSize(r.elem)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // GradNorm returns the global norm of the gradients at the last Update,
 // before clipping them (the host model's m.GradNorm), read from the
 // device. It is an error for a model without clip_norm, or before its

@@ -297,6 +297,13 @@ func TestModelOptimizerCalls(t *testing.T) {
 	if m.Step != 1 {
 		t.Errorf("Step %d after one Update", m.Step)
 	}
+	r.log = nil
+	if err := m.ResetOptimizer(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(r.log, ","), "zero 6 12,zero 7 12,zero 8 2400,zero 9 2400"; got != want || m.Step != 0 {
+		t.Errorf("ResetOptimizer: calls %s, want %s; Step %d", got, want, m.Step)
+	}
 	for _, c := range []struct{ optim, funcs, want string }{
 		{"kind=lion momentum=0 weight_decay=0 nesterov=0 clip_norm=0", funcs, `unknown optimizer "lion"`},
 		{"kind=adamw momentum=0 weight_decay=0 nesterov=0 clip_norm=0 beta1=0.9 beta2=0.999 eps=1e-08", "", "no float32 adam function"},
