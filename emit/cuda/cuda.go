@@ -104,15 +104,20 @@ const (
 )
 
 // modelLines writes a model's parameters (ID, the kernels' parameter
-// names "p"+Field and, with a gradient, "g"+Field), its backward kernel
-// and its optimizer.
+// names "p"+Field and, with a gradient, "g"+Field; "state" for model
+// state the optimizer leaves alone), its backward kernel and its
+// optimizer.
 func modelLines(b *strings.Builder, m *desc.Model) {
 	for i, p := range m.Params {
 		grad := "-"
 		if slices.Contains(m.BackwardGrads, i) {
 			grad = "g" + p.Field
 		}
-		fmt.Fprintf(b, "// @ocannl modelparam %s %s p%s %s\n", m.Name, p.ID, p.Field, grad)
+		state := ""
+		if p.State {
+			state = " state" // not trained (a running statistic)
+		}
+		fmt.Fprintf(b, "// @ocannl modelparam %s %s p%s %s%s\n", m.Name, p.ID, p.Field, grad, state)
 	}
 	if m.Backward != "" {
 		fmt.Fprintf(b, "// @ocannl backward %s %s\n", m.Name, m.Backward)

@@ -26,15 +26,21 @@ type Adam32 struct{ ocannlAdam32 }
 
 // AdamWClip32 trains the same network with AdamW (decoupled weight
 // decay) after clipping the gradients by their global norm, in float32;
-// the bound is low enough that every step clips.
+// the bound is low enough that every step clips. The probe entry's layer
+// is a parameter the loss does not reach: its gradient is zero, and
+// AdamW's decay still shrinks it at every step, on the CPU and the GPU.
 //
 //ocannl:model
 //ocannl:let net = mlp2[16, 8]
+//ocannl:let aux = linear[3]
 //ocannl:loss train:
 //ocannl:input x : 32 | 6
 //ocannl:input y : 32 | 3
 //ocannl:let d = net(x) - y
 //ocannl:return (d *. d) ++ "...|... => 0"
+//ocannl:entry probe:
+//ocannl:input x : 32 | 6
+//ocannl:return aux(x)
 //ocannl:adamw lr=0.01 weight_decay=0.1 clip_norm=0.5
 type AdamWClip32 struct{ ocannlAdamWClip32 }
 

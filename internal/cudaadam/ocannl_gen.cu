@@ -1900,6 +1900,58 @@ extern "C" __global__ void ocannlAdamWClip32Backward_op0_40(float* __restrict__ 
 // @ocannl launch ocannlAdamWClip32Backward_op0_40 grid=1,1,1 block=256 sync=0 args=0,19,20
 // @ocannl end ocannlAdamWClip32Backward
 
+// Kernel ocannlAdamWClip32Probe (float32).
+
+// _probe.1 = compose "*" of aux.w, x
+extern "C" __global__ void ocannlAdamWClip32Probe_op0_0(float* __restrict__ t2) {
+  int i = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= 96) return;
+  t2[i] = (float)0;
+}
+
+// _probe.1 = compose "*" of aux.w, x
+extern "C" __global__ void ocannlAdamWClip32Probe_op0_1(float* __restrict__ t0, float* __restrict__ t1, float* __restrict__ t2) {
+  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (tid >= 96) return;
+  int i1 = tid % 3; tid /= 3;
+  int i0 = tid;
+  for (int i2 = 0; i2 < 6; ++i2) {
+    {
+      float v0 = t1[6 * i1 + i2] * t0[6 * i0 + i2];
+      float old = t2[3 * i0 + i1];
+      t2[3 * i0 + i1] = old + v0;
+    }
+  }
+}
+
+// probe = pointwise "+" of _probe.1, aux.b
+extern "C" __global__ void ocannlAdamWClip32Probe_op1_2(float* __restrict__ t2, float* __restrict__ t3, float* __restrict__ t4) {
+  int tid = (int)blockIdx.x * blockDim.x + threadIdx.x;
+  if (tid >= 96) return;
+  int px = tid;
+  const int i1 = px % 3; px /= 3;
+  const int i0 = px;
+  {
+    float v0 = t2[3 * i0 + i1] + t3[i1];
+    t4[3 * i0 + i1] = v0;
+  }
+}
+
+// @ocannl kernel ocannlAdamWClip32Probe float32
+// @ocannl buf 0 192 x
+// @ocannl buf 1 18 aux.w
+// @ocannl buf 2 96 _probe.1 filled
+// @ocannl buf 3 3 aux.b
+// @ocannl buf 4 96 probe
+// @ocannl param 0 x in dims=32,6 buf=32,6 left=0,0
+// @ocannl param 1 pAuxW in dims=3,6 buf=3,6 left=0,0
+// @ocannl param 3 pAuxB in dims=3 buf=3 left=0
+// @ocannl param 4 out out dims=32,3 buf=32,3 left=0,0
+// @ocannl launch ocannlAdamWClip32Probe_op0_0 grid=1,1,1 block=256 sync=0 args=2
+// @ocannl launch ocannlAdamWClip32Probe_op0_1 grid=1,1,1 block=256 sync=0 args=0,1,2
+// @ocannl launch ocannlAdamWClip32Probe_op1_2 grid=1,1,1 block=256 sync=0 args=2,3,4
+// @ocannl end ocannlAdamWClip32Probe
+
 // Kernel ocannlSGDClip64TrainLoss (float64).
 
 // _net/a1.1 = compose "*" of net.w1, x
@@ -2853,13 +2905,15 @@ extern "C" __global__ void ocannlSGDClip64Backward_op0_40(double* __restrict__ t
 // @ocannl backward ocannlAdam32 ocannlAdam32Backward
 // @ocannl optim ocannlAdam32 kind=adam momentum=0 weight_decay=0.01 nesterov=0 clip_norm=0 beta1=0.8 beta2=0.99 eps=1e-06
 
-// @ocannl model ocannlAdamWClip32 float32 kernels=ocannlAdamWClip32TrainLoss,ocannlAdamWClip32Backward
+// @ocannl model ocannlAdamWClip32 float32 kernels=ocannlAdamWClip32TrainLoss,ocannlAdamWClip32Probe,ocannlAdamWClip32Backward
 // @ocannl modelparam ocannlAdamWClip32 net.w1 pNetW1 gNetW1
 // @ocannl modelparam ocannlAdamWClip32 net.b1 pNetB1 gNetB1
 // @ocannl modelparam ocannlAdamWClip32 net.w2 pNetW2 gNetW2
 // @ocannl modelparam ocannlAdamWClip32 net.b2 pNetB2 gNetB2
 // @ocannl modelparam ocannlAdamWClip32 net.w3 pNetW3 gNetW3
 // @ocannl modelparam ocannlAdamWClip32 net.b3 pNetB3 gNetB3
+// @ocannl modelparam ocannlAdamWClip32 aux.w pAuxW -
+// @ocannl modelparam ocannlAdamWClip32 aux.b pAuxB -
 // @ocannl backward ocannlAdamWClip32 ocannlAdamWClip32Backward
 // @ocannl optim ocannlAdamWClip32 kind=adamw momentum=0 weight_decay=0.1 nesterov=0 clip_norm=0.5 beta1=0.9 beta2=0.999 eps=1e-08
 

@@ -352,6 +352,10 @@ type ocannlAdamWClip32Params struct {
 	NetW3 [24]float32
 	// NetB3 is net.b3: shape 3, memory order [3].
 	NetB3 [3]float32
+	// AuxW is aux.w: shape 6 -> 3, memory order [3][6].
+	AuxW [18]float32
+	// AuxB is aux.b: shape 3, memory order [3].
+	AuxB [3]float32
 }
 
 // ocannlAdamWClip32 is the generated state of AdamWClip32: embed it in AdamWClip32. Its zero value has all parameters zero; call Init.
@@ -376,6 +380,7 @@ type ocannlAdamWClip32 struct {
 	adamV    ocannlAdamWClip32Params
 	distBuf  [2]float64
 	loss     [1]float32
+	outProbe [32][3]float32
 }
 
 // Init sets every parameter to its initial value for the given seed and clears the gradients and the optimizer state.
@@ -388,6 +393,8 @@ func (m *ocannlAdamWClip32) Init(seed uint64) {
 	rt.FanInUniform(m.Params.NetB2[:], rt.InnerKey(rt.ParamKey("net.b2"), seed, false), 16)
 	rt.FanInUniform(m.Params.NetW3[:], rt.InnerKey(rt.ParamKey("net.w3"), seed, false), 8)
 	rt.FanInUniform(m.Params.NetB3[:], rt.InnerKey(rt.ParamKey("net.b3"), seed, false), 8)
+	rt.FanInUniform(m.Params.AuxW[:], rt.InnerKey(rt.ParamKey("aux.w"), seed, false), 6)
+	rt.FanInUniform(m.Params.AuxB[:], rt.InnerKey(rt.ParamKey("aux.b"), seed, false), 6)
 	m.Grads = ocannlAdamWClip32Params{}
 	m.Step = 0
 	m.GradNorm = 0
@@ -401,9 +408,17 @@ func (m *ocannlAdamWClip32) TrainLoss(x *[32][6]float32, y *[32][3]float32) floa
 	return m.loss[0]
 }
 
+// Probe runs entry point probe of AdamWClip32 and returns its result, shape 32 | 3, held in m until the next call. It does not allocate.
+func (m *ocannlAdamWClip32) Probe(x *[32][6]float32) *[32][3]float32 {
+	ocannlAdamWClip32Probe(x, &m.Params.AuxW, &m.Params.AuxB, &m.outProbe)
+	return &m.outProbe
+}
+
 // Backward computes the loss TrainLoss at the given inputs and its gradient with respect to
 // every parameter, into m.Grads (zeroed first), and returns the loss. It does not allocate.
 func (m *ocannlAdamWClip32) Backward(x *[32][6]float32, y *[32][3]float32) float32 {
+	m.Grads.AuxW = [18]float32{}
+	m.Grads.AuxB = [3]float32{}
 	ocannlAdamWClip32Backward(x, y, &m.Params.NetW1, &m.Params.NetB1, &m.Params.NetW2, &m.Params.NetB2, &m.Params.NetW3, &m.Params.NetB3, &m.Grads.NetW1, &m.Grads.NetB1, &m.Grads.NetW2, &m.Grads.NetB2, &m.Grads.NetW3, &m.Grads.NetB3, &m.loss)
 	return m.loss[0]
 }
@@ -425,7 +440,7 @@ func (m *ocannlAdamWClip32) LearningRate() float64 {
 // (ocannlAdam): rt.Adam's operations in the same order, so the same bits.
 func (m *ocannlAdamWClip32) Update() {
 	lr := float32(m.LearningRate())
-	m.GradNorm = math.Sqrt(rt.SumSquares(m.Grads.NetW1[:]) + rt.SumSquares(m.Grads.NetB1[:]) + rt.SumSquares(m.Grads.NetW2[:]) + rt.SumSquares(m.Grads.NetB2[:]) + rt.SumSquares(m.Grads.NetW3[:]) + rt.SumSquares(m.Grads.NetB3[:]))
+	m.GradNorm = math.Sqrt(rt.SumSquares(m.Grads.NetW1[:]) + rt.SumSquares(m.Grads.NetB1[:]) + rt.SumSquares(m.Grads.NetW2[:]) + rt.SumSquares(m.Grads.NetB2[:]) + rt.SumSquares(m.Grads.NetW3[:]) + rt.SumSquares(m.Grads.NetB3[:]) + rt.SumSquares(m.Grads.AuxW[:]) + rt.SumSquares(m.Grads.AuxB[:]))
 	if s := float32(rt.ClipScale(m.GradNorm, 0.5)); s != 1 {
 		rt.Scale(m.Grads.NetW1[:], s)
 		rt.Scale(m.Grads.NetB1[:], s)
@@ -433,6 +448,8 @@ func (m *ocannlAdamWClip32) Update() {
 		rt.Scale(m.Grads.NetB2[:], s)
 		rt.Scale(m.Grads.NetW3[:], s)
 		rt.Scale(m.Grads.NetB3[:], s)
+		rt.Scale(m.Grads.AuxW[:], s)
+		rt.Scale(m.Grads.AuxB[:], s)
 	}
 	m.Step = rt.NextStep(m.Step)
 	ocannlAdam(m.Params.NetW1[:], m.Grads.NetW1[:], m.adamM.NetW1[:], m.adamV.NetW1[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.1), true)
@@ -441,6 +458,8 @@ func (m *ocannlAdamWClip32) Update() {
 	ocannlAdam(m.Params.NetB2[:], m.Grads.NetB2[:], m.adamM.NetB2[:], m.adamV.NetB2[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.1), true)
 	ocannlAdam(m.Params.NetW3[:], m.Grads.NetW3[:], m.adamM.NetW3[:], m.adamV.NetW3[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.1), true)
 	ocannlAdam(m.Params.NetB3[:], m.Grads.NetB3[:], m.adamM.NetB3[:], m.adamV.NetB3[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.1), true)
+	ocannlAdam(m.Params.AuxW[:], m.Grads.AuxW[:], m.adamM.AuxW[:], m.adamV.AuxW[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.1), true)
+	ocannlAdam(m.Params.AuxB[:], m.Grads.AuxB[:], m.adamM.AuxB[:], m.adamV.AuxB[:], m.Step, lr, float32(0.9), float32(0.999), float32(1e-08), float32(0.1), true)
 }
 
 // TrainStep runs Backward on the inputs, then Update, and returns the loss before the update.
@@ -454,19 +473,19 @@ func (m *ocannlAdamWClip32) TrainStep(x *[32][6]float32, y *[32][3]float32) floa
 // BroadcastParams copies rank root's parameters, optimizer state and Step into every rank of c, so
 // that all ranks start a data-parallel run from the same state (rank 0's fresh Init, or its
 // LoadCheckpoint). It first checks that every rank runs this model (dist.CheckSame of its
-// fingerprint 0x6f703ab4): a rank with other parameter shapes gets an error, before any update. Every
+// fingerprint 0x1e43cd42): a rank with other parameter shapes gets an error, before any update. Every
 // rank must call it.
 func (m *ocannlAdamWClip32) BroadcastParams(c dist.Comm, root int) error {
-	if err := dist.CheckSame(c, 0x6f703ab4, m.distBuf[:]); err != nil {
+	if err := dist.CheckSame(c, 0x1e43cd42, m.distBuf[:]); err != nil {
 		return err
 	}
-	if err := dist.BroadcastAll32(c, root, m.Params.NetW1[:], m.Params.NetB1[:], m.Params.NetW2[:], m.Params.NetB2[:], m.Params.NetW3[:], m.Params.NetB3[:]); err != nil {
+	if err := dist.BroadcastAll32(c, root, m.Params.NetW1[:], m.Params.NetB1[:], m.Params.NetW2[:], m.Params.NetB2[:], m.Params.NetW3[:], m.Params.NetB3[:], m.Params.AuxW[:], m.Params.AuxB[:]); err != nil {
 		return err
 	}
-	if err := dist.BroadcastAll32(c, root, m.adamM.NetW1[:], m.adamM.NetB1[:], m.adamM.NetW2[:], m.adamM.NetB2[:], m.adamM.NetW3[:], m.adamM.NetB3[:]); err != nil {
+	if err := dist.BroadcastAll32(c, root, m.adamM.NetW1[:], m.adamM.NetB1[:], m.adamM.NetW2[:], m.adamM.NetB2[:], m.adamM.NetW3[:], m.adamM.NetB3[:], m.adamM.AuxW[:], m.adamM.AuxB[:]); err != nil {
 		return err
 	}
-	if err := dist.BroadcastAll32(c, root, m.adamV.NetW1[:], m.adamV.NetB1[:], m.adamV.NetW2[:], m.adamV.NetB2[:], m.adamV.NetW3[:], m.adamV.NetB3[:]); err != nil {
+	if err := dist.BroadcastAll32(c, root, m.adamV.NetW1[:], m.adamV.NetB1[:], m.adamV.NetW2[:], m.adamV.NetB2[:], m.adamV.NetW3[:], m.adamV.NetB3[:], m.adamV.AuxW[:], m.adamV.AuxB[:]); err != nil {
 		return err
 	}
 	return dist.BroadcastStep(c, root, &m.Step)
@@ -479,10 +498,10 @@ func (m *ocannlAdamWClip32) BroadcastParams(c dist.Comm, root int) error {
 // clip_norm, applied by Update to the averaged gradients, clips by their global norm. Every
 // rank must call it. It does not allocate.
 func (m *ocannlAdamWClip32) SyncGrads(c dist.Comm) error {
-	if err := dist.CheckSame(c, 0x6f703ab4, m.distBuf[:]); err != nil {
+	if err := dist.CheckSame(c, 0x1e43cd42, m.distBuf[:]); err != nil {
 		return err
 	}
-	return dist.MeanGrads32(c, m.Grads.NetW1[:], m.Grads.NetB1[:], m.Grads.NetW2[:], m.Grads.NetB2[:], m.Grads.NetW3[:], m.Grads.NetB3[:])
+	return dist.MeanGrads32(c, m.Grads.NetW1[:], m.Grads.NetB1[:], m.Grads.NetW2[:], m.Grads.NetB2[:], m.Grads.NetW3[:], m.Grads.NetB3[:], m.Grads.AuxW[:], m.Grads.AuxB[:])
 }
 
 // ParamTensors lists the parameters as rt.Tensor views of m.Params, named by identity, each
@@ -518,6 +537,16 @@ func (m *ocannlAdamWClip32) ParamTensors() []rt.Tensor {
 		Data32: m.Params.NetB3[:],
 		Dims:   []int{3},
 		Name:   "net.b3",
+		Role:   rt.RoleBias,
+	}, {
+		Data32: m.Params.AuxW[:],
+		Dims:   []int{3, 6},
+		Name:   "aux.w",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.AuxB[:],
+		Dims:   []int{3},
+		Name:   "aux.b",
 		Role:   rt.RoleBias,
 	}}
 }
@@ -608,6 +637,16 @@ func (m *ocannlAdamWClip32) checkpointTensors() []rt.Tensor {
 		Name:   "net.b3",
 		Role:   rt.RoleBias,
 	}, {
+		Data32: m.Params.AuxW[:],
+		Dims:   []int{3, 6},
+		Name:   "aux.w",
+		Role:   rt.RoleLinearWeight,
+	}, {
+		Data32: m.Params.AuxB[:],
+		Dims:   []int{3},
+		Name:   "aux.b",
+		Role:   rt.RoleBias,
+	}, {
 		Data32: m.adamM.NetW1[:],
 		Dims:   []int{16, 6},
 		Name:   "adam.m/net.w1",
@@ -632,6 +671,14 @@ func (m *ocannlAdamWClip32) checkpointTensors() []rt.Tensor {
 		Dims:   []int{3},
 		Name:   "adam.m/net.b3",
 	}, {
+		Data32: m.adamM.AuxW[:],
+		Dims:   []int{3, 6},
+		Name:   "adam.m/aux.w",
+	}, {
+		Data32: m.adamM.AuxB[:],
+		Dims:   []int{3},
+		Name:   "adam.m/aux.b",
+	}, {
 		Data32: m.adamV.NetW1[:],
 		Dims:   []int{16, 6},
 		Name:   "adam.v/net.w1",
@@ -655,6 +702,14 @@ func (m *ocannlAdamWClip32) checkpointTensors() []rt.Tensor {
 		Data32: m.adamV.NetB3[:],
 		Dims:   []int{3},
 		Name:   "adam.v/net.b3",
+	}, {
+		Data32: m.adamV.AuxW[:],
+		Dims:   []int{3, 6},
+		Name:   "adam.v/aux.w",
+	}, {
+		Data32: m.adamV.AuxB[:],
+		Dims:   []int{3},
+		Name:   "adam.v/aux.b",
 	}}
 }
 
@@ -679,6 +734,34 @@ func (m *ocannlAdamWClip32) LoadCheckpoint(r io.Reader) error {
 	}
 	m.Step = step
 	return nil
+}
+
+// ocannlAdamWClip32Runner runs the inference entry points of AdamWClip32 (Probe)
+// on the parameters of the model it came from, which it reads and never writes. It holds its own
+// results and scratch space: runners of one model may run at the same time, one goroutine each,
+// while nothing changes the model's parameters (no TrainStep, Update, Init, Load or
+// LoadCheckpoint during their calls).
+type ocannlAdamWClip32Runner struct {
+	// Pool runs the large loop nests of the runner's kernels (nil: rt.DefaultPool()); NewRunner sets it to the model's.
+	Pool     *rt.Pool
+	params   *ocannlAdamWClip32Params
+	outProbe [32][3]float32
+}
+
+// NewRunner returns a runner of m's inference entry points (Probe) reading m.Params.
+// Create one per goroutine; its calls do not allocate.
+func (m *ocannlAdamWClip32) NewRunner() *ocannlAdamWClip32Runner {
+	return &ocannlAdamWClip32Runner{
+		Pool:   m.Pool,
+		params: &m.Params,
+	}
+}
+
+// Probe is the model's Probe, with the result held in r until r's next Probe call.
+// It does not allocate.
+func (r *ocannlAdamWClip32Runner) Probe(x *[32][6]float32) *[32][3]float32 {
+	ocannlAdamWClip32Probe(x, &r.params.AuxW, &r.params.AuxB, &r.outProbe)
+	return &r.outProbe
 }
 
 // ocannlSGDClip64Params holds one value per cell of every parameter of SGDClip64, flattened in memory order (batch, output, input).
@@ -2906,6 +2989,65 @@ func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96
 	}
 }
 
+// ocannlAdamWClip32Probe runs a tensor program generated by ocannlgen.
+//
+// Entry point probe of model AdamWClip32.
+//
+// Tensors (batch | input -> output):
+//
+//	x: 32 | 6 (input, parameter x)
+//	aux.w: 6 -> 3 (param, parameter pAuxW)
+//	_probe.1: 32 | 3 (let, local)
+//	aux.b: 3 (param, parameter pAuxB)
+//	probe: 32 | 3 (let, output parameter out)
+//
+// Loop nests:
+//
+//	# _probe.1 = compose "*" of aux.w, x
+//	fill _probe.1 with 0
+//	for i0 in 0..31:
+//	  for i1 in 0..2:
+//	    for i2 in 0..5:  # reduction
+//	      _probe.1[i0, i1] += aux.w[i1, i2] * x[i0, i2]
+//
+//	# probe = pointwise "+" of _probe.1, aux.b
+//	for i0 in 0..31:
+//	  for i1 in 0..2:
+//	    probe[i0, i1] = _probe.1[i0, i1] + aux.b[i1]
+func ocannlAdamWClip32Probe(x *[32][6]float32, pAuxW *[18]float32, pAuxB *[3]float32, out *[32][3]float32) {
+	var probe_1 [32][3]float32
+
+	// _probe.1 = compose "*" of aux.w, x
+	// float32 along-rows add reduction kernel, 32 rows of 6 elements into 32 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i1 := range 3 {
+			ocannlReduce5AVX2(&probe_1[0][i1], &pAuxW[6*i1], &x[0][0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			xRow := &x[i0]
+			for i1 := range 3 {
+				pAuxWRow := (*[6]float32)(pAuxW[6*i1 : 6*i1+6])
+				acc := float32(0)
+				for i2 := range 6 {
+					acc += pAuxWRow[i2] * xRow[i2]
+				}
+				probe_1[i0][i1] = acc
+			}
+		}
+	}
+
+	// probe = pointwise "+" of _probe.1, aux.b
+	for i0 := range 32 {
+		probe_1Row := &probe_1[i0]
+		outRow := &out[i0]
+		for i1 := range 3 {
+			outRow[i1] = probe_1Row[i1] + pAuxB[i1]
+		}
+	}
+}
+
 // ocannlSGDClip64TrainLoss runs a tensor program generated by ocannlgen.
 //
 // Entry point train of model SGDClip64.
@@ -2999,7 +3141,7 @@ func ocannlSGDClip64TrainLoss(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]
 	// float64 along-rows add reduction kernel, 32 rows of 6 elements into 32 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 16 {
-			ocannlReduce5AVX2(&net_a1_1[0][i1], &pNetW1[6*i1], &x[0][0])
+			ocannlReduce6AVX2(&net_a1_1[0][i1], &pNetW1[6*i1], &x[0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -3120,7 +3262,7 @@ func ocannlSGDClip64TrainLoss(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]
 	// train = einsum "++" "...|... => 0" of _train.1
 	// float64 along-rows add reduction kernel, 1 rows of 96 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce6AVX2(&out[0], &train_1[0][0])
+		ocannlReduce7AVX2(&out[0], &train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc4 := float64(0)
@@ -3375,7 +3517,7 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 	// float64 along-rows add reduction kernel, 32 rows of 6 elements into 32 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 16 {
-			ocannlReduce5AVX2(&net_a1_1[0][i1], &pNetW1[6*i1], &x[0][0])
+			ocannlReduce6AVX2(&net_a1_1[0][i1], &pNetW1[6*i1], &x[0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -3528,7 +3670,7 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 	// train = einsum "++" "...|... => 0" of _train.1
 	// float64 along-rows add reduction kernel, 1 rows of 96 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce6AVX2(&loss[0], &train_1[0][0])
+		ocannlReduce7AVX2(&loss[0], &train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc4 := float64(0)
@@ -3602,7 +3744,7 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 	// backprop of op 7 (_d.2 = pointwise "+" of _d.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float64 across-rows add reduction kernel, 32 rows of 3 elements into 3 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce7AVX2(&gNetB3[0], &d_2_grad[0][0])
+		ocannlReduce8AVX2(&gNetB3[0], &d_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 32; i0 += 4 {
@@ -3706,7 +3848,7 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float64 across-rows add reduction kernel, 32 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
+		ocannlReduce9AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 32; i0 += 4 {
@@ -3815,7 +3957,7 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float64 across-rows add reduction kernel, 32 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce9AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
+		ocannlReduce10AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 32; i0 += 4 {

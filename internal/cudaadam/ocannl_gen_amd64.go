@@ -341,30 +341,35 @@ func ocannlReduce3AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce4AVX2(c *float32, x0 *float32)
 
-// ocannlReduce5AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 32 rows of 6 elements.
+// ocannlReduce5AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 32 rows of 6 elements.
 //
 //go:noescape
-func ocannlReduce5AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce5AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce6AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 1 rows of 96 elements.
+// ocannlReduce6AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 32 rows of 6 elements.
 //
 //go:noescape
-func ocannlReduce6AVX2(c *float64, x0 *float64)
+func ocannlReduce6AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce7AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 32 rows of 3 elements.
+// ocannlReduce7AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 1 rows of 96 elements.
 //
 //go:noescape
 func ocannlReduce7AVX2(c *float64, x0 *float64)
 
-// ocannlReduce8AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 32 rows of 8 elements.
+// ocannlReduce8AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 32 rows of 3 elements.
 //
 //go:noescape
 func ocannlReduce8AVX2(c *float64, x0 *float64)
 
-// ocannlReduce9AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 32 rows of 16 elements.
+// ocannlReduce9AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 32 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce9AVX2(c *float64, x0 *float64)
+
+// ocannlReduce10AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 32 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce10AVX2(c *float64, x0 *float64)
 
 // ocannlAdamAVX2 applies one float32 Adam update to n elements (n a multiple of the vector's lanes); k: beta1, 1-beta1, beta2, 1-beta2, lr/c1, sqrt(c2), eps, decay (rt.AdamCoeffs).
 //

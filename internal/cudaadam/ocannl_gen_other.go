@@ -249,12 +249,14 @@ func ocannlReduce3AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce3AVX2 cal
 func ocannlReduce4AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce4AVX2 called without assembly") }
 
 // ocannlReduce5AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce5AVX2(c, x0, x1 *float64) {
+func ocannlReduce5AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlReduce5AVX2 called without assembly")
 }
 
 // ocannlReduce6AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce6AVX2(c, x0 *float64) { panic("ocannlgen: ocannlReduce6AVX2 called without assembly") }
+func ocannlReduce6AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce6AVX2 called without assembly")
+}
 
 // ocannlReduce7AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce7AVX2(c, x0 *float64) { panic("ocannlgen: ocannlReduce7AVX2 called without assembly") }
@@ -264,6 +266,11 @@ func ocannlReduce8AVX2(c, x0 *float64) { panic("ocannlgen: ocannlReduce8AVX2 cal
 
 // ocannlReduce9AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce9AVX2(c, x0 *float64) { panic("ocannlgen: ocannlReduce9AVX2 called without assembly") }
+
+// ocannlReduce10AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce10AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce10AVX2 called without assembly")
+}
 
 // ocannlAdamAVX512 stands in for the assembly kernel; it is never called.
 func ocannlAdamAVX512(param, grad, m, v *float32, n int, k *[8]float32) {

@@ -14,7 +14,7 @@ import (
 
 // ocannlDirectives is the hash of this package's //ocannl: directives
 // (ocannlDirectiveHash) when ocannlgen generated ocannl_gen.go from them.
-const ocannlDirectives = "969008b6339592841f5901256325982265c3b3efb76c8e9afd3dc8501b565b71"
+const ocannlDirectives = "0d9ff45990ab87d0e64a9c71d18fd4a3d25b86afa41e1c578fa7dec007bfad9d"
 
 // TestOcannlGenerated fails when this package's //ocannl: directives
 // changed after ocannl_gen.go was generated from them, so that the tests

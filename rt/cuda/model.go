@@ -144,8 +144,10 @@ func (m *Model) SyncGrads(nc *NCCL) error {
 	return m.s.MeanAcross(nc, grads...)
 }
 
-// Update applies the model's optimizer step to every parameter with a
-// gradient, at learning rate lr, as the host model's Update does: with
+// Update applies the model's optimizer step to every parameter but model
+// state, at learning rate lr, as the host model's Update does (a
+// parameter the loss does not reach has a zero gradient: with weight
+// decay it still changes): with
 // clip_norm, the gradients are first scaled by rt.ClipScale of their
 // global norm (computed on the device by a fixed-order reduction:
 // GradNorm); then SGD (rt.SGD), or Adam/AdamW (rt.Adam) with Step
@@ -165,6 +167,26 @@ func (m *Model) Update(lr float64) error {
 	if o.ClipNorm > 0 && len(ps) > 0 {
 		if err := m.clip(ps, o.ClipNorm); err != nil {
 			return err
+		}
+	}
+	if o.WeightDecay > 0 {
+		// The host's Update steps every parameter but model state, a
+		// parameter the loss does not reach with a zero gradient (which
+		// only weight decay turns into a change): so does this one, with
+		// a zeroed resident buffer as its gradient.
+		for _, p := range m.plan.Params {
+			if p.Grad == "" && !p.State {
+				r := m.s.resident[p.Param]
+				if r == nil {
+					return fmt.Errorf("cuda: model %s: parameter %s is not on the device (Load the model first)", m.plan.Name, p.Param)
+				}
+				z := "ocannl.zero." + p.Param[1:]
+				if _, err := m.s.residentBuf(z, m.plan.Elem, r.size); err != nil {
+					return err
+				}
+				p.Grad = z
+				ps = append(ps, p)
+			}
 		}
 	}
 	if o.Kind == "sgd" {

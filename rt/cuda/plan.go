@@ -157,9 +157,11 @@ type ModelPlan struct {
 
 // ModelParamPlan is one model parameter: its identity (rt.Tensor.Name)
 // and the kernels' names of its value and of its gradient ("" when the
-// loss does not reach it).
+// loss does not reach it); State marks model state the optimizer does not
+// update (a running statistic).
 type ModelParamPlan struct {
 	ID, Param, Grad string
+	State           bool
 }
 
 // OptimPlan is a model's optimizer setting (Model.Update runs it).
@@ -271,12 +273,12 @@ func parseModelLine(p *Plan, f []string) error {
 		return fmt.Errorf("no model %s declared before", f[1])
 	}
 	switch {
-	case f[0] == "modelparam" && len(f) == 5:
+	case f[0] == "modelparam" && (len(f) == 5 || len(f) == 6 && f[5] == "state"):
 		grad := f[4]
 		if grad == "-" {
 			grad = ""
 		}
-		m.Params = append(m.Params, ModelParamPlan{ID: f[2], Param: f[3], Grad: grad})
+		m.Params = append(m.Params, ModelParamPlan{ID: f[2], Param: f[3], Grad: grad, State: len(f) == 6})
 	case f[0] == "backward" && len(f) == 3:
 		m.Backward = f[2]
 	case f[0] == "optim" && (len(f) == 7 || len(f) == 10):
