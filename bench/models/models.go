@@ -3,6 +3,11 @@
 // docs/benchmarks.md). The networks, losses and optimizers are the demos'.
 package models
 
+// Also generate CUDA C for the GPU path (ocannl_gen.cu): bench/gpu trains
+// these models on a GPU.
+//
+//ocannl:cuda
+
 //go:generate go tool ocannlgen
 
 // CNN is examples/cnn's network trained on batches of 256 glyphs.

@@ -14,7 +14,7 @@ import (
 
 // ocannlDirectives is the hash of this package's //ocannl: directives
 // (ocannlDirectiveHash) when ocannlgen generated ocannl_gen.go from them.
-const ocannlDirectives = "a7647bad585f894fbdd9b23147007ed486401dcb7a5a661c5a2337f4202f01c9"
+const ocannlDirectives = "0ebb712cf639bc76ca157d6e025fbed3ce335de43cb1f69fbb7b20b08c0d742a"
 
 // TestOcannlGenerated fails when this package's //ocannl: directives
 // changed after ocannl_gen.go was generated from them, so that the tests

@@ -92,3 +92,19 @@ func cnnFLOP() float64 {
 		{b * 5 * 5 * 16 * 4, true},       // head
 	})
 }
+
+// attentionFLOP: bench/models.Reverser, batch 256 of 8 one-hot tokens
+// (vocabulary 10), width 32, 4 heads of 8, MLP 64: 0.114 GFLOP.
+func attentionFLOP() float64 {
+	const n, t, d, h, dk, ff, v = 256 * 8, 8, 32, 4, 8, 64, 10
+	return stepFLOP([]contraction{
+		{n * v * d, false},         // token embedding (one-hot x matrix)
+		{3 * n * d * h * dk, true}, // q, k, v projections
+		{n * t * h * dk, true},     // scores q·k
+		{n * t * h * dk, true},     // context attn·v
+		{n * h * dk * d, true},     // output projection
+		{n * d * ff, true},         // MLP up
+		{n * ff * d, true},         // MLP down
+		{n * d * v, true},          // read-out
+	})
+}

@@ -7,13 +7,17 @@
 // step's GFLOP/s against. bench/scale.sh runs it interleaved with the
 // PyTorch twins (bench/torch_scale.py); docs/benchmarks.md, "Scale
 // benchmarks", has the results. -model cnn is bench/models.CNN (batch
-// 256), the data-parallel benchmark's second model.
+// 256), the data-parallel benchmark's second model; -model attention is
+// bench/models.Reverser (batch 256). With -gpu (gpu.go, a binary built
+// with -tags cuda) the model trains on the GPU through its generated CUDA
+// C instead.
 //
 // With -dist (a binary built with -tags mpi, started by mpirun) the
 // process is one rank of a data-parallel run (dist.go): bench/ddp.sh,
 // docs/benchmarks.md, "Data-parallel training".
 //
 //	scale -model gpt -threads 1 [-warmup 3] [-steps 5]
+//	scale -gpu -model cnn,attention,gpt,resnet [-warmup 3] [-steps 5]
 //	mpirun -np 2 scale -dist -model gpt -threads 1 [-warmup 3] [-steps 5]
 //	scale -peak [-reps 5]
 //	scale -track 300 [-threads 2]
@@ -67,6 +71,11 @@ type model struct {
 	sync     func(dist.Comm) error
 	bcast    func(dist.Comm) error
 	params   func() []rt.Tensor
+	// The GPU mode (gpu.go): the generated model type, the batch by the
+	// loss's input names, the learning rate.
+	gpuName  string
+	gpuBatch map[string]any
+	lr       func() float64
 }
 
 // seed is the data's random source: rank 0 (and a single process) draws
@@ -114,6 +123,9 @@ func gptModel(rank int) model {
 		sync:     m.SyncGrads,
 		bcast:    func(c dist.Comm) error { return m.BroadcastParams(c, 0) },
 		params:   m.ParamTensors,
+		gpuName:  "ocannlGPT",
+		gpuBatch: map[string]any{"tokens": flat(tokens), "targets": flat(targets), "mask": flat(mask)},
+		lr:       m.LearningRate,
 	}
 }
 
@@ -186,6 +198,9 @@ func resnetBF16Model(rank int) model {
 		sync:     m.SyncGrads,
 		bcast:    func(c dist.Comm) error { return m.BroadcastParams(c, 0) },
 		params:   m.ParamTensors,
+		gpuName:  "ocannlResNet20",
+		gpuBatch: map[string]any{"images": flat(images), "labels": flat(labels)},
+		lr:       m.LearningRate,
 	}
 }
 
@@ -220,11 +235,50 @@ func cnnModel(rank int) model {
 		sync:     m.SyncGrads,
 		bcast:    func(c dist.Comm) error { return m.BroadcastParams(c, 0) },
 		params:   m.ParamTensors,
+		gpuName:  "ocannlCNN",
+		gpuBatch: map[string]any{"images": flat(images), "labels": flat(labels)},
+		lr:       m.LearningRate,
+	}
+}
+
+// attentionModel is bench/models.Reverser, examples/attention's
+// transformer block trained on batches of 256 random 8-token sequences
+// (reversing them).
+func attentionModel(rank int) model {
+	m := new(models.Reverser)
+	m.Init(1)
+	tokens := new([256][8][10]float32)
+	targets := new([256][8][10]float32)
+	r := seed(7, 8, rank)
+	for i := range tokens {
+		var seq [8]int
+		for t := range seq {
+			seq[t] = r.IntN(10)
+			tokens[i][t][seq[t]] = 1
+		}
+		for t := range seq {
+			targets[i][t][seq[7-t]] = 1
+		}
+	}
+	return model{
+		flop:     attentionFLOP(),
+		samples:  256,
+		setPool:  func(p *rt.Pool) { m.Pool = p },
+		step:     func() float32 { return m.TrainStep(tokens, targets) },
+		backward: func() float32 { return m.Backward(tokens, targets) },
+		update:   m.Update,
+		sync:     m.SyncGrads,
+		bcast:    func(c dist.Comm) error { return m.BroadcastParams(c, 0) },
+		params:   m.ParamTensors,
+		gpuName:  "ocannlReverser",
+		gpuBatch: map[string]any{"tokens": flat(tokens), "targets": flat(targets)},
+		lr:       m.LearningRate,
 	}
 }
 
 func main() {
-	name := flag.String("model", "gpt", "the model: gpt, resnet or cnn (bench/models.CNN, batch 256); gpt-bf16 and resnet-bf16 are the first two in bf16 mixed precision")
+	name := flag.String("model", "gpt", "the model: gpt, resnet, cnn (bench/models.CNN, batch 256) or attention (bench/models.Reverser, batch 256); gpt-bf16 and resnet-bf16 are the first two in bf16 mixed precision; with -gpu, a comma-separated list of gpt, resnet, cnn and attention")
+	gpu := flag.Bool("gpu", false, "train on the GPU (a binary built with -tags cuda; gpu.go) instead of the CPU")
 	distributed := flag.Bool("dist", false, "data-parallel: one rank of an mpirun job (a binary built with -tags mpi; dist.go)")
 	threads := flag.Int("threads", 1, "threads: GOMAXPROCS and the model's rt.Pool")
 	warmup := flag.Int("warmup", 3, "untimed steps first (at least 2: their losses are checked)")
@@ -272,20 +326,41 @@ func main() {
 	}
 	runtime.GOMAXPROCS(*threads)
 	var mk func(rank int) model
-	switch *name {
-	case "gpt":
+	switch n := *name; {
+	case *gpu:
+		mk = nil // several models (gpu.go)
+	case n == "gpt":
 		mk = gptModel
-	case "gpt-bf16":
+	case n == "gpt-bf16":
 		mk = gptBF16Model
-	case "resnet":
+	case n == "resnet":
 		mk = resnetModel
-	case "resnet-bf16":
+	case n == "resnet-bf16":
 		mk = resnetBF16Model
-	case "cnn":
+	case n == "cnn":
 		mk = cnnModel
+	case n == "attention":
+		mk = attentionModel
 	default:
-		fmt.Fprintf(os.Stderr, "scale: unknown model %q (gpt, gpt-bf16, resnet, resnet-bf16 or cnn)\n", *name)
+		fmt.Fprintf(os.Stderr, "scale: unknown model %q (gpt, gpt-bf16, resnet, resnet-bf16, cnn or attention)\n", *name)
 		os.Exit(2)
+	}
+	if *gpu {
+		names := strings.Split(*name, ",")
+		var ms []model
+		for _, n := range names {
+			f := map[string]func(int) model{"gpt": gptModel, "resnet": resnetModel, "cnn": cnnModel, "attention": attentionModel}[n]
+			if f == nil {
+				fmt.Fprintf(os.Stderr, "scale: unknown model %q (gpt, resnet, cnn or attention)\n", n)
+				os.Exit(2)
+			}
+			ms = append(ms, f(0))
+		}
+		if err := runGPU(names, ms, *warmup, *steps); err != nil {
+			fmt.Fprintln(os.Stderr, "scale: -gpu:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if *distributed {
 		os.Exit(runDist(*name, mk, *threads, *warmup, *steps))

@@ -1,103 +1,215 @@
 #!/usr/bin/env python3
-"""Reference timings on a GPU for docs/benchmarks.md ("CUDA").
+"""PyTorch eager CUDA reference timings for docs/benchmarks.md ("CUDA (GPU
+path)"), issue 29 item 4. Every line it prints that starts with "result"
+is one measurement; bench/offline/run.sh (GPUONLY=1) collects them.
 
-1. cuBLAS float32 GEMM at 4096^3 through PyTorch, TF32 disabled (compare
-   with BenchmarkGPUGEMM's GFLOP/s).
-2. The attention demo's training step (examples/attention: a one-block
-   transformer reversing 8-token sequences, width 32, 4 heads of 8, MLP 64,
-   post-norm, cross-entropy averaged over batch and positions, SGD lr 0.1
-   momentum 0.9 Nesterov) in PyTorch eager on the same network, at the
-   batch given (compare with BenchmarkGPUTrainStep/attention at the same
-   batch: the demo declares 32; for 256, change `tokens : 32, 8 | 10` and
-   `targets : 32, 8 | 10` in examples/attention/model.go to 256 and
-   regenerate before recording the cases).
+1. cuBLAS GEMMs through PyTorch on the shapes of emit/cuda's
+   BenchmarkGPUGEMMShapes (gemmShapes): 4096^3, and the scale decoder's
+   MLP layer 384 -> 1536 over its 1024 tokens (bench/models.GPT, weights
+   stored [out][in]) in its three layouts: forward x @ w.T
+   (1024x1536, K 384), input gradient dy @ w (1024x384, K 1536), weight
+   gradient dy.T @ x (1536x384, K 1024). Each at three precisions: f32
+   (float32, TF32 off), tf32 (float32 operands, allow_tf32) and bf16
+   (bfloat16 operands; cuBLAS accumulates in float32).
+2. Training steps (zero_grad, forward, loss, backward, optimizer step, and
+   the loss copied to the host as the generated TrainStep returns it) of
+   the networks of bench/models, on one fixed random batch:
+   cnn and attention (examples/cnn and examples/attention at batch 256,
+   as bench/torch_trainstep.py builds them), gpt and resnet (the scale
+   decoder and ResNet-20 of bench/torch_scale.py, imported from it: put
+   torch_scale.py beside this file or pass --scale-dir). Each in f32 (TF32
+   off), tf32 (allow_tf32 for matmuls and cuDNN) and bf16 (the forward and
+   the loss under torch.autocast("cuda", dtype=torch.bfloat16); parameters,
+   gradients and optimizer float32).
 
-Usage: python3 torch_cuda_bench.py [--batch 32] [--iters 50]
+Compare with bench/scale -gpu (result impl=ocannlgen-gpu, float32) and
+BenchmarkGPUGEMMShapes (GFLOP/s).
+
+Usage: python3 torch_cuda_bench.py [--iters 20] [--scale-dir DIR] [--only gemm|steps]
 """
 import argparse
+import math
+import os
+import statistics
+import sys
 import time
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+PRECISIONS = ("f32", "tf32", "bf16")
 
-def bench_gemm(n=4096, iters=20):
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    a = torch.rand(n, n, device="cuda") * 2 - 1
-    b = torch.rand(n, n, device="cuda") * 2 - 1
+# name, M, N, K, layout (as emit/cuda's gemmShapes)
+SHAPES = (
+    ("gemm4096", 4096, 4096, 4096, "nn"),
+    ("decoder_fwd", 1024, 1536, 384, "nt"),
+    ("decoder_dx", 1024, 384, 1536, "nn"),
+    ("decoder_dw", 1536, 384, 1024, "tn"),
+)
+
+
+def set_precision(prec):
+    torch.backends.cuda.matmul.allow_tf32 = prec == "tf32"
+    torch.backends.cudnn.allow_tf32 = prec == "tf32"
+
+
+def bench_gemm(name, m, n, k, layout, prec, iters):
+    set_precision(prec)
+    dtype = torch.bfloat16 if prec == "bf16" else torch.float32
+    g = torch.Generator(device="cuda").manual_seed(1)
+
+    def rand(r, c):
+        return (torch.rand(r, c, device="cuda", generator=g) * 2 - 1).to(dtype)
+
+    # The operands as stored: the product reads them transposed where the
+    # layout says so (cuBLAS's transpose flags, no copies).
+    if layout == "nn":
+        a, b = rand(m, k), rand(k, n)
+        f = lambda: a @ b
+    elif layout == "nt":
+        a, b = rand(m, k), rand(n, k)
+        f = lambda: a @ b.T
+    else:  # "tn"
+        a, b = rand(k, m), rand(k, n)
+        f = lambda: a.T @ b
     for _ in range(3):
-        a @ b
+        f()
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
     for _ in range(iters):
-        a @ b
+        f()
     end.record()
     torch.cuda.synchronize()
     sec = start.elapsed_time(end) / 1e3 / iters
-    print(f"cuBLAS sgemm {n}^3 (TF32 off): {sec*1e3:.3f} ms, {2*n**3/sec/1e9:.0f} GFLOP/s")
+    print(f"result impl=torch what=gemm shape={name} m={m} n={n} k={k} prec={prec} ms={sec*1e3:.4f} gflops={2*m*n*k/sec/1e9:.0f}", flush=True)
+
+
+class CNN(nn.Module):
+    # bench/models.CNN (examples/cnn): conv2d_valid[8] (3x3), ReLU,
+    # max_pool 2x2, conv2d[16] (3x3, padded), ReLU, linear[4].
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(1, 8, 3)
+        self.c2 = nn.Conv2d(8, 16, 3, padding=1)
+        self.head = nn.Linear(5 * 5 * 16, 4)
+
+    def forward(self, x):
+        h = F.max_pool2d(F.relu(self.c1(x)), 2, 2)
+        h = F.relu(self.c2(h))
+        return self.head(h.flatten(1))
 
 
 class Reverser(nn.Module):
-    def __init__(self, d=32, vocab=10, ff=64, heads=4, dk=8, seq=8):
+    # bench/models.Reverser (examples/attention): embedding 10 -> 32 (no
+    # bias) plus a learned positional embedding, 4-head self-attention
+    # (d_k = d_v = 8, no biases), residual + layer norm, ReLU MLP 32 -> 64
+    # -> 32, residual + layer norm, linear read-out to 10.
+    def __init__(self, d=32, vocab=10, ff=64, heads=4):
         super().__init__()
         self.emb = nn.Linear(vocab, d, bias=False)
-        self.pos = nn.Parameter(torch.randn(seq, d) * 0.1)
-        self.wq = nn.Linear(d, heads * dk, bias=False)
-        self.wk = nn.Linear(d, heads * dk, bias=False)
-        self.wv = nn.Linear(d, heads * dk, bias=False)
-        self.wo = nn.Linear(heads * dk, d, bias=False)
-        self.ln1 = nn.LayerNorm(d, eps=1e-5)
-        self.ln2 = nn.LayerNorm(d, eps=1e-5)
-        self.ff1 = nn.Linear(d, ff)
-        self.ff2 = nn.Linear(ff, d)
+        self.pos = nn.Parameter(torch.zeros(8, d))
+        self.q = nn.Linear(d, d, bias=False)
+        self.k = nn.Linear(d, d, bias=False)
+        self.v = nn.Linear(d, d, bias=False)
+        self.o = nn.Linear(d, d, bias=False)
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.ff1, self.ff2 = nn.Linear(d, ff), nn.Linear(ff, d)
         self.out = nn.Linear(d, vocab)
-        self.heads, self.dk = heads, dk
+        self.heads = heads
 
-    def forward(self, x):  # x: B, T, vocab (one-hot)
-        B, T, _ = x.shape
+    def forward(self, x):
+        b, t, _ = x.shape
         h = self.emb(x) + self.pos
-        q = self.wq(h).view(B, T, self.heads, self.dk).transpose(1, 2)
-        k = self.wk(h).view(B, T, self.heads, self.dk).transpose(1, 2)
-        v = self.wv(h).view(B, T, self.heads, self.dk).transpose(1, 2)
-        att = torch.softmax(q @ k.transpose(-1, -2) / self.dk ** 0.5, dim=-1)
-        ctx = (att @ v).transpose(1, 2).reshape(B, T, -1)
-        x1 = self.ln1(h + self.wo(ctx))
+        q = self.q(h).view(b, t, self.heads, -1).transpose(1, 2)
+        k = self.k(h).view(b, t, self.heads, -1).transpose(1, 2)
+        v = self.v(h).view(b, t, self.heads, -1).transpose(1, 2)
+        att = torch.softmax(q @ k.transpose(-1, -2) / (q.shape[-1] ** 0.5), dim=-1)
+        ctx = (att @ v).transpose(1, 2).reshape(b, t, -1)
+        x1 = self.ln1(h + self.o(ctx))
         x2 = self.ln2(x1 + self.ff2(F.relu(self.ff1(x1))))
         return self.out(x2)
 
 
-def bench_attention(batch, iters):
-    torch.backends.cuda.matmul.allow_tf32 = False
-    model = Reverser().cuda()
-    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, nesterov=True)
-    tokens = torch.randint(0, 10, (batch, 8), device="cuda")
-    x = F.one_hot(tokens, 10).float()
-    y = tokens.flip(1)
+def make_model(name, scale_dir):
+    """The network, its optimizer and its loss on a fixed batch, on the GPU."""
+    torch.manual_seed(0)
+    dev = "cuda"
+    if name == "cnn":
+        net = CNN().to(dev)
+        opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+        x = torch.rand(256, 1, 12, 12, device=dev)
+        y = torch.randint(0, 4, (256,), device=dev)
+        return net, opt, lambda: F.cross_entropy(net(x), y)
+    if name == "attention":
+        net = Reverser().to(dev)
+        opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9, nesterov=True)
+        tok = torch.randint(0, 10, (256, 8), device=dev)
+        x, y = F.one_hot(tok, 10).float(), tok.flip(1)
+        return net, opt, lambda: F.cross_entropy(net(x).reshape(-1, 10), y.reshape(-1))
+    sys.path.insert(0, scale_dir)
+    import torch_scale  # bench/torch_scale.py: GPT, ResNet20
+
+    if name == "gpt":
+        net = torch_scale.GPT().to(dev)
+        opt = torch.optim.AdamW(net.parameters(), lr=3e-4, weight_decay=0.01)
+        seq = torch.randint(0, 256, (8, 129), device=dev)
+        x = F.one_hot(seq[:, :-1], 256).float()
+        y = seq[:, 1:].reshape(-1)
+        mask = torch.tril(torch.ones(128, 128, dtype=torch.bool, device=dev))
+        return net, opt, lambda: F.cross_entropy(net(x, mask).reshape(-1, 256), y)
+    if name == "resnet":
+        net = torch_scale.ResNet20().to(dev)
+        opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+        x = torch.randn(32, 3, 32, 32, device=dev)
+        y = torch.randint(0, 10, (32,), device=dev)
+        return net, opt, lambda: F.cross_entropy(net(x), y)
+    raise ValueError(name)
+
+
+def bench_steps(name, prec, iters, scale_dir):
+    set_precision(prec)
+    net, opt, loss = make_model(name, scale_dir)
+
     def step():
-        opt.zero_grad(set_to_none=True)
-        loss = F.cross_entropy(model(x).reshape(-1, 10), y.reshape(-1))
-        loss.backward()
+        opt.zero_grad(set_to_none=False)
+        if prec == "bf16":
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                l = loss()
+        else:
+            l = loss()
+        l.backward()
         opt.step()
-        return loss
-    for _ in range(5):
-        step()
+        return l.item()  # the generated TrainStep also returns each loss to the host
+
+    losses = [step() for _ in range(5)]
+    if not all(math.isfinite(l) for l in losses) or not losses[-1] < losses[0]:
+        print(f"# {name} {prec}: losses not finite and decreasing: {losses}", flush=True)
     torch.cuda.synchronize()
-    t0 = time.perf_counter()
+    walls = []
     for _ in range(iters):
-        step().item()  # the generated TrainStep also returns each loss to the host
-    torch.cuda.synchronize()
-    sec = (time.perf_counter() - t0) / iters
-    print(f"PyTorch eager attention train step, batch {batch}: {sec*1e3:.3f} ms")
+        t0 = time.perf_counter()
+        step()
+        walls.append((time.perf_counter() - t0) * 1e3)
+    samples = {"cnn": 256, "attention": 256, "gpt": 8, "resnet": 32}[name]
+    w = statistics.median(walls)
+    print(f"result impl=torch-cuda what=step model={name} prec={prec} steps={iters} wall_ms={w:.3f} samples_per_s={samples/w*1e3:.1f} "
+          f"losses={','.join('%.4f' % l for l in losses)}", flush=True)
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
-    ap.add_argument("--batch", type=int, default=32)
-    ap.add_argument("--iters", type=int, default=50)
+    ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--scale-dir", default=os.path.dirname(os.path.abspath(__file__)))
+    ap.add_argument("--only", choices=("gemm", "steps"))
     args = ap.parse_args()
-    print(torch.cuda.get_device_name(0), "torch", torch.__version__)
-    bench_gemm()
-    bench_attention(args.batch, args.iters)
+    print("#", torch.cuda.get_device_name(0), "torch", torch.__version__, "CUDA", torch.version.cuda, flush=True)
+    if args.only != "steps":
+        for shape in SHAPES:
+            for prec in PRECISIONS:
+                bench_gemm(*shape, prec, args.iters)
+    if args.only != "gemm":
+        for name in ("cnn", "attention", "gpt", "resnet"):
+            for prec in PRECISIONS:
+                bench_steps(name, prec, args.iters, args.scale_dir)

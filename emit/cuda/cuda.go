@@ -37,8 +37,9 @@ import (
 // OutputFile is the name of the generated CUDA file of a package.
 const OutputFile = "ocannl_gen.cu"
 
-// Render returns the CUDA C source of f's kernels (and the SGD update of
-// its models with an optimizer) for target t (its block size, GEMM tiles,
+// Render returns the CUDA C source of f's kernels (and the optimizer
+// functions its models need: the SGD update, Adam's, and the three steps
+// of clipping by global norm) for target t (its block size, GEMM tiles,
 // split-K and block-reduction bounds, and the package's tensor-core
 // precision), deterministic for a given f and t.
 func Render(f *desc.File, t target.CUDA) ([]byte, error) {
@@ -63,7 +64,7 @@ func Render(f *desc.File, t target.CUDA) ([]byte, error) {
 			return nil, fmt.Errorf("cuda: kernel %s: %w", k.Name, err)
 		}
 	}
-	var sgd []string
+	var sgd, adam, clip []string
 	for _, m := range f.Models {
 		names := []string{}
 		for _, e := range m.Entries {
@@ -74,27 +75,60 @@ func Render(f *desc.File, t target.CUDA) ([]byte, error) {
 		}
 		fmt.Fprintf(&b, "\n// @ocannl model %s %s kernels=%s\n", m.Name, m.Elem, strings.Join(names, ","))
 		modelLines(&b, m)
-		if m.Optim != nil && isSGD(m.Optim) && !slices.Contains(sgd, m.Elem) {
-			sgd = append(sgd, m.Elem)
+		if o := m.Optim; o != nil {
+			if isSGD(o) && !slices.Contains(sgd, m.Elem) {
+				sgd = append(sgd, m.Elem)
+			}
+			if !isSGD(o) && !slices.Contains(adam, m.Elem) {
+				adam = append(adam, m.Elem)
+			}
+			if o.ClipNorm > 0 && !slices.Contains(clip, m.Elem) {
+				clip = append(clip, m.Elem)
+			}
 		}
 	}
 	slices.Sort(sgd)
+	slices.Sort(adam)
+	slices.Sort(clip)
 	for _, e := range sgd {
 		fmt.Fprintf(&b, sgdKernel, cType(e), SGDName(e), e)
+	}
+	for _, e := range adam {
+		fmt.Fprintf(&b, adamKernel, cType(e), OptimName("adam", e), e)
+	}
+	for _, e := range clip {
+		fmt.Fprintf(&b, clipKernels, cType(e), e, OptimName("sumsq", e), OptimName("clipnorm", e), OptimName("clip", e), SumSqBlocks)
 	}
 	return []byte(b.String()), nil
 }
 
+// OptimName is the name of the optimizer function of role role ("adam",
+// "sumsq", "clipnorm", "clip") and element type elem.
+func OptimName(role, elem string) string { return "ocannl_" + role + "_" + elem }
+
+// SumSqBlocks is the block size of the clipping reduction's functions
+// (ocannl_sumsq_*, ocannl_clipnorm_*), and SumSqMaxBlocks the most
+// blocks ocannl_sumsq_* runs on one gradient (rt/cuda.SumSqGrid).
+const (
+	SumSqBlocks    = 256
+	SumSqMaxBlocks = 256
+)
+
 // modelLines writes a model's parameters (ID, the kernels' parameter
-// names "p"+Field and, with a gradient, "g"+Field), its backward kernel
-// and its optimizer.
+// names "p"+Field and, with a gradient, "g"+Field; "state" for model
+// state the optimizer leaves alone), its backward kernel and its
+// optimizer.
 func modelLines(b *strings.Builder, m *desc.Model) {
 	for i, p := range m.Params {
 		grad := "-"
 		if slices.Contains(m.BackwardGrads, i) {
 			grad = "g" + p.Field
 		}
-		fmt.Fprintf(b, "// @ocannl modelparam %s %s p%s %s\n", m.Name, p.ID, p.Field, grad)
+		state := ""
+		if p.State {
+			state = " state" // not trained (a running statistic)
+		}
+		fmt.Fprintf(b, "// @ocannl modelparam %s %s p%s %s%s\n", m.Name, p.ID, p.Field, grad, state)
 	}
 	if m.Backward != "" {
 		fmt.Fprintf(b, "// @ocannl backward %s %s\n", m.Name, m.Backward)
@@ -108,14 +142,14 @@ func modelLines(b *strings.Builder, m *desc.Model) {
 		if kind == "" {
 			kind = "sgd"
 		}
-		fmt.Fprintf(b, "// @ocannl optim %s kind=%s momentum=%s weight_decay=%s nesterov=%d clip_norm=%s\n", m.Name, kind,
-			strconv.FormatFloat(o.Momentum, 'g', -1, 64), strconv.FormatFloat(o.WeightDecay, 'g', -1, 64), nest,
-			strconv.FormatFloat(o.ClipNorm, 'g', -1, 64))
+		g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+		fmt.Fprintf(b, "// @ocannl optim %s kind=%s momentum=%s weight_decay=%s nesterov=%d clip_norm=%s beta1=%s beta2=%s eps=%s\n", m.Name, kind,
+			g(o.Momentum), g(o.WeightDecay), nest, g(o.ClipNorm), g(o.Beta1), g(o.Beta2), g(o.Eps))
 	}
 }
 
-// isSGD reports whether the optimizer is plain SGD (the one the GPU path
-// has a kernel for; Adam and clipping stay on the CPU).
+// isSGD reports whether the optimizer is SGD (ocannl_sgd_*), not Adam or
+// AdamW (ocannl_adam_*).
 func isSGD(o *desc.ModelOptim) bool { return o.Kind == "" || o.Kind == "sgd" }
 
 // SGDName is the name of the SGD update kernel of element type elem.
@@ -172,6 +206,95 @@ extern "C" __global__ void %[2]s(%[1]s* __restrict__ p, const %[1]s* __restrict_
   p[i] = x - lr * d;
 }
 // @ocannl sgd %[3]s %[2]s
+`
+
+// adamKernel is rt.Adam as a kernel: one thread per cell, the
+// coefficients (rt.AdamCoeffs, computed on the host per step) passed in,
+// every operation in rt.Adam's order (%[1]s: the C element type, %[2]s:
+// the name, %[3]s: the Go element type).
+const adamKernel = `
+// %[2]s is rt.Adam with the coefficients k = rt.AdamCoeffs of the step
+// (beta1, 1-beta1, beta2, 1-beta2, lr/c1, sqrt(c2), eps, the decoupled
+// decay): one thread per parameter cell; l2 adds wd*p to the gradient
+// (Adam's weight decay; AdamW's is the decay factor).
+extern "C" __global__ void %[2]s(%[1]s* __restrict__ p, const %[1]s* __restrict__ g, %[1]s* __restrict__ m, %[1]s* __restrict__ v, %[1]s beta1, %[1]s omb1, %[1]s beta2, %[1]s omb2, %[1]s step, %[1]s sqrtc2, %[1]s eps, %[1]s decay, %[1]s wd, int l2, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  %[1]s x = p[i];
+  %[1]s d = g[i];
+  if (l2) d = d + wd * x;
+  x = x * decay;
+  %[1]s mi = beta1 * m[i] + omb1 * d;
+  %[1]s vi = beta2 * v[i] + omb2 * d * d;
+  m[i] = mi;
+  v[i] = vi;
+  %[1]s den = (%[1]s)sqrt((double)vi) / sqrtc2 + eps;
+  p[i] = x - step * mi / den;
+}
+// @ocannl optfn adam %[3]s %[2]s PPPPsssssssssii
+`
+
+// clipKernels are gradient clipping by global norm (rt.SumSquares,
+// rt.ClipScale, rt.Scale) as three functions: a deterministic two-level
+// sum of squares in double (no atomics: each block folds a fixed strided
+// part of one gradient in index order, a shared-memory tree of fixed
+// shape combines its threads, and the block's sum lands in its own slot;
+// then one block folds the slots in slot order the same way), the scale
+// factor computed on the device, and the in-place scaling. %[1]s: the C
+// element type, %[2]s: the Go element type, %[3]s-%[5]s: the names,
+// %[6]d: the block size.
+const clipKernels = `
+// %[3]s writes the sum of the squares of g's n cells, in double, as
+// gridDim.x partial sums: block b's lands in c[2 + off + b]. Thread t of
+// block b adds the cells b*%[6]d + t + k*gridDim.x*%[6]d in increasing k;
+// a fixed tree then combines the block's %[6]d threads.
+extern "C" __global__ void %[3]s(const %[1]s* __restrict__ g, double* __restrict__ c, int off, int n) {
+  __shared__ double part[%[6]d];
+  int t = threadIdx.x;
+  double s = 0;
+  for (int i = blockIdx.x * %[6]d + t; i < n; i += gridDim.x * %[6]d) s += (double)g[i] * (double)g[i];
+  part[t] = s;
+  __syncthreads();
+  for (int w = %[6]d / 2; w > 0; w /= 2) {
+    if (t < w) part[t] += part[t + w];
+    __syncthreads();
+  }
+  if (t == 0) c[2 + off + blockIdx.x] = part[0];
+}
+
+// %[4]s folds the nparts partial sums c[2..] (one block: thread t adds
+// the slots t, t + %[6]d, ... in order, then a fixed tree), and writes
+// the global norm c[0] = sqrt(sum) and the clipping factor c[1]
+// (rt.ClipScale: maxnorm/(norm+1e-6) when below 1 or NaN, else 1).
+extern "C" __global__ void %[4]s(double* __restrict__ c, int nparts, double maxnorm) {
+  __shared__ double part[%[6]d];
+  int t = threadIdx.x;
+  double s = 0;
+  for (int i = t; i < nparts; i += %[6]d) s += c[2 + i];
+  part[t] = s;
+  __syncthreads();
+  for (int w = %[6]d / 2; w > 0; w /= 2) {
+    if (t < w) part[t] += part[t + w];
+    __syncthreads();
+  }
+  if (t == 0) {
+    double norm = sqrt(part[0]);
+    double k = maxnorm / (norm + 1e-6);
+    c[0] = norm;
+    c[1] = (k < 1 || k != k) ? k : 1.0;
+  }
+}
+
+// %[5]s scales g's n cells by the clipping factor c[1] (rt.Scale; a
+// factor of 1 leaves every cell's bits as they are).
+extern "C" __global__ void %[5]s(%[1]s* __restrict__ g, const double* __restrict__ c, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  g[i] = g[i] * (%[1]s)c[1];
+}
+// @ocannl optfn sumsq %[2]s %[3]s PDii
+// @ocannl optfn clipnorm %[2]s %[4]s Did
+// @ocannl optfn clip %[2]s %[5]s PDi
 `
 
 func cType(elem string) string {

@@ -146,8 +146,28 @@ func dispatchSource(plan *rtcuda.Plan) string {
 		}
 		fmt.Fprintf(&b, "  if (fn == %[1]q) { emu_launch(grid, block, sync, [&] { %[1]s((%[2]s*)p[0], (%[2]s*)p[1], (%[2]s*)p[2], %[3]s(u[3]), %[3]s(u[4]), %[3]s(u[5]), (int)u[6], (int)u[7]); }); return true; }\n", fn, ct, conv)
 	}
+	for _, f := range plan.OptimFuncs {
+		ct, conv := "float", "emu_f32"
+		if f.Elem == "float64" {
+			ct, conv = "double", "emu_f64"
+		}
+		fmt.Fprintf(&b, "  if (fn == %[1]q) { emu_launch(grid, block, sync, [&] { %[1]s(%[2]s); }); return true; }\n", f.Func, optimArgs(f.Sig, func(i int, k byte) string {
+			return map[byte]string{'P': fmt.Sprintf("(%s*)p[%d]", ct, i), 'D': fmt.Sprintf("(double*)p[%d]", i), 's': fmt.Sprintf("%s(u[%d])", conv, i),
+				'd': fmt.Sprintf("emu_f64(u[%d])", i), 'i': fmt.Sprintf("(int)u[%d]", i)}[k]
+		}))
+	}
 	b.WriteString("  return false;\n}\n\nint main() { return emu_main(dispatch); }\n")
 	return b.String()
+}
+
+// optimArgs renders the arguments of an optimizer function of signature
+// sig (rtcuda.OptimFunc), each by arg.
+func optimArgs(sig string, arg func(i int, kind byte) string) string {
+	args := make([]string, len(sig))
+	for i := range sig {
+		args[i] = arg(i, sig[i])
+	}
+	return strings.Join(args, ", ")
 }
 
 // emuBuild compiles the package's CUDA C with g++ (skipping when there is

@@ -184,6 +184,16 @@ func launchSource(plan *rtcuda.Plan) string {
 		}
 		fmt.Fprintf(&b, "  if (name == %[1]q) { emu_launch(grid, bx, false, [&] { %[1]s(*(%[2]s**)p[0], *(%[2]s**)p[1], *(%[2]s**)p[2], *(%[2]s*)p[3], *(%[2]s*)p[4], *(%[2]s*)p[5], *(int*)p[6], *(int*)p[7]); }); return 0; }\n", fn, ct)
 	}
+	for _, f := range plan.OptimFuncs {
+		ct := "float"
+		if f.Elem == "float64" {
+			ct = "double"
+		}
+		fmt.Fprintf(&b, "  if (name == %[1]q) { emu_launch(grid, bx, %[2]v, [&] { %[1]s(%[3]s); }); return 0; }\n", f.Func, f.Role == "sumsq" || f.Role == "clipnorm", optimArgs(f.Sig, func(i int, k byte) string {
+			return map[byte]string{'P': fmt.Sprintf("*(%s**)p[%d]", ct, i), 'D': fmt.Sprintf("*(double**)p[%d]", i), 's': fmt.Sprintf("*(%s*)p[%d]", ct, i),
+				'd': fmt.Sprintf("*(double*)p[%d]", i), 'i': fmt.Sprintf("*(int*)p[%d]", i)}[k]
+		}))
+	}
 	b.WriteString("  return 500;  // CUDA_ERROR_NOT_FOUND\n}\n")
 	return b.String()
 }

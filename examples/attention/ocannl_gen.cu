@@ -11238,7 +11238,7 @@ extern "C" __global__ void ocannlReverserPredict_op45_59(float* __restrict__ t67
 // @ocannl modelparam ocannlReverser net.linear#2.w pNetLinear2W gNetLinear2W
 // @ocannl modelparam ocannlReverser net.linear#2.b pNetLinear2B gNetLinear2B
 // @ocannl backward ocannlReverser ocannlReverserBackward
-// @ocannl optim ocannlReverser kind=sgd momentum=0.9 weight_decay=0 nesterov=1 clip_norm=0
+// @ocannl optim ocannlReverser kind=sgd momentum=0.9 weight_decay=0 nesterov=1 clip_norm=0 beta1=0 beta2=0 eps=0
 
 // ocannl_sgd_float32 is rt.SGD: one thread per parameter cell; m is read and written
 // only when momentum > 0.

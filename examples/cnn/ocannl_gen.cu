@@ -2866,7 +2866,7 @@ extern "C" __global__ void ocannlCNNPredict_op9_14(float* __restrict__ t16, floa
 // @ocannl modelparam ocannlCNN net.head.w pNetHeadW gNetHeadW
 // @ocannl modelparam ocannlCNN net.head.b pNetHeadB gNetHeadB
 // @ocannl backward ocannlCNN ocannlCNNBackward
-// @ocannl optim ocannlCNN kind=sgd momentum=0.9 weight_decay=0 nesterov=0 clip_norm=0
+// @ocannl optim ocannlCNN kind=sgd momentum=0.9 weight_decay=0 nesterov=0 clip_norm=0 beta1=0 beta2=0 eps=0
 
 // ocannl_sgd_float32 is rt.SGD: one thread per parameter cell; m is read and written
 // only when momentum > 0.

@@ -1912,7 +1912,7 @@ extern "C" __global__ void ocannlMoonsScore_op7_8(float* __restrict__ t12, float
 // @ocannl modelparam ocannlMoons net.w3 pNetW3 gNetW3
 // @ocannl modelparam ocannlMoons net.b3 pNetB3 gNetB3
 // @ocannl backward ocannlMoons ocannlMoonsBackward
-// @ocannl optim ocannlMoons kind=sgd momentum=0.9 weight_decay=0.0001 nesterov=0 clip_norm=0
+// @ocannl optim ocannlMoons kind=sgd momentum=0.9 weight_decay=0.0001 nesterov=0 clip_norm=0 beta1=0 beta2=0 eps=0
 
 // ocannl_sgd_float32 is rt.SGD: one thread per parameter cell; m is read and written
 // only when momentum > 0.

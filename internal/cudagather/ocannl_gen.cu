@@ -982,7 +982,7 @@ extern "C" __global__ void ocannlTaggerPredict_op2_3(float* __restrict__ t4, flo
 // @ocannl modelparam ocannlTagger head.w pHeadW gHeadW
 // @ocannl modelparam ocannlTagger head.b pHeadB gHeadB
 // @ocannl backward ocannlTagger ocannlTaggerBackward
-// @ocannl optim ocannlTagger kind=sgd momentum=0.9 weight_decay=0 nesterov=0 clip_norm=0
+// @ocannl optim ocannlTagger kind=sgd momentum=0.9 weight_decay=0 nesterov=0 clip_norm=0 beta1=0 beta2=0 eps=0
 
 // ocannl_sgd_float32 is rt.SGD: one thread per parameter cell; m is read and written
 // only when momentum > 0.

@@ -49,6 +49,31 @@ type Plan struct {
 	// SGD maps an element type ("float32", "float64") to the name of its
 	// SGD update function (present when a model has an optimizer).
 	SGD map[string]string
+	// OptimFuncs are the optimizer functions other than SGD: Adam's
+	// update and the three steps of clipping by global norm (present
+	// when a model of that element type needs them).
+	OptimFuncs []OptimFunc
+}
+
+// OptimFunc is one optimizer function of the generated file (an
+// "optfn" plan line): Role "adam" (rt.Adam), "sumsq" (partial sums of
+// squares), "clipnorm" (the global norm and the clipping factor) or
+// "clip" (the gradient scaled), for element type Elem, named Func, with
+// arguments Sig, one letter each: P a pointer to elements, D a pointer
+// to doubles, s an element scalar, d a double scalar, i an int.
+type OptimFunc struct {
+	Role, Elem, Func, Sig string
+}
+
+// OptimFunc returns the function of role role for element type elem, or
+// nil.
+func (p *Plan) OptimFunc(role, elem string) *OptimFunc {
+	for i := range p.OptimFuncs {
+		if f := &p.OptimFuncs[i]; f.Role == role && f.Elem == elem {
+			return f
+		}
+	}
+	return nil
 }
 
 // KernelPlan is how one generated kernel runs.
@@ -135,19 +160,23 @@ type ModelPlan struct {
 
 // ModelParamPlan is one model parameter: its identity (rt.Tensor.Name)
 // and the kernels' names of its value and of its gradient ("" when the
-// loss does not reach it).
+// loss does not reach it); State marks model state the optimizer does not
+// update (a running statistic).
 type ModelParamPlan struct {
 	ID, Param, Grad string
+	State           bool
 }
 
-// OptimPlan is a model's optimizer setting. Only Kind "sgd" without
-// gradient clipping runs on the GPU (Model.TrainStep).
+// OptimPlan is a model's optimizer setting (Model.Update runs it).
 type OptimPlan struct {
 	// Kind is "sgd", "adam" or "adamw".
 	Kind                  string
 	Momentum, WeightDecay float64
 	Nesterov              bool
-	ClipNorm              float64
+	// ClipNorm > 0 clips the gradients by their global norm first.
+	ClipNorm float64
+	// Beta1, Beta2 and Eps are Adam's (zero in a plan without them).
+	Beta1, Beta2, Eps float64
 }
 
 // Model returns the plan of the model named name (the generated type),
@@ -220,6 +249,11 @@ func ParsePlan(src []byte) (*Plan, error) {
 			p.Models = append(p.Models, ModelPlan{Name: f[1], Elem: f[2], Kernels: strings.Split(strings.TrimPrefix(f[3], "kernels="), ",")})
 		case "modelparam", "backward", "optim":
 			err = parseModelLine(p, f)
+		case "optfn":
+			if len(f) != 5 || strings.Trim(f[4], "PDsdi") != "" {
+				return nil, fail("want optfn ROLE ELEM FUNC SIG (SIG of P, D, s, d, i)")
+			}
+			p.OptimFuncs = append(p.OptimFuncs, OptimFunc{Role: f[1], Elem: f[2], Func: f[3], Sig: f[4]})
 		case "sgd":
 			if len(f) != 3 {
 				return nil, fail("want sgd ELEM FUNC")
@@ -244,22 +278,22 @@ func parseModelLine(p *Plan, f []string) error {
 		return fmt.Errorf("no model %s declared before", f[1])
 	}
 	switch {
-	case f[0] == "modelparam" && len(f) == 5:
+	case f[0] == "modelparam" && (len(f) == 5 || len(f) == 6 && f[5] == "state"):
 		grad := f[4]
 		if grad == "-" {
 			grad = ""
 		}
-		m.Params = append(m.Params, ModelParamPlan{ID: f[2], Param: f[3], Grad: grad})
+		m.Params = append(m.Params, ModelParamPlan{ID: f[2], Param: f[3], Grad: grad, State: len(f) == 6})
 	case f[0] == "backward" && len(f) == 3:
 		m.Backward = f[2]
-	case f[0] == "optim" && len(f) == 7:
+	case f[0] == "optim" && (len(f) == 7 || len(f) == 10):
 		kind, ok := strings.CutPrefix(f[2], "kind=")
 		if !ok {
 			return fmt.Errorf("want kind=")
 		}
 		o := &OptimPlan{Kind: kind}
 		var err error
-		for i, key := range []string{"momentum=", "weight_decay=", "nesterov=", "clip_norm="} {
+		for i, key := range []string{"momentum=", "weight_decay=", "nesterov=", "clip_norm=", "beta1=", "beta2=", "eps="}[:len(f)-3] {
 			v, ok := strings.CutPrefix(f[3+i], key)
 			if !ok {
 				return fmt.Errorf("want %s", key)
@@ -275,8 +309,14 @@ func parseModelLine(p *Plan, f []string) error {
 				o.WeightDecay = x
 			case 2:
 				o.Nesterov = x != 0
-			default:
+			case 3:
 				o.ClipNorm = x
+			case 4:
+				o.Beta1 = x
+			case 5:
+				o.Beta2 = x
+			default:
+				o.Eps = x
 			}
 		}
 		m.Optim = o

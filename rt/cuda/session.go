@@ -429,6 +429,43 @@ func (s *Session) SGD(elem, param, grad, momentumBuf string, lr, momentum, weigh
 	return s.d.Launch(fn, [3]int{(p.size + 255) / 256, 1, 1}, 256, false, args)
 }
 
+// optimFunc launches the generated optimizer function of role role and
+// element type elem (Plan.OptimFunc), checking args against its
+// signature.
+func (s *Session) optimFunc(role, elem string, grid [3]int, block int, sync bool, args []any) error {
+	if s.closed {
+		return errClosed
+	}
+	f := s.plan.OptimFunc(role, elem)
+	if f == nil {
+		return fmt.Errorf("cuda: the generated file has no %s %s function (regenerate it: go generate)", elem, role)
+	}
+	if len(args) != len(f.Sig) {
+		return fmt.Errorf("cuda: %s: %d arguments for the signature %s", f.Func, len(args), f.Sig)
+	}
+	for i, a := range args {
+		ok := false
+		switch f.Sig[i] {
+		case 'P', 'D':
+			_, ok = a.(Ptr)
+		case 's':
+			if elem == "float64" {
+				_, ok = a.(float64)
+			} else {
+				_, ok = a.(float32)
+			}
+		case 'd':
+			_, ok = a.(float64)
+		case 'i':
+			_, ok = a.(int32)
+		}
+		if !ok {
+			return fmt.Errorf("cuda: %s: argument %d is a %T, the signature %s says %c", f.Func, i, a, f.Sig, f.Sig[i])
+		}
+	}
+	return s.d.Launch(f.Func, grid, block, sync, args)
+}
+
 // Sync waits for the commands issued so far and reports their errors.
 func (s *Session) Sync() error {
 	if s.closed {

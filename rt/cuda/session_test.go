@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ocannlgen/ocannlgen/rt"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/session.golden")
@@ -255,25 +257,87 @@ func TestDefaultBuildHasNoCgo(t *testing.T) {
 	}
 }
 
-// TestModelTrainStepOnlySGD: a model whose optimizer has no GPU kernel
-// (Adam, clipping) gets an error naming it from TrainStep, not a wrong
-// update.
-func TestModelTrainStepOnlySGD(t *testing.T) {
-	for _, c := range []struct{ optim, want string }{
-		{"kind=adam momentum=0 weight_decay=0 nesterov=0 clip_norm=0", "uses adam"},
-		{"kind=sgd momentum=0.9 weight_decay=0 nesterov=0 clip_norm=1", "clip_norm 1"},
+// TestModelOptimizerCalls pins the driver calls of an Update with Adam
+// after clipping by global norm: the partial sums of squares (one block
+// per 256 cells of each gradient, each in its own slot), the one-block
+// norm and factor, the scaling of each gradient, then Adam with the
+// coefficients of rt.AdamCoeffs for step 1 (float32), its moments created
+// zeroed, for every parameter but model state (one the loss does not
+// reach with a zeroed gradient); ResetOptimizer zeroes the moments. A kernel missing from the plan and an unknown optimizer are
+// errors naming them.
+func TestModelOptimizerCalls(t *testing.T) {
+	const model = "// @ocannl modelparam M w pw gw\n// @ocannl modelparam M u pu gu\n// @ocannl backward M K\n"
+	// z: a parameter the loss does not reach (stepped with a zero
+	// gradient: the weight decay changes it); s: model state (left alone).
+	const extra = "// @ocannl modelparam M z pz -\n// @ocannl modelparam M s ps - state\n"
+	const funcs = "// @ocannl optfn adam float32 A PPPPsssssssssii\n// @ocannl optfn sumsq float32 S PDii\n" +
+		"// @ocannl optfn clipnorm float32 N Did\n// @ocannl optfn clip float32 C PDi\n"
+	r := &recorder{}
+	s, err := NewSession(r, []byte(src+model+extra+"// @ocannl optim M kind=adam momentum=0 weight_decay=0.5 nesterov=0 clip_norm=2 beta1=0.8 beta2=0.99 eps=1e-06\n"+funcs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := s.Model("M")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, name := range []string{"pw", "gw", "pu", "gu", "pz", "ps"} {
+		if err := s.Upload(name, "float32", make([]float32, []int{3, 3, 600, 600, 5, 2}[i])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.log = nil
+	if err := m.Update(0.1); err != nil {
+		t.Fatal(err)
+	}
+	k := rt.AdamCoeffs(1, float32(0.1), 0.8, 0.99, 1e-6, 0.5, false)
+	ks := fmt.Sprint(k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7], float32(0.5))
+	want := []string{
+		"alloc 48 -> 7", "zero 7 48", // the clip buffer: norm, factor, 1 + 3 partial sums
+		"launch S [1 1 1] 256 true [2 7 0 3]", "launch S [3 1 1] 256 true [4 7 1 600]",
+		"launch N [1 1 1] 256 true [7 4 2]",
+		"launch C [1 1 1] 256 false [2 7 3]", "launch C [3 1 1] 256 false [4 7 600]",
+		"alloc 20 -> 8", "zero 8 20", // pz's zero gradient; ps (6) is state: no update
+		"alloc 12 -> 9", "zero 9 12", "alloc 12 -> 10", "zero 10 12",
+		"launch A [1 1 1] 256 false [1 2 9 10 " + ks + " 1 3]",
+		"alloc 2400 -> 11", "zero 11 2400", "alloc 2400 -> 12", "zero 12 2400",
+		"launch A [3 1 1] 256 false [3 4 11 12 " + ks + " 1 600]",
+		"alloc 20 -> 13", "zero 13 20", "alloc 20 -> 14", "zero 14 20",
+		"launch A [1 1 1] 256 false [5 8 13 14 " + ks + " 1 5]",
+	}
+	if got, w := strings.Join(r.log, "\n"), strings.Join(want, "\n"); got != w {
+		t.Errorf("driver calls of Update:\n%s\nwant\n%s", got, w)
+	}
+	if m.Step != 1 {
+		t.Errorf("Step %d after one Update", m.Step)
+	}
+	r.log = nil
+	if err := m.ResetOptimizer(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(r.log, ","), "zero 9 12,zero 10 12,zero 11 2400,zero 12 2400,zero 13 20,zero 14 20"; got != want || m.Step != 0 {
+		t.Errorf("ResetOptimizer: calls %s, want %s; Step %d", got, want, m.Step)
+	}
+	for _, c := range []struct{ optim, funcs, want string }{
+		{"kind=lion momentum=0 weight_decay=0 nesterov=0 clip_norm=0", funcs, `unknown optimizer "lion"`},
+		{"kind=adamw momentum=0 weight_decay=0 nesterov=0 clip_norm=0 beta1=0.9 beta2=0.999 eps=1e-08", "", "no float32 adam function"},
+		{"kind=sgd momentum=0 weight_decay=0 nesterov=0 clip_norm=1", "", "no float32 sumsq function"},
 	} {
-		src := src + "// @ocannl modelparam M w pw -\n// @ocannl backward M K\n// @ocannl optim M " + c.optim + "\n"
-		s, err := NewSession(&recorder{}, []byte(src))
+		s, err := NewSession(&recorder{}, []byte(src+model+"// @ocannl optim M "+c.optim+"\n"+c.funcs))
 		if err != nil {
 			t.Fatal(err)
+		}
+		for _, name := range []string{"pw", "gw", "pu", "gu"} {
+			if err := s.Upload(name, "float32", make([]float32, 3)); err != nil {
+				t.Fatal(err)
+			}
 		}
 		m, err := s.Model("M")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := m.TrainStep(nil, 0.1); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: TrainStep: %v, want an error containing %q", c.optim, err, c.want)
+		if err := m.Update(0.1); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: Update: %v, want an error containing %q", c.optim, err, c.want)
 		}
 	}
 }
