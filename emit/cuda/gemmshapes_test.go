@@ -52,13 +52,26 @@ func shapeKernel(t testing.TB, s gemmShape, name string) (*desc.Kernel, error) {
 	return k, nil
 }
 
-// shapeSource is the CUDA file of shape s: its kernel "Gemm".
-func shapeSource(t testing.TB, s gemmShape) ([]byte, error) {
+// shapeSource is the CUDA file of shape s: its kernel "Gemm", in float32
+// (prec "") or on tensor cores (prec "tf32" or "bf16", as
+// //ocannl:cuda tf32|bf16 asks).
+func shapeSource(t testing.TB, s gemmShape, prec string) ([]byte, error) {
 	k, err := shapeKernel(t, s, "Gemm")
 	if err != nil {
 		return nil, err
 	}
-	return cuda.Render(&desc.File{Package: "gemm", Kernels: []*desc.Kernel{k}}, target.GPU())
+	tg := target.GPU()
+	tg.Precision = prec
+	return cuda.Render(&desc.File{Package: "gemm", Kernels: []*desc.Kernel{k}}, tg)
+}
+
+// shapeFile is the recorded file of shape name at precision prec:
+// gemm_<name>.cu in float32, gemm_<name>_<prec>.cu on tensor cores.
+func shapeFile(name, prec string) string {
+	if prec == "" {
+		return "gemm_" + name + ".cu"
+	}
+	return "gemm_" + name + "_" + prec + ".cu"
 }
 
 // TestGEMMShapes: every benchmark shape renders as a GEMM of the right
@@ -68,7 +81,7 @@ func shapeSource(t testing.TB, s gemmShape) ([]byte, error) {
 func TestGEMMShapes(t *testing.T) {
 	var ks []*desc.Kernel
 	for _, s := range gemmShapes {
-		src, err := shapeSource(t, s)
+		src, err := shapeSource(t, s, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,8 +115,9 @@ func TestGEMMShapes(t *testing.T) {
 	}
 }
 
-// TestRecordGPUGEMMShapes writes gemm_<shape>.cu for every benchmark
-// shape into the -gpucases directory (skipped without it).
+// TestRecordGPUGEMMShapes writes every benchmark shape's file at every
+// precision of gemmPrecisions (shapeFile) into the -gpucases directory
+// (skipped without it).
 func TestRecordGPUGEMMShapes(t *testing.T) {
 	if *gpuCases == "" {
 		t.Skip("no -gpucases directory")
@@ -112,12 +126,14 @@ func TestRecordGPUGEMMShapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range gemmShapes {
-		src, err := shapeSource(t, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(*gpuCases, "gemm_"+s.Name+".cu"), src, 0o666); err != nil {
-			t.Fatal(err)
+		for _, prec := range gemmPrecisions {
+			src, err := shapeSource(t, s, prec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(*gpuCases, shapeFile(s.Name, prec)), src, 0o666); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }
