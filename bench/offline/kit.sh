@@ -23,7 +23,6 @@ gpu() {
   go build -tags cuda -ldflags='-s -w' -o "$k/gpu/moons" ./examples/moons
   (cd bench && go build -tags cuda -ldflags='-s -w' -o "$k/gpu/scale" ./scale)
   cp docs/bench/torch_cuda_bench.py bench/torch_scale.py "$k/gpu/"
-  cp docs/bench/torch_gemm_precisions.py "$k/gpu/" 2>/dev/null || true
 }
 if [ -n "${GPUONLY:-}" ]; then
   gpu
