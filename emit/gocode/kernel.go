@@ -111,6 +111,10 @@ func regroup(dims, ad []int) (groups [][]int, gstride []int, ok bool) {
 // kgen generates one kernel function.
 type kgen struct {
 	k *desc.Kernel
+	// bf16In holds the tensors of the rt.BF16 input parameters
+	// (desc.Kernel.BF16Operands): Go loops widen their loads, and their
+	// contractions call rt/bf16.GemmBF16.
+	bf16In map[int]bool
 	// p is the kernel's program with its scalar temporaries inlined;
 	// inlined holds the stores that changed (see inlineScalarTemps), and
 	// curInlined tells whether the nest being emitted ends in one.
@@ -225,6 +229,17 @@ func newKgen(kn *desc.Kernel, set *asm.Set, par bool) (*kgen, error) {
 	if kn.Elem != "float32" && kn.Elem != "float64" {
 		return nil, k.fail("element type %q (want float32 or float64)", kn.Elem)
 	}
+	if kn.BF16Operands {
+		if kn.Elem != "float32" || !kn.BF16 {
+			return nil, k.fail("rt.BF16 operands need a float32 kernel with BF16 set")
+		}
+		k.bf16In = map[int]bool{}
+		for _, pr := range kn.Params {
+			if !pr.Output {
+				k.bf16In[pr.Tensor] = true
+			}
+		}
+	}
 	p := kn.Prog
 	if p == nil {
 		return nil, k.fail("no program")
@@ -233,7 +248,8 @@ func newKgen(kn *desc.Kernel, set *asm.Set, par bool) (*kgen, error) {
 		return nil, k.fail("the program is not fully lowered (passes run: %v)", p.Done)
 	}
 	k.p, k.inlined = inlineScalarTemps(k.fusePointwise(p, kn.Params), kn.Params)
-	if set != nil {
+	if set != nil && !kn.BF16Operands {
+		// (rt.BF16 operands are not repacked: rt/bf16 packs any layout.)
 		// Contractions no kernel runs as laid out: an operand packed
 		// (schedule.Pack), the same program schedule.Plan schedules.
 		consts := schedule.ConstLeaves(k.p, paramSet(kn.Params), kn.Elem)
@@ -668,7 +684,15 @@ func arrayOf(dims []int, elem string) *jen.Statement {
 	for _, d := range dims {
 		s.Index(jen.Lit(d))
 	}
-	return s.Id(elem)
+	return s.Add(elemType(elem))
+}
+
+// elemType is the Go element type elem names: rt.BF16 for "bf16".
+func elemType(elem string) *jen.Statement {
+	if elem == "bf16" {
+		return jen.Qual(rtPath, "BF16")
+	}
+	return jen.Id(elem)
 }
 
 // elemOf is the Go element type of tensor t: int32 for an index input,
@@ -676,6 +700,9 @@ func arrayOf(dims []int, elem string) *jen.Statement {
 func (k *kgen) elemOf(t int) string {
 	if k.p.Tensors[t].IndexBound > 0 {
 		return "int32"
+	}
+	if k.bf16In[t] {
+		return "bf16"
 	}
 	return k.elem
 }
@@ -827,7 +854,7 @@ func (k *kgen) function() (jen.Code, error) {
 		pr := &k.k.Params[i]
 		s := k.paramStore(pr.Tensor)
 		if pr.Kind == desc.Slice {
-			params = append(params, jen.Id(pr.Name).Index().Id(k.elemOf(pr.Tensor)))
+			params = append(params, jen.Id(pr.Name).Index().Add(elemType(k.elemOf(pr.Tensor))))
 			if itoa == "" {
 				itoa = k.names.fresh("itoa")
 				pro = append(pro, itoaFunc(itoa)...)
@@ -1460,7 +1487,8 @@ func (k *kgen) isConst(t int) bool { return k.ts[t].st.kind == sConst }
 // query is the schedule.Query of the nest being emitted, absorbing the
 // pre-fill init (nil: none).
 func (k *kgen) query(init *float64) schedule.Query {
-	return schedule.Query{Elem: k.elem, Free: k.free, Init: init, Inlined: k.curInlined, Const: k.isConst, Fold: k.foldConstLoads}
+	return schedule.Query{Elem: k.elem, Free: k.free, Init: init, Inlined: k.curInlined, Const: k.isConst, Fold: k.foldConstLoads,
+		BF16Operands: k.bf16In != nil}
 }
 
 // try asks the schedule whether a kernel of family f runs the nest
