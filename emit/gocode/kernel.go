@@ -233,6 +233,9 @@ func newKgen(kn *desc.Kernel, set *asm.Set, par bool) (*kgen, error) {
 		if kn.Elem != "float32" || !kn.BF16 {
 			return nil, k.fail("rt.BF16 operands need a float32 kernel with BF16 set")
 		}
+		// Serial: the parallel split's decisions (schedule.Worth,
+		// SplitLoop) do not know that every contraction runs on rt/bf16.
+		k.par = false
 		k.bf16In = map[int]bool{}
 		for _, pr := range kn.Params {
 			if !pr.Output {
@@ -1505,6 +1508,6 @@ func (k *kgen) tryWith(f schedule.Family, loops []*loopir.For, st *loopir.Store,
 // wholeKernel reports whether a kernel of family f runs the unsplit nest
 // (so that parts too small for one should keep it serial).
 func (k *kgen) wholeKernel(f schedule.Family, loops []*loopir.For, st *loopir.Store) bool {
-	_, ok := k.tryWith(f, loops, st, schedule.Query{Elem: k.elem})
+	_, ok := k.tryWith(f, loops, st, schedule.Query{Elem: k.elem, BF16Operands: k.bf16In != nil})
 	return ok
 }

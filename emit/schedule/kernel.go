@@ -175,6 +175,17 @@ func contraction(tiers []asm.Config, p *loopir.Program, loops []*loopir.For, st 
 		c.Contraction = asm.ClassifyFree(kn, p, loops, st, q.Elem, false, q.Free)
 		c.PreFill = c.Contraction != nil && q.Init != nil
 	}
+	if c.Contraction == nil && q.BF16Operands {
+		// rt/bf16 packs any layout (both operands transposed included).
+		if q.Init != nil && *q.Init == 0 && !math.Signbit(*q.Init) {
+			c.Contraction = asm.ClassifyStrided(p, loops, st, true, q.Free)
+			c.Overwrite = c.Contraction != nil
+		}
+		if c.Contraction == nil {
+			c.Contraction = asm.ClassifyStrided(p, loops, st, false, q.Free)
+			c.PreFill = c.Contraction != nil && q.Init != nil
+		}
+	}
 	n := c.Contraction
 	if n == nil || q.isConst(n.C) || q.isConst(n.A) || q.isConst(n.B) {
 		return Choice{}, false

@@ -58,9 +58,9 @@ func same(t *testing.T, name string, got, want []float32) {
 
 // checkAll runs every kernel on random data and compares it with plain
 // loops over the operands widened to float32: the contractions (on
-// rt/bf16) in its documented order bit for bit, the Go-loop nests (a
-// pointwise product, a row sum, the TT product no contraction kernel
-// recognizes) in the order of their loops.
+// rt/bf16, both operands transposed and two reduction axes included) in
+// its documented order bit for bit, the Go-loop nests (a pointwise
+// product, a row sum) in the order of their loops.
 func checkAll(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	{
@@ -124,10 +124,29 @@ func checkAll(t *testing.T) {
 		var want [40][33]float32
 		for i := range want {
 			for k := range want[i] {
-				want[i][k] = loopSum(29, func(j int) rt.BF16 { return a[j][i] }, func(j int) rt.BF16 { return b[k][j] })
+				want[i][k] = pairSum(29, func(j int) rt.BF16 { return a[j][i] }, func(j int) rt.BF16 { return b[k][j] })
 			}
 		}
 		same(t, "MatMulTT", flat(out, 40*33), flat(&want, 40*33))
+	}
+	{
+		a, b, out := new([3][10][12]rt.BF16), new([3][12][9]rt.BF16), new([10][9]float32)
+		for i := range a {
+			for j := range a[i] {
+				randBF16(rng, a[i][j][:])
+			}
+			for j := range b[i] {
+				randBF16(rng, b[i][j][:])
+			}
+		}
+		SumBatch(a, b, out)
+		var want [10][9]float32
+		for i := range want {
+			for k := range want[i] {
+				want[i][k] = pairSum(36, func(r int) rt.BF16 { return a[r/12][i][r%12] }, func(r int) rt.BF16 { return b[r/12][r%12][k] })
+			}
+		}
+		same(t, "SumBatch", flat(out, 90), flat(&want, 90))
 	}
 	{
 		a, b, out := new([100]rt.BF16), new([100]rt.BF16), new([100]float32)

@@ -44,3 +44,11 @@ func Mul(a *[100]rt.BF16, b *[100]rt.BF16, out *[100]float32) { ocannlMul(a, b, 
 //
 //ocannl:einsum "i,j => i"
 func RowSum(a *[8][50]rt.BF16, out *[8]float32) { ocannlRowSum(a, out) }
+
+// SumBatch sums the products over the batch too: two reduction axes
+// (rt/bf16's K2), the longer (j) innermost.
+//
+//ocannl:einsum "b,i,j; b,j,k => i,k"
+func SumBatch(a *[3][10][12]rt.BF16, b *[3][12][9]rt.BF16, out *[10][9]float32) {
+	ocannlSumBatch(a, b, out)
+}

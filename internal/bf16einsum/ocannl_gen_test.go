@@ -14,7 +14,7 @@ import (
 
 // ocannlDirectives is the hash of this package's //ocannl: directives
 // (ocannlDirectiveHash) when ocannlgen generated ocannl_gen.go from them.
-const ocannlDirectives = "cebdd9040b887819a803724a4306c7995c0c2ec14919477d60fa1be3ea585878"
+const ocannlDirectives = "5f2be0b1d783de88b060fa3c4327d1653a7b5fe82e8d0646a170249977a36591"
 
 // TestOcannlGenerated fails when this package's //ocannl: directives
 // changed after ocannl_gen.go was generated from them, so that the tests
