@@ -323,7 +323,7 @@ func (j *kernelJob) signature() {
 			continue
 		}
 		if !analyzeType(v.Type(), p) {
-			j.fail(errAt(p.pos, 0, "parameter %s has type %s; ocannl kernel parameters are *[d0][d1]...T (a pointer to nested arrays) or []T, with T float32 or float64 (or rt.BF16 for the inputs of an //ocannl:einsum with a float32 output)",
+			j.fail(errAt(p.pos, 0, "parameter %s has type %s; ocannl kernel parameters are *[d0][d1]...T (a pointer to nested arrays) or []T, with T float32 or float64",
 				p.name, p.typ))
 			continue
 		}

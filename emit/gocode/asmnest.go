@@ -34,6 +34,9 @@ func (k *kgen) contractionCalls(ch schedule.Choice, init *float64) ([][]jen.Code
 		bd := k.p.Tensors[n.C].BufDims
 		pre = k.regionFill(n.C, make([]int, len(bd)), bd, *init)
 	}
+	if k.bf16In != nil && (!k.bf16In[n.A] || !k.bf16In[n.B]) {
+		return nil, "" // an operand that is not rt.BF16: the Go loops widen
+	}
 	if k.k.BF16 && k.elem == "float32" {
 		return k.bf16Calls(n, pre)
 	}

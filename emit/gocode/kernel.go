@@ -14,6 +14,7 @@ import (
 	"github.com/ocannlgen/ocannlgen/emit/target"
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/ops"
 )
 
 // skind is how a tensor is held in a generated function.
@@ -261,6 +262,9 @@ func newKgen(kn *desc.Kernel, set *asm.Set, par bool) (*kgen, error) {
 				return schedule.FoldConsts(e, func(t int) (float64, bool) { v, ok := consts[t]; return v, ok })
 			}}
 		k.p, k.inlined = schedule.PackProgram(set.Tiers(), k.p, k.inlined, q, k.tgt.Kernels)
+	}
+	if k.bf16In != nil {
+		k.bf16Copies()
 	}
 	k.ts = make([]ktensor, len(k.p.Tensors))
 	maxVar, err := k.scan()
@@ -1510,4 +1514,44 @@ func (k *kgen) tryWith(f schedule.Family, loops []*loopir.For, st *loopir.Store,
 func (k *kgen) wholeKernel(f schedule.Family, loops []*loopir.For, st *loopir.Store) bool {
 	_, ok := k.tryWith(f, loops, st, schedule.Query{Elem: k.elem, BF16Operands: k.bf16In != nil})
 	return ok
+}
+
+// bf16Copies adds to bf16In the local tensors that are copies of rt.BF16
+// tensors (a padded input's copy with its margins): every store into
+// them a plain store of a load of one, nothing else written but margin
+// resets. They are rt.BF16 arrays too, the copies move the bits, and
+// GemmBF16 takes them.
+func (k *kgen) bf16Copies() {
+	params := paramSet(k.k.Params)
+	for changed := true; changed; {
+		changed = false
+		copies := map[int]bool{}
+		bad := map[int]bool{}
+		for _, o := range k.p.Ops {
+			loopir.WalkStmts(o.Body, func(s loopir.Stmt) {
+				switch s := s.(type) {
+				case *loopir.Store:
+					v := s.Value
+					if a, ok := v.(*loopir.Apply); ok && a.Prim == ops.ID && len(a.Args) == 1 {
+						v = a.Args[0]
+					}
+					if l, ok := v.(*loopir.Load); ok && !s.Accumulate && k.bf16In[l.Tensor] {
+						copies[s.Tensor] = true
+					} else {
+						bad[s.Tensor] = true
+					}
+				case *loopir.Fill:
+					bad[s.Tensor] = true
+				case *loopir.FetchStmt:
+					bad[s.Tensor] = true
+				}
+			})
+		}
+		for t := range copies {
+			if !bad[t] && !params[t] && !k.bf16In[t] && k.p.Tensors[t].IndexBound == 0 {
+				k.bf16In[t] = true
+				changed = true
+			}
+		}
+	}
 }

@@ -183,7 +183,7 @@ func (c *chain) expr(e loopir.Expr, blk *[]jen.Code, noHoist bool) (val, error) 
 		if s := &k.ts[e.Tensor].st; s.kind == sConst {
 			return k.constVal(s.value), nil
 		}
-		if k.bf16In[e.Tensor] {
+		if k.bf16In[e.Tensor] && !k.bf16In[c.pl.St.Tensor] { // a copy into an rt.BF16 array moves the bits
 			return val{c: c.access(e.Tensor, e.Index).Dot("Float32").Call()}, nil
 		}
 		return val{c: c.access(e.Tensor, e.Index)}, nil

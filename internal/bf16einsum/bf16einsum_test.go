@@ -149,6 +149,48 @@ func checkAll(t *testing.T) {
 		same(t, "SumBatch", flat(out, 90), flat(&want, 90))
 	}
 	{
+		x, w, out := new([4][16][8]rt.BF16), new([5][3][8]rt.BF16), new([4][16][5]float32)
+		for i := range x {
+			for j := range x[i] {
+				randBF16(rng, x[i][j][:])
+			}
+		}
+		for i := range w {
+			for j := range w[i] {
+				randBF16(rng, w[i][j][:])
+			}
+		}
+		Conv(x, w, out)
+		var want [4][16][5]float32
+		for n := range want {
+			for o := range want[n] {
+				for d := range want[n][o] {
+					xr := func(r int) rt.BF16 {
+						if i := o + r/8 - 1; i >= 0 && i < 16 {
+							return x[n][i][r%8]
+						}
+						return 0
+					}
+					want[n][o][d] = pairSum(24, xr, func(r int) rt.BF16 { return w[d][r/8][r%8] })
+				}
+			}
+		}
+		same(t, "Conv", flat(out, 4*16*5), flat(&want, 4*16*5))
+	}
+	{
+		a, b, out := new([40]rt.BF16), new([50]rt.BF16), new([40][50]float32)
+		randBF16(rng, a[:])
+		randBF16(rng, b[:])
+		Outer(a, b, out)
+		var want [40][50]float32
+		for i := range want {
+			for j := range want[i] {
+				want[i][j] = a[i].Float32() * b[j].Float32()
+			}
+		}
+		same(t, "Outer", flat(out, 2000), flat(&want, 2000))
+	}
+	{
 		a, b, out := new([100]rt.BF16), new([100]rt.BF16), new([100]float32)
 		randBF16(rng, a[:])
 		randBF16(rng, b[:])
@@ -207,10 +249,12 @@ func TestAllocs(t *testing.T) {
 	a, b, out := new([37][300]rt.BF16), new([300][45]rt.BF16), new([37][45]float32)
 	s1, s2, o2 := make([]rt.BF16, 4*16*24), make([]rt.BF16, 4*20*24), make([]float32, 4*16*20)
 	t1, t2, to := new([29][40]rt.BF16), new([33][29]rt.BF16), new([40][33]float32)
+	cx, cw, co := new([4][16][8]rt.BF16), new([5][3][8]rt.BF16), new([4][16][5]float32)
 	for name, f := range map[string]func(){
 		"MatMul":   func() { MatMul(a, b, out) },
 		"BatchNT":  func() { BatchNT(s1, s2, o2) },
 		"MatMulTT": func() { MatMulTT(t1, t2, to) },
+		"Conv":     func() { Conv(cx, cw, co) },
 	} {
 		f()
 		if n := testing.AllocsPerRun(5, f); n != 0 {

@@ -52,3 +52,16 @@ func RowSum(a *[8][50]rt.BF16, out *[8]float32) { ocannlRowSum(a, out) }
 func SumBatch(a *[3][10][12]rt.BF16, b *[3][12][9]rt.BF16, out *[10][9]float32) {
 	ocannlSumBatch(a, b, out)
 }
+
+// Conv is a padded one-dimensional convolution over channels (a padded
+// copy of x, kept in bf16, feeds rt/bf16).
+//
+//ocannl:einsum "n | o=+k, c; k, c -> d => n | o, d"
+//ocannl:dims k=3
+func Conv(x *[4][16][8]rt.BF16, w *[5][3][8]rt.BF16, out *[4][16][5]float32) { ocannlConv(x, w, out) }
+
+// Outer is an outer product (no reduction): Go loops over the widened
+// operands.
+//
+//ocannl:einsum "i; j => i,j"
+func Outer(a *[40]rt.BF16, b *[50]rt.BF16, out *[40][50]float32) { ocannlOuter(a, b, out) }

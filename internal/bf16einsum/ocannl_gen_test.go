@@ -14,7 +14,7 @@ import (
 
 // ocannlDirectives is the hash of this package's //ocannl: directives
 // (ocannlDirectiveHash) when ocannlgen generated ocannl_gen.go from them.
-const ocannlDirectives = "5f2be0b1d783de88b060fa3c4327d1653a7b5fe82e8d0646a170249977a36591"
+const ocannlDirectives = "197402163e8d0aacf231e8cf6c2c76b70af5ea249e6a05ab8a55ec66278c0fe7"
 
 // TestOcannlGenerated fails when this package's //ocannl: directives
 // changed after ocannl_gen.go was generated from them, so that the tests
