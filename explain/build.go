@@ -130,6 +130,9 @@ func BuildPackages(title, dir string, srcs gen.Sources, opts Options) *Page {
 // schedule.
 func (b *builder) function(u *Unit, kn *desc.Kernel, at func(spec.Pos) Pos) {
 	u.Elem = kn.Elem
+	if kn.BF16Operands {
+		u.Elem = "rt.BF16 inputs, float32 output"
+	}
 	g := kn.Prog.Graph
 	e := Entry{ID: u.ID + "-e1", Name: u.Name, Kind: "function"}
 	b.fillEntry(&e, g, nil, at, schedules([]*desc.Kernel{kn}))

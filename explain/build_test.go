@@ -296,3 +296,30 @@ func TestBuildPackageFailures(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildBF16: the page of an //ocannl:einsum over rt.BF16 arrays
+// names its element types and schedules its product as the
+// rt/bf16.GemmBF16 call the code makes.
+func TestBuildBF16(t *testing.T) {
+	srcs, err := gen.Explainables([]string{"../internal/bf16einsum"}, []string{"MatMulTT"}, gen.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(srcs.Functions) != 1 {
+		t.Fatalf("%d functions", len(srcs.Functions))
+	}
+	p := BuildPackages("bf16einsum#MatMulTT", "..", srcs, Options{})
+	u := p.Units[0]
+	if u.Failure != nil || len(u.Entries) != 1 || u.Elem != "rt.BF16 inputs, float32 output" {
+		t.Fatalf("unit %+v", u)
+	}
+	found := false
+	for _, o := range u.Entries[0].Ops {
+		for _, n := range o.Schedule {
+			found = found || strings.Contains(n.Kernel, "bf16 contraction 40x33x29 (rt/bf16.GemmBF16")
+		}
+	}
+	if !found {
+		t.Errorf("no nest scheduled as the rt/bf16.GemmBF16 call: %+v", u.Entries[0].Ops)
+	}
+}

@@ -93,7 +93,9 @@ type Unit struct {
 	Params      []Param
 	MemoryBytes int64
 	Memory      []MemoryPart
-	// Elem is the element type ("float32", "float64").
+	// Elem is the element type ("float32", "float64"; "bf16" for a
+	// //ocannl:model bf16, "rt.BF16 inputs, float32 output" for an
+	// //ocannl:einsum over rt.BF16 arrays).
 	Elem string
 	// Entries are its entry points (a program or function has one).
 	Entries []Entry

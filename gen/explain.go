@@ -31,7 +31,8 @@ type ModelSource struct {
 	// from the model's first directive to its last.
 	FirstLine int
 	Lines     []string
-	// Elem is the element type ("float32", "float64").
+	// Elem is the element type ("float32", "float64", or "bf16" for
+	// //ocannl:model bf16: float32 with the contractions on rt/bf16).
 	Elem string
 	// Program is the parsed model program (nil when Err is set).
 	Program *program.Program
@@ -172,8 +173,8 @@ func explainSource(ms *modelSrc, pkgPath, base string) ModelSource {
 	m := ModelSource{Name: ms.spec.Name.Name, PkgPath: pkgPath, File: ms.head.Pos.Filename, Line: ms.head.Pos.Line, Col: ms.head.VerbCol, Position: ms.position, ErrorOf: ms.modelErr}
 	m.Display = display(m.File, base)
 	m.Elem = "float32"
-	if ms.head.Arg == "float64" {
-		m.Elem = "float64"
+	if ms.head.Arg == "float64" || ms.head.Arg == "bf16" {
+		m.Elem = ms.head.Arg
 	}
 	first, last := ms.head.Pos.Line, ms.head.Pos.Line
 	for _, d := range ms.lines {

@@ -285,7 +285,13 @@ func (j *kernelJob) signature() {
 		j.fail(errAt(at(fn.Name.Pos()), 0, "%s: an ocannl kernel needs at least one parameter, the output (the last parameter)", name))
 		return
 	}
-	qual := types.RelativeTo(j.pkg)
+	// Types of other packages by their package's name (rt.BF16).
+	qual := func(p *types.Package) string {
+		if p == j.pkg {
+			return ""
+		}
+		return p.Name()
+	}
 	elem := ""
 	// The type expression of each parameter, in order.
 	var typeExprs []ast.Expr
@@ -321,14 +327,65 @@ func (j *kernelJob) signature() {
 				p.name, p.typ))
 			continue
 		}
-		if elem == "" {
+		switch {
+		case p.elem == "bf16" || elem == "bf16":
+			// Checked below: rt.BF16 inputs, a float32 output.
+			if elem == "" {
+				elem = p.elem
+			}
+		case elem == "":
 			elem = p.elem
-		} else if p.elem != elem {
+		case p.elem != elem:
 			j.fail(errAt(p.pos, 0, "parameter %s has element type %s but the earlier parameters have %s; all parameters of a kernel share one element type",
 				p.name, p.elem, elem))
 			continue
 		}
 		j.params = append(j.params, p)
+	}
+	if len(j.errs) == 0 && len(j.params) == n {
+		j.checkBF16()
+	}
+}
+
+// bf16Operands reports whether the kernel's inputs are rt.BF16 arrays.
+func (j *kernelJob) bf16Operands() bool {
+	return slices.ContainsFunc(j.inputs(), func(p *param) bool { return p.elem == "bf16" })
+}
+
+// checkBF16 checks a kernel with rt.BF16 parameters: an //ocannl:einsum
+// whose inputs are all rt.BF16 and whose output is float32.
+func (j *kernelJob) checkBF16() {
+	out := j.output()
+	var first *param
+	for _, p := range j.inputs() {
+		if p.elem == "bf16" {
+			first = p
+			break
+		}
+	}
+	if first == nil {
+		if out.elem == "bf16" {
+			j.fail(errAt(out.pos, 0, "output %s has type %s, but only the inputs of a kernel may be rt.BF16 arrays (the output is float32, accumulated in float32 from rt.BF16 inputs)", out.name, out.typ))
+		}
+		return
+	}
+	for _, p := range j.inputs() {
+		if p.elem != "bf16" {
+			j.fail(errAt(p.pos, 0, "parameter %s has element type %s but %s is rt.BF16: the inputs of a kernel over rt.BF16 operands are all rt.BF16 (convert with rt.BF16sFromFloat32s, or use //ocannl:model bf16, which rounds float32 operands inside its contractions)",
+				p.name, p.elem, first.name))
+			return
+		}
+	}
+	if out.elem != "float32" {
+		j.fail(errAt(out.pos, 0, "output %s has type %s: a kernel over rt.BF16 operands writes a float32 output (float32 accumulation; round it with rt.BF16sFromFloat32s where bf16 is wanted)", out.name, out.typ))
+		return
+	}
+	for _, d := range j.dirs {
+		switch d.Verb {
+		case verbEinmax, verbExpr, verbDo:
+			j.fail(d.errAt(d.VerbCol, "//ocannl:%s over rt.BF16 operands: only //ocannl:einsum runs on rt.BF16 arrays (its contractions on the rt/bf16 kernels, its other nests on the values widened to float32); use float32 arrays here", d.Verb))
+			return
+		}
 	}
 }
 
@@ -350,10 +407,17 @@ func analyzeType(t types.Type, p *param) bool {
 		}
 		return true
 	}
+	basicOrBF16 := func(t types.Type) bool {
+		if isRtBF16(t) {
+			p.elem = "bf16"
+			return true
+		}
+		return basic(t)
+	}
 	switch t := types.Unalias(t).(type) {
 	case *types.Slice:
 		p.slice = true
-		return basic(t.Elem())
+		return basicOrBF16(t.Elem())
 	case *types.Pointer:
 		e := types.Unalias(t.Elem())
 		for {
@@ -367,9 +431,18 @@ func analyzeType(t types.Type, p *param) bool {
 			p.dims = append(p.dims, int(a.Len()))
 			e = types.Unalias(a.Elem())
 		}
-		return len(p.dims) > 0 && basic(e)
+		return len(p.dims) > 0 && basicOrBF16(e)
 	}
 	return false
+}
+
+// rtPath is the import path of the runtime package (rt.BF16).
+const rtPath = "github.com/ocannlgen/ocannlgen/rt"
+
+// isRtBF16 reports whether t is rt.BF16 (or an alias of it).
+func isRtBF16(t types.Type) bool {
+	n, ok := types.Unalias(t).(*types.Named)
+	return ok && n.Obj().Name() == "BF16" && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == rtPath
 }
 
 func (j *kernelJob) inputs() []*param { return j.params[:len(j.params)-1] }
@@ -1130,6 +1203,9 @@ func (j *kernelJob) infer(prog *synthProgram) *desc.Kernel {
 	// scratch the function takes from a pool: calls do not allocate.
 	k := &desc.Kernel{Name: genName(j.fn.Name.Name), Elem: out.elem, Prog: lp,
 		Scratch: genName(j.fn.Name.Name) + "Scratch", ScratchOver: KernelScratchOver, PoolScratch: true}
+	if j.bf16Operands() {
+		k.BF16, k.BF16Operands = true, true
+	}
 	for _, p := range j.params {
 		id := find(j.declName(p), p.output)
 		if id < 0 {

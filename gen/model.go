@@ -783,15 +783,19 @@ func byteSize(b float64) string {
 
 // ModelKernels are the kernels `go generate` renders for model cm
 // (compiled by model.Compile, without error) of Go type typeName in
-// element type elem ("float32" or "float64"): each entry's kernel and the
-// loss's backward kernel, as desc.Kernels (`ocannlgen infer --schedule`
-// schedules them).
+// element type elem ("float32" or "float64", or "bf16" for
+// //ocannl:model bf16): each entry's kernel and the loss's backward
+// kernel, as desc.Kernels (`ocannlgen infer --schedule` schedules them).
 func ModelKernels(cm *model.Compiled, typeName, elem string) ([]*desc.Kernel, error) {
 	if cm == nil || cm.Inferred == nil {
 		return nil, fmt.Errorf("model %s is not compiled", typeName)
 	}
 	ms := &modelSrc{head: &directive{}, spec: &ast.TypeSpec{Name: ast.NewIdent(typeName)}}
-	c := &modelCompiler{ms: ms, typeName: typeName, elem: elem, mr: cm, inf: cm.Inferred, m: cm.Inferred.Model}
+	bf16 := elem == "bf16"
+	if bf16 {
+		elem = "float32"
+	}
+	c := &modelCompiler{ms: ms, typeName: typeName, elem: elem, bf16: bf16, mr: cm, inf: cm.Inferred, m: cm.Inferred.Model}
 	for _, phase := range []func() *Error{c.params, c.entries} {
 		if err := phase(); err != nil {
 			return nil, err

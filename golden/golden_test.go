@@ -128,6 +128,35 @@ func TestBadPackages(t *testing.T) {
 	}
 }
 
+// TestBadBF16Packages pins the errors of kernels over rt.BF16 arrays: an
+// rt.BF16 operand mixed with a float32 one, an rt.BF16 output, and rt.BF16
+// operands in a kernel that is not an //ocannl:einsum. Their sources are
+// in golden/testdata/bf16bad, inside this module (they import rt), their
+// goldens in golden/testdata/bad with the others.
+func TestBadBF16Packages(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pkg := range []string{"bf16mixed", "bf16out", "bf16verb"} {
+		t.Run(pkg, func(t *testing.T) {
+			_, err := gen.Generate([]string{"./golden/testdata/bf16bad/" + pkg}, gen.Options{Dir: root, Check: true})
+			list, ok := err.(gen.ErrorList)
+			if !ok {
+				t.Fatalf("want an ErrorList, got %v (%T)", err, err)
+			}
+			if len(list) != 1 {
+				t.Errorf("want exactly one error, got %d:\n%v", len(list), list)
+			}
+			var lines []string
+			for _, e := range list {
+				lines = append(lines, e.Rel(root))
+			}
+			compareGolden(t, filepath.Join("bad", pkg+".golden"), []byte(strings.Join(lines, "\n")+"\n"))
+		})
+	}
+}
+
 // upToDateQuick is the packages TestGeneratedFilesUpToDate checks
 // without the end-to-end checks (OCANNLGEN_E2E=1 and CI's ocannlgen
 // -check ./... check every package): a model with a CUDA file, the

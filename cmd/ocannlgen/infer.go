@@ -34,9 +34,12 @@ type cliFlags struct {
 	// schedule: print how the generated CPU code runs each loop nest
 	// (schedule.Plan).
 	schedule bool
-	f32      bool
-	dump     string
-	file     string
+	// bf16: describe the kernels as //ocannl:model bf16 compiles them
+	// (the contractions on rt/bf16.Gemm).
+	bf16 bool
+	f32  bool
+	dump string
+	file string
 	// maxMiB is run's memory budget in MiB (--max-mib N or --max-mib=N).
 	maxMiB int
 }
@@ -46,7 +49,7 @@ type cliFlags struct {
 // input file ("-" for standard input), which --dump=list does not need.
 func parseFlags(args []string, allowed ...string) (cliFlags, error) {
 	var f cliFlags
-	ptr := map[string]*bool{"json": &f.json, "loops": &f.loops, "f32": &f.f32, "kernels": &f.kernels, "schedule": &f.schedule}
+	ptr := map[string]*bool{"json": &f.json, "loops": &f.loops, "f32": &f.f32, "kernels": &f.kernels, "schedule": &f.schedule, "bf16": &f.bf16}
 	val := map[string]*string{"dump": &f.dump}
 	ok := map[string]bool{}
 	for _, a := range allowed {
@@ -251,7 +254,7 @@ func reportError(err error, file string, asJSON bool, stdout, stderr io.Writer) 
 }
 
 func runInfer(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	f, err := parseFlags(args, "json", "loops", "dump", "kernels", "schedule")
+	f, err := parseFlags(args, "json", "loops", "dump", "kernels", "schedule", "bf16")
 	if err == nil && f.dump != "" && (f.json || f.loops || f.schedule) {
 		err = fmt.Errorf("--dump cannot be combined with --json, --loops or --schedule")
 	}
@@ -331,7 +334,9 @@ func runInfer(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return reportError(err, f.file, false, stdout, stderr)
 		}
 		fmt.Fprintln(stdout)
-		return kernelSchedule(gen.ProgramKernel(res.Loops, res.Graph), stdout, stderr)
+		kn := gen.ProgramKernel(res.Loops, res.Graph)
+		kn.BF16 = f.bf16
+		return kernelSchedule(kn, stdout, stderr)
 	}
 	return 0
 }
@@ -341,9 +346,9 @@ func runInfer(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // model's kernels, with their scratch; otherwise a function kernel's);
 // keep are the tensors the kernel binds to its parameters (a program's
 // named tensors). It is Plan's alone: without the chains the Go code
-// forms (kernelSchedule).
-func scheduleOf(prog *loopir.Program, model bool, keep map[int]bool) *schedule.Schedule {
-	return schedule.Plan(prog, schedule.Options{Elem: "float32", Targets: asm.Tiers(), Parallel: true, Model: model, Scratch: model, Keep: keep})
+// forms (kernelSchedule). bf16: as //ocannl:model bf16 compiles it.
+func scheduleOf(prog *loopir.Program, model bool, keep map[int]bool, bf16 bool) *schedule.Schedule {
+	return schedule.Plan(prog, schedule.Options{Elem: "float32", Targets: asm.Tiers(), Parallel: true, Model: model, Scratch: model, Keep: keep, BF16: bf16})
 }
 
 // kernelSchedule prints the schedule of kernel kn as `go generate` emits
@@ -381,8 +386,12 @@ func explainKernels(w io.Writer, prog *loopir.Program, f cliFlags, keep map[int]
 	if !f.kernels {
 		return
 	}
-	fmt.Fprintf(w, "\n# kernels (float32; assembly tiers AVX512, AVX2)\n")
-	fmt.Fprint(w, scheduleOf(prog, false, keep).Kernels())
+	if f.bf16 {
+		fmt.Fprintf(w, "\n# kernels (float32, contractions on bf16 operands (rt/bf16); assembly tiers AVX512, AVX2)\n")
+	} else {
+		fmt.Fprintf(w, "\n# kernels (float32; assembly tiers AVX512, AVX2)\n")
+	}
+	fmt.Fprint(w, scheduleOf(prog, false, keep, f.bf16).Kernels())
 }
 
 // kernelParams are the tensors the generated kernel of entry k binds to
@@ -475,7 +484,11 @@ func inferModel(prog *program.Program, f cliFlags, stdout, stderr io.Writer) int
 	}
 	_ = tw.Flush()
 	if f.schedule {
-		kns, err := gen.ModelKernels(cm, "Model", "float32")
+		elem := "float32"
+		if f.bf16 {
+			elem = "bf16"
+		}
+		kns, err := gen.ModelKernels(cm, "Model", elem)
 		if err != nil {
 			return reportModelError(err, f, stdout, stderr)
 		}

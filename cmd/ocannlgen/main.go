@@ -39,13 +39,15 @@ const usage = `usage:
                                               with //ocannl: directives; -check writes nothing and
                                               exits 1 listing missing or out-of-date files; -v lists
                                               what was written
-  ocannlgen infer [--json] [--loops [--kernels]] [--schedule] FILE|-
+  ocannlgen infer [--json] [--loops [--kernels]] [--schedule] [--bf16] FILE|-
                                               infer and print the shape of every named tensor;
                                               --loops adds each operation's projections and loop nest;
                                               --kernels adds which kernel each nest becomes (assembly
                                               micro-kernel shape, blocking and tier, or Go loops);
                                               --schedule adds how the generated code runs each nest
-                                              (kernel and tile, Go loop order and mode, parallel split)
+                                              (kernel and tile, Go loop order and mode, parallel split);
+                                              --bf16 describes them as //ocannl:model bf16 compiles
+                                              them (the contractions on rt/bf16)
   ocannlgen infer --dump=STAGE FILE|-         print the state after one named stage of the pipeline
                                               (parsing, each stage of shape inference, projections,
                                               each lowering pass, a model loss's backward pass) and

@@ -66,3 +66,43 @@ func TestInferSchedule(t *testing.T) {
 		t.Errorf("--schedule --json: exit %d, want 2", code)
 	}
 }
+
+// TestInferScheduleBF16: with --bf16, --schedule and --kernels describe
+// the contractions as the rt/bf16.Gemm calls of //ocannl:model bf16 (no
+// float32 contraction kernel remains), for a program and for a model,
+// and --kernels stays a view of the schedule.
+func TestInferScheduleBF16(t *testing.T) {
+	for _, file := range []string{"../../examples/programs/mlp.ocl", "testdata/chains.ocl"} {
+		var out, errb bytes.Buffer
+		if code := run([]string{"infer", "--schedule", "--bf16", file}, nil, &out, &errb); code != 0 {
+			t.Fatalf("%s: exit %d: %s", file, code, errb.String())
+		}
+		sched := out.String()
+		for _, want := range []string{"contractions on bf16 operands (rt/bf16.Gemm)", "kernel: bf16 contraction ", "(rt/bf16.Gemm: operands rounded to bf16"} {
+			if !strings.Contains(sched, want) {
+				t.Errorf("%s: the schedule lacks %q", file, want)
+			}
+		}
+		for _, bad := range []string{"float32 dot kernel", "float32 broadcast kernel", "float32 m-vector kernel"} {
+			if strings.Contains(sched, bad) {
+				t.Errorf("%s: the bf16 schedule has a %q", file, bad)
+			}
+		}
+		out.Reset()
+		if code := run([]string{"infer", "--loops", "--kernels", "--bf16", file}, nil, &out, &errb); code != 0 {
+			t.Fatalf("%s --kernels: exit %d: %s", file, code, errb.String())
+		}
+		n := 0
+		for _, l := range strings.Split(out.String(), "\n") {
+			if strings.HasPrefix(l, "  bf16 contraction ") {
+				n++
+				if !strings.Contains(sched, "    kernel: "+strings.TrimSpace(l)+"\n") {
+					t.Errorf("%s: --kernels prints %q, which the schedule does not", file, l)
+				}
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s: --kernels --bf16 printed no bf16 contraction:\n%s", file, out.String())
+		}
+	}
+}

@@ -60,6 +60,9 @@ func Render(f *desc.File, t target.CUDA) ([]byte, error) {
 		if k.RowBlock {
 			continue // the Go methods' (desc.Kernel.RowBlock)
 		}
+		if k.BF16Operands {
+			continue // rt.BF16 operands: a CPU kernel only (no CUDA C over bf16 arrays yet)
+		}
 		if err := renderKernel(&b, k, t); err != nil {
 			return nil, fmt.Errorf("cuda: kernel %s: %w", k.Name, err)
 		}

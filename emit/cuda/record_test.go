@@ -276,3 +276,21 @@ func TestRowBlockKernelsLeftOut(t *testing.T) {
 		t.Errorf("the CUDA file should have kernel Gemm and not %s:\n%s", block.Name, src)
 	}
 }
+
+// TestBF16OperandKernelsLeftOut: a kernel over rt.BF16 arrays
+// (desc.Kernel.BF16Operands, a CPU kernel only) is not in the CUDA file.
+func TestBF16OperandKernelsLeftOut(t *testing.T) {
+	k, _, err := gemmSource(t, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bf := *k
+	bf.Name, bf.BF16, bf.BF16Operands = "GemmBF16Operands", true, true
+	src, err := cuda.Render(&desc.File{Package: "gemm", Kernels: []*desc.Kernel{k, &bf}}, target.GPU())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), "Kernel Gemm ") || strings.Contains(string(src), bf.Name) {
+		t.Errorf("the CUDA file should have kernel Gemm and not %s:\n%s", bf.Name, src)
+	}
+}

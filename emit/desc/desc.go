@@ -127,4 +127,9 @@ type Kernel struct {
 	// rt/bf16.Gemm in every tier (no Go loops branch); everything else
 	// stays float32. Set by //ocannl:model bf16.
 	BF16 bool
+	// BF16Operands (with BF16; float32 kernels of //ocannl:einsum only):
+	// the input parameters are rt.BF16 arrays, and every contraction the
+	// classifier recognizes (whatever its size) calls
+	// rt/bf16.GemmBF16 on them as they are; the output is float32.
+	BF16Operands bool
 }

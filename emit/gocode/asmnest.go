@@ -34,6 +34,9 @@ func (k *kgen) contractionCalls(ch schedule.Choice, init *float64) ([][]jen.Code
 		bd := k.p.Tensors[n.C].BufDims
 		pre = k.regionFill(n.C, make([]int, len(bd)), bd, *init)
 	}
+	if k.bf16In != nil && (!k.bf16In[n.A] || !k.bf16In[n.B]) {
+		return nil, "" // an operand that is not rt.BF16: the Go loops widen
+	}
 	if k.k.BF16 && k.elem == "float32" {
 		return k.bf16Calls(n, pre)
 	}
@@ -225,6 +228,10 @@ const bf16Path = "github.com/ocannlgen/ocannlgen/rt/bf16"
 // its Go tier included, so that every tier rounds alike).
 const bf16Mark = "bf16 operands, float32 accumulation (rt/bf16.Gemm)"
 
+// bf16OperandsMark is bf16Mark for operands that are rt.BF16 arrays
+// (desc.Kernel.BF16Operands): the call is rt/bf16.GemmBF16.
+const bf16OperandsMark = "bf16 operands, float32 accumulation (rt/bf16.GemmBF16)"
+
 // bf16Calls renders contraction n of a BF16 kernel as a call of
 // bf16.Gemm with the spec's sizes and strides, in the Go loops the
 // kernel leaves outside; the same call for every tier.
@@ -252,6 +259,9 @@ func (k *kgen) bf16Calls(n *asm.Nest, pre []jen.Code) ([][]jen.Code, string) {
 				args[j] = jen.Op("&").Add(k.directAccess(t, n.Zero[t]))
 			}
 			args[3] = jen.Qual(bf16Path, "Shape").Values(d)
+			if k.bf16In != nil {
+				return jen.Qual(bf16Path, "GemmBF16").Call(args...)
+			}
 			return jen.Qual(bf16Path, "Gemm").Call(args...)
 		}
 		l := n.Outer[i]
@@ -267,5 +277,9 @@ func (k *kgen) bf16Calls(n *asm.Nest, pre []jen.Code) ([][]jen.Code, string) {
 	for i := range calls {
 		calls[i] = call
 	}
-	return calls, fmt.Sprintf("// %s: %dx%dx%d.", bf16Mark, sp.M, sp.N*max(1, sp.N2), sp.K*max(1, sp.K2)*max(1, sp.K3))
+	mark := bf16Mark
+	if k.bf16In != nil {
+		mark = bf16OperandsMark
+	}
+	return calls, fmt.Sprintf("// %s: %dx%dx%d.", mark, sp.M, sp.N*max(1, sp.N2), sp.K*max(1, sp.K2)*max(1, sp.K3))
 }

@@ -60,6 +60,9 @@ func (k *kgen) dataExpr(e loopir.Expr, blk *[]jen.Code) (val, error) {
 		if s := &k.ts[e.Tensor].st; s.kind == sConst {
 			return k.constVal(s.value), nil
 		}
+		if k.bf16In[e.Tensor] {
+			return val{c: k.directAccess(e.Tensor, e.Index).Dot("Float32").Call()}, nil
+		}
 		return val{c: k.directAccess(e.Tensor, e.Index)}, nil
 	case *loopir.Apply:
 		args := make([]val, len(e.Args))

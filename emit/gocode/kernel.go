@@ -14,6 +14,7 @@ import (
 	"github.com/ocannlgen/ocannlgen/emit/target"
 	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/loopir"
+	"github.com/ocannlgen/ocannlgen/ops"
 )
 
 // skind is how a tensor is held in a generated function.
@@ -111,6 +112,10 @@ func regroup(dims, ad []int) (groups [][]int, gstride []int, ok bool) {
 // kgen generates one kernel function.
 type kgen struct {
 	k *desc.Kernel
+	// bf16In holds the tensors of the rt.BF16 input parameters
+	// (desc.Kernel.BF16Operands): Go loops widen their loads, and their
+	// contractions call rt/bf16.GemmBF16.
+	bf16In map[int]bool
 	// p is the kernel's program with its scalar temporaries inlined;
 	// inlined holds the stores that changed (see inlineScalarTemps), and
 	// curInlined tells whether the nest being emitted ends in one.
@@ -225,6 +230,20 @@ func newKgen(kn *desc.Kernel, set *asm.Set, par bool) (*kgen, error) {
 	if kn.Elem != "float32" && kn.Elem != "float64" {
 		return nil, k.fail("element type %q (want float32 or float64)", kn.Elem)
 	}
+	if kn.BF16Operands {
+		if kn.Elem != "float32" || !kn.BF16 {
+			return nil, k.fail("rt.BF16 operands need a float32 kernel with BF16 set")
+		}
+		// Serial: the parallel split's decisions (schedule.Worth,
+		// SplitLoop) do not know that every contraction runs on rt/bf16.
+		k.par = false
+		k.bf16In = map[int]bool{}
+		for _, pr := range kn.Params {
+			if !pr.Output {
+				k.bf16In[pr.Tensor] = true
+			}
+		}
+	}
 	p := kn.Prog
 	if p == nil {
 		return nil, k.fail("no program")
@@ -233,7 +252,8 @@ func newKgen(kn *desc.Kernel, set *asm.Set, par bool) (*kgen, error) {
 		return nil, k.fail("the program is not fully lowered (passes run: %v)", p.Done)
 	}
 	k.p, k.inlined = inlineScalarTemps(k.fusePointwise(p, kn.Params), kn.Params)
-	if set != nil {
+	if set != nil && !kn.BF16Operands {
+		// (rt.BF16 operands are not repacked: rt/bf16 packs any layout.)
 		// Contractions no kernel runs as laid out: an operand packed
 		// (schedule.Pack), the same program schedule.Plan schedules.
 		consts := schedule.ConstLeaves(k.p, paramSet(kn.Params), kn.Elem)
@@ -242,6 +262,9 @@ func newKgen(kn *desc.Kernel, set *asm.Set, par bool) (*kgen, error) {
 				return schedule.FoldConsts(e, func(t int) (float64, bool) { v, ok := consts[t]; return v, ok })
 			}}
 		k.p, k.inlined = schedule.PackProgram(set.Tiers(), k.p, k.inlined, q, k.tgt.Kernels)
+	}
+	if k.bf16In != nil {
+		k.bf16Copies()
 	}
 	k.ts = make([]ktensor, len(k.p.Tensors))
 	maxVar, err := k.scan()
@@ -668,7 +691,15 @@ func arrayOf(dims []int, elem string) *jen.Statement {
 	for _, d := range dims {
 		s.Index(jen.Lit(d))
 	}
-	return s.Id(elem)
+	return s.Add(elemType(elem))
+}
+
+// elemType is the Go element type elem names: rt.BF16 for "bf16".
+func elemType(elem string) *jen.Statement {
+	if elem == "bf16" {
+		return jen.Qual(rtPath, "BF16")
+	}
+	return jen.Id(elem)
 }
 
 // elemOf is the Go element type of tensor t: int32 for an index input,
@@ -676,6 +707,9 @@ func arrayOf(dims []int, elem string) *jen.Statement {
 func (k *kgen) elemOf(t int) string {
 	if k.p.Tensors[t].IndexBound > 0 {
 		return "int32"
+	}
+	if k.bf16In[t] {
+		return "bf16"
 	}
 	return k.elem
 }
@@ -827,7 +861,7 @@ func (k *kgen) function() (jen.Code, error) {
 		pr := &k.k.Params[i]
 		s := k.paramStore(pr.Tensor)
 		if pr.Kind == desc.Slice {
-			params = append(params, jen.Id(pr.Name).Index().Id(k.elemOf(pr.Tensor)))
+			params = append(params, jen.Id(pr.Name).Index().Add(elemType(k.elemOf(pr.Tensor))))
 			if itoa == "" {
 				itoa = k.names.fresh("itoa")
 				pro = append(pro, itoaFunc(itoa)...)
@@ -1460,7 +1494,8 @@ func (k *kgen) isConst(t int) bool { return k.ts[t].st.kind == sConst }
 // query is the schedule.Query of the nest being emitted, absorbing the
 // pre-fill init (nil: none).
 func (k *kgen) query(init *float64) schedule.Query {
-	return schedule.Query{Elem: k.elem, Free: k.free, Init: init, Inlined: k.curInlined, Const: k.isConst, Fold: k.foldConstLoads}
+	return schedule.Query{Elem: k.elem, Free: k.free, Init: init, Inlined: k.curInlined, Const: k.isConst, Fold: k.foldConstLoads,
+		BF16Operands: k.bf16In != nil}
 }
 
 // try asks the schedule whether a kernel of family f runs the nest
@@ -1477,6 +1512,46 @@ func (k *kgen) tryWith(f schedule.Family, loops []*loopir.For, st *loopir.Store,
 // wholeKernel reports whether a kernel of family f runs the unsplit nest
 // (so that parts too small for one should keep it serial).
 func (k *kgen) wholeKernel(f schedule.Family, loops []*loopir.For, st *loopir.Store) bool {
-	_, ok := k.tryWith(f, loops, st, schedule.Query{Elem: k.elem})
+	_, ok := k.tryWith(f, loops, st, schedule.Query{Elem: k.elem, BF16Operands: k.bf16In != nil})
 	return ok
+}
+
+// bf16Copies adds to bf16In the local tensors that are copies of rt.BF16
+// tensors (a padded input's copy with its margins): every store into
+// them a plain store of a load of one, nothing else written but margin
+// resets. They are rt.BF16 arrays too, the copies move the bits, and
+// GemmBF16 takes them.
+func (k *kgen) bf16Copies() {
+	params := paramSet(k.k.Params)
+	for changed := true; changed; {
+		changed = false
+		copies := map[int]bool{}
+		bad := map[int]bool{}
+		for _, o := range k.p.Ops {
+			loopir.WalkStmts(o.Body, func(s loopir.Stmt) {
+				switch s := s.(type) {
+				case *loopir.Store:
+					v := s.Value
+					if a, ok := v.(*loopir.Apply); ok && a.Prim == ops.ID && len(a.Args) == 1 {
+						v = a.Args[0]
+					}
+					if l, ok := v.(*loopir.Load); ok && !s.Accumulate && k.bf16In[l.Tensor] {
+						copies[s.Tensor] = true
+					} else {
+						bad[s.Tensor] = true
+					}
+				case *loopir.Fill:
+					bad[s.Tensor] = true
+				case *loopir.FetchStmt:
+					bad[s.Tensor] = true
+				}
+			})
+		}
+		for t := range copies {
+			if !bad[t] && !params[t] && !k.bf16In[t] && k.p.Tensors[t].IndexBound == 0 {
+				k.bf16In[t] = true
+				changed = true
+			}
+		}
+	}
 }

@@ -183,6 +183,9 @@ func (c *chain) expr(e loopir.Expr, blk *[]jen.Code, noHoist bool) (val, error) 
 		if s := &k.ts[e.Tensor].st; s.kind == sConst {
 			return k.constVal(s.value), nil
 		}
+		if k.bf16In[e.Tensor] && !k.bf16In[c.pl.St.Tensor] { // a copy into an rt.BF16 array moves the bits
+			return val{c: c.access(e.Tensor, e.Index).Dot("Float32").Call()}, nil
+		}
 		return val{c: c.access(e.Tensor, e.Index)}, nil
 	case *loopir.Apply:
 		args := make([]val, len(e.Args))
@@ -508,7 +511,7 @@ func (k *kgen) chainNest(loops []*loopir.For, st *loopir.Store, init *float64) (
 // { code }` after the comment note; a tier whose calls are nil is left
 // out (an AVX2-only kernel: `if flag2 { calls[1] } else { code }`).
 func (k *kgen) dispatch(calls [][]jen.Code, note string, code []jen.Code) []jen.Code {
-	if k.k.BF16 && strings.Contains(note, bf16Mark) {
+	if k.k.BF16 && (strings.Contains(note, bf16Mark) || strings.Contains(note, bf16OperandsMark)) {
 		return append([]jen.Code{jen.Comment(note)}, calls[0]...) // rt/bf16 dispatches itself
 	}
 	s := jen.Null()

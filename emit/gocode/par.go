@@ -199,7 +199,7 @@ func (k *kgen) parRunDoc(ts []int, each, what string, parts, part int, body []je
 		case s.scratch:
 			scratch = true
 		default:
-			fields = append(fields, jen.Id(s.name).Op("*").Add(k.arrayType(s.adims)))
+			fields = append(fields, jen.Id(s.name).Op("*").Add(arrayOf(s.adims, k.elemOf(t))))
 			set = append(set, s.name)
 			addr = append(addr, s.kind == sLocal)
 		}

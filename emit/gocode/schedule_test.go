@@ -134,3 +134,43 @@ func TestSchedulePartialSumsMatchRendering(t *testing.T) {
 		t.Errorf("the printed schedule lacks the partial sums:\n%s", s)
 	}
 }
+
+// TestScheduleBF16MatchesRendering: in a bf16 kernel (desc.Kernel.BF16)
+// the schedule describes the contraction as the rt/bf16.Gemm call the
+// code makes and splits it as the code does (m, not n, when m is at
+// least as long: both operands are packed per part), which differs
+// from the float32 kernel's split here.
+func TestScheduleBF16MatchesRendering(t *testing.T) {
+	src := "input x : 512 | 256\ninput w : 256 | 128\nlet h = x +* \"b | k; k | n => b | n\" w"
+	splits := map[bool]int{}
+	for _, bf := range []bool{false, true} {
+		b := prepare(t, ecase{fmt.Sprintf("BF16%v", bf), "float32", src, []pspec{pa("x"), pa("w"), out(pa("h"))}})
+		b.k.BF16 = bf
+		opt := Options{Asm: asm.NewSet(asm.Tiers()...), Parallel: true}
+		code, err := Render(&desc.File{Package: "p", Kernels: []*desc.Kernel{b.k}}, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fn := funcText(t, string(code), b.k.Name)
+		s, err := Schedule(b.k, opt)
+		if err != nil {
+			t.Fatalf("bf16 %v: %v\n%s", bf, err, s)
+		}
+		n := s.Nests[0]
+		if n.Split == nil {
+			t.Fatalf("bf16 %v: no split:\n%s", bf, s)
+		}
+		splits[bf] = n.Split.Var
+		if want := fmt.Sprintf("// %d parts of i%d", n.Parts, n.Split.Var); !strings.Contains(fn, want) {
+			t.Errorf("bf16 %v: the schedule splits i%d into %d parts, the rendering has no %q:\n%s", bf, n.Split.Var, n.Parts, want, fn)
+		}
+		text := s.String()
+		gemm := strings.Contains(text, "kernel: bf16 contraction 512x128x256 (rt/bf16.Gemm") && strings.Contains(text, "# schedule: float32, contractions on bf16 operands")
+		if gemm != bf || strings.Contains(string(code), "bf16.Gemm(") != bf {
+			t.Errorf("bf16 %v: the schedule names rt/bf16.Gemm: %v, the code calls it: %v:\n%s", bf, gemm, strings.Contains(string(code), "bf16.Gemm("), text)
+		}
+	}
+	if splits[false] == splits[true] {
+		t.Errorf("float32 and bf16 split the same loop i%d; the case no longer tells them apart", splits[true])
+	}
+}

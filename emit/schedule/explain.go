@@ -47,6 +47,8 @@ func (n *Nest) kernelLine(s *Schedule) string {
 		return "Go loops, serial, in IR order (a gather: positions read from an index input); an innermost loop over a contiguous row runs in a map kernel when the row is long enough"
 	case n.Store == nil:
 		return "Go loops (not a perfect nest)"
+	case n.Kernel.Family == Contraction && s.BF16 && s.Elem == "float32":
+		return BF16Describe(n.Kernel.Contraction.Spec, s.BF16Operands) + outerDesc(n.Kernel.Outer())
 	case n.Kernel.Family != GoLoops:
 		return n.Kernel.Describe(s.Tiers) + outerDesc(n.Kernel.Outer()) + "; Go loops when the tier is off"
 	case len(s.Tiers) > 0:
@@ -61,4 +63,18 @@ func outerDesc(loops []*loopir.For) string {
 		return ""
 	}
 	return "; Go loops around the call: " + loopList(loops)
+}
+
+// BF16Describe describes the rt/bf16 call that runs contraction sp in a
+// bf16 kernel (Options.BF16): rt/bf16.Gemm, or GemmBF16 over rt.BF16
+// operands, its sizes and its tier dispatch.
+func BF16Describe(sp asm.Spec, operands bool) string {
+	call, what := "rt/bf16.Gemm", "operands rounded to bf16 as they are packed"
+	if operands {
+		call, what = "rt/bf16.GemmBF16", "rt.BF16 operands packed as they are"
+	}
+	return fmt.Sprintf("bf16 contraction %dx%dx%d (%s: %s, float32 accumulation; "+
+		"tier by the CPU at start-up, limited by OCANNLGEN_CPU: avx512bf16 (VDPBF16PS, 14x32 tile), "+
+		"avx512 (widened to float32, FMA, 14x32), avx2 (widened, FMA, 6x16) or purego (6x16); the same bits in every tier)",
+		sp.M, sp.N*max(1, sp.N2), sp.K*max(1, sp.K2)*max(1, sp.K3), call, what)
 }

@@ -65,6 +65,13 @@ type Query struct {
 	// Fold returns a value with its constant leaves folded into
 	// constants of the map kernel (nil: none folded).
 	Fold func(loopir.Expr) loopir.Expr
+	// BF16Operands: the kernel's inputs are rt.BF16 arrays
+	// (desc.Kernel.BF16Operands). Every contraction the classifier
+	// recognizes runs on rt/bf16, whatever its size (the size rules are
+	// off: rt/bf16 has no Go loops to fall back on that would round
+	// alike), and no map or reduction kernel runs (they take float32
+	// arrays): the Go loops widen the operands instead.
+	BF16Operands bool
 }
 
 func (q *Query) isConst(t int) bool { return q.Const != nil && q.Const(t) }
@@ -156,6 +163,9 @@ func Try(f Family, tiers []asm.Config, p *loopir.Program, loops []*loopir.For, s
 // fills first and the kernel adds.
 func contraction(tiers []asm.Config, p *loopir.Program, loops []*loopir.For, st *loopir.Store, q *Query) (Choice, bool) {
 	kn := tiers[0].Kernels
+	if q.BF16Operands {
+		kn.MinFlops, kn.MinDotK, kn.MinDotKVector, kn.MinBroadcastN, kn.MVecMinSteps = 0, 0, 0, 1, 0
+	}
 	c := Choice{Family: Contraction}
 	if q.Init != nil && *q.Init == 0 && !math.Signbit(*q.Init) {
 		c.Contraction = asm.ClassifyFree(kn, p, loops, st, q.Elem, true, q.Free)
@@ -164,6 +174,17 @@ func contraction(tiers []asm.Config, p *loopir.Program, loops []*loopir.For, st 
 	if c.Contraction == nil {
 		c.Contraction = asm.ClassifyFree(kn, p, loops, st, q.Elem, false, q.Free)
 		c.PreFill = c.Contraction != nil && q.Init != nil
+	}
+	if c.Contraction == nil && q.BF16Operands {
+		// rt/bf16 packs any layout (both operands transposed included).
+		if q.Init != nil && *q.Init == 0 && !math.Signbit(*q.Init) {
+			c.Contraction = asm.ClassifyStrided(p, loops, st, true, q.Free)
+			c.Overwrite = c.Contraction != nil
+		}
+		if c.Contraction == nil {
+			c.Contraction = asm.ClassifyStrided(p, loops, st, false, q.Free)
+			c.PreFill = c.Contraction != nil && q.Init != nil
+		}
 	}
 	n := c.Contraction
 	if n == nil || q.isConst(n.C) || q.isConst(n.A) || q.isConst(n.B) {
@@ -176,7 +197,7 @@ func contraction(tiers []asm.Config, p *loopir.Program, loops []*loopir.For, st 
 // nest absorbing a pre-fill is left to the Go loops; a new form (an
 // inlined temporary, folded constants) runs in the AVX2 tier only.
 func pointwise(tiers []asm.Config, p *loopir.Program, loops []*loopir.For, st *loopir.Store, q *Query) (Choice, bool) {
-	if q.Init != nil || q.isConst(st.Tensor) {
+	if q.Init != nil || q.isConst(st.Tensor) || q.BF16Operands {
 		return Choice{}, false
 	}
 	folded := *st
@@ -197,6 +218,9 @@ func pointwise(tiers []asm.Config, p *loopir.Program, loops []*loopir.For, st *l
 // AVX2 tier. A pre-fill is its initial value, unless a Go loop around the
 // call reduces too.
 func reduction(tiers []asm.Config, p *loopir.Program, loops []*loopir.For, st *loopir.Store, q *Query) (Choice, bool) {
+	if q.BF16Operands {
+		return Choice{}, false
+	}
 	n := asm.ClassifyReduceFree(tiers[0].Kernels, p, loops, st, q.Elem, q.Free)
 	if n == nil || q.isConst(n.C) || q.Init != nil && n.OuterReduces {
 		return Choice{}, false

@@ -28,6 +28,16 @@ type Options struct {
 	// Keep are the tensors the pointwise fusion must keep (a kernel's
 	// parameters, a program's named tensors).
 	Keep map[int]bool
+	// BF16: a float32 kernel whose contractions run on rt/bf16.Gemm
+	// (desc.Kernel.BF16, //ocannl:model bf16): the same contractions,
+	// described as the rt/bf16 call (its own tier dispatch, no Go-loops
+	// branch), split for a kernel that packs both operands.
+	// BF16Operands: the kernel's inputs are rt.BF16 arrays
+	// (desc.Kernel.BF16Operands, an //ocannl:einsum): every contraction
+	// the classifier or asm.ClassifyStrided recognizes runs on
+	// rt/bf16.GemmBF16, no map or reduction kernel runs, the operands
+	// are not repacked, and the code is serial.
+	BF16, BF16Operands bool
 }
 
 // Schedule is how the CPU code runs every loop nest of a lowered
@@ -116,6 +126,9 @@ const (
 
 // Plan computes the schedule of p's nests for the code opts describes.
 func Plan(p *loopir.Program, opts Options) *Schedule {
+	if opts.BF16Operands {
+		opts.BF16, opts.Parallel = true, false
+	}
 	s := &Schedule{Target: target.Generic().Name, Options: opts}
 	tgt := target.Generic()
 	if len(opts.Targets) > 0 {
@@ -136,7 +149,9 @@ func Plan(p *loopir.Program, opts Options) *Schedule {
 	fold := func(e loopir.Expr) loopir.Expr {
 		return FoldConsts(e, func(t int) (float64, bool) { v, ok := consts[t]; return v, ok })
 	}
-	p, inlined = PackProgram(s.Tiers, p, inlined, Query{Elem: opts.Elem, Const: isConst, Fold: fold}, tgt.Kernels)
+	if !opts.BF16Operands {
+		p, inlined = PackProgram(s.Tiers, p, inlined, Query{Elem: opts.Elem, Const: isConst, Fold: fold}, tgt.Kernels)
+	}
 	s.Program = p
 	elided := func(o *loopir.Operation) *Elision { return ElideFill(p, o, isConst, tgt.Loops) }
 	_, absorbAt := Absorbs(s.Tiers, p, AbsorbEnv{Elem: opts.Elem, Const: isConst, Fold: fold, Elided: elided,
@@ -171,7 +186,7 @@ func Plan(p *loopir.Program, opts Options) *Schedule {
 				continue
 			}
 			n.Loops, n.Store = loops, store
-			q := Query{Elem: opts.Elem, Inlined: inlined[store], Const: isConst, Fold: fold}
+			q := Query{Elem: opts.Elem, Inlined: inlined[store], Const: isConst, Fold: fold, BF16Operands: opts.BF16Operands}
 			zero := 0.0
 			switch {
 			case elide != nil && elide.Loop == f:
@@ -219,7 +234,7 @@ func (s *Schedule) parallel(n *Nest, tgt target.CPU, q Query) {
 	var split *loopir.For
 	parts := 0
 	if n.Worth && !n.Plan.Reads && !n.Stack {
-		split, parts = SplitLoop(tgt.Parallel, loops, st, n.Plan, n0, false)
+		split, parts = SplitLoop(tgt.Parallel, loops, st, n.Plan, n0, s.BF16 && s.Elem == "float32")
 	}
 	fill := n.FillMode == FillStored || n.FillMode == FillAbsorbed
 	var init *float64
@@ -363,7 +378,14 @@ func (s *Schedule) String() string {
 			par += " (a model's kernels)"
 		}
 	}
-	fmt.Fprintf(&b, "# schedule: %s, %s; target %s (assembly tiers %s)\n", s.Elem, par, s.Target, strings.Join(tiers, ", "))
+	elem := s.Elem
+	switch {
+	case s.BF16Operands:
+		elem += " output, rt.BF16 operands (contractions on rt/bf16.GemmBF16)"
+	case s.BF16 && s.Elem == "float32":
+		elem += ", contractions on bf16 operands (rt/bf16.Gemm)"
+	}
+	fmt.Fprintf(&b, "# schedule: %s, %s; target %s (assembly tiers %s)\n", elem, par, s.Target, strings.Join(tiers, ", "))
 	last := -1
 	for _, n := range s.Nests {
 		if n.Op != last {
