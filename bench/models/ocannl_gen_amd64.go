@@ -381,6 +381,31 @@ func ocannlGemm72AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlMap0AVX512(c *float32, x0 *float32, x1 *float32)
 
+// ocannlMap1AVX512 runs a float32 pointwise kernel over 8 elements: c max= add(x0,x1).
+//
+//go:noescape
+func ocannlMap1AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap2AVX512 runs a float32 pointwise kernel over 64 elements: c = 0.
+//
+//go:noescape
+func ocannlMap2AVX512(c *float32)
+
+// ocannlMap3AVX512 runs a float32 pointwise kernel over 128 elements: c = 0.
+//
+//go:noescape
+func ocannlMap3AVX512(c *float32)
+
+// ocannlMap4AVX512 runs a float32 pointwise kernel over 8 elements: c = 0.
+//
+//go:noescape
+func ocannlMap4AVX512(c *float32)
+
+// ocannlMap5AVX512 runs a float32 pointwise kernel over 16 elements: c = 0.
+//
+//go:noescape
+func ocannlMap5AVX512(c *float32)
+
 // ocannlMap6AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
@@ -421,15 +446,100 @@ func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap15AVX512(c *float32, x0 *float32)
 
+// ocannlMap16AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap16AVX512(c *float32, x0 *float32)
+
+// ocannlMap17AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap18AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap18AVX512(c *float32, x0 *float32)
+
+// ocannlMap19AVX512 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,x1),0).
+//
+//go:noescape
+func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap20AVX512 runs a float32 pointwise kernel over 4 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap20AVX512(c *float32, x0 *float32)
+
 // ocannlMap21AVX512 runs a float32 pointwise kernel over 1024 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32)
 
+// ocannlMap22AVX512 runs a float32 pointwise kernel over 256 elements: c = 4.
+//
+//go:noescape
+func ocannlMap22AVX512(c *float32)
+
 // ocannlMap23AVX512 runs a float32 pointwise kernel over 4 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
 func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlMap24AVX512 runs a float32 pointwise kernel over 12800 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap25AVX512 runs a float32 pointwise kernel over 12800 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap25AVX512(c *float32, x0 *float32)
+
+// ocannlMap26AVX512 runs a float32 pointwise kernel over 51200 elements: c = 4.
+//
+//go:noescape
+func ocannlMap26AVX512(c *float32)
+
+// ocannlMap27AVX512 runs a float32 pointwise kernel over 64 elements: c = -Inf.
+//
+//go:noescape
+func ocannlMap27AVX512(c *float32)
+
+// ocannlMap28AVX512 runs a float32 pointwise kernel over 128 elements: c = -Inf.
+//
+//go:noescape
+func ocannlMap28AVX512(c *float32)
+
+// ocannlMap29AVX512 runs a float32 pointwise kernel over 8 elements: c = -Inf.
+//
+//go:noescape
+func ocannlMap29AVX512(c *float32)
+
+// ocannlMap30AVX512 runs a float32 pointwise kernel over 16 elements: c = -Inf.
+//
+//go:noescape
+func ocannlMap30AVX512(c *float32)
+
+// ocannlMap31AVX512 runs a float32 pointwise kernel over 8 elements: c min= where(eq(add(x0,x1),x2),x3,4).
+//
+//go:noescape
+func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+
+// ocannlMap32AVX512 runs a float32 pointwise kernel over 8 elements: c = add(where(eq(x0,x1),x2,0),0).
+//
+//go:noescape
+func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlMap33AVX512 runs a float32 pointwise kernel over 25600 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap34AVX512 runs a float32 pointwise kernel over 25600 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap34AVX512(c *float32, x0 *float32)
 
 // ocannlMap35AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,x1).
 //
@@ -451,6 +561,11 @@ func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32)
 
+// ocannlMap40AVX512 runs a float32 pointwise kernel over 256 elements: c = div(x0,32).
+//
+//go:noescape
+func ocannlMap40AVX512(c *float32, x0 *float32)
+
 // ocannlMap41AVX512 runs a float32 pointwise kernel over 32 elements: c = sub(x0,x1).
 //
 //go:noescape
@@ -460,6 +575,11 @@ func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
 //
 //go:noescape
 func ocannlMap42AVX512(c *float32, x0 *float32)
+
+// ocannlMap43AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,1e-05).
+//
+//go:noescape
+func ocannlMap43AVX512(c *float32, x0 *float32)
 
 // ocannlMap45AVX512 runs a float32 pointwise kernel over 32 elements: c = add(div(mul(x0,x1),x2),x3).
 //
@@ -475,6 +595,16 @@ func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
 //
 //go:noescape
 func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlMap48AVX512 runs a float32 pointwise kernel over 2048 elements: c = div(x0,32).
+//
+//go:noescape
+func ocannlMap48AVX512(c *float32, x0 *float32)
+
+// ocannlMap49AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(x0,1e-05).
+//
+//go:noescape
+func ocannlMap49AVX512(c *float32, x0 *float32)
 
 // ocannlMap51AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
 //
@@ -511,15 +641,80 @@ func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap58AVX512(c *float32, x0 *float32)
 
+// ocannlMap59AVX512 runs a float32 pointwise kernel over 20480 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap59AVX512(c *float32, x0 *float32)
+
+// ocannlMap60AVX512 runs a float32 pointwise kernel over 20480 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap60AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap61AVX512 runs a float32 pointwise kernel over 20480 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap61AVX512(c *float32, x0 *float32)
+
+// ocannlMap62AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap62AVX512(c *float32, x0 *float32)
+
 // ocannlMap63AVX512 runs a float32 pointwise kernel over 2560 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap63AVX512(c *float32, x0 *float32, x1 *float32)
 
+// ocannlMap64AVX512 runs a float32 pointwise kernel over 2560 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap64AVX512(c *float32, x0 *float32)
+
+// ocannlMap65AVX512 runs a float32 pointwise kernel over 2048 elements: c = 10.
+//
+//go:noescape
+func ocannlMap65AVX512(c *float32)
+
 // ocannlMap66AVX512 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
 func ocannlMap66AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlMap67AVX512 runs a float32 pointwise kernel over 8192 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap67AVX512(c *float32, x0 *float32)
+
+// ocannlMap68AVX512 runs a float32 pointwise kernel over 32 elements: c = add(div(x0,x1),0).
+//
+//go:noescape
+func ocannlMap68AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap69AVX512 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,mul(2,x1)),0).
+//
+//go:noescape
+func ocannlMap69AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap70AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap70AVX512(c *float32, x0 *float32)
+
+// ocannlMap71AVX512 runs a float32 pointwise kernel over 32 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap71AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap72AVX512 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,32),0).
+//
+//go:noescape
+func ocannlMap72AVX512(c *float32, x0 *float32)
+
+// ocannlMap73AVX512 runs a float32 pointwise kernel over 32 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap73AVX512(c *float32, x0 *float32)
 
 // ocannlMap74AVX512 runs a float32 pointwise kernel over 8192 elements: c += mul(x0,x1).
 //
@@ -531,20 +726,55 @@ func ocannlMap74AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap75AVX512(c *float32, x0 *float32)
 
+// ocannlMap76AVX512 runs a float32 pointwise kernel over 16384 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap76AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap77AVX512 runs a float32 pointwise kernel over 16384 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap77AVX512(c *float32, x0 *float32)
+
+// ocannlMap78AVX512 runs a float32 pointwise kernel over 8 elements: c = add(div(x0,x1),0).
+//
+//go:noescape
+func ocannlMap78AVX512(c *float32, x0 *float32, x1 *float32)
+
 // ocannlMap79AVX512 runs a float32 pointwise kernel over 8 elements: c += x0.
 //
 //go:noescape
 func ocannlMap79AVX512(c *float32, x0 *float32)
+
+// ocannlMap80AVX512 runs a float32 pointwise kernel over 8192 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap80AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap81AVX512 runs a float32 pointwise kernel over 8192 elements: c = 8.
+//
+//go:noescape
+func ocannlMap81AVX512(c *float32)
 
 // ocannlMap82AVX512 runs a float32 pointwise kernel over 8 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
 func ocannlMap82AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
+// ocannlMap83AVX512 runs a float32 pointwise kernel over 8192 elements: c = add(div(x0,x1),0).
+//
+//go:noescape
+func ocannlMap83AVX512(c *float32, x0 *float32, x1 *float32)
+
 // ocannlMap84AVX512 runs a float32 pointwise kernel over 6144 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap84AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap85AVX512 runs a float32 pointwise kernel over 1024 elements: c = div(x0,384).
+//
+//go:noescape
+func ocannlMap85AVX512(c *float32, x0 *float32)
 
 // ocannlMap86AVX512 runs a float32 pointwise kernel over 384 elements: c = sub(x0,x1).
 //
@@ -556,10 +786,20 @@ func ocannlMap86AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap87AVX512(c *float32, x0 *float32)
 
+// ocannlMap88AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(x0,1e-05).
+//
+//go:noescape
+func ocannlMap88AVX512(c *float32, x0 *float32)
+
 // ocannlMap90AVX512 runs a float32 pointwise kernel over 384 elements: c = add(div(mul(x0,x1),x2),x3).
 //
 //go:noescape
 func ocannlMap90AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+
+// ocannlMap91AVX512 runs a float32 pointwise kernel over 128 elements: c = where(x0,div(x1,x2),-1e+09).
+//
+//go:noescape
+func ocannlMap91AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
 // ocannlMap93AVX512 runs a float32 pointwise kernel over 128 elements: c = div(x0,x1).
 //
@@ -606,15 +846,75 @@ func ocannlMap102AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap103AVX512(c *float32, x0 *float32)
 
+// ocannlMap104AVX512 runs a float32 pointwise kernel over 4096 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap104AVX512(c *float32, x0 *float32)
+
+// ocannlMap105AVX512 runs a float32 pointwise kernel over 4096 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap105AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap106AVX512 runs a float32 pointwise kernel over 4096 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap106AVX512(c *float32, x0 *float32)
+
+// ocannlMap107AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,x1),0).
+//
+//go:noescape
+func ocannlMap107AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap108AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap108AVX512(c *float32, x0 *float32)
+
 // ocannlMap109AVX512 runs a float32 pointwise kernel over 4096 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap109AVX512(c *float32, x0 *float32, x1 *float32)
 
+// ocannlMap110AVX512 runs a float32 pointwise kernel over 1024 elements: c = 256.
+//
+//go:noescape
+func ocannlMap110AVX512(c *float32)
+
 // ocannlMap111AVX512 runs a float32 pointwise kernel over 256 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
 func ocannlMap111AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlMap112AVX512 runs a float32 pointwise kernel over 6144 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap112AVX512(c *float32, x0 *float32)
+
+// ocannlMap113AVX512 runs a float32 pointwise kernel over 384 elements: c = add(div(x0,x1),0).
+//
+//go:noescape
+func ocannlMap113AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap114AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,mul(2,x1)),0).
+//
+//go:noescape
+func ocannlMap114AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap115AVX512 runs a float32 pointwise kernel over 384 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap115AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap116AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,384),0).
+//
+//go:noescape
+func ocannlMap116AVX512(c *float32, x0 *float32)
+
+// ocannlMap117AVX512 runs a float32 pointwise kernel over 384 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap117AVX512(c *float32, x0 *float32)
 
 // ocannlMap118AVX512 runs a float32 pointwise kernel over 6144 elements: c += mul(x0,x1).
 //
@@ -626,20 +926,70 @@ func ocannlMap118AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap119AVX512(c *float32, x0 *float32)
 
+// ocannlMap120AVX512 runs a float32 pointwise kernel over 24576 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap120AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap121AVX512 runs a float32 pointwise kernel over 24576 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap121AVX512(c *float32, x0 *float32)
+
 // ocannlMap122AVX512 runs a float32 pointwise kernel over 6144 elements: c += x0.
 //
 //go:noescape
 func ocannlMap122AVX512(c *float32, x0 *float32)
+
+// ocannlMap123AVX512 runs a float32 pointwise kernel over 128 elements: c = add(div(x0,x1),0).
+//
+//go:noescape
+func ocannlMap123AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlMap124AVX512 runs a float32 pointwise kernel over 128 elements: c += x0.
 //
 //go:noescape
 func ocannlMap124AVX512(c *float32, x0 *float32)
 
+// ocannlMap125AVX512 runs a float32 pointwise kernel over 12288 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap125AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap126AVX512 runs a float32 pointwise kernel over 12288 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap126AVX512(c *float32, x0 *float32)
+
+// ocannlMap127AVX512 runs a float32 pointwise kernel over 6144 elements: c = 128.
+//
+//go:noescape
+func ocannlMap127AVX512(c *float32)
+
 // ocannlMap128AVX512 runs a float32 pointwise kernel over 128 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
 func ocannlMap128AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlMap129AVX512 runs a float32 pointwise kernel over 128 elements: c = add(where(x0,x1,0),0).
+//
+//go:noescape
+func ocannlMap129AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap130AVX512 runs a float32 pointwise kernel over 12288 elements: c = add(div(x0,x1),0).
+//
+//go:noescape
+func ocannlMap130AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap131AVX512 runs a float32 pointwise kernel over 105 elements: c = 0.
+//
+//go:noescape
+func ocannlMap131AVX512(c *float32)
+
+// ocannlMap132AVX512 runs a float32 pointwise kernel over 210 elements: c = 0.
+//
+//go:noescape
+func ocannlMap132AVX512(c *float32)
 
 // ocannlMap133AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
@@ -685,6 +1035,11 @@ func ocannlMap140AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //
 //go:noescape
 func ocannlMap141AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlMap142AVX512 runs a float32 pointwise kernel over 2048 elements: c = mul(x0,0.015625).
+//
+//go:noescape
+func ocannlMap142AVX512(c *float32, x0 *float32)
 
 // ocannlMap143AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
 //
@@ -741,6 +1096,26 @@ func ocannlMap154AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *f
 //go:noescape
 func ocannlMap155AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
+// ocannlMap156AVX512 runs a float32 pointwise kernel over 320 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap156AVX512(c *float32, x0 *float32)
+
+// ocannlMap157AVX512 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap157AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap158AVX512 runs a float32 pointwise kernel over 320 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap158AVX512(c *float32, x0 *float32)
+
+// ocannlMap159AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap159AVX512(c *float32, x0 *float32)
+
 // ocannlMap160AVX512 runs a float32 pointwise kernel over 320 elements: c += mul(x0,x1).
 //
 //go:noescape
@@ -751,10 +1126,95 @@ func ocannlMap160AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap161AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
+// ocannlMap162AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(mul(x0,0.015625),0).
+//
+//go:noescape
+func ocannlMap162AVX512(c *float32, x0 *float32)
+
+// ocannlMap163AVX512 runs a float32 pointwise kernel over 8 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap163AVX512(c *float32, x0 *float32)
+
 // ocannlMap164AVX512 runs a float32 pointwise kernel over 512 elements: c += x0.
 //
 //go:noescape
 func ocannlMap164AVX512(c *float32, x0 *float32)
+
+// ocannlMap165AVX512 runs a float32 pointwise kernel over 704 elements: c = 0.
+//
+//go:noescape
+func ocannlMap165AVX512(c *float32)
+
+// ocannlMap166AVX512 runs a float32 pointwise kernel over 1408 elements: c = 0.
+//
+//go:noescape
+func ocannlMap166AVX512(c *float32)
+
+// ocannlMap167AVX512 runs a float32 pointwise kernel over 64 elements: c = 0.
+//
+//go:noescape
+func ocannlMap167AVX512(c *float32)
+
+// ocannlMap168AVX512 runs a float32 pointwise kernel over 128 elements: c = 0.
+//
+//go:noescape
+func ocannlMap168AVX512(c *float32)
+
+// ocannlMap169AVX512 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap169AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap170AVX512 runs a float32 pointwise kernel over 608 elements: c = 0.
+//
+//go:noescape
+func ocannlMap170AVX512(c *float32)
+
+// ocannlMap171AVX512 runs a float32 pointwise kernel over 1216 elements: c = 0.
+//
+//go:noescape
+func ocannlMap171AVX512(c *float32)
+
+// ocannlMap172AVX512 runs a float32 pointwise kernel over 32 elements: c = 0.
+//
+//go:noescape
+func ocannlMap172AVX512(c *float32)
+
+// ocannlMap173AVX512 runs a float32 pointwise kernel over 64 elements: c = 0.
+//
+//go:noescape
+func ocannlMap173AVX512(c *float32)
+
+// ocannlMap174AVX512 runs a float32 pointwise kernel over 32768 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap174AVX512(c *float32, x0 *float32)
+
+// ocannlMap175AVX512 runs a float32 pointwise kernel over 560 elements: c = 0.
+//
+//go:noescape
+func ocannlMap175AVX512(c *float32)
+
+// ocannlMap176AVX512 runs a float32 pointwise kernel over 1120 elements: c = 0.
+//
+//go:noescape
+func ocannlMap176AVX512(c *float32)
+
+// ocannlMap177AVX512 runs a float32 pointwise kernel over 16 elements: c = 0.
+//
+//go:noescape
+func ocannlMap177AVX512(c *float32)
+
+// ocannlMap178AVX512 runs a float32 pointwise kernel over 32 elements: c = 0.
+//
+//go:noescape
+func ocannlMap178AVX512(c *float32)
+
+// ocannlMap179AVX512 runs a float32 pointwise kernel over 65536 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap179AVX512(c *float32, x0 *float32)
 
 // ocannlAdamAVX512 applies one float32 Adam update to n elements (n a multiple of the vector's lanes); k: beta1, 1-beta1, beta2, 1-beta2, lr/c1, sqrt(c2), eps, decay (rt.AdamCoeffs).
 //

@@ -1166,8 +1166,10 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	ocannlReverserTrainLossPart11Records.Put(rec12)
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
-	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap5AVX2(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -1225,8 +1227,10 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	ocannlReverserTrainLossPart12Records.Put(rec13)
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
-	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap5AVX2(&scratch.net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -1239,8 +1243,10 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
-	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap8AVX2(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -1329,8 +1335,10 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	ocannlReverserTrainLossPart17Records.Put(rec18)
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
-	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap5AVX2(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -1388,8 +1396,10 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	ocannlReverserTrainLossPart18Records.Put(rec19)
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
-	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap5AVX2(&scratch.net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -1402,8 +1412,10 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
-	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap8AVX2(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -3679,8 +3691,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart11Records.Put(rec12)
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
-	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap5AVX2(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -3738,8 +3752,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart12Records.Put(rec13)
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
-	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap5AVX2(&scratch.net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -3770,8 +3786,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
-	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap8AVX2(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -3867,8 +3885,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart18Records.Put(rec19)
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
-	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap5AVX2(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -3926,8 +3946,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart19Records.Put(rec20)
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
-	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap5AVX2(&scratch.net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -3958,8 +3980,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
-	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap8AVX2(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -4211,8 +4235,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	scratch.train_2_grad[0] += train_3_grad[0] / 256
 
 	// backprop of op 53 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap22AVX512(&scratch.train_1_grad[0][0][0], &scratch.train_2_grad[0])
+	} else if ocannlAVX2 {
 		ocannlMap22AVX2(&scratch.train_1_grad[0][0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_1_grad = [32][8][10]float32{}
@@ -4228,8 +4254,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 52 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap23AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap23AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [32][8][10]float32{}
@@ -4246,8 +4274,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap24AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_z_grad = [32][8][10]float32{}
@@ -4281,8 +4311,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 50 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap25AVX2(&scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_2_grad = [32][8][1]float32{}
@@ -4297,8 +4329,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 49 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap26AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_1_grad = [32][8][10]float32{}
@@ -4333,8 +4367,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap24AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_grad = [32][8][10]float32{}
@@ -4368,8 +4404,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@46 = 10 (no winner yet)
-	// float32 pointwise kernel over 256 elements (c = 10): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 256 elements (c = 10): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap28AVX512(&scratch.train_cross_entropy_1_m_argmax_46[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap28AVX2(&scratch.train_cross_entropy_1_m_argmax_46[0][0][0])
 	} else {
 		for j25 := range 32 {
@@ -4429,8 +4467,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap24AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_1_grad = [32][8][10]float32{}
@@ -4532,8 +4572,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g1 =+ g; g1 is _net/x2.4.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_grad[0][0][0])
 	} else {
 		scratch.net_x2_4_grad = [32][8][32]float32{}
@@ -4590,8 +4632,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart22Records.Put(rec23)
 
 	// backprop of op 41 (_net/x2.3 = pointwise sqrt of _net/x2.2): g1 =+ g / (2 * t); g1 is _net/x2.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap32AVX512(&scratch.net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap32AVX2(&scratch.net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else {
 		scratch.net_x2_2_grad = [32][8][1]float32{}
@@ -4606,8 +4650,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 40 (_net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2): g1 =+ g; g1 is net.layer_norm#2/var.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap33AVX512(&scratch.net_layer_norm_2_var_grad[0][0][0], &scratch.net_x2_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap33AVX2(&scratch.net_layer_norm_2_var_grad[0][0][0], &scratch.net_x2_2_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_2_var_grad = [32][8][1]float32{}
@@ -4622,9 +4668,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 38 (net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5): g1 =+ g / v2; g1 is _net.layer_norm#2/var.2.grad
 
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap35AVX512(&scratch.net_layer_norm_2_var_2_grad[0][0][0], &scratch.net_layer_norm_2_var_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap35AVX2(&scratch.net_layer_norm_2_var_2_grad[0][0][0], &scratch.net_layer_norm_2_var_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_2_var_2_grad = [32][8][1]float32{}
@@ -4714,8 +4762,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart29Records.Put(rec30)
 
 	// backprop of op 34 (net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.layer_norm#2/mean.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap35AVX512(&scratch.net_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_layer_norm_2_mean_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap35AVX2(&scratch.net_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_layer_norm_2_mean_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_2_mean_1_grad = [32][8][1]float32{}
@@ -4747,8 +4797,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g1 =+ g; g1 is net/x1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_x1_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_x1_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
 	} else {
 		scratch.net_x1_grad = [32][8][32]float32{}
@@ -4764,8 +4816,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g2 =+ g; g2 is _net.layer_norm#2/x.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_2_x_2_grad = [32][8][32]float32{}
@@ -4781,8 +4835,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g1 =+ g; g1 is _net.layer_norm#2/x.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &scratch.net_layer_norm_2_x_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &scratch.net_layer_norm_2_x_2_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_2_x_1_grad = [32][8][32]float32{}
@@ -4963,8 +5019,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart41Records.Put(rec42)
 
 	// backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap32AVX512(&scratch.net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap32AVX2(&scratch.net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else {
 		scratch.net_x1_2_grad = [32][8][1]float32{}
@@ -4979,8 +5037,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 23 (_net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1): g1 =+ g; g1 is net.layer_norm#1/var.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap33AVX512(&scratch.net_layer_norm_1_var_grad[0][0][0], &scratch.net_x1_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap33AVX2(&scratch.net_layer_norm_1_var_grad[0][0][0], &scratch.net_x1_2_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_1_var_grad = [32][8][1]float32{}
@@ -4995,9 +5055,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 21 (net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3): g1 =+ g / v2; g1 is _net.layer_norm#1/var.2.grad
 
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap35AVX512(&scratch.net_layer_norm_1_var_2_grad[0][0][0], &scratch.net_layer_norm_1_var_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap35AVX2(&scratch.net_layer_norm_1_var_2_grad[0][0][0], &scratch.net_layer_norm_1_var_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_1_var_2_grad = [32][8][1]float32{}
@@ -5087,8 +5149,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart48Records.Put(rec49)
 
 	// backprop of op 17 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap35AVX512(&scratch.net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap35AVX2(&scratch.net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_1_mean_1_grad = [32][8][1]float32{}
@@ -5120,8 +5184,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_h_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_h_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
 	} else {
 		scratch.net_h_grad = [32][8][32]float32{}
@@ -5137,8 +5203,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_1_x_1_grad = [32][8][32]float32{}
@@ -5219,8 +5287,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g1 =+ g / v2; g1 is net.attention#1/ex.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 rows of 8 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 rows of 8 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap42AVX512(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap42AVX2(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else {
 		scratch.net_attention_1_ex_grad = [32][8][4][8]float32{}
@@ -5240,9 +5310,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): net.attention#1/m.argmax@8 = 8 (no winner yet)
 
-	// float32 pointwise kernel over 1024 elements (c = 8): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 1024 elements (c = 8): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap45AVX512(&scratch.net_attention_1_m_argmax_8[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap45AVX2(&scratch.net_attention_1_m_argmax_8[0][0][0][0])
 	} else {
 		for j78 := range 32 {
@@ -6335,8 +6407,10 @@ type ocannlReverserBackwardPart21 struct {
 // Part runs part j29 of the nest (0 <= j29 < 8).
 func (r27 *ocannlReverserBackwardPart21) Part(j29 int) {
 	scratch := r27.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap31AVX512(&scratch.net_x2_1_grad[4*j29][0][0], &scratch.net_x2_4_grad[4*j29][0][0], &scratch.net_x2_3[4*j29][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap31AVX2(&scratch.net_x2_1_grad[4*j29][0][0], &scratch.net_x2_4_grad[4*j29][0][0], &scratch.net_x2_3[4*j29][0][0])
 	} else {
 		for i0 := range 4 {
@@ -6440,8 +6514,10 @@ type ocannlReverserBackwardPart24 struct {
 // Part runs part j34 of the nest (0 <= j34 < 8).
 func (r30 *ocannlReverserBackwardPart24) Part(j34 int) {
 	pNetLayerNorm2Gamma, scratch := r30.pNetLayerNorm2Gamma, r30.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap34AVX512(&scratch.net_layer_norm_2_centered_grad[4*j34][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[4*j34][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap34AVX2(&scratch.net_layer_norm_2_centered_grad[4*j34][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[4*j34][0][0])
 	} else {
 		for i0 := range 4 {
@@ -6468,8 +6544,10 @@ type ocannlReverserBackwardPart25 struct {
 // Part runs part j36 of the nest (0 <= j36 < 8).
 func (r31 *ocannlReverserBackwardPart25) Part(j36 int) {
 	scratch := r31.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap36AVX512(&scratch.net_layer_norm_2_var_1_grad[4*j36][0][0], &scratch.net_layer_norm_2_var_2_grad[4*j36][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap36AVX2(&scratch.net_layer_norm_2_var_1_grad[4*j36][0][0], &scratch.net_layer_norm_2_var_2_grad[4*j36][0][0])
 	} else {
 		for i0 := range 4 {
@@ -6558,8 +6636,10 @@ type ocannlReverserBackwardPart28 struct {
 // Part runs part j39 of the nest (0 <= j39 < 8).
 func (r34 *ocannlReverserBackwardPart28) Part(j39 int) {
 	scratch := r34.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap38AVX512(&scratch.net_layer_norm_2_x_grad[4*j39][0][0], &scratch.net_layer_norm_2_centered_grad[4*j39][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap38AVX2(&scratch.net_layer_norm_2_x_grad[4*j39][0][0], &scratch.net_layer_norm_2_centered_grad[4*j39][0][0])
 	} else {
 		for i0 := range 4 {
@@ -6736,8 +6816,10 @@ type ocannlReverserBackwardPart33 struct {
 // Part runs part j48 of the nest (0 <= j48 < 8).
 func (r41 *ocannlReverserBackwardPart33) Part(j48 int) {
 	scratch := r41.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap40AVX512(&scratch.net_linear_1_x_2_grad[4*j48][0][0], &scratch.net_linear_1_x_2[4*j48][0][0], &scratch.net_linear_1_x_grad[4*j48][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap40AVX2(&scratch.net_linear_1_x_2_grad[4*j48][0][0], &scratch.net_linear_1_x_2[4*j48][0][0], &scratch.net_linear_1_x_grad[4*j48][0][0])
 	} else {
 		for i0 := range 4 {
@@ -6773,8 +6855,10 @@ type ocannlReverserBackwardPart34 struct {
 // Part runs part j49 of the nest (0 <= j49 < 8).
 func (r42 *ocannlReverserBackwardPart34) Part(j49 int) {
 	scratch := r42.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap41AVX512(&scratch.net_linear_1_x_1_grad[4*j49][0][0], &scratch.net_linear_1_x_2_grad[4*j49][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap41AVX2(&scratch.net_linear_1_x_1_grad[4*j49][0][0], &scratch.net_linear_1_x_2_grad[4*j49][0][0])
 	} else {
 		for i0 := range 4 {
@@ -6920,8 +7004,10 @@ type ocannlReverserBackwardPart38 struct {
 // Part runs part j54 of the nest (0 <= j54 < 8).
 func (r46 *ocannlReverserBackwardPart38) Part(j54 int) {
 	scratch := r46.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap38AVX512(&scratch.net_x1_4_grad[4*j54][0][0], &scratch.net_x1_grad[4*j54][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap38AVX2(&scratch.net_x1_4_grad[4*j54][0][0], &scratch.net_x1_grad[4*j54][0][0])
 	} else {
 		for i0 := range 4 {
@@ -6987,8 +7073,10 @@ type ocannlReverserBackwardPart40 struct {
 // Part runs part j57 of the nest (0 <= j57 < 8).
 func (r48 *ocannlReverserBackwardPart40) Part(j57 int) {
 	scratch := r48.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap31AVX512(&scratch.net_x1_1_grad[4*j57][0][0], &scratch.net_x1_4_grad[4*j57][0][0], &scratch.net_x1_3[4*j57][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap31AVX2(&scratch.net_x1_1_grad[4*j57][0][0], &scratch.net_x1_4_grad[4*j57][0][0], &scratch.net_x1_3[4*j57][0][0])
 	} else {
 		for i0 := range 4 {
@@ -7092,8 +7180,10 @@ type ocannlReverserBackwardPart43 struct {
 // Part runs part j62 of the nest (0 <= j62 < 8).
 func (r51 *ocannlReverserBackwardPart43) Part(j62 int) {
 	pNetLayerNorm1Gamma, scratch := r51.pNetLayerNorm1Gamma, r51.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap34AVX512(&scratch.net_layer_norm_1_centered_grad[4*j62][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[4*j62][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap34AVX2(&scratch.net_layer_norm_1_centered_grad[4*j62][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[4*j62][0][0])
 	} else {
 		for i0 := range 4 {
@@ -7120,8 +7210,10 @@ type ocannlReverserBackwardPart44 struct {
 // Part runs part j64 of the nest (0 <= j64 < 8).
 func (r52 *ocannlReverserBackwardPart44) Part(j64 int) {
 	scratch := r52.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap36AVX512(&scratch.net_layer_norm_1_var_1_grad[4*j64][0][0], &scratch.net_layer_norm_1_var_2_grad[4*j64][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap36AVX2(&scratch.net_layer_norm_1_var_1_grad[4*j64][0][0], &scratch.net_layer_norm_1_var_2_grad[4*j64][0][0])
 	} else {
 		for i0 := range 4 {
@@ -7210,8 +7302,10 @@ type ocannlReverserBackwardPart47 struct {
 // Part runs part j67 of the nest (0 <= j67 < 8).
 func (r55 *ocannlReverserBackwardPart47) Part(j67 int) {
 	scratch := r55.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap38AVX512(&scratch.net_layer_norm_1_x_grad[4*j67][0][0], &scratch.net_layer_norm_1_centered_grad[4*j67][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap38AVX2(&scratch.net_layer_norm_1_x_grad[4*j67][0][0], &scratch.net_layer_norm_1_centered_grad[4*j67][0][0])
 	} else {
 		for i0 := range 4 {
@@ -7458,8 +7552,10 @@ type ocannlReverserBackwardPart54 struct {
 // Part runs part j75 of the nest (0 <= j75 < 8).
 func (r62 *ocannlReverserBackwardPart54) Part(j75 int) {
 	scratch := r62.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap44AVX512(&scratch.net_attention_1_ex_1_grad[4*j75][0][0][0], &scratch.net_attention_1_ex_grad[4*j75][0][0][0], &scratch.net_attention_1_ex[4*j75][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap44AVX2(&scratch.net_attention_1_ex_1_grad[4*j75][0][0][0], &scratch.net_attention_1_ex_grad[4*j75][0][0][0], &scratch.net_attention_1_ex[4*j75][0][0][0])
 	} else {
 		for i0 := range 4 {
@@ -7489,8 +7585,10 @@ type ocannlReverserBackwardPart55 struct {
 // Part runs part j76 of the nest (0 <= j76 < 8).
 func (r63 *ocannlReverserBackwardPart55) Part(j76 int) {
 	scratch := r63.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap38AVX512(&scratch.net_attention_1_scores_grad[4*j76][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j76][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap38AVX2(&scratch.net_attention_1_scores_grad[4*j76][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j76][0][0][0])
 	} else {
 		for i0 := range 4 {
@@ -7628,8 +7726,10 @@ type ocannlReverserBackwardPart59 struct {
 // Part runs part j83 of the nest (0 <= j83 < 8).
 func (r71 *ocannlReverserBackwardPart59) Part(j83 int) {
 	scratch := r71.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap47AVX512(&scratch.net_attention_1_scores_1_grad[4*j83][0][0][0], &scratch.net_attention_1_scores_grad[4*j83][0][0][0], &scratch.net_attention_1_scores_2[0])
+	} else if ocannlAVX2 {
 		ocannlMap47AVX2(&scratch.net_attention_1_scores_1_grad[4*j83][0][0][0], &scratch.net_attention_1_scores_grad[4*j83][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V2 := scratch.net_attention_1_scores_2[0]
@@ -7911,8 +8011,10 @@ type ocannlReverserBackwardPart66 struct {
 // Part runs part j90 of the nest (0 <= j90 < 8).
 func (r78 *ocannlReverserBackwardPart66) Part(j90 int) {
 	scratch := r78.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap38AVX512(&scratch.net_h_1_grad[4*j90][0][0], &scratch.net_h_grad[4*j90][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap38AVX2(&scratch.net_h_1_grad[4*j90][0][0], &scratch.net_h_grad[4*j90][0][0])
 	} else {
 		for i0 := range 4 {
@@ -8461,8 +8563,10 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	ocannlReverserPredictPart14Records.Put(rec15)
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
-	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap52AVX512(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap52AVX2(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
 	} else {
 		for i0 := range 64 {
@@ -8520,8 +8624,10 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	ocannlReverserPredictPart15Records.Put(rec16)
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
-	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap52AVX512(&scratch.net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap52AVX2(&scratch.net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
 	} else {
 		for i0 := range 64 {
@@ -8534,8 +8640,10 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
-	// float32 pointwise kernel over 512 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 512 elements (c = add(x0,1e-05)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap55AVX512(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap55AVX2(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
 	} else {
 		for i0 := range 64 {
@@ -8624,8 +8732,10 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	ocannlReverserPredictPart20Records.Put(rec21)
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
-	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap52AVX512(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap52AVX2(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
 	} else {
 		for i0 := range 64 {
@@ -8683,8 +8793,10 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	ocannlReverserPredictPart21Records.Put(rec22)
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
-	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap52AVX512(&scratch.net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap52AVX2(&scratch.net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
 	} else {
 		for i0 := range 64 {
@@ -8697,8 +8809,10 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
-	// float32 pointwise kernel over 512 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 512 elements (c = add(x0,1e-05)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap55AVX512(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap55AVX2(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
 	} else {
 		for i0 := range 64 {

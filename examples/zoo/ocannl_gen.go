@@ -5157,8 +5157,10 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	ocannlLeNetTrainLossPart1Records.Put(rec2)
 
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
-	// float64 pointwise kernel over 576 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 pointwise kernel over 576 elements (c = -Inf): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_max_pool_1_y[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
 		for j3 := range 4 {
@@ -5257,8 +5259,14 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 			}
 		}
 	}
-	// float64 pointwise kernel over 8x2 rows of 6 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 pointwise kernel over 8x2 rows of 6 elements (c max= add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i4 := range 2 {
+			for i5 := range 2 {
+				ocannlMap4AVX512(&scratch.net_max_pool_2_y[0][0][0][0], &scratch.net_max_pool_2_x[0][i4][i5][0], &scratch.net_max_pool_2_y_1[i4][i5])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i4 := range 2 {
 			for i5 := range 2 {
 				ocannlMap4AVX2(&scratch.net_max_pool_2_y[0][0][0][0], &scratch.net_max_pool_2_x[0][i4][i5][0], &scratch.net_max_pool_2_y_1[i4][i5])
@@ -5569,8 +5577,14 @@ type ocannlLeNetTrainLossPart2 struct {
 // Part runs part j7 of the nest (0 <= j7 < 4).
 func (r4 *ocannlLeNetTrainLossPart2) Part(j7 int) {
 	scratch := r4.scratch
-	// float64 pointwise kernel over 6x6 rows of 4 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 pointwise kernel over 6x6 rows of 4 elements (c max= add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i4 := range 2 {
+			for i5 := range 2 {
+				ocannlMap2AVX512(&scratch.net_max_pool_1_y[j7][0][0][0], &scratch.net_max_pool_1_x[j7][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i4 := range 2 {
 			for i5 := range 2 {
 				ocannlMap2AVX2(&scratch.net_max_pool_1_y[j7][0][0][0], &scratch.net_max_pool_1_x[j7][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
@@ -6244,8 +6258,10 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	ocannlLeNetBackwardPart2Records.Put(rec3)
 
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
-	// float64 pointwise kernel over 576 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 pointwise kernel over 576 elements (c = -Inf): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_max_pool_1_y[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
 		for j4 := range 4 {
@@ -6364,8 +6380,14 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 			}
 		}
 	}
-	// float64 pointwise kernel over 8x2 rows of 6 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 pointwise kernel over 8x2 rows of 6 elements (c max= add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i4 := range 2 {
+			for i5 := range 2 {
+				ocannlMap4AVX512(&scratch.net_max_pool_2_y[0][0][0][0], &scratch.net_max_pool_2_x[0][i4][i5][0], &scratch.net_max_pool_2_y_1[i4][i5])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i4 := range 2 {
 			for i5 := range 2 {
 				ocannlMap4AVX2(&scratch.net_max_pool_2_y[0][0][0][0], &scratch.net_max_pool_2_x[0][i4][i5][0], &scratch.net_max_pool_2_y_1[i4][i5])
@@ -7026,8 +7048,14 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 9 (net.max_pool#2/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#2/x, _net.max_pool#2/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is net.max_pool#2/y.argmax@9
-	// float64 pointwise kernel over 8x2 rows of 6 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 pointwise kernel over 8x2 rows of 6 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i4 := range 2 {
+			for i5 := range 2 {
+				ocannlMap9AVX512(&scratch.net_max_pool_2_y_argmax_9[0][0][0][0], &scratch.net_max_pool_2_x[0][i4][i5][0], &scratch.net_max_pool_2_y_1[i4][i5], &scratch.net_max_pool_2_y[0][0][0][0], &scratch.ordinals_2[i4][i5])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i4 := range 2 {
 			for i5 := range 2 {
 				ocannlMap9AVX2(&scratch.net_max_pool_2_y_argmax_9[0][0][0][0], &scratch.net_max_pool_2_x[0][i4][i5][0], &scratch.net_max_pool_2_y_1[i4][i5], &scratch.net_max_pool_2_y[0][0][0][0], &scratch.ordinals_2[i4][i5])
@@ -7103,8 +7131,10 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 7 (net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#2/x.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&scratch.net_max_pool_2_x_1_grad[0][0][0][0], &scratch.net_max_pool_2_x_1[0][0][0][0], &scratch.net_max_pool_2_x_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap10AVX2(&scratch.net_max_pool_2_x_1_grad[0][0][0][0], &scratch.net_max_pool_2_x_1[0][0][0][0], &scratch.net_max_pool_2_x_grad[0][0][0][0])
 	} else {
 		scratch.net_max_pool_2_x_1_grad = [4][4][4][6]float64{}
@@ -7131,8 +7161,10 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 6 (_net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias): g1 =+ g; g1 is net.conv2d_valid#2/y.grad
-	// the zero fill absorbed: float64 pointwise kernel over 384 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 384 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap11AVX512(&scratch.net_conv2d_valid_2_y_grad[0][0][0][0], &scratch.net_max_pool_2_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap11AVX2(&scratch.net_conv2d_valid_2_y_grad[0][0][0][0], &scratch.net_max_pool_2_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_conv2d_valid_2_y_grad = [4][4][4][6]float64{}
@@ -7184,9 +7216,11 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): net.max_pool#1/y.argmax@4 = 4 (no winner yet)
 
-	// float64 pointwise kernel over 576 elements (c = 4): AVX2 (also on AVX-512 machines).
+	// float64 pointwise kernel over 576 elements (c = 4): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap12AVX512(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap12AVX2(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
 	} else {
 		for j20 := range 4 {
@@ -7247,8 +7281,10 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 2304 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 2304 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap14AVX512(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap14AVX2(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
 	} else {
 		scratch.net_max_pool_1_x_1_grad = [4][12][12][4]float64{}
@@ -7275,8 +7311,10 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias): g1 =+ g; g1 is net.conv2d_valid#1/y.grad
-	// the zero fill absorbed: float64 pointwise kernel over 2304 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 2304 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap15AVX512(&scratch.net_conv2d_valid_1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap15AVX2(&scratch.net_conv2d_valid_1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_conv2d_valid_1_y_grad = [4][12][12][4]float64{}
@@ -7513,8 +7551,14 @@ type ocannlLeNetBackwardPart3 struct {
 // Part runs part j8 of the nest (0 <= j8 < 4).
 func (r5 *ocannlLeNetBackwardPart3) Part(j8 int) {
 	scratch := r5.scratch
-	// float64 pointwise kernel over 6x6 rows of 4 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 pointwise kernel over 6x6 rows of 4 elements (c max= add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i4 := range 2 {
+			for i5 := range 2 {
+				ocannlMap2AVX512(&scratch.net_max_pool_1_y[j8][0][0][0], &scratch.net_max_pool_1_x[j8][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i4 := range 2 {
 			for i5 := range 2 {
 				ocannlMap2AVX2(&scratch.net_max_pool_1_y[j8][0][0][0], &scratch.net_max_pool_1_x[j8][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
@@ -7648,8 +7692,16 @@ type ocannlLeNetBackwardPart6 struct {
 // Part runs part j24 of the nest (0 <= j24 < 6).
 func (r31 *ocannlLeNetBackwardPart6) Part(j24 int) {
 	scratch := r31.scratch
-	// float64 pointwise kernel over 4x6 rows of 4 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 pointwise kernel over 4x6 rows of 4 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 1 {
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap13AVX512(&scratch.net_max_pool_1_y_argmax_4[0][i1+j24][0][0], &scratch.net_max_pool_1_x[0][2*i1+2*j24+i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[0][i1+j24][0][0], &scratch.ordinals_2[i4][i5])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 1 {
 			for i4 := range 2 {
 				for i5 := range 2 {
@@ -7960,8 +8012,14 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 			}
 		}
 	}
-	// float64 pointwise kernel over 6x6 rows of 4 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 pointwise kernel over 6x6 rows of 4 elements (c max= add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i3 := range 2 {
+			for i4 := range 2 {
+				ocannlMap2AVX512(&net_max_pool_1_y[0][0][0][0], &net_max_pool_1_x[0][i3][i4][0], &net_max_pool_1_y_1[i3][i4])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i3 := range 2 {
 			for i4 := range 2 {
 				ocannlMap2AVX2(&net_max_pool_1_y[0][0][0][0], &net_max_pool_1_x[0][i3][i4][0], &net_max_pool_1_y_1[i3][i4])
@@ -8580,8 +8638,10 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	}
 
 	// net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1
-	// float64 pointwise kernel over 392 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 pointwise kernel over 392 elements (c = -Inf): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap17AVX512(&net_vgg_block_2_max_pool_1_y[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap17AVX2(&net_vgg_block_2_max_pool_1_y[0][0][0][0])
 	} else {
 		for j3 := range 2 {
@@ -8594,8 +8654,16 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 			}
 		}
 	}
-	// float64 pointwise kernel over 4x4 rows of 4 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 pointwise kernel over 4x4 rows of 4 elements (c max= add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap18AVX512(&net_vgg_block_2_max_pool_1_y[i0][1][1][0], &net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &net_vgg_block_2_max_pool_1_y_1[i4][i5])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i4 := range 2 {
 				for i5 := range 2 {
@@ -9796,8 +9864,10 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1
-	// float64 pointwise kernel over 392 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 pointwise kernel over 392 elements (c = -Inf): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap17AVX512(&scratch.net_vgg_block_2_max_pool_1_y[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap17AVX2(&scratch.net_vgg_block_2_max_pool_1_y[0][0][0][0])
 	} else {
 		for j17 := range 2 {
@@ -9810,8 +9880,16 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 			}
 		}
 	}
-	// float64 pointwise kernel over 4x4 rows of 4 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 pointwise kernel over 4x4 rows of 4 elements (c max= add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap18AVX512(&scratch.net_vgg_block_2_max_pool_1_y[i0][1][1][0], &scratch.net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &scratch.net_vgg_block_2_max_pool_1_y_1[i4][i5])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i4 := range 2 {
 				for i5 := range 2 {
@@ -10572,9 +10650,11 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// the zero fill absorbed: float64 pointwise kernel over 2x4 rows of 24 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float64 pointwise kernel over 2x4 rows of 24 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap22AVX512(&scratch.net_vgg_block_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_grad[0][1][1][0])
+	} else if ocannlAVX2 {
 		ocannlMap22AVX2(&scratch.net_vgg_block_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_grad[0][1][1][0])
 	} else {
 		scratch.net_vgg_block_1_conv2d_1_x_1_grad = [2][4][4][6]float64{}
@@ -10740,8 +10820,16 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 			}
 		}
 	}
-	// float64 pointwise kernel over 4x4 rows of 4 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 pointwise kernel over 4x4 rows of 4 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap23AVX512(&scratch.net_vgg_block_2_max_pool_1_y_argmax_7[i0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &scratch.net_vgg_block_2_max_pool_1_y_1[i4][i5], &scratch.net_vgg_block_2_max_pool_1_y[i0][1][1][0], &scratch.ordinals_2[i4][i5])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i4 := range 2 {
 				for i5 := range 2 {
@@ -10851,8 +10939,10 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 5 (net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#2.max_pool#1/x.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap24AVX2(&scratch.net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
 	} else {
 		scratch.net_vgg_block_2_max_pool_1_x_1_grad = [2][8][8][4]float64{}
@@ -10879,8 +10969,10 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 4 (_net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias): g1 =+ g; g1 is net.vgg_block#2.conv2d#1/y.grad
-	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_vgg_block_2_conv2d_1_y_grad[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap25AVX2(&scratch.net_vgg_block_2_conv2d_1_y_grad[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_vgg_block_2_conv2d_1_y_grad = [2][8][8][4]float64{}
@@ -10970,9 +11062,13 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// the zero fill absorbed: float64 pointwise kernel over 8 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float64 pointwise kernel over 8 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap26AVX512(&scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_1[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			ocannlMap26AVX2(&scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_1[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
 		}
@@ -11002,9 +11098,11 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 
 	// backprop of op 1 (_net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias): g1 =+ g; g1 is net.vgg_block#2.conv2d#2/y.grad
 
-	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_vgg_block_2_conv2d_2_y_grad[0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap25AVX2(&scratch.net_vgg_block_2_conv2d_2_y_grad[0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_vgg_block_2_conv2d_2_y_grad = [2][8][8][4]float64{}
@@ -13192,8 +13290,10 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 12 (net.global_avg_pool#1/s = einsum "++" "... | h, w, c => ... | c" of net.global_avg_pool#1/x): g1 =+ g; g1 is net.global_avg_pool#1/x.grad
-	// the zero fill absorbed: float64 pointwise kernel over 2x16 rows of 8 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 2x16 rows of 8 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap31AVX512(&scratch.net_global_avg_pool_1_x_grad[0][0][0][0], &scratch.net_global_avg_pool_1_s_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap31AVX2(&scratch.net_global_avg_pool_1_x_grad[0][0][0][0], &scratch.net_global_avg_pool_1_s_grad[0][0])
 	} else {
 		scratch.net_global_avg_pool_1_x_grad = [2][4][4][8]float64{}
@@ -13211,8 +13311,10 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 11 (net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.global_avg_pool#1/x.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap32AVX512(&scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1[0][0][0][0], &scratch.net_global_avg_pool_1_x_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap32AVX2(&scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1[0][0][0][0], &scratch.net_global_avg_pool_1_x_grad[0][0][0][0])
 	} else {
 		scratch.net_global_avg_pool_1_x_1_grad = [2][4][4][8]float64{}
@@ -13239,8 +13341,10 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 10 (_net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut): g1 =+ g; g1 is net.basic_block#1/main.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap33AVX512(&scratch.net_basic_block_1_main_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap33AVX2(&scratch.net_basic_block_1_main_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_basic_block_1_main_grad = [2][4][4][8]float64{}
@@ -13258,8 +13362,10 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 10 (_net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut): g2 =+ g; g2 is net.basic_block#1/shortcut.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap33AVX512(&scratch.net_basic_block_1_shortcut_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap33AVX2(&scratch.net_basic_block_1_shortcut_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_basic_block_1_shortcut_grad = [2][4][4][8]float64{}
@@ -13277,8 +13383,10 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 9 (net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#3/y.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap33AVX512(&scratch.net_basic_block_1_conv2d_3_y_grad[0][0][0][0], &scratch.net_basic_block_1_shortcut_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap33AVX2(&scratch.net_basic_block_1_conv2d_3_y_grad[0][0][0][0], &scratch.net_basic_block_1_shortcut_grad[0][0][0][0])
 	} else {
 		scratch.net_basic_block_1_conv2d_3_y_grad = [2][4][4][8]float64{}
@@ -13375,8 +13483,10 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 7 (net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#2/y.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap33AVX512(&scratch.net_basic_block_1_conv2d_2_y_grad[0][0][0][0], &scratch.net_basic_block_1_main_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap33AVX2(&scratch.net_basic_block_1_conv2d_2_y_grad[0][0][0][0], &scratch.net_basic_block_1_main_grad[0][0][0][0])
 	} else {
 		scratch.net_basic_block_1_conv2d_2_y_grad = [2][4][4][8]float64{}
@@ -13528,8 +13638,10 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 			}
 		}
 	}
-	// the zero fill absorbed: float64 pointwise kernel over 2x4 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 2x4 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap34AVX512(&scratch.net_basic_block_1_h_1_grad[0][0][0][0], &scratch.net_basic_block_1_h_1[0][0][0][0], &scratch.net_basic_block_1_h_grad[0][1][1][0])
+	} else if ocannlAVX2 {
 		ocannlMap34AVX2(&scratch.net_basic_block_1_h_1_grad[0][0][0][0], &scratch.net_basic_block_1_h_1[0][0][0][0], &scratch.net_basic_block_1_h_grad[0][1][1][0])
 	} else {
 		scratch.net_basic_block_1_h_1_grad = [2][4][4][8]float64{}
@@ -13556,8 +13668,10 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 4 (_net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#1/y.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap33AVX512(&scratch.net_basic_block_1_conv2d_1_y_grad[0][0][0][0], &scratch.net_basic_block_1_h_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap33AVX2(&scratch.net_basic_block_1_conv2d_1_y_grad[0][0][0][0], &scratch.net_basic_block_1_h_1_grad[0][0][0][0])
 	} else {
 		scratch.net_basic_block_1_conv2d_1_y_grad = [2][4][4][8]float64{}
@@ -13654,9 +13768,13 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		}
 	}
 
-	// the zero fill absorbed: float64 pointwise kernel over 8 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float64 pointwise kernel over 8 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap26AVX512(&scratch.net_stem_1_grad[i0][0][0][0], &scratch.net_stem_1[i0][0][0][0], &scratch.net_stem_grad[i0][1][1][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			ocannlMap26AVX2(&scratch.net_stem_1_grad[i0][0][0][0], &scratch.net_stem_1[i0][0][0][0], &scratch.net_stem_grad[i0][1][1][0])
 		}
@@ -13686,9 +13804,11 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 
 	// backprop of op 1 (_net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g1 =+ g; g1 is net.conv2d#1/y.grad
 
-	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.net_stem_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap25AVX2(&scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.net_stem_1_grad[0][0][0][0])
 	} else {
 		scratch.net_conv2d_1_y_grad = [2][8][8][4]float64{}
@@ -17133,8 +17253,10 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	}
 
 	// backprop of op 7 (net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.avg_pool#1/x.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 360 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 360 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap39AVX512(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap39AVX2(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
@@ -17160,8 +17282,10 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	}
 
 	// backprop of op 6 (_net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias): g1 =+ g; g1 is net.separable#1.conv2d#1/y.grad
-	// the zero fill absorbed: float64 pointwise kernel over 360 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 360 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap40AVX512(&net_separable_1_conv2d_1_y_grad[0][0][0][0], &net_avg_pool_1_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap40AVX2(&net_separable_1_conv2d_1_y_grad[0][0][0][0], &net_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
@@ -17260,8 +17384,10 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	}
 
 	// backprop of op 4 (net.separable#1.conv2d#1/x = pointwise relu of _net.separable#1.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.separable#1.conv2d#1/x.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 2x6 rows of 18 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 2x6 rows of 18 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap41AVX512(&net_separable_1_conv2d_1_x_1_grad[0][0][0][0], &net_separable_1_conv2d_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_x_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap41AVX2(&net_separable_1_conv2d_1_x_1_grad[0][0][0][0], &net_separable_1_conv2d_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
@@ -35811,8 +35937,10 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// backprop of op 34 (_net/pooled.1 = einsum "++" "... p | c => ... | c" of net/y): g1 =+ g; g1 is net/y.grad
-	// the zero fill absorbed: float64 pointwise kernel over 2x4 rows of 8 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 2x4 rows of 8 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap46AVX512(&net_y_grad[0][0][0], &net_pooled_1_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap46AVX2(&net_y_grad[0][0][0], &net_pooled_1_grad[0][0])
 	} else {
 		for i0 := range 2 {
@@ -47913,8 +48041,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 70 (_net/pooled.1 = einsum "++" "... | h, w, c => ... | c" of net/h1): g1 =+ g; g1 is net/h1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 4x16 rows of 4 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 4x16 rows of 4 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap50AVX512(&scratch.net_h1_grad[0][0][0][0], &scratch.net_pooled_1_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap50AVX2(&scratch.net_h1_grad[0][0][0][0], &scratch.net_pooled_1_grad[0][0])
 	} else {
 		scratch.net_h1_grad = [4][4][4][4]float64{}
@@ -47932,8 +48062,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 69 (net/h1 = pointwise relu of _net/h1.3): g1 =+ where((0 < v1), g, 0); g1 is _net/h1.3.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap32AVX512(&scratch.net_h1_3_grad[0][0][0][0], &scratch.net_h1_3[0][0][0][0], &scratch.net_h1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap32AVX2(&scratch.net_h1_3_grad[0][0][0][0], &scratch.net_h1_3[0][0][0][0], &scratch.net_h1_grad[0][0][0][0])
 	} else {
 		scratch.net_h1_3_grad = [4][4][4][4]float64{}
@@ -47973,8 +48105,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 68 (_net/h1.3 = pointwise "+" of net/h0, _net/h1.2): g2 =+ g; g2 is _net/h1.2.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap33AVX512(&scratch.net_h1_2_grad[0][0][0][0], &scratch.net_h1_3_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap33AVX2(&scratch.net_h1_2_grad[0][0][0][0], &scratch.net_h1_3_grad[0][0][0][0])
 	} else {
 		scratch.net_h1_2_grad = [4][4][4][4]float64{}
@@ -47992,8 +48126,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 67 (_net/h1.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h1.1, net.basic#1.batch_norm#1/shift): g1 =+ g; g1 is _net/h1.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap33AVX512(&scratch.net_h1_1_grad[0][0][0][0], &scratch.net_h1_2_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap33AVX2(&scratch.net_h1_1_grad[0][0][0][0], &scratch.net_h1_2_grad[0][0][0][0])
 	} else {
 		scratch.net_h1_1_grad = [4][4][4][4]float64{}
@@ -48035,8 +48171,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 66 (_net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, net.basic#1.batch_norm#1/scale): g1 =+ g * v2; g1 is net.basic#1.batch_norm#1/x.grad
-	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap51AVX512(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h1_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_scale[0])
+	} else if ocannlAVX2 {
 		ocannlMap51AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h1_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_scale[0])
 	} else {
 		scratch.net_basic_1_batch_norm_1_x_grad = [4][4][4][4]float64{}
@@ -48128,8 +48266,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 54 (_net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1): g1 =+ g; g1 is _net.basic#1.batch_norm#1/var.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap52AVX512(&scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_2_grad[0])
+	} else if ocannlAVX2 {
 		ocannlMap52AVX2(&scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_2_grad[0])
 	} else {
 		scratch.net_basic_1_batch_norm_1_var_1_grad = [4][4][4][4]float64{}
@@ -48147,8 +48287,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 53 (_net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered): g1 =+ g * v2; g1 is net.basic#1.batch_norm#1/centered.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap53AVX512(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap53AVX2(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
 	} else {
 		scratch.net_basic_1_batch_norm_1_centered_grad = [4][4][4][4]float64{}
@@ -48263,8 +48405,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 47 (net.basic#1.batch_norm#1/x = pointwise "+" of net.basic#1.conv2d#1/y, net.basic#1.conv2d#1.bias): g1 =+ g; g1 is net.basic#1.conv2d#1/y.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap33AVX512(&scratch.net_basic_1_conv2d_1_y_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap33AVX2(&scratch.net_basic_1_conv2d_1_y_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0])
 	} else {
 		scratch.net_basic_1_conv2d_1_y_grad = [4][4][4][4]float64{}
@@ -48358,8 +48502,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 			}
 		}
 	}
-	// the zero fill absorbed: float64 pointwise kernel over 4x4 rows of 16 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 4x4 rows of 16 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap57AVX512(&scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_grad[0][1][1][0])
+	} else if ocannlAVX2 {
 		ocannlMap57AVX2(&scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_grad[0][1][1][0])
 	} else {
 		scratch.net_basic_1_conv2d_1_x_2_grad = [4][4][4][4]float64{}
@@ -48386,8 +48532,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 44 (_net.basic#1.conv2d#1/x.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net.basic#1.conv2d#1/x.1, net.basic#1.batch_norm#2/shift): g1 =+ g; g1 is _net.basic#1.conv2d#1/x.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap33AVX512(&scratch.net_basic_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap33AVX2(&scratch.net_basic_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0])
 	} else {
 		scratch.net_basic_1_conv2d_1_x_1_grad = [4][4][4][4]float64{}
@@ -48429,8 +48577,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 43 (_net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale): g1 =+ g * v2; g1 is net.basic#1.batch_norm#2/x.grad
-	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap51AVX512(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0])
+	} else if ocannlAVX2 {
 		ocannlMap51AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0])
 	} else {
 		scratch.net_basic_1_batch_norm_2_x_grad = [4][4][4][4]float64{}
@@ -48522,8 +48672,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 31 (_net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1): g1 =+ g; g1 is _net.basic#1.batch_norm#2/var.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap52AVX512(&scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_2_grad[0])
+	} else if ocannlAVX2 {
 		ocannlMap52AVX2(&scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_2_grad[0])
 	} else {
 		scratch.net_basic_1_batch_norm_2_var_1_grad = [4][4][4][4]float64{}
@@ -48541,8 +48693,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 30 (_net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered): g1 =+ g * v2; g1 is net.basic#1.batch_norm#2/centered.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap53AVX512(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap53AVX2(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
 	} else {
 		scratch.net_basic_1_batch_norm_2_centered_grad = [4][4][4][4]float64{}
@@ -48657,8 +48811,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 24 (net.basic#1.batch_norm#2/x = pointwise "+" of net.basic#1.conv2d#2/y, net.basic#1.conv2d#2.bias): g1 =+ g; g1 is net.basic#1.conv2d#2/y.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap33AVX512(&scratch.net_basic_1_conv2d_2_y_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap33AVX2(&scratch.net_basic_1_conv2d_2_y_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0])
 	} else {
 		scratch.net_basic_1_conv2d_2_y_grad = [4][4][4][4]float64{}
@@ -48752,8 +48908,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 			}
 		}
 	}
-	// the zero fill absorbed: float64 pointwise kernel over 4x4 rows of 16 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 4x4 rows of 16 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap57AVX512(&scratch.net_h0_2_grad[0][0][0][0], &scratch.net_h0_2[0][0][0][0], &scratch.net_h0_grad[0][1][1][0])
+	} else if ocannlAVX2 {
 		ocannlMap57AVX2(&scratch.net_h0_2_grad[0][0][0][0], &scratch.net_h0_2[0][0][0][0], &scratch.net_h0_grad[0][1][1][0])
 	} else {
 		scratch.net_h0_2_grad = [4][4][4][4]float64{}
@@ -48780,8 +48938,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 21 (_net/h0.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h0.1, net.batch_norm#1/shift): g1 =+ g; g1 is _net/h0.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap33AVX512(&scratch.net_h0_1_grad[0][0][0][0], &scratch.net_h0_2_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap33AVX2(&scratch.net_h0_1_grad[0][0][0][0], &scratch.net_h0_2_grad[0][0][0][0])
 	} else {
 		scratch.net_h0_1_grad = [4][4][4][4]float64{}
@@ -48823,8 +48983,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 20 (_net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale): g1 =+ g * v2; g1 is net.batch_norm#1/x.grad
-	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap51AVX512(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h0_1_grad[0][0][0][0], &scratch.net_batch_norm_1_scale[0])
+	} else if ocannlAVX2 {
 		ocannlMap51AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h0_1_grad[0][0][0][0], &scratch.net_batch_norm_1_scale[0])
 	} else {
 		scratch.net_batch_norm_1_x_grad = [4][4][4][4]float64{}
@@ -48916,8 +49078,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 8 (_net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1): g1 =+ g; g1 is _net.batch_norm#1/var.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap52AVX512(&scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_var_2_grad[0])
+	} else if ocannlAVX2 {
 		ocannlMap52AVX2(&scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_var_2_grad[0])
 	} else {
 		scratch.net_batch_norm_1_var_1_grad = [4][4][4][4]float64{}
@@ -48935,8 +49099,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 7 (_net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered): g1 =+ g * v2; g1 is net.batch_norm#1/centered.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap53AVX512(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap53AVX2(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0])
 	} else {
 		scratch.net_batch_norm_1_centered_grad = [4][4][4][4]float64{}
@@ -49051,8 +49217,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 1 (net.batch_norm#1/x = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g1 =+ g; g1 is net.conv2d#1/y.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap33AVX512(&scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.net_batch_norm_1_x_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap33AVX2(&scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.net_batch_norm_1_x_grad[0][0][0][0])
 	} else {
 		scratch.net_conv2d_1_y_grad = [4][4][4][4]float64{}

@@ -236,10 +236,25 @@ func ocannlGemm46AVX512(c *float64, a *float64, b *float64)
 //go:noescape
 func ocannlMap0AVX512(c *float64, x0 *float64, x1 *float64)
 
+// ocannlMap1AVX512 runs a float64 pointwise kernel over 576 elements: c = -Inf.
+//
+//go:noescape
+func ocannlMap1AVX512(c *float64)
+
+// ocannlMap2AVX512 runs a float64 pointwise kernel over 4 elements: c max= add(x0,x1).
+//
+//go:noescape
+func ocannlMap2AVX512(c *float64, x0 *float64, x1 *float64)
+
 // ocannlMap3AVX512 runs a float64 pointwise kernel over 6 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap3AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap4AVX512 runs a float64 pointwise kernel over 6 elements: c max= add(x0,x1).
+//
+//go:noescape
+func ocannlMap4AVX512(c *float64, x0 *float64, x1 *float64)
 
 // ocannlMap5AVX512 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
 //
@@ -261,10 +276,55 @@ func ocannlMap7AVX512(c *float64, x0 *float64, x1 *float64)
 //go:noescape
 func ocannlMap8AVX512(c *float64, x0 *float64)
 
+// ocannlMap9AVX512 runs a float64 pointwise kernel over 6 elements: c min= where(eq(add(x0,x1),x2),x3,4).
+//
+//go:noescape
+func ocannlMap9AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+
+// ocannlMap10AVX512 runs a float64 pointwise kernel over 384 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap10AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap11AVX512 runs a float64 pointwise kernel over 384 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap11AVX512(c *float64, x0 *float64)
+
+// ocannlMap12AVX512 runs a float64 pointwise kernel over 576 elements: c = 4.
+//
+//go:noescape
+func ocannlMap12AVX512(c *float64)
+
+// ocannlMap13AVX512 runs a float64 pointwise kernel over 4 elements: c min= where(eq(add(x0,x1),x2),x3,4).
+//
+//go:noescape
+func ocannlMap13AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+
+// ocannlMap14AVX512 runs a float64 pointwise kernel over 2304 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap14AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap15AVX512 runs a float64 pointwise kernel over 2304 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap15AVX512(c *float64, x0 *float64)
+
 // ocannlMap16AVX512 runs a float64 pointwise kernel over 4 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap16AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap17AVX512 runs a float64 pointwise kernel over 392 elements: c = -Inf.
+//
+//go:noescape
+func ocannlMap17AVX512(c *float64)
+
+// ocannlMap18AVX512 runs a float64 pointwise kernel over 4 elements: c max= add(x0,x1).
+//
+//go:noescape
+func ocannlMap18AVX512(c *float64, x0 *float64, x1 *float64)
 
 // ocannlMap19AVX512 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
 //
@@ -280,6 +340,31 @@ func ocannlMap20AVX512(c *float64, x0 *float64)
 //
 //go:noescape
 func ocannlMap21AVX512(c *float64, x0 *float64)
+
+// ocannlMap22AVX512 runs a float64 pointwise kernel over 24 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap22AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap23AVX512 runs a float64 pointwise kernel over 4 elements: c min= where(eq(add(x0,x1),x2),x3,4).
+//
+//go:noescape
+func ocannlMap23AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+
+// ocannlMap24AVX512 runs a float64 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap24AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap25AVX512 runs a float64 pointwise kernel over 512 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap25AVX512(c *float64, x0 *float64)
+
+// ocannlMap26AVX512 runs a float64 pointwise kernel over 32 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap26AVX512(c *float64, x0 *float64, x1 *float64)
 
 // ocannlMap27AVX512 runs a float64 pointwise kernel over 8 elements: c = relu(add(add(x0,x1),add(x2,x3))).
 //
@@ -301,6 +386,26 @@ func ocannlMap29AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *fl
 //go:noescape
 func ocannlMap30AVX512(c *float64, x0 *float64)
 
+// ocannlMap31AVX512 runs a float64 pointwise kernel over 8 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap31AVX512(c *float64, x0 *float64)
+
+// ocannlMap32AVX512 runs a float64 pointwise kernel over 256 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap32AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap33AVX512 runs a float64 pointwise kernel over 256 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap33AVX512(c *float64, x0 *float64)
+
+// ocannlMap34AVX512 runs a float64 pointwise kernel over 32 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap34AVX512(c *float64, x0 *float64, x1 *float64)
+
 // ocannlMap35AVX512 runs a float64 pointwise kernel over 324 elements: c = relu(x0).
 //
 //go:noescape
@@ -321,6 +426,26 @@ func ocannlMap37AVX512(c *float64, x0 *float64, x1 *float64)
 //go:noescape
 func ocannlMap38AVX512(c *float64, x0 *float64)
 
+// ocannlMap39AVX512 runs a float64 pointwise kernel over 360 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap39AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap40AVX512 runs a float64 pointwise kernel over 360 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap40AVX512(c *float64, x0 *float64)
+
+// ocannlMap41AVX512 runs a float64 pointwise kernel over 18 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap41AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap46AVX512 runs a float64 pointwise kernel over 8 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap46AVX512(c *float64, x0 *float64)
+
 // ocannlMap47AVX512 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
 //
 //go:noescape
@@ -336,6 +461,26 @@ func ocannlMap48AVX512(c *float64, x0 *float64)
 //go:noescape
 func ocannlMap49AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
 
+// ocannlMap50AVX512 runs a float64 pointwise kernel over 4 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap50AVX512(c *float64, x0 *float64)
+
+// ocannlMap51AVX512 runs a float64 pointwise kernel over 4 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap51AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap52AVX512 runs a float64 pointwise kernel over 4 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap52AVX512(c *float64, x0 *float64)
+
+// ocannlMap53AVX512 runs a float64 pointwise kernel over 256 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap53AVX512(c *float64, x0 *float64, x1 *float64)
+
 // ocannlMap54AVX512 runs a float64 pointwise kernel over 256 elements: c += mul(x0,x1).
 //
 //go:noescape
@@ -350,6 +495,11 @@ func ocannlMap55AVX512(c *float64, x0 *float64)
 //
 //go:noescape
 func ocannlMap56AVX512(c *float64, x0 *float64)
+
+// ocannlMap57AVX512 runs a float64 pointwise kernel over 16 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap57AVX512(c *float64, x0 *float64, x1 *float64)
 
 // ocannlGemm0AVX2 runs a float64 dot kernel, M=4 N=6 K=12 (3x3 tile); strides C 96,1 A 144,1 B 1,36.
 //

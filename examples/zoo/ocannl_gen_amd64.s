@@ -6963,6 +6963,60 @@ row1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap1AVX512(c *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap1AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z0
+	VBROADCASTSD ocannlConst64<>+16(SB), Z0
+	MOVQ         $0x00000048, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap2AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap2AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z0
+	VBROADCASTSD (DX), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000006, DX
+
+rowb1:
+	MOVQ $0x00000006, BX
+
+row2:
+	VMOVUPD.Z (CX), K1, Z2
+	VADDPD    Z0, Z2, Z2
+	VMOVUPD.Z (AX), K1, Z3
+	VMAXPD    Z2, Z3, Z4
+	VMAXPD    Z3, Z2, Z5
+	VPANDQ    Z5, Z4, Z4
+	VCMPPD    $0x03, Z2, Z3, K2
+	VADDPD    Z2, Z3, Z2
+	VBLENDMPD Z2, Z4, K2, Z1
+	VMOVUPD   Z1, K1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+64, CX
+	DECQ      BX
+	JNZ       row2
+	ADDQ      $+384, CX
+	DECQ      DX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
 // func ocannlMap3AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap3AVX512(SB), NOSPLIT, $0-24
@@ -6985,6 +7039,43 @@ row1:
 	ADDQ      $+48, CX
 	DECQ      BX
 	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap4AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z0
+	VBROADCASTSD (DX), Z0
+	MOVL         $0x0000003f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000008, DX
+
+rowb1:
+	MOVQ $0x00000002, BX
+
+row2:
+	VMOVUPD.Z (CX), K1, Z2
+	VADDPD    Z0, Z2, Z2
+	VMOVUPD.Z (AX), K1, Z3
+	VMAXPD    Z2, Z3, Z4
+	VMAXPD    Z3, Z2, Z5
+	VPANDQ    Z5, Z4, Z4
+	VCMPPD    $0x03, Z2, Z3, K2
+	VADDPD    Z2, Z3, Z2
+	VBLENDMPD Z2, Z4, K2, Z1
+	VMOVUPD   Z1, K1, (AX)
+	ADDQ      $+48, AX
+	ADDQ      $+96, CX
+	DECQ      BX
+	JNZ       row2
+	ADDQ      $+192, CX
+	DECQ      DX
+	JNZ       rowb1
 	VZEROUPPER
 	RET
 
@@ -7076,6 +7167,213 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap9AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-40
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	VBROADCASTSD ocannlConst64<>+24(SB), Z2
+	VBROADCASTSD (DX), Z3
+	VBROADCASTSD (SI), Z4
+	MOVL         $0x0000003f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000008, DX
+
+rowb1:
+	MOVQ $0x00000002, SI
+
+row2:
+	VMOVUPD.Z (CX), K1, Z5
+	VADDPD    Z3, Z5, Z5
+	VMOVUPD.Z (BX), K1, Z9
+	VCMPPD    $0x00, Z9, Z5, K2
+	VBLENDMPD Z1, Z0, K2, Z6
+	VCMPPD    $0x04, Z0, Z6, K2
+	VBLENDMPD Z4, Z2, K2, Z7
+	VMOVUPD.Z (AX), K1, Z5
+	VMINPD    Z7, Z5, Z9
+	VMINPD    Z5, Z7, Z10
+	VPORQ     Z10, Z9, Z9
+	VCMPPD    $0x03, Z7, Z5, K2
+	VADDPD    Z7, Z5, Z5
+	VBLENDMPD Z5, Z9, K2, Z8
+	VMOVUPD   Z8, K1, (AX)
+	ADDQ      $+48, AX
+	ADDQ      $+96, CX
+	ADDQ      $+48, BX
+	DECQ      SI
+	JNZ       row2
+	ADDQ      $+192, CX
+	DECQ      DX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap10AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000030, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPD    $0x01, Z2, Z0, K1
+	VBLENDMPD Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPD    $0x04, Z0, Z3, K1
+	VBLENDMPD Z2, Z0, K1, Z4
+	VADDPD    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap11AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000030, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPD  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap12AVX512(c *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z0
+	VBROADCASTSD ocannlConst64<>+24(SB), Z0
+	MOVQ         $0x00000048, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap13AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-40
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	VBROADCASTSD ocannlConst64<>+24(SB), Z2
+	VBROADCASTSD (DX), Z3
+	VBROADCASTSD (SI), Z4
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000004, DX
+
+rowb1:
+	MOVQ $0x00000006, SI
+
+row2:
+	VMOVUPD.Z (CX), K1, Z5
+	VADDPD    Z3, Z5, Z5
+	VMOVUPD.Z (BX), K1, Z9
+	VCMPPD    $0x00, Z9, Z5, K2
+	VBLENDMPD Z1, Z0, K2, Z6
+	VCMPPD    $0x04, Z0, Z6, K2
+	VBLENDMPD Z4, Z2, K2, Z7
+	VMOVUPD.Z (AX), K1, Z5
+	VMINPD    Z7, Z5, Z9
+	VMINPD    Z5, Z7, Z10
+	VPORQ     Z10, Z9, Z9
+	VCMPPD    $0x03, Z7, Z5, K2
+	VADDPD    Z7, Z5, Z5
+	VBLENDMPD Z5, Z9, K2, Z8
+	VMOVUPD   Z8, K1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+64, CX
+	ADDQ      $+32, BX
+	DECQ      SI
+	JNZ       row2
+	ADDQ      $+960, AX
+	ADDQ      $+4224, CX
+	ADDQ      $+960, BX
+	DECQ      DX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap14AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000120, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPD    $0x01, Z2, Z0, K1
+	VBLENDMPD Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPD    $0x04, Z0, Z3, K1
+	VBLENDMPD Z2, Z0, K1, Z4
+	VADDPD    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap15AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000120, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPD  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
 // func ocannlMap16AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
@@ -7098,6 +7396,61 @@ row1:
 	ADDQ      $+32, CX
 	DECQ      BX
 	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap17AVX512(c *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z0
+	VBROADCASTSD ocannlConst64<>+16(SB), Z0
+	MOVQ         $0x00000031, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap18AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z0
+	VBROADCASTSD (DX), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000004, DX
+
+rowb1:
+	MOVQ $0x00000004, BX
+
+row2:
+	VMOVUPD.Z (CX), K1, Z2
+	VADDPD    Z0, Z2, Z2
+	VMOVUPD.Z (AX), K1, Z3
+	VMAXPD    Z2, Z3, Z4
+	VMAXPD    Z3, Z2, Z5
+	VPANDQ    Z5, Z4, Z4
+	VCMPPD    $0x03, Z2, Z3, K2
+	VADDPD    Z2, Z3, Z2
+	VBLENDMPD Z2, Z4, K2, Z1
+	VMOVUPD   Z1, K1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+64, CX
+	DECQ      BX
+	JNZ       row2
+	ADDQ      $+96, AX
+	ADDQ      $+256, CX
+	DECQ      DX
+	JNZ       rowb1
 	VZEROUPPER
 	RET
 
@@ -7168,6 +7521,173 @@ e1:
 	ADDQ    $+64, CX
 	DECQ    DX
 	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap22AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000002, BX
+
+rowb1:
+	MOVQ $0x00000004, SI
+
+row2:
+	MOVQ $0x00000003, DI
+
+e3:
+	VMOVUPS   (CX), Z2
+	VCMPPD    $0x01, Z2, Z0, K1
+	VBLENDMPD Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPD    $0x04, Z0, Z3, K1
+	VBLENDMPD Z2, Z0, K1, Z4
+	VADDPD    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      DI
+	JNZ       e3
+	ADDQ      $+144, DX
+	DECQ      SI
+	JNZ       row2
+	ADDQ      $+1008, DX
+	DECQ      BX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap23AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-40
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	VBROADCASTSD ocannlConst64<>+24(SB), Z2
+	VBROADCASTSD (DX), Z3
+	VBROADCASTSD (SI), Z4
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000004, DX
+
+rowb1:
+	MOVQ $0x00000004, SI
+
+row2:
+	VMOVUPD.Z (CX), K1, Z5
+	VADDPD    Z3, Z5, Z5
+	VMOVUPD.Z (BX), K1, Z9
+	VCMPPD    $0x00, Z9, Z5, K2
+	VBLENDMPD Z1, Z0, K2, Z6
+	VCMPPD    $0x04, Z0, Z6, K2
+	VBLENDMPD Z4, Z2, K2, Z7
+	VMOVUPD.Z (AX), K1, Z5
+	VMINPD    Z7, Z5, Z9
+	VMINPD    Z5, Z7, Z10
+	VPORQ     Z10, Z9, Z9
+	VCMPPD    $0x03, Z7, Z5, K2
+	VADDPD    Z7, Z5, Z5
+	VBLENDMPD Z5, Z9, K2, Z8
+	VMOVUPD   Z8, K1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+64, CX
+	ADDQ      $+32, BX
+	DECQ      SI
+	JNZ       row2
+	ADDQ      $+256, CX
+	ADDQ      $+96, BX
+	DECQ      DX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap24AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000040, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPD    $0x01, Z2, Z0, K1
+	VBLENDMPD Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPD    $0x04, Z0, Z3, K1
+	VBLENDMPD Z2, Z0, K1, Z4
+	VADDPD    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap25AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000040, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPD  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap26AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000008, BX
+
+row1:
+	MOVQ $0x00000004, SI
+
+e2:
+	VMOVUPS   (CX), Z2
+	VCMPPD    $0x01, Z2, Z0, K1
+	VBLENDMPD Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPD    $0x04, Z0, Z3, K1
+	VBLENDMPD Z2, Z0, K1, Z4
+	VADDPD    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      SI
+	JNZ       e2
+	ADDQ      $+96, DX
+	DECQ      BX
+	JNZ       row1
 	VZEROUPPER
 	RET
 
@@ -7282,6 +7802,119 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap31AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000002, DX
+
+rowb1:
+	MOVQ $0x00000010, BX
+
+row2:
+	VMOVUPS (CX), Z1
+	VADDPD  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $-64, CX
+	DECQ    BX
+	JNZ     row2
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap32AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000020, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPD    $0x01, Z2, Z0, K1
+	VBLENDMPD Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPD    $0x04, Z0, Z3, K1
+	VBLENDMPD Z2, Z0, K1, Z4
+	VADDPD    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap33AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000020, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPD  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap34AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000002, BX
+
+rowb1:
+	MOVQ $0x00000004, SI
+
+row2:
+	MOVQ $0x00000004, DI
+
+e3:
+	VMOVUPS   (CX), Z2
+	VCMPPD    $0x01, Z2, Z0, K1
+	VBLENDMPD Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPD    $0x04, Z0, Z3, K1
+	VBLENDMPD Z2, Z0, K1, Z4
+	VADDPD    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      DI
+	JNZ       e3
+	ADDQ      $+192, DX
+	DECQ      SI
+	JNZ       row2
+	ADDQ      $+1344, DX
+	DECQ      BX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
 // func ocannlMap35AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-16
@@ -7376,6 +8009,131 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap39AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x0000002d, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPD    $0x01, Z2, Z0, K1
+	VBLENDMPD Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPD    $0x04, Z0, Z3, K1
+	VBLENDMPD Z2, Z0, K1, Z4
+	VADDPD    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap40AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x0000002d, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPD  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap41AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVL         $0x00000003, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000002, BX
+
+rowb1:
+	MOVQ $0x00000006, SI
+
+row2:
+	MOVQ $0x00000002, DI
+
+e3:
+	VMOVUPS   (CX), Z2
+	VCMPPD    $0x01, Z2, Z0, K2
+	VBLENDMPD Z1, Z0, K2, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPD    $0x04, Z0, Z3, K2
+	VBLENDMPD Z2, Z0, K2, Z4
+	VADDPD    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      DI
+	JNZ       e3
+	VMOVUPD.Z (CX), K1, Z2
+	VCMPPD    $0x01, Z2, Z0, K2
+	VBLENDMPD Z1, Z0, K2, Z5
+	VMOVUPD.Z (DX), K1, Z2
+	VCMPPD    $0x04, Z0, Z5, K2
+	VBLENDMPD Z2, Z0, K2, Z6
+	VADDPD    Z0, Z6, Z2
+	VMOVUPD   Z2, K1, (AX)
+	ADDQ      $+16, AX
+	ADDQ      $+16, CX
+	ADDQ      $+40, DX
+	DECQ      SI
+	JNZ       row2
+	ADDQ      $+168, DX
+	DECQ      BX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap46AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000002, DX
+
+rowb1:
+	MOVQ $0x00000004, BX
+
+row2:
+	VMOVUPS (CX), Z1
+	VADDPD  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $-64, CX
+	DECQ    BX
+	JNZ     row2
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     rowb1
+	VZEROUPPER
+	RET
+
 // func ocannlMap47AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-24
@@ -7448,6 +8206,103 @@ row1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap50AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000004, DX
+
+rowb1:
+	MOVQ $0x00000010, BX
+
+row2:
+	VMOVUPD.Z (CX), K1, Z1
+	VADDPD    Z0, Z1, Z1
+	VMOVUPD   Z1, K1, (AX)
+	ADDQ      $+32, AX
+	DECQ      BX
+	JNZ       row2
+	ADDQ      $+32, CX
+	DECQ      DX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap51AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000040, BX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z1
+	VMOVUPD.Z (DX), K1, Z2
+	VMULPD    Z2, Z1, Z1
+	VADDPD    Z0, Z1, Z1
+	VMOVUPD   Z1, K1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	DECQ      BX
+	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap52AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000040, DX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z1
+	VADDPD    Z0, Z1, Z1
+	VMOVUPD   Z1, K1, (AX)
+	ADDQ      $+32, AX
+	DECQ      DX
+	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap53AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000020, BX
+
+e1:
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VMULPD  Z2, Z1, Z1
+	VADDPD  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
 // func ocannlMap54AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-24
@@ -7513,6 +8368,45 @@ row1:
 	ADDQ      $+32, AX
 	DECQ      DX
 	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap57AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000004, BX
+
+rowb1:
+	MOVQ $0x00000004, SI
+
+row2:
+	MOVQ $0x00000002, DI
+
+e3:
+	VMOVUPS   (CX), Z2
+	VCMPPD    $0x01, Z2, Z0, K1
+	VBLENDMPD Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPD    $0x04, Z0, Z3, K1
+	VBLENDMPD Z2, Z0, K1, Z4
+	VADDPD    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      DI
+	JNZ       e3
+	ADDQ      $+96, DX
+	DECQ      SI
+	JNZ       row2
+	ADDQ      $+672, DX
+	DECQ      BX
+	JNZ       rowb1
 	VZEROUPPER
 	RET
 

@@ -232,9 +232,22 @@ func ocannlMap0AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlMap0AVX512 called without assembly")
 }
 
+// ocannlMap1AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap1AVX512(c *float64) { panic("ocannlgen: ocannlMap1AVX512 called without assembly") }
+
+// ocannlMap2AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap2AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap2AVX512 called without assembly")
+}
+
 // ocannlMap3AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap3AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlMap3AVX512 called without assembly")
+}
+
+// ocannlMap4AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap4AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap4AVX512 called without assembly")
 }
 
 // ocannlMap5AVX512 stands in for the assembly kernel; it is never called.
@@ -253,9 +266,46 @@ func ocannlMap7AVX512(c, x0, x1 *float64) {
 // ocannlMap8AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap8AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap8AVX512 called without assembly") }
 
+// ocannlMap9AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap9AVX512(c, x0, x1, x2, x3 *float64) {
+	panic("ocannlgen: ocannlMap9AVX512 called without assembly")
+}
+
+// ocannlMap10AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap10AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap10AVX512 called without assembly")
+}
+
+// ocannlMap11AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap11AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap11AVX512 called without assembly") }
+
+// ocannlMap12AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap12AVX512(c *float64) { panic("ocannlgen: ocannlMap12AVX512 called without assembly") }
+
+// ocannlMap13AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap13AVX512(c, x0, x1, x2, x3 *float64) {
+	panic("ocannlgen: ocannlMap13AVX512 called without assembly")
+}
+
+// ocannlMap14AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap14AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap14AVX512 called without assembly")
+}
+
+// ocannlMap15AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap15AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap15AVX512 called without assembly") }
+
 // ocannlMap16AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap16AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlMap16AVX512 called without assembly")
+}
+
+// ocannlMap17AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap17AVX512(c *float64) { panic("ocannlgen: ocannlMap17AVX512 called without assembly") }
+
+// ocannlMap18AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap18AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap18AVX512 called without assembly")
 }
 
 // ocannlMap19AVX512 stands in for the assembly kernel; it is never called.
@@ -268,6 +318,29 @@ func ocannlMap20AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap20AVX512 cal
 
 // ocannlMap21AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap21AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap21AVX512 called without assembly") }
+
+// ocannlMap22AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap22AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap22AVX512 called without assembly")
+}
+
+// ocannlMap23AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap23AVX512(c, x0, x1, x2, x3 *float64) {
+	panic("ocannlgen: ocannlMap23AVX512 called without assembly")
+}
+
+// ocannlMap24AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap24AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap24AVX512 called without assembly")
+}
+
+// ocannlMap25AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap25AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap25AVX512 called without assembly") }
+
+// ocannlMap26AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap26AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap26AVX512 called without assembly")
+}
 
 // ocannlMap27AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap27AVX512(c, x0, x1, x2, x3 *float64) {
@@ -287,6 +360,22 @@ func ocannlMap29AVX512(c, x0, x1, x2, x3 *float64) {
 // ocannlMap30AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap30AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap30AVX512 called without assembly") }
 
+// ocannlMap31AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap31AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap31AVX512 called without assembly") }
+
+// ocannlMap32AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap32AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap32AVX512 called without assembly")
+}
+
+// ocannlMap33AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap33AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap33AVX512 called without assembly") }
+
+// ocannlMap34AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap34AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap34AVX512 called without assembly")
+}
+
 // ocannlMap35AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap35AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap35AVX512 called without assembly") }
 
@@ -303,6 +392,22 @@ func ocannlMap37AVX512(c, x0, x1 *float64) {
 // ocannlMap38AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap38AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap38AVX512 called without assembly") }
 
+// ocannlMap39AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap39AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap39AVX512 called without assembly")
+}
+
+// ocannlMap40AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap40AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap40AVX512 called without assembly") }
+
+// ocannlMap41AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap41AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap41AVX512 called without assembly")
+}
+
+// ocannlMap46AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap46AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap46AVX512 called without assembly") }
+
 // ocannlMap47AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap47AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlMap47AVX512 called without assembly")
@@ -316,6 +421,22 @@ func ocannlMap49AVX512(c, x0, x1, x2 *float64) {
 	panic("ocannlgen: ocannlMap49AVX512 called without assembly")
 }
 
+// ocannlMap50AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap50AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap50AVX512 called without assembly") }
+
+// ocannlMap51AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap51AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap51AVX512 called without assembly")
+}
+
+// ocannlMap52AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap52AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap52AVX512 called without assembly") }
+
+// ocannlMap53AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap53AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap53AVX512 called without assembly")
+}
+
 // ocannlMap54AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap54AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlMap54AVX512 called without assembly")
@@ -326,6 +447,11 @@ func ocannlMap55AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap55AVX512 cal
 
 // ocannlMap56AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap56AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap56AVX512 called without assembly") }
+
+// ocannlMap57AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap57AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap57AVX512 called without assembly")
+}
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }

@@ -4656,8 +4656,14 @@ type ocannlDecTrainLossPart8 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r10 *ocannlDecTrainLossPart8) Part(j9 int) {
 	mask, scratch := r10.mask, r10.scratch
-	// float32 pointwise kernel over 16 rows of 16 elements (c = where(x0,div(x1,x2),-1e+09)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 16 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 1 {
+			for i2 := range 4 {
+				ocannlMap4AVX512(&scratch.net_block_1_masked_attention_1_masked[i0+j9][0][i2][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_scores_1[i0+j9][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i2 := range 4 {
 				ocannlMap4AVX2(&scratch.net_block_1_masked_attention_1_masked[i0+j9][0][i2][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_scores_1[i0+j9][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
@@ -5284,8 +5290,14 @@ type ocannlDecTrainLossPart25 struct {
 // Part runs part j26 of the nest (0 <= j26 < 8).
 func (r29 *ocannlDecTrainLossPart25) Part(j26 int) {
 	mask, scratch := r29.mask, r29.scratch
-	// float32 pointwise kernel over 16 rows of 16 elements (c = where(x0,div(x1,x2),-1e+09)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 16 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 1 {
+			for i2 := range 4 {
+				ocannlMap4AVX512(&scratch.net_block_2_masked_attention_1_masked[i0+j26][0][i2][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_scores_1[i0+j26][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i2 := range 4 {
 				ocannlMap4AVX2(&scratch.net_block_2_masked_attention_1_masked[i0+j26][0][i2][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_scores_1[i0+j26][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
@@ -9505,8 +9517,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	scratch.train_2_grad[0] += train_3_grad[0] / 128
 
 	// backprop of op 108 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap18AVX512(&scratch.train_1_grad[0][0][0], &scratch.train_2_grad[0])
+	} else if ocannlAVX2 {
 		ocannlMap18AVX2(&scratch.train_1_grad[0][0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_1_grad = [8][16][32]float32{}
@@ -9522,8 +9536,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 107 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap19AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap19AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [8][16][32]float32{}
@@ -9540,8 +9556,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 106 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap20AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap20AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_z_grad = [8][16][32]float32{}
@@ -9585,8 +9603,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 104 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 128 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 128 rows of 32 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap21AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap21AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_1_grad = [8][16][32]float32{}
@@ -9621,8 +9641,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 102 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap20AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap20AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_grad = [8][16][32]float32{}
@@ -9712,8 +9734,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 100 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap20AVX512(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap20AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_1_grad = [8][16][32]float32{}
@@ -9968,8 +9992,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 87 (net/h2 = pointwise "+" of net.block#2/x1, _net/h2.2): g1 =+ g; g1 is net.block#2/x1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_block_2_x1_grad[0][0][0], &scratch.net_h2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_block_2_x1_grad[0][0][0], &scratch.net_h2_grad[0][0][0])
 	} else {
 		scratch.net_block_2_x1_grad = [8][16][64]float32{}
@@ -9985,8 +10011,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 87 (net/h2 = pointwise "+" of net.block#2/x1, _net/h2.2): g2 =+ g; g2 is _net/h2.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_h2_2_grad[0][0][0], &scratch.net_h2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_h2_2_grad[0][0][0], &scratch.net_h2_grad[0][0][0])
 	} else {
 		scratch.net_h2_2_grad = [8][16][64]float32{}
@@ -10002,8 +10030,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 86 (_net/h2.2 = pointwise "+" of _net/h2.1, net.block#2.linear#1.b): g1 =+ g; g1 is _net/h2.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_h2_1_grad[0][0][0], &scratch.net_h2_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_h2_1_grad[0][0][0], &scratch.net_h2_2_grad[0][0][0])
 	} else {
 		scratch.net_h2_1_grad = [8][16][64]float32{}
@@ -10063,8 +10093,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	ocannlDecBackwardPart62Records.Put(rec63)
 
 	// backprop of op 84 (net.block#2.linear#1/x = pointwise relu of _net.block#2.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.block#2.linear#1/x.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap31AVX512(&scratch.net_block_2_linear_1_x_2_grad[0][0][0], &scratch.net_block_2_linear_1_x_2[0][0][0], &scratch.net_block_2_linear_1_x_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap31AVX2(&scratch.net_block_2_linear_1_x_2_grad[0][0][0], &scratch.net_block_2_linear_1_x_2[0][0][0], &scratch.net_block_2_linear_1_x_grad[0][0][0])
 	} else {
 		scratch.net_block_2_linear_1_x_2_grad = [8][16][128]float32{}
@@ -10089,8 +10121,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 83 (_net.block#2.linear#1/x.2 = pointwise "+" of _net.block#2.linear#1/x.1, net.block#2.dense#1.b): g1 =+ g; g1 is _net.block#2.linear#1/x.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap32AVX512(&scratch.net_block_2_linear_1_x_1_grad[0][0][0], &scratch.net_block_2_linear_1_x_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap32AVX2(&scratch.net_block_2_linear_1_x_1_grad[0][0][0], &scratch.net_block_2_linear_1_x_2_grad[0][0][0])
 	} else {
 		scratch.net_block_2_linear_1_x_1_grad = [8][16][128]float32{}
@@ -10326,8 +10360,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 70 (net.block#2/x1 = pointwise "+" of net/h1, _net.block#2/x1.1): g1 =+ g; g1 is net/h1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_h1_grad[0][0][0], &scratch.net_block_2_x1_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_h1_grad[0][0][0], &scratch.net_block_2_x1_grad[0][0][0])
 	} else {
 		scratch.net_h1_grad = [8][16][64]float32{}
@@ -10343,8 +10379,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 70 (net.block#2/x1 = pointwise "+" of net/h1, _net.block#2/x1.1): g2 =+ g; g2 is _net.block#2/x1.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_block_2_x1_1_grad[0][0][0], &scratch.net_block_2_x1_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_block_2_x1_1_grad[0][0][0], &scratch.net_block_2_x1_grad[0][0][0])
 	} else {
 		scratch.net_block_2_x1_1_grad = [8][16][64]float32{}
@@ -10442,8 +10480,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 65 (net.block#2.masked_attention#1/ex = pointwise exp of _net.block#2.masked_attention#1/ex.1): g1 =+ g * t; g1 is _net.block#2.masked_attention#1/ex.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap36AVX512(&scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap36AVX2(&scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0])
 	} else {
 		scratch.net_block_2_masked_attention_1_ex_1_grad = [8][16][4][16]float32{}
@@ -10462,8 +10502,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 64 (_net.block#2.masked_attention#1/ex.1 = pointwise "-" of net.block#2.masked_attention#1/masked, net.block#2.masked_attention#1/m): g1 =+ g; g1 is net.block#2.masked_attention#1/masked.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_block_2_masked_attention_1_masked_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_block_2_masked_attention_1_masked_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0])
 	} else {
 		scratch.net_block_2_masked_attention_1_masked_grad = [8][16][4][16]float32{}
@@ -10482,9 +10524,11 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 
 	// backprop of op 63 (net.block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/masked): net.block#2.masked_attention#1/m.argmax@63 = 16 (no winner yet)
 
-	// float32 pointwise kernel over 512 elements (c = 16): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 512 elements (c = 16): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap37AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap37AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0])
 	} else {
 		for j96 := range 8 {
@@ -10544,8 +10588,12 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 62 (net.block#2.masked_attention#1/masked = pointwise where of mask, net.block#2.masked_attention#1/scores, _num.5): g2 =+ where(v1, g, 0); g2 is net.block#2.masked_attention#1/scores.grad
-	// the zero fill absorbed: float32 pointwise kernel over 16x4 rows of 16 elements (c = add(where(x0,x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16x4 rows of 16 elements (c = add(where(x0,x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 8 {
+			ocannlMap39AVX512(&scratch.net_block_2_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_masked_grad[i0][0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 8 {
 			ocannlMap39AVX2(&scratch.net_block_2_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_masked_grad[i0][0][0][0])
 		}
@@ -10570,8 +10618,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 61 (net.block#2.masked_attention#1/scores = pointwise "/." of _net.block#2.masked_attention#1/scores.1, _net.block#2.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#2.masked_attention#1/scores.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap40AVX512(&scratch.net_block_2_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+	} else if ocannlAVX2 {
 		ocannlMap40AVX2(&scratch.net_block_2_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
 	} else {
 		scratch.net_block_2_masked_attention_1_scores_1_grad = [8][16][4][16]float32{}
@@ -10849,8 +10899,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 44 (net/h1 = pointwise "+" of net.block#1/x1, _net/h1.2): g1 =+ g; g1 is net.block#1/x1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_block_1_x1_grad[0][0][0], &scratch.net_h1_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_block_1_x1_grad[0][0][0], &scratch.net_h1_grad[0][0][0])
 	} else {
 		scratch.net_block_1_x1_grad = [8][16][64]float32{}
@@ -10866,8 +10918,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 44 (net/h1 = pointwise "+" of net.block#1/x1, _net/h1.2): g2 =+ g; g2 is _net/h1.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_h1_2_grad[0][0][0], &scratch.net_h1_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_h1_2_grad[0][0][0], &scratch.net_h1_grad[0][0][0])
 	} else {
 		scratch.net_h1_2_grad = [8][16][64]float32{}
@@ -10883,8 +10937,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 43 (_net/h1.2 = pointwise "+" of _net/h1.1, net.block#1.linear#1.b): g1 =+ g; g1 is _net/h1.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_h1_1_grad[0][0][0], &scratch.net_h1_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_h1_1_grad[0][0][0], &scratch.net_h1_2_grad[0][0][0])
 	} else {
 		scratch.net_h1_1_grad = [8][16][64]float32{}
@@ -10944,8 +11000,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	ocannlDecBackwardPart108Records.Put(rec109)
 
 	// backprop of op 41 (net.block#1.linear#1/x = pointwise relu of _net.block#1.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.block#1.linear#1/x.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap31AVX512(&scratch.net_block_1_linear_1_x_2_grad[0][0][0], &scratch.net_block_1_linear_1_x_2[0][0][0], &scratch.net_block_1_linear_1_x_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap31AVX2(&scratch.net_block_1_linear_1_x_2_grad[0][0][0], &scratch.net_block_1_linear_1_x_2[0][0][0], &scratch.net_block_1_linear_1_x_grad[0][0][0])
 	} else {
 		scratch.net_block_1_linear_1_x_2_grad = [8][16][128]float32{}
@@ -10970,8 +11028,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 40 (_net.block#1.linear#1/x.2 = pointwise "+" of _net.block#1.linear#1/x.1, net.block#1.dense#1.b): g1 =+ g; g1 is _net.block#1.linear#1/x.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap32AVX512(&scratch.net_block_1_linear_1_x_1_grad[0][0][0], &scratch.net_block_1_linear_1_x_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap32AVX2(&scratch.net_block_1_linear_1_x_1_grad[0][0][0], &scratch.net_block_1_linear_1_x_2_grad[0][0][0])
 	} else {
 		scratch.net_block_1_linear_1_x_1_grad = [8][16][128]float32{}
@@ -11207,8 +11267,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 27 (net.block#1/x1 = pointwise "+" of net/h0, _net.block#1/x1.1): g1 =+ g; g1 is net/h0.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_h0_grad[0][0][0], &scratch.net_block_1_x1_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_h0_grad[0][0][0], &scratch.net_block_1_x1_grad[0][0][0])
 	} else {
 		scratch.net_h0_grad = [8][16][64]float32{}
@@ -11224,8 +11286,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 27 (net.block#1/x1 = pointwise "+" of net/h0, _net.block#1/x1.1): g2 =+ g; g2 is _net.block#1/x1.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_block_1_x1_1_grad[0][0][0], &scratch.net_block_1_x1_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_block_1_x1_1_grad[0][0][0], &scratch.net_block_1_x1_grad[0][0][0])
 	} else {
 		scratch.net_block_1_x1_1_grad = [8][16][64]float32{}
@@ -11323,8 +11387,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 22 (net.block#1.masked_attention#1/ex = pointwise exp of _net.block#1.masked_attention#1/ex.1): g1 =+ g * t; g1 is _net.block#1.masked_attention#1/ex.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap36AVX512(&scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap36AVX2(&scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0])
 	} else {
 		scratch.net_block_1_masked_attention_1_ex_1_grad = [8][16][4][16]float32{}
@@ -11343,8 +11409,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 21 (_net.block#1.masked_attention#1/ex.1 = pointwise "-" of net.block#1.masked_attention#1/masked, net.block#1.masked_attention#1/m): g1 =+ g; g1 is net.block#1.masked_attention#1/masked.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_block_1_masked_attention_1_masked_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_block_1_masked_attention_1_masked_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0])
 	} else {
 		scratch.net_block_1_masked_attention_1_masked_grad = [8][16][4][16]float32{}
@@ -11363,9 +11431,11 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 
 	// backprop of op 20 (net.block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/masked): net.block#1.masked_attention#1/m.argmax@20 = 16 (no winner yet)
 
-	// float32 pointwise kernel over 512 elements (c = 16): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 512 elements (c = 16): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap37AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap37AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
 	} else {
 		for j151 := range 8 {
@@ -11425,8 +11495,12 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 19 (net.block#1.masked_attention#1/masked = pointwise where of mask, net.block#1.masked_attention#1/scores, _num.2): g2 =+ where(v1, g, 0); g2 is net.block#1.masked_attention#1/scores.grad
-	// the zero fill absorbed: float32 pointwise kernel over 16x4 rows of 16 elements (c = add(where(x0,x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16x4 rows of 16 elements (c = add(where(x0,x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 8 {
+			ocannlMap39AVX512(&scratch.net_block_1_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_masked_grad[i0][0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 8 {
 			ocannlMap39AVX2(&scratch.net_block_1_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_masked_grad[i0][0][0][0])
 		}
@@ -11451,8 +11525,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 18 (net.block#1.masked_attention#1/scores = pointwise "/." of _net.block#1.masked_attention#1/scores.1, _net.block#1.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#1.masked_attention#1/scores.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap40AVX512(&scratch.net_block_1_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+	} else if ocannlAVX2 {
 		ocannlMap40AVX2(&scratch.net_block_1_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
 	} else {
 		scratch.net_block_1_masked_attention_1_scores_1_grad = [8][16][4][16]float32{}
@@ -11730,8 +11806,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 1 (net/h0 = pointwise "+" of _net/h0.1, net.pos): g1 =+ g; g1 is _net/h0.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_h0_1_grad[0][0][0], &scratch.net_h0_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_h0_1_grad[0][0][0], &scratch.net_h0_grad[0][0][0])
 	} else {
 		scratch.net_h0_1_grad = [8][16][64]float32{}
@@ -12285,8 +12363,14 @@ type ocannlDecBackwardPart8 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r10 *ocannlDecBackwardPart8) Part(j9 int) {
 	mask, scratch := r10.mask, r10.scratch
-	// float32 pointwise kernel over 16 rows of 16 elements (c = where(x0,div(x1,x2),-1e+09)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 16 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 1 {
+			for i2 := range 4 {
+				ocannlMap4AVX512(&scratch.net_block_1_masked_attention_1_masked[i0+j9][0][i2][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_scores_1[i0+j9][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i2 := range 4 {
 				ocannlMap4AVX2(&scratch.net_block_1_masked_attention_1_masked[i0+j9][0][i2][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_scores_1[i0+j9][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
@@ -12913,8 +12997,14 @@ type ocannlDecBackwardPart25 struct {
 // Part runs part j26 of the nest (0 <= j26 < 8).
 func (r29 *ocannlDecBackwardPart25) Part(j26 int) {
 	mask, scratch := r29.mask, r29.scratch
-	// float32 pointwise kernel over 16 rows of 16 elements (c = where(x0,div(x1,x2),-1e+09)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 16 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 1 {
+			for i2 := range 4 {
+				ocannlMap4AVX512(&scratch.net_block_2_masked_attention_1_masked[i0+j26][0][i2][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_scores_1[i0+j26][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i2 := range 4 {
 				ocannlMap4AVX2(&scratch.net_block_2_masked_attention_1_masked[i0+j26][0][i2][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_scores_1[i0+j26][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
@@ -13707,8 +13797,10 @@ type ocannlDecBackwardPart48 struct {
 // Part runs part j53 of the nest (0 <= j53 < 8).
 func (r57 *ocannlDecBackwardPart48) Part(j53 int) {
 	scratch := r57.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_linear_1_x_4_grad[j53][0][0], &scratch.net_linear_1_x_grad[j53][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap24AVX2(&scratch.net_linear_1_x_4_grad[j53][0][0], &scratch.net_linear_1_x_grad[j53][0][0])
 	} else {
 		for i0 := range 1 {
@@ -13774,8 +13866,10 @@ type ocannlDecBackwardPart50 struct {
 // Part runs part j56 of the nest (0 <= j56 < 8).
 func (r59 *ocannlDecBackwardPart50) Part(j56 int) {
 	scratch := r59.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_linear_1_x_1_grad[j56][0][0], &scratch.net_linear_1_x_4_grad[j56][0][0], &scratch.net_linear_1_x_3[j56][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap25AVX2(&scratch.net_linear_1_x_1_grad[j56][0][0], &scratch.net_linear_1_x_4_grad[j56][0][0], &scratch.net_linear_1_x_3[j56][0][0])
 	} else {
 		for i0 := range 1 {
@@ -13881,8 +13975,10 @@ type ocannlDecBackwardPart53 struct {
 // Part runs part j60 of the nest (0 <= j60 < 8).
 func (r62 *ocannlDecBackwardPart53) Part(j60 int) {
 	pNetLayerNorm1Gamma, scratch := r62.pNetLayerNorm1Gamma, r62.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&scratch.net_layer_norm_1_centered_grad[j60][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[j60][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap26AVX2(&scratch.net_layer_norm_1_centered_grad[j60][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[j60][0][0])
 	} else {
 		for i0 := range 1 {
@@ -13930,8 +14026,10 @@ type ocannlDecBackwardPart55 struct {
 // Part runs part j62 of the nest (0 <= j62 < 8).
 func (r64 *ocannlDecBackwardPart55) Part(j62 int) {
 	scratch := r64.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap27AVX512(&scratch.net_layer_norm_1_var_1_grad[j62][0][0], &scratch.net_layer_norm_1_var_2_grad[j62][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap27AVX2(&scratch.net_layer_norm_1_var_1_grad[j62][0][0], &scratch.net_layer_norm_1_var_2_grad[j62][0][0])
 	} else {
 		for i0 := range 1 {
@@ -14020,8 +14118,10 @@ type ocannlDecBackwardPart58 struct {
 // Part runs part j65 of the nest (0 <= j65 < 8).
 func (r67 *ocannlDecBackwardPart58) Part(j65 int) {
 	scratch := r67.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_h2_grad[j65][0][0], &scratch.net_layer_norm_1_centered_grad[j65][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap24AVX2(&scratch.net_h2_grad[j65][0][0], &scratch.net_layer_norm_1_centered_grad[j65][0][0])
 	} else {
 		for i0 := range 1 {
@@ -14318,8 +14418,10 @@ type ocannlDecBackwardPart66 struct {
 // Part runs part j75 of the nest (0 <= j75 < 8).
 func (r77 *ocannlDecBackwardPart66) Part(j75 int) {
 	scratch := r77.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_block_2_dense_1_x_4_grad[j75][0][0], &scratch.net_block_2_dense_1_x_grad[j75][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap24AVX2(&scratch.net_block_2_dense_1_x_4_grad[j75][0][0], &scratch.net_block_2_dense_1_x_grad[j75][0][0])
 	} else {
 		for i0 := range 1 {
@@ -14385,8 +14487,10 @@ type ocannlDecBackwardPart68 struct {
 // Part runs part j78 of the nest (0 <= j78 < 8).
 func (r79 *ocannlDecBackwardPart68) Part(j78 int) {
 	scratch := r79.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_block_2_dense_1_x_1_grad[j78][0][0], &scratch.net_block_2_dense_1_x_4_grad[j78][0][0], &scratch.net_block_2_dense_1_x_3[j78][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap25AVX2(&scratch.net_block_2_dense_1_x_1_grad[j78][0][0], &scratch.net_block_2_dense_1_x_4_grad[j78][0][0], &scratch.net_block_2_dense_1_x_3[j78][0][0])
 	} else {
 		for i0 := range 1 {
@@ -14492,8 +14596,10 @@ type ocannlDecBackwardPart71 struct {
 // Part runs part j82 of the nest (0 <= j82 < 8).
 func (r82 *ocannlDecBackwardPart71) Part(j82 int) {
 	pNetBlock2LayerNorm2Gamma, scratch := r82.pNetBlock2LayerNorm2Gamma, r82.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j82][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_dense_1_x_1_grad[j82][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap26AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j82][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_dense_1_x_1_grad[j82][0][0])
 	} else {
 		for i0 := range 1 {
@@ -14541,8 +14647,10 @@ type ocannlDecBackwardPart73 struct {
 // Part runs part j84 of the nest (0 <= j84 < 8).
 func (r84 *ocannlDecBackwardPart73) Part(j84 int) {
 	scratch := r84.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap27AVX512(&scratch.net_block_2_layer_norm_2_var_1_grad[j84][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j84][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap27AVX2(&scratch.net_block_2_layer_norm_2_var_1_grad[j84][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j84][0][0])
 	} else {
 		for i0 := range 1 {
@@ -14860,8 +14968,10 @@ type ocannlDecBackwardPart82 struct {
 // Part runs part j93 of the nest (0 <= j93 < 8).
 func (r93 *ocannlDecBackwardPart82) Part(j93 int) {
 	scratch := r93.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap34AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[j93][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[j93][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[j93][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap34AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[j93][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[j93][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[j93][0][0][0])
 	} else {
 		for i0 := range 1 {
@@ -15351,8 +15461,10 @@ type ocannlDecBackwardPart94 struct {
 // Part runs part j108 of the nest (0 <= j108 < 8).
 func (r110 *ocannlDecBackwardPart94) Part(j108 int) {
 	scratch := r110.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_block_2_masked_attention_1_x_4_grad[j108][0][0], &scratch.net_block_2_masked_attention_1_x_grad[j108][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap24AVX2(&scratch.net_block_2_masked_attention_1_x_4_grad[j108][0][0], &scratch.net_block_2_masked_attention_1_x_grad[j108][0][0])
 	} else {
 		for i0 := range 1 {
@@ -15418,8 +15530,10 @@ type ocannlDecBackwardPart96 struct {
 // Part runs part j111 of the nest (0 <= j111 < 8).
 func (r112 *ocannlDecBackwardPart96) Part(j111 int) {
 	scratch := r112.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_block_2_masked_attention_1_x_1_grad[j111][0][0], &scratch.net_block_2_masked_attention_1_x_4_grad[j111][0][0], &scratch.net_block_2_masked_attention_1_x_3[j111][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap25AVX2(&scratch.net_block_2_masked_attention_1_x_1_grad[j111][0][0], &scratch.net_block_2_masked_attention_1_x_4_grad[j111][0][0], &scratch.net_block_2_masked_attention_1_x_3[j111][0][0])
 	} else {
 		for i0 := range 1 {
@@ -15525,8 +15639,10 @@ type ocannlDecBackwardPart99 struct {
 // Part runs part j115 of the nest (0 <= j115 < 8).
 func (r115 *ocannlDecBackwardPart99) Part(j115 int) {
 	pNetBlock2LayerNorm1Gamma, scratch := r115.pNetBlock2LayerNorm1Gamma, r115.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j115][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[j115][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap26AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j115][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[j115][0][0])
 	} else {
 		for i0 := range 1 {
@@ -15574,8 +15690,10 @@ type ocannlDecBackwardPart101 struct {
 // Part runs part j117 of the nest (0 <= j117 < 8).
 func (r117 *ocannlDecBackwardPart101) Part(j117 int) {
 	scratch := r117.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap27AVX512(&scratch.net_block_2_layer_norm_1_var_1_grad[j117][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j117][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap27AVX2(&scratch.net_block_2_layer_norm_1_var_1_grad[j117][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j117][0][0])
 	} else {
 		for i0 := range 1 {
@@ -15964,8 +16082,10 @@ type ocannlDecBackwardPart112 struct {
 // Part runs part j130 of the nest (0 <= j130 < 8).
 func (r130 *ocannlDecBackwardPart112) Part(j130 int) {
 	scratch := r130.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_block_1_dense_1_x_4_grad[j130][0][0], &scratch.net_block_1_dense_1_x_grad[j130][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap24AVX2(&scratch.net_block_1_dense_1_x_4_grad[j130][0][0], &scratch.net_block_1_dense_1_x_grad[j130][0][0])
 	} else {
 		for i0 := range 1 {
@@ -16031,8 +16151,10 @@ type ocannlDecBackwardPart114 struct {
 // Part runs part j133 of the nest (0 <= j133 < 8).
 func (r132 *ocannlDecBackwardPart114) Part(j133 int) {
 	scratch := r132.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_block_1_dense_1_x_1_grad[j133][0][0], &scratch.net_block_1_dense_1_x_4_grad[j133][0][0], &scratch.net_block_1_dense_1_x_3[j133][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap25AVX2(&scratch.net_block_1_dense_1_x_1_grad[j133][0][0], &scratch.net_block_1_dense_1_x_4_grad[j133][0][0], &scratch.net_block_1_dense_1_x_3[j133][0][0])
 	} else {
 		for i0 := range 1 {
@@ -16138,8 +16260,10 @@ type ocannlDecBackwardPart117 struct {
 // Part runs part j137 of the nest (0 <= j137 < 8).
 func (r135 *ocannlDecBackwardPart117) Part(j137 int) {
 	pNetBlock1LayerNorm2Gamma, scratch := r135.pNetBlock1LayerNorm2Gamma, r135.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j137][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_dense_1_x_1_grad[j137][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap26AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j137][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_dense_1_x_1_grad[j137][0][0])
 	} else {
 		for i0 := range 1 {
@@ -16187,8 +16311,10 @@ type ocannlDecBackwardPart119 struct {
 // Part runs part j139 of the nest (0 <= j139 < 8).
 func (r137 *ocannlDecBackwardPart119) Part(j139 int) {
 	scratch := r137.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap27AVX512(&scratch.net_block_1_layer_norm_2_var_1_grad[j139][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j139][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap27AVX2(&scratch.net_block_1_layer_norm_2_var_1_grad[j139][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j139][0][0])
 	} else {
 		for i0 := range 1 {
@@ -16506,8 +16632,10 @@ type ocannlDecBackwardPart128 struct {
 // Part runs part j148 of the nest (0 <= j148 < 8).
 func (r146 *ocannlDecBackwardPart128) Part(j148 int) {
 	scratch := r146.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap34AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[j148][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[j148][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[j148][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap34AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[j148][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[j148][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[j148][0][0][0])
 	} else {
 		for i0 := range 1 {
@@ -16997,8 +17125,10 @@ type ocannlDecBackwardPart140 struct {
 // Part runs part j163 of the nest (0 <= j163 < 8).
 func (r163 *ocannlDecBackwardPart140) Part(j163 int) {
 	scratch := r163.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_block_1_masked_attention_1_x_4_grad[j163][0][0], &scratch.net_block_1_masked_attention_1_x_grad[j163][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap24AVX2(&scratch.net_block_1_masked_attention_1_x_4_grad[j163][0][0], &scratch.net_block_1_masked_attention_1_x_grad[j163][0][0])
 	} else {
 		for i0 := range 1 {
@@ -17064,8 +17194,10 @@ type ocannlDecBackwardPart142 struct {
 // Part runs part j166 of the nest (0 <= j166 < 8).
 func (r165 *ocannlDecBackwardPart142) Part(j166 int) {
 	scratch := r165.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_block_1_masked_attention_1_x_1_grad[j166][0][0], &scratch.net_block_1_masked_attention_1_x_4_grad[j166][0][0], &scratch.net_block_1_masked_attention_1_x_3[j166][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap25AVX2(&scratch.net_block_1_masked_attention_1_x_1_grad[j166][0][0], &scratch.net_block_1_masked_attention_1_x_4_grad[j166][0][0], &scratch.net_block_1_masked_attention_1_x_3[j166][0][0])
 	} else {
 		for i0 := range 1 {
@@ -17171,8 +17303,10 @@ type ocannlDecBackwardPart145 struct {
 // Part runs part j170 of the nest (0 <= j170 < 8).
 func (r168 *ocannlDecBackwardPart145) Part(j170 int) {
 	pNetBlock1LayerNorm1Gamma, scratch := r168.pNetBlock1LayerNorm1Gamma, r168.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j170][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[j170][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap26AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j170][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[j170][0][0])
 	} else {
 		for i0 := range 1 {
@@ -17220,8 +17354,10 @@ type ocannlDecBackwardPart147 struct {
 // Part runs part j172 of the nest (0 <= j172 < 8).
 func (r170 *ocannlDecBackwardPart147) Part(j172 int) {
 	scratch := r170.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap27AVX512(&scratch.net_block_1_layer_norm_1_var_1_grad[j172][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j172][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap27AVX2(&scratch.net_block_1_layer_norm_1_var_1_grad[j172][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j172][0][0])
 	} else {
 		for i0 := range 1 {
@@ -19673,8 +19809,14 @@ type ocannlDecBF16TrainLossPart8 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r10 *ocannlDecBF16TrainLossPart8) Part(j9 int) {
 	mask, scratch := r10.mask, r10.scratch
-	// float32 pointwise kernel over 16 rows of 16 elements (c = where(x0,div(x1,x2),-1e+09)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 16 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 1 {
+			for i2 := range 4 {
+				ocannlMap4AVX512(&scratch.net_block_1_masked_attention_1_masked[i0+j9][0][i2][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_scores_1[i0+j9][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i2 := range 4 {
 				ocannlMap4AVX2(&scratch.net_block_1_masked_attention_1_masked[i0+j9][0][i2][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_scores_1[i0+j9][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
@@ -20207,8 +20349,14 @@ type ocannlDecBF16TrainLossPart25 struct {
 // Part runs part j26 of the nest (0 <= j26 < 8).
 func (r29 *ocannlDecBF16TrainLossPart25) Part(j26 int) {
 	mask, scratch := r29.mask, r29.scratch
-	// float32 pointwise kernel over 16 rows of 16 elements (c = where(x0,div(x1,x2),-1e+09)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 16 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 1 {
+			for i2 := range 4 {
+				ocannlMap4AVX512(&scratch.net_block_2_masked_attention_1_masked[i0+j26][0][i2][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_scores_1[i0+j26][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i2 := range 4 {
 				ocannlMap4AVX2(&scratch.net_block_2_masked_attention_1_masked[i0+j26][0][i2][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_scores_1[i0+j26][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
@@ -24370,8 +24518,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	scratch.train_2_grad[0] += train_3_grad[0] / 128
 
 	// backprop of op 108 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap18AVX512(&scratch.train_1_grad[0][0][0], &scratch.train_2_grad[0])
+	} else if ocannlAVX2 {
 		ocannlMap18AVX2(&scratch.train_1_grad[0][0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_1_grad = [8][16][32]float32{}
@@ -24387,8 +24537,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 107 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap19AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap19AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [8][16][32]float32{}
@@ -24405,8 +24557,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 106 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap20AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap20AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_z_grad = [8][16][32]float32{}
@@ -24450,8 +24604,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 104 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 128 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 128 rows of 32 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap21AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap21AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_1_grad = [8][16][32]float32{}
@@ -24486,8 +24642,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 102 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap20AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap20AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_grad = [8][16][32]float32{}
@@ -24577,8 +24735,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 100 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap20AVX512(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap20AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_1_grad = [8][16][32]float32{}
@@ -24833,8 +24993,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 87 (net/h2 = pointwise "+" of net.block#2/x1, _net/h2.2): g1 =+ g; g1 is net.block#2/x1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_block_2_x1_grad[0][0][0], &scratch.net_h2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_block_2_x1_grad[0][0][0], &scratch.net_h2_grad[0][0][0])
 	} else {
 		scratch.net_block_2_x1_grad = [8][16][64]float32{}
@@ -24850,8 +25012,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 87 (net/h2 = pointwise "+" of net.block#2/x1, _net/h2.2): g2 =+ g; g2 is _net/h2.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_h2_2_grad[0][0][0], &scratch.net_h2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_h2_2_grad[0][0][0], &scratch.net_h2_grad[0][0][0])
 	} else {
 		scratch.net_h2_2_grad = [8][16][64]float32{}
@@ -24867,8 +25031,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 86 (_net/h2.2 = pointwise "+" of _net/h2.1, net.block#2.linear#1.b): g1 =+ g; g1 is _net/h2.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_h2_1_grad[0][0][0], &scratch.net_h2_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_h2_1_grad[0][0][0], &scratch.net_h2_2_grad[0][0][0])
 	} else {
 		scratch.net_h2_1_grad = [8][16][64]float32{}
@@ -25168,8 +25334,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 70 (net.block#2/x1 = pointwise "+" of net/h1, _net.block#2/x1.1): g1 =+ g; g1 is net/h1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_h1_grad[0][0][0], &scratch.net_block_2_x1_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_h1_grad[0][0][0], &scratch.net_block_2_x1_grad[0][0][0])
 	} else {
 		scratch.net_h1_grad = [8][16][64]float32{}
@@ -25185,8 +25353,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 70 (net.block#2/x1 = pointwise "+" of net/h1, _net.block#2/x1.1): g2 =+ g; g2 is _net.block#2/x1.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_block_2_x1_1_grad[0][0][0], &scratch.net_block_2_x1_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_block_2_x1_1_grad[0][0][0], &scratch.net_block_2_x1_grad[0][0][0])
 	} else {
 		scratch.net_block_2_x1_1_grad = [8][16][64]float32{}
@@ -25284,8 +25454,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 65 (net.block#2.masked_attention#1/ex = pointwise exp of _net.block#2.masked_attention#1/ex.1): g1 =+ g * t; g1 is _net.block#2.masked_attention#1/ex.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap36AVX512(&scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap36AVX2(&scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0])
 	} else {
 		scratch.net_block_2_masked_attention_1_ex_1_grad = [8][16][4][16]float32{}
@@ -25304,8 +25476,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 64 (_net.block#2.masked_attention#1/ex.1 = pointwise "-" of net.block#2.masked_attention#1/masked, net.block#2.masked_attention#1/m): g1 =+ g; g1 is net.block#2.masked_attention#1/masked.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_block_2_masked_attention_1_masked_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_block_2_masked_attention_1_masked_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0])
 	} else {
 		scratch.net_block_2_masked_attention_1_masked_grad = [8][16][4][16]float32{}
@@ -25324,9 +25498,11 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 
 	// backprop of op 63 (net.block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/masked): net.block#2.masked_attention#1/m.argmax@63 = 16 (no winner yet)
 
-	// float32 pointwise kernel over 512 elements (c = 16): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 512 elements (c = 16): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap37AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap37AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0])
 	} else {
 		for j98 := range 8 {
@@ -25386,8 +25562,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 62 (net.block#2.masked_attention#1/masked = pointwise where of mask, net.block#2.masked_attention#1/scores, _num.5): g2 =+ where(v1, g, 0); g2 is net.block#2.masked_attention#1/scores.grad
-	// the zero fill absorbed: float32 pointwise kernel over 16x4 rows of 16 elements (c = add(where(x0,x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16x4 rows of 16 elements (c = add(where(x0,x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 8 {
+			ocannlMap39AVX512(&scratch.net_block_2_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_masked_grad[i0][0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 8 {
 			ocannlMap39AVX2(&scratch.net_block_2_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_masked_grad[i0][0][0][0])
 		}
@@ -25412,8 +25592,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 61 (net.block#2.masked_attention#1/scores = pointwise "/." of _net.block#2.masked_attention#1/scores.1, _net.block#2.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#2.masked_attention#1/scores.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap40AVX512(&scratch.net_block_2_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+	} else if ocannlAVX2 {
 		ocannlMap40AVX2(&scratch.net_block_2_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
 	} else {
 		scratch.net_block_2_masked_attention_1_scores_1_grad = [8][16][4][16]float32{}
@@ -25691,8 +25873,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 44 (net/h1 = pointwise "+" of net.block#1/x1, _net/h1.2): g1 =+ g; g1 is net.block#1/x1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_block_1_x1_grad[0][0][0], &scratch.net_h1_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_block_1_x1_grad[0][0][0], &scratch.net_h1_grad[0][0][0])
 	} else {
 		scratch.net_block_1_x1_grad = [8][16][64]float32{}
@@ -25708,8 +25892,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 44 (net/h1 = pointwise "+" of net.block#1/x1, _net/h1.2): g2 =+ g; g2 is _net/h1.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_h1_2_grad[0][0][0], &scratch.net_h1_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_h1_2_grad[0][0][0], &scratch.net_h1_grad[0][0][0])
 	} else {
 		scratch.net_h1_2_grad = [8][16][64]float32{}
@@ -25725,8 +25911,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 43 (_net/h1.2 = pointwise "+" of _net/h1.1, net.block#1.linear#1.b): g1 =+ g; g1 is _net/h1.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_h1_1_grad[0][0][0], &scratch.net_h1_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_h1_1_grad[0][0][0], &scratch.net_h1_2_grad[0][0][0])
 	} else {
 		scratch.net_h1_1_grad = [8][16][64]float32{}
@@ -26026,8 +26214,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 27 (net.block#1/x1 = pointwise "+" of net/h0, _net.block#1/x1.1): g1 =+ g; g1 is net/h0.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_h0_grad[0][0][0], &scratch.net_block_1_x1_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_h0_grad[0][0][0], &scratch.net_block_1_x1_grad[0][0][0])
 	} else {
 		scratch.net_h0_grad = [8][16][64]float32{}
@@ -26043,8 +26233,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 27 (net.block#1/x1 = pointwise "+" of net/h0, _net.block#1/x1.1): g2 =+ g; g2 is _net.block#1/x1.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_block_1_x1_1_grad[0][0][0], &scratch.net_block_1_x1_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_block_1_x1_1_grad[0][0][0], &scratch.net_block_1_x1_grad[0][0][0])
 	} else {
 		scratch.net_block_1_x1_1_grad = [8][16][64]float32{}
@@ -26142,8 +26334,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 22 (net.block#1.masked_attention#1/ex = pointwise exp of _net.block#1.masked_attention#1/ex.1): g1 =+ g * t; g1 is _net.block#1.masked_attention#1/ex.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap36AVX512(&scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap36AVX2(&scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0])
 	} else {
 		scratch.net_block_1_masked_attention_1_ex_1_grad = [8][16][4][16]float32{}
@@ -26162,8 +26356,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 21 (_net.block#1.masked_attention#1/ex.1 = pointwise "-" of net.block#1.masked_attention#1/masked, net.block#1.masked_attention#1/m): g1 =+ g; g1 is net.block#1.masked_attention#1/masked.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_block_1_masked_attention_1_masked_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_block_1_masked_attention_1_masked_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0])
 	} else {
 		scratch.net_block_1_masked_attention_1_masked_grad = [8][16][4][16]float32{}
@@ -26182,9 +26378,11 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 
 	// backprop of op 20 (net.block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/masked): net.block#1.masked_attention#1/m.argmax@20 = 16 (no winner yet)
 
-	// float32 pointwise kernel over 512 elements (c = 16): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 512 elements (c = 16): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap37AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap37AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
 	} else {
 		for j155 := range 8 {
@@ -26244,8 +26442,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 19 (net.block#1.masked_attention#1/masked = pointwise where of mask, net.block#1.masked_attention#1/scores, _num.2): g2 =+ where(v1, g, 0); g2 is net.block#1.masked_attention#1/scores.grad
-	// the zero fill absorbed: float32 pointwise kernel over 16x4 rows of 16 elements (c = add(where(x0,x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16x4 rows of 16 elements (c = add(where(x0,x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 8 {
+			ocannlMap39AVX512(&scratch.net_block_1_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_masked_grad[i0][0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 8 {
 			ocannlMap39AVX2(&scratch.net_block_1_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_masked_grad[i0][0][0][0])
 		}
@@ -26270,8 +26472,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 18 (net.block#1.masked_attention#1/scores = pointwise "/." of _net.block#1.masked_attention#1/scores.1, _net.block#1.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#1.masked_attention#1/scores.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap40AVX512(&scratch.net_block_1_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+	} else if ocannlAVX2 {
 		ocannlMap40AVX2(&scratch.net_block_1_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
 	} else {
 		scratch.net_block_1_masked_attention_1_scores_1_grad = [8][16][4][16]float32{}
@@ -26549,8 +26753,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 1 (net/h0 = pointwise "+" of _net/h0.1, net.pos): g1 =+ g; g1 is _net/h0.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_h0_1_grad[0][0][0], &scratch.net_h0_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_h0_1_grad[0][0][0], &scratch.net_h0_grad[0][0][0])
 	} else {
 		scratch.net_h0_1_grad = [8][16][64]float32{}
@@ -27052,8 +27258,14 @@ type ocannlDecBF16BackwardPart8 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r10 *ocannlDecBF16BackwardPart8) Part(j9 int) {
 	mask, scratch := r10.mask, r10.scratch
-	// float32 pointwise kernel over 16 rows of 16 elements (c = where(x0,div(x1,x2),-1e+09)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 16 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 1 {
+			for i2 := range 4 {
+				ocannlMap4AVX512(&scratch.net_block_1_masked_attention_1_masked[i0+j9][0][i2][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_scores_1[i0+j9][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i2 := range 4 {
 				ocannlMap4AVX2(&scratch.net_block_1_masked_attention_1_masked[i0+j9][0][i2][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_scores_1[i0+j9][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
@@ -27586,8 +27798,14 @@ type ocannlDecBF16BackwardPart25 struct {
 // Part runs part j26 of the nest (0 <= j26 < 8).
 func (r29 *ocannlDecBF16BackwardPart25) Part(j26 int) {
 	mask, scratch := r29.mask, r29.scratch
-	// float32 pointwise kernel over 16 rows of 16 elements (c = where(x0,div(x1,x2),-1e+09)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 16 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 1 {
+			for i2 := range 4 {
+				ocannlMap4AVX512(&scratch.net_block_2_masked_attention_1_masked[i0+j26][0][i2][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_scores_1[i0+j26][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i2 := range 4 {
 				ocannlMap4AVX2(&scratch.net_block_2_masked_attention_1_masked[i0+j26][0][i2][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_scores_1[i0+j26][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
@@ -28297,8 +28515,10 @@ type ocannlDecBF16BackwardPart48 struct {
 // Part runs part j53 of the nest (0 <= j53 < 8).
 func (r57 *ocannlDecBF16BackwardPart48) Part(j53 int) {
 	scratch := r57.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_linear_1_x_4_grad[j53][0][0], &scratch.net_linear_1_x_grad[j53][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap24AVX2(&scratch.net_linear_1_x_4_grad[j53][0][0], &scratch.net_linear_1_x_grad[j53][0][0])
 	} else {
 		for i0 := range 1 {
@@ -28364,8 +28584,10 @@ type ocannlDecBF16BackwardPart50 struct {
 // Part runs part j56 of the nest (0 <= j56 < 8).
 func (r59 *ocannlDecBF16BackwardPart50) Part(j56 int) {
 	scratch := r59.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_linear_1_x_1_grad[j56][0][0], &scratch.net_linear_1_x_4_grad[j56][0][0], &scratch.net_linear_1_x_3[j56][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap25AVX2(&scratch.net_linear_1_x_1_grad[j56][0][0], &scratch.net_linear_1_x_4_grad[j56][0][0], &scratch.net_linear_1_x_3[j56][0][0])
 	} else {
 		for i0 := range 1 {
@@ -28471,8 +28693,10 @@ type ocannlDecBF16BackwardPart53 struct {
 // Part runs part j60 of the nest (0 <= j60 < 8).
 func (r62 *ocannlDecBF16BackwardPart53) Part(j60 int) {
 	pNetLayerNorm1Gamma, scratch := r62.pNetLayerNorm1Gamma, r62.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&scratch.net_layer_norm_1_centered_grad[j60][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[j60][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap26AVX2(&scratch.net_layer_norm_1_centered_grad[j60][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[j60][0][0])
 	} else {
 		for i0 := range 1 {
@@ -28520,8 +28744,10 @@ type ocannlDecBF16BackwardPart55 struct {
 // Part runs part j62 of the nest (0 <= j62 < 8).
 func (r64 *ocannlDecBF16BackwardPart55) Part(j62 int) {
 	scratch := r64.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap27AVX512(&scratch.net_layer_norm_1_var_1_grad[j62][0][0], &scratch.net_layer_norm_1_var_2_grad[j62][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap27AVX2(&scratch.net_layer_norm_1_var_1_grad[j62][0][0], &scratch.net_layer_norm_1_var_2_grad[j62][0][0])
 	} else {
 		for i0 := range 1 {
@@ -28610,8 +28836,10 @@ type ocannlDecBF16BackwardPart58 struct {
 // Part runs part j65 of the nest (0 <= j65 < 8).
 func (r67 *ocannlDecBF16BackwardPart58) Part(j65 int) {
 	scratch := r67.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_h2_grad[j65][0][0], &scratch.net_layer_norm_1_centered_grad[j65][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap24AVX2(&scratch.net_h2_grad[j65][0][0], &scratch.net_layer_norm_1_centered_grad[j65][0][0])
 	} else {
 		for i0 := range 1 {
@@ -28764,8 +28992,10 @@ type ocannlDecBF16BackwardPart63 struct {
 // Part runs part j71 of the nest (0 <= j71 < 8).
 func (r74 *ocannlDecBF16BackwardPart63) Part(j71 int) {
 	scratch := r74.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap41AVX512(&scratch.net_block_2_linear_1_x_2_grad[j71][0][0], &scratch.net_block_2_linear_1_x_2[j71][0][0], &scratch.net_block_2_linear_1_x_grad[j71][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap41AVX2(&scratch.net_block_2_linear_1_x_2_grad[j71][0][0], &scratch.net_block_2_linear_1_x_2[j71][0][0], &scratch.net_block_2_linear_1_x_grad[j71][0][0])
 	} else {
 		for i0 := range 1 {
@@ -28801,8 +29031,10 @@ type ocannlDecBF16BackwardPart64 struct {
 // Part runs part j72 of the nest (0 <= j72 < 8).
 func (r75 *ocannlDecBF16BackwardPart64) Part(j72 int) {
 	scratch := r75.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap42AVX512(&scratch.net_block_2_linear_1_x_1_grad[j72][0][0], &scratch.net_block_2_linear_1_x_2_grad[j72][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap42AVX2(&scratch.net_block_2_linear_1_x_1_grad[j72][0][0], &scratch.net_block_2_linear_1_x_2_grad[j72][0][0])
 	} else {
 		for i0 := range 1 {
@@ -28923,8 +29155,10 @@ type ocannlDecBF16BackwardPart68 struct {
 // Part runs part j77 of the nest (0 <= j77 < 8).
 func (r79 *ocannlDecBF16BackwardPart68) Part(j77 int) {
 	scratch := r79.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_block_2_dense_1_x_4_grad[j77][0][0], &scratch.net_block_2_dense_1_x_grad[j77][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap24AVX2(&scratch.net_block_2_dense_1_x_4_grad[j77][0][0], &scratch.net_block_2_dense_1_x_grad[j77][0][0])
 	} else {
 		for i0 := range 1 {
@@ -28990,8 +29224,10 @@ type ocannlDecBF16BackwardPart70 struct {
 // Part runs part j80 of the nest (0 <= j80 < 8).
 func (r81 *ocannlDecBF16BackwardPart70) Part(j80 int) {
 	scratch := r81.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_block_2_dense_1_x_1_grad[j80][0][0], &scratch.net_block_2_dense_1_x_4_grad[j80][0][0], &scratch.net_block_2_dense_1_x_3[j80][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap25AVX2(&scratch.net_block_2_dense_1_x_1_grad[j80][0][0], &scratch.net_block_2_dense_1_x_4_grad[j80][0][0], &scratch.net_block_2_dense_1_x_3[j80][0][0])
 	} else {
 		for i0 := range 1 {
@@ -29097,8 +29333,10 @@ type ocannlDecBF16BackwardPart73 struct {
 // Part runs part j84 of the nest (0 <= j84 < 8).
 func (r84 *ocannlDecBF16BackwardPart73) Part(j84 int) {
 	pNetBlock2LayerNorm2Gamma, scratch := r84.pNetBlock2LayerNorm2Gamma, r84.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j84][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_dense_1_x_1_grad[j84][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap26AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j84][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_dense_1_x_1_grad[j84][0][0])
 	} else {
 		for i0 := range 1 {
@@ -29146,8 +29384,10 @@ type ocannlDecBF16BackwardPart75 struct {
 // Part runs part j86 of the nest (0 <= j86 < 8).
 func (r86 *ocannlDecBF16BackwardPart75) Part(j86 int) {
 	scratch := r86.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap27AVX512(&scratch.net_block_2_layer_norm_2_var_1_grad[j86][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j86][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap27AVX2(&scratch.net_block_2_layer_norm_2_var_1_grad[j86][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j86][0][0])
 	} else {
 		for i0 := range 1 {
@@ -29415,8 +29655,10 @@ type ocannlDecBF16BackwardPart84 struct {
 // Part runs part j95 of the nest (0 <= j95 < 8).
 func (r95 *ocannlDecBF16BackwardPart84) Part(j95 int) {
 	scratch := r95.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap34AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[j95][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[j95][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[j95][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap34AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[j95][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[j95][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[j95][0][0][0])
 	} else {
 		for i0 := range 1 {
@@ -29781,8 +30023,10 @@ type ocannlDecBF16BackwardPart96 struct {
 // Part runs part j110 of the nest (0 <= j110 < 8).
 func (r112 *ocannlDecBF16BackwardPart96) Part(j110 int) {
 	scratch := r112.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_block_2_masked_attention_1_x_4_grad[j110][0][0], &scratch.net_block_2_masked_attention_1_x_grad[j110][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap24AVX2(&scratch.net_block_2_masked_attention_1_x_4_grad[j110][0][0], &scratch.net_block_2_masked_attention_1_x_grad[j110][0][0])
 	} else {
 		for i0 := range 1 {
@@ -29848,8 +30092,10 @@ type ocannlDecBF16BackwardPart98 struct {
 // Part runs part j113 of the nest (0 <= j113 < 8).
 func (r114 *ocannlDecBF16BackwardPart98) Part(j113 int) {
 	scratch := r114.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_block_2_masked_attention_1_x_1_grad[j113][0][0], &scratch.net_block_2_masked_attention_1_x_4_grad[j113][0][0], &scratch.net_block_2_masked_attention_1_x_3[j113][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap25AVX2(&scratch.net_block_2_masked_attention_1_x_1_grad[j113][0][0], &scratch.net_block_2_masked_attention_1_x_4_grad[j113][0][0], &scratch.net_block_2_masked_attention_1_x_3[j113][0][0])
 	} else {
 		for i0 := range 1 {
@@ -29955,8 +30201,10 @@ type ocannlDecBF16BackwardPart101 struct {
 // Part runs part j117 of the nest (0 <= j117 < 8).
 func (r117 *ocannlDecBF16BackwardPart101) Part(j117 int) {
 	pNetBlock2LayerNorm1Gamma, scratch := r117.pNetBlock2LayerNorm1Gamma, r117.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j117][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[j117][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap26AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j117][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[j117][0][0])
 	} else {
 		for i0 := range 1 {
@@ -30004,8 +30252,10 @@ type ocannlDecBF16BackwardPart103 struct {
 // Part runs part j119 of the nest (0 <= j119 < 8).
 func (r119 *ocannlDecBF16BackwardPart103) Part(j119 int) {
 	scratch := r119.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap27AVX512(&scratch.net_block_2_layer_norm_1_var_1_grad[j119][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j119][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap27AVX2(&scratch.net_block_2_layer_norm_1_var_1_grad[j119][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j119][0][0])
 	} else {
 		for i0 := range 1 {
@@ -30250,8 +30500,10 @@ type ocannlDecBF16BackwardPart111 struct {
 // Part runs part j128 of the nest (0 <= j128 < 8).
 func (r129 *ocannlDecBF16BackwardPart111) Part(j128 int) {
 	scratch := r129.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap41AVX512(&scratch.net_block_1_linear_1_x_2_grad[j128][0][0], &scratch.net_block_1_linear_1_x_2[j128][0][0], &scratch.net_block_1_linear_1_x_grad[j128][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap41AVX2(&scratch.net_block_1_linear_1_x_2_grad[j128][0][0], &scratch.net_block_1_linear_1_x_2[j128][0][0], &scratch.net_block_1_linear_1_x_grad[j128][0][0])
 	} else {
 		for i0 := range 1 {
@@ -30287,8 +30539,10 @@ type ocannlDecBF16BackwardPart112 struct {
 // Part runs part j129 of the nest (0 <= j129 < 8).
 func (r130 *ocannlDecBF16BackwardPart112) Part(j129 int) {
 	scratch := r130.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap42AVX512(&scratch.net_block_1_linear_1_x_1_grad[j129][0][0], &scratch.net_block_1_linear_1_x_2_grad[j129][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap42AVX2(&scratch.net_block_1_linear_1_x_1_grad[j129][0][0], &scratch.net_block_1_linear_1_x_2_grad[j129][0][0])
 	} else {
 		for i0 := range 1 {
@@ -30409,8 +30663,10 @@ type ocannlDecBF16BackwardPart116 struct {
 // Part runs part j134 of the nest (0 <= j134 < 8).
 func (r134 *ocannlDecBF16BackwardPart116) Part(j134 int) {
 	scratch := r134.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_block_1_dense_1_x_4_grad[j134][0][0], &scratch.net_block_1_dense_1_x_grad[j134][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap24AVX2(&scratch.net_block_1_dense_1_x_4_grad[j134][0][0], &scratch.net_block_1_dense_1_x_grad[j134][0][0])
 	} else {
 		for i0 := range 1 {
@@ -30476,8 +30732,10 @@ type ocannlDecBF16BackwardPart118 struct {
 // Part runs part j137 of the nest (0 <= j137 < 8).
 func (r136 *ocannlDecBF16BackwardPart118) Part(j137 int) {
 	scratch := r136.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_block_1_dense_1_x_1_grad[j137][0][0], &scratch.net_block_1_dense_1_x_4_grad[j137][0][0], &scratch.net_block_1_dense_1_x_3[j137][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap25AVX2(&scratch.net_block_1_dense_1_x_1_grad[j137][0][0], &scratch.net_block_1_dense_1_x_4_grad[j137][0][0], &scratch.net_block_1_dense_1_x_3[j137][0][0])
 	} else {
 		for i0 := range 1 {
@@ -30583,8 +30841,10 @@ type ocannlDecBF16BackwardPart121 struct {
 // Part runs part j141 of the nest (0 <= j141 < 8).
 func (r139 *ocannlDecBF16BackwardPart121) Part(j141 int) {
 	pNetBlock1LayerNorm2Gamma, scratch := r139.pNetBlock1LayerNorm2Gamma, r139.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j141][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_dense_1_x_1_grad[j141][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap26AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j141][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_dense_1_x_1_grad[j141][0][0])
 	} else {
 		for i0 := range 1 {
@@ -30632,8 +30892,10 @@ type ocannlDecBF16BackwardPart123 struct {
 // Part runs part j143 of the nest (0 <= j143 < 8).
 func (r141 *ocannlDecBF16BackwardPart123) Part(j143 int) {
 	scratch := r141.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap27AVX512(&scratch.net_block_1_layer_norm_2_var_1_grad[j143][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j143][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap27AVX2(&scratch.net_block_1_layer_norm_2_var_1_grad[j143][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j143][0][0])
 	} else {
 		for i0 := range 1 {
@@ -30901,8 +31163,10 @@ type ocannlDecBF16BackwardPart132 struct {
 // Part runs part j152 of the nest (0 <= j152 < 8).
 func (r150 *ocannlDecBF16BackwardPart132) Part(j152 int) {
 	scratch := r150.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap34AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[j152][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[j152][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[j152][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap34AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[j152][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[j152][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[j152][0][0][0])
 	} else {
 		for i0 := range 1 {
@@ -31267,8 +31531,10 @@ type ocannlDecBF16BackwardPart144 struct {
 // Part runs part j167 of the nest (0 <= j167 < 8).
 func (r167 *ocannlDecBF16BackwardPart144) Part(j167 int) {
 	scratch := r167.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_block_1_masked_attention_1_x_4_grad[j167][0][0], &scratch.net_block_1_masked_attention_1_x_grad[j167][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap24AVX2(&scratch.net_block_1_masked_attention_1_x_4_grad[j167][0][0], &scratch.net_block_1_masked_attention_1_x_grad[j167][0][0])
 	} else {
 		for i0 := range 1 {
@@ -31334,8 +31600,10 @@ type ocannlDecBF16BackwardPart146 struct {
 // Part runs part j170 of the nest (0 <= j170 < 8).
 func (r169 *ocannlDecBF16BackwardPart146) Part(j170 int) {
 	scratch := r169.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_block_1_masked_attention_1_x_1_grad[j170][0][0], &scratch.net_block_1_masked_attention_1_x_4_grad[j170][0][0], &scratch.net_block_1_masked_attention_1_x_3[j170][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap25AVX2(&scratch.net_block_1_masked_attention_1_x_1_grad[j170][0][0], &scratch.net_block_1_masked_attention_1_x_4_grad[j170][0][0], &scratch.net_block_1_masked_attention_1_x_3[j170][0][0])
 	} else {
 		for i0 := range 1 {
@@ -31441,8 +31709,10 @@ type ocannlDecBF16BackwardPart149 struct {
 // Part runs part j174 of the nest (0 <= j174 < 8).
 func (r172 *ocannlDecBF16BackwardPart149) Part(j174 int) {
 	pNetBlock1LayerNorm1Gamma, scratch := r172.pNetBlock1LayerNorm1Gamma, r172.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j174][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[j174][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap26AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j174][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[j174][0][0])
 	} else {
 		for i0 := range 1 {
@@ -31490,8 +31760,10 @@ type ocannlDecBF16BackwardPart151 struct {
 // Part runs part j176 of the nest (0 <= j176 < 8).
 func (r174 *ocannlDecBF16BackwardPart151) Part(j176 int) {
 	scratch := r174.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap27AVX512(&scratch.net_block_1_layer_norm_1_var_1_grad[j176][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j176][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap27AVX2(&scratch.net_block_1_layer_norm_1_var_1_grad[j176][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j176][0][0])
 	} else {
 		for i0 := range 1 {
@@ -31846,8 +32118,10 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 	defer region.Leave()
 
 	// net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#2.kernel
-	// float32 pointwise kernel over 16 rows of 45 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 45 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap43AVX512(&scratch.imagesPad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap43AVX2(&scratch.imagesPad[0][0][0][0])
 	} else {
 		for j3 := range 16 {
@@ -31858,8 +32132,10 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 			}
 		}
 	}
-	// float32 pointwise kernel over 16 rows of 90 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 90 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap44AVX512(&scratch.imagesPad[0][13][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap44AVX2(&scratch.imagesPad[0][13][0][0])
 	} else {
 		for j6 := range 16 {
@@ -32653,8 +32929,10 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	scratch.ordinals_1 = [10]float32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
 
 	// net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#2.kernel
-	// float32 pointwise kernel over 16 rows of 45 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 45 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap43AVX512(&scratch.imagesPad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap43AVX2(&scratch.imagesPad[0][0][0][0])
 	} else {
 		for j3 := range 16 {
@@ -32665,8 +32943,10 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 			}
 		}
 	}
-	// float32 pointwise kernel over 16 rows of 90 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 90 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap44AVX512(&scratch.imagesPad[0][13][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap44AVX2(&scratch.imagesPad[0][13][0][0])
 	} else {
 		for j6 := range 16 {
@@ -33113,8 +33393,10 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	ocannlConvBackwardPart7Records.Put(rec8)
 
 	// backprop of op 5 (net/h = pointwise relu of _net/h.1): g1 =+ where((0 < v1), g, 0); g1 is _net/h.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 18432 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 18432 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap52AVX512(&scratch.net_h_1_grad[0][0][0][0], &scratch.net_h_1[0][0][0][0], &scratch.net_h_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap52AVX2(&scratch.net_h_1_grad[0][0][0][0], &scratch.net_h_1[0][0][0][0], &scratch.net_h_grad[0][0][0][0])
 	} else {
 		scratch.net_h_1_grad = [16][6][6][32]float32{}
@@ -33141,8 +33423,10 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	}
 
 	// backprop of op 4 (_net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g1 =+ g; g1 is net.conv2d#1/y.grad
-	// the zero fill absorbed: float32 pointwise kernel over 18432 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 18432 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap53AVX512(&scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.net_h_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap53AVX2(&scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.net_h_1_grad[0][0][0][0])
 	} else {
 		scratch.net_conv2d_1_y_grad = [16][6][6][32]float32{}
@@ -33780,8 +34064,10 @@ type ocannlConvBackwardPart11 struct {
 // Part runs part j31 of the nest (0 <= j31 < 8).
 func (r20 *ocannlConvBackwardPart11) Part(j31 int) {
 	scratch := r20.scratch
-	// float32 pointwise kernel over 2 rows of 240 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 2 rows of 240 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap54AVX512(&scratch.net_conv2d_1_x_grad[2*j31][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap54AVX2(&scratch.net_conv2d_1_x_grad[2*j31][0][0][0])
 	} else {
 		for j32 := range 2 {
@@ -33792,8 +34078,12 @@ func (r20 *ocannlConvBackwardPart11) Part(j31 int) {
 			}
 		}
 	}
-	// float32 pointwise kernel over 480 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 480 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for j35 := range 2 {
+			ocannlMap55AVX512(&scratch.net_conv2d_1_x_grad[j35+2*j31][13][0][0])
+		}
+	} else if ocannlAVX2 {
 		for j35 := range 2 {
 			ocannlMap55AVX2(&scratch.net_conv2d_1_x_grad[j35+2*j31][13][0][0])
 		}
@@ -33815,8 +34105,12 @@ func (r20 *ocannlConvBackwardPart11) Part(j31 int) {
 			}
 		}
 	}
-	// float32 pointwise kernel over 12 rows of 32 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 12 rows of 32 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for j43 := range 2 {
+			ocannlMap56AVX512(&scratch.net_conv2d_1_x_grad[j43+2*j31][1][13][0])
+		}
+	} else if ocannlAVX2 {
 		for j43 := range 2 {
 			ocannlMap56AVX2(&scratch.net_conv2d_1_x_grad[j43+2*j31][1][13][0])
 		}
@@ -33845,8 +34139,12 @@ type ocannlConvBackwardPart12 struct {
 // Part runs part j48 of the nest (0 <= j48 < 8).
 func (r23 *ocannlConvBackwardPart12) Part(j48 int) {
 	scratch := r23.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 12 rows of 192 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 12 rows of 192 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap57AVX512(&scratch.net_conv2d_1_x_1_grad[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_1[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_grad[i0+2*j48][1][1][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			ocannlMap57AVX2(&scratch.net_conv2d_1_x_1_grad[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_1[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_grad[i0+2*j48][1][1][0])
 		}
@@ -33886,8 +34184,10 @@ type ocannlConvBackwardPart13 struct {
 // Part runs part j49 of the nest (0 <= j49 < 8).
 func (r24 *ocannlConvBackwardPart13) Part(j49 int) {
 	scratch := r24.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 4608 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 4608 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap58AVX512(&scratch.net_conv2d_2_y_grad[2*j49][0][0][0], &scratch.net_conv2d_1_x_1_grad[2*j49][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap58AVX2(&scratch.net_conv2d_2_y_grad[2*j49][0][0][0], &scratch.net_conv2d_1_x_1_grad[2*j49][0][0][0])
 	} else {
 		for i0 := range 2 {
@@ -34157,8 +34457,10 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	defer region.Leave()
 
 	// net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#2.kernel
-	// float32 pointwise kernel over 16 rows of 45 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 45 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap43AVX512(&scratch.imagesPad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap43AVX2(&scratch.imagesPad[0][0][0][0])
 	} else {
 		for j3 := range 16 {
@@ -34169,8 +34471,10 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 			}
 		}
 	}
-	// float32 pointwise kernel over 16 rows of 90 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 90 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap44AVX512(&scratch.imagesPad[0][13][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap44AVX2(&scratch.imagesPad[0][13][0][0])
 	} else {
 		for j6 := range 16 {
@@ -34924,8 +35228,10 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	scratch.ordinals_1 = [10]float32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
 
 	// net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#2.kernel
-	// float32 pointwise kernel over 16 rows of 45 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 45 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap43AVX512(&scratch.imagesPad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap43AVX2(&scratch.imagesPad[0][0][0][0])
 	} else {
 		for j3 := range 16 {
@@ -34936,8 +35242,10 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 			}
 		}
 	}
-	// float32 pointwise kernel over 16 rows of 90 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 90 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap44AVX512(&scratch.imagesPad[0][13][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap44AVX2(&scratch.imagesPad[0][13][0][0])
 	} else {
 		for j6 := range 16 {
@@ -35384,8 +35692,10 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	ocannlConvBF16BackwardPart7Records.Put(rec8)
 
 	// backprop of op 5 (net/h = pointwise relu of _net/h.1): g1 =+ where((0 < v1), g, 0); g1 is _net/h.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 18432 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 18432 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap52AVX512(&scratch.net_h_1_grad[0][0][0][0], &scratch.net_h_1[0][0][0][0], &scratch.net_h_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap52AVX2(&scratch.net_h_1_grad[0][0][0][0], &scratch.net_h_1[0][0][0][0], &scratch.net_h_grad[0][0][0][0])
 	} else {
 		scratch.net_h_1_grad = [16][6][6][32]float32{}
@@ -35412,8 +35722,10 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	}
 
 	// backprop of op 4 (_net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g1 =+ g; g1 is net.conv2d#1/y.grad
-	// the zero fill absorbed: float32 pointwise kernel over 18432 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 18432 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap53AVX512(&scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.net_h_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap53AVX2(&scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.net_h_1_grad[0][0][0][0])
 	} else {
 		scratch.net_conv2d_1_y_grad = [16][6][6][32]float32{}
@@ -35956,8 +36268,10 @@ type ocannlConvBF16BackwardPart11 struct {
 // Part runs part j31 of the nest (0 <= j31 < 8).
 func (r20 *ocannlConvBF16BackwardPart11) Part(j31 int) {
 	scratch := r20.scratch
-	// float32 pointwise kernel over 2 rows of 240 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 2 rows of 240 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap54AVX512(&scratch.net_conv2d_1_x_grad[2*j31][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap54AVX2(&scratch.net_conv2d_1_x_grad[2*j31][0][0][0])
 	} else {
 		for j32 := range 2 {
@@ -35968,8 +36282,12 @@ func (r20 *ocannlConvBF16BackwardPart11) Part(j31 int) {
 			}
 		}
 	}
-	// float32 pointwise kernel over 480 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 480 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for j35 := range 2 {
+			ocannlMap55AVX512(&scratch.net_conv2d_1_x_grad[j35+2*j31][13][0][0])
+		}
+	} else if ocannlAVX2 {
 		for j35 := range 2 {
 			ocannlMap55AVX2(&scratch.net_conv2d_1_x_grad[j35+2*j31][13][0][0])
 		}
@@ -35991,8 +36309,12 @@ func (r20 *ocannlConvBF16BackwardPart11) Part(j31 int) {
 			}
 		}
 	}
-	// float32 pointwise kernel over 12 rows of 32 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 12 rows of 32 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for j43 := range 2 {
+			ocannlMap56AVX512(&scratch.net_conv2d_1_x_grad[j43+2*j31][1][13][0])
+		}
+	} else if ocannlAVX2 {
 		for j43 := range 2 {
 			ocannlMap56AVX2(&scratch.net_conv2d_1_x_grad[j43+2*j31][1][13][0])
 		}
@@ -36021,8 +36343,12 @@ type ocannlConvBF16BackwardPart12 struct {
 // Part runs part j48 of the nest (0 <= j48 < 8).
 func (r23 *ocannlConvBF16BackwardPart12) Part(j48 int) {
 	scratch := r23.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 12 rows of 192 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 12 rows of 192 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap57AVX512(&scratch.net_conv2d_1_x_1_grad[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_1[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_grad[i0+2*j48][1][1][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			ocannlMap57AVX2(&scratch.net_conv2d_1_x_1_grad[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_1[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_grad[i0+2*j48][1][1][0])
 		}
@@ -36062,8 +36388,10 @@ type ocannlConvBF16BackwardPart13 struct {
 // Part runs part j49 of the nest (0 <= j49 < 8).
 func (r24 *ocannlConvBF16BackwardPart13) Part(j49 int) {
 	scratch := r24.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 4608 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 4608 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap58AVX512(&scratch.net_conv2d_2_y_grad[2*j49][0][0][0], &scratch.net_conv2d_1_x_1_grad[2*j49][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap58AVX2(&scratch.net_conv2d_2_y_grad[2*j49][0][0][0], &scratch.net_conv2d_1_x_1_grad[2*j49][0][0][0])
 	} else {
 		for i0 := range 2 {

@@ -4479,6 +4479,36 @@ e2:
 	VZEROUPPER
 	RET
 
+// func ocannlMap4AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+8(SB), Z1
+	VBROADCASTSS (BX), Z3
+	MOVQ         $0x00000010, BX
+
+row1:
+	VMOVUPS   (CX), Z4
+	VMOVUPS   (DX), Z5
+	VDIVPS    Z3, Z5, Z5
+	VCMPPS    $0x04, Z0, Z4, K1
+	VBLENDMPS Z5, Z1, K1, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	ADDQ      $+192, AX
+	ADDQ      $+192, DX
+	DECQ      BX
+	JNZ       row1
+	VZEROUPPER
+	RET
+
 // func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-24
@@ -4765,6 +4795,94 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap18AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (CX), Z1
+	MOVQ         $0x00000100, CX
+
+e1:
+	VADDPS  Z0, Z1, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000100, BX
+
+e1:
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VMULPS  Z2, Z1, Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap20AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000100, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap21AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000080, DX
+
+row1:
+	VBROADCASTSS (CX), Z1
+	MOVQ         $0x00000002, BX
+
+e2:
+	VADDPS  Z0, Z1, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	DECQ    BX
+	JNZ     e2
+	ADDQ    $+4, CX
+	DECQ    DX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
 // func ocannlMap22AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-24
@@ -4827,6 +4945,110 @@ e2:
 	VZEROUPPER
 	RET
 
+// func ocannlMap24AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000040, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000010, BX
+
+row1:
+	VBROADCASTSS (DX), Z1
+	MOVQ         $0x00000004, SI
+
+e2:
+	VMOVUPS (CX), Z2
+	VDIVPS  Z1, Z2, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000010, BX
+
+row1:
+	MOVQ $0x00000004, SI
+
+e2:
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VMULPS  Z2, Z1, Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $-256, CX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap27AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000010, DX
+
+row1:
+	VBROADCASTSS (CX), Z1
+	MOVQ         $0x00000004, BX
+
+e2:
+	VADDPS  Z0, Z1, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	DECQ    BX
+	JNZ     e2
+	ADDQ    $+4, CX
+	DECQ    DX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
 // func ocannlMap28AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-24
@@ -4878,6 +5100,73 @@ e2:
 	VZEROUPPER
 	RET
 
+// func ocannlMap30AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000200, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000400, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPS    $0x01, Z2, Z0, K1
+	VBLENDMPS Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPS    $0x04, Z0, Z3, K1
+	VBLENDMPS Z2, Z0, K1, Z4
+	VADDPS    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap32AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000400, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
 // func ocannlMap33AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-16
@@ -4899,6 +5188,30 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap34AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000040, BX
+
+row1:
+	VBROADCASTSS (DX), Z1
+	VMOVUPS      (CX), Z2
+	VDIVPS       Z1, Z2, Z1
+	VADDPS       Z0, Z1, Z1
+	VMOVUPS      Z1, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	ADDQ         $+4, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
 // func ocannlMap35AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-16
@@ -4917,6 +5230,47 @@ row1:
 	ADDQ         $+4, CX
 	DECQ         DX
 	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000200, BX
+
+e1:
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VMULPS  Z2, Z1, Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap37AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+12(SB), Z0
+	MOVQ         $0x00000020, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
 	VZEROUPPER
 	RET
 
@@ -4949,6 +5303,158 @@ row1:
 	ADDQ         $+4, BX
 	DECQ         SI
 	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000010, BX
+
+rowb1:
+	MOVQ $0x00000004, SI
+
+row2:
+	VMOVUPS   (CX), Z1
+	VMOVUPS   (DX), Z3
+	VCMPPS    $0x04, Z0, Z1, K1
+	VBLENDMPS Z3, Z0, K1, Z2
+	VADDPS    Z0, Z2, Z1
+	VMOVUPS   Z1, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	ADDQ      $-64, CX
+	DECQ      SI
+	JNZ       row2
+	ADDQ      $+64, CX
+	DECQ      BX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (DX), Z1
+	MOVQ         $0x00000200, DX
+
+e1:
+	VMOVUPS (CX), Z2
+	VDIVPS  Z1, Z2, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000080, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPS    $0x01, Z2, Z0, K1
+	VBLENDMPS Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPS    $0x04, Z0, Z3, K1
+	VBLENDMPS Z2, Z0, K1, Z4
+	VADDPS    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap42AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000080, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap43AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVL         $0x00001fff, CX
+	KMOVW        CX, K1
+	MOVQ         $0x00000010, CX
+
+row1:
+	MOVQ $0x00000002, DX
+
+e2:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    DX
+	JNZ     e2
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    $+2572, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap44AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVL         $0x000003ff, CX
+	KMOVW        CX, K1
+	MOVQ         $0x00000010, CX
+
+row1:
+	MOVQ $0x00000005, DX
+
+e2:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    DX
+	JNZ     e2
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    $+2380, AX
+	DECQ    CX
+	JNZ     row1
 	VZEROUPPER
 	RET
 
@@ -5100,6 +5606,166 @@ TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-16
 e1:
 	VMOVUPS (CX), Z1
 	VMAXPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap52AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000480, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPS    $0x01, Z2, Z0, K1
+	VBLENDMPS Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPS    $0x04, Z0, Z3, K1
+	VBLENDMPS Z2, Z0, K1, Z4
+	VADDPS    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap53AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000480, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap54AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000002, CX
+
+row1:
+	MOVQ $0x0000000f, DX
+
+e2:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+13440, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap55AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x0000001e, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap56AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x0000000c, CX
+
+row1:
+	MOVQ $0x00000002, DX
+
+e2:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+832, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x0000000c, BX
+
+row1:
+	MOVQ $0x0000000c, SI
+
+e2:
+	VMOVUPS   (CX), Z2
+	VCMPPS    $0x01, Z2, Z0, K1
+	VBLENDMPS Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPS    $0x04, Z0, Z3, K1
+	VBLENDMPS Z2, Z0, K1, Z4
+	VADDPS    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      SI
+	JNZ       e2
+	ADDQ      $+192, DX
+	DECQ      BX
+	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap58AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap58AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000120, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
 	VMOVUPS Z1, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX

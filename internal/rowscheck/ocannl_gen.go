@@ -12047,8 +12047,10 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	train_6_grad[0] += -train_grad[0]
 
 	// backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad
-	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap7AVX512(&train_5_grad[0][0][0], &train_6_grad[0])
+	} else if ocannlAVX2 {
 		ocannlMap7AVX2(&train_5_grad[0][0][0], &train_6_grad[0])
 	} else {
 		train_6_gradV := train_6_grad[0]
@@ -12063,8 +12065,10 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	}
 
 	// backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
-	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&train_4_grad[0][0][0], &y[0][0][0], &train_5_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap8AVX2(&train_4_grad[0][0][0], &y[0][0][0], &train_5_grad[0][0][0])
 	} else {
 		for i0 := range 100 {
@@ -12080,8 +12084,10 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	}
 
 	// backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad
-	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&train_log_softmax_1_z_grad[0][0][0], &train_4_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap9AVX2(&train_log_softmax_1_z_grad[0][0][0], &train_4_grad[0][0][0])
 	} else {
 		for i0 := range 100 {
@@ -12149,8 +12155,10 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	}
 
 	// backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad
-	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&train_log_softmax_1_x_grad[0][0][0], &train_log_softmax_1_z_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap9AVX2(&train_log_softmax_1_x_grad[0][0][0], &train_log_softmax_1_z_grad[0][0][0])
 	} else {
 		for i0 := range 100 {
@@ -12227,8 +12235,10 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	}
 
 	// backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g1 =+ g; g1 is _train.log_softmax#1/x.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&train_log_softmax_1_x_1_grad[0][0][0], &train_log_softmax_1_x_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap9AVX2(&train_log_softmax_1_x_1_grad[0][0][0], &train_log_softmax_1_x_grad[0][0][0])
 	} else {
 		for i0 := range 100 {
@@ -12307,8 +12317,10 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	}
 
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
-	// the zero fill absorbed: float64 pointwise kernel over 800 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 800 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap11AVX512(&net_a2_2_grad[0][0][0], &net_a2_2[0][0][0], &net_a2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap11AVX2(&net_a2_2_grad[0][0][0], &net_a2_2[0][0][0], &net_a2_grad[0][0][0])
 	} else {
 		for i0 := range 100 {
@@ -12332,8 +12344,10 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 800 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 800 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap12AVX512(&net_a2_1_grad[0][0][0], &net_a2_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap12AVX2(&net_a2_1_grad[0][0][0], &net_a2_2_grad[0][0][0])
 	} else {
 		for i0 := range 100 {
@@ -12418,8 +12432,10 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	}
 
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
-	// the zero fill absorbed: float64 pointwise kernel over 800 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 800 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap11AVX512(&net_a1_2_grad[0][0][0], &net_a1_2[0][0][0], &net_a1_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap11AVX2(&net_a1_2_grad[0][0][0], &net_a1_2[0][0][0], &net_a1_grad[0][0][0])
 	} else {
 		for i0 := range 100 {
@@ -12443,8 +12459,10 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 800 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 800 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap12AVX512(&net_a1_1_grad[0][0][0], &net_a1_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap12AVX2(&net_a1_1_grad[0][0][0], &net_a1_2_grad[0][0][0])
 	} else {
 		for i0 := range 100 {
@@ -13742,8 +13760,10 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	}
 
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
-	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap18AVX512(&net_a2_2_grad[0][0][0], &net_a2_2[0][0][0], &net_a2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap18AVX2(&net_a2_2_grad[0][0][0], &net_a2_2[0][0][0], &net_a2_grad[0][0][0])
 	} else {
 		for i0 := range 50 {
@@ -13767,8 +13787,10 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&net_a2_1_grad[0][0][0], &net_a2_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap9AVX2(&net_a2_1_grad[0][0][0], &net_a2_2_grad[0][0][0])
 	} else {
 		for i0 := range 50 {
@@ -13853,8 +13875,10 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	}
 
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
-	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap18AVX512(&net_a1_2_grad[0][0][0], &net_a1_2[0][0][0], &net_a1_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap18AVX2(&net_a1_2_grad[0][0][0], &net_a1_2[0][0][0], &net_a1_grad[0][0][0])
 	} else {
 		for i0 := range 50 {
@@ -13878,8 +13902,10 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&net_a1_1_grad[0][0][0], &net_a1_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap9AVX2(&net_a1_1_grad[0][0][0], &net_a1_2_grad[0][0][0])
 	} else {
 		for i0 := range 50 {
@@ -24048,8 +24074,10 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	scratch.train_2_grad[0] += train_3_grad[0] / 256
 
 	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap35AVX512(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
+	} else if ocannlAVX2 {
 		ocannlMap35AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_1_grad = [256][10]float32{}
@@ -24063,8 +24091,10 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	}
 
 	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap36AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap36AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [256][10]float32{}
@@ -24079,8 +24109,10 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	}
 
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap37AVX512(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap37AVX2(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_z_grad = [256][10]float32{}
@@ -24110,8 +24142,10 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	}
 
 	// backprop of op 12 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap38AVX512(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap38AVX2(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_2_grad = [256][1]float32{}
@@ -24121,8 +24155,10 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	}
 
 	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap39AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap39AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_1_grad = [256][10]float32{}
@@ -24153,8 +24189,10 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap37AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap37AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_grad = [256][10]float32{}
@@ -24184,8 +24222,10 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 10 (no winner yet)
-	// float32 pointwise kernel over 256 elements (c = 10): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 256 elements (c = 10): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap41AVX512(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap41AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
 	} else {
 		for j13 := range 256 {
@@ -24239,8 +24279,10 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap37AVX512(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap37AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_1_grad = [256][10]float32{}
@@ -24922,8 +24964,10 @@ type ocannlBenchRowsBackward_rows256Part14 struct {
 // Part runs part j18 of the nest (0 <= j18 < 8).
 func (r23 *ocannlBenchRowsBackward_rows256Part14) Part(j18 int) {
 	scratch := r23.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap43AVX512(&scratch.net_a2_2_grad[32*j18][0], &scratch.net_a2_2[32*j18][0], &scratch.net_a2_grad[32*j18][0])
+	} else if ocannlAVX2 {
 		ocannlMap43AVX2(&scratch.net_a2_2_grad[32*j18][0], &scratch.net_a2_2[32*j18][0], &scratch.net_a2_grad[32*j18][0])
 	} else {
 		for i0 := range 32 {
@@ -24957,8 +25001,10 @@ type ocannlBenchRowsBackward_rows256Part15 struct {
 // Part runs part j19 of the nest (0 <= j19 < 8).
 func (r24 *ocannlBenchRowsBackward_rows256Part15) Part(j19 int) {
 	scratch := r24.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap44AVX512(&scratch.net_a2_1_grad[32*j19][0], &scratch.net_a2_2_grad[32*j19][0])
+	} else if ocannlAVX2 {
 		ocannlMap44AVX2(&scratch.net_a2_1_grad[32*j19][0], &scratch.net_a2_2_grad[32*j19][0])
 	} else {
 		for i0 := range 32 {
@@ -25096,8 +25142,10 @@ type ocannlBenchRowsBackward_rows256Part19 struct {
 // Part runs part j24 of the nest (0 <= j24 < 8).
 func (r30 *ocannlBenchRowsBackward_rows256Part19) Part(j24 int) {
 	scratch := r30.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap43AVX512(&scratch.net_a1_2_grad[32*j24][0], &scratch.net_a1_2[32*j24][0], &scratch.net_a1_grad[32*j24][0])
+	} else if ocannlAVX2 {
 		ocannlMap43AVX2(&scratch.net_a1_2_grad[32*j24][0], &scratch.net_a1_2[32*j24][0], &scratch.net_a1_grad[32*j24][0])
 	} else {
 		for i0 := range 32 {
@@ -25131,8 +25179,10 @@ type ocannlBenchRowsBackward_rows256Part20 struct {
 // Part runs part j25 of the nest (0 <= j25 < 8).
 func (r31 *ocannlBenchRowsBackward_rows256Part20) Part(j25 int) {
 	scratch := r31.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap44AVX512(&scratch.net_a1_1_grad[32*j25][0], &scratch.net_a1_2_grad[32*j25][0])
+	} else if ocannlAVX2 {
 		ocannlMap44AVX2(&scratch.net_a1_1_grad[32*j25][0], &scratch.net_a1_2_grad[32*j25][0])
 	} else {
 		for i0 := range 32 {
@@ -26251,8 +26301,10 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	scratch.train_2_grad[0] += train_3_grad[0] / 128
 
 	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1280 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1280 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap53AVX512(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
+	} else if ocannlAVX2 {
 		ocannlMap53AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_1_grad = [128][10]float32{}
@@ -26266,8 +26318,10 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	}
 
 	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1280 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1280 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap54AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap54AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [128][10]float32{}
@@ -26282,8 +26336,10 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	}
 
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1280 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1280 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap55AVX512(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap55AVX2(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_z_grad = [128][10]float32{}
@@ -26318,8 +26374,10 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	}
 
 	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 128 rows of 10 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 128 rows of 10 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap56AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap56AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_1_grad = [128][10]float32{}
@@ -26350,8 +26408,10 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1280 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1280 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap55AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap55AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_grad = [128][10]float32{}
@@ -26431,8 +26491,10 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1280 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1280 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap55AVX512(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap55AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_1_grad = [128][10]float32{}
@@ -26526,8 +26588,10 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	}
 
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap59AVX512(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap59AVX2(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
 	} else {
 		scratch.net_a2_2_grad = [128][64]float32{}
@@ -26550,8 +26614,10 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap60AVX512(&scratch.net_a2_1_grad[0][0], &scratch.net_a2_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap60AVX2(&scratch.net_a2_1_grad[0][0], &scratch.net_a2_2_grad[0][0])
 	} else {
 		scratch.net_a2_1_grad = [128][64]float32{}
@@ -27044,8 +27110,10 @@ type ocannlBenchRowsBackward_rows128Part10 struct {
 // Part runs part j14 of the nest (0 <= j14 < 8).
 func (r21 *ocannlBenchRowsBackward_rows128Part10) Part(j14 int) {
 	scratch := r21.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap61AVX512(&scratch.net_a1_2_grad[16*j14][0], &scratch.net_a1_2[16*j14][0], &scratch.net_a1_grad[16*j14][0])
+	} else if ocannlAVX2 {
 		ocannlMap61AVX2(&scratch.net_a1_2_grad[16*j14][0], &scratch.net_a1_2[16*j14][0], &scratch.net_a1_grad[16*j14][0])
 	} else {
 		for i0 := range 16 {
@@ -27079,8 +27147,10 @@ type ocannlBenchRowsBackward_rows128Part11 struct {
 // Part runs part j15 of the nest (0 <= j15 < 8).
 func (r22 *ocannlBenchRowsBackward_rows128Part11) Part(j15 int) {
 	scratch := r22.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap62AVX512(&scratch.net_a1_1_grad[16*j15][0], &scratch.net_a1_2_grad[16*j15][0])
+	} else if ocannlAVX2 {
 		ocannlMap62AVX2(&scratch.net_a1_1_grad[16*j15][0], &scratch.net_a1_2_grad[16*j15][0])
 	} else {
 		for i0 := range 16 {
@@ -28199,8 +28269,10 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	scratch.train_2_grad[0] += train_3_grad[0] / 64
 
 	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 640 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 640 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap71AVX512(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
+	} else if ocannlAVX2 {
 		ocannlMap71AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_1_grad = [64][10]float32{}
@@ -28214,8 +28286,10 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	}
 
 	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	// the zero fill absorbed: float32 pointwise kernel over 640 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 640 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap72AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap72AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [64][10]float32{}
@@ -28230,8 +28304,10 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	}
 
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	// the zero fill absorbed: float32 pointwise kernel over 640 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 640 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap73AVX512(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap73AVX2(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_z_grad = [64][10]float32{}
@@ -28266,8 +28342,10 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	}
 
 	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 10 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 10 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap74AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap74AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_1_grad = [64][10]float32{}
@@ -28298,8 +28376,10 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	// the zero fill absorbed: float32 pointwise kernel over 640 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 640 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap73AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap73AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_grad = [64][10]float32{}
@@ -28379,8 +28459,10 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 640 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 640 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap73AVX512(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap73AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_1_grad = [64][10]float32{}
@@ -28474,8 +28556,10 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	}
 
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap77AVX512(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap77AVX2(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
 	} else {
 		scratch.net_a2_2_grad = [64][64]float32{}
@@ -28498,8 +28582,10 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap78AVX512(&scratch.net_a2_1_grad[0][0], &scratch.net_a2_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap78AVX2(&scratch.net_a2_1_grad[0][0], &scratch.net_a2_2_grad[0][0])
 	} else {
 		scratch.net_a2_1_grad = [64][64]float32{}
@@ -28558,8 +28644,10 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	ocannlBenchRowsBackward_rows64Part8Records.Put(rec9)
 
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap77AVX512(&scratch.net_a1_2_grad[0][0], &scratch.net_a1_2[0][0], &scratch.net_a1_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap77AVX2(&scratch.net_a1_2_grad[0][0], &scratch.net_a1_2[0][0], &scratch.net_a1_grad[0][0])
 	} else {
 		scratch.net_a1_2_grad = [64][64]float32{}
@@ -28582,8 +28670,10 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap78AVX512(&scratch.net_a1_1_grad[0][0], &scratch.net_a1_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap78AVX2(&scratch.net_a1_1_grad[0][0], &scratch.net_a1_2_grad[0][0])
 	} else {
 		scratch.net_a1_1_grad = [64][64]float32{}
@@ -30008,8 +30098,10 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	scratch.train_2_grad[0] += train_3_grad[0] / 32
 
 	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap81AVX512(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
+	} else if ocannlAVX2 {
 		ocannlMap81AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_1_grad = [32][10]float32{}
@@ -30023,8 +30115,10 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	}
 
 	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap82AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap82AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [32][10]float32{}
@@ -30039,8 +30133,10 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	}
 
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap83AVX512(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap83AVX2(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_z_grad = [32][10]float32{}
@@ -30075,8 +30171,10 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	}
 
 	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 10 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 10 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap84AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap84AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_1_grad = [32][10]float32{}
@@ -30107,8 +30205,10 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap83AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap83AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_grad = [32][10]float32{}
@@ -30188,8 +30288,10 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap83AVX512(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap83AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_1_grad = [32][10]float32{}
@@ -30283,8 +30385,10 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	}
 
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap43AVX512(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap43AVX2(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
 	} else {
 		scratch.net_a2_2_grad = [32][64]float32{}
@@ -30307,8 +30411,10 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap44AVX512(&scratch.net_a2_1_grad[0][0], &scratch.net_a2_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap44AVX2(&scratch.net_a2_1_grad[0][0], &scratch.net_a2_2_grad[0][0])
 	} else {
 		scratch.net_a2_1_grad = [32][64]float32{}
@@ -30367,8 +30473,10 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	ocannlBenchRowsBackward_rows32Part2Records.Put(rec3)
 
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap43AVX512(&scratch.net_a1_2_grad[0][0], &scratch.net_a1_2[0][0], &scratch.net_a1_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap43AVX2(&scratch.net_a1_2_grad[0][0], &scratch.net_a1_2[0][0], &scratch.net_a1_grad[0][0])
 	} else {
 		scratch.net_a1_2_grad = [32][64]float32{}
@@ -30391,8 +30499,10 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap44AVX512(&scratch.net_a1_1_grad[0][0], &scratch.net_a1_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap44AVX2(&scratch.net_a1_1_grad[0][0], &scratch.net_a1_2_grad[0][0])
 	} else {
 		scratch.net_a1_1_grad = [32][64]float32{}
@@ -31791,8 +31901,10 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	}
 
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap61AVX512(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap61AVX2(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
 	} else {
 		for i0 := range 16 {
@@ -31814,8 +31926,10 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap62AVX512(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap62AVX2(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
 	} else {
 		for i0 := range 16 {
@@ -31900,8 +32014,10 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	}
 
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap61AVX512(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap61AVX2(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
 	} else {
 		for i0 := range 16 {
@@ -31923,8 +32039,10 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap62AVX512(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap62AVX2(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
 	} else {
 		for i0 := range 16 {
@@ -33165,8 +33283,10 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	}
 
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap90AVX512(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap90AVX2(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
 	} else {
 		for i0 := range 8 {
@@ -33188,8 +33308,10 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap91AVX512(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap91AVX2(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
 	} else {
 		for i0 := range 8 {
@@ -33274,8 +33396,10 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	}
 
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap90AVX512(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap90AVX2(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
 	} else {
 		for i0 := range 8 {
@@ -33297,8 +33421,10 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap91AVX512(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap91AVX2(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
 	} else {
 		for i0 := range 8 {
@@ -34438,8 +34564,10 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	scratch.train_2_grad[0] += train_3_grad[0] / 256
 
 	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap35AVX512(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
+	} else if ocannlAVX2 {
 		ocannlMap35AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_1_grad = [256][10]float32{}
@@ -34453,8 +34581,10 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	}
 
 	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap36AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap36AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [256][10]float32{}
@@ -34469,8 +34599,10 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	}
 
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap37AVX512(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap37AVX2(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_z_grad = [256][10]float32{}
@@ -34500,8 +34632,10 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	}
 
 	// backprop of op 12 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap38AVX512(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap38AVX2(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_2_grad = [256][1]float32{}
@@ -34511,8 +34645,10 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	}
 
 	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap39AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap39AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_1_grad = [256][10]float32{}
@@ -34543,8 +34679,10 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap37AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap37AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_grad = [256][10]float32{}
@@ -34574,8 +34712,10 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 10 (no winner yet)
-	// float32 pointwise kernel over 256 elements (c = 10): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 256 elements (c = 10): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap41AVX512(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap41AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
 	} else {
 		for j13 := range 256 {
@@ -34629,8 +34769,10 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap37AVX512(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap37AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_1_grad = [256][10]float32{}
@@ -35312,8 +35454,10 @@ type ocannlBenchFixedBackwardPart14 struct {
 // Part runs part j18 of the nest (0 <= j18 < 8).
 func (r23 *ocannlBenchFixedBackwardPart14) Part(j18 int) {
 	scratch := r23.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap43AVX512(&scratch.net_a2_2_grad[32*j18][0], &scratch.net_a2_2[32*j18][0], &scratch.net_a2_grad[32*j18][0])
+	} else if ocannlAVX2 {
 		ocannlMap43AVX2(&scratch.net_a2_2_grad[32*j18][0], &scratch.net_a2_2[32*j18][0], &scratch.net_a2_grad[32*j18][0])
 	} else {
 		for i0 := range 32 {
@@ -35347,8 +35491,10 @@ type ocannlBenchFixedBackwardPart15 struct {
 // Part runs part j19 of the nest (0 <= j19 < 8).
 func (r24 *ocannlBenchFixedBackwardPart15) Part(j19 int) {
 	scratch := r24.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap44AVX512(&scratch.net_a2_1_grad[32*j19][0], &scratch.net_a2_2_grad[32*j19][0])
+	} else if ocannlAVX2 {
 		ocannlMap44AVX2(&scratch.net_a2_1_grad[32*j19][0], &scratch.net_a2_2_grad[32*j19][0])
 	} else {
 		for i0 := range 32 {
@@ -35486,8 +35632,10 @@ type ocannlBenchFixedBackwardPart19 struct {
 // Part runs part j24 of the nest (0 <= j24 < 8).
 func (r30 *ocannlBenchFixedBackwardPart19) Part(j24 int) {
 	scratch := r30.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap43AVX512(&scratch.net_a1_2_grad[32*j24][0], &scratch.net_a1_2[32*j24][0], &scratch.net_a1_grad[32*j24][0])
+	} else if ocannlAVX2 {
 		ocannlMap43AVX2(&scratch.net_a1_2_grad[32*j24][0], &scratch.net_a1_2[32*j24][0], &scratch.net_a1_grad[32*j24][0])
 	} else {
 		for i0 := range 32 {
@@ -35521,8 +35669,10 @@ type ocannlBenchFixedBackwardPart20 struct {
 // Part runs part j25 of the nest (0 <= j25 < 8).
 func (r31 *ocannlBenchFixedBackwardPart20) Part(j25 int) {
 	scratch := r31.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap44AVX512(&scratch.net_a1_1_grad[32*j25][0], &scratch.net_a1_2_grad[32*j25][0])
+	} else if ocannlAVX2 {
 		ocannlMap44AVX2(&scratch.net_a1_1_grad[32*j25][0], &scratch.net_a1_2_grad[32*j25][0])
 	} else {
 		for i0 := range 32 {

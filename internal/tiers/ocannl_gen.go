@@ -739,8 +739,10 @@ func ocannlPoolObjectiveLoss(r *[2][8][8][8]float32, pImg *[4096]float32, out *[
 	}
 
 	// objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1
-	// float32 pointwise kernel over 1024 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = -Inf): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&objective_max_pool_1_y[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap0AVX2(&objective_max_pool_1_y[0][0][0][0])
 	} else {
 		for j := range 2 {
@@ -753,8 +755,14 @@ func ocannlPoolObjectiveLoss(r *[2][8][8][8]float32, pImg *[4096]float32, out *[
 			}
 		}
 	}
-	// float32 pointwise kernel over 16x8 rows of 8 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16x8 rows of 8 elements (c max= add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i4 := range 2 {
+			for i5 := range 2 {
+				ocannlMap1AVX512(&objective_max_pool_1_y[0][0][0][0], &pImg[128*i4+8*i5], &objective_max_pool_1_y_1[i4][i5])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i4 := range 2 {
 			for i5 := range 2 {
 				ocannlMap1AVX2(&objective_max_pool_1_y[0][0][0][0], &pImg[128*i4+8*i5], &objective_max_pool_1_y_1[i4][i5])
@@ -917,8 +925,10 @@ func ocannlPoolBackward(r *[2][8][8][8]float32, pImg *[4096]float32, gImg *[4096
 	}
 
 	// objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1
-	// float32 pointwise kernel over 1024 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = -Inf): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&objective_max_pool_1_y[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap0AVX2(&objective_max_pool_1_y[0][0][0][0])
 	} else {
 		for j := range 2 {
@@ -931,8 +941,14 @@ func ocannlPoolBackward(r *[2][8][8][8]float32, pImg *[4096]float32, gImg *[4096
 			}
 		}
 	}
-	// float32 pointwise kernel over 16x8 rows of 8 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16x8 rows of 8 elements (c max= add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i4 := range 2 {
+			for i5 := range 2 {
+				ocannlMap1AVX512(&objective_max_pool_1_y[0][0][0][0], &pImg[128*i4+8*i5], &objective_max_pool_1_y_1[i4][i5])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i4 := range 2 {
 			for i5 := range 2 {
 				ocannlMap1AVX2(&objective_max_pool_1_y[0][0][0][0], &pImg[128*i4+8*i5], &objective_max_pool_1_y_1[i4][i5])
@@ -989,8 +1005,10 @@ func ocannlPoolBackward(r *[2][8][8][8]float32, pImg *[4096]float32, gImg *[4096
 	objective_grad[0] = 1
 
 	// backprop of op 2 (objective = einsum "+*" "...|...->...; ...|...->... => 0" of objective.max_pool#1/y, r): g1 =+ g * v2; g1 is objective.max_pool#1/y.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&objective_max_pool_1_y_grad[0][0][0][0], &objective_grad[0], &r[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap2AVX2(&objective_max_pool_1_y_grad[0][0][0][0], &objective_grad[0], &r[0][0][0][0])
 	} else {
 		objective_gradV := objective_grad[0]
@@ -1008,8 +1026,10 @@ func ocannlPoolBackward(r *[2][8][8][8]float32, pImg *[4096]float32, gImg *[4096
 	}
 
 	// backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): objective.max_pool#1/y.argmax@1 = 4 (no winner yet)
-	// float32 pointwise kernel over 1024 elements (c = 4): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = 4): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&objective_max_pool_1_y_argmax_1[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap3AVX2(&objective_max_pool_1_y_argmax_1[0][0][0][0])
 	} else {
 		for j5 := range 2 {
@@ -1024,8 +1044,14 @@ func ocannlPoolBackward(r *[2][8][8][8]float32, pImg *[4096]float32, gImg *[4096
 	}
 
 	// backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is objective.max_pool#1/y.argmax@1
-	// float32 pointwise kernel over 16x8 rows of 8 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16x8 rows of 8 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i4 := range 2 {
+			for i5 := range 2 {
+				ocannlMap4AVX512(&objective_max_pool_1_y_argmax_1[0][0][0][0], &pImg[128*i4+8*i5], &objective_max_pool_1_y_1[i4][i5], &objective_max_pool_1_y[0][0][0][0], &ordinals_1[i4][i5])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i4 := range 2 {
 			for i5 := range 2 {
 				ocannlMap4AVX2(&objective_max_pool_1_y_argmax_1[0][0][0][0], &pImg[128*i4+8*i5], &objective_max_pool_1_y_1[i4][i5], &objective_max_pool_1_y[0][0][0][0], &ordinals_1[i4][i5])
@@ -1790,8 +1816,10 @@ func ocannlBigPoolObjectiveLoss(r *[16][16][16][16]float32, pImg *[262144]float3
 	}
 
 	// objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1
-	// float32 pointwise kernel over 65536 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 65536 elements (c = -Inf): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap6AVX512(&scratch.objective_max_pool_1_y[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap6AVX2(&scratch.objective_max_pool_1_y[0][0][0][0])
 	} else {
 		for j := range 16 {
@@ -1853,8 +1881,18 @@ type ocannlBigPoolObjectiveLossPart0 struct {
 // Part runs part j5 of the nest (0 <= j5 < 8).
 func (r2 *ocannlBigPoolObjectiveLossPart0) Part(j5 int) {
 	pImg, scratch := r2.pImg, r2.scratch
-	// float32 pointwise kernel over 16 rows of 16 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 16 elements (c max= add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i1 := range 16 {
+				for i4 := range 2 {
+					for i5 := range 2 {
+						ocannlMap7AVX512(&scratch.objective_max_pool_1_y[i0+2*j5][i1][0][0], &pImg[16384*i0+32768*j5+1024*i1+512*i4+16*i5], &scratch.objective_max_pool_1_y_1[i4][i5])
+					}
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 16 {
 				for i4 := range 2 {
@@ -2036,8 +2074,10 @@ func ocannlBigPoolBackward(r *[16][16][16][16]float32, pImg *[262144]float32, gI
 	}
 
 	// objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1
-	// float32 pointwise kernel over 65536 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 65536 elements (c = -Inf): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap6AVX512(&scratch.objective_max_pool_1_y[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap6AVX2(&scratch.objective_max_pool_1_y[0][0][0][0])
 	} else {
 		for j := range 16 {
@@ -2080,9 +2120,11 @@ func ocannlBigPoolBackward(r *[16][16][16][16]float32, pImg *[262144]float32, gI
 
 	// backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): objective.max_pool#1/y.argmax@1 = 4 (no winner yet)
 
-	// float32 pointwise kernel over 65536 elements (c = 4): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 65536 elements (c = 4): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&scratch.objective_max_pool_1_y_argmax_1[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap9AVX2(&scratch.objective_max_pool_1_y_argmax_1[0][0][0][0])
 	} else {
 		for j10 := range 16 {
@@ -2171,8 +2213,18 @@ type ocannlBigPoolBackwardPart0 struct {
 // Part runs part j5 of the nest (0 <= j5 < 8).
 func (r2 *ocannlBigPoolBackwardPart0) Part(j5 int) {
 	pImg, scratch := r2.pImg, r2.scratch
-	// float32 pointwise kernel over 16 rows of 16 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 16 elements (c max= add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i1 := range 16 {
+				for i4 := range 2 {
+					for i5 := range 2 {
+						ocannlMap7AVX512(&scratch.objective_max_pool_1_y[i0+2*j5][i1][0][0], &pImg[16384*i0+32768*j5+1024*i1+512*i4+16*i5], &scratch.objective_max_pool_1_y_1[i4][i5])
+					}
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 16 {
 				for i4 := range 2 {
@@ -2270,8 +2322,10 @@ type ocannlBigPoolBackwardPart3 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r5 *ocannlBigPoolBackwardPart3) Part(j9 int) {
 	r, scratch := r5.r, r5.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&scratch.objective_max_pool_1_y_grad[2*j9][0][0][0], &scratch.objective_grad[0], &r[2*j9][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap8AVX2(&scratch.objective_max_pool_1_y_grad[2*j9][0][0][0], &scratch.objective_grad[0], &r[2*j9][0][0][0])
 	} else {
 		objective_gradV := scratch.objective_grad[0]
@@ -2302,8 +2356,18 @@ type ocannlBigPoolBackwardPart4 struct {
 // Part runs part j14 of the nest (0 <= j14 < 8).
 func (r10 *ocannlBigPoolBackwardPart4) Part(j14 int) {
 	pImg, scratch := r10.pImg, r10.scratch
-	// float32 pointwise kernel over 16 rows of 16 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 16 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i1 := range 16 {
+				for i4 := range 2 {
+					for i5 := range 2 {
+						ocannlMap10AVX512(&scratch.objective_max_pool_1_y_argmax_1[i0+2*j14][i1][0][0], &pImg[16384*i0+32768*j14+1024*i1+512*i4+16*i5], &scratch.objective_max_pool_1_y_1[i4][i5], &scratch.objective_max_pool_1_y[i0+2*j14][i1][0][0], &scratch.ordinals_1[i4][i5])
+					}
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 16 {
 				for i4 := range 2 {
@@ -2694,8 +2758,10 @@ type ocannlEmbedBackwardPart1 struct {
 // Part runs part j3 of the nest (0 <= j3 < 8).
 func (r3 *ocannlEmbedBackwardPart1) Part(j3 int) {
 	r, scratch := r3.r, r3.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 6144 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 6144 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap12AVX512(&scratch.e_grad[4*j3][0][0], &scratch.objective_grad[0], &r[4*j3][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap12AVX2(&scratch.e_grad[4*j3][0][0], &scratch.objective_grad[0], &r[4*j3][0][0])
 	} else {
 		objective_gradV := scratch.objective_grad[0]
@@ -3011,8 +3077,10 @@ type ocannlEmbedRowsBackwardPart1 struct {
 // Part runs part j3 of the nest (0 <= j3 < 8).
 func (r3 *ocannlEmbedRowsBackwardPart1) Part(j3 int) {
 	r, scratch := r3.r, r3.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&scratch.emb_e_grad[2*j3][0][0], &scratch.objective_grad[0], &r[2*j3][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap8AVX2(&scratch.emb_e_grad[2*j3][0][0], &scratch.objective_grad[0], &r[2*j3][0][0])
 	} else {
 		objective_gradV := scratch.objective_grad[0]
@@ -3540,8 +3608,10 @@ func ocannlConvKernelGrad(img *[32][12][12][1]float32, g *[32][10][10][8]float32
 //	    out[i0, i1] = relu((x[i0, i1] * y[i0, i1]) - (x[i0, i1] / y[i0, i1])) + ((x[i0, i1] - y[i0, i1]) * _num.1[0])
 func ocannlArith(x *[32][64]float32, y *[32][64]float32, out *[32][64]float32) {
 	// out = pointwise "+" of _out.4, _out.6, with _out.4 = pointwise relu of _out.3, with _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise "*." of x, y fused, with _out.2 = pointwise "/." of x, y fused fused fused, with _out.6 = pointwise "*." of _out.5, _num.1, with _out.5 = pointwise "-" of x, y fused fused
-	// float32 pointwise kernel over 2048 elements (c = add(relu(sub(mul(x0,x1),div(x0,x1))),mul(sub(x0,x1),2))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 2048 elements (c = add(relu(sub(mul(x0,x1),div(x0,x1))),mul(sub(x0,x1),2))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap16AVX512(&out[0][0], &x[0][0], &y[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap16AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 32 {
@@ -3600,8 +3670,10 @@ func ocannlArith(x *[32][64]float32, y *[32][64]float32, out *[32][64]float32) {
 //	    out[i0, i1] = relu((x[i0, i1] * y[i0, i1]) - (x[i0, i1] / y[i0, i1])) + ((x[i0, i1] - y[i0, i1]) * _num.1[0])
 func ocannlArithF64(x *[32][64]float64, y *[32][64]float64, out *[32][64]float64) {
 	// out = pointwise "+" of _out.4, _out.6, with _out.4 = pointwise relu of _out.3, with _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise "*." of x, y fused, with _out.2 = pointwise "/." of x, y fused fused fused, with _out.6 = pointwise "*." of _out.5, _num.1, with _out.5 = pointwise "-" of x, y fused fused
-	// float64 pointwise kernel over 2048 elements (c = add(relu(sub(mul(x0,x1),div(x0,x1))),mul(sub(x0,x1),2))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 pointwise kernel over 2048 elements (c = add(relu(sub(mul(x0,x1),div(x0,x1))),mul(sub(x0,x1),2))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap17AVX512(&out[0][0], &x[0][0], &y[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap17AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 32 {
@@ -3718,8 +3790,10 @@ func ocannlGate(x *[32][64]float32, y *[32][64]float32, g *[32][64]float32, out 
 	var out_2 [32][64]float32
 
 	// _out.2 = pointwise where of _out.1, g, _num.1, with _out.1 = pointwise "=" of y, x fused
-	// float32 pointwise kernel over 2048 elements (c = where(eq(x0,x1),x2,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 2048 elements (c = where(eq(x0,x1),x2,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap19AVX512(&out_2[0][0], &y[0][0], &x[0][0], &g[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap19AVX2(&out_2[0][0], &y[0][0], &x[0][0], &g[0][0])
 	} else {
 		for i0 := range 32 {
@@ -3807,8 +3881,10 @@ func ocannlMaxPool(x *[2][16][16][8]float32, out *[2][8][8][8]float32) {
 	}
 
 	// out = einsum "@^+" "n | 2*oh<+wh, 2*ow<+ww, c; wh, ww => n | oh, ow, c" of x, _out.1
-	// float32 pointwise kernel over 1024 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = -Inf): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&out[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap0AVX2(&out[0][0][0][0])
 	} else {
 		for j := range 2 {
@@ -3821,8 +3897,14 @@ func ocannlMaxPool(x *[2][16][16][8]float32, out *[2][8][8][8]float32) {
 			}
 		}
 	}
-	// float32 pointwise kernel over 16x8 rows of 8 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16x8 rows of 8 elements (c max= add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i4 := range 2 {
+			for i5 := range 2 {
+				ocannlMap1AVX512(&out[0][0][0][0], &x[0][i4][i5][0], &out_1[i4][i5])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i4 := range 2 {
 			for i5 := range 2 {
 				ocannlMap1AVX2(&out[0][0][0][0], &x[0][i4][i5][0], &out_1[i4][i5])
@@ -3870,8 +3952,10 @@ func ocannlMaxPool(x *[2][16][16][8]float32, out *[2][8][8][8]float32) {
 //	    out[i0, i1] min= x[i0, i1]
 func ocannlMinInto(x *[32][64]float32, out *[32][64]float32) {
 	// out = assignment out =@- ~logic:"." of x
-	// float32 pointwise kernel over 2048 elements (c min= x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 2048 elements (c min= x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap21AVX512(&out[0][0], &x[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap21AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 32 {

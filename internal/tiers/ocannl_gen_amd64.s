@@ -1348,6 +1348,147 @@ q3:
 	VZEROUPPER
 	RET
 
+// func ocannlMap0AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap0AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+8(SB), Z0
+	MOVQ         $0x00000040, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap1AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap1AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS (DX), Z0
+	MOVL         $0x000000ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000010, DX
+
+rowb1:
+	MOVQ $0x00000008, BX
+
+row2:
+	VMOVUPS.Z (CX), K1, Z2
+	VADDPS    Z0, Z2, Z2
+	VMOVUPS.Z (AX), K1, Z3
+	VMAXPS    Z2, Z3, Z4
+	VMAXPS    Z3, Z2, Z5
+	VPANDD    Z5, Z4, Z4
+	VCMPPS    $0x03, Z2, Z3, K2
+	VADDPS    Z2, Z3, Z2
+	VBLENDMPS Z2, Z4, K2, Z1
+	VMOVUPS   Z1, K1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+64, CX
+	DECQ      BX
+	JNZ       row2
+	ADDQ      $+512, CX
+	DECQ      DX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap2AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap2AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (CX), Z1
+	MOVQ         $0x00000040, CX
+
+e1:
+	VMOVUPS (DX), Z2
+	VMULPS  Z2, Z1, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, DX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap3AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap3AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+12(SB), Z0
+	MOVQ         $0x00000040, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap4AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-40
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+12(SB), Z2
+	VBROADCASTSS (DX), Z3
+	VBROADCASTSS (SI), Z4
+	MOVL         $0x000000ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000010, DX
+
+rowb1:
+	MOVQ $0x00000008, SI
+
+row2:
+	VMOVUPS.Z (CX), K1, Z5
+	VADDPS    Z3, Z5, Z5
+	VMOVUPS.Z (BX), K1, Z9
+	VCMPPS    $0x00, Z9, Z5, K2
+	VBLENDMPS Z1, Z0, K2, Z6
+	VCMPPS    $0x04, Z0, Z6, K2
+	VBLENDMPS Z4, Z2, K2, Z7
+	VMOVUPS.Z (AX), K1, Z5
+	VMINPS    Z7, Z5, Z9
+	VMINPS    Z5, Z7, Z10
+	VPORD     Z10, Z9, Z9
+	VCMPPS    $0x03, Z7, Z5, K2
+	VADDPS    Z7, Z5, Z5
+	VBLENDMPS Z5, Z9, K2, Z8
+	VMOVUPS   Z8, K1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+64, CX
+	ADDQ      $+32, BX
+	DECQ      SI
+	JNZ       row2
+	ADDQ      $+512, CX
+	DECQ      DX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
 // func ocannlMap5AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-32
@@ -1396,6 +1537,133 @@ e2:
 	VZEROUPPER
 	RET
 
+// func ocannlMap6AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+8(SB), Z0
+	MOVQ         $0x00001000, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS (DX), Z0
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS   (CX), Z2
+	VADDPS    Z0, Z2, Z2
+	VMOVUPS   (AX), Z3
+	VMAXPS    Z2, Z3, Z4
+	VMAXPS    Z3, Z2, Z5
+	VPANDD    Z5, Z4, Z4
+	VCMPPS    $0x03, Z2, Z3, K1
+	VADDPS    Z2, Z3, Z2
+	VBLENDMPS Z2, Z4, K1, Z1
+	VMOVUPS   Z1, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, CX
+	DECQ      DX
+	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (CX), Z1
+	MOVQ         $0x00000200, CX
+
+e1:
+	VMOVUPS (DX), Z2
+	VMULPS  Z2, Z1, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, DX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap9AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+12(SB), Z0
+	MOVQ         $0x00001000, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-40
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+12(SB), Z2
+	VBROADCASTSS (DX), Z3
+	VBROADCASTSS (SI), Z4
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS   (CX), Z5
+	VADDPS    Z3, Z5, Z5
+	VMOVUPS   (BX), Z9
+	VCMPPS    $0x00, Z9, Z5, K1
+	VBLENDMPS Z1, Z0, K1, Z6
+	VCMPPS    $0x04, Z0, Z6, K1
+	VBLENDMPS Z4, Z2, K1, Z7
+	VMOVUPS   (AX), Z5
+	VMINPS    Z7, Z5, Z9
+	VMINPS    Z5, Z7, Z10
+	VPORD     Z10, Z9, Z9
+	VCMPPS    $0x03, Z7, Z5, K1
+	VADDPS    Z7, Z5, Z5
+	VBLENDMPS Z5, Z9, K1, Z8
+	VMOVUPS   Z8, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, BX
+	ADDQ      $+64, CX
+	DECQ      DX
+	JNZ       row1
+	VZEROUPPER
+	RET
+
 // func ocannlMap11AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-32
@@ -1426,6 +1694,29 @@ row1:
 	ADDQ      $+960, BX
 	DECQ      CX
 	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (CX), Z1
+	MOVQ         $0x00000180, CX
+
+e1:
+	VMOVUPS (DX), Z2
+	VMULPS  Z2, Z1, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, DX
+	DECQ    CX
+	JNZ     e1
 	VZEROUPPER
 	RET
 
@@ -1494,6 +1785,74 @@ e2:
 	VZEROUPPER
 	RET
 
+// func ocannlMap16AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+16(SB), Z1
+	MOVQ         $0x00000080, BX
+
+e1:
+	VMOVUPS (CX), Z2
+	VMOVUPS (DX), Z3
+	VMULPS  Z3, Z2, Z2
+	VMOVUPS (CX), Z3
+	VMOVUPS (DX), Z4
+	VDIVPS  Z4, Z3, Z3
+	VSUBPS  Z3, Z2, Z2
+	VMAXPS  Z0, Z2, Z2
+	VMOVUPS (CX), Z3
+	VMOVUPS (DX), Z4
+	VSUBPS  Z4, Z3, Z3
+	VMULPS  Z1, Z3, Z3
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap17AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	VBROADCASTSD ocannlConst64<>+16(SB), Z1
+	MOVQ         $0x00000100, BX
+
+e1:
+	VMOVUPS (CX), Z2
+	VMOVUPS (DX), Z3
+	VMULPD  Z3, Z2, Z2
+	VMOVUPS (CX), Z3
+	VMOVUPS (DX), Z4
+	VDIVPD  Z4, Z3, Z3
+	VSUBPD  Z3, Z2, Z2
+	VMAXPD  Z0, Z2, Z2
+	VMOVUPS (CX), Z3
+	VMOVUPS (DX), Z4
+	VSUBPD  Z4, Z3, Z3
+	VMULPD  Z1, Z3, Z3
+	VADDPD  Z3, Z2, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
 // func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-24
@@ -1530,6 +1889,35 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000080, SI
+
+e1:
+	VMOVUPS   (CX), Z2
+	VMOVUPS   (DX), Z3
+	VCMPPS    $0x00, Z3, Z2, K1
+	VBLENDMPS Z1, Z0, K1, Z4
+	VMOVUPS   (BX), Z2
+	VCMPPS    $0x04, Z0, Z4, K1
+	VBLENDMPS Z2, Z0, K1, Z5
+	VMOVUPS   Z5, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	ADDQ      $+64, BX
+	DECQ      SI
+	JNZ       e1
+	VZEROUPPER
+	RET
+
 // func ocannlMap20AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-16
@@ -1548,6 +1936,32 @@ e1:
 	ADDQ    $+64, CX
 	DECQ    DX
 	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap21AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000080, DX
+
+e1:
+	VMOVUPS   (CX), Z0
+	VMOVUPS   (AX), Z2
+	VMINPS    Z0, Z2, Z3
+	VMINPS    Z2, Z0, Z4
+	VPORD     Z4, Z3, Z3
+	VCMPPS    $0x03, Z0, Z2, K1
+	VADDPS    Z0, Z2, Z0
+	VBLENDMPS Z0, Z3, K1, Z1
+	VMOVUPS   Z1, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	DECQ      DX
+	JNZ       e1
 	VZEROUPPER
 	RET
 
