@@ -2506,220 +2506,250 @@ func ocannlReduce2AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce3AVX2(c *float32, x0 *float32)
 
-// ocannlReduce4AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 4 elements.
+// ocannlReduce4AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,4), 256 rows of 4 elements.
 //
 //go:noescape
-func ocannlReduce4AVX2(c *float32, x0 *float32)
+func ocannlReduce4AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce5AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 800 rows of 16 elements.
+// ocannlReduce5AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 4 elements.
 //
 //go:noescape
 func ocannlReduce5AVX2(c *float32, x0 *float32)
 
-// ocannlReduce6AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 3200 rows of 8 elements.
+// ocannlReduce6AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 800 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce6AVX2(c *float32, x0 *float32)
 
-// ocannlReduce7AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 1024 rows of 8 elements.
+// ocannlReduce7AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 3200 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce7AVX2(c *float32, x0 *float32)
 
-// ocannlReduce8AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1024 rows of 8 elements.
+// ocannlReduce8AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 1024 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce8AVX2(c *float32, x0 *float32)
 
-// ocannlReduce9AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 256 rows of 32 elements.
+// ocannlReduce9AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1024 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce9AVX2(c *float32, x0 *float32)
 
-// ocannlReduce10AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 10 elements.
+// ocannlReduce10AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 256 rows of 32 elements.
 //
 //go:noescape
 func ocannlReduce10AVX2(c *float32, x0 *float32)
 
-// ocannlReduce11AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 256 rows of 10 elements.
+// ocannlReduce11AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce11AVX2(c *float32, x0 *float32)
 
-// ocannlReduce12AVX2 runs a float32 along-rows add reduction kernel: c = c add x0, 1 rows of 2560 elements.
+// ocannlReduce12AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 256 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce12AVX2(c *float32, x0 *float32)
 
-// ocannlReduce13AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 256 rows of 10 elements.
+// ocannlReduce13AVX2 runs a float32 along-rows add reduction kernel: c = c add x0, 1 rows of 2560 elements.
 //
 //go:noescape
 func ocannlReduce13AVX2(c *float32, x0 *float32)
 
-// ocannlReduce14AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 10 elements.
+// ocannlReduce14AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 256 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce14AVX2(c *float32, x0 *float32)
 
-// ocannlReduce15AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 32 elements.
+// ocannlReduce15AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 256 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce15AVX2(c *float32, x0 *float32)
+func ocannlReduce15AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce16AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 256 rows of 32 elements.
+// ocannlReduce16AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce16AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce16AVX2(c *float32, x0 *float32)
 
-// ocannlReduce17AVX2 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 256 rows of 32 elements.
+// ocannlReduce17AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 32 elements.
 //
 //go:noescape
-func ocannlReduce17AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce17AVX2(c *float32, x0 *float32)
 
-// ocannlReduce18AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 256 rows of 32 elements.
+// ocannlReduce18AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 256 rows of 32 elements.
 //
 //go:noescape
-func ocannlReduce18AVX2(c *float32, x0 *float32)
+func ocannlReduce18AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce19AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 64 elements.
+// ocannlReduce19AVX2 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 256 rows of 32 elements.
 //
 //go:noescape
-func ocannlReduce19AVX2(c *float32, x0 *float32)
+func ocannlReduce19AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce20AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 1024 rows of 8 elements.
+// ocannlReduce20AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 256 rows of 32 elements.
 //
 //go:noescape
-func ocannlReduce20AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce20AVX2(c *float32, x0 *float32)
 
-// ocannlReduce21AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 1024 rows of 8 elements.
+// ocannlReduce21AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 64 elements.
 //
 //go:noescape
 func ocannlReduce21AVX2(c *float32, x0 *float32)
 
-// ocannlReduce22AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 32 elements.
+// ocannlReduce22AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 1024 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce22AVX2(c *float32, x0 *float32)
+func ocannlReduce22AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce23AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 384 elements.
+// ocannlReduce23AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 1024 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce23AVX2(c *float32, x0 *float32)
 
-// ocannlReduce24AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 96 rows of 128 elements.
+// ocannlReduce24AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,8), 1024 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce24AVX2(c *float32, x0 *float32)
+func ocannlReduce24AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce25AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 96 rows of 128 elements.
+// ocannlReduce25AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 32 elements.
 //
 //go:noescape
 func ocannlReduce25AVX2(c *float32, x0 *float32)
 
-// ocannlReduce26AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 16 rows of 256 elements.
+// ocannlReduce26AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 384 elements.
 //
 //go:noescape
 func ocannlReduce26AVX2(c *float32, x0 *float32)
 
-// ocannlReduce27AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 256 elements.
+// ocannlReduce27AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 96 rows of 128 elements.
 //
 //go:noescape
 func ocannlReduce27AVX2(c *float32, x0 *float32)
 
-// ocannlReduce28AVX2 runs a float32 along-rows add reduction kernel: c = c add x0, 1 rows of 32768 elements.
+// ocannlReduce28AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 96 rows of 128 elements.
 //
 //go:noescape
 func ocannlReduce28AVX2(c *float32, x0 *float32)
 
-// ocannlReduce29AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 256 elements.
+// ocannlReduce29AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 16 rows of 256 elements.
 //
 //go:noescape
 func ocannlReduce29AVX2(c *float32, x0 *float32)
 
-// ocannlReduce30AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 256 elements.
+// ocannlReduce30AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 256 elements.
 //
 //go:noescape
 func ocannlReduce30AVX2(c *float32, x0 *float32)
 
-// ocannlReduce31AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 384 elements.
+// ocannlReduce31AVX2 runs a float32 along-rows add reduction kernel: c = c add x0, 1 rows of 32768 elements.
 //
 //go:noescape
 func ocannlReduce31AVX2(c *float32, x0 *float32)
 
-// ocannlReduce32AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 16 rows of 384 elements.
+// ocannlReduce32AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 256 elements.
 //
 //go:noescape
-func ocannlReduce32AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce32AVX2(c *float32, x0 *float32)
 
-// ocannlReduce33AVX2 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 128 rows of 384 elements.
+// ocannlReduce33AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,256), 16 rows of 256 elements.
 //
 //go:noescape
-func ocannlReduce33AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce33AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce34AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 384 elements.
+// ocannlReduce34AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 256 elements.
 //
 //go:noescape
 func ocannlReduce34AVX2(c *float32, x0 *float32)
 
-// ocannlReduce35AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 1536 elements.
+// ocannlReduce35AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 384 elements.
 //
 //go:noescape
 func ocannlReduce35AVX2(c *float32, x0 *float32)
 
-// ocannlReduce36AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 96 rows of 128 elements.
+// ocannlReduce36AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 16 rows of 384 elements.
 //
 //go:noescape
 func ocannlReduce36AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce37AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 96 rows of 128 elements.
+// ocannlReduce37AVX2 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 128 rows of 384 elements.
 //
 //go:noescape
-func ocannlReduce37AVX2(c *float32, x0 *float32)
+func ocannlReduce37AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce38AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 6144 elements.
+// ocannlReduce38AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 384 elements.
 //
 //go:noescape
 func ocannlReduce38AVX2(c *float32, x0 *float32)
 
-// ocannlReduce39AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 64 rows of 64 elements.
+// ocannlReduce39AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 1536 elements.
 //
 //go:noescape
 func ocannlReduce39AVX2(c *float32, x0 *float32)
 
-// ocannlReduce40AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 32 rows of 10 elements.
+// ocannlReduce40AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 96 rows of 128 elements.
 //
 //go:noescape
-func ocannlReduce40AVX2(c *float32, x0 *float32)
+func ocannlReduce40AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce41AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 32 rows of 10 elements.
+// ocannlReduce41AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 96 rows of 128 elements.
 //
 //go:noescape
 func ocannlReduce41AVX2(c *float32, x0 *float32)
 
-// ocannlReduce42AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 320 elements.
+// ocannlReduce42AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,128), 96 rows of 128 elements.
 //
 //go:noescape
-func ocannlReduce42AVX2(c *float32, x0 *float32)
+func ocannlReduce42AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce43AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 32 rows of 10 elements.
+// ocannlReduce43AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 6144 elements.
 //
 //go:noescape
 func ocannlReduce43AVX2(c *float32, x0 *float32)
 
-// ocannlReduce44AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 10 elements.
+// ocannlReduce44AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 64 rows of 64 elements.
 //
 //go:noescape
 func ocannlReduce44AVX2(c *float32, x0 *float32)
 
-// ocannlReduce45AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 1024 rows of 32 elements.
+// ocannlReduce45AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 32 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce45AVX2(c *float32, x0 *float32)
 
-// ocannlReduce46AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 4096 rows of 16 elements.
+// ocannlReduce46AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 32 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce46AVX2(c *float32, x0 *float32)
+
+// ocannlReduce47AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 320 elements.
+//
+//go:noescape
+func ocannlReduce47AVX2(c *float32, x0 *float32)
+
+// ocannlReduce48AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 32 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce48AVX2(c *float32, x0 *float32)
+
+// ocannlReduce49AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 32 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce49AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce50AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce50AVX2(c *float32, x0 *float32)
+
+// ocannlReduce51AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 1024 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce51AVX2(c *float32, x0 *float32)
+
+// ocannlReduce52AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 4096 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce52AVX2(c *float32, x0 *float32)
 
 // ocannlAdamAVX2 applies one float32 Adam update to n elements (n a multiple of the vector's lanes); k: beta1, 1-beta1, beta2, 1-beta2, lr/c1, sqrt(c2), eps, decay (rt.AdamCoeffs).
 //

@@ -36,8 +36,9 @@ DATA ocannlConst32<>+40(SB)/4, $0xce6e6b28
 DATA ocannlConst32<>+44(SB)/4, $0x43800000
 DATA ocannlConst32<>+48(SB)/4, $0x43000000
 DATA ocannlConst32<>+52(SB)/4, $0x3c800000
-DATA ocannlConst32<>+56(SB)/4, $0xbf800000
-GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $60
+DATA ocannlConst32<>+56(SB)/4, $0x7f800000
+DATA ocannlConst32<>+60(SB)/4, $0xbf800000
+GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $64
 
 // func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
@@ -51494,9 +51495,65 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce4AVX2(c *float32, x0 *float32)
+// func ocannlReduce4AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce4AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce4AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS ocannlConst32<>+8(SB), Y2
+	VBROADCASTSS ocannlConst32<>+56(SB), Y3
+	VMOVUPS      ocannlMask32<>+16(SB), Y4
+	MOVQ         $0x00000100, SI
+
+row1:
+	VBROADCASTSS (DX), Y5
+	VMASKMOVPS   (CX), Y4, Y6
+	VCMPPS       $0x00, Y5, Y6, Y5
+	VBLENDVPS    Y5, Y1, Y0, Y5
+	VMASKMOVPS   (BX), Y4, Y6
+	VCMPPS       $0x04, Y0, Y5, Y5
+	VBLENDVPS    Y5, Y6, Y2, Y5
+	VBLENDVPS    Y4, Y5, Y3, Y5
+	VEXTRACTF128 $0x01, Y5, X6
+	VMINPS       X6, X5, X7
+	VMINPS       X5, X6, X8
+	VCMPPS       $0x03, X6, X5, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VPERMILPS    $0x4e, X6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VPERMILPS    $0xb1, X6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VMOVSS       (AX), X5
+	VMINPS       X6, X5, X7
+	VMINPS       X5, X6, X8
+	VCMPPS       $0x03, X6, X5, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VMOVSS       X6, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+16, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce5AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce5AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51515,9 +51572,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce5AVX2(c *float32, x0 *float32)
+// func ocannlReduce6AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce5AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce6AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51540,9 +51597,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce6AVX2(c *float32, x0 *float32)
+// func ocannlReduce7AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce6AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce7AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51561,9 +51618,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce7AVX2(c *float32, x0 *float32)
+// func ocannlReduce8AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce7AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+12(SB), Y0
@@ -51597,9 +51654,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce8AVX2(c *float32, x0 *float32)
+// func ocannlReduce9AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51623,9 +51680,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce9AVX2(c *float32, x0 *float32)
+// func ocannlReduce10AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51655,9 +51712,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce10AVX2(c *float32, x0 *float32)
+// func ocannlReduce11AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+12(SB), Y0
@@ -51699,9 +51756,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce11AVX2(c *float32, x0 *float32)
+// func ocannlReduce12AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51729,9 +51786,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce12AVX2(c *float32, x0 *float32)
+// func ocannlReduce13AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51770,9 +51827,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce13AVX2(c *float32, x0 *float32)
+// func ocannlReduce14AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51800,9 +51857,76 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce14AVX2(c *float32, x0 *float32)
+// func ocannlReduce15AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS ocannlConst32<>+24(SB), Y2
+	VBROADCASTSS ocannlConst32<>+56(SB), Y3
+	VMOVUPS      ocannlMask32<>+24(SB), Y4
+	MOVQ         $0x00000100, SI
+
+row1:
+	VBROADCASTSS (DX), Y5
+	VMOVUPS      (CX), Y6
+	VCMPPS       $0x00, Y5, Y6, Y6
+	VBLENDVPS    Y6, Y1, Y0, Y6
+	VMOVUPS      (BX), Y7
+	VCMPPS       $0x04, Y0, Y6, Y6
+	VBLENDVPS    Y6, Y7, Y2, Y6
+	VMASKMOVPS   32(CX), Y4, Y7
+	VCMPPS       $0x00, Y5, Y7, Y5
+	VBLENDVPS    Y5, Y1, Y0, Y5
+	VMASKMOVPS   32(BX), Y4, Y7
+	VCMPPS       $0x04, Y0, Y5, Y5
+	VBLENDVPS    Y5, Y7, Y2, Y5
+	VBLENDVPS    Y4, Y5, Y3, Y5
+	VMINPS       Y5, Y6, Y7
+	VMINPS       Y6, Y5, Y8
+	VCMPPS       $0x03, Y5, Y6, Y5
+	VORPS        Y8, Y7, Y6
+	VORPS        Y5, Y6, Y6
+	VEXTRACTF128 $0x01, Y6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VPERMILPS    $0x4e, X6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VPERMILPS    $0xb1, X6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VMOVSS       (AX), X5
+	VMINPS       X6, X5, X7
+	VMINPS       X5, X6, X8
+	VCMPPS       $0x03, X6, X5, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VMOVSS       X6, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce16AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51825,9 +51949,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce15AVX2(c *float32, x0 *float32)
+// func ocannlReduce17AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51858,14 +51982,14 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce16AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce18AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce18AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+56(SB), Y0
+	VBROADCASTSS ocannlConst32<>+60(SB), Y0
 	VBROADCASTSS ocannlConst32<>+0(SB), Y1
 	MOVQ         $0x00000100, SI
 
@@ -51916,9 +52040,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce17AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce19AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce19AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -51960,9 +52084,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce18AVX2(c *float32, x0 *float32)
+// func ocannlReduce20AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce18AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce20AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51992,9 +52116,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce19AVX2(c *float32, x0 *float32)
+// func ocannlReduce21AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce19AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce21AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -52030,14 +52154,14 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce20AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce22AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce20AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce22AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+56(SB), Y0
+	VBROADCASTSS ocannlConst32<>+60(SB), Y0
 	VBROADCASTSS ocannlConst32<>+0(SB), Y1
 	MOVQ         $0x00000400, SI
 
@@ -52067,9 +52191,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce21AVX2(c *float32, x0 *float32)
+// func ocannlReduce23AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce21AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce23AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -52093,9 +52217,63 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce22AVX2(c *float32, x0 *float32)
+// func ocannlReduce24AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce22AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce24AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS ocannlConst32<>+32(SB), Y2
+	VBROADCASTSS ocannlConst32<>+56(SB), Y3
+	MOVQ         $0x00000400, SI
+
+row1:
+	VBROADCASTSS (DX), Y3
+	VMOVUPS      (CX), Y4
+	VCMPPS       $0x00, Y3, Y4, Y3
+	VBLENDVPS    Y3, Y1, Y0, Y3
+	VMOVUPS      (BX), Y4
+	VCMPPS       $0x04, Y0, Y3, Y3
+	VBLENDVPS    Y3, Y4, Y2, Y3
+	VEXTRACTF128 $0x01, Y3, X4
+	VMINPS       X4, X3, X5
+	VMINPS       X3, X4, X6
+	VCMPPS       $0x03, X4, X3, X3
+	VORPS        X6, X5, X4
+	VORPS        X3, X4, X4
+	VPERMILPS    $0x4e, X4, X3
+	VMINPS       X3, X4, X5
+	VMINPS       X4, X3, X6
+	VCMPPS       $0x03, X3, X4, X3
+	VORPS        X6, X5, X4
+	VORPS        X3, X4, X4
+	VPERMILPS    $0xb1, X4, X3
+	VMINPS       X3, X4, X5
+	VMINPS       X4, X3, X6
+	VCMPPS       $0x03, X3, X4, X3
+	VORPS        X6, X5, X4
+	VORPS        X3, X4, X4
+	VMOVSS       (AX), X3
+	VMINPS       X4, X3, X5
+	VMINPS       X3, X4, X6
+	VCMPPS       $0x03, X4, X3, X3
+	VORPS        X6, X5, X4
+	VORPS        X3, X4, X4
+	VMOVSS       X4, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+32, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce25AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce25AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -52126,9 +52304,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce23AVX2(c *float32, x0 *float32)
+// func ocannlReduce26AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce23AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce26AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -52174,233 +52352,13 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce24AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlReduce24AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+12(SB), Y0
-	MOVQ         $0x00000060, DX
-
-row1:
-	VMOVUPS (CX), Y0
-	VMOVUPS 32(CX), Y1
-	VMOVUPS 64(CX), Y2
-	VMOVUPS 96(CX), Y3
-	ADDQ    $+128, CX
-	MOVQ    $0x00000003, BX
-
-grp2:
-	VMOVUPS      (CX), Y4
-	VMAXPS       Y4, Y0, Y5
-	VMAXPS       Y0, Y4, Y6
-	VCMPPS       $0x03, Y4, Y0, Y4
-	VANDPS       Y6, Y5, Y0
-	VORPS        Y4, Y0, Y0
-	VMOVUPS      32(CX), Y4
-	VMAXPS       Y4, Y1, Y5
-	VMAXPS       Y1, Y4, Y6
-	VCMPPS       $0x03, Y4, Y1, Y4
-	VANDPS       Y6, Y5, Y1
-	VORPS        Y4, Y1, Y1
-	VMOVUPS      64(CX), Y4
-	VMAXPS       Y4, Y2, Y5
-	VMAXPS       Y2, Y4, Y6
-	VCMPPS       $0x03, Y4, Y2, Y4
-	VANDPS       Y6, Y5, Y2
-	VORPS        Y4, Y2, Y2
-	VMOVUPS      96(CX), Y4
-	VMAXPS       Y4, Y3, Y5
-	VMAXPS       Y3, Y4, Y6
-	VCMPPS       $0x03, Y4, Y3, Y4
-	VANDPS       Y6, Y5, Y3
-	VORPS        Y4, Y3, Y3
-	ADDQ         $+128, CX
-	DECQ         BX
-	JNZ          grp2
-	VMAXPS       Y1, Y0, Y4
-	VMAXPS       Y0, Y1, Y5
-	VCMPPS       $0x03, Y1, Y0, Y0
-	VANDPS       Y5, Y4, Y1
-	VORPS        Y0, Y1, Y1
-	VMAXPS       Y3, Y2, Y0
-	VMAXPS       Y2, Y3, Y4
-	VCMPPS       $0x03, Y3, Y2, Y2
-	VANDPS       Y4, Y0, Y0
-	VORPS        Y2, Y0, Y0
-	VMAXPS       Y0, Y1, Y2
-	VMAXPS       Y1, Y0, Y3
-	VCMPPS       $0x03, Y0, Y1, Y0
-	VANDPS       Y3, Y2, Y1
-	VORPS        Y0, Y1, Y1
-	VEXTRACTF128 $0x01, Y1, X0
-	VMAXPS       X0, X1, X2
-	VMAXPS       X1, X0, X3
-	VCMPPS       $0x03, X0, X1, X0
-	VANDPS       X3, X2, X1
-	VORPS        X0, X1, X1
-	VPERMILPS    $0x4e, X1, X0
-	VMAXPS       X0, X1, X2
-	VMAXPS       X1, X0, X3
-	VCMPPS       $0x03, X0, X1, X0
-	VANDPS       X3, X2, X1
-	VORPS        X0, X1, X1
-	VPERMILPS    $0xb1, X1, X0
-	VMAXPS       X0, X1, X2
-	VMAXPS       X1, X0, X3
-	VCMPPS       $0x03, X0, X1, X0
-	VANDPS       X3, X2, X1
-	VORPS        X0, X1, X1
-	VMOVSS       X1, (AX)
-	ADDQ         $-512, CX
-	ADDQ         $+4, AX
-	ADDQ         $+512, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlReduce25AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlReduce25AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	MOVQ         $0x00000060, DX
-
-row1:
-	VMOVUPS (CX), Y0
-	VMOVUPS 32(CX), Y1
-	VMOVUPS 64(CX), Y2
-	VMOVUPS 96(CX), Y3
-	ADDQ    $+128, CX
-	MOVQ    $0x00000003, BX
-
-grp2:
-	VMOVUPS      (CX), Y4
-	VADDPS       Y4, Y0, Y0
-	VMOVUPS      32(CX), Y4
-	VADDPS       Y4, Y1, Y1
-	VMOVUPS      64(CX), Y4
-	VADDPS       Y4, Y2, Y2
-	VMOVUPS      96(CX), Y4
-	VADDPS       Y4, Y3, Y3
-	ADDQ         $+128, CX
-	DECQ         BX
-	JNZ          grp2
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y1, Y0, Y0
-	VEXTRACTF128 $0x01, Y0, X1
-	VADDPS       X1, X0, X0
-	VPERMILPS    $0x4e, X0, X1
-	VADDPS       X1, X0, X0
-	VPERMILPS    $0xb1, X0, X1
-	VADDPS       X1, X0, X0
-	VMOVSS       ocannlConst32<>+0(SB), X1
-	VADDPS       X0, X1, X0
-	VMOVSS       X0, (AX)
-	ADDQ         $-512, CX
-	ADDQ         $+4, AX
-	ADDQ         $+512, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlReduce26AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlReduce26AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+12(SB), Y0
-	MOVQ         $0x00000010, DX
-
-row1:
-	VMOVUPS (CX), Y0
-	VMOVUPS 32(CX), Y1
-	VMOVUPS 64(CX), Y2
-	VMOVUPS 96(CX), Y3
-	ADDQ    $+128, CX
-	MOVQ    $0x00000007, BX
-
-grp2:
-	VMOVUPS      (CX), Y4
-	VMAXPS       Y4, Y0, Y5
-	VMAXPS       Y0, Y4, Y6
-	VCMPPS       $0x03, Y4, Y0, Y4
-	VANDPS       Y6, Y5, Y0
-	VORPS        Y4, Y0, Y0
-	VMOVUPS      32(CX), Y4
-	VMAXPS       Y4, Y1, Y5
-	VMAXPS       Y1, Y4, Y6
-	VCMPPS       $0x03, Y4, Y1, Y4
-	VANDPS       Y6, Y5, Y1
-	VORPS        Y4, Y1, Y1
-	VMOVUPS      64(CX), Y4
-	VMAXPS       Y4, Y2, Y5
-	VMAXPS       Y2, Y4, Y6
-	VCMPPS       $0x03, Y4, Y2, Y4
-	VANDPS       Y6, Y5, Y2
-	VORPS        Y4, Y2, Y2
-	VMOVUPS      96(CX), Y4
-	VMAXPS       Y4, Y3, Y5
-	VMAXPS       Y3, Y4, Y6
-	VCMPPS       $0x03, Y4, Y3, Y4
-	VANDPS       Y6, Y5, Y3
-	VORPS        Y4, Y3, Y3
-	ADDQ         $+128, CX
-	DECQ         BX
-	JNZ          grp2
-	VMAXPS       Y1, Y0, Y4
-	VMAXPS       Y0, Y1, Y5
-	VCMPPS       $0x03, Y1, Y0, Y0
-	VANDPS       Y5, Y4, Y1
-	VORPS        Y0, Y1, Y1
-	VMAXPS       Y3, Y2, Y0
-	VMAXPS       Y2, Y3, Y4
-	VCMPPS       $0x03, Y3, Y2, Y2
-	VANDPS       Y4, Y0, Y0
-	VORPS        Y2, Y0, Y0
-	VMAXPS       Y0, Y1, Y2
-	VMAXPS       Y1, Y0, Y3
-	VCMPPS       $0x03, Y0, Y1, Y0
-	VANDPS       Y3, Y2, Y1
-	VORPS        Y0, Y1, Y1
-	VEXTRACTF128 $0x01, Y1, X0
-	VMAXPS       X0, X1, X2
-	VMAXPS       X1, X0, X3
-	VCMPPS       $0x03, X0, X1, X0
-	VANDPS       X3, X2, X1
-	VORPS        X0, X1, X1
-	VPERMILPS    $0x4e, X1, X0
-	VMAXPS       X0, X1, X2
-	VMAXPS       X1, X0, X3
-	VCMPPS       $0x03, X0, X1, X0
-	VANDPS       X3, X2, X1
-	VORPS        X0, X1, X1
-	VPERMILPS    $0xb1, X1, X0
-	VMAXPS       X0, X1, X2
-	VMAXPS       X1, X0, X3
-	VCMPPS       $0x03, X0, X1, X0
-	VANDPS       X3, X2, X1
-	VORPS        X0, X1, X1
-	VMOVSS       X1, (AX)
-	ADDQ         $-1024, CX
-	ADDQ         $+4, AX
-	ADDQ         $+1024, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
 // func ocannlReduce27AVX2(c *float32, x0 *float32)
 // Requires: AVX
 TEXT ·ocannlReduce27AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	MOVQ         $0x00000010, DX
+	VBROADCASTSS ocannlConst32<>+12(SB), Y0
+	MOVQ         $0x00000060, DX
 
 row1:
 	VMOVUPS (CX), Y0
@@ -52408,35 +52366,73 @@ row1:
 	VMOVUPS 64(CX), Y2
 	VMOVUPS 96(CX), Y3
 	ADDQ    $+128, CX
-	MOVQ    $0x00000007, BX
+	MOVQ    $0x00000003, BX
 
 grp2:
 	VMOVUPS      (CX), Y4
-	VADDPS       Y4, Y0, Y0
+	VMAXPS       Y4, Y0, Y5
+	VMAXPS       Y0, Y4, Y6
+	VCMPPS       $0x03, Y4, Y0, Y4
+	VANDPS       Y6, Y5, Y0
+	VORPS        Y4, Y0, Y0
 	VMOVUPS      32(CX), Y4
-	VADDPS       Y4, Y1, Y1
+	VMAXPS       Y4, Y1, Y5
+	VMAXPS       Y1, Y4, Y6
+	VCMPPS       $0x03, Y4, Y1, Y4
+	VANDPS       Y6, Y5, Y1
+	VORPS        Y4, Y1, Y1
 	VMOVUPS      64(CX), Y4
-	VADDPS       Y4, Y2, Y2
+	VMAXPS       Y4, Y2, Y5
+	VMAXPS       Y2, Y4, Y6
+	VCMPPS       $0x03, Y4, Y2, Y4
+	VANDPS       Y6, Y5, Y2
+	VORPS        Y4, Y2, Y2
 	VMOVUPS      96(CX), Y4
-	VADDPS       Y4, Y3, Y3
+	VMAXPS       Y4, Y3, Y5
+	VMAXPS       Y3, Y4, Y6
+	VCMPPS       $0x03, Y4, Y3, Y4
+	VANDPS       Y6, Y5, Y3
+	VORPS        Y4, Y3, Y3
 	ADDQ         $+128, CX
 	DECQ         BX
 	JNZ          grp2
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y1, Y0, Y0
-	VEXTRACTF128 $0x01, Y0, X1
-	VADDPS       X1, X0, X0
-	VPERMILPS    $0x4e, X0, X1
-	VADDPS       X1, X0, X0
-	VPERMILPS    $0xb1, X0, X1
-	VADDPS       X1, X0, X0
-	VMOVSS       ocannlConst32<>+0(SB), X1
-	VADDPS       X0, X1, X0
-	VMOVSS       X0, (AX)
-	ADDQ         $-1024, CX
+	VMAXPS       Y1, Y0, Y4
+	VMAXPS       Y0, Y1, Y5
+	VCMPPS       $0x03, Y1, Y0, Y0
+	VANDPS       Y5, Y4, Y1
+	VORPS        Y0, Y1, Y1
+	VMAXPS       Y3, Y2, Y0
+	VMAXPS       Y2, Y3, Y4
+	VCMPPS       $0x03, Y3, Y2, Y2
+	VANDPS       Y4, Y0, Y0
+	VORPS        Y2, Y0, Y0
+	VMAXPS       Y0, Y1, Y2
+	VMAXPS       Y1, Y0, Y3
+	VCMPPS       $0x03, Y0, Y1, Y0
+	VANDPS       Y3, Y2, Y1
+	VORPS        Y0, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VMAXPS       X0, X1, X2
+	VMAXPS       X1, X0, X3
+	VCMPPS       $0x03, X0, X1, X0
+	VANDPS       X3, X2, X1
+	VORPS        X0, X1, X1
+	VPERMILPS    $0x4e, X1, X0
+	VMAXPS       X0, X1, X2
+	VMAXPS       X1, X0, X3
+	VCMPPS       $0x03, X0, X1, X0
+	VANDPS       X3, X2, X1
+	VORPS        X0, X1, X1
+	VPERMILPS    $0xb1, X1, X0
+	VMAXPS       X0, X1, X2
+	VMAXPS       X1, X0, X3
+	VCMPPS       $0x03, X0, X1, X0
+	VANDPS       X3, X2, X1
+	VORPS        X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         $-512, CX
 	ADDQ         $+4, AX
-	ADDQ         $+1024, CX
+	ADDQ         $+512, CX
 	DECQ         DX
 	JNZ          row1
 	VZEROUPPER
@@ -52445,6 +52441,188 @@ grp2:
 // func ocannlReduce28AVX2(c *float32, x0 *float32)
 // Requires: AVX
 TEXT ·ocannlReduce28AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	MOVQ         $0x00000060, DX
+
+row1:
+	VMOVUPS (CX), Y0
+	VMOVUPS 32(CX), Y1
+	VMOVUPS 64(CX), Y2
+	VMOVUPS 96(CX), Y3
+	ADDQ    $+128, CX
+	MOVQ    $0x00000003, BX
+
+grp2:
+	VMOVUPS      (CX), Y4
+	VADDPS       Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VADDPS       Y4, Y1, Y1
+	VMOVUPS      64(CX), Y4
+	VADDPS       Y4, Y2, Y2
+	VMOVUPS      96(CX), Y4
+	VADDPS       Y4, Y3, Y3
+	ADDQ         $+128, CX
+	DECQ         BX
+	JNZ          grp2
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       ocannlConst32<>+0(SB), X1
+	VADDPS       X0, X1, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $-512, CX
+	ADDQ         $+4, AX
+	ADDQ         $+512, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce29AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce29AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+12(SB), Y0
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS (CX), Y0
+	VMOVUPS 32(CX), Y1
+	VMOVUPS 64(CX), Y2
+	VMOVUPS 96(CX), Y3
+	ADDQ    $+128, CX
+	MOVQ    $0x00000007, BX
+
+grp2:
+	VMOVUPS      (CX), Y4
+	VMAXPS       Y4, Y0, Y5
+	VMAXPS       Y0, Y4, Y6
+	VCMPPS       $0x03, Y4, Y0, Y4
+	VANDPS       Y6, Y5, Y0
+	VORPS        Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VMAXPS       Y4, Y1, Y5
+	VMAXPS       Y1, Y4, Y6
+	VCMPPS       $0x03, Y4, Y1, Y4
+	VANDPS       Y6, Y5, Y1
+	VORPS        Y4, Y1, Y1
+	VMOVUPS      64(CX), Y4
+	VMAXPS       Y4, Y2, Y5
+	VMAXPS       Y2, Y4, Y6
+	VCMPPS       $0x03, Y4, Y2, Y4
+	VANDPS       Y6, Y5, Y2
+	VORPS        Y4, Y2, Y2
+	VMOVUPS      96(CX), Y4
+	VMAXPS       Y4, Y3, Y5
+	VMAXPS       Y3, Y4, Y6
+	VCMPPS       $0x03, Y4, Y3, Y4
+	VANDPS       Y6, Y5, Y3
+	VORPS        Y4, Y3, Y3
+	ADDQ         $+128, CX
+	DECQ         BX
+	JNZ          grp2
+	VMAXPS       Y1, Y0, Y4
+	VMAXPS       Y0, Y1, Y5
+	VCMPPS       $0x03, Y1, Y0, Y0
+	VANDPS       Y5, Y4, Y1
+	VORPS        Y0, Y1, Y1
+	VMAXPS       Y3, Y2, Y0
+	VMAXPS       Y2, Y3, Y4
+	VCMPPS       $0x03, Y3, Y2, Y2
+	VANDPS       Y4, Y0, Y0
+	VORPS        Y2, Y0, Y0
+	VMAXPS       Y0, Y1, Y2
+	VMAXPS       Y1, Y0, Y3
+	VCMPPS       $0x03, Y0, Y1, Y0
+	VANDPS       Y3, Y2, Y1
+	VORPS        Y0, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VMAXPS       X0, X1, X2
+	VMAXPS       X1, X0, X3
+	VCMPPS       $0x03, X0, X1, X0
+	VANDPS       X3, X2, X1
+	VORPS        X0, X1, X1
+	VPERMILPS    $0x4e, X1, X0
+	VMAXPS       X0, X1, X2
+	VMAXPS       X1, X0, X3
+	VCMPPS       $0x03, X0, X1, X0
+	VANDPS       X3, X2, X1
+	VORPS        X0, X1, X1
+	VPERMILPS    $0xb1, X1, X0
+	VMAXPS       X0, X1, X2
+	VMAXPS       X1, X0, X3
+	VCMPPS       $0x03, X0, X1, X0
+	VANDPS       X3, X2, X1
+	VORPS        X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         $-1024, CX
+	ADDQ         $+4, AX
+	ADDQ         $+1024, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce30AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce30AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS (CX), Y0
+	VMOVUPS 32(CX), Y1
+	VMOVUPS 64(CX), Y2
+	VMOVUPS 96(CX), Y3
+	ADDQ    $+128, CX
+	MOVQ    $0x00000007, BX
+
+grp2:
+	VMOVUPS      (CX), Y4
+	VADDPS       Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VADDPS       Y4, Y1, Y1
+	VMOVUPS      64(CX), Y4
+	VADDPS       Y4, Y2, Y2
+	VMOVUPS      96(CX), Y4
+	VADDPS       Y4, Y3, Y3
+	ADDQ         $+128, CX
+	DECQ         BX
+	JNZ          grp2
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       ocannlConst32<>+0(SB), X1
+	VADDPS       X0, X1, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $-1024, CX
+	ADDQ         $+4, AX
+	ADDQ         $+1024, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce31AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce31AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -52483,9 +52661,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce29AVX2(c *float32, x0 *float32)
+// func ocannlReduce32AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce29AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce32AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -52531,9 +52709,85 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce30AVX2(c *float32, x0 *float32)
+// func ocannlReduce33AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce30AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce33AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS ocannlConst32<>+44(SB), Y2
+	VBROADCASTSS ocannlConst32<>+56(SB), Y3
+	MOVQ         $0x00000010, SI
+
+row1:
+	VBROADCASTSS (DX), Y3
+	VMOVUPS      (CX), Y4
+	VCMPPS       $0x00, Y3, Y4, Y4
+	VBLENDVPS    Y4, Y1, Y0, Y4
+	VMOVUPS      (BX), Y5
+	VCMPPS       $0x04, Y0, Y4, Y4
+	VBLENDVPS    Y4, Y5, Y2, Y4
+	ADDQ         $+32, CX
+	ADDQ         $+32, BX
+	MOVQ         $0x0000001f, DI
+
+grp2:
+	VMOVUPS      (CX), Y5
+	VCMPPS       $0x00, Y3, Y5, Y5
+	VBLENDVPS    Y5, Y1, Y0, Y5
+	VMOVUPS      (BX), Y6
+	VCMPPS       $0x04, Y0, Y5, Y5
+	VBLENDVPS    Y5, Y6, Y2, Y5
+	VMINPS       Y5, Y4, Y6
+	VMINPS       Y4, Y5, Y7
+	VCMPPS       $0x03, Y5, Y4, Y5
+	VORPS        Y7, Y6, Y4
+	VORPS        Y5, Y4, Y4
+	ADDQ         $+32, CX
+	ADDQ         $+32, BX
+	DECQ         DI
+	JNZ          grp2
+	VEXTRACTF128 $0x01, Y4, X3
+	VMINPS       X3, X4, X5
+	VMINPS       X4, X3, X6
+	VCMPPS       $0x03, X3, X4, X3
+	VORPS        X6, X5, X4
+	VORPS        X3, X4, X4
+	VPERMILPS    $0x4e, X4, X3
+	VMINPS       X3, X4, X5
+	VMINPS       X4, X3, X6
+	VCMPPS       $0x03, X3, X4, X3
+	VORPS        X6, X5, X4
+	VORPS        X3, X4, X4
+	VPERMILPS    $0xb1, X4, X3
+	VMINPS       X3, X4, X5
+	VMINPS       X4, X3, X6
+	VCMPPS       $0x03, X3, X4, X3
+	VORPS        X6, X5, X4
+	VORPS        X3, X4, X4
+	VMOVSS       (AX), X3
+	VMINPS       X4, X3, X5
+	VMINPS       X3, X4, X6
+	VCMPPS       $0x03, X4, X3, X3
+	VORPS        X6, X5, X4
+	VORPS        X3, X4, X4
+	VMOVSS       X4, (AX)
+	ADDQ         $-1024, CX
+	ADDQ         $-1024, BX
+	ADDQ         $+4, AX
+	ADDQ         $+1024, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce34AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce34AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -52569,9 +52823,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce31AVX2(c *float32, x0 *float32)
+// func ocannlReduce35AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce31AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce35AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -52607,14 +52861,14 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce32AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce36AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce32AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce36AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+56(SB), Y0
+	VBROADCASTSS ocannlConst32<>+60(SB), Y0
 	VBROADCASTSS ocannlConst32<>+0(SB), Y1
 	MOVQ         $0x00000010, SI
 
@@ -52704,9 +52958,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce33AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce37AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce33AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce37AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -52753,9 +53007,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce34AVX2(c *float32, x0 *float32)
+// func ocannlReduce38AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce34AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce38AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -52801,9 +53055,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce35AVX2(c *float32, x0 *float32)
+// func ocannlReduce39AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce35AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce39AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -52839,14 +53093,14 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce36AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce40AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce36AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce40AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+56(SB), Y0
+	VBROADCASTSS ocannlConst32<>+60(SB), Y0
 	VBROADCASTSS ocannlConst32<>+0(SB), Y1
 	MOVQ         $0x00000060, SI
 
@@ -52936,9 +53190,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce37AVX2(c *float32, x0 *float32)
+// func ocannlReduce41AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce37AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce41AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -52984,9 +53238,85 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce38AVX2(c *float32, x0 *float32)
+// func ocannlReduce42AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce38AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce42AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS ocannlConst32<>+48(SB), Y2
+	VBROADCASTSS ocannlConst32<>+56(SB), Y3
+	MOVQ         $0x00000060, SI
+
+row1:
+	VBROADCASTSS (DX), Y3
+	VMOVUPS      (CX), Y4
+	VCMPPS       $0x00, Y3, Y4, Y4
+	VBLENDVPS    Y4, Y1, Y0, Y4
+	VMOVUPS      (BX), Y5
+	VCMPPS       $0x04, Y0, Y4, Y4
+	VBLENDVPS    Y4, Y5, Y2, Y4
+	ADDQ         $+32, CX
+	ADDQ         $+32, BX
+	MOVQ         $0x0000000f, DI
+
+grp2:
+	VMOVUPS      (CX), Y5
+	VCMPPS       $0x00, Y3, Y5, Y5
+	VBLENDVPS    Y5, Y1, Y0, Y5
+	VMOVUPS      (BX), Y6
+	VCMPPS       $0x04, Y0, Y5, Y5
+	VBLENDVPS    Y5, Y6, Y2, Y5
+	VMINPS       Y5, Y4, Y6
+	VMINPS       Y4, Y5, Y7
+	VCMPPS       $0x03, Y5, Y4, Y5
+	VORPS        Y7, Y6, Y4
+	VORPS        Y5, Y4, Y4
+	ADDQ         $+32, CX
+	ADDQ         $+32, BX
+	DECQ         DI
+	JNZ          grp2
+	VEXTRACTF128 $0x01, Y4, X3
+	VMINPS       X3, X4, X5
+	VMINPS       X4, X3, X6
+	VCMPPS       $0x03, X3, X4, X3
+	VORPS        X6, X5, X4
+	VORPS        X3, X4, X4
+	VPERMILPS    $0x4e, X4, X3
+	VMINPS       X3, X4, X5
+	VMINPS       X4, X3, X6
+	VCMPPS       $0x03, X3, X4, X3
+	VORPS        X6, X5, X4
+	VORPS        X3, X4, X4
+	VPERMILPS    $0xb1, X4, X3
+	VMINPS       X3, X4, X5
+	VMINPS       X4, X3, X6
+	VCMPPS       $0x03, X3, X4, X3
+	VORPS        X6, X5, X4
+	VORPS        X3, X4, X4
+	VMOVSS       (AX), X3
+	VMINPS       X4, X3, X5
+	VMINPS       X3, X4, X6
+	VCMPPS       $0x03, X4, X3, X3
+	VORPS        X6, X5, X4
+	VORPS        X3, X4, X4
+	VMOVSS       X4, (AX)
+	ADDQ         $-512, CX
+	ADDQ         $-512, BX
+	ADDQ         $+4, AX
+	ADDQ         $+512, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce43AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce43AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -53022,9 +53352,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce39AVX2(c *float32, x0 *float32)
+// func ocannlReduce44AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce39AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce44AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -53060,9 +53390,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce40AVX2(c *float32, x0 *float32)
+// func ocannlReduce45AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce40AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce45AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+12(SB), Y0
@@ -53104,9 +53434,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce41AVX2(c *float32, x0 *float32)
+// func ocannlReduce46AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce41AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce46AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -53134,9 +53464,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce42AVX2(c *float32, x0 *float32)
+// func ocannlReduce47AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce42AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce47AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -53175,9 +53505,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce43AVX2(c *float32, x0 *float32)
+// func ocannlReduce48AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce43AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce48AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -53205,9 +53535,76 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce44AVX2(c *float32, x0 *float32)
+// func ocannlReduce49AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce44AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce49AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS ocannlConst32<>+24(SB), Y2
+	VBROADCASTSS ocannlConst32<>+56(SB), Y3
+	VMOVUPS      ocannlMask32<>+24(SB), Y4
+	MOVQ         $0x00000020, SI
+
+row1:
+	VBROADCASTSS (DX), Y5
+	VMOVUPS      (CX), Y6
+	VCMPPS       $0x00, Y5, Y6, Y6
+	VBLENDVPS    Y6, Y1, Y0, Y6
+	VMOVUPS      (BX), Y7
+	VCMPPS       $0x04, Y0, Y6, Y6
+	VBLENDVPS    Y6, Y7, Y2, Y6
+	VMASKMOVPS   32(CX), Y4, Y7
+	VCMPPS       $0x00, Y5, Y7, Y5
+	VBLENDVPS    Y5, Y1, Y0, Y5
+	VMASKMOVPS   32(BX), Y4, Y7
+	VCMPPS       $0x04, Y0, Y5, Y5
+	VBLENDVPS    Y5, Y7, Y2, Y5
+	VBLENDVPS    Y4, Y5, Y3, Y5
+	VMINPS       Y5, Y6, Y7
+	VMINPS       Y6, Y5, Y8
+	VCMPPS       $0x03, Y5, Y6, Y5
+	VORPS        Y8, Y7, Y6
+	VORPS        Y5, Y6, Y6
+	VEXTRACTF128 $0x01, Y6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VPERMILPS    $0x4e, X6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VPERMILPS    $0xb1, X6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VMOVSS       (AX), X5
+	VMINPS       X6, X5, X7
+	VMINPS       X5, X6, X8
+	VCMPPS       $0x03, X6, X5, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VMOVSS       X6, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce50AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce50AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -53230,9 +53627,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce45AVX2(c *float32, x0 *float32)
+// func ocannlReduce51AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce45AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce51AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -53263,9 +53660,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce46AVX2(c *float32, x0 *float32)
+// func ocannlReduce52AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce46AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce52AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0

@@ -1982,7 +1982,9 @@ func ocannlReduce2AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce2AVX2 cal
 func ocannlReduce3AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce3AVX2 called without assembly") }
 
 // ocannlReduce4AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce4AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce4AVX2 called without assembly") }
+func ocannlReduce4AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce4AVX2 called without assembly")
+}
 
 // ocannlReduce5AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce5AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce5AVX2 called without assembly") }
@@ -2025,32 +2027,32 @@ func ocannlReduce14AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce15AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce15AVX2(c, x0 *float32) {
+func ocannlReduce15AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce15AVX2 called without assembly")
 }
 
 // ocannlReduce16AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce16AVX2(c, x0, x1, x2 *float32) {
+func ocannlReduce16AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce16AVX2 called without assembly")
 }
 
 // ocannlReduce17AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce17AVX2(c, x0, x1 *float32) {
+func ocannlReduce17AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce17AVX2 called without assembly")
 }
 
 // ocannlReduce18AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce18AVX2(c, x0 *float32) {
+func ocannlReduce18AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce18AVX2 called without assembly")
 }
 
 // ocannlReduce19AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce19AVX2(c, x0 *float32) {
+func ocannlReduce19AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlReduce19AVX2 called without assembly")
 }
 
 // ocannlReduce20AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce20AVX2(c, x0, x1, x2 *float32) {
+func ocannlReduce20AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce20AVX2 called without assembly")
 }
 
@@ -2060,7 +2062,7 @@ func ocannlReduce21AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce22AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce22AVX2(c, x0 *float32) {
+func ocannlReduce22AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce22AVX2 called without assembly")
 }
 
@@ -2070,7 +2072,7 @@ func ocannlReduce23AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce24AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce24AVX2(c, x0 *float32) {
+func ocannlReduce24AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce24AVX2 called without assembly")
 }
 
@@ -2110,12 +2112,12 @@ func ocannlReduce31AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce32AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce32AVX2(c, x0, x1, x2 *float32) {
+func ocannlReduce32AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce32AVX2 called without assembly")
 }
 
 // ocannlReduce33AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce33AVX2(c, x0, x1 *float32) {
+func ocannlReduce33AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce33AVX2 called without assembly")
 }
 
@@ -2135,7 +2137,7 @@ func ocannlReduce36AVX2(c, x0, x1, x2 *float32) {
 }
 
 // ocannlReduce37AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce37AVX2(c, x0 *float32) {
+func ocannlReduce37AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlReduce37AVX2 called without assembly")
 }
 
@@ -2150,7 +2152,7 @@ func ocannlReduce39AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce40AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce40AVX2(c, x0 *float32) {
+func ocannlReduce40AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce40AVX2 called without assembly")
 }
 
@@ -2160,7 +2162,7 @@ func ocannlReduce41AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce42AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce42AVX2(c, x0 *float32) {
+func ocannlReduce42AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce42AVX2 called without assembly")
 }
 
@@ -2182,6 +2184,36 @@ func ocannlReduce45AVX2(c, x0 *float32) {
 // ocannlReduce46AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce46AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce46AVX2 called without assembly")
+}
+
+// ocannlReduce47AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce47AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce47AVX2 called without assembly")
+}
+
+// ocannlReduce48AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce48AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce48AVX2 called without assembly")
+}
+
+// ocannlReduce49AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce49AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce49AVX2 called without assembly")
+}
+
+// ocannlReduce50AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce50AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce50AVX2 called without assembly")
+}
+
+// ocannlReduce51AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce51AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce51AVX2 called without assembly")
+}
+
+// ocannlReduce52AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce52AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce52AVX2 called without assembly")
 }
 
 // ocannlAdamAVX512 stands in for the assembly kernel; it is never called.

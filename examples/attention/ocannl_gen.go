@@ -4418,24 +4418,29 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@46
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0][i1]
-			train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][i1][0]
-			acc22 := scratch.train_cross_entropy_1_m_argmax_46[i0][i1][0]
-			for i2 := range 10 {
-				var r22 float32
-				if train_cross_entropy_1_logitsRow4[i2] == train_cross_entropy_1_mV2 {
-					r22 = 1
+	// float32 along-rows min reduction kernel, 256 rows of 10 elements into 256 cells (c = c min where(eq(x0,x1),x2,10)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce7AVX2(&scratch.train_cross_entropy_1_m_argmax_46[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.ordinals_1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0][i1]
+				train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][i1][0]
+				acc22 := scratch.train_cross_entropy_1_m_argmax_46[i0][i1][0]
+				for i2 := range 10 {
+					var r22 float32
+					if train_cross_entropy_1_logitsRow4[i2] == train_cross_entropy_1_mV2 {
+						r22 = 1
+					}
+					r23 := float32(10)
+					if r22 != 0 {
+						r23 = scratch.ordinals_1[i2]
+					}
+					acc22 = min(acc22, r23)
 				}
-				r23 := float32(10)
-				if r22 != 0 {
-					r23 = scratch.ordinals_1[i2]
-				}
-				acc22 = min(acc22, r23)
+				scratch.train_cross_entropy_1_m_argmax_46[i0][i1][0] = acc22
 			}
-			scratch.train_cross_entropy_1_m_argmax_46[i0][i1][0] = acc22
 		}
 	}
 
@@ -4488,7 +4493,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g2 =+ g; g2 is net.linear#2.b.grad
 	// float32 across-rows add reduction kernel, 256 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce7AVX2(&gNetLinear2B[0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlReduce8AVX2(&gNetLinear2B[0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 32 {
@@ -6372,7 +6377,7 @@ func (r26 *ocannlReverserBackwardPart20) Part(j27 int) {
 	gNetLayerNorm2BetaPartial[j27] = [32]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLayerNorm2BetaPartial[j27][0], &scratch.net_x2_grad[4*j27][0][0])
+		ocannlReduce9AVX2(&gNetLayerNorm2BetaPartial[j27][0], &scratch.net_x2_grad[4*j27][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j27]
@@ -6440,7 +6445,7 @@ func (r28 *ocannlReverserBackwardPart22) Part(j30 int) {
 	scratch := r28.scratch
 	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_x2_3_grad[4*j30][0][0], &scratch.net_x2_4_grad[4*j30][0][0], &scratch.net_x2_1[4*j30][0][0], &scratch.net_x2_3[4*j30][0][0])
+		ocannlReduce10AVX2(&scratch.net_x2_3_grad[4*j30][0][0], &scratch.net_x2_4_grad[4*j30][0][0], &scratch.net_x2_1[4*j30][0][0], &scratch.net_x2_3[4*j30][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -6474,7 +6479,7 @@ func (r29 *ocannlReverserBackwardPart23) Part(j32 int) {
 	gNetLayerNorm2GammaPartial[j32] = [32]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetLayerNorm2GammaPartial[j32][0], &scratch.net_x2_1_grad[4*j32][0][0], &scratch.net_layer_norm_2_centered[4*j32][0][0])
+		ocannlReduce11AVX2(&gNetLayerNorm2GammaPartial[j32][0], &scratch.net_x2_1_grad[4*j32][0][0], &scratch.net_layer_norm_2_centered[4*j32][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j32]
@@ -6668,7 +6673,7 @@ func (r35 *ocannlReverserBackwardPart29) Part(j40 int) {
 	scratch := r35.scratch
 	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce11AVX2(&scratch.net_layer_norm_2_mean_grad[4*j40][0][0], &scratch.net_layer_norm_2_centered_grad[4*j40][0][0])
+		ocannlReduce12AVX2(&scratch.net_layer_norm_2_mean_grad[4*j40][0][0], &scratch.net_layer_norm_2_centered_grad[4*j40][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -6700,7 +6705,7 @@ func (r36 *ocannlReverserBackwardPart30) Part(j42 int) {
 	gNetLinear1BPartial[j42] = [32]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLinear1BPartial[j42][0], &scratch.net_layer_norm_2_x_2_grad[4*j42][0][0])
+		ocannlReduce9AVX2(&gNetLinear1BPartial[j42][0], &scratch.net_layer_norm_2_x_2_grad[4*j42][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetLinear1BPartialRow := &gNetLinear1BPartial[j42]
@@ -6889,7 +6894,7 @@ func (r43 *ocannlReverserBackwardPart35) Part(j50 int) {
 	gNetDense1BPartial[j50] = [64]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetDense1BPartial[j50][0], &scratch.net_linear_1_x_2_grad[4*j50][0][0])
+		ocannlReduce13AVX2(&gNetDense1BPartial[j50][0], &scratch.net_linear_1_x_2_grad[4*j50][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetDense1BPartialRow := &gNetDense1BPartial[j50]
@@ -7038,7 +7043,7 @@ func (r47 *ocannlReverserBackwardPart39) Part(j55 int) {
 	gNetLayerNorm1BetaPartial[j55] = [32]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLayerNorm1BetaPartial[j55][0], &scratch.net_x1_grad[4*j55][0][0])
+		ocannlReduce9AVX2(&gNetLayerNorm1BetaPartial[j55][0], &scratch.net_x1_grad[4*j55][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j55]
@@ -7106,7 +7111,7 @@ func (r49 *ocannlReverserBackwardPart41) Part(j58 int) {
 	scratch := r49.scratch
 	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_x1_3_grad[4*j58][0][0], &scratch.net_x1_4_grad[4*j58][0][0], &scratch.net_x1_1[4*j58][0][0], &scratch.net_x1_3[4*j58][0][0])
+		ocannlReduce10AVX2(&scratch.net_x1_3_grad[4*j58][0][0], &scratch.net_x1_4_grad[4*j58][0][0], &scratch.net_x1_1[4*j58][0][0], &scratch.net_x1_3[4*j58][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -7140,7 +7145,7 @@ func (r50 *ocannlReverserBackwardPart42) Part(j60 int) {
 	gNetLayerNorm1GammaPartial[j60] = [32]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetLayerNorm1GammaPartial[j60][0], &scratch.net_x1_1_grad[4*j60][0][0], &scratch.net_layer_norm_1_centered[4*j60][0][0])
+		ocannlReduce11AVX2(&gNetLayerNorm1GammaPartial[j60][0], &scratch.net_x1_1_grad[4*j60][0][0], &scratch.net_layer_norm_1_centered[4*j60][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j60]
@@ -7334,7 +7339,7 @@ func (r56 *ocannlReverserBackwardPart48) Part(j68 int) {
 	scratch := r56.scratch
 	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce11AVX2(&scratch.net_layer_norm_1_mean_grad[4*j68][0][0], &scratch.net_layer_norm_1_centered_grad[4*j68][0][0])
+		ocannlReduce12AVX2(&scratch.net_layer_norm_1_mean_grad[4*j68][0][0], &scratch.net_layer_norm_1_centered_grad[4*j68][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -7488,7 +7493,7 @@ func (r60 *ocannlReverserBackwardPart52) Part(j73 int) {
 	scratch := r60.scratch
 	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce13AVX2(&scratch.net_attention_1_attn_1_grad[4*j73][0][0][0], &scratch.net_attention_1_attn_grad[4*j73][0][0][0], &scratch.net_attention_1_ex[4*j73][0][0][0], &scratch.net_attention_1_attn_1[4*j73][0][0][0])
+		ocannlReduce14AVX2(&scratch.net_attention_1_attn_1_grad[4*j73][0][0][0], &scratch.net_attention_1_attn_grad[4*j73][0][0][0], &scratch.net_attention_1_ex[4*j73][0][0][0], &scratch.net_attention_1_attn_1[4*j73][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -7619,7 +7624,7 @@ func (r64 *ocannlReverserBackwardPart56) Part(j77 int) {
 	scratch := r64.scratch
 	// float32 along-rows sub reduction kernel, 128 rows of 8 elements into 128 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce14AVX2(&scratch.net_attention_1_m_grad[4*j77][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j77][0][0][0])
+		ocannlReduce15AVX2(&scratch.net_attention_1_m_grad[4*j77][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j77][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -7649,25 +7654,30 @@ type ocannlReverserBackwardPart57 struct {
 // Part runs part j81 of the nest (0 <= j81 < 8).
 func (r67 *ocannlReverserBackwardPart57) Part(j81 int) {
 	scratch := r67.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+4*j81][i1][i2]
-				net_attention_1_mV2 := scratch.net_attention_1_m[i0+4*j81][i1][i2][0]
-				acc47 := scratch.net_attention_1_m_argmax_8[i0+4*j81][i1][i2][0]
-				for i3 := range 8 {
-					var r65 float32
-					if net_attention_1_scoresRow4[i3] == net_attention_1_mV2 {
-						r65 = 1
+	// float32 along-rows min reduction kernel, 128 rows of 8 elements into 128 cells (c = c min where(eq(x0,x1),x2,8)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce16AVX2(&scratch.net_attention_1_m_argmax_8[4*j81][0][0][0], &scratch.net_attention_1_scores[4*j81][0][0][0], &scratch.net_attention_1_m[4*j81][0][0][0], &scratch.ordinals_2[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+4*j81][i1][i2]
+					net_attention_1_mV2 := scratch.net_attention_1_m[i0+4*j81][i1][i2][0]
+					acc47 := scratch.net_attention_1_m_argmax_8[i0+4*j81][i1][i2][0]
+					for i3 := range 8 {
+						var r65 float32
+						if net_attention_1_scoresRow4[i3] == net_attention_1_mV2 {
+							r65 = 1
+						}
+						r66 := float32(8)
+						if r65 != 0 {
+							r66 = scratch.ordinals_2[i3]
+						}
+						acc47 = min(acc47, r66)
 					}
-					r66 := float32(8)
-					if r65 != 0 {
-						r66 = scratch.ordinals_2[i3]
-					}
-					acc47 = min(acc47, r66)
+					scratch.net_attention_1_m_argmax_8[i0+4*j81][i1][i2][0] = acc47
 				}
-				scratch.net_attention_1_m_argmax_8[i0+4*j81][i1][i2][0] = acc47
 			}
 		}
 	}
@@ -8044,7 +8054,7 @@ func (r79 *ocannlReverserBackwardPart67) Part(j91 int) {
 	gNetPos, scratch := r79.gNetPos, r79.scratch
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetPos[32*j91], &scratch.net_h_grad[0][j91][0])
+		ocannlReduce17AVX2(&gNetPos[32*j91], &scratch.net_h_grad[0][j91][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 1 {
@@ -9198,7 +9208,7 @@ func (r8 *ocannlReverserPredictPart7) Part(j8 int) {
 	scratch := r8.scratch
 	// float32 along-rows max reduction kernel, 256 rows of 8 elements into 256 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&scratch.net_attention_1_m[8*j8][0][0][0], &scratch.net_attention_1_scores[8*j8][0][0][0])
+		ocannlReduce18AVX2(&scratch.net_attention_1_m[8*j8][0][0][0], &scratch.net_attention_1_scores[8*j8][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -9261,7 +9271,7 @@ func (r10 *ocannlReverserPredictPart9) Part(j10 int) {
 	scratch := r10.scratch
 	// float32 along-rows add reduction kernel, 256 rows of 8 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce17AVX2(&scratch.net_attention_1_attn_1[8*j10][0][0][0], &scratch.net_attention_1_ex[8*j10][0][0][0])
+		ocannlReduce19AVX2(&scratch.net_attention_1_attn_1[8*j10][0][0][0], &scratch.net_attention_1_ex[8*j10][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -9450,7 +9460,7 @@ func (r15 *ocannlReverserPredictPart14) Part(j15 int) {
 	scratch := r15.scratch
 	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_1_mean_1[8*j15][0][0], &scratch.net_layer_norm_1_x[8*j15][0][0])
+		ocannlReduce20AVX2(&scratch.net_layer_norm_1_mean_1[8*j15][0][0], &scratch.net_layer_norm_1_x[8*j15][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -9480,7 +9490,7 @@ func (r16 *ocannlReverserPredictPart15) Part(j17 int) {
 	scratch := r16.scratch
 	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_1_var_2[8*j17][0][0], &scratch.net_layer_norm_1_var_1[8*j17][0][0])
+		ocannlReduce20AVX2(&scratch.net_layer_norm_1_var_2[8*j17][0][0], &scratch.net_layer_norm_1_var_1[8*j17][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -9649,7 +9659,7 @@ func (r22 *ocannlReverserPredictPart20) Part(j23 int) {
 	scratch := r22.scratch
 	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_2_mean_1[8*j23][0][0], &scratch.net_layer_norm_2_x[8*j23][0][0])
+		ocannlReduce20AVX2(&scratch.net_layer_norm_2_mean_1[8*j23][0][0], &scratch.net_layer_norm_2_x[8*j23][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -9679,7 +9689,7 @@ func (r23 *ocannlReverserPredictPart21) Part(j25 int) {
 	scratch := r23.scratch
 	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_2_var_2[8*j25][0][0], &scratch.net_layer_norm_2_var_1[8*j25][0][0])
+		ocannlReduce20AVX2(&scratch.net_layer_norm_2_var_2[8*j25][0][0], &scratch.net_layer_norm_2_var_1[8*j25][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {

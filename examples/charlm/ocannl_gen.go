@@ -19260,24 +19260,31 @@ type ocannlCharLMBackwardPart108 struct {
 // Part runs part j111 of the nest (0 <= j111 < 8).
 func (r114 *ocannlCharLMBackwardPart108) Part(j111 int) {
 	scratch := r114.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 16 {
+	// float32 along-rows min reduction kernel, 16 rows of 128 elements into 16 cells (c = c min where(eq(x0,x1),x2,128)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for i1 := range 8 {
-			train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0][i1+8*j111]
-			train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][i1+8*j111][0]
-			acc51 := scratch.train_cross_entropy_1_m_argmax_150[i0][i1+8*j111][0]
-			for i2 := range 128 {
-				var r112 float32
-				if train_cross_entropy_1_logitsRow4[i2] == train_cross_entropy_1_mV2 {
-					r112 = 1
+			ocannlReduce7AVX2(&scratch.train_cross_entropy_1_m_argmax_150[0][i1+8*j111][0], &scratch.train_cross_entropy_1_logits[0][i1+8*j111][0], &scratch.train_cross_entropy_1_m[0][i1+8*j111][0], &scratch.ordinals_1[0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0][i1+8*j111]
+				train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][i1+8*j111][0]
+				acc51 := scratch.train_cross_entropy_1_m_argmax_150[i0][i1+8*j111][0]
+				for i2 := range 128 {
+					var r112 float32
+					if train_cross_entropy_1_logitsRow4[i2] == train_cross_entropy_1_mV2 {
+						r112 = 1
+					}
+					r113 := float32(128)
+					if r112 != 0 {
+						r113 = scratch.ordinals_1[i2]
+					}
+					acc51 = min(acc51, r113)
 				}
-				r113 := float32(128)
-				if r112 != 0 {
-					r113 = scratch.ordinals_1[i2]
-				}
-				acc51 = min(acc51, r113)
+				scratch.train_cross_entropy_1_m_argmax_150[i0][i1+8*j111][0] = acc51
 			}
-			scratch.train_cross_entropy_1_m_argmax_150[i0][i1+8*j111][0] = acc51
 		}
 	}
 }
@@ -19375,7 +19382,7 @@ func (r119 *ocannlCharLMBackwardPart111) Part(j114 int) {
 	gNetLinear1BPartial[j114] = [128]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 128 elements into 128 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce7AVX2(&gNetLinear1BPartial[j114][0], &scratch.train_cross_entropy_1_logits_grad[2*j114][0][0])
+		ocannlReduce8AVX2(&gNetLinear1BPartial[j114][0], &scratch.train_cross_entropy_1_logits_grad[2*j114][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetLinear1BPartialRow := &gNetLinear1BPartial[j114]
@@ -19528,7 +19535,7 @@ func (r123 *ocannlCharLMBackwardPart115) Part(j119 int) {
 	gNetLayerNorm1BetaPartial[j119] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLayerNorm1BetaPartial[j119][0], &scratch.net_linear_1_x_grad[2*j119][0][0])
+		ocannlReduce9AVX2(&gNetLayerNorm1BetaPartial[j119][0], &scratch.net_linear_1_x_grad[2*j119][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j119]
@@ -19601,7 +19608,7 @@ func (r125 *ocannlCharLMBackwardPart117) Part(j122 int) {
 	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce9AVX2(&scratch.net_linear_1_x_3_grad[0][i1+8*j122][0], &scratch.net_linear_1_x_4_grad[0][i1+8*j122][0], &scratch.net_linear_1_x_1[0][i1+8*j122][0], &scratch.net_linear_1_x_3[0][i1+8*j122][0])
+			ocannlReduce10AVX2(&scratch.net_linear_1_x_3_grad[0][i1+8*j122][0], &scratch.net_linear_1_x_4_grad[0][i1+8*j122][0], &scratch.net_linear_1_x_1[0][i1+8*j122][0], &scratch.net_linear_1_x_3[0][i1+8*j122][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -19636,7 +19643,7 @@ func (r126 *ocannlCharLMBackwardPart118) Part(j123 int) {
 	gNetLayerNorm1GammaPartial[j123] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetLayerNorm1GammaPartial[j123][0], &scratch.net_linear_1_x_1_grad[2*j123][0][0], &scratch.net_layer_norm_1_centered[2*j123][0][0])
+		ocannlReduce11AVX2(&gNetLayerNorm1GammaPartial[j123][0], &scratch.net_linear_1_x_1_grad[2*j123][0][0], &scratch.net_layer_norm_1_centered[2*j123][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j123]
@@ -19851,7 +19858,7 @@ func (r132 *ocannlCharLMBackwardPart124) Part(j130 int) {
 	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce11AVX2(&scratch.net_layer_norm_1_mean_grad[0][i1+8*j130][0], &scratch.net_layer_norm_1_centered_grad[0][i1+8*j130][0])
+			ocannlReduce12AVX2(&scratch.net_layer_norm_1_mean_grad[0][i1+8*j130][0], &scratch.net_layer_norm_1_centered_grad[0][i1+8*j130][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -20056,7 +20063,7 @@ func (r138 *ocannlCharLMBackwardPart130) Part(j136 int) {
 	gNetBlock3Linear1BPartial[j136] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock3Linear1BPartial[j136][0], &scratch.net_block_3_dropout_2_x_grad[2*j136][0][0])
+		ocannlReduce9AVX2(&gNetBlock3Linear1BPartial[j136][0], &scratch.net_block_3_dropout_2_x_grad[2*j136][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock3Linear1BPartialRow := &gNetBlock3Linear1BPartial[j136]
@@ -20240,7 +20247,7 @@ func (r143 *ocannlCharLMBackwardPart135) Part(j142 int) {
 	gNetBlock3Linear2BPartial[j142] = [384]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 384 elements into 384 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetBlock3Linear2BPartial[j142][0], &scratch.net_block_3_linear_1_x_2_grad[2*j142][0][0])
+		ocannlReduce13AVX2(&gNetBlock3Linear2BPartial[j142][0], &scratch.net_block_3_linear_1_x_2_grad[2*j142][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock3Linear2BPartialRow := &gNetBlock3Linear2BPartial[j142]
@@ -20393,7 +20400,7 @@ func (r147 *ocannlCharLMBackwardPart139) Part(j147 int) {
 	gNetBlock3LayerNorm2BetaPartial[j147] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock3LayerNorm2BetaPartial[j147][0], &scratch.net_block_3_linear_2_x_grad[2*j147][0][0])
+		ocannlReduce9AVX2(&gNetBlock3LayerNorm2BetaPartial[j147][0], &scratch.net_block_3_linear_2_x_grad[2*j147][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock3LayerNorm2BetaPartialRow := &gNetBlock3LayerNorm2BetaPartial[j147]
@@ -20466,7 +20473,7 @@ func (r149 *ocannlCharLMBackwardPart141) Part(j150 int) {
 	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce9AVX2(&scratch.net_block_3_linear_2_x_3_grad[0][i1+8*j150][0], &scratch.net_block_3_linear_2_x_4_grad[0][i1+8*j150][0], &scratch.net_block_3_linear_2_x_1[0][i1+8*j150][0], &scratch.net_block_3_linear_2_x_3[0][i1+8*j150][0])
+			ocannlReduce10AVX2(&scratch.net_block_3_linear_2_x_3_grad[0][i1+8*j150][0], &scratch.net_block_3_linear_2_x_4_grad[0][i1+8*j150][0], &scratch.net_block_3_linear_2_x_1[0][i1+8*j150][0], &scratch.net_block_3_linear_2_x_3[0][i1+8*j150][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -20501,7 +20508,7 @@ func (r150 *ocannlCharLMBackwardPart142) Part(j151 int) {
 	gNetBlock3LayerNorm2GammaPartial[j151] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock3LayerNorm2GammaPartial[j151][0], &scratch.net_block_3_linear_2_x_1_grad[2*j151][0][0], &scratch.net_block_3_layer_norm_2_centered[2*j151][0][0])
+		ocannlReduce11AVX2(&gNetBlock3LayerNorm2GammaPartial[j151][0], &scratch.net_block_3_linear_2_x_1_grad[2*j151][0][0], &scratch.net_block_3_layer_norm_2_centered[2*j151][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock3LayerNorm2GammaPartialRow := &gNetBlock3LayerNorm2GammaPartial[j151]
@@ -20716,7 +20723,7 @@ func (r156 *ocannlCharLMBackwardPart148) Part(j158 int) {
 	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce11AVX2(&scratch.net_block_3_layer_norm_2_mean_grad[0][i1+8*j158][0], &scratch.net_block_3_layer_norm_2_centered_grad[0][i1+8*j158][0])
+			ocannlReduce12AVX2(&scratch.net_block_3_layer_norm_2_mean_grad[0][i1+8*j158][0], &scratch.net_block_3_layer_norm_2_centered_grad[0][i1+8*j158][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -21090,7 +21097,7 @@ func (r166 *ocannlCharLMBackwardPart158) Part(j168 int) {
 	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlReduce13AVX2(&scratch.net_block_3_masked_attention_1_attn_1_grad[i0][8*j168][0][0], &scratch.net_block_3_masked_attention_1_attn_grad[i0][8*j168][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j168][0][0], &scratch.net_block_3_masked_attention_1_attn_1[i0][8*j168][0][0])
+			ocannlReduce14AVX2(&scratch.net_block_3_masked_attention_1_attn_1_grad[i0][8*j168][0][0], &scratch.net_block_3_masked_attention_1_attn_grad[i0][8*j168][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j168][0][0], &scratch.net_block_3_masked_attention_1_attn_1[i0][8*j168][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -21235,7 +21242,7 @@ func (r170 *ocannlCharLMBackwardPart162) Part(j172 int) {
 	// float32 along-rows sub reduction kernel, 32 rows of 64 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlReduce14AVX2(&scratch.net_block_3_masked_attention_1_m_grad[i0][8*j172][0][0], &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j172][0][0])
+			ocannlReduce15AVX2(&scratch.net_block_3_masked_attention_1_m_grad[i0][8*j172][0][0], &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j172][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -21266,25 +21273,32 @@ type ocannlCharLMBackwardPart163 struct {
 // Part runs part j176 of the nest (0 <= j176 < 8).
 func (r173 *ocannlCharLMBackwardPart163) Part(j176 int) {
 	scratch := r173.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 16 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_block_3_masked_attention_1_maskedRow4 := &scratch.net_block_3_masked_attention_1_masked[i0][i1+8*j176][i2]
-				net_block_3_masked_attention_1_mV2 := scratch.net_block_3_masked_attention_1_m[i0][i1+8*j176][i2][0]
-				acc76 := scratch.net_block_3_masked_attention_1_m_argmax_110[i0][i1+8*j176][i2][0]
-				for i3 := range 64 {
-					var r171 float32
-					if net_block_3_masked_attention_1_maskedRow4[i3] == net_block_3_masked_attention_1_mV2 {
-						r171 = 1
+	// float32 along-rows min reduction kernel, 32 rows of 64 elements into 32 cells (c = c min where(eq(x0,x1),x2,64)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlReduce16AVX2(&scratch.net_block_3_masked_attention_1_m_argmax_110[i0][8*j176][0][0], &scratch.net_block_3_masked_attention_1_masked[i0][8*j176][0][0], &scratch.net_block_3_masked_attention_1_m[i0][8*j176][0][0], &scratch.ordinals_2[0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_block_3_masked_attention_1_maskedRow4 := &scratch.net_block_3_masked_attention_1_masked[i0][i1+8*j176][i2]
+					net_block_3_masked_attention_1_mV2 := scratch.net_block_3_masked_attention_1_m[i0][i1+8*j176][i2][0]
+					acc76 := scratch.net_block_3_masked_attention_1_m_argmax_110[i0][i1+8*j176][i2][0]
+					for i3 := range 64 {
+						var r171 float32
+						if net_block_3_masked_attention_1_maskedRow4[i3] == net_block_3_masked_attention_1_mV2 {
+							r171 = 1
+						}
+						r172 := float32(64)
+						if r171 != 0 {
+							r172 = scratch.ordinals_2[i3]
+						}
+						acc76 = min(acc76, r172)
 					}
-					r172 := float32(64)
-					if r171 != 0 {
-						r172 = scratch.ordinals_2[i3]
-					}
-					acc76 = min(acc76, r172)
+					scratch.net_block_3_masked_attention_1_m_argmax_110[i0][i1+8*j176][i2][0] = acc76
 				}
-				scratch.net_block_3_masked_attention_1_m_argmax_110[i0][i1+8*j176][i2][0] = acc76
 			}
 		}
 	}
@@ -21818,7 +21832,7 @@ func (r189 *ocannlCharLMBackwardPart176) Part(j189 int) {
 	gNetBlock3LayerNorm1BetaPartial[j189] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock3LayerNorm1BetaPartial[j189][0], &scratch.net_block_3_masked_attention_1_x_grad[2*j189][0][0])
+		ocannlReduce9AVX2(&gNetBlock3LayerNorm1BetaPartial[j189][0], &scratch.net_block_3_masked_attention_1_x_grad[2*j189][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock3LayerNorm1BetaPartialRow := &gNetBlock3LayerNorm1BetaPartial[j189]
@@ -21891,7 +21905,7 @@ func (r191 *ocannlCharLMBackwardPart178) Part(j192 int) {
 	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce9AVX2(&scratch.net_block_3_masked_attention_1_x_3_grad[0][i1+8*j192][0], &scratch.net_block_3_masked_attention_1_x_4_grad[0][i1+8*j192][0], &scratch.net_block_3_masked_attention_1_x_1[0][i1+8*j192][0], &scratch.net_block_3_masked_attention_1_x_3[0][i1+8*j192][0])
+			ocannlReduce10AVX2(&scratch.net_block_3_masked_attention_1_x_3_grad[0][i1+8*j192][0], &scratch.net_block_3_masked_attention_1_x_4_grad[0][i1+8*j192][0], &scratch.net_block_3_masked_attention_1_x_1[0][i1+8*j192][0], &scratch.net_block_3_masked_attention_1_x_3[0][i1+8*j192][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -21926,7 +21940,7 @@ func (r192 *ocannlCharLMBackwardPart179) Part(j193 int) {
 	gNetBlock3LayerNorm1GammaPartial[j193] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock3LayerNorm1GammaPartial[j193][0], &scratch.net_block_3_masked_attention_1_x_1_grad[2*j193][0][0], &scratch.net_block_3_layer_norm_1_centered[2*j193][0][0])
+		ocannlReduce11AVX2(&gNetBlock3LayerNorm1GammaPartial[j193][0], &scratch.net_block_3_masked_attention_1_x_1_grad[2*j193][0][0], &scratch.net_block_3_layer_norm_1_centered[2*j193][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock3LayerNorm1GammaPartialRow := &gNetBlock3LayerNorm1GammaPartial[j193]
@@ -22141,7 +22155,7 @@ func (r198 *ocannlCharLMBackwardPart185) Part(j200 int) {
 	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce11AVX2(&scratch.net_block_3_layer_norm_1_mean_grad[0][i1+8*j200][0], &scratch.net_block_3_layer_norm_1_centered_grad[0][i1+8*j200][0])
+			ocannlReduce12AVX2(&scratch.net_block_3_layer_norm_1_mean_grad[0][i1+8*j200][0], &scratch.net_block_3_layer_norm_1_centered_grad[0][i1+8*j200][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -22346,7 +22360,7 @@ func (r204 *ocannlCharLMBackwardPart191) Part(j206 int) {
 	gNetBlock2Linear1BPartial[j206] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock2Linear1BPartial[j206][0], &scratch.net_block_2_dropout_2_x_grad[2*j206][0][0])
+		ocannlReduce9AVX2(&gNetBlock2Linear1BPartial[j206][0], &scratch.net_block_2_dropout_2_x_grad[2*j206][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2Linear1BPartialRow := &gNetBlock2Linear1BPartial[j206]
@@ -22530,7 +22544,7 @@ func (r209 *ocannlCharLMBackwardPart196) Part(j212 int) {
 	gNetBlock2Linear2BPartial[j212] = [384]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 384 elements into 384 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetBlock2Linear2BPartial[j212][0], &scratch.net_block_2_linear_1_x_2_grad[2*j212][0][0])
+		ocannlReduce13AVX2(&gNetBlock2Linear2BPartial[j212][0], &scratch.net_block_2_linear_1_x_2_grad[2*j212][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2Linear2BPartialRow := &gNetBlock2Linear2BPartial[j212]
@@ -22683,7 +22697,7 @@ func (r213 *ocannlCharLMBackwardPart200) Part(j217 int) {
 	gNetBlock2LayerNorm2BetaPartial[j217] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock2LayerNorm2BetaPartial[j217][0], &scratch.net_block_2_linear_2_x_grad[2*j217][0][0])
+		ocannlReduce9AVX2(&gNetBlock2LayerNorm2BetaPartial[j217][0], &scratch.net_block_2_linear_2_x_grad[2*j217][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2LayerNorm2BetaPartialRow := &gNetBlock2LayerNorm2BetaPartial[j217]
@@ -22756,7 +22770,7 @@ func (r215 *ocannlCharLMBackwardPart202) Part(j220 int) {
 	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce9AVX2(&scratch.net_block_2_linear_2_x_3_grad[0][i1+8*j220][0], &scratch.net_block_2_linear_2_x_4_grad[0][i1+8*j220][0], &scratch.net_block_2_linear_2_x_1[0][i1+8*j220][0], &scratch.net_block_2_linear_2_x_3[0][i1+8*j220][0])
+			ocannlReduce10AVX2(&scratch.net_block_2_linear_2_x_3_grad[0][i1+8*j220][0], &scratch.net_block_2_linear_2_x_4_grad[0][i1+8*j220][0], &scratch.net_block_2_linear_2_x_1[0][i1+8*j220][0], &scratch.net_block_2_linear_2_x_3[0][i1+8*j220][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -22791,7 +22805,7 @@ func (r216 *ocannlCharLMBackwardPart203) Part(j221 int) {
 	gNetBlock2LayerNorm2GammaPartial[j221] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock2LayerNorm2GammaPartial[j221][0], &scratch.net_block_2_linear_2_x_1_grad[2*j221][0][0], &scratch.net_block_2_layer_norm_2_centered[2*j221][0][0])
+		ocannlReduce11AVX2(&gNetBlock2LayerNorm2GammaPartial[j221][0], &scratch.net_block_2_linear_2_x_1_grad[2*j221][0][0], &scratch.net_block_2_layer_norm_2_centered[2*j221][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2LayerNorm2GammaPartialRow := &gNetBlock2LayerNorm2GammaPartial[j221]
@@ -23006,7 +23020,7 @@ func (r222 *ocannlCharLMBackwardPart209) Part(j228 int) {
 	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce11AVX2(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+8*j228][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+8*j228][0])
+			ocannlReduce12AVX2(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+8*j228][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+8*j228][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -23380,7 +23394,7 @@ func (r232 *ocannlCharLMBackwardPart219) Part(j238 int) {
 	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlReduce13AVX2(&scratch.net_block_2_masked_attention_1_attn_1_grad[i0][8*j238][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[i0][8*j238][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j238][0][0], &scratch.net_block_2_masked_attention_1_attn_1[i0][8*j238][0][0])
+			ocannlReduce14AVX2(&scratch.net_block_2_masked_attention_1_attn_1_grad[i0][8*j238][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[i0][8*j238][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j238][0][0], &scratch.net_block_2_masked_attention_1_attn_1[i0][8*j238][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -23525,7 +23539,7 @@ func (r236 *ocannlCharLMBackwardPart223) Part(j242 int) {
 	// float32 along-rows sub reduction kernel, 32 rows of 64 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlReduce14AVX2(&scratch.net_block_2_masked_attention_1_m_grad[i0][8*j242][0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j242][0][0])
+			ocannlReduce15AVX2(&scratch.net_block_2_masked_attention_1_m_grad[i0][8*j242][0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j242][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -23556,25 +23570,32 @@ type ocannlCharLMBackwardPart224 struct {
 // Part runs part j246 of the nest (0 <= j246 < 8).
 func (r239 *ocannlCharLMBackwardPart224) Part(j246 int) {
 	scratch := r239.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 16 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_block_2_masked_attention_1_maskedRow4 := &scratch.net_block_2_masked_attention_1_masked[i0][i1+8*j246][i2]
-				net_block_2_masked_attention_1_mV2 := scratch.net_block_2_masked_attention_1_m[i0][i1+8*j246][i2][0]
-				acc102 := scratch.net_block_2_masked_attention_1_m_argmax_65[i0][i1+8*j246][i2][0]
-				for i3 := range 64 {
-					var r237 float32
-					if net_block_2_masked_attention_1_maskedRow4[i3] == net_block_2_masked_attention_1_mV2 {
-						r237 = 1
+	// float32 along-rows min reduction kernel, 32 rows of 64 elements into 32 cells (c = c min where(eq(x0,x1),x2,64)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlReduce16AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_65[i0][8*j246][0][0], &scratch.net_block_2_masked_attention_1_masked[i0][8*j246][0][0], &scratch.net_block_2_masked_attention_1_m[i0][8*j246][0][0], &scratch.ordinals_2[0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_block_2_masked_attention_1_maskedRow4 := &scratch.net_block_2_masked_attention_1_masked[i0][i1+8*j246][i2]
+					net_block_2_masked_attention_1_mV2 := scratch.net_block_2_masked_attention_1_m[i0][i1+8*j246][i2][0]
+					acc102 := scratch.net_block_2_masked_attention_1_m_argmax_65[i0][i1+8*j246][i2][0]
+					for i3 := range 64 {
+						var r237 float32
+						if net_block_2_masked_attention_1_maskedRow4[i3] == net_block_2_masked_attention_1_mV2 {
+							r237 = 1
+						}
+						r238 := float32(64)
+						if r237 != 0 {
+							r238 = scratch.ordinals_2[i3]
+						}
+						acc102 = min(acc102, r238)
 					}
-					r238 := float32(64)
-					if r237 != 0 {
-						r238 = scratch.ordinals_2[i3]
-					}
-					acc102 = min(acc102, r238)
+					scratch.net_block_2_masked_attention_1_m_argmax_65[i0][i1+8*j246][i2][0] = acc102
 				}
-				scratch.net_block_2_masked_attention_1_m_argmax_65[i0][i1+8*j246][i2][0] = acc102
 			}
 		}
 	}
@@ -24108,7 +24129,7 @@ func (r255 *ocannlCharLMBackwardPart237) Part(j259 int) {
 	gNetBlock2LayerNorm1BetaPartial[j259] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock2LayerNorm1BetaPartial[j259][0], &scratch.net_block_2_masked_attention_1_x_grad[2*j259][0][0])
+		ocannlReduce9AVX2(&gNetBlock2LayerNorm1BetaPartial[j259][0], &scratch.net_block_2_masked_attention_1_x_grad[2*j259][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2LayerNorm1BetaPartialRow := &gNetBlock2LayerNorm1BetaPartial[j259]
@@ -24181,7 +24202,7 @@ func (r257 *ocannlCharLMBackwardPart239) Part(j262 int) {
 	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce9AVX2(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+8*j262][0], &scratch.net_block_2_masked_attention_1_x_4_grad[0][i1+8*j262][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+8*j262][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+8*j262][0])
+			ocannlReduce10AVX2(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+8*j262][0], &scratch.net_block_2_masked_attention_1_x_4_grad[0][i1+8*j262][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+8*j262][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+8*j262][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -24216,7 +24237,7 @@ func (r258 *ocannlCharLMBackwardPart240) Part(j263 int) {
 	gNetBlock2LayerNorm1GammaPartial[j263] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock2LayerNorm1GammaPartial[j263][0], &scratch.net_block_2_masked_attention_1_x_1_grad[2*j263][0][0], &scratch.net_block_2_layer_norm_1_centered[2*j263][0][0])
+		ocannlReduce11AVX2(&gNetBlock2LayerNorm1GammaPartial[j263][0], &scratch.net_block_2_masked_attention_1_x_1_grad[2*j263][0][0], &scratch.net_block_2_layer_norm_1_centered[2*j263][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2LayerNorm1GammaPartialRow := &gNetBlock2LayerNorm1GammaPartial[j263]
@@ -24431,7 +24452,7 @@ func (r264 *ocannlCharLMBackwardPart246) Part(j270 int) {
 	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce11AVX2(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+8*j270][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+8*j270][0])
+			ocannlReduce12AVX2(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+8*j270][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+8*j270][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -24636,7 +24657,7 @@ func (r270 *ocannlCharLMBackwardPart252) Part(j276 int) {
 	gNetBlock1Linear1BPartial[j276] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock1Linear1BPartial[j276][0], &scratch.net_block_1_dropout_2_x_grad[2*j276][0][0])
+		ocannlReduce9AVX2(&gNetBlock1Linear1BPartial[j276][0], &scratch.net_block_1_dropout_2_x_grad[2*j276][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1Linear1BPartialRow := &gNetBlock1Linear1BPartial[j276]
@@ -24820,7 +24841,7 @@ func (r275 *ocannlCharLMBackwardPart257) Part(j282 int) {
 	gNetBlock1Linear2BPartial[j282] = [384]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 384 elements into 384 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetBlock1Linear2BPartial[j282][0], &scratch.net_block_1_linear_1_x_2_grad[2*j282][0][0])
+		ocannlReduce13AVX2(&gNetBlock1Linear2BPartial[j282][0], &scratch.net_block_1_linear_1_x_2_grad[2*j282][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1Linear2BPartialRow := &gNetBlock1Linear2BPartial[j282]
@@ -24973,7 +24994,7 @@ func (r279 *ocannlCharLMBackwardPart261) Part(j287 int) {
 	gNetBlock1LayerNorm2BetaPartial[j287] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock1LayerNorm2BetaPartial[j287][0], &scratch.net_block_1_linear_2_x_grad[2*j287][0][0])
+		ocannlReduce9AVX2(&gNetBlock1LayerNorm2BetaPartial[j287][0], &scratch.net_block_1_linear_2_x_grad[2*j287][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1LayerNorm2BetaPartialRow := &gNetBlock1LayerNorm2BetaPartial[j287]
@@ -25046,7 +25067,7 @@ func (r281 *ocannlCharLMBackwardPart263) Part(j290 int) {
 	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce9AVX2(&scratch.net_block_1_linear_2_x_3_grad[0][i1+8*j290][0], &scratch.net_block_1_linear_2_x_4_grad[0][i1+8*j290][0], &scratch.net_block_1_linear_2_x_1[0][i1+8*j290][0], &scratch.net_block_1_linear_2_x_3[0][i1+8*j290][0])
+			ocannlReduce10AVX2(&scratch.net_block_1_linear_2_x_3_grad[0][i1+8*j290][0], &scratch.net_block_1_linear_2_x_4_grad[0][i1+8*j290][0], &scratch.net_block_1_linear_2_x_1[0][i1+8*j290][0], &scratch.net_block_1_linear_2_x_3[0][i1+8*j290][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -25081,7 +25102,7 @@ func (r282 *ocannlCharLMBackwardPart264) Part(j291 int) {
 	gNetBlock1LayerNorm2GammaPartial[j291] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock1LayerNorm2GammaPartial[j291][0], &scratch.net_block_1_linear_2_x_1_grad[2*j291][0][0], &scratch.net_block_1_layer_norm_2_centered[2*j291][0][0])
+		ocannlReduce11AVX2(&gNetBlock1LayerNorm2GammaPartial[j291][0], &scratch.net_block_1_linear_2_x_1_grad[2*j291][0][0], &scratch.net_block_1_layer_norm_2_centered[2*j291][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1LayerNorm2GammaPartialRow := &gNetBlock1LayerNorm2GammaPartial[j291]
@@ -25296,7 +25317,7 @@ func (r288 *ocannlCharLMBackwardPart270) Part(j298 int) {
 	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce11AVX2(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+8*j298][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+8*j298][0])
+			ocannlReduce12AVX2(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+8*j298][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+8*j298][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -25670,7 +25691,7 @@ func (r298 *ocannlCharLMBackwardPart280) Part(j308 int) {
 	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlReduce13AVX2(&scratch.net_block_1_masked_attention_1_attn_1_grad[i0][8*j308][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[i0][8*j308][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j308][0][0], &scratch.net_block_1_masked_attention_1_attn_1[i0][8*j308][0][0])
+			ocannlReduce14AVX2(&scratch.net_block_1_masked_attention_1_attn_1_grad[i0][8*j308][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[i0][8*j308][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j308][0][0], &scratch.net_block_1_masked_attention_1_attn_1[i0][8*j308][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -25815,7 +25836,7 @@ func (r302 *ocannlCharLMBackwardPart284) Part(j312 int) {
 	// float32 along-rows sub reduction kernel, 32 rows of 64 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlReduce14AVX2(&scratch.net_block_1_masked_attention_1_m_grad[i0][8*j312][0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j312][0][0])
+			ocannlReduce15AVX2(&scratch.net_block_1_masked_attention_1_m_grad[i0][8*j312][0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j312][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -25846,25 +25867,32 @@ type ocannlCharLMBackwardPart285 struct {
 // Part runs part j316 of the nest (0 <= j316 < 8).
 func (r305 *ocannlCharLMBackwardPart285) Part(j316 int) {
 	scratch := r305.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 16 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_block_1_masked_attention_1_maskedRow4 := &scratch.net_block_1_masked_attention_1_masked[i0][i1+8*j316][i2]
-				net_block_1_masked_attention_1_mV2 := scratch.net_block_1_masked_attention_1_m[i0][i1+8*j316][i2][0]
-				acc128 := scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+8*j316][i2][0]
-				for i3 := range 64 {
-					var r303 float32
-					if net_block_1_masked_attention_1_maskedRow4[i3] == net_block_1_masked_attention_1_mV2 {
-						r303 = 1
+	// float32 along-rows min reduction kernel, 32 rows of 64 elements into 32 cells (c = c min where(eq(x0,x1),x2,64)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlReduce16AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[i0][8*j316][0][0], &scratch.net_block_1_masked_attention_1_masked[i0][8*j316][0][0], &scratch.net_block_1_masked_attention_1_m[i0][8*j316][0][0], &scratch.ordinals_2[0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_block_1_masked_attention_1_maskedRow4 := &scratch.net_block_1_masked_attention_1_masked[i0][i1+8*j316][i2]
+					net_block_1_masked_attention_1_mV2 := scratch.net_block_1_masked_attention_1_m[i0][i1+8*j316][i2][0]
+					acc128 := scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+8*j316][i2][0]
+					for i3 := range 64 {
+						var r303 float32
+						if net_block_1_masked_attention_1_maskedRow4[i3] == net_block_1_masked_attention_1_mV2 {
+							r303 = 1
+						}
+						r304 := float32(64)
+						if r303 != 0 {
+							r304 = scratch.ordinals_2[i3]
+						}
+						acc128 = min(acc128, r304)
 					}
-					r304 := float32(64)
-					if r303 != 0 {
-						r304 = scratch.ordinals_2[i3]
-					}
-					acc128 = min(acc128, r304)
+					scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+8*j316][i2][0] = acc128
 				}
-				scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+8*j316][i2][0] = acc128
 			}
 		}
 	}
@@ -26398,7 +26426,7 @@ func (r321 *ocannlCharLMBackwardPart298) Part(j329 int) {
 	gNetBlock1LayerNorm1BetaPartial[j329] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock1LayerNorm1BetaPartial[j329][0], &scratch.net_block_1_masked_attention_1_x_grad[2*j329][0][0])
+		ocannlReduce9AVX2(&gNetBlock1LayerNorm1BetaPartial[j329][0], &scratch.net_block_1_masked_attention_1_x_grad[2*j329][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1LayerNorm1BetaPartialRow := &gNetBlock1LayerNorm1BetaPartial[j329]
@@ -26471,7 +26499,7 @@ func (r323 *ocannlCharLMBackwardPart300) Part(j332 int) {
 	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce9AVX2(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+8*j332][0], &scratch.net_block_1_masked_attention_1_x_4_grad[0][i1+8*j332][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+8*j332][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+8*j332][0])
+			ocannlReduce10AVX2(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+8*j332][0], &scratch.net_block_1_masked_attention_1_x_4_grad[0][i1+8*j332][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+8*j332][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+8*j332][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -26506,7 +26534,7 @@ func (r324 *ocannlCharLMBackwardPart301) Part(j333 int) {
 	gNetBlock1LayerNorm1GammaPartial[j333] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock1LayerNorm1GammaPartial[j333][0], &scratch.net_block_1_masked_attention_1_x_1_grad[2*j333][0][0], &scratch.net_block_1_layer_norm_1_centered[2*j333][0][0])
+		ocannlReduce11AVX2(&gNetBlock1LayerNorm1GammaPartial[j333][0], &scratch.net_block_1_masked_attention_1_x_1_grad[2*j333][0][0], &scratch.net_block_1_layer_norm_1_centered[2*j333][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1LayerNorm1GammaPartialRow := &gNetBlock1LayerNorm1GammaPartial[j333]
@@ -26721,7 +26749,7 @@ func (r330 *ocannlCharLMBackwardPart307) Part(j340 int) {
 	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce11AVX2(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+8*j340][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+8*j340][0])
+			ocannlReduce12AVX2(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+8*j340][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+8*j340][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -26821,7 +26849,7 @@ func (r333 *ocannlCharLMBackwardPart310) Part(j343 int) {
 	gNetPos, scratch := r333.gNetPos, r333.scratch
 	// float32 across-rows add reduction kernel, 16 rows of 768 elements into 768 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetPos[768*j343], &scratch.net_h0_grad[0][8*j343][0])
+		ocannlReduce17AVX2(&gNetPos[768*j343], &scratch.net_h0_grad[0][8*j343][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
@@ -28125,7 +28153,7 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#1.layer_norm#1@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h0
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&net_block_1_layer_norm_1_2_mean_1[0][0][0], &net_h0[0][0][0])
+		ocannlReduce18AVX2(&net_block_1_layer_norm_1_2_mean_1[0][0][0], &net_h0[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -28181,7 +28209,7 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#1.layer_norm#1@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#1@2/var.1
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&net_block_1_layer_norm_1_2_var_2[0][0][0], &net_block_1_layer_norm_1_2_var_1[0][0][0])
+		ocannlReduce18AVX2(&net_block_1_layer_norm_1_2_var_2[0][0][0], &net_block_1_layer_norm_1_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -28476,7 +28504,7 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#1.layer_norm#2@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#1/x1
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&net_block_1_layer_norm_2_2_mean_1[0][0][0], &net_block_1_x1[0][0][0])
+		ocannlReduce18AVX2(&net_block_1_layer_norm_2_2_mean_1[0][0][0], &net_block_1_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -28532,7 +28560,7 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#1.layer_norm#2@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#2@2/var.1
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&net_block_1_layer_norm_2_2_var_2[0][0][0], &net_block_1_layer_norm_2_2_var_1[0][0][0])
+		ocannlReduce18AVX2(&net_block_1_layer_norm_2_2_var_2[0][0][0], &net_block_1_layer_norm_2_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -28719,7 +28747,7 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#2.layer_norm#1@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h1
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&net_block_2_layer_norm_1_2_mean_1[0][0][0], &net_h1[0][0][0])
+		ocannlReduce18AVX2(&net_block_2_layer_norm_1_2_mean_1[0][0][0], &net_h1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -28775,7 +28803,7 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#2.layer_norm#1@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#1@2/var.1
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&net_block_2_layer_norm_1_2_var_2[0][0][0], &net_block_2_layer_norm_1_2_var_1[0][0][0])
+		ocannlReduce18AVX2(&net_block_2_layer_norm_1_2_var_2[0][0][0], &net_block_2_layer_norm_1_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -29070,7 +29098,7 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#2.layer_norm#2@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#2/x1
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&net_block_2_layer_norm_2_2_mean_1[0][0][0], &net_block_2_x1[0][0][0])
+		ocannlReduce18AVX2(&net_block_2_layer_norm_2_2_mean_1[0][0][0], &net_block_2_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -29126,7 +29154,7 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#2.layer_norm#2@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#2@2/var.1
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&net_block_2_layer_norm_2_2_var_2[0][0][0], &net_block_2_layer_norm_2_2_var_1[0][0][0])
+		ocannlReduce18AVX2(&net_block_2_layer_norm_2_2_var_2[0][0][0], &net_block_2_layer_norm_2_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -29313,7 +29341,7 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#3.layer_norm#1@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&net_block_3_layer_norm_1_2_mean_1[0][0][0], &net_h2[0][0][0])
+		ocannlReduce18AVX2(&net_block_3_layer_norm_1_2_mean_1[0][0][0], &net_h2[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -29369,7 +29397,7 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#3.layer_norm#1@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#3.layer_norm#1@2/var.1
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&net_block_3_layer_norm_1_2_var_2[0][0][0], &net_block_3_layer_norm_1_2_var_1[0][0][0])
+		ocannlReduce18AVX2(&net_block_3_layer_norm_1_2_var_2[0][0][0], &net_block_3_layer_norm_1_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -29664,7 +29692,7 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#3.layer_norm#2@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#3/x1
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&net_block_3_layer_norm_2_2_mean_1[0][0][0], &net_block_3_x1[0][0][0])
+		ocannlReduce18AVX2(&net_block_3_layer_norm_2_2_mean_1[0][0][0], &net_block_3_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -29720,7 +29748,7 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#3.layer_norm#2@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#3.layer_norm#2@2/var.1
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&net_block_3_layer_norm_2_2_var_2[0][0][0], &net_block_3_layer_norm_2_2_var_1[0][0][0])
+		ocannlReduce18AVX2(&net_block_3_layer_norm_2_2_var_2[0][0][0], &net_block_3_layer_norm_2_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -29907,7 +29935,7 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h3
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h3[0][0][0])
+		ocannlReduce18AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -29963,7 +29991,7 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+		ocannlReduce18AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {

@@ -1918,23 +1918,28 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 4); w is train.cross_entropy#1/m.argmax@10
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
-		train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
-		acc10 := scratch.train_cross_entropy_1_m_argmax_10[i0][0]
-		for i1 := range 4 {
-			var r5 float32
-			if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
-				r5 = 1
+	// float32 along-rows min reduction kernel, 32 rows of 4 elements into 32 cells (c = c min where(eq(x0,x1),x2,4)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce4AVX2(&scratch.train_cross_entropy_1_m_argmax_10[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
+			train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
+			acc10 := scratch.train_cross_entropy_1_m_argmax_10[i0][0]
+			for i1 := range 4 {
+				var r5 float32
+				if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
+					r5 = 1
+				}
+				r6 := float32(4)
+				if r5 != 0 {
+					r6 = scratch.ordinals_1[i1]
+				}
+				acc10 = min(acc10, r6)
 			}
-			r6 := float32(4)
-			if r5 != 0 {
-				r6 = scratch.ordinals_1[i1]
-			}
-			acc10 = min(acc10, r6)
+			scratch.train_cross_entropy_1_m_argmax_10[i0][0] = acc10
 		}
-		scratch.train_cross_entropy_1_m_argmax_10[i0][0] = acc10
 	}
 
 	// backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
@@ -1967,7 +1972,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g2 =+ g; g2 is net.head.b.grad
 	// float32 across-rows add reduction kernel, 32 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce4AVX2(&gNetHeadB[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce5AVX2(&gNetHeadB[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 32; i0 += 4 {
@@ -2611,7 +2616,7 @@ func (r11 *ocannlCNNBackwardPart2) Part(j24 int) {
 	gNetConv2BiasPartial[j24] = [16]float32{}
 	// float32 across-rows add reduction kernel, 100 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce5AVX2(&gNetConv2BiasPartial[j24][0], &scratch.net_head_x_1_grad[4*j24][0][0][0])
+		ocannlReduce6AVX2(&gNetConv2BiasPartial[j24][0], &scratch.net_head_x_1_grad[4*j24][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		gNetConv2BiasPartialRow := &gNetConv2BiasPartial[j24]
@@ -2829,7 +2834,7 @@ func (r23 *ocannlCNNBackwardPart6) Part(j69 int) {
 	gNetConv1BiasPartial[j69] = [8]float32{}
 	// float32 across-rows add reduction kernel, 400 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce6AVX2(&gNetConv1BiasPartial[j69][0], &scratch.net_max_pool_1_x_1_grad[4*j69][0][0][0])
+		ocannlReduce7AVX2(&gNetConv1BiasPartial[j69][0], &scratch.net_max_pool_1_x_1_grad[4*j69][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j69]

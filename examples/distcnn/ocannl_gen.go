@@ -1897,23 +1897,28 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	}
 
 	// backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 4); w is train.cross_entropy#1/m.argmax@10
-	// reduction accumulated in a local variable.
-	for i0 := range 16 {
-		train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
-		train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
-		acc10 := scratch.train_cross_entropy_1_m_argmax_10[i0][0]
-		for i1 := range 4 {
-			var r4 float32
-			if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
-				r4 = 1
+	// float32 along-rows min reduction kernel, 16 rows of 4 elements into 16 cells (c = c min where(eq(x0,x1),x2,4)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce4AVX2(&scratch.train_cross_entropy_1_m_argmax_10[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
+			train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
+			acc10 := scratch.train_cross_entropy_1_m_argmax_10[i0][0]
+			for i1 := range 4 {
+				var r4 float32
+				if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
+					r4 = 1
+				}
+				r5 := float32(4)
+				if r4 != 0 {
+					r5 = scratch.ordinals_1[i1]
+				}
+				acc10 = min(acc10, r5)
 			}
-			r5 := float32(4)
-			if r4 != 0 {
-				r5 = scratch.ordinals_1[i1]
-			}
-			acc10 = min(acc10, r5)
+			scratch.train_cross_entropy_1_m_argmax_10[i0][0] = acc10
 		}
-		scratch.train_cross_entropy_1_m_argmax_10[i0][0] = acc10
 	}
 
 	// backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
@@ -1946,7 +1951,7 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	// backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g2 =+ g; g2 is net.head.b.grad
 	// float32 across-rows add reduction kernel, 16 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce4AVX2(&gNetHeadB[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce5AVX2(&gNetHeadB[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 16; i0 += 4 {
@@ -2066,7 +2071,7 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g2 =+ g; g2 is net.conv2.bias.grad
 	// float32 across-rows add reduction kernel, 400 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce5AVX2(&gNetConv2Bias[0], &scratch.net_head_x_1_grad[0][0][0][0])
+		ocannlReduce6AVX2(&gNetConv2Bias[0], &scratch.net_head_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 16 {
@@ -2718,7 +2723,7 @@ func (r22 *ocannlCNNBackwardPart5) Part(j64 int) {
 	gNetConv1BiasPartial[j64] = [8]float32{}
 	// float32 across-rows add reduction kernel, 200 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce6AVX2(&gNetConv1BiasPartial[j64][0], &scratch.net_max_pool_1_x_1_grad[2*j64][0][0][0])
+		ocannlReduce7AVX2(&gNetConv1BiasPartial[j64][0], &scratch.net_max_pool_1_x_1_grad[2*j64][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j64]

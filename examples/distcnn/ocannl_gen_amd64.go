@@ -431,17 +431,22 @@ func ocannlReduce2AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce3AVX2(c *float32, x0 *float32)
 
-// ocannlReduce4AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 16 rows of 4 elements.
+// ocannlReduce4AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,4), 16 rows of 4 elements.
 //
 //go:noescape
-func ocannlReduce4AVX2(c *float32, x0 *float32)
+func ocannlReduce4AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce5AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 400 rows of 16 elements.
+// ocannlReduce5AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 16 rows of 4 elements.
 //
 //go:noescape
 func ocannlReduce5AVX2(c *float32, x0 *float32)
 
-// ocannlReduce6AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 200 rows of 8 elements.
+// ocannlReduce6AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 400 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce6AVX2(c *float32, x0 *float32)
+
+// ocannlReduce7AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 200 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce7AVX2(c *float32, x0 *float32)

@@ -18,8 +18,10 @@ DATA ocannlConst64<>+0(SB)/8, $0x0000000000000000
 DATA ocannlConst64<>+8(SB)/8, $0x3ff0000000000000
 DATA ocannlConst64<>+16(SB)/8, $0xfff0000000000000
 DATA ocannlConst64<>+24(SB)/8, $0x4010000000000000
-DATA ocannlConst64<>+32(SB)/8, $0xbff0000000000000
-GLOBL ocannlConst64<>(SB), RODATA|NOPTR, $40
+DATA ocannlConst64<>+32(SB)/8, $0x4018000000000000
+DATA ocannlConst64<>+40(SB)/8, $0x7ff0000000000000
+DATA ocannlConst64<>+48(SB)/8, $0xbff0000000000000
+GLOBL ocannlConst64<>(SB), RODATA|NOPTR, $56
 
 // func ocannlGemm0AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
@@ -20060,9 +20062,70 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce45AVX2(c *float64, x0 *float64)
+// func ocannlReduce45AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce45AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce45AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	VBROADCASTSD ocannlConst64<>+32(SB), Y2
+	VBROADCASTSD ocannlConst64<>+40(SB), Y3
+	VMOVUPS      ocannlMask64<>+16(SB), Y4
+	MOVQ         $0x00000008, SI
+
+row1:
+	VBROADCASTSD (DX), Y5
+	VMOVUPS      (CX), Y6
+	VCMPPD       $0x00, Y5, Y6, Y6
+	VBLENDVPD    Y6, Y1, Y0, Y6
+	VMOVUPS      (BX), Y7
+	VCMPPD       $0x04, Y0, Y6, Y6
+	VBLENDVPD    Y6, Y7, Y2, Y6
+	VMASKMOVPD   32(CX), Y4, Y7
+	VCMPPD       $0x00, Y5, Y7, Y5
+	VBLENDVPD    Y5, Y1, Y0, Y5
+	VMASKMOVPD   32(BX), Y4, Y7
+	VCMPPD       $0x04, Y0, Y5, Y5
+	VBLENDVPD    Y5, Y7, Y2, Y5
+	VBLENDVPD    Y4, Y5, Y3, Y5
+	VMINPD       Y5, Y6, Y7
+	VMINPD       Y6, Y5, Y8
+	VCMPPD       $0x03, Y5, Y6, Y5
+	VORPD        Y8, Y7, Y6
+	VORPD        Y5, Y6, Y6
+	VEXTRACTF128 $0x01, Y6, X5
+	VMINPD       X5, X6, X7
+	VMINPD       X6, X5, X8
+	VCMPPD       $0x03, X5, X6, X5
+	VORPD        X8, X7, X6
+	VORPD        X5, X6, X6
+	VPERMILPD    $0x01, X6, X5
+	VMINPD       X5, X6, X7
+	VMINPD       X6, X5, X8
+	VCMPPD       $0x03, X5, X6, X5
+	VORPD        X8, X7, X6
+	VORPD        X5, X6, X6
+	VMOVSD       (AX), X5
+	VMINPD       X6, X5, X7
+	VMINPD       X5, X6, X8
+	VCMPPD       $0x03, X6, X5, X5
+	VORPD        X8, X7, X6
+	VORPD        X5, X6, X6
+	VMOVSD       X6, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+48, CX
+	ADDQ         $+8, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce46AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce46AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -20085,9 +20148,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce46AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce47AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce46AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce47AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20116,9 +20179,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce47AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce48AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce47AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce48AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20147,9 +20210,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce48AVX2(c *float64, x0 *float64)
+// func ocannlReduce49AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce48AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce49AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -20172,14 +20235,14 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce49AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
+// func ocannlReduce50AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce49AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce50AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
-	VBROADCASTSD ocannlConst64<>+32(SB), Y0
+	VBROADCASTSD ocannlConst64<>+48(SB), Y0
 	VBROADCASTSD ocannlConst64<>+0(SB), Y1
 	MOVQ         $0x00000008, SI
 
@@ -20214,9 +20277,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce50AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce51AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce50AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce51AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20246,9 +20309,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce51AVX2(c *float64, x0 *float64)
+// func ocannlReduce52AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce51AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce52AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -20272,9 +20335,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce52AVX2(c *float64, x0 *float64)
+// func ocannlReduce53AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce52AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce53AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -20305,14 +20368,14 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce53AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
+// func ocannlReduce54AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce53AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce54AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
-	VBROADCASTSD ocannlConst64<>+32(SB), Y0
+	VBROADCASTSD ocannlConst64<>+48(SB), Y0
 	VBROADCASTSD ocannlConst64<>+0(SB), Y1
 	MOVQ         $0x00000010, SI
 
@@ -20340,9 +20403,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce54AVX2(c *float64, x0 *float64)
+// func ocannlReduce55AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce54AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce55AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -20364,9 +20427,57 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce55AVX2(c *float64, x0 *float64)
+// func ocannlReduce56AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce55AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce56AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	VBROADCASTSD ocannlConst64<>+24(SB), Y2
+	VBROADCASTSD ocannlConst64<>+40(SB), Y3
+	MOVQ         $0x00000010, SI
+
+row1:
+	VBROADCASTSD (DX), Y3
+	VMOVUPS      (CX), Y4
+	VCMPPD       $0x00, Y3, Y4, Y3
+	VBLENDVPD    Y3, Y1, Y0, Y3
+	VMOVUPS      (BX), Y4
+	VCMPPD       $0x04, Y0, Y3, Y3
+	VBLENDVPD    Y3, Y4, Y2, Y3
+	VEXTRACTF128 $0x01, Y3, X4
+	VMINPD       X4, X3, X5
+	VMINPD       X3, X4, X6
+	VCMPPD       $0x03, X4, X3, X3
+	VORPD        X6, X5, X4
+	VORPD        X3, X4, X4
+	VPERMILPD    $0x01, X4, X3
+	VMINPD       X3, X4, X5
+	VMINPD       X4, X3, X6
+	VCMPPD       $0x03, X3, X4, X3
+	VORPD        X6, X5, X4
+	VORPD        X3, X4, X4
+	VMOVSD       (AX), X3
+	VMINPD       X4, X3, X5
+	VMINPD       X3, X4, X6
+	VCMPPD       $0x03, X4, X3, X3
+	VORPD        X6, X5, X4
+	VORPD        X3, X4, X4
+	VMOVSD       X4, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+32, CX
+	ADDQ         $+8, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce57AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce57AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -20402,9 +20513,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce56AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce58AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce56AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce58AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20432,9 +20543,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce57AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce59AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce57AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce59AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20465,9 +20576,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce58AVX2(c *float64, x0 *float64)
+// func ocannlReduce60AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce58AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce60AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -20491,9 +20602,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce59AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce61AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce59AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce61AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20522,9 +20633,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce60AVX2(c *float64, x0 *float64)
+// func ocannlReduce62AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce60AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce62AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+16(SB), Y0
@@ -20552,9 +20663,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce61AVX2(c *float64, x0 *float64)
+// func ocannlReduce63AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce61AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce63AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -20576,9 +20687,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce62AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce64AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce62AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce64AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20607,9 +20718,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce63AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce65AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce63AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce65AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20640,9 +20751,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce64AVX2(c *float64, x0 *float64)
+// func ocannlReduce66AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce64AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce66AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -20666,9 +20777,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce65AVX2(c *float64, x0 *float64)
+// func ocannlReduce67AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce65AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce67AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+16(SB), Y0
@@ -20696,9 +20807,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce66AVX2(c *float64, x0 *float64)
+// func ocannlReduce68AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce66AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce68AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -20720,9 +20831,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce67AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce69AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce67AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce69AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20751,9 +20862,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce68AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce70AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce68AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce70AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20782,9 +20893,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce69AVX2(c *float64, x0 *float64)
+// func ocannlReduce71AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce69AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce71AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -20807,9 +20918,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce70AVX2(c *float64, x0 *float64)
+// func ocannlReduce72AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce70AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce72AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -20836,9 +20947,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce71AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce73AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce71AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce73AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20862,68 +20973,6 @@ row1:
 	VMOVUPS      Y0, (AX)
 	VMOVUPS      Y1, 32(AX)
 	ADDQ         $-192, CX
-	ADDQ         $-160, DX
-	ADDQ         $+64, AX
-	VZEROUPPER
-	RET
-
-// func ocannlReduce72AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlReduce72AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	MOVQ         $0x00000005, BX
-
-row1:
-	VMOVUPS      (CX), Y0
-	VMOVUPS      (DX), Y1
-	VMULPD       Y1, Y0, Y0
-	VMOVUPS      32(CX), Y1
-	VMOVUPS      32(DX), Y2
-	VMULPD       Y2, Y1, Y1
-	VADDPD       Y1, Y0, Y0
-	VEXTRACTF128 $0x01, Y0, X1
-	VADDPD       X1, X0, X0
-	VPERMILPD    $0x01, X0, X1
-	VADDPD       X1, X0, X0
-	VMOVSD       (AX), X1
-	VADDPD       X0, X1, X0
-	VMOVSD       X0, (AX)
-	ADDQ         $+8, AX
-	ADDQ         $+64, CX
-	DECQ         BX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlReduce73AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlReduce73AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VMOVUPS      (AX), Y0
-	VMOVUPS      32(AX), Y1
-	MOVQ         $0x00000005, BX
-
-row1:
-	VBROADCASTSD (DX), Y2
-	VMOVUPS      (CX), Y3
-	VMULPD       Y2, Y3, Y3
-	VADDPD       Y3, Y0, Y0
-	VMOVUPS      32(CX), Y3
-	VMULPD       Y2, Y3, Y2
-	VADDPD       Y2, Y1, Y1
-	ADDQ         $+64, CX
-	ADDQ         $+32, DX
-	DECQ         BX
-	JNZ          row1
-	VMOVUPS      Y0, (AX)
-	VMOVUPS      Y1, 32(AX)
-	ADDQ         $-256, CX
 	ADDQ         $-160, DX
 	ADDQ         $+64, AX
 	VZEROUPPER
@@ -20953,8 +21002,8 @@ row1:
 	VMOVSD       (AX), X1
 	VADDPD       X0, X1, X0
 	VMOVSD       X0, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+64, DX
+	ADDQ         $+8, AX
+	ADDQ         $+64, CX
 	DECQ         BX
 	JNZ          row1
 	VZEROUPPER
@@ -20963,6 +21012,68 @@ row1:
 // func ocannlReduce75AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
 TEXT ·ocannlReduce75AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	MOVQ         $0x00000005, BX
+
+row1:
+	VBROADCASTSD (DX), Y2
+	VMOVUPS      (CX), Y3
+	VMULPD       Y2, Y3, Y3
+	VADDPD       Y3, Y0, Y0
+	VMOVUPS      32(CX), Y3
+	VMULPD       Y2, Y3, Y2
+	VADDPD       Y2, Y1, Y1
+	ADDQ         $+64, CX
+	ADDQ         $+32, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y1, 32(AX)
+	ADDQ         $-256, CX
+	ADDQ         $-160, DX
+	ADDQ         $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce76AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce76AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	MOVQ         $0x00000005, BX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (DX), Y1
+	VMULPD       Y1, Y0, Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      32(DX), Y2
+	VMULPD       Y2, Y1, Y1
+	VADDPD       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $0x01, X0, X1
+	VADDPD       X1, X0, X0
+	VMOVSD       (AX), X1
+	VADDPD       X0, X1, X0
+	VMOVSD       X0, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+64, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce77AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce77AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20995,9 +21106,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce76AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce78AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce76AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce78AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21026,9 +21137,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce77AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce79AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce77AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce79AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21057,9 +21168,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce78AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce80AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce78AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce80AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21088,9 +21199,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce79AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce81AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce79AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce81AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21119,9 +21230,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce80AVX2(c *float64, x0 *float64)
+// func ocannlReduce82AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce80AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce82AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -21144,9 +21255,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce81AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce83AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce81AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce83AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21175,9 +21286,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce82AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce84AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce82AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce84AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21211,9 +21322,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce83AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce85AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce83AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce85AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21244,9 +21355,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce84AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce86AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce84AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce86AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21274,9 +21385,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce85AVX2(c *float64, x0 *float64)
+// func ocannlReduce87AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce85AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce87AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -21299,9 +21410,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce86AVX2(c *float64, x0 *float64)
+// func ocannlReduce88AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce86AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce88AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -21320,9 +21431,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce87AVX2(c *float64, x0 *float64)
+// func ocannlReduce89AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce87AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce89AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -21341,9 +21452,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce88AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce90AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce88AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce90AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -21367,9 +21478,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce89AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce91AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce89AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce91AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX

@@ -998,12 +998,12 @@ func ocannlReduce44AVX2(c, x0 *float64) {
 }
 
 // ocannlReduce45AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce45AVX2(c, x0 *float64) {
+func ocannlReduce45AVX2(c, x0, x1, x2 *float64) {
 	panic("ocannlgen: ocannlReduce45AVX2 called without assembly")
 }
 
 // ocannlReduce46AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce46AVX2(c, x0, x1 *float64) {
+func ocannlReduce46AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce46AVX2 called without assembly")
 }
 
@@ -1013,22 +1013,22 @@ func ocannlReduce47AVX2(c, x0, x1 *float64) {
 }
 
 // ocannlReduce48AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce48AVX2(c, x0 *float64) {
+func ocannlReduce48AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce48AVX2 called without assembly")
 }
 
 // ocannlReduce49AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce49AVX2(c, x0, x1, x2 *float64) {
+func ocannlReduce49AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce49AVX2 called without assembly")
 }
 
 // ocannlReduce50AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce50AVX2(c, x0, x1 *float64) {
+func ocannlReduce50AVX2(c, x0, x1, x2 *float64) {
 	panic("ocannlgen: ocannlReduce50AVX2 called without assembly")
 }
 
 // ocannlReduce51AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce51AVX2(c, x0 *float64) {
+func ocannlReduce51AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce51AVX2 called without assembly")
 }
 
@@ -1038,12 +1038,12 @@ func ocannlReduce52AVX2(c, x0 *float64) {
 }
 
 // ocannlReduce53AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce53AVX2(c, x0, x1, x2 *float64) {
+func ocannlReduce53AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce53AVX2 called without assembly")
 }
 
 // ocannlReduce54AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce54AVX2(c, x0 *float64) {
+func ocannlReduce54AVX2(c, x0, x1, x2 *float64) {
 	panic("ocannlgen: ocannlReduce54AVX2 called without assembly")
 }
 
@@ -1053,17 +1053,17 @@ func ocannlReduce55AVX2(c, x0 *float64) {
 }
 
 // ocannlReduce56AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce56AVX2(c, x0, x1 *float64) {
+func ocannlReduce56AVX2(c, x0, x1, x2 *float64) {
 	panic("ocannlgen: ocannlReduce56AVX2 called without assembly")
 }
 
 // ocannlReduce57AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce57AVX2(c, x0, x1 *float64) {
+func ocannlReduce57AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce57AVX2 called without assembly")
 }
 
 // ocannlReduce58AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce58AVX2(c, x0 *float64) {
+func ocannlReduce58AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce58AVX2 called without assembly")
 }
 
@@ -1078,27 +1078,27 @@ func ocannlReduce60AVX2(c, x0 *float64) {
 }
 
 // ocannlReduce61AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce61AVX2(c, x0 *float64) {
+func ocannlReduce61AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce61AVX2 called without assembly")
 }
 
 // ocannlReduce62AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce62AVX2(c, x0, x1 *float64) {
+func ocannlReduce62AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce62AVX2 called without assembly")
 }
 
 // ocannlReduce63AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce63AVX2(c, x0, x1 *float64) {
+func ocannlReduce63AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce63AVX2 called without assembly")
 }
 
 // ocannlReduce64AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce64AVX2(c, x0 *float64) {
+func ocannlReduce64AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce64AVX2 called without assembly")
 }
 
 // ocannlReduce65AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce65AVX2(c, x0 *float64) {
+func ocannlReduce65AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce65AVX2 called without assembly")
 }
 
@@ -1108,32 +1108,32 @@ func ocannlReduce66AVX2(c, x0 *float64) {
 }
 
 // ocannlReduce67AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce67AVX2(c, x0, x1 *float64) {
+func ocannlReduce67AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce67AVX2 called without assembly")
 }
 
 // ocannlReduce68AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce68AVX2(c, x0, x1 *float64) {
+func ocannlReduce68AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce68AVX2 called without assembly")
 }
 
 // ocannlReduce69AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce69AVX2(c, x0 *float64) {
+func ocannlReduce69AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce69AVX2 called without assembly")
 }
 
 // ocannlReduce70AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce70AVX2(c, x0 *float64) {
+func ocannlReduce70AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce70AVX2 called without assembly")
 }
 
 // ocannlReduce71AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce71AVX2(c, x0, x1 *float64) {
+func ocannlReduce71AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce71AVX2 called without assembly")
 }
 
 // ocannlReduce72AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce72AVX2(c, x0, x1 *float64) {
+func ocannlReduce72AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce72AVX2 called without assembly")
 }
 
@@ -1173,7 +1173,7 @@ func ocannlReduce79AVX2(c, x0, x1 *float64) {
 }
 
 // ocannlReduce80AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce80AVX2(c, x0 *float64) {
+func ocannlReduce80AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce80AVX2 called without assembly")
 }
 
@@ -1183,7 +1183,7 @@ func ocannlReduce81AVX2(c, x0, x1 *float64) {
 }
 
 // ocannlReduce82AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce82AVX2(c, x0, x1 *float64) {
+func ocannlReduce82AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce82AVX2 called without assembly")
 }
 
@@ -1198,12 +1198,12 @@ func ocannlReduce84AVX2(c, x0, x1 *float64) {
 }
 
 // ocannlReduce85AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce85AVX2(c, x0 *float64) {
+func ocannlReduce85AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce85AVX2 called without assembly")
 }
 
 // ocannlReduce86AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce86AVX2(c, x0 *float64) {
+func ocannlReduce86AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce86AVX2 called without assembly")
 }
 
@@ -1213,11 +1213,21 @@ func ocannlReduce87AVX2(c, x0 *float64) {
 }
 
 // ocannlReduce88AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce88AVX2(c, x0, x1 *float64) {
+func ocannlReduce88AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce88AVX2 called without assembly")
 }
 
 // ocannlReduce89AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce89AVX2(c, x0, x1 *float64) {
+func ocannlReduce89AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce89AVX2 called without assembly")
+}
+
+// ocannlReduce90AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce90AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce90AVX2 called without assembly")
+}
+
+// ocannlReduce91AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce91AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce91AVX2 called without assembly")
 }

@@ -9685,24 +9685,29 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 101 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 32); w is train.cross_entropy#1/m.argmax@101
-	// reduction accumulated in a local variable.
-	for i0 := range 8 {
-		for i1 := range 16 {
-			train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0][i1]
-			train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][i1][0]
-			acc38 := scratch.train_cross_entropy_1_m_argmax_101[i0][i1][0]
-			for i2 := range 32 {
-				var r51 float32
-				if train_cross_entropy_1_logitsRow4[i2] == train_cross_entropy_1_mV2 {
-					r51 = 1
+	// float32 along-rows min reduction kernel, 128 rows of 32 elements into 128 cells (c = c min where(eq(x0,x1),x2,32)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce7AVX2(&scratch.train_cross_entropy_1_m_argmax_101[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.ordinals_1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 16 {
+				train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0][i1]
+				train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][i1][0]
+				acc38 := scratch.train_cross_entropy_1_m_argmax_101[i0][i1][0]
+				for i2 := range 32 {
+					var r51 float32
+					if train_cross_entropy_1_logitsRow4[i2] == train_cross_entropy_1_mV2 {
+						r51 = 1
+					}
+					r52 := float32(32)
+					if r51 != 0 {
+						r52 = scratch.ordinals_1[i2]
+					}
+					acc38 = min(acc38, r52)
 				}
-				r52 := float32(32)
-				if r51 != 0 {
-					r52 = scratch.ordinals_1[i2]
-				}
-				acc38 = min(acc38, r52)
+				scratch.train_cross_entropy_1_m_argmax_101[i0][i1][0] = acc38
 			}
-			scratch.train_cross_entropy_1_m_argmax_101[i0][i1][0] = acc38
 		}
 	}
 
@@ -9755,7 +9760,7 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// backprop of op 100 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// float32 across-rows add reduction kernel, 128 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce7AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlReduce8AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 8 {
@@ -13831,7 +13836,7 @@ func (r58 *ocannlDecBackwardPart49) Part(j54 int) {
 	gNetLayerNorm1BetaPartial[j54] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLayerNorm1BetaPartial[j54][0], &scratch.net_linear_1_x_grad[j54][0][0])
+		ocannlReduce9AVX2(&gNetLayerNorm1BetaPartial[j54][0], &scratch.net_linear_1_x_grad[j54][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j54]
@@ -13900,7 +13905,7 @@ func (r60 *ocannlDecBackwardPart51) Part(j57 int) {
 	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce9AVX2(&scratch.net_linear_1_x_3_grad[0][i1+2*j57][0], &scratch.net_linear_1_x_4_grad[0][i1+2*j57][0], &scratch.net_linear_1_x_1[0][i1+2*j57][0], &scratch.net_linear_1_x_3[0][i1+2*j57][0])
+			ocannlReduce10AVX2(&scratch.net_linear_1_x_3_grad[0][i1+2*j57][0], &scratch.net_linear_1_x_4_grad[0][i1+2*j57][0], &scratch.net_linear_1_x_1[0][i1+2*j57][0], &scratch.net_linear_1_x_3[0][i1+2*j57][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -13935,7 +13940,7 @@ func (r61 *ocannlDecBackwardPart52) Part(j58 int) {
 	gNetLayerNorm1GammaPartial[j58] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetLayerNorm1GammaPartial[j58][0], &scratch.net_linear_1_x_1_grad[j58][0][0], &scratch.net_layer_norm_1_centered[j58][0][0])
+		ocannlReduce11AVX2(&gNetLayerNorm1GammaPartial[j58][0], &scratch.net_linear_1_x_1_grad[j58][0][0], &scratch.net_layer_norm_1_centered[j58][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j58]
@@ -14151,7 +14156,7 @@ func (r68 *ocannlDecBackwardPart59) Part(j66 int) {
 	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce11AVX2(&scratch.net_layer_norm_1_mean_grad[0][i1+2*j66][0], &scratch.net_layer_norm_1_centered_grad[0][i1+2*j66][0])
+			ocannlReduce12AVX2(&scratch.net_layer_norm_1_mean_grad[0][i1+2*j66][0], &scratch.net_layer_norm_1_centered_grad[0][i1+2*j66][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -14184,7 +14189,7 @@ func (r69 *ocannlDecBackwardPart60) Part(j67 int) {
 	gNetBlock2Linear1BPartial[j67] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock2Linear1BPartial[j67][0], &scratch.net_h2_2_grad[j67][0][0])
+		ocannlReduce9AVX2(&gNetBlock2Linear1BPartial[j67][0], &scratch.net_h2_2_grad[j67][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2Linear1BPartialRow := &gNetBlock2Linear1BPartial[j67]
@@ -14303,7 +14308,7 @@ func (r74 *ocannlDecBackwardPart63) Part(j71 int) {
 	gNetBlock2Dense1BPartial[j71] = [128]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 128 elements into 128 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetBlock2Dense1BPartial[j71][0], &scratch.net_block_2_linear_1_x_2_grad[j71][0][0])
+		ocannlReduce13AVX2(&gNetBlock2Dense1BPartial[j71][0], &scratch.net_block_2_linear_1_x_2_grad[j71][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2Dense1BPartialRow := &gNetBlock2Dense1BPartial[j71]
@@ -14452,7 +14457,7 @@ func (r78 *ocannlDecBackwardPart67) Part(j76 int) {
 	gNetBlock2LayerNorm2BetaPartial[j76] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock2LayerNorm2BetaPartial[j76][0], &scratch.net_block_2_dense_1_x_grad[j76][0][0])
+		ocannlReduce9AVX2(&gNetBlock2LayerNorm2BetaPartial[j76][0], &scratch.net_block_2_dense_1_x_grad[j76][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2LayerNorm2BetaPartialRow := &gNetBlock2LayerNorm2BetaPartial[j76]
@@ -14521,7 +14526,7 @@ func (r80 *ocannlDecBackwardPart69) Part(j79 int) {
 	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce9AVX2(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j79][0], &scratch.net_block_2_dense_1_x_4_grad[0][i1+2*j79][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j79][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j79][0])
+			ocannlReduce10AVX2(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j79][0], &scratch.net_block_2_dense_1_x_4_grad[0][i1+2*j79][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j79][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j79][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -14556,7 +14561,7 @@ func (r81 *ocannlDecBackwardPart70) Part(j80 int) {
 	gNetBlock2LayerNorm2GammaPartial[j80] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock2LayerNorm2GammaPartial[j80][0], &scratch.net_block_2_dense_1_x_1_grad[j80][0][0], &scratch.net_block_2_layer_norm_2_centered[j80][0][0])
+		ocannlReduce11AVX2(&gNetBlock2LayerNorm2GammaPartial[j80][0], &scratch.net_block_2_dense_1_x_1_grad[j80][0][0], &scratch.net_block_2_layer_norm_2_centered[j80][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2LayerNorm2GammaPartialRow := &gNetBlock2LayerNorm2GammaPartial[j80]
@@ -14772,7 +14777,7 @@ func (r88 *ocannlDecBackwardPart77) Part(j88 int) {
 	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce11AVX2(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j88][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j88][0])
+			ocannlReduce12AVX2(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j88][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j88][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -15005,7 +15010,7 @@ func (r94 *ocannlDecBackwardPart83) Part(j94 int) {
 	if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce13AVX2(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j94][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j94][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j94][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j94][i2][0])
+				ocannlReduce14AVX2(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j94][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j94][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j94][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j94][i2][0])
 			}
 		}
 	} else {
@@ -15043,7 +15048,7 @@ func (r95 *ocannlDecBackwardPart84) Part(j95 int) {
 	if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce14AVX2(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j95][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j95][i2][0])
+				ocannlReduce15AVX2(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j95][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j95][i2][0])
 			}
 		}
 	} else {
@@ -15075,25 +15080,34 @@ type ocannlDecBackwardPart85 struct {
 // Part runs part j99 of the nest (0 <= j99 < 8).
 func (r98 *ocannlDecBackwardPart85) Part(j99 int) {
 	scratch := r98.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 8 {
+	// float32 along-rows min reduction kernel, 8 rows of 16 elements into 8 cells (c = c min where(eq(x0,x1),x2,16)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				net_block_2_masked_attention_1_maskedRow4 := &scratch.net_block_2_masked_attention_1_masked[i0][i1+2*j99][i2]
-				net_block_2_masked_attention_1_mV2 := scratch.net_block_2_masked_attention_1_m[i0][i1+2*j99][i2][0]
-				acc63 := scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1+2*j99][i2][0]
-				for i3 := range 16 {
-					var r96 float32
-					if net_block_2_masked_attention_1_maskedRow4[i3] == net_block_2_masked_attention_1_mV2 {
-						r96 = 1
+				ocannlReduce16AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][i1+2*j99][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j99][i2][0], &scratch.net_block_2_masked_attention_1_m[0][i1+2*j99][i2][0], &scratch.ordinals_2[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				for i2 := range 4 {
+					net_block_2_masked_attention_1_maskedRow4 := &scratch.net_block_2_masked_attention_1_masked[i0][i1+2*j99][i2]
+					net_block_2_masked_attention_1_mV2 := scratch.net_block_2_masked_attention_1_m[i0][i1+2*j99][i2][0]
+					acc63 := scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1+2*j99][i2][0]
+					for i3 := range 16 {
+						var r96 float32
+						if net_block_2_masked_attention_1_maskedRow4[i3] == net_block_2_masked_attention_1_mV2 {
+							r96 = 1
+						}
+						r97 := float32(16)
+						if r96 != 0 {
+							r97 = scratch.ordinals_2[i3]
+						}
+						acc63 = min(acc63, r97)
 					}
-					r97 := float32(16)
-					if r96 != 0 {
-						r97 = scratch.ordinals_2[i3]
-					}
-					acc63 = min(acc63, r97)
+					scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1+2*j99][i2][0] = acc63
 				}
-				scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1+2*j99][i2][0] = acc63
 			}
 		}
 	}
@@ -15495,7 +15509,7 @@ func (r111 *ocannlDecBackwardPart95) Part(j109 int) {
 	gNetBlock2LayerNorm1BetaPartial[j109] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock2LayerNorm1BetaPartial[j109][0], &scratch.net_block_2_masked_attention_1_x_grad[j109][0][0])
+		ocannlReduce9AVX2(&gNetBlock2LayerNorm1BetaPartial[j109][0], &scratch.net_block_2_masked_attention_1_x_grad[j109][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2LayerNorm1BetaPartialRow := &gNetBlock2LayerNorm1BetaPartial[j109]
@@ -15564,7 +15578,7 @@ func (r113 *ocannlDecBackwardPart97) Part(j112 int) {
 	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce9AVX2(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j112][0], &scratch.net_block_2_masked_attention_1_x_4_grad[0][i1+2*j112][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j112][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j112][0])
+			ocannlReduce10AVX2(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j112][0], &scratch.net_block_2_masked_attention_1_x_4_grad[0][i1+2*j112][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j112][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j112][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -15599,7 +15613,7 @@ func (r114 *ocannlDecBackwardPart98) Part(j113 int) {
 	gNetBlock2LayerNorm1GammaPartial[j113] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock2LayerNorm1GammaPartial[j113][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j113][0][0], &scratch.net_block_2_layer_norm_1_centered[j113][0][0])
+		ocannlReduce11AVX2(&gNetBlock2LayerNorm1GammaPartial[j113][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j113][0][0], &scratch.net_block_2_layer_norm_1_centered[j113][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2LayerNorm1GammaPartialRow := &gNetBlock2LayerNorm1GammaPartial[j113]
@@ -15815,7 +15829,7 @@ func (r121 *ocannlDecBackwardPart105) Part(j121 int) {
 	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce11AVX2(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j121][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j121][0])
+			ocannlReduce12AVX2(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j121][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j121][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -15848,7 +15862,7 @@ func (r122 *ocannlDecBackwardPart106) Part(j122 int) {
 	gNetBlock1Linear1BPartial[j122] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock1Linear1BPartial[j122][0], &scratch.net_h1_2_grad[j122][0][0])
+		ocannlReduce9AVX2(&gNetBlock1Linear1BPartial[j122][0], &scratch.net_h1_2_grad[j122][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1Linear1BPartialRow := &gNetBlock1Linear1BPartial[j122]
@@ -15967,7 +15981,7 @@ func (r127 *ocannlDecBackwardPart109) Part(j126 int) {
 	gNetBlock1Dense1BPartial[j126] = [128]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 128 elements into 128 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetBlock1Dense1BPartial[j126][0], &scratch.net_block_1_linear_1_x_2_grad[j126][0][0])
+		ocannlReduce13AVX2(&gNetBlock1Dense1BPartial[j126][0], &scratch.net_block_1_linear_1_x_2_grad[j126][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1Dense1BPartialRow := &gNetBlock1Dense1BPartial[j126]
@@ -16116,7 +16130,7 @@ func (r131 *ocannlDecBackwardPart113) Part(j131 int) {
 	gNetBlock1LayerNorm2BetaPartial[j131] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock1LayerNorm2BetaPartial[j131][0], &scratch.net_block_1_dense_1_x_grad[j131][0][0])
+		ocannlReduce9AVX2(&gNetBlock1LayerNorm2BetaPartial[j131][0], &scratch.net_block_1_dense_1_x_grad[j131][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1LayerNorm2BetaPartialRow := &gNetBlock1LayerNorm2BetaPartial[j131]
@@ -16185,7 +16199,7 @@ func (r133 *ocannlDecBackwardPart115) Part(j134 int) {
 	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce9AVX2(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j134][0], &scratch.net_block_1_dense_1_x_4_grad[0][i1+2*j134][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j134][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j134][0])
+			ocannlReduce10AVX2(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j134][0], &scratch.net_block_1_dense_1_x_4_grad[0][i1+2*j134][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j134][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j134][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -16220,7 +16234,7 @@ func (r134 *ocannlDecBackwardPart116) Part(j135 int) {
 	gNetBlock1LayerNorm2GammaPartial[j135] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock1LayerNorm2GammaPartial[j135][0], &scratch.net_block_1_dense_1_x_1_grad[j135][0][0], &scratch.net_block_1_layer_norm_2_centered[j135][0][0])
+		ocannlReduce11AVX2(&gNetBlock1LayerNorm2GammaPartial[j135][0], &scratch.net_block_1_dense_1_x_1_grad[j135][0][0], &scratch.net_block_1_layer_norm_2_centered[j135][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1LayerNorm2GammaPartialRow := &gNetBlock1LayerNorm2GammaPartial[j135]
@@ -16436,7 +16450,7 @@ func (r141 *ocannlDecBackwardPart123) Part(j143 int) {
 	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce11AVX2(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j143][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j143][0])
+			ocannlReduce12AVX2(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j143][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j143][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -16669,7 +16683,7 @@ func (r147 *ocannlDecBackwardPart129) Part(j149 int) {
 	if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce13AVX2(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j149][i2][0])
+				ocannlReduce14AVX2(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j149][i2][0])
 			}
 		}
 	} else {
@@ -16707,7 +16721,7 @@ func (r148 *ocannlDecBackwardPart130) Part(j150 int) {
 	if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce14AVX2(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j150][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j150][i2][0])
+				ocannlReduce15AVX2(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j150][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j150][i2][0])
 			}
 		}
 	} else {
@@ -16739,25 +16753,34 @@ type ocannlDecBackwardPart131 struct {
 // Part runs part j154 of the nest (0 <= j154 < 8).
 func (r151 *ocannlDecBackwardPart131) Part(j154 int) {
 	scratch := r151.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 8 {
+	// float32 along-rows min reduction kernel, 8 rows of 16 elements into 8 cells (c = c min where(eq(x0,x1),x2,16)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				net_block_1_masked_attention_1_maskedRow4 := &scratch.net_block_1_masked_attention_1_masked[i0][i1+2*j154][i2]
-				net_block_1_masked_attention_1_mV2 := scratch.net_block_1_masked_attention_1_m[i0][i1+2*j154][i2][0]
-				acc89 := scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+2*j154][i2][0]
-				for i3 := range 16 {
-					var r149 float32
-					if net_block_1_masked_attention_1_maskedRow4[i3] == net_block_1_masked_attention_1_mV2 {
-						r149 = 1
+				ocannlReduce16AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][i1+2*j154][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j154][i2][0], &scratch.net_block_1_masked_attention_1_m[0][i1+2*j154][i2][0], &scratch.ordinals_2[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				for i2 := range 4 {
+					net_block_1_masked_attention_1_maskedRow4 := &scratch.net_block_1_masked_attention_1_masked[i0][i1+2*j154][i2]
+					net_block_1_masked_attention_1_mV2 := scratch.net_block_1_masked_attention_1_m[i0][i1+2*j154][i2][0]
+					acc89 := scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+2*j154][i2][0]
+					for i3 := range 16 {
+						var r149 float32
+						if net_block_1_masked_attention_1_maskedRow4[i3] == net_block_1_masked_attention_1_mV2 {
+							r149 = 1
+						}
+						r150 := float32(16)
+						if r149 != 0 {
+							r150 = scratch.ordinals_2[i3]
+						}
+						acc89 = min(acc89, r150)
 					}
-					r150 := float32(16)
-					if r149 != 0 {
-						r150 = scratch.ordinals_2[i3]
-					}
-					acc89 = min(acc89, r150)
+					scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+2*j154][i2][0] = acc89
 				}
-				scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+2*j154][i2][0] = acc89
 			}
 		}
 	}
@@ -17159,7 +17182,7 @@ func (r164 *ocannlDecBackwardPart141) Part(j164 int) {
 	gNetBlock1LayerNorm1BetaPartial[j164] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock1LayerNorm1BetaPartial[j164][0], &scratch.net_block_1_masked_attention_1_x_grad[j164][0][0])
+		ocannlReduce9AVX2(&gNetBlock1LayerNorm1BetaPartial[j164][0], &scratch.net_block_1_masked_attention_1_x_grad[j164][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1LayerNorm1BetaPartialRow := &gNetBlock1LayerNorm1BetaPartial[j164]
@@ -17228,7 +17251,7 @@ func (r166 *ocannlDecBackwardPart143) Part(j167 int) {
 	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce9AVX2(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j167][0], &scratch.net_block_1_masked_attention_1_x_4_grad[0][i1+2*j167][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j167][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j167][0])
+			ocannlReduce10AVX2(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j167][0], &scratch.net_block_1_masked_attention_1_x_4_grad[0][i1+2*j167][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j167][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j167][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -17263,7 +17286,7 @@ func (r167 *ocannlDecBackwardPart144) Part(j168 int) {
 	gNetBlock1LayerNorm1GammaPartial[j168] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock1LayerNorm1GammaPartial[j168][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j168][0][0], &scratch.net_block_1_layer_norm_1_centered[j168][0][0])
+		ocannlReduce11AVX2(&gNetBlock1LayerNorm1GammaPartial[j168][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j168][0][0], &scratch.net_block_1_layer_norm_1_centered[j168][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1LayerNorm1GammaPartialRow := &gNetBlock1LayerNorm1GammaPartial[j168]
@@ -17479,7 +17502,7 @@ func (r174 *ocannlDecBackwardPart151) Part(j176 int) {
 	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce11AVX2(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j176][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j176][0])
+			ocannlReduce12AVX2(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j176][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j176][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -17511,7 +17534,7 @@ func (r175 *ocannlDecBackwardPart152) Part(j177 int) {
 	gNetPos, scratch := r175.gNetPos, r175.scratch
 	// float32 across-rows add reduction kernel, 8 rows of 128 elements into 128 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetPos[128*j177], &scratch.net_h0_grad[0][2*j177][0])
+		ocannlReduce17AVX2(&gNetPos[128*j177], &scratch.net_h0_grad[0][2*j177][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 2 {
@@ -24686,24 +24709,29 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 101 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 32); w is train.cross_entropy#1/m.argmax@101
-	// reduction accumulated in a local variable.
-	for i0 := range 8 {
-		for i1 := range 16 {
-			train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0][i1]
-			train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][i1][0]
-			acc38 := scratch.train_cross_entropy_1_m_argmax_101[i0][i1][0]
-			for i2 := range 32 {
-				var r51 float32
-				if train_cross_entropy_1_logitsRow4[i2] == train_cross_entropy_1_mV2 {
-					r51 = 1
+	// float32 along-rows min reduction kernel, 128 rows of 32 elements into 128 cells (c = c min where(eq(x0,x1),x2,32)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce7AVX2(&scratch.train_cross_entropy_1_m_argmax_101[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.ordinals_1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 16 {
+				train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0][i1]
+				train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][i1][0]
+				acc38 := scratch.train_cross_entropy_1_m_argmax_101[i0][i1][0]
+				for i2 := range 32 {
+					var r51 float32
+					if train_cross_entropy_1_logitsRow4[i2] == train_cross_entropy_1_mV2 {
+						r51 = 1
+					}
+					r52 := float32(32)
+					if r51 != 0 {
+						r52 = scratch.ordinals_1[i2]
+					}
+					acc38 = min(acc38, r52)
 				}
-				r52 := float32(32)
-				if r51 != 0 {
-					r52 = scratch.ordinals_1[i2]
-				}
-				acc38 = min(acc38, r52)
+				scratch.train_cross_entropy_1_m_argmax_101[i0][i1][0] = acc38
 			}
-			scratch.train_cross_entropy_1_m_argmax_101[i0][i1][0] = acc38
 		}
 	}
 
@@ -24756,7 +24784,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// backprop of op 100 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// float32 across-rows add reduction kernel, 128 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce7AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlReduce8AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 8 {
@@ -28549,7 +28577,7 @@ func (r58 *ocannlDecBF16BackwardPart49) Part(j54 int) {
 	gNetLayerNorm1BetaPartial[j54] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLayerNorm1BetaPartial[j54][0], &scratch.net_linear_1_x_grad[j54][0][0])
+		ocannlReduce9AVX2(&gNetLayerNorm1BetaPartial[j54][0], &scratch.net_linear_1_x_grad[j54][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j54]
@@ -28618,7 +28646,7 @@ func (r60 *ocannlDecBF16BackwardPart51) Part(j57 int) {
 	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce9AVX2(&scratch.net_linear_1_x_3_grad[0][i1+2*j57][0], &scratch.net_linear_1_x_4_grad[0][i1+2*j57][0], &scratch.net_linear_1_x_1[0][i1+2*j57][0], &scratch.net_linear_1_x_3[0][i1+2*j57][0])
+			ocannlReduce10AVX2(&scratch.net_linear_1_x_3_grad[0][i1+2*j57][0], &scratch.net_linear_1_x_4_grad[0][i1+2*j57][0], &scratch.net_linear_1_x_1[0][i1+2*j57][0], &scratch.net_linear_1_x_3[0][i1+2*j57][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -28653,7 +28681,7 @@ func (r61 *ocannlDecBF16BackwardPart52) Part(j58 int) {
 	gNetLayerNorm1GammaPartial[j58] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetLayerNorm1GammaPartial[j58][0], &scratch.net_linear_1_x_1_grad[j58][0][0], &scratch.net_layer_norm_1_centered[j58][0][0])
+		ocannlReduce11AVX2(&gNetLayerNorm1GammaPartial[j58][0], &scratch.net_linear_1_x_1_grad[j58][0][0], &scratch.net_layer_norm_1_centered[j58][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j58]
@@ -28869,7 +28897,7 @@ func (r68 *ocannlDecBF16BackwardPart59) Part(j66 int) {
 	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce11AVX2(&scratch.net_layer_norm_1_mean_grad[0][i1+2*j66][0], &scratch.net_layer_norm_1_centered_grad[0][i1+2*j66][0])
+			ocannlReduce12AVX2(&scratch.net_layer_norm_1_mean_grad[0][i1+2*j66][0], &scratch.net_layer_norm_1_centered_grad[0][i1+2*j66][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -28902,7 +28930,7 @@ func (r69 *ocannlDecBF16BackwardPart60) Part(j67 int) {
 	gNetBlock2Linear1BPartial[j67] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock2Linear1BPartial[j67][0], &scratch.net_h2_2_grad[j67][0][0])
+		ocannlReduce9AVX2(&gNetBlock2Linear1BPartial[j67][0], &scratch.net_h2_2_grad[j67][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2Linear1BPartialRow := &gNetBlock2Linear1BPartial[j67]
@@ -29065,7 +29093,7 @@ func (r76 *ocannlDecBF16BackwardPart65) Part(j73 int) {
 	gNetBlock2Dense1BPartial[j73] = [128]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 128 elements into 128 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetBlock2Dense1BPartial[j73][0], &scratch.net_block_2_linear_1_x_2_grad[j73][0][0])
+		ocannlReduce13AVX2(&gNetBlock2Dense1BPartial[j73][0], &scratch.net_block_2_linear_1_x_2_grad[j73][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2Dense1BPartialRow := &gNetBlock2Dense1BPartial[j73]
@@ -29189,7 +29217,7 @@ func (r80 *ocannlDecBF16BackwardPart69) Part(j78 int) {
 	gNetBlock2LayerNorm2BetaPartial[j78] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock2LayerNorm2BetaPartial[j78][0], &scratch.net_block_2_dense_1_x_grad[j78][0][0])
+		ocannlReduce9AVX2(&gNetBlock2LayerNorm2BetaPartial[j78][0], &scratch.net_block_2_dense_1_x_grad[j78][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2LayerNorm2BetaPartialRow := &gNetBlock2LayerNorm2BetaPartial[j78]
@@ -29258,7 +29286,7 @@ func (r82 *ocannlDecBF16BackwardPart71) Part(j81 int) {
 	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce9AVX2(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j81][0], &scratch.net_block_2_dense_1_x_4_grad[0][i1+2*j81][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j81][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j81][0])
+			ocannlReduce10AVX2(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j81][0], &scratch.net_block_2_dense_1_x_4_grad[0][i1+2*j81][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j81][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j81][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -29293,7 +29321,7 @@ func (r83 *ocannlDecBF16BackwardPart72) Part(j82 int) {
 	gNetBlock2LayerNorm2GammaPartial[j82] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock2LayerNorm2GammaPartial[j82][0], &scratch.net_block_2_dense_1_x_1_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_centered[j82][0][0])
+		ocannlReduce11AVX2(&gNetBlock2LayerNorm2GammaPartial[j82][0], &scratch.net_block_2_dense_1_x_1_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_centered[j82][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2LayerNorm2GammaPartialRow := &gNetBlock2LayerNorm2GammaPartial[j82]
@@ -29509,7 +29537,7 @@ func (r90 *ocannlDecBF16BackwardPart79) Part(j90 int) {
 	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce11AVX2(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j90][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j90][0])
+			ocannlReduce12AVX2(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j90][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j90][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -29692,7 +29720,7 @@ func (r96 *ocannlDecBF16BackwardPart85) Part(j96 int) {
 	if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce13AVX2(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j96][i2][0])
+				ocannlReduce14AVX2(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j96][i2][0])
 			}
 		}
 	} else {
@@ -29730,7 +29758,7 @@ func (r97 *ocannlDecBF16BackwardPart86) Part(j97 int) {
 	if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce14AVX2(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j97][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j97][i2][0])
+				ocannlReduce15AVX2(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j97][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j97][i2][0])
 			}
 		}
 	} else {
@@ -29762,25 +29790,34 @@ type ocannlDecBF16BackwardPart87 struct {
 // Part runs part j101 of the nest (0 <= j101 < 8).
 func (r100 *ocannlDecBF16BackwardPart87) Part(j101 int) {
 	scratch := r100.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 8 {
+	// float32 along-rows min reduction kernel, 8 rows of 16 elements into 8 cells (c = c min where(eq(x0,x1),x2,16)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				net_block_2_masked_attention_1_maskedRow4 := &scratch.net_block_2_masked_attention_1_masked[i0][i1+2*j101][i2]
-				net_block_2_masked_attention_1_mV2 := scratch.net_block_2_masked_attention_1_m[i0][i1+2*j101][i2][0]
-				acc63 := scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1+2*j101][i2][0]
-				for i3 := range 16 {
-					var r98 float32
-					if net_block_2_masked_attention_1_maskedRow4[i3] == net_block_2_masked_attention_1_mV2 {
-						r98 = 1
+				ocannlReduce16AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][i1+2*j101][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j101][i2][0], &scratch.net_block_2_masked_attention_1_m[0][i1+2*j101][i2][0], &scratch.ordinals_2[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				for i2 := range 4 {
+					net_block_2_masked_attention_1_maskedRow4 := &scratch.net_block_2_masked_attention_1_masked[i0][i1+2*j101][i2]
+					net_block_2_masked_attention_1_mV2 := scratch.net_block_2_masked_attention_1_m[i0][i1+2*j101][i2][0]
+					acc63 := scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1+2*j101][i2][0]
+					for i3 := range 16 {
+						var r98 float32
+						if net_block_2_masked_attention_1_maskedRow4[i3] == net_block_2_masked_attention_1_mV2 {
+							r98 = 1
+						}
+						r99 := float32(16)
+						if r98 != 0 {
+							r99 = scratch.ordinals_2[i3]
+						}
+						acc63 = min(acc63, r99)
 					}
-					r99 := float32(16)
-					if r98 != 0 {
-						r99 = scratch.ordinals_2[i3]
-					}
-					acc63 = min(acc63, r99)
+					scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1+2*j101][i2][0] = acc63
 				}
-				scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1+2*j101][i2][0] = acc63
 			}
 		}
 	}
@@ -30057,7 +30094,7 @@ func (r113 *ocannlDecBF16BackwardPart97) Part(j111 int) {
 	gNetBlock2LayerNorm1BetaPartial[j111] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock2LayerNorm1BetaPartial[j111][0], &scratch.net_block_2_masked_attention_1_x_grad[j111][0][0])
+		ocannlReduce9AVX2(&gNetBlock2LayerNorm1BetaPartial[j111][0], &scratch.net_block_2_masked_attention_1_x_grad[j111][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2LayerNorm1BetaPartialRow := &gNetBlock2LayerNorm1BetaPartial[j111]
@@ -30126,7 +30163,7 @@ func (r115 *ocannlDecBF16BackwardPart99) Part(j114 int) {
 	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce9AVX2(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j114][0], &scratch.net_block_2_masked_attention_1_x_4_grad[0][i1+2*j114][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j114][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j114][0])
+			ocannlReduce10AVX2(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j114][0], &scratch.net_block_2_masked_attention_1_x_4_grad[0][i1+2*j114][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j114][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j114][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -30161,7 +30198,7 @@ func (r116 *ocannlDecBF16BackwardPart100) Part(j115 int) {
 	gNetBlock2LayerNorm1GammaPartial[j115] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock2LayerNorm1GammaPartial[j115][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_centered[j115][0][0])
+		ocannlReduce11AVX2(&gNetBlock2LayerNorm1GammaPartial[j115][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_centered[j115][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2LayerNorm1GammaPartialRow := &gNetBlock2LayerNorm1GammaPartial[j115]
@@ -30377,7 +30414,7 @@ func (r123 *ocannlDecBF16BackwardPart107) Part(j123 int) {
 	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce11AVX2(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j123][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j123][0])
+			ocannlReduce12AVX2(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j123][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j123][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -30410,7 +30447,7 @@ func (r124 *ocannlDecBF16BackwardPart108) Part(j124 int) {
 	gNetBlock1Linear1BPartial[j124] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock1Linear1BPartial[j124][0], &scratch.net_h1_2_grad[j124][0][0])
+		ocannlReduce9AVX2(&gNetBlock1Linear1BPartial[j124][0], &scratch.net_h1_2_grad[j124][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1Linear1BPartialRow := &gNetBlock1Linear1BPartial[j124]
@@ -30573,7 +30610,7 @@ func (r131 *ocannlDecBF16BackwardPart113) Part(j130 int) {
 	gNetBlock1Dense1BPartial[j130] = [128]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 128 elements into 128 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetBlock1Dense1BPartial[j130][0], &scratch.net_block_1_linear_1_x_2_grad[j130][0][0])
+		ocannlReduce13AVX2(&gNetBlock1Dense1BPartial[j130][0], &scratch.net_block_1_linear_1_x_2_grad[j130][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1Dense1BPartialRow := &gNetBlock1Dense1BPartial[j130]
@@ -30697,7 +30734,7 @@ func (r135 *ocannlDecBF16BackwardPart117) Part(j135 int) {
 	gNetBlock1LayerNorm2BetaPartial[j135] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock1LayerNorm2BetaPartial[j135][0], &scratch.net_block_1_dense_1_x_grad[j135][0][0])
+		ocannlReduce9AVX2(&gNetBlock1LayerNorm2BetaPartial[j135][0], &scratch.net_block_1_dense_1_x_grad[j135][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1LayerNorm2BetaPartialRow := &gNetBlock1LayerNorm2BetaPartial[j135]
@@ -30766,7 +30803,7 @@ func (r137 *ocannlDecBF16BackwardPart119) Part(j138 int) {
 	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce9AVX2(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j138][0], &scratch.net_block_1_dense_1_x_4_grad[0][i1+2*j138][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j138][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j138][0])
+			ocannlReduce10AVX2(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j138][0], &scratch.net_block_1_dense_1_x_4_grad[0][i1+2*j138][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j138][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j138][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -30801,7 +30838,7 @@ func (r138 *ocannlDecBF16BackwardPart120) Part(j139 int) {
 	gNetBlock1LayerNorm2GammaPartial[j139] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock1LayerNorm2GammaPartial[j139][0], &scratch.net_block_1_dense_1_x_1_grad[j139][0][0], &scratch.net_block_1_layer_norm_2_centered[j139][0][0])
+		ocannlReduce11AVX2(&gNetBlock1LayerNorm2GammaPartial[j139][0], &scratch.net_block_1_dense_1_x_1_grad[j139][0][0], &scratch.net_block_1_layer_norm_2_centered[j139][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1LayerNorm2GammaPartialRow := &gNetBlock1LayerNorm2GammaPartial[j139]
@@ -31017,7 +31054,7 @@ func (r145 *ocannlDecBF16BackwardPart127) Part(j147 int) {
 	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce11AVX2(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j147][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j147][0])
+			ocannlReduce12AVX2(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j147][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j147][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -31200,7 +31237,7 @@ func (r151 *ocannlDecBF16BackwardPart133) Part(j153 int) {
 	if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce13AVX2(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j153][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j153][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j153][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j153][i2][0])
+				ocannlReduce14AVX2(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j153][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j153][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j153][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j153][i2][0])
 			}
 		}
 	} else {
@@ -31238,7 +31275,7 @@ func (r152 *ocannlDecBF16BackwardPart134) Part(j154 int) {
 	if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce14AVX2(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j154][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j154][i2][0])
+				ocannlReduce15AVX2(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j154][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j154][i2][0])
 			}
 		}
 	} else {
@@ -31270,25 +31307,34 @@ type ocannlDecBF16BackwardPart135 struct {
 // Part runs part j158 of the nest (0 <= j158 < 8).
 func (r155 *ocannlDecBF16BackwardPart135) Part(j158 int) {
 	scratch := r155.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 8 {
+	// float32 along-rows min reduction kernel, 8 rows of 16 elements into 8 cells (c = c min where(eq(x0,x1),x2,16)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				net_block_1_masked_attention_1_maskedRow4 := &scratch.net_block_1_masked_attention_1_masked[i0][i1+2*j158][i2]
-				net_block_1_masked_attention_1_mV2 := scratch.net_block_1_masked_attention_1_m[i0][i1+2*j158][i2][0]
-				acc89 := scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+2*j158][i2][0]
-				for i3 := range 16 {
-					var r153 float32
-					if net_block_1_masked_attention_1_maskedRow4[i3] == net_block_1_masked_attention_1_mV2 {
-						r153 = 1
+				ocannlReduce16AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][i1+2*j158][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j158][i2][0], &scratch.net_block_1_masked_attention_1_m[0][i1+2*j158][i2][0], &scratch.ordinals_2[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				for i2 := range 4 {
+					net_block_1_masked_attention_1_maskedRow4 := &scratch.net_block_1_masked_attention_1_masked[i0][i1+2*j158][i2]
+					net_block_1_masked_attention_1_mV2 := scratch.net_block_1_masked_attention_1_m[i0][i1+2*j158][i2][0]
+					acc89 := scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+2*j158][i2][0]
+					for i3 := range 16 {
+						var r153 float32
+						if net_block_1_masked_attention_1_maskedRow4[i3] == net_block_1_masked_attention_1_mV2 {
+							r153 = 1
+						}
+						r154 := float32(16)
+						if r153 != 0 {
+							r154 = scratch.ordinals_2[i3]
+						}
+						acc89 = min(acc89, r154)
 					}
-					r154 := float32(16)
-					if r153 != 0 {
-						r154 = scratch.ordinals_2[i3]
-					}
-					acc89 = min(acc89, r154)
+					scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+2*j158][i2][0] = acc89
 				}
-				scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+2*j158][i2][0] = acc89
 			}
 		}
 	}
@@ -31565,7 +31611,7 @@ func (r168 *ocannlDecBF16BackwardPart145) Part(j168 int) {
 	gNetBlock1LayerNorm1BetaPartial[j168] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock1LayerNorm1BetaPartial[j168][0], &scratch.net_block_1_masked_attention_1_x_grad[j168][0][0])
+		ocannlReduce9AVX2(&gNetBlock1LayerNorm1BetaPartial[j168][0], &scratch.net_block_1_masked_attention_1_x_grad[j168][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1LayerNorm1BetaPartialRow := &gNetBlock1LayerNorm1BetaPartial[j168]
@@ -31634,7 +31680,7 @@ func (r170 *ocannlDecBF16BackwardPart147) Part(j171 int) {
 	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce9AVX2(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j171][0], &scratch.net_block_1_masked_attention_1_x_4_grad[0][i1+2*j171][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j171][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j171][0])
+			ocannlReduce10AVX2(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j171][0], &scratch.net_block_1_masked_attention_1_x_4_grad[0][i1+2*j171][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j171][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j171][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -31669,7 +31715,7 @@ func (r171 *ocannlDecBF16BackwardPart148) Part(j172 int) {
 	gNetBlock1LayerNorm1GammaPartial[j172] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock1LayerNorm1GammaPartial[j172][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j172][0][0], &scratch.net_block_1_layer_norm_1_centered[j172][0][0])
+		ocannlReduce11AVX2(&gNetBlock1LayerNorm1GammaPartial[j172][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j172][0][0], &scratch.net_block_1_layer_norm_1_centered[j172][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1LayerNorm1GammaPartialRow := &gNetBlock1LayerNorm1GammaPartial[j172]
@@ -31885,7 +31931,7 @@ func (r178 *ocannlDecBF16BackwardPart155) Part(j180 int) {
 	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce11AVX2(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j180][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j180][0])
+			ocannlReduce12AVX2(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j180][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j180][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -31917,7 +31963,7 @@ func (r179 *ocannlDecBF16BackwardPart156) Part(j181 int) {
 	gNetPos, scratch := r179.gNetPos, r179.scratch
 	// float32 across-rows add reduction kernel, 8 rows of 128 elements into 128 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetPos[128*j181], &scratch.net_h0_grad[0][2*j181][0])
+		ocannlReduce17AVX2(&gNetPos[128*j181], &scratch.net_h0_grad[0][2*j181][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 2 {
@@ -32260,7 +32306,7 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float32 along-rows max reduction kernel, 16 rows of 10 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
+		ocannlReduce18AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -32300,7 +32346,7 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float32 along-rows add reduction kernel, 16 rows of 10 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce17AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlReduce19AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -32337,7 +32383,7 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float32 along-rows add reduction kernel, 1 rows of 160 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce18AVX2(&train_2[0], &scratch.train_1[0][0])
+		ocannlReduce20AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc6 := float32(0)
@@ -33078,7 +33124,7 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float32 along-rows max reduction kernel, 16 rows of 10 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
+		ocannlReduce18AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -33118,7 +33164,7 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float32 along-rows add reduction kernel, 16 rows of 10 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce17AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlReduce19AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -33155,7 +33201,7 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float32 along-rows add reduction kernel, 1 rows of 160 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce18AVX2(&train_2[0], &scratch.train_1[0][0])
+		ocannlReduce20AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc6 := float32(0)
@@ -33233,7 +33279,7 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce19AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+		ocannlReduce21AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -33282,7 +33328,7 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce19AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce21AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -33301,23 +33347,28 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@8
-	// reduction accumulated in a local variable.
-	for i0 := range 16 {
-		train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
-		train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
-		acc9 := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
-		for i1 := range 10 {
-			var r9 float32
-			if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
-				r9 = 1
+	// float32 along-rows min reduction kernel, 16 rows of 10 elements into 16 cells (c = c min where(eq(x0,x1),x2,10)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce22AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
+			train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
+			acc9 := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
+			for i1 := range 10 {
+				var r9 float32
+				if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
+					r9 = 1
+				}
+				r10 := float32(10)
+				if r9 != 0 {
+					r10 = scratch.ordinals_1[i1]
+				}
+				acc9 = min(acc9, r10)
 			}
-			r10 := float32(10)
-			if r9 != 0 {
-				r10 = scratch.ordinals_1[i1]
-			}
-			acc9 = min(acc9, r10)
+			scratch.train_cross_entropy_1_m_argmax_8[i0][0] = acc9
 		}
-		scratch.train_cross_entropy_1_m_argmax_8[i0][0] = acc9
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
@@ -33350,7 +33401,7 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// float32 across-rows add reduction kernel, 16 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce20AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce23AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 16; i0 += 4 {
@@ -33917,7 +33968,7 @@ func (r17 *ocannlConvBackwardPart8) Part(j27 int) {
 	gNetConv2d1BiasPartial[j27] = [32]float32{}
 	// float32 across-rows add reduction kernel, 72 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce21AVX2(&gNetConv2d1BiasPartial[j27][0], &scratch.net_h_1_grad[2*j27][0][0][0])
+		ocannlReduce24AVX2(&gNetConv2d1BiasPartial[j27][0], &scratch.net_h_1_grad[2*j27][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		gNetConv2d1BiasPartialRow := &gNetConv2d1BiasPartial[j27]
@@ -34220,7 +34271,7 @@ func (r25 *ocannlConvBackwardPart14) Part(j50 int) {
 	gNetConv2d2BiasPartial[j50] = [16]float32{}
 	// float32 across-rows add reduction kernel, 288 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce22AVX2(&gNetConv2d2BiasPartial[j50][0], &scratch.net_conv2d_1_x_1_grad[2*j50][0][0][0])
+		ocannlReduce25AVX2(&gNetConv2d2BiasPartial[j50][0], &scratch.net_conv2d_1_x_1_grad[2*j50][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		gNetConv2d2BiasPartialRow := &gNetConv2d2BiasPartial[j50]
@@ -34599,7 +34650,7 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float32 along-rows max reduction kernel, 16 rows of 10 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
+		ocannlReduce18AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -34639,7 +34690,7 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float32 along-rows add reduction kernel, 16 rows of 10 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce17AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlReduce19AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -34676,7 +34727,7 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float32 along-rows add reduction kernel, 1 rows of 160 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce18AVX2(&train_2[0], &scratch.train_1[0][0])
+		ocannlReduce20AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc6 := float32(0)
@@ -35377,7 +35428,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float32 along-rows max reduction kernel, 16 rows of 10 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
+		ocannlReduce18AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -35417,7 +35468,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float32 along-rows add reduction kernel, 16 rows of 10 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce17AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlReduce19AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -35454,7 +35505,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float32 along-rows add reduction kernel, 1 rows of 160 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce18AVX2(&train_2[0], &scratch.train_1[0][0])
+		ocannlReduce20AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc6 := float32(0)
@@ -35532,7 +35583,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce19AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+		ocannlReduce21AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -35581,7 +35632,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce19AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce21AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -35600,23 +35651,28 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@8
-	// reduction accumulated in a local variable.
-	for i0 := range 16 {
-		train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
-		train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
-		acc9 := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
-		for i1 := range 10 {
-			var r9 float32
-			if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
-				r9 = 1
+	// float32 along-rows min reduction kernel, 16 rows of 10 elements into 16 cells (c = c min where(eq(x0,x1),x2,10)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce22AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
+			train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
+			acc9 := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
+			for i1 := range 10 {
+				var r9 float32
+				if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
+					r9 = 1
+				}
+				r10 := float32(10)
+				if r9 != 0 {
+					r10 = scratch.ordinals_1[i1]
+				}
+				acc9 = min(acc9, r10)
 			}
-			r10 := float32(10)
-			if r9 != 0 {
-				r10 = scratch.ordinals_1[i1]
-			}
-			acc9 = min(acc9, r10)
+			scratch.train_cross_entropy_1_m_argmax_8[i0][0] = acc9
 		}
-		scratch.train_cross_entropy_1_m_argmax_8[i0][0] = acc9
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
@@ -35649,7 +35705,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// float32 across-rows add reduction kernel, 16 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce20AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce23AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 16; i0 += 4 {
@@ -36159,7 +36215,7 @@ func (r17 *ocannlConvBF16BackwardPart8) Part(j27 int) {
 	gNetConv2d1BiasPartial[j27] = [32]float32{}
 	// float32 across-rows add reduction kernel, 72 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce21AVX2(&gNetConv2d1BiasPartial[j27][0], &scratch.net_h_1_grad[2*j27][0][0][0])
+		ocannlReduce24AVX2(&gNetConv2d1BiasPartial[j27][0], &scratch.net_h_1_grad[2*j27][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		gNetConv2d1BiasPartialRow := &gNetConv2d1BiasPartial[j27]
@@ -36424,7 +36480,7 @@ func (r25 *ocannlConvBF16BackwardPart14) Part(j50 int) {
 	gNetConv2d2BiasPartial[j50] = [16]float32{}
 	// float32 across-rows add reduction kernel, 288 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce22AVX2(&gNetConv2d2BiasPartial[j50][0], &scratch.net_conv2d_1_x_1_grad[2*j50][0][0][0])
+		ocannlReduce25AVX2(&gNetConv2d2BiasPartial[j50][0], &scratch.net_conv2d_1_x_1_grad[2*j50][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		gNetConv2d2BiasPartialRow := &gNetConv2d2BiasPartial[j50]

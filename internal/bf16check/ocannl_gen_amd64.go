@@ -896,85 +896,100 @@ func ocannlReduce5AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce6AVX2(c *float32, x0 *float32)
 
-// ocannlReduce7AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 32 elements.
+// ocannlReduce7AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,32), 128 rows of 32 elements.
 //
 //go:noescape
-func ocannlReduce7AVX2(c *float32, x0 *float32)
+func ocannlReduce7AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce8AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 16 rows of 64 elements.
+// ocannlReduce8AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 32 elements.
 //
 //go:noescape
 func ocannlReduce8AVX2(c *float32, x0 *float32)
 
-// ocannlReduce9AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 8 rows of 64 elements.
+// ocannlReduce9AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 16 rows of 64 elements.
 //
 //go:noescape
-func ocannlReduce9AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce9AVX2(c *float32, x0 *float32)
 
-// ocannlReduce10AVX2 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 16 rows of 64 elements.
+// ocannlReduce10AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 8 rows of 64 elements.
 //
 //go:noescape
-func ocannlReduce10AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce10AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce11AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 8 rows of 64 elements.
+// ocannlReduce11AVX2 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 16 rows of 64 elements.
 //
 //go:noescape
-func ocannlReduce11AVX2(c *float32, x0 *float32)
+func ocannlReduce11AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce12AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 16 rows of 128 elements.
+// ocannlReduce12AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 8 rows of 64 elements.
 //
 //go:noescape
 func ocannlReduce12AVX2(c *float32, x0 *float32)
 
-// ocannlReduce13AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 8 rows of 16 elements.
+// ocannlReduce13AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 16 rows of 128 elements.
 //
 //go:noescape
-func ocannlReduce13AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce13AVX2(c *float32, x0 *float32)
 
-// ocannlReduce14AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 8 rows of 16 elements.
+// ocannlReduce14AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 8 rows of 16 elements.
 //
 //go:noescape
-func ocannlReduce14AVX2(c *float32, x0 *float32)
+func ocannlReduce14AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce15AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 128 elements.
+// ocannlReduce15AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 8 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce15AVX2(c *float32, x0 *float32)
 
-// ocannlReduce16AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 16 rows of 10 elements.
+// ocannlReduce16AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,16), 8 rows of 16 elements.
 //
 //go:noescape
-func ocannlReduce16AVX2(c *float32, x0 *float32)
+func ocannlReduce16AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce17AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 10 elements.
+// ocannlReduce17AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 128 elements.
 //
 //go:noescape
 func ocannlReduce17AVX2(c *float32, x0 *float32)
 
-// ocannlReduce18AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 160 elements.
+// ocannlReduce18AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 16 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce18AVX2(c *float32, x0 *float32)
 
-// ocannlReduce19AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 10 elements.
+// ocannlReduce19AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce19AVX2(c *float32, x0 *float32)
 
-// ocannlReduce20AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 16 rows of 10 elements.
+// ocannlReduce20AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 160 elements.
 //
 //go:noescape
 func ocannlReduce20AVX2(c *float32, x0 *float32)
 
-// ocannlReduce21AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 72 rows of 32 elements.
+// ocannlReduce21AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce21AVX2(c *float32, x0 *float32)
 
-// ocannlReduce22AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 288 rows of 16 elements.
+// ocannlReduce22AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 16 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce22AVX2(c *float32, x0 *float32)
+func ocannlReduce22AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce23AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 16 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce23AVX2(c *float32, x0 *float32)
+
+// ocannlReduce24AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 72 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce24AVX2(c *float32, x0 *float32)
+
+// ocannlReduce25AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 288 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce25AVX2(c *float32, x0 *float32)
 
 // ocannlAdamAVX2 applies one float32 Adam update to n elements (n a multiple of the vector's lanes); k: beta1, 1-beta1, beta2, 1-beta2, lr/c1, sqrt(c2), eps, decay (rt.AdamCoeffs).
 //

@@ -670,23 +670,23 @@ func ocannlReduce5AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce5AVX2 cal
 func ocannlReduce6AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce6AVX2 called without assembly") }
 
 // ocannlReduce7AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce7AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce7AVX2 called without assembly") }
+func ocannlReduce7AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce7AVX2 called without assembly")
+}
 
 // ocannlReduce8AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce8AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce8AVX2 called without assembly") }
 
 // ocannlReduce9AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce9AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlReduce9AVX2 called without assembly")
-}
+func ocannlReduce9AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce9AVX2 called without assembly") }
 
 // ocannlReduce10AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce10AVX2(c, x0, x1 *float32) {
+func ocannlReduce10AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce10AVX2 called without assembly")
 }
 
 // ocannlReduce11AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce11AVX2(c, x0 *float32) {
+func ocannlReduce11AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlReduce11AVX2 called without assembly")
 }
 
@@ -696,12 +696,12 @@ func ocannlReduce12AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce13AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce13AVX2(c, x0, x1, x2 *float32) {
+func ocannlReduce13AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce13AVX2 called without assembly")
 }
 
 // ocannlReduce14AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce14AVX2(c, x0 *float32) {
+func ocannlReduce14AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce14AVX2 called without assembly")
 }
 
@@ -711,7 +711,7 @@ func ocannlReduce15AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce16AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce16AVX2(c, x0 *float32) {
+func ocannlReduce16AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce16AVX2 called without assembly")
 }
 
@@ -741,8 +741,23 @@ func ocannlReduce21AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce22AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce22AVX2(c, x0 *float32) {
+func ocannlReduce22AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce22AVX2 called without assembly")
+}
+
+// ocannlReduce23AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce23AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce23AVX2 called without assembly")
+}
+
+// ocannlReduce24AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce24AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce24AVX2 called without assembly")
+}
+
+// ocannlReduce25AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce25AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce25AVX2 called without assembly")
 }
 
 // ocannlAdamAVX512 stands in for the assembly kernel; it is never called.

@@ -1566,142 +1566,172 @@ func ocannlReduce39AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce40AVX2(c *float32, x0 *float32)
 
-// ocannlReduce41AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 10 elements.
+// ocannlReduce41AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 256 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce41AVX2(c *float32, x0 *float32)
+func ocannlReduce41AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce42AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 64 elements.
+// ocannlReduce42AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce42AVX2(c *float32, x0 *float32)
 
-// ocannlReduce43AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 128 rows of 10 elements.
+// ocannlReduce43AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 64 elements.
 //
 //go:noescape
 func ocannlReduce43AVX2(c *float32, x0 *float32)
 
-// ocannlReduce44AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 128 rows of 10 elements.
+// ocannlReduce44AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 128 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce44AVX2(c *float32, x0 *float32)
 
-// ocannlReduce45AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 1280 elements.
+// ocannlReduce45AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 128 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce45AVX2(c *float32, x0 *float32)
 
-// ocannlReduce46AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 128 rows of 10 elements.
+// ocannlReduce46AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 1280 elements.
 //
 //go:noescape
 func ocannlReduce46AVX2(c *float32, x0 *float32)
 
-// ocannlReduce47AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 10 elements.
+// ocannlReduce47AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 128 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce47AVX2(c *float32, x0 *float32)
 
-// ocannlReduce48AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 16 rows of 64 elements.
+// ocannlReduce48AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 128 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce48AVX2(c *float32, x0 *float32)
+func ocannlReduce48AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce49AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 64 rows of 10 elements.
+// ocannlReduce49AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce49AVX2(c *float32, x0 *float32)
 
-// ocannlReduce50AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 64 rows of 10 elements.
+// ocannlReduce50AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 16 rows of 64 elements.
 //
 //go:noescape
 func ocannlReduce50AVX2(c *float32, x0 *float32)
 
-// ocannlReduce51AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 640 elements.
+// ocannlReduce51AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 64 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce51AVX2(c *float32, x0 *float32)
 
-// ocannlReduce52AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 64 rows of 10 elements.
+// ocannlReduce52AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 64 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce52AVX2(c *float32, x0 *float32)
 
-// ocannlReduce53AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 64 rows of 10 elements.
+// ocannlReduce53AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 640 elements.
 //
 //go:noescape
 func ocannlReduce53AVX2(c *float32, x0 *float32)
 
-// ocannlReduce54AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 64 rows of 64 elements.
+// ocannlReduce54AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 64 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce54AVX2(c *float32, x0 *float32)
 
-// ocannlReduce55AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 320 elements.
+// ocannlReduce55AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 64 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce55AVX2(c *float32, x0 *float32)
+func ocannlReduce55AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce56AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 32 rows of 10 elements.
+// ocannlReduce56AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 64 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce56AVX2(c *float32, x0 *float32)
 
-// ocannlReduce57AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 10 elements.
+// ocannlReduce57AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 64 rows of 64 elements.
 //
 //go:noescape
 func ocannlReduce57AVX2(c *float32, x0 *float32)
 
-// ocannlReduce58AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 16 rows of 10 elements.
+// ocannlReduce58AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 320 elements.
 //
 //go:noescape
 func ocannlReduce58AVX2(c *float32, x0 *float32)
 
-// ocannlReduce59AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 10 elements.
+// ocannlReduce59AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 32 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce59AVX2(c *float32, x0 *float32)
 
-// ocannlReduce60AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 160 elements.
+// ocannlReduce60AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 32 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce60AVX2(c *float32, x0 *float32)
+func ocannlReduce60AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce61AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 10 elements.
+// ocannlReduce61AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce61AVX2(c *float32, x0 *float32)
 
-// ocannlReduce62AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 16 rows of 10 elements.
+// ocannlReduce62AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 16 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce62AVX2(c *float32, x0 *float32)
 
-// ocannlReduce63AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 8 rows of 10 elements.
+// ocannlReduce63AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce63AVX2(c *float32, x0 *float32)
 
-// ocannlReduce64AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 8 rows of 10 elements.
+// ocannlReduce64AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 160 elements.
 //
 //go:noescape
 func ocannlReduce64AVX2(c *float32, x0 *float32)
 
-// ocannlReduce65AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 80 elements.
+// ocannlReduce65AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce65AVX2(c *float32, x0 *float32)
 
-// ocannlReduce66AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 8 rows of 10 elements.
+// ocannlReduce66AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 16 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce66AVX2(c *float32, x0 *float32)
+func ocannlReduce66AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce67AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 10 elements.
+// ocannlReduce67AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 16 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce67AVX2(c *float32, x0 *float32)
 
-// ocannlReduce68AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 64 elements.
+// ocannlReduce68AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 8 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce68AVX2(c *float32, x0 *float32)
+
+// ocannlReduce69AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 8 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce69AVX2(c *float32, x0 *float32)
+
+// ocannlReduce70AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 80 elements.
+//
+//go:noescape
+func ocannlReduce70AVX2(c *float32, x0 *float32)
+
+// ocannlReduce71AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 8 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce71AVX2(c *float32, x0 *float32)
+
+// ocannlReduce72AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 8 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce72AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce73AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce73AVX2(c *float32, x0 *float32)
+
+// ocannlReduce74AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 64 elements.
+//
+//go:noescape
+func ocannlReduce74AVX2(c *float32, x0 *float32)

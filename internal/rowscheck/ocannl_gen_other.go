@@ -1227,7 +1227,7 @@ func ocannlReduce40AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce41AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce41AVX2(c, x0 *float32) {
+func ocannlReduce41AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce41AVX2 called without assembly")
 }
 
@@ -1262,7 +1262,7 @@ func ocannlReduce47AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce48AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce48AVX2(c, x0 *float32) {
+func ocannlReduce48AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce48AVX2 called without assembly")
 }
 
@@ -1297,7 +1297,7 @@ func ocannlReduce54AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce55AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce55AVX2(c, x0 *float32) {
+func ocannlReduce55AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce55AVX2 called without assembly")
 }
 
@@ -1322,7 +1322,7 @@ func ocannlReduce59AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce60AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce60AVX2(c, x0 *float32) {
+func ocannlReduce60AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce60AVX2 called without assembly")
 }
 
@@ -1352,7 +1352,7 @@ func ocannlReduce65AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce66AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce66AVX2(c, x0 *float32) {
+func ocannlReduce66AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce66AVX2 called without assembly")
 }
 
@@ -1364,4 +1364,34 @@ func ocannlReduce67AVX2(c, x0 *float32) {
 // ocannlReduce68AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce68AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce68AVX2 called without assembly")
+}
+
+// ocannlReduce69AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce69AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce69AVX2 called without assembly")
+}
+
+// ocannlReduce70AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce70AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce70AVX2 called without assembly")
+}
+
+// ocannlReduce71AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce71AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce71AVX2 called without assembly")
+}
+
+// ocannlReduce72AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce72AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce72AVX2 called without assembly")
+}
+
+// ocannlReduce73AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce73AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce73AVX2 called without assembly")
+}
+
+// ocannlReduce74AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce74AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce74AVX2 called without assembly")
 }

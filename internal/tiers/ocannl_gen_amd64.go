@@ -391,62 +391,72 @@ func ocannlReduce0AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlReduce1AVX2(c *float32, x0 *float32)
 
-// ocannlReduce2AVX2 runs a float32 across-rows max reduction kernel: c = c max add(x0,x1), 10 rows of 8 elements.
+// ocannlReduce2AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,40), 16 rows of 40 elements.
 //
 //go:noescape
-func ocannlReduce2AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce2AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce3AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 1 rows of 48 elements.
+// ocannlReduce3AVX2 runs a float32 across-rows max reduction kernel: c = c max add(x0,x1), 10 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce3AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce4AVX2 runs a float32 across-rows add reduction kernel: c = c add where(eq(x0,x1),x2,0), 8 rows of 10 elements.
+// ocannlReduce4AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 1 rows of 48 elements.
 //
 //go:noescape
-func ocannlReduce4AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce4AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce5AVX2 runs a float32 across-rows add reduction kernel: c = c add where(eq(x0,x1),x2,0), 6 rows of 8 elements.
+// ocannlReduce5AVX2 runs a float32 across-rows min reduction kernel: c = c min where(eq(add(x0,x1),x2),x3,10), 10 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce5AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce5AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlReduce6AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,x1), 1 rows of 8192 elements.
+// ocannlReduce6AVX2 runs a float32 across-rows add reduction kernel: c = c add where(eq(x0,x1),x2,0), 8 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce6AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce6AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce7AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,x1), 1 rows of 6144 elements.
+// ocannlReduce7AVX2 runs a float32 across-rows add reduction kernel: c = c add where(eq(x0,x1),x2,0), 6 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce7AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce7AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce8AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 64 rows of 100 elements.
+// ocannlReduce8AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,x1), 1 rows of 8192 elements.
 //
 //go:noescape
-func ocannlReduce8AVX2(c *float32, x0 *float32)
+func ocannlReduce8AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce9AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 200 rows of 16 elements.
+// ocannlReduce9AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,x1), 1 rows of 6144 elements.
 //
 //go:noescape
-func ocannlReduce9AVX2(c *float32, x0 *float32)
+func ocannlReduce9AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce10AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 64 rows of 100 elements.
+// ocannlReduce10AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 64 rows of 100 elements.
 //
 //go:noescape
 func ocannlReduce10AVX2(c *float32, x0 *float32)
 
-// ocannlReduce11AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 48 rows of 10 elements.
+// ocannlReduce11AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 200 rows of 16 elements.
 //
 //go:noescape
-func ocannlReduce11AVX2(c *float64, x0 *float64)
+func ocannlReduce11AVX2(c *float32, x0 *float32)
 
-// ocannlReduce12AVX2 runs a float32 across-rows max reduction kernel: c = c max x0, 100 rows of 64 elements.
+// ocannlReduce12AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 64 rows of 100 elements.
 //
 //go:noescape
 func ocannlReduce12AVX2(c *float32, x0 *float32)
 
-// ocannlReduce13AVX2 runs a float32 along-rows min reduction kernel: c = +Inf min x0, 64 rows of 100 elements.
+// ocannlReduce13AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 48 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce13AVX2(c *float32, x0 *float32)
+func ocannlReduce13AVX2(c *float64, x0 *float64)
+
+// ocannlReduce14AVX2 runs a float32 across-rows max reduction kernel: c = c max x0, 100 rows of 64 elements.
+//
+//go:noescape
+func ocannlReduce14AVX2(c *float32, x0 *float32)
+
+// ocannlReduce15AVX2 runs a float32 along-rows min reduction kernel: c = +Inf min x0, 64 rows of 100 elements.
+//
+//go:noescape
+func ocannlReduce15AVX2(c *float32, x0 *float32)

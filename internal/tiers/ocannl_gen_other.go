@@ -290,7 +290,7 @@ func ocannlReduce0AVX2(c, x0, x1 *float32) {
 func ocannlReduce1AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce1AVX2 called without assembly") }
 
 // ocannlReduce2AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce2AVX2(c, x0, x1 *float32) {
+func ocannlReduce2AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce2AVX2 called without assembly")
 }
 
@@ -300,30 +300,34 @@ func ocannlReduce3AVX2(c, x0, x1 *float32) {
 }
 
 // ocannlReduce4AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce4AVX2(c, x0, x1, x2 *float32) {
+func ocannlReduce4AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlReduce4AVX2 called without assembly")
 }
 
 // ocannlReduce5AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce5AVX2(c, x0, x1, x2 *float32) {
+func ocannlReduce5AVX2(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlReduce5AVX2 called without assembly")
 }
 
 // ocannlReduce6AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce6AVX2(c, x0, x1 *float32) {
+func ocannlReduce6AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce6AVX2 called without assembly")
 }
 
 // ocannlReduce7AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce7AVX2(c, x0, x1 *float32) {
+func ocannlReduce7AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce7AVX2 called without assembly")
 }
 
 // ocannlReduce8AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce8AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce8AVX2 called without assembly") }
+func ocannlReduce8AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlReduce8AVX2 called without assembly")
+}
 
 // ocannlReduce9AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce9AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce9AVX2 called without assembly") }
+func ocannlReduce9AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlReduce9AVX2 called without assembly")
+}
 
 // ocannlReduce10AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce10AVX2(c, x0 *float32) {
@@ -331,7 +335,7 @@ func ocannlReduce10AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce11AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce11AVX2(c, x0 *float64) {
+func ocannlReduce11AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce11AVX2 called without assembly")
 }
 
@@ -341,6 +345,16 @@ func ocannlReduce12AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce13AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce13AVX2(c, x0 *float32) {
+func ocannlReduce13AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce13AVX2 called without assembly")
+}
+
+// ocannlReduce14AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce14AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce14AVX2 called without assembly")
+}
+
+// ocannlReduce15AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce15AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce15AVX2 called without assembly")
 }
