@@ -58,7 +58,8 @@ func reduceWhy(kn target.Kernels, p *loopir.Program, loops []*loopir.For, st *lo
 	if vec == nil {
 		return ""
 	}
-	r := ReduceSpec{Elem: elem, Kind: kind, Accum: st.Accum, Expr: expr, N: vec.extent}
+	// One row (fitsAVX2 compiles the kernel: its strides must be set).
+	r := ReduceSpec{Elem: elem, Kind: kind, Accum: st.Accum, Expr: expr, N: vec.extent, Rows: 1, RowStride: make([]int, len(vec.st))}
 	for _, s := range vec.st[1:] {
 		r.Stride0 = append(r.Stride0, s == 0)
 	}
