@@ -381,6 +381,31 @@ func ocannlGemm72AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlMap0AVX512(c *float32, x0 *float32, x1 *float32)
 
+// ocannlMap1AVX512 runs a float32 pointwise kernel over 8 elements: c max= add(x0,x1).
+//
+//go:noescape
+func ocannlMap1AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap2AVX512 runs a float32 pointwise kernel over 64 elements: c = 0.
+//
+//go:noescape
+func ocannlMap2AVX512(c *float32)
+
+// ocannlMap3AVX512 runs a float32 pointwise kernel over 128 elements: c = 0.
+//
+//go:noescape
+func ocannlMap3AVX512(c *float32)
+
+// ocannlMap4AVX512 runs a float32 pointwise kernel over 8 elements: c = 0.
+//
+//go:noescape
+func ocannlMap4AVX512(c *float32)
+
+// ocannlMap5AVX512 runs a float32 pointwise kernel over 16 elements: c = 0.
+//
+//go:noescape
+func ocannlMap5AVX512(c *float32)
+
 // ocannlMap6AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
@@ -421,15 +446,100 @@ func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap15AVX512(c *float32, x0 *float32)
 
+// ocannlMap16AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap16AVX512(c *float32, x0 *float32)
+
+// ocannlMap17AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap18AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap18AVX512(c *float32, x0 *float32)
+
+// ocannlMap19AVX512 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,x1),0).
+//
+//go:noescape
+func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap20AVX512 runs a float32 pointwise kernel over 4 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap20AVX512(c *float32, x0 *float32)
+
 // ocannlMap21AVX512 runs a float32 pointwise kernel over 1024 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32)
 
+// ocannlMap22AVX512 runs a float32 pointwise kernel over 256 elements: c = 4.
+//
+//go:noescape
+func ocannlMap22AVX512(c *float32)
+
 // ocannlMap23AVX512 runs a float32 pointwise kernel over 4 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
 func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlMap24AVX512 runs a float32 pointwise kernel over 12800 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap25AVX512 runs a float32 pointwise kernel over 12800 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap25AVX512(c *float32, x0 *float32)
+
+// ocannlMap26AVX512 runs a float32 pointwise kernel over 51200 elements: c = 4.
+//
+//go:noescape
+func ocannlMap26AVX512(c *float32)
+
+// ocannlMap27AVX512 runs a float32 pointwise kernel over 64 elements: c = -Inf.
+//
+//go:noescape
+func ocannlMap27AVX512(c *float32)
+
+// ocannlMap28AVX512 runs a float32 pointwise kernel over 128 elements: c = -Inf.
+//
+//go:noescape
+func ocannlMap28AVX512(c *float32)
+
+// ocannlMap29AVX512 runs a float32 pointwise kernel over 8 elements: c = -Inf.
+//
+//go:noescape
+func ocannlMap29AVX512(c *float32)
+
+// ocannlMap30AVX512 runs a float32 pointwise kernel over 16 elements: c = -Inf.
+//
+//go:noescape
+func ocannlMap30AVX512(c *float32)
+
+// ocannlMap31AVX512 runs a float32 pointwise kernel over 8 elements: c min= where(eq(add(x0,x1),x2),x3,4).
+//
+//go:noescape
+func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+
+// ocannlMap32AVX512 runs a float32 pointwise kernel over 8 elements: c = add(where(eq(x0,x1),x2,0),0).
+//
+//go:noescape
+func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlMap33AVX512 runs a float32 pointwise kernel over 25600 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap34AVX512 runs a float32 pointwise kernel over 25600 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap34AVX512(c *float32, x0 *float32)
 
 // ocannlMap35AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,x1).
 //
@@ -451,6 +561,11 @@ func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32)
 
+// ocannlMap40AVX512 runs a float32 pointwise kernel over 256 elements: c = div(x0,32).
+//
+//go:noescape
+func ocannlMap40AVX512(c *float32, x0 *float32)
+
 // ocannlMap41AVX512 runs a float32 pointwise kernel over 32 elements: c = sub(x0,x1).
 //
 //go:noescape
@@ -460,6 +575,11 @@ func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
 //
 //go:noescape
 func ocannlMap42AVX512(c *float32, x0 *float32)
+
+// ocannlMap43AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,1e-05).
+//
+//go:noescape
+func ocannlMap43AVX512(c *float32, x0 *float32)
 
 // ocannlMap45AVX512 runs a float32 pointwise kernel over 32 elements: c = add(div(mul(x0,x1),x2),x3).
 //
@@ -475,6 +595,16 @@ func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
 //
 //go:noescape
 func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlMap48AVX512 runs a float32 pointwise kernel over 2048 elements: c = div(x0,32).
+//
+//go:noescape
+func ocannlMap48AVX512(c *float32, x0 *float32)
+
+// ocannlMap49AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(x0,1e-05).
+//
+//go:noescape
+func ocannlMap49AVX512(c *float32, x0 *float32)
 
 // ocannlMap51AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
 //
@@ -511,15 +641,80 @@ func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap58AVX512(c *float32, x0 *float32)
 
+// ocannlMap59AVX512 runs a float32 pointwise kernel over 20480 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap59AVX512(c *float32, x0 *float32)
+
+// ocannlMap60AVX512 runs a float32 pointwise kernel over 20480 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap60AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap61AVX512 runs a float32 pointwise kernel over 20480 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap61AVX512(c *float32, x0 *float32)
+
+// ocannlMap62AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap62AVX512(c *float32, x0 *float32)
+
 // ocannlMap63AVX512 runs a float32 pointwise kernel over 2560 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap63AVX512(c *float32, x0 *float32, x1 *float32)
 
+// ocannlMap64AVX512 runs a float32 pointwise kernel over 2560 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap64AVX512(c *float32, x0 *float32)
+
+// ocannlMap65AVX512 runs a float32 pointwise kernel over 2048 elements: c = 10.
+//
+//go:noescape
+func ocannlMap65AVX512(c *float32)
+
 // ocannlMap66AVX512 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
 func ocannlMap66AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlMap67AVX512 runs a float32 pointwise kernel over 8192 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap67AVX512(c *float32, x0 *float32)
+
+// ocannlMap68AVX512 runs a float32 pointwise kernel over 32 elements: c = add(div(x0,x1),0).
+//
+//go:noescape
+func ocannlMap68AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap69AVX512 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,mul(2,x1)),0).
+//
+//go:noescape
+func ocannlMap69AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap70AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap70AVX512(c *float32, x0 *float32)
+
+// ocannlMap71AVX512 runs a float32 pointwise kernel over 32 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap71AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap72AVX512 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,32),0).
+//
+//go:noescape
+func ocannlMap72AVX512(c *float32, x0 *float32)
+
+// ocannlMap73AVX512 runs a float32 pointwise kernel over 32 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap73AVX512(c *float32, x0 *float32)
 
 // ocannlMap74AVX512 runs a float32 pointwise kernel over 8192 elements: c += mul(x0,x1).
 //
@@ -531,20 +726,55 @@ func ocannlMap74AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap75AVX512(c *float32, x0 *float32)
 
+// ocannlMap76AVX512 runs a float32 pointwise kernel over 16384 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap76AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap77AVX512 runs a float32 pointwise kernel over 16384 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap77AVX512(c *float32, x0 *float32)
+
+// ocannlMap78AVX512 runs a float32 pointwise kernel over 8 elements: c = add(div(x0,x1),0).
+//
+//go:noescape
+func ocannlMap78AVX512(c *float32, x0 *float32, x1 *float32)
+
 // ocannlMap79AVX512 runs a float32 pointwise kernel over 8 elements: c += x0.
 //
 //go:noescape
 func ocannlMap79AVX512(c *float32, x0 *float32)
+
+// ocannlMap80AVX512 runs a float32 pointwise kernel over 8192 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap80AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap81AVX512 runs a float32 pointwise kernel over 8192 elements: c = 8.
+//
+//go:noescape
+func ocannlMap81AVX512(c *float32)
 
 // ocannlMap82AVX512 runs a float32 pointwise kernel over 8 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
 func ocannlMap82AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
+// ocannlMap83AVX512 runs a float32 pointwise kernel over 8192 elements: c = add(div(x0,x1),0).
+//
+//go:noescape
+func ocannlMap83AVX512(c *float32, x0 *float32, x1 *float32)
+
 // ocannlMap84AVX512 runs a float32 pointwise kernel over 6144 elements: c = add(x0,x1).
 //
 //go:noescape
 func ocannlMap84AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap85AVX512 runs a float32 pointwise kernel over 1024 elements: c = div(x0,384).
+//
+//go:noescape
+func ocannlMap85AVX512(c *float32, x0 *float32)
 
 // ocannlMap86AVX512 runs a float32 pointwise kernel over 384 elements: c = sub(x0,x1).
 //
@@ -556,10 +786,20 @@ func ocannlMap86AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap87AVX512(c *float32, x0 *float32)
 
+// ocannlMap88AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(x0,1e-05).
+//
+//go:noescape
+func ocannlMap88AVX512(c *float32, x0 *float32)
+
 // ocannlMap90AVX512 runs a float32 pointwise kernel over 384 elements: c = add(div(mul(x0,x1),x2),x3).
 //
 //go:noescape
 func ocannlMap90AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+
+// ocannlMap91AVX512 runs a float32 pointwise kernel over 128 elements: c = where(x0,div(x1,x2),-1e+09).
+//
+//go:noescape
+func ocannlMap91AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
 // ocannlMap93AVX512 runs a float32 pointwise kernel over 128 elements: c = div(x0,x1).
 //
@@ -606,15 +846,75 @@ func ocannlMap102AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap103AVX512(c *float32, x0 *float32)
 
+// ocannlMap104AVX512 runs a float32 pointwise kernel over 4096 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap104AVX512(c *float32, x0 *float32)
+
+// ocannlMap105AVX512 runs a float32 pointwise kernel over 4096 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap105AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap106AVX512 runs a float32 pointwise kernel over 4096 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap106AVX512(c *float32, x0 *float32)
+
+// ocannlMap107AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,x1),0).
+//
+//go:noescape
+func ocannlMap107AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap108AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap108AVX512(c *float32, x0 *float32)
+
 // ocannlMap109AVX512 runs a float32 pointwise kernel over 4096 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap109AVX512(c *float32, x0 *float32, x1 *float32)
 
+// ocannlMap110AVX512 runs a float32 pointwise kernel over 1024 elements: c = 256.
+//
+//go:noescape
+func ocannlMap110AVX512(c *float32)
+
 // ocannlMap111AVX512 runs a float32 pointwise kernel over 256 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
 func ocannlMap111AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlMap112AVX512 runs a float32 pointwise kernel over 6144 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap112AVX512(c *float32, x0 *float32)
+
+// ocannlMap113AVX512 runs a float32 pointwise kernel over 384 elements: c = add(div(x0,x1),0).
+//
+//go:noescape
+func ocannlMap113AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap114AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,mul(2,x1)),0).
+//
+//go:noescape
+func ocannlMap114AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap115AVX512 runs a float32 pointwise kernel over 384 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap115AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap116AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,384),0).
+//
+//go:noescape
+func ocannlMap116AVX512(c *float32, x0 *float32)
+
+// ocannlMap117AVX512 runs a float32 pointwise kernel over 384 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap117AVX512(c *float32, x0 *float32)
 
 // ocannlMap118AVX512 runs a float32 pointwise kernel over 6144 elements: c += mul(x0,x1).
 //
@@ -626,20 +926,70 @@ func ocannlMap118AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap119AVX512(c *float32, x0 *float32)
 
+// ocannlMap120AVX512 runs a float32 pointwise kernel over 24576 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap120AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap121AVX512 runs a float32 pointwise kernel over 24576 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap121AVX512(c *float32, x0 *float32)
+
 // ocannlMap122AVX512 runs a float32 pointwise kernel over 6144 elements: c += x0.
 //
 //go:noescape
 func ocannlMap122AVX512(c *float32, x0 *float32)
+
+// ocannlMap123AVX512 runs a float32 pointwise kernel over 128 elements: c = add(div(x0,x1),0).
+//
+//go:noescape
+func ocannlMap123AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlMap124AVX512 runs a float32 pointwise kernel over 128 elements: c += x0.
 //
 //go:noescape
 func ocannlMap124AVX512(c *float32, x0 *float32)
 
+// ocannlMap125AVX512 runs a float32 pointwise kernel over 12288 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap125AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap126AVX512 runs a float32 pointwise kernel over 12288 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap126AVX512(c *float32, x0 *float32)
+
+// ocannlMap127AVX512 runs a float32 pointwise kernel over 6144 elements: c = 128.
+//
+//go:noescape
+func ocannlMap127AVX512(c *float32)
+
 // ocannlMap128AVX512 runs a float32 pointwise kernel over 128 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
 func ocannlMap128AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlMap129AVX512 runs a float32 pointwise kernel over 128 elements: c = add(where(x0,x1,0),0).
+//
+//go:noescape
+func ocannlMap129AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap130AVX512 runs a float32 pointwise kernel over 12288 elements: c = add(div(x0,x1),0).
+//
+//go:noescape
+func ocannlMap130AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap131AVX512 runs a float32 pointwise kernel over 105 elements: c = 0.
+//
+//go:noescape
+func ocannlMap131AVX512(c *float32)
+
+// ocannlMap132AVX512 runs a float32 pointwise kernel over 210 elements: c = 0.
+//
+//go:noescape
+func ocannlMap132AVX512(c *float32)
 
 // ocannlMap133AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
@@ -685,6 +1035,11 @@ func ocannlMap140AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //
 //go:noescape
 func ocannlMap141AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlMap142AVX512 runs a float32 pointwise kernel over 2048 elements: c = mul(x0,0.015625).
+//
+//go:noescape
+func ocannlMap142AVX512(c *float32, x0 *float32)
 
 // ocannlMap143AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,x1).
 //
@@ -741,6 +1096,26 @@ func ocannlMap154AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *f
 //go:noescape
 func ocannlMap155AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
+// ocannlMap156AVX512 runs a float32 pointwise kernel over 320 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap156AVX512(c *float32, x0 *float32)
+
+// ocannlMap157AVX512 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap157AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap158AVX512 runs a float32 pointwise kernel over 320 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap158AVX512(c *float32, x0 *float32)
+
+// ocannlMap159AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap159AVX512(c *float32, x0 *float32)
+
 // ocannlMap160AVX512 runs a float32 pointwise kernel over 320 elements: c += mul(x0,x1).
 //
 //go:noescape
@@ -751,10 +1126,95 @@ func ocannlMap160AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap161AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
+// ocannlMap162AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(mul(x0,0.015625),0).
+//
+//go:noescape
+func ocannlMap162AVX512(c *float32, x0 *float32)
+
+// ocannlMap163AVX512 runs a float32 pointwise kernel over 8 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap163AVX512(c *float32, x0 *float32)
+
 // ocannlMap164AVX512 runs a float32 pointwise kernel over 512 elements: c += x0.
 //
 //go:noescape
 func ocannlMap164AVX512(c *float32, x0 *float32)
+
+// ocannlMap165AVX512 runs a float32 pointwise kernel over 704 elements: c = 0.
+//
+//go:noescape
+func ocannlMap165AVX512(c *float32)
+
+// ocannlMap166AVX512 runs a float32 pointwise kernel over 1408 elements: c = 0.
+//
+//go:noescape
+func ocannlMap166AVX512(c *float32)
+
+// ocannlMap167AVX512 runs a float32 pointwise kernel over 64 elements: c = 0.
+//
+//go:noescape
+func ocannlMap167AVX512(c *float32)
+
+// ocannlMap168AVX512 runs a float32 pointwise kernel over 128 elements: c = 0.
+//
+//go:noescape
+func ocannlMap168AVX512(c *float32)
+
+// ocannlMap169AVX512 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap169AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap170AVX512 runs a float32 pointwise kernel over 608 elements: c = 0.
+//
+//go:noescape
+func ocannlMap170AVX512(c *float32)
+
+// ocannlMap171AVX512 runs a float32 pointwise kernel over 1216 elements: c = 0.
+//
+//go:noescape
+func ocannlMap171AVX512(c *float32)
+
+// ocannlMap172AVX512 runs a float32 pointwise kernel over 32 elements: c = 0.
+//
+//go:noescape
+func ocannlMap172AVX512(c *float32)
+
+// ocannlMap173AVX512 runs a float32 pointwise kernel over 64 elements: c = 0.
+//
+//go:noescape
+func ocannlMap173AVX512(c *float32)
+
+// ocannlMap174AVX512 runs a float32 pointwise kernel over 32768 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap174AVX512(c *float32, x0 *float32)
+
+// ocannlMap175AVX512 runs a float32 pointwise kernel over 560 elements: c = 0.
+//
+//go:noescape
+func ocannlMap175AVX512(c *float32)
+
+// ocannlMap176AVX512 runs a float32 pointwise kernel over 1120 elements: c = 0.
+//
+//go:noescape
+func ocannlMap176AVX512(c *float32)
+
+// ocannlMap177AVX512 runs a float32 pointwise kernel over 16 elements: c = 0.
+//
+//go:noescape
+func ocannlMap177AVX512(c *float32)
+
+// ocannlMap178AVX512 runs a float32 pointwise kernel over 32 elements: c = 0.
+//
+//go:noescape
+func ocannlMap178AVX512(c *float32)
+
+// ocannlMap179AVX512 runs a float32 pointwise kernel over 65536 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap179AVX512(c *float32, x0 *float32)
 
 // ocannlAdamAVX512 applies one float32 Adam update to n elements (n a multiple of the vector's lanes); k: beta1, 1-beta1, beta2, 1-beta2, lr/c1, sqrt(c2), eps, decay (rt.AdamCoeffs).
 //
@@ -2046,220 +2506,250 @@ func ocannlReduce2AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce3AVX2(c *float32, x0 *float32)
 
-// ocannlReduce4AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 4 elements.
+// ocannlReduce4AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,4), 256 rows of 4 elements.
 //
 //go:noescape
-func ocannlReduce4AVX2(c *float32, x0 *float32)
+func ocannlReduce4AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce5AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 800 rows of 16 elements.
+// ocannlReduce5AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 4 elements.
 //
 //go:noescape
 func ocannlReduce5AVX2(c *float32, x0 *float32)
 
-// ocannlReduce6AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 3200 rows of 8 elements.
+// ocannlReduce6AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 800 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce6AVX2(c *float32, x0 *float32)
 
-// ocannlReduce7AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 1024 rows of 8 elements.
+// ocannlReduce7AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 3200 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce7AVX2(c *float32, x0 *float32)
 
-// ocannlReduce8AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1024 rows of 8 elements.
+// ocannlReduce8AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 1024 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce8AVX2(c *float32, x0 *float32)
 
-// ocannlReduce9AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 256 rows of 32 elements.
+// ocannlReduce9AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1024 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce9AVX2(c *float32, x0 *float32)
 
-// ocannlReduce10AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 10 elements.
+// ocannlReduce10AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 256 rows of 32 elements.
 //
 //go:noescape
 func ocannlReduce10AVX2(c *float32, x0 *float32)
 
-// ocannlReduce11AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 256 rows of 10 elements.
+// ocannlReduce11AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce11AVX2(c *float32, x0 *float32)
 
-// ocannlReduce12AVX2 runs a float32 along-rows add reduction kernel: c = c add x0, 1 rows of 2560 elements.
+// ocannlReduce12AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 256 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce12AVX2(c *float32, x0 *float32)
 
-// ocannlReduce13AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 256 rows of 10 elements.
+// ocannlReduce13AVX2 runs a float32 along-rows add reduction kernel: c = c add x0, 1 rows of 2560 elements.
 //
 //go:noescape
 func ocannlReduce13AVX2(c *float32, x0 *float32)
 
-// ocannlReduce14AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 10 elements.
+// ocannlReduce14AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 256 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce14AVX2(c *float32, x0 *float32)
 
-// ocannlReduce15AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 32 elements.
+// ocannlReduce15AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 256 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce15AVX2(c *float32, x0 *float32)
+func ocannlReduce15AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce16AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 256 rows of 32 elements.
+// ocannlReduce16AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce16AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce16AVX2(c *float32, x0 *float32)
 
-// ocannlReduce17AVX2 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 256 rows of 32 elements.
+// ocannlReduce17AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 32 elements.
 //
 //go:noescape
-func ocannlReduce17AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce17AVX2(c *float32, x0 *float32)
 
-// ocannlReduce18AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 256 rows of 32 elements.
+// ocannlReduce18AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 256 rows of 32 elements.
 //
 //go:noescape
-func ocannlReduce18AVX2(c *float32, x0 *float32)
+func ocannlReduce18AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce19AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 64 elements.
+// ocannlReduce19AVX2 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 256 rows of 32 elements.
 //
 //go:noescape
-func ocannlReduce19AVX2(c *float32, x0 *float32)
+func ocannlReduce19AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce20AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 1024 rows of 8 elements.
+// ocannlReduce20AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 256 rows of 32 elements.
 //
 //go:noescape
-func ocannlReduce20AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce20AVX2(c *float32, x0 *float32)
 
-// ocannlReduce21AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 1024 rows of 8 elements.
+// ocannlReduce21AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 64 elements.
 //
 //go:noescape
 func ocannlReduce21AVX2(c *float32, x0 *float32)
 
-// ocannlReduce22AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 32 elements.
+// ocannlReduce22AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 1024 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce22AVX2(c *float32, x0 *float32)
+func ocannlReduce22AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce23AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 384 elements.
+// ocannlReduce23AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 1024 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce23AVX2(c *float32, x0 *float32)
 
-// ocannlReduce24AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 96 rows of 128 elements.
+// ocannlReduce24AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,8), 1024 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce24AVX2(c *float32, x0 *float32)
+func ocannlReduce24AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce25AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 96 rows of 128 elements.
+// ocannlReduce25AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 32 elements.
 //
 //go:noescape
 func ocannlReduce25AVX2(c *float32, x0 *float32)
 
-// ocannlReduce26AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 16 rows of 256 elements.
+// ocannlReduce26AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 384 elements.
 //
 //go:noescape
 func ocannlReduce26AVX2(c *float32, x0 *float32)
 
-// ocannlReduce27AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 256 elements.
+// ocannlReduce27AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 96 rows of 128 elements.
 //
 //go:noescape
 func ocannlReduce27AVX2(c *float32, x0 *float32)
 
-// ocannlReduce28AVX2 runs a float32 along-rows add reduction kernel: c = c add x0, 1 rows of 32768 elements.
+// ocannlReduce28AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 96 rows of 128 elements.
 //
 //go:noescape
 func ocannlReduce28AVX2(c *float32, x0 *float32)
 
-// ocannlReduce29AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 256 elements.
+// ocannlReduce29AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 16 rows of 256 elements.
 //
 //go:noescape
 func ocannlReduce29AVX2(c *float32, x0 *float32)
 
-// ocannlReduce30AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 256 elements.
+// ocannlReduce30AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 256 elements.
 //
 //go:noescape
 func ocannlReduce30AVX2(c *float32, x0 *float32)
 
-// ocannlReduce31AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 384 elements.
+// ocannlReduce31AVX2 runs a float32 along-rows add reduction kernel: c = c add x0, 1 rows of 32768 elements.
 //
 //go:noescape
 func ocannlReduce31AVX2(c *float32, x0 *float32)
 
-// ocannlReduce32AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 16 rows of 384 elements.
+// ocannlReduce32AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 256 elements.
 //
 //go:noescape
-func ocannlReduce32AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce32AVX2(c *float32, x0 *float32)
 
-// ocannlReduce33AVX2 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 128 rows of 384 elements.
+// ocannlReduce33AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,256), 16 rows of 256 elements.
 //
 //go:noescape
-func ocannlReduce33AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce33AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce34AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 384 elements.
+// ocannlReduce34AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 256 elements.
 //
 //go:noescape
 func ocannlReduce34AVX2(c *float32, x0 *float32)
 
-// ocannlReduce35AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 1536 elements.
+// ocannlReduce35AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 384 elements.
 //
 //go:noescape
 func ocannlReduce35AVX2(c *float32, x0 *float32)
 
-// ocannlReduce36AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 96 rows of 128 elements.
+// ocannlReduce36AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 16 rows of 384 elements.
 //
 //go:noescape
 func ocannlReduce36AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce37AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 96 rows of 128 elements.
+// ocannlReduce37AVX2 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 128 rows of 384 elements.
 //
 //go:noescape
-func ocannlReduce37AVX2(c *float32, x0 *float32)
+func ocannlReduce37AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce38AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 6144 elements.
+// ocannlReduce38AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 384 elements.
 //
 //go:noescape
 func ocannlReduce38AVX2(c *float32, x0 *float32)
 
-// ocannlReduce39AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 64 rows of 64 elements.
+// ocannlReduce39AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 1536 elements.
 //
 //go:noescape
 func ocannlReduce39AVX2(c *float32, x0 *float32)
 
-// ocannlReduce40AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 32 rows of 10 elements.
+// ocannlReduce40AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 96 rows of 128 elements.
 //
 //go:noescape
-func ocannlReduce40AVX2(c *float32, x0 *float32)
+func ocannlReduce40AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce41AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 32 rows of 10 elements.
+// ocannlReduce41AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 96 rows of 128 elements.
 //
 //go:noescape
 func ocannlReduce41AVX2(c *float32, x0 *float32)
 
-// ocannlReduce42AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 320 elements.
+// ocannlReduce42AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,128), 96 rows of 128 elements.
 //
 //go:noescape
-func ocannlReduce42AVX2(c *float32, x0 *float32)
+func ocannlReduce42AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce43AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 32 rows of 10 elements.
+// ocannlReduce43AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 6144 elements.
 //
 //go:noescape
 func ocannlReduce43AVX2(c *float32, x0 *float32)
 
-// ocannlReduce44AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 10 elements.
+// ocannlReduce44AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 64 rows of 64 elements.
 //
 //go:noescape
 func ocannlReduce44AVX2(c *float32, x0 *float32)
 
-// ocannlReduce45AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 1024 rows of 32 elements.
+// ocannlReduce45AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 32 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce45AVX2(c *float32, x0 *float32)
 
-// ocannlReduce46AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 4096 rows of 16 elements.
+// ocannlReduce46AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 32 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce46AVX2(c *float32, x0 *float32)
+
+// ocannlReduce47AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 320 elements.
+//
+//go:noescape
+func ocannlReduce47AVX2(c *float32, x0 *float32)
+
+// ocannlReduce48AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 32 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce48AVX2(c *float32, x0 *float32)
+
+// ocannlReduce49AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 32 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce49AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce50AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce50AVX2(c *float32, x0 *float32)
+
+// ocannlReduce51AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 1024 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce51AVX2(c *float32, x0 *float32)
+
+// ocannlReduce52AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 4096 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce52AVX2(c *float32, x0 *float32)
 
 // ocannlAdamAVX2 applies one float32 Adam update to n elements (n a multiple of the vector's lanes); k: beta1, 1-beta1, beta2, 1-beta2, lr/c1, sqrt(c2), eps, decay (rt.AdamCoeffs).
 //

@@ -36,8 +36,9 @@ DATA ocannlConst32<>+40(SB)/4, $0xce6e6b28
 DATA ocannlConst32<>+44(SB)/4, $0x43800000
 DATA ocannlConst32<>+48(SB)/4, $0x43000000
 DATA ocannlConst32<>+52(SB)/4, $0x3c800000
-DATA ocannlConst32<>+56(SB)/4, $0xbf800000
-GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $60
+DATA ocannlConst32<>+56(SB)/4, $0x7f800000
+DATA ocannlConst32<>+60(SB)/4, $0xbf800000
+GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $64
 
 // func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
@@ -22365,6 +22366,123 @@ row1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap1AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap1AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS (DX), Z0
+	MOVL         $0x000000ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000005, DX
+
+rowb1:
+	MOVQ $0x00000005, BX
+
+row2:
+	VMOVUPS.Z (CX), K1, Z2
+	VADDPS    Z0, Z2, Z2
+	VMOVUPS.Z (AX), K1, Z3
+	VMAXPS    Z2, Z3, Z4
+	VMAXPS    Z3, Z2, Z5
+	VPANDD    Z5, Z4, Z4
+	VCMPPS    $0x03, Z2, Z3, K2
+	VADDPS    Z2, Z3, Z2
+	VBLENDMPS Z2, Z4, K2, Z1
+	VMOVUPS   Z1, K1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+64, CX
+	DECQ      BX
+	JNZ       row2
+	ADDQ      $+96, AX
+	ADDQ      $+320, CX
+	DECQ      DX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap2AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap2AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000020, CX
+
+row1:
+	MOVQ $0x00000004, DX
+
+e2:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1792, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap3AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap3AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000020, CX
+
+row1:
+	MOVQ $0x00000008, DX
+
+e2:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1536, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap4AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVL         $0x000000ff, CX
+	KMOVW        CX, K1
+	MOVQ         $0x00000020, CX
+
+row1:
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    $+2048, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap5AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000020, CX
+
+row1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+1984, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
 // func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-24
@@ -22556,6 +22674,115 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap16AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (CX), Z1
+	MOVQ         $0x00000040, CX
+
+e1:
+	VADDPS  Z0, Z1, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap17AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000040, BX
+
+e1:
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VMULPS  Z2, Z1, Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap18AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000040, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000010, BX
+
+e1:
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VDIVPS  Z2, Z1, Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap20AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000100, DX
+
+row1:
+	VBROADCASTSS (CX), Z1
+	VADDPS       Z0, Z1, Z1
+	VMOVUPS      Z1, K1, (AX)
+	ADDQ         $+16, AX
+	ADDQ         $+4, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
 // func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-24
@@ -22577,6 +22804,23 @@ e1:
 	ADDQ    $+64, CX
 	ADDQ    $+64, DX
 	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap22AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+8(SB), Z0
+	MOVQ         $0x00000010, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
 	JNZ     e1
 	VZEROUPPER
 	RET
@@ -22610,6 +22854,286 @@ row1:
 	ADDQ         $+4, BX
 	DECQ         SI
 	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap24AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000320, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPS    $0x01, Z2, Z0, K1
+	VBLENDMPS Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPS    $0x04, Z0, Z3, K1
+	VBLENDMPS Z2, Z0, K1, Z4
+	VADDPS    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap25AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000320, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap26AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+8(SB), Z0
+	MOVQ         $0x00000c80, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap27AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+12(SB), Z0
+	MOVQ         $0x00000020, CX
+
+row1:
+	MOVQ $0x00000004, DX
+
+e2:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1792, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap28AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+12(SB), Z0
+	MOVQ         $0x00000020, CX
+
+row1:
+	MOVQ $0x00000008, DX
+
+e2:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1536, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap29AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap29AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+12(SB), Z0
+	MOVL         $0x000000ff, CX
+	KMOVW        CX, K1
+	MOVQ         $0x00000020, CX
+
+row1:
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    $+2048, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap30AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+12(SB), Z0
+	MOVQ         $0x00000020, CX
+
+row1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+1984, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-40
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+8(SB), Z2
+	VBROADCASTSS (DX), Z3
+	VBROADCASTSS (SI), Z4
+	MOVL         $0x000000ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000005, DX
+
+rowb1:
+	MOVQ $0x00000005, SI
+
+row2:
+	VMOVUPS.Z (CX), K1, Z5
+	VADDPS    Z3, Z5, Z5
+	VMOVUPS.Z (BX), K1, Z9
+	VCMPPS    $0x00, Z9, Z5, K2
+	VBLENDMPS Z1, Z0, K2, Z6
+	VCMPPS    $0x04, Z0, Z6, K2
+	VBLENDMPS Z4, Z2, K2, Z7
+	VMOVUPS.Z (AX), K1, Z5
+	VMINPS    Z7, Z5, Z9
+	VMINPS    Z5, Z7, Z10
+	VPORD     Z10, Z9, Z9
+	VCMPPS    $0x03, Z7, Z5, K2
+	VADDPS    Z7, Z5, Z5
+	VBLENDMPS Z5, Z9, K2, Z8
+	VMOVUPS   Z8, K1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+64, CX
+	ADDQ      $+32, BX
+	DECQ      SI
+	JNZ       row2
+	ADDQ      $+320, CX
+	ADDQ      $+96, BX
+	DECQ      DX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVL         $0x000000ff, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000005, SI
+
+rowb1:
+	MOVQ $0x00000002, DI
+
+row2:
+	VBROADCASTSS (CX), Z2
+	VMOVUPS.Z    (DX), K1, Z3
+	VCMPPS       $0x00, Z3, Z2, K2
+	VBLENDMPS    Z1, Z0, K2, Z4
+	VMOVUPS.Z    (BX), K1, Z2
+	VCMPPS       $0x04, Z0, Z4, K2
+	VBLENDMPS    Z2, Z0, K2, Z5
+	VADDPS       Z0, Z5, Z2
+	VMOVUPS      Z2, K1, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+4, CX
+	DECQ         DI
+	JNZ          row2
+	ADDQ         $-8, CX
+	ADDQ         $+32, DX
+	ADDQ         $+32, BX
+	DECQ         SI
+	JNZ          rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000640, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPS    $0x01, Z2, Z0, K1
+	VBLENDMPS Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPS    $0x04, Z0, Z3, K1
+	VBLENDMPS Z2, Z0, K1, Z4
+	VADDPS    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap34AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000640, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
 	VZEROUPPER
 	RET
 
@@ -22706,6 +23230,27 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap40AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+16(SB), Z0
+	MOVQ         $0x00000010, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VDIVPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
 // func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-24
@@ -22748,6 +23293,27 @@ e1:
 	VMOVUPS (CX), Z1
 	VMULPS  Z1, Z0, Z0
 	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap43AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+20(SB), Z0
+	MOVQ         $0x00000010, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
 	DECQ    DX
@@ -22853,6 +23419,48 @@ e2:
 	ADDQ    $-128, BX
 	DECQ    SI
 	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap48AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap48AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+16(SB), Z0
+	MOVQ         $0x00000080, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VDIVPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap49AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap49AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+20(SB), Z0
+	MOVQ         $0x00000080, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
 	VZEROUPPER
 	RET
 
@@ -23045,6 +23653,91 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap59AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap59AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (CX), Z1
+	MOVQ         $0x00000500, CX
+
+e1:
+	VADDPS  Z0, Z1, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap60AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap60AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000500, BX
+
+e1:
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VMULPS  Z2, Z1, Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap61AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap61AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000500, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap62AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap62AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000100, DX
+
+row1:
+	VBROADCASTSS (CX), Z1
+	VADDPS       Z0, Z1, Z1
+	VMOVUPS      Z1, K1, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+4, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
 // func ocannlMap63AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap63AVX512(SB), NOSPLIT, $0-24
@@ -23066,6 +23759,43 @@ e1:
 	ADDQ    $+64, CX
 	ADDQ    $+64, DX
 	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap64AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap64AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x000000a0, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap65AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap65AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+24(SB), Z0
+	MOVQ         $0x00000080, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
 	JNZ     e1
 	VZEROUPPER
 	RET
@@ -23099,6 +23829,178 @@ row1:
 	ADDQ         $+4, BX
 	DECQ         SI
 	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap67AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap67AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000200, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap68AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap68AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000100, BX
+
+row1:
+	VBROADCASTSS (DX), Z1
+	MOVQ         $0x00000002, SI
+
+e2:
+	VMOVUPS (CX), Z2
+	VDIVPS  Z1, Z2, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap69AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap69AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+28(SB), Z1
+	MOVQ         $0x00000010, BX
+
+e1:
+	VMOVUPS (CX), Z2
+	VMOVUPS (DX), Z3
+	VMULPS  Z3, Z1, Z3
+	VDIVPS  Z3, Z2, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap70AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap70AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000010, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap71AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap71AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000100, BX
+
+row1:
+	MOVQ $0x00000002, SI
+
+e2:
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VMULPS  Z2, Z1, Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $-128, CX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap72AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap72AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+16(SB), Z1
+	MOVQ         $0x00000010, DX
+
+e1:
+	VMOVUPS (CX), Z2
+	VDIVPS  Z1, Z2, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap73AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap73AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000100, DX
+
+row1:
+	VBROADCASTSS (CX), Z1
+	MOVQ         $0x00000002, BX
+
+e2:
+	VADDPS  Z0, Z1, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	DECQ    BX
+	JNZ     e2
+	ADDQ    $+4, CX
+	DECQ    DX
+	JNZ     row1
 	VZEROUPPER
 	RET
 
@@ -23153,6 +24055,79 @@ e2:
 	VZEROUPPER
 	RET
 
+// func ocannlMap76AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap76AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000400, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPS    $0x01, Z2, Z0, K1
+	VBLENDMPS Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPS    $0x04, Z0, Z3, K1
+	VBLENDMPS Z2, Z0, K1, Z4
+	VADDPS    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap77AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap77AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000400, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap78AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap78AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVL         $0x000000ff, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000400, BX
+
+row1:
+	VBROADCASTSS (DX), Z1
+	VMOVUPS.Z    (CX), K1, Z2
+	VDIVPS       Z1, Z2, Z1
+	VADDPS       Z0, Z1, Z1
+	VMOVUPS      Z1, K1, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+32, CX
+	ADDQ         $+4, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
 // func ocannlMap79AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap79AVX512(SB), NOSPLIT, $0-16
@@ -23173,6 +24148,47 @@ row1:
 	ADDQ         $+4, CX
 	DECQ         DX
 	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap80AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap80AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000200, BX
+
+e1:
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VMULPS  Z2, Z1, Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap81AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap81AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+32(SB), Z0
+	MOVQ         $0x00000200, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
 	VZEROUPPER
 	RET
 
@@ -23208,6 +24224,29 @@ row1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap83AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap83AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (DX), Z1
+	MOVQ         $0x00000200, DX
+
+e1:
+	VMOVUPS (CX), Z2
+	VDIVPS  Z1, Z2, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
 // func ocannlMap84AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap84AVX512(SB), NOSPLIT, $0-24
@@ -23227,6 +24266,27 @@ e1:
 	ADDQ    $+64, CX
 	ADDQ    $+64, DX
 	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap85AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap85AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+36(SB), Z0
+	MOVQ         $0x00000040, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VDIVPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
 	JNZ     e1
 	VZEROUPPER
 	RET
@@ -23274,6 +24334,27 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap88AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap88AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+20(SB), Z0
+	MOVQ         $0x00000040, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
 // func ocannlMap90AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap90AVX512(SB), NOSPLIT, $0-40
@@ -23301,6 +24382,41 @@ e1:
 	ADDQ    $+64, SI
 	DECQ    BX
 	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap91AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap91AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+40(SB), Z1
+	VBROADCASTSS (BX), Z3
+	MOVQ         $0x00000010, BX
+
+row1:
+	MOVQ $0x00000008, SI
+
+e2:
+	VMOVUPS   (CX), Z4
+	VMOVUPS   (DX), Z5
+	VDIVPS    Z3, Z5, Z5
+	VCMPPS    $0x04, Z0, Z4, K1
+	VBLENDMPS Z5, Z1, K1, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      SI
+	JNZ       e2
+	ADDQ      $+2560, AX
+	ADDQ      $+2560, DX
+	DECQ      BX
+	JNZ       row1
 	VZEROUPPER
 	RET
 
@@ -23523,6 +24639,112 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap104AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap104AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (CX), Z1
+	MOVQ         $0x00000100, CX
+
+e1:
+	VADDPS  Z0, Z1, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap105AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap105AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000100, BX
+
+e1:
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VMULPS  Z2, Z1, Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap106AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap106AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000100, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap107AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap107AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000040, BX
+
+e1:
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VDIVPS  Z2, Z1, Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap108AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap108AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (CX), Z1
+	MOVQ         $0x00000010, CX
+
+e1:
+	VADDPS  Z0, Z1, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
 // func ocannlMap109AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap109AVX512(SB), NOSPLIT, $0-24
@@ -23544,6 +24766,23 @@ e1:
 	ADDQ    $+64, CX
 	ADDQ    $+64, DX
 	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap110AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap110AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+44(SB), Z0
+	MOVQ         $0x00000040, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
 	JNZ     e1
 	VZEROUPPER
 	RET
@@ -23574,6 +24813,140 @@ e1:
 	ADDQ      $+64, CX
 	DECQ      DX
 	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap112AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap112AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000180, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap113AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap113AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (DX), Z1
+	MOVQ         $0x00000018, DX
+
+e1:
+	VMOVUPS (CX), Z2
+	VDIVPS  Z1, Z2, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap114AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap114AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+28(SB), Z1
+	MOVQ         $0x00000040, BX
+
+e1:
+	VMOVUPS (CX), Z2
+	VMOVUPS (DX), Z3
+	VMULPS  Z3, Z1, Z3
+	VDIVPS  Z3, Z2, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap115AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap115AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000018, BX
+
+e1:
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VMULPS  Z2, Z1, Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap116AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap116AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+36(SB), Z1
+	MOVQ         $0x00000040, DX
+
+e1:
+	VMOVUPS (CX), Z2
+	VDIVPS  Z1, Z2, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap117AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap117AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (CX), Z1
+	MOVQ         $0x00000018, CX
+
+e1:
+	VADDPS  Z0, Z1, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
 	VZEROUPPER
 	RET
 
@@ -23622,6 +24995,53 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap120AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap120AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000600, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPS    $0x01, Z2, Z0, K1
+	VBLENDMPS Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPS    $0x04, Z0, Z3, K1
+	VBLENDMPS Z2, Z0, K1, Z4
+	VADDPS    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap121AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap121AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000600, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
 // func ocannlMap122AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap122AVX512(SB), NOSPLIT, $0-16
@@ -23640,6 +25060,35 @@ e1:
 	ADDQ    $+64, CX
 	DECQ    DX
 	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap123AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap123AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000060, BX
+
+row1:
+	VBROADCASTSS (DX), Z1
+	MOVQ         $0x00000008, SI
+
+e2:
+	VMOVUPS (CX), Z2
+	VDIVPS  Z1, Z2, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, DX
+	DECQ    BX
+	JNZ     row1
 	VZEROUPPER
 	RET
 
@@ -23666,6 +25115,67 @@ e2:
 	ADDQ    $+4, CX
 	DECQ    DX
 	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap125AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap125AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000300, BX
+
+e1:
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VMULPS  Z2, Z1, Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap126AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap126AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000300, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap127AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap127AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+48(SB), Z0
+	MOVQ         $0x00000180, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
 	VZEROUPPER
 	RET
 
@@ -23703,6 +25213,110 @@ e2:
 	ADDQ      $+4, BX
 	DECQ      SI
 	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap129AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap129AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000006, BX
+
+row1:
+	MOVQ $0x00000008, SI
+
+e2:
+	VMOVUPS   (CX), Z1
+	VMOVUPS   (DX), Z3
+	VCMPPS    $0x04, Z0, Z1, K1
+	VBLENDMPS Z3, Z0, K1, Z2
+	VADDPS    Z0, Z2, Z1
+	VMOVUPS   Z1, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      SI
+	JNZ       e2
+	ADDQ      $-512, CX
+	DECQ      BX
+	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap130AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap130AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (DX), Z1
+	MOVQ         $0x00000300, DX
+
+e1:
+	VMOVUPS (CX), Z2
+	VDIVPS  Z1, Z2, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap131AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap131AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVL         $0x000001ff, CX
+	KMOVW        CX, K1
+	MOVQ         $0x00000004, CX
+
+row1:
+	MOVQ $0x00000006, DX
+
+e2:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    DX
+	JNZ     e2
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    $+14316, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap132AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap132AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVL         $0x00000003, CX
+	KMOVW        CX, K1
+	MOVQ         $0x00000004, CX
+
+row1:
+	MOVQ $0x0000000d, DX
+
+e2:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    DX
+	JNZ     e2
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    $+13868, AX
+	DECQ    CX
+	JNZ     row1
 	VZEROUPPER
 	RET
 
@@ -24021,6 +25635,27 @@ e2:
 	ADDQ    $-256, BX
 	DECQ    SI
 	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap142AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap142AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+52(SB), Z0
+	MOVQ         $0x00000080, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
 	VZEROUPPER
 	RET
 
@@ -24354,6 +25989,91 @@ e2:
 	VZEROUPPER
 	RET
 
+// func ocannlMap156AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap156AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (CX), Z1
+	MOVQ         $0x00000014, CX
+
+e1:
+	VADDPS  Z0, Z1, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap157AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap157AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000014, BX
+
+e1:
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VMULPS  Z2, Z1, Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap158AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap158AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000014, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap159AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap159AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000020, DX
+
+row1:
+	VBROADCASTSS (CX), Z1
+	VADDPS       Z0, Z1, Z1
+	VMOVUPS      Z1, K1, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+4, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
 // func ocannlMap160AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap160AVX512(SB), NOSPLIT, $0-24
@@ -24411,6 +26131,49 @@ row1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap162AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap162AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+52(SB), Z1
+	MOVQ         $0x00000080, DX
+
+e1:
+	VMOVUPS (CX), Z2
+	VMULPS  Z1, Z2, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap163AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap163AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVL         $0x000000ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000040, DX
+
+row1:
+	VMOVUPS.Z (CX), K1, Z1
+	VADDPS    Z0, Z1, Z1
+	VMOVUPS   Z1, K1, (AX)
+	ADDQ      $+256, AX
+	DECQ      DX
+	JNZ       row1
+	VZEROUPPER
+	RET
+
 // func ocannlMap164AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap164AVX512(SB), NOSPLIT, $0-16
@@ -24424,6 +26187,296 @@ e1:
 	VMOVUPS (CX), Z0
 	VMOVUPS (AX), Z1
 	VADDPS  Z1, Z0, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap165AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap165AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x0000002c, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap166AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap166AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000058, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap167AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap167AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000008, CX
+
+row1:
+	MOVQ $0x00000004, DX
+
+e2:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+2560, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap168AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap168AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000008, CX
+
+row1:
+	MOVQ $0x00000008, DX
+
+e2:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+2304, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap169AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap169AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000020, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPS    $0x01, Z2, Z0, K1
+	VBLENDMPS Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPS    $0x04, Z0, Z3, K1
+	VBLENDMPS Z2, Z0, K1, Z4
+	VADDPS    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap170AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap170AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000026, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap171AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap171AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x0000004c, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap172AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap172AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000010, CX
+
+row1:
+	MOVQ $0x00000002, DX
+
+e2:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+2304, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap173AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap173AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000010, CX
+
+row1:
+	MOVQ $0x00000004, DX
+
+e2:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+2176, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap174AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap174AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000800, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap175AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap175AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000023, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap176AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap176AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000046, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap177AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap177AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000020, CX
+
+row1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+2176, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap178AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap178AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000020, CX
+
+row1:
+	MOVQ $0x00000002, DX
+
+e2:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+2112, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap179AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap179AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00001000, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
 	VMOVUPS Z1, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
@@ -49442,9 +51495,65 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce4AVX2(c *float32, x0 *float32)
+// func ocannlReduce4AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce4AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce4AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS ocannlConst32<>+8(SB), Y2
+	VBROADCASTSS ocannlConst32<>+56(SB), Y3
+	VMOVUPS      ocannlMask32<>+16(SB), Y4
+	MOVQ         $0x00000100, SI
+
+row1:
+	VBROADCASTSS (DX), Y5
+	VMASKMOVPS   (CX), Y4, Y6
+	VCMPPS       $0x00, Y5, Y6, Y5
+	VBLENDVPS    Y5, Y1, Y0, Y5
+	VMASKMOVPS   (BX), Y4, Y6
+	VCMPPS       $0x04, Y0, Y5, Y5
+	VBLENDVPS    Y5, Y6, Y2, Y5
+	VBLENDVPS    Y4, Y5, Y3, Y5
+	VEXTRACTF128 $0x01, Y5, X6
+	VMINPS       X6, X5, X7
+	VMINPS       X5, X6, X8
+	VCMPPS       $0x03, X6, X5, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VPERMILPS    $0x4e, X6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VPERMILPS    $0xb1, X6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VMOVSS       (AX), X5
+	VMINPS       X6, X5, X7
+	VMINPS       X5, X6, X8
+	VCMPPS       $0x03, X6, X5, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VMOVSS       X6, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+16, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce5AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce5AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -49463,9 +51572,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce5AVX2(c *float32, x0 *float32)
+// func ocannlReduce6AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce5AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce6AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -49488,9 +51597,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce6AVX2(c *float32, x0 *float32)
+// func ocannlReduce7AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce6AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce7AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -49509,9 +51618,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce7AVX2(c *float32, x0 *float32)
+// func ocannlReduce8AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce7AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+12(SB), Y0
@@ -49545,9 +51654,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce8AVX2(c *float32, x0 *float32)
+// func ocannlReduce9AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -49571,9 +51680,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce9AVX2(c *float32, x0 *float32)
+// func ocannlReduce10AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -49603,9 +51712,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce10AVX2(c *float32, x0 *float32)
+// func ocannlReduce11AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+12(SB), Y0
@@ -49647,9 +51756,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce11AVX2(c *float32, x0 *float32)
+// func ocannlReduce12AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -49677,9 +51786,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce12AVX2(c *float32, x0 *float32)
+// func ocannlReduce13AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -49718,9 +51827,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce13AVX2(c *float32, x0 *float32)
+// func ocannlReduce14AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -49748,9 +51857,76 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce14AVX2(c *float32, x0 *float32)
+// func ocannlReduce15AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS ocannlConst32<>+24(SB), Y2
+	VBROADCASTSS ocannlConst32<>+56(SB), Y3
+	VMOVUPS      ocannlMask32<>+24(SB), Y4
+	MOVQ         $0x00000100, SI
+
+row1:
+	VBROADCASTSS (DX), Y5
+	VMOVUPS      (CX), Y6
+	VCMPPS       $0x00, Y5, Y6, Y6
+	VBLENDVPS    Y6, Y1, Y0, Y6
+	VMOVUPS      (BX), Y7
+	VCMPPS       $0x04, Y0, Y6, Y6
+	VBLENDVPS    Y6, Y7, Y2, Y6
+	VMASKMOVPS   32(CX), Y4, Y7
+	VCMPPS       $0x00, Y5, Y7, Y5
+	VBLENDVPS    Y5, Y1, Y0, Y5
+	VMASKMOVPS   32(BX), Y4, Y7
+	VCMPPS       $0x04, Y0, Y5, Y5
+	VBLENDVPS    Y5, Y7, Y2, Y5
+	VBLENDVPS    Y4, Y5, Y3, Y5
+	VMINPS       Y5, Y6, Y7
+	VMINPS       Y6, Y5, Y8
+	VCMPPS       $0x03, Y5, Y6, Y5
+	VORPS        Y8, Y7, Y6
+	VORPS        Y5, Y6, Y6
+	VEXTRACTF128 $0x01, Y6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VPERMILPS    $0x4e, X6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VPERMILPS    $0xb1, X6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VMOVSS       (AX), X5
+	VMINPS       X6, X5, X7
+	VMINPS       X5, X6, X8
+	VCMPPS       $0x03, X6, X5, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VMOVSS       X6, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce16AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -49773,9 +51949,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce15AVX2(c *float32, x0 *float32)
+// func ocannlReduce17AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -49806,14 +51982,14 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce16AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce18AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce18AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+56(SB), Y0
+	VBROADCASTSS ocannlConst32<>+60(SB), Y0
 	VBROADCASTSS ocannlConst32<>+0(SB), Y1
 	MOVQ         $0x00000100, SI
 
@@ -49864,9 +52040,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce17AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce19AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce19AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -49908,9 +52084,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce18AVX2(c *float32, x0 *float32)
+// func ocannlReduce20AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce18AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce20AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -49940,9 +52116,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce19AVX2(c *float32, x0 *float32)
+// func ocannlReduce21AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce19AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce21AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -49978,14 +52154,14 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce20AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce22AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce20AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce22AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+56(SB), Y0
+	VBROADCASTSS ocannlConst32<>+60(SB), Y0
 	VBROADCASTSS ocannlConst32<>+0(SB), Y1
 	MOVQ         $0x00000400, SI
 
@@ -50015,9 +52191,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce21AVX2(c *float32, x0 *float32)
+// func ocannlReduce23AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce21AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce23AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -50041,9 +52217,63 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce22AVX2(c *float32, x0 *float32)
+// func ocannlReduce24AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce22AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce24AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS ocannlConst32<>+32(SB), Y2
+	VBROADCASTSS ocannlConst32<>+56(SB), Y3
+	MOVQ         $0x00000400, SI
+
+row1:
+	VBROADCASTSS (DX), Y3
+	VMOVUPS      (CX), Y4
+	VCMPPS       $0x00, Y3, Y4, Y3
+	VBLENDVPS    Y3, Y1, Y0, Y3
+	VMOVUPS      (BX), Y4
+	VCMPPS       $0x04, Y0, Y3, Y3
+	VBLENDVPS    Y3, Y4, Y2, Y3
+	VEXTRACTF128 $0x01, Y3, X4
+	VMINPS       X4, X3, X5
+	VMINPS       X3, X4, X6
+	VCMPPS       $0x03, X4, X3, X3
+	VORPS        X6, X5, X4
+	VORPS        X3, X4, X4
+	VPERMILPS    $0x4e, X4, X3
+	VMINPS       X3, X4, X5
+	VMINPS       X4, X3, X6
+	VCMPPS       $0x03, X3, X4, X3
+	VORPS        X6, X5, X4
+	VORPS        X3, X4, X4
+	VPERMILPS    $0xb1, X4, X3
+	VMINPS       X3, X4, X5
+	VMINPS       X4, X3, X6
+	VCMPPS       $0x03, X3, X4, X3
+	VORPS        X6, X5, X4
+	VORPS        X3, X4, X4
+	VMOVSS       (AX), X3
+	VMINPS       X4, X3, X5
+	VMINPS       X3, X4, X6
+	VCMPPS       $0x03, X4, X3, X3
+	VORPS        X6, X5, X4
+	VORPS        X3, X4, X4
+	VMOVSS       X4, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+32, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce25AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce25AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -50074,9 +52304,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce23AVX2(c *float32, x0 *float32)
+// func ocannlReduce26AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce23AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce26AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -50122,233 +52352,13 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce24AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlReduce24AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+12(SB), Y0
-	MOVQ         $0x00000060, DX
-
-row1:
-	VMOVUPS (CX), Y0
-	VMOVUPS 32(CX), Y1
-	VMOVUPS 64(CX), Y2
-	VMOVUPS 96(CX), Y3
-	ADDQ    $+128, CX
-	MOVQ    $0x00000003, BX
-
-grp2:
-	VMOVUPS      (CX), Y4
-	VMAXPS       Y4, Y0, Y5
-	VMAXPS       Y0, Y4, Y6
-	VCMPPS       $0x03, Y4, Y0, Y4
-	VANDPS       Y6, Y5, Y0
-	VORPS        Y4, Y0, Y0
-	VMOVUPS      32(CX), Y4
-	VMAXPS       Y4, Y1, Y5
-	VMAXPS       Y1, Y4, Y6
-	VCMPPS       $0x03, Y4, Y1, Y4
-	VANDPS       Y6, Y5, Y1
-	VORPS        Y4, Y1, Y1
-	VMOVUPS      64(CX), Y4
-	VMAXPS       Y4, Y2, Y5
-	VMAXPS       Y2, Y4, Y6
-	VCMPPS       $0x03, Y4, Y2, Y4
-	VANDPS       Y6, Y5, Y2
-	VORPS        Y4, Y2, Y2
-	VMOVUPS      96(CX), Y4
-	VMAXPS       Y4, Y3, Y5
-	VMAXPS       Y3, Y4, Y6
-	VCMPPS       $0x03, Y4, Y3, Y4
-	VANDPS       Y6, Y5, Y3
-	VORPS        Y4, Y3, Y3
-	ADDQ         $+128, CX
-	DECQ         BX
-	JNZ          grp2
-	VMAXPS       Y1, Y0, Y4
-	VMAXPS       Y0, Y1, Y5
-	VCMPPS       $0x03, Y1, Y0, Y0
-	VANDPS       Y5, Y4, Y1
-	VORPS        Y0, Y1, Y1
-	VMAXPS       Y3, Y2, Y0
-	VMAXPS       Y2, Y3, Y4
-	VCMPPS       $0x03, Y3, Y2, Y2
-	VANDPS       Y4, Y0, Y0
-	VORPS        Y2, Y0, Y0
-	VMAXPS       Y0, Y1, Y2
-	VMAXPS       Y1, Y0, Y3
-	VCMPPS       $0x03, Y0, Y1, Y0
-	VANDPS       Y3, Y2, Y1
-	VORPS        Y0, Y1, Y1
-	VEXTRACTF128 $0x01, Y1, X0
-	VMAXPS       X0, X1, X2
-	VMAXPS       X1, X0, X3
-	VCMPPS       $0x03, X0, X1, X0
-	VANDPS       X3, X2, X1
-	VORPS        X0, X1, X1
-	VPERMILPS    $0x4e, X1, X0
-	VMAXPS       X0, X1, X2
-	VMAXPS       X1, X0, X3
-	VCMPPS       $0x03, X0, X1, X0
-	VANDPS       X3, X2, X1
-	VORPS        X0, X1, X1
-	VPERMILPS    $0xb1, X1, X0
-	VMAXPS       X0, X1, X2
-	VMAXPS       X1, X0, X3
-	VCMPPS       $0x03, X0, X1, X0
-	VANDPS       X3, X2, X1
-	VORPS        X0, X1, X1
-	VMOVSS       X1, (AX)
-	ADDQ         $-512, CX
-	ADDQ         $+4, AX
-	ADDQ         $+512, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlReduce25AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlReduce25AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	MOVQ         $0x00000060, DX
-
-row1:
-	VMOVUPS (CX), Y0
-	VMOVUPS 32(CX), Y1
-	VMOVUPS 64(CX), Y2
-	VMOVUPS 96(CX), Y3
-	ADDQ    $+128, CX
-	MOVQ    $0x00000003, BX
-
-grp2:
-	VMOVUPS      (CX), Y4
-	VADDPS       Y4, Y0, Y0
-	VMOVUPS      32(CX), Y4
-	VADDPS       Y4, Y1, Y1
-	VMOVUPS      64(CX), Y4
-	VADDPS       Y4, Y2, Y2
-	VMOVUPS      96(CX), Y4
-	VADDPS       Y4, Y3, Y3
-	ADDQ         $+128, CX
-	DECQ         BX
-	JNZ          grp2
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y1, Y0, Y0
-	VEXTRACTF128 $0x01, Y0, X1
-	VADDPS       X1, X0, X0
-	VPERMILPS    $0x4e, X0, X1
-	VADDPS       X1, X0, X0
-	VPERMILPS    $0xb1, X0, X1
-	VADDPS       X1, X0, X0
-	VMOVSS       ocannlConst32<>+0(SB), X1
-	VADDPS       X0, X1, X0
-	VMOVSS       X0, (AX)
-	ADDQ         $-512, CX
-	ADDQ         $+4, AX
-	ADDQ         $+512, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlReduce26AVX2(c *float32, x0 *float32)
-// Requires: AVX
-TEXT ·ocannlReduce26AVX2(SB), NOSPLIT, $0-16
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+12(SB), Y0
-	MOVQ         $0x00000010, DX
-
-row1:
-	VMOVUPS (CX), Y0
-	VMOVUPS 32(CX), Y1
-	VMOVUPS 64(CX), Y2
-	VMOVUPS 96(CX), Y3
-	ADDQ    $+128, CX
-	MOVQ    $0x00000007, BX
-
-grp2:
-	VMOVUPS      (CX), Y4
-	VMAXPS       Y4, Y0, Y5
-	VMAXPS       Y0, Y4, Y6
-	VCMPPS       $0x03, Y4, Y0, Y4
-	VANDPS       Y6, Y5, Y0
-	VORPS        Y4, Y0, Y0
-	VMOVUPS      32(CX), Y4
-	VMAXPS       Y4, Y1, Y5
-	VMAXPS       Y1, Y4, Y6
-	VCMPPS       $0x03, Y4, Y1, Y4
-	VANDPS       Y6, Y5, Y1
-	VORPS        Y4, Y1, Y1
-	VMOVUPS      64(CX), Y4
-	VMAXPS       Y4, Y2, Y5
-	VMAXPS       Y2, Y4, Y6
-	VCMPPS       $0x03, Y4, Y2, Y4
-	VANDPS       Y6, Y5, Y2
-	VORPS        Y4, Y2, Y2
-	VMOVUPS      96(CX), Y4
-	VMAXPS       Y4, Y3, Y5
-	VMAXPS       Y3, Y4, Y6
-	VCMPPS       $0x03, Y4, Y3, Y4
-	VANDPS       Y6, Y5, Y3
-	VORPS        Y4, Y3, Y3
-	ADDQ         $+128, CX
-	DECQ         BX
-	JNZ          grp2
-	VMAXPS       Y1, Y0, Y4
-	VMAXPS       Y0, Y1, Y5
-	VCMPPS       $0x03, Y1, Y0, Y0
-	VANDPS       Y5, Y4, Y1
-	VORPS        Y0, Y1, Y1
-	VMAXPS       Y3, Y2, Y0
-	VMAXPS       Y2, Y3, Y4
-	VCMPPS       $0x03, Y3, Y2, Y2
-	VANDPS       Y4, Y0, Y0
-	VORPS        Y2, Y0, Y0
-	VMAXPS       Y0, Y1, Y2
-	VMAXPS       Y1, Y0, Y3
-	VCMPPS       $0x03, Y0, Y1, Y0
-	VANDPS       Y3, Y2, Y1
-	VORPS        Y0, Y1, Y1
-	VEXTRACTF128 $0x01, Y1, X0
-	VMAXPS       X0, X1, X2
-	VMAXPS       X1, X0, X3
-	VCMPPS       $0x03, X0, X1, X0
-	VANDPS       X3, X2, X1
-	VORPS        X0, X1, X1
-	VPERMILPS    $0x4e, X1, X0
-	VMAXPS       X0, X1, X2
-	VMAXPS       X1, X0, X3
-	VCMPPS       $0x03, X0, X1, X0
-	VANDPS       X3, X2, X1
-	VORPS        X0, X1, X1
-	VPERMILPS    $0xb1, X1, X0
-	VMAXPS       X0, X1, X2
-	VMAXPS       X1, X0, X3
-	VCMPPS       $0x03, X0, X1, X0
-	VANDPS       X3, X2, X1
-	VORPS        X0, X1, X1
-	VMOVSS       X1, (AX)
-	ADDQ         $-1024, CX
-	ADDQ         $+4, AX
-	ADDQ         $+1024, CX
-	DECQ         DX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
 // func ocannlReduce27AVX2(c *float32, x0 *float32)
 // Requires: AVX
 TEXT ·ocannlReduce27AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+0(SB), Y0
-	MOVQ         $0x00000010, DX
+	VBROADCASTSS ocannlConst32<>+12(SB), Y0
+	MOVQ         $0x00000060, DX
 
 row1:
 	VMOVUPS (CX), Y0
@@ -50356,35 +52366,73 @@ row1:
 	VMOVUPS 64(CX), Y2
 	VMOVUPS 96(CX), Y3
 	ADDQ    $+128, CX
-	MOVQ    $0x00000007, BX
+	MOVQ    $0x00000003, BX
 
 grp2:
 	VMOVUPS      (CX), Y4
-	VADDPS       Y4, Y0, Y0
+	VMAXPS       Y4, Y0, Y5
+	VMAXPS       Y0, Y4, Y6
+	VCMPPS       $0x03, Y4, Y0, Y4
+	VANDPS       Y6, Y5, Y0
+	VORPS        Y4, Y0, Y0
 	VMOVUPS      32(CX), Y4
-	VADDPS       Y4, Y1, Y1
+	VMAXPS       Y4, Y1, Y5
+	VMAXPS       Y1, Y4, Y6
+	VCMPPS       $0x03, Y4, Y1, Y4
+	VANDPS       Y6, Y5, Y1
+	VORPS        Y4, Y1, Y1
 	VMOVUPS      64(CX), Y4
-	VADDPS       Y4, Y2, Y2
+	VMAXPS       Y4, Y2, Y5
+	VMAXPS       Y2, Y4, Y6
+	VCMPPS       $0x03, Y4, Y2, Y4
+	VANDPS       Y6, Y5, Y2
+	VORPS        Y4, Y2, Y2
 	VMOVUPS      96(CX), Y4
-	VADDPS       Y4, Y3, Y3
+	VMAXPS       Y4, Y3, Y5
+	VMAXPS       Y3, Y4, Y6
+	VCMPPS       $0x03, Y4, Y3, Y4
+	VANDPS       Y6, Y5, Y3
+	VORPS        Y4, Y3, Y3
 	ADDQ         $+128, CX
 	DECQ         BX
 	JNZ          grp2
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y1
-	VADDPS       Y1, Y0, Y0
-	VEXTRACTF128 $0x01, Y0, X1
-	VADDPS       X1, X0, X0
-	VPERMILPS    $0x4e, X0, X1
-	VADDPS       X1, X0, X0
-	VPERMILPS    $0xb1, X0, X1
-	VADDPS       X1, X0, X0
-	VMOVSS       ocannlConst32<>+0(SB), X1
-	VADDPS       X0, X1, X0
-	VMOVSS       X0, (AX)
-	ADDQ         $-1024, CX
+	VMAXPS       Y1, Y0, Y4
+	VMAXPS       Y0, Y1, Y5
+	VCMPPS       $0x03, Y1, Y0, Y0
+	VANDPS       Y5, Y4, Y1
+	VORPS        Y0, Y1, Y1
+	VMAXPS       Y3, Y2, Y0
+	VMAXPS       Y2, Y3, Y4
+	VCMPPS       $0x03, Y3, Y2, Y2
+	VANDPS       Y4, Y0, Y0
+	VORPS        Y2, Y0, Y0
+	VMAXPS       Y0, Y1, Y2
+	VMAXPS       Y1, Y0, Y3
+	VCMPPS       $0x03, Y0, Y1, Y0
+	VANDPS       Y3, Y2, Y1
+	VORPS        Y0, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VMAXPS       X0, X1, X2
+	VMAXPS       X1, X0, X3
+	VCMPPS       $0x03, X0, X1, X0
+	VANDPS       X3, X2, X1
+	VORPS        X0, X1, X1
+	VPERMILPS    $0x4e, X1, X0
+	VMAXPS       X0, X1, X2
+	VMAXPS       X1, X0, X3
+	VCMPPS       $0x03, X0, X1, X0
+	VANDPS       X3, X2, X1
+	VORPS        X0, X1, X1
+	VPERMILPS    $0xb1, X1, X0
+	VMAXPS       X0, X1, X2
+	VMAXPS       X1, X0, X3
+	VCMPPS       $0x03, X0, X1, X0
+	VANDPS       X3, X2, X1
+	VORPS        X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         $-512, CX
 	ADDQ         $+4, AX
-	ADDQ         $+1024, CX
+	ADDQ         $+512, CX
 	DECQ         DX
 	JNZ          row1
 	VZEROUPPER
@@ -50393,6 +52441,188 @@ grp2:
 // func ocannlReduce28AVX2(c *float32, x0 *float32)
 // Requires: AVX
 TEXT ·ocannlReduce28AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	MOVQ         $0x00000060, DX
+
+row1:
+	VMOVUPS (CX), Y0
+	VMOVUPS 32(CX), Y1
+	VMOVUPS 64(CX), Y2
+	VMOVUPS 96(CX), Y3
+	ADDQ    $+128, CX
+	MOVQ    $0x00000003, BX
+
+grp2:
+	VMOVUPS      (CX), Y4
+	VADDPS       Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VADDPS       Y4, Y1, Y1
+	VMOVUPS      64(CX), Y4
+	VADDPS       Y4, Y2, Y2
+	VMOVUPS      96(CX), Y4
+	VADDPS       Y4, Y3, Y3
+	ADDQ         $+128, CX
+	DECQ         BX
+	JNZ          grp2
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       ocannlConst32<>+0(SB), X1
+	VADDPS       X0, X1, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $-512, CX
+	ADDQ         $+4, AX
+	ADDQ         $+512, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce29AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce29AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+12(SB), Y0
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS (CX), Y0
+	VMOVUPS 32(CX), Y1
+	VMOVUPS 64(CX), Y2
+	VMOVUPS 96(CX), Y3
+	ADDQ    $+128, CX
+	MOVQ    $0x00000007, BX
+
+grp2:
+	VMOVUPS      (CX), Y4
+	VMAXPS       Y4, Y0, Y5
+	VMAXPS       Y0, Y4, Y6
+	VCMPPS       $0x03, Y4, Y0, Y4
+	VANDPS       Y6, Y5, Y0
+	VORPS        Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VMAXPS       Y4, Y1, Y5
+	VMAXPS       Y1, Y4, Y6
+	VCMPPS       $0x03, Y4, Y1, Y4
+	VANDPS       Y6, Y5, Y1
+	VORPS        Y4, Y1, Y1
+	VMOVUPS      64(CX), Y4
+	VMAXPS       Y4, Y2, Y5
+	VMAXPS       Y2, Y4, Y6
+	VCMPPS       $0x03, Y4, Y2, Y4
+	VANDPS       Y6, Y5, Y2
+	VORPS        Y4, Y2, Y2
+	VMOVUPS      96(CX), Y4
+	VMAXPS       Y4, Y3, Y5
+	VMAXPS       Y3, Y4, Y6
+	VCMPPS       $0x03, Y4, Y3, Y4
+	VANDPS       Y6, Y5, Y3
+	VORPS        Y4, Y3, Y3
+	ADDQ         $+128, CX
+	DECQ         BX
+	JNZ          grp2
+	VMAXPS       Y1, Y0, Y4
+	VMAXPS       Y0, Y1, Y5
+	VCMPPS       $0x03, Y1, Y0, Y0
+	VANDPS       Y5, Y4, Y1
+	VORPS        Y0, Y1, Y1
+	VMAXPS       Y3, Y2, Y0
+	VMAXPS       Y2, Y3, Y4
+	VCMPPS       $0x03, Y3, Y2, Y2
+	VANDPS       Y4, Y0, Y0
+	VORPS        Y2, Y0, Y0
+	VMAXPS       Y0, Y1, Y2
+	VMAXPS       Y1, Y0, Y3
+	VCMPPS       $0x03, Y0, Y1, Y0
+	VANDPS       Y3, Y2, Y1
+	VORPS        Y0, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VMAXPS       X0, X1, X2
+	VMAXPS       X1, X0, X3
+	VCMPPS       $0x03, X0, X1, X0
+	VANDPS       X3, X2, X1
+	VORPS        X0, X1, X1
+	VPERMILPS    $0x4e, X1, X0
+	VMAXPS       X0, X1, X2
+	VMAXPS       X1, X0, X3
+	VCMPPS       $0x03, X0, X1, X0
+	VANDPS       X3, X2, X1
+	VORPS        X0, X1, X1
+	VPERMILPS    $0xb1, X1, X0
+	VMAXPS       X0, X1, X2
+	VMAXPS       X1, X0, X3
+	VCMPPS       $0x03, X0, X1, X0
+	VANDPS       X3, X2, X1
+	VORPS        X0, X1, X1
+	VMOVSS       X1, (AX)
+	ADDQ         $-1024, CX
+	ADDQ         $+4, AX
+	ADDQ         $+1024, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce30AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce30AVX2(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS (CX), Y0
+	VMOVUPS 32(CX), Y1
+	VMOVUPS 64(CX), Y2
+	VMOVUPS 96(CX), Y3
+	ADDQ    $+128, CX
+	MOVQ    $0x00000007, BX
+
+grp2:
+	VMOVUPS      (CX), Y4
+	VADDPS       Y4, Y0, Y0
+	VMOVUPS      32(CX), Y4
+	VADDPS       Y4, Y1, Y1
+	VMOVUPS      64(CX), Y4
+	VADDPS       Y4, Y2, Y2
+	VMOVUPS      96(CX), Y4
+	VADDPS       Y4, Y3, Y3
+	ADDQ         $+128, CX
+	DECQ         BX
+	JNZ          grp2
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       ocannlConst32<>+0(SB), X1
+	VADDPS       X0, X1, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $-1024, CX
+	ADDQ         $+4, AX
+	ADDQ         $+1024, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce31AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce31AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -50431,9 +52661,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce29AVX2(c *float32, x0 *float32)
+// func ocannlReduce32AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce29AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce32AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -50479,9 +52709,85 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce30AVX2(c *float32, x0 *float32)
+// func ocannlReduce33AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce30AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce33AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS ocannlConst32<>+44(SB), Y2
+	VBROADCASTSS ocannlConst32<>+56(SB), Y3
+	MOVQ         $0x00000010, SI
+
+row1:
+	VBROADCASTSS (DX), Y3
+	VMOVUPS      (CX), Y4
+	VCMPPS       $0x00, Y3, Y4, Y4
+	VBLENDVPS    Y4, Y1, Y0, Y4
+	VMOVUPS      (BX), Y5
+	VCMPPS       $0x04, Y0, Y4, Y4
+	VBLENDVPS    Y4, Y5, Y2, Y4
+	ADDQ         $+32, CX
+	ADDQ         $+32, BX
+	MOVQ         $0x0000001f, DI
+
+grp2:
+	VMOVUPS      (CX), Y5
+	VCMPPS       $0x00, Y3, Y5, Y5
+	VBLENDVPS    Y5, Y1, Y0, Y5
+	VMOVUPS      (BX), Y6
+	VCMPPS       $0x04, Y0, Y5, Y5
+	VBLENDVPS    Y5, Y6, Y2, Y5
+	VMINPS       Y5, Y4, Y6
+	VMINPS       Y4, Y5, Y7
+	VCMPPS       $0x03, Y5, Y4, Y5
+	VORPS        Y7, Y6, Y4
+	VORPS        Y5, Y4, Y4
+	ADDQ         $+32, CX
+	ADDQ         $+32, BX
+	DECQ         DI
+	JNZ          grp2
+	VEXTRACTF128 $0x01, Y4, X3
+	VMINPS       X3, X4, X5
+	VMINPS       X4, X3, X6
+	VCMPPS       $0x03, X3, X4, X3
+	VORPS        X6, X5, X4
+	VORPS        X3, X4, X4
+	VPERMILPS    $0x4e, X4, X3
+	VMINPS       X3, X4, X5
+	VMINPS       X4, X3, X6
+	VCMPPS       $0x03, X3, X4, X3
+	VORPS        X6, X5, X4
+	VORPS        X3, X4, X4
+	VPERMILPS    $0xb1, X4, X3
+	VMINPS       X3, X4, X5
+	VMINPS       X4, X3, X6
+	VCMPPS       $0x03, X3, X4, X3
+	VORPS        X6, X5, X4
+	VORPS        X3, X4, X4
+	VMOVSS       (AX), X3
+	VMINPS       X4, X3, X5
+	VMINPS       X3, X4, X6
+	VCMPPS       $0x03, X4, X3, X3
+	VORPS        X6, X5, X4
+	VORPS        X3, X4, X4
+	VMOVSS       X4, (AX)
+	ADDQ         $-1024, CX
+	ADDQ         $-1024, BX
+	ADDQ         $+4, AX
+	ADDQ         $+1024, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce34AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce34AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -50517,9 +52823,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce31AVX2(c *float32, x0 *float32)
+// func ocannlReduce35AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce31AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce35AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -50555,14 +52861,14 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce32AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce36AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce32AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce36AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+56(SB), Y0
+	VBROADCASTSS ocannlConst32<>+60(SB), Y0
 	VBROADCASTSS ocannlConst32<>+0(SB), Y1
 	MOVQ         $0x00000010, SI
 
@@ -50652,9 +52958,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce33AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce37AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce33AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce37AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -50701,9 +53007,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce34AVX2(c *float32, x0 *float32)
+// func ocannlReduce38AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce34AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce38AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -50749,9 +53055,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce35AVX2(c *float32, x0 *float32)
+// func ocannlReduce39AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce35AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce39AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -50787,14 +53093,14 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce36AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce40AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce36AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce40AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+56(SB), Y0
+	VBROADCASTSS ocannlConst32<>+60(SB), Y0
 	VBROADCASTSS ocannlConst32<>+0(SB), Y1
 	MOVQ         $0x00000060, SI
 
@@ -50884,9 +53190,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce37AVX2(c *float32, x0 *float32)
+// func ocannlReduce41AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce37AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce41AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -50932,9 +53238,85 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce38AVX2(c *float32, x0 *float32)
+// func ocannlReduce42AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce38AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce42AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS ocannlConst32<>+48(SB), Y2
+	VBROADCASTSS ocannlConst32<>+56(SB), Y3
+	MOVQ         $0x00000060, SI
+
+row1:
+	VBROADCASTSS (DX), Y3
+	VMOVUPS      (CX), Y4
+	VCMPPS       $0x00, Y3, Y4, Y4
+	VBLENDVPS    Y4, Y1, Y0, Y4
+	VMOVUPS      (BX), Y5
+	VCMPPS       $0x04, Y0, Y4, Y4
+	VBLENDVPS    Y4, Y5, Y2, Y4
+	ADDQ         $+32, CX
+	ADDQ         $+32, BX
+	MOVQ         $0x0000000f, DI
+
+grp2:
+	VMOVUPS      (CX), Y5
+	VCMPPS       $0x00, Y3, Y5, Y5
+	VBLENDVPS    Y5, Y1, Y0, Y5
+	VMOVUPS      (BX), Y6
+	VCMPPS       $0x04, Y0, Y5, Y5
+	VBLENDVPS    Y5, Y6, Y2, Y5
+	VMINPS       Y5, Y4, Y6
+	VMINPS       Y4, Y5, Y7
+	VCMPPS       $0x03, Y5, Y4, Y5
+	VORPS        Y7, Y6, Y4
+	VORPS        Y5, Y4, Y4
+	ADDQ         $+32, CX
+	ADDQ         $+32, BX
+	DECQ         DI
+	JNZ          grp2
+	VEXTRACTF128 $0x01, Y4, X3
+	VMINPS       X3, X4, X5
+	VMINPS       X4, X3, X6
+	VCMPPS       $0x03, X3, X4, X3
+	VORPS        X6, X5, X4
+	VORPS        X3, X4, X4
+	VPERMILPS    $0x4e, X4, X3
+	VMINPS       X3, X4, X5
+	VMINPS       X4, X3, X6
+	VCMPPS       $0x03, X3, X4, X3
+	VORPS        X6, X5, X4
+	VORPS        X3, X4, X4
+	VPERMILPS    $0xb1, X4, X3
+	VMINPS       X3, X4, X5
+	VMINPS       X4, X3, X6
+	VCMPPS       $0x03, X3, X4, X3
+	VORPS        X6, X5, X4
+	VORPS        X3, X4, X4
+	VMOVSS       (AX), X3
+	VMINPS       X4, X3, X5
+	VMINPS       X3, X4, X6
+	VCMPPS       $0x03, X4, X3, X3
+	VORPS        X6, X5, X4
+	VORPS        X3, X4, X4
+	VMOVSS       X4, (AX)
+	ADDQ         $-512, CX
+	ADDQ         $-512, BX
+	ADDQ         $+4, AX
+	ADDQ         $+512, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce43AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce43AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -50970,9 +53352,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce39AVX2(c *float32, x0 *float32)
+// func ocannlReduce44AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce39AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce44AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51008,9 +53390,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce40AVX2(c *float32, x0 *float32)
+// func ocannlReduce45AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce40AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce45AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+12(SB), Y0
@@ -51052,9 +53434,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce41AVX2(c *float32, x0 *float32)
+// func ocannlReduce46AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce41AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce46AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51082,9 +53464,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce42AVX2(c *float32, x0 *float32)
+// func ocannlReduce47AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce42AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce47AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51123,9 +53505,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce43AVX2(c *float32, x0 *float32)
+// func ocannlReduce48AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce43AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce48AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51153,9 +53535,76 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce44AVX2(c *float32, x0 *float32)
+// func ocannlReduce49AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce44AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce49AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS ocannlConst32<>+24(SB), Y2
+	VBROADCASTSS ocannlConst32<>+56(SB), Y3
+	VMOVUPS      ocannlMask32<>+24(SB), Y4
+	MOVQ         $0x00000020, SI
+
+row1:
+	VBROADCASTSS (DX), Y5
+	VMOVUPS      (CX), Y6
+	VCMPPS       $0x00, Y5, Y6, Y6
+	VBLENDVPS    Y6, Y1, Y0, Y6
+	VMOVUPS      (BX), Y7
+	VCMPPS       $0x04, Y0, Y6, Y6
+	VBLENDVPS    Y6, Y7, Y2, Y6
+	VMASKMOVPS   32(CX), Y4, Y7
+	VCMPPS       $0x00, Y5, Y7, Y5
+	VBLENDVPS    Y5, Y1, Y0, Y5
+	VMASKMOVPS   32(BX), Y4, Y7
+	VCMPPS       $0x04, Y0, Y5, Y5
+	VBLENDVPS    Y5, Y7, Y2, Y5
+	VBLENDVPS    Y4, Y5, Y3, Y5
+	VMINPS       Y5, Y6, Y7
+	VMINPS       Y6, Y5, Y8
+	VCMPPS       $0x03, Y5, Y6, Y5
+	VORPS        Y8, Y7, Y6
+	VORPS        Y5, Y6, Y6
+	VEXTRACTF128 $0x01, Y6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VPERMILPS    $0x4e, X6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VPERMILPS    $0xb1, X6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VMOVSS       (AX), X5
+	VMINPS       X6, X5, X7
+	VMINPS       X5, X6, X8
+	VCMPPS       $0x03, X6, X5, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VMOVSS       X6, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce50AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce50AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51178,9 +53627,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce45AVX2(c *float32, x0 *float32)
+// func ocannlReduce51AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce45AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce51AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -51211,9 +53660,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce46AVX2(c *float32, x0 *float32)
+// func ocannlReduce52AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce46AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce52AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0

@@ -377,6 +377,23 @@ func ocannlMap0AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap0AVX512 called without assembly")
 }
 
+// ocannlMap1AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap1AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap1AVX512 called without assembly")
+}
+
+// ocannlMap2AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap2AVX512(c *float32) { panic("ocannlgen: ocannlMap2AVX512 called without assembly") }
+
+// ocannlMap3AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap3AVX512(c *float32) { panic("ocannlgen: ocannlMap3AVX512 called without assembly") }
+
+// ocannlMap4AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap4AVX512(c *float32) { panic("ocannlgen: ocannlMap4AVX512 called without assembly") }
+
+// ocannlMap5AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap5AVX512(c *float32) { panic("ocannlgen: ocannlMap5AVX512 called without assembly") }
+
 // ocannlMap6AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap6AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap6AVX512 called without assembly")
@@ -413,15 +430,78 @@ func ocannlMap14AVX512(c, x0, x1 *float32) {
 // ocannlMap15AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap15AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap15AVX512 called without assembly") }
 
+// ocannlMap16AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap16AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap16AVX512 called without assembly") }
+
+// ocannlMap17AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap17AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap17AVX512 called without assembly")
+}
+
+// ocannlMap18AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap18AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap18AVX512 called without assembly") }
+
+// ocannlMap19AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap19AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap19AVX512 called without assembly")
+}
+
+// ocannlMap20AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap20AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap20AVX512 called without assembly") }
+
 // ocannlMap21AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap21AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap21AVX512 called without assembly")
 }
 
+// ocannlMap22AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap22AVX512(c *float32) { panic("ocannlgen: ocannlMap22AVX512 called without assembly") }
+
 // ocannlMap23AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap23AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap23AVX512 called without assembly")
 }
+
+// ocannlMap24AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap24AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap24AVX512 called without assembly")
+}
+
+// ocannlMap25AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap25AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap25AVX512 called without assembly") }
+
+// ocannlMap26AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap26AVX512(c *float32) { panic("ocannlgen: ocannlMap26AVX512 called without assembly") }
+
+// ocannlMap27AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap27AVX512(c *float32) { panic("ocannlgen: ocannlMap27AVX512 called without assembly") }
+
+// ocannlMap28AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap28AVX512(c *float32) { panic("ocannlgen: ocannlMap28AVX512 called without assembly") }
+
+// ocannlMap29AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap29AVX512(c *float32) { panic("ocannlgen: ocannlMap29AVX512 called without assembly") }
+
+// ocannlMap30AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap30AVX512(c *float32) { panic("ocannlgen: ocannlMap30AVX512 called without assembly") }
+
+// ocannlMap31AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap31AVX512(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap31AVX512 called without assembly")
+}
+
+// ocannlMap32AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap32AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap32AVX512 called without assembly")
+}
+
+// ocannlMap33AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap33AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap33AVX512 called without assembly")
+}
+
+// ocannlMap34AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap34AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap34AVX512 called without assembly") }
 
 // ocannlMap35AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap35AVX512(c, x0, x1 *float32) {
@@ -443,6 +523,9 @@ func ocannlMap39AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap39AVX512 called without assembly")
 }
 
+// ocannlMap40AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap40AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap40AVX512 called without assembly") }
+
 // ocannlMap41AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap41AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap41AVX512 called without assembly")
@@ -450,6 +533,9 @@ func ocannlMap41AVX512(c, x0, x1 *float32) {
 
 // ocannlMap42AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap42AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap42AVX512 called without assembly") }
+
+// ocannlMap43AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap43AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap43AVX512 called without assembly") }
 
 // ocannlMap45AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap45AVX512(c, x0, x1, x2, x3 *float32) {
@@ -465,6 +551,12 @@ func ocannlMap46AVX512(c, x0, x1 *float32) {
 func ocannlMap47AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap47AVX512 called without assembly")
 }
+
+// ocannlMap48AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap48AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap48AVX512 called without assembly") }
+
+// ocannlMap49AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap49AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap49AVX512 called without assembly") }
 
 // ocannlMap51AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap51AVX512(c, x0, x1 *float32) {
@@ -499,15 +591,62 @@ func ocannlMap57AVX512(c, x0, x1 *float32) {
 // ocannlMap58AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap58AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap58AVX512 called without assembly") }
 
+// ocannlMap59AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap59AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap59AVX512 called without assembly") }
+
+// ocannlMap60AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap60AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap60AVX512 called without assembly")
+}
+
+// ocannlMap61AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap61AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap61AVX512 called without assembly") }
+
+// ocannlMap62AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap62AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap62AVX512 called without assembly") }
+
 // ocannlMap63AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap63AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap63AVX512 called without assembly")
 }
 
+// ocannlMap64AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap64AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap64AVX512 called without assembly") }
+
+// ocannlMap65AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap65AVX512(c *float32) { panic("ocannlgen: ocannlMap65AVX512 called without assembly") }
+
 // ocannlMap66AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap66AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap66AVX512 called without assembly")
 }
+
+// ocannlMap67AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap67AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap67AVX512 called without assembly") }
+
+// ocannlMap68AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap68AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap68AVX512 called without assembly")
+}
+
+// ocannlMap69AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap69AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap69AVX512 called without assembly")
+}
+
+// ocannlMap70AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap70AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap70AVX512 called without assembly") }
+
+// ocannlMap71AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap71AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap71AVX512 called without assembly")
+}
+
+// ocannlMap72AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap72AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap72AVX512 called without assembly") }
+
+// ocannlMap73AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap73AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap73AVX512 called without assembly") }
 
 // ocannlMap74AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap74AVX512(c, x0, x1 *float32) {
@@ -517,18 +656,47 @@ func ocannlMap74AVX512(c, x0, x1 *float32) {
 // ocannlMap75AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap75AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap75AVX512 called without assembly") }
 
+// ocannlMap76AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap76AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap76AVX512 called without assembly")
+}
+
+// ocannlMap77AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap77AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap77AVX512 called without assembly") }
+
+// ocannlMap78AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap78AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap78AVX512 called without assembly")
+}
+
 // ocannlMap79AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap79AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap79AVX512 called without assembly") }
+
+// ocannlMap80AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap80AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap80AVX512 called without assembly")
+}
+
+// ocannlMap81AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap81AVX512(c *float32) { panic("ocannlgen: ocannlMap81AVX512 called without assembly") }
 
 // ocannlMap82AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap82AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap82AVX512 called without assembly")
 }
 
+// ocannlMap83AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap83AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap83AVX512 called without assembly")
+}
+
 // ocannlMap84AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap84AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap84AVX512 called without assembly")
 }
+
+// ocannlMap85AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap85AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap85AVX512 called without assembly") }
 
 // ocannlMap86AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap86AVX512(c, x0, x1 *float32) {
@@ -538,9 +706,17 @@ func ocannlMap86AVX512(c, x0, x1 *float32) {
 // ocannlMap87AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap87AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap87AVX512 called without assembly") }
 
+// ocannlMap88AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap88AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap88AVX512 called without assembly") }
+
 // ocannlMap90AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap90AVX512(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap90AVX512 called without assembly")
+}
+
+// ocannlMap91AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap91AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap91AVX512 called without assembly")
 }
 
 // ocannlMap93AVX512 stands in for the assembly kernel; it is never called.
@@ -588,14 +764,72 @@ func ocannlMap103AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlMap103AVX512 called without assembly")
 }
 
+// ocannlMap104AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap104AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlMap104AVX512 called without assembly")
+}
+
+// ocannlMap105AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap105AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap105AVX512 called without assembly")
+}
+
+// ocannlMap106AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap106AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlMap106AVX512 called without assembly")
+}
+
+// ocannlMap107AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap107AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap107AVX512 called without assembly")
+}
+
+// ocannlMap108AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap108AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlMap108AVX512 called without assembly")
+}
+
 // ocannlMap109AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap109AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap109AVX512 called without assembly")
 }
 
+// ocannlMap110AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap110AVX512(c *float32) { panic("ocannlgen: ocannlMap110AVX512 called without assembly") }
+
 // ocannlMap111AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap111AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap111AVX512 called without assembly")
+}
+
+// ocannlMap112AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap112AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlMap112AVX512 called without assembly")
+}
+
+// ocannlMap113AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap113AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap113AVX512 called without assembly")
+}
+
+// ocannlMap114AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap114AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap114AVX512 called without assembly")
+}
+
+// ocannlMap115AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap115AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap115AVX512 called without assembly")
+}
+
+// ocannlMap116AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap116AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlMap116AVX512 called without assembly")
+}
+
+// ocannlMap117AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap117AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlMap117AVX512 called without assembly")
 }
 
 // ocannlMap118AVX512 stands in for the assembly kernel; it is never called.
@@ -608,9 +842,24 @@ func ocannlMap119AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlMap119AVX512 called without assembly")
 }
 
+// ocannlMap120AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap120AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap120AVX512 called without assembly")
+}
+
+// ocannlMap121AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap121AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlMap121AVX512 called without assembly")
+}
+
 // ocannlMap122AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap122AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlMap122AVX512 called without assembly")
+}
+
+// ocannlMap123AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap123AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap123AVX512 called without assembly")
 }
 
 // ocannlMap124AVX512 stands in for the assembly kernel; it is never called.
@@ -618,10 +867,39 @@ func ocannlMap124AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlMap124AVX512 called without assembly")
 }
 
+// ocannlMap125AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap125AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap125AVX512 called without assembly")
+}
+
+// ocannlMap126AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap126AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlMap126AVX512 called without assembly")
+}
+
+// ocannlMap127AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap127AVX512(c *float32) { panic("ocannlgen: ocannlMap127AVX512 called without assembly") }
+
 // ocannlMap128AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap128AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap128AVX512 called without assembly")
 }
+
+// ocannlMap129AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap129AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap129AVX512 called without assembly")
+}
+
+// ocannlMap130AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap130AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap130AVX512 called without assembly")
+}
+
+// ocannlMap131AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap131AVX512(c *float32) { panic("ocannlgen: ocannlMap131AVX512 called without assembly") }
+
+// ocannlMap132AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap132AVX512(c *float32) { panic("ocannlgen: ocannlMap132AVX512 called without assembly") }
 
 // ocannlMap133AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap133AVX512(c, x0, x1 *float32) {
@@ -666,6 +944,11 @@ func ocannlMap140AVX512(c, x0, x1, x2 *float32) {
 // ocannlMap141AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap141AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap141AVX512 called without assembly")
+}
+
+// ocannlMap142AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap142AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlMap142AVX512 called without assembly")
 }
 
 // ocannlMap143AVX512 stands in for the assembly kernel; it is never called.
@@ -723,6 +1006,26 @@ func ocannlMap155AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap155AVX512 called without assembly")
 }
 
+// ocannlMap156AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap156AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlMap156AVX512 called without assembly")
+}
+
+// ocannlMap157AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap157AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap157AVX512 called without assembly")
+}
+
+// ocannlMap158AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap158AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlMap158AVX512 called without assembly")
+}
+
+// ocannlMap159AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap159AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlMap159AVX512 called without assembly")
+}
+
 // ocannlMap160AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap160AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap160AVX512 called without assembly")
@@ -733,9 +1036,70 @@ func ocannlMap161AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap161AVX512 called without assembly")
 }
 
+// ocannlMap162AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap162AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlMap162AVX512 called without assembly")
+}
+
+// ocannlMap163AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap163AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlMap163AVX512 called without assembly")
+}
+
 // ocannlMap164AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap164AVX512(c, x0 *float32) {
 	panic("ocannlgen: ocannlMap164AVX512 called without assembly")
+}
+
+// ocannlMap165AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap165AVX512(c *float32) { panic("ocannlgen: ocannlMap165AVX512 called without assembly") }
+
+// ocannlMap166AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap166AVX512(c *float32) { panic("ocannlgen: ocannlMap166AVX512 called without assembly") }
+
+// ocannlMap167AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap167AVX512(c *float32) { panic("ocannlgen: ocannlMap167AVX512 called without assembly") }
+
+// ocannlMap168AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap168AVX512(c *float32) { panic("ocannlgen: ocannlMap168AVX512 called without assembly") }
+
+// ocannlMap169AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap169AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap169AVX512 called without assembly")
+}
+
+// ocannlMap170AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap170AVX512(c *float32) { panic("ocannlgen: ocannlMap170AVX512 called without assembly") }
+
+// ocannlMap171AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap171AVX512(c *float32) { panic("ocannlgen: ocannlMap171AVX512 called without assembly") }
+
+// ocannlMap172AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap172AVX512(c *float32) { panic("ocannlgen: ocannlMap172AVX512 called without assembly") }
+
+// ocannlMap173AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap173AVX512(c *float32) { panic("ocannlgen: ocannlMap173AVX512 called without assembly") }
+
+// ocannlMap174AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap174AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlMap174AVX512 called without assembly")
+}
+
+// ocannlMap175AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap175AVX512(c *float32) { panic("ocannlgen: ocannlMap175AVX512 called without assembly") }
+
+// ocannlMap176AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap176AVX512(c *float32) { panic("ocannlgen: ocannlMap176AVX512 called without assembly") }
+
+// ocannlMap177AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap177AVX512(c *float32) { panic("ocannlgen: ocannlMap177AVX512 called without assembly") }
+
+// ocannlMap178AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap178AVX512(c *float32) { panic("ocannlgen: ocannlMap178AVX512 called without assembly") }
+
+// ocannlMap179AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap179AVX512(c, x0 *float32) {
+	panic("ocannlgen: ocannlMap179AVX512 called without assembly")
 }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
@@ -1618,7 +1982,9 @@ func ocannlReduce2AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce2AVX2 cal
 func ocannlReduce3AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce3AVX2 called without assembly") }
 
 // ocannlReduce4AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce4AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce4AVX2 called without assembly") }
+func ocannlReduce4AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce4AVX2 called without assembly")
+}
 
 // ocannlReduce5AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce5AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce5AVX2 called without assembly") }
@@ -1661,32 +2027,32 @@ func ocannlReduce14AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce15AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce15AVX2(c, x0 *float32) {
+func ocannlReduce15AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce15AVX2 called without assembly")
 }
 
 // ocannlReduce16AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce16AVX2(c, x0, x1, x2 *float32) {
+func ocannlReduce16AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce16AVX2 called without assembly")
 }
 
 // ocannlReduce17AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce17AVX2(c, x0, x1 *float32) {
+func ocannlReduce17AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce17AVX2 called without assembly")
 }
 
 // ocannlReduce18AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce18AVX2(c, x0 *float32) {
+func ocannlReduce18AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce18AVX2 called without assembly")
 }
 
 // ocannlReduce19AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce19AVX2(c, x0 *float32) {
+func ocannlReduce19AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlReduce19AVX2 called without assembly")
 }
 
 // ocannlReduce20AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce20AVX2(c, x0, x1, x2 *float32) {
+func ocannlReduce20AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce20AVX2 called without assembly")
 }
 
@@ -1696,7 +2062,7 @@ func ocannlReduce21AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce22AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce22AVX2(c, x0 *float32) {
+func ocannlReduce22AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce22AVX2 called without assembly")
 }
 
@@ -1706,7 +2072,7 @@ func ocannlReduce23AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce24AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce24AVX2(c, x0 *float32) {
+func ocannlReduce24AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce24AVX2 called without assembly")
 }
 
@@ -1746,12 +2112,12 @@ func ocannlReduce31AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce32AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce32AVX2(c, x0, x1, x2 *float32) {
+func ocannlReduce32AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce32AVX2 called without assembly")
 }
 
 // ocannlReduce33AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce33AVX2(c, x0, x1 *float32) {
+func ocannlReduce33AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce33AVX2 called without assembly")
 }
 
@@ -1771,7 +2137,7 @@ func ocannlReduce36AVX2(c, x0, x1, x2 *float32) {
 }
 
 // ocannlReduce37AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce37AVX2(c, x0 *float32) {
+func ocannlReduce37AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlReduce37AVX2 called without assembly")
 }
 
@@ -1786,7 +2152,7 @@ func ocannlReduce39AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce40AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce40AVX2(c, x0 *float32) {
+func ocannlReduce40AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce40AVX2 called without assembly")
 }
 
@@ -1796,7 +2162,7 @@ func ocannlReduce41AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce42AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce42AVX2(c, x0 *float32) {
+func ocannlReduce42AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce42AVX2 called without assembly")
 }
 
@@ -1818,6 +2184,36 @@ func ocannlReduce45AVX2(c, x0 *float32) {
 // ocannlReduce46AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce46AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce46AVX2 called without assembly")
+}
+
+// ocannlReduce47AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce47AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce47AVX2 called without assembly")
+}
+
+// ocannlReduce48AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce48AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce48AVX2 called without assembly")
+}
+
+// ocannlReduce49AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce49AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce49AVX2 called without assembly")
+}
+
+// ocannlReduce50AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce50AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce50AVX2 called without assembly")
+}
+
+// ocannlReduce51AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce51AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce51AVX2 called without assembly")
+}
+
+// ocannlReduce52AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce52AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce52AVX2 called without assembly")
 }
 
 // ocannlAdamAVX512 stands in for the assembly kernel; it is never called.

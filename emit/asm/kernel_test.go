@@ -291,18 +291,20 @@ func mapCases() []MapSpec {
 			// scalar (stride 0 along the row, not across rows).
 			MapSpec{Elem: elem, N: 8, Rows: 50, RowStride: []int{8, 8, 0}, Expr: ap("add", x(0), x(1)), Stride0: []bool{false, false}},
 			MapSpec{Elem: elem, N: 21, Rows: 13, RowStride: []int{30, 25, 1}, Expr: ap("mul", x(0), ap("relu", x(1))), Stride0: []bool{false, true}, Accumulate: true},
-			// AVX2 only: max and min accumulation (NaN, -0 and +0 are
-			// injected), a max-pool row (a window weight per call), and
-			// the max-pool backward's compare-and-select.
-			MapSpec{Elem: elem, N: 301, Expr: x(0), Stride0: []bool{false}, Accumulate: true, Combine: "max", AVX2Only: true},
-			MapSpec{Elem: elem, N: 299, Expr: ap("sub", x(0), x(1)), Stride0: []bool{false, false}, Accumulate: true, Combine: "min", AVX2Only: true},
-			MapSpec{Elem: elem, N: 8, Rows: 40, RowStride: []int{64, 100, 0}, Expr: ap("add", x(0), x(1)), Stride0: []bool{false, true}, Accumulate: true, Combine: "max", AVX2Only: true},
-			MapSpec{Elem: elem, N: 8, Rows: 33, RowStride: []int{100, 64, 100, 0, 64}, Expr: ap("where", ap("eq", x(0), ap("add", x(1), x(2))), x(3), k(0)), Stride0: []bool{false, false, true, false}, Accumulate: true, AVX2Only: true},
+			// Max and min accumulation (NaN, -0 and +0 are injected), a
+			// max-pool row (a window weight per call), and the max-pool
+			// backward's compare-and-select, in both tiers; the fill
+			// also with AVX2Only (the AVX2 tier only).
+			MapSpec{Elem: elem, N: 301, Expr: x(0), Stride0: []bool{false}, Accumulate: true, Combine: "max"},
+			MapSpec{Elem: elem, N: 299, Expr: ap("sub", x(0), x(1)), Stride0: []bool{false, false}, Accumulate: true, Combine: "min"},
+			MapSpec{Elem: elem, N: 8, Rows: 40, RowStride: []int{64, 100, 0}, Expr: ap("add", x(0), x(1)), Stride0: []bool{false, true}, Accumulate: true, Combine: "max"},
+			MapSpec{Elem: elem, N: 8, Rows: 33, RowStride: []int{100, 64, 100, 0, 64}, Expr: ap("where", ap("eq", x(0), ap("add", x(1), x(2))), x(3), k(0)), Stride0: []bool{false, false, true, false}, Accumulate: true},
 			MapSpec{Elem: elem, N: 1003, Expr: k(math.Inf(-1)), Stride0: []bool{}, AVX2Only: true},
+			MapSpec{Elem: elem, N: 1001, Expr: k(math.Inf(-1)), Stride0: []bool{}},
 			// Two levels of rows: the max-pool backward's window column
 			// within the batch, a per-outer-row scalar, a 5-element tail.
-			MapSpec{Elem: elem, N: 8, Rows: 2, RowStride: []int{8, 0, 8, 0, 0}, Rows2: 20, Row2Stride: []int{100, 64, 100, 0, 64}, Expr: ap("where", ap("eq", x(0), ap("add", x(1), x(2))), x(3), k(0)), Stride0: []bool{false, false, true, false}, Accumulate: true, AVX2Only: true},
-			MapSpec{Elem: elem, N: 13, Rows: 5, RowStride: []int{16, 32, 0}, Rows2: 7, Row2Stride: []int{90, 200, 1}, Expr: ap("add", x(0), x(1)), Stride0: []bool{false, true}, Accumulate: true, Combine: "max", AVX2Only: true},
+			MapSpec{Elem: elem, N: 8, Rows: 2, RowStride: []int{8, 0, 8, 0, 0}, Rows2: 20, Row2Stride: []int{100, 64, 100, 0, 64}, Expr: ap("where", ap("eq", x(0), ap("add", x(1), x(2))), x(3), k(0)), Stride0: []bool{false, false, true, false}, Accumulate: true},
+			MapSpec{Elem: elem, N: 13, Rows: 5, RowStride: []int{16, 32, 0}, Rows2: 7, Row2Stride: []int{90, 200, 1}, Expr: ap("add", x(0), x(1)), Stride0: []bool{false, true}, Accumulate: true, Combine: "max"},
 		)
 	}
 	return out

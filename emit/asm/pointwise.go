@@ -34,7 +34,7 @@ type MapSpec struct {
 	// +0).
 	// Such a kernel may be called once per point of reduction loops left
 	// in Go (a max-pool's window): the result does not depend on the
-	// order. AVX2 only.
+	// order.
 	Combine ops.AccumName
 	// Rows > 1 runs the map over Rows rows, RowStride[0] elements apart
 	// in C and RowStride[1+j] in operand j (0: the same row each time),
@@ -42,14 +42,16 @@ type MapSpec struct {
 	Rows      int
 	RowStride []int
 	// Rows2 > 1 repeats the Rows rows Rows2 times, Row2Stride[0]
-	// elements apart in C and Row2Stride[1+j] in operand j (AVX2-only
-	// forms: see ClassifyMapNew).
+	// elements apart in C and Row2Stride[1+j] in operand j (see
+	// ClassifyMapNew).
 	Rows2      int
 	Row2Stride []int
-	// AVX2Only emits the kernel for the AVX2 tier only (kernel forms
-	// added while no AVX-512 machine could test them): the dispatch is
+	// AVX2Only emits the kernel for the AVX2 tier only: the dispatch is
 	// `if AVX2 { kernel } else { Go loops }`, and AVX-512 machines run
-	// the AVX2 kernel.
+	// the AVX2 kernel. No classifier sets it any more (the new forms,
+	// max/min, two levels of rows and fills, were AVX2 only until an
+	// AVX-512 machine tested them); maps of transcend.go's primitives are
+	// AVX2 only regardless (avx2Only).
 	AVX2Only bool
 }
 
@@ -109,12 +111,14 @@ func ClassifyMapFree(kn target.Kernels, p *loopir.Program, loops []*loopir.For, 
 	return ClassifyMapNew(kn, p, loops, st, elem, free, false)
 }
 
-// ClassifyMapNew is ClassifyMapFree that, with newForm (a nest the
-// caller emits for AVX2 only, such as one made perfect by inlining) or
-// for a max or min kernel, may also run two levels of rows in the
-// kernel: the inner level along the axis of smallest stride in C (the
-// next cells in memory), the outer along the longest other axis, when
-// the kernel axis is short. Such a kernel is AVX2 only.
+// ClassifyMapNew is ClassifyMapFree that, with newForm (a nest made
+// perfect by inlining a scalar temporary, say) or for a max or min
+// kernel, may also run two levels of rows in the kernel: the inner level
+// along the axis of smallest stride in C (the next cells in memory), the
+// outer along the longest other axis, when the kernel axis is short.
+// Such kernels exist in every tier (the AVX-512 one since it was tested
+// on an AVX-512 machine); one whose AVX2 kernel does not fit the 16 YMM
+// registers stays Go loops.
 func ClassifyMapNew(kn target.Kernels, p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem string, free map[int]bool, newForm bool) *MapNest {
 	if elem != "float32" && elem != "float64" || len(loops) == 0 {
 		return nil
@@ -149,12 +153,9 @@ func ClassifyMapNew(kn target.Kernels, p *loopir.Program, loops []*loopir.For, s
 	}
 	n := buildMapNest(loops, st, elem, expr, loads, k, rows, rows2)
 	if n != nil && combine != ops.NoAccum {
-		n.Spec.Accumulate, n.Spec.Combine, n.Spec.AVX2Only = true, combine, true
+		n.Spec.Accumulate, n.Spec.Combine = true, combine
 	}
-	if n != nil && rows2 != nil {
-		n.Spec.AVX2Only = true
-	}
-	if n != nil && n.Spec.avx2Only() && !n.Spec.fitsAVX2() {
+	if n != nil && (n.Spec.avx2Only() || newForm || combine != ops.NoAccum || rows2 != nil) && !n.Spec.fitsAVX2() {
 		return nil
 	}
 	return n
@@ -632,16 +633,20 @@ func (g *mgen) body(cp reg.Register, off int) {
 // where either is NaN the result is a + b (NaN).
 func (g *mgen) goMinMax(op ops.AccumName, a, b reg.VecVirtual) reg.VecVirtual {
 	c := g.c
-	if g.cfg.Wide {
-		panic("asm: max/min map kernels are AVX2 only")
-	}
 	var r1, r2, r reg.VecVirtual
+	// The AVX-512 tier has no VANDPS/VORPS on ZMM without AVX512DQ: the
+	// integer VPANDD/VPORD (AVX512F) combine the bits the same way.
+	andOp, orOp := c.VANDPS, c.VORPS
+	andOp64, orOp64 := c.VANDPD, c.VORPD
+	if g.cfg.Wide {
+		andOp, orOp, andOp64, orOp64 = c.VPANDD, c.VPORD, c.VPANDQ, c.VPORQ
+	}
 	if op == ops.AccMax {
 		r1, r2 = g.binary(c.VMAXPS, c.VMAXPD, a, b), g.binary(c.VMAXPS, c.VMAXPD, b, a)
-		r = g.binary(c.VANDPS, c.VANDPD, r1, r2)
+		r = g.binary(andOp, andOp64, r1, r2)
 	} else {
 		r1, r2 = g.binary(c.VMINPS, c.VMINPD, a, b), g.binary(c.VMINPS, c.VMINPD, b, a)
-		r = g.binary(c.VORPS, c.VORPD, r1, r2)
+		r = g.binary(orOp, orOp64, r1, r2)
 	}
 	nan := g.cmp(cmpUNORD, a, b)
 	return g.sel(nan, g.binary(c.VADDPS, c.VADDPD, a, b), r)

@@ -301,7 +301,7 @@ func buildReduceNest(kn target.Kernels, loops []*loopir.For, st *loopir.Store, e
 	if kind == AcrossRows {
 		minN = kn.MinAcrossN
 	}
-	if n.Spec.N < minN || n.Spec.N*n.Spec.Rows < kn.MinReduceElems || n.Spec.fixedRegs() > AVX2().Regs-2 {
+	if n.Spec.N < minN || n.Spec.N*n.Spec.Rows < kn.MinReduceElems || !n.Spec.fitsAVX2() {
 		return nil // too small, or too many registers (an initial value and one accumulator must fit)
 	}
 	span := int64(n.Spec.N) * 8
@@ -633,6 +633,27 @@ func (r *ReduceSpec) fixedRegs() int {
 		n += 3
 	}
 	return n
+}
+
+// fitsAVX2 reports whether the kernel fits the AVX2 tier's 16 YMM
+// registers: at once when the bound fixedRegs leaves room for an
+// initial value and one accumulator, else by compiling the kernel alone
+// (fixedRegs overcounts: the argmax of a softmax's maximum, min=
+// where(eq(x0,x1),x2,N) with a per-row scalar, bounds at 17 and
+// compiles). The answer is memoized by key, as fitsAVX2 of a map.
+func (r *ReduceSpec) fitsAVX2() bool {
+	if r.fixedRegs() <= AVX2().Regs-2 {
+		return true
+	}
+	key := r.key()
+	if fits, ok := fitMemo.Load(key); ok {
+		return fits.(bool)
+	}
+	s := NewSet(target.AVX2())
+	s.AddReduce(*r)
+	_, err := s.Files("fit")
+	fitMemo.Store(key, err == nil)
+	return err == nil
 }
 
 // exprRegs bounds the registers the pointwise evaluator holds at once

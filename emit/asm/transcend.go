@@ -91,8 +91,7 @@ func (m *MapSpec) usesTrans() bool { return usesPrim(m.Expr, transPrims) }
 
 // avx2Only reports whether the kernel is emitted for the AVX2 tier only
 // (AVX-512 machines run it too): a map using a primitive of this file,
-// or one of the AVX2-only forms (the AVX2Only field: max/min, two levels
-// of rows, operand-less fills).
+// or one marked AVX2Only.
 func (m *MapSpec) avx2Only() bool { return m.AVX2Only || m.usesTrans() }
 
 // EmitsIn reports whether the map's kernel exists in tier t.

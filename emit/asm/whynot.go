@@ -40,7 +40,8 @@ func WhyNot(kn target.Kernels, p *loopir.Program, loops []*loopir.For, st *loopi
 // that otherwise qualifies out of the AVX2 reduction kernel ("" when it
 // is not): the constants, the broadcast operands, the accumulator and
 // the expression's temporaries must fit 2 fewer than the tier's
-// registers (an initial value and one accumulator).
+// registers (an initial value and one accumulator), by the bound
+// fixedRegs or, past it, by compiling the kernel (ReduceSpec.fitsAVX2).
 func reduceWhy(kn target.Kernels, p *loopir.Program, loops []*loopir.For, st *loopir.Store, elem string) string {
 	if elem != "float32" && elem != "float64" || len(loops) == 0 {
 		return ""
@@ -57,11 +58,12 @@ func reduceWhy(kn target.Kernels, p *loopir.Program, loops []*loopir.For, st *lo
 	if vec == nil {
 		return ""
 	}
-	r := ReduceSpec{Elem: elem, Kind: kind, Accum: st.Accum, Expr: expr, N: vec.extent}
+	// One row (fitsAVX2 compiles the kernel: its strides must be set).
+	r := ReduceSpec{Elem: elem, Kind: kind, Accum: st.Accum, Expr: expr, N: vec.extent, Rows: 1, RowStride: make([]int, len(vec.st))}
 	for _, s := range vec.st[1:] {
 		r.Stride0 = append(r.Stride0, s == 0)
 	}
-	if need, have := r.fixedRegs(), AVX2().Regs-2; need > have {
+	if need, have := r.fixedRegs(), AVX2().Regs-2; need > have && !r.fitsAVX2() {
 		return fmt.Sprintf("its expression, constants and accumulator need %d vector registers, the AVX2 reduction kernel has %d (reductions have no AVX-512 kernel)", need, have)
 	}
 	return ""

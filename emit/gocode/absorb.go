@@ -38,7 +38,7 @@ func (k *kgen) chainAbsorb(loops []*loopir.For, st *loopir.Store, f *loopir.Fill
 		code, err := k.chainAsmFill(loops, st, f)
 		return code, err == nil, err
 	}
-	k.curInlined = true // a new form: AVX2 only
+	k.curInlined = true // a new form
 	if code, ok, err := k.parChain(loops, st, nil, f); ok || err != nil {
 		return code, ok, err
 	}

@@ -111,7 +111,7 @@ func (k *kgen) asmMapNest(loops []*loopir.For, st *loopir.Store, init *float64) 
 // constants of the kernel (a max-pool's zero window: x + 0), not
 // operands; a nest made perfect by inlining a scalar temporary (see
 // inlineScalarTemps), or one with constant leaves folded, runs in a new
-// form, emitted for AVX2 only.
+// form (in every tier, as a plain map).
 func (k *kgen) mapCalls(ch schedule.Choice) ([][]jen.Code, string) {
 	n := ch.Map
 	idx := k.asm.AddMap(n.Spec)
@@ -140,7 +140,7 @@ func (k *kgen) mapCalls(ch schedule.Choice) ([][]jen.Code, string) {
 }
 
 // asmRegionFill is regionFill's box [lo, hi) of t's buffer set to v as a
-// pointwise kernel without operands (AVX2 only): its contiguous run
+// pointwise kernel without operands (in every tier): its contiguous run
 // (the trailing whole axes and the next one), as rows along the longest
 // other axis when the run is short, the other axes in Go loops around
 // the call. nil when the kernel set is off or the box is too small for
@@ -164,7 +164,7 @@ func (k *kgen) asmRegionFill(t int, lo, hi []int, v float64) ([][]jen.Code, stri
 			break
 		}
 	}
-	spec := asm.MapSpec{Elem: k.elem, N: run, Expr: &loopir.Const{Value: v}, Stride0: []bool{}, AVX2Only: true}
+	spec := asm.MapSpec{Elem: k.elem, N: run, Expr: &loopir.Const{Value: v}, Stride0: []bool{}}
 	rows := -1
 	if run < k.tgt.Kernels.MinMapElems {
 		for b := range first {

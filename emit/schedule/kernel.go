@@ -56,7 +56,7 @@ type Query struct {
 	// it adds. A map absorbs none. A reduction starts from it.
 	Init *float64
 	// Inlined: the nest was made perfect by inlining a scalar temporary;
-	// a map kernel runs it in its new form (AVX2 only).
+	// a map kernel runs it in its new form.
 	Inlined bool
 	// Const reports the tensors the emitted code holds as constants
 	// rather than arrays: a kernel cannot take them as operands (nil:
@@ -195,7 +195,8 @@ func contraction(tiers []asm.Config, p *loopir.Program, loops []*loopir.For, st 
 
 // pointwise: a map of a contiguous run, its constant leaves folded. A
 // nest absorbing a pre-fill is left to the Go loops; a new form (an
-// inlined temporary, folded constants) runs in the AVX2 tier only.
+// inlined temporary, folded constants) runs in every tier, as a plain
+// map does (asm.MapSpec.EmitsIn).
 func pointwise(tiers []asm.Config, p *loopir.Program, loops []*loopir.For, st *loopir.Store, q *Query) (Choice, bool) {
 	if q.Init != nil || q.isConst(st.Tensor) || q.BF16Operands {
 		return Choice{}, false
@@ -207,9 +208,6 @@ func pointwise(tiers []asm.Config, p *loopir.Program, loops []*loopir.For, st *l
 	n := asm.ClassifyMapNew(tiers[0].Kernels, p, loops, &folded, q.Elem, q.Free, q.Inlined)
 	if n == nil {
 		return Choice{}, false
-	}
-	if q.Inlined || folded.Value != st.Value {
-		n.Spec.AVX2Only = true
 	}
 	return Choice{Family: Map, Map: n}, true
 }

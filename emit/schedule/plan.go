@@ -203,7 +203,7 @@ func Plan(p *loopir.Program, opts Options) *Schedule {
 				q.Init = &zero
 				n.Kernel, _ = Try(Contraction, s.Tiers, p, loops, store, q)
 			default:
-				q.Inlined = true // a new form: AVX2 only
+				q.Inlined = true // a new form
 				n.Kernel, _ = Try(Map, s.Tiers, p, loops, OverwriteStore(store), q)
 			}
 			n.Plan = Loops(p, loops, store, nil, tgt.Loops)

@@ -1166,8 +1166,10 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	ocannlReverserTrainLossPart11Records.Put(rec12)
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
-	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap5AVX2(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -1225,8 +1227,10 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	ocannlReverserTrainLossPart12Records.Put(rec13)
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
-	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap5AVX2(&scratch.net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -1239,8 +1243,10 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
-	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap8AVX2(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -1329,8 +1335,10 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	ocannlReverserTrainLossPart17Records.Put(rec18)
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
-	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap5AVX2(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -1388,8 +1396,10 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	ocannlReverserTrainLossPart18Records.Put(rec19)
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
-	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap5AVX2(&scratch.net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -1402,8 +1412,10 @@ func ocannlReverserTrainLoss(tokens *[32][8][10]float32, targets *[32][8][10]flo
 	}
 
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
-	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap8AVX2(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -3679,8 +3691,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart11Records.Put(rec12)
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
-	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap5AVX2(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -3738,8 +3752,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart12Records.Put(rec13)
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
-	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap5AVX2(&scratch.net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -3770,8 +3786,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
-	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap8AVX2(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -3867,8 +3885,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart18Records.Put(rec19)
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
-	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap5AVX2(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -3926,8 +3946,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart19Records.Put(rec20)
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
-	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 256 elements (c = div(x0,32)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&scratch.net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap5AVX2(&scratch.net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -3958,8 +3980,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
-	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 256 elements (c = add(x0,1e-05)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap8AVX2(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
 	} else {
 		for i0 := range 32 {
@@ -4211,8 +4235,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	scratch.train_2_grad[0] += train_3_grad[0] / 256
 
 	// backprop of op 53 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap22AVX512(&scratch.train_1_grad[0][0][0], &scratch.train_2_grad[0])
+	} else if ocannlAVX2 {
 		ocannlMap22AVX2(&scratch.train_1_grad[0][0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_1_grad = [32][8][10]float32{}
@@ -4228,8 +4254,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 52 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap23AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap23AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [32][8][10]float32{}
@@ -4246,8 +4274,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 51 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap24AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_z_grad = [32][8][10]float32{}
@@ -4281,8 +4311,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 50 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap25AVX2(&scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_2_grad = [32][8][1]float32{}
@@ -4297,8 +4329,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 49 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap26AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_1_grad = [32][8][10]float32{}
@@ -4333,8 +4367,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 47 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap24AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_grad = [32][8][10]float32{}
@@ -4368,8 +4404,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@46 = 10 (no winner yet)
-	// float32 pointwise kernel over 256 elements (c = 10): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 256 elements (c = 10): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap28AVX512(&scratch.train_cross_entropy_1_m_argmax_46[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap28AVX2(&scratch.train_cross_entropy_1_m_argmax_46[0][0][0])
 	} else {
 		for j25 := range 32 {
@@ -4380,24 +4418,29 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 46 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@46
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		for i1 := range 8 {
-			train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0][i1]
-			train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][i1][0]
-			acc22 := scratch.train_cross_entropy_1_m_argmax_46[i0][i1][0]
-			for i2 := range 10 {
-				var r22 float32
-				if train_cross_entropy_1_logitsRow4[i2] == train_cross_entropy_1_mV2 {
-					r22 = 1
+	// float32 along-rows min reduction kernel, 256 rows of 10 elements into 256 cells (c = c min where(eq(x0,x1),x2,10)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce7AVX2(&scratch.train_cross_entropy_1_m_argmax_46[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.ordinals_1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0][i1]
+				train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][i1][0]
+				acc22 := scratch.train_cross_entropy_1_m_argmax_46[i0][i1][0]
+				for i2 := range 10 {
+					var r22 float32
+					if train_cross_entropy_1_logitsRow4[i2] == train_cross_entropy_1_mV2 {
+						r22 = 1
+					}
+					r23 := float32(10)
+					if r22 != 0 {
+						r23 = scratch.ordinals_1[i2]
+					}
+					acc22 = min(acc22, r23)
 				}
-				r23 := float32(10)
-				if r22 != 0 {
-					r23 = scratch.ordinals_1[i2]
-				}
-				acc22 = min(acc22, r23)
+				scratch.train_cross_entropy_1_m_argmax_46[i0][i1][0] = acc22
 			}
-			scratch.train_cross_entropy_1_m_argmax_46[i0][i1][0] = acc22
 		}
 	}
 
@@ -4429,8 +4472,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap24AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_1_grad = [32][8][10]float32{}
@@ -4448,7 +4493,7 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	// backprop of op 45 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#2.b): g2 =+ g; g2 is net.linear#2.b.grad
 	// float32 across-rows add reduction kernel, 256 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce7AVX2(&gNetLinear2B[0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlReduce8AVX2(&gNetLinear2B[0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 32 {
@@ -4532,8 +4577,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 43 (net/x2 = pointwise "+" of _net/x2.4, net.layer_norm#2.beta): g1 =+ g; g1 is _net/x2.4.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_x2_4_grad[0][0][0], &scratch.net_x2_grad[0][0][0])
 	} else {
 		scratch.net_x2_4_grad = [32][8][32]float32{}
@@ -4590,8 +4637,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart22Records.Put(rec23)
 
 	// backprop of op 41 (_net/x2.3 = pointwise sqrt of _net/x2.2): g1 =+ g / (2 * t); g1 is _net/x2.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap32AVX512(&scratch.net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap32AVX2(&scratch.net_x2_2_grad[0][0][0], &scratch.net_x2_3_grad[0][0][0], &scratch.net_x2_3[0][0][0])
 	} else {
 		scratch.net_x2_2_grad = [32][8][1]float32{}
@@ -4606,8 +4655,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 40 (_net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2): g1 =+ g; g1 is net.layer_norm#2/var.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap33AVX512(&scratch.net_layer_norm_2_var_grad[0][0][0], &scratch.net_x2_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap33AVX2(&scratch.net_layer_norm_2_var_grad[0][0][0], &scratch.net_x2_2_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_2_var_grad = [32][8][1]float32{}
@@ -4622,9 +4673,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 38 (net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5): g1 =+ g / v2; g1 is _net.layer_norm#2/var.2.grad
 
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap35AVX512(&scratch.net_layer_norm_2_var_2_grad[0][0][0], &scratch.net_layer_norm_2_var_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap35AVX2(&scratch.net_layer_norm_2_var_2_grad[0][0][0], &scratch.net_layer_norm_2_var_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_2_var_2_grad = [32][8][1]float32{}
@@ -4714,8 +4767,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart29Records.Put(rec30)
 
 	// backprop of op 34 (net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.layer_norm#2/mean.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap35AVX512(&scratch.net_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_layer_norm_2_mean_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap35AVX2(&scratch.net_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_layer_norm_2_mean_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_2_mean_1_grad = [32][8][1]float32{}
@@ -4747,8 +4802,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g1 =+ g; g1 is net/x1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_x1_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_x1_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
 	} else {
 		scratch.net_x1_grad = [32][8][32]float32{}
@@ -4764,8 +4821,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 32 (net.layer_norm#2/x = pointwise "+" of net/x1, _net.layer_norm#2/x.2): g2 =+ g; g2 is _net.layer_norm#2/x.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_layer_norm_2_x_2_grad[0][0][0], &scratch.net_layer_norm_2_x_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_2_x_2_grad = [32][8][32]float32{}
@@ -4781,8 +4840,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 31 (_net.layer_norm#2/x.2 = pointwise "+" of _net.layer_norm#2/x.1, net.linear#1.b): g1 =+ g; g1 is _net.layer_norm#2/x.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &scratch.net_layer_norm_2_x_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_layer_norm_2_x_1_grad[0][0][0], &scratch.net_layer_norm_2_x_2_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_2_x_1_grad = [32][8][32]float32{}
@@ -4963,8 +5024,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart41Records.Put(rec42)
 
 	// backprop of op 24 (_net/x1.3 = pointwise sqrt of _net/x1.2): g1 =+ g / (2 * t); g1 is _net/x1.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,mul(2,x1)),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap32AVX512(&scratch.net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap32AVX2(&scratch.net_x1_2_grad[0][0][0], &scratch.net_x1_3_grad[0][0][0], &scratch.net_x1_3[0][0][0])
 	} else {
 		scratch.net_x1_2_grad = [32][8][1]float32{}
@@ -4979,8 +5042,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 23 (_net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1): g1 =+ g; g1 is net.layer_norm#1/var.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap33AVX512(&scratch.net_layer_norm_1_var_grad[0][0][0], &scratch.net_x1_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap33AVX2(&scratch.net_layer_norm_1_var_grad[0][0][0], &scratch.net_x1_2_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_1_var_grad = [32][8][1]float32{}
@@ -4995,9 +5060,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 21 (net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3): g1 =+ g / v2; g1 is _net.layer_norm#1/var.2.grad
 
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap35AVX512(&scratch.net_layer_norm_1_var_2_grad[0][0][0], &scratch.net_layer_norm_1_var_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap35AVX2(&scratch.net_layer_norm_1_var_2_grad[0][0][0], &scratch.net_layer_norm_1_var_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_1_var_2_grad = [32][8][1]float32{}
@@ -5087,8 +5154,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	ocannlReverserBackwardPart48Records.Put(rec49)
 
 	// backprop of op 17 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,32),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap35AVX512(&scratch.net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap35AVX2(&scratch.net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_1_mean_1_grad = [32][8][1]float32{}
@@ -5120,8 +5189,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g1 =+ g; g1 is net/h.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_h_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_h_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
 	} else {
 		scratch.net_h_grad = [32][8][32]float32{}
@@ -5137,8 +5208,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 15 (net.layer_norm#1/x = pointwise "+" of net/h, _net.layer_norm#1/x.1): g2 =+ g; g2 is _net.layer_norm#1/x.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_layer_norm_1_x_1_grad[0][0][0], &scratch.net_layer_norm_1_x_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_1_x_1_grad = [32][8][32]float32{}
@@ -5219,8 +5292,10 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 	}
 
 	// backprop of op 12 (net.attention#1/attn = pointwise "/." of net.attention#1/ex, _net.attention#1/attn.1): g1 =+ g / v2; g1 is net.attention#1/ex.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 rows of 8 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 rows of 8 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap42AVX512(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap42AVX2(&scratch.net_attention_1_ex_grad[0][0][0][0], &scratch.net_attention_1_attn_grad[0][0][0][0], &scratch.net_attention_1_attn_1[0][0][0][0])
 	} else {
 		scratch.net_attention_1_ex_grad = [32][8][4][8]float32{}
@@ -5240,9 +5315,11 @@ func ocannlReverserBackward(tokens *[32][8][10]float32, targets *[32][8][10]floa
 
 	// backprop of op 8 (net.attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.attention#1/scores): net.attention#1/m.argmax@8 = 8 (no winner yet)
 
-	// float32 pointwise kernel over 1024 elements (c = 8): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 1024 elements (c = 8): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap45AVX512(&scratch.net_attention_1_m_argmax_8[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap45AVX2(&scratch.net_attention_1_m_argmax_8[0][0][0][0])
 	} else {
 		for j78 := range 32 {
@@ -6300,7 +6377,7 @@ func (r26 *ocannlReverserBackwardPart20) Part(j27 int) {
 	gNetLayerNorm2BetaPartial[j27] = [32]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLayerNorm2BetaPartial[j27][0], &scratch.net_x2_grad[4*j27][0][0])
+		ocannlReduce9AVX2(&gNetLayerNorm2BetaPartial[j27][0], &scratch.net_x2_grad[4*j27][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetLayerNorm2BetaPartialRow := &gNetLayerNorm2BetaPartial[j27]
@@ -6335,8 +6412,10 @@ type ocannlReverserBackwardPart21 struct {
 // Part runs part j29 of the nest (0 <= j29 < 8).
 func (r27 *ocannlReverserBackwardPart21) Part(j29 int) {
 	scratch := r27.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap31AVX512(&scratch.net_x2_1_grad[4*j29][0][0], &scratch.net_x2_4_grad[4*j29][0][0], &scratch.net_x2_3[4*j29][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap31AVX2(&scratch.net_x2_1_grad[4*j29][0][0], &scratch.net_x2_4_grad[4*j29][0][0], &scratch.net_x2_3[4*j29][0][0])
 	} else {
 		for i0 := range 4 {
@@ -6366,7 +6445,7 @@ func (r28 *ocannlReverserBackwardPart22) Part(j30 int) {
 	scratch := r28.scratch
 	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_x2_3_grad[4*j30][0][0], &scratch.net_x2_4_grad[4*j30][0][0], &scratch.net_x2_1[4*j30][0][0], &scratch.net_x2_3[4*j30][0][0])
+		ocannlReduce10AVX2(&scratch.net_x2_3_grad[4*j30][0][0], &scratch.net_x2_4_grad[4*j30][0][0], &scratch.net_x2_1[4*j30][0][0], &scratch.net_x2_3[4*j30][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -6400,7 +6479,7 @@ func (r29 *ocannlReverserBackwardPart23) Part(j32 int) {
 	gNetLayerNorm2GammaPartial[j32] = [32]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetLayerNorm2GammaPartial[j32][0], &scratch.net_x2_1_grad[4*j32][0][0], &scratch.net_layer_norm_2_centered[4*j32][0][0])
+		ocannlReduce11AVX2(&gNetLayerNorm2GammaPartial[j32][0], &scratch.net_x2_1_grad[4*j32][0][0], &scratch.net_layer_norm_2_centered[4*j32][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetLayerNorm2GammaPartialRow := &gNetLayerNorm2GammaPartial[j32]
@@ -6440,8 +6519,10 @@ type ocannlReverserBackwardPart24 struct {
 // Part runs part j34 of the nest (0 <= j34 < 8).
 func (r30 *ocannlReverserBackwardPart24) Part(j34 int) {
 	pNetLayerNorm2Gamma, scratch := r30.pNetLayerNorm2Gamma, r30.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap34AVX512(&scratch.net_layer_norm_2_centered_grad[4*j34][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[4*j34][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap34AVX2(&scratch.net_layer_norm_2_centered_grad[4*j34][0][0], &pNetLayerNorm2Gamma[0], &scratch.net_x2_1_grad[4*j34][0][0])
 	} else {
 		for i0 := range 4 {
@@ -6468,8 +6549,10 @@ type ocannlReverserBackwardPart25 struct {
 // Part runs part j36 of the nest (0 <= j36 < 8).
 func (r31 *ocannlReverserBackwardPart25) Part(j36 int) {
 	scratch := r31.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap36AVX512(&scratch.net_layer_norm_2_var_1_grad[4*j36][0][0], &scratch.net_layer_norm_2_var_2_grad[4*j36][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap36AVX2(&scratch.net_layer_norm_2_var_1_grad[4*j36][0][0], &scratch.net_layer_norm_2_var_2_grad[4*j36][0][0])
 	} else {
 		for i0 := range 4 {
@@ -6558,8 +6641,10 @@ type ocannlReverserBackwardPart28 struct {
 // Part runs part j39 of the nest (0 <= j39 < 8).
 func (r34 *ocannlReverserBackwardPart28) Part(j39 int) {
 	scratch := r34.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap38AVX512(&scratch.net_layer_norm_2_x_grad[4*j39][0][0], &scratch.net_layer_norm_2_centered_grad[4*j39][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap38AVX2(&scratch.net_layer_norm_2_x_grad[4*j39][0][0], &scratch.net_layer_norm_2_centered_grad[4*j39][0][0])
 	} else {
 		for i0 := range 4 {
@@ -6588,7 +6673,7 @@ func (r35 *ocannlReverserBackwardPart29) Part(j40 int) {
 	scratch := r35.scratch
 	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce11AVX2(&scratch.net_layer_norm_2_mean_grad[4*j40][0][0], &scratch.net_layer_norm_2_centered_grad[4*j40][0][0])
+		ocannlReduce12AVX2(&scratch.net_layer_norm_2_mean_grad[4*j40][0][0], &scratch.net_layer_norm_2_centered_grad[4*j40][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -6620,7 +6705,7 @@ func (r36 *ocannlReverserBackwardPart30) Part(j42 int) {
 	gNetLinear1BPartial[j42] = [32]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLinear1BPartial[j42][0], &scratch.net_layer_norm_2_x_2_grad[4*j42][0][0])
+		ocannlReduce9AVX2(&gNetLinear1BPartial[j42][0], &scratch.net_layer_norm_2_x_2_grad[4*j42][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetLinear1BPartialRow := &gNetLinear1BPartial[j42]
@@ -6736,8 +6821,10 @@ type ocannlReverserBackwardPart33 struct {
 // Part runs part j48 of the nest (0 <= j48 < 8).
 func (r41 *ocannlReverserBackwardPart33) Part(j48 int) {
 	scratch := r41.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap40AVX512(&scratch.net_linear_1_x_2_grad[4*j48][0][0], &scratch.net_linear_1_x_2[4*j48][0][0], &scratch.net_linear_1_x_grad[4*j48][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap40AVX2(&scratch.net_linear_1_x_2_grad[4*j48][0][0], &scratch.net_linear_1_x_2[4*j48][0][0], &scratch.net_linear_1_x_grad[4*j48][0][0])
 	} else {
 		for i0 := range 4 {
@@ -6773,8 +6860,10 @@ type ocannlReverserBackwardPart34 struct {
 // Part runs part j49 of the nest (0 <= j49 < 8).
 func (r42 *ocannlReverserBackwardPart34) Part(j49 int) {
 	scratch := r42.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap41AVX512(&scratch.net_linear_1_x_1_grad[4*j49][0][0], &scratch.net_linear_1_x_2_grad[4*j49][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap41AVX2(&scratch.net_linear_1_x_1_grad[4*j49][0][0], &scratch.net_linear_1_x_2_grad[4*j49][0][0])
 	} else {
 		for i0 := range 4 {
@@ -6805,7 +6894,7 @@ func (r43 *ocannlReverserBackwardPart35) Part(j50 int) {
 	gNetDense1BPartial[j50] = [64]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetDense1BPartial[j50][0], &scratch.net_linear_1_x_2_grad[4*j50][0][0])
+		ocannlReduce13AVX2(&gNetDense1BPartial[j50][0], &scratch.net_linear_1_x_2_grad[4*j50][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetDense1BPartialRow := &gNetDense1BPartial[j50]
@@ -6920,8 +7009,10 @@ type ocannlReverserBackwardPart38 struct {
 // Part runs part j54 of the nest (0 <= j54 < 8).
 func (r46 *ocannlReverserBackwardPart38) Part(j54 int) {
 	scratch := r46.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap38AVX512(&scratch.net_x1_4_grad[4*j54][0][0], &scratch.net_x1_grad[4*j54][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap38AVX2(&scratch.net_x1_4_grad[4*j54][0][0], &scratch.net_x1_grad[4*j54][0][0])
 	} else {
 		for i0 := range 4 {
@@ -6952,7 +7043,7 @@ func (r47 *ocannlReverserBackwardPart39) Part(j55 int) {
 	gNetLayerNorm1BetaPartial[j55] = [32]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLayerNorm1BetaPartial[j55][0], &scratch.net_x1_grad[4*j55][0][0])
+		ocannlReduce9AVX2(&gNetLayerNorm1BetaPartial[j55][0], &scratch.net_x1_grad[4*j55][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j55]
@@ -6987,8 +7078,10 @@ type ocannlReverserBackwardPart40 struct {
 // Part runs part j57 of the nest (0 <= j57 < 8).
 func (r48 *ocannlReverserBackwardPart40) Part(j57 int) {
 	scratch := r48.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap31AVX512(&scratch.net_x1_1_grad[4*j57][0][0], &scratch.net_x1_4_grad[4*j57][0][0], &scratch.net_x1_3[4*j57][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap31AVX2(&scratch.net_x1_1_grad[4*j57][0][0], &scratch.net_x1_4_grad[4*j57][0][0], &scratch.net_x1_3[4*j57][0][0])
 	} else {
 		for i0 := range 4 {
@@ -7018,7 +7111,7 @@ func (r49 *ocannlReverserBackwardPart41) Part(j58 int) {
 	scratch := r49.scratch
 	// float32 along-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce9AVX2(&scratch.net_x1_3_grad[4*j58][0][0], &scratch.net_x1_4_grad[4*j58][0][0], &scratch.net_x1_1[4*j58][0][0], &scratch.net_x1_3[4*j58][0][0])
+		ocannlReduce10AVX2(&scratch.net_x1_3_grad[4*j58][0][0], &scratch.net_x1_4_grad[4*j58][0][0], &scratch.net_x1_1[4*j58][0][0], &scratch.net_x1_3[4*j58][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -7052,7 +7145,7 @@ func (r50 *ocannlReverserBackwardPart42) Part(j60 int) {
 	gNetLayerNorm1GammaPartial[j60] = [32]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetLayerNorm1GammaPartial[j60][0], &scratch.net_x1_1_grad[4*j60][0][0], &scratch.net_layer_norm_1_centered[4*j60][0][0])
+		ocannlReduce11AVX2(&gNetLayerNorm1GammaPartial[j60][0], &scratch.net_x1_1_grad[4*j60][0][0], &scratch.net_layer_norm_1_centered[4*j60][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j60]
@@ -7092,8 +7185,10 @@ type ocannlReverserBackwardPart43 struct {
 // Part runs part j62 of the nest (0 <= j62 < 8).
 func (r51 *ocannlReverserBackwardPart43) Part(j62 int) {
 	pNetLayerNorm1Gamma, scratch := r51.pNetLayerNorm1Gamma, r51.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap34AVX512(&scratch.net_layer_norm_1_centered_grad[4*j62][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[4*j62][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap34AVX2(&scratch.net_layer_norm_1_centered_grad[4*j62][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_x1_1_grad[4*j62][0][0])
 	} else {
 		for i0 := range 4 {
@@ -7120,8 +7215,10 @@ type ocannlReverserBackwardPart44 struct {
 // Part runs part j64 of the nest (0 <= j64 < 8).
 func (r52 *ocannlReverserBackwardPart44) Part(j64 int) {
 	scratch := r52.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 32 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap36AVX512(&scratch.net_layer_norm_1_var_1_grad[4*j64][0][0], &scratch.net_layer_norm_1_var_2_grad[4*j64][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap36AVX2(&scratch.net_layer_norm_1_var_1_grad[4*j64][0][0], &scratch.net_layer_norm_1_var_2_grad[4*j64][0][0])
 	} else {
 		for i0 := range 4 {
@@ -7210,8 +7307,10 @@ type ocannlReverserBackwardPart47 struct {
 // Part runs part j67 of the nest (0 <= j67 < 8).
 func (r55 *ocannlReverserBackwardPart47) Part(j67 int) {
 	scratch := r55.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap38AVX512(&scratch.net_layer_norm_1_x_grad[4*j67][0][0], &scratch.net_layer_norm_1_centered_grad[4*j67][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap38AVX2(&scratch.net_layer_norm_1_x_grad[4*j67][0][0], &scratch.net_layer_norm_1_centered_grad[4*j67][0][0])
 	} else {
 		for i0 := range 4 {
@@ -7240,7 +7339,7 @@ func (r56 *ocannlReverserBackwardPart48) Part(j68 int) {
 	scratch := r56.scratch
 	// float32 along-rows sub reduction kernel, 32 rows of 32 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce11AVX2(&scratch.net_layer_norm_1_mean_grad[4*j68][0][0], &scratch.net_layer_norm_1_centered_grad[4*j68][0][0])
+		ocannlReduce12AVX2(&scratch.net_layer_norm_1_mean_grad[4*j68][0][0], &scratch.net_layer_norm_1_centered_grad[4*j68][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -7394,7 +7493,7 @@ func (r60 *ocannlReverserBackwardPart52) Part(j73 int) {
 	scratch := r60.scratch
 	// float32 along-rows add reduction kernel, 128 rows of 8 elements into 128 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce13AVX2(&scratch.net_attention_1_attn_1_grad[4*j73][0][0][0], &scratch.net_attention_1_attn_grad[4*j73][0][0][0], &scratch.net_attention_1_ex[4*j73][0][0][0], &scratch.net_attention_1_attn_1[4*j73][0][0][0])
+		ocannlReduce14AVX2(&scratch.net_attention_1_attn_1_grad[4*j73][0][0][0], &scratch.net_attention_1_attn_grad[4*j73][0][0][0], &scratch.net_attention_1_ex[4*j73][0][0][0], &scratch.net_attention_1_attn_1[4*j73][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -7458,8 +7557,10 @@ type ocannlReverserBackwardPart54 struct {
 // Part runs part j75 of the nest (0 <= j75 < 8).
 func (r62 *ocannlReverserBackwardPart54) Part(j75 int) {
 	scratch := r62.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap44AVX512(&scratch.net_attention_1_ex_1_grad[4*j75][0][0][0], &scratch.net_attention_1_ex_grad[4*j75][0][0][0], &scratch.net_attention_1_ex[4*j75][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap44AVX2(&scratch.net_attention_1_ex_1_grad[4*j75][0][0][0], &scratch.net_attention_1_ex_grad[4*j75][0][0][0], &scratch.net_attention_1_ex[4*j75][0][0][0])
 	} else {
 		for i0 := range 4 {
@@ -7489,8 +7590,10 @@ type ocannlReverserBackwardPart55 struct {
 // Part runs part j76 of the nest (0 <= j76 < 8).
 func (r63 *ocannlReverserBackwardPart55) Part(j76 int) {
 	scratch := r63.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap38AVX512(&scratch.net_attention_1_scores_grad[4*j76][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j76][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap38AVX2(&scratch.net_attention_1_scores_grad[4*j76][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j76][0][0][0])
 	} else {
 		for i0 := range 4 {
@@ -7521,7 +7624,7 @@ func (r64 *ocannlReverserBackwardPart56) Part(j77 int) {
 	scratch := r64.scratch
 	// float32 along-rows sub reduction kernel, 128 rows of 8 elements into 128 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce14AVX2(&scratch.net_attention_1_m_grad[4*j77][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j77][0][0][0])
+		ocannlReduce15AVX2(&scratch.net_attention_1_m_grad[4*j77][0][0][0], &scratch.net_attention_1_ex_1_grad[4*j77][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -7551,25 +7654,30 @@ type ocannlReverserBackwardPart57 struct {
 // Part runs part j81 of the nest (0 <= j81 < 8).
 func (r67 *ocannlReverserBackwardPart57) Part(j81 int) {
 	scratch := r67.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+4*j81][i1][i2]
-				net_attention_1_mV2 := scratch.net_attention_1_m[i0+4*j81][i1][i2][0]
-				acc47 := scratch.net_attention_1_m_argmax_8[i0+4*j81][i1][i2][0]
-				for i3 := range 8 {
-					var r65 float32
-					if net_attention_1_scoresRow4[i3] == net_attention_1_mV2 {
-						r65 = 1
+	// float32 along-rows min reduction kernel, 128 rows of 8 elements into 128 cells (c = c min where(eq(x0,x1),x2,8)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce16AVX2(&scratch.net_attention_1_m_argmax_8[4*j81][0][0][0], &scratch.net_attention_1_scores[4*j81][0][0][0], &scratch.net_attention_1_m[4*j81][0][0][0], &scratch.ordinals_2[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_attention_1_scoresRow4 := &scratch.net_attention_1_scores[i0+4*j81][i1][i2]
+					net_attention_1_mV2 := scratch.net_attention_1_m[i0+4*j81][i1][i2][0]
+					acc47 := scratch.net_attention_1_m_argmax_8[i0+4*j81][i1][i2][0]
+					for i3 := range 8 {
+						var r65 float32
+						if net_attention_1_scoresRow4[i3] == net_attention_1_mV2 {
+							r65 = 1
+						}
+						r66 := float32(8)
+						if r65 != 0 {
+							r66 = scratch.ordinals_2[i3]
+						}
+						acc47 = min(acc47, r66)
 					}
-					r66 := float32(8)
-					if r65 != 0 {
-						r66 = scratch.ordinals_2[i3]
-					}
-					acc47 = min(acc47, r66)
+					scratch.net_attention_1_m_argmax_8[i0+4*j81][i1][i2][0] = acc47
 				}
-				scratch.net_attention_1_m_argmax_8[i0+4*j81][i1][i2][0] = acc47
 			}
 		}
 	}
@@ -7628,8 +7736,10 @@ type ocannlReverserBackwardPart59 struct {
 // Part runs part j83 of the nest (0 <= j83 < 8).
 func (r71 *ocannlReverserBackwardPart59) Part(j83 int) {
 	scratch := r71.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap47AVX512(&scratch.net_attention_1_scores_1_grad[4*j83][0][0][0], &scratch.net_attention_1_scores_grad[4*j83][0][0][0], &scratch.net_attention_1_scores_2[0])
+	} else if ocannlAVX2 {
 		ocannlMap47AVX2(&scratch.net_attention_1_scores_1_grad[4*j83][0][0][0], &scratch.net_attention_1_scores_grad[4*j83][0][0][0], &scratch.net_attention_1_scores_2[0])
 	} else {
 		net_attention_1_scores_2V2 := scratch.net_attention_1_scores_2[0]
@@ -7911,8 +8021,10 @@ type ocannlReverserBackwardPart66 struct {
 // Part runs part j90 of the nest (0 <= j90 < 8).
 func (r78 *ocannlReverserBackwardPart66) Part(j90 int) {
 	scratch := r78.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap38AVX512(&scratch.net_h_1_grad[4*j90][0][0], &scratch.net_h_grad[4*j90][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap38AVX2(&scratch.net_h_1_grad[4*j90][0][0], &scratch.net_h_grad[4*j90][0][0])
 	} else {
 		for i0 := range 4 {
@@ -7942,7 +8054,7 @@ func (r79 *ocannlReverserBackwardPart67) Part(j91 int) {
 	gNetPos, scratch := r79.gNetPos, r79.scratch
 	// float32 across-rows add reduction kernel, 32 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetPos[32*j91], &scratch.net_h_grad[0][j91][0])
+		ocannlReduce17AVX2(&gNetPos[32*j91], &scratch.net_h_grad[0][j91][0])
 	} else {
 		for i0 := range 32 {
 			for i1 := range 1 {
@@ -8461,8 +8573,10 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	ocannlReverserPredictPart14Records.Put(rec15)
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.2
-	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap52AVX512(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap52AVX2(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
 	} else {
 		for i0 := range 64 {
@@ -8520,8 +8634,10 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	ocannlReverserPredictPart15Records.Put(rec16)
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.3
-	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap52AVX512(&scratch.net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap52AVX2(&scratch.net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
 	} else {
 		for i0 := range 64 {
@@ -8534,8 +8650,10 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net/x1.2 = pointwise "+" of net.layer_norm#1/var, _num.1
-	// float32 pointwise kernel over 512 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 512 elements (c = add(x0,1e-05)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap55AVX512(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap55AVX2(&scratch.net_x1_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
 	} else {
 		for i0 := range 64 {
@@ -8624,8 +8742,10 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	ocannlReverserPredictPart20Records.Put(rec21)
 
 	// net.layer_norm#2/mean = pointwise "/." of _net.layer_norm#2/mean.1, _dim_d.4
-	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap52AVX512(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap52AVX2(&scratch.net_layer_norm_2_mean[0][0][0], &scratch.net_layer_norm_2_mean_1[0][0][0])
 	} else {
 		for i0 := range 64 {
@@ -8683,8 +8803,10 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	ocannlReverserPredictPart21Records.Put(rec22)
 
 	// net.layer_norm#2/var = pointwise "/." of _net.layer_norm#2/var.2, _dim_d.5
-	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 512 elements (c = div(x0,32)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap52AVX512(&scratch.net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap52AVX2(&scratch.net_layer_norm_2_var[0][0][0], &scratch.net_layer_norm_2_var_2[0][0][0])
 	} else {
 		for i0 := range 64 {
@@ -8697,8 +8819,10 @@ func ocannlReverserPredict(tokens *[64][8][10]float32, pNetEmb *[320]float32, pN
 	}
 
 	// _net/x2.2 = pointwise "+" of net.layer_norm#2/var, _num.2
-	// float32 pointwise kernel over 512 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 512 elements (c = add(x0,1e-05)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap55AVX512(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap55AVX2(&scratch.net_x2_2[0][0][0], &scratch.net_layer_norm_2_var[0][0][0])
 	} else {
 		for i0 := range 64 {
@@ -9084,7 +9208,7 @@ func (r8 *ocannlReverserPredictPart7) Part(j8 int) {
 	scratch := r8.scratch
 	// float32 along-rows max reduction kernel, 256 rows of 8 elements into 256 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&scratch.net_attention_1_m[8*j8][0][0][0], &scratch.net_attention_1_scores[8*j8][0][0][0])
+		ocannlReduce18AVX2(&scratch.net_attention_1_m[8*j8][0][0][0], &scratch.net_attention_1_scores[8*j8][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -9147,7 +9271,7 @@ func (r10 *ocannlReverserPredictPart9) Part(j10 int) {
 	scratch := r10.scratch
 	// float32 along-rows add reduction kernel, 256 rows of 8 elements into 256 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce17AVX2(&scratch.net_attention_1_attn_1[8*j10][0][0][0], &scratch.net_attention_1_ex[8*j10][0][0][0])
+		ocannlReduce19AVX2(&scratch.net_attention_1_attn_1[8*j10][0][0][0], &scratch.net_attention_1_ex[8*j10][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -9336,7 +9460,7 @@ func (r15 *ocannlReverserPredictPart14) Part(j15 int) {
 	scratch := r15.scratch
 	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_1_mean_1[8*j15][0][0], &scratch.net_layer_norm_1_x[8*j15][0][0])
+		ocannlReduce20AVX2(&scratch.net_layer_norm_1_mean_1[8*j15][0][0], &scratch.net_layer_norm_1_x[8*j15][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -9366,7 +9490,7 @@ func (r16 *ocannlReverserPredictPart15) Part(j17 int) {
 	scratch := r16.scratch
 	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_1_var_2[8*j17][0][0], &scratch.net_layer_norm_1_var_1[8*j17][0][0])
+		ocannlReduce20AVX2(&scratch.net_layer_norm_1_var_2[8*j17][0][0], &scratch.net_layer_norm_1_var_1[8*j17][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -9535,7 +9659,7 @@ func (r22 *ocannlReverserPredictPart20) Part(j23 int) {
 	scratch := r22.scratch
 	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_2_mean_1[8*j23][0][0], &scratch.net_layer_norm_2_x[8*j23][0][0])
+		ocannlReduce20AVX2(&scratch.net_layer_norm_2_mean_1[8*j23][0][0], &scratch.net_layer_norm_2_x[8*j23][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -9565,7 +9689,7 @@ func (r23 *ocannlReverserPredictPart21) Part(j25 int) {
 	scratch := r23.scratch
 	// float32 along-rows add reduction kernel, 64 rows of 32 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce18AVX2(&scratch.net_layer_norm_2_var_2[8*j25][0][0], &scratch.net_layer_norm_2_var_1[8*j25][0][0])
+		ocannlReduce20AVX2(&scratch.net_layer_norm_2_var_2[8*j25][0][0], &scratch.net_layer_norm_2_var_1[8*j25][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {

@@ -156,6 +156,11 @@ func ocannlMap3AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap4AVX512(c *float32, x0 *float32, x1 *float32)
 
+// ocannlMap5AVX512 runs a float32 pointwise kernel over 256 elements: c = div(x0,32).
+//
+//go:noescape
+func ocannlMap5AVX512(c *float32, x0 *float32)
+
 // ocannlMap6AVX512 runs a float32 pointwise kernel over 32 elements: c = sub(x0,x1).
 //
 //go:noescape
@@ -165,6 +170,11 @@ func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
 //
 //go:noescape
 func ocannlMap7AVX512(c *float32, x0 *float32)
+
+// ocannlMap8AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,1e-05).
+//
+//go:noescape
+func ocannlMap8AVX512(c *float32, x0 *float32)
 
 // ocannlMap10AVX512 runs a float32 pointwise kernel over 32 elements: c = add(div(mul(x0,x1),x2),x3).
 //
@@ -216,35 +226,135 @@ func ocannlMap20AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap21AVX512(c *float32, x0 *float32)
 
+// ocannlMap22AVX512 runs a float32 pointwise kernel over 2560 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap22AVX512(c *float32, x0 *float32)
+
+// ocannlMap23AVX512 runs a float32 pointwise kernel over 2560 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap24AVX512 runs a float32 pointwise kernel over 2560 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap24AVX512(c *float32, x0 *float32)
+
+// ocannlMap25AVX512 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,x1),0).
+//
+//go:noescape
+func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap26AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap26AVX512(c *float32, x0 *float32)
+
 // ocannlMap27AVX512 runs a float32 pointwise kernel over 2560 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap28AVX512 runs a float32 pointwise kernel over 256 elements: c = 10.
+//
+//go:noescape
+func ocannlMap28AVX512(c *float32)
 
 // ocannlMap29AVX512 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
 func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
+// ocannlMap30AVX512 runs a float32 pointwise kernel over 8192 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap30AVX512(c *float32, x0 *float32)
+
+// ocannlMap31AVX512 runs a float32 pointwise kernel over 32 elements: c = add(div(x0,x1),0).
+//
+//go:noescape
+func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap32AVX512 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,mul(2,x1)),0).
+//
+//go:noescape
+func ocannlMap32AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap33AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap33AVX512(c *float32, x0 *float32)
+
+// ocannlMap34AVX512 runs a float32 pointwise kernel over 32 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap34AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap35AVX512 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,32),0).
+//
+//go:noescape
+func ocannlMap35AVX512(c *float32, x0 *float32)
+
+// ocannlMap36AVX512 runs a float32 pointwise kernel over 32 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap36AVX512(c *float32, x0 *float32)
+
 // ocannlMap37AVX512 runs a float32 pointwise kernel over 1024 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap37AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap38AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap38AVX512(c *float32, x0 *float32)
 
 // ocannlMap39AVX512 runs a float32 pointwise kernel over 32 elements: c += x0.
 //
 //go:noescape
 func ocannlMap39AVX512(c *float32, x0 *float32)
 
+// ocannlMap40AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap41AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap41AVX512(c *float32, x0 *float32)
+
+// ocannlMap42AVX512 runs a float32 pointwise kernel over 8 elements: c = add(div(x0,x1),0).
+//
+//go:noescape
+func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
+
 // ocannlMap43AVX512 runs a float32 pointwise kernel over 8 elements: c += x0.
 //
 //go:noescape
 func ocannlMap43AVX512(c *float32, x0 *float32)
 
+// ocannlMap44AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap44AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap45AVX512 runs a float32 pointwise kernel over 1024 elements: c = 8.
+//
+//go:noescape
+func ocannlMap45AVX512(c *float32)
+
 // ocannlMap46AVX512 runs a float32 pointwise kernel over 8 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
 func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlMap47AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,x1),0).
+//
+//go:noescape
+func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlMap48AVX512 runs a float32 pointwise kernel over 2048 elements: c = div(x0,x1).
 //
@@ -261,6 +371,11 @@ func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32)
 
+// ocannlMap52AVX512 runs a float32 pointwise kernel over 512 elements: c = div(x0,32).
+//
+//go:noescape
+func ocannlMap52AVX512(c *float32, x0 *float32)
+
 // ocannlMap53AVX512 runs a float32 pointwise kernel over 32 elements: c = sub(x0,x1).
 //
 //go:noescape
@@ -270,6 +385,11 @@ func ocannlMap53AVX512(c *float32, x0 *float32, x1 *float32)
 //
 //go:noescape
 func ocannlMap54AVX512(c *float32, x0 *float32)
+
+// ocannlMap55AVX512 runs a float32 pointwise kernel over 512 elements: c = add(x0,1e-05).
+//
+//go:noescape
+func ocannlMap55AVX512(c *float32, x0 *float32)
 
 // ocannlMap57AVX512 runs a float32 pointwise kernel over 32 elements: c = add(div(mul(x0,x1),x2),x3).
 //
@@ -751,62 +871,72 @@ func ocannlReduce5AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce6AVX2(c *float32, x0 *float32)
 
-// ocannlReduce7AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 10 elements.
+// ocannlReduce7AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 256 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce7AVX2(c *float32, x0 *float32)
+func ocannlReduce7AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce8AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 32 elements.
+// ocannlReduce8AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce8AVX2(c *float32, x0 *float32)
 
-// ocannlReduce9AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 32 rows of 32 elements.
+// ocannlReduce9AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 32 elements.
 //
 //go:noescape
-func ocannlReduce9AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce9AVX2(c *float32, x0 *float32)
 
-// ocannlReduce10AVX2 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 32 rows of 32 elements.
+// ocannlReduce10AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 32 rows of 32 elements.
 //
 //go:noescape
-func ocannlReduce10AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce10AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce11AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 32 rows of 32 elements.
+// ocannlReduce11AVX2 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 32 rows of 32 elements.
 //
 //go:noescape
-func ocannlReduce11AVX2(c *float32, x0 *float32)
+func ocannlReduce11AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce12AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 64 elements.
+// ocannlReduce12AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 32 rows of 32 elements.
 //
 //go:noescape
 func ocannlReduce12AVX2(c *float32, x0 *float32)
 
-// ocannlReduce13AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 128 rows of 8 elements.
+// ocannlReduce13AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 64 elements.
 //
 //go:noescape
-func ocannlReduce13AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce13AVX2(c *float32, x0 *float32)
 
-// ocannlReduce14AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 128 rows of 8 elements.
+// ocannlReduce14AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 128 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce14AVX2(c *float32, x0 *float32)
+func ocannlReduce14AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce15AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 32 elements.
+// ocannlReduce15AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 128 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce15AVX2(c *float32, x0 *float32)
 
-// ocannlReduce16AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 8 elements.
+// ocannlReduce16AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,8), 128 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce16AVX2(c *float32, x0 *float32)
+func ocannlReduce16AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce17AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 256 rows of 8 elements.
+// ocannlReduce17AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 32 elements.
 //
 //go:noescape
 func ocannlReduce17AVX2(c *float32, x0 *float32)
 
-// ocannlReduce18AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 64 rows of 32 elements.
+// ocannlReduce18AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 256 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce18AVX2(c *float32, x0 *float32)
+
+// ocannlReduce19AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 256 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce19AVX2(c *float32, x0 *float32)
+
+// ocannlReduce20AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 64 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce20AVX2(c *float32, x0 *float32)

@@ -152,6 +152,9 @@ func ocannlMap4AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap4AVX512 called without assembly")
 }
 
+// ocannlMap5AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap5AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap5AVX512 called without assembly") }
+
 // ocannlMap6AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap6AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap6AVX512 called without assembly")
@@ -159,6 +162,9 @@ func ocannlMap6AVX512(c, x0, x1 *float32) {
 
 // ocannlMap7AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap7AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap7AVX512 called without assembly") }
+
+// ocannlMap8AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap8AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap8AVX512 called without assembly") }
 
 // ocannlMap10AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap10AVX512(c, x0, x1, x2, x3 *float32) {
@@ -208,30 +214,108 @@ func ocannlMap20AVX512(c, x0, x1 *float32) {
 // ocannlMap21AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap21AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap21AVX512 called without assembly") }
 
+// ocannlMap22AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap22AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap22AVX512 called without assembly") }
+
+// ocannlMap23AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap23AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap23AVX512 called without assembly")
+}
+
+// ocannlMap24AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap24AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap24AVX512 called without assembly") }
+
+// ocannlMap25AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap25AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap25AVX512 called without assembly")
+}
+
+// ocannlMap26AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap26AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap26AVX512 called without assembly") }
+
 // ocannlMap27AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap27AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap27AVX512 called without assembly")
 }
+
+// ocannlMap28AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap28AVX512(c *float32) { panic("ocannlgen: ocannlMap28AVX512 called without assembly") }
 
 // ocannlMap29AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap29AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap29AVX512 called without assembly")
 }
 
+// ocannlMap30AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap30AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap30AVX512 called without assembly") }
+
+// ocannlMap31AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap31AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap31AVX512 called without assembly")
+}
+
+// ocannlMap32AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap32AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap32AVX512 called without assembly")
+}
+
+// ocannlMap33AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap33AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap33AVX512 called without assembly") }
+
+// ocannlMap34AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap34AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap34AVX512 called without assembly")
+}
+
+// ocannlMap35AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap35AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap35AVX512 called without assembly") }
+
+// ocannlMap36AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap36AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap36AVX512 called without assembly") }
+
 // ocannlMap37AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap37AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap37AVX512 called without assembly")
 }
 
+// ocannlMap38AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap38AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap38AVX512 called without assembly") }
+
 // ocannlMap39AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap39AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap39AVX512 called without assembly") }
+
+// ocannlMap40AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap40AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap40AVX512 called without assembly")
+}
+
+// ocannlMap41AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap41AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap41AVX512 called without assembly") }
+
+// ocannlMap42AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap42AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap42AVX512 called without assembly")
+}
 
 // ocannlMap43AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap43AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap43AVX512 called without assembly") }
 
+// ocannlMap44AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap44AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap44AVX512 called without assembly")
+}
+
+// ocannlMap45AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap45AVX512(c *float32) { panic("ocannlgen: ocannlMap45AVX512 called without assembly") }
+
 // ocannlMap46AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap46AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap46AVX512 called without assembly")
+}
+
+// ocannlMap47AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap47AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap47AVX512 called without assembly")
 }
 
 // ocannlMap48AVX512 stands in for the assembly kernel; it is never called.
@@ -249,6 +333,9 @@ func ocannlMap51AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap51AVX512 called without assembly")
 }
 
+// ocannlMap52AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap52AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap52AVX512 called without assembly") }
+
 // ocannlMap53AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap53AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap53AVX512 called without assembly")
@@ -256,6 +343,9 @@ func ocannlMap53AVX512(c, x0, x1 *float32) {
 
 // ocannlMap54AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap54AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap54AVX512 called without assembly") }
+
+// ocannlMap55AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap55AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap55AVX512 called without assembly") }
 
 // ocannlMap57AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap57AVX512(c, x0, x1, x2, x3 *float32) {
@@ -570,23 +660,23 @@ func ocannlReduce5AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce5AVX2 cal
 func ocannlReduce6AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce6AVX2 called without assembly") }
 
 // ocannlReduce7AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce7AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce7AVX2 called without assembly") }
+func ocannlReduce7AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce7AVX2 called without assembly")
+}
 
 // ocannlReduce8AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce8AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce8AVX2 called without assembly") }
 
 // ocannlReduce9AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce9AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlReduce9AVX2 called without assembly")
-}
+func ocannlReduce9AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce9AVX2 called without assembly") }
 
 // ocannlReduce10AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce10AVX2(c, x0, x1 *float32) {
+func ocannlReduce10AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce10AVX2 called without assembly")
 }
 
 // ocannlReduce11AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce11AVX2(c, x0 *float32) {
+func ocannlReduce11AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlReduce11AVX2 called without assembly")
 }
 
@@ -596,12 +686,12 @@ func ocannlReduce12AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce13AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce13AVX2(c, x0, x1, x2 *float32) {
+func ocannlReduce13AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce13AVX2 called without assembly")
 }
 
 // ocannlReduce14AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce14AVX2(c, x0 *float32) {
+func ocannlReduce14AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce14AVX2 called without assembly")
 }
 
@@ -611,7 +701,7 @@ func ocannlReduce15AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce16AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce16AVX2(c, x0 *float32) {
+func ocannlReduce16AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce16AVX2 called without assembly")
 }
 
@@ -623,4 +713,14 @@ func ocannlReduce17AVX2(c, x0 *float32) {
 // ocannlReduce18AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce18AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce18AVX2 called without assembly")
+}
+
+// ocannlReduce19AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce19AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce19AVX2 called without assembly")
+}
+
+// ocannlReduce20AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce20AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce20AVX2 called without assembly")
 }

@@ -2567,8 +2567,10 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	ocannlCharLMTrainLossPart1Records.Put(rec2)
 
 	// net.block#1.layer_norm#1/mean = pointwise "/." of _net.block#1.layer_norm#1/mean.1, _dim_d.1
-	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_block_1_layer_norm_1_mean[0][0][0], &scratch.net_block_1_layer_norm_1_mean_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_block_1_layer_norm_1_mean[0][0][0], &scratch.net_block_1_layer_norm_1_mean_1[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -2605,8 +2607,10 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	ocannlCharLMTrainLossPart4Records.Put(rec5)
 
 	// net.block#1.layer_norm#1/var = pointwise "/." of _net.block#1.layer_norm#1/var.2, _dim_d.2
-	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_block_1_layer_norm_1_var[0][0][0], &scratch.net_block_1_layer_norm_1_var_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_block_1_layer_norm_1_var[0][0][0], &scratch.net_block_1_layer_norm_1_var_2[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -2619,8 +2623,10 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	}
 
 	// _net.block#1.masked_attention#1/x.2 = pointwise "+" of net.block#1.layer_norm#1/var, _num.1
-	// float32 pointwise kernel over 1024 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = add(x0,1e-05)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&scratch.net_block_1_masked_attention_1_x_2[0][0][0], &scratch.net_block_1_layer_norm_1_var[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap4AVX2(&scratch.net_block_1_masked_attention_1_x_2[0][0][0], &scratch.net_block_1_layer_norm_1_var[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -2776,8 +2782,10 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	ocannlCharLMTrainLossPart18Records.Put(rec19)
 
 	// net.block#1.layer_norm#2/mean = pointwise "/." of _net.block#1.layer_norm#2/mean.1, _dim_d.4
-	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_block_1_layer_norm_2_mean[0][0][0], &scratch.net_block_1_layer_norm_2_mean_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_block_1_layer_norm_2_mean[0][0][0], &scratch.net_block_1_layer_norm_2_mean_1[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -2814,8 +2822,10 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	ocannlCharLMTrainLossPart21Records.Put(rec22)
 
 	// net.block#1.layer_norm#2/var = pointwise "/." of _net.block#1.layer_norm#2/var.2, _dim_d.5
-	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_block_1_layer_norm_2_var[0][0][0], &scratch.net_block_1_layer_norm_2_var_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_block_1_layer_norm_2_var[0][0][0], &scratch.net_block_1_layer_norm_2_var_2[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -2828,8 +2838,10 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	}
 
 	// _net.block#1.linear#2/x.2 = pointwise "+" of net.block#1.layer_norm#2/var, _num.3
-	// float32 pointwise kernel over 1024 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = add(x0,1e-05)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&scratch.net_block_1_linear_2_x_2[0][0][0], &scratch.net_block_1_layer_norm_2_var[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap4AVX2(&scratch.net_block_1_linear_2_x_2[0][0][0], &scratch.net_block_1_layer_norm_2_var[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -2911,8 +2923,10 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	ocannlCharLMTrainLossPart27Records.Put(rec28)
 
 	// net.block#2.layer_norm#1/mean = pointwise "/." of _net.block#2.layer_norm#1/mean.1, _dim_d.6
-	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_block_2_layer_norm_1_mean[0][0][0], &scratch.net_block_2_layer_norm_1_mean_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_block_2_layer_norm_1_mean[0][0][0], &scratch.net_block_2_layer_norm_1_mean_1[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -2949,8 +2963,10 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	ocannlCharLMTrainLossPart30Records.Put(rec31)
 
 	// net.block#2.layer_norm#1/var = pointwise "/." of _net.block#2.layer_norm#1/var.2, _dim_d.7
-	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_block_2_layer_norm_1_var[0][0][0], &scratch.net_block_2_layer_norm_1_var_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_block_2_layer_norm_1_var[0][0][0], &scratch.net_block_2_layer_norm_1_var_2[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -2963,8 +2979,10 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	}
 
 	// _net.block#2.masked_attention#1/x.2 = pointwise "+" of net.block#2.layer_norm#1/var, _num.4
-	// float32 pointwise kernel over 1024 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = add(x0,1e-05)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&scratch.net_block_2_masked_attention_1_x_2[0][0][0], &scratch.net_block_2_layer_norm_1_var[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap4AVX2(&scratch.net_block_2_masked_attention_1_x_2[0][0][0], &scratch.net_block_2_layer_norm_1_var[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -3120,8 +3138,10 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	ocannlCharLMTrainLossPart44Records.Put(rec45)
 
 	// net.block#2.layer_norm#2/mean = pointwise "/." of _net.block#2.layer_norm#2/mean.1, _dim_d.9
-	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_block_2_layer_norm_2_mean[0][0][0], &scratch.net_block_2_layer_norm_2_mean_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_block_2_layer_norm_2_mean[0][0][0], &scratch.net_block_2_layer_norm_2_mean_1[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -3158,8 +3178,10 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	ocannlCharLMTrainLossPart47Records.Put(rec48)
 
 	// net.block#2.layer_norm#2/var = pointwise "/." of _net.block#2.layer_norm#2/var.2, _dim_d.10
-	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_block_2_layer_norm_2_var[0][0][0], &scratch.net_block_2_layer_norm_2_var_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_block_2_layer_norm_2_var[0][0][0], &scratch.net_block_2_layer_norm_2_var_2[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -3172,8 +3194,10 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	}
 
 	// _net.block#2.linear#2/x.2 = pointwise "+" of net.block#2.layer_norm#2/var, _num.6
-	// float32 pointwise kernel over 1024 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = add(x0,1e-05)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&scratch.net_block_2_linear_2_x_2[0][0][0], &scratch.net_block_2_layer_norm_2_var[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap4AVX2(&scratch.net_block_2_linear_2_x_2[0][0][0], &scratch.net_block_2_layer_norm_2_var[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -3255,8 +3279,10 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	ocannlCharLMTrainLossPart53Records.Put(rec54)
 
 	// net.block#3.layer_norm#1/mean = pointwise "/." of _net.block#3.layer_norm#1/mean.1, _dim_d.11
-	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_block_3_layer_norm_1_mean[0][0][0], &scratch.net_block_3_layer_norm_1_mean_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_block_3_layer_norm_1_mean[0][0][0], &scratch.net_block_3_layer_norm_1_mean_1[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -3293,8 +3319,10 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	ocannlCharLMTrainLossPart56Records.Put(rec57)
 
 	// net.block#3.layer_norm#1/var = pointwise "/." of _net.block#3.layer_norm#1/var.2, _dim_d.12
-	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_block_3_layer_norm_1_var[0][0][0], &scratch.net_block_3_layer_norm_1_var_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_block_3_layer_norm_1_var[0][0][0], &scratch.net_block_3_layer_norm_1_var_2[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -3307,8 +3335,10 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	}
 
 	// _net.block#3.masked_attention#1/x.2 = pointwise "+" of net.block#3.layer_norm#1/var, _num.7
-	// float32 pointwise kernel over 1024 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = add(x0,1e-05)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&scratch.net_block_3_masked_attention_1_x_2[0][0][0], &scratch.net_block_3_layer_norm_1_var[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap4AVX2(&scratch.net_block_3_masked_attention_1_x_2[0][0][0], &scratch.net_block_3_layer_norm_1_var[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -3464,8 +3494,10 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	ocannlCharLMTrainLossPart70Records.Put(rec71)
 
 	// net.block#3.layer_norm#2/mean = pointwise "/." of _net.block#3.layer_norm#2/mean.1, _dim_d.14
-	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_block_3_layer_norm_2_mean[0][0][0], &scratch.net_block_3_layer_norm_2_mean_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_block_3_layer_norm_2_mean[0][0][0], &scratch.net_block_3_layer_norm_2_mean_1[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -3502,8 +3534,10 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	ocannlCharLMTrainLossPart73Records.Put(rec74)
 
 	// net.block#3.layer_norm#2/var = pointwise "/." of _net.block#3.layer_norm#2/var.2, _dim_d.15
-	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_block_3_layer_norm_2_var[0][0][0], &scratch.net_block_3_layer_norm_2_var_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_block_3_layer_norm_2_var[0][0][0], &scratch.net_block_3_layer_norm_2_var_2[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -3516,8 +3550,10 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	}
 
 	// _net.block#3.linear#2/x.2 = pointwise "+" of net.block#3.layer_norm#2/var, _num.9
-	// float32 pointwise kernel over 1024 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = add(x0,1e-05)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&scratch.net_block_3_linear_2_x_2[0][0][0], &scratch.net_block_3_layer_norm_2_var[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap4AVX2(&scratch.net_block_3_linear_2_x_2[0][0][0], &scratch.net_block_3_layer_norm_2_var[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -3599,8 +3635,10 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	ocannlCharLMTrainLossPart79Records.Put(rec80)
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.16
-	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -3637,8 +3675,10 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	ocannlCharLMTrainLossPart82Records.Put(rec83)
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.17
-	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -3651,8 +3691,10 @@ func ocannlCharLMTrainLoss(ids *[16][64]int32, targets *[16][64]int32, mask *[64
 	}
 
 	// _net.linear#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.10
-	// float32 pointwise kernel over 1024 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = add(x0,1e-05)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&scratch.net_linear_1_x_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap4AVX2(&scratch.net_linear_1_x_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -4295,8 +4337,14 @@ type ocannlCharLMTrainLossPart10 struct {
 // Part runs part j11 of the nest (0 <= j11 < 8).
 func (r12 *ocannlCharLMTrainLossPart10) Part(j11 int) {
 	mask, scratch := r12.mask, r12.scratch
-	// float32 pointwise kernel over 16 rows of 64 elements (c = where(x0,div(x1,x2),-1e+09)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 64 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			for i2 := range 4 {
+				ocannlMap7AVX512(&scratch.net_block_1_masked_attention_1_masked[0][i1+8*j11][i2][0], &mask[i1+8*j11][0], &scratch.net_block_1_masked_attention_1_scores_1[0][i1+8*j11][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			for i2 := range 4 {
 				ocannlMap7AVX2(&scratch.net_block_1_masked_attention_1_masked[0][i1+8*j11][i2][0], &mask[i1+8*j11][0], &scratch.net_block_1_masked_attention_1_scores_1[0][i1+8*j11][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
@@ -5250,8 +5298,14 @@ type ocannlCharLMTrainLossPart36 struct {
 // Part runs part j37 of the nest (0 <= j37 < 8).
 func (r39 *ocannlCharLMTrainLossPart36) Part(j37 int) {
 	mask, scratch := r39.mask, r39.scratch
-	// float32 pointwise kernel over 16 rows of 64 elements (c = where(x0,div(x1,x2),-1e+09)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 64 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			for i2 := range 4 {
+				ocannlMap7AVX512(&scratch.net_block_2_masked_attention_1_masked[0][i1+8*j37][i2][0], &mask[i1+8*j37][0], &scratch.net_block_2_masked_attention_1_scores_1[0][i1+8*j37][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			for i2 := range 4 {
 				ocannlMap7AVX2(&scratch.net_block_2_masked_attention_1_masked[0][i1+8*j37][i2][0], &mask[i1+8*j37][0], &scratch.net_block_2_masked_attention_1_scores_1[0][i1+8*j37][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
@@ -6205,8 +6259,14 @@ type ocannlCharLMTrainLossPart62 struct {
 // Part runs part j63 of the nest (0 <= j63 < 8).
 func (r66 *ocannlCharLMTrainLossPart62) Part(j63 int) {
 	mask, scratch := r66.mask, r66.scratch
-	// float32 pointwise kernel over 16 rows of 64 elements (c = where(x0,div(x1,x2),-1e+09)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 64 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			for i2 := range 4 {
+				ocannlMap7AVX512(&scratch.net_block_3_masked_attention_1_masked[0][i1+8*j63][i2][0], &mask[i1+8*j63][0], &scratch.net_block_3_masked_attention_1_scores_1[0][i1+8*j63][i2][0], &scratch.net_block_3_masked_attention_1_scores_2[0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			for i2 := range 4 {
 				ocannlMap7AVX2(&scratch.net_block_3_masked_attention_1_masked[0][i1+8*j63][i2][0], &mask[i1+8*j63][0], &scratch.net_block_3_masked_attention_1_scores_1[0][i1+8*j63][i2][0], &scratch.net_block_3_masked_attention_1_scores_2[0])
@@ -10509,8 +10569,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart1Records.Put(rec2)
 
 	// net.block#1.layer_norm#1/mean = pointwise "/." of _net.block#1.layer_norm#1/mean.1, _dim_d.1
-	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_block_1_layer_norm_1_mean[0][0][0], &scratch.net_block_1_layer_norm_1_mean_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_block_1_layer_norm_1_mean[0][0][0], &scratch.net_block_1_layer_norm_1_mean_1[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -10547,8 +10609,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart4Records.Put(rec5)
 
 	// net.block#1.layer_norm#1/var = pointwise "/." of _net.block#1.layer_norm#1/var.2, _dim_d.2
-	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_block_1_layer_norm_1_var[0][0][0], &scratch.net_block_1_layer_norm_1_var_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_block_1_layer_norm_1_var[0][0][0], &scratch.net_block_1_layer_norm_1_var_2[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -10571,9 +10635,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// _net.block#1.masked_attention#1/x.2 = pointwise "+" of net.block#1.layer_norm#1/var, _num.1
 
-	// float32 pointwise kernel over 1024 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 1024 elements (c = add(x0,1e-05)): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&scratch.net_block_1_masked_attention_1_x_2[0][0][0], &scratch.net_block_1_layer_norm_1_var[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap4AVX2(&scratch.net_block_1_masked_attention_1_x_2[0][0][0], &scratch.net_block_1_layer_norm_1_var[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -10730,8 +10796,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart19Records.Put(rec20)
 
 	// net.block#1.layer_norm#2/mean = pointwise "/." of _net.block#1.layer_norm#2/mean.1, _dim_d.4
-	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_block_1_layer_norm_2_mean[0][0][0], &scratch.net_block_1_layer_norm_2_mean_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_block_1_layer_norm_2_mean[0][0][0], &scratch.net_block_1_layer_norm_2_mean_1[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -10768,8 +10836,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart22Records.Put(rec23)
 
 	// net.block#1.layer_norm#2/var = pointwise "/." of _net.block#1.layer_norm#2/var.2, _dim_d.5
-	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_block_1_layer_norm_2_var[0][0][0], &scratch.net_block_1_layer_norm_2_var_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_block_1_layer_norm_2_var[0][0][0], &scratch.net_block_1_layer_norm_2_var_2[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -10792,9 +10862,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// _net.block#1.linear#2/x.2 = pointwise "+" of net.block#1.layer_norm#2/var, _num.3
 
-	// float32 pointwise kernel over 1024 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 1024 elements (c = add(x0,1e-05)): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&scratch.net_block_1_linear_2_x_2[0][0][0], &scratch.net_block_1_layer_norm_2_var[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap4AVX2(&scratch.net_block_1_linear_2_x_2[0][0][0], &scratch.net_block_1_layer_norm_2_var[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -10885,8 +10957,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart30Records.Put(rec31)
 
 	// net.block#2.layer_norm#1/mean = pointwise "/." of _net.block#2.layer_norm#1/mean.1, _dim_d.6
-	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_block_2_layer_norm_1_mean[0][0][0], &scratch.net_block_2_layer_norm_1_mean_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_block_2_layer_norm_1_mean[0][0][0], &scratch.net_block_2_layer_norm_1_mean_1[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -10923,8 +10997,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart33Records.Put(rec34)
 
 	// net.block#2.layer_norm#1/var = pointwise "/." of _net.block#2.layer_norm#1/var.2, _dim_d.7
-	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_block_2_layer_norm_1_var[0][0][0], &scratch.net_block_2_layer_norm_1_var_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_block_2_layer_norm_1_var[0][0][0], &scratch.net_block_2_layer_norm_1_var_2[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -10947,9 +11023,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// _net.block#2.masked_attention#1/x.2 = pointwise "+" of net.block#2.layer_norm#1/var, _num.4
 
-	// float32 pointwise kernel over 1024 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 1024 elements (c = add(x0,1e-05)): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&scratch.net_block_2_masked_attention_1_x_2[0][0][0], &scratch.net_block_2_layer_norm_1_var[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap4AVX2(&scratch.net_block_2_masked_attention_1_x_2[0][0][0], &scratch.net_block_2_layer_norm_1_var[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -11106,8 +11184,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart48Records.Put(rec49)
 
 	// net.block#2.layer_norm#2/mean = pointwise "/." of _net.block#2.layer_norm#2/mean.1, _dim_d.9
-	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_block_2_layer_norm_2_mean[0][0][0], &scratch.net_block_2_layer_norm_2_mean_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_block_2_layer_norm_2_mean[0][0][0], &scratch.net_block_2_layer_norm_2_mean_1[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -11144,8 +11224,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart51Records.Put(rec52)
 
 	// net.block#2.layer_norm#2/var = pointwise "/." of _net.block#2.layer_norm#2/var.2, _dim_d.10
-	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_block_2_layer_norm_2_var[0][0][0], &scratch.net_block_2_layer_norm_2_var_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_block_2_layer_norm_2_var[0][0][0], &scratch.net_block_2_layer_norm_2_var_2[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -11168,9 +11250,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// _net.block#2.linear#2/x.2 = pointwise "+" of net.block#2.layer_norm#2/var, _num.6
 
-	// float32 pointwise kernel over 1024 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 1024 elements (c = add(x0,1e-05)): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&scratch.net_block_2_linear_2_x_2[0][0][0], &scratch.net_block_2_layer_norm_2_var[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap4AVX2(&scratch.net_block_2_linear_2_x_2[0][0][0], &scratch.net_block_2_layer_norm_2_var[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -11261,8 +11345,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart59Records.Put(rec60)
 
 	// net.block#3.layer_norm#1/mean = pointwise "/." of _net.block#3.layer_norm#1/mean.1, _dim_d.11
-	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_block_3_layer_norm_1_mean[0][0][0], &scratch.net_block_3_layer_norm_1_mean_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_block_3_layer_norm_1_mean[0][0][0], &scratch.net_block_3_layer_norm_1_mean_1[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -11299,8 +11385,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart62Records.Put(rec63)
 
 	// net.block#3.layer_norm#1/var = pointwise "/." of _net.block#3.layer_norm#1/var.2, _dim_d.12
-	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_block_3_layer_norm_1_var[0][0][0], &scratch.net_block_3_layer_norm_1_var_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_block_3_layer_norm_1_var[0][0][0], &scratch.net_block_3_layer_norm_1_var_2[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -11323,9 +11411,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// _net.block#3.masked_attention#1/x.2 = pointwise "+" of net.block#3.layer_norm#1/var, _num.7
 
-	// float32 pointwise kernel over 1024 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 1024 elements (c = add(x0,1e-05)): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&scratch.net_block_3_masked_attention_1_x_2[0][0][0], &scratch.net_block_3_layer_norm_1_var[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap4AVX2(&scratch.net_block_3_masked_attention_1_x_2[0][0][0], &scratch.net_block_3_layer_norm_1_var[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -11482,8 +11572,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart77Records.Put(rec78)
 
 	// net.block#3.layer_norm#2/mean = pointwise "/." of _net.block#3.layer_norm#2/mean.1, _dim_d.14
-	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_block_3_layer_norm_2_mean[0][0][0], &scratch.net_block_3_layer_norm_2_mean_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_block_3_layer_norm_2_mean[0][0][0], &scratch.net_block_3_layer_norm_2_mean_1[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -11520,8 +11612,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart80Records.Put(rec81)
 
 	// net.block#3.layer_norm#2/var = pointwise "/." of _net.block#3.layer_norm#2/var.2, _dim_d.15
-	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_block_3_layer_norm_2_var[0][0][0], &scratch.net_block_3_layer_norm_2_var_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_block_3_layer_norm_2_var[0][0][0], &scratch.net_block_3_layer_norm_2_var_2[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -11544,9 +11638,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// _net.block#3.linear#2/x.2 = pointwise "+" of net.block#3.layer_norm#2/var, _num.9
 
-	// float32 pointwise kernel over 1024 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 1024 elements (c = add(x0,1e-05)): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&scratch.net_block_3_linear_2_x_2[0][0][0], &scratch.net_block_3_layer_norm_2_var[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap4AVX2(&scratch.net_block_3_linear_2_x_2[0][0][0], &scratch.net_block_3_layer_norm_2_var[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -11637,8 +11733,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart88Records.Put(rec89)
 
 	// net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.16
-	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_layer_norm_1_mean[0][0][0], &scratch.net_layer_norm_1_mean_1[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -11675,8 +11773,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart91Records.Put(rec92)
 
 	// net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.17
-	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = div(x0,96)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_layer_norm_1_var[0][0][0], &scratch.net_layer_norm_1_var_2[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -11699,9 +11799,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// _net.linear#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.10
 
-	// float32 pointwise kernel over 1024 elements (c = add(x0,1e-05)): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 1024 elements (c = add(x0,1e-05)): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&scratch.net_linear_1_x_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap4AVX2(&scratch.net_linear_1_x_2[0][0][0], &scratch.net_layer_norm_1_var[0][0][0])
 	} else {
 		for i0 := range 16 {
@@ -11916,8 +12018,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	scratch.train_1_grad[0] += train_2_grad[0] / 1024
 
 	// backprop of op 157 (_train.1 = einsum "++" "..b.. | => 0" of train.cross_entropy#1/picked): g1 =+ g; g1 is train.cross_entropy#1/picked.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap21AVX512(&scratch.train_cross_entropy_1_picked_grad[0][0], &scratch.train_1_grad[0])
+	} else if ocannlAVX2 {
 		ocannlMap21AVX2(&scratch.train_cross_entropy_1_picked_grad[0][0], &scratch.train_1_grad[0])
 	} else {
 		scratch.train_cross_entropy_1_picked_grad = [16][64]float32{}
@@ -11959,8 +12063,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart103Records.Put(rec104)
 
 	// backprop of op 154 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap23AVX512(&scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap23AVX2(&scratch.train_cross_entropy_1_logp_2_grad[0][0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_2_grad = [16][64][1]float32{}
@@ -11995,9 +12101,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 150 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@150 = 128 (no winner yet)
 
-	// float32 pointwise kernel over 1024 elements (c = 128): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 1024 elements (c = 128): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&scratch.train_cross_entropy_1_m_argmax_150[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap26AVX2(&scratch.train_cross_entropy_1_m_argmax_150[0][0][0])
 	} else {
 		for j109 := range 16 {
@@ -12150,8 +12258,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart117Records.Put(rec118)
 
 	// backprop of op 145 (_net.linear#1/x.3 = pointwise sqrt of _net.linear#1/x.2): g1 =+ g / (2 * t); g1 is _net.linear#1/x.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,mul(2,x1)),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_linear_1_x_2_grad[0][0][0], &scratch.net_linear_1_x_3_grad[0][0][0], &scratch.net_linear_1_x_3[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_linear_1_x_2_grad[0][0][0], &scratch.net_linear_1_x_3_grad[0][0][0], &scratch.net_linear_1_x_3[0][0][0])
 	} else {
 		scratch.net_linear_1_x_2_grad = [16][64][1]float32{}
@@ -12166,8 +12276,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	}
 
 	// backprop of op 144 (_net.linear#1/x.2 = pointwise "+" of net.layer_norm#1/var, _num.10): g1 =+ g; g1 is net.layer_norm#1/var.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap22AVX512(&scratch.net_layer_norm_1_var_grad[0][0][0], &scratch.net_linear_1_x_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap22AVX2(&scratch.net_layer_norm_1_var_grad[0][0][0], &scratch.net_linear_1_x_2_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_1_var_grad = [16][64][1]float32{}
@@ -12203,9 +12315,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 142 (net.layer_norm#1/var = pointwise "/." of _net.layer_norm#1/var.2, _dim_d.17): g1 =+ g / v2; g1 is _net.layer_norm#1/var.2.grad
 
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap32AVX512(&scratch.net_layer_norm_1_var_2_grad[0][0][0], &scratch.net_layer_norm_1_var_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap32AVX2(&scratch.net_layer_norm_1_var_2_grad[0][0][0], &scratch.net_layer_norm_1_var_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_1_var_2_grad = [16][64][1]float32{}
@@ -12281,8 +12395,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart124Records.Put(rec125)
 
 	// backprop of op 138 (net.layer_norm#1/mean = pointwise "/." of _net.layer_norm#1/mean.1, _dim_d.16): g1 =+ g / v2; g1 is _net.layer_norm#1/mean.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap32AVX512(&scratch.net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap32AVX2(&scratch.net_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_layer_norm_1_mean_grad[0][0][0])
 	} else {
 		scratch.net_layer_norm_1_mean_1_grad = [16][64][1]float32{}
@@ -12510,8 +12626,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart141Records.Put(rec142)
 
 	// backprop of op 127 (_net.block#3.linear#2/x.3 = pointwise sqrt of _net.block#3.linear#2/x.2): g1 =+ g / (2 * t); g1 is _net.block#3.linear#2/x.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,mul(2,x1)),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_block_3_linear_2_x_2_grad[0][0][0], &scratch.net_block_3_linear_2_x_3_grad[0][0][0], &scratch.net_block_3_linear_2_x_3[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_block_3_linear_2_x_2_grad[0][0][0], &scratch.net_block_3_linear_2_x_3_grad[0][0][0], &scratch.net_block_3_linear_2_x_3[0][0][0])
 	} else {
 		scratch.net_block_3_linear_2_x_2_grad = [16][64][1]float32{}
@@ -12526,8 +12644,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	}
 
 	// backprop of op 126 (_net.block#3.linear#2/x.2 = pointwise "+" of net.block#3.layer_norm#2/var, _num.9): g1 =+ g; g1 is net.block#3.layer_norm#2/var.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap22AVX512(&scratch.net_block_3_layer_norm_2_var_grad[0][0][0], &scratch.net_block_3_linear_2_x_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap22AVX2(&scratch.net_block_3_layer_norm_2_var_grad[0][0][0], &scratch.net_block_3_linear_2_x_2_grad[0][0][0])
 	} else {
 		scratch.net_block_3_layer_norm_2_var_grad = [16][64][1]float32{}
@@ -12563,9 +12683,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 124 (net.block#3.layer_norm#2/var = pointwise "/." of _net.block#3.layer_norm#2/var.2, _dim_d.15): g1 =+ g / v2; g1 is _net.block#3.layer_norm#2/var.2.grad
 
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap32AVX512(&scratch.net_block_3_layer_norm_2_var_2_grad[0][0][0], &scratch.net_block_3_layer_norm_2_var_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap32AVX2(&scratch.net_block_3_layer_norm_2_var_2_grad[0][0][0], &scratch.net_block_3_layer_norm_2_var_grad[0][0][0])
 	} else {
 		scratch.net_block_3_layer_norm_2_var_2_grad = [16][64][1]float32{}
@@ -12638,8 +12760,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart148Records.Put(rec149)
 
 	// backprop of op 120 (net.block#3.layer_norm#2/mean = pointwise "/." of _net.block#3.layer_norm#2/mean.1, _dim_d.14): g1 =+ g / v2; g1 is _net.block#3.layer_norm#2/mean.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap32AVX512(&scratch.net_block_3_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_block_3_layer_norm_2_mean_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap32AVX2(&scratch.net_block_3_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_block_3_layer_norm_2_mean_grad[0][0][0])
 	} else {
 		scratch.net_block_3_layer_norm_2_mean_1_grad = [16][64][1]float32{}
@@ -12782,9 +12906,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 110 (net.block#3.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#3.masked_attention#1/masked): net.block#3.masked_attention#1/m.argmax@110 = 64 (no winner yet)
 
-	// float32 pointwise kernel over 4096 elements (c = 64): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 4096 elements (c = 64): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap44AVX512(&scratch.net_block_3_masked_attention_1_m_argmax_110[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap44AVX2(&scratch.net_block_3_masked_attention_1_m_argmax_110[0][0][0][0])
 	} else {
 		for j173 := range 16 {
@@ -12990,8 +13116,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart178Records.Put(rec179)
 
 	// backprop of op 100 (_net.block#3.masked_attention#1/x.3 = pointwise sqrt of _net.block#3.masked_attention#1/x.2): g1 =+ g / (2 * t); g1 is _net.block#3.masked_attention#1/x.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,mul(2,x1)),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_block_3_masked_attention_1_x_2_grad[0][0][0], &scratch.net_block_3_masked_attention_1_x_3_grad[0][0][0], &scratch.net_block_3_masked_attention_1_x_3[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_block_3_masked_attention_1_x_2_grad[0][0][0], &scratch.net_block_3_masked_attention_1_x_3_grad[0][0][0], &scratch.net_block_3_masked_attention_1_x_3[0][0][0])
 	} else {
 		scratch.net_block_3_masked_attention_1_x_2_grad = [16][64][1]float32{}
@@ -13006,8 +13134,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	}
 
 	// backprop of op 99 (_net.block#3.masked_attention#1/x.2 = pointwise "+" of net.block#3.layer_norm#1/var, _num.7): g1 =+ g; g1 is net.block#3.layer_norm#1/var.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap22AVX512(&scratch.net_block_3_layer_norm_1_var_grad[0][0][0], &scratch.net_block_3_masked_attention_1_x_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap22AVX2(&scratch.net_block_3_layer_norm_1_var_grad[0][0][0], &scratch.net_block_3_masked_attention_1_x_2_grad[0][0][0])
 	} else {
 		scratch.net_block_3_layer_norm_1_var_grad = [16][64][1]float32{}
@@ -13043,9 +13173,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 97 (net.block#3.layer_norm#1/var = pointwise "/." of _net.block#3.layer_norm#1/var.2, _dim_d.12): g1 =+ g / v2; g1 is _net.block#3.layer_norm#1/var.2.grad
 
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap32AVX512(&scratch.net_block_3_layer_norm_1_var_2_grad[0][0][0], &scratch.net_block_3_layer_norm_1_var_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap32AVX2(&scratch.net_block_3_layer_norm_1_var_2_grad[0][0][0], &scratch.net_block_3_layer_norm_1_var_grad[0][0][0])
 	} else {
 		scratch.net_block_3_layer_norm_1_var_2_grad = [16][64][1]float32{}
@@ -13118,8 +13250,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart185Records.Put(rec186)
 
 	// backprop of op 93 (net.block#3.layer_norm#1/mean = pointwise "/." of _net.block#3.layer_norm#1/mean.1, _dim_d.11): g1 =+ g / v2; g1 is _net.block#3.layer_norm#1/mean.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap32AVX512(&scratch.net_block_3_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_block_3_layer_norm_1_mean_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap32AVX2(&scratch.net_block_3_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_block_3_layer_norm_1_mean_grad[0][0][0])
 	} else {
 		scratch.net_block_3_layer_norm_1_mean_1_grad = [16][64][1]float32{}
@@ -13347,8 +13481,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart202Records.Put(rec203)
 
 	// backprop of op 82 (_net.block#2.linear#2/x.3 = pointwise sqrt of _net.block#2.linear#2/x.2): g1 =+ g / (2 * t); g1 is _net.block#2.linear#2/x.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,mul(2,x1)),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_block_2_linear_2_x_2_grad[0][0][0], &scratch.net_block_2_linear_2_x_3_grad[0][0][0], &scratch.net_block_2_linear_2_x_3[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_block_2_linear_2_x_2_grad[0][0][0], &scratch.net_block_2_linear_2_x_3_grad[0][0][0], &scratch.net_block_2_linear_2_x_3[0][0][0])
 	} else {
 		scratch.net_block_2_linear_2_x_2_grad = [16][64][1]float32{}
@@ -13363,8 +13499,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	}
 
 	// backprop of op 81 (_net.block#2.linear#2/x.2 = pointwise "+" of net.block#2.layer_norm#2/var, _num.6): g1 =+ g; g1 is net.block#2.layer_norm#2/var.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap22AVX512(&scratch.net_block_2_layer_norm_2_var_grad[0][0][0], &scratch.net_block_2_linear_2_x_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap22AVX2(&scratch.net_block_2_layer_norm_2_var_grad[0][0][0], &scratch.net_block_2_linear_2_x_2_grad[0][0][0])
 	} else {
 		scratch.net_block_2_layer_norm_2_var_grad = [16][64][1]float32{}
@@ -13400,9 +13538,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 79 (net.block#2.layer_norm#2/var = pointwise "/." of _net.block#2.layer_norm#2/var.2, _dim_d.10): g1 =+ g / v2; g1 is _net.block#2.layer_norm#2/var.2.grad
 
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap32AVX512(&scratch.net_block_2_layer_norm_2_var_2_grad[0][0][0], &scratch.net_block_2_layer_norm_2_var_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap32AVX2(&scratch.net_block_2_layer_norm_2_var_2_grad[0][0][0], &scratch.net_block_2_layer_norm_2_var_grad[0][0][0])
 	} else {
 		scratch.net_block_2_layer_norm_2_var_2_grad = [16][64][1]float32{}
@@ -13475,8 +13615,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart209Records.Put(rec210)
 
 	// backprop of op 75 (net.block#2.layer_norm#2/mean = pointwise "/." of _net.block#2.layer_norm#2/mean.1, _dim_d.9): g1 =+ g / v2; g1 is _net.block#2.layer_norm#2/mean.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap32AVX512(&scratch.net_block_2_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_block_2_layer_norm_2_mean_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap32AVX2(&scratch.net_block_2_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_block_2_layer_norm_2_mean_grad[0][0][0])
 	} else {
 		scratch.net_block_2_layer_norm_2_mean_1_grad = [16][64][1]float32{}
@@ -13619,9 +13761,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 65 (net.block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/masked): net.block#2.masked_attention#1/m.argmax@65 = 64 (no winner yet)
 
-	// float32 pointwise kernel over 4096 elements (c = 64): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 4096 elements (c = 64): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap44AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_65[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap44AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_65[0][0][0][0])
 	} else {
 		for j243 := range 16 {
@@ -13827,8 +13971,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart239Records.Put(rec240)
 
 	// backprop of op 55 (_net.block#2.masked_attention#1/x.3 = pointwise sqrt of _net.block#2.masked_attention#1/x.2): g1 =+ g / (2 * t); g1 is _net.block#2.masked_attention#1/x.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,mul(2,x1)),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_block_2_masked_attention_1_x_2_grad[0][0][0], &scratch.net_block_2_masked_attention_1_x_3_grad[0][0][0], &scratch.net_block_2_masked_attention_1_x_3[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_block_2_masked_attention_1_x_2_grad[0][0][0], &scratch.net_block_2_masked_attention_1_x_3_grad[0][0][0], &scratch.net_block_2_masked_attention_1_x_3[0][0][0])
 	} else {
 		scratch.net_block_2_masked_attention_1_x_2_grad = [16][64][1]float32{}
@@ -13843,8 +13989,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	}
 
 	// backprop of op 54 (_net.block#2.masked_attention#1/x.2 = pointwise "+" of net.block#2.layer_norm#1/var, _num.4): g1 =+ g; g1 is net.block#2.layer_norm#1/var.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap22AVX512(&scratch.net_block_2_layer_norm_1_var_grad[0][0][0], &scratch.net_block_2_masked_attention_1_x_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap22AVX2(&scratch.net_block_2_layer_norm_1_var_grad[0][0][0], &scratch.net_block_2_masked_attention_1_x_2_grad[0][0][0])
 	} else {
 		scratch.net_block_2_layer_norm_1_var_grad = [16][64][1]float32{}
@@ -13880,9 +14028,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 52 (net.block#2.layer_norm#1/var = pointwise "/." of _net.block#2.layer_norm#1/var.2, _dim_d.7): g1 =+ g / v2; g1 is _net.block#2.layer_norm#1/var.2.grad
 
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap32AVX512(&scratch.net_block_2_layer_norm_1_var_2_grad[0][0][0], &scratch.net_block_2_layer_norm_1_var_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap32AVX2(&scratch.net_block_2_layer_norm_1_var_2_grad[0][0][0], &scratch.net_block_2_layer_norm_1_var_grad[0][0][0])
 	} else {
 		scratch.net_block_2_layer_norm_1_var_2_grad = [16][64][1]float32{}
@@ -13955,8 +14105,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart246Records.Put(rec247)
 
 	// backprop of op 48 (net.block#2.layer_norm#1/mean = pointwise "/." of _net.block#2.layer_norm#1/mean.1, _dim_d.6): g1 =+ g / v2; g1 is _net.block#2.layer_norm#1/mean.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap32AVX512(&scratch.net_block_2_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_block_2_layer_norm_1_mean_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap32AVX2(&scratch.net_block_2_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_block_2_layer_norm_1_mean_grad[0][0][0])
 	} else {
 		scratch.net_block_2_layer_norm_1_mean_1_grad = [16][64][1]float32{}
@@ -14184,8 +14336,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart263Records.Put(rec264)
 
 	// backprop of op 37 (_net.block#1.linear#2/x.3 = pointwise sqrt of _net.block#1.linear#2/x.2): g1 =+ g / (2 * t); g1 is _net.block#1.linear#2/x.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,mul(2,x1)),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_block_1_linear_2_x_2_grad[0][0][0], &scratch.net_block_1_linear_2_x_3_grad[0][0][0], &scratch.net_block_1_linear_2_x_3[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_block_1_linear_2_x_2_grad[0][0][0], &scratch.net_block_1_linear_2_x_3_grad[0][0][0], &scratch.net_block_1_linear_2_x_3[0][0][0])
 	} else {
 		scratch.net_block_1_linear_2_x_2_grad = [16][64][1]float32{}
@@ -14200,8 +14354,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	}
 
 	// backprop of op 36 (_net.block#1.linear#2/x.2 = pointwise "+" of net.block#1.layer_norm#2/var, _num.3): g1 =+ g; g1 is net.block#1.layer_norm#2/var.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap22AVX512(&scratch.net_block_1_layer_norm_2_var_grad[0][0][0], &scratch.net_block_1_linear_2_x_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap22AVX2(&scratch.net_block_1_layer_norm_2_var_grad[0][0][0], &scratch.net_block_1_linear_2_x_2_grad[0][0][0])
 	} else {
 		scratch.net_block_1_layer_norm_2_var_grad = [16][64][1]float32{}
@@ -14237,9 +14393,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 34 (net.block#1.layer_norm#2/var = pointwise "/." of _net.block#1.layer_norm#2/var.2, _dim_d.5): g1 =+ g / v2; g1 is _net.block#1.layer_norm#2/var.2.grad
 
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap32AVX512(&scratch.net_block_1_layer_norm_2_var_2_grad[0][0][0], &scratch.net_block_1_layer_norm_2_var_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap32AVX2(&scratch.net_block_1_layer_norm_2_var_2_grad[0][0][0], &scratch.net_block_1_layer_norm_2_var_grad[0][0][0])
 	} else {
 		scratch.net_block_1_layer_norm_2_var_2_grad = [16][64][1]float32{}
@@ -14312,8 +14470,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart270Records.Put(rec271)
 
 	// backprop of op 30 (net.block#1.layer_norm#2/mean = pointwise "/." of _net.block#1.layer_norm#2/mean.1, _dim_d.4): g1 =+ g / v2; g1 is _net.block#1.layer_norm#2/mean.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap32AVX512(&scratch.net_block_1_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_block_1_layer_norm_2_mean_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap32AVX2(&scratch.net_block_1_layer_norm_2_mean_1_grad[0][0][0], &scratch.net_block_1_layer_norm_2_mean_grad[0][0][0])
 	} else {
 		scratch.net_block_1_layer_norm_2_mean_1_grad = [16][64][1]float32{}
@@ -14456,9 +14616,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 20 (net.block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/masked): net.block#1.masked_attention#1/m.argmax@20 = 64 (no winner yet)
 
-	// float32 pointwise kernel over 4096 elements (c = 64): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 4096 elements (c = 64): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap44AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap44AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
 	} else {
 		for j313 := range 16 {
@@ -14664,8 +14826,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart300Records.Put(rec301)
 
 	// backprop of op 10 (_net.block#1.masked_attention#1/x.3 = pointwise sqrt of _net.block#1.masked_attention#1/x.2): g1 =+ g / (2 * t); g1 is _net.block#1.masked_attention#1/x.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,mul(2,x1)),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,mul(2,x1)),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_block_1_masked_attention_1_x_2_grad[0][0][0], &scratch.net_block_1_masked_attention_1_x_3_grad[0][0][0], &scratch.net_block_1_masked_attention_1_x_3[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_block_1_masked_attention_1_x_2_grad[0][0][0], &scratch.net_block_1_masked_attention_1_x_3_grad[0][0][0], &scratch.net_block_1_masked_attention_1_x_3[0][0][0])
 	} else {
 		scratch.net_block_1_masked_attention_1_x_2_grad = [16][64][1]float32{}
@@ -14680,8 +14844,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	}
 
 	// backprop of op 9 (_net.block#1.masked_attention#1/x.2 = pointwise "+" of net.block#1.layer_norm#1/var, _num.1): g1 =+ g; g1 is net.block#1.layer_norm#1/var.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap22AVX512(&scratch.net_block_1_layer_norm_1_var_grad[0][0][0], &scratch.net_block_1_masked_attention_1_x_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap22AVX2(&scratch.net_block_1_layer_norm_1_var_grad[0][0][0], &scratch.net_block_1_masked_attention_1_x_2_grad[0][0][0])
 	} else {
 		scratch.net_block_1_layer_norm_1_var_grad = [16][64][1]float32{}
@@ -14717,9 +14883,11 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 
 	// backprop of op 7 (net.block#1.layer_norm#1/var = pointwise "/." of _net.block#1.layer_norm#1/var.2, _dim_d.2): g1 =+ g / v2; g1 is _net.block#1.layer_norm#1/var.2.grad
 
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap32AVX512(&scratch.net_block_1_layer_norm_1_var_2_grad[0][0][0], &scratch.net_block_1_layer_norm_1_var_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap32AVX2(&scratch.net_block_1_layer_norm_1_var_2_grad[0][0][0], &scratch.net_block_1_layer_norm_1_var_grad[0][0][0])
 	} else {
 		scratch.net_block_1_layer_norm_1_var_2_grad = [16][64][1]float32{}
@@ -14792,8 +14960,10 @@ func ocannlCharLMBackward(ids *[16][64]int32, targets *[16][64]int32, mask *[64]
 	ocannlCharLMBackwardPart307Records.Put(rec308)
 
 	// backprop of op 3 (net.block#1.layer_norm#1/mean = pointwise "/." of _net.block#1.layer_norm#1/mean.1, _dim_d.1): g1 =+ g / v2; g1 is _net.block#1.layer_norm#1/mean.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(div(x0,96),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap32AVX512(&scratch.net_block_1_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_block_1_layer_norm_1_mean_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap32AVX2(&scratch.net_block_1_layer_norm_1_mean_1_grad[0][0][0], &scratch.net_block_1_layer_norm_1_mean_grad[0][0][0])
 	} else {
 		scratch.net_block_1_layer_norm_1_mean_1_grad = [16][64][1]float32{}
@@ -15556,8 +15726,14 @@ type ocannlCharLMBackwardPart11 struct {
 // Part runs part j12 of the nest (0 <= j12 < 8).
 func (r13 *ocannlCharLMBackwardPart11) Part(j12 int) {
 	mask, scratch := r13.mask, r13.scratch
-	// float32 pointwise kernel over 16 rows of 64 elements (c = where(x0,div(x1,x2),-1e+09)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 64 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			for i2 := range 4 {
+				ocannlMap7AVX512(&scratch.net_block_1_masked_attention_1_masked[0][i1+8*j12][i2][0], &mask[i1+8*j12][0], &scratch.net_block_1_masked_attention_1_scores_1[0][i1+8*j12][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			for i2 := range 4 {
 				ocannlMap7AVX2(&scratch.net_block_1_masked_attention_1_masked[0][i1+8*j12][i2][0], &mask[i1+8*j12][0], &scratch.net_block_1_masked_attention_1_scores_1[0][i1+8*j12][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
@@ -16615,8 +16791,14 @@ type ocannlCharLMBackwardPart40 struct {
 // Part runs part j41 of the nest (0 <= j41 < 8).
 func (r43 *ocannlCharLMBackwardPart40) Part(j41 int) {
 	mask, scratch := r43.mask, r43.scratch
-	// float32 pointwise kernel over 16 rows of 64 elements (c = where(x0,div(x1,x2),-1e+09)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 64 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			for i2 := range 4 {
+				ocannlMap7AVX512(&scratch.net_block_2_masked_attention_1_masked[0][i1+8*j41][i2][0], &mask[i1+8*j41][0], &scratch.net_block_2_masked_attention_1_scores_1[0][i1+8*j41][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			for i2 := range 4 {
 				ocannlMap7AVX2(&scratch.net_block_2_masked_attention_1_masked[0][i1+8*j41][i2][0], &mask[i1+8*j41][0], &scratch.net_block_2_masked_attention_1_scores_1[0][i1+8*j41][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
@@ -17674,8 +17856,14 @@ type ocannlCharLMBackwardPart69 struct {
 // Part runs part j70 of the nest (0 <= j70 < 8).
 func (r73 *ocannlCharLMBackwardPart69) Part(j70 int) {
 	mask, scratch := r73.mask, r73.scratch
-	// float32 pointwise kernel over 16 rows of 64 elements (c = where(x0,div(x1,x2),-1e+09)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 64 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 8 {
+			for i2 := range 4 {
+				ocannlMap7AVX512(&scratch.net_block_3_masked_attention_1_masked[0][i1+8*j70][i2][0], &mask[i1+8*j70][0], &scratch.net_block_3_masked_attention_1_scores_1[0][i1+8*j70][i2][0], &scratch.net_block_3_masked_attention_1_scores_2[0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 8 {
 			for i2 := range 4 {
 				ocannlMap7AVX2(&scratch.net_block_3_masked_attention_1_masked[0][i1+8*j70][i2][0], &mask[i1+8*j70][0], &scratch.net_block_3_masked_attention_1_scores_1[0][i1+8*j70][i2][0], &scratch.net_block_3_masked_attention_1_scores_2[0])
@@ -18871,8 +19059,12 @@ type ocannlCharLMBackwardPart102 struct {
 // Part runs part j103 of the nest (0 <= j103 < 8).
 func (r106 *ocannlCharLMBackwardPart102) Part(j103 int) {
 	scratch := r106.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap22AVX512(&scratch.train_cross_entropy_1_z_grad[i0][8*j103][0], &scratch.train_cross_entropy_1_logp_grad[i0][8*j103][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap22AVX2(&scratch.train_cross_entropy_1_z_grad[i0][8*j103][0], &scratch.train_cross_entropy_1_logp_grad[i0][8*j103][0])
 		}
@@ -18933,8 +19125,12 @@ type ocannlCharLMBackwardPart104 struct {
 // Part runs part j105 of the nest (0 <= j105 < 8).
 func (r108 *ocannlCharLMBackwardPart104) Part(j105 int) {
 	scratch := r108.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 128 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 128 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap24AVX512(&scratch.train_cross_entropy_1_logp_1_grad[i0][8*j105][0], &scratch.train_cross_entropy_1_logp_2_grad[i0][8*j105][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap24AVX2(&scratch.train_cross_entropy_1_logp_1_grad[i0][8*j105][0], &scratch.train_cross_entropy_1_logp_2_grad[i0][8*j105][0])
 		}
@@ -18998,8 +19194,12 @@ type ocannlCharLMBackwardPart106 struct {
 // Part runs part j107 of the nest (0 <= j107 < 8).
 func (r110 *ocannlCharLMBackwardPart106) Part(j107 int) {
 	scratch := r110.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap22AVX512(&scratch.train_cross_entropy_1_logits_grad[i0][8*j107][0], &scratch.train_cross_entropy_1_z_grad[i0][8*j107][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap22AVX2(&scratch.train_cross_entropy_1_logits_grad[i0][8*j107][0], &scratch.train_cross_entropy_1_z_grad[i0][8*j107][0])
 		}
@@ -19060,24 +19260,31 @@ type ocannlCharLMBackwardPart108 struct {
 // Part runs part j111 of the nest (0 <= j111 < 8).
 func (r114 *ocannlCharLMBackwardPart108) Part(j111 int) {
 	scratch := r114.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 16 {
+	// float32 along-rows min reduction kernel, 16 rows of 128 elements into 16 cells (c = c min where(eq(x0,x1),x2,128)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for i1 := range 8 {
-			train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0][i1+8*j111]
-			train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][i1+8*j111][0]
-			acc51 := scratch.train_cross_entropy_1_m_argmax_150[i0][i1+8*j111][0]
-			for i2 := range 128 {
-				var r112 float32
-				if train_cross_entropy_1_logitsRow4[i2] == train_cross_entropy_1_mV2 {
-					r112 = 1
+			ocannlReduce7AVX2(&scratch.train_cross_entropy_1_m_argmax_150[0][i1+8*j111][0], &scratch.train_cross_entropy_1_logits[0][i1+8*j111][0], &scratch.train_cross_entropy_1_m[0][i1+8*j111][0], &scratch.ordinals_1[0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			for i1 := range 8 {
+				train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0][i1+8*j111]
+				train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][i1+8*j111][0]
+				acc51 := scratch.train_cross_entropy_1_m_argmax_150[i0][i1+8*j111][0]
+				for i2 := range 128 {
+					var r112 float32
+					if train_cross_entropy_1_logitsRow4[i2] == train_cross_entropy_1_mV2 {
+						r112 = 1
+					}
+					r113 := float32(128)
+					if r112 != 0 {
+						r113 = scratch.ordinals_1[i2]
+					}
+					acc51 = min(acc51, r113)
 				}
-				r113 := float32(128)
-				if r112 != 0 {
-					r113 = scratch.ordinals_1[i2]
-				}
-				acc51 = min(acc51, r113)
+				scratch.train_cross_entropy_1_m_argmax_150[i0][i1+8*j111][0] = acc51
 			}
-			scratch.train_cross_entropy_1_m_argmax_150[i0][i1+8*j111][0] = acc51
 		}
 	}
 }
@@ -19137,8 +19344,12 @@ type ocannlCharLMBackwardPart110 struct {
 // Part runs part j113 of the nest (0 <= j113 < 8).
 func (r118 *ocannlCharLMBackwardPart110) Part(j113 int) {
 	scratch := r118.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap22AVX512(&scratch.train_cross_entropy_1_logits_1_grad[i0][8*j113][0], &scratch.train_cross_entropy_1_logits_grad[i0][8*j113][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap22AVX2(&scratch.train_cross_entropy_1_logits_1_grad[i0][8*j113][0], &scratch.train_cross_entropy_1_logits_grad[i0][8*j113][0])
 		}
@@ -19171,7 +19382,7 @@ func (r119 *ocannlCharLMBackwardPart111) Part(j114 int) {
 	gNetLinear1BPartial[j114] = [128]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 128 elements into 128 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce7AVX2(&gNetLinear1BPartial[j114][0], &scratch.train_cross_entropy_1_logits_grad[2*j114][0][0])
+		ocannlReduce8AVX2(&gNetLinear1BPartial[j114][0], &scratch.train_cross_entropy_1_logits_grad[2*j114][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetLinear1BPartialRow := &gNetLinear1BPartial[j114]
@@ -19286,8 +19497,12 @@ type ocannlCharLMBackwardPart114 struct {
 // Part runs part j118 of the nest (0 <= j118 < 8).
 func (r122 *ocannlCharLMBackwardPart114) Part(j118 int) {
 	scratch := r122.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap28AVX512(&scratch.net_linear_1_x_4_grad[i0][8*j118][0], &scratch.net_linear_1_x_grad[i0][8*j118][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap28AVX2(&scratch.net_linear_1_x_4_grad[i0][8*j118][0], &scratch.net_linear_1_x_grad[i0][8*j118][0])
 		}
@@ -19320,7 +19535,7 @@ func (r123 *ocannlCharLMBackwardPart115) Part(j119 int) {
 	gNetLayerNorm1BetaPartial[j119] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLayerNorm1BetaPartial[j119][0], &scratch.net_linear_1_x_grad[2*j119][0][0])
+		ocannlReduce9AVX2(&gNetLayerNorm1BetaPartial[j119][0], &scratch.net_linear_1_x_grad[2*j119][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j119]
@@ -19355,8 +19570,12 @@ type ocannlCharLMBackwardPart116 struct {
 // Part runs part j121 of the nest (0 <= j121 < 8).
 func (r124 *ocannlCharLMBackwardPart116) Part(j121 int) {
 	scratch := r124.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap29AVX512(&scratch.net_linear_1_x_1_grad[i0][8*j121][0], &scratch.net_linear_1_x_4_grad[i0][8*j121][0], &scratch.net_linear_1_x_3[i0][8*j121][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap29AVX2(&scratch.net_linear_1_x_1_grad[i0][8*j121][0], &scratch.net_linear_1_x_4_grad[i0][8*j121][0], &scratch.net_linear_1_x_3[i0][8*j121][0])
 		}
@@ -19389,7 +19608,7 @@ func (r125 *ocannlCharLMBackwardPart117) Part(j122 int) {
 	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce9AVX2(&scratch.net_linear_1_x_3_grad[0][i1+8*j122][0], &scratch.net_linear_1_x_4_grad[0][i1+8*j122][0], &scratch.net_linear_1_x_1[0][i1+8*j122][0], &scratch.net_linear_1_x_3[0][i1+8*j122][0])
+			ocannlReduce10AVX2(&scratch.net_linear_1_x_3_grad[0][i1+8*j122][0], &scratch.net_linear_1_x_4_grad[0][i1+8*j122][0], &scratch.net_linear_1_x_1[0][i1+8*j122][0], &scratch.net_linear_1_x_3[0][i1+8*j122][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -19424,7 +19643,7 @@ func (r126 *ocannlCharLMBackwardPart118) Part(j123 int) {
 	gNetLayerNorm1GammaPartial[j123] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetLayerNorm1GammaPartial[j123][0], &scratch.net_linear_1_x_1_grad[2*j123][0][0], &scratch.net_layer_norm_1_centered[2*j123][0][0])
+		ocannlReduce11AVX2(&gNetLayerNorm1GammaPartial[j123][0], &scratch.net_linear_1_x_1_grad[2*j123][0][0], &scratch.net_layer_norm_1_centered[2*j123][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j123]
@@ -19464,8 +19683,12 @@ type ocannlCharLMBackwardPart119 struct {
 // Part runs part j125 of the nest (0 <= j125 < 8).
 func (r127 *ocannlCharLMBackwardPart119) Part(j125 int) {
 	pNetLayerNorm1Gamma, scratch := r127.pNetLayerNorm1Gamma, r127.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap31AVX512(&scratch.net_layer_norm_1_centered_grad[i0][8*j125][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[i0][8*j125][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap31AVX2(&scratch.net_layer_norm_1_centered_grad[i0][8*j125][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[i0][8*j125][0])
 		}
@@ -19494,8 +19717,12 @@ type ocannlCharLMBackwardPart120 struct {
 // Part runs part j126 of the nest (0 <= j126 < 8).
 func (r128 *ocannlCharLMBackwardPart120) Part(j126 int) {
 	scratch := r128.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap33AVX512(&scratch.net_layer_norm_1_var_1_grad[i0][8*j126][0], &scratch.net_layer_norm_1_var_2_grad[i0][8*j126][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap33AVX2(&scratch.net_layer_norm_1_var_1_grad[i0][8*j126][0], &scratch.net_layer_norm_1_var_2_grad[i0][8*j126][0])
 		}
@@ -19594,8 +19821,12 @@ type ocannlCharLMBackwardPart123 struct {
 // Part runs part j129 of the nest (0 <= j129 < 8).
 func (r131 *ocannlCharLMBackwardPart123) Part(j129 int) {
 	scratch := r131.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap28AVX512(&scratch.net_h3_grad[i0][8*j129][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j129][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap28AVX2(&scratch.net_h3_grad[i0][8*j129][0], &scratch.net_layer_norm_1_centered_grad[i0][8*j129][0])
 		}
@@ -19627,7 +19858,7 @@ func (r132 *ocannlCharLMBackwardPart124) Part(j130 int) {
 	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce11AVX2(&scratch.net_layer_norm_1_mean_grad[0][i1+8*j130][0], &scratch.net_layer_norm_1_centered_grad[0][i1+8*j130][0])
+			ocannlReduce12AVX2(&scratch.net_layer_norm_1_mean_grad[0][i1+8*j130][0], &scratch.net_layer_norm_1_centered_grad[0][i1+8*j130][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -19690,8 +19921,12 @@ type ocannlCharLMBackwardPart126 struct {
 // Part runs part j132 of the nest (0 <= j132 < 8).
 func (r134 *ocannlCharLMBackwardPart126) Part(j132 int) {
 	scratch := r134.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap28AVX512(&scratch.net_block_3_x1_grad[i0][8*j132][0], &scratch.net_h3_grad[i0][8*j132][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap28AVX2(&scratch.net_block_3_x1_grad[i0][8*j132][0], &scratch.net_h3_grad[i0][8*j132][0])
 		}
@@ -19720,8 +19955,12 @@ type ocannlCharLMBackwardPart127 struct {
 // Part runs part j133 of the nest (0 <= j133 < 8).
 func (r135 *ocannlCharLMBackwardPart127) Part(j133 int) {
 	scratch := r135.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap28AVX512(&scratch.net_h3_1_grad[i0][8*j133][0], &scratch.net_h3_grad[i0][8*j133][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap28AVX2(&scratch.net_h3_1_grad[i0][8*j133][0], &scratch.net_h3_grad[i0][8*j133][0])
 		}
@@ -19751,8 +19990,12 @@ type ocannlCharLMBackwardPart128 struct {
 // Part runs part j134 of the nest (0 <= j134 < 8).
 func (r136 *ocannlCharLMBackwardPart128) Part(j134 int) {
 	nNetBlock3Dropout2Mask, scratch := r136.nNetBlock3Dropout2Mask, r136.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap36AVX512(&scratch.net_block_3_dropout_2_x_grad[i0][8*j134][0], &scratch.net_h3_1_grad[i0][8*j134][0], &nNetBlock3Dropout2Mask[6144*i0+768*j134])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap36AVX2(&scratch.net_block_3_dropout_2_x_grad[i0][8*j134][0], &scratch.net_h3_1_grad[i0][8*j134][0], &nNetBlock3Dropout2Mask[6144*i0+768*j134])
 		}
@@ -19782,8 +20025,12 @@ type ocannlCharLMBackwardPart129 struct {
 // Part runs part j135 of the nest (0 <= j135 < 8).
 func (r137 *ocannlCharLMBackwardPart129) Part(j135 int) {
 	scratch := r137.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap28AVX512(&scratch.net_block_3_dropout_2_x_1_grad[i0][8*j135][0], &scratch.net_block_3_dropout_2_x_grad[i0][8*j135][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap28AVX2(&scratch.net_block_3_dropout_2_x_1_grad[i0][8*j135][0], &scratch.net_block_3_dropout_2_x_grad[i0][8*j135][0])
 		}
@@ -19816,7 +20063,7 @@ func (r138 *ocannlCharLMBackwardPart130) Part(j136 int) {
 	gNetBlock3Linear1BPartial[j136] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock3Linear1BPartial[j136][0], &scratch.net_block_3_dropout_2_x_grad[2*j136][0][0])
+		ocannlReduce9AVX2(&gNetBlock3Linear1BPartial[j136][0], &scratch.net_block_3_dropout_2_x_grad[2*j136][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock3Linear1BPartialRow := &gNetBlock3Linear1BPartial[j136]
@@ -19962,8 +20209,12 @@ type ocannlCharLMBackwardPart134 struct {
 // Part runs part j141 of the nest (0 <= j141 < 8).
 func (r142 *ocannlCharLMBackwardPart134) Part(j141 int) {
 	scratch := r142.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 3072 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 3072 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap38AVX512(&scratch.net_block_3_linear_1_x_1_grad[i0][8*j141][0], &scratch.net_block_3_linear_1_x_2_grad[i0][8*j141][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap38AVX2(&scratch.net_block_3_linear_1_x_1_grad[i0][8*j141][0], &scratch.net_block_3_linear_1_x_2_grad[i0][8*j141][0])
 		}
@@ -19996,7 +20247,7 @@ func (r143 *ocannlCharLMBackwardPart135) Part(j142 int) {
 	gNetBlock3Linear2BPartial[j142] = [384]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 384 elements into 384 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetBlock3Linear2BPartial[j142][0], &scratch.net_block_3_linear_1_x_2_grad[2*j142][0][0])
+		ocannlReduce13AVX2(&gNetBlock3Linear2BPartial[j142][0], &scratch.net_block_3_linear_1_x_2_grad[2*j142][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock3Linear2BPartialRow := &gNetBlock3Linear2BPartial[j142]
@@ -20111,8 +20362,12 @@ type ocannlCharLMBackwardPart138 struct {
 // Part runs part j146 of the nest (0 <= j146 < 8).
 func (r146 *ocannlCharLMBackwardPart138) Part(j146 int) {
 	scratch := r146.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap28AVX512(&scratch.net_block_3_linear_2_x_4_grad[i0][8*j146][0], &scratch.net_block_3_linear_2_x_grad[i0][8*j146][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap28AVX2(&scratch.net_block_3_linear_2_x_4_grad[i0][8*j146][0], &scratch.net_block_3_linear_2_x_grad[i0][8*j146][0])
 		}
@@ -20145,7 +20400,7 @@ func (r147 *ocannlCharLMBackwardPart139) Part(j147 int) {
 	gNetBlock3LayerNorm2BetaPartial[j147] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock3LayerNorm2BetaPartial[j147][0], &scratch.net_block_3_linear_2_x_grad[2*j147][0][0])
+		ocannlReduce9AVX2(&gNetBlock3LayerNorm2BetaPartial[j147][0], &scratch.net_block_3_linear_2_x_grad[2*j147][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock3LayerNorm2BetaPartialRow := &gNetBlock3LayerNorm2BetaPartial[j147]
@@ -20180,8 +20435,12 @@ type ocannlCharLMBackwardPart140 struct {
 // Part runs part j149 of the nest (0 <= j149 < 8).
 func (r148 *ocannlCharLMBackwardPart140) Part(j149 int) {
 	scratch := r148.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap29AVX512(&scratch.net_block_3_linear_2_x_1_grad[i0][8*j149][0], &scratch.net_block_3_linear_2_x_4_grad[i0][8*j149][0], &scratch.net_block_3_linear_2_x_3[i0][8*j149][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap29AVX2(&scratch.net_block_3_linear_2_x_1_grad[i0][8*j149][0], &scratch.net_block_3_linear_2_x_4_grad[i0][8*j149][0], &scratch.net_block_3_linear_2_x_3[i0][8*j149][0])
 		}
@@ -20214,7 +20473,7 @@ func (r149 *ocannlCharLMBackwardPart141) Part(j150 int) {
 	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce9AVX2(&scratch.net_block_3_linear_2_x_3_grad[0][i1+8*j150][0], &scratch.net_block_3_linear_2_x_4_grad[0][i1+8*j150][0], &scratch.net_block_3_linear_2_x_1[0][i1+8*j150][0], &scratch.net_block_3_linear_2_x_3[0][i1+8*j150][0])
+			ocannlReduce10AVX2(&scratch.net_block_3_linear_2_x_3_grad[0][i1+8*j150][0], &scratch.net_block_3_linear_2_x_4_grad[0][i1+8*j150][0], &scratch.net_block_3_linear_2_x_1[0][i1+8*j150][0], &scratch.net_block_3_linear_2_x_3[0][i1+8*j150][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -20249,7 +20508,7 @@ func (r150 *ocannlCharLMBackwardPart142) Part(j151 int) {
 	gNetBlock3LayerNorm2GammaPartial[j151] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock3LayerNorm2GammaPartial[j151][0], &scratch.net_block_3_linear_2_x_1_grad[2*j151][0][0], &scratch.net_block_3_layer_norm_2_centered[2*j151][0][0])
+		ocannlReduce11AVX2(&gNetBlock3LayerNorm2GammaPartial[j151][0], &scratch.net_block_3_linear_2_x_1_grad[2*j151][0][0], &scratch.net_block_3_layer_norm_2_centered[2*j151][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock3LayerNorm2GammaPartialRow := &gNetBlock3LayerNorm2GammaPartial[j151]
@@ -20289,8 +20548,12 @@ type ocannlCharLMBackwardPart143 struct {
 // Part runs part j153 of the nest (0 <= j153 < 8).
 func (r151 *ocannlCharLMBackwardPart143) Part(j153 int) {
 	pNetBlock3LayerNorm2Gamma, scratch := r151.pNetBlock3LayerNorm2Gamma, r151.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap31AVX512(&scratch.net_block_3_layer_norm_2_centered_grad[i0][8*j153][0], &pNetBlock3LayerNorm2Gamma[0], &scratch.net_block_3_linear_2_x_1_grad[i0][8*j153][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap31AVX2(&scratch.net_block_3_layer_norm_2_centered_grad[i0][8*j153][0], &pNetBlock3LayerNorm2Gamma[0], &scratch.net_block_3_linear_2_x_1_grad[i0][8*j153][0])
 		}
@@ -20319,8 +20582,12 @@ type ocannlCharLMBackwardPart144 struct {
 // Part runs part j154 of the nest (0 <= j154 < 8).
 func (r152 *ocannlCharLMBackwardPart144) Part(j154 int) {
 	scratch := r152.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap33AVX512(&scratch.net_block_3_layer_norm_2_var_1_grad[i0][8*j154][0], &scratch.net_block_3_layer_norm_2_var_2_grad[i0][8*j154][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap33AVX2(&scratch.net_block_3_layer_norm_2_var_1_grad[i0][8*j154][0], &scratch.net_block_3_layer_norm_2_var_2_grad[i0][8*j154][0])
 		}
@@ -20456,7 +20723,7 @@ func (r156 *ocannlCharLMBackwardPart148) Part(j158 int) {
 	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce11AVX2(&scratch.net_block_3_layer_norm_2_mean_grad[0][i1+8*j158][0], &scratch.net_block_3_layer_norm_2_centered_grad[0][i1+8*j158][0])
+			ocannlReduce12AVX2(&scratch.net_block_3_layer_norm_2_mean_grad[0][i1+8*j158][0], &scratch.net_block_3_layer_norm_2_centered_grad[0][i1+8*j158][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -20519,8 +20786,12 @@ type ocannlCharLMBackwardPart150 struct {
 // Part runs part j160 of the nest (0 <= j160 < 8).
 func (r158 *ocannlCharLMBackwardPart150) Part(j160 int) {
 	scratch := r158.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap28AVX512(&scratch.net_h2_grad[i0][8*j160][0], &scratch.net_block_3_x1_grad[i0][8*j160][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap28AVX2(&scratch.net_h2_grad[i0][8*j160][0], &scratch.net_block_3_x1_grad[i0][8*j160][0])
 		}
@@ -20549,8 +20820,12 @@ type ocannlCharLMBackwardPart151 struct {
 // Part runs part j161 of the nest (0 <= j161 < 8).
 func (r159 *ocannlCharLMBackwardPart151) Part(j161 int) {
 	scratch := r159.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap28AVX512(&scratch.net_block_3_x1_1_grad[i0][8*j161][0], &scratch.net_block_3_x1_grad[i0][8*j161][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap28AVX2(&scratch.net_block_3_x1_1_grad[i0][8*j161][0], &scratch.net_block_3_x1_grad[i0][8*j161][0])
 		}
@@ -20580,8 +20855,12 @@ type ocannlCharLMBackwardPart152 struct {
 // Part runs part j162 of the nest (0 <= j162 < 8).
 func (r160 *ocannlCharLMBackwardPart152) Part(j162 int) {
 	nNetBlock3Dropout1Mask, scratch := r160.nNetBlock3Dropout1Mask, r160.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap36AVX512(&scratch.net_block_3_dropout_1_x_grad[i0][8*j162][0], &scratch.net_block_3_x1_1_grad[i0][8*j162][0], &nNetBlock3Dropout1Mask[6144*i0+768*j162])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap36AVX2(&scratch.net_block_3_dropout_1_x_grad[i0][8*j162][0], &scratch.net_block_3_x1_1_grad[i0][8*j162][0], &nNetBlock3Dropout1Mask[6144*i0+768*j162])
 		}
@@ -20778,8 +21057,12 @@ type ocannlCharLMBackwardPart157 struct {
 // Part runs part j167 of the nest (0 <= j167 < 8).
 func (r165 *ocannlCharLMBackwardPart157) Part(j167 int) {
 	scratch := r165.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 64 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap40AVX512(&scratch.net_block_3_masked_attention_1_ex_grad[i0][8*j167][0][0], &scratch.net_block_3_masked_attention_1_attn_grad[i0][8*j167][0][0], &scratch.net_block_3_masked_attention_1_attn_1[i0][8*j167][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap40AVX2(&scratch.net_block_3_masked_attention_1_ex_grad[i0][8*j167][0][0], &scratch.net_block_3_masked_attention_1_attn_grad[i0][8*j167][0][0], &scratch.net_block_3_masked_attention_1_attn_1[i0][8*j167][0][0])
 		}
@@ -20814,7 +21097,7 @@ func (r166 *ocannlCharLMBackwardPart158) Part(j168 int) {
 	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlReduce13AVX2(&scratch.net_block_3_masked_attention_1_attn_1_grad[i0][8*j168][0][0], &scratch.net_block_3_masked_attention_1_attn_grad[i0][8*j168][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j168][0][0], &scratch.net_block_3_masked_attention_1_attn_1[i0][8*j168][0][0])
+			ocannlReduce14AVX2(&scratch.net_block_3_masked_attention_1_attn_1_grad[i0][8*j168][0][0], &scratch.net_block_3_masked_attention_1_attn_grad[i0][8*j168][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j168][0][0], &scratch.net_block_3_masked_attention_1_attn_1[i0][8*j168][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -20883,8 +21166,12 @@ type ocannlCharLMBackwardPart160 struct {
 // Part runs part j170 of the nest (0 <= j170 < 8).
 func (r168 *ocannlCharLMBackwardPart160) Part(j170 int) {
 	scratch := r168.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap42AVX512(&scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j170][0][0], &scratch.net_block_3_masked_attention_1_ex_grad[i0][8*j170][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j170][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap42AVX2(&scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j170][0][0], &scratch.net_block_3_masked_attention_1_ex_grad[i0][8*j170][0][0], &scratch.net_block_3_masked_attention_1_ex[i0][8*j170][0][0])
 		}
@@ -20916,8 +21203,12 @@ type ocannlCharLMBackwardPart161 struct {
 // Part runs part j171 of the nest (0 <= j171 < 8).
 func (r169 *ocannlCharLMBackwardPart161) Part(j171 int) {
 	scratch := r169.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap43AVX512(&scratch.net_block_3_masked_attention_1_masked_grad[i0][8*j171][0][0], &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j171][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap43AVX2(&scratch.net_block_3_masked_attention_1_masked_grad[i0][8*j171][0][0], &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j171][0][0])
 		}
@@ -20951,7 +21242,7 @@ func (r170 *ocannlCharLMBackwardPart162) Part(j172 int) {
 	// float32 along-rows sub reduction kernel, 32 rows of 64 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlReduce14AVX2(&scratch.net_block_3_masked_attention_1_m_grad[i0][8*j172][0][0], &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j172][0][0])
+			ocannlReduce15AVX2(&scratch.net_block_3_masked_attention_1_m_grad[i0][8*j172][0][0], &scratch.net_block_3_masked_attention_1_ex_1_grad[i0][8*j172][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -20982,25 +21273,32 @@ type ocannlCharLMBackwardPart163 struct {
 // Part runs part j176 of the nest (0 <= j176 < 8).
 func (r173 *ocannlCharLMBackwardPart163) Part(j176 int) {
 	scratch := r173.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 16 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_block_3_masked_attention_1_maskedRow4 := &scratch.net_block_3_masked_attention_1_masked[i0][i1+8*j176][i2]
-				net_block_3_masked_attention_1_mV2 := scratch.net_block_3_masked_attention_1_m[i0][i1+8*j176][i2][0]
-				acc76 := scratch.net_block_3_masked_attention_1_m_argmax_110[i0][i1+8*j176][i2][0]
-				for i3 := range 64 {
-					var r171 float32
-					if net_block_3_masked_attention_1_maskedRow4[i3] == net_block_3_masked_attention_1_mV2 {
-						r171 = 1
+	// float32 along-rows min reduction kernel, 32 rows of 64 elements into 32 cells (c = c min where(eq(x0,x1),x2,64)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlReduce16AVX2(&scratch.net_block_3_masked_attention_1_m_argmax_110[i0][8*j176][0][0], &scratch.net_block_3_masked_attention_1_masked[i0][8*j176][0][0], &scratch.net_block_3_masked_attention_1_m[i0][8*j176][0][0], &scratch.ordinals_2[0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_block_3_masked_attention_1_maskedRow4 := &scratch.net_block_3_masked_attention_1_masked[i0][i1+8*j176][i2]
+					net_block_3_masked_attention_1_mV2 := scratch.net_block_3_masked_attention_1_m[i0][i1+8*j176][i2][0]
+					acc76 := scratch.net_block_3_masked_attention_1_m_argmax_110[i0][i1+8*j176][i2][0]
+					for i3 := range 64 {
+						var r171 float32
+						if net_block_3_masked_attention_1_maskedRow4[i3] == net_block_3_masked_attention_1_mV2 {
+							r171 = 1
+						}
+						r172 := float32(64)
+						if r171 != 0 {
+							r172 = scratch.ordinals_2[i3]
+						}
+						acc76 = min(acc76, r172)
 					}
-					r172 := float32(64)
-					if r171 != 0 {
-						r172 = scratch.ordinals_2[i3]
-					}
-					acc76 = min(acc76, r172)
+					scratch.net_block_3_masked_attention_1_m_argmax_110[i0][i1+8*j176][i2][0] = acc76
 				}
-				scratch.net_block_3_masked_attention_1_m_argmax_110[i0][i1+8*j176][i2][0] = acc76
 			}
 		}
 	}
@@ -21064,8 +21362,14 @@ type ocannlCharLMBackwardPart165 struct {
 // Part runs part j178 of the nest (0 <= j178 < 8).
 func (r178 *ocannlCharLMBackwardPart165) Part(j178 int) {
 	mask, scratch := r178.mask, r178.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 4 rows of 64 elements (c = add(where(x0,x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 4 rows of 64 elements (c = add(where(x0,x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				ocannlMap46AVX512(&scratch.net_block_3_masked_attention_1_scores_grad[i0][i1+8*j178][0][0], &mask[i1+8*j178][0], &scratch.net_block_3_masked_attention_1_masked_grad[i0][i1+8*j178][0][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			for i1 := range 8 {
 				ocannlMap46AVX2(&scratch.net_block_3_masked_attention_1_scores_grad[i0][i1+8*j178][0][0], &mask[i1+8*j178][0], &scratch.net_block_3_masked_attention_1_masked_grad[i0][i1+8*j178][0][0])
@@ -21103,8 +21407,12 @@ type ocannlCharLMBackwardPart166 struct {
 // Part runs part j179 of the nest (0 <= j179 < 8).
 func (r179 *ocannlCharLMBackwardPart166) Part(j179 int) {
 	scratch := r179.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap47AVX512(&scratch.net_block_3_masked_attention_1_scores_1_grad[i0][8*j179][0][0], &scratch.net_block_3_masked_attention_1_scores_grad[i0][8*j179][0][0], &scratch.net_block_3_masked_attention_1_scores_2[0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap47AVX2(&scratch.net_block_3_masked_attention_1_scores_1_grad[i0][8*j179][0][0], &scratch.net_block_3_masked_attention_1_scores_grad[i0][8*j179][0][0], &scratch.net_block_3_masked_attention_1_scores_2[0])
 		}
@@ -21486,8 +21794,12 @@ type ocannlCharLMBackwardPart175 struct {
 // Part runs part j188 of the nest (0 <= j188 < 8).
 func (r188 *ocannlCharLMBackwardPart175) Part(j188 int) {
 	scratch := r188.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap28AVX512(&scratch.net_block_3_masked_attention_1_x_4_grad[i0][8*j188][0], &scratch.net_block_3_masked_attention_1_x_grad[i0][8*j188][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap28AVX2(&scratch.net_block_3_masked_attention_1_x_4_grad[i0][8*j188][0], &scratch.net_block_3_masked_attention_1_x_grad[i0][8*j188][0])
 		}
@@ -21520,7 +21832,7 @@ func (r189 *ocannlCharLMBackwardPart176) Part(j189 int) {
 	gNetBlock3LayerNorm1BetaPartial[j189] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock3LayerNorm1BetaPartial[j189][0], &scratch.net_block_3_masked_attention_1_x_grad[2*j189][0][0])
+		ocannlReduce9AVX2(&gNetBlock3LayerNorm1BetaPartial[j189][0], &scratch.net_block_3_masked_attention_1_x_grad[2*j189][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock3LayerNorm1BetaPartialRow := &gNetBlock3LayerNorm1BetaPartial[j189]
@@ -21555,8 +21867,12 @@ type ocannlCharLMBackwardPart177 struct {
 // Part runs part j191 of the nest (0 <= j191 < 8).
 func (r190 *ocannlCharLMBackwardPart177) Part(j191 int) {
 	scratch := r190.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap29AVX512(&scratch.net_block_3_masked_attention_1_x_1_grad[i0][8*j191][0], &scratch.net_block_3_masked_attention_1_x_4_grad[i0][8*j191][0], &scratch.net_block_3_masked_attention_1_x_3[i0][8*j191][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap29AVX2(&scratch.net_block_3_masked_attention_1_x_1_grad[i0][8*j191][0], &scratch.net_block_3_masked_attention_1_x_4_grad[i0][8*j191][0], &scratch.net_block_3_masked_attention_1_x_3[i0][8*j191][0])
 		}
@@ -21589,7 +21905,7 @@ func (r191 *ocannlCharLMBackwardPart178) Part(j192 int) {
 	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce9AVX2(&scratch.net_block_3_masked_attention_1_x_3_grad[0][i1+8*j192][0], &scratch.net_block_3_masked_attention_1_x_4_grad[0][i1+8*j192][0], &scratch.net_block_3_masked_attention_1_x_1[0][i1+8*j192][0], &scratch.net_block_3_masked_attention_1_x_3[0][i1+8*j192][0])
+			ocannlReduce10AVX2(&scratch.net_block_3_masked_attention_1_x_3_grad[0][i1+8*j192][0], &scratch.net_block_3_masked_attention_1_x_4_grad[0][i1+8*j192][0], &scratch.net_block_3_masked_attention_1_x_1[0][i1+8*j192][0], &scratch.net_block_3_masked_attention_1_x_3[0][i1+8*j192][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -21624,7 +21940,7 @@ func (r192 *ocannlCharLMBackwardPart179) Part(j193 int) {
 	gNetBlock3LayerNorm1GammaPartial[j193] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock3LayerNorm1GammaPartial[j193][0], &scratch.net_block_3_masked_attention_1_x_1_grad[2*j193][0][0], &scratch.net_block_3_layer_norm_1_centered[2*j193][0][0])
+		ocannlReduce11AVX2(&gNetBlock3LayerNorm1GammaPartial[j193][0], &scratch.net_block_3_masked_attention_1_x_1_grad[2*j193][0][0], &scratch.net_block_3_layer_norm_1_centered[2*j193][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock3LayerNorm1GammaPartialRow := &gNetBlock3LayerNorm1GammaPartial[j193]
@@ -21664,8 +21980,12 @@ type ocannlCharLMBackwardPart180 struct {
 // Part runs part j195 of the nest (0 <= j195 < 8).
 func (r193 *ocannlCharLMBackwardPart180) Part(j195 int) {
 	pNetBlock3LayerNorm1Gamma, scratch := r193.pNetBlock3LayerNorm1Gamma, r193.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap31AVX512(&scratch.net_block_3_layer_norm_1_centered_grad[i0][8*j195][0], &pNetBlock3LayerNorm1Gamma[0], &scratch.net_block_3_masked_attention_1_x_1_grad[i0][8*j195][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap31AVX2(&scratch.net_block_3_layer_norm_1_centered_grad[i0][8*j195][0], &pNetBlock3LayerNorm1Gamma[0], &scratch.net_block_3_masked_attention_1_x_1_grad[i0][8*j195][0])
 		}
@@ -21694,8 +22014,12 @@ type ocannlCharLMBackwardPart181 struct {
 // Part runs part j196 of the nest (0 <= j196 < 8).
 func (r194 *ocannlCharLMBackwardPart181) Part(j196 int) {
 	scratch := r194.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap33AVX512(&scratch.net_block_3_layer_norm_1_var_1_grad[i0][8*j196][0], &scratch.net_block_3_layer_norm_1_var_2_grad[i0][8*j196][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap33AVX2(&scratch.net_block_3_layer_norm_1_var_1_grad[i0][8*j196][0], &scratch.net_block_3_layer_norm_1_var_2_grad[i0][8*j196][0])
 		}
@@ -21831,7 +22155,7 @@ func (r198 *ocannlCharLMBackwardPart185) Part(j200 int) {
 	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce11AVX2(&scratch.net_block_3_layer_norm_1_mean_grad[0][i1+8*j200][0], &scratch.net_block_3_layer_norm_1_centered_grad[0][i1+8*j200][0])
+			ocannlReduce12AVX2(&scratch.net_block_3_layer_norm_1_mean_grad[0][i1+8*j200][0], &scratch.net_block_3_layer_norm_1_centered_grad[0][i1+8*j200][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -21894,8 +22218,12 @@ type ocannlCharLMBackwardPart187 struct {
 // Part runs part j202 of the nest (0 <= j202 < 8).
 func (r200 *ocannlCharLMBackwardPart187) Part(j202 int) {
 	scratch := r200.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap28AVX512(&scratch.net_block_2_x1_grad[i0][8*j202][0], &scratch.net_h2_grad[i0][8*j202][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap28AVX2(&scratch.net_block_2_x1_grad[i0][8*j202][0], &scratch.net_h2_grad[i0][8*j202][0])
 		}
@@ -21924,8 +22252,12 @@ type ocannlCharLMBackwardPart188 struct {
 // Part runs part j203 of the nest (0 <= j203 < 8).
 func (r201 *ocannlCharLMBackwardPart188) Part(j203 int) {
 	scratch := r201.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap28AVX512(&scratch.net_h2_1_grad[i0][8*j203][0], &scratch.net_h2_grad[i0][8*j203][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap28AVX2(&scratch.net_h2_1_grad[i0][8*j203][0], &scratch.net_h2_grad[i0][8*j203][0])
 		}
@@ -21955,8 +22287,12 @@ type ocannlCharLMBackwardPart189 struct {
 // Part runs part j204 of the nest (0 <= j204 < 8).
 func (r202 *ocannlCharLMBackwardPart189) Part(j204 int) {
 	nNetBlock2Dropout2Mask, scratch := r202.nNetBlock2Dropout2Mask, r202.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap36AVX512(&scratch.net_block_2_dropout_2_x_grad[i0][8*j204][0], &scratch.net_h2_1_grad[i0][8*j204][0], &nNetBlock2Dropout2Mask[6144*i0+768*j204])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap36AVX2(&scratch.net_block_2_dropout_2_x_grad[i0][8*j204][0], &scratch.net_h2_1_grad[i0][8*j204][0], &nNetBlock2Dropout2Mask[6144*i0+768*j204])
 		}
@@ -21986,8 +22322,12 @@ type ocannlCharLMBackwardPart190 struct {
 // Part runs part j205 of the nest (0 <= j205 < 8).
 func (r203 *ocannlCharLMBackwardPart190) Part(j205 int) {
 	scratch := r203.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap28AVX512(&scratch.net_block_2_dropout_2_x_1_grad[i0][8*j205][0], &scratch.net_block_2_dropout_2_x_grad[i0][8*j205][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap28AVX2(&scratch.net_block_2_dropout_2_x_1_grad[i0][8*j205][0], &scratch.net_block_2_dropout_2_x_grad[i0][8*j205][0])
 		}
@@ -22020,7 +22360,7 @@ func (r204 *ocannlCharLMBackwardPart191) Part(j206 int) {
 	gNetBlock2Linear1BPartial[j206] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock2Linear1BPartial[j206][0], &scratch.net_block_2_dropout_2_x_grad[2*j206][0][0])
+		ocannlReduce9AVX2(&gNetBlock2Linear1BPartial[j206][0], &scratch.net_block_2_dropout_2_x_grad[2*j206][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2Linear1BPartialRow := &gNetBlock2Linear1BPartial[j206]
@@ -22166,8 +22506,12 @@ type ocannlCharLMBackwardPart195 struct {
 // Part runs part j211 of the nest (0 <= j211 < 8).
 func (r208 *ocannlCharLMBackwardPart195) Part(j211 int) {
 	scratch := r208.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 3072 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 3072 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap38AVX512(&scratch.net_block_2_linear_1_x_1_grad[i0][8*j211][0], &scratch.net_block_2_linear_1_x_2_grad[i0][8*j211][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap38AVX2(&scratch.net_block_2_linear_1_x_1_grad[i0][8*j211][0], &scratch.net_block_2_linear_1_x_2_grad[i0][8*j211][0])
 		}
@@ -22200,7 +22544,7 @@ func (r209 *ocannlCharLMBackwardPart196) Part(j212 int) {
 	gNetBlock2Linear2BPartial[j212] = [384]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 384 elements into 384 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetBlock2Linear2BPartial[j212][0], &scratch.net_block_2_linear_1_x_2_grad[2*j212][0][0])
+		ocannlReduce13AVX2(&gNetBlock2Linear2BPartial[j212][0], &scratch.net_block_2_linear_1_x_2_grad[2*j212][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2Linear2BPartialRow := &gNetBlock2Linear2BPartial[j212]
@@ -22315,8 +22659,12 @@ type ocannlCharLMBackwardPart199 struct {
 // Part runs part j216 of the nest (0 <= j216 < 8).
 func (r212 *ocannlCharLMBackwardPart199) Part(j216 int) {
 	scratch := r212.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap28AVX512(&scratch.net_block_2_linear_2_x_4_grad[i0][8*j216][0], &scratch.net_block_2_linear_2_x_grad[i0][8*j216][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap28AVX2(&scratch.net_block_2_linear_2_x_4_grad[i0][8*j216][0], &scratch.net_block_2_linear_2_x_grad[i0][8*j216][0])
 		}
@@ -22349,7 +22697,7 @@ func (r213 *ocannlCharLMBackwardPart200) Part(j217 int) {
 	gNetBlock2LayerNorm2BetaPartial[j217] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock2LayerNorm2BetaPartial[j217][0], &scratch.net_block_2_linear_2_x_grad[2*j217][0][0])
+		ocannlReduce9AVX2(&gNetBlock2LayerNorm2BetaPartial[j217][0], &scratch.net_block_2_linear_2_x_grad[2*j217][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2LayerNorm2BetaPartialRow := &gNetBlock2LayerNorm2BetaPartial[j217]
@@ -22384,8 +22732,12 @@ type ocannlCharLMBackwardPart201 struct {
 // Part runs part j219 of the nest (0 <= j219 < 8).
 func (r214 *ocannlCharLMBackwardPart201) Part(j219 int) {
 	scratch := r214.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap29AVX512(&scratch.net_block_2_linear_2_x_1_grad[i0][8*j219][0], &scratch.net_block_2_linear_2_x_4_grad[i0][8*j219][0], &scratch.net_block_2_linear_2_x_3[i0][8*j219][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap29AVX2(&scratch.net_block_2_linear_2_x_1_grad[i0][8*j219][0], &scratch.net_block_2_linear_2_x_4_grad[i0][8*j219][0], &scratch.net_block_2_linear_2_x_3[i0][8*j219][0])
 		}
@@ -22418,7 +22770,7 @@ func (r215 *ocannlCharLMBackwardPart202) Part(j220 int) {
 	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce9AVX2(&scratch.net_block_2_linear_2_x_3_grad[0][i1+8*j220][0], &scratch.net_block_2_linear_2_x_4_grad[0][i1+8*j220][0], &scratch.net_block_2_linear_2_x_1[0][i1+8*j220][0], &scratch.net_block_2_linear_2_x_3[0][i1+8*j220][0])
+			ocannlReduce10AVX2(&scratch.net_block_2_linear_2_x_3_grad[0][i1+8*j220][0], &scratch.net_block_2_linear_2_x_4_grad[0][i1+8*j220][0], &scratch.net_block_2_linear_2_x_1[0][i1+8*j220][0], &scratch.net_block_2_linear_2_x_3[0][i1+8*j220][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -22453,7 +22805,7 @@ func (r216 *ocannlCharLMBackwardPart203) Part(j221 int) {
 	gNetBlock2LayerNorm2GammaPartial[j221] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock2LayerNorm2GammaPartial[j221][0], &scratch.net_block_2_linear_2_x_1_grad[2*j221][0][0], &scratch.net_block_2_layer_norm_2_centered[2*j221][0][0])
+		ocannlReduce11AVX2(&gNetBlock2LayerNorm2GammaPartial[j221][0], &scratch.net_block_2_linear_2_x_1_grad[2*j221][0][0], &scratch.net_block_2_layer_norm_2_centered[2*j221][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2LayerNorm2GammaPartialRow := &gNetBlock2LayerNorm2GammaPartial[j221]
@@ -22493,8 +22845,12 @@ type ocannlCharLMBackwardPart204 struct {
 // Part runs part j223 of the nest (0 <= j223 < 8).
 func (r217 *ocannlCharLMBackwardPart204) Part(j223 int) {
 	pNetBlock2LayerNorm2Gamma, scratch := r217.pNetBlock2LayerNorm2Gamma, r217.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap31AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[i0][8*j223][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_linear_2_x_1_grad[i0][8*j223][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap31AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[i0][8*j223][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_linear_2_x_1_grad[i0][8*j223][0])
 		}
@@ -22523,8 +22879,12 @@ type ocannlCharLMBackwardPart205 struct {
 // Part runs part j224 of the nest (0 <= j224 < 8).
 func (r218 *ocannlCharLMBackwardPart205) Part(j224 int) {
 	scratch := r218.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap33AVX512(&scratch.net_block_2_layer_norm_2_var_1_grad[i0][8*j224][0], &scratch.net_block_2_layer_norm_2_var_2_grad[i0][8*j224][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap33AVX2(&scratch.net_block_2_layer_norm_2_var_1_grad[i0][8*j224][0], &scratch.net_block_2_layer_norm_2_var_2_grad[i0][8*j224][0])
 		}
@@ -22660,7 +23020,7 @@ func (r222 *ocannlCharLMBackwardPart209) Part(j228 int) {
 	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce11AVX2(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+8*j228][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+8*j228][0])
+			ocannlReduce12AVX2(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+8*j228][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+8*j228][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -22723,8 +23083,12 @@ type ocannlCharLMBackwardPart211 struct {
 // Part runs part j230 of the nest (0 <= j230 < 8).
 func (r224 *ocannlCharLMBackwardPart211) Part(j230 int) {
 	scratch := r224.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap28AVX512(&scratch.net_h1_grad[i0][8*j230][0], &scratch.net_block_2_x1_grad[i0][8*j230][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap28AVX2(&scratch.net_h1_grad[i0][8*j230][0], &scratch.net_block_2_x1_grad[i0][8*j230][0])
 		}
@@ -22753,8 +23117,12 @@ type ocannlCharLMBackwardPart212 struct {
 // Part runs part j231 of the nest (0 <= j231 < 8).
 func (r225 *ocannlCharLMBackwardPart212) Part(j231 int) {
 	scratch := r225.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap28AVX512(&scratch.net_block_2_x1_1_grad[i0][8*j231][0], &scratch.net_block_2_x1_grad[i0][8*j231][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap28AVX2(&scratch.net_block_2_x1_1_grad[i0][8*j231][0], &scratch.net_block_2_x1_grad[i0][8*j231][0])
 		}
@@ -22784,8 +23152,12 @@ type ocannlCharLMBackwardPart213 struct {
 // Part runs part j232 of the nest (0 <= j232 < 8).
 func (r226 *ocannlCharLMBackwardPart213) Part(j232 int) {
 	nNetBlock2Dropout1Mask, scratch := r226.nNetBlock2Dropout1Mask, r226.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap36AVX512(&scratch.net_block_2_dropout_1_x_grad[i0][8*j232][0], &scratch.net_block_2_x1_1_grad[i0][8*j232][0], &nNetBlock2Dropout1Mask[6144*i0+768*j232])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap36AVX2(&scratch.net_block_2_dropout_1_x_grad[i0][8*j232][0], &scratch.net_block_2_x1_1_grad[i0][8*j232][0], &nNetBlock2Dropout1Mask[6144*i0+768*j232])
 		}
@@ -22982,8 +23354,12 @@ type ocannlCharLMBackwardPart218 struct {
 // Part runs part j237 of the nest (0 <= j237 < 8).
 func (r231 *ocannlCharLMBackwardPart218) Part(j237 int) {
 	scratch := r231.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 64 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap40AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[i0][8*j237][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[i0][8*j237][0][0], &scratch.net_block_2_masked_attention_1_attn_1[i0][8*j237][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap40AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[i0][8*j237][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[i0][8*j237][0][0], &scratch.net_block_2_masked_attention_1_attn_1[i0][8*j237][0][0])
 		}
@@ -23018,7 +23394,7 @@ func (r232 *ocannlCharLMBackwardPart219) Part(j238 int) {
 	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlReduce13AVX2(&scratch.net_block_2_masked_attention_1_attn_1_grad[i0][8*j238][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[i0][8*j238][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j238][0][0], &scratch.net_block_2_masked_attention_1_attn_1[i0][8*j238][0][0])
+			ocannlReduce14AVX2(&scratch.net_block_2_masked_attention_1_attn_1_grad[i0][8*j238][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[i0][8*j238][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j238][0][0], &scratch.net_block_2_masked_attention_1_attn_1[i0][8*j238][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -23087,8 +23463,12 @@ type ocannlCharLMBackwardPart221 struct {
 // Part runs part j240 of the nest (0 <= j240 < 8).
 func (r234 *ocannlCharLMBackwardPart221) Part(j240 int) {
 	scratch := r234.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap42AVX512(&scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j240][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[i0][8*j240][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j240][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap42AVX2(&scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j240][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[i0][8*j240][0][0], &scratch.net_block_2_masked_attention_1_ex[i0][8*j240][0][0])
 		}
@@ -23120,8 +23500,12 @@ type ocannlCharLMBackwardPart222 struct {
 // Part runs part j241 of the nest (0 <= j241 < 8).
 func (r235 *ocannlCharLMBackwardPart222) Part(j241 int) {
 	scratch := r235.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap43AVX512(&scratch.net_block_2_masked_attention_1_masked_grad[i0][8*j241][0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j241][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap43AVX2(&scratch.net_block_2_masked_attention_1_masked_grad[i0][8*j241][0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j241][0][0])
 		}
@@ -23155,7 +23539,7 @@ func (r236 *ocannlCharLMBackwardPart223) Part(j242 int) {
 	// float32 along-rows sub reduction kernel, 32 rows of 64 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlReduce14AVX2(&scratch.net_block_2_masked_attention_1_m_grad[i0][8*j242][0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j242][0][0])
+			ocannlReduce15AVX2(&scratch.net_block_2_masked_attention_1_m_grad[i0][8*j242][0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[i0][8*j242][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -23186,25 +23570,32 @@ type ocannlCharLMBackwardPart224 struct {
 // Part runs part j246 of the nest (0 <= j246 < 8).
 func (r239 *ocannlCharLMBackwardPart224) Part(j246 int) {
 	scratch := r239.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 16 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_block_2_masked_attention_1_maskedRow4 := &scratch.net_block_2_masked_attention_1_masked[i0][i1+8*j246][i2]
-				net_block_2_masked_attention_1_mV2 := scratch.net_block_2_masked_attention_1_m[i0][i1+8*j246][i2][0]
-				acc102 := scratch.net_block_2_masked_attention_1_m_argmax_65[i0][i1+8*j246][i2][0]
-				for i3 := range 64 {
-					var r237 float32
-					if net_block_2_masked_attention_1_maskedRow4[i3] == net_block_2_masked_attention_1_mV2 {
-						r237 = 1
+	// float32 along-rows min reduction kernel, 32 rows of 64 elements into 32 cells (c = c min where(eq(x0,x1),x2,64)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlReduce16AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_65[i0][8*j246][0][0], &scratch.net_block_2_masked_attention_1_masked[i0][8*j246][0][0], &scratch.net_block_2_masked_attention_1_m[i0][8*j246][0][0], &scratch.ordinals_2[0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_block_2_masked_attention_1_maskedRow4 := &scratch.net_block_2_masked_attention_1_masked[i0][i1+8*j246][i2]
+					net_block_2_masked_attention_1_mV2 := scratch.net_block_2_masked_attention_1_m[i0][i1+8*j246][i2][0]
+					acc102 := scratch.net_block_2_masked_attention_1_m_argmax_65[i0][i1+8*j246][i2][0]
+					for i3 := range 64 {
+						var r237 float32
+						if net_block_2_masked_attention_1_maskedRow4[i3] == net_block_2_masked_attention_1_mV2 {
+							r237 = 1
+						}
+						r238 := float32(64)
+						if r237 != 0 {
+							r238 = scratch.ordinals_2[i3]
+						}
+						acc102 = min(acc102, r238)
 					}
-					r238 := float32(64)
-					if r237 != 0 {
-						r238 = scratch.ordinals_2[i3]
-					}
-					acc102 = min(acc102, r238)
+					scratch.net_block_2_masked_attention_1_m_argmax_65[i0][i1+8*j246][i2][0] = acc102
 				}
-				scratch.net_block_2_masked_attention_1_m_argmax_65[i0][i1+8*j246][i2][0] = acc102
 			}
 		}
 	}
@@ -23268,8 +23659,14 @@ type ocannlCharLMBackwardPart226 struct {
 // Part runs part j248 of the nest (0 <= j248 < 8).
 func (r244 *ocannlCharLMBackwardPart226) Part(j248 int) {
 	mask, scratch := r244.mask, r244.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 4 rows of 64 elements (c = add(where(x0,x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 4 rows of 64 elements (c = add(where(x0,x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				ocannlMap46AVX512(&scratch.net_block_2_masked_attention_1_scores_grad[i0][i1+8*j248][0][0], &mask[i1+8*j248][0], &scratch.net_block_2_masked_attention_1_masked_grad[i0][i1+8*j248][0][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			for i1 := range 8 {
 				ocannlMap46AVX2(&scratch.net_block_2_masked_attention_1_scores_grad[i0][i1+8*j248][0][0], &mask[i1+8*j248][0], &scratch.net_block_2_masked_attention_1_masked_grad[i0][i1+8*j248][0][0])
@@ -23307,8 +23704,12 @@ type ocannlCharLMBackwardPart227 struct {
 // Part runs part j249 of the nest (0 <= j249 < 8).
 func (r245 *ocannlCharLMBackwardPart227) Part(j249 int) {
 	scratch := r245.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap47AVX512(&scratch.net_block_2_masked_attention_1_scores_1_grad[i0][8*j249][0][0], &scratch.net_block_2_masked_attention_1_scores_grad[i0][8*j249][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap47AVX2(&scratch.net_block_2_masked_attention_1_scores_1_grad[i0][8*j249][0][0], &scratch.net_block_2_masked_attention_1_scores_grad[i0][8*j249][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
 		}
@@ -23690,8 +24091,12 @@ type ocannlCharLMBackwardPart236 struct {
 // Part runs part j258 of the nest (0 <= j258 < 8).
 func (r254 *ocannlCharLMBackwardPart236) Part(j258 int) {
 	scratch := r254.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap28AVX512(&scratch.net_block_2_masked_attention_1_x_4_grad[i0][8*j258][0], &scratch.net_block_2_masked_attention_1_x_grad[i0][8*j258][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap28AVX2(&scratch.net_block_2_masked_attention_1_x_4_grad[i0][8*j258][0], &scratch.net_block_2_masked_attention_1_x_grad[i0][8*j258][0])
 		}
@@ -23724,7 +24129,7 @@ func (r255 *ocannlCharLMBackwardPart237) Part(j259 int) {
 	gNetBlock2LayerNorm1BetaPartial[j259] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock2LayerNorm1BetaPartial[j259][0], &scratch.net_block_2_masked_attention_1_x_grad[2*j259][0][0])
+		ocannlReduce9AVX2(&gNetBlock2LayerNorm1BetaPartial[j259][0], &scratch.net_block_2_masked_attention_1_x_grad[2*j259][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2LayerNorm1BetaPartialRow := &gNetBlock2LayerNorm1BetaPartial[j259]
@@ -23759,8 +24164,12 @@ type ocannlCharLMBackwardPart238 struct {
 // Part runs part j261 of the nest (0 <= j261 < 8).
 func (r256 *ocannlCharLMBackwardPart238) Part(j261 int) {
 	scratch := r256.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap29AVX512(&scratch.net_block_2_masked_attention_1_x_1_grad[i0][8*j261][0], &scratch.net_block_2_masked_attention_1_x_4_grad[i0][8*j261][0], &scratch.net_block_2_masked_attention_1_x_3[i0][8*j261][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap29AVX2(&scratch.net_block_2_masked_attention_1_x_1_grad[i0][8*j261][0], &scratch.net_block_2_masked_attention_1_x_4_grad[i0][8*j261][0], &scratch.net_block_2_masked_attention_1_x_3[i0][8*j261][0])
 		}
@@ -23793,7 +24202,7 @@ func (r257 *ocannlCharLMBackwardPart239) Part(j262 int) {
 	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce9AVX2(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+8*j262][0], &scratch.net_block_2_masked_attention_1_x_4_grad[0][i1+8*j262][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+8*j262][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+8*j262][0])
+			ocannlReduce10AVX2(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+8*j262][0], &scratch.net_block_2_masked_attention_1_x_4_grad[0][i1+8*j262][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+8*j262][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+8*j262][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -23828,7 +24237,7 @@ func (r258 *ocannlCharLMBackwardPart240) Part(j263 int) {
 	gNetBlock2LayerNorm1GammaPartial[j263] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock2LayerNorm1GammaPartial[j263][0], &scratch.net_block_2_masked_attention_1_x_1_grad[2*j263][0][0], &scratch.net_block_2_layer_norm_1_centered[2*j263][0][0])
+		ocannlReduce11AVX2(&gNetBlock2LayerNorm1GammaPartial[j263][0], &scratch.net_block_2_masked_attention_1_x_1_grad[2*j263][0][0], &scratch.net_block_2_layer_norm_1_centered[2*j263][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2LayerNorm1GammaPartialRow := &gNetBlock2LayerNorm1GammaPartial[j263]
@@ -23868,8 +24277,12 @@ type ocannlCharLMBackwardPart241 struct {
 // Part runs part j265 of the nest (0 <= j265 < 8).
 func (r259 *ocannlCharLMBackwardPart241) Part(j265 int) {
 	pNetBlock2LayerNorm1Gamma, scratch := r259.pNetBlock2LayerNorm1Gamma, r259.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap31AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[i0][8*j265][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[i0][8*j265][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap31AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[i0][8*j265][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[i0][8*j265][0])
 		}
@@ -23898,8 +24311,12 @@ type ocannlCharLMBackwardPart242 struct {
 // Part runs part j266 of the nest (0 <= j266 < 8).
 func (r260 *ocannlCharLMBackwardPart242) Part(j266 int) {
 	scratch := r260.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap33AVX512(&scratch.net_block_2_layer_norm_1_var_1_grad[i0][8*j266][0], &scratch.net_block_2_layer_norm_1_var_2_grad[i0][8*j266][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap33AVX2(&scratch.net_block_2_layer_norm_1_var_1_grad[i0][8*j266][0], &scratch.net_block_2_layer_norm_1_var_2_grad[i0][8*j266][0])
 		}
@@ -24035,7 +24452,7 @@ func (r264 *ocannlCharLMBackwardPart246) Part(j270 int) {
 	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce11AVX2(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+8*j270][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+8*j270][0])
+			ocannlReduce12AVX2(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+8*j270][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+8*j270][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -24098,8 +24515,12 @@ type ocannlCharLMBackwardPart248 struct {
 // Part runs part j272 of the nest (0 <= j272 < 8).
 func (r266 *ocannlCharLMBackwardPart248) Part(j272 int) {
 	scratch := r266.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap28AVX512(&scratch.net_block_1_x1_grad[i0][8*j272][0], &scratch.net_h1_grad[i0][8*j272][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap28AVX2(&scratch.net_block_1_x1_grad[i0][8*j272][0], &scratch.net_h1_grad[i0][8*j272][0])
 		}
@@ -24128,8 +24549,12 @@ type ocannlCharLMBackwardPart249 struct {
 // Part runs part j273 of the nest (0 <= j273 < 8).
 func (r267 *ocannlCharLMBackwardPart249) Part(j273 int) {
 	scratch := r267.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap28AVX512(&scratch.net_h1_1_grad[i0][8*j273][0], &scratch.net_h1_grad[i0][8*j273][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap28AVX2(&scratch.net_h1_1_grad[i0][8*j273][0], &scratch.net_h1_grad[i0][8*j273][0])
 		}
@@ -24159,8 +24584,12 @@ type ocannlCharLMBackwardPart250 struct {
 // Part runs part j274 of the nest (0 <= j274 < 8).
 func (r268 *ocannlCharLMBackwardPart250) Part(j274 int) {
 	nNetBlock1Dropout2Mask, scratch := r268.nNetBlock1Dropout2Mask, r268.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap36AVX512(&scratch.net_block_1_dropout_2_x_grad[i0][8*j274][0], &scratch.net_h1_1_grad[i0][8*j274][0], &nNetBlock1Dropout2Mask[6144*i0+768*j274])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap36AVX2(&scratch.net_block_1_dropout_2_x_grad[i0][8*j274][0], &scratch.net_h1_1_grad[i0][8*j274][0], &nNetBlock1Dropout2Mask[6144*i0+768*j274])
 		}
@@ -24190,8 +24619,12 @@ type ocannlCharLMBackwardPart251 struct {
 // Part runs part j275 of the nest (0 <= j275 < 8).
 func (r269 *ocannlCharLMBackwardPart251) Part(j275 int) {
 	scratch := r269.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap28AVX512(&scratch.net_block_1_dropout_2_x_1_grad[i0][8*j275][0], &scratch.net_block_1_dropout_2_x_grad[i0][8*j275][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap28AVX2(&scratch.net_block_1_dropout_2_x_1_grad[i0][8*j275][0], &scratch.net_block_1_dropout_2_x_grad[i0][8*j275][0])
 		}
@@ -24224,7 +24657,7 @@ func (r270 *ocannlCharLMBackwardPart252) Part(j276 int) {
 	gNetBlock1Linear1BPartial[j276] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock1Linear1BPartial[j276][0], &scratch.net_block_1_dropout_2_x_grad[2*j276][0][0])
+		ocannlReduce9AVX2(&gNetBlock1Linear1BPartial[j276][0], &scratch.net_block_1_dropout_2_x_grad[2*j276][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1Linear1BPartialRow := &gNetBlock1Linear1BPartial[j276]
@@ -24370,8 +24803,12 @@ type ocannlCharLMBackwardPart256 struct {
 // Part runs part j281 of the nest (0 <= j281 < 8).
 func (r274 *ocannlCharLMBackwardPart256) Part(j281 int) {
 	scratch := r274.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 3072 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 3072 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap38AVX512(&scratch.net_block_1_linear_1_x_1_grad[i0][8*j281][0], &scratch.net_block_1_linear_1_x_2_grad[i0][8*j281][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap38AVX2(&scratch.net_block_1_linear_1_x_1_grad[i0][8*j281][0], &scratch.net_block_1_linear_1_x_2_grad[i0][8*j281][0])
 		}
@@ -24404,7 +24841,7 @@ func (r275 *ocannlCharLMBackwardPart257) Part(j282 int) {
 	gNetBlock1Linear2BPartial[j282] = [384]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 384 elements into 384 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetBlock1Linear2BPartial[j282][0], &scratch.net_block_1_linear_1_x_2_grad[2*j282][0][0])
+		ocannlReduce13AVX2(&gNetBlock1Linear2BPartial[j282][0], &scratch.net_block_1_linear_1_x_2_grad[2*j282][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1Linear2BPartialRow := &gNetBlock1Linear2BPartial[j282]
@@ -24519,8 +24956,12 @@ type ocannlCharLMBackwardPart260 struct {
 // Part runs part j286 of the nest (0 <= j286 < 8).
 func (r278 *ocannlCharLMBackwardPart260) Part(j286 int) {
 	scratch := r278.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap28AVX512(&scratch.net_block_1_linear_2_x_4_grad[i0][8*j286][0], &scratch.net_block_1_linear_2_x_grad[i0][8*j286][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap28AVX2(&scratch.net_block_1_linear_2_x_4_grad[i0][8*j286][0], &scratch.net_block_1_linear_2_x_grad[i0][8*j286][0])
 		}
@@ -24553,7 +24994,7 @@ func (r279 *ocannlCharLMBackwardPart261) Part(j287 int) {
 	gNetBlock1LayerNorm2BetaPartial[j287] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock1LayerNorm2BetaPartial[j287][0], &scratch.net_block_1_linear_2_x_grad[2*j287][0][0])
+		ocannlReduce9AVX2(&gNetBlock1LayerNorm2BetaPartial[j287][0], &scratch.net_block_1_linear_2_x_grad[2*j287][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1LayerNorm2BetaPartialRow := &gNetBlock1LayerNorm2BetaPartial[j287]
@@ -24588,8 +25029,12 @@ type ocannlCharLMBackwardPart262 struct {
 // Part runs part j289 of the nest (0 <= j289 < 8).
 func (r280 *ocannlCharLMBackwardPart262) Part(j289 int) {
 	scratch := r280.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap29AVX512(&scratch.net_block_1_linear_2_x_1_grad[i0][8*j289][0], &scratch.net_block_1_linear_2_x_4_grad[i0][8*j289][0], &scratch.net_block_1_linear_2_x_3[i0][8*j289][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap29AVX2(&scratch.net_block_1_linear_2_x_1_grad[i0][8*j289][0], &scratch.net_block_1_linear_2_x_4_grad[i0][8*j289][0], &scratch.net_block_1_linear_2_x_3[i0][8*j289][0])
 		}
@@ -24622,7 +25067,7 @@ func (r281 *ocannlCharLMBackwardPart263) Part(j290 int) {
 	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce9AVX2(&scratch.net_block_1_linear_2_x_3_grad[0][i1+8*j290][0], &scratch.net_block_1_linear_2_x_4_grad[0][i1+8*j290][0], &scratch.net_block_1_linear_2_x_1[0][i1+8*j290][0], &scratch.net_block_1_linear_2_x_3[0][i1+8*j290][0])
+			ocannlReduce10AVX2(&scratch.net_block_1_linear_2_x_3_grad[0][i1+8*j290][0], &scratch.net_block_1_linear_2_x_4_grad[0][i1+8*j290][0], &scratch.net_block_1_linear_2_x_1[0][i1+8*j290][0], &scratch.net_block_1_linear_2_x_3[0][i1+8*j290][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -24657,7 +25102,7 @@ func (r282 *ocannlCharLMBackwardPart264) Part(j291 int) {
 	gNetBlock1LayerNorm2GammaPartial[j291] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock1LayerNorm2GammaPartial[j291][0], &scratch.net_block_1_linear_2_x_1_grad[2*j291][0][0], &scratch.net_block_1_layer_norm_2_centered[2*j291][0][0])
+		ocannlReduce11AVX2(&gNetBlock1LayerNorm2GammaPartial[j291][0], &scratch.net_block_1_linear_2_x_1_grad[2*j291][0][0], &scratch.net_block_1_layer_norm_2_centered[2*j291][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1LayerNorm2GammaPartialRow := &gNetBlock1LayerNorm2GammaPartial[j291]
@@ -24697,8 +25142,12 @@ type ocannlCharLMBackwardPart265 struct {
 // Part runs part j293 of the nest (0 <= j293 < 8).
 func (r283 *ocannlCharLMBackwardPart265) Part(j293 int) {
 	pNetBlock1LayerNorm2Gamma, scratch := r283.pNetBlock1LayerNorm2Gamma, r283.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap31AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[i0][8*j293][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_linear_2_x_1_grad[i0][8*j293][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap31AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[i0][8*j293][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_linear_2_x_1_grad[i0][8*j293][0])
 		}
@@ -24727,8 +25176,12 @@ type ocannlCharLMBackwardPart266 struct {
 // Part runs part j294 of the nest (0 <= j294 < 8).
 func (r284 *ocannlCharLMBackwardPart266) Part(j294 int) {
 	scratch := r284.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap33AVX512(&scratch.net_block_1_layer_norm_2_var_1_grad[i0][8*j294][0], &scratch.net_block_1_layer_norm_2_var_2_grad[i0][8*j294][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap33AVX2(&scratch.net_block_1_layer_norm_2_var_1_grad[i0][8*j294][0], &scratch.net_block_1_layer_norm_2_var_2_grad[i0][8*j294][0])
 		}
@@ -24864,7 +25317,7 @@ func (r288 *ocannlCharLMBackwardPart270) Part(j298 int) {
 	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce11AVX2(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+8*j298][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+8*j298][0])
+			ocannlReduce12AVX2(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+8*j298][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+8*j298][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -24927,8 +25380,12 @@ type ocannlCharLMBackwardPart272 struct {
 // Part runs part j300 of the nest (0 <= j300 < 8).
 func (r290 *ocannlCharLMBackwardPart272) Part(j300 int) {
 	scratch := r290.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap28AVX512(&scratch.net_h0_grad[i0][8*j300][0], &scratch.net_block_1_x1_grad[i0][8*j300][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap28AVX2(&scratch.net_h0_grad[i0][8*j300][0], &scratch.net_block_1_x1_grad[i0][8*j300][0])
 		}
@@ -24957,8 +25414,12 @@ type ocannlCharLMBackwardPart273 struct {
 // Part runs part j301 of the nest (0 <= j301 < 8).
 func (r291 *ocannlCharLMBackwardPart273) Part(j301 int) {
 	scratch := r291.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap28AVX512(&scratch.net_block_1_x1_1_grad[i0][8*j301][0], &scratch.net_block_1_x1_grad[i0][8*j301][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap28AVX2(&scratch.net_block_1_x1_1_grad[i0][8*j301][0], &scratch.net_block_1_x1_grad[i0][8*j301][0])
 		}
@@ -24988,8 +25449,12 @@ type ocannlCharLMBackwardPart274 struct {
 // Part runs part j302 of the nest (0 <= j302 < 8).
 func (r292 *ocannlCharLMBackwardPart274) Part(j302 int) {
 	nNetBlock1Dropout1Mask, scratch := r292.nNetBlock1Dropout1Mask, r292.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap36AVX512(&scratch.net_block_1_dropout_1_x_grad[i0][8*j302][0], &scratch.net_block_1_x1_1_grad[i0][8*j302][0], &nNetBlock1Dropout1Mask[6144*i0+768*j302])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap36AVX2(&scratch.net_block_1_dropout_1_x_grad[i0][8*j302][0], &scratch.net_block_1_x1_1_grad[i0][8*j302][0], &nNetBlock1Dropout1Mask[6144*i0+768*j302])
 		}
@@ -25186,8 +25651,12 @@ type ocannlCharLMBackwardPart279 struct {
 // Part runs part j307 of the nest (0 <= j307 < 8).
 func (r297 *ocannlCharLMBackwardPart279) Part(j307 int) {
 	scratch := r297.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 64 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap40AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[i0][8*j307][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[i0][8*j307][0][0], &scratch.net_block_1_masked_attention_1_attn_1[i0][8*j307][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap40AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[i0][8*j307][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[i0][8*j307][0][0], &scratch.net_block_1_masked_attention_1_attn_1[i0][8*j307][0][0])
 		}
@@ -25222,7 +25691,7 @@ func (r298 *ocannlCharLMBackwardPart280) Part(j308 int) {
 	// float32 along-rows add reduction kernel, 32 rows of 64 elements into 32 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlReduce13AVX2(&scratch.net_block_1_masked_attention_1_attn_1_grad[i0][8*j308][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[i0][8*j308][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j308][0][0], &scratch.net_block_1_masked_attention_1_attn_1[i0][8*j308][0][0])
+			ocannlReduce14AVX2(&scratch.net_block_1_masked_attention_1_attn_1_grad[i0][8*j308][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[i0][8*j308][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j308][0][0], &scratch.net_block_1_masked_attention_1_attn_1[i0][8*j308][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -25291,8 +25760,12 @@ type ocannlCharLMBackwardPart282 struct {
 // Part runs part j310 of the nest (0 <= j310 < 8).
 func (r300 *ocannlCharLMBackwardPart282) Part(j310 int) {
 	scratch := r300.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap42AVX512(&scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j310][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[i0][8*j310][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j310][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap42AVX2(&scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j310][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[i0][8*j310][0][0], &scratch.net_block_1_masked_attention_1_ex[i0][8*j310][0][0])
 		}
@@ -25324,8 +25797,12 @@ type ocannlCharLMBackwardPart283 struct {
 // Part runs part j311 of the nest (0 <= j311 < 8).
 func (r301 *ocannlCharLMBackwardPart283) Part(j311 int) {
 	scratch := r301.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap43AVX512(&scratch.net_block_1_masked_attention_1_masked_grad[i0][8*j311][0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j311][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap43AVX2(&scratch.net_block_1_masked_attention_1_masked_grad[i0][8*j311][0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j311][0][0])
 		}
@@ -25359,7 +25836,7 @@ func (r302 *ocannlCharLMBackwardPart284) Part(j312 int) {
 	// float32 along-rows sub reduction kernel, 32 rows of 64 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 16 {
-			ocannlReduce14AVX2(&scratch.net_block_1_masked_attention_1_m_grad[i0][8*j312][0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j312][0][0])
+			ocannlReduce15AVX2(&scratch.net_block_1_masked_attention_1_m_grad[i0][8*j312][0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[i0][8*j312][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -25390,25 +25867,32 @@ type ocannlCharLMBackwardPart285 struct {
 // Part runs part j316 of the nest (0 <= j316 < 8).
 func (r305 *ocannlCharLMBackwardPart285) Part(j316 int) {
 	scratch := r305.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 16 {
-		for i1 := range 8 {
-			for i2 := range 4 {
-				net_block_1_masked_attention_1_maskedRow4 := &scratch.net_block_1_masked_attention_1_masked[i0][i1+8*j316][i2]
-				net_block_1_masked_attention_1_mV2 := scratch.net_block_1_masked_attention_1_m[i0][i1+8*j316][i2][0]
-				acc128 := scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+8*j316][i2][0]
-				for i3 := range 64 {
-					var r303 float32
-					if net_block_1_masked_attention_1_maskedRow4[i3] == net_block_1_masked_attention_1_mV2 {
-						r303 = 1
+	// float32 along-rows min reduction kernel, 32 rows of 64 elements into 32 cells (c = c min where(eq(x0,x1),x2,64)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 16 {
+			ocannlReduce16AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[i0][8*j316][0][0], &scratch.net_block_1_masked_attention_1_masked[i0][8*j316][0][0], &scratch.net_block_1_masked_attention_1_m[i0][8*j316][0][0], &scratch.ordinals_2[0])
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			for i1 := range 8 {
+				for i2 := range 4 {
+					net_block_1_masked_attention_1_maskedRow4 := &scratch.net_block_1_masked_attention_1_masked[i0][i1+8*j316][i2]
+					net_block_1_masked_attention_1_mV2 := scratch.net_block_1_masked_attention_1_m[i0][i1+8*j316][i2][0]
+					acc128 := scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+8*j316][i2][0]
+					for i3 := range 64 {
+						var r303 float32
+						if net_block_1_masked_attention_1_maskedRow4[i3] == net_block_1_masked_attention_1_mV2 {
+							r303 = 1
+						}
+						r304 := float32(64)
+						if r303 != 0 {
+							r304 = scratch.ordinals_2[i3]
+						}
+						acc128 = min(acc128, r304)
 					}
-					r304 := float32(64)
-					if r303 != 0 {
-						r304 = scratch.ordinals_2[i3]
-					}
-					acc128 = min(acc128, r304)
+					scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+8*j316][i2][0] = acc128
 				}
-				scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+8*j316][i2][0] = acc128
 			}
 		}
 	}
@@ -25472,8 +25956,14 @@ type ocannlCharLMBackwardPart287 struct {
 // Part runs part j318 of the nest (0 <= j318 < 8).
 func (r310 *ocannlCharLMBackwardPart287) Part(j318 int) {
 	mask, scratch := r310.mask, r310.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 4 rows of 64 elements (c = add(where(x0,x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 4 rows of 64 elements (c = add(where(x0,x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			for i1 := range 8 {
+				ocannlMap46AVX512(&scratch.net_block_1_masked_attention_1_scores_grad[i0][i1+8*j318][0][0], &mask[i1+8*j318][0], &scratch.net_block_1_masked_attention_1_masked_grad[i0][i1+8*j318][0][0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			for i1 := range 8 {
 				ocannlMap46AVX2(&scratch.net_block_1_masked_attention_1_scores_grad[i0][i1+8*j318][0][0], &mask[i1+8*j318][0], &scratch.net_block_1_masked_attention_1_masked_grad[i0][i1+8*j318][0][0])
@@ -25511,8 +26001,12 @@ type ocannlCharLMBackwardPart288 struct {
 // Part runs part j319 of the nest (0 <= j319 < 8).
 func (r311 *ocannlCharLMBackwardPart288) Part(j319 int) {
 	scratch := r311.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap47AVX512(&scratch.net_block_1_masked_attention_1_scores_1_grad[i0][8*j319][0][0], &scratch.net_block_1_masked_attention_1_scores_grad[i0][8*j319][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap47AVX2(&scratch.net_block_1_masked_attention_1_scores_1_grad[i0][8*j319][0][0], &scratch.net_block_1_masked_attention_1_scores_grad[i0][8*j319][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
 		}
@@ -25894,8 +26388,12 @@ type ocannlCharLMBackwardPart297 struct {
 // Part runs part j328 of the nest (0 <= j328 < 8).
 func (r320 *ocannlCharLMBackwardPart297) Part(j328 int) {
 	scratch := r320.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap28AVX512(&scratch.net_block_1_masked_attention_1_x_4_grad[i0][8*j328][0], &scratch.net_block_1_masked_attention_1_x_grad[i0][8*j328][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap28AVX2(&scratch.net_block_1_masked_attention_1_x_4_grad[i0][8*j328][0], &scratch.net_block_1_masked_attention_1_x_grad[i0][8*j328][0])
 		}
@@ -25928,7 +26426,7 @@ func (r321 *ocannlCharLMBackwardPart298) Part(j329 int) {
 	gNetBlock1LayerNorm1BetaPartial[j329] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock1LayerNorm1BetaPartial[j329][0], &scratch.net_block_1_masked_attention_1_x_grad[2*j329][0][0])
+		ocannlReduce9AVX2(&gNetBlock1LayerNorm1BetaPartial[j329][0], &scratch.net_block_1_masked_attention_1_x_grad[2*j329][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1LayerNorm1BetaPartialRow := &gNetBlock1LayerNorm1BetaPartial[j329]
@@ -25963,8 +26461,12 @@ type ocannlCharLMBackwardPart299 struct {
 // Part runs part j331 of the nest (0 <= j331 < 8).
 func (r322 *ocannlCharLMBackwardPart299) Part(j331 int) {
 	scratch := r322.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap29AVX512(&scratch.net_block_1_masked_attention_1_x_1_grad[i0][8*j331][0], &scratch.net_block_1_masked_attention_1_x_4_grad[i0][8*j331][0], &scratch.net_block_1_masked_attention_1_x_3[i0][8*j331][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap29AVX2(&scratch.net_block_1_masked_attention_1_x_1_grad[i0][8*j331][0], &scratch.net_block_1_masked_attention_1_x_4_grad[i0][8*j331][0], &scratch.net_block_1_masked_attention_1_x_3[i0][8*j331][0])
 		}
@@ -25997,7 +26499,7 @@ func (r323 *ocannlCharLMBackwardPart300) Part(j332 int) {
 	// float32 along-rows add reduction kernel, 16 rows of 96 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce9AVX2(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+8*j332][0], &scratch.net_block_1_masked_attention_1_x_4_grad[0][i1+8*j332][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+8*j332][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+8*j332][0])
+			ocannlReduce10AVX2(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+8*j332][0], &scratch.net_block_1_masked_attention_1_x_4_grad[0][i1+8*j332][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+8*j332][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+8*j332][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -26032,7 +26534,7 @@ func (r324 *ocannlCharLMBackwardPart301) Part(j333 int) {
 	gNetBlock1LayerNorm1GammaPartial[j333] = [96]float32{}
 	// float32 across-rows add reduction kernel, 128 rows of 96 elements into 96 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock1LayerNorm1GammaPartial[j333][0], &scratch.net_block_1_masked_attention_1_x_1_grad[2*j333][0][0], &scratch.net_block_1_layer_norm_1_centered[2*j333][0][0])
+		ocannlReduce11AVX2(&gNetBlock1LayerNorm1GammaPartial[j333][0], &scratch.net_block_1_masked_attention_1_x_1_grad[2*j333][0][0], &scratch.net_block_1_layer_norm_1_centered[2*j333][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1LayerNorm1GammaPartialRow := &gNetBlock1LayerNorm1GammaPartial[j333]
@@ -26072,8 +26574,12 @@ type ocannlCharLMBackwardPart302 struct {
 // Part runs part j335 of the nest (0 <= j335 < 8).
 func (r325 *ocannlCharLMBackwardPart302) Part(j335 int) {
 	pNetBlock1LayerNorm1Gamma, scratch := r325.pNetBlock1LayerNorm1Gamma, r325.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap31AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[i0][8*j335][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[i0][8*j335][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap31AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[i0][8*j335][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[i0][8*j335][0])
 		}
@@ -26102,8 +26608,12 @@ type ocannlCharLMBackwardPart303 struct {
 // Part runs part j336 of the nest (0 <= j336 < 8).
 func (r326 *ocannlCharLMBackwardPart303) Part(j336 int) {
 	scratch := r326.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8 rows of 96 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap33AVX512(&scratch.net_block_1_layer_norm_1_var_1_grad[i0][8*j336][0], &scratch.net_block_1_layer_norm_1_var_2_grad[i0][8*j336][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap33AVX2(&scratch.net_block_1_layer_norm_1_var_1_grad[i0][8*j336][0], &scratch.net_block_1_layer_norm_1_var_2_grad[i0][8*j336][0])
 		}
@@ -26239,7 +26749,7 @@ func (r330 *ocannlCharLMBackwardPart307) Part(j340 int) {
 	// float32 along-rows sub reduction kernel, 16 rows of 96 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce11AVX2(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+8*j340][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+8*j340][0])
+			ocannlReduce12AVX2(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+8*j340][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+8*j340][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -26302,8 +26812,12 @@ type ocannlCharLMBackwardPart309 struct {
 // Part runs part j342 of the nest (0 <= j342 < 8).
 func (r332 *ocannlCharLMBackwardPart309) Part(j342 int) {
 	scratch := r332.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 768 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			ocannlMap28AVX512(&scratch.net_embedding_1_e_grad[i0][8*j342][0], &scratch.net_h0_grad[i0][8*j342][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			ocannlMap28AVX2(&scratch.net_embedding_1_e_grad[i0][8*j342][0], &scratch.net_h0_grad[i0][8*j342][0])
 		}
@@ -26335,7 +26849,7 @@ func (r333 *ocannlCharLMBackwardPart310) Part(j343 int) {
 	gNetPos, scratch := r333.gNetPos, r333.scratch
 	// float32 across-rows add reduction kernel, 16 rows of 768 elements into 768 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetPos[768*j343], &scratch.net_h0_grad[0][8*j343][0])
+		ocannlReduce17AVX2(&gNetPos[768*j343], &scratch.net_h0_grad[0][8*j343][0])
 	} else {
 		for i0 := range 16 {
 			for i1 := range 8 {
@@ -27639,7 +28153,7 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#1.layer_norm#1@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h0
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&net_block_1_layer_norm_1_2_mean_1[0][0][0], &net_h0[0][0][0])
+		ocannlReduce18AVX2(&net_block_1_layer_norm_1_2_mean_1[0][0][0], &net_h0[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -27695,7 +28209,7 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#1.layer_norm#1@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#1@2/var.1
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&net_block_1_layer_norm_1_2_var_2[0][0][0], &net_block_1_layer_norm_1_2_var_1[0][0][0])
+		ocannlReduce18AVX2(&net_block_1_layer_norm_1_2_var_2[0][0][0], &net_block_1_layer_norm_1_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -27838,8 +28352,12 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	}
 
 	// net.block#1.masked_attention#1@2/masked = pointwise where of mask, net.block#1.masked_attention#1@2/scores, _num.2
-	// float32 pointwise kernel over 64 rows of 64 elements (c = where(x0,x1,-1e+09)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 64 rows of 64 elements (c = where(x0,x1,-1e+09)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 4 {
+			ocannlMap55AVX512(&scratch.net_block_1_masked_attention_1_2_masked[0][0][i1][0], &mask[0][0], &net_block_1_masked_attention_1_2_scores[0][0][i1][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 4 {
 			ocannlMap55AVX2(&scratch.net_block_1_masked_attention_1_2_masked[0][0][i1][0], &mask[0][0], &net_block_1_masked_attention_1_2_scores[0][0][i1][0])
 		}
@@ -27951,8 +28469,10 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	ocannlCharLMNextPart7Records.Put(rec8)
 
 	// _net.block#1/x1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#1.dropout#1@2/x, net.block#1.dropout#1@2/mask
-	// float32 pointwise kernel over 6144 elements (c = mul(x0,1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 6144 elements (c = mul(x0,1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap59AVX512(&net_block_1_x1_1[0][0][0], &scratch.net_block_1_dropout_1_2_x[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap59AVX2(&net_block_1_x1_1[0][0][0], &scratch.net_block_1_dropout_1_2_x[0][0][0])
 	} else {
 		for i0 := range 64 {
@@ -27984,7 +28504,7 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#1.layer_norm#2@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#1/x1
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&net_block_1_layer_norm_2_2_mean_1[0][0][0], &net_block_1_x1[0][0][0])
+		ocannlReduce18AVX2(&net_block_1_layer_norm_2_2_mean_1[0][0][0], &net_block_1_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -28040,7 +28560,7 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#1.layer_norm#2@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#1.layer_norm#2@2/var.1
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&net_block_1_layer_norm_2_2_var_2[0][0][0], &net_block_1_layer_norm_2_2_var_1[0][0][0])
+		ocannlReduce18AVX2(&net_block_1_layer_norm_2_2_var_2[0][0][0], &net_block_1_layer_norm_2_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -28192,8 +28712,10 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	}
 
 	// _net/h1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#1.dropout#2@2/x, net.block#1.dropout#2@2/mask
-	// float32 pointwise kernel over 6144 elements (c = mul(x0,1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 6144 elements (c = mul(x0,1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap59AVX512(&net_h1_1[0][0][0], &net_block_1_dropout_2_2_x[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap59AVX2(&net_h1_1[0][0][0], &net_block_1_dropout_2_2_x[0][0][0])
 	} else {
 		for i0 := range 64 {
@@ -28225,7 +28747,7 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#2.layer_norm#1@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h1
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&net_block_2_layer_norm_1_2_mean_1[0][0][0], &net_h1[0][0][0])
+		ocannlReduce18AVX2(&net_block_2_layer_norm_1_2_mean_1[0][0][0], &net_h1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -28281,7 +28803,7 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#2.layer_norm#1@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#1@2/var.1
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&net_block_2_layer_norm_1_2_var_2[0][0][0], &net_block_2_layer_norm_1_2_var_1[0][0][0])
+		ocannlReduce18AVX2(&net_block_2_layer_norm_1_2_var_2[0][0][0], &net_block_2_layer_norm_1_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -28424,8 +28946,12 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	}
 
 	// net.block#2.masked_attention#1@2/masked = pointwise where of mask, net.block#2.masked_attention#1@2/scores, _num.5
-	// float32 pointwise kernel over 64 rows of 64 elements (c = where(x0,x1,-1e+09)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 64 rows of 64 elements (c = where(x0,x1,-1e+09)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 4 {
+			ocannlMap55AVX512(&scratch.net_block_2_masked_attention_1_2_masked[0][0][i1][0], &mask[0][0], &net_block_2_masked_attention_1_2_scores[0][0][i1][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 4 {
 			ocannlMap55AVX2(&scratch.net_block_2_masked_attention_1_2_masked[0][0][i1][0], &mask[0][0], &net_block_2_masked_attention_1_2_scores[0][0][i1][0])
 		}
@@ -28537,8 +29063,10 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	ocannlCharLMNextPart17Records.Put(rec18)
 
 	// _net.block#2/x1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#2.dropout#1@2/x, net.block#2.dropout#1@2/mask
-	// float32 pointwise kernel over 6144 elements (c = mul(x0,1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 6144 elements (c = mul(x0,1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap59AVX512(&net_block_2_x1_1[0][0][0], &scratch.net_block_2_dropout_1_2_x[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap59AVX2(&net_block_2_x1_1[0][0][0], &scratch.net_block_2_dropout_1_2_x[0][0][0])
 	} else {
 		for i0 := range 64 {
@@ -28570,7 +29098,7 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#2.layer_norm#2@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#2/x1
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&net_block_2_layer_norm_2_2_mean_1[0][0][0], &net_block_2_x1[0][0][0])
+		ocannlReduce18AVX2(&net_block_2_layer_norm_2_2_mean_1[0][0][0], &net_block_2_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -28626,7 +29154,7 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#2.layer_norm#2@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#2.layer_norm#2@2/var.1
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&net_block_2_layer_norm_2_2_var_2[0][0][0], &net_block_2_layer_norm_2_2_var_1[0][0][0])
+		ocannlReduce18AVX2(&net_block_2_layer_norm_2_2_var_2[0][0][0], &net_block_2_layer_norm_2_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -28778,8 +29306,10 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	}
 
 	// _net/h2.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#2.dropout#2@2/x, net.block#2.dropout#2@2/mask
-	// float32 pointwise kernel over 6144 elements (c = mul(x0,1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 6144 elements (c = mul(x0,1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap59AVX512(&net_h2_1[0][0][0], &net_block_2_dropout_2_2_x[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap59AVX2(&net_h2_1[0][0][0], &net_block_2_dropout_2_2_x[0][0][0])
 	} else {
 		for i0 := range 64 {
@@ -28811,7 +29341,7 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#3.layer_norm#1@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&net_block_3_layer_norm_1_2_mean_1[0][0][0], &net_h2[0][0][0])
+		ocannlReduce18AVX2(&net_block_3_layer_norm_1_2_mean_1[0][0][0], &net_h2[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -28867,7 +29397,7 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#3.layer_norm#1@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#3.layer_norm#1@2/var.1
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&net_block_3_layer_norm_1_2_var_2[0][0][0], &net_block_3_layer_norm_1_2_var_1[0][0][0])
+		ocannlReduce18AVX2(&net_block_3_layer_norm_1_2_var_2[0][0][0], &net_block_3_layer_norm_1_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -29010,8 +29540,12 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	}
 
 	// net.block#3.masked_attention#1@2/masked = pointwise where of mask, net.block#3.masked_attention#1@2/scores, _num.8
-	// float32 pointwise kernel over 64 rows of 64 elements (c = where(x0,x1,-1e+09)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 64 rows of 64 elements (c = where(x0,x1,-1e+09)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 4 {
+			ocannlMap55AVX512(&scratch.net_block_3_masked_attention_1_2_masked[0][0][i1][0], &mask[0][0], &net_block_3_masked_attention_1_2_scores[0][0][i1][0])
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 4 {
 			ocannlMap55AVX2(&scratch.net_block_3_masked_attention_1_2_masked[0][0][i1][0], &mask[0][0], &net_block_3_masked_attention_1_2_scores[0][0][i1][0])
 		}
@@ -29123,8 +29657,10 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	ocannlCharLMNextPart27Records.Put(rec28)
 
 	// _net.block#3/x1.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#3.dropout#1@2/x, net.block#3.dropout#1@2/mask
-	// float32 pointwise kernel over 6144 elements (c = mul(x0,1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 6144 elements (c = mul(x0,1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap59AVX512(&net_block_3_x1_1[0][0][0], &scratch.net_block_3_dropout_1_2_x[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap59AVX2(&net_block_3_x1_1[0][0][0], &scratch.net_block_3_dropout_1_2_x[0][0][0])
 	} else {
 		for i0 := range 64 {
@@ -29156,7 +29692,7 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#3.layer_norm#2@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.block#3/x1
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&net_block_3_layer_norm_2_2_mean_1[0][0][0], &net_block_3_x1[0][0][0])
+		ocannlReduce18AVX2(&net_block_3_layer_norm_2_2_mean_1[0][0][0], &net_block_3_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -29212,7 +29748,7 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.block#3.layer_norm#2@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.block#3.layer_norm#2@2/var.1
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&net_block_3_layer_norm_2_2_var_2[0][0][0], &net_block_3_layer_norm_2_2_var_1[0][0][0])
+		ocannlReduce18AVX2(&net_block_3_layer_norm_2_2_var_2[0][0][0], &net_block_3_layer_norm_2_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -29364,8 +29900,10 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	}
 
 	// _net/h3.1 = einsum "+*" "..b.. | ..i.. -> ..o..; ..b.. | ..i.. -> ..o.. => ..b.. | ..i.. -> ..o.." of net.block#3.dropout#2@2/x, net.block#3.dropout#2@2/mask
-	// float32 pointwise kernel over 6144 elements (c = mul(x0,1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 6144 elements (c = mul(x0,1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap59AVX512(&net_h3_1[0][0][0], &net_block_3_dropout_2_2_x[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap59AVX2(&net_h3_1[0][0][0], &net_block_3_dropout_2_2_x[0][0][0])
 	} else {
 		for i0 := range 64 {
@@ -29397,7 +29935,7 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h3
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h3[0][0][0])
+		ocannlReduce18AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -29453,7 +29991,7 @@ func ocannlCharLMNext(ids *[1][64]int32, mask *[64][64]float32, pNetEmbedding1Ta
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
 	// float32 along-rows add reduction kernel, 64 rows of 96 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+		ocannlReduce18AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {

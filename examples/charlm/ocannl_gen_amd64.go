@@ -131,6 +131,11 @@ func ocannlGemm21AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlMap0AVX512(c *float32, x0 *float32, x1 *float32)
 
+// ocannlMap1AVX512 runs a float32 pointwise kernel over 1024 elements: c = div(x0,96).
+//
+//go:noescape
+func ocannlMap1AVX512(c *float32, x0 *float32)
+
 // ocannlMap2AVX512 runs a float32 pointwise kernel over 96 elements: c = sub(x0,x1).
 //
 //go:noescape
@@ -141,10 +146,20 @@ func ocannlMap2AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap3AVX512(c *float32, x0 *float32)
 
+// ocannlMap4AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(x0,1e-05).
+//
+//go:noescape
+func ocannlMap4AVX512(c *float32, x0 *float32)
+
 // ocannlMap6AVX512 runs a float32 pointwise kernel over 96 elements: c = add(div(mul(x0,x1),x2),x3).
 //
 //go:noescape
 func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+
+// ocannlMap7AVX512 runs a float32 pointwise kernel over 64 elements: c = where(x0,div(x1,x2),-1e+09).
+//
+//go:noescape
+func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
 // ocannlMap9AVX512 runs a float32 pointwise kernel over 64 elements: c = div(x0,x1).
 //
@@ -186,15 +201,70 @@ func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 //go:noescape
 func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
 
+// ocannlMap21AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap21AVX512(c *float32, x0 *float32)
+
+// ocannlMap22AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap22AVX512(c *float32, x0 *float32)
+
+// ocannlMap23AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,x1),0).
+//
+//go:noescape
+func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap24AVX512 runs a float32 pointwise kernel over 128 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap24AVX512(c *float32, x0 *float32)
+
 // ocannlMap25AVX512 runs a float32 pointwise kernel over 1024 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
 
+// ocannlMap26AVX512 runs a float32 pointwise kernel over 1024 elements: c = 128.
+//
+//go:noescape
+func ocannlMap26AVX512(c *float32)
+
 // ocannlMap27AVX512 runs a float32 pointwise kernel over 128 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
 func ocannlMap27AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlMap28AVX512 runs a float32 pointwise kernel over 768 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap28AVX512(c *float32, x0 *float32)
+
+// ocannlMap29AVX512 runs a float32 pointwise kernel over 96 elements: c = add(div(x0,x1),0).
+//
+//go:noescape
+func ocannlMap29AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap30AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,mul(2,x1)),0).
+//
+//go:noescape
+func ocannlMap30AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap31AVX512 runs a float32 pointwise kernel over 96 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap32AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(div(x0,96),0).
+//
+//go:noescape
+func ocannlMap32AVX512(c *float32, x0 *float32)
+
+// ocannlMap33AVX512 runs a float32 pointwise kernel over 96 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap33AVX512(c *float32, x0 *float32)
 
 // ocannlMap34AVX512 runs a float32 pointwise kernel over 768 elements: c += mul(x0,x1).
 //
@@ -206,20 +276,60 @@ func ocannlMap34AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap35AVX512(c *float32, x0 *float32)
 
+// ocannlMap36AVX512 runs a float32 pointwise kernel over 768 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap38AVX512 runs a float32 pointwise kernel over 3072 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap38AVX512(c *float32, x0 *float32)
+
 // ocannlMap39AVX512 runs a float32 pointwise kernel over 768 elements: c += x0.
 //
 //go:noescape
 func ocannlMap39AVX512(c *float32, x0 *float32)
+
+// ocannlMap40AVX512 runs a float32 pointwise kernel over 64 elements: c = add(div(x0,x1),0).
+//
+//go:noescape
+func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlMap41AVX512 runs a float32 pointwise kernel over 64 elements: c += x0.
 //
 //go:noescape
 func ocannlMap41AVX512(c *float32, x0 *float32)
 
+// ocannlMap42AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap43AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap43AVX512(c *float32, x0 *float32)
+
+// ocannlMap44AVX512 runs a float32 pointwise kernel over 4096 elements: c = 64.
+//
+//go:noescape
+func ocannlMap44AVX512(c *float32)
+
 // ocannlMap45AVX512 runs a float32 pointwise kernel over 64 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
 func ocannlMap45AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlMap46AVX512 runs a float32 pointwise kernel over 64 elements: c = add(where(x0,x1,0),0).
+//
+//go:noescape
+func ocannlMap46AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap47AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(div(x0,x1),0).
+//
+//go:noescape
+func ocannlMap47AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlMap48AVX512 runs a float32 pointwise kernel over 6144 elements: c = add(x0,x1).
 //
@@ -256,6 +366,11 @@ func ocannlMap53AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32)
 
+// ocannlMap55AVX512 runs a float32 pointwise kernel over 64 elements: c = where(x0,x1,-1e+09).
+//
+//go:noescape
+func ocannlMap55AVX512(c *float32, x0 *float32, x1 *float32)
+
 // ocannlMap56AVX512 runs a float32 pointwise kernel over 64 elements: c = sub(x0,x1).
 //
 //go:noescape
@@ -265,6 +380,11 @@ func ocannlMap56AVX512(c *float32, x0 *float32, x1 *float32)
 //
 //go:noescape
 func ocannlMap58AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap59AVX512 runs a float32 pointwise kernel over 6144 elements: c = mul(x0,1).
+//
+//go:noescape
+func ocannlMap59AVX512(c *float32, x0 *float32)
 
 // ocannlMap61AVX512 runs a float32 pointwise kernel over 128 elements: c = add(x0,x1).
 //
@@ -731,55 +851,65 @@ func ocannlReduce5AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce6AVX2(c *float32, x0 *float32)
 
-// ocannlReduce7AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 128 elements.
+// ocannlReduce7AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,128), 16 rows of 128 elements.
 //
 //go:noescape
-func ocannlReduce7AVX2(c *float32, x0 *float32)
+func ocannlReduce7AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce8AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 96 elements.
+// ocannlReduce8AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 128 elements.
 //
 //go:noescape
 func ocannlReduce8AVX2(c *float32, x0 *float32)
 
-// ocannlReduce9AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 16 rows of 96 elements.
+// ocannlReduce9AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 96 elements.
 //
 //go:noescape
-func ocannlReduce9AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce9AVX2(c *float32, x0 *float32)
 
-// ocannlReduce10AVX2 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 128 rows of 96 elements.
+// ocannlReduce10AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 16 rows of 96 elements.
 //
 //go:noescape
-func ocannlReduce10AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce10AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce11AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 96 elements.
+// ocannlReduce11AVX2 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 128 rows of 96 elements.
 //
 //go:noescape
-func ocannlReduce11AVX2(c *float32, x0 *float32)
+func ocannlReduce11AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce12AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 384 elements.
+// ocannlReduce12AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 96 elements.
 //
 //go:noescape
 func ocannlReduce12AVX2(c *float32, x0 *float32)
 
-// ocannlReduce13AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 32 rows of 64 elements.
+// ocannlReduce13AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 384 elements.
 //
 //go:noescape
-func ocannlReduce13AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce13AVX2(c *float32, x0 *float32)
 
-// ocannlReduce14AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 32 rows of 64 elements.
+// ocannlReduce14AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 32 rows of 64 elements.
 //
 //go:noescape
-func ocannlReduce14AVX2(c *float32, x0 *float32)
+func ocannlReduce14AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce15AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 16 rows of 768 elements.
+// ocannlReduce15AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 32 rows of 64 elements.
 //
 //go:noescape
 func ocannlReduce15AVX2(c *float32, x0 *float32)
 
-// ocannlReduce16AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 64 rows of 96 elements.
+// ocannlReduce16AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,64), 32 rows of 64 elements.
 //
 //go:noescape
-func ocannlReduce16AVX2(c *float32, x0 *float32)
+func ocannlReduce16AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce17AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 16 rows of 768 elements.
+//
+//go:noescape
+func ocannlReduce17AVX2(c *float32, x0 *float32)
+
+// ocannlReduce18AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 64 rows of 96 elements.
+//
+//go:noescape
+func ocannlReduce18AVX2(c *float32, x0 *float32)
 
 // ocannlAdamAVX2 applies one float32 Adam update to n elements (n a multiple of the vector's lanes); k: beta1, 1-beta1, beta2, 1-beta2, lr/c1, sqrt(c2), eps, decay (rt.AdamCoeffs).
 //

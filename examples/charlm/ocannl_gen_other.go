@@ -127,6 +127,9 @@ func ocannlMap0AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap0AVX512 called without assembly")
 }
 
+// ocannlMap1AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap1AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap1AVX512 called without assembly") }
+
 // ocannlMap2AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap2AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap2AVX512 called without assembly")
@@ -135,9 +138,17 @@ func ocannlMap2AVX512(c, x0, x1 *float32) {
 // ocannlMap3AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap3AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap3AVX512 called without assembly") }
 
+// ocannlMap4AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap4AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap4AVX512 called without assembly") }
+
 // ocannlMap6AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap6AVX512(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap6AVX512 called without assembly")
+}
+
+// ocannlMap7AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap7AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap7AVX512 called without assembly")
 }
 
 // ocannlMap9AVX512 stands in for the assembly kernel; it is never called.
@@ -180,15 +191,56 @@ func ocannlMap19AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap19AVX512 called without assembly")
 }
 
+// ocannlMap21AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap21AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap21AVX512 called without assembly") }
+
+// ocannlMap22AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap22AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap22AVX512 called without assembly") }
+
+// ocannlMap23AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap23AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap23AVX512 called without assembly")
+}
+
+// ocannlMap24AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap24AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap24AVX512 called without assembly") }
+
 // ocannlMap25AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap25AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap25AVX512 called without assembly")
 }
 
+// ocannlMap26AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap26AVX512(c *float32) { panic("ocannlgen: ocannlMap26AVX512 called without assembly") }
+
 // ocannlMap27AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap27AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap27AVX512 called without assembly")
 }
+
+// ocannlMap28AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap28AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap28AVX512 called without assembly") }
+
+// ocannlMap29AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap29AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap29AVX512 called without assembly")
+}
+
+// ocannlMap30AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap30AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap30AVX512 called without assembly")
+}
+
+// ocannlMap31AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap31AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap31AVX512 called without assembly")
+}
+
+// ocannlMap32AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap32AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap32AVX512 called without assembly") }
+
+// ocannlMap33AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap33AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap33AVX512 called without assembly") }
 
 // ocannlMap34AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap34AVX512(c, x0, x1 *float32) {
@@ -198,15 +250,49 @@ func ocannlMap34AVX512(c, x0, x1 *float32) {
 // ocannlMap35AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap35AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap35AVX512 called without assembly") }
 
+// ocannlMap36AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap36AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap36AVX512 called without assembly")
+}
+
+// ocannlMap38AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap38AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap38AVX512 called without assembly") }
+
 // ocannlMap39AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap39AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap39AVX512 called without assembly") }
+
+// ocannlMap40AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap40AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap40AVX512 called without assembly")
+}
 
 // ocannlMap41AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap41AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap41AVX512 called without assembly") }
 
+// ocannlMap42AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap42AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap42AVX512 called without assembly")
+}
+
+// ocannlMap43AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap43AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap43AVX512 called without assembly") }
+
+// ocannlMap44AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap44AVX512(c *float32) { panic("ocannlgen: ocannlMap44AVX512 called without assembly") }
+
 // ocannlMap45AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap45AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap45AVX512 called without assembly")
+}
+
+// ocannlMap46AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap46AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap46AVX512 called without assembly")
+}
+
+// ocannlMap47AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap47AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap47AVX512 called without assembly")
 }
 
 // ocannlMap48AVX512 stands in for the assembly kernel; it is never called.
@@ -242,6 +328,11 @@ func ocannlMap54AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap54AVX512 called without assembly")
 }
 
+// ocannlMap55AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap55AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap55AVX512 called without assembly")
+}
+
 // ocannlMap56AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap56AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap56AVX512 called without assembly")
@@ -251,6 +342,9 @@ func ocannlMap56AVX512(c, x0, x1 *float32) {
 func ocannlMap58AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap58AVX512 called without assembly")
 }
+
+// ocannlMap59AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap59AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap59AVX512 called without assembly") }
 
 // ocannlMap61AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap61AVX512(c, x0, x1 *float32) {
@@ -545,23 +639,23 @@ func ocannlReduce5AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce5AVX2 cal
 func ocannlReduce6AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce6AVX2 called without assembly") }
 
 // ocannlReduce7AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce7AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce7AVX2 called without assembly") }
+func ocannlReduce7AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce7AVX2 called without assembly")
+}
 
 // ocannlReduce8AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce8AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce8AVX2 called without assembly") }
 
 // ocannlReduce9AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce9AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlReduce9AVX2 called without assembly")
-}
+func ocannlReduce9AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce9AVX2 called without assembly") }
 
 // ocannlReduce10AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce10AVX2(c, x0, x1 *float32) {
+func ocannlReduce10AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce10AVX2 called without assembly")
 }
 
 // ocannlReduce11AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce11AVX2(c, x0 *float32) {
+func ocannlReduce11AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlReduce11AVX2 called without assembly")
 }
 
@@ -571,12 +665,12 @@ func ocannlReduce12AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce13AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce13AVX2(c, x0, x1, x2 *float32) {
+func ocannlReduce13AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce13AVX2 called without assembly")
 }
 
 // ocannlReduce14AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce14AVX2(c, x0 *float32) {
+func ocannlReduce14AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce14AVX2 called without assembly")
 }
 
@@ -586,8 +680,18 @@ func ocannlReduce15AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce16AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce16AVX2(c, x0 *float32) {
+func ocannlReduce16AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce16AVX2 called without assembly")
+}
+
+// ocannlReduce17AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce17AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce17AVX2 called without assembly")
+}
+
+// ocannlReduce18AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce18AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce18AVX2 called without assembly")
 }
 
 // ocannlAdamAVX512 stands in for the assembly kernel; it is never called.

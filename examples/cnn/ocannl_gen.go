@@ -566,8 +566,10 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	}
 
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
-	// float32 pointwise kernel over 16384 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16384 elements (c = -Inf): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_max_pool_1_y[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
 		for j2 := range 32 {
@@ -580,8 +582,16 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 			}
 		}
 	}
-	// float32 pointwise kernel over 5x5 rows of 8 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 5x5 rows of 8 elements (c max= add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 32 {
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap2AVX512(&scratch.net_max_pool_1_y[i0][1][1][0], &scratch.net_max_pool_1_x[i0][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i4 := range 2 {
 				for i5 := range 2 {
@@ -613,8 +623,10 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 	}
 
 	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
-	// float32 pointwise kernel over 32 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 32 rows of 64 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&scratch.net_max_pool_1_y[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap3AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
 		for j6 := range 32 {
@@ -625,8 +637,10 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 			}
 		}
 	}
-	// float32 pointwise kernel over 32 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 32 rows of 128 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&scratch.net_max_pool_1_y[0][6][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap4AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else {
 		for j9 := range 32 {
@@ -639,8 +653,12 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 			}
 		}
 	}
-	// float32 pointwise kernel over 32 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 32 rows of 8 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for j13 := 1; j13 < 6; j13++ {
+			ocannlMap5AVX512(&scratch.net_max_pool_1_y[0][j13][0][0])
+		}
+	} else if ocannlAVX2 {
 		for j13 := 1; j13 < 6; j13++ {
 			ocannlMap5AVX2(&scratch.net_max_pool_1_y[0][j13][0][0])
 		}
@@ -653,8 +671,12 @@ func ocannlCNNTrainLoss(images *[32][12][12][1]float32, labels *[32][4]float32, 
 			}
 		}
 	}
-	// float32 pointwise kernel over 32 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 32 rows of 16 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for j17 := 1; j17 < 6; j17++ {
+			ocannlMap6AVX512(&scratch.net_max_pool_1_y[0][j17][6][0])
+		}
+	} else if ocannlAVX2 {
 		for j17 := 1; j17 < 6; j17++ {
 			ocannlMap6AVX2(&scratch.net_max_pool_1_y[0][j17][6][0])
 		}
@@ -1459,8 +1481,10 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
-	// float32 pointwise kernel over 16384 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16384 elements (c = -Inf): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_max_pool_1_y[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
 		for j2 := range 32 {
@@ -1473,8 +1497,16 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 			}
 		}
 	}
-	// float32 pointwise kernel over 5x5 rows of 8 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 5x5 rows of 8 elements (c max= add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 32 {
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap2AVX512(&scratch.net_max_pool_1_y[i0][1][1][0], &scratch.net_max_pool_1_x[i0][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i4 := range 2 {
 				for i5 := range 2 {
@@ -1506,8 +1538,10 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
-	// float32 pointwise kernel over 32 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 32 rows of 64 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&scratch.net_max_pool_1_y[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap3AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
 		for j6 := range 32 {
@@ -1518,8 +1552,10 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 			}
 		}
 	}
-	// float32 pointwise kernel over 32 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 32 rows of 128 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&scratch.net_max_pool_1_y[0][6][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap4AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else {
 		for j9 := range 32 {
@@ -1532,8 +1568,12 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 			}
 		}
 	}
-	// float32 pointwise kernel over 32 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 32 rows of 8 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for j13 := 1; j13 < 6; j13++ {
+			ocannlMap5AVX512(&scratch.net_max_pool_1_y[0][j13][0][0])
+		}
+	} else if ocannlAVX2 {
 		for j13 := 1; j13 < 6; j13++ {
 			ocannlMap5AVX2(&scratch.net_max_pool_1_y[0][j13][0][0])
 		}
@@ -1546,8 +1586,12 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 			}
 		}
 	}
-	// float32 pointwise kernel over 32 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 32 rows of 16 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for j17 := 1; j17 < 6; j17++ {
+			ocannlMap6AVX512(&scratch.net_max_pool_1_y[0][j17][6][0])
+		}
+	} else if ocannlAVX2 {
 		for j17 := 1; j17 < 6; j17++ {
 			ocannlMap6AVX2(&scratch.net_max_pool_1_y[0][j17][6][0])
 		}
@@ -1874,23 +1918,28 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 4); w is train.cross_entropy#1/m.argmax@10
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
-		train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
-		acc10 := scratch.train_cross_entropy_1_m_argmax_10[i0][0]
-		for i1 := range 4 {
-			var r5 float32
-			if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
-				r5 = 1
+	// float32 along-rows min reduction kernel, 32 rows of 4 elements into 32 cells (c = c min where(eq(x0,x1),x2,4)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce4AVX2(&scratch.train_cross_entropy_1_m_argmax_10[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
+			train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
+			acc10 := scratch.train_cross_entropy_1_m_argmax_10[i0][0]
+			for i1 := range 4 {
+				var r5 float32
+				if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
+					r5 = 1
+				}
+				r6 := float32(4)
+				if r5 != 0 {
+					r6 = scratch.ordinals_1[i1]
+				}
+				acc10 = min(acc10, r6)
 			}
-			r6 := float32(4)
-			if r5 != 0 {
-				r6 = scratch.ordinals_1[i1]
-			}
-			acc10 = min(acc10, r6)
+			scratch.train_cross_entropy_1_m_argmax_10[i0][0] = acc10
 		}
-		scratch.train_cross_entropy_1_m_argmax_10[i0][0] = acc10
 	}
 
 	// backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
@@ -1923,7 +1972,7 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	// backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g2 =+ g; g2 is net.head.b.grad
 	// float32 across-rows add reduction kernel, 32 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce4AVX2(&gNetHeadB[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce5AVX2(&gNetHeadB[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 32; i0 += 4 {
@@ -1990,8 +2039,10 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.head/x.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap14AVX512(&scratch.net_head_x_1_grad[0][0][0][0], &scratch.net_head_x_1[0][0][0][0], &scratch.net_head_x_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap14AVX2(&scratch.net_head_x_1_grad[0][0][0][0], &scratch.net_head_x_1[0][0][0][0], &scratch.net_head_x_grad[0][0][0][0])
 	} else {
 		scratch.net_head_x_1_grad = [32][5][5][16]float32{}
@@ -2018,8 +2069,10 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad
-	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap15AVX512(&scratch.net_conv2_y_grad[0][0][0][0], &scratch.net_head_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap15AVX2(&scratch.net_conv2_y_grad[0][0][0][0], &scratch.net_head_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_conv2_y_grad = [32][5][5][16]float32{}
@@ -2038,9 +2091,11 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): net.max_pool#1/y.argmax@4 = 4 (no winner yet)
 
-	// float32 pointwise kernel over 6400 elements (c = 4): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 6400 elements (c = 4): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap16AVX512(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap16AVX2(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
 	} else {
 		for j32 := range 32 {
@@ -2113,8 +2168,10 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	ocannlCNNBackwardPart4Records.Put(rec5)
 
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is net.max_pool#1/y.argmax@4
-	// float32 pointwise kernel over 32 rows of 64 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 32 rows of 64 elements (c = -Inf): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap17AVX512(&scratch.net_max_pool_1_y[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap17AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
 		for j36 := range 32 {
@@ -2125,8 +2182,10 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 			}
 		}
 	}
-	// float32 pointwise kernel over 32 rows of 128 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 32 rows of 128 elements (c = -Inf): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap18AVX512(&scratch.net_max_pool_1_y[0][6][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap18AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else {
 		for j39 := range 32 {
@@ -2139,8 +2198,12 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 			}
 		}
 	}
-	// float32 pointwise kernel over 32 rows of 8 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 32 rows of 8 elements (c = -Inf): AVX512, AVX2.
+	if ocannlAVX512 {
+		for j43 := 1; j43 < 6; j43++ {
+			ocannlMap19AVX512(&scratch.net_max_pool_1_y[0][j43][0][0])
+		}
+	} else if ocannlAVX2 {
 		for j43 := 1; j43 < 6; j43++ {
 			ocannlMap19AVX2(&scratch.net_max_pool_1_y[0][j43][0][0])
 		}
@@ -2153,8 +2216,12 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 			}
 		}
 	}
-	// float32 pointwise kernel over 32 rows of 16 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 32 rows of 16 elements (c = -Inf): AVX512, AVX2.
+	if ocannlAVX512 {
+		for j47 := 1; j47 < 6; j47++ {
+			ocannlMap20AVX512(&scratch.net_max_pool_1_y[0][j47][6][0])
+		}
+	} else if ocannlAVX2 {
 		for j47 := 1; j47 < 6; j47++ {
 			ocannlMap20AVX2(&scratch.net_max_pool_1_y[0][j47][6][0])
 		}
@@ -2177,8 +2244,10 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	ocannlCNNBackwardPart5Records.Put(rec6)
 
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): g1 =+ where((ord == w), g, 0); g1 is net.max_pool#1/x.grad
-	// float32 pointwise kernel over 32 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 32 rows of 64 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&scratch.net_max_pool_1_y_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap3AVX2(&scratch.net_max_pool_1_y_grad[0][0][0][0])
 	} else {
 		for j53 := range 32 {
@@ -2189,8 +2258,10 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 			}
 		}
 	}
-	// float32 pointwise kernel over 32 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 32 rows of 128 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&scratch.net_max_pool_1_y_grad[0][6][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap4AVX2(&scratch.net_max_pool_1_y_grad[0][6][0][0])
 	} else {
 		for j56 := range 32 {
@@ -2203,8 +2274,12 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 			}
 		}
 	}
-	// float32 pointwise kernel over 32 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 32 rows of 8 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for j60 := 1; j60 < 6; j60++ {
+			ocannlMap5AVX512(&scratch.net_max_pool_1_y_grad[0][j60][0][0])
+		}
+	} else if ocannlAVX2 {
 		for j60 := 1; j60 < 6; j60++ {
 			ocannlMap5AVX2(&scratch.net_max_pool_1_y_grad[0][j60][0][0])
 		}
@@ -2217,8 +2292,12 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 			}
 		}
 	}
-	// float32 pointwise kernel over 32 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 32 rows of 16 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for j64 := 1; j64 < 6; j64++ {
+			ocannlMap6AVX512(&scratch.net_max_pool_1_y_grad[0][j64][6][0])
+		}
+	} else if ocannlAVX2 {
 		for j64 := 1; j64 < 6; j64++ {
 			ocannlMap6AVX2(&scratch.net_max_pool_1_y_grad[0][j64][6][0])
 		}
@@ -2233,8 +2312,16 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 			}
 		}
 	}
-	// the zero fill absorbed: float32 pointwise kernel over 5x2 rows of 8 elements (c = add(where(eq(x0,x1),x2,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 5x2 rows of 8 elements (c = add(where(eq(x0,x1),x2,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 32 {
+			for i1 := range 5 {
+				for i4 := range 2 {
+					ocannlMap22AVX512(&scratch.net_max_pool_1_x_grad[i0][2*i1+i4][0][0], &scratch.ordinals_2[i4][0], &scratch.net_max_pool_1_y_argmax_4[i0][i1][0][0], &scratch.net_max_pool_1_y_grad[i0][i1+1][1][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i1 := range 5 {
 				for i4 := range 2 {
@@ -2272,8 +2359,10 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 25600 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 25600 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap23AVX512(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap23AVX2(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
 	} else {
 		scratch.net_max_pool_1_x_1_grad = [32][10][10][8]float32{}
@@ -2300,8 +2389,10 @@ func ocannlCNNBackward(images *[32][12][12][1]float32, labels *[32][4]float32, p
 	}
 
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad
-	// the zero fill absorbed: float32 pointwise kernel over 25600 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 25600 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_conv1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap24AVX2(&scratch.net_conv1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_conv1_y_grad = [32][10][10][8]float32{}
@@ -2525,7 +2616,7 @@ func (r11 *ocannlCNNBackwardPart2) Part(j24 int) {
 	gNetConv2BiasPartial[j24] = [16]float32{}
 	// float32 across-rows add reduction kernel, 100 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce5AVX2(&gNetConv2BiasPartial[j24][0], &scratch.net_head_x_1_grad[4*j24][0][0][0])
+		ocannlReduce6AVX2(&gNetConv2BiasPartial[j24][0], &scratch.net_head_x_1_grad[4*j24][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		gNetConv2BiasPartialRow := &gNetConv2BiasPartial[j24]
@@ -2667,8 +2758,16 @@ type ocannlCNNBackwardPart5 struct {
 // Part runs part j52 of the nest (0 <= j52 < 8).
 func (r18 *ocannlCNNBackwardPart5) Part(j52 int) {
 	scratch := r18.scratch
-	// float32 pointwise kernel over 5x5 rows of 8 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 5x5 rows of 8 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 4 {
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap21AVX512(&scratch.net_max_pool_1_y_argmax_4[i0+4*j52][0][0][0], &scratch.net_max_pool_1_x[i0+4*j52][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[i0+4*j52][1][1][0], &scratch.ordinals_2[i4][i5])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 4 {
 			for i4 := range 2 {
 				for i5 := range 2 {
@@ -2735,7 +2834,7 @@ func (r23 *ocannlCNNBackwardPart6) Part(j69 int) {
 	gNetConv1BiasPartial[j69] = [8]float32{}
 	// float32 across-rows add reduction kernel, 400 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce6AVX2(&gNetConv1BiasPartial[j69][0], &scratch.net_max_pool_1_x_1_grad[4*j69][0][0][0])
+		ocannlReduce7AVX2(&gNetConv1BiasPartial[j69][0], &scratch.net_max_pool_1_x_1_grad[4*j69][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j69]
@@ -3145,8 +3244,16 @@ type ocannlCNNPredictPart3 struct {
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r5 *ocannlCNNPredictPart3) Part(j4 int) {
 	scratch := r5.scratch
-	// float32 pointwise kernel over 5x5 rows of 8 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 5x5 rows of 8 elements (c max= add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 32 {
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap2AVX512(&scratch.net_max_pool_1_y[i0+32*j4][1][1][0], &scratch.net_max_pool_1_x[i0+32*j4][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i4 := range 2 {
 				for i5 := range 2 {
@@ -3190,8 +3297,10 @@ type ocannlCNNPredictPart4 struct {
 // Part runs part j5 of the nest (0 <= j5 < 8).
 func (r6 *ocannlCNNPredictPart4) Part(j5 int) {
 	scratch := r6.scratch
-	// float32 pointwise kernel over 32 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 32 rows of 64 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&scratch.net_max_pool_1_y[32*j5][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap3AVX2(&scratch.net_max_pool_1_y[32*j5][0][0][0])
 	} else {
 		for j6 := range 32 {
@@ -3202,8 +3311,10 @@ func (r6 *ocannlCNNPredictPart4) Part(j5 int) {
 			}
 		}
 	}
-	// float32 pointwise kernel over 32 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 32 rows of 128 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&scratch.net_max_pool_1_y[32*j5][6][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap4AVX2(&scratch.net_max_pool_1_y[32*j5][6][0][0])
 	} else {
 		for j9 := range 32 {
@@ -3216,8 +3327,12 @@ func (r6 *ocannlCNNPredictPart4) Part(j5 int) {
 			}
 		}
 	}
-	// float32 pointwise kernel over 32 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 32 rows of 8 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for j13 := 1; j13 < 6; j13++ {
+			ocannlMap5AVX512(&scratch.net_max_pool_1_y[32*j5][j13][0][0])
+		}
+	} else if ocannlAVX2 {
 		for j13 := 1; j13 < 6; j13++ {
 			ocannlMap5AVX2(&scratch.net_max_pool_1_y[32*j5][j13][0][0])
 		}
@@ -3230,8 +3345,12 @@ func (r6 *ocannlCNNPredictPart4) Part(j5 int) {
 			}
 		}
 	}
-	// float32 pointwise kernel over 32 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 32 rows of 16 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for j17 := 1; j17 < 6; j17++ {
+			ocannlMap6AVX512(&scratch.net_max_pool_1_y[32*j5][j17][6][0])
+		}
+	} else if ocannlAVX2 {
 		for j17 := 1; j17 < 6; j17++ {
 			ocannlMap6AVX2(&scratch.net_max_pool_1_y[32*j5][j17][6][0])
 		}

@@ -56,6 +56,36 @@ func ocannlGemm6AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlMap0AVX512(c *float32, x0 *float32, x1 *float32)
 
+// ocannlMap1AVX512 runs a float32 pointwise kernel over 16384 elements: c = -Inf.
+//
+//go:noescape
+func ocannlMap1AVX512(c *float32)
+
+// ocannlMap2AVX512 runs a float32 pointwise kernel over 8 elements: c max= add(x0,x1).
+//
+//go:noescape
+func ocannlMap2AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap3AVX512 runs a float32 pointwise kernel over 64 elements: c = 0.
+//
+//go:noescape
+func ocannlMap3AVX512(c *float32)
+
+// ocannlMap4AVX512 runs a float32 pointwise kernel over 128 elements: c = 0.
+//
+//go:noescape
+func ocannlMap4AVX512(c *float32)
+
+// ocannlMap5AVX512 runs a float32 pointwise kernel over 8 elements: c = 0.
+//
+//go:noescape
+func ocannlMap5AVX512(c *float32)
+
+// ocannlMap6AVX512 runs a float32 pointwise kernel over 16 elements: c = 0.
+//
+//go:noescape
+func ocannlMap6AVX512(c *float32)
+
 // ocannlMap7AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
@@ -80,6 +110,61 @@ func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32)
 //
 //go:noescape
 func ocannlMap13AVX512(c *float32, x0 *float32)
+
+// ocannlMap14AVX512 runs a float32 pointwise kernel over 12800 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap15AVX512 runs a float32 pointwise kernel over 12800 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap15AVX512(c *float32, x0 *float32)
+
+// ocannlMap16AVX512 runs a float32 pointwise kernel over 6400 elements: c = 4.
+//
+//go:noescape
+func ocannlMap16AVX512(c *float32)
+
+// ocannlMap17AVX512 runs a float32 pointwise kernel over 64 elements: c = -Inf.
+//
+//go:noescape
+func ocannlMap17AVX512(c *float32)
+
+// ocannlMap18AVX512 runs a float32 pointwise kernel over 128 elements: c = -Inf.
+//
+//go:noescape
+func ocannlMap18AVX512(c *float32)
+
+// ocannlMap19AVX512 runs a float32 pointwise kernel over 8 elements: c = -Inf.
+//
+//go:noescape
+func ocannlMap19AVX512(c *float32)
+
+// ocannlMap20AVX512 runs a float32 pointwise kernel over 16 elements: c = -Inf.
+//
+//go:noescape
+func ocannlMap20AVX512(c *float32)
+
+// ocannlMap21AVX512 runs a float32 pointwise kernel over 8 elements: c min= where(eq(add(x0,x1),x2),x3,4).
+//
+//go:noescape
+func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+
+// ocannlMap22AVX512 runs a float32 pointwise kernel over 8 elements: c = add(where(eq(x0,x1),x2,0),0).
+//
+//go:noescape
+func ocannlMap22AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlMap23AVX512 runs a float32 pointwise kernel over 25600 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap24AVX512 runs a float32 pointwise kernel over 25600 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap24AVX512(c *float32, x0 *float32)
 
 // ocannlMap25AVX512 runs a float32 pointwise kernel over 4 elements: c = add(x0,x1).
 //
@@ -276,17 +361,22 @@ func ocannlReduce2AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce3AVX2(c *float32, x0 *float32)
 
-// ocannlReduce4AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 4 elements.
+// ocannlReduce4AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,4), 32 rows of 4 elements.
 //
 //go:noescape
-func ocannlReduce4AVX2(c *float32, x0 *float32)
+func ocannlReduce4AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce5AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 100 rows of 16 elements.
+// ocannlReduce5AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 4 elements.
 //
 //go:noescape
 func ocannlReduce5AVX2(c *float32, x0 *float32)
 
-// ocannlReduce6AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 400 rows of 8 elements.
+// ocannlReduce6AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 100 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce6AVX2(c *float32, x0 *float32)
+
+// ocannlReduce7AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 400 rows of 8 elements.
+//
+//go:noescape
+func ocannlReduce7AVX2(c *float32, x0 *float32)

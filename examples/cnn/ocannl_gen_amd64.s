@@ -26,7 +26,8 @@ DATA ocannlConst32<>+0(SB)/4, $0x00000000
 DATA ocannlConst32<>+4(SB)/4, $0x3f800000
 DATA ocannlConst32<>+8(SB)/4, $0xff800000
 DATA ocannlConst32<>+12(SB)/4, $0x40800000
-GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $16
+DATA ocannlConst32<>+16(SB)/4, $0x7f800000
+GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $20
 
 // func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
@@ -1124,6 +1125,140 @@ row1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap1AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap1AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+8(SB), Z0
+	MOVQ         $0x00000400, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap2AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap2AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS (DX), Z0
+	MOVL         $0x000000ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000005, DX
+
+rowb1:
+	MOVQ $0x00000005, BX
+
+row2:
+	VMOVUPS.Z (CX), K1, Z2
+	VADDPS    Z0, Z2, Z2
+	VMOVUPS.Z (AX), K1, Z3
+	VMAXPS    Z2, Z3, Z4
+	VMAXPS    Z3, Z2, Z5
+	VPANDD    Z5, Z4, Z4
+	VCMPPS    $0x03, Z2, Z3, K2
+	VADDPS    Z2, Z3, Z2
+	VBLENDMPS Z2, Z4, K2, Z1
+	VMOVUPS   Z1, K1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+64, CX
+	DECQ      BX
+	JNZ       row2
+	ADDQ      $+96, AX
+	ADDQ      $+320, CX
+	DECQ      DX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap3AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap3AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000020, CX
+
+row1:
+	MOVQ $0x00000004, DX
+
+e2:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1792, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap4AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000020, CX
+
+row1:
+	MOVQ $0x00000008, DX
+
+e2:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1536, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap5AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVL         $0x000000ff, CX
+	KMOVW        CX, K1
+	MOVQ         $0x00000020, CX
+
+row1:
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    $+2048, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap6AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000020, CX
+
+row1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+1984, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
 // func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-24
@@ -1229,6 +1364,286 @@ TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-16
 e1:
 	VMOVUPS (CX), Z1
 	VMAXPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap14AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000320, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPS    $0x01, Z2, Z0, K1
+	VBLENDMPS Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPS    $0x04, Z0, Z3, K1
+	VBLENDMPS Z2, Z0, K1, Z4
+	VADDPS    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap15AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000320, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap16AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+12(SB), Z0
+	MOVQ         $0x00000190, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap17AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+8(SB), Z0
+	MOVQ         $0x00000020, CX
+
+row1:
+	MOVQ $0x00000004, DX
+
+e2:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1792, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap18AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+8(SB), Z0
+	MOVQ         $0x00000020, CX
+
+row1:
+	MOVQ $0x00000008, DX
+
+e2:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+1536, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap19AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+8(SB), Z0
+	MOVL         $0x000000ff, CX
+	KMOVW        CX, K1
+	MOVQ         $0x00000020, CX
+
+row1:
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    $+2048, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap20AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+8(SB), Z0
+	MOVQ         $0x00000020, CX
+
+row1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+1984, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap21AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-40
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+12(SB), Z2
+	VBROADCASTSS (DX), Z3
+	VBROADCASTSS (SI), Z4
+	MOVL         $0x000000ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000005, DX
+
+rowb1:
+	MOVQ $0x00000005, SI
+
+row2:
+	VMOVUPS.Z (CX), K1, Z5
+	VADDPS    Z3, Z5, Z5
+	VMOVUPS.Z (BX), K1, Z9
+	VCMPPS    $0x00, Z9, Z5, K2
+	VBLENDMPS Z1, Z0, K2, Z6
+	VCMPPS    $0x04, Z0, Z6, K2
+	VBLENDMPS Z4, Z2, K2, Z7
+	VMOVUPS.Z (AX), K1, Z5
+	VMINPS    Z7, Z5, Z9
+	VMINPS    Z5, Z7, Z10
+	VPORD     Z10, Z9, Z9
+	VCMPPS    $0x03, Z7, Z5, K2
+	VADDPS    Z7, Z5, Z5
+	VBLENDMPS Z5, Z9, K2, Z8
+	VMOVUPS   Z8, K1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+64, CX
+	ADDQ      $+32, BX
+	DECQ      SI
+	JNZ       row2
+	ADDQ      $+320, CX
+	ADDQ      $+96, BX
+	DECQ      DX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap22AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVL         $0x000000ff, SI
+	KMOVW        SI, K1
+	MOVQ         $0x00000005, SI
+
+rowb1:
+	MOVQ $0x00000002, DI
+
+row2:
+	VBROADCASTSS (CX), Z2
+	VMOVUPS.Z    (DX), K1, Z3
+	VCMPPS       $0x00, Z3, Z2, K2
+	VBLENDMPS    Z1, Z0, K2, Z4
+	VMOVUPS.Z    (BX), K1, Z2
+	VCMPPS       $0x04, Z0, Z4, K2
+	VBLENDMPS    Z2, Z0, K2, Z5
+	VADDPS       Z0, Z5, Z2
+	VMOVUPS      Z2, K1, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+4, CX
+	DECQ         DI
+	JNZ          row2
+	ADDQ         $-8, CX
+	ADDQ         $+32, DX
+	ADDQ         $+32, BX
+	DECQ         SI
+	JNZ          rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000640, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPS    $0x01, Z2, Z0, K1
+	VBLENDMPS Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPS    $0x04, Z0, Z3, K1
+	VBLENDMPS Z2, Z0, K1, Z4
+	VADDPS    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap24AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000640, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
 	VMOVUPS Z1, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
@@ -4652,9 +5067,65 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce4AVX2(c *float32, x0 *float32)
+// func ocannlReduce4AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce4AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce4AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS ocannlConst32<>+12(SB), Y2
+	VBROADCASTSS ocannlConst32<>+16(SB), Y3
+	VMOVUPS      ocannlMask32<>+16(SB), Y4
+	MOVQ         $0x00000020, SI
+
+row1:
+	VBROADCASTSS (DX), Y5
+	VMASKMOVPS   (CX), Y4, Y6
+	VCMPPS       $0x00, Y5, Y6, Y5
+	VBLENDVPS    Y5, Y1, Y0, Y5
+	VMASKMOVPS   (BX), Y4, Y6
+	VCMPPS       $0x04, Y0, Y5, Y5
+	VBLENDVPS    Y5, Y6, Y2, Y5
+	VBLENDVPS    Y4, Y5, Y3, Y5
+	VEXTRACTF128 $0x01, Y5, X6
+	VMINPS       X6, X5, X7
+	VMINPS       X5, X6, X8
+	VCMPPS       $0x03, X6, X5, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VPERMILPS    $0x4e, X6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VPERMILPS    $0xb1, X6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VMOVSS       (AX), X5
+	VMINPS       X6, X5, X7
+	VMINPS       X5, X6, X8
+	VCMPPS       $0x03, X6, X5, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VMOVSS       X6, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+16, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce5AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce5AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -4673,9 +5144,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce5AVX2(c *float32, x0 *float32)
+// func ocannlReduce6AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce5AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce6AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -4698,9 +5169,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce6AVX2(c *float32, x0 *float32)
+// func ocannlReduce7AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce6AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce7AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0

@@ -591,8 +591,10 @@ func ocannlCNNTrainLoss(images *[16][12][12][1]float32, labels *[16][4]float32, 
 	}
 
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
-	// float32 pointwise kernel over 8192 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 8192 elements (c = -Inf): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_max_pool_1_y[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
 		for j := range 16 {
@@ -605,8 +607,16 @@ func ocannlCNNTrainLoss(images *[16][12][12][1]float32, labels *[16][4]float32, 
 			}
 		}
 	}
-	// float32 pointwise kernel over 5x5 rows of 8 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 5x5 rows of 8 elements (c max= add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap2AVX512(&scratch.net_max_pool_1_y[i0][1][1][0], &scratch.net_max_pool_1_x[i0][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			for i4 := range 2 {
 				for i5 := range 2 {
@@ -638,8 +648,10 @@ func ocannlCNNTrainLoss(images *[16][12][12][1]float32, labels *[16][4]float32, 
 	}
 
 	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
-	// float32 pointwise kernel over 16 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 64 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&scratch.net_max_pool_1_y[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap3AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
 		for j5 := range 16 {
@@ -650,8 +662,10 @@ func ocannlCNNTrainLoss(images *[16][12][12][1]float32, labels *[16][4]float32, 
 			}
 		}
 	}
-	// float32 pointwise kernel over 16 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 128 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&scratch.net_max_pool_1_y[0][6][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap4AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else {
 		for j8 := range 16 {
@@ -671,8 +685,12 @@ func ocannlCNNTrainLoss(images *[16][12][12][1]float32, labels *[16][4]float32, 
 			}
 		}
 	}
-	// float32 pointwise kernel over 16 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 16 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for j15 := 1; j15 < 6; j15++ {
+			ocannlMap5AVX512(&scratch.net_max_pool_1_y[0][j15][6][0])
+		}
+	} else if ocannlAVX2 {
 		for j15 := 1; j15 < 6; j15++ {
 			ocannlMap5AVX2(&scratch.net_max_pool_1_y[0][j15][6][0])
 		}
@@ -1453,8 +1471,10 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	}
 
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
-	// float32 pointwise kernel over 8192 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 8192 elements (c = -Inf): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_max_pool_1_y[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
 		for j := range 16 {
@@ -1467,8 +1487,16 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 			}
 		}
 	}
-	// float32 pointwise kernel over 5x5 rows of 8 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 5x5 rows of 8 elements (c max= add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 16 {
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap2AVX512(&scratch.net_max_pool_1_y[i0][1][1][0], &scratch.net_max_pool_1_x[i0][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 16 {
 			for i4 := range 2 {
 				for i5 := range 2 {
@@ -1500,8 +1528,10 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	}
 
 	// net.conv2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.max_pool#1/y, net.conv2.kernel
-	// float32 pointwise kernel over 16 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 64 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&scratch.net_max_pool_1_y[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap3AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
 		for j5 := range 16 {
@@ -1512,8 +1542,10 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 			}
 		}
 	}
-	// float32 pointwise kernel over 16 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 128 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&scratch.net_max_pool_1_y[0][6][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap4AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else {
 		for j8 := range 16 {
@@ -1533,8 +1565,12 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 			}
 		}
 	}
-	// float32 pointwise kernel over 16 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 16 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for j15 := 1; j15 < 6; j15++ {
+			ocannlMap5AVX512(&scratch.net_max_pool_1_y[0][j15][6][0])
+		}
+	} else if ocannlAVX2 {
 		for j15 := 1; j15 < 6; j15++ {
 			ocannlMap5AVX2(&scratch.net_max_pool_1_y[0][j15][6][0])
 		}
@@ -1861,23 +1897,28 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	}
 
 	// backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 4); w is train.cross_entropy#1/m.argmax@10
-	// reduction accumulated in a local variable.
-	for i0 := range 16 {
-		train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
-		train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
-		acc10 := scratch.train_cross_entropy_1_m_argmax_10[i0][0]
-		for i1 := range 4 {
-			var r4 float32
-			if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
-				r4 = 1
+	// float32 along-rows min reduction kernel, 16 rows of 4 elements into 16 cells (c = c min where(eq(x0,x1),x2,4)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce4AVX2(&scratch.train_cross_entropy_1_m_argmax_10[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
+			train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
+			acc10 := scratch.train_cross_entropy_1_m_argmax_10[i0][0]
+			for i1 := range 4 {
+				var r4 float32
+				if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
+					r4 = 1
+				}
+				r5 := float32(4)
+				if r4 != 0 {
+					r5 = scratch.ordinals_1[i1]
+				}
+				acc10 = min(acc10, r5)
 			}
-			r5 := float32(4)
-			if r4 != 0 {
-				r5 = scratch.ordinals_1[i1]
-			}
-			acc10 = min(acc10, r5)
+			scratch.train_cross_entropy_1_m_argmax_10[i0][0] = acc10
 		}
-		scratch.train_cross_entropy_1_m_argmax_10[i0][0] = acc10
 	}
 
 	// backprop of op 10 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
@@ -1910,7 +1951,7 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	// backprop of op 9 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.head.b): g2 =+ g; g2 is net.head.b.grad
 	// float32 across-rows add reduction kernel, 16 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce4AVX2(&gNetHeadB[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce5AVX2(&gNetHeadB[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 16; i0 += 4 {
@@ -1977,8 +2018,10 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	}
 
 	// backprop of op 7 (net.head/x = pointwise relu of _net.head/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.head/x.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 6400 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 6400 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap13AVX512(&scratch.net_head_x_1_grad[0][0][0][0], &scratch.net_head_x_1[0][0][0][0], &scratch.net_head_x_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap13AVX2(&scratch.net_head_x_1_grad[0][0][0][0], &scratch.net_head_x_1[0][0][0][0], &scratch.net_head_x_grad[0][0][0][0])
 	} else {
 		scratch.net_head_x_1_grad = [16][5][5][16]float32{}
@@ -2005,8 +2048,10 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	}
 
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g1 =+ g; g1 is net.conv2/y.grad
-	// the zero fill absorbed: float32 pointwise kernel over 6400 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 6400 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap14AVX512(&scratch.net_conv2_y_grad[0][0][0][0], &scratch.net_head_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap14AVX2(&scratch.net_conv2_y_grad[0][0][0][0], &scratch.net_head_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_conv2_y_grad = [16][5][5][16]float32{}
@@ -2026,7 +2071,7 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	// backprop of op 6 (_net.head/x.1 = pointwise "+" of net.conv2/y, net.conv2.bias): g2 =+ g; g2 is net.conv2.bias.grad
 	// float32 across-rows add reduction kernel, 400 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce5AVX2(&gNetConv2Bias[0], &scratch.net_head_x_1_grad[0][0][0][0])
+		ocannlReduce6AVX2(&gNetConv2Bias[0], &scratch.net_head_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 16 {
@@ -2051,9 +2096,11 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): net.max_pool#1/y.argmax@4 = 4 (no winner yet)
 
-	// float32 pointwise kernel over 3200 elements (c = 4): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 3200 elements (c = 4): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap15AVX512(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap15AVX2(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
 	} else {
 		for j28 := range 16 {
@@ -2106,8 +2153,10 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	ocannlCNNBackwardPart2Records.Put(rec3)
 
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is net.max_pool#1/y.argmax@4
-	// float32 pointwise kernel over 16 rows of 64 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 64 elements (c = -Inf): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap16AVX512(&scratch.net_max_pool_1_y[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap16AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
 		for j32 := range 16 {
@@ -2118,8 +2167,10 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 			}
 		}
 	}
-	// float32 pointwise kernel over 16 rows of 128 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 128 elements (c = -Inf): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap17AVX512(&scratch.net_max_pool_1_y[0][6][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap17AVX2(&scratch.net_max_pool_1_y[0][6][0][0])
 	} else {
 		for j35 := range 16 {
@@ -2139,8 +2190,12 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 			}
 		}
 	}
-	// float32 pointwise kernel over 16 rows of 16 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 16 elements (c = -Inf): AVX512, AVX2.
+	if ocannlAVX512 {
+		for j42 := 1; j42 < 6; j42++ {
+			ocannlMap18AVX512(&scratch.net_max_pool_1_y[0][j42][6][0])
+		}
+	} else if ocannlAVX2 {
 		for j42 := 1; j42 < 6; j42++ {
 			ocannlMap18AVX2(&scratch.net_max_pool_1_y[0][j42][6][0])
 		}
@@ -2163,8 +2218,10 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	ocannlCNNBackwardPart3Records.Put(rec4)
 
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): g1 =+ where((ord == w), g, 0); g1 is net.max_pool#1/x.grad
-	// float32 pointwise kernel over 16 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 64 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&scratch.net_max_pool_1_y_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap3AVX2(&scratch.net_max_pool_1_y_grad[0][0][0][0])
 	} else {
 		for j48 := range 16 {
@@ -2175,8 +2232,10 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 			}
 		}
 	}
-	// float32 pointwise kernel over 16 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 128 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&scratch.net_max_pool_1_y_grad[0][6][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap4AVX2(&scratch.net_max_pool_1_y_grad[0][6][0][0])
 	} else {
 		for j51 := range 16 {
@@ -2196,8 +2255,12 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 			}
 		}
 	}
-	// float32 pointwise kernel over 16 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 16 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for j58 := 1; j58 < 6; j58++ {
+			ocannlMap5AVX512(&scratch.net_max_pool_1_y_grad[0][j58][6][0])
+		}
+	} else if ocannlAVX2 {
 		for j58 := 1; j58 < 6; j58++ {
 			ocannlMap5AVX2(&scratch.net_max_pool_1_y_grad[0][j58][6][0])
 		}
@@ -2223,8 +2286,10 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	ocannlCNNBackwardPart4Records.Put(rec5)
 
 	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap21AVX512(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap21AVX2(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
 	} else {
 		scratch.net_max_pool_1_x_1_grad = [16][10][10][8]float32{}
@@ -2251,8 +2316,10 @@ func ocannlCNNBackward(images *[16][12][12][1]float32, labels *[16][4]float32, p
 	}
 
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv1/y, net.conv1.bias): g1 =+ g; g1 is net.conv1/y.grad
-	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 12800 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap22AVX512(&scratch.net_conv1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap22AVX2(&scratch.net_conv1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_conv1_y_grad = [16][10][10][8]float32{}
@@ -2522,8 +2589,16 @@ type ocannlCNNBackwardPart3 struct {
 // Part runs part j47 of the nest (0 <= j47 < 8).
 func (r16 *ocannlCNNBackwardPart3) Part(j47 int) {
 	scratch := r16.scratch
-	// float32 pointwise kernel over 5x5 rows of 8 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 5x5 rows of 8 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap19AVX512(&scratch.net_max_pool_1_y_argmax_4[i0+2*j47][0][0][0], &scratch.net_max_pool_1_x[i0+2*j47][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[i0+2*j47][1][1][0], &scratch.ordinals_2[i4][i5])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i4 := range 2 {
 				for i5 := range 2 {
@@ -2586,8 +2661,16 @@ type ocannlCNNBackwardPart4 struct {
 // Part runs part j63 of the nest (0 <= j63 < 8).
 func (r19 *ocannlCNNBackwardPart4) Part(j63 int) {
 	scratch := r19.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 5x2 rows of 8 elements (c = add(where(eq(x0,x1),x2,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 5x2 rows of 8 elements (c = add(where(eq(x0,x1),x2,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i1 := range 5 {
+				for i4 := range 2 {
+					ocannlMap20AVX512(&scratch.net_max_pool_1_x_grad[i0+2*j63][2*i1+i4][0][0], &scratch.ordinals_2[i4][0], &scratch.net_max_pool_1_y_argmax_4[i0+2*j63][i1][0][0], &scratch.net_max_pool_1_y_grad[i0+2*j63][i1+1][1][0])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 5 {
 				for i4 := range 2 {
@@ -2640,7 +2723,7 @@ func (r22 *ocannlCNNBackwardPart5) Part(j64 int) {
 	gNetConv1BiasPartial[j64] = [8]float32{}
 	// float32 across-rows add reduction kernel, 200 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce6AVX2(&gNetConv1BiasPartial[j64][0], &scratch.net_max_pool_1_x_1_grad[2*j64][0][0][0])
+		ocannlReduce7AVX2(&gNetConv1BiasPartial[j64][0], &scratch.net_max_pool_1_x_1_grad[2*j64][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		gNetConv1BiasPartialRow := &gNetConv1BiasPartial[j64]
@@ -3012,8 +3095,16 @@ type ocannlCNNPredictPart3 struct {
 // Part runs part j4 of the nest (0 <= j4 < 8).
 func (r5 *ocannlCNNPredictPart3) Part(j4 int) {
 	scratch := r5.scratch
-	// float32 pointwise kernel over 5x5 rows of 8 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 5x5 rows of 8 elements (c max= add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 32 {
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap2AVX512(&scratch.net_max_pool_1_y[i0+32*j4][1][1][0], &scratch.net_max_pool_1_x[i0+32*j4][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 32 {
 			for i4 := range 2 {
 				for i5 := range 2 {
@@ -3057,8 +3148,10 @@ type ocannlCNNPredictPart4 struct {
 // Part runs part j5 of the nest (0 <= j5 < 8).
 func (r6 *ocannlCNNPredictPart4) Part(j5 int) {
 	scratch := r6.scratch
-	// float32 pointwise kernel over 32 rows of 64 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 32 rows of 64 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_max_pool_1_y[32*j5][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap24AVX2(&scratch.net_max_pool_1_y[32*j5][0][0][0])
 	} else {
 		for j6 := range 32 {
@@ -3069,8 +3162,10 @@ func (r6 *ocannlCNNPredictPart4) Part(j5 int) {
 			}
 		}
 	}
-	// float32 pointwise kernel over 32 rows of 128 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 32 rows of 128 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_max_pool_1_y[32*j5][6][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap25AVX2(&scratch.net_max_pool_1_y[32*j5][6][0][0])
 	} else {
 		for j9 := range 32 {
@@ -3083,8 +3178,12 @@ func (r6 *ocannlCNNPredictPart4) Part(j5 int) {
 			}
 		}
 	}
-	// float32 pointwise kernel over 32 rows of 8 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 32 rows of 8 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for j13 := 1; j13 < 6; j13++ {
+			ocannlMap26AVX512(&scratch.net_max_pool_1_y[32*j5][j13][0][0])
+		}
+	} else if ocannlAVX2 {
 		for j13 := 1; j13 < 6; j13++ {
 			ocannlMap26AVX2(&scratch.net_max_pool_1_y[32*j5][j13][0][0])
 		}
@@ -3097,8 +3196,12 @@ func (r6 *ocannlCNNPredictPart4) Part(j5 int) {
 			}
 		}
 	}
-	// float32 pointwise kernel over 32 rows of 16 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 32 rows of 16 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for j17 := 1; j17 < 6; j17++ {
+			ocannlMap27AVX512(&scratch.net_max_pool_1_y[32*j5][j17][6][0])
+		}
+	} else if ocannlAVX2 {
 		for j17 := 1; j17 < 6; j17++ {
 			ocannlMap27AVX2(&scratch.net_max_pool_1_y[32*j5][j17][6][0])
 		}

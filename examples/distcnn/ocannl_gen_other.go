@@ -67,6 +67,23 @@ func ocannlMap0AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap0AVX512 called without assembly")
 }
 
+// ocannlMap1AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap1AVX512(c *float32) { panic("ocannlgen: ocannlMap1AVX512 called without assembly") }
+
+// ocannlMap2AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap2AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap2AVX512 called without assembly")
+}
+
+// ocannlMap3AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap3AVX512(c *float32) { panic("ocannlgen: ocannlMap3AVX512 called without assembly") }
+
+// ocannlMap4AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap4AVX512(c *float32) { panic("ocannlgen: ocannlMap4AVX512 called without assembly") }
+
+// ocannlMap5AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap5AVX512(c *float32) { panic("ocannlgen: ocannlMap5AVX512 called without assembly") }
+
 // ocannlMap6AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap6AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap6AVX512 called without assembly")
@@ -88,10 +105,60 @@ func ocannlMap11AVX512(c, x0, x1 *float32) {
 // ocannlMap12AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap12AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap12AVX512 called without assembly") }
 
+// ocannlMap13AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap13AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap13AVX512 called without assembly")
+}
+
+// ocannlMap14AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap14AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap14AVX512 called without assembly") }
+
+// ocannlMap15AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap15AVX512(c *float32) { panic("ocannlgen: ocannlMap15AVX512 called without assembly") }
+
+// ocannlMap16AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap16AVX512(c *float32) { panic("ocannlgen: ocannlMap16AVX512 called without assembly") }
+
+// ocannlMap17AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap17AVX512(c *float32) { panic("ocannlgen: ocannlMap17AVX512 called without assembly") }
+
+// ocannlMap18AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap18AVX512(c *float32) { panic("ocannlgen: ocannlMap18AVX512 called without assembly") }
+
+// ocannlMap19AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap19AVX512(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap19AVX512 called without assembly")
+}
+
+// ocannlMap20AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap20AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap20AVX512 called without assembly")
+}
+
+// ocannlMap21AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap21AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap21AVX512 called without assembly")
+}
+
+// ocannlMap22AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap22AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap22AVX512 called without assembly") }
+
 // ocannlMap23AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap23AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap23AVX512 called without assembly")
 }
+
+// ocannlMap24AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap24AVX512(c *float32) { panic("ocannlgen: ocannlMap24AVX512 called without assembly") }
+
+// ocannlMap25AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap25AVX512(c *float32) { panic("ocannlgen: ocannlMap25AVX512 called without assembly") }
+
+// ocannlMap26AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap26AVX512(c *float32) { panic("ocannlgen: ocannlMap26AVX512 called without assembly") }
+
+// ocannlMap27AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap27AVX512(c *float32) { panic("ocannlgen: ocannlMap27AVX512 called without assembly") }
 
 // ocannlMap28AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap28AVX512(c, x0, x1 *float32) {
@@ -243,10 +310,15 @@ func ocannlReduce2AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce2AVX2 cal
 func ocannlReduce3AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce3AVX2 called without assembly") }
 
 // ocannlReduce4AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce4AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce4AVX2 called without assembly") }
+func ocannlReduce4AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce4AVX2 called without assembly")
+}
 
 // ocannlReduce5AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce5AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce5AVX2 called without assembly") }
 
 // ocannlReduce6AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce6AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce6AVX2 called without assembly") }
+
+// ocannlReduce7AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce7AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce7AVX2 called without assembly") }

@@ -903,8 +903,10 @@ func ocannlRowMaxF64(x *[48][10]float64, out *[48]float64) {
 //	    out[i0, i1] = relu((x[i0, i1] * _num.1[0]) + b[i1])
 func ocannlScaleShiftRelu(x *[32][64]float32, b *[64]float32, out *[32][64]float32) {
 	// out = pointwise relu of _out.2, with _out.2 = pointwise "+" of _out.1, b, with _out.1 = pointwise "*." of x, _num.1 fused fused
-	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(mul(x0,2),x1))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 32 rows of 64 elements (c = relu(add(mul(x0,2),x1))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&out[0][0], &x[0][0], &b[0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&out[0][0], &x[0][0], &b[0])
 	} else {
 		for i0 := range 32 {
@@ -1261,8 +1263,10 @@ func ocannlMaxPool2x2(x *[2][16][16][8]float32, out *[2][8][8][8]float32) {
 	}
 
 	// out = einsum "@^+" "n | 2*oh<+wh, 2*ow<+ww, c; wh, ww => n | oh, ow, c" of x, _out.1
-	// float32 pointwise kernel over 1024 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = -Inf): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&out[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap3AVX2(&out[0][0][0][0])
 	} else {
 		for j := range 2 {
@@ -1275,8 +1279,14 @@ func ocannlMaxPool2x2(x *[2][16][16][8]float32, out *[2][8][8][8]float32) {
 			}
 		}
 	}
-	// float32 pointwise kernel over 16x8 rows of 8 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16x8 rows of 8 elements (c max= add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i4 := range 2 {
+			for i5 := range 2 {
+				ocannlMap4AVX512(&out[0][0][0][0], &x[0][i4][i5][0], &out_1[i4][i5])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i4 := range 2 {
 			for i5 := range 2 {
 				ocannlMap4AVX2(&out[0][0][0][0], &x[0][i4][i5][0], &out_1[i4][i5])

@@ -76,10 +76,25 @@ func ocannlGemm10AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlMap0AVX512(c *float32, x0 *float32, x1 *float32)
 
+// ocannlMap1AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(mul(x0,2),x1)).
+//
+//go:noescape
+func ocannlMap1AVX512(c *float32, x0 *float32, x1 *float32)
+
 // ocannlMap2AVX512 runs a float32 pointwise kernel over 48 elements: c = x0.
 //
 //go:noescape
 func ocannlMap2AVX512(c *float32, x0 *float32)
+
+// ocannlMap3AVX512 runs a float32 pointwise kernel over 1024 elements: c = -Inf.
+//
+//go:noescape
+func ocannlMap3AVX512(c *float32)
+
+// ocannlMap4AVX512 runs a float32 pointwise kernel over 8 elements: c max= add(x0,x1).
+//
+//go:noescape
+func ocannlMap4AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlGemm0AVX2 runs a float32 broadcast kernel, M=64 N=32 K=48 (6x16 tile); strides C 32,1 A 48,1 B 32,1.
 //

@@ -3358,6 +3358,38 @@ row1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap1AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap1AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+8(SB), Z1
+	MOVQ         $0x00000020, BX
+
+row1:
+	MOVQ $0x00000004, SI
+
+e2:
+	VMOVUPS (CX), Z2
+	VMULPS  Z1, Z2, Z2
+	VMOVUPS (DX), Z3
+	VADDPS  Z3, Z2, Z2
+	VMAXPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $-256, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
 // func ocannlMap2AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap2AVX512(SB), NOSPLIT, $0-16
@@ -3380,6 +3412,60 @@ e2:
 	ADDQ    $+36, AX
 	DECQ    DX
 	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap3AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap3AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+12(SB), Z0
+	MOVQ         $0x00000040, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap4AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS (DX), Z0
+	MOVL         $0x000000ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000010, DX
+
+rowb1:
+	MOVQ $0x00000008, BX
+
+row2:
+	VMOVUPS.Z (CX), K1, Z2
+	VADDPS    Z0, Z2, Z2
+	VMOVUPS.Z (AX), K1, Z3
+	VMAXPS    Z2, Z3, Z4
+	VMAXPS    Z3, Z2, Z5
+	VPANDD    Z5, Z4, Z4
+	VCMPPS    $0x03, Z2, Z3, K2
+	VADDPS    Z2, Z3, Z2
+	VBLENDMPS Z2, Z4, K2, Z1
+	VMOVUPS   Z1, K1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+64, CX
+	DECQ      BX
+	JNZ       row2
+	ADDQ      $+512, CX
+	DECQ      DX
+	JNZ       rowb1
 	VZEROUPPER
 	RET
 

@@ -72,8 +72,21 @@ func ocannlMap0AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap0AVX512 called without assembly")
 }
 
+// ocannlMap1AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap1AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap1AVX512 called without assembly")
+}
+
 // ocannlMap2AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap2AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap2AVX512 called without assembly") }
+
+// ocannlMap3AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap3AVX512(c *float32) { panic("ocannlgen: ocannlMap3AVX512 called without assembly") }
+
+// ocannlMap4AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap4AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap4AVX512 called without assembly")
+}
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }

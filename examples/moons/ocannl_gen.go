@@ -1177,8 +1177,10 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	}
 
 	// backprop of op 6 (_train.hinge#1/scores.1 = compose "*" of net.w3, net/a2): g2 =+ v1 * g; g2 is net/a2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 16 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 16 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&net_a2_grad[0][0], &pNetW3[0], &train_hinge_1_scores_1_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap3AVX2(&net_a2_grad[0][0], &pNetW3[0], &train_hinge_1_scores_1_grad[0][0])
 	} else {
 		for i0 := range 32 {
@@ -1191,8 +1193,10 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	}
 
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap4AVX2(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
 	} else {
 		for i0 := range 32 {
@@ -1214,8 +1218,10 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap5AVX2(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
 	} else {
 		for i0 := range 32 {
@@ -1300,8 +1306,10 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	}
 
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap4AVX512(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap4AVX2(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
 	} else {
 		for i0 := range 32 {
@@ -1323,8 +1331,10 @@ func ocannlMoonsBackward(points *[32][2]float32, labels *[32][1]float32, pNetW1 
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap5AVX512(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap5AVX2(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
 	} else {
 		for i0 := range 32 {

@@ -71,6 +71,21 @@ func ocannlMap1AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap2AVX512(c *float32, x0 *float32)
 
+// ocannlMap3AVX512 runs a float32 pointwise kernel over 16 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap3AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap4AVX512 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap4AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap5AVX512 runs a float32 pointwise kernel over 512 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap5AVX512(c *float32, x0 *float32)
+
 // ocannlMap6AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,x1).
 //
 //go:noescape

@@ -65,6 +65,19 @@ func ocannlMap1AVX512(c, x0, x1 *float32) {
 // ocannlMap2AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap2AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap2AVX512 called without assembly") }
 
+// ocannlMap3AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap3AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap3AVX512 called without assembly")
+}
+
+// ocannlMap4AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap4AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap4AVX512 called without assembly")
+}
+
+// ocannlMap5AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap5AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap5AVX512 called without assembly") }
+
 // ocannlMap6AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap6AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap6AVX512 called without assembly")

@@ -5157,8 +5157,10 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 	ocannlLeNetTrainLossPart1Records.Put(rec2)
 
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
-	// float64 pointwise kernel over 576 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 pointwise kernel over 576 elements (c = -Inf): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_max_pool_1_y[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
 		for j3 := range 4 {
@@ -5257,8 +5259,14 @@ func ocannlLeNetTrainLoss(images *[4][14][14][1]float64, labels *[4][3]float64, 
 			}
 		}
 	}
-	// float64 pointwise kernel over 8x2 rows of 6 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 pointwise kernel over 8x2 rows of 6 elements (c max= add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i4 := range 2 {
+			for i5 := range 2 {
+				ocannlMap4AVX512(&scratch.net_max_pool_2_y[0][0][0][0], &scratch.net_max_pool_2_x[0][i4][i5][0], &scratch.net_max_pool_2_y_1[i4][i5])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i4 := range 2 {
 			for i5 := range 2 {
 				ocannlMap4AVX2(&scratch.net_max_pool_2_y[0][0][0][0], &scratch.net_max_pool_2_x[0][i4][i5][0], &scratch.net_max_pool_2_y_1[i4][i5])
@@ -5569,8 +5577,14 @@ type ocannlLeNetTrainLossPart2 struct {
 // Part runs part j7 of the nest (0 <= j7 < 4).
 func (r4 *ocannlLeNetTrainLossPart2) Part(j7 int) {
 	scratch := r4.scratch
-	// float64 pointwise kernel over 6x6 rows of 4 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 pointwise kernel over 6x6 rows of 4 elements (c max= add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i4 := range 2 {
+			for i5 := range 2 {
+				ocannlMap2AVX512(&scratch.net_max_pool_1_y[j7][0][0][0], &scratch.net_max_pool_1_x[j7][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i4 := range 2 {
 			for i5 := range 2 {
 				ocannlMap2AVX2(&scratch.net_max_pool_1_y[j7][0][0][0], &scratch.net_max_pool_1_x[j7][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
@@ -6244,8 +6258,10 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	ocannlLeNetBackwardPart2Records.Put(rec3)
 
 	// net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1
-	// float64 pointwise kernel over 576 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 pointwise kernel over 576 elements (c = -Inf): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap1AVX512(&scratch.net_max_pool_1_y[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap1AVX2(&scratch.net_max_pool_1_y[0][0][0][0])
 	} else {
 		for j4 := range 4 {
@@ -6364,8 +6380,14 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 			}
 		}
 	}
-	// float64 pointwise kernel over 8x2 rows of 6 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 pointwise kernel over 8x2 rows of 6 elements (c max= add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i4 := range 2 {
+			for i5 := range 2 {
+				ocannlMap4AVX512(&scratch.net_max_pool_2_y[0][0][0][0], &scratch.net_max_pool_2_x[0][i4][i5][0], &scratch.net_max_pool_2_y_1[i4][i5])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i4 := range 2 {
 			for i5 := range 2 {
 				ocannlMap4AVX2(&scratch.net_max_pool_2_y[0][0][0][0], &scratch.net_max_pool_2_x[0][i4][i5][0], &scratch.net_max_pool_2_y_1[i4][i5])
@@ -7026,8 +7048,14 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 9 (net.max_pool#2/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#2/x, _net.max_pool#2/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is net.max_pool#2/y.argmax@9
-	// float64 pointwise kernel over 8x2 rows of 6 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 pointwise kernel over 8x2 rows of 6 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i4 := range 2 {
+			for i5 := range 2 {
+				ocannlMap9AVX512(&scratch.net_max_pool_2_y_argmax_9[0][0][0][0], &scratch.net_max_pool_2_x[0][i4][i5][0], &scratch.net_max_pool_2_y_1[i4][i5], &scratch.net_max_pool_2_y[0][0][0][0], &scratch.ordinals_2[i4][i5])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i4 := range 2 {
 			for i5 := range 2 {
 				ocannlMap9AVX2(&scratch.net_max_pool_2_y_argmax_9[0][0][0][0], &scratch.net_max_pool_2_x[0][i4][i5][0], &scratch.net_max_pool_2_y_1[i4][i5], &scratch.net_max_pool_2_y[0][0][0][0], &scratch.ordinals_2[i4][i5])
@@ -7103,8 +7131,10 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 7 (net.max_pool#2/x = pointwise relu of _net.max_pool#2/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#2/x.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap10AVX512(&scratch.net_max_pool_2_x_1_grad[0][0][0][0], &scratch.net_max_pool_2_x_1[0][0][0][0], &scratch.net_max_pool_2_x_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap10AVX2(&scratch.net_max_pool_2_x_1_grad[0][0][0][0], &scratch.net_max_pool_2_x_1[0][0][0][0], &scratch.net_max_pool_2_x_grad[0][0][0][0])
 	} else {
 		scratch.net_max_pool_2_x_1_grad = [4][4][4][6]float64{}
@@ -7131,8 +7161,10 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 6 (_net.max_pool#2/x.1 = pointwise "+" of net.conv2d_valid#2/y, net.conv2d_valid#2.bias): g1 =+ g; g1 is net.conv2d_valid#2/y.grad
-	// the zero fill absorbed: float64 pointwise kernel over 384 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 384 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap11AVX512(&scratch.net_conv2d_valid_2_y_grad[0][0][0][0], &scratch.net_max_pool_2_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap11AVX2(&scratch.net_conv2d_valid_2_y_grad[0][0][0][0], &scratch.net_max_pool_2_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_conv2d_valid_2_y_grad = [4][4][4][6]float64{}
@@ -7184,9 +7216,11 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 
 	// backprop of op 4 (net.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.max_pool#1/x, _net.max_pool#1/y.1): net.max_pool#1/y.argmax@4 = 4 (no winner yet)
 
-	// float64 pointwise kernel over 576 elements (c = 4): AVX2 (also on AVX-512 machines).
+	// float64 pointwise kernel over 576 elements (c = 4): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap12AVX512(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap12AVX2(&scratch.net_max_pool_1_y_argmax_4[0][0][0][0])
 	} else {
 		for j20 := range 4 {
@@ -7247,8 +7281,10 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 2 (net.max_pool#1/x = pointwise relu of _net.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.max_pool#1/x.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 2304 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 2304 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap14AVX512(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap14AVX2(&scratch.net_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_max_pool_1_x_1[0][0][0][0], &scratch.net_max_pool_1_x_grad[0][0][0][0])
 	} else {
 		scratch.net_max_pool_1_x_1_grad = [4][12][12][4]float64{}
@@ -7275,8 +7311,10 @@ func ocannlLeNetBackward(images *[4][14][14][1]float64, labels *[4][3]float64, p
 	}
 
 	// backprop of op 1 (_net.max_pool#1/x.1 = pointwise "+" of net.conv2d_valid#1/y, net.conv2d_valid#1.bias): g1 =+ g; g1 is net.conv2d_valid#1/y.grad
-	// the zero fill absorbed: float64 pointwise kernel over 2304 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 2304 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap15AVX512(&scratch.net_conv2d_valid_1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap15AVX2(&scratch.net_conv2d_valid_1_y_grad[0][0][0][0], &scratch.net_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_conv2d_valid_1_y_grad = [4][12][12][4]float64{}
@@ -7513,8 +7551,14 @@ type ocannlLeNetBackwardPart3 struct {
 // Part runs part j8 of the nest (0 <= j8 < 4).
 func (r5 *ocannlLeNetBackwardPart3) Part(j8 int) {
 	scratch := r5.scratch
-	// float64 pointwise kernel over 6x6 rows of 4 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 pointwise kernel over 6x6 rows of 4 elements (c max= add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i4 := range 2 {
+			for i5 := range 2 {
+				ocannlMap2AVX512(&scratch.net_max_pool_1_y[j8][0][0][0], &scratch.net_max_pool_1_x[j8][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i4 := range 2 {
 			for i5 := range 2 {
 				ocannlMap2AVX2(&scratch.net_max_pool_1_y[j8][0][0][0], &scratch.net_max_pool_1_x[j8][i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5])
@@ -7648,8 +7692,16 @@ type ocannlLeNetBackwardPart6 struct {
 // Part runs part j24 of the nest (0 <= j24 < 6).
 func (r31 *ocannlLeNetBackwardPart6) Part(j24 int) {
 	scratch := r31.scratch
-	// float64 pointwise kernel over 4x6 rows of 4 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 pointwise kernel over 4x6 rows of 4 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i1 := range 1 {
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap13AVX512(&scratch.net_max_pool_1_y_argmax_4[0][i1+j24][0][0], &scratch.net_max_pool_1_x[0][2*i1+2*j24+i4][i5][0], &scratch.net_max_pool_1_y_1[i4][i5], &scratch.net_max_pool_1_y[0][i1+j24][0][0], &scratch.ordinals_2[i4][i5])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i1 := range 1 {
 			for i4 := range 2 {
 				for i5 := range 2 {
@@ -7960,8 +8012,14 @@ func ocannlLeNetPredict(image *[1][14][14][1]float64, pNetConv2dValid1Kernel *[3
 			}
 		}
 	}
-	// float64 pointwise kernel over 6x6 rows of 4 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 pointwise kernel over 6x6 rows of 4 elements (c max= add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i3 := range 2 {
+			for i4 := range 2 {
+				ocannlMap2AVX512(&net_max_pool_1_y[0][0][0][0], &net_max_pool_1_x[0][i3][i4][0], &net_max_pool_1_y_1[i3][i4])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i3 := range 2 {
 			for i4 := range 2 {
 				ocannlMap2AVX2(&net_max_pool_1_y[0][0][0][0], &net_max_pool_1_x[0][i3][i4][0], &net_max_pool_1_y_1[i3][i4])
@@ -8580,8 +8638,10 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 	}
 
 	// net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1
-	// float64 pointwise kernel over 392 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 pointwise kernel over 392 elements (c = -Inf): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap17AVX512(&net_vgg_block_2_max_pool_1_y[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap17AVX2(&net_vgg_block_2_max_pool_1_y[0][0][0][0])
 	} else {
 		for j3 := range 2 {
@@ -8594,8 +8654,16 @@ func ocannlVGGTrainLoss(images *[2][8][8][2]float64, labels *[2][3]float64, pNet
 			}
 		}
 	}
-	// float64 pointwise kernel over 4x4 rows of 4 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 pointwise kernel over 4x4 rows of 4 elements (c max= add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap18AVX512(&net_vgg_block_2_max_pool_1_y[i0][1][1][0], &net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &net_vgg_block_2_max_pool_1_y_1[i4][i5])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i4 := range 2 {
 				for i5 := range 2 {
@@ -9796,8 +9864,10 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// net.vgg_block#2.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of net.vgg_block#2.max_pool#1/x, _net.vgg_block#2.max_pool#1/y.1
-	// float64 pointwise kernel over 392 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 pointwise kernel over 392 elements (c = -Inf): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap17AVX512(&scratch.net_vgg_block_2_max_pool_1_y[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap17AVX2(&scratch.net_vgg_block_2_max_pool_1_y[0][0][0][0])
 	} else {
 		for j17 := range 2 {
@@ -9810,8 +9880,16 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 			}
 		}
 	}
-	// float64 pointwise kernel over 4x4 rows of 4 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 pointwise kernel over 4x4 rows of 4 elements (c max= add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap18AVX512(&scratch.net_vgg_block_2_max_pool_1_y[i0][1][1][0], &scratch.net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &scratch.net_vgg_block_2_max_pool_1_y_1[i4][i5])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i4 := range 2 {
 				for i5 := range 2 {
@@ -10572,9 +10650,11 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// the zero fill absorbed: float64 pointwise kernel over 2x4 rows of 24 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float64 pointwise kernel over 2x4 rows of 24 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap22AVX512(&scratch.net_vgg_block_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_grad[0][1][1][0])
+	} else if ocannlAVX2 {
 		ocannlMap22AVX2(&scratch.net_vgg_block_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_1[0][0][0][0], &scratch.net_vgg_block_1_conv2d_1_x_grad[0][1][1][0])
 	} else {
 		scratch.net_vgg_block_1_conv2d_1_x_1_grad = [2][4][4][6]float64{}
@@ -10740,8 +10820,16 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 			}
 		}
 	}
-	// float64 pointwise kernel over 4x4 rows of 4 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 pointwise kernel over 4x4 rows of 4 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i4 := range 2 {
+				for i5 := range 2 {
+					ocannlMap23AVX512(&scratch.net_vgg_block_2_max_pool_1_y_argmax_7[i0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x[i0][i4][i5][0], &scratch.net_vgg_block_2_max_pool_1_y_1[i4][i5], &scratch.net_vgg_block_2_max_pool_1_y[i0][1][1][0], &scratch.ordinals_2[i4][i5])
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i4 := range 2 {
 				for i5 := range 2 {
@@ -10851,8 +10939,10 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 5 (net.vgg_block#2.max_pool#1/x = pointwise relu of _net.vgg_block#2.max_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.vgg_block#2.max_pool#1/x.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap24AVX2(&scratch.net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_grad[0][0][0][0])
 	} else {
 		scratch.net_vgg_block_2_max_pool_1_x_1_grad = [2][8][8][4]float64{}
@@ -10879,8 +10969,10 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 	}
 
 	// backprop of op 4 (_net.vgg_block#2.max_pool#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#1/y, net.vgg_block#2.conv2d#1.bias): g1 =+ g; g1 is net.vgg_block#2.conv2d#1/y.grad
-	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_vgg_block_2_conv2d_1_y_grad[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap25AVX2(&scratch.net_vgg_block_2_conv2d_1_y_grad[0][0][0][0], &scratch.net_vgg_block_2_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_vgg_block_2_conv2d_1_y_grad = [2][8][8][4]float64{}
@@ -10970,9 +11062,13 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 		}
 	}
 
-	// the zero fill absorbed: float64 pointwise kernel over 8 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float64 pointwise kernel over 8 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap26AVX512(&scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_1[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			ocannlMap26AVX2(&scratch.net_vgg_block_2_conv2d_1_x_1_grad[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_1[i0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_grad[i0][1][1][0])
 		}
@@ -11002,9 +11098,11 @@ func ocannlVGGBackward(images *[2][8][8][2]float64, labels *[2][3]float64, pNetV
 
 	// backprop of op 1 (_net.vgg_block#2.conv2d#1/x.1 = pointwise "+" of net.vgg_block#2.conv2d#2/y, net.vgg_block#2.conv2d#2.bias): g1 =+ g; g1 is net.vgg_block#2.conv2d#2/y.grad
 
-	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_vgg_block_2_conv2d_2_y_grad[0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap25AVX2(&scratch.net_vgg_block_2_conv2d_2_y_grad[0][0][0][0], &scratch.net_vgg_block_2_conv2d_1_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_vgg_block_2_conv2d_2_y_grad = [2][8][8][4]float64{}
@@ -13192,8 +13290,10 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 12 (net.global_avg_pool#1/s = einsum "++" "... | h, w, c => ... | c" of net.global_avg_pool#1/x): g1 =+ g; g1 is net.global_avg_pool#1/x.grad
-	// the zero fill absorbed: float64 pointwise kernel over 2x16 rows of 8 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 2x16 rows of 8 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap31AVX512(&scratch.net_global_avg_pool_1_x_grad[0][0][0][0], &scratch.net_global_avg_pool_1_s_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap31AVX2(&scratch.net_global_avg_pool_1_x_grad[0][0][0][0], &scratch.net_global_avg_pool_1_s_grad[0][0])
 	} else {
 		scratch.net_global_avg_pool_1_x_grad = [2][4][4][8]float64{}
@@ -13211,8 +13311,10 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 11 (net.global_avg_pool#1/x = pointwise relu of _net.global_avg_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.global_avg_pool#1/x.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap32AVX512(&scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1[0][0][0][0], &scratch.net_global_avg_pool_1_x_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap32AVX2(&scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1[0][0][0][0], &scratch.net_global_avg_pool_1_x_grad[0][0][0][0])
 	} else {
 		scratch.net_global_avg_pool_1_x_1_grad = [2][4][4][8]float64{}
@@ -13239,8 +13341,10 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 10 (_net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut): g1 =+ g; g1 is net.basic_block#1/main.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap33AVX512(&scratch.net_basic_block_1_main_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap33AVX2(&scratch.net_basic_block_1_main_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_basic_block_1_main_grad = [2][4][4][8]float64{}
@@ -13258,8 +13362,10 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 10 (_net.global_avg_pool#1/x.1 = pointwise "+" of net.basic_block#1/main, net.basic_block#1/shortcut): g2 =+ g; g2 is net.basic_block#1/shortcut.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap33AVX512(&scratch.net_basic_block_1_shortcut_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap33AVX2(&scratch.net_basic_block_1_shortcut_grad[0][0][0][0], &scratch.net_global_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		scratch.net_basic_block_1_shortcut_grad = [2][4][4][8]float64{}
@@ -13277,8 +13383,10 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 9 (net.basic_block#1/shortcut = pointwise "+" of net.basic_block#1.conv2d#3/y, net.basic_block#1.conv2d#3.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#3/y.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap33AVX512(&scratch.net_basic_block_1_conv2d_3_y_grad[0][0][0][0], &scratch.net_basic_block_1_shortcut_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap33AVX2(&scratch.net_basic_block_1_conv2d_3_y_grad[0][0][0][0], &scratch.net_basic_block_1_shortcut_grad[0][0][0][0])
 	} else {
 		scratch.net_basic_block_1_conv2d_3_y_grad = [2][4][4][8]float64{}
@@ -13375,8 +13483,10 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 7 (net.basic_block#1/main = pointwise "+" of net.basic_block#1.conv2d#2/y, net.basic_block#1.conv2d#2.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#2/y.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap33AVX512(&scratch.net_basic_block_1_conv2d_2_y_grad[0][0][0][0], &scratch.net_basic_block_1_main_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap33AVX2(&scratch.net_basic_block_1_conv2d_2_y_grad[0][0][0][0], &scratch.net_basic_block_1_main_grad[0][0][0][0])
 	} else {
 		scratch.net_basic_block_1_conv2d_2_y_grad = [2][4][4][8]float64{}
@@ -13528,8 +13638,10 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 			}
 		}
 	}
-	// the zero fill absorbed: float64 pointwise kernel over 2x4 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 2x4 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap34AVX512(&scratch.net_basic_block_1_h_1_grad[0][0][0][0], &scratch.net_basic_block_1_h_1[0][0][0][0], &scratch.net_basic_block_1_h_grad[0][1][1][0])
+	} else if ocannlAVX2 {
 		ocannlMap34AVX2(&scratch.net_basic_block_1_h_1_grad[0][0][0][0], &scratch.net_basic_block_1_h_1[0][0][0][0], &scratch.net_basic_block_1_h_grad[0][1][1][0])
 	} else {
 		scratch.net_basic_block_1_h_1_grad = [2][4][4][8]float64{}
@@ -13556,8 +13668,10 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 	}
 
 	// backprop of op 4 (_net.basic_block#1/h.1 = pointwise "+" of net.basic_block#1.conv2d#1/y, net.basic_block#1.conv2d#1.bias): g1 =+ g; g1 is net.basic_block#1.conv2d#1/y.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap33AVX512(&scratch.net_basic_block_1_conv2d_1_y_grad[0][0][0][0], &scratch.net_basic_block_1_h_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap33AVX2(&scratch.net_basic_block_1_conv2d_1_y_grad[0][0][0][0], &scratch.net_basic_block_1_h_1_grad[0][0][0][0])
 	} else {
 		scratch.net_basic_block_1_conv2d_1_y_grad = [2][4][4][8]float64{}
@@ -13654,9 +13768,13 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 		}
 	}
 
-	// the zero fill absorbed: float64 pointwise kernel over 8 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float64 pointwise kernel over 8 rows of 32 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap26AVX512(&scratch.net_stem_1_grad[i0][0][0][0], &scratch.net_stem_1[i0][0][0][0], &scratch.net_stem_grad[i0][1][1][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			ocannlMap26AVX2(&scratch.net_stem_1_grad[i0][0][0][0], &scratch.net_stem_1[i0][0][0][0], &scratch.net_stem_grad[i0][1][1][0])
 		}
@@ -13686,9 +13804,11 @@ func ocannlResNetBackward(images *[2][8][8][1]float64, labels *[2][3]float64, pN
 
 	// backprop of op 1 (_net/stem.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g1 =+ g; g1 is net.conv2d#1/y.grad
 
-	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
+	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.net_stem_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap25AVX2(&scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.net_stem_1_grad[0][0][0][0])
 	} else {
 		scratch.net_conv2d_1_y_grad = [2][8][8][4]float64{}
@@ -17133,8 +17253,10 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	}
 
 	// backprop of op 7 (net.avg_pool#1/x = pointwise relu of _net.avg_pool#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.avg_pool#1/x.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 360 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 360 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap39AVX512(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap39AVX2(&net_avg_pool_1_x_1_grad[0][0][0][0], &net_avg_pool_1_x_1[0][0][0][0], &net_avg_pool_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
@@ -17160,8 +17282,10 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	}
 
 	// backprop of op 6 (_net.avg_pool#1/x.1 = pointwise "+" of net.separable#1.conv2d#1/y, net.separable#1.conv2d#1.bias): g1 =+ g; g1 is net.separable#1.conv2d#1/y.grad
-	// the zero fill absorbed: float64 pointwise kernel over 360 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 360 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap40AVX512(&net_separable_1_conv2d_1_y_grad[0][0][0][0], &net_avg_pool_1_x_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap40AVX2(&net_separable_1_conv2d_1_y_grad[0][0][0][0], &net_avg_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
@@ -17260,8 +17384,10 @@ func ocannlMobileNetBackward(images *[2][6][6][3]float64, labels *[2][2]float64,
 	}
 
 	// backprop of op 4 (net.separable#1.conv2d#1/x = pointwise relu of _net.separable#1.conv2d#1/x.1): g1 =+ where((0 < v1), g, 0); g1 is _net.separable#1.conv2d#1/x.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 2x6 rows of 18 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 2x6 rows of 18 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap41AVX512(&net_separable_1_conv2d_1_x_1_grad[0][0][0][0], &net_separable_1_conv2d_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_x_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap41AVX2(&net_separable_1_conv2d_1_x_1_grad[0][0][0][0], &net_separable_1_conv2d_1_x_1[0][0][0][0], &net_separable_1_conv2d_1_x_grad[0][0][0][0])
 	} else {
 		for i0 := range 2 {
@@ -23831,24 +23957,29 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 102 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 6); w is train.cross_entropy#1/m.argmax@102
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			train_cross_entropy_1_logitsRow4 := &train_cross_entropy_1_logits[i0][i1]
-			train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][i1][0]
-			acc38 := train_cross_entropy_1_m_argmax_102[i0][i1][0]
-			for i2 := range 6 {
-				var r6 float64
-				if train_cross_entropy_1_logitsRow4[i2] == train_cross_entropy_1_mV2 {
-					r6 = 1
+	// float64 along-rows min reduction kernel, 8 rows of 6 elements into 8 cells (c = c min where(eq(x0,x1),x2,6)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce45AVX2(&train_cross_entropy_1_m_argmax_102[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0], &ordinals_1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				train_cross_entropy_1_logitsRow4 := &train_cross_entropy_1_logits[i0][i1]
+				train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][i1][0]
+				acc38 := train_cross_entropy_1_m_argmax_102[i0][i1][0]
+				for i2 := range 6 {
+					var r6 float64
+					if train_cross_entropy_1_logitsRow4[i2] == train_cross_entropy_1_mV2 {
+						r6 = 1
+					}
+					r7 := float64(6)
+					if r6 != 0 {
+						r7 = ordinals_1[i2]
+					}
+					acc38 = min(acc38, r7)
 				}
-				r7 := float64(6)
-				if r6 != 0 {
-					r7 = ordinals_1[i2]
-				}
-				acc38 = min(acc38, r7)
+				train_cross_entropy_1_m_argmax_102[i0][i1][0] = acc38
 			}
-			train_cross_entropy_1_m_argmax_102[i0][i1][0] = acc38
 		}
 	}
 
@@ -23886,7 +24017,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 101 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce45AVX2(&gNetLinear1B[0], &train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlReduce46AVX2(&gNetLinear1B[0], &train_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -23909,7 +24040,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i2 := range 6 {
-			ocannlReduce46AVX2(&gNetLinear1W[8*i2], &train_cross_entropy_1_logits_1_grad[0][0][i2], &net_linear_1_x[0][0][0])
+			ocannlReduce47AVX2(&gNetLinear1W[8*i2], &train_cross_entropy_1_logits_1_grad[0][0][i2], &net_linear_1_x[0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -23931,7 +24062,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				ocannlReduce47AVX2(&net_linear_1_x_grad[i0][i1][0], &pNetLinear1W[0], &train_cross_entropy_1_logits_1_grad[i0][i1][0])
+				ocannlReduce48AVX2(&net_linear_1_x_grad[i0][i1][0], &pNetLinear1W[0], &train_cross_entropy_1_logits_1_grad[i0][i1][0])
 			}
 		}
 	} else {
@@ -23982,7 +24113,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 99 (net.linear#1/x = pointwise "+" of _net.linear#1/x.4, net.layer_norm#1.beta): g2 =+ g; g2 is net.layer_norm#1.beta.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce48AVX2(&gNetLayerNorm1Beta[0], &net_linear_1_x_grad[0][0][0])
+		ocannlReduce49AVX2(&gNetLayerNorm1Beta[0], &net_linear_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -24016,7 +24147,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 98 (_net.linear#1/x.4 = pointwise "/." of _net.linear#1/x.1, _net.linear#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.linear#1/x.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce49AVX2(&net_linear_1_x_3_grad[0][0][0], &net_linear_1_x_4_grad[0][0][0], &net_linear_1_x_1[0][0][0], &net_linear_1_x_3[0][0][0])
+		ocannlReduce50AVX2(&net_linear_1_x_3_grad[0][0][0], &net_linear_1_x_4_grad[0][0][0], &net_linear_1_x_1[0][0][0], &net_linear_1_x_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -24055,7 +24186,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 95 (_net.linear#1/x.1 = pointwise "*." of net.layer_norm#1.gamma, net.layer_norm#1/centered): g1 =+ g * v2; g1 is net.layer_norm#1.gamma.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce50AVX2(&gNetLayerNorm1Gamma[0], &net_linear_1_x_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
+		ocannlReduce51AVX2(&gNetLayerNorm1Gamma[0], &net_linear_1_x_1_grad[0][0][0], &net_layer_norm_1_centered[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -24147,7 +24278,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 91 (net.layer_norm#1/centered = pointwise "-" of net/h2, net.layer_norm#1/mean): g2 =- g; g2 is net.layer_norm#1/mean.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce51AVX2(&net_layer_norm_1_mean_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
+		ocannlReduce52AVX2(&net_layer_norm_1_mean_grad[0][0][0], &net_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -24218,7 +24349,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 87 (_net/h2.2 = pointwise "+" of _net/h2.1, net.encoder_block#1.linear#1.b): g2 =+ g; g2 is net.encoder_block#1.linear#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce48AVX2(&gNetEncoderBlock1Linear1B[0], &net_h2_2_grad[0][0][0])
+		ocannlReduce49AVX2(&gNetEncoderBlock1Linear1B[0], &net_h2_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -24325,7 +24456,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 84 (_net.encoder_block#1.linear#1/x.2 = pointwise "+" of _net.encoder_block#1.linear#1/x.1, net.encoder_block#1.dense#1.b): g2 =+ g; g2 is net.encoder_block#1.dense#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce52AVX2(&gNetEncoderBlock1Dense1B[0], &net_encoder_block_1_linear_1_x_2_grad[0][0][0])
+		ocannlReduce53AVX2(&gNetEncoderBlock1Dense1B[0], &net_encoder_block_1_linear_1_x_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -24412,7 +24543,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 82 (net.encoder_block#1.dense#1/x = pointwise "+" of _net.encoder_block#1.dense#1/x.4, net.encoder_block#1.layer_norm#2.beta): g2 =+ g; g2 is net.encoder_block#1.layer_norm#2.beta.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce48AVX2(&gNetEncoderBlock1LayerNorm2Beta[0], &net_encoder_block_1_dense_1_x_grad[0][0][0])
+		ocannlReduce49AVX2(&gNetEncoderBlock1LayerNorm2Beta[0], &net_encoder_block_1_dense_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -24446,7 +24577,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 81 (_net.encoder_block#1.dense#1/x.4 = pointwise "/." of _net.encoder_block#1.dense#1/x.1, _net.encoder_block#1.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#1.dense#1/x.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce49AVX2(&net_encoder_block_1_dense_1_x_3_grad[0][0][0], &net_encoder_block_1_dense_1_x_4_grad[0][0][0], &net_encoder_block_1_dense_1_x_1[0][0][0], &net_encoder_block_1_dense_1_x_3[0][0][0])
+		ocannlReduce50AVX2(&net_encoder_block_1_dense_1_x_3_grad[0][0][0], &net_encoder_block_1_dense_1_x_4_grad[0][0][0], &net_encoder_block_1_dense_1_x_1[0][0][0], &net_encoder_block_1_dense_1_x_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -24485,7 +24616,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 78 (_net.encoder_block#1.dense#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#2.gamma, net.encoder_block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.encoder_block#1.layer_norm#2.gamma.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce50AVX2(&gNetEncoderBlock1LayerNorm2Gamma[0], &net_encoder_block_1_dense_1_x_1_grad[0][0][0], &net_encoder_block_1_layer_norm_2_centered[0][0][0])
+		ocannlReduce51AVX2(&gNetEncoderBlock1LayerNorm2Gamma[0], &net_encoder_block_1_dense_1_x_1_grad[0][0][0], &net_encoder_block_1_layer_norm_2_centered[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -24577,7 +24708,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 74 (net.encoder_block#1.layer_norm#2/centered = pointwise "-" of net.encoder_block#1/x1, net.encoder_block#1.layer_norm#2/mean): g2 =- g; g2 is net.encoder_block#1.layer_norm#2/mean.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce51AVX2(&net_encoder_block_1_layer_norm_2_mean_grad[0][0][0], &net_encoder_block_1_layer_norm_2_centered_grad[0][0][0])
+		ocannlReduce52AVX2(&net_encoder_block_1_layer_norm_2_mean_grad[0][0][0], &net_encoder_block_1_layer_norm_2_centered_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -24736,7 +24867,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 68 (net.encoder_block#1.masked_attention#1/attn = pointwise "/." of net.encoder_block#1.masked_attention#1/ex, _net.encoder_block#1.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#1.masked_attention#1/attn.1.grad
 	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce53AVX2(&net_encoder_block_1_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0])
+		ocannlReduce54AVX2(&net_encoder_block_1_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex[0][0][0][0], &net_encoder_block_1_masked_attention_1_attn_1[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -24798,7 +24929,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 65 (_net.encoder_block#1.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#1.masked_attention#1/masked, net.encoder_block#1.masked_attention#1/m): g2 =- g; g2 is net.encoder_block#1.masked_attention#1/m.grad
 	// float64 along-rows sub reduction kernel, 16 rows of 4 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce54AVX2(&net_encoder_block_1_masked_attention_1_m_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex_1_grad[0][0][0][0])
+		ocannlReduce55AVX2(&net_encoder_block_1_masked_attention_1_m_grad[0][0][0][0], &net_encoder_block_1_masked_attention_1_ex_1_grad[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -24825,25 +24956,30 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 64 (net.encoder_block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 4); w is net.encoder_block#1.masked_attention#1/m.argmax@64
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				net_encoder_block_1_masked_attention_1_maskedRow4 := &net_encoder_block_1_masked_attention_1_masked[i0][i1][i2]
-				net_encoder_block_1_masked_attention_1_mV2 := net_encoder_block_1_masked_attention_1_m[i0][i1][i2][0]
-				acc56 := net_encoder_block_1_masked_attention_1_m_argmax_64[i0][i1][i2][0]
-				for i3 := range 4 {
-					var r12 float64
-					if net_encoder_block_1_masked_attention_1_maskedRow4[i3] == net_encoder_block_1_masked_attention_1_mV2 {
-						r12 = 1
+	// float64 along-rows min reduction kernel, 16 rows of 4 elements into 16 cells (c = c min where(eq(x0,x1),x2,4)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce56AVX2(&net_encoder_block_1_masked_attention_1_m_argmax_64[0][0][0][0], &net_encoder_block_1_masked_attention_1_masked[0][0][0][0], &net_encoder_block_1_masked_attention_1_m[0][0][0][0], &ordinals_2[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					net_encoder_block_1_masked_attention_1_maskedRow4 := &net_encoder_block_1_masked_attention_1_masked[i0][i1][i2]
+					net_encoder_block_1_masked_attention_1_mV2 := net_encoder_block_1_masked_attention_1_m[i0][i1][i2][0]
+					acc56 := net_encoder_block_1_masked_attention_1_m_argmax_64[i0][i1][i2][0]
+					for i3 := range 4 {
+						var r12 float64
+						if net_encoder_block_1_masked_attention_1_maskedRow4[i3] == net_encoder_block_1_masked_attention_1_mV2 {
+							r12 = 1
+						}
+						r13 := float64(4)
+						if r12 != 0 {
+							r13 = ordinals_2[i3]
+						}
+						acc56 = min(acc56, r13)
 					}
-					r13 := float64(4)
-					if r12 != 0 {
-						r13 = ordinals_2[i3]
-					}
-					acc56 = min(acc56, r13)
+					net_encoder_block_1_masked_attention_1_m_argmax_64[i0][i1][i2][0] = acc56
 				}
-				net_encoder_block_1_masked_attention_1_m_argmax_64[i0][i1][i2][0] = acc56
 			}
 		}
 	}
@@ -25126,7 +25262,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 56 (net.encoder_block#1.masked_attention#1/x = pointwise "+" of _net.encoder_block#1.masked_attention#1/x.4, net.encoder_block#1.layer_norm#1.beta): g2 =+ g; g2 is net.encoder_block#1.layer_norm#1.beta.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce48AVX2(&gNetEncoderBlock1LayerNorm1Beta[0], &net_encoder_block_1_masked_attention_1_x_grad[0][0][0])
+		ocannlReduce49AVX2(&gNetEncoderBlock1LayerNorm1Beta[0], &net_encoder_block_1_masked_attention_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -25160,7 +25296,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 55 (_net.encoder_block#1.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#1.masked_attention#1/x.1, _net.encoder_block#1.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#1.masked_attention#1/x.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce49AVX2(&net_encoder_block_1_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_4_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_1[0][0][0], &net_encoder_block_1_masked_attention_1_x_3[0][0][0])
+		ocannlReduce50AVX2(&net_encoder_block_1_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_4_grad[0][0][0], &net_encoder_block_1_masked_attention_1_x_1[0][0][0], &net_encoder_block_1_masked_attention_1_x_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -25199,7 +25335,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 52 (_net.encoder_block#1.masked_attention#1/x.1 = pointwise "*." of net.encoder_block#1.layer_norm#1.gamma, net.encoder_block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.encoder_block#1.layer_norm#1.gamma.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce50AVX2(&gNetEncoderBlock1LayerNorm1Gamma[0], &net_encoder_block_1_masked_attention_1_x_1_grad[0][0][0], &net_encoder_block_1_layer_norm_1_centered[0][0][0])
+		ocannlReduce51AVX2(&gNetEncoderBlock1LayerNorm1Gamma[0], &net_encoder_block_1_masked_attention_1_x_1_grad[0][0][0], &net_encoder_block_1_layer_norm_1_centered[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -25291,7 +25427,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 48 (net.encoder_block#1.layer_norm#1/centered = pointwise "-" of net.encoder_block#1/x, net.encoder_block#1.layer_norm#1/mean): g2 =- g; g2 is net.encoder_block#1.layer_norm#1/mean.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce51AVX2(&net_encoder_block_1_layer_norm_1_mean_grad[0][0][0], &net_encoder_block_1_layer_norm_1_centered_grad[0][0][0])
+		ocannlReduce52AVX2(&net_encoder_block_1_layer_norm_1_mean_grad[0][0][0], &net_encoder_block_1_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -25362,7 +25498,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 44 (_net.encoder_block#1/x.2 = pointwise "+" of _net.encoder_block#1/x.1, net.encoder_block#2.linear#1.b): g2 =+ g; g2 is net.encoder_block#2.linear#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce48AVX2(&gNetEncoderBlock2Linear1B[0], &net_encoder_block_1_x_2_grad[0][0][0])
+		ocannlReduce49AVX2(&gNetEncoderBlock2Linear1B[0], &net_encoder_block_1_x_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -25469,7 +25605,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 41 (_net.encoder_block#2.linear#1/x.2 = pointwise "+" of _net.encoder_block#2.linear#1/x.1, net.encoder_block#2.dense#1.b): g2 =+ g; g2 is net.encoder_block#2.dense#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce52AVX2(&gNetEncoderBlock2Dense1B[0], &net_encoder_block_2_linear_1_x_2_grad[0][0][0])
+		ocannlReduce53AVX2(&gNetEncoderBlock2Dense1B[0], &net_encoder_block_2_linear_1_x_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -25556,7 +25692,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 39 (net.encoder_block#2.dense#1/x = pointwise "+" of _net.encoder_block#2.dense#1/x.4, net.encoder_block#2.layer_norm#2.beta): g2 =+ g; g2 is net.encoder_block#2.layer_norm#2.beta.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce48AVX2(&gNetEncoderBlock2LayerNorm2Beta[0], &net_encoder_block_2_dense_1_x_grad[0][0][0])
+		ocannlReduce49AVX2(&gNetEncoderBlock2LayerNorm2Beta[0], &net_encoder_block_2_dense_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -25590,7 +25726,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 38 (_net.encoder_block#2.dense#1/x.4 = pointwise "/." of _net.encoder_block#2.dense#1/x.1, _net.encoder_block#2.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#2.dense#1/x.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce49AVX2(&net_encoder_block_2_dense_1_x_3_grad[0][0][0], &net_encoder_block_2_dense_1_x_4_grad[0][0][0], &net_encoder_block_2_dense_1_x_1[0][0][0], &net_encoder_block_2_dense_1_x_3[0][0][0])
+		ocannlReduce50AVX2(&net_encoder_block_2_dense_1_x_3_grad[0][0][0], &net_encoder_block_2_dense_1_x_4_grad[0][0][0], &net_encoder_block_2_dense_1_x_1[0][0][0], &net_encoder_block_2_dense_1_x_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -25629,7 +25765,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 35 (_net.encoder_block#2.dense#1/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#2.gamma, net.encoder_block#2.layer_norm#2/centered): g1 =+ g * v2; g1 is net.encoder_block#2.layer_norm#2.gamma.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce50AVX2(&gNetEncoderBlock2LayerNorm2Gamma[0], &net_encoder_block_2_dense_1_x_1_grad[0][0][0], &net_encoder_block_2_layer_norm_2_centered[0][0][0])
+		ocannlReduce51AVX2(&gNetEncoderBlock2LayerNorm2Gamma[0], &net_encoder_block_2_dense_1_x_1_grad[0][0][0], &net_encoder_block_2_layer_norm_2_centered[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -25721,7 +25857,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 31 (net.encoder_block#2.layer_norm#2/centered = pointwise "-" of net.encoder_block#2/x1, net.encoder_block#2.layer_norm#2/mean): g2 =- g; g2 is net.encoder_block#2.layer_norm#2/mean.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce51AVX2(&net_encoder_block_2_layer_norm_2_mean_grad[0][0][0], &net_encoder_block_2_layer_norm_2_centered_grad[0][0][0])
+		ocannlReduce52AVX2(&net_encoder_block_2_layer_norm_2_mean_grad[0][0][0], &net_encoder_block_2_layer_norm_2_centered_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -25880,7 +26016,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 25 (net.encoder_block#2.masked_attention#1/attn = pointwise "/." of net.encoder_block#2.masked_attention#1/ex, _net.encoder_block#2.masked_attention#1/attn.1): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#2.masked_attention#1/attn.1.grad
 	// float64 along-rows add reduction kernel, 16 rows of 4 elements into 16 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce53AVX2(&net_encoder_block_2_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0])
+		ocannlReduce54AVX2(&net_encoder_block_2_masked_attention_1_attn_1_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex[0][0][0][0], &net_encoder_block_2_masked_attention_1_attn_1[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -25942,7 +26078,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 22 (_net.encoder_block#2.masked_attention#1/ex.1 = pointwise "-" of net.encoder_block#2.masked_attention#1/masked, net.encoder_block#2.masked_attention#1/m): g2 =- g; g2 is net.encoder_block#2.masked_attention#1/m.grad
 	// float64 along-rows sub reduction kernel, 16 rows of 4 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce54AVX2(&net_encoder_block_2_masked_attention_1_m_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex_1_grad[0][0][0][0])
+		ocannlReduce55AVX2(&net_encoder_block_2_masked_attention_1_m_grad[0][0][0][0], &net_encoder_block_2_masked_attention_1_ex_1_grad[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -25969,25 +26105,30 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	}
 
 	// backprop of op 21 (net.encoder_block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1/masked): the winners: w =@- where((v1 == t), ord, 4); w is net.encoder_block#2.masked_attention#1/m.argmax@21
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				net_encoder_block_2_masked_attention_1_maskedRow4 := &net_encoder_block_2_masked_attention_1_masked[i0][i1][i2]
-				net_encoder_block_2_masked_attention_1_mV2 := net_encoder_block_2_masked_attention_1_m[i0][i1][i2][0]
-				acc76 := net_encoder_block_2_masked_attention_1_m_argmax_21[i0][i1][i2][0]
-				for i3 := range 4 {
-					var r19 float64
-					if net_encoder_block_2_masked_attention_1_maskedRow4[i3] == net_encoder_block_2_masked_attention_1_mV2 {
-						r19 = 1
+	// float64 along-rows min reduction kernel, 16 rows of 4 elements into 16 cells (c = c min where(eq(x0,x1),x2,4)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce56AVX2(&net_encoder_block_2_masked_attention_1_m_argmax_21[0][0][0][0], &net_encoder_block_2_masked_attention_1_masked[0][0][0][0], &net_encoder_block_2_masked_attention_1_m[0][0][0][0], &ordinals_2[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					net_encoder_block_2_masked_attention_1_maskedRow4 := &net_encoder_block_2_masked_attention_1_masked[i0][i1][i2]
+					net_encoder_block_2_masked_attention_1_mV2 := net_encoder_block_2_masked_attention_1_m[i0][i1][i2][0]
+					acc76 := net_encoder_block_2_masked_attention_1_m_argmax_21[i0][i1][i2][0]
+					for i3 := range 4 {
+						var r19 float64
+						if net_encoder_block_2_masked_attention_1_maskedRow4[i3] == net_encoder_block_2_masked_attention_1_mV2 {
+							r19 = 1
+						}
+						r20 := float64(4)
+						if r19 != 0 {
+							r20 = ordinals_2[i3]
+						}
+						acc76 = min(acc76, r20)
 					}
-					r20 := float64(4)
-					if r19 != 0 {
-						r20 = ordinals_2[i3]
-					}
-					acc76 = min(acc76, r20)
+					net_encoder_block_2_masked_attention_1_m_argmax_21[i0][i1][i2][0] = acc76
 				}
-				net_encoder_block_2_masked_attention_1_m_argmax_21[i0][i1][i2][0] = acc76
 			}
 		}
 	}
@@ -26270,7 +26411,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 13 (net.encoder_block#2.masked_attention#1/x = pointwise "+" of _net.encoder_block#2.masked_attention#1/x.4, net.encoder_block#2.layer_norm#1.beta): g2 =+ g; g2 is net.encoder_block#2.layer_norm#1.beta.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce48AVX2(&gNetEncoderBlock2LayerNorm1Beta[0], &net_encoder_block_2_masked_attention_1_x_grad[0][0][0])
+		ocannlReduce49AVX2(&gNetEncoderBlock2LayerNorm1Beta[0], &net_encoder_block_2_masked_attention_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -26304,7 +26445,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 12 (_net.encoder_block#2.masked_attention#1/x.4 = pointwise "/." of _net.encoder_block#2.masked_attention#1/x.1, _net.encoder_block#2.masked_attention#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.encoder_block#2.masked_attention#1/x.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce49AVX2(&net_encoder_block_2_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_4_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_1[0][0][0], &net_encoder_block_2_masked_attention_1_x_3[0][0][0])
+		ocannlReduce50AVX2(&net_encoder_block_2_masked_attention_1_x_3_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_4_grad[0][0][0], &net_encoder_block_2_masked_attention_1_x_1[0][0][0], &net_encoder_block_2_masked_attention_1_x_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -26343,7 +26484,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 9 (_net.encoder_block#2.masked_attention#1/x.1 = pointwise "*." of net.encoder_block#2.layer_norm#1.gamma, net.encoder_block#2.layer_norm#1/centered): g1 =+ g * v2; g1 is net.encoder_block#2.layer_norm#1.gamma.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce50AVX2(&gNetEncoderBlock2LayerNorm1Gamma[0], &net_encoder_block_2_masked_attention_1_x_1_grad[0][0][0], &net_encoder_block_2_layer_norm_1_centered[0][0][0])
+		ocannlReduce51AVX2(&gNetEncoderBlock2LayerNorm1Gamma[0], &net_encoder_block_2_masked_attention_1_x_1_grad[0][0][0], &net_encoder_block_2_layer_norm_1_centered[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -26435,7 +26576,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 5 (net.encoder_block#2.layer_norm#1/centered = pointwise "-" of net/h, net.encoder_block#2.layer_norm#1/mean): g2 =- g; g2 is net.encoder_block#2.layer_norm#1/mean.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce51AVX2(&net_encoder_block_2_layer_norm_1_mean_grad[0][0][0], &net_encoder_block_2_layer_norm_1_centered_grad[0][0][0])
+		ocannlReduce52AVX2(&net_encoder_block_2_layer_norm_1_mean_grad[0][0][0], &net_encoder_block_2_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -26484,7 +26625,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// backprop of op 2 (net/h = pointwise "+" of _net/h.1, net.pos): g2 =+ g; g2 is net.pos.grad
 	// float64 across-rows add reduction kernel, 2 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce55AVX2(&gNetPos[0], &net_h_grad[0][0][0])
+		ocannlReduce57AVX2(&gNetPos[0], &net_h_grad[0][0][0])
 	} else {
 		for i0 := range 2 {
 			for i1 := range 4 {
@@ -26501,7 +26642,7 @@ func ocannlTransformerBackward(ids *[2][4]float64, targets *[2][4][6]float64, pN
 	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i2 := range 8 {
-			ocannlReduce56AVX2(&gNetEmb[6*i2], &net_h_1_grad[0][0][i2], &net_onehot[0][0][0])
+			ocannlReduce58AVX2(&gNetEmb[6*i2], &net_h_1_grad[0][0][i2], &net_onehot[0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -27439,7 +27580,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce57AVX2(&net_h_1[0][i0][0], &pNetEmb[0], &net_onehot[0][i0][0])
+			ocannlReduce59AVX2(&net_h_1[0][i0][0], &pNetEmb[0], &net_onehot[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -27469,7 +27610,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#2.layer_norm#1@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce58AVX2(&net_encoder_block_2_layer_norm_1_2_mean_1[0][0][0], &net_h[0][0][0])
+		ocannlReduce60AVX2(&net_encoder_block_2_layer_norm_1_2_mean_1[0][0][0], &net_h[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27511,7 +27652,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#2.layer_norm#1@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1@2/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce58AVX2(&net_encoder_block_2_layer_norm_1_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_2_var_1[0][0][0])
+		ocannlReduce60AVX2(&net_encoder_block_2_layer_norm_1_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27577,7 +27718,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce59AVX2(&net_encoder_block_2_masked_attention_1_2_q[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
+			ocannlReduce61AVX2(&net_encoder_block_2_masked_attention_1_2_q[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -27600,7 +27741,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce59AVX2(&net_encoder_block_2_masked_attention_1_2_k[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
+			ocannlReduce61AVX2(&net_encoder_block_2_masked_attention_1_2_k[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -27623,7 +27764,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce59AVX2(&net_encoder_block_2_masked_attention_1_2_v[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
+			ocannlReduce61AVX2(&net_encoder_block_2_masked_attention_1_2_v[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_2_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -27692,7 +27833,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// net.encoder_block#2.masked_attention#1@2/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@2/masked
 	// float64 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_encoder_block_2_masked_attention_1_2_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_masked[0][0][0][0])
+		ocannlReduce62AVX2(&net_encoder_block_2_masked_attention_1_2_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27738,7 +27879,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#2.masked_attention#1@2/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@2/ex
 	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce61AVX2(&net_encoder_block_2_masked_attention_1_2_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_ex[0][0][0][0])
+		ocannlReduce63AVX2(&net_encoder_block_2_masked_attention_1_2_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_2_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27793,7 +27934,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce59AVX2(&net_encoder_block_2_x1_1[0][i0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_2_ctx[0][i0][0][0])
+			ocannlReduce61AVX2(&net_encoder_block_2_x1_1[0][i0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_2_ctx[0][i0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -27825,7 +27966,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#2.layer_norm#2@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#2/x1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce58AVX2(&net_encoder_block_2_layer_norm_2_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+		ocannlReduce60AVX2(&net_encoder_block_2_layer_norm_2_2_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -27867,7 +28008,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#2.layer_norm#2@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2@2/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce58AVX2(&net_encoder_block_2_layer_norm_2_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_2_var_1[0][0][0])
+		ocannlReduce60AVX2(&net_encoder_block_2_layer_norm_2_2_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -28015,7 +28156,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#1.layer_norm#1@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce58AVX2(&net_encoder_block_1_layer_norm_1_2_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+		ocannlReduce60AVX2(&net_encoder_block_1_layer_norm_1_2_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -28057,7 +28198,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#1.layer_norm#1@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1@2/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce58AVX2(&net_encoder_block_1_layer_norm_1_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_2_var_1[0][0][0])
+		ocannlReduce60AVX2(&net_encoder_block_1_layer_norm_1_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -28123,7 +28264,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce59AVX2(&net_encoder_block_1_masked_attention_1_2_q[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
+			ocannlReduce61AVX2(&net_encoder_block_1_masked_attention_1_2_q[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -28146,7 +28287,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce59AVX2(&net_encoder_block_1_masked_attention_1_2_k[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
+			ocannlReduce61AVX2(&net_encoder_block_1_masked_attention_1_2_k[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -28169,7 +28310,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce59AVX2(&net_encoder_block_1_masked_attention_1_2_v[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
+			ocannlReduce61AVX2(&net_encoder_block_1_masked_attention_1_2_v[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_2_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -28238,7 +28379,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// net.encoder_block#1.masked_attention#1@2/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@2/masked
 	// float64 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_encoder_block_1_masked_attention_1_2_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_masked[0][0][0][0])
+		ocannlReduce62AVX2(&net_encoder_block_1_masked_attention_1_2_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -28284,7 +28425,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#1.masked_attention#1@2/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@2/ex
 	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce61AVX2(&net_encoder_block_1_masked_attention_1_2_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_ex[0][0][0][0])
+		ocannlReduce63AVX2(&net_encoder_block_1_masked_attention_1_2_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_2_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -28339,7 +28480,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce59AVX2(&net_encoder_block_1_x1_1[0][i0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_2_ctx[0][i0][0][0])
+			ocannlReduce61AVX2(&net_encoder_block_1_x1_1[0][i0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_2_ctx[0][i0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -28371,7 +28512,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#1.layer_norm#2@2/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce58AVX2(&net_encoder_block_1_layer_norm_2_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+		ocannlReduce60AVX2(&net_encoder_block_1_layer_norm_2_2_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -28413,7 +28554,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.encoder_block#1.layer_norm#2@2/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2@2/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce58AVX2(&net_encoder_block_1_layer_norm_2_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_2_var_1[0][0][0])
+		ocannlReduce60AVX2(&net_encoder_block_1_layer_norm_2_2_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_2_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -28561,7 +28702,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce58AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+		ocannlReduce60AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -28603,7 +28744,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce58AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+		ocannlReduce60AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -28669,7 +28810,7 @@ func ocannlTransformerPredict(ids *[1][4]float64, pNetEmb *[48]float64, pNetPos 
 	// float64 along-rows add reduction kernel, 6 rows of 8 elements into 6 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce62AVX2(&predict_1[0][i0][0], &pNetLinear1W[0], &net_linear_1_x[0][i0][0])
+			ocannlReduce64AVX2(&predict_1[0][i0][0], &pNetLinear1W[0], &net_linear_1_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -29616,7 +29757,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 6 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce57AVX2(&net_h_1[0][i0][0], &pNetEmb[0], &net_onehot[0][i0][0])
+			ocannlReduce59AVX2(&net_h_1[0][i0][0], &pNetEmb[0], &net_onehot[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -29646,7 +29787,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#2.layer_norm#1@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce58AVX2(&net_encoder_block_2_layer_norm_1_3_mean_1[0][0][0], &net_h[0][0][0])
+		ocannlReduce60AVX2(&net_encoder_block_2_layer_norm_1_3_mean_1[0][0][0], &net_h[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -29688,7 +29829,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#2.layer_norm#1@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1@3/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce58AVX2(&net_encoder_block_2_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_3_var_1[0][0][0])
+		ocannlReduce60AVX2(&net_encoder_block_2_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_3_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -29754,7 +29895,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce59AVX2(&net_encoder_block_2_masked_attention_1_3_q[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
+			ocannlReduce61AVX2(&net_encoder_block_2_masked_attention_1_3_q[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WQ[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -29777,7 +29918,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce59AVX2(&net_encoder_block_2_masked_attention_1_3_k[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
+			ocannlReduce61AVX2(&net_encoder_block_2_masked_attention_1_3_k[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WK[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -29800,7 +29941,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce59AVX2(&net_encoder_block_2_masked_attention_1_3_v[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
+			ocannlReduce61AVX2(&net_encoder_block_2_masked_attention_1_3_v[0][i0][0][0], &pNetEncoderBlock2MaskedAttention1WV[0], &net_encoder_block_2_masked_attention_1_3_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -29869,7 +30010,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// net.encoder_block#2.masked_attention#1@3/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@3/masked
 	// float64 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_encoder_block_2_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_masked[0][0][0][0])
+		ocannlReduce62AVX2(&net_encoder_block_2_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -29915,7 +30056,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#2.masked_attention#1@3/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@3/ex
 	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce61AVX2(&net_encoder_block_2_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0])
+		ocannlReduce63AVX2(&net_encoder_block_2_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -29970,7 +30111,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce59AVX2(&net_encoder_block_2_x1_1[0][i0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_3_ctx[0][i0][0][0])
+			ocannlReduce61AVX2(&net_encoder_block_2_x1_1[0][i0][0], &pNetEncoderBlock2MaskedAttention1WO[0], &net_encoder_block_2_masked_attention_1_3_ctx[0][i0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -30002,7 +30143,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#2.layer_norm#2@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#2/x1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce58AVX2(&net_encoder_block_2_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+		ocannlReduce60AVX2(&net_encoder_block_2_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -30044,7 +30185,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#2.layer_norm#2@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2@3/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce58AVX2(&net_encoder_block_2_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_3_var_1[0][0][0])
+		ocannlReduce60AVX2(&net_encoder_block_2_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_3_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -30192,7 +30333,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#1.layer_norm#1@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce58AVX2(&net_encoder_block_1_layer_norm_1_3_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+		ocannlReduce60AVX2(&net_encoder_block_1_layer_norm_1_3_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -30234,7 +30375,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#1.layer_norm#1@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1@3/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce58AVX2(&net_encoder_block_1_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_3_var_1[0][0][0])
+		ocannlReduce60AVX2(&net_encoder_block_1_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_3_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -30300,7 +30441,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce59AVX2(&net_encoder_block_1_masked_attention_1_3_q[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
+			ocannlReduce61AVX2(&net_encoder_block_1_masked_attention_1_3_q[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WQ[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -30323,7 +30464,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce59AVX2(&net_encoder_block_1_masked_attention_1_3_k[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
+			ocannlReduce61AVX2(&net_encoder_block_1_masked_attention_1_3_k[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WK[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -30346,7 +30487,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce59AVX2(&net_encoder_block_1_masked_attention_1_3_v[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
+			ocannlReduce61AVX2(&net_encoder_block_1_masked_attention_1_3_v[0][i0][0][0], &pNetEncoderBlock1MaskedAttention1WV[0], &net_encoder_block_1_masked_attention_1_3_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -30415,7 +30556,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// net.encoder_block#1.masked_attention#1@3/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@3/masked
 	// float64 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce60AVX2(&net_encoder_block_1_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_masked[0][0][0][0])
+		ocannlReduce62AVX2(&net_encoder_block_1_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -30461,7 +30602,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#1.masked_attention#1@3/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@3/ex
 	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce61AVX2(&net_encoder_block_1_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0])
+		ocannlReduce63AVX2(&net_encoder_block_1_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -30516,7 +30657,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce59AVX2(&net_encoder_block_1_x1_1[0][i0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_3_ctx[0][i0][0][0])
+			ocannlReduce61AVX2(&net_encoder_block_1_x1_1[0][i0][0], &pNetEncoderBlock1MaskedAttention1WO[0], &net_encoder_block_1_masked_attention_1_3_ctx[0][i0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -30548,7 +30689,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#1.layer_norm#2@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce58AVX2(&net_encoder_block_1_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+		ocannlReduce60AVX2(&net_encoder_block_1_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -30590,7 +30731,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.encoder_block#1.layer_norm#2@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2@3/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce58AVX2(&net_encoder_block_1_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_3_var_1[0][0][0])
+		ocannlReduce60AVX2(&net_encoder_block_1_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_3_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -30738,7 +30879,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce58AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+		ocannlReduce60AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -30780,7 +30921,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce58AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+		ocannlReduce60AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 4 {
@@ -30846,7 +30987,7 @@ func ocannlTransformerPredictMany(ids *[1][4]float64, pNetEmb *[48]float64, pNet
 	// float64 along-rows add reduction kernel, 6 rows of 8 elements into 6 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce62AVX2(&predict_many_1[0][i0][0], &pNetLinear1W[0], &net_linear_1_x[0][i0][0])
+			ocannlReduce64AVX2(&predict_many_1[0][i0][0], &pNetLinear1W[0], &net_linear_1_x[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -31801,7 +31942,7 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// float64 along-rows add reduction kernel, 12 rows of 6 elements into 12 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i2 := range 8 {
-			ocannlReduce63AVX2(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
+			ocannlReduce65AVX2(&net_h_1[0][0][i2], &pNetEmb[6*i2], &net_onehot[0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -31835,7 +31976,7 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// _net.encoder_block#2.layer_norm#1@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h
 	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce64AVX2(&net_encoder_block_2_layer_norm_1_3_mean_1[0][0][0], &net_h[0][0][0])
+		ocannlReduce66AVX2(&net_encoder_block_2_layer_norm_1_3_mean_1[0][0][0], &net_h[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -31885,7 +32026,7 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// _net.encoder_block#2.layer_norm#1@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#1@3/var.1
 	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce64AVX2(&net_encoder_block_2_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_3_var_1[0][0][0])
+		ocannlReduce66AVX2(&net_encoder_block_2_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_1_3_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -32057,7 +32198,7 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// net.encoder_block#2.masked_attention#1@3/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@3/masked
 	// float64 along-rows max reduction kernel, 24 rows of 4 elements into 24 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce65AVX2(&net_encoder_block_2_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_masked[0][0][0][0])
+		ocannlReduce67AVX2(&net_encoder_block_2_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -32096,7 +32237,7 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// _net.encoder_block#2.masked_attention#1@3/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#2.masked_attention#1@3/ex
 	// float64 along-rows add reduction kernel, 24 rows of 4 elements into 24 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce66AVX2(&net_encoder_block_2_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0])
+		ocannlReduce68AVX2(&net_encoder_block_2_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_2_masked_attention_1_3_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -32193,7 +32334,7 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// _net.encoder_block#2.layer_norm#2@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#2/x1
 	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce64AVX2(&net_encoder_block_2_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
+		ocannlReduce66AVX2(&net_encoder_block_2_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_2_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -32243,7 +32384,7 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// _net.encoder_block#2.layer_norm#2@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#2.layer_norm#2@3/var.1
 	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce64AVX2(&net_encoder_block_2_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_3_var_1[0][0][0])
+		ocannlReduce66AVX2(&net_encoder_block_2_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_2_layer_norm_2_3_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -32373,7 +32514,7 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// _net.encoder_block#1.layer_norm#1@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x
 	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce64AVX2(&net_encoder_block_1_layer_norm_1_3_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
+		ocannlReduce66AVX2(&net_encoder_block_1_layer_norm_1_3_mean_1[0][0][0], &net_encoder_block_1_x[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -32423,7 +32564,7 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// _net.encoder_block#1.layer_norm#1@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#1@3/var.1
 	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce64AVX2(&net_encoder_block_1_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_3_var_1[0][0][0])
+		ocannlReduce66AVX2(&net_encoder_block_1_layer_norm_1_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_1_3_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -32595,7 +32736,7 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// net.encoder_block#1.masked_attention#1@3/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@3/masked
 	// float64 along-rows max reduction kernel, 24 rows of 4 elements into 24 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce65AVX2(&net_encoder_block_1_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_masked[0][0][0][0])
+		ocannlReduce67AVX2(&net_encoder_block_1_masked_attention_1_3_m[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_masked[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -32634,7 +32775,7 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// _net.encoder_block#1.masked_attention#1@3/attn.1 = einsum "++" "... | t -> ... => ... | 0 -> ..." of net.encoder_block#1.masked_attention#1@3/ex
 	// float64 along-rows add reduction kernel, 24 rows of 4 elements into 24 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce66AVX2(&net_encoder_block_1_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0])
+		ocannlReduce68AVX2(&net_encoder_block_1_masked_attention_1_3_attn_1[0][0][0][0], &net_encoder_block_1_masked_attention_1_3_ex[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -32731,7 +32872,7 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// _net.encoder_block#1.layer_norm#2@3/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net.encoder_block#1/x1
 	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce64AVX2(&net_encoder_block_1_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
+		ocannlReduce66AVX2(&net_encoder_block_1_layer_norm_2_3_mean_1[0][0][0], &net_encoder_block_1_x1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -32781,7 +32922,7 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// _net.encoder_block#1.layer_norm#2@3/var.2 = einsum "++" "... | ... => ... | 0" of _net.encoder_block#1.layer_norm#2@3/var.1
 	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce64AVX2(&net_encoder_block_1_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_3_var_1[0][0][0])
+		ocannlReduce66AVX2(&net_encoder_block_1_layer_norm_2_3_var_2[0][0][0], &net_encoder_block_1_layer_norm_2_3_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -32911,7 +33052,7 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// _net.layer_norm#1/mean.1 = einsum "++" "... | ..d.. => ... | 0" of net/h2
 	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce64AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
+		ocannlReduce66AVX2(&net_layer_norm_1_mean_1[0][0][0], &net_h2[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -32961,7 +33102,7 @@ func ocannlTransformerPredictMany_rows3(ids *[3][4]float64, pNetEmb *[48]float64
 	// _net.layer_norm#1/var.2 = einsum "++" "... | ... => ... | 0" of _net.layer_norm#1/var.1
 	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce64AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
+		ocannlReduce66AVX2(&net_layer_norm_1_var_2[0][0][0], &net_layer_norm_1_var_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 3 {
@@ -33597,7 +33738,7 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 5 {
-				ocannlReduce67AVX2(&net_mixer_block_1_u_1[i0][i1][0], &net_mixer_block_1_t[i0][0][0], &pNetMixerBlock1Tok1[4*i1])
+				ocannlReduce69AVX2(&net_mixer_block_1_u_1[i0][i1][0], &net_mixer_block_1_t[i0][0][0], &pNetMixerBlock1Tok1[4*i1])
 			}
 		}
 	} else {
@@ -33645,7 +33786,7 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				ocannlReduce68AVX2(&net_mixer_block_1_x1_1[i0][i1][0], &net_mixer_block_1_u[i0][0][0], &pNetMixerBlock1Tok2[5*i1])
+				ocannlReduce70AVX2(&net_mixer_block_1_x1_1[i0][i1][0], &net_mixer_block_1_u[i0][0][0], &pNetMixerBlock1Tok2[5*i1])
 			}
 		}
 	} else {
@@ -33872,7 +34013,7 @@ func ocannlMixerTrainLoss(patches *[2][4][6]float64, labels *[2][3]float64, pNet
 	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce69AVX2(&net_pooled_1[i0][0], &net_y[i0][0][0])
+			ocannlReduce71AVX2(&net_pooled_1[i0][0], &net_y[i0][0][0])
 		}
 	} else {
 		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled and jammed into i1.
@@ -35175,7 +35316,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 5 {
-				ocannlReduce67AVX2(&net_mixer_block_1_u_1[i0][i1][0], &net_mixer_block_1_t[i0][0][0], &pNetMixerBlock1Tok1[4*i1])
+				ocannlReduce69AVX2(&net_mixer_block_1_u_1[i0][i1][0], &net_mixer_block_1_t[i0][0][0], &pNetMixerBlock1Tok1[4*i1])
 			}
 		}
 	} else {
@@ -35223,7 +35364,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				ocannlReduce68AVX2(&net_mixer_block_1_x1_1[i0][i1][0], &net_mixer_block_1_u[i0][0][0], &pNetMixerBlock1Tok2[5*i1])
+				ocannlReduce70AVX2(&net_mixer_block_1_x1_1[i0][i1][0], &net_mixer_block_1_u[i0][0][0], &pNetMixerBlock1Tok2[5*i1])
 			}
 		}
 	} else {
@@ -35472,7 +35613,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce69AVX2(&net_pooled_1[i0][0], &net_y[i0][0][0])
+			ocannlReduce71AVX2(&net_pooled_1[i0][0], &net_y[i0][0][0])
 		}
 	} else {
 		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled and jammed into i1.
@@ -35811,8 +35952,10 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	}
 
 	// backprop of op 34 (_net/pooled.1 = einsum "++" "... p | c => ... | c" of net/y): g1 =+ g; g1 is net/y.grad
-	// the zero fill absorbed: float64 pointwise kernel over 2x4 rows of 8 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 2x4 rows of 8 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap46AVX512(&net_y_grad[0][0][0], &net_pooled_1_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap46AVX2(&net_y_grad[0][0][0], &net_pooled_1_grad[0][0])
 	} else {
 		for i0 := range 2 {
@@ -35840,7 +35983,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 33 (net/y = pointwise "+" of _net/y.5, net.mixer_block#1.ch2_b): g2 =+ g; g2 is net.mixer_block#1.ch2_b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce48AVX2(&gNetMixerBlock1Ch2B[0], &net_y_grad[0][0][0])
+		ocannlReduce49AVX2(&gNetMixerBlock1Ch2B[0], &net_y_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -35969,7 +36112,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 29 (_net/y.2 = pointwise "+" of _net/y.1, net.mixer_block#1.dense#1.b): g2 =+ g; g2 is net.mixer_block#1.dense#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 12 elements into 12 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce70AVX2(&gNetMixerBlock1Dense1B[0], &net_y_2_grad[0][0][0])
+		ocannlReduce72AVX2(&gNetMixerBlock1Dense1B[0], &net_y_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -36056,7 +36199,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 27 (net.mixer_block#1.dense#1/x = pointwise "+" of _net.mixer_block#1.dense#1/x.4, net.mixer_block#1.layer_norm#2.beta): g2 =+ g; g2 is net.mixer_block#1.layer_norm#2.beta.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce48AVX2(&gNetMixerBlock1LayerNorm2Beta[0], &net_mixer_block_1_dense_1_x_grad[0][0][0])
+		ocannlReduce49AVX2(&gNetMixerBlock1LayerNorm2Beta[0], &net_mixer_block_1_dense_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -36090,7 +36233,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 26 (_net.mixer_block#1.dense#1/x.4 = pointwise "/." of _net.mixer_block#1.dense#1/x.1, _net.mixer_block#1.dense#1/x.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.mixer_block#1.dense#1/x.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce49AVX2(&net_mixer_block_1_dense_1_x_3_grad[0][0][0], &net_mixer_block_1_dense_1_x_4_grad[0][0][0], &net_mixer_block_1_dense_1_x_1[0][0][0], &net_mixer_block_1_dense_1_x_3[0][0][0])
+		ocannlReduce50AVX2(&net_mixer_block_1_dense_1_x_3_grad[0][0][0], &net_mixer_block_1_dense_1_x_4_grad[0][0][0], &net_mixer_block_1_dense_1_x_1[0][0][0], &net_mixer_block_1_dense_1_x_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -36129,7 +36272,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 23 (_net.mixer_block#1.dense#1/x.1 = pointwise "*." of net.mixer_block#1.layer_norm#2.gamma, net.mixer_block#1.layer_norm#2/centered): g1 =+ g * v2; g1 is net.mixer_block#1.layer_norm#2.gamma.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce50AVX2(&gNetMixerBlock1LayerNorm2Gamma[0], &net_mixer_block_1_dense_1_x_1_grad[0][0][0], &net_mixer_block_1_layer_norm_2_centered[0][0][0])
+		ocannlReduce51AVX2(&gNetMixerBlock1LayerNorm2Gamma[0], &net_mixer_block_1_dense_1_x_1_grad[0][0][0], &net_mixer_block_1_layer_norm_2_centered[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -36221,7 +36364,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 19 (net.mixer_block#1.layer_norm#2/centered = pointwise "-" of net.mixer_block#1/x1, net.mixer_block#1.layer_norm#2/mean): g2 =- g; g2 is net.mixer_block#1.layer_norm#2/mean.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce51AVX2(&net_mixer_block_1_layer_norm_2_mean_grad[0][0][0], &net_mixer_block_1_layer_norm_2_centered_grad[0][0][0])
+		ocannlReduce52AVX2(&net_mixer_block_1_layer_norm_2_mean_grad[0][0][0], &net_mixer_block_1_layer_norm_2_centered_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -36283,7 +36426,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i3 := range 5 {
-				ocannlReduce71AVX2(&net_mixer_block_1_u_grad[i0][i3][0], &net_mixer_block_1_x1_1_grad[i0][0][0], &pNetMixerBlock1Tok2[i3])
+				ocannlReduce73AVX2(&net_mixer_block_1_u_grad[i0][i3][0], &net_mixer_block_1_x1_1_grad[i0][0][0], &pNetMixerBlock1Tok2[i3])
 			}
 		}
 	} else {
@@ -36306,7 +36449,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 4 {
-				ocannlReduce72AVX2(&gNetMixerBlock1Tok2[5*i1], &net_mixer_block_1_u[i0][0][0], &net_mixer_block_1_x1_1_grad[i0][i1][0])
+				ocannlReduce74AVX2(&gNetMixerBlock1Tok2[5*i1], &net_mixer_block_1_u[i0][0][0], &net_mixer_block_1_x1_1_grad[i0][i1][0])
 			}
 		}
 	} else {
@@ -36358,7 +36501,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i3 := range 4 {
-				ocannlReduce73AVX2(&net_mixer_block_1_t_grad[i0][i3][0], &net_mixer_block_1_u_1_grad[i0][0][0], &pNetMixerBlock1Tok1[i3])
+				ocannlReduce75AVX2(&net_mixer_block_1_t_grad[i0][i3][0], &net_mixer_block_1_u_1_grad[i0][0][0], &pNetMixerBlock1Tok1[i3])
 			}
 		}
 	} else {
@@ -36381,7 +36524,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i3 := range 4 {
-				ocannlReduce74AVX2(&gNetMixerBlock1Tok1[i3], &net_mixer_block_1_t[i0][i3][0], &net_mixer_block_1_u_1_grad[i0][0][0])
+				ocannlReduce76AVX2(&gNetMixerBlock1Tok1[i3], &net_mixer_block_1_t[i0][i3][0], &net_mixer_block_1_u_1_grad[i0][0][0])
 			}
 		}
 	} else {
@@ -36422,7 +36565,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 12 (net.mixer_block#1/t = pointwise "+" of _net.mixer_block#1/t.4, net.mixer_block#1.layer_norm#1.beta): g2 =+ g; g2 is net.mixer_block#1.layer_norm#1.beta.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce48AVX2(&gNetMixerBlock1LayerNorm1Beta[0], &net_mixer_block_1_t_grad[0][0][0])
+		ocannlReduce49AVX2(&gNetMixerBlock1LayerNorm1Beta[0], &net_mixer_block_1_t_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -36456,7 +36599,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 11 (_net.mixer_block#1/t.4 = pointwise "/." of _net.mixer_block#1/t.1, _net.mixer_block#1/t.3): g2 =+ g * neg((v1 / (v2 * v2))); g2 is _net.mixer_block#1/t.3.grad
 	// float64 along-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce49AVX2(&net_mixer_block_1_t_3_grad[0][0][0], &net_mixer_block_1_t_4_grad[0][0][0], &net_mixer_block_1_t_1[0][0][0], &net_mixer_block_1_t_3[0][0][0])
+		ocannlReduce50AVX2(&net_mixer_block_1_t_3_grad[0][0][0], &net_mixer_block_1_t_4_grad[0][0][0], &net_mixer_block_1_t_1[0][0][0], &net_mixer_block_1_t_3[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -36495,7 +36638,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 8 (_net.mixer_block#1/t.1 = pointwise "*." of net.mixer_block#1.layer_norm#1.gamma, net.mixer_block#1.layer_norm#1/centered): g1 =+ g * v2; g1 is net.mixer_block#1.layer_norm#1.gamma.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce50AVX2(&gNetMixerBlock1LayerNorm1Gamma[0], &net_mixer_block_1_t_1_grad[0][0][0], &net_mixer_block_1_layer_norm_1_centered[0][0][0])
+		ocannlReduce51AVX2(&gNetMixerBlock1LayerNorm1Gamma[0], &net_mixer_block_1_t_1_grad[0][0][0], &net_mixer_block_1_layer_norm_1_centered[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -36587,7 +36730,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 4 (net.mixer_block#1.layer_norm#1/centered = pointwise "-" of net.mixer_block#1/x, net.mixer_block#1.layer_norm#1/mean): g2 =- g; g2 is net.mixer_block#1.layer_norm#1/mean.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 8 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce51AVX2(&net_mixer_block_1_layer_norm_1_mean_grad[0][0][0], &net_mixer_block_1_layer_norm_1_centered_grad[0][0][0])
+		ocannlReduce52AVX2(&net_mixer_block_1_layer_norm_1_mean_grad[0][0][0], &net_mixer_block_1_layer_norm_1_centered_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -36636,7 +36779,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// backprop of op 1 (net.mixer_block#1/x = pointwise "+" of _net.mixer_block#1/x.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// float64 across-rows add reduction kernel, 8 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce48AVX2(&gNetLinear1B[0], &net_mixer_block_1_x_grad[0][0][0])
+		ocannlReduce49AVX2(&gNetLinear1B[0], &net_mixer_block_1_x_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -36659,7 +36802,7 @@ func ocannlMixerBackward(patches *[2][4][6]float64, labels *[2][3]float64, pNetL
 	// float64 across-rows add reduction kernel, 8 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i2 := range 8 {
-			ocannlReduce56AVX2(&gNetLinear1W[6*i2], &net_mixer_block_1_x_1_grad[0][0][i2], &patches[0][0][0])
+			ocannlReduce58AVX2(&gNetLinear1W[6*i2], &net_mixer_block_1_x_1_grad[0][0][i2], &patches[0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -36799,7 +36942,7 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 	// float64 along-rows add reduction kernel, 8 rows of 12 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce75AVX2(&enc_linear_1_x_1[i0][0], &pEncDense1W[0], &x[i0][0])
+			ocannlReduce77AVX2(&enc_linear_1_x_1[i0][0], &pEncDense1W[0], &x[i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -36833,7 +36976,7 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 3 {
-			ocannlReduce76AVX2(&dec_z_1[0][i1], &pEncLinear1W[8*i1], &enc_linear_1_x[0][0])
+			ocannlReduce78AVX2(&dec_z_1[0][i1], &pEncLinear1W[8*i1], &enc_linear_1_x[0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -36890,7 +37033,7 @@ func ocannlAutoencoderTrainLoss(x *[4][12]float64, pEncDense1W *[96]float64, pEn
 	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce77AVX2(&train_mse_1_a_4[i0][0], &pDecWOut[0], &train_mse_1_a_3[i0][0])
+			ocannlReduce79AVX2(&train_mse_1_a_4[i0][0], &pDecWOut[0], &train_mse_1_a_3[i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -37262,7 +37405,7 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 along-rows add reduction kernel, 8 rows of 12 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce75AVX2(&enc_linear_1_x_1[i0][0], &pEncDense1W[0], &x[i0][0])
+			ocannlReduce77AVX2(&enc_linear_1_x_1[i0][0], &pEncDense1W[0], &x[i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -37305,7 +37448,7 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 along-rows add reduction kernel, 4 rows of 8 elements into 4 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 3 {
-			ocannlReduce76AVX2(&dec_z_1[0][i1], &pEncLinear1W[8*i1], &enc_linear_1_x[0][0])
+			ocannlReduce78AVX2(&dec_z_1[0][i1], &pEncLinear1W[8*i1], &enc_linear_1_x[0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -37371,7 +37514,7 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 along-rows add reduction kernel, 12 rows of 8 elements into 12 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce77AVX2(&train_mse_1_a_4[i0][0], &pDecWOut[0], &train_mse_1_a_3[i0][0])
+			ocannlReduce79AVX2(&train_mse_1_a_4[i0][0], &pDecWOut[0], &train_mse_1_a_3[i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -37513,7 +37656,7 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 12 {
-			ocannlReduce78AVX2(&gDecWOut[8*i1], &train_mse_1_a_4_grad[0][i1], &train_mse_1_a_3[0][0])
+			ocannlReduce80AVX2(&gDecWOut[8*i1], &train_mse_1_a_4_grad[0][i1], &train_mse_1_a_3[0][0])
 		}
 	} else {
 		for i0 := range 4 {
@@ -37532,7 +37675,7 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 across-rows add reduction kernel, 12 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce79AVX2(&train_mse_1_a_3_grad[i0][0], &pDecWOut[0], &train_mse_1_a_4_grad[i0][0])
+			ocannlReduce81AVX2(&train_mse_1_a_3_grad[i0][0], &pDecWOut[0], &train_mse_1_a_4_grad[i0][0])
 		}
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -37589,7 +37732,7 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// backprop of op 7 (_train.mse#1/a.2 = pointwise "+" of _train.mse#1/a.1, dec.dense#1.b): g2 =+ g; g2 is dec.dense#1.b.grad
 	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce80AVX2(&gDecDense1B[0], &train_mse_1_a_2_grad[0][0])
+		ocannlReduce82AVX2(&gDecDense1B[0], &train_mse_1_a_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
 		train_mse_1_a_2_gradRow3 := &train_mse_1_a_2_grad[0]
@@ -37680,7 +37823,7 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 3 {
-			ocannlReduce81AVX2(&gEncLinear1W[8*i1], &dec_z_1_grad[0][i1], &enc_linear_1_x[0][0])
+			ocannlReduce83AVX2(&gEncLinear1W[8*i1], &dec_z_1_grad[0][i1], &enc_linear_1_x[0][0])
 		}
 	} else {
 		for i0 := range 4 {
@@ -37744,7 +37887,7 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// backprop of op 1 (_enc.linear#1/x.2 = pointwise "+" of _enc.linear#1/x.1, enc.dense#1.b): g2 =+ g; g2 is enc.dense#1.b.grad
 	// float64 across-rows add reduction kernel, 4 rows of 8 elements into 8 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce80AVX2(&gEncDense1B[0], &enc_linear_1_x_2_grad[0][0])
+		ocannlReduce82AVX2(&gEncDense1B[0], &enc_linear_1_x_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
 		enc_linear_1_x_2_gradRow3 := &enc_linear_1_x_2_grad[0]
@@ -37765,7 +37908,7 @@ func ocannlAutoencoderBackward(x *[4][12]float64, pEncDense1W *[96]float64, pEnc
 	// float64 across-rows add reduction kernel, 4 rows of 12 elements into 12 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 8 {
-			ocannlReduce82AVX2(&gEncDense1W[12*i1], &enc_linear_1_x_1_grad[0][i1], &x[0][0])
+			ocannlReduce84AVX2(&gEncDense1W[12*i1], &enc_linear_1_x_1_grad[0][i1], &x[0][0])
 		}
 	} else {
 		for i0 := range 4 {
@@ -37832,7 +37975,7 @@ func ocannlAutoencoderEncode(x *[1][12]float64, pEncDense1W *[96]float64, pEncDe
 	// _enc.linear#1/x.1 = compose "*" of enc.dense#1.w, x
 	// float64 along-rows add reduction kernel, 8 rows of 12 elements into 8 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce75AVX2(&enc_linear_1_x_1[0][0], &pEncDense1W[0], &x[0][0])
+		ocannlReduce77AVX2(&enc_linear_1_x_1[0][0], &pEncDense1W[0], &x[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		xRow := &x[0]
@@ -42673,7 +42816,7 @@ func ocannlRowsSeqTrainLoss_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNet
 	// float64 along-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i2 := range 5 {
-			ocannlReduce83AVX2(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
+			ocannlReduce85AVX2(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -43253,7 +43396,7 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 	// float64 along-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i2 := range 5 {
-			ocannlReduce83AVX2(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
+			ocannlReduce85AVX2(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -43683,7 +43826,7 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 	// float64 across-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i2 := range 5 {
-			ocannlReduce84AVX2(&gNetW2[6*i2], &net_a2_1_grad[0][0][i2], &net_a1[0][0][0])
+			ocannlReduce86AVX2(&gNetW2[6*i2], &net_a2_1_grad[0][0][i2], &net_a1[0][0][0])
 		}
 	} else {
 		for i0 := range 3 {
@@ -43761,7 +43904,7 @@ func ocannlRowsSeqBackward_rows3(x *[3][2][3]float64, y *[3][2][2]float64, pNetW
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float64 across-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce85AVX2(&gNetB1[0], &net_a1_2_grad[0][0][0])
+		ocannlReduce87AVX2(&gNetB1[0], &net_a1_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 3 {
@@ -43902,7 +44045,7 @@ func ocannlRowsSeqPredict(x *[3][2][3]float64, pNetW1 *[18]float64, pNetB1 *[6]f
 	// float64 along-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i2 := range 5 {
-			ocannlReduce83AVX2(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
+			ocannlReduce85AVX2(&net_a2_1[0][0][i2], &pNetW2[6*i2], &net_a1[0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -44684,7 +44827,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// _net.batch_norm#1/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.batch_norm#1/x
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce86AVX2(&net_batch_norm_1_mean_1[0], &net_batch_norm_1_x[0][0][0][0])
+		ocannlReduce88AVX2(&net_batch_norm_1_mean_1[0], &net_batch_norm_1_x[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -44762,7 +44905,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// _net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce86AVX2(&net_batch_norm_1_var_2[0], &net_batch_norm_1_var_1[0][0][0][0])
+		ocannlReduce88AVX2(&net_batch_norm_1_var_2[0], &net_batch_norm_1_var_1[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -44894,7 +45037,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// _net.basic#1.batch_norm#2/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.basic#1.batch_norm#2/x
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce86AVX2(&net_basic_1_batch_norm_2_mean_1[0], &net_basic_1_batch_norm_2_x[0][0][0][0])
+		ocannlReduce88AVX2(&net_basic_1_batch_norm_2_mean_1[0], &net_basic_1_batch_norm_2_x[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -44972,7 +45115,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// _net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce86AVX2(&net_basic_1_batch_norm_2_var_2[0], &net_basic_1_batch_norm_2_var_1[0][0][0][0])
+		ocannlReduce88AVX2(&net_basic_1_batch_norm_2_var_2[0], &net_basic_1_batch_norm_2_var_1[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -45104,7 +45247,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// _net.basic#1.batch_norm#1/mean.1 = einsum "++" "..b.. | ..s.., c => c" of net.basic#1.batch_norm#1/x
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce86AVX2(&net_basic_1_batch_norm_1_mean_1[0], &net_basic_1_batch_norm_1_x[0][0][0][0])
+		ocannlReduce88AVX2(&net_basic_1_batch_norm_1_mean_1[0], &net_basic_1_batch_norm_1_x[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -45182,7 +45325,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// _net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce86AVX2(&net_basic_1_batch_norm_1_var_2[0], &net_basic_1_batch_norm_1_var_1[0][0][0][0])
+		ocannlReduce88AVX2(&net_basic_1_batch_norm_1_var_2[0], &net_basic_1_batch_norm_1_var_1[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -45259,7 +45402,7 @@ func ocannlResNetBNTrainLoss(images *[4][4][4][2]float64, labels *[4]int32, pNet
 	// float64 across-rows add reduction kernel, 16 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce87AVX2(&net_pooled_1[i0][0], &net_h1[i0][0][0][0])
+			ocannlReduce89AVX2(&net_pooled_1[i0][0], &net_h1[i0][0][0][0])
 		}
 	} else {
 		// loops reordered to i0, i2, i3, i1 (unit stride innermost); i3 unrolled and jammed into i1.
@@ -46901,7 +47044,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	scratch.net_batch_norm_1_mean_1 = [4]float64{}
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce86AVX2(&scratch.net_batch_norm_1_mean_1[0], &scratch.net_batch_norm_1_x[0][0][0][0])
+		ocannlReduce88AVX2(&scratch.net_batch_norm_1_mean_1[0], &scratch.net_batch_norm_1_x[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -46980,7 +47123,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	scratch.net_batch_norm_1_var_2 = [4]float64{}
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce86AVX2(&scratch.net_batch_norm_1_var_2[0], &scratch.net_batch_norm_1_var_1[0][0][0][0])
+		ocannlReduce88AVX2(&scratch.net_batch_norm_1_var_2[0], &scratch.net_batch_norm_1_var_1[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -47138,7 +47281,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	scratch.net_basic_1_batch_norm_2_mean_1 = [4]float64{}
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce86AVX2(&scratch.net_basic_1_batch_norm_2_mean_1[0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0])
+		ocannlReduce88AVX2(&scratch.net_basic_1_batch_norm_2_mean_1[0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -47217,7 +47360,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	scratch.net_basic_1_batch_norm_2_var_2 = [4]float64{}
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce86AVX2(&scratch.net_basic_1_batch_norm_2_var_2[0], &scratch.net_basic_1_batch_norm_2_var_1[0][0][0][0])
+		ocannlReduce88AVX2(&scratch.net_basic_1_batch_norm_2_var_2[0], &scratch.net_basic_1_batch_norm_2_var_1[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -47375,7 +47518,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	scratch.net_basic_1_batch_norm_1_mean_1 = [4]float64{}
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce86AVX2(&scratch.net_basic_1_batch_norm_1_mean_1[0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0])
+		ocannlReduce88AVX2(&scratch.net_basic_1_batch_norm_1_mean_1[0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -47454,7 +47597,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	scratch.net_basic_1_batch_norm_1_var_2 = [4]float64{}
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce86AVX2(&scratch.net_basic_1_batch_norm_1_var_2[0], &scratch.net_basic_1_batch_norm_1_var_1[0][0][0][0])
+		ocannlReduce88AVX2(&scratch.net_basic_1_batch_norm_1_var_2[0], &scratch.net_basic_1_batch_norm_1_var_1[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -47557,7 +47700,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// float64 across-rows add reduction kernel, 16 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce87AVX2(&scratch.net_pooled_1[i0][0], &scratch.net_h1[i0][0][0][0])
+			ocannlReduce89AVX2(&scratch.net_pooled_1[i0][0], &scratch.net_h1[i0][0][0][0])
 		}
 	} else {
 		// loops reordered to i0, i2, i3, i1 (unit stride innermost); i3 unrolled and jammed into i1.
@@ -47913,8 +48056,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 70 (_net/pooled.1 = einsum "++" "... | h, w, c => ... | c" of net/h1): g1 =+ g; g1 is net/h1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 4x16 rows of 4 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 4x16 rows of 4 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap50AVX512(&scratch.net_h1_grad[0][0][0][0], &scratch.net_pooled_1_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap50AVX2(&scratch.net_h1_grad[0][0][0][0], &scratch.net_pooled_1_grad[0][0])
 	} else {
 		scratch.net_h1_grad = [4][4][4][4]float64{}
@@ -47932,8 +48077,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 69 (net/h1 = pointwise relu of _net/h1.3): g1 =+ where((0 < v1), g, 0); g1 is _net/h1.3.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap32AVX512(&scratch.net_h1_3_grad[0][0][0][0], &scratch.net_h1_3[0][0][0][0], &scratch.net_h1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap32AVX2(&scratch.net_h1_3_grad[0][0][0][0], &scratch.net_h1_3[0][0][0][0], &scratch.net_h1_grad[0][0][0][0])
 	} else {
 		scratch.net_h1_3_grad = [4][4][4][4]float64{}
@@ -47973,8 +48120,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 68 (_net/h1.3 = pointwise "+" of net/h0, _net/h1.2): g2 =+ g; g2 is _net/h1.2.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap33AVX512(&scratch.net_h1_2_grad[0][0][0][0], &scratch.net_h1_3_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap33AVX2(&scratch.net_h1_2_grad[0][0][0][0], &scratch.net_h1_3_grad[0][0][0][0])
 	} else {
 		scratch.net_h1_2_grad = [4][4][4][4]float64{}
@@ -47992,8 +48141,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 67 (_net/h1.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h1.1, net.basic#1.batch_norm#1/shift): g1 =+ g; g1 is _net/h1.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap33AVX512(&scratch.net_h1_1_grad[0][0][0][0], &scratch.net_h1_2_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap33AVX2(&scratch.net_h1_1_grad[0][0][0][0], &scratch.net_h1_2_grad[0][0][0][0])
 	} else {
 		scratch.net_h1_1_grad = [4][4][4][4]float64{}
@@ -48013,7 +48164,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 67 (_net/h1.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h1.1, net.basic#1.batch_norm#1/shift): g2 =+ g; g2 is net.basic#1.batch_norm#1/shift.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce86AVX2(&net_basic_1_batch_norm_1_shift_grad[0], &scratch.net_h1_2_grad[0][0][0][0])
+		ocannlReduce88AVX2(&net_basic_1_batch_norm_1_shift_grad[0], &scratch.net_h1_2_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -48035,8 +48186,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 66 (_net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, net.basic#1.batch_norm#1/scale): g1 =+ g * v2; g1 is net.basic#1.batch_norm#1/x.grad
-	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap51AVX512(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h1_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_scale[0])
+	} else if ocannlAVX2 {
 		ocannlMap51AVX2(&scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h1_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_scale[0])
 	} else {
 		scratch.net_basic_1_batch_norm_1_x_grad = [4][4][4][4]float64{}
@@ -48056,7 +48209,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 66 (_net/h1.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, net.basic#1.batch_norm#1/scale): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#1/scale.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce88AVX2(&net_basic_1_batch_norm_1_scale_grad[0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_h1_1_grad[0][0][0][0])
+		ocannlReduce90AVX2(&net_basic_1_batch_norm_1_scale_grad[0], &scratch.net_basic_1_batch_norm_1_x[0][0][0][0], &scratch.net_h1_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -48128,8 +48281,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 54 (_net.basic#1.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#1/var.1): g1 =+ g; g1 is _net.basic#1.batch_norm#1/var.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap52AVX512(&scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_2_grad[0])
+	} else if ocannlAVX2 {
 		ocannlMap52AVX2(&scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_2_grad[0])
 	} else {
 		scratch.net_basic_1_batch_norm_1_var_1_grad = [4][4][4][4]float64{}
@@ -48147,8 +48302,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 53 (_net.basic#1.batch_norm#1/var.1 = pointwise "*." of net.basic#1.batch_norm#1/centered, net.basic#1.batch_norm#1/centered): g1 =+ g * v2; g1 is net.basic#1.batch_norm#1/centered.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap53AVX512(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap53AVX2(&scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_centered[0][0][0][0])
 	} else {
 		scratch.net_basic_1_batch_norm_1_centered_grad = [4][4][4][4]float64{}
@@ -48210,7 +48367,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 52 (net.basic#1.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#1/x, _net.basic#1.batch_norm#1/centered.1): g2 =+ g; g2 is _net.basic#1.batch_norm#1/centered.1.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce86AVX2(&net_basic_1_batch_norm_1_centered_1_grad[0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
+		ocannlReduce88AVX2(&net_basic_1_batch_norm_1_centered_1_grad[0], &scratch.net_basic_1_batch_norm_1_centered_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -48263,8 +48420,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 47 (net.basic#1.batch_norm#1/x = pointwise "+" of net.basic#1.conv2d#1/y, net.basic#1.conv2d#1.bias): g1 =+ g; g1 is net.basic#1.conv2d#1/y.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap33AVX512(&scratch.net_basic_1_conv2d_1_y_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap33AVX2(&scratch.net_basic_1_conv2d_1_y_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0])
 	} else {
 		scratch.net_basic_1_conv2d_1_y_grad = [4][4][4][4]float64{}
@@ -48284,7 +48443,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 47 (net.basic#1.batch_norm#1/x = pointwise "+" of net.basic#1.conv2d#1/y, net.basic#1.conv2d#1.bias): g2 =+ g; g2 is net.basic#1.conv2d#1.bias.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce86AVX2(&gNetBasic1Conv2d1Bias[0], &scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0])
+		ocannlReduce88AVX2(&gNetBasic1Conv2d1Bias[0], &scratch.net_basic_1_batch_norm_1_x_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -48358,8 +48517,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 			}
 		}
 	}
-	// the zero fill absorbed: float64 pointwise kernel over 4x4 rows of 16 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 4x4 rows of 16 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap57AVX512(&scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_grad[0][1][1][0])
+	} else if ocannlAVX2 {
 		ocannlMap57AVX2(&scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_grad[0][1][1][0])
 	} else {
 		scratch.net_basic_1_conv2d_1_x_2_grad = [4][4][4][4]float64{}
@@ -48386,8 +48547,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 44 (_net.basic#1.conv2d#1/x.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net.basic#1.conv2d#1/x.1, net.basic#1.batch_norm#2/shift): g1 =+ g; g1 is _net.basic#1.conv2d#1/x.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap33AVX512(&scratch.net_basic_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap33AVX2(&scratch.net_basic_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0])
 	} else {
 		scratch.net_basic_1_conv2d_1_x_1_grad = [4][4][4][4]float64{}
@@ -48407,7 +48570,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 44 (_net.basic#1.conv2d#1/x.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net.basic#1.conv2d#1/x.1, net.basic#1.batch_norm#2/shift): g2 =+ g; g2 is net.basic#1.batch_norm#2/shift.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce86AVX2(&net_basic_1_batch_norm_2_shift_grad[0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0])
+		ocannlReduce88AVX2(&net_basic_1_batch_norm_2_shift_grad[0], &scratch.net_basic_1_conv2d_1_x_2_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -48429,8 +48592,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 43 (_net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale): g1 =+ g * v2; g1 is net.basic#1.batch_norm#2/x.grad
-	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap51AVX512(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0])
+	} else if ocannlAVX2 {
 		ocannlMap51AVX2(&scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_scale[0])
 	} else {
 		scratch.net_basic_1_batch_norm_2_x_grad = [4][4][4][4]float64{}
@@ -48450,7 +48615,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 43 (_net.basic#1.conv2d#1/x.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, net.basic#1.batch_norm#2/scale): g2 =+ v1 * g; g2 is net.basic#1.batch_norm#2/scale.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce88AVX2(&net_basic_1_batch_norm_2_scale_grad[0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_1_grad[0][0][0][0])
+		ocannlReduce90AVX2(&net_basic_1_batch_norm_2_scale_grad[0], &scratch.net_basic_1_batch_norm_2_x[0][0][0][0], &scratch.net_basic_1_conv2d_1_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -48522,8 +48687,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 31 (_net.basic#1.batch_norm#2/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.basic#1.batch_norm#2/var.1): g1 =+ g; g1 is _net.basic#1.batch_norm#2/var.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap52AVX512(&scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_2_grad[0])
+	} else if ocannlAVX2 {
 		ocannlMap52AVX2(&scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_2_grad[0])
 	} else {
 		scratch.net_basic_1_batch_norm_2_var_1_grad = [4][4][4][4]float64{}
@@ -48541,8 +48708,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 30 (_net.basic#1.batch_norm#2/var.1 = pointwise "*." of net.basic#1.batch_norm#2/centered, net.basic#1.batch_norm#2/centered): g1 =+ g * v2; g1 is net.basic#1.batch_norm#2/centered.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap53AVX512(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap53AVX2(&scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_var_1_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_centered[0][0][0][0])
 	} else {
 		scratch.net_basic_1_batch_norm_2_centered_grad = [4][4][4][4]float64{}
@@ -48604,7 +48773,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 29 (net.basic#1.batch_norm#2/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.basic#1.batch_norm#2/x, _net.basic#1.batch_norm#2/centered.1): g2 =+ g; g2 is _net.basic#1.batch_norm#2/centered.1.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce86AVX2(&net_basic_1_batch_norm_2_centered_1_grad[0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
+		ocannlReduce88AVX2(&net_basic_1_batch_norm_2_centered_1_grad[0], &scratch.net_basic_1_batch_norm_2_centered_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -48657,8 +48826,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 24 (net.basic#1.batch_norm#2/x = pointwise "+" of net.basic#1.conv2d#2/y, net.basic#1.conv2d#2.bias): g1 =+ g; g1 is net.basic#1.conv2d#2/y.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap33AVX512(&scratch.net_basic_1_conv2d_2_y_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap33AVX2(&scratch.net_basic_1_conv2d_2_y_grad[0][0][0][0], &scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0])
 	} else {
 		scratch.net_basic_1_conv2d_2_y_grad = [4][4][4][4]float64{}
@@ -48678,7 +48849,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 24 (net.basic#1.batch_norm#2/x = pointwise "+" of net.basic#1.conv2d#2/y, net.basic#1.conv2d#2.bias): g2 =+ g; g2 is net.basic#1.conv2d#2.bias.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce86AVX2(&gNetBasic1Conv2d2Bias[0], &scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0])
+		ocannlReduce88AVX2(&gNetBasic1Conv2d2Bias[0], &scratch.net_basic_1_batch_norm_2_x_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -48752,8 +48923,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 			}
 		}
 	}
-	// the zero fill absorbed: float64 pointwise kernel over 4x4 rows of 16 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 4x4 rows of 16 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap57AVX512(&scratch.net_h0_2_grad[0][0][0][0], &scratch.net_h0_2[0][0][0][0], &scratch.net_h0_grad[0][1][1][0])
+	} else if ocannlAVX2 {
 		ocannlMap57AVX2(&scratch.net_h0_2_grad[0][0][0][0], &scratch.net_h0_2[0][0][0][0], &scratch.net_h0_grad[0][1][1][0])
 	} else {
 		scratch.net_h0_2_grad = [4][4][4][4]float64{}
@@ -48780,8 +48953,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 21 (_net/h0.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h0.1, net.batch_norm#1/shift): g1 =+ g; g1 is _net/h0.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap33AVX512(&scratch.net_h0_1_grad[0][0][0][0], &scratch.net_h0_2_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap33AVX2(&scratch.net_h0_1_grad[0][0][0][0], &scratch.net_h0_2_grad[0][0][0][0])
 	} else {
 		scratch.net_h0_1_grad = [4][4][4][4]float64{}
@@ -48801,7 +48976,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 21 (_net/h0.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _net/h0.1, net.batch_norm#1/shift): g2 =+ g; g2 is net.batch_norm#1/shift.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce86AVX2(&net_batch_norm_1_shift_grad[0], &scratch.net_h0_2_grad[0][0][0][0])
+		ocannlReduce88AVX2(&net_batch_norm_1_shift_grad[0], &scratch.net_h0_2_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -48823,8 +48998,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 20 (_net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale): g1 =+ g * v2; g1 is net.batch_norm#1/x.grad
-	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap51AVX512(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h0_1_grad[0][0][0][0], &scratch.net_batch_norm_1_scale[0])
+	} else if ocannlAVX2 {
 		ocannlMap51AVX2(&scratch.net_batch_norm_1_x_grad[0][0][0][0], &scratch.net_h0_1_grad[0][0][0][0], &scratch.net_batch_norm_1_scale[0])
 	} else {
 		scratch.net_batch_norm_1_x_grad = [4][4][4][4]float64{}
@@ -48844,7 +49021,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 20 (_net/h0.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, net.batch_norm#1/scale): g2 =+ v1 * g; g2 is net.batch_norm#1/scale.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce88AVX2(&net_batch_norm_1_scale_grad[0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_h0_1_grad[0][0][0][0])
+		ocannlReduce90AVX2(&net_batch_norm_1_scale_grad[0], &scratch.net_batch_norm_1_x[0][0][0][0], &scratch.net_h0_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -48916,8 +49093,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 8 (_net.batch_norm#1/var.2 = einsum "++" "..b.. | ..s.., c => c" of _net.batch_norm#1/var.1): g1 =+ g; g1 is _net.batch_norm#1/var.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 64 rows of 4 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap52AVX512(&scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_var_2_grad[0])
+	} else if ocannlAVX2 {
 		ocannlMap52AVX2(&scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_var_2_grad[0])
 	} else {
 		scratch.net_batch_norm_1_var_1_grad = [4][4][4][4]float64{}
@@ -48935,8 +49114,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 7 (_net.batch_norm#1/var.1 = pointwise "*." of net.batch_norm#1/centered, net.batch_norm#1/centered): g1 =+ g * v2; g1 is net.batch_norm#1/centered.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap53AVX512(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap53AVX2(&scratch.net_batch_norm_1_centered_grad[0][0][0][0], &scratch.net_batch_norm_1_var_1_grad[0][0][0][0], &scratch.net_batch_norm_1_centered[0][0][0][0])
 	} else {
 		scratch.net_batch_norm_1_centered_grad = [4][4][4][4]float64{}
@@ -48998,7 +49179,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 6 (net.batch_norm#1/centered = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of net.batch_norm#1/x, _net.batch_norm#1/centered.1): g2 =+ g; g2 is _net.batch_norm#1/centered.1.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce86AVX2(&net_batch_norm_1_centered_1_grad[0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
+		ocannlReduce88AVX2(&net_batch_norm_1_centered_1_grad[0], &scratch.net_batch_norm_1_centered_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -49051,8 +49232,10 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	}
 
 	// backprop of op 1 (net.batch_norm#1/x = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g1 =+ g; g1 is net.conv2d#1/y.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap33AVX512(&scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.net_batch_norm_1_x_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap33AVX2(&scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.net_batch_norm_1_x_grad[0][0][0][0])
 	} else {
 		scratch.net_conv2d_1_y_grad = [4][4][4][4]float64{}
@@ -49072,7 +49255,7 @@ func ocannlResNetBNBackward(images *[4][4][4][2]float64, labels *[4]int32, pNetC
 	// backprop of op 1 (net.batch_norm#1/x = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g2 =+ g; g2 is net.conv2d#1.bias.grad
 	// float64 across-rows add reduction kernel, 64 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce86AVX2(&gNetConv2d1Bias[0], &scratch.net_batch_norm_1_x_grad[0][0][0][0])
+		ocannlReduce88AVX2(&gNetConv2d1Bias[0], &scratch.net_batch_norm_1_x_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -49265,7 +49448,7 @@ func (r11 *ocannlResNetBNBackwardPart1) Part(j19 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce89AVX2(&gNetBasic1Conv2d1Kernel[36*i3+36*j19+12*i4], &scratch.net_basic_1_conv2d_1_x[0][i1+i4][i2][0], &scratch.net_basic_1_conv2d_1_y_grad[0][i1][i2][i3+j19])
+						ocannlReduce91AVX2(&gNetBasic1Conv2d1Kernel[36*i3+36*j19+12*i4], &scratch.net_basic_1_conv2d_1_x[0][i1+i4][i2][0], &scratch.net_basic_1_conv2d_1_y_grad[0][i1][i2][i3+j19])
 					}
 				}
 			}
@@ -49357,7 +49540,7 @@ func (r15 *ocannlResNetBNBackwardPart3) Part(j36 int) {
 			for i2 := range 4 {
 				for i3 := range 1 {
 					for i4 := range 3 {
-						ocannlReduce89AVX2(&gNetBasic1Conv2d2Kernel[36*i3+36*j36+12*i4], &scratch.net_h0[0][i1+i4][i2][0], &scratch.net_basic_1_conv2d_2_y_grad[0][i1][i2][i3+j36])
+						ocannlReduce91AVX2(&gNetBasic1Conv2d2Kernel[36*i3+36*j36+12*i4], &scratch.net_h0[0][i1+i4][i2][0], &scratch.net_basic_1_conv2d_2_y_grad[0][i1][i2][i3+j36])
 					}
 				}
 			}
@@ -49822,7 +50005,7 @@ func ocannlResNetBNPredict(images *[4][4][4][2]float64, pNetConv2d1Kernel *[72]f
 	// float64 across-rows add reduction kernel, 16 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce87AVX2(&net_pooled_1[i0][0], &net_h1[i0][0][0][0])
+			ocannlReduce89AVX2(&net_pooled_1[i0][0], &net_h1[i0][0][0][0])
 		}
 	} else {
 		// loops reordered to i0, i2, i3, i1 (unit stride innermost); i3 unrolled and jammed into i1.

@@ -236,10 +236,25 @@ func ocannlGemm46AVX512(c *float64, a *float64, b *float64)
 //go:noescape
 func ocannlMap0AVX512(c *float64, x0 *float64, x1 *float64)
 
+// ocannlMap1AVX512 runs a float64 pointwise kernel over 576 elements: c = -Inf.
+//
+//go:noescape
+func ocannlMap1AVX512(c *float64)
+
+// ocannlMap2AVX512 runs a float64 pointwise kernel over 4 elements: c max= add(x0,x1).
+//
+//go:noescape
+func ocannlMap2AVX512(c *float64, x0 *float64, x1 *float64)
+
 // ocannlMap3AVX512 runs a float64 pointwise kernel over 6 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap3AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap4AVX512 runs a float64 pointwise kernel over 6 elements: c max= add(x0,x1).
+//
+//go:noescape
+func ocannlMap4AVX512(c *float64, x0 *float64, x1 *float64)
 
 // ocannlMap5AVX512 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
 //
@@ -261,10 +276,55 @@ func ocannlMap7AVX512(c *float64, x0 *float64, x1 *float64)
 //go:noescape
 func ocannlMap8AVX512(c *float64, x0 *float64)
 
+// ocannlMap9AVX512 runs a float64 pointwise kernel over 6 elements: c min= where(eq(add(x0,x1),x2),x3,4).
+//
+//go:noescape
+func ocannlMap9AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+
+// ocannlMap10AVX512 runs a float64 pointwise kernel over 384 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap10AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap11AVX512 runs a float64 pointwise kernel over 384 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap11AVX512(c *float64, x0 *float64)
+
+// ocannlMap12AVX512 runs a float64 pointwise kernel over 576 elements: c = 4.
+//
+//go:noescape
+func ocannlMap12AVX512(c *float64)
+
+// ocannlMap13AVX512 runs a float64 pointwise kernel over 4 elements: c min= where(eq(add(x0,x1),x2),x3,4).
+//
+//go:noescape
+func ocannlMap13AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+
+// ocannlMap14AVX512 runs a float64 pointwise kernel over 2304 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap14AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap15AVX512 runs a float64 pointwise kernel over 2304 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap15AVX512(c *float64, x0 *float64)
+
 // ocannlMap16AVX512 runs a float64 pointwise kernel over 4 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
 func ocannlMap16AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap17AVX512 runs a float64 pointwise kernel over 392 elements: c = -Inf.
+//
+//go:noescape
+func ocannlMap17AVX512(c *float64)
+
+// ocannlMap18AVX512 runs a float64 pointwise kernel over 4 elements: c max= add(x0,x1).
+//
+//go:noescape
+func ocannlMap18AVX512(c *float64, x0 *float64, x1 *float64)
 
 // ocannlMap19AVX512 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
 //
@@ -280,6 +340,31 @@ func ocannlMap20AVX512(c *float64, x0 *float64)
 //
 //go:noescape
 func ocannlMap21AVX512(c *float64, x0 *float64)
+
+// ocannlMap22AVX512 runs a float64 pointwise kernel over 24 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap22AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap23AVX512 runs a float64 pointwise kernel over 4 elements: c min= where(eq(add(x0,x1),x2),x3,4).
+//
+//go:noescape
+func ocannlMap23AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+
+// ocannlMap24AVX512 runs a float64 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap24AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap25AVX512 runs a float64 pointwise kernel over 512 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap25AVX512(c *float64, x0 *float64)
+
+// ocannlMap26AVX512 runs a float64 pointwise kernel over 32 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap26AVX512(c *float64, x0 *float64, x1 *float64)
 
 // ocannlMap27AVX512 runs a float64 pointwise kernel over 8 elements: c = relu(add(add(x0,x1),add(x2,x3))).
 //
@@ -301,6 +386,26 @@ func ocannlMap29AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *fl
 //go:noescape
 func ocannlMap30AVX512(c *float64, x0 *float64)
 
+// ocannlMap31AVX512 runs a float64 pointwise kernel over 8 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap31AVX512(c *float64, x0 *float64)
+
+// ocannlMap32AVX512 runs a float64 pointwise kernel over 256 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap32AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap33AVX512 runs a float64 pointwise kernel over 256 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap33AVX512(c *float64, x0 *float64)
+
+// ocannlMap34AVX512 runs a float64 pointwise kernel over 32 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap34AVX512(c *float64, x0 *float64, x1 *float64)
+
 // ocannlMap35AVX512 runs a float64 pointwise kernel over 324 elements: c = relu(x0).
 //
 //go:noescape
@@ -321,6 +426,26 @@ func ocannlMap37AVX512(c *float64, x0 *float64, x1 *float64)
 //go:noescape
 func ocannlMap38AVX512(c *float64, x0 *float64)
 
+// ocannlMap39AVX512 runs a float64 pointwise kernel over 360 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap39AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap40AVX512 runs a float64 pointwise kernel over 360 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap40AVX512(c *float64, x0 *float64)
+
+// ocannlMap41AVX512 runs a float64 pointwise kernel over 18 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap41AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap46AVX512 runs a float64 pointwise kernel over 8 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap46AVX512(c *float64, x0 *float64)
+
 // ocannlMap47AVX512 runs a float64 pointwise kernel over 4 elements: c = add(x0,x1).
 //
 //go:noescape
@@ -336,6 +461,26 @@ func ocannlMap48AVX512(c *float64, x0 *float64)
 //go:noescape
 func ocannlMap49AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64)
 
+// ocannlMap50AVX512 runs a float64 pointwise kernel over 4 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap50AVX512(c *float64, x0 *float64)
+
+// ocannlMap51AVX512 runs a float64 pointwise kernel over 4 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap51AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap52AVX512 runs a float64 pointwise kernel over 4 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap52AVX512(c *float64, x0 *float64)
+
+// ocannlMap53AVX512 runs a float64 pointwise kernel over 256 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap53AVX512(c *float64, x0 *float64, x1 *float64)
+
 // ocannlMap54AVX512 runs a float64 pointwise kernel over 256 elements: c += mul(x0,x1).
 //
 //go:noescape
@@ -350,6 +495,11 @@ func ocannlMap55AVX512(c *float64, x0 *float64)
 //
 //go:noescape
 func ocannlMap56AVX512(c *float64, x0 *float64)
+
+// ocannlMap57AVX512 runs a float64 pointwise kernel over 16 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap57AVX512(c *float64, x0 *float64, x1 *float64)
 
 // ocannlGemm0AVX2 runs a float64 dot kernel, M=4 N=6 K=12 (3x3 tile); strides C 96,1 A 144,1 B 1,36.
 //
@@ -1101,147 +1251,147 @@ func ocannlReduce43AVX2(c *float64, x0 *float64)
 //go:noescape
 func ocannlReduce44AVX2(c *float64, x0 *float64)
 
-// ocannlReduce45AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 6 elements.
+// ocannlReduce45AVX2 runs a float64 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,6), 8 rows of 6 elements.
 //
 //go:noescape
-func ocannlReduce45AVX2(c *float64, x0 *float64)
+func ocannlReduce45AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 
-// ocannlReduce46AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 8 elements.
+// ocannlReduce46AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 6 elements.
 //
 //go:noescape
-func ocannlReduce46AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce46AVX2(c *float64, x0 *float64)
 
-// ocannlReduce47AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 6 rows of 8 elements.
+// ocannlReduce47AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce47AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce48AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 8 elements.
+// ocannlReduce48AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 6 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce48AVX2(c *float64, x0 *float64)
+func ocannlReduce48AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce49AVX2 runs a float64 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 8 rows of 8 elements.
+// ocannlReduce49AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce49AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
+func ocannlReduce49AVX2(c *float64, x0 *float64)
 
-// ocannlReduce50AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 8 elements.
+// ocannlReduce50AVX2 runs a float64 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 8 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce50AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce50AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 
-// ocannlReduce51AVX2 runs a float64 along-rows sub reduction kernel: c = c sub x0, 8 rows of 8 elements.
+// ocannlReduce51AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce51AVX2(c *float64, x0 *float64)
+func ocannlReduce51AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce52AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 16 elements.
+// ocannlReduce52AVX2 runs a float64 along-rows sub reduction kernel: c = c sub x0, 8 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce52AVX2(c *float64, x0 *float64)
 
-// ocannlReduce53AVX2 runs a float64 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 16 rows of 4 elements.
+// ocannlReduce53AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 16 elements.
 //
 //go:noescape
-func ocannlReduce53AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
+func ocannlReduce53AVX2(c *float64, x0 *float64)
 
-// ocannlReduce54AVX2 runs a float64 along-rows sub reduction kernel: c = c sub x0, 16 rows of 4 elements.
+// ocannlReduce54AVX2 runs a float64 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 16 rows of 4 elements.
 //
 //go:noescape
-func ocannlReduce54AVX2(c *float64, x0 *float64)
+func ocannlReduce54AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 
-// ocannlReduce55AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 2 rows of 32 elements.
+// ocannlReduce55AVX2 runs a float64 along-rows sub reduction kernel: c = c sub x0, 16 rows of 4 elements.
 //
 //go:noescape
 func ocannlReduce55AVX2(c *float64, x0 *float64)
 
-// ocannlReduce56AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 6 elements.
+// ocannlReduce56AVX2 runs a float64 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,4), 16 rows of 4 elements.
 //
 //go:noescape
-func ocannlReduce56AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce56AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 
-// ocannlReduce57AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 6 elements.
+// ocannlReduce57AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 2 rows of 32 elements.
 //
 //go:noescape
-func ocannlReduce57AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce57AVX2(c *float64, x0 *float64)
 
-// ocannlReduce58AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 4 rows of 8 elements.
+// ocannlReduce58AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 8 rows of 6 elements.
 //
 //go:noescape
-func ocannlReduce58AVX2(c *float64, x0 *float64)
+func ocannlReduce58AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce59AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 8 elements.
+// ocannlReduce59AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 6 elements.
 //
 //go:noescape
 func ocannlReduce59AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce60AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 8 rows of 4 elements.
+// ocannlReduce60AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 4 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce60AVX2(c *float64, x0 *float64)
 
-// ocannlReduce61AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 8 rows of 4 elements.
+// ocannlReduce61AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce61AVX2(c *float64, x0 *float64)
+func ocannlReduce61AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce62AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 6 rows of 8 elements.
+// ocannlReduce62AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 8 rows of 4 elements.
 //
 //go:noescape
-func ocannlReduce62AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce62AVX2(c *float64, x0 *float64)
 
-// ocannlReduce63AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 12 rows of 6 elements.
+// ocannlReduce63AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 8 rows of 4 elements.
 //
 //go:noescape
-func ocannlReduce63AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce63AVX2(c *float64, x0 *float64)
 
-// ocannlReduce64AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 12 rows of 8 elements.
+// ocannlReduce64AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 6 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce64AVX2(c *float64, x0 *float64)
+func ocannlReduce64AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce65AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 24 rows of 4 elements.
+// ocannlReduce65AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 12 rows of 6 elements.
 //
 //go:noescape
-func ocannlReduce65AVX2(c *float64, x0 *float64)
+func ocannlReduce65AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce66AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 24 rows of 4 elements.
+// ocannlReduce66AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 12 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce66AVX2(c *float64, x0 *float64)
 
-// ocannlReduce67AVX2 runs a float64 across-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 8 elements.
+// ocannlReduce67AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 24 rows of 4 elements.
 //
 //go:noescape
-func ocannlReduce67AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce67AVX2(c *float64, x0 *float64)
 
-// ocannlReduce68AVX2 runs a float64 across-rows add reduction kernel: c = 0 add mul(x0,x1), 5 rows of 8 elements.
+// ocannlReduce68AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 24 rows of 4 elements.
 //
 //go:noescape
-func ocannlReduce68AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce68AVX2(c *float64, x0 *float64)
 
-// ocannlReduce69AVX2 runs a float64 across-rows add reduction kernel: c = 0 add x0, 4 rows of 8 elements.
+// ocannlReduce69AVX2 runs a float64 across-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce69AVX2(c *float64, x0 *float64)
+func ocannlReduce69AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce70AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 12 elements.
+// ocannlReduce70AVX2 runs a float64 across-rows add reduction kernel: c = 0 add mul(x0,x1), 5 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce70AVX2(c *float64, x0 *float64)
+func ocannlReduce70AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce71AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 8 elements.
+// ocannlReduce71AVX2 runs a float64 across-rows add reduction kernel: c = 0 add x0, 4 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce71AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce71AVX2(c *float64, x0 *float64)
 
-// ocannlReduce72AVX2 runs a float64 along-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
+// ocannlReduce72AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 12 elements.
 //
 //go:noescape
-func ocannlReduce72AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce72AVX2(c *float64, x0 *float64)
 
-// ocannlReduce73AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
+// ocannlReduce73AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce73AVX2(c *float64, x0 *float64, x1 *float64)
@@ -1251,77 +1401,87 @@ func ocannlReduce73AVX2(c *float64, x0 *float64, x1 *float64)
 //go:noescape
 func ocannlReduce74AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce75AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 12 elements.
+// ocannlReduce75AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce75AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce76AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 8 elements.
+// ocannlReduce76AVX2 runs a float64 along-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce76AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce77AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 12 rows of 8 elements.
+// ocannlReduce77AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 8 rows of 12 elements.
 //
 //go:noescape
 func ocannlReduce77AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce78AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 8 elements.
+// ocannlReduce78AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce78AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce79AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 12 rows of 8 elements.
+// ocannlReduce79AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 12 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce79AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce80AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 4 rows of 8 elements.
+// ocannlReduce80AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce80AVX2(c *float64, x0 *float64)
+func ocannlReduce80AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce81AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 8 elements.
+// ocannlReduce81AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 12 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce81AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce82AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
+// ocannlReduce82AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 4 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce82AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce82AVX2(c *float64, x0 *float64)
 
-// ocannlReduce83AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 6 rows of 6 elements.
+// ocannlReduce83AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce83AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce84AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 6 rows of 6 elements.
+// ocannlReduce84AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
 //
 //go:noescape
 func ocannlReduce84AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce85AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 6 rows of 6 elements.
+// ocannlReduce85AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 6 rows of 6 elements.
 //
 //go:noescape
-func ocannlReduce85AVX2(c *float64, x0 *float64)
+func ocannlReduce85AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce86AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 64 rows of 4 elements.
+// ocannlReduce86AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 6 rows of 6 elements.
 //
 //go:noescape
-func ocannlReduce86AVX2(c *float64, x0 *float64)
+func ocannlReduce86AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce87AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 16 rows of 4 elements.
+// ocannlReduce87AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 6 rows of 6 elements.
 //
 //go:noescape
 func ocannlReduce87AVX2(c *float64, x0 *float64)
 
-// ocannlReduce88AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 64 rows of 4 elements.
+// ocannlReduce88AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 64 rows of 4 elements.
 //
 //go:noescape
-func ocannlReduce88AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce88AVX2(c *float64, x0 *float64)
 
-// ocannlReduce89AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
+// ocannlReduce89AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 16 rows of 4 elements.
 //
 //go:noescape
-func ocannlReduce89AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce89AVX2(c *float64, x0 *float64)
+
+// ocannlReduce90AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 64 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce90AVX2(c *float64, x0 *float64, x1 *float64)
+
+// ocannlReduce91AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 12 elements.
+//
+//go:noescape
+func ocannlReduce91AVX2(c *float64, x0 *float64, x1 *float64)

@@ -18,8 +18,10 @@ DATA ocannlConst64<>+0(SB)/8, $0x0000000000000000
 DATA ocannlConst64<>+8(SB)/8, $0x3ff0000000000000
 DATA ocannlConst64<>+16(SB)/8, $0xfff0000000000000
 DATA ocannlConst64<>+24(SB)/8, $0x4010000000000000
-DATA ocannlConst64<>+32(SB)/8, $0xbff0000000000000
-GLOBL ocannlConst64<>(SB), RODATA|NOPTR, $40
+DATA ocannlConst64<>+32(SB)/8, $0x4018000000000000
+DATA ocannlConst64<>+40(SB)/8, $0x7ff0000000000000
+DATA ocannlConst64<>+48(SB)/8, $0xbff0000000000000
+GLOBL ocannlConst64<>(SB), RODATA|NOPTR, $56
 
 // func ocannlGemm0AVX512(c *float64, a *float64, b *float64)
 // Requires: AVX, AVX512F, AVX512VL
@@ -6963,6 +6965,60 @@ row1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap1AVX512(c *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap1AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z0
+	VBROADCASTSD ocannlConst64<>+16(SB), Z0
+	MOVQ         $0x00000048, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap2AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap2AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z0
+	VBROADCASTSD (DX), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000006, DX
+
+rowb1:
+	MOVQ $0x00000006, BX
+
+row2:
+	VMOVUPD.Z (CX), K1, Z2
+	VADDPD    Z0, Z2, Z2
+	VMOVUPD.Z (AX), K1, Z3
+	VMAXPD    Z2, Z3, Z4
+	VMAXPD    Z3, Z2, Z5
+	VPANDQ    Z5, Z4, Z4
+	VCMPPD    $0x03, Z2, Z3, K2
+	VADDPD    Z2, Z3, Z2
+	VBLENDMPD Z2, Z4, K2, Z1
+	VMOVUPD   Z1, K1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+64, CX
+	DECQ      BX
+	JNZ       row2
+	ADDQ      $+384, CX
+	DECQ      DX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
 // func ocannlMap3AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap3AVX512(SB), NOSPLIT, $0-24
@@ -6985,6 +7041,43 @@ row1:
 	ADDQ      $+48, CX
 	DECQ      BX
 	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap4AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z0
+	VBROADCASTSD (DX), Z0
+	MOVL         $0x0000003f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000008, DX
+
+rowb1:
+	MOVQ $0x00000002, BX
+
+row2:
+	VMOVUPD.Z (CX), K1, Z2
+	VADDPD    Z0, Z2, Z2
+	VMOVUPD.Z (AX), K1, Z3
+	VMAXPD    Z2, Z3, Z4
+	VMAXPD    Z3, Z2, Z5
+	VPANDQ    Z5, Z4, Z4
+	VCMPPD    $0x03, Z2, Z3, K2
+	VADDPD    Z2, Z3, Z2
+	VBLENDMPD Z2, Z4, K2, Z1
+	VMOVUPD   Z1, K1, (AX)
+	ADDQ      $+48, AX
+	ADDQ      $+96, CX
+	DECQ      BX
+	JNZ       row2
+	ADDQ      $+192, CX
+	DECQ      DX
+	JNZ       rowb1
 	VZEROUPPER
 	RET
 
@@ -7076,6 +7169,213 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap9AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-40
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	VBROADCASTSD ocannlConst64<>+24(SB), Z2
+	VBROADCASTSD (DX), Z3
+	VBROADCASTSD (SI), Z4
+	MOVL         $0x0000003f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000008, DX
+
+rowb1:
+	MOVQ $0x00000002, SI
+
+row2:
+	VMOVUPD.Z (CX), K1, Z5
+	VADDPD    Z3, Z5, Z5
+	VMOVUPD.Z (BX), K1, Z9
+	VCMPPD    $0x00, Z9, Z5, K2
+	VBLENDMPD Z1, Z0, K2, Z6
+	VCMPPD    $0x04, Z0, Z6, K2
+	VBLENDMPD Z4, Z2, K2, Z7
+	VMOVUPD.Z (AX), K1, Z5
+	VMINPD    Z7, Z5, Z9
+	VMINPD    Z5, Z7, Z10
+	VPORQ     Z10, Z9, Z9
+	VCMPPD    $0x03, Z7, Z5, K2
+	VADDPD    Z7, Z5, Z5
+	VBLENDMPD Z5, Z9, K2, Z8
+	VMOVUPD   Z8, K1, (AX)
+	ADDQ      $+48, AX
+	ADDQ      $+96, CX
+	ADDQ      $+48, BX
+	DECQ      SI
+	JNZ       row2
+	ADDQ      $+192, CX
+	DECQ      DX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap10AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000030, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPD    $0x01, Z2, Z0, K1
+	VBLENDMPD Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPD    $0x04, Z0, Z3, K1
+	VBLENDMPD Z2, Z0, K1, Z4
+	VADDPD    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap11AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000030, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPD  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap12AVX512(c *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z0
+	VBROADCASTSD ocannlConst64<>+24(SB), Z0
+	MOVQ         $0x00000048, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap13AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap13AVX512(SB), NOSPLIT, $0-40
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	VBROADCASTSD ocannlConst64<>+24(SB), Z2
+	VBROADCASTSD (DX), Z3
+	VBROADCASTSD (SI), Z4
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000004, DX
+
+rowb1:
+	MOVQ $0x00000006, SI
+
+row2:
+	VMOVUPD.Z (CX), K1, Z5
+	VADDPD    Z3, Z5, Z5
+	VMOVUPD.Z (BX), K1, Z9
+	VCMPPD    $0x00, Z9, Z5, K2
+	VBLENDMPD Z1, Z0, K2, Z6
+	VCMPPD    $0x04, Z0, Z6, K2
+	VBLENDMPD Z4, Z2, K2, Z7
+	VMOVUPD.Z (AX), K1, Z5
+	VMINPD    Z7, Z5, Z9
+	VMINPD    Z5, Z7, Z10
+	VPORQ     Z10, Z9, Z9
+	VCMPPD    $0x03, Z7, Z5, K2
+	VADDPD    Z7, Z5, Z5
+	VBLENDMPD Z5, Z9, K2, Z8
+	VMOVUPD   Z8, K1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+64, CX
+	ADDQ      $+32, BX
+	DECQ      SI
+	JNZ       row2
+	ADDQ      $+960, AX
+	ADDQ      $+4224, CX
+	ADDQ      $+960, BX
+	DECQ      DX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap14AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap14AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000120, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPD    $0x01, Z2, Z0, K1
+	VBLENDMPD Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPD    $0x04, Z0, Z3, K1
+	VBLENDMPD Z2, Z0, K1, Z4
+	VADDPD    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap15AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000120, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPD  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
 // func ocannlMap16AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
@@ -7098,6 +7398,61 @@ row1:
 	ADDQ      $+32, CX
 	DECQ      BX
 	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap17AVX512(c *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z0
+	VBROADCASTSD ocannlConst64<>+16(SB), Z0
+	MOVQ         $0x00000031, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap18AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z0
+	VBROADCASTSD (DX), Z0
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000004, DX
+
+rowb1:
+	MOVQ $0x00000004, BX
+
+row2:
+	VMOVUPD.Z (CX), K1, Z2
+	VADDPD    Z0, Z2, Z2
+	VMOVUPD.Z (AX), K1, Z3
+	VMAXPD    Z2, Z3, Z4
+	VMAXPD    Z3, Z2, Z5
+	VPANDQ    Z5, Z4, Z4
+	VCMPPD    $0x03, Z2, Z3, K2
+	VADDPD    Z2, Z3, Z2
+	VBLENDMPD Z2, Z4, K2, Z1
+	VMOVUPD   Z1, K1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+64, CX
+	DECQ      BX
+	JNZ       row2
+	ADDQ      $+96, AX
+	ADDQ      $+256, CX
+	DECQ      DX
+	JNZ       rowb1
 	VZEROUPPER
 	RET
 
@@ -7168,6 +7523,173 @@ e1:
 	ADDQ    $+64, CX
 	DECQ    DX
 	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap22AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000002, BX
+
+rowb1:
+	MOVQ $0x00000004, SI
+
+row2:
+	MOVQ $0x00000003, DI
+
+e3:
+	VMOVUPS   (CX), Z2
+	VCMPPD    $0x01, Z2, Z0, K1
+	VBLENDMPD Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPD    $0x04, Z0, Z3, K1
+	VBLENDMPD Z2, Z0, K1, Z4
+	VADDPD    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      DI
+	JNZ       e3
+	ADDQ      $+144, DX
+	DECQ      SI
+	JNZ       row2
+	ADDQ      $+1008, DX
+	DECQ      BX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap23AVX512(c *float64, x0 *float64, x1 *float64, x2 *float64, x3 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap23AVX512(SB), NOSPLIT, $0-40
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	VBROADCASTSD ocannlConst64<>+24(SB), Z2
+	VBROADCASTSD (DX), Z3
+	VBROADCASTSD (SI), Z4
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000004, DX
+
+rowb1:
+	MOVQ $0x00000004, SI
+
+row2:
+	VMOVUPD.Z (CX), K1, Z5
+	VADDPD    Z3, Z5, Z5
+	VMOVUPD.Z (BX), K1, Z9
+	VCMPPD    $0x00, Z9, Z5, K2
+	VBLENDMPD Z1, Z0, K2, Z6
+	VCMPPD    $0x04, Z0, Z6, K2
+	VBLENDMPD Z4, Z2, K2, Z7
+	VMOVUPD.Z (AX), K1, Z5
+	VMINPD    Z7, Z5, Z9
+	VMINPD    Z5, Z7, Z10
+	VPORQ     Z10, Z9, Z9
+	VCMPPD    $0x03, Z7, Z5, K2
+	VADDPD    Z7, Z5, Z5
+	VBLENDMPD Z5, Z9, K2, Z8
+	VMOVUPD   Z8, K1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+64, CX
+	ADDQ      $+32, BX
+	DECQ      SI
+	JNZ       row2
+	ADDQ      $+256, CX
+	ADDQ      $+96, BX
+	DECQ      DX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap24AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000040, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPD    $0x01, Z2, Z0, K1
+	VBLENDMPD Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPD    $0x04, Z0, Z3, K1
+	VBLENDMPD Z2, Z0, K1, Z4
+	VADDPD    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap25AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000040, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPD  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap26AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000008, BX
+
+row1:
+	MOVQ $0x00000004, SI
+
+e2:
+	VMOVUPS   (CX), Z2
+	VCMPPD    $0x01, Z2, Z0, K1
+	VBLENDMPD Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPD    $0x04, Z0, Z3, K1
+	VBLENDMPD Z2, Z0, K1, Z4
+	VADDPD    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      SI
+	JNZ       e2
+	ADDQ      $+96, DX
+	DECQ      BX
+	JNZ       row1
 	VZEROUPPER
 	RET
 
@@ -7282,6 +7804,119 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap31AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000002, DX
+
+rowb1:
+	MOVQ $0x00000010, BX
+
+row2:
+	VMOVUPS (CX), Z1
+	VADDPD  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $-64, CX
+	DECQ    BX
+	JNZ     row2
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap32AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000020, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPD    $0x01, Z2, Z0, K1
+	VBLENDMPD Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPD    $0x04, Z0, Z3, K1
+	VBLENDMPD Z2, Z0, K1, Z4
+	VADDPD    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap33AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000020, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPD  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap34AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000002, BX
+
+rowb1:
+	MOVQ $0x00000004, SI
+
+row2:
+	MOVQ $0x00000004, DI
+
+e3:
+	VMOVUPS   (CX), Z2
+	VCMPPD    $0x01, Z2, Z0, K1
+	VBLENDMPD Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPD    $0x04, Z0, Z3, K1
+	VBLENDMPD Z2, Z0, K1, Z4
+	VADDPD    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      DI
+	JNZ       e3
+	ADDQ      $+192, DX
+	DECQ      SI
+	JNZ       row2
+	ADDQ      $+1344, DX
+	DECQ      BX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
 // func ocannlMap35AVX512(c *float64, x0 *float64)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-16
@@ -7376,6 +8011,131 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap39AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x0000002d, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPD    $0x01, Z2, Z0, K1
+	VBLENDMPD Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPD    $0x04, Z0, Z3, K1
+	VBLENDMPD Z2, Z0, K1, Z4
+	VADDPD    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap40AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x0000002d, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPD  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap41AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVL         $0x00000003, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000002, BX
+
+rowb1:
+	MOVQ $0x00000006, SI
+
+row2:
+	MOVQ $0x00000002, DI
+
+e3:
+	VMOVUPS   (CX), Z2
+	VCMPPD    $0x01, Z2, Z0, K2
+	VBLENDMPD Z1, Z0, K2, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPD    $0x04, Z0, Z3, K2
+	VBLENDMPD Z2, Z0, K2, Z4
+	VADDPD    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      DI
+	JNZ       e3
+	VMOVUPD.Z (CX), K1, Z2
+	VCMPPD    $0x01, Z2, Z0, K2
+	VBLENDMPD Z1, Z0, K2, Z5
+	VMOVUPD.Z (DX), K1, Z2
+	VCMPPD    $0x04, Z0, Z5, K2
+	VBLENDMPD Z2, Z0, K2, Z6
+	VADDPD    Z0, Z6, Z2
+	VMOVUPD   Z2, K1, (AX)
+	ADDQ      $+16, AX
+	ADDQ      $+16, CX
+	ADDQ      $+40, DX
+	DECQ      SI
+	JNZ       row2
+	ADDQ      $+168, DX
+	DECQ      BX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap46AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap46AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000002, DX
+
+rowb1:
+	MOVQ $0x00000004, BX
+
+row2:
+	VMOVUPS (CX), Z1
+	VADDPD  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $-64, CX
+	DECQ    BX
+	JNZ     row2
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     rowb1
+	VZEROUPPER
+	RET
+
 // func ocannlMap47AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap47AVX512(SB), NOSPLIT, $0-24
@@ -7448,6 +8208,103 @@ row1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap50AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap50AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000004, DX
+
+rowb1:
+	MOVQ $0x00000010, BX
+
+row2:
+	VMOVUPD.Z (CX), K1, Z1
+	VADDPD    Z0, Z1, Z1
+	VMOVUPD   Z1, K1, (AX)
+	ADDQ      $+32, AX
+	DECQ      BX
+	JNZ       row2
+	ADDQ      $+32, CX
+	DECQ      DX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap51AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVL         $0x0000000f, BX
+	KMOVW        BX, K1
+	MOVQ         $0x00000040, BX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z1
+	VMOVUPD.Z (DX), K1, Z2
+	VMULPD    Z2, Z1, Z1
+	VADDPD    Z0, Z1, Z1
+	VMOVUPD   Z1, K1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+32, CX
+	DECQ      BX
+	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap52AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVL         $0x0000000f, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000040, DX
+
+row1:
+	VMOVUPD.Z (CX), K1, Z1
+	VADDPD    Z0, Z1, Z1
+	VMOVUPD   Z1, K1, (AX)
+	ADDQ      $+32, AX
+	DECQ      DX
+	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap53AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000020, BX
+
+e1:
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VMULPD  Z2, Z1, Z1
+	VADDPD  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
 // func ocannlMap54AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-24
@@ -7513,6 +8370,45 @@ row1:
 	ADDQ      $+32, AX
 	DECQ      DX
 	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap57AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000004, BX
+
+rowb1:
+	MOVQ $0x00000004, SI
+
+row2:
+	MOVQ $0x00000002, DI
+
+e3:
+	VMOVUPS   (CX), Z2
+	VCMPPD    $0x01, Z2, Z0, K1
+	VBLENDMPD Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPD    $0x04, Z0, Z3, K1
+	VBLENDMPD Z2, Z0, K1, Z4
+	VADDPD    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      DI
+	JNZ       e3
+	ADDQ      $+96, DX
+	DECQ      SI
+	JNZ       row2
+	ADDQ      $+672, DX
+	DECQ      BX
+	JNZ       rowb1
 	VZEROUPPER
 	RET
 
@@ -19166,9 +20062,70 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce45AVX2(c *float64, x0 *float64)
+// func ocannlReduce45AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce45AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce45AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	VBROADCASTSD ocannlConst64<>+32(SB), Y2
+	VBROADCASTSD ocannlConst64<>+40(SB), Y3
+	VMOVUPS      ocannlMask64<>+16(SB), Y4
+	MOVQ         $0x00000008, SI
+
+row1:
+	VBROADCASTSD (DX), Y5
+	VMOVUPS      (CX), Y6
+	VCMPPD       $0x00, Y5, Y6, Y6
+	VBLENDVPD    Y6, Y1, Y0, Y6
+	VMOVUPS      (BX), Y7
+	VCMPPD       $0x04, Y0, Y6, Y6
+	VBLENDVPD    Y6, Y7, Y2, Y6
+	VMASKMOVPD   32(CX), Y4, Y7
+	VCMPPD       $0x00, Y5, Y7, Y5
+	VBLENDVPD    Y5, Y1, Y0, Y5
+	VMASKMOVPD   32(BX), Y4, Y7
+	VCMPPD       $0x04, Y0, Y5, Y5
+	VBLENDVPD    Y5, Y7, Y2, Y5
+	VBLENDVPD    Y4, Y5, Y3, Y5
+	VMINPD       Y5, Y6, Y7
+	VMINPD       Y6, Y5, Y8
+	VCMPPD       $0x03, Y5, Y6, Y5
+	VORPD        Y8, Y7, Y6
+	VORPD        Y5, Y6, Y6
+	VEXTRACTF128 $0x01, Y6, X5
+	VMINPD       X5, X6, X7
+	VMINPD       X6, X5, X8
+	VCMPPD       $0x03, X5, X6, X5
+	VORPD        X8, X7, X6
+	VORPD        X5, X6, X6
+	VPERMILPD    $0x01, X6, X5
+	VMINPD       X5, X6, X7
+	VMINPD       X6, X5, X8
+	VCMPPD       $0x03, X5, X6, X5
+	VORPD        X8, X7, X6
+	VORPD        X5, X6, X6
+	VMOVSD       (AX), X5
+	VMINPD       X6, X5, X7
+	VMINPD       X5, X6, X8
+	VCMPPD       $0x03, X6, X5, X5
+	VORPD        X8, X7, X6
+	VORPD        X5, X6, X6
+	VMOVSD       X6, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+48, CX
+	ADDQ         $+8, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce46AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce46AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19191,9 +20148,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce46AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce47AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce46AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce47AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19222,9 +20179,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce47AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce48AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce47AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce48AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19253,9 +20210,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce48AVX2(c *float64, x0 *float64)
+// func ocannlReduce49AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce48AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce49AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19278,14 +20235,14 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce49AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
+// func ocannlReduce50AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce49AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce50AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
-	VBROADCASTSD ocannlConst64<>+32(SB), Y0
+	VBROADCASTSD ocannlConst64<>+48(SB), Y0
 	VBROADCASTSD ocannlConst64<>+0(SB), Y1
 	MOVQ         $0x00000008, SI
 
@@ -19320,9 +20277,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce50AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce51AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce50AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce51AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19352,9 +20309,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce51AVX2(c *float64, x0 *float64)
+// func ocannlReduce52AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce51AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce52AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19378,9 +20335,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce52AVX2(c *float64, x0 *float64)
+// func ocannlReduce53AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce52AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce53AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19411,14 +20368,14 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce53AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
+// func ocannlReduce54AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce53AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce54AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
-	VBROADCASTSD ocannlConst64<>+32(SB), Y0
+	VBROADCASTSD ocannlConst64<>+48(SB), Y0
 	VBROADCASTSD ocannlConst64<>+0(SB), Y1
 	MOVQ         $0x00000010, SI
 
@@ -19446,9 +20403,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce54AVX2(c *float64, x0 *float64)
+// func ocannlReduce55AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce54AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce55AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19470,9 +20427,57 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce55AVX2(c *float64, x0 *float64)
+// func ocannlReduce56AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce55AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce56AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	VBROADCASTSD ocannlConst64<>+24(SB), Y2
+	VBROADCASTSD ocannlConst64<>+40(SB), Y3
+	MOVQ         $0x00000010, SI
+
+row1:
+	VBROADCASTSD (DX), Y3
+	VMOVUPS      (CX), Y4
+	VCMPPD       $0x00, Y3, Y4, Y3
+	VBLENDVPD    Y3, Y1, Y0, Y3
+	VMOVUPS      (BX), Y4
+	VCMPPD       $0x04, Y0, Y3, Y3
+	VBLENDVPD    Y3, Y4, Y2, Y3
+	VEXTRACTF128 $0x01, Y3, X4
+	VMINPD       X4, X3, X5
+	VMINPD       X3, X4, X6
+	VCMPPD       $0x03, X4, X3, X3
+	VORPD        X6, X5, X4
+	VORPD        X3, X4, X4
+	VPERMILPD    $0x01, X4, X3
+	VMINPD       X3, X4, X5
+	VMINPD       X4, X3, X6
+	VCMPPD       $0x03, X3, X4, X3
+	VORPD        X6, X5, X4
+	VORPD        X3, X4, X4
+	VMOVSD       (AX), X3
+	VMINPD       X4, X3, X5
+	VMINPD       X3, X4, X6
+	VCMPPD       $0x03, X4, X3, X3
+	VORPD        X6, X5, X4
+	VORPD        X3, X4, X4
+	VMOVSD       X4, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+32, CX
+	ADDQ         $+8, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce57AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce57AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19508,9 +20513,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce56AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce58AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce56AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce58AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19538,9 +20543,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce57AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce59AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce57AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce59AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19571,9 +20576,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce58AVX2(c *float64, x0 *float64)
+// func ocannlReduce60AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce58AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce60AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19597,9 +20602,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce59AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce61AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce59AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce61AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19628,9 +20633,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce60AVX2(c *float64, x0 *float64)
+// func ocannlReduce62AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce60AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce62AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+16(SB), Y0
@@ -19658,9 +20663,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce61AVX2(c *float64, x0 *float64)
+// func ocannlReduce63AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce61AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce63AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19682,9 +20687,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce62AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce64AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce62AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce64AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19713,9 +20718,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce63AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce65AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce63AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce65AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19746,9 +20751,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce64AVX2(c *float64, x0 *float64)
+// func ocannlReduce66AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce64AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce66AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19772,9 +20777,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce65AVX2(c *float64, x0 *float64)
+// func ocannlReduce67AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce65AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce67AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+16(SB), Y0
@@ -19802,9 +20807,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce66AVX2(c *float64, x0 *float64)
+// func ocannlReduce68AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce66AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce68AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19826,9 +20831,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce67AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce69AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce67AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce69AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19857,9 +20862,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce68AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce70AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce68AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce70AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19888,9 +20893,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce69AVX2(c *float64, x0 *float64)
+// func ocannlReduce71AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce69AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce71AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19913,9 +20918,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce70AVX2(c *float64, x0 *float64)
+// func ocannlReduce72AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce70AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce72AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -19942,9 +20947,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce71AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce73AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce71AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce73AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -19968,68 +20973,6 @@ row1:
 	VMOVUPS      Y0, (AX)
 	VMOVUPS      Y1, 32(AX)
 	ADDQ         $-192, CX
-	ADDQ         $-160, DX
-	ADDQ         $+64, AX
-	VZEROUPPER
-	RET
-
-// func ocannlReduce72AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlReduce72AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	MOVQ         $0x00000005, BX
-
-row1:
-	VMOVUPS      (CX), Y0
-	VMOVUPS      (DX), Y1
-	VMULPD       Y1, Y0, Y0
-	VMOVUPS      32(CX), Y1
-	VMOVUPS      32(DX), Y2
-	VMULPD       Y2, Y1, Y1
-	VADDPD       Y1, Y0, Y0
-	VEXTRACTF128 $0x01, Y0, X1
-	VADDPD       X1, X0, X0
-	VPERMILPD    $0x01, X0, X1
-	VADDPD       X1, X0, X0
-	VMOVSD       (AX), X1
-	VADDPD       X0, X1, X0
-	VMOVSD       X0, (AX)
-	ADDQ         $+8, AX
-	ADDQ         $+64, CX
-	DECQ         BX
-	JNZ          row1
-	VZEROUPPER
-	RET
-
-// func ocannlReduce73AVX2(c *float64, x0 *float64, x1 *float64)
-// Requires: AVX
-TEXT ·ocannlReduce73AVX2(SB), NOSPLIT, $0-24
-	MOVQ         c+0(FP), AX
-	MOVQ         x0+8(FP), CX
-	MOVQ         x1+16(FP), DX
-	VBROADCASTSD ocannlConst64<>+0(SB), Y0
-	VMOVUPS      (AX), Y0
-	VMOVUPS      32(AX), Y1
-	MOVQ         $0x00000005, BX
-
-row1:
-	VBROADCASTSD (DX), Y2
-	VMOVUPS      (CX), Y3
-	VMULPD       Y2, Y3, Y3
-	VADDPD       Y3, Y0, Y0
-	VMOVUPS      32(CX), Y3
-	VMULPD       Y2, Y3, Y2
-	VADDPD       Y2, Y1, Y1
-	ADDQ         $+64, CX
-	ADDQ         $+32, DX
-	DECQ         BX
-	JNZ          row1
-	VMOVUPS      Y0, (AX)
-	VMOVUPS      Y1, 32(AX)
-	ADDQ         $-256, CX
 	ADDQ         $-160, DX
 	ADDQ         $+64, AX
 	VZEROUPPER
@@ -20059,8 +21002,8 @@ row1:
 	VMOVSD       (AX), X1
 	VADDPD       X0, X1, X0
 	VMOVSD       X0, (AX)
-	ADDQ         $+32, AX
-	ADDQ         $+64, DX
+	ADDQ         $+8, AX
+	ADDQ         $+64, CX
 	DECQ         BX
 	JNZ          row1
 	VZEROUPPER
@@ -20069,6 +21012,68 @@ row1:
 // func ocannlReduce75AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
 TEXT ·ocannlReduce75AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VMOVUPS      (AX), Y0
+	VMOVUPS      32(AX), Y1
+	MOVQ         $0x00000005, BX
+
+row1:
+	VBROADCASTSD (DX), Y2
+	VMOVUPS      (CX), Y3
+	VMULPD       Y2, Y3, Y3
+	VADDPD       Y3, Y0, Y0
+	VMOVUPS      32(CX), Y3
+	VMULPD       Y2, Y3, Y2
+	VADDPD       Y2, Y1, Y1
+	ADDQ         $+64, CX
+	ADDQ         $+32, DX
+	DECQ         BX
+	JNZ          row1
+	VMOVUPS      Y0, (AX)
+	VMOVUPS      Y1, 32(AX)
+	ADDQ         $-256, CX
+	ADDQ         $-160, DX
+	ADDQ         $+64, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce76AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce76AVX2(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	MOVQ         $0x00000005, BX
+
+row1:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (DX), Y1
+	VMULPD       Y1, Y0, Y0
+	VMOVUPS      32(CX), Y1
+	VMOVUPS      32(DX), Y2
+	VMULPD       Y2, Y1, Y1
+	VADDPD       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $0x01, X0, X1
+	VADDPD       X1, X0, X0
+	VMOVSD       (AX), X1
+	VADDPD       X0, X1, X0
+	VMOVSD       X0, (AX)
+	ADDQ         $+32, AX
+	ADDQ         $+64, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce77AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce77AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20101,9 +21106,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce76AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce78AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce76AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce78AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20132,9 +21137,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce77AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce79AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce77AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce79AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20163,9 +21168,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce78AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce80AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce78AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce80AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20194,9 +21199,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce79AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce81AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce79AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce81AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20225,9 +21230,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce80AVX2(c *float64, x0 *float64)
+// func ocannlReduce82AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce80AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce82AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -20250,9 +21255,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce81AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce83AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce81AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce83AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20281,9 +21286,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce82AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce84AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce82AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce84AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20317,9 +21322,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce83AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce85AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce83AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce85AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20350,9 +21355,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce84AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce86AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce84AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce86AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20380,9 +21385,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce85AVX2(c *float64, x0 *float64)
+// func ocannlReduce87AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce85AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce87AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -20405,9 +21410,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce86AVX2(c *float64, x0 *float64)
+// func ocannlReduce88AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce86AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce88AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -20426,9 +21431,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce87AVX2(c *float64, x0 *float64)
+// func ocannlReduce89AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce87AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce89AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -20447,9 +21452,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce88AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce90AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce88AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce90AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -20473,9 +21478,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce89AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce91AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce89AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce91AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX

@@ -232,9 +232,22 @@ func ocannlMap0AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlMap0AVX512 called without assembly")
 }
 
+// ocannlMap1AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap1AVX512(c *float64) { panic("ocannlgen: ocannlMap1AVX512 called without assembly") }
+
+// ocannlMap2AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap2AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap2AVX512 called without assembly")
+}
+
 // ocannlMap3AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap3AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlMap3AVX512 called without assembly")
+}
+
+// ocannlMap4AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap4AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap4AVX512 called without assembly")
 }
 
 // ocannlMap5AVX512 stands in for the assembly kernel; it is never called.
@@ -253,9 +266,46 @@ func ocannlMap7AVX512(c, x0, x1 *float64) {
 // ocannlMap8AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap8AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap8AVX512 called without assembly") }
 
+// ocannlMap9AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap9AVX512(c, x0, x1, x2, x3 *float64) {
+	panic("ocannlgen: ocannlMap9AVX512 called without assembly")
+}
+
+// ocannlMap10AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap10AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap10AVX512 called without assembly")
+}
+
+// ocannlMap11AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap11AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap11AVX512 called without assembly") }
+
+// ocannlMap12AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap12AVX512(c *float64) { panic("ocannlgen: ocannlMap12AVX512 called without assembly") }
+
+// ocannlMap13AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap13AVX512(c, x0, x1, x2, x3 *float64) {
+	panic("ocannlgen: ocannlMap13AVX512 called without assembly")
+}
+
+// ocannlMap14AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap14AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap14AVX512 called without assembly")
+}
+
+// ocannlMap15AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap15AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap15AVX512 called without assembly") }
+
 // ocannlMap16AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap16AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlMap16AVX512 called without assembly")
+}
+
+// ocannlMap17AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap17AVX512(c *float64) { panic("ocannlgen: ocannlMap17AVX512 called without assembly") }
+
+// ocannlMap18AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap18AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap18AVX512 called without assembly")
 }
 
 // ocannlMap19AVX512 stands in for the assembly kernel; it is never called.
@@ -268,6 +318,29 @@ func ocannlMap20AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap20AVX512 cal
 
 // ocannlMap21AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap21AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap21AVX512 called without assembly") }
+
+// ocannlMap22AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap22AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap22AVX512 called without assembly")
+}
+
+// ocannlMap23AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap23AVX512(c, x0, x1, x2, x3 *float64) {
+	panic("ocannlgen: ocannlMap23AVX512 called without assembly")
+}
+
+// ocannlMap24AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap24AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap24AVX512 called without assembly")
+}
+
+// ocannlMap25AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap25AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap25AVX512 called without assembly") }
+
+// ocannlMap26AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap26AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap26AVX512 called without assembly")
+}
 
 // ocannlMap27AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap27AVX512(c, x0, x1, x2, x3 *float64) {
@@ -287,6 +360,22 @@ func ocannlMap29AVX512(c, x0, x1, x2, x3 *float64) {
 // ocannlMap30AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap30AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap30AVX512 called without assembly") }
 
+// ocannlMap31AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap31AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap31AVX512 called without assembly") }
+
+// ocannlMap32AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap32AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap32AVX512 called without assembly")
+}
+
+// ocannlMap33AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap33AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap33AVX512 called without assembly") }
+
+// ocannlMap34AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap34AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap34AVX512 called without assembly")
+}
+
 // ocannlMap35AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap35AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap35AVX512 called without assembly") }
 
@@ -303,6 +392,22 @@ func ocannlMap37AVX512(c, x0, x1 *float64) {
 // ocannlMap38AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap38AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap38AVX512 called without assembly") }
 
+// ocannlMap39AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap39AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap39AVX512 called without assembly")
+}
+
+// ocannlMap40AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap40AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap40AVX512 called without assembly") }
+
+// ocannlMap41AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap41AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap41AVX512 called without assembly")
+}
+
+// ocannlMap46AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap46AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap46AVX512 called without assembly") }
+
 // ocannlMap47AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap47AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlMap47AVX512 called without assembly")
@@ -316,6 +421,22 @@ func ocannlMap49AVX512(c, x0, x1, x2 *float64) {
 	panic("ocannlgen: ocannlMap49AVX512 called without assembly")
 }
 
+// ocannlMap50AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap50AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap50AVX512 called without assembly") }
+
+// ocannlMap51AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap51AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap51AVX512 called without assembly")
+}
+
+// ocannlMap52AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap52AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap52AVX512 called without assembly") }
+
+// ocannlMap53AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap53AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap53AVX512 called without assembly")
+}
+
 // ocannlMap54AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap54AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlMap54AVX512 called without assembly")
@@ -326,6 +447,11 @@ func ocannlMap55AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap55AVX512 cal
 
 // ocannlMap56AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap56AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap56AVX512 called without assembly") }
+
+// ocannlMap57AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap57AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap57AVX512 called without assembly")
+}
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }
@@ -872,12 +998,12 @@ func ocannlReduce44AVX2(c, x0 *float64) {
 }
 
 // ocannlReduce45AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce45AVX2(c, x0 *float64) {
+func ocannlReduce45AVX2(c, x0, x1, x2 *float64) {
 	panic("ocannlgen: ocannlReduce45AVX2 called without assembly")
 }
 
 // ocannlReduce46AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce46AVX2(c, x0, x1 *float64) {
+func ocannlReduce46AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce46AVX2 called without assembly")
 }
 
@@ -887,22 +1013,22 @@ func ocannlReduce47AVX2(c, x0, x1 *float64) {
 }
 
 // ocannlReduce48AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce48AVX2(c, x0 *float64) {
+func ocannlReduce48AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce48AVX2 called without assembly")
 }
 
 // ocannlReduce49AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce49AVX2(c, x0, x1, x2 *float64) {
+func ocannlReduce49AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce49AVX2 called without assembly")
 }
 
 // ocannlReduce50AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce50AVX2(c, x0, x1 *float64) {
+func ocannlReduce50AVX2(c, x0, x1, x2 *float64) {
 	panic("ocannlgen: ocannlReduce50AVX2 called without assembly")
 }
 
 // ocannlReduce51AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce51AVX2(c, x0 *float64) {
+func ocannlReduce51AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce51AVX2 called without assembly")
 }
 
@@ -912,12 +1038,12 @@ func ocannlReduce52AVX2(c, x0 *float64) {
 }
 
 // ocannlReduce53AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce53AVX2(c, x0, x1, x2 *float64) {
+func ocannlReduce53AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce53AVX2 called without assembly")
 }
 
 // ocannlReduce54AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce54AVX2(c, x0 *float64) {
+func ocannlReduce54AVX2(c, x0, x1, x2 *float64) {
 	panic("ocannlgen: ocannlReduce54AVX2 called without assembly")
 }
 
@@ -927,17 +1053,17 @@ func ocannlReduce55AVX2(c, x0 *float64) {
 }
 
 // ocannlReduce56AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce56AVX2(c, x0, x1 *float64) {
+func ocannlReduce56AVX2(c, x0, x1, x2 *float64) {
 	panic("ocannlgen: ocannlReduce56AVX2 called without assembly")
 }
 
 // ocannlReduce57AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce57AVX2(c, x0, x1 *float64) {
+func ocannlReduce57AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce57AVX2 called without assembly")
 }
 
 // ocannlReduce58AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce58AVX2(c, x0 *float64) {
+func ocannlReduce58AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce58AVX2 called without assembly")
 }
 
@@ -952,27 +1078,27 @@ func ocannlReduce60AVX2(c, x0 *float64) {
 }
 
 // ocannlReduce61AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce61AVX2(c, x0 *float64) {
+func ocannlReduce61AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce61AVX2 called without assembly")
 }
 
 // ocannlReduce62AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce62AVX2(c, x0, x1 *float64) {
+func ocannlReduce62AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce62AVX2 called without assembly")
 }
 
 // ocannlReduce63AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce63AVX2(c, x0, x1 *float64) {
+func ocannlReduce63AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce63AVX2 called without assembly")
 }
 
 // ocannlReduce64AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce64AVX2(c, x0 *float64) {
+func ocannlReduce64AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce64AVX2 called without assembly")
 }
 
 // ocannlReduce65AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce65AVX2(c, x0 *float64) {
+func ocannlReduce65AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce65AVX2 called without assembly")
 }
 
@@ -982,32 +1108,32 @@ func ocannlReduce66AVX2(c, x0 *float64) {
 }
 
 // ocannlReduce67AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce67AVX2(c, x0, x1 *float64) {
+func ocannlReduce67AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce67AVX2 called without assembly")
 }
 
 // ocannlReduce68AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce68AVX2(c, x0, x1 *float64) {
+func ocannlReduce68AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce68AVX2 called without assembly")
 }
 
 // ocannlReduce69AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce69AVX2(c, x0 *float64) {
+func ocannlReduce69AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce69AVX2 called without assembly")
 }
 
 // ocannlReduce70AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce70AVX2(c, x0 *float64) {
+func ocannlReduce70AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce70AVX2 called without assembly")
 }
 
 // ocannlReduce71AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce71AVX2(c, x0, x1 *float64) {
+func ocannlReduce71AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce71AVX2 called without assembly")
 }
 
 // ocannlReduce72AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce72AVX2(c, x0, x1 *float64) {
+func ocannlReduce72AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce72AVX2 called without assembly")
 }
 
@@ -1047,7 +1173,7 @@ func ocannlReduce79AVX2(c, x0, x1 *float64) {
 }
 
 // ocannlReduce80AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce80AVX2(c, x0 *float64) {
+func ocannlReduce80AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce80AVX2 called without assembly")
 }
 
@@ -1057,7 +1183,7 @@ func ocannlReduce81AVX2(c, x0, x1 *float64) {
 }
 
 // ocannlReduce82AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce82AVX2(c, x0, x1 *float64) {
+func ocannlReduce82AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce82AVX2 called without assembly")
 }
 
@@ -1072,12 +1198,12 @@ func ocannlReduce84AVX2(c, x0, x1 *float64) {
 }
 
 // ocannlReduce85AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce85AVX2(c, x0 *float64) {
+func ocannlReduce85AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce85AVX2 called without assembly")
 }
 
 // ocannlReduce86AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce86AVX2(c, x0 *float64) {
+func ocannlReduce86AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce86AVX2 called without assembly")
 }
 
@@ -1087,11 +1213,21 @@ func ocannlReduce87AVX2(c, x0 *float64) {
 }
 
 // ocannlReduce88AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce88AVX2(c, x0, x1 *float64) {
+func ocannlReduce88AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce88AVX2 called without assembly")
 }
 
 // ocannlReduce89AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce89AVX2(c, x0, x1 *float64) {
+func ocannlReduce89AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce89AVX2 called without assembly")
+}
+
+// ocannlReduce90AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce90AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce90AVX2 called without assembly")
+}
+
+// ocannlReduce91AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce91AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce91AVX2 called without assembly")
 }

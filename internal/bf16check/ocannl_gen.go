@@ -4656,8 +4656,14 @@ type ocannlDecTrainLossPart8 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r10 *ocannlDecTrainLossPart8) Part(j9 int) {
 	mask, scratch := r10.mask, r10.scratch
-	// float32 pointwise kernel over 16 rows of 16 elements (c = where(x0,div(x1,x2),-1e+09)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 16 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 1 {
+			for i2 := range 4 {
+				ocannlMap4AVX512(&scratch.net_block_1_masked_attention_1_masked[i0+j9][0][i2][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_scores_1[i0+j9][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i2 := range 4 {
 				ocannlMap4AVX2(&scratch.net_block_1_masked_attention_1_masked[i0+j9][0][i2][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_scores_1[i0+j9][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
@@ -5284,8 +5290,14 @@ type ocannlDecTrainLossPart25 struct {
 // Part runs part j26 of the nest (0 <= j26 < 8).
 func (r29 *ocannlDecTrainLossPart25) Part(j26 int) {
 	mask, scratch := r29.mask, r29.scratch
-	// float32 pointwise kernel over 16 rows of 16 elements (c = where(x0,div(x1,x2),-1e+09)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 16 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 1 {
+			for i2 := range 4 {
+				ocannlMap4AVX512(&scratch.net_block_2_masked_attention_1_masked[i0+j26][0][i2][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_scores_1[i0+j26][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i2 := range 4 {
 				ocannlMap4AVX2(&scratch.net_block_2_masked_attention_1_masked[i0+j26][0][i2][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_scores_1[i0+j26][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
@@ -9505,8 +9517,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	scratch.train_2_grad[0] += train_3_grad[0] / 128
 
 	// backprop of op 108 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap18AVX512(&scratch.train_1_grad[0][0][0], &scratch.train_2_grad[0])
+	} else if ocannlAVX2 {
 		ocannlMap18AVX2(&scratch.train_1_grad[0][0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_1_grad = [8][16][32]float32{}
@@ -9522,8 +9536,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 107 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap19AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap19AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [8][16][32]float32{}
@@ -9540,8 +9556,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 106 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap20AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap20AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_z_grad = [8][16][32]float32{}
@@ -9585,8 +9603,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 104 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 128 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 128 rows of 32 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap21AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap21AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_1_grad = [8][16][32]float32{}
@@ -9621,8 +9641,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 102 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap20AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap20AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_grad = [8][16][32]float32{}
@@ -9663,24 +9685,29 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 101 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 32); w is train.cross_entropy#1/m.argmax@101
-	// reduction accumulated in a local variable.
-	for i0 := range 8 {
-		for i1 := range 16 {
-			train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0][i1]
-			train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][i1][0]
-			acc38 := scratch.train_cross_entropy_1_m_argmax_101[i0][i1][0]
-			for i2 := range 32 {
-				var r51 float32
-				if train_cross_entropy_1_logitsRow4[i2] == train_cross_entropy_1_mV2 {
-					r51 = 1
+	// float32 along-rows min reduction kernel, 128 rows of 32 elements into 128 cells (c = c min where(eq(x0,x1),x2,32)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce7AVX2(&scratch.train_cross_entropy_1_m_argmax_101[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.ordinals_1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 16 {
+				train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0][i1]
+				train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][i1][0]
+				acc38 := scratch.train_cross_entropy_1_m_argmax_101[i0][i1][0]
+				for i2 := range 32 {
+					var r51 float32
+					if train_cross_entropy_1_logitsRow4[i2] == train_cross_entropy_1_mV2 {
+						r51 = 1
+					}
+					r52 := float32(32)
+					if r51 != 0 {
+						r52 = scratch.ordinals_1[i2]
+					}
+					acc38 = min(acc38, r52)
 				}
-				r52 := float32(32)
-				if r51 != 0 {
-					r52 = scratch.ordinals_1[i2]
-				}
-				acc38 = min(acc38, r52)
+				scratch.train_cross_entropy_1_m_argmax_101[i0][i1][0] = acc38
 			}
-			scratch.train_cross_entropy_1_m_argmax_101[i0][i1][0] = acc38
 		}
 	}
 
@@ -9712,8 +9739,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 100 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap20AVX512(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap20AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_1_grad = [8][16][32]float32{}
@@ -9731,7 +9760,7 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	// backprop of op 100 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// float32 across-rows add reduction kernel, 128 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce7AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlReduce8AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 8 {
@@ -9968,8 +9997,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 87 (net/h2 = pointwise "+" of net.block#2/x1, _net/h2.2): g1 =+ g; g1 is net.block#2/x1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_block_2_x1_grad[0][0][0], &scratch.net_h2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_block_2_x1_grad[0][0][0], &scratch.net_h2_grad[0][0][0])
 	} else {
 		scratch.net_block_2_x1_grad = [8][16][64]float32{}
@@ -9985,8 +10016,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 87 (net/h2 = pointwise "+" of net.block#2/x1, _net/h2.2): g2 =+ g; g2 is _net/h2.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_h2_2_grad[0][0][0], &scratch.net_h2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_h2_2_grad[0][0][0], &scratch.net_h2_grad[0][0][0])
 	} else {
 		scratch.net_h2_2_grad = [8][16][64]float32{}
@@ -10002,8 +10035,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 86 (_net/h2.2 = pointwise "+" of _net/h2.1, net.block#2.linear#1.b): g1 =+ g; g1 is _net/h2.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_h2_1_grad[0][0][0], &scratch.net_h2_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_h2_1_grad[0][0][0], &scratch.net_h2_2_grad[0][0][0])
 	} else {
 		scratch.net_h2_1_grad = [8][16][64]float32{}
@@ -10063,8 +10098,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	ocannlDecBackwardPart62Records.Put(rec63)
 
 	// backprop of op 84 (net.block#2.linear#1/x = pointwise relu of _net.block#2.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.block#2.linear#1/x.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap31AVX512(&scratch.net_block_2_linear_1_x_2_grad[0][0][0], &scratch.net_block_2_linear_1_x_2[0][0][0], &scratch.net_block_2_linear_1_x_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap31AVX2(&scratch.net_block_2_linear_1_x_2_grad[0][0][0], &scratch.net_block_2_linear_1_x_2[0][0][0], &scratch.net_block_2_linear_1_x_grad[0][0][0])
 	} else {
 		scratch.net_block_2_linear_1_x_2_grad = [8][16][128]float32{}
@@ -10089,8 +10126,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 83 (_net.block#2.linear#1/x.2 = pointwise "+" of _net.block#2.linear#1/x.1, net.block#2.dense#1.b): g1 =+ g; g1 is _net.block#2.linear#1/x.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap32AVX512(&scratch.net_block_2_linear_1_x_1_grad[0][0][0], &scratch.net_block_2_linear_1_x_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap32AVX2(&scratch.net_block_2_linear_1_x_1_grad[0][0][0], &scratch.net_block_2_linear_1_x_2_grad[0][0][0])
 	} else {
 		scratch.net_block_2_linear_1_x_1_grad = [8][16][128]float32{}
@@ -10326,8 +10365,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 70 (net.block#2/x1 = pointwise "+" of net/h1, _net.block#2/x1.1): g1 =+ g; g1 is net/h1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_h1_grad[0][0][0], &scratch.net_block_2_x1_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_h1_grad[0][0][0], &scratch.net_block_2_x1_grad[0][0][0])
 	} else {
 		scratch.net_h1_grad = [8][16][64]float32{}
@@ -10343,8 +10384,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 70 (net.block#2/x1 = pointwise "+" of net/h1, _net.block#2/x1.1): g2 =+ g; g2 is _net.block#2/x1.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_block_2_x1_1_grad[0][0][0], &scratch.net_block_2_x1_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_block_2_x1_1_grad[0][0][0], &scratch.net_block_2_x1_grad[0][0][0])
 	} else {
 		scratch.net_block_2_x1_1_grad = [8][16][64]float32{}
@@ -10442,8 +10485,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 65 (net.block#2.masked_attention#1/ex = pointwise exp of _net.block#2.masked_attention#1/ex.1): g1 =+ g * t; g1 is _net.block#2.masked_attention#1/ex.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap36AVX512(&scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap36AVX2(&scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0])
 	} else {
 		scratch.net_block_2_masked_attention_1_ex_1_grad = [8][16][4][16]float32{}
@@ -10462,8 +10507,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 64 (_net.block#2.masked_attention#1/ex.1 = pointwise "-" of net.block#2.masked_attention#1/masked, net.block#2.masked_attention#1/m): g1 =+ g; g1 is net.block#2.masked_attention#1/masked.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_block_2_masked_attention_1_masked_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_block_2_masked_attention_1_masked_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0])
 	} else {
 		scratch.net_block_2_masked_attention_1_masked_grad = [8][16][4][16]float32{}
@@ -10482,9 +10529,11 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 
 	// backprop of op 63 (net.block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/masked): net.block#2.masked_attention#1/m.argmax@63 = 16 (no winner yet)
 
-	// float32 pointwise kernel over 512 elements (c = 16): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 512 elements (c = 16): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap37AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap37AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0])
 	} else {
 		for j96 := range 8 {
@@ -10544,8 +10593,12 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 62 (net.block#2.masked_attention#1/masked = pointwise where of mask, net.block#2.masked_attention#1/scores, _num.5): g2 =+ where(v1, g, 0); g2 is net.block#2.masked_attention#1/scores.grad
-	// the zero fill absorbed: float32 pointwise kernel over 16x4 rows of 16 elements (c = add(where(x0,x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16x4 rows of 16 elements (c = add(where(x0,x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 8 {
+			ocannlMap39AVX512(&scratch.net_block_2_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_masked_grad[i0][0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 8 {
 			ocannlMap39AVX2(&scratch.net_block_2_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_masked_grad[i0][0][0][0])
 		}
@@ -10570,8 +10623,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 61 (net.block#2.masked_attention#1/scores = pointwise "/." of _net.block#2.masked_attention#1/scores.1, _net.block#2.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#2.masked_attention#1/scores.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap40AVX512(&scratch.net_block_2_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+	} else if ocannlAVX2 {
 		ocannlMap40AVX2(&scratch.net_block_2_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
 	} else {
 		scratch.net_block_2_masked_attention_1_scores_1_grad = [8][16][4][16]float32{}
@@ -10849,8 +10904,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 44 (net/h1 = pointwise "+" of net.block#1/x1, _net/h1.2): g1 =+ g; g1 is net.block#1/x1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_block_1_x1_grad[0][0][0], &scratch.net_h1_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_block_1_x1_grad[0][0][0], &scratch.net_h1_grad[0][0][0])
 	} else {
 		scratch.net_block_1_x1_grad = [8][16][64]float32{}
@@ -10866,8 +10923,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 44 (net/h1 = pointwise "+" of net.block#1/x1, _net/h1.2): g2 =+ g; g2 is _net/h1.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_h1_2_grad[0][0][0], &scratch.net_h1_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_h1_2_grad[0][0][0], &scratch.net_h1_grad[0][0][0])
 	} else {
 		scratch.net_h1_2_grad = [8][16][64]float32{}
@@ -10883,8 +10942,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 43 (_net/h1.2 = pointwise "+" of _net/h1.1, net.block#1.linear#1.b): g1 =+ g; g1 is _net/h1.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_h1_1_grad[0][0][0], &scratch.net_h1_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_h1_1_grad[0][0][0], &scratch.net_h1_2_grad[0][0][0])
 	} else {
 		scratch.net_h1_1_grad = [8][16][64]float32{}
@@ -10944,8 +11005,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	ocannlDecBackwardPart108Records.Put(rec109)
 
 	// backprop of op 41 (net.block#1.linear#1/x = pointwise relu of _net.block#1.linear#1/x.2): g1 =+ where((0 < v1), g, 0); g1 is _net.block#1.linear#1/x.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap31AVX512(&scratch.net_block_1_linear_1_x_2_grad[0][0][0], &scratch.net_block_1_linear_1_x_2[0][0][0], &scratch.net_block_1_linear_1_x_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap31AVX2(&scratch.net_block_1_linear_1_x_2_grad[0][0][0], &scratch.net_block_1_linear_1_x_2[0][0][0], &scratch.net_block_1_linear_1_x_grad[0][0][0])
 	} else {
 		scratch.net_block_1_linear_1_x_2_grad = [8][16][128]float32{}
@@ -10970,8 +11033,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 40 (_net.block#1.linear#1/x.2 = pointwise "+" of _net.block#1.linear#1/x.1, net.block#1.dense#1.b): g1 =+ g; g1 is _net.block#1.linear#1/x.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16384 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap32AVX512(&scratch.net_block_1_linear_1_x_1_grad[0][0][0], &scratch.net_block_1_linear_1_x_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap32AVX2(&scratch.net_block_1_linear_1_x_1_grad[0][0][0], &scratch.net_block_1_linear_1_x_2_grad[0][0][0])
 	} else {
 		scratch.net_block_1_linear_1_x_1_grad = [8][16][128]float32{}
@@ -11207,8 +11272,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 27 (net.block#1/x1 = pointwise "+" of net/h0, _net.block#1/x1.1): g1 =+ g; g1 is net/h0.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_h0_grad[0][0][0], &scratch.net_block_1_x1_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_h0_grad[0][0][0], &scratch.net_block_1_x1_grad[0][0][0])
 	} else {
 		scratch.net_h0_grad = [8][16][64]float32{}
@@ -11224,8 +11291,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 27 (net.block#1/x1 = pointwise "+" of net/h0, _net.block#1/x1.1): g2 =+ g; g2 is _net.block#1/x1.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_block_1_x1_1_grad[0][0][0], &scratch.net_block_1_x1_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_block_1_x1_1_grad[0][0][0], &scratch.net_block_1_x1_grad[0][0][0])
 	} else {
 		scratch.net_block_1_x1_1_grad = [8][16][64]float32{}
@@ -11323,8 +11392,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 22 (net.block#1.masked_attention#1/ex = pointwise exp of _net.block#1.masked_attention#1/ex.1): g1 =+ g * t; g1 is _net.block#1.masked_attention#1/ex.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap36AVX512(&scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap36AVX2(&scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0])
 	} else {
 		scratch.net_block_1_masked_attention_1_ex_1_grad = [8][16][4][16]float32{}
@@ -11343,8 +11414,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 21 (_net.block#1.masked_attention#1/ex.1 = pointwise "-" of net.block#1.masked_attention#1/masked, net.block#1.masked_attention#1/m): g1 =+ g; g1 is net.block#1.masked_attention#1/masked.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_block_1_masked_attention_1_masked_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_block_1_masked_attention_1_masked_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0])
 	} else {
 		scratch.net_block_1_masked_attention_1_masked_grad = [8][16][4][16]float32{}
@@ -11363,9 +11436,11 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 
 	// backprop of op 20 (net.block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/masked): net.block#1.masked_attention#1/m.argmax@20 = 16 (no winner yet)
 
-	// float32 pointwise kernel over 512 elements (c = 16): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 512 elements (c = 16): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap37AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap37AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
 	} else {
 		for j151 := range 8 {
@@ -11425,8 +11500,12 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 19 (net.block#1.masked_attention#1/masked = pointwise where of mask, net.block#1.masked_attention#1/scores, _num.2): g2 =+ where(v1, g, 0); g2 is net.block#1.masked_attention#1/scores.grad
-	// the zero fill absorbed: float32 pointwise kernel over 16x4 rows of 16 elements (c = add(where(x0,x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16x4 rows of 16 elements (c = add(where(x0,x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 8 {
+			ocannlMap39AVX512(&scratch.net_block_1_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_masked_grad[i0][0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 8 {
 			ocannlMap39AVX2(&scratch.net_block_1_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_masked_grad[i0][0][0][0])
 		}
@@ -11451,8 +11530,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 18 (net.block#1.masked_attention#1/scores = pointwise "/." of _net.block#1.masked_attention#1/scores.1, _net.block#1.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#1.masked_attention#1/scores.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap40AVX512(&scratch.net_block_1_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+	} else if ocannlAVX2 {
 		ocannlMap40AVX2(&scratch.net_block_1_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
 	} else {
 		scratch.net_block_1_masked_attention_1_scores_1_grad = [8][16][4][16]float32{}
@@ -11730,8 +11811,10 @@ func ocannlDecBackward(tokens *[8][16][32]float32, targets *[8][16][32]float32, 
 	}
 
 	// backprop of op 1 (net/h0 = pointwise "+" of _net/h0.1, net.pos): g1 =+ g; g1 is _net/h0.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_h0_1_grad[0][0][0], &scratch.net_h0_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_h0_1_grad[0][0][0], &scratch.net_h0_grad[0][0][0])
 	} else {
 		scratch.net_h0_1_grad = [8][16][64]float32{}
@@ -12285,8 +12368,14 @@ type ocannlDecBackwardPart8 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r10 *ocannlDecBackwardPart8) Part(j9 int) {
 	mask, scratch := r10.mask, r10.scratch
-	// float32 pointwise kernel over 16 rows of 16 elements (c = where(x0,div(x1,x2),-1e+09)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 16 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 1 {
+			for i2 := range 4 {
+				ocannlMap4AVX512(&scratch.net_block_1_masked_attention_1_masked[i0+j9][0][i2][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_scores_1[i0+j9][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i2 := range 4 {
 				ocannlMap4AVX2(&scratch.net_block_1_masked_attention_1_masked[i0+j9][0][i2][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_scores_1[i0+j9][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
@@ -12913,8 +13002,14 @@ type ocannlDecBackwardPart25 struct {
 // Part runs part j26 of the nest (0 <= j26 < 8).
 func (r29 *ocannlDecBackwardPart25) Part(j26 int) {
 	mask, scratch := r29.mask, r29.scratch
-	// float32 pointwise kernel over 16 rows of 16 elements (c = where(x0,div(x1,x2),-1e+09)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 16 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 1 {
+			for i2 := range 4 {
+				ocannlMap4AVX512(&scratch.net_block_2_masked_attention_1_masked[i0+j26][0][i2][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_scores_1[i0+j26][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i2 := range 4 {
 				ocannlMap4AVX2(&scratch.net_block_2_masked_attention_1_masked[i0+j26][0][i2][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_scores_1[i0+j26][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
@@ -13707,8 +13802,10 @@ type ocannlDecBackwardPart48 struct {
 // Part runs part j53 of the nest (0 <= j53 < 8).
 func (r57 *ocannlDecBackwardPart48) Part(j53 int) {
 	scratch := r57.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_linear_1_x_4_grad[j53][0][0], &scratch.net_linear_1_x_grad[j53][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap24AVX2(&scratch.net_linear_1_x_4_grad[j53][0][0], &scratch.net_linear_1_x_grad[j53][0][0])
 	} else {
 		for i0 := range 1 {
@@ -13739,7 +13836,7 @@ func (r58 *ocannlDecBackwardPart49) Part(j54 int) {
 	gNetLayerNorm1BetaPartial[j54] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLayerNorm1BetaPartial[j54][0], &scratch.net_linear_1_x_grad[j54][0][0])
+		ocannlReduce9AVX2(&gNetLayerNorm1BetaPartial[j54][0], &scratch.net_linear_1_x_grad[j54][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j54]
@@ -13774,8 +13871,10 @@ type ocannlDecBackwardPart50 struct {
 // Part runs part j56 of the nest (0 <= j56 < 8).
 func (r59 *ocannlDecBackwardPart50) Part(j56 int) {
 	scratch := r59.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_linear_1_x_1_grad[j56][0][0], &scratch.net_linear_1_x_4_grad[j56][0][0], &scratch.net_linear_1_x_3[j56][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap25AVX2(&scratch.net_linear_1_x_1_grad[j56][0][0], &scratch.net_linear_1_x_4_grad[j56][0][0], &scratch.net_linear_1_x_3[j56][0][0])
 	} else {
 		for i0 := range 1 {
@@ -13806,7 +13905,7 @@ func (r60 *ocannlDecBackwardPart51) Part(j57 int) {
 	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce9AVX2(&scratch.net_linear_1_x_3_grad[0][i1+2*j57][0], &scratch.net_linear_1_x_4_grad[0][i1+2*j57][0], &scratch.net_linear_1_x_1[0][i1+2*j57][0], &scratch.net_linear_1_x_3[0][i1+2*j57][0])
+			ocannlReduce10AVX2(&scratch.net_linear_1_x_3_grad[0][i1+2*j57][0], &scratch.net_linear_1_x_4_grad[0][i1+2*j57][0], &scratch.net_linear_1_x_1[0][i1+2*j57][0], &scratch.net_linear_1_x_3[0][i1+2*j57][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -13841,7 +13940,7 @@ func (r61 *ocannlDecBackwardPart52) Part(j58 int) {
 	gNetLayerNorm1GammaPartial[j58] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetLayerNorm1GammaPartial[j58][0], &scratch.net_linear_1_x_1_grad[j58][0][0], &scratch.net_layer_norm_1_centered[j58][0][0])
+		ocannlReduce11AVX2(&gNetLayerNorm1GammaPartial[j58][0], &scratch.net_linear_1_x_1_grad[j58][0][0], &scratch.net_layer_norm_1_centered[j58][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j58]
@@ -13881,8 +13980,10 @@ type ocannlDecBackwardPart53 struct {
 // Part runs part j60 of the nest (0 <= j60 < 8).
 func (r62 *ocannlDecBackwardPart53) Part(j60 int) {
 	pNetLayerNorm1Gamma, scratch := r62.pNetLayerNorm1Gamma, r62.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&scratch.net_layer_norm_1_centered_grad[j60][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[j60][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap26AVX2(&scratch.net_layer_norm_1_centered_grad[j60][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[j60][0][0])
 	} else {
 		for i0 := range 1 {
@@ -13930,8 +14031,10 @@ type ocannlDecBackwardPart55 struct {
 // Part runs part j62 of the nest (0 <= j62 < 8).
 func (r64 *ocannlDecBackwardPart55) Part(j62 int) {
 	scratch := r64.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap27AVX512(&scratch.net_layer_norm_1_var_1_grad[j62][0][0], &scratch.net_layer_norm_1_var_2_grad[j62][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap27AVX2(&scratch.net_layer_norm_1_var_1_grad[j62][0][0], &scratch.net_layer_norm_1_var_2_grad[j62][0][0])
 	} else {
 		for i0 := range 1 {
@@ -14020,8 +14123,10 @@ type ocannlDecBackwardPart58 struct {
 // Part runs part j65 of the nest (0 <= j65 < 8).
 func (r67 *ocannlDecBackwardPart58) Part(j65 int) {
 	scratch := r67.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_h2_grad[j65][0][0], &scratch.net_layer_norm_1_centered_grad[j65][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap24AVX2(&scratch.net_h2_grad[j65][0][0], &scratch.net_layer_norm_1_centered_grad[j65][0][0])
 	} else {
 		for i0 := range 1 {
@@ -14051,7 +14156,7 @@ func (r68 *ocannlDecBackwardPart59) Part(j66 int) {
 	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce11AVX2(&scratch.net_layer_norm_1_mean_grad[0][i1+2*j66][0], &scratch.net_layer_norm_1_centered_grad[0][i1+2*j66][0])
+			ocannlReduce12AVX2(&scratch.net_layer_norm_1_mean_grad[0][i1+2*j66][0], &scratch.net_layer_norm_1_centered_grad[0][i1+2*j66][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -14084,7 +14189,7 @@ func (r69 *ocannlDecBackwardPart60) Part(j67 int) {
 	gNetBlock2Linear1BPartial[j67] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock2Linear1BPartial[j67][0], &scratch.net_h2_2_grad[j67][0][0])
+		ocannlReduce9AVX2(&gNetBlock2Linear1BPartial[j67][0], &scratch.net_h2_2_grad[j67][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2Linear1BPartialRow := &gNetBlock2Linear1BPartial[j67]
@@ -14203,7 +14308,7 @@ func (r74 *ocannlDecBackwardPart63) Part(j71 int) {
 	gNetBlock2Dense1BPartial[j71] = [128]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 128 elements into 128 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetBlock2Dense1BPartial[j71][0], &scratch.net_block_2_linear_1_x_2_grad[j71][0][0])
+		ocannlReduce13AVX2(&gNetBlock2Dense1BPartial[j71][0], &scratch.net_block_2_linear_1_x_2_grad[j71][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2Dense1BPartialRow := &gNetBlock2Dense1BPartial[j71]
@@ -14318,8 +14423,10 @@ type ocannlDecBackwardPart66 struct {
 // Part runs part j75 of the nest (0 <= j75 < 8).
 func (r77 *ocannlDecBackwardPart66) Part(j75 int) {
 	scratch := r77.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_block_2_dense_1_x_4_grad[j75][0][0], &scratch.net_block_2_dense_1_x_grad[j75][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap24AVX2(&scratch.net_block_2_dense_1_x_4_grad[j75][0][0], &scratch.net_block_2_dense_1_x_grad[j75][0][0])
 	} else {
 		for i0 := range 1 {
@@ -14350,7 +14457,7 @@ func (r78 *ocannlDecBackwardPart67) Part(j76 int) {
 	gNetBlock2LayerNorm2BetaPartial[j76] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock2LayerNorm2BetaPartial[j76][0], &scratch.net_block_2_dense_1_x_grad[j76][0][0])
+		ocannlReduce9AVX2(&gNetBlock2LayerNorm2BetaPartial[j76][0], &scratch.net_block_2_dense_1_x_grad[j76][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2LayerNorm2BetaPartialRow := &gNetBlock2LayerNorm2BetaPartial[j76]
@@ -14385,8 +14492,10 @@ type ocannlDecBackwardPart68 struct {
 // Part runs part j78 of the nest (0 <= j78 < 8).
 func (r79 *ocannlDecBackwardPart68) Part(j78 int) {
 	scratch := r79.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_block_2_dense_1_x_1_grad[j78][0][0], &scratch.net_block_2_dense_1_x_4_grad[j78][0][0], &scratch.net_block_2_dense_1_x_3[j78][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap25AVX2(&scratch.net_block_2_dense_1_x_1_grad[j78][0][0], &scratch.net_block_2_dense_1_x_4_grad[j78][0][0], &scratch.net_block_2_dense_1_x_3[j78][0][0])
 	} else {
 		for i0 := range 1 {
@@ -14417,7 +14526,7 @@ func (r80 *ocannlDecBackwardPart69) Part(j79 int) {
 	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce9AVX2(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j79][0], &scratch.net_block_2_dense_1_x_4_grad[0][i1+2*j79][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j79][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j79][0])
+			ocannlReduce10AVX2(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j79][0], &scratch.net_block_2_dense_1_x_4_grad[0][i1+2*j79][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j79][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j79][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -14452,7 +14561,7 @@ func (r81 *ocannlDecBackwardPart70) Part(j80 int) {
 	gNetBlock2LayerNorm2GammaPartial[j80] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock2LayerNorm2GammaPartial[j80][0], &scratch.net_block_2_dense_1_x_1_grad[j80][0][0], &scratch.net_block_2_layer_norm_2_centered[j80][0][0])
+		ocannlReduce11AVX2(&gNetBlock2LayerNorm2GammaPartial[j80][0], &scratch.net_block_2_dense_1_x_1_grad[j80][0][0], &scratch.net_block_2_layer_norm_2_centered[j80][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2LayerNorm2GammaPartialRow := &gNetBlock2LayerNorm2GammaPartial[j80]
@@ -14492,8 +14601,10 @@ type ocannlDecBackwardPart71 struct {
 // Part runs part j82 of the nest (0 <= j82 < 8).
 func (r82 *ocannlDecBackwardPart71) Part(j82 int) {
 	pNetBlock2LayerNorm2Gamma, scratch := r82.pNetBlock2LayerNorm2Gamma, r82.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j82][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_dense_1_x_1_grad[j82][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap26AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j82][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_dense_1_x_1_grad[j82][0][0])
 	} else {
 		for i0 := range 1 {
@@ -14541,8 +14652,10 @@ type ocannlDecBackwardPart73 struct {
 // Part runs part j84 of the nest (0 <= j84 < 8).
 func (r84 *ocannlDecBackwardPart73) Part(j84 int) {
 	scratch := r84.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap27AVX512(&scratch.net_block_2_layer_norm_2_var_1_grad[j84][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j84][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap27AVX2(&scratch.net_block_2_layer_norm_2_var_1_grad[j84][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j84][0][0])
 	} else {
 		for i0 := range 1 {
@@ -14664,7 +14777,7 @@ func (r88 *ocannlDecBackwardPart77) Part(j88 int) {
 	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce11AVX2(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j88][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j88][0])
+			ocannlReduce12AVX2(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j88][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j88][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -14860,8 +14973,10 @@ type ocannlDecBackwardPart82 struct {
 // Part runs part j93 of the nest (0 <= j93 < 8).
 func (r93 *ocannlDecBackwardPart82) Part(j93 int) {
 	scratch := r93.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap34AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[j93][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[j93][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[j93][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap34AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[j93][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[j93][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[j93][0][0][0])
 	} else {
 		for i0 := range 1 {
@@ -14895,7 +15010,7 @@ func (r94 *ocannlDecBackwardPart83) Part(j94 int) {
 	if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce13AVX2(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j94][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j94][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j94][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j94][i2][0])
+				ocannlReduce14AVX2(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j94][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j94][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j94][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j94][i2][0])
 			}
 		}
 	} else {
@@ -14933,7 +15048,7 @@ func (r95 *ocannlDecBackwardPart84) Part(j95 int) {
 	if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce14AVX2(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j95][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j95][i2][0])
+				ocannlReduce15AVX2(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j95][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j95][i2][0])
 			}
 		}
 	} else {
@@ -14965,25 +15080,34 @@ type ocannlDecBackwardPart85 struct {
 // Part runs part j99 of the nest (0 <= j99 < 8).
 func (r98 *ocannlDecBackwardPart85) Part(j99 int) {
 	scratch := r98.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 8 {
+	// float32 along-rows min reduction kernel, 8 rows of 16 elements into 8 cells (c = c min where(eq(x0,x1),x2,16)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				net_block_2_masked_attention_1_maskedRow4 := &scratch.net_block_2_masked_attention_1_masked[i0][i1+2*j99][i2]
-				net_block_2_masked_attention_1_mV2 := scratch.net_block_2_masked_attention_1_m[i0][i1+2*j99][i2][0]
-				acc63 := scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1+2*j99][i2][0]
-				for i3 := range 16 {
-					var r96 float32
-					if net_block_2_masked_attention_1_maskedRow4[i3] == net_block_2_masked_attention_1_mV2 {
-						r96 = 1
+				ocannlReduce16AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][i1+2*j99][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j99][i2][0], &scratch.net_block_2_masked_attention_1_m[0][i1+2*j99][i2][0], &scratch.ordinals_2[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				for i2 := range 4 {
+					net_block_2_masked_attention_1_maskedRow4 := &scratch.net_block_2_masked_attention_1_masked[i0][i1+2*j99][i2]
+					net_block_2_masked_attention_1_mV2 := scratch.net_block_2_masked_attention_1_m[i0][i1+2*j99][i2][0]
+					acc63 := scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1+2*j99][i2][0]
+					for i3 := range 16 {
+						var r96 float32
+						if net_block_2_masked_attention_1_maskedRow4[i3] == net_block_2_masked_attention_1_mV2 {
+							r96 = 1
+						}
+						r97 := float32(16)
+						if r96 != 0 {
+							r97 = scratch.ordinals_2[i3]
+						}
+						acc63 = min(acc63, r97)
 					}
-					r97 := float32(16)
-					if r96 != 0 {
-						r97 = scratch.ordinals_2[i3]
-					}
-					acc63 = min(acc63, r97)
+					scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1+2*j99][i2][0] = acc63
 				}
-				scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1+2*j99][i2][0] = acc63
 			}
 		}
 	}
@@ -15351,8 +15475,10 @@ type ocannlDecBackwardPart94 struct {
 // Part runs part j108 of the nest (0 <= j108 < 8).
 func (r110 *ocannlDecBackwardPart94) Part(j108 int) {
 	scratch := r110.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_block_2_masked_attention_1_x_4_grad[j108][0][0], &scratch.net_block_2_masked_attention_1_x_grad[j108][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap24AVX2(&scratch.net_block_2_masked_attention_1_x_4_grad[j108][0][0], &scratch.net_block_2_masked_attention_1_x_grad[j108][0][0])
 	} else {
 		for i0 := range 1 {
@@ -15383,7 +15509,7 @@ func (r111 *ocannlDecBackwardPart95) Part(j109 int) {
 	gNetBlock2LayerNorm1BetaPartial[j109] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock2LayerNorm1BetaPartial[j109][0], &scratch.net_block_2_masked_attention_1_x_grad[j109][0][0])
+		ocannlReduce9AVX2(&gNetBlock2LayerNorm1BetaPartial[j109][0], &scratch.net_block_2_masked_attention_1_x_grad[j109][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2LayerNorm1BetaPartialRow := &gNetBlock2LayerNorm1BetaPartial[j109]
@@ -15418,8 +15544,10 @@ type ocannlDecBackwardPart96 struct {
 // Part runs part j111 of the nest (0 <= j111 < 8).
 func (r112 *ocannlDecBackwardPart96) Part(j111 int) {
 	scratch := r112.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_block_2_masked_attention_1_x_1_grad[j111][0][0], &scratch.net_block_2_masked_attention_1_x_4_grad[j111][0][0], &scratch.net_block_2_masked_attention_1_x_3[j111][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap25AVX2(&scratch.net_block_2_masked_attention_1_x_1_grad[j111][0][0], &scratch.net_block_2_masked_attention_1_x_4_grad[j111][0][0], &scratch.net_block_2_masked_attention_1_x_3[j111][0][0])
 	} else {
 		for i0 := range 1 {
@@ -15450,7 +15578,7 @@ func (r113 *ocannlDecBackwardPart97) Part(j112 int) {
 	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce9AVX2(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j112][0], &scratch.net_block_2_masked_attention_1_x_4_grad[0][i1+2*j112][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j112][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j112][0])
+			ocannlReduce10AVX2(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j112][0], &scratch.net_block_2_masked_attention_1_x_4_grad[0][i1+2*j112][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j112][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j112][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -15485,7 +15613,7 @@ func (r114 *ocannlDecBackwardPart98) Part(j113 int) {
 	gNetBlock2LayerNorm1GammaPartial[j113] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock2LayerNorm1GammaPartial[j113][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j113][0][0], &scratch.net_block_2_layer_norm_1_centered[j113][0][0])
+		ocannlReduce11AVX2(&gNetBlock2LayerNorm1GammaPartial[j113][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j113][0][0], &scratch.net_block_2_layer_norm_1_centered[j113][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2LayerNorm1GammaPartialRow := &gNetBlock2LayerNorm1GammaPartial[j113]
@@ -15525,8 +15653,10 @@ type ocannlDecBackwardPart99 struct {
 // Part runs part j115 of the nest (0 <= j115 < 8).
 func (r115 *ocannlDecBackwardPart99) Part(j115 int) {
 	pNetBlock2LayerNorm1Gamma, scratch := r115.pNetBlock2LayerNorm1Gamma, r115.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j115][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[j115][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap26AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j115][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[j115][0][0])
 	} else {
 		for i0 := range 1 {
@@ -15574,8 +15704,10 @@ type ocannlDecBackwardPart101 struct {
 // Part runs part j117 of the nest (0 <= j117 < 8).
 func (r117 *ocannlDecBackwardPart101) Part(j117 int) {
 	scratch := r117.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap27AVX512(&scratch.net_block_2_layer_norm_1_var_1_grad[j117][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j117][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap27AVX2(&scratch.net_block_2_layer_norm_1_var_1_grad[j117][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j117][0][0])
 	} else {
 		for i0 := range 1 {
@@ -15697,7 +15829,7 @@ func (r121 *ocannlDecBackwardPart105) Part(j121 int) {
 	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce11AVX2(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j121][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j121][0])
+			ocannlReduce12AVX2(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j121][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j121][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -15730,7 +15862,7 @@ func (r122 *ocannlDecBackwardPart106) Part(j122 int) {
 	gNetBlock1Linear1BPartial[j122] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock1Linear1BPartial[j122][0], &scratch.net_h1_2_grad[j122][0][0])
+		ocannlReduce9AVX2(&gNetBlock1Linear1BPartial[j122][0], &scratch.net_h1_2_grad[j122][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1Linear1BPartialRow := &gNetBlock1Linear1BPartial[j122]
@@ -15849,7 +15981,7 @@ func (r127 *ocannlDecBackwardPart109) Part(j126 int) {
 	gNetBlock1Dense1BPartial[j126] = [128]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 128 elements into 128 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetBlock1Dense1BPartial[j126][0], &scratch.net_block_1_linear_1_x_2_grad[j126][0][0])
+		ocannlReduce13AVX2(&gNetBlock1Dense1BPartial[j126][0], &scratch.net_block_1_linear_1_x_2_grad[j126][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1Dense1BPartialRow := &gNetBlock1Dense1BPartial[j126]
@@ -15964,8 +16096,10 @@ type ocannlDecBackwardPart112 struct {
 // Part runs part j130 of the nest (0 <= j130 < 8).
 func (r130 *ocannlDecBackwardPart112) Part(j130 int) {
 	scratch := r130.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_block_1_dense_1_x_4_grad[j130][0][0], &scratch.net_block_1_dense_1_x_grad[j130][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap24AVX2(&scratch.net_block_1_dense_1_x_4_grad[j130][0][0], &scratch.net_block_1_dense_1_x_grad[j130][0][0])
 	} else {
 		for i0 := range 1 {
@@ -15996,7 +16130,7 @@ func (r131 *ocannlDecBackwardPart113) Part(j131 int) {
 	gNetBlock1LayerNorm2BetaPartial[j131] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock1LayerNorm2BetaPartial[j131][0], &scratch.net_block_1_dense_1_x_grad[j131][0][0])
+		ocannlReduce9AVX2(&gNetBlock1LayerNorm2BetaPartial[j131][0], &scratch.net_block_1_dense_1_x_grad[j131][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1LayerNorm2BetaPartialRow := &gNetBlock1LayerNorm2BetaPartial[j131]
@@ -16031,8 +16165,10 @@ type ocannlDecBackwardPart114 struct {
 // Part runs part j133 of the nest (0 <= j133 < 8).
 func (r132 *ocannlDecBackwardPart114) Part(j133 int) {
 	scratch := r132.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_block_1_dense_1_x_1_grad[j133][0][0], &scratch.net_block_1_dense_1_x_4_grad[j133][0][0], &scratch.net_block_1_dense_1_x_3[j133][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap25AVX2(&scratch.net_block_1_dense_1_x_1_grad[j133][0][0], &scratch.net_block_1_dense_1_x_4_grad[j133][0][0], &scratch.net_block_1_dense_1_x_3[j133][0][0])
 	} else {
 		for i0 := range 1 {
@@ -16063,7 +16199,7 @@ func (r133 *ocannlDecBackwardPart115) Part(j134 int) {
 	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce9AVX2(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j134][0], &scratch.net_block_1_dense_1_x_4_grad[0][i1+2*j134][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j134][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j134][0])
+			ocannlReduce10AVX2(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j134][0], &scratch.net_block_1_dense_1_x_4_grad[0][i1+2*j134][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j134][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j134][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -16098,7 +16234,7 @@ func (r134 *ocannlDecBackwardPart116) Part(j135 int) {
 	gNetBlock1LayerNorm2GammaPartial[j135] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock1LayerNorm2GammaPartial[j135][0], &scratch.net_block_1_dense_1_x_1_grad[j135][0][0], &scratch.net_block_1_layer_norm_2_centered[j135][0][0])
+		ocannlReduce11AVX2(&gNetBlock1LayerNorm2GammaPartial[j135][0], &scratch.net_block_1_dense_1_x_1_grad[j135][0][0], &scratch.net_block_1_layer_norm_2_centered[j135][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1LayerNorm2GammaPartialRow := &gNetBlock1LayerNorm2GammaPartial[j135]
@@ -16138,8 +16274,10 @@ type ocannlDecBackwardPart117 struct {
 // Part runs part j137 of the nest (0 <= j137 < 8).
 func (r135 *ocannlDecBackwardPart117) Part(j137 int) {
 	pNetBlock1LayerNorm2Gamma, scratch := r135.pNetBlock1LayerNorm2Gamma, r135.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j137][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_dense_1_x_1_grad[j137][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap26AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j137][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_dense_1_x_1_grad[j137][0][0])
 	} else {
 		for i0 := range 1 {
@@ -16187,8 +16325,10 @@ type ocannlDecBackwardPart119 struct {
 // Part runs part j139 of the nest (0 <= j139 < 8).
 func (r137 *ocannlDecBackwardPart119) Part(j139 int) {
 	scratch := r137.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap27AVX512(&scratch.net_block_1_layer_norm_2_var_1_grad[j139][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j139][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap27AVX2(&scratch.net_block_1_layer_norm_2_var_1_grad[j139][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j139][0][0])
 	} else {
 		for i0 := range 1 {
@@ -16310,7 +16450,7 @@ func (r141 *ocannlDecBackwardPart123) Part(j143 int) {
 	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce11AVX2(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j143][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j143][0])
+			ocannlReduce12AVX2(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j143][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j143][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -16506,8 +16646,10 @@ type ocannlDecBackwardPart128 struct {
 // Part runs part j148 of the nest (0 <= j148 < 8).
 func (r146 *ocannlDecBackwardPart128) Part(j148 int) {
 	scratch := r146.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap34AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[j148][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[j148][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[j148][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap34AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[j148][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[j148][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[j148][0][0][0])
 	} else {
 		for i0 := range 1 {
@@ -16541,7 +16683,7 @@ func (r147 *ocannlDecBackwardPart129) Part(j149 int) {
 	if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce13AVX2(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j149][i2][0])
+				ocannlReduce14AVX2(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j149][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j149][i2][0])
 			}
 		}
 	} else {
@@ -16579,7 +16721,7 @@ func (r148 *ocannlDecBackwardPart130) Part(j150 int) {
 	if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce14AVX2(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j150][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j150][i2][0])
+				ocannlReduce15AVX2(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j150][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j150][i2][0])
 			}
 		}
 	} else {
@@ -16611,25 +16753,34 @@ type ocannlDecBackwardPart131 struct {
 // Part runs part j154 of the nest (0 <= j154 < 8).
 func (r151 *ocannlDecBackwardPart131) Part(j154 int) {
 	scratch := r151.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 8 {
+	// float32 along-rows min reduction kernel, 8 rows of 16 elements into 8 cells (c = c min where(eq(x0,x1),x2,16)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				net_block_1_masked_attention_1_maskedRow4 := &scratch.net_block_1_masked_attention_1_masked[i0][i1+2*j154][i2]
-				net_block_1_masked_attention_1_mV2 := scratch.net_block_1_masked_attention_1_m[i0][i1+2*j154][i2][0]
-				acc89 := scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+2*j154][i2][0]
-				for i3 := range 16 {
-					var r149 float32
-					if net_block_1_masked_attention_1_maskedRow4[i3] == net_block_1_masked_attention_1_mV2 {
-						r149 = 1
+				ocannlReduce16AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][i1+2*j154][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j154][i2][0], &scratch.net_block_1_masked_attention_1_m[0][i1+2*j154][i2][0], &scratch.ordinals_2[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				for i2 := range 4 {
+					net_block_1_masked_attention_1_maskedRow4 := &scratch.net_block_1_masked_attention_1_masked[i0][i1+2*j154][i2]
+					net_block_1_masked_attention_1_mV2 := scratch.net_block_1_masked_attention_1_m[i0][i1+2*j154][i2][0]
+					acc89 := scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+2*j154][i2][0]
+					for i3 := range 16 {
+						var r149 float32
+						if net_block_1_masked_attention_1_maskedRow4[i3] == net_block_1_masked_attention_1_mV2 {
+							r149 = 1
+						}
+						r150 := float32(16)
+						if r149 != 0 {
+							r150 = scratch.ordinals_2[i3]
+						}
+						acc89 = min(acc89, r150)
 					}
-					r150 := float32(16)
-					if r149 != 0 {
-						r150 = scratch.ordinals_2[i3]
-					}
-					acc89 = min(acc89, r150)
+					scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+2*j154][i2][0] = acc89
 				}
-				scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+2*j154][i2][0] = acc89
 			}
 		}
 	}
@@ -16997,8 +17148,10 @@ type ocannlDecBackwardPart140 struct {
 // Part runs part j163 of the nest (0 <= j163 < 8).
 func (r163 *ocannlDecBackwardPart140) Part(j163 int) {
 	scratch := r163.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_block_1_masked_attention_1_x_4_grad[j163][0][0], &scratch.net_block_1_masked_attention_1_x_grad[j163][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap24AVX2(&scratch.net_block_1_masked_attention_1_x_4_grad[j163][0][0], &scratch.net_block_1_masked_attention_1_x_grad[j163][0][0])
 	} else {
 		for i0 := range 1 {
@@ -17029,7 +17182,7 @@ func (r164 *ocannlDecBackwardPart141) Part(j164 int) {
 	gNetBlock1LayerNorm1BetaPartial[j164] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock1LayerNorm1BetaPartial[j164][0], &scratch.net_block_1_masked_attention_1_x_grad[j164][0][0])
+		ocannlReduce9AVX2(&gNetBlock1LayerNorm1BetaPartial[j164][0], &scratch.net_block_1_masked_attention_1_x_grad[j164][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1LayerNorm1BetaPartialRow := &gNetBlock1LayerNorm1BetaPartial[j164]
@@ -17064,8 +17217,10 @@ type ocannlDecBackwardPart142 struct {
 // Part runs part j166 of the nest (0 <= j166 < 8).
 func (r165 *ocannlDecBackwardPart142) Part(j166 int) {
 	scratch := r165.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_block_1_masked_attention_1_x_1_grad[j166][0][0], &scratch.net_block_1_masked_attention_1_x_4_grad[j166][0][0], &scratch.net_block_1_masked_attention_1_x_3[j166][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap25AVX2(&scratch.net_block_1_masked_attention_1_x_1_grad[j166][0][0], &scratch.net_block_1_masked_attention_1_x_4_grad[j166][0][0], &scratch.net_block_1_masked_attention_1_x_3[j166][0][0])
 	} else {
 		for i0 := range 1 {
@@ -17096,7 +17251,7 @@ func (r166 *ocannlDecBackwardPart143) Part(j167 int) {
 	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce9AVX2(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j167][0], &scratch.net_block_1_masked_attention_1_x_4_grad[0][i1+2*j167][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j167][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j167][0])
+			ocannlReduce10AVX2(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j167][0], &scratch.net_block_1_masked_attention_1_x_4_grad[0][i1+2*j167][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j167][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j167][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -17131,7 +17286,7 @@ func (r167 *ocannlDecBackwardPart144) Part(j168 int) {
 	gNetBlock1LayerNorm1GammaPartial[j168] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock1LayerNorm1GammaPartial[j168][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j168][0][0], &scratch.net_block_1_layer_norm_1_centered[j168][0][0])
+		ocannlReduce11AVX2(&gNetBlock1LayerNorm1GammaPartial[j168][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j168][0][0], &scratch.net_block_1_layer_norm_1_centered[j168][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1LayerNorm1GammaPartialRow := &gNetBlock1LayerNorm1GammaPartial[j168]
@@ -17171,8 +17326,10 @@ type ocannlDecBackwardPart145 struct {
 // Part runs part j170 of the nest (0 <= j170 < 8).
 func (r168 *ocannlDecBackwardPart145) Part(j170 int) {
 	pNetBlock1LayerNorm1Gamma, scratch := r168.pNetBlock1LayerNorm1Gamma, r168.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j170][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[j170][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap26AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j170][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[j170][0][0])
 	} else {
 		for i0 := range 1 {
@@ -17220,8 +17377,10 @@ type ocannlDecBackwardPart147 struct {
 // Part runs part j172 of the nest (0 <= j172 < 8).
 func (r170 *ocannlDecBackwardPart147) Part(j172 int) {
 	scratch := r170.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap27AVX512(&scratch.net_block_1_layer_norm_1_var_1_grad[j172][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j172][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap27AVX2(&scratch.net_block_1_layer_norm_1_var_1_grad[j172][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j172][0][0])
 	} else {
 		for i0 := range 1 {
@@ -17343,7 +17502,7 @@ func (r174 *ocannlDecBackwardPart151) Part(j176 int) {
 	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce11AVX2(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j176][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j176][0])
+			ocannlReduce12AVX2(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j176][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j176][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -17375,7 +17534,7 @@ func (r175 *ocannlDecBackwardPart152) Part(j177 int) {
 	gNetPos, scratch := r175.gNetPos, r175.scratch
 	// float32 across-rows add reduction kernel, 8 rows of 128 elements into 128 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetPos[128*j177], &scratch.net_h0_grad[0][2*j177][0])
+		ocannlReduce17AVX2(&gNetPos[128*j177], &scratch.net_h0_grad[0][2*j177][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 2 {
@@ -19673,8 +19832,14 @@ type ocannlDecBF16TrainLossPart8 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r10 *ocannlDecBF16TrainLossPart8) Part(j9 int) {
 	mask, scratch := r10.mask, r10.scratch
-	// float32 pointwise kernel over 16 rows of 16 elements (c = where(x0,div(x1,x2),-1e+09)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 16 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 1 {
+			for i2 := range 4 {
+				ocannlMap4AVX512(&scratch.net_block_1_masked_attention_1_masked[i0+j9][0][i2][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_scores_1[i0+j9][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i2 := range 4 {
 				ocannlMap4AVX2(&scratch.net_block_1_masked_attention_1_masked[i0+j9][0][i2][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_scores_1[i0+j9][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
@@ -20207,8 +20372,14 @@ type ocannlDecBF16TrainLossPart25 struct {
 // Part runs part j26 of the nest (0 <= j26 < 8).
 func (r29 *ocannlDecBF16TrainLossPart25) Part(j26 int) {
 	mask, scratch := r29.mask, r29.scratch
-	// float32 pointwise kernel over 16 rows of 16 elements (c = where(x0,div(x1,x2),-1e+09)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 16 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 1 {
+			for i2 := range 4 {
+				ocannlMap4AVX512(&scratch.net_block_2_masked_attention_1_masked[i0+j26][0][i2][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_scores_1[i0+j26][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i2 := range 4 {
 				ocannlMap4AVX2(&scratch.net_block_2_masked_attention_1_masked[i0+j26][0][i2][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_scores_1[i0+j26][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
@@ -24370,8 +24541,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	scratch.train_2_grad[0] += train_3_grad[0] / 128
 
 	// backprop of op 108 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap18AVX512(&scratch.train_1_grad[0][0][0], &scratch.train_2_grad[0])
+	} else if ocannlAVX2 {
 		ocannlMap18AVX2(&scratch.train_1_grad[0][0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_1_grad = [8][16][32]float32{}
@@ -24387,8 +24560,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 107 (_train.1 = pointwise "*." of targets, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap19AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap19AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0][0], &targets[0][0][0], &scratch.train_1_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [8][16][32]float32{}
@@ -24405,8 +24580,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 106 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap20AVX512(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap20AVX2(&scratch.train_cross_entropy_1_z_grad[0][0][0], &scratch.train_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_z_grad = [8][16][32]float32{}
@@ -24450,8 +24627,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 104 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 128 rows of 32 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 128 rows of 32 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap21AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap21AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_1_grad = [8][16][32]float32{}
@@ -24486,8 +24665,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 102 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap20AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap20AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0][0], &scratch.train_cross_entropy_1_z_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_grad = [8][16][32]float32{}
@@ -24528,24 +24709,29 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 101 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 32); w is train.cross_entropy#1/m.argmax@101
-	// reduction accumulated in a local variable.
-	for i0 := range 8 {
-		for i1 := range 16 {
-			train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0][i1]
-			train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][i1][0]
-			acc38 := scratch.train_cross_entropy_1_m_argmax_101[i0][i1][0]
-			for i2 := range 32 {
-				var r51 float32
-				if train_cross_entropy_1_logitsRow4[i2] == train_cross_entropy_1_mV2 {
-					r51 = 1
+	// float32 along-rows min reduction kernel, 128 rows of 32 elements into 128 cells (c = c min where(eq(x0,x1),x2,32)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce7AVX2(&scratch.train_cross_entropy_1_m_argmax_101[0][0][0], &scratch.train_cross_entropy_1_logits[0][0][0], &scratch.train_cross_entropy_1_m[0][0][0], &scratch.ordinals_1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 16 {
+				train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0][i1]
+				train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][i1][0]
+				acc38 := scratch.train_cross_entropy_1_m_argmax_101[i0][i1][0]
+				for i2 := range 32 {
+					var r51 float32
+					if train_cross_entropy_1_logitsRow4[i2] == train_cross_entropy_1_mV2 {
+						r51 = 1
+					}
+					r52 := float32(32)
+					if r51 != 0 {
+						r52 = scratch.ordinals_1[i2]
+					}
+					acc38 = min(acc38, r52)
 				}
-				r52 := float32(32)
-				if r51 != 0 {
-					r52 = scratch.ordinals_1[i2]
-				}
-				acc38 = min(acc38, r52)
+				scratch.train_cross_entropy_1_m_argmax_101[i0][i1][0] = acc38
 			}
-			scratch.train_cross_entropy_1_m_argmax_101[i0][i1][0] = acc38
 		}
 	}
 
@@ -24577,8 +24763,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 100 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap20AVX512(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap20AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0][0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_1_grad = [8][16][32]float32{}
@@ -24596,7 +24784,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	// backprop of op 100 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// float32 across-rows add reduction kernel, 128 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce7AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlReduce8AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		for i0 := range 8 {
@@ -24833,8 +25021,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 87 (net/h2 = pointwise "+" of net.block#2/x1, _net/h2.2): g1 =+ g; g1 is net.block#2/x1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_block_2_x1_grad[0][0][0], &scratch.net_h2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_block_2_x1_grad[0][0][0], &scratch.net_h2_grad[0][0][0])
 	} else {
 		scratch.net_block_2_x1_grad = [8][16][64]float32{}
@@ -24850,8 +25040,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 87 (net/h2 = pointwise "+" of net.block#2/x1, _net/h2.2): g2 =+ g; g2 is _net/h2.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_h2_2_grad[0][0][0], &scratch.net_h2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_h2_2_grad[0][0][0], &scratch.net_h2_grad[0][0][0])
 	} else {
 		scratch.net_h2_2_grad = [8][16][64]float32{}
@@ -24867,8 +25059,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 86 (_net/h2.2 = pointwise "+" of _net/h2.1, net.block#2.linear#1.b): g1 =+ g; g1 is _net/h2.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_h2_1_grad[0][0][0], &scratch.net_h2_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_h2_1_grad[0][0][0], &scratch.net_h2_2_grad[0][0][0])
 	} else {
 		scratch.net_h2_1_grad = [8][16][64]float32{}
@@ -25168,8 +25362,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 70 (net.block#2/x1 = pointwise "+" of net/h1, _net.block#2/x1.1): g1 =+ g; g1 is net/h1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_h1_grad[0][0][0], &scratch.net_block_2_x1_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_h1_grad[0][0][0], &scratch.net_block_2_x1_grad[0][0][0])
 	} else {
 		scratch.net_h1_grad = [8][16][64]float32{}
@@ -25185,8 +25381,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 70 (net.block#2/x1 = pointwise "+" of net/h1, _net.block#2/x1.1): g2 =+ g; g2 is _net.block#2/x1.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_block_2_x1_1_grad[0][0][0], &scratch.net_block_2_x1_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_block_2_x1_1_grad[0][0][0], &scratch.net_block_2_x1_grad[0][0][0])
 	} else {
 		scratch.net_block_2_x1_1_grad = [8][16][64]float32{}
@@ -25284,8 +25482,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 65 (net.block#2.masked_attention#1/ex = pointwise exp of _net.block#2.masked_attention#1/ex.1): g1 =+ g * t; g1 is _net.block#2.masked_attention#1/ex.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap36AVX512(&scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap36AVX2(&scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex[0][0][0][0])
 	} else {
 		scratch.net_block_2_masked_attention_1_ex_1_grad = [8][16][4][16]float32{}
@@ -25304,8 +25504,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 64 (_net.block#2.masked_attention#1/ex.1 = pointwise "-" of net.block#2.masked_attention#1/masked, net.block#2.masked_attention#1/m): g1 =+ g; g1 is net.block#2.masked_attention#1/masked.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_block_2_masked_attention_1_masked_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_block_2_masked_attention_1_masked_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][0][0][0])
 	} else {
 		scratch.net_block_2_masked_attention_1_masked_grad = [8][16][4][16]float32{}
@@ -25324,9 +25526,11 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 
 	// backprop of op 63 (net.block#2.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#2.masked_attention#1/masked): net.block#2.masked_attention#1/m.argmax@63 = 16 (no winner yet)
 
-	// float32 pointwise kernel over 512 elements (c = 16): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 512 elements (c = 16): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap37AVX512(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap37AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][0][0][0])
 	} else {
 		for j98 := range 8 {
@@ -25386,8 +25590,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 62 (net.block#2.masked_attention#1/masked = pointwise where of mask, net.block#2.masked_attention#1/scores, _num.5): g2 =+ where(v1, g, 0); g2 is net.block#2.masked_attention#1/scores.grad
-	// the zero fill absorbed: float32 pointwise kernel over 16x4 rows of 16 elements (c = add(where(x0,x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16x4 rows of 16 elements (c = add(where(x0,x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 8 {
+			ocannlMap39AVX512(&scratch.net_block_2_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_masked_grad[i0][0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 8 {
 			ocannlMap39AVX2(&scratch.net_block_2_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_masked_grad[i0][0][0][0])
 		}
@@ -25412,8 +25620,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 61 (net.block#2.masked_attention#1/scores = pointwise "/." of _net.block#2.masked_attention#1/scores.1, _net.block#2.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#2.masked_attention#1/scores.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap40AVX512(&scratch.net_block_2_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+	} else if ocannlAVX2 {
 		ocannlMap40AVX2(&scratch.net_block_2_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
 	} else {
 		scratch.net_block_2_masked_attention_1_scores_1_grad = [8][16][4][16]float32{}
@@ -25691,8 +25901,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 44 (net/h1 = pointwise "+" of net.block#1/x1, _net/h1.2): g1 =+ g; g1 is net.block#1/x1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_block_1_x1_grad[0][0][0], &scratch.net_h1_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_block_1_x1_grad[0][0][0], &scratch.net_h1_grad[0][0][0])
 	} else {
 		scratch.net_block_1_x1_grad = [8][16][64]float32{}
@@ -25708,8 +25920,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 44 (net/h1 = pointwise "+" of net.block#1/x1, _net/h1.2): g2 =+ g; g2 is _net/h1.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_h1_2_grad[0][0][0], &scratch.net_h1_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_h1_2_grad[0][0][0], &scratch.net_h1_grad[0][0][0])
 	} else {
 		scratch.net_h1_2_grad = [8][16][64]float32{}
@@ -25725,8 +25939,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 43 (_net/h1.2 = pointwise "+" of _net/h1.1, net.block#1.linear#1.b): g1 =+ g; g1 is _net/h1.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_h1_1_grad[0][0][0], &scratch.net_h1_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_h1_1_grad[0][0][0], &scratch.net_h1_2_grad[0][0][0])
 	} else {
 		scratch.net_h1_1_grad = [8][16][64]float32{}
@@ -26026,8 +26242,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 27 (net.block#1/x1 = pointwise "+" of net/h0, _net.block#1/x1.1): g1 =+ g; g1 is net/h0.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_h0_grad[0][0][0], &scratch.net_block_1_x1_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_h0_grad[0][0][0], &scratch.net_block_1_x1_grad[0][0][0])
 	} else {
 		scratch.net_h0_grad = [8][16][64]float32{}
@@ -26043,8 +26261,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 27 (net.block#1/x1 = pointwise "+" of net/h0, _net.block#1/x1.1): g2 =+ g; g2 is _net.block#1/x1.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_block_1_x1_1_grad[0][0][0], &scratch.net_block_1_x1_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_block_1_x1_1_grad[0][0][0], &scratch.net_block_1_x1_grad[0][0][0])
 	} else {
 		scratch.net_block_1_x1_1_grad = [8][16][64]float32{}
@@ -26142,8 +26362,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 22 (net.block#1.masked_attention#1/ex = pointwise exp of _net.block#1.masked_attention#1/ex.1): g1 =+ g * t; g1 is _net.block#1.masked_attention#1/ex.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap36AVX512(&scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap36AVX2(&scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex[0][0][0][0])
 	} else {
 		scratch.net_block_1_masked_attention_1_ex_1_grad = [8][16][4][16]float32{}
@@ -26162,8 +26384,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 21 (_net.block#1.masked_attention#1/ex.1 = pointwise "-" of net.block#1.masked_attention#1/masked, net.block#1.masked_attention#1/m): g1 =+ g; g1 is net.block#1.masked_attention#1/masked.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_block_1_masked_attention_1_masked_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_block_1_masked_attention_1_masked_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][0][0][0])
 	} else {
 		scratch.net_block_1_masked_attention_1_masked_grad = [8][16][4][16]float32{}
@@ -26182,9 +26406,11 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 
 	// backprop of op 20 (net.block#1.masked_attention#1/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of net.block#1.masked_attention#1/masked): net.block#1.masked_attention#1/m.argmax@20 = 16 (no winner yet)
 
-	// float32 pointwise kernel over 512 elements (c = 16): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 512 elements (c = 16): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap37AVX512(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap37AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][0][0][0])
 	} else {
 		for j155 := range 8 {
@@ -26244,8 +26470,12 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 19 (net.block#1.masked_attention#1/masked = pointwise where of mask, net.block#1.masked_attention#1/scores, _num.2): g2 =+ where(v1, g, 0); g2 is net.block#1.masked_attention#1/scores.grad
-	// the zero fill absorbed: float32 pointwise kernel over 16x4 rows of 16 elements (c = add(where(x0,x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16x4 rows of 16 elements (c = add(where(x0,x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 8 {
+			ocannlMap39AVX512(&scratch.net_block_1_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_masked_grad[i0][0][0][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 8 {
 			ocannlMap39AVX2(&scratch.net_block_1_masked_attention_1_scores_grad[i0][0][0][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_masked_grad[i0][0][0][0])
 		}
@@ -26270,8 +26500,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 18 (net.block#1.masked_attention#1/scores = pointwise "/." of _net.block#1.masked_attention#1/scores.1, _net.block#1.masked_attention#1/scores.2): g1 =+ g / v2; g1 is _net.block#1.masked_attention#1/scores.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap40AVX512(&scratch.net_block_1_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+	} else if ocannlAVX2 {
 		ocannlMap40AVX2(&scratch.net_block_1_masked_attention_1_scores_1_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_grad[0][0][0][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
 	} else {
 		scratch.net_block_1_masked_attention_1_scores_1_grad = [8][16][4][16]float32{}
@@ -26549,8 +26781,10 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 1 (net/h0 = pointwise "+" of _net/h0.1, net.pos): g1 =+ g; g1 is _net/h0.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap30AVX512(&scratch.net_h0_1_grad[0][0][0], &scratch.net_h0_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap30AVX2(&scratch.net_h0_1_grad[0][0][0], &scratch.net_h0_grad[0][0][0])
 	} else {
 		scratch.net_h0_1_grad = [8][16][64]float32{}
@@ -27052,8 +27286,14 @@ type ocannlDecBF16BackwardPart8 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r10 *ocannlDecBF16BackwardPart8) Part(j9 int) {
 	mask, scratch := r10.mask, r10.scratch
-	// float32 pointwise kernel over 16 rows of 16 elements (c = where(x0,div(x1,x2),-1e+09)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 16 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 1 {
+			for i2 := range 4 {
+				ocannlMap4AVX512(&scratch.net_block_1_masked_attention_1_masked[i0+j9][0][i2][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_scores_1[i0+j9][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i2 := range 4 {
 				ocannlMap4AVX2(&scratch.net_block_1_masked_attention_1_masked[i0+j9][0][i2][0], &mask[0][0], &scratch.net_block_1_masked_attention_1_scores_1[i0+j9][0][i2][0], &scratch.net_block_1_masked_attention_1_scores_2[0])
@@ -27586,8 +27826,14 @@ type ocannlDecBF16BackwardPart25 struct {
 // Part runs part j26 of the nest (0 <= j26 < 8).
 func (r29 *ocannlDecBF16BackwardPart25) Part(j26 int) {
 	mask, scratch := r29.mask, r29.scratch
-	// float32 pointwise kernel over 16 rows of 16 elements (c = where(x0,div(x1,x2),-1e+09)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 16 elements (c = where(x0,div(x1,x2),-1e+09)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 1 {
+			for i2 := range 4 {
+				ocannlMap4AVX512(&scratch.net_block_2_masked_attention_1_masked[i0+j26][0][i2][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_scores_1[i0+j26][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 1 {
 			for i2 := range 4 {
 				ocannlMap4AVX2(&scratch.net_block_2_masked_attention_1_masked[i0+j26][0][i2][0], &mask[0][0], &scratch.net_block_2_masked_attention_1_scores_1[i0+j26][0][i2][0], &scratch.net_block_2_masked_attention_1_scores_2[0])
@@ -28297,8 +28543,10 @@ type ocannlDecBF16BackwardPart48 struct {
 // Part runs part j53 of the nest (0 <= j53 < 8).
 func (r57 *ocannlDecBF16BackwardPart48) Part(j53 int) {
 	scratch := r57.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_linear_1_x_4_grad[j53][0][0], &scratch.net_linear_1_x_grad[j53][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap24AVX2(&scratch.net_linear_1_x_4_grad[j53][0][0], &scratch.net_linear_1_x_grad[j53][0][0])
 	} else {
 		for i0 := range 1 {
@@ -28329,7 +28577,7 @@ func (r58 *ocannlDecBF16BackwardPart49) Part(j54 int) {
 	gNetLayerNorm1BetaPartial[j54] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetLayerNorm1BetaPartial[j54][0], &scratch.net_linear_1_x_grad[j54][0][0])
+		ocannlReduce9AVX2(&gNetLayerNorm1BetaPartial[j54][0], &scratch.net_linear_1_x_grad[j54][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetLayerNorm1BetaPartialRow := &gNetLayerNorm1BetaPartial[j54]
@@ -28364,8 +28612,10 @@ type ocannlDecBF16BackwardPart50 struct {
 // Part runs part j56 of the nest (0 <= j56 < 8).
 func (r59 *ocannlDecBF16BackwardPart50) Part(j56 int) {
 	scratch := r59.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_linear_1_x_1_grad[j56][0][0], &scratch.net_linear_1_x_4_grad[j56][0][0], &scratch.net_linear_1_x_3[j56][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap25AVX2(&scratch.net_linear_1_x_1_grad[j56][0][0], &scratch.net_linear_1_x_4_grad[j56][0][0], &scratch.net_linear_1_x_3[j56][0][0])
 	} else {
 		for i0 := range 1 {
@@ -28396,7 +28646,7 @@ func (r60 *ocannlDecBF16BackwardPart51) Part(j57 int) {
 	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce9AVX2(&scratch.net_linear_1_x_3_grad[0][i1+2*j57][0], &scratch.net_linear_1_x_4_grad[0][i1+2*j57][0], &scratch.net_linear_1_x_1[0][i1+2*j57][0], &scratch.net_linear_1_x_3[0][i1+2*j57][0])
+			ocannlReduce10AVX2(&scratch.net_linear_1_x_3_grad[0][i1+2*j57][0], &scratch.net_linear_1_x_4_grad[0][i1+2*j57][0], &scratch.net_linear_1_x_1[0][i1+2*j57][0], &scratch.net_linear_1_x_3[0][i1+2*j57][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -28431,7 +28681,7 @@ func (r61 *ocannlDecBF16BackwardPart52) Part(j58 int) {
 	gNetLayerNorm1GammaPartial[j58] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetLayerNorm1GammaPartial[j58][0], &scratch.net_linear_1_x_1_grad[j58][0][0], &scratch.net_layer_norm_1_centered[j58][0][0])
+		ocannlReduce11AVX2(&gNetLayerNorm1GammaPartial[j58][0], &scratch.net_linear_1_x_1_grad[j58][0][0], &scratch.net_layer_norm_1_centered[j58][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetLayerNorm1GammaPartialRow := &gNetLayerNorm1GammaPartial[j58]
@@ -28471,8 +28721,10 @@ type ocannlDecBF16BackwardPart53 struct {
 // Part runs part j60 of the nest (0 <= j60 < 8).
 func (r62 *ocannlDecBF16BackwardPart53) Part(j60 int) {
 	pNetLayerNorm1Gamma, scratch := r62.pNetLayerNorm1Gamma, r62.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&scratch.net_layer_norm_1_centered_grad[j60][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[j60][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap26AVX2(&scratch.net_layer_norm_1_centered_grad[j60][0][0], &pNetLayerNorm1Gamma[0], &scratch.net_linear_1_x_1_grad[j60][0][0])
 	} else {
 		for i0 := range 1 {
@@ -28520,8 +28772,10 @@ type ocannlDecBF16BackwardPart55 struct {
 // Part runs part j62 of the nest (0 <= j62 < 8).
 func (r64 *ocannlDecBF16BackwardPart55) Part(j62 int) {
 	scratch := r64.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap27AVX512(&scratch.net_layer_norm_1_var_1_grad[j62][0][0], &scratch.net_layer_norm_1_var_2_grad[j62][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap27AVX2(&scratch.net_layer_norm_1_var_1_grad[j62][0][0], &scratch.net_layer_norm_1_var_2_grad[j62][0][0])
 	} else {
 		for i0 := range 1 {
@@ -28610,8 +28864,10 @@ type ocannlDecBF16BackwardPart58 struct {
 // Part runs part j65 of the nest (0 <= j65 < 8).
 func (r67 *ocannlDecBF16BackwardPart58) Part(j65 int) {
 	scratch := r67.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_h2_grad[j65][0][0], &scratch.net_layer_norm_1_centered_grad[j65][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap24AVX2(&scratch.net_h2_grad[j65][0][0], &scratch.net_layer_norm_1_centered_grad[j65][0][0])
 	} else {
 		for i0 := range 1 {
@@ -28641,7 +28897,7 @@ func (r68 *ocannlDecBF16BackwardPart59) Part(j66 int) {
 	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce11AVX2(&scratch.net_layer_norm_1_mean_grad[0][i1+2*j66][0], &scratch.net_layer_norm_1_centered_grad[0][i1+2*j66][0])
+			ocannlReduce12AVX2(&scratch.net_layer_norm_1_mean_grad[0][i1+2*j66][0], &scratch.net_layer_norm_1_centered_grad[0][i1+2*j66][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -28674,7 +28930,7 @@ func (r69 *ocannlDecBF16BackwardPart60) Part(j67 int) {
 	gNetBlock2Linear1BPartial[j67] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock2Linear1BPartial[j67][0], &scratch.net_h2_2_grad[j67][0][0])
+		ocannlReduce9AVX2(&gNetBlock2Linear1BPartial[j67][0], &scratch.net_h2_2_grad[j67][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2Linear1BPartialRow := &gNetBlock2Linear1BPartial[j67]
@@ -28764,8 +29020,10 @@ type ocannlDecBF16BackwardPart63 struct {
 // Part runs part j71 of the nest (0 <= j71 < 8).
 func (r74 *ocannlDecBF16BackwardPart63) Part(j71 int) {
 	scratch := r74.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap41AVX512(&scratch.net_block_2_linear_1_x_2_grad[j71][0][0], &scratch.net_block_2_linear_1_x_2[j71][0][0], &scratch.net_block_2_linear_1_x_grad[j71][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap41AVX2(&scratch.net_block_2_linear_1_x_2_grad[j71][0][0], &scratch.net_block_2_linear_1_x_2[j71][0][0], &scratch.net_block_2_linear_1_x_grad[j71][0][0])
 	} else {
 		for i0 := range 1 {
@@ -28801,8 +29059,10 @@ type ocannlDecBF16BackwardPart64 struct {
 // Part runs part j72 of the nest (0 <= j72 < 8).
 func (r75 *ocannlDecBF16BackwardPart64) Part(j72 int) {
 	scratch := r75.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap42AVX512(&scratch.net_block_2_linear_1_x_1_grad[j72][0][0], &scratch.net_block_2_linear_1_x_2_grad[j72][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap42AVX2(&scratch.net_block_2_linear_1_x_1_grad[j72][0][0], &scratch.net_block_2_linear_1_x_2_grad[j72][0][0])
 	} else {
 		for i0 := range 1 {
@@ -28833,7 +29093,7 @@ func (r76 *ocannlDecBF16BackwardPart65) Part(j73 int) {
 	gNetBlock2Dense1BPartial[j73] = [128]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 128 elements into 128 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetBlock2Dense1BPartial[j73][0], &scratch.net_block_2_linear_1_x_2_grad[j73][0][0])
+		ocannlReduce13AVX2(&gNetBlock2Dense1BPartial[j73][0], &scratch.net_block_2_linear_1_x_2_grad[j73][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2Dense1BPartialRow := &gNetBlock2Dense1BPartial[j73]
@@ -28923,8 +29183,10 @@ type ocannlDecBF16BackwardPart68 struct {
 // Part runs part j77 of the nest (0 <= j77 < 8).
 func (r79 *ocannlDecBF16BackwardPart68) Part(j77 int) {
 	scratch := r79.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_block_2_dense_1_x_4_grad[j77][0][0], &scratch.net_block_2_dense_1_x_grad[j77][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap24AVX2(&scratch.net_block_2_dense_1_x_4_grad[j77][0][0], &scratch.net_block_2_dense_1_x_grad[j77][0][0])
 	} else {
 		for i0 := range 1 {
@@ -28955,7 +29217,7 @@ func (r80 *ocannlDecBF16BackwardPart69) Part(j78 int) {
 	gNetBlock2LayerNorm2BetaPartial[j78] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock2LayerNorm2BetaPartial[j78][0], &scratch.net_block_2_dense_1_x_grad[j78][0][0])
+		ocannlReduce9AVX2(&gNetBlock2LayerNorm2BetaPartial[j78][0], &scratch.net_block_2_dense_1_x_grad[j78][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2LayerNorm2BetaPartialRow := &gNetBlock2LayerNorm2BetaPartial[j78]
@@ -28990,8 +29252,10 @@ type ocannlDecBF16BackwardPart70 struct {
 // Part runs part j80 of the nest (0 <= j80 < 8).
 func (r81 *ocannlDecBF16BackwardPart70) Part(j80 int) {
 	scratch := r81.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_block_2_dense_1_x_1_grad[j80][0][0], &scratch.net_block_2_dense_1_x_4_grad[j80][0][0], &scratch.net_block_2_dense_1_x_3[j80][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap25AVX2(&scratch.net_block_2_dense_1_x_1_grad[j80][0][0], &scratch.net_block_2_dense_1_x_4_grad[j80][0][0], &scratch.net_block_2_dense_1_x_3[j80][0][0])
 	} else {
 		for i0 := range 1 {
@@ -29022,7 +29286,7 @@ func (r82 *ocannlDecBF16BackwardPart71) Part(j81 int) {
 	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce9AVX2(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j81][0], &scratch.net_block_2_dense_1_x_4_grad[0][i1+2*j81][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j81][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j81][0])
+			ocannlReduce10AVX2(&scratch.net_block_2_dense_1_x_3_grad[0][i1+2*j81][0], &scratch.net_block_2_dense_1_x_4_grad[0][i1+2*j81][0], &scratch.net_block_2_dense_1_x_1[0][i1+2*j81][0], &scratch.net_block_2_dense_1_x_3[0][i1+2*j81][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -29057,7 +29321,7 @@ func (r83 *ocannlDecBF16BackwardPart72) Part(j82 int) {
 	gNetBlock2LayerNorm2GammaPartial[j82] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock2LayerNorm2GammaPartial[j82][0], &scratch.net_block_2_dense_1_x_1_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_centered[j82][0][0])
+		ocannlReduce11AVX2(&gNetBlock2LayerNorm2GammaPartial[j82][0], &scratch.net_block_2_dense_1_x_1_grad[j82][0][0], &scratch.net_block_2_layer_norm_2_centered[j82][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2LayerNorm2GammaPartialRow := &gNetBlock2LayerNorm2GammaPartial[j82]
@@ -29097,8 +29361,10 @@ type ocannlDecBF16BackwardPart73 struct {
 // Part runs part j84 of the nest (0 <= j84 < 8).
 func (r84 *ocannlDecBF16BackwardPart73) Part(j84 int) {
 	pNetBlock2LayerNorm2Gamma, scratch := r84.pNetBlock2LayerNorm2Gamma, r84.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&scratch.net_block_2_layer_norm_2_centered_grad[j84][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_dense_1_x_1_grad[j84][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap26AVX2(&scratch.net_block_2_layer_norm_2_centered_grad[j84][0][0], &pNetBlock2LayerNorm2Gamma[0], &scratch.net_block_2_dense_1_x_1_grad[j84][0][0])
 	} else {
 		for i0 := range 1 {
@@ -29146,8 +29412,10 @@ type ocannlDecBF16BackwardPart75 struct {
 // Part runs part j86 of the nest (0 <= j86 < 8).
 func (r86 *ocannlDecBF16BackwardPart75) Part(j86 int) {
 	scratch := r86.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap27AVX512(&scratch.net_block_2_layer_norm_2_var_1_grad[j86][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j86][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap27AVX2(&scratch.net_block_2_layer_norm_2_var_1_grad[j86][0][0], &scratch.net_block_2_layer_norm_2_var_2_grad[j86][0][0])
 	} else {
 		for i0 := range 1 {
@@ -29269,7 +29537,7 @@ func (r90 *ocannlDecBF16BackwardPart79) Part(j90 int) {
 	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce11AVX2(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j90][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j90][0])
+			ocannlReduce12AVX2(&scratch.net_block_2_layer_norm_2_mean_grad[0][i1+2*j90][0], &scratch.net_block_2_layer_norm_2_centered_grad[0][i1+2*j90][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -29415,8 +29683,10 @@ type ocannlDecBF16BackwardPart84 struct {
 // Part runs part j95 of the nest (0 <= j95 < 8).
 func (r95 *ocannlDecBF16BackwardPart84) Part(j95 int) {
 	scratch := r95.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap34AVX512(&scratch.net_block_2_masked_attention_1_ex_grad[j95][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[j95][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[j95][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap34AVX2(&scratch.net_block_2_masked_attention_1_ex_grad[j95][0][0][0], &scratch.net_block_2_masked_attention_1_attn_grad[j95][0][0][0], &scratch.net_block_2_masked_attention_1_attn_1[j95][0][0][0])
 	} else {
 		for i0 := range 1 {
@@ -29450,7 +29720,7 @@ func (r96 *ocannlDecBF16BackwardPart85) Part(j96 int) {
 	if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce13AVX2(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j96][i2][0])
+				ocannlReduce14AVX2(&scratch.net_block_2_masked_attention_1_attn_1_grad[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_attn_grad[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_ex[0][i1+2*j96][i2][0], &scratch.net_block_2_masked_attention_1_attn_1[0][i1+2*j96][i2][0])
 			}
 		}
 	} else {
@@ -29488,7 +29758,7 @@ func (r97 *ocannlDecBF16BackwardPart86) Part(j97 int) {
 	if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce14AVX2(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j97][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j97][i2][0])
+				ocannlReduce15AVX2(&scratch.net_block_2_masked_attention_1_m_grad[0][i1+2*j97][i2][0], &scratch.net_block_2_masked_attention_1_ex_1_grad[0][i1+2*j97][i2][0])
 			}
 		}
 	} else {
@@ -29520,25 +29790,34 @@ type ocannlDecBF16BackwardPart87 struct {
 // Part runs part j101 of the nest (0 <= j101 < 8).
 func (r100 *ocannlDecBF16BackwardPart87) Part(j101 int) {
 	scratch := r100.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 8 {
+	// float32 along-rows min reduction kernel, 8 rows of 16 elements into 8 cells (c = c min where(eq(x0,x1),x2,16)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				net_block_2_masked_attention_1_maskedRow4 := &scratch.net_block_2_masked_attention_1_masked[i0][i1+2*j101][i2]
-				net_block_2_masked_attention_1_mV2 := scratch.net_block_2_masked_attention_1_m[i0][i1+2*j101][i2][0]
-				acc63 := scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1+2*j101][i2][0]
-				for i3 := range 16 {
-					var r98 float32
-					if net_block_2_masked_attention_1_maskedRow4[i3] == net_block_2_masked_attention_1_mV2 {
-						r98 = 1
+				ocannlReduce16AVX2(&scratch.net_block_2_masked_attention_1_m_argmax_63[0][i1+2*j101][i2][0], &scratch.net_block_2_masked_attention_1_masked[0][i1+2*j101][i2][0], &scratch.net_block_2_masked_attention_1_m[0][i1+2*j101][i2][0], &scratch.ordinals_2[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				for i2 := range 4 {
+					net_block_2_masked_attention_1_maskedRow4 := &scratch.net_block_2_masked_attention_1_masked[i0][i1+2*j101][i2]
+					net_block_2_masked_attention_1_mV2 := scratch.net_block_2_masked_attention_1_m[i0][i1+2*j101][i2][0]
+					acc63 := scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1+2*j101][i2][0]
+					for i3 := range 16 {
+						var r98 float32
+						if net_block_2_masked_attention_1_maskedRow4[i3] == net_block_2_masked_attention_1_mV2 {
+							r98 = 1
+						}
+						r99 := float32(16)
+						if r98 != 0 {
+							r99 = scratch.ordinals_2[i3]
+						}
+						acc63 = min(acc63, r99)
 					}
-					r99 := float32(16)
-					if r98 != 0 {
-						r99 = scratch.ordinals_2[i3]
-					}
-					acc63 = min(acc63, r99)
+					scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1+2*j101][i2][0] = acc63
 				}
-				scratch.net_block_2_masked_attention_1_m_argmax_63[i0][i1+2*j101][i2][0] = acc63
 			}
 		}
 	}
@@ -29781,8 +30060,10 @@ type ocannlDecBF16BackwardPart96 struct {
 // Part runs part j110 of the nest (0 <= j110 < 8).
 func (r112 *ocannlDecBF16BackwardPart96) Part(j110 int) {
 	scratch := r112.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_block_2_masked_attention_1_x_4_grad[j110][0][0], &scratch.net_block_2_masked_attention_1_x_grad[j110][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap24AVX2(&scratch.net_block_2_masked_attention_1_x_4_grad[j110][0][0], &scratch.net_block_2_masked_attention_1_x_grad[j110][0][0])
 	} else {
 		for i0 := range 1 {
@@ -29813,7 +30094,7 @@ func (r113 *ocannlDecBF16BackwardPart97) Part(j111 int) {
 	gNetBlock2LayerNorm1BetaPartial[j111] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock2LayerNorm1BetaPartial[j111][0], &scratch.net_block_2_masked_attention_1_x_grad[j111][0][0])
+		ocannlReduce9AVX2(&gNetBlock2LayerNorm1BetaPartial[j111][0], &scratch.net_block_2_masked_attention_1_x_grad[j111][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2LayerNorm1BetaPartialRow := &gNetBlock2LayerNorm1BetaPartial[j111]
@@ -29848,8 +30129,10 @@ type ocannlDecBF16BackwardPart98 struct {
 // Part runs part j113 of the nest (0 <= j113 < 8).
 func (r114 *ocannlDecBF16BackwardPart98) Part(j113 int) {
 	scratch := r114.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_block_2_masked_attention_1_x_1_grad[j113][0][0], &scratch.net_block_2_masked_attention_1_x_4_grad[j113][0][0], &scratch.net_block_2_masked_attention_1_x_3[j113][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap25AVX2(&scratch.net_block_2_masked_attention_1_x_1_grad[j113][0][0], &scratch.net_block_2_masked_attention_1_x_4_grad[j113][0][0], &scratch.net_block_2_masked_attention_1_x_3[j113][0][0])
 	} else {
 		for i0 := range 1 {
@@ -29880,7 +30163,7 @@ func (r115 *ocannlDecBF16BackwardPart99) Part(j114 int) {
 	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce9AVX2(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j114][0], &scratch.net_block_2_masked_attention_1_x_4_grad[0][i1+2*j114][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j114][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j114][0])
+			ocannlReduce10AVX2(&scratch.net_block_2_masked_attention_1_x_3_grad[0][i1+2*j114][0], &scratch.net_block_2_masked_attention_1_x_4_grad[0][i1+2*j114][0], &scratch.net_block_2_masked_attention_1_x_1[0][i1+2*j114][0], &scratch.net_block_2_masked_attention_1_x_3[0][i1+2*j114][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -29915,7 +30198,7 @@ func (r116 *ocannlDecBF16BackwardPart100) Part(j115 int) {
 	gNetBlock2LayerNorm1GammaPartial[j115] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock2LayerNorm1GammaPartial[j115][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_centered[j115][0][0])
+		ocannlReduce11AVX2(&gNetBlock2LayerNorm1GammaPartial[j115][0], &scratch.net_block_2_masked_attention_1_x_1_grad[j115][0][0], &scratch.net_block_2_layer_norm_1_centered[j115][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock2LayerNorm1GammaPartialRow := &gNetBlock2LayerNorm1GammaPartial[j115]
@@ -29955,8 +30238,10 @@ type ocannlDecBF16BackwardPart101 struct {
 // Part runs part j117 of the nest (0 <= j117 < 8).
 func (r117 *ocannlDecBF16BackwardPart101) Part(j117 int) {
 	pNetBlock2LayerNorm1Gamma, scratch := r117.pNetBlock2LayerNorm1Gamma, r117.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&scratch.net_block_2_layer_norm_1_centered_grad[j117][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[j117][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap26AVX2(&scratch.net_block_2_layer_norm_1_centered_grad[j117][0][0], &pNetBlock2LayerNorm1Gamma[0], &scratch.net_block_2_masked_attention_1_x_1_grad[j117][0][0])
 	} else {
 		for i0 := range 1 {
@@ -30004,8 +30289,10 @@ type ocannlDecBF16BackwardPart103 struct {
 // Part runs part j119 of the nest (0 <= j119 < 8).
 func (r119 *ocannlDecBF16BackwardPart103) Part(j119 int) {
 	scratch := r119.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap27AVX512(&scratch.net_block_2_layer_norm_1_var_1_grad[j119][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j119][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap27AVX2(&scratch.net_block_2_layer_norm_1_var_1_grad[j119][0][0], &scratch.net_block_2_layer_norm_1_var_2_grad[j119][0][0])
 	} else {
 		for i0 := range 1 {
@@ -30127,7 +30414,7 @@ func (r123 *ocannlDecBF16BackwardPart107) Part(j123 int) {
 	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce11AVX2(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j123][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j123][0])
+			ocannlReduce12AVX2(&scratch.net_block_2_layer_norm_1_mean_grad[0][i1+2*j123][0], &scratch.net_block_2_layer_norm_1_centered_grad[0][i1+2*j123][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -30160,7 +30447,7 @@ func (r124 *ocannlDecBF16BackwardPart108) Part(j124 int) {
 	gNetBlock1Linear1BPartial[j124] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock1Linear1BPartial[j124][0], &scratch.net_h1_2_grad[j124][0][0])
+		ocannlReduce9AVX2(&gNetBlock1Linear1BPartial[j124][0], &scratch.net_h1_2_grad[j124][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1Linear1BPartialRow := &gNetBlock1Linear1BPartial[j124]
@@ -30250,8 +30537,10 @@ type ocannlDecBF16BackwardPart111 struct {
 // Part runs part j128 of the nest (0 <= j128 < 8).
 func (r129 *ocannlDecBF16BackwardPart111) Part(j128 int) {
 	scratch := r129.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap41AVX512(&scratch.net_block_1_linear_1_x_2_grad[j128][0][0], &scratch.net_block_1_linear_1_x_2[j128][0][0], &scratch.net_block_1_linear_1_x_grad[j128][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap41AVX2(&scratch.net_block_1_linear_1_x_2_grad[j128][0][0], &scratch.net_block_1_linear_1_x_2[j128][0][0], &scratch.net_block_1_linear_1_x_grad[j128][0][0])
 	} else {
 		for i0 := range 1 {
@@ -30287,8 +30576,10 @@ type ocannlDecBF16BackwardPart112 struct {
 // Part runs part j129 of the nest (0 <= j129 < 8).
 func (r130 *ocannlDecBF16BackwardPart112) Part(j129 int) {
 	scratch := r130.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap42AVX512(&scratch.net_block_1_linear_1_x_1_grad[j129][0][0], &scratch.net_block_1_linear_1_x_2_grad[j129][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap42AVX2(&scratch.net_block_1_linear_1_x_1_grad[j129][0][0], &scratch.net_block_1_linear_1_x_2_grad[j129][0][0])
 	} else {
 		for i0 := range 1 {
@@ -30319,7 +30610,7 @@ func (r131 *ocannlDecBF16BackwardPart113) Part(j130 int) {
 	gNetBlock1Dense1BPartial[j130] = [128]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 128 elements into 128 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce12AVX2(&gNetBlock1Dense1BPartial[j130][0], &scratch.net_block_1_linear_1_x_2_grad[j130][0][0])
+		ocannlReduce13AVX2(&gNetBlock1Dense1BPartial[j130][0], &scratch.net_block_1_linear_1_x_2_grad[j130][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1Dense1BPartialRow := &gNetBlock1Dense1BPartial[j130]
@@ -30409,8 +30700,10 @@ type ocannlDecBF16BackwardPart116 struct {
 // Part runs part j134 of the nest (0 <= j134 < 8).
 func (r134 *ocannlDecBF16BackwardPart116) Part(j134 int) {
 	scratch := r134.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_block_1_dense_1_x_4_grad[j134][0][0], &scratch.net_block_1_dense_1_x_grad[j134][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap24AVX2(&scratch.net_block_1_dense_1_x_4_grad[j134][0][0], &scratch.net_block_1_dense_1_x_grad[j134][0][0])
 	} else {
 		for i0 := range 1 {
@@ -30441,7 +30734,7 @@ func (r135 *ocannlDecBF16BackwardPart117) Part(j135 int) {
 	gNetBlock1LayerNorm2BetaPartial[j135] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock1LayerNorm2BetaPartial[j135][0], &scratch.net_block_1_dense_1_x_grad[j135][0][0])
+		ocannlReduce9AVX2(&gNetBlock1LayerNorm2BetaPartial[j135][0], &scratch.net_block_1_dense_1_x_grad[j135][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1LayerNorm2BetaPartialRow := &gNetBlock1LayerNorm2BetaPartial[j135]
@@ -30476,8 +30769,10 @@ type ocannlDecBF16BackwardPart118 struct {
 // Part runs part j137 of the nest (0 <= j137 < 8).
 func (r136 *ocannlDecBF16BackwardPart118) Part(j137 int) {
 	scratch := r136.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_block_1_dense_1_x_1_grad[j137][0][0], &scratch.net_block_1_dense_1_x_4_grad[j137][0][0], &scratch.net_block_1_dense_1_x_3[j137][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap25AVX2(&scratch.net_block_1_dense_1_x_1_grad[j137][0][0], &scratch.net_block_1_dense_1_x_4_grad[j137][0][0], &scratch.net_block_1_dense_1_x_3[j137][0][0])
 	} else {
 		for i0 := range 1 {
@@ -30508,7 +30803,7 @@ func (r137 *ocannlDecBF16BackwardPart119) Part(j138 int) {
 	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce9AVX2(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j138][0], &scratch.net_block_1_dense_1_x_4_grad[0][i1+2*j138][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j138][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j138][0])
+			ocannlReduce10AVX2(&scratch.net_block_1_dense_1_x_3_grad[0][i1+2*j138][0], &scratch.net_block_1_dense_1_x_4_grad[0][i1+2*j138][0], &scratch.net_block_1_dense_1_x_1[0][i1+2*j138][0], &scratch.net_block_1_dense_1_x_3[0][i1+2*j138][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -30543,7 +30838,7 @@ func (r138 *ocannlDecBF16BackwardPart120) Part(j139 int) {
 	gNetBlock1LayerNorm2GammaPartial[j139] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock1LayerNorm2GammaPartial[j139][0], &scratch.net_block_1_dense_1_x_1_grad[j139][0][0], &scratch.net_block_1_layer_norm_2_centered[j139][0][0])
+		ocannlReduce11AVX2(&gNetBlock1LayerNorm2GammaPartial[j139][0], &scratch.net_block_1_dense_1_x_1_grad[j139][0][0], &scratch.net_block_1_layer_norm_2_centered[j139][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1LayerNorm2GammaPartialRow := &gNetBlock1LayerNorm2GammaPartial[j139]
@@ -30583,8 +30878,10 @@ type ocannlDecBF16BackwardPart121 struct {
 // Part runs part j141 of the nest (0 <= j141 < 8).
 func (r139 *ocannlDecBF16BackwardPart121) Part(j141 int) {
 	pNetBlock1LayerNorm2Gamma, scratch := r139.pNetBlock1LayerNorm2Gamma, r139.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&scratch.net_block_1_layer_norm_2_centered_grad[j141][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_dense_1_x_1_grad[j141][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap26AVX2(&scratch.net_block_1_layer_norm_2_centered_grad[j141][0][0], &pNetBlock1LayerNorm2Gamma[0], &scratch.net_block_1_dense_1_x_1_grad[j141][0][0])
 	} else {
 		for i0 := range 1 {
@@ -30632,8 +30929,10 @@ type ocannlDecBF16BackwardPart123 struct {
 // Part runs part j143 of the nest (0 <= j143 < 8).
 func (r141 *ocannlDecBF16BackwardPart123) Part(j143 int) {
 	scratch := r141.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap27AVX512(&scratch.net_block_1_layer_norm_2_var_1_grad[j143][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j143][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap27AVX2(&scratch.net_block_1_layer_norm_2_var_1_grad[j143][0][0], &scratch.net_block_1_layer_norm_2_var_2_grad[j143][0][0])
 	} else {
 		for i0 := range 1 {
@@ -30755,7 +31054,7 @@ func (r145 *ocannlDecBF16BackwardPart127) Part(j147 int) {
 	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce11AVX2(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j147][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j147][0])
+			ocannlReduce12AVX2(&scratch.net_block_1_layer_norm_2_mean_grad[0][i1+2*j147][0], &scratch.net_block_1_layer_norm_2_centered_grad[0][i1+2*j147][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -30901,8 +31200,10 @@ type ocannlDecBF16BackwardPart132 struct {
 // Part runs part j152 of the nest (0 <= j152 < 8).
 func (r150 *ocannlDecBF16BackwardPart132) Part(j152 int) {
 	scratch := r150.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 16 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap34AVX512(&scratch.net_block_1_masked_attention_1_ex_grad[j152][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[j152][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[j152][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap34AVX2(&scratch.net_block_1_masked_attention_1_ex_grad[j152][0][0][0], &scratch.net_block_1_masked_attention_1_attn_grad[j152][0][0][0], &scratch.net_block_1_masked_attention_1_attn_1[j152][0][0][0])
 	} else {
 		for i0 := range 1 {
@@ -30936,7 +31237,7 @@ func (r151 *ocannlDecBF16BackwardPart133) Part(j153 int) {
 	if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce13AVX2(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j153][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j153][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j153][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j153][i2][0])
+				ocannlReduce14AVX2(&scratch.net_block_1_masked_attention_1_attn_1_grad[0][i1+2*j153][i2][0], &scratch.net_block_1_masked_attention_1_attn_grad[0][i1+2*j153][i2][0], &scratch.net_block_1_masked_attention_1_ex[0][i1+2*j153][i2][0], &scratch.net_block_1_masked_attention_1_attn_1[0][i1+2*j153][i2][0])
 			}
 		}
 	} else {
@@ -30974,7 +31275,7 @@ func (r152 *ocannlDecBF16BackwardPart134) Part(j154 int) {
 	if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				ocannlReduce14AVX2(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j154][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j154][i2][0])
+				ocannlReduce15AVX2(&scratch.net_block_1_masked_attention_1_m_grad[0][i1+2*j154][i2][0], &scratch.net_block_1_masked_attention_1_ex_1_grad[0][i1+2*j154][i2][0])
 			}
 		}
 	} else {
@@ -31006,25 +31307,34 @@ type ocannlDecBF16BackwardPart135 struct {
 // Part runs part j158 of the nest (0 <= j158 < 8).
 func (r155 *ocannlDecBF16BackwardPart135) Part(j158 int) {
 	scratch := r155.scratch
-	// reduction accumulated in a local variable.
-	for i0 := range 8 {
+	// float32 along-rows min reduction kernel, 8 rows of 16 elements into 8 cells (c = c min where(eq(x0,x1),x2,16)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
 		for i1 := range 2 {
 			for i2 := range 4 {
-				net_block_1_masked_attention_1_maskedRow4 := &scratch.net_block_1_masked_attention_1_masked[i0][i1+2*j158][i2]
-				net_block_1_masked_attention_1_mV2 := scratch.net_block_1_masked_attention_1_m[i0][i1+2*j158][i2][0]
-				acc89 := scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+2*j158][i2][0]
-				for i3 := range 16 {
-					var r153 float32
-					if net_block_1_masked_attention_1_maskedRow4[i3] == net_block_1_masked_attention_1_mV2 {
-						r153 = 1
+				ocannlReduce16AVX2(&scratch.net_block_1_masked_attention_1_m_argmax_20[0][i1+2*j158][i2][0], &scratch.net_block_1_masked_attention_1_masked[0][i1+2*j158][i2][0], &scratch.net_block_1_masked_attention_1_m[0][i1+2*j158][i2][0], &scratch.ordinals_2[0])
+			}
+		}
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			for i1 := range 2 {
+				for i2 := range 4 {
+					net_block_1_masked_attention_1_maskedRow4 := &scratch.net_block_1_masked_attention_1_masked[i0][i1+2*j158][i2]
+					net_block_1_masked_attention_1_mV2 := scratch.net_block_1_masked_attention_1_m[i0][i1+2*j158][i2][0]
+					acc89 := scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+2*j158][i2][0]
+					for i3 := range 16 {
+						var r153 float32
+						if net_block_1_masked_attention_1_maskedRow4[i3] == net_block_1_masked_attention_1_mV2 {
+							r153 = 1
+						}
+						r154 := float32(16)
+						if r153 != 0 {
+							r154 = scratch.ordinals_2[i3]
+						}
+						acc89 = min(acc89, r154)
 					}
-					r154 := float32(16)
-					if r153 != 0 {
-						r154 = scratch.ordinals_2[i3]
-					}
-					acc89 = min(acc89, r154)
+					scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+2*j158][i2][0] = acc89
 				}
-				scratch.net_block_1_masked_attention_1_m_argmax_20[i0][i1+2*j158][i2][0] = acc89
 			}
 		}
 	}
@@ -31267,8 +31577,10 @@ type ocannlDecBF16BackwardPart144 struct {
 // Part runs part j167 of the nest (0 <= j167 < 8).
 func (r167 *ocannlDecBF16BackwardPart144) Part(j167 int) {
 	scratch := r167.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap24AVX512(&scratch.net_block_1_masked_attention_1_x_4_grad[j167][0][0], &scratch.net_block_1_masked_attention_1_x_grad[j167][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap24AVX2(&scratch.net_block_1_masked_attention_1_x_4_grad[j167][0][0], &scratch.net_block_1_masked_attention_1_x_grad[j167][0][0])
 	} else {
 		for i0 := range 1 {
@@ -31299,7 +31611,7 @@ func (r168 *ocannlDecBF16BackwardPart145) Part(j168 int) {
 	gNetBlock1LayerNorm1BetaPartial[j168] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gNetBlock1LayerNorm1BetaPartial[j168][0], &scratch.net_block_1_masked_attention_1_x_grad[j168][0][0])
+		ocannlReduce9AVX2(&gNetBlock1LayerNorm1BetaPartial[j168][0], &scratch.net_block_1_masked_attention_1_x_grad[j168][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1LayerNorm1BetaPartialRow := &gNetBlock1LayerNorm1BetaPartial[j168]
@@ -31334,8 +31646,10 @@ type ocannlDecBF16BackwardPart146 struct {
 // Part runs part j170 of the nest (0 <= j170 < 8).
 func (r169 *ocannlDecBF16BackwardPart146) Part(j170 int) {
 	scratch := r169.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap25AVX512(&scratch.net_block_1_masked_attention_1_x_1_grad[j170][0][0], &scratch.net_block_1_masked_attention_1_x_4_grad[j170][0][0], &scratch.net_block_1_masked_attention_1_x_3[j170][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap25AVX2(&scratch.net_block_1_masked_attention_1_x_1_grad[j170][0][0], &scratch.net_block_1_masked_attention_1_x_4_grad[j170][0][0], &scratch.net_block_1_masked_attention_1_x_3[j170][0][0])
 	} else {
 		for i0 := range 1 {
@@ -31366,7 +31680,7 @@ func (r170 *ocannlDecBF16BackwardPart147) Part(j171 int) {
 	// float32 along-rows add reduction kernel, 8 rows of 64 elements into 8 cells (c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1))): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce9AVX2(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j171][0], &scratch.net_block_1_masked_attention_1_x_4_grad[0][i1+2*j171][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j171][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j171][0])
+			ocannlReduce10AVX2(&scratch.net_block_1_masked_attention_1_x_3_grad[0][i1+2*j171][0], &scratch.net_block_1_masked_attention_1_x_4_grad[0][i1+2*j171][0], &scratch.net_block_1_masked_attention_1_x_1[0][i1+2*j171][0], &scratch.net_block_1_masked_attention_1_x_3[0][i1+2*j171][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -31401,7 +31715,7 @@ func (r171 *ocannlDecBF16BackwardPart148) Part(j172 int) {
 	gNetBlock1LayerNorm1GammaPartial[j172] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gNetBlock1LayerNorm1GammaPartial[j172][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j172][0][0], &scratch.net_block_1_layer_norm_1_centered[j172][0][0])
+		ocannlReduce11AVX2(&gNetBlock1LayerNorm1GammaPartial[j172][0], &scratch.net_block_1_masked_attention_1_x_1_grad[j172][0][0], &scratch.net_block_1_layer_norm_1_centered[j172][0][0])
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
 		gNetBlock1LayerNorm1GammaPartialRow := &gNetBlock1LayerNorm1GammaPartial[j172]
@@ -31441,8 +31755,10 @@ type ocannlDecBF16BackwardPart149 struct {
 // Part runs part j174 of the nest (0 <= j174 < 8).
 func (r172 *ocannlDecBF16BackwardPart149) Part(j174 int) {
 	pNetBlock1LayerNorm1Gamma, scratch := r172.pNetBlock1LayerNorm1Gamma, r172.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap26AVX512(&scratch.net_block_1_layer_norm_1_centered_grad[j174][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[j174][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap26AVX2(&scratch.net_block_1_layer_norm_1_centered_grad[j174][0][0], &pNetBlock1LayerNorm1Gamma[0], &scratch.net_block_1_masked_attention_1_x_1_grad[j174][0][0])
 	} else {
 		for i0 := range 1 {
@@ -31490,8 +31806,10 @@ type ocannlDecBF16BackwardPart151 struct {
 // Part runs part j176 of the nest (0 <= j176 < 8).
 func (r174 *ocannlDecBF16BackwardPart151) Part(j176 int) {
 	scratch := r174.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 16 rows of 64 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap27AVX512(&scratch.net_block_1_layer_norm_1_var_1_grad[j176][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j176][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap27AVX2(&scratch.net_block_1_layer_norm_1_var_1_grad[j176][0][0], &scratch.net_block_1_layer_norm_1_var_2_grad[j176][0][0])
 	} else {
 		for i0 := range 1 {
@@ -31613,7 +31931,7 @@ func (r178 *ocannlDecBF16BackwardPart155) Part(j180 int) {
 	// float32 along-rows sub reduction kernel, 8 rows of 64 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 2 {
-			ocannlReduce11AVX2(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j180][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j180][0])
+			ocannlReduce12AVX2(&scratch.net_block_1_layer_norm_1_mean_grad[0][i1+2*j180][0], &scratch.net_block_1_layer_norm_1_centered_grad[0][i1+2*j180][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -31645,7 +31963,7 @@ func (r179 *ocannlDecBF16BackwardPart156) Part(j181 int) {
 	gNetPos, scratch := r179.gNetPos, r179.scratch
 	// float32 across-rows add reduction kernel, 8 rows of 128 elements into 128 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetPos[128*j181], &scratch.net_h0_grad[0][2*j181][0])
+		ocannlReduce17AVX2(&gNetPos[128*j181], &scratch.net_h0_grad[0][2*j181][0])
 	} else {
 		for i0 := range 8 {
 			for i1 := range 2 {
@@ -31846,8 +32164,10 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 	defer region.Leave()
 
 	// net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#2.kernel
-	// float32 pointwise kernel over 16 rows of 45 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 45 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap43AVX512(&scratch.imagesPad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap43AVX2(&scratch.imagesPad[0][0][0][0])
 	} else {
 		for j3 := range 16 {
@@ -31858,8 +32178,10 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 			}
 		}
 	}
-	// float32 pointwise kernel over 16 rows of 90 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 90 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap44AVX512(&scratch.imagesPad[0][13][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap44AVX2(&scratch.imagesPad[0][13][0][0])
 	} else {
 		for j6 := range 16 {
@@ -31984,7 +32306,7 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float32 along-rows max reduction kernel, 16 rows of 10 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
+		ocannlReduce18AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -32024,7 +32346,7 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float32 along-rows add reduction kernel, 16 rows of 10 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce17AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlReduce19AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -32061,7 +32383,7 @@ func ocannlConvTrainLoss(images *[16][12][12][3]float32, labels *[16][10]float32
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float32 along-rows add reduction kernel, 1 rows of 160 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce18AVX2(&train_2[0], &scratch.train_1[0][0])
+		ocannlReduce20AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc6 := float32(0)
@@ -32653,8 +32975,10 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	scratch.ordinals_1 = [10]float32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
 
 	// net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#2.kernel
-	// float32 pointwise kernel over 16 rows of 45 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 45 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap43AVX512(&scratch.imagesPad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap43AVX2(&scratch.imagesPad[0][0][0][0])
 	} else {
 		for j3 := range 16 {
@@ -32665,8 +32989,10 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 			}
 		}
 	}
-	// float32 pointwise kernel over 16 rows of 90 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 90 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap44AVX512(&scratch.imagesPad[0][13][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap44AVX2(&scratch.imagesPad[0][13][0][0])
 	} else {
 		for j6 := range 16 {
@@ -32798,7 +33124,7 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float32 along-rows max reduction kernel, 16 rows of 10 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
+		ocannlReduce18AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -32838,7 +33164,7 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float32 along-rows add reduction kernel, 16 rows of 10 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce17AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlReduce19AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -32875,7 +33201,7 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float32 along-rows add reduction kernel, 1 rows of 160 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce18AVX2(&train_2[0], &scratch.train_1[0][0])
+		ocannlReduce20AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc6 := float32(0)
@@ -32953,7 +33279,7 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce19AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+		ocannlReduce21AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -33002,7 +33328,7 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce19AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce21AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -33021,23 +33347,28 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@8
-	// reduction accumulated in a local variable.
-	for i0 := range 16 {
-		train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
-		train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
-		acc9 := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
-		for i1 := range 10 {
-			var r9 float32
-			if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
-				r9 = 1
+	// float32 along-rows min reduction kernel, 16 rows of 10 elements into 16 cells (c = c min where(eq(x0,x1),x2,10)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce22AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
+			train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
+			acc9 := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
+			for i1 := range 10 {
+				var r9 float32
+				if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
+					r9 = 1
+				}
+				r10 := float32(10)
+				if r9 != 0 {
+					r10 = scratch.ordinals_1[i1]
+				}
+				acc9 = min(acc9, r10)
 			}
-			r10 := float32(10)
-			if r9 != 0 {
-				r10 = scratch.ordinals_1[i1]
-			}
-			acc9 = min(acc9, r10)
+			scratch.train_cross_entropy_1_m_argmax_8[i0][0] = acc9
 		}
-		scratch.train_cross_entropy_1_m_argmax_8[i0][0] = acc9
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
@@ -33070,7 +33401,7 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// float32 across-rows add reduction kernel, 16 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce20AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce23AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 16; i0 += 4 {
@@ -33113,8 +33444,10 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	ocannlConvBackwardPart7Records.Put(rec8)
 
 	// backprop of op 5 (net/h = pointwise relu of _net/h.1): g1 =+ where((0 < v1), g, 0); g1 is _net/h.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 18432 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 18432 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap52AVX512(&scratch.net_h_1_grad[0][0][0][0], &scratch.net_h_1[0][0][0][0], &scratch.net_h_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap52AVX2(&scratch.net_h_1_grad[0][0][0][0], &scratch.net_h_1[0][0][0][0], &scratch.net_h_grad[0][0][0][0])
 	} else {
 		scratch.net_h_1_grad = [16][6][6][32]float32{}
@@ -33141,8 +33474,10 @@ func ocannlConvBackward(images *[16][12][12][3]float32, labels *[16][10]float32,
 	}
 
 	// backprop of op 4 (_net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g1 =+ g; g1 is net.conv2d#1/y.grad
-	// the zero fill absorbed: float32 pointwise kernel over 18432 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 18432 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap53AVX512(&scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.net_h_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap53AVX2(&scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.net_h_1_grad[0][0][0][0])
 	} else {
 		scratch.net_conv2d_1_y_grad = [16][6][6][32]float32{}
@@ -33633,7 +33968,7 @@ func (r17 *ocannlConvBackwardPart8) Part(j27 int) {
 	gNetConv2d1BiasPartial[j27] = [32]float32{}
 	// float32 across-rows add reduction kernel, 72 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce21AVX2(&gNetConv2d1BiasPartial[j27][0], &scratch.net_h_1_grad[2*j27][0][0][0])
+		ocannlReduce24AVX2(&gNetConv2d1BiasPartial[j27][0], &scratch.net_h_1_grad[2*j27][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		gNetConv2d1BiasPartialRow := &gNetConv2d1BiasPartial[j27]
@@ -33780,8 +34115,10 @@ type ocannlConvBackwardPart11 struct {
 // Part runs part j31 of the nest (0 <= j31 < 8).
 func (r20 *ocannlConvBackwardPart11) Part(j31 int) {
 	scratch := r20.scratch
-	// float32 pointwise kernel over 2 rows of 240 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 2 rows of 240 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap54AVX512(&scratch.net_conv2d_1_x_grad[2*j31][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap54AVX2(&scratch.net_conv2d_1_x_grad[2*j31][0][0][0])
 	} else {
 		for j32 := range 2 {
@@ -33792,8 +34129,12 @@ func (r20 *ocannlConvBackwardPart11) Part(j31 int) {
 			}
 		}
 	}
-	// float32 pointwise kernel over 480 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 480 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for j35 := range 2 {
+			ocannlMap55AVX512(&scratch.net_conv2d_1_x_grad[j35+2*j31][13][0][0])
+		}
+	} else if ocannlAVX2 {
 		for j35 := range 2 {
 			ocannlMap55AVX2(&scratch.net_conv2d_1_x_grad[j35+2*j31][13][0][0])
 		}
@@ -33815,8 +34156,12 @@ func (r20 *ocannlConvBackwardPart11) Part(j31 int) {
 			}
 		}
 	}
-	// float32 pointwise kernel over 12 rows of 32 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 12 rows of 32 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for j43 := range 2 {
+			ocannlMap56AVX512(&scratch.net_conv2d_1_x_grad[j43+2*j31][1][13][0])
+		}
+	} else if ocannlAVX2 {
 		for j43 := range 2 {
 			ocannlMap56AVX2(&scratch.net_conv2d_1_x_grad[j43+2*j31][1][13][0])
 		}
@@ -33845,8 +34190,12 @@ type ocannlConvBackwardPart12 struct {
 // Part runs part j48 of the nest (0 <= j48 < 8).
 func (r23 *ocannlConvBackwardPart12) Part(j48 int) {
 	scratch := r23.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 12 rows of 192 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 12 rows of 192 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap57AVX512(&scratch.net_conv2d_1_x_1_grad[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_1[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_grad[i0+2*j48][1][1][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			ocannlMap57AVX2(&scratch.net_conv2d_1_x_1_grad[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_1[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_grad[i0+2*j48][1][1][0])
 		}
@@ -33886,8 +34235,10 @@ type ocannlConvBackwardPart13 struct {
 // Part runs part j49 of the nest (0 <= j49 < 8).
 func (r24 *ocannlConvBackwardPart13) Part(j49 int) {
 	scratch := r24.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 4608 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 4608 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap58AVX512(&scratch.net_conv2d_2_y_grad[2*j49][0][0][0], &scratch.net_conv2d_1_x_1_grad[2*j49][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap58AVX2(&scratch.net_conv2d_2_y_grad[2*j49][0][0][0], &scratch.net_conv2d_1_x_1_grad[2*j49][0][0][0])
 	} else {
 		for i0 := range 2 {
@@ -33920,7 +34271,7 @@ func (r25 *ocannlConvBackwardPart14) Part(j50 int) {
 	gNetConv2d2BiasPartial[j50] = [16]float32{}
 	// float32 across-rows add reduction kernel, 288 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce22AVX2(&gNetConv2d2BiasPartial[j50][0], &scratch.net_conv2d_1_x_1_grad[2*j50][0][0][0])
+		ocannlReduce25AVX2(&gNetConv2d2BiasPartial[j50][0], &scratch.net_conv2d_1_x_1_grad[2*j50][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		gNetConv2d2BiasPartialRow := &gNetConv2d2BiasPartial[j50]
@@ -34157,8 +34508,10 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	defer region.Leave()
 
 	// net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#2.kernel
-	// float32 pointwise kernel over 16 rows of 45 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 45 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap43AVX512(&scratch.imagesPad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap43AVX2(&scratch.imagesPad[0][0][0][0])
 	} else {
 		for j3 := range 16 {
@@ -34169,8 +34522,10 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 			}
 		}
 	}
-	// float32 pointwise kernel over 16 rows of 90 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 90 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap44AVX512(&scratch.imagesPad[0][13][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap44AVX2(&scratch.imagesPad[0][13][0][0])
 	} else {
 		for j6 := range 16 {
@@ -34295,7 +34650,7 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float32 along-rows max reduction kernel, 16 rows of 10 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
+		ocannlReduce18AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -34335,7 +34690,7 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float32 along-rows add reduction kernel, 16 rows of 10 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce17AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlReduce19AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -34372,7 +34727,7 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float32 along-rows add reduction kernel, 1 rows of 160 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce18AVX2(&train_2[0], &scratch.train_1[0][0])
+		ocannlReduce20AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc6 := float32(0)
@@ -34924,8 +35279,10 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	scratch.ordinals_1 = [10]float32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
 
 	// net.conv2d#2/y = einsum "+*" "... | 1*oh=+kh, 1*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of images, net.conv2d#2.kernel
-	// float32 pointwise kernel over 16 rows of 45 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 45 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap43AVX512(&scratch.imagesPad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap43AVX2(&scratch.imagesPad[0][0][0][0])
 	} else {
 		for j3 := range 16 {
@@ -34936,8 +35293,10 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 			}
 		}
 	}
-	// float32 pointwise kernel over 16 rows of 90 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 90 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap44AVX512(&scratch.imagesPad[0][13][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap44AVX2(&scratch.imagesPad[0][13][0][0])
 	} else {
 		for j6 := range 16 {
@@ -35069,7 +35428,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float32 along-rows max reduction kernel, 16 rows of 10 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
+		ocannlReduce18AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -35109,7 +35468,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float32 along-rows add reduction kernel, 16 rows of 10 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce17AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlReduce19AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -35146,7 +35505,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float32 along-rows add reduction kernel, 1 rows of 160 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce18AVX2(&train_2[0], &scratch.train_1[0][0])
+		ocannlReduce20AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc6 := float32(0)
@@ -35224,7 +35583,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce19AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+		ocannlReduce21AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -35273,7 +35632,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce19AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce21AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -35292,23 +35651,28 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@8
-	// reduction accumulated in a local variable.
-	for i0 := range 16 {
-		train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
-		train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
-		acc9 := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
-		for i1 := range 10 {
-			var r9 float32
-			if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
-				r9 = 1
+	// float32 along-rows min reduction kernel, 16 rows of 10 elements into 16 cells (c = c min where(eq(x0,x1),x2,10)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce22AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
+			train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
+			acc9 := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
+			for i1 := range 10 {
+				var r9 float32
+				if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
+					r9 = 1
+				}
+				r10 := float32(10)
+				if r9 != 0 {
+					r10 = scratch.ordinals_1[i1]
+				}
+				acc9 = min(acc9, r10)
 			}
-			r10 := float32(10)
-			if r9 != 0 {
-				r10 = scratch.ordinals_1[i1]
-			}
-			acc9 = min(acc9, r10)
+			scratch.train_cross_entropy_1_m_argmax_8[i0][0] = acc9
 		}
-		scratch.train_cross_entropy_1_m_argmax_8[i0][0] = acc9
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
@@ -35341,7 +35705,7 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.linear#1.b): g2 =+ g; g2 is net.linear#1.b.grad
 	// float32 across-rows add reduction kernel, 16 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce20AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce23AVX2(&gNetLinear1B[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 16; i0 += 4 {
@@ -35384,8 +35748,10 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	ocannlConvBF16BackwardPart7Records.Put(rec8)
 
 	// backprop of op 5 (net/h = pointwise relu of _net/h.1): g1 =+ where((0 < v1), g, 0); g1 is _net/h.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 18432 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 18432 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap52AVX512(&scratch.net_h_1_grad[0][0][0][0], &scratch.net_h_1[0][0][0][0], &scratch.net_h_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap52AVX2(&scratch.net_h_1_grad[0][0][0][0], &scratch.net_h_1[0][0][0][0], &scratch.net_h_grad[0][0][0][0])
 	} else {
 		scratch.net_h_1_grad = [16][6][6][32]float32{}
@@ -35412,8 +35778,10 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	}
 
 	// backprop of op 4 (_net/h.1 = pointwise "+" of net.conv2d#1/y, net.conv2d#1.bias): g1 =+ g; g1 is net.conv2d#1/y.grad
-	// the zero fill absorbed: float32 pointwise kernel over 18432 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 18432 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap53AVX512(&scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.net_h_1_grad[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap53AVX2(&scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.net_h_1_grad[0][0][0][0])
 	} else {
 		scratch.net_conv2d_1_y_grad = [16][6][6][32]float32{}
@@ -35847,7 +36215,7 @@ func (r17 *ocannlConvBF16BackwardPart8) Part(j27 int) {
 	gNetConv2d1BiasPartial[j27] = [32]float32{}
 	// float32 across-rows add reduction kernel, 72 rows of 32 elements into 32 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce21AVX2(&gNetConv2d1BiasPartial[j27][0], &scratch.net_h_1_grad[2*j27][0][0][0])
+		ocannlReduce24AVX2(&gNetConv2d1BiasPartial[j27][0], &scratch.net_h_1_grad[2*j27][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		gNetConv2d1BiasPartialRow := &gNetConv2d1BiasPartial[j27]
@@ -35956,8 +36324,10 @@ type ocannlConvBF16BackwardPart11 struct {
 // Part runs part j31 of the nest (0 <= j31 < 8).
 func (r20 *ocannlConvBF16BackwardPart11) Part(j31 int) {
 	scratch := r20.scratch
-	// float32 pointwise kernel over 2 rows of 240 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 2 rows of 240 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap54AVX512(&scratch.net_conv2d_1_x_grad[2*j31][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap54AVX2(&scratch.net_conv2d_1_x_grad[2*j31][0][0][0])
 	} else {
 		for j32 := range 2 {
@@ -35968,8 +36338,12 @@ func (r20 *ocannlConvBF16BackwardPart11) Part(j31 int) {
 			}
 		}
 	}
-	// float32 pointwise kernel over 480 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 480 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for j35 := range 2 {
+			ocannlMap55AVX512(&scratch.net_conv2d_1_x_grad[j35+2*j31][13][0][0])
+		}
+	} else if ocannlAVX2 {
 		for j35 := range 2 {
 			ocannlMap55AVX2(&scratch.net_conv2d_1_x_grad[j35+2*j31][13][0][0])
 		}
@@ -35991,8 +36365,12 @@ func (r20 *ocannlConvBF16BackwardPart11) Part(j31 int) {
 			}
 		}
 	}
-	// float32 pointwise kernel over 12 rows of 32 elements (c = 0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 12 rows of 32 elements (c = 0): AVX512, AVX2.
+	if ocannlAVX512 {
+		for j43 := range 2 {
+			ocannlMap56AVX512(&scratch.net_conv2d_1_x_grad[j43+2*j31][1][13][0])
+		}
+	} else if ocannlAVX2 {
 		for j43 := range 2 {
 			ocannlMap56AVX2(&scratch.net_conv2d_1_x_grad[j43+2*j31][1][13][0])
 		}
@@ -36021,8 +36399,12 @@ type ocannlConvBF16BackwardPart12 struct {
 // Part runs part j48 of the nest (0 <= j48 < 8).
 func (r23 *ocannlConvBF16BackwardPart12) Part(j48 int) {
 	scratch := r23.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 12 rows of 192 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 12 rows of 192 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			ocannlMap57AVX512(&scratch.net_conv2d_1_x_1_grad[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_1[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_grad[i0+2*j48][1][1][0])
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			ocannlMap57AVX2(&scratch.net_conv2d_1_x_1_grad[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_1[i0+2*j48][0][0][0], &scratch.net_conv2d_1_x_grad[i0+2*j48][1][1][0])
 		}
@@ -36062,8 +36444,10 @@ type ocannlConvBF16BackwardPart13 struct {
 // Part runs part j49 of the nest (0 <= j49 < 8).
 func (r24 *ocannlConvBF16BackwardPart13) Part(j49 int) {
 	scratch := r24.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 4608 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 4608 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap58AVX512(&scratch.net_conv2d_2_y_grad[2*j49][0][0][0], &scratch.net_conv2d_1_x_1_grad[2*j49][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap58AVX2(&scratch.net_conv2d_2_y_grad[2*j49][0][0][0], &scratch.net_conv2d_1_x_1_grad[2*j49][0][0][0])
 	} else {
 		for i0 := range 2 {
@@ -36096,7 +36480,7 @@ func (r25 *ocannlConvBF16BackwardPart14) Part(j50 int) {
 	gNetConv2d2BiasPartial[j50] = [16]float32{}
 	// float32 across-rows add reduction kernel, 288 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce22AVX2(&gNetConv2d2BiasPartial[j50][0], &scratch.net_conv2d_1_x_1_grad[2*j50][0][0][0])
+		ocannlReduce25AVX2(&gNetConv2d2BiasPartial[j50][0], &scratch.net_conv2d_1_x_1_grad[2*j50][0][0][0])
 	} else {
 		// i2 unrolled by 4 and jammed into i3.
 		gNetConv2d2BiasPartialRow := &gNetConv2d2BiasPartial[j50]

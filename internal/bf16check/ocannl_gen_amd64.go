@@ -171,6 +171,11 @@ func ocannlMap2AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap3AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
+// ocannlMap4AVX512 runs a float32 pointwise kernel over 16 elements: c = where(x0,div(x1,x2),-1e+09).
+//
+//go:noescape
+func ocannlMap4AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
 // ocannlMap6AVX512 runs a float32 pointwise kernel over 16 elements: c = div(x0,x1).
 //
 //go:noescape
@@ -221,6 +226,26 @@ func ocannlMap16AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap17AVX512(c *float32, x0 *float32)
 
+// ocannlMap18AVX512 runs a float32 pointwise kernel over 4096 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap18AVX512(c *float32, x0 *float32)
+
+// ocannlMap19AVX512 runs a float32 pointwise kernel over 4096 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap20AVX512 runs a float32 pointwise kernel over 4096 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap20AVX512(c *float32, x0 *float32)
+
+// ocannlMap21AVX512 runs a float32 pointwise kernel over 32 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap21AVX512(c *float32, x0 *float32)
+
 // ocannlMap22AVX512 runs a float32 pointwise kernel over 4096 elements: c += mul(x0,x1).
 //
 //go:noescape
@@ -230,6 +255,26 @@ func ocannlMap22AVX512(c *float32, x0 *float32, x1 *float32)
 //
 //go:noescape
 func ocannlMap23AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlMap24AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap24AVX512(c *float32, x0 *float32)
+
+// ocannlMap25AVX512 runs a float32 pointwise kernel over 64 elements: c = add(div(x0,x1),0).
+//
+//go:noescape
+func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap26AVX512 runs a float32 pointwise kernel over 64 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap27AVX512 runs a float32 pointwise kernel over 64 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap27AVX512(c *float32, x0 *float32)
 
 // ocannlMap28AVX512 runs a float32 pointwise kernel over 1024 elements: c += mul(x0,x1).
 //
@@ -241,20 +286,80 @@ func ocannlMap28AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap29AVX512(c *float32, x0 *float32)
 
+// ocannlMap30AVX512 runs a float32 pointwise kernel over 8192 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap30AVX512(c *float32, x0 *float32)
+
+// ocannlMap31AVX512 runs a float32 pointwise kernel over 16384 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap32AVX512 runs a float32 pointwise kernel over 16384 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap32AVX512(c *float32, x0 *float32)
+
 // ocannlMap33AVX512 runs a float32 pointwise kernel over 1024 elements: c += x0.
 //
 //go:noescape
 func ocannlMap33AVX512(c *float32, x0 *float32)
+
+// ocannlMap34AVX512 runs a float32 pointwise kernel over 16 elements: c = add(div(x0,x1),0).
+//
+//go:noescape
+func ocannlMap34AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlMap35AVX512 runs a float32 pointwise kernel over 16 elements: c += x0.
 //
 //go:noescape
 func ocannlMap35AVX512(c *float32, x0 *float32)
 
+// ocannlMap36AVX512 runs a float32 pointwise kernel over 8192 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap37AVX512 runs a float32 pointwise kernel over 512 elements: c = 16.
+//
+//go:noescape
+func ocannlMap37AVX512(c *float32)
+
 // ocannlMap38AVX512 runs a float32 pointwise kernel over 16 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
 func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlMap39AVX512 runs a float32 pointwise kernel over 16 elements: c = add(where(x0,x1,0),0).
+//
+//go:noescape
+func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap40AVX512 runs a float32 pointwise kernel over 8192 elements: c = add(div(x0,x1),0).
+//
+//go:noescape
+func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap41AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap42AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap42AVX512(c *float32, x0 *float32)
+
+// ocannlMap43AVX512 runs a float32 pointwise kernel over 45 elements: c = 0.
+//
+//go:noescape
+func ocannlMap43AVX512(c *float32)
+
+// ocannlMap44AVX512 runs a float32 pointwise kernel over 90 elements: c = 0.
+//
+//go:noescape
+func ocannlMap44AVX512(c *float32)
 
 // ocannlMap45AVX512 runs a float32 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
@@ -285,6 +390,41 @@ func ocannlMap50AVX512(c *float32, x0 *float32, x1 *float32)
 //
 //go:noescape
 func ocannlMap51AVX512(c *float32, x0 *float32)
+
+// ocannlMap52AVX512 runs a float32 pointwise kernel over 18432 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap52AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap53AVX512 runs a float32 pointwise kernel over 18432 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap53AVX512(c *float32, x0 *float32)
+
+// ocannlMap54AVX512 runs a float32 pointwise kernel over 240 elements: c = 0.
+//
+//go:noescape
+func ocannlMap54AVX512(c *float32)
+
+// ocannlMap55AVX512 runs a float32 pointwise kernel over 480 elements: c = 0.
+//
+//go:noescape
+func ocannlMap55AVX512(c *float32)
+
+// ocannlMap56AVX512 runs a float32 pointwise kernel over 32 elements: c = 0.
+//
+//go:noescape
+func ocannlMap56AVX512(c *float32)
+
+// ocannlMap57AVX512 runs a float32 pointwise kernel over 192 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap58AVX512 runs a float32 pointwise kernel over 4608 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap58AVX512(c *float32, x0 *float32)
 
 // ocannlAdamAVX512 applies one float32 Adam update to n elements (n a multiple of the vector's lanes); k: beta1, 1-beta1, beta2, 1-beta2, lr/c1, sqrt(c2), eps, decay (rt.AdamCoeffs).
 //
@@ -756,85 +896,100 @@ func ocannlReduce5AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce6AVX2(c *float32, x0 *float32)
 
-// ocannlReduce7AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 32 elements.
+// ocannlReduce7AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,32), 128 rows of 32 elements.
 //
 //go:noescape
-func ocannlReduce7AVX2(c *float32, x0 *float32)
+func ocannlReduce7AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce8AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 16 rows of 64 elements.
+// ocannlReduce8AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 32 elements.
 //
 //go:noescape
 func ocannlReduce8AVX2(c *float32, x0 *float32)
 
-// ocannlReduce9AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 8 rows of 64 elements.
+// ocannlReduce9AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 16 rows of 64 elements.
 //
 //go:noescape
-func ocannlReduce9AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce9AVX2(c *float32, x0 *float32)
 
-// ocannlReduce10AVX2 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 16 rows of 64 elements.
+// ocannlReduce10AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 8 rows of 64 elements.
 //
 //go:noescape
-func ocannlReduce10AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce10AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce11AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 8 rows of 64 elements.
+// ocannlReduce11AVX2 runs a float32 across-rows add reduction kernel: c = c add mul(x0,x1), 16 rows of 64 elements.
 //
 //go:noescape
-func ocannlReduce11AVX2(c *float32, x0 *float32)
+func ocannlReduce11AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce12AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 16 rows of 128 elements.
+// ocannlReduce12AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 8 rows of 64 elements.
 //
 //go:noescape
 func ocannlReduce12AVX2(c *float32, x0 *float32)
 
-// ocannlReduce13AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 8 rows of 16 elements.
+// ocannlReduce13AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 16 rows of 128 elements.
 //
 //go:noescape
-func ocannlReduce13AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce13AVX2(c *float32, x0 *float32)
 
-// ocannlReduce14AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 8 rows of 16 elements.
+// ocannlReduce14AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,mul(div(x1,mul(x2,x2)),-1)), 8 rows of 16 elements.
 //
 //go:noescape
-func ocannlReduce14AVX2(c *float32, x0 *float32)
+func ocannlReduce14AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce15AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 128 elements.
+// ocannlReduce15AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 8 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce15AVX2(c *float32, x0 *float32)
 
-// ocannlReduce16AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 16 rows of 10 elements.
+// ocannlReduce16AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,16), 8 rows of 16 elements.
 //
 //go:noescape
-func ocannlReduce16AVX2(c *float32, x0 *float32)
+func ocannlReduce16AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce17AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 10 elements.
+// ocannlReduce17AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 128 elements.
 //
 //go:noescape
 func ocannlReduce17AVX2(c *float32, x0 *float32)
 
-// ocannlReduce18AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 160 elements.
+// ocannlReduce18AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 16 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce18AVX2(c *float32, x0 *float32)
 
-// ocannlReduce19AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 10 elements.
+// ocannlReduce19AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce19AVX2(c *float32, x0 *float32)
 
-// ocannlReduce20AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 16 rows of 10 elements.
+// ocannlReduce20AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 160 elements.
 //
 //go:noescape
 func ocannlReduce20AVX2(c *float32, x0 *float32)
 
-// ocannlReduce21AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 72 rows of 32 elements.
+// ocannlReduce21AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce21AVX2(c *float32, x0 *float32)
 
-// ocannlReduce22AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 288 rows of 16 elements.
+// ocannlReduce22AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 16 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce22AVX2(c *float32, x0 *float32)
+func ocannlReduce22AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce23AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 16 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce23AVX2(c *float32, x0 *float32)
+
+// ocannlReduce24AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 72 rows of 32 elements.
+//
+//go:noescape
+func ocannlReduce24AVX2(c *float32, x0 *float32)
+
+// ocannlReduce25AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 288 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce25AVX2(c *float32, x0 *float32)
 
 // ocannlAdamAVX2 applies one float32 Adam update to n elements (n a multiple of the vector's lanes); k: beta1, 1-beta1, beta2, 1-beta2, lr/c1, sqrt(c2), eps, decay (rt.AdamCoeffs).
 //

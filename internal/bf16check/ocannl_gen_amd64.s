@@ -27,8 +27,11 @@ DATA ocannlConst32<>+4(SB)/4, $0x3f800000
 DATA ocannlConst32<>+8(SB)/4, $0xce6e6b28
 DATA ocannlConst32<>+12(SB)/4, $0x41800000
 DATA ocannlConst32<>+16(SB)/4, $0xff800000
-DATA ocannlConst32<>+20(SB)/4, $0xbf800000
-GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $24
+DATA ocannlConst32<>+20(SB)/4, $0x42000000
+DATA ocannlConst32<>+24(SB)/4, $0x7f800000
+DATA ocannlConst32<>+28(SB)/4, $0xbf800000
+DATA ocannlConst32<>+32(SB)/4, $0x41200000
+GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $36
 
 // func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F
@@ -4479,6 +4482,36 @@ e2:
 	VZEROUPPER
 	RET
 
+// func ocannlMap4AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+8(SB), Z1
+	VBROADCASTSS (BX), Z3
+	MOVQ         $0x00000010, BX
+
+row1:
+	VMOVUPS   (CX), Z4
+	VMOVUPS   (DX), Z5
+	VDIVPS    Z3, Z5, Z5
+	VCMPPS    $0x04, Z0, Z4, K1
+	VBLENDMPS Z5, Z1, K1, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	ADDQ      $+192, AX
+	ADDQ      $+192, DX
+	DECQ      BX
+	JNZ       row1
+	VZEROUPPER
+	RET
+
 // func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-24
@@ -4765,6 +4798,94 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap18AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (CX), Z1
+	MOVQ         $0x00000100, CX
+
+e1:
+	VADDPS  Z0, Z1, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000100, BX
+
+e1:
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VMULPS  Z2, Z1, Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap20AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000100, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap21AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000080, DX
+
+row1:
+	VBROADCASTSS (CX), Z1
+	MOVQ         $0x00000002, BX
+
+e2:
+	VADDPS  Z0, Z1, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	DECQ    BX
+	JNZ     e2
+	ADDQ    $+4, CX
+	DECQ    DX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
 // func ocannlMap22AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap22AVX512(SB), NOSPLIT, $0-24
@@ -4827,6 +4948,110 @@ e2:
 	VZEROUPPER
 	RET
 
+// func ocannlMap24AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap24AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000040, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap25AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap25AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000010, BX
+
+row1:
+	VBROADCASTSS (DX), Z1
+	MOVQ         $0x00000004, SI
+
+e2:
+	VMOVUPS (CX), Z2
+	VDIVPS  Z1, Z2, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $+4, DX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap26AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap26AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000010, BX
+
+row1:
+	MOVQ $0x00000004, SI
+
+e2:
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VMULPS  Z2, Z1, Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    SI
+	JNZ     e2
+	ADDQ    $-256, CX
+	DECQ    BX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap27AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap27AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000010, DX
+
+row1:
+	VBROADCASTSS (CX), Z1
+	MOVQ         $0x00000004, BX
+
+e2:
+	VADDPS  Z0, Z1, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	DECQ    BX
+	JNZ     e2
+	ADDQ    $+4, CX
+	DECQ    DX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
 // func ocannlMap28AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap28AVX512(SB), NOSPLIT, $0-24
@@ -4878,6 +5103,73 @@ e2:
 	VZEROUPPER
 	RET
 
+// func ocannlMap30AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap30AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000200, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap31AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap31AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000400, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPS    $0x01, Z2, Z0, K1
+	VBLENDMPS Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPS    $0x04, Z0, Z3, K1
+	VBLENDMPS Z2, Z0, K1, Z4
+	VADDPS    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap32AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap32AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000400, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
 // func ocannlMap33AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap33AVX512(SB), NOSPLIT, $0-16
@@ -4899,6 +5191,30 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap34AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap34AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000040, BX
+
+row1:
+	VBROADCASTSS (DX), Z1
+	VMOVUPS      (CX), Z2
+	VDIVPS       Z1, Z2, Z1
+	VADDPS       Z0, Z1, Z1
+	VMOVUPS      Z1, (AX)
+	ADDQ         $+64, AX
+	ADDQ         $+64, CX
+	ADDQ         $+4, DX
+	DECQ         BX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
 // func ocannlMap35AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-16
@@ -4917,6 +5233,47 @@ row1:
 	ADDQ         $+4, CX
 	DECQ         DX
 	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000200, BX
+
+e1:
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VMULPS  Z2, Z1, Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap37AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+12(SB), Z0
+	MOVQ         $0x00000020, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
 	VZEROUPPER
 	RET
 
@@ -4949,6 +5306,158 @@ row1:
 	ADDQ         $+4, BX
 	DECQ         SI
 	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap39AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000010, BX
+
+rowb1:
+	MOVQ $0x00000004, SI
+
+row2:
+	VMOVUPS   (CX), Z1
+	VMOVUPS   (DX), Z3
+	VCMPPS    $0x04, Z0, Z1, K1
+	VBLENDMPS Z3, Z0, K1, Z2
+	VADDPS    Z0, Z2, Z1
+	VMOVUPS   Z1, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	ADDQ      $-64, CX
+	DECQ      SI
+	JNZ       row2
+	ADDQ      $+64, CX
+	DECQ      BX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (DX), Z1
+	MOVQ         $0x00000200, DX
+
+e1:
+	VMOVUPS (CX), Z2
+	VDIVPS  Z1, Z2, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap41AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000080, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPS    $0x01, Z2, Z0, K1
+	VBLENDMPS Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPS    $0x04, Z0, Z3, K1
+	VBLENDMPS Z2, Z0, K1, Z4
+	VADDPS    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap42AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap42AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000080, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap43AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVL         $0x00001fff, CX
+	KMOVW        CX, K1
+	MOVQ         $0x00000010, CX
+
+row1:
+	MOVQ $0x00000002, DX
+
+e2:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    DX
+	JNZ     e2
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    $+2572, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap44AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVL         $0x000003ff, CX
+	KMOVW        CX, K1
+	MOVQ         $0x00000010, CX
+
+row1:
+	MOVQ $0x00000005, DX
+
+e2:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    DX
+	JNZ     e2
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    $+2380, AX
+	DECQ    CX
+	JNZ     row1
 	VZEROUPPER
 	RET
 
@@ -5100,6 +5609,166 @@ TEXT ·ocannlMap51AVX512(SB), NOSPLIT, $0-16
 e1:
 	VMOVUPS (CX), Z1
 	VMAXPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap52AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap52AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000480, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPS    $0x01, Z2, Z0, K1
+	VBLENDMPS Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPS    $0x04, Z0, Z3, K1
+	VBLENDMPS Z2, Z0, K1, Z4
+	VADDPS    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap53AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000480, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap54AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000002, CX
+
+row1:
+	MOVQ $0x0000000f, DX
+
+e2:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+13440, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap55AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x0000001e, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap56AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x0000000c, CX
+
+row1:
+	MOVQ $0x00000002, DX
+
+e2:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    DX
+	JNZ     e2
+	ADDQ    $+832, AX
+	DECQ    CX
+	JNZ     row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x0000000c, BX
+
+row1:
+	MOVQ $0x0000000c, SI
+
+e2:
+	VMOVUPS   (CX), Z2
+	VCMPPS    $0x01, Z2, Z0, K1
+	VBLENDMPS Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPS    $0x04, Z0, Z3, K1
+	VBLENDMPS Z2, Z0, K1, Z4
+	VADDPS    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      SI
+	JNZ       e2
+	ADDQ      $+192, DX
+	DECQ      BX
+	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap58AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap58AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000120, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
 	VMOVUPS Z1, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX
@@ -12859,9 +13528,85 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce7AVX2(c *float32, x0 *float32)
+// func ocannlReduce7AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce7AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce7AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS ocannlConst32<>+20(SB), Y2
+	VBROADCASTSS ocannlConst32<>+24(SB), Y3
+	MOVQ         $0x00000080, SI
+
+row1:
+	VBROADCASTSS (DX), Y3
+	VMOVUPS      (CX), Y4
+	VCMPPS       $0x00, Y3, Y4, Y4
+	VBLENDVPS    Y4, Y1, Y0, Y4
+	VMOVUPS      (BX), Y5
+	VCMPPS       $0x04, Y0, Y4, Y4
+	VBLENDVPS    Y4, Y5, Y2, Y4
+	ADDQ         $+32, CX
+	ADDQ         $+32, BX
+	MOVQ         $0x00000003, DI
+
+grp2:
+	VMOVUPS      (CX), Y5
+	VCMPPS       $0x00, Y3, Y5, Y5
+	VBLENDVPS    Y5, Y1, Y0, Y5
+	VMOVUPS      (BX), Y6
+	VCMPPS       $0x04, Y0, Y5, Y5
+	VBLENDVPS    Y5, Y6, Y2, Y5
+	VMINPS       Y5, Y4, Y6
+	VMINPS       Y4, Y5, Y7
+	VCMPPS       $0x03, Y5, Y4, Y5
+	VORPS        Y7, Y6, Y4
+	VORPS        Y5, Y4, Y4
+	ADDQ         $+32, CX
+	ADDQ         $+32, BX
+	DECQ         DI
+	JNZ          grp2
+	VEXTRACTF128 $0x01, Y4, X3
+	VMINPS       X3, X4, X5
+	VMINPS       X4, X3, X6
+	VCMPPS       $0x03, X3, X4, X3
+	VORPS        X6, X5, X4
+	VORPS        X3, X4, X4
+	VPERMILPS    $0x4e, X4, X3
+	VMINPS       X3, X4, X5
+	VMINPS       X4, X3, X6
+	VCMPPS       $0x03, X3, X4, X3
+	VORPS        X6, X5, X4
+	VORPS        X3, X4, X4
+	VPERMILPS    $0xb1, X4, X3
+	VMINPS       X3, X4, X5
+	VMINPS       X4, X3, X6
+	VCMPPS       $0x03, X3, X4, X3
+	VORPS        X6, X5, X4
+	VORPS        X3, X4, X4
+	VMOVSS       (AX), X3
+	VMINPS       X4, X3, X5
+	VMINPS       X3, X4, X6
+	VCMPPS       $0x03, X4, X3, X3
+	VORPS        X6, X5, X4
+	VORPS        X3, X4, X4
+	VMOVSS       X4, (AX)
+	ADDQ         $-128, CX
+	ADDQ         $-128, BX
+	ADDQ         $+4, AX
+	ADDQ         $+128, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce8AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -12892,9 +13637,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce8AVX2(c *float32, x0 *float32)
+// func ocannlReduce9AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -12930,14 +13675,14 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce9AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce10AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+20(SB), Y0
+	VBROADCASTSS ocannlConst32<>+28(SB), Y0
 	VBROADCASTSS ocannlConst32<>+0(SB), Y1
 	MOVQ         $0x00000008, SI
 
@@ -13022,9 +13767,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce10AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce11AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -13071,9 +13816,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce11AVX2(c *float32, x0 *float32)
+// func ocannlReduce12AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -13114,9 +13859,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce12AVX2(c *float32, x0 *float32)
+// func ocannlReduce13AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -13152,14 +13897,14 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce13AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce14AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
 	MOVQ         x2+24(FP), BX
-	VBROADCASTSS ocannlConst32<>+20(SB), Y0
+	VBROADCASTSS ocannlConst32<>+28(SB), Y0
 	VBROADCASTSS ocannlConst32<>+0(SB), Y1
 	MOVQ         $0x00000008, SI
 
@@ -13196,9 +13941,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce14AVX2(c *float32, x0 *float32)
+// func ocannlReduce15AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -13224,9 +13969,80 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce15AVX2(c *float32, x0 *float32)
+// func ocannlReduce16AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS ocannlConst32<>+12(SB), Y2
+	VBROADCASTSS ocannlConst32<>+24(SB), Y3
+	MOVQ         $0x00000008, SI
+
+row1:
+	VBROADCASTSS (DX), Y3
+	VMOVUPS      (CX), Y4
+	VCMPPS       $0x00, Y3, Y4, Y4
+	VBLENDVPS    Y4, Y1, Y0, Y4
+	VMOVUPS      (BX), Y5
+	VCMPPS       $0x04, Y0, Y4, Y4
+	VBLENDVPS    Y4, Y5, Y2, Y4
+	ADDQ         $+32, CX
+	ADDQ         $+32, BX
+	VMOVUPS      (CX), Y5
+	VCMPPS       $0x00, Y3, Y5, Y3
+	VBLENDVPS    Y3, Y1, Y0, Y3
+	VMOVUPS      (BX), Y5
+	VCMPPS       $0x04, Y0, Y3, Y3
+	VBLENDVPS    Y3, Y5, Y2, Y3
+	VMINPS       Y3, Y4, Y5
+	VMINPS       Y4, Y3, Y6
+	VCMPPS       $0x03, Y3, Y4, Y3
+	VORPS        Y6, Y5, Y4
+	VORPS        Y3, Y4, Y4
+	ADDQ         $+32, CX
+	ADDQ         $+32, BX
+	VEXTRACTF128 $0x01, Y4, X3
+	VMINPS       X3, X4, X5
+	VMINPS       X4, X3, X6
+	VCMPPS       $0x03, X3, X4, X3
+	VORPS        X6, X5, X4
+	VORPS        X3, X4, X4
+	VPERMILPS    $0x4e, X4, X3
+	VMINPS       X3, X4, X5
+	VMINPS       X4, X3, X6
+	VCMPPS       $0x03, X3, X4, X3
+	VORPS        X6, X5, X4
+	VORPS        X3, X4, X4
+	VPERMILPS    $0xb1, X4, X3
+	VMINPS       X3, X4, X5
+	VMINPS       X4, X3, X6
+	VCMPPS       $0x03, X3, X4, X3
+	VORPS        X6, X5, X4
+	VORPS        X3, X4, X4
+	VMOVSS       (AX), X3
+	VMINPS       X4, X3, X5
+	VMINPS       X3, X4, X6
+	VCMPPS       $0x03, X4, X3, X3
+	VORPS        X6, X5, X4
+	VORPS        X3, X4, X4
+	VMOVSS       X4, (AX)
+	ADDQ         $-64, CX
+	ADDQ         $-64, BX
+	ADDQ         $+256, AX
+	ADDQ         $+4096, CX
+	ADDQ         $+256, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce17AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -13262,9 +14078,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce16AVX2(c *float32, x0 *float32)
+// func ocannlReduce18AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce18AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+16(SB), Y0
@@ -13306,9 +14122,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce17AVX2(c *float32, x0 *float32)
+// func ocannlReduce19AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce19AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -13336,9 +14152,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce18AVX2(c *float32, x0 *float32)
+// func ocannlReduce20AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce18AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce20AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -13377,9 +14193,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce19AVX2(c *float32, x0 *float32)
+// func ocannlReduce21AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce19AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce21AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -13407,9 +14223,76 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce20AVX2(c *float32, x0 *float32)
+// func ocannlReduce22AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce20AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce22AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS ocannlConst32<>+32(SB), Y2
+	VBROADCASTSS ocannlConst32<>+24(SB), Y3
+	VMOVUPS      ocannlMask32<>+24(SB), Y4
+	MOVQ         $0x00000010, SI
+
+row1:
+	VBROADCASTSS (DX), Y5
+	VMOVUPS      (CX), Y6
+	VCMPPS       $0x00, Y5, Y6, Y6
+	VBLENDVPS    Y6, Y1, Y0, Y6
+	VMOVUPS      (BX), Y7
+	VCMPPS       $0x04, Y0, Y6, Y6
+	VBLENDVPS    Y6, Y7, Y2, Y6
+	VMASKMOVPS   32(CX), Y4, Y7
+	VCMPPS       $0x00, Y5, Y7, Y5
+	VBLENDVPS    Y5, Y1, Y0, Y5
+	VMASKMOVPS   32(BX), Y4, Y7
+	VCMPPS       $0x04, Y0, Y5, Y5
+	VBLENDVPS    Y5, Y7, Y2, Y5
+	VBLENDVPS    Y4, Y5, Y3, Y5
+	VMINPS       Y5, Y6, Y7
+	VMINPS       Y6, Y5, Y8
+	VCMPPS       $0x03, Y5, Y6, Y5
+	VORPS        Y8, Y7, Y6
+	VORPS        Y5, Y6, Y6
+	VEXTRACTF128 $0x01, Y6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VPERMILPS    $0x4e, X6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VPERMILPS    $0xb1, X6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VMOVSS       (AX), X5
+	VMINPS       X6, X5, X7
+	VMINPS       X5, X6, X8
+	VCMPPS       $0x03, X6, X5, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VMOVSS       X6, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce23AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce23AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -13432,9 +14315,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce21AVX2(c *float32, x0 *float32)
+// func ocannlReduce24AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce21AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce24AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -13465,9 +14348,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce22AVX2(c *float32, x0 *float32)
+// func ocannlReduce25AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce22AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce25AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0

@@ -165,6 +165,11 @@ func ocannlMap3AVX512(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlMap3AVX512 called without assembly")
 }
 
+// ocannlMap4AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap4AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap4AVX512 called without assembly")
+}
+
 // ocannlMap6AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap6AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap6AVX512 called without assembly")
@@ -213,6 +218,20 @@ func ocannlMap16AVX512(c, x0, x1 *float32) {
 // ocannlMap17AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap17AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap17AVX512 called without assembly") }
 
+// ocannlMap18AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap18AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap18AVX512 called without assembly") }
+
+// ocannlMap19AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap19AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap19AVX512 called without assembly")
+}
+
+// ocannlMap20AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap20AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap20AVX512 called without assembly") }
+
+// ocannlMap21AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap21AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap21AVX512 called without assembly") }
+
 // ocannlMap22AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap22AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap22AVX512 called without assembly")
@@ -223,6 +242,22 @@ func ocannlMap23AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap23AVX512 called without assembly")
 }
 
+// ocannlMap24AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap24AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap24AVX512 called without assembly") }
+
+// ocannlMap25AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap25AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap25AVX512 called without assembly")
+}
+
+// ocannlMap26AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap26AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap26AVX512 called without assembly")
+}
+
+// ocannlMap27AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap27AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap27AVX512 called without assembly") }
+
 // ocannlMap28AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap28AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap28AVX512 called without assembly")
@@ -231,16 +266,64 @@ func ocannlMap28AVX512(c, x0, x1 *float32) {
 // ocannlMap29AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap29AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap29AVX512 called without assembly") }
 
+// ocannlMap30AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap30AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap30AVX512 called without assembly") }
+
+// ocannlMap31AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap31AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap31AVX512 called without assembly")
+}
+
+// ocannlMap32AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap32AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap32AVX512 called without assembly") }
+
 // ocannlMap33AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap33AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap33AVX512 called without assembly") }
 
+// ocannlMap34AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap34AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap34AVX512 called without assembly")
+}
+
 // ocannlMap35AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap35AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap35AVX512 called without assembly") }
+
+// ocannlMap36AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap36AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap36AVX512 called without assembly")
+}
+
+// ocannlMap37AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap37AVX512(c *float32) { panic("ocannlgen: ocannlMap37AVX512 called without assembly") }
 
 // ocannlMap38AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap38AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap38AVX512 called without assembly")
 }
+
+// ocannlMap39AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap39AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap39AVX512 called without assembly")
+}
+
+// ocannlMap40AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap40AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap40AVX512 called without assembly")
+}
+
+// ocannlMap41AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap41AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap41AVX512 called without assembly")
+}
+
+// ocannlMap42AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap42AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap42AVX512 called without assembly") }
+
+// ocannlMap43AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap43AVX512(c *float32) { panic("ocannlgen: ocannlMap43AVX512 called without assembly") }
+
+// ocannlMap44AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap44AVX512(c *float32) { panic("ocannlgen: ocannlMap44AVX512 called without assembly") }
 
 // ocannlMap45AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap45AVX512(c, x0, x1 *float32) {
@@ -267,6 +350,31 @@ func ocannlMap50AVX512(c, x0, x1 *float32) {
 
 // ocannlMap51AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap51AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap51AVX512 called without assembly") }
+
+// ocannlMap52AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap52AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap52AVX512 called without assembly")
+}
+
+// ocannlMap53AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap53AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap53AVX512 called without assembly") }
+
+// ocannlMap54AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap54AVX512(c *float32) { panic("ocannlgen: ocannlMap54AVX512 called without assembly") }
+
+// ocannlMap55AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap55AVX512(c *float32) { panic("ocannlgen: ocannlMap55AVX512 called without assembly") }
+
+// ocannlMap56AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap56AVX512(c *float32) { panic("ocannlgen: ocannlMap56AVX512 called without assembly") }
+
+// ocannlMap57AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap57AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap57AVX512 called without assembly")
+}
+
+// ocannlMap58AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap58AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap58AVX512 called without assembly") }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }
@@ -562,23 +670,23 @@ func ocannlReduce5AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce5AVX2 cal
 func ocannlReduce6AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce6AVX2 called without assembly") }
 
 // ocannlReduce7AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce7AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce7AVX2 called without assembly") }
+func ocannlReduce7AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce7AVX2 called without assembly")
+}
 
 // ocannlReduce8AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce8AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce8AVX2 called without assembly") }
 
 // ocannlReduce9AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce9AVX2(c, x0, x1, x2 *float32) {
-	panic("ocannlgen: ocannlReduce9AVX2 called without assembly")
-}
+func ocannlReduce9AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce9AVX2 called without assembly") }
 
 // ocannlReduce10AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce10AVX2(c, x0, x1 *float32) {
+func ocannlReduce10AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce10AVX2 called without assembly")
 }
 
 // ocannlReduce11AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce11AVX2(c, x0 *float32) {
+func ocannlReduce11AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlReduce11AVX2 called without assembly")
 }
 
@@ -588,12 +696,12 @@ func ocannlReduce12AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce13AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce13AVX2(c, x0, x1, x2 *float32) {
+func ocannlReduce13AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce13AVX2 called without assembly")
 }
 
 // ocannlReduce14AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce14AVX2(c, x0 *float32) {
+func ocannlReduce14AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce14AVX2 called without assembly")
 }
 
@@ -603,7 +711,7 @@ func ocannlReduce15AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce16AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce16AVX2(c, x0 *float32) {
+func ocannlReduce16AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce16AVX2 called without assembly")
 }
 
@@ -633,8 +741,23 @@ func ocannlReduce21AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce22AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce22AVX2(c, x0 *float32) {
+func ocannlReduce22AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce22AVX2 called without assembly")
+}
+
+// ocannlReduce23AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce23AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce23AVX2 called without assembly")
+}
+
+// ocannlReduce24AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce24AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce24AVX2 called without assembly")
+}
+
+// ocannlReduce25AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce25AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce25AVX2 called without assembly")
 }
 
 // ocannlAdamAVX512 stands in for the assembly kernel; it is never called.

@@ -1178,24 +1178,29 @@ func ocannlTaggerBackward(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]fl
 	}
 
 	// backprop of op 3 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 4); w is train.cross_entropy#1/m.argmax@3
-	// reduction accumulated in a local variable.
-	for i0 := range 6 {
-		for i1 := range 5 {
-			train_cross_entropy_1_logitsRow4 := &train_cross_entropy_1_logits[i0][i1]
-			train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][i1][0]
-			acc7 := train_cross_entropy_1_m_argmax_3[i0][i1][0]
-			for i2 := range 4 {
-				var r float32
-				if train_cross_entropy_1_logitsRow4[i2] == train_cross_entropy_1_mV2 {
-					r = 1
+	// float32 along-rows min reduction kernel, 30 rows of 4 elements into 30 cells (c = c min where(eq(x0,x1),x2,4)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce3AVX2(&train_cross_entropy_1_m_argmax_3[0][0][0], &train_cross_entropy_1_logits[0][0][0], &train_cross_entropy_1_m[0][0][0], &ordinals_1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 6 {
+			for i1 := range 5 {
+				train_cross_entropy_1_logitsRow4 := &train_cross_entropy_1_logits[i0][i1]
+				train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][i1][0]
+				acc7 := train_cross_entropy_1_m_argmax_3[i0][i1][0]
+				for i2 := range 4 {
+					var r float32
+					if train_cross_entropy_1_logitsRow4[i2] == train_cross_entropy_1_mV2 {
+						r = 1
+					}
+					r2 := float32(4)
+					if r != 0 {
+						r2 = ordinals_1[i2]
+					}
+					acc7 = min(acc7, r2)
 				}
-				r2 := float32(4)
-				if r != 0 {
-					r2 = ordinals_1[i2]
-				}
-				acc7 = min(acc7, r2)
+				train_cross_entropy_1_m_argmax_3[i0][i1][0] = acc7
 			}
-			train_cross_entropy_1_m_argmax_3[i0][i1][0] = acc7
 		}
 	}
 
@@ -1233,7 +1238,7 @@ func ocannlTaggerBackward(ids *[6][5]int32, tags *[6][5]int32, pEmbTable *[88]fl
 	// backprop of op 2 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
 	// float32 across-rows add reduction kernel, 30 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce3AVX2(&gHeadB[0], &train_cross_entropy_1_logits_grad[0][0][0])
+		ocannlReduce4AVX2(&gHeadB[0], &train_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 6 {

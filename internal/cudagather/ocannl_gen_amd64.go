@@ -71,7 +71,12 @@ func ocannlReduce1AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce2AVX2(c *float32, x0 *float32)
 
-// ocannlReduce3AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 30 rows of 4 elements.
+// ocannlReduce3AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,4), 30 rows of 4 elements.
 //
 //go:noescape
-func ocannlReduce3AVX2(c *float32, x0 *float32)
+func ocannlReduce3AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce4AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 30 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce4AVX2(c *float32, x0 *float32)

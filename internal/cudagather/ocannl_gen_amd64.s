@@ -25,7 +25,9 @@ GLOBL ocannlMask32<>(SB), RODATA|NOPTR, $64
 DATA ocannlConst32<>+0(SB)/4, $0x00000000
 DATA ocannlConst32<>+4(SB)/4, $0x3f800000
 DATA ocannlConst32<>+8(SB)/4, $0xff800000
-GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $12
+DATA ocannlConst32<>+12(SB)/4, $0x40800000
+DATA ocannlConst32<>+16(SB)/4, $0x7f800000
+GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $20
 
 // func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F, AVX512VL
@@ -1403,9 +1405,65 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce3AVX2(c *float32, x0 *float32)
+// func ocannlReduce3AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce3AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce3AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS ocannlConst32<>+12(SB), Y2
+	VBROADCASTSS ocannlConst32<>+16(SB), Y3
+	VMOVUPS      ocannlMask32<>+16(SB), Y4
+	MOVQ         $0x0000001e, SI
+
+row1:
+	VBROADCASTSS (DX), Y5
+	VMASKMOVPS   (CX), Y4, Y6
+	VCMPPS       $0x00, Y5, Y6, Y5
+	VBLENDVPS    Y5, Y1, Y0, Y5
+	VMASKMOVPS   (BX), Y4, Y6
+	VCMPPS       $0x04, Y0, Y5, Y5
+	VBLENDVPS    Y5, Y6, Y2, Y5
+	VBLENDVPS    Y4, Y5, Y3, Y5
+	VEXTRACTF128 $0x01, Y5, X6
+	VMINPS       X6, X5, X7
+	VMINPS       X5, X6, X8
+	VCMPPS       $0x03, X6, X5, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VPERMILPS    $0x4e, X6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VPERMILPS    $0xb1, X6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VMOVSS       (AX), X5
+	VMINPS       X6, X5, X7
+	VMINPS       X5, X6, X8
+	VCMPPS       $0x03, X6, X5, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VMOVSS       X6, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+16, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce4AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce4AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0

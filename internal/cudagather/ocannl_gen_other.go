@@ -52,4 +52,9 @@ func ocannlReduce1AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce1AVX2 cal
 func ocannlReduce2AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce2AVX2 called without assembly") }
 
 // ocannlReduce3AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce3AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce3AVX2 called without assembly") }
+func ocannlReduce3AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce3AVX2 called without assembly")
+}
+
+// ocannlReduce4AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce4AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce4AVX2 called without assembly") }

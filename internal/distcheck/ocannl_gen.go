@@ -7319,23 +7319,28 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 4); w is train.cross_entropy#1/m.argmax@8
-	// reduction accumulated in a local variable.
-	for i0 := range 8 {
-		train_cross_entropy_1_logitsRow4 := &train_cross_entropy_1_logits[i0]
-		train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][0]
-		acc9 := train_cross_entropy_1_m_argmax_8[i0][0]
-		for i1 := range 4 {
-			var r3 float32
-			if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
-				r3 = 1
+	// float32 along-rows min reduction kernel, 8 rows of 4 elements into 8 cells (c = c min where(eq(x0,x1),x2,4)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce14AVX2(&train_cross_entropy_1_m_argmax_8[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0], &ordinals_1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			train_cross_entropy_1_logitsRow4 := &train_cross_entropy_1_logits[i0]
+			train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][0]
+			acc9 := train_cross_entropy_1_m_argmax_8[i0][0]
+			for i1 := range 4 {
+				var r3 float32
+				if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
+					r3 = 1
+				}
+				r4 := float32(4)
+				if r3 != 0 {
+					r4 = ordinals_1[i1]
+				}
+				acc9 = min(acc9, r4)
 			}
-			r4 := float32(4)
-			if r3 != 0 {
-				r4 = ordinals_1[i1]
-			}
-			acc9 = min(acc9, r4)
+			train_cross_entropy_1_m_argmax_8[i0][0] = acc9
 		}
-		train_cross_entropy_1_m_argmax_8[i0][0] = acc9
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
@@ -7368,7 +7373,7 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float32 across-rows add reduction kernel, 8 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce14AVX2(&gNetB3[0], &train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce15AVX2(&gNetB3[0], &train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {
@@ -7465,7 +7470,7 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float32 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
+		ocannlReduce16AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {
@@ -7564,7 +7569,7 @@ func ocannlS8Backward(x *[8][3]float32, y *[8][4]float32, pNetW1 *[48]float32, p
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float32 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
+		ocannlReduce16AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {
@@ -7800,7 +7805,7 @@ func ocannlA2TrainLoss(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, 
 	// float64 along-rows add reduction kernel, 4 rows of 16 elements into 4 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce16AVX2(&train_cross_entropy_1_logits_1[i0][0], &pNetW3[0], &net_a2[i0][0])
+			ocannlReduce17AVX2(&train_cross_entropy_1_logits_1[i0][0], &pNetW3[0], &net_a2[i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -8345,7 +8350,7 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	// float64 along-rows add reduction kernel, 4 rows of 16 elements into 4 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce16AVX2(&train_cross_entropy_1_logits_1[i0][0], &pNetW3[0], &net_a2[i0][0])
+			ocannlReduce17AVX2(&train_cross_entropy_1_logits_1[i0][0], &pNetW3[0], &net_a2[i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -8612,7 +8617,7 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	// float64 across-rows add reduction kernel, 2 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 4 {
-			ocannlReduce17AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+			ocannlReduce18AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -8631,7 +8636,7 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce18AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce19AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
 		}
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -8686,7 +8691,7 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float64 across-rows add reduction kernel, 2 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce19AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
+		ocannlReduce20AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
 		net_a2_2_gradRow3 := &net_a2_2_grad[0]
@@ -8779,7 +8784,7 @@ func ocannlA2Backward(x *[2][3]float64, y *[2][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float64 across-rows add reduction kernel, 2 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce19AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
+		ocannlReduce20AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
 		net_a1_2_gradRow3 := &net_a1_2_grad[0]
@@ -9009,7 +9014,7 @@ func ocannlA4TrainLoss(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, 
 	// float64 along-rows add reduction kernel, 4 rows of 16 elements into 4 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 4 {
-			ocannlReduce20AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[16*i1], &net_a2[0][0])
+			ocannlReduce21AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[16*i1], &net_a2[0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -9559,7 +9564,7 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	// float64 along-rows add reduction kernel, 4 rows of 16 elements into 4 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 4 {
-			ocannlReduce20AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[16*i1], &net_a2[0][0])
+			ocannlReduce21AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[16*i1], &net_a2[0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -9835,7 +9840,7 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 4 {
-			ocannlReduce21AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+			ocannlReduce22AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
 		}
 	} else {
 		for i0 := range 4 {
@@ -9854,7 +9859,7 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce18AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce19AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
 		}
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -9909,7 +9914,7 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce22AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
+		ocannlReduce23AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
 		net_a2_2_gradRow3 := &net_a2_2_grad[0]
@@ -10006,7 +10011,7 @@ func ocannlA4Backward(x *[4][3]float64, y *[4][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce22AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
+		ocannlReduce23AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled and jammed into i1.
 		net_a1_2_gradRow3 := &net_a1_2_grad[0]
@@ -10240,7 +10245,7 @@ func ocannlA6TrainLoss(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, 
 	// float64 along-rows add reduction kernel, 6 rows of 16 elements into 6 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 4 {
-			ocannlReduce23AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[16*i1], &net_a2[0][0])
+			ocannlReduce24AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[16*i1], &net_a2[0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -10790,7 +10795,7 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	// float64 along-rows add reduction kernel, 6 rows of 16 elements into 6 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 4 {
-			ocannlReduce23AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[16*i1], &net_a2[0][0])
+			ocannlReduce24AVX2(&train_cross_entropy_1_logits_1[0][i1], &pNetW3[16*i1], &net_a2[0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -11074,7 +11079,7 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	// float64 across-rows add reduction kernel, 6 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 4 {
-			ocannlReduce24AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
+			ocannlReduce25AVX2(&gNetW3[16*i1], &train_cross_entropy_1_logits_1_grad[0][i1], &net_a2[0][0])
 		}
 	} else {
 		for i0 := range 6 {
@@ -11093,7 +11098,7 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	// float64 across-rows add reduction kernel, 4 rows of 16 elements into 16 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 6 {
-			ocannlReduce18AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
+			ocannlReduce19AVX2(&net_a2_grad[i0][0], &pNetW3[0], &train_cross_entropy_1_logits_1_grad[i0][0])
 		}
 	} else {
 		// i1 unrolled and jammed into i2.
@@ -11148,7 +11153,7 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float64 across-rows add reduction kernel, 6 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce25AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
+		ocannlReduce26AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 4; i0 += 4 {
@@ -11253,7 +11258,7 @@ func ocannlA6Backward(x *[6][3]float64, y *[6][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float64 across-rows add reduction kernel, 6 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce25AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
+		ocannlReduce26AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 4; i0 += 4 {
@@ -11524,7 +11529,7 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float64 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce26AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
+		ocannlReduce27AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -11564,7 +11569,7 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce27AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
+		ocannlReduce28AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -11596,7 +11601,7 @@ func ocannlA8TrainLoss(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float64 along-rows add reduction kernel, 1 rows of 32 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce28AVX2(&train_2[0], &train_1[0][0])
+		ocannlReduce29AVX2(&train_2[0], &train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc6 := float64(0)
@@ -12089,7 +12094,7 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float64 along-rows max reduction kernel, 8 rows of 4 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce26AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
+		ocannlReduce27AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -12129,7 +12134,7 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float64 along-rows add reduction kernel, 8 rows of 4 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce27AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
+		ocannlReduce28AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -12161,7 +12166,7 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float64 along-rows add reduction kernel, 1 rows of 32 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce28AVX2(&train_2[0], &train_1[0][0])
+		ocannlReduce29AVX2(&train_2[0], &train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc6 := float64(0)
@@ -12228,7 +12233,7 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 4 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce29AVX2(&train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
+		ocannlReduce30AVX2(&train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -12277,7 +12282,7 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float64 along-rows sub reduction kernel, 8 rows of 4 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce29AVX2(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce30AVX2(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -12296,23 +12301,28 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 4); w is train.cross_entropy#1/m.argmax@8
-	// reduction accumulated in a local variable.
-	for i0 := range 8 {
-		train_cross_entropy_1_logitsRow4 := &train_cross_entropy_1_logits[i0]
-		train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][0]
-		acc9 := train_cross_entropy_1_m_argmax_8[i0][0]
-		for i1 := range 4 {
-			var r3 float64
-			if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
-				r3 = 1
+	// float64 along-rows min reduction kernel, 8 rows of 4 elements into 8 cells (c = c min where(eq(x0,x1),x2,4)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce31AVX2(&train_cross_entropy_1_m_argmax_8[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0], &ordinals_1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			train_cross_entropy_1_logitsRow4 := &train_cross_entropy_1_logits[i0]
+			train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][0]
+			acc9 := train_cross_entropy_1_m_argmax_8[i0][0]
+			for i1 := range 4 {
+				var r3 float64
+				if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
+					r3 = 1
+				}
+				r4 := float64(4)
+				if r3 != 0 {
+					r4 = ordinals_1[i1]
+				}
+				acc9 = min(acc9, r4)
 			}
-			r4 := float64(4)
-			if r3 != 0 {
-				r4 = ordinals_1[i1]
-			}
-			acc9 = min(acc9, r4)
+			train_cross_entropy_1_m_argmax_8[i0][0] = acc9
 		}
-		train_cross_entropy_1_m_argmax_8[i0][0] = acc9
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
@@ -12345,7 +12355,7 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float64 across-rows add reduction kernel, 8 rows of 4 elements into 4 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce30AVX2(&gNetB3[0], &train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce32AVX2(&gNetB3[0], &train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {
@@ -12442,7 +12452,7 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float64 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce31AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
+		ocannlReduce33AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {
@@ -12541,7 +12551,7 @@ func ocannlA8Backward(x *[8][3]float64, y *[8][4]float64, pNetW1 *[48]float64, p
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float64 across-rows add reduction kernel, 8 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce31AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
+		ocannlReduce33AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {

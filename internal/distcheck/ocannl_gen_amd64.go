@@ -416,92 +416,102 @@ func ocannlReduce12AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce13AVX2(c *float32, x0 *float32)
 
-// ocannlReduce14AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 4 elements.
+// ocannlReduce14AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,4), 8 rows of 4 elements.
 //
 //go:noescape
-func ocannlReduce14AVX2(c *float32, x0 *float32)
+func ocannlReduce14AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce15AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 16 elements.
+// ocannlReduce15AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 4 elements.
 //
 //go:noescape
 func ocannlReduce15AVX2(c *float32, x0 *float32)
 
-// ocannlReduce16AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 16 elements.
+// ocannlReduce16AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 16 elements.
 //
 //go:noescape
-func ocannlReduce16AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce16AVX2(c *float32, x0 *float32)
 
-// ocannlReduce17AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 2 rows of 16 elements.
+// ocannlReduce17AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce17AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce18AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 16 elements.
+// ocannlReduce18AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 2 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce18AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce19AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 2 rows of 16 elements.
+// ocannlReduce19AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 16 elements.
 //
 //go:noescape
-func ocannlReduce19AVX2(c *float64, x0 *float64)
+func ocannlReduce19AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce20AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 16 elements.
+// ocannlReduce20AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 2 rows of 16 elements.
 //
 //go:noescape
-func ocannlReduce20AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce20AVX2(c *float64, x0 *float64)
 
-// ocannlReduce21AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 16 elements.
+// ocannlReduce21AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 4 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce21AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce22AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 4 rows of 16 elements.
+// ocannlReduce22AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 4 rows of 16 elements.
 //
 //go:noescape
-func ocannlReduce22AVX2(c *float64, x0 *float64)
+func ocannlReduce22AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce23AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 6 rows of 16 elements.
+// ocannlReduce23AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 4 rows of 16 elements.
 //
 //go:noescape
-func ocannlReduce23AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce23AVX2(c *float64, x0 *float64)
 
-// ocannlReduce24AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 6 rows of 16 elements.
+// ocannlReduce24AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 6 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce24AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce25AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 6 rows of 16 elements.
+// ocannlReduce25AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 6 rows of 16 elements.
 //
 //go:noescape
-func ocannlReduce25AVX2(c *float64, x0 *float64)
+func ocannlReduce25AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce26AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 8 rows of 4 elements.
+// ocannlReduce26AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 6 rows of 16 elements.
 //
 //go:noescape
 func ocannlReduce26AVX2(c *float64, x0 *float64)
 
-// ocannlReduce27AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 8 rows of 4 elements.
+// ocannlReduce27AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 8 rows of 4 elements.
 //
 //go:noescape
 func ocannlReduce27AVX2(c *float64, x0 *float64)
 
-// ocannlReduce28AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 1 rows of 32 elements.
+// ocannlReduce28AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 8 rows of 4 elements.
 //
 //go:noescape
 func ocannlReduce28AVX2(c *float64, x0 *float64)
 
-// ocannlReduce29AVX2 runs a float64 along-rows sub reduction kernel: c = c sub x0, 8 rows of 4 elements.
+// ocannlReduce29AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 1 rows of 32 elements.
 //
 //go:noescape
 func ocannlReduce29AVX2(c *float64, x0 *float64)
 
-// ocannlReduce30AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 4 elements.
+// ocannlReduce30AVX2 runs a float64 along-rows sub reduction kernel: c = c sub x0, 8 rows of 4 elements.
 //
 //go:noescape
 func ocannlReduce30AVX2(c *float64, x0 *float64)
 
-// ocannlReduce31AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 16 elements.
+// ocannlReduce31AVX2 runs a float64 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,4), 8 rows of 4 elements.
 //
 //go:noescape
-func ocannlReduce31AVX2(c *float64, x0 *float64)
+func ocannlReduce31AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
+
+// ocannlReduce32AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 4 elements.
+//
+//go:noescape
+func ocannlReduce32AVX2(c *float64, x0 *float64)
+
+// ocannlReduce33AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 8 rows of 16 elements.
+//
+//go:noescape
+func ocannlReduce33AVX2(c *float64, x0 *float64)

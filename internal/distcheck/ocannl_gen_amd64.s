@@ -35,12 +35,16 @@ GLOBL ocannlMask64<>(SB), RODATA|NOPTR, $64
 DATA ocannlConst32<>+0(SB)/4, $0x00000000
 DATA ocannlConst32<>+4(SB)/4, $0x3f800000
 DATA ocannlConst32<>+8(SB)/4, $0xff800000
-GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $12
+DATA ocannlConst32<>+12(SB)/4, $0x40800000
+DATA ocannlConst32<>+16(SB)/4, $0x7f800000
+GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $20
 
 DATA ocannlConst64<>+0(SB)/8, $0x0000000000000000
 DATA ocannlConst64<>+8(SB)/8, $0x3ff0000000000000
 DATA ocannlConst64<>+16(SB)/8, $0xfff0000000000000
-GLOBL ocannlConst64<>(SB), RODATA|NOPTR, $24
+DATA ocannlConst64<>+24(SB)/8, $0x4010000000000000
+DATA ocannlConst64<>+32(SB)/8, $0x7ff0000000000000
+GLOBL ocannlConst64<>(SB), RODATA|NOPTR, $40
 
 // func ocannlGemm0AVX512(c *float32, a *float32, b *float32)
 // Requires: AVX, AVX512F, AVX512VL
@@ -9059,9 +9063,65 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce14AVX2(c *float32, x0 *float32)
+// func ocannlReduce14AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS ocannlConst32<>+12(SB), Y2
+	VBROADCASTSS ocannlConst32<>+16(SB), Y3
+	VMOVUPS      ocannlMask32<>+16(SB), Y4
+	MOVQ         $0x00000008, SI
+
+row1:
+	VBROADCASTSS (DX), Y5
+	VMASKMOVPS   (CX), Y4, Y6
+	VCMPPS       $0x00, Y5, Y6, Y5
+	VBLENDVPS    Y5, Y1, Y0, Y5
+	VMASKMOVPS   (BX), Y4, Y6
+	VCMPPS       $0x04, Y0, Y5, Y5
+	VBLENDVPS    Y5, Y6, Y2, Y5
+	VBLENDVPS    Y4, Y5, Y3, Y5
+	VEXTRACTF128 $0x01, Y5, X6
+	VMINPS       X6, X5, X7
+	VMINPS       X5, X6, X8
+	VCMPPS       $0x03, X6, X5, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VPERMILPS    $0x4e, X6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VPERMILPS    $0xb1, X6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VMOVSS       (AX), X5
+	VMINPS       X6, X5, X7
+	VMINPS       X5, X6, X8
+	VCMPPS       $0x03, X6, X5, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VMOVSS       X6, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+16, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce15AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -9080,9 +9140,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce15AVX2(c *float32, x0 *float32)
+// func ocannlReduce16AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -9105,9 +9165,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce16AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce17AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9144,9 +9204,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce17AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce18AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce18AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9185,9 +9245,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce18AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce19AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce18AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce19AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9226,9 +9286,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce19AVX2(c *float64, x0 *float64)
+// func ocannlReduce20AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce19AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce20AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -9259,9 +9319,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce20AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce21AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce20AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce21AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9298,9 +9358,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce21AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce22AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce21AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce22AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9339,9 +9399,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce22AVX2(c *float64, x0 *float64)
+// func ocannlReduce23AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce22AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce23AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -9372,9 +9432,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce23AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce24AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce23AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce24AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9411,9 +9471,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce24AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce25AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce24AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce25AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -9452,9 +9512,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce25AVX2(c *float64, x0 *float64)
+// func ocannlReduce26AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce25AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce26AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -9485,9 +9545,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce26AVX2(c *float64, x0 *float64)
+// func ocannlReduce27AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce26AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce27AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+16(SB), Y0
@@ -9515,9 +9575,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce27AVX2(c *float64, x0 *float64)
+// func ocannlReduce28AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce27AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce28AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -9539,9 +9599,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce28AVX2(c *float64, x0 *float64)
+// func ocannlReduce29AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce28AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce29AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -9573,9 +9633,9 @@ TEXT ·ocannlReduce28AVX2(SB), NOSPLIT, $0-16
 	VZEROUPPER
 	RET
 
-// func ocannlReduce29AVX2(c *float64, x0 *float64)
+// func ocannlReduce30AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce29AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce30AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -9597,9 +9657,57 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce30AVX2(c *float64, x0 *float64)
+// func ocannlReduce31AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce30AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce31AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	VBROADCASTSD ocannlConst64<>+24(SB), Y2
+	VBROADCASTSD ocannlConst64<>+32(SB), Y3
+	MOVQ         $0x00000008, SI
+
+row1:
+	VBROADCASTSD (DX), Y3
+	VMOVUPS      (CX), Y4
+	VCMPPD       $0x00, Y3, Y4, Y3
+	VBLENDVPD    Y3, Y1, Y0, Y3
+	VMOVUPS      (BX), Y4
+	VCMPPD       $0x04, Y0, Y3, Y3
+	VBLENDVPD    Y3, Y4, Y2, Y3
+	VEXTRACTF128 $0x01, Y3, X4
+	VMINPD       X4, X3, X5
+	VMINPD       X3, X4, X6
+	VCMPPD       $0x03, X4, X3, X3
+	VORPD        X6, X5, X4
+	VORPD        X3, X4, X4
+	VPERMILPD    $0x01, X4, X3
+	VMINPD       X3, X4, X5
+	VMINPD       X4, X3, X6
+	VCMPPD       $0x03, X3, X4, X3
+	VORPD        X6, X5, X4
+	VORPD        X3, X4, X4
+	VMOVSD       (AX), X3
+	VMINPD       X4, X3, X5
+	VMINPD       X3, X4, X6
+	VCMPPD       $0x03, X4, X3, X3
+	VORPD        X6, X5, X4
+	VORPD        X3, X4, X4
+	VMOVSD       X4, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+32, CX
+	ADDQ         $+8, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce32AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce32AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -9618,9 +9726,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce31AVX2(c *float64, x0 *float64)
+// func ocannlReduce33AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce31AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce33AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0

@@ -335,7 +335,7 @@ func ocannlReduce13AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce14AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce14AVX2(c, x0 *float32) {
+func ocannlReduce14AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce14AVX2 called without assembly")
 }
 
@@ -345,7 +345,7 @@ func ocannlReduce15AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce16AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce16AVX2(c, x0, x1 *float64) {
+func ocannlReduce16AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce16AVX2 called without assembly")
 }
 
@@ -360,12 +360,12 @@ func ocannlReduce18AVX2(c, x0, x1 *float64) {
 }
 
 // ocannlReduce19AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce19AVX2(c, x0 *float64) {
+func ocannlReduce19AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce19AVX2 called without assembly")
 }
 
 // ocannlReduce20AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce20AVX2(c, x0, x1 *float64) {
+func ocannlReduce20AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce20AVX2 called without assembly")
 }
 
@@ -375,12 +375,12 @@ func ocannlReduce21AVX2(c, x0, x1 *float64) {
 }
 
 // ocannlReduce22AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce22AVX2(c, x0 *float64) {
+func ocannlReduce22AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce22AVX2 called without assembly")
 }
 
 // ocannlReduce23AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce23AVX2(c, x0, x1 *float64) {
+func ocannlReduce23AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce23AVX2 called without assembly")
 }
 
@@ -390,7 +390,7 @@ func ocannlReduce24AVX2(c, x0, x1 *float64) {
 }
 
 // ocannlReduce25AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce25AVX2(c, x0 *float64) {
+func ocannlReduce25AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce25AVX2 called without assembly")
 }
 
@@ -420,6 +420,16 @@ func ocannlReduce30AVX2(c, x0 *float64) {
 }
 
 // ocannlReduce31AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce31AVX2(c, x0 *float64) {
+func ocannlReduce31AVX2(c, x0, x1, x2 *float64) {
 	panic("ocannlgen: ocannlReduce31AVX2 called without assembly")
+}
+
+// ocannlReduce32AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce32AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce32AVX2 called without assembly")
+}
+
+// ocannlReduce33AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce33AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce33AVX2 called without assembly")
 }

@@ -21644,25 +21644,30 @@ func ocannlAttentionBackward(r *[2][4][3]float64, pX *[24]float64, pObjectiveAtt
 	}
 
 	// backprop of op 6 (objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/scores): the winners: w =@- where((v1 == t), ord, 4); w is objective.att/m.argmax@6
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				objective_att_scoresRow4 := &objective_att_scores[i0][i1][i2]
-				objective_att_mV2 := objective_att_m[i0][i1][i2][0]
-				acc13 := objective_att_m_argmax_6[i0][i1][i2][0]
-				for i3 := range 4 {
-					var r2 float64
-					if objective_att_scoresRow4[i3] == objective_att_mV2 {
-						r2 = 1
+	// float64 along-rows min reduction kernel, 16 rows of 4 elements into 16 cells (c = c min where(eq(x0,x1),x2,4)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce6AVX2(&objective_att_m_argmax_6[0][0][0][0], &objective_att_scores[0][0][0][0], &objective_att_m[0][0][0][0], &ordinals_1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					objective_att_scoresRow4 := &objective_att_scores[i0][i1][i2]
+					objective_att_mV2 := objective_att_m[i0][i1][i2][0]
+					acc13 := objective_att_m_argmax_6[i0][i1][i2][0]
+					for i3 := range 4 {
+						var r2 float64
+						if objective_att_scoresRow4[i3] == objective_att_mV2 {
+							r2 = 1
+						}
+						r3 := float64(4)
+						if r2 != 0 {
+							r3 = ordinals_1[i3]
+						}
+						acc13 = min(acc13, r3)
 					}
-					r3 := float64(4)
-					if r2 != 0 {
-						r3 = ordinals_1[i3]
-					}
-					acc13 = min(acc13, r3)
+					objective_att_m_argmax_6[i0][i1][i2][0] = acc13
 				}
-				objective_att_m_argmax_6[i0][i1][i2][0] = acc13
 			}
 		}
 	}
@@ -23067,25 +23072,30 @@ func ocannlMaskedAttentionBackward(r *[2][4][3]float64, mask *[4][4]float64, pX 
 	}
 
 	// backprop of op 7 (objective.att/m = einsum "@^^" "... | t -> ... => ... | 0 -> ..." of objective.att/masked): the winners: w =@- where((v1 == t), ord, 4); w is objective.att/m.argmax@7
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 4 {
-			for i2 := range 2 {
-				objective_att_maskedRow4 := &objective_att_masked[i0][i1][i2]
-				objective_att_mV2 := objective_att_m[i0][i1][i2][0]
-				acc13 := objective_att_m_argmax_7[i0][i1][i2][0]
-				for i3 := range 4 {
-					var r3 float64
-					if objective_att_maskedRow4[i3] == objective_att_mV2 {
-						r3 = 1
+	// float64 along-rows min reduction kernel, 16 rows of 4 elements into 16 cells (c = c min where(eq(x0,x1),x2,4)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce6AVX2(&objective_att_m_argmax_7[0][0][0][0], &objective_att_masked[0][0][0][0], &objective_att_m[0][0][0][0], &ordinals_1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 4 {
+				for i2 := range 2 {
+					objective_att_maskedRow4 := &objective_att_masked[i0][i1][i2]
+					objective_att_mV2 := objective_att_m[i0][i1][i2][0]
+					acc13 := objective_att_m_argmax_7[i0][i1][i2][0]
+					for i3 := range 4 {
+						var r3 float64
+						if objective_att_maskedRow4[i3] == objective_att_mV2 {
+							r3 = 1
+						}
+						r4 := float64(4)
+						if r3 != 0 {
+							r4 = ordinals_1[i3]
+						}
+						acc13 = min(acc13, r4)
 					}
-					r4 := float64(4)
-					if r3 != 0 {
-						r4 = ordinals_1[i3]
-					}
-					acc13 = min(acc13, r4)
+					objective_att_m_argmax_7[i0][i1][i2][0] = acc13
 				}
-				objective_att_m_argmax_7[i0][i1][i2][0] = acc13
 			}
 		}
 	}
@@ -24012,7 +24022,7 @@ func ocannlTransformerBlockObjectiveLoss(r *[2][3][4]float64, pX *[24]float64, p
 	// float64 along-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i2 := range 4 {
-			ocannlReduce6AVX2(&objective_ln2_x_1[0][0][i2], &pObjectiveF2W[6*i2], &objective_f2_x[0][0][0])
+			ocannlReduce7AVX2(&objective_ln2_x_1[0][0][i2], &pObjectiveF2W[6*i2], &objective_f2_x[0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -25488,7 +25498,7 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	// float64 along-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i2 := range 4 {
-			ocannlReduce6AVX2(&objective_ln2_x_1[0][0][i2], &pObjectiveF2W[6*i2], &objective_f2_x[0][0][0])
+			ocannlReduce7AVX2(&objective_ln2_x_1[0][0][i2], &pObjectiveF2W[6*i2], &objective_f2_x[0][0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -25912,7 +25922,7 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	// float64 across-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i2 := range 4 {
-			ocannlReduce7AVX2(&gObjectiveF2W[6*i2], &objective_ln2_x_1_grad[0][0][i2], &objective_f2_x[0][0][0])
+			ocannlReduce8AVX2(&gObjectiveF2W[6*i2], &objective_ln2_x_1_grad[0][0][i2], &objective_f2_x[0][0][0])
 		}
 	} else {
 		for i0 := range 2 {
@@ -25979,7 +25989,7 @@ func ocannlTransformerBlockBackward(r *[2][3][4]float64, pX *[24]float64, pObjec
 	// backprop of op 26 (_objective.f2/x.2 = pointwise "+" of _objective.f2/x.1, objective.f1.b): g2 =+ g; g2 is objective.f1.b.grad
 	// float64 across-rows add reduction kernel, 6 rows of 6 elements into 6 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&gObjectiveF1B[0], &objective_f2_x_2_grad[0][0][0])
+		ocannlReduce9AVX2(&gObjectiveF1B[0], &objective_f2_x_2_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -30238,7 +30248,7 @@ func ocannlConvPaddedObjectiveLoss(r *[2][4][4][3]float64, x *[2][4][4][2]float6
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r
 	// float64 along-rows add reduction kernel, 1 rows of 96 elements into 1 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce9AVX2(&out[0], &objective_1[0][0][0][0], &r[0][0][0][0])
+		ocannlReduce10AVX2(&out[0], &objective_1[0][0][0][0], &r[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc2 := float64(0)
@@ -30441,7 +30451,7 @@ func ocannlConvPaddedBackward(r *[2][4][4][3]float64, x *[2][4][4][2]float64, pI
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r
 	// float64 along-rows add reduction kernel, 1 rows of 96 elements into 1 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce9AVX2(&loss[0], &objective_1[0][0][0][0], &r[0][0][0][0])
+		ocannlReduce10AVX2(&loss[0], &objective_1[0][0][0][0], &r[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc2 := float64(0)
@@ -30497,7 +30507,7 @@ func ocannlConvPaddedBackward(r *[2][4][4][3]float64, x *[2][4][4][2]float64, pI
 	// backprop of op 2 (_objective.1 = pointwise "+" of objective.conv2d#1/y, objective.conv2d#1.bias): g2 =+ g; g2 is objective.conv2d#1.bias.grad
 	// float64 across-rows add reduction kernel, 32 rows of 3 elements into 3 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gObjectiveConv2d1Bias[0], &objective_1_grad[0][0][0][0])
+		ocannlReduce11AVX2(&gObjectiveConv2d1Bias[0], &objective_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 2 {
@@ -32352,7 +32362,7 @@ func ocannlConvStackObjectiveLoss(r *[2][3][3][3]float64, pImg *[50]float64, pOb
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r
 	// float64 along-rows add reduction kernel, 1 rows of 54 elements into 1 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce11AVX2(&out[0], &objective_1[0][0][0][0], &r[0][0][0][0])
+		ocannlReduce12AVX2(&out[0], &objective_1[0][0][0][0], &r[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc3 := float64(0)
@@ -32633,7 +32643,7 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r
 	// float64 along-rows add reduction kernel, 1 rows of 54 elements into 1 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce11AVX2(&loss[0], &objective_1[0][0][0][0], &r[0][0][0][0])
+		ocannlReduce12AVX2(&loss[0], &objective_1[0][0][0][0], &r[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc3 := float64(0)
@@ -32691,7 +32701,7 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 	// backprop of op 4 (_objective.1 = pointwise "+" of objective.c2/y, objective.c2.bias): g2 =+ g; g2 is objective.c2.bias.grad
 	// float64 across-rows add reduction kernel, 18 rows of 3 elements into 3 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce12AVX2(&gObjectiveC2Bias[0], &objective_1_grad[0][0][0][0])
+		ocannlReduce13AVX2(&gObjectiveC2Bias[0], &objective_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 2 {
@@ -32812,7 +32822,7 @@ func ocannlConvStackBackward(r *[2][3][3][3]float64, pImg *[50]float64, pObjecti
 	// backprop of op 1 (_objective.c2/x.1 = pointwise "+" of objective.c1/y, objective.c1.bias): g2 =+ g; g2 is objective.c1.bias.grad
 	// float64 across-rows add reduction kernel, 18 rows of 2 elements into 2 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce13AVX2(&gObjectiveC1Bias[0], &objective_c2_x_1_grad[0][0][0][0])
+		ocannlReduce14AVX2(&gObjectiveC1Bias[0], &objective_c2_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 2 {
@@ -39288,7 +39298,7 @@ func ocannlMaxPoolConvBackward(r *[2][2][2][3]float64, pImg *[72]float64, pObjec
 	// backprop of op 1 (_objective.max_pool#1/x.1 = pointwise "+" of objective.conv2d_valid#1/y, objective.conv2d_valid#1.bias): g2 =+ g; g2 is objective.conv2d_valid#1.bias.grad
 	// float64 across-rows add reduction kernel, 32 rows of 3 elements into 3 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&gObjectiveConv2dValid1Bias[0], &objective_max_pool_1_x_1_grad[0][0][0][0])
+		ocannlReduce11AVX2(&gObjectiveConv2dValid1Bias[0], &objective_max_pool_1_x_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 2 {

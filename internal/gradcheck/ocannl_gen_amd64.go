@@ -81,42 +81,47 @@ func ocannlReduce4AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 //go:noescape
 func ocannlReduce5AVX2(c *float64, x0 *float64)
 
-// ocannlReduce6AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 6 rows of 6 elements.
+// ocannlReduce6AVX2 runs a float64 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,4), 16 rows of 4 elements.
 //
 //go:noescape
-func ocannlReduce6AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce6AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 
-// ocannlReduce7AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 6 rows of 6 elements.
+// ocannlReduce7AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 6 rows of 6 elements.
 //
 //go:noescape
 func ocannlReduce7AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce8AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 6 rows of 6 elements.
+// ocannlReduce8AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 6 rows of 6 elements.
 //
 //go:noescape
-func ocannlReduce8AVX2(c *float64, x0 *float64)
+func ocannlReduce8AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce9AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 1 rows of 96 elements.
+// ocannlReduce9AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 6 rows of 6 elements.
 //
 //go:noescape
-func ocannlReduce9AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce9AVX2(c *float64, x0 *float64)
 
-// ocannlReduce10AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 32 rows of 3 elements.
+// ocannlReduce10AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 1 rows of 96 elements.
 //
 //go:noescape
-func ocannlReduce10AVX2(c *float64, x0 *float64)
+func ocannlReduce10AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce11AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 1 rows of 54 elements.
+// ocannlReduce11AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 32 rows of 3 elements.
 //
 //go:noescape
-func ocannlReduce11AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce11AVX2(c *float64, x0 *float64)
 
-// ocannlReduce12AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 18 rows of 3 elements.
+// ocannlReduce12AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 1 rows of 54 elements.
 //
 //go:noescape
-func ocannlReduce12AVX2(c *float64, x0 *float64)
+func ocannlReduce12AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce13AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 18 rows of 2 elements.
+// ocannlReduce13AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 18 rows of 3 elements.
 //
 //go:noescape
 func ocannlReduce13AVX2(c *float64, x0 *float64)
+
+// ocannlReduce14AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 18 rows of 2 elements.
+//
+//go:noescape
+func ocannlReduce14AVX2(c *float64, x0 *float64)

@@ -18,7 +18,9 @@ DATA ocannlConst64<>+0(SB)/8, $0x0000000000000000
 DATA ocannlConst64<>+8(SB)/8, $0x3ff0000000000000
 DATA ocannlConst64<>+16(SB)/8, $0xfff0000000000000
 DATA ocannlConst64<>+24(SB)/8, $0xbff0000000000000
-GLOBL ocannlConst64<>(SB), RODATA|NOPTR, $32
+DATA ocannlConst64<>+32(SB)/8, $0x4010000000000000
+DATA ocannlConst64<>+40(SB)/8, $0x7ff0000000000000
+GLOBL ocannlConst64<>(SB), RODATA|NOPTR, $48
 
 // func ocannlMap0AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX2, FMA3
@@ -1544,9 +1546,57 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce6AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce6AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce6AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce6AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	VBROADCASTSD ocannlConst64<>+32(SB), Y2
+	VBROADCASTSD ocannlConst64<>+40(SB), Y3
+	MOVQ         $0x00000010, SI
+
+row1:
+	VBROADCASTSD (DX), Y3
+	VMOVUPS      (CX), Y4
+	VCMPPD       $0x00, Y3, Y4, Y3
+	VBLENDVPD    Y3, Y1, Y0, Y3
+	VMOVUPS      (BX), Y4
+	VCMPPD       $0x04, Y0, Y3, Y3
+	VBLENDVPD    Y3, Y4, Y2, Y3
+	VEXTRACTF128 $0x01, Y3, X4
+	VMINPD       X4, X3, X5
+	VMINPD       X3, X4, X6
+	VCMPPD       $0x03, X4, X3, X3
+	VORPD        X6, X5, X4
+	VORPD        X3, X4, X4
+	VPERMILPD    $0x01, X4, X3
+	VMINPD       X3, X4, X5
+	VMINPD       X4, X3, X6
+	VCMPPD       $0x03, X3, X4, X3
+	VORPD        X6, X5, X4
+	VORPD        X3, X4, X4
+	VMOVSD       (AX), X3
+	VMINPD       X4, X3, X5
+	VMINPD       X3, X4, X6
+	VCMPPD       $0x03, X4, X3, X3
+	VORPD        X6, X5, X4
+	VORPD        X3, X4, X4
+	VMOVSD       X4, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+32, CX
+	ADDQ         $+8, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce7AVX2(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce7AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -1577,9 +1627,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce7AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce8AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce7AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -1607,9 +1657,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce8AVX2(c *float64, x0 *float64)
+// func ocannlReduce9AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -1632,9 +1682,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce9AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce10AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -1691,9 +1741,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce10AVX2(c *float64, x0 *float64)
+// func ocannlReduce11AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -1712,9 +1762,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce11AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce12AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -1781,9 +1831,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce12AVX2(c *float64, x0 *float64)
+// func ocannlReduce13AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -1802,9 +1852,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce13AVX2(c *float64, x0 *float64)
+// func ocannlReduce14AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0

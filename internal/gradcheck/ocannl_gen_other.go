@@ -58,7 +58,7 @@ func ocannlReduce4AVX2(c, x0, x1, x2 *float64) {
 func ocannlReduce5AVX2(c, x0 *float64) { panic("ocannlgen: ocannlReduce5AVX2 called without assembly") }
 
 // ocannlReduce6AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce6AVX2(c, x0, x1 *float64) {
+func ocannlReduce6AVX2(c, x0, x1, x2 *float64) {
 	panic("ocannlgen: ocannlReduce6AVX2 called without assembly")
 }
 
@@ -68,29 +68,34 @@ func ocannlReduce7AVX2(c, x0, x1 *float64) {
 }
 
 // ocannlReduce8AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce8AVX2(c, x0 *float64) { panic("ocannlgen: ocannlReduce8AVX2 called without assembly") }
-
-// ocannlReduce9AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce9AVX2(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlReduce9AVX2 called without assembly")
+func ocannlReduce8AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce8AVX2 called without assembly")
 }
 
+// ocannlReduce9AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce9AVX2(c, x0 *float64) { panic("ocannlgen: ocannlReduce9AVX2 called without assembly") }
+
 // ocannlReduce10AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce10AVX2(c, x0 *float64) {
+func ocannlReduce10AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce10AVX2 called without assembly")
 }
 
 // ocannlReduce11AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce11AVX2(c, x0, x1 *float64) {
+func ocannlReduce11AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce11AVX2 called without assembly")
 }
 
 // ocannlReduce12AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce12AVX2(c, x0 *float64) {
+func ocannlReduce12AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce12AVX2 called without assembly")
 }
 
 // ocannlReduce13AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce13AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce13AVX2 called without assembly")
+}
+
+// ocannlReduce14AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce14AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce14AVX2 called without assembly")
 }

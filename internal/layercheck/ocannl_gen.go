@@ -3175,24 +3175,29 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 	}
 
 	// backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 7); w is objective.cross_entropy#1/m.argmax@3
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		for i1 := range 3 {
-			objective_cross_entropy_1_logitsRow4 := &objective_cross_entropy_1_logits[i0][i1]
-			objective_cross_entropy_1_mV2 := objective_cross_entropy_1_m[i0][i1][0]
-			acc7 := objective_cross_entropy_1_m_argmax_3[i0][i1][0]
-			for i2 := range 7 {
-				var r float64
-				if objective_cross_entropy_1_logitsRow4[i2] == objective_cross_entropy_1_mV2 {
-					r = 1
+	// float64 along-rows min reduction kernel, 12 rows of 7 elements into 12 cells (c = c min where(eq(x0,x1),x2,7)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce5AVX2(&objective_cross_entropy_1_m_argmax_3[0][0][0], &objective_cross_entropy_1_logits[0][0][0], &objective_cross_entropy_1_m[0][0][0], &ordinals_1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 3 {
+				objective_cross_entropy_1_logitsRow4 := &objective_cross_entropy_1_logits[i0][i1]
+				objective_cross_entropy_1_mV2 := objective_cross_entropy_1_m[i0][i1][0]
+				acc7 := objective_cross_entropy_1_m_argmax_3[i0][i1][0]
+				for i2 := range 7 {
+					var r float64
+					if objective_cross_entropy_1_logitsRow4[i2] == objective_cross_entropy_1_mV2 {
+						r = 1
+					}
+					r2 := float64(7)
+					if r != 0 {
+						r2 = ordinals_1[i2]
+					}
+					acc7 = min(acc7, r2)
 				}
-				r2 := float64(7)
-				if r != 0 {
-					r2 = ordinals_1[i2]
-				}
-				acc7 = min(acc7, r2)
+				objective_cross_entropy_1_m_argmax_3[i0][i1][0] = acc7
 			}
-			objective_cross_entropy_1_m_argmax_3[i0][i1][0] = acc7
 		}
 	}
 
@@ -3230,7 +3235,7 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
 	// float64 across-rows add reduction kernel, 12 rows of 7 elements into 7 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce5AVX2(&gHeadB[0], &objective_cross_entropy_1_logits_grad[0][0][0])
+		ocannlReduce6AVX2(&gHeadB[0], &objective_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 4 {
@@ -3251,7 +3256,7 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 	// float64 across-rows add reduction kernel, 12 rows of 5 elements into 5 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i2 := range 7 {
-			ocannlReduce6AVX2(&gHeadW[5*i2], &objective_cross_entropy_1_logits_1_grad[0][0][i2], &emb_e[0][0][0])
+			ocannlReduce7AVX2(&gHeadW[5*i2], &objective_cross_entropy_1_logits_1_grad[0][0][i2], &emb_e[0][0][0])
 		}
 	} else {
 		for i0 := range 4 {
@@ -3273,7 +3278,7 @@ func ocannlEmbedCEBackward(ids *[4][3]int32, y *[4][3]int32, pEmbTable *[50]floa
 	if ocannlAVX2 {
 		for i0 := range 4 {
 			for i1 := range 3 {
-				ocannlReduce7AVX2(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
+				ocannlReduce8AVX2(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
 			}
 		}
 	} else {
@@ -3367,7 +3372,7 @@ func ocannlEmbedCEPredict(ids *[2]int32, pEmbTable *[50]float64, pHeadW *[35]flo
 	// float64 along-rows add reduction kernel, 7 rows of 5 elements into 7 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce8AVX2(&predict_1[i0][0], &pHeadW[0], &emb_e[i0][0])
+			ocannlReduce9AVX2(&predict_1[i0][0], &pHeadW[0], &emb_e[i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -3512,7 +3517,7 @@ func ocannlEmbedCERowsObjectiveLoss(ids *[1][3]int32, y *[1][3]int32, pEmbTable 
 	// float64 along-rows add reduction kernel, 7 rows of 5 elements into 7 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 3 {
-			ocannlReduce8AVX2(&objective_cross_entropy_1_logits_1[0][i0][0], &pHeadW[0], &emb_e[0][i0][0])
+			ocannlReduce9AVX2(&objective_cross_entropy_1_logits_1[0][i0][0], &pHeadW[0], &emb_e[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -3888,7 +3893,7 @@ func ocannlEmbedCERowsBackward(ids *[1][3]int32, y *[1][3]int32, pEmbTable *[50]
 	// float64 along-rows add reduction kernel, 7 rows of 5 elements into 7 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 3 {
-			ocannlReduce8AVX2(&objective_cross_entropy_1_logits_1[0][i0][0], &pHeadW[0], &emb_e[0][i0][0])
+			ocannlReduce9AVX2(&objective_cross_entropy_1_logits_1[0][i0][0], &pHeadW[0], &emb_e[0][i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -4171,7 +4176,7 @@ func ocannlEmbedCERowsBackward(ids *[1][3]int32, y *[1][3]int32, pEmbTable *[50]
 	// float64 across-rows add reduction kernel, 7 rows of 5 elements into 5 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 3 {
-			ocannlReduce7AVX2(&emb_e_grad[0][i0][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[0][i0][0])
+			ocannlReduce8AVX2(&emb_e_grad[0][i0][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[0][i0][0])
 		}
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -5047,24 +5052,29 @@ func ocannlEmbedCERowsBackward_rows4(ids *[4][3]int32, y *[4][3]int32, pEmbTable
 	}
 
 	// backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 7); w is objective.cross_entropy#1/m.argmax@3
-	// reduction accumulated in a local variable.
-	for i0 := range 4 {
-		for i1 := range 3 {
-			objective_cross_entropy_1_logitsRow4 := &objective_cross_entropy_1_logits[i0][i1]
-			objective_cross_entropy_1_mV2 := objective_cross_entropy_1_m[i0][i1][0]
-			acc7 := objective_cross_entropy_1_m_argmax_3[i0][i1][0]
-			for i2 := range 7 {
-				var r float64
-				if objective_cross_entropy_1_logitsRow4[i2] == objective_cross_entropy_1_mV2 {
-					r = 1
+	// float64 along-rows min reduction kernel, 12 rows of 7 elements into 12 cells (c = c min where(eq(x0,x1),x2,7)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce5AVX2(&objective_cross_entropy_1_m_argmax_3[0][0][0], &objective_cross_entropy_1_logits[0][0][0], &objective_cross_entropy_1_m[0][0][0], &ordinals_1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 4 {
+			for i1 := range 3 {
+				objective_cross_entropy_1_logitsRow4 := &objective_cross_entropy_1_logits[i0][i1]
+				objective_cross_entropy_1_mV2 := objective_cross_entropy_1_m[i0][i1][0]
+				acc7 := objective_cross_entropy_1_m_argmax_3[i0][i1][0]
+				for i2 := range 7 {
+					var r float64
+					if objective_cross_entropy_1_logitsRow4[i2] == objective_cross_entropy_1_mV2 {
+						r = 1
+					}
+					r2 := float64(7)
+					if r != 0 {
+						r2 = ordinals_1[i2]
+					}
+					acc7 = min(acc7, r2)
 				}
-				r2 := float64(7)
-				if r != 0 {
-					r2 = ordinals_1[i2]
-				}
-				acc7 = min(acc7, r2)
+				objective_cross_entropy_1_m_argmax_3[i0][i1][0] = acc7
 			}
-			objective_cross_entropy_1_m_argmax_3[i0][i1][0] = acc7
 		}
 	}
 
@@ -5102,7 +5112,7 @@ func ocannlEmbedCERowsBackward_rows4(ids *[4][3]int32, y *[4][3]int32, pEmbTable
 	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
 	// float64 across-rows add reduction kernel, 12 rows of 7 elements into 7 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce5AVX2(&gHeadB[0], &objective_cross_entropy_1_logits_grad[0][0][0])
+		ocannlReduce6AVX2(&gHeadB[0], &objective_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 4 {
@@ -5123,7 +5133,7 @@ func ocannlEmbedCERowsBackward_rows4(ids *[4][3]int32, y *[4][3]int32, pEmbTable
 	// float64 across-rows add reduction kernel, 12 rows of 5 elements into 5 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i2 := range 7 {
-			ocannlReduce6AVX2(&gHeadW[5*i2], &objective_cross_entropy_1_logits_1_grad[0][0][i2], &emb_e[0][0][0])
+			ocannlReduce7AVX2(&gHeadW[5*i2], &objective_cross_entropy_1_logits_1_grad[0][0][i2], &emb_e[0][0][0])
 		}
 	} else {
 		for i0 := range 4 {
@@ -5145,7 +5155,7 @@ func ocannlEmbedCERowsBackward_rows4(ids *[4][3]int32, y *[4][3]int32, pEmbTable
 	if ocannlAVX2 {
 		for i0 := range 4 {
 			for i1 := range 3 {
-				ocannlReduce7AVX2(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
+				ocannlReduce8AVX2(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
 			}
 		}
 	} else {
@@ -5324,7 +5334,7 @@ func ocannlEmbedCERowsObjectiveLoss_rows2(ids *[2][3]int32, y *[2][3]int32, pEmb
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 3 {
-				ocannlReduce8AVX2(&objective_cross_entropy_1_logits_1[i0][i1][0], &pHeadW[0], &emb_e[i0][i1][0])
+				ocannlReduce9AVX2(&objective_cross_entropy_1_logits_1[i0][i1][0], &pHeadW[0], &emb_e[i0][i1][0])
 			}
 		}
 	} else {
@@ -5358,7 +5368,7 @@ func ocannlEmbedCERowsObjectiveLoss_rows2(ids *[2][3]int32, y *[2][3]int32, pEmb
 	// objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits
 	// float64 along-rows max reduction kernel, 6 rows of 7 elements into 6 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce9AVX2(&objective_cross_entropy_1_m[0][0][0], &objective_cross_entropy_1_logits[0][0][0])
+		ocannlReduce10AVX2(&objective_cross_entropy_1_m[0][0][0], &objective_cross_entropy_1_logits[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -5404,7 +5414,7 @@ func ocannlEmbedCERowsObjectiveLoss_rows2(ids *[2][3]int32, y *[2][3]int32, pEmb
 	// _objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1
 	// float64 along-rows add reduction kernel, 6 rows of 7 elements into 6 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&objective_cross_entropy_1_logp_2[0][0][0], &objective_cross_entropy_1_logp_1[0][0][0])
+		ocannlReduce11AVX2(&objective_cross_entropy_1_logp_2[0][0][0], &objective_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -5761,7 +5771,7 @@ func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 3 {
-				ocannlReduce8AVX2(&objective_cross_entropy_1_logits_1[i0][i1][0], &pHeadW[0], &emb_e[i0][i1][0])
+				ocannlReduce9AVX2(&objective_cross_entropy_1_logits_1[i0][i1][0], &pHeadW[0], &emb_e[i0][i1][0])
 			}
 		}
 	} else {
@@ -5795,7 +5805,7 @@ func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable
 	// objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits
 	// float64 along-rows max reduction kernel, 6 rows of 7 elements into 6 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce9AVX2(&objective_cross_entropy_1_m[0][0][0], &objective_cross_entropy_1_logits[0][0][0])
+		ocannlReduce10AVX2(&objective_cross_entropy_1_m[0][0][0], &objective_cross_entropy_1_logits[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -5841,7 +5851,7 @@ func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable
 	// _objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1
 	// float64 along-rows add reduction kernel, 6 rows of 7 elements into 6 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&objective_cross_entropy_1_logp_2[0][0][0], &objective_cross_entropy_1_logp_1[0][0][0])
+		ocannlReduce11AVX2(&objective_cross_entropy_1_logp_2[0][0][0], &objective_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -5945,7 +5955,7 @@ func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable
 	// backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g2 =- g; g2 is _objective.cross_entropy#1/logp.3.grad
 	// float64 along-rows sub reduction kernel, 6 rows of 7 elements into 6 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce11AVX2(&objective_cross_entropy_1_logp_3_grad[0][0][0], &objective_cross_entropy_1_logp_grad[0][0][0])
+		ocannlReduce12AVX2(&objective_cross_entropy_1_logp_3_grad[0][0][0], &objective_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -6007,7 +6017,7 @@ func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable
 	// backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g2 =- g; g2 is objective.cross_entropy#1/m.grad
 	// float64 along-rows sub reduction kernel, 6 rows of 7 elements into 6 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce11AVX2(&objective_cross_entropy_1_m_grad[0][0][0], &objective_cross_entropy_1_z_grad[0][0][0])
+		ocannlReduce12AVX2(&objective_cross_entropy_1_m_grad[0][0][0], &objective_cross_entropy_1_z_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -6030,24 +6040,29 @@ func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable
 	}
 
 	// backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 7); w is objective.cross_entropy#1/m.argmax@3
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_cross_entropy_1_logitsRow4 := &objective_cross_entropy_1_logits[i0][i1]
-			objective_cross_entropy_1_mV2 := objective_cross_entropy_1_m[i0][i1][0]
-			acc7 := objective_cross_entropy_1_m_argmax_3[i0][i1][0]
-			for i2 := range 7 {
-				var r float64
-				if objective_cross_entropy_1_logitsRow4[i2] == objective_cross_entropy_1_mV2 {
-					r = 1
+	// float64 along-rows min reduction kernel, 6 rows of 7 elements into 6 cells (c = c min where(eq(x0,x1),x2,7)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce13AVX2(&objective_cross_entropy_1_m_argmax_3[0][0][0], &objective_cross_entropy_1_logits[0][0][0], &objective_cross_entropy_1_m[0][0][0], &ordinals_1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 3 {
+				objective_cross_entropy_1_logitsRow4 := &objective_cross_entropy_1_logits[i0][i1]
+				objective_cross_entropy_1_mV2 := objective_cross_entropy_1_m[i0][i1][0]
+				acc7 := objective_cross_entropy_1_m_argmax_3[i0][i1][0]
+				for i2 := range 7 {
+					var r float64
+					if objective_cross_entropy_1_logitsRow4[i2] == objective_cross_entropy_1_mV2 {
+						r = 1
+					}
+					r2 := float64(7)
+					if r != 0 {
+						r2 = ordinals_1[i2]
+					}
+					acc7 = min(acc7, r2)
 				}
-				r2 := float64(7)
-				if r != 0 {
-					r2 = ordinals_1[i2]
-				}
-				acc7 = min(acc7, r2)
+				objective_cross_entropy_1_m_argmax_3[i0][i1][0] = acc7
 			}
-			objective_cross_entropy_1_m_argmax_3[i0][i1][0] = acc7
 		}
 	}
 
@@ -6085,7 +6100,7 @@ func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable
 	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
 	// float64 across-rows add reduction kernel, 6 rows of 7 elements into 7 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce12AVX2(&gHeadB[0], &objective_cross_entropy_1_logits_grad[0][0][0])
+		ocannlReduce14AVX2(&gHeadB[0], &objective_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -6121,7 +6136,7 @@ func ocannlEmbedCERowsBackward_rows2(ids *[2][3]int32, y *[2][3]int32, pEmbTable
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 3 {
-				ocannlReduce7AVX2(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
+				ocannlReduce8AVX2(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
 			}
 		}
 	} else {
@@ -6209,7 +6224,7 @@ func ocannlEmbedCERowsPredict(ids *[1]int32, pEmbTable *[50]float64, pHeadW *[35
 	// _predict.1 = compose "*" of head.w, emb/e
 	// float64 along-rows add reduction kernel, 7 rows of 5 elements into 7 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&predict_1[0][0], &pHeadW[0], &emb_e[0][0])
+		ocannlReduce9AVX2(&predict_1[0][0], &pHeadW[0], &emb_e[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		emb_eRow := &emb_e[0]
@@ -6278,7 +6293,7 @@ func ocannlEmbedCERowsPredict_rows4(ids *[4]int32, pEmbTable *[50]float64, pHead
 	// float64 along-rows add reduction kernel, 7 rows of 5 elements into 7 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 4 {
-			ocannlReduce8AVX2(&predict_1[i0][0], &pHeadW[0], &emb_e[i0][0])
+			ocannlReduce9AVX2(&predict_1[i0][0], &pHeadW[0], &emb_e[i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -6352,7 +6367,7 @@ func ocannlEmbedCERowsPredict_rows2(ids *[2]int32, pEmbTable *[50]float64, pHead
 	// float64 along-rows add reduction kernel, 7 rows of 5 elements into 7 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 2 {
-			ocannlReduce8AVX2(&predict_1[i0][0], &pHeadW[0], &emb_e[i0][0])
+			ocannlReduce9AVX2(&predict_1[i0][0], &pHeadW[0], &emb_e[i0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -6511,7 +6526,7 @@ func ocannlEmbedCE2ObjectiveLoss(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[5
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 3 {
-				ocannlReduce8AVX2(&objective_cross_entropy_1_logits_1[i0][i1][0], &pHeadW[0], &emb_e[i0][i1][0])
+				ocannlReduce9AVX2(&objective_cross_entropy_1_logits_1[i0][i1][0], &pHeadW[0], &emb_e[i0][i1][0])
 			}
 		}
 	} else {
@@ -6545,7 +6560,7 @@ func ocannlEmbedCE2ObjectiveLoss(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[5
 	// objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits
 	// float64 along-rows max reduction kernel, 6 rows of 7 elements into 6 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce9AVX2(&objective_cross_entropy_1_m[0][0][0], &objective_cross_entropy_1_logits[0][0][0])
+		ocannlReduce10AVX2(&objective_cross_entropy_1_m[0][0][0], &objective_cross_entropy_1_logits[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -6591,7 +6606,7 @@ func ocannlEmbedCE2ObjectiveLoss(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[5
 	// _objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1
 	// float64 along-rows add reduction kernel, 6 rows of 7 elements into 6 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&objective_cross_entropy_1_logp_2[0][0][0], &objective_cross_entropy_1_logp_1[0][0][0])
+		ocannlReduce11AVX2(&objective_cross_entropy_1_logp_2[0][0][0], &objective_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -6948,7 +6963,7 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 3 {
-				ocannlReduce8AVX2(&objective_cross_entropy_1_logits_1[i0][i1][0], &pHeadW[0], &emb_e[i0][i1][0])
+				ocannlReduce9AVX2(&objective_cross_entropy_1_logits_1[i0][i1][0], &pHeadW[0], &emb_e[i0][i1][0])
 			}
 		}
 	} else {
@@ -6982,7 +6997,7 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 	// objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits
 	// float64 along-rows max reduction kernel, 6 rows of 7 elements into 6 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce9AVX2(&objective_cross_entropy_1_m[0][0][0], &objective_cross_entropy_1_logits[0][0][0])
+		ocannlReduce10AVX2(&objective_cross_entropy_1_m[0][0][0], &objective_cross_entropy_1_logits[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -7028,7 +7043,7 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 	// _objective.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _objective.cross_entropy#1/logp.1
 	// float64 along-rows add reduction kernel, 6 rows of 7 elements into 6 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&objective_cross_entropy_1_logp_2[0][0][0], &objective_cross_entropy_1_logp_1[0][0][0])
+		ocannlReduce11AVX2(&objective_cross_entropy_1_logp_2[0][0][0], &objective_cross_entropy_1_logp_1[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -7132,7 +7147,7 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 	// backprop of op 8 (objective.cross_entropy#1/logp = pointwise "-" of objective.cross_entropy#1/z, _objective.cross_entropy#1/logp.3): g2 =- g; g2 is _objective.cross_entropy#1/logp.3.grad
 	// float64 along-rows sub reduction kernel, 6 rows of 7 elements into 6 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce11AVX2(&objective_cross_entropy_1_logp_3_grad[0][0][0], &objective_cross_entropy_1_logp_grad[0][0][0])
+		ocannlReduce12AVX2(&objective_cross_entropy_1_logp_3_grad[0][0][0], &objective_cross_entropy_1_logp_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -7194,7 +7209,7 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 	// backprop of op 4 (objective.cross_entropy#1/z = pointwise "-" of objective.cross_entropy#1/logits, objective.cross_entropy#1/m): g2 =- g; g2 is objective.cross_entropy#1/m.grad
 	// float64 along-rows sub reduction kernel, 6 rows of 7 elements into 6 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce11AVX2(&objective_cross_entropy_1_m_grad[0][0][0], &objective_cross_entropy_1_z_grad[0][0][0])
+		ocannlReduce12AVX2(&objective_cross_entropy_1_m_grad[0][0][0], &objective_cross_entropy_1_z_grad[0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 2 {
@@ -7217,24 +7232,29 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 	}
 
 	// backprop of op 3 (objective.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of objective.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 7); w is objective.cross_entropy#1/m.argmax@3
-	// reduction accumulated in a local variable.
-	for i0 := range 2 {
-		for i1 := range 3 {
-			objective_cross_entropy_1_logitsRow4 := &objective_cross_entropy_1_logits[i0][i1]
-			objective_cross_entropy_1_mV2 := objective_cross_entropy_1_m[i0][i1][0]
-			acc7 := objective_cross_entropy_1_m_argmax_3[i0][i1][0]
-			for i2 := range 7 {
-				var r float64
-				if objective_cross_entropy_1_logitsRow4[i2] == objective_cross_entropy_1_mV2 {
-					r = 1
+	// float64 along-rows min reduction kernel, 6 rows of 7 elements into 6 cells (c = c min where(eq(x0,x1),x2,7)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce13AVX2(&objective_cross_entropy_1_m_argmax_3[0][0][0], &objective_cross_entropy_1_logits[0][0][0], &objective_cross_entropy_1_m[0][0][0], &ordinals_1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 2 {
+			for i1 := range 3 {
+				objective_cross_entropy_1_logitsRow4 := &objective_cross_entropy_1_logits[i0][i1]
+				objective_cross_entropy_1_mV2 := objective_cross_entropy_1_m[i0][i1][0]
+				acc7 := objective_cross_entropy_1_m_argmax_3[i0][i1][0]
+				for i2 := range 7 {
+					var r float64
+					if objective_cross_entropy_1_logitsRow4[i2] == objective_cross_entropy_1_mV2 {
+						r = 1
+					}
+					r2 := float64(7)
+					if r != 0 {
+						r2 = ordinals_1[i2]
+					}
+					acc7 = min(acc7, r2)
 				}
-				r2 := float64(7)
-				if r != 0 {
-					r2 = ordinals_1[i2]
-				}
-				acc7 = min(acc7, r2)
+				objective_cross_entropy_1_m_argmax_3[i0][i1][0] = acc7
 			}
-			objective_cross_entropy_1_m_argmax_3[i0][i1][0] = acc7
 		}
 	}
 
@@ -7272,7 +7292,7 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 	// backprop of op 2 (objective.cross_entropy#1/logits = pointwise "+" of _objective.cross_entropy#1/logits.1, head.b): g2 =+ g; g2 is head.b.grad
 	// float64 across-rows add reduction kernel, 6 rows of 7 elements into 7 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce12AVX2(&gHeadB[0], &objective_cross_entropy_1_logits_grad[0][0][0])
+		ocannlReduce14AVX2(&gHeadB[0], &objective_cross_entropy_1_logits_grad[0][0][0])
 	} else {
 		// i1 unrolled and jammed into i2.
 		for i0 := range 2 {
@@ -7308,7 +7328,7 @@ func ocannlEmbedCE2Backward(ids *[2][3]int32, y *[2][3]int32, pEmbTable *[50]flo
 	if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 3 {
-				ocannlReduce7AVX2(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
+				ocannlReduce8AVX2(&emb_e_grad[i0][i1][0], &pHeadW[0], &objective_cross_entropy_1_logits_1_grad[i0][i1][0])
 			}
 		}
 	} else {
@@ -7476,7 +7496,7 @@ func ocannlDropObjectiveLoss(x *[5][8]float64, y *[5]int32, pHeadW *[24]float64,
 	// float64 along-rows add reduction kernel, 5 rows of 8 elements into 5 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 3 {
-			ocannlReduce13AVX2(&objective_cross_entropy_1_logits_1[0][i1], &pHeadW[8*i1], &head_x[0][0])
+			ocannlReduce15AVX2(&objective_cross_entropy_1_logits_1[0][i1], &pHeadW[8*i1], &head_x[0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -7831,7 +7851,7 @@ func ocannlDropBackward(x *[5][8]float64, y *[5]int32, pHeadW *[24]float64, pHea
 	// float64 along-rows add reduction kernel, 5 rows of 8 elements into 5 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 3 {
-			ocannlReduce13AVX2(&objective_cross_entropy_1_logits_1[0][i1], &pHeadW[8*i1], &head_x[0][0])
+			ocannlReduce15AVX2(&objective_cross_entropy_1_logits_1[0][i1], &pHeadW[8*i1], &head_x[0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -8093,7 +8113,7 @@ func ocannlDropBackward(x *[5][8]float64, y *[5]int32, pHeadW *[24]float64, pHea
 	// float64 across-rows add reduction kernel, 5 rows of 8 elements into 8 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 3 {
-			ocannlReduce14AVX2(&gHeadW[8*i1], &objective_cross_entropy_1_logits_1_grad[0][i1], &head_x[0][0])
+			ocannlReduce16AVX2(&gHeadW[8*i1], &objective_cross_entropy_1_logits_1_grad[0][i1], &head_x[0][0])
 		}
 	} else {
 		for i0 := range 5 {
@@ -8161,7 +8181,7 @@ func ocannlDropPredict(x *[5][8]float64, pHeadW *[24]float64, pHeadB *[3]float64
 	// float64 along-rows add reduction kernel, 5 rows of 8 elements into 5 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i1 := range 3 {
-			ocannlReduce13AVX2(&predict_1[0][i1], &pHeadW[8*i1], &head_x[0][0])
+			ocannlReduce15AVX2(&predict_1[0][i1], &pHeadW[8*i1], &head_x[0][0])
 		}
 	} else {
 		// reduction accumulated in a local variable.
@@ -8367,7 +8387,7 @@ func ocannlBNObjectiveLoss(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGa
 	// _bn/mean.1 = einsum "++" "..b.. | ..s.., c => c" of x
 	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&bn_mean_1[0], &x[0][0][0][0])
+		ocannlReduce17AVX2(&bn_mean_1[0], &x[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -8427,7 +8447,7 @@ func ocannlBNObjectiveLoss(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGa
 	// _bn/var.2 = einsum "++" "..b.. | ..s.., c => c" of _bn/var.1
 	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&bn_var_2[0], &bn_var_1[0][0][0][0])
+		ocannlReduce17AVX2(&bn_var_2[0], &bn_var_1[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -8495,7 +8515,7 @@ func ocannlBNObjectiveLoss(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGa
 	// objective = einsum "++" "...|... => 0" of _objective.3
 	// float64 along-rows add reduction kernel, 1 rows of 120 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&out[0], &objective_3[0][0][0][0])
+		ocannlReduce18AVX2(&out[0], &objective_3[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc3 := float64(0)
@@ -8776,7 +8796,7 @@ func ocannlBNBackward(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGamma *
 	// _bn/mean.1 = einsum "++" "..b.. | ..s.., c => c" of x
 	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&bn_mean_1[0], &x[0][0][0][0])
+		ocannlReduce17AVX2(&bn_mean_1[0], &x[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -8836,7 +8856,7 @@ func ocannlBNBackward(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGamma *
 	// _bn/var.2 = einsum "++" "..b.. | ..s.., c => c" of _bn/var.1
 	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&bn_var_2[0], &bn_var_1[0][0][0][0])
+		ocannlReduce17AVX2(&bn_var_2[0], &bn_var_1[0][0][0][0])
 	} else {
 		// loops reordered to i1, i2, i3, i0 (unit stride innermost); i3 unrolled and jammed into i0.
 		for i1 := range 4 {
@@ -8909,7 +8929,7 @@ func ocannlBNBackward(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGamma *
 	// objective = einsum "++" "...|... => 0" of _objective.3
 	// float64 along-rows add reduction kernel, 1 rows of 120 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce16AVX2(&loss[0], &objective_3[0][0][0][0])
+		ocannlReduce18AVX2(&loss[0], &objective_3[0][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc3 := float64(0)
@@ -8976,7 +8996,7 @@ func ocannlBNBackward(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGamma *
 	// backprop of op 19 (_objective.2 = einsum "+++" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of _objective.1, bn/shift): g2 =+ g; g2 is bn/shift.grad
 	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce15AVX2(&bn_shift_grad[0], &objective_2_grad[0][0][0][0])
+		ocannlReduce17AVX2(&bn_shift_grad[0], &objective_2_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {
@@ -8996,7 +9016,7 @@ func ocannlBNBackward(x *[4][5][2][3]float64, r *[4][5][2][3]float64, pBnGamma *
 	// backprop of op 18 (_objective.1 = einsum "+*" "..b.. | ..s.., c; c => ..b.. | ..s.., c" of x, bn/scale): g2 =+ v1 * g; g2 is bn/scale.grad
 	// float64 across-rows add reduction kernel, 40 rows of 3 elements into 3 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce17AVX2(&bn_scale_grad[0], &x[0][0][0][0], &objective_1_grad[0][0][0][0])
+		ocannlReduce19AVX2(&bn_scale_grad[0], &x[0][0][0][0], &objective_1_grad[0][0][0][0])
 	} else {
 		// i2 unrolled and jammed into i3.
 		for i0 := range 4 {

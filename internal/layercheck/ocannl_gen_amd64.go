@@ -61,67 +61,77 @@ func ocannlReduce3AVX2(c *float64, x0 *float64)
 //go:noescape
 func ocannlReduce4AVX2(c *float64, x0 *float64)
 
-// ocannlReduce5AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 12 rows of 7 elements.
+// ocannlReduce5AVX2 runs a float64 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,7), 12 rows of 7 elements.
 //
 //go:noescape
-func ocannlReduce5AVX2(c *float64, x0 *float64)
+func ocannlReduce5AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 
-// ocannlReduce6AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 12 rows of 5 elements.
+// ocannlReduce6AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 12 rows of 7 elements.
 //
 //go:noescape
-func ocannlReduce6AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce6AVX2(c *float64, x0 *float64)
 
-// ocannlReduce7AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 7 rows of 5 elements.
+// ocannlReduce7AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 12 rows of 5 elements.
 //
 //go:noescape
 func ocannlReduce7AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce8AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 7 rows of 5 elements.
+// ocannlReduce8AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 7 rows of 5 elements.
 //
 //go:noescape
 func ocannlReduce8AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce9AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 6 rows of 7 elements.
+// ocannlReduce9AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 7 rows of 5 elements.
 //
 //go:noescape
-func ocannlReduce9AVX2(c *float64, x0 *float64)
+func ocannlReduce9AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce10AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 6 rows of 7 elements.
+// ocannlReduce10AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 6 rows of 7 elements.
 //
 //go:noescape
 func ocannlReduce10AVX2(c *float64, x0 *float64)
 
-// ocannlReduce11AVX2 runs a float64 along-rows sub reduction kernel: c = c sub x0, 6 rows of 7 elements.
+// ocannlReduce11AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 6 rows of 7 elements.
 //
 //go:noescape
 func ocannlReduce11AVX2(c *float64, x0 *float64)
 
-// ocannlReduce12AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 6 rows of 7 elements.
+// ocannlReduce12AVX2 runs a float64 along-rows sub reduction kernel: c = c sub x0, 6 rows of 7 elements.
 //
 //go:noescape
 func ocannlReduce12AVX2(c *float64, x0 *float64)
 
-// ocannlReduce13AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 5 rows of 8 elements.
+// ocannlReduce13AVX2 runs a float64 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,7), 6 rows of 7 elements.
 //
 //go:noescape
-func ocannlReduce13AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce13AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 
-// ocannlReduce14AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
+// ocannlReduce14AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 6 rows of 7 elements.
 //
 //go:noescape
-func ocannlReduce14AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce14AVX2(c *float64, x0 *float64)
 
-// ocannlReduce15AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 40 rows of 3 elements.
+// ocannlReduce15AVX2 runs a float64 along-rows add reduction kernel: c = 0 add mul(x0,x1), 5 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce15AVX2(c *float64, x0 *float64)
+func ocannlReduce15AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce16AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 1 rows of 120 elements.
+// ocannlReduce16AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 5 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce16AVX2(c *float64, x0 *float64)
+func ocannlReduce16AVX2(c *float64, x0 *float64, x1 *float64)
 
-// ocannlReduce17AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 40 rows of 3 elements.
+// ocannlReduce17AVX2 runs a float64 across-rows add reduction kernel: c = c add x0, 40 rows of 3 elements.
 //
 //go:noescape
-func ocannlReduce17AVX2(c *float64, x0 *float64, x1 *float64)
+func ocannlReduce17AVX2(c *float64, x0 *float64)
+
+// ocannlReduce18AVX2 runs a float64 along-rows add reduction kernel: c = 0 add x0, 1 rows of 120 elements.
+//
+//go:noescape
+func ocannlReduce18AVX2(c *float64, x0 *float64)
+
+// ocannlReduce19AVX2 runs a float64 across-rows add reduction kernel: c = c add mul(x0,x1), 40 rows of 3 elements.
+//
+//go:noescape
+func ocannlReduce19AVX2(c *float64, x0 *float64, x1 *float64)

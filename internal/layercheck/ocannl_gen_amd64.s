@@ -17,7 +17,9 @@ GLOBL ocannlMask64<>(SB), RODATA|NOPTR, $64
 DATA ocannlConst64<>+0(SB)/8, $0x0000000000000000
 DATA ocannlConst64<>+8(SB)/8, $0x3ff0000000000000
 DATA ocannlConst64<>+16(SB)/8, $0xfff0000000000000
-GLOBL ocannlConst64<>(SB), RODATA|NOPTR, $24
+DATA ocannlConst64<>+24(SB)/8, $0x401c000000000000
+DATA ocannlConst64<>+32(SB)/8, $0x7ff0000000000000
+GLOBL ocannlConst64<>(SB), RODATA|NOPTR, $40
 
 // func ocannlMap0AVX2(c *float64, x0 *float64)
 // Requires: AVX, AVX2, FMA3
@@ -861,9 +863,70 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce5AVX2(c *float64, x0 *float64)
+// func ocannlReduce5AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce5AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce5AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	VBROADCASTSD ocannlConst64<>+24(SB), Y2
+	VBROADCASTSD ocannlConst64<>+32(SB), Y3
+	VMOVUPS      ocannlMask64<>+8(SB), Y4
+	MOVQ         $0x0000000c, SI
+
+row1:
+	VBROADCASTSD (DX), Y5
+	VMOVUPS      (CX), Y6
+	VCMPPD       $0x00, Y5, Y6, Y6
+	VBLENDVPD    Y6, Y1, Y0, Y6
+	VMOVUPS      (BX), Y7
+	VCMPPD       $0x04, Y0, Y6, Y6
+	VBLENDVPD    Y6, Y7, Y2, Y6
+	VMASKMOVPD   32(CX), Y4, Y7
+	VCMPPD       $0x00, Y5, Y7, Y5
+	VBLENDVPD    Y5, Y1, Y0, Y5
+	VMASKMOVPD   32(BX), Y4, Y7
+	VCMPPD       $0x04, Y0, Y5, Y5
+	VBLENDVPD    Y5, Y7, Y2, Y5
+	VBLENDVPD    Y4, Y5, Y3, Y5
+	VMINPD       Y5, Y6, Y7
+	VMINPD       Y6, Y5, Y8
+	VCMPPD       $0x03, Y5, Y6, Y5
+	VORPD        Y8, Y7, Y6
+	VORPD        Y5, Y6, Y6
+	VEXTRACTF128 $0x01, Y6, X5
+	VMINPD       X5, X6, X7
+	VMINPD       X6, X5, X8
+	VCMPPD       $0x03, X5, X6, X5
+	VORPD        X8, X7, X6
+	VORPD        X5, X6, X6
+	VPERMILPD    $0x01, X6, X5
+	VMINPD       X5, X6, X7
+	VMINPD       X6, X5, X8
+	VCMPPD       $0x03, X5, X6, X5
+	VORPD        X8, X7, X6
+	VORPD        X5, X6, X6
+	VMOVSD       (AX), X5
+	VMINPD       X6, X5, X7
+	VMINPD       X5, X6, X8
+	VCMPPD       $0x03, X6, X5, X5
+	VORPD        X8, X7, X6
+	VORPD        X5, X6, X6
+	VMOVSD       X6, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+56, CX
+	ADDQ         $+8, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce6AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce6AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -886,9 +949,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce6AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce7AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce6AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce7AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -916,9 +979,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce7AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce8AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce7AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -946,9 +1009,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce8AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce9AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -979,9 +1042,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce9AVX2(c *float64, x0 *float64)
+// func ocannlReduce10AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+16(SB), Y0
@@ -1017,9 +1080,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce10AVX2(c *float64, x0 *float64)
+// func ocannlReduce11AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -1045,9 +1108,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce11AVX2(c *float64, x0 *float64)
+// func ocannlReduce12AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -1073,9 +1136,70 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce12AVX2(c *float64, x0 *float64)
+// func ocannlReduce13AVX2(c *float64, x0 *float64, x1 *float64, x2 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSD ocannlConst64<>+0(SB), Y0
+	VBROADCASTSD ocannlConst64<>+8(SB), Y1
+	VBROADCASTSD ocannlConst64<>+24(SB), Y2
+	VBROADCASTSD ocannlConst64<>+32(SB), Y3
+	VMOVUPS      ocannlMask64<>+8(SB), Y4
+	MOVQ         $0x00000006, SI
+
+row1:
+	VBROADCASTSD (DX), Y5
+	VMOVUPS      (CX), Y6
+	VCMPPD       $0x00, Y5, Y6, Y6
+	VBLENDVPD    Y6, Y1, Y0, Y6
+	VMOVUPS      (BX), Y7
+	VCMPPD       $0x04, Y0, Y6, Y6
+	VBLENDVPD    Y6, Y7, Y2, Y6
+	VMASKMOVPD   32(CX), Y4, Y7
+	VCMPPD       $0x00, Y5, Y7, Y5
+	VBLENDVPD    Y5, Y1, Y0, Y5
+	VMASKMOVPD   32(BX), Y4, Y7
+	VCMPPD       $0x04, Y0, Y5, Y5
+	VBLENDVPD    Y5, Y7, Y2, Y5
+	VBLENDVPD    Y4, Y5, Y3, Y5
+	VMINPD       Y5, Y6, Y7
+	VMINPD       Y6, Y5, Y8
+	VCMPPD       $0x03, Y5, Y6, Y5
+	VORPD        Y8, Y7, Y6
+	VORPD        Y5, Y6, Y6
+	VEXTRACTF128 $0x01, Y6, X5
+	VMINPD       X5, X6, X7
+	VMINPD       X6, X5, X8
+	VCMPPD       $0x03, X5, X6, X5
+	VORPD        X8, X7, X6
+	VORPD        X5, X6, X6
+	VPERMILPD    $0x01, X6, X5
+	VMINPD       X5, X6, X7
+	VMINPD       X6, X5, X8
+	VCMPPD       $0x03, X5, X6, X5
+	VORPD        X8, X7, X6
+	VORPD        X5, X6, X6
+	VMOVSD       (AX), X5
+	VMINPD       X6, X5, X7
+	VMINPD       X5, X6, X8
+	VCMPPD       $0x03, X6, X5, X5
+	VORPD        X8, X7, X6
+	VORPD        X5, X6, X6
+	VMOVSD       X6, (AX)
+	ADDQ         $+8, AX
+	ADDQ         $+56, CX
+	ADDQ         $+8, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce14AVX2(c *float64, x0 *float64)
+// Requires: AVX
+TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -1098,9 +1222,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce13AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce15AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -1129,9 +1253,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce14AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce16AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -1160,9 +1284,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce15AVX2(c *float64, x0 *float64)
+// func ocannlReduce17AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -1181,9 +1305,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce16AVX2(c *float64, x0 *float64)
+// func ocannlReduce18AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce16AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce18AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+0(SB), Y0
@@ -1224,9 +1348,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce17AVX2(c *float64, x0 *float64, x1 *float64)
+// func ocannlReduce19AVX2(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce17AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce19AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX

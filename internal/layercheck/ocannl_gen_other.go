@@ -44,12 +44,12 @@ func ocannlReduce3AVX2(c, x0 *float64) { panic("ocannlgen: ocannlReduce3AVX2 cal
 func ocannlReduce4AVX2(c, x0 *float64) { panic("ocannlgen: ocannlReduce4AVX2 called without assembly") }
 
 // ocannlReduce5AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce5AVX2(c, x0 *float64) { panic("ocannlgen: ocannlReduce5AVX2 called without assembly") }
+func ocannlReduce5AVX2(c, x0, x1, x2 *float64) {
+	panic("ocannlgen: ocannlReduce5AVX2 called without assembly")
+}
 
 // ocannlReduce6AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce6AVX2(c, x0, x1 *float64) {
-	panic("ocannlgen: ocannlReduce6AVX2 called without assembly")
-}
+func ocannlReduce6AVX2(c, x0 *float64) { panic("ocannlgen: ocannlReduce6AVX2 called without assembly") }
 
 // ocannlReduce7AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce7AVX2(c, x0, x1 *float64) {
@@ -62,7 +62,9 @@ func ocannlReduce8AVX2(c, x0, x1 *float64) {
 }
 
 // ocannlReduce9AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce9AVX2(c, x0 *float64) { panic("ocannlgen: ocannlReduce9AVX2 called without assembly") }
+func ocannlReduce9AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce9AVX2 called without assembly")
+}
 
 // ocannlReduce10AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce10AVX2(c, x0 *float64) {
@@ -80,26 +82,36 @@ func ocannlReduce12AVX2(c, x0 *float64) {
 }
 
 // ocannlReduce13AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce13AVX2(c, x0, x1 *float64) {
+func ocannlReduce13AVX2(c, x0, x1, x2 *float64) {
 	panic("ocannlgen: ocannlReduce13AVX2 called without assembly")
 }
 
 // ocannlReduce14AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce14AVX2(c, x0, x1 *float64) {
+func ocannlReduce14AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce14AVX2 called without assembly")
 }
 
 // ocannlReduce15AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce15AVX2(c, x0 *float64) {
+func ocannlReduce15AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce15AVX2 called without assembly")
 }
 
 // ocannlReduce16AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce16AVX2(c, x0 *float64) {
+func ocannlReduce16AVX2(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlReduce16AVX2 called without assembly")
 }
 
 // ocannlReduce17AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce17AVX2(c, x0, x1 *float64) {
+func ocannlReduce17AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce17AVX2 called without assembly")
+}
+
+// ocannlReduce18AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce18AVX2(c, x0 *float64) {
+	panic("ocannlgen: ocannlReduce18AVX2 called without assembly")
+}
+
+// ocannlReduce19AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce19AVX2(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlReduce19AVX2 called without assembly")
 }

@@ -12047,8 +12047,10 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	train_6_grad[0] += -train_grad[0]
 
 	// backprop of op 15 (_train.6 = einsum "++" "... | ... -> ... => 0" of _train.5): g1 =+ g; g1 is _train.5.grad
-	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap7AVX512(&train_5_grad[0][0][0], &train_6_grad[0])
+	} else if ocannlAVX2 {
 		ocannlMap7AVX2(&train_5_grad[0][0][0], &train_6_grad[0])
 	} else {
 		train_6_gradV := train_6_grad[0]
@@ -12063,8 +12065,10 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	}
 
 	// backprop of op 14 (_train.5 = pointwise "*." of y, _train.4): g2 =+ v1 * g; g2 is _train.4.grad
-	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&train_4_grad[0][0][0], &y[0][0][0], &train_5_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap8AVX2(&train_4_grad[0][0][0], &y[0][0][0], &train_5_grad[0][0][0])
 	} else {
 		for i0 := range 100 {
@@ -12080,8 +12084,10 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	}
 
 	// backprop of op 13 (_train.4 = pointwise "-" of train.log_softmax#1/z, _train.3): g1 =+ g; g1 is train.log_softmax#1/z.grad
-	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&train_log_softmax_1_z_grad[0][0][0], &train_4_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap9AVX2(&train_log_softmax_1_z_grad[0][0][0], &train_4_grad[0][0][0])
 	} else {
 		for i0 := range 100 {
@@ -12149,8 +12155,10 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	}
 
 	// backprop of op 9 (train.log_softmax#1/z = pointwise "-" of train.log_softmax#1/x, train.log_softmax#1/m): g1 =+ g; g1 is train.log_softmax#1/x.grad
-	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&train_log_softmax_1_x_grad[0][0][0], &train_log_softmax_1_z_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap9AVX2(&train_log_softmax_1_x_grad[0][0][0], &train_log_softmax_1_z_grad[0][0][0])
 	} else {
 		for i0 := range 100 {
@@ -12227,8 +12235,10 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	}
 
 	// backprop of op 7 (train.log_softmax#1/x = pointwise "+" of _train.log_softmax#1/x.1, net.b3): g1 =+ g; g1 is _train.log_softmax#1/x.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&train_log_softmax_1_x_1_grad[0][0][0], &train_log_softmax_1_x_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap9AVX2(&train_log_softmax_1_x_1_grad[0][0][0], &train_log_softmax_1_x_grad[0][0][0])
 	} else {
 		for i0 := range 100 {
@@ -12307,8 +12317,10 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	}
 
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
-	// the zero fill absorbed: float64 pointwise kernel over 800 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 800 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap11AVX512(&net_a2_2_grad[0][0][0], &net_a2_2[0][0][0], &net_a2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap11AVX2(&net_a2_2_grad[0][0][0], &net_a2_2[0][0][0], &net_a2_grad[0][0][0])
 	} else {
 		for i0 := range 100 {
@@ -12332,8 +12344,10 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 800 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 800 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap12AVX512(&net_a2_1_grad[0][0][0], &net_a2_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap12AVX2(&net_a2_1_grad[0][0][0], &net_a2_2_grad[0][0][0])
 	} else {
 		for i0 := range 100 {
@@ -12418,8 +12432,10 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	}
 
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
-	// the zero fill absorbed: float64 pointwise kernel over 800 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 800 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap11AVX512(&net_a1_2_grad[0][0][0], &net_a1_2[0][0][0], &net_a1_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap11AVX2(&net_a1_2_grad[0][0][0], &net_a1_2[0][0][0], &net_a1_grad[0][0][0])
 	} else {
 		for i0 := range 100 {
@@ -12443,8 +12459,10 @@ func ocannlSeq100Backward_rows100(x *[100][2][3]float64, y *[100][2][2]float64, 
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 800 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 800 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap12AVX512(&net_a1_1_grad[0][0][0], &net_a1_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap12AVX2(&net_a1_1_grad[0][0][0], &net_a1_2_grad[0][0][0])
 	} else {
 		for i0 := range 100 {
@@ -13742,8 +13760,10 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	}
 
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
-	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap18AVX512(&net_a2_2_grad[0][0][0], &net_a2_2[0][0][0], &net_a2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap18AVX2(&net_a2_2_grad[0][0][0], &net_a2_2[0][0][0], &net_a2_grad[0][0][0])
 	} else {
 		for i0 := range 50 {
@@ -13767,8 +13787,10 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&net_a2_1_grad[0][0][0], &net_a2_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap9AVX2(&net_a2_1_grad[0][0][0], &net_a2_2_grad[0][0][0])
 	} else {
 		for i0 := range 50 {
@@ -13853,8 +13875,10 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	}
 
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
-	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap18AVX512(&net_a1_2_grad[0][0][0], &net_a1_2[0][0][0], &net_a1_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap18AVX2(&net_a1_2_grad[0][0][0], &net_a1_2[0][0][0], &net_a1_grad[0][0][0])
 	} else {
 		for i0 := range 50 {
@@ -13878,8 +13902,10 @@ func ocannlSeq100Backward_rows50(x *[50][2][3]float64, y *[50][2][2]float64, pNe
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 400 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&net_a1_1_grad[0][0][0], &net_a1_2_grad[0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap9AVX2(&net_a1_1_grad[0][0][0], &net_a1_2_grad[0][0][0])
 	} else {
 		for i0 := range 50 {
@@ -24048,8 +24074,10 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	scratch.train_2_grad[0] += train_3_grad[0] / 256
 
 	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap35AVX512(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
+	} else if ocannlAVX2 {
 		ocannlMap35AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_1_grad = [256][10]float32{}
@@ -24063,8 +24091,10 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	}
 
 	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap36AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap36AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [256][10]float32{}
@@ -24079,8 +24109,10 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	}
 
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap37AVX512(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap37AVX2(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_z_grad = [256][10]float32{}
@@ -24110,8 +24142,10 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	}
 
 	// backprop of op 12 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap38AVX512(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap38AVX2(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_2_grad = [256][1]float32{}
@@ -24121,8 +24155,10 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	}
 
 	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap39AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap39AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_1_grad = [256][10]float32{}
@@ -24153,8 +24189,10 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap37AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap37AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_grad = [256][10]float32{}
@@ -24184,8 +24222,10 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 10 (no winner yet)
-	// float32 pointwise kernel over 256 elements (c = 10): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 256 elements (c = 10): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap41AVX512(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap41AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
 	} else {
 		for j13 := range 256 {
@@ -24194,23 +24234,28 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@8
-	// reduction accumulated in a local variable.
-	for i0 := range 256 {
-		train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
-		train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
-		acc9 := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
-		for i1 := range 10 {
-			var r15 float32
-			if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
-				r15 = 1
+	// float32 along-rows min reduction kernel, 256 rows of 10 elements into 256 cells (c = c min where(eq(x0,x1),x2,10)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce41AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
+			train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
+			acc9 := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
+			for i1 := range 10 {
+				var r15 float32
+				if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
+					r15 = 1
+				}
+				r16 := float32(10)
+				if r15 != 0 {
+					r16 = scratch.ordinals_1[i1]
+				}
+				acc9 = min(acc9, r16)
 			}
-			r16 := float32(10)
-			if r15 != 0 {
-				r16 = scratch.ordinals_1[i1]
-			}
-			acc9 = min(acc9, r16)
+			scratch.train_cross_entropy_1_m_argmax_8[i0][0] = acc9
 		}
-		scratch.train_cross_entropy_1_m_argmax_8[i0][0] = acc9
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
@@ -24239,8 +24284,10 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap37AVX512(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap37AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_1_grad = [256][10]float32{}
@@ -24256,7 +24303,7 @@ func ocannlBenchRowsBackward_rows256(x *[256][32]float32, y *[256][10]float32, p
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float32 across-rows add reduction kernel, 256 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce41AVX2(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce42AVX2(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 256; i0 += 4 {
@@ -24922,8 +24969,10 @@ type ocannlBenchRowsBackward_rows256Part14 struct {
 // Part runs part j18 of the nest (0 <= j18 < 8).
 func (r23 *ocannlBenchRowsBackward_rows256Part14) Part(j18 int) {
 	scratch := r23.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap43AVX512(&scratch.net_a2_2_grad[32*j18][0], &scratch.net_a2_2[32*j18][0], &scratch.net_a2_grad[32*j18][0])
+	} else if ocannlAVX2 {
 		ocannlMap43AVX2(&scratch.net_a2_2_grad[32*j18][0], &scratch.net_a2_2[32*j18][0], &scratch.net_a2_grad[32*j18][0])
 	} else {
 		for i0 := range 32 {
@@ -24957,8 +25006,10 @@ type ocannlBenchRowsBackward_rows256Part15 struct {
 // Part runs part j19 of the nest (0 <= j19 < 8).
 func (r24 *ocannlBenchRowsBackward_rows256Part15) Part(j19 int) {
 	scratch := r24.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap44AVX512(&scratch.net_a2_1_grad[32*j19][0], &scratch.net_a2_2_grad[32*j19][0])
+	} else if ocannlAVX2 {
 		ocannlMap44AVX2(&scratch.net_a2_1_grad[32*j19][0], &scratch.net_a2_2_grad[32*j19][0])
 	} else {
 		for i0 := range 32 {
@@ -24987,7 +25038,7 @@ func (r25 *ocannlBenchRowsBackward_rows256Part16) Part(j20 int) {
 	gNetB2Partial[j20] = [64]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce42AVX2(&gNetB2Partial[j20][0], &scratch.net_a2_2_grad[32*j20][0])
+		ocannlReduce43AVX2(&gNetB2Partial[j20][0], &scratch.net_a2_2_grad[32*j20][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		gNetB2PartialRow := &gNetB2Partial[j20]
@@ -25096,8 +25147,10 @@ type ocannlBenchRowsBackward_rows256Part19 struct {
 // Part runs part j24 of the nest (0 <= j24 < 8).
 func (r30 *ocannlBenchRowsBackward_rows256Part19) Part(j24 int) {
 	scratch := r30.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap43AVX512(&scratch.net_a1_2_grad[32*j24][0], &scratch.net_a1_2[32*j24][0], &scratch.net_a1_grad[32*j24][0])
+	} else if ocannlAVX2 {
 		ocannlMap43AVX2(&scratch.net_a1_2_grad[32*j24][0], &scratch.net_a1_2[32*j24][0], &scratch.net_a1_grad[32*j24][0])
 	} else {
 		for i0 := range 32 {
@@ -25131,8 +25184,10 @@ type ocannlBenchRowsBackward_rows256Part20 struct {
 // Part runs part j25 of the nest (0 <= j25 < 8).
 func (r31 *ocannlBenchRowsBackward_rows256Part20) Part(j25 int) {
 	scratch := r31.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap44AVX512(&scratch.net_a1_1_grad[32*j25][0], &scratch.net_a1_2_grad[32*j25][0])
+	} else if ocannlAVX2 {
 		ocannlMap44AVX2(&scratch.net_a1_1_grad[32*j25][0], &scratch.net_a1_2_grad[32*j25][0])
 	} else {
 		for i0 := range 32 {
@@ -25161,7 +25216,7 @@ func (r32 *ocannlBenchRowsBackward_rows256Part21) Part(j26 int) {
 	gNetB1Partial[j26] = [64]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce42AVX2(&gNetB1Partial[j26][0], &scratch.net_a1_2_grad[32*j26][0])
+		ocannlReduce43AVX2(&gNetB1Partial[j26][0], &scratch.net_a1_2_grad[32*j26][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		gNetB1PartialRow := &gNetB1Partial[j26]
@@ -25412,7 +25467,7 @@ func ocannlBenchRowsTrainLoss_rows128(x *[128][32]float32, y *[128][10]float32, 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float32 along-rows max reduction kernel, 128 rows of 10 elements into 128 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce43AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
+		ocannlReduce44AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 128 {
@@ -25459,7 +25514,7 @@ func ocannlBenchRowsTrainLoss_rows128(x *[128][32]float32, y *[128][10]float32, 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float32 along-rows add reduction kernel, 128 rows of 10 elements into 128 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce44AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlReduce45AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 128 {
@@ -25503,7 +25558,7 @@ func ocannlBenchRowsTrainLoss_rows128(x *[128][32]float32, y *[128][10]float32, 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float32 along-rows add reduction kernel, 1 rows of 1280 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce45AVX2(&train_2[0], &scratch.train_1[0][0])
+		ocannlReduce46AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc6 := float32(0)
@@ -26119,7 +26174,7 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float32 along-rows max reduction kernel, 128 rows of 10 elements into 128 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce43AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
+		ocannlReduce44AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 128 {
@@ -26166,7 +26221,7 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float32 along-rows add reduction kernel, 128 rows of 10 elements into 128 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce44AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlReduce45AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 128 {
@@ -26210,7 +26265,7 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float32 along-rows add reduction kernel, 1 rows of 1280 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce45AVX2(&train_2[0], &scratch.train_1[0][0])
+		ocannlReduce46AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc6 := float32(0)
@@ -26251,8 +26306,10 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	scratch.train_2_grad[0] += train_3_grad[0] / 128
 
 	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1280 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1280 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap53AVX512(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
+	} else if ocannlAVX2 {
 		ocannlMap53AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_1_grad = [128][10]float32{}
@@ -26266,8 +26323,10 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	}
 
 	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1280 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1280 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap54AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap54AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [128][10]float32{}
@@ -26282,8 +26341,10 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	}
 
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1280 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1280 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap55AVX512(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap55AVX2(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_z_grad = [128][10]float32{}
@@ -26299,7 +26360,7 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float32 along-rows sub reduction kernel, 128 rows of 10 elements into 128 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce46AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+		ocannlReduce47AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 128 {
@@ -26318,8 +26379,10 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	}
 
 	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 128 rows of 10 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 128 rows of 10 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap56AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap56AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_1_grad = [128][10]float32{}
@@ -26350,8 +26413,10 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1280 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1280 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap55AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap55AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_grad = [128][10]float32{}
@@ -26367,7 +26432,7 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 128 rows of 10 elements into 128 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce46AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce47AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 128 {
@@ -26386,23 +26451,28 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@8
-	// reduction accumulated in a local variable.
-	for i0 := range 128 {
-		train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
-		train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
-		acc9 := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
-		for i1 := range 10 {
-			var r10 float32
-			if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
-				r10 = 1
+	// float32 along-rows min reduction kernel, 128 rows of 10 elements into 128 cells (c = c min where(eq(x0,x1),x2,10)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce48AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 128 {
+			train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
+			train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
+			acc9 := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
+			for i1 := range 10 {
+				var r10 float32
+				if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
+					r10 = 1
+				}
+				r11 := float32(10)
+				if r10 != 0 {
+					r11 = scratch.ordinals_1[i1]
+				}
+				acc9 = min(acc9, r11)
 			}
-			r11 := float32(10)
-			if r10 != 0 {
-				r11 = scratch.ordinals_1[i1]
-			}
-			acc9 = min(acc9, r11)
+			scratch.train_cross_entropy_1_m_argmax_8[i0][0] = acc9
 		}
-		scratch.train_cross_entropy_1_m_argmax_8[i0][0] = acc9
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
@@ -26431,8 +26501,10 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1280 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1280 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap55AVX512(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap55AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_1_grad = [128][10]float32{}
@@ -26448,7 +26520,7 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float32 across-rows add reduction kernel, 128 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce47AVX2(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce49AVX2(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 128; i0 += 4 {
@@ -26526,8 +26598,10 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	}
 
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap59AVX512(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap59AVX2(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
 	} else {
 		scratch.net_a2_2_grad = [128][64]float32{}
@@ -26550,8 +26624,10 @@ func ocannlBenchRowsBackward_rows128(x *[128][32]float32, y *[128][10]float32, p
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap60AVX512(&scratch.net_a2_1_grad[0][0], &scratch.net_a2_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap60AVX2(&scratch.net_a2_1_grad[0][0], &scratch.net_a2_2_grad[0][0])
 	} else {
 		scratch.net_a2_1_grad = [128][64]float32{}
@@ -26935,7 +27011,7 @@ func (r16 *ocannlBenchRowsBackward_rows128Part7) Part(j10 int) {
 	gNetB2Partial[j10] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce48AVX2(&gNetB2Partial[j10][0], &scratch.net_a2_2_grad[16*j10][0])
+		ocannlReduce50AVX2(&gNetB2Partial[j10][0], &scratch.net_a2_2_grad[16*j10][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		gNetB2PartialRow := &gNetB2Partial[j10]
@@ -27044,8 +27120,10 @@ type ocannlBenchRowsBackward_rows128Part10 struct {
 // Part runs part j14 of the nest (0 <= j14 < 8).
 func (r21 *ocannlBenchRowsBackward_rows128Part10) Part(j14 int) {
 	scratch := r21.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap61AVX512(&scratch.net_a1_2_grad[16*j14][0], &scratch.net_a1_2[16*j14][0], &scratch.net_a1_grad[16*j14][0])
+	} else if ocannlAVX2 {
 		ocannlMap61AVX2(&scratch.net_a1_2_grad[16*j14][0], &scratch.net_a1_2[16*j14][0], &scratch.net_a1_grad[16*j14][0])
 	} else {
 		for i0 := range 16 {
@@ -27079,8 +27157,10 @@ type ocannlBenchRowsBackward_rows128Part11 struct {
 // Part runs part j15 of the nest (0 <= j15 < 8).
 func (r22 *ocannlBenchRowsBackward_rows128Part11) Part(j15 int) {
 	scratch := r22.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap62AVX512(&scratch.net_a1_1_grad[16*j15][0], &scratch.net_a1_2_grad[16*j15][0])
+	} else if ocannlAVX2 {
 		ocannlMap62AVX2(&scratch.net_a1_1_grad[16*j15][0], &scratch.net_a1_2_grad[16*j15][0])
 	} else {
 		for i0 := range 16 {
@@ -27109,7 +27189,7 @@ func (r23 *ocannlBenchRowsBackward_rows128Part12) Part(j16 int) {
 	gNetB1Partial[j16] = [64]float32{}
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce48AVX2(&gNetB1Partial[j16][0], &scratch.net_a1_2_grad[16*j16][0])
+		ocannlReduce50AVX2(&gNetB1Partial[j16][0], &scratch.net_a1_2_grad[16*j16][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		gNetB1PartialRow := &gNetB1Partial[j16]
@@ -27360,7 +27440,7 @@ func ocannlBenchRowsTrainLoss_rows64(x *[64][32]float32, y *[64][10]float32, pNe
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float32 along-rows max reduction kernel, 64 rows of 10 elements into 64 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce49AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
+		ocannlReduce51AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -27407,7 +27487,7 @@ func ocannlBenchRowsTrainLoss_rows64(x *[64][32]float32, y *[64][10]float32, pNe
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float32 along-rows add reduction kernel, 64 rows of 10 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce50AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlReduce52AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -27451,7 +27531,7 @@ func ocannlBenchRowsTrainLoss_rows64(x *[64][32]float32, y *[64][10]float32, pNe
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float32 along-rows add reduction kernel, 1 rows of 640 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce51AVX2(&train_2[0], &scratch.train_1[0][0])
+		ocannlReduce53AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc6 := float32(0)
@@ -28067,7 +28147,7 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float32 along-rows max reduction kernel, 64 rows of 10 elements into 64 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce49AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
+		ocannlReduce51AVX2(&scratch.train_cross_entropy_1_m[0][0], &scratch.train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -28114,7 +28194,7 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float32 along-rows add reduction kernel, 64 rows of 10 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce50AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
+		ocannlReduce52AVX2(&scratch.train_cross_entropy_1_logp_2[0][0], &scratch.train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -28158,7 +28238,7 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float32 along-rows add reduction kernel, 1 rows of 640 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce51AVX2(&train_2[0], &scratch.train_1[0][0])
+		ocannlReduce53AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc6 := float32(0)
@@ -28199,8 +28279,10 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	scratch.train_2_grad[0] += train_3_grad[0] / 64
 
 	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 640 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 640 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap71AVX512(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
+	} else if ocannlAVX2 {
 		ocannlMap71AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_1_grad = [64][10]float32{}
@@ -28214,8 +28296,10 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	}
 
 	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	// the zero fill absorbed: float32 pointwise kernel over 640 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 640 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap72AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap72AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [64][10]float32{}
@@ -28230,8 +28314,10 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	}
 
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	// the zero fill absorbed: float32 pointwise kernel over 640 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 640 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap73AVX512(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap73AVX2(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_z_grad = [64][10]float32{}
@@ -28247,7 +28333,7 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float32 along-rows sub reduction kernel, 64 rows of 10 elements into 64 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce52AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+		ocannlReduce54AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -28266,8 +28352,10 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	}
 
 	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 10 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 64 rows of 10 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap74AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap74AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_1_grad = [64][10]float32{}
@@ -28298,8 +28386,10 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	// the zero fill absorbed: float32 pointwise kernel over 640 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 640 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap73AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap73AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_grad = [64][10]float32{}
@@ -28315,7 +28405,7 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 64 rows of 10 elements into 64 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce52AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce54AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -28334,23 +28424,28 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@8
-	// reduction accumulated in a local variable.
-	for i0 := range 64 {
-		train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
-		train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
-		acc9 := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
-		for i1 := range 10 {
-			var r10 float32
-			if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
-				r10 = 1
+	// float32 along-rows min reduction kernel, 64 rows of 10 elements into 64 cells (c = c min where(eq(x0,x1),x2,10)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce55AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 64 {
+			train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
+			train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
+			acc9 := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
+			for i1 := range 10 {
+				var r10 float32
+				if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
+					r10 = 1
+				}
+				r11 := float32(10)
+				if r10 != 0 {
+					r11 = scratch.ordinals_1[i1]
+				}
+				acc9 = min(acc9, r11)
 			}
-			r11 := float32(10)
-			if r10 != 0 {
-				r11 = scratch.ordinals_1[i1]
-			}
-			acc9 = min(acc9, r11)
+			scratch.train_cross_entropy_1_m_argmax_8[i0][0] = acc9
 		}
-		scratch.train_cross_entropy_1_m_argmax_8[i0][0] = acc9
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
@@ -28379,8 +28474,10 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 640 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 640 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap73AVX512(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap73AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_1_grad = [64][10]float32{}
@@ -28396,7 +28493,7 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float32 across-rows add reduction kernel, 64 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce53AVX2(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce56AVX2(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 64; i0 += 4 {
@@ -28474,8 +28571,10 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	}
 
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap77AVX512(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap77AVX2(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
 	} else {
 		scratch.net_a2_2_grad = [64][64]float32{}
@@ -28498,8 +28597,10 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap78AVX512(&scratch.net_a2_1_grad[0][0], &scratch.net_a2_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap78AVX2(&scratch.net_a2_1_grad[0][0], &scratch.net_a2_2_grad[0][0])
 	} else {
 		scratch.net_a2_1_grad = [64][64]float32{}
@@ -28515,7 +28616,7 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float32 across-rows add reduction kernel, 64 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce54AVX2(&gNetB2[0], &scratch.net_a2_2_grad[0][0])
+		ocannlReduce57AVX2(&gNetB2[0], &scratch.net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 64; i0 += 4 {
@@ -28558,8 +28659,10 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	ocannlBenchRowsBackward_rows64Part8Records.Put(rec9)
 
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap77AVX512(&scratch.net_a1_2_grad[0][0], &scratch.net_a1_2[0][0], &scratch.net_a1_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap77AVX2(&scratch.net_a1_2_grad[0][0], &scratch.net_a1_2[0][0], &scratch.net_a1_grad[0][0])
 	} else {
 		scratch.net_a1_2_grad = [64][64]float32{}
@@ -28582,8 +28685,10 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 4096 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap78AVX512(&scratch.net_a1_1_grad[0][0], &scratch.net_a1_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap78AVX2(&scratch.net_a1_1_grad[0][0], &scratch.net_a1_2_grad[0][0])
 	} else {
 		scratch.net_a1_1_grad = [64][64]float32{}
@@ -28599,7 +28704,7 @@ func ocannlBenchRowsBackward_rows64(x *[64][32]float32, y *[64][10]float32, pNet
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float32 across-rows add reduction kernel, 64 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce54AVX2(&gNetB1[0], &scratch.net_a1_2_grad[0][0])
+		ocannlReduce57AVX2(&gNetB1[0], &scratch.net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 64; i0 += 4 {
@@ -29331,7 +29436,7 @@ func ocannlBenchRowsTrainLoss_rows32(x *[32][32]float32, y *[32][10]float32, pNe
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float32 along-rows add reduction kernel, 1 rows of 320 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce55AVX2(&train_2[0], &scratch.train_1[0][0])
+		ocannlReduce58AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc6 := float32(0)
@@ -29967,7 +30072,7 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float32 along-rows add reduction kernel, 1 rows of 320 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce55AVX2(&train_2[0], &scratch.train_1[0][0])
+		ocannlReduce58AVX2(&train_2[0], &scratch.train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc6 := float32(0)
@@ -30008,8 +30113,10 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	scratch.train_2_grad[0] += train_3_grad[0] / 32
 
 	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap81AVX512(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
+	} else if ocannlAVX2 {
 		ocannlMap81AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_1_grad = [32][10]float32{}
@@ -30023,8 +30130,10 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	}
 
 	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap82AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap82AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [32][10]float32{}
@@ -30039,8 +30148,10 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	}
 
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap83AVX512(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap83AVX2(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_z_grad = [32][10]float32{}
@@ -30056,7 +30167,7 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float32 along-rows sub reduction kernel, 32 rows of 10 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce56AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+		ocannlReduce59AVX2(&scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -30075,8 +30186,10 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	}
 
 	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 10 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 32 rows of 10 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap84AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap84AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_1_grad = [32][10]float32{}
@@ -30107,8 +30220,10 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap83AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap83AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_grad = [32][10]float32{}
@@ -30124,7 +30239,7 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 32 rows of 10 elements into 32 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce56AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce59AVX2(&scratch.train_cross_entropy_1_m_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 32 {
@@ -30143,23 +30258,28 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@8
-	// reduction accumulated in a local variable.
-	for i0 := range 32 {
-		train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
-		train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
-		acc9 := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
-		for i1 := range 10 {
-			var r4 float32
-			if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
-				r4 = 1
+	// float32 along-rows min reduction kernel, 32 rows of 10 elements into 32 cells (c = c min where(eq(x0,x1),x2,10)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce60AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 32 {
+			train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
+			train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
+			acc9 := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
+			for i1 := range 10 {
+				var r4 float32
+				if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
+					r4 = 1
+				}
+				r5 := float32(10)
+				if r4 != 0 {
+					r5 = scratch.ordinals_1[i1]
+				}
+				acc9 = min(acc9, r5)
 			}
-			r5 := float32(10)
-			if r4 != 0 {
-				r5 = scratch.ordinals_1[i1]
-			}
-			acc9 = min(acc9, r5)
+			scratch.train_cross_entropy_1_m_argmax_8[i0][0] = acc9
 		}
-		scratch.train_cross_entropy_1_m_argmax_8[i0][0] = acc9
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
@@ -30188,8 +30308,10 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 320 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap83AVX512(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap83AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_1_grad = [32][10]float32{}
@@ -30205,7 +30327,7 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float32 across-rows add reduction kernel, 32 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce57AVX2(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce61AVX2(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 32; i0 += 4 {
@@ -30283,8 +30405,10 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	}
 
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap43AVX512(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap43AVX2(&scratch.net_a2_2_grad[0][0], &scratch.net_a2_2[0][0], &scratch.net_a2_grad[0][0])
 	} else {
 		scratch.net_a2_2_grad = [32][64]float32{}
@@ -30307,8 +30431,10 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap44AVX512(&scratch.net_a2_1_grad[0][0], &scratch.net_a2_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap44AVX2(&scratch.net_a2_1_grad[0][0], &scratch.net_a2_2_grad[0][0])
 	} else {
 		scratch.net_a2_1_grad = [32][64]float32{}
@@ -30324,7 +30450,7 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce42AVX2(&gNetB2[0], &scratch.net_a2_2_grad[0][0])
+		ocannlReduce43AVX2(&gNetB2[0], &scratch.net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 32; i0 += 4 {
@@ -30367,8 +30493,10 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	ocannlBenchRowsBackward_rows32Part2Records.Put(rec3)
 
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap43AVX512(&scratch.net_a1_2_grad[0][0], &scratch.net_a1_2[0][0], &scratch.net_a1_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap43AVX2(&scratch.net_a1_2_grad[0][0], &scratch.net_a1_2[0][0], &scratch.net_a1_grad[0][0])
 	} else {
 		scratch.net_a1_2_grad = [32][64]float32{}
@@ -30391,8 +30519,10 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap44AVX512(&scratch.net_a1_1_grad[0][0], &scratch.net_a1_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap44AVX2(&scratch.net_a1_1_grad[0][0], &scratch.net_a1_2_grad[0][0])
 	} else {
 		scratch.net_a1_1_grad = [32][64]float32{}
@@ -30408,7 +30538,7 @@ func ocannlBenchRowsBackward_rows32(x *[32][32]float32, y *[32][10]float32, pNet
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce42AVX2(&gNetB1[0], &scratch.net_a1_2_grad[0][0])
+		ocannlReduce43AVX2(&gNetB1[0], &scratch.net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 32; i0 += 4 {
@@ -30848,7 +30978,7 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float32 along-rows max reduction kernel, 16 rows of 10 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce58AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
+		ocannlReduce62AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -30888,7 +31018,7 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float32 along-rows add reduction kernel, 16 rows of 10 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce59AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
+		ocannlReduce63AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -30925,7 +31055,7 @@ func ocannlBenchRowsTrainLoss_rows16(x *[16][32]float32, y *[16][10]float32, pNe
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float32 along-rows add reduction kernel, 1 rows of 160 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce60AVX2(&train_2[0], &train_1[0][0])
+		ocannlReduce64AVX2(&train_2[0], &train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc6 := float32(0)
@@ -31453,7 +31583,7 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float32 along-rows max reduction kernel, 16 rows of 10 elements into 16 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce58AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
+		ocannlReduce62AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -31493,7 +31623,7 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float32 along-rows add reduction kernel, 16 rows of 10 elements into 16 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce59AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
+		ocannlReduce63AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -31530,7 +31660,7 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float32 along-rows add reduction kernel, 1 rows of 160 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce60AVX2(&train_2[0], &train_1[0][0])
+		ocannlReduce64AVX2(&train_2[0], &train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc6 := float32(0)
@@ -31597,7 +31727,7 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce61AVX2(&train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
+		ocannlReduce65AVX2(&train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -31646,7 +31776,7 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 16 rows of 10 elements into 16 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce61AVX2(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce65AVX2(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 16 {
@@ -31665,23 +31795,28 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@8
-	// reduction accumulated in a local variable.
-	for i0 := range 16 {
-		train_cross_entropy_1_logitsRow4 := &train_cross_entropy_1_logits[i0]
-		train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][0]
-		acc9 := train_cross_entropy_1_m_argmax_8[i0][0]
-		for i1 := range 10 {
-			var r3 float32
-			if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
-				r3 = 1
+	// float32 along-rows min reduction kernel, 16 rows of 10 elements into 16 cells (c = c min where(eq(x0,x1),x2,10)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce66AVX2(&train_cross_entropy_1_m_argmax_8[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0], &ordinals_1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			train_cross_entropy_1_logitsRow4 := &train_cross_entropy_1_logits[i0]
+			train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][0]
+			acc9 := train_cross_entropy_1_m_argmax_8[i0][0]
+			for i1 := range 10 {
+				var r3 float32
+				if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
+					r3 = 1
+				}
+				r4 := float32(10)
+				if r3 != 0 {
+					r4 = ordinals_1[i1]
+				}
+				acc9 = min(acc9, r4)
 			}
-			r4 := float32(10)
-			if r3 != 0 {
-				r4 = ordinals_1[i1]
-			}
-			acc9 = min(acc9, r4)
+			train_cross_entropy_1_m_argmax_8[i0][0] = acc9
 		}
-		train_cross_entropy_1_m_argmax_8[i0][0] = acc9
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
@@ -31714,7 +31849,7 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float32 across-rows add reduction kernel, 16 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce62AVX2(&gNetB3[0], &train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce67AVX2(&gNetB3[0], &train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 16; i0 += 4 {
@@ -31791,8 +31926,10 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	}
 
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap61AVX512(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap61AVX2(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
 	} else {
 		for i0 := range 16 {
@@ -31814,8 +31951,10 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap62AVX512(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap62AVX2(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
 	} else {
 		for i0 := range 16 {
@@ -31830,7 +31969,7 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce48AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
+		ocannlReduce50AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 16; i0 += 4 {
@@ -31900,8 +32039,10 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	}
 
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap61AVX512(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap61AVX2(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
 	} else {
 		for i0 := range 16 {
@@ -31923,8 +32064,10 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap62AVX512(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap62AVX2(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
 	} else {
 		for i0 := range 16 {
@@ -31939,7 +32082,7 @@ func ocannlBenchRowsBackward_rows16(x *[16][32]float32, y *[16][10]float32, pNet
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float32 across-rows add reduction kernel, 16 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce48AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
+		ocannlReduce50AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 16; i0 += 4 {
@@ -32232,7 +32375,7 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float32 along-rows max reduction kernel, 8 rows of 10 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce63AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
+		ocannlReduce68AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -32272,7 +32415,7 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float32 along-rows add reduction kernel, 8 rows of 10 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce64AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
+		ocannlReduce69AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -32304,7 +32447,7 @@ func ocannlBenchRowsTrainLoss_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float32 along-rows add reduction kernel, 1 rows of 80 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce65AVX2(&train_2[0], &train_1[0][0])
+		ocannlReduce70AVX2(&train_2[0], &train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc6 := float32(0)
@@ -32832,7 +32975,7 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits
 	// float32 along-rows max reduction kernel, 8 rows of 10 elements into 8 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce63AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
+		ocannlReduce68AVX2(&train_cross_entropy_1_m[0][0], &train_cross_entropy_1_logits[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -32872,7 +33015,7 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// _train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1
 	// float32 along-rows add reduction kernel, 8 rows of 10 elements into 8 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce64AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
+		ocannlReduce69AVX2(&train_cross_entropy_1_logp_2[0][0], &train_cross_entropy_1_logp_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -32904,7 +33047,7 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// _train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1
 	// float32 along-rows add reduction kernel, 1 rows of 80 elements into 1 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce65AVX2(&train_2[0], &train_1[0][0])
+		ocannlReduce70AVX2(&train_2[0], &train_1[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc6 := float32(0)
@@ -32971,7 +33114,7 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g2 =- g; g2 is _train.cross_entropy#1/logp.3.grad
 	// float32 along-rows sub reduction kernel, 8 rows of 10 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce66AVX2(&train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
+		ocannlReduce71AVX2(&train_cross_entropy_1_logp_3_grad[0][0], &train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -33020,7 +33163,7 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g2 =- g; g2 is train.cross_entropy#1/m.grad
 	// float32 along-rows sub reduction kernel, 8 rows of 10 elements into 8 cells (c = c sub x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce66AVX2(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
+		ocannlReduce71AVX2(&train_cross_entropy_1_m_grad[0][0], &train_cross_entropy_1_z_grad[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 8 {
@@ -33039,23 +33182,28 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@8
-	// reduction accumulated in a local variable.
-	for i0 := range 8 {
-		train_cross_entropy_1_logitsRow4 := &train_cross_entropy_1_logits[i0]
-		train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][0]
-		acc9 := train_cross_entropy_1_m_argmax_8[i0][0]
-		for i1 := range 10 {
-			var r3 float32
-			if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
-				r3 = 1
+	// float32 along-rows min reduction kernel, 8 rows of 10 elements into 8 cells (c = c min where(eq(x0,x1),x2,10)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce72AVX2(&train_cross_entropy_1_m_argmax_8[0][0], &train_cross_entropy_1_logits[0][0], &train_cross_entropy_1_m[0][0], &ordinals_1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 8 {
+			train_cross_entropy_1_logitsRow4 := &train_cross_entropy_1_logits[i0]
+			train_cross_entropy_1_mV2 := train_cross_entropy_1_m[i0][0]
+			acc9 := train_cross_entropy_1_m_argmax_8[i0][0]
+			for i1 := range 10 {
+				var r3 float32
+				if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
+					r3 = 1
+				}
+				r4 := float32(10)
+				if r3 != 0 {
+					r4 = ordinals_1[i1]
+				}
+				acc9 = min(acc9, r4)
 			}
-			r4 := float32(10)
-			if r3 != 0 {
-				r4 = ordinals_1[i1]
-			}
-			acc9 = min(acc9, r4)
+			train_cross_entropy_1_m_argmax_8[i0][0] = acc9
 		}
-		train_cross_entropy_1_m_argmax_8[i0][0] = acc9
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
@@ -33088,7 +33236,7 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float32 across-rows add reduction kernel, 8 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce67AVX2(&gNetB3[0], &train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce73AVX2(&gNetB3[0], &train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {
@@ -33165,8 +33313,10 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	}
 
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap90AVX512(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap90AVX2(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
 	} else {
 		for i0 := range 8 {
@@ -33188,8 +33338,10 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap91AVX512(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap91AVX2(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
 	} else {
 		for i0 := range 8 {
@@ -33204,7 +33356,7 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g2 =+ g; g2 is net.b2.grad
 	// float32 across-rows add reduction kernel, 8 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce68AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
+		ocannlReduce74AVX2(&gNetB2[0], &net_a2_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {
@@ -33274,8 +33426,10 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	}
 
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap90AVX512(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap90AVX2(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
 	} else {
 		for i0 := range 8 {
@@ -33297,8 +33451,10 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap91AVX512(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap91AVX2(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
 	} else {
 		for i0 := range 8 {
@@ -33313,7 +33469,7 @@ func ocannlBenchRowsBackward_rows8(x *[8][32]float32, y *[8][10]float32, pNetW1 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g2 =+ g; g2 is net.b1.grad
 	// float32 across-rows add reduction kernel, 8 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce68AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
+		ocannlReduce74AVX2(&gNetB1[0], &net_a1_2_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 8; i0 += 4 {
@@ -34438,8 +34594,10 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	scratch.train_2_grad[0] += train_3_grad[0] / 256
 
 	// backprop of op 15 (_train.2 = einsum "++" "..b.. | ... -> ... => 0" of _train.1): g1 =+ g; g1 is _train.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap35AVX512(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
+	} else if ocannlAVX2 {
 		ocannlMap35AVX2(&scratch.train_1_grad[0][0], &scratch.train_2_grad[0])
 	} else {
 		scratch.train_1_grad = [256][10]float32{}
@@ -34453,8 +34611,10 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	}
 
 	// backprop of op 14 (_train.1 = pointwise "*." of y, train.cross_entropy#1/logp): g2 =+ v1 * g; g2 is train.cross_entropy#1/logp.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap36AVX512(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap36AVX2(&scratch.train_cross_entropy_1_logp_grad[0][0], &y[0][0], &scratch.train_1_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_grad = [256][10]float32{}
@@ -34469,8 +34629,10 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	}
 
 	// backprop of op 13 (train.cross_entropy#1/logp = pointwise "-" of train.cross_entropy#1/z, _train.cross_entropy#1/logp.3): g1 =+ g; g1 is train.cross_entropy#1/z.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap37AVX512(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap37AVX2(&scratch.train_cross_entropy_1_z_grad[0][0], &scratch.train_cross_entropy_1_logp_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_z_grad = [256][10]float32{}
@@ -34500,8 +34662,10 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	}
 
 	// backprop of op 12 (_train.cross_entropy#1/logp.3 = pointwise log of _train.cross_entropy#1/logp.2): g1 =+ g / v1; g1 is _train.cross_entropy#1/logp.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(div(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap38AVX512(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap38AVX2(&scratch.train_cross_entropy_1_logp_2_grad[0][0], &scratch.train_cross_entropy_1_logp_3_grad[0][0], &scratch.train_cross_entropy_1_logp_2[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_2_grad = [256][1]float32{}
@@ -34511,8 +34675,10 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	}
 
 	// backprop of op 11 (_train.cross_entropy#1/logp.2 = einsum "++" "... | ... -> ..., c => ... | ... -> ..., 0" of _train.cross_entropy#1/logp.1): g1 =+ g; g1 is _train.cross_entropy#1/logp.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 rows of 10 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap39AVX512(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap39AVX2(&scratch.train_cross_entropy_1_logp_1_grad[0][0], &scratch.train_cross_entropy_1_logp_2_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logp_1_grad = [256][10]float32{}
@@ -34543,8 +34709,10 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	}
 
 	// backprop of op 9 (train.cross_entropy#1/z = pointwise "-" of train.cross_entropy#1/logits, train.cross_entropy#1/m): g1 =+ g; g1 is train.cross_entropy#1/logits.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap37AVX512(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap37AVX2(&scratch.train_cross_entropy_1_logits_grad[0][0], &scratch.train_cross_entropy_1_z_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_grad = [256][10]float32{}
@@ -34574,8 +34742,10 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): train.cross_entropy#1/m.argmax@8 = 10 (no winner yet)
-	// float32 pointwise kernel over 256 elements (c = 10): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 256 elements (c = 10): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap41AVX512(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap41AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0])
 	} else {
 		for j13 := range 256 {
@@ -34584,23 +34754,28 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): the winners: w =@- where((v1 == t), ord, 10); w is train.cross_entropy#1/m.argmax@8
-	// reduction accumulated in a local variable.
-	for i0 := range 256 {
-		train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
-		train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
-		acc9 := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
-		for i1 := range 10 {
-			var r15 float32
-			if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
-				r15 = 1
+	// float32 along-rows min reduction kernel, 256 rows of 10 elements into 256 cells (c = c min where(eq(x0,x1),x2,10)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce41AVX2(&scratch.train_cross_entropy_1_m_argmax_8[0][0], &scratch.train_cross_entropy_1_logits[0][0], &scratch.train_cross_entropy_1_m[0][0], &scratch.ordinals_1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 256 {
+			train_cross_entropy_1_logitsRow4 := &scratch.train_cross_entropy_1_logits[i0]
+			train_cross_entropy_1_mV2 := scratch.train_cross_entropy_1_m[i0][0]
+			acc9 := scratch.train_cross_entropy_1_m_argmax_8[i0][0]
+			for i1 := range 10 {
+				var r15 float32
+				if train_cross_entropy_1_logitsRow4[i1] == train_cross_entropy_1_mV2 {
+					r15 = 1
+				}
+				r16 := float32(10)
+				if r15 != 0 {
+					r16 = scratch.ordinals_1[i1]
+				}
+				acc9 = min(acc9, r16)
 			}
-			r16 := float32(10)
-			if r15 != 0 {
-				r16 = scratch.ordinals_1[i1]
-			}
-			acc9 = min(acc9, r16)
+			scratch.train_cross_entropy_1_m_argmax_8[i0][0] = acc9
 		}
-		scratch.train_cross_entropy_1_m_argmax_8[i0][0] = acc9
 	}
 
 	// backprop of op 8 (train.cross_entropy#1/m = einsum "@^^" "... | ... -> ..., c => ... | ... -> ..., 0" of train.cross_entropy#1/logits): g1 =+ where((ord == w), g, 0); g1 is train.cross_entropy#1/logits.grad
@@ -34629,8 +34804,10 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	}
 
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g1 =+ g; g1 is _train.cross_entropy#1/logits.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2560 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap37AVX512(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap37AVX2(&scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		scratch.train_cross_entropy_1_logits_1_grad = [256][10]float32{}
@@ -34646,7 +34823,7 @@ func ocannlBenchFixedBackward(x *[256][32]float32, y *[256][10]float32, pNetW1 *
 	// backprop of op 7 (train.cross_entropy#1/logits = pointwise "+" of _train.cross_entropy#1/logits.1, net.b3): g2 =+ g; g2 is net.b3.grad
 	// float32 across-rows add reduction kernel, 256 rows of 10 elements into 10 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce41AVX2(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
+		ocannlReduce42AVX2(&gNetB3[0], &scratch.train_cross_entropy_1_logits_grad[0][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		for i0 := 0; i0 < 256; i0 += 4 {
@@ -35312,8 +35489,10 @@ type ocannlBenchFixedBackwardPart14 struct {
 // Part runs part j18 of the nest (0 <= j18 < 8).
 func (r23 *ocannlBenchFixedBackwardPart14) Part(j18 int) {
 	scratch := r23.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap43AVX512(&scratch.net_a2_2_grad[32*j18][0], &scratch.net_a2_2[32*j18][0], &scratch.net_a2_grad[32*j18][0])
+	} else if ocannlAVX2 {
 		ocannlMap43AVX2(&scratch.net_a2_2_grad[32*j18][0], &scratch.net_a2_2[32*j18][0], &scratch.net_a2_grad[32*j18][0])
 	} else {
 		for i0 := range 32 {
@@ -35347,8 +35526,10 @@ type ocannlBenchFixedBackwardPart15 struct {
 // Part runs part j19 of the nest (0 <= j19 < 8).
 func (r24 *ocannlBenchFixedBackwardPart15) Part(j19 int) {
 	scratch := r24.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap44AVX512(&scratch.net_a2_1_grad[32*j19][0], &scratch.net_a2_2_grad[32*j19][0])
+	} else if ocannlAVX2 {
 		ocannlMap44AVX2(&scratch.net_a2_1_grad[32*j19][0], &scratch.net_a2_2_grad[32*j19][0])
 	} else {
 		for i0 := range 32 {
@@ -35377,7 +35558,7 @@ func (r25 *ocannlBenchFixedBackwardPart16) Part(j20 int) {
 	gNetB2Partial[j20] = [64]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce42AVX2(&gNetB2Partial[j20][0], &scratch.net_a2_2_grad[32*j20][0])
+		ocannlReduce43AVX2(&gNetB2Partial[j20][0], &scratch.net_a2_2_grad[32*j20][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		gNetB2PartialRow := &gNetB2Partial[j20]
@@ -35486,8 +35667,10 @@ type ocannlBenchFixedBackwardPart19 struct {
 // Part runs part j24 of the nest (0 <= j24 < 8).
 func (r30 *ocannlBenchFixedBackwardPart19) Part(j24 int) {
 	scratch := r30.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap43AVX512(&scratch.net_a1_2_grad[32*j24][0], &scratch.net_a1_2[32*j24][0], &scratch.net_a1_grad[32*j24][0])
+	} else if ocannlAVX2 {
 		ocannlMap43AVX2(&scratch.net_a1_2_grad[32*j24][0], &scratch.net_a1_2[32*j24][0], &scratch.net_a1_grad[32*j24][0])
 	} else {
 		for i0 := range 32 {
@@ -35521,8 +35704,10 @@ type ocannlBenchFixedBackwardPart20 struct {
 // Part runs part j25 of the nest (0 <= j25 < 8).
 func (r31 *ocannlBenchFixedBackwardPart20) Part(j25 int) {
 	scratch := r31.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 2048 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap44AVX512(&scratch.net_a1_1_grad[32*j25][0], &scratch.net_a1_2_grad[32*j25][0])
+	} else if ocannlAVX2 {
 		ocannlMap44AVX2(&scratch.net_a1_1_grad[32*j25][0], &scratch.net_a1_2_grad[32*j25][0])
 	} else {
 		for i0 := range 32 {
@@ -35551,7 +35736,7 @@ func (r32 *ocannlBenchFixedBackwardPart21) Part(j26 int) {
 	gNetB1Partial[j26] = [64]float32{}
 	// float32 across-rows add reduction kernel, 32 rows of 64 elements into 64 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce42AVX2(&gNetB1Partial[j26][0], &scratch.net_a1_2_grad[32*j26][0])
+		ocannlReduce43AVX2(&gNetB1Partial[j26][0], &scratch.net_a1_2_grad[32*j26][0])
 	} else {
 		// i0 unrolled by 4 and jammed into i1.
 		gNetB1PartialRow := &gNetB1Partial[j26]

@@ -291,10 +291,35 @@ func ocannlMap5AVX512(c *float64, x0 *float64, x1 *float64)
 //go:noescape
 func ocannlMap6AVX512(c *float64, x0 *float64)
 
+// ocannlMap7AVX512 runs a float64 pointwise kernel over 400 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap7AVX512(c *float64, x0 *float64)
+
+// ocannlMap8AVX512 runs a float64 pointwise kernel over 400 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap8AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap9AVX512 runs a float64 pointwise kernel over 400 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap9AVX512(c *float64, x0 *float64)
+
 // ocannlMap10AVX512 runs a float64 pointwise kernel over 400 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap10AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap11AVX512 runs a float64 pointwise kernel over 800 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap11AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap12AVX512 runs a float64 pointwise kernel over 800 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap12AVX512(c *float64, x0 *float64)
 
 // ocannlMap13AVX512 runs a float64 pointwise kernel over 4 elements: c = relu(add(x0,x1)).
 //
@@ -310,6 +335,11 @@ func ocannlMap16AVX512(c *float64, x0 *float64, x1 *float64)
 //
 //go:noescape
 func ocannlMap17AVX512(c *float64, x0 *float64)
+
+// ocannlMap18AVX512 runs a float64 pointwise kernel over 400 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap18AVX512(c *float64, x0 *float64, x1 *float64)
 
 // ocannlMap24AVX512 runs a float32 pointwise kernel over 64 elements: c += mul(x0,x1).
 //
@@ -356,15 +386,55 @@ func ocannlMap33AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap34AVX512(c *float32, x0 *float32)
 
+// ocannlMap35AVX512 runs a float32 pointwise kernel over 2560 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap35AVX512(c *float32, x0 *float32)
+
+// ocannlMap36AVX512 runs a float32 pointwise kernel over 2560 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap37AVX512 runs a float32 pointwise kernel over 2560 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap37AVX512(c *float32, x0 *float32)
+
+// ocannlMap38AVX512 runs a float32 pointwise kernel over 256 elements: c = add(div(x0,x1),0).
+//
+//go:noescape
+func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap39AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap39AVX512(c *float32, x0 *float32)
+
 // ocannlMap40AVX512 runs a float32 pointwise kernel over 2560 elements: c += mul(x0,x1).
 //
 //go:noescape
 func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
 
+// ocannlMap41AVX512 runs a float32 pointwise kernel over 256 elements: c = 10.
+//
+//go:noescape
+func ocannlMap41AVX512(c *float32)
+
 // ocannlMap42AVX512 runs a float32 pointwise kernel over 10 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
 func ocannlMap42AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlMap43AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap44AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap44AVX512(c *float32, x0 *float32)
 
 // ocannlMap45AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
 //
@@ -396,6 +466,26 @@ func ocannlMap51AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap52AVX512(c *float32, x0 *float32)
 
+// ocannlMap53AVX512 runs a float32 pointwise kernel over 1280 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap53AVX512(c *float32, x0 *float32)
+
+// ocannlMap54AVX512 runs a float32 pointwise kernel over 1280 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap55AVX512 runs a float32 pointwise kernel over 1280 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap55AVX512(c *float32, x0 *float32)
+
+// ocannlMap56AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap56AVX512(c *float32, x0 *float32)
+
 // ocannlMap57AVX512 runs a float32 pointwise kernel over 1280 elements: c += mul(x0,x1).
 //
 //go:noescape
@@ -405,6 +495,26 @@ func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32)
 //
 //go:noescape
 func ocannlMap58AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlMap59AVX512 runs a float32 pointwise kernel over 8192 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap59AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap60AVX512 runs a float32 pointwise kernel over 8192 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap60AVX512(c *float32, x0 *float32)
+
+// ocannlMap61AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap61AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap62AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap62AVX512(c *float32, x0 *float32)
 
 // ocannlMap63AVX512 runs a float32 pointwise kernel over 64 elements: c = relu(add(x0,x1)).
 //
@@ -436,6 +546,26 @@ func ocannlMap69AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap70AVX512(c *float32, x0 *float32)
 
+// ocannlMap71AVX512 runs a float32 pointwise kernel over 640 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap71AVX512(c *float32, x0 *float32)
+
+// ocannlMap72AVX512 runs a float32 pointwise kernel over 640 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap72AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap73AVX512 runs a float32 pointwise kernel over 640 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap73AVX512(c *float32, x0 *float32)
+
+// ocannlMap74AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap74AVX512(c *float32, x0 *float32)
+
 // ocannlMap75AVX512 runs a float32 pointwise kernel over 640 elements: c += mul(x0,x1).
 //
 //go:noescape
@@ -446,10 +576,40 @@ func ocannlMap75AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap76AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
+// ocannlMap77AVX512 runs a float32 pointwise kernel over 4096 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap77AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap78AVX512 runs a float32 pointwise kernel over 4096 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap78AVX512(c *float32, x0 *float32)
+
 // ocannlMap80AVX512 runs a float32 pointwise kernel over 10 elements: c = mul(x0,sub(x1,x2)).
 //
 //go:noescape
 func ocannlMap80AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlMap81AVX512 runs a float32 pointwise kernel over 320 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap81AVX512(c *float32, x0 *float32)
+
+// ocannlMap82AVX512 runs a float32 pointwise kernel over 320 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap82AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap83AVX512 runs a float32 pointwise kernel over 320 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap83AVX512(c *float32, x0 *float32)
+
+// ocannlMap84AVX512 runs a float32 pointwise kernel over 10 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap84AVX512(c *float32, x0 *float32)
 
 // ocannlMap85AVX512 runs a float32 pointwise kernel over 320 elements: c += mul(x0,x1).
 //
@@ -460,6 +620,16 @@ func ocannlMap85AVX512(c *float32, x0 *float32, x1 *float32)
 //
 //go:noescape
 func ocannlMap86AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlMap90AVX512 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap90AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap91AVX512 runs a float32 pointwise kernel over 512 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap91AVX512(c *float32, x0 *float32)
 
 // ocannlGemm0AVX2 runs a float64 broadcast kernel, M=2 N=4 K=200 (6x8 tile); strides C 4,1 A 1,2 B 4,1.
 //
@@ -1396,142 +1566,172 @@ func ocannlReduce39AVX2(c *float32, x0 *float32)
 //go:noescape
 func ocannlReduce40AVX2(c *float32, x0 *float32)
 
-// ocannlReduce41AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 10 elements.
+// ocannlReduce41AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 256 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce41AVX2(c *float32, x0 *float32)
+func ocannlReduce41AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce42AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 64 elements.
+// ocannlReduce42AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 256 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce42AVX2(c *float32, x0 *float32)
 
-// ocannlReduce43AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 128 rows of 10 elements.
+// ocannlReduce43AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 64 elements.
 //
 //go:noescape
 func ocannlReduce43AVX2(c *float32, x0 *float32)
 
-// ocannlReduce44AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 128 rows of 10 elements.
+// ocannlReduce44AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 128 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce44AVX2(c *float32, x0 *float32)
 
-// ocannlReduce45AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 1280 elements.
+// ocannlReduce45AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 128 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce45AVX2(c *float32, x0 *float32)
 
-// ocannlReduce46AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 128 rows of 10 elements.
+// ocannlReduce46AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 1280 elements.
 //
 //go:noescape
 func ocannlReduce46AVX2(c *float32, x0 *float32)
 
-// ocannlReduce47AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 10 elements.
+// ocannlReduce47AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 128 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce47AVX2(c *float32, x0 *float32)
 
-// ocannlReduce48AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 16 rows of 64 elements.
+// ocannlReduce48AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 128 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce48AVX2(c *float32, x0 *float32)
+func ocannlReduce48AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce49AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 64 rows of 10 elements.
+// ocannlReduce49AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 128 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce49AVX2(c *float32, x0 *float32)
 
-// ocannlReduce50AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 64 rows of 10 elements.
+// ocannlReduce50AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 16 rows of 64 elements.
 //
 //go:noescape
 func ocannlReduce50AVX2(c *float32, x0 *float32)
 
-// ocannlReduce51AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 640 elements.
+// ocannlReduce51AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 64 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce51AVX2(c *float32, x0 *float32)
 
-// ocannlReduce52AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 64 rows of 10 elements.
+// ocannlReduce52AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 64 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce52AVX2(c *float32, x0 *float32)
 
-// ocannlReduce53AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 64 rows of 10 elements.
+// ocannlReduce53AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 640 elements.
 //
 //go:noescape
 func ocannlReduce53AVX2(c *float32, x0 *float32)
 
-// ocannlReduce54AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 64 rows of 64 elements.
+// ocannlReduce54AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 64 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce54AVX2(c *float32, x0 *float32)
 
-// ocannlReduce55AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 320 elements.
+// ocannlReduce55AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 64 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce55AVX2(c *float32, x0 *float32)
+func ocannlReduce55AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce56AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 32 rows of 10 elements.
+// ocannlReduce56AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 64 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce56AVX2(c *float32, x0 *float32)
 
-// ocannlReduce57AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 10 elements.
+// ocannlReduce57AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 64 rows of 64 elements.
 //
 //go:noescape
 func ocannlReduce57AVX2(c *float32, x0 *float32)
 
-// ocannlReduce58AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 16 rows of 10 elements.
+// ocannlReduce58AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 320 elements.
 //
 //go:noescape
 func ocannlReduce58AVX2(c *float32, x0 *float32)
 
-// ocannlReduce59AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 10 elements.
+// ocannlReduce59AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 32 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce59AVX2(c *float32, x0 *float32)
 
-// ocannlReduce60AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 160 elements.
+// ocannlReduce60AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 32 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce60AVX2(c *float32, x0 *float32)
+func ocannlReduce60AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce61AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 10 elements.
+// ocannlReduce61AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 32 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce61AVX2(c *float32, x0 *float32)
 
-// ocannlReduce62AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 16 rows of 10 elements.
+// ocannlReduce62AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 16 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce62AVX2(c *float32, x0 *float32)
 
-// ocannlReduce63AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 8 rows of 10 elements.
+// ocannlReduce63AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 16 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce63AVX2(c *float32, x0 *float32)
 
-// ocannlReduce64AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 8 rows of 10 elements.
+// ocannlReduce64AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 160 elements.
 //
 //go:noescape
 func ocannlReduce64AVX2(c *float32, x0 *float32)
 
-// ocannlReduce65AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 80 elements.
+// ocannlReduce65AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 16 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce65AVX2(c *float32, x0 *float32)
 
-// ocannlReduce66AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 8 rows of 10 elements.
+// ocannlReduce66AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 16 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce66AVX2(c *float32, x0 *float32)
+func ocannlReduce66AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce67AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 10 elements.
+// ocannlReduce67AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 16 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce67AVX2(c *float32, x0 *float32)
 
-// ocannlReduce68AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 64 elements.
+// ocannlReduce68AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 8 rows of 10 elements.
 //
 //go:noescape
 func ocannlReduce68AVX2(c *float32, x0 *float32)
+
+// ocannlReduce69AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 8 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce69AVX2(c *float32, x0 *float32)
+
+// ocannlReduce70AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 1 rows of 80 elements.
+//
+//go:noescape
+func ocannlReduce70AVX2(c *float32, x0 *float32)
+
+// ocannlReduce71AVX2 runs a float32 along-rows sub reduction kernel: c = c sub x0, 8 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce71AVX2(c *float32, x0 *float32)
+
+// ocannlReduce72AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,10), 8 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce72AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlReduce73AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 10 elements.
+//
+//go:noescape
+func ocannlReduce73AVX2(c *float32, x0 *float32)
+
+// ocannlReduce74AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 8 rows of 64 elements.
+//
+//go:noescape
+func ocannlReduce74AVX2(c *float32, x0 *float32)

@@ -36,7 +36,8 @@ DATA ocannlConst32<>+0(SB)/4, $0x00000000
 DATA ocannlConst32<>+4(SB)/4, $0x3f800000
 DATA ocannlConst32<>+8(SB)/4, $0x41200000
 DATA ocannlConst32<>+12(SB)/4, $0xff800000
-GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $16
+DATA ocannlConst32<>+16(SB)/4, $0x7f800000
+GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $20
 
 DATA ocannlConst64<>+0(SB)/8, $0x0000000000000000
 DATA ocannlConst64<>+8(SB)/8, $0x3ff0000000000000
@@ -7369,6 +7370,69 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap7AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	VBROADCASTSD (CX), Z1
+	MOVQ         $0x00000032, CX
+
+e1:
+	VADDPD  Z0, Z1, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap8AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000032, BX
+
+e1:
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VMULPD  Z2, Z1, Z1
+	VADDPD  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap9AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000032, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPD  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
 // func ocannlMap10AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
@@ -7390,6 +7454,53 @@ e1:
 	ADDQ    $+64, CX
 	ADDQ    $+64, DX
 	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap11AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000064, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPD    $0x01, Z2, Z0, K1
+	VBLENDMPD Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPD    $0x04, Z0, Z3, K1
+	VBLENDMPD Z2, Z0, K1, Z4
+	VADDPD    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap12AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000064, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPD  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
 	JNZ     e1
 	VZEROUPPER
 	RET
@@ -7460,6 +7571,33 @@ e1:
 	ADDQ    $+64, CX
 	DECQ    DX
 	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap18AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000032, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPD    $0x01, Z2, Z0, K1
+	VBLENDMPD Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPD    $0x04, Z0, Z3, K1
+	VBLENDMPD Z2, Z0, K1, Z4
+	VADDPD    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
 	VZEROUPPER
 	RET
 
@@ -7713,6 +7851,115 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap35AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap35AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (CX), Z1
+	MOVQ         $0x000000a0, CX
+
+e1:
+	VADDPS  Z0, Z1, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap36AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap36AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x000000a0, BX
+
+e1:
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VMULPS  Z2, Z1, Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap37AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap37AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x000000a0, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap38AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap38AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000010, BX
+
+e1:
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VDIVPS  Z2, Z1, Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap39AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap39AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000100, DX
+
+row1:
+	VBROADCASTSS (CX), Z1
+	VADDPS       Z0, Z1, Z1
+	VMOVUPS      Z1, K1, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+4, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
 // func ocannlMap40AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap40AVX512(SB), NOSPLIT, $0-24
@@ -7734,6 +7981,23 @@ e1:
 	ADDQ    $+64, CX
 	ADDQ    $+64, DX
 	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap41AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap41AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+8(SB), Z0
+	MOVQ         $0x00000010, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
 	JNZ     e1
 	VZEROUPPER
 	RET
@@ -7767,6 +8031,53 @@ row1:
 	ADDQ         $+4, BX
 	DECQ         SI
 	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap43AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap43AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000080, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPS    $0x01, Z2, Z0, K1
+	VBLENDMPS Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPS    $0x04, Z0, Z3, K1
+	VBLENDMPS Z2, Z0, K1, Z4
+	VADDPS    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap44AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap44AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000080, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
 	VZEROUPPER
 	RET
 
@@ -7927,6 +8238,91 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap53AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap53AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (CX), Z1
+	MOVQ         $0x00000050, CX
+
+e1:
+	VADDPS  Z0, Z1, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap54AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap54AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000050, BX
+
+e1:
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VMULPS  Z2, Z1, Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap55AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap55AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000050, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap56AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap56AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000080, DX
+
+row1:
+	VBROADCASTSS (CX), Z1
+	VADDPS       Z0, Z1, Z1
+	VMOVUPS      Z1, K1, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+4, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
 // func ocannlMap57AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap57AVX512(SB), NOSPLIT, $0-24
@@ -7981,6 +8377,100 @@ row1:
 	ADDQ         $+4, BX
 	DECQ         SI
 	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap59AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap59AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000200, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPS    $0x01, Z2, Z0, K1
+	VBLENDMPS Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPS    $0x04, Z0, Z3, K1
+	VBLENDMPS Z2, Z0, K1, Z4
+	VADDPS    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap60AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap60AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000200, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap61AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap61AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000040, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPS    $0x01, Z2, Z0, K1
+	VBLENDMPS Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPS    $0x04, Z0, Z3, K1
+	VBLENDMPS Z2, Z0, K1, Z4
+	VADDPS    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap62AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap62AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000040, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
 	VZEROUPPER
 	RET
 
@@ -8141,6 +8631,91 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap71AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap71AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (CX), Z1
+	MOVQ         $0x00000028, CX
+
+e1:
+	VADDPS  Z0, Z1, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap72AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap72AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000028, BX
+
+e1:
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VMULPS  Z2, Z1, Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap73AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap73AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000028, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap74AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap74AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000040, DX
+
+row1:
+	VBROADCASTSS (CX), Z1
+	VADDPS       Z0, Z1, Z1
+	VMOVUPS      Z1, K1, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+4, CX
+	DECQ         DX
+	JNZ          row1
+	VZEROUPPER
+	RET
+
 // func ocannlMap75AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap75AVX512(SB), NOSPLIT, $0-24
@@ -8198,6 +8773,53 @@ row1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap77AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap77AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000100, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPS    $0x01, Z2, Z0, K1
+	VBLENDMPS Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPS    $0x04, Z0, Z3, K1
+	VBLENDMPS Z2, Z0, K1, Z4
+	VADDPS    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap78AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap78AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000100, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
 // func ocannlMap80AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap80AVX512(SB), NOSPLIT, $0-32
@@ -8223,6 +8845,91 @@ row1:
 	ADDQ         $+40, DX
 	ADDQ         $+4, BX
 	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap81AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap81AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (CX), Z1
+	MOVQ         $0x00000014, CX
+
+e1:
+	VADDPS  Z0, Z1, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap82AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap82AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000014, BX
+
+e1:
+	VMOVUPS (CX), Z1
+	VMOVUPS (DX), Z2
+	VMULPS  Z2, Z1, Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap83AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap83AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000014, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap84AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap84AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVL         $0x000003ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000020, DX
+
+row1:
+	VBROADCASTSS (CX), Z1
+	VADDPS       Z0, Z1, Z1
+	VMOVUPS      Z1, K1, (AX)
+	ADDQ         $+40, AX
+	ADDQ         $+4, CX
+	DECQ         DX
 	JNZ          row1
 	VZEROUPPER
 	RET
@@ -8281,6 +8988,53 @@ row1:
 	ADDQ         $+4, BX
 	DECQ         SI
 	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap90AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap90AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000020, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPS    $0x01, Z2, Z0, K1
+	VBLENDMPS Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPS    $0x04, Z0, Z3, K1
+	VBLENDMPS Z2, Z0, K1, Z4
+	VADDPS    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap91AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap91AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000020, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
 	VZEROUPPER
 	RET
 
@@ -21154,9 +21908,76 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce41AVX2(c *float32, x0 *float32)
+// func ocannlReduce41AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce41AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce41AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS ocannlConst32<>+8(SB), Y2
+	VBROADCASTSS ocannlConst32<>+16(SB), Y3
+	VMOVUPS      ocannlMask32<>+24(SB), Y4
+	MOVQ         $0x00000100, SI
+
+row1:
+	VBROADCASTSS (DX), Y5
+	VMOVUPS      (CX), Y6
+	VCMPPS       $0x00, Y5, Y6, Y6
+	VBLENDVPS    Y6, Y1, Y0, Y6
+	VMOVUPS      (BX), Y7
+	VCMPPS       $0x04, Y0, Y6, Y6
+	VBLENDVPS    Y6, Y7, Y2, Y6
+	VMASKMOVPS   32(CX), Y4, Y7
+	VCMPPS       $0x00, Y5, Y7, Y5
+	VBLENDVPS    Y5, Y1, Y0, Y5
+	VMASKMOVPS   32(BX), Y4, Y7
+	VCMPPS       $0x04, Y0, Y5, Y5
+	VBLENDVPS    Y5, Y7, Y2, Y5
+	VBLENDVPS    Y4, Y5, Y3, Y5
+	VMINPS       Y5, Y6, Y7
+	VMINPS       Y6, Y5, Y8
+	VCMPPS       $0x03, Y5, Y6, Y5
+	VORPS        Y8, Y7, Y6
+	VORPS        Y5, Y6, Y6
+	VEXTRACTF128 $0x01, Y6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VPERMILPS    $0x4e, X6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VPERMILPS    $0xb1, X6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VMOVSS       (AX), X5
+	VMINPS       X6, X5, X7
+	VMINPS       X5, X6, X8
+	VCMPPS       $0x03, X6, X5, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VMOVSS       X6, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce42AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce42AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21179,9 +22000,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce42AVX2(c *float32, x0 *float32)
+// func ocannlReduce43AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce42AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce43AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21217,9 +22038,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce43AVX2(c *float32, x0 *float32)
+// func ocannlReduce44AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce43AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce44AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+12(SB), Y0
@@ -21261,9 +22082,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce44AVX2(c *float32, x0 *float32)
+// func ocannlReduce45AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce44AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce45AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21291,9 +22112,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce45AVX2(c *float32, x0 *float32)
+// func ocannlReduce46AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce45AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce46AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21332,9 +22153,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce46AVX2(c *float32, x0 *float32)
+// func ocannlReduce47AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce46AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce47AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21362,9 +22183,76 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce47AVX2(c *float32, x0 *float32)
+// func ocannlReduce48AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce47AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce48AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS ocannlConst32<>+8(SB), Y2
+	VBROADCASTSS ocannlConst32<>+16(SB), Y3
+	VMOVUPS      ocannlMask32<>+24(SB), Y4
+	MOVQ         $0x00000080, SI
+
+row1:
+	VBROADCASTSS (DX), Y5
+	VMOVUPS      (CX), Y6
+	VCMPPS       $0x00, Y5, Y6, Y6
+	VBLENDVPS    Y6, Y1, Y0, Y6
+	VMOVUPS      (BX), Y7
+	VCMPPS       $0x04, Y0, Y6, Y6
+	VBLENDVPS    Y6, Y7, Y2, Y6
+	VMASKMOVPS   32(CX), Y4, Y7
+	VCMPPS       $0x00, Y5, Y7, Y5
+	VBLENDVPS    Y5, Y1, Y0, Y5
+	VMASKMOVPS   32(BX), Y4, Y7
+	VCMPPS       $0x04, Y0, Y5, Y5
+	VBLENDVPS    Y5, Y7, Y2, Y5
+	VBLENDVPS    Y4, Y5, Y3, Y5
+	VMINPS       Y5, Y6, Y7
+	VMINPS       Y6, Y5, Y8
+	VCMPPS       $0x03, Y5, Y6, Y5
+	VORPS        Y8, Y7, Y6
+	VORPS        Y5, Y6, Y6
+	VEXTRACTF128 $0x01, Y6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VPERMILPS    $0x4e, X6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VPERMILPS    $0xb1, X6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VMOVSS       (AX), X5
+	VMINPS       X6, X5, X7
+	VMINPS       X5, X6, X8
+	VCMPPS       $0x03, X6, X5, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VMOVSS       X6, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce49AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce49AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21387,9 +22275,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce48AVX2(c *float32, x0 *float32)
+// func ocannlReduce50AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce48AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce50AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21425,9 +22313,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce49AVX2(c *float32, x0 *float32)
+// func ocannlReduce51AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce49AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce51AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+12(SB), Y0
@@ -21469,9 +22357,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce50AVX2(c *float32, x0 *float32)
+// func ocannlReduce52AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce50AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce52AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21499,9 +22387,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce51AVX2(c *float32, x0 *float32)
+// func ocannlReduce53AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce51AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce53AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21540,9 +22428,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce52AVX2(c *float32, x0 *float32)
+// func ocannlReduce54AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce52AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce54AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21570,9 +22458,76 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce53AVX2(c *float32, x0 *float32)
+// func ocannlReduce55AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce53AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce55AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS ocannlConst32<>+8(SB), Y2
+	VBROADCASTSS ocannlConst32<>+16(SB), Y3
+	VMOVUPS      ocannlMask32<>+24(SB), Y4
+	MOVQ         $0x00000040, SI
+
+row1:
+	VBROADCASTSS (DX), Y5
+	VMOVUPS      (CX), Y6
+	VCMPPS       $0x00, Y5, Y6, Y6
+	VBLENDVPS    Y6, Y1, Y0, Y6
+	VMOVUPS      (BX), Y7
+	VCMPPS       $0x04, Y0, Y6, Y6
+	VBLENDVPS    Y6, Y7, Y2, Y6
+	VMASKMOVPS   32(CX), Y4, Y7
+	VCMPPS       $0x00, Y5, Y7, Y5
+	VBLENDVPS    Y5, Y1, Y0, Y5
+	VMASKMOVPS   32(BX), Y4, Y7
+	VCMPPS       $0x04, Y0, Y5, Y5
+	VBLENDVPS    Y5, Y7, Y2, Y5
+	VBLENDVPS    Y4, Y5, Y3, Y5
+	VMINPS       Y5, Y6, Y7
+	VMINPS       Y6, Y5, Y8
+	VCMPPS       $0x03, Y5, Y6, Y5
+	VORPS        Y8, Y7, Y6
+	VORPS        Y5, Y6, Y6
+	VEXTRACTF128 $0x01, Y6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VPERMILPS    $0x4e, X6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VPERMILPS    $0xb1, X6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VMOVSS       (AX), X5
+	VMINPS       X6, X5, X7
+	VMINPS       X5, X6, X8
+	VCMPPS       $0x03, X6, X5, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VMOVSS       X6, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce56AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce56AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21595,9 +22550,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce54AVX2(c *float32, x0 *float32)
+// func ocannlReduce57AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce54AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce57AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21633,9 +22588,9 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce55AVX2(c *float32, x0 *float32)
+// func ocannlReduce58AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce55AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce58AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21674,9 +22629,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce56AVX2(c *float32, x0 *float32)
+// func ocannlReduce59AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce56AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce59AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21704,9 +22659,76 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce57AVX2(c *float32, x0 *float32)
+// func ocannlReduce60AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce57AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce60AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS ocannlConst32<>+8(SB), Y2
+	VBROADCASTSS ocannlConst32<>+16(SB), Y3
+	VMOVUPS      ocannlMask32<>+24(SB), Y4
+	MOVQ         $0x00000020, SI
+
+row1:
+	VBROADCASTSS (DX), Y5
+	VMOVUPS      (CX), Y6
+	VCMPPS       $0x00, Y5, Y6, Y6
+	VBLENDVPS    Y6, Y1, Y0, Y6
+	VMOVUPS      (BX), Y7
+	VCMPPS       $0x04, Y0, Y6, Y6
+	VBLENDVPS    Y6, Y7, Y2, Y6
+	VMASKMOVPS   32(CX), Y4, Y7
+	VCMPPS       $0x00, Y5, Y7, Y5
+	VBLENDVPS    Y5, Y1, Y0, Y5
+	VMASKMOVPS   32(BX), Y4, Y7
+	VCMPPS       $0x04, Y0, Y5, Y5
+	VBLENDVPS    Y5, Y7, Y2, Y5
+	VBLENDVPS    Y4, Y5, Y3, Y5
+	VMINPS       Y5, Y6, Y7
+	VMINPS       Y6, Y5, Y8
+	VCMPPS       $0x03, Y5, Y6, Y5
+	VORPS        Y8, Y7, Y6
+	VORPS        Y5, Y6, Y6
+	VEXTRACTF128 $0x01, Y6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VPERMILPS    $0x4e, X6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VPERMILPS    $0xb1, X6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VMOVSS       (AX), X5
+	VMINPS       X6, X5, X7
+	VMINPS       X5, X6, X8
+	VCMPPS       $0x03, X6, X5, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VMOVSS       X6, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce61AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce61AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21729,9 +22751,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce58AVX2(c *float32, x0 *float32)
+// func ocannlReduce62AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce58AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce62AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+12(SB), Y0
@@ -21773,9 +22795,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce59AVX2(c *float32, x0 *float32)
+// func ocannlReduce63AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce59AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce63AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21803,9 +22825,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce60AVX2(c *float32, x0 *float32)
+// func ocannlReduce64AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce60AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce64AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21844,9 +22866,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce61AVX2(c *float32, x0 *float32)
+// func ocannlReduce65AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce61AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce65AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21874,9 +22896,76 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce62AVX2(c *float32, x0 *float32)
+// func ocannlReduce66AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce62AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce66AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS ocannlConst32<>+8(SB), Y2
+	VBROADCASTSS ocannlConst32<>+16(SB), Y3
+	VMOVUPS      ocannlMask32<>+24(SB), Y4
+	MOVQ         $0x00000010, SI
+
+row1:
+	VBROADCASTSS (DX), Y5
+	VMOVUPS      (CX), Y6
+	VCMPPS       $0x00, Y5, Y6, Y6
+	VBLENDVPS    Y6, Y1, Y0, Y6
+	VMOVUPS      (BX), Y7
+	VCMPPS       $0x04, Y0, Y6, Y6
+	VBLENDVPS    Y6, Y7, Y2, Y6
+	VMASKMOVPS   32(CX), Y4, Y7
+	VCMPPS       $0x00, Y5, Y7, Y5
+	VBLENDVPS    Y5, Y1, Y0, Y5
+	VMASKMOVPS   32(BX), Y4, Y7
+	VCMPPS       $0x04, Y0, Y5, Y5
+	VBLENDVPS    Y5, Y7, Y2, Y5
+	VBLENDVPS    Y4, Y5, Y3, Y5
+	VMINPS       Y5, Y6, Y7
+	VMINPS       Y6, Y5, Y8
+	VCMPPS       $0x03, Y5, Y6, Y5
+	VORPS        Y8, Y7, Y6
+	VORPS        Y5, Y6, Y6
+	VEXTRACTF128 $0x01, Y6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VPERMILPS    $0x4e, X6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VPERMILPS    $0xb1, X6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VMOVSS       (AX), X5
+	VMINPS       X6, X5, X7
+	VMINPS       X5, X6, X8
+	VCMPPS       $0x03, X6, X5, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VMOVSS       X6, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce67AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce67AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21899,9 +22988,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce63AVX2(c *float32, x0 *float32)
+// func ocannlReduce68AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce63AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce68AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+12(SB), Y0
@@ -21943,9 +23032,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce64AVX2(c *float32, x0 *float32)
+// func ocannlReduce69AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce64AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce69AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -21973,9 +23062,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce65AVX2(c *float32, x0 *float32)
+// func ocannlReduce70AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce65AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce70AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -22013,9 +23102,9 @@ TEXT ·ocannlReduce65AVX2(SB), NOSPLIT, $0-16
 	VZEROUPPER
 	RET
 
-// func ocannlReduce66AVX2(c *float32, x0 *float32)
+// func ocannlReduce71AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce66AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce71AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -22043,9 +23132,76 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce67AVX2(c *float32, x0 *float32)
+// func ocannlReduce72AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce67AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce72AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS ocannlConst32<>+8(SB), Y2
+	VBROADCASTSS ocannlConst32<>+16(SB), Y3
+	VMOVUPS      ocannlMask32<>+24(SB), Y4
+	MOVQ         $0x00000008, SI
+
+row1:
+	VBROADCASTSS (DX), Y5
+	VMOVUPS      (CX), Y6
+	VCMPPS       $0x00, Y5, Y6, Y6
+	VBLENDVPS    Y6, Y1, Y0, Y6
+	VMOVUPS      (BX), Y7
+	VCMPPS       $0x04, Y0, Y6, Y6
+	VBLENDVPS    Y6, Y7, Y2, Y6
+	VMASKMOVPS   32(CX), Y4, Y7
+	VCMPPS       $0x00, Y5, Y7, Y5
+	VBLENDVPS    Y5, Y1, Y0, Y5
+	VMASKMOVPS   32(BX), Y4, Y7
+	VCMPPS       $0x04, Y0, Y5, Y5
+	VBLENDVPS    Y5, Y7, Y2, Y5
+	VBLENDVPS    Y4, Y5, Y3, Y5
+	VMINPS       Y5, Y6, Y7
+	VMINPS       Y6, Y5, Y8
+	VCMPPS       $0x03, Y5, Y6, Y5
+	VORPS        Y8, Y7, Y6
+	VORPS        Y5, Y6, Y6
+	VEXTRACTF128 $0x01, Y6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VPERMILPS    $0x4e, X6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VPERMILPS    $0xb1, X6, X5
+	VMINPS       X5, X6, X7
+	VMINPS       X6, X5, X8
+	VCMPPS       $0x03, X5, X6, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VMOVSS       (AX), X5
+	VMINPS       X6, X5, X7
+	VMINPS       X5, X6, X8
+	VCMPPS       $0x03, X6, X5, X5
+	VORPS        X8, X7, X6
+	VORPS        X5, X6, X6
+	VMOVSS       X6, (AX)
+	ADDQ         $+4, AX
+	ADDQ         $+40, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce73AVX2(c *float32, x0 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce73AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -22068,9 +23224,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce68AVX2(c *float32, x0 *float32)
+// func ocannlReduce74AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce68AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce74AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0

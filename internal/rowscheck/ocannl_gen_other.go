@@ -285,10 +285,29 @@ func ocannlMap5AVX512(c, x0, x1 *float64) {
 // ocannlMap6AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap6AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap6AVX512 called without assembly") }
 
+// ocannlMap7AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap7AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap7AVX512 called without assembly") }
+
+// ocannlMap8AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap8AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap8AVX512 called without assembly")
+}
+
+// ocannlMap9AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap9AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap9AVX512 called without assembly") }
+
 // ocannlMap10AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap10AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlMap10AVX512 called without assembly")
 }
+
+// ocannlMap11AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap11AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap11AVX512 called without assembly")
+}
+
+// ocannlMap12AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap12AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap12AVX512 called without assembly") }
 
 // ocannlMap13AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap13AVX512(c, x0, x1 *float64) {
@@ -302,6 +321,11 @@ func ocannlMap16AVX512(c, x0, x1 *float64) {
 
 // ocannlMap17AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap17AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap17AVX512 called without assembly") }
+
+// ocannlMap18AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap18AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap18AVX512 called without assembly")
+}
 
 // ocannlMap24AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap24AVX512(c, x0, x1 *float32) {
@@ -346,15 +370,45 @@ func ocannlMap33AVX512(c, x0, x1 *float32) {
 // ocannlMap34AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap34AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap34AVX512 called without assembly") }
 
+// ocannlMap35AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap35AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap35AVX512 called without assembly") }
+
+// ocannlMap36AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap36AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap36AVX512 called without assembly")
+}
+
+// ocannlMap37AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap37AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap37AVX512 called without assembly") }
+
+// ocannlMap38AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap38AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap38AVX512 called without assembly")
+}
+
+// ocannlMap39AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap39AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap39AVX512 called without assembly") }
+
 // ocannlMap40AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap40AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap40AVX512 called without assembly")
 }
 
+// ocannlMap41AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap41AVX512(c *float32) { panic("ocannlgen: ocannlMap41AVX512 called without assembly") }
+
 // ocannlMap42AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap42AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap42AVX512 called without assembly")
 }
+
+// ocannlMap43AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap43AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap43AVX512 called without assembly")
+}
+
+// ocannlMap44AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap44AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap44AVX512 called without assembly") }
 
 // ocannlMap45AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap45AVX512(c, x0, x1 *float32) {
@@ -384,6 +438,20 @@ func ocannlMap51AVX512(c, x0, x1 *float32) {
 // ocannlMap52AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap52AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap52AVX512 called without assembly") }
 
+// ocannlMap53AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap53AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap53AVX512 called without assembly") }
+
+// ocannlMap54AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap54AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap54AVX512 called without assembly")
+}
+
+// ocannlMap55AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap55AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap55AVX512 called without assembly") }
+
+// ocannlMap56AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap56AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap56AVX512 called without assembly") }
+
 // ocannlMap57AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap57AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap57AVX512 called without assembly")
@@ -393,6 +461,22 @@ func ocannlMap57AVX512(c, x0, x1 *float32) {
 func ocannlMap58AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap58AVX512 called without assembly")
 }
+
+// ocannlMap59AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap59AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap59AVX512 called without assembly")
+}
+
+// ocannlMap60AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap60AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap60AVX512 called without assembly") }
+
+// ocannlMap61AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap61AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap61AVX512 called without assembly")
+}
+
+// ocannlMap62AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap62AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap62AVX512 called without assembly") }
 
 // ocannlMap63AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap63AVX512(c, x0, x1 *float32) {
@@ -422,6 +506,20 @@ func ocannlMap69AVX512(c, x0, x1 *float32) {
 // ocannlMap70AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap70AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap70AVX512 called without assembly") }
 
+// ocannlMap71AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap71AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap71AVX512 called without assembly") }
+
+// ocannlMap72AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap72AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap72AVX512 called without assembly")
+}
+
+// ocannlMap73AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap73AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap73AVX512 called without assembly") }
+
+// ocannlMap74AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap74AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap74AVX512 called without assembly") }
+
 // ocannlMap75AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap75AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap75AVX512 called without assembly")
@@ -432,10 +530,32 @@ func ocannlMap76AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap76AVX512 called without assembly")
 }
 
+// ocannlMap77AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap77AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap77AVX512 called without assembly")
+}
+
+// ocannlMap78AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap78AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap78AVX512 called without assembly") }
+
 // ocannlMap80AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap80AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap80AVX512 called without assembly")
 }
+
+// ocannlMap81AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap81AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap81AVX512 called without assembly") }
+
+// ocannlMap82AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap82AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap82AVX512 called without assembly")
+}
+
+// ocannlMap83AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap83AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap83AVX512 called without assembly") }
+
+// ocannlMap84AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap84AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap84AVX512 called without assembly") }
 
 // ocannlMap85AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap85AVX512(c, x0, x1 *float32) {
@@ -446,6 +566,14 @@ func ocannlMap85AVX512(c, x0, x1 *float32) {
 func ocannlMap86AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap86AVX512 called without assembly")
 }
+
+// ocannlMap90AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap90AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap90AVX512 called without assembly")
+}
+
+// ocannlMap91AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap91AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap91AVX512 called without assembly") }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float64) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }
@@ -1099,7 +1227,7 @@ func ocannlReduce40AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce41AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce41AVX2(c, x0 *float32) {
+func ocannlReduce41AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce41AVX2 called without assembly")
 }
 
@@ -1134,7 +1262,7 @@ func ocannlReduce47AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce48AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce48AVX2(c, x0 *float32) {
+func ocannlReduce48AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce48AVX2 called without assembly")
 }
 
@@ -1169,7 +1297,7 @@ func ocannlReduce54AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce55AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce55AVX2(c, x0 *float32) {
+func ocannlReduce55AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce55AVX2 called without assembly")
 }
 
@@ -1194,7 +1322,7 @@ func ocannlReduce59AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce60AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce60AVX2(c, x0 *float32) {
+func ocannlReduce60AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce60AVX2 called without assembly")
 }
 
@@ -1224,7 +1352,7 @@ func ocannlReduce65AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce66AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce66AVX2(c, x0 *float32) {
+func ocannlReduce66AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce66AVX2 called without assembly")
 }
 
@@ -1236,4 +1364,34 @@ func ocannlReduce67AVX2(c, x0 *float32) {
 // ocannlReduce68AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce68AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce68AVX2 called without assembly")
+}
+
+// ocannlReduce69AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce69AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce69AVX2 called without assembly")
+}
+
+// ocannlReduce70AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce70AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce70AVX2 called without assembly")
+}
+
+// ocannlReduce71AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce71AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce71AVX2 called without assembly")
+}
+
+// ocannlReduce72AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce72AVX2(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlReduce72AVX2 called without assembly")
+}
+
+// ocannlReduce73AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce73AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce73AVX2 called without assembly")
+}
+
+// ocannlReduce74AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce74AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce74AVX2 called without assembly")
 }

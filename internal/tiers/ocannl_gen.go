@@ -739,8 +739,10 @@ func ocannlPoolObjectiveLoss(r *[2][8][8][8]float32, pImg *[4096]float32, out *[
 	}
 
 	// objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1
-	// float32 pointwise kernel over 1024 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = -Inf): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&objective_max_pool_1_y[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap0AVX2(&objective_max_pool_1_y[0][0][0][0])
 	} else {
 		for j := range 2 {
@@ -753,8 +755,14 @@ func ocannlPoolObjectiveLoss(r *[2][8][8][8]float32, pImg *[4096]float32, out *[
 			}
 		}
 	}
-	// float32 pointwise kernel over 16x8 rows of 8 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16x8 rows of 8 elements (c max= add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i4 := range 2 {
+			for i5 := range 2 {
+				ocannlMap1AVX512(&objective_max_pool_1_y[0][0][0][0], &pImg[128*i4+8*i5], &objective_max_pool_1_y_1[i4][i5])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i4 := range 2 {
 			for i5 := range 2 {
 				ocannlMap1AVX2(&objective_max_pool_1_y[0][0][0][0], &pImg[128*i4+8*i5], &objective_max_pool_1_y_1[i4][i5])
@@ -917,8 +925,10 @@ func ocannlPoolBackward(r *[2][8][8][8]float32, pImg *[4096]float32, gImg *[4096
 	}
 
 	// objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1
-	// float32 pointwise kernel over 1024 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = -Inf): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&objective_max_pool_1_y[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap0AVX2(&objective_max_pool_1_y[0][0][0][0])
 	} else {
 		for j := range 2 {
@@ -931,8 +941,14 @@ func ocannlPoolBackward(r *[2][8][8][8]float32, pImg *[4096]float32, gImg *[4096
 			}
 		}
 	}
-	// float32 pointwise kernel over 16x8 rows of 8 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16x8 rows of 8 elements (c max= add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i4 := range 2 {
+			for i5 := range 2 {
+				ocannlMap1AVX512(&objective_max_pool_1_y[0][0][0][0], &pImg[128*i4+8*i5], &objective_max_pool_1_y_1[i4][i5])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i4 := range 2 {
 			for i5 := range 2 {
 				ocannlMap1AVX2(&objective_max_pool_1_y[0][0][0][0], &pImg[128*i4+8*i5], &objective_max_pool_1_y_1[i4][i5])
@@ -989,8 +1005,10 @@ func ocannlPoolBackward(r *[2][8][8][8]float32, pImg *[4096]float32, gImg *[4096
 	objective_grad[0] = 1
 
 	// backprop of op 2 (objective = einsum "+*" "...|...->...; ...|...->... => 0" of objective.max_pool#1/y, r): g1 =+ g * v2; g1 is objective.max_pool#1/y.grad
-	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 1024 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap2AVX512(&objective_max_pool_1_y_grad[0][0][0][0], &objective_grad[0], &r[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap2AVX2(&objective_max_pool_1_y_grad[0][0][0][0], &objective_grad[0], &r[0][0][0][0])
 	} else {
 		objective_gradV := objective_grad[0]
@@ -1008,8 +1026,10 @@ func ocannlPoolBackward(r *[2][8][8][8]float32, pImg *[4096]float32, gImg *[4096
 	}
 
 	// backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): objective.max_pool#1/y.argmax@1 = 4 (no winner yet)
-	// float32 pointwise kernel over 1024 elements (c = 4): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = 4): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap3AVX512(&objective_max_pool_1_y_argmax_1[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap3AVX2(&objective_max_pool_1_y_argmax_1[0][0][0][0])
 	} else {
 		for j5 := range 2 {
@@ -1024,8 +1044,14 @@ func ocannlPoolBackward(r *[2][8][8][8]float32, pImg *[4096]float32, gImg *[4096
 	}
 
 	// backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): the winners: s = v1 + v2; w =@- where((s == t), ord, 4); w is objective.max_pool#1/y.argmax@1
-	// float32 pointwise kernel over 16x8 rows of 8 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16x8 rows of 8 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i4 := range 2 {
+			for i5 := range 2 {
+				ocannlMap4AVX512(&objective_max_pool_1_y_argmax_1[0][0][0][0], &pImg[128*i4+8*i5], &objective_max_pool_1_y_1[i4][i5], &objective_max_pool_1_y[0][0][0][0], &ordinals_1[i4][i5])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i4 := range 2 {
 			for i5 := range 2 {
 				ocannlMap4AVX2(&objective_max_pool_1_y_argmax_1[0][0][0][0], &pImg[128*i4+8*i5], &objective_max_pool_1_y_1[i4][i5], &objective_max_pool_1_y[0][0][0][0], &ordinals_1[i4][i5])
@@ -1264,23 +1290,28 @@ func ocannlRowMaxBackward(r *[16][1]float32, pX *[640]float32, gX *[640]float32,
 	}
 
 	// backprop of op 0 (_objective.1 = einsum "@^^" "... | i => ... | 0" of x): the winners: w =@- where((v1 == t), ord, 40); w is _objective.1.argmax@0
-	// reduction accumulated in a local variable.
-	for i0 := range 16 {
-		pXRow2 := (*[40]float32)(pX[40*i0 : 40*i0+40])
-		objective_1V := objective_1[i0][0]
-		acc3 := objective_1_argmax_0[i0][0]
-		for i1 := range 40 {
-			var r2 float32
-			if pXRow2[i1] == objective_1V {
-				r2 = 1
+	// float32 along-rows min reduction kernel, 16 rows of 40 elements into 16 cells (c = c min where(eq(x0,x1),x2,40)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		ocannlReduce2AVX2(&objective_1_argmax_0[0][0], &pX[0], &objective_1[0][0], &ordinals_1[0])
+	} else {
+		// reduction accumulated in a local variable.
+		for i0 := range 16 {
+			pXRow2 := (*[40]float32)(pX[40*i0 : 40*i0+40])
+			objective_1V := objective_1[i0][0]
+			acc3 := objective_1_argmax_0[i0][0]
+			for i1 := range 40 {
+				var r2 float32
+				if pXRow2[i1] == objective_1V {
+					r2 = 1
+				}
+				r3 := float32(40)
+				if r2 != 0 {
+					r3 = ordinals_1[i1]
+				}
+				acc3 = min(acc3, r3)
 			}
-			r3 := float32(40)
-			if r2 != 0 {
-				r3 = ordinals_1[i1]
-			}
-			acc3 = min(acc3, r3)
+			objective_1_argmax_0[i0][0] = acc3
 		}
-		objective_1_argmax_0[i0][0] = acc3
 	}
 
 	// backprop of op 0 (_objective.1 = einsum "@^^" "... | i => ... | 0" of x): g1 =+ where((ord == w), g, 0); g1 is x.grad
@@ -1347,7 +1378,7 @@ func ocannlTropicalObjectiveLoss(r *[6][8]float32, pA *[60]float32, pB *[80]floa
 	// float32 across-rows max reduction kernel, 10 rows of 8 elements into 8 cells (c = c max add(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 6 {
-			ocannlReduce2AVX2(&objective_1[i0][0], &pA[10*i0], &pB[0])
+			ocannlReduce3AVX2(&objective_1[i0][0], &pA[10*i0], &pB[0])
 		}
 	} else {
 		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
@@ -1384,7 +1415,7 @@ func ocannlTropicalObjectiveLoss(r *[6][8]float32, pA *[60]float32, pB *[80]floa
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r
 	// float32 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce3AVX2(&out[0], &objective_1[0][0], &r[0][0])
+		ocannlReduce4AVX2(&out[0], &objective_1[0][0], &r[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc2 := float32(0)
@@ -1489,7 +1520,7 @@ func ocannlTropicalBackward(r *[6][8]float32, pA *[60]float32, pB *[80]float32, 
 	// float32 across-rows max reduction kernel, 10 rows of 8 elements into 8 cells (c = c max add(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 6 {
-			ocannlReduce2AVX2(&objective_1[i0][0], &pA[10*i0], &pB[0])
+			ocannlReduce3AVX2(&objective_1[i0][0], &pA[10*i0], &pB[0])
 		}
 	} else {
 		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
@@ -1526,7 +1557,7 @@ func ocannlTropicalBackward(r *[6][8]float32, pA *[60]float32, pB *[80]float32, 
 	// objective = einsum "+*" "...|...->...; ...|...->... => 0" of _objective.1, r
 	// float32 along-rows add reduction kernel, 1 rows of 48 elements into 1 cells (c = 0 add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce3AVX2(&loss[0], &objective_1[0][0], &r[0][0])
+		ocannlReduce4AVX2(&loss[0], &objective_1[0][0], &r[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc2 := float32(0)
@@ -1565,78 +1596,85 @@ func ocannlTropicalBackward(r *[6][8]float32, pA *[60]float32, pB *[80]float32, 
 	}
 
 	// backprop of op 0 (_objective.1 = einsum "@^+" "i, j; j, k => i, k" of a, b): the winners: s = v1 + v2; w =@- where((s == t), ord, 10); w is _objective.1.argmax@0
-	// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
-	for i0 := range 6 {
-		objective_1_argmax_0Row := &objective_1_argmax_0[i0]
-		objective_1Row3 := &objective_1[i0]
-		for i2 := 0; i2 < 8; i2 += 4 {
-			pAV6 := pA[10*i0+i2]
-			pBRow6 := (*[8]float32)(pB[8*i2 : 8*i2+8])
-			ordinals_1V := ordinals_1[i2]
-			pAV7 := pA[10*i0+i2+1]
-			pBRow7 := (*[8]float32)(pB[8*i2+8 : 8*i2+16])
-			ordinals_1V2 := ordinals_1[i2+1]
-			pAV8 := pA[10*i0+i2+2]
-			pBRow8 := (*[8]float32)(pB[8*i2+16 : 8*i2+24])
-			ordinals_1V3 := ordinals_1[i2+2]
-			pAV9 := pA[10*i0+i2+3]
-			pBRow9 := (*[8]float32)(pB[8*i2+24 : 8*i2+32])
-			ordinals_1V4 := ordinals_1[i2+3]
-			for i1 := range 8 {
-				acc3 := objective_1_argmax_0Row[i1]
-				var r2 float32
-				if (pAV6 + pBRow6[i1]) == objective_1Row3[i1] {
-					r2 = 1
-				}
-				r3 := float32(10)
-				if r2 != 0 {
-					r3 = ordinals_1V
-				}
-				acc3 = min(acc3, r3)
-				var r4 float32
-				if (pAV7 + pBRow7[i1]) == objective_1Row3[i1] {
-					r4 = 1
-				}
-				r5 := float32(10)
-				if r4 != 0 {
-					r5 = ordinals_1V2
-				}
-				acc3 = min(acc3, r5)
-				var r6 float32
-				if (pAV8 + pBRow8[i1]) == objective_1Row3[i1] {
-					r6 = 1
-				}
-				r7 := float32(10)
-				if r6 != 0 {
-					r7 = ordinals_1V3
-				}
-				acc3 = min(acc3, r7)
-				var r8 float32
-				if (pAV9 + pBRow9[i1]) == objective_1Row3[i1] {
-					r8 = 1
-				}
-				r9 := float32(10)
-				if r8 != 0 {
-					r9 = ordinals_1V4
-				}
-				acc3 = min(acc3, r9)
-				objective_1_argmax_0Row[i1] = acc3
-			}
+	// float32 across-rows min reduction kernel, 10 rows of 8 elements into 8 cells (c = c min where(eq(add(x0,x1),x2),x3,10)): AVX2 (also on AVX-512 machines).
+	if ocannlAVX2 {
+		for i0 := range 6 {
+			ocannlReduce5AVX2(&objective_1_argmax_0[i0][0], &pA[10*i0], &pB[0], &objective_1[i0][0], &ordinals_1[0])
 		}
-		for i2 := 8; i2 < 10; i2++ {
-			pAV10 := pA[10*i0+i2]
-			pBRow10 := (*[8]float32)(pB[8*i2 : 8*i2+8])
-			ordinals_1V5 := ordinals_1[i2]
-			for i1 := range 8 {
-				var r10 float32
-				if (pAV10 + pBRow10[i1]) == objective_1Row3[i1] {
-					r10 = 1
+	} else {
+		// loops reordered to i0, i2, i1 (unit stride innermost); i2 unrolled by 4 and jammed into i1.
+		for i0 := range 6 {
+			objective_1_argmax_0Row := &objective_1_argmax_0[i0]
+			objective_1Row3 := &objective_1[i0]
+			for i2 := 0; i2 < 8; i2 += 4 {
+				pAV6 := pA[10*i0+i2]
+				pBRow6 := (*[8]float32)(pB[8*i2 : 8*i2+8])
+				ordinals_1V := ordinals_1[i2]
+				pAV7 := pA[10*i0+i2+1]
+				pBRow7 := (*[8]float32)(pB[8*i2+8 : 8*i2+16])
+				ordinals_1V2 := ordinals_1[i2+1]
+				pAV8 := pA[10*i0+i2+2]
+				pBRow8 := (*[8]float32)(pB[8*i2+16 : 8*i2+24])
+				ordinals_1V3 := ordinals_1[i2+2]
+				pAV9 := pA[10*i0+i2+3]
+				pBRow9 := (*[8]float32)(pB[8*i2+24 : 8*i2+32])
+				ordinals_1V4 := ordinals_1[i2+3]
+				for i1 := range 8 {
+					acc3 := objective_1_argmax_0Row[i1]
+					var r2 float32
+					if (pAV6 + pBRow6[i1]) == objective_1Row3[i1] {
+						r2 = 1
+					}
+					r3 := float32(10)
+					if r2 != 0 {
+						r3 = ordinals_1V
+					}
+					acc3 = min(acc3, r3)
+					var r4 float32
+					if (pAV7 + pBRow7[i1]) == objective_1Row3[i1] {
+						r4 = 1
+					}
+					r5 := float32(10)
+					if r4 != 0 {
+						r5 = ordinals_1V2
+					}
+					acc3 = min(acc3, r5)
+					var r6 float32
+					if (pAV8 + pBRow8[i1]) == objective_1Row3[i1] {
+						r6 = 1
+					}
+					r7 := float32(10)
+					if r6 != 0 {
+						r7 = ordinals_1V3
+					}
+					acc3 = min(acc3, r7)
+					var r8 float32
+					if (pAV9 + pBRow9[i1]) == objective_1Row3[i1] {
+						r8 = 1
+					}
+					r9 := float32(10)
+					if r8 != 0 {
+						r9 = ordinals_1V4
+					}
+					acc3 = min(acc3, r9)
+					objective_1_argmax_0Row[i1] = acc3
 				}
-				r11 := float32(10)
-				if r10 != 0 {
-					r11 = ordinals_1V5
+			}
+			for i2 := 8; i2 < 10; i2++ {
+				pAV10 := pA[10*i0+i2]
+				pBRow10 := (*[8]float32)(pB[8*i2 : 8*i2+8])
+				ordinals_1V5 := ordinals_1[i2]
+				for i1 := range 8 {
+					var r10 float32
+					if (pAV10 + pBRow10[i1]) == objective_1Row3[i1] {
+						r10 = 1
+					}
+					r11 := float32(10)
+					if r10 != 0 {
+						r11 = ordinals_1V5
+					}
+					objective_1_argmax_0Row[i1] = min(objective_1_argmax_0Row[i1], r11)
 				}
-				objective_1_argmax_0Row[i1] = min(objective_1_argmax_0Row[i1], r11)
 			}
 		}
 	}
@@ -1645,7 +1683,7 @@ func ocannlTropicalBackward(r *[6][8]float32, pA *[60]float32, pB *[80]float32, 
 	// float32 across-rows add reduction kernel, 8 rows of 10 elements into 10 cells (c = c add where(eq(x0,x1),x2,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i0 := range 6 {
-			ocannlReduce4AVX2(&gA[10*i0], &ordinals_1[0], &objective_1_argmax_0[i0][0], &objective_1_grad[i0][0])
+			ocannlReduce6AVX2(&gA[10*i0], &ordinals_1[0], &objective_1_argmax_0[i0][0], &objective_1_grad[i0][0])
 		}
 	} else {
 		// i1 unrolled by 4 and jammed into i2.
@@ -1708,7 +1746,7 @@ func ocannlTropicalBackward(r *[6][8]float32, pA *[60]float32, pB *[80]float32, 
 	// float32 across-rows add reduction kernel, 6 rows of 8 elements into 8 cells (c = c add where(eq(x0,x1),x2,0)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
 		for i2 := range 10 {
-			ocannlReduce5AVX2(&gB[8*i2], &ordinals_1[i2], &objective_1_argmax_0[0][0], &objective_1_grad[0][0])
+			ocannlReduce7AVX2(&gB[8*i2], &ordinals_1[i2], &objective_1_argmax_0[0][0], &objective_1_grad[0][0])
 		}
 	} else {
 		for i0 := range 6 {
@@ -1790,8 +1828,10 @@ func ocannlBigPoolObjectiveLoss(r *[16][16][16][16]float32, pImg *[262144]float3
 	}
 
 	// objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1
-	// float32 pointwise kernel over 65536 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 65536 elements (c = -Inf): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap6AVX512(&scratch.objective_max_pool_1_y[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap6AVX2(&scratch.objective_max_pool_1_y[0][0][0][0])
 	} else {
 		for j := range 16 {
@@ -1853,8 +1893,18 @@ type ocannlBigPoolObjectiveLossPart0 struct {
 // Part runs part j5 of the nest (0 <= j5 < 8).
 func (r2 *ocannlBigPoolObjectiveLossPart0) Part(j5 int) {
 	pImg, scratch := r2.pImg, r2.scratch
-	// float32 pointwise kernel over 16 rows of 16 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 16 elements (c max= add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i1 := range 16 {
+				for i4 := range 2 {
+					for i5 := range 2 {
+						ocannlMap7AVX512(&scratch.objective_max_pool_1_y[i0+2*j5][i1][0][0], &pImg[16384*i0+32768*j5+1024*i1+512*i4+16*i5], &scratch.objective_max_pool_1_y_1[i4][i5])
+					}
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 16 {
 				for i4 := range 2 {
@@ -1905,7 +1955,7 @@ func (r3 *ocannlBigPoolObjectiveLossPart1) Part(j6 int) {
 	outPartial[j6] = [1]float32{}
 	// float32 along-rows add reduction kernel, 1 rows of 8192 elements into 1 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce6AVX2(&outPartial[j6][0], &scratch.objective_max_pool_1_y[2*j6][0][0][0], &r[2*j6][0][0][0])
+		ocannlReduce8AVX2(&outPartial[j6][0], &scratch.objective_max_pool_1_y[2*j6][0][0][0], &r[2*j6][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc2 := outPartial[j6][0]
@@ -2036,8 +2086,10 @@ func ocannlBigPoolBackward(r *[16][16][16][16]float32, pImg *[262144]float32, gI
 	}
 
 	// objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1
-	// float32 pointwise kernel over 65536 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 65536 elements (c = -Inf): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap6AVX512(&scratch.objective_max_pool_1_y[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap6AVX2(&scratch.objective_max_pool_1_y[0][0][0][0])
 	} else {
 		for j := range 16 {
@@ -2080,9 +2132,11 @@ func ocannlBigPoolBackward(r *[16][16][16][16]float32, pImg *[262144]float32, gI
 
 	// backprop of op 1 (objective.max_pool#1/y = einsum "@^+" "... | 2*oh<+wh, 2*ow<+ww, ..c..; wh, ww => ... | oh, ow, ..c.." of img, _objective.max_pool#1/y.1): objective.max_pool#1/y.argmax@1 = 4 (no winner yet)
 
-	// float32 pointwise kernel over 65536 elements (c = 4): AVX2 (also on AVX-512 machines).
+	// float32 pointwise kernel over 65536 elements (c = 4): AVX512, AVX2.
 
-	if ocannlAVX2 {
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&scratch.objective_max_pool_1_y_argmax_1[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap9AVX2(&scratch.objective_max_pool_1_y_argmax_1[0][0][0][0])
 	} else {
 		for j10 := range 16 {
@@ -2171,8 +2225,18 @@ type ocannlBigPoolBackwardPart0 struct {
 // Part runs part j5 of the nest (0 <= j5 < 8).
 func (r2 *ocannlBigPoolBackwardPart0) Part(j5 int) {
 	pImg, scratch := r2.pImg, r2.scratch
-	// float32 pointwise kernel over 16 rows of 16 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 16 elements (c max= add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i1 := range 16 {
+				for i4 := range 2 {
+					for i5 := range 2 {
+						ocannlMap7AVX512(&scratch.objective_max_pool_1_y[i0+2*j5][i1][0][0], &pImg[16384*i0+32768*j5+1024*i1+512*i4+16*i5], &scratch.objective_max_pool_1_y_1[i4][i5])
+					}
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 16 {
 				for i4 := range 2 {
@@ -2223,7 +2287,7 @@ func (r3 *ocannlBigPoolBackwardPart1) Part(j6 int) {
 	lossPartial[j6] = [1]float32{}
 	// float32 along-rows add reduction kernel, 1 rows of 8192 elements into 1 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce6AVX2(&lossPartial[j6][0], &scratch.objective_max_pool_1_y[2*j6][0][0][0], &r[2*j6][0][0][0])
+		ocannlReduce8AVX2(&lossPartial[j6][0], &scratch.objective_max_pool_1_y[2*j6][0][0][0], &r[2*j6][0][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc2 := lossPartial[j6][0]
@@ -2270,8 +2334,10 @@ type ocannlBigPoolBackwardPart3 struct {
 // Part runs part j9 of the nest (0 <= j9 < 8).
 func (r5 *ocannlBigPoolBackwardPart3) Part(j9 int) {
 	r, scratch := r5.r, r5.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&scratch.objective_max_pool_1_y_grad[2*j9][0][0][0], &scratch.objective_grad[0], &r[2*j9][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap8AVX2(&scratch.objective_max_pool_1_y_grad[2*j9][0][0][0], &scratch.objective_grad[0], &r[2*j9][0][0][0])
 	} else {
 		objective_gradV := scratch.objective_grad[0]
@@ -2302,8 +2368,18 @@ type ocannlBigPoolBackwardPart4 struct {
 // Part runs part j14 of the nest (0 <= j14 < 8).
 func (r10 *ocannlBigPoolBackwardPart4) Part(j14 int) {
 	pImg, scratch := r10.pImg, r10.scratch
-	// float32 pointwise kernel over 16 rows of 16 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16 rows of 16 elements (c min= where(eq(add(x0,x1),x2),x3,4)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i0 := range 2 {
+			for i1 := range 16 {
+				for i4 := range 2 {
+					for i5 := range 2 {
+						ocannlMap10AVX512(&scratch.objective_max_pool_1_y_argmax_1[i0+2*j14][i1][0][0], &pImg[16384*i0+32768*j14+1024*i1+512*i4+16*i5], &scratch.objective_max_pool_1_y_1[i4][i5], &scratch.objective_max_pool_1_y[i0+2*j14][i1][0][0], &scratch.ordinals_1[i4][i5])
+					}
+				}
+			}
+		}
+	} else if ocannlAVX2 {
 		for i0 := range 2 {
 			for i1 := range 16 {
 				for i4 := range 2 {
@@ -2502,7 +2578,7 @@ func (r2 *ocannlEmbedObjectiveLossPart0) Part(j int) {
 	outPartial[j] = [1]float32{}
 	// float32 along-rows add reduction kernel, 1 rows of 6144 elements into 1 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce7AVX2(&outPartial[j][0], &scratch.e[4*j][0][0], &r[4*j][0][0])
+		ocannlReduce9AVX2(&outPartial[j][0], &scratch.e[4*j][0][0], &r[4*j][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc := outPartial[j][0]
@@ -2664,7 +2740,7 @@ func (r2 *ocannlEmbedBackwardPart0) Part(j int) {
 	lossPartial[j] = [1]float32{}
 	// float32 along-rows add reduction kernel, 1 rows of 6144 elements into 1 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce7AVX2(&lossPartial[j][0], &scratch.e[4*j][0][0], &r[4*j][0][0])
+		ocannlReduce9AVX2(&lossPartial[j][0], &scratch.e[4*j][0][0], &r[4*j][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc := lossPartial[j][0]
@@ -2694,8 +2770,10 @@ type ocannlEmbedBackwardPart1 struct {
 // Part runs part j3 of the nest (0 <= j3 < 8).
 func (r3 *ocannlEmbedBackwardPart1) Part(j3 int) {
 	r, scratch := r3.r, r3.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 6144 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 6144 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap12AVX512(&scratch.e_grad[4*j3][0][0], &scratch.objective_grad[0], &r[4*j3][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap12AVX2(&scratch.e_grad[4*j3][0][0], &scratch.objective_grad[0], &r[4*j3][0][0])
 	} else {
 		objective_gradV := scratch.objective_grad[0]
@@ -2805,7 +2883,7 @@ func (r2 *ocannlEmbedRowsObjectiveLossPart0) Part(j int) {
 	outPartial[j] = [1]float32{}
 	// float32 along-rows add reduction kernel, 1 rows of 8192 elements into 1 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce6AVX2(&outPartial[j][0], &scratch.emb_e[2*j][0][0], &r[2*j][0][0])
+		ocannlReduce8AVX2(&outPartial[j][0], &scratch.emb_e[2*j][0][0], &r[2*j][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc := outPartial[j][0]
@@ -2981,7 +3059,7 @@ func (r2 *ocannlEmbedRowsBackwardPart0) Part(j int) {
 	lossPartial[j] = [1]float32{}
 	// float32 along-rows add reduction kernel, 1 rows of 8192 elements into 1 cells (c = c add mul(x0,x1)): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce6AVX2(&lossPartial[j][0], &scratch.emb_e[2*j][0][0], &r[2*j][0][0])
+		ocannlReduce8AVX2(&lossPartial[j][0], &scratch.emb_e[2*j][0][0], &r[2*j][0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		acc := lossPartial[j][0]
@@ -3011,8 +3089,10 @@ type ocannlEmbedRowsBackwardPart1 struct {
 // Part runs part j3 of the nest (0 <= j3 < 8).
 func (r3 *ocannlEmbedRowsBackwardPart1) Part(j3 int) {
 	r, scratch := r3.r, r3.scratch
-	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 8192 elements (c = add(mul(x0,x1),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&scratch.emb_e_grad[2*j3][0][0], &scratch.objective_grad[0], &r[2*j3][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap8AVX2(&scratch.emb_e_grad[2*j3][0][0], &scratch.objective_grad[0], &r[2*j3][0][0])
 	} else {
 		objective_gradV := scratch.objective_grad[0]
@@ -3540,8 +3620,10 @@ func ocannlConvKernelGrad(img *[32][12][12][1]float32, g *[32][10][10][8]float32
 //	    out[i0, i1] = relu((x[i0, i1] * y[i0, i1]) - (x[i0, i1] / y[i0, i1])) + ((x[i0, i1] - y[i0, i1]) * _num.1[0])
 func ocannlArith(x *[32][64]float32, y *[32][64]float32, out *[32][64]float32) {
 	// out = pointwise "+" of _out.4, _out.6, with _out.4 = pointwise relu of _out.3, with _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise "*." of x, y fused, with _out.2 = pointwise "/." of x, y fused fused fused, with _out.6 = pointwise "*." of _out.5, _num.1, with _out.5 = pointwise "-" of x, y fused fused
-	// float32 pointwise kernel over 2048 elements (c = add(relu(sub(mul(x0,x1),div(x0,x1))),mul(sub(x0,x1),2))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 2048 elements (c = add(relu(sub(mul(x0,x1),div(x0,x1))),mul(sub(x0,x1),2))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap16AVX512(&out[0][0], &x[0][0], &y[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap16AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 32 {
@@ -3600,8 +3682,10 @@ func ocannlArith(x *[32][64]float32, y *[32][64]float32, out *[32][64]float32) {
 //	    out[i0, i1] = relu((x[i0, i1] * y[i0, i1]) - (x[i0, i1] / y[i0, i1])) + ((x[i0, i1] - y[i0, i1]) * _num.1[0])
 func ocannlArithF64(x *[32][64]float64, y *[32][64]float64, out *[32][64]float64) {
 	// out = pointwise "+" of _out.4, _out.6, with _out.4 = pointwise relu of _out.3, with _out.3 = pointwise "-" of _out.1, _out.2, with _out.1 = pointwise "*." of x, y fused, with _out.2 = pointwise "/." of x, y fused fused fused, with _out.6 = pointwise "*." of _out.5, _num.1, with _out.5 = pointwise "-" of x, y fused fused
-	// float64 pointwise kernel over 2048 elements (c = add(relu(sub(mul(x0,x1),div(x0,x1))),mul(sub(x0,x1),2))): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float64 pointwise kernel over 2048 elements (c = add(relu(sub(mul(x0,x1),div(x0,x1))),mul(sub(x0,x1),2))): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap17AVX512(&out[0][0], &x[0][0], &y[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap17AVX2(&out[0][0], &x[0][0], &y[0][0])
 	} else {
 		for i0 := range 32 {
@@ -3718,8 +3802,10 @@ func ocannlGate(x *[32][64]float32, y *[32][64]float32, g *[32][64]float32, out 
 	var out_2 [32][64]float32
 
 	// _out.2 = pointwise where of _out.1, g, _num.1, with _out.1 = pointwise "=" of y, x fused
-	// float32 pointwise kernel over 2048 elements (c = where(eq(x0,x1),x2,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 2048 elements (c = where(eq(x0,x1),x2,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap19AVX512(&out_2[0][0], &y[0][0], &x[0][0], &g[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap19AVX2(&out_2[0][0], &y[0][0], &x[0][0], &g[0][0])
 	} else {
 		for i0 := range 32 {
@@ -3807,8 +3893,10 @@ func ocannlMaxPool(x *[2][16][16][8]float32, out *[2][8][8][8]float32) {
 	}
 
 	// out = einsum "@^+" "n | 2*oh<+wh, 2*ow<+ww, c; wh, ww => n | oh, ow, c" of x, _out.1
-	// float32 pointwise kernel over 1024 elements (c = -Inf): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 1024 elements (c = -Inf): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap0AVX512(&out[0][0][0][0])
+	} else if ocannlAVX2 {
 		ocannlMap0AVX2(&out[0][0][0][0])
 	} else {
 		for j := range 2 {
@@ -3821,8 +3909,14 @@ func ocannlMaxPool(x *[2][16][16][8]float32, out *[2][8][8][8]float32) {
 			}
 		}
 	}
-	// float32 pointwise kernel over 16x8 rows of 8 elements (c max= add(x0,x1)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 16x8 rows of 8 elements (c max= add(x0,x1)): AVX512, AVX2.
+	if ocannlAVX512 {
+		for i4 := range 2 {
+			for i5 := range 2 {
+				ocannlMap1AVX512(&out[0][0][0][0], &x[0][i4][i5][0], &out_1[i4][i5])
+			}
+		}
+	} else if ocannlAVX2 {
 		for i4 := range 2 {
 			for i5 := range 2 {
 				ocannlMap1AVX2(&out[0][0][0][0], &x[0][i4][i5][0], &out_1[i4][i5])
@@ -3870,8 +3964,10 @@ func ocannlMaxPool(x *[2][16][16][8]float32, out *[2][8][8][8]float32) {
 //	    out[i0, i1] min= x[i0, i1]
 func ocannlMinInto(x *[32][64]float32, out *[32][64]float32) {
 	// out = assignment out =@- ~logic:"." of x
-	// float32 pointwise kernel over 2048 elements (c min= x0): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// float32 pointwise kernel over 2048 elements (c min= x0): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap21AVX512(&out[0][0], &x[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap21AVX2(&out[0][0], &x[0][0])
 	} else {
 		for i0 := range 32 {
@@ -3905,7 +4001,7 @@ func ocannlSumRows(x *[64][100]float32, out *[64]float32) {
 	// out = einsum "++" "i,j => i" of x
 	// float32 along-rows add reduction kernel, 64 rows of 100 elements into 64 cells (c = 0 add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce8AVX2(&out[0], &x[0][0])
+		ocannlReduce10AVX2(&out[0], &x[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -3941,7 +4037,7 @@ func ocannlSumCols(x *[200][16]float32, out *[16]float32) {
 	*out = [16]float32{}
 	// float32 across-rows add reduction kernel, 200 rows of 16 elements into 16 cells (c = c add x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce9AVX2(&out[0], &x[0][0])
+		ocannlReduce11AVX2(&out[0], &x[0][0])
 	} else {
 		// loops reordered to i1, i0 (unit stride innermost); i1 unrolled by 4 and jammed into i0.
 		for i1 := 0; i1 < 200; i1 += 4 {
@@ -3982,7 +4078,7 @@ func ocannlMaxRows(x *[64][100]float32, out *[64]float32) {
 	// out = einsum "@^^" "i,j => i" of x
 	// float32 along-rows max reduction kernel, 64 rows of 100 elements into 64 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce10AVX2(&out[0], &x[0][0])
+		ocannlReduce12AVX2(&out[0], &x[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {
@@ -4017,7 +4113,7 @@ func ocannlMaxRowsF64(x *[48][10]float64, out *[48]float64) {
 	// out = einsum "@^^" "i,j => i" of x
 	// float64 along-rows max reduction kernel, 48 rows of 10 elements into 48 cells (c = -Inf max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce11AVX2(&out[0], &x[0][0])
+		ocannlReduce13AVX2(&out[0], &x[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 48 {
@@ -4055,7 +4151,7 @@ func ocannlMaxCols(x *[100][64]float32, out *[64]float32) {
 	}
 	// float32 across-rows max reduction kernel, 100 rows of 64 elements into 64 cells (c = c max x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce12AVX2(&out[0], &x[0][0])
+		ocannlReduce14AVX2(&out[0], &x[0][0])
 	} else {
 		// loops reordered to i1, i0 (unit stride innermost); i1 unrolled by 4 and jammed into i0.
 		for i1 := 0; i1 < 100; i1 += 4 {
@@ -4096,7 +4192,7 @@ func ocannlMinRows(x *[64][100]float32, out *[64]float32) {
 	// out = assignment out =:@- ~logic:"i,j => i" of x
 	// float32 along-rows min reduction kernel, 64 rows of 100 elements into 64 cells (c = +Inf min x0): AVX2 (also on AVX-512 machines).
 	if ocannlAVX2 {
-		ocannlReduce13AVX2(&out[0], &x[0][0])
+		ocannlReduce15AVX2(&out[0], &x[0][0])
 	} else {
 		// reduction accumulated in a local variable.
 		for i0 := range 64 {

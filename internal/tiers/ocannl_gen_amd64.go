@@ -51,15 +51,70 @@ func ocannlGemm5AVX512(c *float32, a *float32, b *float32)
 //go:noescape
 func ocannlGemm6AVX512(c *float32, a *float32, b *float32)
 
+// ocannlMap0AVX512 runs a float32 pointwise kernel over 1024 elements: c = -Inf.
+//
+//go:noescape
+func ocannlMap0AVX512(c *float32)
+
+// ocannlMap1AVX512 runs a float32 pointwise kernel over 8 elements: c max= add(x0,x1).
+//
+//go:noescape
+func ocannlMap1AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap2AVX512 runs a float32 pointwise kernel over 1024 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap2AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap3AVX512 runs a float32 pointwise kernel over 1024 elements: c = 4.
+//
+//go:noescape
+func ocannlMap3AVX512(c *float32)
+
+// ocannlMap4AVX512 runs a float32 pointwise kernel over 8 elements: c min= where(eq(add(x0,x1),x2),x3,4).
+//
+//go:noescape
+func ocannlMap4AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+
 // ocannlMap5AVX512 runs a float32 pointwise kernel over 40 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
 func ocannlMap5AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
+// ocannlMap6AVX512 runs a float32 pointwise kernel over 65536 elements: c = -Inf.
+//
+//go:noescape
+func ocannlMap6AVX512(c *float32)
+
+// ocannlMap7AVX512 runs a float32 pointwise kernel over 16 elements: c max= add(x0,x1).
+//
+//go:noescape
+func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap8AVX512 runs a float32 pointwise kernel over 8192 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap9AVX512 runs a float32 pointwise kernel over 65536 elements: c = 4.
+//
+//go:noescape
+func ocannlMap9AVX512(c *float32)
+
+// ocannlMap10AVX512 runs a float32 pointwise kernel over 16 elements: c min= where(eq(add(x0,x1),x2),x3,4).
+//
+//go:noescape
+func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+
 // ocannlMap11AVX512 runs a float32 pointwise kernel over 16 elements: c += where(eq(x0,x1),x2,0).
 //
 //go:noescape
 func ocannlMap11AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
+// ocannlMap12AVX512 runs a float32 pointwise kernel over 6144 elements: c = add(mul(x0,x1),0).
+//
+//go:noescape
+func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32)
 
 // ocannlMap13AVX512 runs a float32 pointwise kernel over 512 elements: c = x0.
 //
@@ -76,15 +131,35 @@ func ocannlMap14AVX512(c *float32, x0 *float32)
 //go:noescape
 func ocannlMap15AVX512(c *float32, x0 *float32)
 
+// ocannlMap16AVX512 runs a float32 pointwise kernel over 2048 elements: c = add(relu(sub(mul(x0,x1),div(x0,x1))),mul(sub(x0,x1),2)).
+//
+//go:noescape
+func ocannlMap16AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap17AVX512 runs a float64 pointwise kernel over 2048 elements: c = add(relu(sub(mul(x0,x1),div(x0,x1))),mul(sub(x0,x1),2)).
+//
+//go:noescape
+func ocannlMap17AVX512(c *float64, x0 *float64, x1 *float64)
+
 // ocannlMap18AVX512 runs a float32 pointwise kernel over 2048 elements: c = where(lt(x0,x1),eq(x0,x1),add(ne(x0,x1),x1)).
 //
 //go:noescape
 func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32)
 
+// ocannlMap19AVX512 runs a float32 pointwise kernel over 2048 elements: c = where(eq(x0,x1),x2,0).
+//
+//go:noescape
+func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+
 // ocannlMap20AVX512 runs a float32 pointwise kernel over 2048 elements: c += x0.
 //
 //go:noescape
 func ocannlMap20AVX512(c *float32, x0 *float32)
+
+// ocannlMap21AVX512 runs a float32 pointwise kernel over 2048 elements: c min= x0.
+//
+//go:noescape
+func ocannlMap21AVX512(c *float32, x0 *float32)
 
 // ocannlGemm0AVX2 runs a float32 broadcast kernel, M=16 N=32 K=300 (6x16 tile); strides C 32,1 A 300,1 B 32,1.
 //
@@ -316,62 +391,72 @@ func ocannlReduce0AVX2(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlReduce1AVX2(c *float32, x0 *float32)
 
-// ocannlReduce2AVX2 runs a float32 across-rows max reduction kernel: c = c max add(x0,x1), 10 rows of 8 elements.
+// ocannlReduce2AVX2 runs a float32 along-rows min reduction kernel: c = c min where(eq(x0,x1),x2,40), 16 rows of 40 elements.
 //
 //go:noescape
-func ocannlReduce2AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce2AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce3AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 1 rows of 48 elements.
+// ocannlReduce3AVX2 runs a float32 across-rows max reduction kernel: c = c max add(x0,x1), 10 rows of 8 elements.
 //
 //go:noescape
 func ocannlReduce3AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce4AVX2 runs a float32 across-rows add reduction kernel: c = c add where(eq(x0,x1),x2,0), 8 rows of 10 elements.
+// ocannlReduce4AVX2 runs a float32 along-rows add reduction kernel: c = 0 add mul(x0,x1), 1 rows of 48 elements.
 //
 //go:noescape
-func ocannlReduce4AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce4AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce5AVX2 runs a float32 across-rows add reduction kernel: c = c add where(eq(x0,x1),x2,0), 6 rows of 8 elements.
+// ocannlReduce5AVX2 runs a float32 across-rows min reduction kernel: c = c min where(eq(add(x0,x1),x2),x3,10), 10 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce5AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+func ocannlReduce5AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 
-// ocannlReduce6AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,x1), 1 rows of 8192 elements.
+// ocannlReduce6AVX2 runs a float32 across-rows add reduction kernel: c = c add where(eq(x0,x1),x2,0), 8 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce6AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce6AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce7AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,x1), 1 rows of 6144 elements.
+// ocannlReduce7AVX2 runs a float32 across-rows add reduction kernel: c = c add where(eq(x0,x1),x2,0), 6 rows of 8 elements.
 //
 //go:noescape
-func ocannlReduce7AVX2(c *float32, x0 *float32, x1 *float32)
+func ocannlReduce7AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 
-// ocannlReduce8AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 64 rows of 100 elements.
+// ocannlReduce8AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,x1), 1 rows of 8192 elements.
 //
 //go:noescape
-func ocannlReduce8AVX2(c *float32, x0 *float32)
+func ocannlReduce8AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce9AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 200 rows of 16 elements.
+// ocannlReduce9AVX2 runs a float32 along-rows add reduction kernel: c = c add mul(x0,x1), 1 rows of 6144 elements.
 //
 //go:noescape
-func ocannlReduce9AVX2(c *float32, x0 *float32)
+func ocannlReduce9AVX2(c *float32, x0 *float32, x1 *float32)
 
-// ocannlReduce10AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 64 rows of 100 elements.
+// ocannlReduce10AVX2 runs a float32 along-rows add reduction kernel: c = 0 add x0, 64 rows of 100 elements.
 //
 //go:noescape
 func ocannlReduce10AVX2(c *float32, x0 *float32)
 
-// ocannlReduce11AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 48 rows of 10 elements.
+// ocannlReduce11AVX2 runs a float32 across-rows add reduction kernel: c = c add x0, 200 rows of 16 elements.
 //
 //go:noescape
-func ocannlReduce11AVX2(c *float64, x0 *float64)
+func ocannlReduce11AVX2(c *float32, x0 *float32)
 
-// ocannlReduce12AVX2 runs a float32 across-rows max reduction kernel: c = c max x0, 100 rows of 64 elements.
+// ocannlReduce12AVX2 runs a float32 along-rows max reduction kernel: c = -Inf max x0, 64 rows of 100 elements.
 //
 //go:noescape
 func ocannlReduce12AVX2(c *float32, x0 *float32)
 
-// ocannlReduce13AVX2 runs a float32 along-rows min reduction kernel: c = +Inf min x0, 64 rows of 100 elements.
+// ocannlReduce13AVX2 runs a float64 along-rows max reduction kernel: c = -Inf max x0, 48 rows of 10 elements.
 //
 //go:noescape
-func ocannlReduce13AVX2(c *float32, x0 *float32)
+func ocannlReduce13AVX2(c *float64, x0 *float64)
+
+// ocannlReduce14AVX2 runs a float32 across-rows max reduction kernel: c = c max x0, 100 rows of 64 elements.
+//
+//go:noescape
+func ocannlReduce14AVX2(c *float32, x0 *float32)
+
+// ocannlReduce15AVX2 runs a float32 along-rows min reduction kernel: c = +Inf min x0, 64 rows of 100 elements.
+//
+//go:noescape
+func ocannlReduce15AVX2(c *float32, x0 *float32)

@@ -37,8 +37,10 @@ DATA ocannlConst32<>+4(SB)/4, $0x3f800000
 DATA ocannlConst32<>+8(SB)/4, $0xff800000
 DATA ocannlConst32<>+12(SB)/4, $0x40800000
 DATA ocannlConst32<>+16(SB)/4, $0x40000000
-DATA ocannlConst32<>+20(SB)/4, $0x7f800000
-GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $24
+DATA ocannlConst32<>+20(SB)/4, $0x42200000
+DATA ocannlConst32<>+24(SB)/4, $0x7f800000
+DATA ocannlConst32<>+28(SB)/4, $0x41200000
+GLOBL ocannlConst32<>(SB), RODATA|NOPTR, $32
 
 DATA ocannlConst64<>+0(SB)/8, $0x0000000000000000
 DATA ocannlConst64<>+8(SB)/8, $0x3ff0000000000000
@@ -1348,6 +1350,147 @@ q3:
 	VZEROUPPER
 	RET
 
+// func ocannlMap0AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap0AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+8(SB), Z0
+	MOVQ         $0x00000040, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap1AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap1AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS (DX), Z0
+	MOVL         $0x000000ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000010, DX
+
+rowb1:
+	MOVQ $0x00000008, BX
+
+row2:
+	VMOVUPS.Z (CX), K1, Z2
+	VADDPS    Z0, Z2, Z2
+	VMOVUPS.Z (AX), K1, Z3
+	VMAXPS    Z2, Z3, Z4
+	VMAXPS    Z3, Z2, Z5
+	VPANDD    Z5, Z4, Z4
+	VCMPPS    $0x03, Z2, Z3, K2
+	VADDPS    Z2, Z3, Z2
+	VBLENDMPS Z2, Z4, K2, Z1
+	VMOVUPS   Z1, K1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+64, CX
+	DECQ      BX
+	JNZ       row2
+	ADDQ      $+512, CX
+	DECQ      DX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
+// func ocannlMap2AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap2AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (CX), Z1
+	MOVQ         $0x00000040, CX
+
+e1:
+	VMOVUPS (DX), Z2
+	VMULPS  Z2, Z1, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, DX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap3AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap3AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+12(SB), Z0
+	MOVQ         $0x00000040, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap4AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap4AVX512(SB), NOSPLIT, $0-40
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+12(SB), Z2
+	VBROADCASTSS (DX), Z3
+	VBROADCASTSS (SI), Z4
+	MOVL         $0x000000ff, DX
+	KMOVW        DX, K1
+	MOVQ         $0x00000010, DX
+
+rowb1:
+	MOVQ $0x00000008, SI
+
+row2:
+	VMOVUPS.Z (CX), K1, Z5
+	VADDPS    Z3, Z5, Z5
+	VMOVUPS.Z (BX), K1, Z9
+	VCMPPS    $0x00, Z9, Z5, K2
+	VBLENDMPS Z1, Z0, K2, Z6
+	VCMPPS    $0x04, Z0, Z6, K2
+	VBLENDMPS Z4, Z2, K2, Z7
+	VMOVUPS.Z (AX), K1, Z5
+	VMINPS    Z7, Z5, Z9
+	VMINPS    Z5, Z7, Z10
+	VPORD     Z10, Z9, Z9
+	VCMPPS    $0x03, Z7, Z5, K2
+	VADDPS    Z7, Z5, Z5
+	VBLENDMPS Z5, Z9, K2, Z8
+	VMOVUPS   Z8, K1, (AX)
+	ADDQ      $+32, AX
+	ADDQ      $+64, CX
+	ADDQ      $+32, BX
+	DECQ      SI
+	JNZ       row2
+	ADDQ      $+512, CX
+	DECQ      DX
+	JNZ       rowb1
+	VZEROUPPER
+	RET
+
 // func ocannlMap5AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap5AVX512(SB), NOSPLIT, $0-32
@@ -1396,6 +1539,133 @@ e2:
 	VZEROUPPER
 	RET
 
+// func ocannlMap6AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+8(SB), Z0
+	MOVQ         $0x00001000, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap7AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS (DX), Z0
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS   (CX), Z2
+	VADDPS    Z0, Z2, Z2
+	VMOVUPS   (AX), Z3
+	VMAXPS    Z2, Z3, Z4
+	VMAXPS    Z3, Z2, Z5
+	VPANDD    Z5, Z4, Z4
+	VCMPPS    $0x03, Z2, Z3, K1
+	VADDPS    Z2, Z3, Z2
+	VBLENDMPS Z2, Z4, K1, Z1
+	VMOVUPS   Z1, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, CX
+	DECQ      DX
+	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (CX), Z1
+	MOVQ         $0x00000200, CX
+
+e1:
+	VMOVUPS (DX), Z2
+	VMULPS  Z2, Z1, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, DX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap9AVX512(c *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-8
+	MOVQ         c+0(FP), AX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	VBROADCASTSS ocannlConst32<>+12(SB), Z0
+	MOVQ         $0x00001000, CX
+
+e1:
+	VMOVUPS Z0, (AX)
+	ADDQ    $+64, AX
+	DECQ    CX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap10AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-40
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+12(SB), Z2
+	VBROADCASTSS (DX), Z3
+	VBROADCASTSS (SI), Z4
+	MOVQ         $0x00000010, DX
+
+row1:
+	VMOVUPS   (CX), Z5
+	VADDPS    Z3, Z5, Z5
+	VMOVUPS   (BX), Z9
+	VCMPPS    $0x00, Z9, Z5, K1
+	VBLENDMPS Z1, Z0, K1, Z6
+	VCMPPS    $0x04, Z0, Z6, K1
+	VBLENDMPS Z4, Z2, K1, Z7
+	VMOVUPS   (AX), Z5
+	VMINPS    Z7, Z5, Z9
+	VMINPS    Z5, Z7, Z10
+	VPORD     Z10, Z9, Z9
+	VCMPPS    $0x03, Z7, Z5, K1
+	VADDPS    Z7, Z5, Z5
+	VBLENDMPS Z5, Z9, K1, Z8
+	VMOVUPS   Z8, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, BX
+	ADDQ      $+64, CX
+	DECQ      DX
+	JNZ       row1
+	VZEROUPPER
+	RET
+
 // func ocannlMap11AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap11AVX512(SB), NOSPLIT, $0-32
@@ -1426,6 +1696,29 @@ row1:
 	ADDQ      $+960, BX
 	DECQ      CX
 	JNZ       row1
+	VZEROUPPER
+	RET
+
+// func ocannlMap12AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap12AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS (CX), Z1
+	MOVQ         $0x00000180, CX
+
+e1:
+	VMOVUPS (DX), Z2
+	VMULPS  Z2, Z1, Z2
+	VADDPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, DX
+	DECQ    CX
+	JNZ     e1
 	VZEROUPPER
 	RET
 
@@ -1494,6 +1787,74 @@ e2:
 	VZEROUPPER
 	RET
 
+// func ocannlMap16AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	VBROADCASTSS ocannlConst32<>+16(SB), Z1
+	MOVQ         $0x00000080, BX
+
+e1:
+	VMOVUPS (CX), Z2
+	VMOVUPS (DX), Z3
+	VMULPS  Z3, Z2, Z2
+	VMOVUPS (CX), Z3
+	VMOVUPS (DX), Z4
+	VDIVPS  Z4, Z3, Z3
+	VSUBPS  Z3, Z2, Z2
+	VMAXPS  Z0, Z2, Z2
+	VMOVUPS (CX), Z3
+	VMOVUPS (DX), Z4
+	VSUBPS  Z4, Z3, Z3
+	VMULPS  Z1, Z3, Z3
+	VADDPS  Z3, Z2, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap17AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	VBROADCASTSD ocannlConst64<>+16(SB), Z1
+	MOVQ         $0x00000100, BX
+
+e1:
+	VMOVUPS (CX), Z2
+	VMOVUPS (DX), Z3
+	VMULPD  Z3, Z2, Z2
+	VMOVUPS (CX), Z3
+	VMOVUPS (DX), Z4
+	VDIVPD  Z4, Z3, Z3
+	VSUBPD  Z3, Z2, Z2
+	VMAXPD  Z0, Z2, Z2
+	VMOVUPS (CX), Z3
+	VMOVUPS (DX), Z4
+	VSUBPD  Z4, Z3, Z3
+	VMULPD  Z1, Z3, Z3
+	VADDPD  Z3, Z2, Z2
+	VMOVUPS Z2, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	ADDQ    $+64, DX
+	DECQ    BX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
 // func ocannlMap18AVX512(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-24
@@ -1530,6 +1891,35 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap19AVX512(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000080, SI
+
+e1:
+	VMOVUPS   (CX), Z2
+	VMOVUPS   (DX), Z3
+	VCMPPS    $0x00, Z3, Z2, K1
+	VBLENDMPS Z1, Z0, K1, Z4
+	VMOVUPS   (BX), Z2
+	VCMPPS    $0x04, Z0, Z4, K1
+	VBLENDMPS Z2, Z0, K1, Z5
+	VMOVUPS   Z5, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	ADDQ      $+64, BX
+	DECQ      SI
+	JNZ       e1
+	VZEROUPPER
+	RET
+
 // func ocannlMap20AVX512(c *float32, x0 *float32)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap20AVX512(SB), NOSPLIT, $0-16
@@ -1548,6 +1938,32 @@ e1:
 	ADDQ    $+64, CX
 	DECQ    DX
 	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap21AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap21AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z0
+	MOVQ         $0x00000080, DX
+
+e1:
+	VMOVUPS   (CX), Z0
+	VMOVUPS   (AX), Z2
+	VMINPS    Z0, Z2, Z3
+	VMINPS    Z2, Z0, Z4
+	VPORD     Z4, Z3, Z3
+	VCMPPS    $0x03, Z0, Z2, K1
+	VADDPS    Z0, Z2, Z0
+	VBLENDMPS Z0, Z3, K1, Z1
+	VMOVUPS   Z1, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	DECQ      DX
+	JNZ       e1
 	VZEROUPPER
 	RET
 
@@ -8476,9 +8892,85 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce2AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce2AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce2AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce2AVX2(SB), NOSPLIT, $0-32
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS ocannlConst32<>+20(SB), Y2
+	VBROADCASTSS ocannlConst32<>+24(SB), Y3
+	MOVQ         $0x00000010, SI
+
+row1:
+	VBROADCASTSS (DX), Y3
+	VMOVUPS      (CX), Y4
+	VCMPPS       $0x00, Y3, Y4, Y4
+	VBLENDVPS    Y4, Y1, Y0, Y4
+	VMOVUPS      (BX), Y5
+	VCMPPS       $0x04, Y0, Y4, Y4
+	VBLENDVPS    Y4, Y5, Y2, Y4
+	ADDQ         $+32, CX
+	ADDQ         $+32, BX
+	MOVQ         $0x00000004, DI
+
+grp2:
+	VMOVUPS      (CX), Y5
+	VCMPPS       $0x00, Y3, Y5, Y5
+	VBLENDVPS    Y5, Y1, Y0, Y5
+	VMOVUPS      (BX), Y6
+	VCMPPS       $0x04, Y0, Y5, Y5
+	VBLENDVPS    Y5, Y6, Y2, Y5
+	VMINPS       Y5, Y4, Y6
+	VMINPS       Y4, Y5, Y7
+	VCMPPS       $0x03, Y5, Y4, Y5
+	VORPS        Y7, Y6, Y4
+	VORPS        Y5, Y4, Y4
+	ADDQ         $+32, CX
+	ADDQ         $+32, BX
+	DECQ         DI
+	JNZ          grp2
+	VEXTRACTF128 $0x01, Y4, X3
+	VMINPS       X3, X4, X5
+	VMINPS       X4, X3, X6
+	VCMPPS       $0x03, X3, X4, X3
+	VORPS        X6, X5, X4
+	VORPS        X3, X4, X4
+	VPERMILPS    $0x4e, X4, X3
+	VMINPS       X3, X4, X5
+	VMINPS       X4, X3, X6
+	VCMPPS       $0x03, X3, X4, X3
+	VORPS        X6, X5, X4
+	VORPS        X3, X4, X4
+	VPERMILPS    $0xb1, X4, X3
+	VMINPS       X3, X4, X5
+	VMINPS       X4, X3, X6
+	VCMPPS       $0x03, X3, X4, X3
+	VORPS        X6, X5, X4
+	VORPS        X3, X4, X4
+	VMOVSS       (AX), X3
+	VMINPS       X4, X3, X5
+	VMINPS       X3, X4, X6
+	VCMPPS       $0x03, X4, X3, X3
+	VORPS        X6, X5, X4
+	VORPS        X3, X4, X4
+	VMOVSS       X4, (AX)
+	ADDQ         $-160, CX
+	ADDQ         $-160, BX
+	ADDQ         $+4, AX
+	ADDQ         $+160, CX
+	ADDQ         $+4, DX
+	DECQ         SI
+	JNZ          row1
+	VZEROUPPER
+	RET
+
+// func ocannlReduce3AVX2(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce3AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8506,9 +8998,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce3AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce4AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce3AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce4AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8548,9 +9040,53 @@ TEXT ·ocannlReduce3AVX2(SB), NOSPLIT, $0-24
 	VZEROUPPER
 	RET
 
-// func ocannlReduce4AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce5AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32, x3 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce4AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce5AVX2(SB), NOSPLIT, $0-40
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	MOVQ         x2+24(FP), BX
+	MOVQ         x3+32(FP), SI
+	VBROADCASTSS ocannlConst32<>+0(SB), Y0
+	VBROADCASTSS ocannlConst32<>+4(SB), Y1
+	VBROADCASTSS ocannlConst32<>+28(SB), Y2
+	VBROADCASTSS ocannlConst32<>+24(SB), Y3
+	VMOVUPS      (AX), Y3
+	MOVQ         $0x0000000a, DI
+
+row1:
+	VBROADCASTSS (CX), Y4
+	VBROADCASTSS (SI), Y5
+	VMOVUPS      (DX), Y6
+	VADDPS       Y6, Y4, Y4
+	VMOVUPS      (BX), Y6
+	VCMPPS       $0x00, Y6, Y4, Y4
+	VBLENDVPS    Y4, Y1, Y0, Y4
+	VCMPPS       $0x04, Y0, Y4, Y4
+	VBLENDVPS    Y4, Y5, Y2, Y4
+	VMINPS       Y4, Y3, Y5
+	VMINPS       Y3, Y4, Y6
+	VCMPPS       $0x03, Y4, Y3, Y4
+	VORPS        Y6, Y5, Y3
+	VORPS        Y4, Y3, Y3
+	ADDQ         $+4, CX
+	ADDQ         $+32, DX
+	ADDQ         $+4, SI
+	DECQ         DI
+	JNZ          row1
+	VMOVUPS      Y3, (AX)
+	ADDQ         $-40, CX
+	ADDQ         $-288, DX
+	ADDQ         $+32, BX
+	ADDQ         $-40, SI
+	ADDQ         $+32, AX
+	VZEROUPPER
+	RET
+
+// func ocannlReduce6AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// Requires: AVX
+TEXT ·ocannlReduce6AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8587,9 +9123,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce5AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
+// func ocannlReduce7AVX2(c *float32, x0 *float32, x1 *float32, x2 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce5AVX2(SB), NOSPLIT, $0-32
+TEXT ·ocannlReduce7AVX2(SB), NOSPLIT, $0-32
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8619,9 +9155,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce6AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce8AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce6AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8680,9 +9216,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce7AVX2(c *float32, x0 *float32, x1 *float32)
+// func ocannlReduce9AVX2(c *float32, x0 *float32, x1 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce7AVX2(SB), NOSPLIT, $0-24
+TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-24
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	MOVQ         x1+16(FP), DX
@@ -8741,9 +9277,9 @@ grp1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce8AVX2(c *float32, x0 *float32)
+// func ocannlReduce10AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce8AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -8793,9 +9329,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce9AVX2(c *float32, x0 *float32)
+// func ocannlReduce11AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce9AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+0(SB), Y0
@@ -8818,9 +9354,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce10AVX2(c *float32, x0 *float32)
+// func ocannlReduce12AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce10AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+8(SB), Y0
@@ -8912,9 +9448,9 @@ grp2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce11AVX2(c *float64, x0 *float64)
+// func ocannlReduce13AVX2(c *float64, x0 *float64)
 // Requires: AVX
-TEXT ·ocannlReduce11AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSD ocannlConst64<>+24(SB), Y0
@@ -8956,9 +9492,9 @@ row1:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce12AVX2(c *float32, x0 *float32)
+// func ocannlReduce14AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce12AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce14AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
 	VBROADCASTSS ocannlConst32<>+8(SB), Y0
@@ -9010,12 +9546,12 @@ row2:
 	VZEROUPPER
 	RET
 
-// func ocannlReduce13AVX2(c *float32, x0 *float32)
+// func ocannlReduce15AVX2(c *float32, x0 *float32)
 // Requires: AVX
-TEXT ·ocannlReduce13AVX2(SB), NOSPLIT, $0-16
+TEXT ·ocannlReduce15AVX2(SB), NOSPLIT, $0-16
 	MOVQ         c+0(FP), AX
 	MOVQ         x0+8(FP), CX
-	VBROADCASTSS ocannlConst32<>+20(SB), Y0
+	VBROADCASTSS ocannlConst32<>+24(SB), Y0
 	VMOVUPS      ocannlMask32<>+16(SB), Y1
 	MOVQ         $0x00000040, DX
 

@@ -47,14 +47,61 @@ func ocannlGemm6AVX512(c, a, b *float32) {
 	panic("ocannlgen: ocannlGemm6AVX512 called without assembly")
 }
 
+// ocannlMap0AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap0AVX512(c *float32) { panic("ocannlgen: ocannlMap0AVX512 called without assembly") }
+
+// ocannlMap1AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap1AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap1AVX512 called without assembly")
+}
+
+// ocannlMap2AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap2AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap2AVX512 called without assembly")
+}
+
+// ocannlMap3AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap3AVX512(c *float32) { panic("ocannlgen: ocannlMap3AVX512 called without assembly") }
+
+// ocannlMap4AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap4AVX512(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap4AVX512 called without assembly")
+}
+
 // ocannlMap5AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap5AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap5AVX512 called without assembly")
 }
 
+// ocannlMap6AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap6AVX512(c *float32) { panic("ocannlgen: ocannlMap6AVX512 called without assembly") }
+
+// ocannlMap7AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap7AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap7AVX512 called without assembly")
+}
+
+// ocannlMap8AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap8AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap8AVX512 called without assembly")
+}
+
+// ocannlMap9AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap9AVX512(c *float32) { panic("ocannlgen: ocannlMap9AVX512 called without assembly") }
+
+// ocannlMap10AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap10AVX512(c, x0, x1, x2, x3 *float32) {
+	panic("ocannlgen: ocannlMap10AVX512 called without assembly")
+}
+
 // ocannlMap11AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap11AVX512(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlMap11AVX512 called without assembly")
+}
+
+// ocannlMap12AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap12AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap12AVX512 called without assembly")
 }
 
 // ocannlMap13AVX512 stands in for the assembly kernel; it is never called.
@@ -66,13 +113,31 @@ func ocannlMap14AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap14AVX512 cal
 // ocannlMap15AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap15AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap15AVX512 called without assembly") }
 
+// ocannlMap16AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap16AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap16AVX512 called without assembly")
+}
+
+// ocannlMap17AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap17AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap17AVX512 called without assembly")
+}
+
 // ocannlMap18AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap18AVX512(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlMap18AVX512 called without assembly")
 }
 
+// ocannlMap19AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap19AVX512(c, x0, x1, x2 *float32) {
+	panic("ocannlgen: ocannlMap19AVX512 called without assembly")
+}
+
 // ocannlMap20AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap20AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap20AVX512 called without assembly") }
+
+// ocannlMap21AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap21AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap21AVX512 called without assembly") }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }
@@ -225,7 +290,7 @@ func ocannlReduce0AVX2(c, x0, x1 *float32) {
 func ocannlReduce1AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce1AVX2 called without assembly") }
 
 // ocannlReduce2AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce2AVX2(c, x0, x1 *float32) {
+func ocannlReduce2AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce2AVX2 called without assembly")
 }
 
@@ -235,30 +300,34 @@ func ocannlReduce3AVX2(c, x0, x1 *float32) {
 }
 
 // ocannlReduce4AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce4AVX2(c, x0, x1, x2 *float32) {
+func ocannlReduce4AVX2(c, x0, x1 *float32) {
 	panic("ocannlgen: ocannlReduce4AVX2 called without assembly")
 }
 
 // ocannlReduce5AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce5AVX2(c, x0, x1, x2 *float32) {
+func ocannlReduce5AVX2(c, x0, x1, x2, x3 *float32) {
 	panic("ocannlgen: ocannlReduce5AVX2 called without assembly")
 }
 
 // ocannlReduce6AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce6AVX2(c, x0, x1 *float32) {
+func ocannlReduce6AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce6AVX2 called without assembly")
 }
 
 // ocannlReduce7AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce7AVX2(c, x0, x1 *float32) {
+func ocannlReduce7AVX2(c, x0, x1, x2 *float32) {
 	panic("ocannlgen: ocannlReduce7AVX2 called without assembly")
 }
 
 // ocannlReduce8AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce8AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce8AVX2 called without assembly") }
+func ocannlReduce8AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlReduce8AVX2 called without assembly")
+}
 
 // ocannlReduce9AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce9AVX2(c, x0 *float32) { panic("ocannlgen: ocannlReduce9AVX2 called without assembly") }
+func ocannlReduce9AVX2(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlReduce9AVX2 called without assembly")
+}
 
 // ocannlReduce10AVX2 stands in for the assembly kernel; it is never called.
 func ocannlReduce10AVX2(c, x0 *float32) {
@@ -266,7 +335,7 @@ func ocannlReduce10AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce11AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce11AVX2(c, x0 *float64) {
+func ocannlReduce11AVX2(c, x0 *float32) {
 	panic("ocannlgen: ocannlReduce11AVX2 called without assembly")
 }
 
@@ -276,6 +345,16 @@ func ocannlReduce12AVX2(c, x0 *float32) {
 }
 
 // ocannlReduce13AVX2 stands in for the assembly kernel; it is never called.
-func ocannlReduce13AVX2(c, x0 *float32) {
+func ocannlReduce13AVX2(c, x0 *float64) {
 	panic("ocannlgen: ocannlReduce13AVX2 called without assembly")
+}
+
+// ocannlReduce14AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce14AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce14AVX2 called without assembly")
+}
+
+// ocannlReduce15AVX2 stands in for the assembly kernel; it is never called.
+func ocannlReduce15AVX2(c, x0 *float32) {
+	panic("ocannlgen: ocannlReduce15AVX2 called without assembly")
 }
