@@ -1858,8 +1858,10 @@ func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]floa
 	}
 
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap6AVX512(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap6AVX2(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
 	} else {
 		for i0 := range 32 {
@@ -1881,8 +1883,10 @@ func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]floa
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap7AVX512(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap7AVX2(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
 	} else {
 		for i0 := range 32 {
@@ -1967,8 +1971,10 @@ func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]floa
 	}
 
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap8AVX2(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
 	} else {
 		for i0 := range 32 {
@@ -1990,8 +1996,10 @@ func ocannlAdam32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96]floa
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap9AVX2(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
 	} else {
 		for i0 := range 32 {
@@ -2804,8 +2812,10 @@ func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96
 	}
 
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap6AVX512(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap6AVX2(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
 	} else {
 		for i0 := range 32 {
@@ -2827,8 +2837,10 @@ func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap7AVX512(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap7AVX2(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
 	} else {
 		for i0 := range 32 {
@@ -2913,8 +2925,10 @@ func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96
 	}
 
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
-	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap8AVX512(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap8AVX2(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
 	} else {
 		for i0 := range 32 {
@@ -2936,8 +2950,10 @@ func ocannlAdamWClip32Backward(x *[32][6]float32, y *[32][3]float32, pNetW1 *[96
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float32 pointwise kernel over 512 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap9AVX512(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap9AVX2(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
 	} else {
 		for i0 := range 32 {
@@ -3809,8 +3825,10 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 	}
 
 	// backprop of op 5 (net/a2 = pointwise relu of _net/a2.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a2.2.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap16AVX512(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap16AVX2(&net_a2_2_grad[0][0], &net_a2_2[0][0], &net_a2_grad[0][0])
 	} else {
 		for i0 := range 32 {
@@ -3832,8 +3850,10 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 	}
 
 	// backprop of op 4 (_net/a2.2 = pointwise "+" of _net/a2.1, net.b2): g1 =+ g; g1 is _net/a2.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 256 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap17AVX512(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap17AVX2(&net_a2_1_grad[0][0], &net_a2_2_grad[0][0])
 	} else {
 		for i0 := range 32 {
@@ -3918,8 +3938,10 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 	}
 
 	// backprop of op 2 (net/a1 = pointwise relu of _net/a1.2): g1 =+ where((0 < v1), g, 0); g1 is _net/a1.2.grad
-	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(where(lt(0,x0),x1,0),0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap18AVX512(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap18AVX2(&net_a1_2_grad[0][0], &net_a1_2[0][0], &net_a1_grad[0][0])
 	} else {
 		for i0 := range 32 {
@@ -3941,8 +3963,10 @@ func ocannlSGDClip64Backward(x *[32][6]float64, y *[32][3]float64, pNetW1 *[96]f
 	}
 
 	// backprop of op 1 (_net/a1.2 = pointwise "+" of _net/a1.1, net.b1): g1 =+ g; g1 is _net/a1.1.grad
-	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX2 (also on AVX-512 machines).
-	if ocannlAVX2 {
+	// the zero fill absorbed: float64 pointwise kernel over 512 elements (c = add(x0,0)): AVX512, AVX2.
+	if ocannlAVX512 {
+		ocannlMap19AVX512(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
+	} else if ocannlAVX2 {
 		ocannlMap19AVX2(&net_a1_1_grad[0][0], &net_a1_2_grad[0][0])
 	} else {
 		for i0 := range 32 {

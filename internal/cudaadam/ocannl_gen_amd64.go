@@ -111,6 +111,26 @@ func ocannlMap4AVX512(c *float32, x0 *float32, x1 *float32)
 //go:noescape
 func ocannlMap5AVX512(c *float32, x0 *float32)
 
+// ocannlMap6AVX512 runs a float32 pointwise kernel over 256 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap7AVX512 runs a float32 pointwise kernel over 256 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap7AVX512(c *float32, x0 *float32)
+
+// ocannlMap8AVX512 runs a float32 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
+
+// ocannlMap9AVX512 runs a float32 pointwise kernel over 512 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap9AVX512(c *float32, x0 *float32)
+
 // ocannlMap10AVX512 runs a float64 pointwise kernel over 16 elements: c = relu(add(x0,x1)).
 //
 //go:noescape
@@ -140,6 +160,26 @@ func ocannlMap14AVX512(c *float64, x0 *float64, x1 *float64)
 //
 //go:noescape
 func ocannlMap15AVX512(c *float64, x0 *float64)
+
+// ocannlMap16AVX512 runs a float64 pointwise kernel over 256 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap16AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap17AVX512 runs a float64 pointwise kernel over 256 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap17AVX512(c *float64, x0 *float64)
+
+// ocannlMap18AVX512 runs a float64 pointwise kernel over 512 elements: c = add(where(lt(0,x0),x1,0),0).
+//
+//go:noescape
+func ocannlMap18AVX512(c *float64, x0 *float64, x1 *float64)
+
+// ocannlMap19AVX512 runs a float64 pointwise kernel over 512 elements: c = add(x0,0).
+//
+//go:noescape
+func ocannlMap19AVX512(c *float64, x0 *float64)
 
 // ocannlAdamAVX512 applies one float32 Adam update to n elements (n a multiple of the vector's lanes); k: beta1, 1-beta1, beta2, 1-beta2, lr/c1, sqrt(c2), eps, decay (rt.AdamCoeffs).
 //

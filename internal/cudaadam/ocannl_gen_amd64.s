@@ -1657,6 +1657,100 @@ e1:
 	VZEROUPPER
 	RET
 
+// func ocannlMap6AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap6AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000010, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPS    $0x01, Z2, Z0, K1
+	VBLENDMPS Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPS    $0x04, Z0, Z3, K1
+	VBLENDMPS Z2, Z0, K1, Z4
+	VADDPS    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap7AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap7AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000010, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap8AVX512(c *float32, x0 *float32, x1 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap8AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000020, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPS    $0x01, Z2, Z0, K1
+	VBLENDMPS Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPS    $0x04, Z0, Z3, K1
+	VBLENDMPS Z2, Z0, K1, Z4
+	VADDPS    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap9AVX512(c *float32, x0 *float32)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap9AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSS ocannlConst32<>+0(SB), Z0
+	VBROADCASTSS ocannlConst32<>+4(SB), Z1
+	MOVQ         $0x00000020, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
 // func ocannlMap10AVX512(c *float64, x0 *float64, x1 *float64)
 // Requires: AVX, AVX512F
 TEXT ·ocannlMap10AVX512(SB), NOSPLIT, $0-24
@@ -1797,6 +1891,100 @@ TEXT ·ocannlMap15AVX512(SB), NOSPLIT, $0-16
 e1:
 	VMOVUPS (CX), Z1
 	VMAXPD  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap16AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap16AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000020, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPD    $0x01, Z2, Z0, K1
+	VBLENDMPD Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPD    $0x04, Z0, Z3, K1
+	VBLENDMPD Z2, Z0, K1, Z4
+	VADDPD    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap17AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap17AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000020, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPD  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $+64, AX
+	ADDQ    $+64, CX
+	DECQ    DX
+	JNZ     e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap18AVX512(c *float64, x0 *float64, x1 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap18AVX512(SB), NOSPLIT, $0-24
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	MOVQ         x1+16(FP), DX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000040, BX
+
+e1:
+	VMOVUPS   (CX), Z2
+	VCMPPD    $0x01, Z2, Z0, K1
+	VBLENDMPD Z1, Z0, K1, Z3
+	VMOVUPS   (DX), Z2
+	VCMPPD    $0x04, Z0, Z3, K1
+	VBLENDMPD Z2, Z0, K1, Z4
+	VADDPD    Z0, Z4, Z2
+	VMOVUPS   Z2, (AX)
+	ADDQ      $+64, AX
+	ADDQ      $+64, CX
+	ADDQ      $+64, DX
+	DECQ      BX
+	JNZ       e1
+	VZEROUPPER
+	RET
+
+// func ocannlMap19AVX512(c *float64, x0 *float64)
+// Requires: AVX, AVX512F
+TEXT ·ocannlMap19AVX512(SB), NOSPLIT, $0-16
+	MOVQ         c+0(FP), AX
+	MOVQ         x0+8(FP), CX
+	VBROADCASTSD ocannlConst64<>+0(SB), Z0
+	VBROADCASTSD ocannlConst64<>+8(SB), Z1
+	MOVQ         $0x00000040, DX
+
+e1:
+	VMOVUPS (CX), Z1
+	VADDPD  Z0, Z1, Z1
 	VMOVUPS Z1, (AX)
 	ADDQ    $+64, AX
 	ADDQ    $+64, CX

@@ -103,6 +103,22 @@ func ocannlMap4AVX512(c, x0, x1 *float32) {
 // ocannlMap5AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap5AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap5AVX512 called without assembly") }
 
+// ocannlMap6AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap6AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap6AVX512 called without assembly")
+}
+
+// ocannlMap7AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap7AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap7AVX512 called without assembly") }
+
+// ocannlMap8AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap8AVX512(c, x0, x1 *float32) {
+	panic("ocannlgen: ocannlMap8AVX512 called without assembly")
+}
+
+// ocannlMap9AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap9AVX512(c, x0 *float32) { panic("ocannlgen: ocannlMap9AVX512 called without assembly") }
+
 // ocannlMap10AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap10AVX512(c, x0, x1 *float64) {
 	panic("ocannlgen: ocannlMap10AVX512 called without assembly")
@@ -128,6 +144,22 @@ func ocannlMap14AVX512(c, x0, x1 *float64) {
 
 // ocannlMap15AVX512 stands in for the assembly kernel; it is never called.
 func ocannlMap15AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap15AVX512 called without assembly") }
+
+// ocannlMap16AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap16AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap16AVX512 called without assembly")
+}
+
+// ocannlMap17AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap17AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap17AVX512 called without assembly") }
+
+// ocannlMap18AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap18AVX512(c, x0, x1 *float64) {
+	panic("ocannlgen: ocannlMap18AVX512 called without assembly")
+}
+
+// ocannlMap19AVX512 stands in for the assembly kernel; it is never called.
+func ocannlMap19AVX512(c, x0 *float64) { panic("ocannlgen: ocannlMap19AVX512 called without assembly") }
 
 // ocannlGemm0AVX2 stands in for the assembly kernel; it is never called.
 func ocannlGemm0AVX2(c, a, b *float32) { panic("ocannlgen: ocannlGemm0AVX2 called without assembly") }
