@@ -205,7 +205,11 @@ func putScratch(sc *scratch) {
 	}
 }
 
-func run(t Tier, cp, ap, bp *float32, s Shape) {
+func run(t Tier, cp, ap, bp *float32, s Shape) { runPacked(t, cp, ap, bp, s, nil) }
+
+// runPacked is run with B's panels read from pb (packed for s and t
+// by Pack) instead of packed from bp, when pb is not nil.
+func runPacked(t Tier, cp, ap, bp *float32, s Shape, pb *Packed) {
 	if s.swapped() {
 		ap, bp = bp, ap
 	}
@@ -245,6 +249,7 @@ func run(t Tier, cp, ap, bp *float32, s Shape) {
 	}
 	cols := s.N * s.N2
 	fast := s.CN == 1 && s.N2 == 1
+	cur := 0 // pb's words used so far
 	for n0 := 0; n0 < cols; n0 += nc {
 		ncb := min(nc, cols-n0)
 		for k0 := 0; k0 < kt; k0 += kc {
@@ -252,26 +257,20 @@ func run(t Tier, cp, ap, bp *float32, s Shape) {
 			kOffsets(&s, k0, kb, offA[:], offB[:])
 			var rsA, rsB [][2]int32
 			if bfPairs && hasAsmPack {
-				rsA, rsB = runs(offA[:kb], sc.runsA[:]), runs(offB[:kb], sc.runsB[:])
+				rsA = runs(offA[:kb], sc.runsA[:])
+				if pb == nil {
+					rsB = runs(offB[:kb], sc.runsB[:])
+				}
 			}
-			steps := (kb + 1) / 2 // pairs
-			if !bfPairs {
-				steps *= 2
-			}
+			steps := blockSteps(kb, bfPairs)
 			load := k0 > 0 || !s.Overwrite
-			for j := 0; j < ncb; j += nr {
-				pw := panelWidth(t, nr, ncb-j)
-				for c := range pw {
-					colB[c] = -1
-					if n := n0 + j + c; n < cols {
-						colB[c] = colOff(n, s.N2, s.BN, s.BN2)
-					}
-				}
-				from := 0
-				if bfPairs && hasAsmPack {
-					from = packBAsm(bufB[j*steps:(j+pw)*steps], bs, colB[:pw], offB[:kb], rsB, &s, sc)
-				}
-				packB(bufB[j*steps:(j+pw)*steps], bs, colB[:pw], offB[:kb], bfPairs, from)
+			var blockB []uint32
+			if pb != nil {
+				w := blockWords(t, nr, ncb, steps)
+				blockB, cur = pb.words[cur:cur+w], cur+w
+			} else {
+				blockB = bufB[:]
+				packBBlock(t, nr, blockB, bs, &s, n0, ncb, steps, offB[:kb], rsB, &colB, sc)
 			}
 			for m0 := 0; m0 < s.M; m0 += mr {
 				rows := min(mr, s.M-m0)
@@ -281,7 +280,7 @@ func run(t Tier, cp, ap, bp *float32, s Shape) {
 				}
 				packA(bufA[:], rowWords, as, m0, rows, s.AM, offA[:kb], bfPairs, from)
 				for j := 0; j < ncb; j += nr {
-					panel := bufB[j*steps:]
+					panel := blockB[j*steps:]
 					pw := panelWidth(t, nr, ncb-j)
 					if fast && j+pw <= ncb {
 						kern(t, rows, pw, steps, &bufA[0], &panel[0], &cs[m0*s.CM+n0+j], s.CM*4, load)
@@ -309,6 +308,143 @@ func run(t Tier, cp, ap, bp *float32, s Shape) {
 			}
 		}
 	}
+}
+
+// packBBlock packs the panels of B's block of columns n0 ... n0+ncb-1
+// at the reduction offsets offB (runs rsB) into dst, panel j (of width
+// panelWidth) at j*steps words.
+func packBBlock(t Tier, nr int, dst []uint32, bs []float32, s *Shape, n0, ncb, steps int, offB []int, rsB [][2]int32, colB *[nrZMM]int, sc *scratch) {
+	bfPairs := t == AVX512BF16
+	cols := s.N * s.N2
+	for j := 0; j < ncb; j += nr {
+		pw := panelWidth(t, nr, ncb-j)
+		for c := range pw {
+			colB[c] = -1
+			if n := n0 + j + c; n < cols {
+				colB[c] = colOff(n, s.N2, s.BN, s.BN2)
+			}
+		}
+		from := 0
+		if bfPairs && hasAsmPack {
+			from = packBAsm(dst[j*steps:(j+pw)*steps], bs, colB[:pw], offB, rsB, s, sc)
+		}
+		packB(dst[j*steps:(j+pw)*steps], bs, colB[:pw], offB, bfPairs, from)
+	}
+}
+
+// blockWords is the number of words packBBlock writes for a block of
+// ncb columns and steps steps.
+func blockWords(t Tier, nr, ncb, steps int) int {
+	w := 0
+	for j := 0; j < ncb; j += nr {
+		w = (j + panelWidth(t, nr, ncb-j)) * steps
+	}
+	return w
+}
+
+// Packed is the B operand of a contraction converted to bf16 and packed
+// once (Pack) for several GemmPacked calls with the same shape: the
+// generated code packs a weight that a loop of calls (a convolution's
+// output rows, the parallel parts of a product) reads unchanged, instead
+// of converting it again in every call. Its buffer grows on the first
+// Pack and is kept, so that later Packs allocate nothing. A Packed is
+// read-only to GemmPacked: parts running at the same time may share it.
+type Packed struct {
+	words []uint32
+	s     Shape
+	t     Tier
+	b     *float32
+	// direct: s swaps its operands (Shape.norm), so that b is the
+	// kernels' A: GemmPacked then runs Gemm on b.
+	direct bool
+}
+
+// Pack converts and packs operand b of Gemm(c, a, b, s) into p, for the
+// tier Gemm runs in. b must not change while p is used.
+func Pack(p *Packed, b *float32, s Shape) { packTier(p, best, b, s) }
+
+// PackTier is Pack for GemmTier(t, ...).
+func PackTier(p *Packed, t Tier, b *float32, s Shape) {
+	for t > Go && !Available(t) {
+		t--
+	}
+	packTier(p, t, b, s)
+}
+
+func packTier(p *Packed, t Tier, bp *float32, s Shape) {
+	p.s, p.t, p.b = s, t, bp
+	p.direct = s.swapped()
+	s = s.norm()
+	kt := s.K * s.K2 * s.K3
+	if p.direct || s.M <= 0 || s.N <= 0 || kt <= 0 {
+		p.direct = true
+		return
+	}
+	_, _, bn := s.spans()
+	bs := unsafe.Slice(bp, bn)
+	nr := nrYMM
+	if t >= AVX512 {
+		nr = nrZMM
+	}
+	bfPairs := t == AVX512BF16
+	cols := s.N * s.N2
+	total := 0
+	for n0 := 0; n0 < cols; n0 += nc {
+		ncb := min(nc, cols-n0)
+		for k0 := 0; k0 < kt; k0 += kc {
+			total += blockWords(t, nr, ncb, blockSteps(min(kc, kt-k0), bfPairs))
+		}
+	}
+	if cap(p.words) < total {
+		p.words = make([]uint32, total)
+	}
+	p.words = p.words[:total]
+	sc := getScratch()
+	defer putScratch(sc)
+	var (
+		offA, offB [kc]int
+		colB       [nrZMM]int
+	)
+	cur := 0
+	for n0 := 0; n0 < cols; n0 += nc {
+		ncb := min(nc, cols-n0)
+		for k0 := 0; k0 < kt; k0 += kc {
+			kb := min(kc, kt-k0)
+			kOffsets(&s, k0, kb, offA[:], offB[:])
+			var rsB [][2]int32
+			if bfPairs && hasAsmPack {
+				rsB = runs(offB[:kb], sc.runsB[:])
+			}
+			steps := blockSteps(kb, bfPairs)
+			w := blockWords(t, nr, ncb, steps)
+			packBBlock(t, nr, p.words[cur:cur+w], bs, &s, n0, ncb, steps, offB[:kb], rsB, &colB, sc)
+			cur += w
+		}
+	}
+}
+
+// blockSteps is the number of packed words per column of a block of kb
+// reduction steps: pairs (bfPairs), else two per pair.
+func blockSteps(kb int, bfPairs bool) int {
+	steps := (kb + 1) / 2
+	if !bfPairs {
+		steps *= 2
+	}
+	return steps
+}
+
+// GemmPacked is Gemm(c, a, b, s) with b packed in p (Pack(p, b, s), s
+// the same shape): the same bits, without converting b again. It
+// panics when s is not the shape p was packed for.
+func GemmPacked(c, a *float32, p *Packed, s Shape) {
+	if s != p.s {
+		panic(fmt.Sprintf("bf16.GemmPacked: shape %+v, packed for %+v", s, p.s))
+	}
+	if p.direct {
+		run(p.t, c, a, p.b, s)
+		return
+	}
+	runPacked(p.t, c, a, p.b, s, p)
 }
 
 // kern runs the micro-kernel of tier t for a tile of rows rows and a

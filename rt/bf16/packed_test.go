@@ -1,0 +1,66 @@
+package bf16
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// packedLayouts are layouts() plus blocks of B beyond one (more than kc
+// reduction steps and more than nc columns, with a partial panel).
+func packedLayouts() []layout {
+	out := layouts()
+	out = append(out,
+		layout{"blocks", Shape{M: 9, N: 2*nc + 37, K: kc + 41, CM: 2*nc + 37, CN: 1, AM: kc + 41, AK: 1, BK: 2*nc + 37, BN: 1}},
+		layout{"blocksT", Shape{M: 20, N: nc + 3, K: 2*kc + 1, CM: nc + 3, CN: 1, AM: 1, AK: 20, BK: 1, BN: 2*kc + 1, Overwrite: true}})
+	return out
+}
+
+// TestGemmPacked: in every tier, GemmPacked with B packed once gives
+// the bits of GemmTier for every layout (the swapped ones included),
+// over two calls with the same Packed and different A and C (a loop of
+// calls sharing the weights), and the packing then allocates nothing.
+func TestGemmPacked(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, l := range packedLayouts() {
+		cn, an, bn := l.s.spans()
+		b := randSlice(rng, bn)
+		for _, tier := range []Tier{Go, AVX2, AVX512, AVX512BF16} {
+			if !Available(tier) {
+				continue
+			}
+			var p Packed
+			PackTier(&p, tier, &b[0], l.s)
+			for call := range 2 {
+				a, c0 := randSlice(rng, an), randSlice(rng, cn+7)
+				want := append([]float32(nil), c0...)
+				GemmTier(tier, &want[0], &a[0], &b[0], l.s)
+				c := append([]float32(nil), c0...)
+				GemmPacked(&c[0], &a[0], &p, l.s)
+				for i := range c {
+					if math.Float32bits(c[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s, tier %v, call %d: cell %d = %v, GemmTier gives %v", l.name, tier, call, i, c[i], want[i])
+					}
+				}
+			}
+			if n := testing.AllocsPerRun(3, func() { PackTier(&p, tier, &b[0], l.s) }); n != 0 {
+				t.Errorf("%s, tier %v: %v allocations per Pack into a grown Packed", l.name, tier, n)
+			}
+		}
+	}
+}
+
+// TestGemmPackedShape: a shape other than the packed one panics.
+func TestGemmPackedShape(t *testing.T) {
+	s := Shape{M: 4, N: 5, K: 6, CM: 5, CN: 1, AM: 6, AK: 1, BK: 5, BN: 1}
+	b, a, c := make([]float32, 30), make([]float32, 24), make([]float32, 20)
+	var p Packed
+	Pack(&p, &b[0], s)
+	defer func() {
+		if recover() == nil {
+			t.Error("GemmPacked with another shape did not panic")
+		}
+	}()
+	s.Overwrite = true
+	GemmPacked(&c[0], &a[0], &p, s)
+}
