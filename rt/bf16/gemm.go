@@ -205,14 +205,18 @@ func putScratch(sc *scratch) {
 	}
 }
 
-func run(t Tier, cp, ap, bp *float32, s Shape) { runPacked(t, cp, ap, bp, s, nil) }
+func run(t Tier, cp, ap, bp *float32, s Shape) { runOps(t, cp, Operand{F: ap}, Operand{F: bp}, s) }
 
-// runPacked is run with B's panels read from pb (packed for s and t
-// by Pack) instead of packed from bp, when pb is not nil.
-func runPacked(t Tier, cp, ap, bp *float32, s Shape, pb *Packed) {
+// runOps is run on operands in any form: float32 (F), converted to bf16
+// (H), or B packed (P, packed for s and t by Pack).
+func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 	if s.swapped() {
-		ap, bp = bp, ap
+		ao, bo = bo, ao
+		if ao.P != nil {
+			ao = Operand{F: ao.P.b}
+		}
 	}
+	pb := bo.P
 	s = s.norm()
 	if s.M <= 0 || s.N <= 0 {
 		return
@@ -230,7 +234,20 @@ func runPacked(t Tier, cp, ap, bp *float32, s Shape, pb *Packed) {
 		}
 		return
 	}
-	as, bs := unsafe.Slice(ap, an), unsafe.Slice(bp, bn)
+	var as, bs []float32
+	var ah, bh []uint16
+	if ao.H != nil {
+		ah = unsafe.Slice(ao.H, an)
+	} else {
+		as = unsafe.Slice(ao.F, an)
+	}
+	switch {
+	case pb != nil:
+	case bo.H != nil:
+		bh = unsafe.Slice(bo.H, bn)
+	default:
+		bs = unsafe.Slice(bo.F, bn)
+	}
 	mr, nr := mrYMM, nrYMM
 	if t >= AVX512 {
 		mr, nr = mrZMM, nrZMM
@@ -256,11 +273,11 @@ func runPacked(t Tier, cp, ap, bp *float32, s Shape, pb *Packed) {
 			kb := min(kc, kt-k0)
 			kOffsets(&s, k0, kb, offA[:], offB[:])
 			var rsA, rsB [][2]int32
-			if bfPairs && hasAsmPack {
+			if bfPairs && (hasAsmPack || ah != nil) {
 				rsA = runs(offA[:kb], sc.runsA[:])
-				if pb == nil {
-					rsB = runs(offB[:kb], sc.runsB[:])
-				}
+			}
+			if bfPairs && hasAsmPack && bs != nil {
+				rsB = runs(offB[:kb], sc.runsB[:])
 			}
 			steps := blockSteps(kb, bfPairs)
 			load := k0 > 0 || !s.Overwrite
@@ -270,15 +287,19 @@ func runPacked(t Tier, cp, ap, bp *float32, s Shape, pb *Packed) {
 				blockB, cur = pb.words[cur:cur+w], cur+w
 			} else {
 				blockB = bufB[:]
-				packBBlock(t, nr, blockB, bs, &s, n0, ncb, steps, offB[:kb], rsB, &colB, sc)
+				packBBlock(t, nr, blockB, bs, bh, &s, n0, ncb, steps, offB[:kb], rsB, &colB, sc)
 			}
 			for m0 := 0; m0 < s.M; m0 += mr {
 				rows := min(mr, s.M-m0)
-				from := 0
-				if bfPairs && hasAsmPack {
-					from = packAAsm(bufA[:], rowWords, as, m0, rows, &s, offA[:kb], rsA, sc)
+				if ah != nil {
+					packA16(bufA[:], rowWords, ah, m0, rows, s.AM, offA[:kb], rsA, bfPairs)
+				} else {
+					from := 0
+					if bfPairs && hasAsmPack {
+						from = packAAsm(bufA[:], rowWords, as, m0, rows, &s, offA[:kb], rsA, sc)
+					}
+					packA(bufA[:], rowWords, as, m0, rows, s.AM, offA[:kb], bfPairs, from)
 				}
-				packA(bufA[:], rowWords, as, m0, rows, s.AM, offA[:kb], bfPairs, from)
 				for j := 0; j < ncb; j += nr {
 					panel := blockB[j*steps:]
 					pw := panelWidth(t, nr, ncb-j)
@@ -313,7 +334,7 @@ func runPacked(t Tier, cp, ap, bp *float32, s Shape, pb *Packed) {
 // packBBlock packs the panels of B's block of columns n0 ... n0+ncb-1
 // at the reduction offsets offB (runs rsB) into dst, panel j (of width
 // panelWidth) at j*steps words.
-func packBBlock(t Tier, nr int, dst []uint32, bs []float32, s *Shape, n0, ncb, steps int, offB []int, rsB [][2]int32, colB *[nrZMM]int, sc *scratch) {
+func packBBlock(t Tier, nr int, dst []uint32, bs []float32, bh []uint16, s *Shape, n0, ncb, steps int, offB []int, rsB [][2]int32, colB *[nrZMM]int, sc *scratch) {
 	bfPairs := t == AVX512BF16
 	cols := s.N * s.N2
 	for j := 0; j < ncb; j += nr {
@@ -324,11 +345,139 @@ func packBBlock(t Tier, nr int, dst []uint32, bs []float32, s *Shape, n0, ncb, s
 				colB[c] = colOff(n, s.N2, s.BN, s.BN2)
 			}
 		}
+		if bh != nil {
+			packB16(dst[j*steps:(j+pw)*steps], bh, colB[:pw], offB, bfPairs)
+			continue
+		}
 		from := 0
 		if bfPairs && hasAsmPack {
 			from = packBAsm(dst[j*steps:(j+pw)*steps], bs, colB[:pw], offB, rsB, s, sc)
 		}
 		packB(dst[j*steps:(j+pw)*steps], bs, colB[:pw], offB, bfPairs, from)
+	}
+}
+
+// packB16 is packB from operand values already converted to bf16.
+func packB16(dst []uint32, bh []uint16, colB []int, offB []int, bfPairs bool) {
+	nr := len(colB)
+	kb := len(offB)
+	i := 0
+	for k := 0; k < kb; k += 2 {
+		odd := k+1 < kb
+		for _, cb := range colB {
+			var lo, hi uint32
+			if cb >= 0 {
+				lo = uint32(bh[cb+offB[k]])
+				if odd {
+					hi = uint32(bh[cb+offB[k+1]])
+				}
+			}
+			if bfPairs {
+				dst[i] = lo | hi<<16
+			} else {
+				dst[i] = hi << 16
+				dst[i+nr] = lo << 16
+			}
+			i++
+		}
+		if !bfPairs {
+			i += nr
+		}
+	}
+}
+
+// packA16 is packA from operand values already converted to bf16: in
+// pairs (bfPairs), runs of consecutive offsets (rs, average length at
+// least minRun) are copied.
+func packA16(dst []uint32, rowWords int, ah []uint16, m0, rows, am int, offA []int, rs [][2]int32, bfPairs bool) {
+	kb := len(offA)
+	for r := range rows {
+		base := (m0 + r) * am
+		if bfPairs && len(rs) > 0 && kb/len(rs) >= minRun {
+			row := unsafe.Slice((*uint16)(unsafe.Pointer(&dst[r*rowWords])), 2*rowWords)
+			for _, run := range rs {
+				o := base + offA[run[0]]
+				copy(row[run[0]:run[0]+run[1]], ah[o:o+int(run[1])])
+			}
+			if kb%2 == 1 {
+				row[kb] = 0
+			}
+			continue
+		}
+		row := dst[r*rowWords : (r+1)*rowWords]
+		i := 0
+		for k := 0; k < kb; k += 2 {
+			lo := uint32(ah[base+offA[k]])
+			var hi uint32
+			if k+1 < kb {
+				hi = uint32(ah[base+offA[k+1]])
+			}
+			if bfPairs {
+				row[i] = lo | hi<<16
+				i++
+			} else {
+				row[i], row[i+1] = hi<<16, lo<<16
+				i += 2
+			}
+		}
+	}
+}
+
+// Operand is an operand of GemmOps in one of three forms: float32
+// values (F, rounded to bf16 as Gemm packs them), values already
+// rounded to bf16 (H, by Convert in the tier Gemm runs in, with the
+// offsets of the float32 operand), or, for B, packed by Pack (P).
+// Exactly one is set.
+type Operand struct {
+	F *float32
+	H *uint16
+	P *Packed
+}
+
+// GemmOps is Gemm on operands in any form (Operand): the same bits as
+// Gemm on the float32 operands the forms were made from. A Packed
+// operand must be B, packed for s.
+func GemmOps(c *float32, a, b Operand, s Shape) { GemmOpsTier(best, c, a, b, s) }
+
+// GemmOpsTier is GemmOps in tier t (GemmTier); a Packed operand keeps
+// the tier it was packed for.
+func GemmOpsTier(t Tier, c *float32, a, b Operand, s Shape) {
+	for t > Go && !Available(t) {
+		t--
+	}
+	if b.P != nil {
+		if b.P.s != s {
+			panic(fmt.Sprintf("bf16.GemmOps: shape %+v, packed for %+v", s, b.P.s))
+		}
+		runOps(b.P.t, c, a, b, s)
+		return
+	}
+	runOps(t, c, a, b, s)
+}
+
+// Convert rounds n float32 values at src to bf16 at dst, as the tier
+// Gemm runs in packs them (an operand for GemmOps's H form).
+func Convert(dst *uint16, src *float32, n int) { convertTier(best, dst, src, n) }
+
+// ConvertTier is Convert for GemmOpsTier(t, ...).
+func ConvertTier(t Tier, dst *uint16, src *float32, n int) {
+	for t > Go && !Available(t) {
+		t--
+	}
+	convertTier(t, dst, src, n)
+}
+
+func convertTier(t Tier, dp *uint16, sp *float32, n int) {
+	if n <= 0 {
+		return
+	}
+	if t == AVX512BF16 && hasAsmPack {
+		cvtN(dp, sp, n)
+		return
+	}
+	d, s := unsafe.Slice(dp, n), unsafe.Slice(sp, n)
+	for i, x := range s {
+		d[i] = uint16(rt.BF16FromFloat32(x))
 	}
 }
 
@@ -417,7 +566,7 @@ func packTier(p *Packed, t Tier, bp *float32, s Shape) {
 			}
 			steps := blockSteps(kb, bfPairs)
 			w := blockWords(t, nr, ncb, steps)
-			packBBlock(t, nr, p.words[cur:cur+w], bs, &s, n0, ncb, steps, offB[:kb], rsB, &colB, sc)
+			packBBlock(t, nr, p.words[cur:cur+w], bs, nil, &s, n0, ncb, steps, offB[:kb], rsB, &colB, sc)
 			cur += w
 		}
 	}
@@ -433,18 +582,18 @@ func blockSteps(kb int, bfPairs bool) int {
 	return steps
 }
 
-// GemmPacked is Gemm(c, a, b, s) with b packed in p (Pack(p, b, s), s
-// the same shape): the same bits, without converting b again. It
-// panics when s is not the shape p was packed for.
-func GemmPacked(c, a *float32, p *Packed, s Shape) {
-	if s != p.s {
-		panic(fmt.Sprintf("bf16.GemmPacked: shape %+v, packed for %+v", s, p.s))
+// GemmPacked is Gemm(c, a, b, s) with b packed in p (Pack(p, b, s), the
+// same b and s): the same bits, without converting b again. It panics
+// when b or s is not what p was packed from.
+func GemmPacked(c, a, b *float32, p *Packed, s Shape) {
+	if s != p.s || b != p.b {
+		panic(fmt.Sprintf("bf16.GemmPacked: operand %p, shape %+v; packed from %p, %+v", b, s, p.b, p.s))
 	}
 	if p.direct {
 		run(p.t, c, a, p.b, s)
 		return
 	}
-	runPacked(p.t, c, a, p.b, s, p)
+	runOps(p.t, c, Operand{F: a}, Operand{P: p}, s)
 }
 
 // kern runs the micro-kernel of tier t for a tile of rows rows and a

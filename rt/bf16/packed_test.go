@@ -36,7 +36,7 @@ func TestGemmPacked(t *testing.T) {
 				want := append([]float32(nil), c0...)
 				GemmTier(tier, &want[0], &a[0], &b[0], l.s)
 				c := append([]float32(nil), c0...)
-				GemmPacked(&c[0], &a[0], &p, l.s)
+				GemmPacked(&c[0], &a[0], &b[0], &p, l.s)
 				for i := range c {
 					if math.Float32bits(c[i]) != math.Float32bits(want[i]) {
 						t.Fatalf("%s, tier %v, call %d: cell %d = %v, GemmTier gives %v", l.name, tier, call, i, c[i], want[i])
@@ -62,5 +62,65 @@ func TestGemmPackedShape(t *testing.T) {
 		}
 	}()
 	s.Overwrite = true
-	GemmPacked(&c[0], &a[0], &p, s)
+	GemmPacked(&c[0], &a[0], &b[0], &p, s)
+}
+
+// TestGemmPackedOperand: an operand other than the packed one panics.
+func TestGemmPackedOperand(t *testing.T) {
+	s := Shape{M: 4, N: 5, K: 6, CM: 5, CN: 1, AM: 6, AK: 1, BK: 5, BN: 1}
+	b, a, c := make([]float32, 31), make([]float32, 24), make([]float32, 20)
+	var p Packed
+	Pack(&p, &b[0], s)
+	defer func() {
+		if recover() == nil {
+			t.Error("GemmPacked with another operand did not panic")
+		}
+	}()
+	GemmPacked(&c[0], &a[0], &b[1], &p, s)
+}
+
+// TestGemmOps: in every tier, GemmOpsTier on the operands in each form
+// (float32, converted by ConvertTier, B packed by PackTier) gives the
+// bits of GemmTier on the float32 operands, for every layout.
+func TestGemmOps(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, l := range packedLayouts() {
+		cn, an, bn := l.s.spans()
+		a, b, c0 := randSlice(rng, an), randSlice(rng, bn), randSlice(rng, cn+7)
+		for _, tier := range []Tier{Go, AVX2, AVX512, AVX512BF16} {
+			if !Available(tier) {
+				continue
+			}
+			want := append([]float32(nil), c0...)
+			GemmTier(tier, &want[0], &a[0], &b[0], l.s)
+			a16, b16 := make([]uint16, an), make([]uint16, bn)
+			ConvertTier(tier, &a16[0], &a[0], an)
+			ConvertTier(tier, &b16[0], &b[0], bn)
+			var p Packed
+			PackTier(&p, tier, &b[0], l.s)
+			as := []Operand{{F: &a[0]}, {H: &a16[0]}}
+			bs := []Operand{{F: &b[0]}, {H: &b16[0]}, {P: &p}}
+			for i, ao := range as {
+				for j, bo := range bs {
+					c := append([]float32(nil), c0...)
+					GemmOpsTier(tier, &c[0], ao, bo, l.s)
+					for x := range c {
+						if math.Float32bits(c[x]) != math.Float32bits(want[x]) {
+							t.Fatalf("%s, tier %v, A form %d, B form %d: cell %d = %v, GemmTier gives %v", l.name, tier, i, j, x, c[x], want[x])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestGemmOpsAllocs: GemmOps on converted operands allocates nothing.
+func TestGemmOpsAllocs(t *testing.T) {
+	s := Shape{M: 40, N: 50, K: 300, CM: 50, CN: 1, AM: 300, AK: 1, BK: 50, BN: 1}
+	_, an, bn := s.spans()
+	a, b, c := make([]uint16, an), make([]uint16, bn), make([]float32, s.M*s.N)
+	if n := testing.AllocsPerRun(5, func() { GemmOps(&c[0], Operand{H: &a[0]}, Operand{H: &b[0]}, s) }); n != 0 {
+		t.Errorf("%v allocations per call", n)
+	}
 }
