@@ -426,8 +426,9 @@ func packA16(dst []uint32, rowWords int, ah []uint16, m0, rows, am int, offA []i
 // Operand is an operand of GemmOps in one of three forms: float32
 // values (F, rounded to bf16 as Gemm packs them), values already
 // rounded to bf16 (H, by Convert in the tier Gemm runs in, with the
-// offsets of the float32 operand), or, for B, packed by Pack (P).
-// Exactly one is set.
+// offsets of the float32 operand), or, for B, packed by Pack (P; F may
+// then name the float32 operand, which must be the one packed).
+// One of F and H is set, or P.
 type Operand struct {
 	F *float32
 	H *uint16
@@ -446,8 +447,8 @@ func GemmOpsTier(t Tier, c *float32, a, b Operand, s Shape) {
 		t--
 	}
 	if b.P != nil {
-		if b.P.s != s {
-			panic(fmt.Sprintf("bf16.GemmOps: shape %+v, packed for %+v", s, b.P.s))
+		if b.P.s != s || b.F != nil && b.F != b.P.b {
+			panic(fmt.Sprintf("bf16.GemmOps: operand %p, shape %+v; packed from %p, %+v", b.F, s, b.P.b, b.P.s))
 		}
 		runOps(b.P.t, c, a, b, s)
 		return
@@ -850,4 +851,40 @@ func packBAsm(dst []uint32, bs []float32, colB []int, offB []int, rs [][2]int32,
 		return all
 	}
 	return 0
+}
+
+// Converted is a bf16 copy of a float32 array (Convert), kept between
+// uses: the generated code converts an operand that its calls read
+// several times (a convolution's input, whose cells 9 output pixels
+// read; an activation every parallel part reads whole) once per use
+// instead of once per call. Its buffer grows on the first Convert and
+// is kept, so that later ones allocate nothing.
+type Converted struct {
+	h    []uint16
+	base *float32
+}
+
+// Convert sets c to the bf16 copy of the n float32 values at base,
+// rounded as Gemm packs them.
+func (c *Converted) Convert(base *float32, n int) { c.ConvertTier(best, base, n) }
+
+// ConvertTier is Convert for GemmOpsTier(t, ...).
+func (c *Converted) ConvertTier(t Tier, base *float32, n int) {
+	if cap(c.h) < n {
+		c.h = make([]uint16, n)
+	}
+	c.h, c.base = c.h[:n], base
+	if n > 0 {
+		ConvertTier(t, &c.h[0], base, n)
+	}
+}
+
+// At is the operand whose float32 form is at p, an element of the
+// array c was converted from. It panics when p is outside it.
+func (c *Converted) At(p *float32) Operand {
+	d := uintptr(unsafe.Pointer(p)) - uintptr(unsafe.Pointer(c.base))
+	if c.base == nil || d%4 != 0 || d/4 >= uintptr(len(c.h)) {
+		panic(fmt.Sprintf("bf16.Converted.At: %p is not in the %d values converted from %p", p, len(c.h), c.base))
+	}
+	return Operand{H: &c.h[d/4]}
 }

@@ -124,3 +124,30 @@ func TestGemmOpsAllocs(t *testing.T) {
 		t.Errorf("%v allocations per call", n)
 	}
 }
+
+// TestConverted: At maps an element of the converted array to its bf16
+// copy (a GemmOps on it gives GemmTier's bits), and panics outside it.
+func TestConverted(t *testing.T) {
+	s := Shape{M: 5, N: 7, K: 9, CM: 7, CN: 1, AM: 9, AK: 1, BK: 7, BN: 1}
+	rng := rand.New(rand.NewPCG(7, 8))
+	a, b := randSlice(rng, 3*45), randSlice(rng, 63)
+	var cv Converted
+	cv.Convert(&a[0], len(a))
+	want, c := make([]float32, 35), make([]float32, 35)
+	Gemm(&want[0], &a[45], &b[0], s)
+	GemmOps(&c[0], cv.At(&a[45]), Operand{F: &b[0]}, s)
+	for i := range c {
+		if math.Float32bits(c[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("cell %d = %v, Gemm gives %v", i, c[i], want[i])
+		}
+	}
+	if n := testing.AllocsPerRun(3, func() { cv.Convert(&a[0], len(a)) }); n != 0 {
+		t.Errorf("%v allocations per Convert into a grown Converted", n)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("At outside the converted array did not panic")
+		}
+	}()
+	cv.At(&b[0])
+}
