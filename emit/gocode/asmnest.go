@@ -230,6 +230,7 @@ const bf16Mark = "bf16 operands, float32 accumulation (rt/bf16.Gemm)"
 // bf16.Gemm with the spec's sizes and strides, in the Go loops the
 // kernel leaves outside; the same call for every tier.
 func (k *kgen) bf16Calls(n *asm.Nest, pre []jen.Code) ([][]jen.Code, string) {
+	n = k.bf16Fold(n)
 	sp := n.Spec
 	d := jen.Dict{}
 	for _, f := range []struct {
@@ -257,9 +258,6 @@ func (k *kgen) bf16Calls(n *asm.Nest, pre []jen.Code) ([][]jen.Code, string) {
 		bForm = func() jen.Code {
 			return jen.Qual(bf16Path, "Operand").Values(jen.Dict{jen.Id("P"): jen.Op("&").Add(field()), jen.Id("F"): jen.Op("&").Add(k.directAccess(n.B, n.Zero[n.B]))})
 		}
-	} else if field, code, ok := k.bf16Convert(n, n.B); ok {
-		pack = append(pack, code...)
-		bForm = func() jen.Code { return field().Dot("At").Call(jen.Op("&").Add(k.directAccess(n.B, n.Zero[n.B]))) }
 	}
 	if field, code, ok := k.bf16Convert(n, n.A); ok {
 		pack = append(pack, code...)
@@ -393,7 +391,7 @@ func (k *kgen) bf16Field(t int) string {
 }
 
 // bf16Convert decides whether contraction n of a BF16 kernel converts
-// operand t (its A or B) to bf16 once, before its outer loops or its
+// operand t (its A) to bf16 once, before its outer loops or its
 // parallel parts (a bf16.Converted in the scratch), instead of in each
 // call: when its calls read t's cells at least twice over on average
 // (a convolution's input, which 9 output pixels read; an activation
@@ -411,6 +409,11 @@ func (k *kgen) bf16Convert(n *asm.Nest, t int) (func() *jen.Statement, []jen.Cod
 		}
 	}
 	sp := n.Spec
+	if sp.AK != 1 || sp.K < 8 || sp.CN != 1 && sp.CM == 1 && max(sp.N2, 1) == 1 {
+		// rt/bf16 copies a converted A's rows in runs along the
+		// reduction; other layouts (and B) pack faster from float32.
+		return nil, nil, false
+	}
 	calls := max(k.freeParts, 1)
 	for _, l := range n.Outer {
 		calls *= l.Extent
@@ -436,4 +439,77 @@ func (k *kgen) bf16Convert(n *asm.Nest, t int) (func() *jen.Statement, []jen.Cod
 		k.parPreReads = append(k.parPreReads, t)
 	}
 	return field, []jen.Code{code}, true
+}
+
+// bf16Fold returns contraction n with the reduction loops around its
+// call folded into the call's free reduction axes (K2, then K3), when
+// they are the innermost of its outer loops (loops of extent 1 between
+// them dropped): a convolution's kernel gradient, a sum over the
+// batch in each call and over the output pixels in the loops around
+// it, becomes one call per part instead of one per pixel. The sum runs
+// in the same order (the loops' order, the call's reduction innermost).
+func (k *kgen) bf16Fold(n *asm.Nest) *asm.Nest {
+	sp := n.Spec
+	slots := 0
+	switch {
+	case max(sp.K2, 1) == 1 && max(sp.K3, 1) == 1:
+		slots = 2
+	case max(sp.K3, 1) == 1:
+		slots = 1
+	}
+	strides := map[int]map[int]int{}
+	for _, t := range []int{n.C, n.A, n.B} {
+		st, ok := loopir.FlatStrides(n.Zero[t], k.p.Tensors[t].BufDims)
+		if !ok {
+			return n
+		}
+		strides[t] = st
+	}
+	drop := map[int]bool{}
+	var fold []*loopir.For // innermost first
+	i := len(n.Outer) - 1
+	for ; i >= 0 && len(fold) < slots; i-- {
+		l := n.Outer[i]
+		switch {
+		case l.Extent == 1:
+			drop[l.Var] = true
+		case strides[n.C][l.Var] == 0 && strides[n.A][l.Var] >= 0 && strides[n.B][l.Var] >= 0:
+			drop[l.Var] = true
+			fold = append(fold, l)
+		default:
+			i = -1
+		}
+	}
+	if len(fold) == 0 {
+		return n
+	}
+	m := *n
+	m.Outer = nil
+	for _, l := range n.Outer {
+		if !drop[l.Var] {
+			m.Outer = append(m.Outer, l)
+		}
+	}
+	for _, l := range fold {
+		a, b := strides[n.A][l.Var], strides[n.B][l.Var]
+		if max(m.Spec.K2, 1) == 1 {
+			m.Spec.K2, m.Spec.AK2, m.Spec.BK2 = l.Extent, a, b
+		} else {
+			m.Spec.K3, m.Spec.AK3, m.Spec.BK3 = l.Extent, a, b
+		}
+	}
+	m.Zero = map[int][]loopir.IndexExpr{}
+	for t, idx := range n.Zero {
+		out := make([]loopir.IndexExpr, len(idx))
+		for a, x := range idx {
+			out[a].Offset = x.Offset
+			for _, term := range x.Terms {
+				if !drop[term.Var] {
+					out[a].Terms = append(out[a].Terms, term)
+				}
+			}
+		}
+		m.Zero[t] = out
+	}
+	return &m
 }

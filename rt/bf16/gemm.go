@@ -745,21 +745,6 @@ func kernGo(rows, steps int, a, b *uint32, c *float32, ldc int, load bool) {
 	}
 }
 
-// stride returns d when off[i] = off[0] + i*d for every i (d = 0 when
-// len(off) < 2), and false when the offsets are not such a progression.
-func stride(off []int) (int, bool) {
-	if len(off) < 2 {
-		return 0, len(off) == 1
-	}
-	d := off[1] - off[0]
-	for i := 2; i < len(off); i++ {
-		if off[i]-off[i-1] != d {
-			return 0, false
-		}
-	}
-	return d, true
-}
-
 // minRun is the average length of the contiguous runs of a block's
 // reduction offsets from which the packing converts runs with cvtN.
 const minRun = 8
@@ -786,7 +771,6 @@ func runs(off []int, out [][2]int32) [][2]int32 {
 // packs the rest with the same rounding.
 func packAAsm(dst []uint32, rowWords int, as []float32, m0, rows int, s *Shape, offA []int, rs [][2]int32, sc *scratch) int {
 	kb := len(offA)
-	pairs := kb / 2
 	if kb < 16 {
 		return 0
 	}
@@ -803,17 +787,43 @@ func packAAsm(dst []uint32, rowWords int, as []float32, m0, rows int, s *Shape, 
 		}
 		return (kb + 1) / 2
 	}
-	if d, ok := stride(offA); ok && s.AM == 1 && m0+16 <= s.M {
-		cvtPairs16(&sc.tmp[0], &as[m0+offA[0]], d*4, pairs)
+	if s.AM == 1 && m0+16 <= s.M {
+		done := progPairs(offA, func(p0, np, d int) { cvtPairs16(&sc.tmp[p0*16], &as[m0+offA[2*p0]], d*4, np) })
 		for r := range rows {
-			row := dst[r*rowWords : r*rowWords+pairs]
+			row := dst[r*rowWords : r*rowWords+done]
 			for p := range row {
 				row[p] = sc.tmp[p*16+r]
 			}
 		}
-		return pairs
+		return done
 	}
 	return 0
+}
+
+// progPairs calls f(p0, np, d) for the leading pairs of off in runs of
+// np >= 2 pairs from pair p0 whose offsets progress by d >= 0 (a run of
+// reduction steps along one stride: the steps of one call's reduction
+// axis when the calls of a loop are folded into one), and returns the
+// number of pairs the runs cover.
+func progPairs(off []int, f func(p0, np, d int)) int {
+	p := 0
+	for 2*p+3 < len(off) {
+		d := off[2*p+1] - off[2*p]
+		if d < 0 {
+			break
+		}
+		e := 2*p + 2
+		for e < len(off) && off[e]-off[e-1] == d {
+			e++
+		}
+		np := (e - 2*p) / 2
+		if np < 2 {
+			break
+		}
+		f(p, np, d)
+		p += np
+	}
+	return p
 }
 
 // packBAsm is packAAsm for a B panel (columns contiguous: cvtPairs32;
@@ -821,18 +831,20 @@ func packAAsm(dst []uint32, rowWords int, as []float32, m0, rows int, s *Shape, 
 // transposition).
 func packBAsm(dst []uint32, bs []float32, colB []int, offB []int, rs [][2]int32, s *Shape, sc *scratch) int {
 	kb := len(offB)
-	pairs := kb / 2
 	nr := len(colB)
 	if kb < 16 || colB[nr-1] < 0 {
 		return 0 // a partial panel: packB
 	}
-	if d, ok := stride(offB); ok && s.BN == 1 && s.N2 == 1 && (nr == nrZMM || nr == 16) {
-		if nr == 16 {
-			cvtPairs16(&dst[0], &bs[colB[0]+offB[0]], d*4, pairs)
-		} else {
-			cvtPairs32(&dst[0], &bs[colB[0]+offB[0]], d*4, pairs)
+	if s.BN == 1 && s.N2 == 1 && (nr == nrZMM || nr == 16) {
+		if done := progPairs(offB, func(p0, np, d int) {
+			if nr == 16 {
+				cvtPairs16(&dst[p0*nr], &bs[colB[0]+offB[2*p0]], d*4, np)
+			} else {
+				cvtPairs32(&dst[p0*nr], &bs[colB[0]+offB[2*p0]], d*4, np)
+			}
+		}); done > 0 {
+			return done
 		}
-		return pairs
 	}
 	if kb/len(rs) >= minRun {
 		tmp16 := unsafe.Slice((*uint16)(unsafe.Pointer(&sc.tmp[0])), 2*len(sc.tmp))
