@@ -438,7 +438,7 @@ type Operand struct {
 // GemmOps is Gemm on operands in any form (Operand): the same bits as
 // Gemm on the float32 operands the forms were made from. A Packed
 // operand must be B, packed for s.
-func GemmOps(c *float32, a, b Operand, s Shape) { GemmOpsTier(best, c, a, b, s) }
+func GemmOps(c *float32, a, b Operand, s Shape) { gemmOps(best, c, a, b, s) }
 
 // GemmOpsTier is GemmOps in tier t (GemmTier); a Packed operand keeps
 // the tier it was packed for.
@@ -446,6 +446,10 @@ func GemmOpsTier(t Tier, c *float32, a, b Operand, s Shape) {
 	for t > Go && !Available(t) {
 		t--
 	}
+	gemmOps(t, c, a, b, s)
+}
+
+func gemmOps(t Tier, c *float32, a, b Operand, s Shape) {
 	if b.P != nil {
 		if b.P.s != s || b.F != nil && b.F != b.P.b {
 			panic(fmt.Sprintf("bf16.GemmOps: operand %p, shape %+v; packed from %p, %+v", b.F, s, b.P.b, b.P.s))
