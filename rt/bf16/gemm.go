@@ -271,10 +271,18 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 		ncb := min(nc, cols-n0)
 		for k0 := 0; k0 < kt; k0 += kc {
 			kb := min(kc, kt-k0)
-			kOffsets(&s, k0, kb, offA[:], offB[:])
 			var rsA, rsB [][2]int32
-			if bfPairs && (hasAsmPack || ah != nil) {
-				rsA = runs(offA[:kb], sc.runsA[:])
+			oa := offA[:kb]
+			if pb != nil {
+				// A's offsets and runs, as Pack computed them.
+				bi := k0 / kc
+				oa = pb.offA[k0 : k0+kb]
+				rsA = pb.runsA[pb.runsAt[bi]:pb.runsAt[bi+1]]
+			} else {
+				kOffsets(&s, k0, kb, offA[:], offB[:])
+				if bfPairs && (hasAsmPack || ah != nil) {
+					rsA = runs(offA[:kb], sc.runsA[:])
+				}
 			}
 			if bfPairs && hasAsmPack && bs != nil {
 				rsB = runs(offB[:kb], sc.runsB[:])
@@ -292,13 +300,13 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 			for m0 := 0; m0 < s.M; m0 += mr {
 				rows := min(mr, s.M-m0)
 				if ah != nil {
-					packA16(bufA[:], rowWords, ah, m0, rows, s.AM, offA[:kb], rsA, bfPairs)
+					packA16(bufA[:], rowWords, ah, m0, rows, s.AM, oa, rsA, bfPairs)
 				} else {
 					from := 0
 					if bfPairs && hasAsmPack {
-						from = packAAsm(bufA[:], rowWords, as, m0, rows, &s, offA[:kb], rsA, sc)
+						from = packAAsm(bufA[:], rowWords, as, m0, rows, &s, oa, rsA, sc)
 					}
-					packA(bufA[:], rowWords, as, m0, rows, s.AM, offA[:kb], bfPairs, from)
+					packA(bufA[:], rowWords, as, m0, rows, s.AM, oa, bfPairs, from)
 				}
 				for j := 0; j < ncb; j += nr {
 					panel := blockB[j*steps:]
@@ -511,6 +519,12 @@ type Packed struct {
 	// direct: s swaps its operands (Shape.norm), so that b is the
 	// kernels' A: GemmPacked then runs Gemm on b.
 	direct bool
+	// offA are A's offsets of the reduction steps (kOffsets), runsA
+	// their runs per k block (block i at runsA[runsAt[i]:runsAt[i+1]]):
+	// the same for every call with the shape.
+	offA   []int
+	runsA  [][2]int32
+	runsAt []int
 }
 
 // Pack converts and packs operand b of Gemm(c, a, b, s) into p, for the
@@ -559,12 +573,27 @@ func packTier(p *Packed, t Tier, bp *float32, s Shape) {
 		offA, offB [kc]int
 		colB       [nrZMM]int
 	)
+	if cap(p.offA) < kt {
+		p.offA = make([]int, kt)
+	}
+	p.offA = p.offA[:kt]
+	p.runsA, p.runsAt = p.runsA[:0], p.runsAt[:0]
 	cur := 0
 	for n0 := 0; n0 < cols; n0 += nc {
 		ncb := min(nc, cols-n0)
 		for k0 := 0; k0 < kt; k0 += kc {
 			kb := min(kc, kt-k0)
 			kOffsets(&s, k0, kb, offA[:], offB[:])
+			if n0 == 0 {
+				// A's offsets and runs for GemmPacked (every n block
+				// has the same).
+				copy(p.offA[k0:], offA[:kb])
+				p.runsAt = append(p.runsAt, len(p.runsA))
+				p.runsA = append(p.runsA, runs(offA[:kb], sc.runsA[:])...)
+				if k0+kb == kt {
+					p.runsAt = append(p.runsAt, len(p.runsA))
+				}
+			}
 			var rsB [][2]int32
 			if bfPairs && hasAsmPack {
 				rsB = runs(offB[:kb], sc.runsB[:])
