@@ -6,6 +6,7 @@ import (
 	"github.com/dave/jennifer/jen"
 	"github.com/ocannlgen/ocannlgen/emit/asm"
 	"github.com/ocannlgen/ocannlgen/emit/schedule"
+	"github.com/ocannlgen/ocannlgen/inference"
 	"github.com/ocannlgen/ocannlgen/loopir"
 )
 
@@ -236,6 +237,7 @@ const bf16OperandsMark = "bf16 operands, float32 accumulation (rt/bf16.GemmBF16)
 // bf16.Gemm with the spec's sizes and strides, in the Go loops the
 // kernel leaves outside; the same call for every tier.
 func (k *kgen) bf16Calls(n *asm.Nest, pre []jen.Code) ([][]jen.Code, string) {
+	n = k.bf16Fold(n)
 	sp := n.Spec
 	d := jen.Dict{}
 	for _, f := range []struct {
@@ -251,18 +253,51 @@ func (k *kgen) bf16Calls(n *asm.Nest, pre []jen.Code) ([][]jen.Code, string) {
 	if sp.Overwrite {
 		d[jen.Id("Overwrite")] = jen.True()
 	}
+	// How each operand reaches rt/bf16: B packed once (a weight the
+	// calls share), an operand converted once (one the calls read
+	// several times), or float32 (converted in each call).
+	shape := func() jen.Code { return jen.Qual(bf16Path, "Shape").Values(d) }
+	var pack []jen.Code
+	var aForm, bForm func() jen.Code
+	// (Operands that are rt.BF16 arrays, k.bf16In, are neither packed
+	// nor converted ahead: bf16.GemmBF16 reads their bits as they are.)
+	if k.bf16In == nil {
+		if vars, ok := k.bf16PackVars(n); ok {
+			field, code := k.bf16Pack(n, vars, shape)
+			pack = append(pack, code...)
+			bForm = func() jen.Code {
+				return jen.Qual(bf16Path, "Operand").Values(jen.Dict{jen.Id("P"): jen.Op("&").Add(field()), jen.Id("F"): jen.Op("&").Add(k.directAccess(n.B, n.Zero[n.B]))})
+			}
+		}
+		if field, code, ok := k.bf16Convert(n, n.A); ok {
+			pack = append(pack, code...)
+			aForm = func() jen.Code { return field().Dot("At").Call(jen.Op("&").Add(k.directAccess(n.A, n.Zero[n.A]))) }
+		}
+	}
 	var build func(i int) jen.Code
 	build = func(i int) jen.Code {
 		if i == len(n.Outer) {
-			args := make([]jen.Code, 4)
-			for j, t := range []int{n.C, n.A, n.B} {
-				args[j] = jen.Op("&").Add(k.directAccess(t, n.Zero[t]))
+			if aForm == nil && bForm == nil {
+				args := make([]jen.Code, 4)
+				for j, t := range []int{n.C, n.A, n.B} {
+					args[j] = jen.Op("&").Add(k.directAccess(t, n.Zero[t]))
+				}
+				args[3] = shape()
+				if k.bf16In != nil {
+					return jen.Qual(bf16Path, "GemmBF16").Call(args...)
+				}
+				return jen.Qual(bf16Path, "Gemm").Call(args...)
 			}
-			args[3] = jen.Qual(bf16Path, "Shape").Values(d)
-			if k.bf16In != nil {
-				return jen.Qual(bf16Path, "GemmBF16").Call(args...)
+			ops := make([]jen.Code, 2)
+			for j, f := range []func() jen.Code{aForm, bForm} {
+				if f != nil {
+					ops[j] = f()
+				} else {
+					t := []int{n.A, n.B}[j]
+					ops[j] = jen.Qual(bf16Path, "Operand").Values(jen.Dict{jen.Id("F"): jen.Op("&").Add(k.directAccess(t, n.Zero[t]))})
+				}
 			}
-			return jen.Qual(bf16Path, "Gemm").Call(args...)
+			return jen.Qual(bf16Path, "GemmOps").Call(jen.Op("&").Add(k.directAccess(n.C, n.Zero[n.C])), ops[0], ops[1], shape())
 		}
 		l := n.Outer[i]
 		before := k.varUse[l.Var]
@@ -271,8 +306,10 @@ func (k *kgen) bf16Calls(n *asm.Nest, pre []jen.Code) ([][]jen.Code, string) {
 	}
 	if k.free != nil {
 		k.parPre, pre = pre, nil
+		k.parPack = append(k.parPack, pack...)
+		pack = nil
 	}
-	call := append(append([]jen.Code(nil), pre...), build(0))
+	call := append(append(append([]jen.Code(nil), pre...), pack...), build(0))
 	calls := make([][]jen.Code, len(k.asm.Tiers()))
 	for i := range calls {
 		calls[i] = call
@@ -282,4 +319,215 @@ func (k *kgen) bf16Calls(n *asm.Nest, pre []jen.Code) ([][]jen.Code, string) {
 		mark = bf16OperandsMark
 	}
 	return calls, fmt.Sprintf("// %s: %dx%dx%d.", mark, sp.M, sp.N*max(1, sp.N2), sp.K*max(1, sp.K2)*max(1, sp.K3))
+}
+
+// maxPacks is the most Packed values one contraction keeps (one per
+// value of the outer loops B's offset depends on).
+const maxPacks = 64
+
+// bf16PackVars decides whether contraction n of a BF16 kernel packs its
+// B operand once (rt/bf16.Pack) for the calls of its outer loops or of
+// its parallel parts, and returns the outer loops B's offset depends on
+// (one Packed per value of them). B must be a parameter the kernel never
+// stores (a weight: the packing may run before the parts, or before a
+// chain of parallel nests), its offset must not depend on a part's
+// number or on data, the kernel must have a scratch struct to hold the
+// packed copies, and each copy must serve more than one call.
+func (k *kgen) bf16PackVars(n *asm.Nest) ([]*loopir.For, bool) {
+	if k.k.Scratch == "" || k.k.PoolScratch || k.free != nil && !k.parPackOK || k.p.Tensors[n.B].Kind != inference.Param {
+		return nil, false
+	}
+	uses := map[int]bool{}
+	for _, x := range n.Zero[n.B] {
+		if x.Data != nil {
+			return nil, false
+		}
+		for _, t := range x.Terms {
+			if t.Coeff != 0 {
+				uses[t.Var] = true
+			}
+		}
+	}
+	var vars []*loopir.For
+	calls, copies := 1, 1
+	for _, l := range n.Outer {
+		calls *= l.Extent
+		if uses[l.Var] {
+			vars = append(vars, l)
+			copies *= l.Extent
+			delete(uses, l.Var)
+		}
+	}
+	if len(uses) > 0 || copies > maxPacks || calls <= copies && k.free == nil {
+		return nil, false
+	}
+	for _, op := range k.p.Ops {
+		for _, s := range op.Body {
+			stored := false
+			loopir.WalkStores(s, func(st *loopir.Store, _ map[int]int) { stored = stored || st.Tensor == n.B })
+			if stored {
+				return nil, false
+			}
+		}
+	}
+	return vars, true
+}
+
+// bf16Pack adds the scratch field holding contraction n's packed B
+// operand (one bf16.Packed per value of vars) and returns the field's
+// element for the calls and the statements packing it.
+func (k *kgen) bf16Pack(n *asm.Nest, vars []*loopir.For, shape func() jen.Code) (func() *jen.Statement, []jen.Code) {
+	name := k.bf16Field(n.B)
+	typ := jen.Qual(bf16Path, "Packed")
+	for i := len(vars) - 1; i >= 0; i-- {
+		typ = jen.Index(jen.Lit(vars[i].Extent)).Add(typ)
+	}
+	k.bf16Packs = append(k.bf16Packs, jen.Id(name).Add(typ))
+	elem := func() *jen.Statement {
+		e := jen.Id(k.scratch).Dot(name)
+		for _, l := range vars {
+			e = e.Index(jen.Id(k.loopName(l.Var)))
+		}
+		return e
+	}
+	var body jen.Code = jen.Qual(bf16Path, "Pack").Call(jen.Op("&").Add(elem()), jen.Op("&").Add(k.directAccess(n.B, n.Zero[n.B])), shape())
+	for i := len(vars) - 1; i >= 0; i-- {
+		body = k.forStmt(vars[i].Var, 0, vars[i].Extent, 1, true, []jen.Code{body})
+	}
+	return elem, []jen.Code{body}
+}
+
+// bf16Field names a new scratch field for a bf16 form of tensor t.
+func (k *kgen) bf16Field(t int) string {
+	if k.scratch == "" {
+		k.scratch = k.names.fresh("scratch")
+	}
+	if k.free != nil {
+		k.partScratch = true
+	}
+	return k.names.fresh(k.nameBase(t) + "BF16")
+}
+
+// bf16Convert decides whether contraction n of a BF16 kernel converts
+// operand t (its A) to bf16 once, before its outer loops or its
+// parallel parts (a bf16.Converted in the scratch), instead of in each
+// call: when its calls read t's cells at least twice over on average
+// (a convolution's input, which 9 output pixels read; an activation
+// that each part reads whole). It returns the field and the statement
+// converting t. In parts, t joins what the code before the parts
+// writes (schedule.Unit.PreWrites), so that the nest does not chain
+// after a nest touching t (the conversion would then run before it).
+func (k *kgen) bf16Convert(n *asm.Nest, t int) (func() *jen.Statement, []jen.Code, bool) {
+	if k.k.Scratch == "" || k.k.PoolScratch || k.free != nil && !k.parPackOK {
+		return nil, nil, false
+	}
+	for _, x := range n.Zero[t] {
+		if x.Data != nil {
+			return nil, nil, false
+		}
+	}
+	sp := n.Spec
+	if sp.AK != 1 || sp.K < 8 || sp.CN != 1 && sp.CM == 1 && max(sp.N2, 1) == 1 {
+		// rt/bf16 copies a converted A's rows in runs along the
+		// reduction; other layouts (and B) pack faster from float32.
+		return nil, nil, false
+	}
+	calls := max(k.freeParts, 1)
+	for _, l := range n.Outer {
+		calls *= l.Extent
+	}
+	kt := sp.K * max(sp.K2, 1) * max(sp.K3, 1)
+	cols := sp.N * max(sp.N2, 1)
+	reads := calls * kt
+	if t == n.A {
+		reads *= sp.M * ((cols + 511) / 512) // A is packed again per block of 512 columns
+	} else {
+		reads *= cols
+	}
+	size := k.ts[t].st.size
+	if size <= 0 || reads < 2*size {
+		return nil, nil, false
+	}
+	name := k.bf16Field(t)
+	k.bf16Packs = append(k.bf16Packs, jen.Id(name).Qual(bf16Path, "Converted"))
+	field := func() *jen.Statement { return jen.Id(k.scratch).Dot(name) }
+	zero := make([]loopir.IndexExpr, len(n.Zero[t]))
+	code := field().Dot("Convert").Call(jen.Op("&").Add(k.directAccess(t, zero)), jen.Lit(size))
+	if k.free != nil && k.p.Tensors[t].Kind != inference.Param {
+		k.parPreReads = append(k.parPreReads, t)
+	}
+	return field, []jen.Code{code}, true
+}
+
+// bf16Fold returns contraction n with the reduction loops around its
+// call folded into the call's free reduction axes (K2, then K3), when
+// they are the innermost of its outer loops (loops of extent 1 between
+// them dropped): a convolution's kernel gradient, a sum over the
+// batch in each call and over the output pixels in the loops around
+// it, becomes one call per part instead of one per pixel. The sum runs
+// in the same order (the loops' order, the call's reduction innermost).
+func (k *kgen) bf16Fold(n *asm.Nest) *asm.Nest {
+	sp := n.Spec
+	slots := 0
+	switch {
+	case max(sp.K2, 1) == 1 && max(sp.K3, 1) == 1:
+		slots = 2
+	case max(sp.K3, 1) == 1:
+		slots = 1
+	}
+	strides := map[int]map[int]int{}
+	for _, t := range []int{n.C, n.A, n.B} {
+		st, ok := loopir.FlatStrides(n.Zero[t], k.p.Tensors[t].BufDims)
+		if !ok {
+			return n
+		}
+		strides[t] = st
+	}
+	drop := map[int]bool{}
+	var fold []*loopir.For // innermost first
+	i := len(n.Outer) - 1
+	for ; i >= 0 && len(fold) < slots; i-- {
+		l := n.Outer[i]
+		switch {
+		case l.Extent == 1:
+			drop[l.Var] = true
+		case strides[n.C][l.Var] == 0 && strides[n.A][l.Var] >= 0 && strides[n.B][l.Var] >= 0:
+			drop[l.Var] = true
+			fold = append(fold, l)
+		default:
+			i = -1
+		}
+	}
+	if len(fold) == 0 {
+		return n
+	}
+	m := *n
+	m.Outer = nil
+	for _, l := range n.Outer {
+		if !drop[l.Var] {
+			m.Outer = append(m.Outer, l)
+		}
+	}
+	for _, l := range fold {
+		a, b := strides[n.A][l.Var], strides[n.B][l.Var]
+		if max(m.Spec.K2, 1) == 1 {
+			m.Spec.K2, m.Spec.AK2, m.Spec.BK2 = l.Extent, a, b
+		} else {
+			m.Spec.K3, m.Spec.AK3, m.Spec.BK3 = l.Extent, a, b
+		}
+	}
+	m.Zero = map[int][]loopir.IndexExpr{}
+	for t, idx := range n.Zero {
+		out := make([]loopir.IndexExpr, len(idx))
+		for a, x := range idx {
+			out[a].Offset = x.Offset
+			for _, term := range x.Terms {
+				if !drop[term.Var] {
+					out[a].Terms = append(out[a].Terms, term)
+				}
+			}
+		}
+		m.Zero[t] = out
+	}
+	return &m
 }

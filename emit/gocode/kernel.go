@@ -155,6 +155,18 @@ type kgen struct {
 	// of such a nest needs before the parts run.
 	free   map[int]bool
 	parPre []jen.Code
+	// parPack are the rt/bf16.Pack calls of such a nest's contractions,
+	// run before the parts in every tier (parPackOK: the nest being
+	// emitted runs them; partScratch: its parts read the scratch);
+	// bf16Packs are the scratch fields holding the packed operands.
+	// freeParts is the number of such parts; parPreReads the arrays
+	// the Converts among parPack read.
+	parPack     []jen.Code
+	parPackOK   bool
+	partScratch bool
+	bf16Packs   []jen.Code
+	freeParts   int
+	parPreReads []int
 	// parDecls are the task record types and methods of the parallel
 	// nests, rendered after the function; pool names the function's
 	// pool parameter ("" when it takes none); region names the
@@ -977,7 +989,7 @@ func (k *kgen) takesScratch() bool {
 			return true
 		}
 	}
-	return false
+	return len(k.bf16Packs) > 0
 }
 
 // scratchType is the declaration of the kernel's scratch struct (nil
@@ -993,6 +1005,7 @@ func (k *kgen) scratchType() jen.Code {
 			fields = append(fields, jen.Id(s.name).Add(k.storageType(t)))
 		}
 	}
+	fields = append(fields, k.bf16Packs...)
 	return jen.Type().Id(k.k.Scratch).Struct(fields...)
 }
 

@@ -98,8 +98,10 @@ func (k *kgen) parChain(loops []*loopir.For, st *loopir.Store, init *float64, fi
 	}
 	st2 := &loopir.Store{Tensor: st.Tensor, Index: schedule.SplitIndex(st.Index, split.Var, part, size),
 		Value: schedule.SplitExpr(st.Value, split.Var, part, size), Accum: st.Accum, Accumulate: st.Accumulate}
-	k.free, k.parPre = map[int]bool{part: true}, nil
-	defer func() { k.free, k.parPre = nil, nil }()
+	k.free, k.parPre, k.parPack, k.parPackOK, k.freeParts, k.parPreReads = map[int]bool{part: true}, nil, nil, true, parts, nil
+	defer func() {
+		k.free, k.parPre, k.parPack, k.parPackOK, k.partScratch, k.freeParts, k.parPreReads = nil, nil, nil, false, false, 0, nil
+	}()
 	ainit := init
 	if fill != nil {
 		zero := 0.0
@@ -147,6 +149,9 @@ func (k *kgen) parChain(loops []*loopir.For, st *loopir.Store, init *float64, fi
 	if len(k.parPre) > 0 {
 		before = append(before, jen.If(k.tierFlags()).Block(k.parPre...))
 	}
+	// The bf16 contractions' packed weights, in every tier (rt/bf16
+	// dispatches itself).
+	before = append(before, k.parPack...)
 	// The nest may chain (seq.go); what runs before its parts writes only
 	// the stored tensor, and moves before the chain's job with it.
 	u := k.rowAccess(st, split, parts)
@@ -156,6 +161,7 @@ func (k *kgen) parChain(loops []*loopir.For, st *loopir.Store, init *float64, fi
 		if fill != nil && fill.Tensor != st.Tensor {
 			u.PreWrites = append(u.PreWrites, fill.Tensor)
 		}
+		u.PreWrites = append(u.PreWrites, k.parPreReads...)
 	}
 	k.nextUnit = u
 	return append(before, k.parRun(parTensors(st), split, parts, part, body, nil)...), true, nil
@@ -204,7 +210,7 @@ func (k *kgen) parRunDoc(ts []int, each, what string, parts, part int, body []je
 			addr = append(addr, s.kind == sLocal)
 		}
 	}
-	if scratch {
+	if scratch || k.partScratch {
 		fields = append(fields, jen.Id(k.scratch).Op("*").Id(k.k.Scratch))
 		set = append(set, k.scratch)
 		addr = append(addr, false)

@@ -18458,6 +18458,18 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	defer region.Leave()
 
 	// _net/h0.1 = compose "*" of net.emb, tokens
+	bf16.Pack(&scratch.pNetEmbBF16, &pNetEmb[0], bf16.Shape{
+		AK:        1,
+		AM:        32,
+		BK:        1,
+		BN:        32,
+		CM:        64,
+		CN:        1,
+		K:         32,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
 	// 8 parts of i0 on the pool.
 	rec := ocannlDecBF16TrainLossPart0Records.Get()
 	rec.pNetEmb = pNetEmb
@@ -18591,18 +18603,54 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	scratch.net_block_1_masked_attention_1_scores_2[0] = 4
 
 	// net.block#1.masked_attention#1/q = compose "*" of net.block#1.masked_attention#1.w_q, net.block#1.masked_attention#1/x
+	bf16.Pack(&scratch.pNetBlock1MaskedAttention1WQBF16, &pNetBlock1MaskedAttention1WQ[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
 	// 8 parts of i0 on the pool.
 	rec5 := ocannlDecBF16TrainLossPart4Records.Get()
 	rec5.pNetBlock1MaskedAttention1WQ = pNetBlock1MaskedAttention1WQ
 	rec5.scratch = scratch
 
 	// net.block#1.masked_attention#1/k = compose "*" of net.block#1.masked_attention#1.w_k, net.block#1.masked_attention#1/x
+	bf16.Pack(&scratch.pNetBlock1MaskedAttention1WKBF16, &pNetBlock1MaskedAttention1WK[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
 	// 8 parts of i0 on the pool.
 	rec6 := ocannlDecBF16TrainLossPart5Records.Get()
 	rec6.pNetBlock1MaskedAttention1WK = pNetBlock1MaskedAttention1WK
 	rec6.scratch = scratch
 
 	// net.block#1.masked_attention#1/v = compose "*" of net.block#1.masked_attention#1.w_v, net.block#1.masked_attention#1/x
+	bf16.Pack(&scratch.pNetBlock1MaskedAttention1WVBF16, &pNetBlock1MaskedAttention1WV[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
 	// 8 parts of i0 on the pool.
 	rec7 := ocannlDecBF16TrainLossPart6Records.Get()
 	rec7.pNetBlock1MaskedAttention1WV = pNetBlock1MaskedAttention1WV
@@ -18704,6 +18752,18 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	rec12.scratch = scratch
 
 	// _net.block#1/x1.1 = compose "*" of net.block#1.masked_attention#1.w_o, net.block#1.masked_attention#1/ctx
+	bf16.Pack(&scratch.pNetBlock1MaskedAttention1WOBF16, &pNetBlock1MaskedAttention1WO[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
 	// 8 parts of i0 on the pool.
 	rec13 := ocannlDecBF16TrainLossPart12Records.Get()
 	rec13.pNetBlock1MaskedAttention1WO = pNetBlock1MaskedAttention1WO
@@ -18833,6 +18893,7 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	}
 
 	// _net.block#1.linear#1/x.1 = compose "*" of net.block#1.dense#1.w, net.block#1.dense#1/x
+	scratch.net_block_1_dense_1_xBF16.Convert(&scratch.net_block_1_dense_1_x[0][0][0], 8192)
 	// 8 parts of i2 on the pool.
 	rec17 := ocannlDecBF16TrainLossPart16Records.Get()
 	rec17.pNetBlock1Dense1W = pNetBlock1Dense1W
@@ -18864,6 +18925,18 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	}
 
 	// _net/h1.1 = compose "*" of net.block#1.linear#1.w, net.block#1.linear#1/x
+	bf16.Pack(&scratch.pNetBlock1Linear1WBF16, &pNetBlock1Linear1W[0], bf16.Shape{
+		AK:        1,
+		AM:        128,
+		BK:        1,
+		BN:        128,
+		CM:        64,
+		CN:        1,
+		K:         128,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
 	// 8 parts of i0 on the pool.
 	rec18 := ocannlDecBF16TrainLossPart17Records.Get()
 	rec18.pNetBlock1Linear1W = pNetBlock1Linear1W
@@ -18996,18 +19069,54 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	scratch.net_block_2_masked_attention_1_scores_2[0] = 4
 
 	// net.block#2.masked_attention#1/q = compose "*" of net.block#2.masked_attention#1.w_q, net.block#2.masked_attention#1/x
+	bf16.Pack(&scratch.pNetBlock2MaskedAttention1WQBF16, &pNetBlock2MaskedAttention1WQ[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
 	// 8 parts of i0 on the pool.
 	rec22 := ocannlDecBF16TrainLossPart21Records.Get()
 	rec22.pNetBlock2MaskedAttention1WQ = pNetBlock2MaskedAttention1WQ
 	rec22.scratch = scratch
 
 	// net.block#2.masked_attention#1/k = compose "*" of net.block#2.masked_attention#1.w_k, net.block#2.masked_attention#1/x
+	bf16.Pack(&scratch.pNetBlock2MaskedAttention1WKBF16, &pNetBlock2MaskedAttention1WK[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
 	// 8 parts of i0 on the pool.
 	rec23 := ocannlDecBF16TrainLossPart22Records.Get()
 	rec23.pNetBlock2MaskedAttention1WK = pNetBlock2MaskedAttention1WK
 	rec23.scratch = scratch
 
 	// net.block#2.masked_attention#1/v = compose "*" of net.block#2.masked_attention#1.w_v, net.block#2.masked_attention#1/x
+	bf16.Pack(&scratch.pNetBlock2MaskedAttention1WVBF16, &pNetBlock2MaskedAttention1WV[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
 	// 8 parts of i0 on the pool.
 	rec24 := ocannlDecBF16TrainLossPart23Records.Get()
 	rec24.pNetBlock2MaskedAttention1WV = pNetBlock2MaskedAttention1WV
@@ -19109,6 +19218,18 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	rec29.scratch = scratch
 
 	// _net.block#2/x1.1 = compose "*" of net.block#2.masked_attention#1.w_o, net.block#2.masked_attention#1/ctx
+	bf16.Pack(&scratch.pNetBlock2MaskedAttention1WOBF16, &pNetBlock2MaskedAttention1WO[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
 	// 8 parts of i0 on the pool.
 	rec30 := ocannlDecBF16TrainLossPart29Records.Get()
 	rec30.pNetBlock2MaskedAttention1WO = pNetBlock2MaskedAttention1WO
@@ -19238,6 +19359,7 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	}
 
 	// _net.block#2.linear#1/x.1 = compose "*" of net.block#2.dense#1.w, net.block#2.dense#1/x
+	scratch.net_block_2_dense_1_xBF16.Convert(&scratch.net_block_2_dense_1_x[0][0][0], 8192)
 	// 8 parts of i2 on the pool.
 	rec34 := ocannlDecBF16TrainLossPart33Records.Get()
 	rec34.pNetBlock2Dense1W = pNetBlock2Dense1W
@@ -19269,6 +19391,18 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	}
 
 	// _net/h2.1 = compose "*" of net.block#2.linear#1.w, net.block#2.linear#1/x
+	bf16.Pack(&scratch.pNetBlock2Linear1WBF16, &pNetBlock2Linear1W[0], bf16.Shape{
+		AK:        1,
+		AM:        128,
+		BK:        1,
+		BN:        128,
+		CM:        64,
+		CN:        1,
+		K:         128,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
 	// 8 parts of i0 on the pool.
 	rec35 := ocannlDecBF16TrainLossPart34Records.Get()
 	rec35.pNetBlock2Linear1W = pNetBlock2Linear1W
@@ -19397,6 +19531,18 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x
+	bf16.Pack(&scratch.pNetLinear1WBF16, &pNetLinear1W[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        32,
+		CN:        1,
+		K:         64,
+		M:         16,
+		N:         32,
+		Overwrite: true,
+	})
 	// 8 parts of i0 on the pool.
 	rec39 := ocannlDecBF16TrainLossPart38Records.Get()
 	rec39.pNetLinear1W = pNetLinear1W
@@ -19576,6 +19722,20 @@ type ocannlDecBF16TrainLossScratch struct {
 	train_cross_entropy_1_logp_2            [8][16][1]float32
 	train_cross_entropy_1_logp_3            [8][16][1]float32
 	train_1                                 [8][16][32]float32
+	pNetEmbBF16                             bf16.Packed
+	pNetBlock1MaskedAttention1WQBF16        bf16.Packed
+	pNetBlock1MaskedAttention1WKBF16        bf16.Packed
+	pNetBlock1MaskedAttention1WVBF16        bf16.Packed
+	pNetBlock1MaskedAttention1WOBF16        bf16.Packed
+	net_block_1_dense_1_xBF16               bf16.Converted
+	pNetBlock1Linear1WBF16                  bf16.Packed
+	pNetBlock2MaskedAttention1WQBF16        bf16.Packed
+	pNetBlock2MaskedAttention1WKBF16        bf16.Packed
+	pNetBlock2MaskedAttention1WVBF16        bf16.Packed
+	pNetBlock2MaskedAttention1WOBF16        bf16.Packed
+	net_block_2_dense_1_xBF16               bf16.Converted
+	pNetBlock2Linear1WBF16                  bf16.Packed
+	pNetLinear1WBF16                        bf16.Packed
 }
 
 // ocannlDecBF16TrainLossPart0 is the task record of a loop nest of ocannlDecBF16TrainLoss that runs in 8 parts, one
@@ -19590,7 +19750,10 @@ type ocannlDecBF16TrainLossPart0 struct {
 func (r *ocannlDecBF16TrainLossPart0) Part(j int) {
 	pNetEmb, tokens, scratch := r.pNetEmb, r.tokens, r.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x32.
-	bf16.Gemm(&scratch.net_h0_1[j][0][0], &tokens[j][0][0], &pNetEmb[0], bf16.Shape{
+	bf16.GemmOps(&scratch.net_h0_1[j][0][0], bf16.Operand{F: &tokens[j][0][0]}, bf16.Operand{
+		F: &pNetEmb[0],
+		P: &scratch.pNetEmbBF16,
+	}, bf16.Shape{
 		AK:        1,
 		AM:        32,
 		BK:        1,
@@ -19718,7 +19881,10 @@ type ocannlDecBF16TrainLossPart4 struct {
 func (r5 *ocannlDecBF16TrainLossPart4) Part(j5 int) {
 	pNetBlock1MaskedAttention1WQ, scratch := r5.pNetBlock1MaskedAttention1WQ, r5.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.Gemm(&scratch.net_block_1_masked_attention_1_q[j5][0][0][0], &scratch.net_block_1_masked_attention_1_x[j5][0][0], &pNetBlock1MaskedAttention1WQ[0], bf16.Shape{
+	bf16.GemmOps(&scratch.net_block_1_masked_attention_1_q[j5][0][0][0], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_x[j5][0][0]}, bf16.Operand{
+		F: &pNetBlock1MaskedAttention1WQ[0],
+		P: &scratch.pNetBlock1MaskedAttention1WQBF16,
+	}, bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -19746,7 +19912,10 @@ type ocannlDecBF16TrainLossPart5 struct {
 func (r6 *ocannlDecBF16TrainLossPart5) Part(j6 int) {
 	pNetBlock1MaskedAttention1WK, scratch := r6.pNetBlock1MaskedAttention1WK, r6.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.Gemm(&scratch.net_block_1_masked_attention_1_k[j6][0][0][0], &scratch.net_block_1_masked_attention_1_x[j6][0][0], &pNetBlock1MaskedAttention1WK[0], bf16.Shape{
+	bf16.GemmOps(&scratch.net_block_1_masked_attention_1_k[j6][0][0][0], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_x[j6][0][0]}, bf16.Operand{
+		F: &pNetBlock1MaskedAttention1WK[0],
+		P: &scratch.pNetBlock1MaskedAttention1WKBF16,
+	}, bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -19774,7 +19943,10 @@ type ocannlDecBF16TrainLossPart6 struct {
 func (r7 *ocannlDecBF16TrainLossPart6) Part(j7 int) {
 	pNetBlock1MaskedAttention1WV, scratch := r7.pNetBlock1MaskedAttention1WV, r7.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.Gemm(&scratch.net_block_1_masked_attention_1_v[j7][0][0][0], &scratch.net_block_1_masked_attention_1_x[j7][0][0], &pNetBlock1MaskedAttention1WV[0], bf16.Shape{
+	bf16.GemmOps(&scratch.net_block_1_masked_attention_1_v[j7][0][0][0], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_x[j7][0][0]}, bf16.Operand{
+		F: &pNetBlock1MaskedAttention1WV[0],
+		P: &scratch.pNetBlock1MaskedAttention1WVBF16,
+	}, bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -19983,7 +20155,10 @@ type ocannlDecBF16TrainLossPart12 struct {
 func (r14 *ocannlDecBF16TrainLossPart12) Part(j13 int) {
 	pNetBlock1MaskedAttention1WO, scratch := r14.pNetBlock1MaskedAttention1WO, r14.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.Gemm(&scratch.net_block_1_x1_1[j13][0][0], &scratch.net_block_1_masked_attention_1_ctx[j13][0][0][0], &pNetBlock1MaskedAttention1WO[0], bf16.Shape{
+	bf16.GemmOps(&scratch.net_block_1_x1_1[j13][0][0], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_ctx[j13][0][0][0]}, bf16.Operand{
+		F: &pNetBlock1MaskedAttention1WO[0],
+		P: &scratch.pNetBlock1MaskedAttention1WOBF16,
+	}, bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -20106,7 +20281,7 @@ type ocannlDecBF16TrainLossPart16 struct {
 func (r18 *ocannlDecBF16TrainLossPart16) Part(j17 int) {
 	pNetBlock1Dense1W, scratch := r18.pNetBlock1Dense1W, r18.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 128x16x64.
-	bf16.Gemm(&scratch.net_block_1_linear_1_x_1[0][0][16*j17], &scratch.net_block_1_dense_1_x[0][0][0], &pNetBlock1Dense1W[1024*j17], bf16.Shape{
+	bf16.GemmOps(&scratch.net_block_1_linear_1_x_1[0][0][16*j17], scratch.net_block_1_dense_1_xBF16.At(&scratch.net_block_1_dense_1_x[0][0][0]), bf16.Operand{F: &pNetBlock1Dense1W[1024*j17]}, bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -20134,7 +20309,10 @@ type ocannlDecBF16TrainLossPart17 struct {
 func (r20 *ocannlDecBF16TrainLossPart17) Part(j18 int) {
 	pNetBlock1Linear1W, scratch := r20.pNetBlock1Linear1W, r20.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.Gemm(&scratch.net_h1_1[j18][0][0], &scratch.net_block_1_linear_1_x[j18][0][0], &pNetBlock1Linear1W[0], bf16.Shape{
+	bf16.GemmOps(&scratch.net_h1_1[j18][0][0], bf16.Operand{F: &scratch.net_block_1_linear_1_x[j18][0][0]}, bf16.Operand{
+		F: &pNetBlock1Linear1W[0],
+		P: &scratch.pNetBlock1Linear1WBF16,
+	}, bf16.Shape{
 		AK:        1,
 		AM:        128,
 		BK:        1,
@@ -20258,7 +20436,10 @@ type ocannlDecBF16TrainLossPart21 struct {
 func (r24 *ocannlDecBF16TrainLossPart21) Part(j22 int) {
 	pNetBlock2MaskedAttention1WQ, scratch := r24.pNetBlock2MaskedAttention1WQ, r24.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.Gemm(&scratch.net_block_2_masked_attention_1_q[j22][0][0][0], &scratch.net_block_2_masked_attention_1_x[j22][0][0], &pNetBlock2MaskedAttention1WQ[0], bf16.Shape{
+	bf16.GemmOps(&scratch.net_block_2_masked_attention_1_q[j22][0][0][0], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_x[j22][0][0]}, bf16.Operand{
+		F: &pNetBlock2MaskedAttention1WQ[0],
+		P: &scratch.pNetBlock2MaskedAttention1WQBF16,
+	}, bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -20286,7 +20467,10 @@ type ocannlDecBF16TrainLossPart22 struct {
 func (r25 *ocannlDecBF16TrainLossPart22) Part(j23 int) {
 	pNetBlock2MaskedAttention1WK, scratch := r25.pNetBlock2MaskedAttention1WK, r25.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.Gemm(&scratch.net_block_2_masked_attention_1_k[j23][0][0][0], &scratch.net_block_2_masked_attention_1_x[j23][0][0], &pNetBlock2MaskedAttention1WK[0], bf16.Shape{
+	bf16.GemmOps(&scratch.net_block_2_masked_attention_1_k[j23][0][0][0], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_x[j23][0][0]}, bf16.Operand{
+		F: &pNetBlock2MaskedAttention1WK[0],
+		P: &scratch.pNetBlock2MaskedAttention1WKBF16,
+	}, bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -20314,7 +20498,10 @@ type ocannlDecBF16TrainLossPart23 struct {
 func (r26 *ocannlDecBF16TrainLossPart23) Part(j24 int) {
 	pNetBlock2MaskedAttention1WV, scratch := r26.pNetBlock2MaskedAttention1WV, r26.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.Gemm(&scratch.net_block_2_masked_attention_1_v[j24][0][0][0], &scratch.net_block_2_masked_attention_1_x[j24][0][0], &pNetBlock2MaskedAttention1WV[0], bf16.Shape{
+	bf16.GemmOps(&scratch.net_block_2_masked_attention_1_v[j24][0][0][0], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_x[j24][0][0]}, bf16.Operand{
+		F: &pNetBlock2MaskedAttention1WV[0],
+		P: &scratch.pNetBlock2MaskedAttention1WVBF16,
+	}, bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -20523,7 +20710,10 @@ type ocannlDecBF16TrainLossPart29 struct {
 func (r33 *ocannlDecBF16TrainLossPart29) Part(j30 int) {
 	pNetBlock2MaskedAttention1WO, scratch := r33.pNetBlock2MaskedAttention1WO, r33.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.Gemm(&scratch.net_block_2_x1_1[j30][0][0], &scratch.net_block_2_masked_attention_1_ctx[j30][0][0][0], &pNetBlock2MaskedAttention1WO[0], bf16.Shape{
+	bf16.GemmOps(&scratch.net_block_2_x1_1[j30][0][0], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_ctx[j30][0][0][0]}, bf16.Operand{
+		F: &pNetBlock2MaskedAttention1WO[0],
+		P: &scratch.pNetBlock2MaskedAttention1WOBF16,
+	}, bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -20646,7 +20836,7 @@ type ocannlDecBF16TrainLossPart33 struct {
 func (r37 *ocannlDecBF16TrainLossPart33) Part(j34 int) {
 	pNetBlock2Dense1W, scratch := r37.pNetBlock2Dense1W, r37.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 128x16x64.
-	bf16.Gemm(&scratch.net_block_2_linear_1_x_1[0][0][16*j34], &scratch.net_block_2_dense_1_x[0][0][0], &pNetBlock2Dense1W[1024*j34], bf16.Shape{
+	bf16.GemmOps(&scratch.net_block_2_linear_1_x_1[0][0][16*j34], scratch.net_block_2_dense_1_xBF16.At(&scratch.net_block_2_dense_1_x[0][0][0]), bf16.Operand{F: &pNetBlock2Dense1W[1024*j34]}, bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -20674,7 +20864,10 @@ type ocannlDecBF16TrainLossPart34 struct {
 func (r39 *ocannlDecBF16TrainLossPart34) Part(j35 int) {
 	pNetBlock2Linear1W, scratch := r39.pNetBlock2Linear1W, r39.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.Gemm(&scratch.net_h2_1[j35][0][0], &scratch.net_block_2_linear_1_x[j35][0][0], &pNetBlock2Linear1W[0], bf16.Shape{
+	bf16.GemmOps(&scratch.net_h2_1[j35][0][0], bf16.Operand{F: &scratch.net_block_2_linear_1_x[j35][0][0]}, bf16.Operand{
+		F: &pNetBlock2Linear1W[0],
+		P: &scratch.pNetBlock2Linear1WBF16,
+	}, bf16.Shape{
 		AK:        1,
 		AM:        128,
 		BK:        1,
@@ -20798,7 +20991,10 @@ type ocannlDecBF16TrainLossPart38 struct {
 func (r43 *ocannlDecBF16TrainLossPart38) Part(j39 int) {
 	pNetLinear1W, scratch := r43.pNetLinear1W, r43.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x32x64.
-	bf16.Gemm(&scratch.train_cross_entropy_1_logits_1[j39][0][0], &scratch.net_linear_1_x[j39][0][0], &pNetLinear1W[0], bf16.Shape{
+	bf16.GemmOps(&scratch.train_cross_entropy_1_logits_1[j39][0][0], bf16.Operand{F: &scratch.net_linear_1_x[j39][0][0]}, bf16.Operand{
+		F: &pNetLinear1W[0],
+		P: &scratch.pNetLinear1WBF16,
+	}, bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -23310,6 +23506,18 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	scratch.ordinals_2 = [16]float32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
 
 	// _net/h0.1 = compose "*" of net.emb, tokens
+	bf16.Pack(&scratch.pNetEmbBF16, &pNetEmb[0], bf16.Shape{
+		AK:        1,
+		AM:        32,
+		BK:        1,
+		BN:        32,
+		CM:        64,
+		CN:        1,
+		K:         32,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
 	// 8 parts of i0 on the pool.
 	rec := ocannlDecBF16BackwardPart0Records.Get()
 	rec.pNetEmb = pNetEmb
@@ -23461,18 +23669,54 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	scratch.net_block_1_masked_attention_1_scores_2[0] = 4
 
 	// net.block#1.masked_attention#1/q = compose "*" of net.block#1.masked_attention#1.w_q, net.block#1.masked_attention#1/x
+	bf16.Pack(&scratch.pNetBlock1MaskedAttention1WQBF16, &pNetBlock1MaskedAttention1WQ[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
 	// 8 parts of i0 on the pool.
 	rec5 := ocannlDecBF16BackwardPart4Records.Get()
 	rec5.pNetBlock1MaskedAttention1WQ = pNetBlock1MaskedAttention1WQ
 	rec5.scratch = scratch
 
 	// net.block#1.masked_attention#1/k = compose "*" of net.block#1.masked_attention#1.w_k, net.block#1.masked_attention#1/x
+	bf16.Pack(&scratch.pNetBlock1MaskedAttention1WKBF16, &pNetBlock1MaskedAttention1WK[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
 	// 8 parts of i0 on the pool.
 	rec6 := ocannlDecBF16BackwardPart5Records.Get()
 	rec6.pNetBlock1MaskedAttention1WK = pNetBlock1MaskedAttention1WK
 	rec6.scratch = scratch
 
 	// net.block#1.masked_attention#1/v = compose "*" of net.block#1.masked_attention#1.w_v, net.block#1.masked_attention#1/x
+	bf16.Pack(&scratch.pNetBlock1MaskedAttention1WVBF16, &pNetBlock1MaskedAttention1WV[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
 	// 8 parts of i0 on the pool.
 	rec7 := ocannlDecBF16BackwardPart6Records.Get()
 	rec7.pNetBlock1MaskedAttention1WV = pNetBlock1MaskedAttention1WV
@@ -23574,6 +23818,18 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	rec12.scratch = scratch
 
 	// _net.block#1/x1.1 = compose "*" of net.block#1.masked_attention#1.w_o, net.block#1.masked_attention#1/ctx
+	bf16.Pack(&scratch.pNetBlock1MaskedAttention1WOBF16, &pNetBlock1MaskedAttention1WO[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
 	// 8 parts of i0 on the pool.
 	rec13 := ocannlDecBF16BackwardPart12Records.Get()
 	rec13.pNetBlock1MaskedAttention1WO = pNetBlock1MaskedAttention1WO
@@ -23721,6 +23977,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// _net.block#1.linear#1/x.1 = compose "*" of net.block#1.dense#1.w, net.block#1.dense#1/x
+	scratch.net_block_1_dense_1_xBF16.Convert(&scratch.net_block_1_dense_1_x[0][0][0], 8192)
 	// 8 parts of i2 on the pool.
 	rec17 := ocannlDecBF16BackwardPart16Records.Get()
 	rec17.pNetBlock1Dense1W = pNetBlock1Dense1W
@@ -23770,6 +24027,18 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// _net/h1.1 = compose "*" of net.block#1.linear#1.w, net.block#1.linear#1/x
+	bf16.Pack(&scratch.pNetBlock1Linear1WBF16, &pNetBlock1Linear1W[0], bf16.Shape{
+		AK:        1,
+		AM:        128,
+		BK:        1,
+		BN:        128,
+		CM:        64,
+		CN:        1,
+		K:         128,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
 	// 8 parts of i0 on the pool.
 	rec18 := ocannlDecBF16BackwardPart17Records.Get()
 	rec18.pNetBlock1Linear1W = pNetBlock1Linear1W
@@ -23920,18 +24189,54 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	scratch.net_block_2_masked_attention_1_scores_2[0] = 4
 
 	// net.block#2.masked_attention#1/q = compose "*" of net.block#2.masked_attention#1.w_q, net.block#2.masked_attention#1/x
+	bf16.Pack(&scratch.pNetBlock2MaskedAttention1WQBF16, &pNetBlock2MaskedAttention1WQ[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
 	// 8 parts of i0 on the pool.
 	rec22 := ocannlDecBF16BackwardPart21Records.Get()
 	rec22.pNetBlock2MaskedAttention1WQ = pNetBlock2MaskedAttention1WQ
 	rec22.scratch = scratch
 
 	// net.block#2.masked_attention#1/k = compose "*" of net.block#2.masked_attention#1.w_k, net.block#2.masked_attention#1/x
+	bf16.Pack(&scratch.pNetBlock2MaskedAttention1WKBF16, &pNetBlock2MaskedAttention1WK[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
 	// 8 parts of i0 on the pool.
 	rec23 := ocannlDecBF16BackwardPart22Records.Get()
 	rec23.pNetBlock2MaskedAttention1WK = pNetBlock2MaskedAttention1WK
 	rec23.scratch = scratch
 
 	// net.block#2.masked_attention#1/v = compose "*" of net.block#2.masked_attention#1.w_v, net.block#2.masked_attention#1/x
+	bf16.Pack(&scratch.pNetBlock2MaskedAttention1WVBF16, &pNetBlock2MaskedAttention1WV[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
 	// 8 parts of i0 on the pool.
 	rec24 := ocannlDecBF16BackwardPart23Records.Get()
 	rec24.pNetBlock2MaskedAttention1WV = pNetBlock2MaskedAttention1WV
@@ -24033,6 +24338,18 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	rec29.scratch = scratch
 
 	// _net.block#2/x1.1 = compose "*" of net.block#2.masked_attention#1.w_o, net.block#2.masked_attention#1/ctx
+	bf16.Pack(&scratch.pNetBlock2MaskedAttention1WOBF16, &pNetBlock2MaskedAttention1WO[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
 	// 8 parts of i0 on the pool.
 	rec30 := ocannlDecBF16BackwardPart29Records.Get()
 	rec30.pNetBlock2MaskedAttention1WO = pNetBlock2MaskedAttention1WO
@@ -24180,6 +24497,7 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// _net.block#2.linear#1/x.1 = compose "*" of net.block#2.dense#1.w, net.block#2.dense#1/x
+	scratch.net_block_2_dense_1_xBF16.Convert(&scratch.net_block_2_dense_1_x[0][0][0], 8192)
 	// 8 parts of i2 on the pool.
 	rec34 := ocannlDecBF16BackwardPart33Records.Get()
 	rec34.pNetBlock2Dense1W = pNetBlock2Dense1W
@@ -24229,6 +24547,18 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// _net/h2.1 = compose "*" of net.block#2.linear#1.w, net.block#2.linear#1/x
+	bf16.Pack(&scratch.pNetBlock2Linear1WBF16, &pNetBlock2Linear1W[0], bf16.Shape{
+		AK:        1,
+		AM:        128,
+		BK:        1,
+		BN:        128,
+		CM:        64,
+		CN:        1,
+		K:         128,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
 	// 8 parts of i0 on the pool.
 	rec35 := ocannlDecBF16BackwardPart34Records.Get()
 	rec35.pNetBlock2Linear1W = pNetBlock2Linear1W
@@ -24375,6 +24705,18 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net.linear#1/x
+	bf16.Pack(&scratch.pNetLinear1WBF16, &pNetLinear1W[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        32,
+		CN:        1,
+		K:         64,
+		M:         16,
+		N:         32,
+		Overwrite: true,
+	})
 	// 8 parts of i0 on the pool.
 	rec39 := ocannlDecBF16BackwardPart38Records.Get()
 	rec39.pNetLinear1W = pNetLinear1W
@@ -24814,6 +25156,18 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_linear_1_x_grad = [8][16][64]float32{}
 	}
+	bf16.Pack(&scratch.pNetLinear1WBF162, &pNetLinear1W[0], bf16.Shape{
+		AK:        1,
+		AM:        32,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         32,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
 	// 8 parts of i0 on the pool.
 	rec48 := ocannlDecBF16BackwardPart47Records.Get()
 	rec48.pNetLinear1W = pNetLinear1W
@@ -25111,6 +25465,18 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_linear_1_x_grad = [8][16][128]float32{}
 	}
+	bf16.Pack(&scratch.pNetBlock2Linear1WBF162, &pNetBlock2Linear1W[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        128,
+		BN:        1,
+		CM:        128,
+		CN:        1,
+		K:         64,
+		M:         16,
+		N:         128,
+		Overwrite: true,
+	})
 	// 8 parts of i0 on the pool.
 	rec63 := ocannlDecBF16BackwardPart62Records.Get()
 	rec63.pNetBlock2Linear1W = pNetBlock2Linear1W
@@ -25175,6 +25541,18 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_dense_1_x_grad = [8][16][64]float32{}
 	}
+	bf16.Pack(&scratch.pNetBlock2Dense1WBF16, &pNetBlock2Dense1W[0], bf16.Shape{
+		AK:        1,
+		AM:        128,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         128,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
 	// 8 parts of i0 on the pool.
 	rec68 := ocannlDecBF16BackwardPart67Records.Get()
 	rec68.pNetBlock2Dense1W = pNetBlock2Dense1W
@@ -25412,6 +25790,18 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_ctx_grad = [8][16][4][16]float32{}
 	}
+	bf16.Pack(&scratch.pNetBlock2MaskedAttention1WOBF162, &pNetBlock2MaskedAttention1WO[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
 	// 8 parts of i0 on the pool.
 	rec82 := ocannlDecBF16BackwardPart81Records.Get()
 	rec82.pNetBlock2MaskedAttention1WO = pNetBlock2MaskedAttention1WO
@@ -25678,6 +26068,18 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_2_masked_attention_1_x_grad = [8][16][64]float32{}
 	}
+	bf16.Pack(&scratch.pNetBlock2MaskedAttention1WVBF162, &pNetBlock2MaskedAttention1WV[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
 	// 8 parts of i0 on the pool.
 	rec92 := ocannlDecBF16BackwardPart91Records.Get()
 	rec92.pNetBlock2MaskedAttention1WV = pNetBlock2MaskedAttention1WV
@@ -25696,6 +26098,17 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart92Records.Put(rec93)
 
 	// backprop of op 57 (net.block#2.masked_attention#1/k = compose "*" of net.block#2.masked_attention#1.w_k, net.block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/x.grad
+	bf16.Pack(&scratch.pNetBlock2MaskedAttention1WKBF162, &pNetBlock2MaskedAttention1WK[0], bf16.Shape{
+		AK: 1,
+		AM: 64,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  64,
+		M:  16,
+		N:  64,
+	})
 	// 8 parts of i0 on the pool.
 	rec94 := ocannlDecBF16BackwardPart93Records.Get()
 	rec94.pNetBlock2MaskedAttention1WK = pNetBlock2MaskedAttention1WK
@@ -25714,6 +26127,17 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart94Records.Put(rec95)
 
 	// backprop of op 56 (net.block#2.masked_attention#1/q = compose "*" of net.block#2.masked_attention#1.w_q, net.block#2.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#2.masked_attention#1/x.grad
+	bf16.Pack(&scratch.pNetBlock2MaskedAttention1WQBF162, &pNetBlock2MaskedAttention1WQ[0], bf16.Shape{
+		AK: 1,
+		AM: 64,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  64,
+		M:  16,
+		N:  64,
+	})
 	// 8 parts of i0 on the pool.
 	rec96 := ocannlDecBF16BackwardPart95Records.Get()
 	rec96.pNetBlock2MaskedAttention1WQ = pNetBlock2MaskedAttention1WQ
@@ -25991,6 +26415,18 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_linear_1_x_grad = [8][16][128]float32{}
 	}
+	bf16.Pack(&scratch.pNetBlock1Linear1WBF162, &pNetBlock1Linear1W[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        128,
+		BN:        1,
+		CM:        128,
+		CN:        1,
+		K:         64,
+		M:         16,
+		N:         128,
+		Overwrite: true,
+	})
 	// 8 parts of i0 on the pool.
 	rec111 := ocannlDecBF16BackwardPart110Records.Get()
 	rec111.pNetBlock1Linear1W = pNetBlock1Linear1W
@@ -26055,6 +26491,18 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_dense_1_x_grad = [8][16][64]float32{}
 	}
+	bf16.Pack(&scratch.pNetBlock1Dense1WBF16, &pNetBlock1Dense1W[0], bf16.Shape{
+		AK:        1,
+		AM:        128,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         128,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
 	// 8 parts of i0 on the pool.
 	rec116 := ocannlDecBF16BackwardPart115Records.Get()
 	rec116.pNetBlock1Dense1W = pNetBlock1Dense1W
@@ -26292,6 +26740,18 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_ctx_grad = [8][16][4][16]float32{}
 	}
+	bf16.Pack(&scratch.pNetBlock1MaskedAttention1WOBF162, &pNetBlock1MaskedAttention1WO[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
 	// 8 parts of i0 on the pool.
 	rec130 := ocannlDecBF16BackwardPart129Records.Get()
 	rec130.pNetBlock1MaskedAttention1WO = pNetBlock1MaskedAttention1WO
@@ -26558,6 +27018,18 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_block_1_masked_attention_1_x_grad = [8][16][64]float32{}
 	}
+	bf16.Pack(&scratch.pNetBlock1MaskedAttention1WVBF162, &pNetBlock1MaskedAttention1WV[0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        64,
+		BN:        1,
+		CM:        64,
+		CN:        1,
+		K:         64,
+		M:         16,
+		N:         64,
+		Overwrite: true,
+	})
 	// 8 parts of i0 on the pool.
 	rec140 := ocannlDecBF16BackwardPart139Records.Get()
 	rec140.pNetBlock1MaskedAttention1WV = pNetBlock1MaskedAttention1WV
@@ -26576,6 +27048,17 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart140Records.Put(rec141)
 
 	// backprop of op 14 (net.block#1.masked_attention#1/k = compose "*" of net.block#1.masked_attention#1.w_k, net.block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/x.grad
+	bf16.Pack(&scratch.pNetBlock1MaskedAttention1WKBF162, &pNetBlock1MaskedAttention1WK[0], bf16.Shape{
+		AK: 1,
+		AM: 64,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  64,
+		M:  16,
+		N:  64,
+	})
 	// 8 parts of i0 on the pool.
 	rec142 := ocannlDecBF16BackwardPart141Records.Get()
 	rec142.pNetBlock1MaskedAttention1WK = pNetBlock1MaskedAttention1WK
@@ -26594,6 +27077,17 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart142Records.Put(rec143)
 
 	// backprop of op 13 (net.block#1.masked_attention#1/q = compose "*" of net.block#1.masked_attention#1.w_q, net.block#1.masked_attention#1/x): g2 =+ v1 * g; g2 is net.block#1.masked_attention#1/x.grad
+	bf16.Pack(&scratch.pNetBlock1MaskedAttention1WQBF162, &pNetBlock1MaskedAttention1WQ[0], bf16.Shape{
+		AK: 1,
+		AM: 64,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  64,
+		M:  16,
+		N:  64,
+	})
 	// 8 parts of i0 on the pool.
 	rec144 := ocannlDecBF16BackwardPart143Records.Get()
 	rec144.pNetBlock1MaskedAttention1WQ = pNetBlock1MaskedAttention1WQ
@@ -27030,6 +27524,33 @@ type ocannlDecBF16BackwardScratch struct {
 	ordinals_2                                   [16]float32
 	net_block_2_masked_attention_1_m_argmax_63   [8][16][4][1]float32
 	net_block_1_masked_attention_1_m_argmax_20   [8][16][4][1]float32
+	pNetEmbBF16                                  bf16.Packed
+	pNetBlock1MaskedAttention1WQBF16             bf16.Packed
+	pNetBlock1MaskedAttention1WKBF16             bf16.Packed
+	pNetBlock1MaskedAttention1WVBF16             bf16.Packed
+	pNetBlock1MaskedAttention1WOBF16             bf16.Packed
+	net_block_1_dense_1_xBF16                    bf16.Converted
+	pNetBlock1Linear1WBF16                       bf16.Packed
+	pNetBlock2MaskedAttention1WQBF16             bf16.Packed
+	pNetBlock2MaskedAttention1WKBF16             bf16.Packed
+	pNetBlock2MaskedAttention1WVBF16             bf16.Packed
+	pNetBlock2MaskedAttention1WOBF16             bf16.Packed
+	net_block_2_dense_1_xBF16                    bf16.Converted
+	pNetBlock2Linear1WBF16                       bf16.Packed
+	pNetLinear1WBF16                             bf16.Packed
+	pNetLinear1WBF162                            bf16.Packed
+	pNetBlock2Linear1WBF162                      bf16.Packed
+	pNetBlock2Dense1WBF16                        bf16.Packed
+	pNetBlock2MaskedAttention1WOBF162            bf16.Packed
+	pNetBlock2MaskedAttention1WVBF162            bf16.Packed
+	pNetBlock2MaskedAttention1WKBF162            bf16.Packed
+	pNetBlock2MaskedAttention1WQBF162            bf16.Packed
+	pNetBlock1Linear1WBF162                      bf16.Packed
+	pNetBlock1Dense1WBF16                        bf16.Packed
+	pNetBlock1MaskedAttention1WOBF162            bf16.Packed
+	pNetBlock1MaskedAttention1WVBF162            bf16.Packed
+	pNetBlock1MaskedAttention1WKBF162            bf16.Packed
+	pNetBlock1MaskedAttention1WQBF162            bf16.Packed
 }
 
 // ocannlDecBF16BackwardPart0 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
@@ -27044,7 +27565,10 @@ type ocannlDecBF16BackwardPart0 struct {
 func (r *ocannlDecBF16BackwardPart0) Part(j int) {
 	pNetEmb, tokens, scratch := r.pNetEmb, r.tokens, r.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x32.
-	bf16.Gemm(&scratch.net_h0_1[j][0][0], &tokens[j][0][0], &pNetEmb[0], bf16.Shape{
+	bf16.GemmOps(&scratch.net_h0_1[j][0][0], bf16.Operand{F: &tokens[j][0][0]}, bf16.Operand{
+		F: &pNetEmb[0],
+		P: &scratch.pNetEmbBF16,
+	}, bf16.Shape{
 		AK:        1,
 		AM:        32,
 		BK:        1,
@@ -27172,7 +27696,10 @@ type ocannlDecBF16BackwardPart4 struct {
 func (r5 *ocannlDecBF16BackwardPart4) Part(j5 int) {
 	pNetBlock1MaskedAttention1WQ, scratch := r5.pNetBlock1MaskedAttention1WQ, r5.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.Gemm(&scratch.net_block_1_masked_attention_1_q[j5][0][0][0], &scratch.net_block_1_masked_attention_1_x[j5][0][0], &pNetBlock1MaskedAttention1WQ[0], bf16.Shape{
+	bf16.GemmOps(&scratch.net_block_1_masked_attention_1_q[j5][0][0][0], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_x[j5][0][0]}, bf16.Operand{
+		F: &pNetBlock1MaskedAttention1WQ[0],
+		P: &scratch.pNetBlock1MaskedAttention1WQBF16,
+	}, bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -27200,7 +27727,10 @@ type ocannlDecBF16BackwardPart5 struct {
 func (r6 *ocannlDecBF16BackwardPart5) Part(j6 int) {
 	pNetBlock1MaskedAttention1WK, scratch := r6.pNetBlock1MaskedAttention1WK, r6.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.Gemm(&scratch.net_block_1_masked_attention_1_k[j6][0][0][0], &scratch.net_block_1_masked_attention_1_x[j6][0][0], &pNetBlock1MaskedAttention1WK[0], bf16.Shape{
+	bf16.GemmOps(&scratch.net_block_1_masked_attention_1_k[j6][0][0][0], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_x[j6][0][0]}, bf16.Operand{
+		F: &pNetBlock1MaskedAttention1WK[0],
+		P: &scratch.pNetBlock1MaskedAttention1WKBF16,
+	}, bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -27228,7 +27758,10 @@ type ocannlDecBF16BackwardPart6 struct {
 func (r7 *ocannlDecBF16BackwardPart6) Part(j7 int) {
 	pNetBlock1MaskedAttention1WV, scratch := r7.pNetBlock1MaskedAttention1WV, r7.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.Gemm(&scratch.net_block_1_masked_attention_1_v[j7][0][0][0], &scratch.net_block_1_masked_attention_1_x[j7][0][0], &pNetBlock1MaskedAttention1WV[0], bf16.Shape{
+	bf16.GemmOps(&scratch.net_block_1_masked_attention_1_v[j7][0][0][0], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_x[j7][0][0]}, bf16.Operand{
+		F: &pNetBlock1MaskedAttention1WV[0],
+		P: &scratch.pNetBlock1MaskedAttention1WVBF16,
+	}, bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -27437,7 +27970,10 @@ type ocannlDecBF16BackwardPart12 struct {
 func (r14 *ocannlDecBF16BackwardPart12) Part(j13 int) {
 	pNetBlock1MaskedAttention1WO, scratch := r14.pNetBlock1MaskedAttention1WO, r14.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.Gemm(&scratch.net_block_1_x1_1[j13][0][0], &scratch.net_block_1_masked_attention_1_ctx[j13][0][0][0], &pNetBlock1MaskedAttention1WO[0], bf16.Shape{
+	bf16.GemmOps(&scratch.net_block_1_x1_1[j13][0][0], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_ctx[j13][0][0][0]}, bf16.Operand{
+		F: &pNetBlock1MaskedAttention1WO[0],
+		P: &scratch.pNetBlock1MaskedAttention1WOBF16,
+	}, bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -27560,7 +28096,7 @@ type ocannlDecBF16BackwardPart16 struct {
 func (r18 *ocannlDecBF16BackwardPart16) Part(j17 int) {
 	pNetBlock1Dense1W, scratch := r18.pNetBlock1Dense1W, r18.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 128x16x64.
-	bf16.Gemm(&scratch.net_block_1_linear_1_x_1[0][0][16*j17], &scratch.net_block_1_dense_1_x[0][0][0], &pNetBlock1Dense1W[1024*j17], bf16.Shape{
+	bf16.GemmOps(&scratch.net_block_1_linear_1_x_1[0][0][16*j17], scratch.net_block_1_dense_1_xBF16.At(&scratch.net_block_1_dense_1_x[0][0][0]), bf16.Operand{F: &pNetBlock1Dense1W[1024*j17]}, bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -27588,7 +28124,10 @@ type ocannlDecBF16BackwardPart17 struct {
 func (r20 *ocannlDecBF16BackwardPart17) Part(j18 int) {
 	pNetBlock1Linear1W, scratch := r20.pNetBlock1Linear1W, r20.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.Gemm(&scratch.net_h1_1[j18][0][0], &scratch.net_block_1_linear_1_x[j18][0][0], &pNetBlock1Linear1W[0], bf16.Shape{
+	bf16.GemmOps(&scratch.net_h1_1[j18][0][0], bf16.Operand{F: &scratch.net_block_1_linear_1_x[j18][0][0]}, bf16.Operand{
+		F: &pNetBlock1Linear1W[0],
+		P: &scratch.pNetBlock1Linear1WBF16,
+	}, bf16.Shape{
 		AK:        1,
 		AM:        128,
 		BK:        1,
@@ -27712,7 +28251,10 @@ type ocannlDecBF16BackwardPart21 struct {
 func (r24 *ocannlDecBF16BackwardPart21) Part(j22 int) {
 	pNetBlock2MaskedAttention1WQ, scratch := r24.pNetBlock2MaskedAttention1WQ, r24.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.Gemm(&scratch.net_block_2_masked_attention_1_q[j22][0][0][0], &scratch.net_block_2_masked_attention_1_x[j22][0][0], &pNetBlock2MaskedAttention1WQ[0], bf16.Shape{
+	bf16.GemmOps(&scratch.net_block_2_masked_attention_1_q[j22][0][0][0], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_x[j22][0][0]}, bf16.Operand{
+		F: &pNetBlock2MaskedAttention1WQ[0],
+		P: &scratch.pNetBlock2MaskedAttention1WQBF16,
+	}, bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -27740,7 +28282,10 @@ type ocannlDecBF16BackwardPart22 struct {
 func (r25 *ocannlDecBF16BackwardPart22) Part(j23 int) {
 	pNetBlock2MaskedAttention1WK, scratch := r25.pNetBlock2MaskedAttention1WK, r25.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.Gemm(&scratch.net_block_2_masked_attention_1_k[j23][0][0][0], &scratch.net_block_2_masked_attention_1_x[j23][0][0], &pNetBlock2MaskedAttention1WK[0], bf16.Shape{
+	bf16.GemmOps(&scratch.net_block_2_masked_attention_1_k[j23][0][0][0], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_x[j23][0][0]}, bf16.Operand{
+		F: &pNetBlock2MaskedAttention1WK[0],
+		P: &scratch.pNetBlock2MaskedAttention1WKBF16,
+	}, bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -27768,7 +28313,10 @@ type ocannlDecBF16BackwardPart23 struct {
 func (r26 *ocannlDecBF16BackwardPart23) Part(j24 int) {
 	pNetBlock2MaskedAttention1WV, scratch := r26.pNetBlock2MaskedAttention1WV, r26.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.Gemm(&scratch.net_block_2_masked_attention_1_v[j24][0][0][0], &scratch.net_block_2_masked_attention_1_x[j24][0][0], &pNetBlock2MaskedAttention1WV[0], bf16.Shape{
+	bf16.GemmOps(&scratch.net_block_2_masked_attention_1_v[j24][0][0][0], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_x[j24][0][0]}, bf16.Operand{
+		F: &pNetBlock2MaskedAttention1WV[0],
+		P: &scratch.pNetBlock2MaskedAttention1WVBF16,
+	}, bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -27977,7 +28525,10 @@ type ocannlDecBF16BackwardPart29 struct {
 func (r33 *ocannlDecBF16BackwardPart29) Part(j30 int) {
 	pNetBlock2MaskedAttention1WO, scratch := r33.pNetBlock2MaskedAttention1WO, r33.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.Gemm(&scratch.net_block_2_x1_1[j30][0][0], &scratch.net_block_2_masked_attention_1_ctx[j30][0][0][0], &pNetBlock2MaskedAttention1WO[0], bf16.Shape{
+	bf16.GemmOps(&scratch.net_block_2_x1_1[j30][0][0], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_ctx[j30][0][0][0]}, bf16.Operand{
+		F: &pNetBlock2MaskedAttention1WO[0],
+		P: &scratch.pNetBlock2MaskedAttention1WOBF16,
+	}, bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -28100,7 +28651,7 @@ type ocannlDecBF16BackwardPart33 struct {
 func (r37 *ocannlDecBF16BackwardPart33) Part(j34 int) {
 	pNetBlock2Dense1W, scratch := r37.pNetBlock2Dense1W, r37.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 128x16x64.
-	bf16.Gemm(&scratch.net_block_2_linear_1_x_1[0][0][16*j34], &scratch.net_block_2_dense_1_x[0][0][0], &pNetBlock2Dense1W[1024*j34], bf16.Shape{
+	bf16.GemmOps(&scratch.net_block_2_linear_1_x_1[0][0][16*j34], scratch.net_block_2_dense_1_xBF16.At(&scratch.net_block_2_dense_1_x[0][0][0]), bf16.Operand{F: &pNetBlock2Dense1W[1024*j34]}, bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -28128,7 +28679,10 @@ type ocannlDecBF16BackwardPart34 struct {
 func (r39 *ocannlDecBF16BackwardPart34) Part(j35 int) {
 	pNetBlock2Linear1W, scratch := r39.pNetBlock2Linear1W, r39.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.Gemm(&scratch.net_h2_1[j35][0][0], &scratch.net_block_2_linear_1_x[j35][0][0], &pNetBlock2Linear1W[0], bf16.Shape{
+	bf16.GemmOps(&scratch.net_h2_1[j35][0][0], bf16.Operand{F: &scratch.net_block_2_linear_1_x[j35][0][0]}, bf16.Operand{
+		F: &pNetBlock2Linear1W[0],
+		P: &scratch.pNetBlock2Linear1WBF16,
+	}, bf16.Shape{
 		AK:        1,
 		AM:        128,
 		BK:        1,
@@ -28252,7 +28806,10 @@ type ocannlDecBF16BackwardPart38 struct {
 func (r43 *ocannlDecBF16BackwardPart38) Part(j39 int) {
 	pNetLinear1W, scratch := r43.pNetLinear1W, r43.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x32x64.
-	bf16.Gemm(&scratch.train_cross_entropy_1_logits_1[j39][0][0], &scratch.net_linear_1_x[j39][0][0], &pNetLinear1W[0], bf16.Shape{
+	bf16.GemmOps(&scratch.train_cross_entropy_1_logits_1[j39][0][0], bf16.Operand{F: &scratch.net_linear_1_x[j39][0][0]}, bf16.Operand{
+		F: &pNetLinear1W[0],
+		P: &scratch.pNetLinear1WBF16,
+	}, bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -28517,7 +29074,10 @@ type ocannlDecBF16BackwardPart47 struct {
 func (r56 *ocannlDecBF16BackwardPart47) Part(j52 int) {
 	pNetLinear1W, scratch := r56.pNetLinear1W, r56.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x32.
-	bf16.Gemm(&scratch.net_linear_1_x_grad[j52][0][0], &scratch.train_cross_entropy_1_logits_1_grad[j52][0][0], &pNetLinear1W[0], bf16.Shape{
+	bf16.GemmOps(&scratch.net_linear_1_x_grad[j52][0][0], bf16.Operand{F: &scratch.train_cross_entropy_1_logits_1_grad[j52][0][0]}, bf16.Operand{
+		F: &pNetLinear1W[0],
+		P: &scratch.pNetLinear1WBF162,
+	}, bf16.Shape{
 		AK:        1,
 		AM:        32,
 		BK:        64,
@@ -28994,7 +29554,10 @@ type ocannlDecBF16BackwardPart62 struct {
 func (r71 *ocannlDecBF16BackwardPart62) Part(j70 int) {
 	pNetBlock2Linear1W, scratch := r71.pNetBlock2Linear1W, r71.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x128x64.
-	bf16.Gemm(&scratch.net_block_2_linear_1_x_grad[j70][0][0], &scratch.net_h2_1_grad[j70][0][0], &pNetBlock2Linear1W[0], bf16.Shape{
+	bf16.GemmOps(&scratch.net_block_2_linear_1_x_grad[j70][0][0], bf16.Operand{F: &scratch.net_h2_1_grad[j70][0][0]}, bf16.Operand{
+		F: &pNetBlock2Linear1W[0],
+		P: &scratch.pNetBlock2Linear1WBF162,
+	}, bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        128,
@@ -29157,7 +29720,10 @@ type ocannlDecBF16BackwardPart67 struct {
 func (r78 *ocannlDecBF16BackwardPart67) Part(j76 int) {
 	pNetBlock2Dense1W, scratch := r78.pNetBlock2Dense1W, r78.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.Gemm(&scratch.net_block_2_dense_1_x_grad[j76][0][0], &scratch.net_block_2_linear_1_x_1_grad[j76][0][0], &pNetBlock2Dense1W[0], bf16.Shape{
+	bf16.GemmOps(&scratch.net_block_2_dense_1_x_grad[j76][0][0], bf16.Operand{F: &scratch.net_block_2_linear_1_x_1_grad[j76][0][0]}, bf16.Operand{
+		F: &pNetBlock2Dense1W[0],
+		P: &scratch.pNetBlock2Dense1WBF16,
+	}, bf16.Shape{
 		AK:        1,
 		AM:        128,
 		BK:        64,
@@ -29595,7 +30161,10 @@ type ocannlDecBF16BackwardPart81 struct {
 func (r92 *ocannlDecBF16BackwardPart81) Part(j92 int) {
 	pNetBlock2MaskedAttention1WO, scratch := r92.pNetBlock2MaskedAttention1WO, r92.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.Gemm(&scratch.net_block_2_masked_attention_1_ctx_grad[j92][0][0][0], &scratch.net_block_2_x1_1_grad[j92][0][0], &pNetBlock2MaskedAttention1WO[0], bf16.Shape{
+	bf16.GemmOps(&scratch.net_block_2_masked_attention_1_ctx_grad[j92][0][0][0], bf16.Operand{F: &scratch.net_block_2_x1_1_grad[j92][0][0]}, bf16.Operand{
+		F: &pNetBlock2MaskedAttention1WO[0],
+		P: &scratch.pNetBlock2MaskedAttention1WOBF162,
+	}, bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        64,
@@ -29926,7 +30495,10 @@ type ocannlDecBF16BackwardPart91 struct {
 func (r107 *ocannlDecBF16BackwardPart91) Part(j105 int) {
 	pNetBlock2MaskedAttention1WV, scratch := r107.pNetBlock2MaskedAttention1WV, r107.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.Gemm(&scratch.net_block_2_masked_attention_1_x_grad[j105][0][0], &scratch.net_block_2_masked_attention_1_v_grad[j105][0][0][0], &pNetBlock2MaskedAttention1WV[0], bf16.Shape{
+	bf16.GemmOps(&scratch.net_block_2_masked_attention_1_x_grad[j105][0][0], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_v_grad[j105][0][0][0]}, bf16.Operand{
+		F: &pNetBlock2MaskedAttention1WV[0],
+		P: &scratch.pNetBlock2MaskedAttention1WVBF162,
+	}, bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        64,
@@ -29981,7 +30553,10 @@ type ocannlDecBF16BackwardPart93 struct {
 func (r109 *ocannlDecBF16BackwardPart93) Part(j107 int) {
 	pNetBlock2MaskedAttention1WK, scratch := r109.pNetBlock2MaskedAttention1WK, r109.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.Gemm(&scratch.net_block_2_masked_attention_1_x_grad[j107][0][0], &scratch.net_block_2_masked_attention_1_k_grad[j107][0][0][0], &pNetBlock2MaskedAttention1WK[0], bf16.Shape{
+	bf16.GemmOps(&scratch.net_block_2_masked_attention_1_x_grad[j107][0][0], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_k_grad[j107][0][0][0]}, bf16.Operand{
+		F: &pNetBlock2MaskedAttention1WK[0],
+		P: &scratch.pNetBlock2MaskedAttention1WKBF162,
+	}, bf16.Shape{
 		AK: 1,
 		AM: 64,
 		BK: 64,
@@ -30035,7 +30610,10 @@ type ocannlDecBF16BackwardPart95 struct {
 func (r111 *ocannlDecBF16BackwardPart95) Part(j109 int) {
 	pNetBlock2MaskedAttention1WQ, scratch := r111.pNetBlock2MaskedAttention1WQ, r111.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.Gemm(&scratch.net_block_2_masked_attention_1_x_grad[j109][0][0], &scratch.net_block_2_masked_attention_1_q_grad[j109][0][0][0], &pNetBlock2MaskedAttention1WQ[0], bf16.Shape{
+	bf16.GemmOps(&scratch.net_block_2_masked_attention_1_x_grad[j109][0][0], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_q_grad[j109][0][0][0]}, bf16.Operand{
+		F: &pNetBlock2MaskedAttention1WQ[0],
+		P: &scratch.pNetBlock2MaskedAttention1WQBF162,
+	}, bf16.Shape{
 		AK: 1,
 		AM: 64,
 		BK: 64,
@@ -30511,7 +31089,10 @@ type ocannlDecBF16BackwardPart110 struct {
 func (r126 *ocannlDecBF16BackwardPart110) Part(j127 int) {
 	pNetBlock1Linear1W, scratch := r126.pNetBlock1Linear1W, r126.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x128x64.
-	bf16.Gemm(&scratch.net_block_1_linear_1_x_grad[j127][0][0], &scratch.net_h1_1_grad[j127][0][0], &pNetBlock1Linear1W[0], bf16.Shape{
+	bf16.GemmOps(&scratch.net_block_1_linear_1_x_grad[j127][0][0], bf16.Operand{F: &scratch.net_h1_1_grad[j127][0][0]}, bf16.Operand{
+		F: &pNetBlock1Linear1W[0],
+		P: &scratch.pNetBlock1Linear1WBF162,
+	}, bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        128,
@@ -30674,7 +31255,10 @@ type ocannlDecBF16BackwardPart115 struct {
 func (r133 *ocannlDecBF16BackwardPart115) Part(j133 int) {
 	pNetBlock1Dense1W, scratch := r133.pNetBlock1Dense1W, r133.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.Gemm(&scratch.net_block_1_dense_1_x_grad[j133][0][0], &scratch.net_block_1_linear_1_x_1_grad[j133][0][0], &pNetBlock1Dense1W[0], bf16.Shape{
+	bf16.GemmOps(&scratch.net_block_1_dense_1_x_grad[j133][0][0], bf16.Operand{F: &scratch.net_block_1_linear_1_x_1_grad[j133][0][0]}, bf16.Operand{
+		F: &pNetBlock1Dense1W[0],
+		P: &scratch.pNetBlock1Dense1WBF16,
+	}, bf16.Shape{
 		AK:        1,
 		AM:        128,
 		BK:        64,
@@ -31112,7 +31696,10 @@ type ocannlDecBF16BackwardPart129 struct {
 func (r147 *ocannlDecBF16BackwardPart129) Part(j149 int) {
 	pNetBlock1MaskedAttention1WO, scratch := r147.pNetBlock1MaskedAttention1WO, r147.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.Gemm(&scratch.net_block_1_masked_attention_1_ctx_grad[j149][0][0][0], &scratch.net_block_1_x1_1_grad[j149][0][0], &pNetBlock1MaskedAttention1WO[0], bf16.Shape{
+	bf16.GemmOps(&scratch.net_block_1_masked_attention_1_ctx_grad[j149][0][0][0], bf16.Operand{F: &scratch.net_block_1_x1_1_grad[j149][0][0]}, bf16.Operand{
+		F: &pNetBlock1MaskedAttention1WO[0],
+		P: &scratch.pNetBlock1MaskedAttention1WOBF162,
+	}, bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        64,
@@ -31443,7 +32030,10 @@ type ocannlDecBF16BackwardPart139 struct {
 func (r162 *ocannlDecBF16BackwardPart139) Part(j162 int) {
 	pNetBlock1MaskedAttention1WV, scratch := r162.pNetBlock1MaskedAttention1WV, r162.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.Gemm(&scratch.net_block_1_masked_attention_1_x_grad[j162][0][0], &scratch.net_block_1_masked_attention_1_v_grad[j162][0][0][0], &pNetBlock1MaskedAttention1WV[0], bf16.Shape{
+	bf16.GemmOps(&scratch.net_block_1_masked_attention_1_x_grad[j162][0][0], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_v_grad[j162][0][0][0]}, bf16.Operand{
+		F: &pNetBlock1MaskedAttention1WV[0],
+		P: &scratch.pNetBlock1MaskedAttention1WVBF162,
+	}, bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        64,
@@ -31498,7 +32088,10 @@ type ocannlDecBF16BackwardPart141 struct {
 func (r164 *ocannlDecBF16BackwardPart141) Part(j164 int) {
 	pNetBlock1MaskedAttention1WK, scratch := r164.pNetBlock1MaskedAttention1WK, r164.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.Gemm(&scratch.net_block_1_masked_attention_1_x_grad[j164][0][0], &scratch.net_block_1_masked_attention_1_k_grad[j164][0][0][0], &pNetBlock1MaskedAttention1WK[0], bf16.Shape{
+	bf16.GemmOps(&scratch.net_block_1_masked_attention_1_x_grad[j164][0][0], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_k_grad[j164][0][0][0]}, bf16.Operand{
+		F: &pNetBlock1MaskedAttention1WK[0],
+		P: &scratch.pNetBlock1MaskedAttention1WKBF162,
+	}, bf16.Shape{
 		AK: 1,
 		AM: 64,
 		BK: 64,
@@ -31552,7 +32145,10 @@ type ocannlDecBF16BackwardPart143 struct {
 func (r166 *ocannlDecBF16BackwardPart143) Part(j166 int) {
 	pNetBlock1MaskedAttention1WQ, scratch := r166.pNetBlock1MaskedAttention1WQ, r166.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x64.
-	bf16.Gemm(&scratch.net_block_1_masked_attention_1_x_grad[j166][0][0], &scratch.net_block_1_masked_attention_1_q_grad[j166][0][0][0], &pNetBlock1MaskedAttention1WQ[0], bf16.Shape{
+	bf16.GemmOps(&scratch.net_block_1_masked_attention_1_x_grad[j166][0][0], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_q_grad[j166][0][0][0]}, bf16.Operand{
+		F: &pNetBlock1MaskedAttention1WQ[0],
+		P: &scratch.pNetBlock1MaskedAttention1WQBF162,
+	}, bf16.Shape{
 		AK: 1,
 		AM: 64,
 		BK: 64,
@@ -34554,6 +35150,22 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 			}
 		}
 	}
+	bf16.Pack(&scratch.pNetConv2d2KernelBF16, &pNetConv2d2Kernel[0], bf16.Shape{
+		AK:        1,
+		AK2:       45,
+		AM:        675,
+		BK:        1,
+		BK2:       9,
+		BN:        27,
+		CM:        2304,
+		CN:        1,
+		K:         9,
+		K2:        3,
+		M:         16,
+		N:         16,
+		Overwrite: true,
+	})
+	scratch.imagesPadBF16.Convert(&scratch.imagesPad[0][0][0][0], 10800)
 	// 6 parts of i1 on the pool.
 	rec := ocannlConvBF16TrainLossPart0Records.Get()
 	rec.pNetConv2d2Kernel = pNetConv2d2Kernel
@@ -34595,6 +35207,21 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	}
 
 	// net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel
+	bf16.Pack(&scratch.pNetConv2d1KernelBF16, &pNetConv2d1Kernel[0], bf16.Shape{
+		AK:        1,
+		AK2:       240,
+		AM:        3600,
+		BK:        1,
+		BK2:       48,
+		BN:        144,
+		CM:        1152,
+		CN:        1,
+		K:         48,
+		K2:        3,
+		M:         16,
+		N:         32,
+		Overwrite: true,
+	})
 	// 6 parts of i1 on the pool.
 	rec2 := ocannlConvBF16TrainLossPart1Records.Get()
 	rec2.pNetConv2d1Kernel = pNetConv2d1Kernel
@@ -34628,6 +35255,18 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/h
+	bf16.Pack(&scratch.pNetLinear1WBF16, &pNetLinear1W[0], bf16.Shape{
+		AK:        1,
+		AM:        1152,
+		BK:        1,
+		BN:        1152,
+		CM:        10,
+		CN:        1,
+		K:         1152,
+		M:         2,
+		N:         10,
+		Overwrite: true,
+	})
 	// 8 parts of i0 on the pool.
 	rec3 := ocannlConvBF16TrainLossPart2Records.Get()
 	rec3.pNetLinear1W = pNetLinear1W
@@ -34763,6 +35402,10 @@ type ocannlConvBF16TrainLossScratch struct {
 	train_cross_entropy_1_logp_2   [16][1]float32
 	train_cross_entropy_1_logp_3   [16][1]float32
 	train_1                        [16][10]float32
+	pNetConv2d2KernelBF16          bf16.Packed
+	imagesPadBF16                  bf16.Converted
+	pNetConv2d1KernelBF16          bf16.Packed
+	pNetLinear1WBF16               bf16.Packed
 }
 
 // ocannlConvBF16TrainLossPart0 is the task record of a loop nest of ocannlConvBF16TrainLoss that runs in 6 parts, one
@@ -34778,7 +35421,10 @@ func (r *ocannlConvBF16TrainLossPart0) Part(j17 int) {
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x16x27.
 	for i1 := range 2 {
 		for i2 := range 12 {
-			bf16.Gemm(&scratch.net_conv2d_2_y[0][i1+2*j17][i2][0], &scratch.imagesPad[0][i1+2*j17][i2][0], &pNetConv2d2Kernel[0], bf16.Shape{
+			bf16.GemmOps(&scratch.net_conv2d_2_y[0][i1+2*j17][i2][0], scratch.imagesPadBF16.At(&scratch.imagesPad[0][i1+2*j17][i2][0]), bf16.Operand{
+				F: &pNetConv2d2Kernel[0],
+				P: &scratch.pNetConv2d2KernelBF16,
+			}, bf16.Shape{
 				AK:        1,
 				AK2:       45,
 				AM:        675,
@@ -34813,7 +35459,10 @@ func (r3 *ocannlConvBF16TrainLossPart1) Part(j19 int) {
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x32x144.
 	for i1 := range 1 {
 		for i2 := range 6 {
-			bf16.Gemm(&scratch.net_conv2d_1_y[0][i1+j19][i2][0], &scratch.net_conv2d_1_x[0][2*i1+2*j19][2*i2][0], &pNetConv2d1Kernel[0], bf16.Shape{
+			bf16.GemmOps(&scratch.net_conv2d_1_y[0][i1+j19][i2][0], bf16.Operand{F: &scratch.net_conv2d_1_x[0][2*i1+2*j19][2*i2][0]}, bf16.Operand{
+				F: &pNetConv2d1Kernel[0],
+				P: &scratch.pNetConv2d1KernelBF16,
+			}, bf16.Shape{
 				AK:        1,
 				AK2:       240,
 				AM:        3600,
@@ -34846,7 +35495,10 @@ type ocannlConvBF16TrainLossPart2 struct {
 func (r5 *ocannlConvBF16TrainLossPart2) Part(j20 int) {
 	pNetLinear1W, scratch := r5.pNetLinear1W, r5.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 2x10x1152.
-	bf16.Gemm(&scratch.train_cross_entropy_1_logits_1[2*j20][0], &scratch.net_h[2*j20][0][0][0], &pNetLinear1W[0], bf16.Shape{
+	bf16.GemmOps(&scratch.train_cross_entropy_1_logits_1[2*j20][0], bf16.Operand{F: &scratch.net_h[2*j20][0][0][0]}, bf16.Operand{
+		F: &pNetLinear1W[0],
+		P: &scratch.pNetLinear1WBF16,
+	}, bf16.Shape{
 		AK:        1,
 		AM:        1152,
 		BK:        1,
@@ -35325,6 +35977,22 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 			}
 		}
 	}
+	bf16.Pack(&scratch.pNetConv2d2KernelBF16, &pNetConv2d2Kernel[0], bf16.Shape{
+		AK:        1,
+		AK2:       45,
+		AM:        675,
+		BK:        1,
+		BK2:       9,
+		BN:        27,
+		CM:        2304,
+		CN:        1,
+		K:         9,
+		K2:        3,
+		M:         16,
+		N:         16,
+		Overwrite: true,
+	})
+	scratch.imagesPadBF16.Convert(&scratch.imagesPad[0][0][0][0], 10800)
 	// 6 parts of i1 on the pool.
 	rec := ocannlConvBF16BackwardPart0Records.Get()
 	rec.pNetConv2d2Kernel = pNetConv2d2Kernel
@@ -35353,6 +36021,21 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	ocannlConvBF16BackwardPart2Records.Put(rec3)
 
 	// net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel
+	bf16.Pack(&scratch.pNetConv2d1KernelBF16, &pNetConv2d1Kernel[0], bf16.Shape{
+		AK:        1,
+		AK2:       240,
+		AM:        3600,
+		BK:        1,
+		BK2:       48,
+		BN:        144,
+		CM:        1152,
+		CN:        1,
+		K:         48,
+		K2:        3,
+		M:         16,
+		N:         32,
+		Overwrite: true,
+	})
 	// 6 parts of i1 on the pool.
 	rec4 := ocannlConvBF16BackwardPart3Records.Get()
 	rec4.pNetConv2d1Kernel = pNetConv2d1Kernel
@@ -35406,6 +36089,18 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	}
 
 	// _train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/h
+	bf16.Pack(&scratch.pNetLinear1WBF16, &pNetLinear1W[0], bf16.Shape{
+		AK:        1,
+		AM:        1152,
+		BK:        1,
+		BN:        1152,
+		CM:        10,
+		CN:        1,
+		K:         1152,
+		M:         2,
+		N:         10,
+		Overwrite: true,
+	})
 	// 8 parts of i0 on the pool.
 	rec5 := ocannlConvBF16BackwardPart4Records.Get()
 	rec5.pNetLinear1W = pNetLinear1W
@@ -35729,21 +36424,20 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	rec7 := ocannlConvBF16BackwardPart6Records.Get()
 	rec7.gNetLinear1W = gNetLinear1W
 	rec7.scratch = scratch
+	region.Run(rec7, 6)
+	*rec7 = ocannlConvBF16BackwardPart6{}
+	ocannlConvBF16BackwardPart6Records.Put(rec7)
 
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/h): g2 =+ v1 * g; g2 is net/h.grad
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_h_grad = [16][6][6][32]float32{}
 	}
+	scratch.train_cross_entropy_1_logits_1_gradBF16.Convert(&scratch.train_cross_entropy_1_logits_1_grad[0][0], 160)
 	// 6 parts of i2 on the pool.
 	rec8 := ocannlConvBF16BackwardPart7Records.Get()
 	rec8.pNetLinear1W = pNetLinear1W
 	rec8.scratch = scratch
-
-	// The 2 nests above as one job: part j runs part j of each, in order (their
-	// parts touch the same rows of the arrays they share; see rt.Region.RunSeq).
-	region.RunSeq(6, rec7, rec8)
-	*rec7 = ocannlConvBF16BackwardPart6{}
-	ocannlConvBF16BackwardPart6Records.Put(rec7)
+	region.Run(rec8, 6)
 	*rec8 = ocannlConvBF16BackwardPart7{}
 	ocannlConvBF16BackwardPart7Records.Put(rec8)
 
@@ -35804,6 +36498,20 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	rec9.scratch = scratch
 
 	// backprop of op 3 (net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel): g1 =+ g * v2; g1 is net.conv2d#1/x.grad
+	for i4 := range 3 {
+		bf16.Pack(&scratch.pNetConv2d1KernelBF162[i4], &pNetConv2d1Kernel[48*i4], bf16.Shape{
+			AK: 1,
+			AM: 192,
+			BK: 144,
+			BN: 1,
+			CM: 480,
+			CN: 1,
+			K:  32,
+			M:  6,
+			N:  48,
+		})
+	}
+	scratch.net_conv2d_1_y_gradBF16.Convert(&scratch.net_conv2d_1_y_grad[0][0][0][0], 18432)
 	// 8 parts of i0 on the pool.
 	rec10 := ocannlConvBF16BackwardPart9Records.Get()
 	rec10.pNetConv2d1Kernel = pNetConv2d1Kernel
@@ -35919,39 +36627,46 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 // ocannlConvBF16BackwardScratch holds the local arrays of ocannlConvBF16Backward too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlConvBF16BackwardScratch struct {
-	imagesPad                           [16][15][15][3]float32
-	net_conv2d_2_y                      [16][12][12][16]float32
-	net_conv2d_1_x_1                    [16][12][12][16]float32
-	net_conv2d_1_x                      [16][15][15][16]float32
-	net_conv2d_1_y                      [16][6][6][32]float32
-	net_h_1                             [16][6][6][32]float32
-	net_h                               [16][6][6][32]float32
-	train_cross_entropy_1_logits_1      [16][10]float32
-	train_cross_entropy_1_logits        [16][10]float32
-	train_cross_entropy_1_m             [16][1]float32
-	train_cross_entropy_1_z             [16][10]float32
-	train_cross_entropy_1_logp_1        [16][10]float32
-	train_cross_entropy_1_logp_2        [16][1]float32
-	train_cross_entropy_1_logp_3        [16][1]float32
-	train_1                             [16][10]float32
-	net_conv2d_2_y_grad                 [16][12][12][16]float32
-	net_conv2d_1_x_1_grad               [16][12][12][16]float32
-	net_conv2d_1_x_grad                 [16][15][15][16]float32
-	net_conv2d_1_y_grad                 [16][6][6][32]float32
-	net_h_1_grad                        [16][6][6][32]float32
-	net_h_grad                          [16][6][6][32]float32
-	train_cross_entropy_1_logits_1_grad [16][10]float32
-	train_cross_entropy_1_logits_grad   [16][10]float32
-	train_cross_entropy_1_m_grad        [16][1]float32
-	train_cross_entropy_1_z_grad        [16][10]float32
-	train_cross_entropy_1_logp_1_grad   [16][10]float32
-	train_cross_entropy_1_logp_2_grad   [16][1]float32
-	train_cross_entropy_1_logp_3_grad   [16][1]float32
-	train_cross_entropy_1_logp_grad     [16][10]float32
-	train_1_grad                        [16][10]float32
-	train_2_grad                        [1]float32
-	ordinals_1                          [10]float32
-	train_cross_entropy_1_m_argmax_8    [16][1]float32
+	imagesPad                               [16][15][15][3]float32
+	net_conv2d_2_y                          [16][12][12][16]float32
+	net_conv2d_1_x_1                        [16][12][12][16]float32
+	net_conv2d_1_x                          [16][15][15][16]float32
+	net_conv2d_1_y                          [16][6][6][32]float32
+	net_h_1                                 [16][6][6][32]float32
+	net_h                                   [16][6][6][32]float32
+	train_cross_entropy_1_logits_1          [16][10]float32
+	train_cross_entropy_1_logits            [16][10]float32
+	train_cross_entropy_1_m                 [16][1]float32
+	train_cross_entropy_1_z                 [16][10]float32
+	train_cross_entropy_1_logp_1            [16][10]float32
+	train_cross_entropy_1_logp_2            [16][1]float32
+	train_cross_entropy_1_logp_3            [16][1]float32
+	train_1                                 [16][10]float32
+	net_conv2d_2_y_grad                     [16][12][12][16]float32
+	net_conv2d_1_x_1_grad                   [16][12][12][16]float32
+	net_conv2d_1_x_grad                     [16][15][15][16]float32
+	net_conv2d_1_y_grad                     [16][6][6][32]float32
+	net_h_1_grad                            [16][6][6][32]float32
+	net_h_grad                              [16][6][6][32]float32
+	train_cross_entropy_1_logits_1_grad     [16][10]float32
+	train_cross_entropy_1_logits_grad       [16][10]float32
+	train_cross_entropy_1_m_grad            [16][1]float32
+	train_cross_entropy_1_z_grad            [16][10]float32
+	train_cross_entropy_1_logp_1_grad       [16][10]float32
+	train_cross_entropy_1_logp_2_grad       [16][1]float32
+	train_cross_entropy_1_logp_3_grad       [16][1]float32
+	train_cross_entropy_1_logp_grad         [16][10]float32
+	train_1_grad                            [16][10]float32
+	train_2_grad                            [1]float32
+	ordinals_1                              [10]float32
+	train_cross_entropy_1_m_argmax_8        [16][1]float32
+	pNetConv2d2KernelBF16                   bf16.Packed
+	imagesPadBF16                           bf16.Converted
+	pNetConv2d1KernelBF16                   bf16.Packed
+	pNetLinear1WBF16                        bf16.Packed
+	train_cross_entropy_1_logits_1_gradBF16 bf16.Converted
+	pNetConv2d1KernelBF162                  [3]bf16.Packed
+	net_conv2d_1_y_gradBF16                 bf16.Converted
 }
 
 // ocannlConvBF16BackwardPart0 is the task record of a loop nest of ocannlConvBF16Backward that runs in 6 parts, one
@@ -35967,7 +36682,10 @@ func (r *ocannlConvBF16BackwardPart0) Part(j17 int) {
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x16x27.
 	for i1 := range 2 {
 		for i2 := range 12 {
-			bf16.Gemm(&scratch.net_conv2d_2_y[0][i1+2*j17][i2][0], &scratch.imagesPad[0][i1+2*j17][i2][0], &pNetConv2d2Kernel[0], bf16.Shape{
+			bf16.GemmOps(&scratch.net_conv2d_2_y[0][i1+2*j17][i2][0], scratch.imagesPadBF16.At(&scratch.imagesPad[0][i1+2*j17][i2][0]), bf16.Operand{
+				F: &pNetConv2d2Kernel[0],
+				P: &scratch.pNetConv2d2KernelBF16,
+			}, bf16.Shape{
 				AK:        1,
 				AK2:       45,
 				AM:        675,
@@ -36075,7 +36793,10 @@ func (r5 *ocannlConvBF16BackwardPart3) Part(j20 int) {
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x32x144.
 	for i1 := range 1 {
 		for i2 := range 6 {
-			bf16.Gemm(&scratch.net_conv2d_1_y[0][i1+j20][i2][0], &scratch.net_conv2d_1_x[0][2*i1+2*j20][2*i2][0], &pNetConv2d1Kernel[0], bf16.Shape{
+			bf16.GemmOps(&scratch.net_conv2d_1_y[0][i1+j20][i2][0], bf16.Operand{F: &scratch.net_conv2d_1_x[0][2*i1+2*j20][2*i2][0]}, bf16.Operand{
+				F: &pNetConv2d1Kernel[0],
+				P: &scratch.pNetConv2d1KernelBF16,
+			}, bf16.Shape{
 				AK:        1,
 				AK2:       240,
 				AM:        3600,
@@ -36108,7 +36829,10 @@ type ocannlConvBF16BackwardPart4 struct {
 func (r7 *ocannlConvBF16BackwardPart4) Part(j21 int) {
 	pNetLinear1W, scratch := r7.pNetLinear1W, r7.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 2x10x1152.
-	bf16.Gemm(&scratch.train_cross_entropy_1_logits_1[2*j21][0], &scratch.net_h[2*j21][0][0][0], &pNetLinear1W[0], bf16.Shape{
+	bf16.GemmOps(&scratch.train_cross_entropy_1_logits_1[2*j21][0], bf16.Operand{F: &scratch.net_h[2*j21][0][0][0]}, bf16.Operand{
+		F: &pNetLinear1W[0],
+		P: &scratch.pNetLinear1WBF16,
+	}, bf16.Shape{
 		AK:        1,
 		AM:        1152,
 		BK:        1,
@@ -36185,7 +36909,7 @@ type ocannlConvBF16BackwardPart7 struct {
 func (r14 *ocannlConvBF16BackwardPart7) Part(j26 int) {
 	pNetLinear1W, scratch := r14.pNetLinear1W, r14.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x192x10.
-	bf16.Gemm(&scratch.net_h_grad[0][j26][0][0], &scratch.train_cross_entropy_1_logits_1_grad[0][0], &pNetLinear1W[192*j26], bf16.Shape{
+	bf16.GemmOps(&scratch.net_h_grad[0][j26][0][0], scratch.train_cross_entropy_1_logits_1_gradBF16.At(&scratch.train_cross_entropy_1_logits_1_grad[0][0]), bf16.Operand{F: &pNetLinear1W[192*j26]}, bf16.Shape{
 		AK:        1,
 		AM:        10,
 		BK:        1152,
@@ -36263,7 +36987,10 @@ func (r18 *ocannlConvBF16BackwardPart9) Part(j29 int) {
 	for i0 := range 2 {
 		for i2 := range 6 {
 			for i4 := range 3 {
-				bf16.Gemm(&scratch.net_conv2d_1_x_grad[i0+2*j29][i4][2*i2][0], &scratch.net_conv2d_1_y_grad[i0+2*j29][0][i2][0], &pNetConv2d1Kernel[48*i4], bf16.Shape{
+				bf16.GemmOps(&scratch.net_conv2d_1_x_grad[i0+2*j29][i4][2*i2][0], scratch.net_conv2d_1_y_gradBF16.At(&scratch.net_conv2d_1_y_grad[i0+2*j29][0][i2][0]), bf16.Operand{
+					F: &pNetConv2d1Kernel[48*i4],
+					P: &scratch.pNetConv2d1KernelBF162[i4],
+				}, bf16.Shape{
 					AK: 1,
 					AM: 192,
 					BK: 144,
@@ -36292,24 +37019,24 @@ type ocannlConvBF16BackwardPart10 struct {
 // Part runs part j30 of the nest (0 <= j30 < 3).
 func (r19 *ocannlConvBF16BackwardPart10) Part(j30 int) {
 	gNetConv2d1Kernel, scratch := r19.gNetConv2d1Kernel, r19.scratch
-	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 32x48x16.
-	for i1 := range 6 {
-		for i2 := range 6 {
-			for i4 := range 1 {
-				bf16.Gemm(&gNetConv2d1Kernel[48*i4+48*j30], &scratch.net_conv2d_1_y_grad[0][i1][i2][0], &scratch.net_conv2d_1_x[0][2*i1+i4+j30][2*i2][0], bf16.Shape{
-					AK: 1152,
-					AM: 1,
-					BK: 3600,
-					BN: 1,
-					CM: 144,
-					CN: 1,
-					K:  16,
-					M:  32,
-					N:  48,
-				})
-			}
-		}
-	}
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 32x48x576.
+	bf16.Gemm(&gNetConv2d1Kernel[48*j30], &scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.net_conv2d_1_x[0][j30][0][0], bf16.Shape{
+		AK:  1152,
+		AK2: 32,
+		AK3: 192,
+		AM:  1,
+		BK:  3600,
+		BK2: 32,
+		BK3: 480,
+		BN:  1,
+		CM:  144,
+		CN:  1,
+		K:   16,
+		K2:  6,
+		K3:  6,
+		M:   32,
+		N:   48,
+	})
 }
 
 // ocannlConvBF16BackwardPart10Records holds the free ocannlConvBF16BackwardPart10 records.

@@ -205,10 +205,18 @@ func putScratch(sc *scratch) {
 	}
 }
 
-func run(t Tier, cp, ap, bp *float32, s Shape) {
+func run(t Tier, cp, ap, bp *float32, s Shape) { runOps(t, cp, Operand{F: ap}, Operand{F: bp}, s) }
+
+// runOps is run on operands in any form: float32 (F), converted to bf16
+// (H), or B packed (P, packed for s and t by Pack).
+func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 	if s.swapped() {
-		ap, bp = bp, ap
+		ao, bo = bo, ao
+		if ao.P != nil {
+			ao = Operand{F: ao.P.b}
+		}
 	}
+	pb := bo.P
 	s = s.norm()
 	if s.M <= 0 || s.N <= 0 {
 		return
@@ -226,7 +234,20 @@ func run(t Tier, cp, ap, bp *float32, s Shape) {
 		}
 		return
 	}
-	as, bs := unsafe.Slice(ap, an), unsafe.Slice(bp, bn)
+	var as, bs []float32
+	var ah, bh []uint16
+	if ao.H != nil {
+		ah = unsafe.Slice(ao.H, an)
+	} else {
+		as = unsafe.Slice(ao.F, an)
+	}
+	switch {
+	case pb != nil:
+	case bo.H != nil:
+		bh = unsafe.Slice(bo.H, bn)
+	default:
+		bs = unsafe.Slice(bo.F, bn)
+	}
 	mr, nr := mrYMM, nrYMM
 	if t >= AVX512 {
 		mr, nr = mrZMM, nrZMM
@@ -245,43 +266,50 @@ func run(t Tier, cp, ap, bp *float32, s Shape) {
 	}
 	cols := s.N * s.N2
 	fast := s.CN == 1 && s.N2 == 1
+	cur := 0 // pb's words used so far
 	for n0 := 0; n0 < cols; n0 += nc {
 		ncb := min(nc, cols-n0)
 		for k0 := 0; k0 < kt; k0 += kc {
 			kb := min(kc, kt-k0)
-			kOffsets(&s, k0, kb, offA[:], offB[:])
 			var rsA, rsB [][2]int32
-			if bfPairs && hasAsmPack {
-				rsA, rsB = runs(offA[:kb], sc.runsA[:]), runs(offB[:kb], sc.runsB[:])
+			oa := offA[:kb]
+			if pb != nil {
+				// A's offsets and runs, as Pack computed them.
+				bi := k0 / kc
+				oa = pb.offA[k0 : k0+kb]
+				rsA = pb.runsA[pb.runsAt[bi]:pb.runsAt[bi+1]]
+			} else {
+				kOffsets(&s, k0, kb, offA[:], offB[:])
+				if bfPairs && (hasAsmPack || ah != nil) {
+					rsA = runs(offA[:kb], sc.runsA[:])
+				}
 			}
-			steps := (kb + 1) / 2 // pairs
-			if !bfPairs {
-				steps *= 2
+			if bfPairs && hasAsmPack && bs != nil {
+				rsB = runs(offB[:kb], sc.runsB[:])
 			}
+			steps := blockSteps(kb, bfPairs)
 			load := k0 > 0 || !s.Overwrite
-			for j := 0; j < ncb; j += nr {
-				pw := panelWidth(t, nr, ncb-j)
-				for c := range pw {
-					colB[c] = -1
-					if n := n0 + j + c; n < cols {
-						colB[c] = colOff(n, s.N2, s.BN, s.BN2)
-					}
-				}
-				from := 0
-				if bfPairs && hasAsmPack {
-					from = packBAsm(bufB[j*steps:(j+pw)*steps], bs, colB[:pw], offB[:kb], rsB, &s, sc)
-				}
-				packB(bufB[j*steps:(j+pw)*steps], bs, colB[:pw], offB[:kb], bfPairs, from)
+			var blockB []uint32
+			if pb != nil {
+				w := blockWords(t, nr, ncb, steps)
+				blockB, cur = pb.words[cur:cur+w], cur+w
+			} else {
+				blockB = bufB[:]
+				packBBlock(t, nr, blockB, bs, bh, &s, n0, ncb, steps, offB[:kb], rsB, &colB, sc)
 			}
 			for m0 := 0; m0 < s.M; m0 += mr {
 				rows := min(mr, s.M-m0)
-				from := 0
-				if bfPairs && hasAsmPack {
-					from = packAAsm(bufA[:], rowWords, as, m0, rows, &s, offA[:kb], rsA, sc)
+				if ah != nil {
+					packA16(bufA[:], rowWords, ah, m0, rows, s.AM, oa, rsA, bfPairs)
+				} else {
+					from := 0
+					if bfPairs && hasAsmPack {
+						from = packAAsm(bufA[:], rowWords, as, m0, rows, &s, oa, rsA, sc)
+					}
+					packA(bufA[:], rowWords, as, m0, rows, s.AM, oa, bfPairs, from)
 				}
-				packA(bufA[:], rowWords, as, m0, rows, s.AM, offA[:kb], bfPairs, from)
 				for j := 0; j < ncb; j += nr {
-					panel := bufB[j*steps:]
+					panel := blockB[j*steps:]
 					pw := panelWidth(t, nr, ncb-j)
 					if fast && j+pw <= ncb {
 						kern(t, rows, pw, steps, &bufA[0], &panel[0], &cs[m0*s.CM+n0+j], s.CM*4, load)
@@ -309,6 +337,297 @@ func run(t Tier, cp, ap, bp *float32, s Shape) {
 			}
 		}
 	}
+}
+
+// packBBlock packs the panels of B's block of columns n0 ... n0+ncb-1
+// at the reduction offsets offB (runs rsB) into dst, panel j (of width
+// panelWidth) at j*steps words.
+func packBBlock(t Tier, nr int, dst []uint32, bs []float32, bh []uint16, s *Shape, n0, ncb, steps int, offB []int, rsB [][2]int32, colB *[nrZMM]int, sc *scratch) {
+	bfPairs := t == AVX512BF16
+	cols := s.N * s.N2
+	for j := 0; j < ncb; j += nr {
+		pw := panelWidth(t, nr, ncb-j)
+		for c := range pw {
+			colB[c] = -1
+			if n := n0 + j + c; n < cols {
+				colB[c] = colOff(n, s.N2, s.BN, s.BN2)
+			}
+		}
+		if bh != nil {
+			packB16(dst[j*steps:(j+pw)*steps], bh, colB[:pw], offB, bfPairs)
+			continue
+		}
+		from := 0
+		if bfPairs && hasAsmPack {
+			from = packBAsm(dst[j*steps:(j+pw)*steps], bs, colB[:pw], offB, rsB, s, sc)
+		}
+		packB(dst[j*steps:(j+pw)*steps], bs, colB[:pw], offB, bfPairs, from)
+	}
+}
+
+// packB16 is packB from operand values already converted to bf16.
+func packB16(dst []uint32, bh []uint16, colB []int, offB []int, bfPairs bool) {
+	nr := len(colB)
+	kb := len(offB)
+	i := 0
+	for k := 0; k < kb; k += 2 {
+		odd := k+1 < kb
+		for _, cb := range colB {
+			var lo, hi uint32
+			if cb >= 0 {
+				lo = uint32(bh[cb+offB[k]])
+				if odd {
+					hi = uint32(bh[cb+offB[k+1]])
+				}
+			}
+			if bfPairs {
+				dst[i] = lo | hi<<16
+			} else {
+				dst[i] = hi << 16
+				dst[i+nr] = lo << 16
+			}
+			i++
+		}
+		if !bfPairs {
+			i += nr
+		}
+	}
+}
+
+// packA16 is packA from operand values already converted to bf16: in
+// pairs (bfPairs), runs of consecutive offsets (rs, average length at
+// least minRun) are copied.
+func packA16(dst []uint32, rowWords int, ah []uint16, m0, rows, am int, offA []int, rs [][2]int32, bfPairs bool) {
+	kb := len(offA)
+	for r := range rows {
+		base := (m0 + r) * am
+		if bfPairs && len(rs) > 0 && kb/len(rs) >= minRun {
+			row := unsafe.Slice((*uint16)(unsafe.Pointer(&dst[r*rowWords])), 2*rowWords)
+			for _, run := range rs {
+				o := base + offA[run[0]]
+				copy(row[run[0]:run[0]+run[1]], ah[o:o+int(run[1])])
+			}
+			if kb%2 == 1 {
+				row[kb] = 0
+			}
+			continue
+		}
+		row := dst[r*rowWords : (r+1)*rowWords]
+		i := 0
+		for k := 0; k < kb; k += 2 {
+			lo := uint32(ah[base+offA[k]])
+			var hi uint32
+			if k+1 < kb {
+				hi = uint32(ah[base+offA[k+1]])
+			}
+			if bfPairs {
+				row[i] = lo | hi<<16
+				i++
+			} else {
+				row[i], row[i+1] = hi<<16, lo<<16
+				i += 2
+			}
+		}
+	}
+}
+
+// Operand is an operand of GemmOps in one of three forms: float32
+// values (F, rounded to bf16 as Gemm packs them), values already
+// rounded to bf16 (H, by Convert in the tier Gemm runs in, with the
+// offsets of the float32 operand), or, for B, packed by Pack (P; F may
+// then name the float32 operand, which must be the one packed).
+// One of F and H is set, or P.
+type Operand struct {
+	F *float32
+	H *uint16
+	P *Packed
+}
+
+// GemmOps is Gemm on operands in any form (Operand): the same bits as
+// Gemm on the float32 operands the forms were made from. A Packed
+// operand must be B, packed for s.
+func GemmOps(c *float32, a, b Operand, s Shape) { gemmOps(best, c, a, b, s) }
+
+// GemmOpsTier is GemmOps in tier t (GemmTier); a Packed operand keeps
+// the tier it was packed for.
+func GemmOpsTier(t Tier, c *float32, a, b Operand, s Shape) {
+	for t > Go && !Available(t) {
+		t--
+	}
+	gemmOps(t, c, a, b, s)
+}
+
+func gemmOps(t Tier, c *float32, a, b Operand, s Shape) {
+	if b.P != nil {
+		if b.P.s != s || b.F != nil && b.F != b.P.b {
+			panic(fmt.Sprintf("bf16.GemmOps: operand %p, shape %+v; packed from %p, %+v", b.F, s, b.P.b, b.P.s))
+		}
+		runOps(b.P.t, c, a, b, s)
+		return
+	}
+	runOps(t, c, a, b, s)
+}
+
+// Convert rounds n float32 values at src to bf16 at dst, as the tier
+// Gemm runs in packs them (an operand for GemmOps's H form).
+func Convert(dst *uint16, src *float32, n int) { convertTier(best, dst, src, n) }
+
+// ConvertTier is Convert for GemmOpsTier(t, ...).
+func ConvertTier(t Tier, dst *uint16, src *float32, n int) {
+	for t > Go && !Available(t) {
+		t--
+	}
+	convertTier(t, dst, src, n)
+}
+
+func convertTier(t Tier, dp *uint16, sp *float32, n int) {
+	if n <= 0 {
+		return
+	}
+	if t == AVX512BF16 && hasAsmPack {
+		cvtN(dp, sp, n)
+		return
+	}
+	d, s := unsafe.Slice(dp, n), unsafe.Slice(sp, n)
+	for i, x := range s {
+		d[i] = uint16(rt.BF16FromFloat32(x))
+	}
+}
+
+// blockWords is the number of words packBBlock writes for a block of
+// ncb columns and steps steps.
+func blockWords(t Tier, nr, ncb, steps int) int {
+	w := 0
+	for j := 0; j < ncb; j += nr {
+		w = (j + panelWidth(t, nr, ncb-j)) * steps
+	}
+	return w
+}
+
+// Packed is the B operand of a contraction converted to bf16 and packed
+// once (Pack) for several GemmPacked calls with the same shape: the
+// generated code packs a weight that a loop of calls (a convolution's
+// output rows, the parallel parts of a product) reads unchanged, instead
+// of converting it again in every call. Its buffer grows on the first
+// Pack and is kept, so that later Packs allocate nothing. A Packed is
+// read-only to GemmPacked: parts running at the same time may share it.
+type Packed struct {
+	words []uint32
+	s     Shape
+	t     Tier
+	b     *float32
+	// direct: s swaps its operands (Shape.norm), so that b is the
+	// kernels' A: GemmPacked then runs Gemm on b.
+	direct bool
+	// offA are A's offsets of the reduction steps (kOffsets), runsA
+	// their runs per k block (block i at runsA[runsAt[i]:runsAt[i+1]]):
+	// the same for every call with the shape.
+	offA   []int
+	runsA  [][2]int32
+	runsAt []int
+}
+
+// Pack converts and packs operand b of Gemm(c, a, b, s) into p, for the
+// tier Gemm runs in. b must not change while p is used.
+func Pack(p *Packed, b *float32, s Shape) { packTier(p, best, b, s) }
+
+// PackTier is Pack for GemmTier(t, ...).
+func PackTier(p *Packed, t Tier, b *float32, s Shape) {
+	for t > Go && !Available(t) {
+		t--
+	}
+	packTier(p, t, b, s)
+}
+
+func packTier(p *Packed, t Tier, bp *float32, s Shape) {
+	p.s, p.t, p.b = s, t, bp
+	p.direct = s.swapped()
+	s = s.norm()
+	kt := s.K * s.K2 * s.K3
+	if p.direct || s.M <= 0 || s.N <= 0 || kt <= 0 {
+		p.direct = true
+		return
+	}
+	_, _, bn := s.spans()
+	bs := unsafe.Slice(bp, bn)
+	nr := nrYMM
+	if t >= AVX512 {
+		nr = nrZMM
+	}
+	bfPairs := t == AVX512BF16
+	cols := s.N * s.N2
+	total := 0
+	for n0 := 0; n0 < cols; n0 += nc {
+		ncb := min(nc, cols-n0)
+		for k0 := 0; k0 < kt; k0 += kc {
+			total += blockWords(t, nr, ncb, blockSteps(min(kc, kt-k0), bfPairs))
+		}
+	}
+	if cap(p.words) < total {
+		p.words = make([]uint32, total)
+	}
+	p.words = p.words[:total]
+	sc := getScratch()
+	defer putScratch(sc)
+	var (
+		offA, offB [kc]int
+		colB       [nrZMM]int
+	)
+	if cap(p.offA) < kt {
+		p.offA = make([]int, kt)
+	}
+	p.offA = p.offA[:kt]
+	p.runsA, p.runsAt = p.runsA[:0], p.runsAt[:0]
+	cur := 0
+	for n0 := 0; n0 < cols; n0 += nc {
+		ncb := min(nc, cols-n0)
+		for k0 := 0; k0 < kt; k0 += kc {
+			kb := min(kc, kt-k0)
+			kOffsets(&s, k0, kb, offA[:], offB[:])
+			if n0 == 0 {
+				// A's offsets and runs for GemmPacked (every n block
+				// has the same).
+				copy(p.offA[k0:], offA[:kb])
+				p.runsAt = append(p.runsAt, len(p.runsA))
+				p.runsA = append(p.runsA, runs(offA[:kb], sc.runsA[:])...)
+				if k0+kb == kt {
+					p.runsAt = append(p.runsAt, len(p.runsA))
+				}
+			}
+			var rsB [][2]int32
+			if bfPairs && hasAsmPack {
+				rsB = runs(offB[:kb], sc.runsB[:])
+			}
+			steps := blockSteps(kb, bfPairs)
+			w := blockWords(t, nr, ncb, steps)
+			packBBlock(t, nr, p.words[cur:cur+w], bs, nil, &s, n0, ncb, steps, offB[:kb], rsB, &colB, sc)
+			cur += w
+		}
+	}
+}
+
+// blockSteps is the number of packed words per column of a block of kb
+// reduction steps: pairs (bfPairs), else two per pair.
+func blockSteps(kb int, bfPairs bool) int {
+	steps := (kb + 1) / 2
+	if !bfPairs {
+		steps *= 2
+	}
+	return steps
+}
+
+// GemmPacked is Gemm(c, a, b, s) with b packed in p (Pack(p, b, s), the
+// same b and s): the same bits, without converting b again. It panics
+// when b or s is not what p was packed from.
+func GemmPacked(c, a, b *float32, p *Packed, s Shape) {
+	if s != p.s || b != p.b {
+		panic(fmt.Sprintf("bf16.GemmPacked: operand %p, shape %+v; packed from %p, %+v", b, s, p.b, p.s))
+	}
+	if p.direct {
+		run(p.t, c, a, p.b, s)
+		return
+	}
+	runOps(p.t, c, Operand{F: a}, Operand{P: p}, s)
 }
 
 // kern runs the micro-kernel of tier t for a tile of rows rows and a
@@ -459,21 +778,6 @@ func kernGo(rows, steps int, a, b *uint32, c *float32, ldc int, load bool) {
 	}
 }
 
-// stride returns d when off[i] = off[0] + i*d for every i (d = 0 when
-// len(off) < 2), and false when the offsets are not such a progression.
-func stride(off []int) (int, bool) {
-	if len(off) < 2 {
-		return 0, len(off) == 1
-	}
-	d := off[1] - off[0]
-	for i := 2; i < len(off); i++ {
-		if off[i]-off[i-1] != d {
-			return 0, false
-		}
-	}
-	return d, true
-}
-
 // minRun is the average length of the contiguous runs of a block's
 // reduction offsets from which the packing converts runs with cvtN.
 const minRun = 8
@@ -500,7 +804,6 @@ func runs(off []int, out [][2]int32) [][2]int32 {
 // packs the rest with the same rounding.
 func packAAsm(dst []uint32, rowWords int, as []float32, m0, rows int, s *Shape, offA []int, rs [][2]int32, sc *scratch) int {
 	kb := len(offA)
-	pairs := kb / 2
 	if kb < 16 {
 		return 0
 	}
@@ -517,17 +820,43 @@ func packAAsm(dst []uint32, rowWords int, as []float32, m0, rows int, s *Shape, 
 		}
 		return (kb + 1) / 2
 	}
-	if d, ok := stride(offA); ok && s.AM == 1 && m0+16 <= s.M {
-		cvtPairs16(&sc.tmp[0], &as[m0+offA[0]], d*4, pairs)
+	if s.AM == 1 && m0+16 <= s.M {
+		done := progPairs(offA, func(p0, np, d int) { cvtPairs16(&sc.tmp[p0*16], &as[m0+offA[2*p0]], d*4, np) })
 		for r := range rows {
-			row := dst[r*rowWords : r*rowWords+pairs]
+			row := dst[r*rowWords : r*rowWords+done]
 			for p := range row {
 				row[p] = sc.tmp[p*16+r]
 			}
 		}
-		return pairs
+		return done
 	}
 	return 0
+}
+
+// progPairs calls f(p0, np, d) for the leading pairs of off in runs of
+// np >= 2 pairs from pair p0 whose offsets progress by d >= 0 (a run of
+// reduction steps along one stride: the steps of one call's reduction
+// axis when the calls of a loop are folded into one), and returns the
+// number of pairs the runs cover.
+func progPairs(off []int, f func(p0, np, d int)) int {
+	p := 0
+	for 2*p+3 < len(off) {
+		d := off[2*p+1] - off[2*p]
+		if d < 0 {
+			break
+		}
+		e := 2*p + 2
+		for e < len(off) && off[e]-off[e-1] == d {
+			e++
+		}
+		np := (e - 2*p) / 2
+		if np < 2 {
+			break
+		}
+		f(p, np, d)
+		p += np
+	}
+	return p
 }
 
 // packBAsm is packAAsm for a B panel (columns contiguous: cvtPairs32;
@@ -535,18 +864,20 @@ func packAAsm(dst []uint32, rowWords int, as []float32, m0, rows int, s *Shape, 
 // transposition).
 func packBAsm(dst []uint32, bs []float32, colB []int, offB []int, rs [][2]int32, s *Shape, sc *scratch) int {
 	kb := len(offB)
-	pairs := kb / 2
 	nr := len(colB)
 	if kb < 16 || colB[nr-1] < 0 {
 		return 0 // a partial panel: packB
 	}
-	if d, ok := stride(offB); ok && s.BN == 1 && s.N2 == 1 && (nr == nrZMM || nr == 16) {
-		if nr == 16 {
-			cvtPairs16(&dst[0], &bs[colB[0]+offB[0]], d*4, pairs)
-		} else {
-			cvtPairs32(&dst[0], &bs[colB[0]+offB[0]], d*4, pairs)
+	if s.BN == 1 && s.N2 == 1 && (nr == nrZMM || nr == 16) {
+		if done := progPairs(offB, func(p0, np, d int) {
+			if nr == 16 {
+				cvtPairs16(&dst[p0*nr], &bs[colB[0]+offB[2*p0]], d*4, np)
+			} else {
+				cvtPairs32(&dst[p0*nr], &bs[colB[0]+offB[2*p0]], d*4, np)
+			}
+		}); done > 0 {
+			return done
 		}
-		return pairs
 	}
 	if kb/len(rs) >= minRun {
 		tmp16 := unsafe.Slice((*uint16)(unsafe.Pointer(&sc.tmp[0])), 2*len(sc.tmp))
@@ -565,4 +896,40 @@ func packBAsm(dst []uint32, bs []float32, colB []int, offB []int, rs [][2]int32,
 		return all
 	}
 	return 0
+}
+
+// Converted is a bf16 copy of a float32 array (Convert), kept between
+// uses: the generated code converts an operand that its calls read
+// several times (a convolution's input, whose cells 9 output pixels
+// read; an activation every parallel part reads whole) once per use
+// instead of once per call. Its buffer grows on the first Convert and
+// is kept, so that later ones allocate nothing.
+type Converted struct {
+	h    []uint16
+	base *float32
+}
+
+// Convert sets c to the bf16 copy of the n float32 values at base,
+// rounded as Gemm packs them.
+func (c *Converted) Convert(base *float32, n int) { c.ConvertTier(best, base, n) }
+
+// ConvertTier is Convert for GemmOpsTier(t, ...).
+func (c *Converted) ConvertTier(t Tier, base *float32, n int) {
+	if cap(c.h) < n {
+		c.h = make([]uint16, n)
+	}
+	c.h, c.base = c.h[:n], base
+	if n > 0 {
+		ConvertTier(t, &c.h[0], base, n)
+	}
+}
+
+// At is the operand whose float32 form is at p, an element of the
+// array c was converted from. It panics when p is outside it.
+func (c *Converted) At(p *float32) Operand {
+	d := uintptr(unsafe.Pointer(p)) - uintptr(unsafe.Pointer(c.base))
+	if c.base == nil || d%4 != 0 || d/4 >= uintptr(len(c.h)) {
+		panic(fmt.Sprintf("bf16.Converted.At: %p is not in the %d values converted from %p", p, len(c.h), c.base))
+	}
+	return Operand{H: &c.h[d/4]}
 }

@@ -44,6 +44,11 @@ func layouts() []layout {
 	for m := 1; m <= 15; m++ { // every tile height
 		add(fmt.Sprintf("rows%d", m), Shape{M: m, N: 40, K: 18, CM: 40, CN: 1, AM: 18, AK: 1, BK: 40, BN: 1})
 	}
+	// A convolution's kernel gradient with the pixel loops folded into
+	// K2 and K3 (rows of A and columns of B contiguous, the reduction in
+	// runs of 10 and 6 steps along one stride: packed by runs).
+	add("folded", Shape{M: 16, N: 48, K: 10, CM: 48, CN: 1, AM: 1, AK: 16 * 20, BK: 48 * 20, BN: 1, K2: 5, AK2: 16, BK2: 48, K3: 4, AK3: 16 * 5, BK3: 48 * 5})
+	add("folded-odd", Shape{M: 20, N: 16, K: 7, CM: 16, CN: 1, AM: 1, AK: 20 * 12, BK: 16 * 12, BN: 1, K2: 12, AK2: 20, BK2: 16, K3: 3, AK3: 20 * 84, BK3: 16 * 84})
 	add("empty-k", Shape{M: 3, N: 4, K: 0, CM: 4, CN: 1, Overwrite: true})
 	return out
 }

@@ -1,0 +1,153 @@
+package bf16
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// packedLayouts are layouts() plus blocks of B beyond one (more than kc
+// reduction steps and more than nc columns, with a partial panel).
+func packedLayouts() []layout {
+	out := layouts()
+	out = append(out,
+		layout{"blocks", Shape{M: 9, N: 2*nc + 37, K: kc + 41, CM: 2*nc + 37, CN: 1, AM: kc + 41, AK: 1, BK: 2*nc + 37, BN: 1}},
+		layout{"blocksT", Shape{M: 20, N: nc + 3, K: 2*kc + 1, CM: nc + 3, CN: 1, AM: 1, AK: 20, BK: 1, BN: 2*kc + 1, Overwrite: true}})
+	return out
+}
+
+// TestGemmPacked: in every tier, GemmPacked with B packed once gives
+// the bits of GemmTier for every layout (the swapped ones included),
+// over two calls with the same Packed and different A and C (a loop of
+// calls sharing the weights), and the packing then allocates nothing.
+func TestGemmPacked(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, l := range packedLayouts() {
+		cn, an, bn := l.s.spans()
+		b := randSlice(rng, bn)
+		for _, tier := range []Tier{Go, AVX2, AVX512, AVX512BF16} {
+			if !Available(tier) {
+				continue
+			}
+			var p Packed
+			PackTier(&p, tier, &b[0], l.s)
+			for call := range 2 {
+				a, c0 := randSlice(rng, an), randSlice(rng, cn+7)
+				want := append([]float32(nil), c0...)
+				GemmTier(tier, &want[0], &a[0], &b[0], l.s)
+				c := append([]float32(nil), c0...)
+				GemmPacked(&c[0], &a[0], &b[0], &p, l.s)
+				for i := range c {
+					if math.Float32bits(c[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s, tier %v, call %d: cell %d = %v, GemmTier gives %v", l.name, tier, call, i, c[i], want[i])
+					}
+				}
+			}
+			if n := testing.AllocsPerRun(3, func() { PackTier(&p, tier, &b[0], l.s) }); n != 0 {
+				t.Errorf("%s, tier %v: %v allocations per Pack into a grown Packed", l.name, tier, n)
+			}
+		}
+	}
+}
+
+// TestGemmPackedShape: a shape other than the packed one panics.
+func TestGemmPackedShape(t *testing.T) {
+	s := Shape{M: 4, N: 5, K: 6, CM: 5, CN: 1, AM: 6, AK: 1, BK: 5, BN: 1}
+	b, a, c := make([]float32, 30), make([]float32, 24), make([]float32, 20)
+	var p Packed
+	Pack(&p, &b[0], s)
+	defer func() {
+		if recover() == nil {
+			t.Error("GemmPacked with another shape did not panic")
+		}
+	}()
+	s.Overwrite = true
+	GemmPacked(&c[0], &a[0], &b[0], &p, s)
+}
+
+// TestGemmPackedOperand: an operand other than the packed one panics.
+func TestGemmPackedOperand(t *testing.T) {
+	s := Shape{M: 4, N: 5, K: 6, CM: 5, CN: 1, AM: 6, AK: 1, BK: 5, BN: 1}
+	b, a, c := make([]float32, 31), make([]float32, 24), make([]float32, 20)
+	var p Packed
+	Pack(&p, &b[0], s)
+	defer func() {
+		if recover() == nil {
+			t.Error("GemmPacked with another operand did not panic")
+		}
+	}()
+	GemmPacked(&c[0], &a[0], &b[1], &p, s)
+}
+
+// TestGemmOps: in every tier, GemmOpsTier on the operands in each form
+// (float32, converted by ConvertTier, B packed by PackTier) gives the
+// bits of GemmTier on the float32 operands, for every layout.
+func TestGemmOps(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, l := range packedLayouts() {
+		cn, an, bn := l.s.spans()
+		a, b, c0 := randSlice(rng, an), randSlice(rng, bn), randSlice(rng, cn+7)
+		for _, tier := range []Tier{Go, AVX2, AVX512, AVX512BF16} {
+			if !Available(tier) {
+				continue
+			}
+			want := append([]float32(nil), c0...)
+			GemmTier(tier, &want[0], &a[0], &b[0], l.s)
+			a16, b16 := make([]uint16, an), make([]uint16, bn)
+			ConvertTier(tier, &a16[0], &a[0], an)
+			ConvertTier(tier, &b16[0], &b[0], bn)
+			var p Packed
+			PackTier(&p, tier, &b[0], l.s)
+			as := []Operand{{F: &a[0]}, {H: &a16[0]}}
+			bs := []Operand{{F: &b[0]}, {H: &b16[0]}, {P: &p}}
+			for i, ao := range as {
+				for j, bo := range bs {
+					c := append([]float32(nil), c0...)
+					GemmOpsTier(tier, &c[0], ao, bo, l.s)
+					for x := range c {
+						if math.Float32bits(c[x]) != math.Float32bits(want[x]) {
+							t.Fatalf("%s, tier %v, A form %d, B form %d: cell %d = %v, GemmTier gives %v", l.name, tier, i, j, x, c[x], want[x])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestGemmOpsAllocs: GemmOps on converted operands allocates nothing.
+func TestGemmOpsAllocs(t *testing.T) {
+	s := Shape{M: 40, N: 50, K: 300, CM: 50, CN: 1, AM: 300, AK: 1, BK: 50, BN: 1}
+	_, an, bn := s.spans()
+	a, b, c := make([]uint16, an), make([]uint16, bn), make([]float32, s.M*s.N)
+	if n := testing.AllocsPerRun(5, func() { GemmOps(&c[0], Operand{H: &a[0]}, Operand{H: &b[0]}, s) }); n != 0 {
+		t.Errorf("%v allocations per call", n)
+	}
+}
+
+// TestConverted: At maps an element of the converted array to its bf16
+// copy (a GemmOps on it gives GemmTier's bits), and panics outside it.
+func TestConverted(t *testing.T) {
+	s := Shape{M: 5, N: 7, K: 9, CM: 7, CN: 1, AM: 9, AK: 1, BK: 7, BN: 1}
+	rng := rand.New(rand.NewPCG(7, 8))
+	a, b := randSlice(rng, 3*45), randSlice(rng, 63)
+	var cv Converted
+	cv.Convert(&a[0], len(a))
+	want, c := make([]float32, 35), make([]float32, 35)
+	Gemm(&want[0], &a[45], &b[0], s)
+	GemmOps(&c[0], cv.At(&a[45]), Operand{F: &b[0]}, s)
+	for i := range c {
+		if math.Float32bits(c[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("cell %d = %v, Gemm gives %v", i, c[i], want[i])
+		}
+	}
+	if n := testing.AllocsPerRun(3, func() { cv.Convert(&a[0], len(a)) }); n != 0 {
+		t.Errorf("%v allocations per Convert into a grown Converted", n)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("At outside the converted array did not panic")
+		}
+	}()
+	cv.At(&b[0])
+}
