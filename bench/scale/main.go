@@ -109,42 +109,62 @@ func gptBatch(rank int) (tokens, targets *[models.GPTBatch][models.GPTContext][m
 	return tokens, targets, mask
 }
 
-func gptModel(rank int) model {
-	m := new(models.GPT)
-	m.Init(1)
-	tokens, targets, mask := gptBatch(rank)
-	return model{
-		flop:     gptFLOP(),
-		samples:  models.GPTBatch,
-		setPool:  func(p *rt.Pool) { m.Pool = p },
-		step:     func() float32 { return m.TrainStep(tokens, targets, mask) },
-		backward: func() float32 { return m.Backward(tokens, targets, mask) },
-		update:   m.Update,
-		sync:     m.SyncGrads,
-		bcast:    func(c dist.Comm) error { return m.BroadcastParams(c, 0) },
-		params:   m.ParamTensors,
-		gpuName:  "ocannlGPT",
-		gpuBatch: map[string]any{"tokens": flat(tokens), "targets": flat(targets), "mask": flat(mask)},
-		lr:       m.LearningRate,
-	}
+// gptNet is what the GPT's generated types (models.GPT and its bf16
+// twin models.GPTBF16) offer the harness.
+type gptNet interface {
+	trainer
+	TrainStep(tokens, targets *[models.GPTBatch][models.GPTContext][models.GPTVocab]float32, mask *[models.GPTContext][models.GPTContext]float32) float32
+	Backward(tokens, targets *[models.GPTBatch][models.GPTContext][models.GPTVocab]float32, mask *[models.GPTContext][models.GPTContext]float32) float32
 }
 
-// gptBF16Model is gptModel in bf16 mixed precision (models.GPTBF16).
-func gptBF16Model(rank int) model {
-	m := new(models.GPTBF16)
+// trainer is the part of a generated model's API that does not depend
+// on its inputs.
+type trainer interface {
+	Init(seed uint64)
+	Update()
+	LearningRate() float64
+	SyncGrads(c dist.Comm) error
+	BroadcastParams(c dist.Comm, root int) error
+	ParamTensors() []rt.Tensor
+}
+
+// trained fills md's optimizer, data-parallel and parameter hooks from
+// m (initialized with seed 1) and its pool field.
+func trained(md model, m trainer, pool **rt.Pool) model {
 	m.Init(1)
+	md.setPool = func(p *rt.Pool) { *pool = p }
+	md.update, md.lr, md.sync, md.params = m.Update, m.LearningRate, m.SyncGrads, m.ParamTensors
+	md.bcast = func(c dist.Comm) error { return m.BroadcastParams(c, 0) }
+	return md
+}
+
+// gptOf is the GPT benchmark of m on rank's batch; gpuName names its
+// plan model for -gpu ("" for a model the GPU path does not run).
+func gptOf(m gptNet, pool **rt.Pool, rank int, gpuName string) model {
 	tokens, targets, mask := gptBatch(rank)
-	return model{
+	md := model{
 		flop:     gptFLOP(),
 		samples:  models.GPTBatch,
-		setPool:  func(p *rt.Pool) { m.Pool = p },
 		step:     func() float32 { return m.TrainStep(tokens, targets, mask) },
 		backward: func() float32 { return m.Backward(tokens, targets, mask) },
-		update:   m.Update,
-		sync:     m.SyncGrads,
-		bcast:    func(c dist.Comm) error { return m.BroadcastParams(c, 0) },
-		params:   m.ParamTensors,
 	}
+	if gpuName != "" {
+		md.gpuName = gpuName
+		md.gpuBatch = map[string]any{"tokens": flat(tokens), "targets": flat(targets), "mask": flat(mask)}
+	}
+	return trained(md, m, pool)
+}
+
+func gptModel(rank int) model {
+	m := new(models.GPT)
+	return gptOf(m, &m.Pool, rank, "ocannlGPT")
+}
+
+// gptBF16Model is gptModel in bf16 mixed precision (models.GPTBF16; the
+// GPU path runs float32 models only).
+func gptBF16Model(rank int) model {
+	m := new(models.GPTBF16)
+	return gptOf(m, &m.Pool, rank, "")
 }
 
 // resnetBatch is the ResNet's fixed random batch.
@@ -165,43 +185,41 @@ func resnetBatch(rank int) (images *[models.ResNetBatch][32][32][3]float32, labe
 	return images, labels
 }
 
-func resnetModel(rank int) model {
-	m := new(models.ResNet20)
-	m.Init(1)
+// resnetNet is what the ResNet's generated types (models.ResNet20 and
+// models.ResNet20BF16) offer the harness.
+type resnetNet interface {
+	trainer
+	TrainStep(images *[models.ResNetBatch][32][32][3]float32, labels *[models.ResNetBatch][10]float32) float32
+	Backward(images *[models.ResNetBatch][32][32][3]float32, labels *[models.ResNetBatch][10]float32) float32
+}
+
+// resnetOf is the ResNet benchmark of m on rank's batch (gpuName as in
+// gptOf).
+func resnetOf(m resnetNet, pool **rt.Pool, rank int, gpuName string) model {
 	images, labels := resnetBatch(rank)
-	return model{
+	md := model{
 		flop:     resnetFLOP(),
 		samples:  models.ResNetBatch,
-		setPool:  func(p *rt.Pool) { m.Pool = p },
 		step:     func() float32 { return m.TrainStep(images, labels) },
 		backward: func() float32 { return m.Backward(images, labels) },
-		update:   m.Update,
-		sync:     m.SyncGrads,
-		bcast:    func(c dist.Comm) error { return m.BroadcastParams(c, 0) },
-		params:   m.ParamTensors,
 	}
+	if gpuName != "" {
+		md.gpuName = gpuName
+		md.gpuBatch = map[string]any{"images": flat(images), "labels": flat(labels)}
+	}
+	return trained(md, m, pool)
+}
+
+func resnetModel(rank int) model {
+	m := new(models.ResNet20)
+	return resnetOf(m, &m.Pool, rank, "ocannlResNet20")
 }
 
 // resnetBF16Model is resnetModel in bf16 mixed precision
 // (models.ResNet20BF16).
 func resnetBF16Model(rank int) model {
 	m := new(models.ResNet20BF16)
-	m.Init(1)
-	images, labels := resnetBatch(rank)
-	return model{
-		flop:     resnetFLOP(),
-		samples:  models.ResNetBatch,
-		setPool:  func(p *rt.Pool) { m.Pool = p },
-		step:     func() float32 { return m.TrainStep(images, labels) },
-		backward: func() float32 { return m.Backward(images, labels) },
-		update:   m.Update,
-		sync:     m.SyncGrads,
-		bcast:    func(c dist.Comm) error { return m.BroadcastParams(c, 0) },
-		params:   m.ParamTensors,
-		gpuName:  "ocannlResNet20",
-		gpuBatch: map[string]any{"images": flat(images), "labels": flat(labels)},
-		lr:       m.LearningRate,
-	}
+	return resnetOf(m, &m.Pool, rank, "")
 }
 
 // cnnBatch is bench/models.CNN's training batch (its train entry's
