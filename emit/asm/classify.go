@@ -148,35 +148,9 @@ func ClassifyFree(kn target.Kernels, p *loopir.Program, loops []*loopir.For, st 
 	if elem != "float32" && elem != "float64" || len(loops) < 2 {
 		return nil
 	}
-	la, lb, ok := loopir.ProductOf(st)
-	if !ok || la.Tensor == st.Tensor || lb.Tensor == st.Tensor {
+	la, lb, sc, axes, ok := productAxes(p, loops, st, free)
+	if !ok {
 		return nil
-	}
-	sc, okc := loopir.FlatStrides(st.Index, p.Tensors[st.Tensor].BufDims)
-	sa, oka := loopir.FlatStrides(la.Index, p.Tensors[la.Tensor].BufDims)
-	sb, okb := loopir.FlatStrides(lb.Index, p.Tensors[lb.Tensor].BufDims)
-	if !okc || !oka || !okb {
-		return nil
-	}
-	inNest := map[int]bool{}
-	var axes []*axis
-	for _, l := range loops {
-		if inNest[l.Var] || l.Extent < 1 {
-			return nil
-		}
-		inNest[l.Var] = true
-		x := &axis{vars: []int{l.Var}, extent: l.Extent, c: sc[l.Var], a: sa[l.Var], b: sb[l.Var]}
-		if x.c < 0 || x.a < 0 || x.b < 0 {
-			return nil
-		}
-		axes = append(axes, x)
-	}
-	for _, m := range []map[int]int{sc, sa, sb} {
-		for v, s := range m {
-			if s != 0 && !inNest[v] && !free[v] {
-				return nil // an index over a variable bound outside the nest
-			}
-		}
 	}
 	axes = mergeAxes(axes)
 	// The broadcast kernel unless its n axis is short and a dot kernel
@@ -410,4 +384,43 @@ func (s *Spec) Describe(tiers ...Config) string {
 		d += " (also on AVX-512 machines)"
 	}
 	return d
+}
+
+// productAxes reads the product nest ending in st (loops outermost
+// first): the two loads st accumulates the product of (other tensors
+// than st's), C's flattened strides per variable, and one axis per loop
+// with its strides along C, A and B (not yet merged). ok is false when
+// st is not such a product, a stride is negative, or an index mentions a
+// variable bound outside the nest that is not in free.
+func productAxes(p *loopir.Program, loops []*loopir.For, st *loopir.Store, free map[int]bool) (la, lb *loopir.Load, sc map[int]int, axes []*axis, ok bool) {
+	la, lb, ok = loopir.ProductOf(st)
+	if !ok || la.Tensor == st.Tensor || lb.Tensor == st.Tensor {
+		return nil, nil, nil, nil, false
+	}
+	sc, okc := loopir.FlatStrides(st.Index, p.Tensors[st.Tensor].BufDims)
+	sa, oka := loopir.FlatStrides(la.Index, p.Tensors[la.Tensor].BufDims)
+	sb, okb := loopir.FlatStrides(lb.Index, p.Tensors[lb.Tensor].BufDims)
+	if !okc || !oka || !okb {
+		return nil, nil, nil, nil, false
+	}
+	inNest := map[int]bool{}
+	for _, l := range loops {
+		if inNest[l.Var] || l.Extent < 1 {
+			return nil, nil, nil, nil, false
+		}
+		inNest[l.Var] = true
+		x := &axis{vars: []int{l.Var}, extent: l.Extent, c: sc[l.Var], a: sa[l.Var], b: sb[l.Var]}
+		if x.c < 0 || x.a < 0 || x.b < 0 {
+			return nil, nil, nil, nil, false
+		}
+		axes = append(axes, x)
+	}
+	for _, m := range []map[int]int{sc, sa, sb} {
+		for v, s := range m {
+			if s != 0 && !inNest[v] && !free[v] {
+				return nil, nil, nil, nil, false // an index over a variable bound outside the nest
+			}
+		}
+	}
+	return la, lb, sc, axes, true
 }

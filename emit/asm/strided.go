@@ -20,35 +20,9 @@ func ClassifyStrided(p *loopir.Program, loops []*loopir.For, st *loopir.Store, o
 	if len(loops) < 1 {
 		return nil
 	}
-	la, lb, ok := loopir.ProductOf(st)
-	if !ok || la.Tensor == st.Tensor || lb.Tensor == st.Tensor || la.Tensor == lb.Tensor {
+	la, lb, sc, axes, ok := productAxes(p, loops, st, free)
+	if !ok || la.Tensor == lb.Tensor {
 		return nil
-	}
-	sc, okc := loopir.FlatStrides(st.Index, p.Tensors[st.Tensor].BufDims)
-	sa, oka := loopir.FlatStrides(la.Index, p.Tensors[la.Tensor].BufDims)
-	sb, okb := loopir.FlatStrides(lb.Index, p.Tensors[lb.Tensor].BufDims)
-	if !okc || !oka || !okb {
-		return nil
-	}
-	inNest := map[int]bool{}
-	var axes []*axis
-	for _, l := range loops {
-		if inNest[l.Var] || l.Extent < 1 {
-			return nil
-		}
-		inNest[l.Var] = true
-		x := &axis{vars: []int{l.Var}, extent: l.Extent, c: sc[l.Var], a: sa[l.Var], b: sb[l.Var]}
-		if x.c < 0 || x.a < 0 || x.b < 0 {
-			return nil
-		}
-		axes = append(axes, x)
-	}
-	for _, m := range []map[int]int{sc, sa, sb} {
-		for v, s := range m {
-			if s != 0 && !inNest[v] && !free[v] {
-				return nil
-			}
-		}
 	}
 	axes = mergeAxes(axes)
 	isK := func(x *axis) bool { return x.c == 0 && x.a != 0 && x.b != 0 }
