@@ -46,6 +46,7 @@ import (
 	"unsafe"
 
 	"github.com/ocannlgen/ocannlgen/rt"
+	"github.com/ocannlgen/ocannlgen/rt/cpu"
 )
 
 // Geometry of the packing (kern_amd64.s is generated for it by
@@ -59,35 +60,21 @@ const (
 	nrYMM = 16
 )
 
-// Tier is a kernel tier of Gemm, lowest first.
-type Tier int
+// Tier is a kernel tier of Gemm, lowest first: the CPU tiers of rt/cpu,
+// which OCANNLGEN_CPU names.
+type Tier = cpu.Tier
 
 // Tiers.
 const (
 	// Go is the portable tier.
-	Go Tier = iota
+	Go = cpu.Purego
 	// AVX2 widens the bf16 operands to float32 and uses AVX2+FMA.
-	AVX2
+	AVX2 = cpu.AVX2
 	// AVX512 widens the bf16 operands to float32 and uses AVX-512F.
-	AVX512
+	AVX512 = cpu.AVX512
 	// AVX512BF16 runs VDPBF16PS (AVX512_BF16).
-	AVX512BF16
+	AVX512BF16 = cpu.AVX512BF16
 )
-
-// String names the tier as OCANNLGEN_CPU spells it.
-func (t Tier) String() string {
-	switch t {
-	case Go:
-		return "purego"
-	case AVX2:
-		return "avx2"
-	case AVX512:
-		return "avx512"
-	case AVX512BF16:
-		return "avx512bf16"
-	}
-	return fmt.Sprintf("Tier(%d)", int(t))
-}
 
 // Shape is one contraction: for m < M, n < N, n2 < N2,
 //

@@ -20,17 +20,7 @@ func supported(t Tier) bool {
 }
 
 // allowed reports whether OCANNLGEN_CPU allows tier t.
-func allowed(t Tier) bool {
-	switch t {
-	case AVX512BF16:
-		return cpu.Enabled(cpu.AVX512BF16)
-	case AVX512:
-		return cpu.Enabled(cpu.AVX512)
-	case AVX2:
-		return cpu.Enabled(cpu.AVX2)
-	}
-	return true
-}
+func allowed(t Tier) bool { return t == Go || cpu.Enabled(t) }
 
 //go:noescape
 func cvtRow(dst *uint32, src *float32, n16 int)
