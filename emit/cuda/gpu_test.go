@@ -126,39 +126,50 @@ func BenchmarkGPUGEMM(b *testing.B) {
 			name = "f32"
 		}
 		b.Run(name, func(b *testing.B) {
-			src, err := os.ReadFile(filepath.Join(*gpuCases, gemmFile(prec)))
-			if err != nil {
-				b.Fatal(err)
-			}
-			s := gpuSession(b, d, src)
-			r := testutil.KeyedRand("gemm", 1)
-			x := make([]float32, gemmN*gemmN)
-			for _, name := range []string{"a", "b"} {
-				for i := range x {
-					x[i] = float32(r.Float64()*2 - 1)
-				}
-				if err := s.Upload(name, "float32", x); err != nil {
-					b.Fatal(err)
-				}
-			}
-			if err := s.Run("Gemm", nil); err != nil { // warm up
-				b.Fatal(err)
-			}
-			if err := s.Sync(); err != nil {
-				b.Fatal(err)
-			}
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if err := s.Run("Gemm", nil); err != nil {
-					b.Fatal(err)
-				}
-			}
-			if err := s.Sync(); err != nil {
-				b.Fatal(err)
-			}
-			b.ReportMetric(2*float64(gemmN)*gemmN*gemmN*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			timeGEMM(b, d, gemmFile(prec), "gemm", [2]int{gemmN, gemmN}, [2]int{gemmN, gemmN}, 2*float64(gemmN)*gemmN*gemmN)
 		})
 	}
+}
+
+// timeGEMM times the kernel "Gemm" of the recorded CUDA file file on
+// random operands a and b of dims da and db (drawn from key), after one
+// warm-up run, and reports GFLOP/s for flop floating-point operations a
+// run.
+func timeGEMM(b *testing.B, d *rtcuda.Device, file, key string, da, db [2]int, flop float64) {
+	src, err := os.ReadFile(filepath.Join(*gpuCases, file))
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := gpuSession(b, d, src)
+	r := testutil.KeyedRand(key, 1)
+	for _, in := range []struct {
+		name string
+		dims [2]int
+	}{{"a", da}, {"b", db}} {
+		x := make([]float32, in.dims[0]*in.dims[1])
+		for i := range x {
+			x[i] = float32(r.Float64()*2 - 1)
+		}
+		if err := s.Upload(in.name, "float32", x); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := s.Run("Gemm", nil); err != nil { // warm up
+		b.Fatal(err)
+	}
+	if err := s.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := s.Run("Gemm", nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := s.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(flop*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
 
 // BenchmarkGPUTrainStep times each demo's training step on the GPU:

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ocannlgen/ocannlgen/internal/testutil"
 	rtcuda "github.com/ocannlgen/ocannlgen/rt/cuda"
 )
 
@@ -83,39 +82,6 @@ func BenchmarkGPUGEMMShapes(b *testing.B) {
 // benchShape times the recorded GEMM of shape sh at precision prec.
 func benchShape(b *testing.B, d *rtcuda.Device, sh gemmShape, prec, name string) {
 	b.Run(name, func(b *testing.B) {
-		src, err := os.ReadFile(filepath.Join(*gpuCases, shapeFile(sh.Name, prec)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		s := gpuSession(b, d, src)
-		r := testutil.KeyedRand("gemmshape", 1)
-		for _, in := range []struct {
-			name string
-			dims [2]int
-		}{{"a", sh.A}, {"b", sh.B}} {
-			x := make([]float32, in.dims[0]*in.dims[1])
-			for i := range x {
-				x[i] = float32(r.Float64()*2 - 1)
-			}
-			if err := s.Upload(in.name, "float32", x); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if err := s.Run("Gemm", nil); err != nil { // warm up
-			b.Fatal(err)
-		}
-		if err := s.Sync(); err != nil {
-			b.Fatal(err)
-		}
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			if err := s.Run("Gemm", nil); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if err := s.Sync(); err != nil {
-			b.Fatal(err)
-		}
-		b.ReportMetric(2*float64(sh.M)*float64(sh.N)*float64(sh.K)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		timeGEMM(b, d, shapeFile(sh.Name, prec), "gemmshape", sh.A, sh.B, 2*float64(sh.M)*float64(sh.N)*float64(sh.K))
 	})
 }
