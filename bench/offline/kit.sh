@@ -22,7 +22,7 @@ gpu() {
   go test -count=1 ./emit/cuda -run 'TestRecordGPU' -args -gpucases "$k/gpu/cases" >/dev/null
   go build -tags cuda -ldflags='-s -w' -o "$k/gpu/moons" ./examples/moons
   (cd bench && go build -tags cuda -ldflags='-s -w' -o "$k/gpu/scale" ./scale)
-  cp docs/bench/torch_cuda_bench.py bench/torch_scale.py "$k/gpu/"
+  cp docs/bench/torch_cuda_bench.py bench/torch_scale.py bench/torch_trainstep.py "$k/gpu/"
 }
 if [ -n "${GPUONLY:-}" ]; then
   gpu

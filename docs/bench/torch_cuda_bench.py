@@ -15,9 +15,9 @@ is one measurement; bench/offline/run.sh (GPUONLY=1) collects them.
    the loss copied to the host as the generated TrainStep returns it) of
    the networks of bench/models, on one fixed random batch:
    cnn and attention (examples/cnn and examples/attention at batch 256,
-   as bench/torch_trainstep.py builds them), gpt and resnet (the scale
-   decoder and ResNet-20 of bench/torch_scale.py, imported from it: put
-   torch_scale.py beside this file or pass --scale-dir). Each in f32 (TF32
+   the networks of bench/torch_trainstep.py), gpt and resnet (the scale
+   decoder and ResNet-20 of bench/torch_scale.py), imported from those
+   files: put them beside this file or pass --scale-dir. Each in f32 (TF32
    off), tf32 (allow_tf32 for matmuls and cuDNN) and bf16 (the forward and
    the loss under torch.autocast("cuda", dtype=torch.bfloat16); parameters,
    gradients and optimizer float32).
@@ -35,7 +35,6 @@ import sys
 import time
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 
 PRECISIONS = ("f32", "tf32", "bf16")
@@ -86,56 +85,15 @@ def bench_gemm(name, m, n, k, layout, prec, iters):
     print(f"result impl=torch what=gemm shape={name} m={m} n={n} k={k} prec={prec} ms={sec*1e3:.4f} gflops={2*m*n*k/sec/1e9:.0f}", flush=True)
 
 
-class CNN(nn.Module):
-    # bench/models.CNN (examples/cnn): conv2d_valid[8] (3x3), ReLU,
-    # max_pool 2x2, conv2d[16] (3x3, padded), ReLU, linear[4].
-    def __init__(self):
-        super().__init__()
-        self.c1 = nn.Conv2d(1, 8, 3)
-        self.c2 = nn.Conv2d(8, 16, 3, padding=1)
-        self.head = nn.Linear(5 * 5 * 16, 4)
-
-    def forward(self, x):
-        h = F.max_pool2d(F.relu(self.c1(x)), 2, 2)
-        h = F.relu(self.c2(h))
-        return self.head(h.flatten(1))
-
-
-class Reverser(nn.Module):
-    # bench/models.Reverser (examples/attention): embedding 10 -> 32 (no
-    # bias) plus a learned positional embedding, 4-head self-attention
-    # (d_k = d_v = 8, no biases), residual + layer norm, ReLU MLP 32 -> 64
-    # -> 32, residual + layer norm, linear read-out to 10.
-    def __init__(self, d=32, vocab=10, ff=64, heads=4):
-        super().__init__()
-        self.emb = nn.Linear(vocab, d, bias=False)
-        self.pos = nn.Parameter(torch.zeros(8, d))
-        self.q = nn.Linear(d, d, bias=False)
-        self.k = nn.Linear(d, d, bias=False)
-        self.v = nn.Linear(d, d, bias=False)
-        self.o = nn.Linear(d, d, bias=False)
-        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
-        self.ff1, self.ff2 = nn.Linear(d, ff), nn.Linear(ff, d)
-        self.out = nn.Linear(d, vocab)
-        self.heads = heads
-
-    def forward(self, x):
-        b, t, _ = x.shape
-        h = self.emb(x) + self.pos
-        q = self.q(h).view(b, t, self.heads, -1).transpose(1, 2)
-        k = self.k(h).view(b, t, self.heads, -1).transpose(1, 2)
-        v = self.v(h).view(b, t, self.heads, -1).transpose(1, 2)
-        att = torch.softmax(q @ k.transpose(-1, -2) / (q.shape[-1] ** 0.5), dim=-1)
-        ctx = (att @ v).transpose(1, 2).reshape(b, t, -1)
-        x1 = self.ln1(h + self.o(ctx))
-        x2 = self.ln2(x1 + self.ff2(F.relu(self.ff1(x1))))
-        return self.out(x2)
-
-
 def make_model(name, scale_dir):
     """The network, its optimizer and its loss on a fixed batch, on the GPU."""
     torch.manual_seed(0)
     dev = "cuda"
+    sys.path.insert(0, scale_dir)
+    # bench/torch_trainstep.py: the CPU twins of bench/models.CNN
+    # (examples/cnn) and bench/models.Reverser (examples/attention)
+    from torch_trainstep import CNN, Reverser
+
     if name == "cnn":
         net = CNN().to(dev)
         opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
@@ -148,7 +106,6 @@ def make_model(name, scale_dir):
         tok = torch.randint(0, 10, (256, 8), device=dev)
         x, y = F.one_hot(tok, 10).float(), tok.flip(1)
         return net, opt, lambda: F.cross_entropy(net(x).reshape(-1, 10), y.reshape(-1))
-    sys.path.insert(0, scale_dir)
     import torch_scale  # bench/torch_scale.py: GPT, ResNet20
 
     if name == "gpt":
