@@ -12,6 +12,7 @@
 # -gpu, the PyTorch scripts), for `GPUONLY=1 bench/offline/run.sh`.
 set -euo pipefail
 out=$(realpath -m "${1:?usage: kit.sh OUT.tar.xz}")
+mkdir -p "$(dirname "$out")" # e.g. tmp/, git-ignored, absent in a fresh clone
 cd "$(dirname "$0")/../.."
 k=$(mktemp -d)
 mkdir -p "$k/bin" "$k/lib" "$k/gpu"
