@@ -2,6 +2,7 @@ package gocode
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/dave/jennifer/jen"
 	"github.com/ocannlgen/ocannlgen/emit/asm"
@@ -237,15 +238,16 @@ const bf16OperandsMark = "bf16 operands, float32 accumulation (rt/bf16.GemmBF16)
 // bf16.Gemm with the spec's sizes and strides, in the Go loops the
 // kernel leaves outside; the same call for every tier.
 func (k *kgen) bf16Calls(n *asm.Nest, pre []jen.Code) ([][]jen.Code, string) {
-	n = k.bf16Fold(n)
+	n, rows := k.bf16Fold(n)
 	sp := n.Spec
 	d := jen.Dict{}
 	for _, f := range []struct {
 		name string
 		v    int
 	}{{"M", sp.M}, {"N", sp.N}, {"K", sp.K}, {"CM", sp.CM}, {"CN", sp.CN}, {"AM", sp.AM}, {"AK", sp.AK}, {"BK", sp.BK}, {"BN", sp.BN},
-		{"K2", sp.K2}, {"AK2", sp.AK2}, {"BK2", sp.BK2}, {"N2", sp.N2}, {"CN2", sp.CN2}, {"BN2", sp.BN2}, {"K3", sp.K3}, {"AK3", sp.AK3}, {"BK3", sp.BK3}} {
-		absent := f.v == 0 || f.v == 1 && (f.name == "K2" || f.name == "K3" || f.name == "N2") // 0 and 1 mean no such axis
+		{"K2", sp.K2}, {"AK2", sp.AK2}, {"BK2", sp.BK2}, {"N2", sp.N2}, {"CN2", sp.CN2}, {"BN2", sp.BN2}, {"K3", sp.K3}, {"AK3", sp.AK3}, {"BK3", sp.BK3},
+		{"M2", rows[0].ext}, {"CM2", rows[0].c}, {"AM2", rows[0].a}, {"M3", rows[1].ext}, {"CM3", rows[1].c}, {"AM3", rows[1].a}} {
+		absent := f.v == 0 || f.v == 1 && (f.name == "K2" || f.name == "K3" || f.name == "N2" || f.name == "M2" || f.name == "M3") // 0 and 1 mean no such axis
 		if !absent {
 			d[jen.Id(f.name)] = jen.Lit(f.v)
 		}
@@ -269,7 +271,7 @@ func (k *kgen) bf16Calls(n *asm.Nest, pre []jen.Code) ([][]jen.Code, string) {
 				return jen.Qual(bf16Path, "Operand").Values(jen.Dict{jen.Id("P"): jen.Op("&").Add(field()), jen.Id("F"): jen.Op("&").Add(k.directAccess(n.B, n.Zero[n.B]))})
 			}
 		}
-		if field, code, ok := k.bf16Convert(n, n.A); ok {
+		if field, code, ok := k.bf16Convert(n, n.A, max(rows[0].ext, 1)*max(rows[1].ext, 1)); ok {
 			pack = append(pack, code...)
 			aForm = func() jen.Code { return field().Dot("At").Call(jen.Op("&").Add(k.directAccess(n.A, n.Zero[n.A]))) }
 		}
@@ -318,7 +320,7 @@ func (k *kgen) bf16Calls(n *asm.Nest, pre []jen.Code) ([][]jen.Code, string) {
 	if k.bf16In != nil {
 		mark = bf16OperandsMark
 	}
-	return calls, fmt.Sprintf("// %s: %dx%dx%d.", mark, sp.M, sp.N*max(1, sp.N2), sp.K*max(1, sp.K2)*max(1, sp.K3))
+	return calls, fmt.Sprintf("// %s: %dx%dx%d.", mark, sp.M*max(rows[0].ext, 1)*max(rows[1].ext, 1), sp.N*max(1, sp.N2), sp.K*max(1, sp.K2)*max(1, sp.K3))
 }
 
 // maxPacks is the most Packed values one contraction keeps (one per
@@ -413,11 +415,11 @@ func (k *kgen) bf16Field(t int) string {
 // parallel parts (a bf16.Converted in the scratch), instead of in each
 // call: when its calls read t's cells at least twice over on average
 // (a convolution's input, which 9 output pixels read; an activation
-// that each part reads whole). It returns the field and the statement
-// converting t. In parts, t joins what the code before the parts
+// that each part reads whole; rows is the number of (m2, m3) row blocks
+// of each call). It returns the field and the statement converting t. In parts, t joins what the code before the parts
 // writes (schedule.Unit.PreWrites), so that the nest does not chain
 // after a nest touching t (the conversion would then run before it).
-func (k *kgen) bf16Convert(n *asm.Nest, t int) (func() *jen.Statement, []jen.Code, bool) {
+func (k *kgen) bf16Convert(n *asm.Nest, t int, rows int) (func() *jen.Statement, []jen.Code, bool) {
 	if k.k.Scratch == "" || k.k.PoolScratch || k.free != nil && !k.parPackOK {
 		return nil, nil, false
 	}
@@ -438,7 +440,7 @@ func (k *kgen) bf16Convert(n *asm.Nest, t int) (func() *jen.Statement, []jen.Cod
 	}
 	kt := sp.K * max(sp.K2, 1) * max(sp.K3, 1)
 	cols := sp.N * max(sp.N2, 1)
-	reads := calls * kt
+	reads := calls * kt * rows
 	if t == n.A {
 		reads *= sp.M * ((cols + 511) / 512) // A is packed again per block of 512 columns
 	} else {
@@ -459,47 +461,84 @@ func (k *kgen) bf16Convert(n *asm.Nest, t int) (func() *jen.Statement, []jen.Cod
 	return field, []jen.Code{code}, true
 }
 
-// bf16Fold returns contraction n with the reduction loops around its
-// call folded into the call's free reduction axes (K2, then K3), when
-// they are the innermost of its outer loops (loops of extent 1 between
-// them dropped): a convolution's kernel gradient, a sum over the
-// batch in each call and over the output pixels in the loops around
-// it, becomes one call per part instead of one per pixel. The sum runs
-// in the same order (the loops' order, the call's reduction innermost).
-func (k *kgen) bf16Fold(n *asm.Nest) *asm.Nest {
+// bf16Axis is a loop folded into a bf16 call's row axes (rt/bf16's M2
+// and M3): its extent and the element strides of C and A along it.
+type bf16Axis struct{ ext, c, a int }
+
+// bf16Fold returns contraction n with loops around its call folded into
+// the call, innermost first while each loop folds (loops of extent 1
+// dropped): a reduction loop (C does not depend on it) into the free
+// reduction axes K2, then K3; a loop B does not depend on into the row
+// axes M2, then M3 (returned: asm.Spec has none); a loop A does not
+// depend on into the column axis N2 when free; in each case only while
+// the cells of C stay distinct (a transposed convolution's input
+// gradient, whose pixels overlap, keeps its loops). A convolution's
+// kernel gradient, a sum over the batch in each call and over the
+// output pixels in the loops around it, becomes one call per part
+// instead of one per pixel, and a forward convolution one call whose
+// rows are the batch times the pixels. Each cell's sum runs in the same
+// order (the reduction loops' order, the call's reduction innermost).
+func (k *kgen) bf16Fold(n *asm.Nest) (*asm.Nest, [2]bf16Axis) {
+	var rows [2]bf16Axis
 	sp := n.Spec
-	slots := 0
+	kSlots := 0
 	switch {
 	case max(sp.K2, 1) == 1 && max(sp.K3, 1) == 1:
-		slots = 2
+		kSlots = 2
 	case max(sp.K3, 1) == 1:
-		slots = 1
+		kSlots = 1
+	}
+	nSlot := max(sp.N2, 1) == 1
+	// rt/bf16 swaps the operands of a C contiguous along m only (not
+	// with row axes): such a call keeps its row loops.
+	mSlots := 2
+	if sp.CN != 1 && sp.CM == 1 && nSlot {
+		mSlots = 0
 	}
 	strides := map[int]map[int]int{}
 	for _, t := range []int{n.C, n.A, n.B} {
 		st, ok := loopir.FlatStrides(n.Zero[t], k.p.Tensors[t].BufDims)
 		if !ok {
-			return n
+			return n, rows
 		}
 		strides[t] = st
 	}
+	// C's axes (extent, stride), for the distinctness check.
+	cAxes := [][2]int{{sp.M, sp.CM}, {sp.N, sp.CN}, {max(sp.N2, 1), sp.CN2}}
 	drop := map[int]bool{}
-	var fold []*loopir.For // innermost first
-	i := len(n.Outer) - 1
-	for ; i >= 0 && len(fold) < slots; i-- {
+	var fold, nFold []*loopir.For // innermost first
+	var mFold []*loopir.For
+	for i := len(n.Outer) - 1; i >= 0; i-- {
 		l := n.Outer[i]
+		c, a, b := strides[n.C][l.Var], strides[n.A][l.Var], strides[n.B][l.Var]
+		if l.Extent == 1 {
+			drop[l.Var] = true
+			continue
+		}
+		if c < 0 || a < 0 || b < 0 {
+			break
+		}
+		grown := append(cAxes[:len(cAxes):len(cAxes)], [2]int{l.Extent, c})
 		switch {
-		case l.Extent == 1:
-			drop[l.Var] = true
-		case strides[n.C][l.Var] == 0 && strides[n.A][l.Var] >= 0 && strides[n.B][l.Var] >= 0:
-			drop[l.Var] = true
+		case c == 0 && len(fold) < kSlots:
 			fold = append(fold, l)
+		case c == 0:
+			i = -1
+			continue
+		case b == 0 && len(mFold) < mSlots && distinctCells(grown):
+			mFold = append(mFold, l)
+			cAxes = grown
+		case a == 0 && nSlot && len(nFold) == 0 && distinctCells(grown):
+			nFold = append(nFold, l)
+			cAxes = grown
 		default:
 			i = -1
+			continue
 		}
+		drop[l.Var] = true
 	}
-	if len(fold) == 0 {
-		return n
+	if len(fold)+len(mFold)+len(nFold) == 0 {
+		return n, rows
 	}
 	m := *n
 	m.Outer = nil
@@ -516,6 +555,12 @@ func (k *kgen) bf16Fold(n *asm.Nest) *asm.Nest {
 			m.Spec.K3, m.Spec.AK3, m.Spec.BK3 = l.Extent, a, b
 		}
 	}
+	for i, l := range mFold {
+		rows[i] = bf16Axis{l.Extent, strides[n.C][l.Var], strides[n.A][l.Var]}
+	}
+	for _, l := range nFold {
+		m.Spec.N2, m.Spec.CN2, m.Spec.BN2 = l.Extent, strides[n.C][l.Var], strides[n.B][l.Var]
+	}
 	m.Zero = map[int][]loopir.IndexExpr{}
 	for t, idx := range n.Zero {
 		out := make([]loopir.IndexExpr, len(idx))
@@ -529,5 +574,29 @@ func (k *kgen) bf16Fold(n *asm.Nest) *asm.Nest {
 		}
 		m.Zero[t] = out
 	}
-	return &m
+	return &m, rows
+}
+
+// distinctCells reports whether the axes (extent, non-negative stride)
+// reach distinct offsets: sorted by stride, each stride passes the span
+// of the axes below it (a sufficient condition).
+func distinctCells(axes [][2]int) bool {
+	var live [][2]int
+	for _, x := range axes {
+		if x[0] > 1 {
+			if x[1] < 0 {
+				return false
+			}
+			live = append(live, x)
+		}
+	}
+	sort.Slice(live, func(i, j int) bool { return live[i][1] < live[j][1] })
+	span := 1
+	for _, x := range live {
+		if x[1] < span {
+			return false
+		}
+		span += (x[0] - 1) * x[1]
+	}
+	return true
 }

@@ -35154,14 +35154,20 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 		AK:        1,
 		AK2:       45,
 		AM:        675,
+		AM2:       3,
+		AM3:       45,
 		BK:        1,
 		BK2:       9,
 		BN:        27,
 		CM:        2304,
+		CM2:       16,
+		CM3:       192,
 		CN:        1,
 		K:         9,
 		K2:        3,
 		M:         16,
+		M2:        12,
+		M3:        2,
 		N:         16,
 		Overwrite: true,
 	})
@@ -35211,14 +35217,17 @@ func ocannlConvBF16TrainLoss(images *[16][12][12][3]float32, labels *[16][10]flo
 		AK:        1,
 		AK2:       240,
 		AM:        3600,
+		AM2:       32,
 		BK:        1,
 		BK2:       48,
 		BN:        144,
 		CM:        1152,
+		CM2:       32,
 		CN:        1,
 		K:         48,
 		K2:        3,
 		M:         16,
+		M2:        6,
 		N:         32,
 		Overwrite: true,
 	})
@@ -35418,29 +35427,31 @@ type ocannlConvBF16TrainLossPart0 struct {
 // Part runs part j17 of the nest (0 <= j17 < 6).
 func (r *ocannlConvBF16TrainLossPart0) Part(j17 int) {
 	pNetConv2d2Kernel, scratch := r.pNetConv2d2Kernel, r.scratch
-	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x16x27.
-	for i1 := range 2 {
-		for i2 := range 12 {
-			bf16.GemmOps(&scratch.net_conv2d_2_y[0][i1+2*j17][i2][0], scratch.imagesPadBF16.At(&scratch.imagesPad[0][i1+2*j17][i2][0]), bf16.Operand{
-				F: &pNetConv2d2Kernel[0],
-				P: &scratch.pNetConv2d2KernelBF16,
-			}, bf16.Shape{
-				AK:        1,
-				AK2:       45,
-				AM:        675,
-				BK:        1,
-				BK2:       9,
-				BN:        27,
-				CM:        2304,
-				CN:        1,
-				K:         9,
-				K2:        3,
-				M:         16,
-				N:         16,
-				Overwrite: true,
-			})
-		}
-	}
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 384x16x27.
+	bf16.GemmOps(&scratch.net_conv2d_2_y[0][2*j17][0][0], scratch.imagesPadBF16.At(&scratch.imagesPad[0][2*j17][0][0]), bf16.Operand{
+		F: &pNetConv2d2Kernel[0],
+		P: &scratch.pNetConv2d2KernelBF16,
+	}, bf16.Shape{
+		AK:        1,
+		AK2:       45,
+		AM:        675,
+		AM2:       3,
+		AM3:       45,
+		BK:        1,
+		BK2:       9,
+		BN:        27,
+		CM:        2304,
+		CM2:       16,
+		CM3:       192,
+		CN:        1,
+		K:         9,
+		K2:        3,
+		M:         16,
+		M2:        12,
+		M3:        2,
+		N:         16,
+		Overwrite: true,
+	})
 }
 
 // ocannlConvBF16TrainLossPart0Records holds the free ocannlConvBF16TrainLossPart0 records.
@@ -35456,29 +35467,28 @@ type ocannlConvBF16TrainLossPart1 struct {
 // Part runs part j19 of the nest (0 <= j19 < 6).
 func (r3 *ocannlConvBF16TrainLossPart1) Part(j19 int) {
 	pNetConv2d1Kernel, scratch := r3.pNetConv2d1Kernel, r3.scratch
-	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x32x144.
-	for i1 := range 1 {
-		for i2 := range 6 {
-			bf16.GemmOps(&scratch.net_conv2d_1_y[0][i1+j19][i2][0], bf16.Operand{F: &scratch.net_conv2d_1_x[0][2*i1+2*j19][2*i2][0]}, bf16.Operand{
-				F: &pNetConv2d1Kernel[0],
-				P: &scratch.pNetConv2d1KernelBF16,
-			}, bf16.Shape{
-				AK:        1,
-				AK2:       240,
-				AM:        3600,
-				BK:        1,
-				BK2:       48,
-				BN:        144,
-				CM:        1152,
-				CN:        1,
-				K:         48,
-				K2:        3,
-				M:         16,
-				N:         32,
-				Overwrite: true,
-			})
-		}
-	}
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x32x144.
+	bf16.GemmOps(&scratch.net_conv2d_1_y[0][j19][0][0], bf16.Operand{F: &scratch.net_conv2d_1_x[0][2*j19][0][0]}, bf16.Operand{
+		F: &pNetConv2d1Kernel[0],
+		P: &scratch.pNetConv2d1KernelBF16,
+	}, bf16.Shape{
+		AK:        1,
+		AK2:       240,
+		AM:        3600,
+		AM2:       32,
+		BK:        1,
+		BK2:       48,
+		BN:        144,
+		CM:        1152,
+		CM2:       32,
+		CN:        1,
+		K:         48,
+		K2:        3,
+		M:         16,
+		M2:        6,
+		N:         32,
+		Overwrite: true,
+	})
 }
 
 // ocannlConvBF16TrainLossPart1Records holds the free ocannlConvBF16TrainLossPart1 records.
@@ -35981,14 +35991,20 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 		AK:        1,
 		AK2:       45,
 		AM:        675,
+		AM2:       3,
+		AM3:       45,
 		BK:        1,
 		BK2:       9,
 		BN:        27,
 		CM:        2304,
+		CM2:       16,
+		CM3:       192,
 		CN:        1,
 		K:         9,
 		K2:        3,
 		M:         16,
+		M2:        12,
+		M3:        2,
 		N:         16,
 		Overwrite: true,
 	})
@@ -36025,14 +36041,17 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 		AK:        1,
 		AK2:       240,
 		AM:        3600,
+		AM2:       32,
 		BK:        1,
 		BK2:       48,
 		BN:        144,
 		CM:        1152,
+		CM2:       32,
 		CN:        1,
 		K:         48,
 		K2:        3,
 		M:         16,
+		M2:        6,
 		N:         32,
 		Overwrite: true,
 	})
@@ -36679,29 +36698,31 @@ type ocannlConvBF16BackwardPart0 struct {
 // Part runs part j17 of the nest (0 <= j17 < 6).
 func (r *ocannlConvBF16BackwardPart0) Part(j17 int) {
 	pNetConv2d2Kernel, scratch := r.pNetConv2d2Kernel, r.scratch
-	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x16x27.
-	for i1 := range 2 {
-		for i2 := range 12 {
-			bf16.GemmOps(&scratch.net_conv2d_2_y[0][i1+2*j17][i2][0], scratch.imagesPadBF16.At(&scratch.imagesPad[0][i1+2*j17][i2][0]), bf16.Operand{
-				F: &pNetConv2d2Kernel[0],
-				P: &scratch.pNetConv2d2KernelBF16,
-			}, bf16.Shape{
-				AK:        1,
-				AK2:       45,
-				AM:        675,
-				BK:        1,
-				BK2:       9,
-				BN:        27,
-				CM:        2304,
-				CN:        1,
-				K:         9,
-				K2:        3,
-				M:         16,
-				N:         16,
-				Overwrite: true,
-			})
-		}
-	}
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 384x16x27.
+	bf16.GemmOps(&scratch.net_conv2d_2_y[0][2*j17][0][0], scratch.imagesPadBF16.At(&scratch.imagesPad[0][2*j17][0][0]), bf16.Operand{
+		F: &pNetConv2d2Kernel[0],
+		P: &scratch.pNetConv2d2KernelBF16,
+	}, bf16.Shape{
+		AK:        1,
+		AK2:       45,
+		AM:        675,
+		AM2:       3,
+		AM3:       45,
+		BK:        1,
+		BK2:       9,
+		BN:        27,
+		CM:        2304,
+		CM2:       16,
+		CM3:       192,
+		CN:        1,
+		K:         9,
+		K2:        3,
+		M:         16,
+		M2:        12,
+		M3:        2,
+		N:         16,
+		Overwrite: true,
+	})
 }
 
 // ocannlConvBF16BackwardPart0Records holds the free ocannlConvBF16BackwardPart0 records.
@@ -36790,29 +36811,28 @@ type ocannlConvBF16BackwardPart3 struct {
 // Part runs part j20 of the nest (0 <= j20 < 6).
 func (r5 *ocannlConvBF16BackwardPart3) Part(j20 int) {
 	pNetConv2d1Kernel, scratch := r5.pNetConv2d1Kernel, r5.scratch
-	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x32x144.
-	for i1 := range 1 {
-		for i2 := range 6 {
-			bf16.GemmOps(&scratch.net_conv2d_1_y[0][i1+j20][i2][0], bf16.Operand{F: &scratch.net_conv2d_1_x[0][2*i1+2*j20][2*i2][0]}, bf16.Operand{
-				F: &pNetConv2d1Kernel[0],
-				P: &scratch.pNetConv2d1KernelBF16,
-			}, bf16.Shape{
-				AK:        1,
-				AK2:       240,
-				AM:        3600,
-				BK:        1,
-				BK2:       48,
-				BN:        144,
-				CM:        1152,
-				CN:        1,
-				K:         48,
-				K2:        3,
-				M:         16,
-				N:         32,
-				Overwrite: true,
-			})
-		}
-	}
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 96x32x144.
+	bf16.GemmOps(&scratch.net_conv2d_1_y[0][j20][0][0], bf16.Operand{F: &scratch.net_conv2d_1_x[0][2*j20][0][0]}, bf16.Operand{
+		F: &pNetConv2d1Kernel[0],
+		P: &scratch.pNetConv2d1KernelBF16,
+	}, bf16.Shape{
+		AK:        1,
+		AK2:       240,
+		AM:        3600,
+		AM2:       32,
+		BK:        1,
+		BK2:       48,
+		BN:        144,
+		CM:        1152,
+		CM2:       32,
+		CN:        1,
+		K:         48,
+		K2:        3,
+		M:         16,
+		M2:        6,
+		N:         32,
+		Overwrite: true,
+	})
 }
 
 // ocannlConvBF16BackwardPart3Records holds the free ocannlConvBF16BackwardPart3 records.
@@ -37246,24 +37266,27 @@ type ocannlConvBF16BackwardPart15 struct {
 func (r26 *ocannlConvBF16BackwardPart15) Part(j52 int) {
 	scratch, gNetConv2d2KernelPartial := r26.scratch, &r26.gNetConv2d2KernelPartial
 	gNetConv2d2KernelPartial[j52] = [16][3][3][3]float32{}
-	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x9x12.
-	for i0 := range 2 {
-		for i2 := range 12 {
-			for i4 := range 3 {
-				bf16.Gemm(&gNetConv2d2KernelPartial[j52][0][i4][0][0], &scratch.net_conv2d_2_y_grad[i0+2*j52][0][i2][0], &scratch.imagesPad[i0+2*j52][i4][i2][0], bf16.Shape{
-					AK: 192,
-					AM: 1,
-					BK: 45,
-					BN: 1,
-					CM: 27,
-					CN: 1,
-					K:  12,
-					M:  16,
-					N:  9,
-				})
-			}
-		}
-	}
+	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x27x288.
+	bf16.Gemm(&gNetConv2d2KernelPartial[j52][0][0][0][0], &scratch.net_conv2d_2_y_grad[2*j52][0][0][0], &scratch.imagesPad[2*j52][0][0][0], bf16.Shape{
+		AK:  192,
+		AK2: 16,
+		AK3: 2304,
+		AM:  1,
+		BK:  45,
+		BK2: 3,
+		BK3: 675,
+		BN:  1,
+		BN2: 45,
+		CM:  27,
+		CN:  1,
+		CN2: 9,
+		K:   12,
+		K2:  12,
+		K3:  2,
+		M:   16,
+		N:   9,
+		N2:  3,
+	})
 }
 
 // ocannlConvBF16BackwardPart15Records holds the free ocannlConvBF16BackwardPart15 records.

@@ -76,20 +76,26 @@ const (
 	AVX512BF16 = cpu.AVX512BF16
 )
 
-// Shape is one contraction: for m < M, n < N, n2 < N2,
+// Shape is one contraction: for m < M, m2 < M2, m3 < M3, n < N, n2 < N2,
 //
-//	C[m*CM + n*CN + n2*CN2] (+)= sum over k3 < K3, k2 < K2, k < K of
-//	    A[m*AM + k3*AK3 + k2*AK2 + k*AK] * B[n*BN + n2*BN2 + k3*BK3 + k2*BK2 + k*BK]
+//	C[m*CM + m2*CM2 + m3*CM3 + n*CN + n2*CN2] (+)= sum over k3 < K3, k2 < K2, k < K of
+//	    A[m*AM + m2*AM2 + m3*AM3 + k3*AK3 + k2*AK2 + k*AK] * B[n*BN + n2*BN2 + k3*BK3 + k2*BK2 + k*BK]
 //
-// with offsets in elements from the pointers Gemm gets. K2, K3 and N2
-// of 0 mean 1 (no such axis). The reduction runs k3, k2, then k
-// innermost. Overwrite stores the sums instead of adding them to C.
+// with offsets in elements from the pointers Gemm gets. K2, K3, N2, M2
+// and M3 of 0 mean 1 (no such axis). The reduction runs k3, k2, then k
+// innermost. Overwrite stores the sums instead of adding them to C. The
+// cells of C must be distinct (no two (m, m2, m3, n, n2) at one offset).
+// M2 and M3 are rows that B does not depend on: the loops of output
+// pixels around a convolution's call, folded into one call whose rows
+// are the batch times the pixels.
 type Shape struct {
 	M, N, K                int
 	CM, CN, AM, AK, BK, BN int
 	K2, AK2, BK2           int
 	N2, CN2, BN2           int
 	K3, AK3, BK3           int
+	M2, CM2, AM2           int
+	M3, CM3, AM3           int
 	Overwrite              bool
 }
 
@@ -97,7 +103,8 @@ type Shape struct {
 // contiguous along m but not along n (the kernels store rows of C).
 func (s Shape) norm() Shape {
 	s.K2, s.K3, s.N2 = max(s.K2, 1), max(s.K3, 1), max(s.N2, 1)
-	if s.CN != 1 && s.CM == 1 && s.N2 == 1 {
+	s.M2, s.M3 = max(s.M2, 1), max(s.M3, 1)
+	if s.swapped() {
 		s.M, s.N = s.N, s.M
 		s.CM, s.CN = s.CN, s.CM
 		s.AM, s.AK, s.AK2, s.AK3, s.BN, s.BK, s.BK2, s.BK3 = s.BN, s.BK, s.BK2, s.BK3, s.AM, s.AK, s.AK2, s.AK3
@@ -105,20 +112,23 @@ func (s Shape) norm() Shape {
 	return s
 }
 
-// swapped reports whether norm swaps the operands.
-func (s Shape) swapped() bool { return s.CN != 1 && s.CM == 1 && max(s.N2, 1) == 1 }
+// swapped reports whether norm swaps the operands (never with row
+// axes M2 or M3).
+func (s Shape) swapped() bool {
+	return s.CN != 1 && s.CM == 1 && max(s.N2, 1) == 1 && max(s.M2, 1) == 1 && max(s.M3, 1) == 1
+}
 
 // Flops is the number of floating-point operations of s.
 func (s Shape) Flops() int {
-	return 2 * s.M * s.N * max(s.N2, 1) * s.K * max(s.K2, 1) * max(s.K3, 1)
+	return 2 * s.M * max(s.M2, 1) * max(s.M3, 1) * s.N * max(s.N2, 1) * s.K * max(s.K2, 1) * max(s.K3, 1)
 }
 
 // spans are the number of elements of C, A and B that s reaches from
 // their pointers (one past the largest offset).
 func (s Shape) spans() (c, a, b int) {
 	e := func(n, st int) int { return max(n-1, 0) * st }
-	c = e(s.M, s.CM) + e(s.N, s.CN) + e(s.N2, s.CN2) + 1
-	a = e(s.M, s.AM) + e(s.K, s.AK) + e(s.K2, s.AK2) + e(s.K3, s.AK3) + 1
+	c = e(s.M, s.CM) + e(s.M2, s.CM2) + e(s.M3, s.CM3) + e(s.N, s.CN) + e(s.N2, s.CN2) + 1
+	a = e(s.M, s.AM) + e(s.M2, s.AM2) + e(s.M3, s.AM3) + e(s.K, s.AK) + e(s.K2, s.AK2) + e(s.K3, s.AK3) + 1
 	b = e(s.N, s.BN) + e(s.N2, s.BN2) + e(s.K, s.BK) + e(s.K2, s.BK2) + e(s.K3, s.BK3) + 1
 	return c, a, b
 }
@@ -156,12 +166,17 @@ var best = func() Tier {
 
 // scratch holds the packed operands of one Gemm call.
 type scratch struct {
-	b     [kc * nc]uint32
-	a     [mrZMM * kc]uint32
-	tile  [mrZMM * nrZMM]float32
-	tmp   [kc / 2 * 16]uint32 // packA/BAsm's transposition
-	runsA [kc][2]int32        // the runs of the block's offsets in A
-	runsB [kc][2]int32        // and in B
+	b    [kc * nc]uint32
+	a    [mrZMM * kc]uint32
+	tile [mrZMM * nrZMM]float32
+	tmp  [kc / 2 * 16]uint32 // packA/BAsm's transposition
+	// tmpA is the first element of the 16 rows of A that tmp holds
+	// converted (packAAsm), nil when none: every m panel of a k block
+	// within them reuses them.
+	tmpA    *float32
+	tmpDone int          // the pairs of tmp converted
+	runsA   [kc][2]int32 // the runs of the block's offsets in A
+	runsB   [kc][2]int32 // and in B
 }
 
 // scratchFree keeps the packing buffers (512 KiB each, too large for a
@@ -213,9 +228,12 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 	kt := s.K * s.K2 * s.K3
 	if kt <= 0 {
 		if s.Overwrite {
-			for m := range s.M {
-				for n := range s.N * s.N2 {
-					cs[m*s.CM+colOff(n, s.N2, s.CN, s.CN2)] = 0
+			for mo := range s.M2 * s.M3 {
+				c0 := s.rowsC(mo)
+				for m := range s.M {
+					for n := range s.N * s.N2 {
+						cs[c0+m*s.CM+colOff(n, s.N2, s.CN, s.CN2)] = 0
+					}
 				}
 			}
 		}
@@ -267,11 +285,12 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 				rsA = pb.runsA[pb.runsAt[bi]:pb.runsAt[bi+1]]
 			} else {
 				kOffsets(&s, k0, kb, offA[:], offB[:])
-				if bfPairs && (hasAsmPack || ah != nil) {
+				if bfPairs && (hasAsmPack || ah != nil) && mayRun(&s, s.AK, s.AK2) {
 					rsA = runs(offA[:kb], sc.runsA[:])
 				}
 			}
-			if bfPairs && hasAsmPack && bs != nil {
+			sc.tmpA = nil
+			if bfPairs && hasAsmPack && bs != nil && mayRun(&s, s.BK, s.BK2) {
 				rsB = runs(offB[:kb], sc.runsB[:])
 			}
 			steps := blockSteps(kb, bfPairs)
@@ -284,40 +303,53 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 				blockB = bufB[:]
 				packBBlock(t, nr, blockB, bs, bh, &s, n0, ncb, steps, offB[:kb], rsB, &colB, sc)
 			}
-			for m0 := 0; m0 < s.M; m0 += mr {
-				rows := min(mr, s.M-m0)
-				if ah != nil {
-					packA16(bufA[:], rowWords, ah, m0, rows, s.AM, oa, rsA, bfPairs)
-				} else {
-					from := 0
-					if bfPairs && hasAsmPack {
-						from = packAAsm(bufA[:], rowWords, as, m0, rows, &s, oa, rsA, sc)
+			// The rows: m in panels of mr inside each (m2, m3), so that
+			// a panel's rows of C are CM apart.
+			for mo := range s.M2 * s.M3 {
+				cs, as, ah := cs, as, ah
+				if mo > 0 {
+					cs = cs[s.rowsC(mo):]
+					if ah != nil {
+						ah = ah[s.rowsA(mo):]
+					} else {
+						as = as[s.rowsA(mo):]
 					}
-					packA(bufA[:], rowWords, as, m0, rows, s.AM, oa, bfPairs, from)
 				}
-				for j := 0; j < ncb; j += nr {
-					panel := blockB[j*steps:]
-					pw := panelWidth(t, nr, ncb-j)
-					if fast && j+pw <= ncb {
-						kern(t, rows, pw, steps, &bufA[0], &panel[0], &cs[m0*s.CM+n0+j], s.CM*4, load)
-						continue
+				for m0 := 0; m0 < s.M; m0 += mr {
+					rows := min(mr, s.M-m0)
+					if ah != nil {
+						packA16(bufA[:], rowWords, ah, m0, rows, s.AM, oa, rsA, bfPairs)
+					} else {
+						from := 0
+						if bfPairs && hasAsmPack {
+							from = packAAsm(bufA[:], rowWords, as, m0, rows, &s, oa, rsA, sc)
+						}
+						packA(bufA[:], rowWords, as, m0, rows, s.AM, oa, bfPairs, from)
 					}
-					w := min(pw, ncb-j)
-					if load {
-						for r := range rows {
-							for c := range pw {
-								v := float32(0)
-								if r < rows && c < w {
-									v = cs[(m0+r)*s.CM+colOff(n0+j+c, s.N2, s.CN, s.CN2)]
+					for j := 0; j < ncb; j += nr {
+						panel := blockB[j*steps:]
+						pw := panelWidth(t, nr, ncb-j)
+						if fast && j+pw <= ncb {
+							kern(t, rows, pw, steps, &bufA[0], &panel[0], &cs[m0*s.CM+n0+j], s.CM*4, load)
+							continue
+						}
+						w := min(pw, ncb-j)
+						if load {
+							for r := range rows {
+								for c := range pw {
+									v := float32(0)
+									if r < rows && c < w {
+										v = cs[(m0+r)*s.CM+colOff(n0+j+c, s.N2, s.CN, s.CN2)]
+									}
+									tile[r*pw+c] = v
 								}
-								tile[r*pw+c] = v
 							}
 						}
-					}
-					kern(t, rows, pw, steps, &bufA[0], &panel[0], &tile[0], pw*4, load)
-					for r := range rows {
-						for c := range w {
-							cs[(m0+r)*s.CM+colOff(n0+j+c, s.N2, s.CN, s.CN2)] = tile[r*pw+c]
+						kern(t, rows, pw, steps, &bufA[0], &panel[0], &tile[0], pw*4, load)
+						for r := range rows {
+							for c := range w {
+								cs[(m0+r)*s.CM+colOff(n0+j+c, s.N2, s.CN, s.CN2)] = tile[r*pw+c]
+							}
 						}
 					}
 				}
@@ -325,6 +357,11 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 		}
 	}
 }
+
+// rowsC and rowsA are the offsets in C and A of the rows of (m2, m3)
+// number mo = m3*M2 + m2 (s normalized).
+func (s *Shape) rowsC(mo int) int { return mo%s.M2*s.CM2 + mo/s.M2*s.CM3 }
+func (s *Shape) rowsA(mo int) int { return mo%s.M2*s.AM2 + mo/s.M2*s.AM3 }
 
 // packBBlock packs the panels of B's block of columns n0 ... n0+ncb-1
 // at the reduction offsets offB (runs rsB) into dst, panel j (of width
@@ -388,7 +425,7 @@ func packA16(dst []uint32, rowWords int, ah []uint16, m0, rows, am int, offA []i
 	kb := len(offA)
 	for r := range rows {
 		base := (m0 + r) * am
-		if bfPairs && len(rs) > 0 && kb/len(rs) >= minRun {
+		if bfPairs && longRuns(kb, rs) {
 			row := unsafe.Slice((*uint16)(unsafe.Pointer(&dst[r*rowWords])), 2*rowWords)
 			for _, run := range rs {
 				o := base + offA[run[0]]
@@ -794,7 +831,7 @@ func packAAsm(dst []uint32, rowWords int, as []float32, m0, rows int, s *Shape, 
 	if kb < 16 {
 		return 0
 	}
-	if kb/len(rs) >= minRun {
+	if longRuns(kb, rs) {
 		for r := range rows {
 			row := unsafe.Slice((*uint16)(unsafe.Pointer(&dst[r*rowWords])), 2*rowWords)
 			base := (m0 + r) * s.AM
@@ -807,18 +844,46 @@ func packAAsm(dst []uint32, rowWords int, as []float32, m0, rows int, s *Shape, 
 		}
 		return (kb + 1) / 2
 	}
-	if s.AM == 1 && m0+16 <= s.M {
-		done := progPairs(offA, func(p0, np, d int) { cvtPairs16(&sc.tmp[p0*16], &as[m0+offA[2*p0]], d*4, np) })
+	if s.AM == 1 && s.M >= 16 {
+		// Convert 16 rows from b (once per k block and 16 rows: the
+		// panels within them transpose from tmp).
+		b := min(m0, s.M-16)
+		if m0+rows > b+16 {
+			return 0
+		}
+		if first := &as[b+offA[0]]; sc.tmpA != first {
+			sc.tmpDone = progPairs(offA, func(p0, np, d int) { cvtPairs16(&sc.tmp[p0*16], &as[b+offA[2*p0]], d*4, np) })
+			sc.tmpA = first
+		}
+		done := sc.tmpDone
 		for r := range rows {
 			row := dst[r*rowWords : r*rowWords+done]
 			for p := range row {
-				row[p] = sc.tmp[p*16+r]
+				row[p] = sc.tmp[p*16+m0-b+r]
 			}
 		}
 		return done
 	}
 	return 0
 }
+
+// mayRun reports whether the reduction offsets along strides st (k)
+// and st2 (k2) of s can have runs of consecutive offsets: the innermost
+// reduction axis longer than 1 has stride 1 (else runs computes runs of
+// at most 2, too short to use).
+func mayRun(s *Shape, st, st2 int) bool {
+	switch {
+	case s.K > 1:
+		return st == 1
+	case s.K2 > 1:
+		return st2 == 1
+	}
+	return true
+}
+
+// longRuns reports whether the kb reduction steps of a block in runs rs
+// are copied run by run (runs of average length at least minRun).
+func longRuns(kb int, rs [][2]int32) bool { return len(rs) > 0 && kb/len(rs) >= minRun }
 
 // progPairs calls f(p0, np, d) for the leading pairs of off in runs of
 // np >= 2 pairs from pair p0 whose offsets progress by d >= 0 (a run of
@@ -866,7 +931,7 @@ func packBAsm(dst []uint32, bs []float32, colB []int, offB []int, rs [][2]int32,
 			return done
 		}
 	}
-	if kb/len(rs) >= minRun {
+	if longRuns(kb, rs) {
 		tmp16 := unsafe.Slice((*uint16)(unsafe.Pointer(&sc.tmp[0])), 2*len(sc.tmp))
 		all := (kb + 1) / 2
 		for c, cb := range colB {

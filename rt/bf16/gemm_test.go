@@ -50,6 +50,16 @@ func layouts() []layout {
 	add("folded", Shape{M: 16, N: 48, K: 10, CM: 48, CN: 1, AM: 1, AK: 16 * 20, BK: 48 * 20, BN: 1, K2: 5, AK2: 16, BK2: 48, K3: 4, AK3: 16 * 5, BK3: 48 * 5})
 	add("folded-odd", Shape{M: 20, N: 16, K: 7, CM: 16, CN: 1, AM: 1, AK: 20 * 12, BK: 16 * 12, BN: 1, K2: 12, AK2: 20, BK2: 16, K3: 3, AK3: 20 * 84, BK3: 16 * 84})
 	add("empty-k", Shape{M: 3, N: 4, K: 0, CM: 4, CN: 1, Overwrite: true})
+	// Row axes M2 and M3 (a forward convolution with its output pixels
+	// folded into the rows): images [17][7][7][16] (A), a 3x3 kernel
+	// [16][3][3][16] (B), outputs [17][3][5][16] (C); m an edge panel.
+	add("m3conv", Shape{M: 17, N: 16, K: 48, CM: 240, CN: 1, AM: 784, AK: 1, BK: 1, BN: 144, K2: 3, AK2: 112, BK2: 48,
+		M2: 5, CM2: 16, AM2: 16, M3: 3, CM3: 80, AM3: 112, Overwrite: true})
+	add("m2edge", Shape{M: 9, N: 40, K: 19, CM: 40, CN: 1, AM: 19, AK: 1, BK: 40, BN: 1, M2: 3, CM2: 9 * 40, AM2: 9 * 19})
+	// C columns strided, rows contiguous: not swapped with M2 (the tile).
+	add("m2colsC", Shape{M: 5, N: 7, K: 9, CM: 1, CN: 20, AM: 9, AK: 1, BK: 1, BN: 9, M2: 4, CM2: 5, AM2: 45})
+	add("m2A1", Shape{M: 20, N: 33, K: 40, CM: 33, CN: 1, AM: 1, AK: 20, BK: 33, BN: 1, M2: 2, CM2: 20 * 33, AM2: 800})
+	add("m3empty-k", Shape{M: 3, N: 4, K: 0, CM: 4, CN: 1, M2: 2, CM2: 12, M3: 2, CM3: 24, Overwrite: true})
 	return out
 }
 
@@ -58,16 +68,17 @@ func layouts() []layout {
 func emulate(c, a, b []float32, s Shape) {
 	s.K2, s.K3, s.N2 = max(s.K2, 1), max(s.K3, 1), max(s.N2, 1)
 	kt := s.K * s.K2 * s.K3
-	ao := func(m, r int) int {
-		return m*s.AM + r/(s.K*s.K2)*s.AK3 + r/s.K%s.K2*s.AK2 + r%s.K*s.AK
+	ao := func(arow, r int) int {
+		return arow + r/(s.K*s.K2)*s.AK3 + r/s.K%s.K2*s.AK2 + r%s.K*s.AK
 	}
 	bo := func(n, n2, r int) int {
 		return n*s.BN + n2*s.BN2 + r/(s.K*s.K2)*s.BK3 + r/s.K%s.K2*s.BK2 + r%s.K*s.BK
 	}
-	for m := range s.M {
+	for _, row := range rowOffsets(s) {
+		arow, crow := row[0], row[1]
 		for n := range s.N {
 			for n2 := range s.N2 {
-				ci := m*s.CM + n*s.CN + n2*s.CN2
+				ci := crow + n*s.CN + n2*s.CN2
 				acc := c[ci]
 				if s.Overwrite {
 					acc = 0
@@ -75,10 +86,10 @@ func emulate(c, a, b []float32, s Shape) {
 				for p := 0; p < kt; p += 2 {
 					var odd float32
 					if p+1 < kt {
-						odd = rt.RoundBF16(a[ao(m, p+1)]) * rt.RoundBF16(b[bo(n, n2, p+1)])
+						odd = rt.RoundBF16(a[ao(arow, p+1)]) * rt.RoundBF16(b[bo(n, n2, p+1)])
 					}
 					acc += odd
-					acc += rt.RoundBF16(a[ao(m, p)]) * rt.RoundBF16(b[bo(n, n2, p)])
+					acc += rt.RoundBF16(a[ao(arow, p)]) * rt.RoundBF16(b[bo(n, n2, p)])
 				}
 				c[ci] = acc
 			}
@@ -100,17 +111,18 @@ func reference(c0, a, b []float32, s Shape, round bool) (sum, mag []float64) {
 		}
 		return float64(x)
 	}
-	for m := range s.M {
+	for _, row := range rowOffsets(s) {
+		arow, crow := row[0], row[1]
 		for n := range s.N {
 			for n2 := range s.N2 {
-				ci := m*s.CM + n*s.CN + n2*s.CN2
+				ci := crow + n*s.CN + n2*s.CN2
 				if s.Overwrite {
 					sum[ci], mag[ci] = 0, 0
 				}
 				for k3 := range s.K3 {
 					for k2 := range s.K2 {
 						for k := range s.K {
-							p := r(a[m*s.AM+k3*s.AK3+k2*s.AK2+k*s.AK]) * r(b[n*s.BN+n2*s.BN2+k3*s.BK3+k2*s.BK2+k*s.BK])
+							p := r(a[arow+k3*s.AK3+k2*s.AK2+k*s.AK]) * r(b[n*s.BN+n2*s.BN2+k3*s.BK3+k2*s.BK2+k*s.BK])
 							sum[ci] += p
 							mag[ci] += math.Abs(p)
 						}
@@ -120,6 +132,20 @@ func reference(c0, a, b []float32, s Shape, round bool) (sum, mag []float64) {
 		}
 	}
 	return sum, mag
+}
+
+// rowOffsets lists the rows of s (m, m2, m3; m innermost) as their
+// offsets in A and C.
+func rowOffsets(s Shape) [][2]int {
+	var out [][2]int
+	for m3 := range max(s.M3, 1) {
+		for m2 := range max(s.M2, 1) {
+			for m := range s.M {
+				out = append(out, [2]int{m*s.AM + m2*s.AM2 + m3*s.AM3, m*s.CM + m2*s.CM2 + m3*s.CM3})
+			}
+		}
+	}
+	return out
 }
 
 func randSlice(rng *rand.Rand, n int) []float32 {
