@@ -170,10 +170,11 @@ type scratch struct {
 	a    [mrZMM * kc]uint32
 	tile [mrZMM * nrZMM]float32
 	tmp  [kc / 2 * 16]uint32 // packA/BAsm's transposition
-	// tmpA is the first element of the 16 rows of A that tmp holds
-	// converted (packAAsm), nil when none: every m panel of a k block
-	// within them reuses them.
-	tmpA    *float32
+	// tmpRow is the first of the 16 rows of A (of the current k block
+	// and (m2, m3)) that tmp holds converted (packAAsm), -1 when none:
+	// every m panel within them reuses them. (An index, not a pointer:
+	// a pointer into A kept in the scratch would make A escape.)
+	tmpRow  int
 	tmpDone int          // the pairs of tmp converted
 	runsA   [kc][2]int32 // the runs of the block's offsets in A
 	runsB   [kc][2]int32 // and in B
@@ -289,7 +290,6 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 					rsA = runs(offA[:kb], sc.runsA[:])
 				}
 			}
-			sc.tmpA = nil
 			if bfPairs && hasAsmPack && bs != nil && mayRun(&s, s.BK, s.BK2) {
 				rsB = runs(offB[:kb], sc.runsB[:])
 			}
@@ -306,6 +306,7 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 			// The rows: m in panels of mr inside each (m2, m3), so that
 			// a panel's rows of C are CM apart.
 			for mo := range s.M2 * s.M3 {
+				sc.tmpRow = -1
 				cs, as, ah := cs, as, ah
 				if mo > 0 {
 					cs = cs[s.rowsC(mo):]
@@ -851,9 +852,9 @@ func packAAsm(dst []uint32, rowWords int, as []float32, m0, rows int, s *Shape, 
 		if m0+rows > b+16 {
 			return 0
 		}
-		if first := &as[b+offA[0]]; sc.tmpA != first {
+		if sc.tmpRow != b {
 			sc.tmpDone = progPairs(offA, func(p0, np, d int) { cvtPairs16(&sc.tmp[p0*16], &as[b+offA[2*p0]], d*4, np) })
-			sc.tmpA = first
+			sc.tmpRow = b
 		}
 		done := sc.tmpDone
 		for r := range rows {
