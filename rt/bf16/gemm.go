@@ -178,6 +178,11 @@ type scratch struct {
 	tmpDone int          // the pairs of tmp converted
 	runsA   [kc][2]int32 // the runs of the block's offsets in A
 	runsB   [kc][2]int32 // and in B
+	// offA, offB are the block's reduction offsets (kOffsets), colB a
+	// panel's column offsets: here rather than on the stack, where Go
+	// would clear 4 KiB in every call.
+	offA, offB [kc]int
+	colB       [nrZMM]int
 }
 
 // scratchFree keeps the packing buffers (512 KiB each, too large for a
@@ -262,10 +267,7 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 	sc := getScratch()
 	defer putScratch(sc)
 	bufB, bufA, tile := &sc.b, &sc.a, &sc.tile
-	var (
-		offA, offB [kc]int
-		colB       [nrZMM]int
-	)
+	offA, offB, colB := &sc.offA, &sc.offB, &sc.colB
 	rowWords := kc
 	if bfPairs {
 		rowWords = kc / 2
@@ -301,7 +303,7 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 				blockB, cur = pb.words[cur:cur+w], cur+w
 			} else {
 				blockB = bufB[:]
-				packBBlock(t, nr, blockB, bs, bh, &s, n0, ncb, steps, offB[:kb], rsB, &colB, sc)
+				packBBlock(t, nr, blockB, bs, bh, &s, n0, ncb, steps, offB[:kb], rsB, colB, sc)
 			}
 			// The rows: m in panels of mr inside each (m2, m3), so that
 			// a panel's rows of C are CM apart.
@@ -316,8 +318,14 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 						as = as[s.rowsA(mo):]
 					}
 				}
-				for m0 := 0; m0 < s.M; m0 += mr {
-					rows := min(mr, s.M-m0)
+				// Panels of balanced heights (16 rows: 8 + 8, not the
+				// 14 + 2 whose 2-row kernel waits on its 4 accumulators).
+				np := (s.M + mr - 1) / mr
+				for m0, pi, rows := 0, 0, 0; m0 < s.M; m0, pi = m0+rows, pi+1 {
+					rows = s.M / np
+					if pi < s.M%np {
+						rows++
+					}
 					if ah != nil {
 						packA16(bufA[:], rowWords, ah, m0, rows, s.AM, oa, rsA, bfPairs)
 					} else {
@@ -594,10 +602,7 @@ func packTier(p *Packed, t Tier, bp *float32, s Shape) {
 	p.words = p.words[:total]
 	sc := getScratch()
 	defer putScratch(sc)
-	var (
-		offA, offB [kc]int
-		colB       [nrZMM]int
-	)
+	offA, offB, colB := &sc.offA, &sc.offB, &sc.colB
 	if cap(p.offA) < kt {
 		p.offA = make([]int, kt)
 	}
@@ -625,7 +630,7 @@ func packTier(p *Packed, t Tier, bp *float32, s Shape) {
 			}
 			steps := blockSteps(kb, bfPairs)
 			w := blockWords(t, nr, ncb, steps)
-			packBBlock(t, nr, p.words[cur:cur+w], bs, nil, &s, n0, ncb, steps, offB[:kb], rsB, &colB, sc)
+			packBBlock(t, nr, p.words[cur:cur+w], bs, nil, &s, n0, ncb, steps, offB[:kb], rsB, colB, sc)
 			cur += w
 		}
 	}
