@@ -169,11 +169,12 @@ type scratch struct {
 	b    [kc * nc]uint32
 	a    [mrZMM * kc]uint32
 	tile [mrZMM * nrZMM]float32
-	tmp  [kc / 2 * 16]uint32 // packA/BAsm's transposition
+	tmp  [kc / 2 * tmpRows]uint32 // packA/BAsm's transposition
 	// tmpRow is the first of the 16 rows of A (of the current k block
 	// and (m2, m3)) that tmp holds converted (packAAsm), -1 when none:
-	// every m panel within them reuses them. (An index, not a pointer:
-	// a pointer into A kept in the scratch would make A escape.)
+	// every m panel within them reuses them; with M <= tmpRows, 0 when
+	// tmp holds all the rows. (An index, not a pointer: a pointer into
+	// A kept in the scratch would make A escape.)
 	tmpRow  int
 	tmpDone int          // the pairs of tmp converted
 	runsA   [kc][2]int32 // the runs of the block's offsets in A
@@ -808,6 +809,10 @@ func kernGo(rows, steps int, a, b *uint32, c *float32, ldc int, load bool) {
 	}
 }
 
+// tmpRows is the most rows of an A contiguous along m that packAAsm
+// converts once per k block (in groups of 16).
+const tmpRows = 64
+
 // minRun is the average length of the contiguous runs of a block's
 // reduction offsets from which the packing converts runs with cvtN.
 const minRun = 8
@@ -849,6 +854,35 @@ func packAAsm(dst []uint32, rowWords int, as []float32, m0, rows int, s *Shape, 
 			}
 		}
 		return (kb + 1) / 2
+	}
+	if s.AM == 1 && s.M >= 16 && s.M <= tmpRows {
+		// Convert all the rows once per k block (and (m2, m3)), in
+		// groups of 16 (group g from row 16g, the last from M-16), for
+		// every panel to transpose from.
+		const gw = kc / 2 * 16 // words per group
+		ng := (s.M + 15) / 16
+		if sc.tmpRow != 0 {
+			for g := range ng {
+				b := min(16*g, s.M-16)
+				sc.tmpDone = progPairs(offA, func(p0, np, d int) { cvtPairs16(&sc.tmp[g*gw+p0*16], &as[b+offA[2*p0]], d*4, np) })
+			}
+			sc.tmpRow = 0
+		}
+		done := sc.tmpDone
+		if done == 0 {
+			return 0
+		}
+		for r := range rows {
+			m := m0 + r
+			g := min(m/16, ng-1)
+			src := sc.tmp[g*gw+m-min(16*g, s.M-16):]
+			src = src[:(done-1)*16+1]
+			row := dst[r*rowWords : r*rowWords+done]
+			for p := range row {
+				row[p] = src[p*16]
+			}
+		}
+		return done
 	}
 	if s.AM == 1 && s.M >= 16 {
 		// Convert 16 rows from b (once per k block and 16 rows: the
