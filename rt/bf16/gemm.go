@@ -198,12 +198,16 @@ func run(t Tier, cp, ap, bp *float32, s Shape) { runOps(t, cp, Operand{F: ap}, O
 // (H), or B packed (P, packed for s and t by Pack).
 func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 	if s.swapped() {
+		// (Pack and PackA leave a swapped shape's operand unpacked.)
 		ao, bo = bo, ao
 		if ao.P != nil {
 			ao = Operand{F: ao.P.b}
 		}
+		if bo.P != nil {
+			bo = Operand{F: bo.P.b}
+		}
 	}
-	pb := bo.P
+	pa, pb := ao.P, bo.P
 	s = s.norm()
 	if s.M <= 0 || s.N <= 0 {
 		return
@@ -223,9 +227,11 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 	}
 	var as, bs []float32
 	var ah, bh []uint16
-	if ao.H != nil {
+	switch {
+	case pa != nil:
+	case ao.H != nil:
 		ah = unsafe.Slice(ao.H, an)
-	} else {
+	default:
 		as = unsafe.Slice(ao.F, an)
 	}
 	switch {
@@ -267,7 +273,7 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 				rsA = pb.runsA[pb.runsAt[bi]:pb.runsAt[bi+1]]
 			} else {
 				kOffsets(&s, k0, kb, offA[:], offB[:])
-				if bfPairs && (hasAsmPack || ah != nil) {
+				if bfPairs && (hasAsmPack || ah != nil) && pa == nil {
 					rsA = runs(offA[:kb], sc.runsA[:])
 				}
 			}
@@ -286,9 +292,13 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 			}
 			for m0 := 0; m0 < s.M; m0 += mr {
 				rows := min(mr, s.M-m0)
-				if ah != nil {
+				aPanel := bufA[:]
+				switch {
+				case pa != nil:
+					aPanel = pa.aPanel(k0, m0)
+				case ah != nil:
 					packA16(bufA[:], rowWords, ah, m0, rows, s.AM, oa, rsA, bfPairs)
-				} else {
+				default:
 					from := 0
 					if bfPairs && hasAsmPack {
 						from = packAAsm(bufA[:], rowWords, as, m0, rows, &s, oa, rsA, sc)
@@ -299,7 +309,7 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 					panel := blockB[j*steps:]
 					pw := panelWidth(t, nr, ncb-j)
 					if fast && j+pw <= ncb {
-						kern(t, rows, pw, steps, &bufA[0], &panel[0], &cs[m0*s.CM+n0+j], s.CM*4, load)
+						kern(t, rows, pw, steps, &aPanel[0], &panel[0], &cs[m0*s.CM+n0+j], s.CM*4, load)
 						continue
 					}
 					w := min(pw, ncb-j)
@@ -314,7 +324,7 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 							}
 						}
 					}
-					kern(t, rows, pw, steps, &bufA[0], &panel[0], &tile[0], pw*4, load)
+					kern(t, rows, pw, steps, &aPanel[0], &panel[0], &tile[0], pw*4, load)
 					for r := range rows {
 						for c := range w {
 							cs[(m0+r)*s.CM+colOff(n0+j+c, s.N2, s.CN, s.CN2)] = tile[r*pw+c]
@@ -421,9 +431,9 @@ func packA16(dst []uint32, rowWords int, ah []uint16, m0, rows, am int, offA []i
 // Operand is an operand of GemmOps in one of three forms: float32
 // values (F, rounded to bf16 as Gemm packs them), values already
 // rounded to bf16 (H, by Convert in the tier Gemm runs in, with the
-// offsets of the float32 operand), or, for B, packed by Pack (P; F may
-// then name the float32 operand, which must be the one packed).
-// One of F and H is set, or P.
+// offsets of the float32 operand), or packed (P: B by Pack, A by
+// PackA, for the call's shape; F may then name the float32 operand,
+// which must be the one packed). One of F and H is set, or P.
 type Operand struct {
 	F *float32
 	H *uint16
@@ -431,8 +441,9 @@ type Operand struct {
 }
 
 // GemmOps is Gemm on operands in any form (Operand): the same bits as
-// Gemm on the float32 operands the forms were made from. A Packed
-// operand must be B, packed for s.
+// Gemm on the float32 operands the forms were made from. A packed
+// operand must have been packed for s, A by PackA and B by Pack; the
+// call runs in the tier it was packed for.
 func GemmOps(c *float32, a, b Operand, s Shape) { gemmOps(best, c, a, b, s) }
 
 // GemmOpsTier is GemmOps in tier t (GemmTier); a Packed operand keeps
@@ -445,12 +456,20 @@ func GemmOpsTier(t Tier, c *float32, a, b Operand, s Shape) {
 }
 
 func gemmOps(t Tier, c *float32, a, b Operand, s Shape) {
-	if b.P != nil {
-		if b.P.s != s || b.F != nil && b.F != b.P.b {
-			panic(fmt.Sprintf("bf16.GemmOps: operand %p, shape %+v; packed from %p, %+v", b.F, s, b.P.b, b.P.s))
+	if a.P != nil {
+		if !a.P.isA || a.P.s != s || a.F != nil && a.F != a.P.b {
+			panic(fmt.Sprintf("bf16.GemmOps: operand A %p, shape %+v; packed (A: %v) from %p, %+v", a.F, s, a.P.isA, a.P.b, a.P.s))
 		}
-		runOps(b.P.t, c, a, b, s)
-		return
+		t = a.P.t
+	}
+	if b.P != nil {
+		if b.P.isA || b.P.s != s || b.F != nil && b.F != b.P.b {
+			panic(fmt.Sprintf("bf16.GemmOps: operand B %p, shape %+v; packed (A: %v) from %p, %+v", b.F, s, b.P.isA, b.P.b, b.P.s))
+		}
+		if a.P != nil && a.P.t != b.P.t {
+			panic(fmt.Sprintf("bf16.GemmOps: A packed for tier %v, B for %v", a.P.t, b.P.t))
+		}
+		t = b.P.t
 	}
 	runOps(t, c, a, b, s)
 }
@@ -502,7 +521,11 @@ type Packed struct {
 	words []uint32
 	s     Shape
 	t     Tier
-	b     *float32
+	b     *float32 // the operand packed (A when isA)
+	// isA: packed by PackA, the A panels of every (k block, m panel),
+	// aBlock words per k block.
+	isA    bool
+	aBlock int
 	// direct: s swaps its operands (Shape.norm), so that b is the
 	// kernels' A: GemmPacked then runs Gemm on b.
 	direct bool
@@ -527,7 +550,7 @@ func PackTier(p *Packed, t Tier, b *float32, s Shape) {
 }
 
 func packTier(p *Packed, t Tier, bp *float32, s Shape) {
-	p.s, p.t, p.b = s, t, bp
+	p.s, p.t, p.b, p.isA = s, t, bp, false
 	p.direct = s.swapped()
 	s = s.norm()
 	kt := s.K * s.K2 * s.K3
@@ -607,7 +630,7 @@ func blockSteps(kb int, bfPairs bool) int {
 // same b and s): the same bits, without converting b again. It panics
 // when b or s is not what p was packed from.
 func GemmPacked(c, a, b *float32, p *Packed, s Shape) {
-	if s != p.s || b != p.b {
+	if s != p.s || b != p.b || p.isA {
 		panic(fmt.Sprintf("bf16.GemmPacked: operand %p, shape %+v; packed from %p, %+v", b, s, p.b, p.s))
 	}
 	if p.direct {
