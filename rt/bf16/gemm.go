@@ -159,9 +159,10 @@ type scratch struct {
 	b     [kc * nc]uint32
 	a     [mrZMM * kc]uint32
 	tile  [mrZMM * nrZMM]float32
-	tmp   [kc / 2 * 16]uint32 // packA/BAsm's transposition
-	runsA [kc][2]int32        // the runs of the block's offsets in A
-	runsB [kc][2]int32        // and in B
+	tmp   [kc / 2 * 16]uint32    // packAAsm's transposition
+	cols  [nrZMM * kc / 2]uint32 // packBAsm's columns, to transpose
+	runsA [kc][2]int32           // the runs of the block's offsets in A
+	runsB [kc][2]int32           // and in B
 }
 
 // scratchFree keeps the packing buffers (512 KiB each, too large for a
@@ -832,12 +833,7 @@ func packAAsm(dst []uint32, rowWords int, as []float32, m0, rows int, s *Shape, 
 	}
 	if s.AM == 1 && m0+16 <= s.M {
 		done := progPairs(offA, func(p0, np, d int) { cvtPairs16(&sc.tmp[p0*16], &as[m0+offA[2*p0]], d*4, np) })
-		for r := range rows {
-			row := dst[r*rowWords : r*rowWords+done]
-			for p := range row {
-				row[p] = sc.tmp[p*16+r]
-			}
-		}
+		transposeRows(dst, rowWords, &sc.tmp, rows, done)
 		return done
 	}
 	return 0
@@ -890,19 +886,19 @@ func packBAsm(dst []uint32, bs []float32, colB []int, offB []int, rs [][2]int32,
 		}
 	}
 	if kb/len(rs) >= minRun {
-		tmp16 := unsafe.Slice((*uint16)(unsafe.Pointer(&sc.tmp[0])), 2*len(sc.tmp))
+		// Each column's pairs at sc.cols[c*kc/2:], then gathered into
+		// the panel's rows of nr words.
 		all := (kb + 1) / 2
 		for c, cb := range colB {
+			col := unsafe.Slice((*uint16)(unsafe.Pointer(&sc.cols[c*kc/2])), kc)
 			for _, run := range rs {
-				cvtN(&tmp16[run[0]], &bs[cb+offB[run[0]]], int(run[1]))
+				cvtN(&col[run[0]], &bs[cb+offB[run[0]]], int(run[1]))
 			}
 			if kb%2 == 1 {
-				tmp16[kb] = 0
-			}
-			for p := range all {
-				dst[p*nr+c] = sc.tmp[p]
+				col[kb] = 0
 			}
 		}
+		gatherColumns(dst, &sc.cols, nr, all)
 		return all
 	}
 	return 0
@@ -942,4 +938,43 @@ func (c *Converted) At(p *float32) Operand {
 		panic(fmt.Sprintf("bf16.Converted.At: %p is not in the %d values converted from %p", p, len(c.h), c.base))
 	}
 	return Operand{H: &c.h[d/4]}
+}
+
+// transposeRows sets dst[r*rowWords+p] = tmp[p*16+r] for r < rows and
+// p < pairs (cvtPairs16's words of 16 rows per pair into an A panel's
+// rows; the stores run along the rows), without bounds checks in the
+// loop.
+func transposeRows(dst []uint32, rowWords int, tmp *[kc / 2 * 16]uint32, rows, pairs int) {
+	if rows <= 0 || pairs <= 0 {
+		return
+	}
+	_ = dst[(rows-1)*rowWords+pairs-1]
+	_ = tmp[(pairs-1)*16+min(rows, 16)-1]
+	tp := unsafe.Pointer(&tmp[0])
+	for r := range min(rows, 16) {
+		row := dst[r*rowWords : r*rowWords+pairs]
+		src := unsafe.Add(tp, 4*r)
+		for p := range row {
+			row[p] = *(*uint32)(unsafe.Add(src, 64*p))
+		}
+	}
+}
+
+// gatherColumns sets dst[p*nr+c] = cols[c*kc/2+p] for c < nr and p <
+// pairs (packBAsm's converted columns into a B panel; the stores run
+// along the panel), without bounds checks in the loop.
+func gatherColumns(dst []uint32, cols *[nrZMM * kc / 2]uint32, nr, pairs int) {
+	if pairs <= 0 || nr <= 0 {
+		return
+	}
+	_ = dst[pairs*nr-1]
+	_ = cols[(min(nr, nrZMM)-1)*kc/2+pairs-1]
+	cp := unsafe.Pointer(&cols[0])
+	for p := range pairs {
+		out := dst[p*nr : p*nr+min(nr, nrZMM)]
+		src := unsafe.Add(cp, 4*p)
+		for c := range out {
+			out[c] = *(*uint32)(unsafe.Add(src, 2*kc*c))
+		}
+	}
 }
