@@ -831,9 +831,21 @@ func packAAsm(dst []uint32, rowWords int, as []float32, m0, rows int, s *Shape, 
 		}
 		return (kb + 1) / 2
 	}
-	if s.AM == 1 && m0+16 <= s.M {
-		done := progPairs(offA, func(p0, np, d int) { cvtPairs16(&sc.tmp[p0*16], &as[m0+offA[2*p0]], d*4, np) })
-		transposeRows(dst, rowWords, &sc.tmp, rows, done)
+	if s.AM == 1 && s.M >= 16 {
+		// The 16 rows from m0, or for the last panel the 16 rows
+		// ending at M (its rows from sh on).
+		r0 := min(m0, s.M-16)
+		sh := m0 - r0
+		done := progPairs(offA, func(p0, np, d int) { cvtPairs16(&sc.tmp[p0*16], &as[r0+offA[2*p0]], d*4, np) })
+		// 16 pairs at a time in registers, the rest in Go.
+		nb := 0
+		if sh == 0 {
+			nb = done / 16
+		}
+		if nb > 0 {
+			transpose16(&dst[0], rowWords*4, &sc.tmp[0], nb, rows)
+		}
+		transposeRows(dst, rowWords, &sc.tmp, rows, sh, 16*nb, done)
 		return done
 	}
 	return 0
@@ -940,20 +952,21 @@ func (c *Converted) At(p *float32) Operand {
 	return Operand{H: &c.h[d/4]}
 }
 
-// transposeRows sets dst[r*rowWords+p] = tmp[p*16+r] for r < rows and
-// p < pairs (cvtPairs16's words of 16 rows per pair into an A panel's
+// transposeRows sets dst[r*rowWords+p] = tmp[p*16+sh+r] for r < rows and
+// from <= p < pairs (cvtPairs16's words of 16 rows per pair into an A panel's
 // rows; the stores run along the rows), without bounds checks in the
 // loop.
-func transposeRows(dst []uint32, rowWords int, tmp *[kc / 2 * 16]uint32, rows, pairs int) {
-	if rows <= 0 || pairs <= 0 {
+func transposeRows(dst []uint32, rowWords int, tmp *[kc / 2 * 16]uint32, rows, sh, from, pairs int) {
+	if rows <= 0 || pairs <= from {
 		return
 	}
+	rows = min(rows, 16-sh)
 	_ = dst[(rows-1)*rowWords+pairs-1]
-	_ = tmp[(pairs-1)*16+min(rows, 16)-1]
-	tp := unsafe.Pointer(&tmp[0])
-	for r := range min(rows, 16) {
-		row := dst[r*rowWords : r*rowWords+pairs]
-		src := unsafe.Add(tp, 4*r)
+	_ = tmp[(pairs-1)*16+sh+rows-1]
+	tp := unsafe.Add(unsafe.Pointer(&tmp[0]), 4*sh)
+	for r := range rows {
+		row := dst[r*rowWords+from : r*rowWords+pairs]
+		src := unsafe.Add(tp, 4*r+64*from)
 		for p := range row {
 			row[p] = *(*uint32)(unsafe.Add(src, 64*p))
 		}
