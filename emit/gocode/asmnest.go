@@ -264,14 +264,21 @@ func (k *kgen) bf16Calls(n *asm.Nest, pre []jen.Code) ([][]jen.Code, string) {
 	// (Operands that are rt.BF16 arrays, k.bf16In, are neither packed
 	// nor converted ahead: bf16.GemmBF16 reads their bits as they are.)
 	if k.bf16In == nil {
-		if vars, ok := k.bf16PackVars(n); ok {
-			field, code := k.bf16Pack(n, vars, shape)
-			pack = append(pack, code...)
-			bForm = func() jen.Code {
-				return jen.Qual(bf16Path, "Operand").Values(jen.Dict{jen.Id("P"): jen.Op("&").Add(field()), jen.Id("F"): jen.Op("&").Add(k.directAccess(n.B, n.Zero[n.B]))})
+		packed := func(t int, field func() *jen.Statement) func() jen.Code {
+			return func() jen.Code {
+				return jen.Qual(bf16Path, "Operand").Values(jen.Dict{jen.Id("P"): jen.Op("&").Add(field()), jen.Id("F"): jen.Op("&").Add(k.directAccess(t, n.Zero[t]))})
 			}
 		}
-		if field, code, ok := k.bf16Convert(n, n.A, max(rows[0].ext, 1)*max(rows[1].ext, 1)); ok {
+		if vars, ok := k.bf16PackVars(n, n.B); ok {
+			field, code := k.bf16Pack(n, n.B, vars, shape)
+			pack = append(pack, code...)
+			bForm = packed(n.B, field)
+		}
+		if vars, ok := k.bf16PackVars(n, n.A); ok {
+			field, code := k.bf16Pack(n, n.A, vars, shape)
+			pack = append(pack, code...)
+			aForm = packed(n.A, field)
+		} else if field, code, ok := k.bf16Convert(n, n.A, max(rows[0].ext, 1)*max(rows[1].ext, 1)); ok {
 			pack = append(pack, code...)
 			aForm = func() jen.Code { return field().Dot("At").Call(jen.Op("&").Add(k.directAccess(n.A, n.Zero[n.A]))) }
 		}
@@ -328,25 +335,39 @@ func (k *kgen) bf16Calls(n *asm.Nest, pre []jen.Code) ([][]jen.Code, string) {
 const maxPacks = 64
 
 // bf16PackVars decides whether contraction n of a BF16 kernel packs its
-// B operand once (rt/bf16.Pack) for the calls of its outer loops or of
-// its parallel parts, and returns the outer loops B's offset depends on
-// (one Packed per value of them). B must be a parameter the kernel never
-// stores (a weight: the packing may run before the parts, or before a
-// chain of parallel nests), its offset must not depend on a part's
-// number or on data, the kernel must have a scratch struct to hold the
-// packed copies, and each copy must serve more than one call.
-func (k *kgen) bf16PackVars(n *asm.Nest) ([]*loopir.For, bool) {
-	if k.k.Scratch == "" || k.k.PoolScratch || k.free != nil && !k.parPackOK || k.p.Tensors[n.B].Kind != inference.Param {
+// operand t (B: rt/bf16.Pack, or A: rt/bf16.PackA) once for the calls
+// of its outer loops or of its parallel parts, and returns the outer
+// loops t's offset depends on (one Packed per value of them). t's
+// offset must not depend on a part's number or on data, the kernel must
+// have a scratch struct to hold the packed copies, and each copy must
+// serve more than one call. Either t is a parameter the kernel never
+// stores (a weight: the packing may run before the nest's loops, or
+// before its parts or a chain of parallel nests), or the nest runs in
+// parts that all read t whole (an activation or a gradient: the
+// product of a weight's gradient, whose parts cut the weight's rows or
+// columns, reads the other operand whole; a product split along its
+// columns reads A whole): t then joins what the code before the parts
+// writes (schedule.Unit.PreWrites), so that the nest does not chain
+// after a nest touching t. An A whose shape swaps the operands (C
+// contiguous along m) is left to the calls.
+func (k *kgen) bf16PackVars(n *asm.Nest, t int) ([]*loopir.For, bool) {
+	if k.k.Scratch == "" || k.k.PoolScratch || k.free != nil && !k.parPackOK {
+		return nil, false
+	}
+	param := k.p.Tensors[t].Kind == inference.Param
+	sp := n.Spec
+	if !param && (k.free == nil || t == n.C || sp.CN != 1 && sp.CM == 1 && max(sp.N2, 1) == 1) || t == n.A && param && k.free == nil {
+		// (A weight as A outside parts keeps the previous code.)
 		return nil, false
 	}
 	uses := map[int]bool{}
-	for _, x := range n.Zero[n.B] {
+	for _, x := range n.Zero[t] {
 		if x.Data != nil {
 			return nil, false
 		}
-		for _, t := range x.Terms {
-			if t.Coeff != 0 {
-				uses[t.Var] = true
+		for _, tm := range x.Terms {
+			if tm.Coeff != 0 {
+				uses[tm.Var] = true
 			}
 		}
 	}
@@ -363,10 +384,14 @@ func (k *kgen) bf16PackVars(n *asm.Nest) ([]*loopir.For, bool) {
 	if len(uses) > 0 || copies > maxPacks || calls <= copies && k.free == nil {
 		return nil, false
 	}
+	if !param {
+		k.parPreReads = append(k.parPreReads, t)
+		return vars, true
+	}
 	for _, op := range k.p.Ops {
 		for _, s := range op.Body {
 			stored := false
-			loopir.WalkStores(s, func(st *loopir.Store, _ map[int]int) { stored = stored || st.Tensor == n.B })
+			loopir.WalkStores(s, func(st *loopir.Store, _ map[int]int) { stored = stored || st.Tensor == t })
 			if stored {
 				return nil, false
 			}
@@ -375,11 +400,11 @@ func (k *kgen) bf16PackVars(n *asm.Nest) ([]*loopir.For, bool) {
 	return vars, true
 }
 
-// bf16Pack adds the scratch field holding contraction n's packed B
-// operand (one bf16.Packed per value of vars) and returns the field's
-// element for the calls and the statements packing it.
-func (k *kgen) bf16Pack(n *asm.Nest, vars []*loopir.For, shape func() jen.Code) (func() *jen.Statement, []jen.Code) {
-	name := k.bf16Field(n.B)
+// bf16Pack adds the scratch field holding contraction n's packed
+// operand t (B or A; one bf16.Packed per value of vars) and returns the
+// field's element for the calls and the statements packing it.
+func (k *kgen) bf16Pack(n *asm.Nest, t int, vars []*loopir.For, shape func() jen.Code) (func() *jen.Statement, []jen.Code) {
+	name := k.bf16Field(t)
 	typ := jen.Qual(bf16Path, "Packed")
 	for i := len(vars) - 1; i >= 0; i-- {
 		typ = jen.Index(jen.Lit(vars[i].Extent)).Add(typ)
@@ -392,7 +417,11 @@ func (k *kgen) bf16Pack(n *asm.Nest, vars []*loopir.For, shape func() jen.Code) 
 		}
 		return e
 	}
-	var body jen.Code = jen.Qual(bf16Path, "Pack").Call(jen.Op("&").Add(elem()), jen.Op("&").Add(k.directAccess(n.B, n.Zero[n.B])), shape())
+	fn := "Pack"
+	if t == n.A {
+		fn = "PackA"
+	}
+	var body jen.Code = jen.Qual(bf16Path, fn).Call(jen.Op("&").Add(elem()), jen.Op("&").Add(k.directAccess(t, n.Zero[t])), shape())
 	for i := len(vars) - 1; i >= 0; i-- {
 		body = k.forStmt(vars[i].Var, 0, vars[i].Extent, 1, true, []jen.Code{body})
 	}

@@ -331,4 +331,70 @@ TEXT ·%[1]s(SB), NOSPLIT, $0-32
 		b.f("VZEROUPPER")
 		b.f("RET")
 	}
+	transpose16(b)
+}
+
+// transpose16 writes transpose16, the transposition of cvtPairs16's
+// output (16 words per pair, one per row) into the rows of an A panel.
+func transpose16(b *asmBuf) {
+	b.WriteString(`
+// func transpose16(dst *uint32, ldd int, src *uint32, blocks int, rows int)
+// Transposes blocks blocks of 16x16 words: for block j, pair i < 16 and
+// row r < rows, the word src[(16j+i)*16 + r] goes to dst + r*ldd bytes,
+// word 16j+i (cvtPairs16's words of 16 rows into an A panel's rows).
+// Rows from rows on are not stored.
+TEXT ·transpose16(SB), NOSPLIT, $0-40
+`)
+	b.f("MOVQ dst+0(FP), DI")
+	b.f("MOVQ ldd+8(FP), DX")
+	b.f("MOVQ src+16(FP), SI")
+	b.f("MOVQ blocks+24(FP), CX")
+	b.f("MOVQ rows+32(FP), BX")
+	b.f("TESTQ CX, CX")
+	b.f("JZ transpose16_done")
+	b.label("transpose16_loop")
+	for i := range 16 {
+		b.f("VMOVDQU32 %d(SI), Z%d", 64*i, i)
+	}
+	// Dwords of pairs (2k, 2k+1) interleaved, then qwords within groups
+	// of 4, then 128-bit lanes across groups (VSHUFI32X4 $0x88 takes
+	// lanes 0 and 2 of each source, $0xDD lanes 1 and 3): row r ends
+	// in Zr (checked by TestTranspose16 in rt/bf16).
+	for k := range 8 {
+		b.f("VPUNPCKLDQ Z%d, Z%d, Z%d", 2*k+1, 2*k, 16+2*k)
+		b.f("VPUNPCKHDQ Z%d, Z%d, Z%d", 2*k+1, 2*k, 16+2*k+1)
+	}
+	for g := range 4 {
+		t := 16 + 4*g
+		b.f("VPUNPCKLQDQ Z%d, Z%d, Z%d", t+2, t, 4*g)
+		b.f("VPUNPCKHQDQ Z%d, Z%d, Z%d", t+2, t, 4*g+1)
+		b.f("VPUNPCKLQDQ Z%d, Z%d, Z%d", t+3, t+1, 4*g+2)
+		b.f("VPUNPCKHQDQ Z%d, Z%d, Z%d", t+3, t+1, 4*g+3)
+	}
+	for h := range 2 {
+		for j := range 4 {
+			x, y := 8*h+j, 8*h+j+4
+			b.f("VSHUFI32X4 $0x88, Z%d, Z%d, Z%d", y, x, 16+x)
+			b.f("VSHUFI32X4 $0xDD, Z%d, Z%d, Z%d", y, x, 16+y)
+		}
+	}
+	for j := range 8 {
+		b.f("VSHUFI32X4 $0x88, Z%d, Z%d, Z%d", 24+j, 16+j, j)
+		b.f("VSHUFI32X4 $0xDD, Z%d, Z%d, Z%d", 24+j, 16+j, 8+j)
+	}
+	b.f("MOVQ DI, R8")
+	for r := range 16 {
+		b.f("CMPQ BX, $%d", r)
+		b.f("JLE transpose16_stored")
+		b.f("VMOVDQU32 Z%d, (R8)", r)
+		b.f("ADDQ DX, R8")
+	}
+	b.label("transpose16_stored")
+	b.f("ADDQ $1024, SI")
+	b.f("ADDQ $64, DI")
+	b.f("DECQ CX")
+	b.f("JNZ transpose16_loop")
+	b.label("transpose16_done")
+	b.f("VZEROUPPER")
+	b.f("RET")
 }

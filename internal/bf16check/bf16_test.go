@@ -147,7 +147,9 @@ func TestBF16Threads(t *testing.T) {
 
 // TestBF16Emitted: the bf16 models run their contractions through
 // rt/bf16 (matrix products, attention products, convolutions and the
-// gradients of each), and the float32 models do not.
+// gradients of each), and the float32 models do not; operands the
+// parts of a nest read whole are packed once (TestBF16Gradients and
+// TestBF16Threads check their results).
 func TestBF16Emitted(t *testing.T) {
 	src, err := os.ReadFile("ocannl_gen.go")
 	if err != nil {
@@ -171,6 +173,18 @@ func TestBF16Emitted(t *testing.T) {
 		body := s[i : i+1+j]
 		if got := strings.Contains(body, "bf16.Gemm(") || strings.Contains(body, "rt/bf16.Gemm"); got != c.want {
 			t.Errorf("%s: calls bf16.Gemm: %v, want %v", c.fn, got, c.want)
+		}
+		if c.fn == "func ocannlDecBF16Backward(" {
+			// The decoder's products split along one operand's axis pack
+			// the operand their parts read whole once before the parts:
+			// an A (the MLP's input, split along the columns) and an
+			// activation as B (x in the q, k and v weight gradients).
+			if !strings.Contains(body, "bf16.PackA(&scratch.") {
+				t.Errorf("%s: no A packed once for its parts (bf16.PackA)", c.fn)
+			}
+			if !strings.Contains(body, "bf16.Pack(&scratch.net_block_1_masked_attention_1_xBF16, &scratch.") {
+				t.Errorf("%s: no activation packed once as B for its parts (bf16.Pack of x)", c.fn)
+			}
 		}
 	}
 }

@@ -18893,7 +18893,18 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	}
 
 	// _net.block#1.linear#1/x.1 = compose "*" of net.block#1.dense#1.w, net.block#1.dense#1/x
-	scratch.net_block_1_dense_1_xBF16.Convert(&scratch.net_block_1_dense_1_x[0][0][0], 8192)
+	bf16.PackA(&scratch.net_block_1_dense_1_xBF16, &scratch.net_block_1_dense_1_x[0][0][0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        128,
+		CN:        1,
+		K:         64,
+		M:         128,
+		N:         16,
+		Overwrite: true,
+	})
 	// 8 parts of i2 on the pool.
 	rec17 := ocannlDecBF16TrainLossPart16Records.Get()
 	rec17.pNetBlock1Dense1W = pNetBlock1Dense1W
@@ -19359,7 +19370,18 @@ func ocannlDecBF16TrainLoss(tokens *[8][16][32]float32, targets *[8][16][32]floa
 	}
 
 	// _net.block#2.linear#1/x.1 = compose "*" of net.block#2.dense#1.w, net.block#2.dense#1/x
-	scratch.net_block_2_dense_1_xBF16.Convert(&scratch.net_block_2_dense_1_x[0][0][0], 8192)
+	bf16.PackA(&scratch.net_block_2_dense_1_xBF16, &scratch.net_block_2_dense_1_x[0][0][0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        128,
+		CN:        1,
+		K:         64,
+		M:         128,
+		N:         16,
+		Overwrite: true,
+	})
 	// 8 parts of i2 on the pool.
 	rec34 := ocannlDecBF16TrainLossPart33Records.Get()
 	rec34.pNetBlock2Dense1W = pNetBlock2Dense1W
@@ -19727,13 +19749,13 @@ type ocannlDecBF16TrainLossScratch struct {
 	pNetBlock1MaskedAttention1WKBF16        bf16.Packed
 	pNetBlock1MaskedAttention1WVBF16        bf16.Packed
 	pNetBlock1MaskedAttention1WOBF16        bf16.Packed
-	net_block_1_dense_1_xBF16               bf16.Converted
+	net_block_1_dense_1_xBF16               bf16.Packed
 	pNetBlock1Linear1WBF16                  bf16.Packed
 	pNetBlock2MaskedAttention1WQBF16        bf16.Packed
 	pNetBlock2MaskedAttention1WKBF16        bf16.Packed
 	pNetBlock2MaskedAttention1WVBF16        bf16.Packed
 	pNetBlock2MaskedAttention1WOBF16        bf16.Packed
-	net_block_2_dense_1_xBF16               bf16.Converted
+	net_block_2_dense_1_xBF16               bf16.Packed
 	pNetBlock2Linear1WBF16                  bf16.Packed
 	pNetLinear1WBF16                        bf16.Packed
 }
@@ -20281,7 +20303,10 @@ type ocannlDecBF16TrainLossPart16 struct {
 func (r18 *ocannlDecBF16TrainLossPart16) Part(j17 int) {
 	pNetBlock1Dense1W, scratch := r18.pNetBlock1Dense1W, r18.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 128x16x64.
-	bf16.GemmOps(&scratch.net_block_1_linear_1_x_1[0][0][16*j17], scratch.net_block_1_dense_1_xBF16.At(&scratch.net_block_1_dense_1_x[0][0][0]), bf16.Operand{F: &pNetBlock1Dense1W[1024*j17]}, bf16.Shape{
+	bf16.GemmOps(&scratch.net_block_1_linear_1_x_1[0][0][16*j17], bf16.Operand{
+		F: &scratch.net_block_1_dense_1_x[0][0][0],
+		P: &scratch.net_block_1_dense_1_xBF16,
+	}, bf16.Operand{F: &pNetBlock1Dense1W[1024*j17]}, bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -20836,7 +20861,10 @@ type ocannlDecBF16TrainLossPart33 struct {
 func (r37 *ocannlDecBF16TrainLossPart33) Part(j34 int) {
 	pNetBlock2Dense1W, scratch := r37.pNetBlock2Dense1W, r37.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 128x16x64.
-	bf16.GemmOps(&scratch.net_block_2_linear_1_x_1[0][0][16*j34], scratch.net_block_2_dense_1_xBF16.At(&scratch.net_block_2_dense_1_x[0][0][0]), bf16.Operand{F: &pNetBlock2Dense1W[1024*j34]}, bf16.Shape{
+	bf16.GemmOps(&scratch.net_block_2_linear_1_x_1[0][0][16*j34], bf16.Operand{
+		F: &scratch.net_block_2_dense_1_x[0][0][0],
+		P: &scratch.net_block_2_dense_1_xBF16,
+	}, bf16.Operand{F: &pNetBlock2Dense1W[1024*j34]}, bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -23977,7 +24005,18 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// _net.block#1.linear#1/x.1 = compose "*" of net.block#1.dense#1.w, net.block#1.dense#1/x
-	scratch.net_block_1_dense_1_xBF16.Convert(&scratch.net_block_1_dense_1_x[0][0][0], 8192)
+	bf16.PackA(&scratch.net_block_1_dense_1_xBF16, &scratch.net_block_1_dense_1_x[0][0][0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        128,
+		CN:        1,
+		K:         64,
+		M:         128,
+		N:         16,
+		Overwrite: true,
+	})
 	// 8 parts of i2 on the pool.
 	rec17 := ocannlDecBF16BackwardPart16Records.Get()
 	rec17.pNetBlock1Dense1W = pNetBlock1Dense1W
@@ -24497,7 +24536,18 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// _net.block#2.linear#1/x.1 = compose "*" of net.block#2.dense#1.w, net.block#2.dense#1/x
-	scratch.net_block_2_dense_1_xBF16.Convert(&scratch.net_block_2_dense_1_x[0][0][0], 8192)
+	bf16.PackA(&scratch.net_block_2_dense_1_xBF16, &scratch.net_block_2_dense_1_x[0][0][0], bf16.Shape{
+		AK:        1,
+		AM:        64,
+		BK:        1,
+		BN:        64,
+		CM:        128,
+		CN:        1,
+		K:         64,
+		M:         128,
+		N:         16,
+		Overwrite: true,
+	})
 	// 8 parts of i2 on the pool.
 	rec34 := ocannlDecBF16BackwardPart33Records.Get()
 	rec34.pNetBlock2Dense1W = pNetBlock2Dense1W
@@ -25453,6 +25503,17 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart60Records.Put(rec61)
 
 	// backprop of op 85 (_net/h2.1 = compose "*" of net.block#2.linear#1.w, net.block#2.linear#1/x): g1 =+ g * v2; g1 is net.block#2.linear#1.w.grad
+	bf16.PackA(&scratch.net_h2_1_gradBF16, &scratch.net_h2_1_grad[0][0][0], bf16.Shape{
+		AK: 64,
+		AM: 1,
+		BK: 128,
+		BN: 1,
+		CM: 128,
+		CN: 1,
+		K:  128,
+		M:  64,
+		N:  32,
+	})
 	// 4 parts of i3 on the pool.
 	rec62 := ocannlDecBF16BackwardPart61Records.Get()
 	rec62.gNetBlock2Linear1W = gNetBlock2Linear1W
@@ -25529,6 +25590,17 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart65Records.Put(rec66)
 
 	// backprop of op 82 (_net.block#2.linear#1/x.1 = compose "*" of net.block#2.dense#1.w, net.block#2.dense#1/x): g1 =+ g * v2; g1 is net.block#2.dense#1.w.grad
+	bf16.Pack(&scratch.net_block_2_dense_1_xBF162, &scratch.net_block_2_dense_1_x[0][0][0], bf16.Shape{
+		AK: 128,
+		AM: 1,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  128,
+		M:  16,
+		N:  64,
+	})
 	// 8 parts of i2 on the pool.
 	rec67 := ocannlDecBF16BackwardPart66Records.Get()
 	rec67.gNetBlock2Dense1W = gNetBlock2Dense1W
@@ -25778,6 +25850,17 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 69 (_net.block#2/x1.1 = compose "*" of net.block#2.masked_attention#1.w_o, net.block#2.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_o.grad
+	bf16.PackA(&scratch.net_block_2_x1_1_gradBF16, &scratch.net_block_2_x1_1_grad[0][0][0], bf16.Shape{
+		AK: 64,
+		AM: 1,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  128,
+		M:  64,
+		N:  16,
+	})
 	// 4 parts of i3 on the pool.
 	rec81 := ocannlDecBF16BackwardPart80Records.Get()
 	rec81.gNetBlock2MaskedAttention1WO = gNetBlock2MaskedAttention1WO
@@ -26056,6 +26139,17 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart89Records.Put(rec90)
 
 	// backprop of op 58 (net.block#2.masked_attention#1/v = compose "*" of net.block#2.masked_attention#1.w_v, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_v.grad
+	bf16.Pack(&scratch.net_block_2_masked_attention_1_xBF16, &scratch.net_block_2_masked_attention_1_x[0][0][0], bf16.Shape{
+		AK: 64,
+		AM: 1,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  128,
+		M:  16,
+		N:  64,
+	})
 	// 4 parts of i2 on the pool.
 	rec91 := ocannlDecBF16BackwardPart90Records.Get()
 	rec91.gNetBlock2MaskedAttention1WV = gNetBlock2MaskedAttention1WV
@@ -26089,6 +26183,17 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart91Records.Put(rec92)
 
 	// backprop of op 57 (net.block#2.masked_attention#1/k = compose "*" of net.block#2.masked_attention#1.w_k, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_k.grad
+	bf16.Pack(&scratch.net_block_2_masked_attention_1_xBF162, &scratch.net_block_2_masked_attention_1_x[0][0][0], bf16.Shape{
+		AK: 64,
+		AM: 1,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  128,
+		M:  16,
+		N:  64,
+	})
 	// 4 parts of i2 on the pool.
 	rec93 := ocannlDecBF16BackwardPart92Records.Get()
 	rec93.gNetBlock2MaskedAttention1WK = gNetBlock2MaskedAttention1WK
@@ -26118,6 +26223,17 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart93Records.Put(rec94)
 
 	// backprop of op 56 (net.block#2.masked_attention#1/q = compose "*" of net.block#2.masked_attention#1.w_q, net.block#2.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#2.masked_attention#1.w_q.grad
+	bf16.Pack(&scratch.net_block_2_masked_attention_1_xBF163, &scratch.net_block_2_masked_attention_1_x[0][0][0], bf16.Shape{
+		AK: 64,
+		AM: 1,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  128,
+		M:  16,
+		N:  64,
+	})
 	// 4 parts of i2 on the pool.
 	rec95 := ocannlDecBF16BackwardPart94Records.Get()
 	rec95.gNetBlock2MaskedAttention1WQ = gNetBlock2MaskedAttention1WQ
@@ -26403,6 +26519,17 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart108Records.Put(rec109)
 
 	// backprop of op 42 (_net/h1.1 = compose "*" of net.block#1.linear#1.w, net.block#1.linear#1/x): g1 =+ g * v2; g1 is net.block#1.linear#1.w.grad
+	bf16.PackA(&scratch.net_h1_1_gradBF16, &scratch.net_h1_1_grad[0][0][0], bf16.Shape{
+		AK: 64,
+		AM: 1,
+		BK: 128,
+		BN: 1,
+		CM: 128,
+		CN: 1,
+		K:  128,
+		M:  64,
+		N:  32,
+	})
 	// 4 parts of i3 on the pool.
 	rec110 := ocannlDecBF16BackwardPart109Records.Get()
 	rec110.gNetBlock1Linear1W = gNetBlock1Linear1W
@@ -26479,6 +26606,17 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart113Records.Put(rec114)
 
 	// backprop of op 39 (_net.block#1.linear#1/x.1 = compose "*" of net.block#1.dense#1.w, net.block#1.dense#1/x): g1 =+ g * v2; g1 is net.block#1.dense#1.w.grad
+	bf16.Pack(&scratch.net_block_1_dense_1_xBF162, &scratch.net_block_1_dense_1_x[0][0][0], bf16.Shape{
+		AK: 128,
+		AM: 1,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  128,
+		M:  16,
+		N:  64,
+	})
 	// 8 parts of i2 on the pool.
 	rec115 := ocannlDecBF16BackwardPart114Records.Get()
 	rec115.gNetBlock1Dense1W = gNetBlock1Dense1W
@@ -26728,6 +26866,17 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	}
 
 	// backprop of op 26 (_net.block#1/x1.1 = compose "*" of net.block#1.masked_attention#1.w_o, net.block#1.masked_attention#1/ctx): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_o.grad
+	bf16.PackA(&scratch.net_block_1_x1_1_gradBF16, &scratch.net_block_1_x1_1_grad[0][0][0], bf16.Shape{
+		AK: 64,
+		AM: 1,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  128,
+		M:  64,
+		N:  16,
+	})
 	// 4 parts of i3 on the pool.
 	rec129 := ocannlDecBF16BackwardPart128Records.Get()
 	rec129.gNetBlock1MaskedAttention1WO = gNetBlock1MaskedAttention1WO
@@ -27006,6 +27155,17 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart137Records.Put(rec138)
 
 	// backprop of op 15 (net.block#1.masked_attention#1/v = compose "*" of net.block#1.masked_attention#1.w_v, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_v.grad
+	bf16.Pack(&scratch.net_block_1_masked_attention_1_xBF16, &scratch.net_block_1_masked_attention_1_x[0][0][0], bf16.Shape{
+		AK: 64,
+		AM: 1,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  128,
+		M:  16,
+		N:  64,
+	})
 	// 4 parts of i2 on the pool.
 	rec139 := ocannlDecBF16BackwardPart138Records.Get()
 	rec139.gNetBlock1MaskedAttention1WV = gNetBlock1MaskedAttention1WV
@@ -27039,6 +27199,17 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart139Records.Put(rec140)
 
 	// backprop of op 14 (net.block#1.masked_attention#1/k = compose "*" of net.block#1.masked_attention#1.w_k, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_k.grad
+	bf16.Pack(&scratch.net_block_1_masked_attention_1_xBF162, &scratch.net_block_1_masked_attention_1_x[0][0][0], bf16.Shape{
+		AK: 64,
+		AM: 1,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  128,
+		M:  16,
+		N:  64,
+	})
 	// 4 parts of i2 on the pool.
 	rec141 := ocannlDecBF16BackwardPart140Records.Get()
 	rec141.gNetBlock1MaskedAttention1WK = gNetBlock1MaskedAttention1WK
@@ -27068,6 +27239,17 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart141Records.Put(rec142)
 
 	// backprop of op 13 (net.block#1.masked_attention#1/q = compose "*" of net.block#1.masked_attention#1.w_q, net.block#1.masked_attention#1/x): g1 =+ g * v2; g1 is net.block#1.masked_attention#1.w_q.grad
+	bf16.Pack(&scratch.net_block_1_masked_attention_1_xBF163, &scratch.net_block_1_masked_attention_1_x[0][0][0], bf16.Shape{
+		AK: 64,
+		AM: 1,
+		BK: 64,
+		BN: 1,
+		CM: 64,
+		CN: 1,
+		K:  128,
+		M:  16,
+		N:  64,
+	})
 	// 4 parts of i2 on the pool.
 	rec143 := ocannlDecBF16BackwardPart142Records.Get()
 	rec143.gNetBlock1MaskedAttention1WQ = gNetBlock1MaskedAttention1WQ
@@ -27303,6 +27485,17 @@ func ocannlDecBF16Backward(tokens *[8][16][32]float32, targets *[8][16][32]float
 	ocannlDecBF16BackwardPart156Records.Put(rec157)
 
 	// backprop of op 0 (_net/h0.1 = compose "*" of net.emb, tokens): g1 =+ g * v2; g1 is net.emb.grad
+	bf16.Pack(&scratch.tokensBF16, &tokens[0][0][0], bf16.Shape{
+		AK: 64,
+		AM: 1,
+		BK: 32,
+		BN: 1,
+		CM: 32,
+		CN: 1,
+		K:  128,
+		M:  8,
+		N:  32,
+	})
 	// 8 parts of i2 on the pool.
 	rec158 := ocannlDecBF16BackwardPart157Records.Get()
 	rec158.gNetEmb = gNetEmb
@@ -27529,28 +27722,41 @@ type ocannlDecBF16BackwardScratch struct {
 	pNetBlock1MaskedAttention1WKBF16             bf16.Packed
 	pNetBlock1MaskedAttention1WVBF16             bf16.Packed
 	pNetBlock1MaskedAttention1WOBF16             bf16.Packed
-	net_block_1_dense_1_xBF16                    bf16.Converted
+	net_block_1_dense_1_xBF16                    bf16.Packed
 	pNetBlock1Linear1WBF16                       bf16.Packed
 	pNetBlock2MaskedAttention1WQBF16             bf16.Packed
 	pNetBlock2MaskedAttention1WKBF16             bf16.Packed
 	pNetBlock2MaskedAttention1WVBF16             bf16.Packed
 	pNetBlock2MaskedAttention1WOBF16             bf16.Packed
-	net_block_2_dense_1_xBF16                    bf16.Converted
+	net_block_2_dense_1_xBF16                    bf16.Packed
 	pNetBlock2Linear1WBF16                       bf16.Packed
 	pNetLinear1WBF16                             bf16.Packed
 	pNetLinear1WBF162                            bf16.Packed
+	net_h2_1_gradBF16                            bf16.Packed
 	pNetBlock2Linear1WBF162                      bf16.Packed
+	net_block_2_dense_1_xBF162                   bf16.Packed
 	pNetBlock2Dense1WBF16                        bf16.Packed
+	net_block_2_x1_1_gradBF16                    bf16.Packed
 	pNetBlock2MaskedAttention1WOBF162            bf16.Packed
+	net_block_2_masked_attention_1_xBF16         bf16.Packed
 	pNetBlock2MaskedAttention1WVBF162            bf16.Packed
+	net_block_2_masked_attention_1_xBF162        bf16.Packed
 	pNetBlock2MaskedAttention1WKBF162            bf16.Packed
+	net_block_2_masked_attention_1_xBF163        bf16.Packed
 	pNetBlock2MaskedAttention1WQBF162            bf16.Packed
+	net_h1_1_gradBF16                            bf16.Packed
 	pNetBlock1Linear1WBF162                      bf16.Packed
+	net_block_1_dense_1_xBF162                   bf16.Packed
 	pNetBlock1Dense1WBF16                        bf16.Packed
+	net_block_1_x1_1_gradBF16                    bf16.Packed
 	pNetBlock1MaskedAttention1WOBF162            bf16.Packed
+	net_block_1_masked_attention_1_xBF16         bf16.Packed
 	pNetBlock1MaskedAttention1WVBF162            bf16.Packed
+	net_block_1_masked_attention_1_xBF162        bf16.Packed
 	pNetBlock1MaskedAttention1WKBF162            bf16.Packed
+	net_block_1_masked_attention_1_xBF163        bf16.Packed
 	pNetBlock1MaskedAttention1WQBF162            bf16.Packed
+	tokensBF16                                   bf16.Packed
 }
 
 // ocannlDecBF16BackwardPart0 is the task record of a loop nest of ocannlDecBF16Backward that runs in 8 parts, one
@@ -28096,7 +28302,10 @@ type ocannlDecBF16BackwardPart16 struct {
 func (r18 *ocannlDecBF16BackwardPart16) Part(j17 int) {
 	pNetBlock1Dense1W, scratch := r18.pNetBlock1Dense1W, r18.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 128x16x64.
-	bf16.GemmOps(&scratch.net_block_1_linear_1_x_1[0][0][16*j17], scratch.net_block_1_dense_1_xBF16.At(&scratch.net_block_1_dense_1_x[0][0][0]), bf16.Operand{F: &pNetBlock1Dense1W[1024*j17]}, bf16.Shape{
+	bf16.GemmOps(&scratch.net_block_1_linear_1_x_1[0][0][16*j17], bf16.Operand{
+		F: &scratch.net_block_1_dense_1_x[0][0][0],
+		P: &scratch.net_block_1_dense_1_xBF16,
+	}, bf16.Operand{F: &pNetBlock1Dense1W[1024*j17]}, bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -28651,7 +28860,10 @@ type ocannlDecBF16BackwardPart33 struct {
 func (r37 *ocannlDecBF16BackwardPart33) Part(j34 int) {
 	pNetBlock2Dense1W, scratch := r37.pNetBlock2Dense1W, r37.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 128x16x64.
-	bf16.GemmOps(&scratch.net_block_2_linear_1_x_1[0][0][16*j34], scratch.net_block_2_dense_1_xBF16.At(&scratch.net_block_2_dense_1_x[0][0][0]), bf16.Operand{F: &pNetBlock2Dense1W[1024*j34]}, bf16.Shape{
+	bf16.GemmOps(&scratch.net_block_2_linear_1_x_1[0][0][16*j34], bf16.Operand{
+		F: &scratch.net_block_2_dense_1_x[0][0][0],
+		P: &scratch.net_block_2_dense_1_xBF16,
+	}, bf16.Operand{F: &pNetBlock2Dense1W[1024*j34]}, bf16.Shape{
 		AK:        1,
 		AM:        64,
 		BK:        1,
@@ -29527,7 +29739,10 @@ type ocannlDecBF16BackwardPart61 struct {
 func (r70 *ocannlDecBF16BackwardPart61) Part(j69 int) {
 	gNetBlock2Linear1W, scratch := r70.gNetBlock2Linear1W, r70.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 64x32x128.
-	bf16.Gemm(&gNetBlock2Linear1W[32*j69], &scratch.net_h2_1_grad[0][0][0], &scratch.net_block_2_linear_1_x[0][0][32*j69], bf16.Shape{
+	bf16.GemmOps(&gNetBlock2Linear1W[32*j69], bf16.Operand{
+		F: &scratch.net_h2_1_grad[0][0][0],
+		P: &scratch.net_h2_1_gradBF16,
+	}, bf16.Operand{F: &scratch.net_block_2_linear_1_x[0][0][32*j69]}, bf16.Shape{
 		AK: 64,
 		AM: 1,
 		BK: 128,
@@ -29693,7 +29908,10 @@ type ocannlDecBF16BackwardPart66 struct {
 func (r77 *ocannlDecBF16BackwardPart66) Part(j75 int) {
 	gNetBlock2Dense1W, scratch := r77.gNetBlock2Dense1W, r77.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.Gemm(&gNetBlock2Dense1W[1024*j75], &scratch.net_block_2_linear_1_x_1_grad[0][0][16*j75], &scratch.net_block_2_dense_1_x[0][0][0], bf16.Shape{
+	bf16.GemmOps(&gNetBlock2Dense1W[1024*j75], bf16.Operand{F: &scratch.net_block_2_linear_1_x_1_grad[0][0][16*j75]}, bf16.Operand{
+		F: &scratch.net_block_2_dense_1_x[0][0][0],
+		P: &scratch.net_block_2_dense_1_xBF162,
+	}, bf16.Shape{
 		AK: 128,
 		AM: 1,
 		BK: 64,
@@ -30134,7 +30352,10 @@ type ocannlDecBF16BackwardPart80 struct {
 func (r91 *ocannlDecBF16BackwardPart80) Part(j91 int) {
 	gNetBlock2MaskedAttention1WO, scratch := r91.gNetBlock2MaskedAttention1WO, r91.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 64x16x128.
-	bf16.Gemm(&gNetBlock2MaskedAttention1WO[16*j91], &scratch.net_block_2_x1_1_grad[0][0][0], &scratch.net_block_2_masked_attention_1_ctx[0][0][j91][0], bf16.Shape{
+	bf16.GemmOps(&gNetBlock2MaskedAttention1WO[16*j91], bf16.Operand{
+		F: &scratch.net_block_2_x1_1_grad[0][0][0],
+		P: &scratch.net_block_2_x1_1_gradBF16,
+	}, bf16.Operand{F: &scratch.net_block_2_masked_attention_1_ctx[0][0][j91][0]}, bf16.Shape{
 		AK: 64,
 		AM: 1,
 		BK: 64,
@@ -30468,7 +30689,10 @@ type ocannlDecBF16BackwardPart90 struct {
 func (r106 *ocannlDecBF16BackwardPart90) Part(j104 int) {
 	gNetBlock2MaskedAttention1WV, scratch := r106.gNetBlock2MaskedAttention1WV, r106.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.Gemm(&gNetBlock2MaskedAttention1WV[1024*j104], &scratch.net_block_2_masked_attention_1_v_grad[0][0][j104][0], &scratch.net_block_2_masked_attention_1_x[0][0][0], bf16.Shape{
+	bf16.GemmOps(&gNetBlock2MaskedAttention1WV[1024*j104], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_v_grad[0][0][j104][0]}, bf16.Operand{
+		F: &scratch.net_block_2_masked_attention_1_x[0][0][0],
+		P: &scratch.net_block_2_masked_attention_1_xBF16,
+	}, bf16.Shape{
 		AK: 64,
 		AM: 1,
 		BK: 64,
@@ -30526,7 +30750,10 @@ type ocannlDecBF16BackwardPart92 struct {
 func (r108 *ocannlDecBF16BackwardPart92) Part(j106 int) {
 	gNetBlock2MaskedAttention1WK, scratch := r108.gNetBlock2MaskedAttention1WK, r108.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.Gemm(&gNetBlock2MaskedAttention1WK[1024*j106], &scratch.net_block_2_masked_attention_1_k_grad[0][0][j106][0], &scratch.net_block_2_masked_attention_1_x[0][0][0], bf16.Shape{
+	bf16.GemmOps(&gNetBlock2MaskedAttention1WK[1024*j106], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_k_grad[0][0][j106][0]}, bf16.Operand{
+		F: &scratch.net_block_2_masked_attention_1_x[0][0][0],
+		P: &scratch.net_block_2_masked_attention_1_xBF162,
+	}, bf16.Shape{
 		AK: 64,
 		AM: 1,
 		BK: 64,
@@ -30583,7 +30810,10 @@ type ocannlDecBF16BackwardPart94 struct {
 func (r110 *ocannlDecBF16BackwardPart94) Part(j108 int) {
 	gNetBlock2MaskedAttention1WQ, scratch := r110.gNetBlock2MaskedAttention1WQ, r110.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.Gemm(&gNetBlock2MaskedAttention1WQ[1024*j108], &scratch.net_block_2_masked_attention_1_q_grad[0][0][j108][0], &scratch.net_block_2_masked_attention_1_x[0][0][0], bf16.Shape{
+	bf16.GemmOps(&gNetBlock2MaskedAttention1WQ[1024*j108], bf16.Operand{F: &scratch.net_block_2_masked_attention_1_q_grad[0][0][j108][0]}, bf16.Operand{
+		F: &scratch.net_block_2_masked_attention_1_x[0][0][0],
+		P: &scratch.net_block_2_masked_attention_1_xBF163,
+	}, bf16.Shape{
 		AK: 64,
 		AM: 1,
 		BK: 64,
@@ -31062,7 +31292,10 @@ type ocannlDecBF16BackwardPart109 struct {
 func (r125 *ocannlDecBF16BackwardPart109) Part(j126 int) {
 	gNetBlock1Linear1W, scratch := r125.gNetBlock1Linear1W, r125.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 64x32x128.
-	bf16.Gemm(&gNetBlock1Linear1W[32*j126], &scratch.net_h1_1_grad[0][0][0], &scratch.net_block_1_linear_1_x[0][0][32*j126], bf16.Shape{
+	bf16.GemmOps(&gNetBlock1Linear1W[32*j126], bf16.Operand{
+		F: &scratch.net_h1_1_grad[0][0][0],
+		P: &scratch.net_h1_1_gradBF16,
+	}, bf16.Operand{F: &scratch.net_block_1_linear_1_x[0][0][32*j126]}, bf16.Shape{
 		AK: 64,
 		AM: 1,
 		BK: 128,
@@ -31228,7 +31461,10 @@ type ocannlDecBF16BackwardPart114 struct {
 func (r132 *ocannlDecBF16BackwardPart114) Part(j132 int) {
 	gNetBlock1Dense1W, scratch := r132.gNetBlock1Dense1W, r132.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.Gemm(&gNetBlock1Dense1W[1024*j132], &scratch.net_block_1_linear_1_x_1_grad[0][0][16*j132], &scratch.net_block_1_dense_1_x[0][0][0], bf16.Shape{
+	bf16.GemmOps(&gNetBlock1Dense1W[1024*j132], bf16.Operand{F: &scratch.net_block_1_linear_1_x_1_grad[0][0][16*j132]}, bf16.Operand{
+		F: &scratch.net_block_1_dense_1_x[0][0][0],
+		P: &scratch.net_block_1_dense_1_xBF162,
+	}, bf16.Shape{
 		AK: 128,
 		AM: 1,
 		BK: 64,
@@ -31669,7 +31905,10 @@ type ocannlDecBF16BackwardPart128 struct {
 func (r146 *ocannlDecBF16BackwardPart128) Part(j148 int) {
 	gNetBlock1MaskedAttention1WO, scratch := r146.gNetBlock1MaskedAttention1WO, r146.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 64x16x128.
-	bf16.Gemm(&gNetBlock1MaskedAttention1WO[16*j148], &scratch.net_block_1_x1_1_grad[0][0][0], &scratch.net_block_1_masked_attention_1_ctx[0][0][j148][0], bf16.Shape{
+	bf16.GemmOps(&gNetBlock1MaskedAttention1WO[16*j148], bf16.Operand{
+		F: &scratch.net_block_1_x1_1_grad[0][0][0],
+		P: &scratch.net_block_1_x1_1_gradBF16,
+	}, bf16.Operand{F: &scratch.net_block_1_masked_attention_1_ctx[0][0][j148][0]}, bf16.Shape{
 		AK: 64,
 		AM: 1,
 		BK: 64,
@@ -32003,7 +32242,10 @@ type ocannlDecBF16BackwardPart138 struct {
 func (r161 *ocannlDecBF16BackwardPart138) Part(j161 int) {
 	gNetBlock1MaskedAttention1WV, scratch := r161.gNetBlock1MaskedAttention1WV, r161.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.Gemm(&gNetBlock1MaskedAttention1WV[1024*j161], &scratch.net_block_1_masked_attention_1_v_grad[0][0][j161][0], &scratch.net_block_1_masked_attention_1_x[0][0][0], bf16.Shape{
+	bf16.GemmOps(&gNetBlock1MaskedAttention1WV[1024*j161], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_v_grad[0][0][j161][0]}, bf16.Operand{
+		F: &scratch.net_block_1_masked_attention_1_x[0][0][0],
+		P: &scratch.net_block_1_masked_attention_1_xBF16,
+	}, bf16.Shape{
 		AK: 64,
 		AM: 1,
 		BK: 64,
@@ -32061,7 +32303,10 @@ type ocannlDecBF16BackwardPart140 struct {
 func (r163 *ocannlDecBF16BackwardPart140) Part(j163 int) {
 	gNetBlock1MaskedAttention1WK, scratch := r163.gNetBlock1MaskedAttention1WK, r163.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.Gemm(&gNetBlock1MaskedAttention1WK[1024*j163], &scratch.net_block_1_masked_attention_1_k_grad[0][0][j163][0], &scratch.net_block_1_masked_attention_1_x[0][0][0], bf16.Shape{
+	bf16.GemmOps(&gNetBlock1MaskedAttention1WK[1024*j163], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_k_grad[0][0][j163][0]}, bf16.Operand{
+		F: &scratch.net_block_1_masked_attention_1_x[0][0][0],
+		P: &scratch.net_block_1_masked_attention_1_xBF162,
+	}, bf16.Shape{
 		AK: 64,
 		AM: 1,
 		BK: 64,
@@ -32118,7 +32363,10 @@ type ocannlDecBF16BackwardPart142 struct {
 func (r165 *ocannlDecBF16BackwardPart142) Part(j165 int) {
 	gNetBlock1MaskedAttention1WQ, scratch := r165.gNetBlock1MaskedAttention1WQ, r165.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x64x128.
-	bf16.Gemm(&gNetBlock1MaskedAttention1WQ[1024*j165], &scratch.net_block_1_masked_attention_1_q_grad[0][0][j165][0], &scratch.net_block_1_masked_attention_1_x[0][0][0], bf16.Shape{
+	bf16.GemmOps(&gNetBlock1MaskedAttention1WQ[1024*j165], bf16.Operand{F: &scratch.net_block_1_masked_attention_1_q_grad[0][0][j165][0]}, bf16.Operand{
+		F: &scratch.net_block_1_masked_attention_1_x[0][0][0],
+		P: &scratch.net_block_1_masked_attention_1_xBF163,
+	}, bf16.Shape{
 		AK: 64,
 		AM: 1,
 		BK: 64,
@@ -32588,7 +32836,10 @@ type ocannlDecBF16BackwardPart157 struct {
 func (r180 *ocannlDecBF16BackwardPart157) Part(j182 int) {
 	gNetEmb, tokens, scratch := r180.gNetEmb, r180.tokens, r180.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 8x32x128.
-	bf16.Gemm(&gNetEmb[256*j182], &scratch.net_h0_1_grad[0][0][8*j182], &tokens[0][0][0], bf16.Shape{
+	bf16.GemmOps(&gNetEmb[256*j182], bf16.Operand{F: &scratch.net_h0_1_grad[0][0][8*j182]}, bf16.Operand{
+		F: &tokens[0][0][0],
+		P: &scratch.tokensBF16,
+	}, bf16.Shape{
 		AK: 64,
 		AM: 1,
 		BK: 32,
@@ -36439,6 +36690,17 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	}
 
 	// backprop of op 6 (_train.cross_entropy#1/logits.1 = compose "*" of net.linear#1.w, net/h): g1 =+ g * v2; g1 is net.linear#1.w.grad
+	bf16.PackA(&scratch.train_cross_entropy_1_logits_1_gradBF16, &scratch.train_cross_entropy_1_logits_1_grad[0][0], bf16.Shape{
+		AK: 10,
+		AM: 1,
+		BK: 1152,
+		BN: 1,
+		CM: 1152,
+		CN: 1,
+		K:  16,
+		M:  10,
+		N:  192,
+	})
 	// 6 parts of i2 on the pool.
 	rec7 := ocannlConvBF16BackwardPart6Records.Get()
 	rec7.gNetLinear1W = gNetLinear1W
@@ -36451,7 +36713,18 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	if !(ocannlAVX512 || ocannlAVX2) {
 		scratch.net_h_grad = [16][6][6][32]float32{}
 	}
-	scratch.train_cross_entropy_1_logits_1_gradBF16.Convert(&scratch.train_cross_entropy_1_logits_1_grad[0][0], 160)
+	bf16.PackA(&scratch.train_cross_entropy_1_logits_1_gradBF162, &scratch.train_cross_entropy_1_logits_1_grad[0][0], bf16.Shape{
+		AK:        1,
+		AM:        10,
+		BK:        1152,
+		BN:        1,
+		CM:        1152,
+		CN:        1,
+		K:         10,
+		M:         16,
+		N:         192,
+		Overwrite: true,
+	})
 	// 6 parts of i2 on the pool.
 	rec8 := ocannlConvBF16BackwardPart7Records.Get()
 	rec8.pNetLinear1W = pNetLinear1W
@@ -36558,6 +36831,23 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 	ocannlConvBF16BackwardPart9Records.Put(rec10)
 
 	// backprop of op 3 (net.conv2d#1/y = einsum "+*" "... | 2*oh=+kh, 2*ow=+kw, ..ic..; kh, kw, ..ic.. -> oc => ... | oh, ow, oc" of net.conv2d#1/x, net.conv2d#1.kernel): g2 =+ v1 * g; g2 is net.conv2d#1.kernel.grad
+	bf16.PackA(&scratch.net_conv2d_1_y_gradBF162, &scratch.net_conv2d_1_y_grad[0][0][0][0], bf16.Shape{
+		AK:  1152,
+		AK2: 32,
+		AK3: 192,
+		AM:  1,
+		BK:  3600,
+		BK2: 32,
+		BK3: 480,
+		BN:  1,
+		CM:  144,
+		CN:  1,
+		K:   16,
+		K2:  6,
+		K3:  6,
+		M:   32,
+		N:   48,
+	})
 	// 3 parts of i4 on the pool.
 	rec11 := ocannlConvBF16BackwardPart10Records.Get()
 	rec11.gNetConv2d1Kernel = gNetConv2d1Kernel
@@ -36646,46 +36936,48 @@ func ocannlConvBF16Backward(images *[16][12][12][3]float32, labels *[16][10]floa
 // ocannlConvBF16BackwardScratch holds the local arrays of ocannlConvBF16Backward too large for the stack. Their
 // contents are garbage between calls; calls running at the same time need one each.
 type ocannlConvBF16BackwardScratch struct {
-	imagesPad                               [16][15][15][3]float32
-	net_conv2d_2_y                          [16][12][12][16]float32
-	net_conv2d_1_x_1                        [16][12][12][16]float32
-	net_conv2d_1_x                          [16][15][15][16]float32
-	net_conv2d_1_y                          [16][6][6][32]float32
-	net_h_1                                 [16][6][6][32]float32
-	net_h                                   [16][6][6][32]float32
-	train_cross_entropy_1_logits_1          [16][10]float32
-	train_cross_entropy_1_logits            [16][10]float32
-	train_cross_entropy_1_m                 [16][1]float32
-	train_cross_entropy_1_z                 [16][10]float32
-	train_cross_entropy_1_logp_1            [16][10]float32
-	train_cross_entropy_1_logp_2            [16][1]float32
-	train_cross_entropy_1_logp_3            [16][1]float32
-	train_1                                 [16][10]float32
-	net_conv2d_2_y_grad                     [16][12][12][16]float32
-	net_conv2d_1_x_1_grad                   [16][12][12][16]float32
-	net_conv2d_1_x_grad                     [16][15][15][16]float32
-	net_conv2d_1_y_grad                     [16][6][6][32]float32
-	net_h_1_grad                            [16][6][6][32]float32
-	net_h_grad                              [16][6][6][32]float32
-	train_cross_entropy_1_logits_1_grad     [16][10]float32
-	train_cross_entropy_1_logits_grad       [16][10]float32
-	train_cross_entropy_1_m_grad            [16][1]float32
-	train_cross_entropy_1_z_grad            [16][10]float32
-	train_cross_entropy_1_logp_1_grad       [16][10]float32
-	train_cross_entropy_1_logp_2_grad       [16][1]float32
-	train_cross_entropy_1_logp_3_grad       [16][1]float32
-	train_cross_entropy_1_logp_grad         [16][10]float32
-	train_1_grad                            [16][10]float32
-	train_2_grad                            [1]float32
-	ordinals_1                              [10]float32
-	train_cross_entropy_1_m_argmax_8        [16][1]float32
-	pNetConv2d2KernelBF16                   bf16.Packed
-	imagesPadBF16                           bf16.Converted
-	pNetConv2d1KernelBF16                   bf16.Packed
-	pNetLinear1WBF16                        bf16.Packed
-	train_cross_entropy_1_logits_1_gradBF16 bf16.Converted
-	pNetConv2d1KernelBF162                  [3]bf16.Packed
-	net_conv2d_1_y_gradBF16                 bf16.Converted
+	imagesPad                                [16][15][15][3]float32
+	net_conv2d_2_y                           [16][12][12][16]float32
+	net_conv2d_1_x_1                         [16][12][12][16]float32
+	net_conv2d_1_x                           [16][15][15][16]float32
+	net_conv2d_1_y                           [16][6][6][32]float32
+	net_h_1                                  [16][6][6][32]float32
+	net_h                                    [16][6][6][32]float32
+	train_cross_entropy_1_logits_1           [16][10]float32
+	train_cross_entropy_1_logits             [16][10]float32
+	train_cross_entropy_1_m                  [16][1]float32
+	train_cross_entropy_1_z                  [16][10]float32
+	train_cross_entropy_1_logp_1             [16][10]float32
+	train_cross_entropy_1_logp_2             [16][1]float32
+	train_cross_entropy_1_logp_3             [16][1]float32
+	train_1                                  [16][10]float32
+	net_conv2d_2_y_grad                      [16][12][12][16]float32
+	net_conv2d_1_x_1_grad                    [16][12][12][16]float32
+	net_conv2d_1_x_grad                      [16][15][15][16]float32
+	net_conv2d_1_y_grad                      [16][6][6][32]float32
+	net_h_1_grad                             [16][6][6][32]float32
+	net_h_grad                               [16][6][6][32]float32
+	train_cross_entropy_1_logits_1_grad      [16][10]float32
+	train_cross_entropy_1_logits_grad        [16][10]float32
+	train_cross_entropy_1_m_grad             [16][1]float32
+	train_cross_entropy_1_z_grad             [16][10]float32
+	train_cross_entropy_1_logp_1_grad        [16][10]float32
+	train_cross_entropy_1_logp_2_grad        [16][1]float32
+	train_cross_entropy_1_logp_3_grad        [16][1]float32
+	train_cross_entropy_1_logp_grad          [16][10]float32
+	train_1_grad                             [16][10]float32
+	train_2_grad                             [1]float32
+	ordinals_1                               [10]float32
+	train_cross_entropy_1_m_argmax_8         [16][1]float32
+	pNetConv2d2KernelBF16                    bf16.Packed
+	imagesPadBF16                            bf16.Converted
+	pNetConv2d1KernelBF16                    bf16.Packed
+	pNetLinear1WBF16                         bf16.Packed
+	train_cross_entropy_1_logits_1_gradBF16  bf16.Packed
+	train_cross_entropy_1_logits_1_gradBF162 bf16.Packed
+	pNetConv2d1KernelBF162                   [3]bf16.Packed
+	net_conv2d_1_y_gradBF16                  bf16.Converted
+	net_conv2d_1_y_gradBF162                 bf16.Packed
 }
 
 // ocannlConvBF16BackwardPart0 is the task record of a loop nest of ocannlConvBF16Backward that runs in 6 parts, one
@@ -36902,7 +37194,10 @@ type ocannlConvBF16BackwardPart6 struct {
 func (r13 *ocannlConvBF16BackwardPart6) Part(j25 int) {
 	gNetLinear1W, scratch := r13.gNetLinear1W, r13.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 10x192x16.
-	bf16.Gemm(&gNetLinear1W[192*j25], &scratch.train_cross_entropy_1_logits_1_grad[0][0], &scratch.net_h[0][j25][0][0], bf16.Shape{
+	bf16.GemmOps(&gNetLinear1W[192*j25], bf16.Operand{
+		F: &scratch.train_cross_entropy_1_logits_1_grad[0][0],
+		P: &scratch.train_cross_entropy_1_logits_1_gradBF16,
+	}, bf16.Operand{F: &scratch.net_h[0][j25][0][0]}, bf16.Shape{
 		AK: 10,
 		AM: 1,
 		BK: 1152,
@@ -36929,7 +37224,10 @@ type ocannlConvBF16BackwardPart7 struct {
 func (r14 *ocannlConvBF16BackwardPart7) Part(j26 int) {
 	pNetLinear1W, scratch := r14.pNetLinear1W, r14.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 16x192x10.
-	bf16.GemmOps(&scratch.net_h_grad[0][j26][0][0], scratch.train_cross_entropy_1_logits_1_gradBF16.At(&scratch.train_cross_entropy_1_logits_1_grad[0][0]), bf16.Operand{F: &pNetLinear1W[192*j26]}, bf16.Shape{
+	bf16.GemmOps(&scratch.net_h_grad[0][j26][0][0], bf16.Operand{
+		F: &scratch.train_cross_entropy_1_logits_1_grad[0][0],
+		P: &scratch.train_cross_entropy_1_logits_1_gradBF162,
+	}, bf16.Operand{F: &pNetLinear1W[192*j26]}, bf16.Shape{
 		AK:        1,
 		AM:        10,
 		BK:        1152,
@@ -37040,7 +37338,10 @@ type ocannlConvBF16BackwardPart10 struct {
 func (r19 *ocannlConvBF16BackwardPart10) Part(j30 int) {
 	gNetConv2d1Kernel, scratch := r19.gNetConv2d1Kernel, r19.scratch
 	// bf16 operands, float32 accumulation (rt/bf16.Gemm): 32x48x576.
-	bf16.Gemm(&gNetConv2d1Kernel[48*j30], &scratch.net_conv2d_1_y_grad[0][0][0][0], &scratch.net_conv2d_1_x[0][j30][0][0], bf16.Shape{
+	bf16.GemmOps(&gNetConv2d1Kernel[48*j30], bf16.Operand{
+		F: &scratch.net_conv2d_1_y_grad[0][0][0][0],
+		P: &scratch.net_conv2d_1_y_gradBF162,
+	}, bf16.Operand{F: &scratch.net_conv2d_1_x[0][j30][0][0]}, bf16.Shape{
 		AK:  1152,
 		AK2: 32,
 		AK3: 192,

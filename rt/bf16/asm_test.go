@@ -76,3 +76,37 @@ func BenchmarkKernF32x512(b *testing.B) {
 	}
 	b.ReportMetric(float64(2*mrZMM*nrZMM*kc)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
+
+// TestTranspose16: transpose16 moves every word of 16x16 blocks to its
+// row and pair, for every number of rows (1 to 16), and stores nothing
+// past the rows it is given or the blocks it is given.
+func TestTranspose16(t *testing.T) {
+	if !Available(AVX512BF16) {
+		t.Skip("no AVX512_BF16")
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	const ldw = 53 // words between rows
+	for blocks := 1; blocks <= 3; blocks++ {
+		src := make([]uint32, blocks*256)
+		for i := range src {
+			src[i] = r.Uint32()
+		}
+		for rows := 1; rows <= 16; rows++ {
+			dst := make([]uint32, 16*ldw+64)
+			for i := range dst {
+				dst[i] = 0xdeadbeef
+			}
+			transpose16(&dst[0], ldw*4, &src[0], blocks, rows)
+			for i := range dst {
+				row, p := i/ldw, i%ldw
+				want := uint32(0xdeadbeef)
+				if row < rows && p < 16*blocks {
+					want = src[p*16+row]
+				}
+				if dst[i] != want {
+					t.Fatalf("blocks %d, rows %d: word %d (row %d, pair %d) = %#x, want %#x", blocks, rows, i, row, p, dst[i], want)
+				}
+			}
+		}
+	}
+}

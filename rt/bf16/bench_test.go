@@ -38,3 +38,39 @@ func BenchmarkGemm(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPackLayouts times packing the decoder's operands once in the
+// AVX512_BF16 tier's layouts that transpose: a weight gradient's A
+// (dy^T: contiguous along m) and an input gradient's B (W^T: contiguous
+// along the reduction), in ns per element.
+func BenchmarkPackLayouts(b *testing.B) {
+	for _, l := range []struct {
+		name string
+		a    bool
+		s    Shape
+	}{
+		{"A-m-contiguous", true, Shape{M: 384, N: 192, K: 1024, CM: 192, CN: 1, AM: 1, AK: 384, BK: 1536, BN: 1}},
+		{"B-k-contiguous", false, Shape{M: 128, N: 1536, K: 384, CM: 1536, CN: 1, AM: 384, AK: 1, BK: 1, BN: 384}},
+	} {
+		_, an, bn := l.s.spans()
+		x := make([]float32, max(an, bn))
+		for i := range x {
+			x[i] = float32(i%9) * 0.1
+		}
+		var p Packed
+		b.Run(l.name, func(b *testing.B) {
+			for b.Loop() {
+				if l.a {
+					PackA(&p, &x[0], l.s)
+				} else {
+					Pack(&p, &x[0], l.s)
+				}
+			}
+			n := l.s.M * l.s.K
+			if !l.a {
+				n = l.s.N * l.s.K
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/elem")
+		})
+	}
+}

@@ -169,12 +169,12 @@ type scratch struct {
 	b    [kc * nc]uint32
 	a    [mrZMM * kc]uint32
 	tile [mrZMM * nrZMM]float32
-	tmp  [kc / 2 * tmpRows]uint32 // packA/BAsm's transposition
+	tmp  [kc / 2 * 16]uint32    // packAAsm's transposition
+	cols [nrZMM * kc / 2]uint32 // packBAsm's columns, to transpose
 	// tmpRow is the first of the 16 rows of A (of the current k block
 	// and (m2, m3)) that tmp holds converted (packAAsm), -1 when none:
-	// every m panel within them reuses them; with M <= tmpRows, 0 when
-	// tmp holds all the rows. (An index, not a pointer: a pointer into
-	// A kept in the scratch would make A escape.)
+	// every m panel within them reuses them. (An index, not a pointer:
+	// a pointer into A kept in the scratch would make A escape.)
 	tmpRow  int
 	tmpDone int          // the pairs of tmp converted
 	runsA   [kc][2]int32 // the runs of the block's offsets in A
@@ -220,12 +220,16 @@ func run(t Tier, cp, ap, bp *float32, s Shape) { runOps(t, cp, Operand{F: ap}, O
 // (H), or B packed (P, packed for s and t by Pack).
 func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 	if s.swapped() {
+		// (Pack and PackA leave a swapped shape's operand unpacked.)
 		ao, bo = bo, ao
 		if ao.P != nil {
 			ao = Operand{F: ao.P.b}
 		}
+		if bo.P != nil {
+			bo = Operand{F: bo.P.b}
+		}
 	}
-	pb := bo.P
+	pa, pb := ao.P, bo.P
 	s = s.norm()
 	if s.M <= 0 || s.N <= 0 {
 		return
@@ -248,9 +252,11 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 	}
 	var as, bs []float32
 	var ah, bh []uint16
-	if ao.H != nil {
+	switch {
+	case pa != nil:
+	case ao.H != nil:
 		ah = unsafe.Slice(ao.H, an)
-	} else {
+	default:
 		as = unsafe.Slice(ao.F, an)
 	}
 	switch {
@@ -289,7 +295,7 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 				rsA = pb.runsA[pb.runsAt[bi]:pb.runsAt[bi+1]]
 			} else {
 				kOffsets(&s, k0, kb, offA[:], offB[:])
-				if bfPairs && (hasAsmPack || ah != nil) && mayRun(&s, s.AK, s.AK2) {
+				if bfPairs && (hasAsmPack || ah != nil) && pa == nil && mayRun(&s, s.AK, s.AK2) {
 					rsA = runs(offA[:kb], sc.runsA[:])
 				}
 			}
@@ -306,30 +312,31 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 				blockB = bufB[:]
 				packBBlock(t, nr, blockB, bs, bh, &s, n0, ncb, steps, offB[:kb], rsB, colB, sc)
 			}
-			// The rows: m in panels of mr inside each (m2, m3), so that
-			// a panel's rows of C are CM apart.
+			// The rows: m in panels (aPanels) inside each (m2, m3), so
+			// that a panel's rows of C are CM apart.
+			np := aPanels(s.M, mr)
 			for mo := range s.M2 * s.M3 {
 				sc.tmpRow = -1
 				cs, as, ah := cs, as, ah
 				if mo > 0 {
 					cs = cs[s.rowsC(mo):]
-					if ah != nil {
+					switch {
+					case pa != nil:
+					case ah != nil:
 						ah = ah[s.rowsA(mo):]
-					} else {
+					default:
 						as = as[s.rowsA(mo):]
 					}
 				}
-				// Panels of balanced heights (16 rows: 8 + 8, not the
-				// 14 + 2 whose 2-row kernel waits on its 4 accumulators).
-				np := (s.M + mr - 1) / mr
 				for m0, pi, rows := 0, 0, 0; m0 < s.M; m0, pi = m0+rows, pi+1 {
-					rows = s.M / np
-					if pi < s.M%np {
-						rows++
-					}
-					if ah != nil {
+					rows = panelRows(s.M, np, pi)
+					aPanel := bufA[:]
+					switch {
+					case pa != nil:
+						aPanel = pa.aPanel(k0, mo*np+pi)
+					case ah != nil:
 						packA16(bufA[:], rowWords, ah, m0, rows, s.AM, oa, rsA, bfPairs)
-					} else {
+					default:
 						from := 0
 						if bfPairs && hasAsmPack {
 							from = packAAsm(bufA[:], rowWords, as, m0, rows, &s, oa, rsA, sc)
@@ -340,7 +347,7 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 						panel := blockB[j*steps:]
 						pw := panelWidth(t, nr, ncb-j)
 						if fast && j+pw <= ncb {
-							kern(t, rows, pw, steps, &bufA[0], &panel[0], &cs[m0*s.CM+n0+j], s.CM*4, load)
+							kern(t, rows, pw, steps, &aPanel[0], &panel[0], &cs[m0*s.CM+n0+j], s.CM*4, load)
 							continue
 						}
 						w := min(pw, ncb-j)
@@ -355,7 +362,7 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 								}
 							}
 						}
-						kern(t, rows, pw, steps, &bufA[0], &panel[0], &tile[0], pw*4, load)
+						kern(t, rows, pw, steps, &aPanel[0], &panel[0], &tile[0], pw*4, load)
 						for r := range rows {
 							for c := range w {
 								cs[(m0+r)*s.CM+colOff(n0+j+c, s.N2, s.CN, s.CN2)] = tile[r*pw+c]
@@ -366,6 +373,20 @@ func runOps(t Tier, cp *float32, ao, bo Operand, s Shape) {
 			}
 		}
 	}
+}
+
+// aPanels is the number of m panels of at most mr rows that M rows run
+// in: panels of balanced heights (panelRows), so that 16 rows run as
+// 8 + 8, not as 14 + 2 whose 2-row kernel waits on its 4 accumulators.
+func aPanels(m, mr int) int { return (m + mr - 1) / mr }
+
+// panelRows is the height of m panel pi of np panels over m rows.
+func panelRows(m, np, pi int) int {
+	r := m / np
+	if pi < m%np {
+		r++
+	}
+	return r
 }
 
 // rowsC and rowsA are the offsets in C and A of the rows of (m2, m3)
@@ -468,9 +489,9 @@ func packA16(dst []uint32, rowWords int, ah []uint16, m0, rows, am int, offA []i
 // Operand is an operand of GemmOps in one of three forms: float32
 // values (F, rounded to bf16 as Gemm packs them), values already
 // rounded to bf16 (H, by Convert in the tier Gemm runs in, with the
-// offsets of the float32 operand), or, for B, packed by Pack (P; F may
-// then name the float32 operand, which must be the one packed).
-// One of F and H is set, or P.
+// offsets of the float32 operand), or packed (P: B by Pack, A by
+// PackA, for the call's shape; F may then name the float32 operand,
+// which must be the one packed). One of F and H is set, or P.
 type Operand struct {
 	F *float32
 	H *uint16
@@ -478,8 +499,9 @@ type Operand struct {
 }
 
 // GemmOps is Gemm on operands in any form (Operand): the same bits as
-// Gemm on the float32 operands the forms were made from. A Packed
-// operand must be B, packed for s.
+// Gemm on the float32 operands the forms were made from. A packed
+// operand must have been packed for s, A by PackA and B by Pack; the
+// call runs in the tier it was packed for.
 func GemmOps(c *float32, a, b Operand, s Shape) { gemmOps(best, c, a, b, s) }
 
 // GemmOpsTier is GemmOps in tier t (GemmTier); a Packed operand keeps
@@ -492,12 +514,20 @@ func GemmOpsTier(t Tier, c *float32, a, b Operand, s Shape) {
 }
 
 func gemmOps(t Tier, c *float32, a, b Operand, s Shape) {
-	if b.P != nil {
-		if b.P.s != s || b.F != nil && b.F != b.P.b {
-			panic(fmt.Sprintf("bf16.GemmOps: operand %p, shape %+v; packed from %p, %+v", b.F, s, b.P.b, b.P.s))
+	if a.P != nil {
+		if !a.P.isA || a.P.s != s || a.F != nil && a.F != a.P.b {
+			panic(fmt.Sprintf("bf16.GemmOps: operand A %p, shape %+v; packed (A: %v) from %p, %+v", a.F, s, a.P.isA, a.P.b, a.P.s))
 		}
-		runOps(b.P.t, c, a, b, s)
-		return
+		t = a.P.t
+	}
+	if b.P != nil {
+		if b.P.isA || b.P.s != s || b.F != nil && b.F != b.P.b {
+			panic(fmt.Sprintf("bf16.GemmOps: operand B %p, shape %+v; packed (A: %v) from %p, %+v", b.F, s, b.P.isA, b.P.b, b.P.s))
+		}
+		if a.P != nil && a.P.t != b.P.t {
+			panic(fmt.Sprintf("bf16.GemmOps: A packed for tier %v, B for %v", a.P.t, b.P.t))
+		}
+		t = b.P.t
 	}
 	runOps(t, c, a, b, s)
 }
@@ -549,7 +579,11 @@ type Packed struct {
 	words []uint32
 	s     Shape
 	t     Tier
-	b     *float32
+	b     *float32 // the operand packed (A when isA)
+	// isA: packed by PackA, the A panels of every (k block, m panel),
+	// aBlock words per k block.
+	isA    bool
+	aBlock int
 	// direct: s swaps its operands (Shape.norm), so that b is the
 	// kernels' A: GemmPacked then runs Gemm on b.
 	direct bool
@@ -574,7 +608,7 @@ func PackTier(p *Packed, t Tier, b *float32, s Shape) {
 }
 
 func packTier(p *Packed, t Tier, bp *float32, s Shape) {
-	p.s, p.t, p.b = s, t, bp
+	p.s, p.t, p.b, p.isA = s, t, bp, false
 	p.direct = s.swapped()
 	s = s.norm()
 	kt := s.K * s.K2 * s.K3
@@ -651,7 +685,7 @@ func blockSteps(kb int, bfPairs bool) int {
 // same b and s): the same bits, without converting b again. It panics
 // when b or s is not what p was packed from.
 func GemmPacked(c, a, b *float32, p *Packed, s Shape) {
-	if s != p.s || b != p.b {
+	if s != p.s || b != p.b || p.isA {
 		panic(fmt.Sprintf("bf16.GemmPacked: operand %p, shape %+v; packed from %p, %+v", b, s, p.b, p.s))
 	}
 	if p.direct {
@@ -809,10 +843,6 @@ func kernGo(rows, steps int, a, b *uint32, c *float32, ldc int, load bool) {
 	}
 }
 
-// tmpRows is the most rows of an A contiguous along m that packAAsm
-// converts once per k block (in groups of 16).
-const tmpRows = 64
-
 // minRun is the average length of the contiguous runs of a block's
 // reduction offsets from which the packing converts runs with cvtN.
 const minRun = 8
@@ -855,53 +885,30 @@ func packAAsm(dst []uint32, rowWords int, as []float32, m0, rows int, s *Shape, 
 		}
 		return (kb + 1) / 2
 	}
-	if s.AM == 1 && s.M >= 16 && s.M <= tmpRows {
-		// Convert all the rows once per k block (and (m2, m3)), in
-		// groups of 16 (group g from row 16g, the last from M-16), for
-		// every panel to transpose from.
-		const gw = kc / 2 * 16 // words per group
-		ng := (s.M + 15) / 16
-		if sc.tmpRow != 0 {
-			for g := range ng {
-				b := min(16*g, s.M-16)
-				sc.tmpDone = progPairs(offA, func(p0, np, d int) { cvtPairs16(&sc.tmp[g*gw+p0*16], &as[b+offA[2*p0]], d*4, np) })
-			}
-			sc.tmpRow = 0
-		}
-		done := sc.tmpDone
-		if done == 0 {
-			return 0
-		}
-		for r := range rows {
-			m := m0 + r
-			g := min(m/16, ng-1)
-			src := sc.tmp[g*gw+m-min(16*g, s.M-16):]
-			src = src[:(done-1)*16+1]
-			row := dst[r*rowWords : r*rowWords+done]
-			for p := range row {
-				row[p] = src[p*16]
-			}
-		}
-		return done
-	}
 	if s.AM == 1 && s.M >= 16 {
-		// Convert 16 rows from b (once per k block and 16 rows: the
-		// panels within them transpose from tmp).
-		b := min(m0, s.M-16)
-		if m0+rows > b+16 {
+		// The 16 rows from r0 (m0, or for the last panels the 16 rows
+		// ending at M), converted once per k block and (m2, m3): the
+		// panels within them transpose from tmp (this panel's rows
+		// from sh on).
+		r0 := min(m0, s.M-16)
+		if m0+rows > r0+16 {
 			return 0
 		}
-		if sc.tmpRow != b {
-			sc.tmpDone = progPairs(offA, func(p0, np, d int) { cvtPairs16(&sc.tmp[p0*16], &as[b+offA[2*p0]], d*4, np) })
-			sc.tmpRow = b
+		if sc.tmpRow != r0 {
+			sc.tmpDone = progPairs(offA, func(p0, np, d int) { cvtPairs16(&sc.tmp[p0*16], &as[r0+offA[2*p0]], d*4, np) })
+			sc.tmpRow = r0
 		}
 		done := sc.tmpDone
-		for r := range rows {
-			row := dst[r*rowWords : r*rowWords+done]
-			for p := range row {
-				row[p] = sc.tmp[p*16+m0-b+r]
-			}
+		sh := m0 - r0
+		// 16 pairs at a time in registers, the rest in Go.
+		nb := 0
+		if sh == 0 {
+			nb = done / 16
 		}
+		if nb > 0 {
+			transpose16(&dst[0], rowWords*4, &sc.tmp[0], nb, rows)
+		}
+		transposeRows(dst, rowWords, &sc.tmp, rows, sh, 16*nb, done)
 		return done
 	}
 	return 0
@@ -972,19 +979,19 @@ func packBAsm(dst []uint32, bs []float32, colB []int, offB []int, rs [][2]int32,
 		}
 	}
 	if longRuns(kb, rs) {
-		tmp16 := unsafe.Slice((*uint16)(unsafe.Pointer(&sc.tmp[0])), 2*len(sc.tmp))
+		// Each column's pairs at sc.cols[c*kc/2:], then gathered into
+		// the panel's rows of nr words.
 		all := (kb + 1) / 2
 		for c, cb := range colB {
+			col := unsafe.Slice((*uint16)(unsafe.Pointer(&sc.cols[c*kc/2])), kc)
 			for _, run := range rs {
-				cvtN(&tmp16[run[0]], &bs[cb+offB[run[0]]], int(run[1]))
+				cvtN(&col[run[0]], &bs[cb+offB[run[0]]], int(run[1]))
 			}
 			if kb%2 == 1 {
-				tmp16[kb] = 0
-			}
-			for p := range all {
-				dst[p*nr+c] = sc.tmp[p]
+				col[kb] = 0
 			}
 		}
+		gatherColumns(dst, &sc.cols, nr, all)
 		return all
 	}
 	return 0
@@ -1024,4 +1031,44 @@ func (c *Converted) At(p *float32) Operand {
 		panic(fmt.Sprintf("bf16.Converted.At: %p is not in the %d values converted from %p", p, len(c.h), c.base))
 	}
 	return Operand{H: &c.h[d/4]}
+}
+
+// transposeRows sets dst[r*rowWords+p] = tmp[p*16+sh+r] for r < rows and
+// from <= p < pairs (cvtPairs16's words of 16 rows per pair into an A panel's
+// rows; the stores run along the rows), without bounds checks in the
+// loop.
+func transposeRows(dst []uint32, rowWords int, tmp *[kc / 2 * 16]uint32, rows, sh, from, pairs int) {
+	if rows <= 0 || pairs <= from {
+		return
+	}
+	rows = min(rows, 16-sh)
+	_ = dst[(rows-1)*rowWords+pairs-1]
+	_ = tmp[(pairs-1)*16+sh+rows-1]
+	tp := unsafe.Add(unsafe.Pointer(&tmp[0]), 4*sh)
+	for r := range rows {
+		row := dst[r*rowWords+from : r*rowWords+pairs]
+		src := unsafe.Add(tp, 4*r+64*from)
+		for p := range row {
+			row[p] = *(*uint32)(unsafe.Add(src, 64*p))
+		}
+	}
+}
+
+// gatherColumns sets dst[p*nr+c] = cols[c*kc/2+p] for c < nr and p <
+// pairs (packBAsm's converted columns into a B panel; the stores run
+// along the panel), without bounds checks in the loop.
+func gatherColumns(dst []uint32, cols *[nrZMM * kc / 2]uint32, nr, pairs int) {
+	if pairs <= 0 || nr <= 0 {
+		return
+	}
+	_ = dst[pairs*nr-1]
+	_ = cols[(min(nr, nrZMM)-1)*kc/2+pairs-1]
+	cp := unsafe.Pointer(&cols[0])
+	for p := range pairs {
+		out := dst[p*nr : p*nr+min(nr, nrZMM)]
+		src := unsafe.Add(cp, 4*p)
+		for c := range out {
+			out[c] = *(*uint32)(unsafe.Add(src, 2*kc*c))
+		}
+	}
 }

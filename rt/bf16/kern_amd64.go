@@ -36,3 +36,6 @@ const hasAsmPack = true
 
 //go:noescape
 func cvtN(dst *uint16, src *float32, n int)
+
+//go:noescape
+func transpose16(dst *uint32, ldd int, src *uint32, blocks int, rows int)

@@ -16,3 +16,5 @@ func cvtPairs32(*uint32, *float32, int, int) { panic("bf16: no assembly in this 
 const hasAsmPack = false
 
 func cvtN(*uint16, *float32, int) { panic("bf16: no assembly in this build") }
+
+func transpose16(*uint32, int, *uint32, int, int) { panic("bf16: no assembly in this build") }

@@ -80,8 +80,9 @@ func TestGemmPackedOperand(t *testing.T) {
 }
 
 // TestGemmOps: in every tier, GemmOpsTier on the operands in each form
-// (float32, converted by ConvertTier, B packed by PackTier) gives the
-// bits of GemmTier on the float32 operands, for every layout.
+// (float32, converted by ConvertTier, packed by PackATier and PackTier)
+// gives the bits of GemmTier on the float32 operands, for every layout
+// (the swapped ones included, more than one block of k, n and m).
 func TestGemmOps(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, l := range packedLayouts() {
@@ -96,9 +97,10 @@ func TestGemmOps(t *testing.T) {
 			a16, b16 := make([]uint16, an), make([]uint16, bn)
 			ConvertTier(tier, &a16[0], &a[0], an)
 			ConvertTier(tier, &b16[0], &b[0], bn)
-			var p Packed
+			var p, pa Packed
 			PackTier(&p, tier, &b[0], l.s)
-			as := []Operand{{F: &a[0]}, {H: &a16[0]}}
+			PackATier(&pa, tier, &a[0], l.s)
+			as := []Operand{{F: &a[0]}, {H: &a16[0]}, {P: &pa}, {P: &pa, F: &a[0]}}
 			bs := []Operand{{F: &b[0]}, {H: &b16[0]}, {P: &p}}
 			for i, ao := range as {
 				for j, bo := range bs {
@@ -150,4 +152,59 @@ func TestConverted(t *testing.T) {
 		}
 	}()
 	cv.At(&b[0])
+}
+
+// TestPackA: an A packed once serves several calls with other B and C
+// operands (the parts of a contraction split along its columns), a
+// shape or operand other than the packed one panics, and repacking into
+// a grown Packed allocates nothing.
+func TestPackA(t *testing.T) {
+	s := Shape{M: 45, N: 70, K: 300, CM: 70, CN: 1, AM: 1, AK: 45, BK: 70, BN: 1}
+	cn, an, bn := s.spans()
+	rng := rand.New(rand.NewPCG(9, 10))
+	a := randSlice(rng, an)
+	for _, tier := range []Tier{Go, AVX2, AVX512, AVX512BF16} {
+		if !Available(tier) {
+			continue
+		}
+		var p Packed
+		PackATier(&p, tier, &a[0], s)
+		for call := range 2 {
+			b, c0 := randSlice(rng, bn), randSlice(rng, cn)
+			want := append([]float32(nil), c0...)
+			GemmTier(tier, &want[0], &a[0], &b[0], s)
+			c := append([]float32(nil), c0...)
+			GemmOps(&c[0], Operand{P: &p, F: &a[0]}, Operand{F: &b[0]}, s)
+			for i := range c {
+				if math.Float32bits(c[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("tier %v, call %d: cell %d = %v, GemmTier gives %v", tier, call, i, c[i], want[i])
+				}
+			}
+		}
+		if n := testing.AllocsPerRun(3, func() { PackATier(&p, tier, &a[0], s) }); n != 0 {
+			t.Errorf("tier %v: %v allocations per PackA into a grown Packed", tier, n)
+		}
+	}
+	b, c := make([]float32, bn), make([]float32, cn)
+	var p, pb Packed
+	PackA(&p, &a[0], s)
+	Pack(&pb, &b[0], s)
+	other := s
+	other.Overwrite = true
+	for name, f := range map[string]func(){
+		"another shape":   func() { GemmOps(&c[0], Operand{P: &p}, Operand{F: &b[0]}, other) },
+		"another operand": func() { GemmOps(&c[0], Operand{P: &p, F: &a[1]}, Operand{F: &b[0]}, s) },
+		"B packed as A":   func() { GemmOps(&c[0], Operand{P: &pb}, Operand{F: &b[0]}, s) },
+		"A packed as B":   func() { GemmOps(&c[0], Operand{F: &a[0]}, Operand{P: &p}, s) },
+		"GemmPacked of A": func() { GemmPacked(&c[0], &b[0], &a[0], &p, s) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s did not panic", name)
+				}
+			}()
+			f()
+		}()
+	}
 }
